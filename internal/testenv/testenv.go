@@ -1,0 +1,211 @@
+// Package testenv gives tests the real services they run against: a fresh
+// PostgreSQL database per test on the local server, and a dynalite process
+// (the DynamoDB-compatible server pinned in package.json) per test binary.
+//
+// Nothing here is a mock: PostgreSQL is reached over TCP at PGHOST/PGPORT
+// (default 127.0.0.1:5432, user postgres, trust auth) and dynalite over HTTP
+// on a free loopback port.
+package testenv
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// AdminURL is the connection string of the maintenance database used to
+// create and drop per-test databases. PG2DYNAMO_TEST_PG overrides it.
+func AdminURL() string {
+	if u := os.Getenv("PG2DYNAMO_TEST_PG"); u != "" {
+		return u
+	}
+	return "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"
+}
+
+// NewDatabase creates an empty database with a random name, drops it (with
+// FORCE) when the test ends, and returns its connection string. The test
+// fails at once if the server cannot be reached.
+func NewDatabase(t testing.TB) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	admin, err := pgx.Connect(ctx, AdminURL())
+	if err != nil {
+		t.Fatalf("testenv: connect to PostgreSQL (%s): %v", AdminURL(), err)
+	}
+	defer admin.Close(context.Background())
+	name := "pg2d_test_" + randomHex(6)
+	if _, err := admin.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()); err != nil {
+		t.Fatalf("testenv: create database: %v", err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		c, err := pgx.Connect(ctx, AdminURL())
+		if err != nil {
+			t.Logf("testenv: drop %s: %v", name, err)
+			return
+		}
+		defer c.Close(ctx)
+		if _, err := c.Exec(ctx, "DROP DATABASE IF EXISTS "+pgx.Identifier{name}.Sanitize()+" WITH (FORCE)"); err != nil {
+			t.Logf("testenv: drop %s: %v", name, err)
+		}
+	})
+	u, err := url.Parse(AdminURL())
+	if err != nil {
+		t.Fatalf("testenv: admin url: %v", err)
+	}
+	u.Path = "/" + name
+	return u.String()
+}
+
+// Connect opens a connection to url and closes it when the test ends.
+func Connect(t testing.TB, url string) *pgx.Conn {
+	t.Helper()
+	conn, err := pgx.Connect(context.Background(), url)
+	if err != nil {
+		t.Fatalf("testenv: connect: %v", err)
+	}
+	t.Cleanup(func() { conn.Close(context.Background()) })
+	return conn
+}
+
+// Exec runs sql on url (a whole script is fine: simple protocol) or fails the test.
+func Exec(t testing.TB, url, sql string) {
+	t.Helper()
+	conn := Connect(t, url)
+	if _, err := conn.Exec(context.Background(), sql, pgx.QueryExecModeSimpleProtocol); err != nil {
+		t.Fatalf("testenv: exec: %v", err)
+	}
+}
+
+// Dynalite is a running dynalite server.
+type Dynalite struct {
+	// Endpoint is the server's base URL, e.g. "http://127.0.0.1:41234".
+	Endpoint string
+	cmd      *exec.Cmd
+}
+
+var (
+	dynOnce sync.Once
+	dyn     *Dynalite
+	dynErr  error
+)
+
+// SharedDynalite returns the dynalite server of this test binary, starting it
+// on first use. Tests sharing it must use distinct table names (see
+// TableName). Call StopDynalite from TestMain to stop it.
+func SharedDynalite(t testing.TB) *Dynalite {
+	t.Helper()
+	dynOnce.Do(func() { dyn, dynErr = StartDynalite() })
+	if dynErr != nil {
+		t.Fatalf("testenv: %v", dynErr)
+	}
+	return dyn
+}
+
+// StopDynalite stops the shared server if it was started.
+func StopDynalite() {
+	if dyn != nil {
+		dyn.Stop()
+	}
+}
+
+// StartDynalite starts dynalite in memory with --createTableMs 0 (and the
+// other table-state delays at 0) on a free loopback port and waits until it
+// accepts connections. It needs `npm ci` to have been run in the repository
+// root.
+func StartDynalite() (*Dynalite, error) {
+	root, err := RepoRoot()
+	if err != nil {
+		return nil, err
+	}
+	cli := filepath.Join(root, "node_modules", "dynalite", "cli.js")
+	if _, err := os.Stat(cli); err != nil {
+		return nil, fmt.Errorf("dynalite is not installed (run `npm ci` in %s): %w", root, err)
+	}
+	port, err := FreePort()
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command("node", cli, "--host", "127.0.0.1", "--port", strconv.Itoa(port),
+		"--createTableMs", "0", "--deleteTableMs", "0", "--updateTableMs", "0")
+	cmd.Stdout = os.Stderr
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start dynalite: %w", err)
+	}
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
+		if err == nil {
+			c.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			_ = cmd.Process.Kill()
+			return nil, fmt.Errorf("dynalite did not listen on %s within 20s", addr)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return &Dynalite{Endpoint: "http://" + addr, cmd: cmd}, nil
+}
+
+// Stop kills the server and waits for it.
+func (d *Dynalite) Stop() {
+	if d.cmd != nil && d.cmd.Process != nil {
+		_ = d.cmd.Process.Kill()
+		_, _ = d.cmd.Process.Wait()
+	}
+}
+
+// FreePort asks the kernel for a free TCP port on 127.0.0.1.
+func FreePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// TableName returns a DynamoDB table name unique to this call.
+func TableName(prefix string) string { return prefix + "-" + randomHex(5) }
+
+// RepoRoot finds the module root (the directory holding go.mod) from the
+// working directory upward.
+func RepoRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", fmt.Errorf("go.mod not found above the working directory")
+		}
+		dir = parent
+	}
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
