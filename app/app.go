@@ -1,0 +1,131 @@
+// Package app is pg2dynamo's command line: it builds the urfave/cli
+// application over the pipeline stages and maps outcomes to exit codes.
+// main.go only calls Run, so tests run the real CLI in-process.
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/pg2dynamo/pg2dynamo/mapping"
+)
+
+// Exit codes, for scripts.
+const (
+	ExitOK          = 0   // every source row was written
+	ExitFailed      = 1   // the run stopped: PostgreSQL, DynamoDB or I/O error
+	ExitUsage       = 2   // bad flags, or the mapping is invalid (nothing written)
+	ExitRejected    = 3   // the run finished but some rows were rejected (see the rejects file)
+	ExitInterrupted = 130 // stopped by SIGINT or SIGTERM
+)
+
+// exitError carries an exit code out of a command.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+func withCode(code int, err error) error { return &exitError{code: code, err: err} }
+
+// Run runs the CLI with args (without the program name) and returns the
+// exit code. SIGINT and SIGTERM cancel the run's context.
+func Run(args []string, stdout, stderr io.Writer) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return RunContext(ctx, args, stdout, stderr)
+}
+
+// RunContext is Run with a caller's context.
+func RunContext(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	a := newApp(stdout, stderr)
+	err := a.RunContext(ctx, append([]string{"pg2dynamo"}, args...))
+	if err == nil {
+		return ExitOK
+	}
+	code := ExitFailed
+	var ee *exitError
+	var me mapping.Errors
+	var mel *mapping.Error
+	switch {
+	case errors.As(err, &ee):
+		code = ee.code
+	case errors.As(err, &me), errors.As(err, &mel):
+		code = ExitUsage
+	case ctx.Err() != nil:
+		code = ExitInterrupted
+	case isUsage(err):
+		code = ExitUsage
+	}
+	if code == ExitFailed && ctx.Err() != nil {
+		code = ExitInterrupted
+	}
+	if ee == nil || ee.err != nil {
+		fmt.Fprintf(stderr, "pg2dynamo: %v\n", err)
+	}
+	return code
+}
+
+// usageError marks errors about how the command was called.
+type usageError struct{ error }
+
+func isUsage(err error) bool {
+	var u usageError
+	return errors.As(err, &u)
+}
+
+func newApp(stdout, stderr io.Writer) *cli.App {
+	return &cli.App{
+		Name:  "pg2dynamo",
+		Usage: "move a normalized PostgreSQL database into a DynamoDB single-table design",
+		Description: `pg2dynamo reads PostgreSQL tables, turns each row into a DynamoDB item by the
+rules of one declarative mapping file (keys as templates like USER#${user_id}),
+and writes the items with BatchWriteItem in parallel.
+
+Start with:
+   pg2dynamo migrate --mapping mapping.yaml --create-table
+
+Exit codes: 0 every row written; 1 the run failed; 2 bad flags or an invalid
+mapping (nothing written); 3 finished, but some rows were rejected (listed in
+the rejects file); 130 interrupted.`,
+		Writer:          stdout,
+		ErrWriter:       stderr,
+		HideVersion:     true,
+		HideHelpCommand: true,
+		ExitErrHandler:  func(*cli.Context, error) {}, // Run maps errors to exit codes
+		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
+			return usageError{err}
+		},
+		Commands: []*cli.Command{
+			migrateCommand(),
+			fixturesCommand(),
+		},
+	}
+}
+
+// Flags shared by commands.
+var (
+	mappingFlag = &cli.PathFlag{
+		Name: "mapping", Aliases: []string{"m"}, Required: true, TakesFile: true,
+		Usage: "the mapping `FILE` (YAML): target table, entities, key templates",
+	}
+	sourceFlag = &cli.StringFlag{
+		Name: "source", EnvVars: []string{"DATABASE_URL"},
+		Usage: "PostgreSQL connection `URL` (postgres://user@host:5432/db); when empty, the libpq variables PGHOST, PGPORT, PGUSER, PGDATABASE, PGPASSWORD apply, as for psql",
+	}
+	endpointFlag = &cli.StringFlag{
+		Name: "endpoint-url", EnvVars: []string{"AWS_ENDPOINT_URL_DYNAMODB", "AWS_ENDPOINT_URL"},
+		Usage: "DynamoDB endpoint `URL`, e.g. http://localhost:8000 for DynamoDB Local (default: the region's public endpoint)",
+	}
+	regionFlag  = &cli.StringFlag{Name: "region", Usage: "AWS `REGION` (default: AWS_REGION or the profile's region)"}
+	profileFlag = &cli.StringFlag{Name: "profile", Usage: "AWS shared config `PROFILE` (default: AWS_PROFILE or \"default\")"}
+)

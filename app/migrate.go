@@ -1,0 +1,183 @@
+package app
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"text/tabwriter"
+	"time"
+
+	"github.com/urfave/cli/v2"
+	"golang.org/x/term"
+
+	"github.com/pg2dynamo/pg2dynamo/extract"
+	"github.com/pg2dynamo/pg2dynamo/load"
+	"github.com/pg2dynamo/pg2dynamo/mapping"
+	"github.com/pg2dynamo/pg2dynamo/pipeline"
+)
+
+func migrateCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "migrate",
+		Usage:     "read the source tables, build the items and write them to the DynamoDB table",
+		UsageText: "pg2dynamo migrate --mapping FILE [--source URL] [--create-table] [--endpoint-url URL] [options]",
+		Description: `migrate checks the mapping against the live database (every table and column
+it names must exist) before anything is written, then reads all entities from one
+read-only REPEATABLE READ snapshot and writes every row as an item with
+BatchWriteItem (25 items a request, --concurrency writers).
+
+Rows that cannot become items (a NULL key column, a number DynamoDB cannot hold)
+are listed in the rejects file as JSON Lines {entity, source_key, reason}; the
+summary reconciles rows read = items written + rows rejected.
+
+Example, against DynamoDB Local:
+   AWS_ACCESS_KEY_ID=local AWS_SECRET_ACCESS_KEY=local \
+   pg2dynamo migrate --mapping examples/northwind/mapping.yaml \
+      --source postgres://postgres@localhost/northwind \
+      --endpoint-url http://localhost:8000 --region us-east-1 --create-table`,
+		Flags: []cli.Flag{
+			mappingFlag, sourceFlag, endpointFlag, regionFlag, profileFlag,
+			&cli.BoolFlag{Name: "create-table", Usage: "create the table and its GSIs from the mapping if it does not exist, and wait until it is ACTIVE"},
+			&cli.IntFlag{Name: "concurrency", Aliases: []string{"c"}, Value: pipeline.DefaultConcurrency, Usage: "number of parallel BatchWriteItem writers"},
+			&cli.IntFlag{Name: "max-attempts", Value: 10, Usage: "attempts per DynamoDB request on throttling, 5xx and network errors (exponential backoff with jitter)"},
+			&cli.PathFlag{Name: "rejects", Value: "pg2dynamo-rejects.jsonl", TakesFile: true, Usage: "JSON Lines `FILE` listing rejected rows (created only if a row is rejected)"},
+			&cli.StringFlag{Name: "progress", Value: "auto", Usage: "progress display: auto (bars on a terminal, lines otherwise), bars, lines or none"},
+			&cli.DurationFlag{Name: "progress-interval", Value: 10 * time.Second, Usage: "how often --progress lines prints"},
+		},
+		Action: runMigrate,
+	}
+}
+
+func runMigrate(c *cli.Context) error {
+	ctx := c.Context
+	out, errw := c.App.Writer, c.App.ErrWriter
+	if c.Int("concurrency") < 1 {
+		return usageError{errors.New("--concurrency must be at least 1")}
+	}
+	m, err := mapping.Load(c.Path("mapping"))
+	if err != nil {
+		return err
+	}
+
+	src, err := extract.Connect(ctx, c.String("source"))
+	if err != nil {
+		return err
+	}
+	defer src.Close(ctx)
+	plans, err := pipeline.Prepare(ctx, src, m)
+	if err != nil {
+		return err
+	}
+
+	client, err := load.NewClient(ctx, load.ClientConfig{Region: c.String("region"), Profile: c.String("profile"),
+		EndpointURL: c.String("endpoint-url"), MaxAttempts: c.Int("max-attempts")})
+	if err != nil {
+		return err
+	}
+	created, err := load.EnsureTable(ctx, client, m, c.Bool("create-table"))
+	if err != nil {
+		return err
+	}
+	if created {
+		fmt.Fprintf(errw, "created table %s\n", m.Table.Name)
+	}
+
+	if err := src.Begin(ctx); err != nil {
+		return err
+	}
+	rejects := &rejectFile{path: c.Path("rejects")}
+	defer rejects.Close()
+	prog, closeProg, err := progressFor(c.String("progress"), errw, c.Duration("progress-interval"))
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(errw, "migrating %d entities from %s to DynamoDB table %s\n", len(plans), src.Name(), m.Table.Name)
+	sink := load.NewDynamoDB(client, m.Table.Name, m.Table.PartitionKey, m.Table.SortKey)
+	sum, runErr := pipeline.Run(ctx, src, m, plans, sink, pipeline.Options{
+		Concurrency: c.Int("concurrency"), OnReject: rejects.Write, Progress: prog,
+	})
+	closeProg()
+	if sum != nil {
+		printSummary(out, sum, sink.Stats())
+	}
+	if err := rejects.Close(); err != nil && runErr == nil {
+		runErr = err
+	}
+	if runErr != nil {
+		return runErr
+	}
+	if _, _, rejected := sum.Totals(); rejected > 0 {
+		return withCode(ExitRejected, fmt.Errorf("%d rows rejected: see %s", rejected, rejects.path))
+	}
+	return nil
+}
+
+func progressFor(mode string, w io.Writer, interval time.Duration) (pipeline.Progress, func(), error) {
+	if mode == "auto" {
+		mode = "lines"
+		if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+			mode = "bars"
+		}
+	}
+	switch mode {
+	case "bars":
+		b := newBarProgress(w)
+		return b, b.Close, nil
+	case "lines":
+		l := newLineProgress(w, interval)
+		return l, l.Close, nil
+	case "none":
+		return nil, func() {}, nil
+	}
+	return nil, nil, usageError{fmt.Errorf("--progress %q: expected auto, bars, lines or none", mode)}
+}
+
+func printSummary(w io.Writer, s *pipeline.Summary, st load.Stats) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "entity\trows read\titems written\trows rejected\telapsed\t")
+	for _, e := range s.Entities {
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%s\t\n", e.Name, e.Rows, e.Written, e.Rejected, e.Elapsed.Round(time.Millisecond))
+	}
+	rows, written, rejected := s.Totals()
+	fmt.Fprintf(tw, "total\t%d\t%d\t%d\t%s\t\n", rows, written, rejected, s.Elapsed.Round(time.Millisecond))
+	tw.Flush()
+	fmt.Fprintf(w, "%d BatchWriteItem/PutItem requests, %d UnprocessedItems retries\n", st.Requests, st.UnprocessedRetries)
+}
+
+// rejectFile writes rejects as JSON Lines, creating the file on the first.
+type rejectFile struct {
+	path string
+	mu   sync.Mutex
+	f    *os.File
+	enc  *json.Encoder
+}
+
+func (r *rejectFile) Write(rej pipeline.Reject) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.f == nil {
+		f, err := os.Create(r.path)
+		if err != nil {
+			return fmt.Errorf("rejects file: %w", err)
+		}
+		r.f, r.enc = f, json.NewEncoder(f)
+	}
+	if err := r.enc.Encode(rej); err != nil {
+		return fmt.Errorf("rejects file %s: %w", r.path, err)
+	}
+	return nil
+}
+
+func (r *rejectFile) Close() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.f == nil {
+		return nil
+	}
+	err := r.f.Close()
+	r.f = nil
+	return err
+}

@@ -1,0 +1,259 @@
+// Package extract reads an entity's rows from PostgreSQL with pgx: it
+// describes each source's columns, then streams rows inside one read-only
+// REPEATABLE READ transaction, so every entity is read from the same
+// snapshot. Rows are streamed as they arrive from the server; a table is
+// never held in memory.
+package extract
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/pg2dynamo/pg2dynamo/mapping"
+)
+
+// DefaultConnectTimeout bounds connecting to PostgreSQL when the connection
+// string sets no connect_timeout.
+const DefaultConnectTimeout = 10 * time.Second
+
+// Source is one connection to the source database. Its methods are not safe
+// for concurrent use.
+type Source struct {
+	conn *pgx.Conn
+	tx   pgx.Tx
+	name string
+}
+
+// Connect opens a connection. connString is a PostgreSQL URL or keyword/value
+// string; empty means the libpq environment (PGHOST, PGPORT, PGUSER,
+// PGDATABASE, PGPASSWORD, …) as psql reads it. Errors never contain the
+// password.
+func Connect(ctx context.Context, connString string) (*Source, error) {
+	cfg, err := pgx.ParseConfig(connString)
+	if err != nil {
+		// pgconn's ParseConfigError redacts the password.
+		return nil, fmt.Errorf("source: %w", err)
+	}
+	if cfg.ConnectTimeout == 0 {
+		cfg.ConnectTimeout = DefaultConnectTimeout
+	}
+	if cfg.RuntimeParams["application_name"] == "" {
+		cfg.RuntimeParams["application_name"] = "pg2dynamo"
+	}
+	name := fmt.Sprintf("postgres://%s@%s:%d/%s", cfg.User, cfg.Host, cfg.Port, cfg.Database)
+	conn, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("connect to source %s: %w", name, err)
+	}
+	return &Source{conn: conn, name: name}, nil
+}
+
+// Name identifies the source for messages, without the password:
+// "postgres://user@host:port/database".
+func (s *Source) Name() string { return s.name }
+
+// Conn returns the underlying connection.
+func (s *Source) Conn() *pgx.Conn { return s.conn }
+
+// Close ends the snapshot transaction, if any, and closes the connection.
+func (s *Source) Close(ctx context.Context) error {
+	if s.tx != nil {
+		_ = s.tx.Rollback(ctx)
+		s.tx = nil
+	}
+	return s.conn.Close(ctx)
+}
+
+// Begin starts the read-only REPEATABLE READ transaction that every later
+// Count and Stream reads from: one snapshot, one consistent point in time.
+func (s *Source) Begin(ctx context.Context) error {
+	if s.tx != nil {
+		return errors.New("source: snapshot already begun")
+	}
+	tx, err := s.conn.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+	if err != nil {
+		return fmt.Errorf("begin snapshot: %w", err)
+	}
+	s.tx = tx
+	return nil
+}
+
+// Column is one result column of an entity's source.
+type Column struct {
+	// Name is the column name as PostgreSQL reports it.
+	Name string
+	// Type is the PostgreSQL type name (pg_type.typname), of the element
+	// for an array: "int4", "numeric", "jsonb", "ticket_status".
+	Type string
+	// Array is true for an array column.
+	Array bool
+	// AsText is true when the column is read in its text form (cast to
+	// text or text[]) because pg2dynamo converts it from text: json, jsonb,
+	// enums and every type without a native conversion.
+	AsText bool
+}
+
+// nativeTypes are read in pgx's binary form and converted natively by
+// package transform. Everything else is read as text.
+var nativeTypes = map[string]bool{
+	"int2": true, "int4": true, "int8": true, "numeric": true,
+	"float4": true, "float8": true,
+	"text": true, "varchar": true, "bpchar": true, "name": true,
+	"uuid": true, "bool": true, "bytea": true,
+	"date": true, "timestamp": true, "timestamptz": true,
+}
+
+// Describe returns the columns of e's source without reading any row. An
+// unknown table or a query PostgreSQL rejects is reported as a
+// *mapping.Error located at the entity's source in the mapping file.
+func (s *Source) Describe(ctx context.Context, m *mapping.Mapping, e *mapping.Entity) ([]Column, error) {
+	sql := "SELECT * FROM " + from(e.Source)
+	sd, err := s.conn.Prepare(ctx, "", sql)
+	if err != nil {
+		var pe *pgconn.PgError
+		if !errors.As(err, &pe) {
+			return nil, fmt.Errorf("describe %s: %w", e.Name, err)
+		}
+		if e.Source.IsQuery() {
+			return nil, m.Errorf(mapping.Path(mapping.KeyEntities, e.Name, mapping.KeySource, mapping.KeyQuery),
+				"PostgreSQL rejects the query: %s (SQLSTATE %s)", pe.Message, pe.Code)
+		}
+		if pe.Code == "42P01" || pe.Code == "3F000" { // undefined_table, invalid_schema_name
+			return nil, m.Errorf(mapping.Path(mapping.KeyEntities, e.Name, mapping.KeySource, mapping.KeySourceTbl),
+				"%s in database %s: expected an existing table or view", pe.Message, s.conn.Config().Database)
+		}
+		return nil, m.Errorf(mapping.Path(mapping.KeyEntities, e.Name, mapping.KeySource),
+			"PostgreSQL rejects the source: %s (SQLSTATE %s)", pe.Message, pe.Code)
+	}
+	oids := make([]uint32, len(sd.Fields))
+	for i, f := range sd.Fields {
+		oids[i] = f.DataTypeOID
+	}
+	types, err := s.typeInfo(ctx, oids)
+	if err != nil {
+		return nil, fmt.Errorf("describe %s: %w", e.Name, err)
+	}
+	cols := make([]Column, len(sd.Fields))
+	for i, f := range sd.Fields {
+		t := types[f.DataTypeOID]
+		c := Column{Name: f.Name, Type: t.name}
+		if t.elem != "" {
+			c.Array, c.Type = true, t.elem
+		}
+		c.AsText = !nativeTypes[c.Type]
+		cols[i] = c
+	}
+	return cols, nil
+}
+
+type typeInfo struct{ name, elem string }
+
+func (s *Source) typeInfo(ctx context.Context, oids []uint32) (map[uint32]typeInfo, error) {
+	rows, err := s.conn.Query(ctx, `
+SELECT t.oid, t.typname, coalesce(e.typname, '')
+FROM pg_catalog.pg_type t
+LEFT JOIN pg_catalog.pg_type e ON e.oid = t.typelem AND t.typcategory = 'A'
+WHERE t.oid = ANY($1)`, oids)
+	if err != nil {
+		return nil, err
+	}
+	out := map[uint32]typeInfo{}
+	var oid uint32
+	var ti typeInfo
+	_, err = pgx.ForEachRow(rows, []any{&oid, &ti.name, &ti.elem}, func() error {
+		out[oid] = ti
+		return nil
+	})
+	return out, err
+}
+
+// Count returns the number of rows e's source holds in the snapshot.
+func (s *Source) Count(ctx context.Context, e *mapping.Entity) (int64, error) {
+	if s.tx == nil {
+		return 0, errors.New("source: Count before Begin")
+	}
+	var n int64
+	if err := s.tx.QueryRow(ctx, "SELECT count(*) FROM "+from(e.Source)).Scan(&n); err != nil {
+		return 0, fmt.Errorf("count %s: %w", e.Name, err)
+	}
+	return n, nil
+}
+
+// Stream reads e's rows from the snapshot, selecting exactly cols (text
+// columns cast as described by Column.AsText), and calls fn with each row's
+// values in cols order, as pgx decodes them (nil for NULL). fn must not keep
+// the slice. Stream stops at fn's first error and returns it; errors from
+// PostgreSQL are wrapped with the entity name and the number of rows read.
+func (s *Source) Stream(ctx context.Context, e *mapping.Entity, cols []Column, fn func(values []any) error) error {
+	if s.tx == nil {
+		return errors.New("source: Stream before Begin")
+	}
+	rows, err := s.tx.Query(ctx, SelectSQL(e.Source, cols))
+	if err != nil {
+		return fmt.Errorf("read %s: %w", e.Name, err)
+	}
+	defer rows.Close()
+	var n int64
+	for rows.Next() {
+		vals, err := rows.Values()
+		if err != nil {
+			return fmt.Errorf("read %s: row %d: %w", e.Name, n+1, err)
+		}
+		if err := fn(vals); err != nil {
+			return err
+		}
+		n++
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("read %s after %d rows: %w", e.Name, n, err)
+	}
+	return nil
+}
+
+// SelectSQL is the statement Stream runs: the chosen columns, quoted as
+// identifiers, from the source table or the source query as a subquery.
+func SelectSQL(src mapping.Source, cols []Column) string {
+	var b strings.Builder
+	b.WriteString("SELECT ")
+	for i, c := range cols {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString("src.")
+		b.WriteString(pgx.Identifier{c.Name}.Sanitize())
+		if c.AsText {
+			if c.Array {
+				b.WriteString("::text[]")
+			} else {
+				b.WriteString("::text")
+			}
+		}
+	}
+	if len(cols) == 0 {
+		b.WriteString("1")
+	}
+	b.WriteString(" FROM ")
+	b.WriteString(from(src))
+	return b.String()
+}
+
+// from renders the FROM item of a source, aliased "src".
+func from(src mapping.Source) string {
+	if src.IsQuery() {
+		// A trailing semicolon is natural at the end of a query but not
+		// inside a subquery.
+		q := strings.TrimRight(strings.TrimSpace(src.Query), "; \t\r\n")
+		return "(" + q + ") AS src"
+	}
+	id := pgx.Identifier{src.Table}
+	if src.Schema != "" {
+		id = pgx.Identifier{src.Schema, src.Table}
+	}
+	return id.Sanitize() + " AS src"
+}

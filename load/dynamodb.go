@@ -1,0 +1,219 @@
+package load
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/ratelimit"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/smithy-go"
+
+	"github.com/pg2dynamo/pg2dynamo/transform"
+)
+
+// ClientConfig says how to reach DynamoDB. Empty fields mean what they mean
+// to the AWS CLI: the default credential chain, AWS_REGION / the profile's
+// region, AWS_ENDPOINT_URL(_DYNAMODB) or the service's public endpoint.
+type ClientConfig struct {
+	Region      string
+	Profile     string
+	EndpointURL string
+	// MaxAttempts bounds the SDK's attempts per request (throttling, 5xx,
+	// network errors), with exponential backoff and jitter. 0 means 10.
+	MaxAttempts int
+}
+
+// NewClient builds a DynamoDB client. Client-side retry quotas are off
+// (ratelimit.None): a long run must not fail because many requests were
+// throttled earlier. It fails fast when no region or no credentials can be
+// found, naming the settings that provide them.
+func NewClient(ctx context.Context, cc ClientConfig) (*dynamodb.Client, error) {
+	attempts := cc.MaxAttempts
+	if attempts <= 0 {
+		attempts = 10
+	}
+	opts := []func(*config.LoadOptions) error{
+		config.WithRetryer(func() aws.Retryer {
+			return retry.NewStandard(func(o *retry.StandardOptions) {
+				o.MaxAttempts = attempts
+				o.MaxBackoff = 20 * time.Second
+				o.RateLimiter = ratelimit.None
+			})
+		}),
+	}
+	if cc.Region != "" {
+		opts = append(opts, config.WithRegion(cc.Region))
+	}
+	if cc.Profile != "" {
+		opts = append(opts, config.WithSharedConfigProfile(cc.Profile))
+	}
+	cfg, err := config.LoadDefaultConfig(ctx, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("aws config: %w", err)
+	}
+	if cfg.Region == "" {
+		return nil, errors.New("no AWS region: set --region, AWS_REGION or a region in the AWS profile")
+	}
+	if _, err := cfg.Credentials.Retrieve(ctx); err != nil {
+		return nil, fmt.Errorf("no AWS credentials (set AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, --profile or another source of the default chain; any values work for DynamoDB Local): %w", err)
+	}
+	return dynamodb.NewFromConfig(cfg, func(o *dynamodb.Options) {
+		if cc.EndpointURL != "" {
+			o.BaseEndpoint = aws.String(cc.EndpointURL)
+		}
+	}), nil
+}
+
+// DynamoDB is a Sink that writes with BatchWriteItem.
+type DynamoDB struct {
+	client  *dynamodb.Client
+	table   string
+	keys    [2]string
+	backoff *retry.ExponentialJitterBackoff
+	// maxRounds bounds how often one batch's UnprocessedItems are re-sent.
+	maxRounds int
+
+	requests   atomic.Int64
+	unprocRetr atomic.Int64
+}
+
+// NewDynamoDB returns a sink writing to table, whose partition and sort key
+// attributes are partitionKey and sortKey.
+func NewDynamoDB(client *dynamodb.Client, table, partitionKey, sortKey string) *DynamoDB {
+	return &DynamoDB{
+		client:    client,
+		table:     table,
+		keys:      [2]string{partitionKey, sortKey},
+		backoff:   retry.NewExponentialJitterBackoff(20 * time.Second),
+		maxRounds: 20,
+	}
+}
+
+// Stats are counters of a DynamoDB sink.
+type Stats struct {
+	// Requests is the number of BatchWriteItem and PutItem calls made
+	// (each may have been retried by the SDK).
+	Requests int64
+	// UnprocessedRetries is the number of times UnprocessedItems were
+	// re-sent.
+	UnprocessedRetries int64
+}
+
+// Stats returns the sink's counters so far.
+func (d *DynamoDB) Stats() Stats {
+	return Stats{Requests: d.requests.Load(), UnprocessedRetries: d.unprocRetr.Load()}
+}
+
+// Write puts batch with BatchWriteItem and re-sends UnprocessedItems with
+// exponential backoff and full jitter (the SDK's own backoff, capped at
+// 20 s), up to 20 rounds; items still unprocessed then are returned in a
+// *BatchError. When DynamoDB rejects the whole request as invalid (an item
+// over 400 KB, a wrong key type), each item is put alone so that only the
+// invalid ones fail. Other errors (after the SDK's own retries) are
+// returned as they are and stop the run.
+func (d *DynamoDB) Write(ctx context.Context, batch []transform.Item) error {
+	reqs := make([]types.WriteRequest, len(batch))
+	for i, it := range batch {
+		reqs[i] = types.WriteRequest{PutRequest: &types.PutRequest{Item: it.Attrs}}
+	}
+	for round := 1; ; round++ {
+		d.requests.Add(1)
+		out, err := d.client.BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{
+			RequestItems: map[string][]types.WriteRequest{d.table: reqs},
+		})
+		if err != nil {
+			if isValidation(err) {
+				return d.putEach(ctx, batch)
+			}
+			return fmt.Errorf("BatchWriteItem on table %s: %w", d.table, err)
+		}
+		reqs = out.UnprocessedItems[d.table]
+		if len(reqs) == 0 {
+			return nil
+		}
+		if round == d.maxRounds {
+			return d.unprocessed(batch, reqs, round)
+		}
+		d.unprocRetr.Add(1)
+		delay, _ := d.backoff.BackoffDelay(round, nil)
+		t := time.NewTimer(delay)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
+}
+
+// unprocessed reports the items still in UnprocessedItems after rounds.
+func (d *DynamoDB) unprocessed(batch []transform.Item, left []types.WriteRequest, rounds int) error {
+	index := make(map[string]int, len(batch))
+	for i, it := range batch {
+		index[d.keyOf(it.Attrs)] = i
+	}
+	be := &BatchError{}
+	for _, r := range left {
+		if r.PutRequest == nil {
+			continue
+		}
+		be.Failed = append(be.Failed, ItemError{
+			Index: index[d.keyOf(r.PutRequest.Item)],
+			Err:   fmt.Errorf("still in UnprocessedItems after %d BatchWriteItem rounds", rounds),
+		})
+	}
+	return be
+}
+
+func (d *DynamoDB) keyOf(item map[string]types.AttributeValue) string {
+	var k string
+	for _, a := range d.keys {
+		if s, ok := item[a].(*types.AttributeValueMemberS); ok {
+			k += s.Value
+		}
+		k += "\x00"
+	}
+	return k
+}
+
+// putEach writes items one by one with PutItem to single out the invalid.
+func (d *DynamoDB) putEach(ctx context.Context, batch []transform.Item) error {
+	be := &BatchError{}
+	for i, it := range batch {
+		d.requests.Add(1)
+		_, err := d.client.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(d.table), Item: it.Attrs})
+		switch {
+		case err == nil:
+		case isValidation(err):
+			be.Failed = append(be.Failed, ItemError{Index: i, Err: apiMessage(err)})
+		default:
+			return fmt.Errorf("PutItem on table %s: %w", d.table, err)
+		}
+	}
+	if len(be.Failed) > 0 {
+		return be
+	}
+	return nil
+}
+
+func isValidation(err error) bool {
+	var ae smithy.APIError
+	return errors.As(err, &ae) && ae.ErrorCode() == "ValidationException"
+}
+
+// apiMessage keeps DynamoDB's own message and code, without the SDK's
+// operation and request-id decoration.
+func apiMessage(err error) error {
+	var ae smithy.APIError
+	if errors.As(err, &ae) {
+		return fmt.Errorf("DynamoDB %s: %s", ae.ErrorCode(), ae.ErrorMessage())
+	}
+	return err
+}

@@ -1,0 +1,54 @@
+// Package load writes items to their destination through a Sink: DynamoDB
+// with BatchWriteItem today, a null sink for measuring extract and
+// transform alone. It also creates the target table.
+package load
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/pg2dynamo/pg2dynamo/transform"
+)
+
+// MaxBatchItems is the most items one Write receives: BatchWriteItem's
+// limit of 25 put or delete requests.
+// https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_BatchWriteItem.html
+const MaxBatchItems = 25
+
+// Sink receives items in batches. Implementations must be safe for
+// concurrent use: the pipeline calls Write from several writers at once.
+type Sink interface {
+	// Write writes batch (1 to MaxBatchItems items, no two with the same
+	// primary key). It returns nil when every item was written; a
+	// *BatchError when some could not be (the others were written); any
+	// other error when the run cannot go on. It honours ctx cancellation.
+	Write(ctx context.Context, batch []transform.Item) error
+}
+
+// ItemError is why one item of a batch was not written.
+type ItemError struct {
+	// Index is the item's position in the batch.
+	Index int
+	Err   error
+}
+
+// BatchError lists the items of a batch that were not written. Per-item
+// failure is data: the pipeline records each in the rejects file.
+type BatchError struct {
+	Failed []ItemError
+}
+
+func (e *BatchError) Error() string {
+	msgs := make([]string, 0, len(e.Failed))
+	for _, f := range e.Failed {
+		msgs = append(msgs, fmt.Sprintf("item %d: %v", f.Index, f.Err))
+	}
+	return fmt.Sprintf("%d items not written: %s", len(e.Failed), strings.Join(msgs, "; "))
+}
+
+// Null is a Sink that discards every item: extract and transform alone.
+type Null struct{}
+
+// Write discards batch.
+func (Null) Write(context.Context, []transform.Item) error { return nil }

@@ -1,0 +1,145 @@
+package load
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/pg2dynamo/pg2dynamo/mapping"
+)
+
+// ErrTableNotFound is returned by EnsureTable when the table does not exist
+// and creating it was not asked for.
+var ErrTableNotFound = errors.New("table does not exist")
+
+// TableActiveTimeout bounds the wait for a created table to become ACTIVE.
+const TableActiveTimeout = 5 * time.Minute
+
+// CreateTableInput is the CreateTable request for the mapping's table: the
+// partition and sort key (type S), every GSI with its projection, and the
+// billing mode with its capacities.
+func CreateTableInput(m *mapping.Mapping) *dynamodb.CreateTableInput {
+	t := m.Table
+	in := &dynamodb.CreateTableInput{
+		TableName:   aws.String(t.Name),
+		KeySchema:   keySchema(t.PartitionKey, t.SortKey),
+		BillingMode: types.BillingMode(t.BillingMode),
+	}
+	if t.BillingMode == mapping.Provisioned {
+		in.ProvisionedThroughput = &types.ProvisionedThroughput{
+			ReadCapacityUnits: aws.Int64(t.ReadCapacity), WriteCapacityUnits: aws.Int64(t.WriteCapacity)}
+	}
+	attrs := []string{t.PartitionKey, t.SortKey}
+	for _, g := range t.GSIs {
+		gi := types.GlobalSecondaryIndex{
+			IndexName:  aws.String(g.Name),
+			KeySchema:  keySchema(g.PartitionKey, g.SortKey),
+			Projection: &types.Projection{ProjectionType: types.ProjectionType(g.Projection)},
+		}
+		if len(g.NonKeyAttributes) > 0 {
+			gi.Projection.NonKeyAttributes = g.NonKeyAttributes
+		}
+		if t.BillingMode == mapping.Provisioned {
+			gi.ProvisionedThroughput = &types.ProvisionedThroughput{
+				ReadCapacityUnits: aws.Int64(g.ReadCapacity), WriteCapacityUnits: aws.Int64(g.WriteCapacity)}
+		}
+		in.GlobalSecondaryIndexes = append(in.GlobalSecondaryIndexes, gi)
+		for _, a := range []string{g.PartitionKey, g.SortKey} {
+			if a != "" && !slices.Contains(attrs, a) {
+				attrs = append(attrs, a)
+			}
+		}
+	}
+	for _, a := range attrs {
+		in.AttributeDefinitions = append(in.AttributeDefinitions,
+			types.AttributeDefinition{AttributeName: aws.String(a), AttributeType: types.ScalarAttributeTypeS})
+	}
+	return in
+}
+
+func keySchema(pk, sk string) []types.KeySchemaElement {
+	ks := []types.KeySchemaElement{{AttributeName: aws.String(pk), KeyType: types.KeyTypeHash}}
+	if sk != "" {
+		ks = append(ks, types.KeySchemaElement{AttributeName: aws.String(sk), KeyType: types.KeyTypeRange})
+	}
+	return ks
+}
+
+// EnsureTable checks that the mapping's table exists with the mapping's key
+// schema and GSIs. If it does not exist and create is true, it creates it
+// and waits (up to TableActiveTimeout) until it is ACTIVE; if create is
+// false it returns an error wrapping ErrTableNotFound. created reports
+// whether the table was created.
+func EnsureTable(ctx context.Context, client *dynamodb.Client, m *mapping.Mapping, create bool) (created bool, err error) {
+	name := m.Table.Name
+	out, err := client.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(name)})
+	var nf *types.ResourceNotFoundException
+	switch {
+	case errors.As(err, &nf):
+		if !create {
+			return false, fmt.Errorf("%w: %s (pass --create-table to create it from the mapping)", ErrTableNotFound, name)
+		}
+		if _, err := client.CreateTable(ctx, CreateTableInput(m)); err != nil {
+			return false, fmt.Errorf("create table %s: %w", name, err)
+		}
+		w := dynamodb.NewTableExistsWaiter(client, func(o *dynamodb.TableExistsWaiterOptions) {
+			o.MinDelay = 100 * time.Millisecond
+			o.MaxDelay = 5 * time.Second
+		})
+		if err := w.Wait(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(name)}, TableActiveTimeout); err != nil {
+			return true, fmt.Errorf("wait for table %s to become ACTIVE: %w", name, err)
+		}
+		return true, nil
+	case err != nil:
+		return false, fmt.Errorf("describe table %s: %w", name, err)
+	}
+	return false, checkSchema(m, out.Table)
+}
+
+// checkSchema compares an existing table with the mapping.
+func checkSchema(m *mapping.Mapping, td *types.TableDescription) error {
+	t := m.Table
+	want := keySchema(t.PartitionKey, t.SortKey)
+	if !sameKeys(want, td.KeySchema) {
+		return fmt.Errorf("table %s has key schema %s; the mapping expects %s", t.Name, describeKeys(td.KeySchema), describeKeys(want))
+	}
+	for _, g := range t.GSIs {
+		i := slices.IndexFunc(td.GlobalSecondaryIndexes, func(d types.GlobalSecondaryIndexDescription) bool {
+			return aws.ToString(d.IndexName) == g.Name
+		})
+		if i < 0 {
+			return fmt.Errorf("table %s has no GSI %s declared in the mapping: add it to the table or remove it from the mapping", t.Name, g.Name)
+		}
+		if got := td.GlobalSecondaryIndexes[i].KeySchema; !sameKeys(keySchema(g.PartitionKey, g.SortKey), got) {
+			return fmt.Errorf("table %s's GSI %s has key schema %s; the mapping expects %s", t.Name, g.Name, describeKeys(got), describeKeys(keySchema(g.PartitionKey, g.SortKey)))
+		}
+	}
+	return nil
+}
+
+func sameKeys(a, b []types.KeySchemaElement) bool {
+	return slices.EqualFunc(a, b, func(x, y types.KeySchemaElement) bool {
+		return aws.ToString(x.AttributeName) == aws.ToString(y.AttributeName) && x.KeyType == y.KeyType
+	})
+}
+
+func describeKeys(ks []types.KeySchemaElement) string {
+	s := ""
+	for i, k := range ks {
+		if i > 0 {
+			s += ", "
+		}
+		role := "partition key"
+		if k.KeyType == types.KeyTypeRange {
+			role = "sort key"
+		}
+		s += fmt.Sprintf("%s %s", role, aws.ToString(k.AttributeName))
+	}
+	return "(" + s + ")"
+}

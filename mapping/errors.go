@@ -1,0 +1,71 @@
+package mapping
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Error is a problem with a mapping file, located in it. Line and Column are
+// 1-based; they are 0 when the place is not in the file (a missing field is
+// reported at its parent).
+type Error struct {
+	File   string
+	Line   int
+	Column int
+	// Path is the dotted path of the value, e.g. "entities.Order.pk" or
+	// "table.gsis[0].name".
+	Path string
+	// Msg says what is wrong and what was expected.
+	Msg string
+}
+
+func (e *Error) Error() string {
+	var b strings.Builder
+	b.WriteString(e.File)
+	if e.Line > 0 {
+		fmt.Fprintf(&b, ":%d:%d", e.Line, e.Column)
+	}
+	b.WriteString(": ")
+	if e.Path != "" {
+		b.WriteString(e.Path)
+		b.WriteString(": ")
+	}
+	b.WriteString(e.Msg)
+	return b.String()
+}
+
+// Errors is every problem found in one mapping, in file order. Load and
+// Check return it (as error) when there is at least one.
+type Errors []*Error
+
+func (es Errors) Error() string {
+	lines := make([]string, len(es))
+	for i, e := range es {
+		lines[i] = e.Error()
+	}
+	return strings.Join(lines, "\n")
+}
+
+// Unwrap exposes the individual errors to errors.Is and errors.As.
+func (es Errors) Unwrap() []error {
+	out := make([]error, len(es))
+	for i, e := range es {
+		out[i] = e
+	}
+	return out
+}
+
+// Errorf returns an *Error at path, located at the path's value in the file
+// (or at its nearest ancestor present in the file).
+func (m *Mapping) Errorf(path, format string, args ...any) *Error {
+	e := &Error{File: m.File, Path: path, Msg: fmt.Sprintf(format, args...)}
+	if m.pos != nil {
+		if p, ok := m.pos.lookup(path); ok {
+			e.Line, e.Column = p.line, p.col
+		}
+	}
+	return e
+}
+
+// Path joins path segments with dots: Path("entities", "Order", "pk").
+func Path(segments ...string) string { return strings.Join(segments, ".") }

@@ -1,0 +1,499 @@
+package mapping
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"reflect"
+	"regexp"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/goccy/go-yaml"
+	"github.com/goccy/go-yaml/ast"
+	"github.com/goccy/go-yaml/parser"
+	"github.com/goccy/go-yaml/token"
+)
+
+// file is the on-disk shape; entities are a map whose order comes from the AST.
+type file struct {
+	Version       int                `yaml:"version"`
+	Table         Table              `yaml:"table"`
+	TypeAttribute string             `yaml:"type_attribute"`
+	Entities      map[string]*Entity `yaml:"entities"`
+}
+
+// Load reads and parses the mapping file at path. See Parse.
+func Load(path string) (*Mapping, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read mapping: %w", err)
+	}
+	return Parse(path, data)
+}
+
+// Parse parses a mapping from data; name is used in error messages. It
+// decodes strictly (unknown fields are errors), applies defaults, parses
+// every key template and validates the result. On failure the error is
+// Errors (one or more *Error, each with file, line, column and path).
+// Parse does not look at any database; see transform.Compile for the check
+// against the live schema.
+func Parse(name string, data []byte) (*Mapping, error) {
+	m := &Mapping{File: name}
+	f, err := parser.ParseBytes(data, 0)
+	if err != nil {
+		return nil, Errors{m.yamlError(err)}
+	}
+	m.pos = indexPositions(f)
+
+	var raw file
+	dec := yaml.NewDecoder(bytes.NewReader(data), yaml.Strict())
+	if err := dec.Decode(&raw); err != nil {
+		return nil, Errors{m.yamlError(err)}
+	}
+	m.Version, m.Table, m.TypeAttribute = raw.Version, raw.Table, raw.TypeAttribute
+	for _, name := range m.pos.entityOrder {
+		e := raw.Entities[name]
+		if e == nil {
+			e = &Entity{}
+		}
+		e.Name = name
+		m.Entities = append(m.Entities, e)
+	}
+	m.applyDefaults()
+	if errs := m.validate(); len(errs) > 0 {
+		sort.SliceStable(errs, func(i, j int) bool {
+			if errs[i].Line != errs[j].Line {
+				return errs[i].Line < errs[j].Line
+			}
+			return errs[i].Column < errs[j].Column
+		})
+		return nil, errs
+	}
+	return m, nil
+}
+
+func (m *Mapping) applyDefaults() {
+	if m.Version == 0 {
+		m.Version = 1
+	}
+	t := &m.Table
+	if t.PartitionKey == "" {
+		t.PartitionKey = DefaultPartitionKey
+	}
+	if t.SortKey == "" {
+		t.SortKey = DefaultSortKey
+	}
+	if t.BillingMode == "" {
+		t.BillingMode = PayPerRequest
+	}
+	for i := range t.GSIs {
+		if t.GSIs[i].Projection == "" {
+			t.GSIs[i].Projection = ProjectAll
+		}
+	}
+	if m.TypeAttribute == "" {
+		m.TypeAttribute = DefaultTypeAttribute
+	}
+	for _, e := range m.Entities {
+		if e.Type == "" {
+			e.Type = e.Name
+		}
+	}
+}
+
+// tableNameRE is DynamoDB's rule for table and index names: 3 to 255
+// characters of a-z, A-Z, 0-9, '_', '-', '.'.
+// https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/HowItWorks.NamingRulesDataTypes.html
+var tableNameRE = regexp.MustCompile(`^[a-zA-Z0-9_.-]{3,255}$`)
+
+func (m *Mapping) validate() Errors {
+	var errs Errors
+	add := func(path, format string, args ...any) { errs = append(errs, m.Errorf(path, format, args...)) }
+
+	if m.Version != 1 {
+		add(KeyVersion, "unsupported version %d: expected 1", m.Version)
+	}
+	t := &m.Table
+	tp := KeyTable
+	if t.Name == "" {
+		add(Path(tp, KeyName), "missing: expected the DynamoDB table name")
+	} else if !tableNameRE.MatchString(t.Name) {
+		add(Path(tp, KeyName), "invalid table name %q: expected 3-255 characters of a-z, A-Z, 0-9, '_', '-', '.'", t.Name)
+	}
+	if t.PartitionKey == t.SortKey {
+		add(Path(tp, KeySortKey), "the sort key attribute %q is also the partition key: expected two different attribute names", t.SortKey)
+	}
+	switch t.BillingMode {
+	case PayPerRequest:
+		if t.ReadCapacity != 0 || t.WriteCapacity != 0 {
+			add(Path(tp, KeyBillingMode), "read_capacity and write_capacity need billing_mode %s", Provisioned)
+		}
+	case Provisioned:
+		if t.ReadCapacity <= 0 || t.WriteCapacity <= 0 {
+			add(Path(tp, KeyBillingMode), "%s needs read_capacity and write_capacity above 0", Provisioned)
+		}
+	default:
+		add(Path(tp, KeyBillingMode), "unknown billing mode %q: expected %s or %s", t.BillingMode, PayPerRequest, Provisioned)
+	}
+	seenGSI := map[string]bool{}
+	for i, g := range t.GSIs {
+		gp := fmt.Sprintf("%s.%s[%d]", tp, KeyGSIs, i)
+		switch {
+		case g.Name == "":
+			add(Path(gp, KeyName), "missing: expected the index name")
+		case !tableNameRE.MatchString(g.Name):
+			add(Path(gp, KeyName), "invalid index name %q: expected 3-255 characters of a-z, A-Z, 0-9, '_', '-', '.'", g.Name)
+		case seenGSI[g.Name]:
+			add(Path(gp, KeyName), "duplicate index name %q", g.Name)
+		}
+		seenGSI[g.Name] = true
+		if g.PartitionKey == "" {
+			add(Path(gp, KeyPartitionKey), "missing: expected the index's partition key attribute name")
+		}
+		if g.SortKey != "" && g.SortKey == g.PartitionKey {
+			add(Path(gp, KeySortKey), "the sort key attribute %q is also the partition key", g.SortKey)
+		}
+		switch g.Projection {
+		case ProjectAll, ProjectKeysOnly:
+			if len(g.NonKeyAttributes) > 0 {
+				add(Path(gp, KeyNonKeyAttrs), "non_key_attributes need projection %s", ProjectInclude)
+			}
+		case ProjectInclude:
+			if len(g.NonKeyAttributes) == 0 {
+				add(Path(gp, KeyNonKeyAttrs), "projection %s needs at least one attribute", ProjectInclude)
+			}
+		default:
+			add(Path(gp, KeyProjection), "unknown projection %q: expected %s, %s or %s", g.Projection, ProjectAll, ProjectKeysOnly, ProjectInclude)
+		}
+		hasCapacity := g.ReadCapacity != 0 || g.WriteCapacity != 0
+		if t.BillingMode == Provisioned && (g.ReadCapacity <= 0 || g.WriteCapacity <= 0) {
+			add(gp, "billing_mode %s needs read_capacity and write_capacity above 0 on every GSI", Provisioned)
+		} else if t.BillingMode != Provisioned && hasCapacity {
+			add(gp, "read_capacity and write_capacity need billing_mode %s", Provisioned)
+		}
+	}
+
+	if len(m.Entities) == 0 {
+		add(KeyEntities, "missing: expected at least one entity")
+	}
+	for _, e := range m.Entities {
+		errs = append(errs, m.validateEntity(e)...)
+	}
+	return errs
+}
+
+func (m *Mapping) validateEntity(e *Entity) Errors {
+	var errs Errors
+	ep := Path(KeyEntities, e.Name)
+	add := func(path, format string, args ...any) { errs = append(errs, m.Errorf(path, format, args...)) }
+
+	s := e.Source
+	switch {
+	case s.Table == "" && s.Query == "":
+		add(Path(ep, KeySource), "missing: expected source.table or source.query")
+	case s.Table != "" && s.Query != "":
+		add(Path(ep, KeySource), "both table and query given: expected exactly one")
+	case s.Query != "" && s.Schema != "":
+		add(Path(ep, KeySource, KeySchema), "schema applies to source.table only; qualify names inside the query instead")
+	}
+
+	parse := func(path, text, what string) Template {
+		if text == "" {
+			add(path, "missing: expected the %s template, e.g. %q", what, "ORDER#${order_id}")
+			return Template{}
+		}
+		tpl, err := ParseTemplate(text)
+		if err != nil {
+			add(path, "template %q: %v", text, err)
+			return Template{}
+		}
+		return tpl
+	}
+	e.PKTemplate = parse(Path(ep, KeyPK), e.PK, "partition key")
+	e.SKTemplate = parse(Path(ep, KeySK), e.SK, "sort key")
+
+	t := &m.Table
+	names := make([]string, 0, len(e.Indexes))
+	for n := range e.Indexes {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	e.IndexTemplate = map[string][2]Template{}
+	for _, n := range names {
+		ik := e.Indexes[n]
+		ip := Path(ep, KeyIndexes, n)
+		g := t.GSI(n)
+		if g == nil {
+			add(ip, "unknown index %q: expected one of the table's gsis (%s)", n, strings.Join(m.gsiNames(), ", "))
+			continue
+		}
+		var pair [2]Template
+		for i, kt := range []struct{ attr, text, key, what string }{
+			{g.PartitionKey, ik.PK, KeyPK, "partition key"},
+			{g.SortKey, ik.SK, KeySK, "sort key"},
+		} {
+			kp := Path(ip, kt.key)
+			switch {
+			case kt.attr == "":
+				if kt.text != "" {
+					add(kp, "index %s has no sort key", n)
+				}
+			case kt.attr == t.PartitionKey || kt.attr == t.SortKey:
+				if kt.text != "" {
+					add(kp, "index %s's %s is the table's key attribute %q, written from the entity's own pk/sk: remove this template", n, kt.what, kt.attr)
+				}
+			default:
+				pair[i] = parse(kp, kt.text, "index "+kt.what)
+			}
+		}
+		e.IndexTemplate[n] = pair
+	}
+
+	reserved := m.KeyAttributes()
+	reserved = append(reserved, m.TypeAttribute)
+	cols := make([]string, 0, len(e.Attributes.Rename))
+	for c := range e.Attributes.Rename {
+		cols = append(cols, c)
+	}
+	sort.Strings(cols)
+	for _, c := range cols {
+		to := e.Attributes.Rename[c]
+		rp := Path(ep, KeyAttributes, KeyRename, c)
+		switch {
+		case to == "":
+			add(rp, "empty attribute name: expected the new name of column %q", c)
+		case slices.Contains(reserved, to):
+			add(rp, "attribute name %q is a key or type attribute of the table: choose another name", to)
+		}
+	}
+	for i, c := range e.Attributes.Select {
+		if c == "" {
+			add(fmt.Sprintf("%s.%s.%s[%d]", ep, KeyAttributes, KeySelect, i), "empty column name")
+		}
+	}
+	for i, c := range e.Attributes.Exclude {
+		if c == "" {
+			add(fmt.Sprintf("%s.%s.%s[%d]", ep, KeyAttributes, KeyExclude, i), "empty column name")
+		}
+	}
+	return errs
+}
+
+// KeyAttributes returns the names of the table's key attributes and of every
+// GSI key attribute, without repeats: these are always strings rendered from
+// templates and never come from columns directly.
+func (m *Mapping) KeyAttributes() []string {
+	out := []string{m.Table.PartitionKey, m.Table.SortKey}
+	for _, g := range m.Table.GSIs {
+		for _, a := range []string{g.PartitionKey, g.SortKey} {
+			if a != "" && !slices.Contains(out, a) {
+				out = append(out, a)
+			}
+		}
+	}
+	return out
+}
+
+func (m *Mapping) gsiNames() []string {
+	var out []string
+	for _, g := range m.Table.GSIs {
+		out = append(out, g.Name)
+	}
+	if len(out) == 0 {
+		return []string{"none declared"}
+	}
+	return out
+}
+
+// yamlError converts a go-yaml error into a located *Error.
+func (m *Mapping) yamlError(err error) *Error {
+	e := &Error{File: m.File, Msg: err.Error()}
+	var ye yaml.Error
+	if !errors.As(err, &ye) {
+		return e
+	}
+	e.Msg = ye.GetMessage()
+	tk := ye.GetToken()
+	if tk != nil && tk.Position != nil {
+		e.Line, e.Column = tk.Position.Line, tk.Position.Column
+		if m.pos != nil {
+			e.Path = m.pos.byPos[posKey{e.Line, e.Column}]
+		}
+	}
+	var te *yaml.TypeError
+	var ue *yaml.UnknownFieldError
+	switch {
+	case errors.As(err, &te):
+		e.Msg = fmt.Sprintf("expected %s, got %s", kindName(te.DstType), kindName(te.SrcType))
+		if tk != nil {
+			e.Msg += fmt.Sprintf(" (%s)", strconv.Quote(tk.Value))
+		}
+	case errors.As(err, &ue):
+		if allowed := allowedFields(e.Path); len(allowed) > 0 {
+			e.Msg += "; expected one of: " + strings.Join(allowed, ", ")
+		}
+	case tk == nil:
+	default:
+		e.Msg = "invalid YAML: " + e.Msg
+	}
+	return e
+}
+
+func kindName(t reflect.Type) string {
+	if t == nil {
+		return "a value"
+	}
+	switch t.Kind() {
+	case reflect.Struct, reflect.Map:
+		return "a mapping"
+	case reflect.Slice, reflect.Array:
+		return "a list"
+	case reflect.String:
+		return "a string"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64, reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "a whole number"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Pointer:
+		return kindName(t.Elem())
+	}
+	return t.String()
+}
+
+// allowedFields lists the field names valid next to the unknown field at path.
+func allowedFields(path string) []string {
+	parent, _, _ := cutLast(path)
+	segs := strings.Split(parent, ".")
+	var t reflect.Type
+	switch {
+	case parent == "":
+		t = reflect.TypeOf(file{})
+	case parent == KeyTable:
+		t = reflect.TypeOf(Table{})
+	case len(segs) == 2 && strings.HasPrefix(segs[1], KeyGSIs+"["):
+		t = reflect.TypeOf(GSI{})
+	case len(segs) == 2 && segs[0] == KeyEntities:
+		t = reflect.TypeOf(Entity{})
+	case len(segs) == 3 && segs[0] == KeyEntities && segs[2] == KeySource:
+		t = reflect.TypeOf(Source{})
+	case len(segs) == 3 && segs[0] == KeyEntities && segs[2] == KeyAttributes:
+		t = reflect.TypeOf(Attributes{})
+	case len(segs) == 4 && segs[0] == KeyEntities && segs[2] == KeyIndexes:
+		t = reflect.TypeOf(IndexKeys{})
+	default:
+		return nil
+	}
+	var out []string
+	for i := 0; i < t.NumField(); i++ {
+		tag, _, _ := strings.Cut(t.Field(i).Tag.Get("yaml"), ",")
+		if tag != "" && tag != "-" {
+			out = append(out, tag)
+		}
+	}
+	return out
+}
+
+func cutLast(path string) (parent, last string, ok bool) {
+	i := strings.LastIndexByte(path, '.')
+	if i < 0 {
+		return "", path, path != ""
+	}
+	return path[:i], path[i+1:], true
+}
+
+type posKey struct{ line, col int }
+
+type pos struct{ line, col int }
+
+// positions maps dotted paths to places in the file and back.
+type positions struct {
+	byPath      map[string]pos
+	byPos       map[posKey]string
+	entityOrder []string
+}
+
+func (p *positions) lookup(path string) (pos, bool) {
+	for {
+		if q, ok := p.byPath[path]; ok {
+			return q, true
+		}
+		parent, _, ok := cutLast(path)
+		if !ok || parent == path {
+			return pos{}, false
+		}
+		path = parent
+	}
+}
+
+func indexPositions(f *ast.File) *positions {
+	p := &positions{byPath: map[string]pos{}, byPos: map[posKey]string{}}
+	for _, doc := range f.Docs {
+		p.walk(doc.Body, "")
+	}
+	return p
+}
+
+func (p *positions) add(path string, tk *token.Token, reverse bool) {
+	if tk == nil || tk.Position == nil {
+		return
+	}
+	q := pos{tk.Position.Line, tk.Position.Column}
+	if _, ok := p.byPath[path]; !ok {
+		p.byPath[path] = q
+	}
+	if reverse {
+		p.byPos[posKey(q)] = path
+	}
+}
+
+func (p *positions) walk(n ast.Node, path string) {
+	switch n := n.(type) {
+	case *ast.MappingNode:
+		for _, mv := range n.Values {
+			p.walkPair(mv, path)
+		}
+	case *ast.MappingValueNode:
+		p.walkPair(n, path)
+	case *ast.SequenceNode:
+		for i, v := range n.Values {
+			ip := fmt.Sprintf("%s[%d]", path, i)
+			p.add(ip, v.GetToken(), true)
+			p.walk(v, ip)
+		}
+	case *ast.AnchorNode:
+		p.walk(n.Value, path)
+	case *ast.TagNode:
+		p.walk(n.Value, path)
+	}
+}
+
+func (p *positions) walkPair(mv *ast.MappingValueNode, parent string) {
+	key := mv.Key.String()
+	if v, ok := mv.Key.(ast.ScalarNode); ok {
+		key = fmt.Sprint(v.GetValue())
+	}
+	path := key
+	if parent != "" {
+		path = parent + "." + key
+	}
+	if parent == KeyEntities {
+		p.entityOrder = append(p.entityOrder, key)
+	}
+	// Errors about a scalar point at the value; about a mapping or list, at its key.
+	// Children, walked after, take over positions they share with their parent.
+	switch mv.Value.(type) {
+	case *ast.MappingNode, *ast.MappingValueNode, *ast.SequenceNode:
+		p.add(path, mv.Key.GetToken(), true)
+		p.add(path, mv.Value.GetToken(), true)
+	default:
+		p.add(path, mv.Value.GetToken(), true)
+		p.add(path, mv.Key.GetToken(), true)
+	}
+	p.walk(mv.Value, path)
+}

@@ -1,0 +1,121 @@
+package mapping
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Template is a parsed key template such as "ORDER#${order_id}".
+//
+// Syntax: literal text with placeholders "${column}" or "${column:width}";
+// "$$" is a literal "$". A placeholder's width zero-pads integer values to
+// that many digits so that string order equals numeric order; without a
+// width, integer columns in sort-key templates are padded to the width of
+// their PostgreSQL type (see transform), and ":0" turns padding off.
+type Template struct {
+	// Source is the template text as written.
+	Source string
+	// Parts are the literal and placeholder pieces in order.
+	Parts []Part
+}
+
+// Part is a literal (Column == "") or a placeholder.
+type Part struct {
+	Literal string
+	Column  string
+	// Width is the zero-padding width of a placeholder: WidthAuto when not
+	// given, 0 for no padding.
+	Width int
+}
+
+// WidthAuto marks a placeholder written without ":width".
+const WidthAuto = -1
+
+// TemplateError is a syntax error in a template. Offset is the 0-based
+// byte offset in the template text where the problem starts.
+type TemplateError struct {
+	Offset int
+	Msg    string
+}
+
+func (e *TemplateError) Error() string {
+	return fmt.Sprintf("%s (at character %d)", e.Msg, e.Offset+1)
+}
+
+// ParseTemplate parses s. It returns a *TemplateError for an unclosed or
+// empty placeholder or a bad width. An empty s is a valid, empty template.
+func ParseTemplate(s string) (Template, error) {
+	t := Template{Source: s}
+	var lit strings.Builder
+	flush := func() {
+		if lit.Len() > 0 {
+			t.Parts = append(t.Parts, Part{Literal: lit.String()})
+			lit.Reset()
+		}
+	}
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c != '$' || i+1 >= len(s) {
+			lit.WriteByte(c)
+			i++
+			continue
+		}
+		switch s[i+1] {
+		case '$':
+			lit.WriteByte('$')
+			i += 2
+			continue
+		case '{':
+		default:
+			lit.WriteByte(c)
+			i++
+			continue
+		}
+		end := strings.IndexByte(s[i+2:], '}')
+		if end < 0 {
+			return Template{}, &TemplateError{Offset: i, Msg: `unclosed "${": expected "}" after the column name`}
+		}
+		body := s[i+2 : i+2+end]
+		if strings.Contains(body, "${") {
+			return Template{}, &TemplateError{Offset: i, Msg: `unclosed "${": expected "}" before the next "${"`}
+		}
+		name, widthText, hasWidth := strings.Cut(body, ":")
+		name = strings.TrimSpace(name)
+		if name == "" {
+			return Template{}, &TemplateError{Offset: i, Msg: `empty placeholder: expected "${column}"`}
+		}
+		width := WidthAuto
+		if hasWidth {
+			w, err := strconv.Atoi(strings.TrimSpace(widthText))
+			if err != nil || w < 0 || w > 64 {
+				return Template{}, &TemplateError{Offset: i + 2 + len(body) - len(widthText),
+					Msg: fmt.Sprintf("bad width %q in ${%s}: expected a whole number from 0 to 64", widthText, body)}
+			}
+			width = w
+		}
+		flush()
+		t.Parts = append(t.Parts, Part{Column: name, Width: width})
+		i += 2 + end + 1
+	}
+	flush()
+	return t, nil
+}
+
+// Columns returns the columns the template refers to, in order, without
+// repeats.
+func (t Template) Columns() []string {
+	var out []string
+	for _, p := range t.Parts {
+		if p.Column != "" && !slices.Contains(out, p.Column) {
+			out = append(out, p.Column)
+		}
+	}
+	return out
+}
+
+// IsZero reports whether the template is empty.
+func (t Template) IsZero() bool { return len(t.Parts) == 0 }
+
+func (t Template) String() string { return t.Source }

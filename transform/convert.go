@@ -1,0 +1,304 @@
+package transform
+
+import (
+	"bytes"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/jackc/pgx/v5/pgtype"
+
+	"github.com/pg2dynamo/pg2dynamo/extract"
+)
+
+// Time formats: ISO-8601 with microseconds when present; timestamptz in UTC.
+const (
+	dateLayout        = "2006-01-02"
+	timestampLayout   = "2006-01-02T15:04:05.999999"
+	timestamptzLayout = "2006-01-02T15:04:05.999999Z"
+)
+
+// scalar converts one non-NULL value of a PostgreSQL type, as pgx decodes
+// it, to a DynamoDB attribute value and, for types allowed in keys, to key
+// text.
+type scalar struct {
+	attr func(v any) (types.AttributeValue, error)
+	// text renders the value for a key template; nil when the type cannot
+	// be part of a key.
+	text func(v any) (string, error)
+	// intWidth is the zero-padding width used by default in sort keys: the
+	// digits of the type's largest value; 0 for non-integer types.
+	intWidth int
+}
+
+// scalarFor returns the conversion of PostgreSQL type typ (pg_type.typname)
+// read as extract reads it (text form when asText).
+func scalarFor(typ string, asText bool) scalar {
+	if asText {
+		if typ == "json" || typ == "jsonb" {
+			return scalar{attr: jsonAttr}
+		}
+		return scalar{attr: stringAttr, text: stringText}
+	}
+	switch typ {
+	case "int2":
+		return scalar{attr: numberAttr(intText), text: intText, intWidth: 5}
+	case "int4":
+		return scalar{attr: numberAttr(intText), text: intText, intWidth: 10}
+	case "int8":
+		return scalar{attr: numberAttr(intText), text: intText, intWidth: 19}
+	case "numeric":
+		return scalar{attr: numberAttr(numericText), text: numericText}
+	case "float4", "float8":
+		return scalar{attr: numberAttr(floatText), text: floatText}
+	case "uuid":
+		return scalar{attr: stringAttrOf(uuidText), text: uuidText}
+	case "bool":
+		return scalar{attr: boolAttr, text: boolText}
+	case "bytea":
+		return scalar{attr: bytesAttr}
+	case "date":
+		return scalar{attr: stringAttrOf(timeText(typ)), text: timeText(typ)}
+	case "timestamp", "timestamptz":
+		return scalar{attr: stringAttrOf(timeText(typ)), text: timeText(typ)}
+	default: // text, varchar, bpchar, name
+		return scalar{attr: stringAttr, text: stringText}
+	}
+}
+
+// columnAttr returns the attribute conversion of column c: its scalar's,
+// or a list of them for an array (NULL elements become NULL attributes).
+func columnAttr(c extract.Column) func(v any) (types.AttributeValue, error) {
+	s := scalarFor(c.Type, c.AsText)
+	if !c.Array {
+		return s.attr
+	}
+	return func(v any) (types.AttributeValue, error) {
+		elems, ok := v.([]any)
+		if !ok {
+			return nil, unexpected(v, c.Type+"[]")
+		}
+		list := make([]types.AttributeValue, len(elems))
+		for i, e := range elems {
+			if e == nil {
+				list[i] = &types.AttributeValueMemberNULL{Value: true}
+				continue
+			}
+			av, err := s.attr(e)
+			if err != nil {
+				return nil, fmt.Errorf("element %d: %w", i+1, err)
+			}
+			list[i] = av
+		}
+		return &types.AttributeValueMemberL{Value: list}, nil
+	}
+}
+
+func unexpected(v any, typ string) error {
+	return fmt.Errorf("unexpected Go value %T for PostgreSQL type %s", v, typ)
+}
+
+func numberAttr(text func(any) (string, error)) func(any) (types.AttributeValue, error) {
+	return func(v any) (types.AttributeValue, error) {
+		s, err := text(v)
+		if err != nil {
+			return nil, err
+		}
+		return &types.AttributeValueMemberN{Value: s}, nil
+	}
+}
+
+func stringAttrOf(text func(any) (string, error)) func(any) (types.AttributeValue, error) {
+	return func(v any) (types.AttributeValue, error) {
+		s, err := text(v)
+		if err != nil {
+			return nil, err
+		}
+		return &types.AttributeValueMemberS{Value: s}, nil
+	}
+}
+
+func intText(v any) (string, error) {
+	switch n := v.(type) {
+	case int16:
+		return strconv.FormatInt(int64(n), 10), nil
+	case int32:
+		return strconv.FormatInt(int64(n), 10), nil
+	case int64:
+		return strconv.FormatInt(n, 10), nil
+	}
+	return "", unexpected(v, "integer")
+}
+
+func numericText(v any) (string, error) {
+	n, ok := v.(pgtype.Numeric)
+	if !ok {
+		return "", unexpected(v, "numeric")
+	}
+	if n.NaN || n.InfinityModifier != pgtype.Finite {
+		return "", ErrNotANumber
+	}
+	if n.Int == nil {
+		return "0", nil
+	}
+	return CanonicalNumber(n.Int.String() + "e" + strconv.Itoa(int(n.Exp)))
+}
+
+func floatText(v any) (string, error) {
+	var f float64
+	bits := 64
+	switch n := v.(type) {
+	case float32:
+		f, bits = float64(n), 32
+	case float64:
+		f = n
+	default:
+		return "", unexpected(v, "float")
+	}
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return "", ErrNotANumber
+	}
+	// The shortest decimal that reads back as the same float: 0.1::real is
+	// "0.1", as psql prints it, not 0.10000000149011612.
+	return CanonicalNumber(strconv.FormatFloat(f, 'e', -1, bits))
+}
+
+func stringAttr(v any) (types.AttributeValue, error) {
+	s, ok := v.(string)
+	if !ok {
+		return nil, unexpected(v, "text")
+	}
+	return &types.AttributeValueMemberS{Value: s}, nil
+}
+
+func stringText(v any) (string, error) {
+	s, ok := v.(string)
+	if !ok {
+		return "", unexpected(v, "text")
+	}
+	return s, nil
+}
+
+func uuidText(v any) (string, error) {
+	u, ok := v.([16]byte)
+	if !ok {
+		return "", unexpected(v, "uuid")
+	}
+	var buf [36]byte
+	hex.Encode(buf[0:8], u[0:4])
+	buf[8] = '-'
+	hex.Encode(buf[9:13], u[4:6])
+	buf[13] = '-'
+	hex.Encode(buf[14:18], u[6:8])
+	buf[18] = '-'
+	hex.Encode(buf[19:23], u[8:10])
+	buf[23] = '-'
+	hex.Encode(buf[24:], u[10:])
+	return string(buf[:]), nil
+}
+
+func boolAttr(v any) (types.AttributeValue, error) {
+	b, ok := v.(bool)
+	if !ok {
+		return nil, unexpected(v, "boolean")
+	}
+	return &types.AttributeValueMemberBOOL{Value: b}, nil
+}
+
+func boolText(v any) (string, error) {
+	b, ok := v.(bool)
+	if !ok {
+		return "", unexpected(v, "boolean")
+	}
+	return strconv.FormatBool(b), nil
+}
+
+func bytesAttr(v any) (types.AttributeValue, error) {
+	b, ok := v.([]byte)
+	if !ok {
+		return nil, unexpected(v, "bytea")
+	}
+	return &types.AttributeValueMemberB{Value: b}, nil
+}
+
+func timeText(typ string) func(any) (string, error) {
+	layout := map[string]string{"date": dateLayout, "timestamp": timestampLayout, "timestamptz": timestamptzLayout}[typ]
+	return func(v any) (string, error) {
+		switch t := v.(type) {
+		case time.Time:
+			if typ == "timestamptz" {
+				t = t.UTC()
+			}
+			if y := t.Year(); y < 1 || y > 9999 {
+				return "", fmt.Errorf("%s year %d has no ISO-8601 form without an extended year", typ, y)
+			}
+			return t.Format(layout), nil
+		case pgtype.InfinityModifier:
+			return "", fmt.Errorf("%s %s has no ISO-8601 form", typ, t)
+		}
+		return "", unexpected(v, typ)
+	}
+}
+
+// jsonAttr converts json/jsonb text to M, L, S, N, BOOL or NULL, keeping
+// numbers exact (never through float64).
+func jsonAttr(v any) (types.AttributeValue, error) {
+	s, ok := v.(string)
+	if !ok {
+		return nil, unexpected(v, "json")
+	}
+	dec := json.NewDecoder(bytes.NewReader([]byte(s)))
+	dec.UseNumber()
+	var doc any
+	if err := dec.Decode(&doc); err != nil {
+		return nil, fmt.Errorf("json: %w", err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return nil, errors.New("json: trailing data after the document")
+	}
+	return jsonValue(doc)
+}
+
+func jsonValue(doc any) (types.AttributeValue, error) {
+	switch d := doc.(type) {
+	case nil:
+		return &types.AttributeValueMemberNULL{Value: true}, nil
+	case bool:
+		return &types.AttributeValueMemberBOOL{Value: d}, nil
+	case string:
+		return &types.AttributeValueMemberS{Value: d}, nil
+	case json.Number:
+		n, err := CanonicalNumber(string(d))
+		if err != nil {
+			return nil, err
+		}
+		return &types.AttributeValueMemberN{Value: n}, nil
+	case []any:
+		list := make([]types.AttributeValue, len(d))
+		for i, e := range d {
+			av, err := jsonValue(e)
+			if err != nil {
+				return nil, fmt.Errorf("[%d]: %w", i, err)
+			}
+			list[i] = av
+		}
+		return &types.AttributeValueMemberL{Value: list}, nil
+	case map[string]any:
+		m := make(map[string]types.AttributeValue, len(d))
+		for k, e := range d {
+			av, err := jsonValue(e)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", k, err)
+			}
+			m[k] = av
+		}
+		return &types.AttributeValueMemberM{Value: m}, nil
+	}
+	return nil, fmt.Errorf("json: unexpected %T", doc)
+}

@@ -1,0 +1,466 @@
+// Package transform turns source rows into DynamoDB items by the rules of a
+// mapping. It is pure: rows in, items out, no I/O, so it is tested and
+// benchmarked without a database.
+//
+// Compile checks an entity of the mapping against the columns its source
+// really has (from extract.Describe) and returns a Plan; Plan.Item converts
+// one row. PostgreSQL types convert as documented in the README's type table.
+package transform
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/pg2dynamo/pg2dynamo/extract"
+	"github.com/pg2dynamo/pg2dynamo/mapping"
+)
+
+// DynamoDB key size limits in bytes of UTF-8.
+// https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/ServiceQuotas.html#limits-partition-sort-keys
+const (
+	MaxPartitionKeyBytes = 2048
+	MaxSortKeyBytes      = 1024
+)
+
+// Item is one DynamoDB item produced from one source row.
+type Item struct {
+	// Entity is the index of the entity in mapping.Mapping.Entities.
+	Entity int
+	// Attrs is the item: key attributes, the type attribute and the
+	// converted columns (NULL columns are absent).
+	Attrs map[string]types.AttributeValue
+	// Row is the source row the item came from (values in Plan.Columns
+	// order), kept to name the row if writing the item fails.
+	Row []any
+}
+
+// RowError is why one source row produced no item. It is data, not a
+// failure of the run: the row is listed in the rejects file.
+type RowError struct {
+	Entity string
+	// SourceKey holds the row's values of the columns its key templates
+	// use, as key text (nil for NULL), to find the row in PostgreSQL.
+	SourceKey map[string]any
+	// Column is the column at fault, if any.
+	Column string
+	// Reason says what is wrong.
+	Reason string
+}
+
+func (e *RowError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s row %s", e.Entity, FormatSourceKey(e.SourceKey))
+	if e.Column != "" {
+		fmt.Fprintf(&b, ": column %q", e.Column)
+	}
+	b.WriteString(": ")
+	b.WriteString(e.Reason)
+	return b.String()
+}
+
+// FormatSourceKey renders a source key as col=value pairs in name order.
+func FormatSourceKey(k map[string]any) string {
+	names := make([]string, 0, len(k))
+	for n := range k {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	parts := make([]string, len(names))
+	for i, n := range names {
+		if k[n] == nil {
+			parts[i] = n + "=NULL"
+		} else {
+			parts[i] = fmt.Sprintf("%s=%v", n, k[n])
+		}
+	}
+	return "(" + strings.Join(parts, ", ") + ")"
+}
+
+// Plan converts rows of one entity. It is immutable after Compile and safe
+// for concurrent use.
+type Plan struct {
+	entity   *mapping.Entity
+	index    int
+	cols     []extract.Column
+	attrs    []attrPlan
+	keys     []keyPlan
+	typeAttr string
+	typeVal  types.AttributeValue
+	// keyCols are the indexes in cols of the columns the key templates use.
+	keyCols []int
+}
+
+type attrPlan struct {
+	col     int
+	name    string
+	convert func(any) (types.AttributeValue, error)
+}
+
+type keyPlan struct {
+	attr     string
+	template string
+	maxBytes int
+	parts    []keyPart
+	// sparse: a NULL leaves the attribute (and its GSI sibling) out.
+	sparse bool
+	gsi    string
+}
+
+type keyPart struct {
+	literal string
+	col     int // -1 for a literal
+	width   int
+	text    func(any) (string, error)
+}
+
+// Compile checks entity number index of m against cols, the columns its
+// source has, and returns the Plan to convert its rows. Problems are
+// returned as mapping.Errors located in the mapping file: an unknown column
+// (with the columns that exist), a column type that cannot be part of a key,
+// an attribute name that collides with a key or type attribute.
+func Compile(m *mapping.Mapping, index int, cols []extract.Column) (*Plan, error) {
+	e := m.Entities[index]
+	ep := mapping.Path(mapping.KeyEntities, e.Name)
+	var errs mapping.Errors
+	add := func(path, format string, args ...any) { errs = append(errs, m.Errorf(path, format, args...)) }
+
+	byName := map[string]int{}
+	for i, c := range cols {
+		if _, dup := byName[c.Name]; dup {
+			add(mapping.Path(ep, mapping.KeySource), "the source has two columns named %q: give them distinct names", c.Name)
+		}
+		byName[c.Name] = i
+	}
+	known := func(path, col string) bool {
+		if _, ok := byName[col]; ok {
+			return true
+		}
+		add(path, "unknown column %q%s; %s has columns: %s", col, suggest(col, cols), e.Source, columnList(cols))
+		return false
+	}
+
+	p := &Plan{entity: e, index: index, typeAttr: m.TypeAttribute,
+		typeVal: &types.AttributeValueMemberS{Value: e.Type}}
+	need := map[string]bool{}
+
+	addKey := func(path, attr string, tpl mapping.Template, isSort bool, maxBytes int, gsi string, sparse bool) {
+		k := keyPlan{attr: attr, template: tpl.Source, maxBytes: maxBytes, gsi: gsi, sparse: sparse}
+		for _, part := range tpl.Parts {
+			if part.Column == "" {
+				k.parts = append(k.parts, keyPart{literal: part.Literal, col: -1})
+				continue
+			}
+			if !known(path, part.Column) {
+				continue
+			}
+			ci := byName[part.Column]
+			c := cols[ci]
+			s := scalarFor(c.Type, c.AsText)
+			if c.Array || s.text == nil {
+				add(path, "column %q of type %s cannot be part of a key: expected a number, string, uuid, boolean, date or timestamp column", c.Name, typeName(c))
+				continue
+			}
+			width := part.Width
+			if width == mapping.WidthAuto {
+				width = 0
+				if isSort {
+					width = s.intWidth
+				}
+			}
+			k.parts = append(k.parts, keyPart{col: ci, width: width, text: s.text})
+			need[c.Name] = true
+		}
+		p.keys = append(p.keys, k)
+	}
+	t := m.Table
+	addKey(mapping.Path(ep, mapping.KeyPK), t.PartitionKey, e.PKTemplate, false, MaxPartitionKeyBytes, "", false)
+	addKey(mapping.Path(ep, mapping.KeySK), t.SortKey, e.SKTemplate, true, MaxSortKeyBytes, "", false)
+	for _, g := range t.GSIs {
+		pair, ok := e.IndexTemplate[g.Name]
+		if !ok {
+			continue
+		}
+		ip := mapping.Path(ep, mapping.KeyIndexes, g.Name)
+		sparse := e.Indexes[g.Name].Sparse
+		if !pair[0].IsZero() {
+			addKey(mapping.Path(ip, mapping.KeyPK), g.PartitionKey, pair[0], false, MaxPartitionKeyBytes, g.Name, sparse)
+		}
+		if !pair[1].IsZero() {
+			addKey(mapping.Path(ip, mapping.KeySK), g.SortKey, pair[1], true, MaxSortKeyBytes, g.Name, sparse)
+		}
+	}
+	for _, k := range p.keys[:2] {
+		for _, part := range k.parts {
+			if part.col >= 0 && !slices.Contains(p.keyCols, part.col) {
+				p.keyCols = append(p.keyCols, part.col)
+			}
+		}
+	}
+
+	// Attributes: all columns, or the selected ones, minus the excluded.
+	ap := mapping.Path(ep, mapping.KeyAttributes)
+	chosen := map[string]bool{}
+	if len(e.Attributes.Select) > 0 {
+		for i, c := range e.Attributes.Select {
+			if known(fmt.Sprintf("%s.%s[%d]", ap, mapping.KeySelect, i), c) {
+				chosen[c] = true
+			}
+		}
+	} else {
+		for _, c := range cols {
+			chosen[c.Name] = true
+		}
+	}
+	for i, c := range e.Attributes.Exclude {
+		if known(fmt.Sprintf("%s.%s[%d]", ap, mapping.KeyExclude, i), c) {
+			delete(chosen, c)
+		}
+	}
+	for c := range e.Attributes.Rename {
+		known(mapping.Path(ap, mapping.KeyRename, c), c)
+	}
+	reserved := append(m.KeyAttributes(), m.TypeAttribute)
+	attrOf := map[string]string{}
+	for _, c := range cols {
+		if !chosen[c.Name] {
+			continue
+		}
+		name := c.Name
+		if to, ok := e.Attributes.Rename[c.Name]; ok {
+			name = to
+		}
+		if slices.Contains(reserved, name) {
+			add(ap, "column %q would overwrite the key or type attribute %q: rename it (attributes.rename) or exclude it", c.Name, name)
+			continue
+		}
+		if other, dup := attrOf[name]; dup {
+			add(ap, "columns %q and %q both become attribute %q", other, c.Name, name)
+			continue
+		}
+		attrOf[name] = c.Name
+		need[c.Name] = true
+	}
+	if len(errs) > 0 {
+		return nil, errs
+	}
+
+	// Read only the needed columns, in source order.
+	remap := map[int]int{}
+	for i, c := range cols {
+		if need[c.Name] {
+			remap[i] = len(p.cols)
+			p.cols = append(p.cols, c)
+		}
+	}
+	for i := range p.keys {
+		for j := range p.keys[i].parts {
+			if part := &p.keys[i].parts[j]; part.col >= 0 {
+				part.col = remap[part.col]
+			}
+		}
+	}
+	for i := range p.keyCols {
+		p.keyCols[i] = remap[p.keyCols[i]]
+	}
+	for i, c := range p.cols {
+		name := attrNameFor(e, c.Name)
+		if _, ok := attrOf[name]; ok && attrOf[name] == c.Name {
+			p.attrs = append(p.attrs, attrPlan{col: i, name: name, convert: columnAttr(c)})
+		}
+	}
+	return p, nil
+}
+
+func attrNameFor(e *mapping.Entity, col string) string {
+	if to, ok := e.Attributes.Rename[col]; ok {
+		return to
+	}
+	return col
+}
+
+// Columns returns the columns Item expects, in order: pass them to
+// extract.Source.Stream.
+func (p *Plan) Columns() []extract.Column { return p.cols }
+
+// Entity returns the entity the plan converts.
+func (p *Plan) Entity() *mapping.Entity { return p.entity }
+
+// Item converts one row (values in Columns order, nil for NULL). It returns
+// a *RowError when the row cannot become an item: a NULL or empty key, a
+// key over DynamoDB's size limit, a value DynamoDB cannot hold (a number
+// over 38 digits, NaN, an infinite date).
+func (p *Plan) Item(values []any) (Item, error) {
+	if len(values) != len(p.cols) {
+		return Item{}, fmt.Errorf("transform %s: got %d values, want %d", p.entity.Name, len(values), len(p.cols))
+	}
+	attrs := make(map[string]types.AttributeValue, len(p.attrs)+len(p.keys)+1)
+	var skipGSI string
+	for _, k := range p.keys {
+		if k.gsi != "" && k.gsi == skipGSI {
+			continue
+		}
+		s, col, reason := p.renderKey(k, values)
+		if reason != "" {
+			if k.sparse && values[col] == nil {
+				// Sparse index: leave the item out of this GSI entirely.
+				delete(attrs, p.gsiSibling(k))
+				skipGSI = k.gsi
+				continue
+			}
+			return Item{}, p.rowError(values, col, reason)
+		}
+		attrs[k.attr] = &types.AttributeValueMemberS{Value: s}
+	}
+	attrs[p.typeAttr] = p.typeVal
+	for _, a := range p.attrs {
+		v := values[a.col]
+		if v == nil {
+			continue
+		}
+		av, err := a.convert(v)
+		if err != nil {
+			return Item{}, p.rowError(values, a.col, err.Error())
+		}
+		attrs[a.name] = av
+	}
+	return Item{Entity: p.index, Attrs: attrs, Row: values}, nil
+}
+
+// gsiSibling returns the other key attribute of k's GSI.
+func (p *Plan) gsiSibling(k keyPlan) string {
+	for _, o := range p.keys {
+		if o.gsi == k.gsi && o.attr != k.attr {
+			return o.attr
+		}
+	}
+	return ""
+}
+
+// renderKey renders key k from values. On failure it returns the column at
+// fault (-1 for none) and the reason.
+func (p *Plan) renderKey(k keyPlan, values []any) (string, int, string) {
+	var b strings.Builder
+	for _, part := range k.parts {
+		if part.col < 0 {
+			b.WriteString(part.literal)
+			continue
+		}
+		v := values[part.col]
+		if v == nil {
+			return "", part.col, fmt.Sprintf("NULL in key attribute %s (template %q)", k.attr, k.template)
+		}
+		s, err := part.text(v)
+		if err != nil {
+			return "", part.col, fmt.Sprintf("key attribute %s: %v", k.attr, err)
+		}
+		if part.width > 0 && isNumberText(s) {
+			s = padNumber(s, part.width)
+		}
+		b.WriteString(s)
+	}
+	if b.Len() == 0 {
+		return "", -1, fmt.Sprintf("key attribute %s renders empty (template %q): DynamoDB keys must not be empty", k.attr, k.template)
+	}
+	if b.Len() > k.maxBytes {
+		return "", -1, fmt.Sprintf("key attribute %s is %d bytes: DynamoDB allows at most %d", k.attr, b.Len(), k.maxBytes)
+	}
+	return b.String(), -1, ""
+}
+
+func isNumberText(s string) bool {
+	if s == "" {
+		return false
+	}
+	if s[0] == '-' {
+		s = s[1:]
+	}
+	for i := 0; i < len(s); i++ {
+		if (s[i] < '0' || s[i] > '9') && s[i] != '.' {
+			return false
+		}
+	}
+	return s != ""
+}
+
+func (p *Plan) rowError(values []any, col int, reason string) *RowError {
+	re := &RowError{Entity: p.entity.Name, Reason: reason, SourceKey: p.SourceKey(values)}
+	if col >= 0 {
+		re.Column = p.cols[col].Name
+	}
+	return re
+}
+
+// SourceKey returns the row's values of the columns used by its partition
+// and sort key templates, rendered as key text (nil for NULL).
+func (p *Plan) SourceKey(values []any) map[string]any {
+	k := make(map[string]any, len(p.keyCols))
+	for _, ci := range p.keyCols {
+		c := p.cols[ci]
+		v := values[ci]
+		if v == nil {
+			k[c.Name] = nil
+			continue
+		}
+		if s := scalarFor(c.Type, c.AsText); s.text != nil {
+			if t, err := s.text(v); err == nil {
+				k[c.Name] = t
+				continue
+			}
+		}
+		k[c.Name] = fmt.Sprint(v)
+	}
+	return k
+}
+
+func typeName(c extract.Column) string {
+	if c.Array {
+		return c.Type + "[]"
+	}
+	return c.Type
+}
+
+func columnList(cols []extract.Column) string {
+	names := make([]string, len(cols))
+	for i, c := range cols {
+		names[i] = c.Name
+	}
+	return strings.Join(names, ", ")
+}
+
+// suggest returns ` (did you mean "x"?)` for the closest column name within
+// edit distance 2, or "".
+func suggest(name string, cols []extract.Column) string {
+	best, bestD := "", 3
+	for _, c := range cols {
+		if d := editDistance(strings.ToLower(name), strings.ToLower(c.Name)); d < bestD {
+			best, bestD = c.Name, d
+		}
+	}
+	if best == "" {
+		return ""
+	}
+	return fmt.Sprintf(" (did you mean %q?)", best)
+}
+
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
