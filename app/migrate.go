@@ -40,6 +40,7 @@ Example, against DynamoDB Local:
       --endpoint-url http://localhost:8000 --region us-east-1 --create-table`,
 		Flags: []cli.Flag{
 			mappingFlag, sourceFlag, endpointFlag, regionFlag, profileFlag,
+			&cli.StringFlag{Name: "table", Usage: "DynamoDB table `NAME`, overriding table.name in the mapping (one mapping, several environments)"},
 			&cli.BoolFlag{Name: "create-table", Usage: "create the table and its GSIs from the mapping if it does not exist, and wait until it is ACTIVE"},
 			&cli.IntFlag{Name: "concurrency", Aliases: []string{"c"}, Value: pipeline.DefaultConcurrency, Usage: "number of parallel BatchWriteItem writers"},
 			&cli.IntFlag{Name: "max-attempts", Value: 10, Usage: "attempts per DynamoDB request on throttling, 5xx and network errors (exponential backoff with jitter)"},
@@ -60,6 +61,12 @@ func runMigrate(c *cli.Context) error {
 	m, err := mapping.Load(c.Path("mapping"))
 	if err != nil {
 		return err
+	}
+	if t := c.String("table"); t != "" {
+		if !mapping.ValidTableName(t) {
+			return usageError{fmt.Errorf("--table %q: expected 3-255 characters of a-z, A-Z, 0-9, '_', '-', '.'", t)}
+		}
+		m.Table.Name = t
 	}
 
 	src, err := extract.Connect(ctx, c.String("source"))

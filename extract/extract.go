@@ -63,11 +63,19 @@ func (s *Source) Conn() *pgx.Conn { return s.conn }
 
 // Close ends the snapshot transaction, if any, and closes the connection.
 func (s *Source) Close(ctx context.Context) error {
-	if s.tx != nil {
-		_ = s.tx.Rollback(ctx)
-		s.tx = nil
-	}
+	_ = s.End(ctx)
 	return s.conn.Close(ctx)
+}
+
+// End ends the snapshot begun by Begin (the transaction is rolled back: it
+// only read). It is a no-op without a snapshot.
+func (s *Source) End(ctx context.Context) error {
+	if s.tx == nil {
+		return nil
+	}
+	err := s.tx.Rollback(ctx)
+	s.tx = nil
+	return err
 }
 
 // Begin starts the read-only REPEATABLE READ transaction that every later

@@ -110,6 +110,10 @@ func (m *Mapping) applyDefaults() {
 // https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/HowItWorks.NamingRulesDataTypes.html
 var tableNameRE = regexp.MustCompile(`^[a-zA-Z0-9_.-]{3,255}$`)
 
+// ValidTableName reports whether name follows DynamoDB's naming rules for
+// tables and indexes (3-255 characters of a-z, A-Z, 0-9, '_', '-', '.').
+func ValidTableName(name string) bool { return tableNameRE.MatchString(name) }
+
 func (m *Mapping) validate() Errors {
 	var errs Errors
 	add := func(path, format string, args ...any) { errs = append(errs, m.Errorf(path, format, args...)) }

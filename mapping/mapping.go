@@ -181,12 +181,15 @@ func (t *Table) GSI(name string) *GSI {
 // IsQuery reports whether the source is a SQL query rather than a table.
 func (s Source) IsQuery() bool { return s.Query != "" }
 
-// String names the source for messages: "public.orders" or "query".
+// String names the source for messages: "orders", "sales.orders" or "query".
 func (s Source) String() string {
-	if s.IsQuery() {
-		return "query"
+	switch {
+	case s.IsQuery():
+		return "the query"
+	case s.Schema != "":
+		return s.Schema + "." + s.Table
 	}
-	return s.Schema + "." + s.Table
+	return s.Table
 }
 
 // EntityIndex returns the position of the named entity in Entities, or -1.

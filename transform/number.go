@@ -40,10 +40,10 @@ func CanonicalNumber(s string) (string, error) {
 	exp += len(coeff) - len(trimmed)
 	coeff = trimmed
 	if len(coeff) > MaxNumberDigits {
-		return "", fmt.Errorf("%s has %d significant digits: DynamoDB numbers hold at most %d", s, len(coeff), MaxNumberDigits)
+		return "", fmt.Errorf("number with %d significant digits: DynamoDB numbers hold at most %d", len(coeff), MaxNumberDigits)
 	}
 	if lead := len(coeff) - 1 + exp; lead > MaxNumberExponent || lead < MinNumberExponent {
-		return "", fmt.Errorf("%s is out of DynamoDB's number range (1E-130 to 9.99…E+125 in magnitude)", s)
+		return "", fmt.Errorf("number of magnitude 1E%+d: DynamoDB numbers range from 1E-130 to 9.99…E+125 in magnitude", lead)
 	}
 	var b strings.Builder
 	if neg {

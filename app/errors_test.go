@@ -1,0 +1,167 @@
+package app
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/pg2dynamo/pg2dynamo/internal/testenv"
+	"github.com/pg2dynamo/pg2dynamo/pipeline"
+)
+
+const accountsSQL = `
+CREATE TABLE accounts (id integer PRIMARY KEY, owner text, balance numeric, score real);
+INSERT INTO accounts VALUES
+  (1, 'ann', 10.50, 1.5),
+  (2, NULL, 3, 2),
+  (3, 'cid', 123456789012345678901234567890123456789, 3),
+  (4, 'dee', 0, 'NaN'),
+  (5, 'eve', -0.000100, NULL);`
+
+const accountsMapping = `table:
+  name: accounts
+entities:
+  Account:
+    source: {table: accounts}
+    pk: OWNER#${owner}
+    sk: ACCOUNT#${id}
+`
+
+func writeMapping(t *testing.T, text string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "mapping.yaml")
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func tableExists(t *testing.T, table string) bool {
+	t.Helper()
+	_, err := dynamoClient(t).DescribeTable(context.Background(), &dynamodb.DescribeTableInput{TableName: aws.String(table)})
+	var nf *types.ResourceNotFoundException
+	if errors.As(err, &nf) {
+		return false
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return true
+}
+
+// A mapping that names things wrongly is refused before anything is
+// written, with the file, line, column and path of the mistake.
+func TestMigrateMappingErrors(t *testing.T) {
+	url := testenv.NewDatabase(t)
+	testenv.Exec(t, url, accountsSQL)
+	cases := []struct {
+		name, mapping, want string
+	}{
+		{
+			name:    "column typo",
+			mapping: strings.Replace(accountsMapping, "${id}", "${idd}", 1),
+			want:    `mapping.yaml:7:9: entities.Account.sk: unknown column "idd" (did you mean "id"?); accounts has columns: id, owner, balance, score`,
+		},
+		{
+			name:    "unknown mapping field",
+			mapping: accountsMapping + "    partition: x\n",
+			want:    `mapping.yaml:8:5: entities.Account.partition: unknown field "partition"; expected one of: source, pk, sk, indexes, attributes, type`,
+		},
+		{
+			name:    "unclosed placeholder",
+			mapping: strings.Replace(accountsMapping, "${owner}", "${owner", 1),
+			want:    `mapping.yaml:6:9: entities.Account.pk: template "OWNER#${owner": unclosed "${": expected "}" after the column name (at character 7)`,
+		},
+		{
+			name:    "unknown table",
+			mapping: strings.Replace(accountsMapping, "{table: accounts}", "{table: acounts}", 1),
+			want:    `mapping.yaml:5:21: entities.Account.source.table: relation "acounts" does not exist`,
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			table := testenv.TableName("bad")
+			r := runCLI(t, migrateArgs(t, writeMapping(t, tc.mapping), url, table, "--create-table")...)
+			if r.code != ExitUsage {
+				t.Fatalf("exit %d, want %d (usage)\nstderr:\n%s", r.code, ExitUsage, r.stderr)
+			}
+			// The message names the file by the path given; compare from its base name.
+			line, _, _ := strings.Cut(r.stderr[strings.Index(r.stderr, "mapping.yaml"):], "\n")
+			if !strings.HasPrefix(line, tc.want) {
+				t.Errorf("error line:\n got %s\nwant %s…", line, tc.want)
+			}
+			if tableExists(t, table) {
+				t.Errorf("table %s was created although the mapping is invalid", table)
+			}
+		})
+	}
+}
+
+// Rows that cannot become items are listed with their reason; every other
+// row is written, and the summary reconciles.
+func TestMigrateRejectsBadRows(t *testing.T) {
+	url := testenv.NewDatabase(t)
+	testenv.Exec(t, url, accountsSQL)
+	table := testenv.TableName("accounts")
+	args := migrateArgs(t, writeMapping(t, accountsMapping), url, table, "--create-table")
+	rejectsPath := args[len(args)-2]
+
+	r := runCLI(t, args...)
+	if r.code != ExitRejected {
+		t.Fatalf("exit %d, want %d (rows rejected)\nstdout:\n%s\nstderr:\n%s", r.code, ExitRejected, r.stdout, r.stderr)
+	}
+	want := []pipeline.Reject{
+		{Entity: "Account", SourceKey: map[string]any{"id": "2", "owner": nil}, Column: "owner",
+			Reason: `NULL in key attribute PK (template "OWNER#${owner}")`},
+		{Entity: "Account", SourceKey: map[string]any{"id": "3", "owner": "cid"}, Column: "balance",
+			Reason: "number with 39 significant digits: DynamoDB numbers hold at most 38"},
+		{Entity: "Account", SourceKey: map[string]any{"id": "4", "owner": "dee"}, Column: "score",
+			Reason: "NaN and Infinity are not DynamoDB numbers"},
+	}
+	if d := cmp.Diff(want, readRejects(t, rejectsPath)); d != "" {
+		t.Errorf("rejects file (-want +got):\n%s", d)
+	}
+	got := testenv.CanonicalItems(scanAll(t, dynamoClient(t), table))
+	wantItems := []string{
+		`{"PK":{"S":"OWNER#ann"},"SK":{"S":"ACCOUNT#0000000001"},"balance":{"N":"10.5"},"id":{"N":"1"},"owner":{"S":"ann"},"score":{"N":"1.5"},"type":{"S":"Account"}}`,
+		`{"PK":{"S":"OWNER#eve"},"SK":{"S":"ACCOUNT#0000000005"},"balance":{"N":"-0.0001"},"id":{"N":"5"},"owner":{"S":"eve"},"type":{"S":"Account"}}`,
+	}
+	if d := cmp.Diff(wantItems, got); d != "" {
+		t.Errorf("table (-want +got):\n%s", d)
+	}
+	if !strings.Contains(r.stdout, "total          5              2              3") {
+		t.Errorf("summary does not reconcile 5 rows = 2 written + 3 rejected:\n%s", r.stdout)
+	}
+	if !strings.Contains(r.stderr, "3 rows rejected: see "+rejectsPath) {
+		t.Errorf("stderr does not point at the rejects file:\n%s", r.stderr)
+	}
+}
+
+func readRejects(t *testing.T, path string) []pipeline.Reject {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out []pipeline.Reject
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		var r pipeline.Reject
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			t.Fatalf("rejects line %q: %v", sc.Text(), err)
+		}
+		out = append(out, r)
+	}
+	return out
+}

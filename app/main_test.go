@@ -1,0 +1,275 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"math/big"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/pg2dynamo/pg2dynamo/internal/testenv"
+	"github.com/pg2dynamo/pg2dynamo/load"
+)
+
+func TestMain(m *testing.M) {
+	// dynalite accepts any credentials; the SDK needs some to sign.
+	os.Setenv("AWS_ACCESS_KEY_ID", "test")
+	os.Setenv("AWS_SECRET_ACCESS_KEY", "test")
+	os.Setenv("AWS_REGION", "us-east-1")
+	os.Setenv("AWS_EC2_METADATA_DISABLED", "true")
+	code := m.Run()
+	testenv.StopDynalite()
+	os.Exit(code)
+}
+
+// cliResult is what one in-process run of the CLI printed and returned.
+type cliResult struct {
+	code           int
+	stdout, stderr string
+}
+
+// runCLI runs pg2dynamo with args in-process, as main does.
+func runCLI(t *testing.T, args ...string) cliResult {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := RunContext(context.Background(), args, &out, &errb)
+	return cliResult{code, out.String(), errb.String()}
+}
+
+// migrateArgs are the flags every test migration uses.
+func migrateArgs(t *testing.T, mappingFile, source, table string, extra ...string) []string {
+	d := testenv.SharedDynalite(t)
+	args := []string{"migrate", "--mapping", mappingFile, "--source", source, "--endpoint-url", d.Endpoint,
+		"--table", table, "--progress", "none", "--rejects", t.TempDir() + "/rejects.jsonl"}
+	return append(args, extra...)
+}
+
+func dynamoClient(t *testing.T) *dynamodb.Client {
+	t.Helper()
+	c, err := load.NewClient(context.Background(), load.ClientConfig{EndpointURL: testenv.SharedDynalite(t).Endpoint})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// scanAll reads the whole table with Scan, following LastEvaluatedKey, and
+// returns the items sorted by primary key.
+func scanAll(t *testing.T, c *dynamodb.Client, table string) []map[string]types.AttributeValue {
+	t.Helper()
+	var items []map[string]types.AttributeValue
+	p := dynamodb.NewScanPaginator(c, &dynamodb.ScanInput{TableName: aws.String(table)})
+	for p.HasMorePages() {
+		page, err := p.NextPage(context.Background())
+		if err != nil {
+			t.Fatalf("scan %s: %v", table, err)
+		}
+		items = append(items, page.Items...)
+	}
+	slices.SortFunc(items, func(a, b map[string]types.AttributeValue) int {
+		return strings.Compare(str(a["PK"])+"\x00"+str(a["SK"]), str(b["PK"])+"\x00"+str(b["SK"]))
+	})
+	return items
+}
+
+// queryAll runs a Query for every page and returns the items in order.
+func queryAll(t *testing.T, c *dynamodb.Client, in *dynamodb.QueryInput) []map[string]types.AttributeValue {
+	t.Helper()
+	var items []map[string]types.AttributeValue
+	p := dynamodb.NewQueryPaginator(c, in)
+	for p.HasMorePages() {
+		page, err := p.NextPage(context.Background())
+		if err != nil {
+			t.Fatalf("query: %v", err)
+		}
+		items = append(items, page.Items...)
+	}
+	return items
+}
+
+func str(av types.AttributeValue) string {
+	if s, ok := av.(*types.AttributeValueMemberS); ok {
+		return s.Value
+	}
+	return ""
+}
+
+// countByType counts items per value of the type attribute.
+func countByType(items []map[string]types.AttributeValue) map[string]int64 {
+	n := map[string]int64{}
+	for _, it := range items {
+		n[str(it["type"])]++
+	}
+	return n
+}
+
+// psqlJSON runs query with the psql client (PostgreSQL's own rendering,
+// independent of pg2dynamo's conversion) and returns one decoded JSON value
+// per output line; the query must select one json column.
+func psqlJSON(t *testing.T, url, query string) []map[string]any {
+	t.Helper()
+	cmd := exec.Command("psql", "-X", "-At", "-v", "ON_ERROR_STOP=1", "-d", url, "-c", query)
+	cmd.Env = append(os.Environ(), "PGTZ=UTC")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("psql: %v\n%s", err, out)
+	}
+	var rows []map[string]any
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		if line == "" {
+			continue
+		}
+		dec := json.NewDecoder(strings.NewReader(line))
+		dec.UseNumber()
+		var row map[string]any
+		if err := dec.Decode(&row); err != nil {
+			t.Fatalf("psql output %q: %v", line, err)
+		}
+		rows = append(rows, row)
+	}
+	return rows
+}
+
+// psqlFile runs a SQL script file with psql.
+func psqlFile(t *testing.T, url, file string) {
+	t.Helper()
+	out, err := exec.Command("psql", "-X", "-q", "-v", "ON_ERROR_STOP=1", "-d", url, "-f", file).CombinedOutput()
+	if err != nil {
+		t.Fatalf("psql -f %s: %v\n%s", file, err, out)
+	}
+}
+
+// sameAsRow reports the differences between a source row as PostgreSQL
+// renders it in JSON and the item written for it: every non-NULL column must
+// be an attribute with an equal value (numbers compared exactly as
+// decimals, timestamps as instants, bytea as bytes), every NULL column must
+// be absent.
+func sameAsRow(row map[string]any, item map[string]types.AttributeValue) []string {
+	var diffs []string
+	for col, want := range row {
+		got, ok := item[col]
+		if want == nil {
+			if ok {
+				diffs = append(diffs, fmt.Sprintf("%s: NULL in PostgreSQL, %#v in DynamoDB", col, got))
+			}
+			continue
+		}
+		if !ok {
+			diffs = append(diffs, fmt.Sprintf("%s: %v in PostgreSQL, absent in DynamoDB", col, want))
+			continue
+		}
+		if d := sameValue(want, got); d != "" {
+			diffs = append(diffs, col+": "+d)
+		}
+	}
+	return diffs
+}
+
+func sameValue(want any, got types.AttributeValue) string {
+	mismatch := func() string { return fmt.Sprintf("PostgreSQL %v, DynamoDB %s", want, describeAV(got)) }
+	switch w := want.(type) {
+	case nil:
+		if _, ok := got.(*types.AttributeValueMemberNULL); !ok {
+			return mismatch()
+		}
+	case bool:
+		if g, ok := got.(*types.AttributeValueMemberBOOL); !ok || g.Value != w {
+			return mismatch()
+		}
+	case json.Number:
+		g, ok := got.(*types.AttributeValueMemberN)
+		if !ok {
+			return mismatch()
+		}
+		a, ok1 := new(big.Rat).SetString(string(w))
+		b, ok2 := new(big.Rat).SetString(g.Value)
+		if !ok1 || !ok2 || a.Cmp(b) != 0 {
+			return mismatch()
+		}
+	case string:
+		switch g := got.(type) {
+		case *types.AttributeValueMemberS:
+			if g.Value == w {
+				return ""
+			}
+			tw, err1 := time.Parse(time.RFC3339Nano, w)
+			tg, err2 := time.Parse(time.RFC3339Nano, g.Value)
+			if err1 != nil || err2 != nil || !tw.Equal(tg) {
+				return mismatch()
+			}
+		case *types.AttributeValueMemberB:
+			b, err := hex.DecodeString(strings.TrimPrefix(w, `\x`))
+			if err != nil || !bytes.Equal(b, g.Value) {
+				return mismatch()
+			}
+		default:
+			return mismatch()
+		}
+	case []any:
+		g, ok := got.(*types.AttributeValueMemberL)
+		if !ok || len(g.Value) != len(w) {
+			return mismatch()
+		}
+		for i := range w {
+			if d := sameValue(w[i], g.Value[i]); d != "" {
+				return fmt.Sprintf("[%d] %s", i, d)
+			}
+		}
+	case map[string]any:
+		g, ok := got.(*types.AttributeValueMemberM)
+		if !ok || len(g.Value) != len(w) {
+			return mismatch()
+		}
+		for k := range w {
+			if d := sameValue(w[k], g.Value[k]); d != "" {
+				return fmt.Sprintf(".%s %s", k, d)
+			}
+		}
+	default:
+		return fmt.Sprintf("unexpected JSON value %T", want)
+	}
+	return ""
+}
+
+func describeAV(av types.AttributeValue) string {
+	switch v := av.(type) {
+	case *types.AttributeValueMemberS:
+		return "S " + v.Value
+	case *types.AttributeValueMemberN:
+		return "N " + v.Value
+	case *types.AttributeValueMemberB:
+		return "B " + base64.StdEncoding.EncodeToString(v.Value)
+	case nil:
+		return "absent"
+	}
+	return fmt.Sprintf("%T", av)
+}
+
+// keyCond builds a Query for PK = pk AND begins_with(SK, prefix).
+func keyCond(t *testing.T, table, pk, skPrefix string) *dynamodb.QueryInput {
+	t.Helper()
+	kc := expression.Key("PK").Equal(expression.Value(pk)).And(expression.Key("SK").BeginsWith(skPrefix))
+	expr, err := expression.NewBuilder().WithKeyCondition(kc).Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &dynamodb.QueryInput{
+		TableName:                 aws.String(table),
+		KeyConditionExpression:    expr.KeyCondition(),
+		ExpressionAttributeNames:  expr.Names(),
+		ExpressionAttributeValues: expr.Values(),
+	}
+}

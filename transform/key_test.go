@@ -1,0 +1,227 @@
+package transform_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/pg2dynamo/pg2dynamo/extract"
+	"github.com/pg2dynamo/pg2dynamo/internal/testenv"
+	"github.com/pg2dynamo/pg2dynamo/mapping"
+	"github.com/pg2dynamo/pg2dynamo/transform"
+)
+
+// keyCols are the columns of the key tests' source, as extract describes them.
+var keyCols = []extract.Column{
+	{Name: "org", Type: "text"},
+	{Name: "id", Type: "int4"},
+	{Name: "small", Type: "int2"},
+	{Name: "big", Type: "int8"},
+	{Name: "ts", Type: "timestamptz"},
+}
+
+func compileKeys(t *testing.T, entity string) *transform.Plan {
+	t.Helper()
+	m, err := mapping.Parse("keys.yaml", []byte(`
+table:
+  name: keys
+  gsis:
+    - {name: GSI1, partition_key: GSI1PK, sort_key: GSI1SK}
+entities:
+`+entity))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := transform.Compile(m, 0, keyCols)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestKeyRendering(t *testing.T) {
+	cases := []struct {
+		name   string
+		entity string
+		row    []any // org, id, small, big, ts (only the columns the plan reads)
+		want   map[string]string
+	}{
+		{
+			name: "integers are zero-padded to their type's width in sort keys only",
+			entity: `  E:
+    source: {table: t}
+    pk: ORG#${org}#${id}
+    sk: ID#${id}#${small}#${big}
+    attributes: {select: [org]}`,
+			row:  []any{"acme", int32(42), int16(7), int64(1001)},
+			want: map[string]string{"PK": "ORG#acme#42", "SK": "ID#0000000042#00007#0000000000000001001"},
+		},
+		{
+			name: "explicit widths, including none",
+			entity: `  E:
+    source: {table: t}
+    pk: ID#${id:6}
+    sk: ID#${id:0}
+    attributes: {select: [id]}`,
+			row:  []any{int32(42)},
+			want: map[string]string{"PK": "ID#000042", "SK": "ID#42"},
+		},
+		{
+			name: "negative numbers keep their sign before the padding",
+			entity: `  E:
+    source: {table: t}
+    pk: X
+    sk: ID#${id:4}
+    attributes: {select: [id]}`,
+			row:  []any{int32(-42)},
+			want: map[string]string{"PK": "X", "SK": "ID#-0042"},
+		},
+		{
+			name: "GSI keys are rendered from their own templates",
+			entity: `  E:
+    source: {table: t}
+    pk: ORG#${org}
+    sk: ID#${id}
+    indexes:
+      GSI1: {pk: "ID#${id}", sk: "ORG#${org}"}
+    attributes: {select: [org]}`,
+			row:  []any{"acme", int32(1)},
+			want: map[string]string{"PK": "ORG#acme", "SK": "ID#0000000001", "GSI1PK": "ID#1", "GSI1SK": "ORG#acme"},
+		},
+		{
+			name: "a sparse index is left out when its column is NULL",
+			entity: `  E:
+    source: {table: t}
+    pk: ID#${id}
+    sk: ID
+    indexes:
+      GSI1: {pk: "ORG#${org}", sk: "ID#${id}", sparse: true}
+    attributes: {select: [id]}`,
+			row:  []any{nil, int32(1)},
+			want: map[string]string{"PK": "ID#1", "SK": "ID"},
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			p := compileKeys(t, tc.entity)
+			it, err := p.Item(tc.row[:len(p.Columns())])
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := map[string]string{}
+			for _, a := range []string{"PK", "SK", "GSI1PK", "GSI1SK"} {
+				if av, ok := it.Attrs[a]; ok {
+					got[a] = strings.Trim(testenv.CanonicalValue(av), `{}"S:`)
+				}
+			}
+			if d := cmp.Diff(tc.want, got); d != "" {
+				t.Errorf("keys (-want +got):\n%s", d)
+			}
+		})
+	}
+}
+
+func TestKeyRejections(t *testing.T) {
+	cases := []struct {
+		name   string
+		entity string
+		row    []any
+		want   transform.RowError
+	}{
+		{
+			name: "NULL in a partition key column",
+			entity: `  E:
+    source: {table: t}
+    pk: ORG#${org}
+    sk: ID#${id}`,
+			row: []any{nil, int32(5), int16(0), int64(0), nil},
+			want: transform.RowError{Entity: "E", SourceKey: map[string]any{"org": nil, "id": "5"}, Column: "org",
+				Reason: `NULL in key attribute PK (template "ORG#${org}")`},
+		},
+		{
+			name: "NULL in a non-sparse GSI key column",
+			entity: `  E:
+    source: {table: t}
+    pk: ID#${id}
+    sk: ID
+    indexes:
+      GSI1: {pk: "ORG#${org}", sk: "ID"}
+    attributes: {select: [id]}`,
+			row: []any{nil, int32(5)},
+			want: transform.RowError{Entity: "E", SourceKey: map[string]any{"id": "5"}, Column: "org",
+				Reason: `NULL in key attribute GSI1PK (template "ORG#${org}")`},
+		},
+		{
+			name: "a key that renders empty",
+			entity: `  E:
+    source: {table: t}
+    pk: ${org}
+    sk: ID#${id}
+    attributes: {select: [id]}`,
+			row: []any{"", int32(5)},
+			want: transform.RowError{Entity: "E", SourceKey: map[string]any{"org": "", "id": "5"},
+				Reason: `key attribute PK renders empty (template "${org}"): DynamoDB keys must not be empty`},
+		},
+		{
+			name: "a sort key over 1024 bytes",
+			entity: `  E:
+    source: {table: t}
+    pk: ID#${id}
+    sk: ${org}
+    attributes: {select: [id]}`,
+			row: []any{strings.Repeat("é", 513), int32(5)},
+			want: transform.RowError{Entity: "E", SourceKey: map[string]any{"org": strings.Repeat("é", 513), "id": "5"},
+				Reason: "key attribute SK is 1026 bytes: DynamoDB allows at most 1024"},
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			p := compileKeys(t, tc.entity)
+			it, err := p.Item(tc.row[:len(p.Columns())])
+			var re *transform.RowError
+			if !errors.As(err, &re) {
+				t.Fatalf("got item %v, error %v; want a RowError", it.Attrs, err)
+			}
+			if d := cmp.Diff(tc.want, *re); d != "" {
+				t.Errorf("RowError (-want +got):\n%s", d)
+			}
+		})
+	}
+}
+
+// Compile refuses, with the mapping path, what cannot work on these columns.
+func TestCompileErrors(t *testing.T) {
+	cases := []struct{ entity, want string }{
+		{`  E:
+    source: {table: t}
+    pk: ORG#${orgg}
+    sk: X`, `keys.yaml:9:9: entities.E.pk: unknown column "orgg" (did you mean "org"?); t has columns: org, id, small, big, ts`},
+		{`  E:
+    source: {table: t}
+    pk: X
+    sk: X
+    attributes: {rename: {org: PK}}`, `keys.yaml:11:32: entities.E.attributes.rename.org: attribute name "PK" is a key or type attribute of the table: choose another name`},
+		{`  E:
+    source: {table: t}
+    pk: X
+    sk: X
+    attributes: {select: [id, nope]}`, `keys.yaml:11:31: entities.E.attributes.select[1]: unknown column "nope"; t has columns: org, id, small, big, ts`},
+	}
+	for _, tc := range cases {
+		m, err := mapping.Parse("keys.yaml", []byte(`
+table:
+  name: keys
+  gsis:
+    - {name: GSI1, partition_key: GSI1PK, sort_key: GSI1SK}
+entities:
+`+tc.entity))
+		if err == nil {
+			_, err = transform.Compile(m, 0, keyCols)
+		}
+		if err == nil || err.Error() != tc.want {
+			t.Errorf("got error:\n%v\nwant:\n%s", err, tc.want)
+		}
+	}
+}
