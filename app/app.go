@@ -75,6 +75,16 @@ func RunContext(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	return code
 }
 
+// requireMapping returns the --mapping path or a usage error. (urfave/cli's
+// own Required check cannot be told apart from other errors.)
+func requireMapping(c *cli.Context) (string, error) {
+	p := c.Path("mapping")
+	if p == "" {
+		return "", usageError{fmt.Errorf("--mapping FILE is required; see pg2dynamo %s --help", c.Command.Name)}
+	}
+	return p, nil
+}
+
 // usageError marks errors about how the command was called.
 type usageError struct{ error }
 
@@ -102,20 +112,41 @@ the rejects file); 130 interrupted.`,
 		HideVersion:     true,
 		HideHelpCommand: true,
 		ExitErrHandler:  func(*cli.Context, error) {}, // Run maps errors to exit codes
-		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
-			return usageError{err}
+		OnUsageError: onUsageError,
+		Action: func(c *cli.Context) error {
+			if c.Args().Present() {
+				return usageError{fmt.Errorf("unknown command %q; see pg2dynamo --help", c.Args().First())}
+			}
+			return cli.ShowAppHelp(c)
 		},
-		Commands: []*cli.Command{
-			migrateCommand(),
-			fixturesCommand(),
-		},
+		Commands: commands(migrateCommand(), fixturesCommand()),
 	}
+}
+
+// onUsageError turns urfave/cli's flag errors into exit code 2, with a
+// pointer to --help instead of the whole help text.
+func onUsageError(c *cli.Context, err error, _ bool) error {
+	name := "pg2dynamo"
+	if c.Command != nil && c.Command.HelpName != "" {
+		name = c.Command.HelpName
+	}
+	return usageError{fmt.Errorf("%w; see %s --help", err, name)}
+}
+
+// commands applies the app-wide settings to every command and subcommand.
+func commands(cmds ...*cli.Command) []*cli.Command {
+	for _, c := range cmds {
+		c.OnUsageError = onUsageError
+		c.HideHelpCommand = true
+		commands(c.Subcommands...)
+	}
+	return cmds
 }
 
 // Flags shared by commands.
 var (
 	mappingFlag = &cli.PathFlag{
-		Name: "mapping", Aliases: []string{"m"}, Required: true, TakesFile: true,
+		Name: "mapping", Aliases: []string{"m"}, TakesFile: true,
 		Usage: "the mapping `FILE` (YAML): target table, entities, key templates",
 	}
 	sourceFlag = &cli.StringFlag{

@@ -165,3 +165,39 @@ func readRejects(t *testing.T, path string) []pipeline.Reject {
 	}
 	return out
 }
+
+// Neither the PostgreSQL password nor the AWS secret key appears in what
+// pg2dynamo prints when a run fails.
+func TestSecretsStayOutOfOutput(t *testing.T) {
+	const pgPassword, awsSecret = "pg-Sekr1t-pw", "aws-Sekr1t-key"
+	t.Setenv("AWS_SECRET_ACCESS_KEY", awsSecret)
+	mappingFile := writeMapping(t, accountsMapping)
+	good := testenv.NewDatabase(t)
+	testenv.Exec(t, good, accountsSQL)
+	withPassword := strings.Replace(good, "postgres@", "postgres:"+pgPassword+"@", 1)
+	cases := []struct {
+		name, source string
+		extra        []string
+	}{
+		{"database that does not exist", "postgres://postgres:" + pgPassword + "@127.0.0.1:5432/pg2dynamo_no_such_db", nil},
+		{"server that does not answer", "postgres://postgres:" + pgPassword + "@127.0.0.1:1/db?connect_timeout=2", nil},
+		{"malformed URL", "postgres://postgres:" + pgPassword + "@127.0.0.1:notaport/db", nil},
+		{"DynamoDB that does not answer", withPassword, []string{"--endpoint-url", "http://127.0.0.1:1", "--max-attempts", "1"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := runCLI(t, append(migrateArgs(t, mappingFile, tc.source, testenv.TableName("secret")), tc.extra...)...)
+			if r.code != ExitFailed {
+				t.Fatalf("exit %d, want %d\nstderr:\n%s", r.code, ExitFailed, r.stderr)
+			}
+			if !strings.HasPrefix(r.stderr, "pg2dynamo: ") {
+				t.Fatalf("no error message:\n%s", r.stderr)
+			}
+			for _, secret := range []string{pgPassword, awsSecret} {
+				if strings.Contains(r.stdout+r.stderr, secret) {
+					t.Errorf("output contains a secret:\n%s%s", r.stdout, r.stderr)
+				}
+			}
+		})
+	}
+}

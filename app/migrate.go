@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"sync"
 	"text/tabwriter"
@@ -58,7 +59,11 @@ func runMigrate(c *cli.Context) error {
 	if c.Int("concurrency") < 1 {
 		return usageError{errors.New("--concurrency must be at least 1")}
 	}
-	m, err := mapping.Load(c.Path("mapping"))
+	path, err := requireMapping(c)
+	if err != nil {
+		return err
+	}
+	m, err := loadMapping(path)
 	if err != nil {
 		return err
 	}
@@ -120,6 +125,17 @@ func runMigrate(c *cli.Context) error {
 		return withCode(ExitRejected, fmt.Errorf("%d rows rejected: see %s", rejected, rejects.path))
 	}
 	return nil
+}
+
+// loadMapping loads the mapping file; a file that cannot be read is a usage
+// error (exit 2), like an invalid one.
+func loadMapping(path string) (*mapping.Mapping, error) {
+	m, err := mapping.Load(path)
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return nil, usageError{err}
+	}
+	return m, err
 }
 
 func progressFor(mode string, w io.Writer, interval time.Duration) (pipeline.Progress, func(), error) {

@@ -109,8 +109,12 @@ func (l *lineProgress) loop() {
 				if s.done == s.lastDone {
 					continue
 				}
-				rate := float64(s.done-s.lastDone) / now.Sub(s.last).Seconds()
-				fmt.Fprintf(l.w, "%s: %d/%d rows done, %.0f items/s\n", name, s.done, s.total, rate)
+				if s.done >= s.total {
+					fmt.Fprintf(l.w, "%s: %d/%d rows done\n", name, s.done, s.total)
+				} else {
+					rate := float64(s.done-s.lastDone) / now.Sub(s.last).Seconds()
+					fmt.Fprintf(l.w, "%s: %d/%d rows done, %.0f rows/s\n", name, s.done, s.total, rate)
+				}
 				s.lastDone, s.last = s.done, now
 			}
 			l.mu.Unlock()

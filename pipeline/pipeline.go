@@ -160,7 +160,9 @@ func Run(ctx context.Context, src *extract.Source, m *mapping.Mapping, plans []*
 	reject := func(r Reject) error {
 		rejectMu.Lock()
 		defer rejectMu.Unlock()
-		states[m.EntityIndex(r.Entity)].rejected.Add(1)
+		st := &states[m.EntityIndex(r.Entity)]
+		st.rejected.Add(1)
+		st.lastAck.Store(time.Now().UnixNano())
 		if opts.OnReject == nil {
 			return nil
 		}
@@ -278,10 +280,7 @@ func Run(ctx context.Context, src *extract.Source, m *mapping.Mapping, plans []*
 		st := &states[i]
 		es := EntityStats{Name: p.Entity().Name, Total: totals[i], Rows: st.rows.Load(),
 			Written: st.written.Load(), Rejected: st.rejected.Load()}
-		if s, l := st.start.Load(), st.lastAck.Load(); s > 0 {
-			if l < s {
-				l = time.Now().UnixNano()
-			}
+		if s, l := st.start.Load(), st.lastAck.Load(); s > 0 && l > s {
 			es.Elapsed = time.Duration(l - s)
 		}
 		sum.Entities = append(sum.Entities, es)

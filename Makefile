@@ -1,0 +1,16 @@
+.PHONY: build test demo
+
+# Build the pg2dynamo binary.
+build:
+	go build -o pg2dynamo .
+
+# Run the test suite: checks or starts PostgreSQL, installs the pinned
+# dynalite (npm ci), then go vet and go test -race.
+test:
+	./scripts/test.sh
+
+# Run the main job end to end on the fixtures and Northwind: starts
+# dynalite (or uses DYNAMODB_ENDPOINT), loads the sample databases and
+# migrates each into its own table.
+demo:
+	./scripts/demo.sh

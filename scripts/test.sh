@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# The test suite, as CI runs it (.ci/run → make test → this script).
+# Starts or checks what the tests need: PostgreSQL on 127.0.0.1:5432 and the
+# pinned dynalite from package-lock.json (the tests start dynalite
+# themselves, on a free loopback port).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PGHOST_CHECK=${PGHOST:-127.0.0.1}
+PGPORT_CHECK=${PGPORT:-5432}
+if ! pg_isready -q -h "$PGHOST_CHECK" -p "$PGPORT_CHECK"; then
+  if command -v pg_ctlcluster >/dev/null 2>&1 && [ -d /etc/postgresql ]; then
+    echo "starting PostgreSQL" >&2
+    pg_ctlcluster --skip-systemctl-redirect "$(ls /etc/postgresql | head -n1)" main start
+  fi
+  for _ in $(seq 1 30); do
+    pg_isready -q -h "$PGHOST_CHECK" -p "$PGPORT_CHECK" && break
+    sleep 1
+  done
+  pg_isready -h "$PGHOST_CHECK" -p "$PGPORT_CHECK" || {
+    echo "PostgreSQL is not reachable at $PGHOST_CHECK:$PGPORT_CHECK" >&2
+    exit 1
+  }
+fi
+
+if [ ! -f node_modules/dynalite/cli.js ]; then
+  npm ci --no-audit --no-fund
+fi
+
+go vet ./...
+go test -race -count=1 ./...
