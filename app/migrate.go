@@ -141,8 +141,11 @@ func loadMapping(path string) (*mapping.Mapping, error) {
 func progressFor(mode string, w io.Writer, interval time.Duration) (pipeline.Progress, func(), error) {
 	if mode == "auto" {
 		mode = "lines"
+		// A terminal without a size (some CI ptys) cannot show bars.
 		if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
-			mode = "bars"
+			if width, _, err := term.GetSize(int(f.Fd())); err == nil && width > 0 {
+				mode = "bars"
+			}
 		}
 	}
 	switch mode {
