@@ -266,8 +266,7 @@ func Compile(m *mapping.Mapping, index int, cols []extract.Column) (*Plan, error
 		p.keyCols[i] = remap[p.keyCols[i]]
 	}
 	for i, c := range p.cols {
-		name := attrNameFor(e, c.Name)
-		if _, ok := attrOf[name]; ok && attrOf[name] == c.Name {
+		if name := attrNameFor(e, c.Name); attrOf[name] == c.Name {
 			p.attrs = append(p.attrs, attrPlan{col: i, name: name, convert: columnAttr(c)})
 		}
 	}
