@@ -112,7 +112,7 @@ the rejects file); 130 interrupted.`,
 		HideVersion:     true,
 		HideHelpCommand: true,
 		ExitErrHandler:  func(*cli.Context, error) {}, // Run maps errors to exit codes
-		OnUsageError: onUsageError,
+		OnUsageError:    onUsageError,
 		Action: func(c *cli.Context) error {
 			if c.Args().Present() {
 				return usageError{fmt.Errorf("unknown command %q; see pg2dynamo --help", c.Args().First())}
