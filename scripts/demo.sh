@@ -145,10 +145,12 @@ prepare_db() {
 }
 
 loaded=()
+databases=()
 rejected=()
 # migrate NAME DB MAPPING: migrate database DB into DynamoDB by MAPPING.
 migrate() {
 	local name=$1 db=$2 mapping=$3 rc=0 rejects="demo-$1.rejects.jsonl"
+	databases+=("$db")
 	rm -f "$rejects" # from an earlier run: written only if a row is rejected
 	"$pg2dynamo" migrate --mapping "$mapping" --source "$(source_url "$db")" \
 		--endpoint-url "$DYNAMODB_ENDPOINT" --create-table --progress lines \
@@ -198,7 +200,7 @@ else
 fi
 
 echo
-echo "demo: loaded DynamoDB tables ${loaded[*]} from PostgreSQL $PGHOST:$PGPORT (databases ${DEMO_DB_PREFIX}*) into $dynamo_where in $((SECONDS - start))s"
+echo "demo: loaded DynamoDB tables ${loaded[*]} from PostgreSQL $PGHOST:$PGPORT (databases ${databases[*]}) into $dynamo_where in $((SECONDS - start))s"
 if ((${#rejected[@]})); then
 	echo "demo: rows were rejected in: ${rejected[*]} (see demo-<name>.rejects.jsonl)" >&2
 	exit 3
