@@ -45,7 +45,7 @@ Example, against DynamoDB Local:
 			&cli.BoolFlag{Name: "create-table", Usage: "create the table and its GSIs from the mapping if it does not exist, and wait until it is ACTIVE"},
 			&cli.IntFlag{Name: "concurrency", Aliases: []string{"c"}, Value: pipeline.DefaultConcurrency, Usage: "number of parallel BatchWriteItem writers"},
 			&cli.IntFlag{Name: "max-attempts", Value: 10, Usage: "attempts per DynamoDB request on throttling, 5xx and network errors (exponential backoff with jitter)"},
-			&cli.PathFlag{Name: "rejects", Value: "pg2dynamo-rejects.jsonl", TakesFile: true, Usage: "JSON Lines `FILE` listing rejected rows (created only if a row is rejected)"},
+			&cli.PathFlag{Name: "rejects", Value: "pg2dynamo-rejects.jsonl", TakesFile: true, Usage: "JSON Lines `FILE` listing rejected rows (written on every run: empty when none was rejected)"},
 			&cli.StringFlag{Name: "progress", Value: "auto", Usage: "progress display: auto (bars on a terminal, lines otherwise), bars, lines or none"},
 			&cli.DurationFlag{Name: "progress-interval", Value: 10 * time.Second, Usage: "how often --progress lines prints"},
 		},
@@ -100,7 +100,10 @@ func runMigrate(c *cli.Context) error {
 	if err := src.Begin(ctx); err != nil {
 		return err
 	}
-	rejects := &rejectFile{path: c.Path("rejects")}
+	rejects, err := createRejects(c.Path("rejects"))
+	if err != nil {
+		return err
+	}
 	defer rejects.Close()
 	prog, closeProg, err := progressFor(c.String("progress"), errw, c.Duration("progress-interval"))
 	if err != nil {
@@ -173,7 +176,8 @@ func printSummary(w io.Writer, s *pipeline.Summary, st load.Stats) {
 	fmt.Fprintf(w, "%d BatchWriteItem/PutItem requests, %d UnprocessedItems retries\n", st.Requests, st.UnprocessedRetries)
 }
 
-// rejectFile writes rejects as JSON Lines, creating the file on the first.
+// rejectFile writes rejects as JSON Lines. It is created (truncated) when
+// the run starts, so it always describes the latest run.
 type rejectFile struct {
 	path string
 	mu   sync.Mutex
@@ -181,16 +185,17 @@ type rejectFile struct {
 	enc  *json.Encoder
 }
 
+func createRejects(path string) (*rejectFile, error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, usageError{fmt.Errorf("rejects file: %w", err)}
+	}
+	return &rejectFile{path: path, f: f, enc: json.NewEncoder(f)}, nil
+}
+
 func (r *rejectFile) Write(rej pipeline.Reject) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.f == nil {
-		f, err := os.Create(r.path)
-		if err != nil {
-			return fmt.Errorf("rejects file: %w", err)
-		}
-		r.f, r.enc = f, json.NewEncoder(f)
-	}
 	if err := r.enc.Encode(rej); err != nil {
 		return fmt.Errorf("rejects file %s: %w", r.path, err)
 	}

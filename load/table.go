@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/smithy-go"
 
 	"github.com/pg2dynamo/pg2dynamo/mapping"
 )
@@ -17,6 +18,9 @@ import (
 // ErrTableNotFound is returned by EnsureTable when the table does not exist
 // and creating it was not asked for.
 var ErrTableNotFound = errors.New("table does not exist")
+
+// PreflightTimeout bounds the first DescribeTable of a run.
+const PreflightTimeout = 20 * time.Second
 
 // TableActiveTimeout bounds the wait for a created table to become ACTIVE.
 const TableActiveTimeout = 5 * time.Minute
@@ -78,9 +82,17 @@ func keySchema(pk, sk string) []types.KeySchemaElement {
 // whether the table was created.
 func EnsureTable(ctx context.Context, client *dynamodb.Client, m *mapping.Mapping, create bool) (created bool, err error) {
 	name := m.Table.Name
-	out, err := client.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(name)})
+	// The first request of a run: fail in seconds, not after the full
+	// retry budget, when DynamoDB cannot be reached at all.
+	pctx, cancel := context.WithTimeout(ctx, PreflightTimeout)
+	out, err := client.DescribeTable(pctx, &dynamodb.DescribeTableInput{TableName: aws.String(name)},
+		func(o *dynamodb.Options) { o.RetryMaxAttempts = 3 })
+	cancel()
 	var nf *types.ResourceNotFoundException
+	var ae smithy.APIError
 	switch {
+	case err != nil && !errors.As(err, &ae):
+		return false, fmt.Errorf("cannot reach DynamoDB (DescribeTable %s, 3 attempts within %s): %w", name, PreflightTimeout, err)
 	case errors.As(err, &nf):
 		if !create {
 			return false, fmt.Errorf("%w: %s (pass --create-table to create it from the mapping)", ErrTableNotFound, name)
