@@ -80,7 +80,7 @@ func TestMigrateMappingErrors(t *testing.T) {
 		{
 			name:    "unclosed placeholder",
 			mapping: strings.Replace(accountsMapping, "${owner}", "${owner", 1),
-			want:    `mapping.yaml:6:9: entities.Account.pk: template "OWNER#${owner": unclosed "${": expected "}" after the column name (at character 7)`,
+			want:    `mapping.yaml:6:15: entities.Account.pk: template "OWNER#${owner": unclosed "${": expected "}" after the column name (at character 7)`,
 		},
 		{
 			name:    "unknown table",

@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
@@ -43,22 +44,34 @@ func Load(path string) (*Mapping, error) {
 // against the live schema.
 func Parse(name string, data []byte) (*Mapping, error) {
 	m := &Mapping{File: name}
+	data = bytes.TrimPrefix(data, []byte("\ufeff")) // a UTF-8 byte order mark
 	f, err := parser.ParseBytes(data, 0)
 	if err != nil {
 		return nil, Errors{m.yamlError(err)}
 	}
+	switch {
+	case len(f.Docs) == 0 || f.Docs[0].Body == nil:
+		return nil, Errors{{File: name, Msg: `empty mapping: expected "table:" and "entities:"`}}
+	case len(f.Docs) > 1:
+		p := f.Docs[1].GetToken().Position
+		return nil, Errors{{File: name, Line: p.Line, Column: p.Column,
+			Msg: "a second YAML document: expected the whole mapping in one document"}}
+	}
 	m.pos = indexPositions(f)
+	if errs := m.unknownFields(); len(errs) > 0 {
+		return nil, errs
+	}
 
 	var raw file
-	dec := yaml.NewDecoder(bytes.NewReader(data), yaml.Strict())
-	if err := dec.Decode(&raw); err != nil {
+	if err := decodeStrict(data, &raw); err != nil {
 		return nil, Errors{m.yamlError(err)}
 	}
 	m.Version, m.Table, m.TypeAttribute = raw.Version, raw.Table, raw.TypeAttribute
 	for _, name := range m.pos.entityOrder {
-		e := raw.Entities[name]
-		if e == nil {
-			e = &Entity{}
+		// Copy: a YAML alias (B: *a) decodes to the same *Entity as A.
+		e := &Entity{}
+		if d := raw.Entities[name]; d != nil {
+			*e = *d
 		}
 		e.Name = name
 		m.Entities = append(m.Entities, e)
@@ -74,6 +87,19 @@ func Parse(name string, data []byte) (*Mapping, error) {
 		return nil, errs
 	}
 	return m, nil
+}
+
+// decodeStrict decodes data into v, refusing unknown fields. go-yaml
+// v1.19.2 panics on some malformed input (found by FuzzParse, e.g. an
+// unknown tag on a mapping value: "gsis: !00000 00"); such a panic is
+// returned as an error rather than crashing the run.
+func decodeStrict(data []byte, v any) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("invalid YAML: the YAML decoder failed on this input (%v)", r)
+		}
+	}()
+	return yaml.NewDecoder(bytes.NewReader(data), yaml.Strict()).Decode(v)
 }
 
 func (m *Mapping) applyDefaults() {
@@ -109,6 +135,10 @@ func (m *Mapping) applyDefaults() {
 // characters of a-z, A-Z, 0-9, '_', '-', '.'.
 // https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/HowItWorks.NamingRulesDataTypes.html
 var tableNameRE = regexp.MustCompile(`^[a-zA-Z0-9_.-]{3,255}$`)
+
+// entityNameRE is the form of entity names: they appear in dotted paths
+// and are the default type value.
+var entityNameRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_-]*$`)
 
 // ValidTableName reports whether name follows DynamoDB's naming rules for
 // tables and indexes (3-255 characters of a-z, A-Z, 0-9, '_', '-', '.').
@@ -181,6 +211,9 @@ func (m *Mapping) validate() Errors {
 		}
 	}
 
+	if slices.Contains(m.KeyAttributes(), m.TypeAttribute) {
+		add(KeyTypeAttribute, "%q is a key attribute of the table or a GSI: expected another attribute name for the entity type", m.TypeAttribute)
+	}
 	if len(m.Entities) == 0 {
 		add(KeyEntities, "missing: expected at least one entity")
 	}
@@ -194,6 +227,10 @@ func (m *Mapping) validateEntity(e *Entity) Errors {
 	var errs Errors
 	ep := Path(KeyEntities, e.Name)
 	add := func(path, format string, args ...any) { errs = append(errs, m.Errorf(path, format, args...)) }
+	if !entityNameRE.MatchString(e.Name) {
+		add(ep, "invalid entity name %q: expected a letter, then letters, digits, '_' or '-'", e.Name)
+		return errs
+	}
 
 	s := e.Source
 	switch {
@@ -212,7 +249,12 @@ func (m *Mapping) validateEntity(e *Entity) Errors {
 		}
 		tpl, err := ParseTemplate(text)
 		if err != nil {
-			add(path, "template %q: %v", text, err)
+			e := m.Errorf(path, "template %q: %v", text, err)
+			var te *TemplateError
+			if errors.As(err, &te) && e.Line > 0 {
+				e.Column += m.pos.valueOffset(path) + utf8.RuneCountInString(text[:te.Offset])
+			}
+			errs = append(errs, e)
 			return Template{}
 		}
 		return tpl
@@ -232,7 +274,11 @@ func (m *Mapping) validateEntity(e *Entity) Errors {
 		ip := Path(ep, KeyIndexes, n)
 		g := t.GSI(n)
 		if g == nil {
-			add(ip, "unknown index %q: expected one of the table's gsis (%s)", n, strings.Join(m.gsiNames(), ", "))
+			if len(t.GSIs) == 0 {
+				add(ip, "unknown index %q: the table declares no gsis; declare it under table.gsis", n)
+			} else {
+				add(ip, "unknown index %q: expected one of the table's gsis (%s)", n, strings.Join(m.gsiNames(), ", "))
+			}
 			continue
 		}
 		var pair [2]Template
@@ -305,10 +351,9 @@ func (m *Mapping) KeyAttributes() []string {
 func (m *Mapping) gsiNames() []string {
 	var out []string
 	for _, g := range m.Table.GSIs {
-		out = append(out, g.Name)
-	}
-	if len(out) == 0 {
-		return []string{"none declared"}
+		if g.Name != "" && !slices.Contains(out, g.Name) {
+			out = append(out, g.Name)
+		}
 	}
 	return out
 }
@@ -330,12 +375,13 @@ func (m *Mapping) yamlError(err error) *Error {
 	}
 	var te *yaml.TypeError
 	var ue *yaml.UnknownFieldError
+	var nte *yaml.UnexpectedNodeTypeError
 	switch {
 	case errors.As(err, &te):
 		e.Msg = fmt.Sprintf("expected %s, got %s", kindName(te.DstType), kindName(te.SrcType))
-		if tk != nil {
-			e.Msg += fmt.Sprintf(" (%s)", strconv.Quote(tk.Value))
-		}
+		e.Msg += quotedScalar(tk)
+	case errors.As(err, &nte):
+		e.Msg = fmt.Sprintf("expected %s, got %s", nodeName(nte.Expected), nodeName(nte.Actual)) + quotedScalar(tk)
 	case errors.As(err, &ue):
 		if allowed := allowedFields(e.Path); len(allowed) > 0 {
 			e.Msg += "; expected one of: " + strings.Join(allowed, ", ")
@@ -345,6 +391,37 @@ func (m *Mapping) yamlError(err error) *Error {
 		e.Msg = "invalid YAML: " + e.Msg
 	}
 	return e
+}
+
+// quotedScalar returns ` ("value")` for a scalar token, "" for the start
+// of a list or mapping.
+func quotedScalar(tk *token.Token) string {
+	if tk == nil {
+		return ""
+	}
+	switch tk.Type {
+	case token.SequenceStartType, token.SequenceEntryType, token.MappingStartType, token.MappingValueType:
+		return ""
+	}
+	return " (" + strconv.Quote(tk.Value) + ")"
+}
+
+func nodeName(t ast.NodeType) string {
+	switch t {
+	case ast.MappingType, ast.MappingValueType:
+		return "a mapping"
+	case ast.SequenceType:
+		return "a list"
+	case ast.StringType:
+		return "a string"
+	case ast.IntegerType, ast.FloatType:
+		return "a number"
+	case ast.BoolType:
+		return "true or false"
+	case ast.NullType:
+		return "nothing"
+	}
+	return t.String()
 }
 
 func kindName(t reflect.Type) string {
@@ -411,6 +488,21 @@ func cutLast(path string) (parent, last string, ok bool) {
 	return path[:i], path[i+1:], true
 }
 
+// unknownFields reports every key the mapping language does not define, in
+// file order. (The decoder stops at one, chosen in map order.)
+func (m *Mapping) unknownFields() Errors {
+	var errs Errors
+	for _, k := range m.pos.keys {
+		allowed := allowedFields(k.path)
+		_, name, _ := cutLast(k.path)
+		if allowed != nil && !slices.Contains(allowed, name) {
+			errs = append(errs, &Error{File: m.File, Line: k.line, Column: k.col, Path: k.path,
+				Msg: fmt.Sprintf("unknown field %q; expected one of: %s", name, strings.Join(allowed, ", "))})
+		}
+	}
+	return errs
+}
+
 type posKey struct{ line, col int }
 
 type pos struct{ line, col int }
@@ -420,6 +512,15 @@ type positions struct {
 	byPath      map[string]pos
 	byPos       map[posKey]string
 	entityOrder []string
+	// keys are every mapping key in file order.
+	keys []keyAt
+	// quoted marks the paths whose scalar value is quoted.
+	quoted map[string]bool
+}
+
+type keyAt struct {
+	path      string
+	line, col int
 }
 
 func (p *positions) lookup(path string) (pos, bool) {
@@ -436,7 +537,7 @@ func (p *positions) lookup(path string) (pos, bool) {
 }
 
 func indexPositions(f *ast.File) *positions {
-	p := &positions{byPath: map[string]pos{}, byPos: map[posKey]string{}}
+	p := &positions{byPath: map[string]pos{}, byPos: map[posKey]string{}, quoted: map[string]bool{}}
 	for _, doc := range f.Docs {
 		p.walk(doc.Body, "")
 	}
@@ -467,7 +568,7 @@ func (p *positions) walk(n ast.Node, path string) {
 	case *ast.SequenceNode:
 		for i, v := range n.Values {
 			ip := fmt.Sprintf("%s[%d]", path, i)
-			p.add(ip, v.GetToken(), true)
+			p.add(ip, startToken(v), true)
 			p.walk(v, ip)
 		}
 	case *ast.AnchorNode:
@@ -477,9 +578,35 @@ func (p *positions) walk(n ast.Node, path string) {
 	}
 }
 
+// startToken is the first token of a node: for a block mapping, its first
+// key (the node's own token is the ':' after it).
+func startToken(n ast.Node) *token.Token {
+	switch n := n.(type) {
+	case *ast.MappingNode:
+		if len(n.Values) > 0 && !n.IsFlowStyle {
+			return n.Values[0].Key.GetToken()
+		}
+	case *ast.MappingValueNode:
+		return n.Key.GetToken()
+	}
+	return n.GetToken()
+}
+
+// valueOffset is 1 when the scalar at path is quoted: the text starts one
+// column after the token.
+func (p *positions) valueOffset(path string) int {
+	if p.quoted[path] {
+		return 1
+	}
+	return 0
+}
+
 func (p *positions) walkPair(mv *ast.MappingValueNode, parent string) {
 	key := mv.Key.String()
-	if v, ok := mv.Key.(ast.ScalarNode); ok {
+	switch v := mv.Key.(type) {
+	case *ast.NullNode:
+		key = "" // "~:" is a null key, not the name "null"
+	case ast.ScalarNode:
 		key = fmt.Sprint(v.GetValue())
 	}
 	path := key
@@ -489,12 +616,20 @@ func (p *positions) walkPair(mv *ast.MappingValueNode, parent string) {
 	if parent == KeyEntities {
 		p.entityOrder = append(p.entityOrder, key)
 	}
+	if tk := mv.Key.GetToken(); tk != nil && tk.Position != nil {
+		p.keys = append(p.keys, keyAt{path, tk.Position.Line, tk.Position.Column})
+	}
+	if tk := mv.Value.GetToken(); tk != nil && (tk.Type == token.DoubleQuoteType || tk.Type == token.SingleQuoteType) {
+		p.quoted[path] = true
+	}
 	// Errors about a scalar point at the value; about a mapping or list, at its key.
 	// Children, walked after, take over positions they share with their parent.
-	switch mv.Value.(type) {
+	switch v := mv.Value.(type) {
 	case *ast.MappingNode, *ast.MappingValueNode, *ast.SequenceNode:
 		p.add(path, mv.Key.GetToken(), true)
-		p.add(path, mv.Value.GetToken(), true)
+		p.add(path, v.GetToken(), true)
+	case *ast.NullNode:
+		p.add(path, mv.Key.GetToken(), true)
 	default:
 		p.add(path, mv.Value.GetToken(), true)
 		p.add(path, mv.Key.GetToken(), true)

@@ -181,7 +181,7 @@ func (t *Table) GSI(name string) *GSI {
 // IsQuery reports whether the source is a SQL query rather than a table.
 func (s Source) IsQuery() bool { return s.Query != "" }
 
-// String names the source for messages: "orders", "sales.orders" or "query".
+// String names the source for messages: "orders", "sales.orders" or "the query".
 func (s Source) String() string {
 	switch {
 	case s.IsQuery():

@@ -88,8 +88,9 @@ func ParseTemplate(s string) (Template, error) {
 		}
 		width := WidthAuto
 		if hasWidth {
-			w, err := strconv.Atoi(strings.TrimSpace(widthText))
-			if err != nil || w < 0 || w > 64 {
+			wt := strings.TrimSpace(widthText)
+			w, err := strconv.Atoi(wt)
+			if err != nil || wt == "" || strings.Trim(wt, "0123456789") != "" || w > 64 {
 				return Template{}, &TemplateError{Offset: i + 2 + len(body) - len(widthText),
 					Msg: fmt.Sprintf("bad width %q in ${%s}: expected a whole number from 0 to 64", widthText, body)}
 			}

@@ -3,6 +3,8 @@ package mapping
 import (
 	"errors"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 func lit(s string) Part            { return Part{Literal: s} }
@@ -58,7 +60,7 @@ func TestParseTemplate(t *testing.T) {
 			if got.String() != tt.in {
 				t.Errorf("String() = %q, want %q", got.String(), tt.in)
 			}
-			if d := diff(tt.want, got.Parts); d != "" {
+			if d := cmp.Diff(tt.want, got.Parts); d != "" {
 				t.Errorf("ParseTemplate(%q).Parts mismatch (-want +got):\n%s", tt.in, d)
 			}
 			if got.IsZero() != (len(tt.want) == 0) {
@@ -170,7 +172,7 @@ func TestParseTemplateErrors(t *testing.T) {
 			if err.Error() != tt.wantError {
 				t.Errorf("Error() = %q, want %q", err.Error(), tt.wantError)
 			}
-			if d := diff(Template{}, got); d != "" {
+			if d := cmp.Diff(Template{}, got); d != "" {
 				t.Errorf("on error the template is not zero (-want +got):\n%s", d)
 			}
 		})
@@ -196,7 +198,7 @@ func TestTemplateColumns(t *testing.T) {
 			if err != nil {
 				t.Fatalf("ParseTemplate(%q): %v", tt.in, err)
 			}
-			if d := diff(tt.want, tpl.Columns()); d != "" {
+			if d := cmp.Diff(tt.want, tpl.Columns()); d != "" {
 				t.Errorf("Columns() mismatch (-want +got):\n%s", d)
 			}
 		})
