@@ -53,7 +53,7 @@ func TestMigrateNorthwind(t *testing.T) {
 		t.Fatal(err)
 	}
 	url := testenv.NewDatabase(t)
-	psqlFile(t, url, filepath.Join(root, "..", "shared", "datasets", "northwind", "northwind.sql"))
+	psqlFile(t, url, filepath.Join(root, "examples", "northwind", "northwind.sql"))
 	table := testenv.TableName("northwind")
 	args := migrateArgs(t, filepath.Join(root, "examples", "northwind", "mapping.yaml"), url, table, "--create-table")
 

@@ -17,7 +17,7 @@
 # Environment (defaults in brackets):
 #   PGHOST [127.0.0.1] PGPORT [5432] PGUSER [postgres]   the PostgreSQL server
 #   SCALE [1]                 fixtures scale factor (scale 1: ~57k rows in all)
-#   NORTHWIND_SQL [../shared/datasets/northwind/northwind.sql]
+#   NORTHWIND_SQL [examples/northwind/northwind.sql]
 #                             skipped, with a message, when the file is absent
 #   DYNAMODB_ENDPOINT         use this DynamoDB (e.g. http://localhost:8000)
 #                             instead of starting dynalite; tables are reused
@@ -38,7 +38,7 @@ source scripts/dynalite.sh
 
 export PGHOST="${PGHOST:-127.0.0.1}" PGPORT="${PGPORT:-5432}" PGUSER="${PGUSER:-postgres}"
 SCALE="${SCALE:-1}"
-NORTHWIND_SQL="${NORTHWIND_SQL:-../shared/datasets/northwind/northwind.sql}"
+NORTHWIND_SQL="${NORTHWIND_SQL:-examples/northwind/northwind.sql}"
 DEMO_DB_PREFIX="${DEMO_DB_PREFIX-pg2dynamo_demo_}"
 DEMO_RECREATE_DB="${DEMO_RECREATE_DB:-1}"
 DOMAINS=(customers tickets attendance)
