@@ -201,3 +201,47 @@ func TestSecretsStayOutOfOutput(t *testing.T) {
 		})
 	}
 }
+
+// An item DynamoDB refuses (over 400 KB) fails its BatchWriteItem as a
+// whole; the sink then puts the batch's items one by one, so only that row
+// is rejected, with DynamoDB's reason, and its 24 neighbours are written.
+func TestMigrateOversizedItem(t *testing.T) {
+	url := testenv.NewDatabase(t)
+	testenv.Exec(t, url, `CREATE TABLE docs (id integer PRIMARY KEY, body text);
+		INSERT INTO docs SELECT i, CASE WHEN i = 7 THEN repeat('x', 410 * 1024) ELSE 'ok' END FROM generate_series(1, 30) i;`)
+	table := testenv.TableName("docs")
+	args := migrateArgs(t, writeMapping(t, "table: {name: docs}\nentities:\n  Doc:\n    source: {table: docs}\n    pk: DOC#${id}\n    sk: DOC\n"),
+		url, table, "--create-table")
+	r := runCLI(t, args...)
+	if r.code != ExitRejected {
+		t.Fatalf("exit %d, want %d\n%s%s", r.code, ExitRejected, r.stdout, r.stderr)
+	}
+	rejects := readRejects(t, args[len(args)-2])
+	if len(rejects) != 1 || rejects[0].SourceKey["id"] != "7" || !strings.Contains(rejects[0].Reason, "ValidationException") {
+		t.Fatalf("rejects = %+v, want only id 7 with DynamoDB's ValidationException", rejects)
+	}
+	if got := len(scanAll(t, dynamoClient(t), table)); got != 29 {
+		t.Errorf("%d items in the table, want 29", got)
+	}
+}
+
+// Two rows that render the same primary key would silently overwrite each
+// other; the second is rejected and its reason names the first.
+func TestMigrateDuplicateKeys(t *testing.T) {
+	url := testenv.NewDatabase(t)
+	testenv.Exec(t, url, `CREATE TABLE people (id integer PRIMARY KEY, email text);
+		INSERT INTO people VALUES (1, 'a@x'), (2, 'b@x'), (3, 'a@x');`)
+	table := testenv.TableName("people")
+	args := migrateArgs(t, writeMapping(t, "table: {name: people}\nentities:\n  Person:\n    source: {table: people}\n    pk: EMAIL#${email}\n    sk: PERSON\n"),
+		url, table, "--create-table")
+	r := runCLI(t, args...)
+	if r.code != ExitRejected {
+		t.Fatalf("exit %d, want %d\n%s%s", r.code, ExitRejected, r.stdout, r.stderr)
+	}
+	want := []pipeline.Reject{{Entity: "Person", SourceKey: map[string]any{"id": "3", "email": "a@x"},
+		ItemKey: map[string]string{"PK": "EMAIL#a@x", "SK": "PERSON"},
+		Reason:  "duplicate primary key: row (email=a@x, id=1) of entity Person produces the same item key"}}
+	if d := cmp.Diff(want, readRejects(t, args[len(args)-2])); d != "" {
+		t.Errorf("rejects (-want +got):\n%s", d)
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -105,6 +106,9 @@ type Column struct {
 	// text or text[]) because pg2dynamo converts it from text: json, jsonb,
 	// enums and every type without a native conversion.
 	AsText bool
+	// PrimaryKey is true for a column of the source table's primary key
+	// (never for a query source). Rejects name rows by these columns.
+	PrimaryKey bool
 }
 
 // nativeTypes are read in pgx's binary form and converted natively by
@@ -147,10 +151,16 @@ func (s *Source) Describe(ctx context.Context, m *mapping.Mapping, e *mapping.En
 	if err != nil {
 		return nil, fmt.Errorf("describe %s: %w", e.Name, err)
 	}
+	var pkCols []string
+	if !e.Source.IsQuery() {
+		if pkCols, err = s.primaryKey(ctx, e.Source); err != nil {
+			return nil, fmt.Errorf("describe %s: %w", e.Name, err)
+		}
+	}
 	cols := make([]Column, len(sd.Fields))
 	for i, f := range sd.Fields {
 		t := types[f.DataTypeOID]
-		c := Column{Name: f.Name, Type: t.name}
+		c := Column{Name: f.Name, Type: t.name, PrimaryKey: slices.Contains(pkCols, f.Name)}
 		if t.elem != "" {
 			c.Array, c.Type = true, t.elem
 		}
@@ -158,6 +168,22 @@ func (s *Source) Describe(ctx context.Context, m *mapping.Mapping, e *mapping.En
 		cols[i] = c
 	}
 	return cols, nil
+}
+
+// primaryKey returns the primary key columns of a table source, in key
+// order; none for a view or a table without one.
+func (s *Source) primaryKey(ctx context.Context, src mapping.Source) ([]string, error) {
+	rows, err := s.conn.Query(ctx, `
+SELECT a.attname
+FROM pg_catalog.pg_index i
+CROSS JOIN LATERAL unnest(i.indkey) WITH ORDINALITY AS k(attnum, n)
+JOIN pg_catalog.pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = k.attnum
+WHERE i.indrelid = $1::text::regclass AND i.indisprimary
+ORDER BY k.n`, tableIdent(src).Sanitize())
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, pgx.RowTo[string])
 }
 
 type typeInfo struct{ name, elem string }
@@ -259,9 +285,12 @@ func from(src mapping.Source) string {
 		q := strings.TrimRight(strings.TrimSpace(src.Query), "; \t\r\n")
 		return "(" + q + ") AS src"
 	}
-	id := pgx.Identifier{src.Table}
+	return tableIdent(src).Sanitize() + " AS src"
+}
+
+func tableIdent(src mapping.Source) pgx.Identifier {
 	if src.Schema != "" {
-		id = pgx.Identifier{src.Schema, src.Table}
+		return pgx.Identifier{src.Schema, src.Table}
 	}
-	return id.Sanitize() + " AS src"
+	return pgx.Identifier{src.Table}
 }

@@ -29,8 +29,8 @@ const DefaultConcurrency = 8
 // rejects file (JSON Lines).
 type Reject struct {
 	Entity string `json:"entity"`
-	// SourceKey holds the row's values of the columns its key templates
-	// use (nil for NULL).
+	// SourceKey holds the row's values of its table's primary key and of
+	// the columns its key templates use (nil for NULL).
 	SourceKey map[string]any `json:"source_key"`
 	// ItemKey is the item's primary key, when one was rendered.
 	ItemKey map[string]string `json:"item_key,omitempty"`

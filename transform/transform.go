@@ -41,8 +41,9 @@ type Item struct {
 // failure of the run: the row is listed in the rejects file.
 type RowError struct {
 	Entity string
-	// SourceKey holds the row's values of the columns its key templates
-	// use, as key text (nil for NULL), to find the row in PostgreSQL.
+	// SourceKey holds the row's values of its table's primary key columns
+	// and of the columns its key templates use, as key text (nil for
+	// NULL), to find the row in PostgreSQL.
 	SourceKey map[string]any
 	// Column is the column at fault, if any.
 	Column string
@@ -190,6 +191,14 @@ func Compile(m *mapping.Mapping, index int, cols []extract.Column) (*Plan, error
 		}
 		if !pair[1].IsZero() {
 			addKey(mapping.Path(ip, mapping.KeySK), g.SortKey, pair[1], true, MaxSortKeyBytes, g.Name, sparse)
+		}
+	}
+	// Rows are named in rejects by the table's primary key, then by the
+	// columns of the item's own key.
+	for i, c := range cols {
+		if c.PrimaryKey {
+			p.keyCols = append(p.keyCols, i)
+			need[c.Name] = true
 		}
 	}
 	for _, k := range p.keys[:2] {
@@ -392,8 +401,9 @@ func (p *Plan) rowError(values []any, col int, reason string) *RowError {
 	return re
 }
 
-// SourceKey returns the row's values of the columns used by its partition
-// and sort key templates, rendered as key text (nil for NULL).
+// SourceKey returns the row's values of its table's primary key columns and
+// of the columns used by its partition and sort key templates, rendered as
+// key text (nil for NULL).
 func (p *Plan) SourceKey(values []any) map[string]any {
 	k := make(map[string]any, len(p.keyCols))
 	for _, ci := range p.keyCols {
