@@ -1,0 +1,121 @@
+package pipeline_test
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/pg2dynamo/pg2dynamo/extract"
+	"github.com/pg2dynamo/pg2dynamo/internal/testenv"
+	"github.com/pg2dynamo/pg2dynamo/mapping"
+	"github.com/pg2dynamo/pg2dynamo/pipeline"
+	"github.com/pg2dynamo/pg2dynamo/transform"
+)
+
+const twoEntities = `table: {name: snap}
+entities:
+  A:
+    source: {table: a}
+    pk: A#${id}
+    sk: A
+  B:
+    source: {table: b}
+    pk: B#${id}
+    sk: B
+`
+
+// recordSink keeps the items written.
+type recordSink struct {
+	mu    sync.Mutex
+	items []transform.Item
+}
+
+func (s *recordSink) Write(_ context.Context, batch []transform.Item) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.items = append(s.items, batch...)
+	return nil
+}
+
+func setup(t *testing.T, yaml string) (*extract.Source, *mapping.Mapping, []*transform.Plan, string) {
+	t.Helper()
+	url := testenv.NewDatabase(t)
+	testenv.Exec(t, url, `CREATE TABLE a (id integer PRIMARY KEY); CREATE TABLE b (id integer PRIMARY KEY);
+		INSERT INTO a SELECT generate_series(1, 100); INSERT INTO b SELECT generate_series(1, 100);
+		CREATE FUNCTION wipe_b() RETURNS integer LANGUAGE sql AS 'DELETE FROM b; SELECT 1';`)
+	ctx := context.Background()
+	m, err := mapping.Parse("snap.yaml", []byte(yaml))
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := extract.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { src.Close(context.Background()) })
+	plans, err := pipeline.Prepare(ctx, src, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := src.Begin(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return src, m, plans, url
+}
+
+// startHook is a Progress that runs hook when the first entity starts,
+// after the run has counted rows (its first statement fixes the snapshot)
+// and before any row is read.
+type startHook struct {
+	once sync.Once
+	hook func()
+}
+
+func (p *startHook) Start(string, int64) { p.once.Do(p.hook) }
+func (p *startHook) Advance(string, int)  {}
+
+// Every entity is read from the snapshot taken when the run began: rows
+// committed while the run is under way do not appear, in any entity, and
+// rows deleted meanwhile are still read.
+func TestRunReadsOneSnapshot(t *testing.T) {
+	src, m, plans, url := setup(t, twoEntities)
+	writer := testenv.Connect(t, url)
+	hook := &startHook{hook: func() {
+		if _, err := writer.Exec(context.Background(), "INSERT INTO b SELECT generate_series(101, 150); DELETE FROM a WHERE id > 90"); err != nil {
+			t.Error(err)
+		}
+	}}
+	sink := &recordSink{}
+	sum, err := pipeline.Run(context.Background(), src, m, plans, sink, pipeline.Options{Concurrency: 2, Progress: hook})
+	if err != nil {
+		t.Fatal(err)
+	}
+	perType := map[int]int{}
+	for _, it := range sink.items {
+		perType[it.Entity]++
+	}
+	if perType[0] != 100 || perType[1] != 100 {
+		t.Errorf("items per entity = %v, want 100 A and 100 B as of the snapshot", perType)
+	}
+	for _, e := range sum.Entities {
+		if e.Total != 100 || e.Rows != 100 || e.Written != 100 || e.Rejected != 0 {
+			t.Errorf("summary %+v, want 100 counted, read and written", e)
+		}
+	}
+}
+
+// The snapshot is read-only: a query source that writes (here through a
+// function) is refused by PostgreSQL, and nothing is changed.
+func TestRunIsReadOnly(t *testing.T) {
+	src, m, plans, url := setup(t, strings.Replace(twoEntities, "source: {table: b}",
+		`source: {query: "SELECT wipe_b() AS id"}`, 1))
+	_, err := pipeline.Run(context.Background(), src, m, plans, &recordSink{}, pipeline.Options{})
+	if err == nil || !strings.Contains(err.Error(), "read-only transaction") {
+		t.Fatalf("Run error = %v, want PostgreSQL's read-only refusal", err)
+	}
+	var n int
+	if err := testenv.Connect(t, url).QueryRow(context.Background(), "SELECT count(*) FROM b").Scan(&n); err != nil || n != 100 {
+		t.Errorf("b has %d rows (err %v), want 100 untouched", n, err)
+	}
+}
