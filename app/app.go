@@ -69,9 +69,11 @@ func RunContext(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	if code == ExitFailed && ctx.Err() != nil {
 		code = ExitInterrupted
 	}
-	if ee == nil || ee.err != nil {
-		fmt.Fprintf(stderr, "pg2dynamo: %v\n", err)
+	if code == ExitInterrupted {
+		fmt.Fprintln(stderr, "pg2dynamo: interrupted; items acknowledged so far are written (see the summary), the rest are not")
+		return code
 	}
+	fmt.Fprintf(stderr, "pg2dynamo: %v\n", err)
 	return code
 }
 

@@ -1,9 +1,12 @@
 package app
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"path/filepath"
+	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -136,4 +139,64 @@ func TestMigrateFixtures(t *testing.T) {
 			checkPartition(t, table, tc.pk, tc.skPrefix, url, tc.query)
 		})
 	}
+}
+
+// Cancelling the run (what SIGINT and SIGTERM do) stops it with exit code
+// 130 and a summary of what was written before the stop.
+func TestMigrateInterrupted(t *testing.T) {
+	root, err := testenv.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := testenv.NewDatabase(t)
+	if _, err := fixtures.Load(context.Background(), testenv.Connect(t, url), "tickets", 1, 1); err != nil {
+		t.Fatal(err)
+	}
+	table := testenv.TableName("tickets")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	// Cancel as soon as the first Ticket rows are done.
+	args := migrateArgs(t, filepath.Join(root, "fixtures", "mappings", "tickets.yaml"), url, table, "--create-table",
+		"--progress", "lines", "--progress-interval", "20ms")
+	var out, errb syncBuffer
+	errb.onWrite = func(s string) {
+		if strings.HasPrefix(s, "Ticket: ") && strings.Contains(s, "rows done") {
+			cancel()
+		}
+	}
+	code := RunContext(ctx, args, &out, &errb)
+	if code != ExitInterrupted {
+		t.Fatalf("exit %d, want %d\n%s%s", code, ExitInterrupted, out.String(), errb.String())
+	}
+	if !strings.Contains(errb.String(), "pg2dynamo: interrupted") {
+		t.Errorf("stderr does not say the run was interrupted:\n%s", errb.String())
+	}
+	if !strings.Contains(out.String(), "Ticket") {
+		t.Errorf("no summary after the interruption:\n%s", out.String())
+	}
+	if n := len(scanAll(t, dynamoClient(t), table)); n == 0 || n >= 22020 {
+		t.Errorf("%d items written, want some but not all 22020", n)
+	}
+}
+
+// syncBuffer is a goroutine-safe buffer that calls onWrite with each write.
+type syncBuffer struct {
+	mu      sync.Mutex
+	buf     bytes.Buffer
+	onWrite func(string)
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.onWrite != nil {
+		b.onWrite(string(p))
+	}
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }

@@ -73,7 +73,7 @@ type startHook struct {
 }
 
 func (p *startHook) Start(string, int64) { p.once.Do(p.hook) }
-func (p *startHook) Advance(string, int)  {}
+func (p *startHook) Advance(string, int) {}
 
 // Every entity is read from the snapshot taken when the run began: rows
 // committed while the run is under way do not appear, in any entity, and
