@@ -22,15 +22,18 @@ var keyCols = []extract.Column{
 	{Name: "ts", Type: "timestamptz"},
 }
 
-func compileKeys(t *testing.T, entity string) *transform.Plan {
-	t.Helper()
-	m, err := mapping.Parse("keys.yaml", []byte(`
+// keysHead is the mapping every key test extends with one entity.
+const keysHead = `
 table:
   name: keys
   gsis:
     - {name: GSI1, partition_key: GSI1PK, sort_key: GSI1SK}
 entities:
-`+entity))
+`
+
+func compileKeys(t *testing.T, entity string) *transform.Plan {
+	t.Helper()
+	m, err := mapping.Parse("keys.yaml", []byte(keysHead+entity))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -210,13 +213,7 @@ func TestCompileErrors(t *testing.T) {
     attributes: {select: [id, nope]}`, `keys.yaml:11:31: entities.E.attributes.select[1]: unknown column "nope"; t has columns: org, id, small, big, ts`},
 	}
 	for _, tc := range cases {
-		m, err := mapping.Parse("keys.yaml", []byte(`
-table:
-  name: keys
-  gsis:
-    - {name: GSI1, partition_key: GSI1PK, sort_key: GSI1SK}
-entities:
-`+tc.entity))
+		m, err := mapping.Parse("keys.yaml", []byte(keysHead+tc.entity))
 		if err == nil {
 			_, err = transform.Compile(m, 0, keyCols)
 		}
