@@ -70,7 +70,7 @@ func RunContext(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		code = ExitInterrupted
 	}
 	if code == ExitInterrupted {
-		fmt.Fprintln(stderr, "pg2dynamo: interrupted; items acknowledged so far are written (see the summary), the rest are not")
+		fmt.Fprintln(stderr, "pg2dynamo: interrupted; the summary shows what was written, and a new run writes the rest")
 		return code
 	}
 	fmt.Fprintf(stderr, "pg2dynamo: %v\n", err)

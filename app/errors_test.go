@@ -245,3 +245,45 @@ func TestMigrateDuplicateKeys(t *testing.T) {
 		t.Errorf("rejects (-want +got):\n%s", d)
 	}
 }
+
+// Rows that render the same key far apart (in different batches) are
+// caught too: 1000 rows in 30 key groups give 30 items and 970 rejects.
+func TestMigrateDuplicateKeysAcrossBatches(t *testing.T) {
+	url := testenv.NewDatabase(t)
+	testenv.Exec(t, url, `CREATE TABLE g (id integer PRIMARY KEY, grp integer);
+		INSERT INTO g SELECT i, i % 30 FROM generate_series(1, 1000) i;`)
+	table := testenv.TableName("g")
+	args := migrateArgs(t, writeMapping(t, "table: {name: groups}\nentities:\n  G:\n    source: {table: g}\n    pk: G#${grp}\n    sk: G\n"),
+		url, table, "--create-table")
+	r := runCLI(t, args...)
+	if r.code != ExitRejected {
+		t.Fatalf("exit %d, want %d\n%s%s", r.code, ExitRejected, r.stdout, r.stderr)
+	}
+	if n := len(readRejects(t, args[len(args)-2])); n != 970 {
+		t.Errorf("%d rejects, want 970", n)
+	}
+	if n := len(scanAll(t, dynamoClient(t), table)); n != 30 {
+		t.Errorf("%d items, want 30", n)
+	}
+	if !strings.Contains(r.stdout, "total       1000             30            970") {
+		t.Errorf("summary does not reconcile 1000 = 30 + 970:\n%s", r.stdout)
+	}
+}
+
+// fixtures load drops tables: it never falls back to DATABASE_URL or the
+// PG* variables, and refuses to run without --source and --domain.
+func TestFixturesLoadNeedsExplicitTarget(t *testing.T) {
+	t.Setenv("DATABASE_URL", testenv.NewDatabase(t))
+	for _, args := range [][]string{
+		{"fixtures", "load"},
+		{"fixtures", "load", "--domain", "tickets"},
+		{"fixtures", "load", "--source", "postgres://127.0.0.1/x"},
+		{"fixtures", "load", "--source", "postgres://127.0.0.1/x", "--domain", "tickets", "--scale", "0"},
+		{"fixtures", "bogus"},
+	} {
+		r := runCLI(t, args...)
+		if r.code != ExitUsage || !strings.HasPrefix(r.stderr, "pg2dynamo: ") {
+			t.Errorf("%v: exit %d, stderr %q; want exit %d with a message", args, r.code, r.stderr, ExitUsage)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -15,6 +16,12 @@ func fixturesCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "fixtures",
 		Usage: "load the sample databases (customers, tickets, attendance) into PostgreSQL",
+		Action: func(c *cli.Context) error {
+			if c.Args().Present() {
+				return usageError{fmt.Errorf("unknown command %q; see pg2dynamo fixtures --help", c.Args().First())}
+			}
+			return cli.ShowSubcommandHelp(c)
+		},
 		Subcommands: []*cli.Command{{
 			Name:      "load",
 			Usage:     "drop and re-create a sample domain's tables and fill them with deterministic rows (COPY)",
@@ -24,12 +31,19 @@ attendance (students, lectures, attendance), or all. Scale 1 is about 3.5k,
 22k and 33k rows; row counts grow linearly with --scale. The same --seed gives
 the same rows on every run. Mappings for them are in fixtures/mappings/.`,
 			Flags: []cli.Flag{
-				sourceFlag,
-				&cli.StringFlag{Name: "domain", Value: "all", Usage: "domain to load: " + strings.Join(fixtures.Domains(), ", ") + " or all"},
+				// No DATABASE_URL or PG* fallback here: this drops tables.
+				&cli.StringFlag{Name: "source", Usage: "PostgreSQL connection `URL` of the database to fill (required: its tables of these names are dropped)"},
+				&cli.StringFlag{Name: "domain", Usage: "domain to load (required): " + strings.Join(fixtures.Domains(), ", ") + " or all"},
 				&cli.Float64Flag{Name: "scale", Value: 1, Usage: "scale factor (row counts grow linearly)"},
 				&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "random seed"},
 			},
 			Action: func(c *cli.Context) error {
+				if c.String("source") == "" || c.String("domain") == "" {
+					return usageError{errors.New("--source and --domain are required: fixtures load drops and re-creates the domain's tables; see pg2dynamo fixtures load --help")}
+				}
+				if sc := c.Float64("scale"); !(sc > 0 && sc <= fixtures.MaxScale) {
+					return usageError{fmt.Errorf("--scale %v: expected more than 0 and at most %d", sc, fixtures.MaxScale)}
+				}
 				domains := fixtures.Domains()
 				if d := c.String("domain"); d != "all" {
 					if !slices.Contains(domains, d) {

@@ -48,21 +48,50 @@ Example, against DynamoDB Local:
 			&cli.PathFlag{Name: "rejects", Value: "pg2dynamo-rejects.jsonl", TakesFile: true, Usage: "JSON Lines `FILE` listing rejected rows (written on every run: empty when none was rejected)"},
 			&cli.StringFlag{Name: "progress", Value: "auto", Usage: "progress display: auto (bars on a terminal, lines otherwise), bars, lines or none"},
 			&cli.DurationFlag{Name: "progress-interval", Value: 10 * time.Second, Usage: "how often --progress lines prints"},
+			&cli.BoolFlag{Name: "no-duplicate-check", Usage: "do not remember every item key to catch two rows that render the same primary key (saves about 11 bytes of memory per item; duplicates within one batch are still caught)"},
+			&cli.StringFlag{Name: "sink", Value: "dynamodb", Usage: "where items go: dynamodb, or null to read and transform everything and write nothing (for measuring)"},
 		},
 		Action: runMigrate,
 	}
 }
 
+// MaxConcurrency bounds --concurrency.
+const MaxConcurrency = 256
+
 func runMigrate(c *cli.Context) error {
 	ctx := c.Context
 	out, errw := c.App.Writer, c.App.ErrWriter
-	if c.Int("concurrency") < 1 {
-		return usageError{errors.New("--concurrency must be at least 1")}
+	if c.Args().Present() {
+		return usageError{fmt.Errorf("unexpected argument %q (flags go before it are read, flags after it are not)", c.Args().First())}
 	}
+	if n := c.Int("concurrency"); n < 1 || n > MaxConcurrency {
+		return usageError{fmt.Errorf("--concurrency %d: expected 1 to %d", n, MaxConcurrency)}
+	}
+	if n := c.Int("max-attempts"); n < 1 {
+		return usageError{fmt.Errorf("--max-attempts %d: expected at least 1", n)}
+	}
+	if d := c.Duration("progress-interval"); d <= 0 {
+		return usageError{fmt.Errorf("--progress-interval %s: expected a positive duration", d)}
+	}
+	sinkKind := c.String("sink")
+	if sinkKind != "dynamodb" && sinkKind != "null" {
+		return usageError{fmt.Errorf("--sink %q: expected dynamodb or null", sinkKind)}
+	}
+	prog, closeProg, err := progressFor(c.String("progress"), errw, c.Duration("progress-interval"))
+	if err != nil {
+		return err
+	}
+	defer closeProg()
 	path, err := requireMapping(c)
 	if err != nil {
 		return err
 	}
+	// Created first, so that it describes this run however it ends.
+	rejects, err := createRejects(c.Path("rejects"))
+	if err != nil {
+		return err
+	}
+	defer rejects.Close()
 	m, err := loadMapping(path)
 	if err != nil {
 		return err
@@ -84,39 +113,37 @@ func runMigrate(c *cli.Context) error {
 		return err
 	}
 
-	client, err := load.NewClient(ctx, load.ClientConfig{Region: c.String("region"), Profile: c.String("profile"),
-		EndpointURL: c.String("endpoint-url"), MaxAttempts: c.Int("max-attempts")})
-	if err != nil {
-		return err
-	}
-	created, err := load.EnsureTable(ctx, client, m, c.Bool("create-table"))
-	if err != nil {
-		return err
-	}
-	if created {
-		fmt.Fprintf(errw, "created table %s\n", m.Table.Name)
+	var sink load.Sink = load.Null{}
+	var stats func() load.Stats
+	target := "the null sink (nothing is written)"
+	if sinkKind == "dynamodb" {
+		client, err := load.NewClient(ctx, load.ClientConfig{Region: c.String("region"), Profile: c.String("profile"),
+			EndpointURL: c.String("endpoint-url"), MaxAttempts: c.Int("max-attempts")})
+		if err != nil {
+			return err
+		}
+		created, err := load.EnsureTable(ctx, client, m, c.Bool("create-table"))
+		if err != nil {
+			return err
+		}
+		if created {
+			fmt.Fprintf(errw, "created table %s\n", m.Table.Name)
+		}
+		ds := load.NewDynamoDB(client, m.Table.Name, m.Table.PartitionKey, m.Table.SortKey)
+		sink, stats, target = ds, ds.Stats, "DynamoDB table "+m.Table.Name
 	}
 
 	if err := src.Begin(ctx); err != nil {
 		return err
 	}
-	rejects, err := createRejects(c.Path("rejects"))
-	if err != nil {
-		return err
-	}
-	defer rejects.Close()
-	prog, closeProg, err := progressFor(c.String("progress"), errw, c.Duration("progress-interval"))
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(errw, "migrating %d entities from %s to DynamoDB table %s\n", len(plans), src.Name(), m.Table.Name)
-	sink := load.NewDynamoDB(client, m.Table.Name, m.Table.PartitionKey, m.Table.SortKey)
+	fmt.Fprintf(errw, "migrating %d entities from %s to %s\n", len(plans), src.Name(), target)
 	sum, runErr := pipeline.Run(ctx, src, m, plans, sink, pipeline.Options{
 		Concurrency: c.Int("concurrency"), OnReject: rejects.Write, Progress: prog,
+		SkipDuplicateCheck: c.Bool("no-duplicate-check"),
 	})
 	closeProg()
 	if sum != nil {
-		printSummary(out, sum, sink.Stats())
+		printSummary(out, sum, stats)
 	}
 	if err := rejects.Close(); err != nil && runErr == nil {
 		runErr = err
@@ -124,8 +151,8 @@ func runMigrate(c *cli.Context) error {
 	if runErr != nil {
 		return runErr
 	}
-	if _, _, rejected := sum.Totals(); rejected > 0 {
-		return withCode(ExitRejected, fmt.Errorf("%d rows rejected: see %s", rejected, rejects.path))
+	if t := sum.Total(); t.Rejected > 0 {
+		return withCode(ExitRejected, fmt.Errorf("%d rows rejected: see %s", t.Rejected, rejects.path))
 	}
 	return nil
 }
@@ -154,26 +181,42 @@ func progressFor(mode string, w io.Writer, interval time.Duration) (pipeline.Pro
 	switch mode {
 	case "bars":
 		b := newBarProgress(w)
-		return b, b.Close, nil
+		return b, sync.OnceFunc(b.Close), nil
 	case "lines":
 		l := newLineProgress(w, interval)
-		return l, l.Close, nil
+		return l, sync.OnceFunc(l.Close), nil
 	case "none":
 		return nil, func() {}, nil
 	}
 	return nil, nil, usageError{fmt.Errorf("--progress %q: expected auto, bars, lines or none", mode)}
 }
 
-func printSummary(w io.Writer, s *pipeline.Summary, st load.Stats) {
+// printSummary prints the per-entity table; the "not written" column
+// appears only when the run stopped with rows read but not written.
+func printSummary(w io.Writer, s *pipeline.Summary, stats func() load.Stats) {
+	total := s.Total()
+	stopped := total.NotWritten > 0
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "entity\trows read\titems written\trows rejected\telapsed\t")
-	for _, e := range s.Entities {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%s\t\n", e.Name, e.Rows, e.Written, e.Rejected, e.Elapsed.Round(time.Millisecond))
+	head := "entity\trows read\titems written\trows rejected\t"
+	if stopped {
+		head += "not written\t"
 	}
-	rows, written, rejected := s.Totals()
-	fmt.Fprintf(tw, "total\t%d\t%d\t%d\t%s\t\n", rows, written, rejected, s.Elapsed.Round(time.Millisecond))
+	fmt.Fprintln(tw, head+"elapsed\t")
+	for _, e := range append(s.Entities, total) {
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t", e.Name, e.Rows, e.Written, e.Rejected)
+		if stopped {
+			fmt.Fprintf(tw, "%d\t", e.NotWritten)
+		}
+		fmt.Fprintf(tw, "%s\t\n", e.Elapsed.Round(time.Millisecond))
+	}
 	tw.Flush()
-	fmt.Fprintf(w, "%d BatchWriteItem/PutItem requests, %d UnprocessedItems retries\n", st.Requests, st.UnprocessedRetries)
+	if stopped {
+		fmt.Fprintf(w, "the run stopped: %d rows were read but not written; run again to write them\n", total.NotWritten)
+	}
+	if stats != nil {
+		st := stats()
+		fmt.Fprintf(w, "%d BatchWriteItem/PutItem requests, %d UnprocessedItems retries\n", st.Requests, st.UnprocessedRetries)
+	}
 }
 
 // rejectFile writes rejects as JSON Lines. It is created (truncated) when

@@ -15,6 +15,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/pg2dynamo/pg2dynamo/mapping"
 )
@@ -106,6 +107,9 @@ type Column struct {
 	// text or text[]) because pg2dynamo converts it from text: json, jsonb,
 	// enums and every type without a native conversion.
 	AsText bool
+	// IntDigits is, for numeric(p,s), the digits before the decimal point
+	// (p−s): the default zero-padding width in sort keys. 0 otherwise.
+	IntDigits int
 	// PrimaryKey is true for a column of the source table's primary key
 	// (never for a query source). Rejects name rows by these columns.
 	PrimaryKey bool
@@ -138,7 +142,7 @@ func (s *Source) Describe(ctx context.Context, m *mapping.Mapping, e *mapping.En
 		}
 		if pe.Code == "42P01" || pe.Code == "3F000" { // undefined_table, invalid_schema_name
 			return nil, m.Errorf(mapping.Path(mapping.KeyEntities, e.Name, mapping.KeySource, mapping.KeySourceTbl),
-				"%s in database %s: expected an existing table or view", pe.Message, s.conn.Config().Database)
+				"%s in %s: expected an existing table or view", pe.Message, s.name)
 		}
 		return nil, m.Errorf(mapping.Path(mapping.KeyEntities, e.Name, mapping.KeySource),
 			"PostgreSQL rejects the source: %s (SQLSTATE %s)", pe.Message, pe.Code)
@@ -165,6 +169,13 @@ func (s *Source) Describe(ctx context.Context, m *mapping.Mapping, e *mapping.En
 			c.Array, c.Type = true, t.elem
 		}
 		c.AsText = !nativeTypes[c.Type]
+		if c.Type == "numeric" && f.TypeModifier >= 4 {
+			// typmod = (precision << 16 | scale) + VARHDRSZ
+			p, sc := int((f.TypeModifier-4)>>16), int((f.TypeModifier-4)&0xffff)
+			if sc <= p {
+				c.IntDigits = p - sc
+			}
+		}
 		cols[i] = c
 	}
 	return cols, nil
@@ -233,11 +244,24 @@ func (s *Source) Stream(ctx context.Context, e *mapping.Entity, cols []Column, f
 		return fmt.Errorf("read %s: %w", e.Name, err)
 	}
 	defer rows.Close()
+	var arrays []int
+	for i, c := range cols {
+		if c.Array {
+			arrays = append(arrays, i)
+		}
+	}
 	var n int64
 	for rows.Next() {
 		vals, err := rows.Values()
 		if err != nil {
 			return fmt.Errorf("read %s: row %d: %w", e.Name, n+1, err)
+		}
+		for _, i := range arrays {
+			if vals[i] != nil {
+				if vals[i], err = s.nestedArray(rows, i); err != nil {
+					return fmt.Errorf("read %s: row %d: column %s: %w", e.Name, n+1, cols[i].Name, err)
+				}
+			}
 		}
 		if err := fn(vals); err != nil {
 			return err
@@ -248,6 +272,34 @@ func (s *Source) Stream(ctx context.Context, e *mapping.Entity, cols []Column, f
 		return fmt.Errorf("read %s after %d rows: %w", e.Name, n, err)
 	}
 	return nil
+}
+
+// nestedArray decodes array column i of the current row as nested []any,
+// one level per dimension (pgx's Values flattens a multi-dimensional
+// array). Lower bounds other than 1 are dropped: a list starts at 0.
+func (s *Source) nestedArray(rows pgx.Rows, i int) (any, error) {
+	fd := rows.FieldDescriptions()[i]
+	var arr pgtype.Array[any]
+	if err := s.conn.TypeMap().Scan(fd.DataTypeOID, fd.Format, rows.RawValues()[i], &arr); err != nil {
+		return nil, err
+	}
+	if len(arr.Dims) <= 1 {
+		return arr.Elements, nil
+	}
+	var nest func(elems []any, dims []pgtype.ArrayDimension) []any
+	nest = func(elems []any, dims []pgtype.ArrayDimension) []any {
+		if len(dims) == 1 {
+			return elems
+		}
+		n := int(dims[0].Length)
+		step := len(elems) / n
+		out := make([]any, n)
+		for j := range out {
+			out[j] = nest(elems[j*step:(j+1)*step], dims[1:])
+		}
+		return out
+	}
+	return nest(arr.Elements, arr.Dims), nil
 }
 
 // SelectSQL is the statement Stream runs: the chosen columns, quoted as
@@ -282,8 +334,9 @@ func from(src mapping.Source) string {
 	if src.IsQuery() {
 		// A trailing semicolon is natural at the end of a query but not
 		// inside a subquery.
+		// Newlines keep a final "-- comment" from swallowing the ")".
 		q := strings.TrimRight(strings.TrimSpace(src.Query), "; \t\r\n")
-		return "(" + q + ") AS src"
+		return "(\n" + q + "\n) AS src"
 	}
 	return tableIdent(src).Sanitize() + " AS src"
 }

@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -59,7 +60,15 @@ type Options struct {
 	OnReject func(Reject) error
 	// Progress, if not nil, is told of each entity's progress.
 	Progress Progress
+	// SkipDuplicateCheck turns off the run-wide check that no two rows
+	// render the same primary key (about 11 bytes of memory per item).
+	// Duplicates within one batch are still caught.
+	SkipDuplicateCheck bool
 }
+
+// WriteGrace is how long writers go on, after the run's context is done,
+// to finish the batches already read.
+const WriteGrace = 30 * time.Second
 
 // EntityStats is the outcome for one entity.
 type EntityStats struct {
@@ -72,6 +81,10 @@ type EntityStats struct {
 	Written int64
 	// Rejected is the number of rows listed as rejected.
 	Rejected int64
+	// NotWritten is the number of rows read but neither written nor
+	// rejected because the run stopped (an error or an interruption):
+	// Rows = Written + Rejected + NotWritten.
+	NotWritten int64
 	// Elapsed runs from the first row read to the last write acknowledged.
 	Elapsed time.Duration
 }
@@ -82,14 +95,17 @@ type Summary struct {
 	Elapsed  time.Duration
 }
 
-// Totals sums the per-entity counts.
-func (s *Summary) Totals() (rows, written, rejected int64) {
+// Total sums the per-entity counts (Name "total", Elapsed of the run).
+func (s *Summary) Total() EntityStats {
+	t := EntityStats{Name: "total", Elapsed: s.Elapsed}
 	for _, e := range s.Entities {
-		rows += e.Rows
-		written += e.Written
-		rejected += e.Rejected
+		t.Total += e.Total
+		t.Rows += e.Rows
+		t.Written += e.Written
+		t.Rejected += e.Rejected
+		t.NotWritten += e.NotWritten
 	}
-	return
+	return t
 }
 
 // Prepare checks every entity of m against the live source (tables and
@@ -138,8 +154,10 @@ type batch struct {
 // snapshot (extract.Source.Begin), into sink. One goroutine reads and
 // transforms, entities in order; opts.Concurrency writers call sink.Write.
 // Rows that cannot become items, and items the sink reports as failed, go
-// to opts.OnReject. Run returns the summary so far together with the first
-// fatal error (from PostgreSQL, the sink, or ctx).
+// to opts.OnReject. Run returns the summary together with the first fatal
+// error (from PostgreSQL, the sink, or ctx's cause). When the reading stops
+// early (ctx done, a PostgreSQL error), the rows already read are still
+// written, so that the summary describes the table.
 func Run(ctx context.Context, src *extract.Source, m *mapping.Mapping, plans []*transform.Plan, sink load.Sink, opts Options) (*Summary, error) {
 	started := time.Now()
 	conc := opts.Concurrency
@@ -174,7 +192,24 @@ func Run(ctx context.Context, src *extract.Source, m *mapping.Mapping, plans []*
 		}
 	}
 
-	g, gctx := errgroup.WithContext(ctx)
+	// Stopping. The reader stops when ctx is done or a writer fails; the
+	// writers then finish the batches already read (so that the summary
+	// matches the table), unless a writer failed or WriteGrace has passed
+	// since ctx was done.
+	rctx, stopReading := context.WithCancelCause(ctx)
+	defer stopReading(nil)
+	wctx, stopWriting := context.WithCancelCause(context.WithoutCancel(ctx))
+	defer stopWriting(nil)
+	defer context.AfterFunc(ctx, func() {
+		time.AfterFunc(WriteGrace, func() { stopWriting(context.Cause(ctx)) })
+	})()
+	fail := func(err error) error {
+		stopWriting(err)
+		stopReading(err)
+		return err
+	}
+
+	var g errgroup.Group
 	batches := make(chan batch, conc)
 	keyAttrs := [2]string{m.Table.PartitionKey, m.Table.SortKey}
 
@@ -183,26 +218,28 @@ func Run(ctx context.Context, src *extract.Source, m *mapping.Mapping, plans []*
 		defer close(batches)
 		cur := batch{items: make([]transform.Item, 0, load.MaxBatchItems)}
 		inBatch := make(map[[2]string]int, load.MaxBatchItems)
+		seen := newKeySet(!opts.SkipDuplicateCheck)
 		flush := func() error {
 			if len(cur.items) == 0 {
 				return nil
 			}
 			select {
 			case batches <- cur:
-			case <-gctx.Done():
-				return gctx.Err()
+			case <-wctx.Done():
+				return context.Cause(wctx)
 			}
 			cur = batch{items: make([]transform.Item, 0, load.MaxBatchItems)}
 			clear(inBatch)
 			return nil
 		}
+		var err error
 		for i, p := range plans {
 			st := &states[i]
 			st.start.Store(time.Now().UnixNano())
 			if opts.Progress != nil {
 				opts.Progress.Start(p.Entity().Name, totals[i])
 			}
-			err := src.Stream(gctx, p.Entity(), p.Columns(), func(values []any) error {
+			err = src.Stream(rctx, p.Entity(), p.Columns(), func(values []any) error {
 				st.rows.Add(1)
 				it, err := p.Item(values)
 				if err != nil {
@@ -214,15 +251,17 @@ func Run(ctx context.Context, src *extract.Source, m *mapping.Mapping, plans []*
 					return reject(Reject{Entity: re.Entity, SourceKey: re.SourceKey, Column: re.Column, Reason: re.Reason})
 				}
 				k := itemKey(it.Attrs, keyAttrs)
-				if j, dup := inBatch[k]; dup {
-					// BatchWriteItem refuses two puts of one key; writing
-					// them in turn would silently keep only the last.
-					prev := cur.items[j]
+				if seen.add(k) {
+					// BatchWriteItem refuses two puts of one key, and
+					// writing them in turn would silently keep only the last.
+					reason := "duplicate primary key: an earlier row produced the same item key"
+					if j, ok := inBatch[k]; ok {
+						prev := cur.items[j]
+						reason = fmt.Sprintf("duplicate primary key: row %s of entity %s produces the same item key",
+							transform.FormatSourceKey(plans[prev.Entity].SourceKey(prev.Row)), plans[prev.Entity].Entity().Name)
+					}
 					advance(i, 1)
-					return reject(Reject{Entity: p.Entity().Name, SourceKey: p.SourceKey(values),
-						ItemKey: keyMap(k, keyAttrs),
-						Reason: fmt.Sprintf("duplicate primary key: row %s of entity %s produces the same item key",
-							transform.FormatSourceKey(plans[prev.Entity].SourceKey(prev.Row)), plans[prev.Entity].Entity().Name)})
+					return reject(Reject{Entity: p.Entity().Name, SourceKey: p.SourceKey(values), ItemKey: keyMap(k, keyAttrs), Reason: reason})
 				}
 				inBatch[k] = len(cur.items)
 				cur.items = append(cur.items, it)
@@ -232,17 +271,25 @@ func Run(ctx context.Context, src *extract.Source, m *mapping.Mapping, plans []*
 				return nil
 			})
 			if err != nil {
-				return err
+				break
 			}
 		}
-		return flush()
+		// Whatever stopped the reading, the rows read go to the writers
+		// if they still run.
+		if ferr := flush(); err == nil {
+			err = ferr
+		}
+		if err != nil && rctx.Err() != nil {
+			return context.Cause(rctx)
+		}
+		return err
 	})
 
 	// Writers: exactly conc of them on one channel.
 	for range conc {
 		g.Go(func() error {
 			for b := range batches {
-				err := sink.Write(gctx, b.items)
+				err := sink.Write(wctx, b.items)
 				failed := map[int]error{}
 				var be *load.BatchError
 				switch {
@@ -251,8 +298,10 @@ func Run(ctx context.Context, src *extract.Source, m *mapping.Mapping, plans []*
 					for _, f := range be.Failed {
 						failed[f.Index] = f.Err
 					}
+				case wctx.Err() != nil:
+					return context.Cause(wctx)
 				default:
-					return err
+					return fail(err)
 				}
 				now := time.Now().UnixNano()
 				for idx, it := range b.items {
@@ -261,7 +310,7 @@ func Run(ctx context.Context, src *extract.Source, m *mapping.Mapping, plans []*
 						p := plans[it.Entity]
 						if err := reject(Reject{Entity: p.Entity().Name, SourceKey: p.SourceKey(it.Row),
 							ItemKey: keyMap(itemKey(it.Attrs, keyAttrs), keyAttrs), Reason: ferr.Error()}); err != nil {
-							return err
+							return fail(err)
 						}
 					} else {
 						st.written.Add(1)
@@ -280,12 +329,76 @@ func Run(ctx context.Context, src *extract.Source, m *mapping.Mapping, plans []*
 		st := &states[i]
 		es := EntityStats{Name: p.Entity().Name, Total: totals[i], Rows: st.rows.Load(),
 			Written: st.written.Load(), Rejected: st.rejected.Load()}
+		es.NotWritten = es.Rows - es.Written - es.Rejected
 		if s, l := st.start.Load(), st.lastAck.Load(); s > 0 && l > s {
 			es.Elapsed = time.Duration(l - s)
 		}
 		sum.Entities = append(sum.Entities, es)
 	}
 	return sum, err
+}
+
+// keySet remembers a 64-bit hash of every primary key written in a run, to
+// catch two rows that render one key. It is an open-addressing table of
+// hashes (linear probing, at most 3/4 full): 8 to 16 bytes per item, about
+// 11 on average. Disabled, it catches only duplicates within one batch.
+// Two different keys share a 64-bit hash with probability about n²/2⁶⁵
+// (1 in 36 million for 1M items); the later row would then be rejected as
+// a duplicate, not lost.
+type keySet struct {
+	on    bool
+	h     maphash.Hash
+	slots []uint64 // 0 marks an empty slot
+	n     int
+}
+
+func newKeySet(on bool) *keySet {
+	s := &keySet{on: on}
+	s.h.SetSeed(maphash.MakeSeed())
+	if on {
+		s.slots = make([]uint64, 1<<12)
+	}
+	return s
+}
+
+// add records k and reports whether it was seen before.
+func (s *keySet) add(k [2]string) bool {
+	if !s.on {
+		return false
+	}
+	s.h.Reset()
+	s.h.WriteString(k[0])
+	s.h.WriteByte(0)
+	s.h.WriteString(k[1])
+	sum := s.h.Sum64() | 1 // never 0, the empty mark
+	if s.insert(sum) {
+		return true
+	}
+	s.n++
+	if s.n*4 > len(s.slots)*3 {
+		old := s.slots
+		s.slots = make([]uint64, 2*len(old))
+		for _, v := range old {
+			if v != 0 {
+				s.insert(v)
+			}
+		}
+	}
+	return false
+}
+
+// insert puts v in the table and reports whether it was already there.
+func (s *keySet) insert(v uint64) bool {
+	mask := uint64(len(s.slots) - 1)
+	for i := v & mask; ; i = (i + 1) & mask {
+		switch s.slots[i] {
+		case v:
+			return true
+		case 0:
+			s.slots[i] = v
+			return false
+		}
+	}
 }
 
 func itemKey(attrs map[string]types.AttributeValue, keyAttrs [2]string) [2]string {

@@ -2,6 +2,7 @@ package pipeline_test
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"sync"
 	"testing"
@@ -41,7 +42,7 @@ func (s *recordSink) Write(_ context.Context, batch []transform.Item) error {
 func setup(t *testing.T, yaml string) (*extract.Source, *mapping.Mapping, []*transform.Plan, string) {
 	t.Helper()
 	url := testenv.NewDatabase(t)
-	testenv.Exec(t, url, `CREATE TABLE a (id integer PRIMARY KEY); CREATE TABLE b (id integer PRIMARY KEY);
+	testenv.Exec(t, url, `CREATE TABLE a (id integer PRIMARY KEY); CREATE TABLE b (id integer PRIMARY KEY, x text);
 		INSERT INTO a SELECT generate_series(1, 100); INSERT INTO b SELECT generate_series(1, 100);
 		CREATE FUNCTION wipe_b() RETURNS integer LANGUAGE sql AS 'DELETE FROM b; SELECT 1';`)
 	ctx := context.Background()
@@ -117,5 +118,68 @@ func TestRunIsReadOnly(t *testing.T) {
 	var n int
 	if err := testenv.Connect(t, url).QueryRow(context.Background(), "SELECT count(*) FROM b").Scan(&n); err != nil || n != 100 {
 		t.Errorf("b has %d rows (err %v), want 100 untouched", n, err)
+	}
+}
+
+// failSink writes the first ok batches, then fails every later write.
+type failSink struct {
+	recordSink
+	mu sync.Mutex
+	ok int
+}
+
+func (s *failSink) Write(ctx context.Context, batch []transform.Item) error {
+	s.mu.Lock()
+	if s.ok == 0 {
+		s.mu.Unlock()
+		return errors.New("sink down")
+	}
+	s.ok--
+	s.mu.Unlock()
+	return s.recordSink.Write(ctx, batch)
+}
+
+// A sink failure stops the run with that error instead of hanging the
+// reader, and the summary accounts for every row read.
+func TestRunStopsOnSinkFailure(t *testing.T) {
+	src, m, plans, _ := setup(t, strings.Replace(twoEntities, "source: {table: a}",
+		`source: {query: "SELECT generate_series(1, 5000) AS id"}`, 1))
+	sink := &failSink{ok: 2}
+	sum, err := pipeline.Run(context.Background(), src, m, plans, sink, pipeline.Options{Concurrency: 1})
+	if err == nil || err.Error() != "sink down" {
+		t.Fatalf("Run error = %v, want the sink's", err)
+	}
+	total := sum.Total()
+	if total.Written != 50 || int(total.Written) != len(sink.items) {
+		t.Errorf("summary says %d written, the sink holds %d; want 50 (two batches)", total.Written, len(sink.items))
+	}
+	if total.Rows != total.Written+total.Rejected+total.NotWritten || total.NotWritten == 0 {
+		t.Errorf("summary does not reconcile: %+v", total)
+	}
+}
+
+// A PostgreSQL error part-way through an entity stops the reading; the rows
+// read before it are still written, and the error names the entity.
+func TestRunWritesRowsReadBeforeAReadError(t *testing.T) {
+	src, m, plans, _ := setup(t, strings.Replace(twoEntities, "source: {table: a}",
+		`source: {query: "SELECT id, 1 / (id - 70) AS x FROM a ORDER BY id"}`, 1))
+	sink := &recordSink{}
+	sum, err := pipeline.Run(context.Background(), src, m, plans, sink, pipeline.Options{Concurrency: 2})
+	if err == nil || !strings.Contains(err.Error(), "read A after 69 rows") || !strings.Contains(err.Error(), "division by zero") {
+		t.Fatalf("Run error = %v, want the read error of entity A after 69 rows", err)
+	}
+	if a := sum.Entities[0]; a.Rows != 69 || a.Written != 69 || a.NotWritten != 0 || len(sink.items) != 69 {
+		t.Errorf("entity A: %+v and %d items in the sink; want 69 read and written", a, len(sink.items))
+	}
+}
+
+// An error from the rejects callback (a full disk, say) stops the run.
+func TestRunStopsWhenRejectsCannotBeRecorded(t *testing.T) {
+	src, m, plans, _ := setup(t, strings.Replace(twoEntities, "pk: B#${id}", "pk: B#${x}", 1))
+	_, err := pipeline.Run(context.Background(), src, m, plans, &recordSink{}, pipeline.Options{
+		OnReject: func(pipeline.Reject) error { return errors.New("disk full") },
+	})
+	if err == nil || err.Error() != "disk full" {
+		t.Fatalf("Run error = %v, want the callback's", err)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"math"
 	"strconv"
 	"time"
+	"unicode/utf8"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/jackc/pgx/v5/pgtype"
@@ -79,25 +80,30 @@ func columnAttr(c extract.Column) func(v any) (types.AttributeValue, error) {
 	if !c.Array {
 		return s.attr
 	}
-	return func(v any) (types.AttributeValue, error) {
+	var list func(v any) (types.AttributeValue, error)
+	list = func(v any) (types.AttributeValue, error) {
 		elems, ok := v.([]any)
 		if !ok {
 			return nil, unexpected(v, c.Type+"[]")
 		}
-		list := make([]types.AttributeValue, len(elems))
+		out := make([]types.AttributeValue, len(elems))
 		for i, e := range elems {
-			if e == nil {
-				list[i] = &types.AttributeValueMemberNULL{Value: true}
-				continue
+			var err error
+			switch e.(type) {
+			case nil:
+				out[i] = &types.AttributeValueMemberNULL{Value: true}
+			case []any: // a dimension of a multi-dimensional array
+				out[i], err = list(e)
+			default:
+				out[i], err = s.attr(e)
 			}
-			av, err := s.attr(e)
 			if err != nil {
 				return nil, fmt.Errorf("element %d: %w", i+1, err)
 			}
-			list[i] = av
 		}
-		return &types.AttributeValueMemberL{Value: list}, nil
+		return &types.AttributeValueMemberL{Value: out}, nil
 	}
+	return list
 }
 
 func unexpected(v any, typ string) error {
@@ -170,17 +176,25 @@ func floatText(v any) (string, error) {
 }
 
 func stringAttr(v any) (types.AttributeValue, error) {
-	s, ok := v.(string)
-	if !ok {
-		return nil, unexpected(v, "text")
+	s, err := stringText(v)
+	if err != nil {
+		return nil, err
 	}
 	return &types.AttributeValueMemberS{Value: s}, nil
 }
+
+// errNotUTF8 rejects text that is not UTF-8 (possible in a SQL_ASCII
+// database): DynamoDB strings are UTF-8, and replacing the bad bytes could
+// make two different keys one.
+var errNotUTF8 = errors.New("text is not valid UTF-8 (is the database encoding SQL_ASCII?)")
 
 func stringText(v any) (string, error) {
 	s, ok := v.(string)
 	if !ok {
 		return "", unexpected(v, "text")
+	}
+	if !utf8.ValidString(s) {
+		return "", errNotUTF8
 	}
 	return s, nil
 }

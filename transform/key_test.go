@@ -2,10 +2,12 @@ package transform_test
 
 import (
 	"errors"
+	"math/big"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/pg2dynamo/pg2dynamo/extract"
 	"github.com/pg2dynamo/pg2dynamo/internal/testenv"
@@ -20,6 +22,7 @@ var keyCols = []extract.Column{
 	{Name: "small", Type: "int2"},
 	{Name: "big", Type: "int8"},
 	{Name: "ts", Type: "timestamptz"},
+	{Name: "amount", Type: "numeric", IntDigits: 10},
 }
 
 // keysHead is the mapping every key test extends with one entity.
@@ -60,6 +63,26 @@ func TestKeyRendering(t *testing.T) {
     attributes: {select: [org]}`,
 			row:  []any{"acme", int32(42), int16(7), int64(1001)},
 			want: map[string]string{"PK": "ORG#acme#42", "SK": "ID#0000000042#00007#0000000000000001001"},
+		},
+		{
+			name: "numeric(p,s) pads its integer digits (p-s) in sort keys",
+			entity: `  E:
+    source: {table: t}
+    pk: X
+    sk: AMT#${amount}
+    attributes: {select: [org]}`,
+			row:  []any{"x", pgtype.Numeric{Int: big.NewInt(1250), Exp: -2, Valid: true}},
+			want: map[string]string{"PK": "X", "SK": "AMT#0000000012.5"},
+		},
+		{
+			name: "a width pads only decimal text",
+			entity: `  E:
+    source: {table: t}
+    pk: A#${org:4}
+    sk: B
+    attributes: {select: [org]}`,
+			row:  []any{"1.2.3"},
+			want: map[string]string{"PK": "A#1.2.3", "SK": "B"},
 		},
 		{
 			name: "explicit widths, including none",
@@ -139,7 +162,7 @@ func TestKeyRejections(t *testing.T) {
     source: {table: t}
     pk: ORG#${org}
     sk: ID#${id}`,
-			row: []any{nil, int32(5), int16(0), int64(0), nil},
+			row: []any{nil, int32(5), int16(0), int64(0), nil, nil},
 			want: transform.RowError{Entity: "E", SourceKey: map[string]any{"org": nil, "id": "5"}, Column: "org",
 				Reason: `NULL in key attribute PK (template "ORG#${org}")`},
 		},
@@ -155,6 +178,29 @@ func TestKeyRejections(t *testing.T) {
 			row: []any{nil, int32(5)},
 			want: transform.RowError{Entity: "E", SourceKey: map[string]any{"id": "5"}, Column: "org",
 				Reason: `NULL in key attribute GSI1PK (template "ORG#${org}")`},
+		},
+		{
+			name: "an empty key in a sparse index is rejected, not left out",
+			entity: `  E:
+    source: {table: t}
+    pk: ID#${id}
+    sk: ID
+    indexes:
+      GSI1: {pk: "${org}", sk: "X", sparse: true}
+    attributes: {select: [id]}`,
+			row: []any{"", int32(5)},
+			want: transform.RowError{Entity: "E", SourceKey: map[string]any{"id": "5"},
+				Reason: `key attribute GSI1PK renders empty (template "${org}"): DynamoDB keys must not be empty`},
+		},
+		{
+			name: "text that is not UTF-8",
+			entity: `  E:
+    source: {table: t}
+    pk: ORG#${org}
+    sk: X`,
+			row: []any{"caf\xe9", int32(1), int16(0), int64(0), nil, nil},
+			want: transform.RowError{Entity: "E", SourceKey: map[string]any{"org": "caf\xe9"}, Column: "org",
+				Reason: "key attribute PK: text is not valid UTF-8 (is the database encoding SQL_ASCII?)"},
 		},
 		{
 			name: "a key that renders empty",
@@ -200,7 +246,7 @@ func TestCompileErrors(t *testing.T) {
 		{`  E:
     source: {table: t}
     pk: ORG#${orgg}
-    sk: X`, `keys.yaml:9:9: entities.E.pk: unknown column "orgg" (did you mean "org"?); t has columns: org, id, small, big, ts`},
+    sk: X`, `keys.yaml:9:9: entities.E.pk: unknown column "orgg" (did you mean "org"?); t has columns: org, id, small, big, ts, amount`},
 		{`  E:
     source: {table: t}
     pk: X
@@ -210,7 +256,7 @@ func TestCompileErrors(t *testing.T) {
     source: {table: t}
     pk: X
     sk: X
-    attributes: {select: [id, nope]}`, `keys.yaml:11:31: entities.E.attributes.select[1]: unknown column "nope"; t has columns: org, id, small, big, ts`},
+    attributes: {select: [id, nope]}`, `keys.yaml:11:31: entities.E.attributes.select[1]: unknown column "nope"; t has columns: org, id, small, big, ts, amount`},
 	}
 	for _, tc := range cases {
 		m, err := mapping.Parse("keys.yaml", []byte(keysHead+tc.entity))

@@ -168,7 +168,7 @@ func Compile(m *mapping.Mapping, index int, cols []extract.Column) (*Plan, error
 			if width == mapping.WidthAuto {
 				width = 0
 				if isSort {
-					width = s.intWidth
+					width = max(s.intWidth, c.IntDigits)
 				}
 			}
 			k.parts = append(k.parts, keyPart{col: ci, width: width, text: s.text})
@@ -312,7 +312,7 @@ func (p *Plan) Item(values []any) (Item, error) {
 		}
 		s, col, reason := p.renderKey(k, values)
 		if reason != "" {
-			if k.sparse && values[col] == nil {
+			if k.sparse && col >= 0 && values[col] == nil {
 				// Sparse index: leave the item out of this GSI entirely.
 				delete(attrs, p.gsiSibling(k))
 				skipGSI = k.gsi
@@ -378,19 +378,12 @@ func (p *Plan) renderKey(k keyPlan, values []any) (string, int, string) {
 	return b.String(), -1, ""
 }
 
+// isNumberText reports whether s is plain decimal text ("-12", "3.25"),
+// the only text a placeholder width pads.
 func isNumberText(s string) bool {
-	if s == "" {
-		return false
-	}
-	if s[0] == '-' {
-		s = s[1:]
-	}
-	for i := 0; i < len(s); i++ {
-		if (s[i] < '0' || s[i] > '9') && s[i] != '.' {
-			return false
-		}
-	}
-	return s != ""
+	s = strings.TrimPrefix(s, "-")
+	intPart, frac, hasFrac := strings.Cut(s, ".")
+	return intPart != "" && allDigits(intPart) && (!hasFrac || frac != "" && allDigits(frac))
 }
 
 func (p *Plan) rowError(values []any, col int, reason string) *RowError {
