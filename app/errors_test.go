@@ -75,7 +75,7 @@ func TestMigrateMappingErrors(t *testing.T) {
 		{
 			name:    "unknown mapping field",
 			mapping: accountsMapping + "    partition: x\n",
-			want:    `mapping.yaml:8:5: entities.Account.partition: unknown field "partition"; expected one of: source, pk, sk, indexes, attributes, type`,
+			want:    `mapping.yaml:8:5: entities.Account.partition: unknown field "partition"; expected one of: source, pk, sk, indexes, attributes, type, embed, duplicate, aggregates, ids, mirror`,
 		},
 		{
 			name:    "unclosed placeholder",

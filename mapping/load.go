@@ -21,10 +21,11 @@ import (
 
 // file is the on-disk shape; entities are a map whose order comes from the AST.
 type file struct {
-	Version       int                `yaml:"version"`
-	Table         Table              `yaml:"table"`
-	TypeAttribute string             `yaml:"type_attribute"`
-	Entities      map[string]*Entity `yaml:"entities"`
+	Version        int                       `yaml:"version"`
+	Table          Table                     `yaml:"table"`
+	TypeAttribute  string                    `yaml:"type_attribute"`
+	Entities       map[string]*Entity        `yaml:"entities"`
+	AccessPatterns map[string]*AccessPattern `yaml:"access_patterns"`
 }
 
 // Load reads and parses the mapping file at path. See Parse.
@@ -75,6 +76,14 @@ func Parse(name string, data []byte) (*Mapping, error) {
 		}
 		e.Name = name
 		m.Entities = append(m.Entities, e)
+	}
+	for _, name := range m.pos.patternOrder {
+		ap := &AccessPattern{}
+		if d := raw.AccessPatterns[name]; d != nil {
+			*ap = *d
+		}
+		ap.Name = name
+		m.AccessPatterns = append(m.AccessPatterns, ap)
 	}
 	m.applyDefaults()
 	if errs := m.validate(); len(errs) > 0 {
@@ -220,6 +229,9 @@ func (m *Mapping) validate() Errors {
 	for _, e := range m.Entities {
 		errs = append(errs, m.validateEntity(e)...)
 	}
+	for _, ap := range m.AccessPatterns {
+		errs = append(errs, m.validatePattern(ap)...)
+	}
 	return errs
 }
 
@@ -302,6 +314,8 @@ func (m *Mapping) validateEntity(e *Entity) Errors {
 		}
 		e.IndexTemplate[n] = pair
 	}
+
+	errs = append(errs, m.validateStrategies(e, parse)...)
 
 	reserved := m.KeyAttributes()
 	reserved = append(reserved, m.TypeAttribute)
@@ -447,27 +461,12 @@ func kindName(t reflect.Type) string {
 	return t.String()
 }
 
-// allowedFields lists the field names valid next to the unknown field at path.
+// allowedFields lists the field names valid next to the unknown field at
+// path, or nil where any key is allowed (a map such as entities or rename).
 func allowedFields(path string) []string {
 	parent, _, _ := cutLast(path)
-	segs := strings.Split(parent, ".")
-	var t reflect.Type
-	switch {
-	case parent == "":
-		t = reflect.TypeOf(file{})
-	case parent == KeyTable:
-		t = reflect.TypeOf(Table{})
-	case len(segs) == 2 && strings.HasPrefix(segs[1], KeyGSIs+"["):
-		t = reflect.TypeOf(GSI{})
-	case len(segs) == 2 && segs[0] == KeyEntities:
-		t = reflect.TypeOf(Entity{})
-	case len(segs) == 3 && segs[0] == KeyEntities && segs[2] == KeySource:
-		t = reflect.TypeOf(Source{})
-	case len(segs) == 3 && segs[0] == KeyEntities && segs[2] == KeyAttributes:
-		t = reflect.TypeOf(Attributes{})
-	case len(segs) == 4 && segs[0] == KeyEntities && segs[2] == KeyIndexes:
-		t = reflect.TypeOf(IndexKeys{})
-	default:
+	t := typeAt(parent)
+	if t == nil || t.Kind() != reflect.Struct {
 		return nil
 	}
 	var out []string
@@ -478,6 +477,56 @@ func allowedFields(path string) []string {
 		}
 	}
 	return out
+}
+
+// typeAt follows a dotted path ("entities.Order.embed.lines.source") from
+// the file's type through struct fields (by YAML name), map values and
+// list elements ("gsis[0]"), and returns the Go type there, or nil.
+func typeAt(path string) reflect.Type {
+	t := reflect.TypeOf(file{})
+	if path == "" {
+		return t
+	}
+	for _, seg := range strings.Split(path, ".") {
+		name, _, indexed := strings.Cut(seg, "[")
+		for t.Kind() == reflect.Pointer {
+			t = t.Elem()
+		}
+		switch t.Kind() {
+		case reflect.Struct:
+			f, ok := fieldByTag(t, name)
+			if !ok {
+				return nil
+			}
+			t = f
+		case reflect.Map:
+			t = t.Elem()
+		default:
+			return nil
+		}
+		if indexed {
+			for t.Kind() == reflect.Pointer {
+				t = t.Elem()
+			}
+			if t.Kind() != reflect.Slice {
+				return nil
+			}
+			t = t.Elem()
+		}
+	}
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	return t
+}
+
+func fieldByTag(t reflect.Type, name string) (reflect.Type, bool) {
+	for i := 0; i < t.NumField(); i++ {
+		if tag, _, _ := strings.Cut(t.Field(i).Tag.Get("yaml"), ","); tag == name {
+			return t.Field(i).Type, true
+		}
+	}
+	return nil, false
 }
 
 func cutLast(path string) (parent, last string, ok bool) {
@@ -509,9 +558,10 @@ type pos struct{ line, col int }
 
 // positions maps dotted paths to places in the file and back.
 type positions struct {
-	byPath      map[string]pos
-	byPos       map[posKey]string
-	entityOrder []string
+	byPath       map[string]pos
+	byPos        map[posKey]string
+	entityOrder  []string
+	patternOrder []string
 	// keys are every mapping key in file order.
 	keys []keyAt
 	// quoted marks the paths whose scalar value is quoted.
@@ -613,8 +663,11 @@ func (p *positions) walkPair(mv *ast.MappingValueNode, parent string) {
 	if parent != "" {
 		path = parent + "." + key
 	}
-	if parent == KeyEntities {
+	switch parent {
+	case KeyEntities:
 		p.entityOrder = append(p.entityOrder, key)
+	case KeyAccessPatterns:
+		p.patternOrder = append(p.patternOrder, key)
 	}
 	if tk := mv.Key.GetToken(); tk != nil && tk.Position != nil {
 		p.keys = append(p.keys, keyAt{path, tk.Position.Line, tk.Position.Column})

@@ -298,7 +298,7 @@ tables:
 entities:
   A: {source: {table: a}, pk: A, sk: A}
 `,
-			want: []string{`m.yaml:2:1: tables: unknown field "tables"; expected one of: version, table, type_attribute, entities`},
+			want: []string{`m.yaml:2:1: tables: unknown field "tables"; expected one of: version, table, type_attribute, entities, access_patterns`},
 		},
 		{
 			name: "unknown table field",
@@ -322,7 +322,7 @@ entities:
     pk: O#${id}
     sort_key: O
 `,
-			want: []string{`m.yaml:7:5: entities.Order.sort_key: unknown field "sort_key"; expected one of: source, pk, sk, indexes, attributes, type`},
+			want: []string{`m.yaml:7:5: entities.Order.sort_key: unknown field "sort_key"; expected one of: source, pk, sk, indexes, attributes, type, embed, duplicate, aggregates, ids, mirror`},
 		},
 		{
 			name: "unknown source field",
@@ -392,7 +392,7 @@ entities:
     PK: A
     sk: A
 `,
-			want: []string{`m.yaml:6:5: entities.A.PK: unknown field "PK"; expected one of: source, pk, sk, indexes, attributes, type`},
+			want: []string{`m.yaml:6:5: entities.A.PK: unknown field "PK"; expected one of: source, pk, sk, indexes, attributes, type, embed, duplicate, aggregates, ids, mirror`},
 		},
 		{
 			// NOTE: ("[") quotes the token that starts the list, not the value;
@@ -1146,8 +1146,8 @@ func TestParseEdgeCases(t *testing.T) {
 		// iteration); Parse reports all, in file order. Regression:
 		// testdata/fuzz/FuzzParse/4c3ee3cc5c2444ce.
 		data := []byte("tables:\n  name: shop\nentitys:\n  A: {source: {table: a}, pk: A, sk: A}\n")
-		want := `m.yaml:1:1: tables: unknown field "tables"; expected one of: version, table, type_attribute, entities` + "\n" +
-			`m.yaml:3:1: entitys: unknown field "entitys"; expected one of: version, table, type_attribute, entities`
+		want := `m.yaml:1:1: tables: unknown field "tables"; expected one of: version, table, type_attribute, entities, access_patterns` + "\n" +
+			`m.yaml:3:1: entitys: unknown field "entitys"; expected one of: version, table, type_attribute, entities, access_patterns`
 		for range 200 {
 			if _, err := Parse("m.yaml", data); err == nil || err.Error() != want {
 				t.Fatalf("error:\n%v\nwant:\n%s", err, want)

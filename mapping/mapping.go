@@ -9,6 +9,11 @@
 // and dotted path (entities.Order.pk) of the offending value.
 package mapping
 
+import (
+	"slices"
+	"strings"
+)
+
 // Keys of the mapping file, declared once. They are the YAML field names and
 // the segments of the dotted paths used in errors.
 const (
@@ -40,6 +45,26 @@ const (
 	KeyExclude    = "exclude"
 	KeyRename     = "rename"
 	KeyType       = "type"
+	KeyEmbed      = "embed"
+	KeyDuplicate  = "duplicate"
+	KeyAggregates = "aggregates"
+	KeyIDs        = "ids"
+	KeyMirror     = "mirror"
+	KeyJoin       = "join"
+	KeyAs         = "as"
+	KeyKey        = "key"
+	KeyOrderBy    = "order_by"
+	KeyMaxItems   = "max_items"
+	KeyFunction   = "function"
+	KeyColumn     = "column"
+	KeyKind       = "kind"
+	KeyTime       = "time"
+	KeyFrom       = "from"
+
+	KeyAccessPatterns = "access_patterns"
+	KeyIndex          = "index"
+	KeyKeyCondition   = "key_condition"
+	KeyScanForward    = "scan_forward"
 )
 
 // Billing modes of a table, as the DynamoDB API spells them.
@@ -74,6 +99,8 @@ type Mapping struct {
 	TypeAttribute string `yaml:"type_attribute"`
 	// Entities in file order. Decoded from the "entities" map; see Load.
 	Entities []*Entity `yaml:"-"`
+	// AccessPatterns in file order, decoded from "access_patterns".
+	AccessPatterns []*AccessPattern `yaml:"-"`
 
 	// File is the path the mapping was read from, used in error messages.
 	File string `yaml:"-"`
@@ -104,6 +131,43 @@ type GSI struct {
 	WriteCapacity    int64    `yaml:"write_capacity"`
 }
 
+// AccessPattern is a named read the design serves: a Query on the table or
+// a GSI with a key condition written over key templates, e.g.
+// "PK = USER#${user_id} AND begins_with(SK, TICKET#)". Parameters are the
+// placeholders; plan prints the patterns and verification runs them.
+type AccessPattern struct {
+	// Name is the pattern's key in "access_patterns".
+	Name string `yaml:"-"`
+	// Description says what the pattern is for.
+	Description string `yaml:"description"`
+	// Index is a GSI name; empty for the table.
+	Index string `yaml:"index"`
+	// KeyCondition is "<pk attr> = <template>", optionally followed by
+	// "AND <sk attr> = <template>", "AND begins_with(<sk attr>, <template>)",
+	// "AND <sk attr> BETWEEN <template> AND <template>" or a comparison
+	// (<, <=, >, >=).
+	KeyCondition string `yaml:"key_condition"`
+	// ScanForward is false to read the sort key descending (newest first).
+	// Default true.
+	ScanForward *bool `yaml:"scan_forward"`
+
+	// Parsed, set by Load.
+	Condition KeyCondition `yaml:"-"`
+}
+
+// KeyCondition is a parsed access-pattern key condition.
+type KeyCondition struct {
+	PartitionAttr string
+	Partition     Template
+	// SortAttr is empty when the condition names the partition key only.
+	SortAttr string
+	// SortOp is "=", "<", "<=", ">", ">=", "begins_with" or "between".
+	SortOp string
+	Sort   Template
+	// SortHigh is the upper bound of "between".
+	SortHigh Template
+}
+
 // Entity turns the rows of one source into items of one type.
 type Entity struct {
 	// Name is the entity's key in the "entities" map.
@@ -121,11 +185,124 @@ type Entity struct {
 	Attributes Attributes `yaml:"attributes"`
 	// Type is the value of the type attribute (default: Name).
 	Type string `yaml:"type"`
+	// Embed maps an attribute name to child rows embedded in it as a list
+	// or map (a "complex attribute").
+	Embed map[string]*Embed `yaml:"embed"`
+	// Duplicate copies columns of parent rows onto this entity's items
+	// through a foreign key (denormalization).
+	Duplicate []*Duplicate `yaml:"duplicate"`
+	// Aggregates maps an attribute name to a count, sum, min or max over
+	// child rows, kept on this entity's items.
+	Aggregates map[string]*Aggregate `yaml:"aggregates"`
+	// IDs maps an attribute name to a stable, sortable ID built from the
+	// row (the same on every run).
+	IDs map[string]*StableID `yaml:"ids"`
+	// Mirror, when set, writes each row a second time with these keys:
+	// the other direction of an adjacency-list association.
+	Mirror *Mirror `yaml:"mirror"`
 
 	// Parsed templates, set by Load.
 	PKTemplate    Template               `yaml:"-"`
 	SKTemplate    Template               `yaml:"-"`
 	IndexTemplate map[string][2]Template `yaml:"-"`
+}
+
+// Join pairs columns of two sources for an equi-join: each key is a column
+// of the other source (the child, or the parent), each value a column of
+// this entity's source.
+type Join map[string]string
+
+// Pairs returns the join's (other column, own column) pairs sorted by the
+// other column, for deterministic SQL.
+func (j Join) Pairs() [][2]string {
+	out := make([][2]string, 0, len(j))
+	for k, v := range j {
+		out = append(out, [2]string{k, v})
+	}
+	slices.SortFunc(out, func(a, b [2]string) int { return strings.Compare(a[0], b[0]) })
+	return out
+}
+
+// Embed puts the child rows of each row into one attribute, as a list (in
+// OrderBy order) or a map keyed by a column.
+type Embed struct {
+	Source Source `yaml:"source"`
+	// Join maps child columns to this entity's columns.
+	Join Join `yaml:"join"`
+	// As is "list" (default) or "map".
+	As string `yaml:"as"`
+	// Key is the child column whose value keys the map (As "map").
+	Key string `yaml:"key"`
+	// OrderBy orders a list: columns, each optionally followed by " DESC".
+	OrderBy []string `yaml:"order_by"`
+	// MaxItems, when above 0, rejects a row with more children.
+	MaxItems int `yaml:"max_items"`
+	// Attributes chooses and names the child columns in each element.
+	Attributes Attributes `yaml:"attributes"`
+}
+
+// Duplicate copies columns of one parent row (found through Join) onto
+// the item. The parent's join columns must be its primary key or another
+// unique key, so that each row has at most one parent; a row without a
+// parent simply gets no duplicated attributes.
+type Duplicate struct {
+	// Source is the parent; it must be a table.
+	Source Source `yaml:"source"`
+	// Join maps parent columns to this entity's columns.
+	Join Join `yaml:"join"`
+	// Attributes chooses and names the parent columns copied (select is
+	// required: copying a whole parent is rarely meant).
+	Attributes Attributes `yaml:"attributes"`
+}
+
+// Aggregate functions.
+const (
+	AggCount = "count"
+	AggSum   = "sum"
+	AggMin   = "min"
+	AggMax   = "max"
+)
+
+// Aggregate is a count, sum, min or max over the child rows of each row,
+// written on the item (a lecture's student_count). A row without children
+// gets count 0; sum, min and max are then absent.
+type Aggregate struct {
+	// Function is count, sum, min or max.
+	Function string `yaml:"function"`
+	// Column is the child column summed or compared (not for count).
+	Column string `yaml:"column"`
+	Source Source `yaml:"source"`
+	// Join maps child columns to this entity's columns.
+	Join Join `yaml:"join"`
+}
+
+// ID kinds.
+const (
+	IDKSUID = "ksuid"
+	IDULID  = "ulid"
+)
+
+// StableID is a KSUID or ULID whose time part comes from a timestamp column
+// and whose random part is a hash of key columns: sortable by time, and the
+// same on every run (a random one would break repeatable loads).
+type StableID struct {
+	// Kind is ksuid or ulid.
+	Kind string `yaml:"kind"`
+	// Time is a date, timestamp or timestamptz column.
+	Time string `yaml:"time"`
+	// From lists the columns hashed into the ID's random part (the row's
+	// identity, e.g. its primary key).
+	From []string `yaml:"from"`
+}
+
+// Mirror is the second item written for each row of an association
+// entity: the same attributes under the other direction's keys.
+type Mirror struct {
+	PK string `yaml:"pk"`
+	SK string `yaml:"sk"`
+
+	PKTemplate Template `yaml:"-"`
+	SKTemplate Template `yaml:"-"`
 }
 
 // Source is a table (with optional schema) or a SQL query; exactly one.
