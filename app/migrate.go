@@ -191,23 +191,25 @@ func progressFor(mode string, w io.Writer, interval time.Duration) (pipeline.Pro
 	return nil, nil, usageError{fmt.Errorf("--progress %q: expected auto, bars, lines or none", mode)}
 }
 
-// printSummary prints the per-entity table; the "not written" column
-// appears only when the run stopped with rows read but not written.
+// printSummary prints the per-entity table: rows read = rows written + rows
+// rejected (+ not written, a column shown only when the run stopped with
+// rows read but not written); items written counts items (two per row for
+// an entity with a mirror).
 func printSummary(w io.Writer, s *pipeline.Summary, stats func() load.Stats) {
 	total := s.Total()
 	stopped := total.NotWritten > 0
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	head := "entity\trows read\titems written\trows rejected\t"
+	head := "entity\trows read\trows written\trows rejected\t"
 	if stopped {
 		head += "not written\t"
 	}
-	fmt.Fprintln(tw, head+"elapsed\t")
+	fmt.Fprintln(tw, head+"items written\telapsed\t")
 	for _, e := range append(s.Entities, total) {
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t", e.Name, e.Rows, e.Written, e.Rejected)
 		if stopped {
 			fmt.Fprintf(tw, "%d\t", e.NotWritten)
 		}
-		fmt.Fprintf(tw, "%s\t\n", e.Elapsed.Round(time.Millisecond))
+		fmt.Fprintf(tw, "%d\t%s\t\n", e.Items, e.Elapsed.Round(time.Millisecond))
 	}
 	tw.Flush()
 	if stopped {

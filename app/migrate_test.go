@@ -180,7 +180,7 @@ func TestMigrateInterrupted(t *testing.T) {
 	if n == 0 || n >= 22020 {
 		t.Errorf("%d items written, want some but not all 22020", n)
 	}
-	if got := summaryTotal(t, out.String()); got[1] != fmt.Sprint(n) || got[0] != sumStrings(got[1:4]) {
+	if got := summaryTotal(t, out.String()); got[1] != fmt.Sprint(n) || got[0] != sumStrings(got[1:]) {
 		t.Errorf("summary total %v: want %d written and rows read = written + rejected + not written:\n%s", got, n, out.String())
 	}
 }
@@ -207,21 +207,22 @@ func (b *syncBuffer) String() string {
 	return b.buf.String()
 }
 
-// summaryTotal returns the numbers of the summary's total line: rows read,
-// items written, rows rejected and, when the run stopped, not written.
-func summaryTotal(t *testing.T, summary string) []string {
+// summaryTotal returns the row counts of the summary's total line: rows
+// read, rows written, rows rejected and rows not written ("0" when the
+// column is absent).
+func summaryTotal(t *testing.T, summary string) [4]string {
 	t.Helper()
 	for _, line := range strings.Split(summary, "\n") {
 		if f := strings.Fields(line); len(f) > 0 && f[0] == "total" {
-			nums := f[1 : len(f)-1]
+			nums := f[1 : len(f)-2] // without items written and elapsed
 			if len(nums) == 3 {
 				nums = append(nums, "0")
 			}
-			return nums
+			return [4]string(nums)
 		}
 	}
 	t.Fatalf("no total line in:\n%s", summary)
-	return nil
+	return [4]string{}
 }
 
 func sumStrings(nums []string) string {

@@ -129,23 +129,27 @@ var nativeTypes = map[string]bool{
 // unknown table or a query PostgreSQL rejects is reported as a
 // *mapping.Error located at the entity's source in the mapping file.
 func (s *Source) Describe(ctx context.Context, m *mapping.Mapping, e *mapping.Entity) ([]Column, error) {
-	sql := "SELECT * FROM " + from(e.Source)
-	sd, err := s.conn.Prepare(ctx, "", sql)
+	return s.DescribeSource(ctx, m, mapping.Path(mapping.KeyEntities, e.Name, mapping.KeySource), e.Source)
+}
+
+// DescribeSource returns the columns of src, a source named at path in the
+// mapping (errors about it are located there).
+func (s *Source) DescribeSource(ctx context.Context, m *mapping.Mapping, path string, src mapping.Source) ([]Column, error) {
+	sd, err := s.conn.Prepare(ctx, "", "SELECT * FROM "+from(src))
 	if err != nil {
 		var pe *pgconn.PgError
 		if !errors.As(err, &pe) {
-			return nil, fmt.Errorf("describe %s: %w", e.Name, err)
+			return nil, fmt.Errorf("describe %s: %w", path, err)
 		}
-		if e.Source.IsQuery() {
-			return nil, m.Errorf(mapping.Path(mapping.KeyEntities, e.Name, mapping.KeySource, mapping.KeyQuery),
+		if src.IsQuery() {
+			return nil, m.Errorf(mapping.Path(path, mapping.KeyQuery),
 				"PostgreSQL rejects the query: %s (SQLSTATE %s)", pe.Message, pe.Code)
 		}
 		if pe.Code == "42P01" || pe.Code == "3F000" { // undefined_table, invalid_schema_name
-			return nil, m.Errorf(mapping.Path(mapping.KeyEntities, e.Name, mapping.KeySource, mapping.KeySourceTbl),
+			return nil, m.Errorf(mapping.Path(path, mapping.KeySourceTbl),
 				"%s in %s: expected an existing table or view", pe.Message, s.name)
 		}
-		return nil, m.Errorf(mapping.Path(mapping.KeyEntities, e.Name, mapping.KeySource),
-			"PostgreSQL rejects the source: %s (SQLSTATE %s)", pe.Message, pe.Code)
+		return nil, m.Errorf(path, "PostgreSQL rejects the source: %s (SQLSTATE %s)", pe.Message, pe.Code)
 	}
 	oids := make([]uint32, len(sd.Fields))
 	for i, f := range sd.Fields {
@@ -153,12 +157,16 @@ func (s *Source) Describe(ctx context.Context, m *mapping.Mapping, e *mapping.En
 	}
 	types, err := s.typeInfo(ctx, oids)
 	if err != nil {
-		return nil, fmt.Errorf("describe %s: %w", e.Name, err)
+		return nil, fmt.Errorf("describe %s: %w", path, err)
 	}
 	var pkCols []string
-	if !e.Source.IsQuery() {
-		if pkCols, err = s.primaryKey(ctx, e.Source); err != nil {
-			return nil, fmt.Errorf("describe %s: %w", e.Name, err)
+	if !src.IsQuery() {
+		keys, err := s.UniqueKeys(ctx, src)
+		if err != nil {
+			return nil, fmt.Errorf("describe %s: %w", path, err)
+		}
+		if len(keys) > 0 && keys[0].Primary {
+			pkCols = keys[0].Columns
 		}
 	}
 	cols := make([]Column, len(sd.Fields))
@@ -181,20 +189,37 @@ func (s *Source) Describe(ctx context.Context, m *mapping.Mapping, e *mapping.En
 	return cols, nil
 }
 
-// primaryKey returns the primary key columns of a table source, in key
-// order; none for a view or a table without one.
-func (s *Source) primaryKey(ctx context.Context, src mapping.Source) ([]string, error) {
+// UniqueKey is the column list of a primary key or unique index.
+type UniqueKey struct {
+	Columns []string
+	Primary bool
+}
+
+// UniqueKeys returns the primary key (first) and the other unique indexes
+// of a table source, leaving out partial and expression indexes; none for a
+// view or a query.
+func (s *Source) UniqueKeys(ctx context.Context, src mapping.Source) ([]UniqueKey, error) {
+	if src.IsQuery() {
+		return nil, nil
+	}
 	rows, err := s.conn.Query(ctx, `
-SELECT a.attname
+SELECT i.indisprimary, array_agg(a.attname::text ORDER BY k.n)
 FROM pg_catalog.pg_index i
 CROSS JOIN LATERAL unnest(i.indkey) WITH ORDINALITY AS k(attnum, n)
 JOIN pg_catalog.pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = k.attnum
-WHERE i.indrelid = $1::text::regclass AND i.indisprimary
-ORDER BY k.n`, tableIdent(src).Sanitize())
+WHERE i.indrelid = $1::text::regclass AND i.indisunique AND i.indpred IS NULL AND i.indexprs IS NULL
+GROUP BY i.indexrelid, i.indisprimary
+ORDER BY i.indisprimary DESC, i.indexrelid`, tableIdent(src).Sanitize())
 	if err != nil {
 		return nil, err
 	}
-	return pgx.CollectRows(rows, pgx.RowTo[string])
+	var out []UniqueKey
+	var k UniqueKey
+	_, err = pgx.ForEachRow(rows, []any{&k.Primary, &k.Columns}, func() error {
+		out = append(out, UniqueKey{Columns: slices.Clone(k.Columns), Primary: k.Primary})
+		return nil
+	})
+	return out, err
 }
 
 type typeInfo struct{ name, elem string }
@@ -230,22 +255,22 @@ func (s *Source) Count(ctx context.Context, e *mapping.Entity) (int64, error) {
 	return n, nil
 }
 
-// Stream reads e's rows from the snapshot, selecting exactly cols (text
-// columns cast as described by Column.AsText), and calls fn with each row's
-// values in cols order, as pgx decodes them (nil for NULL). fn must not keep
-// the slice. Stream stops at fn's first error and returns it; errors from
-// PostgreSQL are wrapped with the entity name and the number of rows read.
-func (s *Source) Stream(ctx context.Context, e *mapping.Entity, cols []Column, fn func(values []any) error) error {
+// Stream reads the rows of q from the snapshot and calls fn with each
+// row's values (q.Columns, then each join's values), as pgx decodes them
+// (nil for NULL; arrays nested per dimension). fn must not keep the slice.
+// Stream stops at fn's first error and returns it; errors from PostgreSQL
+// are wrapped with name (the entity) and the number of rows read.
+func (s *Source) Stream(ctx context.Context, name string, q Query, fn func(values []any) error) error {
 	if s.tx == nil {
 		return errors.New("source: Stream before Begin")
 	}
-	rows, err := s.tx.Query(ctx, SelectSQL(e.Source, cols))
+	rows, err := s.tx.Query(ctx, q.SQL())
 	if err != nil {
-		return fmt.Errorf("read %s: %w", e.Name, err)
+		return fmt.Errorf("read %s: %w", name, err)
 	}
 	defer rows.Close()
 	var arrays []int
-	for i, c := range cols {
+	for i, c := range q.Columns {
 		if c.Array {
 			arrays = append(arrays, i)
 		}
@@ -254,12 +279,12 @@ func (s *Source) Stream(ctx context.Context, e *mapping.Entity, cols []Column, f
 	for rows.Next() {
 		vals, err := rows.Values()
 		if err != nil {
-			return fmt.Errorf("read %s: row %d: %w", e.Name, n+1, err)
+			return fmt.Errorf("read %s: row %d: %w", name, n+1, err)
 		}
 		for _, i := range arrays {
 			if vals[i] != nil {
 				if vals[i], err = s.nestedArray(rows, i); err != nil {
-					return fmt.Errorf("read %s: row %d: column %s: %w", e.Name, n+1, cols[i].Name, err)
+					return fmt.Errorf("read %s: row %d: column %s: %w", name, n+1, q.Columns[i].Name, err)
 				}
 			}
 		}
@@ -269,7 +294,7 @@ func (s *Source) Stream(ctx context.Context, e *mapping.Entity, cols []Column, f
 		n++
 	}
 	if err := rows.Err(); err != nil {
-		return fmt.Errorf("read %s after %d rows: %w", e.Name, n, err)
+		return fmt.Errorf("read %s after %d rows: %w", name, n, err)
 	}
 	return nil
 }
@@ -300,33 +325,6 @@ func (s *Source) nestedArray(rows pgx.Rows, i int) (any, error) {
 		return out
 	}
 	return nest(arr.Elements, arr.Dims), nil
-}
-
-// SelectSQL is the statement Stream runs: the chosen columns, quoted as
-// identifiers, from the source table or the source query as a subquery.
-func SelectSQL(src mapping.Source, cols []Column) string {
-	var b strings.Builder
-	b.WriteString("SELECT ")
-	for i, c := range cols {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteString("src.")
-		b.WriteString(pgx.Identifier{c.Name}.Sanitize())
-		if c.AsText {
-			if c.Array {
-				b.WriteString("::text[]")
-			} else {
-				b.WriteString("::text")
-			}
-		}
-	}
-	if len(cols) == 0 {
-		b.WriteString("1")
-	}
-	b.WriteString(" FROM ")
-	b.WriteString(from(src))
-	return b.String()
 }
 
 // from renders the FROM item of a source, aliased "src".

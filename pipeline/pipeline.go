@@ -77,8 +77,11 @@ type EntityStats struct {
 	Total int64
 	// Rows is the number of rows read.
 	Rows int64
-	// Written is the number of items written.
+	// Written is the number of rows whose items (one, or two with a
+	// mirror) were all written.
 	Written int64
+	// Items is the number of items written.
+	Items int64
 	// Rejected is the number of rows listed as rejected.
 	Rejected int64
 	// NotWritten is the number of rows read but neither written nor
@@ -102,6 +105,7 @@ func (s *Summary) Total() EntityStats {
 		t.Total += e.Total
 		t.Rows += e.Rows
 		t.Written += e.Written
+		t.Items += e.Items
 		t.Rejected += e.Rejected
 		t.NotWritten += e.NotWritten
 	}
@@ -115,7 +119,7 @@ func Prepare(ctx context.Context, src *extract.Source, m *mapping.Mapping) ([]*t
 	var errs mapping.Errors
 	plans := make([]*transform.Plan, len(m.Entities))
 	for i, e := range m.Entities {
-		cols, err := src.Describe(ctx, m, e)
+		srcs, err := describe(ctx, src, m, e)
 		if err != nil {
 			var me *mapping.Error
 			if errors.As(err, &me) {
@@ -124,7 +128,7 @@ func Prepare(ctx context.Context, src *extract.Source, m *mapping.Mapping) ([]*t
 			}
 			return nil, err
 		}
-		p, err := transform.Compile(m, i, cols)
+		p, err := transform.Compile(m, i, srcs)
 		if err != nil {
 			var mes mapping.Errors
 			if errors.As(err, &mes) {
@@ -141,13 +145,57 @@ func Prepare(ctx context.Context, src *extract.Source, m *mapping.Mapping) ([]*t
 	return plans, nil
 }
 
-type entityState struct {
-	rows, written, rejected atomic.Int64
-	start, lastAck          atomic.Int64 // unix nanoseconds
+// describe reads the columns of an entity's source and of the sources its
+// embed, duplicate and aggregate rules join.
+func describe(ctx context.Context, src *extract.Source, m *mapping.Mapping, e *mapping.Entity) (transform.Sources, error) {
+	var srcs transform.Sources
+	var err error
+	ep := mapping.Path(mapping.KeyEntities, e.Name)
+	if srcs.Columns, err = src.Describe(ctx, m, e); err != nil {
+		return srcs, err
+	}
+	srcs.Embed = map[string][]extract.Column{}
+	for name, em := range e.Embed {
+		if srcs.Embed[name], err = src.DescribeSource(ctx, m, mapping.Path(ep, mapping.KeyEmbed, name, mapping.KeySource), em.Source); err != nil {
+			return srcs, err
+		}
+	}
+	for i, d := range e.Duplicate {
+		path := fmt.Sprintf("%s.%s[%d].%s", ep, mapping.KeyDuplicate, i, mapping.KeySource)
+		cols, err := src.DescribeSource(ctx, m, path, d.Source)
+		if err != nil {
+			return srcs, err
+		}
+		keys, err := src.UniqueKeys(ctx, d.Source)
+		if err != nil {
+			return srcs, fmt.Errorf("describe %s: %w", path, err)
+		}
+		srcs.Duplicate = append(srcs.Duplicate, cols)
+		srcs.DuplicateKeys = append(srcs.DuplicateKeys, keys)
+	}
+	srcs.Aggregate = map[string][]extract.Column{}
+	for name, a := range e.Aggregates {
+		if srcs.Aggregate[name], err = src.DescribeSource(ctx, m, mapping.Path(ep, mapping.KeyAggregates, name, mapping.KeySource), a.Source); err != nil {
+			return srcs, err
+		}
+	}
+	return srcs, nil
 }
 
+type entityState struct {
+	rows, written, rejected, items atomic.Int64
+	start, lastAck                 atomic.Int64 // unix nanoseconds
+}
+
+// batch is what one Write gets: up to 25 items, whole rows only; rowEnd
+// marks the last item of each row.
 type batch struct {
-	items []transform.Item
+	items  []transform.Item
+	rowEnd []bool
+}
+
+func newBatch() batch {
+	return batch{items: make([]transform.Item, 0, load.MaxBatchItems), rowEnd: make([]bool, 0, load.MaxBatchItems)}
 }
 
 // Run migrates the entities of plans from src, which must have begun its
@@ -213,12 +261,15 @@ func Run(ctx context.Context, src *extract.Source, m *mapping.Mapping, plans []*
 	batches := make(chan batch, conc)
 	keyAttrs := [2]string{m.Table.PartitionKey, m.Table.SortKey}
 
-	// Reader: one snapshot, entities in order.
+	// Reader: one snapshot, entities in order. A row's items (two with a
+	// mirror) always travel in one batch, so a row is written or rejected
+	// as a whole.
 	g.Go(func() error {
 		defer close(batches)
-		cur := batch{items: make([]transform.Item, 0, load.MaxBatchItems)}
+		cur := newBatch()
 		inBatch := make(map[[2]string]int, load.MaxBatchItems)
 		seen := newKeySet(!opts.SkipDuplicateCheck)
+		var buf []transform.Item
 		flush := func() error {
 			if len(cur.items) == 0 {
 				return nil
@@ -228,7 +279,7 @@ func Run(ctx context.Context, src *extract.Source, m *mapping.Mapping, plans []*
 			case <-wctx.Done():
 				return context.Cause(wctx)
 			}
-			cur = batch{items: make([]transform.Item, 0, load.MaxBatchItems)}
+			cur = newBatch()
 			clear(inBatch)
 			return nil
 		}
@@ -239,9 +290,10 @@ func Run(ctx context.Context, src *extract.Source, m *mapping.Mapping, plans []*
 			if opts.Progress != nil {
 				opts.Progress.Start(p.Entity().Name, totals[i])
 			}
-			err = src.Stream(rctx, p.Entity(), p.Columns(), func(values []any) error {
+			err = src.Stream(rctx, p.Entity().Name, p.Query(), func(values []any) error {
 				st.rows.Add(1)
-				it, err := p.Item(values)
+				var err error
+				buf, err = p.Items(values, buf[:0])
 				if err != nil {
 					var re *transform.RowError
 					if !errors.As(err, &re) {
@@ -250,8 +302,16 @@ func Run(ctx context.Context, src *extract.Source, m *mapping.Mapping, plans []*
 					advance(i, 1)
 					return reject(Reject{Entity: re.Entity, SourceKey: re.SourceKey, Column: re.Column, Reason: re.Reason})
 				}
-				k := itemKey(it.Attrs, keyAttrs)
-				if seen.add(k) {
+				if len(cur.items)+len(buf) > load.MaxBatchItems {
+					if err := flush(); err != nil {
+						return err
+					}
+				}
+				for _, it := range buf {
+					k := itemKey(it.Attrs, keyAttrs)
+					if !seen.add(k) {
+						continue
+					}
 					// BatchWriteItem refuses two puts of one key, and
 					// writing them in turn would silently keep only the last.
 					reason := "duplicate primary key: an earlier row produced the same item key"
@@ -263,8 +323,11 @@ func Run(ctx context.Context, src *extract.Source, m *mapping.Mapping, plans []*
 					advance(i, 1)
 					return reject(Reject{Entity: p.Entity().Name, SourceKey: p.SourceKey(values), ItemKey: keyMap(k, keyAttrs), Reason: reason})
 				}
-				inBatch[k] = len(cur.items)
-				cur.items = append(cur.items, it)
+				for j, it := range buf {
+					inBatch[itemKey(it.Attrs, keyAttrs)] = len(cur.items)
+					cur.items = append(cur.items, it)
+					cur.rowEnd = append(cur.rowEnd, j == len(buf)-1)
+				}
 				if len(cur.items) == load.MaxBatchItems {
 					return flush()
 				}
@@ -304,14 +367,25 @@ func Run(ctx context.Context, src *extract.Source, m *mapping.Mapping, plans []*
 					return fail(err)
 				}
 				now := time.Now().UnixNano()
+				var rowErr error
+				var rowKey map[string]string
 				for idx, it := range b.items {
+					if ferr, bad := failed[idx]; !bad {
+						states[it.Entity].items.Add(1)
+					} else if rowErr == nil {
+						rowErr, rowKey = ferr, keyMap(itemKey(it.Attrs, keyAttrs), keyAttrs)
+					}
+					if !b.rowEnd[idx] {
+						continue
+					}
 					st := &states[it.Entity]
-					if ferr, bad := failed[idx]; bad {
+					if rowErr != nil {
 						p := plans[it.Entity]
 						if err := reject(Reject{Entity: p.Entity().Name, SourceKey: p.SourceKey(it.Row),
-							ItemKey: keyMap(itemKey(it.Attrs, keyAttrs), keyAttrs), Reason: ferr.Error()}); err != nil {
+							ItemKey: rowKey, Reason: rowErr.Error()}); err != nil {
 							return fail(err)
 						}
+						rowErr = nil
 					} else {
 						st.written.Add(1)
 					}
@@ -328,7 +402,7 @@ func Run(ctx context.Context, src *extract.Source, m *mapping.Mapping, plans []*
 	for i, p := range plans {
 		st := &states[i]
 		es := EntityStats{Name: p.Entity().Name, Total: totals[i], Rows: st.rows.Load(),
-			Written: st.written.Load(), Rejected: st.rejected.Load()}
+			Written: st.written.Load(), Rejected: st.rejected.Load(), Items: st.items.Load()}
 		es.NotWritten = es.Rows - es.Written - es.Rejected
 		if s, l := st.start.Load(), st.lastAck.Load(); s > 0 && l > s {
 			es.Elapsed = time.Duration(l - s)

@@ -40,7 +40,7 @@ func compileKeys(t *testing.T, entity string) *transform.Plan {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := transform.Compile(m, 0, keyCols)
+	p, err := transform.Compile(m, 0, transform.Sources{Columns: keyCols})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,10 +132,11 @@ func TestKeyRendering(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			p := compileKeys(t, tc.entity)
-			it, err := p.Item(tc.row[:len(p.Columns())])
+			items, err := p.Items(tc.row[:len(p.Query().Columns)], nil)
 			if err != nil {
 				t.Fatal(err)
 			}
+			it := items[0]
 			got := map[string]string{}
 			for _, a := range []string{"PK", "SK", "GSI1PK", "GSI1SK"} {
 				if av, ok := it.Attrs[a]; ok {
@@ -228,10 +229,10 @@ func TestKeyRejections(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			p := compileKeys(t, tc.entity)
-			it, err := p.Item(tc.row[:len(p.Columns())])
+			items, err := p.Items(tc.row[:len(p.Query().Columns)], nil)
 			var re *transform.RowError
 			if !errors.As(err, &re) {
-				t.Fatalf("got item %v, error %v; want a RowError", it.Attrs, err)
+				t.Fatalf("got items %v, error %v; want a RowError", items, err)
 			}
 			if d := cmp.Diff(tc.want, *re); d != "" {
 				t.Errorf("RowError (-want +got):\n%s", d)
@@ -261,7 +262,7 @@ func TestCompileErrors(t *testing.T) {
 	for _, tc := range cases {
 		m, err := mapping.Parse("keys.yaml", []byte(keysHead+tc.entity))
 		if err == nil {
-			_, err = transform.Compile(m, 0, keyCols)
+			_, err = transform.Compile(m, 0, transform.Sources{Columns: keyCols})
 		}
 		if err == nil || err.Error() != tc.want {
 			t.Errorf("got error:\n%v\nwant:\n%s", err, tc.want)

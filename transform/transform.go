@@ -92,12 +92,18 @@ type Plan struct {
 	typeVal  types.AttributeValue
 	// keyCols are the indexes in cols of the columns the key templates use.
 	keyCols []int
+	srcCols []extract.Column
+	joins   []joinPlan
+	ids     []idPlan
+	query   extract.Query
 }
 
 type attrPlan struct {
 	col     int
 	name    string
 	convert func(any) (types.AttributeValue, error)
+	// nested: json or array values, checked against MaxNestingDepth.
+	nested bool
 }
 
 type keyPlan struct {
@@ -122,7 +128,8 @@ type keyPart struct {
 // returned as mapping.Errors located in the mapping file: an unknown column
 // (with the columns that exist), a column type that cannot be part of a key,
 // an attribute name that collides with a key or type attribute.
-func Compile(m *mapping.Mapping, index int, cols []extract.Column) (*Plan, error) {
+func Compile(m *mapping.Mapping, index int, srcs Sources) (*Plan, error) {
+	cols := srcs.Columns
 	e := m.Entities[index]
 	ep := mapping.Path(mapping.KeyEntities, e.Name)
 	var errs mapping.Errors
@@ -144,8 +151,15 @@ func Compile(m *mapping.Mapping, index int, cols []extract.Column) (*Plan, error
 	}
 
 	p := &Plan{entity: e, index: index, typeAttr: m.TypeAttribute,
-		typeVal: &types.AttributeValueMemberS{Value: e.Type}}
+		typeVal: &types.AttributeValueMemberS{Value: e.Type}, srcCols: cols}
 	need := map[string]bool{}
+	knownNeeded := func(path, col string) bool {
+		if known(path, col) {
+			need[col] = true
+			return true
+		}
+		return false
+	}
 
 	addKey := func(path, attr string, tpl mapping.Template, isSort bool, maxBytes int, gsi string, sparse bool) {
 		k := keyPlan{attr: attr, template: tpl.Source, maxBytes: maxBytes, gsi: gsi, sparse: sparse}
@@ -193,6 +207,11 @@ func Compile(m *mapping.Mapping, index int, cols []extract.Column) (*Plan, error
 			addKey(mapping.Path(ip, mapping.KeySK), g.SortKey, pair[1], true, MaxSortKeyBytes, g.Name, sparse)
 		}
 	}
+	if mi := e.Mirror; mi != nil {
+		mp := mapping.Path(ep, mapping.KeyMirror)
+		addKey(mapping.Path(mp, mapping.KeyPK), t.PartitionKey, mi.PKTemplate, false, MaxPartitionKeyBytes, mirrorKey, false)
+		addKey(mapping.Path(mp, mapping.KeySK), t.SortKey, mi.SKTemplate, true, MaxSortKeyBytes, mirrorKey, false)
+	}
 	// Rows are named in rejects by the table's primary key, then by the
 	// columns of the item's own key.
 	for i, c := range cols {
@@ -211,47 +230,33 @@ func Compile(m *mapping.Mapping, index int, cols []extract.Column) (*Plan, error
 
 	// Attributes: all columns, or the selected ones, minus the excluded.
 	ap := mapping.Path(ep, mapping.KeyAttributes)
-	chosen := map[string]bool{}
-	if len(e.Attributes.Select) > 0 {
-		for i, c := range e.Attributes.Select {
-			if known(fmt.Sprintf("%s.%s[%d]", ap, mapping.KeySelect, i), c) {
-				chosen[c] = true
-			}
-		}
-	} else {
-		for _, c := range cols {
-			chosen[c.Name] = true
-		}
-	}
-	for i, c := range e.Attributes.Exclude {
-		if known(fmt.Sprintf("%s.%s[%d]", ap, mapping.KeyExclude, i), c) {
-			delete(chosen, c)
-		}
-	}
-	for c := range e.Attributes.Rename {
-		known(mapping.Path(ap, mapping.KeyRename, c), c)
-	}
 	reserved := append(m.KeyAttributes(), m.TypeAttribute)
-	attrOf := map[string]string{}
-	for _, c := range cols {
-		if !chosen[c.Name] {
-			continue
+	attrOf := map[string]string{} // attribute name → what writes it
+	claim := func(path, attr, what string) bool {
+		switch {
+		case attr == "":
+			add(path, "empty attribute name for %s", what)
+		case slices.Contains(reserved, attr):
+			add(path, "%s would overwrite the key or type attribute %q: rename it or exclude it", what, attr)
+		case attrOf[attr] != "":
+			add(path, "%s and %s both become attribute %q", attrOf[attr], what, attr)
+		default:
+			attrOf[attr] = what
+			return true
 		}
-		name := c.Name
-		if to, ok := e.Attributes.Rename[c.Name]; ok {
-			name = to
-		}
-		if slices.Contains(reserved, name) {
-			add(ap, "column %q would overwrite the key or type attribute %q: rename it (attributes.rename) or exclude it", c.Name, name)
-			continue
-		}
-		if other, dup := attrOf[name]; dup {
-			add(ap, "columns %q and %q both become attribute %q", other, c.Name, name)
-			continue
-		}
-		attrOf[name] = c.Name
-		need[c.Name] = true
+		return false
 	}
+	unknown := func(path, col string, in []extract.Column) {
+		add(path, "unknown column %q%s; it has columns: %s", col, suggest(col, in), columnList(in))
+	}
+	var chosenCols []chosenAttr
+	for _, a := range chooseAttributes(cols, e.Attributes, ap, func(path, col string, _ []extract.Column) { known(path, col) }) {
+		if claim(ap, a.name, fmt.Sprintf("column %q", cols[a.col].Name)) {
+			chosenCols = append(chosenCols, a)
+			need[cols[a.col].Name] = true
+		}
+	}
+	p.compileStrategies(m, e, srcs, add, knownNeeded, func(path, attr, what string) { claim(path, attr, what) }, unknown)
 	if len(errs) > 0 {
 		return nil, errs
 	}
@@ -274,40 +279,54 @@ func Compile(m *mapping.Mapping, index int, cols []extract.Column) (*Plan, error
 	for i := range p.keyCols {
 		p.keyCols[i] = remap[p.keyCols[i]]
 	}
-	for i, c := range p.cols {
-		if name := attrNameFor(e, c.Name); attrOf[name] == c.Name {
-			p.attrs = append(p.attrs, attrPlan{col: i, name: name, convert: columnAttr(c)})
+	for i := range p.ids {
+		p.ids[i].time = remap[p.ids[i].time]
+		for j := range p.ids[i].from {
+			p.ids[i].from[j] = remap[p.ids[i].from[j]]
 		}
+	}
+	for _, a := range chosenCols {
+		c := cols[a.col]
+		p.attrs = append(p.attrs, attrPlan{col: remap[a.col], name: a.name, convert: columnAttr(c),
+			nested: c.Array || c.Type == "json" || c.Type == "jsonb"})
+	}
+	p.query = extract.Query{Source: e.Source, Columns: p.cols}
+	for _, j := range p.joins {
+		p.query.Joins = append(p.query.Joins, j.join)
 	}
 	return p, nil
 }
 
-func attrNameFor(e *mapping.Entity, col string) string {
-	if to, ok := e.Attributes.Rename[col]; ok {
-		return to
-	}
-	return col
+// mirrorKey marks the key plans of an entity's mirror item.
+const mirrorKey = "\x00mirror"
+
+// colIndex returns the index of a column of the entity's source, or -1.
+func (p *Plan) colIndex(name string) int {
+	return slices.IndexFunc(p.srcCols, func(c extract.Column) bool { return c.Name == name })
 }
 
-// Columns returns the columns Item expects, in order: pass them to
-// extract.Source.Stream.
-func (p *Plan) Columns() []extract.Column { return p.cols }
+// Query returns what extract.Source.Stream reads for this entity: the
+// columns Items expects, then the joins' values.
+func (p *Plan) Query() extract.Query { return p.query }
 
 // Entity returns the entity the plan converts.
 func (p *Plan) Entity() *mapping.Entity { return p.entity }
 
-// Item converts one row (values in Columns order, nil for NULL). It returns
-// a *RowError when the row cannot become an item: a NULL or empty key, a
-// key over DynamoDB's size limit, a value DynamoDB cannot hold (a number
-// over 38 digits, NaN, an infinite date).
-func (p *Plan) Item(values []any) (Item, error) {
-	if len(values) != len(p.cols) {
-		return Item{}, fmt.Errorf("transform %s: got %d values, want %d", p.entity.Name, len(values), len(p.cols))
+// Items converts one row (values as Query reads them, nil for NULL) and
+// appends its items to dst: one item, or two for an entity with a mirror
+// (same attributes, the mirror's keys, no GSI keys). It returns a
+// *RowError when the row cannot become items: a NULL or empty key, a key
+// over DynamoDB's size limit, a value DynamoDB cannot hold (a number over
+// 38 digits, NaN, an infinite date), an embed over max_items, an item over
+// 400 KB (with the size of its largest attributes).
+func (p *Plan) Items(values []any, dst []Item) ([]Item, error) {
+	if want := len(p.cols) + p.joinWidth(); len(values) != want {
+		return dst, fmt.Errorf("transform %s: got %d values, want %d", p.entity.Name, len(values), want)
 	}
-	attrs := make(map[string]types.AttributeValue, len(p.attrs)+len(p.keys)+1)
+	attrs := make(map[string]types.AttributeValue, len(p.attrs)+len(p.keys)+len(p.joins)+len(p.ids)+1)
 	var skipGSI string
 	for _, k := range p.keys {
-		if k.gsi != "" && k.gsi == skipGSI {
+		if k.gsi == mirrorKey || k.gsi != "" && k.gsi == skipGSI {
 			continue
 		}
 		s, col, reason := p.renderKey(k, values)
@@ -318,7 +337,7 @@ func (p *Plan) Item(values []any) (Item, error) {
 				skipGSI = k.gsi
 				continue
 			}
-			return Item{}, p.rowError(values, col, reason)
+			return dst, p.rowError(values, col, reason)
 		}
 		attrs[k.attr] = &types.AttributeValueMemberS{Value: s}
 	}
@@ -330,11 +349,67 @@ func (p *Plan) Item(values []any) (Item, error) {
 		}
 		av, err := a.convert(v)
 		if err != nil {
-			return Item{}, p.rowError(values, a.col, err.Error())
+			return dst, p.rowError(values, a.col, err.Error())
+		}
+		if a.nested {
+			if d := nestingDepth(av); d > MaxNestingDepth {
+				return dst, p.rowError(values, a.col, fmt.Sprintf("nested %d levels deep: DynamoDB allows %d", d, MaxNestingDepth))
+			}
 		}
 		attrs[a.name] = av
 	}
-	return Item{Entity: p.index, Attrs: attrs, Row: values}, nil
+	if len(p.joins) > 0 {
+		if col, reason := p.applyJoins(values, attrs); reason != "" {
+			re := p.rowError(values, -1, reason)
+			re.Column = col
+			return dst, re
+		}
+	}
+	for _, ip := range p.ids {
+		id, col, reason := ip.stableID(values)
+		if reason != "" {
+			return dst, p.rowError(values, col, fmt.Sprintf("ID %s: %s", ip.attr, reason))
+		}
+		attrs[ip.attr] = &types.AttributeValueMemberS{Value: id}
+	}
+	if n := ItemSize(attrs); n > MaxItemBytes {
+		return dst, p.rowError(values, -1, fmt.Sprintf("item is %s, over DynamoDB's 400 KB: %s", kb(n), sizeBreakdown(attrs)))
+	}
+	dst = append(dst, Item{Entity: p.index, Attrs: attrs, Row: values})
+	if p.entity.Mirror == nil {
+		return dst, nil
+	}
+	mirror := make(map[string]types.AttributeValue, len(attrs))
+	gsiAttrs := map[string]bool{}
+	for _, k := range p.keys {
+		if k.gsi != "" && k.gsi != mirrorKey {
+			gsiAttrs[k.attr] = true
+		}
+	}
+	for name, v := range attrs {
+		if !gsiAttrs[name] {
+			mirror[name] = v
+		}
+	}
+	for _, k := range p.keys {
+		if k.gsi != mirrorKey {
+			continue
+		}
+		s, col, reason := p.renderKey(k, values)
+		if reason != "" {
+			return dst[:len(dst)-1], p.rowError(values, col, "mirror: "+reason)
+		}
+		mirror[k.attr] = &types.AttributeValueMemberS{Value: s}
+	}
+	return append(dst, Item{Entity: p.index, Attrs: mirror, Row: values}), nil
+}
+
+func (p *Plan) joinWidth() int {
+	n := 0
+	for _, j := range p.joins {
+		n += j.join.Width()
+	}
+	return n
 }
 
 // gsiSibling returns the other key attribute of k's GSI.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/pg2dynamo/pg2dynamo/extract"
@@ -60,6 +61,8 @@ func TestTypes(t *testing.T) {
 		{expr: "'2024-01-02 03:04:05.000001+02'::timestamptz", want: `{"S":"2024-01-02T01:04:05.000001Z"}`},
 		{expr: `'{"a": 1.50, "b": [true, null, "x"], "c": {"d": 12345678901234567890}}'::jsonb`,
 			want: `{"M":{"a":{"N":"1.5"},"b":{"L":[{"BOOL":true},{"NULL":true},{"S":"x"}]},"c":{"M":{"d":{"N":"12345678901234567890"}}}}}`},
+		{expr: "(repeat('[', 32) || '1' || repeat(']', 32))::jsonb", want: strings.Repeat(`{"L":[`, 32) + `{"N":"1"}` + strings.Repeat(`]}`, 32)},
+		{expr: "(repeat('[', 33) || '1' || repeat(']', 33))::jsonb", err: "nested 33 levels deep: DynamoDB allows 32"},
 		{expr: `'[1e400]'::json`, err: "[0]: number of magnitude 1E+400: DynamoDB numbers range from 1E-130 to 9.99…E+125 in magnitude"},
 		{expr: "'{1,NULL,3}'::integer[]", want: `{"L":[{"N":"1"},{"NULL":true},{"N":"3"}]}`},
 		{expr: `'{"a b",c}'::text[]`, want: `{"L":[{"S":"a b"},{"S":"c"}]}`},
@@ -91,7 +94,7 @@ entities:
 			if err != nil {
 				t.Fatal(err)
 			}
-			plan, err := transform.Compile(m, 0, cols)
+			plan, err := transform.Compile(m, 0, transform.Sources{Columns: cols})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -101,8 +104,12 @@ entities:
 			defer src.End(ctx)
 			var item transform.Item
 			var rowErr error
-			err = src.Stream(ctx, m.Entities[0], plan.Columns(), func(values []any) error {
-				item, rowErr = plan.Item(values)
+			err = src.Stream(ctx, "T", plan.Query(), func(values []any) error {
+				var items []transform.Item
+				items, rowErr = plan.Items(values, nil)
+				if len(items) > 0 {
+					item = items[0]
+				}
 				return nil
 			})
 			if err != nil {

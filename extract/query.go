@@ -1,0 +1,165 @@
+package extract
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/pg2dynamo/pg2dynamo/mapping"
+)
+
+// Query is what Stream reads for one entity: the columns of its source,
+// then, per Join, the values the join adds. The joins are pushed down to
+// PostgreSQL (a LEFT JOIN to a parent, a grouped child subquery for embeds
+// and aggregates), so pg2dynamo never holds a table in memory: a row holds
+// at most its own item collection.
+type Query struct {
+	Source  mapping.Source
+	Columns []Column
+	Joins   []Join
+}
+
+// JoinKind says what a Join adds to each row.
+type JoinKind int
+
+// Join kinds.
+const (
+	// JoinParent adds the columns of the one parent row (Columns values).
+	JoinParent JoinKind = iota
+	// JoinEmbed adds the child rows as a record[] (ordered by OrderBy,
+	// fields in Columns order; NULL without children) and their count.
+	JoinEmbed
+	// JoinAggregate adds Function over the child rows (count: 0 without
+	// children; the others NULL).
+	JoinAggregate
+)
+
+// Join is a parent or child source joined to each row on equal columns.
+type Join struct {
+	Kind   JoinKind
+	Source mapping.Source
+	// On pairs (other source's column, this row's column).
+	On [][2]string
+	// Columns read from the other source (JoinParent, JoinEmbed).
+	Columns []Column
+	// OrderBy orders an embed's records.
+	OrderBy []mapping.Order
+	// Function and Column of a JoinAggregate.
+	Function, Column string
+}
+
+// Width is the number of values the join adds to a row.
+func (j Join) Width() int {
+	switch j.Kind {
+	case JoinParent:
+		return len(j.Columns)
+	case JoinEmbed:
+		return 2
+	}
+	return 1
+}
+
+// SQL renders the statement: identifiers quoted with pgx.Identifier,
+// columns read in their text form cast to text.
+func (q Query) SQL() string {
+	var sel []string
+	for _, c := range q.Columns {
+		sel = append(sel, colExpr("src", c))
+	}
+	var joins []string
+	for i, j := range q.Joins {
+		alias := fmt.Sprintf("j%d", i)
+		switch j.Kind {
+		case JoinParent:
+			for _, c := range j.Columns {
+				sel = append(sel, colExpr(alias, c))
+			}
+			joins = append(joins, fmt.Sprintf("LEFT JOIN %s AS %s ON %s", fromItem(j.Source), alias, onClause(alias, j.On, false)))
+		case JoinEmbed, JoinAggregate:
+			var keys, agg []string
+			for k, p := range j.On {
+				keys = append(keys, fmt.Sprintf("c.%s AS k%d", ident(p[0]), k))
+			}
+			if j.Kind == JoinEmbed {
+				fields := make([]string, len(j.Columns))
+				for f, c := range j.Columns {
+					fields[f] = colExpr("c", c)
+				}
+				var order []string
+				for _, o := range j.OrderBy {
+					dir := ""
+					if o.Desc {
+						dir = " DESC"
+					}
+					order = append(order, "c."+ident(o.Column)+dir)
+				}
+				orderBy := ""
+				if len(order) > 0 {
+					orderBy = " ORDER BY " + strings.Join(order, ", ")
+				}
+				agg = append(agg, fmt.Sprintf("array_agg(ROW(%s)%s) AS items", strings.Join(fields, ", "), orderBy), "count(*) AS n")
+				sel = append(sel, alias+".items", alias+".n")
+			} else {
+				arg := "*"
+				if j.Function != mapping.AggCount {
+					arg = "c." + ident(j.Column)
+				}
+				agg = append(agg, fmt.Sprintf("%s(%s) AS v", j.Function, arg))
+				if j.Function == mapping.AggCount {
+					sel = append(sel, "coalesce("+alias+".v, 0)")
+				} else {
+					sel = append(sel, alias+".v")
+				}
+			}
+			groups := make([]string, len(j.On))
+			for k := range j.On {
+				groups[k] = fmt.Sprint(k + 1)
+			}
+			sub := fmt.Sprintf("(SELECT %s, %s FROM %s AS c GROUP BY %s)",
+				strings.Join(keys, ", "), strings.Join(agg, ", "), strings.TrimSuffix(fromItem(j.Source), ""), strings.Join(groups, ", "))
+			joins = append(joins, fmt.Sprintf("LEFT JOIN %s AS %s ON %s", sub, alias, onClause(alias, j.On, true)))
+		}
+	}
+	if len(sel) == 0 {
+		sel = []string{"1"}
+	}
+	sql := "SELECT " + strings.Join(sel, ", ") + "\nFROM " + from(q.Source)
+	for _, j := range joins {
+		sql += "\n" + j
+	}
+	return sql
+}
+
+func ident(name string) string { return pgx.Identifier{name}.Sanitize() }
+
+func colExpr(alias string, c Column) string {
+	e := alias + "." + ident(c.Name)
+	if c.AsText {
+		if c.Array {
+			return e + "::text[]"
+		}
+		return e + "::text"
+	}
+	return e
+}
+
+// onClause renders alias.other = src.own pairs; grouped subqueries expose
+// their keys as k0, k1, ….
+func onClause(alias string, on [][2]string, grouped bool) string {
+	parts := make([]string, len(on))
+	for i, p := range on {
+		other := alias + "." + ident(p[0])
+		if grouped {
+			other = fmt.Sprintf("%s.k%d", alias, i)
+		}
+		parts[i] = other + " = src." + ident(p[1])
+	}
+	return strings.Join(parts, " AND ")
+}
+
+// fromItem renders a source without an alias: a table, or a parenthesised
+// query.
+func fromItem(src mapping.Source) string {
+	return strings.TrimSuffix(from(src), " AS src")
+}

@@ -1,0 +1,141 @@
+package transform
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+// MaxItemBytes is DynamoDB's item size limit: 400 KB, attribute names and
+// values together.
+// https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/ServiceQuotas.html#limits-items
+const MaxItemBytes = 400 * 1024
+
+// MaxNestingDepth is how deep DynamoDB lets lists and maps nest.
+// https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/ServiceQuotas.html#limits-attributes
+const MaxNestingDepth = 32
+
+// nestingDepth is the number of list/map levels in v (0 for a scalar).
+func nestingDepth(v types.AttributeValue) int {
+	d := 0
+	switch v := v.(type) {
+	case *types.AttributeValueMemberL:
+		for _, e := range v.Value {
+			d = max(d, nestingDepth(e))
+		}
+		return d + 1
+	case *types.AttributeValueMemberM:
+		for _, e := range v.Value {
+			d = max(d, nestingDepth(e))
+		}
+		return d + 1
+	}
+	return 0
+}
+
+// ItemSize returns the size of an item in bytes by DynamoDB's rules:
+// attribute names plus values, where a string is its UTF-8 length, a
+// binary its length, a number 1 byte plus 1 per 2 significant digits, a
+// boolean or null 1 byte, and a list or map 3 bytes plus 1 per element
+// plus its elements (map keys counted as names).
+// https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/CapacityUnitCalculations.html
+func ItemSize(item map[string]types.AttributeValue) int {
+	n := 0
+	for name, v := range item {
+		n += len(name) + valueSize(v)
+	}
+	return n
+}
+
+func valueSize(v types.AttributeValue) int {
+	switch v := v.(type) {
+	case *types.AttributeValueMemberS:
+		return len(v.Value)
+	case *types.AttributeValueMemberN:
+		return numberSize(v.Value)
+	case *types.AttributeValueMemberB:
+		return len(v.Value)
+	case *types.AttributeValueMemberBOOL, *types.AttributeValueMemberNULL:
+		return 1
+	case *types.AttributeValueMemberL:
+		n := 3
+		for _, e := range v.Value {
+			n += 1 + valueSize(e)
+		}
+		return n
+	case *types.AttributeValueMemberM:
+		n := 3
+		for k, e := range v.Value {
+			n += 1 + len(k) + valueSize(e)
+		}
+		return n
+	case *types.AttributeValueMemberSS:
+		n := 0
+		for _, s := range v.Value {
+			n += len(s)
+		}
+		return n
+	case *types.AttributeValueMemberNS:
+		n := 0
+		for _, s := range v.Value {
+			n += numberSize(s)
+		}
+		return n
+	case *types.AttributeValueMemberBS:
+		n := 0
+		for _, b := range v.Value {
+			n += len(b)
+		}
+		return n
+	}
+	return 0
+}
+
+// numberSize is 1 byte plus 1 per two significant digits of canonical
+// decimal text.
+func numberSize(s string) int {
+	digits := strings.Trim(strings.NewReplacer("-", "", ".", "").Replace(s), "0")
+	return 1 + (len(digits)+1)/2
+}
+
+// sizeBreakdown lists the largest attributes of an item, for the message
+// that rejects it: "lines 398.2 KB, notes 3.1 KB, 7 more 0.4 KB".
+func sizeBreakdown(item map[string]types.AttributeValue) string {
+	type part struct {
+		name string
+		n    int
+	}
+	parts := make([]part, 0, len(item))
+	for name, v := range item {
+		parts = append(parts, part{name, len(name) + valueSize(v)})
+	}
+	slices.SortFunc(parts, func(a, b part) int {
+		if a.n != b.n {
+			return b.n - a.n
+		}
+		return strings.Compare(a.name, b.name)
+	})
+	var out []string
+	rest, restN := 0, 0
+	for i, p := range parts {
+		if i < 5 {
+			out = append(out, fmt.Sprintf("%s %s", p.name, kb(p.n)))
+		} else {
+			rest++
+			restN += p.n
+		}
+	}
+	if rest > 0 {
+		out = append(out, fmt.Sprintf("%d more %s", rest, kb(restN)))
+	}
+	return strings.Join(out, ", ")
+}
+
+func kb(n int) string {
+	if n < 1024 {
+		return fmt.Sprintf("%d B", n)
+	}
+	return fmt.Sprintf("%.1f KB", float64(n)/1024)
+}

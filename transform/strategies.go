@@ -1,0 +1,406 @@
+package transform
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/oklog/ulid/v2"
+	"github.com/segmentio/ksuid"
+
+	"github.com/pg2dynamo/pg2dynamo/extract"
+	"github.com/pg2dynamo/pg2dynamo/mapping"
+)
+
+// Sources is what Compile knows of an entity's sources, from
+// extract.Source.DescribeSource and UniqueKeys.
+type Sources struct {
+	// Columns of the entity's own source.
+	Columns []extract.Column
+	// Embed holds the columns of each embed's child source, by attribute.
+	Embed map[string][]extract.Column
+	// Duplicate holds the columns of each duplicate's parent, by index,
+	// and DuplicateKeys the parent's unique keys.
+	Duplicate     [][]extract.Column
+	DuplicateKeys [][]extract.UniqueKey
+	// Aggregate holds the columns of each aggregate's child source.
+	Aggregate map[string][]extract.Column
+}
+
+// chosenAttr is a column that becomes an attribute.
+type chosenAttr struct {
+	col  int
+	name string
+}
+
+// chooseAttributes applies select, exclude and rename to cols. Unknown
+// columns are reported through unknown(path, column).
+func chooseAttributes(cols []extract.Column, a mapping.Attributes, path string, unknown func(path, col string, cols []extract.Column)) []chosenAttr {
+	index := func(name string) int {
+		return slices.IndexFunc(cols, func(c extract.Column) bool { return c.Name == name })
+	}
+	chosen := map[int]bool{}
+	if len(a.Select) > 0 {
+		for i, c := range a.Select {
+			if j := index(c); j >= 0 {
+				chosen[j] = true
+			} else {
+				unknown(fmt.Sprintf("%s.%s[%d]", path, mapping.KeySelect, i), c, cols)
+			}
+		}
+	} else {
+		for i := range cols {
+			chosen[i] = true
+		}
+	}
+	for i, c := range a.Exclude {
+		if j := index(c); j >= 0 {
+			delete(chosen, j)
+		} else {
+			unknown(fmt.Sprintf("%s.%s[%d]", path, mapping.KeyExclude, i), c, cols)
+		}
+	}
+	for _, c := range sortedKeys(a.Rename) {
+		if index(c) < 0 {
+			unknown(mapping.Path(path, mapping.KeyRename, c), c, cols)
+		}
+	}
+	var out []chosenAttr
+	for i, c := range cols {
+		if chosen[i] {
+			name := c.Name
+			if to, ok := a.Rename[c.Name]; ok {
+				name = to
+			}
+			out = append(out, chosenAttr{col: i, name: name})
+		}
+	}
+	return out
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// joinPlan converts the values one extract.Join adds to a row.
+type joinPlan struct {
+	join extract.Join
+	// parent: attribute per parent column (name "" when not copied).
+	names    []string
+	converts []func(any) (types.AttributeValue, error)
+	// embed
+	attr     string
+	asMap    bool
+	keyField int
+	keyText  func(any) (string, error)
+	maxItems int
+	// aggregate
+	convert func(any) (types.AttributeValue, error)
+}
+
+// idPlan builds one stable ID attribute.
+type idPlan struct {
+	attr string
+	kind string
+	time int   // column index
+	from []int // column indexes
+	text []func(any) (string, error)
+}
+
+// aggregateType is the PostgreSQL type of fn over a column of type typ.
+func aggregateType(fn, typ string) string {
+	switch fn {
+	case mapping.AggCount:
+		return "int8"
+	case mapping.AggSum:
+		switch typ {
+		case "int2", "int4":
+			return "int8"
+		case "int8", "numeric":
+			return "numeric"
+		}
+	}
+	return typ
+}
+
+// compileStrategies adds the entity's embed, duplicate, aggregate, id and
+// mirror rules to p. known checks a column of the entity's own source and
+// marks it read; claim reserves an attribute name.
+func (p *Plan) compileStrategies(m *mapping.Mapping, e *mapping.Entity, srcs Sources,
+	add func(path, format string, args ...any), known func(path, col string) bool,
+	claim func(path, attr, what string), unknown func(path, col string, cols []extract.Column)) {
+	ep := mapping.Path(mapping.KeyEntities, e.Name)
+	byName := func(cols []extract.Column, name string) int {
+		return slices.IndexFunc(cols, func(c extract.Column) bool { return c.Name == name })
+	}
+	joinOn := func(path string, j mapping.Join, other []extract.Column) [][2]string {
+		pairs := j.Pairs()
+		for _, pr := range pairs {
+			if byName(other, pr[0]) < 0 {
+				unknown(mapping.Path(path, mapping.KeyJoin, pr[0]), pr[0], other)
+			}
+			known(mapping.Path(path, mapping.KeyJoin, pr[0]), pr[1])
+		}
+		return pairs
+	}
+
+	for i, d := range e.Duplicate {
+		path := fmt.Sprintf("%s.%s[%d]", ep, mapping.KeyDuplicate, i)
+		cols := srcs.Duplicate[i]
+		on := joinOn(path, d.Join, cols)
+		parentCols := make([]string, len(on))
+		for k, pr := range on {
+			parentCols[k] = pr[0]
+		}
+		slices.Sort(parentCols)
+		unique := slices.ContainsFunc(srcs.DuplicateKeys[i], func(k extract.UniqueKey) bool {
+			kc := slices.Clone(k.Columns)
+			slices.Sort(kc)
+			return slices.Equal(kc, parentCols)
+		})
+		if !unique {
+			add(mapping.Path(path, mapping.KeyJoin), "%s has no primary key or unique index on (%s): each row must have at most one parent to copy from",
+				d.Source, joinList(parentCols))
+		}
+		jp := joinPlan{join: extract.Join{Kind: extract.JoinParent, Source: d.Source, On: on}}
+		for _, a := range chooseAttributes(cols, d.Attributes, mapping.Path(path, mapping.KeyAttributes), unknown) {
+			claim(mapping.Path(path, mapping.KeyAttributes), a.name, "a duplicated column")
+			c := cols[a.col]
+			jp.join.Columns = append(jp.join.Columns, c)
+			jp.names = append(jp.names, a.name)
+			jp.converts = append(jp.converts, columnAttr(c))
+		}
+		p.joins = append(p.joins, jp)
+	}
+
+	for _, name := range sortedKeys(e.Embed) {
+		em := e.Embed[name]
+		path := mapping.Path(ep, mapping.KeyEmbed, name)
+		claim(path, name, "an embed")
+		cols := srcs.Embed[name]
+		jp := joinPlan{attr: name, asMap: em.As == "map", maxItems: em.MaxItems, keyField: -1,
+			join: extract.Join{Kind: extract.JoinEmbed, Source: em.Source, On: joinOn(path, em.Join, cols)}}
+		for i, o := range em.OrderBy {
+			ord, _ := mapping.ParseOrder(o)
+			if byName(cols, ord.Column) < 0 {
+				unknown(fmt.Sprintf("%s.%s[%d]", path, mapping.KeyOrderBy, i), ord.Column, cols)
+			}
+			jp.join.OrderBy = append(jp.join.OrderBy, ord)
+		}
+		for _, a := range chooseAttributes(cols, em.Attributes, mapping.Path(path, mapping.KeyAttributes), unknown) {
+			jp.join.Columns = append(jp.join.Columns, cols[a.col])
+			jp.names = append(jp.names, a.name)
+			jp.converts = append(jp.converts, columnAttr(cols[a.col]))
+		}
+		if jp.asMap {
+			k := byName(cols, em.Key)
+			switch {
+			case k < 0:
+				unknown(mapping.Path(path, mapping.KeyKey), em.Key, cols)
+			case cols[k].Array || scalarFor(cols[k].Type, cols[k].AsText).text == nil:
+				add(mapping.Path(path, mapping.KeyKey), "column %q of type %s cannot key a map", em.Key, typeName(cols[k]))
+			default:
+				// The key field is read even when not an attribute.
+				jp.keyField = slices.IndexFunc(jp.join.Columns, func(c extract.Column) bool { return c.Name == em.Key })
+				if jp.keyField < 0 {
+					jp.keyField = len(jp.join.Columns)
+					jp.join.Columns = append(jp.join.Columns, cols[k])
+					jp.names = append(jp.names, "")
+					jp.converts = append(jp.converts, nil)
+				}
+				jp.keyText = scalarFor(cols[k].Type, cols[k].AsText).text
+			}
+		}
+		p.joins = append(p.joins, jp)
+	}
+
+	for _, name := range sortedKeys(e.Aggregates) {
+		a := e.Aggregates[name]
+		path := mapping.Path(ep, mapping.KeyAggregates, name)
+		claim(path, name, "an aggregate")
+		cols := srcs.Aggregate[name]
+		jp := joinPlan{attr: name, join: extract.Join{Kind: extract.JoinAggregate, Source: a.Source,
+			On: joinOn(path, a.Join, cols), Function: a.Function, Column: a.Column}}
+		typ := aggregateType(a.Function, "")
+		if a.Function != mapping.AggCount {
+			k := byName(cols, a.Column)
+			if k < 0 {
+				unknown(mapping.Path(path, mapping.KeyColumn), a.Column, cols)
+				continue
+			}
+			c := cols[k]
+			if a.Function == mapping.AggSum && !slices.Contains([]string{"int2", "int4", "int8", "numeric", "float4", "float8"}, c.Type) || c.Array || c.AsText {
+				add(mapping.Path(path, mapping.KeyColumn), "cannot %s column %q of type %s", a.Function, c.Name, typeName(c))
+				continue
+			}
+			typ = aggregateType(a.Function, c.Type)
+		}
+		jp.convert = scalarFor(typ, false).attr
+		p.joins = append(p.joins, jp)
+	}
+
+	for _, name := range sortedKeys(e.IDs) {
+		id := e.IDs[name]
+		path := mapping.Path(ep, mapping.KeyIDs, name)
+		claim(path, name, "an ID")
+		ip := idPlan{attr: name, kind: id.Kind, time: -1}
+		if known(mapping.Path(path, mapping.KeyTime), id.Time) {
+			ip.time = p.colIndex(id.Time)
+			if c := p.srcCols[ip.time]; c.Array || !slices.Contains([]string{"date", "timestamp", "timestamptz"}, c.Type) {
+				add(mapping.Path(path, mapping.KeyTime), "column %q of type %s: expected a date or timestamp", c.Name, typeName(c))
+			}
+		}
+		for i, f := range id.From {
+			if known(fmt.Sprintf("%s.%s[%d]", path, mapping.KeyFrom, i), f) {
+				c := p.srcCols[p.colIndex(f)]
+				s := scalarFor(c.Type, c.AsText)
+				if c.Array || s.text == nil {
+					add(fmt.Sprintf("%s.%s[%d]", path, mapping.KeyFrom, i), "column %q of type %s cannot identify a row", c.Name, typeName(c))
+					continue
+				}
+				ip.from = append(ip.from, p.colIndex(f))
+				ip.text = append(ip.text, s.text)
+			}
+		}
+		p.ids = append(p.ids, ip)
+	}
+}
+
+func joinList(cols []string) string {
+	return fmt.Sprint(cols)[1 : len(fmt.Sprint(cols))-1]
+}
+
+// applyJoins adds the joins' attributes to attrs from values[off:].
+func (p *Plan) applyJoins(values []any, attrs map[string]types.AttributeValue) (col string, reason string) {
+	off := len(p.cols)
+	for _, j := range p.joins {
+		vals := values[off : off+j.join.Width()]
+		off += j.join.Width()
+		switch j.join.Kind {
+		case extract.JoinParent:
+			for i, v := range vals {
+				if v == nil || j.names[i] == "" {
+					continue
+				}
+				av, err := j.converts[i](v)
+				if err != nil {
+					return j.join.Columns[i].Name, fmt.Sprintf("duplicated from %s: %v", j.join.Source, err)
+				}
+				attrs[j.names[i]] = av
+			}
+		case extract.JoinEmbed:
+			av, reason := j.embed(vals[0], vals[1])
+			if reason != "" {
+				return "", fmt.Sprintf("embed %s: %s", j.attr, reason)
+			}
+			attrs[j.attr] = av
+		case extract.JoinAggregate:
+			if vals[0] == nil {
+				continue
+			}
+			av, err := j.convert(vals[0])
+			if err != nil {
+				return "", fmt.Sprintf("aggregate %s: %v", j.attr, err)
+			}
+			attrs[j.attr] = av
+		}
+	}
+	return "", ""
+}
+
+// embed converts an embed's records: a list of maps, or a map of maps
+// keyed by the key column. No children gives an empty list or map.
+func (j joinPlan) embed(items, count any) (types.AttributeValue, string) {
+	n, _ := count.(int64)
+	if j.maxItems > 0 && n > int64(j.maxItems) {
+		return nil, fmt.Sprintf("%d child rows, over max_items %d", n, j.maxItems)
+	}
+	records, _ := items.([]any)
+	var list []types.AttributeValue
+	var byKey map[string]types.AttributeValue
+	if j.asMap {
+		byKey = make(map[string]types.AttributeValue, len(records))
+	} else {
+		list = make([]types.AttributeValue, 0, len(records))
+	}
+	for r, rec := range records {
+		fields, ok := rec.([]any)
+		if !ok || len(fields) != len(j.join.Columns) {
+			return nil, fmt.Sprintf("child row %d: unexpected record %T", r+1, rec)
+		}
+		m := make(map[string]types.AttributeValue, len(fields))
+		for f, v := range fields {
+			if v == nil || j.names[f] == "" {
+				continue
+			}
+			av, err := j.converts[f](v)
+			if err != nil {
+				return nil, fmt.Sprintf("child row %d, column %q: %v", r+1, j.join.Columns[f].Name, err)
+			}
+			m[j.names[f]] = av
+		}
+		el := &types.AttributeValueMemberM{Value: m}
+		if !j.asMap {
+			list = append(list, el)
+			continue
+		}
+		kv := fields[j.keyField]
+		if kv == nil {
+			return nil, fmt.Sprintf("child row %d: NULL in map key column %q", r+1, j.join.Columns[j.keyField].Name)
+		}
+		k, err := j.keyText(kv)
+		if err != nil {
+			return nil, fmt.Sprintf("child row %d: map key: %v", r+1, err)
+		}
+		if _, dup := byKey[k]; dup {
+			return nil, fmt.Sprintf("two child rows have map key %q", k)
+		}
+		byKey[k] = el
+	}
+	if j.asMap {
+		return &types.AttributeValueMemberM{Value: byKey}, ""
+	}
+	return &types.AttributeValueMemberL{Value: list}, ""
+}
+
+// stableID renders the ID: its time from the time column, its random part
+// the first bytes of SHA-256 over the from columns' key text.
+func (ip idPlan) stableID(values []any) (string, int, string) {
+	tv, ok := values[ip.time].(time.Time)
+	if !ok {
+		return "", ip.time, "NULL or infinite time for a stable ID"
+	}
+	h := sha256.New()
+	for i, c := range ip.from {
+		if values[c] == nil {
+			return "", c, "NULL in a stable ID column"
+		}
+		s, err := ip.text[i](values[c])
+		if err != nil {
+			return "", c, err.Error()
+		}
+		h.Write([]byte(s))
+		h.Write([]byte{0})
+	}
+	sum := h.Sum(nil)
+	if ip.kind == mapping.IDULID {
+		id, err := ulid.New(ulid.Timestamp(tv), bytes.NewReader(sum[:10]))
+		if err != nil {
+			return "", ip.time, fmt.Sprintf("ULID: %v", err)
+		}
+		return id.String(), -1, ""
+	}
+	id, err := ksuid.FromParts(tv, sum[:16])
+	if err != nil {
+		return "", ip.time, fmt.Sprintf("KSUID: %v", err)
+	}
+	return id.String(), -1, ""
+}
