@@ -87,6 +87,14 @@ func requireMapping(c *cli.Context) (string, error) {
 	return p, nil
 }
 
+func errUnexpectedArg(c *cli.Context) error {
+	return fmt.Errorf("unexpected argument %q (flags after it are not read); see %s --help", c.Args().First(), c.Command.HelpName)
+}
+
+func errFormat(f string) error {
+	return fmt.Errorf("--format %q: expected text, markdown or json", f)
+}
+
 // usageError marks errors about how the command was called.
 type usageError struct{ error }
 
@@ -121,7 +129,7 @@ the rejects file); 130 interrupted.`,
 			}
 			return cli.ShowAppHelp(c)
 		},
-		Commands: commands(migrateCommand(), fixturesCommand()),
+		Commands: commands(migrateCommand(), planCommand(), fixturesCommand()),
 	}
 }
 

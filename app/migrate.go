@@ -62,7 +62,7 @@ func runMigrate(c *cli.Context) error {
 	ctx := c.Context
 	out, errw := c.App.Writer, c.App.ErrWriter
 	if c.Args().Present() {
-		return usageError{fmt.Errorf("unexpected argument %q (flags go before it are read, flags after it are not)", c.Args().First())}
+		return usageError{errUnexpectedArg(c)}
 	}
 	if n := c.Int("concurrency"); n < 1 || n > MaxConcurrency {
 		return usageError{fmt.Errorf("--concurrency %d: expected 1 to %d", n, MaxConcurrency)}

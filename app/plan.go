@@ -1,0 +1,72 @@
+package app
+
+import (
+	"github.com/urfave/cli/v2"
+
+	"github.com/pg2dynamo/pg2dynamo/extract"
+	"github.com/pg2dynamo/pg2dynamo/pipeline"
+	"github.com/pg2dynamo/pg2dynamo/plan"
+)
+
+func planCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "plan",
+		Usage:     "print the single-table design of a mapping: entity chart, access patterns, CreateTable, CloudFormation",
+		UsageText: "pg2dynamo plan --mapping FILE [--format text|markdown|json] [--with-source [--source URL]]",
+		Description: `plan prints the design the way the modeling guides draw it: the entity chart
+(entity | PK | SK | GSI keys | attributes), the access-pattern table
+(pattern | index | key condition | order), the CreateTable request as JSON
+(aws dynamodb create-table --cli-input-json) and as a CloudFormation resource.
+
+It touches no database unless asked: with --with-source it also checks the
+mapping against the database and reads every row through the transformation
+(writing nothing) to report per entity the row count, the average and maximum
+item size and the write units a full load will consume.`,
+		Flags: []cli.Flag{
+			mappingFlag, sourceFlag,
+			&cli.StringFlag{Name: "format", Value: plan.FormatText, Usage: "output format: text, markdown or json"},
+			&cli.BoolFlag{Name: "with-source", Usage: "read the source (--source, DATABASE_URL or PG*) for row counts, item sizes and write units"},
+		},
+		Action: runPlan,
+	}
+}
+
+func runPlan(c *cli.Context) error {
+	if c.Args().Present() {
+		return usageError{errUnexpectedArg(c)}
+	}
+	format := c.String("format")
+	switch format {
+	case plan.FormatText, plan.FormatMarkdown, plan.FormatJSON:
+	default:
+		return usageError{errFormat(format)}
+	}
+	path, err := requireMapping(c)
+	if err != nil {
+		return err
+	}
+	m, err := loadMapping(path)
+	if err != nil {
+		return err
+	}
+	d := plan.Build(m)
+	if c.Bool("with-source") {
+		ctx := c.Context
+		src, err := extract.Connect(ctx, c.String("source"))
+		if err != nil {
+			return err
+		}
+		defer src.Close(ctx)
+		plans, err := pipeline.Prepare(ctx, src, m)
+		if err != nil {
+			return err
+		}
+		if err := src.Begin(ctx); err != nil {
+			return err
+		}
+		if d.Stats, err = plan.Stats(ctx, src, m, plans); err != nil {
+			return err
+		}
+	}
+	return plan.Render(c.App.Writer, d, format)
+}

@@ -1,0 +1,272 @@
+// Package plan describes a mapping's single-table design the way the
+// modeling guides draw it: the entity chart (entity | PK | SK | GSI keys |
+// attributes), the access-pattern table, the CreateTable request (as the
+// AWS CLI's --cli-input-json and as a CloudFormation resource) and, from a
+// source, per-entity row counts, item sizes and the write units a full
+// load consumes. It reads the mapping only; Stats reads the source.
+package plan
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/pg2dynamo/pg2dynamo/load"
+	"github.com/pg2dynamo/pg2dynamo/mapping"
+)
+
+// Design is the printable description of a mapping.
+type Design struct {
+	Table          string           `json:"table"`
+	BillingMode    string           `json:"billing_mode"`
+	PartitionKey   string           `json:"partition_key"`
+	SortKey        string           `json:"sort_key"`
+	Indexes        []IndexRow       `json:"indexes,omitempty"`
+	KeyAttributes  []string         `json:"key_attributes"`
+	Entities       []EntityRow      `json:"entities"`
+	AccessPatterns []PatternRow     `json:"access_patterns"`
+	CreateTable    map[string]any   `json:"create_table"`
+	CloudFormation map[string]any   `json:"cloudformation"`
+	Stats          []EntityStatsRow `json:"stats,omitempty"`
+}
+
+// IndexRow describes one GSI.
+type IndexRow struct {
+	Name         string `json:"name"`
+	PartitionKey string `json:"partition_key"`
+	SortKey      string `json:"sort_key,omitempty"`
+	Projection   string `json:"projection"`
+}
+
+// EntityRow is one line of the entity chart. Keys maps each key attribute
+// (table and GSI) to the template the entity writes, empty when it writes
+// none.
+type EntityRow struct {
+	Entity     string            `json:"entity"`
+	Type       string            `json:"type"`
+	Source     string            `json:"source"`
+	Keys       map[string]string `json:"keys"`
+	Attributes []string          `json:"attributes"`
+}
+
+// PatternRow is one line of the access-pattern table.
+type PatternRow struct {
+	Pattern      string `json:"pattern"`
+	Index        string `json:"index"`
+	KeyCondition string `json:"key_condition"`
+	Order        string `json:"order"`
+	Description  string `json:"description,omitempty"`
+}
+
+// EntityStatsRow is what a full load of one entity writes. Sizes are in
+// bytes by DynamoDB's item size rules; WriteUnits counts one WCU per 1 KB
+// (rounded up) of each item, plus the same for each GSI the item lands in
+// (its projected size).
+// https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/provisioned-capacity-mode.html
+type EntityStatsRow struct {
+	Entity       string `json:"entity"`
+	Rows         int64  `json:"rows"`
+	Items        int64  `json:"items"`
+	Rejected     int64  `json:"rejected"`
+	AvgItemBytes int64  `json:"avg_item_bytes"`
+	MaxItemBytes int64  `json:"max_item_bytes"`
+	WriteUnits   int64  `json:"write_units"`
+}
+
+// Build describes m. It does not touch any database.
+func Build(m *mapping.Mapping) *Design {
+	d := &Design{Table: m.Table.Name, BillingMode: m.Table.BillingMode, KeyAttributes: m.KeyAttributes(),
+		PartitionKey: m.Table.PartitionKey, SortKey: m.Table.SortKey}
+	for _, g := range m.Table.GSIs {
+		proj := g.Projection
+		if len(g.NonKeyAttributes) > 0 {
+			proj += " " + strings.Join(g.NonKeyAttributes, ", ")
+		}
+		d.Indexes = append(d.Indexes, IndexRow{Name: g.Name, PartitionKey: g.PartitionKey, SortKey: g.SortKey, Projection: proj})
+	}
+	for _, e := range m.Entities {
+		row := EntityRow{Entity: e.Name, Type: e.Type, Source: sourceText(e.Source), Keys: map[string]string{}}
+		row.Keys[m.Table.PartitionKey] = e.PK
+		row.Keys[m.Table.SortKey] = e.SK
+		for _, g := range m.Table.GSIs {
+			ik, ok := e.Indexes[g.Name]
+			if !ok {
+				continue
+			}
+			if ik.PK != "" {
+				row.Keys[g.PartitionKey] = ik.PK + sparse(ik)
+			}
+			if ik.SK != "" {
+				row.Keys[g.SortKey] = ik.SK + sparse(ik)
+			}
+		}
+		row.Attributes = attributeNotes(m, e)
+		d.Entities = append(d.Entities, row)
+	}
+	for _, ap := range m.AccessPatterns {
+		idx := ap.Index
+		if idx == "" {
+			idx = "table"
+		}
+		order := "ascending"
+		if ap.ScanForward != nil && !*ap.ScanForward {
+			order = "descending (ScanIndexForward=false)"
+		}
+		d.AccessPatterns = append(d.AccessPatterns, PatternRow{Pattern: ap.Name, Index: idx,
+			KeyCondition: ap.KeyCondition, Order: order, Description: ap.Description})
+	}
+	d.CreateTable = createTableJSON(m)
+	d.CloudFormation = map[string]any{"Resources": map[string]any{logicalID(m.Table.Name): map[string]any{
+		"Type": "AWS::DynamoDB::Table", "Properties": d.CreateTable}}}
+	return d
+}
+
+func sparse(ik mapping.IndexKeys) string {
+	if ik.Sparse {
+		return " (sparse)"
+	}
+	return ""
+}
+
+func sourceText(s mapping.Source) string {
+	if s.IsQuery() {
+		return "query"
+	}
+	return s.String()
+}
+
+// attributeNotes lists what the entity writes besides its keys.
+func attributeNotes(m *mapping.Mapping, e *mapping.Entity) []string {
+	var out []string
+	a := e.Attributes
+	switch {
+	case len(a.Select) > 0:
+		out = append(out, "columns "+strings.Join(a.Select, ", "))
+	default:
+		out = append(out, "all columns")
+	}
+	if len(a.Exclude) > 0 {
+		out[0] += " except " + strings.Join(a.Exclude, ", ")
+	}
+	for _, c := range sortedKeys(a.Rename) {
+		out = append(out, fmt.Sprintf("%s as %s", c, a.Rename[c]))
+	}
+	for _, d := range e.Duplicate {
+		cols := make([]string, len(d.Attributes.Select))
+		for i, c := range d.Attributes.Select {
+			cols[i] = c
+			if to, ok := d.Attributes.Rename[c]; ok {
+				cols[i] = c + " as " + to
+			}
+		}
+		out = append(out, fmt.Sprintf("duplicated from %s: %s", d.Source, strings.Join(cols, ", ")))
+	}
+	for _, name := range sortedKeys(e.Embed) {
+		em := e.Embed[name]
+		s := fmt.Sprintf("%s: embedded %s of %s", name, em.As, em.Source)
+		if em.As == "map" {
+			s += " by " + em.Key
+		}
+		if len(em.OrderBy) > 0 {
+			s += " ordered by " + strings.Join(em.OrderBy, ", ")
+		}
+		if em.MaxItems > 0 {
+			s += fmt.Sprintf(", at most %d", em.MaxItems)
+		}
+		out = append(out, s)
+	}
+	for _, name := range sortedKeys(e.Aggregates) {
+		ag := e.Aggregates[name]
+		arg := ""
+		if ag.Column != "" {
+			arg = " " + ag.Column
+		}
+		out = append(out, fmt.Sprintf("%s: %s%s of %s", name, ag.Function, arg, ag.Source))
+	}
+	for _, name := range sortedKeys(e.IDs) {
+		id := e.IDs[name]
+		out = append(out, fmt.Sprintf("%s: %s from %s and %s", name, id.Kind, id.Time, strings.Join(id.From, ", ")))
+	}
+	if e.Mirror != nil {
+		out = append(out, fmt.Sprintf("mirrored as %s / %s", e.Mirror.PK, e.Mirror.SK))
+	}
+	out = append(out, fmt.Sprintf("%s = %q", m.TypeAttribute, e.Type))
+	return out
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// createTableJSON is load.CreateTableInput as the JSON the DynamoDB API and
+// `aws dynamodb create-table --cli-input-json` take (unset fields left out).
+func createTableJSON(m *mapping.Mapping) map[string]any {
+	b, err := json.Marshal(load.CreateTableInput(m))
+	if err != nil {
+		panic(err) // the SDK's input structs always marshal
+	}
+	var v map[string]any
+	if err := json.Unmarshal(b, &v); err != nil {
+		panic(err)
+	}
+	return dropEmpty(v).(map[string]any)
+}
+
+// dropEmpty removes nulls, empty strings, lists and maps, recursively.
+func dropEmpty(v any) any {
+	switch v := v.(type) {
+	case map[string]any:
+		for k, e := range v {
+			e = dropEmpty(e)
+			if e == nil {
+				delete(v, k)
+			} else {
+				v[k] = e
+			}
+		}
+		if len(v) == 0 {
+			return nil
+		}
+		return v
+	case []any:
+		if len(v) == 0 {
+			return nil
+		}
+		for i := range v {
+			v[i] = dropEmpty(v[i])
+		}
+		return v
+	case string:
+		if v == "" {
+			return nil
+		}
+	}
+	return v
+}
+
+// logicalID is a CloudFormation logical ID from a table name: letters and
+// digits only.
+func logicalID(name string) string {
+	var b strings.Builder
+	up := true
+	for _, r := range name {
+		switch {
+		case r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9':
+			if up {
+				b.WriteString(strings.ToUpper(string(r)))
+			} else {
+				b.WriteRune(r)
+			}
+			up = false
+		default:
+			up = true
+		}
+	}
+	return b.String() + "Table"
+}

@@ -1,0 +1,137 @@
+package plan
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+)
+
+// Formats Render writes.
+const (
+	FormatText     = "text"
+	FormatMarkdown = "markdown"
+	FormatJSON     = "json"
+)
+
+// Render writes d to w as text, markdown or json. It returns an error for
+// an unknown format or a failed write.
+func Render(w io.Writer, d *Design, format string) error {
+	switch format {
+	case FormatJSON:
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(d)
+	case FormatText, FormatMarkdown:
+		return renderTables(w, d, format == FormatMarkdown)
+	}
+	return fmt.Errorf("unknown format %q: expected text, markdown or json", format)
+}
+
+// table is a titled grid of cells.
+type table struct {
+	head []string
+	rows [][]string
+}
+
+func renderTables(w io.Writer, d *Design, md bool) error {
+	var b strings.Builder
+	heading := func(s string) {
+		if md {
+			fmt.Fprintf(&b, "\n## %s\n\n", s)
+		} else {
+			fmt.Fprintf(&b, "\n%s\n", strings.ToUpper(s))
+		}
+	}
+	if md {
+		fmt.Fprintf(&b, "# Table %s\n\n", d.Table)
+	} else {
+		fmt.Fprintf(&b, "TABLE %s\n", d.Table)
+	}
+	fmt.Fprintf(&b, "%s, partition key %s (S), sort key %s (S)\n", d.BillingMode, d.PartitionKey, d.SortKey)
+	if len(d.Indexes) > 0 {
+		heading("Global secondary indexes")
+		t := table{head: []string{"index", "partition key", "sort key", "projection"}}
+		for _, ix := range d.Indexes {
+			t.rows = append(t.rows, []string{ix.Name, ix.PartitionKey, ix.SortKey, ix.Projection})
+		}
+		writeTable(&b, t, md)
+	}
+
+	heading("Entity chart")
+	keys := d.KeyAttributes
+	t := table{head: append(append([]string{"entity"}, keys...), "attributes")}
+	for _, e := range d.Entities {
+		row := []string{e.Entity}
+		for _, k := range keys {
+			row = append(row, e.Keys[k])
+		}
+		t.rows = append(t.rows, append(row, strings.Join(e.Attributes, "; ")))
+	}
+	writeTable(&b, t, md)
+
+	if len(d.AccessPatterns) > 0 {
+		heading("Access patterns")
+		t := table{head: []string{"pattern", "index", "key condition", "order"}}
+		for _, p := range d.AccessPatterns {
+			t.rows = append(t.rows, []string{p.Pattern, p.Index, p.KeyCondition, p.Order})
+		}
+		writeTable(&b, t, md)
+	}
+
+	if len(d.Stats) > 0 {
+		heading("Full load from the source")
+		t := table{head: []string{"entity", "rows", "items", "rejected", "avg item bytes", "max item bytes", "write units"}}
+		var items, wcu int64
+		for _, s := range d.Stats {
+			t.rows = append(t.rows, []string{s.Entity, fmt.Sprint(s.Rows), fmt.Sprint(s.Items), fmt.Sprint(s.Rejected),
+				fmt.Sprint(s.AvgItemBytes), fmt.Sprint(s.MaxItemBytes), fmt.Sprint(s.WriteUnits)})
+			items += s.Items
+			wcu += s.WriteUnits
+		}
+		t.rows = append(t.rows, []string{"total", "", fmt.Sprint(items), "", "", "", fmt.Sprint(wcu)})
+		writeTable(&b, t, md)
+	}
+
+	heading("CreateTable request (aws dynamodb create-table --cli-input-json)")
+	writeJSON(&b, d.CreateTable, md)
+	heading("CloudFormation resource")
+	writeJSON(&b, d.CloudFormation, md)
+	_, err := io.WriteString(w, strings.TrimPrefix(b.String(), "\n"))
+	return err
+}
+
+func writeTable(b *strings.Builder, t table, md bool) {
+	if md {
+		esc := func(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
+		fmt.Fprintf(b, "| %s |\n", strings.Join(t.head, " | "))
+		fmt.Fprintf(b, "|%s\n", strings.Repeat("---|", len(t.head)))
+		for _, r := range t.rows {
+			cells := make([]string, len(r))
+			for i, c := range r {
+				cells[i] = esc(c)
+			}
+			fmt.Fprintf(b, "| %s |\n", strings.Join(cells, " | "))
+		}
+		return
+	}
+	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, strings.Join(t.head, "\t"))
+	for _, r := range t.rows {
+		fmt.Fprintln(tw, strings.Join(r, "\t"))
+	}
+	tw.Flush()
+}
+
+func writeJSON(b *strings.Builder, v any, md bool) {
+	out, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		panic(err) // maps of JSON values always marshal
+	}
+	if md {
+		fmt.Fprintf(b, "```json\n%s\n```\n", out)
+	} else {
+		fmt.Fprintf(b, "%s\n", out)
+	}
+}

@@ -1,0 +1,88 @@
+package plan
+
+import (
+	"context"
+	"sync"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/pg2dynamo/pg2dynamo/extract"
+	"github.com/pg2dynamo/pg2dynamo/mapping"
+	"github.com/pg2dynamo/pg2dynamo/pipeline"
+	"github.com/pg2dynamo/pg2dynamo/transform"
+)
+
+// Stats reads every entity from src (which must have begun its snapshot)
+// through the real pipeline into a measuring sink, and returns per entity
+// the rows, items, rejected rows, item sizes and write units of a full load.
+func Stats(ctx context.Context, src *extract.Source, m *mapping.Mapping, plans []*transform.Plan) ([]EntityStatsRow, error) {
+	ms := &measureSink{m: m, acc: make([]acc, len(plans))}
+	sum, err := pipeline.Run(ctx, src, m, plans, ms, pipeline.Options{Concurrency: 2})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]EntityStatsRow, len(plans))
+	for i, e := range sum.Entities {
+		a := ms.acc[i]
+		out[i] = EntityStatsRow{Entity: e.Name, Rows: e.Rows, Items: a.items, Rejected: e.Rejected,
+			MaxItemBytes: a.max, WriteUnits: a.wcu}
+		if a.items > 0 {
+			out[i].AvgItemBytes = (a.bytes + a.items/2) / a.items
+		}
+	}
+	return out, nil
+}
+
+type acc struct{ items, bytes, max, wcu int64 }
+
+// measureSink writes nothing; it sizes each item and its GSI projections.
+type measureSink struct {
+	m   *mapping.Mapping
+	mu  sync.Mutex
+	acc []acc
+}
+
+func (s *measureSink) Write(_ context.Context, batch []transform.Item) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, it := range batch {
+		a := &s.acc[it.Entity]
+		n := int64(transform.ItemSize(it.Attrs))
+		a.items++
+		a.bytes += n
+		a.max = max(a.max, n)
+		a.wcu += units(n)
+		for _, g := range s.m.Table.GSIs {
+			if _, ok := it.Attrs[g.PartitionKey]; !ok {
+				continue
+			}
+			if _, ok := it.Attrs[g.SortKey]; g.SortKey != "" && !ok {
+				continue
+			}
+			a.wcu += units(int64(projectedSize(s.m, g, it.Attrs)))
+		}
+	}
+	return nil
+}
+
+// units is the write units of one write of n bytes: 1 per KB, rounded up.
+func units(n int64) int64 { return max(1, (n+1023)/1024) }
+
+// projectedSize is the size of the item as the GSI stores it.
+func projectedSize(m *mapping.Mapping, g mapping.GSI, item map[string]types.AttributeValue) int {
+	if g.Projection == mapping.ProjectAll {
+		return transform.ItemSize(item)
+	}
+	keep := map[string]types.AttributeValue{}
+	for _, a := range []string{m.Table.PartitionKey, m.Table.SortKey, g.PartitionKey, g.SortKey} {
+		if v, ok := item[a]; ok {
+			keep[a] = v
+		}
+	}
+	for _, a := range g.NonKeyAttributes {
+		if v, ok := item[a]; ok {
+			keep[a] = v
+		}
+	}
+	return transform.ItemSize(keep)
+}
