@@ -161,7 +161,8 @@ func Compile(m *mapping.Mapping, index int, srcs Sources) (*Plan, error) {
 		return false
 	}
 
-	addKey := func(path, attr string, tpl mapping.Template, isSort bool, maxBytes int, gsi string, sparse bool) {
+	addKey := func(path, attr string, tpl mapping.Template, maxBytes int, gsi string, sparse bool) {
+		isSort := SortedAttribute(m, attr)
 		k := keyPlan{attr: attr, template: tpl.Source, maxBytes: maxBytes, gsi: gsi, sparse: sparse}
 		for _, part := range tpl.Parts {
 			if part.Column == "" {
@@ -191,8 +192,8 @@ func Compile(m *mapping.Mapping, index int, srcs Sources) (*Plan, error) {
 		p.keys = append(p.keys, k)
 	}
 	t := m.Table
-	addKey(mapping.Path(ep, mapping.KeyPK), t.PartitionKey, e.PKTemplate, false, MaxPartitionKeyBytes, "", false)
-	addKey(mapping.Path(ep, mapping.KeySK), t.SortKey, e.SKTemplate, true, MaxSortKeyBytes, "", false)
+	addKey(mapping.Path(ep, mapping.KeyPK), t.PartitionKey, e.PKTemplate, MaxPartitionKeyBytes, "", false)
+	addKey(mapping.Path(ep, mapping.KeySK), t.SortKey, e.SKTemplate, MaxSortKeyBytes, "", false)
 	for _, g := range t.GSIs {
 		pair, ok := e.IndexTemplate[g.Name]
 		if !ok {
@@ -201,16 +202,16 @@ func Compile(m *mapping.Mapping, index int, srcs Sources) (*Plan, error) {
 		ip := mapping.Path(ep, mapping.KeyIndexes, g.Name)
 		sparse := e.Indexes[g.Name].Sparse
 		if !pair[0].IsZero() {
-			addKey(mapping.Path(ip, mapping.KeyPK), g.PartitionKey, pair[0], false, MaxPartitionKeyBytes, g.Name, sparse)
+			addKey(mapping.Path(ip, mapping.KeyPK), g.PartitionKey, pair[0], MaxPartitionKeyBytes, g.Name, sparse)
 		}
 		if !pair[1].IsZero() {
-			addKey(mapping.Path(ip, mapping.KeySK), g.SortKey, pair[1], true, MaxSortKeyBytes, g.Name, sparse)
+			addKey(mapping.Path(ip, mapping.KeySK), g.SortKey, pair[1], MaxSortKeyBytes, g.Name, sparse)
 		}
 	}
 	if mi := e.Mirror; mi != nil {
 		mp := mapping.Path(ep, mapping.KeyMirror)
-		addKey(mapping.Path(mp, mapping.KeyPK), t.PartitionKey, mi.PKTemplate, false, MaxPartitionKeyBytes, mirrorKey, false)
-		addKey(mapping.Path(mp, mapping.KeySK), t.SortKey, mi.SKTemplate, true, MaxSortKeyBytes, mirrorKey, false)
+		addKey(mapping.Path(mp, mapping.KeyPK), t.PartitionKey, mi.PKTemplate, MaxPartitionKeyBytes, mirrorKey, false)
+		addKey(mapping.Path(mp, mapping.KeySK), t.SortKey, mi.SKTemplate, MaxSortKeyBytes, mirrorKey, false)
 	}
 	// Rows are named in rejects by the table's primary key, then by the
 	// columns of the item's own key.
