@@ -41,7 +41,11 @@ func renderTables(w io.Writer, d *Design, md bool) error {
 		if md {
 			fmt.Fprintf(&b, "\n## %s\n\n", s)
 		} else {
-			fmt.Fprintf(&b, "\n%s\n", strings.ToUpper(s))
+			title, note, _ := strings.Cut(s, " (")
+			if note != "" {
+				note = " (" + note
+			}
+			fmt.Fprintf(&b, "\n%s%s\n", strings.ToUpper(title), note)
 		}
 	}
 	if md {
