@@ -32,7 +32,7 @@ BatchWriteItem (25 items a request, --concurrency writers).
 
 Rows that cannot become items (a NULL key column, a number DynamoDB cannot hold)
 are listed in the rejects file as JSON Lines {entity, source_key, reason}; the
-summary reconciles rows read = items written + rows rejected.
+summary reconciles rows read = rows written + rows rejected.
 
 Example, against DynamoDB Local:
    AWS_ACCESS_KEY_ID=local AWS_SECRET_ACCESS_KEY=local \
