@@ -19,10 +19,11 @@ import (
 
 // Exit codes, for scripts.
 const (
-	ExitOK          = 0   // every source row was written
-	ExitFailed      = 1   // the run stopped: PostgreSQL, DynamoDB or I/O error
-	ExitUsage       = 2   // bad flags, or the mapping is invalid (nothing written)
-	ExitRejected    = 3   // the run finished but some rows were rejected (see the rejects file)
+	ExitOK       = 0 // every source row was written
+	ExitFailed   = 1 // the run stopped: PostgreSQL, DynamoDB or I/O error
+	ExitUsage    = 2 // bad flags, or the mapping is invalid (nothing written)
+	ExitRejected = 3 // the run finished but some rows were rejected (see the rejects file)
+	// ExitMismatch (4, verify.go): verify found the table differs from the source.
 	ExitInterrupted = 130 // stopped by SIGINT or SIGTERM
 )
 
@@ -114,9 +115,10 @@ and writes the items with BatchWriteItem in parallel.
 Start with:
    pg2dynamo migrate --mapping mapping.yaml --create-table
 
-Exit codes: 0 every row written; 1 the run failed; 2 bad flags or an invalid
-mapping (nothing written); 3 finished, but some rows were rejected (listed in
-the rejects file); 130 interrupted.`,
+Exit codes: 0 every row written (and verified); 1 the run failed; 2 bad flags
+or an invalid mapping (nothing written); 3 finished, but some rows were
+rejected (listed in the rejects file); 4 verification found the table differs
+from the source; 130 interrupted.`,
 		Writer:          stdout,
 		ErrWriter:       stderr,
 		HideVersion:     true,
@@ -129,7 +131,7 @@ the rejects file); 130 interrupted.`,
 			}
 			return cli.ShowAppHelp(c)
 		},
-		Commands: commands(migrateCommand(), planCommand(), fixturesCommand()),
+		Commands: commands(migrateCommand(), verifyCommand(), diffCommand(), planCommand(), fixturesCommand()),
 	}
 }
 

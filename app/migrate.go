@@ -11,6 +11,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/urfave/cli/v2"
 	"golang.org/x/term"
 
@@ -18,6 +19,7 @@ import (
 	"github.com/pg2dynamo/pg2dynamo/load"
 	"github.com/pg2dynamo/pg2dynamo/mapping"
 	"github.com/pg2dynamo/pg2dynamo/pipeline"
+	"github.com/pg2dynamo/pg2dynamo/report"
 )
 
 func migrateCommand() *cli.Command {
@@ -39,9 +41,9 @@ Example, against DynamoDB Local:
    pg2dynamo migrate --mapping examples/northwind/mapping.yaml \
       --source postgres://postgres@localhost/northwind \
       --endpoint-url http://localhost:8000 --region us-east-1 --create-table`,
-		Flags: []cli.Flag{
+		Flags: append([]cli.Flag{
 			mappingFlag, sourceFlag, endpointFlag, regionFlag, profileFlag,
-			&cli.StringFlag{Name: "table", Usage: "DynamoDB table `NAME`, overriding table.name in the mapping (one mapping, several environments)"},
+			tableFlag,
 			&cli.BoolFlag{Name: "create-table", Usage: "create the table and its GSIs from the mapping if it does not exist, and wait until it is ACTIVE"},
 			&cli.IntFlag{Name: "concurrency", Aliases: []string{"c"}, Value: pipeline.DefaultConcurrency, Usage: "number of parallel BatchWriteItem writers"},
 			&cli.IntFlag{Name: "max-attempts", Value: 10, Usage: "attempts per DynamoDB request on throttling, 5xx and network errors (exponential backoff with jitter)"},
@@ -50,7 +52,10 @@ Example, against DynamoDB Local:
 			&cli.DurationFlag{Name: "progress-interval", Value: 10 * time.Second, Usage: "how often --progress lines prints"},
 			&cli.BoolFlag{Name: "no-duplicate-check", Usage: "do not remember every item key to catch two rows that render the same primary key (saves about 11 bytes of memory per item; duplicates within one batch are still caught)"},
 			&cli.StringFlag{Name: "sink", Value: "dynamodb", Usage: "where items go: dynamodb, or null to read and transform everything and write nothing (for measuring)"},
-		},
+			&cli.BoolFlag{Name: "dry-run", Usage: "write nothing: report what the run would change and cost (as pg2dynamo diff)"},
+			&cli.BoolFlag{Name: "no-verify", Usage: "skip the verification (as pg2dynamo verify) that follows the load"},
+			&cli.Float64Flag{Name: "price-per-million", Value: report.DefaultPricePerMillion, Usage: "with --dry-run: on-demand price in US dollars per million write request units"},
+		}, reportFlags()[1:]...),
 		Action: runMigrate,
 	}
 }
@@ -113,11 +118,23 @@ func runMigrate(c *cli.Context) error {
 		return err
 	}
 
+	if c.Bool("dry-run") {
+		s := &session{m: m, src: src, plans: plans}
+		if err := s.dynamo(c); err != nil {
+			return err
+		}
+		if err := src.Begin(ctx); err != nil {
+			return err
+		}
+		return compareAndReport(c, s, report.ModeDiff, c.Float64("price-per-million"), out)
+	}
+
 	var sink load.Sink = load.Null{}
 	var stats func() load.Stats
+	var client *dynamodb.Client
 	target := "the null sink (nothing is written)"
 	if sinkKind == "dynamodb" {
-		client, err := load.NewClient(ctx, load.ClientConfig{Region: c.String("region"), Profile: c.String("profile"),
+		client, err = load.NewClient(ctx, load.ClientConfig{Region: c.String("region"), Profile: c.String("profile"),
 			EndpointURL: c.String("endpoint-url"), MaxAttempts: c.Int("max-attempts")})
 		if err != nil {
 			return err
@@ -150,6 +167,14 @@ func runMigrate(c *cli.Context) error {
 	}
 	if runErr != nil {
 		return runErr
+	}
+	if client != nil && !c.Bool("no-verify") {
+		// The same snapshot: what was read is what is checked.
+		fmt.Fprintln(out)
+		s := &session{m: m, src: src, plans: plans, client: client}
+		if err := compareAndReport(c, s, report.ModeVerify, 0, out); err != nil {
+			return err
+		}
 	}
 	if t := sum.Total(); t.Rejected > 0 {
 		return withCode(ExitRejected, fmt.Errorf("%d rows rejected: see %s", t.Rejected, rejects.path))

@@ -345,3 +345,33 @@ func tableIdent(src mapping.Source) pgx.Identifier {
 	}
 	return pgx.Identifier{src.Table}
 }
+
+// SampleParams returns up to n distinct tuples of the named columns of src
+// from the snapshot, in a stable pseudo-random order (by md5 of the tuple),
+// for checking access patterns: all of them when there are no more than n.
+func (s *Source) SampleParams(ctx context.Context, src mapping.Source, cols []string, n int) ([][]any, error) {
+	if s.tx == nil {
+		return nil, errors.New("source: SampleParams before Begin")
+	}
+	names := make([]string, len(cols))
+	for i, c := range cols {
+		names[i] = "src." + pgx.Identifier{c}.Sanitize()
+	}
+	list := strings.Join(names, ", ")
+	sql := fmt.Sprintf("SELECT %s FROM (SELECT DISTINCT %s FROM %s) AS src ORDER BY md5(ROW(%s)::text) LIMIT %d",
+		list, list, from(src), list, n)
+	rows, err := s.tx.Query(ctx, sql)
+	if err != nil {
+		return nil, fmt.Errorf("sample %s: %w", strings.Join(cols, ", "), err)
+	}
+	defer rows.Close()
+	var out [][]any
+	for rows.Next() {
+		v, err := rows.Values()
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, rows.Err()
+}

@@ -4,8 +4,6 @@ import (
 	"context"
 	"sync"
 
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-
 	"github.com/pg2dynamo/pg2dynamo/extract"
 	"github.com/pg2dynamo/pg2dynamo/mapping"
 	"github.com/pg2dynamo/pg2dynamo/pipeline"
@@ -51,38 +49,7 @@ func (s *measureSink) Write(_ context.Context, batch []transform.Item) error {
 		a.items++
 		a.bytes += n
 		a.max = max(a.max, n)
-		a.wcu += units(n)
-		for _, g := range s.m.Table.GSIs {
-			if _, ok := it.Attrs[g.PartitionKey]; !ok {
-				continue
-			}
-			if _, ok := it.Attrs[g.SortKey]; g.SortKey != "" && !ok {
-				continue
-			}
-			a.wcu += units(int64(projectedSize(s.m, g, it.Attrs)))
-		}
+		a.wcu += transform.WriteUnits(s.m, it.Attrs)
 	}
 	return nil
-}
-
-// units is the write units of one write of n bytes: 1 per KB, rounded up.
-func units(n int64) int64 { return max(1, (n+1023)/1024) }
-
-// projectedSize is the size of the item as the GSI stores it.
-func projectedSize(m *mapping.Mapping, g mapping.GSI, item map[string]types.AttributeValue) int {
-	if g.Projection == mapping.ProjectAll {
-		return transform.ItemSize(item)
-	}
-	keep := map[string]types.AttributeValue{}
-	for _, a := range []string{m.Table.PartitionKey, m.Table.SortKey, g.PartitionKey, g.SortKey} {
-		if v, ok := item[a]; ok {
-			keep[a] = v
-		}
-	}
-	for _, a := range g.NonKeyAttributes {
-		if v, ok := item[a]; ok {
-			keep[a] = v
-		}
-	}
-	return transform.ItemSize(keep)
 }

@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/pg2dynamo/pg2dynamo/mapping"
 )
 
 // MaxItemBytes is DynamoDB's item size limit: 400 KB, attribute names and
@@ -138,4 +140,41 @@ func kb(n int) string {
 		return fmt.Sprintf("%d B", n)
 	}
 	return fmt.Sprintf("%.1f KB", float64(n)/1024)
+}
+
+// WriteUnits is what writing item costs: one write unit per 1 KB of the
+// item, rounded up, plus the same for each GSI the item lands in (it has
+// the index's key attributes), at the size the index stores (all of the
+// item, its keys, or its keys and included attributes).
+// https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/provisioned-capacity-mode.html
+// https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/GSI.html#GSI.ThroughputConsiderations.Writes
+func WriteUnits(m *mapping.Mapping, item map[string]types.AttributeValue) int64 {
+	n := units(ItemSize(item))
+	for _, g := range m.Table.GSIs {
+		if _, ok := item[g.PartitionKey]; !ok {
+			continue
+		}
+		if _, ok := item[g.SortKey]; g.SortKey != "" && !ok {
+			continue
+		}
+		n += units(ItemSize(Project(m, g, item)))
+	}
+	return n
+}
+
+func units(n int) int64 { return int64(max(1, (n+1023)/1024)) }
+
+// Project returns the item as GSI g stores it: all of it, its table and
+// index keys, or those and the included attributes.
+func Project(m *mapping.Mapping, g mapping.GSI, item map[string]types.AttributeValue) map[string]types.AttributeValue {
+	if g.Projection == mapping.ProjectAll {
+		return item
+	}
+	keep := map[string]types.AttributeValue{}
+	for _, a := range append([]string{m.Table.PartitionKey, m.Table.SortKey, g.PartitionKey, g.SortKey}, g.NonKeyAttributes...) {
+		if v, ok := item[a]; ok && a != "" {
+			keep[a] = v
+		}
+	}
+	return keep
 }

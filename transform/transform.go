@@ -542,3 +542,6 @@ func editDistance(a, b string) int {
 	}
 	return prev[len(b)]
 }
+
+// SourceColumns returns every column of the entity's source, read or not.
+func (p *Plan) SourceColumns() []extract.Column { return p.srcCols }

@@ -1,0 +1,188 @@
+package app
+
+import (
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/urfave/cli/v2"
+
+	"github.com/pg2dynamo/pg2dynamo/extract"
+	"github.com/pg2dynamo/pg2dynamo/load"
+	"github.com/pg2dynamo/pg2dynamo/mapping"
+	"github.com/pg2dynamo/pg2dynamo/pipeline"
+	"github.com/pg2dynamo/pg2dynamo/report"
+	"github.com/pg2dynamo/pg2dynamo/transform"
+	"github.com/pg2dynamo/pg2dynamo/verify"
+)
+
+// ExitMismatch is verify's exit code when the table does not match.
+const ExitMismatch = 4
+
+var tableFlag = &cli.StringFlag{Name: "table", Usage: "DynamoDB table `NAME`, overriding table.name in the mapping (one mapping, several environments)"}
+
+// reportFlags are the flags of verify and diff (and migrate's verification).
+func reportFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "format", Value: report.FormatText, Usage: "report format on stdout: text, markdown or json"},
+		&cli.PathFlag{Name: "report-json", TakesFile: true, Usage: "also write the full report (every key) as JSON to `FILE`"},
+		&cli.PathFlag{Name: "html", TakesFile: true, Usage: "also write a self-contained HTML report to `FILE`"},
+		&cli.IntFlag{Name: "limit", Value: 10, Usage: "keys listed per list in text and markdown (JSON lists all)"},
+		&cli.IntFlag{Name: "sample", Value: 20, Usage: "parameter tuples tried per access pattern, sampled from the source (all when fewer)"},
+		&cli.IntFlag{Name: "segments", Value: 4, Usage: "parallel Scan segments"},
+	}
+}
+
+func verifyCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "verify",
+		Usage:     "prove the table holds exactly what the source says: every item, by content, and every access pattern",
+		UsageText: "pg2dynamo verify --mapping FILE [--source URL] [--endpoint-url URL] [--report-json FILE] [--html FILE]",
+		Description: `verify derives every item from the source again (one snapshot), reads the whole
+table with a parallel segmented Scan, and compares them by canonical content:
+counts per entity, and the keys of missing, extra and differing items. Then it
+runs each access pattern of the mapping as a real Query (table or GSI) for
+parameters sampled from the source, and compares the items, in order, with
+those the source says must answer it. It writes nothing.
+
+Exit code 0 when everything matches, 4 on any mismatch.`,
+		Flags: append([]cli.Flag{mappingFlag, sourceFlag, endpointFlag, regionFlag, profileFlag, tableFlag}, reportFlags()...),
+		Action: func(c *cli.Context) error {
+			return runCompare(c, report.ModeVerify, 0)
+		},
+	}
+}
+
+func diffCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "diff",
+		Usage:     "dry run: what a migration would change in the table, and what it would cost",
+		UsageText: "pg2dynamo diff --mapping FILE [--source URL] [--endpoint-url URL] [--html FILE]",
+		Description: `diff computes every item a migration would write and compares it with the table
+as it is: new, changed (attribute by attribute, before and after), unchanged,
+and stale (items of the mapping's types the source no longer produces). It only
+reads (DescribeTable, Scan, Query) and writes nothing. It estimates the cost of
+the run: write units (each item rounded up per 1 KB, plus each GSI it lands in)
+priced on demand. Against a table that does not exist, every item is new.`,
+		Flags: append([]cli.Flag{mappingFlag, sourceFlag, endpointFlag, regionFlag, profileFlag, tableFlag,
+			&cli.Float64Flag{Name: "price-per-million", Value: report.DefaultPricePerMillion, Usage: "on-demand price in US dollars per million write request units"},
+		}, reportFlags()...),
+		Action: func(c *cli.Context) error {
+			return runCompare(c, report.ModeDiff, c.Float64("price-per-million"))
+		},
+	}
+}
+
+// session is what verify, diff and migrate share: the mapping, the source
+// with its compiled plans, and the DynamoDB client.
+type session struct {
+	m      *mapping.Mapping
+	src    *extract.Source
+	plans  []*transform.Plan
+	client *dynamodb.Client
+}
+
+// open loads the mapping, connects to and checks the source, and builds
+// the DynamoDB client. The caller closes s.src.
+func open(c *cli.Context) (*session, error) {
+	if c.Args().Present() {
+		return nil, usageError{errUnexpectedArg(c)}
+	}
+	path, err := requireMapping(c)
+	if err != nil {
+		return nil, err
+	}
+	m, err := loadMapping(path)
+	if err != nil {
+		return nil, err
+	}
+	if t := c.String("table"); t != "" {
+		if !mapping.ValidTableName(t) {
+			return nil, usageError{fmt.Errorf("--table %q: expected 3-255 characters of a-z, A-Z, 0-9, '_', '-', '.'", t)}
+		}
+		m.Table.Name = t
+	}
+	s := &session{m: m}
+	if s.src, err = extract.Connect(c.Context, c.String("source")); err != nil {
+		return nil, err
+	}
+	if s.plans, err = pipeline.Prepare(c.Context, s.src, m); err != nil {
+		s.src.Close(c.Context)
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *session) dynamo(c *cli.Context) error {
+	var err error
+	s.client, err = load.NewClient(c.Context, load.ClientConfig{Region: c.String("region"), Profile: c.String("profile"),
+		EndpointURL: c.String("endpoint-url"), MaxAttempts: c.Int("max-attempts")})
+	return err
+}
+
+func runCompare(c *cli.Context, mode string, price float64) error {
+	format := c.String("format")
+	if format != report.FormatText && format != report.FormatMarkdown && format != report.FormatJSON {
+		return usageError{errFormat(format)}
+	}
+	s, err := open(c)
+	if err != nil {
+		return err
+	}
+	defer s.src.Close(c.Context)
+	if err := s.dynamo(c); err != nil {
+		return err
+	}
+	if err := s.src.Begin(c.Context); err != nil {
+		return err
+	}
+	return compareAndReport(c, s, mode, price, c.App.Writer)
+}
+
+// compareAndReport runs verify.Compare in s's snapshot and writes the
+// report in every requested form. A failed verification returns exit code
+// ExitMismatch.
+func compareAndReport(c *cli.Context, s *session, mode string, price float64, out io.Writer) error {
+	fmt.Fprintf(c.App.ErrWriter, "%s: deriving items from %s and reading table %s\n", mode, s.src.Name(), s.m.Table.Name)
+	res, err := verify.Compare(c.Context, s.src, s.m, s.plans, s.client, verify.Options{
+		Segments: c.Int("segments"), Sample: c.Int("sample"), SkipPatterns: mode == report.ModeDiff,
+	})
+	if err != nil {
+		return err
+	}
+	r := report.New(mode, res, price)
+	format := c.String("format")
+	if format == "" { // migrate has no --format: its report is text
+		format = report.FormatText
+	}
+	if err := report.Render(out, r, format, c.Int("limit")); err != nil {
+		return err
+	}
+	if p := c.Path("report-json"); p != "" {
+		if err := writeFile(p, func(w io.Writer) error { return report.Render(w, r, report.FormatJSON, 0) }); err != nil {
+			return err
+		}
+	}
+	if p := c.Path("html"); p != "" {
+		if err := writeFile(p, func(w io.Writer) error { return report.HTML(w, r) }); err != nil {
+			return err
+		}
+	}
+	if mode == report.ModeVerify && !r.OK {
+		return withCode(ExitMismatch, fmt.Errorf("%s", r.Headline()))
+	}
+	return nil
+}
+
+func writeFile(path string, fn func(io.Writer) error) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	if err := fn(f); err != nil {
+		f.Close()
+		return fmt.Errorf("report %s: %w", path, err)
+	}
+	return f.Close()
+}

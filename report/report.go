@@ -1,0 +1,283 @@
+// Package report presents a verify.Result: as a terminal summary, markdown,
+// JSON, or a self-contained HTML page (no network) for verify and for the
+// dry-run diff.
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/pg2dynamo/pg2dynamo/verify"
+)
+
+// Modes of a report.
+const (
+	ModeVerify = "verify"
+	ModeDiff   = "diff"
+)
+
+// DefaultPricePerMillion is DynamoDB's on-demand price in US dollars per
+// million write request units (standard table class, us-east-1).
+// https://aws.amazon.com/dynamodb/pricing/on-demand/
+const DefaultPricePerMillion = 0.625
+
+// Report is what verify and diff print.
+type Report struct {
+	Mode string `json:"mode"`
+	// OK is true when the table matches the source (verify), or when a run
+	// would change nothing (diff).
+	OK bool `json:"ok"`
+	*verify.Result
+	// Totals sums Entities.
+	Totals verify.EntityCounts `json:"totals"`
+	// Cost of a run writing every derived item (diff).
+	Cost *Cost `json:"cost,omitempty"`
+}
+
+// Cost estimates a full run: WriteUnits as transform.WriteUnits counts
+// them, priced at PricePerMillion US dollars per million write units.
+type Cost struct {
+	WriteUnits      int64   `json:"write_units"`
+	PricePerMillion float64 `json:"price_per_million"`
+	Dollars         float64 `json:"dollars"`
+}
+
+// New builds the report of res in mode (ModeVerify or ModeDiff); price is
+// the price per million write units used by ModeDiff.
+func New(mode string, res *verify.Result, price float64) *Report {
+	r := &Report{Mode: mode, Result: res}
+	t := &r.Totals
+	t.Entity = "total"
+	for _, e := range res.Entities {
+		t.Rows += e.Rows
+		t.Rejected += e.Rejected
+		t.Expected += e.Expected
+		t.Table += e.Table
+		t.Missing += e.Missing
+		t.Changed += e.Changed
+		t.Unchanged += e.Unchanged
+		t.Stale += e.Stale
+		t.WriteUnits += e.WriteUnits
+	}
+	if mode == ModeDiff {
+		r.OK = t.Missing == 0 && t.Changed == 0 && res.Stale == 0 && !res.TableMissing
+		r.Cost = &Cost{WriteUnits: t.WriteUnits, PricePerMillion: price, Dollars: float64(t.WriteUnits) * price / 1e6}
+	} else {
+		r.OK = res.OK()
+	}
+	return r
+}
+
+// Formats.
+const (
+	FormatText     = "text"
+	FormatMarkdown = "markdown"
+	FormatJSON     = "json"
+)
+
+// Render writes r as text (limit keys per list), markdown or JSON (every
+// key).
+func Render(w io.Writer, r *Report, format string, limit int) error {
+	switch format {
+	case FormatJSON:
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(r)
+	case FormatText, FormatMarkdown:
+		var b strings.Builder
+		writeTables(&b, r, format == FormatMarkdown, limit)
+		_, err := io.WriteString(w, b.String())
+		return err
+	}
+	return fmt.Errorf("unknown format %q: expected text, markdown or json", format)
+}
+
+// Headline is the one-line verdict.
+func (r *Report) Headline() string {
+	t := r.Totals
+	if r.Mode == ModeDiff {
+		s := fmt.Sprintf("diff of table %s: %d new, %d changed, %d unchanged, %d stale", r.Table, t.Missing, t.Changed, t.Unchanged, r.Stale)
+		if r.Unmanaged > 0 {
+			s += fmt.Sprintf(" (%d other items not of a mapped type)", r.Unmanaged)
+		}
+		if r.TableMissing {
+			s += fmt.Sprintf("; table %s does not exist: every item is new", r.Table)
+		}
+		return s
+	}
+	if r.TableMissing {
+		return fmt.Sprintf("verify FAILED: table %s does not exist", r.Table)
+	}
+	verdict := "PASSED"
+	if !r.OK {
+		verdict = "FAILED"
+	}
+	bad := 0
+	for _, p := range r.Patterns {
+		if !p.OK {
+			bad++
+		}
+	}
+	return fmt.Sprintf("verify %s: table %s, %d items expected, %d missing, %d extra, %d differing; %d access-pattern queries, %d wrong",
+		verdict, r.Table, t.Expected, len(r.Missing), len(r.Extra), len(r.Changed), len(r.Patterns), bad)
+}
+
+func writeTables(b *strings.Builder, r *Report, md bool, limit int) {
+	heading := func(s string) {
+		if md {
+			fmt.Fprintf(b, "\n## %s\n\n", s)
+		} else {
+			fmt.Fprintf(b, "\n%s\n", s)
+		}
+	}
+	if md {
+		fmt.Fprintf(b, "# %s\n", r.Headline())
+	} else {
+		fmt.Fprintln(b, r.Headline())
+	}
+	newWord, extraWord := "missing", "stale"
+	if r.Mode == ModeDiff {
+		newWord = "new"
+	}
+	head := []string{"entity", "type", "rows", "rejected", "expected", "in table", newWord, "changed", "unchanged", extraWord}
+	if r.Mode == ModeDiff {
+		head = append(head, "write units")
+	}
+	var rows [][]string
+	for _, e := range append(r.Entities, r.Totals) {
+		row := []string{e.Entity, e.Type, num(e.Rows), num(e.Rejected), num(e.Expected), num(e.Table), num(e.Missing), num(e.Changed), num(e.Unchanged), num(e.Stale)}
+		if r.Mode == ModeDiff {
+			row = append(row, num(e.WriteUnits))
+		}
+		rows = append(rows, row)
+	}
+	heading("Items per entity")
+	table(b, md, head, rows)
+
+	list := func(title string, refs []verify.ItemRef) {
+		if len(refs) == 0 {
+			return
+		}
+		heading(fmt.Sprintf("%s (%d)", title, len(refs)))
+		var rows [][]string
+		for i, ref := range refs {
+			if i == limit {
+				rows = append(rows, []string{fmt.Sprintf("… %d more (all in --format json)", len(refs)-limit), "", ""})
+				break
+			}
+			rows = append(rows, []string{ref.PK, ref.SK, ref.Type})
+		}
+		table(b, md, []string{"partition key", "sort key", "type"}, rows)
+	}
+	if r.Mode == ModeDiff {
+		list("New items", r.Missing)
+		list("Items in the table the source no longer produces", r.Extra)
+	} else {
+		list("Missing items", r.Missing)
+		list("Extra items", r.Extra)
+	}
+	if len(r.Changed) > 0 {
+		title := "Differing items"
+		if r.Mode == ModeDiff {
+			title = "Changed items"
+		}
+		heading(fmt.Sprintf("%s (%d)", title, len(r.Changed)))
+		var rows [][]string
+		for i, c := range r.Changed {
+			if i == limit {
+				rows = append(rows, []string{fmt.Sprintf("… %d more (all in --format json)", len(r.Changed)-limit), "", "", "", ""})
+				break
+			}
+			for _, ch := range c.Changes {
+				rows = append(rows, []string{c.PK, c.SK, ch.Attribute, string(ch.Before), string(ch.After)})
+			}
+		}
+		table(b, md, []string{"partition key", "sort key", "attribute", "table (before)", "source (after)"}, rows)
+	}
+	if len(r.Patterns) > 0 {
+		heading("Access patterns")
+		type agg struct {
+			index         string
+			queries, bad  int
+			firstProblems []verify.PatternResult
+		}
+		var order []string
+		per := map[string]*agg{}
+		for _, p := range r.Patterns {
+			a := per[p.Pattern]
+			if a == nil {
+				a = &agg{index: p.Index}
+				per[p.Pattern] = a
+				order = append(order, p.Pattern)
+			}
+			a.queries++
+			if !p.OK {
+				a.bad++
+				if len(a.firstProblems) < max(limit, 1) {
+					a.firstProblems = append(a.firstProblems, p)
+				}
+			}
+		}
+		var rows [][]string
+		for _, name := range order {
+			a := per[name]
+			status := "ok"
+			if a.bad > 0 {
+				status = fmt.Sprintf("%d WRONG", a.bad)
+			}
+			rows = append(rows, []string{name, a.index, num(int64(a.queries)), status})
+		}
+		table(b, md, []string{"pattern", "index", "queries (sampled parameters)", "result"}, rows)
+		var bad [][]string
+		for _, name := range order {
+			for _, p := range per[name].firstProblems {
+				bad = append(bad, []string{p.Pattern, params(p.Params), num(int64(p.Want)), num(int64(p.Got)), p.Problem})
+			}
+		}
+		if len(bad) > 0 {
+			heading("Wrong access-pattern answers")
+			table(b, md, []string{"pattern", "parameters", "want", "got", "problem"}, bad)
+		}
+	}
+	if r.Cost != nil {
+		heading("Cost of the run")
+		fmt.Fprintf(b, "%d write units; on demand at $%.3f per million write request units: $%.4f\n",
+			r.Cost.WriteUnits, r.Cost.PricePerMillion, r.Cost.Dollars)
+	}
+}
+
+func num(n int64) string { return fmt.Sprint(n) }
+
+func params(p map[string]string) string {
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(p)) {
+		parts = append(parts, k+"="+p[k])
+	}
+	return strings.Join(parts, " ")
+}
+
+func table(b *strings.Builder, md bool, head []string, rows [][]string) {
+	if md {
+		esc := func(s string) string { return strings.ReplaceAll(strings.ReplaceAll(s, "|", `\|`), "\n", " ") }
+		fmt.Fprintf(b, "| %s |\n|%s\n", strings.Join(head, " | "), strings.Repeat("---|", len(head)))
+		for _, r := range rows {
+			cells := make([]string, len(r))
+			for i, c := range r {
+				cells[i] = esc(c)
+			}
+			fmt.Fprintf(b, "| %s |\n", strings.Join(cells, " | "))
+		}
+		return
+	}
+	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, strings.Join(head, "\t"))
+	for _, r := range rows {
+		fmt.Fprintln(tw, strings.Join(r, "\t"))
+	}
+	tw.Flush()
+}

@@ -1,0 +1,370 @@
+package verify
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/pg2dynamo/pg2dynamo/extract"
+	"github.com/pg2dynamo/pg2dynamo/mapping"
+	"github.com/pg2dynamo/pg2dynamo/pipeline"
+	"github.com/pg2dynamo/pg2dynamo/transform"
+)
+
+// Options tune Compare. The zero value is usable.
+type Options struct {
+	// Segments is the number of parallel Scan segments (default 4).
+	Segments int
+	// Sample is the number of parameter tuples tried per access pattern
+	// (default 20); all of them when the source has no more.
+	Sample int
+	// SampleChanged is how many changed items keep their whole before and
+	// after (default 20); every changed item keeps its attribute changes.
+	SampleChanged int
+	// SkipPatterns leaves the access patterns out.
+	SkipPatterns bool
+	// Progress, if set, is told of the source pass.
+	Progress pipeline.Progress
+}
+
+// ItemRef names an item by its primary key and type.
+type ItemRef struct {
+	PK   string `json:"pk"`
+	SK   string `json:"sk"`
+	Type string `json:"type,omitempty"`
+}
+
+// AttrChange is one attribute that differs: its value in the table
+// (Before) and as the source derives it (After); null for absent.
+type AttrChange struct {
+	Attribute string          `json:"attribute"`
+	Before    json.RawMessage `json:"before"`
+	After     json.RawMessage `json:"after"`
+}
+
+// ChangedItem is an item whose content differs.
+type ChangedItem struct {
+	ItemRef
+	Changes []AttrChange `json:"changes"`
+	// Before and After are the whole items, for the first SampleChanged.
+	Before json.RawMessage `json:"before,omitempty"`
+	After  json.RawMessage `json:"after,omitempty"`
+}
+
+// EntityCounts compares one entity's items.
+type EntityCounts struct {
+	Entity string `json:"entity"`
+	Type   string `json:"type"`
+	// Rows read from the source, and rows that give no item (rejected).
+	Rows     int64 `json:"rows"`
+	Rejected int64 `json:"rejected"`
+	// Expected items derived from the source; Table items of this type.
+	Expected  int64 `json:"expected"`
+	Table     int64 `json:"table"`
+	Missing   int64 `json:"missing"`
+	Changed   int64 `json:"changed"`
+	Unchanged int64 `json:"unchanged"`
+	// Stale items of this type the source no longer produces.
+	Stale int64 `json:"stale"`
+	// WriteUnits a run writing every expected item consumes.
+	WriteUnits int64 `json:"write_units"`
+}
+
+// PatternResult is one access pattern run for one parameter tuple.
+type PatternResult struct {
+	Pattern string            `json:"pattern"`
+	Index   string            `json:"index"`
+	Params  map[string]string `json:"params"`
+	Want    int               `json:"want"`
+	Got     int               `json:"got"`
+	OK      bool              `json:"ok"`
+	Problem string            `json:"problem,omitempty"`
+}
+
+// Result is the comparison of the table with what the source derives.
+type Result struct {
+	Table string `json:"table"`
+	// TableMissing is true when the table does not exist: every item is
+	// missing (new).
+	TableMissing bool           `json:"table_missing"`
+	Entities     []EntityCounts `json:"entities"`
+	// Missing items are derived from the source but not in the table.
+	Missing []ItemRef `json:"missing"`
+	// Extra items are in the table but not derived from the source: of a
+	// mapped type (stale) or not (unmanaged).
+	Extra     []ItemRef       `json:"extra"`
+	Stale     int64           `json:"stale"`
+	Unmanaged int64           `json:"unmanaged"`
+	Changed   []ChangedItem   `json:"changed"`
+	Patterns  []PatternResult `json:"patterns,omitempty"`
+}
+
+// OK reports whether the table holds exactly the derived items and every
+// access pattern returned what it should.
+func (r *Result) OK() bool {
+	if r.TableMissing || len(r.Missing) > 0 || len(r.Extra) > 0 || len(r.Changed) > 0 {
+		return false
+	}
+	for _, p := range r.Patterns {
+		if !p.OK {
+			return false
+		}
+	}
+	return true
+}
+
+// Compare derives every item from src (which must have begun its snapshot)
+// by the plans, reads the whole table with a parallel segmented Scan, and
+// compares the two by canonical content, bucket by bucket on disk so that
+// memory does not grow with the table. Then it runs each access pattern for
+// parameters sampled from the source and compares the Query's items, in
+// order, with the derived items that must answer it. It writes nothing to
+// DynamoDB. It fails on a source, Scan or Query error, not on a mismatch.
+func Compare(ctx context.Context, src *extract.Source, m *mapping.Mapping, plans []*transform.Plan,
+	client *dynamodb.Client, opts Options) (*Result, error) {
+	segments := cmp(opts.Segments, 4)
+	res := &Result{Table: m.Table.Name}
+
+	var expected int64
+	for _, p := range plans {
+		n, err := src.Count(ctx, p.Entity())
+		if err != nil {
+			return nil, err
+		}
+		if p.Entity().Mirror != nil {
+			n *= 2
+		}
+		expected += n
+	}
+	sp, err := newSpill(expected)
+	if err != nil {
+		return nil, err
+	}
+	defer sp.remove()
+
+	var checks []*patternCheck
+	if !opts.SkipPatterns {
+		if checks, err = samplePatterns(ctx, src, m, plans, cmp(opts.Sample, 20)); err != nil {
+			return nil, err
+		}
+	}
+	byAttr := indexChecks(checks)
+
+	// Source pass: the real pipeline into a sink that spills and matches.
+	keyAttrs := [2]string{m.Table.PartitionKey, m.Table.SortKey}
+	wcu := make([]int64, len(plans))
+	var mu sync.Mutex
+	sink := sinkFunc(func(_ context.Context, batch []transform.Item) error {
+		for _, it := range batch {
+			key := itemKey(it.Attrs, keyAttrs)
+			if err := sp.add(fromSource, it.Entity, key, Canonical(it.Attrs)); err != nil {
+				return err
+			}
+			w := transform.WriteUnits(m, it.Attrs)
+			mu.Lock()
+			wcu[it.Entity] += w
+			for attr, bySample := range byAttr {
+				if v, ok := it.Attrs[attr].(*types.AttributeValueMemberS); ok {
+					for _, c := range bySample[v.Value] {
+						c.offer(m, it.Attrs)
+					}
+				}
+			}
+			mu.Unlock()
+		}
+		return nil
+	})
+	sum, err := pipeline.Run(ctx, src, m, plans, sink, pipeline.Options{Concurrency: 2, Progress: opts.Progress})
+	if err != nil {
+		return nil, err
+	}
+	for i, e := range sum.Entities {
+		res.Entities = append(res.Entities, EntityCounts{Entity: e.Name, Type: plans[i].Entity().Type,
+			Rows: e.Rows, Rejected: e.Rejected, WriteUnits: wcu[i]})
+	}
+
+	// Table pass: parallel segmented Scan.
+	if _, err := client.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(m.Table.Name)}); err != nil {
+		var nf *types.ResourceNotFoundException
+		if !errors.As(err, &nf) {
+			return nil, fmt.Errorf("describe table %s: %w", m.Table.Name, err)
+		}
+		res.TableMissing = true
+	} else if err := scanInto(ctx, client, m.Table.Name, segments, keyAttrs, sp); err != nil {
+		return nil, err
+	}
+
+	if err := res.compareBuckets(sp, m, plans, cmp(opts.SampleChanged, 20)); err != nil {
+		return nil, err
+	}
+	if !res.TableMissing {
+		for _, c := range checks {
+			res.Patterns = append(res.Patterns, c.run(ctx, client, m.Table.Name))
+		}
+	}
+	return res, nil
+}
+
+func cmp(v, def int) int {
+	if v > 0 {
+		return v
+	}
+	return def
+}
+
+type sinkFunc func(context.Context, []transform.Item) error
+
+func (f sinkFunc) Write(ctx context.Context, b []transform.Item) error { return f(ctx, b) }
+
+func itemKey(item map[string]types.AttributeValue, keyAttrs [2]string) string {
+	var b strings.Builder
+	for i, a := range keyAttrs {
+		if i > 0 {
+			b.WriteByte(0)
+		}
+		if s, ok := item[a].(*types.AttributeValueMemberS); ok {
+			b.WriteString(s.Value)
+		}
+	}
+	return b.String()
+}
+
+// scanInto reads the whole table with segments parallel Scans (strongly
+// consistent) and spills every item.
+func scanInto(ctx context.Context, client *dynamodb.Client, table string, segments int, keyAttrs [2]string, sp *spill) error {
+	g, gctx := errgroup.WithContext(ctx)
+	for seg := range segments {
+		g.Go(func() error {
+			p := dynamodb.NewScanPaginator(client, &dynamodb.ScanInput{TableName: aws.String(table),
+				Segment: aws.Int32(int32(seg)), TotalSegments: aws.Int32(int32(segments)), ConsistentRead: aws.Bool(true)})
+			for p.HasMorePages() {
+				page, err := p.NextPage(gctx)
+				if err != nil {
+					return fmt.Errorf("scan %s segment %d: %w", table, seg, err)
+				}
+				for _, it := range page.Items {
+					if err := sp.add(fromTable, -1, itemKey(it, keyAttrs), Canonical(it)); err != nil {
+						return err
+					}
+				}
+			}
+			return nil
+		})
+	}
+	return g.Wait()
+}
+
+// compareBuckets classifies every key, one bucket in memory at a time.
+func (r *Result) compareBuckets(sp *spill, m *mapping.Mapping, plans []*transform.Plan, sampleChanged int) error {
+	byType := map[string]int{}
+	for i, p := range plans {
+		if _, ok := byType[p.Entity().Type]; !ok {
+			byType[p.Entity().Type] = i
+		}
+	}
+	ref := func(key string, typ string) ItemRef {
+		pk, sk, _ := strings.Cut(key, "\x00")
+		return ItemRef{PK: pk, SK: sk, Type: typ}
+	}
+	err := sp.each(func(recs []record) error {
+		source := map[string]record{}
+		for _, rc := range recs {
+			if rc.side == fromSource {
+				source[rc.key] = rc
+				r.Entities[rc.entity].Expected++
+			}
+		}
+		seen := map[string]bool{}
+		for _, rc := range recs {
+			if rc.side != fromTable {
+				continue
+			}
+			typ := typeOf(rc.item, m.TypeAttribute)
+			if e, ok := byType[typ]; ok {
+				r.Entities[e].Table++
+			}
+			s, ok := source[rc.key]
+			if !ok {
+				r.Extra = append(r.Extra, ref(rc.key, typ))
+				if e, mapped := byType[typ]; mapped {
+					r.Stale++
+					r.Entities[e].Stale++
+				} else {
+					r.Unmanaged++
+				}
+				continue
+			}
+			seen[rc.key] = true
+			if bytes.Equal(s.item, rc.item) {
+				r.Entities[s.entity].Unchanged++
+				continue
+			}
+			r.Entities[s.entity].Changed++
+			ci := ChangedItem{ItemRef: ref(rc.key, plans[s.entity].Entity().Type), Changes: attrChanges(rc.item, s.item)}
+			if len(r.Changed) < sampleChanged {
+				ci.Before, ci.After = rc.item, s.item
+			}
+			r.Changed = append(r.Changed, ci)
+		}
+		for key, s := range source {
+			if !seen[key] {
+				r.Entities[s.entity].Missing++
+				r.Missing = append(r.Missing, ref(key, plans[s.entity].Entity().Type))
+			}
+		}
+		return nil
+	})
+	less := func(a, b ItemRef) int { return strings.Compare(a.PK+"\x00"+a.SK, b.PK+"\x00"+b.SK) }
+	slices.SortFunc(r.Missing, less)
+	slices.SortFunc(r.Extra, less)
+	slices.SortFunc(r.Changed, func(a, b ChangedItem) int { return less(a.ItemRef, b.ItemRef) })
+	return err
+}
+
+func typeOf(item []byte, attr string) string {
+	var m map[string]map[string]any
+	if json.Unmarshal(item, &m) != nil {
+		return ""
+	}
+	s, _ := m[attr]["S"].(string)
+	return s
+}
+
+// attrChanges lists the attributes whose canonical values differ.
+func attrChanges(before, after []byte) []AttrChange {
+	var b, a map[string]json.RawMessage
+	_ = json.Unmarshal(before, &b)
+	_ = json.Unmarshal(after, &a)
+	names := map[string]bool{}
+	for k := range b {
+		names[k] = true
+	}
+	for k := range a {
+		names[k] = true
+	}
+	var out []AttrChange
+	for _, k := range slices.Sorted(maps.Keys(names)) {
+		if !bytes.Equal(b[k], a[k]) {
+			out = append(out, AttrChange{Attribute: k, Before: nullIfEmpty(b[k]), After: nullIfEmpty(a[k])})
+		}
+	}
+	return out
+}
+
+func nullIfEmpty(v json.RawMessage) json.RawMessage {
+	if len(v) == 0 {
+		return json.RawMessage("null")
+	}
+	return v
+}
