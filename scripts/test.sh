@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The test suite, as CI runs it (.ci/run → make test → this script).
-# Starts or checks what the tests need: PostgreSQL on 127.0.0.1:5432 and the
+# Starts or checks what the tests need: PostgreSQL on 127.0.0.1:5432, the
 # pinned dynalite from package-lock.json (the tests start dynalite
-# themselves, on a free loopback port).
+# themselves, on a free loopback port) and Debian's chromium (the HTML
+# report is checked in headless Chromium).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -21,6 +22,17 @@ if ! pg_isready -q -h "$PGHOST_CHECK" -p "$PGPORT_CHECK"; then
     echo "PostgreSQL is not reachable at $PGHOST_CHECK:$PGPORT_CHECK" >&2
     exit 1
   }
+fi
+
+# The HTML report test opens the page in Debian's headless Chromium.
+if ! command -v chromium >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "installing chromium (for the HTML report test)" >&2
+    apt-get install -y --no-install-recommends chromium >/dev/null || { apt-get update >/dev/null && apt-get install -y --no-install-recommends chromium >/dev/null; }
+  else
+    echo "chromium is missing: install Debian's chromium package (or set PG2DYNAMO_SKIP_BROWSER=1 to skip the HTML check)" >&2
+    exit 1
+  fi
 fi
 
 if [ ! -f node_modules/dynalite/cli.js ]; then

@@ -1,0 +1,262 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/pg2dynamo/pg2dynamo/fixtures"
+	"github.com/pg2dynamo/pg2dynamo/internal/testenv"
+	"github.com/pg2dynamo/pg2dynamo/report"
+	"github.com/pg2dynamo/pg2dynamo/verify"
+)
+
+// readReport decodes a --report-json file.
+func readReport(t *testing.T, path string) report.Report {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r report.Report
+	if err := json.Unmarshal(b, &r); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return r
+}
+
+func refKeys(refs []verify.ItemRef) []string {
+	out := make([]string, len(refs))
+	for i, r := range refs {
+		out[i] = r.PK + " / " + r.SK
+	}
+	return out
+}
+
+func keyOf(it map[string]types.AttributeValue) map[string]types.AttributeValue {
+	return map[string]types.AttributeValue{"PK": it["PK"], "SK": it["SK"]}
+}
+
+// After a migration, verify passes; after one item is deleted, one
+// attribute changed and one stray item added by hand (with the AWS SDK,
+// outside pg2dynamo), verify fails naming exactly those three keys. On each
+// fixture domain and on Northwind.
+func TestVerifyFindsHandChanges(t *testing.T) {
+	root, err := testenv.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	datasets := []struct{ name, mapping string }{
+		{"customers", filepath.Join(root, "fixtures", "mappings", "strategies", "customers.yaml")},
+		{"tickets", filepath.Join(root, "fixtures", "mappings", "strategies", "tickets.yaml")},
+		{"attendance", filepath.Join(root, "fixtures", "mappings", "strategies", "attendance.yaml")},
+		{"northwind", filepath.Join(root, "examples", "northwind", "mapping.yaml")},
+	}
+	for _, ds := range datasets {
+		t.Run(ds.name, func(t *testing.T) {
+			url := testenv.NewDatabase(t)
+			if ds.name == "northwind" {
+				psqlFile(t, url, filepath.Join(root, "examples", "northwind", "northwind.sql"))
+			} else if _, err := fixtures.Load(ctx, testenv.Connect(t, url), ds.name, 0.2, 1); err != nil {
+				t.Fatal(err)
+			}
+			table := testenv.TableName(ds.name)
+			// migrate verifies at the end: exit 0 means verify passed.
+			r := runCLI(t, migrateArgs(t, ds.mapping, url, table, "--create-table")...)
+			if r.code != ExitOK || !strings.Contains(r.stdout, "verify PASSED") {
+				t.Fatalf("migrate exit %d\n%s%s", r.code, r.stdout, r.stderr)
+			}
+
+			c := dynamoClient(t)
+			items := scanAll(t, c, table)
+			deleted, changed := items[len(items)/3], items[2*len(items)/3]
+			var attr string // a non-key attribute of the changed item
+			for _, a := range slices.Sorted(func(yield func(string) bool) {
+				for k := range changed {
+					if !yield(k) {
+						return
+					}
+				}
+			}) {
+				if !strings.HasSuffix(a, "PK") && !strings.HasSuffix(a, "SK") && a != "type" {
+					attr = a
+					break
+				}
+			}
+			if _, err := c.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(table), Key: keyOf(deleted)}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := c.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String(table), Key: keyOf(changed),
+				UpdateExpression:          aws.String("SET #a = :v"),
+				ExpressionAttributeNames:  map[string]string{"#a": attr},
+				ExpressionAttributeValues: map[string]types.AttributeValue{":v": &types.AttributeValueMemberS{Value: "changed by hand"}},
+			}); err != nil {
+				t.Fatal(err)
+			}
+			stray := map[string]types.AttributeValue{"PK": &types.AttributeValueMemberS{Value: "STRAY#1"},
+				"SK": &types.AttributeValueMemberS{Value: "STRAY"}, "note": &types.AttributeValueMemberS{Value: "added by hand"}}
+			if _, err := c.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(table), Item: stray}); err != nil {
+				t.Fatal(err)
+			}
+
+			reportFile := filepath.Join(t.TempDir(), "report.json")
+			r = runCLI(t, "verify", "--mapping", ds.mapping, "--source", url, "--endpoint-url", testenv.SharedDynalite(t).Endpoint,
+				"--table", table, "--report-json", reportFile)
+			if r.code != ExitMismatch {
+				t.Fatalf("verify exit %d, want %d\n%s%s", r.code, ExitMismatch, r.stdout, r.stderr)
+			}
+			rep := readReport(t, reportFile)
+			key := func(it map[string]types.AttributeValue) string { return str(it["PK"]) + " / " + str(it["SK"]) }
+			if d := cmp.Diff([]string{key(deleted)}, refKeys(rep.Missing)); d != "" {
+				t.Errorf("missing (-want +got):\n%s", d)
+			}
+			if d := cmp.Diff([]string{"STRAY#1 / STRAY"}, refKeys(rep.Extra)); d != "" {
+				t.Errorf("extra (-want +got):\n%s", d)
+			}
+			var gotChanged []string
+			for _, ch := range rep.Changed {
+				for _, a := range ch.Changes {
+					gotChanged = append(gotChanged, ch.PK+" / "+ch.SK+" "+a.Attribute+" "+compact(a.Before))
+				}
+			}
+			if d := cmp.Diff([]string{key(changed) + " " + attr + ` {"S":"changed by hand"}`}, gotChanged); d != "" {
+				t.Errorf("changed (-want +got):\n%s", d)
+			}
+		})
+	}
+}
+
+// diff after one insert, one update and one delete in PostgreSQL reports
+// exactly one new, one changed (with the changed attribute) and one stale
+// item; it only reads from DynamoDB, and the table is untouched.
+func TestDiffReportsSourceChanges(t *testing.T) {
+	root, err := testenv.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	url := testenv.NewDatabase(t)
+	conn := testenv.Connect(t, url)
+	if _, err := fixtures.Load(ctx, conn, "tickets", 0.2, 1); err != nil {
+		t.Fatal(err)
+	}
+	mappingFile := filepath.Join(root, "fixtures", "mappings", "strategies", "tickets.yaml")
+	table := testenv.TableName("tickets")
+	if r := runCLI(t, migrateArgs(t, mappingFile, url, table, "--create-table", "--no-verify")...); r.code != ExitOK {
+		t.Fatalf("migrate exit %d\n%s", r.code, r.stderr)
+	}
+	before := testenv.CanonicalItems(scanAll(t, dynamoClient(t), table))
+	if _, err := conn.Exec(ctx, `
+		INSERT INTO tickets (ticket_id, org_id, user_id, subject, status, priority, created_at, tags, metadata)
+		  SELECT 999999, org_id, user_id, 'new ticket', 'open', 1, '2026-01-01 00:00:00+00', '{}', '{}' FROM tickets WHERE ticket_id = 1;
+		UPDATE tickets SET subject = 'subject changed' WHERE ticket_id = 2;
+		DELETE FROM tickets WHERE ticket_id = 3;`); err != nil {
+		t.Fatal(err)
+	}
+
+	rec := testenv.NewRecorder(t, testenv.SharedDynalite(t).Endpoint)
+	dir := t.TempDir()
+	r := runCLI(t, "diff", "--mapping", mappingFile, "--source", url, "--endpoint-url", rec.URL, "--table", table,
+		"--report-json", filepath.Join(dir, "diff.json"), "--html", filepath.Join(dir, "diff.html"))
+	if r.code != ExitOK {
+		t.Fatalf("diff exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	rep := readReport(t, filepath.Join(dir, "diff.json"))
+	if rep.Totals.Missing != 1 || rep.Totals.Changed != 1 || rep.Stale != 1 || rep.Unmanaged != 0 {
+		t.Errorf("diff totals: %d new, %d changed, %d stale, %d unmanaged; want 1, 1, 1, 0", rep.Totals.Missing, rep.Totals.Changed, rep.Stale, rep.Unmanaged)
+	}
+	var changes []string
+	for _, ch := range rep.Changed {
+		for _, a := range ch.Changes {
+			changes = append(changes, ch.SK+" "+a.Attribute+" "+compact(a.After))
+		}
+	}
+	if len(changes) != 1 || !strings.HasSuffix(changes[0], `#0000000000000000002 subject {"S":"subject changed"}`) {
+		t.Errorf("changes: %v; want ticket 2's subject changed", changes)
+	}
+	if len(rep.Missing) != 1 || !strings.HasSuffix(rep.Missing[0].SK, "#0000000000000999999") {
+		t.Errorf("new items: %+v; want ticket 999999", rep.Missing)
+	}
+	for _, op := range rec.Operations() {
+		if name := strings.TrimPrefix(op, "DynamoDB_20120810."); !slices.Contains([]string{"DescribeTable", "Scan", "Query", "GetItem"}, name) {
+			t.Errorf("diff sent %s: it must only read", op)
+		}
+	}
+	if len(rec.Operations()) == 0 {
+		t.Error("the proxy saw no request: diff did not read through it")
+	}
+	if d := cmp.Diff(before, testenv.CanonicalItems(scanAll(t, dynamoClient(t), table))); d != "" {
+		t.Errorf("diff changed the table (-before +after):\n%s", d)
+	}
+	checkHTMLReport(t, filepath.Join(dir, "diff.html"), rep)
+}
+
+// checkHTMLReport opens the HTML report in headless Chromium and checks
+// that the page it renders shows the same counts as the JSON report.
+func checkHTMLReport(t *testing.T, path string, rep report.Report) {
+	t.Helper()
+	browser, err := exec.LookPath("chromium")
+	if err != nil {
+		if os.Getenv("PG2DYNAMO_SKIP_BROWSER") != "" {
+			t.Log("no chromium: HTML check skipped (PG2DYNAMO_SKIP_BROWSER)")
+			return
+		}
+		t.Fatal("chromium is needed to check the HTML report (apt-get install chromium, as scripts/test.sh does)")
+	}
+	out, err := exec.Command(browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+		"--disable-background-networking", "--disable-component-update", "--disable-sync",
+		"--user-data-dir="+t.TempDir(), "--dump-dom", "file://"+path).Output()
+	if err != nil {
+		t.Fatalf("chromium: %v", err)
+	}
+	dom := string(out)
+	// The page draws its tables with a script: the counts exist only if it ran.
+	re := regexp.MustCompile(`<tr data-entity="total">(.*?)</tr>`)
+	m := re.FindStringSubmatch(dom)
+	if m == nil {
+		t.Fatalf("the rendered page has no total row:\n%.2000s", dom)
+	}
+	cell := regexp.MustCompile(`data-count="(\w+)">(\d+)<`)
+	got := map[string]string{}
+	for _, c := range cell.FindAllStringSubmatch(m[1], -1) {
+		got[c[1]] = c[2]
+	}
+	t0 := rep.Totals
+	want := map[string]string{"rows": itoa(t0.Rows), "rejected": itoa(t0.Rejected), "expected": itoa(t0.Expected),
+		"table": itoa(t0.Table), "missing": itoa(t0.Missing), "changed": itoa(t0.Changed), "unchanged": itoa(t0.Unchanged),
+		"stale": itoa(t0.Stale), "write_units": itoa(t0.WriteUnits)}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("HTML counts (-JSON +page):\n%s", d)
+	}
+	if !strings.Contains(dom, `data-cost="write_units">`+itoa(rep.Cost.WriteUnits)+"<") {
+		t.Errorf("the page does not show the cost estimate of %d write units", rep.Cost.WriteUnits)
+	}
+	if len(rep.Changed) > 0 && !strings.Contains(dom, `data-changed="`+rep.Changed[0].PK+" "+rep.Changed[0].SK+`"`) {
+		t.Errorf("the page does not show changed item %s / %s side by side", rep.Changed[0].PK, rep.Changed[0].SK)
+	}
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// compact removes the indentation the JSON report adds.
+func compact(raw json.RawMessage) string {
+	var b bytes.Buffer
+	if err := json.Compact(&b, raw); err != nil {
+		return string(raw)
+	}
+	return b.String()
+}

@@ -1,0 +1,48 @@
+package testenv
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"sync"
+	"testing"
+)
+
+// Recorder is an HTTP reverse proxy in front of a real server that records
+// the DynamoDB operation (X-Amz-Target) of every request it forwards.
+type Recorder struct {
+	// URL is the proxy's address, to use as the endpoint.
+	URL string
+	mu  sync.Mutex
+	ops []string
+}
+
+// NewRecorder starts a recording proxy to target, closed when the test
+// ends.
+func NewRecorder(t testing.TB, target string) *Recorder {
+	t.Helper()
+	u, err := url.Parse(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &Recorder{}
+	proxy := httputil.NewSingleHostReverseProxy(u)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		r.mu.Lock()
+		r.ops = append(r.ops, req.Header.Get("X-Amz-Target"))
+		r.mu.Unlock()
+		proxy.ServeHTTP(w, req)
+	}))
+	t.Cleanup(srv.Close)
+	r.URL = srv.URL
+	return r
+}
+
+// Operations returns the X-Amz-Target of every request so far, e.g.
+// "DynamoDB_20120810.Scan".
+func (r *Recorder) Operations() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]string(nil), r.ops...)
+}
