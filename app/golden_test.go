@@ -1,7 +1,6 @@
 package app
 
 import (
-	"context"
 	"encoding/json"
 	"flag"
 	"os"
@@ -284,5 +283,3 @@ func TestStrategies(t *testing.T) {
 		})
 	}
 }
-
-var _ = context.Background

@@ -1,10 +1,13 @@
 package extract
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/pg2dynamo/pg2dynamo/mapping"
 )
@@ -45,6 +48,9 @@ type Join struct {
 	Columns []Column
 	// OrderBy orders an embed's records.
 	OrderBy []mapping.Order
+	// Limit, when above 0, is the most records of an embed sent; the count
+	// is of all of them.
+	Limit int
 	// Function and Column of a JoinAggregate.
 	Function, Column string
 }
@@ -84,7 +90,7 @@ func (q Query) SQL() string {
 			if j.Kind == JoinEmbed {
 				fields := make([]string, len(j.Columns))
 				for f, c := range j.Columns {
-					fields[f] = colExpr("c", c)
+					fields[f] = recordField(c)
 				}
 				var order []string
 				for _, o := range j.OrderBy {
@@ -98,7 +104,12 @@ func (q Query) SQL() string {
 				if len(order) > 0 {
 					orderBy = " ORDER BY " + strings.Join(order, ", ")
 				}
-				agg = append(agg, fmt.Sprintf("array_agg(ROW(%s)%s) AS items", strings.Join(fields, ", "), orderBy), "count(*) AS n")
+				items := fmt.Sprintf("array_agg(ROW(%s)%s)", strings.Join(fields, ", "), orderBy)
+				if j.Limit > 0 {
+					// Only Limit records cross the wire; n still counts all.
+					items = fmt.Sprintf("(%s)[1:%d]", items, j.Limit)
+				}
+				agg = append(agg, items+" AS items", "count(*) AS n")
 				sel = append(sel, alias+".items", alias+".n")
 			} else {
 				arg := "*"
@@ -117,7 +128,7 @@ func (q Query) SQL() string {
 				groups[k] = fmt.Sprint(k + 1)
 			}
 			sub := fmt.Sprintf("(SELECT %s, %s FROM %s AS c GROUP BY %s)",
-				strings.Join(keys, ", "), strings.Join(agg, ", "), strings.TrimSuffix(fromItem(j.Source), ""), strings.Join(groups, ", "))
+				strings.Join(keys, ", "), strings.Join(agg, ", "), fromItem(j.Source), strings.Join(groups, ", "))
 			joins = append(joins, fmt.Sprintf("LEFT JOIN %s AS %s ON %s", sub, alias, onClause(alias, j.On, true)))
 		}
 	}
@@ -144,6 +155,22 @@ func colExpr(alias string, c Column) string {
 	return e
 }
 
+// recordField is a column inside an embed's ROW(…): cast to its type name,
+// because inside a record PostgreSQL reports a domain's own type, which
+// pgx cannot decode, where a plain column reports the base type.
+func recordField(c Column) string {
+	e := "c." + ident(c.Name)
+	switch {
+	case c.AsText && c.Array:
+		return e + "::text[]"
+	case c.AsText:
+		return e + "::text"
+	case c.Array:
+		return e + "::" + ident(c.Type) + "[]"
+	}
+	return e + "::" + ident(c.Type)
+}
+
 // onClause renders alias.other = src.own pairs; grouped subqueries expose
 // their keys as k0, k1, ….
 func onClause(alias string, on [][2]string, grouped bool) string {
@@ -162,4 +189,20 @@ func onClause(alias string, on [][2]string, grouped bool) string {
 // query.
 func fromItem(src mapping.Source) string {
 	return strings.TrimSuffix(from(src), " AS src")
+}
+
+// CheckQuery has PostgreSQL plan q without running it, so that a join
+// PostgreSQL cannot do (columns of incompatible types, an aggregate the
+// column's type lacks) is reported, as a *mapping.Error at the entity,
+// before anything is written.
+func (s *Source) CheckQuery(ctx context.Context, m *mapping.Mapping, entity string, q Query) error {
+	if _, err := s.conn.Prepare(ctx, "", q.SQL()); err != nil {
+		var pe *pgconn.PgError
+		if errors.As(err, &pe) {
+			return m.Errorf(mapping.Path(mapping.KeyEntities, entity),
+				"PostgreSQL cannot run the entity's joins: %s (SQLSTATE %s)", pe.Message, pe.Code)
+		}
+		return fmt.Errorf("check %s: %w", entity, err)
+	}
+	return nil
 }

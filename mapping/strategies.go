@@ -2,7 +2,6 @@ package mapping
 
 import (
 	"fmt"
-	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -147,57 +146,121 @@ func sortedKeys[V any](m map[string]V) []string {
 	return out
 }
 
-var (
-	condHashRE    = regexp.MustCompile(`^\s*(\S+)\s*=\s*(\S+)\s*$`)
-	condAndRE     = regexp.MustCompile(`(?i)^\s*(\S+)\s*=\s*(\S+)\s+AND\s+(.+?)\s*$`)
-	condBeginsRE  = regexp.MustCompile(`(?i)^begins_with\(\s*([^,\s]+)\s*,\s*([^)\s]+)\s*\)$`)
-	condBetweenRE = regexp.MustCompile(`(?i)^(\S+)\s+BETWEEN\s+(\S+)\s+AND\s+(\S+)$`)
-	condCmpRE     = regexp.MustCompile(`^(\S+?)\s*(=|<=|>=|<|>)\s*(\S+)$`)
-)
+// condToken is one token of a key condition: a word or quoted template
+// (quoted reports whether it was in single quotes), or punctuation.
+type condToken struct {
+	text   string
+	quoted bool
+}
+
+// lexCondition splits a key condition into words, 'quoted templates',
+// parentheses, commas and the operators = < <= > >=. A ${…} placeholder
+// is part of its word whatever it contains.
+func lexCondition(s string) ([]condToken, error) {
+	var out []condToken
+	for i := 0; i < len(s); {
+		c := s[i]
+		switch {
+		case c == ' ' || c == '\t' || c == '\n':
+			i++
+		case c == '\'':
+			j := strings.IndexByte(s[i+1:], '\'')
+			if j < 0 {
+				return nil, fmt.Errorf("unclosed quote at character %d", i+1)
+			}
+			out = append(out, condToken{text: s[i+1 : i+1+j], quoted: true})
+			i += j + 2
+		case c == '(' || c == ')' || c == ',':
+			out = append(out, condToken{text: string(c)})
+			i++
+		case c == '<' || c == '>' || c == '=':
+			op := string(c)
+			if c != '=' && i+1 < len(s) && s[i+1] == '=' {
+				op += "="
+			}
+			out = append(out, condToken{text: op})
+			i += len(op)
+		default:
+			j := i
+			for j < len(s) && !strings.ContainsRune(" \t\n()',<>=", rune(s[j])) {
+				if strings.HasPrefix(s[j:], "${") {
+					if k := strings.IndexByte(s[j:], '}'); k > 0 {
+						j += k + 1
+						continue
+					}
+				}
+				j++
+			}
+			out = append(out, condToken{text: s[i:j]})
+			i = j
+		}
+	}
+	return out, nil
+}
 
 // ParseKeyCondition parses an access pattern's key condition (see
-// AccessPattern.KeyCondition). Templates may be written in single quotes.
+// AccessPattern.KeyCondition). Templates may be written in single quotes,
+// which they must be to hold spaces, parentheses or commas.
 func ParseKeyCondition(s string) (KeyCondition, error) {
 	var kc KeyCondition
-	tpl := func(text string) (Template, error) {
-		return ParseTemplate(strings.Trim(text, "'"))
+	toks, err := lexCondition(s)
+	if err != nil {
+		return kc, fmt.Errorf("key condition %q: %w", s, err)
 	}
-	var pkText, rest string
-	if g := condAndRE.FindStringSubmatch(s); g != nil {
-		kc.PartitionAttr, pkText, rest = g[1], g[2], g[3]
-	} else if g := condHashRE.FindStringSubmatch(s); g != nil {
-		kc.PartitionAttr, pkText = g[1], g[2]
-	} else {
-		return kc, fmt.Errorf("key condition %q: expected \"PK = TEMPLATE\", optionally followed by \"AND\" and a sort key condition", s)
+	bad := func(what string) (KeyCondition, error) {
+		return kc, fmt.Errorf("key condition %q: %s", s, what)
 	}
-	var err error
-	if kc.Partition, err = tpl(pkText); err != nil {
-		return kc, fmt.Errorf("partition key template: %w", err)
+	is := func(i int, text string) bool {
+		return i < len(toks) && !toks[i].quoted && strings.EqualFold(toks[i].text, text)
 	}
-	if rest == "" {
+	tpl := func(i int) (Template, bool) {
+		if i >= len(toks) || !toks[i].quoted && strings.ContainsAny(toks[i].text, "(),<>=") {
+			return Template{}, false
+		}
+		t, err := ParseTemplate(toks[i].text)
+		return t, err == nil
+	}
+	if len(toks) < 3 || !is(1, "=") {
+		return bad(`expected "PK = TEMPLATE", optionally followed by "AND" and a sort key condition`)
+	}
+	kc.PartitionAttr = toks[0].text
+	var ok bool
+	if kc.Partition, ok = tpl(2); !ok || kc.Partition.IsZero() {
+		return bad("expected a non-empty partition key template after \"=\"")
+	}
+	rest := toks[3:]
+	if len(rest) == 0 {
 		return kc, nil
 	}
-	var texts []string
+	if !strings.EqualFold(rest[0].text, "AND") || len(rest) < 2 {
+		return bad(`expected "AND" and a sort key condition after the partition key`)
+	}
+	toks = rest[1:]
+	sortErr := `expected SK = T, SK < T, SK <= T, SK > T, SK >= T, SK BETWEEN T AND T or begins_with(SK, T)`
 	switch {
-	case condBeginsRE.MatchString(rest):
-		g := condBeginsRE.FindStringSubmatch(rest)
-		kc.SortAttr, kc.SortOp, texts = g[1], "begins_with", g[2:3]
-	case condBetweenRE.MatchString(rest):
-		g := condBetweenRE.FindStringSubmatch(rest)
-		kc.SortAttr, kc.SortOp, texts = g[1], "between", g[2:4]
-	case condCmpRE.MatchString(rest):
-		g := condCmpRE.FindStringSubmatch(rest)
-		kc.SortAttr, kc.SortOp, texts = g[1], g[2], g[3:4]
-	default:
-		return kc, fmt.Errorf("sort key condition %q: expected SK = T, SK < T, SK <= T, SK > T, SK >= T, SK BETWEEN T AND T or begins_with(SK, T)", rest)
-	}
-	if kc.Sort, err = tpl(texts[0]); err != nil {
-		return kc, fmt.Errorf("sort key template: %w", err)
-	}
-	if len(texts) == 2 {
-		if kc.SortHigh, err = tpl(texts[1]); err != nil {
-			return kc, fmt.Errorf("sort key template: %w", err)
+	case is(0, "begins_with"):
+		if len(toks) != 6 || !is(1, "(") || !is(3, ",") || !is(5, ")") {
+			return bad(sortErr)
 		}
+		kc.SortAttr, kc.SortOp = toks[2].text, "begins_with"
+		if kc.Sort, ok = tpl(4); !ok {
+			return bad("bad begins_with prefix template")
+		}
+	case len(toks) == 5 && is(1, "BETWEEN") && is(3, "AND"):
+		kc.SortAttr, kc.SortOp = toks[0].text, "between"
+		var ok2 bool
+		kc.Sort, ok = tpl(2)
+		kc.SortHigh, ok2 = tpl(4)
+		if !ok || !ok2 {
+			return bad("bad BETWEEN templates")
+		}
+	case len(toks) == 3 && slices.Contains([]string{"=", "<", "<=", ">", ">="}, toks[1].text) && !toks[1].quoted:
+		kc.SortAttr, kc.SortOp = toks[0].text, toks[1].text
+		if kc.Sort, ok = tpl(2); !ok {
+			return bad("bad sort key template")
+		}
+	default:
+		return bad(sortErr)
 	}
 	return kc, nil
 }

@@ -39,7 +39,7 @@ func TestStrategyErrors(t *testing.T) {
 		{"pattern on an unknown index", head + "access_patterns:\n  P: {index: GSI9, key_condition: 'PK = A'}\n",
 			[]string{`m.yaml:11:14: access_patterns.P.index: unknown index "GSI9": expected one of the table's gsis (GSI1) or none for the table`}},
 		{"pattern that does not parse", head + "access_patterns:\n  P: {key_condition: 'PK = A OR SK = B'}\n",
-			[]string{`m.yaml:11:22: access_patterns.P.key_condition: key condition "PK = A OR SK = B": expected "PK = TEMPLATE", optionally followed by "AND" and a sort key condition`}},
+			[]string{`m.yaml:11:22: access_patterns.P.key_condition: key condition "PK = A OR SK = B": expected "AND" and a sort key condition after the partition key`}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -65,6 +65,15 @@ func TestParseKeyCondition(t *testing.T) {
 		{"GSI1PK = ORG#${o} and begins_with(GSI1SK, TICKET#)", "GSI1PK=ORG#${o} GSI1SK begins_with TICKET#"},
 		{"PK = A AND SK BETWEEN '2024-01' AND '2024-12'", "PK=A SK between 2024-01 2024-12"},
 		{"PK = A AND SK >= ${t}", "PK=A SK >= ${t}"},
+		{"PK=A AND SK<${t}", "PK=A SK < ${t}"},
+		{"PK = 'CITY#New York' AND begins_with(SK, 'ZIP (old), #')", "PK=CITY#New York SK begins_with ZIP (old), #"},
+		{"PK = A AND SK BETWEEN '2024-01-01 00:00' AND '2024-12-31 23:59'", "PK=A SK between 2024-01-01 00:00 2024-12-31 23:59"},
+		{"PK = A AND begins_with(SK, '')", "PK=A SK begins_with "},
+	}
+	for _, bad := range []string{"PK = ''", "PK = A AND", "PK = A AND SK LIKE B", "PK = 'A", "PK = A AND begins_with(SK, B"} {
+		if kc, err := ParseKeyCondition(bad); err == nil {
+			t.Errorf("%q parsed as %+v, want an error", bad, kc)
+		}
 	}
 	for _, tc := range cases {
 		kc, err := ParseKeyCondition(tc.in)

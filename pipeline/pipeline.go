@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/maphash"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -129,10 +130,18 @@ func Prepare(ctx context.Context, src *extract.Source, m *mapping.Mapping) ([]*t
 			return nil, err
 		}
 		p, err := transform.Compile(m, i, srcs)
+		if err == nil && len(p.Query().Joins) > 0 {
+			err = src.CheckQuery(ctx, m, e.Name, p.Query())
+		}
 		if err != nil {
 			var mes mapping.Errors
-			if errors.As(err, &mes) {
+			var me *mapping.Error
+			switch {
+			case errors.As(err, &mes):
 				errs = append(errs, mes...)
+				continue
+			case errors.As(err, &me):
+				errs = append(errs, me)
 				continue
 			}
 			return nil, err
@@ -270,6 +279,7 @@ func Run(ctx context.Context, src *extract.Source, m *mapping.Mapping, plans []*
 		inBatch := make(map[[2]string]int, load.MaxBatchItems)
 		seen := newKeySet(!opts.SkipDuplicateCheck)
 		var buf []transform.Item
+		var keys [][2]string
 		flush := func() error {
 			if len(cur.items) == 0 {
 				return nil
@@ -307,24 +317,35 @@ func Run(ctx context.Context, src *extract.Source, m *mapping.Mapping, plans []*
 						return err
 					}
 				}
+				// A row is checked whole before any of its keys is
+				// remembered, so a rejected row leaves no trace.
+				// BatchWriteItem refuses two puts of one key, and writing
+				// them in turn would silently keep only the last.
+				keys = keys[:0]
 				for _, it := range buf {
 					k := itemKey(it.Attrs, keyAttrs)
-					if !seen.add(k) {
-						continue
-					}
-					// BatchWriteItem refuses two puts of one key, and
-					// writing them in turn would silently keep only the last.
-					reason := "duplicate primary key: an earlier row produced the same item key"
-					if j, ok := inBatch[k]; ok {
-						prev := cur.items[j]
+					reason := ""
+					switch {
+					case slices.Contains(keys, k):
+						reason = "duplicate primary key: the row's own items (a mirror of itself) have the same key"
+					case inBatch[k] > 0:
+						prev := cur.items[inBatch[k]-1]
 						reason = fmt.Sprintf("duplicate primary key: row %s of entity %s produces the same item key",
 							transform.FormatSourceKey(plans[prev.Entity].SourceKey(prev.Row)), plans[prev.Entity].Entity().Name)
+					case seen.has(k):
+						reason = "duplicate primary key: an earlier row produced the same item key"
 					}
-					advance(i, 1)
-					return reject(Reject{Entity: p.Entity().Name, SourceKey: p.SourceKey(values), ItemKey: keyMap(k, keyAttrs), Reason: reason})
+					if reason != "" {
+						advance(i, 1)
+						return reject(Reject{Entity: p.Entity().Name, SourceKey: p.SourceKey(values), ItemKey: keyMap(k, keyAttrs), Reason: reason})
+					}
+					keys = append(keys, k)
+				}
+				for _, k := range keys {
+					seen.add(k)
 				}
 				for j, it := range buf {
-					inBatch[itemKey(it.Attrs, keyAttrs)] = len(cur.items)
+					inBatch[keys[j]] = len(cur.items) + 1 // 0 means absent
 					cur.items = append(cur.items, it)
 					cur.rowEnd = append(cur.rowEnd, j == len(buf)-1)
 				}
@@ -435,18 +456,39 @@ func newKeySet(on bool) *keySet {
 	return s
 }
 
-// add records k and reports whether it was seen before.
-func (s *keySet) add(k [2]string) bool {
-	if !s.on {
-		return false
-	}
+// sum hashes a key; never 0, the empty mark.
+func (s *keySet) sum(k [2]string) uint64 {
 	s.h.Reset()
 	s.h.WriteString(k[0])
 	s.h.WriteByte(0)
 	s.h.WriteString(k[1])
-	sum := s.h.Sum64() | 1 // never 0, the empty mark
-	if s.insert(sum) {
-		return true
+	return s.h.Sum64() | 1
+}
+
+// has reports whether k was added before (always false when disabled).
+func (s *keySet) has(k [2]string) bool {
+	if !s.on {
+		return false
+	}
+	v := s.sum(k)
+	mask := uint64(len(s.slots) - 1)
+	for i := v & mask; ; i = (i + 1) & mask {
+		switch s.slots[i] {
+		case v:
+			return true
+		case 0:
+			return false
+		}
+	}
+}
+
+// add records k.
+func (s *keySet) add(k [2]string) {
+	if !s.on {
+		return
+	}
+	if s.insert(s.sum(k)) {
+		return
 	}
 	s.n++
 	if s.n*4 > len(s.slots)*3 {
@@ -458,7 +500,6 @@ func (s *keySet) add(k [2]string) bool {
 			}
 		}
 	}
-	return false
 }
 
 // insert puts v in the table and reports whether it was already there.

@@ -2,6 +2,7 @@ package transform
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/pg2dynamo/pg2dynamo/extract"
 	"github.com/pg2dynamo/pg2dynamo/mapping"
@@ -23,11 +24,38 @@ type PatternPlan struct {
 func CompilePattern(m *mapping.Mapping, ap *mapping.AccessPattern, plans []*Plan) (*PatternPlan, error) {
 	kc := ap.Condition
 	pp := &PatternPlan{Pattern: ap, Params: kc.Columns()}
+	// A parameter's type is that of the column in an entity whose template
+	// for the same attribute places it after the same text ("B#${id}"
+	// matches entity B's "B#${id}", not entity A's "A#${id}"), so that the
+	// padding matches the items; else of the first entity source that has
+	// the column.
+	patternTpl := map[string]string{kc.PartitionAttr: kc.Partition.Source}
+	if kc.SortAttr != "" {
+		patternTpl[kc.SortAttr] = kc.Sort.Source
+	}
+	usedIn := func(p *Plan, name string) bool {
+		for _, k := range p.keys {
+			pt, ok := patternTpl[k.attr]
+			if !ok {
+				continue
+			}
+			before, _, found := strings.Cut(pt, "${"+name)
+			if found && strings.HasPrefix(k.template, before+"${"+name) {
+				return true
+			}
+		}
+		return false
+	}
 	for _, name := range pp.Params {
 		var col *extract.Column
-		for _, p := range plans {
-			if i := p.colIndex(name); i >= 0 {
-				col = &p.srcCols[i]
+		for _, pass := range []bool{true, false} {
+			for _, p := range plans {
+				if i := p.colIndex(name); i >= 0 && (!pass || usedIn(p, name)) {
+					col = &p.srcCols[i]
+					break
+				}
+			}
+			if col != nil {
 				break
 			}
 		}
@@ -118,6 +146,9 @@ func (pp *PatternPlan) Render(values []any) (pk string, sk []string, err error) 
 	p := &Plan{cols: pp.cols}
 	for i, k := range pp.keys {
 		s, _, reason := p.renderKey(k, values)
+		if reason != "" && i > 0 && pp.Pattern.Condition.SortOp == "begins_with" && len(k.parts) == 0 {
+			reason = "" // begins_with(SK, ''): every sort key
+		}
 		if reason != "" {
 			return "", nil, fmt.Errorf("pattern %s: %s", pp.Pattern.Name, reason)
 		}

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"fmt"
+	"math"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -161,10 +163,15 @@ func (p *Plan) compileStrategies(m *mapping.Mapping, e *mapping.Entity, srcs Sou
 			parentCols[k] = pr[0]
 		}
 		slices.Sort(parentCols)
+		// Joined on a unique key (or more columns than one), a row has at
+		// most one parent.
 		unique := slices.ContainsFunc(srcs.DuplicateKeys[i], func(k extract.UniqueKey) bool {
-			kc := slices.Clone(k.Columns)
-			slices.Sort(kc)
-			return slices.Equal(kc, parentCols)
+			for _, c := range k.Columns {
+				if !slices.Contains(parentCols, c) {
+					return false
+				}
+			}
+			return true
 		})
 		if !unique {
 			add(mapping.Path(path, mapping.KeyJoin), "%s has no primary key or unique index on (%s): each row must have at most one parent to copy from",
@@ -187,7 +194,10 @@ func (p *Plan) compileStrategies(m *mapping.Mapping, e *mapping.Entity, srcs Sou
 		claim(path, name, "an embed")
 		cols := srcs.Embed[name]
 		jp := joinPlan{attr: name, asMap: em.As == "map", maxItems: em.MaxItems, keyField: -1,
-			join: extract.Join{Kind: extract.JoinEmbed, Source: em.Source, On: joinOn(path, em.Join, cols)}}
+			join: extract.Join{Kind: extract.JoinEmbed, Source: em.Source, On: joinOn(path, em.Join, cols), Limit: em.MaxItems + 1}}
+		if em.MaxItems == 0 {
+			jp.join.Limit = 0
+		}
 		for i, o := range em.OrderBy {
 			ord, _ := mapping.ParseOrder(o)
 			if byName(cols, ord.Column) < 0 {
@@ -195,7 +205,13 @@ func (p *Plan) compileStrategies(m *mapping.Mapping, e *mapping.Entity, srcs Sou
 			}
 			jp.join.OrderBy = append(jp.join.OrderBy, ord)
 		}
+		inElement := map[string]string{}
 		for _, a := range chooseAttributes(cols, em.Attributes, mapping.Path(path, mapping.KeyAttributes), unknown) {
+			if other, dup := inElement[a.name]; dup {
+				add(mapping.Path(path, mapping.KeyAttributes), "child columns %q and %q both become attribute %q", other, cols[a.col].Name, a.name)
+				continue
+			}
+			inElement[a.name] = cols[a.col].Name
 			jp.join.Columns = append(jp.join.Columns, cols[a.col])
 			jp.names = append(jp.names, a.name)
 			jp.converts = append(jp.converts, columnAttr(cols[a.col]))
@@ -274,9 +290,7 @@ func (p *Plan) compileStrategies(m *mapping.Mapping, e *mapping.Entity, srcs Sou
 	}
 }
 
-func joinList(cols []string) string {
-	return fmt.Sprint(cols)[1 : len(fmt.Sprint(cols))-1]
-}
+func joinList(cols []string) string { return strings.Join(cols, ", ") }
 
 // applyJoins adds the joins' attributes to attrs from values[off:].
 func (p *Plan) applyJoins(values []any, attrs map[string]types.AttributeValue) (col string, reason string) {
@@ -371,6 +385,9 @@ func (j joinPlan) embed(items, count any) (types.AttributeValue, string) {
 	return &types.AttributeValueMemberL{Value: list}, ""
 }
 
+// ksuidEpoch is the KSUID time origin (2014-05-13T16:53:20Z) in Unix seconds.
+const ksuidEpoch = 1400000000
+
 // stableID renders the ID: its time from the time column, its random part
 // the first bytes of SHA-256 over the from columns' key text.
 func (ip idPlan) stableID(values []any) (string, int, string) {
@@ -397,6 +414,11 @@ func (ip idPlan) stableID(values []any) (string, int, string) {
 			return "", ip.time, fmt.Sprintf("ULID: %v", err)
 		}
 		return id.String(), -1, ""
+	}
+	// KSUID time is seconds since 2014-05-13 in 32 bits: outside that
+	// range it would wrap and no longer sort by time.
+	if secs := tv.Unix() - ksuidEpoch; secs < 0 || secs > math.MaxUint32 {
+		return "", ip.time, fmt.Sprintf("KSUID: time %s is outside 2014-05-13…2150-06-19; use kind: ulid", tv.UTC().Format(time.RFC3339))
 	}
 	id, err := ksuid.FromParts(tv, sum[:16])
 	if err != nil {

@@ -373,6 +373,13 @@ func (p *Plan) Items(values []any, dst []Item) ([]Item, error) {
 		}
 		attrs[ip.attr] = &types.AttributeValueMemberS{Value: id}
 	}
+	if len(p.joins) > 0 {
+		for name, v := range attrs {
+			if d := nestingDepth(v); d > MaxNestingDepth {
+				return dst, p.rowError(values, -1, fmt.Sprintf("attribute %s is nested %d levels deep: DynamoDB allows %d", name, d, MaxNestingDepth))
+			}
+		}
+	}
 	if n := ItemSize(attrs); n > MaxItemBytes {
 		return dst, p.rowError(values, -1, fmt.Sprintf("item is %s, over DynamoDB's 400 KB: %s", kb(n), sizeBreakdown(attrs)))
 	}
