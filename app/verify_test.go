@@ -260,3 +260,27 @@ func compact(raw json.RawMessage) string {
 	}
 	return b.String()
 }
+
+// migrate --dry-run against a table that does not exist writes nothing,
+// says so, and counts every item as new, with the cost of the run.
+func TestDryRunAgainstMissingTable(t *testing.T) {
+	url := testenv.NewDatabase(t)
+	testenv.Exec(t, url, shopSQL)
+	table := testenv.TableName("shop")
+	dir := t.TempDir()
+	args := append(migrateArgs(t, writeMapping(t, planMapping), url, table, "--dry-run"), "--report-json", filepath.Join(dir, "r.json"))
+	r := runCLI(t, args...)
+	if r.code != ExitOK {
+		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if !strings.Contains(r.stdout, "table "+table+" does not exist: every item is new") {
+		t.Errorf("the report does not say the table is missing:\n%s", r.stdout)
+	}
+	rep := readReport(t, filepath.Join(dir, "r.json"))
+	if rep.Totals.Expected != 7 || rep.Totals.Missing != 7 || rep.Cost == nil || rep.Cost.WriteUnits < 7 {
+		t.Errorf("totals %+v, cost %+v; want 7 items, all new, at least 7 write units", rep.Totals, rep.Cost)
+	}
+	if tableExists(t, table) {
+		t.Error("--dry-run created the table")
+	}
+}
