@@ -185,7 +185,10 @@ func Compare(ctx context.Context, src *extract.Source, m *mapping.Mapping, plans
 		}
 		return nil
 	})
-	sum, err := pipeline.Run(ctx, src, m, plans, sink, pipeline.Options{Concurrency: 2, Progress: opts.Progress})
+	// One writer keeps the spill in source order, so that of two rows with
+	// one key the first is expected, as migrate writes it; duplicates are
+	// found bucket by bucket below rather than with a run-wide key set.
+	sum, err := pipeline.Run(ctx, src, m, plans, sink, pipeline.Options{Concurrency: 1, Progress: opts.Progress, SkipDuplicateCheck: true})
 	if err != nil {
 		return nil, err
 	}
@@ -280,10 +283,16 @@ func (r *Result) compareBuckets(sp *spill, m *mapping.Mapping, plans []*transfor
 	err := sp.each(func(recs []record) error {
 		source := map[string]record{}
 		for _, rc := range recs {
-			if rc.side == fromSource {
-				source[rc.key] = rc
-				r.Entities[rc.entity].Expected++
+			if rc.side != fromSource {
+				continue
 			}
+			if _, dup := source[rc.key]; dup {
+				// migrate rejects the later of two rows with one key.
+				r.Entities[rc.entity].Rejected++
+				continue
+			}
+			source[rc.key] = rc
+			r.Entities[rc.entity].Expected++
 		}
 		seen := map[string]bool{}
 		for _, rc := range recs {

@@ -23,8 +23,11 @@ type spill struct {
 }
 
 // recordsPerBucket sizes the partitioning: buckets = expected records /
-// recordsPerBucket, at least 1.
-const recordsPerBucket = 50_000
+// recordsPerBucket, at least 1 and at most maxBuckets (open files).
+const (
+	recordsPerBucket = 10_000
+	maxBuckets       = 1000
+)
 
 // side tells which side of the comparison a record comes from.
 type side byte
@@ -35,7 +38,7 @@ const (
 )
 
 func newSpill(expected int64) (*spill, error) {
-	n := int(expected/recordsPerBucket) + 1
+	n := min(int(expected/recordsPerBucket)+1, maxBuckets)
 	dir, err := os.MkdirTemp("", "pg2dynamo-verify-")
 	if err != nil {
 		return nil, fmt.Errorf("verify: temp dir: %w", err)
@@ -48,7 +51,7 @@ func newSpill(expected int64) (*spill, error) {
 			return nil, fmt.Errorf("verify: bucket file: %w", err)
 		}
 		s.files = append(s.files, f)
-		s.bufs = append(s.bufs, bufio.NewWriterSize(f, 64<<10))
+		s.bufs = append(s.bufs, bufio.NewWriterSize(f, 16<<10))
 	}
 	return s, nil
 }
