@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"sync"
+	"sync/atomic"
 	"text/tabwriter"
 	"time"
 
@@ -132,10 +133,11 @@ func runMigrate(c *cli.Context) error {
 	var sink load.Sink = load.Null{}
 	var stats func() load.Stats
 	var client *dynamodb.Client
+	var attempts atomic.Int64
 	target := "the null sink (nothing is written)"
 	if sinkKind == "dynamodb" {
 		client, err = load.NewClient(ctx, load.ClientConfig{Region: c.String("region"), Profile: c.String("profile"),
-			EndpointURL: c.String("endpoint-url"), MaxAttempts: c.Int("max-attempts")})
+			EndpointURL: c.String("endpoint-url"), MaxAttempts: c.Int("max-attempts"), WriteAttempts: &attempts})
 		if err != nil {
 			return err
 		}
@@ -147,7 +149,12 @@ func runMigrate(c *cli.Context) error {
 			fmt.Fprintf(errw, "created table %s\n", m.Table.Name)
 		}
 		ds := load.NewDynamoDB(client, m.Table.Name, m.Table.PartitionKey, m.Table.SortKey)
-		sink, stats, target = ds, ds.Stats, "DynamoDB table "+m.Table.Name
+		sink, target = ds, "DynamoDB table "+m.Table.Name
+		stats = func() load.Stats {
+			st := ds.Stats()
+			st.Retries = attempts.Load() - st.Requests
+			return st
+		}
 	}
 
 	if err := src.Begin(ctx); err != nil {
@@ -242,7 +249,8 @@ func printSummary(w io.Writer, s *pipeline.Summary, stats func() load.Stats) {
 	}
 	if stats != nil {
 		st := stats()
-		fmt.Fprintf(w, "%d BatchWriteItem/PutItem requests, %d UnprocessedItems retries\n", st.Requests, st.UnprocessedRetries)
+		fmt.Fprintf(w, "%d BatchWriteItem/PutItem requests, %d retried by the SDK (throttling, 5xx, network), %d UnprocessedItems re-sends\n",
+			st.Requests, st.Retries, st.UnprocessedRetries)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"sync/atomic"
 	"time"
 
@@ -28,6 +29,23 @@ type ClientConfig struct {
 	// MaxAttempts bounds the SDK's attempts per request (throttling, 5xx,
 	// network errors), with exponential backoff and jitter. 0 means 10.
 	MaxAttempts int
+	// WriteAttempts, if not nil, counts the HTTP attempts of BatchWriteItem
+	// and PutItem calls, retries included.
+	WriteAttempts *atomic.Int64
+}
+
+// countingClient counts the HTTP attempts of write operations.
+type countingClient struct {
+	inner aws.HTTPClient
+	n     *atomic.Int64
+}
+
+func (c countingClient) Do(r *http.Request) (*http.Response, error) {
+	switch r.Header.Get("X-Amz-Target") {
+	case "DynamoDB_20120810.BatchWriteItem", "DynamoDB_20120810.PutItem":
+		c.n.Add(1)
+	}
+	return c.inner.Do(r)
 }
 
 // NewClient builds a DynamoDB client. Client-side retry quotas are off
@@ -45,6 +63,15 @@ func NewClient(ctx context.Context, cc ClientConfig) (*dynamodb.Client, error) {
 				o.MaxAttempts = attempts
 				o.MaxBackoff = 20 * time.Second
 				o.RateLimiter = ratelimit.None
+				// A response cut short (seen through proxies) is retried:
+				// every call pg2dynamo makes is a read or an idempotent put.
+				o.Retryables = append(o.Retryables, retry.IsErrorRetryableFunc(func(err error) aws.Ternary {
+					var de *smithy.DeserializationError
+					if errors.As(err, &de) {
+						return aws.TrueTernary
+					}
+					return aws.UnknownTernary
+				}))
 			})
 		}),
 	}
@@ -67,6 +94,9 @@ func NewClient(ctx context.Context, cc ClientConfig) (*dynamodb.Client, error) {
 	return dynamodb.NewFromConfig(cfg, func(o *dynamodb.Options) {
 		if cc.EndpointURL != "" {
 			o.BaseEndpoint = aws.String(cc.EndpointURL)
+		}
+		if cc.WriteAttempts != nil {
+			o.HTTPClient = countingClient{inner: o.HTTPClient, n: cc.WriteAttempts}
 		}
 	}), nil
 }
@@ -104,6 +134,9 @@ type Stats struct {
 	// UnprocessedRetries is the number of times UnprocessedItems were
 	// re-sent.
 	UnprocessedRetries int64
+	// Retries is the number of HTTP attempts the SDK repeated (filled in
+	// by the caller from ClientConfig.WriteAttempts).
+	Retries int64
 }
 
 // Stats returns the sink's counters so far.

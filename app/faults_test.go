@@ -1,0 +1,70 @@
+package app
+
+import (
+	"context"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"testing"
+
+	"github.com/pg2dynamo/pg2dynamo/fixtures"
+	"github.com/pg2dynamo/pg2dynamo/internal/faultproxy"
+	"github.com/pg2dynamo/pg2dynamo/internal/testenv"
+)
+
+// With 20% of DynamoDB requests faulted by a proxy in front of dynalite
+// (throttling, partial UnprocessedItems, 500/503, connection resets), a
+// fixture migration completes, its verification (through the same proxy)
+// passes, and the summary says how many retries it took.
+func TestMigrateThroughFaults(t *testing.T) {
+	root, err := testenv.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := testenv.NewDatabase(t)
+	if _, err := fixtures.Load(context.Background(), testenv.Connect(t, url), "attendance", 0.2, 1); err != nil {
+		t.Fatal(err)
+	}
+	proxy, err := faultproxy.Start(testenv.SharedDynalite(t).Endpoint, faultproxy.Rates{
+		ProvisionedThroughputExceeded: 0.04, Throttling: 0.04, Unprocessed: 0.04,
+		Status500: 0.03, Status503: 0.03, Reset: 0.02,
+		Only: []string{"BatchWriteItem", "Scan", "Query", "DescribeTable"},
+	}, 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer proxy.Close()
+	table := testenv.TableName("attendance")
+	mappingFile := filepath.Join(root, "fixtures", "mappings", "strategies", "attendance.yaml")
+	args := migrateArgs(t, mappingFile, url, table, "--create-table")
+	for i, a := range args {
+		if a == "--endpoint-url" {
+			args[i+1] = proxy.URL
+		}
+	}
+	r := runCLI(t, args...)
+	if r.code != ExitOK {
+		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	counts := proxy.Counts()
+	faults := counts["ProvisionedThroughputExceededException"] + counts["ThrottlingException"] + counts["unprocessed"] +
+		counts["500"] + counts["503"] + counts["reset"]
+	if counts["unprocessed"] == 0 || counts["reset"] == 0 || faults < 20 {
+		t.Fatalf("the proxy injected too few faults to mean anything: %v", counts)
+	}
+	m := regexp.MustCompile(`(\d+) BatchWriteItem/PutItem requests, (\d+) retried by the SDK \(throttling, 5xx, network\), (\d+) UnprocessedItems re-sends`).FindStringSubmatch(r.stdout)
+	if m == nil {
+		t.Fatalf("no retry counts in the summary:\n%s", r.stdout)
+	}
+	retried, _ := strconv.Atoi(m[2])
+	resent, _ := strconv.Atoi(m[3])
+	// Every injected error on a write was retried by the SDK; every partial
+	// answer was re-sent by pg2dynamo.
+	writeErrors := counts["ProvisionedThroughputExceededException"] + counts["ThrottlingException"] + counts["500"] + counts["503"] + counts["reset"]
+	if retried == 0 || retried > writeErrors || resent != counts["unprocessed"] {
+		t.Errorf("summary: %d SDK retries, %d re-sends; the proxy injected %v", retried, resent, counts)
+	}
+	if !regexp.MustCompile(`verify PASSED`).MatchString(r.stdout) {
+		t.Errorf("verification did not pass:\n%s", r.stdout)
+	}
+}

@@ -1,0 +1,275 @@
+// Package faultproxy is an HTTP reverse proxy that sits in front of a real
+// DynamoDB-compatible server and injects the faults DynamoDB shows in
+// production, at configurable rates: throttling errors, partial
+// UnprocessedItems, HTTP 500/503, connection resets and latency. Tests put
+// it between pg2dynamo and dynalite; nothing is mocked.
+package faultproxy
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Rates are probabilities (0 to 1) per request; they are tried in field
+// order and at most one fault is injected per request.
+type Rates struct {
+	// ProvisionedThroughputExceeded and Throttling answer HTTP 400 with
+	// those DynamoDB error types, without forwarding.
+	ProvisionedThroughputExceeded float64
+	Throttling                    float64
+	// Unprocessed forwards only part of a BatchWriteItem's puts and returns
+	// the rest in UnprocessedItems.
+	Unprocessed float64
+	// Status500 and Status503 answer with those statuses, without
+	// forwarding.
+	Status500 float64
+	Status503 float64
+	// Reset closes the connection without an answer, without forwarding.
+	Reset float64
+	// Latency is added to every forwarded request.
+	Latency time.Duration
+	// Only, when set, limits faults to these operations
+	// ("BatchWriteItem"); other requests pass untouched.
+	Only []string
+}
+
+// Proxy is a running fault-injecting proxy.
+type Proxy struct {
+	// URL is the endpoint to give the client.
+	URL   string
+	rates Rates
+	srv   *httptest.Server
+	proxy *httputil.ReverseProxy
+
+	mu     sync.Mutex
+	rng    *rand.Rand
+	counts map[string]int
+	// consumed is the write capacity DynamoDB reported per second.
+	consumed map[int64]float64
+}
+
+// Start starts a proxy to target with the given rates and seed.
+func Start(target string, rates Rates, seed uint64) (*Proxy, error) {
+	u, err := url.Parse(target)
+	if err != nil {
+		return nil, err
+	}
+	p := &Proxy{rates: rates, rng: rand.New(rand.NewPCG(seed, 0x5eed)), counts: map[string]int{}, consumed: map[int64]float64{}}
+	p.proxy = httputil.NewSingleHostReverseProxy(u)
+	p.proxy.ModifyResponse = p.recordConsumed
+	p.srv = httptest.NewServer(http.HandlerFunc(p.serve))
+	p.URL = p.srv.URL
+	return p, nil
+}
+
+// Close stops the proxy.
+func (p *Proxy) Close() { p.srv.Close() }
+
+// Counts returns how many times each fault was injected ("throttle",
+// "unprocessed", "500", …) and how many requests each operation had
+// ("op:BatchWriteItem").
+func (p *Proxy) Counts() map[string]int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := make(map[string]int, len(p.counts))
+	for k, v := range p.counts {
+		out[k] = v
+	}
+	return out
+}
+
+// ConsumedPerSecond returns the write capacity units DynamoDB reported as
+// consumed (ReturnConsumedCapacity), summed per wall-clock second.
+func (p *Proxy) ConsumedPerSecond() map[int64]float64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := make(map[int64]float64, len(p.consumed))
+	for k, v := range p.consumed {
+		out[k] = v
+	}
+	return out
+}
+
+func (p *Proxy) roll(rate float64) bool {
+	return rate > 0 && p.rng.Float64() < rate
+}
+
+func (p *Proxy) serve(w http.ResponseWriter, r *http.Request) {
+	op := strings.TrimPrefix(r.Header.Get("X-Amz-Target"), "DynamoDB_20120810.")
+	p.mu.Lock()
+	p.counts["op:"+op]++
+	eligible := len(p.rates.Only) == 0
+	for _, o := range p.rates.Only {
+		eligible = eligible || o == op
+	}
+	fault := ""
+	if eligible {
+		switch {
+		case p.roll(p.rates.ProvisionedThroughputExceeded):
+			fault = "ProvisionedThroughputExceededException"
+		case p.roll(p.rates.Throttling):
+			fault = "ThrottlingException"
+		case op == "BatchWriteItem" && p.roll(p.rates.Unprocessed):
+			fault = "unprocessed"
+		case p.roll(p.rates.Status500):
+			fault = "500"
+		case p.roll(p.rates.Status503):
+			fault = "503"
+		case p.roll(p.rates.Reset):
+			fault = "reset"
+		}
+	}
+	if fault != "" {
+		p.counts[fault]++
+	}
+	keep := p.rng.Float64()
+	p.mu.Unlock()
+
+	if p.rates.Latency > 0 {
+		time.Sleep(p.rates.Latency)
+	}
+	switch fault {
+	case "ProvisionedThroughputExceededException", "ThrottlingException":
+		awsError(w, http.StatusBadRequest, fault, "injected by faultproxy")
+	case "500":
+		awsError(w, http.StatusInternalServerError, "InternalServerError", "injected by faultproxy")
+	case "503":
+		awsError(w, http.StatusServiceUnavailable, "ServiceUnavailable", "injected by faultproxy")
+	case "reset":
+		if hj, ok := w.(http.Hijacker); ok {
+			if conn, _, err := hj.Hijack(); err == nil {
+				conn.Close()
+				return
+			}
+		}
+		awsError(w, http.StatusInternalServerError, "InternalServerError", "reset")
+	case "unprocessed":
+		p.partial(w, r, keep)
+	default:
+		p.proxy.ServeHTTP(w, r)
+	}
+}
+
+func awsError(w http.ResponseWriter, status int, typ, msg string) {
+	w.Header().Set("Content-Type", "application/x-amz-json-1.0")
+	w.Header().Set("X-Amzn-Requestid", "faultproxy")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(map[string]string{"__type": "com.amazonaws.dynamodb.v20120810#" + typ, "message": msg})
+}
+
+type batchRequest struct {
+	RequestItems           map[string][]json.RawMessage `json:"RequestItems"`
+	ReturnConsumedCapacity string                       `json:"ReturnConsumedCapacity,omitempty"`
+}
+
+// partial forwards a share (keep, 0 to 1) of each table's requests, at
+// least one held back, and answers with the rest as UnprocessedItems,
+// merged into the server's own answer.
+func (p *Proxy) partial(w http.ResponseWriter, r *http.Request, keep float64) {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		awsError(w, http.StatusBadRequest, "SerializationException", err.Error())
+		return
+	}
+	var req map[string]json.RawMessage
+	var items map[string][]json.RawMessage
+	if json.Unmarshal(body, &req) != nil || json.Unmarshal(req["RequestItems"], &items) != nil {
+		p.forward(w, r, body)
+		return
+	}
+	held := map[string][]json.RawMessage{}
+	for table, reqs := range items {
+		n := int(float64(len(reqs)) * keep)
+		if n >= len(reqs) {
+			n = len(reqs) - 1
+		}
+		held[table] = reqs[n:]
+		if n == 0 {
+			delete(items, table)
+		} else {
+			items[table] = reqs[:n]
+		}
+	}
+	if len(items) == 0 {
+		// Nothing forwarded: answer as DynamoDB does when it writes none.
+		w.Header().Set("Content-Type", "application/x-amz-json-1.0")
+		json.NewEncoder(w).Encode(map[string]any{"UnprocessedItems": held})
+		return
+	}
+	req["RequestItems"], _ = json.Marshal(items)
+	newBody, _ := json.Marshal(req)
+	rec := httptest.NewRecorder()
+	r2 := r.Clone(r.Context())
+	r2.Body = io.NopCloser(bytes.NewReader(newBody))
+	r2.ContentLength = int64(len(newBody))
+	r2.Header.Set("Content-Length", strconv.Itoa(len(newBody)))
+	p.proxy.ServeHTTP(rec, r2)
+	var resp map[string]json.RawMessage
+	if rec.Code != http.StatusOK || json.Unmarshal(rec.Body.Bytes(), &resp) != nil {
+		copyResponse(w, rec)
+		return
+	}
+	var un map[string][]json.RawMessage
+	_ = json.Unmarshal(resp["UnprocessedItems"], &un)
+	if un == nil {
+		un = map[string][]json.RawMessage{}
+	}
+	for t, reqs := range held {
+		un[t] = append(un[t], reqs...)
+	}
+	resp["UnprocessedItems"], _ = json.Marshal(un)
+	out, _ := json.Marshal(resp)
+	w.Header().Set("Content-Type", "application/x-amz-json-1.0")
+	w.Write(out)
+}
+
+func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, body []byte) {
+	r2 := r.Clone(r.Context())
+	r2.Body = io.NopCloser(bytes.NewReader(body))
+	p.proxy.ServeHTTP(w, r2)
+}
+
+func copyResponse(w http.ResponseWriter, rec *httptest.ResponseRecorder) {
+	for k, v := range rec.Header() {
+		w.Header()[k] = v
+	}
+	w.WriteHeader(rec.Code)
+	w.Write(rec.Body.Bytes())
+}
+
+// recordConsumed sums the ConsumedCapacity of BatchWriteItem answers.
+func (p *Proxy) recordConsumed(resp *http.Response) error {
+	if resp.StatusCode != http.StatusOK || resp.Request.Header.Get("X-Amz-Target") != "DynamoDB_20120810.BatchWriteItem" {
+		return nil
+	}
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		return err
+	}
+	resp.Body = io.NopCloser(bytes.NewReader(body))
+	var out struct {
+		ConsumedCapacity []struct {
+			CapacityUnits float64
+		}
+	}
+	if json.Unmarshal(body, &out) == nil {
+		sec := time.Now().Unix()
+		p.mu.Lock()
+		for _, c := range out.ConsumedCapacity {
+			p.consumed[sec] += c.CapacityUnits
+		}
+		p.mu.Unlock()
+	}
+	return nil
+}
