@@ -24,7 +24,7 @@ const (
 	ExitUsage    = 2 // bad flags, or the mapping is invalid (nothing written)
 	ExitRejected = 3 // the run finished but some rows were rejected (see the rejects file)
 	// ExitMismatch (4, verify.go): verify found the table differs from the source.
-	ExitInterrupted = 130 // stopped by SIGINT or SIGTERM
+	ExitInterrupted = 130 // stopped by SIGINT (143 for SIGTERM: 128 + the signal)
 )
 
 // exitError carries an exit code out of a command.
@@ -39,12 +39,27 @@ func (e *exitError) Unwrap() error { return e.err }
 func withCode(code int, err error) error { return &exitError{code: code, err: err} }
 
 // Run runs the CLI with args (without the program name) and returns the
-// exit code. SIGINT and SIGTERM cancel the run's context.
+// exit code. SIGINT and SIGTERM cancel the run's context: the run stops
+// reading, writes what it has read, prints its summary and exits with
+// 128 + the signal's number (130, 143).
 func Run(args []string, stdout, stderr io.Writer) int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	go func() {
+		if sig, ok := <-sigs; ok {
+			cancel(signalError{sig.(syscall.Signal)})
+		}
+	}()
 	return RunContext(ctx, args, stdout, stderr)
 }
+
+// signalError is the cancellation cause of a run stopped by a signal.
+type signalError struct{ sig syscall.Signal }
+
+func (e signalError) Error() string { return "stopped by " + e.sig.String() }
 
 // RunContext is Run with a caller's context.
 func RunContext(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -71,6 +86,10 @@ func RunContext(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		code = ExitInterrupted
 	}
 	if code == ExitInterrupted {
+		var se signalError
+		if errors.As(context.Cause(ctx), &se) {
+			code = 128 + int(se.sig)
+		}
 		fmt.Fprintln(stderr, "pg2dynamo: interrupted; the summary shows what was written, and a new run writes the rest")
 		return code
 	}

@@ -1,0 +1,71 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/pg2dynamo/pg2dynamo/fixtures"
+	"github.com/pg2dynamo/pg2dynamo/internal/testenv"
+)
+
+// A real pg2dynamo process stopped with SIGTERM part-way exits with 143
+// after printing its summary; the table holds exactly the rows it says it
+// wrote.
+func TestSIGTERMStopsCleanly(t *testing.T) {
+	root, err := testenv.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(t.TempDir(), "pg2dynamo")
+	if out, err := exec.Command("go", "build", "-o", bin, root).CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	url := testenv.NewDatabase(t)
+	if _, err := fixtures.Load(context.Background(), testenv.Connect(t, url), "tickets", 1, 1); err != nil {
+		t.Fatal(err)
+	}
+	table := testenv.TableName("tickets")
+	cmd := exec.Command(bin, migrateArgs(t, filepath.Join(root, "fixtures", "mappings", "tickets.yaml"), url, table,
+		"--create-table", "--no-verify", "--progress", "lines", "--progress-interval", "50ms")...)
+	var out bytes.Buffer
+	errOut := &syncBuffer{}
+	started := make(chan struct{})
+	var once bool
+	errOut.onWrite = func(s string) {
+		if !once && strings.HasPrefix(s, "Ticket: ") && strings.Contains(s, "rows done") {
+			once = true
+			close(started)
+		}
+	}
+	cmd.Stdout, cmd.Stderr = &out, errOut
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-started:
+	case <-time.After(60 * time.Second):
+		cmd.Process.Kill()
+		t.Fatalf("no Ticket progress within 60s:\n%s", errOut.String())
+	}
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	err = cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 143 {
+		t.Fatalf("exit %v, want 143\n%s%s", err, out.String(), errOut.String())
+	}
+	n := len(scanAll(t, dynamoClient(t), table))
+	if got := summaryTotal(t, out.String()); got[1] != itoa(int64(n)) || n == 0 || n >= 22020 {
+		t.Errorf("summary %v; the table holds %d items (want some, not all 22020, and the summary's count)", got, n)
+	}
+	_ = os.Remove(bin)
+}
