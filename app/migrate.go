@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/urfave/cli/v2"
 	"golang.org/x/term"
 
@@ -21,6 +22,7 @@ import (
 	"github.com/pg2dynamo/pg2dynamo/mapping"
 	"github.com/pg2dynamo/pg2dynamo/pipeline"
 	"github.com/pg2dynamo/pg2dynamo/report"
+	"github.com/pg2dynamo/pg2dynamo/transform"
 )
 
 func migrateCommand() *cli.Command {
@@ -47,6 +49,7 @@ Example, against DynamoDB Local:
 			tableFlag,
 			&cli.BoolFlag{Name: "create-table", Usage: "create the table and its GSIs from the mapping if it does not exist, and wait until it is ACTIVE"},
 			&cli.IntFlag{Name: "concurrency", Aliases: []string{"c"}, Value: pipeline.DefaultConcurrency, Usage: "number of parallel BatchWriteItem writers"},
+			&cli.IntFlag{Name: "max-write-units", Usage: "cap the write capacity consumed per second (as DynamoDB reports it); throttling halves the rate, which then climbs back (default: no cap)"},
 			&cli.IntFlag{Name: "max-attempts", Value: 10, Usage: "attempts per DynamoDB request on throttling, 5xx and network errors (exponential backoff with jitter)"},
 			&cli.PathFlag{Name: "rejects", Value: "pg2dynamo-rejects.jsonl", TakesFile: true, Usage: "JSON Lines `FILE` listing rejected rows (written on every run: empty when none was rejected)"},
 			&cli.StringFlag{Name: "progress", Value: "auto", Usage: "progress display: auto (bars on a terminal, lines otherwise), bars, lines or none"},
@@ -72,6 +75,9 @@ func runMigrate(c *cli.Context) error {
 	}
 	if n := c.Int("concurrency"); n < 1 || n > MaxConcurrency {
 		return usageError{fmt.Errorf("--concurrency %d: expected 1 to %d", n, MaxConcurrency)}
+	}
+	if n := c.Int("max-write-units"); n < 0 {
+		return usageError{fmt.Errorf("--max-write-units %d: expected a positive number (0: no cap)", n)}
 	}
 	if n := c.Int("max-attempts"); n < 1 {
 		return usageError{fmt.Errorf("--max-attempts %d: expected at least 1", n)}
@@ -149,6 +155,9 @@ func runMigrate(c *cli.Context) error {
 			fmt.Fprintf(errw, "created table %s\n", m.Table.Name)
 		}
 		ds := load.NewDynamoDB(client, m.Table.Name, m.Table.PartitionKey, m.Table.SortKey)
+		if n := c.Int("max-write-units"); n > 0 {
+			ds.LimitWriteUnits(n, func(item map[string]types.AttributeValue) int64 { return transform.WriteUnits(m, item) })
+		}
 		sink, target = ds, "DynamoDB table "+m.Table.Name
 		stats = func() load.Stats {
 			st := ds.Stats()
@@ -249,8 +258,8 @@ func printSummary(w io.Writer, s *pipeline.Summary, stats func() load.Stats) {
 	}
 	if stats != nil {
 		st := stats()
-		fmt.Fprintf(w, "%d BatchWriteItem/PutItem requests, %d retried by the SDK (throttling, 5xx, network), %d UnprocessedItems re-sends\n",
-			st.Requests, st.Retries, st.UnprocessedRetries)
+		fmt.Fprintf(w, "%d BatchWriteItem/PutItem requests, %d retried by the SDK (throttling, 5xx, network), %d UnprocessedItems re-sends, %.0f write units consumed\n",
+			st.Requests, st.Retries, st.UnprocessedRetries, st.ConsumedWriteUnits)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/smithy-go"
+	"golang.org/x/time/rate"
 
 	"github.com/pg2dynamo/pg2dynamo/transform"
 )
@@ -112,6 +114,59 @@ type DynamoDB struct {
 
 	requests   atomic.Int64
 	unprocRetr atomic.Int64
+	consumed   atomic.Int64 // write units DynamoDB reported, ×10 (it reports tenths)
+
+	limit *writeLimit
+}
+
+// writeLimit caps consumed write units per second with a token bucket
+// (golang.org/x/time/rate), halving the rate when DynamoDB throttles
+// (answers with UnprocessedItems) and climbing back 10% a second up to
+// the cap.
+type writeLimit struct {
+	cap      float64
+	limiter  *rate.Limiter
+	estimate func(map[string]types.AttributeValue) int64
+	mu       sync.Mutex
+	lastRise time.Time
+}
+
+// LimitWriteUnits caps the sink at units write units per second, measured
+// from the ConsumedCapacity DynamoDB reports. estimate gives an item's
+// write units before it is sent (transform.WriteUnits); the difference to
+// what DynamoDB then reports is waited for after.
+func (d *DynamoDB) LimitWriteUnits(units int, estimate func(map[string]types.AttributeValue) int64) {
+	burst := min(units, 50)
+	d.limit = &writeLimit{cap: float64(units), limiter: rate.NewLimiter(rate.Limit(units), burst), estimate: estimate}
+}
+
+// wait blocks until n write units may be consumed, in steps no larger than
+// the bucket.
+func (l *writeLimit) wait(ctx context.Context, n int64) error {
+	for n > 0 {
+		step := min(n, int64(l.limiter.Burst()))
+		if err := l.limiter.WaitN(ctx, int(step)); err != nil {
+			return err
+		}
+		n -= step
+	}
+	return nil
+}
+
+func (l *writeLimit) throttled() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.limiter.SetLimit(max(1, l.limiter.Limit()/2))
+	l.lastRise = time.Now()
+}
+
+func (l *writeLimit) succeeded() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if lim := float64(l.limiter.Limit()); lim < l.cap && time.Since(l.lastRise) >= time.Second {
+		l.limiter.SetLimit(rate.Limit(min(l.cap, lim*1.1+1)))
+		l.lastRise = time.Now()
+	}
 }
 
 // NewDynamoDB returns a sink writing to table, whose partition and sort key
@@ -137,11 +192,15 @@ type Stats struct {
 	// Retries is the number of HTTP attempts the SDK repeated (filled in
 	// by the caller from ClientConfig.WriteAttempts).
 	Retries int64
+	// ConsumedWriteUnits is the write capacity DynamoDB reported consumed
+	// by BatchWriteItem (ReturnConsumedCapacity TOTAL).
+	ConsumedWriteUnits float64
 }
 
 // Stats returns the sink's counters so far.
 func (d *DynamoDB) Stats() Stats {
-	return Stats{Requests: d.requests.Load(), UnprocessedRetries: d.unprocRetr.Load()}
+	return Stats{Requests: d.requests.Load(), UnprocessedRetries: d.unprocRetr.Load(),
+		ConsumedWriteUnits: float64(d.consumed.Load()) / 10}
 }
 
 // Write puts batch with BatchWriteItem and re-sends UnprocessedItems with
@@ -157,9 +216,19 @@ func (d *DynamoDB) Write(ctx context.Context, batch []transform.Item) error {
 		reqs[i] = types.WriteRequest{PutRequest: &types.PutRequest{Item: it.Attrs}}
 	}
 	for round := 1; ; round++ {
+		var estimate int64
+		if d.limit != nil {
+			for _, r := range reqs {
+				estimate += d.limit.estimate(r.PutRequest.Item)
+			}
+			if err := d.limit.wait(ctx, estimate); err != nil {
+				return err
+			}
+		}
 		d.requests.Add(1)
 		out, err := d.client.BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{
-			RequestItems: map[string][]types.WriteRequest{d.table: reqs},
+			RequestItems:           map[string][]types.WriteRequest{d.table: reqs},
+			ReturnConsumedCapacity: types.ReturnConsumedCapacityTotal,
 		})
 		if err != nil {
 			if isValidation(err) {
@@ -167,7 +236,24 @@ func (d *DynamoDB) Write(ctx context.Context, batch []transform.Item) error {
 			}
 			return fmt.Errorf("BatchWriteItem on table %s: %w", d.table, err)
 		}
+		var used float64
+		for _, c := range out.ConsumedCapacity {
+			used += aws.ToFloat64(c.CapacityUnits)
+		}
+		d.consumed.Add(int64(used * 10))
 		reqs = out.UnprocessedItems[d.table]
+		if d.limit != nil {
+			if extra := int64(used) - estimate; extra > 0 {
+				if err := d.limit.wait(ctx, extra); err != nil {
+					return err
+				}
+			}
+			if len(reqs) > 0 {
+				d.limit.throttled()
+			} else {
+				d.limit.succeeded()
+			}
+		}
 		if len(reqs) == 0 {
 			return nil
 		}
