@@ -114,7 +114,7 @@ func TestMigrateRejectsBadRows(t *testing.T) {
 	testenv.Exec(t, url, accountsSQL)
 	table := testenv.TableName("accounts")
 	args := migrateArgs(t, writeMapping(t, accountsMapping), url, table, "--create-table")
-	rejectsPath := args[len(args)-2]
+	rejectsPath := rejectsPath(args)
 
 	r := runCLI(t, args...)
 	if r.code != ExitRejected {
@@ -215,7 +215,7 @@ func TestMigrateOversizedItem(t *testing.T) {
 	if r.code != ExitRejected {
 		t.Fatalf("exit %d, want %d\n%s%s", r.code, ExitRejected, r.stdout, r.stderr)
 	}
-	rejects := readRejects(t, args[len(args)-2])
+	rejects := readRejects(t, rejectsPath(args))
 	want := "item is 410.0 KB, over DynamoDB's 400 KB: body 410.0 KB, PK 7 B, type 7 B, SK 5 B, id 4 B"
 	if len(rejects) != 1 || rejects[0].SourceKey["id"] != "7" || rejects[0].Reason != want {
 		t.Fatalf("rejects = %+v, want only id 7: %s", rejects, want)
@@ -241,7 +241,7 @@ func TestMigrateDuplicateKeys(t *testing.T) {
 	want := []pipeline.Reject{{Entity: "Person", SourceKey: map[string]any{"id": "3", "email": "a@x"},
 		ItemKey: map[string]string{"PK": "EMAIL#a@x", "SK": "PERSON"},
 		Reason:  "duplicate primary key: row (email=a@x, id=1) of entity Person produces the same item key"}}
-	if d := cmp.Diff(want, readRejects(t, args[len(args)-2])); d != "" {
+	if d := cmp.Diff(want, readRejects(t, rejectsPath(args))); d != "" {
 		t.Errorf("rejects (-want +got):\n%s", d)
 	}
 }
@@ -259,7 +259,7 @@ func TestMigrateDuplicateKeysAcrossBatches(t *testing.T) {
 	if r.code != ExitRejected {
 		t.Fatalf("exit %d, want %d\n%s%s", r.code, ExitRejected, r.stdout, r.stderr)
 	}
-	if n := len(readRejects(t, args[len(args)-2])); n != 970 {
+	if n := len(readRejects(t, rejectsPath(args))); n != 970 {
 		t.Errorf("%d rejects, want 970", n)
 	}
 	if n := len(scanAll(t, dynamoClient(t), table)); n != 30 {

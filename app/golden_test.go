@@ -264,7 +264,7 @@ func TestStrategies(t *testing.T) {
 			for _, it := range testenv.CanonicalItems(scanAll(t, dynamoClient(t), table)) {
 				b.WriteString(it + "\n")
 			}
-			rejects, err := os.ReadFile(args[len(args)-2])
+			rejects, err := os.ReadFile(rejectsPath(args))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -53,7 +53,8 @@ func runCLI(t *testing.T, args ...string) cliResult {
 func migrateArgs(t *testing.T, mappingFile, source, table string, extra ...string) []string {
 	d := testenv.SharedDynalite(t)
 	args := []string{"migrate", "--mapping", mappingFile, "--source", source, "--endpoint-url", d.Endpoint,
-		"--table", table, "--progress", "none", "--rejects", t.TempDir() + "/rejects.jsonl"}
+		"--table", table, "--progress", "none", "--rejects", t.TempDir() + "/rejects.jsonl",
+		"--checkpoint", t.TempDir() + "/checkpoint.json"}
 	return append(args, extra...)
 }
 

@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"text/tabwriter"
@@ -56,6 +57,8 @@ Example, against DynamoDB Local:
 			&cli.DurationFlag{Name: "progress-interval", Value: 10 * time.Second, Usage: "how often --progress lines prints"},
 			&cli.BoolFlag{Name: "no-duplicate-check", Usage: "do not remember every item key to catch two rows that render the same primary key (saves about 11 bytes of memory per item; duplicates within one batch are still caught)"},
 			&cli.StringFlag{Name: "sink", Value: "dynamodb", Usage: "where items go: dynamodb, or null to read and transform everything and write nothing (for measuring)"},
+			&cli.PathFlag{Name: "checkpoint", Value: "pg2dynamo-checkpoint.json", TakesFile: true, Usage: "`FILE` recording, as batches are acknowledged, how far each entity is written (each entity is read in primary-key order)"},
+			&cli.BoolFlag{Name: "resume", Usage: "finish the run the checkpoint records (same mapping, table and source): skip entities done, read the others after their recorded position"},
 			&cli.BoolFlag{Name: "dry-run", Usage: "write nothing: report what the run would change and cost (as pg2dynamo diff)"},
 			&cli.BoolFlag{Name: "no-verify", Usage: "skip the verification (as pg2dynamo verify) that follows the load"},
 			&cli.Float64Flag{Name: "price-per-million", Value: report.DefaultPricePerMillion, Usage: "with --dry-run: on-demand price in US dollars per million write request units"},
@@ -98,8 +101,9 @@ func runMigrate(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	// Created first, so that it describes this run however it ends.
-	rejects, err := createRejects(c.Path("rejects"))
+	// Created first, so that it describes this run however it ends; a
+	// resumed run adds to it.
+	rejects, err := createRejects(c.Path("rejects"), c.Bool("resume"))
 	if err != nil {
 		return err
 	}
@@ -166,13 +170,22 @@ func runMigrate(c *cli.Context) error {
 		}
 	}
 
+	cp, skip, err := startCheckpoint(c, path, m, src.Name(), plans)
+	if err != nil {
+		return err
+	}
 	if err := src.Begin(ctx); err != nil {
 		return err
 	}
 	fmt.Fprintf(errw, "migrating %d entities from %s to %s\n", len(plans), src.Name(), target)
 	sum, runErr := pipeline.Run(ctx, src, m, plans, sink, pipeline.Options{
 		Concurrency: c.Int("concurrency"), OnReject: rejects.Write, Progress: prog,
-		SkipDuplicateCheck: c.Bool("no-duplicate-check"),
+		SkipDuplicateCheck: c.Bool("no-duplicate-check"), Skip: skip,
+		OnProgress: func(entity int, position []string, done bool) error {
+			ep := cp.Entities[plans[entity].Entity().Name]
+			ep.After, ep.Done = position, done
+			return cp.save()
+		},
 	})
 	closeProg()
 	if sum != nil {
@@ -196,6 +209,51 @@ func runMigrate(c *cli.Context) error {
 		return withCode(ExitRejected, fmt.Errorf("%d rows rejected: see %s", t.Rejected, rejects.path))
 	}
 	return nil
+}
+
+// startCheckpoint sets up the run's checkpoint: a fresh one, or, with
+// --resume, the recorded one, which must be for the same mapping, table and
+// source. Every plan reads in primary-key order (after its recorded
+// position when resuming); skip marks the entities already done.
+func startCheckpoint(c *cli.Context, mappingFile string, m *mapping.Mapping, source string, plans []*transform.Plan) (*checkpoint, []bool, error) {
+	fp, err := fingerprint(mappingFile, m.Table.Name)
+	if err != nil {
+		return nil, nil, err
+	}
+	path := c.Path("checkpoint")
+	cp := &checkpoint{Version: 1, Mapping: fp, Source: source, Table: m.Table.Name, Entities: map[string]*entityProgress{}, path: path}
+	if c.Bool("resume") {
+		if cp, err = loadCheckpoint(path); err != nil {
+			return nil, nil, err
+		}
+		switch {
+		case cp.Mapping != fp:
+			return nil, nil, usageError{fmt.Errorf("--resume: checkpoint %s was written for another mapping file or table; run without --resume to start over", path)}
+		case cp.Source != source:
+			return nil, nil, usageError{fmt.Errorf("--resume: checkpoint %s was written for source %s, not %s", path, cp.Source, source)}
+		}
+	}
+	skip := make([]bool, len(plans))
+	var resumed []string
+	for i, p := range plans {
+		name := p.Entity().Name
+		ep := cp.Entities[name]
+		if ep == nil {
+			ep = &entityProgress{}
+			cp.Entities[name] = ep
+		}
+		switch {
+		case ep.Done:
+			skip[i] = true
+			resumed = append(resumed, name+" (done)")
+		case p.WithPosition(ep.After) && len(ep.After) > 0:
+			resumed = append(resumed, fmt.Sprintf("%s (after %v)", name, ep.After))
+		}
+	}
+	if c.Bool("resume") {
+		fmt.Fprintf(c.App.ErrWriter, "resuming from %s: %s\n", path, strings.Join(resumed, ", "))
+	}
+	return cp, skip, cp.save()
 }
 
 // loadMapping loads the mapping file; a file that cannot be read is a usage
@@ -272,8 +330,12 @@ type rejectFile struct {
 	enc  *json.Encoder
 }
 
-func createRejects(path string) (*rejectFile, error) {
-	f, err := os.Create(path)
+func createRejects(path string, appendTo bool) (*rejectFile, error) {
+	flags := os.O_CREATE | os.O_WRONLY | os.O_TRUNC
+	if appendTo {
+		flags = os.O_CREATE | os.O_WRONLY | os.O_APPEND
+	}
+	f, err := os.OpenFile(path, flags, 0o644)
 	if err != nil {
 		return nil, usageError{fmt.Errorf("rejects file: %w", err)}
 	}

@@ -113,6 +113,9 @@ type Column struct {
 	// PrimaryKey is true for a column of the source table's primary key
 	// (never for a query source). Rejects name rows by these columns.
 	PrimaryKey bool
+	// KeyPos is the column's 1-based position in the primary key, 0 when
+	// it is not part of it.
+	KeyPos int
 }
 
 // nativeTypes are read in pgx's binary form and converted natively by
@@ -172,7 +175,8 @@ func (s *Source) DescribeSource(ctx context.Context, m *mapping.Mapping, path st
 	cols := make([]Column, len(sd.Fields))
 	for i, f := range sd.Fields {
 		t := types[f.DataTypeOID]
-		c := Column{Name: f.Name, Type: t.name, PrimaryKey: slices.Contains(pkCols, f.Name)}
+		c := Column{Name: f.Name, Type: t.name, PrimaryKey: slices.Contains(pkCols, f.Name),
+			KeyPos: slices.Index(pkCols, f.Name) + 1}
 		if t.elem != "" {
 			c.Array, c.Type = true, t.elem
 		}
@@ -264,7 +268,7 @@ func (s *Source) Stream(ctx context.Context, name string, q Query, fn func(value
 	if s.tx == nil {
 		return errors.New("source: Stream before Begin")
 	}
-	rows, err := s.tx.Query(ctx, q.SQL())
+	rows, err := s.tx.Query(ctx, q.SQL(), q.Args()...)
 	if err != nil {
 		return fmt.Errorf("read %s: %w", name, err)
 	}

@@ -21,6 +21,21 @@ type Query struct {
 	Source  mapping.Source
 	Columns []Column
 	Joins   []Join
+	// OrderBy, when set, orders the rows by these columns (the source's
+	// primary key), so that a position in the read can be recorded.
+	OrderBy []Column
+	// After, when set (one text value per OrderBy column), reads only the
+	// rows after that position: a resumed read.
+	After []string
+}
+
+// Args are the statement's parameters: the After values.
+func (q Query) Args() []any {
+	args := make([]any, len(q.After))
+	for i, v := range q.After {
+		args[i] = v
+	}
+	return args
 }
 
 // JoinKind says what a Join adds to each row.
@@ -138,6 +153,18 @@ func (q Query) SQL() string {
 	sql := "SELECT " + strings.Join(sel, ", ") + "\nFROM " + from(q.Source)
 	for _, j := range joins {
 		sql += "\n" + j
+	}
+	if len(q.OrderBy) > 0 {
+		cols := make([]string, len(q.OrderBy))
+		params := make([]string, len(q.OrderBy))
+		for i, c := range q.OrderBy {
+			cols[i] = "src." + ident(c.Name)
+			params[i] = fmt.Sprintf("$%d::text::%s", i+1, ident(c.Type))
+		}
+		if len(q.After) == len(q.OrderBy) {
+			sql += fmt.Sprintf("\nWHERE (%s) > (%s)", strings.Join(cols, ", "), strings.Join(params, ", "))
+		}
+		sql += "\nORDER BY " + strings.Join(cols, ", ")
 	}
 	return sql
 }

@@ -65,6 +65,15 @@ type Options struct {
 	// render the same primary key (about 11 bytes of memory per item).
 	// Duplicates within one batch are still caught.
 	SkipDuplicateCheck bool
+	// Skip marks entities (by index) not to read at all: a resumed run's
+	// entities already written.
+	Skip []bool
+	// OnProgress, if set, is called, one call at a time, each time the
+	// written prefix of an entity's read advances: position is the last
+	// row (transform.Plan.Position) before which every row is written or
+	// rejected, done that the whole entity is. Plans that read in no order
+	// report done only. An error from it stops the run.
+	OnProgress func(entity int, position []string, done bool) error
 }
 
 // WriteGrace is how long writers go on, after the run's context is done,
@@ -201,10 +210,74 @@ type entityState struct {
 type batch struct {
 	items  []transform.Item
 	rowEnd []bool
+	// entity, seq and position place the batch in its entity's read:
+	// batches hold the rows of one entity, numbered from 0; position is
+	// that of the batch's last row.
+	entity, seq int
+	position    []string
 }
 
 func newBatch() batch {
 	return batch{items: make([]transform.Item, 0, load.MaxBatchItems), rowEnd: make([]bool, 0, load.MaxBatchItems)}
+}
+
+// progress finds, per entity, the prefix of batches all acknowledged, for
+// OnProgress. Safe for concurrent use.
+type progress struct {
+	mu      sync.Mutex
+	fn      func(entity int, position []string, done bool) error
+	next    []int
+	acked   []map[int][]string
+	total   []int // batches of an entity once its read is over, else -1
+	lastPos [][]string
+}
+
+func newProgress(n int, fn func(int, []string, bool) error) *progress {
+	p := &progress{fn: fn, next: make([]int, n), acked: make([]map[int][]string, n), total: make([]int, n), lastPos: make([][]string, n)}
+	for i := range p.acked {
+		p.acked[i] = map[int][]string{}
+		p.total[i] = -1
+	}
+	return p
+}
+
+// ack records batch seq of entity as handled.
+func (p *progress) ack(entity, seq int, position []string) error {
+	if p.fn == nil {
+		return nil
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.acked[entity][seq] = position
+	moved := false
+	for {
+		pos, ok := p.acked[entity][p.next[entity]]
+		if !ok {
+			break
+		}
+		delete(p.acked[entity], p.next[entity])
+		p.next[entity]++
+		p.lastPos[entity] = pos
+		moved = true
+	}
+	if !moved {
+		return nil
+	}
+	return p.fn(entity, p.lastPos[entity], p.next[entity] == p.total[entity])
+}
+
+// readDone records that entity's read ended after batches batches.
+func (p *progress) readDone(entity, batches int) error {
+	if p.fn == nil {
+		return nil
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.total[entity] = batches
+	if p.next[entity] == batches {
+		return p.fn(entity, p.lastPos[entity], true)
+	}
+	return nil
 }
 
 // Run migrates the entities of plans from src, which must have begun its
@@ -268,6 +341,7 @@ func Run(ctx context.Context, src *extract.Source, m *mapping.Mapping, plans []*
 
 	var g errgroup.Group
 	batches := make(chan batch, conc)
+	prog := newProgress(len(plans), opts.OnProgress)
 	keyAttrs := [2]string{m.Table.PartitionKey, m.Table.SortKey}
 
 	// Reader: one snapshot, entities in order. A row's items (two with a
@@ -289,17 +363,22 @@ func Run(ctx context.Context, src *extract.Source, m *mapping.Mapping, plans []*
 			case <-wctx.Done():
 				return context.Cause(wctx)
 			}
-			cur = newBatch()
+			cur = batch{items: make([]transform.Item, 0, load.MaxBatchItems), rowEnd: make([]bool, 0, load.MaxBatchItems),
+				entity: cur.entity, seq: cur.seq + 1}
 			clear(inBatch)
 			return nil
 		}
 		var err error
 		for i, p := range plans {
+			if i < len(opts.Skip) && opts.Skip[i] {
+				continue
+			}
 			st := &states[i]
 			st.start.Store(time.Now().UnixNano())
 			if opts.Progress != nil {
 				opts.Progress.Start(p.Entity().Name, totals[i])
 			}
+			cur.entity, cur.seq = i, 0
 			err = src.Stream(rctx, p.Entity().Name, p.Query(), func(values []any) error {
 				st.rows.Add(1)
 				var err error
@@ -349,12 +428,20 @@ func Run(ctx context.Context, src *extract.Source, m *mapping.Mapping, plans []*
 					cur.items = append(cur.items, it)
 					cur.rowEnd = append(cur.rowEnd, j == len(buf)-1)
 				}
+				cur.position = p.Position(values)
 				if len(cur.items) == load.MaxBatchItems {
 					return flush()
 				}
 				return nil
 			})
 			if err != nil {
+				break
+			}
+			// Batches hold one entity's rows: hand over the last one.
+			if err = flush(); err != nil {
+				break
+			}
+			if err = prog.readDone(i, cur.seq); err != nil {
 				break
 			}
 		}
@@ -412,6 +499,9 @@ func Run(ctx context.Context, src *extract.Source, m *mapping.Mapping, plans []*
 					}
 					st.lastAck.Store(now)
 					advance(it.Entity, 1)
+				}
+				if err := prog.ack(b.entity, b.seq, b.position); err != nil {
+					return fail(err)
 				}
 			}
 			return nil

@@ -93,6 +93,7 @@ type Plan struct {
 	// keyCols are the indexes in cols of the columns the key templates use.
 	keyCols []int
 	srcCols []extract.Column
+	posCols []int // indexes in cols of the primary key, in key order
 	joins   []joinPlan
 	ids     []idPlan
 	query   extract.Query
@@ -552,3 +553,46 @@ func editDistance(a, b string) int {
 
 // SourceColumns returns every column of the entity's source, read or not.
 func (p *Plan) SourceColumns() []extract.Column { return p.srcCols }
+
+// WithPosition makes the plan's Query read its rows in primary-key order,
+// after the given position (key text per primary key column) when one is
+// given, and reports whether the source has a primary key to order by.
+// Position then gives each row's position.
+func (p *Plan) WithPosition(after []string) bool {
+	var pos []extract.Column
+	for _, c := range p.cols {
+		if c.KeyPos > 0 {
+			pos = append(pos, c)
+		}
+	}
+	if len(pos) == 0 {
+		return false
+	}
+	slices.SortFunc(pos, func(a, b extract.Column) int { return a.KeyPos - b.KeyPos })
+	p.query.OrderBy, p.query.After = pos, after
+	p.posCols = p.posCols[:0]
+	for _, c := range pos {
+		p.posCols = append(p.posCols, slices.IndexFunc(p.cols, func(x extract.Column) bool { return x.Name == c.Name }))
+	}
+	return true
+}
+
+// Position returns the row's primary key as key text, in key order, for
+// resuming after it; nil when the plan reads in no order.
+func (p *Plan) Position(values []any) []string {
+	if len(p.posCols) == 0 {
+		return nil
+	}
+	out := make([]string, len(p.posCols))
+	for i, ci := range p.posCols {
+		c := p.cols[ci]
+		if s := scalarFor(c.Type, c.AsText); s.text != nil {
+			if t, err := s.text(values[ci]); err == nil {
+				out[i] = t
+				continue
+			}
+		}
+		out[i] = fmt.Sprint(values[ci])
+	}
+	return out
+}
