@@ -90,7 +90,11 @@ func RunContext(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		if errors.As(context.Cause(ctx), &se) {
 			code = 128 + int(se.sig)
 		}
-		fmt.Fprintln(stderr, "pg2dynamo: interrupted; the summary shows what was written, and a new run writes the rest")
+		msg := "pg2dynamo: interrupted"
+		if len(args) > 0 && args[0] == "migrate" {
+			msg += "; the summary shows what was written, and a new run (--resume) writes the rest"
+		}
+		fmt.Fprintln(stderr, msg)
 		return code
 	}
 	fmt.Fprintf(stderr, "pg2dynamo: %v\n", err)

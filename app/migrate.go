@@ -102,12 +102,16 @@ func runMigrate(c *cli.Context) error {
 		return err
 	}
 	// Created first, so that it describes this run however it ends; a
-	// resumed run adds to it.
-	rejects, err := createRejects(c.Path("rejects"), c.Bool("resume"))
-	if err != nil {
+	// resumed run adds to it; a dry run writes nothing.
+	var rejects *rejectFile
+	if !c.Bool("dry-run") {
+		if rejects, err = createRejects(c.Path("rejects"), c.Bool("resume")); err != nil {
+			return err
+		}
+		defer rejects.Close()
+	} else if err := checkReportFlags(c); err != nil {
 		return err
 	}
-	defer rejects.Close()
 	m, err := loadMapping(path)
 	if err != nil {
 		return err
@@ -198,8 +202,12 @@ func runMigrate(c *cli.Context) error {
 		return runErr
 	}
 	if client != nil && !c.Bool("no-verify") {
-		// The same snapshot: what was read is what is checked.
+		// The same snapshot: what was read is what is checked, all of it
+		// (a resumed run read only what was left).
 		fmt.Fprintln(out)
+		for _, p := range plans {
+			p.WithPosition(nil)
+		}
 		s := &session{m: m, src: src, plans: plans, client: client}
 		if err := compareAndReport(c, s, report.ModeVerify, 0, out); err != nil {
 			return err

@@ -121,10 +121,24 @@ func (s *session) dynamo(c *cli.Context) error {
 	return err
 }
 
+// checkReportFlags refuses report flags out of range.
+func checkReportFlags(c *cli.Context) error {
+	if n := c.Int("segments"); n < 1 || n > 64 {
+		return usageError{fmt.Errorf("--segments %d: expected 1 to 64", n)}
+	}
+	if n := c.Int("sample"); n < 1 {
+		return usageError{fmt.Errorf("--sample %d: expected at least 1", n)}
+	}
+	return nil
+}
+
 func runCompare(c *cli.Context, mode string, price float64) error {
 	format := c.String("format")
 	if format != report.FormatText && format != report.FormatMarkdown && format != report.FormatJSON {
 		return usageError{errFormat(format)}
+	}
+	if err := checkReportFlags(c); err != nil {
+		return err
 	}
 	s, err := open(c)
 	if err != nil {
@@ -144,6 +158,22 @@ func runCompare(c *cli.Context, mode string, price float64) error {
 // report in every requested form. A failed verification returns exit code
 // ExitMismatch.
 func compareAndReport(c *cli.Context, s *session, mode string, price float64, out io.Writer) error {
+	// Report files are opened first: a path that cannot be written fails
+	// the command before the work, not after.
+	var jsonFile, htmlFile *os.File
+	for _, f := range []struct {
+		flag string
+		dst  **os.File
+	}{{"report-json", &jsonFile}, {"html", &htmlFile}} {
+		if p := c.Path(f.flag); p != "" {
+			file, err := os.Create(p)
+			if err != nil {
+				return usageError{fmt.Errorf("--%s: %w", f.flag, err)}
+			}
+			defer file.Close()
+			*f.dst = file
+		}
+	}
 	fmt.Fprintf(c.App.ErrWriter, "%s: deriving items from %s and reading table %s\n", mode, s.src.Name(), s.m.Table.Name)
 	res, err := verify.Compare(c.Context, s.src, s.m, s.plans, s.client, verify.Options{
 		Segments: c.Int("segments"), Sample: c.Int("sample"), SkipPatterns: mode == report.ModeDiff,
@@ -159,30 +189,18 @@ func compareAndReport(c *cli.Context, s *session, mode string, price float64, ou
 	if err := report.Render(out, r, format, c.Int("limit")); err != nil {
 		return err
 	}
-	if p := c.Path("report-json"); p != "" {
-		if err := writeFile(p, func(w io.Writer) error { return report.Render(w, r, report.FormatJSON, 0) }); err != nil {
-			return err
+	if jsonFile != nil {
+		if err := report.Render(jsonFile, r, report.FormatJSON, 0); err != nil {
+			return fmt.Errorf("--report-json: %w", err)
 		}
 	}
-	if p := c.Path("html"); p != "" {
-		if err := writeFile(p, func(w io.Writer) error { return report.HTML(w, r) }); err != nil {
-			return err
+	if htmlFile != nil {
+		if err := report.HTML(htmlFile, r); err != nil {
+			return fmt.Errorf("--html: %w", err)
 		}
 	}
 	if mode == report.ModeVerify && !r.OK {
 		return withCode(ExitMismatch, fmt.Errorf("%s", r.Headline()))
 	}
 	return nil
-}
-
-func writeFile(path string, fn func(io.Writer) error) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return fmt.Errorf("report: %w", err)
-	}
-	if err := fn(f); err != nil {
-		f.Close()
-		return fmt.Errorf("report %s: %w", path, err)
-	}
-	return f.Close()
 }

@@ -362,8 +362,10 @@ func (s *Source) SampleParams(ctx context.Context, src mapping.Source, cols []st
 		names[i] = "src." + pgx.Identifier{c}.Sanitize()
 	}
 	list := strings.Join(names, ", ")
-	sql := fmt.Sprintf("SELECT %s FROM (SELECT DISTINCT %s FROM %s) AS src ORDER BY md5(ROW(%s)::text) LIMIT %d",
-		list, list, from(src), list, n)
+	// A tuple with a NULL renders no key: no item can answer it.
+	notNull := strings.Join(names, " IS NOT NULL AND ") + " IS NOT NULL"
+	sql := fmt.Sprintf("SELECT %s FROM (SELECT DISTINCT %s FROM %s WHERE %s) AS src ORDER BY md5(ROW(%s)::text) LIMIT %d",
+		list, list, from(src), notNull, list, n)
 	rows, err := s.tx.Query(ctx, sql)
 	if err != nil {
 		return nil, fmt.Errorf("sample %s: %w", strings.Join(cols, ", "), err)

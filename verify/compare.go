@@ -103,11 +103,14 @@ type Result struct {
 	Missing []ItemRef `json:"missing"`
 	// Extra items are in the table but not derived from the source: of a
 	// mapped type (stale) or not (unmanaged).
-	Extra     []ItemRef       `json:"extra"`
-	Stale     int64           `json:"stale"`
-	Unmanaged int64           `json:"unmanaged"`
-	Changed   []ChangedItem   `json:"changed"`
-	Patterns  []PatternResult `json:"patterns,omitempty"`
+	Extra     []ItemRef     `json:"extra"`
+	Stale     int64         `json:"stale"`
+	Unmanaged int64         `json:"unmanaged"`
+	Changed   []ChangedItem `json:"changed"`
+	// ListsTruncated is true when a list holds only its first MaxListed
+	// keys (in bucket order); the counts per entity are complete.
+	ListsTruncated bool            `json:"lists_truncated,omitempty"`
+	Patterns       []PatternResult `json:"patterns,omitempty"`
 }
 
 // OK reports whether the table holds exactly the derived items and every
@@ -147,6 +150,11 @@ func Compare(ctx context.Context, src *extract.Source, m *mapping.Mapping, plans
 		}
 		expected += n
 	}
+	if out, err := client.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(m.Table.Name)}); err == nil {
+		// The table may hold more than the source derives (an approximate
+		// count, refreshed by DynamoDB every few hours): size for both.
+		expected = max(expected, aws.ToInt64(out.Table.ItemCount))
+	}
 	sp, err := newSpill(expected)
 	if err != nil {
 		return nil, err
@@ -185,10 +193,10 @@ func Compare(ctx context.Context, src *extract.Source, m *mapping.Mapping, plans
 		}
 		return nil
 	})
-	// One writer keeps the spill in source order, so that of two rows with
-	// one key the first is expected, as migrate writes it; duplicates are
-	// found bucket by bucket below rather than with a run-wide key set.
-	sum, err := pipeline.Run(ctx, src, m, plans, sink, pipeline.Options{Concurrency: 1, Progress: opts.Progress, SkipDuplicateCheck: true})
+	// The pipeline's own duplicate check rejects exactly the rows migrate
+	// rejects (whole rows, mirrors included), so only their items are
+	// expected, matched against patterns and costed.
+	sum, err := pipeline.Run(ctx, src, m, plans, sink, pipeline.Options{Concurrency: 1, Progress: opts.Progress})
 	if err != nil {
 		return nil, err
 	}
@@ -211,12 +219,29 @@ func Compare(ctx context.Context, src *extract.Source, m *mapping.Mapping, plans
 	if err := res.compareBuckets(sp, m, plans, cmp(opts.SampleChanged, 20)); err != nil {
 		return nil, err
 	}
+	res.Missing, res.Extra, res.Changed = nonNil(res.Missing), nonNil(res.Extra), nonNil(res.Changed)
 	if !res.TableMissing {
 		for _, c := range checks {
-			res.Patterns = append(res.Patterns, c.run(ctx, client, m.Table.Name))
+			pr, err := c.run(ctx, client, m.Table.Name)
+			if err != nil {
+				return nil, err
+			}
+			res.Patterns = append(res.Patterns, pr)
 		}
 	}
 	return res, nil
+}
+
+// MaxListed bounds the keys kept per list (missing, extra, changed), so
+// that a table unlike its source does not fill memory; the counts stay
+// exact and ListsTruncated says when a list was cut.
+const MaxListed = 100_000
+
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
 }
 
 func cmp(v, def int) int {
@@ -305,7 +330,7 @@ func (r *Result) compareBuckets(sp *spill, m *mapping.Mapping, plans []*transfor
 			}
 			s, ok := source[rc.key]
 			if !ok {
-				r.Extra = append(r.Extra, ref(rc.key, typ))
+				r.Extra = r.keep(r.Extra, ref(rc.key, typ))
 				if e, mapped := byType[typ]; mapped {
 					r.Stale++
 					r.Entities[e].Stale++
@@ -324,12 +349,16 @@ func (r *Result) compareBuckets(sp *spill, m *mapping.Mapping, plans []*transfor
 			if len(r.Changed) < sampleChanged {
 				ci.Before, ci.After = rc.item, s.item
 			}
-			r.Changed = append(r.Changed, ci)
+			if len(r.Changed) < MaxListed {
+				r.Changed = append(r.Changed, ci)
+			} else {
+				r.ListsTruncated = true
+			}
 		}
 		for key, s := range source {
 			if !seen[key] {
 				r.Entities[s.entity].Missing++
-				r.Missing = append(r.Missing, ref(key, plans[s.entity].Entity().Type))
+				r.Missing = r.keep(r.Missing, ref(key, plans[s.entity].Entity().Type))
 			}
 		}
 		return nil
@@ -339,6 +368,15 @@ func (r *Result) compareBuckets(sp *spill, m *mapping.Mapping, plans []*transfor
 	slices.SortFunc(r.Extra, less)
 	slices.SortFunc(r.Changed, func(a, b ChangedItem) int { return less(a.ItemRef, b.ItemRef) })
 	return err
+}
+
+// keep appends ref unless the list is full.
+func (r *Result) keep(list []ItemRef, ref ItemRef) []ItemRef {
+	if len(list) >= MaxListed {
+		r.ListsTruncated = true
+		return list
+	}
+	return append(list, ref)
 }
 
 func typeOf(item []byte, attr string) string {

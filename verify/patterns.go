@@ -242,7 +242,7 @@ func (c *patternCheck) offer(m *mapping.Mapping, item map[string]types.Attribute
 // run queries the table and compares the items, in order, with want
 // (sorted by the sort key as DynamoDB does, by UTF-8 bytes; items with
 // equal sort keys, possible in a GSI, in any order).
-func (c *patternCheck) run(ctx context.Context, client *dynamodb.Client, table string) PatternResult {
+func (c *patternCheck) run(ctx context.Context, client *dynamodb.Client, table string) (PatternResult, error) {
 	ap := c.pp.Pattern
 	res := PatternResult{Pattern: ap.Name, Index: ap.Index, Params: c.params, Want: len(c.want)}
 	if res.Index == "" {
@@ -260,8 +260,7 @@ func (c *patternCheck) run(ctx context.Context, client *dynamodb.Client, table s
 	})
 	items, err := RunPattern(ctx, client, table, c.pp, c.values)
 	if err != nil {
-		res.Problem = err.Error()
-		return res
+		return res, err // a failed Query is no answer to compare
 	}
 	res.Got = len(items)
 	sortAttr := ""
@@ -300,8 +299,8 @@ func (c *patternCheck) run(ctx context.Context, client *dynamodb.Client, table s
 		default:
 			continue
 		}
-		return res
+		return res, nil
 	}
 	res.OK = true
-	return res
+	return res, nil
 }
