@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/pg2dynamo/pg2dynamo/fixtures"
@@ -67,4 +68,63 @@ func TestMigrateThroughFaults(t *testing.T) {
 	if !regexp.MustCompile(`verify PASSED`).MatchString(r.stdout) {
 		t.Errorf("verification did not pass:\n%s", r.stdout)
 	}
+}
+
+// Permanent DynamoDB errors (access denied, bad credentials, a table gone)
+// stop the run at once, not after retries, with DynamoDB's message, and
+// leave a checkpoint to resume from.
+func TestPermanentErrorsStopFast(t *testing.T) {
+	root, err := testenv.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := testenv.NewDatabase(t)
+	if _, err := fixtures.Load(context.Background(), testenv.Connect(t, url), "tickets", 0.2, 1); err != nil {
+		t.Fatal(err)
+	}
+	for _, typ := range []string{"AccessDeniedException", "UnrecognizedClientException", "ResourceNotFoundException"} {
+		t.Run(typ, func(t *testing.T) {
+			table := testenv.TableName("perm")
+			// Create the table first, straight to dynalite.
+			if r := runCLI(t, migrateArgs(t, filepath.Join(root, "fixtures", "mappings", "tickets.yaml"), url, table, "--create-table", "--no-verify")...); r.code != ExitOK {
+				t.Fatalf("setup: exit %d\n%s", r.code, r.stderr)
+			}
+			proxy, err := faultproxy.Start(testenv.SharedDynalite(t).Endpoint, faultproxy.Rates{
+				Permanent: typ, PermanentAfter: 20, Only: []string{"BatchWriteItem"}}, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer proxy.Close()
+			args := migrateArgs(t, filepath.Join(root, "fixtures", "mappings", "tickets.yaml"), url, table, "--no-verify")
+			for i, a := range args {
+				if a == "--endpoint-url" {
+					args[i+1] = proxy.URL
+				}
+			}
+			r := runCLI(t, args...)
+			if r.code != ExitFailed || !strings.Contains(r.stderr, typ) {
+				t.Fatalf("exit %d, want %d with %s\n%s", r.code, ExitFailed, typ, r.stderr)
+			}
+			if n := proxy.Counts()["permanent"]; n > 2*pipelineWriters {
+				t.Errorf("%d requests failed with %s: the run went on (or retried) after the first", n, typ)
+			}
+			cp, err := loadCheckpoint(checkpointPath(args))
+			if err != nil || cp.Entities["Org"] == nil || !cp.Entities["Org"].Done {
+				t.Errorf("checkpoint after the stop: %+v, %v; want Org done", cp, err)
+			}
+		})
+	}
+}
+
+// pipelineWriters is migrate's default writer count: at most that many
+// requests are in flight when the first permanent error arrives.
+const pipelineWriters = 8
+
+func checkpointPath(args []string) string {
+	for i, a := range args {
+		if a == "--checkpoint" {
+			return args[i+1]
+		}
+	}
+	return ""
 }

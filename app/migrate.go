@@ -199,6 +199,9 @@ func runMigrate(c *cli.Context) error {
 		runErr = err
 	}
 	if runErr != nil {
+		if ctx.Err() == nil {
+			fmt.Fprintln(errw, "pg2dynamo: what was read before the error is written (see the summary); fix the cause and run again with --resume to finish")
+		}
 		return runErr
 	}
 	if client != nil && !c.Bool("no-verify") {

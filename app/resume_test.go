@@ -1,9 +1,11 @@
 package app
 
 import (
+	"bytes"
 	"context"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -81,5 +83,49 @@ func TestResumeAfterSIGKILL(t *testing.T) {
 	}
 	if n := int64(len(scanAll(t, dynamoClient(t), table))); n != rows {
 		t.Errorf("%d items in the table, want %d", n, rows)
+	}
+}
+
+// A PostgreSQL connection dropped mid-read (pg_terminate_backend) stops the
+// run with an error naming the entity and how far it read; what was read is
+// written, and --resume finishes the job.
+func TestSourceConnectionDroppedMidRead(t *testing.T) {
+	root, err := testenv.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := testenv.NewDatabase(t)
+	admin := testenv.Connect(t, url)
+	counts, err := fixtures.Load(context.Background(), admin, "tickets", 1, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := counts["orgs"] + counts["users"] + counts["tickets"]
+	table := testenv.TableName("tickets")
+	args := migrateArgs(t, filepath.Join(root, "fixtures", "mappings", "tickets.yaml"), url, table,
+		"--create-table", "--progress", "lines", "--progress-interval", "20ms")
+	var out bytes.Buffer
+	errOut := &syncBuffer{}
+	var once bool
+	errOut.onWrite = func(s string) {
+		if !once && strings.HasPrefix(s, "Ticket: ") && strings.Contains(s, "rows done") {
+			once = true
+			go admin.Exec(context.Background(),
+				"SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'pg2dynamo' AND datname = current_database()")
+		}
+	}
+	code := RunContext(context.Background(), args, &out, errOut)
+	if code != ExitFailed || !regexp.MustCompile(`read Ticket after \d+ rows: lost the connection to PostgreSQL`).MatchString(errOut.String()) {
+		t.Fatalf("exit %d, want %d with an error naming Ticket and its row count\n%s", code, ExitFailed, errOut.String())
+	}
+	if got := summaryTotal(t, out.String()); got[3] != "0" {
+		t.Errorf("rows read but not written after the drop: %v (what was read is written)", got)
+	}
+	r := runCLI(t, append(args, "--resume")...)
+	if r.code != ExitOK || !strings.Contains(r.stdout, "verify PASSED") {
+		t.Fatalf("resume exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if n := int64(len(scanAll(t, dynamoClient(t), table))); n != rows {
+		t.Errorf("%d items, want %d", n, rows)
 	}
 }

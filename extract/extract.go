@@ -298,6 +298,10 @@ func (s *Source) Stream(ctx context.Context, name string, q Query, fn func(value
 		n++
 	}
 	if err := rows.Err(); err != nil {
+		var pe *pgconn.PgError
+		if !errors.As(err, &pe) && ctx.Err() == nil && s.conn.IsClosed() {
+			return fmt.Errorf("read %s after %d rows: lost the connection to PostgreSQL: %w", name, n, err)
+		}
 		return fmt.Errorf("read %s after %d rows: %w", name, n, err)
 	}
 	return nil

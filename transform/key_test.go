@@ -215,6 +215,17 @@ func TestKeyRejections(t *testing.T) {
 				Reason: `key attribute PK renders empty (template "${org}"): DynamoDB keys must not be empty`},
 		},
 		{
+			name: "a partition key over 2048 bytes",
+			entity: `  E:
+    source: {table: t}
+    pk: ${org}
+    sk: ID#${id}
+    attributes: {select: [id]}`,
+			row: []any{strings.Repeat("x", 2049), int32(5)},
+			want: transform.RowError{Entity: "E", SourceKey: map[string]any{"org": strings.Repeat("x", 2049), "id": "5"},
+				Reason: "key attribute PK is 2049 bytes: DynamoDB allows at most 2048"},
+		},
+		{
 			name: "a sort key over 1024 bytes",
 			entity: `  E:
     source: {table: t}

@@ -9,6 +9,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"log"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
@@ -36,6 +37,12 @@ type Rates struct {
 	Status503 float64
 	// Reset closes the connection without an answer, without forwarding.
 	Reset float64
+	// Permanent, when set, is a DynamoDB error type answered (HTTP 400)
+	// to every eligible request from the PermanentAfter-th on:
+	// "AccessDeniedException", "UnrecognizedClientException" (bad
+	// credentials), "ResourceNotFoundException".
+	Permanent      string
+	PermanentAfter int
 	// Latency is added to every forwarded request.
 	Latency time.Duration
 	// Only, when set, limits faults to these operations
@@ -66,6 +73,7 @@ func Start(target string, rates Rates, seed uint64) (*Proxy, error) {
 	}
 	p := &Proxy{rates: rates, rng: rand.New(rand.NewPCG(seed, 0x5eed)), counts: map[string]int{}, consumed: map[int64]float64{}}
 	p.proxy = httputil.NewSingleHostReverseProxy(u)
+	p.proxy.ErrorLog = log.New(io.Discard, "", 0) // a client giving up is not news
 	p.proxy.ModifyResponse = p.recordConsumed
 	p.srv = httptest.NewServer(http.HandlerFunc(p.serve))
 	p.URL = p.srv.URL
@@ -113,7 +121,13 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request) {
 		eligible = eligible || o == op
 	}
 	fault := ""
-	if eligible {
+	if eligible && p.rates.Permanent != "" {
+		p.counts["eligible"]++
+		if p.counts["eligible"] > p.rates.PermanentAfter {
+			fault = "permanent"
+		}
+	}
+	if eligible && fault == "" {
 		switch {
 		case p.roll(p.rates.ProvisionedThroughputExceeded):
 			fault = "ProvisionedThroughputExceededException"
@@ -139,6 +153,8 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request) {
 		time.Sleep(p.rates.Latency)
 	}
 	switch fault {
+	case "permanent":
+		awsError(w, http.StatusBadRequest, p.rates.Permanent, "injected by faultproxy")
 	case "ProvisionedThroughputExceededException", "ThrottlingException":
 		awsError(w, http.StatusBadRequest, fault, "injected by faultproxy")
 	case "500":
