@@ -287,3 +287,39 @@ func TestFixturesLoadNeedsExplicitTarget(t *testing.T) {
 		}
 	}
 }
+
+// A run that succeeds with rejects writes neither the PostgreSQL password
+// nor the AWS secret into its output, rejects, checkpoint or reports.
+func TestSecretsStayOutOfFiles(t *testing.T) {
+	const pgPassword, awsSecret = "pg-Sekr1t-pw2", "aws-Sekr1t-key2"
+	t.Setenv("AWS_SECRET_ACCESS_KEY", awsSecret)
+	url := testenv.NewDatabase(t)
+	testenv.Exec(t, url, accountsSQL)
+	withPassword := strings.Replace(url, "postgres@", "postgres:"+pgPassword+"@", 1)
+	mappingFile := writeMapping(t, accountsMapping)
+	table := testenv.TableName("secret")
+	dir := t.TempDir()
+	args := migrateArgs(t, mappingFile, withPassword, table, "--create-table")
+	r1 := runCLI(t, args...)
+	r2 := runCLI(t, "verify", "--mapping", mappingFile, "--source", withPassword, "--endpoint-url", testenv.SharedDynalite(t).Endpoint,
+		"--table", table, "--report-json", filepath.Join(dir, "r.json"), "--html", filepath.Join(dir, "r.html"))
+	if r1.code != ExitRejected || r2.code != ExitOK {
+		t.Fatalf("migrate exit %d, verify exit %d\n%s%s", r1.code, r2.code, r1.stderr, r2.stderr)
+	}
+	files := []string{rejectsPath(args), checkpointPath(args), filepath.Join(dir, "r.json"), filepath.Join(dir, "r.html")}
+	texts := []string{r1.stdout + r1.stderr + r2.stdout + r2.stderr}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		texts = append(texts, string(b))
+	}
+	for i, text := range texts {
+		for _, secret := range []string{pgPassword, awsSecret} {
+			if strings.Contains(text, secret) {
+				t.Errorf("a secret is in %v", append([]string{"the output"}, files...)[i])
+			}
+		}
+	}
+}
