@@ -98,8 +98,28 @@ func valueSize(v types.AttributeValue) int {
 // numberSize is 1 byte plus 1 per two significant digits of canonical
 // decimal text.
 func numberSize(s string) int {
-	digits := strings.Trim(strings.NewReplacer("-", "", ".", "").Replace(s), "0")
-	return 1 + (len(digits)+1)/2
+	// Significant digits: from the first non-zero digit to the last,
+	// not counting the sign and the decimal point.
+	first, last, dot := -1, -1, -1
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '.':
+			dot = i
+		case c >= '1' && c <= '9':
+			if first < 0 {
+				first = i
+			}
+			last = i
+		}
+	}
+	if first < 0 {
+		return 1
+	}
+	n := last - first + 1
+	if dot > first && dot < last {
+		n--
+	}
+	return 1 + (n+1)/2
 }
 
 // sizeBreakdown lists the largest attributes of an item, for the message

@@ -1,0 +1,88 @@
+package transform_test
+
+import (
+	"math/big"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgtype"
+
+	"github.com/pg2dynamo/pg2dynamo/extract"
+	"github.com/pg2dynamo/pg2dynamo/mapping"
+	"github.com/pg2dynamo/pg2dynamo/transform"
+)
+
+// benchCols is a ~1 KB row of the types a ticket has.
+var benchCols = []extract.Column{
+	{Name: "ticket_id", Type: "int8", KeyPos: 1, PrimaryKey: true},
+	{Name: "org_id", Type: "int4"},
+	{Name: "user_id", Type: "int8"},
+	{Name: "subject", Type: "text"},
+	{Name: "status", Type: "ticket_status", AsText: true},
+	{Name: "priority", Type: "int2"},
+	{Name: "amount", Type: "numeric"},
+	{Name: "created_at", Type: "timestamptz"},
+	{Name: "tags", Type: "text", Array: true},
+	{Name: "metadata", Type: "jsonb", AsText: true},
+	{Name: "body", Type: "text"},
+}
+
+func benchRow() []any {
+	body := make([]byte, 640)
+	for i := range body {
+		body[i] = 'a' + byte(i%26)
+	}
+	return []any{int64(1881), int32(7), int64(21), "Export to CSV times out on large reports", "open", int16(3),
+		pgtype.Numeric{Int: big.NewInt(123456), Exp: -2, Valid: true}, time.Date(2025, 12, 13, 2, 38, 29, 287632000, time.UTC),
+		[]any{"sla", "login"}, `{"channel": "api", "sla_hours": 4, "related": [759, 760]}`, string(body)}
+}
+
+func benchPlan(b *testing.B) *transform.Plan {
+	m, err := mapping.Parse("bench.yaml", []byte(`
+table:
+  name: bench
+  gsis:
+    - {name: GSI1, partition_key: GSI1PK, sort_key: GSI1SK}
+entities:
+  Ticket:
+    source: {table: tickets}
+    pk: USER#${user_id}
+    sk: TICKET#${created_at}#${ticket_id}
+    indexes:
+      GSI1: {pk: "ORG#${org_id}", sk: "TICKET#${created_at}#${ticket_id}"}
+`))
+	if err != nil {
+		b.Fatal(err)
+	}
+	p, err := transform.Compile(m, 0, transform.Sources{Columns: benchCols})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return p
+}
+
+// BenchmarkItems converts one ~1 KB row into its item: key rendering (two
+// keys and two GSI keys), type conversion of every column, the size check.
+func BenchmarkItems(b *testing.B) {
+	p := benchPlan(b)
+	row := benchRow()
+	var buf []transform.Item
+	b.ReportAllocs()
+	for b.Loop() {
+		var err error
+		if buf, err = p.Items(row, buf[:0]); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(transform.ItemSize(buf[0].Attrs)), "item-bytes")
+}
+
+// BenchmarkCanonicalNumber converts numeric text to DynamoDB's form.
+func BenchmarkCanonicalNumber(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := transform.CanonicalNumber("-0001234.567800e2"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
