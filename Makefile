@@ -1,4 +1,4 @@
-.PHONY: build test demo
+.PHONY: build test demo bench
 
 # Build the pg2dynamo binary.
 build:
@@ -14,3 +14,7 @@ test:
 # migrates each into its own table.
 demo:
 	./scripts/demo.sh
+
+# Measure pg2dynamo against its floors (see bench/main.go); rewrites BENCHMARKS.md.
+bench:
+	go run ./bench

@@ -178,11 +178,16 @@ func TestSecretsStayOutOfOutput(t *testing.T) {
 	cases := []struct {
 		name, source string
 		extra        []string
+		want         string // the message says this
 	}{
-		{"database that does not exist", "postgres://postgres:" + pgPassword + "@127.0.0.1:5432/pg2dynamo_no_such_db", nil},
-		{"server that does not answer", "postgres://postgres:" + pgPassword + "@127.0.0.1:1/db?connect_timeout=2", nil},
-		{"malformed URL", "postgres://postgres:" + pgPassword + "@127.0.0.1:notaport/db", nil},
-		{"DynamoDB that does not answer", withPassword, []string{"--endpoint-url", "http://127.0.0.1:1", "--max-attempts", "1"}},
+		{"database that does not exist", "postgres://postgres:" + pgPassword + "@127.0.0.1:5432/pg2dynamo_no_such_db", nil,
+			`pg2dynamo: connect to source postgres://postgres@127.0.0.1:5432/pg2dynamo_no_such_db: failed to connect to`},
+		{"server that does not answer", "postgres://postgres:" + pgPassword + "@127.0.0.1:1/db?connect_timeout=2", nil,
+			`pg2dynamo: connect to source postgres://postgres@127.0.0.1:1/db: failed to connect to`},
+		{"malformed URL", "postgres://postgres:" + pgPassword + "@127.0.0.1:notaport/db", nil,
+			`pg2dynamo: source: cannot parse`},
+		{"DynamoDB that does not answer", withPassword, []string{"--endpoint-url", "http://127.0.0.1:1", "--max-attempts", "1"},
+			`pg2dynamo: cannot reach DynamoDB (DescribeTable `},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -190,8 +195,8 @@ func TestSecretsStayOutOfOutput(t *testing.T) {
 			if r.code != ExitFailed {
 				t.Fatalf("exit %d, want %d\nstderr:\n%s", r.code, ExitFailed, r.stderr)
 			}
-			if !strings.HasPrefix(r.stderr, "pg2dynamo: ") {
-				t.Fatalf("no error message:\n%s", r.stderr)
+			if !strings.HasPrefix(r.stderr, tc.want) {
+				t.Fatalf("error message:\n%s\nwant it to start %q", r.stderr, tc.want)
 			}
 			for _, secret := range []string{pgPassword, awsSecret} {
 				if strings.Contains(r.stdout+r.stderr, secret) {
