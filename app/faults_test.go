@@ -38,11 +38,7 @@ func TestMigrateThroughFaults(t *testing.T) {
 	table := testenv.TableName("attendance")
 	mappingFile := filepath.Join(root, "fixtures", "mappings", "strategies", "attendance.yaml")
 	args := migrateArgs(t, mappingFile, url, table, "--create-table")
-	for i, a := range args {
-		if a == "--endpoint-url" {
-			args[i+1] = proxy.URL
-		}
-	}
+	args = withEndpoint(args, proxy.URL)
 	r := runCLI(t, args...)
 	if r.code != ExitOK {
 		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
@@ -96,11 +92,7 @@ func TestPermanentErrorsStopFast(t *testing.T) {
 			}
 			defer proxy.Close()
 			args := migrateArgs(t, filepath.Join(root, "fixtures", "mappings", "tickets.yaml"), url, table, "--no-verify")
-			for i, a := range args {
-				if a == "--endpoint-url" {
-					args[i+1] = proxy.URL
-				}
-			}
+			args = withEndpoint(args, proxy.URL)
 			r := runCLI(t, args...)
 			if r.code != ExitFailed || !strings.Contains(r.stderr, typ) {
 				t.Fatalf("exit %d, want %d with %s\n%s", r.code, ExitFailed, typ, r.stderr)

@@ -274,3 +274,28 @@ func keyCond(t *testing.T, table, pk, skPrefix string) *dynamodb.QueryInput {
 		ExpressionAttributeValues: expr.Values(),
 	}
 }
+
+// buildBinary builds pg2dynamo into a temporary directory, for tests that
+// need a real process (signals).
+func buildBinary(t *testing.T) string {
+	t.Helper()
+	root, err := testenv.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := t.TempDir() + "/pg2dynamo"
+	if out, err := exec.Command("go", "build", "-o", bin, root).CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// withEndpoint points args' --endpoint-url at endpoint (a proxy).
+func withEndpoint(args []string, endpoint string) []string {
+	for i, a := range args {
+		if a == "--endpoint-url" {
+			args[i+1] = endpoint
+		}
+	}
+	return args
+}

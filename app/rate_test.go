@@ -34,11 +34,7 @@ func TestMaxWriteUnits(t *testing.T) {
 	defer proxy.Close()
 	args := migrateArgs(t, filepath.Join(root, "fixtures", "mappings", "attendance.yaml"), url, testenv.TableName("rate"),
 		"--create-table", "--no-verify", "--max-write-units", "500")
-	for i, a := range args {
-		if a == "--endpoint-url" {
-			args[i+1] = proxy.URL
-		}
-	}
+	args = withEndpoint(args, proxy.URL)
 	if r := runCLI(t, args...); r.code != ExitOK {
 		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}

@@ -25,10 +25,7 @@ func TestResumeAfterSIGKILL(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bin := filepath.Join(t.TempDir(), "pg2dynamo")
-	if out, err := exec.Command("go", "build", "-o", bin, root).CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildBinary(t)
 	url := testenv.NewDatabase(t)
 	counts, err := fixtures.Load(context.Background(), testenv.Connect(t, url), "tickets", 9, 1)
 	if err != nil {

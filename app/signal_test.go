@@ -24,10 +24,7 @@ func TestSIGTERMStopsCleanly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bin := filepath.Join(t.TempDir(), "pg2dynamo")
-	if out, err := exec.Command("go", "build", "-o", bin, root).CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildBinary(t)
 	url := testenv.NewDatabase(t)
 	if _, err := fixtures.Load(context.Background(), testenv.Connect(t, url), "tickets", 1, 1); err != nil {
 		t.Fatal(err)

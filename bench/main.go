@@ -173,8 +173,8 @@ func loadFloor(ctx context.Context, n int64, conc int) (result, error) {
 		var batch []types.WriteRequest
 		for i := range n {
 			batch = append(batch, types.WriteRequest{PutRequest: &types.PutRequest{Item: map[string]types.AttributeValue{
-				"PK": &types.AttributeValueMemberS{Value: fmt.Sprintf("USER#%d", i%100000)},
-				"SK": &types.AttributeValueMemberS{Value: fmt.Sprintf("TICKET#%019d", i)},
+				"PK":   &types.AttributeValueMemberS{Value: fmt.Sprintf("USER#%d", i%100000)},
+				"SK":   &types.AttributeValueMemberS{Value: fmt.Sprintf("TICKET#%019d", i)},
 				"type": &types.AttributeValueMemberS{Value: "Ticket"}, "body": &types.AttributeValueMemberS{Value: body},
 				"n": &types.AttributeValueMemberN{Value: "42"}}}})
 			if len(batch) == 25 || i == n-1 {
