@@ -120,3 +120,28 @@ func checkpointPath(args []string) string {
 	}
 	return ""
 }
+
+// A table that throttles every write does not keep a run retrying forever:
+// past --retry-deadline the run stops with a message saying so.
+func TestRetryDeadline(t *testing.T) {
+	root, err := testenv.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := testenv.NewDatabase(t)
+	if _, err := fixtures.Load(context.Background(), testenv.Connect(t, url), "tickets", 0.05, 1); err != nil {
+		t.Fatal(err)
+	}
+	proxy, err := faultproxy.Start(testenv.SharedDynalite(t).Endpoint, faultproxy.Rates{Throttling: 1, Only: []string{"BatchWriteItem"}}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer proxy.Close()
+	args := withEndpoint(migrateArgs(t, filepath.Join(root, "fixtures", "mappings", "tickets.yaml"), url, testenv.TableName("deadline"),
+		"--create-table", "--no-verify", "--max-retries", "1000", "--retry-deadline", "2s"), proxy.URL)
+	r := runCLI(t, args...)
+	want := "pg2dynamo: a batch was still being retried after the retry deadline of 2s (DynamoDB throttling or unreachable)"
+	if r.code != ExitFailed || !strings.Contains(r.stderr, want) {
+		t.Fatalf("exit %d, want %d and %q\n%s", r.code, ExitFailed, want, r.stderr)
+	}
+}

@@ -51,6 +51,8 @@ Example, against DynamoDB Local:
 			&cli.BoolFlag{Name: "create-table", Usage: "create the table and its GSIs from the mapping if it does not exist, and wait until it is ACTIVE"},
 			&cli.IntFlag{Name: "concurrency", Aliases: []string{"c"}, Value: pipeline.DefaultConcurrency, Usage: "number of parallel BatchWriteItem writers"},
 			&cli.IntFlag{Name: "max-write-units", Usage: "cap the write capacity consumed per second (as DynamoDB reports it); throttling halves the rate, which then climbs back (default: no cap)"},
+			&cli.IntFlag{Name: "max-retries", Usage: "retries per DynamoDB request after the first attempt (sets --max-attempts to this + 1)"},
+			&cli.DurationFlag{Name: "retry-deadline", Value: 5 * time.Minute, Usage: "give up a batch (and stop the run, with its checkpoint) when its retries, throttling included, take longer than this"},
 			&cli.IntFlag{Name: "max-attempts", Value: 10, Usage: "attempts per DynamoDB request on throttling, 5xx and network errors (exponential backoff with jitter)"},
 			&cli.PathFlag{Name: "rejects", Value: "pg2dynamo-rejects.jsonl", TakesFile: true, Usage: "JSON Lines `FILE` listing rejected rows (written on every run: empty when none was rejected)"},
 			&cli.StringFlag{Name: "progress", Value: "auto", Usage: "progress display: auto (bars on a terminal, lines otherwise), bars, lines or none"},
@@ -81,6 +83,15 @@ func runMigrate(c *cli.Context) error {
 	}
 	if n := c.Int("max-write-units"); n < 0 {
 		return usageError{fmt.Errorf("--max-write-units %d: expected a positive number (0: no cap)", n)}
+	}
+	if c.IsSet("max-retries") {
+		if n := c.Int("max-retries"); n < 0 {
+			return usageError{fmt.Errorf("--max-retries %d: expected 0 or more", n)}
+		}
+		_ = c.Set("max-attempts", fmt.Sprint(c.Int("max-retries")+1))
+	}
+	if d := c.Duration("retry-deadline"); d <= 0 {
+		return usageError{fmt.Errorf("--retry-deadline %s: expected a positive duration", d)}
 	}
 	if n := c.Int("max-attempts"); n < 1 {
 		return usageError{fmt.Errorf("--max-attempts %d: expected at least 1", n)}
@@ -163,6 +174,7 @@ func runMigrate(c *cli.Context) error {
 			fmt.Fprintf(errw, "created table %s\n", m.Table.Name)
 		}
 		ds := load.NewDynamoDB(client, m.Table.Name, m.Table.PartitionKey, m.Table.SortKey)
+		ds.Deadline = c.Duration("retry-deadline")
 		if n := c.Int("max-write-units"); n > 0 {
 			ds.LimitWriteUnits(n, func(item map[string]types.AttributeValue) int64 { return transform.WriteUnits(m, item) })
 		}

@@ -117,6 +117,11 @@ type DynamoDB struct {
 	consumed   atomic.Int64 // write units DynamoDB reported, ×10 (it reports tenths)
 
 	limit *writeLimit
+
+	// Deadline, when above 0, bounds the time one batch may take,
+	// retries of throttling and UnprocessedItems included; past it the
+	// batch fails and the run stops (with its checkpoint).
+	Deadline time.Duration
 }
 
 // writeLimit caps consumed write units per second with a token bucket
@@ -211,6 +216,21 @@ func (d *DynamoDB) Stats() Stats {
 // invalid ones fail. Other errors (after the SDK's own retries) are
 // returned as they are and stop the run.
 func (d *DynamoDB) Write(ctx context.Context, batch []transform.Item) error {
+	if d.Deadline > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, d.Deadline,
+			fmt.Errorf("a batch was still being retried after the retry deadline of %s (DynamoDB throttling or unreachable)", d.Deadline))
+		defer cancel()
+		err := d.write(ctx, batch)
+		if err != nil && ctx.Err() != nil {
+			return context.Cause(ctx) // the deadline's message, or the run's own stop
+		}
+		return err
+	}
+	return d.write(ctx, batch)
+}
+
+func (d *DynamoDB) write(ctx context.Context, batch []transform.Item) error {
 	reqs := make([]types.WriteRequest, len(batch))
 	for i, it := range batch {
 		reqs[i] = types.WriteRequest{PutRequest: &types.PutRequest{Item: it.Attrs}}
