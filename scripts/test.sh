@@ -42,5 +42,5 @@ fi
 go vet ./...
 go test -race -count=1 ./...
 # Brief fuzzing of the parsers (the seed corpus in testdata/fuzz runs above).
-go test -run='^$' -fuzz='^FuzzParseTemplate$' -fuzztime=10s ./mapping
-go test -run='^$' -fuzz='^FuzzParse$' -fuzztime=10s ./mapping
+go test -run='^$' -fuzz='^FuzzParseTemplate$' -fuzztime=10s -fuzzminimizetime=1s ./mapping
+go test -run='^$' -fuzz='^FuzzParse$' -fuzztime=10s -fuzzminimizetime=1s ./mapping
