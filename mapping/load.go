@@ -54,9 +54,11 @@ func Parse(name string, data []byte) (*Mapping, error) {
 	case len(f.Docs) == 0 || f.Docs[0].Body == nil:
 		return nil, Errors{{File: name, Msg: `empty mapping: expected "table:" and "entities:"`}}
 	case len(f.Docs) > 1:
-		p := f.Docs[1].GetToken().Position
-		return nil, Errors{{File: name, Line: p.Line, Column: p.Column,
-			Msg: "a second YAML document: expected the whole mapping in one document"}}
+		e := &Error{File: name, Msg: "a second YAML document: expected the whole mapping in one document"}
+		if tk := f.Docs[1].Start; tk != nil && tk.Position != nil {
+			e.Line, e.Column = tk.Position.Line, tk.Position.Column
+		}
+		return nil, Errors{e}
 	}
 	m.pos = indexPositions(f)
 	if errs := m.unknownFields(); len(errs) > 0 {
