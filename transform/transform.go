@@ -80,8 +80,9 @@ func FormatSourceKey(k map[string]any) string {
 	return "(" + strings.Join(parts, ", ") + ")"
 }
 
-// Plan converts rows of one entity. It is immutable after Compile and safe
-// for concurrent use.
+// Plan converts rows of one entity. Items is safe for concurrent use;
+// WithPosition changes what the plan reads and must be called before a run,
+// not during one.
 type Plan struct {
 	entity   *mapping.Entity
 	index    int
