@@ -13,12 +13,10 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/urfave/cli/v2"
 	"golang.org/x/term"
 
-	"github.com/pg2dynamo/pg2dynamo/extract"
 	"github.com/pg2dynamo/pg2dynamo/load"
 	"github.com/pg2dynamo/pg2dynamo/mapping"
 	"github.com/pg2dynamo/pg2dynamo/pipeline"
@@ -123,30 +121,15 @@ func runMigrate(c *cli.Context) error {
 	} else if err := checkReportFlags(c); err != nil {
 		return err
 	}
-	m, err := loadMapping(path)
+	s, err := open(c)
 	if err != nil {
 		return err
 	}
-	if t := c.String("table"); t != "" {
-		if !mapping.ValidTableName(t) {
-			return usageError{fmt.Errorf("--table %q: expected 3-255 characters of a-z, A-Z, 0-9, '_', '-', '.'", t)}
-		}
-		m.Table.Name = t
-	}
-
-	src, err := extract.Connect(ctx, c.String("source"))
-	if err != nil {
-		return err
-	}
-	defer src.Close(ctx)
-	plans, err := pipeline.Prepare(ctx, src, m)
-	if err != nil {
-		return err
-	}
+	defer s.src.Close(ctx)
+	m, src, plans := s.m, s.src, s.plans
 
 	if c.Bool("dry-run") {
-		s := &session{m: m, src: src, plans: plans}
-		if err := s.dynamo(c); err != nil {
+		if err := s.dynamo(c, nil); err != nil {
 			return err
 		}
 		if err := src.Begin(ctx); err != nil {
@@ -157,23 +140,20 @@ func runMigrate(c *cli.Context) error {
 
 	var sink load.Sink = load.Null{}
 	var stats func() load.Stats
-	var client *dynamodb.Client
 	var attempts atomic.Int64
 	target := "the null sink (nothing is written)"
 	if sinkKind == "dynamodb" {
-		client, err = load.NewClient(ctx, load.ClientConfig{Region: c.String("region"), Profile: c.String("profile"),
-			EndpointURL: c.String("endpoint-url"), MaxAttempts: c.Int("max-attempts"), WriteAttempts: &attempts})
-		if err != nil {
+		if err := s.dynamo(c, &attempts); err != nil {
 			return err
 		}
-		created, err := load.EnsureTable(ctx, client, m, c.Bool("create-table"))
+		created, err := load.EnsureTable(ctx, s.client, m, c.Bool("create-table"))
 		if err != nil {
 			return err
 		}
 		if created {
 			fmt.Fprintf(errw, "created table %s\n", m.Table.Name)
 		}
-		ds := load.NewDynamoDB(client, m.Table.Name, m.Table.PartitionKey, m.Table.SortKey)
+		ds := load.NewDynamoDB(s.client, m.Table.Name, m.Table.PartitionKey, m.Table.SortKey)
 		ds.Deadline = c.Duration("retry-deadline")
 		if n := c.Int("max-write-units"); n > 0 {
 			ds.LimitWriteUnits(n, func(item map[string]types.AttributeValue) int64 { return transform.WriteUnits(m, item) })
@@ -216,14 +196,13 @@ func runMigrate(c *cli.Context) error {
 		}
 		return runErr
 	}
-	if client != nil && !c.Bool("no-verify") {
+	if s.client != nil && !c.Bool("no-verify") {
 		// The same snapshot: what was read is what is checked, all of it
 		// (a resumed run read only what was left).
 		fmt.Fprintln(out)
 		for _, p := range plans {
 			p.WithPosition(nil)
 		}
-		s := &session{m: m, src: src, plans: plans, client: client}
 		if err := compareAndReport(c, s, report.ModeVerify, 0, out); err != nil {
 			return err
 		}

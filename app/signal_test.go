@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -64,5 +63,4 @@ func TestSIGTERMStopsCleanly(t *testing.T) {
 	if got := summaryTotal(t, out.String()); got[1] != itoa(int64(n)) || n == 0 || n >= 22020 {
 		t.Errorf("summary %v; the table holds %d items (want some, not all 22020, and the summary's count)", got, n)
 	}
-	_ = os.Remove(bin)
 }

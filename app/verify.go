@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sync/atomic"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/urfave/cli/v2"
@@ -114,10 +115,12 @@ func open(c *cli.Context) (*session, error) {
 	return s, nil
 }
 
-func (s *session) dynamo(c *cli.Context) error {
+// dynamo builds s.client from the command's AWS flags; writeAttempts, if
+// not nil, counts the HTTP attempts of writes.
+func (s *session) dynamo(c *cli.Context, writeAttempts *atomic.Int64) error {
 	var err error
 	s.client, err = load.NewClient(c.Context, load.ClientConfig{Region: c.String("region"), Profile: c.String("profile"),
-		EndpointURL: c.String("endpoint-url"), MaxAttempts: c.Int("max-attempts")})
+		EndpointURL: c.String("endpoint-url"), MaxAttempts: c.Int("max-attempts"), WriteAttempts: writeAttempts})
 	return err
 }
 
@@ -145,7 +148,7 @@ func runCompare(c *cli.Context, mode string, price float64) error {
 		return err
 	}
 	defer s.src.Close(c.Context)
-	if err := s.dynamo(c); err != nil {
+	if err := s.dynamo(c, nil); err != nil {
 		return err
 	}
 	if err := s.src.Begin(c.Context); err != nil {

@@ -2,8 +2,8 @@ package mapping
 
 import (
 	"fmt"
+	"maps"
 	"slices"
-	"sort"
 	"strings"
 )
 
@@ -30,7 +30,7 @@ func (m *Mapping) validateStrategies(e *Entity, parse func(path, text, what stri
 		}
 	}
 
-	for _, name := range sortedKeys(e.Embed) {
+	for _, name := range slices.Sorted(maps.Keys(e.Embed)) {
 		em, p := e.Embed[name], Path(ep, KeyEmbed, name)
 		if em == nil {
 			add(p, "missing: expected source, join and as")
@@ -72,7 +72,7 @@ func (m *Mapping) validateStrategies(e *Entity, parse func(path, text, what stri
 			add(Path(p, KeyAttributes, KeySelect), "missing: expected the parent columns to copy")
 		}
 	}
-	for _, name := range sortedKeys(e.Aggregates) {
+	for _, name := range slices.Sorted(maps.Keys(e.Aggregates)) {
 		a, p := e.Aggregates[name], Path(ep, KeyAggregates, name)
 		if a == nil {
 			add(p, "missing: expected function, source and join")
@@ -93,7 +93,7 @@ func (m *Mapping) validateStrategies(e *Entity, parse func(path, text, what stri
 		source(p, a.Source, false)
 		join(p, a.Join)
 	}
-	for _, name := range sortedKeys(e.IDs) {
+	for _, name := range slices.Sorted(maps.Keys(e.IDs)) {
 		id, p := e.IDs[name], Path(ep, KeyIDs, name)
 		if id == nil {
 			add(p, "missing: expected kind, time and from")
@@ -135,15 +135,6 @@ func ParseOrder(s string) (Order, error) {
 		return Order{Column: f[0]}, nil
 	}
 	return Order{}, fmt.Errorf("order %q: expected a column, optionally followed by ASC or DESC", s)
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // condToken is one token of a key condition: a word or quoted template

@@ -358,6 +358,9 @@ func Run(ctx context.Context, src *extract.Source, m *mapping.Mapping, plans []*
 			if len(cur.items) == 0 {
 				return nil
 			}
+			// The batch's position is its last row's, worked out once a batch.
+			last := cur.items[len(cur.items)-1]
+			cur.position = plans[last.Entity].Position(last.Row)
 			select {
 			case batches <- cur:
 			case <-wctx.Done():
@@ -428,7 +431,6 @@ func Run(ctx context.Context, src *extract.Source, m *mapping.Mapping, plans []*
 					cur.items = append(cur.items, it)
 					cur.rowEnd = append(cur.rowEnd, j == len(buf)-1)
 				}
-				cur.position = p.Position(values)
 				if len(cur.items) == load.MaxBatchItems {
 					return flush()
 				}

@@ -9,7 +9,8 @@ package plan
 import (
 	"encoding/json"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/pg2dynamo/pg2dynamo/load"
@@ -149,7 +150,7 @@ func attributeNotes(m *mapping.Mapping, e *mapping.Entity) []string {
 	if len(a.Exclude) > 0 {
 		out[0] += " except " + strings.Join(a.Exclude, ", ")
 	}
-	for _, c := range sortedKeys(a.Rename) {
+	for _, c := range slices.Sorted(maps.Keys(a.Rename)) {
 		out = append(out, fmt.Sprintf("%s as %s", c, a.Rename[c]))
 	}
 	for _, d := range e.Duplicate {
@@ -162,7 +163,7 @@ func attributeNotes(m *mapping.Mapping, e *mapping.Entity) []string {
 		}
 		out = append(out, fmt.Sprintf("duplicated from %s: %s", d.Source, strings.Join(cols, ", ")))
 	}
-	for _, name := range sortedKeys(e.Embed) {
+	for _, name := range slices.Sorted(maps.Keys(e.Embed)) {
 		em := e.Embed[name]
 		s := fmt.Sprintf("%s: embedded %s of %s", name, em.As, em.Source)
 		if em.As == "map" {
@@ -176,7 +177,7 @@ func attributeNotes(m *mapping.Mapping, e *mapping.Entity) []string {
 		}
 		out = append(out, s)
 	}
-	for _, name := range sortedKeys(e.Aggregates) {
+	for _, name := range slices.Sorted(maps.Keys(e.Aggregates)) {
 		ag := e.Aggregates[name]
 		arg := ""
 		if ag.Column != "" {
@@ -184,7 +185,7 @@ func attributeNotes(m *mapping.Mapping, e *mapping.Entity) []string {
 		}
 		out = append(out, fmt.Sprintf("%s: %s%s of %s", name, ag.Function, arg, ag.Source))
 	}
-	for _, name := range sortedKeys(e.IDs) {
+	for _, name := range slices.Sorted(maps.Keys(e.IDs)) {
 		id := e.IDs[name]
 		out = append(out, fmt.Sprintf("%s: %s from %s and %s", name, id.Kind, id.Time, strings.Join(id.From, ", ")))
 	}
@@ -192,15 +193,6 @@ func attributeNotes(m *mapping.Mapping, e *mapping.Entity) []string {
 		out = append(out, fmt.Sprintf("mirrored as %s / %s", e.Mirror.PK, e.Mirror.SK))
 	}
 	out = append(out, fmt.Sprintf("%s = %q", m.TypeAttribute, e.Type))
-	return out
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
 	return out
 }
 

@@ -64,9 +64,7 @@ func scalarFor(typ string, asText bool) scalar {
 		return scalar{attr: boolAttr, text: boolText}
 	case "bytea":
 		return scalar{attr: bytesAttr}
-	case "date":
-		return scalar{attr: stringAttrOf(timeText(typ)), text: timeText(typ)}
-	case "timestamp", "timestamptz":
+	case "date", "timestamp", "timestamptz":
 		return scalar{attr: stringAttrOf(timeText(typ)), text: timeText(typ)}
 	default: // text, varchar, bpchar, name
 		return scalar{attr: stringAttr, text: stringText}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -65,7 +66,7 @@ func chooseAttributes(cols []extract.Column, a mapping.Attributes, path string, 
 			unknown(fmt.Sprintf("%s.%s[%d]", path, mapping.KeyExclude, i), c, cols)
 		}
 	}
-	for _, c := range sortedKeys(a.Rename) {
+	for _, c := range slices.Sorted(maps.Keys(a.Rename)) {
 		if index(c) < 0 {
 			unknown(mapping.Path(path, mapping.KeyRename, c), c, cols)
 		}
@@ -80,15 +81,6 @@ func chooseAttributes(cols []extract.Column, a mapping.Attributes, path string, 
 			out = append(out, chosenAttr{col: i, name: name})
 		}
 	}
-	return out
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
 	return out
 }
 
@@ -188,7 +180,7 @@ func (p *Plan) compileStrategies(m *mapping.Mapping, e *mapping.Entity, srcs Sou
 		p.joins = append(p.joins, jp)
 	}
 
-	for _, name := range sortedKeys(e.Embed) {
+	for _, name := range slices.Sorted(maps.Keys(e.Embed)) {
 		em := e.Embed[name]
 		path := mapping.Path(ep, mapping.KeyEmbed, name)
 		claim(path, name, "an embed")
@@ -238,7 +230,7 @@ func (p *Plan) compileStrategies(m *mapping.Mapping, e *mapping.Entity, srcs Sou
 		p.joins = append(p.joins, jp)
 	}
 
-	for _, name := range sortedKeys(e.Aggregates) {
+	for _, name := range slices.Sorted(maps.Keys(e.Aggregates)) {
 		a := e.Aggregates[name]
 		path := mapping.Path(ep, mapping.KeyAggregates, name)
 		claim(path, name, "an aggregate")
@@ -263,7 +255,7 @@ func (p *Plan) compileStrategies(m *mapping.Mapping, e *mapping.Entity, srcs Sou
 		p.joins = append(p.joins, jp)
 	}
 
-	for _, name := range sortedKeys(e.IDs) {
+	for _, name := range slices.Sorted(maps.Keys(e.IDs)) {
 		id := e.IDs[name]
 		path := mapping.Path(ep, mapping.KeyIDs, name)
 		claim(path, name, "an ID")

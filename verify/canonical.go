@@ -21,13 +21,6 @@ func Canonical(item map[string]types.AttributeValue) []byte {
 	return b.Bytes()
 }
 
-// CanonicalValue renders one attribute value as DynamoDB JSON.
-func CanonicalValue(v types.AttributeValue) []byte {
-	var b bytes.Buffer
-	writeValue(&b, v)
-	return b.Bytes()
-}
-
 func writeMap(b *bytes.Buffer, m map[string]types.AttributeValue) {
 	names := make([]string, 0, len(m))
 	for k := range m {
