@@ -10,6 +10,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/pg2dynamo/pg2dynamo/pipeline"
 )
 
 // checkpoint is the durable record of a migration's progress: per entity,
@@ -31,8 +33,12 @@ type checkpoint struct {
 
 type entityProgress struct {
 	Done bool `json:"done"`
-	// After is the primary key (key text) of the last row written or
-	// rejected with every earlier row; empty when nothing is yet.
+	// Ranges are the parts of the entity's read (one, or one per parallel
+	// reader) as pipeline.Options.OnProgress last reported them; each
+	// range's After is the primary key (key text) of its last row written
+	// or rejected with every earlier row of the range.
+	Ranges []pipeline.Range `json:"ranges,omitempty"`
+	// After is a version 1 checkpoint's position: one range.
 	After []string `json:"after,omitempty"`
 }
 

@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -48,6 +49,7 @@ Example, against DynamoDB Local:
 			tableFlag,
 			&cli.BoolFlag{Name: "create-table", Usage: "create the table and its GSIs from the mapping if it does not exist, and wait until it is ACTIVE"},
 			&cli.IntFlag{Name: "concurrency", Aliases: []string{"c"}, Value: pipeline.DefaultConcurrency, Usage: "number of parallel BatchWriteItem writers"},
+			&cli.IntFlag{Name: "readers", Value: defaultReaders(), Usage: "PostgreSQL connections reading in parallel, all on one exported snapshot; a table of 40,000 rows or more is split into primary-key ranges, one per reader (default: the CPUs, at most 4)"},
 			&cli.IntFlag{Name: "max-write-units", Usage: "cap the write capacity consumed per second (as DynamoDB reports it); throttling halves the rate, which then climbs back (default: no cap)"},
 			&cli.IntFlag{Name: "max-retries", Usage: "retries per DynamoDB request after the first attempt (sets --max-attempts to this + 1)"},
 			&cli.DurationFlag{Name: "retry-deadline", Value: 5 * time.Minute, Usage: "give up a batch (and stop the run, with its checkpoint) when its retries, throttling included, take longer than this"},
@@ -70,6 +72,13 @@ Example, against DynamoDB Local:
 // MaxConcurrency bounds --concurrency.
 const MaxConcurrency = 256
 
+// MaxReaders bounds --readers: each is a PostgreSQL connection.
+const MaxReaders = 64
+
+// defaultReaders is --readers' default: one reader per CPU, at most 4
+// (each also keeps a PostgreSQL backend busy).
+func defaultReaders() int { return max(1, min(4, runtime.NumCPU())) }
+
 func runMigrate(c *cli.Context) error {
 	ctx := c.Context
 	out, errw := c.App.Writer, c.App.ErrWriter
@@ -78,6 +87,9 @@ func runMigrate(c *cli.Context) error {
 	}
 	if n := c.Int("concurrency"); n < 1 || n > MaxConcurrency {
 		return usageError{fmt.Errorf("--concurrency %d: expected 1 to %d", n, MaxConcurrency)}
+	}
+	if n := c.Int("readers"); n < 1 || n > MaxReaders {
+		return usageError{fmt.Errorf("--readers %d: expected 1 to %d", n, MaxReaders)}
 	}
 	if n := c.Int("max-write-units"); n < 0 {
 		return usageError{fmt.Errorf("--max-write-units %d: expected a positive number (0: no cap)", n)}
@@ -166,7 +178,7 @@ func runMigrate(c *cli.Context) error {
 		}
 	}
 
-	cp, skip, err := startCheckpoint(c, path, m, src.Name(), plans)
+	cp, skip, ranges, err := startCheckpoint(c, path, m, src.Name(), plans)
 	if err != nil {
 		return err
 	}
@@ -174,12 +186,28 @@ func runMigrate(c *cli.Context) error {
 		return err
 	}
 	fmt.Fprintf(errw, "migrating %d entities from %s to %s\n", len(plans), src.Name(), target)
+	if !c.Bool("no-duplicate-check") {
+		var checked []string
+		for i, ok := range transform.KeysUnique(m, plans) {
+			if !ok {
+				checked = append(checked, plans[i].Entity().Name)
+			}
+		}
+		if len(checked) == 0 {
+			fmt.Fprintln(errw, "duplicate-key check: not needed, every entity's keys are proven unique by the mapping and the tables' unique keys")
+		} else {
+			fmt.Fprintf(errw, "duplicate-key check: on for %s (keys not proven unique; about 11 bytes of memory per item)\n", strings.Join(checked, ", "))
+		}
+	}
 	sum, runErr := pipeline.Run(ctx, src, m, plans, sink, pipeline.Options{
 		Concurrency: c.Int("concurrency"), OnReject: rejects.Write, Progress: prog,
-		SkipDuplicateCheck: c.Bool("no-duplicate-check"), Skip: skip,
-		OnProgress: func(entity int, position []string, done bool) error {
+		Readers: c.Int("readers"), SkipDuplicateCheck: c.Bool("no-duplicate-check"), Skip: skip, Ranges: ranges,
+		OnProgress: func(entity int, rs []pipeline.Range) error {
 			ep := cp.Entities[plans[entity].Entity().Name]
-			ep.After, ep.Done = position, done
+			ep.Ranges, ep.After, ep.Done = rs, nil, true
+			for _, r := range rs {
+				ep.Done = ep.Done && r.Done
+			}
 			return cp.save()
 		},
 	})
@@ -215,27 +243,30 @@ func runMigrate(c *cli.Context) error {
 
 // startCheckpoint sets up the run's checkpoint: a fresh one, or, with
 // --resume, the recorded one, which must be for the same mapping, table and
-// source. Every plan reads in primary-key order (after its recorded
-// position when resuming); skip marks the entities already done.
-func startCheckpoint(c *cli.Context, mappingFile string, m *mapping.Mapping, source string, plans []*transform.Plan) (*checkpoint, []bool, error) {
+// source. Every plan reads in primary-key order; skip marks the entities
+// already done, ranges the recorded ranges of the others (nil: split
+// afresh).
+func startCheckpoint(c *cli.Context, mappingFile string, m *mapping.Mapping, source string, plans []*transform.Plan) (*checkpoint, []bool, [][]pipeline.Range, error) {
 	fp, err := fingerprint(mappingFile, m.Table.Name)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	path := c.Path("checkpoint")
-	cp := &checkpoint{Version: 1, Mapping: fp, Source: source, Table: m.Table.Name, Entities: map[string]*entityProgress{}, path: path}
+	cp := &checkpoint{Version: 2, Mapping: fp, Source: source, Table: m.Table.Name, Entities: map[string]*entityProgress{}, path: path}
 	if c.Bool("resume") {
 		if cp, err = loadCheckpoint(path); err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		switch {
 		case cp.Mapping != fp:
-			return nil, nil, usageError{fmt.Errorf("--resume: checkpoint %s was written for another mapping file or table; run without --resume to start over", path)}
+			return nil, nil, nil, usageError{fmt.Errorf("--resume: checkpoint %s was written for another mapping file or table; run without --resume to start over", path)}
 		case cp.Source != source:
-			return nil, nil, usageError{fmt.Errorf("--resume: checkpoint %s was written for source %s, not %s", path, cp.Source, source)}
+			return nil, nil, nil, usageError{fmt.Errorf("--resume: checkpoint %s was written for source %s, not %s", path, cp.Source, source)}
 		}
+		cp.Version = 2
 	}
 	skip := make([]bool, len(plans))
+	ranges := make([][]pipeline.Range, len(plans))
 	var resumed []string
 	for i, p := range plans {
 		name := p.Entity().Name
@@ -244,18 +275,34 @@ func startCheckpoint(c *cli.Context, mappingFile string, m *mapping.Mapping, sou
 			ep = &entityProgress{}
 			cp.Entities[name] = ep
 		}
+		if len(ep.After) > 0 && len(ep.Ranges) == 0 { // version 1
+			ep.Ranges, ep.After = []pipeline.Range{{After: ep.After}}, nil
+		}
+		ordered := p.WithPosition(nil)
 		switch {
 		case ep.Done:
 			skip[i] = true
 			resumed = append(resumed, name+" (done)")
-		case p.WithPosition(ep.After) && len(ep.After) > 0:
-			resumed = append(resumed, fmt.Sprintf("%s (after %v)", name, ep.After))
+		case ordered && len(ep.Ranges) > 0:
+			ranges[i] = ep.Ranges
+			var at []string
+			for _, r := range ep.Ranges {
+				switch {
+				case r.Done:
+					at = append(at, "done")
+				case len(r.After) > 0:
+					at = append(at, fmt.Sprintf("after %v", r.After))
+				default:
+					at = append(at, "from the start")
+				}
+			}
+			resumed = append(resumed, fmt.Sprintf("%s (%s)", name, strings.Join(at, "; ")))
 		}
 	}
 	if c.Bool("resume") {
 		fmt.Fprintf(c.App.ErrWriter, "resuming from %s: %s\n", path, strings.Join(resumed, ", "))
 	}
-	return cp, skip, cp.save()
+	return cp, skip, ranges, cp.save()
 }
 
 // loadMapping loads the mapping file; a file that cannot be read is a usage

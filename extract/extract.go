@@ -28,8 +28,12 @@ const DefaultConnectTimeout = 10 * time.Second
 // for concurrent use.
 type Source struct {
 	conn *pgx.Conn
+	cfg  *pgx.ConnConfig
 	tx   pgx.Tx
 	name string
+	// snapshot is the ID of the snapshot exported from tx, once
+	// ExportSnapshot has run.
+	snapshot string
 }
 
 // Connect opens a connection. connString is a PostgreSQL URL or keyword/value
@@ -53,7 +57,7 @@ func Connect(ctx context.Context, connString string) (*Source, error) {
 	if err != nil {
 		return nil, fmt.Errorf("connect to source %s: %w", name, err)
 	}
-	return &Source{conn: conn, name: name}, nil
+	return &Source{conn: conn, cfg: cfg, name: name}, nil
 }
 
 // Name identifies the source for messages, without the password:
@@ -76,7 +80,7 @@ func (s *Source) End(ctx context.Context) error {
 		return nil
 	}
 	err := s.tx.Rollback(ctx)
-	s.tx = nil
+	s.tx, s.snapshot = nil, ""
 	return err
 }
 
@@ -92,6 +96,99 @@ func (s *Source) Begin(ctx context.Context) error {
 	}
 	s.tx = tx
 	return nil
+}
+
+// ExportSnapshot exports the snapshot begun by Begin with
+// pg_export_snapshot(), so that other connections can read from the very
+// same point in time (SET TRANSACTION SNAPSHOT), as pg_dump -j does. It
+// returns the snapshot ID; the snapshot stays importable while s's
+// transaction is open, until End or Close.
+// https://www.postgresql.org/docs/current/functions-admin.html#FUNCTIONS-SNAPSHOT-SYNCHRONIZATION
+func (s *Source) ExportSnapshot(ctx context.Context) (string, error) {
+	if s.tx == nil {
+		return "", errors.New("source: ExportSnapshot before Begin")
+	}
+	if s.snapshot == "" {
+		if err := s.tx.QueryRow(ctx, "SELECT pg_export_snapshot()").Scan(&s.snapshot); err != nil {
+			return "", fmt.Errorf("export snapshot: %w", err)
+		}
+	}
+	return s.snapshot, nil
+}
+
+// Fork opens another connection to the same database, with the same
+// settings, and begins a read-only REPEATABLE READ transaction on s's
+// snapshot (exported with ExportSnapshot if it is not yet), so that what
+// the fork reads is consistent with what s reads. Close the fork when done;
+// s must stay open until every fork has begun.
+func (s *Source) Fork(ctx context.Context) (*Source, error) {
+	id, err := s.ExportSnapshot(ctx)
+	if err != nil {
+		return nil, err
+	}
+	conn, err := pgx.ConnectConfig(ctx, s.cfg.Copy())
+	if err != nil {
+		return nil, fmt.Errorf("connect to source %s: %w", s.name, err)
+	}
+	f := &Source{conn: conn, cfg: s.cfg, name: s.name}
+	tx, err := conn.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+	if err == nil {
+		// SET takes no parameters; the ID is PostgreSQL's own text
+		// (hex digits and dashes), quoted as a literal all the same.
+		_, err = tx.Exec(ctx, "SET TRANSACTION SNAPSHOT '"+strings.ReplaceAll(id, "'", "''")+"'")
+	}
+	if err != nil {
+		conn.Close(ctx)
+		return nil, fmt.Errorf("import snapshot %s: %w", id, err)
+	}
+	f.tx = tx
+	return f, nil
+}
+
+// Split divides the rows of q (which must read in order: q.OrderBy set,
+// the source's primary key) into at most n ranges of about rows/n rows each,
+// rows being the number q reads. It returns the boundaries: the positions
+// (key text per OrderBy column, in PostgreSQL's text form) that end every
+// range but the last, increasing. Range i then reads the rows after
+// boundary i−1 (or q.After) up to and including boundary i (or q.Until).
+// Each boundary costs one index scan of up to rows rows (OFFSET).
+func (s *Source) Split(ctx context.Context, q Query, n int, rows int64) ([][]string, error) {
+	if s.tx == nil {
+		return nil, errors.New("source: Split before Begin")
+	}
+	if len(q.OrderBy) == 0 {
+		return nil, errors.New("source: Split of a query that reads in no order")
+	}
+	var out [][]string
+	sel := make([]string, len(q.OrderBy))
+	for i, c := range q.OrderBy {
+		sel[i] = "src." + ident(c.Name) + "::text"
+	}
+	sql := "SELECT " + strings.Join(sel, ", ") + " FROM " + from(q.Source) + q.orderClause() +
+		fmt.Sprintf(" OFFSET $%d LIMIT 1", len(q.After)+len(q.Until)+1)
+	for i := 1; i < n; i++ {
+		off := rows * int64(i) / int64(n)
+		if off == 0 {
+			continue
+		}
+		vals := make([]string, len(q.OrderBy))
+		dst := make([]any, len(vals))
+		for j := range vals {
+			dst[j] = &vals[j]
+		}
+		err := s.tx.QueryRow(ctx, sql, append(q.Args(), off-1)...).Scan(dst...)
+		if errors.Is(err, pgx.ErrNoRows) {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("split %s: %w", q.Source, err)
+		}
+		if len(out) > 0 && slices.Equal(out[len(out)-1], vals) {
+			continue
+		}
+		out = append(out, vals)
+	}
+	return out, nil
 }
 
 // Column is one result column of an entity's source.

@@ -25,15 +25,23 @@ type Query struct {
 	// primary key), so that a position in the read can be recorded.
 	OrderBy []Column
 	// After, when set (one text value per OrderBy column), reads only the
-	// rows after that position: a resumed read.
+	// rows after that position: a resumed read, or a range of a split one.
 	After []string
+	// Until, when set (one text value per OrderBy column), reads only the
+	// rows up to and including that position: a range of a split read
+	// (see Source.Split).
+	Until []string
 }
 
-// Args are the statement's parameters: the After values.
+// Args are the statement's parameters: the After values, then the Until
+// values.
 func (q Query) Args() []any {
-	args := make([]any, len(q.After))
-	for i, v := range q.After {
-		args[i] = v
+	args := make([]any, 0, len(q.After)+len(q.Until))
+	for _, v := range q.After {
+		args = append(args, v)
+	}
+	for _, v := range q.Until {
+		args = append(args, v)
 	}
 	return args
 }
@@ -154,19 +162,41 @@ func (q Query) SQL() string {
 	for _, j := range joins {
 		sql += "\n" + j
 	}
-	if len(q.OrderBy) > 0 {
-		cols := make([]string, len(q.OrderBy))
-		params := make([]string, len(q.OrderBy))
-		for i, c := range q.OrderBy {
-			cols[i] = "src." + ident(c.Name)
-			params[i] = fmt.Sprintf("$%d::text::%s", i+1, ident(c.Type))
-		}
-		if len(q.After) == len(q.OrderBy) {
-			sql += fmt.Sprintf("\nWHERE (%s) > (%s)", strings.Join(cols, ", "), strings.Join(params, ", "))
-		}
-		sql += "\nORDER BY " + strings.Join(cols, ", ")
+	return sql + q.orderClause()
+}
+
+// orderClause renders the WHERE of After and Until and the ORDER BY of
+// OrderBy; "" without OrderBy. Positions are compared as row values, so a
+// composite primary key orders as its index does.
+func (q Query) orderClause() string {
+	if len(q.OrderBy) == 0 {
+		return ""
 	}
-	return sql
+	cols := make([]string, len(q.OrderBy))
+	for i, c := range q.OrderBy {
+		cols[i] = "src." + ident(c.Name)
+	}
+	n := 0
+	params := func() string {
+		ps := make([]string, len(q.OrderBy))
+		for i, c := range q.OrderBy {
+			n++
+			ps[i] = fmt.Sprintf("$%d::text::%s", n, ident(c.Type))
+		}
+		return strings.Join(ps, ", ")
+	}
+	var where []string
+	if len(q.After) == len(q.OrderBy) {
+		where = append(where, fmt.Sprintf("(%s) > (%s)", strings.Join(cols, ", "), params()))
+	}
+	if len(q.Until) == len(q.OrderBy) {
+		where = append(where, fmt.Sprintf("(%s) <= (%s)", strings.Join(cols, ", "), params()))
+	}
+	sql := ""
+	if len(where) > 0 {
+		sql = "\nWHERE " + strings.Join(where, " AND ")
+	}
+	return sql + "\nORDER BY " + strings.Join(cols, ", ")
 }
 
 func ident(name string) string { return pgx.Identifier{name}.Sanitize() }

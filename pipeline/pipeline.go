@@ -61,19 +61,29 @@ type Options struct {
 	OnReject func(Reject) error
 	// Progress, if not nil, is told of each entity's progress.
 	Progress Progress
+	// Readers is the number of connections reading and transforming in
+	// parallel, all on one snapshot (default 1). See Run.
+	Readers int
 	// SkipDuplicateCheck turns off the run-wide check that no two rows
-	// render the same primary key (about 11 bytes of memory per item).
+	// render the same primary key (about 11 bytes of memory per item of
+	// the entities whose keys transform.KeysUnique cannot prove unique).
 	// Duplicates within one batch are still caught.
 	SkipDuplicateCheck bool
 	// Skip marks entities (by index) not to read at all: a resumed run's
 	// entities already written.
 	Skip []bool
+	// Ranges holds, per entity (by index), the ranges a resumed run reads,
+	// as OnProgress last reported them: ranges Done are not read, the
+	// others from their After. An entity without recorded ranges is split
+	// afresh.
+	Ranges [][]Range
 	// OnProgress, if set, is called, one call at a time, each time the
-	// written prefix of an entity's read advances: position is the last
-	// row (transform.Plan.Position) before which every row is written or
-	// rejected, done that the whole entity is. Plans that read in no order
-	// report done only. An error from it stops the run.
-	OnProgress func(entity int, position []string, done bool) error
+	// written prefix of one of an entity's ranges advances, with all the
+	// entity's ranges: a range's After is then the last row before which
+	// every row of the range is written or rejected; the entity is done
+	// when every range is. Plans that read in no order report Done only.
+	// An error from it stops the run.
+	OnProgress func(entity int, ranges []Range) error
 }
 
 // WriteGrace is how long writers go on, after the run's context is done,
@@ -172,6 +182,9 @@ func describe(ctx context.Context, src *extract.Source, m *mapping.Mapping, e *m
 	if srcs.Columns, err = src.Describe(ctx, m, e); err != nil {
 		return srcs, err
 	}
+	if srcs.Unique, err = src.UniqueKeys(ctx, e.Source); err != nil {
+		return srcs, fmt.Errorf("describe %s: %w", mapping.Path(ep, mapping.KeySource), err)
+	}
 	srcs.Embed = map[string][]extract.Column{}
 	for name, em := range e.Embed {
 		if srcs.Embed[name], err = src.DescribeSource(ctx, m, mapping.Path(ep, mapping.KeyEmbed, name, mapping.KeySource), em.Source); err != nil {
@@ -203,6 +216,31 @@ func describe(ctx context.Context, src *extract.Source, m *mapping.Mapping, e *m
 type entityState struct {
 	rows, written, rejected, items atomic.Int64
 	start, lastAck                 atomic.Int64 // unix nanoseconds
+	started                        sync.Once
+}
+
+// Range is one part of an entity's read, in primary-key order: the rows
+// after After (from the first row when nil) up to and including Until (to
+// the last row when nil). Positions are key text, one value per primary
+// key column (transform.Plan.Position, or PostgreSQL's text form for a
+// boundary found by extract.Source.Split). Done means every row of the
+// range is written or rejected. An entity that reads in no order (no
+// primary key) has one range, without positions.
+type Range struct {
+	After []string `json:"after,omitempty"`
+	Until []string `json:"until,omitempty"`
+	Done  bool     `json:"done,omitempty"`
+}
+
+// MinRangeRows is the fewest rows per range when an entity's read is split
+// for parallel readers: a smaller table is read by one reader.
+const MinRangeRows = 20_000
+
+// part is one range of one entity, read by one reader.
+type part struct {
+	entity int // index in plans
+	id     int // index in the run's parts
+	r      Range
 }
 
 // batch is what one Write gets: up to 25 items, whole rows only; rowEnd
@@ -210,79 +248,102 @@ type entityState struct {
 type batch struct {
 	items  []transform.Item
 	rowEnd []bool
-	// entity, seq and position place the batch in its entity's read:
-	// batches hold the rows of one entity, numbered from 0; position is
-	// that of the batch's last row.
-	entity, seq int
-	position    []string
+	// part and seq place the batch in its part's read: batches hold the
+	// rows of one part, numbered from 0; position is that of the batch's
+	// last row.
+	part, seq int
+	position  []string
 }
 
-func newBatch() batch {
-	return batch{items: make([]transform.Item, 0, load.MaxBatchItems), rowEnd: make([]bool, 0, load.MaxBatchItems)}
+func newBatch(part, seq int) batch {
+	return batch{items: make([]transform.Item, 0, load.MaxBatchItems), rowEnd: make([]bool, 0, load.MaxBatchItems), part: part, seq: seq}
 }
 
-// progress finds, per entity, the prefix of batches all acknowledged, for
-// OnProgress. Safe for concurrent use.
+// progress finds, per part, the prefix of batches all acknowledged, and
+// reports each entity's ranges to OnProgress. Safe for concurrent use.
 type progress struct {
-	mu      sync.Mutex
-	fn      func(entity int, position []string, done bool) error
-	next    []int
-	acked   []map[int][]string
-	total   []int // batches of an entity once its read is over, else -1
-	lastPos [][]string
+	mu       sync.Mutex
+	fn       func(entity int, ranges []Range) error
+	parts    []part  // their ranges' After and Done move as batches are acknowledged
+	byEntity [][]int // ids of each entity's parts, in range order
+	next     []int   // per part, the next batch not yet acknowledged
+	acked    []map[int][]string
+	total    []int // batches of a part once its read is over, else -1
 }
 
-func newProgress(n int, fn func(int, []string, bool) error) *progress {
-	p := &progress{fn: fn, next: make([]int, n), acked: make([]map[int][]string, n), total: make([]int, n), lastPos: make([][]string, n)}
-	for i := range p.acked {
+func newProgress(parts []part, byEntity [][]int, fn func(int, []Range) error) *progress {
+	p := &progress{fn: fn, parts: parts, byEntity: byEntity, next: make([]int, len(parts)),
+		acked: make([]map[int][]string, len(parts)), total: make([]int, len(parts))}
+	for i := range parts {
 		p.acked[i] = map[int][]string{}
 		p.total[i] = -1
 	}
 	return p
 }
 
-// ack records batch seq of entity as handled.
-func (p *progress) ack(entity, seq int, position []string) error {
+// ack records batch seq of part id as handled.
+func (p *progress) ack(id, seq int, position []string) error {
 	if p.fn == nil {
 		return nil
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.acked[entity][seq] = position
+	p.acked[id][seq] = position
 	moved := false
 	for {
-		pos, ok := p.acked[entity][p.next[entity]]
+		pos, ok := p.acked[id][p.next[id]]
 		if !ok {
 			break
 		}
-		delete(p.acked[entity], p.next[entity])
-		p.next[entity]++
-		p.lastPos[entity] = pos
+		delete(p.acked[id], p.next[id])
+		p.next[id]++
+		if pos != nil {
+			p.parts[id].r.After = pos
+		}
 		moved = true
 	}
 	if !moved {
 		return nil
 	}
-	return p.fn(entity, p.lastPos[entity], p.next[entity] == p.total[entity])
+	p.parts[id].r.Done = p.next[id] == p.total[id]
+	return p.report(p.parts[id].entity)
 }
 
-// readDone records that entity's read ended after batches batches.
-func (p *progress) readDone(entity, batches int) error {
+// readDone records that part id's read ended after batches batches.
+func (p *progress) readDone(id, batches int) error {
 	if p.fn == nil {
 		return nil
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.total[entity] = batches
-	if p.next[entity] == batches {
-		return p.fn(entity, p.lastPos[entity], true)
+	p.total[id] = batches
+	if p.next[id] == batches {
+		p.parts[id].r.Done = true
+		return p.report(p.parts[id].entity)
 	}
 	return nil
 }
 
+func (p *progress) report(entity int) error {
+	rs := make([]Range, len(p.byEntity[entity]))
+	for i, id := range p.byEntity[entity] {
+		rs[i] = p.parts[id].r
+		rs[i].After = slices.Clone(rs[i].After)
+	}
+	return p.fn(entity, rs)
+}
+
 // Run migrates the entities of plans from src, which must have begun its
-// snapshot (extract.Source.Begin), into sink. One goroutine reads and
-// transforms, entities in order; opts.Concurrency writers call sink.Write.
+// snapshot (extract.Source.Begin), into sink.
+//
+// Reading: opts.Readers goroutines read and transform. Reader 0 uses src;
+// the others open their own connections on src's snapshot
+// (extract.Source.Fork), so all read one consistent point in time. An
+// entity that reads in primary-key order (transform.Plan.WithPosition) and
+// holds at least 2×MinRangeRows rows is split into key ranges, one per
+// reader (extract.Source.Split); the parts of all entities are handed out
+// in mapping order. Writing: opts.Concurrency writers call sink.Write.
+//
 // Rows that cannot become items, and items the sink reports as failed, go
 // to opts.OnReject. Run returns the summary together with the first fatal
 // error (from PostgreSQL, the sink, or ctx's cause). When the reading stops
@@ -294,6 +355,7 @@ func Run(ctx context.Context, src *extract.Source, m *mapping.Mapping, plans []*
 	if conc <= 0 {
 		conc = DefaultConcurrency
 	}
+	readers := max(opts.Readers, 1)
 	states := make([]entityState, len(plans))
 	totals := make([]int64, len(plans))
 	for i, p := range plans {
@@ -303,6 +365,50 @@ func Run(ctx context.Context, src *extract.Source, m *mapping.Mapping, plans []*
 		}
 		totals[i] = n
 	}
+
+	// The parts: each entity's ranges as recorded (a resumed run), or
+	// split afresh.
+	var parts []part
+	var toRead []int
+	byEntity := make([][]int, len(plans))
+	for i, p := range plans {
+		if i < len(opts.Skip) && opts.Skip[i] {
+			continue
+		}
+		var rs []Range
+		if i < len(opts.Ranges) && len(opts.Ranges[i]) > 0 {
+			rs = opts.Ranges[i]
+		} else {
+			var err error
+			if rs, err = split(ctx, src, p, totals[i], readers); err != nil {
+				return nil, err
+			}
+		}
+		for _, r := range rs {
+			id := len(parts)
+			parts = append(parts, part{entity: i, id: id, r: r})
+			byEntity[i] = append(byEntity[i], id)
+			if !r.Done {
+				toRead = append(toRead, id)
+			}
+		}
+	}
+	srcs := []*extract.Source{src}
+	for len(srcs) < min(readers, len(toRead)) {
+		f, err := src.Fork(ctx)
+		if err != nil {
+			for _, f := range srcs[1:] {
+				f.Close(context.WithoutCancel(ctx))
+			}
+			return nil, fmt.Errorf("parallel reader %d of %d: %w", len(srcs)+1, readers, err)
+		}
+		srcs = append(srcs, f)
+	}
+	defer func() {
+		for _, f := range srcs[1:] {
+			f.Close(context.WithoutCancel(ctx))
+		}
+	}()
 
 	var rejectMu sync.Mutex
 	reject := func(r Reject) error {
@@ -322,10 +428,10 @@ func Run(ctx context.Context, src *extract.Source, m *mapping.Mapping, plans []*
 		}
 	}
 
-	// Stopping. The reader stops when ctx is done or a writer fails; the
-	// writers then finish the batches already read (so that the summary
-	// matches the table), unless a writer failed or WriteGrace has passed
-	// since ctx was done.
+	// Stopping. The readers stop when ctx is done, a reader fails or a
+	// writer fails; the writers then finish the batches already read (so
+	// that the summary matches the table), unless a writer failed or
+	// WriteGrace has passed since ctx was done.
 	rctx, stopReading := context.WithCancelCause(ctx)
 	defer stopReading(nil)
 	wctx, stopWriting := context.WithCancelCause(context.WithoutCancel(ctx))
@@ -341,121 +447,143 @@ func Run(ctx context.Context, src *extract.Source, m *mapping.Mapping, plans []*
 
 	var g errgroup.Group
 	batches := make(chan batch, conc)
-	prog := newProgress(len(plans), opts.OnProgress)
+	prog := newProgress(parts, byEntity, opts.OnProgress)
 	keyAttrs := [2]string{m.Table.PartitionKey, m.Table.SortKey}
+	seen := newKeySet(!opts.SkipDuplicateCheck)
+	unique := transform.KeysUnique(m, plans)
 
-	// Reader: one snapshot, entities in order. A row's items (two with a
-	// mirror) always travel in one batch, so a row is written or rejected
-	// as a whole.
-	g.Go(func() error {
-		defer close(batches)
-		cur := newBatch()
-		inBatch := make(map[[2]string]int, load.MaxBatchItems)
-		seen := newKeySet(!opts.SkipDuplicateCheck)
-		var buf []transform.Item
-		var keys [][2]string
+	// readPart reads one part with src. A row's items (two with a mirror)
+	// always travel in one batch, so a row is written or rejected as a
+	// whole.
+	type scratch struct {
+		inBatch map[[2]string]int
+		buf     []transform.Item
+		keys    [][2]string
+	}
+	readPart := func(src *extract.Source, sc *scratch, pt part) error {
+		i, p := pt.entity, plans[pt.entity]
+		st := &states[i]
+		st.started.Do(func() {
+			st.start.Store(time.Now().UnixNano())
+			if opts.Progress != nil {
+				opts.Progress.Start(p.Entity().Name, totals[i])
+			}
+		})
+		cur := newBatch(pt.id, 0)
+		clear(sc.inBatch)
 		flush := func() error {
 			if len(cur.items) == 0 {
 				return nil
 			}
 			// The batch's position is its last row's, worked out once a batch.
 			last := cur.items[len(cur.items)-1]
-			cur.position = plans[last.Entity].Position(last.Row)
+			cur.position = p.Position(last.Row)
 			select {
 			case batches <- cur:
 			case <-wctx.Done():
 				return context.Cause(wctx)
 			}
-			cur = batch{items: make([]transform.Item, 0, load.MaxBatchItems), rowEnd: make([]bool, 0, load.MaxBatchItems),
-				entity: cur.entity, seq: cur.seq + 1}
-			clear(inBatch)
+			cur = newBatch(pt.id, cur.seq+1)
+			clear(sc.inBatch)
 			return nil
 		}
-		var err error
-		for i, p := range plans {
-			if i < len(opts.Skip) && opts.Skip[i] {
-				continue
-			}
-			st := &states[i]
-			st.start.Store(time.Now().UnixNano())
-			if opts.Progress != nil {
-				opts.Progress.Start(p.Entity().Name, totals[i])
-			}
-			cur.entity, cur.seq = i, 0
-			err = src.Stream(rctx, p.Entity().Name, p.Query(), func(values []any) error {
-				st.rows.Add(1)
-				var err error
-				buf, err = p.Items(values, buf[:0])
-				if err != nil {
-					var re *transform.RowError
-					if !errors.As(err, &re) {
-						return err
-					}
-					advance(i, 1)
-					return reject(Reject{Entity: re.Entity, SourceKey: re.SourceKey, Column: re.Column, Reason: re.Reason})
-				}
-				if len(cur.items)+len(buf) > load.MaxBatchItems {
-					if err := flush(); err != nil {
-						return err
-					}
-				}
-				// A row is checked whole before any of its keys is
-				// remembered, so a rejected row leaves no trace.
-				// BatchWriteItem refuses two puts of one key, and writing
-				// them in turn would silently keep only the last.
-				keys = keys[:0]
-				for _, it := range buf {
-					k := itemKey(it.Attrs, keyAttrs)
-					reason := ""
-					switch {
-					case slices.Contains(keys, k):
-						reason = "duplicate primary key: the row's own items (a mirror of itself) have the same key"
-					case inBatch[k] > 0:
-						prev := cur.items[inBatch[k]-1]
-						reason = fmt.Sprintf("duplicate primary key: row %s of entity %s produces the same item key",
-							transform.FormatSourceKey(plans[prev.Entity].SourceKey(prev.Row)), plans[prev.Entity].Entity().Name)
-					case seen.has(k):
-						reason = "duplicate primary key: an earlier row produced the same item key"
-					}
-					if reason != "" {
-						advance(i, 1)
-						return reject(Reject{Entity: p.Entity().Name, SourceKey: p.SourceKey(values), ItemKey: keyMap(k, keyAttrs), Reason: reason})
-					}
-					keys = append(keys, k)
-				}
-				for _, k := range keys {
-					seen.add(k)
-				}
-				for j, it := range buf {
-					inBatch[keys[j]] = len(cur.items) + 1 // 0 means absent
-					cur.items = append(cur.items, it)
-					cur.rowEnd = append(cur.rowEnd, j == len(buf)-1)
-				}
-				if len(cur.items) == load.MaxBatchItems {
-					return flush()
-				}
-				return nil
-			})
-			if err != nil {
-				break
-			}
-			// Batches hold one entity's rows: hand over the last one.
-			if err = flush(); err != nil {
-				break
-			}
-			if err = prog.readDone(i, cur.seq); err != nil {
-				break
-			}
+		q := p.Query()
+		if len(q.OrderBy) > 0 {
+			q.After, q.Until = pt.r.After, pt.r.Until
 		}
+		err := src.Stream(rctx, p.Entity().Name, q, func(values []any) error {
+			st.rows.Add(1)
+			var err error
+			sc.buf, err = p.Items(values, sc.buf[:0])
+			if err != nil {
+				var re *transform.RowError
+				if !errors.As(err, &re) {
+					return err
+				}
+				advance(i, 1)
+				return reject(Reject{Entity: re.Entity, SourceKey: re.SourceKey, Column: re.Column, Reason: re.Reason})
+			}
+			if len(cur.items)+len(sc.buf) > load.MaxBatchItems {
+				if err := flush(); err != nil {
+					return err
+				}
+			}
+			// A row is checked whole before any of its keys is
+			// remembered, so a rejected row leaves no trace.
+			// BatchWriteItem refuses two puts of one key, and writing
+			// them in turn would silently keep only the last.
+			sc.keys = sc.keys[:0]
+			dup := func(k [2]string) error {
+				advance(i, 1)
+				reason := "duplicate primary key: an earlier row produced the same item key"
+				switch {
+				case slices.Contains(sc.keys, k):
+					reason = "duplicate primary key: the row's own items (a mirror of itself) have the same key"
+				case sc.inBatch[k] > 0:
+					prev := cur.items[sc.inBatch[k]-1]
+					reason = fmt.Sprintf("duplicate primary key: row %s of entity %s produces the same item key",
+						transform.FormatSourceKey(plans[prev.Entity].SourceKey(prev.Row)), plans[prev.Entity].Entity().Name)
+				}
+				return reject(Reject{Entity: p.Entity().Name, SourceKey: p.SourceKey(values), ItemKey: keyMap(k, keyAttrs), Reason: reason})
+			}
+			for _, it := range sc.buf {
+				k := itemKey(it.Attrs, keyAttrs)
+				if slices.Contains(sc.keys, k) || sc.inBatch[k] > 0 {
+					return dup(k)
+				}
+				sc.keys = append(sc.keys, k)
+			}
+			// Keys proven unique (transform.KeysUnique) need no memory.
+			if !unique[i] {
+				if k, ok := seen.addAll(sc.keys); !ok {
+					return dup(k)
+				}
+			}
+			for j, it := range sc.buf {
+				sc.inBatch[sc.keys[j]] = len(cur.items) + 1 // 0 means absent
+				cur.items = append(cur.items, it)
+				cur.rowEnd = append(cur.rowEnd, j == len(sc.buf)-1)
+			}
+			if len(cur.items) == load.MaxBatchItems {
+				return flush()
+			}
+			return nil
+		})
 		// Whatever stopped the reading, the rows read go to the writers
 		// if they still run.
 		if ferr := flush(); err == nil {
 			err = ferr
 		}
-		if err != nil && rctx.Err() != nil {
-			return context.Cause(rctx)
+		if err == nil {
+			err = prog.readDone(pt.id, cur.seq)
 		}
 		return err
+	}
+
+	// Readers: parts handed out in order; the first error stops them all.
+	var rg errgroup.Group
+	var nextPart atomic.Int64
+	for _, rs := range srcs {
+		rg.Go(func() error {
+			sc := &scratch{inBatch: make(map[[2]string]int, load.MaxBatchItems)}
+			for {
+				k := int(nextPart.Add(1)) - 1
+				if k >= len(toRead) {
+					return nil
+				}
+				if err := readPart(rs, sc, parts[toRead[k]]); err != nil {
+					if rctx.Err() != nil {
+						err = context.Cause(rctx)
+					}
+					stopReading(err)
+					return err
+				}
+			}
+		})
+	}
+	g.Go(func() error {
+		defer close(batches)
+		return rg.Wait()
 	})
 
 	// Writers: exactly conc of them on one channel.
@@ -502,7 +630,7 @@ func Run(ctx context.Context, src *extract.Source, m *mapping.Mapping, plans []*
 					st.lastAck.Store(now)
 					advance(it.Entity, 1)
 				}
-				if err := prog.ack(b.entity, b.seq, b.position); err != nil {
+				if err := prog.ack(b.part, b.seq, b.position); err != nil {
 					return fail(err)
 				}
 			}
@@ -525,6 +653,27 @@ func Run(ctx context.Context, src *extract.Source, m *mapping.Mapping, plans []*
 	return sum, err
 }
 
+// split returns the ranges of p's read: one per reader when p reads in
+// primary-key order and holds enough rows, else one.
+func split(ctx context.Context, src *extract.Source, p *transform.Plan, rows int64, readers int) ([]Range, error) {
+	q := p.Query()
+	n := int(min(int64(readers), rows/MinRangeRows))
+	if len(q.OrderBy) == 0 || n < 2 {
+		return []Range{{After: q.After}}, nil
+	}
+	bounds, err := src.Split(ctx, q, n, rows)
+	if err != nil {
+		return nil, err
+	}
+	rs := make([]Range, 0, len(bounds)+1)
+	after := q.After
+	for _, b := range bounds {
+		rs = append(rs, Range{After: after, Until: b})
+		after = b
+	}
+	return append(rs, Range{After: after}), nil
+}
+
 // keySet remembers a 64-bit hash of every primary key written in a run, to
 // catch two rows that render one key. It is an open-addressing table of
 // hashes (linear probing, at most 3/4 full): 8 to 16 bytes per item, about
@@ -533,6 +682,7 @@ func Run(ctx context.Context, src *extract.Source, m *mapping.Mapping, plans []*
 // (1 in 36 million for 1M items); the later row would then be rejected as
 // a duplicate, not lost.
 type keySet struct {
+	mu    sync.Mutex
 	on    bool
 	h     maphash.Hash
 	slots []uint64 // 0 marks an empty slot
@@ -557,12 +707,40 @@ func (s *keySet) sum(k [2]string) uint64 {
 	return s.h.Sum64() | 1
 }
 
-// has reports whether k was added before (always false when disabled).
-func (s *keySet) has(k [2]string) bool {
+// addAll records the keys of one row, all or none: it returns the first
+// key added before, and false, or true when none was. Always true when
+// disabled. Safe for concurrent use.
+func (s *keySet) addAll(keys [][2]string) ([2]string, bool) {
 	if !s.on {
-		return false
+		return [2]string{}, true
 	}
-	v := s.sum(k)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, k := range keys {
+		if s.has(s.sum(k)) {
+			return k, false
+		}
+	}
+	for _, k := range keys {
+		if s.insert(s.sum(k)) {
+			continue
+		}
+		s.n++
+		if s.n*4 > len(s.slots)*3 {
+			old := s.slots
+			s.slots = make([]uint64, 2*len(old))
+			for _, v := range old {
+				if v != 0 {
+					s.insert(v)
+				}
+			}
+		}
+	}
+	return [2]string{}, true
+}
+
+// has reports whether hash v is in the table.
+func (s *keySet) has(v uint64) bool {
 	mask := uint64(len(s.slots) - 1)
 	for i := v & mask; ; i = (i + 1) & mask {
 		switch s.slots[i] {
@@ -570,26 +748,6 @@ func (s *keySet) has(k [2]string) bool {
 			return true
 		case 0:
 			return false
-		}
-	}
-}
-
-// add records k.
-func (s *keySet) add(k [2]string) {
-	if !s.on {
-		return
-	}
-	if s.insert(s.sum(k)) {
-		return
-	}
-	s.n++
-	if s.n*4 > len(s.slots)*3 {
-		old := s.slots
-		s.slots = make([]uint64, 2*len(old))
-		for _, v := range old {
-			if v != 0 {
-				s.insert(v)
-			}
 		}
 	}
 }

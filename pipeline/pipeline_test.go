@@ -3,6 +3,7 @@ package pipeline_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -181,5 +182,64 @@ func TestRunStopsWhenRejectsCannotBeRecorded(t *testing.T) {
 	})
 	if err == nil || err.Error() != "disk full" {
 		t.Fatalf("Run error = %v, want the callback's", err)
+	}
+}
+
+// Parallel readers split a large table into primary-key ranges (a
+// composite key here) and read them on other connections, all from the
+// snapshot the run began with: rows deleted and inserted once reading has
+// begun change nothing, on any reader. Every row is read exactly once.
+func TestParallelReadersShareOneSnapshot(t *testing.T) {
+	url := testenv.NewDatabase(t)
+	testenv.Exec(t, url, `CREATE TABLE c (g integer, id integer, PRIMARY KEY (g, id));
+		INSERT INTO c SELECT i % 3, i FROM generate_series(1, 60000) i;`)
+	ctx := context.Background()
+	m, err := mapping.Parse("c.yaml", []byte("table: {name: ccc}\nentities:\n  C:\n    source: {table: c}\n    pk: C#${g}\n    sk: C#${id}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := extract.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close(ctx)
+	plans, err := pipeline.Prepare(ctx, src, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plans[0].WithPosition(nil)
+	if err := src.Begin(ctx); err != nil {
+		t.Fatal(err)
+	}
+	writer := testenv.Connect(t, url)
+	hook := &startHook{hook: func() {
+		if _, err := writer.Exec(ctx, "DELETE FROM c; INSERT INTO c SELECT 9, generate_series(1, 100)"); err != nil {
+			t.Error(err)
+		}
+	}}
+	var last []pipeline.Range
+	sink := &recordSink{}
+	sum, err := pipeline.Run(ctx, src, m, plans, sink, pipeline.Options{Concurrency: 2, Readers: 3, Progress: hook,
+		OnProgress: func(_ int, rs []pipeline.Range) error { last = rs; return nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]int{}
+	for _, it := range sink.items {
+		seen[testenv.CanonicalItem(it.Attrs)]++
+	}
+	if len(seen) != 60000 || len(sink.items) != 60000 {
+		t.Errorf("%d items, %d distinct; want the 60000 rows of the snapshot once each", len(sink.items), len(seen))
+	}
+	if e := sum.Entities[0]; e.Rows != 60000 || e.Written != 60000 {
+		t.Errorf("summary %+v, want 60000 read and written", e)
+	}
+	if len(last) != 3 {
+		t.Fatalf("ranges %v, want 3 (one per reader)", last)
+	}
+	for i, r := range last {
+		if !r.Done || (i < 2) != (r.Until != nil) || (i == 1 && slices.Compare(r.Until, last[0].Until) <= 0) {
+			t.Errorf("range %d = %+v: want done, ending after range %d, open-ended only last", i, r, i-1)
+		}
 	}
 }

@@ -31,6 +31,9 @@ type Sources struct {
 	DuplicateKeys [][]extract.UniqueKey
 	// Aggregate holds the columns of each aggregate's child source.
 	Aggregate map[string][]extract.Column
+	// Unique holds the unique keys of the entity's own source (a table's
+	// primary key and unique indexes), for KeysUnique.
+	Unique []extract.UniqueKey
 }
 
 // chosenAttr is a column that becomes an attribute.

@@ -98,6 +98,8 @@ type Plan struct {
 	joins   []joinPlan
 	ids     []idPlan
 	query   extract.Query
+	// unique: the source's unique keys (Sources.Unique).
+	unique []extract.UniqueKey
 }
 
 type attrPlan struct {
@@ -154,6 +156,7 @@ func Compile(m *mapping.Mapping, index int, srcs Sources) (*Plan, error) {
 
 	p := &Plan{entity: e, index: index, typeAttr: m.TypeAttribute,
 		typeVal: &types.AttributeValueMemberS{Value: e.Type}, srcCols: cols}
+	p.unique = srcs.Unique
 	need := map[string]bool{}
 	knownNeeded := func(path, col string) bool {
 		if known(path, col) {
