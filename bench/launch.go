@@ -1,0 +1,108 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Peak RSS needs a small parent. On Linux a child's ru_maxrss is at least
+// its parent's peak RSS at the moment of the fork (exec records the old
+// address space's high-water mark, and Go forks with CLONE_VM), so a child
+// of this process, which holds the items of (b), would report gigabytes.
+// measured processes are therefore started by a launcher: this binary
+// again, in launcher mode, with a fresh address space of a few MB.
+
+// launcherEnv selects launcher mode: run the command in os.Args[1:] and
+// print a launchResult as JSON on stdout.
+const launcherEnv = "PG2DYNAMO_BENCH_LAUNCHER"
+
+// launchResult is what the launcher reports of the process it ran.
+type launchResult struct {
+	Wall        time.Duration
+	User, Sys   time.Duration
+	MaxRSSKB    int64
+	LauncherKB  int64 // the launcher's own peak RSS when it started the child: a floor of MaxRSSKB
+	ExitCode    int
+	Stdout      string
+	StartErr    string
+	ProcessName string
+}
+
+// runLauncher is main in launcher mode.
+func runLauncher(args []string) {
+	res := launchResult{ProcessName: args[0], LauncherKB: selfHWM()}
+	cmd := exec.Command(args[0], args[1:]...)
+	var out bytes.Buffer
+	cmd.Stdout = &out
+	cmd.Stderr = os.Stderr
+	start := time.Now()
+	err := cmd.Run()
+	res.Wall = time.Since(start)
+	res.Stdout = out.String()
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+	case errors.As(err, &ee):
+		res.ExitCode = ee.ExitCode()
+	default:
+		res.StartErr = err.Error()
+	}
+	if cmd.ProcessState != nil {
+		ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+		res.User = time.Duration(ru.Utime.Nano())
+		res.Sys = time.Duration(ru.Stime.Nano())
+		res.MaxRSSKB = ru.Maxrss
+	}
+	if err := json.NewEncoder(os.Stdout).Encode(res); err != nil {
+		os.Exit(1)
+	}
+}
+
+// launch runs args through the launcher and returns what it measured.
+func launch(args ...string) (launchResult, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return launchResult{}, err
+	}
+	cmd := exec.Command(self, args...)
+	cmd.Env = append(os.Environ(), launcherEnv+"=1")
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return launchResult{}, fmt.Errorf("launcher: %w", err)
+	}
+	var res launchResult
+	if err := json.Unmarshal(out, &res); err != nil {
+		return launchResult{}, fmt.Errorf("launcher output: %w", err)
+	}
+	if res.StartErr != "" {
+		return res, fmt.Errorf("start %s: %s", args[0], res.StartErr)
+	}
+	return res, nil
+}
+
+// selfHWM returns this process's peak RSS in KB (VmHWM), or 0.
+func selfHWM() int64 {
+	f, err := os.Open("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if rest, ok := strings.CutPrefix(sc.Text(), "VmHWM:"); ok {
+			n, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+			return n
+		}
+	}
+	return 0
+}
