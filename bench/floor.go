@@ -201,8 +201,13 @@ func loadFloor(ctx context.Context, root string, m *mapping.Mapping, fi *floorIt
 			}
 		})
 	}
+	stopLog := logEvery(30*time.Second, func(elapsed time.Duration) {
+		n := min(next.Load(), int64(len(fi.batches)))
+		log.Printf("  (b) %d of %d batches sent (%s)", n, len(fi.batches), elapsed.Round(time.Second))
+	})
 	err = g.Wait()
 	wall := time.Since(start)
+	stopLog()
 	if prof != nil {
 		pprof.StopCPUProfile()
 	}
@@ -225,4 +230,28 @@ func selfCPU() time.Duration {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// logEvery calls fn every interval until the returned function is called;
+// that function returns once fn is no longer running.
+func logEvery(interval time.Duration, fn func(elapsed time.Duration)) (stop func()) {
+	start := time.Now()
+	done, exited := make(chan struct{}), make(chan struct{})
+	t := time.NewTicker(interval)
+	go func() {
+		defer close(exited)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				fn(time.Since(start))
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		<-exited
+	}
 }

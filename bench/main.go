@@ -319,7 +319,9 @@ func migrate(bin, key, name string, rows int64, profile string, args ...string) 
 	full = append(full, "migrate")
 	full = append(full, args...)
 	log.Printf("(%s) %s", key, name)
+	stopLog := logEvery(time.Minute, func(elapsed time.Duration) { log.Printf("  (%s) running (%s)", key, elapsed.Round(time.Second)) })
 	lr, err := launch(full...)
+	stopLog()
 	if err != nil {
 		return result{}, err
 	}
@@ -392,29 +394,17 @@ func loadFixture(ctx context.Context, admin *pgx.Conn, adminURL, db string, rows
 	scale := float64(rows) / 22020 // rows per unit of scale: 20 orgs, 2,000 users, 20,000 tickets
 	log.Printf("loading the tickets fixture into %s: %d source rows (scale %.2f)", db, rows, scale)
 	start := time.Now()
-	done := make(chan struct{})
-	progressDone := make(chan struct{})
-	go func() { // the admin connection is free while Load runs
-		defer close(progressDone)
-		t := time.NewTicker(15 * time.Second)
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-t.C:
-				var table string
-				var n int64
-				err := admin.QueryRow(ctx, "SELECT relid::regclass::text, tuples_processed FROM pg_stat_progress_copy WHERE datname = $1", db).Scan(&table, &n)
-				if err == nil {
-					log.Printf("  %s: copying %s, %d rows (%s)", db, table, n, time.Since(start).Round(time.Second))
-				}
-			}
+	// The admin connection is free while Load runs.
+	stopLog := logEvery(15*time.Second, func(elapsed time.Duration) {
+		var table string
+		var n int64
+		err := admin.QueryRow(ctx, "SELECT relid::regclass::text, tuples_processed FROM pg_stat_progress_copy WHERE datname = $1", db).Scan(&table, &n)
+		if err == nil {
+			log.Printf("  %s: copying %s, %d rows (%s)", db, table, n, elapsed.Round(time.Second))
 		}
-	}()
+	})
 	f.counts, err = fixtures.Load(ctx, conn, "tickets", scale, 1)
-	close(done)
-	<-progressDone
+	stopLog()
 	if err != nil {
 		return nil, err
 	}

@@ -82,7 +82,7 @@ func render(r *report) string {
 	for _, s := range r.reading() {
 		p("- %s\n", s)
 	}
-	p(`
+	b.WriteString(`
 How it is measured (this part does not depend on the run):
 
 - (a) runs each entity's query exactly as migrate builds it (its columns, in
@@ -103,9 +103,10 @@ How it is measured (this part does not depend on the run):
   bench process, which holds the items of (b), pg2dynamo would report
   gigabytes. The launcher's own peak is the floor of these figures (see
   above).
-- dynalite is a single-threaded node process keeping the table in memory,
-  not DynamoDB: the ratios to the floors are what carries over, not the
-  absolute rates. pg2dynamo, PostgreSQL and dynalite share the machine's
+- dynalite is a node process keeping the table in memory, not DynamoDB: it
+  runs its JavaScript on one thread (node's garbage collector and I/O threads
+  can take it past 100% of one CPU). The ratios to the floors are what
+  carries over, not the absolute rates. pg2dynamo, PostgreSQL and dynalite share the machine's
   CPUs in (c), as the loader and dynalite do in (b).
 - The CPU profiles add a signal and a stack walk per 10 ms of CPU to every
   profiled process; ` + "`go run ./bench -profile=false`" + ` measures without them.
