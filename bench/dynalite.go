@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"os"
@@ -19,9 +20,10 @@ import (
 type dynalite struct {
 	endpoint string
 	cmd      *exec.Cmd
+	exited   chan struct{} // closed once the process is reaped
 }
 
-func startDynalite(root string) (*dynalite, error) {
+func startDynalite(ctx context.Context, root string) (*dynalite, error) {
 	cli := filepath.Join(root, "node_modules", "dynalite", "cli.js")
 	if _, err := os.Stat(cli); err != nil {
 		return nil, fmt.Errorf("dynalite is not installed (make bench runs npm ci; or run it in %s): %w", root, err)
@@ -36,30 +38,40 @@ func startDynalite(root string) (*dynalite, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start dynalite: %w", err)
 	}
+	d := &dynalite{endpoint: "http://127.0.0.1:" + strconv.Itoa(port), cmd: cmd, exited: make(chan struct{})}
+	go func() {
+		_ = cmd.Wait()
+		close(d.exited)
+	}()
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-	for deadline := time.Now().Add(20 * time.Second); ; {
+	deadline := time.After(20 * time.Second)
+	for {
 		c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
 		if err == nil {
 			c.Close()
-			break
+			return d, nil
 		}
-		if time.Now().After(deadline) {
-			_ = cmd.Process.Kill()
-			_ = cmd.Wait()
+		select {
+		case <-ctx.Done():
+			d.stop()
+			return nil, ctx.Err()
+		case <-d.exited:
+			return nil, fmt.Errorf("dynalite exited before listening: %s", cmd.ProcessState)
+		case <-deadline:
+			d.stop()
 			return nil, fmt.Errorf("dynalite did not listen on %s within 20s", addr)
+		case <-time.After(50 * time.Millisecond):
 		}
-		time.Sleep(50 * time.Millisecond)
 	}
-	return &dynalite{endpoint: "http://" + addr, cmd: cmd}, nil
 }
 
 // stop kills the server and returns the CPU time it used (user + system).
 func (d *dynalite) stop() time.Duration {
 	_ = d.cmd.Process.Kill()
-	_ = d.cmd.Wait()
-	if d.cmd.ProcessState == nil {
+	<-d.exited
+	ru, ok := d.cmd.ProcessState.SysUsage().(*syscall.Rusage)
+	if !ok {
 		return 0
 	}
-	ru := d.cmd.ProcessState.SysUsage().(*syscall.Rusage)
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -147,7 +147,7 @@ func buildItems(ctx context.Context, srcURL string, m *mapping.Mapping) (*floorI
 // nothing else. Only that loop is timed (and profiled, into profilePath
 // if not empty).
 func loadFloor(ctx context.Context, root string, m *mapping.Mapping, fi *floorItems, conc int, profilePath string) (result, error) {
-	d, err := startDynalite(root)
+	d, err := startDynalite(ctx, root)
 	if err != nil {
 		return result{}, err
 	}

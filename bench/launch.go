@@ -3,11 +3,13 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
+	"os/signal"
 	"strconv"
 	"strings"
 	"syscall"
@@ -44,8 +46,21 @@ func runLauncher(args []string) {
 	var out bytes.Buffer
 	cmd.Stdout = &out
 	cmd.Stderr = os.Stderr
+	// Interrupts reach the child (which stops cleanly) through the
+	// launcher, whether they were sent to the process group or to the
+	// bench alone (launch's context).
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	start := time.Now()
-	err := cmd.Run()
+	err := cmd.Start()
+	if err == nil {
+		go func() {
+			for sig := range sigs {
+				_ = cmd.Process.Signal(sig)
+			}
+		}()
+		err = cmd.Wait()
+	}
 	res.Wall = time.Since(start)
 	res.Stdout = out.String()
 	var ee *exec.ExitError
@@ -68,12 +83,16 @@ func runLauncher(args []string) {
 }
 
 // launch runs args through the launcher and returns what it measured.
-func launch(args ...string) (launchResult, error) {
+// When ctx is done, the process is interrupted (SIGINT), then killed if it
+// has not stopped within a minute.
+func launch(ctx context.Context, args ...string) (launchResult, error) {
 	self, err := os.Executable()
 	if err != nil {
 		return launchResult{}, err
 	}
-	cmd := exec.Command(self, args...)
+	cmd := exec.CommandContext(ctx, self, args...)
+	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
+	cmd.WaitDelay = time.Minute
 	cmd.Env = append(os.Environ(), launcherEnv+"=1")
 	cmd.Stderr = os.Stderr
 	out, err := cmd.Output()

@@ -70,7 +70,9 @@ func main() {
 	flag.Parse()
 	log.SetFlags(log.Ltime)
 	flag.Visit(func(f *flag.Flag) {
-		if f.Name != "pg" && f.Name != "out" {
+		switch f.Name {
+		case "pg", "out", "db", "profile-dir": // no bearing on the figures
+		default:
 			cfg.args += fmt.Sprintf(" -%s %s", f.Name, f.Value)
 		}
 	})
@@ -225,11 +227,11 @@ func run(ctx context.Context, cfg config) error {
 
 	common := []string{"--mapping", mappingFile, "--source", rep.fix.url, "--progress", "none", "--rejects", os.DevNull,
 		"--checkpoint", filepath.Join(outDir, "checkpoint.json")}
-	dyn, err := startDynalite(root)
+	dyn, err := startDynalite(ctx, root)
 	if err != nil {
 		return err
 	}
-	c, err := migrate(bin, "c", fmt.Sprintf("pg2dynamo migrate, end to end, %d writers", cfg.conc), rep.fix.rows, profile("c"),
+	c, err := migrate(ctx, bin, "c", fmt.Sprintf("pg2dynamo migrate, end to end, %d writers", cfg.conc), rep.fix.rows, profile("c"),
 		append(common, "--endpoint-url", dyn.endpoint, "--create-table", "--no-verify", "--concurrency", strconv.Itoa(cfg.conc))...)
 	c.dynCPU = dyn.stop()
 	if err != nil {
@@ -239,7 +241,7 @@ func run(ctx context.Context, cfg config) error {
 		return fmt.Errorf("(c) wrote %d items, (b) %d: the floor does not write what migrate writes", c.items, b.items)
 	}
 	rep.c = &c
-	d, err := migrate(bin, "d", "pg2dynamo migrate --sink null (extract + transform)", rep.fix.rows, profile("d"),
+	d, err := migrate(ctx, bin, "d", "pg2dynamo migrate --sink null (extract + transform)", rep.fix.rows, profile("d"),
 		append(common, "--sink", "null")...)
 	if err != nil {
 		return err
@@ -265,7 +267,7 @@ func run(ctx context.Context, cfg config) error {
 		}
 		flatArgs := []string{"--mapping", mappingFile, "--source", rep.flat.url, "--progress", "none", "--rejects", os.DevNull,
 			"--checkpoint", filepath.Join(outDir, "checkpoint.json"), "--sink", "null"}
-		e, err := migrate(bin, "e", "pg2dynamo migrate --sink null, larger fixture", rep.flat.rows, profile("e"), flatArgs...)
+		e, err := migrate(ctx, bin, "e", "pg2dynamo migrate --sink null, larger fixture", rep.flat.rows, profile("e"), flatArgs...)
 		if err != nil {
 			return err
 		}
@@ -273,7 +275,7 @@ func run(ctx context.Context, cfg config) error {
 		// Peak RSS over the target at scale: measure how much of it is the
 		// duplicate check's key set (8 to 16 bytes per item).
 		if e.rssKB > rssTargetKB {
-			e2, err := migrate(bin, "e2", "(e) with --no-duplicate-check", rep.flat.rows, "", append(flatArgs, "--no-duplicate-check")...)
+			e2, err := migrate(ctx, bin, "e2", "(e) with --no-duplicate-check", rep.flat.rows, "", append(flatArgs, "--no-duplicate-check")...)
 			if err != nil {
 				return err
 			}
@@ -311,7 +313,7 @@ func run(ctx context.Context, cfg config) error {
 
 // migrate runs pg2dynamo (with --cpuprofile if profile is set) through
 // the launcher and reads the items it wrote from its summary.
-func migrate(bin, key, name string, rows int64, profile string, args ...string) (result, error) {
+func migrate(ctx context.Context, bin, key, name string, rows int64, profile string, args ...string) (result, error) {
 	full := []string{bin}
 	if profile != "" {
 		full = append(full, "--cpuprofile", profile)
@@ -320,7 +322,7 @@ func migrate(bin, key, name string, rows int64, profile string, args ...string) 
 	full = append(full, args...)
 	log.Printf("(%s) %s", key, name)
 	stopLog := logEvery(time.Minute, func(elapsed time.Duration) { log.Printf("  (%s) running (%s)", key, elapsed.Round(time.Second)) })
-	lr, err := launch(full...)
+	lr, err := launch(ctx, full...)
 	stopLog()
 	if err != nil {
 		return result{}, err
