@@ -15,6 +15,9 @@ test:
 demo:
 	./scripts/demo.sh
 
-# Measure pg2dynamo against its floors (see bench/main.go); rewrites BENCHMARKS.md.
+# Measure pg2dynamo against its floors (see bench/main.go); rewrites
+# BENCHMARKS.md. Installs the pinned dynalite (npm ci) if missing. Flags:
+# make bench BENCH_FLAGS="-rows 200000 -flat-rows 0" (go run ./bench -h).
+BENCH_FLAGS ?=
 bench:
-	go run ./bench
+	./scripts/bench.sh $(BENCH_FLAGS)

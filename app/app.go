@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"syscall"
 
 	"github.com/urfave/cli/v2"
@@ -128,6 +129,7 @@ func isUsage(err error) bool {
 }
 
 func newApp(stdout, stderr io.Writer) *cli.App {
+	var stopProfile func() error
 	return &cli.App{
 		Name:  "pg2dynamo",
 		Usage: "move a normalized PostgreSQL database into a DynamoDB single-table design",
@@ -155,7 +157,52 @@ from the source; 130 interrupted.`,
 			return cli.ShowAppHelp(c)
 		},
 		Commands: commands(migrateCommand(), verifyCommand(), diffCommand(), planCommand(), fixturesCommand()),
+		Flags:    []cli.Flag{cpuProfileFlag},
+		// The profile covers the whole command; After runs however the
+		// command ends (success, error, usage error, interruption).
+		Before: func(c *cli.Context) (err error) {
+			stopProfile, err = startCPUProfile(c.Path("cpuprofile"))
+			return err
+		},
+		After: func(*cli.Context) error {
+			if stopProfile == nil {
+				return nil
+			}
+			stop := stopProfile
+			stopProfile = nil
+			return stop()
+		},
 	}
+}
+
+// cpuProfileFlag is a hidden global flag for measuring (make bench):
+// pg2dynamo --cpuprofile FILE migrate ...
+var cpuProfileFlag = &cli.PathFlag{
+	Name: "cpuprofile", Hidden: true, TakesFile: true,
+	Usage: "write a CPU profile (runtime/pprof) of the whole command to `FILE`",
+}
+
+// startCPUProfile starts profiling into path, if not empty, and returns
+// the function that stops it and closes the file.
+func startCPUProfile(path string) (func() error, error) {
+	if path == "" {
+		return nil, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, usageError{fmt.Errorf("--cpuprofile: %w", err)}
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("--cpuprofile: %w", err)
+	}
+	return func() error {
+		pprof.StopCPUProfile()
+		if err := f.Close(); err != nil {
+			return fmt.Errorf("--cpuprofile: %w", err)
+		}
+		return nil
+	}, nil
 }
 
 // onUsageError turns urfave/cli's flag errors into exit code 2, with a

@@ -1,265 +1,521 @@
 // Command bench measures pg2dynamo against the floors of its source and its
 // target, side by side in one run (make bench, or go run ./bench):
 //
-//	(a) extraction floor: COPY (SELECT * FROM t) TO STDOUT of the same tables into io.Discard;
-//	(b) load floor: a minimal BatchWriteItem loader writing pre-built items, same concurrency, fresh dynalite;
+//	(a) extraction floor: COPY (…) TO STDOUT of the queries migrate runs, into io.Discard;
+//	(b) load floor: a minimal BatchWriteItem loader writing the items (c) writes,
+//	    pre-built by migrate's own code path, same concurrency, fresh dynalite;
 //	(c) pg2dynamo migrate end to end, fresh dynalite;
-//	(d) pg2dynamo migrate into the null sink (extract and transform only).
+//	(d) pg2dynamo migrate into the null sink (extract and transform only);
+//	(e) (d) again on a larger fixture (-flat-rows, default 10M source rows),
+//	    to show whether peak RSS stays flat with table size.
 //
 // It prints items/s for each, the ratios c/b and d/a, pg2dynamo's own CPU
 // seconds per million items (getrusage of its process, apart from
-// PostgreSQL and dynalite) and its peak RSS, and rewrites BENCHMARKS.md.
+// PostgreSQL and dynalite), its peak RSS, where the CPU goes (CPU
+// profiles of (b) to (e), kept in -profile-dir), and rewrites
+// BENCHMARKS.md with the figures and each target met or missed.
 package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"log"
+	"net/url"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
+	"regexp"
 	"runtime"
+	"runtime/debug"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/jackc/pgx/v5"
-	"golang.org/x/sync/errgroup"
 
 	"github.com/pg2dynamo/pg2dynamo/fixtures"
 	"github.com/pg2dynamo/pg2dynamo/internal/testenv"
-	"github.com/pg2dynamo/pg2dynamo/load"
+	"github.com/pg2dynamo/pg2dynamo/mapping"
 )
 
+type config struct {
+	rows, flatRows int
+	conc           int
+	adminURL       string
+	db             string
+	out            string
+	profileDir     string
+	profile        bool
+	args           string // the command line, for the report
+}
+
 func main() {
-	rows := flag.Int("rows", 1_000_000, "source rows (the tickets fixture: orgs, users, tickets)")
-	conc := flag.Int("concurrency", 8, "writers, for (b) and (c)")
-	pg := flag.String("pg", "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable", "PostgreSQL admin URL")
-	out := flag.String("out", "BENCHMARKS.md", "file to rewrite with the results")
+	if os.Getenv(launcherEnv) != "" {
+		runLauncher(os.Args[1:])
+		return
+	}
+	var cfg config
+	flag.IntVar(&cfg.rows, "rows", 1_000_000, "source rows of the tickets fixture (orgs, users, tickets) for (a) to (d)")
+	flag.IntVar(&cfg.flatRows, "flat-rows", 10_000_000, "source rows of the larger fixture for (e), migrate --sink null (0: skip (e))")
+	flag.IntVar(&cfg.conc, "concurrency", 8, "writers, for (b) and (c)")
+	flag.StringVar(&cfg.adminURL, "pg", testenv.AdminURL(), "PostgreSQL admin URL (databases are created and dropped through it)")
+	flag.StringVar(&cfg.db, "db", "pg2dynamo_bench", "name of the bench database (dropped and re-created; (e) uses NAME_flat); dropped at the end")
+	flag.StringVar(&cfg.out, "out", "BENCHMARKS.md", "file to rewrite with the results (empty: print only)")
+	flag.StringVar(&cfg.profileDir, "profile-dir", "bench-out", "directory for the pg2dynamo binary, the CPU profiles and their pprof reports")
+	flag.BoolVar(&cfg.profile, "profile", true, "run (b) to (e) with a CPU profile (pprof)")
 	flag.Parse()
-	log.SetFlags(0)
-	if err := run(*rows, *conc, *pg, *out); err != nil {
+	log.SetFlags(log.Ltime)
+	flag.Visit(func(f *flag.Flag) {
+		switch f.Name {
+		case "pg", "out", "db", "profile-dir": // no bearing on the figures
+		default:
+			cfg.args += fmt.Sprintf(" -%s %s", f.Name, f.Value)
+		}
+	})
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, cfg); err != nil {
 		log.Fatalf("bench: %v", err)
 	}
 }
 
+// result is one measurement.
 type result struct {
-	name       string
-	items      int64
-	wall       time.Duration
-	cpu        time.Duration // pg2dynamo's own, for (c) and (d)
-	maxRSSKB   int64
-	perSecond  float64
-	cpuPerMill float64
+	key   string // a, b, c, d, e, e2
+	name  string
+	rows  int64 // source rows (of the fixture measured)
+	items int64
+	wall  time.Duration
+	// cpu is the Go process's own CPU time: pg2dynamo's for (c) to (e),
+	// the bench loader's for (b).
+	cpu      time.Duration
+	rssKB    int64         // pg2dynamo's peak RSS, (c) to (e)
+	floorKB  int64         // the launcher's own peak RSS (a floor of rssKB)
+	dynCPU   time.Duration // dynalite's CPU time, (b) and (c)
+	gcCycles int           // (b): GC cycles of the bench process during the loop
+	profile  string        // CPU profile, if any
+	prof     *profileSummary
 }
 
-func run(rows, conc int, adminURL, outFile string) error {
-	ctx := context.Background()
-	os.Setenv("AWS_ACCESS_KEY_ID", "bench")
-	os.Setenv("AWS_SECRET_ACCESS_KEY", "bench")
-	os.Setenv("AWS_REGION", "us-east-1")
+func (r result) perSecond() float64 { return float64(r.items) / r.wall.Seconds() }
+
+// perMillion scales d to one million items.
+func (r result) perMillion(d time.Duration) float64 {
+	return d.Seconds() / (float64(r.items) / 1e6)
+}
+
+// fixture is one loaded bench database.
+type fixture struct {
+	db, url   string
+	rows      int64
+	counts    map[string]int64
+	load      time.Duration // fixtures.Load
+	vacuum    time.Duration // VACUUM ANALYZE
+	sizeBytes int64
+}
+
+// report is everything the run measured, for render.
+type report struct {
+	cfg                      config
+	started                  time.Time
+	took                     time.Duration
+	machine                  string
+	fix, flat                *fixture
+	flatSkipped              string
+	items                    *floorItems
+	a, b, c, d, e, e2        *result
+	transform                *benchResult
+	transformErr             string
+	mappingFile, dynaliteVer string
+	pgVersion, nodeVer       string
+	binaryInRepo             string
+}
+
+func run(ctx context.Context, cfg config) error {
+	rep := &report{cfg: cfg, started: time.Now()}
+	for k, v := range map[string]string{"AWS_ACCESS_KEY_ID": "bench", "AWS_SECRET_ACCESS_KEY": "bench", "AWS_REGION": "us-east-1", "AWS_EC2_METADATA_DISABLED": "true"} {
+		os.Setenv(k, v)
+	}
+	if cfg.rows < 1 || cfg.flatRows < 0 || cfg.conc < 1 {
+		return errors.New("-rows and -concurrency must be at least 1, -flat-rows at least 0")
+	}
 	root, err := testenv.RepoRoot()
 	if err != nil {
 		return err
 	}
-	bin := filepath.Join(os.TempDir(), "pg2dynamo-bench")
+	outDir := cfg.profileDir
+	if !filepath.IsAbs(outDir) {
+		outDir = filepath.Join(root, outDir)
+	}
+	if err := os.MkdirAll(outDir, 0o755); err != nil {
+		return err
+	}
+	rep.binaryInRepo = filepath.Join(cfg.profileDir, "pg2dynamo")
+	bin := filepath.Join(outDir, "pg2dynamo")
+	log.Printf("building %s", bin)
 	if out, err := exec.Command("go", "build", "-o", bin, root).CombinedOutput(); err != nil {
 		return fmt.Errorf("go build: %v\n%s", err, out)
 	}
+	mappingFile := filepath.Join(root, "fixtures", "mappings", "tickets.yaml")
+	rep.mappingFile = "fixtures/mappings/tickets.yaml"
+	m, err := mapping.Load(mappingFile)
+	if err != nil {
+		return err
+	}
+	rep.machine = machine()
+	rep.nodeVer, rep.dynaliteVer = nodeVersions(root)
+	profile := func(name string) string {
+		if !cfg.profile {
+			return ""
+		}
+		return filepath.Join(outDir, name+".cpu.pprof")
+	}
 
-	// The source: the tickets fixture scaled to about rows rows.
-	admin, err := pgx.Connect(ctx, adminURL)
+	// The bench databases are dropped however the run ends.
+	admin, err := pgx.Connect(ctx, cfg.adminURL)
 	if err != nil {
+		return fmt.Errorf("connect to PostgreSQL (%s): %w", cfg.adminURL, err)
+	}
+	defer admin.Close(context.Background())
+	if err := admin.QueryRow(ctx, "SHOW server_version").Scan(&rep.pgVersion); err != nil {
 		return err
 	}
-	db := "pg2dynamo_bench"
-	admin.Exec(ctx, "DROP DATABASE IF EXISTS "+db+" WITH (FORCE)")
-	if _, err := admin.Exec(ctx, "CREATE DATABASE "+db); err != nil {
-		return err
-	}
-	admin.Close(ctx)
-	srcURL := strings.Replace(adminURL, "/postgres?", "/"+db+"?", 1)
-	conn, err := pgx.Connect(ctx, srcURL)
-	if err != nil {
-		return err
-	}
-	scale := float64(rows) / 22020
-	log.Printf("loading the tickets fixture at scale %.2f", scale)
-	counts, err := fixtures.Load(ctx, conn, "tickets", scale, 1)
-	if err != nil {
-		return err
-	}
-	total := counts["orgs"] + counts["users"] + counts["tickets"]
+	created := map[string]bool{}
+	defer func() {
+		for db := range created {
+			dropDatabase(admin, db)
+		}
+	}()
+	logDisk(ctx, admin)
 
-	// (a) COPY floor.
-	start := time.Now()
-	for _, t := range []string{"orgs", "users", "tickets"} {
-		if _, err := conn.PgConn().CopyTo(ctx, io.Discard, "COPY (SELECT * FROM "+t+") TO STDOUT"); err != nil {
+	// (a) to (d) on the fixture at -rows.
+	rep.fix, err = loadFixture(ctx, admin, cfg.adminURL, cfg.db, cfg.rows, created)
+	if err != nil {
+		return err
+	}
+	log.Printf("(a) COPY of the queries migrate runs")
+	a, err := copyFloor(ctx, rep.fix.url, m)
+	if err != nil {
+		return err
+	}
+	a.name, a.rows = "COPY (…) TO STDOUT into io.Discard, the queries migrate runs (extraction floor)", rep.fix.rows
+	rep.a = &a
+
+	log.Printf("(b) building the items with migrate's code path (Prepare, Stream, Items)")
+	fi, err := buildItems(ctx, rep.fix.url, m)
+	if err != nil {
+		return err
+	}
+	log.Printf("(b) built %d items (%d bytes, avg %.0f) in %s; Go heap %.0f MB", fi.items, fi.bytes, float64(fi.bytes)/float64(fi.items),
+		fi.build.Round(time.Millisecond), fi.heapMB)
+	log.Printf("(b) writing them: %d writers, fresh dynalite", cfg.conc)
+	b, err := loadFloor(ctx, root, m, fi, cfg.conc, profile("b"))
+	if err != nil {
+		return err
+	}
+	b.name, b.rows = fmt.Sprintf("minimal BatchWriteItem loader, the same items pre-built, %d writers (load floor)", cfg.conc), rep.fix.rows
+	rep.b = &b
+	// Release them (and their pages) before pg2dynamo runs.
+	fi.batches = nil
+	rep.items = fi
+	runtime.GC()
+	debug.FreeOSMemory()
+
+	common := []string{"--mapping", mappingFile, "--source", rep.fix.url, "--progress", "none", "--rejects", os.DevNull,
+		"--checkpoint", filepath.Join(outDir, "checkpoint.json")}
+	dyn, err := startDynalite(ctx, root)
+	if err != nil {
+		return err
+	}
+	c, err := migrate(ctx, bin, "c", fmt.Sprintf("pg2dynamo migrate, end to end, %d writers", cfg.conc), rep.fix.rows, profile("c"),
+		append(common, "--endpoint-url", dyn.endpoint, "--create-table", "--no-verify", "--concurrency", strconv.Itoa(cfg.conc))...)
+	c.dynCPU = dyn.stop()
+	if err != nil {
+		return err
+	}
+	if c.items != b.items {
+		return fmt.Errorf("(c) wrote %d items, (b) %d: the floor does not write what migrate writes", c.items, b.items)
+	}
+	rep.c = &c
+	d, err := migrate(ctx, bin, "d", "pg2dynamo migrate --sink null (extract + transform)", rep.fix.rows, profile("d"),
+		append(common, "--sink", "null")...)
+	if err != nil {
+		return err
+	}
+	rep.d = &d
+	log.Printf("transform: go test -bench BenchmarkItems ./transform")
+	if rep.transform, err = transformBench(ctx, root); err != nil {
+		log.Printf("transform benchmark: %v", err)
+		rep.transformErr = err.Error()
+	}
+	dropDatabase(admin, rep.fix.db)
+	delete(created, rep.fix.db)
+
+	// (e): the null sink on the larger fixture.
+	if cfg.flatRows > 0 {
+		rep.flatSkipped = checkDisk(ctx, admin, rep.fix, cfg.flatRows)
+	} else {
+		rep.flatSkipped = "-flat-rows 0"
+	}
+	if rep.flatSkipped == "" {
+		if rep.flat, err = loadFixture(ctx, admin, cfg.adminURL, cfg.db+"_flat", cfg.flatRows, created); err != nil {
 			return err
 		}
-	}
-	a := result{name: "(a) COPY TO STDOUT into io.Discard (extraction floor)", items: total, wall: time.Since(start)}
-	conn.Close(ctx)
-
-	// (b) load floor: pre-built ~0.5 KB items, like a ticket's, fresh dynalite.
-	b, err := loadFloor(ctx, total, conc)
-	if err != nil {
-		return err
-	}
-
-	// (c) and (d): pg2dynamo as a process, measured by getrusage.
-	mappingFile := filepath.Join(root, "fixtures", "mappings", "tickets.yaml")
-	d, err := dynalite()
-	if err != nil {
-		return err
-	}
-	c, err := measure(bin, "(c) pg2dynamo migrate, end to end", total, "migrate", "--mapping", mappingFile, "--source", srcURL,
-		"--endpoint-url", d.Endpoint, "--create-table", "--no-verify", "--progress", "none", "--concurrency", fmt.Sprint(conc),
-		"--rejects", os.DevNull, "--checkpoint", filepath.Join(os.TempDir(), "bench-checkpoint.json"))
-	d.Stop()
-	if err != nil {
-		return err
-	}
-	dn, err := measure(bin, "(d) pg2dynamo migrate --sink null (extract + transform)", total, "migrate", "--mapping", mappingFile,
-		"--source", srcURL, "--sink", "null", "--progress", "none", "--rejects", os.DevNull,
-		"--checkpoint", filepath.Join(os.TempDir(), "bench-checkpoint.json"))
-	if err != nil {
-		return err
-	}
-	results := []result{a, b, c, dn}
-	for i := range results {
-		r := &results[i]
-		r.perSecond = float64(r.items) / r.wall.Seconds()
-		if r.cpu > 0 {
-			r.cpuPerMill = r.cpu.Seconds() / (float64(r.items) / 1e6)
+		flatArgs := []string{"--mapping", mappingFile, "--source", rep.flat.url, "--progress", "none", "--rejects", os.DevNull,
+			"--checkpoint", filepath.Join(outDir, "checkpoint.json"), "--sink", "null"}
+		e, err := migrate(ctx, bin, "e", "pg2dynamo migrate --sink null, larger fixture", rep.flat.rows, profile("e"), flatArgs...)
+		if err != nil {
+			return err
 		}
+		rep.e = &e
+		// Peak RSS over the target at scale: measure how much of it is the
+		// duplicate check's key set (8 to 16 bytes per item).
+		if e.rssKB > rssTargetKB {
+			e2, err := migrate(ctx, bin, "e2", "(e) with --no-duplicate-check", rep.flat.rows, "", append(flatArgs, "--no-duplicate-check")...)
+			if err != nil {
+				return err
+			}
+			rep.e2 = &e2
+		}
+		dropDatabase(admin, rep.flat.db)
+		delete(created, rep.flat.db)
+	} else {
+		log.Printf("(e) skipped: %s", rep.flatSkipped)
 	}
-	report := render(results, total, conc)
-	fmt.Print(report)
-	return os.WriteFile(outFile, []byte(report), 0o644)
-}
 
-func dynalite() (*testenv.Dynalite, error) { return testenv.StartDynalite() }
-
-// loadFloor writes n pre-built items with conc BatchWriteItem writers and
-// no retries beyond the SDK's, into a fresh dynalite.
-func loadFloor(ctx context.Context, n int64, conc int) (result, error) {
-	d, err := dynalite()
-	if err != nil {
-		return result{}, err
-	}
-	defer d.Stop()
-	client, err := load.NewClient(ctx, load.ClientConfig{EndpointURL: d.Endpoint})
-	if err != nil {
-		return result{}, err
-	}
-	table := "floor"
-	if _, err := client.CreateTable(ctx, &dynamodb.CreateTableInput{TableName: aws.String(table), BillingMode: types.BillingModePayPerRequest,
-		AttributeDefinitions: []types.AttributeDefinition{{AttributeName: aws.String("PK"), AttributeType: types.ScalarAttributeTypeS}, {AttributeName: aws.String("SK"), AttributeType: types.ScalarAttributeTypeS}},
-		KeySchema:            []types.KeySchemaElement{{AttributeName: aws.String("PK"), KeyType: types.KeyTypeHash}, {AttributeName: aws.String("SK"), KeyType: types.KeyTypeRange}}}); err != nil {
-		return result{}, err
-	}
-	body := strings.Repeat("x", 380)
-	batches := make(chan []types.WriteRequest, conc)
-	start := time.Now()
-	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() error {
-		defer close(batches)
-		var batch []types.WriteRequest
-		for i := range n {
-			batch = append(batch, types.WriteRequest{PutRequest: &types.PutRequest{Item: map[string]types.AttributeValue{
-				"PK":   &types.AttributeValueMemberS{Value: fmt.Sprintf("USER#%d", i%100000)},
-				"SK":   &types.AttributeValueMemberS{Value: fmt.Sprintf("TICKET#%019d", i)},
-				"type": &types.AttributeValueMemberS{Value: "Ticket"}, "body": &types.AttributeValueMemberS{Value: body},
-				"n": &types.AttributeValueMemberN{Value: "42"}}}})
-			if len(batch) == 25 || i == n-1 {
-				select {
-				case batches <- batch:
-				case <-gctx.Done():
-					return gctx.Err()
-				}
-				batch = nil
+	for _, r := range []*result{rep.b, rep.c, rep.d, rep.e} {
+		if r != nil && r.profile != "" {
+			pbin := bin
+			if r.key == "b" {
+				pbin, _ = os.Executable()
+			}
+			if r.prof, err = analyzeProfile(pbin, r.profile); err != nil {
+				log.Printf("profile of (%s): %v", r.key, err)
 			}
 		}
+	}
+	rep.took = time.Since(rep.started)
+	text := render(rep)
+	fmt.Print(text)
+	if cfg.out == "" {
 		return nil
-	})
-	for range conc {
-		g.Go(func() error {
-			for b := range batches {
-				for len(b) > 0 {
-					out, err := client.BatchWriteItem(gctx, &dynamodb.BatchWriteItemInput{RequestItems: map[string][]types.WriteRequest{table: b}})
-					if err != nil {
-						return err
-					}
-					b = out.UnprocessedItems[table]
-				}
-			}
-			return nil
-		})
 	}
-	if err := g.Wait(); err != nil {
+	out := cfg.out
+	if !filepath.IsAbs(out) {
+		out = filepath.Join(root, out)
+	}
+	return os.WriteFile(out, []byte(text), 0o644)
+}
+
+// migrate runs pg2dynamo (with --cpuprofile if profile is set) through
+// the launcher and reads the items it wrote from its summary.
+func migrate(ctx context.Context, bin, key, name string, rows int64, profile string, args ...string) (result, error) {
+	full := []string{bin}
+	if profile != "" {
+		full = append(full, "--cpuprofile", profile)
+	}
+	full = append(full, "migrate")
+	full = append(full, args...)
+	log.Printf("(%s) %s", key, name)
+	stopLog := logEvery(time.Minute, func(elapsed time.Duration) { log.Printf("  (%s) running (%s)", key, elapsed.Round(time.Second)) })
+	lr, err := launch(ctx, full...)
+	stopLog()
+	if err != nil {
 		return result{}, err
 	}
-	return result{name: "(b) minimal BatchWriteItem loader, pre-built items (load floor)", items: n, wall: time.Since(start)}, nil
-}
-
-// measure runs pg2dynamo and reads its own resource use.
-func measure(bin, name string, items int64, args ...string) (result, error) {
-	cmd := exec.Command(bin, args...)
-	cmd.Stderr = os.Stderr
-	log.Printf("running %s", name)
-	start := time.Now()
-	if out, err := cmd.Output(); err != nil {
-		return result{}, fmt.Errorf("%s: %v\n%s", name, err, out)
+	if lr.ExitCode != 0 {
+		return result{}, fmt.Errorf("(%s) %s: exit %d\n%s", key, name, lr.ExitCode, lr.Stdout)
 	}
-	wall := time.Since(start)
-	ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
-	cpu := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-	return result{name: name, items: items, wall: wall, cpu: cpu, maxRSSKB: ru.Maxrss}, nil
+	items, rejected, err := summaryTotal(lr.Stdout)
+	if err != nil {
+		return result{}, fmt.Errorf("(%s): %w\n%s", key, err, lr.Stdout)
+	}
+	if rejected > 0 {
+		return result{}, fmt.Errorf("(%s): %d rows rejected\n%s", key, rejected, lr.Stdout)
+	}
+	r := result{key: key, name: name, rows: rows, items: items, wall: lr.Wall, cpu: lr.User + lr.Sys,
+		rssKB: lr.MaxRSSKB, floorKB: lr.LauncherKB, profile: profile}
+	log.Printf("(%s) %d items in %s, %.0f items/s, %.1f CPU s per 1M items, peak RSS %.1f MB", key, r.items,
+		r.wall.Round(time.Millisecond), r.perSecond(), r.perMillion(r.cpu), float64(r.rssKB)/1024)
+	return r, nil
 }
 
-func render(rs []result, total int64, conc int) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "# Benchmarks\n\nRegenerated by `make bench` (`go run ./bench -rows %d -concurrency %d`) on %s.\n\n",
-		total, conc, time.Now().UTC().Format("2006-01-02 15:04 MST"))
-	fmt.Fprintf(&b, "Machine: %s/%s, %d CPUs, %s; PostgreSQL on 127.0.0.1, dynalite (in memory) on 127.0.0.1.\n", runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version())
-	fmt.Fprintf(&b, "Source: the tickets fixture, %d rows (orgs, users, tickets), plain mapping (fixtures/mappings/tickets.yaml).\n\n", total)
-	fmt.Fprintf(&b, "| measurement | items | wall | items/s | pg2dynamo CPU s per 1M items | pg2dynamo peak RSS |\n|---|---|---|---|---|---|\n")
-	for _, r := range rs {
-		cpu, rss := "", ""
-		if r.cpu > 0 {
-			cpu = fmt.Sprintf("%.1f", r.cpuPerMill)
-			rss = fmt.Sprintf("%.1f MB", float64(r.maxRSSKB)/1024)
+// summaryTotal reads the items written and rows rejected from the total
+// row of migrate's summary table.
+func summaryTotal(stdout string) (items, rejected int64, err error) {
+	var head []string
+	for _, line := range strings.Split(stdout, "\n") {
+		f := strings.Fields(line)
+		if len(f) > 0 && f[0] == "entity" {
+			head = f
 		}
-		fmt.Fprintf(&b, "| %s | %d | %s | %.0f | %s | %s |\n", r.name, r.items, r.wall.Round(10*time.Millisecond), r.perSecond, cpu, rss)
+		if len(f) < 4 || f[0] != "total" {
+			continue
+		}
+		// entity, rows read, rows written, rows rejected, [not written],
+		// items written, elapsed: the counts are the fields before the last.
+		counts := f[1 : len(f)-1]
+		if len(counts) < 4 {
+			break
+		}
+		if items, err = strconv.ParseInt(counts[len(counts)-1], 10, 64); err != nil {
+			break
+		}
+		rejected, err = strconv.ParseInt(counts[2], 10, 64)
+		return items, rejected, err
 	}
-	fmt.Fprintf(&b, "\n- c/b (end to end vs the raw loader, same writers, same dynalite): **%.2f** (target ≥ 0.9)\n", rs[2].perSecond/rs[1].perSecond)
-	fmt.Fprintf(&b, "- d/a (extract + transform vs raw COPY): **%.2f** (target ≥ 0.6)\n", rs[3].perSecond/rs[0].perSecond)
-	b.WriteString(`
-## Reading these figures
+	return 0, 0, fmt.Errorf("no total row in migrate's summary (header %q)", strings.Join(head, " "))
+}
 
-- **The load floor (b) writes smaller items than (c).** Its synthetic items
-  are about 0.45 KB with 5 attributes. A ticket has 12 attributes, including a
-  list and a map. dynalite's time per item grows with the item, so c/b
-  understates pg2dynamo.
-- **d/a misses its target: the transform is the cause.** ` + "`go test -bench . -benchmem ./transform`" + `
-  measures about 8 µs and 77 allocations per ~1 KB item (target: 2 µs and 20).
-  pprof splits it:
-  - jsonb decoding into generic values and back to attribute values: about
-    44% of the allocations and 28% of the CPU;
-  - one heap object per attribute value (the SDK's AttributeValue types);
-  - key rendering: four keys, the timestamp formatted twice;
-  - pgx's Values() boxing every column.
-- **Next steps.**
-  - A streaming jsonb-to-AttributeValue converter.
-  - Rendering each placeholder once per row.
-  - Reading rows with typed scan targets instead of Values().
-  - Parallel extraction over one exported snapshot (` + "`pg_export_snapshot()`" + `) to use both cores.
-`)
-	return b.String()
+// loadFixture creates database db and loads the tickets fixture at about
+// rows source rows into it, logging the COPY progress.
+func loadFixture(ctx context.Context, admin *pgx.Conn, adminURL, db string, rows int, created map[string]bool) (*fixture, error) {
+	if !dbName.MatchString(db) {
+		return nil, fmt.Errorf("-db %q: expected letters, digits and _", db)
+	}
+	dropDatabase(admin, db)
+	if _, err := admin.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{db}.Sanitize()); err != nil {
+		return nil, err
+	}
+	created[db] = true
+	u, err := url.Parse(adminURL)
+	if err != nil {
+		return nil, err
+	}
+	u.Path = "/" + db
+	f := &fixture{db: db, url: u.String()}
+	conn, err := pgx.Connect(ctx, f.url)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close(context.Background())
+	scale := float64(rows) / 22020 // rows per unit of scale: 20 orgs, 2,000 users, 20,000 tickets
+	log.Printf("loading the tickets fixture into %s: %d source rows (scale %.2f)", db, rows, scale)
+	start := time.Now()
+	// The admin connection is free while Load runs.
+	stopLog := logEvery(15*time.Second, func(elapsed time.Duration) {
+		var table string
+		var n int64
+		err := admin.QueryRow(ctx, "SELECT relid::regclass::text, tuples_processed FROM pg_stat_progress_copy WHERE datname = $1", db).Scan(&table, &n)
+		if err == nil {
+			log.Printf("  %s: copying %s, %d rows (%s)", db, table, n, elapsed.Round(time.Second))
+		}
+	})
+	f.counts, err = fixtures.Load(ctx, conn, "tickets", scale, 1)
+	stopLog()
+	if err != nil {
+		return nil, err
+	}
+	f.load = time.Since(start)
+	for _, n := range f.counts {
+		f.rows += n
+	}
+	start = time.Now()
+	if _, err := conn.Exec(ctx, "VACUUM (ANALYZE)"); err != nil {
+		return nil, err
+	}
+	f.vacuum = time.Since(start)
+	if err := conn.QueryRow(ctx, "SELECT pg_database_size(current_database())").Scan(&f.sizeBytes); err != nil {
+		return nil, err
+	}
+	log.Printf("loaded %d rows in %s (%.1f s per 1M rows), VACUUM ANALYZE %s, database %s", f.rows, f.load.Round(time.Millisecond),
+		f.load.Seconds()/(float64(f.rows)/1e6), f.vacuum.Round(time.Millisecond), mb(f.sizeBytes))
+	logDisk(ctx, admin)
+	return f, nil
+}
+
+var dbName = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,57}$`)
+
+func dropDatabase(admin *pgx.Conn, db string) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if _, err := admin.Exec(ctx, "DROP DATABASE IF EXISTS "+pgx.Identifier{db}.Sanitize()+" WITH (FORCE)"); err != nil {
+		log.Printf("drop database %s: %v", db, err)
+	}
+}
+
+// dataDirFree returns the free bytes on PostgreSQL's data directory, when
+// it is on this machine and readable.
+func dataDirFree(ctx context.Context, admin *pgx.Conn) (string, int64, bool) {
+	var dir string
+	if err := admin.QueryRow(ctx, "SHOW data_directory").Scan(&dir); err != nil {
+		return "", 0, false
+	}
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(dir, &st); err != nil {
+		return dir, 0, false
+	}
+	return dir, int64(st.Bavail) * st.Bsize, true
+}
+
+func logDisk(ctx context.Context, admin *pgx.Conn) {
+	if dir, free, ok := dataDirFree(ctx, admin); ok {
+		log.Printf("disk: %s free on %s", mb(free), dir)
+	}
+}
+
+// checkDisk returns why (e) cannot run, or "": its database would need
+// about flatRows/f.rows times f's size, plus 2 GB to spare.
+func checkDisk(ctx context.Context, admin *pgx.Conn, f *fixture, flatRows int) string {
+	_, free, ok := dataDirFree(ctx, admin)
+	if !ok {
+		return ""
+	}
+	need := int64(float64(f.sizeBytes)*float64(flatRows)/float64(f.rows)) + 2<<30
+	if free < need {
+		return fmt.Sprintf("a %d-row fixture needs about %s of disk, %s is free", flatRows, mb(need), mb(free))
+	}
+	return ""
+}
+
+func mb(b int64) string {
+	if b >= 10<<30 {
+		return fmt.Sprintf("%.1f GB", float64(b)/(1<<30))
+	}
+	return fmt.Sprintf("%.0f MB", float64(b)/(1<<20))
+}
+
+func machine() string {
+	model := ""
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
+				model = strings.TrimSpace(v)
+				break
+			}
+		}
+	}
+	memGB := 0.0
+	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if rest, ok := strings.CutPrefix(line, "MemTotal:"); ok {
+				kb, _ := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 64)
+				memGB = kb / (1 << 20)
+			}
+		}
+	}
+	s := fmt.Sprintf("%s/%s, %d CPUs", runtime.GOOS, runtime.GOARCH, runtime.NumCPU())
+	if model != "" {
+		s += " (" + model + ")"
+	}
+	if memGB > 0 {
+		s += fmt.Sprintf(", %.0f GB RAM", memGB)
+	}
+	return s + ", " + runtime.Version()
+}
+
+func nodeVersions(root string) (node, dynalite string) {
+	if out, err := exec.Command("node", "--version").Output(); err == nil {
+		node = strings.TrimSpace(string(out))
+	}
+	if b, err := os.ReadFile(filepath.Join(root, "node_modules", "dynalite", "package.json")); err == nil {
+		if _, rest, ok := strings.Cut(string(b), `"version": "`); ok {
+			dynalite, _, _ = strings.Cut(rest, `"`)
+		}
+	}
+	return node, dynalite
 }

@@ -1,0 +1,107 @@
+package main
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestSummaryTotal(t *testing.T) {
+	for _, tc := range []struct {
+		name, out       string
+		items, rejected int64
+	}{
+		{"complete", `
+  entity  rows read  rows written  rows rejected  items written  elapsed
+     Org        908           908              0            908    120ms
+  Ticket     908266        908266              0         908266    40.2s
+   total     909174        909174              0         909174    41.0s
+12 BatchWriteItem/PutItem requests, 0 retried by the SDK (throttling, 5xx, network), 0 UnprocessedItems re-sends, 12 write units consumed
+`, 909174, 0},
+		{"stopped", `
+  entity  rows read  rows written  rows rejected  not written  items written  elapsed
+   total         10             7              2            1              7       1s
+`, 7, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			items, rejected, err := summaryTotal(tc.out)
+			if err != nil || items != tc.items || rejected != tc.rejected {
+				t.Fatalf("summaryTotal = %d, %d, %v; want %d, %d", items, rejected, err, tc.items, tc.rejected)
+			}
+		})
+	}
+	if _, _, err := summaryTotal("migrating 3 entities\n"); err == nil {
+		t.Fatal("no total row: want an error")
+	}
+}
+
+func TestAddTraces(t *testing.T) {
+	const traces = `File: pg2dynamo
+Type: cpu
+Duration: 1s, Total samples = 70ms (7%)
+-----------+-------------------------------------------------------
+      20ms   github.com/pg2dynamo/pg2dynamo/transform.(*Plan).Items
+             github.com/pg2dynamo/pg2dynamo/pipeline.Run.func3
+-----------+-------------------------------------------------------
+      10ms   runtime.scanobject
+             runtime.gcDrain
+             runtime.gcAssistAlloc
+             runtime.mallocgc
+             github.com/pg2dynamo/pg2dynamo/transform.(*Plan).Items
+-----------+-------------------------------------------------------
+      10ms   internal/runtime/syscall/linux.Syscall6
+             syscall.Syscall
+             github.com/jackc/pgx/v5/pgconn.(*PgConn).peekMessage
+-----------+-------------------------------------------------------
+      10ms   github.com/aws/aws-sdk-go-v2/service/dynamodb/types.serializeAttributeValue
+             github.com/aws/aws-sdk-go-v2/service/dynamodb.(*BatchWriteItemInput).Serialize
+             github.com/aws/aws-sdk-go-v2/service/dynamodb.(*serializeRequestMiddleware).HandleSerialize
+-----------+-------------------------------------------------------
+      20ms   runtime.memmove
+             github.com/aws/smithy-go/transport/http.(*ClientHandler).Handle
+             github.com/aws/aws-sdk-go-v2/service/dynamodb.(*serializeRequestMiddleware).HandleSerialize
+-----------+-------------------------------------------------------
+`
+	s := &profileSummary{byCat: make([]time.Duration, len(categories))}
+	if err := s.addTraces(traces); err != nil {
+		t.Fatal(err)
+	}
+	if s.total != 70*time.Millisecond {
+		t.Fatalf("total %s, want 70ms", s.total)
+	}
+	want := map[string]time.Duration{"GC": 10 * time.Millisecond, "transform": 20 * time.Millisecond, "syscalls": 10 * time.Millisecond,
+		"SDK request serialization": 10 * time.Millisecond, "SDK other": 20 * time.Millisecond}
+	for prefix, d := range want {
+		found := false
+		for i, c := range categories {
+			if strings.HasPrefix(c.name, prefix) {
+				found = true
+				if s.byCat[i] != d {
+					t.Errorf("%s: %s, want %s", c.name, s.byCat[i], d)
+				}
+			}
+		}
+		if !found {
+			t.Errorf("no category %q", prefix)
+		}
+	}
+}
+
+func TestVerdict(t *testing.T) {
+	for _, tc := range []struct {
+		got  string
+		want string
+	}{
+		{verdict(0.74, 0.9, true, "", 2), "**missed by 0.16**"},
+		{verdict(0.95, 0.9, true, "", 2), "met (0.05 to spare)"},
+		{verdict(9.66, 2, false, " µs", 2), "**missed by 7.66 µs**"},
+		{verdict(42, 150, false, " MB", 1), "met (108.0 MB to spare)"},
+	} {
+		if tc.got != tc.want {
+			t.Errorf("got %q, want %q", tc.got, tc.want)
+		}
+	}
+	if got := num(1234567); got != "1,234,567" {
+		t.Errorf("num = %q", got)
+	}
+}

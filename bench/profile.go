@@ -1,0 +1,191 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// A CPU profile is summed by category: each sample (one stack) counts once,
+// in the first category below whose pattern matches any of its frames.
+// The order matters: a GC assist inside the transform is GC, a socket read
+// inside pgx is a syscall, the scheduler's netpoll is the scheduler.
+var categories = []struct {
+	name string
+	re   *regexp.Regexp
+}{
+	{"GC (background marking, assists, sweeping)", regexp.MustCompile(`^runtime\.(gcBgMarkWorker|gcAssistAlloc|gcDrain|bgsweep|bgscavenge|gcStart|gcMarkDone|gcMarkTermination|markroot|forEachP|stopTheWorld)`)},
+	{"Go scheduler (idle, netpoll, sysmon)", regexp.MustCompile(`^runtime\.(schedule|findRunnable|park_m|goexit0|mstart|sysmon|mcall|netpoll)$`)},
+	{"syscalls (socket and file reads and writes)", regexp.MustCompile(`^(syscall\.|internal/runtime/syscall|runtime/internal/syscall|internal/poll\.)`)},
+	{"transform (rows to attribute values)", regexp.MustCompile(`^github\.com/pg2dynamo/pg2dynamo/transform\.`)},
+	{"pgx (reading and decoding rows)", regexp.MustCompile(`^github\.com/jackc/pgx`)},
+	// The SDK's middlewares wrap one another (each calls the next), so
+	// only functions that return without calling on are matched.
+	{"SDK request serialization (JSON)", regexp.MustCompile(`^github\.com/aws/(smithy-go/transport/http/protocol/awsjson\.\(\*Protocol\)\.SerializeRequest|aws-sdk-go-v2/service/dynamodb(/types)?\.(awsAwsjson10_serialize|serialize|\(\*\w+\)\.Serialize))`)},
+	{"SDK response decoding", regexp.MustCompile(`^github\.com/aws/(smithy-go/transport/http/protocol/awsjson\.\(\*Protocol\)\.DeserializeResponse|aws-sdk-go-v2/service/dynamodb(/types)?\.(awsAwsjson10_deserialize|deserialize|\(\*\w+\)\.Deserialize))`)},
+	{"SDK signing (SigV4, payload SHA-256)", regexp.MustCompile(`^(crypto/|github\.com/aws/aws-sdk-go-v2/aws/signer/v4\.\(\*Signer\)\.)`)},
+	{"SDK other (middleware stack, retries, endpoint)", regexp.MustCompile(`^github\.com/aws/`)},
+	{"net/http client", regexp.MustCompile(`^net/http\.`)},
+	{"pg2dynamo other (pipeline, load, extract, CLI)", regexp.MustCompile(`^github\.com/pg2dynamo/pg2dynamo/`)},
+	{"runtime other (allocation, maps, memmove, …)", regexp.MustCompile(`^runtime\.`)},
+	{"other", regexp.MustCompile(``)},
+}
+
+// profileSummary is one CPU profile, summed.
+type profileSummary struct {
+	total time.Duration
+	byCat []time.Duration // in categories order
+	top   string          // go tool pprof -top, flat, trimmed
+}
+
+// analyzeProfile sums the profile at path (of binary bin) by category, and
+// writes pprof's flat and cumulative top 40 next to it (.top.txt).
+func analyzeProfile(bin, path string) (*profileSummary, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	pprof := func(args ...string) (string, error) {
+		out, err := exec.CommandContext(ctx, "go", append(append([]string{"tool", "pprof"}, args...), bin, path)...).Output()
+		if err != nil {
+			return "", fmt.Errorf("go tool pprof %s: %w", strings.Join(args, " "), err)
+		}
+		return string(out), nil
+	}
+	traces, err := pprof("-traces")
+	if err != nil {
+		return nil, err
+	}
+	s := &profileSummary{byCat: make([]time.Duration, len(categories))}
+	if err := s.addTraces(traces); err != nil {
+		return nil, err
+	}
+	top, err := pprof("-top", "-nodecount=10")
+	if err != nil {
+		return nil, err
+	}
+	s.top = trimTop(top)
+	flat40, err := pprof("-top", "-nodecount=40")
+	if err != nil {
+		return nil, err
+	}
+	cum40, err := pprof("-top", "-cum", "-nodecount=40")
+	if err != nil {
+		return nil, err
+	}
+	report := strings.TrimSuffix(path, ".cpu.pprof") + ".top.txt"
+	return s, os.WriteFile(report, []byte("flat:\n"+flat40+"\ncumulative:\n"+cum40), 0o644)
+}
+
+// addTraces parses the output of go tool pprof -traces: blocks separated by
+// "-----------+---" lines, each a value ("10ms") and the stack, leaf first.
+func (s *profileSummary) addTraces(text string) error {
+	var value time.Duration
+	var stack []string
+	flush := func() {
+		if value == 0 {
+			return
+		}
+		s.total += value
+		s.byCat[classify(stack)] += value
+		value, stack = 0, stack[:0]
+	}
+	inTraces := false
+	for _, line := range strings.Split(text, "\n") {
+		if strings.HasPrefix(line, "-----------+") {
+			flush()
+			inTraces = true
+			continue
+		}
+		if !inTraces || strings.TrimSpace(line) == "" {
+			continue
+		}
+		f := strings.Fields(line)
+		if !strings.HasPrefix(line, " ") || len(f) == 0 {
+			continue
+		}
+		// "      10ms   pkg.func" starts a sample, "             pkg.func" continues it.
+		if len(f) >= 2 && value == 0 {
+			d, err := time.ParseDuration(f[0])
+			if err != nil {
+				return fmt.Errorf("pprof -traces: %q: %w", line, err)
+			}
+			value = d
+			stack = append(stack, f[1])
+			continue
+		}
+		stack = append(stack, f[0])
+	}
+	flush()
+	if s.total == 0 {
+		return fmt.Errorf("the profile holds no samples")
+	}
+	return nil
+}
+
+func classify(stack []string) int {
+	for i, c := range categories {
+		if slices.ContainsFunc(stack, c.re.MatchString) {
+			return i
+		}
+	}
+	return len(categories) - 1
+}
+
+// trimTop keeps pprof -top's column header and rows.
+func trimTop(out string) string {
+	lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
+	for i, l := range lines {
+		if strings.Contains(l, "flat%") {
+			return strings.Join(lines[i:], "\n")
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
+// benchResult is go test -bench BenchmarkItems ./transform, medians of
+// its runs.
+type benchResult struct {
+	ns, allocs, bytesOp, itemBytes float64
+	runs                           int
+}
+
+func transformBench(ctx context.Context, root string) (*benchResult, error) {
+	cmd := exec.CommandContext(ctx, "go", "test", "-run", "^$", "-bench", "^BenchmarkItems$", "-benchmem", "-count", "5", "./transform")
+	cmd.Dir = root
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return nil, fmt.Errorf("%v\n%s", err, out)
+	}
+	metrics := map[string][]float64{}
+	runs := 0
+	for _, line := range strings.Split(string(out), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 4 || !strings.HasPrefix(f[0], "BenchmarkItems") {
+			continue
+		}
+		runs++
+		for i := 2; i+1 < len(f); i += 2 {
+			v, err := strconv.ParseFloat(f[i], 64)
+			if err == nil {
+				metrics[f[i+1]] = append(metrics[f[i+1]], v)
+			}
+		}
+	}
+	if runs == 0 || len(metrics["ns/op"]) == 0 || len(metrics["allocs/op"]) == 0 {
+		return nil, fmt.Errorf("no BenchmarkItems result in:\n%s", out)
+	}
+	median := func(v []float64) float64 {
+		if len(v) == 0 {
+			return 0
+		}
+		slices.Sort(v)
+		return v[len(v)/2]
+	}
+	return &benchResult{ns: median(metrics["ns/op"]), allocs: median(metrics["allocs/op"]), bytesOp: median(metrics["B/op"]),
+		itemBytes: median(metrics["item-bytes"]), runs: runs}, nil
+}
