@@ -1,8 +1,8 @@
 package app
 
 import (
-	"os"
 	"context"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"

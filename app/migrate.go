@@ -60,6 +60,7 @@ Example, against DynamoDB Local:
 			&cli.BoolFlag{Name: "no-duplicate-check", Usage: "do not remember every item key to catch two rows that render the same primary key (saves about 11 bytes of memory per item; duplicates within one batch are still caught)"},
 			&cli.StringFlag{Name: "sink", Value: "dynamodb", Usage: "where items go: dynamodb, or null to read and transform everything and write nothing (for measuring)"},
 			&cli.PathFlag{Name: "checkpoint", Value: "pg2dynamo-checkpoint.json", TakesFile: true, Usage: "`FILE` recording, as batches are acknowledged, how far each entity is written (each entity is read in primary-key order)"},
+			&cli.DurationFlag{Name: "checkpoint-interval", Value: time.Second, Usage: "how often the checkpoint is rewritten while batches are acknowledged (and when an entity is done, and at the end); a crash redoes at most this much work"},
 			&cli.BoolFlag{Name: "resume", Usage: "finish the run the checkpoint records (same mapping, table and source): skip entities done, read the others after their recorded position"},
 			&cli.BoolFlag{Name: "dry-run", Usage: "write nothing: report what the run would change and cost (as pg2dynamo diff)"},
 			&cli.BoolFlag{Name: "no-verify", Usage: "skip the verification (as pg2dynamo verify) that follows the load"},
@@ -208,9 +209,19 @@ func runMigrate(c *cli.Context) error {
 			for _, r := range rs {
 				ep.Done = ep.Done && r.Done
 			}
+			// Saved at most once an interval (and when an entity is
+			// done): rewriting the file for every batch cost more CPU
+			// than the transform. A crash redoes at most an interval.
+			if !ep.Done && time.Since(cp.Updated) < c.Duration("checkpoint-interval") {
+				return nil
+			}
 			return cp.save()
 		},
 	})
+	// The last progress, however the run ended.
+	if err := cp.save(); err != nil && runErr == nil {
+		runErr = err
+	}
 	closeProg()
 	if sum != nil {
 		printSummary(out, sum, stats)
