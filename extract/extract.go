@@ -370,23 +370,44 @@ func (s *Source) Stream(ctx context.Context, name string, q Query, fn func(value
 		return fmt.Errorf("read %s: %w", name, err)
 	}
 	defer rows.Close()
-	var arrays []int
+	// Scan (not Values) so that pgx plans each column's decoding once per
+	// statement; an array column is scanned into pgtype.Array to keep its
+	// dimensions, which Values flattens.
+	width := len(rows.FieldDescriptions())
+	isArray := make([]bool, width)
+	arrays := 0
 	for i, c := range q.Columns {
 		if c.Array {
-			arrays = append(arrays, i)
+			isArray[i] = true
+			arrays++
 		}
 	}
+	dst := make([]any, width)
 	var n int64
 	for rows.Next() {
-		vals, err := rows.Values()
-		if err != nil {
+		vals := make([]any, width)
+		var arrs []pgtype.Array[any]
+		if arrays > 0 {
+			arrs = make([]pgtype.Array[any], 0, arrays)
+		}
+		for i := range dst {
+			if isArray[i] {
+				arrs = append(arrs, pgtype.Array[any]{})
+				dst[i] = &arrs[len(arrs)-1]
+			} else {
+				dst[i] = &vals[i]
+			}
+		}
+		if err := rows.Scan(dst...); err != nil {
 			return fmt.Errorf("read %s: row %d: %w", name, n+1, err)
 		}
-		for _, i := range arrays {
-			if vals[i] != nil {
-				if vals[i], err = s.nestedArray(rows, i); err != nil {
-					return fmt.Errorf("read %s: row %d: column %s: %w", name, n+1, q.Columns[i].Name, err)
+		k := 0
+		for i := range dst {
+			if isArray[i] {
+				if arrs[k].Valid {
+					vals[i] = nestArray(arrs[k])
 				}
+				k++
 			}
 		}
 		if err := fn(vals); err != nil {
@@ -404,17 +425,15 @@ func (s *Source) Stream(ctx context.Context, name string, q Query, fn func(value
 	return nil
 }
 
-// nestedArray decodes array column i of the current row as nested []any,
-// one level per dimension (pgx's Values flattens a multi-dimensional
-// array). Lower bounds other than 1 are dropped: a list starts at 0.
-func (s *Source) nestedArray(rows pgx.Rows, i int) (any, error) {
-	fd := rows.FieldDescriptions()[i]
-	var arr pgtype.Array[any]
-	if err := s.conn.TypeMap().Scan(fd.DataTypeOID, fd.Format, rows.RawValues()[i], &arr); err != nil {
-		return nil, err
-	}
+// nestArray returns an array's elements as nested []any, one level per
+// dimension (pgtype.Array holds them flat). Lower bounds other than 1 are
+// dropped: a list starts at 0.
+func nestArray(arr pgtype.Array[any]) any {
 	if len(arr.Dims) <= 1 {
-		return arr.Elements, nil
+		if arr.Elements == nil {
+			return []any{}
+		}
+		return arr.Elements
 	}
 	var nest func(elems []any, dims []pgtype.ArrayDimension) []any
 	nest = func(elems []any, dims []pgtype.ArrayDimension) []any {
@@ -429,7 +448,7 @@ func (s *Source) nestedArray(rows pgx.Rows, i int) (any, error) {
 		}
 		return out
 	}
-	return nest(arr.Elements, arr.Dims), nil
+	return nest(arr.Elements, arr.Dims)
 }
 
 // from renders the FROM item of a source, aliased "src".

@@ -243,3 +243,45 @@ func TestParallelReadersShareOneSnapshot(t *testing.T) {
 		}
 	}
 }
+
+// Arrays keep their dimensions (pgx's Values would flatten them), NULL
+// elements, and emptiness; a NULL array is no attribute.
+func TestArraysKeepTheirShape(t *testing.T) {
+	url := testenv.NewDatabase(t)
+	testenv.Exec(t, url, `CREATE TABLE arr (id integer PRIMARY KEY, m integer[][], t text[]);
+		INSERT INTO arr VALUES (1, '{{1,2},{3,4},{5,6}}', '{a,NULL,c}'), (2, '{}', '{}'), (3, NULL, NULL);`)
+	ctx := context.Background()
+	m, err := mapping.Parse("arr.yaml", []byte("table: {name: arr}\nentities:\n  A:\n    source: {table: arr}\n    pk: A#${id}\n    sk: A\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := extract.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close(ctx)
+	plans, err := pipeline.Prepare(ctx, src, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := src.Begin(ctx); err != nil {
+		t.Fatal(err)
+	}
+	sink := &recordSink{}
+	if _, err := pipeline.Run(ctx, src, m, plans, sink, pipeline.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, it := range sink.items {
+		got = append(got, testenv.CanonicalItem(it.Attrs))
+	}
+	slices.Sort(got)
+	want := []string{
+		`{"PK":{"S":"A#1"},"SK":{"S":"A"},"id":{"N":"1"},"m":{"L":[{"L":[{"N":"1"},{"N":"2"}]},{"L":[{"N":"3"},{"N":"4"}]},{"L":[{"N":"5"},{"N":"6"}]}]},"t":{"L":[{"S":"a"},{"NULL":true},{"S":"c"}]},"type":{"S":"A"}}`,
+		`{"PK":{"S":"A#2"},"SK":{"S":"A"},"id":{"N":"2"},"m":{"L":[]},"t":{"L":[]},"type":{"S":"A"}}`,
+		`{"PK":{"S":"A#3"},"SK":{"S":"A"},"id":{"N":"3"},"type":{"S":"A"}}`,
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("items:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
