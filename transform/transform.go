@@ -463,14 +463,6 @@ func (p *Plan) renderKey(k keyPlan, values []any) (string, int, string) {
 	return b.String(), -1, ""
 }
 
-// isNumberText reports whether s is plain decimal text ("-12", "3.25"),
-// the only text a placeholder width pads.
-func isNumberText(s string) bool {
-	s = strings.TrimPrefix(s, "-")
-	intPart, frac, hasFrac := strings.Cut(s, ".")
-	return intPart != "" && allDigits(intPart) && (!hasFrac || frac != "" && allDigits(frac))
-}
-
 func (p *Plan) rowError(values []any, col int, reason string) *RowError {
 	re := &RowError{Entity: p.entity.Name, Reason: reason, SourceKey: p.SourceKey(values)}
 	if col >= 0 {
