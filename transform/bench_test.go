@@ -95,6 +95,23 @@ func BenchmarkPlanItems(b *testing.B) {
 	b.ReportMetric(float64(transform.ItemSize(buf[0].Attrs)), "item-bytes")
 }
 
+// BenchmarkItemsReference is BenchmarkItems through the code Builder
+// replaced (kept in reference_test.go), the baseline to compare with in
+// the same run.
+func BenchmarkItemsReference(b *testing.B) {
+	p := benchPlan(b)
+	row := benchRow()
+	var buf []transform.Item
+	b.ReportAllocs()
+	for b.Loop() {
+		var err error
+		if buf, err = transform.ReferenceItems(p, row, buf[:0]); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(transform.ItemSize(buf[0].Attrs)), "item-bytes")
+}
+
 // BenchmarkCanonicalNumber converts numeric text to DynamoDB's form.
 func BenchmarkCanonicalNumber(b *testing.B) {
 	b.ReportAllocs()
@@ -102,5 +119,27 @@ func BenchmarkCanonicalNumber(b *testing.B) {
 		if _, err := transform.CanonicalNumber("-0001234.567800e2"); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestItemsAllocs guards what BenchmarkItems measures: a Builder converts
+// the ~1 KB row with a handful of allocations (the item's map, the json
+// map, the row's text), whatever the machine's speed.
+func TestItemsAllocs(t *testing.T) {
+	if testing.Short() {
+		t.Skip("allocation counts")
+	}
+	p := benchPlan(t)
+	row := benchRow()
+	bld := transform.NewBuilder()
+	var buf []transform.Item
+	allocs := testing.AllocsPerRun(2000, func() {
+		var err error
+		if buf, err = bld.Items(p, row, buf[:0]); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if allocs > 10 {
+		t.Errorf("%.1f allocations a row, want at most 10", allocs)
 	}
 }
