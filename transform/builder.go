@@ -203,7 +203,7 @@ func (b *Builder) Items(p *Plan, values []any, dst []Item) ([]Item, error) {
 		a, r := &p.attrs[i], &b.attrs[i]
 		*r = renderedAttr{}
 		v := values[a.col]
-		if v == nil || !textual(a.kind) {
+		if v == nil || !a.textual {
 			continue
 		}
 		if a.array {
@@ -346,7 +346,8 @@ func (b *Builder) beginRow(p *Plan) {
 // On failure it returns the column at fault (-1 for none) and the reason.
 func (b *Builder) renderKey(p *Plan, k *keyPlan, values []any) (span, int, string) {
 	// The placeholders' text first, so that the key's text is contiguous.
-	for _, part := range k.parts {
+	for i := range k.parts {
+		part := &k.parts[i]
 		if part.col < 0 {
 			continue
 		}
@@ -361,12 +362,13 @@ func (b *Builder) renderKey(p *Plan, k *keyPlan, values []any) (span, int, strin
 		}
 	}
 	start := len(b.text)
-	for _, part := range k.parts {
+	for i := range k.parts {
+		part := &k.parts[i]
 		if part.col < 0 {
 			b.text = append(b.text, part.literal...)
 			continue
 		}
-		switch t := b.cache[part.col]; {
+		switch t := &b.cache[part.col]; {
 		case t.value:
 			b.text = appendKeyText(b.text, values[part.col].(string), part.width)
 		default:
@@ -605,12 +607,12 @@ func appendUUID(dst []byte, u [16]byte) []byte {
 // (as valueSize counts it); or reports false when a.convert must decide.
 func (b *Builder) attr(a *attrPlan, r *renderedAttr, v any, text string) (types.AttributeValue, int, int, bool) {
 	switch {
-	case textual(a.kind) && !r.ok:
+	case a.textual && !r.ok:
 		return nil, 0, 0, false
 	case a.array:
 		b.next = r.from
 		return b.convertList(a.kind, v, text)
-	case textual(a.kind):
+	case a.textual:
 		av, n := b.textAttr(a.kind, text[r.text.start:r.text.end])
 		return av, 0, n, true
 	}

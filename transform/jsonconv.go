@@ -2,7 +2,6 @@ package transform
 
 import (
 	"bytes"
-	"errors"
 	"io"
 	"strings"
 
@@ -46,7 +45,7 @@ func (b *Builder) fromJSON(s string) (types.AttributeValue, int, int, bool) {
 	}
 	if ok {
 		_, err := j.dec.ReadToken()
-		ok = errors.Is(err, io.EOF)
+		ok = err == io.EOF // the end, not an error (which would be wrapped)
 	}
 	if !ok {
 		clear(j.vals)

@@ -120,9 +120,10 @@ type attrPlan struct {
 	convert func(any) (types.AttributeValue, error)
 	// nested: json or array values, checked against MaxNestingDepth.
 	nested bool
-	// kind is the column's (its elements' for an array).
-	kind  kind
-	array bool
+	// kind is the column's (its elements' for an array); textual says
+	// Builder renders its values as text in its first pass.
+	kind           kind
+	array, textual bool
 }
 
 type keyPlan struct {
@@ -307,9 +308,10 @@ func Compile(m *mapping.Mapping, index int, srcs Sources) (*Plan, error) {
 	}
 	for _, a := range chosenCols {
 		c := cols[a.col]
+		k := scalarFor(c.Type, c.AsText).kind
 		p.attrs = append(p.attrs, attrPlan{col: remap[a.col], name: a.name, convert: columnAttr(c),
 			nested: c.Array || c.Type == "json" || c.Type == "jsonb",
-			kind:   scalarFor(c.Type, c.AsText).kind, array: c.Array})
+			kind:   k, array: c.Array, textual: textual(k)})
 	}
 	for _, c := range p.cols {
 		s := scalarFor(c.Type, c.AsText)
