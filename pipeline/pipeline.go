@@ -456,6 +456,7 @@ func Run(ctx context.Context, src *extract.Source, m *mapping.Mapping, plans []*
 	// always travel in one batch, so a row is written or rejected as a
 	// whole.
 	type scratch struct {
+		items   *transform.Builder
 		inBatch map[[2]string]int
 		buf     []transform.Item
 		keys    [][2]string
@@ -494,7 +495,7 @@ func Run(ctx context.Context, src *extract.Source, m *mapping.Mapping, plans []*
 		err := src.Stream(rctx, p.Entity().Name, q, func(values []any) error {
 			st.rows.Add(1)
 			var err error
-			sc.buf, err = p.Items(values, sc.buf[:0])
+			sc.buf, err = sc.items.Items(p, values, sc.buf[:0])
 			if err != nil {
 				var re *transform.RowError
 				if !errors.As(err, &re) {
@@ -565,7 +566,7 @@ func Run(ctx context.Context, src *extract.Source, m *mapping.Mapping, plans []*
 	var nextPart atomic.Int64
 	for _, rs := range srcs {
 		rg.Go(func() error {
-			sc := &scratch{inBatch: make(map[[2]string]int, load.MaxBatchItems)}
+			sc := &scratch{items: transform.NewBuilder(), inBatch: make(map[[2]string]int, load.MaxBatchItems)}
 			for {
 				k := int(nextPart.Add(1)) - 1
 				if k >= len(toRead) {

@@ -37,7 +37,7 @@ func benchRow() []any {
 		[]any{"sla", "login"}, `{"channel": "api", "sla_hours": 4, "related": [759, 760]}`, string(body)}
 }
 
-func benchPlan(b *testing.B) *transform.Plan {
+func benchPlan(b testing.TB) *transform.Plan {
 	m, err := mapping.Parse("bench.yaml", []byte(`
 table:
   name: bench
@@ -61,9 +61,27 @@ entities:
 	return p
 }
 
-// BenchmarkItems converts one ~1 KB row into its item: key rendering (two
-// keys and two GSI keys), type conversion of every column, the size check.
+// BenchmarkItems converts one ~1 KB row into its item with a Builder, as
+// the pipeline's readers do: key rendering (two keys and two GSI keys),
+// type conversion of every column, the size check.
 func BenchmarkItems(b *testing.B) {
+	p := benchPlan(b)
+	row := benchRow()
+	bld := transform.NewBuilder()
+	var buf []transform.Item
+	b.ReportAllocs()
+	for b.Loop() {
+		var err error
+		if buf, err = bld.Items(p, row, buf[:0]); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(transform.ItemSize(buf[0].Attrs)), "item-bytes")
+}
+
+// BenchmarkPlanItems is BenchmarkItems through Plan.Items, which takes a
+// Builder from a pool for each row.
+func BenchmarkPlanItems(b *testing.B) {
 	p := benchPlan(b)
 	row := benchRow()
 	var buf []transform.Item
@@ -77,6 +95,23 @@ func BenchmarkItems(b *testing.B) {
 	b.ReportMetric(float64(transform.ItemSize(buf[0].Attrs)), "item-bytes")
 }
 
+// BenchmarkItemsReference is BenchmarkItems through the code Builder
+// replaced (kept in reference_test.go), the baseline to compare with in
+// the same run.
+func BenchmarkItemsReference(b *testing.B) {
+	p := benchPlan(b)
+	row := benchRow()
+	var buf []transform.Item
+	b.ReportAllocs()
+	for b.Loop() {
+		var err error
+		if buf, err = transform.ReferenceItems(p, row, buf[:0]); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(transform.ItemSize(buf[0].Attrs)), "item-bytes")
+}
+
 // BenchmarkCanonicalNumber converts numeric text to DynamoDB's form.
 func BenchmarkCanonicalNumber(b *testing.B) {
 	b.ReportAllocs()
@@ -84,5 +119,27 @@ func BenchmarkCanonicalNumber(b *testing.B) {
 		if _, err := transform.CanonicalNumber("-0001234.567800e2"); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestItemsAllocs guards what BenchmarkItems measures: a Builder converts
+// the ~1 KB row with a handful of allocations (the item's map, the json
+// map, the row's text), whatever the machine's speed.
+func TestItemsAllocs(t *testing.T) {
+	if testing.Short() {
+		t.Skip("allocation counts")
+	}
+	p := benchPlan(t)
+	row := benchRow()
+	bld := transform.NewBuilder()
+	var buf []transform.Item
+	allocs := testing.AllocsPerRun(2000, func() {
+		var err error
+		if buf, err = bld.Items(p, row, buf[:0]); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if allocs > 10 {
+		t.Errorf("%.1f allocations a row, want at most 10", allocs)
 	}
 }

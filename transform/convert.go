@@ -36,38 +36,63 @@ type scalar struct {
 	// intWidth is the zero-padding width used by default in sort keys: the
 	// digits of the type's largest value; 0 for non-integer types.
 	intWidth int
+	// kind selects Builder's allocation-free conversion of the same values.
+	kind kind
 }
+
+// kind is a scalar conversion Builder implements without the attr and text
+// functions (which stay the reference and its fallback).
+type kind uint8
+
+const (
+	kindOther kind = iota // attr only (no fast path)
+	kindInt
+	kindNumeric
+	kindFloat
+	kindText
+	kindUUID
+	kindBool
+	kindBytes
+	kindDate
+	kindTimestamp
+	kindTimestamptz
+	kindJSON
+)
 
 // scalarFor returns the conversion of PostgreSQL type typ (pg_type.typname)
 // read as extract reads it (text form when asText).
 func scalarFor(typ string, asText bool) scalar {
 	if asText {
 		if typ == "json" || typ == "jsonb" {
-			return scalar{attr: jsonAttr}
+			return scalar{attr: jsonAttr, kind: kindJSON}
 		}
-		return scalar{attr: stringAttr, text: stringText}
+		return scalar{attr: stringAttr, text: stringText, kind: kindText}
 	}
 	switch typ {
 	case "int2":
-		return scalar{attr: numberAttr(intText), text: intText, intWidth: 5}
+		return scalar{attr: numberAttr(intText), text: intText, intWidth: 5, kind: kindInt}
 	case "int4":
-		return scalar{attr: numberAttr(intText), text: intText, intWidth: 10}
+		return scalar{attr: numberAttr(intText), text: intText, intWidth: 10, kind: kindInt}
 	case "int8":
-		return scalar{attr: numberAttr(intText), text: intText, intWidth: 19}
+		return scalar{attr: numberAttr(intText), text: intText, intWidth: 19, kind: kindInt}
 	case "numeric":
-		return scalar{attr: numberAttr(numericText), text: numericText}
+		return scalar{attr: numberAttr(numericText), text: numericText, kind: kindNumeric}
 	case "float4", "float8":
-		return scalar{attr: numberAttr(floatText), text: floatText}
+		return scalar{attr: numberAttr(floatText), text: floatText, kind: kindFloat}
 	case "uuid":
-		return scalar{attr: stringAttrOf(uuidText), text: uuidText}
+		return scalar{attr: stringAttrOf(uuidText), text: uuidText, kind: kindUUID}
 	case "bool":
-		return scalar{attr: boolAttr, text: boolText}
+		return scalar{attr: boolAttr, text: boolText, kind: kindBool}
 	case "bytea":
-		return scalar{attr: bytesAttr}
-	case "date", "timestamp", "timestamptz":
-		return scalar{attr: stringAttrOf(timeText(typ)), text: timeText(typ)}
+		return scalar{attr: bytesAttr, kind: kindBytes}
+	case "date":
+		return scalar{attr: stringAttrOf(timeText(typ)), text: timeText(typ), kind: kindDate}
+	case "timestamp":
+		return scalar{attr: stringAttrOf(timeText(typ)), text: timeText(typ), kind: kindTimestamp}
+	case "timestamptz":
+		return scalar{attr: stringAttrOf(timeText(typ)), text: timeText(typ), kind: kindTimestamptz}
 	default: // text, varchar, bpchar, name
-		return scalar{attr: stringAttr, text: stringText}
+		return scalar{attr: stringAttr, text: stringText, kind: kindText}
 	}
 }
 
@@ -259,7 +284,9 @@ func timeText(typ string) func(any) (string, error) {
 }
 
 // jsonAttr converts json/jsonb text to M, L, S, N, BOOL or NULL, keeping
-// numbers exact (never through float64).
+// numbers exact (never through float64). Builder.fromJSON does the same
+// without decoding into interface values; jsonAttr stays its reference and
+// the fallback for what it does not take.
 func jsonAttr(v any) (types.AttributeValue, error) {
 	s, ok := v.(string)
 	if !ok {

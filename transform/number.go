@@ -27,72 +27,111 @@ var ErrNotANumber = errors.New("NaN and Infinity are not DynamoDB numbers")
 // no float64 is involved. It fails for text that is not a number, for more
 // than 38 significant digits and for a magnitude outside DynamoDB's range.
 func CanonicalNumber(s string) (string, error) {
-	neg, coeff, exp, err := parseDecimal(s)
+	var buf [64]byte
+	b, err := appendCanonical(buf[:0], s)
 	if err != nil {
 		return "", err
 	}
-	// Strip leading zeros, then trailing zeros into the exponent.
-	coeff = strings.TrimLeft(coeff, "0")
-	if coeff == "" {
-		return "0", nil
-	}
-	trimmed := strings.TrimRight(coeff, "0")
-	exp += len(coeff) - len(trimmed)
-	coeff = trimmed
-	if len(coeff) > MaxNumberDigits {
-		return "", fmt.Errorf("number with %d significant digits: DynamoDB numbers hold at most %d", len(coeff), MaxNumberDigits)
-	}
-	if lead := len(coeff) - 1 + exp; lead > MaxNumberExponent || lead < MinNumberExponent {
-		return "", fmt.Errorf("number of magnitude 1E%+d: DynamoDB numbers range from 1E-130 to 9.99…E+125 in magnitude", lead)
-	}
-	var b strings.Builder
-	if neg {
-		b.WriteByte('-')
-	}
-	switch {
-	case exp >= 0:
-		b.WriteString(coeff)
-		for range exp {
-			b.WriteByte('0')
-		}
-	case -exp < len(coeff):
-		b.WriteString(coeff[:len(coeff)+exp])
-		b.WriteByte('.')
-		b.WriteString(coeff[len(coeff)+exp:])
-	default:
-		b.WriteString("0.")
-		for range -exp - len(coeff) {
-			b.WriteByte('0')
-		}
-		b.WriteString(coeff)
-	}
-	return b.String(), nil
+	return string(b), nil
 }
 
-// parseDecimal splits decimal text into sign, coefficient digits and a
-// power-of-ten exponent: "-12.50e3" → (true, "1250", 1).
-func parseDecimal(s string) (neg bool, coeff string, exp int, err error) {
-	bad := func() (bool, string, int, error) {
-		return false, "", 0, fmt.Errorf("%q is not a decimal number", s)
-	}
+// appendCanonical appends CanonicalNumber(s) to dst. On error dst is
+// returned unchanged.
+func appendCanonical(dst []byte, s string) ([]byte, error) {
 	t := s
+	neg := false
 	if t != "" && (t[0] == '-' || t[0] == '+') {
 		neg = t[0] == '-'
 		t = t[1:]
 	}
-	mant, expText, hasExp := strings.Cut(strings.ToLower(t), "e")
-	if hasExp {
-		e, err := strconv.Atoi(expText)
+	mant, exp := t, 0
+	if i := strings.IndexAny(t, "eE"); i >= 0 {
+		e, err := strconv.Atoi(t[i+1:])
 		if err != nil {
-			return bad()
+			return dst, notDecimal(s)
 		}
-		exp = e
+		mant, exp = t[:i], e
 	}
 	intPart, frac, _ := strings.Cut(mant, ".")
 	if intPart == "" && frac == "" || !allDigits(intPart) || !allDigits(frac) {
-		return bad()
+		return dst, notDecimal(s)
 	}
-	return neg, intPart + frac, exp - len(frac), nil
+	var buf [64]byte
+	coeff := append(append(buf[:0], intPart...), frac...)
+	return appendDecimal(dst, neg, coeff, exp-len(frac))
+}
+
+// isCanonicalInt reports whether s is an integer CanonicalNumber returns
+// unchanged: "0", or up to 38 digits without a leading zero, maybe after a
+// minus sign.
+func isCanonicalInt(s string) bool {
+	if s == "0" {
+		return true
+	}
+	if len(s) > 0 && s[0] == '-' {
+		s = s[1:]
+	}
+	if len(s) == 0 || len(s) > MaxNumberDigits || s[0] == '0' {
+		return false
+	}
+	return allDigits(s)
+}
+
+// notDecimal is the error for text that is not a decimal number. It copies
+// s so that s does not escape.
+func notDecimal(s string) error {
+	return fmt.Errorf("%q is not a decimal number", strings.Clone(s))
+}
+
+// appendDecimal appends the canonical text of the number ±coeff×10^exp
+// (coeff: decimal digits, leading and trailing zeros allowed) to dst, or
+// returns dst unchanged and why DynamoDB cannot hold the number.
+func appendDecimal(dst []byte, neg bool, coeff []byte, exp int) ([]byte, error) {
+	// Strip leading zeros, then trailing zeros into the exponent.
+	i := 0
+	for i < len(coeff) && coeff[i] == '0' {
+		i++
+	}
+	coeff = coeff[i:]
+	if len(coeff) == 0 {
+		return append(dst, '0'), nil
+	}
+	j := len(coeff)
+	for coeff[j-1] == '0' {
+		j--
+	}
+	exp += len(coeff) - j
+	coeff = coeff[:j]
+	if len(coeff) > MaxNumberDigits {
+		return dst, fmt.Errorf("number with %d significant digits: DynamoDB numbers hold at most %d", len(coeff), MaxNumberDigits)
+	}
+	if lead := len(coeff) - 1 + exp; lead > MaxNumberExponent || lead < MinNumberExponent {
+		return dst, fmt.Errorf("number of magnitude 1E%+d: DynamoDB numbers range from 1E-130 to 9.99…E+125 in magnitude", lead)
+	}
+	if neg {
+		dst = append(dst, '-')
+	}
+	switch {
+	case exp >= 0:
+		dst = append(dst, coeff...)
+		dst = appendZeros(dst, exp)
+	case -exp < len(coeff):
+		dst = append(dst, coeff[:len(coeff)+exp]...)
+		dst = append(dst, '.')
+		dst = append(dst, coeff[len(coeff)+exp:]...)
+	default:
+		dst = append(dst, "0."...)
+		dst = appendZeros(dst, -exp-len(coeff))
+		dst = append(dst, coeff...)
+	}
+	return dst, nil
+}
+
+func appendZeros(dst []byte, n int) []byte {
+	for range n {
+		dst = append(dst, '0')
+	}
+	return dst
 }
 
 func allDigits(s string) bool {
@@ -107,19 +146,46 @@ func allDigits(s string) bool {
 // padNumber left-pads the integer part of canonical decimal text with zeros
 // to width digits, keeping a leading minus sign: ("42", 5) → "00042".
 func padNumber(s string, width int) string {
-	neg := strings.HasPrefix(s, "-")
-	if neg {
+	return string(appendPadded(nil, s, width))
+}
+
+// appendPadded appends padNumber(s, width) to dst.
+func appendPadded[T string | []byte](dst []byte, s T, width int) []byte {
+	if len(s) > 0 && s[0] == '-' {
+		dst = append(dst, '-')
 		s = s[1:]
 	}
-	intLen := strings.IndexByte(s, '.')
-	if intLen < 0 {
-		intLen = len(s)
+	intLen := 0
+	for intLen < len(s) && s[intLen] != '.' {
+		intLen++
 	}
-	if intLen < width {
-		s = strings.Repeat("0", width-intLen) + s
+	dst = appendZeros(dst, width-intLen)
+	return append(dst, s...)
+}
+
+// isNumberText reports whether s is plain decimal text ("-12", "3.25"),
+// the only text a placeholder width pads.
+func isNumberText[T string | []byte](s T) bool {
+	if len(s) > 0 && s[0] == '-' {
+		s = s[1:]
 	}
-	if neg {
-		return "-" + s
+	i := 0
+	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+		i++
 	}
-	return s
+	if i == 0 {
+		return false
+	}
+	if i == len(s) {
+		return true
+	}
+	if s[i] != '.' || i+1 == len(s) {
+		return false
+	}
+	for i++; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
 }

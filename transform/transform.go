@@ -80,7 +80,8 @@ func FormatSourceKey(k map[string]any) string {
 	return "(" + strings.Join(parts, ", ") + ")"
 }
 
-// Plan converts rows of one entity. Items is safe for concurrent use;
+// Plan converts rows of one entity. Items is safe for concurrent use, and
+// so is Builder.Items on one plan with a Builder per goroutine;
 // WithPosition changes what the plan reads and must be called before a run,
 // not during one.
 type Plan struct {
@@ -100,6 +101,19 @@ type Plan struct {
 	query   extract.Query
 	// unique: the source's unique keys (Sources.Unique).
 	unique []extract.UniqueKey
+	// kinds and texts are each column's kind and text function (nil if
+	// it has none), by index in cols.
+	kinds []kind
+	texts []func(any) (string, error)
+	// mapSize is the most attributes an item can have.
+	mapSize int
+	// typeSize is the size of the type attribute; sizeByParts says an
+	// item's size is the sum of its attributes' as they are added (no
+	// joins, no two keys of the same name).
+	typeSize    int
+	sizeByParts bool
+	// gsiAttrs are the GSI key attributes (left out of a mirror).
+	gsiAttrs []string
 }
 
 type attrPlan struct {
@@ -108,6 +122,10 @@ type attrPlan struct {
 	convert func(any) (types.AttributeValue, error)
 	// nested: json or array values, checked against MaxNestingDepth.
 	nested bool
+	// kind is the column's (its elements' for an array); textual says
+	// Builder renders its values as text in its first pass.
+	kind           kind
+	array, textual bool
 }
 
 type keyPlan struct {
@@ -293,8 +311,42 @@ func Compile(m *mapping.Mapping, index int, srcs Sources) (*Plan, error) {
 	}
 	for _, a := range chosenCols {
 		c := cols[a.col]
+		k := scalarFor(c.Type, c.AsText).kind
 		p.attrs = append(p.attrs, attrPlan{col: remap[a.col], name: a.name, convert: columnAttr(c),
-			nested: c.Array || c.Type == "json" || c.Type == "jsonb"})
+			nested: c.Array || c.Type == "json" || c.Type == "jsonb",
+			kind:   k, array: c.Array, textual: textual(k)})
+	}
+	for _, c := range p.cols {
+		s := scalarFor(c.Type, c.AsText)
+		if c.Array {
+			s = scalar{}
+		}
+		p.kinds = append(p.kinds, s.kind)
+		p.texts = append(p.texts, s.text)
+	}
+	p.mapSize = len(p.attrs) + len(p.ids) + 1
+	p.typeSize = len(p.typeAttr) + valueSize(p.typeVal)
+	p.sizeByParts = len(p.joins) == 0
+	names := []string{p.typeAttr}
+	for _, k := range p.keys {
+		if k.gsi == mirrorKey {
+			continue
+		}
+		p.mapSize++
+		if k.gsi != "" {
+			p.gsiAttrs = append(p.gsiAttrs, k.attr)
+		}
+		if slices.Contains(names, k.attr) {
+			p.sizeByParts = false
+		}
+		names = append(names, k.attr)
+	}
+	for _, j := range p.joins {
+		if j.join.Kind == extract.JoinParent {
+			p.mapSize += len(j.names)
+		} else {
+			p.mapSize++
+		}
 	}
 	p.query = extract.Query{Source: e.Source, Columns: p.cols}
 	for _, j := range p.joins {
@@ -324,97 +376,15 @@ func (p *Plan) Entity() *mapping.Entity { return p.entity }
 // *RowError when the row cannot become items: a NULL or empty key, a key
 // over DynamoDB's size limit, a value DynamoDB cannot hold (a number over
 // 38 digits, NaN, an infinite date), an embed over max_items, an item over
-// 400 KB (with the size of its largest attributes).
+// 400 KB (with the size of its largest attributes); any other error means
+// values do not fit the plan.
+//
+// Items borrows a Builder from a pool for the call; a goroutine that
+// converts many rows does better with a Builder of its own.
 func (p *Plan) Items(values []any, dst []Item) ([]Item, error) {
-	if want := len(p.cols) + p.joinWidth(); len(values) != want {
-		return dst, fmt.Errorf("transform %s: got %d values, want %d", p.entity.Name, len(values), want)
-	}
-	attrs := make(map[string]types.AttributeValue, len(p.attrs)+len(p.keys)+len(p.joins)+len(p.ids)+1)
-	var skipGSI string
-	for _, k := range p.keys {
-		if k.gsi == mirrorKey || k.gsi != "" && k.gsi == skipGSI {
-			continue
-		}
-		s, col, reason := p.renderKey(k, values)
-		if reason != "" {
-			if k.sparse && col >= 0 && values[col] == nil {
-				// Sparse index: leave the item out of this GSI entirely.
-				delete(attrs, p.gsiSibling(k))
-				skipGSI = k.gsi
-				continue
-			}
-			return dst, p.rowError(values, col, reason)
-		}
-		attrs[k.attr] = &types.AttributeValueMemberS{Value: s}
-	}
-	attrs[p.typeAttr] = p.typeVal
-	for _, a := range p.attrs {
-		v := values[a.col]
-		if v == nil {
-			continue
-		}
-		av, err := a.convert(v)
-		if err != nil {
-			return dst, p.rowError(values, a.col, err.Error())
-		}
-		if a.nested {
-			if d := nestingDepth(av); d > MaxNestingDepth {
-				return dst, p.rowError(values, a.col, fmt.Sprintf("nested %d levels deep: DynamoDB allows %d", d, MaxNestingDepth))
-			}
-		}
-		attrs[a.name] = av
-	}
-	if len(p.joins) > 0 {
-		if col, reason := p.applyJoins(values, attrs); reason != "" {
-			re := p.rowError(values, -1, reason)
-			re.Column = col
-			return dst, re
-		}
-	}
-	for _, ip := range p.ids {
-		id, col, reason := ip.stableID(values)
-		if reason != "" {
-			return dst, p.rowError(values, col, fmt.Sprintf("ID %s: %s", ip.attr, reason))
-		}
-		attrs[ip.attr] = &types.AttributeValueMemberS{Value: id}
-	}
-	if len(p.joins) > 0 {
-		for name, v := range attrs {
-			if d := nestingDepth(v); d > MaxNestingDepth {
-				return dst, p.rowError(values, -1, fmt.Sprintf("attribute %s is nested %d levels deep: DynamoDB allows %d", name, d, MaxNestingDepth))
-			}
-		}
-	}
-	if n := ItemSize(attrs); n > MaxItemBytes {
-		return dst, p.rowError(values, -1, fmt.Sprintf("item is %s, over DynamoDB's 400 KB: %s", kb(n), sizeBreakdown(attrs)))
-	}
-	dst = append(dst, Item{Entity: p.index, Attrs: attrs, Row: values})
-	if p.entity.Mirror == nil {
-		return dst, nil
-	}
-	mirror := make(map[string]types.AttributeValue, len(attrs))
-	gsiAttrs := map[string]bool{}
-	for _, k := range p.keys {
-		if k.gsi != "" && k.gsi != mirrorKey {
-			gsiAttrs[k.attr] = true
-		}
-	}
-	for name, v := range attrs {
-		if !gsiAttrs[name] {
-			mirror[name] = v
-		}
-	}
-	for _, k := range p.keys {
-		if k.gsi != mirrorKey {
-			continue
-		}
-		s, col, reason := p.renderKey(k, values)
-		if reason != "" {
-			return dst[:len(dst)-1], p.rowError(values, col, "mirror: "+reason)
-		}
-		mirror[k.attr] = &types.AttributeValueMemberS{Value: s}
-	}
-	return append(dst, Item{Entity: p.index, Attrs: mirror, Row: values}), nil
+	b := builders.Get().(*Builder)
+	defer builders.Put(b)
+	return b.Items(p, values, dst)
 }
 
 func (p *Plan) joinWidth() int {
@@ -424,6 +394,9 @@ func (p *Plan) joinWidth() int {
 	}
 	return n
 }
+
+// isGSIAttr reports whether attr is a GSI key attribute.
+func (p *Plan) isGSIAttr(attr string) bool { return slices.Contains(p.gsiAttrs, attr) }
 
 // gsiSibling returns the other key attribute of k's GSI.
 func (p *Plan) gsiSibling(k keyPlan) string {
@@ -464,14 +437,6 @@ func (p *Plan) renderKey(k keyPlan, values []any) (string, int, string) {
 		return "", -1, fmt.Sprintf("key attribute %s is %d bytes: DynamoDB allows at most %d", k.attr, b.Len(), k.maxBytes)
 	}
 	return b.String(), -1, ""
-}
-
-// isNumberText reports whether s is plain decimal text ("-12", "3.25"),
-// the only text a placeholder width pads.
-func isNumberText(s string) bool {
-	s = strings.TrimPrefix(s, "-")
-	intPart, frac, hasFrac := strings.Cut(s, ".")
-	return intPart != "" && allDigits(intPart) && (!hasFrac || frac != "" && allDigits(frac))
 }
 
 func (p *Plan) rowError(values []any, col int, reason string) *RowError {
