@@ -49,7 +49,7 @@ Example, against DynamoDB Local:
 			tableFlag,
 			&cli.BoolFlag{Name: "create-table", Usage: "create the table and its GSIs from the mapping if it does not exist, and wait until it is ACTIVE"},
 			&cli.IntFlag{Name: "concurrency", Aliases: []string{"c"}, Value: pipeline.DefaultConcurrency, Usage: "number of parallel BatchWriteItem writers"},
-			&cli.IntFlag{Name: "readers", Value: defaultReaders(), Usage: "PostgreSQL connections reading in parallel, all on one exported snapshot; a table of 40,000 rows or more is split into primary-key ranges, one per reader (default: the CPUs, at most 4)"},
+			&cli.IntFlag{Name: "readers", Value: defaultReaders(), Usage: "PostgreSQL connections reading in parallel, all on one exported snapshot; a table of 40,000 rows or more is split into primary-key ranges, one per reader; the default is one per CPU, at most 4"},
 			&cli.IntFlag{Name: "max-write-units", Usage: "cap the write capacity consumed per second (as DynamoDB reports it); throttling halves the rate, which then climbs back (default: no cap)"},
 			&cli.IntFlag{Name: "max-retries", Usage: "retries per DynamoDB request after the first attempt (sets --max-attempts to this + 1)"},
 			&cli.DurationFlag{Name: "retry-deadline", Value: 5 * time.Minute, Usage: "give up a batch (and stop the run, with its checkpoint) when its retries, throttling included, take longer than this"},

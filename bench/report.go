@@ -295,8 +295,13 @@ func (r *report) reading() []string {
 				}
 			}
 			if len(parts) > 0 {
-				line += fmt.Sprintf(" By the profiles, (c) spends %.2f sampled CPU s per 1M items more than (b), most of it in: %s.",
-					r.c.perMillion(r.c.prof.total)-r.b.perMillion(r.b.prof.total), strings.Join(parts, "; "))
+				diff := r.c.perMillion(r.c.prof.total) - r.b.perMillion(r.b.prof.total)
+				more := "more"
+				if diff < 0 {
+					diff, more = -diff, "less"
+				}
+				line += fmt.Sprintf(" By the profiles, (c) spends %.2f sampled CPU s per 1M items %s than (b) in all; what (c) does that (b) does not: %s.",
+					diff, more, strings.Join(parts, "; "))
 			}
 		}
 		s = append(s, line)

@@ -472,7 +472,14 @@ func Run(ctx context.Context, src *extract.Source, m *mapping.Mapping, plans []*
 		})
 		cur := newBatch(pt.id, 0)
 		clear(sc.inBatch)
+		// Rows read are counted here and added to the entity's count a
+		// batch at a time: readers of one entity would otherwise contend
+		// for one counter on every row.
+		var read int64
+		defer func() { st.rows.Add(read) }()
 		flush := func() error {
+			st.rows.Add(read)
+			read = 0
 			if len(cur.items) == 0 {
 				return nil
 			}
@@ -493,7 +500,7 @@ func Run(ctx context.Context, src *extract.Source, m *mapping.Mapping, plans []*
 			q.After, q.Until = pt.r.After, pt.r.Until
 		}
 		err := src.Stream(rctx, p.Entity().Name, q, func(values []any) error {
-			st.rows.Add(1)
+			read++
 			var err error
 			sc.buf, err = sc.items.Items(p, values, sc.buf[:0])
 			if err != nil {
@@ -513,6 +520,9 @@ func Run(ctx context.Context, src *extract.Source, m *mapping.Mapping, plans []*
 			// remembered, so a rejected row leaves no trace.
 			// BatchWriteItem refuses two puts of one key, and writing
 			// them in turn would silently keep only the last.
+			//
+			// Keys proven unique (transform.KeysUnique) cannot meet
+			// any other item's: no memory, no lookups.
 			sc.keys = sc.keys[:0]
 			dup := func(k [2]string) error {
 				advance(i, 1)
@@ -527,21 +537,22 @@ func Run(ctx context.Context, src *extract.Source, m *mapping.Mapping, plans []*
 				}
 				return reject(Reject{Entity: p.Entity().Name, SourceKey: p.SourceKey(values), ItemKey: keyMap(k, keyAttrs), Reason: reason})
 			}
-			for _, it := range sc.buf {
-				k := itemKey(it.Attrs, keyAttrs)
-				if slices.Contains(sc.keys, k) || sc.inBatch[k] > 0 {
-					return dup(k)
-				}
-				sc.keys = append(sc.keys, k)
-			}
-			// Keys proven unique (transform.KeysUnique) need no memory.
 			if !unique[i] {
+				for _, it := range sc.buf {
+					k := itemKey(it.Attrs, keyAttrs)
+					if slices.Contains(sc.keys, k) || sc.inBatch[k] > 0 {
+						return dup(k)
+					}
+					sc.keys = append(sc.keys, k)
+				}
 				if k, ok := seen.addAll(sc.keys); !ok {
 					return dup(k)
 				}
+				for j := range sc.keys {
+					sc.inBatch[sc.keys[j]] = len(cur.items) + j + 1 // 0 means absent
+				}
 			}
 			for j, it := range sc.buf {
-				sc.inBatch[sc.keys[j]] = len(cur.items) + 1 // 0 means absent
 				cur.items = append(cur.items, it)
 				cur.rowEnd = append(cur.rowEnd, j == len(sc.buf)-1)
 			}
