@@ -129,6 +129,7 @@ type report struct {
 	items                    *floorItems
 	a, b, c, d, e, e2        *result
 	transform                *benchResult
+	transformCLIGC           *benchResult // under GOGC=400, as main.go sets it
 	transformErr             string
 	mappingFile, dynaliteVer string
 	pgVersion, nodeVer       string
@@ -251,6 +252,8 @@ func run(ctx context.Context, cfg config) error {
 	if rep.transform, err = transformBench(ctx, root); err != nil {
 		log.Printf("transform benchmark: %v", err)
 		rep.transformErr = err.Error()
+	} else if rep.transformCLIGC, err = transformBench(ctx, root, "GOGC=400"); err != nil {
+		log.Printf("transform benchmark (GOGC=400): %v", err)
 	}
 	dropDatabase(admin, rep.fix.db)
 	delete(created, rep.fix.db)

@@ -154,9 +154,11 @@ type benchResult struct {
 	runs                           int
 }
 
-func transformBench(ctx context.Context, root string) (*benchResult, error) {
+// transformBench runs it with the environment env added (GOGC=…).
+func transformBench(ctx context.Context, root string, env ...string) (*benchResult, error) {
 	cmd := exec.CommandContext(ctx, "go", "test", "-run", "^$", "-bench", "^BenchmarkItems$", "-benchmem", "-count", "5", "./transform")
 	cmd.Dir = root
+	cmd.Env = append(os.Environ(), env...)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		return nil, fmt.Errorf("%v\n%s", err, out)

@@ -159,6 +159,10 @@ func (r *report) targets() []string {
 		t = append(t, fmt.Sprintf("transform (`go test -bench BenchmarkItems ./transform`, median of %d, a %.0f-byte item): **%.2f µs**, target ≤ %.0f µs: %s; **%.0f allocations**, target ≤ %d: %s",
 			tb.runs, tb.itemBytes, tb.ns/1000, float64(targetNs)/1000, verdict(tb.ns/1000, targetNs/1000, false, " µs", 2),
 			tb.allocs, targetAllocs, verdict(tb.allocs, targetAllocs, false, "", 0)))
+		if g := r.transformCLIGC; g != nil {
+			t = append(t, fmt.Sprintf("transform under the GC setting pg2dynamo runs with (GOGC=400, main.go; the line above is Go's default, GOGC=100): **%.2f µs**, %s against the ≤ %.0f µs target",
+				g.ns/1000, verdict(g.ns/1000, targetNs/1000, false, " µs", 2), float64(targetNs)/1000))
+		}
 	} else {
 		t = append(t, "transform: not measured ("+firstLine(r.transformErr)+")")
 	}
