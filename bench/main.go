@@ -130,6 +130,7 @@ type report struct {
 	a, b, c, d, e, e2        *result
 	transform                *benchResult
 	transformCLIGC           *benchResult // under GOGC=400, as main.go sets it
+	transformProf            *profileSummary
 	transformErr             string
 	mappingFile, dynaliteVer string
 	pgVersion, nodeVer       string
@@ -254,6 +255,9 @@ func run(ctx context.Context, cfg config) error {
 		rep.transformErr = err.Error()
 	} else if rep.transformCLIGC, err = transformBench(ctx, root, "GOGC=400"); err != nil {
 		log.Printf("transform benchmark (GOGC=400): %v", err)
+	}
+	if rep.transformProf, err = transformProfile(ctx, root, outDir); err != nil {
+		log.Printf("transform profile: %v", err)
 	}
 	dropDatabase(admin, rep.fix.db)
 	delete(created, rep.fix.db)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -16,10 +17,12 @@ import (
 // in the first category below whose pattern matches any of its frames.
 // The order matters: a GC assist inside the transform is GC, a socket read
 // inside pgx is a syscall, the scheduler's netpoll is the scheduler.
-var categories = []struct {
+type category struct {
 	name string
 	re   *regexp.Regexp
-}{
+}
+
+var categories = []category{
 	{"GC (background marking, assists, sweeping)", regexp.MustCompile(`^runtime\.(gcBgMarkWorker|gcAssistAlloc|gcDrain|bgsweep|bgscavenge|gcStart|gcMarkDone|gcMarkTermination|markroot|forEachP|stopTheWorld)`)},
 	{"Go scheduler (idle, netpoll, sysmon)", regexp.MustCompile(`^runtime\.(schedule|findRunnable|park_m|goexit0|mstart|sysmon|mcall|netpoll)$`)},
 	{"syscalls (socket and file reads and writes)", regexp.MustCompile(`^(syscall\.|internal/runtime/syscall|runtime/internal/syscall|internal/poll\.)`)},
@@ -37,8 +40,20 @@ var categories = []struct {
 	{"other", regexp.MustCompile(``)},
 }
 
+// transformCategories split the profile of BenchmarkItems (one ~1 KB row
+// to its item) the same way, by what the time is spent on.
+var transformCategories = []category{
+	categories[0], // GC
+	{"maps (the item's and jsonb objects': make, assignments; the SDK takes map[string]AttributeValue)", regexp.MustCompile(`^(runtime\.(mapassign|makemap|growWork)|internal/runtime/maps\.)`)},
+	{"jsonb to M/L/S/N (go-json-experiment jsontext)", regexp.MustCompile(`^(github\.com/pg2dynamo/pg2dynamo/transform\.\(\*Builder\)\.(fromJSON|jsonValue|jsonName)|github\.com/go-json-experiment/)`)},
+	{"key and text rendering (keys, numbers, timestamps, uuids)", regexp.MustCompile(`^(github\.com/pg2dynamo/pg2dynamo/transform\.(\(\*Builder\)\.(renderKey|renderText|colText)|append\w*)|strconv\.|internal/strconv\.|unicode/utf8\.)`)},
+	{"the rest of the transform (attribute values, lists, sizes)", regexp.MustCompile(`^github\.com/pg2dynamo/pg2dynamo/transform\.`)},
+	{"other (the benchmark loop, runtime)", regexp.MustCompile(``)},
+}
+
 // profileSummary is one CPU profile, summed.
 type profileSummary struct {
+	cats  []category // categories unless set
 	total time.Duration
 	byCat []time.Duration // in categories order
 	top   string          // go tool pprof -top, flat, trimmed
@@ -47,6 +62,11 @@ type profileSummary struct {
 // analyzeProfile sums the profile at path (of binary bin) by category, and
 // writes pprof's flat and cumulative top 40 next to it (.top.txt).
 func analyzeProfile(bin, path string) (*profileSummary, error) {
+	return analyzeProfileBy(bin, path, categories)
+}
+
+// analyzeProfileBy is analyzeProfile with categories cats.
+func analyzeProfileBy(bin, path string, cats []category) (*profileSummary, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	pprof := func(args ...string) (string, error) {
@@ -60,7 +80,7 @@ func analyzeProfile(bin, path string) (*profileSummary, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &profileSummary{byCat: make([]time.Duration, len(categories))}
+	s := &profileSummary{cats: cats, byCat: make([]time.Duration, len(cats))}
 	if err := s.addTraces(traces); err != nil {
 		return nil, err
 	}
@@ -91,7 +111,7 @@ func (s *profileSummary) addTraces(text string) error {
 			return
 		}
 		s.total += value
-		s.byCat[classify(stack)] += value
+		s.byCat[classify(s.categories(), stack)] += value
 		value, stack = 0, stack[:0]
 	}
 	inTraces := false
@@ -127,13 +147,33 @@ func (s *profileSummary) addTraces(text string) error {
 	return nil
 }
 
-func classify(stack []string) int {
-	for i, c := range categories {
+func (s *profileSummary) categories() []category {
+	if s.cats == nil {
+		return categories
+	}
+	return s.cats
+}
+
+func classify(cats []category, stack []string) int {
+	for i, c := range cats {
 		if slices.ContainsFunc(stack, c.re.MatchString) {
 			return i
 		}
 	}
-	return len(categories) - 1
+	return len(cats) - 1
+}
+
+// transformProfile profiles BenchmarkItems into dir and sums the profile by
+// transformCategories.
+func transformProfile(ctx context.Context, root, dir string) (*profileSummary, error) {
+	bin, prof := filepath.Join(dir, "transform.test"), filepath.Join(dir, "transform.cpu.pprof")
+	cmd := exec.CommandContext(ctx, "go", "test", "-run", "^$", "-bench", "^BenchmarkItems$", "-benchtime", "3s",
+		"-o", bin, "-cpuprofile", prof, "./transform")
+	cmd.Dir = root
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("%v\n%s", err, out)
+	}
+	return analyzeProfileBy(bin, prof, transformCategories)
 }
 
 // trimTop keeps pprof -top's column header and rows.

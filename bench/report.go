@@ -322,6 +322,16 @@ func (r *report) reading() []string {
 		}
 		s = append(s, line)
 	}
+	if tp, tb := r.transformProf, r.transform; tp != nil && tb != nil {
+		var parts []string
+		for i, c := range tp.cats {
+			if share := tp.byCat[i].Seconds() / tp.total.Seconds(); share >= 0.005 {
+				parts = append(parts, fmt.Sprintf("%s %.0f%% (%.2f µs)", c.name, 100*share, share*tb.ns/1000))
+			}
+		}
+		s = append(s, fmt.Sprintf("**Where `BenchmarkItems`' %.2f µs go** (its CPU profile, `bench-out/transform.cpu.pprof`, shares applied to the median): %s.",
+			tb.ns/1000, strings.Join(parts, "; ")))
+	}
 	if r.c != nil && r.d != nil {
 		line := fmt.Sprintf("**Peak RSS**: %.1f MB in (c) and %.1f MB in (d) for %s source rows",
 			float64(r.c.rssKB)/1024, float64(r.d.rssKB)/1024, num(r.d.rows))
