@@ -1,7 +1,8 @@
-// Package pipeline runs a migration: it reads every entity from one
-// PostgreSQL snapshot, converts rows to items and hands them in batches to
-// a fixed number of writers over bounded channels, so a slow sink slows the
-// reader and memory stays flat. Every source row ends up written or listed
+// Package pipeline runs a migration: a few readers, each on its own
+// connection to one exported PostgreSQL snapshot, read every entity (a large
+// table split into primary-key ranges), convert rows to items and hand them
+// in batches to a fixed number of writers over a bounded channel, so a slow
+// sink slows the readers and memory stays flat. Every source row ends up written or listed
 // as rejected with its reason; the Summary reconciles the two.
 package pipeline
 
