@@ -401,7 +401,7 @@ func Run(ctx context.Context, src *extract.Source, m *mapping.Mapping, plans []*
 			for _, f := range srcs[1:] {
 				f.Close(context.WithoutCancel(ctx))
 			}
-			return nil, fmt.Errorf("parallel reader %d of %d: %w", len(srcs)+1, readers, err)
+			return nil, fmt.Errorf("parallel reader %d of %d: %w (a server that cannot export snapshots, such as some poolers in transaction mode, needs a single reader: Options.Readers 1, --readers 1)", len(srcs)+1, readers, err)
 		}
 		srcs = append(srcs, f)
 	}
