@@ -6,7 +6,6 @@ import (
 	"net"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"syscall"
 	"time"
@@ -24,16 +23,15 @@ type dynalite struct {
 }
 
 func startDynalite(ctx context.Context, root string) (*dynalite, error) {
-	cli := filepath.Join(root, "node_modules", "dynalite", "cli.js")
-	if _, err := os.Stat(cli); err != nil {
-		return nil, fmt.Errorf("dynalite is not installed (make bench runs npm ci; or run it in %s): %w", root, err)
-	}
 	port, err := testenv.FreePort()
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command("node", cli, "--host", "127.0.0.1", "--port", strconv.Itoa(port),
-		"--createTableMs", "0", "--deleteTableMs", "0", "--updateTableMs", "0")
+	args, err := testenv.DynaliteArgs(root, port)
+	if err != nil {
+		return nil, fmt.Errorf("%w (make bench runs npm ci; or run it in %s)", err, root)
+	}
+	cmd := exec.Command("node", args...)
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start dynalite: %w", err)

@@ -68,7 +68,9 @@ start_dynalite() {
 	DYNALITE_LOG="$(mktemp "${TMPDIR:-/tmp}/dynalite.XXXXXX.log")" || return 1
 	for attempt in 1 2 3; do
 		port="$(free_port)" || return 1
-		node "$cli" --host 127.0.0.1 --port "$port" \
+		# The guard keeps dynalite serving when a client goes away mid-request
+		# (see scripts/dynalite-guard.cjs).
+		node --require "$_DYNALITE_ROOT/scripts/dynalite-guard.cjs" "$cli" --host 127.0.0.1 --port "$port" \
 			--createTableMs 0 --deleteTableMs 0 --updateTableMs 0 >"$DYNALITE_LOG" 2>&1 &
 		DYNALITE_PID=$!
 		deadline=$((SECONDS + 20))

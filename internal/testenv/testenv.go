@@ -132,16 +132,15 @@ func StartDynalite() (*Dynalite, error) {
 	if err != nil {
 		return nil, err
 	}
-	cli := filepath.Join(root, "node_modules", "dynalite", "cli.js")
-	if _, err := os.Stat(cli); err != nil {
-		return nil, fmt.Errorf("dynalite is not installed (run `npm ci` in %s): %w", root, err)
-	}
 	port, err := FreePort()
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command("node", cli, "--host", "127.0.0.1", "--port", strconv.Itoa(port),
-		"--createTableMs", "0", "--deleteTableMs", "0", "--updateTableMs", "0")
+	args, err := DynaliteArgs(root, port)
+	if err != nil {
+		return nil, fmt.Errorf("%w (run `npm ci` in %s)", err, root)
+	}
+	cmd := exec.Command("node", args...)
 	cmd.Stdout = os.Stderr
 	cmd.Stderr = os.Stderr
 	if err := cmd.Start(); err != nil {
@@ -162,6 +161,22 @@ func StartDynalite() (*Dynalite, error) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	return &Dynalite{Endpoint: "http://" + addr, cmd: cmd}, nil
+}
+
+// DynaliteArgs returns node's arguments to run the dynalite pinned in the
+// repository at root (node_modules, from npm ci) in memory on 127.0.0.1:port,
+// with the table-state delays (--createTableMs and the others) at 0, and
+// with scripts/dynalite-guard.cjs preloaded so that a client that goes away
+// mid-request does not end the server (see that file). It fails when
+// dynalite is not installed.
+func DynaliteArgs(root string, port int) ([]string, error) {
+	cli := filepath.Join(root, "node_modules", "dynalite", "cli.js")
+	if _, err := os.Stat(cli); err != nil {
+		return nil, fmt.Errorf("dynalite is not installed: %w", err)
+	}
+	guard := filepath.Join(root, "scripts", "dynalite-guard.cjs")
+	return []string{"--require", guard, cli, "--host", "127.0.0.1", "--port", strconv.Itoa(port),
+		"--createTableMs", "0", "--deleteTableMs", "0", "--updateTableMs", "0"}, nil
 }
 
 // Stop kills the server and waits for it.
