@@ -12,6 +12,7 @@ import (
 	"github.com/pg2dynamo/pg2dynamo/fixtures"
 	"github.com/pg2dynamo/pg2dynamo/internal/faultproxy"
 	"github.com/pg2dynamo/pg2dynamo/internal/testenv"
+	"github.com/pg2dynamo/pg2dynamo/report"
 )
 
 // With 20% of DynamoDB requests faulted by a proxy in front of dynalite
@@ -158,4 +159,69 @@ func TestRetryDeadline(t *testing.T) {
 	if r.code != ExitFailed || !strings.Contains(r.stderr, want) {
 		t.Fatalf("exit %d, want %d and %q\n%s", r.code, ExitFailed, want, r.stderr)
 	}
+}
+
+// A GSI is eventually consistent: right after a load, a Query of it can
+// miss the latest writes. With a proxy that answers the first GSI Queries
+// with an empty page, verify queries those checks again within --gsi-wait
+// and passes, and its JSON report counts the re-reads; with --gsi-wait 0 it
+// queries once and reports the lagging pattern as a mismatch (exit 4).
+// Queries of the table itself read consistently.
+func TestVerifyWaitsForGSILag(t *testing.T) {
+	root, err := testenv.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := testenv.NewDatabase(t)
+	if _, err := fixtures.Load(context.Background(), testenv.Connect(t, url), "attendance", 0.05, 1); err != nil {
+		t.Fatal(err)
+	}
+	table := testenv.TableName("attendance")
+	mappingFile := filepath.Join(root, "fixtures", "mappings", "strategies", "attendance.yaml")
+	if r := runCLI(t, migrateArgs(t, mappingFile, url, table, "--create-table", "--no-verify")...); r.code != ExitOK {
+		t.Fatalf("migrate exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	verifyThrough := func(t *testing.T, lag int, extra ...string) (cliResult, map[string]int, report.Report) {
+		proxy, err := faultproxy.Start(testenv.SharedDynalite(t).Endpoint, faultproxy.Rates{IndexLag: lag}, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer proxy.Close()
+		out := filepath.Join(t.TempDir(), "r.json")
+		args := append([]string{"verify", "--mapping", mappingFile, "--source", url, "--endpoint-url", proxy.URL,
+			"--table", table, "--report-json", out}, extra...)
+		r := runCLI(t, args...)
+		return r, proxy.Counts(), readReport(t, out)
+	}
+	t.Run("waits", func(t *testing.T) {
+		r, counts, rep := verifyThrough(t, 3)
+		if r.code != ExitOK {
+			t.Fatalf("exit %d, want %d\n%s%s", r.code, ExitOK, r.stdout, r.stderr)
+		}
+		retries := 0
+		for _, p := range rep.Patterns {
+			if p.Index == "table" && p.Retries > 0 {
+				t.Errorf("pattern %s on the table was queried again: %+v", p.Pattern, p)
+			}
+			retries += p.Retries
+		}
+		if counts["index-lag"] != 3 || retries != 3 {
+			t.Fatalf("%d stale answers, %d re-reads in the report; want 3 and 3", counts["index-lag"], retries)
+		}
+	})
+	t.Run("no wait", func(t *testing.T) {
+		r, _, rep := verifyThrough(t, 1, "--gsi-wait", "0")
+		if r.code != ExitMismatch {
+			t.Fatalf("exit %d, want %d\n%s%s", r.code, ExitMismatch, r.stdout, r.stderr)
+		}
+		var bad []string
+		for _, p := range rep.Patterns {
+			if !p.OK {
+				bad = append(bad, p.Pattern+" on "+p.Index)
+			}
+		}
+		if len(bad) != 1 || bad[0] != "LectureStudents on Inverted" {
+			t.Fatalf("failed checks %v, want exactly one of LectureStudents on Inverted", bad)
+		}
+	})
 }

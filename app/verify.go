@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"sync/atomic"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/urfave/cli/v2"
@@ -32,6 +33,7 @@ func reportFlags() []cli.Flag {
 		&cli.IntFlag{Name: "limit", Value: 10, Usage: "keys listed per list in text and markdown (JSON lists all)"},
 		&cli.IntFlag{Name: "sample", Value: 20, Usage: "parameter tuples tried per access pattern, sampled from the source (all when fewer)"},
 		&cli.IntFlag{Name: "segments", Value: 4, Usage: "parallel Scan segments"},
+		&cli.DurationFlag{Name: "gsi-wait", Value: 10 * time.Second, Usage: "how long, in all, access-pattern checks on a GSI that do not match yet are queried again: a GSI is eventually consistent and can lag a load by a moment (0: query once)"},
 	}
 }
 
@@ -179,7 +181,7 @@ func compareAndReport(c *cli.Context, s *session, mode string, price float64, ou
 	}
 	fmt.Fprintf(c.App.ErrWriter, "%s: deriving items from %s and reading table %s\n", mode, s.src.Name(), s.m.Table.Name)
 	res, err := verify.Compare(c.Context, s.src, s.m, s.plans, s.client, verify.Options{
-		Segments: c.Int("segments"), Sample: c.Int("sample"), SkipPatterns: mode == report.ModeDiff,
+		Segments: c.Int("segments"), Sample: c.Int("sample"), SkipPatterns: mode == report.ModeDiff, IndexWait: c.Duration("gsi-wait"),
 	})
 	if err != nil {
 		return err

@@ -284,3 +284,27 @@ func TestDryRunAgainstMissingTable(t *testing.T) {
 		t.Error("--dry-run created the table")
 	}
 }
+
+// verify, diff and migrate --dry-run ask DynamoDB first, with the bounded
+// preflight migrate uses: a DynamoDB that cannot be reached fails the
+// command with that message (exit 1), before the source pass reads every
+// row, not after the client's full retry budget.
+func TestReadCommandsFailFastWhenDynamoDBIsUnreachable(t *testing.T) {
+	url := testenv.NewDatabase(t)
+	testenv.Exec(t, url, shopSQL)
+	mappingFile := writeMapping(t, planMapping)
+	common := []string{"--mapping", mappingFile, "--source", url, "--endpoint-url", "http://127.0.0.1:1"}
+	for name, args := range map[string][]string{
+		"verify": append([]string{"verify"}, common...),
+		"diff":   append([]string{"diff"}, common...),
+		"migrate --dry-run": append([]string{"migrate", "--dry-run", "--progress", "none", "--rejects", filepath.Join(t.TempDir(), "r.jsonl"),
+			"--checkpoint", filepath.Join(t.TempDir(), "c.json")}, common...),
+	} {
+		t.Run(name, func(t *testing.T) {
+			r := runCLI(t, args...)
+			if r.code != ExitFailed || !strings.Contains(r.stderr, "pg2dynamo: cannot reach DynamoDB (DescribeTable shop, 3 attempts within 20s)") {
+				t.Fatalf("exit %d, want %d with a message that DynamoDB cannot be reached:\n%s%s", r.code, ExitFailed, r.stdout, r.stderr)
+			}
+		})
+	}
+}

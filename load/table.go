@@ -82,18 +82,11 @@ func keySchema(pk, sk string) []types.KeySchemaElement {
 // whether the table was created.
 func EnsureTable(ctx context.Context, client *dynamodb.Client, m *mapping.Mapping, create bool) (created bool, err error) {
 	name := m.Table.Name
-	// The first request of a run: fail in seconds, not after the full
-	// retry budget, when DynamoDB cannot be reached at all.
-	pctx, cancel := context.WithTimeout(ctx, PreflightTimeout)
-	out, err := client.DescribeTable(pctx, &dynamodb.DescribeTableInput{TableName: aws.String(name)},
-		func(o *dynamodb.Options) { o.RetryMaxAttempts = 3 })
-	cancel()
-	var nf *types.ResourceNotFoundException
-	var ae smithy.APIError
+	td, err := DescribeTable(ctx, client, name)
 	switch {
-	case err != nil && !errors.As(err, &ae):
-		return false, fmt.Errorf("cannot reach DynamoDB (DescribeTable %s, 3 attempts within %s): %w", name, PreflightTimeout, err)
-	case errors.As(err, &nf):
+	case err != nil:
+		return false, err
+	case td == nil:
 		if !create {
 			return false, fmt.Errorf("%w: %s (pass --create-table to create it from the mapping)", ErrTableNotFound, name)
 		}
@@ -108,10 +101,34 @@ func EnsureTable(ctx context.Context, client *dynamodb.Client, m *mapping.Mappin
 			return true, fmt.Errorf("wait for table %s to become ACTIVE: %w", name, err)
 		}
 		return true, nil
-	case err != nil:
-		return false, fmt.Errorf("describe table %s: %w", name, err)
 	}
-	return false, checkSchema(m, out.Table)
+	return false, checkSchema(m, td)
+}
+
+// DescribeTable returns the description of table name, or nil when it does
+// not exist. It is the first request of every command that talks to
+// DynamoDB (EnsureTable for migrate; verify, diff and migrate --dry-run
+// call it directly): DescribeTable with at most 3 attempts within
+// PreflightTimeout, so that a DynamoDB that cannot be reached fails the
+// command in seconds, with an error that says so, rather than after the
+// client's full retry budget (minutes). DynamoDB's own errors (access
+// denied, …) are returned wrapped.
+func DescribeTable(ctx context.Context, client *dynamodb.Client, name string) (*types.TableDescription, error) {
+	pctx, cancel := context.WithTimeout(ctx, PreflightTimeout)
+	defer cancel()
+	out, err := client.DescribeTable(pctx, &dynamodb.DescribeTableInput{TableName: aws.String(name)},
+		func(o *dynamodb.Options) { o.RetryMaxAttempts = 3 })
+	var ae smithy.APIError
+	var nf *types.ResourceNotFoundException
+	switch {
+	case err != nil && !errors.As(err, &ae) && ctx.Err() == nil:
+		return nil, fmt.Errorf("cannot reach DynamoDB (DescribeTable %s, 3 attempts within %s): %w", name, PreflightTimeout, err)
+	case errors.As(err, &nf):
+		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("describe table %s: %w", name, err)
+	}
+	return out.Table, nil
 }
 
 // checkSchema compares an existing table with the mapping.

@@ -4,12 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -17,6 +17,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/pg2dynamo/pg2dynamo/extract"
+	"github.com/pg2dynamo/pg2dynamo/load"
 	"github.com/pg2dynamo/pg2dynamo/mapping"
 	"github.com/pg2dynamo/pg2dynamo/pipeline"
 	"github.com/pg2dynamo/pg2dynamo/transform"
@@ -34,6 +35,12 @@ type Options struct {
 	SampleChanged int
 	// SkipPatterns leaves the access patterns out.
 	SkipPatterns bool
+	// IndexWait is how long, in all, access-pattern checks on a GSI that
+	// do not match are queried again: a GSI is updated asynchronously and
+	// read eventually consistently, so a Query right after a load can miss
+	// the latest writes. Zero or less: no second query.
+	// https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/GSI.html#GSI.Writes
+	IndexWait time.Duration
 	// Progress, if set, is told of the source pass.
 	Progress pipeline.Progress
 }
@@ -90,6 +97,9 @@ type PatternResult struct {
 	Got     int               `json:"got"`
 	OK      bool              `json:"ok"`
 	Problem string            `json:"problem,omitempty"`
+	// Retries counts the GSI's re-reads (Options.IndexWait) before this
+	// result.
+	Retries int `json:"retries,omitempty"`
 }
 
 // Result is the comparison of the table with what the source derives.
@@ -150,10 +160,18 @@ func Compare(ctx context.Context, src *extract.Source, m *mapping.Mapping, plans
 		}
 		expected += n
 	}
-	if out, err := client.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(m.Table.Name)}); err == nil {
+	// The table first: a DynamoDB that cannot be reached fails the command
+	// in seconds, before the source pass reads every row.
+	td, err := load.DescribeTable(ctx, client, m.Table.Name)
+	if err != nil {
+		return nil, err
+	}
+	if td == nil {
+		res.TableMissing = true
+	} else {
 		// The table may hold more than the source derives (an approximate
 		// count, refreshed by DynamoDB every few hours): size for both.
-		expected = max(expected, aws.ToInt64(out.Table.ItemCount))
+		expected = max(expected, aws.ToInt64(td.ItemCount))
 	}
 	sp, err := newSpill(expected)
 	if err != nil {
@@ -206,14 +224,10 @@ func Compare(ctx context.Context, src *extract.Source, m *mapping.Mapping, plans
 	}
 
 	// Table pass: parallel segmented Scan.
-	if _, err := client.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(m.Table.Name)}); err != nil {
-		var nf *types.ResourceNotFoundException
-		if !errors.As(err, &nf) {
-			return nil, fmt.Errorf("describe table %s: %w", m.Table.Name, err)
+	if !res.TableMissing {
+		if err := scanInto(ctx, client, m.Table.Name, segments, keyAttrs, sp); err != nil {
+			return nil, err
 		}
-		res.TableMissing = true
-	} else if err := scanInto(ctx, client, m.Table.Name, segments, keyAttrs, sp); err != nil {
-		return nil, err
 	}
 
 	if err := res.compareBuckets(sp, m, plans, cmp(opts.SampleChanged, 20)); err != nil {
@@ -221,8 +235,9 @@ func Compare(ctx context.Context, src *extract.Source, m *mapping.Mapping, plans
 	}
 	res.Missing, res.Extra, res.Changed = nonNil(res.Missing), nonNil(res.Extra), nonNil(res.Changed)
 	if !res.TableMissing {
+		wait := newIndexWait(opts.IndexWait)
 		for _, c := range checks {
-			pr, err := c.run(ctx, client, m.Table.Name)
+			pr, err := c.run(ctx, client, m.Table.Name, wait)
 			if err != nil {
 				return nil, err
 			}

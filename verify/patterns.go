@@ -10,8 +10,10 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -66,6 +68,11 @@ func PatternQuery(table string, pp *transform.PatternPlan, values []any) (*dynam
 	}
 	if pp.Pattern.Index != "" {
 		in.IndexName = aws.String(pp.Pattern.Index)
+	} else {
+		// The table's own items: read them as written. (A GSI offers
+		// eventually consistent reads only.)
+		// https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/HowItWorks.ReadConsistency.html
+		in.ConsistentRead = aws.Bool(true)
 	}
 	if sf := pp.Pattern.ScanForward; sf != nil {
 		in.ScanIndexForward = aws.Bool(*sf)
@@ -239,15 +246,45 @@ func (c *patternCheck) offer(m *mapping.Mapping, item map[string]types.Attribute
 	c.want = append(c.want, wantItem{sort: sortVal, item: Canonical(projected)})
 }
 
+// indexWait is the time a verification may spend re-reading GSIs that do
+// not match yet: one budget for all its checks, counted from the first
+// check that needed it, so that a real mismatch in many checks costs the
+// budget once, not once per check.
+type indexWait struct {
+	budget   time.Duration // <= 0: no re-reads
+	deadline time.Time     // zero until the first re-read
+	backoff  *retry.ExponentialJitterBackoff
+}
+
+func newIndexWait(budget time.Duration) *indexWait {
+	return &indexWait{budget: budget, backoff: retry.NewExponentialJitterBackoff(2 * time.Second)}
+}
+
+// delay returns how long to wait before re-read attempt (1 for the first
+// re-read), or false when the budget does not allow it.
+func (w *indexWait) delay(attempt int) (time.Duration, bool) {
+	if w.budget <= 0 {
+		return 0, false
+	}
+	if w.deadline.IsZero() {
+		w.deadline = time.Now().Add(w.budget)
+	}
+	d, _ := w.backoff.BackoffDelay(attempt, nil)
+	if time.Now().Add(d).After(w.deadline) {
+		return 0, false
+	}
+	return d, true
+}
+
 // run queries the table and compares the items, in order, with want
 // (sorted by the sort key as DynamoDB does, by UTF-8 bytes; items with
-// equal sort keys, possible in a GSI, in any order).
-func (c *patternCheck) run(ctx context.Context, client *dynamodb.Client, table string) (PatternResult, error) {
+// equal sort keys, possible in a GSI, in any order). A query of the table
+// reads consistently (PatternQuery); a GSI can only be read eventually
+// consistently and may lag the writes just made, so a GSI check that does
+// not match is queried again, with exponential jittered backoff, while
+// wait allows. The result counts those re-reads.
+func (c *patternCheck) run(ctx context.Context, client *dynamodb.Client, table string, wait *indexWait) (PatternResult, error) {
 	ap := c.pp.Pattern
-	res := PatternResult{Pattern: ap.Name, Index: ap.Index, Params: c.params, Want: len(c.want)}
-	if res.Index == "" {
-		res.Index = "table"
-	}
 	desc := ap.ScanForward != nil && !*ap.ScanForward
 	slices.SortFunc(c.want, func(a, b wantItem) int {
 		if d := strings.Compare(a.sort, b.sort); d != 0 {
@@ -258,6 +295,31 @@ func (c *patternCheck) run(ctx context.Context, client *dynamodb.Client, table s
 		}
 		return bytes.Compare(a.item, b.item)
 	})
+	for attempt := 1; ; attempt++ {
+		res, err := c.query(ctx, client, table)
+		res.Retries = attempt - 1
+		if err != nil || res.OK || c.gsi == nil {
+			return res, err
+		}
+		d, ok := wait.delay(attempt)
+		if !ok {
+			return res, nil
+		}
+		select {
+		case <-ctx.Done():
+			return res, ctx.Err()
+		case <-time.After(d):
+		}
+	}
+}
+
+// query runs the check's Query once and compares its items with want.
+func (c *patternCheck) query(ctx context.Context, client *dynamodb.Client, table string) (PatternResult, error) {
+	ap := c.pp.Pattern
+	res := PatternResult{Pattern: ap.Name, Index: ap.Index, Params: c.params, Want: len(c.want)}
+	if res.Index == "" {
+		res.Index = "table"
+	}
 	items, err := RunPattern(ctx, client, table, c.pp, c.values)
 	if err != nil {
 		return res, err // a failed Query is no answer to compare

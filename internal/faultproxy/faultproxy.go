@@ -8,6 +8,7 @@ package faultproxy
 import (
 	"bytes"
 	"encoding/json"
+	"hash/crc32"
 	"io"
 	"log"
 	"math/rand/v2"
@@ -48,6 +49,11 @@ type Rates struct {
 	// Only, when set, limits faults to these operations
 	// ("BatchWriteItem"); other requests pass untouched.
 	Only []string
+	// IndexLag answers the first IndexLag Queries of a GSI (those that
+	// name an IndexName) with an empty page, as a GSI does before the
+	// writes just made have reached it: DynamoDB updates GSIs
+	// asynchronously. Counted as "index-lag" (not as "op:Query").
+	IndexLag int
 }
 
 // Proxy is a running fault-injecting proxy.
@@ -114,6 +120,14 @@ func (p *Proxy) roll(rate float64) bool {
 
 func (p *Proxy) serve(w http.ResponseWriter, r *http.Request) {
 	op := strings.TrimPrefix(r.Header.Get("X-Amz-Target"), "DynamoDB_20120810.")
+	if op == "Query" && p.rates.IndexLag > 0 && p.lagIndex(r) {
+		const empty = `{"Count":0,"Items":[],"ScannedCount":0}`
+		w.Header().Set("Content-Type", "application/x-amz-json-1.0")
+		w.Header().Set("X-Amzn-Requestid", "faultproxy")
+		w.Header().Set("X-Amz-Crc32", strconv.FormatUint(uint64(crc32.ChecksumIEEE([]byte(empty))), 10))
+		io.WriteString(w, empty)
+		return
+	}
 	p.mu.Lock()
 	p.counts["op:"+op]++
 	eligible := len(p.rates.Only) == 0
@@ -174,6 +188,24 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request) {
 	default:
 		p.proxy.ServeHTTP(w, r)
 	}
+}
+
+// lagIndex reports whether Query r, which it reads and puts back, names a
+// GSI and is one of the first IndexLag such Queries.
+func (p *Proxy) lagIndex(r *http.Request) bool {
+	body, err := io.ReadAll(r.Body)
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	var q struct{ IndexName string }
+	if err != nil || json.Unmarshal(body, &q) != nil || q.IndexName == "" {
+		return false
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.counts["index-lag"] >= p.rates.IndexLag {
+		return false
+	}
+	p.counts["index-lag"]++
+	return true
 }
 
 func awsError(w http.ResponseWriter, status int, typ, msg string) {
