@@ -416,13 +416,27 @@ func (s *Source) Stream(ctx context.Context, name string, q Query, fn func(value
 		n++
 	}
 	if err := rows.Err(); err != nil {
-		var pe *pgconn.PgError
-		if !errors.As(err, &pe) && ctx.Err() == nil && s.conn.IsClosed() {
+		if ctx.Err() == nil && sessionEnded(err, s.conn) {
 			return fmt.Errorf("read %s after %d rows: lost the connection to PostgreSQL: %w", name, n, err)
 		}
 		return fmt.Errorf("read %s after %d rows: %w", name, n, err)
 	}
 	return nil
+}
+
+// sessionEnded reports whether err ended the PostgreSQL session: the
+// connection is closed under a network error, or the server sent a FATAL or
+// PANIC error, after which it closes the session (SQLSTATE 57P01 from
+// pg_terminate_backend, 57P02 crash shutdown, …). The server's message can
+// reach pgx before the socket closes, so both are checked; see "Error and
+// Notice Message Fields" in the PostgreSQL protocol documentation
+// (https://www.postgresql.org/docs/current/protocol-error-fields.html).
+func sessionEnded(err error, conn *pgx.Conn) bool {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return pe.Severity == "FATAL" || pe.Severity == "PANIC"
+	}
+	return conn.IsClosed()
 }
 
 // nestArray returns an array's elements as nested []any, one level per
