@@ -2,6 +2,7 @@ package transform_test
 
 import (
 	"math/big"
+	"slices"
 	"testing"
 	"time"
 
@@ -37,62 +38,26 @@ func benchRow() []any {
 		[]any{"sla", "login"}, `{"channel": "api", "sla_hours": 4, "related": [759, 760]}`, string(body)}
 }
 
-func benchPlan(b testing.TB) *transform.Plan {
-	m, err := mapping.Parse("bench.yaml", []byte(`
-table:
-  name: bench
-  gsis:
-    - {name: GSI1, partition_key: GSI1PK, sort_key: GSI1SK}
-entities:
-  Ticket:
-    source: {table: tickets}
-    pk: USER#${user_id}
+// benchKeys are the keys of BenchmarkItems: a partition and a sort key,
+// and a GSI's two, the GSI's sort key repeating the table's.
+const benchKeys = `    pk: USER#${user_id}
     sk: TICKET#${created_at}#${ticket_id}
     indexes:
-      GSI1: {pk: "ORG#${org_id}", sk: "TICKET#${created_at}#${ticket_id}"}
-`))
-	if err != nil {
-		b.Fatal(err)
-	}
-	p, err := transform.Compile(m, 0, transform.Sources{Columns: benchCols})
-	if err != nil {
-		b.Fatal(err)
-	}
-	return p
-}
+      GSI1: {pk: "ORG#${org_id}", sk: "TICKET#${created_at}#${ticket_id}"}`
+
+// benchPlan is the plan of BenchmarkItems: benchKeys, every column.
+func benchPlan(b testing.TB) *transform.Plan { return benchPlanOf(b, benchKeys, "") }
 
 // BenchmarkItems converts one ~1 KB row into its item with a Builder, as
 // the pipeline's readers do: key rendering (two keys and two GSI keys),
 // type conversion of every column, the size check.
-func BenchmarkItems(b *testing.B) {
-	p := benchPlan(b)
-	row := benchRow()
-	bld := transform.NewBuilder()
-	var buf []transform.Item
-	b.ReportAllocs()
-	for b.Loop() {
-		var err error
-		if buf, err = bld.Items(p, row, buf[:0]); err != nil {
-			b.Fatal(err)
-		}
-	}
-	b.ReportMetric(float64(transform.ItemSize(buf[0].Attrs)), "item-bytes")
-}
+func BenchmarkItems(b *testing.B) { benchItems(b, benchPlan(b)) }
 
 // BenchmarkPlanItems is BenchmarkItems through Plan.Items, which takes a
 // Builder from a pool for each row.
 func BenchmarkPlanItems(b *testing.B) {
 	p := benchPlan(b)
-	row := benchRow()
-	var buf []transform.Item
-	b.ReportAllocs()
-	for b.Loop() {
-		var err error
-		if buf, err = p.Items(row, buf[:0]); err != nil {
-			b.Fatal(err)
-		}
-	}
-	b.ReportMetric(float64(transform.ItemSize(buf[0].Attrs)), "item-bytes")
+	benchLoop(b, p, p.Items)
 }
 
 // BenchmarkItemsReference is BenchmarkItems through the code Builder
@@ -100,16 +65,9 @@ func BenchmarkPlanItems(b *testing.B) {
 // the same run.
 func BenchmarkItemsReference(b *testing.B) {
 	p := benchPlan(b)
-	row := benchRow()
-	var buf []transform.Item
-	b.ReportAllocs()
-	for b.Loop() {
-		var err error
-		if buf, err = transform.ReferenceItems(p, row, buf[:0]); err != nil {
-			b.Fatal(err)
-		}
-	}
-	b.ReportMetric(float64(transform.ItemSize(buf[0].Attrs)), "item-bytes")
+	benchLoop(b, p, func(row []any, dst []transform.Item) ([]transform.Item, error) {
+		return transform.ReferenceItems(p, row, dst)
+	})
 }
 
 // BenchmarkCanonicalNumber converts numeric text to DynamoDB's form.
@@ -142,4 +100,91 @@ func TestItemsAllocs(t *testing.T) {
 	if allocs > 10 {
 		t.Errorf("%.1f allocations a row, want at most 10", allocs)
 	}
+}
+
+// benchPlanOf compiles one entity of the bench table (benchCols) with the
+// given keys and attribute selection (YAML flow text; "" for every column).
+func benchPlanOf(b testing.TB, keys, attributes string) *transform.Plan {
+	if attributes != "" {
+		attributes = "\n    attributes: " + attributes
+	}
+	m, err := mapping.Parse("bench.yaml", []byte(`
+table:
+  name: bench
+  gsis:
+    - {name: GSI1, partition_key: GSI1PK, sort_key: GSI1SK}
+entities:
+  Ticket:
+    source: {table: tickets}
+`+keys+attributes+"\n"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	p, err := transform.Compile(m, 0, transform.Sources{Columns: benchCols})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return p
+}
+
+// BenchmarkKeys renders keys only (one attribute kept, the smallest):
+// literal keys as the baseline, then templates with integer, padded and
+// timestamp placeholders, and the four keys BenchmarkItems renders.
+// Subtract "literal" to get the rendering itself.
+func BenchmarkKeys(b *testing.B) {
+	const attrs = "{select: [priority]}"
+	for _, tc := range []struct{ name, keys string }{
+		{"literal", "    pk: T\n    sk: T"},
+		{"int", "    pk: USER#${user_id}\n    sk: T"},
+		{"padded-sort-key", "    pk: T\n    sk: TICKET#${ticket_id}"},
+		{"timestamp", "    pk: T\n    sk: TICKET#${created_at}"},
+		{"four-keys", benchKeys},
+	} {
+		b.Run(tc.name, func(b *testing.B) { benchItems(b, benchPlanOf(b, tc.keys, attrs)) })
+	}
+}
+
+// BenchmarkConvert converts one column of each type of the bench row into
+// its attribute value, keys literal: "none" (no column) is the baseline to
+// subtract.
+func BenchmarkConvert(b *testing.B) {
+	const keys = "    pk: T\n    sk: T"
+	for _, tc := range []struct{ name, attrs string }{
+		{"none", "{select: [priority]}"},
+		{"int8", "{select: [priority, ticket_id]}"},
+		{"numeric", "{select: [priority, amount]}"},
+		{"timestamptz", "{select: [priority, created_at]}"},
+		{"text-40B", "{select: [priority, subject]}"},
+		{"text-640B", "{select: [priority, body]}"},
+		{"text-array", "{select: [priority, tags]}"},
+		{"jsonb", "{select: [priority, metadata]}"},
+	} {
+		b.Run(tc.name, func(b *testing.B) { benchItems(b, benchPlanOf(b, keys, tc.attrs)) })
+	}
+}
+
+// benchLoop converts the bench row (the columns p reads) with items, once
+// per op, reporting allocations and the item's size.
+func benchLoop(b *testing.B, p *transform.Plan, items func(row []any, dst []transform.Item) ([]transform.Item, error)) {
+	full := benchRow()
+	var row []any
+	for _, c := range p.Query().Columns {
+		i := slices.IndexFunc(benchCols, func(bc extract.Column) bool { return bc.Name == c.Name })
+		row = append(row, full[i])
+	}
+	var buf []transform.Item
+	b.ReportAllocs()
+	for b.Loop() {
+		var err error
+		if buf, err = items(row, buf[:0]); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(transform.ItemSize(buf[0].Attrs)), "item-bytes")
+}
+
+// benchItems is benchLoop with one Builder.
+func benchItems(b *testing.B, p *transform.Plan) {
+	bld := transform.NewBuilder()
+	benchLoop(b, p, func(row []any, dst []transform.Item) ([]transform.Item, error) { return bld.Items(p, row, dst) })
 }

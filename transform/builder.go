@@ -188,6 +188,13 @@ func (b *Builder) Items(p *Plan, values []any, dst []Item) ([]Item, error) {
 		if k.gsi == mirrorKey || k.gsi != "" && k.gsi == skipGSI {
 			continue
 		}
+		if k.same >= 0 {
+			// The same template, already rendered: its text, if it fits.
+			if s := b.keys[k.same]; s.state == keyRendered && s.text.end-s.text.start <= k.maxBytes {
+				*r = s
+				continue
+			}
+		}
 		text, col, reason := b.renderKey(p, k, values)
 		if reason != "" {
 			if k.sparse && col >= 0 && values[col] == nil {

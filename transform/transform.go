@@ -136,6 +136,17 @@ type keyPlan struct {
 	// sparse: a NULL leaves the attribute (and its GSI sibling) out.
 	sparse bool
 	gsi    string
+	// same is the index of an earlier key plan, not a mirror's, with the
+	// same parts (an inverted or overloaded GSI often repeats the sort
+	// key's template), whose text this key reuses; -1 for none.
+	same int
+}
+
+// sameParts reports whether two key templates render the same text.
+func sameParts(a, b []keyPart) bool {
+	return slices.EqualFunc(a, b, func(x, y keyPart) bool {
+		return x.literal == y.literal && x.col == y.col && x.width == y.width
+	})
 }
 
 type keyPart struct {
@@ -186,7 +197,7 @@ func Compile(m *mapping.Mapping, index int, srcs Sources) (*Plan, error) {
 
 	addKey := func(path, attr string, tpl mapping.Template, maxBytes int, gsi string, sparse bool) {
 		isSort := SortedAttribute(m, attr)
-		k := keyPlan{attr: attr, template: tpl.Source, maxBytes: maxBytes, gsi: gsi, sparse: sparse}
+		k := keyPlan{attr: attr, template: tpl.Source, maxBytes: maxBytes, gsi: gsi, sparse: sparse, same: -1}
 		for _, part := range tpl.Parts {
 			if part.Column == "" {
 				k.parts = append(k.parts, keyPart{literal: part.Literal, col: -1})
@@ -302,6 +313,17 @@ func Compile(m *mapping.Mapping, index int, srcs Sources) (*Plan, error) {
 	}
 	for i := range p.keyCols {
 		p.keyCols[i] = remap[p.keyCols[i]]
+	}
+	for i := range p.keys {
+		if p.keys[i].gsi == mirrorKey {
+			continue
+		}
+		for j := range i {
+			if p.keys[j].gsi != mirrorKey && sameParts(p.keys[i].parts, p.keys[j].parts) {
+				p.keys[i].same = j
+				break
+			}
+		}
 	}
 	for i := range p.ids {
 		p.ids[i].time = remap[p.ids[i].time]
