@@ -17,6 +17,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -30,6 +31,7 @@ import (
 	"regexp"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -45,6 +47,7 @@ import (
 type config struct {
 	rows, flatRows int
 	conc           int
+	repeat         int
 	adminURL       string
 	db             string
 	out            string
@@ -62,6 +65,7 @@ func main() {
 	flag.IntVar(&cfg.rows, "rows", 1_000_000, "source rows of the tickets fixture (orgs, users, tickets) for (a) to (d)")
 	flag.IntVar(&cfg.flatRows, "flat-rows", 10_000_000, "source rows of the larger fixture for (e), migrate --sink null (0: skip (e))")
 	flag.IntVar(&cfg.conc, "concurrency", 8, "writers, for (b) and (c)")
+	flag.IntVar(&cfg.repeat, "repeat", 3, "runs of (a) and of (d), alternately; each is reported by its median run")
 	flag.StringVar(&cfg.adminURL, "pg", testenv.AdminURL(), "PostgreSQL admin URL (databases are created and dropped through it)")
 	flag.StringVar(&cfg.db, "db", "pg2dynamo_bench", "name of the bench database (dropped and re-created; (e) uses NAME_flat); dropped at the end")
 	flag.StringVar(&cfg.out, "out", "BENCHMARKS.md", "file to rewrite with the results (empty: print only)")
@@ -103,6 +107,15 @@ type result struct {
 
 func (r result) perSecond() float64 { return float64(r.items) / r.wall.Seconds() }
 
+// medianRun returns the run of median wall time (of an even number, the
+// faster of the middle two).
+func medianRun(rs []result) *result {
+	sorted := slices.Clone(rs)
+	slices.SortFunc(sorted, func(x, y result) int { return cmp.Compare(x.wall, y.wall) })
+	m := sorted[(len(sorted)-1)/2]
+	return &m
+}
+
 // perMillion scales d to one million items.
 func (r result) perMillion(d time.Duration) float64 {
 	return d.Seconds() / (float64(r.items) / 1e6)
@@ -128,10 +141,13 @@ type report struct {
 	flatSkipped              string
 	items                    *floorItems
 	a, b, c, d, e, e2        *result
+	aRuns, dRuns             []result // every run of (a) and (d), in order
 	transform                *benchResult
 	transformCLIGC           *benchResult // under GOGC=400, as main.go sets it
 	transformProf            *profileSummary
 	transformErr             string
+	instr                    *instrCounts
+	instrErr                 string
 	mappingFile, dynaliteVer string
 	pgVersion, nodeVer       string
 	binaryInRepo             string
@@ -142,8 +158,8 @@ func run(ctx context.Context, cfg config) error {
 	for k, v := range map[string]string{"AWS_ACCESS_KEY_ID": "bench", "AWS_SECRET_ACCESS_KEY": "bench", "AWS_REGION": "us-east-1", "AWS_EC2_METADATA_DISABLED": "true"} {
 		os.Setenv(k, v)
 	}
-	if cfg.rows < 1 || cfg.flatRows < 0 || cfg.conc < 1 {
-		return errors.New("-rows and -concurrency must be at least 1, -flat-rows at least 0")
+	if cfg.rows < 1 || cfg.flatRows < 0 || cfg.conc < 1 || cfg.repeat < 1 {
+		return errors.New("-rows, -concurrency and -repeat must be at least 1, -flat-rows at least 0")
 	}
 	root, err := testenv.RepoRoot()
 	if err != nil {
@@ -199,13 +215,7 @@ func run(ctx context.Context, cfg config) error {
 	if err != nil {
 		return err
 	}
-	log.Printf("(a) COPY of the queries migrate runs")
-	a, err := copyFloor(ctx, rep.fix.url, m)
-	if err != nil {
-		return err
-	}
-	a.name, a.rows = "COPY (…) TO STDOUT into io.Discard, the queries migrate runs (extraction floor)", rep.fix.rows
-	rep.a = &a
+	// (a) and (d) come after (b) and (c), alternately, -repeat times each.
 
 	log.Printf("(b) building the items with migrate's code path (Prepare, Stream, Items)")
 	fi, err := buildItems(ctx, rep.fix.url, m)
@@ -243,21 +253,56 @@ func run(ctx context.Context, cfg config) error {
 		return fmt.Errorf("(c) wrote %d items, (b) %d: the floor does not write what migrate writes", c.items, b.items)
 	}
 	rep.c = &c
-	d, err := migrate(ctx, bin, "d", "pg2dynamo migrate --sink null (extract + transform)", rep.fix.rows, profile("d"),
-		append(common, "--sink", "null")...)
-	if err != nil {
-		return err
+	// (a) and (d) alternate, unprofiled, so that a slow spell of a shared
+	// machine falls on both; each is reported by its median run. A last
+	// (d) with a CPU profile gives (d)'s profile.
+	const aName = "COPY (…) TO STDOUT into io.Discard, the queries migrate runs (extraction floor)"
+	const dName = "pg2dynamo migrate --sink null (extract + transform)"
+	var as, ds []result
+	for i := range cfg.repeat {
+		log.Printf("(a) COPY of the queries migrate runs (%d of %d)", i+1, cfg.repeat)
+		a, err := copyFloor(ctx, rep.fix.url, m)
+		if err != nil {
+			return err
+		}
+		a.name, a.rows = aName, rep.fix.rows
+		log.Printf("(a) %d rows in %s", a.items, a.wall.Round(time.Millisecond))
+		as = append(as, a)
+		d, err := migrate(ctx, bin, "d", fmt.Sprintf("%s (%d of %d)", dName, i+1, cfg.repeat), rep.fix.rows, "", append(common, "--sink", "null")...)
+		if err != nil {
+			return err
+		}
+		d.name = dName
+		ds = append(ds, d)
 	}
-	rep.d = &d
-	log.Printf("transform: go test -bench BenchmarkItems ./transform")
-	if rep.transform, err = transformBench(ctx, root); err != nil {
+	rep.a, rep.aRuns = medianRun(as), as
+	rep.d, rep.dRuns = medianRun(ds), ds
+	if cfg.profile {
+		dp, err := migrate(ctx, bin, "d", dName+", profiled", rep.fix.rows, profile("d"), append(common, "--sink", "null")...)
+		if err != nil {
+			return err
+		}
+		rep.d.profile = dp.profile
+	}
+	log.Printf("transform: BenchmarkItems and BenchmarkItemsReference, %d rounds", transformRounds)
+	if tbin, noCgo, err := buildTransformTests(ctx, root, outDir); err != nil {
 		log.Printf("transform benchmark: %v", err)
 		rep.transformErr = err.Error()
-	} else if rep.transformCLIGC, err = transformBench(ctx, root, "GOGC=400"); err != nil {
-		log.Printf("transform benchmark (GOGC=400): %v", err)
-	}
-	if rep.transformProf, err = transformProfile(ctx, root, outDir); err != nil {
-		log.Printf("transform profile: %v", err)
+	} else {
+		if rep.transform, err = transformBench(ctx, tbin); err != nil {
+			log.Printf("transform benchmark: %v", err)
+			rep.transformErr = err.Error()
+		} else if rep.transformCLIGC, err = transformBench(ctx, tbin, "GOGC=400"); err != nil {
+			log.Printf("transform benchmark (GOGC=400): %v", err)
+		}
+		if rep.transformProf, err = transformProfile(ctx, tbin, outDir); err != nil {
+			log.Printf("transform profile: %v", err)
+		}
+		log.Printf("transform: instructions per item (callgrind)")
+		if rep.instr, err = instructions(ctx, noCgo); err != nil {
+			log.Printf("instruction counts: %v", err)
+			rep.instrErr = firstLine(err.Error())
+		}
 	}
 	dropDatabase(admin, rep.fix.db)
 	delete(created, rep.fix.db)

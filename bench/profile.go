@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -163,13 +164,31 @@ func classify(cats []category, stack []string) int {
 	return len(cats) - 1
 }
 
-// transformProfile profiles BenchmarkItems into dir and sums the profile by
-// transformCategories.
-func transformProfile(ctx context.Context, root, dir string) (*profileSummary, error) {
-	bin, prof := filepath.Join(dir, "transform.test"), filepath.Join(dir, "transform.cpu.pprof")
-	cmd := exec.CommandContext(ctx, "go", "test", "-run", "^$", "-bench", "^BenchmarkItems$", "-benchtime", "3s",
-		"-o", bin, "-cpuprofile", prof, "./transform")
-	cmd.Dir = root
+// buildTransformTests builds the transform package's test binary into dir,
+// once with cgo (as go test builds it) and once without, for valgrind
+// (which cannot follow a cgo binary's threads).
+func buildTransformTests(ctx context.Context, root, dir string) (bin, noCgo string, err error) {
+	bin, noCgo = filepath.Join(dir, "transform.test"), filepath.Join(dir, "transform-nocgo.test")
+	for _, b := range []struct {
+		out string
+		env []string
+	}{{bin, nil}, {noCgo, []string{"CGO_ENABLED=0"}}} {
+		cmd := exec.CommandContext(ctx, "go", "test", "-c", "-o", b.out, "./transform")
+		cmd.Dir = root
+		cmd.Env = append(os.Environ(), b.env...)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return "", "", fmt.Errorf("go test -c ./transform: %v\n%s", err, out)
+		}
+	}
+	return bin, noCgo, nil
+}
+
+// transformProfile profiles BenchmarkItems (test binary bin) into dir and
+// sums the profile by transformCategories.
+func transformProfile(ctx context.Context, bin, dir string) (*profileSummary, error) {
+	prof := filepath.Join(dir, "transform.cpu.pprof")
+	cmd := exec.CommandContext(ctx, bin, "-test.run", "^$", "-test.bench", "^BenchmarkItems$", "-test.benchtime", "3s",
+		"-test.cpuprofile", prof)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("%v\n%s", err, out)
 	}
@@ -187,47 +206,123 @@ func trimTop(out string) string {
 	return strings.Join(lines, "\n")
 }
 
-// benchResult is go test -bench BenchmarkItems ./transform, medians of
-// its runs.
+// benchResult is BenchmarkItems, medians of its runs, with
+// BenchmarkItemsReference (the conversion Builder replaced) run in the same
+// rounds, each round one run of each.
 type benchResult struct {
 	ns, allocs, bytesOp, itemBytes float64
+	refNs                          float64 // BenchmarkItemsReference, median
+	ratio                          float64 // median over the rounds of ns/refNs
 	runs                           int
 }
 
-// transformBench runs it with the environment env added (GOGC=…).
-func transformBench(ctx context.Context, root string, env ...string) (*benchResult, error) {
-	cmd := exec.CommandContext(ctx, "go", "test", "-run", "^$", "-bench", "^BenchmarkItems$", "-benchmem", "-count", "5", "./transform")
-	cmd.Dir = root
-	cmd.Env = append(os.Environ(), env...)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		return nil, fmt.Errorf("%v\n%s", err, out)
-	}
+// transformRounds is how many times transformBench runs the pair.
+const transformRounds = 5
+
+// transformBench runs the test binary bin transformRounds times, each time
+// BenchmarkItems then BenchmarkItemsReference, with the environment env
+// added (GOGC=…).
+func transformBench(ctx context.Context, bin string, env ...string) (*benchResult, error) {
 	metrics := map[string][]float64{}
-	runs := 0
-	for _, line := range strings.Split(string(out), "\n") {
-		f := strings.Fields(line)
-		if len(f) < 4 || !strings.HasPrefix(f[0], "BenchmarkItems") {
-			continue
+	var refs, ratios []float64
+	for range transformRounds {
+		cmd := exec.CommandContext(ctx, bin, "-test.run", "^$", "-test.bench", "^BenchmarkItems(Reference)?$", "-test.benchmem")
+		cmd.Env = append(os.Environ(), env...)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			return nil, fmt.Errorf("%v\n%s", err, out)
 		}
-		runs++
-		for i := 2; i+1 < len(f); i += 2 {
-			v, err := strconv.ParseFloat(f[i], 64)
-			if err == nil {
-				metrics[f[i+1]] = append(metrics[f[i+1]], v)
+		var ns, ref float64
+		for _, line := range strings.Split(string(out), "\n") {
+			f := strings.Fields(line)
+			if len(f) < 4 {
+				continue
+			}
+			name, _, _ := strings.Cut(f[0], "-")
+			m := map[string]float64{}
+			for i := 2; i+1 < len(f); i += 2 {
+				if v, err := strconv.ParseFloat(f[i], 64); err == nil {
+					m[f[i+1]] = v
+				}
+			}
+			switch name {
+			case "BenchmarkItems":
+				ns = m["ns/op"]
+				for k, v := range m {
+					metrics[k] = append(metrics[k], v)
+				}
+			case "BenchmarkItemsReference":
+				ref = m["ns/op"]
 			}
 		}
-	}
-	if runs == 0 || len(metrics["ns/op"]) == 0 || len(metrics["allocs/op"]) == 0 {
-		return nil, fmt.Errorf("no BenchmarkItems result in:\n%s", out)
-	}
-	median := func(v []float64) float64 {
-		if len(v) == 0 {
-			return 0
+		if ns == 0 || ref == 0 {
+			return nil, fmt.Errorf("no BenchmarkItems or BenchmarkItemsReference result in:\n%s", out)
 		}
-		slices.Sort(v)
-		return v[len(v)/2]
+		refs, ratios = append(refs, ref), append(ratios, ns/ref)
 	}
 	return &benchResult{ns: median(metrics["ns/op"]), allocs: median(metrics["allocs/op"]), bytesOp: median(metrics["B/op"]),
-		itemBytes: median(metrics["item-bytes"]), runs: runs}, nil
+		itemBytes: median(metrics["item-bytes"]), refNs: median(refs), ratio: median(ratios), runs: transformRounds}, nil
 }
+
+func median(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	v = slices.Clone(v)
+	slices.Sort(v)
+	return v[len(v)/2]
+}
+
+// instrCounts is what callgrind counted per op of BenchmarkItems and of
+// BenchmarkItemsReference.
+type instrCounts struct{ items, reference float64 }
+
+// instructions counts the instructions per op of each benchmark with
+// valgrind's callgrind, which counts instructions executed, whatever the
+// machine's load: the difference between 20,000 and 60,000 ops, so that
+// start-up and setup cancel out. It runs under GOGC=off (no GC work is
+// counted; allocation is) and GOMAXPROCS=1 (no scheduler spinning between
+// the serialized threads valgrind runs); async preemption is off, as its
+// signals trip callgrind. noCgo is the test binary built with
+// CGO_ENABLED=0. An error means valgrind is missing or failed.
+func instructions(ctx context.Context, noCgo string) (*instrCounts, error) {
+	if _, err := exec.LookPath("valgrind"); err != nil {
+		return nil, errors.New("valgrind is not installed (Debian: apt-get install valgrind)")
+	}
+	count := func(bench string, ops int) (int64, error) {
+		cmd := exec.CommandContext(ctx, "valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
+			noCgo, "-test.run", "^$", "-test.bench", "^"+bench+"$", "-test.benchtime", fmt.Sprintf("%dx", ops))
+		cmd.Env = append(os.Environ(), "GOGC=off", "GOMAXPROCS=1", "GODEBUG=asyncpreemptoff=1")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			return 0, fmt.Errorf("valgrind: %v\n%s", err, out)
+		}
+		m := collected.FindSubmatch(out)
+		if m == nil {
+			return 0, fmt.Errorf("no instruction count in valgrind's output:\n%s", out)
+		}
+		return strconv.ParseInt(strings.ReplaceAll(string(m[1]), ",", ""), 10, 64)
+	}
+	per := func(bench string) (float64, error) {
+		lo, err := count(bench, 20000)
+		if err != nil {
+			return 0, err
+		}
+		hi, err := count(bench, 60000)
+		if err != nil {
+			return 0, err
+		}
+		return float64(hi-lo) / 40000, nil
+	}
+	var c instrCounts
+	var err error
+	if c.items, err = per("BenchmarkItems"); err != nil {
+		return nil, err
+	}
+	if c.reference, err = per("BenchmarkItemsReference"); err != nil {
+		return nil, err
+	}
+	return &c, nil
+}
+
+var collected = regexp.MustCompile(`Collected : ([0-9,]+)`)

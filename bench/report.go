@@ -69,6 +69,10 @@ func render(r *report) string {
 	if r.e == nil {
 		p("\n(e) not measured: %s.\n", r.flatSkipped)
 	}
+	if len(r.aRuns) > 1 {
+		p("\n(a) and (d) ran %d times each, alternately, without a profiler; their rows are the median runs. Walls in run order: (a) %s; (d) %s; d/a of each pair %s.\n",
+			len(r.aRuns), walls(r.aRuns), walls(r.dRuns), pairRatios(r.aRuns, r.dRuns))
+	}
 	p("\nCPU s and peak RSS are those of the pg2dynamo process alone (getrusage), apart from PostgreSQL and dynalite; for (b), the CPU of the bench process's write loop.\n")
 
 	p("\n## Targets\n\n")
@@ -110,8 +114,33 @@ How it is measured (this part does not depend on the run):
   CPUs in (c), as the loader and dynalite do in (b).
 - The CPU profiles add a signal and a stack walk per 10 ms of CPU to every
   profiled process; ` + "`go run ./bench -profile=false`" + ` measures without them.
+  (a) and (d) are always measured without: (d)'s profile comes from one more
+  run of it.
+- This machine is shared: the same binary's speed varies from run to run
+  and from day to day. Ratios measured in the same run, such as c/b, d/a and
+  BenchmarkItems against the reference conversion it replaced, carry over;
+  absolute rates do not. The instruction counts (callgrind) do not depend on
+  the machine's load at all.
 `)
 	return b.String()
+}
+
+// walls lists the runs' wall times.
+func walls(rs []result) string {
+	var w []string
+	for _, x := range rs {
+		w = append(w, x.wall.Round(10*time.Millisecond).String())
+	}
+	return strings.Join(w, ", ")
+}
+
+// pairRatios lists d/a (items/s over items/s) of each alternating pair.
+func pairRatios(as, ds []result) string {
+	var q []string
+	for i := range min(len(as), len(ds)) {
+		q = append(q, fmt.Sprintf("%.2f", ds[i].perSecond()/as[i].perSecond()))
+	}
+	return strings.Join(q, ", ")
 }
 
 func label(key string) string {
@@ -156,15 +185,21 @@ func (r *report) targets() []string {
 			da, targetDA, verdict(da, targetDA, true, "", 2)))
 	}
 	if tb := r.transform; tb != nil {
-		t = append(t, fmt.Sprintf("transform (`go test -bench BenchmarkItems ./transform`, median of %d, a %.0f-byte item): **%.2f µs**, target ≤ %.0f µs: %s; **%.0f allocations**, target ≤ %d: %s",
+		t = append(t, fmt.Sprintf("transform (`BenchmarkItems` in ./transform, median of %d rounds, a %.0f-byte item): **%.2f µs**, target ≤ %.0f µs: %s; **%.0f allocations**, target ≤ %d: %s. In the same rounds, alternately, the conversion it replaced (`BenchmarkItemsReference`) took %.2f µs: BenchmarkItems takes **%.2f×** its time (median of the rounds' ratios)",
 			tb.runs, tb.itemBytes, tb.ns/1000, float64(targetNs)/1000, verdict(tb.ns/1000, targetNs/1000, false, " µs", 2),
-			tb.allocs, targetAllocs, verdict(tb.allocs, targetAllocs, false, "", 0)))
+			tb.allocs, targetAllocs, verdict(tb.allocs, targetAllocs, false, "", 0), tb.refNs/1000, tb.ratio))
 		if g := r.transformCLIGC; g != nil {
 			t = append(t, fmt.Sprintf("transform under the GC setting pg2dynamo runs with (GOGC=400, main.go; the line above is Go's default, GOGC=100): **%.2f µs**, %s against the ≤ %.0f µs target",
 				g.ns/1000, verdict(g.ns/1000, targetNs/1000, false, " µs", 2), float64(targetNs)/1000))
 		}
 	} else {
 		t = append(t, "transform: not measured ("+firstLine(r.transformErr)+")")
+	}
+	if c := r.instr; c != nil {
+		t = append(t, fmt.Sprintf("transform, counted rather than timed (callgrind, GOGC=off, GOMAXPROCS=1: allocation counted, GC work not): **%s instructions per item**, the reference conversion %s (%.2f×); the machine's load does not change these counts",
+			num(int64(c.items+0.5)), num(int64(c.reference+0.5)), c.items/c.reference))
+	} else if r.instrErr != "" {
+		t = append(t, "transform instruction counts: not measured ("+r.instrErr+")")
 	}
 	if r.c != nil && r.d != nil {
 		x := r.c
