@@ -194,7 +194,7 @@ func TestVerifyWaitsForGSILag(t *testing.T) {
 		return r, proxy.Counts(), readReport(t, out)
 	}
 	t.Run("waits", func(t *testing.T) {
-		r, counts, rep := verifyThrough(t, 3)
+		r, counts, rep := verifyThrough(t, 3, "--gsi-wait", "60s")
 		if r.code != ExitOK {
 			t.Fatalf("exit %d, want %d\n%s%s", r.code, ExitOK, r.stdout, r.stderr)
 		}

@@ -12,9 +12,12 @@ import (
 )
 
 // With --max-write-units 500, the write capacity DynamoDB reports consumed
-// (summed per second by a proxy in front of dynalite, not timed by the
-// test) averages within 10% of the cap over a run of about 30 s, and no
-// second goes more than 20% over it.
+// (summed by a proxy in front of dynalite by the second each request
+// reached it, not timed by the test) averages within 10% of the cap over a
+// run of about 30 s, and no 3 seconds in a row go more than 20% over it.
+// Three seconds, not one: a pause of the client (GC under -race, a busy
+// CPU) moves requests the limiter released on time into the next second,
+// and the bucket's burst (50) is allowed on top.
 func TestMaxWriteUnits(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a 30 s run")
@@ -51,16 +54,18 @@ func TestMaxWriteUnits(t *testing.T) {
 	}
 	full := secs[1 : len(secs)-1] // the first and last seconds are partial
 	var sum, peak float64
-	for _, s := range full {
+	for i, s := range full {
 		sum += perSecond[s]
-		peak = max(peak, perSecond[s])
+		if i >= 2 {
+			peak = max(peak, perSecond[s]+perSecond[s-1]+perSecond[s-2])
+		}
 	}
-	avg := sum / float64(len(full))
-	t.Logf("%d full seconds, %.0f write units a second on average, %.0f at most", len(full), avg, peak)
+	avg := sum / float64(full[len(full)-1]-full[0]+1)
+	t.Logf("%d full seconds, %.0f write units a second on average, %.0f at most in 3 seconds", len(full), avg, peak)
 	if avg < 450 || avg > 550 {
 		t.Errorf("average %.0f write units a second, want 500 ± 10%%", avg)
 	}
-	if peak > 600 {
-		t.Errorf("a second consumed %.0f write units, over 500 + 20%%", peak)
+	if peak > 1800 {
+		t.Errorf("3 seconds in a row consumed %.0f write units, over 3 × 500 + 20%%", peak)
 	}
 }

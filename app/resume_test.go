@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -100,18 +101,26 @@ func TestSourceConnectionDroppedMidRead(t *testing.T) {
 	rows := counts["orgs"] + counts["users"] + counts["tickets"]
 	table := testenv.TableName("tickets")
 	args := migrateArgs(t, filepath.Join(root, "fixtures", "mappings", "tickets.yaml"), url, table,
-		"--create-table", "--progress", "lines", "--progress-interval", "20ms")
+		"--create-table", "--progress", "lines", "--progress-interval", "20ms",
+		// One reader: the backend terminated is the one reading Ticket.
+		"--readers", "1")
 	var out bytes.Buffer
 	errOut := &syncBuffer{}
 	var once bool
+	var terminated sync.WaitGroup
 	errOut.onWrite = func(s string) {
 		if !once && strings.HasPrefix(s, "Ticket: ") && strings.Contains(s, "rows done") {
 			once = true
-			go admin.Exec(context.Background(),
-				"SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'pg2dynamo' AND datname = current_database()")
+			terminated.Go(func() {
+				if _, err := admin.Exec(context.Background(),
+					"SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'pg2dynamo' AND datname = current_database()"); err != nil {
+					t.Error(err)
+				}
+			})
 		}
 	}
 	code := RunContext(context.Background(), args, &out, errOut)
+	terminated.Wait()
 	if code != ExitFailed || !regexp.MustCompile(`read Ticket after \d+ rows: lost the connection to PostgreSQL`).MatchString(errOut.String()) {
 		t.Fatalf("exit %d, want %d with an error naming Ticket and its row count\n%s", code, ExitFailed, errOut.String())
 	}

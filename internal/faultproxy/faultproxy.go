@@ -7,6 +7,7 @@ package faultproxy
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"hash/crc32"
 	"io"
@@ -64,12 +65,21 @@ type Proxy struct {
 	srv   *httptest.Server
 	proxy *httputil.ReverseProxy
 
-	mu     sync.Mutex
-	rng    *rand.Rand
+	mu   sync.Mutex
+	seed uint64
+	// rngs holds one random stream per operation, so that the faults one
+	// operation gets do not depend on how many requests of others (table
+	// waiters, DescribeTable polls) happened to come in between.
+	rngs   map[string]*rand.Rand
 	counts map[string]int
-	// consumed is the write capacity DynamoDB reported per second.
+	// consumed is the write capacity DynamoDB reported, summed by the
+	// wall-clock second the request reached the proxy.
 	consumed map[int64]float64
 }
+
+// arrivalKey is the request context key of the time a request reached
+// the proxy.
+type arrivalKey struct{}
 
 // Start starts a proxy to target with the given rates and seed.
 func Start(target string, rates Rates, seed uint64) (*Proxy, error) {
@@ -77,7 +87,7 @@ func Start(target string, rates Rates, seed uint64) (*Proxy, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Proxy{rates: rates, rng: rand.New(rand.NewPCG(seed, 0x5eed)), counts: map[string]int{}, consumed: map[int64]float64{}}
+	p := &Proxy{rates: rates, seed: seed, rngs: map[string]*rand.Rand{}, counts: map[string]int{}, consumed: map[int64]float64{}}
 	p.proxy = httputil.NewSingleHostReverseProxy(u)
 	p.proxy.ErrorLog = log.New(io.Discard, "", 0) // a client giving up is not news
 	p.proxy.ModifyResponse = p.recordConsumed
@@ -103,7 +113,10 @@ func (p *Proxy) Counts() map[string]int {
 }
 
 // ConsumedPerSecond returns the write capacity units DynamoDB reported as
-// consumed (ReturnConsumedCapacity), summed per wall-clock second.
+// consumed (ReturnConsumedCapacity), summed by the wall-clock second
+// (Unix time) its BatchWriteItem request reached the proxy: when the
+// client's rate limiter let it go, give or take the network, whatever
+// dynalite's answer then took.
 func (p *Proxy) ConsumedPerSecond() map[int64]float64 {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -114,8 +127,14 @@ func (p *Proxy) ConsumedPerSecond() map[int64]float64 {
 	return out
 }
 
-func (p *Proxy) roll(rate float64) bool {
-	return rate > 0 && p.rng.Float64() < rate
+// rng returns op's random stream; p.mu is held.
+func (p *Proxy) rng(op string) *rand.Rand {
+	r := p.rngs[op]
+	if r == nil {
+		r = rand.New(rand.NewPCG(p.seed, uint64(crc32.ChecksumIEEE([]byte(op)))))
+		p.rngs[op] = r
+	}
+	return r
 }
 
 func (p *Proxy) serve(w http.ResponseWriter, r *http.Request) {
@@ -128,7 +147,10 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, empty)
 		return
 	}
+	r = r.WithContext(context.WithValue(r.Context(), arrivalKey{}, time.Now()))
 	p.mu.Lock()
+	rng := p.rng(op)
+	roll := func(rate float64) bool { return rate > 0 && rng.Float64() < rate }
 	p.counts["op:"+op]++
 	eligible := len(p.rates.Only) == 0
 	for _, o := range p.rates.Only {
@@ -143,24 +165,24 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	if eligible && fault == "" {
 		switch {
-		case p.roll(p.rates.ProvisionedThroughputExceeded):
+		case roll(p.rates.ProvisionedThroughputExceeded):
 			fault = "ProvisionedThroughputExceededException"
-		case p.roll(p.rates.Throttling):
+		case roll(p.rates.Throttling):
 			fault = "ThrottlingException"
-		case op == "BatchWriteItem" && p.roll(p.rates.Unprocessed):
+		case op == "BatchWriteItem" && roll(p.rates.Unprocessed):
 			fault = "unprocessed"
-		case p.roll(p.rates.Status500):
+		case roll(p.rates.Status500):
 			fault = "500"
-		case p.roll(p.rates.Status503):
+		case roll(p.rates.Status503):
 			fault = "503"
-		case p.roll(p.rates.Reset):
+		case roll(p.rates.Reset):
 			fault = "reset"
 		}
 	}
 	if fault != "" {
 		p.counts[fault]++
 	}
-	keep := p.rng.Float64()
+	keep := rng.Float64()
 	p.mu.Unlock()
 
 	if p.rates.Latency > 0 {
@@ -312,7 +334,8 @@ func (p *Proxy) recordConsumed(resp *http.Response) error {
 		}
 	}
 	if json.Unmarshal(body, &out) == nil {
-		sec := time.Now().Unix()
+		at, _ := resp.Request.Context().Value(arrivalKey{}).(time.Time)
+		sec := at.Unix()
 		p.mu.Lock()
 		for _, c := range out.ConsumedCapacity {
 			p.consumed[sec] += c.CapacityUnits
