@@ -287,12 +287,16 @@ func TestDryRunAgainstMissingTable(t *testing.T) {
 
 // verify, diff and migrate --dry-run ask DynamoDB first, with the bounded
 // preflight migrate uses: a DynamoDB that cannot be reached fails the
-// command with that message (exit 1), before the source pass reads every
-// row, not after the client's full retry budget.
+// command with that message (exit 1), before the source is counted or
+// read, not after the client's full retry budget. Orders are read through
+// a view that raises an error when it is read at all.
 func TestReadCommandsFailFastWhenDynamoDBIsUnreachable(t *testing.T) {
 	url := testenv.NewDatabase(t)
-	testenv.Exec(t, url, shopSQL)
-	mappingFile := writeMapping(t, planMapping)
+	testenv.Exec(t, url, shopSQL+`
+CREATE FUNCTION read_guard() RETURNS boolean LANGUAGE plpgsql VOLATILE AS
+  $$ BEGIN RAISE EXCEPTION 'orders read before DynamoDB was asked'; END $$;
+CREATE VIEW orders_guarded AS SELECT * FROM orders WHERE read_guard();`)
+	mappingFile := writeMapping(t, strings.Replace(planMapping, "source: {table: orders}", "source: {table: orders_guarded}", 1))
 	common := []string{"--mapping", mappingFile, "--source", url, "--endpoint-url", "http://127.0.0.1:1"}
 	for name, args := range map[string][]string{
 		"verify": append([]string{"verify"}, common...),
@@ -302,7 +306,7 @@ func TestReadCommandsFailFastWhenDynamoDBIsUnreachable(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			r := runCLI(t, args...)
-			if r.code != ExitFailed || !strings.Contains(r.stderr, "pg2dynamo: cannot reach DynamoDB (DescribeTable shop, 3 attempts within 20s)") {
+			if r.code != ExitFailed || !strings.Contains(r.stderr, "pg2dynamo: cannot reach DynamoDB (DescribeTable shop, at most 3 attempts in 20s)") {
 				t.Fatalf("exit %d, want %d with a message that DynamoDB cannot be reached:\n%s%s", r.code, ExitFailed, r.stdout, r.stderr)
 			}
 		})

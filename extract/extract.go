@@ -428,13 +428,18 @@ func (s *Source) Stream(ctx context.Context, name string, q Query, fn func(value
 // connection is closed under a network error, or the server sent a FATAL or
 // PANIC error, after which it closes the session (SQLSTATE 57P01 from
 // pg_terminate_backend, 57P02 crash shutdown, …). The server's message can
-// reach pgx before the socket closes, so both are checked; see "Error and
-// Notice Message Fields" in the PostgreSQL protocol documentation
-// (https://www.postgresql.org/docs/current/protocol-error-fields.html).
+// reach pgx before the socket closes, so both are checked. The severity is
+// read from field V, never localized (PostgreSQL 9.6 and later), else from
+// field S, which lc_messages translates; see "Error and Notice Message
+// Fields" (https://www.postgresql.org/docs/current/protocol-error-fields.html).
 func sessionEnded(err error, conn *pgx.Conn) bool {
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) {
-		return pe.Severity == "FATAL" || pe.Severity == "PANIC"
+		sev := pe.SeverityUnlocalized
+		if sev == "" {
+			sev = pe.Severity
+		}
+		return sev == "FATAL" || sev == "PANIC"
 	}
 	return conn.IsClosed()
 }

@@ -107,12 +107,13 @@ func EnsureTable(ctx context.Context, client *dynamodb.Client, m *mapping.Mappin
 
 // DescribeTable returns the description of table name, or nil when it does
 // not exist. It is the first request of every command that talks to
-// DynamoDB (EnsureTable for migrate; verify, diff and migrate --dry-run
-// call it directly): DescribeTable with at most 3 attempts within
+// DynamoDB (EnsureTable for migrate; verify.Compare for verify, diff and
+// migrate --dry-run): DescribeTable with at most 3 attempts, all within
 // PreflightTimeout, so that a DynamoDB that cannot be reached fails the
 // command in seconds, with an error that says so, rather than after the
 // client's full retry budget (minutes). DynamoDB's own errors (access
-// denied, …) are returned wrapped.
+// denied, …) are returned wrapped; so is a retried error of DynamoDB's
+// (throttling, 5xx) that the timeout cut short.
 func DescribeTable(ctx context.Context, client *dynamodb.Client, name string) (*types.TableDescription, error) {
 	pctx, cancel := context.WithTimeout(ctx, PreflightTimeout)
 	defer cancel()
@@ -122,7 +123,7 @@ func DescribeTable(ctx context.Context, client *dynamodb.Client, name string) (*
 	var nf *types.ResourceNotFoundException
 	switch {
 	case err != nil && !errors.As(err, &ae) && ctx.Err() == nil:
-		return nil, fmt.Errorf("cannot reach DynamoDB (DescribeTable %s, 3 attempts within %s): %w", name, PreflightTimeout, err)
+		return nil, fmt.Errorf("cannot reach DynamoDB (DescribeTable %s, at most 3 attempts in %s): %w", name, PreflightTimeout, err)
 	case errors.As(err, &nf):
 		return nil, nil
 	case err != nil:

@@ -66,7 +66,7 @@ func CompilePattern(m *mapping.Mapping, ap *mapping.AccessPattern, plans []*Plan
 		pp.cols = append(pp.cols, *col)
 	}
 	build := func(tpl mapping.Template, attr string, isSort bool) keyPlan {
-		k := keyPlan{attr: attr, template: tpl.Source, maxBytes: MaxPartitionKeyBytes}
+		k := keyPlan{attr: attr, template: tpl.Source, maxBytes: MaxPartitionKeyBytes, same: -1}
 		if isSort {
 			k.maxBytes = MaxSortKeyBytes
 		}

@@ -142,13 +142,23 @@ func (r *Result) OK() bool {
 // compares the two by canonical content, bucket by bucket on disk so that
 // memory does not grow with the table. Then it runs each access pattern for
 // parameters sampled from the source and compares the Query's items, in
-// order, with the derived items that must answer it. It writes nothing to
-// DynamoDB. It fails on a source, Scan or Query error, not on a mismatch.
+// order, with the derived items that must answer it; a check on a GSI that
+// does not match is queried again within opts.IndexWait. It writes nothing
+// to DynamoDB. It fails, before reading the source, when DynamoDB cannot be
+// reached (load.DescribeTable), and on a source, Scan or Query error; a
+// mismatch is a result, not an error.
 func Compare(ctx context.Context, src *extract.Source, m *mapping.Mapping, plans []*transform.Plan,
 	client *dynamodb.Client, opts Options) (*Result, error) {
 	segments := cmp(opts.Segments, 4)
 	res := &Result{Table: m.Table.Name}
 
+	// The table first: a DynamoDB that cannot be reached fails the command
+	// in seconds, before the source is counted (count(*) of every table)
+	// and read.
+	td, err := load.DescribeTable(ctx, client, m.Table.Name)
+	if err != nil {
+		return nil, err
+	}
 	var expected int64
 	for _, p := range plans {
 		n, err := src.Count(ctx, p.Entity())
@@ -159,12 +169,6 @@ func Compare(ctx context.Context, src *extract.Source, m *mapping.Mapping, plans
 			n *= 2
 		}
 		expected += n
-	}
-	// The table first: a DynamoDB that cannot be reached fails the command
-	// in seconds, before the source pass reads every row.
-	td, err := load.DescribeTable(ctx, client, m.Table.Name)
-	if err != nil {
-		return nil, err
 	}
 	if td == nil {
 		res.TableMissing = true

@@ -25,7 +25,9 @@ import (
 
 // PatternQuery builds the Query of an access pattern for one set of
 // parameter values (one Go value per pp.Params, as pgx decodes them), with
-// its key condition built by feature/dynamodb/expression.
+// its key condition built by feature/dynamodb/expression. A Query of the
+// table reads consistently (ConsistentRead, at twice the read capacity of an
+// eventually consistent read); a Query of a GSI cannot.
 func PatternQuery(table string, pp *transform.PatternPlan, values []any) (*dynamodb.QueryInput, error) {
 	pk, sk, err := pp.Render(values)
 	if err != nil {
@@ -249,7 +251,10 @@ func (c *patternCheck) offer(m *mapping.Mapping, item map[string]types.Attribute
 // indexWait is the time a verification may spend re-reading GSIs that do
 // not match yet: one budget for all its checks, counted from the first
 // check that needed it, so that a real mismatch in many checks costs the
-// budget once, not once per check.
+// budget once, not once per check. Between re-reads it waits as the SDK's
+// retry.ExponentialJitterBackoff with a 2 s maximum does: a random 0–2 s
+// before the first, 2 s before each later one, the last wait cut to what
+// is left of the budget.
 type indexWait struct {
 	budget   time.Duration // <= 0: no re-reads
 	deadline time.Time     // zero until the first re-read
@@ -269,11 +274,15 @@ func (w *indexWait) delay(attempt int) (time.Duration, bool) {
 	if w.deadline.IsZero() {
 		w.deadline = time.Now().Add(w.budget)
 	}
-	d, _ := w.backoff.BackoffDelay(attempt, nil)
-	if time.Now().Add(d).After(w.deadline) {
+	left := time.Until(w.deadline)
+	if left <= 0 {
 		return 0, false
 	}
-	return d, true
+	d, err := w.backoff.BackoffDelay(attempt, nil)
+	if err != nil {
+		d = 2 * time.Second // no randomness to be had: the maximum
+	}
+	return min(d, left), true
 }
 
 // run queries the table and compares the items, in order, with want
@@ -281,7 +290,7 @@ func (w *indexWait) delay(attempt int) (time.Duration, bool) {
 // equal sort keys, possible in a GSI, in any order). A query of the table
 // reads consistently (PatternQuery); a GSI can only be read eventually
 // consistently and may lag the writes just made, so a GSI check that does
-// not match is queried again, with exponential jittered backoff, while
+// not match is queried again, after jittered backoff (indexWait), while
 // wait allows. The result counts those re-reads.
 func (c *patternCheck) run(ctx context.Context, client *dynamodb.Client, table string, wait *indexWait) (PatternResult, error) {
 	ap := c.pp.Pattern
