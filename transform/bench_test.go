@@ -9,7 +9,6 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/pg2dynamo/pg2dynamo/extract"
-	"github.com/pg2dynamo/pg2dynamo/mapping"
 	"github.com/pg2dynamo/pg2dynamo/transform"
 )
 
@@ -108,7 +107,7 @@ func benchPlanOf(b testing.TB, keys, attributes string) *transform.Plan {
 	if attributes != "" {
 		attributes = "\n    attributes: " + attributes
 	}
-	m, err := mapping.Parse("bench.yaml", []byte(`
+	return compileFirst(b, `
 table:
   name: bench
   gsis:
@@ -116,15 +115,7 @@ table:
 entities:
   Ticket:
     source: {table: tickets}
-`+keys+attributes+"\n"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	p, err := transform.Compile(m, 0, transform.Sources{Columns: benchCols})
-	if err != nil {
-		b.Fatal(err)
-	}
-	return p
+`+keys+attributes+"\n", benchCols)
 }
 
 // BenchmarkKeys renders keys only (one attribute kept, the smallest):

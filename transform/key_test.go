@@ -36,13 +36,20 @@ entities:
 
 func compileKeys(t *testing.T, entity string) *transform.Plan {
 	t.Helper()
-	m, err := mapping.Parse("keys.yaml", []byte(keysHead+entity))
+	return compileFirst(t, keysHead+entity, keyCols)
+}
+
+// compileFirst parses mapping text doc and compiles its first entity over
+// a source of columns cols.
+func compileFirst(tb testing.TB, doc string, cols []extract.Column) *transform.Plan {
+	tb.Helper()
+	m, err := mapping.Parse("test.yaml", []byte(doc))
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
-	p, err := transform.Compile(m, 0, transform.Sources{Columns: keyCols})
+	p, err := transform.Compile(m, 0, transform.Sources{Columns: cols})
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	return p
 }

@@ -261,8 +261,11 @@ type indexWait struct {
 	backoff  *retry.ExponentialJitterBackoff
 }
 
+// indexBackoffMax is the longest wait between two re-reads of a GSI.
+const indexBackoffMax = 2 * time.Second
+
 func newIndexWait(budget time.Duration) *indexWait {
-	return &indexWait{budget: budget, backoff: retry.NewExponentialJitterBackoff(2 * time.Second)}
+	return &indexWait{budget: budget, backoff: retry.NewExponentialJitterBackoff(indexBackoffMax)}
 }
 
 // delay returns how long to wait before re-read attempt (1 for the first
@@ -280,7 +283,7 @@ func (w *indexWait) delay(attempt int) (time.Duration, bool) {
 	}
 	d, err := w.backoff.BackoffDelay(attempt, nil)
 	if err != nil {
-		d = 2 * time.Second // no randomness to be had: the maximum
+		d = indexBackoffMax // no randomness to be had: the maximum
 	}
 	return min(d, left), true
 }

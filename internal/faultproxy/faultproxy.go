@@ -215,6 +215,12 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request) {
 // lagIndex reports whether Query r, which it reads and puts back, names a
 // GSI and is one of the first IndexLag such Queries.
 func (p *Proxy) lagIndex(r *http.Request) bool {
+	p.mu.Lock()
+	spent := p.counts["index-lag"] >= p.rates.IndexLag
+	p.mu.Unlock()
+	if spent {
+		return false // no need to read the body
+	}
 	body, err := io.ReadAll(r.Body)
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	var q struct{ IndexName string }
