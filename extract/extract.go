@@ -205,8 +205,12 @@ type Column struct {
 	// enums and every type without a native conversion.
 	AsText bool
 	// IntDigits is, for numeric(p,s), the digits before the decimal point
-	// (p−s): the default zero-padding width in sort keys. 0 otherwise.
+	// (p−s). 0 otherwise.
 	IntDigits int
+	// Precision and Scale are, for numeric(p,s), p and s: the default key
+	// width is p−s digits and s decimals. Precision is 0 for a numeric
+	// without a declared precision, and for every other type.
+	Precision, Scale int
 	// PrimaryKey is true for a column of the source table's primary key
 	// (never for a query source). Rejects name rows by these columns.
 	PrimaryKey bool
@@ -283,6 +287,7 @@ func (s *Source) DescribeSource(ctx context.Context, m *mapping.Mapping, path st
 			p, sc := int((f.TypeModifier-4)>>16), int((f.TypeModifier-4)&0xffff)
 			if sc <= p {
 				c.IntDigits = p - sc
+				c.Precision, c.Scale = p, sc
 			}
 		}
 		cols[i] = c

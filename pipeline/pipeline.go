@@ -138,7 +138,7 @@ func (s *Summary) Total() EntityStats {
 // reads no rows. All problems are returned together as mapping.Errors.
 func Prepare(ctx context.Context, src *extract.Source, m *mapping.Mapping) ([]*transform.Plan, error) {
 	var errs mapping.Errors
-	plans := make([]*transform.Plan, len(m.Entities))
+	all := make([]*transform.Sources, len(m.Entities))
 	for i, e := range m.Entities {
 		srcs, err := describe(ctx, src, m, e)
 		if err != nil {
@@ -149,24 +149,27 @@ func Prepare(ctx context.Context, src *extract.Source, m *mapping.Mapping) ([]*t
 			}
 			return nil, err
 		}
-		p, err := transform.Compile(m, i, srcs)
-		if err == nil && len(p.Query().Joins) > 0 {
-			err = src.CheckQuery(ctx, m, e.Name, p.Query())
-		}
-		if err != nil {
-			var mes mapping.Errors
-			var me *mapping.Error
-			switch {
-			case errors.As(err, &mes):
-				errs = append(errs, mes...)
-				continue
-			case errors.As(err, &me):
-				errs = append(errs, me)
-				continue
-			}
+		all[i] = &srcs
+	}
+	plans, err := transform.CompileAll(m, all)
+	if err != nil {
+		var mes mapping.Errors
+		if !errors.As(err, &mes) {
 			return nil, err
 		}
-		plans[i] = p
+		errs = append(errs, mes...)
+	}
+	for i, p := range plans {
+		if p == nil || len(p.Query().Joins) == 0 {
+			continue
+		}
+		if err := src.CheckQuery(ctx, m, m.Entities[i].Name, p.Query()); err != nil {
+			var me *mapping.Error
+			if !errors.As(err, &me) {
+				return nil, err
+			}
+			errs = append(errs, me)
+		}
 	}
 	if len(errs) > 0 {
 		return nil, errs

@@ -290,10 +290,16 @@ func (b *Builder) Items(p *Plan, values []any, dst []Item) ([]Item, error) {
 			return dst, re
 		}
 	}
-	for _, ip := range p.ids {
-		id, col, reason := ip.stableID(values)
-		if reason != "" {
-			return dst, p.rowError(values, col, fmt.Sprintf("ID %s: %s", ip.attr, reason))
+	for i, ip := range p.ids {
+		var id string
+		if c := b.cache[len(p.kinds)+i]; c.row == b.row {
+			id = text[c.text.start:c.text.end] // rendered for a key
+		} else {
+			var col int
+			var reason string
+			if id, col, reason = ip.stableID(values); reason != "" {
+				return dst, p.rowError(values, col, fmt.Sprintf("ID %s: %s", ip.attr, reason))
+			}
 		}
 		attrs[ip.attr] = b.newS(id)
 		size += len(ip.attr) + len(id)
@@ -338,8 +344,8 @@ func (b *Builder) beginRow(p *Plan) {
 	b.elems = b.elems[:0]
 	b.next = 0
 	b.row++
-	if len(b.cache) < len(p.cols) {
-		b.cache = make([]cachedText, len(p.cols))
+	if n := len(p.kinds) + len(p.ids); len(b.cache) < n {
+		b.cache = make([]cachedText, n)
 	}
 	if len(b.keys) < len(p.keys) {
 		b.keys = make([]renderedKey, len(p.keys))
@@ -349,38 +355,50 @@ func (b *Builder) beginRow(p *Plan) {
 	}
 }
 
-// renderKey renders key k, as Plan.renderKey does, into the row's text.
-// On failure it returns the column at fault (-1 for none) and the reason.
+// renderKey renders key k into the row's text: the one key renderer, for
+// items, mirrors, GSIs and access patterns (PatternPlan.Render). On
+// failure it returns the column at fault (-1 for none) and the reason.
 func (b *Builder) renderKey(p *Plan, k *keyPlan, values []any) (span, int, string) {
 	// The placeholders' text first, so that the key's text is contiguous.
 	for i := range k.parts {
 		part := &k.parts[i]
-		if part.col < 0 {
-			continue
-		}
-		v := values[part.col]
-		if v == nil {
-			return span{}, part.col, fmt.Sprintf("NULL in key attribute %s (template %q)", k.attr, k.template)
-		}
-		if _, ok := b.colText(p, part.col, v); !ok {
-			// The reference text function says why.
-			_, err := p.texts[part.col](v)
-			return span{}, part.col, fmt.Sprintf("key attribute %s: %v", k.attr, err)
+		switch {
+		case part.id >= 0:
+			if _, col, reason := b.idText(p, part.id, values); reason != "" {
+				return span{}, col, fmt.Sprintf("key attribute %s: ID %s: %s", k.attr, p.ids[part.id].attr, reason)
+			}
+		case part.col >= 0:
+			v := values[part.col]
+			if v == nil {
+				return span{}, part.col, fmt.Sprintf("NULL in key attribute %s (template %q)", k.attr, k.template)
+			}
+			if _, ok := b.colText(p, part.col, v); !ok {
+				// The reference text function says why.
+				_, err := p.texts[part.col](v)
+				return span{}, part.col, fmt.Sprintf("key attribute %s: %v", k.attr, err)
+			}
 		}
 	}
 	start := len(b.text)
 	for i := range k.parts {
 		part := &k.parts[i]
-		if part.col < 0 {
-			b.text = append(b.text, part.literal...)
-			continue
-		}
-		switch t := &b.cache[part.col]; {
-		case t.value:
-			b.text = appendKeyText(b.text, values[part.col].(string), part.width)
-		default:
+		var reason string
+		switch {
+		case part.id >= 0:
+			t := b.cache[len(p.kinds)+part.id].text
 			// The source precedes start: appending cannot overwrite it.
-			b.text = appendKeyText(b.text, b.text[t.text.start:t.text.end], part.width)
+			b.text = append(b.text, b.text[t.start:t.end]...)
+		case part.col < 0:
+			b.text = append(b.text, part.literal...)
+		case b.cache[part.col].value:
+			b.text, reason = appendKeyText(b.text, values[part.col].(string), part.enc)
+		default:
+			t := b.cache[part.col].text
+			b.text, reason = appendKeyText(b.text, b.text[t.start:t.end], part.enc)
+		}
+		if reason != "" {
+			b.text = b.text[:start]
+			return span{}, part.col, fmt.Sprintf("key attribute %s: %s", k.attr, reason)
 		}
 	}
 	n := len(b.text) - start
@@ -394,13 +412,22 @@ func (b *Builder) renderKey(p *Plan, k *keyPlan, values []any) (span, int, strin
 	return span{start, len(b.text)}, -1, ""
 }
 
-// appendKeyText appends a placeholder's text, zero-padded to width when it
-// is decimal text.
-func appendKeyText[T string | []byte](dst []byte, s T, width int) []byte {
-	if width > 0 && isNumberText(s) {
-		return appendPadded(dst, s, width)
+// idText returns the text of stable ID i of the plan in this row, rendered
+// at most once a row into the row's text, or the column at fault and why
+// the row has none.
+func (b *Builder) idText(p *Plan, i int, values []any) (cachedText, int, string) {
+	c := &b.cache[len(p.kinds)+i]
+	if c.row == b.row {
+		return *c, -1, ""
 	}
-	return append(dst, s...)
+	id, col, reason := p.ids[i].stableID(values)
+	if reason != "" {
+		return cachedText{}, col, reason
+	}
+	start := len(b.text)
+	b.text = append(b.text, id...)
+	*c = cachedText{row: b.row, text: span{start, len(b.text)}}
+	return *c, -1, ""
 }
 
 // colText returns the text of column col's non-NULL value v, rendered at

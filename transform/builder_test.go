@@ -71,8 +71,8 @@ entities:
     pk: ORG#${org}#${uid}
     sk: T#${atz}#${id}#${amount}
     indexes:
-      GSI1: {pk: "L#${label}", sk: "${day}#${small:4}#${flag}#${status}", sparse: true}
-      GSI2: {pk: "N#${name}", sk: "${at}#${price}#${ratio}"}
+      GSI1: {pk: "L#${label}", sk: "${day}#${small:6}#${flag}#${status:0}", sparse: true}
+      GSI2: {pk: "N#${name}", sk: "${at}#${price:0}#${ratio:0}"}
     ids:
       w_ulid: {kind: ulid, time: atz, from: [id, name]}
     mirror: {pk: "M#${id}", sk: "${org}"}

@@ -5,6 +5,7 @@ import (
 	"math/big"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/jackc/pgx/v5/pgtype"
@@ -22,7 +23,7 @@ var keyCols = []extract.Column{
 	{Name: "small", Type: "int2"},
 	{Name: "big", Type: "int8"},
 	{Name: "ts", Type: "timestamptz"},
-	{Name: "amount", Type: "numeric", IntDigits: 10},
+	{Name: "amount", Type: "numeric", IntDigits: 10, Precision: 12, Scale: 2},
 }
 
 // keysHead is the mapping every key test extends with one entity.
@@ -62,54 +63,74 @@ func TestKeyRendering(t *testing.T) {
 		want   map[string]string
 	}{
 		{
-			name: "integers are zero-padded to their type's width in sort keys only",
+			name: "an integer column sorted by an index is zero-padded to its type's width in every key",
 			entity: `  E:
     source: {table: t}
     pk: ORG#${org}#${id}
     sk: ID#${id}#${small}#${big}
     attributes: {select: [org]}`,
 			row:  []any{"acme", int32(42), int16(7), int64(1001)},
-			want: map[string]string{"PK": "ORG#acme#42", "SK": "ID#0000000042#00007#0000000000000001001"},
+			want: map[string]string{"PK": "ORG#acme#0000000042", "SK": "ID#0000000042#00007#0000000000000001001"},
 		},
 		{
-			name: "numeric(p,s) pads its integer digits (p-s) in sort keys",
+			name: "numeric(p,s) has p-s digits and s decimals",
 			entity: `  E:
     source: {table: t}
     pk: X
     sk: AMT#${amount}
     attributes: {select: [org]}`,
-			row:  []any{"x", pgtype.Numeric{Int: big.NewInt(1250), Exp: -2, Valid: true}},
-			want: map[string]string{"PK": "X", "SK": "AMT#0000000012.5"},
+			row:  []any{"x", pgtype.Numeric{Int: big.NewInt(125), Exp: -1, Valid: true}},
+			want: map[string]string{"PK": "X", "SK": "AMT#0000000012.50"},
 		},
 		{
-			name: "a width pads only decimal text",
-			entity: `  E:
-    source: {table: t}
-    pk: A#${org:4}
-    sk: B
-    attributes: {select: [org]}`,
-			row:  []any{"1.2.3"},
-			want: map[string]string{"PK": "A#1.2.3", "SK": "B"},
-		},
-		{
-			name: "explicit widths, including none",
-			entity: `  E:
-    source: {table: t}
-    pk: ID#${id:6}
-    sk: ID#${id:0}
-    attributes: {select: [id]}`,
-			row:  []any{int32(42)},
-			want: map[string]string{"PK": "ID#000042", "SK": "ID#42"},
-		},
-		{
-			name: "negative numbers keep their sign before the padding",
+			name: "a negative number is the nines' complement of its padded digits",
 			entity: `  E:
     source: {table: t}
     pk: X
-    sk: ID#${id:4}
+    sk: AMT#${amount}#${id:4}
+    attributes: {select: [org]}`,
+			row:  []any{"x", int32(-42), pgtype.Numeric{Int: big.NewInt(-125), Exp: -1, Valid: true}},
+			want: map[string]string{"PK": "X", "SK": "AMT#-9999999987.49#-9957"},
+		},
+		{
+			name: "an explicit width applies to every use of the column",
+			entity: `  E:
+    source: {table: t}
+    pk: ID#${id:6}
+    sk: ID#${id}
+    attributes: {select: [id]}`,
+			row:  []any{int32(42)},
+			want: map[string]string{"PK": "ID#000042", "SK": "ID#000042"},
+		},
+		{
+			name: "width 0 writes a sorted number plainly",
+			entity: `  E:
+    source: {table: t}
+    pk: X
+    sk: ID#${id:0}
     attributes: {select: [id]}`,
 			row:  []any{int32(-42)},
-			want: map[string]string{"PK": "X", "SK": "ID#-0042"},
+			want: map[string]string{"PK": "X", "SK": "ID#-42"},
+		},
+		{
+			name: "a number no index sorts by is written plainly",
+			entity: `  E:
+    source: {table: t}
+    pk: ID#${id}
+    sk: ORG#${org}
+    attributes: {select: [id]}`,
+			row:  []any{"acme", int32(-42)},
+			want: map[string]string{"PK": "ID#-42", "SK": "ORG#acme"},
+		},
+		{
+			name: "times in keys carry six fraction digits",
+			entity: `  E:
+    source: {table: t}
+    pk: X
+    sk: AT#${ts}
+    attributes: {select: [org]}`,
+			row:  []any{"x", time.Date(2024, 1, 2, 3, 4, 5, 500_000_000, time.UTC)},
+			want: map[string]string{"PK": "X", "SK": "AT#2024-01-02T03:04:05.500000Z"},
 		},
 		{
 			name: "GSI keys are rendered from their own templates",
@@ -121,7 +142,7 @@ func TestKeyRendering(t *testing.T) {
       GSI1: {pk: "ID#${id}", sk: "ORG#${org}"}
     attributes: {select: [org]}`,
 			row:  []any{"acme", int32(1)},
-			want: map[string]string{"PK": "ORG#acme", "SK": "ID#0000000001", "GSI1PK": "ID#1", "GSI1SK": "ORG#acme"},
+			want: map[string]string{"PK": "ORG#acme", "SK": "ID#0000000001", "GSI1PK": "ID#0000000001", "GSI1SK": "ORG#acme"},
 		},
 		{
 			name: "a sparse index is left out when its column is NULL",
@@ -133,7 +154,7 @@ func TestKeyRendering(t *testing.T) {
       GSI1: {pk: "ORG#${org}", sk: "ID#${id}", sparse: true}
     attributes: {select: [id]}`,
 			row:  []any{nil, int32(1)},
-			want: map[string]string{"PK": "ID#1", "SK": "ID"},
+			want: map[string]string{"PK": "ID#0000000001", "SK": "ID"},
 		},
 	}
 	for _, tc := range cases {

@@ -39,20 +39,40 @@ func TestCanonicalNumber(t *testing.T) {
 	}
 }
 
-func TestPadNumber(t *testing.T) {
+func TestKeyNumberText(t *testing.T) {
 	cases := []struct {
-		in    string
-		width int
-		want  string
+		in           string
+		width, scale int
+		want         string
 	}{
-		{"42", 5, "00042"},
-		{"12345", 3, "12345"},
-		{"-42", 4, "-0042"},
-		{"1.25", 4, "0001.25"},
+		{"42", 5, 0, "00042"},
+		{"-42", 4, 0, "-9957"},
+		{"0", 3, 0, "000"},
+		{"-1", 3, 0, "-998"},
+		{"1.25", 4, 2, "0001.25"},
+		{"1.5", 4, 2, "0001.50"},
+		{"-1.5", 2, 2, "-98.49"},
+		{"-2", 1, 2, "-7.99"},
 	}
 	for _, tc := range cases {
-		if got := padNumber(tc.in, tc.width); got != tc.want {
-			t.Errorf("padNumber(%q, %d) = %q, want %q", tc.in, tc.width, got, tc.want)
+		got, reason := appendKeyText(nil, tc.in, keyEnc{kind: encNumber, width: tc.width, scale: tc.scale, name: "x"})
+		if string(got) != tc.want || reason != "" {
+			t.Errorf("key text of %s at width %d, scale %d = %q (%s), want %q", tc.in, tc.width, tc.scale, got, reason, tc.want)
+		}
+		if ref := referenceKeyNumber(tc.in, tc.width, tc.scale); ref != tc.want {
+			t.Errorf("reference key text of %s = %q, want %q", tc.in, ref, tc.want)
+		}
+	}
+	for _, tc := range []struct {
+		in     string
+		width  int
+		reason string
+	}{
+		{"12345", 3, "x = 12345 has 5 digits before the decimal point, more than its key width 3: the key would sort out of numeric order (widen it with ${x:5})"},
+		{"-1.125", 3, "x = -1.125 has 3 decimals, more than the 2 of its key text"},
+	} {
+		if got, reason := appendKeyText(nil, tc.in, keyEnc{kind: encNumber, width: tc.width, scale: 2, name: "x"}); reason != tc.reason || len(got) != 0 {
+			t.Errorf("key text of %s = %q, %q; want the reason %q", tc.in, got, reason, tc.reason)
 		}
 	}
 }

@@ -16,6 +16,8 @@ type PatternPlan struct {
 	Params []string
 	keys   []keyPlan // partition, then sort and its upper bound if any
 	cols   []extract.Column
+	// plan holds the parameters' columns as a row, for Builder.renderKey.
+	plan *Plan
 }
 
 // CompilePattern prepares ap for rendering. The type of each parameter is
@@ -65,47 +67,35 @@ func CompilePattern(m *mapping.Mapping, ap *mapping.AccessPattern, plans []*Plan
 		}
 		pp.cols = append(pp.cols, *col)
 	}
-	build := func(tpl mapping.Template, attr string, isSort bool) keyPlan {
-		k := keyPlan{attr: attr, template: tpl.Source, maxBytes: MaxPartitionKeyBytes, same: -1}
-		if isSort {
-			k.maxBytes = MaxSortKeyBytes
-		}
-		for _, part := range tpl.Parts {
-			if part.Column == "" {
-				k.parts = append(k.parts, keyPart{literal: part.Literal, col: -1})
-				continue
-			}
-			ci := indexOf(pp.Params, part.Column)
-			c := pp.cols[ci]
-			s := scalarFor(c.Type, c.AsText)
-			width := part.Width
-			if width == mapping.WidthAuto {
-				width = 0
-				if isSort {
-					width = max(s.intWidth, c.IntDigits)
-				}
-			}
-			k.parts = append(k.parts, keyPart{col: ci, width: width, text: s.text})
-		}
-		return k
-	}
-	// Padding follows how the attribute is written, not its role in this
-	// index: an inverted index's partition key is the table's sort key.
-	pp.keys = append(pp.keys, build(kc.Partition, kc.PartitionAttr, SortedAttribute(m, kc.PartitionAttr)))
-	if kc.SortAttr != "" {
-		pp.keys = append(pp.keys, build(kc.Sort, kc.SortAttr, SortedAttribute(m, kc.SortAttr)))
-		if kc.SortOp == "between" {
-			pp.keys = append(pp.keys, build(kc.SortHigh, kc.SortAttr, SortedAttribute(m, kc.SortAttr)))
+	// The parameters are rendered by the one key renderer over a plan
+	// whose row is the parameters, with the formats of the items' plans.
+	var formats *keyFormats
+	for _, p := range plans {
+		if p != nil {
+			formats = p.formats
+			break
 		}
 	}
-	for _, k := range pp.keys {
-		for _, part := range k.parts {
-			if part.col >= 0 && part.text == nil {
-				c := pp.cols[part.col]
-				return nil, m.Errorf(mapping.Path(mapping.KeyAccessPatterns, ap.Name, mapping.KeyKeyCondition),
-					"parameter %q of type %s cannot be part of a key", c.Name, typeName(c))
-			}
-		}
+	if formats == nil {
+		formats = &keyFormats{}
+	}
+	pp.plan = &Plan{entity: &mapping.Entity{Name: "access pattern " + ap.Name}, cols: pp.cols, formats: formats}
+	for _, c := range pp.cols {
+		s := scalarFor(c.Type, c.AsText)
+		pp.plan.kinds = append(pp.plan.kinds, s.kind)
+		pp.plan.texts = append(pp.plan.texts, s.text)
+	}
+	var errs mapping.Errors
+	add := func(path, format string, args ...any) { errs = append(errs, m.Errorf(path, format, args...)) }
+	lookup := func(name string) (keyValue, bool) {
+		i := indexOf(pp.Params, name)
+		return keyValue{col: pp.cols[i], val: i, id: -1}, true
+	}
+	for _, kt := range patternTemplates(ap) {
+		pp.keys = append(pp.keys, buildKey(kt, formats, lookup, add))
+	}
+	if len(errs) > 0 {
+		return nil, errs
 	}
 	return pp, nil
 }
@@ -136,16 +126,19 @@ func indexOf(list []string, s string) int {
 }
 
 // Render returns the partition key value and, when the condition has one,
-// the sort key value (and the upper bound of BETWEEN). values holds one Go
-// value per Params entry, as pgx decodes the column. A begins_with prefix
-// may render empty; other keys may not.
+// the sort key value (and the upper bound of BETWEEN), as the items' keys
+// render them. values holds one Go value per Params entry, as pgx decodes
+// the column. A begins_with prefix may render empty; other keys may not.
 func (pp *PatternPlan) Render(values []any) (pk string, sk []string, err error) {
 	if len(values) != len(pp.Params) {
 		return "", nil, fmt.Errorf("pattern %s: got %d values for parameters %v", pp.Pattern.Name, len(values), pp.Params)
 	}
-	p := &Plan{cols: pp.cols}
-	for i, k := range pp.keys {
-		s, _, reason := p.renderKey(k, values)
+	b := builders.Get().(*Builder)
+	defer builders.Put(b)
+	b.beginRow(pp.plan)
+	for i := range pp.keys {
+		k := &pp.keys[i]
+		t, _, reason := b.renderKey(pp.plan, k, values)
 		if reason != "" && i > 0 && pp.Pattern.Condition.SortOp == "begins_with" && len(k.parts) == 0 {
 			reason = "" // begins_with(SK, ''): every sort key
 		}
@@ -153,9 +146,9 @@ func (pp *PatternPlan) Render(values []any) (pk string, sk []string, err error) 
 			return "", nil, fmt.Errorf("pattern %s: %s", pp.Pattern.Name, reason)
 		}
 		if i == 0 {
-			pk = s
+			pk = string(b.text[t.start:t.end])
 		} else {
-			sk = append(sk, s)
+			sk = append(sk, string(b.text[t.start:t.end]))
 		}
 	}
 	return pk, sk, nil

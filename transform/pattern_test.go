@@ -34,14 +34,14 @@ access_patterns:
 	if err != nil {
 		t.Fatal(err)
 	}
-	pa, err := transform.Compile(m, 0, transform.Sources{Columns: []extract.Column{{Name: "id", Type: "int2"}}})
+	plans, err := transform.CompileAll(m, []*transform.Sources{
+		{Columns: []extract.Column{{Name: "id", Type: "int2"}}},
+		{Columns: []extract.Column{{Name: "id", Type: "int8"}}},
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	pb, err := transform.Compile(m, 1, transform.Sources{Columns: []extract.Column{{Name: "id", Type: "int8"}}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	pa, pb := plans[0], plans[1]
 	items, err := pb.Items([]any{int64(42)}, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -8,6 +8,7 @@
 package transform
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -114,6 +115,9 @@ type Plan struct {
 	sizeByParts bool
 	// gsiAttrs are the GSI key attributes (left out of a mirror).
 	gsiAttrs []string
+	// formats decide how each column renders in keys; shared by the plans
+	// compiled together and their access patterns.
+	formats *keyFormats
 }
 
 type attrPlan struct {
@@ -145,23 +149,104 @@ type keyPlan struct {
 // sameParts reports whether two key templates render the same text.
 func sameParts(a, b []keyPart) bool {
 	return slices.EqualFunc(a, b, func(x, y keyPart) bool {
-		return x.literal == y.literal && x.col == y.col && x.width == y.width
+		return x.literal == y.literal && x.col == y.col && x.id == y.id && x.enc == y.enc
 	})
 }
 
+// keyPart is a literal or a placeholder of a key template.
 type keyPart struct {
 	literal string
-	col     int // -1 for a literal
-	width   int
-	text    func(any) (string, error)
+	// col is the index in the row's values of the placeholder's value (a
+	// column of the source, or one a duplicate copies); -1 for a literal
+	// or an ID.
+	col int
+	// id is the index in Plan.ids of the placeholder's stable ID; -1 for
+	// none.
+	id   int
+	enc  keyEnc
+	text func(any) (string, error)
 }
 
-// Compile checks entity number index of m against cols, the columns its
-// source has, and returns the Plan to convert its rows. Problems are
-// returned as mapping.Errors located in the mapping file: an unknown column
-// (with the columns that exist), a column type that cannot be part of a key,
-// an attribute name that collides with a key or type attribute.
+// Compile checks entity number index of m against srcs, what its sources
+// really have (from extract.Describe), and returns the Plan to convert its
+// rows. It is CompileAll for one entity: the key formats it uses (how each
+// column renders in keys) are decided from this entity alone, so a whole
+// mapping is compiled with CompileAll.
 func Compile(m *mapping.Mapping, index int, srcs Sources) (*Plan, error) {
+	all := make([]*Sources, len(m.Entities))
+	all[index] = &srcs
+	plans, err := CompileAll(m, all)
+	if err != nil {
+		return nil, err
+	}
+	return plans[index], nil
+}
+
+// CompileAll checks the entities of m against their sources (srcs[i] for
+// entity i; nil leaves the entity out, with a nil plan) and returns their
+// Plans, by entity index. The key formats (README, "Key text") are decided
+// across all the entities given and m's access patterns, so that a column
+// renders the same text in every key. Problems are returned together, in
+// file order, as mapping.Errors located in the mapping file: an unknown
+// column (with the columns that exist), a column type that cannot be part
+// of a key or cannot sort where an index sorts by it, two widths for one
+// column, an attribute name that collides with a key or type attribute.
+func CompileAll(m *mapping.Mapping, srcs []*Sources) ([]*Plan, error) {
+	formats, errs := newKeyFormats(m, func(i int, name string) (extract.Column, bool) {
+		if srcs[i] == nil {
+			return extract.Column{}, false
+		}
+		return sourceColumn(m.Entities[i], *srcs[i], name)
+	})
+	plans := make([]*Plan, len(m.Entities))
+	for i, s := range srcs {
+		if s == nil {
+			continue
+		}
+		p, err := compile(m, i, *s, formats)
+		if err != nil {
+			var es mapping.Errors
+			if !errors.As(err, &es) {
+				return nil, err
+			}
+			errs = append(errs, es...)
+			continue
+		}
+		plans[i] = p
+	}
+	if len(errs) > 0 {
+		slices.SortStableFunc(errs, func(a, b *mapping.Error) int {
+			if a.Line != b.Line {
+				return a.Line - b.Line
+			}
+			return a.Column - b.Column
+		})
+		return nil, errs
+	}
+	return plans, nil
+}
+
+// sourceColumn returns the column a key placeholder name of entity e
+// stands for: a column of its source, else a column one of its duplicates
+// copies (by attribute name). Stable IDs have no column.
+func sourceColumn(e *mapping.Entity, srcs Sources, name string) (extract.Column, bool) {
+	if i := slices.IndexFunc(srcs.Columns, func(c extract.Column) bool { return c.Name == name }); i >= 0 {
+		return srcs.Columns[i], true
+	}
+	for i, d := range e.Duplicate {
+		if i >= len(srcs.Duplicate) {
+			break
+		}
+		for _, a := range chooseAttributes(srcs.Duplicate[i], d.Attributes, "", func(string, string, []extract.Column) {}) {
+			if a.name == name {
+				return srcs.Duplicate[i][a.col], true
+			}
+		}
+	}
+	return extract.Column{}, false
+}
+
+func compile(m *mapping.Mapping, index int, srcs Sources, formats *keyFormats) (*Plan, error) {
 	cols := srcs.Columns
 	e := m.Entities[index]
 	ep := mapping.Path(mapping.KeyEntities, e.Name)
@@ -184,7 +269,7 @@ func Compile(m *mapping.Mapping, index int, srcs Sources) (*Plan, error) {
 	}
 
 	p := &Plan{entity: e, index: index, typeAttr: m.TypeAttribute,
-		typeVal: &types.AttributeValueMemberS{Value: e.Type}, srcCols: cols}
+		typeVal: &types.AttributeValueMemberS{Value: e.Type}, srcCols: cols, formats: formats}
 	p.unique = srcs.Unique
 	need := map[string]bool{}
 	knownNeeded := func(path, col string) bool {
@@ -193,74 +278,6 @@ func Compile(m *mapping.Mapping, index int, srcs Sources) (*Plan, error) {
 			return true
 		}
 		return false
-	}
-
-	addKey := func(path, attr string, tpl mapping.Template, maxBytes int, gsi string, sparse bool) {
-		isSort := SortedAttribute(m, attr)
-		k := keyPlan{attr: attr, template: tpl.Source, maxBytes: maxBytes, gsi: gsi, sparse: sparse, same: -1}
-		for _, part := range tpl.Parts {
-			if part.Column == "" {
-				k.parts = append(k.parts, keyPart{literal: part.Literal, col: -1})
-				continue
-			}
-			if !known(path, part.Column) {
-				continue
-			}
-			ci := byName[part.Column]
-			c := cols[ci]
-			s := scalarFor(c.Type, c.AsText)
-			if c.Array || s.text == nil {
-				add(path, "column %q of type %s cannot be part of a key: expected a number, string, uuid, boolean, date or timestamp column", c.Name, typeName(c))
-				continue
-			}
-			width := part.Width
-			if width == mapping.WidthAuto {
-				width = 0
-				if isSort {
-					width = max(s.intWidth, c.IntDigits)
-				}
-			}
-			k.parts = append(k.parts, keyPart{col: ci, width: width, text: s.text})
-			need[c.Name] = true
-		}
-		p.keys = append(p.keys, k)
-	}
-	t := m.Table
-	addKey(mapping.Path(ep, mapping.KeyPK), t.PartitionKey, e.PKTemplate, MaxPartitionKeyBytes, "", false)
-	addKey(mapping.Path(ep, mapping.KeySK), t.SortKey, e.SKTemplate, MaxSortKeyBytes, "", false)
-	for _, g := range t.GSIs {
-		pair, ok := e.IndexTemplate[g.Name]
-		if !ok {
-			continue
-		}
-		ip := mapping.Path(ep, mapping.KeyIndexes, g.Name)
-		sparse := e.Indexes[g.Name].Sparse
-		if !pair[0].IsZero() {
-			addKey(mapping.Path(ip, mapping.KeyPK), g.PartitionKey, pair[0], MaxPartitionKeyBytes, g.Name, sparse)
-		}
-		if !pair[1].IsZero() {
-			addKey(mapping.Path(ip, mapping.KeySK), g.SortKey, pair[1], MaxSortKeyBytes, g.Name, sparse)
-		}
-	}
-	if mi := e.Mirror; mi != nil {
-		mp := mapping.Path(ep, mapping.KeyMirror)
-		addKey(mapping.Path(mp, mapping.KeyPK), t.PartitionKey, mi.PKTemplate, MaxPartitionKeyBytes, mirrorKey, false)
-		addKey(mapping.Path(mp, mapping.KeySK), t.SortKey, mi.SKTemplate, MaxSortKeyBytes, mirrorKey, false)
-	}
-	// Rows are named in rejects by the table's primary key, then by the
-	// columns of the item's own key.
-	for i, c := range cols {
-		if c.PrimaryKey {
-			p.keyCols = append(p.keyCols, i)
-			need[c.Name] = true
-		}
-	}
-	for _, k := range p.keys[:2] {
-		for _, part := range k.parts {
-			if part.col >= 0 && !slices.Contains(p.keyCols, part.col) {
-				p.keyCols = append(p.keyCols, part.col)
-			}
-		}
 	}
 
 	// Attributes: all columns, or the selected ones, minus the excluded.
@@ -292,6 +309,28 @@ func Compile(m *mapping.Mapping, index int, srcs Sources) (*Plan, error) {
 		}
 	}
 	p.compileStrategies(m, e, srcs, add, knownNeeded, func(path, attr, what string) { claim(path, attr, what) }, unknown)
+
+	// Rows are named in rejects by the table's primary key (read).
+	for _, c := range cols {
+		if c.PrimaryKey {
+			need[c.Name] = true
+		}
+	}
+	// Key placeholders name a column of the source (read), else a stable
+	// ID, else a column a duplicate copies.
+	templates := keyTemplates(m, e)
+	for _, kt := range templates {
+		for _, col := range kt.tpl.Columns() {
+			switch _, own := byName[col]; {
+			case own:
+				need[col] = true
+			case e.IDs[col] != nil:
+			case p.duplicates(col):
+			default:
+				add(kt.path, "unknown column %q%s; %s has columns: %s%s", col, suggest(col, cols), e.Source, columnList(cols), p.keyExtras())
+			}
+		}
+	}
 	if len(errs) > 0 {
 		return nil, errs
 	}
@@ -304,15 +343,31 @@ func Compile(m *mapping.Mapping, index int, srcs Sources) (*Plan, error) {
 			p.cols = append(p.cols, c)
 		}
 	}
-	for i := range p.keys {
-		for j := range p.keys[i].parts {
-			if part := &p.keys[i].parts[j]; part.col >= 0 {
-				part.col = remap[part.col]
-			}
+	for i := range p.ids {
+		p.ids[i].time = remap[p.ids[i].time]
+		for j := range p.ids[i].from {
+			p.ids[i].from[j] = remap[p.ids[i].from[j]]
 		}
 	}
-	for i := range p.keyCols {
-		p.keyCols[i] = remap[p.keyCols[i]]
+	for _, kt := range templates {
+		p.keys = append(p.keys, buildKey(kt, formats, p.keyValue, add))
+	}
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	// Rows are named in rejects by the table's primary key, then by the
+	// columns of the item's own key.
+	for i, c := range p.cols {
+		if c.PrimaryKey {
+			p.keyCols = append(p.keyCols, i)
+		}
+	}
+	for _, k := range p.keys[:2] {
+		for _, part := range k.parts {
+			if part.col >= 0 && part.col < len(p.cols) && !slices.Contains(p.keyCols, part.col) {
+				p.keyCols = append(p.keyCols, part.col)
+			}
+		}
 	}
 	for i := range p.keys {
 		if p.keys[i].gsi == mirrorKey {
@@ -325,12 +380,6 @@ func Compile(m *mapping.Mapping, index int, srcs Sources) (*Plan, error) {
 			}
 		}
 	}
-	for i := range p.ids {
-		p.ids[i].time = remap[p.ids[i].time]
-		for j := range p.ids[i].from {
-			p.ids[i].from[j] = remap[p.ids[i].from[j]]
-		}
-	}
 	for _, a := range chosenCols {
 		c := cols[a.col]
 		k := scalarFor(c.Type, c.AsText).kind
@@ -338,9 +387,10 @@ func Compile(m *mapping.Mapping, index int, srcs Sources) (*Plan, error) {
 			nested: c.Array || c.Type == "json" || c.Type == "jsonb",
 			kind:   k, array: c.Array, textual: textual(k)})
 	}
-	for _, c := range p.cols {
+	for i := range len(p.cols) + p.joinWidth() {
+		c, ok := p.valueColumn(i)
 		s := scalarFor(c.Type, c.AsText)
-		if c.Array {
+		if !ok || c.Array {
 			s = scalar{}
 		}
 		p.kinds = append(p.kinds, s.kind)
@@ -375,6 +425,39 @@ func Compile(m *mapping.Mapping, index int, srcs Sources) (*Plan, error) {
 		p.query.Joins = append(p.query.Joins, j.join)
 	}
 	return p, nil
+}
+
+// duplicates reports whether one of the plan's duplicates copies a column
+// as attribute name.
+func (p *Plan) duplicates(name string) bool {
+	for _, j := range p.joins {
+		if j.join.Kind == extract.JoinParent && slices.Contains(j.names, name) {
+			return true
+		}
+	}
+	return false
+}
+
+// keyExtras lists, for an unknown-column message, the other names a key
+// placeholder can use: stable IDs and duplicated columns.
+func (p *Plan) keyExtras() string {
+	var names []string
+	for _, ip := range p.ids {
+		names = append(names, ip.attr)
+	}
+	for _, j := range p.joins {
+		if j.join.Kind == extract.JoinParent {
+			for _, n := range j.names {
+				if n != "" {
+					names = append(names, n)
+				}
+			}
+		}
+	}
+	if len(names) == 0 {
+		return ""
+	}
+	return "; IDs and duplicated columns: " + strings.Join(names, ", ")
 }
 
 // mirrorKey marks the key plans of an entity's mirror item.
@@ -430,41 +513,10 @@ func (p *Plan) gsiSibling(k keyPlan) string {
 	return ""
 }
 
-// renderKey renders key k from values. On failure it returns the column at
-// fault (-1 for none) and the reason.
-func (p *Plan) renderKey(k keyPlan, values []any) (string, int, string) {
-	var b strings.Builder
-	for _, part := range k.parts {
-		if part.col < 0 {
-			b.WriteString(part.literal)
-			continue
-		}
-		v := values[part.col]
-		if v == nil {
-			return "", part.col, fmt.Sprintf("NULL in key attribute %s (template %q)", k.attr, k.template)
-		}
-		s, err := part.text(v)
-		if err != nil {
-			return "", part.col, fmt.Sprintf("key attribute %s: %v", k.attr, err)
-		}
-		if part.width > 0 && isNumberText(s) {
-			s = padNumber(s, part.width)
-		}
-		b.WriteString(s)
-	}
-	if b.Len() == 0 {
-		return "", -1, fmt.Sprintf("key attribute %s renders empty (template %q): DynamoDB keys must not be empty", k.attr, k.template)
-	}
-	if b.Len() > k.maxBytes {
-		return "", -1, fmt.Sprintf("key attribute %s is %d bytes: DynamoDB allows at most %d", k.attr, b.Len(), k.maxBytes)
-	}
-	return b.String(), -1, ""
-}
-
 func (p *Plan) rowError(values []any, col int, reason string) *RowError {
 	re := &RowError{Entity: p.entity.Name, Reason: reason, SourceKey: p.SourceKey(values)}
-	if col >= 0 {
-		re.Column = p.cols[col].Name
+	if c, ok := p.valueColumn(col); col >= 0 && ok {
+		re.Column = c.Name
 	}
 	return re
 }

@@ -83,7 +83,7 @@ func (p *Plan) injectiveKeys() bool {
 			return false
 		}
 		for _, part := range k.parts {
-			if part.col >= 0 {
+			if part.col >= 0 && part.col < len(p.cols) { // a column of the table, not a duplicated one
 				used[part.col] = true
 			}
 		}
@@ -118,10 +118,10 @@ func (p *Plan) injectiveKeys() bool {
 // its placeholders' texts, each of them being distinct for distinct values.
 func decodable(p *Plan, k keyPlan) bool {
 	for j, part := range k.parts {
-		if part.col < 0 {
-			continue
+		if part.isLiteral() || part.id >= 0 {
+			continue // a stable ID has a fixed length: it splits off
 		}
-		c := p.cols[part.col]
+		c, _ := p.valueColumn(part.col)
 		chars, ok := keyTextChars[c.Type]
 		if !ok || c.AsText || c.Array {
 			return false
@@ -130,7 +130,7 @@ func decodable(p *Plan, k keyPlan) bool {
 		if onlyLiterals(rest) {
 			continue // the last placeholder: the rest is a fixed suffix
 		}
-		if chars == "" || rest[0].col >= 0 || rest[0].literal == "" || strings.IndexByte(chars, rest[0].literal[0]) >= 0 {
+		if chars == "" || !rest[0].isLiteral() || rest[0].literal == "" || strings.IndexByte(chars, rest[0].literal[0]) >= 0 {
 			return false
 		}
 	}
@@ -139,7 +139,7 @@ func decodable(p *Plan, k keyPlan) bool {
 
 func onlyLiterals(parts []keyPart) bool {
 	for _, p := range parts {
-		if p.col >= 0 {
+		if !p.isLiteral() {
 			return false
 		}
 	}
@@ -171,7 +171,7 @@ func disjoint(a, b keyPlan) bool {
 func literalPrefix(k keyPlan) (string, bool) {
 	var b strings.Builder
 	for _, part := range k.parts {
-		if part.col >= 0 {
+		if !part.isLiteral() {
 			return b.String(), false
 		}
 		b.WriteString(part.literal)

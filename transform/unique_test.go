@@ -45,7 +45,7 @@ func TestKeysUnique(t *testing.T) {
 		{"text last, with a literal suffix", `
   A: {source: {table: t}, pk: "A#${id}", sk: "${org}#END"}`, []bool{true}, nil},
 		{"an enum read as text is not trusted", `
-  A: {source: {table: t}, pk: "A#${id}", sk: "${org}#${status}"}`, []bool{false}, nil},
+  A: {source: {table: t}, pk: "A#${id}", sk: "${org}#${status:0}"}`, []bool{false}, nil},
 		{"one entity's prefix is a prefix of the other's", `
   A: {source: {table: t}, pk: "U${org}", sk: "B#${id}"}
   B: {source: {table: t}, pk: "USER#${org}", sk: "B#${id}"}`, []bool{false, false}, nil},

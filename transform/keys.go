@@ -1,0 +1,459 @@
+package transform
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/pg2dynamo/pg2dynamo/extract"
+	"github.com/pg2dynamo/pg2dynamo/mapping"
+)
+
+// This file owns key text: how a placeholder's value becomes part of a key
+// (keyEnc, appendKeyText), which encoding each column gets across a whole
+// mapping (keyFormats), and the one builder of key plans (keyPlanner) used
+// by the items' keys, their mirrors, GSIs and the access patterns. The one
+// renderer is Builder.renderKey.
+//
+// The rules, as the README states them:
+//   - A number column (int2, int4, int8, numeric(p,s)) is zero-padded to its
+//     type's width (5, 10, 19 digits; p−s digits and s decimals) in every
+//     key of the mapping when some index sorts by a key attribute whose
+//     template holds a column of that name, and written plainly otherwise;
+//     ${col:N} sets the width for every use of the name, ${col:0} turns
+//     padding off (and with it numeric order).
+//   - A padded negative number is "-" and the nines' complement of its
+//     padded digits, so that it sorts before zero and in numeric order:
+//     −3 at width 5 is "-99996", −20 is "-99979".
+//   - Times always carry six fraction digits in keys (2024-01-02T03:04:05.500000Z),
+//     so that text order is time order; dates are YYYY-MM-DD.
+//   - In a sorted key attribute, a column whose text does not sort as
+//     PostgreSQL sorts its values (float, numeric without a declared scale,
+//     enums, intervals and other types read as text) is refused when the
+//     mapping is checked.
+
+// encKind selects a key text encoding.
+type encKind uint8
+
+const (
+	encPlain  encKind = iota // the value's text as is
+	encNumber                // fixed-width decimal, order-preserving sign
+	encTime                  // a time of day with six fraction digits at secondsEnd
+)
+
+// keyEnc is how one placeholder's value text becomes key text.
+type keyEnc struct {
+	kind encKind
+	// width is, for encNumber, the digits before the decimal point (at
+	// least 1).
+	width int
+	// scale is, for encNumber, the fixed number of fraction digits.
+	scale int
+	// secondsEnd is, for encTime, the offset just after the seconds in the
+	// value's text ("2006-01-02T15:04:05" 19, "15:04:05" 8).
+	secondsEnd int
+	// name is the placeholder's column, for messages.
+	name string
+}
+
+// keyFracDigits is the fixed number of fraction digits of a time in a key:
+// PostgreSQL keeps microseconds.
+const keyFracDigits = 6
+
+// appendKeyText appends the key text of a value whose text (as its
+// attribute renders it: canonical decimal, ISO-8601) is s, or returns dst
+// unchanged and why the value has no key text under e.
+func appendKeyText[T string | []byte](dst []byte, s T, e keyEnc) ([]byte, string) {
+	switch e.kind {
+	case encNumber:
+		return appendKeyNumber(dst, s, e)
+	case encTime:
+		return appendKeyTime(dst, s, e)
+	}
+	return append(dst, s...), ""
+}
+
+// appendKeyNumber appends canonical decimal text s at e's width and scale:
+// zero-padded for zero and above, "-" and the nines' complement of the
+// padded digits below zero.
+func appendKeyNumber[T string | []byte](dst []byte, s T, e keyEnc) ([]byte, string) {
+	neg := len(s) > 0 && s[0] == '-'
+	if neg {
+		s = s[1:]
+	}
+	intLen := 0
+	for intLen < len(s) && s[intLen] != '.' {
+		intLen++
+	}
+	frac := s[min(intLen+1, len(s)):]
+	if intLen == 0 || !allDigits(string(s[:intLen])) || !allDigits(string(frac)) {
+		return dst, fmt.Sprintf("%q is not decimal text", string(s))
+	}
+	if intLen > e.width {
+		return dst, fmt.Sprintf("%s = %s has %d digits before the decimal point, more than its key width %d: the key would sort out of numeric order (widen it with ${%s:%d})",
+			e.name, signed(neg, s), intLen, e.width, e.name, intLen)
+	}
+	if len(frac) > e.scale {
+		return dst, fmt.Sprintf("%s = %s has %d decimals, more than the %d of its key text", e.name, signed(neg, s), len(frac), e.scale)
+	}
+	digit := func(c byte) byte { return c }
+	if neg {
+		dst = append(dst, '-')
+		digit = func(c byte) byte { return '9' - c + '0' }
+	}
+	for range e.width - intLen {
+		dst = append(dst, digit('0'))
+	}
+	for i := 0; i < intLen; i++ {
+		dst = append(dst, digit(s[i]))
+	}
+	if e.scale > 0 {
+		dst = append(dst, '.')
+		for i := 0; i < e.scale; i++ {
+			c := byte('0')
+			if i < len(frac) {
+				c = frac[i]
+			}
+			dst = append(dst, digit(c))
+		}
+	}
+	return dst, ""
+}
+
+func signed[T string | []byte](neg bool, s T) string {
+	if neg {
+		return "-" + string(s)
+	}
+	return string(s)
+}
+
+// appendKeyTime appends time text s ("…15:04:05", then maybe ".5", then
+// maybe "Z") with exactly six fraction digits.
+func appendKeyTime[T string | []byte](dst []byte, s T, e keyEnc) ([]byte, string) {
+	at := e.secondsEnd
+	if len(s) < at || s[at-3] != ':' {
+		return dst, fmt.Sprintf("%s: unexpected time text %q", e.name, string(s))
+	}
+	dst = append(dst, s[:at]...)
+	rest := s[at:]
+	n := 0
+	if len(rest) > 0 && rest[0] == '.' {
+		for n+1 < len(rest) && rest[n+1] >= '0' && rest[n+1] <= '9' {
+			n++
+		}
+		if n > keyFracDigits {
+			return dst[:len(dst)-at], fmt.Sprintf("%s: time %q is finer than microseconds", e.name, string(s))
+		}
+		dst = append(dst, rest[:n+1]...)
+		rest = rest[n+1:]
+	} else {
+		dst = append(dst, '.')
+	}
+	for range keyFracDigits - n {
+		dst = append(dst, '0')
+	}
+	return append(dst, rest...), ""
+}
+
+// numberWidths are the default key widths of the integer types: the digits
+// of their largest value.
+var numberWidths = map[string]int{"int2": 5, "int4": 10, "int8": 19}
+
+// textSorted are the types read natively whose key text sorts as
+// PostgreSQL sorts their values (text by COLLATE "C", which is byte order).
+var textSorted = map[string]bool{
+	"text": true, "varchar": true, "bpchar": true, "name": true,
+	"uuid": true, "bool": true, "date": true,
+}
+
+// keyFormat is what a mapping says of one column name in keys.
+type keyFormat struct {
+	// width is the width written in a template ("${id:6}"), or WidthAuto.
+	width     int
+	widthPath string
+	// sortedBy names a sorted key attribute whose template holds the
+	// column ("" when none): its numbers are padded by default.
+	sortedBy string
+	// typeWidth is the widest default width of the number columns of this
+	// name in the mapping's sources; scale the largest declared scale of
+	// its numeric columns.
+	typeWidth, scale int
+}
+
+// keyFormats holds the key format of every column name a mapping's key
+// templates use, so that a column renders one text wherever it appears:
+// each entity's keys, mirrors, GSIs and every access pattern.
+type keyFormats struct {
+	byName map[string]*keyFormat
+}
+
+// keyTemplate is one key template of an entity, where it is in the
+// mapping file and which attribute it renders.
+type keyTemplate struct {
+	path, attr string
+	tpl        mapping.Template
+	maxBytes   int
+	gsi        string
+	sparse     bool
+}
+
+// keyTemplates returns entity e's key templates: partition and sort key,
+// then each GSI the entity is in, then its mirror's.
+func keyTemplates(m *mapping.Mapping, e *mapping.Entity) []keyTemplate {
+	ep := mapping.Path(mapping.KeyEntities, e.Name)
+	t := m.Table
+	out := []keyTemplate{
+		{path: mapping.Path(ep, mapping.KeyPK), attr: t.PartitionKey, tpl: e.PKTemplate, maxBytes: MaxPartitionKeyBytes},
+		{path: mapping.Path(ep, mapping.KeySK), attr: t.SortKey, tpl: e.SKTemplate, maxBytes: MaxSortKeyBytes},
+	}
+	for _, g := range t.GSIs {
+		pair, ok := e.IndexTemplate[g.Name]
+		if !ok {
+			continue
+		}
+		ip := mapping.Path(ep, mapping.KeyIndexes, g.Name)
+		sparse := e.Indexes[g.Name].Sparse
+		if !pair[0].IsZero() {
+			out = append(out, keyTemplate{path: mapping.Path(ip, mapping.KeyPK), attr: g.PartitionKey, tpl: pair[0], maxBytes: MaxPartitionKeyBytes, gsi: g.Name, sparse: sparse})
+		}
+		if !pair[1].IsZero() {
+			out = append(out, keyTemplate{path: mapping.Path(ip, mapping.KeySK), attr: g.SortKey, tpl: pair[1], maxBytes: MaxSortKeyBytes, gsi: g.Name, sparse: sparse})
+		}
+	}
+	if mi := e.Mirror; mi != nil {
+		mp := mapping.Path(ep, mapping.KeyMirror)
+		out = append(out,
+			keyTemplate{path: mapping.Path(mp, mapping.KeyPK), attr: t.PartitionKey, tpl: mi.PKTemplate, maxBytes: MaxPartitionKeyBytes, gsi: mirrorKey},
+			keyTemplate{path: mapping.Path(mp, mapping.KeySK), attr: t.SortKey, tpl: mi.SKTemplate, maxBytes: MaxSortKeyBytes, gsi: mirrorKey})
+	}
+	return out
+}
+
+// patternTemplates returns an access pattern's key templates with the
+// attribute each renders: partition, then sort and its upper bound.
+func patternTemplates(ap *mapping.AccessPattern) []keyTemplate {
+	kc := ap.Condition
+	path := mapping.Path(mapping.KeyAccessPatterns, ap.Name, mapping.KeyKeyCondition)
+	out := []keyTemplate{{path: path, attr: kc.PartitionAttr, tpl: kc.Partition, maxBytes: MaxPartitionKeyBytes}}
+	if kc.SortAttr != "" {
+		out = append(out, keyTemplate{path: path, attr: kc.SortAttr, tpl: kc.Sort, maxBytes: MaxSortKeyBytes})
+		if kc.SortOp == "between" {
+			out = append(out, keyTemplate{path: path, attr: kc.SortAttr, tpl: kc.SortHigh, maxBytes: MaxSortKeyBytes})
+		}
+	}
+	return out
+}
+
+// newKeyFormats gathers the key format of every column name of m's key
+// templates. cols(i, name) returns the column a placeholder name of entity
+// i stands for, when entity i is being compiled and has one. A name given
+// two different widths is an error.
+func newKeyFormats(m *mapping.Mapping, cols func(entity int, name string) (extract.Column, bool)) (*keyFormats, mapping.Errors) {
+	f := &keyFormats{byName: map[string]*keyFormat{}}
+	var errs mapping.Errors
+	get := func(name string) *keyFormat {
+		if kf, ok := f.byName[name]; ok {
+			return kf
+		}
+		kf := &keyFormat{width: mapping.WidthAuto}
+		f.byName[name] = kf
+		return kf
+	}
+	visit := func(kt keyTemplate, entity int) {
+		sorted := SortedAttribute(m, kt.attr)
+		for _, part := range kt.tpl.Parts {
+			if part.Column == "" {
+				continue
+			}
+			kf := get(part.Column)
+			if part.Width != mapping.WidthAuto {
+				switch {
+				case kf.width == mapping.WidthAuto:
+					kf.width, kf.widthPath = part.Width, kt.path
+				case kf.width != part.Width:
+					errs = append(errs, m.Errorf(kt.path, "${%s:%d}: %s gives %s the width %d; a column renders one text in every key and access pattern: give it one width",
+						part.Column, part.Width, kf.widthPath, part.Column, kf.width))
+				}
+			}
+			if sorted && kf.sortedBy == "" && entity >= 0 {
+				kf.sortedBy = kt.attr
+			}
+			if entity < 0 {
+				continue
+			}
+			c, ok := cols(entity, part.Column)
+			if !ok || c.Array || c.AsText {
+				continue
+			}
+			switch {
+			case numberWidths[c.Type] > 0:
+				kf.typeWidth = max(kf.typeWidth, numberWidths[c.Type])
+			case c.Type == "numeric" && c.Precision > 0:
+				kf.typeWidth = max(kf.typeWidth, c.Precision-c.Scale, 1)
+				kf.scale = max(kf.scale, c.Scale)
+			}
+		}
+	}
+	for i, e := range m.Entities {
+		for _, kt := range keyTemplates(m, e) {
+			visit(kt, i)
+		}
+	}
+	for _, ap := range m.AccessPatterns {
+		for _, kt := range patternTemplates(ap) {
+			visit(kt, -1)
+		}
+	}
+	return f, errs
+}
+
+// encoding returns the key encoding of column c in placeholders of name,
+// or why c cannot be part of a key as the mapping uses it.
+func (f *keyFormats) encoding(name string, c extract.Column) (keyEnc, string) {
+	kf := f.byName[name]
+	if kf == nil {
+		kf = &keyFormat{width: mapping.WidthAuto}
+	}
+	e := keyEnc{name: name}
+	s := scalarFor(c.Type, c.AsText)
+	if c.Array || s.text == nil {
+		return e, fmt.Sprintf("column %q of type %s cannot be part of a key: expected a number, string, uuid, boolean, date or timestamp column", c.Name, typeName(c))
+	}
+	number := !c.AsText && (numberWidths[c.Type] > 0 || c.Type == "numeric")
+	if kf.width > 0 && !number {
+		return e, fmt.Sprintf("${%s:%d}: a width zero-pads integer and numeric columns, but %q is %s, whose distinct values could then share a key text ('7' and '007'); remove the width",
+			name, kf.width, c.Name, typeName(c))
+	}
+	sorted := kf.sortedBy != "" && kf.width != 0
+	switch {
+	case number:
+		width := kf.width
+		if width == mapping.WidthAuto {
+			width = 0
+			if kf.sortedBy != "" {
+				width = kf.typeWidth
+			}
+		}
+		if width == 0 {
+			return e, "" // plain: ${col:0}, or no index sorts by it
+		}
+		e.kind, e.width = encNumber, width
+		if c.Type == "numeric" {
+			if c.Precision == 0 {
+				if kf.sortedBy != "" {
+					return e, fmt.Sprintf("column %q is numeric without a declared precision and scale, so its key text cannot sort in numeric order, and %s sorts by it: declare it numeric(p,s), or read it through a query source with a cast (%s::numeric(18,4))",
+						c.Name, kf.sortedBy, c.Name)
+				}
+				return e, fmt.Sprintf("${%s:%d}: column %q is numeric without a declared scale, so its fraction has no fixed width: declare it numeric(p,s), or cast it in a query source", name, width, c.Name)
+			}
+			e.scale = kf.scale
+		}
+		return e, ""
+	case c.Type == "float4" || c.Type == "float8":
+		if sorted {
+			return e, fmt.Sprintf("column %q of type %s has no key text that sorts in numeric order, and %s sorts by it: cast it to numeric(p,s) in a query source, or write ${%s:0} to give up its order",
+				c.Name, c.Type, kf.sortedBy, name)
+		}
+		return e, ""
+	case !c.AsText && (c.Type == "timestamp" || c.Type == "timestamptz"):
+		e.kind, e.secondsEnd = encTime, len("2006-01-02T15:04:05")
+		return e, ""
+	case c.AsText && c.Type == "time":
+		e.kind, e.secondsEnd = encTime, len("15:04:05")
+		return e, ""
+	case c.AsText && sorted:
+		return e, fmt.Sprintf("column %q of type %s (read as text) does not sort by its text in PostgreSQL, and %s sorts by it: cast it to text in a query source (%s::text) if text order is what you want, or leave it out of sorted keys",
+			c.Name, c.Type, kf.sortedBy, c.Name)
+	case !c.AsText && !textSorted[c.Type] && sorted:
+		return e, fmt.Sprintf("column %q of type %s has no key text that sorts as PostgreSQL sorts it, and %s sorts by it", c.Name, c.Type, kf.sortedBy)
+	}
+	return e, ""
+}
+
+// keyValue is what a placeholder stands for in an entity's rows: a value of
+// the row (a column of its source, or a column a duplicate copies from its
+// parent), or one of its stable IDs.
+type keyValue struct {
+	col extract.Column
+	val int // index in the row's values; -1 for an ID
+	id  int // index in Plan.ids; -1 for a value
+}
+
+// buildKey is the one builder of key plans: template kt with each
+// placeholder resolved by lookup and encoded by formats. Problems are
+// reported through add at kt's path.
+func buildKey(kt keyTemplate, formats *keyFormats, lookup func(name string) (keyValue, bool),
+	add func(path, format string, args ...any)) keyPlan {
+	k := keyPlan{attr: kt.attr, template: kt.tpl.Source, maxBytes: kt.maxBytes, gsi: kt.gsi, sparse: kt.sparse, same: -1}
+	for _, part := range kt.tpl.Parts {
+		if part.Column == "" {
+			k.parts = append(k.parts, keyPart{literal: part.Literal, col: -1, id: -1})
+			continue
+		}
+		kv, ok := lookup(part.Column)
+		if !ok {
+			continue // reported by lookup
+		}
+		kp := keyPart{col: kv.val, id: kv.id}
+		if kv.id < 0 {
+			var reason string
+			if kp.enc, reason = formats.encoding(part.Column, kv.col); reason != "" {
+				add(kt.path, "%s", reason)
+				continue
+			}
+			kp.text = scalarFor(kv.col.Type, kv.col.AsText).text
+		} else if kf := formats.byName[part.Column]; kf != nil && kf.width > 0 {
+			add(kt.path, "${%s:%d}: %s is a stable ID, which a width cannot pad", part.Column, kf.width, part.Column)
+			continue
+		}
+		k.parts = append(k.parts, kp)
+	}
+	return k
+}
+
+// isLiteral reports whether the part is literal text.
+func (kp keyPart) isLiteral() bool { return kp.col < 0 && kp.id < 0 }
+
+// keyValue returns the key value a placeholder of the entity names: its
+// source's columns first, then its stable IDs, then the columns its
+// duplicates copy (by attribute name). Value indexes are those of Plan's
+// row: p.cols, then the joins' values.
+func (p *Plan) keyValue(name string) (keyValue, bool) {
+	if i := slices.IndexFunc(p.cols, func(c extract.Column) bool { return c.Name == name }); i >= 0 {
+		return keyValue{col: p.cols[i], val: i, id: -1}, true
+	}
+	if i := slices.IndexFunc(p.ids, func(ip idPlan) bool { return ip.attr == name }); i >= 0 {
+		return keyValue{col: extract.Column{Name: name, Type: "text"}, val: -1, id: i}, true
+	}
+	off := len(p.cols)
+	for _, j := range p.joins {
+		if j.join.Kind == extract.JoinParent {
+			if i := slices.Index(j.names, name); i >= 0 {
+				return keyValue{col: j.join.Columns[i], val: off + i, id: -1}, true
+			}
+		}
+		off += j.join.Width()
+	}
+	return keyValue{}, false
+}
+
+// valueColumn returns the column of value index i of the plan's rows, and
+// false for a value that is not a column (an embed or aggregate).
+func (p *Plan) valueColumn(i int) (extract.Column, bool) {
+	if i < 0 {
+		return extract.Column{}, false
+	}
+	if i < len(p.cols) {
+		return p.cols[i], true
+	}
+	off := len(p.cols)
+	for _, j := range p.joins {
+		if i < off+j.join.Width() {
+			if j.join.Kind == extract.JoinParent {
+				return j.join.Columns[i-off], true
+			}
+			return extract.Column{}, false
+		}
+		off += j.join.Width()
+	}
+	return extract.Column{}, false
+}
