@@ -69,7 +69,7 @@ entities:
   W:
     source: {table: w}
     pk: ORG#${org}#${uid}
-    sk: T#${atz}#${id}#${amount}
+    sk: T#${atz}#${id}#${amount:0}
     indexes:
       GSI1: {pk: "L#${label}", sk: "${day}#${small:6}#${flag}#${status:0}", sparse: true}
       GSI2: {pk: "N#${name}", sk: "${at}#${price:0}#${ratio:0}"}

@@ -2,6 +2,8 @@ package transform_test
 
 import (
 	"errors"
+	"fmt"
+	"slices"
 	"math/big"
 	"strings"
 	"testing"
@@ -286,7 +288,7 @@ func TestCompileErrors(t *testing.T) {
 		{`  E:
     source: {table: t}
     pk: ORG#${orgg}
-    sk: X`, `keys.yaml:9:9: entities.E.pk: unknown column "orgg" (did you mean "org"?); t has columns: org, id, small, big, ts, amount`},
+    sk: X`, `keys.yaml:9:9: entities.E.pk: unknown column "orgg" (did you mean "org"?); t has columns: org, id, small, big, ts, amount, price, mood, total`},
 		{`  E:
     source: {table: t}
     pk: X
@@ -296,14 +298,38 @@ func TestCompileErrors(t *testing.T) {
     source: {table: t}
     pk: X
     sk: X
-    attributes: {select: [id, nope]}`, `keys.yaml:11:31: entities.E.attributes.select[1]: unknown column "nope"; t has columns: org, id, small, big, ts, amount`},
+    attributes: {select: [id, nope]}`, `keys.yaml:11:31: entities.E.attributes.select[1]: unknown column "nope"; t has columns: org, id, small, big, ts, amount, price, mood, total`},
+		{`  E:
+    source: {table: t}
+    pk: ID#${id:6}
+    sk: ID#${id:8}`, `keys.yaml:10:9: entities.E.sk: ${id:8}: entities.E.pk gives id the width 6; a column renders one text in every key and access pattern: give it one width`},
+		{`  E:
+    source: {table: t}
+    pk: X
+    sk: P#${price}`, `keys.yaml:10:9: entities.E.sk: column "price" of type float8 has no key text that sorts in numeric order, and SK sorts by it: cast it to numeric(p,s) in a query source, or write ${price:0} to give up its order`},
+		{`  E:
+    source: {table: t}
+    pk: X
+    sk: M#${mood}`, `keys.yaml:10:9: entities.E.sk: column "mood" of type mood (read as text) does not sort by its text in PostgreSQL, and SK sorts by it: cast it to text in a query source (mood::text) if text order is what you want, or leave it out of sorted keys`},
+		{`  E:
+    source: {table: t}
+    pk: X
+    sk: T#${total}`, `keys.yaml:10:9: entities.E.sk: column "total" is numeric without a declared precision and scale, so its key text cannot sort in numeric order, and SK sorts by it: declare it numeric(p,s), read it through a query source with a cast (total::numeric(18,4)), or write ${total:0} to give up its order`},
+		{`  E:
+    source: {table: t}
+    pk: X
+    sk: X
+    indexes:
+      GSI1: {pk: "P#${price}", sk: "T#${total:0}#${mood:0}"}`, ``},
 	}
 	for _, tc := range cases {
 		m, err := mapping.Parse("keys.yaml", []byte(keysHead+tc.entity))
 		if err == nil {
-			_, err = transform.Compile(m, 0, transform.Sources{Columns: keyCols})
+			_, err = transform.Compile(m, 0, transform.Sources{Columns: append(slices.Clip(keyCols),
+				extract.Column{Name: "price", Type: "float8"}, extract.Column{Name: "mood", Type: "mood", AsText: true},
+				extract.Column{Name: "total", Type: "numeric"})})
 		}
-		if err == nil || err.Error() != tc.want {
+		if got := fmt.Sprint(err); err == nil && tc.want != "" || err != nil && got != tc.want {
 			t.Errorf("got error:\n%v\nwant:\n%s", err, tc.want)
 		}
 	}

@@ -333,18 +333,21 @@ func (f *keyFormats) encoding(name string, c extract.Column) (keyEnc, string) {
 				width = kf.typeWidth
 			}
 		}
+		if c.Type == "numeric" && c.Precision == 0 {
+			switch {
+			case width == 0 && kf.width == 0 || width == 0 && kf.sortedBy == "":
+				return e, "" // plain: ${col:0}, or no index sorts by it
+			case kf.width == mapping.WidthAuto:
+				return e, fmt.Sprintf("column %q is numeric without a declared precision and scale, so its key text cannot sort in numeric order, and %s sorts by it: declare it numeric(p,s), read it through a query source with a cast (%s::numeric(18,4)), or write ${%s:0} to give up its order",
+					c.Name, kf.sortedBy, c.Name, name)
+			}
+			return e, fmt.Sprintf("${%s:%d}: column %q is numeric without a declared scale, so its fraction has no fixed width: declare it numeric(p,s), or cast it in a query source", name, width, c.Name)
+		}
 		if width == 0 {
 			return e, "" // plain: ${col:0}, or no index sorts by it
 		}
 		e.kind, e.width = encNumber, width
 		if c.Type == "numeric" {
-			if c.Precision == 0 {
-				if kf.sortedBy != "" {
-					return e, fmt.Sprintf("column %q is numeric without a declared precision and scale, so its key text cannot sort in numeric order, and %s sorts by it: declare it numeric(p,s), or read it through a query source with a cast (%s::numeric(18,4))",
-						c.Name, kf.sortedBy, c.Name)
-				}
-				return e, fmt.Sprintf("${%s:%d}: column %q is numeric without a declared scale, so its fraction has no fixed width: declare it numeric(p,s), or cast it in a query source", name, width, c.Name)
-			}
 			e.scale = kf.scale
 		}
 		return e, ""
