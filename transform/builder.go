@@ -382,7 +382,7 @@ func (b *Builder) renderKey(p *Plan, k *keyPlan, values []any) (span, int, strin
 	start := len(b.text)
 	for i := range k.parts {
 		part := &k.parts[i]
-		var reason string
+		ok := true
 		switch {
 		case part.id >= 0:
 			t := b.cache[len(p.kinds)+part.id].text
@@ -391,13 +391,19 @@ func (b *Builder) renderKey(p *Plan, k *keyPlan, values []any) (span, int, strin
 		case part.col < 0:
 			b.text = append(b.text, part.literal...)
 		case b.cache[part.col].value:
-			b.text, reason = appendKeyText(b.text, values[part.col].(string), part.enc)
+			b.text, ok = appendKey(b.text, values[part.col].(string), part.enc)
 		default:
 			t := b.cache[part.col].text
-			b.text, reason = appendKeyText(b.text, b.text[t.start:t.end], part.enc)
+			b.text, ok = appendKey(b.text, b.text[t.start:t.end], part.enc)
 		}
-		if reason != "" {
+		if !ok {
 			b.text = b.text[:start]
+			var reason string
+			if t := b.cache[part.col]; t.value {
+				reason = keyTextError(values[part.col].(string), part.enc)
+			} else {
+				reason = keyTextError(b.text[t.text.start:t.text.end], part.enc)
+			}
 			return span{}, part.col, fmt.Sprintf("key attribute %s: %s", k.attr, reason)
 		}
 	}

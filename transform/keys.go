@@ -3,6 +3,7 @@ package transform
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/pg2dynamo/pg2dynamo/extract"
 	"github.com/pg2dynamo/pg2dynamo/mapping"
@@ -63,95 +64,142 @@ const keyFracDigits = 6
 // attribute renders it: canonical decimal, ISO-8601) is s, or returns dst
 // unchanged and why the value has no key text under e.
 func appendKeyText[T string | []byte](dst []byte, s T, e keyEnc) ([]byte, string) {
+	if out, ok := appendKey(dst, s, e); ok {
+		return out, ""
+	}
+	return dst, keyTextError(s, e)
+}
+
+// appendKey is appendKeyText without the reason, for the hot path: false
+// when s has no key text under e (keyTextError says why).
+func appendKey[T string | []byte](dst []byte, s T, e keyEnc) ([]byte, bool) {
 	switch e.kind {
 	case encNumber:
 		return appendKeyNumber(dst, s, e)
 	case encTime:
 		return appendKeyTime(dst, s, e)
 	}
-	return append(dst, s...), ""
+	return append(dst, s...), true
+}
+
+// numberParts splits decimal text into sign, integer digits and fraction
+// digits, and reports whether it is decimal text.
+func numberParts[T string | []byte](s T) (neg bool, digits T, intLen, fracLen int, ok bool) {
+	neg = len(s) > 0 && s[0] == '-'
+	digits = s
+	if neg {
+		digits = s[1:]
+	}
+	for intLen < len(digits) && digits[intLen] >= '0' && digits[intLen] <= '9' {
+		intLen++
+	}
+	if intLen == 0 {
+		return neg, digits, 0, 0, false
+	}
+	if intLen < len(digits) {
+		fracLen = len(digits) - intLen - 1
+		if digits[intLen] != '.' || fracLen == 0 {
+			return neg, digits, intLen, fracLen, false
+		}
+		for i := intLen + 1; i < len(digits); i++ {
+			if digits[i] < '0' || digits[i] > '9' {
+				return neg, digits, intLen, fracLen, false
+			}
+		}
+	}
+	return neg, digits, intLen, fracLen, true
+}
+
+// keyTextError says why s has no key text under e.
+func keyTextError[T string | []byte](s T, e keyEnc) string {
+	switch e.kind {
+	case encNumber:
+		_, _, intLen, fracLen, ok := numberParts(s)
+		switch {
+		case !ok:
+			return fmt.Sprintf("%q is not decimal text", string(s))
+		case intLen > e.width:
+			return fmt.Sprintf("%s = %s has %d digits before the decimal point, more than its key width %d: the key would sort out of numeric order (widen it with ${%s:%d})",
+				e.name, string(s), intLen, e.width, e.name, intLen)
+		case fracLen > e.scale:
+			return fmt.Sprintf("%s = %s has %d decimals, more than the %d of its key text", e.name, string(s), fracLen, e.scale)
+		}
+	case encTime:
+		if len(s) < e.secondsEnd || s[e.secondsEnd-3] != ':' {
+			return fmt.Sprintf("%s: unexpected time text %q", e.name, string(s))
+		}
+		return fmt.Sprintf("%s: time %q is finer than microseconds", e.name, string(s))
+	}
+	return fmt.Sprintf("%s: no key text for %q", e.name, string(s))
 }
 
 // appendKeyNumber appends canonical decimal text s at e's width and scale:
 // zero-padded for zero and above, "-" and the nines' complement of the
 // padded digits below zero.
-func appendKeyNumber[T string | []byte](dst []byte, s T, e keyEnc) ([]byte, string) {
-	neg := len(s) > 0 && s[0] == '-'
-	if neg {
-		s = s[1:]
+func appendKeyNumber[T string | []byte](dst []byte, s T, e keyEnc) ([]byte, bool) {
+	neg, digits, intLen, fracLen, ok := numberParts(s)
+	if !ok || intLen > e.width || fracLen > e.scale {
+		return dst, false
 	}
-	intLen := 0
-	for intLen < len(s) && s[intLen] != '.' {
-		intLen++
+	if !neg {
+		dst = append(dst, zeroDigits[:e.width-intLen]...)
+		dst = append(dst, digits[:intLen]...)
+		if e.scale > 0 {
+			dst = append(dst, digits[intLen:]...) // "." and the fraction, or nothing
+			if fracLen == 0 {
+				dst = append(dst, '.')
+			}
+			dst = append(dst, zeroDigits[:e.scale-fracLen]...)
+		}
+		return dst, true
 	}
-	frac := s[min(intLen+1, len(s)):]
-	if intLen == 0 || !allDigits(string(s[:intLen])) || !allDigits(string(frac)) {
-		return dst, fmt.Sprintf("%q is not decimal text", string(s))
-	}
-	if intLen > e.width {
-		return dst, fmt.Sprintf("%s = %s has %d digits before the decimal point, more than its key width %d: the key would sort out of numeric order (widen it with ${%s:%d})",
-			e.name, signed(neg, s), intLen, e.width, e.name, intLen)
-	}
-	if len(frac) > e.scale {
-		return dst, fmt.Sprintf("%s = %s has %d decimals, more than the %d of its key text", e.name, signed(neg, s), len(frac), e.scale)
-	}
-	digit := func(c byte) byte { return c }
-	if neg {
-		dst = append(dst, '-')
-		digit = func(c byte) byte { return '9' - c + '0' }
-	}
-	for range e.width - intLen {
-		dst = append(dst, digit('0'))
-	}
-	for i := 0; i < intLen; i++ {
-		dst = append(dst, digit(s[i]))
+	// Below zero: '0'+'9'−c is the nines' complement of digit c.
+	dst = append(dst, '-')
+	dst = append(dst, nineDigits[:e.width-intLen]...)
+	for i := range intLen {
+		dst = append(dst, '0'+'9'-digits[i])
 	}
 	if e.scale > 0 {
 		dst = append(dst, '.')
-		for i := 0; i < e.scale; i++ {
-			c := byte('0')
-			if i < len(frac) {
-				c = frac[i]
-			}
-			dst = append(dst, digit(c))
+		for i := range fracLen {
+			dst = append(dst, '0'+'9'-digits[intLen+1+i])
 		}
+		dst = append(dst, nineDigits[:e.scale-fracLen]...)
 	}
-	return dst, ""
+	return dst, true
 }
 
-func signed[T string | []byte](neg bool, s T) string {
-	if neg {
-		return "-" + string(s)
-	}
-	return string(s)
-}
+// zeroDigits and nineDigits are the padding of key numbers: widths go up to
+// 64 (mapping.ParseTemplate), scales up to 1000.
+var (
+	zeroDigits = strings.Repeat("0", 1000)
+	nineDigits = strings.Repeat("9", 1000)
+)
 
 // appendKeyTime appends time text s ("…15:04:05", then maybe ".5", then
 // maybe "Z") with exactly six fraction digits.
-func appendKeyTime[T string | []byte](dst []byte, s T, e keyEnc) ([]byte, string) {
+func appendKeyTime[T string | []byte](dst []byte, s T, e keyEnc) ([]byte, bool) {
 	at := e.secondsEnd
 	if len(s) < at || s[at-3] != ':' {
-		return dst, fmt.Sprintf("%s: unexpected time text %q", e.name, string(s))
+		return dst, false
 	}
-	dst = append(dst, s[:at]...)
 	rest := s[at:]
-	n := 0
+	n := 0 // fraction digits
 	if len(rest) > 0 && rest[0] == '.' {
 		for n+1 < len(rest) && rest[n+1] >= '0' && rest[n+1] <= '9' {
 			n++
 		}
 		if n > keyFracDigits {
-			return dst[:len(dst)-at], fmt.Sprintf("%s: time %q is finer than microseconds", e.name, string(s))
+			return dst, false
 		}
-		dst = append(dst, rest[:n+1]...)
+		dst = append(dst, s[:at+1+n]...)
 		rest = rest[n+1:]
 	} else {
+		dst = append(dst, s[:at]...)
 		dst = append(dst, '.')
 	}
-	for range keyFracDigits - n {
-		dst = append(dst, '0')
-	}
-	return append(dst, rest...), ""
+	dst = append(dst, zeroDigits[:keyFracDigits-n]...)
+	return append(dst, rest...), true
 }
 
 // numberWidths are the default key widths of the integer types: the digits
