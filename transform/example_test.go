@@ -41,6 +41,6 @@ entities:
 		fmt.Println(it.Attrs["PK"].(*types.AttributeValueMemberS).Value, it.Attrs["SK"].(*types.AttributeValueMemberS).Value, len(it.Attrs))
 	}
 	// Output:
-	// CUSTOMER#42 ORDER#0000000007 6
-	// CUSTOMER#42 ORDER#0000000008 5
+	// CUSTOMER#0000000042 ORDER#0000000007 6
+	// CUSTOMER#0000000042 ORDER#0000000008 5
 }

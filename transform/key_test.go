@@ -3,8 +3,8 @@ package transform_test
 import (
 	"errors"
 	"fmt"
-	"slices"
 	"math/big"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -65,7 +65,7 @@ func TestKeyRendering(t *testing.T) {
 		want   map[string]string
 	}{
 		{
-			name: "an integer column sorted by an index is zero-padded to its type's width in every key",
+			name: "an integer column is zero-padded to its type's width in every key",
 			entity: `  E:
     source: {table: t}
     pk: ORG#${org}#${id}
@@ -115,14 +115,14 @@ func TestKeyRendering(t *testing.T) {
 			want: map[string]string{"PK": "X", "SK": "ID#-42"},
 		},
 		{
-			name: "a number no index sorts by is written plainly",
+			name: "a number is padded in a partition key too",
 			entity: `  E:
     source: {table: t}
     pk: ID#${id}
     sk: ORG#${org}
     attributes: {select: [id]}`,
 			row:  []any{"acme", int32(-42)},
-			want: map[string]string{"PK": "ID#-42", "SK": "ORG#acme"},
+			want: map[string]string{"PK": "ID#-9999999957", "SK": "ORG#acme"},
 		},
 		{
 			name: "times in keys carry six fraction digits",
@@ -302,7 +302,7 @@ func TestCompileErrors(t *testing.T) {
 		{`  E:
     source: {table: t}
     pk: ID#${id:6}
-    sk: ID#${id:8}`, `keys.yaml:10:9: entities.E.sk: ${id:8}: entities.E.pk gives id the width 6; a column renders one text in every key and access pattern: give it one width`},
+    sk: ID#${id:8}`, `keys.yaml:10:9: entities.E.sk: ${id:8}: entities.E.pk gives id the width 6; a column renders one text in every key: give it one width`},
 		{`  E:
     source: {table: t}
     pk: X
@@ -310,7 +310,7 @@ func TestCompileErrors(t *testing.T) {
 		{`  E:
     source: {table: t}
     pk: X
-    sk: M#${mood}`, `keys.yaml:10:9: entities.E.sk: column "mood" of type mood (read as text) does not sort by its text in PostgreSQL, and SK sorts by it: cast it to text in a query source (mood::text) if text order is what you want, or leave it out of sorted keys`},
+    sk: M#${mood}`, `keys.yaml:10:9: entities.E.sk: column "mood" of type mood (read as text) does not sort by its text in PostgreSQL, and SK sorts by it: cast it to text in a query source (mood::text) if text order is what you want, or write ${mood:0} to keep its text and give up PostgreSQL's order`},
 		{`  E:
     source: {table: t}
     pk: X
@@ -332,5 +332,28 @@ func TestCompileErrors(t *testing.T) {
 		if got := fmt.Sprint(err); err == nil && tc.want != "" || err != nil && got != tc.want {
 			t.Errorf("got error:\n%v\nwant:\n%s", err, tc.want)
 		}
+	}
+}
+
+// Two entities that put numbers after the same key prefix must render them
+// alike, or the item collection splits: CUSTOMER#000042 (Customer) and
+// CUSTOMER#0000000042 (Order) would never meet.
+func TestCollectionPrefixesAgree(t *testing.T) {
+	m, err := mapping.Parse("c.yaml", []byte(`
+table: {name: shop}
+entities:
+  Customer: {source: {table: customers}, pk: "CUSTOMER#${id:6}", sk: PROFILE}
+  Order: {source: {table: orders}, pk: "CUSTOMER#${customer_id}", sk: "ORDER#${id}"}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = transform.CompileAll(m, []*transform.Sources{
+		{Columns: []extract.Column{{Name: "id", Type: "int4"}}},
+		{Columns: []extract.Column{{Name: "id", Type: "int4"}, {Name: "customer_id", Type: "int4"}}},
+	})
+	want := `c.yaml:5:40: entities.Order.pk: CUSTOMER#${customer_id} renders 10 digits; entities.Customer.pk renders CUSTOMER#${id} as 6 digits: the same key prefix with numbers of two widths splits what belongs together; give them one width`
+	if fmt.Sprint(err) != want {
+		t.Errorf("got %v\nwant %s", err, want)
 	}
 }

@@ -52,6 +52,8 @@ type keyEnc struct {
 	// secondsEnd is, for encTime, the offset just after the seconds in the
 	// value's text ("2006-01-02T15:04:05" 19, "15:04:05" 8).
 	secondsEnd int
+	// number: the value is a number (padded or plain).
+	number bool
 	// name is the placeholder's column, for messages.
 	name string
 }
@@ -213,26 +215,21 @@ var textSorted = map[string]bool{
 	"uuid": true, "bool": true, "date": true,
 }
 
-// keyFormat is what a mapping says of one column name in keys.
+// keyFormat is what an entity's key templates say of one of its columns.
 type keyFormat struct {
 	// width is the width written in a template ("${id:6}"), or WidthAuto.
 	width     int
 	widthPath string
 	// sortedBy names a sorted key attribute whose template holds the
-	// column ("" when none): its numbers are padded by default.
+	// column ("" when none).
 	sortedBy string
-	// typeWidth is the widest default width of the number columns of this
-	// name in the mapping's sources; scale the largest declared scale of
-	// its numeric columns.
-	typeWidth, scale int
 }
 
-// keyFormats holds the key format of every column name a mapping's key
-// templates use, so that a column renders one text wherever it appears:
-// each entity's keys, mirrors, GSIs and every access pattern.
-type keyFormats struct {
-	byName map[string]*keyFormat
-}
+// keyFormats holds, by placeholder name, what an entity's key templates
+// say of each column, so that a column renders one text in every key of
+// the entity: its keys, mirror and GSIs (and the access patterns that
+// query them).
+type keyFormats map[string]*keyFormat
 
 // keyTemplate is one key template of an entity, where it is in the
 // mapping file and which attribute it renders.
@@ -291,73 +288,55 @@ func patternTemplates(ap *mapping.AccessPattern) []keyTemplate {
 	return out
 }
 
-// newKeyFormats gathers the key format of every column name of m's key
-// templates. cols(i, name) returns the column a placeholder name of entity
-// i stands for, when entity i is being compiled and has one. A name given
-// two different widths is an error.
-func newKeyFormats(m *mapping.Mapping, cols func(entity int, name string) (extract.Column, bool)) (*keyFormats, mapping.Errors) {
-	f := &keyFormats{byName: map[string]*keyFormat{}}
+// entityKeyFormats gathers what entity e's key templates say of each
+// column. A column given two different widths is an error.
+func entityKeyFormats(m *mapping.Mapping, e *mapping.Entity) (keyFormats, mapping.Errors) {
+	f := keyFormats{}
 	var errs mapping.Errors
-	get := func(name string) *keyFormat {
-		if kf, ok := f.byName[name]; ok {
-			return kf
-		}
-		kf := &keyFormat{width: mapping.WidthAuto}
-		f.byName[name] = kf
-		return kf
-	}
-	visit := func(kt keyTemplate, entity int) {
+	for _, kt := range keyTemplates(m, e) {
 		sorted := SortedAttribute(m, kt.attr)
 		for _, part := range kt.tpl.Parts {
 			if part.Column == "" {
 				continue
 			}
-			kf := get(part.Column)
+			kf := f[part.Column]
+			if kf == nil {
+				kf = &keyFormat{width: mapping.WidthAuto}
+				f[part.Column] = kf
+			}
 			if part.Width != mapping.WidthAuto {
 				switch {
 				case kf.width == mapping.WidthAuto:
 					kf.width, kf.widthPath = part.Width, kt.path
 				case kf.width != part.Width:
-					errs = append(errs, m.Errorf(kt.path, "${%s:%d}: %s gives %s the width %d; a column renders one text in every key and access pattern: give it one width",
+					errs = append(errs, m.Errorf(kt.path, "${%s:%d}: %s gives %s the width %d; a column renders one text in every key: give it one width",
 						part.Column, part.Width, kf.widthPath, part.Column, kf.width))
 				}
 			}
-			if sorted && kf.sortedBy == "" && entity >= 0 {
+			if sorted && kf.sortedBy == "" {
 				kf.sortedBy = kt.attr
 			}
-			if entity < 0 {
-				continue
-			}
-			c, ok := cols(entity, part.Column)
-			if !ok || c.Array || c.AsText {
-				continue
-			}
-			switch {
-			case numberWidths[c.Type] > 0:
-				kf.typeWidth = max(kf.typeWidth, numberWidths[c.Type])
-			case c.Type == "numeric" && c.Precision > 0:
-				kf.typeWidth = max(kf.typeWidth, c.Precision-c.Scale, 1)
-				kf.scale = max(kf.scale, c.Scale)
-			}
-		}
-	}
-	for i, e := range m.Entities {
-		for _, kt := range keyTemplates(m, e) {
-			visit(kt, i)
-		}
-	}
-	for _, ap := range m.AccessPatterns {
-		for _, kt := range patternTemplates(ap) {
-			visit(kt, -1)
 		}
 	}
 	return f, errs
 }
 
+// typeWidth is the default key width of a number column: the digits of
+// its type's largest value (p−s for numeric(p,s)); 0 when it has none.
+func typeWidth(c extract.Column) int {
+	if w := numberWidths[c.Type]; w > 0 {
+		return w
+	}
+	if c.Type == "numeric" && c.Precision > 0 {
+		return max(c.Precision-c.Scale, 1)
+	}
+	return 0
+}
+
 // encoding returns the key encoding of column c in placeholders of name,
-// or why c cannot be part of a key as the mapping uses it.
-func (f *keyFormats) encoding(name string, c extract.Column) (keyEnc, string) {
-	kf := f.byName[name]
+// or why c cannot be part of a key as the entity uses it.
+func (f keyFormats) encoding(name string, c extract.Column) (keyEnc, string) {
+	kf := f[name]
 	if kf == nil {
 		kf = &keyFormat{width: mapping.WidthAuto}
 	}
@@ -374,16 +353,14 @@ func (f *keyFormats) encoding(name string, c extract.Column) (keyEnc, string) {
 	sorted := kf.sortedBy != "" && kf.width != 0
 	switch {
 	case number:
+		e.number = true
 		width := kf.width
 		if width == mapping.WidthAuto {
-			width = 0
-			if kf.sortedBy != "" {
-				width = kf.typeWidth
-			}
+			width = typeWidth(c)
 		}
 		if c.Type == "numeric" && c.Precision == 0 {
 			switch {
-			case width == 0 && kf.width == 0 || width == 0 && kf.sortedBy == "":
+			case width == 0 && !sorted:
 				return e, "" // plain: ${col:0}, or no index sorts by it
 			case kf.width == mapping.WidthAuto:
 				return e, fmt.Sprintf("column %q is numeric without a declared precision and scale, so its key text cannot sort in numeric order, and %s sorts by it: declare it numeric(p,s), read it through a query source with a cast (%s::numeric(18,4)), or write ${%s:0} to give up its order",
@@ -392,11 +369,11 @@ func (f *keyFormats) encoding(name string, c extract.Column) (keyEnc, string) {
 			return e, fmt.Sprintf("${%s:%d}: column %q is numeric without a declared scale, so its fraction has no fixed width: declare it numeric(p,s), or cast it in a query source", name, width, c.Name)
 		}
 		if width == 0 {
-			return e, "" // plain: ${col:0}, or no index sorts by it
+			return e, "" // plain: ${col:0}
 		}
 		e.kind, e.width = encNumber, width
 		if c.Type == "numeric" {
-			e.scale = kf.scale
+			e.scale = c.Scale
 		}
 		return e, ""
 	case c.Type == "float4" || c.Type == "float8":
@@ -412,8 +389,8 @@ func (f *keyFormats) encoding(name string, c extract.Column) (keyEnc, string) {
 		e.kind, e.secondsEnd = encTime, len("15:04:05")
 		return e, ""
 	case c.AsText && sorted:
-		return e, fmt.Sprintf("column %q of type %s (read as text) does not sort by its text in PostgreSQL, and %s sorts by it: cast it to text in a query source (%s::text) if text order is what you want, or leave it out of sorted keys",
-			c.Name, c.Type, kf.sortedBy, c.Name)
+		return e, fmt.Sprintf("column %q of type %s (read as text) does not sort by its text in PostgreSQL, and %s sorts by it: cast it to text in a query source (%s::text) if text order is what you want, or write ${%s:0} to keep its text and give up PostgreSQL's order",
+			c.Name, c.Type, kf.sortedBy, c.Name, name)
 	case !c.AsText && !textSorted[c.Type] && sorted:
 		return e, fmt.Sprintf("column %q of type %s has no key text that sorts as PostgreSQL sorts it, and %s sorts by it", c.Name, c.Type, kf.sortedBy)
 	}
@@ -430,17 +407,17 @@ type keyValue struct {
 }
 
 // buildKey is the one builder of key plans: template kt with each
-// placeholder resolved by lookup and encoded by formats. Problems are
-// reported through add at kt's path.
-func buildKey(kt keyTemplate, formats *keyFormats, lookup func(name string) (keyValue, bool),
+// placeholder resolved by lookup (its value and the formats of the entity
+// it belongs to). Problems are reported through add at kt's path.
+func buildKey(kt keyTemplate, lookup func(name string) (keyValue, keyFormats, bool),
 	add func(path, format string, args ...any)) keyPlan {
-	k := keyPlan{attr: kt.attr, template: kt.tpl.Source, maxBytes: kt.maxBytes, gsi: kt.gsi, sparse: kt.sparse, same: -1}
+	k := keyPlan{attr: kt.attr, path: kt.path, template: kt.tpl.Source, maxBytes: kt.maxBytes, gsi: kt.gsi, sparse: kt.sparse, same: -1}
 	for _, part := range kt.tpl.Parts {
 		if part.Column == "" {
 			k.parts = append(k.parts, keyPart{literal: part.Literal, col: -1, id: -1})
 			continue
 		}
-		kv, ok := lookup(part.Column)
+		kv, formats, ok := lookup(part.Column)
 		if !ok {
 			continue // reported by lookup
 		}
@@ -452,13 +429,67 @@ func buildKey(kt keyTemplate, formats *keyFormats, lookup func(name string) (key
 				continue
 			}
 			kp.text = scalarFor(kv.col.Type, kv.col.AsText).text
-		} else if kf := formats.byName[part.Column]; kf != nil && kf.width > 0 {
+		} else if kf := formats[part.Column]; kf != nil && kf.width > 0 {
 			add(kt.path, "${%s:%d}: %s is a stable ID, which a width cannot pad", part.Column, kf.width, part.Column)
+			continue
+		}
+		if w := part.Width; w != mapping.WidthAuto && kp.enc.number && kp.enc.width != w {
+			// An access pattern's own width must be the items'.
+			add(kt.path, "${%s:%d}: the items render %s with width %d", part.Column, w, part.Column, kp.enc.width)
 			continue
 		}
 		k.parts = append(k.parts, kp)
 	}
 	return k
+}
+
+// checkCollections reports number placeholders that follow the same
+// leading literal in the same key attribute but render differently across
+// the plans: items meant for one item collection (or one GSI partition) would
+// get different keys ("CUSTOMER#${id:6}" and "CUSTOMER#${customer_id}").
+func checkCollections(m *mapping.Mapping, plans []*Plan) mapping.Errors {
+	type slot struct{ attr, literal string }
+	type seen struct {
+		enc  keyEnc
+		path string
+	}
+	first := map[slot]seen{}
+	var errs mapping.Errors
+	for _, p := range plans {
+		if p == nil {
+			continue
+		}
+		for _, k := range p.keys {
+			// The first placeholder after the template's leading literal
+			// (the "CUSTOMER#" of "CUSTOMER#${id}"): the item-type prefix.
+			if len(k.parts) < 2 || !k.parts[0].isLiteral() || !k.parts[1].enc.number {
+				continue
+			}
+			{
+				part := k.parts[1]
+				sl := slot{k.attr, k.parts[0].literal}
+				f, ok := first[sl]
+				switch {
+				case !ok:
+					first[sl] = seen{part.enc, k.path}
+				case f.enc.kind != part.enc.kind || f.enc.width != part.enc.width || f.enc.scale != part.enc.scale:
+					errs = append(errs, m.Errorf(k.path, "%s%s renders %s; %s renders %s%s as %s: the same key prefix with numbers of two widths splits what belongs together; give them one width",
+						sl.literal, "${"+part.enc.name+"}", describeEnc(part.enc), f.path, sl.literal, "${"+f.enc.name+"}", describeEnc(f.enc)))
+				}
+			}
+		}
+	}
+	return errs
+}
+
+func describeEnc(e keyEnc) string {
+	switch {
+	case e.kind != encNumber:
+		return "plain digits"
+	case e.scale > 0:
+		return fmt.Sprintf("%d digits and %d decimals", e.width, e.scale)
+	}
+	return fmt.Sprintf("%d digits", e.width)
 }
 
 // isLiteral reports whether the part is literal text.

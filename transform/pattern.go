@@ -20,17 +20,16 @@ type PatternPlan struct {
 	plan *Plan
 }
 
-// CompilePattern prepares ap for rendering. The type of each parameter is
-// the type of the column of that name in the first entity source that has
-// one (from plans); a parameter no source has is an error.
+// CompilePattern prepares ap for rendering with the one key renderer. Each
+// parameter is the column of that name in the entity whose template for
+// the same attribute places it after the same text, else in the first
+// entity that has one (from plans); it takes that column's type and its
+// key text in that entity (width included). A parameter no source has, or
+// an explicit width other than the items', is a mapping error.
 func CompilePattern(m *mapping.Mapping, ap *mapping.AccessPattern, plans []*Plan) (*PatternPlan, error) {
 	kc := ap.Condition
 	pp := &PatternPlan{Pattern: ap, Params: kc.Columns()}
-	// A parameter's type is that of the column in an entity whose template
-	// for the same attribute places it after the same text ("B#${id}"
-	// matches entity B's "B#${id}", not entity A's "A#${id}"), so that the
-	// padding matches the items; else of the first entity source that has
-	// the column.
+	// "B#${id}" matches entity B's "B#${id}", not entity A's "A#${id}".
 	patternTpl := map[string]string{kc.PartitionAttr: kc.Partition.Source}
 	if kc.SortAttr != "" {
 		patternTpl[kc.SortAttr] = kc.Sort.Source
@@ -48,12 +47,17 @@ func CompilePattern(m *mapping.Mapping, ap *mapping.AccessPattern, plans []*Plan
 		}
 		return false
 	}
+	var owners []*Plan // the plan whose column each parameter is
 	for _, name := range pp.Params {
 		var col *extract.Column
+		var owner *Plan
 		for _, pass := range []bool{true, false} {
 			for _, p := range plans {
+				if p == nil {
+					continue
+				}
 				if i := p.colIndex(name); i >= 0 && (!pass || usedIn(p, name)) {
-					col = &p.srcCols[i]
+					col, owner = &p.srcCols[i], p
 					break
 				}
 			}
@@ -66,20 +70,11 @@ func CompilePattern(m *mapping.Mapping, ap *mapping.AccessPattern, plans []*Plan
 				"parameter %q is not a column of any entity's source", name)
 		}
 		pp.cols = append(pp.cols, *col)
+		owners = append(owners, owner)
 	}
 	// The parameters are rendered by the one key renderer over a plan
-	// whose row is the parameters, with the formats of the items' plans.
-	var formats *keyFormats
-	for _, p := range plans {
-		if p != nil {
-			formats = p.formats
-			break
-		}
-	}
-	if formats == nil {
-		formats = &keyFormats{}
-	}
-	pp.plan = &Plan{entity: &mapping.Entity{Name: "access pattern " + ap.Name}, cols: pp.cols, formats: formats}
+	// whose row is the parameters, each with its entity's key formats.
+	pp.plan = &Plan{entity: &mapping.Entity{Name: "access pattern " + ap.Name}, cols: pp.cols}
 	for _, c := range pp.cols {
 		s := scalarFor(c.Type, c.AsText)
 		pp.plan.kinds = append(pp.plan.kinds, s.kind)
@@ -87,12 +82,12 @@ func CompilePattern(m *mapping.Mapping, ap *mapping.AccessPattern, plans []*Plan
 	}
 	var errs mapping.Errors
 	add := func(path, format string, args ...any) { errs = append(errs, m.Errorf(path, format, args...)) }
-	lookup := func(name string) (keyValue, bool) {
+	lookup := func(name string) (keyValue, keyFormats, bool) {
 		i := indexOf(pp.Params, name)
-		return keyValue{col: pp.cols[i], val: i, id: -1}, true
+		return keyValue{col: pp.cols[i], val: i, id: -1}, owners[i].formats, true
 	}
 	for _, kt := range patternTemplates(ap) {
-		pp.keys = append(pp.keys, buildKey(kt, formats, lookup, add))
+		pp.keys = append(pp.keys, buildKey(kt, lookup, add))
 	}
 	if len(errs) > 0 {
 		return nil, errs

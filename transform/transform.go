@@ -115,9 +115,9 @@ type Plan struct {
 	sizeByParts bool
 	// gsiAttrs are the GSI key attributes (left out of a mirror).
 	gsiAttrs []string
-	// formats decide how each column renders in keys; shared by the plans
-	// compiled together and their access patterns.
-	formats *keyFormats
+	// formats say how each column renders in the entity's keys (and in
+	// the access patterns that query them).
+	formats keyFormats
 }
 
 type attrPlan struct {
@@ -134,6 +134,7 @@ type attrPlan struct {
 
 type keyPlan struct {
 	attr     string
+	path     string // of the template in the mapping
 	template string
 	maxBytes int
 	parts    []keyPart
@@ -169,9 +170,8 @@ type keyPart struct {
 
 // Compile checks entity number index of m against srcs, what its sources
 // really have (from extract.Describe), and returns the Plan to convert its
-// rows. It is CompileAll for one entity: the key formats it uses (how each
-// column renders in keys) are decided from this entity alone, so a whole
-// mapping is compiled with CompileAll.
+// rows. It is CompileAll for one entity, without the checks across
+// entities; a whole mapping is compiled with CompileAll.
 func Compile(m *mapping.Mapping, index int, srcs Sources) (*Plan, error) {
 	all := make([]*Sources, len(m.Entities))
 	all[index] = &srcs
@@ -184,26 +184,20 @@ func Compile(m *mapping.Mapping, index int, srcs Sources) (*Plan, error) {
 
 // CompileAll checks the entities of m against their sources (srcs[i] for
 // entity i; nil leaves the entity out, with a nil plan) and returns their
-// Plans, by entity index. The key formats (README, "Key text") are decided
-// across all the entities given and m's access patterns, so that a column
-// renders the same text in every key. Problems are returned together, in
-// file order, as mapping.Errors located in the mapping file: an unknown
-// column (with the columns that exist), a column type that cannot be part
-// of a key or cannot sort where an index sorts by it, two widths for one
-// column, an attribute name that collides with a key or type attribute.
+// Plans, by entity index. Problems are returned together, in file order,
+// as mapping.Errors located in the mapping file: an unknown column (with
+// the columns that exist), a column type that cannot be part of a key or
+// cannot sort where an index sorts by it (README, "Key text"), two widths
+// for one column, numbers of two widths after the same key prefix in two
+// entities, an attribute name that collides with a key or type attribute.
 func CompileAll(m *mapping.Mapping, srcs []*Sources) ([]*Plan, error) {
-	formats, errs := newKeyFormats(m, func(i int, name string) (extract.Column, bool) {
-		if srcs[i] == nil {
-			return extract.Column{}, false
-		}
-		return sourceColumn(m.Entities[i], *srcs[i], name)
-	})
+	var errs mapping.Errors
 	plans := make([]*Plan, len(m.Entities))
 	for i, s := range srcs {
 		if s == nil {
 			continue
 		}
-		p, err := compile(m, i, *s, formats)
+		p, err := compile(m, i, *s)
 		if err != nil {
 			var es mapping.Errors
 			if !errors.As(err, &es) {
@@ -213,6 +207,9 @@ func CompileAll(m *mapping.Mapping, srcs []*Sources) ([]*Plan, error) {
 			continue
 		}
 		plans[i] = p
+	}
+	if len(errs) == 0 {
+		errs = checkCollections(m, plans)
 	}
 	if len(errs) > 0 {
 		slices.SortStableFunc(errs, func(a, b *mapping.Error) int {
@@ -226,27 +223,7 @@ func CompileAll(m *mapping.Mapping, srcs []*Sources) ([]*Plan, error) {
 	return plans, nil
 }
 
-// sourceColumn returns the column a key placeholder name of entity e
-// stands for: a column of its source, else a column one of its duplicates
-// copies (by attribute name). Stable IDs have no column.
-func sourceColumn(e *mapping.Entity, srcs Sources, name string) (extract.Column, bool) {
-	if i := slices.IndexFunc(srcs.Columns, func(c extract.Column) bool { return c.Name == name }); i >= 0 {
-		return srcs.Columns[i], true
-	}
-	for i, d := range e.Duplicate {
-		if i >= len(srcs.Duplicate) {
-			break
-		}
-		for _, a := range chooseAttributes(srcs.Duplicate[i], d.Attributes, "", func(string, string, []extract.Column) {}) {
-			if a.name == name {
-				return srcs.Duplicate[i][a.col], true
-			}
-		}
-	}
-	return extract.Column{}, false
-}
-
-func compile(m *mapping.Mapping, index int, srcs Sources, formats *keyFormats) (*Plan, error) {
+func compile(m *mapping.Mapping, index int, srcs Sources) (*Plan, error) {
 	cols := srcs.Columns
 	e := m.Entities[index]
 	ep := mapping.Path(mapping.KeyEntities, e.Name)
@@ -269,7 +246,8 @@ func compile(m *mapping.Mapping, index int, srcs Sources, formats *keyFormats) (
 	}
 
 	p := &Plan{entity: e, index: index, typeAttr: m.TypeAttribute,
-		typeVal: &types.AttributeValueMemberS{Value: e.Type}, srcCols: cols, formats: formats}
+		typeVal: &types.AttributeValueMemberS{Value: e.Type}, srcCols: cols}
+	p.formats, errs = entityKeyFormats(m, e)
 	p.unique = srcs.Unique
 	need := map[string]bool{}
 	knownNeeded := func(path, col string) bool {
@@ -350,7 +328,10 @@ func compile(m *mapping.Mapping, index int, srcs Sources, formats *keyFormats) (
 		}
 	}
 	for _, kt := range templates {
-		p.keys = append(p.keys, buildKey(kt, formats, p.keyValue, add))
+		p.keys = append(p.keys, buildKey(kt, func(name string) (keyValue, keyFormats, bool) {
+			kv, ok := p.keyValue(name)
+			return kv, p.formats, ok
+		}, add))
 	}
 	if len(errs) > 0 {
 		return nil, errs
