@@ -56,7 +56,7 @@ func TestMirrorDuplicates(t *testing.T) {
 			for _, it := range scanAll(t, dynamoClient(t), table) {
 				keys = append(keys, str(it["PK"])+" "+str(it["SK"]))
 			}
-			if d := cmp.Diff([]string{"U#1 F#0000000002", "U#2 F#0000000001", "U#3 F#0000000004", "U#4 F#0000000003"}, keys); d != "" {
+			if d := cmp.Diff([]string{"U#0000000001 F#0000000002", "U#0000000002 F#0000000001", "U#0000000003 F#0000000004", "U#0000000004 F#0000000003"}, keys); d != "" {
 				t.Errorf("table (-want +got):\n%s", d)
 			}
 		})

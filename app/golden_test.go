@@ -98,7 +98,7 @@ table: {name: shop}
 entities:
   Customer:
     source: {table: customers}
-    pk: CUSTOMER#${id:0}
+    pk: CUSTOMER#${id}
     sk: PROFILE
     embed:
       addresses:
@@ -112,7 +112,7 @@ table: {name: shop}
 entities:
   Customer:
     source: {table: customers}
-    pk: CUSTOMER#${id:0}
+    pk: CUSTOMER#${id}
     sk: PROFILE
     embed:
       addresses:
@@ -128,7 +128,7 @@ table: {name: shop}
 entities:
   Order:
     source: {table: orders}
-    pk: ORDER#${id:0}
+    pk: ORDER#${id}
     sk: ORDER
     attributes: {select: [total]}
     duplicate:
@@ -141,14 +141,14 @@ table: {name: shop}
 entities:
   Customer:
     source: {table: customers}
-    pk: CUSTOMER#${id:0}
+    pk: CUSTOMER#${id}
     sk: PROFILE
   Order:
     source: {table: orders}
-    pk: CUSTOMER#${customer_id:0}
+    pk: CUSTOMER#${customer_id}
     sk: ORDER#${created_at}#${id}
     attributes: {select: [id, total]}
-`, queries: []*dynamodb.QueryInput{keyQuery("", "PK", "CUSTOMER#1", "", "", false)}},
+`, queries: []*dynamodb.QueryInput{keyQuery("", "PK", "CUSTOMER#0000000001", "", "", false)}},
 	{name: "gsi-overloaded-sparse", gsis: true, mapping: `
 table:
   name: shop
@@ -158,22 +158,22 @@ table:
 entities:
   Customer:
     source: {table: customers}
-    pk: CUSTOMER#${id:0}
+    pk: CUSTOMER#${id}
     sk: PROFILE
     indexes:
       GSI1: {pk: "TIER#${tier}", sk: "CUSTOMER#${id}", sparse: true}
     attributes: {select: [name]}
   Order:
     source: {table: orders}
-    pk: ORDER#${id:0}
+    pk: ORDER#${id}
     sk: ORDER
     indexes:
-      GSI1: {pk: "CUSTOMER#${customer_id:0}", sk: "ORDER#${created_at}"}
+      GSI1: {pk: "CUSTOMER#${customer_id}", sk: "ORDER#${created_at}"}
       GSI2: {pk: "SHIPPED", sk: "${shipped_at}#${id}", sparse: true}
     attributes: {select: [total]}
 `, queries: []*dynamodb.QueryInput{
 		keyQuery("GSI1", "GSI1PK", "TIER#gold", "", "", true),
-		keyQuery("GSI1", "GSI1PK", "CUSTOMER#1", "GSI1SK", "ORDER#2024-0", true),
+		keyQuery("GSI1", "GSI1PK", "CUSTOMER#0000000001", "GSI1SK", "ORDER#2024-0", true),
 		keyQuery("GSI2", "GSI2PK", "SHIPPED", "", "", true),
 	}},
 	{name: "composite-sort-key", gsis: true, mapping: `
@@ -217,7 +217,7 @@ table: {name: shop}
 entities:
   Customer:
     source: {table: customers}
-    pk: CUSTOMER#${id:0}
+    pk: CUSTOMER#${id}
     sk: PROFILE
     attributes: {select: [name]}
     aggregates:
@@ -226,7 +226,7 @@ entities:
       first_order: {function: min, column: created_at, source: {table: orders}, join: {customer_id: id}}
   Lecture:
     source: {table: lectures}
-    pk: LECTURE#${id:0}
+    pk: LECTURE#${id}
     sk: LECTURE
     aggregates:
       student_count: {function: count, source: {table: attendance}, join: {lecture_id: id}}
@@ -236,7 +236,7 @@ table: {name: shop}
 entities:
   Order:
     source: {table: orders}
-    pk: ORDER#${id:0}
+    pk: ORDER#${id}
     sk: ORDER
     attributes: {select: [created_at]}
     ids:

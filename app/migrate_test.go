@@ -105,19 +105,19 @@ func TestMigrateFixtures(t *testing.T) {
 		{
 			domain: "customers",
 			types:  map[string]string{"Customer": "customers", "Address": "addresses"},
-			pk:     "CUSTOMER#7", skPrefix: "ADDRESS#",
+			pk:     "CUSTOMER#0000000000000000007", skPrefix: "ADDRESS#",
 			query: "SELECT row_to_json(a) FROM addresses a WHERE customer_id = 7 ORDER BY address_id",
 		},
 		{
 			domain: "tickets",
 			types:  map[string]string{"Org": "orgs", "User": "users", "Ticket": "tickets"},
-			pk:     "USER#21", skPrefix: "TICKET#",
+			pk:     "USER#0000000000000000021", skPrefix: "TICKET#",
 			query: "SELECT row_to_json(t) FROM tickets t WHERE user_id = 21 ORDER BY ticket_id",
 		},
 		{
 			domain: "attendance",
 			types:  map[string]string{"Student": "students", "Lecture": "lectures", "Attendance": "attendance"},
-			pk:     "STUDENT#3", skPrefix: "LECTURE#",
+			pk:     "STUDENT#0000000003", skPrefix: "LECTURE#",
 			query: "SELECT row_to_json(a) FROM attendance a WHERE student_id = 3 ORDER BY lecture_id",
 		},
 	}
