@@ -172,7 +172,7 @@ func attributeNotes(m *mapping.Mapping, e *mapping.Entity) []string {
 		if em.As == mapping.EmbedSet {
 			s = fmt.Sprintf("%s: embedded set of %s from %s", name, strings.Join(em.Attributes.Select, ", "), em.Source)
 		}
-		if em.As == "map" {
+		if em.As == mapping.EmbedMap {
 			s += " by " + em.Key
 		}
 		if len(em.OrderBy) > 0 {
