@@ -200,6 +200,13 @@ type Column struct {
 	Type string
 	// Array is true for an array column.
 	Array bool
+	// Dims is the number of dimensions an array column is declared with
+	// (pg_attribute.attndims of the table column the source reads: 1 for
+	// int[], 2 for int[][]), 0 when PostgreSQL does not know it (a view's
+	// column, an expression, a table made by CREATE TABLE AS). PostgreSQL
+	// does not enforce it: any value of an array column may have any
+	// number of dimensions.
+	Dims int
 	// AsText is true when the column is read in its text form (cast to
 	// text or text[]) because pg2dynamo converts it from text: json, jsonb,
 	// enums and every type without a native conversion.
@@ -263,6 +270,10 @@ func (s *Source) DescribeSource(ctx context.Context, m *mapping.Mapping, path st
 	if err != nil {
 		return nil, fmt.Errorf("describe %s: %w", path, err)
 	}
+	dims, err := s.arrayDims(ctx, sd.Fields, types)
+	if err != nil {
+		return nil, fmt.Errorf("describe %s: %w", path, err)
+	}
 	var pkCols []string
 	if !src.IsQuery() {
 		keys, err := s.UniqueKeys(ctx, src)
@@ -279,7 +290,7 @@ func (s *Source) DescribeSource(ctx context.Context, m *mapping.Mapping, path st
 		c := Column{Name: f.Name, Type: t.name, PrimaryKey: slices.Contains(pkCols, f.Name),
 			KeyPos: slices.Index(pkCols, f.Name) + 1}
 		if t.elem != "" {
-			c.Array, c.Type = true, t.elem
+			c.Array, c.Type, c.Dims = true, t.elem, dims[i]
 		}
 		c.AsText = !nativeTypes[c.Type]
 		if c.Type == "numeric" && f.TypeModifier >= 4 {
@@ -347,6 +358,42 @@ WHERE t.oid = ANY($1)`, oids)
 		return nil
 	})
 	return out, err
+}
+
+// arrayDims returns, by field, the declared dimensions of each array field
+// that comes from a table column (see Column.Dims), 0 for the others. It
+// asks PostgreSQL only when there is such a field.
+func (s *Source) arrayDims(ctx context.Context, fields []pgconn.FieldDescription, types map[uint32]typeInfo) ([]int, error) {
+	dims := make([]int, len(fields))
+	var rels []uint32
+	var nums []int16
+	for _, f := range fields {
+		if types[f.DataTypeOID].elem != "" && f.TableOID != 0 {
+			rels, nums = append(rels, f.TableOID), append(nums, int16(f.TableAttributeNumber))
+		}
+	}
+	if len(rels) == 0 {
+		return dims, nil
+	}
+	rows, err := s.conn.Query(ctx, `
+SELECT a.attrelid, a.attnum, a.attndims
+FROM unnest($1::oid[], $2::int2[]) AS f(rel, num)
+JOIN pg_catalog.pg_attribute a ON a.attrelid = f.rel AND a.attnum = f.num`, rels, nums)
+	if err != nil {
+		return nil, err
+	}
+	var rel uint32
+	var num int16
+	var n int32
+	_, err = pgx.ForEachRow(rows, []any{&rel, &num, &n}, func() error {
+		for i, f := range fields {
+			if f.TableOID == rel && int16(f.TableAttributeNumber) == num {
+				dims[i] = int(n)
+			}
+		}
+		return nil
+	})
+	return dims, err
 }
 
 // Count returns the number of rows e's source holds in the snapshot.

@@ -346,6 +346,7 @@ func (m *Mapping) validateEntity(e *Entity) Errors {
 			add(fmt.Sprintf("%s.%s.%s[%d]", ep, KeyAttributes, KeyExclude, i), "empty column name")
 		}
 	}
+	errs = append(errs, m.validateSets(Path(ep, KeyAttributes), e.Attributes)...)
 	return errs
 }
 

@@ -379,7 +379,7 @@ entities:
     attributes:
       include: [x]
 `,
-			want: []string{`m.yaml:9:7: entities.A.attributes.include: unknown field "include"; expected one of: select, exclude, rename`},
+			want: []string{`m.yaml:9:7: entities.A.attributes.include: unknown field "include"; expected one of: select, exclude, rename, sets`},
 		},
 		{
 			name: "field names are case-sensitive",

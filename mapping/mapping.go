@@ -44,6 +44,7 @@ const (
 	KeySelect     = "select"
 	KeyExclude    = "exclude"
 	KeyRename     = "rename"
+	KeySets       = "sets"
 	KeyType       = "type"
 	KeyEmbed      = "embed"
 	KeyDuplicate  = "duplicate"
@@ -224,12 +225,14 @@ func (j Join) Pairs() [][2]string {
 }
 
 // Embed puts the child rows of each row into one attribute, as a list (in
-// OrderBy order) or a map keyed by a column.
+// OrderBy order), a map keyed by a column, or a set of one column's values.
 type Embed struct {
 	Source Source `yaml:"source"`
 	// Join maps child columns to this entity's columns.
 	Join Join `yaml:"join"`
-	// As is "list" (default) or "map".
+	// As is "list" (default), "map" or "set". A set (SS, NS or BS, by
+	// the column's type) holds the values of the one column
+	// Attributes.Select names; see Attributes.Sets for its rules.
 	As string `yaml:"as"`
 	// Key is the child column whose value keys the map (As "map").
 	Key string `yaml:"key"`
@@ -240,6 +243,13 @@ type Embed struct {
 	// Attributes chooses and names the child columns in each element.
 	Attributes Attributes `yaml:"attributes"`
 }
+
+// Embed forms (Embed.As).
+const (
+	EmbedList = "list"
+	EmbedMap  = "map"
+	EmbedSet  = "set"
+)
 
 // Duplicate copies columns of one parent row (found through Join) onto
 // the item. The parent's join columns must be its primary key or another
@@ -333,6 +343,16 @@ type Attributes struct {
 	Exclude []string `yaml:"exclude"`
 	// Rename maps a column name to its attribute name.
 	Rename map[string]string `yaml:"rename"`
+	// Sets lists array columns written as a DynamoDB set rather than a
+	// list: SS for text-like elements (text, varchar, char, uuid, enums,
+	// dates, timestamps, types read as text), NS for numbers (smallint,
+	// integer, bigint, numeric, real, double precision), BS for bytea.
+	// Duplicate elements collapse into one (numbers compared by their
+	// canonical text, so 1.0 and 1 are one); a NULL element rejects the
+	// row; an empty array leaves the attribute out (DynamoDB has no empty
+	// sets). Each must be a column written as an attribute (selected, not
+	// excluded), checked against the database by transform.Compile.
+	Sets []string `yaml:"sets"`
 }
 
 // Entity returns the entity with the given name, or nil.

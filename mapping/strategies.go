@@ -39,17 +39,19 @@ func (m *Mapping) validateStrategies(e *Entity, parse func(path, text, what stri
 		source(p, em.Source, false)
 		join(p, em.Join)
 		switch em.As {
-		case "", "list":
-			em.As = "list"
+		case "", EmbedList:
+			em.As = EmbedList
 			if em.Key != "" {
 				add(Path(p, KeyKey), "key applies to as: map only")
 			}
-		case "map":
+		case EmbedMap:
 			if em.Key == "" {
 				add(Path(p, KeyKey), "missing: as: map needs the child column whose value keys the map")
 			}
+		case EmbedSet:
+			errs = append(errs, m.validateEmbedSet(p, em)...)
 		default:
-			add(Path(p, KeyAs), "unknown %q: expected list or map", em.As)
+			add(Path(p, KeyAs), "unknown %q: expected list, map or set", em.As)
 		}
 		for i, o := range em.OrderBy {
 			if _, err := ParseOrder(o); err != nil {
@@ -58,6 +60,9 @@ func (m *Mapping) validateStrategies(e *Entity, parse func(path, text, what stri
 		}
 		if em.MaxItems < 0 {
 			add(Path(p, KeyMaxItems), "expected 0 (no bound) or more, got %d", em.MaxItems)
+		}
+		if em.As != EmbedSet {
+			errs = append(errs, m.validateSets(Path(p, KeyAttributes), em.Attributes)...)
 		}
 	}
 	for i, d := range e.Duplicate {
@@ -71,6 +76,7 @@ func (m *Mapping) validateStrategies(e *Entity, parse func(path, text, what stri
 		if len(d.Attributes.Select) == 0 {
 			add(Path(p, KeyAttributes, KeySelect), "missing: expected the parent columns to copy")
 		}
+		errs = append(errs, m.validateSets(Path(p, KeyAttributes), d.Attributes)...)
 	}
 	for _, name := range slices.Sorted(maps.Keys(e.Aggregates)) {
 		a, p := e.Aggregates[name], Path(ep, KeyAggregates, name)

@@ -17,8 +17,8 @@ func TestStrategyErrors(t *testing.T) {
 	}{
 		{"map embed without a key", head + "    embed:\n      kids: {source: {table: k}, join: {a_id: id}, as: map}\n",
 			[]string{`m.yaml:11:7: entities.A.embed.kids.key: missing: as: map needs the child column whose value keys the map`}},
-		{"unknown embed form", head + "    embed:\n      kids: {source: {table: k}, join: {a_id: id}, as: set}\n",
-			[]string{`m.yaml:11:56: entities.A.embed.kids.as: unknown "set": expected list or map`}},
+		{"unknown embed form", head + "    embed:\n      kids: {source: {table: k}, join: {a_id: id}, as: bag}\n",
+			[]string{`m.yaml:11:56: entities.A.embed.kids.as: unknown "bag": expected list, map or set`}},
 		{"bad order", head + "    embed:\n      kids: {source: {table: k}, join: {a_id: id}, order_by: [id sideways]}\n",
 			[]string{`m.yaml:11:63: entities.A.embed.kids.order_by[0]: order "id sideways": expected a column, optionally followed by ASC or DESC`}},
 		{"embed without join", head + "    embed:\n      kids: {source: {table: k}}\n",

@@ -153,6 +153,9 @@ func attributeNotes(m *mapping.Mapping, e *mapping.Entity) []string {
 	for _, c := range slices.Sorted(maps.Keys(a.Rename)) {
 		out = append(out, fmt.Sprintf("%s as %s", c, a.Rename[c]))
 	}
+	if len(a.Sets) > 0 {
+		out = append(out, "sets: "+strings.Join(a.Sets, ", "))
+	}
 	for _, d := range e.Duplicate {
 		cols := make([]string, len(d.Attributes.Select))
 		for i, c := range d.Attributes.Select {
@@ -161,12 +164,15 @@ func attributeNotes(m *mapping.Mapping, e *mapping.Entity) []string {
 				cols[i] = c + " as " + to
 			}
 		}
-		out = append(out, fmt.Sprintf("duplicated from %s: %s", d.Source, strings.Join(cols, ", ")))
+		out = append(out, fmt.Sprintf("duplicated from %s: %s%s", d.Source, strings.Join(cols, ", "), setsNote(d.Attributes)))
 	}
 	for _, name := range slices.Sorted(maps.Keys(e.Embed)) {
 		em := e.Embed[name]
 		s := fmt.Sprintf("%s: embedded %s of %s", name, em.As, em.Source)
-		if em.As == "map" {
+		if em.As == mapping.EmbedSet {
+			s = fmt.Sprintf("%s: embedded set of %s from %s", name, strings.Join(em.Attributes.Select, ", "), em.Source)
+		}
+		if em.As == mapping.EmbedMap {
 			s += " by " + em.Key
 		}
 		if len(em.OrderBy) > 0 {
@@ -175,7 +181,7 @@ func attributeNotes(m *mapping.Mapping, e *mapping.Entity) []string {
 		if em.MaxItems > 0 {
 			s += fmt.Sprintf(", at most %d", em.MaxItems)
 		}
-		out = append(out, s)
+		out = append(out, s+setsNote(em.Attributes))
 	}
 	for _, name := range slices.Sorted(maps.Keys(e.Aggregates)) {
 		ag := e.Aggregates[name]
@@ -194,6 +200,15 @@ func attributeNotes(m *mapping.Mapping, e *mapping.Entity) []string {
 	}
 	out = append(out, fmt.Sprintf("%s = %q", m.TypeAttribute, e.Type))
 	return out
+}
+
+// setsNote is " (sets: a, b)" for attributes that write array columns as
+// sets, else "".
+func setsNote(a mapping.Attributes) string {
+	if len(a.Sets) == 0 {
+		return ""
+	}
+	return " (sets: " + strings.Join(a.Sets, ", ") + ")"
 }
 
 // createTableJSON is load.CreateTableInput as the JSON the DynamoDB API and

@@ -275,6 +275,9 @@ func (b *Builder) Items(p *Plan, values []any, dst []Item) ([]Item, error) {
 			if av, err = a.convert(v); err != nil {
 				return dst, p.rowError(values, a.col, err.Error())
 			}
+			if av == nil {
+				continue // an empty set: no attribute
+			}
 			depth, n = nestingDepth(av), valueSize(av)
 		}
 		if a.nested && depth > MaxNestingDepth {

@@ -101,6 +101,8 @@ type joinPlan struct {
 	maxItems int
 	// aggregate
 	convert func(any) (types.AttributeValue, error)
+	// set: an embed with as: set, whose one column's values make the set
+	set *setConv
 }
 
 // idPlan builds one stable ID attribute.
@@ -173,12 +175,13 @@ func (p *Plan) compileStrategies(m *mapping.Mapping, e *mapping.Entity, srcs Sou
 				d.Source, joinList(parentCols))
 		}
 		jp := joinPlan{join: extract.Join{Kind: extract.JoinParent, Source: d.Source, On: on}}
+		sets := compileSets(cols, d.Attributes, mapping.Path(path, mapping.KeyAttributes), add, unknown)
 		for _, a := range chooseAttributes(cols, d.Attributes, mapping.Path(path, mapping.KeyAttributes), unknown) {
 			claim(mapping.Path(path, mapping.KeyAttributes), a.name, "a duplicated column")
 			c := cols[a.col]
 			jp.join.Columns = append(jp.join.Columns, c)
 			jp.names = append(jp.names, a.name)
-			jp.converts = append(jp.converts, columnAttr(c))
+			jp.converts = append(jp.converts, convertOf(c, sets[a.col]))
 		}
 		p.joins = append(p.joins, jp)
 	}
@@ -188,7 +191,7 @@ func (p *Plan) compileStrategies(m *mapping.Mapping, e *mapping.Entity, srcs Sou
 		path := mapping.Path(ep, mapping.KeyEmbed, name)
 		claim(path, name, "an embed")
 		cols := srcs.Embed[name]
-		jp := joinPlan{attr: name, asMap: em.As == "map", maxItems: em.MaxItems, keyField: -1,
+		jp := joinPlan{attr: name, asMap: em.As == mapping.EmbedMap, maxItems: em.MaxItems, keyField: -1,
 			join: extract.Join{Kind: extract.JoinEmbed, Source: em.Source, On: joinOn(path, em.Join, cols), Limit: em.MaxItems + 1}}
 		if em.MaxItems == 0 {
 			jp.join.Limit = 0
@@ -201,6 +204,7 @@ func (p *Plan) compileStrategies(m *mapping.Mapping, e *mapping.Entity, srcs Sou
 			jp.join.OrderBy = append(jp.join.OrderBy, ord)
 		}
 		inElement := map[string]string{}
+		sets := compileSets(cols, em.Attributes, mapping.Path(path, mapping.KeyAttributes), add, unknown)
 		for _, a := range chooseAttributes(cols, em.Attributes, mapping.Path(path, mapping.KeyAttributes), unknown) {
 			if other, dup := inElement[a.name]; dup {
 				add(mapping.Path(path, mapping.KeyAttributes), "child columns %q and %q both become attribute %q", other, cols[a.col].Name, a.name)
@@ -209,7 +213,12 @@ func (p *Plan) compileStrategies(m *mapping.Mapping, e *mapping.Entity, srcs Sou
 			inElement[a.name] = cols[a.col].Name
 			jp.join.Columns = append(jp.join.Columns, cols[a.col])
 			jp.names = append(jp.names, a.name)
-			jp.converts = append(jp.converts, columnAttr(cols[a.col]))
+			jp.converts = append(jp.converts, convertOf(cols[a.col], sets[a.col]))
+			if em.As == mapping.EmbedSet {
+				if sc, ok := compileEmbedSet(fmt.Sprintf("%s.%s.%s[0]", path, mapping.KeyAttributes, mapping.KeySelect), cols[a.col], add); ok {
+					jp.set = &sc
+				}
+			}
 		}
 		if jp.asMap {
 			k := byName(cols, em.Key)
@@ -303,14 +312,18 @@ func (p *Plan) applyJoins(values []any, attrs map[string]types.AttributeValue) (
 				if err != nil {
 					return j.join.Columns[i].Name, fmt.Sprintf("duplicated from %s: %v", j.join.Source, err)
 				}
-				attrs[j.names[i]] = av
+				if av != nil { // nil: an empty set
+					attrs[j.names[i]] = av
+				}
 			}
 		case extract.JoinEmbed:
 			av, reason := j.embed(vals[0], vals[1])
 			if reason != "" {
 				return "", fmt.Sprintf("embed %s: %s", j.attr, reason)
 			}
-			attrs[j.attr] = av
+			if av != nil { // nil: as: set without children
+				attrs[j.attr] = av
+			}
 		case extract.JoinAggregate:
 			if vals[0] == nil {
 				continue
@@ -326,13 +339,17 @@ func (p *Plan) applyJoins(values []any, attrs map[string]types.AttributeValue) (
 }
 
 // embed converts an embed's records: a list of maps, or a map of maps
-// keyed by the key column. No children gives an empty list or map.
+// keyed by the key column. No children gives an empty list or map; for
+// as: set, a set of the one column's values, or nil without children.
 func (j joinPlan) embed(items, count any) (types.AttributeValue, string) {
 	n, _ := count.(int64)
 	if j.maxItems > 0 && n > int64(j.maxItems) {
 		return nil, fmt.Sprintf("%d child rows, over max_items %d", n, j.maxItems)
 	}
 	records, _ := items.([]any)
+	if j.set != nil {
+		return j.embedSet(records)
+	}
 	var list []types.AttributeValue
 	var byKey map[string]types.AttributeValue
 	if j.asMap {
@@ -354,7 +371,9 @@ func (j joinPlan) embed(items, count any) (types.AttributeValue, string) {
 			if err != nil {
 				return nil, fmt.Sprintf("child row %d, column %q: %v", r+1, j.join.Columns[f].Name, err)
 			}
-			m[j.names[f]] = av
+			if av != nil { // nil: an empty set
+				m[j.names[f]] = av
+			}
 		}
 		el := &types.AttributeValueMemberM{Value: m}
 		if !j.asMap {

@@ -280,6 +280,7 @@ func compile(m *mapping.Mapping, index int, srcs Sources) (*Plan, error) {
 		add(path, "unknown column %q%s; it has columns: %s", col, suggest(col, in), columnList(in))
 	}
 	var chosenCols []chosenAttr
+	sets := compileSets(cols, e.Attributes, ap, add, func(path, col string, _ []extract.Column) { known(path, col) })
 	for _, a := range chooseAttributes(cols, e.Attributes, ap, func(path, col string, _ []extract.Column) { known(path, col) }) {
 		if claim(ap, a.name, fmt.Sprintf("column %q", cols[a.col].Name)) {
 			chosenCols = append(chosenCols, a)
@@ -363,6 +364,10 @@ func compile(m *mapping.Mapping, index int, srcs Sources) (*Plan, error) {
 	}
 	for _, a := range chosenCols {
 		c := cols[a.col]
+		if sets[a.col] {
+			p.attrs = append(p.attrs, setAttrPlan(remap[a.col], a.name, c))
+			continue
+		}
 		k := scalarFor(c.Type, c.AsText).kind
 		p.attrs = append(p.attrs, attrPlan{col: remap[a.col], name: a.name, convert: columnAttr(c),
 			nested: c.Array || c.Type == "json" || c.Type == "jsonb",
@@ -461,9 +466,9 @@ func (p *Plan) Entity() *mapping.Entity { return p.entity }
 // (same attributes, the mirror's keys, no GSI keys). It returns a
 // *RowError when the row cannot become items: a NULL or empty key, a key
 // over DynamoDB's size limit, a value DynamoDB cannot hold (a number over
-// 38 digits, NaN, an infinite date), an embed over max_items, an item over
-// 400 KB (with the size of its largest attributes); any other error means
-// values do not fit the plan.
+// 38 digits, NaN, an infinite date), a NULL or an array in a set, an
+// embed over max_items, an item over 400 KB (with the size of its largest
+// attributes); any other error means values do not fit the plan.
 //
 // Items borrows a Builder from a pool for the call; a goroutine that
 // converts many rows does better with a Builder of its own.

@@ -1,0 +1,54 @@
+package extract_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/pg2dynamo/pg2dynamo/extract"
+	"github.com/pg2dynamo/pg2dynamo/internal/testenv"
+	"github.com/pg2dynamo/pg2dynamo/mapping"
+)
+
+// TestDescribeArrayDims reads the declared dimensions of array columns
+// (pg_attribute.attndims) from a table and from a query over it; a view's
+// columns and expressions have none (0).
+func TestDescribeArrayDims(t *testing.T) {
+	url := testenv.NewDatabase(t)
+	testenv.Exec(t, url, `CREATE TABLE t (id integer PRIMARY KEY, tags text[], grid int[][], cube text[][][]);
+CREATE VIEW v AS SELECT * FROM t;`)
+	ctx := context.Background()
+	src, err := extract.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close(ctx)
+	m := &mapping.Mapping{File: "m.yaml"}
+	for _, tc := range []struct {
+		name string
+		src  mapping.Source
+		want map[string]int
+	}{
+		{"table", mapping.Source{Table: "t"}, map[string]int{"id": 0, "tags": 1, "grid": 2, "cube": 3}},
+		{"query", mapping.Source{Query: "SELECT grid, tags, ARRAY[1, 2] AS expr FROM t"}, map[string]int{"grid": 2, "tags": 1, "expr": 0}},
+		{"view", mapping.Source{Table: "v"}, map[string]int{"id": 0, "tags": 0, "grid": 0, "cube": 0}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cols, err := src.DescribeSource(ctx, m, "entities.E.source", tc.src)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := map[string]int{}
+			for _, c := range cols {
+				got[c.Name] = c.Dims
+				if c.Dims > 0 && !c.Array {
+					t.Errorf("column %s: Dims %d but not an array", c.Name, c.Dims)
+				}
+			}
+			if d := cmp.Diff(tc.want, got); d != "" {
+				t.Errorf("dims (-want +got):\n%s", d)
+			}
+		})
+	}
+}
