@@ -51,7 +51,9 @@ func TestPlanWithSourceMatchesTheLoad(t *testing.T) {
 	}
 	type acc struct{ items, bytes, max, wcu int64 }
 	want := map[string]*acc{"Customer": {}, "Order": {}}
+	keys := map[string]string{} // item key → type
 	for _, it := range scanAll(t, dynamoClient(t), table) {
+		keys[str(it["PK"])+" | "+str(it["SK"])] = str(it["type"])
 		a := want[str(it["type"])]
 		n := int64(transform.ItemSize(it))
 		a.items++
@@ -66,6 +68,9 @@ func TestPlanWithSourceMatchesTheLoad(t *testing.T) {
 		t.Fatalf("stats: %+v", d.Stats)
 	}
 	for _, s := range d.Stats {
+		if k := strings.Join(s.ExampleKey, " | "); keys[k] != s.Entity {
+			t.Errorf("%s: example key %q is not one of its items in the table", s.Entity, k)
+		}
 		a := want[s.Entity]
 		if s.Items != a.items || s.MaxItemBytes != a.max || s.AvgItemBytes != (a.bytes+a.items/2)/a.items || s.WriteUnits != a.wcu {
 			t.Errorf("%s: plan says %+v; the table holds %d items, max %d bytes, avg %d, %d WCU",

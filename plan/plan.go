@@ -73,6 +73,10 @@ type EntityStatsRow struct {
 	AvgItemBytes int64  `json:"avg_item_bytes"`
 	MaxItemBytes int64  `json:"max_item_bytes"`
 	WriteUnits   int64  `json:"write_units"`
+	// ExampleKey is the primary key (partition key, then sort key) of the
+	// entity's first item in primary-key order, as the load writes it: the
+	// key text the README's "Key text" section describes.
+	ExampleKey []string `json:"example_key,omitempty"`
 }
 
 // Build describes m. It does not touch any database.

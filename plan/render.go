@@ -86,15 +86,15 @@ func renderTables(w io.Writer, d *Design, md bool) error {
 
 	if len(d.Stats) > 0 {
 		heading("Full load from the source")
-		t := table{head: []string{"entity", "rows", "items", "rejected", "avg item bytes", "max item bytes", "write units"}}
+		t := table{head: []string{"entity", "rows", "items", "rejected", "avg item bytes", "max item bytes", "write units", "example key"}}
 		var items, wcu int64
 		for _, s := range d.Stats {
 			t.rows = append(t.rows, []string{s.Entity, fmt.Sprint(s.Rows), fmt.Sprint(s.Items), fmt.Sprint(s.Rejected),
-				fmt.Sprint(s.AvgItemBytes), fmt.Sprint(s.MaxItemBytes), fmt.Sprint(s.WriteUnits)})
+				fmt.Sprint(s.AvgItemBytes), fmt.Sprint(s.MaxItemBytes), fmt.Sprint(s.WriteUnits), strings.Join(s.ExampleKey, " | ")})
 			items += s.Items
 			wcu += s.WriteUnits
 		}
-		t.rows = append(t.rows, []string{"total", "", fmt.Sprint(items), "", "", "", fmt.Sprint(wcu)})
+		t.rows = append(t.rows, []string{"total", "", fmt.Sprint(items), "", "", "", fmt.Sprint(wcu), ""})
 		writeTable(&b, t, md)
 	}
 

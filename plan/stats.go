@@ -15,7 +15,8 @@ import (
 // the rows, items, rejected rows, item sizes and write units of a full load.
 func Stats(ctx context.Context, src *extract.Source, m *mapping.Mapping, plans []*transform.Plan) ([]EntityStatsRow, error) {
 	ms := &measureSink{m: m, acc: make([]acc, len(plans))}
-	sum, err := pipeline.Run(ctx, src, m, plans, ms, pipeline.Options{Concurrency: 2})
+	// One reader and one writer: the example keys are the first rows'.
+	sum, err := pipeline.Run(ctx, src, m, plans, ms, pipeline.Options{Concurrency: 1, Readers: 1})
 	if err != nil {
 		return nil, err
 	}
@@ -23,7 +24,7 @@ func Stats(ctx context.Context, src *extract.Source, m *mapping.Mapping, plans [
 	for i, e := range sum.Entities {
 		a := ms.acc[i]
 		out[i] = EntityStatsRow{Entity: e.Name, Rows: e.Rows, Items: a.items, Rejected: e.Rejected,
-			MaxItemBytes: a.max, WriteUnits: a.wcu}
+			MaxItemBytes: a.max, WriteUnits: a.wcu, ExampleKey: a.example}
 		if a.items > 0 {
 			out[i].AvgItemBytes = (a.bytes + a.items/2) / a.items
 		}
@@ -31,7 +32,10 @@ func Stats(ctx context.Context, src *extract.Source, m *mapping.Mapping, plans [
 	return out, nil
 }
 
-type acc struct{ items, bytes, max, wcu int64 }
+type acc struct {
+	items, bytes, max, wcu int64
+	example                []string
+}
 
 // measureSink writes nothing; it sizes each item and its GSI projections.
 type measureSink struct {
@@ -50,6 +54,10 @@ func (s *measureSink) Write(_ context.Context, batch []transform.Item) error {
 		a.bytes += n
 		a.max = max(a.max, n)
 		a.wcu += transform.WriteUnits(s.m, it.Attrs)
+		if a.example == nil {
+			k := transform.ItemKey(it.Attrs, [2]string{s.m.Table.PartitionKey, s.m.Table.SortKey})
+			a.example = k[:]
+		}
 	}
 	return nil
 }

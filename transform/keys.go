@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
 	"github.com/pg2dynamo/pg2dynamo/extract"
 	"github.com/pg2dynamo/pg2dynamo/mapping"
 )
@@ -538,4 +540,18 @@ func (p *Plan) valueColumn(i int) (extract.Column, bool) {
 		off += j.join.Width()
 	}
 	return extract.Column{}, false
+}
+
+// ItemKey returns an item's primary key: the values of keyAttrs (the
+// table's partition key and sort key attributes), "" for an absent one.
+// Every stage that names an item by its key (the duplicate check, the
+// sink's failed items, verify's comparison, plan) takes it from here.
+func ItemKey(attrs map[string]types.AttributeValue, keyAttrs [2]string) [2]string {
+	var k [2]string
+	for i, a := range keyAttrs {
+		if s, ok := attrs[a].(*types.AttributeValueMemberS); ok {
+			k[i] = s.Value
+		}
+	}
+	return k
 }
