@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/pg2dynamo/pg2dynamo/mapping"
 )
@@ -84,6 +85,11 @@ func orderTerm(expr string, c SortColumn, desc bool) string {
 	return expr
 }
 
+// ErrUnordered is returned (wrapped) by Rank when PostgreSQL has no
+// ordering for a column's type (point, xml, …): its values have no order
+// to respect.
+var ErrUnordered = errors.New("a column's type has no ordering")
+
 // Rank asks PostgreSQL how it orders tuples (one []any per tuple, one value
 // per column of cols, as Stream decodes them; none NULL): it sends each
 // column's values as one typed array and runs
@@ -94,8 +100,9 @@ func orderTerm(expr string, c SortColumn, desc bool) string {
 // It returns each tuple's dense rank in that order (1 first; equal tuples
 // share a rank) and the text form of each value, both in the order of
 // tuples. It reads no table and runs on the source's connection, in its
-// transaction if one is open; a PostgreSQL error (a type it cannot cast
-// the text form to) is returned wrapped.
+// transaction if one is open. A type without an ordering gives an error
+// wrapping ErrUnordered; any other PostgreSQL error (a text form it cannot
+// cast back) is returned wrapped.
 func (s *Source) Rank(ctx context.Context, cols []SortColumn, tuples [][]any, desc bool) (ranks []int64, texts [][]string, err error) {
 	if len(cols) == 0 {
 		return nil, nil, errors.New("rank: no column to order by")
@@ -131,9 +138,16 @@ func (s *Source) Rank(ctx context.Context, cols []SortColumn, tuples [][]any, de
 	if s.tx != nil {
 		q = s.tx
 	}
+	fail := func(err error) ([]int64, [][]string, error) {
+		var pe *pgconn.PgError
+		if errors.As(err, &pe) && pe.Code == "42883" { // undefined_function: no ordering operator
+			return nil, nil, fmt.Errorf("rank by %s: %w: %w", OrderBy(cols, desc), ErrUnordered, err)
+		}
+		return nil, nil, fmt.Errorf("rank by %s: %w", OrderBy(cols, desc), err)
+	}
 	rows, err := q.Query(ctx, sql, args...)
 	if err != nil {
-		return nil, nil, fmt.Errorf("rank by %s: %w", OrderBy(cols, desc), err)
+		return fail(err)
 	}
 	defer rows.Close()
 	ranks = make([]int64, 0, len(tuples))
@@ -146,13 +160,13 @@ func (s *Source) Rank(ctx context.Context, cols []SortColumn, tuples [][]any, de
 			dst = append(dst, &text[i])
 		}
 		if err := rows.Scan(dst...); err != nil {
-			return nil, nil, fmt.Errorf("rank by %s: %w", OrderBy(cols, desc), err)
+			return fail(err)
 		}
 		ranks = append(ranks, rank)
 		texts = append(texts, text)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, nil, fmt.Errorf("rank by %s: %w", OrderBy(cols, desc), err)
+		return fail(err)
 	}
 	if len(ranks) != len(tuples) {
 		return nil, nil, fmt.Errorf("rank by %s: %d tuples sent, %d ranked", OrderBy(cols, desc), len(tuples), len(ranks))

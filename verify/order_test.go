@@ -17,7 +17,7 @@ import (
 
 const eventsSQL = `
 CREATE TYPE stage AS ENUM ('new', 'open', 'closed');
-CREATE TABLE events (id integer PRIMARY KEY, at timestamptz NOT NULL, label text NOT NULL, st stage NOT NULL);`
+CREATE TABLE events (id integer PRIMARY KEY, at timestamptz NOT NULL, label text NOT NULL, st stage NOT NULL, pt point);`
 
 const eventsMapping = `table: {name: events, gsis: [{name: ByLabel, partition_key: GSI1PK, sort_key: GSI1SK}]}
 entities:
@@ -34,6 +34,10 @@ entities:
     source: {table: events}
     pk: S
     sk: S#${st}
+  PointEvent:
+    source: {table: events}
+    pk: P
+    sk: P#${pt}
 `
 
 // orderSetup loads eventsMapping over an empty events table and returns
@@ -99,8 +103,8 @@ type keyed = struct {
 // rendering of 00:00:00 as "…00Z" and of 00:00:00.5 as "…00.5Z"), in
 // either direction, and enum labels, which PostgreSQL orders as declared;
 // a fixed-width rendering of the same instants passes, text compares by
-// bytes (COLLATE "C"), and items with equal sort keys are never out of
-// order with each other.
+// bytes (COLLATE "C"), items with equal sort keys are never out of order
+// with each other, and a type PostgreSQL cannot order has no order to keep.
 func TestOrderCheckAsksPostgreSQL(t *testing.T) {
 	ctx := context.Background()
 	oc, plans := orderSetup(t)
@@ -187,6 +191,11 @@ func TestOrderCheckAsksPostgreSQL(t *testing.T) {
 		{
 			name: "enum labels in declared order", entity: 2, sortAttr: "SK",
 			items: []keyed{stage("new"), stage("open"), stage("closed")},
+		},
+		{
+			// point has no ordering in PostgreSQL: nothing to keep.
+			name: "a type without an order", entity: 3, sortAttr: "SK",
+			items: []keyed{{"P#(2,2)", map[string]any{"pt": "(2,2)"}}, {"P#(1,1)", map[string]any{"pt": "(1,1)"}}},
 		},
 	}
 	for _, tc := range tests {
