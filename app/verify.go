@@ -44,10 +44,14 @@ func verifyCommand() *cli.Command {
 		UsageText: "pg2dynamo verify --mapping FILE [--source URL] [--endpoint-url URL] [--report-json FILE] [--html FILE]",
 		Description: `verify derives every item from the source again (one snapshot), reads the whole
 table with a parallel segmented Scan, and compares them by canonical content:
-counts per entity, and the keys of missing, extra and differing items. Then it
-runs each access pattern of the mapping as a real Query (table or GSI) for
-parameters sampled from the source, and compares the items, in order, with
-those the source says must answer it. It writes nothing.
+counts per entity, and the keys of missing, extra and differing items. The
+items derived per entity must match PostgreSQL's own count(*) of its source,
+less the rows rejected, with no key derived twice. Then it runs each access
+pattern of the mapping as a real Query (table or GSI) for parameters sampled
+from the source, and compares the items, in order, with those the source says
+must answer it; the items of one entity must come back in the order PostgreSQL
+gives their sort key columns (text COLLATE "C"). A pattern whose every Query
+finds nothing, or that has no parameters to run with, fails. It writes nothing.
 
 Exit code 0 when everything matches, 4 on any mismatch.`,
 		Flags: append([]cli.Flag{mappingFlag, sourceFlag, endpointFlag, regionFlag, profileFlag, tableFlag}, reportFlags()...),

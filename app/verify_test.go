@@ -209,21 +209,10 @@ func TestDiffReportsSourceChanges(t *testing.T) {
 // that the page it renders shows the same counts as the JSON report.
 func checkHTMLReport(t *testing.T, path string, rep report.Report) {
 	t.Helper()
-	browser, err := exec.LookPath("chromium")
-	if err != nil {
-		if os.Getenv("PG2DYNAMO_SKIP_BROWSER") != "" {
-			t.Log("no chromium: HTML check skipped (PG2DYNAMO_SKIP_BROWSER)")
-			return
-		}
-		t.Fatal("chromium is needed to check the HTML report (apt-get install chromium, as scripts/test.sh does)")
+	dom, ok := renderHTML(t, path)
+	if !ok {
+		return
 	}
-	out, err := exec.Command(browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-		"--disable-background-networking", "--disable-component-update", "--disable-sync",
-		"--user-data-dir="+t.TempDir(), "--dump-dom", "file://"+path).Output()
-	if err != nil {
-		t.Fatalf("chromium: %v", err)
-	}
-	dom := string(out)
 	// The page draws its tables with a script: the counts exist only if it ran.
 	re := regexp.MustCompile(`<tr data-entity="total">(.*?)</tr>`)
 	m := re.FindStringSubmatch(dom)
@@ -236,7 +225,7 @@ func checkHTMLReport(t *testing.T, path string, rep report.Report) {
 		got[c[1]] = c[2]
 	}
 	t0 := rep.Totals
-	want := map[string]string{"rows": itoa(t0.Rows), "rejected": itoa(t0.Rejected), "expected": itoa(t0.Expected),
+	want := map[string]string{"source_rows": itoa(t0.SourceRows), "rejected": itoa(t0.Rejected), "expected": itoa(t0.Expected),
 		"table": itoa(t0.Table), "missing": itoa(t0.Missing), "changed": itoa(t0.Changed), "unchanged": itoa(t0.Unchanged),
 		"stale": itoa(t0.Stale), "write_units": itoa(t0.WriteUnits)}
 	if d := cmp.Diff(want, got); d != "" {
@@ -248,6 +237,28 @@ func checkHTMLReport(t *testing.T, path string, rep report.Report) {
 	if len(rep.Changed) > 0 && !strings.Contains(dom, `data-changed="`+rep.Changed[0].PK+" "+rep.Changed[0].SK+`"`) {
 		t.Errorf("the page does not show changed item %s / %s side by side", rep.Changed[0].PK, rep.Changed[0].SK)
 	}
+}
+
+// renderHTML opens the page at path in headless Chromium and returns the
+// DOM its scripts built; false when there is no Chromium and
+// PG2DYNAMO_SKIP_BROWSER allows skipping.
+func renderHTML(t *testing.T, path string) (string, bool) {
+	t.Helper()
+	browser, err := exec.LookPath("chromium")
+	if err != nil {
+		if os.Getenv("PG2DYNAMO_SKIP_BROWSER") != "" {
+			t.Log("no chromium: HTML check skipped (PG2DYNAMO_SKIP_BROWSER)")
+			return "", false
+		}
+		t.Fatal("chromium is needed to check the HTML report (apt-get install chromium, as scripts/test.sh does)")
+	}
+	out, err := exec.Command(browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+		"--disable-background-networking", "--disable-component-update", "--disable-sync",
+		"--user-data-dir="+t.TempDir(), "--dump-dom", "file://"+path).Output()
+	if err != nil {
+		t.Fatalf("chromium: %v", err)
+	}
+	return string(out), true
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }

@@ -60,7 +60,7 @@ const h = document.getElementById("headline");
 h.textContent = {{.Title}};
 h.className = r.ok ? "ok" : "bad";
 const diff = r.mode === "diff";
-const cols = [["entity", "entity"], ["type", "type"], ["rows", "rows"], ["rejected", "rejected"],
+const cols = [["entity", "entity"], ["type", "type"], ["source rows", "source_rows"], ["rejected", "rejected"],
   ["expected", "expected"], ["in table", "table"], [diff ? "new" : "missing", "missing"],
   ["changed", "changed"], ["unchanged", "unchanged"], ["stale", "stale"]];
 if (diff) cols.push(["write units", "write_units"]);
@@ -70,6 +70,12 @@ for (const e of [...r.entities, r.totals]) {
     el("td", typeof e[k] === "number" ? {class: "n", "data-count": k} : {}, e[k]))));
 }
 content.append(el("h2", {}, "Items per entity"), counts);
+const disagree = r.entities.filter(e => e.count_problem);
+if (disagree.length) {
+  const t = el("table", {id: "count-problems"}, el("tr", {}, el("th", {}, "entity"), el("th", {}, "problem")));
+  for (const e of disagree) t.append(el("tr", {}, el("td", {}, e.entity), el("td", {class: "bad"}, e.count_problem)));
+  content.append(el("h2", {}, "Counts that disagree"), t);
+}
 if (r.cost) {
   content.append(el("h2", {}, "Cost of the run"),
     el("p", {id: "cost"}, el("span", {"data-cost": "write_units"}, r.cost.write_units), " write units; on demand at $",
@@ -84,6 +90,7 @@ const refs = (title, list, id) => {
 };
 refs(diff ? "New items" : "Missing items", r.missing, "missing");
 refs(diff ? "Items the source no longer produces" : "Extra items", r.extra, "extra");
+refs("Keys the source derives more than once, not rejected", r.duplicates, "duplicates");
 if (r.changed && r.changed.length) {
   content.append(el("h2", {}, (diff ? "Changed items" : "Differing items") + " (" + r.changed.length + ")"));
   for (const c of r.changed.filter(c => c.before)) {
@@ -106,7 +113,7 @@ if (r.patterns && r.patterns.length) {
     t.append(el("tr", {}, el("td", {}, p.pattern), el("td", {}, p.index),
       el("td", {}, Object.entries(p.params).map(([k, v]) => k + "=" + v).join(" ")),
       el("td", {class: "n"}, p.want), el("td", {class: "n"}, p.got),
-      el("td", {class: p.ok ? "ok" : "bad"}, p.ok ? "ok" : "WRONG: " + p.problem)));
+      el("td", {class: p.ok ? "ok" : "bad"}, p.ok ? (p.note ? "ok, " + p.note : "ok") : "WRONG: " + p.problem)));
   }
   content.append(el("h2", {}, "Access patterns"), t);
 }

@@ -54,9 +54,12 @@ func New(mode string, res *verify.Result, price float64) *Report {
 	t := &r.Totals
 	t.Entity = "total"
 	for _, e := range res.Entities {
+		t.SourceRows += e.SourceRows
 		t.Rows += e.Rows
 		t.Rejected += e.Rejected
 		t.Expected += e.Expected
+		t.Derived += e.Derived
+		t.Duplicates += e.Duplicates
 		t.Table += e.Table
 		t.Missing += e.Missing
 		t.Changed += e.Changed
@@ -123,8 +126,24 @@ func (r *Report) Headline() string {
 			bad++
 		}
 	}
-	return fmt.Sprintf("verify %s: table %s, %d items expected, %d missing, %d extra, %d differing; %d access-pattern queries, %d wrong",
-		verdict, r.Table, t.Expected, len(r.Missing), len(r.Extra), len(r.Changed), len(r.Patterns), bad)
+	s := fmt.Sprintf("verify %s: table %s, %d items expected, %d missing, %d extra, %d differing", verdict, r.Table, t.Expected, len(r.Missing), len(r.Extra), len(r.Changed))
+	if n := countProblems(r.Entities); n > 0 {
+		s += ", " + plural(n, "entity", "entities") + " whose counts disagree"
+	}
+	if n := len(r.Duplicates); n > 0 {
+		s += ", " + plural(n, "key", "keys") + " derived more than once"
+	}
+	return s + fmt.Sprintf("; %d access-pattern queries, %d wrong", len(r.Patterns), bad)
+}
+
+func countProblems(es []verify.EntityCounts) int {
+	n := 0
+	for _, e := range es {
+		if e.CountProblem != "" {
+			n++
+		}
+	}
+	return n
 }
 
 func writeTables(b *strings.Builder, r *Report, md bool, limit int) {
@@ -144,13 +163,13 @@ func writeTables(b *strings.Builder, r *Report, md bool, limit int) {
 	if r.Mode == ModeDiff {
 		newWord = "new"
 	}
-	head := []string{"entity", "type", "rows", "rejected", "expected", "in table", newWord, "changed", "unchanged", extraWord}
+	head := []string{"entity", "type", "source rows", "rejected", "expected", "in table", newWord, "changed", "unchanged", extraWord}
 	if r.Mode == ModeDiff {
 		head = append(head, "write units")
 	}
 	var rows [][]string
 	for _, e := range append(r.Entities, r.Totals) {
-		row := []string{e.Entity, e.Type, num(e.Rows), num(e.Rejected), num(e.Expected), num(e.Table), num(e.Missing), num(e.Changed), num(e.Unchanged), num(e.Stale)}
+		row := []string{e.Entity, e.Type, num(e.SourceRows), num(e.Rejected), num(e.Expected), num(e.Table), num(e.Missing), num(e.Changed), num(e.Unchanged), num(e.Stale)}
 		if r.Mode == ModeDiff {
 			row = append(row, num(e.WriteUnits))
 		}
@@ -158,6 +177,16 @@ func writeTables(b *strings.Builder, r *Report, md bool, limit int) {
 	}
 	heading("Items per entity")
 	table(b, md, head, rows)
+	if countProblems(r.Entities) > 0 {
+		heading("Counts that disagree (expected = (source rows − rejected) × items a row)")
+		var rows [][]string
+		for _, e := range r.Entities {
+			if e.CountProblem != "" {
+				rows = append(rows, []string{e.Entity, e.CountProblem})
+			}
+		}
+		table(b, md, []string{"entity", "problem"}, rows)
+	}
 
 	list := func(title string, refs []verify.ItemRef) {
 		if len(refs) == 0 {
@@ -181,6 +210,7 @@ func writeTables(b *strings.Builder, r *Report, md bool, limit int) {
 		list("Missing items", r.Missing)
 		list("Extra items", r.Extra)
 	}
+	list("Keys the source derives more than once, not rejected", r.Duplicates)
 	if len(r.Changed) > 0 {
 		title := "Differing items"
 		if r.Mode == ModeDiff {
@@ -204,6 +234,7 @@ func writeTables(b *strings.Builder, r *Report, md bool, limit int) {
 		type agg struct {
 			index         string
 			queries, bad  int
+			note          string
 			firstProblems []verify.PatternResult
 		}
 		var order []string
@@ -215,7 +246,12 @@ func writeTables(b *strings.Builder, r *Report, md bool, limit int) {
 				per[p.Pattern] = a
 				order = append(order, p.Pattern)
 			}
-			a.queries++
+			if !p.NotRun {
+				a.queries++
+			}
+			if p.Note != "" {
+				a.note = p.Note
+			}
 			if !p.OK {
 				a.bad++
 				if len(a.firstProblems) < max(limit, 1) {
@@ -227,6 +263,9 @@ func writeTables(b *strings.Builder, r *Report, md bool, limit int) {
 		for _, name := range order {
 			a := per[name]
 			status := "ok"
+			if a.note != "" {
+				status = "ok, " + a.note
+			}
 			if a.bad > 0 {
 				status = fmt.Sprintf("%d WRONG", a.bad)
 			}
@@ -252,6 +291,13 @@ func writeTables(b *strings.Builder, r *Report, md bool, limit int) {
 }
 
 func num(n int64) string { return fmt.Sprint(n) }
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
 
 func params(p map[string]string) string {
 	var parts []string

@@ -69,26 +69,67 @@ type ChangedItem struct {
 	After  json.RawMessage `json:"after,omitempty"`
 }
 
-// EntityCounts compares one entity's items.
+// EntityCounts compares one entity's items. The source's own count comes
+// first: SourceRows is PostgreSQL's count(*) of the entity's source, run
+// by verify in its snapshot, apart from the transform. Each row not
+// rejected must give ItemsPerRow items (2 with a mirror), so
+//
+//	Expected = (SourceRows − Rejected) × ItemsPerRow
+//
+// and the transform must derive exactly that many items, all with
+// distinct keys: Derived = Expected and Duplicates = 0. Otherwise
+// CountProblem says what differs, and verification fails.
 type EntityCounts struct {
 	Entity string `json:"entity"`
 	Type   string `json:"type"`
-	// Rows read from the source, and rows that give no item (rejected).
+	// SourceRows is PostgreSQL's count(*) of the entity's source.
+	SourceRows int64 `json:"source_rows"`
+	// Rows is the number of rows the transform read; Rejected the rows
+	// that give no item, rejected as migrate rejects them (a bad key, a
+	// value DynamoDB cannot hold, a duplicate key the run's duplicate
+	// check finds), each listed by migrate in its rejects file.
 	Rows     int64 `json:"rows"`
 	Rejected int64 `json:"rejected"`
-	// Expected items derived from the source; Table items of this type.
-	Expected  int64 `json:"expected"`
+	// ItemsPerRow is 1, or 2 for an entity with a mirror item.
+	ItemsPerRow int64 `json:"items_per_row"`
+	// Expected items: (SourceRows − Rejected) × ItemsPerRow.
+	Expected int64 `json:"expected"`
+	// Derived is the number of distinct items the transform derived;
+	// Duplicates the derived items whose key an earlier derived item
+	// already has (of this entity or another), which no duplicate check
+	// rejected: migrate writes them over each other and one survives.
+	Derived    int64 `json:"derived"`
+	Duplicates int64 `json:"duplicates"`
+	// CountProblem says how the counts disagree; empty when they agree.
+	CountProblem string `json:"count_problem,omitempty"`
+	// Table items of this type.
 	Table     int64 `json:"table"`
 	Missing   int64 `json:"missing"`
 	Changed   int64 `json:"changed"`
 	Unchanged int64 `json:"unchanged"`
 	// Stale items of this type the source no longer produces.
 	Stale int64 `json:"stale"`
-	// WriteUnits a run writing every expected item consumes.
+	// WriteUnits a run writing every derived item consumes.
 	WriteUnits int64 `json:"write_units"`
 }
 
-// PatternResult is one access pattern run for one parameter tuple.
+// checkCounts sets Expected and CountProblem from the other counts.
+func (e *EntityCounts) checkCounts() {
+	e.Expected = (e.SourceRows - e.Rejected) * e.ItemsPerRow
+	e.CountProblem = ""
+	if e.Derived == e.Expected && e.Duplicates == 0 {
+		return
+	}
+	e.CountProblem = fmt.Sprintf("PostgreSQL counts %d rows, %d rejected: %d items expected (%d a row); the transform read %d rows and derived %d items with distinct keys",
+		e.SourceRows, e.Rejected, e.Expected, e.ItemsPerRow, e.Rows, e.Derived)
+	if e.Duplicates > 0 {
+		e.CountProblem += fmt.Sprintf(", and %d more with the key of another derived item, which no duplicate check rejected: a run writes them over each other", e.Duplicates)
+	}
+}
+
+// PatternResult is one access pattern run for one parameter tuple, or a
+// pattern that could not be run (no parameter tuple: Params empty, Want
+// and Got 0).
 type PatternResult struct {
 	Pattern string            `json:"pattern"`
 	Index   string            `json:"index"`
@@ -97,6 +138,14 @@ type PatternResult struct {
 	Got     int               `json:"got"`
 	OK      bool              `json:"ok"`
 	Problem string            `json:"problem,omitempty"`
+	// Order, when set, is the order mismatch Problem describes.
+	Order *OrderMismatch `json:"order,omitempty"`
+	// NotRun is true when no Query was run: the pattern had no parameter
+	// tuple to run it with.
+	NotRun bool `json:"not_run,omitempty"`
+	// Note says why a passing result checked nothing (the source derives
+	// no item).
+	Note string `json:"note,omitempty"`
 	// Retries counts the GSI's re-reads (Options.IndexWait) before this
 	// result.
 	Retries int `json:"retries,omitempty"`
@@ -113,21 +162,31 @@ type Result struct {
 	Missing []ItemRef `json:"missing"`
 	// Extra items are in the table but not derived from the source: of a
 	// mapped type (stale) or not (unmanaged).
-	Extra     []ItemRef     `json:"extra"`
-	Stale     int64         `json:"stale"`
-	Unmanaged int64         `json:"unmanaged"`
-	Changed   []ChangedItem `json:"changed"`
+	Extra []ItemRef `json:"extra"`
+	// Duplicates are keys the source derives more than once that no
+	// duplicate check rejected (EntityCounts.Duplicates), one entry per
+	// extra item, typed by its entity.
+	Duplicates []ItemRef     `json:"duplicates"`
+	Stale      int64         `json:"stale"`
+	Unmanaged  int64         `json:"unmanaged"`
+	Changed    []ChangedItem `json:"changed"`
 	// ListsTruncated is true when a list holds only its first MaxListed
 	// keys (in bucket order); the counts per entity are complete.
 	ListsTruncated bool            `json:"lists_truncated,omitempty"`
 	Patterns       []PatternResult `json:"patterns,omitempty"`
 }
 
-// OK reports whether the table holds exactly the derived items and every
-// access pattern returned what it should.
+// OK reports whether the source's counts agree with the items derived
+// (EntityCounts), the table holds exactly the derived items, and every
+// access pattern returned what it should, in PostgreSQL's order.
 func (r *Result) OK() bool {
-	if r.TableMissing || len(r.Missing) > 0 || len(r.Extra) > 0 || len(r.Changed) > 0 {
+	if r.TableMissing || len(r.Missing) > 0 || len(r.Extra) > 0 || len(r.Changed) > 0 || len(r.Duplicates) > 0 {
 		return false
+	}
+	for _, e := range r.Entities {
+		if e.CountProblem != "" {
+			return false
+		}
 	}
 	for _, p := range r.Patterns {
 		if !p.OK {
@@ -140,11 +199,16 @@ func (r *Result) OK() bool {
 // Compare derives every item from src (which must have begun its snapshot)
 // by the plans, reads the whole table with a parallel segmented Scan, and
 // compares the two by canonical content, bucket by bucket on disk so that
-// memory does not grow with the table. Then it runs each access pattern for
-// parameters sampled from the source and compares the Query's items, in
-// order, with the derived items that must answer it; a check on a GSI that
-// does not match is queried again within opts.IndexWait. It writes nothing
-// to DynamoDB. It fails, before reading the source, when DynamoDB cannot be
+// memory does not grow with the table. It checks the items derived per
+// entity against PostgreSQL's own count(*) of its source, less the rows
+// rejected (EntityCounts). Then it runs each access pattern for parameters
+// sampled from the source and compares the Query's items, in order, with
+// the derived items that must answer it; a check on a GSI that does not
+// match is queried again within opts.IndexWait. Items that match are then
+// checked to come back in the order PostgreSQL gives their source values
+// (OrderMismatch), and a pattern that could not be run, or whose every
+// Query found nothing, fails (patternSample.runAll). It writes nothing to
+// DynamoDB. It fails, before reading the source, when DynamoDB cannot be
 // reached (load.DescribeTable), and on a source, Scan or Query error; a
 // mismatch is a result, not an error.
 func Compare(ctx context.Context, src *extract.Source, m *mapping.Mapping, plans []*transform.Plan,
@@ -159,16 +223,15 @@ func Compare(ctx context.Context, src *extract.Source, m *mapping.Mapping, plans
 	if err != nil {
 		return nil, err
 	}
+	// PostgreSQL's own count of every source, in the snapshot: what the
+	// items derived are checked against, apart from the transform.
+	sourceRows := make([]int64, len(plans))
 	var expected int64
-	for _, p := range plans {
-		n, err := src.Count(ctx, p.Entity())
-		if err != nil {
+	for i, p := range plans {
+		if sourceRows[i], err = src.Count(ctx, p.Entity()); err != nil {
 			return nil, err
 		}
-		if p.Entity().Mirror != nil {
-			n *= 2
-		}
-		expected += n
+		expected += sourceRows[i] * itemsPerRow(p)
 	}
 	if td == nil {
 		res.TableMissing = true
@@ -183,11 +246,15 @@ func Compare(ctx context.Context, src *extract.Source, m *mapping.Mapping, plans
 	}
 	defer sp.remove()
 
-	var checks []*patternCheck
+	var samples []*patternSample
 	if !opts.SkipPatterns {
-		if checks, err = samplePatterns(ctx, src, m, plans, cmp(opts.Sample, 20)); err != nil {
+		if samples, err = samplePatterns(ctx, src, m, plans, cmp(opts.Sample, 20)); err != nil {
 			return nil, err
 		}
+	}
+	var checks []*patternCheck
+	for _, ps := range samples {
+		checks = append(checks, ps.checks...)
 	}
 	byAttr := indexChecks(checks)
 
@@ -196,18 +263,19 @@ func Compare(ctx context.Context, src *extract.Source, m *mapping.Mapping, plans
 	wcu := make([]int64, len(plans))
 	var mu sync.Mutex
 	sink := sinkFunc(func(_ context.Context, batch []transform.Item) error {
-		for _, it := range batch {
+		for j, it := range batch {
 			key := itemKey(it.Attrs, keyAttrs)
 			if err := sp.add(fromSource, it.Entity, key, Canonical(it.Attrs)); err != nil {
 				return err
 			}
 			w := transform.WriteUnits(m, it.Attrs)
+			mirror := isMirror(batch, j, plans)
 			mu.Lock()
 			wcu[it.Entity] += w
 			for attr, bySample := range byAttr {
 				if v, ok := it.Attrs[attr].(*types.AttributeValueMemberS); ok {
 					for _, c := range bySample[v.Value] {
-						c.offer(m, it.Attrs)
+						c.offer(m, it, mirror)
 					}
 				}
 			}
@@ -224,7 +292,7 @@ func Compare(ctx context.Context, src *extract.Source, m *mapping.Mapping, plans
 	}
 	for i, e := range sum.Entities {
 		res.Entities = append(res.Entities, EntityCounts{Entity: e.Name, Type: plans[i].Entity().Type,
-			Rows: e.Rows, Rejected: e.Rejected, WriteUnits: wcu[i]})
+			SourceRows: sourceRows[i], Rows: e.Rows, Rejected: e.Rejected, ItemsPerRow: itemsPerRow(plans[i]), WriteUnits: wcu[i]})
 	}
 
 	// Table pass: parallel segmented Scan.
@@ -237,18 +305,52 @@ func Compare(ctx context.Context, src *extract.Source, m *mapping.Mapping, plans
 	if err := res.compareBuckets(sp, m, plans, cmp(opts.SampleChanged, 20)); err != nil {
 		return nil, err
 	}
+	var derived int64
+	for i := range res.Entities {
+		res.Entities[i].checkCounts()
+		derived += res.Entities[i].Derived
+	}
 	res.Missing, res.Extra, res.Changed = nonNil(res.Missing), nonNil(res.Extra), nonNil(res.Changed)
+	res.Duplicates = nonNil(res.Duplicates)
 	if !res.TableMissing {
 		wait := newIndexWait(opts.IndexWait)
-		for _, c := range checks {
-			pr, err := c.run(ctx, client, m.Table.Name, wait)
+		orders := newOrderChecker(src, m, plans)
+		for _, ps := range samples {
+			prs, err := ps.runAll(ctx, client, m.Table.Name, wait, orders, derived, sourceRows)
 			if err != nil {
 				return nil, err
 			}
-			res.Patterns = append(res.Patterns, pr)
+			res.Patterns = append(res.Patterns, prs...)
 		}
 	}
 	return res, nil
+}
+
+// itemsPerRow is the number of items a row of p's entity gives: 2 with a
+// mirror, else 1.
+func itemsPerRow(p *transform.Plan) int64 {
+	if p.Entity().Mirror != nil {
+		return 2
+	}
+	return 1
+}
+
+// isMirror reports whether batch[j] is its entity's mirror item. The
+// pipeline hands a row's items to the sink together, in one batch, in the
+// order transform.Plan.Items appends them: the item, then its mirror, both
+// holding the row's one values slice (transform.Item.Row). So a mirror is
+// an item of a mirrored entity whose row is the previous item's, that
+// previous item not being a mirror itself.
+func isMirror(batch []transform.Item, j int, plans []*transform.Plan) bool {
+	it := batch[j]
+	if plans[it.Entity].Entity().Mirror == nil || j == 0 {
+		return false
+	}
+	prev := batch[j-1]
+	if prev.Entity != it.Entity || len(prev.Row) == 0 || len(prev.Row) != len(it.Row) || &prev.Row[0] != &it.Row[0] {
+		return false
+	}
+	return !isMirror(batch, j-1, plans)
 }
 
 // MaxListed bounds the keys kept per list (missing, extra, changed), so
@@ -325,18 +427,24 @@ func (r *Result) compareBuckets(sp *spill, m *mapping.Mapping, plans []*transfor
 		return ItemRef{PK: pk, SK: sk, Type: typ}
 	}
 	err := sp.each(func(recs []record) error {
+		// The first derived item of each key, and the others with that key
+		// (duplicates): the table holds whichever a run wrote last.
 		source := map[string]record{}
+		others := map[string][]record{}
 		for _, rc := range recs {
 			if rc.side != fromSource {
 				continue
 			}
 			if _, dup := source[rc.key]; dup {
-				// migrate rejects the later of two rows with one key.
-				r.Entities[rc.entity].Rejected++
+				// Not rejected by the pipeline's duplicate check, which
+				// rejects what migrate rejects: migrate wrote both.
+				r.Entities[rc.entity].Duplicates++
+				r.Duplicates = r.keep(r.Duplicates, ref(rc.key, plans[rc.entity].Entity().Type))
+				others[rc.key] = append(others[rc.key], rc)
 				continue
 			}
 			source[rc.key] = rc
-			r.Entities[rc.entity].Expected++
+			r.Entities[rc.entity].Derived++
 		}
 		seen := map[string]bool{}
 		for _, rc := range recs {
@@ -359,7 +467,7 @@ func (r *Result) compareBuckets(sp *spill, m *mapping.Mapping, plans []*transfor
 				continue
 			}
 			seen[rc.key] = true
-			if bytes.Equal(s.item, rc.item) {
+			if bytes.Equal(s.item, rc.item) || slices.ContainsFunc(others[rc.key], func(o record) bool { return bytes.Equal(o.item, rc.item) }) {
 				r.Entities[s.entity].Unchanged++
 				continue
 			}
@@ -385,6 +493,7 @@ func (r *Result) compareBuckets(sp *spill, m *mapping.Mapping, plans []*transfor
 	less := func(a, b ItemRef) int { return strings.Compare(a.PK+"\x00"+a.SK, b.PK+"\x00"+b.SK) }
 	slices.SortFunc(r.Missing, less)
 	slices.SortFunc(r.Extra, less)
+	slices.SortFunc(r.Duplicates, less)
 	slices.SortFunc(r.Changed, func(a, b ChangedItem) int { return less(a.ItemRef, b.ItemRef) })
 	return err
 }

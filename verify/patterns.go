@@ -110,58 +110,88 @@ type patternCheck struct {
 	pk     string
 	sk     []string
 	gsi    *mapping.GSI
+	// sortAttr is the attribute the Query's index sorts by ("" for a GSI
+	// without a sort key).
+	sortAttr string
 	// want holds the projected canonical items and their sort key values.
 	want []wantItem
 }
 
+// wantItem is an item that must answer a pattern's Query: its sort key
+// value, its canonical projected form, and where it comes from: its
+// entity (index in the plans), whether it is the entity's mirror item,
+// and the source row it was derived from (transform.Item.Row: values in
+// the plan's Query().Columns order, then its joins').
 type wantItem struct {
-	sort string
-	item []byte
+	sort   string
+	item   []byte
+	entity int
+	mirror bool
+	row    []any
+}
+
+// patternSample is one access pattern and the checks of the parameter
+// tuples sampled for it.
+type patternSample struct {
+	pp *transform.PatternPlan
+	// from is the index of the entity whose source the parameters are
+	// sampled from; -1 when the pattern has none.
+	from int
+	// tuples is how many parameter tuples were sampled; unrendered says
+	// why the last of those that give no check did not render a key.
+	tuples     int
+	unrendered string
+	checks     []*patternCheck
 }
 
 // samplePatterns compiles every access pattern and samples up to n
 // parameter tuples for it from the first entity source that has all its
-// parameters.
-func samplePatterns(ctx context.Context, src *extract.Source, m *mapping.Mapping, plans []*transform.Plan, n int) ([]*patternCheck, error) {
-	var out []*patternCheck
+// parameters. Every pattern gets a patternSample, in mapping order, with
+// or without checks.
+func samplePatterns(ctx context.Context, src *extract.Source, m *mapping.Mapping, plans []*transform.Plan, n int) ([]*patternSample, error) {
+	var out []*patternSample
 	for _, ap := range m.AccessPatterns {
 		pp, err := transform.CompilePattern(m, ap, plans)
 		if err != nil {
 			return nil, err
 		}
+		ps := &patternSample{pp: pp, from: -1}
 		var tuples [][]any
 		if len(pp.Params) == 0 {
 			tuples = [][]any{{}}
 		} else {
-			var from *mapping.Entity
-			for _, p := range plans {
+			for i, p := range plans {
 				if hasColumns(p.SourceColumns(), pp.Params) {
-					from = p.Entity()
+					ps.from = i
 					break
 				}
 			}
-			if from == nil {
+			if ps.from < 0 {
 				return nil, m.Errorf(mapping.Path(mapping.KeyAccessPatterns, ap.Name, mapping.KeyKeyCondition),
 					"no entity's source has all of the parameters %v together: cannot sample them", pp.Params)
 			}
-			if tuples, err = src.SampleParams(ctx, from.Source, pp.Params, n); err != nil {
+			if tuples, err = src.SampleParams(ctx, plans[ps.from].Entity().Source, pp.Params, n); err != nil {
 				return nil, err
 			}
 		}
+		ps.tuples = len(tuples)
 		for _, t := range tuples {
 			pk, sk, err := pp.Render(t)
 			if err != nil {
-				continue // a tuple no item could have (a NULL): nothing to check
+				ps.unrendered = err.Error()
+				continue // a tuple no item could have: nothing to check
 			}
-			c := &patternCheck{pp: pp, values: t, pk: pk, sk: sk, params: map[string]string{}}
+			c := &patternCheck{pp: pp, values: t, pk: pk, sk: sk, params: map[string]string{}, sortAttr: m.Table.SortKey}
 			for i, p := range pp.Params {
 				c.params[p] = fmt.Sprint(t[i])
 			}
 			if ap.Index != "" {
 				c.gsi = m.Table.GSI(ap.Index)
+				c.sortAttr = c.gsi.SortKey
 			}
-			out = append(out, c)
+			ps.checks = append(ps.checks, c)
 		}
+		out = append(out, ps)
 	}
 	return out, nil
 }
@@ -196,9 +226,11 @@ func indexChecks(checks []*patternCheck) map[string]map[string][]*patternCheck {
 	return out
 }
 
-// offer adds item to the expected answer if it is in the pattern's index
-// and satisfies its sort key condition. The caller holds the lock.
-func (c *patternCheck) offer(m *mapping.Mapping, item map[string]types.AttributeValue) {
+// offer adds it to the expected answer if it is in the pattern's index
+// and satisfies its sort key condition; mirror says it is its entity's
+// mirror item. The caller holds the lock.
+func (c *patternCheck) offer(m *mapping.Mapping, it transform.Item, mirror bool) {
+	item := it.Attrs
 	kc := c.pp.Pattern.Condition
 	if c.gsi != nil {
 		for _, a := range []string{c.gsi.PartitionKey, c.gsi.SortKey} {
@@ -207,13 +239,9 @@ func (c *patternCheck) offer(m *mapping.Mapping, item map[string]types.Attribute
 			}
 		}
 	}
-	sortAttr := m.Table.SortKey
-	if c.gsi != nil {
-		sortAttr = c.gsi.SortKey
-	}
 	var sortVal string
-	if sortAttr != "" {
-		s, _ := item[sortAttr].(*types.AttributeValueMemberS)
+	if c.sortAttr != "" {
+		s, _ := item[c.sortAttr].(*types.AttributeValueMemberS)
 		if s != nil {
 			sortVal = s.Value
 		}
@@ -245,7 +273,7 @@ func (c *patternCheck) offer(m *mapping.Mapping, item map[string]types.Attribute
 	if c.gsi != nil {
 		projected = transform.Project(m, *c.gsi, item)
 	}
-	c.want = append(c.want, wantItem{sort: sortVal, item: Canonical(projected)})
+	c.want = append(c.want, wantItem{sort: sortVal, item: Canonical(projected), entity: it.Entity, mirror: mirror, row: it.Row})
 }
 
 // indexWait is the time a verification may spend re-reading GSIs that do
@@ -294,8 +322,10 @@ func (w *indexWait) delay(attempt int) (time.Duration, bool) {
 // reads consistently (PatternQuery); a GSI can only be read eventually
 // consistently and may lag the writes just made, so a GSI check that does
 // not match is queried again, after jittered backoff (indexWait), while
-// wait allows. The result counts those re-reads.
-func (c *patternCheck) run(ctx context.Context, client *dynamodb.Client, table string, wait *indexWait) (PatternResult, error) {
+// wait allows. The result counts those re-reads. When the items match,
+// their order is checked against PostgreSQL's order of their source
+// values (orderChecker): a mismatch fails the result, with its Order.
+func (c *patternCheck) run(ctx context.Context, client *dynamodb.Client, table string, wait *indexWait, orders *orderChecker) (PatternResult, error) {
 	ap := c.pp.Pattern
 	desc := ap.ScanForward != nil && !*ap.ScanForward
 	slices.SortFunc(c.want, func(a, b wantItem) int {
@@ -310,8 +340,22 @@ func (c *patternCheck) run(ctx context.Context, client *dynamodb.Client, table s
 	for attempt := 1; ; attempt++ {
 		res, err := c.query(ctx, client, table)
 		res.Retries = attempt - 1
-		if err != nil || res.OK || c.gsi == nil {
+		if err != nil {
 			return res, err
+		}
+		if res.OK {
+			// The answer is want, item for item, in want's order.
+			mm, err := orders.check(ctx, c.want, c.sortAttr, desc)
+			if err != nil {
+				return res, fmt.Errorf("pattern %s: %w", ap.Name, err)
+			}
+			if mm != nil {
+				res.OK, res.Order, res.Problem = false, mm, mm.describe(desc)
+			}
+			return res, nil
+		}
+		if c.gsi == nil {
+			return res, nil
 		}
 		d, ok := wait.delay(attempt)
 		if !ok {
@@ -377,4 +421,84 @@ func (c *patternCheck) query(ctx context.Context, client *dynamodb.Client, table
 	}
 	res.OK = true
 	return res, nil
+}
+
+// runAll runs the sample's checks and judges the pattern as a whole:
+//
+//   - a pattern with no check (no parameter tuple to query with: its
+//     source is empty, or no tuple renders a key) could not be checked,
+//     and fails;
+//   - a pattern whose every check expected and got no item matches
+//     nothing: no sampled parameter reaches any item, which is what a key
+//     condition whose text differs from the items' keys does. Each of its
+//     results fails.
+//
+// Both are failures only when the source derives some item: when it
+// derives none (derived is 0), no Query can find one, the Scan proves the
+// table holds none, and the results pass with a Note saying the pattern
+// was not checked. rows gives each entity's source row count, for the
+// message.
+func (ps *patternSample) runAll(ctx context.Context, client *dynamodb.Client, table string, wait *indexWait,
+	orders *orderChecker, derived int64, rows []int64) ([]PatternResult, error) {
+	ap := ps.pp.Pattern
+	index := ap.Index
+	if index == "" {
+		index = "table"
+	}
+	const empty = "not checked: the source derives no item, so no Query can find one (the Scan checks the table holds none)"
+	if len(ps.checks) == 0 {
+		res := PatternResult{Pattern: ap.Name, Index: index, Params: map[string]string{}, NotRun: true}
+		switch {
+		case derived == 0:
+			res.OK, res.Note = true, empty
+		case ps.tuples == 0 && ps.from >= 0 && rows[ps.from] == 0:
+			e := orders.plans[ps.from].Entity()
+			res.Problem = fmt.Sprintf("not checked: its parameters (%s) are sampled from the source of entity %s (%s), which is empty: no Query was run",
+				strings.Join(ps.pp.Params, ", "), e.Name, sourceName(e.Source))
+		case ps.tuples == 0:
+			e := orders.plans[ps.from].Entity()
+			res.Problem = fmt.Sprintf("not checked: no row of the source of entity %s (%s) has its parameters (%s) all non-NULL: no Query was run",
+				e.Name, sourceName(e.Source), strings.Join(ps.pp.Params, ", "))
+		default:
+			res.Problem = fmt.Sprintf("not checked: none of the %d sampled parameter tuples renders a key (%s): no Query was run", ps.tuples, ps.unrendered)
+		}
+		return []PatternResult{res}, nil
+	}
+	out := make([]PatternResult, 0, len(ps.checks))
+	nothing := true
+	for _, c := range ps.checks {
+		pr, err := c.run(ctx, client, table, wait, orders)
+		if err != nil {
+			return nil, err
+		}
+		nothing = nothing && pr.OK && pr.Want == 0 && pr.Got == 0
+		out = append(out, pr)
+	}
+	if !nothing {
+		return out, nil
+	}
+	for i := range out {
+		if derived == 0 {
+			out[i].Note = empty
+			continue
+		}
+		c := ps.checks[i]
+		kc := ap.Condition
+		keys := fmt.Sprintf("%s = %q", kc.PartitionAttr, c.pk)
+		if kc.SortAttr != "" {
+			keys += fmt.Sprintf(", %s %s %q", kc.SortAttr, kc.SortOp, strings.Join(c.sk, `" AND "`))
+		}
+		out[i].OK = false
+		out[i].Problem = fmt.Sprintf("matches nothing: none of the %d sampled parameter tuples reaches any item (each Query expected and returned 0 items; this one asks %s): does the key condition's text match how the items' keys are rendered?",
+			len(ps.checks), keys)
+	}
+	return out, nil
+}
+
+// sourceName names a source in a message: "table sales.orders", "its query".
+func sourceName(src mapping.Source) string {
+	if src.IsQuery() {
+		return "its query"
+	}
+	return "table " + src.String()
 }
