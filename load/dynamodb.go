@@ -294,7 +294,7 @@ func (d *DynamoDB) write(ctx context.Context, batch []transform.Item) error {
 
 // unprocessed reports the items still in UnprocessedItems after rounds.
 func (d *DynamoDB) unprocessed(batch []transform.Item, left []types.WriteRequest, rounds int) error {
-	index := make(map[string]int, len(batch))
+	index := make(map[[2]string]int, len(batch))
 	for i, it := range batch {
 		index[d.keyOf(it.Attrs)] = i
 	}
@@ -311,15 +311,9 @@ func (d *DynamoDB) unprocessed(batch []transform.Item, left []types.WriteRequest
 	return be
 }
 
-func (d *DynamoDB) keyOf(item map[string]types.AttributeValue) string {
-	var k string
-	for _, a := range d.keys {
-		if s, ok := item[a].(*types.AttributeValueMemberS); ok {
-			k += s.Value
-		}
-		k += "\x00"
-	}
-	return k
+// keyOf is an item's primary key (transform.ItemKey) as one map key.
+func (d *DynamoDB) keyOf(item map[string]types.AttributeValue) [2]string {
+	return transform.ItemKey(item, d.keys)
 }
 
 // putEach writes items one by one with PutItem to single out the invalid.

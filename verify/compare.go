@@ -376,17 +376,11 @@ type sinkFunc func(context.Context, []transform.Item) error
 
 func (f sinkFunc) Write(ctx context.Context, b []transform.Item) error { return f(ctx, b) }
 
+// itemKey is an item's primary key (transform.ItemKey) as one string: the
+// partition key, a NUL, the sort key.
 func itemKey(item map[string]types.AttributeValue, keyAttrs [2]string) string {
-	var b strings.Builder
-	for i, a := range keyAttrs {
-		if i > 0 {
-			b.WriteByte(0)
-		}
-		if s, ok := item[a].(*types.AttributeValueMemberS); ok {
-			b.WriteString(s.Value)
-		}
-	}
-	return b.String()
+	k := transform.ItemKey(item, keyAttrs)
+	return k[0] + "\x00" + k[1]
 }
 
 // scanInto reads the whole table with segments parallel Scans (strongly

@@ -33,11 +33,11 @@ entities:
   StageEvent:
     source: {table: events}
     pk: S
-    sk: S#${st}
+    sk: S#${st:0}
   PointEvent:
     source: {table: events}
     pk: P
-    sk: P#${pt}
+    sk: P#${pt:0}
 `
 
 // orderSetup loads eventsMapping over an empty events table and returns
@@ -184,7 +184,7 @@ func TestOrderCheckAsksPostgreSQL(t *testing.T) {
 		{
 			name: "enum labels sort as declared, not as text", entity: 2, sortAttr: "SK",
 			items: []keyed{stage("closed"), stage("new"), stage("open")},
-			want: &OrderMismatch{Entity: "StageEvent", SortKey: "SK", Template: "S#${st}", OrderBy: "st",
+			want: &OrderMismatch{Entity: "StageEvent", SortKey: "SK", Template: "S#${st:0}", OrderBy: "st",
 				First:  item(1, "S#closed", map[string]string{"st": "closed"}),
 				Second: item(2, "S#new", map[string]string{"st": "new"})},
 		},
