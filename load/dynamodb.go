@@ -103,12 +103,22 @@ func NewClient(ctx context.Context, cc ClientConfig) (*dynamodb.Client, error) {
 	}), nil
 }
 
+// WriteAPI is what the DynamoDB sink calls: *dynamodb.Client, or a fake
+// at this seam in tests.
+type WriteAPI interface {
+	BatchWriteItem(ctx context.Context, in *dynamodb.BatchWriteItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.BatchWriteItemOutput, error)
+	PutItem(ctx context.Context, in *dynamodb.PutItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error)
+}
+
 // DynamoDB is a Sink that writes with BatchWriteItem.
 type DynamoDB struct {
-	client  *dynamodb.Client
-	table   string
-	keys    [2]string
-	backoff *retry.ExponentialJitterBackoff
+	client WriteAPI
+	table  string
+	keys   [2]string
+	// Backoff gives the wait before the nth re-send of UnprocessedItems
+	// (n from 1): the SDK's exponential backoff with full jitter, capped
+	// at 20 s, unless replaced (tests).
+	Backoff retry.BackoffDelayer
 	// maxRounds bounds how often one batch's UnprocessedItems are re-sent.
 	maxRounds int
 
@@ -134,6 +144,7 @@ type writeLimit struct {
 	estimate func(map[string]types.AttributeValue) int64
 	mu       sync.Mutex
 	lastRise time.Time
+	now      func() time.Time
 }
 
 // LimitWriteUnits caps the sink at units write units per second, measured
@@ -142,7 +153,7 @@ type writeLimit struct {
 // what DynamoDB then reports is waited for after.
 func (d *DynamoDB) LimitWriteUnits(units int, estimate func(map[string]types.AttributeValue) int64) {
 	burst := min(units, 50)
-	d.limit = &writeLimit{cap: float64(units), limiter: rate.NewLimiter(rate.Limit(units), burst), estimate: estimate}
+	d.limit = &writeLimit{cap: float64(units), limiter: rate.NewLimiter(rate.Limit(units), burst), estimate: estimate, now: time.Now}
 }
 
 // wait blocks until n write units may be consumed, in steps no larger than
@@ -161,27 +172,28 @@ func (l *writeLimit) wait(ctx context.Context, n int64) error {
 func (l *writeLimit) throttled() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.limiter.SetLimit(max(1, l.limiter.Limit()/2))
-	l.lastRise = time.Now()
+	l.limiter.SetLimitAt(l.now(), max(1, l.limiter.Limit()/2))
+	l.lastRise = l.now()
 }
 
 func (l *writeLimit) succeeded() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if lim := float64(l.limiter.Limit()); lim < l.cap && time.Since(l.lastRise) >= time.Second {
-		l.limiter.SetLimit(rate.Limit(min(l.cap, lim*1.1+1)))
-		l.lastRise = time.Now()
+	if lim := float64(l.limiter.Limit()); lim < l.cap && l.now().Sub(l.lastRise) >= time.Second {
+		l.limiter.SetLimitAt(l.now(), rate.Limit(min(l.cap, lim*1.1+1)))
+		l.lastRise = l.now()
 	}
 }
 
-// NewDynamoDB returns a sink writing to table, whose partition and sort key
-// attributes are partitionKey and sortKey.
-func NewDynamoDB(client *dynamodb.Client, table, partitionKey, sortKey string) *DynamoDB {
+// NewDynamoDB returns a sink writing to table through client (a
+// *dynamodb.Client), whose partition and sort key attributes are
+// partitionKey and sortKey.
+func NewDynamoDB(client WriteAPI, table, partitionKey, sortKey string) *DynamoDB {
 	return &DynamoDB{
 		client:    client,
 		table:     table,
 		keys:      [2]string{partitionKey, sortKey},
-		backoff:   retry.NewExponentialJitterBackoff(20 * time.Second),
+		Backoff:   retry.NewExponentialJitterBackoff(20 * time.Second),
 		maxRounds: 20,
 	}
 }
@@ -281,7 +293,7 @@ func (d *DynamoDB) write(ctx context.Context, batch []transform.Item) error {
 			return d.unprocessed(batch, reqs, round)
 		}
 		d.unprocRetr.Add(1)
-		delay, _ := d.backoff.BackoffDelay(round, nil)
+		delay, _ := d.Backoff.BackoffDelay(round, nil)
 		t := time.NewTimer(delay)
 		select {
 		case <-ctx.Done():

@@ -1,0 +1,247 @@
+package load
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/smithy-go"
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/pg2dynamo/pg2dynamo/transform"
+)
+
+// fakeAPI is DynamoDB at the WriteAPI seam: each call is answered by the
+// script, and every request is recorded.
+type fakeAPI struct {
+	mu      sync.Mutex
+	batches [][]string // keys of each BatchWriteItem call, in order
+	puts    []string
+	batch   func(call int, keys []string) (*dynamodb.BatchWriteItemOutput, error)
+	put     func(key string) error
+}
+
+func (f *fakeAPI) BatchWriteItem(_ context.Context, in *dynamodb.BatchWriteItemInput, _ ...func(*dynamodb.Options)) (*dynamodb.BatchWriteItemOutput, error) {
+	f.mu.Lock()
+	var keys []string
+	for _, r := range in.RequestItems["t"] {
+		keys = append(keys, pk(r.PutRequest.Item))
+	}
+	f.batches = append(f.batches, keys)
+	call := len(f.batches)
+	f.mu.Unlock()
+	if f.batch == nil {
+		return &dynamodb.BatchWriteItemOutput{}, nil
+	}
+	return f.batch(call, keys)
+}
+
+func (f *fakeAPI) PutItem(_ context.Context, in *dynamodb.PutItemInput, _ ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error) {
+	f.mu.Lock()
+	f.puts = append(f.puts, pk(in.Item))
+	f.mu.Unlock()
+	if f.put != nil {
+		if err := f.put(pk(in.Item)); err != nil {
+			return nil, err
+		}
+	}
+	return &dynamodb.PutItemOutput{}, nil
+}
+
+func pk(item map[string]types.AttributeValue) string {
+	return item["PK"].(*types.AttributeValueMemberS).Value
+}
+
+func items(keys ...string) []transform.Item {
+	out := make([]transform.Item, len(keys))
+	for i, k := range keys {
+		out[i] = transform.Item{Attrs: map[string]types.AttributeValue{
+			"PK": &types.AttributeValueMemberS{Value: k}, "SK": &types.AttributeValueMemberS{Value: "S"}}}
+	}
+	return out
+}
+
+// unprocessed answers a BatchWriteItem leaving keys unprocessed.
+func unprocessed(keys ...string) *dynamodb.BatchWriteItemOutput {
+	var reqs []types.WriteRequest
+	for _, it := range items(keys...) {
+		reqs = append(reqs, types.WriteRequest{PutRequest: &types.PutRequest{Item: it.Attrs}})
+	}
+	return &dynamodb.BatchWriteItemOutput{UnprocessedItems: map[string][]types.WriteRequest{"t": reqs}}
+}
+
+var errValidation = &smithy.GenericAPIError{Code: "ValidationException", Message: "Item size has exceeded the maximum allowed size"}
+
+// newSink is a sink on api whose backoff is recorded, not slept.
+func newSink(api WriteAPI, waits *[]int) *DynamoDB {
+	d := NewDynamoDB(api, "t", "PK", "SK")
+	d.Backoff = retry.BackoffDelayerFunc(func(n int, _ error) (time.Duration, error) {
+		*waits = append(*waits, n)
+		return 0, nil
+	})
+	return d
+}
+
+// The batch-failure paths of the DynamoDB sink, at its API seam.
+func TestDynamoDBWritePaths(t *testing.T) {
+	ctx := context.Background()
+	t.Run("UnprocessedItems are re-sent until written", func(t *testing.T) {
+		var waits []int
+		api := &fakeAPI{batch: func(call int, keys []string) (*dynamodb.BatchWriteItemOutput, error) {
+			if call == 1 {
+				return unprocessed("b", "c"), nil
+			}
+			if call == 2 {
+				return unprocessed("c"), nil
+			}
+			return &dynamodb.BatchWriteItemOutput{}, nil
+		}}
+		d := newSink(api, &waits)
+		if err := d.Write(ctx, items("a", "b", "c")); err != nil {
+			t.Fatal(err)
+		}
+		if d := cmp.Diff([][]string{{"a", "b", "c"}, {"b", "c"}, {"c"}}, api.batches); d != "" {
+			t.Errorf("requests (-want +got):\n%s", d)
+		}
+		if d := cmp.Diff([]int{1, 2}, waits); d != "" {
+			t.Errorf("backoff rounds (-want +got):\n%s", d)
+		}
+		if s := d.Stats(); s.Requests != 3 || s.UnprocessedRetries != 2 {
+			t.Errorf("stats %+v, want 3 requests and 2 re-sends", s)
+		}
+	})
+	t.Run("items still unprocessed after the last round fail alone", func(t *testing.T) {
+		var waits []int
+		api := &fakeAPI{batch: func(int, []string) (*dynamodb.BatchWriteItemOutput, error) { return unprocessed("b"), nil }}
+		d := newSink(api, &waits)
+		d.maxRounds = 3
+		err := d.Write(ctx, items("a", "b", "c"))
+		var be *BatchError
+		if !errors.As(err, &be) || len(be.Failed) != 1 || be.Failed[0].Index != 1 ||
+			be.Failed[0].Err.Error() != "still in UnprocessedItems after 3 BatchWriteItem rounds" {
+			t.Fatalf("got %v, want item 1 failed after 3 rounds", err)
+		}
+		if len(api.batches) != 3 || len(waits) != 2 {
+			t.Errorf("%d requests and %d waits, want 3 and 2", len(api.batches), len(waits))
+		}
+	})
+	t.Run("an invalid request is split into PutItems, and only the invalid item fails", func(t *testing.T) {
+		var waits []int
+		api := &fakeAPI{
+			batch: func(int, []string) (*dynamodb.BatchWriteItemOutput, error) { return nil, errValidation },
+			put: func(key string) error {
+				if key == "b" {
+					return errValidation
+				}
+				return nil
+			},
+		}
+		err := newSink(api, &waits).Write(ctx, items("a", "b", "c"))
+		var be *BatchError
+		if !errors.As(err, &be) || len(be.Failed) != 1 || be.Failed[0].Index != 1 ||
+			be.Failed[0].Err.Error() != "DynamoDB ValidationException: Item size has exceeded the maximum allowed size" {
+			t.Fatalf("got %v, want item 1 failed with DynamoDB's message", err)
+		}
+		if d := cmp.Diff([]string{"a", "b", "c"}, api.puts); d != "" {
+			t.Errorf("PutItems (-want +got):\n%s", d)
+		}
+	})
+	t.Run("a PutItem error other than validation stops the run", func(t *testing.T) {
+		var waits []int
+		denied := &smithy.GenericAPIError{Code: "AccessDeniedException", Message: "no"}
+		api := &fakeAPI{
+			batch: func(int, []string) (*dynamodb.BatchWriteItemOutput, error) { return nil, errValidation },
+			put:   func(string) error { return denied },
+		}
+		err := newSink(api, &waits).Write(ctx, items("a", "b"))
+		var be *BatchError
+		if errors.As(err, &be) || !errors.Is(err, denied) || !strings.HasPrefix(err.Error(), "PutItem on table t: ") {
+			t.Fatalf("got %v, want the PutItem error itself", err)
+		}
+		if len(api.puts) != 1 {
+			t.Errorf("%d PutItems after the error, want 1", len(api.puts))
+		}
+	})
+	t.Run("a BatchWriteItem error other than validation stops the run", func(t *testing.T) {
+		var waits []int
+		denied := &smithy.GenericAPIError{Code: "ResourceNotFoundException", Message: "no table"}
+		api := &fakeAPI{batch: func(int, []string) (*dynamodb.BatchWriteItemOutput, error) { return nil, denied }}
+		err := newSink(api, &waits).Write(ctx, items("a"))
+		if !errors.Is(err, denied) || !strings.HasPrefix(err.Error(), "BatchWriteItem on table t: ") || len(api.puts) != 0 {
+			t.Fatalf("got %v and %d PutItems, want the BatchWriteItem error and none", err, len(api.puts))
+		}
+	})
+	t.Run("the retry deadline ends a batch DynamoDB keeps throttling", func(t *testing.T) {
+		api := &fakeAPI{batch: func(int, []string) (*dynamodb.BatchWriteItemOutput, error) { return unprocessed("a"), nil }}
+		d := NewDynamoDB(api, "t", "PK", "SK")
+		d.Backoff = retry.BackoffDelayerFunc(func(int, error) (time.Duration, error) { return 20 * time.Millisecond, nil })
+		d.Deadline = 100 * time.Millisecond
+		err := d.Write(ctx, items("a"))
+		if err == nil || !strings.Contains(err.Error(), "after the retry deadline of 100ms") {
+			t.Fatalf("got %v, want the deadline's message", err)
+		}
+	})
+	t.Run("cancellation during a backoff returns at once", func(t *testing.T) {
+		api := &fakeAPI{batch: func(int, []string) (*dynamodb.BatchWriteItemOutput, error) { return unprocessed("a"), nil }}
+		d := NewDynamoDB(api, "t", "PK", "SK")
+		d.Backoff = retry.BackoffDelayerFunc(func(int, error) (time.Duration, error) { return time.Hour, nil })
+		cctx, cancel := context.WithCancel(ctx)
+		time.AfterFunc(20*time.Millisecond, cancel)
+		if err := d.Write(cctx, items("a")); !errors.Is(err, context.Canceled) {
+			t.Fatalf("got %v, want context.Canceled", err)
+		}
+	})
+}
+
+// The write limit halves its rate when DynamoDB throttles and climbs back
+// 10% (+1) a second up to its cap, on an injected clock.
+func TestWriteLimitAdapts(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	d := NewDynamoDB(&fakeAPI{}, "t", "PK", "SK")
+	d.LimitWriteUnits(400, func(map[string]types.AttributeValue) int64 { return 1 })
+	d.limit.now = func() time.Time { return now }
+	limit := func() float64 { return float64(d.limit.limiter.Limit()) }
+	var got []string
+	step := func(what string, f func()) {
+		f()
+		got = append(got, fmt.Sprintf("%s %.0f", what, limit()))
+	}
+	step("throttled", d.limit.throttled)
+	step("throttled", d.limit.throttled)
+	step("ok at once", d.limit.succeeded)
+	now = now.Add(time.Second)
+	step("ok a second later", d.limit.succeeded)
+	for range 30 {
+		now = now.Add(time.Second)
+		d.limit.succeeded()
+	}
+	got = append(got, fmt.Sprintf("capped %.0f", limit()))
+	want := []string{"throttled 200", "throttled 100", "ok at once 100", "ok a second later 111", "capped 400"}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("limit (-want +got):\n%s", d)
+	}
+}
+
+// Written items are counted from the ConsumedCapacity DynamoDB reports.
+func TestConsumedCapacityCounted(t *testing.T) {
+	api := &fakeAPI{batch: func(int, []string) (*dynamodb.BatchWriteItemOutput, error) {
+		return &dynamodb.BatchWriteItemOutput{ConsumedCapacity: []types.ConsumedCapacity{{TableName: aws.String("t"), CapacityUnits: aws.Float64(2.5)}}}, nil
+	}}
+	d := NewDynamoDB(api, "t", "PK", "SK")
+	for range 2 {
+		if err := d.Write(context.Background(), items("a", "b")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if s := d.Stats(); s.ConsumedWriteUnits != 5 {
+		t.Errorf("consumed %v write units, want 5", s.ConsumedWriteUnits)
+	}
+}
