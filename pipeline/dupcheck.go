@@ -143,15 +143,18 @@ func (c *keyCheck) accept() {
 // A collision group is read by one reader at a time, so keySet is not safe
 // for concurrent use.
 type keySet struct {
-	h     maphash.Hash
-	bits  uint     // low bits of a slot holding the owner
-	slots []uint64 // 0 marks an empty slot
-	n     int
+	h       maphash.Hash
+	members []int    // the group's entities (indexes in plans), by owner
+	bits    uint     // low bits of a slot holding the owner
+	slots   []uint64 // 0 marks an empty slot
+	n       int
 }
 
-// newKeySet returns an empty set for a group of owners entities (≥ 1).
-func newKeySet(owners int) *keySet {
-	s := &keySet{bits: uint(bits.Len(uint(owners - 1))), slots: make([]uint64, 1<<12)}
+// newKeySet returns an empty set for the group of entities members (at
+// least one; indexes in plans); an entity's owner index is its index in
+// members.
+func newKeySet(members []int) *keySet {
+	s := &keySet{members: members, bits: uint(bits.Len(uint(len(members) - 1))), slots: make([]uint64, 1<<12)}
 	s.h.SetSeed(maphash.MakeSeed())
 	return s
 }
@@ -167,13 +170,14 @@ func (s *keySet) value(k [2]string, owner int) uint64 {
 	return (s.h.Sum64()|1<<63)&^mask | uint64(owner)
 }
 
-// claim records the keys of one row for owner, all or none: when one of
-// them was claimed before, it returns that key, the owner that claimed it
-// and true, and records nothing.
+// claim records the keys of one row of the group's entity owner (an index
+// in members), all or none: when one of them was claimed before, it
+// returns that key, the entity (index in plans) that claimed it and true,
+// and records nothing.
 func (s *keySet) claim(keys [][2]string, owner int) ([2]string, int, bool) {
 	for _, k := range keys {
 		if prev, ok := s.find(s.value(k, owner)); ok {
-			return k, prev, true
+			return k, s.members[prev], true
 		}
 	}
 	for _, k := range keys {

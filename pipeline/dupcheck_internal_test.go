@@ -14,7 +14,11 @@ import (
 func TestKeySetOwners(t *testing.T) {
 	for _, owners := range []int{1, 2, 3, 5} {
 		t.Run(fmt.Sprint(owners, " owners"), func(t *testing.T) {
-			s := newKeySet(owners)
+			members := make([]int, owners) // entity indexes: 10, 11, …
+			for i := range members {
+				members[i] = 10 + i
+			}
+			s := newKeySet(members)
 			const n = 20_000 // several doublings from 4096 slots
 			for i := range n {
 				k := [2]string{fmt.Sprint("P#", i), "S"}
@@ -25,8 +29,8 @@ func TestKeySetOwners(t *testing.T) {
 			for i := range n {
 				k := [2]string{fmt.Sprint("P#", i), "S"}
 				got, owner, taken := s.claim([][2]string{{"fresh", fmt.Sprint(i)}, k}, (i+1)%owners)
-				if !taken || got != k || owner != i%owners {
-					t.Fatalf("claim again %v = %v, %d, %v; want it taken by %d", k, got, owner, taken, i%owners)
+				if !taken || got != k || owner != 10+i%owners {
+					t.Fatalf("claim again %v = %v, %d, %v; want it taken by entity %d", k, got, owner, taken, 10+i%owners)
 				}
 			}
 			// Nothing of the refused rows was recorded.

@@ -368,3 +368,46 @@ func TestBatchCheckedWhenKeysProvenUnique(t *testing.T) {
 		})
 	}
 }
+
+// A row that collides with an earlier row of another entity of its
+// collision group is rejected with a reason naming the key and that
+// entity, the group's second here (its first is A, and P is in none).
+func TestCollisionReasonNamesKeeper(t *testing.T) {
+	url := testenv.NewDatabase(t)
+	testenv.Exec(t, url, `CREATE TABLE t (id integer PRIMARY KEY, x text);
+		INSERT INTO t VALUES (1, 'B#1'), (2, 'z');`)
+	ctx := context.Background()
+	m, err := mapping.Parse("t.yaml", []byte(`table: {name: keeper}
+entities:
+  P: {source: {table: t}, pk: "P#${id}", sk: P}
+  A: {source: {table: t}, pk: "K#A#${id}", sk: X}
+  B: {source: {table: t}, pk: "K#${x}", sk: X}
+  C: {source: {table: t}, pk: "K#B#${id}", sk: X}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := extract.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close(ctx)
+	plans, err := pipeline.Prepare(ctx, src, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := src.Begin(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var rejects []pipeline.Reject
+	if _, err := pipeline.Run(ctx, src, m, plans, &recordSink{}, pipeline.Options{Readers: 4,
+		OnReject: func(r pipeline.Reject) error { rejects = append(rejects, r); return nil }}); err != nil {
+		t.Fatal(err)
+	}
+	want := []pipeline.Reject{{Entity: "C", SourceKey: map[string]any{"id": "1"},
+		ItemKey: map[string]string{"PK": "K#B#1", "SK": "X"},
+		Reason:  `duplicate primary key (PK "K#B#1", SK "X"): an earlier row of entity B keeps it`}}
+	if d := cmp.Diff(want, rejects); d != "" {
+		t.Errorf("rejects (-want +got):\n%s", d)
+	}
+}

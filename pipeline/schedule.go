@@ -66,7 +66,7 @@ func schedule(ctx context.Context, src *extract.Source, plans []*transform.Plan,
 	byEntity = make([][]int, len(plans))
 	grouped := make([]task, len(groups))
 	for g, members := range groups {
-		grouped[g] = task{seen: newKeySet(len(members)), owner: map[int]int{}}
+		grouped[g] = task{seen: newKeySet(members), owner: map[int]int{}}
 		for k, i := range members {
 			grouped[g].owner[i] = k
 		}
