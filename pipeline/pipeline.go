@@ -360,7 +360,7 @@ func (p *progress) report(entity int) error {
 // read in primary-key order, with WithPosition(nil), when its source has a
 // primary key), while it claims each row's keys in the group's key set. So
 // of two rows with one key the earlier in that order keeps it, whatever
-// opts.Readers, in every run over the same snapshot; the later is
+// opts.Readers, in every run over the same data; the later is
 // rejected, its reason naming the key and the row that keeps it. A
 // resumed run (opts.Skip, opts.Ranges) first reads again what the group's
 // recorded ranges say was written, claiming keys without writing, counting
