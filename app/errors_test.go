@@ -245,7 +245,7 @@ func TestMigrateDuplicateKeys(t *testing.T) {
 	}
 	want := []pipeline.Reject{{Entity: "Person", SourceKey: map[string]any{"id": "3", "email": "a@x"},
 		ItemKey: map[string]string{"PK": "EMAIL#a@x", "SK": "PERSON"},
-		Reason:  "duplicate primary key: row (email=a@x, id=1) of entity Person produces the same item key"}}
+		Reason:  `duplicate primary key (PK "EMAIL#a@x", SK "PERSON"): row (email=a@x, id=1) of entity Person keeps it`}}
 	if d := cmp.Diff(want, readRejects(t, rejectsPath(args))); d != "" {
 		t.Errorf("rejects (-want +got):\n%s", d)
 	}

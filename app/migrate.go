@@ -1,9 +1,11 @@
 package app
 
 import (
+	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"io"
 	"io/fs"
 	"os"
@@ -57,7 +59,7 @@ Example, against DynamoDB Local:
 			&cli.PathFlag{Name: "rejects", Value: "pg2dynamo-rejects.jsonl", TakesFile: true, Usage: "JSON Lines `FILE` listing rejected rows (written on every run: empty when none was rejected)"},
 			&cli.StringFlag{Name: "progress", Value: "auto", Usage: "progress display: auto (bars on a terminal, lines otherwise), bars, lines or none"},
 			&cli.DurationFlag{Name: "progress-interval", Value: 10 * time.Second, Usage: "how often --progress lines prints"},
-			&cli.BoolFlag{Name: "no-duplicate-check", Usage: "do not remember every item key to catch two rows that render the same primary key (saves about 11 bytes of memory per item; duplicates within one batch are still caught)"},
+			&cli.BoolFlag{Name: "no-duplicate-check", Usage: "do not remember every item key to catch two rows that render the same primary key (saves 11 to 21 bytes of memory per item of the entities whose keys are not proven unique, and lets them be read in parallel; duplicates within one batch are still caught)"},
 			&cli.StringFlag{Name: "sink", Value: "dynamodb", Usage: "where items go: dynamodb, or null to read and transform everything and write nothing (for measuring)"},
 			&cli.PathFlag{Name: "checkpoint", Value: "pg2dynamo-checkpoint.json", TakesFile: true, Usage: "`FILE` recording, as batches are acknowledged, how far each entity is written (each entity is read in primary-key order)"},
 			&cli.DurationFlag{Name: "checkpoint-interval", Value: time.Second, Usage: "how often the checkpoint is rewritten while batches are acknowledged (and when an entity is done, and at the end); a crash redoes at most this much work"},
@@ -197,7 +199,7 @@ func runMigrate(c *cli.Context) error {
 		if len(checked) == 0 {
 			fmt.Fprintln(errw, "duplicate-key check: not needed, every entity's keys are proven unique by the mapping and the tables' unique keys")
 		} else {
-			fmt.Fprintf(errw, "duplicate-key check: on for %s (keys not proven unique; about 11 bytes of memory per item)\n", strings.Join(checked, ", "))
+			fmt.Fprintf(errw, "duplicate-key check: on for %s (keys not proven unique: read one after another, so that the earlier row, in mapping then primary-key order, keeps a key; 11 to 21 bytes of memory per item)\n", strings.Join(checked, ", "))
 		}
 	}
 	sum, runErr := pipeline.Run(ctx, src, m, plans, sink, pipeline.Options{
@@ -382,29 +384,92 @@ func printSummary(w io.Writer, s *pipeline.Summary, stats func() load.Stats) {
 }
 
 // rejectFile writes rejects as JSON Lines. It is created (truncated) when
-// the run starts, so it always describes the latest run.
+// the run starts, so it always describes the latest run; a resumed run
+// appends to it, and lists no row twice (see createRejects).
 type rejectFile struct {
 	path string
 	mu   sync.Mutex
 	f    *os.File
 	enc  *json.Encoder
+	// listed counts the rows the file listed before a resumed run, by
+	// rowID; each absorbs one reject of the same row.
+	listed map[uint64]int
+	seed   maphash.Seed
 }
 
+// createRejects creates the rejects file at path, or, with appendTo (a
+// resumed run), opens it to append. A resumed run reads its rows again from
+// its checkpoint's positions, which trail what the earlier run read, so it
+// may reject rows that run listed: those are not listed again. A last line
+// cut short (the earlier run was killed while writing it) is dropped, and
+// its row listed anew. Errors are usage errors naming the file.
 func createRejects(path string, appendTo bool) (*rejectFile, error) {
+	r := &rejectFile{path: path, seed: maphash.MakeSeed()}
 	flags := os.O_CREATE | os.O_WRONLY | os.O_TRUNC
 	if appendTo {
-		flags = os.O_CREATE | os.O_WRONLY | os.O_APPEND
+		flags = os.O_CREATE | os.O_RDWR | os.O_APPEND
 	}
 	f, err := os.OpenFile(path, flags, 0o644)
 	if err != nil {
 		return nil, usageError{fmt.Errorf("rejects file: %w", err)}
 	}
-	return &rejectFile{path: path, f: f, enc: json.NewEncoder(f)}, nil
+	if appendTo {
+		if err := r.readListed(f); err != nil {
+			f.Close()
+			return nil, usageError{fmt.Errorf("rejects file %s: %w", path, err)}
+		}
+	}
+	r.f, r.enc = f, json.NewEncoder(f)
+	return r, nil
 }
 
+// readListed counts the rows f lists and truncates it after its last
+// complete line.
+func (r *rejectFile) readListed(f *os.File) error {
+	r.listed = map[uint64]int{}
+	br := bufio.NewReader(f)
+	var whole int64 // bytes of complete lines
+	for {
+		line, err := br.ReadBytes('\n')
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		whole += int64(len(line))
+		var rej pipeline.Reject
+		if json.Unmarshal(line, &rej) == nil {
+			r.listed[r.rowID(rej)]++
+		}
+	}
+	return f.Truncate(whole)
+}
+
+// rowID identifies a reject's row: its entity and source key (which holds
+// its table's primary key), not the reason, which may name the row that
+// kept a duplicate key differently once a batch is cut elsewhere.
+func (r *rejectFile) rowID(rej pipeline.Reject) uint64 {
+	key, _ := json.Marshal(rej.SourceKey) // map keys sorted; values strings or nil
+	var h maphash.Hash
+	h.SetSeed(r.seed)
+	h.WriteString(rej.Entity)
+	h.WriteByte(0)
+	h.Write(key)
+	return h.Sum64()
+}
+
+// Write lists rej, unless a resumed run's rejects file listed its row
+// already. Safe for concurrent use.
 func (r *rejectFile) Write(rej pipeline.Reject) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if len(r.listed) > 0 {
+		if id := r.rowID(rej); r.listed[id] > 0 {
+			r.listed[id]--
+			return nil
+		}
+	}
 	if err := r.enc.Encode(rej); err != nil {
 		return fmt.Errorf("rejects file %s: %w", r.path, err)
 	}

@@ -10,13 +10,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"hash/maphash"
 	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/pg2dynamo/pg2dynamo/extract"
@@ -66,17 +64,21 @@ type Options struct {
 	// parallel, all on one snapshot (default 1). See Run.
 	Readers int
 	// SkipDuplicateCheck turns off the run-wide check that no two rows
-	// render the same primary key (about 11 bytes of memory per item of
-	// the entities whose keys transform.KeysUnique cannot prove unique).
-	// Duplicates within one batch are still caught.
+	// render the same primary key (11 to 21 bytes of memory per item of
+	// the entities whose keys transform.KeysUnique cannot prove unique,
+	// which are then read one after another; see Run). Duplicates within
+	// one batch are still caught.
 	SkipDuplicateCheck bool
-	// Skip marks entities (by index) not to read at all: a resumed run's
-	// entities already written.
+	// Skip marks entities (by index) not to read: a resumed run's
+	// entities already written. With the duplicate check, the rows of
+	// those in a collision group are read again, to claim their keys
+	// only (see Run).
 	Skip []bool
 	// Ranges holds, per entity (by index), the ranges a resumed run reads,
 	// as OnProgress last reported them: ranges Done are not read, the
 	// others from their After. An entity without recorded ranges is split
-	// afresh.
+	// afresh. With the duplicate check, what a collision group's ranges
+	// record as written is read again, to claim its keys only.
 	Ranges [][]Range
 	// OnProgress, if set, is called, one call at a time, each time the
 	// written prefix of one of an entity's ranges advances, with all the
@@ -243,8 +245,11 @@ const MinRangeRows = 20_000
 // part is one range of one entity, read by one reader.
 type part struct {
 	entity int // index in plans
-	id     int // index in the run's parts
+	id     int // index in the run's parts; -1 for a replay
 	r      Range
+	// replay: the range was written by an earlier run; its rows are read
+	// only to claim their keys in the group's key set, as that run did.
+	replay bool
 }
 
 // batch is what one Write gets: up to 25 items, whole rows only; rowEnd
@@ -348,6 +353,24 @@ func (p *progress) report(entity int) error {
 // reader (extract.Source.Split); the parts of all entities are handed out
 // in mapping order. Writing: opts.Concurrency writers call sink.Write.
 //
+// Duplicate keys: no batch holds two items of one primary key, and unless
+// opts.SkipDuplicateCheck, no two items of the run do. Entities whose keys
+// transform.KeysUnique proves unique are read in parallel parts and only
+// their batches checked. The others form collision groups (entities whose
+// keys may meet, transform.KeysMayMeet); a group is read by one reader, in
+// one range per entity, its entities in mapping order and each in
+// primary-key order (Run makes a plan of a group that reads in no order
+// read in primary-key order, with WithPosition(nil), when its source has a
+// primary key), while it claims each row's keys in the group's key set. So
+// of two rows with one key the earlier in that order keeps it, whatever
+// opts.Readers, in every run over the same data; the later is
+// rejected, its reason naming the key and the row that keeps it. A
+// resumed run (opts.Skip, opts.Ranges) first reads again what the group's
+// recorded ranges say was written, claiming keys without writing, counting
+// or rejecting, so that it reaches the decisions of an uninterrupted run.
+// A source without a primary key (a query) is claimed in the order it
+// returns its rows.
+//
 // Rows that cannot become items, and items the sink reports as failed, go
 // to opts.OnReject. Run returns the summary together with the first fatal
 // error (from PostgreSQL, the sink, or ctx's cause). When the reading stops
@@ -370,35 +393,27 @@ func Run(ctx context.Context, src *extract.Source, m *mapping.Mapping, plans []*
 		totals[i] = n
 	}
 
-	// The parts: each entity's ranges as recorded (a resumed run), or
-	// split afresh.
-	var parts []part
-	var toRead []int
-	byEntity := make([][]int, len(plans))
-	for i, p := range plans {
-		if i < len(opts.Skip) && opts.Skip[i] {
-			continue
-		}
-		var rs []Range
-		if i < len(opts.Ranges) && len(opts.Ranges[i]) > 0 {
-			rs = opts.Ranges[i]
-		} else {
-			var err error
-			if rs, err = split(ctx, src, p, totals[i], readers); err != nil {
-				return nil, err
-			}
-		}
-		for _, r := range rs {
-			id := len(parts)
-			parts = append(parts, part{entity: i, id: id, r: r})
-			byEntity[i] = append(byEntity[i], id)
-			if !r.Done {
-				toRead = append(toRead, id)
+	// The run-wide duplicate check: collision groups, each read by one
+	// reader at a time in primary-key order (see task).
+	var groups [][]int
+	groupOf := make([]int, len(plans))
+	for i := range groupOf {
+		groupOf[i] = -1
+	}
+	if !opts.SkipDuplicateCheck {
+		groups, groupOf = collisionGroups(plans, keysUnique(m, plans))
+		for i, p := range plans {
+			if groupOf[i] >= 0 && len(p.Query().OrderBy) == 0 {
+				p.WithPosition(nil)
 			}
 		}
 	}
+	parts, byEntity, tasks, err := schedule(ctx, src, plans, totals, opts, readers, groups, groupOf)
+	if err != nil {
+		return nil, err
+	}
 	srcs := []*extract.Source{src}
-	for len(srcs) < min(readers, len(toRead)) {
+	for len(srcs) < min(readers, len(tasks)) {
 		f, err := src.Fork(ctx)
 		if err != nil {
 			for _, f := range srcs[1:] {
@@ -453,19 +468,11 @@ func Run(ctx context.Context, src *extract.Source, m *mapping.Mapping, plans []*
 	batches := make(chan batch, conc)
 	prog := newProgress(parts, byEntity, opts.OnProgress)
 	keyAttrs := [2]string{m.Table.PartitionKey, m.Table.SortKey}
-	seen := newKeySet(!opts.SkipDuplicateCheck)
-	unique := transform.KeysUnique(m, plans)
 
-	// readPart reads one part with src. A row's items (two with a mirror)
-	// always travel in one batch, so a row is written or rejected as a
-	// whole.
-	type scratch struct {
-		items   *transform.Builder
-		inBatch map[[2]string]int
-		buf     []transform.Item
-		keys    [][2]string
-	}
-	readPart := func(src *extract.Source, sc *scratch, pt part) error {
+	// readPart reads one part of task t with src. A row's items (two with
+	// a mirror) always travel in one batch, so a row is written or
+	// rejected as a whole.
+	readPart := func(src *extract.Source, sc *scratch, t *task, pt part) error {
 		i, p := pt.entity, plans[pt.entity]
 		st := &states[i]
 		st.started.Do(func() {
@@ -475,7 +482,8 @@ func Run(ctx context.Context, src *extract.Source, m *mapping.Mapping, plans []*
 			}
 		})
 		cur := newBatch(pt.id, 0)
-		clear(sc.inBatch)
+		sc.check.newBatch()
+		owner := t.owner[i] // in its collision group, if it has one
 		// Rows read are counted here and added to the entity's count a
 		// batch at a time: readers of one entity would otherwise contend
 		// for one counter on every row.
@@ -496,7 +504,7 @@ func Run(ctx context.Context, src *extract.Source, m *mapping.Mapping, plans []*
 				return context.Cause(wctx)
 			}
 			cur = newBatch(pt.id, cur.seq+1)
-			clear(sc.inBatch)
+			sc.check.newBatch()
 			return nil
 		}
 		q := p.Query()
@@ -520,42 +528,17 @@ func Run(ctx context.Context, src *extract.Source, m *mapping.Mapping, plans []*
 					return err
 				}
 			}
-			// A row is checked whole before any of its keys is
-			// remembered, so a rejected row leaves no trace.
 			// BatchWriteItem refuses two puts of one key, and writing
-			// them in turn would silently keep only the last.
-			//
-			// Keys proven unique (transform.KeysUnique) cannot meet
-			// any other item's: no memory, no lookups.
-			sc.keys = sc.keys[:0]
-			dup := func(k [2]string) error {
+			// them in turn would silently keep only the last: the batch
+			// is always checked, and a collision group's run-wide set
+			// too (keys proven unique by transform.KeysUnique cannot
+			// meet any other item's, so they are not remembered).
+			if d, dup := sc.check.check(sc.buf, t.seen, owner); dup {
 				advance(i, 1)
-				reason := "duplicate primary key: an earlier row produced the same item key"
-				switch {
-				case slices.Contains(sc.keys, k):
-					reason = "duplicate primary key: the row's own items (a mirror of itself) have the same key"
-				case sc.inBatch[k] > 0:
-					prev := cur.items[sc.inBatch[k]-1]
-					reason = fmt.Sprintf("duplicate primary key: row %s of entity %s produces the same item key",
-						transform.FormatSourceKey(plans[prev.Entity].SourceKey(prev.Row)), plans[prev.Entity].Entity().Name)
-				}
-				return reject(Reject{Entity: p.Entity().Name, SourceKey: p.SourceKey(values), ItemKey: keyMap(k, keyAttrs), Reason: reason})
+				return reject(Reject{Entity: p.Entity().Name, SourceKey: p.SourceKey(values), ItemKey: keyMap(d.key, keyAttrs),
+					Reason: d.reason(plans, cur.items, keyAttrs)})
 			}
-			if !unique[i] {
-				for _, it := range sc.buf {
-					k := itemKey(it.Attrs, keyAttrs)
-					if slices.Contains(sc.keys, k) || sc.inBatch[k] > 0 {
-						return dup(k)
-					}
-					sc.keys = append(sc.keys, k)
-				}
-				if k, ok := seen.addAll(sc.keys); !ok {
-					return dup(k)
-				}
-				for j := range sc.keys {
-					sc.inBatch[sc.keys[j]] = len(cur.items) + j + 1 // 0 means absent
-				}
-			}
+			sc.check.accept()
 			for j, it := range sc.buf {
 				cur.items = append(cur.items, it)
 				cur.rowEnd = append(cur.rowEnd, j == len(sc.buf)-1)
@@ -576,23 +559,33 @@ func Run(ctx context.Context, src *extract.Source, m *mapping.Mapping, plans []*
 		return err
 	}
 
-	// Readers: parts handed out in order; the first error stops them all.
+	// Readers: tasks handed out in order, each read whole by one reader;
+	// the first error stops them all.
 	var rg errgroup.Group
-	var nextPart atomic.Int64
+	var nextTask atomic.Int64
 	for _, rs := range srcs {
 		rg.Go(func() error {
-			sc := &scratch{items: transform.NewBuilder(), inBatch: make(map[[2]string]int, load.MaxBatchItems)}
+			sc := &scratch{items: transform.NewBuilder(), check: newKeyCheck(keyAttrs)}
 			for {
-				k := int(nextPart.Add(1)) - 1
-				if k >= len(toRead) {
+				k := int(nextTask.Add(1)) - 1
+				if k >= len(tasks) {
 					return nil
 				}
-				if err := readPart(rs, sc, parts[toRead[k]]); err != nil {
-					if rctx.Err() != nil {
-						err = context.Cause(rctx)
+				t := &tasks[k]
+				for _, pt := range t.parts {
+					var err error
+					if pt.replay {
+						err = replay(rctx, rs, plans[pt.entity], pt, sc, t)
+					} else {
+						err = readPart(rs, sc, t, pt)
 					}
-					stopReading(err)
-					return err
+					if err != nil {
+						if rctx.Err() != nil {
+							err = context.Cause(rctx)
+						}
+						stopReading(err)
+						return err
+					}
 				}
 			}
 		})
@@ -653,7 +646,7 @@ func Run(ctx context.Context, src *extract.Source, m *mapping.Mapping, plans []*
 			return nil
 		})
 	}
-	err := g.Wait()
+	err = g.Wait()
 
 	sum := &Summary{Elapsed: time.Since(started)}
 	for i, p := range plans {
@@ -667,6 +660,47 @@ func Run(ctx context.Context, src *extract.Source, m *mapping.Mapping, plans []*
 		sum.Entities = append(sum.Entities, es)
 	}
 	return sum, err
+}
+
+// scratch is one reader's: its Builder, the items of the row being
+// converted, and its key check.
+type scratch struct {
+	items *transform.Builder
+	buf   []transform.Item
+	check *keyCheck
+}
+
+// keysUnique is transform.KeysUnique; tests replace it to check what Run
+// does if a proof is wrong.
+var keysUnique = transform.KeysUnique
+
+// replay reads part pt of task t (a range of p's entity that an earlier
+// run wrote) with src, converts its rows and claims their keys in t's key
+// set in the order that run did (primary-key order), so the rows that run
+// rejected as duplicates are rejected again and the others hold their
+// keys. Nothing is written, counted or listed.
+func replay(ctx context.Context, src *extract.Source, p *transform.Plan, pt part, sc *scratch, t *task) error {
+	q := p.Query()
+	if len(q.OrderBy) > 0 {
+		q.After, q.Until = pt.r.After, pt.r.Until
+	}
+	owner := t.owner[pt.entity]
+	// No batch: the set alone holds every claim, those of rows that
+	// shared a batch too, so it rejects what the batch check rejected.
+	sc.check.newBatch()
+	return src.Stream(ctx, p.Entity().Name, q, func(values []any) error {
+		var err error
+		sc.buf, err = sc.items.Items(p, values, sc.buf[:0])
+		var re *transform.RowError
+		if errors.As(err, &re) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		sc.check.check(sc.buf, t.seen, owner)
+		return nil
+	})
 }
 
 // split returns the ranges of p's read: one per reader when p reads in
@@ -688,110 +722,4 @@ func split(ctx context.Context, src *extract.Source, p *transform.Plan, rows int
 		after = b
 	}
 	return append(rs, Range{After: after}), nil
-}
-
-// keySet remembers a 64-bit hash of every primary key written in a run, to
-// catch two rows that render one key. It is an open-addressing table of
-// hashes (linear probing, at most 3/4 full): 8 to 16 bytes per item, about
-// 11 on average. Disabled, it catches only duplicates within one batch.
-// Two different keys share a 64-bit hash with probability about n²/2⁶⁵
-// (1 in 36 million for 1M items); the later row would then be rejected as
-// a duplicate, not lost.
-type keySet struct {
-	mu    sync.Mutex
-	on    bool
-	h     maphash.Hash
-	slots []uint64 // 0 marks an empty slot
-	n     int
-}
-
-func newKeySet(on bool) *keySet {
-	s := &keySet{on: on}
-	s.h.SetSeed(maphash.MakeSeed())
-	if on {
-		s.slots = make([]uint64, 1<<12)
-	}
-	return s
-}
-
-// sum hashes a key; never 0, the empty mark.
-func (s *keySet) sum(k [2]string) uint64 {
-	s.h.Reset()
-	s.h.WriteString(k[0])
-	s.h.WriteByte(0)
-	s.h.WriteString(k[1])
-	return s.h.Sum64() | 1
-}
-
-// addAll records the keys of one row, all or none: it returns the first
-// key added before, and false, or true when none was. Always true when
-// disabled. Safe for concurrent use.
-func (s *keySet) addAll(keys [][2]string) ([2]string, bool) {
-	if !s.on {
-		return [2]string{}, true
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, k := range keys {
-		if s.has(s.sum(k)) {
-			return k, false
-		}
-	}
-	for _, k := range keys {
-		if s.insert(s.sum(k)) {
-			continue
-		}
-		s.n++
-		if s.n*4 > len(s.slots)*3 {
-			old := s.slots
-			s.slots = make([]uint64, 2*len(old))
-			for _, v := range old {
-				if v != 0 {
-					s.insert(v)
-				}
-			}
-		}
-	}
-	return [2]string{}, true
-}
-
-// has reports whether hash v is in the table.
-func (s *keySet) has(v uint64) bool {
-	mask := uint64(len(s.slots) - 1)
-	for i := v & mask; ; i = (i + 1) & mask {
-		switch s.slots[i] {
-		case v:
-			return true
-		case 0:
-			return false
-		}
-	}
-}
-
-// insert puts v in the table and reports whether it was already there.
-func (s *keySet) insert(v uint64) bool {
-	mask := uint64(len(s.slots) - 1)
-	for i := v & mask; ; i = (i + 1) & mask {
-		switch s.slots[i] {
-		case v:
-			return true
-		case 0:
-			s.slots[i] = v
-			return false
-		}
-	}
-}
-
-func itemKey(attrs map[string]types.AttributeValue, keyAttrs [2]string) [2]string {
-	var k [2]string
-	for i, a := range keyAttrs {
-		if s, ok := attrs[a].(*types.AttributeValueMemberS); ok {
-			k[i] = s.Value
-		}
-	}
-	return k
-}
-
-func keyMap(k [2]string, keyAttrs [2]string) map[string]string {
-	return map[string]string{keyAttrs[0]: k[0], keyAttrs[1]: k[1]}
 }

@@ -3,10 +3,13 @@ package pipeline_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/pg2dynamo/pg2dynamo/extract"
 	"github.com/pg2dynamo/pg2dynamo/internal/testenv"
@@ -283,5 +286,128 @@ func TestArraysKeepTheirShape(t *testing.T) {
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("items:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// batchKeySink keeps the items written, and counts the batches holding two
+// puts of one primary key: BatchWriteItem refuses those
+// (ValidationException), and putting their items one by one silently
+// keeps only the last.
+type batchKeySink struct {
+	recordSink
+	dupBatches int
+}
+
+func (s *batchKeySink) Write(ctx context.Context, batch []transform.Item) error {
+	seen := map[[2]string]bool{}
+	for _, it := range batch {
+		k := [2]string{testenv.CanonicalValue(it.Attrs["PK"]), testenv.CanonicalValue(it.Attrs["SK"])}
+		if seen[k] {
+			s.mu.Lock()
+			s.dupBatches++
+			s.mu.Unlock()
+			break
+		}
+		seen[k] = true
+	}
+	return s.recordSink.Write(ctx, batch)
+}
+
+// An entity whose keys are proven unique still has each batch checked:
+// were the proof wrong (here it is forced), two rows of one key in one
+// batch would reach BatchWriteItem. The later is rejected, naming the
+// earlier, with the run-wide check on or off.
+func TestBatchCheckedWhenKeysProvenUnique(t *testing.T) {
+	prove := *pipeline.KeysUnique
+	*pipeline.KeysUnique = func(_ *mapping.Mapping, plans []*transform.Plan) []bool {
+		return slices.Repeat([]bool{true}, len(plans))
+	}
+	t.Cleanup(func() { *pipeline.KeysUnique = prove })
+	url := testenv.NewDatabase(t)
+	testenv.Exec(t, url, `CREATE TABLE c (id integer PRIMARY KEY, code text);
+		INSERT INTO c VALUES (1, 'k'), (2, 'k'), (3, 'm');`)
+	ctx := context.Background()
+	m, err := mapping.Parse("c.yaml", []byte("table: {name: ccc}\nentities:\n  C:\n    source: {table: c}\n    pk: C#${code}\n    sk: C\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, skip := range []bool{false, true} {
+		t.Run(fmt.Sprintf("SkipDuplicateCheck=%v", skip), func(t *testing.T) {
+			src, err := extract.Connect(ctx, url)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer src.Close(ctx)
+			plans, err := pipeline.Prepare(ctx, src, m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			plans[0].WithPosition(nil)
+			if err := src.Begin(ctx); err != nil {
+				t.Fatal(err)
+			}
+			sink := &batchKeySink{}
+			var rejects []pipeline.Reject
+			sum, err := pipeline.Run(ctx, src, m, plans, sink, pipeline.Options{SkipDuplicateCheck: skip,
+				OnReject: func(r pipeline.Reject) error { rejects = append(rejects, r); return nil }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if sink.dupBatches > 0 {
+				t.Errorf("%d batches hold two puts of one key", sink.dupBatches)
+			}
+			want := []pipeline.Reject{{Entity: "C", SourceKey: map[string]any{"id": "2", "code": "k"},
+				ItemKey: map[string]string{"PK": "C#k", "SK": "C"},
+				Reason:  `duplicate primary key (PK "C#k", SK "C"): row (code=k, id=1) of entity C keeps it`}}
+			if d := cmp.Diff(want, rejects); d != "" {
+				t.Errorf("rejects (-want +got):\n%s", d)
+			}
+			if c := sum.Entities[0]; c.Written != 2 || c.Rejected != 1 || len(sink.items) != 2 {
+				t.Errorf("summary %+v and %d items written, want 2 written and 1 rejected", c, len(sink.items))
+			}
+		})
+	}
+}
+
+// A row that collides with an earlier row of another entity of its
+// collision group is rejected with a reason naming the key and that
+// entity, the group's second here (its first is A, and P is in none).
+func TestCollisionReasonNamesKeeper(t *testing.T) {
+	url := testenv.NewDatabase(t)
+	testenv.Exec(t, url, `CREATE TABLE t (id integer PRIMARY KEY, x text);
+		INSERT INTO t VALUES (1, 'B#1'), (2, 'z');`)
+	ctx := context.Background()
+	m, err := mapping.Parse("t.yaml", []byte(`table: {name: keeper}
+entities:
+  P: {source: {table: t}, pk: "P#${id}", sk: P}
+  A: {source: {table: t}, pk: "K#A#${id}", sk: X}
+  B: {source: {table: t}, pk: "K#${x}", sk: X}
+  C: {source: {table: t}, pk: "K#B#${id}", sk: X}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := extract.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close(ctx)
+	plans, err := pipeline.Prepare(ctx, src, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := src.Begin(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var rejects []pipeline.Reject
+	if _, err := pipeline.Run(ctx, src, m, plans, &recordSink{}, pipeline.Options{Readers: 4,
+		OnReject: func(r pipeline.Reject) error { rejects = append(rejects, r); return nil }}); err != nil {
+		t.Fatal(err)
+	}
+	want := []pipeline.Reject{{Entity: "C", SourceKey: map[string]any{"id": "1"},
+		ItemKey: map[string]string{"PK": "K#B#1", "SK": "X"},
+		Reason:  `duplicate primary key (PK "K#B#1", SK "X"): an earlier row of entity B keeps it`}}
+	if d := cmp.Diff(want, rejects); d != "" {
+		t.Errorf("rejects (-want +got):\n%s", d)
 	}
 }

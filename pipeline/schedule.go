@@ -1,0 +1,149 @@
+package pipeline
+
+import (
+	"context"
+	"slices"
+
+	"github.com/pg2dynamo/pg2dynamo/extract"
+	"github.com/pg2dynamo/pg2dynamo/transform"
+)
+
+// collisionGroups returns the entities the run-wide duplicate check
+// covers, in groups: the entities whose keys transform.KeysUnique does not
+// prove unique, each with every entity whose keys may meet its own
+// (transform.KeysMayMeet), transitively. Keys of different groups never
+// meet. Groups, and the entities in each, are in mapping order; of[i] is
+// entity i's group, or -1 when it is in none.
+func collisionGroups(plans []*transform.Plan, unique []bool) (groups [][]int, of []int) {
+	of = make([]int, len(plans))
+	for i := range of {
+		of[i] = -1
+	}
+	for i := range plans {
+		if unique[i] || of[i] >= 0 {
+			continue
+		}
+		g := len(groups)
+		of[i] = g
+		members := []int{i}
+		for next := 0; next < len(members); next++ {
+			for j := range plans {
+				if of[j] < 0 && transform.KeysMayMeet(plans[members[next]], plans[j]) {
+					of[j] = g
+					members = append(members, j)
+				}
+			}
+		}
+		slices.Sort(members)
+		groups = append(groups, members)
+	}
+	return groups, of
+}
+
+// task is what one reader reads, part after part: one part of an entity
+// outside any collision group, or a whole collision group, its entities in
+// mapping order, each entity's ranges in order and each range's rows in
+// primary-key order. So the row that keeps a key is always the earlier in
+// that order, whatever the parallel readers do, and the same in migrate
+// and verify.
+type task struct {
+	parts []part
+	// seen holds the keys the group claimed; nil outside a group.
+	seen *keySet
+	// owner maps an entity (index in plans) to its index in the group.
+	owner map[int]int
+}
+
+// schedule turns the entities into parts and the parts into tasks, in
+// mapping order (a group's task where its first entity is). parts and
+// byEntity are the parts written (by id, and each entity's in range
+// order), for progress. A group's entities are read in one range each;
+// a resumed group (opts.Skip, opts.Ranges) first replays, without writing,
+// what the earlier run recorded as written, so that its key set is as the
+// earlier run left it.
+func schedule(ctx context.Context, src *extract.Source, plans []*transform.Plan, totals []int64, opts Options,
+	readers int, groups [][]int, groupOf []int) (parts []part, byEntity [][]int, tasks []task, err error) {
+	byEntity = make([][]int, len(plans))
+	grouped := make([]task, len(groups))
+	for g, members := range groups {
+		grouped[g] = task{seen: newKeySet(members), owner: map[int]int{}}
+		for k, i := range members {
+			grouped[g].owner[i] = k
+		}
+	}
+	taskOf := make([]int, len(groups)) // index in tasks of each group's task + 1
+	for i, p := range plans {
+		skip := i < len(opts.Skip) && opts.Skip[i]
+		g := groupOf[i]
+		if skip && g < 0 {
+			continue
+		}
+		var rs []Range
+		switch {
+		case i < len(opts.Ranges) && len(opts.Ranges[i]) > 0:
+			rs = opts.Ranges[i]
+		case skip:
+			rs = []Range{{After: p.Query().After, Done: true}}
+		default:
+			n := readers
+			if g >= 0 {
+				n = 1 // read one after another anyway
+			}
+			if rs, err = split(ctx, src, p, totals[i], n); err != nil {
+				return nil, nil, nil, err
+			}
+		}
+		start := p.Query().After
+		for _, r := range rs {
+			if skip {
+				r.Done = true // written whole: replayed whole when grouped
+			}
+			live := part{entity: i, id: len(parts), r: r}
+			if !skip {
+				parts = append(parts, live)
+				byEntity[i] = append(byEntity[i], live.id)
+			}
+			switch {
+			case g >= 0:
+				if taskOf[g] == 0 {
+					tasks = append(tasks, task{})
+					taskOf[g] = len(tasks)
+				}
+				if done := replayed(i, start, r); done != nil {
+					grouped[g].parts = append(grouped[g].parts, *done)
+				}
+				if !r.Done {
+					grouped[g].parts = append(grouped[g].parts, live)
+				}
+			case !r.Done:
+				tasks = append(tasks, task{parts: []part{live}})
+			}
+			start = r.Until
+		}
+	}
+	for g, at := range taskOf {
+		if at == 0 {
+			continue
+		}
+		t := grouped[g]
+		// Claims after the last part read change nothing.
+		for len(t.parts) > 0 && t.parts[len(t.parts)-1].replay {
+			t.parts = t.parts[:len(t.parts)-1]
+		}
+		tasks[at-1] = t
+	}
+	return parts, byEntity, slices.DeleteFunc(tasks, func(t task) bool { return len(t.parts) == 0 }), nil
+}
+
+// replayed returns the part of range r (of entity i, starting after start)
+// that an earlier run wrote, to be replayed: the whole range when it is
+// done, up to its After when it has one past start, else nil.
+func replayed(i int, start []string, r Range) *part {
+	switch {
+	case r.Done:
+		return &part{entity: i, id: -1, r: Range{After: start, Until: r.Until}, replay: true}
+	case len(r.After) > 0 && !slices.Equal(r.After, start):
+		return &part{entity: i, id: -1, r: Range{After: start, Until: r.After}, replay: true}
+	}
+	return nil
+}
