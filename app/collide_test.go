@@ -27,7 +27,7 @@ entities:
     sk: X
   B:
     source: {table: b}
-    pk: A#B#${id}
+    pk: A#B#${id:0}
     sk: X
 `
 

@@ -46,8 +46,8 @@ func TestMirrorDuplicates(t *testing.T) {
 				reasons = append(reasons, rej.SourceKey["a"].(string)+","+rej.SourceKey["b"].(string)+": "+rej.Reason)
 			}
 			want := []string{
-				`1,1: duplicate primary key (PK "U#1", SK "F#0000000001"): the row's own items (a mirror of itself) have the same key`,
-				`2,1: duplicate primary key (PK "U#2", SK "F#0000000001"): row (a=1, b=2) of entity Friend keeps it`,
+				`1,1: duplicate primary key (PK "U#0000000001", SK "F#0000000001"): the row's own items (a mirror of itself) have the same key`,
+				`2,1: duplicate primary key (PK "U#0000000002", SK "F#0000000001"): row (a=1, b=2) of entity Friend keeps it`,
 			}
 			if d := cmp.Diff(want, reasons); d != "" {
 				t.Errorf("rejects (-want +got):\n%s", d)

@@ -5,8 +5,6 @@ import (
 	"hash/maphash"
 	"math/bits"
 
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-
 	"github.com/pg2dynamo/pg2dynamo/transform"
 )
 
@@ -104,7 +102,7 @@ func (c *keyCheck) newBatch() { c.batch.reset() }
 func (c *keyCheck) check(items []transform.Item, seen *keySet, owner int) (duplicate, bool) {
 	c.row.reset()
 	for _, it := range items {
-		k := itemKey(it.Attrs, c.keyAttrs)
+		k := transform.ItemKey(it.Attrs, c.keyAttrs)
 		h := maphash.String(c.seed, k[0]) ^ bits.RotateLeft64(maphash.String(c.seed, k[1]), 1)
 		if c.row.index(h, k) >= 0 {
 			return duplicate{key: k, kind: dupOwnItems}, true
@@ -227,16 +225,6 @@ func (s *keySet) probe(v uint64) (uint64, bool) {
 			return i, true
 		}
 	}
-}
-
-func itemKey(attrs map[string]types.AttributeValue, keyAttrs [2]string) [2]string {
-	var k [2]string
-	for i, a := range keyAttrs {
-		if s, ok := attrs[a].(*types.AttributeValueMemberS); ok {
-			k[i] = s.Value
-		}
-	}
-	return k
 }
 
 func keyMap(k [2]string, keyAttrs [2]string) map[string]string {

@@ -620,7 +620,7 @@ func Run(ctx context.Context, src *extract.Source, m *mapping.Mapping, plans []*
 					if ferr, bad := failed[idx]; !bad {
 						states[it.Entity].items.Add(1)
 					} else if rowErr == nil {
-						rowErr, rowKey = ferr, keyMap(itemKey(it.Attrs, keyAttrs), keyAttrs)
+						rowErr, rowKey = ferr, keyMap(transform.ItemKey(it.Attrs, keyAttrs), keyAttrs)
 					}
 					if !b.rowEnd[idx] {
 						continue

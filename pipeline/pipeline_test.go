@@ -280,9 +280,9 @@ func TestArraysKeepTheirShape(t *testing.T) {
 	}
 	slices.Sort(got)
 	want := []string{
-		`{"PK":{"S":"A#1"},"SK":{"S":"A"},"id":{"N":"1"},"m":{"L":[{"L":[{"N":"1"},{"N":"2"}]},{"L":[{"N":"3"},{"N":"4"}]},{"L":[{"N":"5"},{"N":"6"}]}]},"t":{"L":[{"S":"a"},{"NULL":true},{"S":"c"}]},"type":{"S":"A"}}`,
-		`{"PK":{"S":"A#2"},"SK":{"S":"A"},"id":{"N":"2"},"m":{"L":[]},"t":{"L":[]},"type":{"S":"A"}}`,
-		`{"PK":{"S":"A#3"},"SK":{"S":"A"},"id":{"N":"3"},"type":{"S":"A"}}`,
+		`{"PK":{"S":"A#0000000001"},"SK":{"S":"A"},"id":{"N":"1"},"m":{"L":[{"L":[{"N":"1"},{"N":"2"}]},{"L":[{"N":"3"},{"N":"4"}]},{"L":[{"N":"5"},{"N":"6"}]}]},"t":{"L":[{"S":"a"},{"NULL":true},{"S":"c"}]},"type":{"S":"A"}}`,
+		`{"PK":{"S":"A#0000000002"},"SK":{"S":"A"},"id":{"N":"2"},"m":{"L":[]},"t":{"L":[]},"type":{"S":"A"}}`,
+		`{"PK":{"S":"A#0000000003"},"SK":{"S":"A"},"id":{"N":"3"},"type":{"S":"A"}}`,
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("items:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
@@ -382,7 +382,7 @@ entities:
   P: {source: {table: t}, pk: "P#${id}", sk: P}
   A: {source: {table: t}, pk: "K#A#${id}", sk: X}
   B: {source: {table: t}, pk: "K#${x}", sk: X}
-  C: {source: {table: t}, pk: "K#B#${id}", sk: X}
+  C: {source: {table: t}, pk: "K#B#${id:0}", sk: X}
 `))
 	if err != nil {
 		t.Fatal(err)
