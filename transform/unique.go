@@ -40,15 +40,8 @@ func KeysUnique(m *mapping.Mapping, plans []*Plan) []bool {
 		}
 		out[i] = true
 		for j, o := range plans {
-			if j == i || o == nil {
-				continue
-			}
-			for _, a := range p.keyPairs() {
-				for _, b := range o.keyPairs() {
-					if !disjoint(a[0], b[0]) && !disjoint(a[1], b[1]) {
-						out[i] = false
-					}
-				}
+			if j != i && KeysMayMeet(p, o) {
+				out[i] = false
 			}
 		}
 	}
