@@ -1,6 +1,7 @@
 package app
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -9,7 +10,11 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
+	"syscall"
 	"time"
+
+	"github.com/gofrs/flock"
 
 	"github.com/pg2dynamo/pg2dynamo/pipeline"
 )
@@ -95,4 +100,41 @@ func (cp *checkpoint) save() error {
 		return fmt.Errorf("checkpoint: %w", err)
 	}
 	return nil
+}
+
+// lockCheckpoint takes an advisory lock (flock(2), through gofrs/flock) on
+// path+".lock", the lock file of checkpoint path, and writes this
+// process's pid into it, so that a second run started with the same
+// checkpoint (and so, by default, the same rejects file) is refused while
+// the first runs, naming the first's pid. The lock ends with the process
+// whatever way it ends; release drops it earlier. The lock file is never
+// followed through a symbolic link and is readable by its owner only.
+func lockCheckpoint(path string) (release func(), err error) {
+	lockPath := path + ".lock"
+	fl := flock.New(lockPath, flock.SetFlag(os.O_CREATE|os.O_RDWR|syscall.O_NOFOLLOW), flock.SetPermissions(0o600))
+	ok, err := fl.TryLock()
+	if err != nil {
+		return nil, fmt.Errorf("lock %s: %w", lockPath, err)
+	}
+	if !ok {
+		holder := "another process"
+		if b, err := os.ReadFile(lockPath); err == nil {
+			if pid, err := strconv.Atoi(string(bytes.TrimSpace(b))); err == nil {
+				holder = fmt.Sprintf("another pg2dynamo run (pid %d)", pid)
+			}
+		}
+		return nil, usageError{fmt.Errorf("checkpoint %s is in use by %s: wait for it to end, or give this run its own --checkpoint and --rejects", path, holder)}
+	}
+	f, err := os.OpenFile(lockPath, os.O_WRONLY|os.O_TRUNC|syscall.O_NOFOLLOW, 0o600)
+	if err == nil {
+		_, err = fmt.Fprintf(f, "%d\n", os.Getpid())
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
+		fl.Unlock()
+		return nil, fmt.Errorf("lock %s: %w", lockPath, err)
+	}
+	return func() { fl.Unlock() }, nil
 }

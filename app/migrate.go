@@ -125,6 +125,14 @@ func runMigrate(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	// One run at a time per checkpoint (and its rejects file).
+	if !c.Bool("dry-run") {
+		release, err := lockCheckpoint(c.Path("checkpoint"))
+		if err != nil {
+			return err
+		}
+		defer release()
+	}
 	// Created first, so that it describes this run however it ends; a
 	// resumed run adds to it; a dry run writes nothing.
 	var rejects *rejectFile
@@ -151,6 +159,13 @@ func runMigrate(c *cli.Context) error {
 			return err
 		}
 		return compareAndReport(c, s, report.ModeDiff, c.Float64("price-per-million"), out)
+	}
+
+	// The checkpoint before the table: --resume without one (or with
+	// another run's) is refused before anything is created.
+	cp, skip, ranges, err := startCheckpoint(c, path, m, src.Name(), plans)
+	if err != nil {
+		return err
 	}
 
 	var sink load.Sink = load.Null{}
@@ -181,10 +196,6 @@ func runMigrate(c *cli.Context) error {
 		}
 	}
 
-	cp, skip, ranges, err := startCheckpoint(c, path, m, src.Name(), plans)
-	if err != nil {
-		return err
-	}
 	if err := src.Begin(ctx); err != nil {
 		return err
 	}
