@@ -306,15 +306,15 @@ func TestCompileErrors(t *testing.T) {
 		{`  E:
     source: {table: t}
     pk: X
-    sk: P#${price}`, `keys.yaml:10:9: entities.E.sk: column "price" of type float8 has no key text that sorts in numeric order, and SK sorts by it: cast it to numeric(p,s) in a query source, or write ${price:0} to give up its order`},
+    sk: P#${price}`, `keys.yaml:10:9: entities.E.sk: column "price" of type float8 has no key text that sorts in numeric order, and SK sorts by it: cast it to numeric(p,s) in a query source, or write ${price:0} for its plain text (verify then fails a pattern whose order differs from PostgreSQL's)`},
 		{`  E:
     source: {table: t}
     pk: X
-    sk: M#${mood}`, `keys.yaml:10:9: entities.E.sk: column "mood" of type mood (read as text) does not sort by its text in PostgreSQL, and SK sorts by it: cast it to text in a query source (mood::text) if text order is what you want, or write ${mood:0} to keep its text and give up PostgreSQL's order`},
+    sk: M#${mood}`, `keys.yaml:10:9: entities.E.sk: column "mood" of type mood (read as text) does not sort by its text in PostgreSQL, and SK sorts by it: cast it to text in a query source (mood::text) if text order is what you want, or write ${mood:0} for its plain text (verify then fails a pattern whose order differs from PostgreSQL's)`},
 		{`  E:
     source: {table: t}
     pk: X
-    sk: T#${total}`, `keys.yaml:10:9: entities.E.sk: column "total" is numeric without a declared precision and scale, so its key text cannot sort in numeric order, and SK sorts by it: declare it numeric(p,s), read it through a query source with a cast (total::numeric(18,4)), or write ${total:0} to give up its order`},
+    sk: T#${total}`, `keys.yaml:10:9: entities.E.sk: column "total" is numeric without a declared precision and scale, so its key text cannot sort in numeric order, and SK sorts by it: declare it numeric(p,s), read it through a query source with a cast (total::numeric(18,4)), or write ${total:0} for its plain text (verify then fails a pattern whose order differs from PostgreSQL's)`},
 		{`  E:
     source: {table: t}
     pk: X

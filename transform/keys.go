@@ -365,7 +365,7 @@ func (f keyFormats) encoding(name string, c extract.Column) (keyEnc, string) {
 			case width == 0 && !sorted:
 				return e, "" // plain: ${col:0}, or no index sorts by it
 			case kf.width == mapping.WidthAuto:
-				return e, fmt.Sprintf("column %q is numeric without a declared precision and scale, so its key text cannot sort in numeric order, and %s sorts by it: declare it numeric(p,s), read it through a query source with a cast (%s::numeric(18,4)), or write ${%s:0} to give up its order",
+				return e, fmt.Sprintf("column %q is numeric without a declared precision and scale, so its key text cannot sort in numeric order, and %s sorts by it: declare it numeric(p,s), read it through a query source with a cast (%s::numeric(18,4)), or write ${%s:0} for its plain text (verify then fails a pattern whose order differs from PostgreSQL's)",
 					c.Name, kf.sortedBy, c.Name, name)
 			}
 			return e, fmt.Sprintf("${%s:%d}: column %q is numeric without a declared scale, so its fraction has no fixed width: declare it numeric(p,s), or cast it in a query source", name, width, c.Name)
@@ -380,7 +380,7 @@ func (f keyFormats) encoding(name string, c extract.Column) (keyEnc, string) {
 		return e, ""
 	case c.Type == "float4" || c.Type == "float8":
 		if sorted {
-			return e, fmt.Sprintf("column %q of type %s has no key text that sorts in numeric order, and %s sorts by it: cast it to numeric(p,s) in a query source, or write ${%s:0} to give up its order",
+			return e, fmt.Sprintf("column %q of type %s has no key text that sorts in numeric order, and %s sorts by it: cast it to numeric(p,s) in a query source, or write ${%s:0} for its plain text (verify then fails a pattern whose order differs from PostgreSQL's)",
 				c.Name, c.Type, kf.sortedBy, name)
 		}
 		return e, ""
@@ -391,7 +391,7 @@ func (f keyFormats) encoding(name string, c extract.Column) (keyEnc, string) {
 		e.kind, e.secondsEnd = encTime, len("15:04:05")
 		return e, ""
 	case c.AsText && sorted:
-		return e, fmt.Sprintf("column %q of type %s (read as text) does not sort by its text in PostgreSQL, and %s sorts by it: cast it to text in a query source (%s::text) if text order is what you want, or write ${%s:0} to keep its text and give up PostgreSQL's order",
+		return e, fmt.Sprintf("column %q of type %s (read as text) does not sort by its text in PostgreSQL, and %s sorts by it: cast it to text in a query source (%s::text) if text order is what you want, or write ${%s:0} for its plain text (verify then fails a pattern whose order differs from PostgreSQL's)",
 			c.Name, c.Type, kf.sortedBy, c.Name, name)
 	case !c.AsText && !textSorted[c.Type] && sorted:
 		return e, fmt.Sprintf("column %q of type %s has no key text that sorts as PostgreSQL sorts it, and %s sorts by it", c.Name, c.Type, kf.sortedBy)
