@@ -70,7 +70,8 @@ as it is: new, changed (attribute by attribute, before and after), unchanged,
 and stale (items of the mapping's types the source no longer produces). It only
 reads (DescribeTable, Scan, Query) and writes nothing. It estimates the cost of
 the run: write units (each item rounded up per 1 KB, plus each GSI it lands in)
-priced on demand. Against a table that does not exist, every item is new.`,
+priced on demand. Against a table that does not exist, every item is new; a
+table migrate would refuse (other keys, key types or GSIs) is refused, exit 2.`,
 		Flags: append([]cli.Flag{mappingFlag, sourceFlag, endpointFlag, regionFlag, profileFlag, tableFlag,
 			&cli.Float64Flag{Name: "price-per-million", Value: report.DefaultPricePerMillion, Usage: "on-demand price in US dollars per million write request units"},
 		}, reportFlags()...),
