@@ -38,43 +38,50 @@ func (s *Source) CheckQuerySource(ctx context.Context, m *mapping.Mapping, path 
 	}
 	qpath := mapping.Path(path, mapping.KeyQuery)
 	text := queryText(src)
-	sd, err := s.conn.Prepare(ctx, "", text)
-	if err != nil {
+	// Each step in the read-only transaction: a statement PostgreSQL
+	// refuses aborts it, never s's snapshot.
+	var problem string
+	err := s.readOnly(ctx, func(tx pgx.Tx) error {
+		sd, err := tx.Prepare(ctx, "", text)
 		var pe *pgconn.PgError
 		if errors.As(err, &pe) {
-			return m.Errorf(qpath, "the query is not one complete statement on its own: %s (SQLSTATE %s); "+
+			problem = fmt.Sprintf("the query is not one complete statement on its own: %s (SQLSTATE %s); "+
 				"pg2dynamo reads it as a subquery, FROM (query) AS src, which a parenthesis it closes would change", pe.Message, pe.Code)
+			return nil
 		}
-		return fmt.Errorf("check %s: %w", qpath, err)
-	}
-	if n := len(sd.ParamOIDs); n > 0 {
-		params := make([]string, n)
-		for i := range params {
-			params[i] = fmt.Sprintf("$%d", i+1)
+		if err != nil {
+			return err
 		}
-		noun := "parameters"
-		if n == 1 {
-			noun = "parameter"
+		if n := len(sd.ParamOIDs); n > 0 {
+			params := make([]string, n)
+			for i := range params {
+				params[i] = fmt.Sprintf("$%d", i+1)
+			}
+			noun := "parameters"
+			if n == 1 {
+				noun = "parameter"
+			}
+			problem = fmt.Sprintf("the query has %d %s (%s): nothing supplies a value; write the value into the query",
+				n, noun, strings.Join(params, ", "))
+			return nil
 		}
-		return m.Errorf(qpath, "the query has %d %s (%s): nothing supplies a value; write the value into the query",
-			n, noun, strings.Join(params, ", "))
-	}
-	var locks bool
-	err = s.readOnly(ctx, func(tx pgx.Tx) error {
-		var err error
-		locks, err = planHas(ctx, tx, text, nil, "LockRows")
-		return err
+		locks, err := planHas(ctx, tx, text, nil, "LockRows")
+		switch {
+		case errors.As(err, &pe):
+			problem = fmt.Sprintf("PostgreSQL cannot plan the query: %s (SQLSTATE %s)", pe.Message, pe.Code)
+		case err != nil:
+			return err
+		case locks:
+			problem = "the query locks rows (FOR UPDATE, FOR SHARE or a like clause): pg2dynamo reads in a " +
+				"read-only transaction, where PostgreSQL refuses locks, and its snapshot needs none: remove the locking clause"
+		}
+		return nil
 	})
 	if err != nil {
-		var pe *pgconn.PgError
-		if errors.As(err, &pe) {
-			return m.Errorf(qpath, "PostgreSQL cannot plan the query: %s (SQLSTATE %s)", pe.Message, pe.Code)
-		}
 		return fmt.Errorf("check %s: %w", qpath, err)
 	}
-	if locks {
-		return m.Errorf(qpath, "the query locks rows (FOR UPDATE, FOR SHARE or a like clause): pg2dynamo reads in a "+
-			"read-only transaction, where PostgreSQL refuses locks, and its snapshot needs none: remove the locking clause")
+	if problem != "" {
+		return m.Errorf(qpath, "%s", problem)
 	}
 	return nil
 }

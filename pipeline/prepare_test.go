@@ -101,7 +101,7 @@ func TestPrepareChecksBeforeReading(t *testing.T) {
 }
 
 // Prepare's checks run in the snapshot once it is begun, under a
-// savepoint: a refused query leaves the snapshot usable.
+// savepoint: refused queries leave the snapshot usable.
 func TestPrepareInsideSnapshot(t *testing.T) {
 	url := testenv.NewDatabase(t)
 	testenv.Exec(t, url, prepareSQL)
@@ -114,13 +114,15 @@ func TestPrepareInsideSnapshot(t *testing.T) {
 	if err := src.Begin(ctx); err != nil {
 		t.Fatal(err)
 	}
-	bad, err := mapping.Parse("m.yaml", []byte(strings.Replace(prepareMapping, "{table: people}", `{query: "SELECT id, name FROM people FOR SHARE"}`, 1)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var mes mapping.Errors
-	if _, err := pipeline.Prepare(ctx, src, bad); !errors.As(err, &mes) {
-		t.Fatalf("Prepare = %v, want mapping errors", err)
+	for _, query := range []string{"SELECT id, name FROM people FOR SHARE", "SELECT id FROM people) AS x, (SELECT 'n' AS name", "SELECT id, name FROM people WHERE id = $1"} {
+		bad, err := mapping.Parse("m.yaml", []byte(strings.Replace(prepareMapping, "{table: people}", `{query: "`+query+`"}`, 1)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var mes mapping.Errors
+		if _, err := pipeline.Prepare(ctx, src, bad); !errors.As(err, &mes) {
+			t.Fatalf("Prepare of %q = %v, want mapping errors", query, err)
+		}
 	}
 	good, err := mapping.Parse("m.yaml", []byte(prepareMapping))
 	if err != nil {
