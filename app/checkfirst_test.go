@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -143,7 +144,7 @@ func createTable(t *testing.T, table string, pkType types.ScalarAttributeType, e
 		t.Fatal(err)
 	}
 	w := dynamodb.NewTableExistsWaiter(c)
-	if err := w.Wait(context.Background(), &dynamodb.DescribeTableInput{TableName: aws.String(table)}, 30e9); err != nil {
+	if err := w.Wait(context.Background(), &dynamodb.DescribeTableInput{TableName: aws.String(table)}, 30*time.Second); err != nil {
 		t.Fatal(err)
 	}
 }
