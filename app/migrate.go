@@ -178,7 +178,7 @@ func runMigrate(c *cli.Context) error {
 		}
 		created, err := load.EnsureTable(ctx, s.client, m, c.Bool("create-table"))
 		if err != nil {
-			return err
+			return tableRefused(err)
 		}
 		if created {
 			fmt.Fprintf(errw, "created table %s\n", m.Table.Name)

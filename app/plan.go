@@ -3,8 +3,6 @@ package app
 import (
 	"github.com/urfave/cli/v2"
 
-	"github.com/pg2dynamo/pg2dynamo/extract"
-	"github.com/pg2dynamo/pg2dynamo/pipeline"
 	"github.com/pg2dynamo/pg2dynamo/plan"
 )
 
@@ -52,15 +50,11 @@ func runPlan(c *cli.Context) error {
 	d := plan.Build(m)
 	if c.Bool("with-source") {
 		ctx := c.Context
-		src, err := extract.Connect(ctx, c.String("source"))
+		src, plans, err := connectAndCheck(c, m)
 		if err != nil {
 			return err
 		}
 		defer src.Close(ctx)
-		plans, err := pipeline.Prepare(ctx, src, m)
-		if err != nil {
-			return err
-		}
 		if err := src.Begin(ctx); err != nil {
 			return err
 		}

@@ -73,11 +73,12 @@ func TestCreateTableWithGSIs(t *testing.T) {
 		t.Errorf("GSI1 query for OWNER#ann (-want +got):\n%s", d)
 	}
 
-	// The same table against a mapping with other keys is refused, naming both.
+	// The same table against a mapping with other keys is refused before
+	// anything is written (exit 2), naming both.
 	other := strings.Replace(gsiMapping, "  name: accounts\n", "  name: accounts\n  sort_key: RK\n", 1)
 	r = runCLI(t, migrateArgs(t, writeMapping(t, other), url, table)...)
-	wantErr := "pg2dynamo: table " + table + " has key schema (partition key PK, sort key SK); the mapping expects (partition key PK, sort key RK)\n"
-	if r.code != ExitFailed || r.stderr != wantErr {
-		t.Errorf("exit %d, stderr:\n%s\nwant exit %d, stderr:\n%s", r.code, r.stderr, ExitFailed, wantErr)
+	wantErr := "pg2dynamo: table " + table + " does not match the mapping: it has key schema (partition key PK, sort key SK), the mapping expects (partition key PK, sort key RK)\n"
+	if r.code != ExitUsage || r.stderr != wantErr {
+		t.Errorf("exit %d, stderr:\n%s\nwant exit %d, stderr:\n%s", r.code, r.stderr, ExitUsage, wantErr)
 	}
 }

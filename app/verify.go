@@ -13,7 +13,6 @@ import (
 	"github.com/pg2dynamo/pg2dynamo/extract"
 	"github.com/pg2dynamo/pg2dynamo/load"
 	"github.com/pg2dynamo/pg2dynamo/mapping"
-	"github.com/pg2dynamo/pg2dynamo/pipeline"
 	"github.com/pg2dynamo/pg2dynamo/report"
 	"github.com/pg2dynamo/pg2dynamo/transform"
 	"github.com/pg2dynamo/pg2dynamo/verify"
@@ -71,7 +70,8 @@ as it is: new, changed (attribute by attribute, before and after), unchanged,
 and stale (items of the mapping's types the source no longer produces). It only
 reads (DescribeTable, Scan, Query) and writes nothing. It estimates the cost of
 the run: write units (each item rounded up per 1 KB, plus each GSI it lands in)
-priced on demand. Against a table that does not exist, every item is new.`,
+priced on demand. Against a table that does not exist, every item is new; a
+table migrate would refuse (other keys, key types or GSIs) is refused, exit 2.`,
 		Flags: append([]cli.Flag{mappingFlag, sourceFlag, endpointFlag, regionFlag, profileFlag, tableFlag,
 			&cli.Float64Flag{Name: "price-per-million", Value: report.DefaultPricePerMillion, Usage: "on-demand price in US dollars per million write request units"},
 		}, reportFlags()...),
@@ -90,14 +90,18 @@ type session struct {
 	client *dynamodb.Client
 }
 
-// open loads the mapping, connects to and checks the source, and builds
-// the DynamoDB client. The caller closes s.src.
+// open checks --endpoint-url, loads the mapping, and connects to and
+// checks the source (connectAndCheck); s.client is built by dynamo. The
+// caller closes s.src.
 func open(c *cli.Context) (*session, error) {
 	if c.Args().Present() {
 		return nil, usageError{errUnexpectedArg(c)}
 	}
 	path, err := requireMapping(c)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkEndpoint(c.String("endpoint-url")); err != nil {
 		return nil, err
 	}
 	m, err := loadMapping(path)
@@ -111,11 +115,7 @@ func open(c *cli.Context) (*session, error) {
 		m.Table.Name = t
 	}
 	s := &session{m: m}
-	if s.src, err = extract.Connect(c.Context, c.String("source")); err != nil {
-		return nil, err
-	}
-	if s.plans, err = pipeline.Prepare(c.Context, s.src, m); err != nil {
-		s.src.Close(c.Context)
+	if s.src, s.plans, err = connectAndCheck(c, m); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -163,10 +163,13 @@ func runCompare(c *cli.Context, mode string, price float64) error {
 	return compareAndReport(c, s, mode, price, c.App.Writer)
 }
 
-// compareAndReport runs verify.Compare in s's snapshot and writes the
-// report in every requested form. A failed verification returns exit code
-// ExitMismatch.
+// compareAndReport checks the table as migrate would (session.checkTable),
+// runs verify.Compare in s's snapshot and writes the report in every
+// requested form. A failed verification returns exit code ExitMismatch.
 func compareAndReport(c *cli.Context, s *session, mode string, price float64, out io.Writer) error {
+	if err := s.checkTable(c); err != nil {
+		return err
+	}
 	// Report files are opened first: a path that cannot be written fails
 	// the command before the work, not after.
 	var jsonFile, htmlFile *os.File

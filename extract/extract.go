@@ -402,7 +402,7 @@ func (s *Source) Count(ctx context.Context, e *mapping.Entity) (int64, error) {
 		return 0, errors.New("source: Count before Begin")
 	}
 	var n int64
-	if err := s.tx.QueryRow(ctx, "SELECT count(*) FROM "+from(e.Source)).Scan(&n); err != nil {
+	if err := s.tx.QueryRow(ctx, countSQL(e.Source)).Scan(&n); err != nil {
 		return 0, fmt.Errorf("count %s: %w", e.Name, err)
 	}
 	return n, nil
@@ -525,11 +525,8 @@ func nestArray(arr pgtype.Array[any]) any {
 // from renders the FROM item of a source, aliased "src".
 func from(src mapping.Source) string {
 	if src.IsQuery() {
-		// A trailing semicolon is natural at the end of a query but not
-		// inside a subquery.
 		// Newlines keep a final "-- comment" from swallowing the ")".
-		q := strings.TrimRight(strings.TrimSpace(src.Query), "; \t\r\n")
-		return "(\n" + q + "\n) AS src"
+		return "(\n" + queryText(src) + "\n) AS src"
 	}
 	return tableIdent(src).Sanitize() + " AS src"
 }

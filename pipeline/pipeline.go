@@ -136,11 +136,21 @@ func (s *Summary) Total() EntityStats {
 }
 
 // Prepare checks every entity of m against the live source (tables and
-// columns exist, key columns have usable types) and compiles its Plan. It
-// reads no rows. All problems are returned together as mapping.Errors.
+// columns exist, key columns have usable types) and compiles its Plan, one
+// per entity in mapping order. It then checks what a run would otherwise
+// meet only while reading or verifying: each query source on its own
+// (extract.Source.CheckQuerySource: one complete statement, no parameters,
+// no row locks), the statements that read each entity, planned by
+// PostgreSQL without running them (extract.Source.CheckRead), and every
+// access pattern against the plans (parameters, their widths, one source
+// with all of them). It reads no rows; the plans are made in read-only
+// transactions of src (its snapshot, under a savepoint, once begun). All
+// problems are returned together as mapping.Errors, in file order; other
+// errors (the connection) stop it.
 func Prepare(ctx context.Context, src *extract.Source, m *mapping.Mapping) ([]*transform.Plan, error) {
 	var errs mapping.Errors
 	all := make([]*transform.Sources, len(m.Entities))
+	described := make([]bool, len(m.Entities))
 	for i, e := range m.Entities {
 		srcs, err := describe(ctx, src, m, e)
 		if err != nil {
@@ -151,8 +161,13 @@ func Prepare(ctx context.Context, src *extract.Source, m *mapping.Mapping) ([]*t
 			}
 			return nil, err
 		}
-		all[i] = &srcs
+		all[i], described[i] = &srcs, true
 	}
+	qerrs, refused, err := checkQuerySources(ctx, src, m, described)
+	if err != nil {
+		return nil, err
+	}
+	errs = append(errs, qerrs...)
 	plans, err := transform.CompileAll(m, all)
 	if err != nil {
 		var mes mapping.Errors
@@ -162,7 +177,7 @@ func Prepare(ctx context.Context, src *extract.Source, m *mapping.Mapping) ([]*t
 		errs = append(errs, mes...)
 	}
 	for i, p := range plans {
-		if p == nil || len(p.Query().Joins) == 0 {
+		if p == nil || len(p.Query().Joins) == 0 || refused[i] {
 			continue
 		}
 		if err := src.CheckQuery(ctx, m, m.Entities[i].Name, p.Query()); err != nil {
@@ -171,9 +186,22 @@ func Prepare(ctx context.Context, src *extract.Source, m *mapping.Mapping) ([]*t
 				return nil, err
 			}
 			errs = append(errs, me)
+			refused[i] = true
 		}
 	}
+	if plans != nil {
+		rerrs, err := checkReads(ctx, src, m, plans, refused)
+		if err != nil {
+			return nil, err
+		}
+		perrs, err := checkPatterns(m, plans)
+		if err != nil {
+			return nil, err
+		}
+		errs = append(append(errs, rerrs...), perrs...)
+	}
 	if len(errs) > 0 {
+		sortErrors(errs)
 		return nil, errs
 	}
 	return plans, nil

@@ -1,0 +1,111 @@
+package app
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/pg2dynamo/pg2dynamo/extract"
+	"github.com/pg2dynamo/pg2dynamo/load"
+	"github.com/pg2dynamo/pg2dynamo/mapping"
+	"github.com/pg2dynamo/pg2dynamo/pipeline"
+	"github.com/pg2dynamo/pg2dynamo/transform"
+)
+
+// The checks a command makes before it creates or writes anything, and
+// the exit code 2 ("nothing was written") of what they refuse.
+
+// checkEndpoint refuses an --endpoint-url (or AWS_ENDPOINT_URL_DYNAMODB,
+// AWS_ENDPOINT_URL, which set it) that is not an http or https URL with a
+// host, as a usage error: the SDK would otherwise fail every request, and
+// the preflight report it as a DynamoDB that cannot be reached. "" (the
+// region's endpoint) is accepted.
+func checkEndpoint(raw string) error {
+	if raw == "" {
+		return nil
+	}
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" {
+		return usageError{fmt.Errorf("--endpoint-url %q: expected an http:// or https:// URL with a host, such as http://localhost:8000 (the flag, AWS_ENDPOINT_URL_DYNAMODB or AWS_ENDPOINT_URL)", raw)}
+	}
+	return nil
+}
+
+// connectAndCheck connects to the command's source (--source or
+// DATABASE_URL, else the libpq variables and defaults) and checks the
+// mapping against it (pipeline.Prepare), returning the plans. When neither
+// --source nor DATABASE_URL is given, a connection that fails, and a
+// mapping the database refuses, say which database and user libpq chose,
+// and why. The caller closes the source.
+func connectAndCheck(c *cli.Context, m *mapping.Mapping) (*extract.Source, []*transform.Plan, error) {
+	src, err := extract.Connect(c.Context, c.String("source"))
+	if err != nil {
+		return nil, nil, withSourceNote(c, err, false)
+	}
+	plans, err := pipeline.Prepare(c.Context, src, m)
+	if err != nil {
+		src.Close(c.Context)
+		var mes mapping.Errors
+		if errors.As(err, &mes) {
+			err = withSourceNote(c, err, true)
+		}
+		return nil, nil, err
+	}
+	return src, plans, nil
+}
+
+// withSourceNote adds to err, on a line of its own, where libpq's rules
+// led when the command names no source: "connected to database root as
+// user root on /var/run/postgresql:5432 (libpq defaults: no --source,
+// DATABASE_URL or PG* variables)". err is returned as is otherwise.
+func withSourceNote(c *cli.Context, err error, connected bool) error {
+	if c.String("source") != "" {
+		return err
+	}
+	t, terr := extract.ResolveTarget("")
+	if terr != nil {
+		return err
+	}
+	verb := "connected to"
+	if !connected {
+		verb = "could not connect to"
+	}
+	why := "libpq defaults: no --source, DATABASE_URL or PG* variables"
+	if len(t.Env) > 0 {
+		why = "no --source or DATABASE_URL: libpq's " + strings.Join(t.Env, ", ") + " and its defaults"
+	}
+	return fmt.Errorf("%w\n%s %s (%s)", err, verb, t, why)
+}
+
+// tableRefused gives migrate's refusal of its table exit code 2, as
+// nothing was written: a table that does not fit the mapping
+// (load.TableMismatchError), or one that does not exist without
+// --create-table. Other errors are returned as they are.
+func tableRefused(err error) error {
+	var tm *load.TableMismatchError
+	if errors.As(err, &tm) || errors.Is(err, load.ErrTableNotFound) {
+		return withCode(ExitUsage, err)
+	}
+	return err
+}
+
+// checkTable runs migrate's check of an existing table (load.CheckTable)
+// for a command that only reads it (verify, diff, migrate --dry-run): a
+// table migrate would refuse is refused here too, with exit code 2 and
+// every difference named, rather than compared item by item. A table that
+// does not exist passes (every item is new).
+func (s *session) checkTable(c *cli.Context) error {
+	_, err := load.CheckTable(c.Context, s.client, s.m)
+	var tm *load.TableMismatchError
+	if errors.As(err, &tm) {
+		cmd := c.Command.Name
+		if c.Bool("dry-run") {
+			cmd += " --dry-run"
+		}
+		return withCode(ExitUsage, fmt.Errorf("%s: %w; migrate would refuse to write to it", cmd, err))
+	}
+	return err
+}
