@@ -304,7 +304,7 @@ func compile(m *mapping.Mapping, index int, srcs Sources) (*Plan, error) {
 			case own:
 				need[col] = true
 			case e.IDs[col] != nil:
-			case p.duplicates(col):
+			case p.Duplicates(col):
 			default:
 				add(kt.path, "unknown column %q%s; %s has columns: %s%s", col, suggest(col, cols), e.Source, columnList(cols), p.keyExtras())
 			}
@@ -413,9 +413,9 @@ func compile(m *mapping.Mapping, index int, srcs Sources) (*Plan, error) {
 	return p, nil
 }
 
-// duplicates reports whether one of the plan's duplicates copies a column
-// as attribute name.
-func (p *Plan) duplicates(name string) bool {
+// Duplicates reports whether one of the plan's duplicate rules copies a
+// parent column as attribute name (a name key templates may use).
+func (p *Plan) Duplicates(name string) bool {
 	for _, j := range p.joins {
 		if j.join.Kind == extract.JoinParent && slices.Contains(j.names, name) {
 			return true
