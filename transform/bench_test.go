@@ -179,3 +179,16 @@ func benchItems(b *testing.B, p *transform.Plan) {
 	bld := transform.NewBuilder()
 	benchLoop(b, p, func(row []any, dst []transform.Item) ([]transform.Item, error) { return bld.Items(p, row, dst) })
 }
+
+// stableKeys render the same text under the key rules before and after
+// issue 11 (integers padded in sort keys, plain with :0; no time in a key),
+// so that BenchmarkItemsStableKeys compares the key renderers alone across
+// versions: BenchmarkItems' keys grew with the rules (every number padded,
+// six fraction digits in times).
+const stableKeys = `    pk: USER#${user_id:0}
+    sk: TICKET#${ticket_id}
+    indexes:
+      GSI1: {pk: "ORG#${org_id:0}", sk: "TICKET#${ticket_id}"}`
+
+// BenchmarkItemsStableKeys is BenchmarkItems with stableKeys.
+func BenchmarkItemsStableKeys(b *testing.B) { benchItems(b, benchPlanOf(b, stableKeys, "")) }
