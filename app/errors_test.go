@@ -221,7 +221,7 @@ func TestMigrateOversizedItem(t *testing.T) {
 		t.Fatalf("exit %d, want %d\n%s%s", r.code, ExitRejected, r.stdout, r.stderr)
 	}
 	rejects := readRejects(t, rejectsPath(args))
-	want := "item is 410.0 KB, over DynamoDB's 400 KB: body 410.0 KB, PK 7 B, type 7 B, SK 5 B, id 4 B"
+	want := "item is 410.0 KB, over DynamoDB's 400 KB: body 410.0 KB, PK 16 B, type 7 B, SK 5 B, id 4 B"
 	if len(rejects) != 1 || rejects[0].SourceKey["id"] != "7" || rejects[0].Reason != want {
 		t.Fatalf("rejects = %+v, want only id 7: %s", rejects, want)
 	}
