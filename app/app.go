@@ -183,17 +183,17 @@ var cpuProfileFlag = &cli.PathFlag{
 }
 
 // startCPUProfile starts profiling into path, if not empty, and returns
-// the function that stops it and closes the file.
+// the function that stops it and publishes the file (an outputFile).
 func startCPUProfile(path string) (func() error, error) {
 	if path == "" {
 		return nil, nil
 	}
-	f, err := os.Create(path)
+	f, err := createOutput(path, false)
 	if err != nil {
 		return nil, usageError{fmt.Errorf("--cpuprofile: %w", err)}
 	}
 	if err := pprof.StartCPUProfile(f); err != nil {
-		f.Close()
+		f.Discard()
 		return nil, fmt.Errorf("--cpuprofile: %w", err)
 	}
 	return func() error {

@@ -381,21 +381,26 @@ func printSummary(w io.Writer, s *pipeline.Summary, stats func() load.Stats) {
 	}
 }
 
-// rejectFile writes rejects as JSON Lines. It is created (truncated) when
-// the run starts, so it always describes the latest run.
+// rejectFile writes rejects as JSON Lines. It is a new file (see
+// outputFile: mode 0600, never written through a link) published at the
+// path when the run starts, before any reject is written, so it always
+// describes the latest run, and after a crash it holds every reject
+// written, as the checkpoint expects; a resumed run's file starts with
+// the last one's content.
 type rejectFile struct {
 	path string
 	mu   sync.Mutex
-	f    *os.File
+	f    *outputFile
 	enc  *json.Encoder
 }
 
 func createRejects(path string, appendTo bool) (*rejectFile, error) {
-	flags := os.O_CREATE | os.O_WRONLY | os.O_TRUNC
-	if appendTo {
-		flags = os.O_CREATE | os.O_WRONLY | os.O_APPEND
+	f, err := createOutput(path, appendTo)
+	if err == nil {
+		if err = f.Publish(); err != nil {
+			f.Discard()
+		}
 	}
-	f, err := os.OpenFile(path, flags, 0o644)
 	if err != nil {
 		return nil, usageError{fmt.Errorf("rejects file: %w", err)}
 	}
