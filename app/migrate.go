@@ -1,6 +1,7 @@
 package app
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -317,14 +318,31 @@ func startCheckpoint(c *cli.Context, mappingFile string, m *mapping.Mapping, sou
 }
 
 // loadMapping loads the mapping file; a file that cannot be read is a usage
-// error (exit 2), like an invalid one.
-func loadMapping(path string) (*mapping.Mapping, error) {
-	m, err := mapping.Load(path)
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return nil, usageError{err}
+// error (exit 2), like an invalid one. It returns context.Cause(ctx) as
+// soon as ctx is done: reading a file that blocks (a FIFO) or the YAML
+// parser (which cannot be stopped; mapping's bounds limit it to about a
+// second) is left to finish in the background.
+func loadMapping(ctx context.Context, path string) (*mapping.Mapping, error) {
+	type loaded struct {
+		m   *mapping.Mapping
+		err error
 	}
-	return m, err
+	done := make(chan loaded, 1)
+	go func() {
+		m, err := mapping.LoadContext(ctx, path)
+		done <- loaded{m, err}
+	}()
+	var l loaded
+	select {
+	case l = <-done:
+	case <-ctx.Done():
+		return nil, context.Cause(ctx)
+	}
+	var pe *fs.PathError
+	if errors.As(l.err, &pe) {
+		return nil, usageError{l.err}
+	}
+	return l.m, l.err
 }
 
 func progressFor(mode string, w io.Writer, interval time.Duration) (pipeline.Progress, func(), error) {

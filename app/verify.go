@@ -95,7 +95,7 @@ func open(c *cli.Context) (*session, error) {
 	if err != nil {
 		return nil, err
 	}
-	m, err := loadMapping(path)
+	m, err := loadMapping(c.Context, path)
 	if err != nil {
 		return nil, err
 	}
