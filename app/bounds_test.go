@@ -22,8 +22,19 @@ type processResult struct {
 	stdout, stderr string
 }
 
-// waitProcess waits at most limit for cmd (started, with its output in
-// stdout and stderr) to end, killing it past that and failing the test.
+// startProcess starts cmd in a process group of its own, so that
+// waitProcess can kill it with its children.
+func startProcess(t *testing.T, cmd *exec.Cmd) {
+	t.Helper()
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// waitProcess waits at most limit for cmd (started by startProcess, with
+// its output in stdout and stderr) to end, killing its process group past
+// that and failing the test.
 func waitProcess(t *testing.T, cmd *exec.Cmd, limit time.Duration, stdout, stderr *bytes.Buffer) processResult {
 	t.Helper()
 	done := make(chan error, 1)
@@ -32,7 +43,7 @@ func waitProcess(t *testing.T, cmd *exec.Cmd, limit time.Duration, stdout, stder
 	select {
 	case err = <-done:
 	case <-time.After(limit):
-		cmd.Process.Kill()
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		<-done
 		t.Fatalf("still running after %v\n%s", limit, stderr.String())
 	}
@@ -135,9 +146,7 @@ func TestHostileMappingProcess(t *testing.T) {
 			cmd := exec.Command(runner, rssFile, bin, "plan", "--mapping", path)
 			cmd.Stdout, cmd.Stderr = &stdout, &stderr
 			start := time.Now()
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
+			startProcess(t, cmd)
 			r := waitProcess(t, cmd, 20*time.Second, &stdout, &stderr)
 			var kb int64
 			if _, err := fmt.Sscan(readFile(t, rssFile), &kb); err != nil {
@@ -177,17 +186,15 @@ func TestHostileMappingProcess(t *testing.T) {
 			var stdout, stderr bytes.Buffer
 			cmd := exec.Command(bin, migrateArgs(t, fifo, url, testenv.TableName("hostile"), "--create-table")...)
 			cmd.Stdout, cmd.Stderr = &stdout, &stderr
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
+			startProcess(t, cmd)
 			w, err := os.OpenFile(fifo, os.O_WRONLY, 0) // blocks until the process opens it
 			if err != nil {
-				cmd.Process.Kill()
+				syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 				t.Fatal(err)
 			}
 			defer w.Close()
 			if _, err := w.Write([]byte(tc.data)); err != nil {
-				cmd.Process.Kill()
+				syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 				t.Fatal(err)
 			}
 			if tc.closed {
