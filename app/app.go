@@ -42,19 +42,41 @@ func withCode(code int, err error) error { return &exitError{code: code, err: er
 // Run runs the CLI with args (without the program name) and returns the
 // exit code. SIGINT and SIGTERM cancel the run's context: the run stops
 // reading, writes what it has read, prints its summary and exits with
-// 128 + the signal's number (130, 143).
+// 128 + the signal's number (130, 143). A second signal ends the process
+// at once (os.Exit with 128 + its number), whatever it is doing.
 func Run(args []string, stdout, stderr io.Writer) int {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
-	sigs := make(chan os.Signal, 1)
+	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sigs)
-	go func() {
-		if sig, ok := <-sigs; ok {
-			cancel(signalError{sig.(syscall.Signal)})
-		}
-	}()
+	go watchSignals(sigs, cancel, func(sig syscall.Signal) {
+		fmt.Fprintf(stderr, "pg2dynamo: %s again: stopping at once, without finishing (a migrate's checkpoint holds the progress it last saved)\n", sig)
+		os.Exit(128 + int(sig))
+	})
 	return RunContext(ctx, args, stdout, stderr)
+}
+
+// watchSignals cancels the run with a signalError at the first signal
+// from sigs, and calls exit with the second; it returns then, or when
+// sigs is closed.
+func watchSignals(sigs <-chan os.Signal, cancel context.CancelCauseFunc, exit func(syscall.Signal)) {
+	sig, ok := <-sigs
+	if !ok {
+		return
+	}
+	cancel(signalError{toSyscall(sig)})
+	if sig, ok = <-sigs; ok {
+		exit(toSyscall(sig))
+	}
+}
+
+// toSyscall returns sig's number (os.Interrupt is SIGINT on every system).
+func toSyscall(sig os.Signal) syscall.Signal {
+	if s, ok := sig.(syscall.Signal); ok {
+		return s
+	}
+	return syscall.SIGINT
 }
 
 // signalError is the cancellation cause of a run stopped by a signal.
@@ -183,17 +205,17 @@ var cpuProfileFlag = &cli.PathFlag{
 }
 
 // startCPUProfile starts profiling into path, if not empty, and returns
-// the function that stops it and closes the file.
+// the function that stops it and publishes the file (an outputFile).
 func startCPUProfile(path string) (func() error, error) {
 	if path == "" {
 		return nil, nil
 	}
-	f, err := os.Create(path)
+	f, err := createOutput(path, false)
 	if err != nil {
 		return nil, usageError{fmt.Errorf("--cpuprofile: %w", err)}
 	}
 	if err := pprof.StartCPUProfile(f); err != nil {
-		f.Close()
+		f.Discard()
 		return nil, fmt.Errorf("--cpuprofile: %w", err)
 	}
 	return func() error {

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"strconv"
 	"syscall"
 	"time"
@@ -76,27 +75,15 @@ func loadCheckpoint(path string) (*checkpoint, error) {
 	return cp, nil
 }
 
-// save writes the checkpoint atomically.
+// save writes the checkpoint atomically (a new file renamed over it; see
+// outputFile).
 func (cp *checkpoint) save() error {
 	cp.Updated = time.Now().UTC()
 	b, err := json.MarshalIndent(cp, "", "  ")
 	if err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(cp.path), ".pg2dynamo-checkpoint-*")
-	if err != nil {
-		return fmt.Errorf("checkpoint: %w", err)
-	}
-	if _, err := tmp.Write(b); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return fmt.Errorf("checkpoint: %w", err)
-	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("checkpoint: %w", err)
-	}
-	if err := os.Rename(tmp.Name(), cp.path); err != nil {
+	if err := writeOutput(cp.path, b); err != nil {
 		return fmt.Errorf("checkpoint: %w", err)
 	}
 	return nil

@@ -2,6 +2,7 @@ package app
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -330,14 +331,31 @@ func startCheckpoint(c *cli.Context, mappingFile string, m *mapping.Mapping, sou
 }
 
 // loadMapping loads the mapping file; a file that cannot be read is a usage
-// error (exit 2), like an invalid one.
-func loadMapping(path string) (*mapping.Mapping, error) {
-	m, err := mapping.Load(path)
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return nil, usageError{err}
+// error (exit 2), like an invalid one. It returns context.Cause(ctx) as
+// soon as ctx is done: reading a file that blocks (a FIFO) or the YAML
+// parser (which cannot be stopped; mapping's bounds limit it to about a
+// second) is left to finish in the background.
+func loadMapping(ctx context.Context, path string) (*mapping.Mapping, error) {
+	type loaded struct {
+		m   *mapping.Mapping
+		err error
 	}
-	return m, err
+	done := make(chan loaded, 1)
+	go func() {
+		m, err := mapping.LoadContext(ctx, path)
+		done <- loaded{m, err}
+	}()
+	var l loaded
+	select {
+	case l = <-done:
+	case <-ctx.Done():
+		return nil, context.Cause(ctx)
+	}
+	var pe *fs.PathError
+	if errors.As(l.err, &pe) {
+		return nil, usageError{l.err}
+	}
+	return l.m, l.err
 }
 
 func progressFor(mode string, w io.Writer, interval time.Duration) (pipeline.Progress, func(), error) {
@@ -394,13 +412,16 @@ func printSummary(w io.Writer, s *pipeline.Summary, stats func() load.Stats) {
 	}
 }
 
-// rejectFile writes rejects as JSON Lines. It is created (truncated) when
-// the run starts, so it always describes the latest run; a resumed run
-// appends to it, and lists no row twice (see createRejects).
+// rejectFile writes rejects as JSON Lines. It is a new file (see
+// outputFile: mode 0600, never written through a link) published at the
+// path when the run starts, before any reject is written, so it always
+// describes the latest run, and after a crash it holds every reject
+// written, as the checkpoint expects; a resumed run's file starts with
+// the last one's content and lists no row twice (see createRejects).
 type rejectFile struct {
 	path string
 	mu   sync.Mutex
-	f    *os.File
+	f    *outputFile
 	enc  *json.Encoder
 	// listed counts the rows the file listed before a resumed run, by
 	// rowID; each absorbs one reject of the same row.
@@ -416,28 +437,31 @@ type rejectFile struct {
 // its row listed anew. Errors are usage errors naming the file.
 func createRejects(path string, appendTo bool) (*rejectFile, error) {
 	r := &rejectFile{path: path, seed: maphash.MakeSeed()}
-	flags := os.O_CREATE | os.O_WRONLY | os.O_TRUNC
-	if appendTo {
-		flags = os.O_CREATE | os.O_RDWR | os.O_APPEND
-	}
-	f, err := os.OpenFile(path, flags, 0o644)
+	f, err := createOutput(path, appendTo)
 	if err != nil {
 		return nil, usageError{fmt.Errorf("rejects file: %w", err)}
 	}
-	if appendTo {
-		if err := r.readListed(f); err != nil {
-			f.Close()
+	if appendTo && f.tmp != "" { // a copy of the last run's file, not a device
+		if err := r.readListed(f.f); err != nil {
+			f.Discard()
 			return nil, usageError{fmt.Errorf("rejects file %s: %w", path, err)}
 		}
+	}
+	if err := f.Publish(); err != nil {
+		f.Discard()
+		return nil, usageError{fmt.Errorf("rejects file: %w", err)}
 	}
 	r.f, r.enc = f, json.NewEncoder(f)
 	return r, nil
 }
 
-// readListed counts the rows f lists and truncates it after its last
-// complete line.
+// readListed counts the rows f lists, truncates it after its last
+// complete line and leaves its offset there.
 func (r *rejectFile) readListed(f *os.File) error {
 	r.listed = map[uint64]int{}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return err
+	}
 	br := bufio.NewReader(f)
 	var whole int64 // bytes of complete lines
 	for {
@@ -454,7 +478,11 @@ func (r *rejectFile) readListed(f *os.File) error {
 			r.listed[r.rowID(rej)]++
 		}
 	}
-	return f.Truncate(whole)
+	if err := f.Truncate(whole); err != nil {
+		return err
+	}
+	_, err := f.Seek(whole, io.SeekStart)
+	return err
 }
 
 // rowID identifies a reject's row: its entity and source key (which holds

@@ -43,7 +43,7 @@ func runPlan(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	m, err := loadMapping(path)
+	m, err := loadMapping(c.Context, path)
 	if err != nil {
 		return err
 	}

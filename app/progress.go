@@ -10,7 +10,9 @@ import (
 	"github.com/vbauerster/mpb/v8/decor"
 )
 
-// barProgress draws one live bar per entity (mpb) on a terminal.
+// barProgress draws one live bar per entity (mpb): on a terminal, or on
+// any writer when --progress bars asks for them (frames then go to the
+// writer with the terminal's cursor movements, every refresh).
 type barProgress struct {
 	p    *mpb.Progress
 	mu   sync.Mutex
@@ -18,7 +20,7 @@ type barProgress struct {
 }
 
 func newBarProgress(w io.Writer) *barProgress {
-	return &barProgress{p: mpb.New(mpb.WithOutput(w), mpb.WithWidth(32), mpb.WithRefreshRate(200*time.Millisecond)),
+	return &barProgress{p: mpb.New(mpb.WithOutput(w), mpb.WithWidth(32), mpb.WithRefreshRate(200*time.Millisecond), mpb.WithAutoRefresh()),
 		bars: map[string]*mpb.Bar{}}
 }
 
@@ -44,11 +46,16 @@ func (b *barProgress) Advance(entity string, n int) {
 	}
 }
 
-// Close completes every bar and waits for the last frame.
+// Close ends every bar and waits for the last frame. mpb's Wait returns
+// only once every bar is completed or aborted, and a bar created with a
+// total above 0 completes only by reaching it (SetTotal does nothing on
+// it): a bar short of its total (a run stopped by a signal or an error,
+// or a resumed run reading the rest of an entity) is aborted, and stays
+// drawn at the count it reached. Abort does nothing to a completed bar.
 func (b *barProgress) Close() {
 	b.mu.Lock()
 	for _, bar := range b.bars {
-		bar.SetTotal(-1, true)
+		bar.Abort(false)
 	}
 	b.mu.Unlock()
 	b.p.Wait()

@@ -3,7 +3,6 @@ package app
 import (
 	"fmt"
 	"io"
-	"os"
 	"sync/atomic"
 	"time"
 
@@ -104,7 +103,7 @@ func open(c *cli.Context) (*session, error) {
 	if err := checkEndpoint(c.String("endpoint-url")); err != nil {
 		return nil, err
 	}
-	m, err := loadMapping(path)
+	m, err := loadMapping(c.Context, path)
 	if err != nil {
 		return nil, err
 	}
@@ -172,17 +171,19 @@ func compareAndReport(c *cli.Context, s *session, mode string, price float64, ou
 	}
 	// Report files are opened first: a path that cannot be written fails
 	// the command before the work, not after.
-	var jsonFile, htmlFile *os.File
+	// They are published when written (see outputFile), so a failed
+	// command leaves the files of the last run as they were.
+	var jsonFile, htmlFile *outputFile
 	for _, f := range []struct {
 		flag string
-		dst  **os.File
+		dst  **outputFile
 	}{{"report-json", &jsonFile}, {"html", &htmlFile}} {
 		if p := c.Path(f.flag); p != "" {
-			file, err := os.Create(p)
+			file, err := createOutput(p, false)
 			if err != nil {
 				return usageError{fmt.Errorf("--%s: %w", f.flag, err)}
 			}
-			defer file.Close()
+			defer file.Discard()
 			*f.dst = file
 		}
 	}
@@ -205,9 +206,15 @@ func compareAndReport(c *cli.Context, s *session, mode string, price float64, ou
 		if err := report.Render(jsonFile, r, report.FormatJSON, 0); err != nil {
 			return fmt.Errorf("--report-json: %w", err)
 		}
+		if err := jsonFile.Close(); err != nil {
+			return fmt.Errorf("--report-json: %w", err)
+		}
 	}
 	if htmlFile != nil {
 		if err := report.HTML(htmlFile, r); err != nil {
+			return fmt.Errorf("--html: %w", err)
+		}
+		if err := htmlFile.Close(); err != nil {
 			return fmt.Errorf("--html: %w", err)
 		}
 	}

@@ -138,6 +138,9 @@ func FuzzParse(f *testing.F) {
 		"table: {name: shop}\nentities:\n  A: {source: {table: a}, pk: A, sk: A}\n---\nentities: {B: {}}\n",
 		"- [\n",
 		"table: \"unclosed\n",
+		// Aliases of aliases (counted, not expanded) and nesting past MaxDepth.
+		"table: {name: shop}\nentities:\n  A:\n    source: {table: t}\n    pk: A\n    attributes:\n      select: &a [x, x]\n      rename: {a: &b [*a, *a], b: [*b, *b]}\n",
+		strings.Repeat("- [", 40) + "\n",
 	} {
 		f.Add([]byte(s))
 	}

@@ -2,8 +2,10 @@ package mapping
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"reflect"
 	"regexp"
@@ -30,11 +32,24 @@ type file struct {
 
 // Load reads and parses the mapping file at path. See Parse.
 func Load(path string) (*Mapping, error) {
-	data, err := os.ReadFile(path)
+	return LoadContext(context.Background(), path)
+}
+
+// LoadContext reads and parses the mapping file at path, as ParseContext.
+// It reads at most MaxFileBytes+1 bytes: a larger file (or a device that
+// never ends) is refused, as Errors, without being read whole. An error
+// reading the file wraps the *fs.PathError.
+func LoadContext(ctx context.Context, path string) (*Mapping, error) {
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("read mapping: %w", err)
 	}
-	return Parse(path, data)
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("read mapping: %w", err)
+	}
+	return ParseContext(ctx, path, data)
 }
 
 // Parse parses a mapping from data; name is used in error messages. It
@@ -43,12 +58,44 @@ func Load(path string) (*Mapping, error) {
 // Errors (one or more *Error, each with file, line, column and path).
 // Parse does not look at any database; see transform.Compile for the check
 // against the live schema.
+//
+// Input past the bounds MaxFileBytes, MaxMappingKeys, MaxDepth and
+// MaxAliasNodes is refused with one *Error naming the bound, before the
+// YAML parser (for size, keys and depth) or the decoder (for aliases)
+// spends time or memory on it.
 func Parse(name string, data []byte) (*Mapping, error) {
+	return ParseContext(context.Background(), name, data)
+}
+
+// ParseContext is Parse that stops between its phases (bounds, YAML
+// parse, decoding, validation) once ctx is done, returning an error that
+// wraps context.Cause(ctx). Each phase is bounded by the limits above
+// (well under a second for a file inside them); the YAML parser itself
+// cannot be interrupted.
+func ParseContext(ctx context.Context, name string, data []byte) (*Mapping, error) {
 	m := &Mapping{File: name}
+	stopped := func() error {
+		if ctx.Err() != nil {
+			return fmt.Errorf("parse mapping %s: %w", name, context.Cause(ctx))
+		}
+		return nil
+	}
+	if e := checkSize(name, int64(len(data))); e != nil {
+		return nil, Errors{e}
+	}
 	data = bytes.TrimPrefix(data, []byte("\ufeff")) // a UTF-8 byte order mark
+	if e := checkShape(name, string(data)); e != nil {
+		return nil, Errors{e}
+	}
+	if err := stopped(); err != nil {
+		return nil, err
+	}
 	f, err := parser.ParseBytes(data, 0)
 	if err != nil {
 		return nil, Errors{m.yamlError(err)}
+	}
+	if err := stopped(); err != nil {
+		return nil, err
 	}
 	switch {
 	case len(f.Docs) == 0 || f.Docs[0].Body == nil:
@@ -61,6 +108,9 @@ func Parse(name string, data []byte) (*Mapping, error) {
 		return nil, Errors{e}
 	}
 	m.pos = indexPositions(f)
+	if e := m.checkAliases(f); e != nil {
+		return nil, Errors{e}
+	}
 	if errs := m.unknownFields(); len(errs) > 0 {
 		return nil, errs
 	}
@@ -68,6 +118,9 @@ func Parse(name string, data []byte) (*Mapping, error) {
 	var raw file
 	if err := decodeStrict(data, &raw); err != nil {
 		return nil, Errors{m.yamlError(err)}
+	}
+	if err := stopped(); err != nil {
+		return nil, err
 	}
 	m.Version, m.Table, m.TypeAttribute = raw.Version, raw.Table, raw.TypeAttribute
 	for _, name := range m.pos.entityOrder {
@@ -96,6 +149,9 @@ func Parse(name string, data []byte) (*Mapping, error) {
 			return errs[i].Column < errs[j].Column
 		})
 		return nil, errs
+	}
+	if err := stopped(); err != nil {
+		return nil, err
 	}
 	return m, nil
 }

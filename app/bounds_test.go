@@ -1,0 +1,217 @@
+package app
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/pg2dynamo/pg2dynamo/internal/testenv"
+	"github.com/pg2dynamo/pg2dynamo/mapping"
+)
+
+// processResult is how a real pg2dynamo process ended.
+type processResult struct {
+	code           int
+	stdout, stderr string
+}
+
+// startProcess starts cmd in a process group of its own, so that
+// waitProcess can kill it with its children.
+func startProcess(t *testing.T, cmd *exec.Cmd) {
+	t.Helper()
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// waitProcess waits at most limit for cmd (started by startProcess, with
+// its output in stdout and stderr) to end, killing its process group past
+// that and failing the test.
+func waitProcess(t *testing.T, cmd *exec.Cmd, limit time.Duration, stdout, stderr *bytes.Buffer) processResult {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	var err error
+	select {
+	case err = <-done:
+	case <-time.After(limit):
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		<-done
+		t.Fatalf("still running after %v\n%s", limit, stderr.String())
+	}
+	var ee *exec.ExitError
+	if err != nil && !errors.As(err, &ee) {
+		t.Fatal(err)
+	}
+	return processResult{code: cmd.ProcessState.ExitCode(), stdout: stdout.String(), stderr: stderr.String()}
+}
+
+// rssRunnerSource runs a command and writes its peak resident set size
+// (getrusage of the child, in kilobytes) to the file named first. The
+// test cannot read it from its own child: Go starts a child with
+// vfork (CLONE_VM), so the child's ru_maxrss starts at the peak of the
+// parent's memory, here a test binary of over 100 MB; this runner's is a
+// few MB, so what it reports is the child's peak, or at most that.
+const rssRunnerSource = `package main
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"syscall"
+)
+
+func main() {
+	cmd := exec.Command(os.Args[2], os.Args[3:]...)
+	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+	cmd.Run()
+	if cmd.ProcessState == nil {
+		os.Exit(125)
+	}
+	ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+	if err := os.WriteFile(os.Args[1], []byte(fmt.Sprint(ru.Maxrss)), 0o600); err != nil {
+		os.Exit(125)
+	}
+	os.Exit(cmd.ProcessState.ExitCode())
+}
+`
+
+// buildRSSRunner builds rssRunnerSource and returns its path.
+func buildRSSRunner(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "main.go"), []byte(rssRunnerSource), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("go", "build", "-o", "rss", "main.go")
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return filepath.Join(dir, "rss")
+}
+
+// aliasBomb is a "billion laughs" inside known fields of a mapping: each
+// anchor is nine uses of the one before, 9^9 strings once expanded. It
+// took the process to 2 GB and 95 s before its type error.
+func aliasBomb() string {
+	var b strings.Builder
+	b.WriteString("table: {name: shop}\nentities:\n  A:\n    source: {table: t}\n    pk: A\n    attributes:\n")
+	b.WriteString(`      select: &a0 ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]` + "\n      rename:\n")
+	for i := 1; i <= 8; i++ {
+		fmt.Fprintf(&b, "        k%d: &a%d [%s]\n", i, i, strings.TrimSuffix(strings.Repeat(fmt.Sprintf("*a%d,", i-1), 9), ","))
+	}
+	return b.String()
+}
+
+// Hostile mappings, given to a real process: an alias bomb and a 10 MB
+// mapping are refused at once with a mapping error naming the bound,
+// under 100 MB of memory; SIGTERM while the mapping is read or parsed
+// ends the process within a second, with 143.
+func TestHostileMappingProcess(t *testing.T) {
+	bin := buildBinary(t)
+	runner := buildRSSRunner(t)
+	url := testenv.NewDatabase(t)
+	dir := t.TempDir()
+
+	for _, tc := range []struct {
+		name, data, want string
+	}{
+		{"alias bomb", aliasBomb(), "bomb.yaml:13:18: entities.A.attributes.rename.k5[0]: aliases expand the mapping by more than 100000 YAML nodes"},
+		{"10 MB mapping", func() string {
+			var b strings.Builder
+			b.WriteString("table: {name: shop}\nentities:\n")
+			for i := range 142_773 {
+				fmt.Fprintf(&b, "  E%d:\n    source: {table: t}\n    pk: A#${id}\n    sk: E%d#${id}\n", i, i)
+			}
+			return b.String()
+		}(), "big.yaml: the file is larger than 262144 bytes (256 KiB): a mapping file is at most 262144 bytes"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(dir, strings.Fields(tc.want)[0])
+			path = strings.TrimSuffix(path[:strings.Index(path, ".yaml")], ":") + ".yaml"
+			if err := os.WriteFile(path, []byte(tc.data), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			var stdout, stderr bytes.Buffer
+			rssFile := filepath.Join(t.TempDir(), "rss")
+			cmd := exec.Command(runner, rssFile, bin, "plan", "--mapping", path)
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			start := time.Now()
+			startProcess(t, cmd)
+			r := waitProcess(t, cmd, 20*time.Second, &stdout, &stderr)
+			var kb int64
+			if _, err := fmt.Sscan(readFile(t, rssFile), &kb); err != nil {
+				t.Fatalf("peak RSS: %v", err)
+			}
+			t.Logf("%d bytes: exit %d in %v, peak RSS %.1f MB", len(tc.data), r.code, time.Since(start).Round(time.Millisecond), float64(kb)/1e3)
+			if r.code != ExitUsage || !strings.Contains(r.stderr, filepath.Join(dir, tc.want)) {
+				t.Errorf("exit %d, want %d and %q\n%s", r.code, ExitUsage, tc.want, r.stderr)
+			}
+			if kb == 0 || kb > 100_000 {
+				t.Errorf("peak RSS %d kB, want under 100 MB", kb)
+			}
+		})
+	}
+
+	// The slowest shape to parse inside the bounds: a flow list of
+	// one-letter items filling MaxFileBytes (about a second here).
+	large := "table: {name: shop}\nentities:\n  A:\n    source: {table: t}\n    pk: A\n    attributes:\n      select: ["
+	large += strings.Repeat("a,", (mapping.MaxFileBytes-len(large)-4)/2) + "a]\n"
+	for _, tc := range []struct {
+		name string
+		data string
+		// closed: the whole file is delivered before the signal (it is
+		// being parsed), else part of it (it is being read).
+		closed bool
+	}{
+		{"SIGTERM while the mapping is read", "table: {name: shop}\n", false},
+		{"SIGTERM during a large parse", large, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			// A named pipe: the test decides when the process has the
+			// file, and the process cannot be ahead of the signal.
+			fifo := filepath.Join(t.TempDir(), "mapping.yaml")
+			if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			var stdout, stderr bytes.Buffer
+			cmd := exec.Command(bin, migrateArgs(t, fifo, url, testenv.TableName("hostile"), "--create-table")...)
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			startProcess(t, cmd)
+			w, err := os.OpenFile(fifo, os.O_WRONLY, 0) // blocks until the process opens it
+			if err != nil {
+				syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+				t.Fatal(err)
+			}
+			defer w.Close()
+			if _, err := w.Write([]byte(tc.data)); err != nil {
+				syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+				t.Fatal(err)
+			}
+			if tc.closed {
+				w.Close()
+			} else {
+				time.Sleep(200 * time.Millisecond)
+			}
+			signaled := time.Now()
+			if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+				t.Fatal(err)
+			}
+			r := waitProcess(t, cmd, 10*time.Second, &stdout, &stderr)
+			took := time.Since(signaled)
+			t.Logf("exit %d %v after SIGTERM", r.code, took.Round(time.Millisecond))
+			if r.code != 143 || took > time.Second {
+				t.Errorf("exit %d %v after SIGTERM, want 143 within 1s\n%s", r.code, took, r.stderr)
+			}
+		})
+	}
+}
