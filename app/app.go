@@ -22,7 +22,7 @@ import (
 const (
 	ExitOK       = 0 // every source row was written
 	ExitFailed   = 1 // the run stopped: PostgreSQL, DynamoDB or I/O error
-	ExitUsage    = 2 // bad flags, or the mapping is invalid (nothing written)
+	ExitUsage    = 2 // nothing written: bad flags, an invalid mapping, a table that does not match it, a checkpoint in use
 	ExitRejected = 3 // the run finished but some rows were rejected (see the rejects file)
 	// ExitMismatch (4, verify.go): verify found the table differs from the source.
 	ExitInterrupted = 130 // stopped by SIGINT (143 for SIGTERM: 128 + the signal)
@@ -162,10 +162,11 @@ and writes the items with BatchWriteItem in parallel.
 Start with:
    pg2dynamo migrate --mapping mapping.yaml --create-table
 
-Exit codes: 0 every row written (and verified); 1 the run failed; 2 bad flags
-or an invalid mapping (nothing written); 3 finished, but some rows were
-rejected (listed in the rejects file); 4 verification found the table differs
-from the source; 130 interrupted.`,
+Exit codes: 0 every row written (and verified); 1 the run failed; 2 nothing
+written: bad flags, an invalid mapping or query, a table that does not match
+the mapping, a checkpoint in use; 3 finished, but some rows were rejected
+(listed in the rejects file); 4 verification found the table differs from the
+source; 130 and 143 interrupted (SIGINT, SIGTERM).`,
 		Writer:          stdout,
 		ErrWriter:       stderr,
 		HideVersion:     true,
