@@ -38,7 +38,8 @@ type Source struct {
 
 // Connect opens a connection. connString is a PostgreSQL URL or keyword/value
 // string; empty means the libpq environment (PGHOST, PGPORT, PGUSER,
-// PGDATABASE, PGPASSWORD, …) as psql reads it. Errors never contain the
+// PGDATABASE, PGPASSWORD, …) as psql reads it. The session is pinned to
+// SessionSettings, and so is every Fork of it. Errors never contain the
 // password.
 func Connect(ctx context.Context, connString string) (*Source, error) {
 	cfg, err := pgx.ParseConfig(connString)
@@ -52,6 +53,7 @@ func Connect(ctx context.Context, connString string) (*Source, error) {
 	if cfg.RuntimeParams["application_name"] == "" {
 		cfg.RuntimeParams["application_name"] = "pg2dynamo"
 	}
+	cfg.AfterConnect = pinSession
 	name := fmt.Sprintf("postgres://%s@%s:%d/%s", cfg.User, cfg.Host, cfg.Port, cfg.Database)
 	conn, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {
