@@ -209,10 +209,15 @@ type Column struct {
 	// does not enforce it: any value of an array column may have any
 	// number of dimensions.
 	Dims int
-	// AsText is true when the column is read in its text form (cast to
-	// text or text[]) because pg2dynamo converts it from text: json, jsonb,
-	// enums and every type without a native conversion.
+	// AsText is true when the column is read in its text form because
+	// pg2dynamo converts it from text: json, jsonb, enums and every type
+	// without a native conversion. The text is the type's output function's
+	// (text, or text[] element by element), what psql prints.
 	AsText bool
+	// Delim is, for an array, the delimiter between its elements in its
+	// text form (pg_type.typdelim of the element type): ',' for every
+	// built-in type but box, whose is ';'. 0 when not known.
+	Delim byte
 	// IntDigits is, for numeric(p,s), the digits before the decimal point
 	// (p−s). 0 otherwise.
 	IntDigits int
@@ -293,6 +298,9 @@ func (s *Source) DescribeSource(ctx context.Context, m *mapping.Mapping, path st
 			KeyPos: slices.Index(pkCols, f.Name) + 1}
 		if t.elem != "" {
 			c.Array, c.Type, c.Dims = true, t.elem, dims[i]
+			if len(t.delim) == 1 {
+				c.Delim = t.delim[0]
+			}
 		}
 		c.AsText = !nativeTypes[c.Type]
 		if c.Type == "numeric" && f.TypeModifier >= 4 {
@@ -341,11 +349,16 @@ ORDER BY i.indisprimary DESC, i.indexrelid`, tableIdent(src).Sanitize())
 	return out, err
 }
 
-type typeInfo struct{ name, elem string }
+// typeInfo is a type's name and, for an array, its element type's name
+// and delimiter.
+type typeInfo struct {
+	name, elem string
+	delim      string
+}
 
 func (s *Source) typeInfo(ctx context.Context, oids []uint32) (map[uint32]typeInfo, error) {
 	rows, err := s.conn.Query(ctx, `
-SELECT t.oid, t.typname, coalesce(e.typname, '')
+SELECT t.oid, t.typname, coalesce(e.typname, ''), coalesce(e.typdelim::text, '')
 FROM pg_catalog.pg_type t
 LEFT JOIN pg_catalog.pg_type e ON e.oid = t.typelem AND t.typcategory = 'A'
 WHERE t.oid = ANY($1)`, oids)
@@ -355,7 +368,7 @@ WHERE t.oid = ANY($1)`, oids)
 	out := map[uint32]typeInfo{}
 	var oid uint32
 	var ti typeInfo
-	_, err = pgx.ForEachRow(rows, []any{&oid, &ti.name, &ti.elem}, func() error {
+	_, err = pgx.ForEachRow(rows, []any{&oid, &ti.name, &ti.elem, &ti.delim}, func() error {
 		out[oid] = ti
 		return nil
 	})

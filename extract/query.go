@@ -90,7 +90,7 @@ func (j Join) Width() int {
 }
 
 // SQL renders the statement: identifiers quoted with pgx.Identifier,
-// columns read in their text form cast to text.
+// columns read as text in their text form (the output function's).
 func (q Query) SQL() string {
 	var sel []string
 	for _, c := range q.Columns {
@@ -204,12 +204,31 @@ func ident(name string) string { return pgx.Identifier{name}.Sanitize() }
 func colExpr(alias string, c Column) string {
 	e := alias + "." + ident(c.Name)
 	if c.AsText {
-		if c.Array {
-			return e + "::text[]"
-		}
-		return e + "::text"
+		return textForm(e, c)
 	}
 	return e
+}
+
+// textForm renders SQL expression e, a value of column c, in its text
+// form: the text of its type's output function, which is what psql prints
+// and what the type's input function reads back. A cast to text is not
+// that for every type: inet's and cidr's cast is text(inet), which always
+// shows the netmask (10.1.2.3/32 where psql prints 10.1.2.3), and an
+// extension may declare any cast. format's %s always calls the output
+// function; it makes an empty text of NULL, so NULL is kept apart (IS
+// DISTINCT FROM, unlike IS NULL, holds for a composite value whose fields
+// are all NULL). An array keeps its dimensions: its text form (array_out,
+// which calls the elements' output function) is read back as a text[] when
+// its delimiter is a comma, as text[]'s is; otherwise (box) it is cast
+// element by element, which for box is its output function.
+func textForm(e string, c Column) string {
+	switch {
+	case !c.Array:
+		return "CASE WHEN " + e + " IS DISTINCT FROM NULL THEN format('%s', " + e + ") END"
+	case c.Delim == 0 || c.Delim == ',':
+		return "CASE WHEN " + e + " IS DISTINCT FROM NULL THEN format('%s', " + e + ")::text[] END"
+	}
+	return e + "::text[]"
 }
 
 // recordField is a column inside an embed's ROW(…): cast to its type name,
@@ -218,10 +237,8 @@ func colExpr(alias string, c Column) string {
 func recordField(c Column) string {
 	e := "c." + ident(c.Name)
 	switch {
-	case c.AsText && c.Array:
-		return e + "::text[]"
 	case c.AsText:
-		return e + "::text"
+		return textForm(e, c)
 	case c.Array:
 		return e + "::" + ident(c.Type) + "[]"
 	}

@@ -73,6 +73,15 @@ func TestTypes(t *testing.T) {
 		{expr: "'{1.10,NaN}'::numeric[]", err: "element 2: NaN and Infinity are not DynamoDB numbers"},
 		{expr: "'1 day 02:00'::interval", want: `{"S":"1 day 02:00:00"}`},
 		{expr: "'10.0.0.1/8'::inet", want: `{"S":"10.0.0.1/8"}`},
+		{expr: "'10.1.2.3'::inet", want: `{"S":"10.1.2.3"}`},
+		{expr: "'::1'::inet", want: `{"S":"::1"}`},
+		{expr: "'10.1.2.0/24'::cidr", want: `{"S":"10.1.2.0/24"}`},
+		{expr: "'{10.1.2.3,NULL}'::inet[]", want: `{"L":[{"S":"10.1.2.3"},{"NULL":true}]}`},
+		{expr: "'13:14:15.5+02'::timetz", want: `{"S":"13:14:15.5+02"}`},
+		{expr: "1234.5::money", want: `{"S":"$1,234.50"}`},
+		{expr: "tstzrange('2024-01-02 03:04:05+02', '2024-01-03')", want: `{"S":"[\"2024-01-02 01:04:05+00\",\"2024-01-03 00:00:00+00\")"}`},
+		{expr: "daterange('2024-01-02', NULL)", want: `{"S":"[2024-01-02,)"}`},
+		{expr: "point(0.1, 2)", want: `{"S":"(0.1,2)"}`},
 		{expr: "NULL::integer", want: ""},
 	}
 	for _, tc := range cases {
