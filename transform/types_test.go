@@ -63,6 +63,7 @@ func TestTypes(t *testing.T) {
 			want: `{"M":{"a":{"N":"1.5"},"b":{"L":[{"BOOL":true},{"NULL":true},{"S":"x"}]},"c":{"M":{"d":{"N":"12345678901234567890"}}}}}`},
 		{expr: "(repeat('[', 32) || '1' || repeat(']', 32))::jsonb", want: strings.Repeat(`{"L":[`, 32) + `{"N":"1"}` + strings.Repeat(`]}`, 32)},
 		{expr: "(repeat('[', 33) || '1' || repeat(']', 33))::jsonb", err: "nested 33 levels deep: DynamoDB allows 32"},
+		{expr: `'"\ud800"'::json`, err: `json: string escape \ud800 is a lone UTF-16 surrogate, which is no character: rejected, not replaced with U+FFFD`},
 		{expr: `'[1e400]'::json`, err: "[0]: number of magnitude 1E+400: DynamoDB numbers range from 1E-130 to 9.99…E+125 in magnitude"},
 		{expr: "'{1,NULL,3}'::integer[]", want: `{"L":[{"N":"1"},{"NULL":true},{"N":"3"}]}`},
 		{expr: `'{"a b",c}'::text[]`, want: `{"L":[{"S":"a b"},{"S":"c"}]}`},
