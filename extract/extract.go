@@ -150,8 +150,8 @@ func (s *Source) Fork(ctx context.Context) (*Source, error) {
 // Split divides the rows of q (which must read in order: q.OrderBy set,
 // the source's primary key) into at most n ranges of about rows/n rows each,
 // rows being the number q reads. It returns the boundaries: the positions
-// (key text per OrderBy column, in PostgreSQL's text form) that end every
-// range but the last, increasing. Range i then reads the rows after
+// (as Query.Position gives them) that end every range but the last,
+// increasing. Range i then reads the rows after
 // boundary i−1 (or q.After) up to and including boundary i (or q.Until).
 // Each boundary costs one index scan of up to rows rows (OFFSET).
 func (s *Source) Split(ctx context.Context, q Query, n int, rows int64) ([][]string, error) {
@@ -164,7 +164,7 @@ func (s *Source) Split(ctx context.Context, q Query, n int, rows int64) ([][]str
 	var out [][]string
 	sel := make([]string, len(q.OrderBy))
 	for i, c := range q.OrderBy {
-		sel[i] = "src." + ident(c.Name) + "::text"
+		sel[i] = outputText("src." + ident(c.Name))
 	}
 	sql := "SELECT " + strings.Join(sel, ", ") + " FROM " + from(q.Source) + q.orderClause() +
 		fmt.Sprintf(" OFFSET $%d LIMIT 1", len(q.After)+len(q.Until)+1)
@@ -191,6 +191,46 @@ func (s *Source) Split(ctx context.Context, q Query, n int, rows int64) ([][]str
 		out = append(out, vals)
 	}
 	return out, nil
+}
+
+// CanonicalPosition has PostgreSQL read pos, a position of q's read, with
+// each OrderBy column's input function and print it with its output
+// function, in the snapshot: what Query.Position gives for the row of
+// those values. ok is false when an input function refuses its text
+// (SQLSTATE class 22, data exception; the snapshot is kept, the attempt
+// being under a savepoint) or pos has not one text per OrderBy column.
+func (s *Source) CanonicalPosition(ctx context.Context, q Query, pos []string) (canon []string, ok bool, err error) {
+	if s.tx == nil {
+		return nil, false, errors.New("source: CanonicalPosition before Begin")
+	}
+	if len(q.OrderBy) == 0 || len(pos) != len(q.OrderBy) {
+		return nil, false, nil
+	}
+	sel := make([]string, len(q.OrderBy))
+	args := make([]any, len(pos))
+	for i, c := range q.OrderBy {
+		sel[i] = outputText(fmt.Sprintf("$%d::text::%s", i+1, typeExpr(c)))
+		args[i] = pos[i]
+	}
+	sp, err := s.tx.Begin(ctx) // a savepoint
+	if err != nil {
+		return nil, false, fmt.Errorf("read position: %w", err)
+	}
+	defer sp.Rollback(context.WithoutCancel(ctx))
+	canon = make([]string, len(pos))
+	dst := make([]any, len(canon))
+	for i := range canon {
+		dst[i] = &canon[i]
+	}
+	err = sp.QueryRow(ctx, "SELECT "+strings.Join(sel, ", "), args...).Scan(dst...)
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) && strings.HasPrefix(pe.Code, "22") {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("read position %q: %w", pos, err)
+	}
+	return canon, true, nil
 }
 
 // Column is one result column of an entity's source.
