@@ -22,9 +22,10 @@ type Setting struct {
 // SET, ALTER ROLE … SET, PGOPTIONS and the connection string's options
 // ("Run-time parameters", https://www.postgresql.org/docs/current/config-setting.html).
 //
-// The values are PostgreSQL's defaults, so the documented forms do not
-// change; pg_dump pins the first four for the same reason (setup_connection
-// in src/bin/pg_dump/pg_dump.c):
+// Values print as with PostgreSQL's defaults, so the documented forms do
+// not change (TimeZone and lc_monetary have none: initdb takes them from
+// its machine); pg_dump pins the first four for the same reason
+// (setup_connection in src/bin/pg_dump/pg_dump.c):
 //   - DateStyle 'ISO, MDY': dates and timestamps inside values read as text
 //     (ranges, composites) print as 2024-01-02 03:04:05; MDY pins how a
 //     query source's ambiguous date literals read.
