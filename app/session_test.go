@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -16,7 +17,7 @@ import (
 // DATABASE … SET DateStyle, IntervalStyle, TimeZone, bytea_output and
 // extra_float_digits, and with PGOPTIONS, writes item for item what the
 // first wrote under PostgreSQL's defaults, and its verify (new sessions
-// too) passes.
+// too) passes, access pattern included.
 func TestItemsIndependentOfSessionSettings(t *testing.T) {
 	url := testenv.NewDatabase(t)
 	testenv.Exec(t, url, `
@@ -33,13 +34,18 @@ entities:
     source: {table: ev}
     pk: EV#${id}
     sk: SPAN#${span:0}
+access_patterns:
+  EventBySpan:
+    key_condition: "PK = EV#${id} AND SK = SPAN#${span}"
 `)
 	migrate := func() []string {
 		t.Helper()
 		table := testenv.TableName("ev")
 		r := runCLI(t, migrateArgs(t, mappingFile, url, table, "--create-table")...)
-		if r.code != ExitOK {
-			t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
+		// verify queries the pattern with each row's interval, sampled in
+		// its text form.
+		if r.code != ExitOK || !strings.Contains(r.stdout, "2 access-pattern queries, 0 wrong") {
+			t.Fatalf("exit %d, want 0 with both rows' patterns checked\n%s%s", r.code, r.stdout, r.stderr)
 		}
 		items := testenv.CanonicalItems(scanAll(t, dynamoClient(t), table))
 		slices.Sort(items)

@@ -334,15 +334,11 @@ func (s *Source) DescribeSource(ctx context.Context, m *mapping.Mapping, path st
 	cols := make([]Column, len(sd.Fields))
 	for i, f := range sd.Fields {
 		t := types[f.DataTypeOID]
-		c := Column{Name: f.Name, Type: t.name, PrimaryKey: slices.Contains(pkCols, f.Name),
-			KeyPos: slices.Index(pkCols, f.Name) + 1}
-		if t.elem != "" {
-			c.Array, c.Type, c.Dims = true, t.elem, dims[i]
-			if len(t.delim) == 1 {
-				c.Delim = t.delim[0]
-			}
+		c := t.column()
+		c.Name, c.PrimaryKey, c.KeyPos = f.Name, slices.Contains(pkCols, f.Name), slices.Index(pkCols, f.Name)+1
+		if c.Array {
+			c.Dims = dims[i]
 		}
-		c.AsText = !nativeTypes[c.Type]
 		if c.Type == "numeric" && f.TypeModifier >= 4 {
 			// typmod = (precision << 16 | scale) + VARHDRSZ
 			p, sc := int((f.TypeModifier-4)>>16), int((f.TypeModifier-4)&0xffff)
@@ -394,6 +390,19 @@ ORDER BY i.indisprimary DESC, i.indexrelid`, tableIdent(src).Sanitize())
 type typeInfo struct {
 	name, elem string
 	delim      string
+}
+
+// column returns a column of the type: Type, Array, Delim and AsText set.
+func (t typeInfo) column() Column {
+	c := Column{Type: t.name}
+	if t.elem != "" {
+		c.Array, c.Type = true, t.elem
+		if len(t.delim) == 1 {
+			c.Delim = t.delim[0]
+		}
+	}
+	c.AsText = !nativeTypes[c.Type]
+	return c
 }
 
 func (s *Source) typeInfo(ctx context.Context, oids []uint32) (map[uint32]typeInfo, error) {
@@ -599,6 +608,8 @@ func tableIdent(src mapping.Source) pgx.Identifier {
 // SampleParams returns up to n distinct tuples of the named columns of src
 // from the snapshot, in a stable pseudo-random order (by md5 of the tuple),
 // for checking access patterns: all of them when there are no more than n.
+// Each value is as Stream reads its column: a type without a native
+// conversion in its text form.
 func (s *Source) SampleParams(ctx context.Context, src mapping.Source, cols []string, n int) ([][]any, error) {
 	if s.tx == nil {
 		return nil, errors.New("source: SampleParams before Begin")
@@ -608,10 +619,29 @@ func (s *Source) SampleParams(ctx context.Context, src mapping.Source, cols []st
 		names[i] = "src." + pgx.Identifier{c}.Sanitize()
 	}
 	list := strings.Join(names, ", ")
+	sd, err := s.tx.Prepare(ctx, "", "SELECT "+list+" FROM "+from(src))
+	if err != nil {
+		return nil, fmt.Errorf("sample %s: %w", strings.Join(cols, ", "), err)
+	}
+	oids := make([]uint32, len(sd.Fields))
+	for i, f := range sd.Fields {
+		oids[i] = f.DataTypeOID
+	}
+	types, err := s.typeInfo(ctx, oids)
+	if err != nil {
+		return nil, fmt.Errorf("sample %s: %w", strings.Join(cols, ", "), err)
+	}
+	outer := make([]string, len(names))
+	for i, f := range sd.Fields {
+		outer[i] = names[i]
+		if c := types[f.DataTypeOID].column(); c.AsText {
+			outer[i] = textForm(names[i], c)
+		}
+	}
 	// A tuple with a NULL renders no key: no item can answer it.
 	notNull := strings.Join(names, " IS NOT NULL AND ") + " IS NOT NULL"
 	sql := fmt.Sprintf("SELECT %s FROM (SELECT DISTINCT %s FROM %s WHERE %s) AS src ORDER BY md5(ROW(%s)::text) LIMIT %d",
-		list, list, from(src), notNull, list, n)
+		strings.Join(outer, ", "), list, from(src), notNull, list, n)
 	rows, err := s.tx.Query(ctx, sql)
 	if err != nil {
 		return nil, fmt.Errorf("sample %s: %w", strings.Join(cols, ", "), err)

@@ -117,3 +117,33 @@ func TestTextFormIsTheOutputFunction(t *testing.T) {
 		}
 	}
 }
+
+// Access-pattern parameters are sampled as Stream reads their columns: a
+// type read as text in its output function's text (10.1.2.3, 1 day
+// 02:00:00), so that they render the keys the items have, not pgx's Go
+// values (netip.Prefix, pgtype.Interval), which render none.
+func TestSampleParamsInTextForm(t *testing.T) {
+	url := testenv.NewDatabase(t)
+	testenv.Exec(t, url, textFormSQL)
+	ctx := context.Background()
+	src, err := extract.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close(ctx)
+	if err := src.Begin(ctx); err != nil {
+		t.Fatal(err)
+	}
+	got, err := src.SampleParams(ctx, mapping.Source{Table: "tf"}, []string{"ip", "iv", "id", "ips"}, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.SortFunc(got, func(a, b []any) int { return int(a[2].(int32) - b[2].(int32)) })
+	want := [][]any{
+		{"10.1.2.3", "1 day 02:00:00", int32(1), []any{"10.1.2.3", nil, "::1"}},
+		{"::1", "-3 mons", int32(2), []any{}},
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("sampled tuples (-want +got):\n%s", d)
+	}
+}
