@@ -198,7 +198,9 @@ func (s *Source) Split(ctx context.Context, q Query, n int, rows int64) ([][]str
 // function, in the snapshot: what Query.Position gives for the row of
 // those values. ok is false when an input function refuses its text
 // (SQLSTATE class 22, data exception; the snapshot is kept, the attempt
-// being under a savepoint) or pos has not one text per OrderBy column.
+// being under a savepoint, released before it returns so that the
+// snapshot can still be exported) or pos has not one text per OrderBy
+// column.
 func (s *Source) CanonicalPosition(ctx context.Context, q Query, pos []string) (canon []string, ok bool, err error) {
 	if s.tx == nil {
 		return nil, false, errors.New("source: CanonicalPosition before Begin")
@@ -212,17 +214,25 @@ func (s *Source) CanonicalPosition(ctx context.Context, q Query, pos []string) (
 		sel[i] = outputText(fmt.Sprintf("$%d::text::%s", i+1, typeExpr(c)))
 		args[i] = pos[i]
 	}
-	sp, err := s.tx.Begin(ctx) // a savepoint
-	if err != nil {
+	// pgx's nested transaction would roll back to its savepoint without
+	// releasing it, and pg_export_snapshot refuses to run in a
+	// subtransaction: the savepoint is handled here.
+	if _, err := s.tx.Exec(ctx, "SAVEPOINT pg2dynamo_position"); err != nil {
 		return nil, false, fmt.Errorf("read position: %w", err)
 	}
-	defer sp.Rollback(context.WithoutCancel(ctx))
 	canon = make([]string, len(pos))
 	dst := make([]any, len(canon))
 	for i := range canon {
 		dst[i] = &canon[i]
 	}
-	err = sp.QueryRow(ctx, "SELECT "+strings.Join(sel, ", "), args...).Scan(dst...)
+	err = s.tx.QueryRow(ctx, "SELECT "+strings.Join(sel, ", "), args...).Scan(dst...)
+	end := "RELEASE SAVEPOINT pg2dynamo_position"
+	if err != nil {
+		end = "ROLLBACK TO SAVEPOINT pg2dynamo_position; " + end
+	}
+	if _, eerr := s.tx.Exec(ctx, end); eerr != nil {
+		return nil, false, fmt.Errorf("read position: %w", errors.Join(err, eerr))
+	}
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) && strings.HasPrefix(pe.Code, "22") {
 		return nil, false, nil

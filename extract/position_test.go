@@ -98,8 +98,14 @@ INSERT INTO c VALUES ('10.1.2.3', '2024-01-02 03:04:05.5+02', 1), ('10.1.2.3', '
 	if _, ok, err := src.CanonicalPosition(ctx, q, []string{`\xzz`}); err != nil || ok {
 		t.Errorf(`CanonicalPosition("\xzz") = %v, %v; want refused`, ok, err)
 	}
-	// The refusal left the snapshot usable.
+	// The refusal left the snapshot usable, and exportable: no
+	// subtransaction is left open.
 	if _, err := src.Count(ctx, &mapping.Entity{Name: "E", Source: s}); err != nil {
 		t.Errorf("after a refused position: %v", err)
 	}
+	fork, err := src.Fork(ctx)
+	if err != nil {
+		t.Fatalf("fork after CanonicalPosition: %v", err)
+	}
+	fork.Close(ctx)
 }
