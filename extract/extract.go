@@ -38,7 +38,8 @@ type Source struct {
 
 // Connect opens a connection. connString is a PostgreSQL URL or keyword/value
 // string; empty means the libpq environment (PGHOST, PGPORT, PGUSER,
-// PGDATABASE, PGPASSWORD, …) as psql reads it. Errors never contain the
+// PGDATABASE, PGPASSWORD, …) as psql reads it. The session is pinned to
+// SessionSettings, and so is every Fork of it. Errors never contain the
 // password.
 func Connect(ctx context.Context, connString string) (*Source, error) {
 	cfg, err := pgx.ParseConfig(connString)
@@ -52,6 +53,7 @@ func Connect(ctx context.Context, connString string) (*Source, error) {
 	if cfg.RuntimeParams["application_name"] == "" {
 		cfg.RuntimeParams["application_name"] = "pg2dynamo"
 	}
+	cfg.AfterConnect = pinSession
 	name := fmt.Sprintf("postgres://%s@%s:%d/%s", cfg.User, cfg.Host, cfg.Port, cfg.Database)
 	conn, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {
@@ -148,8 +150,8 @@ func (s *Source) Fork(ctx context.Context) (*Source, error) {
 // Split divides the rows of q (which must read in order: q.OrderBy set,
 // the source's primary key) into at most n ranges of about rows/n rows each,
 // rows being the number q reads. It returns the boundaries: the positions
-// (key text per OrderBy column, in PostgreSQL's text form) that end every
-// range but the last, increasing. Range i then reads the rows after
+// (as Query.Position gives them) that end every range but the last,
+// increasing. Range i then reads the rows after
 // boundary i−1 (or q.After) up to and including boundary i (or q.Until).
 // Each boundary costs one index scan of up to rows rows (OFFSET).
 func (s *Source) Split(ctx context.Context, q Query, n int, rows int64) ([][]string, error) {
@@ -162,7 +164,7 @@ func (s *Source) Split(ctx context.Context, q Query, n int, rows int64) ([][]str
 	var out [][]string
 	sel := make([]string, len(q.OrderBy))
 	for i, c := range q.OrderBy {
-		sel[i] = "src." + ident(c.Name) + "::text"
+		sel[i] = outputText("src." + ident(c.Name))
 	}
 	sql := "SELECT " + strings.Join(sel, ", ") + " FROM " + from(q.Source) + q.orderClause() +
 		fmt.Sprintf(" OFFSET $%d LIMIT 1", len(q.After)+len(q.Until)+1)
@@ -191,6 +193,56 @@ func (s *Source) Split(ctx context.Context, q Query, n int, rows int64) ([][]str
 	return out, nil
 }
 
+// CanonicalPosition has PostgreSQL read pos, a position of q's read, with
+// each OrderBy column's input function and print it with its output
+// function, in the snapshot: what Query.Position gives for the row of
+// those values. ok is false when an input function refuses its text
+// (SQLSTATE class 22, data exception; the snapshot is kept, the attempt
+// being under a savepoint, released before it returns so that the
+// snapshot can still be exported) or pos has not one text per OrderBy
+// column.
+func (s *Source) CanonicalPosition(ctx context.Context, q Query, pos []string) (canon []string, ok bool, err error) {
+	if s.tx == nil {
+		return nil, false, errors.New("source: CanonicalPosition before Begin")
+	}
+	if len(q.OrderBy) == 0 || len(pos) != len(q.OrderBy) {
+		return nil, false, nil
+	}
+	sel := make([]string, len(q.OrderBy))
+	args := make([]any, len(pos))
+	for i, c := range q.OrderBy {
+		sel[i] = outputText(fmt.Sprintf("$%d::text::%s", i+1, typeExpr(c)))
+		args[i] = pos[i]
+	}
+	// pgx's nested transaction would roll back to its savepoint without
+	// releasing it, and pg_export_snapshot refuses to run in a
+	// subtransaction: the savepoint is handled here.
+	if _, err := s.tx.Exec(ctx, "SAVEPOINT pg2dynamo_position"); err != nil {
+		return nil, false, fmt.Errorf("read position: %w", err)
+	}
+	canon = make([]string, len(pos))
+	dst := make([]any, len(canon))
+	for i := range canon {
+		dst[i] = &canon[i]
+	}
+	err = s.tx.QueryRow(ctx, "SELECT "+strings.Join(sel, ", "), args...).Scan(dst...)
+	end := "RELEASE SAVEPOINT pg2dynamo_position"
+	if err != nil {
+		end = "ROLLBACK TO SAVEPOINT pg2dynamo_position; " + end
+	}
+	if _, eerr := s.tx.Exec(ctx, end); eerr != nil {
+		return nil, false, fmt.Errorf("read position: %w", errors.Join(err, eerr))
+	}
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) && strings.HasPrefix(pe.Code, "22") {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("read position %q: %w", pos, err)
+	}
+	return canon, true, nil
+}
+
 // Column is one result column of an entity's source.
 type Column struct {
 	// Name is the column name as PostgreSQL reports it.
@@ -207,10 +259,15 @@ type Column struct {
 	// does not enforce it: any value of an array column may have any
 	// number of dimensions.
 	Dims int
-	// AsText is true when the column is read in its text form (cast to
-	// text or text[]) because pg2dynamo converts it from text: json, jsonb,
-	// enums and every type without a native conversion.
+	// AsText is true when the column is read in its text form because
+	// pg2dynamo converts it from text: json, jsonb, enums and every type
+	// without a native conversion. The text is the type's output function's
+	// (text, or text[] element by element), what psql prints.
 	AsText bool
+	// Delim is, for an array, the delimiter between its elements in its
+	// text form (pg_type.typdelim of the element type): ',' for every
+	// built-in type but box, whose is ';'. 0 when not known.
+	Delim byte
 	// IntDigits is, for numeric(p,s), the digits before the decimal point
 	// (p−s). 0 otherwise.
 	IntDigits int
@@ -287,12 +344,11 @@ func (s *Source) DescribeSource(ctx context.Context, m *mapping.Mapping, path st
 	cols := make([]Column, len(sd.Fields))
 	for i, f := range sd.Fields {
 		t := types[f.DataTypeOID]
-		c := Column{Name: f.Name, Type: t.name, PrimaryKey: slices.Contains(pkCols, f.Name),
-			KeyPos: slices.Index(pkCols, f.Name) + 1}
-		if t.elem != "" {
-			c.Array, c.Type, c.Dims = true, t.elem, dims[i]
+		c := t.column()
+		c.Name, c.PrimaryKey, c.KeyPos = f.Name, slices.Contains(pkCols, f.Name), slices.Index(pkCols, f.Name)+1
+		if c.Array {
+			c.Dims = dims[i]
 		}
-		c.AsText = !nativeTypes[c.Type]
 		if c.Type == "numeric" && f.TypeModifier >= 4 {
 			// typmod = (precision << 16 | scale) + VARHDRSZ
 			p, sc := int((f.TypeModifier-4)>>16), int((f.TypeModifier-4)&0xffff)
@@ -339,11 +395,29 @@ ORDER BY i.indisprimary DESC, i.indexrelid`, tableIdent(src).Sanitize())
 	return out, err
 }
 
-type typeInfo struct{ name, elem string }
+// typeInfo is a type's name and, for an array, its element type's name
+// and delimiter.
+type typeInfo struct {
+	name, elem string
+	delim      string
+}
+
+// column returns a column of the type: Type, Array, Delim and AsText set.
+func (t typeInfo) column() Column {
+	c := Column{Type: t.name}
+	if t.elem != "" {
+		c.Array, c.Type = true, t.elem
+		if len(t.delim) == 1 {
+			c.Delim = t.delim[0]
+		}
+	}
+	c.AsText = !nativeTypes[c.Type]
+	return c
+}
 
 func (s *Source) typeInfo(ctx context.Context, oids []uint32) (map[uint32]typeInfo, error) {
 	rows, err := s.conn.Query(ctx, `
-SELECT t.oid, t.typname, coalesce(e.typname, '')
+SELECT t.oid, t.typname, coalesce(e.typname, ''), coalesce(e.typdelim::text, '')
 FROM pg_catalog.pg_type t
 LEFT JOIN pg_catalog.pg_type e ON e.oid = t.typelem AND t.typcategory = 'A'
 WHERE t.oid = ANY($1)`, oids)
@@ -353,7 +427,7 @@ WHERE t.oid = ANY($1)`, oids)
 	out := map[uint32]typeInfo{}
 	var oid uint32
 	var ti typeInfo
-	_, err = pgx.ForEachRow(rows, []any{&oid, &ti.name, &ti.elem}, func() error {
+	_, err = pgx.ForEachRow(rows, []any{&oid, &ti.name, &ti.elem, &ti.delim}, func() error {
 		out[oid] = ti
 		return nil
 	})
@@ -541,6 +615,8 @@ func tableIdent(src mapping.Source) pgx.Identifier {
 // SampleParams returns up to n distinct tuples of the named columns of src
 // from the snapshot, in a stable pseudo-random order (by md5 of the tuple),
 // for checking access patterns: all of them when there are no more than n.
+// Each value is as Stream reads its column: a type without a native
+// conversion in its text form.
 func (s *Source) SampleParams(ctx context.Context, src mapping.Source, cols []string, n int) ([][]any, error) {
 	if s.tx == nil {
 		return nil, errors.New("source: SampleParams before Begin")
@@ -550,10 +626,29 @@ func (s *Source) SampleParams(ctx context.Context, src mapping.Source, cols []st
 		names[i] = "src." + pgx.Identifier{c}.Sanitize()
 	}
 	list := strings.Join(names, ", ")
+	sd, err := s.tx.Prepare(ctx, "", "SELECT "+list+" FROM "+from(src))
+	if err != nil {
+		return nil, fmt.Errorf("sample %s: %w", strings.Join(cols, ", "), err)
+	}
+	oids := make([]uint32, len(sd.Fields))
+	for i, f := range sd.Fields {
+		oids[i] = f.DataTypeOID
+	}
+	types, err := s.typeInfo(ctx, oids)
+	if err != nil {
+		return nil, fmt.Errorf("sample %s: %w", strings.Join(cols, ", "), err)
+	}
+	outer := make([]string, len(names))
+	for i, f := range sd.Fields {
+		outer[i] = names[i]
+		if c := types[f.DataTypeOID].column(); c.AsText {
+			outer[i] = textForm(names[i], c)
+		}
+	}
 	// A tuple with a NULL renders no key: no item can answer it.
 	notNull := strings.Join(names, " IS NOT NULL AND ") + " IS NOT NULL"
 	sql := fmt.Sprintf("SELECT %s FROM (SELECT DISTINCT %s FROM %s WHERE %s) AS src ORDER BY md5(ROW(%s)::text) LIMIT %d",
-		list, list, from(src), notNull, list, n)
+		strings.Join(outer, ", "), list, from(src), notNull, list, n)
 	rows, err := s.tx.Query(ctx, sql)
 	if err != nil {
 		return nil, fmt.Errorf("sample %s: %w", strings.Join(cols, ", "), err)

@@ -22,15 +22,33 @@ type Query struct {
 	Columns []Column
 	Joins   []Join
 	// OrderBy, when set, orders the rows by these columns (the source's
-	// primary key), so that a position in the read can be recorded.
+	// primary key), so that a position in the read can be recorded: each
+	// row then ends with its position (see Position).
 	OrderBy []Column
-	// After, when set (one text value per OrderBy column), reads only the
-	// rows after that position: a resumed read, or a range of a split one.
+	// After, when set (a position: one text per OrderBy column), reads only
+	// the rows after it: a resumed read, or a range of a split one.
 	After []string
-	// Until, when set (one text value per OrderBy column), reads only the
-	// rows up to and including that position: a range of a split read
-	// (see Source.Split).
+	// Until, when set (a position), reads only the rows up to and
+	// including it: a range of a split read (see Source.Split).
 	Until []string
+}
+
+// Position returns the position of a row Stream read with q: the text of
+// each OrderBy column's value as its type's output function gives it
+// (bytea \xdead, inet 10.1.2.3, timestamptz 2024-01-02 03:04:05+00 under
+// SessionSettings), read by PostgreSQL in the statement that read the row
+// and bound back through the type's input function (After, Until), so that
+// a position always stands for the very value it was read from. nil when q
+// reads in no order. The strings are the row's last len(q.OrderBy) values.
+func (q Query) Position(row []any) []string {
+	if len(q.OrderBy) == 0 || len(row) < len(q.OrderBy) {
+		return nil
+	}
+	out := make([]string, len(q.OrderBy))
+	for i, v := range row[len(row)-len(q.OrderBy):] {
+		out[i], _ = v.(string)
+	}
+	return out
 }
 
 // Args are the statement's parameters: the After values, then the Until
@@ -90,7 +108,9 @@ func (j Join) Width() int {
 }
 
 // SQL renders the statement: identifiers quoted with pgx.Identifier,
-// columns read in their text form cast to text.
+// columns read as text in their text form (the output function's). A row
+// holds q.Columns' values, then each join's, then, with OrderBy, its
+// position (Position).
 func (q Query) SQL() string {
 	var sel []string
 	for _, c := range q.Columns {
@@ -155,6 +175,9 @@ func (q Query) SQL() string {
 			joins = append(joins, fmt.Sprintf("LEFT JOIN %s AS %s ON %s", sub, alias, onClause(alias, j.On, true)))
 		}
 	}
+	for _, c := range q.OrderBy {
+		sel = append(sel, outputText("src."+ident(c.Name)))
+	}
 	if len(sel) == 0 {
 		sel = []string{"1"}
 	}
@@ -181,7 +204,7 @@ func (q Query) orderClause() string {
 		ps := make([]string, len(q.OrderBy))
 		for i, c := range q.OrderBy {
 			n++
-			ps[i] = fmt.Sprintf("$%d::text::%s", n, ident(c.Type))
+			ps[i] = fmt.Sprintf("$%d::text::%s", n, typeExpr(c))
 		}
 		return strings.Join(ps, ", ")
 	}
@@ -201,15 +224,49 @@ func (q Query) orderClause() string {
 
 func ident(name string) string { return pgx.Identifier{name}.Sanitize() }
 
+// typeExpr names column c's type in SQL: its type name, with [] for an
+// array.
+func typeExpr(c Column) string {
+	if c.Array {
+		return ident(c.Type) + "[]"
+	}
+	return ident(c.Type)
+}
+
 func colExpr(alias string, c Column) string {
 	e := alias + "." + ident(c.Name)
 	if c.AsText {
-		if c.Array {
-			return e + "::text[]"
-		}
-		return e + "::text"
+		return textForm(e, c)
 	}
 	return e
+}
+
+// textForm renders SQL expression e, a value of column c, in its text
+// form: the text of its type's output function, which is what psql prints
+// and what the type's input function reads back. A cast to text is not
+// that for every type: inet's and cidr's cast is text(inet), which always
+// shows the netmask (10.1.2.3/32 where psql prints 10.1.2.3), and an
+// extension may declare any cast. format's %s always calls the output
+// function; it makes an empty text of NULL, so NULL is kept apart (IS
+// DISTINCT FROM, unlike IS NULL, holds for a composite value whose fields
+// are all NULL). An array keeps its dimensions: its text form (array_out,
+// which calls the elements' output function) is read back as a text[] when
+// its delimiter is a comma, as text[]'s is; otherwise (box) it is cast
+// element by element, which for box is its output function.
+func textForm(e string, c Column) string {
+	switch {
+	case !c.Array:
+		return outputText(e)
+	case c.Delim == 0 || c.Delim == ',':
+		return outputText(e) + "::text[]"
+	}
+	return e + "::text[]"
+}
+
+// outputText renders SQL expression e as the text of its type's output
+// function (an array's as one text), NULL for NULL.
+func outputText(e string) string {
+	return "(CASE WHEN " + e + " IS DISTINCT FROM NULL THEN format('%s', " + e + ") END)"
 }
 
 // recordField is a column inside an embed's ROW(…): cast to its type name,
@@ -218,10 +275,8 @@ func colExpr(alias string, c Column) string {
 func recordField(c Column) string {
 	e := "c." + ident(c.Name)
 	switch {
-	case c.AsText && c.Array:
-		return e + "::text[]"
 	case c.AsText:
-		return e + "::text"
+		return textForm(e, c)
 	case c.Array:
 		return e + "::" + ident(c.Type) + "[]"
 	}

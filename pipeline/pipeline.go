@@ -255,11 +255,10 @@ type entityState struct {
 
 // Range is one part of an entity's read, in primary-key order: the rows
 // after After (from the first row when nil) up to and including Until (to
-// the last row when nil). Positions are key text, one value per primary
-// key column (transform.Plan.Position, or PostgreSQL's text form for a
-// boundary found by extract.Source.Split). Done means every row of the
-// range is written or rejected. An entity that reads in no order (no
-// primary key) has one range, without positions.
+// the last row when nil). After and Until are positions (position.go:
+// PostgreSQL's output text of each primary key column's value). Done
+// means every row of the range is written or rejected. An entity that
+// reads in no order (no primary key) has one range, without positions.
 type Range struct {
 	After []string `json:"after,omitempty"`
 	Until []string `json:"until,omitempty"`

@@ -174,7 +174,7 @@ func textual(k kind) bool {
 // errors) and appends its items to dst. values are as p.Query reads them,
 // nil for NULL; the items keep values as their Row.
 func (b *Builder) Items(p *Plan, values []any, dst []Item) ([]Item, error) {
-	if want := len(p.cols) + p.joinWidth(); len(values) != want {
+	if want := p.width(); len(values) != want {
 		return dst, fmt.Errorf("transform %s: got %d values, want %d", p.entity.Name, len(values), want)
 	}
 	// First pass: every text of the row, into b.text. Key errors are

@@ -286,11 +286,20 @@ func timeText(typ string) func(any) (string, error) {
 // jsonAttr converts json/jsonb text to M, L, S, N, BOOL or NULL, keeping
 // numbers exact (never through float64). Builder.fromJSON does the same
 // without decoding into interface values; jsonAttr stays its reference and
-// the fallback for what it does not take.
+// the fallback for what it does not take. Text that is not UTF-8, and a
+// string escape of a lone UTF-16 surrogate (which a json column keeps;
+// jsonb refuses it), are errors: encoding/json would replace them with
+// U+FFFD.
 func jsonAttr(v any) (types.AttributeValue, error) {
 	s, ok := v.(string)
 	if !ok {
 		return nil, unexpected(v, "json")
+	}
+	if !utf8.ValidString(s) {
+		return nil, fmt.Errorf("json: %w", errNotUTF8)
+	}
+	if err := checkSurrogates(s); err != nil {
+		return nil, err
 	}
 	dec := json.NewDecoder(bytes.NewReader([]byte(s)))
 	dec.UseNumber()
@@ -302,6 +311,43 @@ func jsonAttr(v any) (types.AttributeValue, error) {
 		return nil, errors.New("json: trailing data after the document")
 	}
 	return jsonValue(doc)
+}
+
+// checkSurrogates reports the first \u escape of s that is a UTF-16
+// surrogate not in a high-low pair: it stands for no character, so no
+// UTF-8 text holds it. Outside strings a backslash is invalid JSON, which
+// the decoder reports, so s is scanned whole.
+func checkSurrogates(s string) error {
+	hex4 := func(i int) (rune, bool) {
+		if i+6 > len(s) || s[i] != '\\' || s[i+1] != 'u' {
+			return 0, false
+		}
+		n, err := strconv.ParseUint(s[i+2:i+6], 16, 16)
+		return rune(n), err == nil
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] != '\\' {
+			continue
+		}
+		r, ok := hex4(i)
+		if !ok {
+			i++ // another escape: skip its character
+			continue
+		}
+		switch {
+		case r >= 0xd800 && r < 0xdc00:
+			if lo, ok := hex4(i + 6); ok && lo >= 0xdc00 && lo < 0xe000 {
+				i += 11
+				continue
+			}
+		case r >= 0xdc00 && r < 0xe000:
+		default:
+			i += 5
+			continue
+		}
+		return fmt.Errorf("json: string escape %s is a lone UTF-16 surrogate, which is no character: rejected, not replaced with U+FFFD", s[i:i+6])
+	}
+	return nil
 }
 
 func jsonValue(doc any) (types.AttributeValue, error) {

@@ -19,8 +19,8 @@ type jsonScratch struct {
 	tmp  []byte
 }
 
-// jsonOptions: RFC 8259 JSON, strict UTF-8 (text that is not is left to
-// jsonAttr, which replaces bad bytes as encoding/json does); a duplicate
+// jsonOptions: RFC 8259 JSON, strict UTF-8 (text that is not, and a lone
+// surrogate escape, are left to jsonAttr, which rejects them); a duplicate
 // name is not an error, and its last value wins, as with jsonAttr.
 var jsonOptions = jsontext.AllowDuplicateNames(true)
 

@@ -14,7 +14,7 @@ import (
 // baseline of BenchmarkItemsReference: one heap object per attribute
 // value, encoding/json for json, a strings.Builder per key.
 func (p *Plan) referenceItems(values []any, dst []Item) ([]Item, error) {
-	if want := len(p.cols) + p.joinWidth(); len(values) != want {
+	if want := p.width(); len(values) != want {
 		return dst, fmt.Errorf("transform %s: got %d values, want %d", p.entity.Name, len(values), want)
 	}
 	attrs := make(map[string]types.AttributeValue, len(p.attrs)+len(p.keys)+len(p.joins)+len(p.ids)+1)

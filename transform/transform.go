@@ -96,7 +96,6 @@ type Plan struct {
 	// keyCols are the indexes in cols of the columns the key templates use.
 	keyCols []int
 	srcCols []extract.Column
-	posCols []int // indexes in cols of the primary key, in key order
 	joins   []joinPlan
 	ids     []idPlan
 	query   extract.Query
@@ -584,9 +583,9 @@ func editDistance(a, b string) int {
 func (p *Plan) SourceColumns() []extract.Column { return p.srcCols }
 
 // WithPosition makes the plan's Query read its rows in primary-key order,
-// after the given position (key text per primary key column) when one is
+// after the given position (extract.Query.Position's form) when one is
 // given, and reports whether the source has a primary key to order by.
-// Position then gives each row's position.
+// Each row then ends with its position, which Position gives.
 func (p *Plan) WithPosition(after []string) bool {
 	var pos []extract.Column
 	for _, c := range p.cols {
@@ -599,29 +598,19 @@ func (p *Plan) WithPosition(after []string) bool {
 	}
 	slices.SortFunc(pos, func(a, b extract.Column) int { return a.KeyPos - b.KeyPos })
 	p.query.OrderBy, p.query.After = pos, after
-	p.posCols = p.posCols[:0]
-	for _, c := range pos {
-		p.posCols = append(p.posCols, slices.IndexFunc(p.cols, func(x extract.Column) bool { return x.Name == c.Name }))
-	}
 	return true
 }
 
-// Position returns the row's primary key as key text, in key order, for
-// resuming after it; nil when the plan reads in no order.
+// Position returns the position of a row the plan's Query read, for
+// resuming after it: its primary key in PostgreSQL's own text, as read
+// with the row (extract.Query.Position); nil when the plan reads in no
+// order.
 func (p *Plan) Position(values []any) []string {
-	if len(p.posCols) == 0 {
-		return nil
-	}
-	out := make([]string, len(p.posCols))
-	for i, ci := range p.posCols {
-		c := p.cols[ci]
-		if s := scalarFor(c.Type, c.AsText); s.text != nil {
-			if t, err := s.text(values[ci]); err == nil {
-				out[i] = t
-				continue
-			}
-		}
-		out[i] = fmt.Sprint(values[ci])
-	}
-	return out
+	return p.query.Position(values)
+}
+
+// width is the number of values in a row the plan's Query reads: its
+// columns', its joins', and its position's.
+func (p *Plan) width() int {
+	return len(p.cols) + p.joinWidth() + len(p.query.OrderBy)
 }

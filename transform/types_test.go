@@ -63,6 +63,7 @@ func TestTypes(t *testing.T) {
 			want: `{"M":{"a":{"N":"1.5"},"b":{"L":[{"BOOL":true},{"NULL":true},{"S":"x"}]},"c":{"M":{"d":{"N":"12345678901234567890"}}}}}`},
 		{expr: "(repeat('[', 32) || '1' || repeat(']', 32))::jsonb", want: strings.Repeat(`{"L":[`, 32) + `{"N":"1"}` + strings.Repeat(`]}`, 32)},
 		{expr: "(repeat('[', 33) || '1' || repeat(']', 33))::jsonb", err: "nested 33 levels deep: DynamoDB allows 32"},
+		{expr: `'"\ud800"'::json`, err: `json: string escape \ud800 is a lone UTF-16 surrogate, which is no character: rejected, not replaced with U+FFFD`},
 		{expr: `'[1e400]'::json`, err: "[0]: number of magnitude 1E+400: DynamoDB numbers range from 1E-130 to 9.99…E+125 in magnitude"},
 		{expr: "'{1,NULL,3}'::integer[]", want: `{"L":[{"N":"1"},{"NULL":true},{"N":"3"}]}`},
 		{expr: `'{"a b",c}'::text[]`, want: `{"L":[{"S":"a b"},{"S":"c"}]}`},
@@ -73,6 +74,15 @@ func TestTypes(t *testing.T) {
 		{expr: "'{1.10,NaN}'::numeric[]", err: "element 2: NaN and Infinity are not DynamoDB numbers"},
 		{expr: "'1 day 02:00'::interval", want: `{"S":"1 day 02:00:00"}`},
 		{expr: "'10.0.0.1/8'::inet", want: `{"S":"10.0.0.1/8"}`},
+		{expr: "'10.1.2.3'::inet", want: `{"S":"10.1.2.3"}`},
+		{expr: "'::1'::inet", want: `{"S":"::1"}`},
+		{expr: "'10.1.2.0/24'::cidr", want: `{"S":"10.1.2.0/24"}`},
+		{expr: "'{10.1.2.3,NULL}'::inet[]", want: `{"L":[{"S":"10.1.2.3"},{"NULL":true}]}`},
+		{expr: "'13:14:15.5+02'::timetz", want: `{"S":"13:14:15.5+02"}`},
+		{expr: "1234.5::money", want: `{"S":"$1,234.50"}`},
+		{expr: "tstzrange('2024-01-02 03:04:05+02', '2024-01-03')", want: `{"S":"[\"2024-01-02 01:04:05+00\",\"2024-01-03 00:00:00+00\")"}`},
+		{expr: "daterange('2024-01-02', NULL)", want: `{"S":"[2024-01-02,)"}`},
+		{expr: "point(0.1, 2)", want: `{"S":"(0.1,2)"}`},
 		{expr: "NULL::integer", want: ""},
 	}
 	for _, tc := range cases {
