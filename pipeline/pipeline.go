@@ -435,6 +435,21 @@ func Run(ctx context.Context, src *extract.Source, m *mapping.Mapping, plans []*
 			}
 		}
 	}
+	// Recorded positions PostgreSQL does not give back unchanged restart
+	// their range (trustedRanges).
+	if len(opts.Ranges) > 0 {
+		trusted := make([][]Range, len(opts.Ranges))
+		for i, rs := range opts.Ranges {
+			if len(rs) == 0 || i >= len(plans) {
+				continue
+			}
+			var err error
+			if trusted[i], err = trustedRanges(ctx, src, plans[i], rs); err != nil {
+				return nil, err
+			}
+		}
+		opts.Ranges = trusted
+	}
 	parts, byEntity, tasks, err := schedule(ctx, src, plans, totals, opts, readers, groups, groupOf)
 	if err != nil {
 		return nil, err
