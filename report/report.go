@@ -236,9 +236,9 @@ func writeTables(b *strings.Builder, r *Report, md bool, limit int) error {
 		table(b, md, []string{"entity", "problem"}, rows)
 	}
 
-	// more says what is left out of a list of count entries once shown
-	// are printed: the rest are in the JSON report, all of them or the
-	// first Listed.
+	// more is the last row of a list whose first shown entries are
+	// printed: how many are left out, and how many of the list the JSON
+	// report holds (all, or the first Listed).
 	more := func(count verify.ListCount, shown int) string {
 		if count.Truncated() {
 			return fmt.Sprintf("… %d more; --format json lists the first %d of %d", count.Total-int64(shown), count.Listed, count.Total)
@@ -285,9 +285,9 @@ func writeTables(b *strings.Builder, r *Report, md bool, limit int) error {
 			return err
 		}
 		var rows [][]string
-		for _, c := range changed {
-			for _, ch := range c.Changes {
-				rows = append(rows, []string{c.PK, c.SK, ch.Attribute, string(ch.Before), string(ch.After)})
+		for _, ci := range changed {
+			for _, ch := range ci.Changes {
+				rows = append(rows, []string{ci.PK, ci.SK, ch.Attribute, string(ch.Before), string(ch.After)})
 			}
 		}
 		if int64(len(changed)) < c.Changed.Total {

@@ -238,9 +238,9 @@ func (r *Result) OK() bool {
 // cannot be reached (load.DescribeTable), and on a source, Scan, Query or
 // temporary file error; a mismatch is a result, not an error.
 func Compare(ctx context.Context, src *extract.Source, m *mapping.Mapping, plans []*transform.Plan,
-	client *dynamodb.Client, opts Options) (res *Result, err error) {
+	client *dynamodb.Client, opts Options) (*Result, error) {
 	segments := cmp(opts.Segments, 4)
-	res = &Result{Table: m.Table.Name}
+	res := &Result{Table: m.Table.Name}
 
 	// The table first: a DynamoDB that cannot be reached fails the command
 	// in seconds, before the source is counted (count(*) of every table)
@@ -276,8 +276,9 @@ func Compare(ctx context.Context, src *extract.Source, m *mapping.Mapping, plans
 	if res.files, err = newSortGroup("pg2dynamo-verify-lists-", listBudget); err != nil {
 		return nil, err
 	}
+	ok := false
 	defer func() {
-		if err != nil {
+		if !ok {
 			res.Close()
 		}
 	}()
@@ -367,6 +368,7 @@ func Compare(ctx context.Context, src *extract.Source, m *mapping.Mapping, plans
 			res.Patterns = append(res.Patterns, prs...)
 		}
 	}
+	ok = true
 	return res, nil
 }
 
