@@ -116,7 +116,7 @@ func TestMigrateSets(t *testing.T) {
 			t.Fatalf("diff exit %d\n%s%s", r.code, r.stdout, r.stderr)
 		}
 		var changes []string
-		for _, ch := range readReport(t, reportFile).Changed {
+		for _, ch := range listed(t, readReport(t, reportFile).Changed) {
 			for _, a := range ch.Changes {
 				changes = append(changes, ch.PK+" "+a.Attribute+" "+compact(a.Before)+" → "+compact(a.After))
 			}

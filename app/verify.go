@@ -194,6 +194,7 @@ func compareAndReport(c *cli.Context, s *session, mode string, price float64, ou
 	if err != nil {
 		return err
 	}
+	defer res.Close() // its lists' temporary files
 	r := report.New(mode, res, price)
 	format := c.String("format")
 	if format == "" { // migrate has no --format: its report is text

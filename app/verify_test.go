@@ -38,7 +38,18 @@ func readReport(t *testing.T, path string) report.Report {
 	return r
 }
 
-func refKeys(refs []verify.ItemRef) []string {
+// listed returns the entries of a report's list.
+func listed[T any](t *testing.T, l verify.List[T]) []T {
+	t.Helper()
+	out, err := l.Slice()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func refKeys(t *testing.T, l verify.List[verify.ItemRef]) []string {
+	refs := listed(t, l)
 	out := make([]string, len(refs))
 	for i, r := range refs {
 		out[i] = r.PK + " / " + r.SK
@@ -121,14 +132,14 @@ func TestVerifyFindsHandChanges(t *testing.T) {
 			}
 			rep := readReport(t, reportFile)
 			key := func(it map[string]types.AttributeValue) string { return str(it["PK"]) + " / " + str(it["SK"]) }
-			if d := cmp.Diff([]string{key(deleted)}, refKeys(rep.Missing)); d != "" {
+			if d := cmp.Diff([]string{key(deleted)}, refKeys(t, rep.Missing)); d != "" {
 				t.Errorf("missing (-want +got):\n%s", d)
 			}
-			if d := cmp.Diff([]string{"STRAY#1 / STRAY"}, refKeys(rep.Extra)); d != "" {
+			if d := cmp.Diff([]string{"STRAY#1 / STRAY"}, refKeys(t, rep.Extra)); d != "" {
 				t.Errorf("extra (-want +got):\n%s", d)
 			}
 			var gotChanged []string
-			for _, ch := range rep.Changed {
+			for _, ch := range listed(t, rep.Changed) {
 				for _, a := range ch.Changes {
 					gotChanged = append(gotChanged, ch.PK+" / "+ch.SK+" "+a.Attribute+" "+compact(a.Before))
 				}
@@ -180,7 +191,7 @@ func TestDiffReportsSourceChanges(t *testing.T) {
 		t.Errorf("diff totals: %d new, %d changed, %d stale, %d unmanaged; want 1, 1, 1, 0", rep.Totals.Missing, rep.Totals.Changed, rep.Stale, rep.Unmanaged)
 	}
 	var changes []string
-	for _, ch := range rep.Changed {
+	for _, ch := range listed(t, rep.Changed) {
 		for _, a := range ch.Changes {
 			changes = append(changes, ch.SK+" "+a.Attribute+" "+compact(a.After))
 		}
@@ -188,8 +199,8 @@ func TestDiffReportsSourceChanges(t *testing.T) {
 	if len(changes) != 1 || !strings.HasSuffix(changes[0], `#0000000000000000002 subject {"S":"subject changed"}`) {
 		t.Errorf("changes: %v; want ticket 2's subject changed", changes)
 	}
-	if len(rep.Missing) != 1 || !strings.HasSuffix(rep.Missing[0].SK, "#0000000000000999999") {
-		t.Errorf("new items: %+v; want ticket 999999", rep.Missing)
+	if missing := listed(t, rep.Missing); len(missing) != 1 || !strings.HasSuffix(missing[0].SK, "#0000000000000999999") {
+		t.Errorf("new items: %+v; want ticket 999999", missing)
 	}
 	for _, op := range rec.Operations() {
 		if name := strings.TrimPrefix(op, "DynamoDB_20120810."); !slices.Contains([]string{"DescribeTable", "Scan", "Query", "GetItem"}, name) {
@@ -234,8 +245,8 @@ func checkHTMLReport(t *testing.T, path string, rep report.Report) {
 	if !strings.Contains(dom, `data-cost="write_units">`+itoa(rep.Cost.WriteUnits)+"<") {
 		t.Errorf("the page does not show the cost estimate of %d write units", rep.Cost.WriteUnits)
 	}
-	if len(rep.Changed) > 0 && !strings.Contains(dom, `data-changed="`+rep.Changed[0].PK+" "+rep.Changed[0].SK+`"`) {
-		t.Errorf("the page does not show changed item %s / %s side by side", rep.Changed[0].PK, rep.Changed[0].SK)
+	if changed := listed(t, rep.Changed); len(changed) > 0 && !strings.Contains(dom, `data-changed="`+changed[0].PK+" "+changed[0].SK+`"`) {
+		t.Errorf("the page does not show changed item %s / %s side by side", changed[0].PK, changed[0].SK)
 	}
 }
 

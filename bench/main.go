@@ -46,14 +46,18 @@ import (
 
 type config struct {
 	rows, flatRows int
-	conc           int
-	repeat         int
-	adminURL       string
-	db             string
-	out            string
-	profileDir     string
-	profile        bool
-	args           string // the command line, for the report
+	// verifyRows and verifyDiffer size the verify measurements (f) and
+	// (g); verifyOnly runs them alone.
+	verifyRows, verifyDiffer int
+	verifyOnly               bool
+	conc                     int
+	repeat                   int
+	adminURL                 string
+	db                       string
+	out                      string
+	profileDir               string
+	profile                  bool
+	args                     string // the command line, for the report
 }
 
 func main() {
@@ -64,6 +68,9 @@ func main() {
 	var cfg config
 	flag.IntVar(&cfg.rows, "rows", 1_000_000, "source rows of the tickets fixture (orgs, users, tickets) for (a) to (d)")
 	flag.IntVar(&cfg.flatRows, "flat-rows", 10_000_000, "source rows of the larger fixture for (e), migrate --sink null (0: skip (e))")
+	flag.IntVar(&cfg.verifyRows, "verify-rows", 1_000_000, "source rows of the tickets fixture for verify's measurements (f) and (g), strategies mapping (0: skip them)")
+	flag.IntVar(&cfg.verifyDiffer, "verify-differ", 100_000, "tickets changed in the source before (g), each one differing item")
+	flag.BoolVar(&cfg.verifyOnly, "verify-only", false, "measure verify alone, (f) and (g): no (a) to (e), no transform benchmark; prints only unless -out is given")
 	flag.IntVar(&cfg.conc, "concurrency", 8, "writers, for (b) and (c)")
 	flag.IntVar(&cfg.repeat, "repeat", 3, "runs of (a) and of (d), alternately; each is reported by its median run")
 	flag.StringVar(&cfg.adminURL, "pg", testenv.AdminURL(), "PostgreSQL admin URL (databases are created and dropped through it)")
@@ -73,6 +80,11 @@ func main() {
 	flag.BoolVar(&cfg.profile, "profile", true, "run (b) to (e) with a CPU profile (pprof)")
 	flag.Parse()
 	log.SetFlags(log.Ltime)
+	outSet := false
+	flag.Visit(func(f *flag.Flag) { outSet = outSet || f.Name == "out" })
+	if cfg.verifyOnly && !outSet {
+		cfg.out = "" // BENCHMARKS.md holds the whole suite
+	}
 	flag.Visit(func(f *flag.Flag) {
 		switch f.Name {
 		case "pg", "out", "db", "profile-dir": // no bearing on the figures
@@ -141,6 +153,7 @@ type report struct {
 	flatSkipped              string
 	items                    *floorItems
 	a, b, c, d, e, e2        *result
+	verify                   *verifyBench
 	aRuns, dRuns             []result // every run of (a) and (d), in order
 	transform                *benchResult
 	transformCLIGC           *benchResult // under GOGC=400, as main.go sets it
@@ -158,8 +171,11 @@ func run(ctx context.Context, cfg config) error {
 	for k, v := range map[string]string{"AWS_ACCESS_KEY_ID": "bench", "AWS_SECRET_ACCESS_KEY": "bench", "AWS_REGION": "us-east-1", "AWS_EC2_METADATA_DISABLED": "true"} {
 		os.Setenv(k, v)
 	}
-	if cfg.rows < 1 || cfg.flatRows < 0 || cfg.conc < 1 || cfg.repeat < 1 {
-		return errors.New("-rows, -concurrency and -repeat must be at least 1, -flat-rows at least 0")
+	if cfg.rows < 1 || cfg.flatRows < 0 || cfg.conc < 1 || cfg.repeat < 1 || cfg.verifyRows < 0 || cfg.verifyDiffer < 1 {
+		return errors.New("-rows, -concurrency, -repeat and -verify-differ must be at least 1, -flat-rows and -verify-rows at least 0")
+	}
+	if cfg.verifyOnly && cfg.verifyRows == 0 {
+		return errors.New("-verify-only with -verify-rows 0: nothing to measure")
 	}
 	root, err := testenv.RepoRoot()
 	if err != nil {
@@ -186,12 +202,6 @@ func run(ctx context.Context, cfg config) error {
 	}
 	rep.machine = machine()
 	rep.nodeVer, rep.dynaliteVer = nodeVersions(root)
-	profile := func(name string) string {
-		if !cfg.profile {
-			return ""
-		}
-		return filepath.Join(outDir, name+".cpu.pprof")
-	}
 
 	// The bench databases are dropped however the run ends.
 	admin, err := pgx.Connect(ctx, cfg.adminURL)
@@ -210,6 +220,54 @@ func run(ctx context.Context, cfg config) error {
 	}()
 	logDisk(ctx, admin)
 
+	if !cfg.verifyOnly {
+		if err := runSuite(ctx, cfg, rep, admin, root, bin, outDir, m, mappingFile, created); err != nil {
+			return err
+		}
+	}
+	// (f) and (g): verify's memory.
+	if cfg.verifyRows > 0 {
+		if rep.verify, err = measureVerify(ctx, cfg, admin, root, bin, outDir, created); err != nil {
+			return err
+		}
+	} else {
+		rep.verify = &verifyBench{skipped: "-verify-rows 0"}
+	}
+
+	for _, r := range []*result{rep.b, rep.c, rep.d, rep.e} {
+		if r != nil && r.profile != "" {
+			pbin := bin
+			if r.key == "b" {
+				pbin, _ = os.Executable()
+			}
+			if r.prof, err = analyzeProfile(pbin, r.profile); err != nil {
+				log.Printf("profile of (%s): %v", r.key, err)
+			}
+		}
+	}
+	rep.took = time.Since(rep.started)
+	text := render(rep)
+	fmt.Print(text)
+	if cfg.out == "" {
+		return nil
+	}
+	out := cfg.out
+	if !filepath.IsAbs(out) {
+		out = filepath.Join(root, out)
+	}
+	return os.WriteFile(out, []byte(text), 0o644)
+}
+
+// runSuite measures (a) to (e) and the transform benchmark into rep.
+func runSuite(ctx context.Context, cfg config, rep *report, admin *pgx.Conn, root, bin, outDir string, m *mapping.Mapping,
+	mappingFile string, created map[string]bool) error {
+	profile := func(name string) string {
+		if !cfg.profile {
+			return ""
+		}
+		return filepath.Join(outDir, name+".cpu.pprof")
+	}
+	var err error
 	// (a) to (d) on the fixture at -rows.
 	rep.fix, err = loadFixture(ctx, admin, cfg.adminURL, cfg.db, cfg.rows, created)
 	if err != nil {
@@ -338,29 +396,7 @@ func run(ctx context.Context, cfg config) error {
 	} else {
 		log.Printf("(e) skipped: %s", rep.flatSkipped)
 	}
-
-	for _, r := range []*result{rep.b, rep.c, rep.d, rep.e} {
-		if r != nil && r.profile != "" {
-			pbin := bin
-			if r.key == "b" {
-				pbin, _ = os.Executable()
-			}
-			if r.prof, err = analyzeProfile(pbin, r.profile); err != nil {
-				log.Printf("profile of (%s): %v", r.key, err)
-			}
-		}
-	}
-	rep.took = time.Since(rep.started)
-	text := render(rep)
-	fmt.Print(text)
-	if cfg.out == "" {
-		return nil
-	}
-	out := cfg.out
-	if !filepath.IsAbs(out) {
-		out = filepath.Join(root, out)
-	}
-	return os.WriteFile(out, []byte(text), 0o644)
+	return nil
 }
 
 // migrate runs pg2dynamo (with --cpuprofile if profile is set) through

@@ -26,6 +26,19 @@ func render(r *report) string {
 		r.took.Round(time.Second))
 	p("Do not edit: the next run rewrites this file.\n\n")
 	p("- Machine: %s.\n", r.machine)
+	if r.cfg.verifyOnly {
+		p("- PostgreSQL %s and dynalite %s (node %s, in memory, a fresh server), both on 127.0.0.1 of the same machine.\n",
+			r.pgVersion, r.dynaliteVer, r.nodeVer)
+		if f := r.verify.fix; f != nil {
+			p("- Fixture generation (`fixtures.Load`): %s rows in %s; database %s.\n", num(f.rows), f.load.Round(100*time.Millisecond), mb(f.sizeBytes))
+		}
+		p("\n## Targets\n\n")
+		for _, t := range r.verify.targets() {
+			p("- %s\n", t)
+		}
+		r.verify.render(p)
+		return b.String()
+	}
 	p("- PostgreSQL %s and dynalite %s (node %s, in memory, a fresh server for (b) and for (c)), both on 127.0.0.1 of the same machine.\n",
 		r.pgVersion, r.dynaliteVer, r.nodeVer)
 	p("- Source: the tickets fixture (orgs, users, tickets), mapping `%s`.\n", r.mappingFile)
@@ -78,6 +91,12 @@ func render(r *report) string {
 	p("\n## Targets\n\n")
 	for _, t := range r.targets() {
 		p("- %s\n", t)
+	}
+	if r.verify != nil {
+		for _, t := range r.verify.targets() {
+			p("- %s\n", t)
+		}
+		r.verify.render(p)
 	}
 
 	r.renderProfiles(&b)

@@ -3,21 +3,35 @@ package report
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"html/template"
 	"io"
+
+	"github.com/pg2dynamo/pg2dynamo/verify"
 )
 
+// htmlListed is how many entries of each list the HTML page shows (and
+// embeds); it gives every list's exact count.
+const htmlListed = 100
+
 // HTML writes r as one self-contained page: no network, styles and script
-// inline. The report's JSON is embedded and a small script draws the
-// summary, the counts per entity, the cost estimate and, for the sampled
-// changed items, their before and after side by side.
+// inline. The report's JSON is embedded, with the first htmlListed entries
+// of each list of keys and the changed items that keep their whole before
+// and after (Options.SampleChanged), and a small script draws the summary, the counts per entity, the
+// cost estimate, the lists with their exact counts and, for those changed
+// items, their before and after side by side. It fails on a write error,
+// or when a list cannot be read back from its temporary file.
 func HTML(w io.Writer, r *Report) error {
-	data, err := json.Marshal(r)
+	page, err := htmlReport(r)
+	if err != nil {
+		return err
+	}
+	data, err := json.Marshal(page)
 	if err != nil {
 		return err
 	}
 	var b bytes.Buffer
-	err = page.Execute(&b, map[string]any{"Title": r.Headline(), "JSON": template.JS(data)})
+	err = pageTemplate.Execute(&b, map[string]any{"Title": r.Headline(), "JSON": template.JS(data)})
 	if err != nil {
 		return err
 	}
@@ -25,7 +39,34 @@ func HTML(w io.Writer, r *Report) error {
 	return err
 }
 
-var page = template.Must(template.New("report").Parse(`<!DOCTYPE html>
+// htmlReport returns a copy of r whose lists are held in memory and cut to
+// what the page shows.
+func htmlReport(r *Report) (*Report, error) {
+	res := *r.Result
+	var err error
+	head := func(l verify.List[verify.ItemRef]) verify.List[verify.ItemRef] {
+		refs, e := l.Head(htmlListed)
+		err = errors.Join(err, e)
+		return verify.NewList(refs...)
+	}
+	res.Missing, res.Extra, res.Duplicates = head(r.Missing), head(r.Extra), head(r.Duplicates)
+	var changed []verify.ChangedItem // those the page shows side by side
+	for c, e := range r.Changed.All() {
+		if e != nil {
+			err = errors.Join(err, e)
+			break
+		}
+		if c.Before != nil {
+			changed = append(changed, c)
+		}
+	}
+	res.Changed = verify.NewList(changed...)
+	page := *r
+	page.Result = &res
+	return &page, err
+}
+
+var pageTemplate = template.Must(template.New("report").Parse(`<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -82,17 +123,22 @@ if (r.cost) {
       r.cost.price_per_million.toFixed(3), " per million write request units: $",
       el("span", {"data-cost": "dollars"}, r.cost.dollars.toFixed(4))));
 }
-const refs = (title, list, id) => {
-  if (!list || !list.length) return;
+// Every count is the exact one (r.counts); the lists hold the first entries.
+const shown = (count, n) => n < count.total ?
+  el("p", {class: "listed"}, "the first " + n + " shown; the JSON report lists the first " + count.listed + " of " + count.total) : "";
+const refs = (title, list, count, id) => {
+  if (!count.total) return;
   const t = el("table", {id}, el("tr", {}, el("th", {}, "partition key"), el("th", {}, "sort key"), el("th", {}, "type")));
-  for (const x of list.slice(0, 100)) t.append(el("tr", {}, el("td", {}, x.pk), el("td", {}, x.sk), el("td", {}, x.type || "")));
-  content.append(el("h2", {}, title + " (" + list.length + ")"), t);
+  for (const x of list) t.append(el("tr", {}, el("td", {}, x.pk), el("td", {}, x.sk), el("td", {}, x.type || "")));
+  content.append(el("h2", {"data-list": id}, title + " (" + count.total + ")"), t, shown(count, list.length));
 };
-refs(diff ? "New items" : "Missing items", r.missing, "missing");
-refs(diff ? "Items the source no longer produces" : "Extra items", r.extra, "extra");
-refs("Keys the source derives more than once, not rejected", r.duplicates, "duplicates");
-if (r.changed && r.changed.length) {
-  content.append(el("h2", {}, (diff ? "Changed items" : "Differing items") + " (" + r.changed.length + ")"));
+refs(diff ? "New items" : "Missing items", r.missing, r.counts.missing, "missing");
+refs(diff ? "Items the source no longer produces" : "Extra items", r.extra, r.counts.extra, "extra");
+refs("Keys the source derives more than once, not rejected", r.duplicates, r.counts.duplicates, "duplicates");
+if (r.counts.changed.total) {
+  content.append(el("h2", {"data-list": "changed"}, (diff ? "Changed items" : "Differing items") + " (" + r.counts.changed.total + ")"),
+    el("p", {class: "listed"}, "side by side: the items whose whole before and after the report keeps; the JSON report lists " +
+      (r.counts.changed.listed < r.counts.changed.total ? "the first " + r.counts.changed.listed + " of " + r.counts.changed.total : "all of them")));
   for (const c of r.changed.filter(c => c.before)) {
     const names = new Set(c.changes.map(x => x.attribute));
     const side = (item) => {

@@ -4,7 +4,10 @@
 package report
 
 import (
+	"bufio"
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -83,21 +86,64 @@ const (
 	FormatJSON     = "json"
 )
 
-// Render writes r as text (limit keys per list), markdown or JSON (every
-// key).
+// Render writes r as text (limit keys per list), markdown (the same) or
+// JSON (every key listed, WriteJSON). Every count it prints is exact; a
+// list longer than the entries the Result keeps says how many it lists.
+// It fails on a write error, or when a list cannot be read back from its
+// temporary file.
 func Render(w io.Writer, r *Report, format string, limit int) error {
 	switch format {
 	case FormatJSON:
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(r)
+		return WriteJSON(w, r)
 	case FormatText, FormatMarkdown:
 		var b strings.Builder
-		writeTables(&b, r, format == FormatMarkdown, limit)
+		if err := writeTables(&b, r, format == FormatMarkdown, limit); err != nil {
+			return err
+		}
 		_, err := io.WriteString(w, b.String())
 		return err
 	}
 	return fmt.Errorf("unknown format %q: expected text, markdown or json", format)
+}
+
+// jsonSkeleton is a Report without its lists: these nil fields hide the
+// Result's own (encoding/json prefers the shallower field of a name) and
+// are omitted, so that WriteJSON can stream the lists after it.
+type jsonSkeleton struct {
+	*Report
+	Missing    *struct{} `json:"missing,omitempty"`
+	Extra      *struct{} `json:"extra,omitempty"`
+	Duplicates *struct{} `json:"duplicates,omitempty"`
+	Changed    *struct{} `json:"changed,omitempty"`
+}
+
+// WriteJSON writes r as one JSON object, indented by two spaces and
+// ending in a newline, as json.Encoder with SetIndent("", "  ") would,
+// except that the lists (missing, extra, duplicates, changed) come last
+// and are streamed from their files one entry at a time: memory does not
+// grow with them. It decodes into a Report.
+func WriteJSON(w io.Writer, r *Report) error {
+	head, err := json.MarshalIndent(jsonSkeleton{Report: r}, "", "  ")
+	if err != nil {
+		return err
+	}
+	head = bytes.TrimSuffix(head, []byte("\n}"))
+	bw := bufio.NewWriter(w)
+	bw.Write(head)
+	lists := []struct {
+		name string
+		l    interface {
+			WriteJSON(io.Writer, string, string) error
+		}
+	}{{"missing", r.Missing}, {"extra", r.Extra}, {"duplicates", r.Duplicates}, {"changed", r.Changed}}
+	for _, l := range lists {
+		fmt.Fprintf(bw, ",\n  %q: ", l.name)
+		if err := l.l.WriteJSON(bw, "  ", "  "); err != nil {
+			return err
+		}
+	}
+	bw.WriteString("\n}\n")
+	return bw.Flush()
 }
 
 // Headline is the one-line verdict.
@@ -126,11 +172,13 @@ func (r *Report) Headline() string {
 			bad++
 		}
 	}
-	s := fmt.Sprintf("verify %s: table %s, %d items expected, %d missing, %d extra, %d differing", verdict, r.Table, t.Expected, len(r.Missing), len(r.Extra), len(r.Changed))
+	c := r.Counts
+	s := fmt.Sprintf("verify %s: table %s, %d items expected, %d missing, %d extra, %d differing", verdict, r.Table, t.Expected,
+		c.Missing.Total, c.Extra.Total, c.Changed.Total)
 	if n := countProblems(r.Entities); n > 0 {
-		s += ", " + plural(n, "entity", "entities") + " whose counts disagree"
+		s += ", " + plural(int64(n), "entity", "entities") + " whose counts disagree"
 	}
-	if n := len(r.Duplicates); n > 0 {
+	if n := c.Duplicates.Total; n > 0 {
 		s += ", " + plural(n, "key", "keys") + " derived more than once"
 	}
 	return s + fmt.Sprintf("; %d access-pattern queries, %d wrong", len(r.Patterns), bad)
@@ -146,7 +194,7 @@ func countProblems(es []verify.EntityCounts) int {
 	return n
 }
 
-func writeTables(b *strings.Builder, r *Report, md bool, limit int) {
+func writeTables(b *strings.Builder, r *Report, md bool, limit int) error {
 	heading := func(s string) {
 		if md {
 			fmt.Fprintf(b, "\n## %s\n\n", s)
@@ -188,44 +236,62 @@ func writeTables(b *strings.Builder, r *Report, md bool, limit int) {
 		table(b, md, []string{"entity", "problem"}, rows)
 	}
 
-	list := func(title string, refs []verify.ItemRef) {
-		if len(refs) == 0 {
-			return
+	// more is the last row of a list whose first shown entries are
+	// printed: how many are left out, and how many of the list the JSON
+	// report holds (all, or the first Listed).
+	more := func(count verify.ListCount, shown int) string {
+		if count.Truncated() {
+			return fmt.Sprintf("… %d more; --format json lists the first %d of %d", count.Total-int64(shown), count.Listed, count.Total)
 		}
-		heading(fmt.Sprintf("%s (%d)", title, len(refs)))
+		return fmt.Sprintf("… %d more (all in --format json)", count.Total-int64(shown))
+	}
+	list := func(title string, l verify.List[verify.ItemRef], count verify.ListCount) error {
+		if count.Total == 0 {
+			return nil
+		}
+		heading(fmt.Sprintf("%s (%d)", title, count.Total))
+		refs, err := l.Head(limit)
+		if err != nil {
+			return err
+		}
 		var rows [][]string
-		for i, ref := range refs {
-			if i == limit {
-				rows = append(rows, []string{fmt.Sprintf("… %d more (all in --format json)", len(refs)-limit), "", ""})
-				break
-			}
+		for _, ref := range refs {
 			rows = append(rows, []string{ref.PK, ref.SK, ref.Type})
 		}
+		if int64(len(refs)) < count.Total {
+			rows = append(rows, []string{more(count, len(refs)), "", ""})
+		}
 		table(b, md, []string{"partition key", "sort key", "type"}, rows)
+		return nil
 	}
+	c := r.Counts
+	var err error
 	if r.Mode == ModeDiff {
-		list("New items", r.Missing)
-		list("Items in the table the source no longer produces", r.Extra)
+		err = errors.Join(list("New items", r.Missing, c.Missing), list("Items in the table the source no longer produces", r.Extra, c.Extra))
 	} else {
-		list("Missing items", r.Missing)
-		list("Extra items", r.Extra)
+		err = errors.Join(list("Missing items", r.Missing, c.Missing), list("Extra items", r.Extra, c.Extra))
 	}
-	list("Keys the source derives more than once, not rejected", r.Duplicates)
-	if len(r.Changed) > 0 {
+	if err = errors.Join(err, list("Keys the source derives more than once, not rejected", r.Duplicates, c.Duplicates)); err != nil {
+		return err
+	}
+	if c.Changed.Total > 0 {
 		title := "Differing items"
 		if r.Mode == ModeDiff {
 			title = "Changed items"
 		}
-		heading(fmt.Sprintf("%s (%d)", title, len(r.Changed)))
+		heading(fmt.Sprintf("%s (%d)", title, c.Changed.Total))
+		changed, err := r.Changed.Head(limit)
+		if err != nil {
+			return err
+		}
 		var rows [][]string
-		for i, c := range r.Changed {
-			if i == limit {
-				rows = append(rows, []string{fmt.Sprintf("… %d more (all in --format json)", len(r.Changed)-limit), "", "", "", ""})
-				break
+		for _, ci := range changed {
+			for _, ch := range ci.Changes {
+				rows = append(rows, []string{ci.PK, ci.SK, ch.Attribute, string(ch.Before), string(ch.After)})
 			}
-			for _, ch := range c.Changes {
-				rows = append(rows, []string{c.PK, c.SK, ch.Attribute, string(ch.Before), string(ch.After)})
-			}
+		}
+		if int64(len(changed)) < c.Changed.Total {
+			rows = append(rows, []string{more(c.Changed, len(changed)), "", "", "", ""})
 		}
 		table(b, md, []string{"partition key", "sort key", "attribute", "table (before)", "source (after)"}, rows)
 	}
@@ -288,11 +354,12 @@ func writeTables(b *strings.Builder, r *Report, md bool, limit int) {
 		fmt.Fprintf(b, "%d write units; on demand at $%.3f per million write request units: $%.4f\n",
 			r.Cost.WriteUnits, r.Cost.PricePerMillion, r.Cost.Dollars)
 	}
+	return nil
 }
 
 func num(n int64) string { return fmt.Sprint(n) }
 
-func plural(n int, one, many string) string {
+func plural(n int64, one, many string) string {
 	if n == 1 {
 		return "1 " + one
 	}

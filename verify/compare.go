@@ -43,6 +43,9 @@ type Options struct {
 	IndexWait time.Duration
 	// Progress, if set, is told of the source pass.
 	Progress pipeline.Progress
+	// MaxListed is how many entries each of the Result's lists keeps
+	// (default MaxListed); the counts stay exact (Result.Counts).
+	MaxListed int
 }
 
 // ItemRef names an item by its primary key and type.
@@ -152,6 +155,7 @@ type PatternResult struct {
 }
 
 // Result is the comparison of the table with what the source derives.
+// Its lists are kept in temporary files until Close.
 type Result struct {
 	Table string `json:"table"`
 	// TableMissing is true when the table does not exist: every item is
@@ -159,28 +163,47 @@ type Result struct {
 	TableMissing bool           `json:"table_missing"`
 	Entities     []EntityCounts `json:"entities"`
 	// Missing items are derived from the source but not in the table.
-	Missing []ItemRef `json:"missing"`
+	Missing List[ItemRef] `json:"missing"`
 	// Extra items are in the table but not derived from the source: of a
 	// mapped type (stale) or not (unmanaged).
-	Extra []ItemRef `json:"extra"`
+	Extra List[ItemRef] `json:"extra"`
 	// Duplicates are keys the source derives more than once that no
 	// duplicate check rejected (EntityCounts.Duplicates), one entry per
 	// extra item, typed by its entity.
-	Duplicates []ItemRef     `json:"duplicates"`
-	Stale      int64         `json:"stale"`
-	Unmanaged  int64         `json:"unmanaged"`
-	Changed    []ChangedItem `json:"changed"`
-	// ListsTruncated is true when a list holds only its first MaxListed
-	// keys (in bucket order); the counts per entity are complete.
-	ListsTruncated bool            `json:"lists_truncated,omitempty"`
-	Patterns       []PatternResult `json:"patterns,omitempty"`
+	Duplicates List[ItemRef]     `json:"duplicates"`
+	Stale      int64             `json:"stale"`
+	Unmanaged  int64             `json:"unmanaged"`
+	Changed    List[ChangedItem] `json:"changed"`
+	// ListsTruncated is true when a list holds only its first
+	// Options.MaxListed entries (in bucket order); Counts and the counts
+	// per entity are complete.
+	ListsTruncated bool `json:"lists_truncated,omitempty"`
+	// Counts gives the exact length of each list, and how many of its
+	// entries are listed.
+	Counts   ListCounts      `json:"counts"`
+	Patterns []PatternResult `json:"patterns,omitempty"`
+
+	files *sortGroup // the lists' files
+}
+
+// Close removes the Result's temporary files; its lists are empty
+// afterwards. A Result made by hand or decoded from JSON has none.
+func (r *Result) Close() error {
+	if r.files == nil {
+		return nil
+	}
+	err := r.files.close()
+	r.files = nil
+	r.Missing, r.Extra, r.Duplicates, r.Changed = List[ItemRef]{}, List[ItemRef]{}, List[ItemRef]{}, List[ChangedItem]{}
+	return err
 }
 
 // OK reports whether the source's counts agree with the items derived
 // (EntityCounts), the table holds exactly the derived items, and every
 // access pattern returned what it should, in PostgreSQL's order.
 func (r *Result) OK() bool {
-	if r.TableMissing || len(r.Missing) > 0 || len(r.Extra) > 0 || len(r.Changed) > 0 || len(r.Duplicates) > 0 {
+	c := r.Counts
+	if r.TableMissing || c.Missing.Total > 0 || c.Extra.Total > 0 || c.Changed.Total > 0 || c.Duplicates.Total > 0 {
 		return false
 	}
 	for _, e := range r.Entities {
@@ -203,14 +226,17 @@ func (r *Result) OK() bool {
 // entity against PostgreSQL's own count(*) of its source, less the rows
 // rejected (EntityCounts). Then it runs each access pattern for parameters
 // sampled from the source and compares the Query's items, in order, with
-// the derived items that must answer it; a check on a GSI that does not
-// match is queried again within opts.IndexWait. Items that match are then
-// checked to come back in the order PostgreSQL gives their source values
-// (OrderMismatch), and a pattern that could not be run, or whose every
-// Query found nothing, fails (patternSample.runAll). It writes nothing to
-// DynamoDB. It fails, before reading the source, when DynamoDB cannot be
-// reached (load.DescribeTable), and on a source, Scan or Query error; a
-// mismatch is a result, not an error.
+// the derived items that must answer it, which it keeps on disk; a check
+// on a GSI that does not match is queried again within opts.IndexWait.
+// Items that match are then checked to come back in the order PostgreSQL
+// gives their source values (OrderMismatch), and a pattern that could not
+// be run, or whose every Query found nothing, fails
+// (patternSample.runAll). It writes nothing to DynamoDB. Its temporary
+// files are in os.TempDir: the buckets and the patterns' answers are
+// removed when it returns, the Result's lists by Result.Close, which the
+// caller must call. It fails, before reading the source, when DynamoDB
+// cannot be reached (load.DescribeTable), and on a source, Scan, Query or
+// temporary file error; a mismatch is a result, not an error.
 func Compare(ctx context.Context, src *extract.Source, m *mapping.Mapping, plans []*transform.Plan,
 	client *dynamodb.Client, opts Options) (*Result, error) {
 	segments := cmp(opts.Segments, 4)
@@ -240,15 +266,32 @@ func Compare(ctx context.Context, src *extract.Source, m *mapping.Mapping, plans
 		// count, refreshed by DynamoDB every few hours): size for both.
 		expected = max(expected, aws.ToInt64(td.ItemCount))
 	}
-	sp, err := newSpill(expected)
+	// work holds the buckets and the patterns' expected answers, removed
+	// on return; res.files the lists, removed by res.Close.
+	work, err := newSortGroup("pg2dynamo-verify-", patternBudget)
 	if err != nil {
 		return nil, err
 	}
-	defer sp.remove()
+	defer work.close()
+	if res.files, err = newSortGroup("pg2dynamo-verify-lists-", listBudget); err != nil {
+		return nil, err
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			res.Close()
+		}
+	}()
+	sp, err := newSpill(work, expected)
+	if err != nil {
+		return nil, err
+	}
+	defer sp.close()
 
+	orders := newOrderChecker(src, m, plans)
 	var samples []*patternSample
 	if !opts.SkipPatterns {
-		if samples, err = samplePatterns(ctx, src, m, plans, cmp(opts.Sample, 20)); err != nil {
+		if samples, err = samplePatterns(ctx, src, m, plans, cmp(opts.Sample, 20), work); err != nil {
 			return nil, err
 		}
 	}
@@ -265,7 +308,7 @@ func Compare(ctx context.Context, src *extract.Source, m *mapping.Mapping, plans
 	sink := sinkFunc(func(_ context.Context, batch []transform.Item) error {
 		for j, it := range batch {
 			key := itemKey(it.Attrs, keyAttrs)
-			if err := sp.add(fromSource, it.Entity, key, Canonical(it.Attrs)); err != nil {
+			if err := sp.add(fromSource, it.Entity, key, Canonical(it.Attrs), ""); err != nil {
 				return err
 			}
 			w := transform.WriteUnits(m, it.Attrs)
@@ -275,7 +318,10 @@ func Compare(ctx context.Context, src *extract.Source, m *mapping.Mapping, plans
 			for attr, bySample := range byAttr {
 				if v, ok := it.Attrs[attr].(*types.AttributeValueMemberS); ok {
 					for _, c := range bySample[v.Value] {
-						c.offer(m, it, mirror)
+						if err := c.offer(m, orders, it, mirror); err != nil {
+							mu.Unlock()
+							return err
+						}
 					}
 				}
 			}
@@ -297,34 +343,46 @@ func Compare(ctx context.Context, src *extract.Source, m *mapping.Mapping, plans
 
 	// Table pass: parallel segmented Scan.
 	if !res.TableMissing {
-		if err := scanInto(ctx, client, m.Table.Name, segments, keyAttrs, sp); err != nil {
+		if err := scanInto(ctx, client, m.Table.Name, segments, keyAttrs, m.TypeAttribute, sp); err != nil {
 			return nil, err
 		}
 	}
 
-	if err := res.compareBuckets(sp, m, plans, cmp(opts.SampleChanged, 20)); err != nil {
+	if err := res.compareBuckets(sp, m, plans, listOptions{sampleChanged: cmp(opts.SampleChanged, 20), maxListed: cmp(opts.MaxListed, MaxListed)}); err != nil {
 		return nil, err
 	}
+	sp.close() // the buckets' space, before the Queries
 	var derived int64
 	for i := range res.Entities {
 		res.Entities[i].checkCounts()
 		derived += res.Entities[i].Derived
 	}
-	res.Missing, res.Extra, res.Changed = nonNil(res.Missing), nonNil(res.Extra), nonNil(res.Changed)
-	res.Duplicates = nonNil(res.Duplicates)
 	if !res.TableMissing {
 		wait := newIndexWait(opts.IndexWait)
-		orders := newOrderChecker(src, m, plans)
+		ties := work.sub(tiesBudget).newSorter("ties", bytes.Compare)
 		for _, ps := range samples {
-			prs, err := ps.runAll(ctx, client, m.Table.Name, wait, orders, derived, sourceRows)
+			prs, err := ps.runAll(ctx, client, m.Table.Name, wait, orders, ties, derived, sourceRows)
 			if err != nil {
 				return nil, err
 			}
 			res.Patterns = append(res.Patterns, prs...)
 		}
 	}
+	ok = true
 	return res, nil
 }
+
+// Memory budgets, in bytes: the derived items that must answer the
+// sampled Queries (all the checks together) and the lists' entries (the
+// four lists together) are held in memory up to these, and on disk past
+// them. See sorter.
+// tiesBudget bounds a GSI answer's run of equal sort keys held while it
+// is ordered.
+const (
+	patternBudget = 2 << 20
+	listBudget    = 1 << 20
+	tiesBudget    = 1 << 20
+)
 
 // itemsPerRow is the number of items a row of p's entity gives: 2 with a
 // mirror, else 1.
@@ -353,17 +411,11 @@ func isMirror(batch []transform.Item, j int, plans []*transform.Plan) bool {
 	return !isMirror(batch, j-1, plans)
 }
 
-// MaxListed bounds the keys kept per list (missing, extra, changed), so
-// that a table unlike its source does not fill memory; the counts stay
-// exact and ListsTruncated says when a list was cut.
+// MaxListed is the default of Options.MaxListed: the entries kept per
+// list (missing, extra, duplicates, changed), so that a table unlike its
+// source does not fill the disk with lists nobody reads; the counts stay
+// exact (Result.Counts), and ListsTruncated says when a list was cut.
 const MaxListed = 100_000
-
-func nonNil[T any](s []T) []T {
-	if s == nil {
-		return []T{}
-	}
-	return s
-}
 
 func cmp(v, def int) int {
 	if v > 0 {
@@ -383,21 +435,34 @@ func itemKey(item map[string]types.AttributeValue, keyAttrs [2]string) string {
 	return k[0] + "\x00" + k[1]
 }
 
+// scanPageItems bounds the items of one Scan page (ScanInput.Limit):
+// the SDK decodes a whole page at once, and a page of DynamoDB's 1 MB of
+// small items is several MB of Go values per segment.
+// https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Scan.html#Scan.Limit
+const scanPageItems = 500
+
 // scanInto reads the whole table with segments parallel Scans (strongly
-// consistent) and spills every item.
-func scanInto(ctx context.Context, client *dynamodb.Client, table string, segments int, keyAttrs [2]string, sp *spill) error {
+// consistent) and spills every item with the value of its type
+// attribute typeAttr.
+func scanInto(ctx context.Context, client *dynamodb.Client, table string, segments int, keyAttrs [2]string, typeAttr string, sp *spill) error {
 	g, gctx := errgroup.WithContext(ctx)
 	for seg := range segments {
 		g.Go(func() error {
 			p := dynamodb.NewScanPaginator(client, &dynamodb.ScanInput{TableName: aws.String(table),
-				Segment: aws.Int32(int32(seg)), TotalSegments: aws.Int32(int32(segments)), ConsistentRead: aws.Bool(true)})
+				Segment: aws.Int32(int32(seg)), TotalSegments: aws.Int32(int32(segments)), ConsistentRead: aws.Bool(true),
+				Limit: aws.Int32(scanPageItems)})
 			for p.HasMorePages() {
 				page, err := p.NextPage(gctx)
 				if err != nil {
 					return fmt.Errorf("scan %s segment %d: %w", table, seg, err)
 				}
 				for _, it := range page.Items {
-					if err := sp.add(fromTable, -1, itemKey(it, keyAttrs), Canonical(it)); err != nil {
+					typ, _ := it[typeAttr].(*types.AttributeValueMemberS)
+					t := ""
+					if typ != nil {
+						t = typ.Value
+					}
+					if err := sp.add(fromTable, -1, itemKey(it, keyAttrs), Canonical(it), t); err != nil {
 						return err
 					}
 				}
@@ -408,8 +473,15 @@ func scanInto(ctx context.Context, client *dynamodb.Client, table string, segmen
 	return g.Wait()
 }
 
-// compareBuckets classifies every key, one bucket in memory at a time.
-func (r *Result) compareBuckets(sp *spill, m *mapping.Mapping, plans []*transform.Plan, sampleChanged int) error {
+// listOptions tune the lists compareBuckets makes: the changed items that
+// keep their whole before and after, and the entries kept per list.
+type listOptions struct {
+	sampleChanged, maxListed int
+}
+
+// compareBuckets classifies every key, one bucket in memory at a time,
+// counting per entity and listing the keys in r's lists (in r.files).
+func (r *Result) compareBuckets(sp *spill, m *mapping.Mapping, plans []*transform.Plan, opts listOptions) error {
 	byType := map[string]int{}
 	for i, p := range plans {
 		if _, ok := byType[p.Entity().Type]; !ok {
@@ -420,6 +492,11 @@ func (r *Result) compareBuckets(sp *spill, m *mapping.Mapping, plans []*transfor
 		pk, sk, _ := strings.Cut(key, "\x00")
 		return ItemRef{PK: pk, SK: sk, Type: typ}
 	}
+	missing := newListBuilder[ItemRef](r.files, "missing", opts.maxListed)
+	extra := newListBuilder[ItemRef](r.files, "extra", opts.maxListed)
+	dups := newListBuilder[ItemRef](r.files, "duplicates", opts.maxListed)
+	changed := newListBuilder[ChangedItem](r.files, "changed", opts.maxListed)
+	var found int64 // changed items found, in bucket order
 	err := sp.each(func(recs []record) error {
 		// The first derived item of each key, and the others with that key
 		// (duplicates): the table holds whichever a run wrote last.
@@ -433,7 +510,9 @@ func (r *Result) compareBuckets(sp *spill, m *mapping.Mapping, plans []*transfor
 				// Not rejected by the pipeline's duplicate check, which
 				// rejects what migrate rejects: migrate wrote both.
 				r.Entities[rc.entity].Duplicates++
-				r.Duplicates = r.keep(r.Duplicates, ref(rc.key, plans[rc.entity].Entity().Type))
+				if err := dups.add(rc.key, ref(rc.key, plans[rc.entity].Entity().Type)); err != nil {
+					return err
+				}
 				others[rc.key] = append(others[rc.key], rc)
 				continue
 			}
@@ -445,18 +524,19 @@ func (r *Result) compareBuckets(sp *spill, m *mapping.Mapping, plans []*transfor
 			if rc.side != fromTable {
 				continue
 			}
-			typ := typeOf(rc.item, m.TypeAttribute)
-			if e, ok := byType[typ]; ok {
+			if e, ok := byType[rc.typ]; ok {
 				r.Entities[e].Table++
 			}
 			s, ok := source[rc.key]
 			if !ok {
-				r.Extra = r.keep(r.Extra, ref(rc.key, typ))
-				if e, mapped := byType[typ]; mapped {
+				if e, mapped := byType[rc.typ]; mapped {
 					r.Stale++
 					r.Entities[e].Stale++
 				} else {
 					r.Unmanaged++
+				}
+				if err := extra.add(rc.key, ref(rc.key, rc.typ)); err != nil {
+					return err
 				}
 				continue
 			}
@@ -466,48 +546,44 @@ func (r *Result) compareBuckets(sp *spill, m *mapping.Mapping, plans []*transfor
 				continue
 			}
 			r.Entities[s.entity].Changed++
+			found++
+			if changed.full() {
+				changed.total++
+				continue
+			}
 			ci := ChangedItem{ItemRef: ref(rc.key, plans[s.entity].Entity().Type), Changes: attrChanges(rc.item, s.item)}
-			if len(r.Changed) < sampleChanged {
+			if found <= int64(opts.sampleChanged) {
 				ci.Before, ci.After = rc.item, s.item
 			}
-			if len(r.Changed) < MaxListed {
-				r.Changed = append(r.Changed, ci)
-			} else {
-				r.ListsTruncated = true
+			if err := changed.add(rc.key, ci); err != nil {
+				return err
 			}
 		}
-		for key, s := range source {
-			if !seen[key] {
-				r.Entities[s.entity].Missing++
-				r.Missing = r.keep(r.Missing, ref(key, plans[s.entity].Entity().Type))
+		// In record order, so that a truncated list keeps the same keys on
+		// every run.
+		for _, rc := range recs {
+			if rc.side != fromSource || seen[rc.key] {
+				continue
+			}
+			seen[rc.key] = true
+			s := source[rc.key]
+			r.Entities[s.entity].Missing++
+			if err := missing.add(rc.key, ref(rc.key, plans[s.entity].Entity().Type)); err != nil {
+				return err
 			}
 		}
 		return nil
 	})
-	less := func(a, b ItemRef) int { return strings.Compare(a.PK+"\x00"+a.SK, b.PK+"\x00"+b.SK) }
-	slices.SortFunc(r.Missing, less)
-	slices.SortFunc(r.Extra, less)
-	slices.SortFunc(r.Duplicates, less)
-	slices.SortFunc(r.Changed, func(a, b ChangedItem) int { return less(a.ItemRef, b.ItemRef) })
-	return err
-}
-
-// keep appends ref unless the list is full.
-func (r *Result) keep(list []ItemRef, ref ItemRef) []ItemRef {
-	if len(list) >= MaxListed {
-		r.ListsTruncated = true
-		return list
+	if err != nil {
+		return err
 	}
-	return append(list, ref)
-}
-
-func typeOf(item []byte, attr string) string {
-	var m map[string]map[string]any
-	if json.Unmarshal(item, &m) != nil {
-		return ""
-	}
-	s, _ := m[attr]["S"].(string)
-	return s
+	r.Missing, r.Counts.Missing = missing.list()
+	r.Extra, r.Counts.Extra = extra.list()
+	r.Duplicates, r.Counts.Duplicates = dups.list()
+	r.Changed, r.Counts.Changed = changed.list()
+	c := r.Counts
+	r.ListsTruncated = c.Missing.Truncated() || c.Extra.Truncated() || c.Duplicates.Truncated() || c.Changed.Truncated()
+	return nil
 }
 
 // attrChanges lists the attributes whose canonical values differ.

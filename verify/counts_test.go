@@ -24,11 +24,16 @@ func TestCompareBucketsCountsDuplicatesApart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sp, err := newSpill(10)
+	g, err := newSortGroup("pg2dynamo-test-", 1<<20)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer sp.remove()
+	defer g.close()
+	sp, err := newSpill(g, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sp.close()
 	one, two := []byte(`{"PK":{"S":"C#1"}}`), []byte(`{"PK":{"S":"C#2"}}`)
 	for _, rec := range []struct {
 		side side
@@ -42,12 +47,12 @@ func TestCompareBucketsCountsDuplicatesApart(t *testing.T) {
 		if rec.side == fromTable {
 			entity = -1
 		}
-		if err := sp.add(rec.side, entity, rec.key, rec.item); err != nil {
+		if err := sp.add(rec.side, entity, rec.key, rec.item, ""); err != nil {
 			t.Fatal(err)
 		}
 	}
-	r := &Result{Entities: []EntityCounts{{Entity: "C", SourceRows: 3, Rows: 3, ItemsPerRow: 1}}}
-	if err := r.compareBuckets(sp, m, []*transform.Plan{p}, 20); err != nil {
+	r := &Result{Entities: []EntityCounts{{Entity: "C", SourceRows: 3, Rows: 3, ItemsPerRow: 1}}, files: g}
+	if err := r.compareBuckets(sp, m, []*transform.Plan{p}, listOptions{sampleChanged: 20, maxListed: MaxListed}); err != nil {
 		t.Fatal(err)
 	}
 	r.Entities[0].checkCounts()
@@ -56,7 +61,11 @@ func TestCompareBucketsCountsDuplicatesApart(t *testing.T) {
 	if want := [6]int64{0, 3, 2, 1, 2, 0}; got != want {
 		t.Errorf("rejected, expected, derived, duplicates, unchanged, changed = %v; want %v", got, want)
 	}
-	if d := gocmp.Diff([]ItemRef{{PK: "C#1", SK: "C", Type: "C"}}, r.Duplicates); d != "" {
+	dups, err := r.Duplicates.Slice()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := gocmp.Diff([]ItemRef{{PK: "C#1", SK: "C", Type: "C"}}, dups); d != "" {
 		t.Errorf("duplicates (-want +got):\n%s", d)
 	}
 	if !strings.Contains(e.CountProblem, "and 1 more with the key of another derived item") {

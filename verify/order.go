@@ -54,145 +54,316 @@ type orderChecker struct {
 	src   ranker
 	m     *mapping.Mapping
 	plans []*transform.Plan
+	// cols caches columns by entity, mirror and sort key attribute;
 	// sortCols caches SortColumns by entity and column list.
+	cols     map[orderColsKey]*orderCols
 	sortCols map[string][]extract.SortColumn
+	// chunk is how many items of a group one Rank call ranks (orderChunk).
+	chunk int
 }
 
 func newOrderChecker(src ranker, m *mapping.Mapping, plans []*transform.Plan) *orderChecker {
-	return &orderChecker{src: src, m: m, plans: plans, sortCols: map[string][]extract.SortColumn{}}
+	return &orderChecker{src: src, m: m, plans: plans, cols: map[orderColsKey]*orderCols{}, sortCols: map[string][]extract.SortColumn{},
+		chunk: orderChunk}
 }
 
-// check takes a Query's answer, items in the order DynamoDB returned them
-// (each with the entity and source row it was derived from), and returns
-// the first pair of items of one entity and sort key template whose order
-// PostgreSQL contradicts, or nil. sortAttr is the attribute the Query's
-// index sorts by (none: nothing to check); desc is true when the Query
-// reads backwards (ScanIndexForward false). Items with equal sort keys
-// come back in no defined order and are never out of order with each
-// other, and values of a type PostgreSQL cannot order (point, xml) have no
-// order to keep. Transform's key renderer is not used: PostgreSQL orders
-// the source values themselves (extract.Source.Rank).
-func (o *orderChecker) check(ctx context.Context, items []wantItem, sortAttr string, desc bool) (*OrderMismatch, error) {
+type orderColsKey struct {
+	entity   int
+	mirror   bool
+	sortAttr string
+}
+
+// orderCols are the source columns whose order the items of one entity
+// (or its mirror) must keep along a sort key: the columns of its template
+// for the sort key attribute, in template order.
+type orderCols struct {
+	tpl   mapping.Template
+	names []string
+	// idx are the columns' positions in a row of the plan
+	// (transform.Item.Row), cols their descriptions.
+	idx  []int
+	cols []extract.Column
+}
+
+// orderChunk is how many items of one group an order check sends to
+// PostgreSQL at once (extract.Source.Rank): memory holds a chunk per
+// group, whatever the length of the answer.
+const orderChunk = 4096
+
+// columns returns the columns the items of entity (its mirror items if
+// mirror) are ordered by along sortAttr, or nil when they have no order
+// to keep: no sort key attribute, no template for it, or a template of
+// literals only (every item has the same key).
+func (o *orderChecker) columns(entity int, mirror bool, sortAttr string) (*orderCols, error) {
 	if sortAttr == "" {
 		return nil, nil
 	}
-	type group struct {
-		entity int
-		mirror bool
-		pos    []int // indexes in items
+	k := orderColsKey{entity, mirror, sortAttr}
+	if c, ok := o.cols[k]; ok {
+		return c, nil
 	}
-	var groups []*group
-	for i, it := range items {
-		j := slices.IndexFunc(groups, func(g *group) bool { return g.entity == it.entity && g.mirror == it.mirror })
-		if j < 0 {
-			groups = append(groups, &group{entity: it.entity, mirror: it.mirror})
-			j = len(groups) - 1
-		}
-		groups[j].pos = append(groups[j].pos, i)
-	}
-	for _, g := range groups {
-		if len(g.pos) < 2 {
-			continue
-		}
-		mm, err := o.checkGroup(ctx, items, g.entity, g.mirror, g.pos, sortAttr, desc)
-		if mm != nil || err != nil {
-			return mm, err
-		}
-	}
-	return nil, nil
-}
-
-// checkGroup checks the items at pos, all of entity and of one template.
-func (o *orderChecker) checkGroup(ctx context.Context, items []wantItem, entity int, mirror bool, pos []int,
-	sortAttr string, desc bool) (*OrderMismatch, error) {
 	p := o.plans[entity]
 	e := p.Entity()
 	tpl, ok := keyTemplate(o.m, e, sortAttr, mirror)
 	if !ok {
+		o.cols[k] = nil
 		return nil, nil
 	}
-	var names []string
+	c := &orderCols{tpl: tpl}
 	for _, part := range tpl.Parts {
-		if part.Column != "" && !slices.Contains(names, part.Column) {
-			names = append(names, part.Column)
+		if part.Column != "" && !slices.Contains(c.names, part.Column) {
+			c.names = append(c.names, part.Column)
 		}
 	}
-	if len(names) == 0 {
-		return nil, nil // a literal sort key: every item has the same one
+	if len(c.names) == 0 {
+		o.cols[k] = nil
+		return nil, nil
 	}
 	qcols := p.Query().Columns
-	idx := make([]int, len(names))
-	cols := make([]extract.Column, len(names))
-	for i, n := range names {
-		idx[i] = slices.IndexFunc(qcols, func(c extract.Column) bool { return c.Name == n })
-		if idx[i] < 0 {
+	for _, n := range c.names {
+		i := slices.IndexFunc(qcols, func(c extract.Column) bool { return c.Name == n })
+		if i < 0 {
 			// A stable ID (ordered by its own time and hash) or a column a
 			// duplicate copies from the parent: not a column of the
 			// entity's source, whose order PostgreSQL gives here.
 			if e.IDs[n] != nil || p.Duplicates(n) {
+				o.cols[k] = nil
 				return nil, nil
 			}
 			return nil, fmt.Errorf("order check: entity %s reads no column %q of its sort key template %q", e.Name, n, tpl.Source)
 		}
-		cols[i] = qcols[idx[i]]
+		c.idx = append(c.idx, i)
+		c.cols = append(c.cols, qcols[i])
 	}
-	cacheKey := e.Name + "\x00" + strings.Join(names, "\x00")
-	sc, ok := o.sortCols[cacheKey]
-	if !ok {
-		var err error
-		if sc, err = o.src.SortColumns(ctx, e.Source, cols); err != nil {
-			return nil, fmt.Errorf("order check of %s: %w", e.Name, err)
-		}
-		o.sortCols[cacheKey] = sc
+	o.cols[k] = c
+	return c, nil
+}
+
+// values returns the values of row (transform.Item.Row of an item of
+// entity) that the item's order along sortAttr depends on, in the order
+// of columns; nil when it has no order to keep.
+func (o *orderChecker) values(entity int, mirror bool, sortAttr string, row []any) ([]any, error) {
+	c, err := o.columns(entity, mirror, sortAttr)
+	if c == nil || err != nil {
+		return nil, err
 	}
-	tuples := make([][]any, len(pos))
-	for i, at := range pos {
-		row := items[at].row
-		t := make([]any, len(idx))
-		for j, ci := range idx {
-			t[j] = row[ci]
-		}
-		tuples[i] = t
+	vals := make([]any, len(c.idx))
+	for j, i := range c.idx {
+		vals[j] = row[i]
 	}
-	ranks, texts, err := o.src.Rank(ctx, sc, tuples, desc)
-	if errors.Is(err, extract.ErrUnordered) {
-		return nil, nil // the source values have no order to keep
+	return vals, nil
+}
+
+// check takes a Query's answer, items in the order DynamoDB returned them
+// (each with its entity and the source values of its sort key template,
+// orderChecker.values), and returns the first pair of items of one
+// entity and sort key template whose order PostgreSQL contradicts, or
+// nil. See orderStream, which it feeds.
+func (o *orderChecker) check(ctx context.Context, items []wantItem, sortAttr string, desc bool) (*OrderMismatch, error) {
+	st := o.stream(sortAttr, desc)
+	for _, it := range items {
+		if err := st.add(ctx, it.entity, it.mirror, it.sort, it.vals); err != nil {
+			return nil, err
+		}
 	}
-	if err != nil {
-		return nil, fmt.Errorf("order check of %s: %w", e.Name, err)
+	return st.finish(ctx)
+}
+
+// orderStream checks the order of one Query's answer as its items arrive,
+// in memory bounded by orderChunk items per group. sortAttr is the
+// attribute the Query's index sorts by (none: nothing to check); desc is
+// true when the Query reads backwards (ScanIndexForward false).
+//
+// The items of one entity, and of one template (an item or its mirror),
+// form a group; in answer order, a group's items with equal sort keys form
+// blocks, which come back in no defined order and are never out of order
+// with each other. Each block's lowest item in PostgreSQL's order must not
+// come strictly before the highest of the block before it. PostgreSQL
+// ranks a chunk of a group's items at a time (extract.Source.Rank), with
+// the items carried over from the chunk before (the previous block's
+// highest, the open block's lowest and highest), so that ranks compare
+// across chunks. Values of a type PostgreSQL cannot order (point, xml)
+// have no order to keep. Transform's key renderer is not used: PostgreSQL
+// orders the source values themselves.
+type orderStream struct {
+	o        *orderChecker
+	sortAttr string
+	desc     bool
+	pos      int // items added
+	groups   []*orderGroup
+}
+
+// orderGroup is one group of an orderStream.
+type orderGroup struct {
+	entity int
+	mirror bool
+	cols   *orderCols // nil: no order to keep
+	sc     []extract.SortColumn
+	n      int // items added
+	chunk  []*orderItem
+	// prevMax is the highest item of the last closed block; lo and hi the
+	// lowest and highest of the open block, whose sort key is key.
+	prevMax, lo, hi *orderItem
+	key             string
+	done            bool // a mismatch found, or no order to keep
+	mm              *OrderMismatch
+}
+
+// orderItem is an item of a group: its 1-based position in the answer,
+// its sort key, its source values and, once ranked, its rank in the
+// current Rank call and its values' text.
+type orderItem struct {
+	pos   int
+	key   string
+	vals  []any
+	rank  int64
+	texts []string
+}
+
+func (o *orderChecker) stream(sortAttr string, desc bool) *orderStream {
+	return &orderStream{o: o, sortAttr: sortAttr, desc: desc}
+}
+
+// add takes the next item of the answer: its entity, whether it is a
+// mirror item, its sort key value and its source values
+// (orderChecker.values).
+func (s *orderStream) add(ctx context.Context, entity int, mirror bool, key string, vals []any) error {
+	s.pos++
+	if s.sortAttr == "" {
+		return nil
 	}
-	// Blocks of equal sort keys, in answer order: each block's lowest rank
-	// must not come before the highest rank of the block before it.
-	prevMax, prevEnd := -1, -1 // index in pos of the highest rank of the previous block
-	for start := 0; start < len(pos); {
-		end := start + 1
-		for end < len(pos) && items[pos[end]].sort == items[pos[start]].sort {
-			end++
+	j := slices.IndexFunc(s.groups, func(g *orderGroup) bool { return g.entity == entity && g.mirror == mirror })
+	if j < 0 {
+		cols, err := s.o.columns(entity, mirror, s.sortAttr)
+		if err != nil {
+			return err
 		}
-		lo, hi := start, start
-		for k := start; k < end; k++ {
-			if ranks[k] < ranks[lo] {
-				lo = k
-			}
-			if ranks[k] > ranks[hi] {
-				hi = k
-			}
+		s.groups = append(s.groups, &orderGroup{entity: entity, mirror: mirror, cols: cols, done: cols == nil})
+		j = len(s.groups) - 1
+	}
+	g := s.groups[j]
+	g.n++
+	if g.done {
+		return nil
+	}
+	g.chunk = append(g.chunk, &orderItem{pos: s.pos, key: key, vals: vals})
+	if len(g.chunk) >= s.o.chunk {
+		return s.flush(ctx, g, false)
+	}
+	return nil
+}
+
+// finish checks what is left and returns the mismatch of the first group
+// (in answer order) that has one, or nil.
+func (s *orderStream) finish(ctx context.Context) (*OrderMismatch, error) {
+	for _, g := range s.groups {
+		if err := s.flush(ctx, g, true); err != nil {
+			return nil, err
 		}
-		if prevEnd >= 0 && ranks[lo] < ranks[prevMax] {
-			item := func(k int) OrderedItem {
-				vals := make(map[string]string, len(names))
-				for j, n := range names {
-					vals[n] = texts[k][j]
-				}
-				return OrderedItem{Position: pos[k] + 1, Key: items[pos[k]].sort, Values: vals}
-			}
-			return &OrderMismatch{Entity: e.Name, SortKey: sortAttr, Template: tpl.Source, OrderBy: extract.OrderBy(sc, desc),
-				First: item(prevMax), Second: item(lo)}, nil
+	}
+	for _, g := range s.groups {
+		if g.mm != nil {
+			return g.mm, nil
 		}
-		prevMax, prevEnd = hi, end
-		start = end
 	}
 	return nil, nil
+}
+
+// flush ranks g's chunk with the items carried over, walks its blocks, and
+// on the last flush closes the open block.
+func (s *orderStream) flush(ctx context.Context, g *orderGroup, last bool) error {
+	if g.done || g.n < 2 {
+		return nil
+	}
+	if len(g.chunk) > 0 {
+		if err := s.rank(ctx, g); err != nil || g.done {
+			return err
+		}
+		for _, it := range g.chunk {
+			if g.lo != nil && it.key == g.key {
+				if it.rank < g.lo.rank {
+					g.lo = it
+				}
+				if it.rank > g.hi.rank {
+					g.hi = it
+				}
+				continue
+			}
+			if s.closeBlock(g) {
+				return nil
+			}
+			g.lo, g.hi, g.key = it, it, it.key
+		}
+		g.chunk = g.chunk[:0]
+	}
+	if last {
+		s.closeBlock(g)
+	}
+	return nil
+}
+
+// rank asks PostgreSQL for the ranks of the carried items and the chunk.
+func (s *orderStream) rank(ctx context.Context, g *orderGroup) error {
+	e := s.o.plans[g.entity].Entity()
+	if g.sc == nil {
+		cacheKey := e.Name + "\x00" + strings.Join(g.cols.names, "\x00")
+		sc, ok := s.o.sortCols[cacheKey]
+		if !ok {
+			var err error
+			if sc, err = s.o.src.SortColumns(ctx, e.Source, g.cols.cols); err != nil {
+				return fmt.Errorf("order check of %s: %w", e.Name, err)
+			}
+			s.o.sortCols[cacheKey] = sc
+		}
+		g.sc = sc
+	}
+	var items []*orderItem
+	for _, c := range []*orderItem{g.prevMax, g.lo, g.hi} {
+		if c != nil && !slices.Contains(items, c) {
+			items = append(items, c)
+		}
+	}
+	items = append(items, g.chunk...)
+	tuples := make([][]any, len(items))
+	for i, it := range items {
+		tuples[i] = it.vals
+	}
+	ranks, texts, err := s.o.src.Rank(ctx, g.sc, tuples, s.desc)
+	if errors.Is(err, extract.ErrUnordered) {
+		g.done, g.chunk = true, nil // the source values have no order to keep
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("order check of %s: %w", e.Name, err)
+	}
+	for i, it := range items {
+		it.rank, it.texts = ranks[i], texts[i]
+	}
+	return nil
+}
+
+// closeBlock closes g's open block, if any: it reports whether its lowest
+// item comes before the highest of the block before it, and records the
+// mismatch.
+func (s *orderStream) closeBlock(g *orderGroup) bool {
+	if g.lo == nil {
+		return false
+	}
+	if g.prevMax != nil && g.lo.rank < g.prevMax.rank {
+		item := func(it *orderItem) OrderedItem {
+			vals := make(map[string]string, len(g.cols.names))
+			for j, n := range g.cols.names {
+				vals[n] = it.texts[j]
+			}
+			return OrderedItem{Position: it.pos, Key: it.key, Values: vals}
+		}
+		g.mm = &OrderMismatch{Entity: s.o.plans[g.entity].Entity().Name, SortKey: s.sortAttr, Template: g.cols.tpl.Source,
+			OrderBy: extract.OrderBy(g.sc, s.desc), First: item(g.prevMax), Second: item(g.lo)}
+		g.done, g.chunk = true, nil
+		return true
+	}
+	g.prevMax, g.lo, g.hi = g.hi, nil, nil
+	return false
 }
 
 // keyTemplate returns entity e's template for key attribute attr on its

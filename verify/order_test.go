@@ -2,6 +2,7 @@ package verify
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -66,12 +67,14 @@ func orderSetup(t *testing.T) (*orderChecker, []*transform.Plan) {
 	return newOrderChecker(src, m, plans), plans
 }
 
-// answer builds a Query's answer by hand: one item of entity per sort key,
-// in the order given, its row holding vals (column name → value as pgx
-// decodes it) at the plan's column positions. The keys are written out
-// here, not rendered by transform: the check must judge the order of any
-// keys against PostgreSQL alone.
-func answer(t *testing.T, plans []*transform.Plan, entity int, items ...struct {
+// answer builds a Query's answer along sortAttr by hand: one item of
+// entity per sort key, in the order given, its row holding vals (column
+// name → value as pgx decodes it) at the plan's column positions, and
+// the values its order depends on taken from the row as the source pass
+// takes them (orderChecker.values). The keys are written out here, not
+// rendered by transform: the check must judge the order of any keys
+// against PostgreSQL alone.
+func answer(t *testing.T, oc *orderChecker, plans []*transform.Plan, entity int, sortAttr string, items ...struct {
 	key  string
 	vals map[string]any
 }) []wantItem {
@@ -87,7 +90,11 @@ func answer(t *testing.T, plans []*transform.Plan, entity int, items ...struct {
 			}
 			row[i] = v
 		}
-		out = append(out, wantItem{sort: it.key, item: []byte(it.key), entity: entity, row: row})
+		vals, err := oc.values(entity, false, sortAttr, row)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, wantItem{sort: it.key, item: []byte(it.key), entity: entity, vals: vals})
 	}
 	return out
 }
@@ -107,7 +114,6 @@ type keyed = struct {
 // with each other, and a type PostgreSQL cannot order has no order to keep.
 func TestOrderCheckAsksPostgreSQL(t *testing.T) {
 	ctx := context.Background()
-	oc, plans := orderSetup(t)
 	midnight := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
 	at := func(d time.Duration) time.Time { return midnight.Add(d) }
 	ev := func(key string, id int32, ts time.Time) keyed {
@@ -198,16 +204,24 @@ func TestOrderCheckAsksPostgreSQL(t *testing.T) {
 			items: []keyed{{"P#(2,2)", map[string]any{"pt": "(2,2)"}}, {"P#(1,1)", map[string]any{"pt": "(1,1)"}}},
 		},
 	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			got, err := oc.check(ctx, answer(t, plans, tc.entity, tc.items...), tc.sortAttr, tc.desc)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if d := gocmp.Diff(tc.want, got); d != "" {
-				t.Errorf("mismatch (-want +got):\n%s", d)
-			}
-		})
+	// PostgreSQL ranks a chunk of items at a time, with the items carried
+	// over from the chunk before: any chunk size gives the same verdict.
+	// (A source each: the type without an order, last, fails its
+	// transaction.)
+	for _, chunk := range []int{orderChunk, 1, 2, 3} {
+		oc, plans := orderSetup(t)
+		oc.chunk = chunk
+		for _, tc := range tests {
+			t.Run(fmt.Sprintf("%s, chunks of %d", tc.name, chunk), func(t *testing.T) {
+				got, err := oc.check(ctx, answer(t, oc, plans, tc.entity, tc.sortAttr, tc.items...), tc.sortAttr, tc.desc)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if d := gocmp.Diff(tc.want, got); d != "" {
+					t.Errorf("mismatch (-want +got):\n%s", d)
+				}
+			})
+		}
 	}
 }
 
@@ -217,10 +231,10 @@ func TestOrderCheckGroupsByEntity(t *testing.T) {
 	ctx := context.Background()
 	oc, plans := orderSetup(t)
 	// Alternating entities: each entity's own items are in order.
-	items := append(answer(t, plans, 1, keyed{"L#a", map[string]any{"label": "a"}}),
-		answer(t, plans, 2, keyed{"S#open", map[string]any{"st": "open"}})...)
-	items = append(items, answer(t, plans, 1, keyed{"L#b", map[string]any{"label": "b"}})...)
-	items = append(items, answer(t, plans, 2, keyed{"S#closed", map[string]any{"st": "closed"}})...)
+	items := append(answer(t, oc, plans, 1, "SK", keyed{"L#a", map[string]any{"label": "a"}}),
+		answer(t, oc, plans, 2, "SK", keyed{"S#open", map[string]any{"st": "open"}})...)
+	items = append(items, answer(t, oc, plans, 1, "SK", keyed{"L#b", map[string]any{"label": "b"}})...)
+	items = append(items, answer(t, oc, plans, 2, "SK", keyed{"S#closed", map[string]any{"st": "closed"}})...)
 	if got, err := oc.check(ctx, items, "SK", false); err != nil || got != nil {
 		t.Fatalf("got %+v, %v; want no mismatch", got, err)
 	}

@@ -7,8 +7,10 @@ package verify
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
+	"errors"
 	"fmt"
-	"slices"
+	"io"
 	"strings"
 	"time"
 
@@ -113,21 +115,117 @@ type patternCheck struct {
 	// sortAttr is the attribute the Query's index sorts by ("" for a GSI
 	// without a sort key).
 	sortAttr string
-	// want holds the projected canonical items and their sort key values.
-	want []wantItem
+	// want holds the derived items that must answer the Query, as want
+	// records (appendWant), in the order the Query must return them:
+	// by sort key value (descending when the Query reads backwards), then
+	// by canonical projected item. It keeps them on disk past the
+	// patterns' memory budget.
+	want *sorter
+	rec  []byte // scratch for offer
 }
 
 // wantItem is an item that must answer a pattern's Query: its sort key
 // value, its canonical projected form, and where it comes from: its
 // entity (index in the plans), whether it is the entity's mirror item,
-// and the source row it was derived from (transform.Item.Row: values in
-// the plan's Query().Columns order, then its joins').
+// and the source values its order depends on (orderChecker.values).
 type wantItem struct {
 	sort   string
 	item   []byte
 	entity int
 	mirror bool
-	row    []any
+	vals   []any
+}
+
+// appendWant appends a want record: the sort key value and the canonical
+// item, each with a uvarint length, the entity (uvarint), a mirror byte
+// and the encoded values.
+func appendWant(b []byte, sort string, item []byte, entity int, mirror bool, vals []any) ([]byte, error) {
+	b = appendBytes(b, []byte(sort))
+	b = appendBytes(b, item)
+	b = binary.AppendUvarint(b, uint64(entity))
+	m := byte(0)
+	if mirror {
+		m = 1
+	}
+	b = append(b, m)
+	b = binary.AppendUvarint(b, uint64(len(vals)))
+	for _, v := range vals {
+		var err error
+		if b, err = appendValue(b, v); err != nil {
+			return nil, fmt.Errorf("order check: %w", err)
+		}
+	}
+	return b, nil
+}
+
+// wantRecord is a want record read back: its parts are slices of it.
+type wantRecord struct {
+	sort, item []byte
+	entity     int
+	mirror     bool
+	vals       []byte
+}
+
+func parseWant(rec []byte) wantRecord {
+	var w wantRecord
+	field := func() []byte {
+		l, n := binary.Uvarint(rec)
+		v := rec[n : n+int(l)]
+		rec = rec[n+int(l):]
+		return v
+	}
+	w.sort = field()
+	w.item = field()
+	e, n := binary.Uvarint(rec)
+	w.entity = int(e)
+	w.mirror = rec[n] == 1
+	w.vals = rec[n+1:]
+	return w
+}
+
+// values decodes the record's source values.
+func (w wantRecord) values() ([]any, error) {
+	b := w.vals
+	n, k := binary.Uvarint(b)
+	if k <= 0 {
+		return nil, errValueData
+	}
+	b = b[k:]
+	if n == 0 {
+		return nil, nil
+	}
+	vals := make([]any, n)
+	for i := range vals {
+		var err error
+		if vals[i], b, err = readValue(b); err != nil {
+			return nil, err
+		}
+	}
+	return vals, nil
+}
+
+// compareWant orders want records as a Query returns their items: by sort
+// key value (reversed when desc), then by canonical item.
+func compareWant(desc bool) func(a, b []byte) int {
+	return func(a, b []byte) int {
+		wa, wb := parseWantKey(a), parseWantKey(b)
+		if d := bytes.Compare(wa[0], wb[0]); d != 0 {
+			if desc {
+				return -d
+			}
+			return d
+		}
+		return bytes.Compare(wa[1], wb[1])
+	}
+}
+
+// parseWantKey returns a want record's sort key value and item.
+func parseWantKey(rec []byte) [2][]byte {
+	l, n := binary.Uvarint(rec)
+	sort := rec[n : n+int(l)]
+	rec = rec[n+int(l):]
+	l, n = binary.Uvarint(rec)
+	return [2][]byte{sort, rec[n : n+int(l)]}
 }
 
 // patternSample is one access pattern and the checks of the parameter
@@ -147,8 +245,9 @@ type patternSample struct {
 // samplePatterns compiles every access pattern and samples up to n
 // parameter tuples for it from the first entity source that has all its
 // parameters. Every pattern gets a patternSample, in mapping order, with
-// or without checks.
-func samplePatterns(ctx context.Context, src *extract.Source, m *mapping.Mapping, plans []*transform.Plan, n int) ([]*patternSample, error) {
+// or without checks; each check keeps its expected answer in a sorter of
+// g.
+func samplePatterns(ctx context.Context, src *extract.Source, m *mapping.Mapping, plans []*transform.Plan, n int, g *sortGroup) ([]*patternSample, error) {
 	var out []*patternSample
 	for _, ap := range m.AccessPatterns {
 		pp, err := transform.CompilePattern(m, ap, plans)
@@ -189,6 +288,7 @@ func samplePatterns(ctx context.Context, src *extract.Source, m *mapping.Mapping
 				c.gsi = m.Table.GSI(ap.Index)
 				c.sortAttr = c.gsi.SortKey
 			}
+			c.want = g.newSorter("want", compareWant(ap.ScanForward != nil && !*ap.ScanForward))
 			ps.checks = append(ps.checks, c)
 		}
 		out = append(out, ps)
@@ -228,14 +328,15 @@ func indexChecks(checks []*patternCheck) map[string]map[string][]*patternCheck {
 
 // offer adds it to the expected answer if it is in the pattern's index
 // and satisfies its sort key condition; mirror says it is its entity's
-// mirror item. The caller holds the lock.
-func (c *patternCheck) offer(m *mapping.Mapping, it transform.Item, mirror bool) {
+// mirror item. orders picks the source values its order depends on. The
+// caller holds the lock.
+func (c *patternCheck) offer(m *mapping.Mapping, orders *orderChecker, it transform.Item, mirror bool) error {
 	item := it.Attrs
 	kc := c.pp.Pattern.Condition
 	if c.gsi != nil {
 		for _, a := range []string{c.gsi.PartitionKey, c.gsi.SortKey} {
 			if _, ok := item[a]; a != "" && !ok {
-				return // not in the (sparse) index
+				return nil // not in the (sparse) index
 			}
 		}
 	}
@@ -266,14 +367,21 @@ func (c *patternCheck) offer(m *mapping.Mapping, it transform.Item, mirror bool)
 			ok = v >= c.sk[0] && v <= c.sk[1]
 		}
 		if !ok {
-			return
+			return nil
 		}
 	}
 	projected := item
 	if c.gsi != nil {
 		projected = transform.Project(m, *c.gsi, item)
 	}
-	c.want = append(c.want, wantItem{sort: sortVal, item: Canonical(projected), entity: it.Entity, mirror: mirror, row: it.Row})
+	vals, err := orders.values(it.Entity, mirror, c.sortAttr, it.Row)
+	if err != nil {
+		return err
+	}
+	if c.rec, err = appendWant(c.rec[:0], sortVal, Canonical(projected), it.Entity, mirror, vals); err != nil {
+		return fmt.Errorf("pattern %s: %w", c.pp.Pattern.Name, err)
+	}
+	return c.want.add(c.rec)
 }
 
 // indexWait is the time a verification may spend re-reading GSIs that do
@@ -324,28 +432,21 @@ func (w *indexWait) delay(attempt int) (time.Duration, bool) {
 // not match is queried again, after jittered backoff (indexWait), while
 // wait allows. The result counts those re-reads. When the items match,
 // their order is checked against PostgreSQL's order of their source
-// values (orderChecker): a mismatch fails the result, with its Order.
-func (c *patternCheck) run(ctx context.Context, client *dynamodb.Client, table string, wait *indexWait, orders *orderChecker) (PatternResult, error) {
+// values (orderStream): a mismatch fails the result, with its Order.
+// ties holds a GSI answer's runs of equal sort keys while they are
+// ordered. Both sides stream: memory does not grow with the answer.
+func (c *patternCheck) run(ctx context.Context, client *dynamodb.Client, table string, wait *indexWait, orders *orderChecker, ties *sorter) (PatternResult, error) {
 	ap := c.pp.Pattern
 	desc := ap.ScanForward != nil && !*ap.ScanForward
-	slices.SortFunc(c.want, func(a, b wantItem) int {
-		if d := strings.Compare(a.sort, b.sort); d != 0 {
-			if desc {
-				return -d
-			}
-			return d
-		}
-		return bytes.Compare(a.item, b.item)
-	})
 	for attempt := 1; ; attempt++ {
-		res, err := c.query(ctx, client, table)
+		res, err := c.query(ctx, client, table, ties)
 		res.Retries = attempt - 1
 		if err != nil {
 			return res, err
 		}
 		if res.OK {
 			// The answer is want, item for item, in want's order.
-			mm, err := orders.check(ctx, c.want, c.sortAttr, desc)
+			mm, err := c.checkOrder(ctx, orders, desc)
 			if err != nil {
 				return res, fmt.Errorf("pattern %s: %w", ap.Name, err)
 			}
@@ -369,58 +470,187 @@ func (c *patternCheck) run(ctx context.Context, client *dynamodb.Client, table s
 	}
 }
 
-// query runs the check's Query once and compares its items with want.
-func (c *patternCheck) query(ctx context.Context, client *dynamodb.Client, table string) (PatternResult, error) {
+// checkOrder feeds want, in order, to an order stream.
+func (c *patternCheck) checkOrder(ctx context.Context, orders *orderChecker, desc bool) (*OrderMismatch, error) {
+	st := orders.stream(c.sortAttr, desc)
+	err := c.want.each(func(rec []byte) error {
+		w := parseWant(rec)
+		vals, err := w.values()
+		if err != nil {
+			return err
+		}
+		return st.add(ctx, w.entity, w.mirror, string(w.sort), vals)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return st.finish(ctx)
+}
+
+// queryPageItems bounds the items of one Query page (QueryInput.Limit),
+// as scanPageItems does for the Scan.
+const queryPageItems = 500
+
+// query runs the check's Query once and compares its items with want, one
+// item of each at a time; it reads every page, to count them.
+func (c *patternCheck) query(ctx context.Context, client *dynamodb.Client, table string, ties *sorter) (PatternResult, error) {
 	ap := c.pp.Pattern
-	res := PatternResult{Pattern: ap.Name, Index: ap.Index, Params: c.params, Want: len(c.want)}
+	res := PatternResult{Pattern: ap.Name, Index: ap.Index, Params: c.params, Want: int(c.want.len())}
 	if res.Index == "" {
 		res.Index = "table"
 	}
-	items, err := RunPattern(ctx, client, table, c.pp, c.values)
+	in, err := PatternQuery(table, c.pp, c.values)
 	if err != nil {
-		return res, err // a failed Query is no answer to compare
+		return res, err
 	}
-	res.Got = len(items)
-	sortAttr := ""
-	if c.gsi != nil {
-		sortAttr = c.gsi.SortKey
-	}
-	got := make([]wantItem, len(items))
-	for i, it := range items {
-		got[i] = wantItem{item: Canonical(it)}
-		if sortAttr != "" {
-			if s, ok := it[sortAttr].(*types.AttributeValueMemberS); ok {
-				got[i].sort = s.Value
-			}
-		}
-	}
+	in.Limit = aws.Int32(queryPageItems)
+	got := &answerReader{ctx: ctx, name: ap.Name, p: dynamodb.NewQueryPaginator(client, in), ties: ties}
 	if c.gsi != nil {
 		// Items with equal GSI sort keys come back in no defined order:
-		// order each run of them as want is ordered.
-		for i := 0; i < len(got); {
-			j := i + 1
-			for j < len(got) && got[j].sort == got[i].sort {
-				j++
-			}
-			slices.SortFunc(got[i:j], func(a, b wantItem) int { return bytes.Compare(a.item, b.item) })
-			i = j
-		}
+		// each run of them is ordered as want is.
+		got.sortAttr = c.gsi.SortKey
 	}
-	for i := range max(len(got), len(c.want)) {
+	want, err := c.want.iter()
+	if err != nil {
+		return res, err
+	}
+	for i := 1; res.Problem == ""; i++ {
+		g, gerr := got.next()
+		if gerr != nil && !errors.Is(gerr, io.EOF) {
+			return res, gerr // a failed Query is no answer to compare
+		}
+		w, werr := want.next()
+		if werr != nil && !errors.Is(werr, io.EOF) {
+			return res, werr
+		}
 		switch {
-		case i >= len(got):
-			res.Problem = fmt.Sprintf("item %d missing from the Query: %s", i+1, c.want[i].item)
-		case i >= len(c.want):
-			res.Problem = fmt.Sprintf("item %d not expected: %s", i+1, got[i].item)
-		case !bytes.Equal(got[i].item, c.want[i].item):
-			res.Problem = fmt.Sprintf("item %d differs: Query %s, source %s", i+1, got[i].item, c.want[i].item)
+		case gerr != nil && werr != nil:
+			res.OK = true
+		case gerr != nil:
+			res.Problem = fmt.Sprintf("item %d missing from the Query: %s", i, parseWant(w).item)
+		case werr != nil:
+			res.Problem = fmt.Sprintf("item %d not expected: %s", i, g)
+		case !bytes.Equal(g, parseWant(w).item):
+			res.Problem = fmt.Sprintf("item %d differs: Query %s, source %s", i, g, parseWant(w).item)
 		default:
 			continue
 		}
-		return res, nil
+		break
 	}
-	res.OK = true
+	if err := got.drain(); err != nil {
+		return res, err
+	}
+	res.Got = got.n
 	return res, nil
+}
+
+// answerReader reads a Query's answer page by page, as canonical items.
+// With sortAttr set (a GSI's sort key), each run of items with equal sort
+// keys is ordered by canonical item in ties, on disk past its budget.
+type answerReader struct {
+	ctx      context.Context
+	name     string
+	p        *dynamodb.QueryPaginator
+	page     []map[string]types.AttributeValue
+	i        int
+	n        int // items read
+	sortAttr string
+	ties     *sorter
+	run      recordSource // the current run of ties, ordered
+	pending  *answerItem  // the first item of the next run
+}
+
+type answerItem struct {
+	sort string
+	item []byte
+}
+
+// raw returns the next item as DynamoDB returned it; io.EOF at the end.
+func (a *answerReader) raw() (answerItem, error) {
+	for a.i >= len(a.page) {
+		if !a.p.HasMorePages() {
+			return answerItem{}, io.EOF
+		}
+		out, err := a.p.NextPage(a.ctx)
+		if err != nil {
+			return answerItem{}, fmt.Errorf("pattern %s: %w", a.name, err)
+		}
+		a.page, a.i = out.Items, 0
+	}
+	it := a.page[a.i]
+	a.page[a.i] = nil
+	a.i++
+	a.n++
+	ai := answerItem{item: Canonical(it)}
+	if a.sortAttr != "" {
+		if s, ok := it[a.sortAttr].(*types.AttributeValueMemberS); ok {
+			ai.sort = s.Value
+		}
+	}
+	return ai, nil
+}
+
+// next returns the next canonical item, runs of ties ordered; io.EOF at
+// the end. The slice is valid until the next call.
+func (a *answerReader) next() ([]byte, error) {
+	if a.sortAttr == "" {
+		it, err := a.raw()
+		return it.item, err
+	}
+	for {
+		if a.run != nil {
+			rec, err := a.run.next()
+			if !errors.Is(err, io.EOF) {
+				return rec, err
+			}
+			a.run = nil
+		}
+		first := a.pending
+		a.pending = nil
+		if first == nil {
+			it, err := a.raw()
+			if err != nil {
+				return nil, err
+			}
+			first = &it
+		}
+		a.ties.reset()
+		if err := a.ties.add(first.item); err != nil {
+			return nil, err
+		}
+		for {
+			it, err := a.raw()
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				return nil, err
+			}
+			if it.sort != first.sort {
+				a.pending = &it
+				break
+			}
+			if err := a.ties.add(it.item); err != nil {
+				return nil, err
+			}
+		}
+		var err error
+		if a.run, err = a.ties.iter(); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// drain reads the rest of the answer, to count it.
+func (a *answerReader) drain() error {
+	for {
+		if _, err := a.raw(); err != nil {
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			return err
+		}
+	}
 }
 
 // runAll runs the sample's checks and judges the pattern as a whole:
@@ -439,7 +669,7 @@ func (c *patternCheck) query(ctx context.Context, client *dynamodb.Client, table
 // was not checked. rows gives each entity's source row count, for the
 // message.
 func (ps *patternSample) runAll(ctx context.Context, client *dynamodb.Client, table string, wait *indexWait,
-	orders *orderChecker, derived int64, rows []int64) ([]PatternResult, error) {
+	orders *orderChecker, ties *sorter, derived int64, rows []int64) ([]PatternResult, error) {
 	ap := ps.pp.Pattern
 	index := ap.Index
 	if index == "" {
@@ -467,7 +697,7 @@ func (ps *patternSample) runAll(ctx context.Context, client *dynamodb.Client, ta
 	out := make([]PatternResult, 0, len(ps.checks))
 	nothing := true
 	for _, c := range ps.checks {
-		pr, err := c.run(ctx, client, table, wait, orders)
+		pr, err := c.run(ctx, client, table, wait, orders, ties)
 		if err != nil {
 			return nil, err
 		}

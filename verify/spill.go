@@ -13,20 +13,26 @@ import (
 
 // spill partitions records by a hash of their key into bucket files, so
 // that a comparison can hold one bucket in memory at a time: memory grows
-// with the bucket (about recordsPerBucket records), never with the table.
-// Safe for concurrent use.
+// with the bucket (about itemsPerBucket items of each side), never with
+// the table, up to maxBuckets buckets. Its write buffers share
+// spillBuffer bytes. Its files are unlinked as they are created (see
+// sortGroup.tempFile). Safe for concurrent use.
 type spill struct {
-	dir   string
+	g     *sortGroup
 	files []*os.File
 	bufs  []*bufio.Writer
 	mus   []sync.Mutex
 }
 
-// recordsPerBucket sizes the partitioning: buckets = expected records /
-// recordsPerBucket, at least 1 and at most maxBuckets (open files).
+// Bucket sizing: buckets = expected items / itemsPerBucket, at least 1 and
+// at most maxBuckets (open files): up to 1M items, a bucket holds about
+// 1,000 items of each side (one or two MB); past it, buckets grow with the
+// table. The write buffers share spillBuffer bytes, each between 2 and
+// 64 KB.
 const (
-	recordsPerBucket = 10_000
-	maxBuckets       = 1000
+	itemsPerBucket = 1_000
+	maxBuckets     = 1024
+	spillBuffer    = 2 << 20
 )
 
 // side tells which side of the comparison a record comes from.
@@ -37,21 +43,20 @@ const (
 	fromTable  side = 'T'
 )
 
-func newSpill(expected int64) (*spill, error) {
-	n := min(int(expected/recordsPerBucket)+1, maxBuckets)
-	dir, err := os.MkdirTemp("", "pg2dynamo-verify-")
-	if err != nil {
-		return nil, fmt.Errorf("verify: temp dir: %w", err)
-	}
-	s := &spill{dir: dir, mus: make([]sync.Mutex, n)}
-	for i := range n {
-		f, err := os.Create(fmt.Sprintf("%s/bucket-%04d", dir, i))
+// newSpill creates the bucket files for about expected items of each side
+// in g's directory.
+func newSpill(g *sortGroup, expected int64) (*spill, error) {
+	n := int(min(expected/itemsPerBucket+1, maxBuckets))
+	size := min(max(spillBuffer/n, 2<<10), 64<<10)
+	s := &spill{g: g, mus: make([]sync.Mutex, n)}
+	for range n {
+		f, err := g.tempFile("bucket-*")
 		if err != nil {
-			s.remove()
-			return nil, fmt.Errorf("verify: bucket file: %w", err)
+			s.close()
+			return nil, err
 		}
 		s.files = append(s.files, f)
-		s.bufs = append(s.bufs, bufio.NewWriterSize(f, 16<<10))
+		s.bufs = append(s.bufs, bufio.NewWriterSize(f, size))
 	}
 	return s, nil
 }
@@ -62,25 +67,31 @@ func (s *spill) bucket(key string) int {
 	return int(h.Sum64() % uint64(len(s.files)))
 }
 
-// add appends one record: side, entity index (source) or -1, key, item.
-func (s *spill) add(sd side, entity int, key string, item []byte) error {
+// recordHeader is the size of a record's header: side, entity, and the
+// lengths of the key, the item and the type.
+const recordHeader = 1 + 4 + 4 + 4 + 4
+
+// add appends one record: its side, its entity index (a source item) or
+// -1 (a table item), its key, its canonical item and, for a table item,
+// the value of its type attribute.
+func (s *spill) add(sd side, entity int, key string, item []byte, typ string) error {
 	i := s.bucket(key)
 	s.mus[i].Lock()
 	defer s.mus[i].Unlock()
 	w := s.bufs[i]
-	var hdr [1 + 4 + 4 + 4]byte
+	var hdr [recordHeader]byte
 	hdr[0] = byte(sd)
 	binary.LittleEndian.PutUint32(hdr[1:], uint32(int32(entity)))
 	binary.LittleEndian.PutUint32(hdr[5:], uint32(len(key)))
 	binary.LittleEndian.PutUint32(hdr[9:], uint32(len(item)))
-	if _, err := w.Write(hdr[:]); err != nil {
-		return err
+	binary.LittleEndian.PutUint32(hdr[13:], uint32(len(typ)))
+	w.Write(hdr[:])
+	w.WriteString(key)
+	w.Write(item)
+	if _, err := w.WriteString(typ); err != nil {
+		return fmt.Errorf("verify: write bucket: %w", err)
 	}
-	if _, err := w.WriteString(key); err != nil {
-		return err
-	}
-	_, err := w.Write(item)
-	return err
+	return nil
 }
 
 type record struct {
@@ -88,48 +99,53 @@ type record struct {
 	entity int
 	key    string
 	item   []byte
+	typ    string
 }
 
 // each flushes the buckets and calls fn with the records of each bucket
-// in turn.
+// in turn. The records are valid during the call. No record may be added
+// afterwards.
 func (s *spill) each(fn func(records []record) error) error {
-	for i, w := range s.bufs {
+	for _, w := range s.bufs {
 		if err := w.Flush(); err != nil {
-			return err
-		}
-		if _, err := s.files[i].Seek(0, io.SeekStart); err != nil {
-			return err
+			return fmt.Errorf("verify: write bucket: %w", err)
 		}
 	}
+	s.bufs = nil // their memory, while the buckets are read; no record is added after
+
+	r := bufio.NewReaderSize(nil, 64<<10)
+	var recs []record
 	for _, f := range s.files {
-		var recs []record
-		r := bufio.NewReaderSize(f, 64<<10)
+		recs = recs[:0]
+		r.Reset(io.NewSectionReader(f, 0, 1<<62))
 		for {
-			var hdr [13]byte
+			var hdr [recordHeader]byte
 			if _, err := io.ReadFull(r, hdr[:]); err != nil {
 				if errors.Is(err, io.EOF) {
 					break
 				}
-				return err
+				return fmt.Errorf("verify: read bucket: %w", err)
 			}
-			kl, il := binary.LittleEndian.Uint32(hdr[5:]), binary.LittleEndian.Uint32(hdr[9:])
-			buf := make([]byte, kl+il)
+			kl, il, tl := binary.LittleEndian.Uint32(hdr[5:]), binary.LittleEndian.Uint32(hdr[9:]), binary.LittleEndian.Uint32(hdr[13:])
+			buf := make([]byte, kl+il+tl)
 			if _, err := io.ReadFull(r, buf); err != nil {
-				return err
+				return fmt.Errorf("verify: read bucket: %w", err)
 			}
 			recs = append(recs, record{side: side(hdr[0]), entity: int(int32(binary.LittleEndian.Uint32(hdr[1:]))),
-				key: string(buf[:kl]), item: buf[kl:]})
+				key: string(buf[:kl]), item: buf[kl : kl+il], typ: string(buf[kl+il:])})
 		}
 		if err := fn(recs); err != nil {
 			return err
 		}
+		clear(recs) // let the bucket's records go before the next is read
 	}
 	return nil
 }
 
-func (s *spill) remove() {
+// close closes the bucket files (unlinked: their space is freed).
+func (s *spill) close() {
 	for _, f := range s.files {
 		f.Close()
 	}
-	os.RemoveAll(s.dir)
+	s.files = nil
 }

@@ -1,0 +1,61 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	gocmp "github.com/google/go-cmp/cmp"
+
+	"github.com/pg2dynamo/pg2dynamo/verify"
+)
+
+// sample is a report with every part filled in, lists held in memory.
+func sample() *Report {
+	res := &verify.Result{
+		Table:    "t",
+		Entities: []verify.EntityCounts{{Entity: "E", Type: "E", SourceRows: 5, Rows: 5, ItemsPerRow: 1, Expected: 5, Derived: 5, Table: 6, Missing: 1, Changed: 1, Unchanged: 3, Stale: 2}},
+		Missing:  verify.NewList(verify.ItemRef{PK: "E#1", SK: "<&>", Type: "E"}),
+		Extra:    verify.NewList(verify.ItemRef{PK: "E#8", SK: "x", Type: "E"}, verify.ItemRef{PK: "E#9", SK: "x", Type: "E"}),
+		Changed: verify.NewList(verify.ChangedItem{ItemRef: verify.ItemRef{PK: "E#2", SK: "x", Type: "E"},
+			Changes: []verify.AttrChange{{Attribute: "v", Before: json.RawMessage(`{"S":"a"}`), After: json.RawMessage(`{"S":"b"}`)}},
+			Before:  json.RawMessage(`{"v":{"S":"a"}}`), After: json.RawMessage(`{"v":{"S":"b"}}`)}),
+		Stale: 2,
+		Counts: verify.ListCounts{Missing: verify.ListCount{Total: 1, Listed: 1}, Extra: verify.ListCount{Total: 2, Listed: 2},
+			Changed: verify.ListCount{Total: 1, Listed: 1}},
+		Patterns: []verify.PatternResult{{Pattern: "P", Index: "table", Params: map[string]string{"id": "1"}, Want: 2, Got: 1, Problem: "item 2 missing"}},
+	}
+	return New(ModeDiff, res, DefaultPricePerMillion)
+}
+
+// WriteJSON, which streams the lists, writes what encoding/json writes
+// for the report: the same object once decoded, indented by two spaces.
+func TestWriteJSONIsTheReportsJSON(t *testing.T) {
+	r := sample()
+	var got bytes.Buffer
+	if err := WriteJSON(&got, r); err != nil {
+		t.Fatal(err)
+	}
+	want, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var g, w any
+	if err := json.Unmarshal(got.Bytes(), &g); err != nil {
+		t.Fatalf("%v\n%s", err, got.String())
+	}
+	if err := json.Unmarshal(want, &w); err != nil {
+		t.Fatal(err)
+	}
+	if d := gocmp.Diff(w, g); d != "" {
+		t.Errorf("decoded (-encoding/json +WriteJSON):\n%s", d)
+	}
+	var indented bytes.Buffer
+	if err := json.Indent(&indented, got.Bytes(), "", "  "); err != nil || indented.String() != got.String() {
+		t.Errorf("not laid out as json.Indent lays it out:\n%s", got.String())
+	}
+	if !strings.HasSuffix(got.String(), "}\n") {
+		t.Error("no final newline")
+	}
+}

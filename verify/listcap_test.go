@@ -1,0 +1,190 @@
+package verify_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	gocmp "github.com/google/go-cmp/cmp"
+
+	"github.com/pg2dynamo/pg2dynamo/extract"
+	"github.com/pg2dynamo/pg2dynamo/internal/testenv"
+	"github.com/pg2dynamo/pg2dynamo/load"
+	"github.com/pg2dynamo/pg2dynamo/mapping"
+	"github.com/pg2dynamo/pg2dynamo/pipeline"
+	"github.com/pg2dynamo/pg2dynamo/report"
+	"github.com/pg2dynamo/pg2dynamo/transform"
+	"github.com/pg2dynamo/pg2dynamo/verify"
+)
+
+func TestMain(m *testing.M) {
+	// dynalite accepts any credentials; the SDK needs some to sign.
+	os.Setenv("AWS_ACCESS_KEY_ID", "test")
+	os.Setenv("AWS_SECRET_ACCESS_KEY", "test")
+	os.Setenv("AWS_REGION", "us-east-1")
+	os.Setenv("AWS_EC2_METADATA_DISABLED", "true")
+	code := m.Run()
+	testenv.StopDynalite()
+	os.Exit(code)
+}
+
+// With each list cut at 2 entries (Options.MaxListed), a table with 5
+// stale items, 3 differing and 2 missing is reported with those exact
+// counts in the headline, the text and markdown tables, the JSON report
+// and the HTML page; each list holds its first 2 entries and says so
+// ("first 2 of 5").
+func TestCountsAboveTheListCap(t *testing.T) {
+	ctx := context.Background()
+	url := testenv.NewDatabase(t)
+	testenv.Exec(t, url, `CREATE TABLE c (id integer PRIMARY KEY, v text NOT NULL);
+INSERT INTO c SELECT g, 'v' || g FROM generate_series(1, 6) g;`)
+	table := testenv.TableName("listcap")
+	m, err := mapping.Parse("c.yaml", []byte(fmt.Sprintf("table: {name: %s}\nentities:\n  C:\n    source: {table: c}\n    pk: C#${id}\n    sk: C\n", table)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	client, err := load.NewClient(ctx, load.ClientConfig{EndpointURL: testenv.SharedDynalite(t).Endpoint})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := load.EnsureTable(ctx, client, m, true); err != nil {
+		t.Fatal(err)
+	}
+	src, plans := snapshot(t, url, m)
+	sink := load.NewDynamoDB(client, table, m.Table.PartitionKey, m.Table.SortKey)
+	if _, err := pipeline.Run(ctx, src, m, plans, sink, pipeline.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	// 3 differing, 2 missing, 5 stale.
+	testenv.Exec(t, url, `UPDATE c SET v = v || '!' WHERE id <= 3; INSERT INTO c VALUES (7, 'v7'), (8, 'v8');`)
+	for id := 100; id < 105; id++ {
+		item := map[string]types.AttributeValue{"PK": &types.AttributeValueMemberS{Value: fmt.Sprintf("C#%d", id)},
+			"SK": &types.AttributeValueMemberS{Value: "C"}, "type": &types.AttributeValueMemberS{Value: "C"}}
+		if _, err := client.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(table), Item: item}); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	src, plans = snapshot(t, url, m)
+	res, err := verify.Compare(ctx, src, m, plans, client, verify.Options{MaxListed: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Close()
+	want := verify.ListCounts{Missing: verify.ListCount{Total: 2, Listed: 2}, Extra: verify.ListCount{Total: 5, Listed: 2},
+		Changed: verify.ListCount{Total: 3, Listed: 2}}
+	if d := gocmp.Diff(want, res.Counts); d != "" {
+		t.Errorf("list counts (-want +got):\n%s", d)
+	}
+	if !res.ListsTruncated || res.Extra.Len() != 2 || res.Changed.Len() != 2 || res.Missing.Len() != 2 {
+		t.Errorf("lists: truncated %v, %d extra, %d changed, %d missing listed; want true, 2, 2, 2",
+			res.ListsTruncated, res.Extra.Len(), res.Changed.Len(), res.Missing.Len())
+	}
+	r := report.New(report.ModeVerify, res, 0)
+	headline := "2 missing, 5 extra, 3 differing"
+	if !strings.Contains(r.Headline(), headline) {
+		t.Errorf("headline %q does not say %q", r.Headline(), headline)
+	}
+
+	for _, format := range []string{report.FormatText, report.FormatMarkdown} {
+		var b bytes.Buffer
+		if err := report.Render(&b, r, format, 10); err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range []string{headline, "Extra items (5)", "… 3 more; --format json lists the first 2 of 5",
+			"Differing items (3)", "… 1 more; --format json lists the first 2 of 3", "Missing items (2)"} {
+			if !strings.Contains(b.String(), s) {
+				t.Errorf("%s report does not say %q:\n%s", format, s, b.String())
+			}
+		}
+		if strings.Contains(b.String(), "Missing items (2)\n… ") || strings.Count(b.String(), "more") != 2 {
+			t.Errorf("%s report: only the cut lists say more entries exist:\n%s", format, b.String())
+		}
+	}
+
+	var b bytes.Buffer
+	if err := report.Render(&b, r, report.FormatJSON, 0); err != nil {
+		t.Fatal(err)
+	}
+	var back report.Report
+	if err := json.Unmarshal(b.Bytes(), &back); err != nil {
+		t.Fatalf("%v\n%s", err, b.String())
+	}
+	if d := gocmp.Diff(want, back.Counts); d != "" {
+		t.Errorf("JSON counts (-want +got):\n%s", d)
+	}
+	if !back.ListsTruncated || back.Extra.Len() != 2 || back.Changed.Len() != 2 || back.Totals.Stale != 5 || back.Totals.Changed != 3 {
+		t.Errorf("JSON: truncated %v, %d extra and %d changed listed, totals %+v", back.ListsTruncated, back.Extra.Len(), back.Changed.Len(), back.Totals)
+	}
+
+	page := t.TempDir() + "/report.html"
+	f, err := os.Create(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := report.HTML(f, r); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	dom := renderHTML(t, page)
+	for list, n := range map[string]int{"missing": 2, "extra": 5, "changed": 3} {
+		re := regexp.MustCompile(`<h2 data-list="` + list + `">[^<]*\((\d+)\)</h2>`)
+		if m := re.FindStringSubmatch(dom); m == nil || m[1] != fmt.Sprint(n) {
+			t.Errorf("HTML heading of %s: %v; want (%d)", list, m, n)
+		}
+	}
+	for _, s := range []string{headline, "the JSON report lists the first 2 of 5", "the JSON report lists the first 2 of 3"} {
+		if !strings.Contains(dom, s) {
+			t.Errorf("the HTML page does not say %q", s)
+		}
+	}
+}
+
+// snapshot connects to url, prepares m's plans and begins a snapshot.
+func snapshot(t *testing.T, url string, m *mapping.Mapping) (*extract.Source, []*transform.Plan) {
+	t.Helper()
+	ctx := context.Background()
+	src, err := extract.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { src.Close(context.Background()) })
+	plans, err := pipeline.Prepare(ctx, src, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := src.Begin(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return src, plans
+}
+
+// renderHTML opens the page at path in headless Chromium and returns the
+// DOM its scripts built; it skips when there is no Chromium and
+// PG2DYNAMO_SKIP_BROWSER allows it (as app's tests do).
+func renderHTML(t *testing.T, path string) string {
+	t.Helper()
+	browser, err := exec.LookPath("chromium")
+	if err != nil {
+		if os.Getenv("PG2DYNAMO_SKIP_BROWSER") != "" {
+			t.Skip("no chromium (PG2DYNAMO_SKIP_BROWSER)")
+		}
+		t.Fatal("chromium is needed to check the HTML report (apt-get install chromium, as scripts/test.sh does)")
+	}
+	out, err := exec.Command(browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+		"--disable-background-networking", "--disable-component-update", "--disable-sync",
+		"--user-data-dir="+t.TempDir(), "--dump-dom", "file://"+path).Output()
+	if err != nil {
+		t.Fatalf("chromium: %v", err)
+	}
+	return string(out)
+}

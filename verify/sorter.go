@@ -1,0 +1,396 @@
+package verify
+
+import (
+	"bufio"
+	"container/heap"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+)
+
+// sortGroup is the memory budget and the temporary directory shared by a
+// set of sorters: together they hold at most about budget bytes of
+// records in memory; past it, the sorter holding the most writes its
+// records, sorted, to a run file. Not safe for concurrent use: a caller
+// that adds from several goroutines holds its own lock.
+type sortGroup struct {
+	dir     string
+	budget  int
+	used    int // bytes held in memory by all the sorters (arena and spans capacity)
+	sorters []*sorter
+	// named is true when a file could not be unlinked on creation (a
+	// system that keeps open files' names): it goes with the directory.
+	named bool
+	// shared is true for a group made by sub: dir is its parent's.
+	shared bool
+}
+
+// newSortGroup creates the group's temporary directory (under os.TempDir)
+// with the name prefix; budget is in bytes.
+func newSortGroup(prefix string, budget int) (*sortGroup, error) {
+	dir, err := os.MkdirTemp("", prefix)
+	if err != nil {
+		return nil, fmt.Errorf("verify: temporary directory: %w", err)
+	}
+	return &sortGroup{dir: dir, budget: budget}, nil
+}
+
+// sub returns a group with its own budget whose files go in g's
+// directory; closing it leaves the directory to g.
+func (g *sortGroup) sub(budget int) *sortGroup {
+	return &sortGroup{dir: g.dir, budget: budget, shared: true}
+}
+
+// tempFile creates a temporary file in the group's directory and unlinks
+// it at once where the system allows (its space is freed when it is
+// closed, or when the process ends however it ends).
+func (g *sortGroup) tempFile(name string) (*os.File, error) {
+	f, err := os.CreateTemp(g.dir, name)
+	if err != nil {
+		return nil, fmt.Errorf("verify: temporary file: %w", err)
+	}
+	if os.Remove(f.Name()) != nil {
+		g.named = true // removed with the directory
+	}
+	return f, nil
+}
+
+// close closes every sorter's files and removes the directory (unless
+// the group is a sub group).
+func (g *sortGroup) close() error {
+	for _, s := range g.sorters {
+		s.closeRuns()
+	}
+	g.sorters = nil
+	if g.shared {
+		return nil
+	}
+	return os.RemoveAll(g.dir)
+}
+
+// sorter sorts records (byte strings) by cmp in bounded memory: it holds
+// them in memory within its group's budget, writes them sorted to run
+// files past it, and merges the runs when read (iter). Records are
+// written as a uvarint length and the bytes. Not safe for concurrent use.
+type sorter struct {
+	g     *sortGroup
+	name  string
+	cmp   func(a, b []byte) int
+	arena []byte
+	spans []span // records in arena, in the order added until sorted
+	runs  []*os.File
+	n     int64 // records added
+	// sorted is true when spans are in order; reading is true once iter
+	// has been called (until reset): the records in memory stay there.
+	sorted, reading bool
+}
+
+type span struct{ start, end int }
+
+// maxFanIn bounds the runs one merge reads at once (open files, and a
+// 32 KB buffer each): more runs are merged in passes.
+const maxFanIn = 64
+
+// newSorter adds a sorter to g; name names its run files.
+func (g *sortGroup) newSorter(name string, cmp func(a, b []byte) int) *sorter {
+	s := &sorter{g: g, name: name, cmp: cmp}
+	g.sorters = append(g.sorters, s)
+	return s
+}
+
+func (s *sorter) mem() int { return cap(s.arena) + cap(s.spans)*16 }
+
+// len returns the number of records added.
+func (s *sorter) len() int64 { return s.n }
+
+// add copies rec into the sorter. When the group is over its budget, the
+// sorter holding the most memory writes its records as a run.
+func (s *sorter) add(rec []byte) error {
+	before := s.mem()
+	start := len(s.arena)
+	s.arena = append(s.arena, rec...)
+	s.spans = append(s.spans, span{start, len(s.arena)})
+	s.n++
+	s.sorted = false
+	s.g.used += s.mem() - before
+	for s.g.used > s.g.budget {
+		var big *sorter
+		for _, o := range s.g.sorters {
+			if !o.reading && len(o.spans) > 0 && (big == nil || o.mem() > big.mem()) {
+				big = o
+			}
+		}
+		if big == nil {
+			break // nothing left to write out
+		}
+		if err := big.spill(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// sortMem sorts the records held in memory.
+func (s *sorter) sortMem() {
+	if s.sorted {
+		return
+	}
+	s.sorted = true
+	slices.SortStableFunc(s.spans, func(a, b span) int {
+		return s.cmp(s.arena[a.start:a.end], s.arena[b.start:b.end])
+	})
+}
+
+// spill writes the records in memory, sorted, as a new run and releases
+// their memory.
+func (s *sorter) spill() error {
+	s.sortMem()
+	f, err := s.g.tempFile(s.name + "-run-*")
+	if err != nil {
+		return err
+	}
+	w := bufio.NewWriterSize(f, 64<<10)
+	for _, sp := range s.spans {
+		if err := writeRecord(w, s.arena[sp.start:sp.end]); err != nil {
+			f.Close()
+			return fmt.Errorf("verify: write run: %w", err)
+		}
+	}
+	if err := w.Flush(); err != nil {
+		f.Close()
+		return fmt.Errorf("verify: write run: %w", err)
+	}
+	s.runs = append(s.runs, f)
+	s.g.used -= s.mem()
+	s.arena, s.spans = nil, nil
+	return nil
+}
+
+// reset empties the sorter for reuse, keeping its memory.
+func (s *sorter) reset() {
+	s.closeRuns()
+	s.arena, s.spans, s.n = s.arena[:0], s.spans[:0], 0
+	s.reading = false
+}
+
+func (s *sorter) closeRuns() {
+	for _, f := range s.runs {
+		f.Close()
+	}
+	s.runs = nil
+}
+
+func writeRecord(w *bufio.Writer, rec []byte) error {
+	var n [binary.MaxVarintLen64]byte
+	if _, err := w.Write(n[:binary.PutUvarint(n[:], uint64(len(rec)))]); err != nil {
+		return err
+	}
+	_, err := w.Write(rec)
+	return err
+}
+
+// recordSource yields records in order; io.EOF ends it. The slice it
+// returns is valid until the next call.
+type recordSource interface {
+	next() ([]byte, error)
+}
+
+// memSource yields the sorted records held in memory.
+type memSource struct {
+	s *sorter
+	i int
+}
+
+func (m *memSource) next() ([]byte, error) {
+	if m.i >= len(m.s.spans) {
+		return nil, io.EOF
+	}
+	sp := m.s.spans[m.i]
+	m.i++
+	return m.s.arena[sp.start:sp.end], nil
+}
+
+// runSource yields the records of a run file, from its start.
+type runSource struct {
+	r   *bufio.Reader
+	buf []byte
+}
+
+func newRunSource(f *os.File) *runSource {
+	return &runSource{r: bufio.NewReaderSize(io.NewSectionReader(f, 0, 1<<62), 32<<10)}
+}
+
+func (r *runSource) next() ([]byte, error) {
+	n, err := binary.ReadUvarint(r.r)
+	if err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, io.EOF
+		}
+		return nil, fmt.Errorf("verify: read run: %w", err)
+	}
+	if uint64(cap(r.buf)) < n {
+		r.buf = make([]byte, n)
+	}
+	r.buf = r.buf[:n]
+	if _, err := io.ReadFull(r.r, r.buf); err != nil {
+		return nil, fmt.Errorf("verify: read run: %w", err)
+	}
+	return r.buf, nil
+}
+
+// mergeSource merges sorted sources by cmp.
+type mergeSource struct {
+	h mergeHeap
+	// last is the source whose record was returned last: it advances on
+	// the next call.
+	last *mergeHead
+	cmp  func(a, b []byte) int
+}
+
+type mergeHead struct {
+	src recordSource
+	rec []byte
+	idx int // the source's position, to keep equal records in source order
+}
+
+type mergeHeap struct {
+	heads []*mergeHead
+	cmp   func(a, b []byte) int
+}
+
+func (h mergeHeap) Len() int { return len(h.heads) }
+func (h mergeHeap) Less(i, j int) bool {
+	if c := h.cmp(h.heads[i].rec, h.heads[j].rec); c != 0 {
+		return c < 0
+	}
+	return h.heads[i].idx < h.heads[j].idx
+}
+func (h mergeHeap) Swap(i, j int) { h.heads[i], h.heads[j] = h.heads[j], h.heads[i] }
+func (h *mergeHeap) Push(x any)   { h.heads = append(h.heads, x.(*mergeHead)) }
+func (h *mergeHeap) Pop() any {
+	x := h.heads[len(h.heads)-1]
+	h.heads = h.heads[:len(h.heads)-1]
+	return x
+}
+
+func newMergeSource(srcs []recordSource, cmp func(a, b []byte) int) (*mergeSource, error) {
+	m := &mergeSource{h: mergeHeap{cmp: cmp}, cmp: cmp}
+	for i, src := range srcs {
+		rec, err := src.next()
+		if errors.Is(err, io.EOF) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		m.h.heads = append(m.h.heads, &mergeHead{src: src, rec: rec, idx: i})
+	}
+	heap.Init(&m.h)
+	return m, nil
+}
+
+func (m *mergeSource) next() ([]byte, error) {
+	if m.last != nil {
+		rec, err := m.last.src.next()
+		switch {
+		case errors.Is(err, io.EOF):
+			heap.Pop(&m.h)
+		case err != nil:
+			return nil, err
+		default:
+			m.last.rec = rec
+			heap.Fix(&m.h, 0)
+		}
+		m.last = nil
+	}
+	if m.h.Len() == 0 {
+		return nil, io.EOF
+	}
+	m.last = m.h.heads[0]
+	return m.last.rec, nil
+}
+
+// iter returns the records in order, by cmp (records equal by cmp in the
+// order added, within one run). It can be called again, and no record may
+// be added while its result is read. Past maxFanIn runs, runs are first
+// merged into fewer, on disk.
+func (s *sorter) iter() (recordSource, error) {
+	s.reading = true
+	s.sortMem()
+	if len(s.runs) == 0 {
+		return &memSource{s: s}, nil
+	}
+	for len(s.runs) >= maxFanIn {
+		if err := s.mergeRuns(maxFanIn); err != nil {
+			return nil, err
+		}
+	}
+	srcs := make([]recordSource, 0, len(s.runs)+1)
+	for _, f := range s.runs {
+		srcs = append(srcs, newRunSource(f))
+	}
+	srcs = append(srcs, &memSource{s: s}) // the newest records last
+	return newMergeSource(srcs, s.cmp)
+}
+
+// mergeRuns merges the first k runs into one.
+func (s *sorter) mergeRuns(k int) error {
+	srcs := make([]recordSource, k)
+	for i, f := range s.runs[:k] {
+		srcs[i] = newRunSource(f)
+	}
+	m, err := newMergeSource(srcs, s.cmp)
+	if err != nil {
+		return err
+	}
+	f, err := s.g.tempFile(s.name + "-merge-*")
+	if err != nil {
+		return err
+	}
+	w := bufio.NewWriterSize(f, 64<<10)
+	for {
+		rec, err := m.next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err == nil {
+			err = writeRecord(w, rec)
+		}
+		if err != nil {
+			f.Close()
+			return fmt.Errorf("verify: merge runs: %w", err)
+		}
+	}
+	if err := w.Flush(); err != nil {
+		f.Close()
+		return fmt.Errorf("verify: merge runs: %w", err)
+	}
+	for _, old := range s.runs[:k] {
+		old.Close()
+	}
+	s.runs = append([]*os.File{f}, s.runs[k:]...)
+	return nil
+}
+
+// each calls fn with every record in order; rec is valid during the call.
+func (s *sorter) each(fn func(rec []byte) error) error {
+	src, err := s.iter()
+	if err != nil {
+		return err
+	}
+	for {
+		rec, err := src.next()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if err := fn(rec); err != nil {
+			return err
+		}
+	}
+}
