@@ -4,6 +4,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	vreport "github.com/pg2dynamo/pg2dynamo/report"
+	"github.com/pg2dynamo/pg2dynamo/verify"
 )
 
 func TestSummaryTotal(t *testing.T) {
@@ -103,5 +106,18 @@ func TestVerdict(t *testing.T) {
 	}
 	if got := num(1234567); got != "1,234,567" {
 		t.Errorf("num = %q", got)
+	}
+}
+
+// The bench reads verify's counts from the headline report.Headline
+// writes: a report with counts above the lists' lengths parses to them.
+func TestVerifyHeadline(t *testing.T) {
+	res := &verify.Result{Table: "tickets", Counts: verify.ListCounts{Missing: verify.ListCount{Total: 2},
+		Extra: verify.ListCount{Total: 3}, Changed: verify.ListCount{Total: 100000, Listed: 10}}}
+	r := vreport.New(vreport.ModeVerify, res, 0)
+	r.Totals.Expected = 1000000
+	m := verifyHeadline.FindStringSubmatch(r.Headline())
+	if m == nil || m[1] != "FAILED" || m[2] != "1000000" || m[3] != "2" || m[4] != "3" || m[5] != "100000" {
+		t.Fatalf("headline %q parsed as %q", r.Headline(), m)
 	}
 }

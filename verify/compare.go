@@ -437,9 +437,12 @@ func itemKey(item map[string]types.AttributeValue, keyAttrs [2]string) string {
 
 // scanPageItems bounds the items of one Scan page (ScanInput.Limit):
 // the SDK decodes a whole page at once, and a page of DynamoDB's 1 MB of
-// small items is several MB of Go values per segment.
+// small items is several MB of Go values per segment. At 1M items on the
+// strategies mapping, 200 items a page took the live heap's peak from 13
+// to 10.5 MB (and peak RSS from 98 to 83 MB) against 500, at the same
+// speed against dynalite.
 // https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Scan.html#Scan.Limit
-const scanPageItems = 500
+const scanPageItems = 200
 
 // scanInto reads the whole table with segments parallel Scans (strongly
 // consistent) and spills every item with the value of its type

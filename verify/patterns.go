@@ -166,6 +166,7 @@ type wantRecord struct {
 	vals       []byte
 }
 
+// parseWant splits a want record (appendWant) into its parts.
 func parseWant(rec []byte) wantRecord {
 	var w wantRecord
 	field := func() []byte {
@@ -489,7 +490,7 @@ func (c *patternCheck) checkOrder(ctx context.Context, orders *orderChecker, des
 
 // queryPageItems bounds the items of one Query page (QueryInput.Limit),
 // as scanPageItems does for the Scan.
-const queryPageItems = 500
+const queryPageItems = 200
 
 // query runs the check's Query once and compares its items with want, one
 // item of each at a time; it reads every page, to count them.
