@@ -9,6 +9,7 @@ import (
 	"hash/maphash"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"runtime"
 	"strings"
@@ -85,39 +86,10 @@ func defaultReaders() int { return max(1, min(4, runtime.NumCPU())) }
 
 func runMigrate(c *cli.Context) error {
 	ctx := c.Context
-	out, errw := c.App.Writer, c.App.ErrWriter
-	if c.Args().Present() {
-		return usageError{errUnexpectedArg(c)}
+	if err := checkMigrateFlags(c); err != nil {
+		return err
 	}
-	if n := c.Int("concurrency"); n < 1 || n > MaxConcurrency {
-		return usageError{fmt.Errorf("--concurrency %d: expected 1 to %d", n, MaxConcurrency)}
-	}
-	if n := c.Int("readers"); n < 1 || n > MaxReaders {
-		return usageError{fmt.Errorf("--readers %d: expected 1 to %d", n, MaxReaders)}
-	}
-	if n := c.Int("max-write-units"); n < 0 {
-		return usageError{fmt.Errorf("--max-write-units %d: expected a positive number (0: no cap)", n)}
-	}
-	if c.IsSet("max-retries") {
-		if n := c.Int("max-retries"); n < 0 {
-			return usageError{fmt.Errorf("--max-retries %d: expected 0 or more", n)}
-		}
-		_ = c.Set("max-attempts", fmt.Sprint(c.Int("max-retries")+1))
-	}
-	if d := c.Duration("retry-deadline"); d <= 0 {
-		return usageError{fmt.Errorf("--retry-deadline %s: expected a positive duration", d)}
-	}
-	if n := c.Int("max-attempts"); n < 1 {
-		return usageError{fmt.Errorf("--max-attempts %d: expected at least 1", n)}
-	}
-	if d := c.Duration("progress-interval"); d <= 0 {
-		return usageError{fmt.Errorf("--progress-interval %s: expected a positive duration", d)}
-	}
-	sinkKind := c.String("sink")
-	if sinkKind != "dynamodb" && sinkKind != "null" {
-		return usageError{fmt.Errorf("--sink %q: expected dynamodb or null", sinkKind)}
-	}
-	prog, closeProg, err := progressFor(c.String("progress"), errw, c.Duration("progress-interval"))
+	prog, closeProg, err := progressFor(c.String("progress"), c.App.ErrWriter, c.Duration("progress-interval"))
 	if err != nil {
 		return err
 	}
@@ -126,111 +98,46 @@ func runMigrate(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	// One run at a time per checkpoint (and its rejects file).
-	if !c.Bool("dry-run") {
-		release, err := lockCheckpoint(c.Path("checkpoint"))
-		if err != nil {
-			return err
-		}
-		defer release()
+	if c.Bool("dry-run") {
+		return dryRun(c)
 	}
-	// Created first, so that it describes this run however it ends; a
-	// resumed run adds to it; a dry run writes nothing.
-	var rejects *rejectFile
-	if !c.Bool("dry-run") {
-		if rejects, err = createRejects(c.Path("rejects"), c.Bool("resume")); err != nil {
-			return err
-		}
-		defer rejects.Close()
-	} else if err := checkReportFlags(c); err != nil {
+	// One run at a time per checkpoint (and its rejects file).
+	release, err := lockCheckpoint(c.Path("checkpoint"))
+	if err != nil {
 		return err
 	}
+	defer release()
+	// Created first, so that it describes this run however it ends; a
+	// resumed run adds to it.
+	rejects, err := createRejects(c.Path("rejects"), c.Bool("resume"))
+	if err != nil {
+		return err
+	}
+	defer rejects.Close()
 	s, err := open(c)
 	if err != nil {
 		return err
 	}
 	defer s.src.Close(ctx)
-	m, src, plans := s.m, s.src, s.plans
-
-	if c.Bool("dry-run") {
-		if err := s.dynamo(c, nil); err != nil {
-			return err
-		}
-		if err := src.Begin(ctx); err != nil {
-			return err
-		}
-		return compareAndReport(c, s, report.ModeDiff, c.Float64("price-per-million"), out)
-	}
-
 	// The checkpoint before the table: --resume without one (or with
 	// another run's) is refused before anything is created.
-	cp, skip, ranges, err := startCheckpoint(c, path, m, src.Name(), plans)
+	cp, err := startCheckpoint(c, path, s.m, s.src.Name(), s.plans)
 	if err != nil {
 		return err
 	}
-
-	var sink load.Sink = load.Null{}
-	var stats func() load.Stats
-	var attempts atomic.Int64
-	target := "the null sink (nothing is written)"
-	if sinkKind == "dynamodb" {
-		if err := s.dynamo(c, &attempts); err != nil {
-			return err
-		}
-		created, err := load.EnsureTable(ctx, s.client, m, c.Bool("create-table"))
-		if err != nil {
-			return tableRefused(err)
-		}
-		if created {
-			fmt.Fprintf(errw, "created table %s\n", m.Table.Name)
-		}
-		ds := load.NewDynamoDB(s.client, m.Table.Name, m.Table.PartitionKey, m.Table.SortKey)
-		ds.Deadline = c.Duration("retry-deadline")
-		if n := c.Int("max-write-units"); n > 0 {
-			ds.LimitWriteUnits(n, func(item map[string]types.AttributeValue) int64 { return transform.WriteUnits(m, item) })
-		}
-		sink, target = ds, "DynamoDB table "+m.Table.Name
-		stats = func() load.Stats {
-			st := ds.Stats()
-			st.Retries = attempts.Load() - st.Requests
-			return st
-		}
-	}
-
-	if err := src.Begin(ctx); err != nil {
+	out, err := openSink(c, s)
+	if err != nil {
 		return err
 	}
-	fmt.Fprintf(errw, "migrating %d entities from %s to %s\n", len(plans), src.Name(), target)
-	if !c.Bool("no-duplicate-check") {
-		var checked []string
-		for i, ok := range transform.KeysUnique(m, plans) {
-			if !ok {
-				checked = append(checked, plans[i].Entity().Name)
-			}
-		}
-		if len(checked) == 0 {
-			fmt.Fprintln(errw, "duplicate-key check: not needed, every entity's keys are proven unique by the mapping and the tables' unique keys")
-		} else {
-			fmt.Fprintf(errw, "duplicate-key check: on for %s (keys not proven unique: read one after another, so that the earlier row, in mapping then primary-key order, keeps a key; 11 to 21 bytes of memory per item)\n", strings.Join(checked, ", "))
-		}
+	if err := s.src.Begin(ctx); err != nil {
+		return err
 	}
-	sum, runErr := pipeline.Run(ctx, src, m, plans, sink, pipeline.Options{
+	fmt.Fprintf(c.App.ErrWriter, "migrating %d entities from %s to %s\n", len(s.plans), s.src.Name(), out.target)
+	describeDuplicateCheck(c, s)
+	sum, runErr := pipeline.Run(ctx, pipeline.Postgres(s.src), s.m, s.plans, out.sink, pipeline.Options{
 		Concurrency: c.Int("concurrency"), OnReject: rejects.Write, Progress: prog,
-		Readers: c.Int("readers"), SkipDuplicateCheck: c.Bool("no-duplicate-check"), Skip: skip, Ranges: ranges,
-		OnProgress: func(entity int, rs []pipeline.Range) error {
-			ep := cp.Entities[plans[entity].Entity().Name]
-			ep.Ranges, ep.After, ep.Done = rs, nil, true
-			for _, r := range rs {
-				ep.Done = ep.Done && r.Done
-			}
-			// Saved at most once an interval (and when an entity is
-			// done): rewriting the file for every batch cost more CPU
-			// than the transform. A crash redoes at most an interval.
-			if !ep.Done && time.Since(cp.Updated) < c.Duration("checkpoint-interval") {
-				return nil
-			}
-			return cp.save()
-		},
+		Readers: c.Int("readers"), SkipDuplicateCheck: c.Bool("no-duplicate-check"),
+		Checkpoint: cp.Checkpoint, OnCheckpoint: cp.onCheckpoint,
 	})
 	// The last progress, however the run ended.
 	if err := cp.save(); err != nil && runErr == nil {
@@ -238,25 +145,22 @@ func runMigrate(c *cli.Context) error {
 	}
 	closeProg()
 	if sum != nil {
-		printSummary(out, sum, stats)
+		printSummary(c.App.Writer, sum, out.stats)
 	}
 	if err := rejects.Close(); err != nil && runErr == nil {
 		runErr = err
 	}
 	if runErr != nil {
 		if ctx.Err() == nil {
-			fmt.Fprintln(errw, "pg2dynamo: what was read before the error is written (see the summary); fix the cause and run again with --resume to finish")
+			fmt.Fprintln(c.App.ErrWriter, "pg2dynamo: what was read before the error is written (see the summary); fix the cause and run again with --resume to finish")
 		}
 		return runErr
 	}
 	if s.client != nil && !c.Bool("no-verify") {
 		// The same snapshot: what was read is what is checked, all of it
 		// (a resumed run read only what was left).
-		fmt.Fprintln(out)
-		for _, p := range plans {
-			p.WithPosition(nil)
-		}
-		if err := compareAndReport(c, s, report.ModeVerify, 0, out); err != nil {
+		fmt.Fprintln(c.App.Writer)
+		if err := compareAndReport(c, s, report.ModeVerify, 0, c.App.Writer); err != nil {
 			return err
 		}
 	}
@@ -266,68 +170,144 @@ func runMigrate(c *cli.Context) error {
 	return nil
 }
 
-// startCheckpoint sets up the run's checkpoint: a fresh one, or, with
-// --resume, the recorded one, which must be for the same mapping, table and
-// source. Every plan reads in primary-key order; skip marks the entities
-// already done, ranges the recorded ranges of the others (nil: split
-// afresh).
-func startCheckpoint(c *cli.Context, mappingFile string, m *mapping.Mapping, source string, plans []*transform.Plan) (*checkpoint, []bool, [][]pipeline.Range, error) {
-	fp, err := fingerprint(mappingFile, m.Table.Name)
+// checkMigrateFlags refuses migrate's flags out of range (usage errors);
+// --max-retries sets --max-attempts.
+func checkMigrateFlags(c *cli.Context) error {
+	if c.Args().Present() {
+		return usageError{errUnexpectedArg(c)}
+	}
+	ints := []struct {
+		flag    string
+		lo, hi  int
+		expects string
+	}{
+		{"concurrency", 1, MaxConcurrency, fmt.Sprintf("expected 1 to %d", MaxConcurrency)},
+		{"readers", 1, MaxReaders, fmt.Sprintf("expected 1 to %d", MaxReaders)},
+		{"max-write-units", 0, math.MaxInt, "expected a positive number (0: no cap)"},
+		{"max-attempts", 1, math.MaxInt, "expected at least 1"},
+	}
+	if c.IsSet("max-retries") {
+		if n := c.Int("max-retries"); n < 0 {
+			return usageError{fmt.Errorf("--max-retries %d: expected 0 or more", n)}
+		}
+		_ = c.Set("max-attempts", fmt.Sprint(c.Int("max-retries")+1))
+	}
+	for _, f := range ints {
+		if n := c.Int(f.flag); n < f.lo || n > f.hi {
+			return usageError{fmt.Errorf("--%s %d: %s", f.flag, n, f.expects)}
+		}
+	}
+	for _, flag := range []string{"retry-deadline", "progress-interval"} {
+		if d := c.Duration(flag); d <= 0 {
+			return usageError{fmt.Errorf("--%s %s: expected a positive duration", flag, d)}
+		}
+	}
+	if k := c.String("sink"); k != "dynamodb" && k != "null" {
+		return usageError{fmt.Errorf("--sink %q: expected dynamodb or null", k)}
+	}
+	return nil
+}
+
+// dryRun is migrate --dry-run: what the run would change and cost, as
+// pg2dynamo diff; nothing is written.
+func dryRun(c *cli.Context) error {
+	if err := checkReportFlags(c); err != nil {
+		return err
+	}
+	s, err := open(c)
 	if err != nil {
-		return nil, nil, nil, err
+		return err
 	}
-	path := c.Path("checkpoint")
-	cp := &checkpoint{Version: 2, Mapping: fp, Source: source, Table: m.Table.Name, Entities: map[string]*entityProgress{}, path: path}
-	if c.Bool("resume") {
-		if cp, err = loadCheckpoint(path); err != nil {
-			return nil, nil, nil, err
-		}
-		switch {
-		case cp.Mapping != fp:
-			return nil, nil, nil, usageError{fmt.Errorf("--resume: checkpoint %s was written for another mapping file or table; run without --resume to start over", path)}
-		case cp.Source != source:
-			return nil, nil, nil, usageError{fmt.Errorf("--resume: checkpoint %s was written for source %s, not %s", path, cp.Source, source)}
-		}
-		cp.Version = 2
+	defer s.src.Close(c.Context)
+	if err := s.dynamo(c, nil); err != nil {
+		return err
 	}
-	skip := make([]bool, len(plans))
-	ranges := make([][]pipeline.Range, len(plans))
-	var resumed []string
-	for i, p := range plans {
-		name := p.Entity().Name
-		ep := cp.Entities[name]
-		if ep == nil {
-			ep = &entityProgress{}
-			cp.Entities[name] = ep
-		}
-		if len(ep.After) > 0 && len(ep.Ranges) == 0 { // version 1
-			ep.Ranges, ep.After = []pipeline.Range{{After: ep.After}}, nil
-		}
-		ordered := p.WithPosition(nil)
-		switch {
-		case ep.Done:
-			skip[i] = true
-			resumed = append(resumed, name+" (done)")
-		case ordered && len(ep.Ranges) > 0:
-			ranges[i] = ep.Ranges
-			var at []string
-			for _, r := range ep.Ranges {
-				switch {
-				case r.Done:
-					at = append(at, "done")
-				case len(r.After) > 0:
-					at = append(at, fmt.Sprintf("after %v", r.After))
-				default:
-					at = append(at, "from the start")
-				}
-			}
-			resumed = append(resumed, fmt.Sprintf("%s (%s)", name, strings.Join(at, "; ")))
+	if err := s.src.Begin(c.Context); err != nil {
+		return err
+	}
+	return compareAndReport(c, s, report.ModeDiff, c.Float64("price-per-million"), c.App.Writer)
+}
+
+// sinkOut is where a migration writes: the sink, its description and its
+// request counters (nil for the null sink).
+type sinkOut struct {
+	sink   load.Sink
+	target string
+	stats  func() load.Stats
+}
+
+// openSink returns --sink's sink. For DynamoDB it connects, makes sure the
+// table exists (creating it with --create-table) and sets the retry
+// deadline and the write-unit cap.
+func openSink(c *cli.Context, s *session) (sinkOut, error) {
+	if c.String("sink") == "null" {
+		return sinkOut{sink: load.Null{}, target: "the null sink (nothing is written)"}, nil
+	}
+	m := s.m
+	attempts := new(atomic.Int64)
+	if err := s.dynamo(c, attempts); err != nil {
+		return sinkOut{}, err
+	}
+	created, err := load.EnsureTable(c.Context, s.client, m, c.Bool("create-table"))
+	if err != nil {
+		return sinkOut{}, tableRefused(err)
+	}
+	if created {
+		fmt.Fprintf(c.App.ErrWriter, "created table %s\n", m.Table.Name)
+	}
+	ds := load.NewDynamoDB(s.client, m.Table.Name, m.Table.PartitionKey, m.Table.SortKey)
+	ds.Deadline = c.Duration("retry-deadline")
+	if n := c.Int("max-write-units"); n > 0 {
+		ds.LimitWriteUnits(n, func(item map[string]types.AttributeValue) int64 { return transform.WriteUnits(m, item) })
+	}
+	return sinkOut{sink: ds, target: "DynamoDB table " + m.Table.Name, stats: func() load.Stats {
+		st := ds.Stats()
+		st.Retries = attempts.Load() - st.Requests
+		return st
+	}}, nil
+}
+
+// describeDuplicateCheck says which entities the run-wide duplicate-key
+// check covers.
+func describeDuplicateCheck(c *cli.Context, s *session) {
+	if c.Bool("no-duplicate-check") {
+		return
+	}
+	var checked []string
+	for i, ok := range transform.KeysUnique(s.m, s.plans) {
+		if !ok {
+			checked = append(checked, s.plans[i].Entity().Name)
 		}
 	}
-	if c.Bool("resume") {
-		fmt.Fprintf(c.App.ErrWriter, "resuming from %s: %s\n", path, strings.Join(resumed, ", "))
+	if len(checked) == 0 {
+		fmt.Fprintln(c.App.ErrWriter, "duplicate-key check: not needed, every entity's keys are proven unique by the mapping and the tables' unique keys")
+		return
 	}
-	return cp, skip, ranges, cp.save()
+	fmt.Fprintf(c.App.ErrWriter, "duplicate-key check: on for %s (keys not proven unique: read one after another, so that the earlier row, in mapping then primary-key order, keeps a key; 11 to 21 bytes of memory per item)\n", strings.Join(checked, ", "))
+}
+
+// startCheckpoint sets up the run's checkpoint and saves it: a fresh one,
+// or, with --resume, the recorded one, which must be for the same mapping
+// file, table and source.
+func startCheckpoint(c *cli.Context, mappingFile string, m *mapping.Mapping, source string, plans []*transform.Plan) (*checkpointFile, error) {
+	b, err := os.ReadFile(mappingFile)
+	if err != nil {
+		return nil, err
+	}
+	fp := pipeline.Fingerprint(b, m.Table.Name)
+	f := &checkpointFile{path: c.Path("checkpoint"), every: c.Duration("checkpoint-interval")}
+	if !c.Bool("resume") {
+		f.Checkpoint = pipeline.NewCheckpoint(fp, source, m.Table.Name, plans)
+		return f, f.save()
+	}
+	if f.Checkpoint, err = loadCheckpoint(f.path); err != nil {
+		return nil, err
+	}
+	if err := f.Check(fp, source); err != nil {
+		return nil, usageError{fmt.Errorf("--resume: checkpoint %s: %w; run without --resume to start over", f.path, err)}
+	}
+	fmt.Fprintf(c.App.ErrWriter, "resuming from %s: %s\n", f.path, strings.Join(f.Describe(plans), ", "))
+	return f, f.save()
 }
 
 // loadMapping loads the mapping file; a file that cannot be read is a usage

@@ -92,7 +92,7 @@ func TestRunReadsOneSnapshot(t *testing.T) {
 		}
 	}}
 	sink := &recordSink{}
-	sum, err := pipeline.Run(context.Background(), src, m, plans, sink, pipeline.Options{Concurrency: 2, Progress: hook})
+	sum, err := pipeline.Run(context.Background(), pipeline.Postgres(src), m, plans, sink, pipeline.Options{Concurrency: 2, Progress: hook})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,7 +115,7 @@ func TestRunReadsOneSnapshot(t *testing.T) {
 func TestRunIsReadOnly(t *testing.T) {
 	src, m, plans, url := setup(t, strings.Replace(twoEntities, "source: {table: b}",
 		`source: {query: "SELECT wipe_b() AS id"}`, 1))
-	_, err := pipeline.Run(context.Background(), src, m, plans, &recordSink{}, pipeline.Options{})
+	_, err := pipeline.Run(context.Background(), pipeline.Postgres(src), m, plans, &recordSink{}, pipeline.Options{})
 	if err == nil || !strings.Contains(err.Error(), "read-only transaction") {
 		t.Fatalf("Run error = %v, want PostgreSQL's read-only refusal", err)
 	}
@@ -149,7 +149,7 @@ func TestRunStopsOnSinkFailure(t *testing.T) {
 	src, m, plans, _ := setup(t, strings.Replace(twoEntities, "source: {table: a}",
 		`source: {query: "SELECT generate_series(1, 5000) AS id"}`, 1))
 	sink := &failSink{ok: 2}
-	sum, err := pipeline.Run(context.Background(), src, m, plans, sink, pipeline.Options{Concurrency: 1})
+	sum, err := pipeline.Run(context.Background(), pipeline.Postgres(src), m, plans, sink, pipeline.Options{Concurrency: 1})
 	if err == nil || err.Error() != "sink down" {
 		t.Fatalf("Run error = %v, want the sink's", err)
 	}
@@ -168,7 +168,7 @@ func TestRunWritesRowsReadBeforeAReadError(t *testing.T) {
 	src, m, plans, _ := setup(t, strings.Replace(twoEntities, "source: {table: a}",
 		`source: {query: "SELECT id, 1 / (id - 70) AS x FROM a ORDER BY id"}`, 1))
 	sink := &recordSink{}
-	sum, err := pipeline.Run(context.Background(), src, m, plans, sink, pipeline.Options{Concurrency: 2})
+	sum, err := pipeline.Run(context.Background(), pipeline.Postgres(src), m, plans, sink, pipeline.Options{Concurrency: 2})
 	if err == nil || !strings.Contains(err.Error(), "read A after 69 rows") || !strings.Contains(err.Error(), "division by zero") {
 		t.Fatalf("Run error = %v, want the read error of entity A after 69 rows", err)
 	}
@@ -180,7 +180,7 @@ func TestRunWritesRowsReadBeforeAReadError(t *testing.T) {
 // An error from the rejects callback (a full disk, say) stops the run.
 func TestRunStopsWhenRejectsCannotBeRecorded(t *testing.T) {
 	src, m, plans, _ := setup(t, strings.Replace(twoEntities, "pk: B#${id}", "pk: B#${x}", 1))
-	_, err := pipeline.Run(context.Background(), src, m, plans, &recordSink{}, pipeline.Options{
+	_, err := pipeline.Run(context.Background(), pipeline.Postgres(src), m, plans, &recordSink{}, pipeline.Options{
 		OnReject: func(pipeline.Reject) error { return errors.New("disk full") },
 	})
 	if err == nil || err.Error() != "disk full" {
@@ -210,7 +210,6 @@ func TestParallelReadersShareOneSnapshot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	plans[0].WithPosition(nil)
 	if err := src.Begin(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -220,10 +219,11 @@ func TestParallelReadersShareOneSnapshot(t *testing.T) {
 			t.Error(err)
 		}
 	}}
-	var last []pipeline.Range
 	sink := &recordSink{}
-	sum, err := pipeline.Run(ctx, src, m, plans, sink, pipeline.Options{Concurrency: 2, Readers: 3, Progress: hook,
-		OnProgress: func(_ int, rs []pipeline.Range) error { last = rs; return nil }})
+	cp := pipeline.NewCheckpoint("fp", src.Name(), "ccc", plans)
+	sum, err := pipeline.Run(ctx, pipeline.Postgres(src), m, plans, sink, pipeline.Options{Concurrency: 2, Readers: 3, Progress: hook,
+		Checkpoint: cp})
+	last := cp.Entities["C"].Ranges
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -271,7 +271,7 @@ func TestArraysKeepTheirShape(t *testing.T) {
 		t.Fatal(err)
 	}
 	sink := &recordSink{}
-	if _, err := pipeline.Run(ctx, src, m, plans, sink, pipeline.Options{}); err != nil {
+	if _, err := pipeline.Run(ctx, pipeline.Postgres(src), m, plans, sink, pipeline.Options{}); err != nil {
 		t.Fatal(err)
 	}
 	var got []string
@@ -342,13 +342,12 @@ func TestBatchCheckedWhenKeysProvenUnique(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			plans[0].WithPosition(nil)
 			if err := src.Begin(ctx); err != nil {
 				t.Fatal(err)
 			}
 			sink := &batchKeySink{}
 			var rejects []pipeline.Reject
-			sum, err := pipeline.Run(ctx, src, m, plans, sink, pipeline.Options{SkipDuplicateCheck: skip,
+			sum, err := pipeline.Run(ctx, pipeline.Postgres(src), m, plans, sink, pipeline.Options{SkipDuplicateCheck: skip,
 				OnReject: func(r pipeline.Reject) error { rejects = append(rejects, r); return nil }})
 			if err != nil {
 				t.Fatal(err)
@@ -400,7 +399,7 @@ entities:
 		t.Fatal(err)
 	}
 	var rejects []pipeline.Reject
-	if _, err := pipeline.Run(ctx, src, m, plans, &recordSink{}, pipeline.Options{Readers: 4,
+	if _, err := pipeline.Run(ctx, pipeline.Postgres(src), m, plans, &recordSink{}, pipeline.Options{Readers: 4,
 		OnReject: func(r pipeline.Reject) error { rejects = append(rejects, r); return nil }}); err != nil {
 		t.Fatal(err)
 	}

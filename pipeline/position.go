@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/pg2dynamo/pg2dynamo/extract"
 	"github.com/pg2dynamo/pg2dynamo/transform"
 )
 
@@ -26,17 +25,17 @@ import (
 
 // trustedRanges returns rs, the ranges of p's read as a checkpoint
 // recorded them, with the After of each range not done replaced by the
-// range's start (the previous range's Until, or the plan's own After for
-// the first) when it is not a position in this encoding: when PostgreSQL,
+// range's start (the previous range's Until; nil, the first row, for the
+// first) when it is not a position in this encoding: when PostgreSQL,
 // reading it with the input functions and printing it again, does not give
 // back the same text, or refuses it. Such a position was written by an
 // earlier pg2dynamo, whose positions could read back as another value and
 // skip rows; the range is read again from its start instead, which is safe
 // (items are put by key) and costs only time. Until is kept: boundaries
 // were always PostgreSQL's text of the value.
-func trustedRanges(ctx context.Context, src *extract.Source, p *transform.Plan, rs []Range) ([]Range, error) {
+func trustedRanges(ctx context.Context, src RowSource, p *transform.Plan, rs []Range) ([]Range, error) {
 	q := p.Query()
-	if len(q.OrderBy) == 0 {
+	if !p.Ordered() {
 		return rs, nil
 	}
 	out := slices.Clone(rs)
@@ -51,10 +50,24 @@ func trustedRanges(ctx context.Context, src *extract.Source, p *transform.Plan, 
 		if ok && slices.Equal(canon, r.After) {
 			continue
 		}
-		out[i].After = q.After
+		out[i].After = nil
 		if i > 0 {
 			out[i].After = out[i-1].Until
 		}
 	}
 	return out, nil
+}
+
+// trustedResume applies trustedRanges to every entity res has ranges for.
+func trustedResume(ctx context.Context, src RowSource, plans []*transform.Plan, res resume) (resume, error) {
+	for i, rs := range res.ranges {
+		if len(rs) == 0 {
+			continue
+		}
+		var err error
+		if res.ranges[i], err = trustedRanges(ctx, src, plans[i], rs); err != nil {
+			return resume{}, err
+		}
+	}
+	return res, nil
 }

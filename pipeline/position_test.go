@@ -64,14 +64,13 @@ func TestResumeByteaKeyLosesNothing(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		plans[0].WithPosition(nil)
 		if err := src.Begin(ctx); err != nil {
 			t.Fatal(err)
 		}
-		var last []pipeline.Range
-		_, err = pipeline.Run(ctx, src, m, plans, sink, pipeline.Options{Concurrency: 1, Readers: 1,
-			Ranges: [][]pipeline.Range{ranges}, OnProgress: func(_ int, rs []pipeline.Range) error { last = rs; return nil }})
-		return last, err
+		cp := pipeline.NewCheckpoint("fp", src.Name(), "bbb", plans)
+		cp.Entities["B"].Ranges = ranges
+		_, err = pipeline.Run(ctx, pipeline.Postgres(src), m, plans, sink, pipeline.Options{Concurrency: 1, Readers: 1, Checkpoint: cp})
+		return cp.Entities["B"].Ranges, err
 	}
 	ns := func(items ...[]transform.Item) map[int32]int {
 		seen := map[int32]int{}

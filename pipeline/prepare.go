@@ -11,6 +11,118 @@ import (
 	"github.com/pg2dynamo/pg2dynamo/transform"
 )
 
+// Prepare checks every entity of m against the live source (tables and
+// columns exist, key columns have usable types) and compiles its Plan, one
+// per entity in mapping order. It then checks what a run would otherwise
+// meet only while reading or verifying: each query source on its own
+// (extract.Source.CheckQuerySource: one complete statement, no parameters,
+// no row locks), the statements that read each entity, planned by
+// PostgreSQL without running them (extract.Source.CheckRead), and every
+// access pattern against the plans (parameters, their widths, one source
+// with all of them). It reads no rows; the plans are made in read-only
+// transactions of src (its snapshot, under a savepoint, once begun). All
+// problems are returned together as mapping.Errors, in file order; other
+// errors (the connection) stop it.
+func Prepare(ctx context.Context, src *extract.Source, m *mapping.Mapping) ([]*transform.Plan, error) {
+	var errs mapping.Errors
+	all := make([]*transform.Sources, len(m.Entities))
+	described := make([]bool, len(m.Entities))
+	for i, e := range m.Entities {
+		srcs, err := describe(ctx, src, m, e)
+		if err != nil {
+			var me *mapping.Error
+			if errors.As(err, &me) {
+				errs = append(errs, me)
+				continue
+			}
+			return nil, err
+		}
+		all[i], described[i] = &srcs, true
+	}
+	qerrs, refused, err := checkQuerySources(ctx, src, m, described)
+	if err != nil {
+		return nil, err
+	}
+	errs = append(errs, qerrs...)
+	plans, err := transform.CompileAll(m, all)
+	if err != nil {
+		var mes mapping.Errors
+		if !errors.As(err, &mes) {
+			return nil, err
+		}
+		errs = append(errs, mes...)
+	}
+	for i, p := range plans {
+		if p == nil || len(p.Query().Joins) == 0 || refused[i] {
+			continue
+		}
+		if err := src.CheckQuery(ctx, m, m.Entities[i].Name, p.Query()); err != nil {
+			var me *mapping.Error
+			if !errors.As(err, &me) {
+				return nil, err
+			}
+			errs = append(errs, me)
+			refused[i] = true
+		}
+	}
+	if plans != nil {
+		rerrs, err := checkReads(ctx, src, m, plans, refused)
+		if err != nil {
+			return nil, err
+		}
+		perrs, err := checkPatterns(m, plans)
+		if err != nil {
+			return nil, err
+		}
+		errs = append(append(errs, rerrs...), perrs...)
+	}
+	if len(errs) > 0 {
+		sortErrors(errs)
+		return nil, errs
+	}
+	return plans, nil
+}
+
+// describe reads the columns of an entity's source and of the sources its
+// embed, duplicate and aggregate rules join.
+func describe(ctx context.Context, src *extract.Source, m *mapping.Mapping, e *mapping.Entity) (transform.Sources, error) {
+	var srcs transform.Sources
+	var err error
+	ep := mapping.Path(mapping.KeyEntities, e.Name)
+	if srcs.Columns, err = src.Describe(ctx, m, e); err != nil {
+		return srcs, err
+	}
+	if srcs.Unique, err = src.UniqueKeys(ctx, e.Source); err != nil {
+		return srcs, fmt.Errorf("describe %s: %w", mapping.Path(ep, mapping.KeySource), err)
+	}
+	srcs.Embed = map[string][]extract.Column{}
+	for name, em := range e.Embed {
+		if srcs.Embed[name], err = src.DescribeSource(ctx, m, mapping.Path(ep, mapping.KeyEmbed, name, mapping.KeySource), em.Source); err != nil {
+			return srcs, err
+		}
+	}
+	for i, d := range e.Duplicate {
+		path := fmt.Sprintf("%s.%s[%d].%s", ep, mapping.KeyDuplicate, i, mapping.KeySource)
+		cols, err := src.DescribeSource(ctx, m, path, d.Source)
+		if err != nil {
+			return srcs, err
+		}
+		keys, err := src.UniqueKeys(ctx, d.Source)
+		if err != nil {
+			return srcs, fmt.Errorf("describe %s: %w", path, err)
+		}
+		srcs.Duplicate = append(srcs.Duplicate, cols)
+		srcs.DuplicateKeys = append(srcs.DuplicateKeys, keys)
+	}
+	srcs.Aggregate = map[string][]extract.Column{}
+	for name, a := range e.Aggregates {
+		if srcs.Aggregate[name], err = src.DescribeSource(ctx, m, mapping.Path(ep, mapping.KeyAggregates, name, mapping.KeySource), a.Source); err != nil {
+			return srcs, err
+		}
+	}
+	return srcs, nil
+}
+
 // The checks Prepare makes after describing the sources, so that what a
 // run would meet only while reading or verifying is refused before
 // anything is created or written.

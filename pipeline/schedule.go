@@ -4,9 +4,17 @@ import (
 	"context"
 	"slices"
 
-	"github.com/pg2dynamo/pg2dynamo/extract"
 	"github.com/pg2dynamo/pg2dynamo/transform"
 )
+
+// ungrouped is collisionGroups' of for n entities in no group.
+func ungrouped(n int) []int {
+	of := make([]int, n)
+	for i := range of {
+		of[i] = -1
+	}
+	return of
+}
 
 // collisionGroups returns the entities the run-wide duplicate check
 // covers, in groups: the entities whose keys transform.KeysUnique does not
@@ -15,10 +23,7 @@ import (
 // meet. Groups, and the entities in each, are in mapping order; of[i] is
 // entity i's group, or -1 when it is in none.
 func collisionGroups(plans []*transform.Plan, unique []bool) (groups [][]int, of []int) {
-	of = make([]int, len(plans))
-	for i := range of {
-		of[i] = -1
-	}
+	of = ungrouped(len(plans))
 	for i := range plans {
 		if unique[i] || of[i] >= 0 {
 			continue
@@ -58,10 +63,10 @@ type task struct {
 // mapping order (a group's task where its first entity is). parts and
 // byEntity are the parts written (by id, and each entity's in range
 // order), for progress. A group's entities are read in one range each;
-// a resumed group (opts.Skip, opts.Ranges) first replays, without writing,
+// a resumed group (res) first replays, without writing,
 // what the earlier run recorded as written, so that its key set is as the
 // earlier run left it.
-func schedule(ctx context.Context, src *extract.Source, plans []*transform.Plan, totals []int64, opts Options,
+func schedule(ctx context.Context, src RowSource, plans []*transform.Plan, totals []int64, res resume,
 	readers int, groups [][]int, groupOf []int) (parts []part, byEntity [][]int, tasks []task, err error) {
 	byEntity = make([][]int, len(plans))
 	grouped := make([]task, len(groups))
@@ -73,17 +78,17 @@ func schedule(ctx context.Context, src *extract.Source, plans []*transform.Plan,
 	}
 	taskOf := make([]int, len(groups)) // index in tasks of each group's task + 1
 	for i, p := range plans {
-		skip := i < len(opts.Skip) && opts.Skip[i]
+		skip := res.skipped(i)
 		g := groupOf[i]
 		if skip && g < 0 {
 			continue
 		}
 		var rs []Range
 		switch {
-		case i < len(opts.Ranges) && len(opts.Ranges[i]) > 0:
-			rs = opts.Ranges[i]
+		case len(res.recorded(i)) > 0:
+			rs = res.recorded(i)
 		case skip:
-			rs = []Range{{After: p.Query().After, Done: true}}
+			rs = []Range{{Done: true}}
 		default:
 			n := readers
 			if g >= 0 {
@@ -93,7 +98,7 @@ func schedule(ctx context.Context, src *extract.Source, plans []*transform.Plan,
 				return nil, nil, nil, err
 			}
 		}
-		start := p.Query().After
+		var start []string
 		for _, r := range rs {
 			if skip {
 				r.Done = true // written whole: replayed whole when grouped
@@ -146,4 +151,34 @@ func replayed(i int, start []string, r Range) *part {
 		return &part{entity: i, id: -1, r: Range{After: start, Until: r.After}, replay: true}
 	}
 	return nil
+}
+
+// part is one range of one entity, read by one reader.
+type part struct {
+	entity int // index in plans
+	id     int // index in the run's parts; -1 for a replay
+	r      Range
+	// replay: the range was written by an earlier run; its rows are read
+	// only to claim their keys in the group's key set, as that run did.
+	replay bool
+}
+
+// split returns the ranges of p's read: one per reader when p reads in
+// primary-key order and holds enough rows, else one.
+func split(ctx context.Context, src RowSource, p *transform.Plan, rows int64, readers int) ([]Range, error) {
+	n := int(min(int64(readers), rows/MinRangeRows))
+	if !p.Ordered() || n < 2 {
+		return []Range{{}}, nil
+	}
+	bounds, err := src.Split(ctx, p.Query(), n, rows)
+	if err != nil {
+		return nil, err
+	}
+	rs := make([]Range, 0, len(bounds)+1)
+	var after []string
+	for _, b := range bounds {
+		rs = append(rs, Range{After: after, Until: b})
+		after = b
+	}
+	return append(rs, Range{After: after}), nil
 }

@@ -38,18 +38,15 @@ func TestScheduleReplaysResumedGroup(t *testing.T) {
   P: {source: {table: t}, pk: "P#${id}", sk: "P"}
   B: {source: {table: t}, pk: "A#B#${id}", sk: "X"}
   C: {source: {table: t}, pk: "A#C#${id}", sk: "X"}`)
-	for _, p := range plans {
-		p.WithPosition(nil)
-	}
 	groups, of := collisionGroups(plans, keysUnique(m, plans))
-	opts := Options{
-		Skip: []bool{true, false, false, false},
-		Ranges: [][]Range{nil,
+	res := resume{
+		skip: []bool{true, false, false, false},
+		ranges: [][]Range{nil,
 			{{After: []string{"5"}, Until: []string{"10"}}, {After: []string{"10"}}},
 			{{After: []string{"3"}, Until: []string{"10"}}, {After: []string{"19"}, Until: []string{"20"}, Done: true}, {After: []string{"20"}}},
 			{{}}},
 	}
-	_, _, tasks, err := schedule(t.Context(), nil, plans, make([]int64, 4), opts, 4, groups, of)
+	_, _, tasks, err := schedule(t.Context(), nil, plans, make([]int64, 4), res, 4, groups, of)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,7 +16,7 @@ import (
 func Stats(ctx context.Context, src *extract.Source, m *mapping.Mapping, plans []*transform.Plan) ([]EntityStatsRow, error) {
 	ms := &measureSink{m: m, acc: make([]acc, len(plans))}
 	// One reader and one writer: the example keys are the first rows'.
-	sum, err := pipeline.Run(ctx, src, m, plans, ms, pipeline.Options{Concurrency: 1, Readers: 1})
+	sum, err := pipeline.Run(ctx, pipeline.Postgres(src), m, plans, ms, pipeline.Options{Concurrency: 1, Readers: 1})
 	if err != nil {
 		return nil, err
 	}

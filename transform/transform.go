@@ -81,10 +81,10 @@ func FormatSourceKey(k map[string]any) string {
 	return "(" + strings.Join(parts, ", ") + ")"
 }
 
-// Plan converts rows of one entity. Items is safe for concurrent use, and
-// so is Builder.Items on one plan with a Builder per goroutine;
-// WithPosition changes what the plan reads and must be called before a run,
-// not during one.
+// Plan converts rows of one entity. A Plan does not change once compiled:
+// Items is safe for concurrent use, and so is Builder.Items on one plan
+// with a Builder per goroutine. Its Query reads the source's rows in
+// primary-key order when the source has one (Ordered).
 type Plan struct {
 	entity   *mapping.Entity
 	index    int
@@ -409,6 +409,7 @@ func compile(m *mapping.Mapping, index int, srcs Sources) (*Plan, error) {
 	for _, j := range p.joins {
 		p.query.Joins = append(p.query.Joins, j.join)
 	}
+	p.query.OrderBy = keyOrder(p.cols)
 	return p, nil
 }
 
@@ -582,24 +583,24 @@ func editDistance(a, b string) int {
 // SourceColumns returns every column of the entity's source, read or not.
 func (p *Plan) SourceColumns() []extract.Column { return p.srcCols }
 
-// WithPosition makes the plan's Query read its rows in primary-key order,
-// after the given position (extract.Query.Position's form) when one is
-// given, and reports whether the source has a primary key to order by.
-// Each row then ends with its position, which Position gives.
-func (p *Plan) WithPosition(after []string) bool {
+// keyOrder returns the primary key columns of cols in key order: what a
+// plan's Query orders its rows by, so that every row it reads carries its
+// position (nil when the source has no primary key: a view or a query).
+func keyOrder(cols []extract.Column) []extract.Column {
 	var pos []extract.Column
-	for _, c := range p.cols {
+	for _, c := range cols {
 		if c.KeyPos > 0 {
 			pos = append(pos, c)
 		}
 	}
-	if len(pos) == 0 {
-		return false
-	}
 	slices.SortFunc(pos, func(a, b extract.Column) int { return a.KeyPos - b.KeyPos })
-	p.query.OrderBy, p.query.After = pos, after
-	return true
+	return pos
 }
+
+// Ordered reports whether the plan reads in primary-key order (its source
+// has a primary key), so that each row it reads ends with its position,
+// which Position gives, and its read can be split into ranges and resumed.
+func (p *Plan) Ordered() bool { return len(p.query.OrderBy) > 0 }
 
 // Position returns the position of a row the plan's Query read, for
 // resuming after it: its primary key in PostgreSQL's own text, as read

@@ -332,7 +332,7 @@ func Compare(ctx context.Context, src *extract.Source, m *mapping.Mapping, plans
 	// The pipeline's own duplicate check rejects exactly the rows migrate
 	// rejects (whole rows, mirrors included), so only their items are
 	// expected, matched against patterns and costed.
-	sum, err := pipeline.Run(ctx, src, m, plans, sink, pipeline.Options{Concurrency: 1, Progress: opts.Progress})
+	sum, err := pipeline.Run(ctx, pipeline.Postgres(src), m, plans, sink, pipeline.Options{Concurrency: 1, Progress: opts.Progress})
 	if err != nil {
 		return nil, err
 	}

@@ -61,7 +61,7 @@ INSERT INTO c SELECT g, 'v' || g FROM generate_series(1, 6) g;`)
 	}
 	src, plans := snapshot(t, url, m)
 	sink := load.NewDynamoDB(client, table, m.Table.PartitionKey, m.Table.SortKey)
-	if _, err := pipeline.Run(ctx, src, m, plans, sink, pipeline.Options{}); err != nil {
+	if _, err := pipeline.Run(ctx, pipeline.Postgres(src), m, plans, sink, pipeline.Options{}); err != nil {
 		t.Fatal(err)
 	}
 	// 3 differing, 2 missing, 5 stale.

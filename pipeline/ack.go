@@ -1,0 +1,168 @@
+package pipeline
+
+import (
+	"slices"
+
+	"github.com/pg2dynamo/pg2dynamo/transform"
+)
+
+// eventKind says what an event reports.
+type eventKind int
+
+const (
+	// evStart: an entity's first part begins to be read.
+	evStart eventKind = iota
+	// evReject: a row was rejected; rows is 1 when a reader rejected it
+	// (it is in no batch), 0 when a writer did (its batch's evAck counts
+	// it).
+	evReject
+	// evAck: a writer is done with batch seq of part (rows rows).
+	evAck
+	// evReadDone: part's read ended after seq batches.
+	evReadDone
+)
+
+// event is what readers and writers tell the acknowledger.
+type event struct {
+	kind      eventKind
+	entity    int
+	rows      int
+	reject    Reject
+	part, seq int
+	position  []string
+}
+
+// acknowledger receives every event of a run over one channel and alone
+// calls the callbacks of Options: Progress, OnReject, OnCheckpoint. A
+// reader sends a row's reject before the batch that follows it goes to
+// the writers, and a writer a batch's rejects before its acknowledgement,
+// so the rejects of a batch always reach OnReject before the batch's
+// position reaches the Checkpoint: after a crash, a row the checkpoint
+// counts as handled is written or listed. After a callback fails, the
+// acknowledger only drains, so the Checkpoint keeps the last state whose
+// rejects were all listed.
+type acknowledger struct {
+	opts  Options
+	plans []*transform.Plan
+	stats *stats
+	stop  *stopper
+	// err is the first error of a callback.
+	err error
+	// parts are the run's parts; their ranges' After and Done move as
+	// batches are acknowledged. byEntity holds each entity's part ids in
+	// range order, next per part the next batch not yet acknowledged,
+	// acked the positions of batches acknowledged out of order, total the
+	// batches of a part whose read is over (-1 before).
+	parts    []part
+	byEntity [][]int
+	next     []int
+	acked    []map[int][]string
+	total    []int
+}
+
+func newAcknowledger(opts Options, plans []*transform.Plan, st *stats, stop *stopper, parts []part, byEntity [][]int) *acknowledger {
+	a := &acknowledger{opts: opts, plans: plans, stats: st, stop: stop, parts: parts, byEntity: byEntity,
+		next: make([]int, len(parts)), acked: make([]map[int][]string, len(parts)), total: make([]int, len(parts))}
+	for i := range parts {
+		a.acked[i] = map[int][]string{}
+		a.total[i] = -1
+	}
+	return a
+}
+
+// run handles events until the channel is closed.
+func (a *acknowledger) run(events <-chan event) {
+	for ev := range events {
+		if a.err != nil {
+			continue
+		}
+		if err := a.handle(ev); err != nil {
+			a.err = a.stop.fail(err)
+		}
+	}
+}
+
+func (a *acknowledger) handle(ev event) error {
+	name := a.plans[ev.entity].Entity().Name
+	switch ev.kind {
+	case evStart:
+		if a.opts.Progress != nil {
+			a.opts.Progress.Start(name, a.stats.totals[ev.entity])
+		}
+		return nil
+	case evReject:
+		a.advance(name, ev.rows)
+		if a.opts.OnReject == nil {
+			return nil
+		}
+		return a.opts.OnReject(ev.reject)
+	case evAck:
+		a.advance(name, ev.rows)
+		return a.ack(ev.part, ev.seq, ev.position)
+	case evReadDone:
+		return a.readDone(ev.part, ev.seq)
+	}
+	return nil
+}
+
+func (a *acknowledger) advance(entity string, n int) {
+	if a.opts.Progress != nil && n > 0 {
+		a.opts.Progress.Advance(entity, n)
+	}
+}
+
+// ack records batch seq of part id as handled, and moves the part's
+// written prefix over every batch acknowledged in sequence.
+func (a *acknowledger) ack(id, seq int, position []string) error {
+	if a.opts.Checkpoint == nil {
+		return nil
+	}
+	a.acked[id][seq] = position
+	moved := false
+	for {
+		pos, ok := a.acked[id][a.next[id]]
+		if !ok {
+			break
+		}
+		delete(a.acked[id], a.next[id])
+		a.next[id]++
+		if pos != nil {
+			a.parts[id].r.After = pos
+		}
+		moved = true
+	}
+	if !moved {
+		return nil
+	}
+	a.parts[id].r.Done = a.next[id] == a.total[id]
+	return a.record(a.parts[id].entity)
+}
+
+// readDone records that part id's read ended after batches batches.
+func (a *acknowledger) readDone(id, batches int) error {
+	if a.opts.Checkpoint == nil {
+		return nil
+	}
+	a.total[id] = batches
+	if a.next[id] != batches {
+		return nil
+	}
+	a.parts[id].r.Done = true
+	return a.record(a.parts[id].entity)
+}
+
+// record writes entity's ranges into the Checkpoint and calls
+// OnCheckpoint.
+func (a *acknowledger) record(entity int) error {
+	rs := make([]Range, len(a.byEntity[entity]))
+	for i, id := range a.byEntity[entity] {
+		rs[i] = a.parts[id].r
+		rs[i].After = slices.Clone(rs[i].After)
+	}
+	name := a.plans[entity].Entity().Name
+	done := a.opts.Checkpoint.record(name, rs)
+	if a.opts.OnCheckpoint == nil {
+		return nil
+	}
+	return a.opts.OnCheckpoint(a.opts.Checkpoint, name, done)
+}

@@ -1,0 +1,87 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+
+	"github.com/pg2dynamo/pg2dynamo/load"
+	"github.com/pg2dynamo/pg2dynamo/transform"
+)
+
+// writer hands batches to the sink, one at a time, until the channel is
+// closed: it counts the rows written, turns the items the sink reports as
+// failed (a *load.BatchError) into rejects of their rows, and acknowledges
+// each batch. Any other error from the sink stops the run.
+type writer struct {
+	*run
+	sink load.Sink
+}
+
+func (w *writer) loop(batches <-chan batch) error {
+	for b := range batches {
+		if err := w.write(b); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (w *writer) write(b batch) error {
+	err := w.sink.Write(w.stop.writing, b.items)
+	failed := map[int]error{}
+	var be *load.BatchError
+	switch {
+	case err == nil:
+	case errors.As(err, &be):
+		for _, f := range be.Failed {
+			failed[f.Index] = f.Err
+		}
+	case w.stop.writing.Err() != nil:
+		return context.Cause(w.stop.writing)
+	default:
+		return w.stop.fail(err)
+	}
+	w.settle(b, failed)
+	w.events <- event{kind: evAck, entity: b.entity, rows: rowCount(b), part: b.part, seq: b.seq, position: b.position}
+	return nil
+}
+
+// settle counts b's rows written and rejects those with an item in
+// failed (by index in the batch), naming the first failed item's key and
+// error.
+func (w *writer) settle(b batch, failed map[int]error) {
+	var written, rejected, items int64
+	var rowErr error
+	var rowKey map[string]string
+	for idx, it := range b.items {
+		if ferr, bad := failed[idx]; !bad {
+			items++
+		} else if rowErr == nil {
+			rowErr, rowKey = ferr, keyMap(transform.ItemKey(it.Attrs, w.keyAttrs), w.keyAttrs)
+		}
+		if !b.rowEnd[idx] {
+			continue
+		}
+		if rowErr == nil {
+			written++
+			continue
+		}
+		p := w.plans[it.Entity]
+		rejected++
+		w.events <- event{kind: evReject, entity: b.entity, reject: Reject{Entity: p.Entity().Name,
+			SourceKey: p.SourceKey(it.Row), ItemKey: rowKey, Reason: rowErr.Error()}}
+		rowErr = nil
+	}
+	w.stats.finished(b.entity, written, rejected, items)
+}
+
+// rowCount is the number of rows in b.
+func rowCount(b batch) int {
+	n := 0
+	for _, end := range b.rowEnd {
+		if end {
+			n++
+		}
+	}
+	return n
+}
