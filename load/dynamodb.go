@@ -147,21 +147,39 @@ type writeLimit struct {
 	now      func() time.Time
 }
 
-// LimitWriteUnits caps the sink at units write units per second, measured
-// from the ConsumedCapacity DynamoDB reports. estimate gives an item's
-// write units before it is sent (transform.WriteUnits); the difference to
-// what DynamoDB then reports is waited for after.
+// LimitWriteUnits caps the sink at units write units per second (units
+// must be above 0), measured from the ConsumedCapacity DynamoDB reports,
+// with a bucket of min(units, 50). estimate gives an item's write units
+// before it is sent (transform.WriteUnits); the difference to what
+// DynamoDB then reports is waited for after. Waiting for units honours
+// ctx: a cancelled run or a batch past its Deadline stops waiting at once.
 func (d *DynamoDB) LimitWriteUnits(units int, estimate func(map[string]types.AttributeValue) int64) {
 	burst := min(units, 50)
 	d.limit = &writeLimit{cap: float64(units), limiter: rate.NewLimiter(rate.Limit(units), burst), estimate: estimate, now: time.Now}
 }
 
 // wait blocks until n write units may be consumed, in steps no larger than
-// the bucket.
+// the bucket, or until ctx is done (then it returns ctx.Err() and gives
+// back the step's reservation). It reserves rather than calling
+// rate.Limiter.WaitN, which fails at once, with an error of its own that
+// wraps nothing, when the wait would outlast ctx's deadline: the batch's
+// Deadline must end it with the deadline's message, at the deadline.
 func (l *writeLimit) wait(ctx context.Context, n int64) error {
 	for n > 0 {
 		step := min(n, int64(l.limiter.Burst()))
-		if err := l.limiter.WaitN(ctx, int(step)); err != nil {
+		now := l.now()
+		r := l.limiter.ReserveN(now, int(step))
+		if delay := r.DelayFrom(now); delay > 0 {
+			t := time.NewTimer(delay)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				r.CancelAt(l.now())
+				return ctx.Err()
+			case <-t.C:
+			}
+		} else if err := ctx.Err(); err != nil {
+			r.CancelAt(now)
 			return err
 		}
 		n -= step
