@@ -357,6 +357,18 @@ func TestWriteLimitInWrite(t *testing.T) {
 			t.Errorf("%v write units left, want 0 (the cancelled step given back)", left)
 		}
 	})
+	t.Run("a cancelled run sends nothing, write units to spare or not", func(t *testing.T) {
+		api := &fakeAPI{}
+		d, now := limited(api, 10, 1)
+		cctx, cancel := context.WithCancel(ctx)
+		cancel()
+		if err := d.Write(cctx, items("a")); !errors.Is(err, context.Canceled) || len(api.batches) != 0 {
+			t.Fatalf("got %v and %d BatchWriteItem calls, want context.Canceled and none", err, len(api.batches))
+		}
+		if left := d.limit.limiter.TokensAt(now); left != 10 {
+			t.Errorf("%v write units left, want 10 (the step given back)", left)
+		}
+	})
 	t.Run("a wait past the retry deadline ends with the deadline's message", func(t *testing.T) {
 		// Before the fix rate.Limiter.WaitN failed at once with "rate:
 		// Wait(n=1) would exceed context deadline", which stopped the run
