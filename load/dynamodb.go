@@ -241,10 +241,16 @@ func (d *DynamoDB) Stats() Stats {
 // Write puts batch with BatchWriteItem and re-sends UnprocessedItems with
 // exponential backoff and full jitter (the SDK's own backoff, capped at
 // 20 s), up to 20 rounds; items still unprocessed then are returned in a
-// *BatchError. When DynamoDB rejects the whole request as invalid (an item
-// over 400 KB, a wrong key type), each item is put alone so that only the
-// invalid ones fail. Other errors (after the SDK's own retries) are
-// returned as they are and stop the run.
+// *BatchError. When DynamoDB rejects the whole request as invalid
+// (ValidationException: an item over 400 KB, a key attribute of the wrong
+// type; https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/ServiceQuotas.html),
+// each item is put alone with PutItem so that only the invalid ones fail,
+// each ItemError carrying DynamoDB's code and message. Other errors (after
+// the SDK's own retries) are returned wrapped, naming the operation and
+// the table, and stop the run. A cancelled ctx ends the call with
+// ctx.Err() (wrapped when the SDK returned it); past Deadline it ends with
+// the deadline's message. Write blocks for the write limit
+// (LimitWriteUnits), the requests and the backoffs.
 func (d *DynamoDB) Write(ctx context.Context, batch []transform.Item) error {
 	if d.Deadline > 0 {
 		var cancel context.CancelFunc

@@ -29,9 +29,10 @@ type Sink interface {
 
 // ItemError is why one item of a batch was not written.
 type ItemError struct {
-	// Index is the item's position in the batch.
+	// Index is the item's position in the batch (from 0).
 	Index int
-	Err   error
+	// Err is why, e.g. DynamoDB's ValidationException and its message.
+	Err error
 }
 
 // BatchError lists the items of a batch that were not written. Per-item
