@@ -147,21 +147,39 @@ type writeLimit struct {
 	now      func() time.Time
 }
 
-// LimitWriteUnits caps the sink at units write units per second, measured
-// from the ConsumedCapacity DynamoDB reports. estimate gives an item's
-// write units before it is sent (transform.WriteUnits); the difference to
-// what DynamoDB then reports is waited for after.
+// LimitWriteUnits caps the sink at units write units per second (units
+// must be above 0), measured from the ConsumedCapacity DynamoDB reports,
+// with a bucket of min(units, 50). estimate gives an item's write units
+// before it is sent (transform.WriteUnits); the difference to what
+// DynamoDB then reports is waited for after. Waiting for units honours
+// ctx: a cancelled run or a batch past its Deadline stops waiting at once.
 func (d *DynamoDB) LimitWriteUnits(units int, estimate func(map[string]types.AttributeValue) int64) {
 	burst := min(units, 50)
 	d.limit = &writeLimit{cap: float64(units), limiter: rate.NewLimiter(rate.Limit(units), burst), estimate: estimate, now: time.Now}
 }
 
 // wait blocks until n write units may be consumed, in steps no larger than
-// the bucket.
+// the bucket, or until ctx is done (then it returns ctx.Err() and gives
+// back the step's reservation). It reserves rather than calling
+// rate.Limiter.WaitN, which fails at once, with an error of its own that
+// wraps nothing, when the wait would outlast ctx's deadline: the batch's
+// Deadline must end it with the deadline's message, at the deadline.
 func (l *writeLimit) wait(ctx context.Context, n int64) error {
 	for n > 0 {
 		step := min(n, int64(l.limiter.Burst()))
-		if err := l.limiter.WaitN(ctx, int(step)); err != nil {
+		now := l.now()
+		r := l.limiter.ReserveN(now, int(step))
+		if delay := r.DelayFrom(now); delay > 0 {
+			t := time.NewTimer(delay)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				r.CancelAt(l.now())
+				return ctx.Err()
+			case <-t.C:
+			}
+		} else if err := ctx.Err(); err != nil {
+			r.CancelAt(now)
 			return err
 		}
 		n -= step
@@ -223,10 +241,16 @@ func (d *DynamoDB) Stats() Stats {
 // Write puts batch with BatchWriteItem and re-sends UnprocessedItems with
 // exponential backoff and full jitter (the SDK's own backoff, capped at
 // 20 s), up to 20 rounds; items still unprocessed then are returned in a
-// *BatchError. When DynamoDB rejects the whole request as invalid (an item
-// over 400 KB, a wrong key type), each item is put alone so that only the
-// invalid ones fail. Other errors (after the SDK's own retries) are
-// returned as they are and stop the run.
+// *BatchError. When DynamoDB rejects the whole request as invalid
+// (ValidationException: an item over 400 KB, a key attribute of the wrong
+// type; https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/ServiceQuotas.html),
+// each item is put alone with PutItem so that only the invalid ones fail,
+// each ItemError carrying DynamoDB's code and message. Other errors (after
+// the SDK's own retries) are returned wrapped, naming the operation and
+// the table, and stop the run. A cancelled ctx ends the call with
+// ctx.Err() (wrapped when the SDK returned it); past Deadline it ends with
+// the deadline's message. Write blocks for the write limit
+// (LimitWriteUnits), the requests and the backoffs.
 func (d *DynamoDB) Write(ctx context.Context, batch []transform.Item) error {
 	if d.Deadline > 0 {
 		var cancel context.CancelFunc

@@ -120,17 +120,32 @@ func TestDynamoDBWritePaths(t *testing.T) {
 	})
 	t.Run("items still unprocessed after the last round fail alone", func(t *testing.T) {
 		var waits []int
-		api := &fakeAPI{batch: func(int, []string) (*dynamodb.BatchWriteItemOutput, error) { return unprocessed("b"), nil }}
+		api := &fakeAPI{batch: func(int, []string) (*dynamodb.BatchWriteItemOutput, error) { return unprocessed("d", "b"), nil }}
 		d := newSink(api, &waits)
 		d.maxRounds = 3
-		err := d.Write(ctx, items("a", "b", "c"))
+		err := d.Write(ctx, items("a", "b", "c", "d"))
 		var be *BatchError
-		if !errors.As(err, &be) || len(be.Failed) != 1 || be.Failed[0].Index != 1 ||
-			be.Failed[0].Err.Error() != "still in UnprocessedItems after 3 BatchWriteItem rounds" {
-			t.Fatalf("got %v, want item 1 failed after 3 rounds", err)
+		if !errors.As(err, &be) {
+			t.Fatalf("got %v, want a *BatchError", err)
+		}
+		want := "2 items not written: item 3: still in UnprocessedItems after 3 BatchWriteItem rounds; " +
+			"item 1: still in UnprocessedItems after 3 BatchWriteItem rounds"
+		if be.Error() != want {
+			t.Errorf("got %q, want %q", be.Error(), want)
 		}
 		if len(api.batches) != 3 || len(waits) != 2 {
 			t.Errorf("%d requests and %d waits, want 3 and 2", len(api.batches), len(waits))
+		}
+	})
+	t.Run("an invalid request whose items all put alone is written", func(t *testing.T) {
+		var waits []int
+		api := &fakeAPI{batch: func(int, []string) (*dynamodb.BatchWriteItemOutput, error) { return nil, errValidation }}
+		d := newSink(api, &waits)
+		if err := d.Write(ctx, items("a", "b")); err != nil {
+			t.Fatal(err)
+		}
+		if s := d.Stats(); len(api.puts) != 2 || s.Requests != 3 {
+			t.Errorf("%d PutItems, %d requests counted; want 2 and 3", len(api.puts), s.Requests)
 		}
 	})
 	t.Run("an invalid request is split into PutItems, and only the invalid item fails", func(t *testing.T) {
@@ -189,6 +204,35 @@ func TestDynamoDBWritePaths(t *testing.T) {
 			t.Fatalf("got %v, want the deadline's message", err)
 		}
 	})
+	t.Run("with a retry deadline, the run's own cancellation is returned as such", func(t *testing.T) {
+		api := &fakeAPI{batch: func(int, []string) (*dynamodb.BatchWriteItemOutput, error) { return unprocessed("a"), nil }}
+		d := NewDynamoDB(api, "t", "PK", "SK")
+		d.Backoff = retry.BackoffDelayerFunc(func(int, error) (time.Duration, error) { return time.Hour, nil })
+		d.Deadline = time.Hour
+		cctx, cancel := context.WithCancel(ctx)
+		time.AfterFunc(20*time.Millisecond, cancel)
+		err := d.Write(cctx, items("a"))
+		if !errors.Is(err, context.Canceled) || strings.Contains(err.Error(), "deadline") {
+			t.Fatalf("got %v, want context.Canceled", err)
+		}
+	})
+	t.Run("with a retry deadline, other errors and success are returned as they are", func(t *testing.T) {
+		denied := &smithy.GenericAPIError{Code: "AccessDeniedException", Message: "no"}
+		api := &fakeAPI{batch: func(call int, _ []string) (*dynamodb.BatchWriteItemOutput, error) {
+			if call == 1 {
+				return nil, denied
+			}
+			return &dynamodb.BatchWriteItemOutput{}, nil
+		}}
+		d := NewDynamoDB(api, "t", "PK", "SK")
+		d.Deadline = time.Hour
+		if err := d.Write(ctx, items("a")); !errors.Is(err, denied) {
+			t.Errorf("got %v, want the BatchWriteItem error", err)
+		}
+		if err := d.Write(ctx, items("a")); err != nil {
+			t.Errorf("got %v, want nil", err)
+		}
+	})
 	t.Run("cancellation during a backoff returns at once", func(t *testing.T) {
 		api := &fakeAPI{batch: func(int, []string) (*dynamodb.BatchWriteItemOutput, error) { return unprocessed("a"), nil }}
 		d := NewDynamoDB(api, "t", "PK", "SK")
@@ -228,6 +272,15 @@ func TestWriteLimitAdapts(t *testing.T) {
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("limit (-want +got):\n%s", d)
 	}
+
+	d.LimitWriteUnits(3, func(map[string]types.AttributeValue) int64 { return 1 })
+	d.limit.now = func() time.Time { return now }
+	for range 3 {
+		d.limit.throttled()
+	}
+	if lim := limit(); lim != 1 {
+		t.Errorf("a limit of 3 throttled thrice is %v, want 1 (never below)", lim)
+	}
 }
 
 // Written items are counted from the ConsumedCapacity DynamoDB reports.
@@ -244,4 +297,88 @@ func TestConsumedCapacityCounted(t *testing.T) {
 	if s := d.Stats(); s.ConsumedWriteUnits != 5 {
 		t.Errorf("consumed %v write units, want 5", s.ConsumedWriteUnits)
 	}
+}
+
+// limited is a sink with a write limit of units per second whose clock
+// stands still at the returned time, each item estimated at estimate units.
+func limited(api WriteAPI, units int, estimate int64) (*DynamoDB, time.Time) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	d := NewDynamoDB(api, "t", "PK", "SK")
+	d.Backoff = retry.BackoffDelayerFunc(func(int, error) (time.Duration, error) { return 0, nil })
+	d.LimitWriteUnits(units, func(map[string]types.AttributeValue) int64 { return estimate })
+	d.limit.now = func() time.Time { return now }
+	d.limit.limiter.SetLimitAt(now, d.limit.limiter.Limit()) // the bucket, full, on this clock
+	return d, now
+}
+
+// Write takes its estimate from the write limit before sending and the
+// excess DynamoDB reports consumed after; UnprocessedItems halve the rate.
+func TestWriteLimitInWrite(t *testing.T) {
+	ctx := context.Background()
+	t.Run("the estimate before, the reported excess after", func(t *testing.T) {
+		api := &fakeAPI{batch: func(int, []string) (*dynamodb.BatchWriteItemOutput, error) {
+			return &dynamodb.BatchWriteItemOutput{ConsumedCapacity: []types.ConsumedCapacity{{CapacityUnits: aws.Float64(7)}}}, nil
+		}}
+		d, now := limited(api, 10, 1)
+		if err := d.Write(ctx, items("a", "b")); err != nil {
+			t.Fatal(err)
+		}
+		if left := d.limit.limiter.TokensAt(now); left != 3 {
+			t.Errorf("%v write units left of 10, want 3 (7 consumed)", left)
+		}
+	})
+	t.Run("UnprocessedItems halve the rate", func(t *testing.T) {
+		api := &fakeAPI{batch: func(call int, _ []string) (*dynamodb.BatchWriteItemOutput, error) {
+			if call == 1 {
+				return unprocessed("b"), nil
+			}
+			return &dynamodb.BatchWriteItemOutput{}, nil
+		}}
+		d, _ := limited(api, 40, 1)
+		if err := d.Write(ctx, items("a", "b")); err != nil {
+			t.Fatal(err)
+		}
+		if lim := float64(d.limit.limiter.Limit()); lim != 20 {
+			t.Errorf("rate %v write units a second, want 20 (halved, not yet a second to climb)", lim)
+		}
+	})
+	t.Run("cancellation while waiting for write units sends nothing", func(t *testing.T) {
+		api := &fakeAPI{}
+		d, now := limited(api, 1, 5)
+		cctx, cancel := context.WithCancel(ctx)
+		time.AfterFunc(20*time.Millisecond, cancel)
+		if err := d.Write(cctx, items("a")); !errors.Is(err, context.Canceled) {
+			t.Fatalf("got %v, want context.Canceled", err)
+		}
+		if len(api.batches) != 0 {
+			t.Errorf("%d BatchWriteItem calls, want none", len(api.batches))
+		}
+		if left := d.limit.limiter.TokensAt(now); left != 0 {
+			t.Errorf("%v write units left, want 0 (the cancelled step given back)", left)
+		}
+	})
+	t.Run("a cancelled run sends nothing, write units to spare or not", func(t *testing.T) {
+		api := &fakeAPI{}
+		d, now := limited(api, 10, 1)
+		cctx, cancel := context.WithCancel(ctx)
+		cancel()
+		if err := d.Write(cctx, items("a")); !errors.Is(err, context.Canceled) || len(api.batches) != 0 {
+			t.Fatalf("got %v and %d BatchWriteItem calls, want context.Canceled and none", err, len(api.batches))
+		}
+		if left := d.limit.limiter.TokensAt(now); left != 10 {
+			t.Errorf("%v write units left, want 10 (the step given back)", left)
+		}
+	})
+	t.Run("a wait past the retry deadline ends with the deadline's message", func(t *testing.T) {
+		// Before the fix rate.Limiter.WaitN failed at once with "rate:
+		// Wait(n=1) would exceed context deadline", which stopped the run
+		// with a message naming neither the deadline nor its flag.
+		api := &fakeAPI{}
+		d, _ := limited(api, 1, 5)
+		d.Deadline = 50 * time.Millisecond
+		err := d.Write(ctx, items("a"))
+		if err == nil || !strings.Contains(err.Error(), "after the retry deadline of 50ms") {
+			t.Fatalf("got %v, want the deadline's message", err)
+		}
+	})
 }

@@ -18,6 +18,7 @@ const MaxBatchItems = 25
 
 // Sink receives items in batches. Implementations must be safe for
 // concurrent use: the pipeline calls Write from several writers at once.
+// Package load/sinktest checks this contract; every Sink passes it.
 type Sink interface {
 	// Write writes batch (1 to MaxBatchItems items, no two with the same
 	// primary key). It returns nil when every item was written; a
@@ -28,9 +29,10 @@ type Sink interface {
 
 // ItemError is why one item of a batch was not written.
 type ItemError struct {
-	// Index is the item's position in the batch.
+	// Index is the item's position in the batch (from 0).
 	Index int
-	Err   error
+	// Err is why, e.g. DynamoDB's ValidationException and its message.
+	Err error
 }
 
 // BatchError lists the items of a batch that were not written. Per-item
@@ -50,5 +52,6 @@ func (e *BatchError) Error() string {
 // Null is a Sink that discards every item: extract and transform alone.
 type Null struct{}
 
-// Write discards batch.
+// Write discards batch and returns nil, cancelled ctx or not: there is
+// nothing to stop.
 func (Null) Write(context.Context, []transform.Item) error { return nil }

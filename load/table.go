@@ -76,13 +76,21 @@ func keySchema(pk, sk string) []types.KeySchemaElement {
 	return ks
 }
 
+// TableAPI is what EnsureTable calls: *dynamodb.Client, or a fake at this
+// seam in tests. DescribeTable is also what dynamodb.NewTableExistsWaiter
+// polls.
+type TableAPI interface {
+	dynamodb.DescribeTableAPIClient
+	CreateTable(ctx context.Context, in *dynamodb.CreateTableInput, opts ...func(*dynamodb.Options)) (*dynamodb.CreateTableOutput, error)
+}
+
 // EnsureTable checks that the mapping's table exists and fits the mapping
 // (see CheckTable). If it does not exist and create is true, it creates it
 // and waits (up to TableActiveTimeout) until it is ACTIVE; if create is
 // false it returns an error wrapping ErrTableNotFound. An existing table
 // that does not fit is a *TableMismatchError. created reports whether the
 // table was created.
-func EnsureTable(ctx context.Context, client *dynamodb.Client, m *mapping.Mapping, create bool) (created bool, err error) {
+func EnsureTable(ctx context.Context, client TableAPI, m *mapping.Mapping, create bool) (created bool, err error) {
 	name := m.Table.Name
 	td, err := DescribeTable(ctx, client, name)
 	switch {
@@ -113,7 +121,7 @@ func EnsureTable(ctx context.Context, client *dynamodb.Client, m *mapping.Mappin
 // (diff, migrate --dry-run, verify). exists reports whether the table
 // exists; a table that does not is no error. A table that does not fit is
 // a *TableMismatchError.
-func CheckTable(ctx context.Context, client *dynamodb.Client, m *mapping.Mapping) (exists bool, err error) {
+func CheckTable(ctx context.Context, client dynamodb.DescribeTableAPIClient, m *mapping.Mapping) (exists bool, err error) {
 	td, err := DescribeTable(ctx, client, m.Table.Name)
 	if err != nil || td == nil {
 		return false, err
@@ -148,7 +156,7 @@ func (e *TableMismatchError) Error() string {
 // than after the client's full retry budget (minutes). DynamoDB's own errors (access
 // denied, …) are returned wrapped; so is a retried error of DynamoDB's
 // (throttling, 5xx) that the timeout cut short.
-func DescribeTable(ctx context.Context, client *dynamodb.Client, name string) (*types.TableDescription, error) {
+func DescribeTable(ctx context.Context, client dynamodb.DescribeTableAPIClient, name string) (*types.TableDescription, error) {
 	pctx, cancel := context.WithTimeout(ctx, PreflightTimeout)
 	defer cancel()
 	out, err := client.DescribeTable(pctx, &dynamodb.DescribeTableInput{TableName: aws.String(name)},

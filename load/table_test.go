@@ -1,11 +1,17 @@
 package load
 
 import (
+	"context"
 	"errors"
+	"fmt"
+	"strings"
+	"sync"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/smithy-go"
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/pg2dynamo/pg2dynamo/mapping"
@@ -98,6 +104,196 @@ func TestCheckSchema(t *testing.T) {
 			}
 			if d := cmp.Diff(tc.want, got); d != "" {
 				t.Errorf("differences (-want +got):\n%s", d)
+			}
+		})
+	}
+}
+
+// fakeTables is DynamoDB at the TableAPI seam: tables by name, created
+// ACTIVE at once, and scripted errors.
+type fakeTables struct {
+	mu      sync.Mutex
+	tables  map[string]*types.TableDescription
+	created []string
+	// describeErr, if set, answers every DescribeTable; afterCreate only
+	// those after a CreateTable (what the waiter sees); createErr answers
+	// CreateTable.
+	describeErr, afterCreate, createErr error
+}
+
+func (f *fakeTables) DescribeTable(_ context.Context, in *dynamodb.DescribeTableInput, _ ...func(*dynamodb.Options)) (*dynamodb.DescribeTableOutput, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	switch {
+	case f.describeErr != nil:
+		return nil, f.describeErr
+	case f.afterCreate != nil && len(f.created) > 0:
+		return nil, f.afterCreate
+	}
+	td, ok := f.tables[aws.ToString(in.TableName)]
+	if !ok {
+		return nil, &types.ResourceNotFoundException{Message: aws.String("Requested resource not found")}
+	}
+	return &dynamodb.DescribeTableOutput{Table: td}, nil
+}
+
+func (f *fakeTables) CreateTable(_ context.Context, in *dynamodb.CreateTableInput, _ ...func(*dynamodb.Options)) (*dynamodb.CreateTableOutput, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.createErr != nil {
+		return nil, f.createErr
+	}
+	name := aws.ToString(in.TableName)
+	f.created = append(f.created, name)
+	td := &types.TableDescription{TableName: in.TableName, TableStatus: types.TableStatusActive,
+		KeySchema: in.KeySchema, AttributeDefinitions: in.AttributeDefinitions}
+	for _, g := range in.GlobalSecondaryIndexes {
+		td.GlobalSecondaryIndexes = append(td.GlobalSecondaryIndexes, types.GlobalSecondaryIndexDescription{
+			IndexName: g.IndexName, KeySchema: g.KeySchema, Projection: g.Projection})
+	}
+	if f.tables == nil {
+		f.tables = map[string]*types.TableDescription{}
+	}
+	f.tables[name] = td
+	return &dynamodb.CreateTableOutput{TableDescription: td}, nil
+}
+
+// EnsureTable creates a missing table only when asked, leaves a fitting one
+// alone, refuses one that does not fit, and names the step that failed.
+func TestEnsureTable(t *testing.T) {
+	m, err := mapping.Parse("m.yaml", []byte(schemaMapping))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	denied := &smithy.GenericAPIError{Code: "AccessDeniedException", Message: "no"}
+	numberPK := describe(m)
+	setType(numberPK, "PK", types.ScalarAttributeTypeN)
+	cases := []struct {
+		name        string
+		api         *fakeTables
+		create      bool
+		wantCreated bool
+		wantErr     string // "" for none
+		wantIs      error
+	}{
+		{name: "missing, not asked to create", api: &fakeTables{}, create: false,
+			wantErr: "table does not exist: tbl (pass --create-table to create it from the mapping)", wantIs: ErrTableNotFound},
+		{name: "missing, created", api: &fakeTables{}, create: true, wantCreated: true},
+		{name: "exists and fits", api: &fakeTables{tables: map[string]*types.TableDescription{"tbl": describe(m)}}, create: true},
+		{name: "exists and does not fit", api: &fakeTables{tables: map[string]*types.TableDescription{"tbl": numberPK}}, create: true,
+			wantErr: "table tbl does not match the mapping: key attribute PK is of type N: the mapping writes every key attribute as a string (S)"},
+		{name: "CreateTable refused", api: &fakeTables{createErr: denied}, create: true,
+			wantErr: "create table tbl: api error AccessDeniedException: no", wantIs: denied},
+		{name: "the wait for ACTIVE fails", api: &fakeTables{afterCreate: denied}, create: true, wantCreated: true,
+			wantErr: "wait for table tbl to become ACTIVE: api error AccessDeniedException: no", wantIs: denied},
+		{name: "DescribeTable refused", api: &fakeTables{describeErr: denied}, create: true,
+			wantErr: "describe table tbl: api error AccessDeniedException: no", wantIs: denied},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			created, err := EnsureTable(ctx, tc.api, m, tc.create)
+			if created != tc.wantCreated {
+				t.Errorf("created = %v, want %v", created, tc.wantCreated)
+			}
+			if got := fmt.Sprint(err); (tc.wantErr == "" && err != nil) || (tc.wantErr != "" && got != tc.wantErr) {
+				t.Errorf("error %q, want %q", got, tc.wantErr)
+			}
+			if tc.wantIs != nil && !errors.Is(err, tc.wantIs) {
+				t.Errorf("error %v does not wrap %v", err, tc.wantIs)
+			}
+			wantCreates := 0
+			if tc.wantCreated {
+				wantCreates = 1
+			}
+			if len(tc.api.created) != wantCreates {
+				t.Errorf("%d CreateTable calls, want %d", len(tc.api.created), wantCreates)
+			}
+		})
+	}
+	t.Run("a created table passes its own check", func(t *testing.T) {
+		api := &fakeTables{}
+		if _, err := EnsureTable(ctx, api, m, true); err != nil {
+			t.Fatal(err)
+		}
+		if created, err := EnsureTable(ctx, api, m, true); created || err != nil {
+			t.Errorf("second EnsureTable: created %v, %v; want false, nil", created, err)
+		}
+	})
+}
+
+// CheckTable reports whether the table exists and refuses one that does not
+// fit, without creating anything.
+func TestCheckTable(t *testing.T) {
+	m, err := mapping.Parse("m.yaml", []byte(schemaMapping))
+	if err != nil {
+		t.Fatal(err)
+	}
+	noSK := describe(m)
+	noSK.KeySchema = noSK.KeySchema[:1]
+	cases := []struct {
+		name       string
+		api        *fakeTables
+		wantExists bool
+		wantErr    string
+	}{
+		{"missing", &fakeTables{}, false, ""},
+		{"fits", &fakeTables{tables: map[string]*types.TableDescription{"tbl": describe(m)}}, true, ""},
+		{"does not fit", &fakeTables{tables: map[string]*types.TableDescription{"tbl": noSK}}, true,
+			"table tbl does not match the mapping: it has key schema (partition key PK), the mapping expects (partition key PK, sort key SK)"},
+		{"DescribeTable fails", &fakeTables{describeErr: errors.New("dial tcp: connection refused")}, false,
+			"cannot reach DynamoDB (DescribeTable tbl, at most 3 attempts in 20s): dial tcp: connection refused"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			exists, err := CheckTable(context.Background(), tc.api, m)
+			if exists != tc.wantExists {
+				t.Errorf("exists = %v, want %v", exists, tc.wantExists)
+			}
+			if got := fmt.Sprint(err); (tc.wantErr == "" && err != nil) || (tc.wantErr != "" && got != tc.wantErr) {
+				t.Errorf("error %q, want %q", got, tc.wantErr)
+			}
+			var tm *TableMismatchError
+			if errors.As(err, &tm) != strings.Contains(tc.wantErr, "does not match") {
+				t.Errorf("error %v: *TableMismatchError %v", err, tm != nil)
+			}
+			if len(tc.api.created) != 0 {
+				t.Errorf("CheckTable created %v", tc.api.created)
+			}
+		})
+	}
+}
+
+// DescribeTable tells an unreachable DynamoDB from DynamoDB's own errors,
+// and a missing table from both; a run's own cancellation is not reported
+// as DynamoDB being unreachable.
+func TestDescribeTableErrors(t *testing.T) {
+	netErr := errors.New("dial tcp 127.0.0.1:1: connection refused")
+	cancelled, cancel := context.WithCancel(context.Background())
+	cancel()
+	cases := []struct {
+		name    string
+		ctx     context.Context
+		err     error
+		wantErr string
+	}{
+		{"missing", context.Background(), &types.ResourceNotFoundException{Message: aws.String("not found")}, ""},
+		{"unreachable", context.Background(), netErr, "cannot reach DynamoDB (DescribeTable tbl, at most 3 attempts in 20s): " + netErr.Error()},
+		{"run cancelled", cancelled, netErr, "describe table tbl: " + netErr.Error()},
+		{"API error", context.Background(), &smithy.GenericAPIError{Code: "ThrottlingException", Message: "slow down"},
+			"describe table tbl: api error ThrottlingException: slow down"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			td, err := DescribeTable(tc.ctx, &fakeTables{describeErr: tc.err}, "tbl")
+			if td != nil {
+				t.Errorf("description %v, want none", td)
+			}
+			if got := fmt.Sprint(err); (tc.wantErr == "" && err != nil) || (tc.wantErr != "" && got != tc.wantErr) {
+				t.Errorf("error %q, want %q", got, tc.wantErr)
+			}
+			if err != nil && !errors.Is(err, tc.err) {
+				t.Errorf("error %v does not wrap %v", err, tc.err)
 			}
 		})
 	}
