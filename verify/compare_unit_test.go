@@ -33,11 +33,20 @@ access_patterns:
   CustomerProfile: {key_condition: "PK = PROFILE#${id}"}
 `
 
-// shop compiles shopMapping (extra is appended to it) against its
-// columns, without PostgreSQL, and returns a fake source over a few rows.
+// shop compiles shopMapping (extra appended to its access patterns)
+// against its columns, without PostgreSQL, and returns a fake source over
+// a few rows.
 func shop(t *testing.T, extra string) (*mapping.Mapping, *fakeSource) {
 	t.Helper()
-	m, err := mapping.Parse("shop.yaml", []byte(shopMapping+extra))
+	return shopFrom(t, shopMapping+extra)
+}
+
+// shopFrom compiles mapping text with shopMapping's entities and returns
+// a fake source over a few rows: customers 10, 11, 12 and orders 1 to 5
+// (notes a to e), three of customer 10.
+func shopFrom(t *testing.T, text string) (*mapping.Mapping, *fakeSource) {
+	t.Helper()
+	m, err := mapping.Parse("shop.yaml", []byte(text))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,6 +61,22 @@ func shop(t *testing.T, extra string) (*mapping.Mapping, *fakeSource) {
 		{{int32(10), "ann"}, {int32(11), "bob"}, {int32(12), "cy"}},
 		{{int32(1), int32(10), "a"}, {int32(2), int32(10), "b"}, {int32(3), int32(11), "c"}, {int32(4), int32(12), "d"}, {int32(5), int32(10), "e"}},
 	}}
+}
+
+// compilePattern compiles m's access pattern name.
+func compilePattern(t *testing.T, m *mapping.Mapping, src *fakeSource, name string) *transform.PatternPlan {
+	t.Helper()
+	for _, ap := range m.AccessPatterns {
+		if ap.Name == name {
+			pp, err := transform.CompilePattern(m, ap, src.plans)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return pp
+		}
+	}
+	t.Fatalf("no access pattern %s", name)
+	return nil
 }
 
 // runCompare runs compare with fakes, closing the Result at the end of

@@ -158,7 +158,9 @@ func (f *fakeTable) page(items []item, start item, limit *int32, keyAttrs []stri
 		n = min(n, f.pageSize)
 	}
 	end := min(from+n, len(items))
-	page := items[from:end]
+	// A copy, as each response of the SDK is: verify lets go of the
+	// items it has read (answerReader.raw).
+	page := slices.Clone(items[from:end])
 	if end == len(items) || len(page) == 0 {
 		return page, nil
 	}
