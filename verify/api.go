@@ -2,12 +2,8 @@ package verify
 
 import (
 	"context"
-	"errors"
-	"fmt"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/pg2dynamo/pg2dynamo/extract"
 	"github.com/pg2dynamo/pg2dynamo/load"
@@ -55,24 +51,3 @@ var _ source = (*extract.Source)(nil)
 // pipeline.Run on its *extract.Source, with one writer.
 type deriveFunc func(ctx context.Context, sink load.Sink) (*pipeline.Summary, error)
 
-// describeTable returns the description of table name, or nil when it
-// does not exist. For a *dynamodb.Client it is load.DescribeTable, the
-// preflight (at most 3 attempts within load.PreflightTimeout, and an
-// error saying DynamoDB cannot be reached). load.DescribeTable takes a
-// *dynamodb.Client, so any other ReadAPI (a fake, or a client the caller
-// wrapped) is asked once, with ctx as given: ResourceNotFoundException is
-// nil, any other error is returned wrapped.
-func describeTable(ctx context.Context, client ReadAPI, name string) (*types.TableDescription, error) {
-	if c, ok := client.(*dynamodb.Client); ok {
-		return load.DescribeTable(ctx, c, name)
-	}
-	out, err := client.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(name)})
-	var nf *types.ResourceNotFoundException
-	switch {
-	case errors.As(err, &nf):
-		return nil, nil
-	case err != nil:
-		return nil, fmt.Errorf("describe table %s: %w", name, err)
-	}
-	return out.Table, nil
-}

@@ -275,7 +275,7 @@ func compare(ctx context.Context, src source, derive deriveFunc, m *mapping.Mapp
 	// The table first: a DynamoDB that cannot be reached fails the command
 	// in seconds, before the source is counted (count(*) of every table)
 	// and read.
-	td, err := describeTable(ctx, client, m.Table.Name)
+	td, err := load.DescribeTable(ctx, client, m.Table.Name)
 	if err != nil {
 		return nil, err
 	}
