@@ -50,4 +50,3 @@ var _ source = (*extract.Source)(nil)
 // the summary has one EntityStats per plan, in plan order. Compare's is
 // pipeline.Run on its *extract.Source, with one writer.
 type deriveFunc func(ctx context.Context, sink load.Sink) (*pipeline.Summary, error)
-
