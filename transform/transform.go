@@ -36,6 +36,10 @@ type Item struct {
 	// Row is the source row the item came from (values in Plan.Columns
 	// order), kept to name the row if writing the item fails.
 	Row []any
+	// Delete, when set, asks the sink to delete the item with Attrs' key
+	// attributes (Attrs then holds only those): the item of a source row
+	// that is gone, or of an old key (package follow).
+	Delete bool
 }
 
 // RowError is why one source row produced no item. It is data, not a
