@@ -67,7 +67,10 @@ type Stream struct {
 	// position acknowledged (Ack), reported to the server in standby
 	// status updates; serverEnd the server's WAL end as last reported.
 	received, flushed, serverEnd pglogrepl.LSN
-	nextStatus                   time.Time
+	// sent is the WAL position up to which the walsender reported, in a
+	// keepalive, having decoded and sent.
+	sent       pglogrepl.LSN
+	nextStatus time.Time
 }
 
 // StatusInterval is how often Receive reports the position applied to
@@ -228,6 +231,16 @@ func (s *Stream) status(ctx context.Context, now bool) error {
 	return nil
 }
 
+// requestKeepalive sends a status update asking the walsender to answer
+// with a keepalive at once (which reports how far it has sent).
+func (s *Stream) requestKeepalive(ctx context.Context) error {
+	err := pglogrepl.SendStandbyStatusUpdate(ctx, s.conn, pglogrepl.StandbyStatusUpdate{WALWritePosition: s.flushed, ReplyRequested: true})
+	if err != nil {
+		return fmt.Errorf("replication slot %s: status update: %w", s.slot, err)
+	}
+	return nil
+}
+
 // handle handles one message of the stream; it returns a transaction
 // when msg completes one.
 func (s *Stream) handle(ctx context.Context, msg pgproto3.BackendMessage) (*Tx, error) {
@@ -240,6 +253,7 @@ func (s *Stream) handle(ctx context.Context, msg pgproto3.BackendMessage) (*Tx, 
 				return nil, err
 			}
 			s.serverEnd = max(s.serverEnd, k.ServerWALEnd)
+			s.sent = max(s.sent, k.ServerWALEnd)
 			if k.ReplyRequested {
 				return nil, s.status(ctx, true)
 			}
