@@ -69,7 +69,7 @@ Example, against DynamoDB Local:
 			&cli.BoolFlag{Name: "dry-run", Usage: "write nothing: report what the run would change and cost (as pg2dynamo diff)"},
 			&cli.BoolFlag{Name: "no-verify", Usage: "skip the verification (as pg2dynamo verify) that follows the load"},
 			&cli.Float64Flag{Name: "price-per-million", Value: report.DefaultPricePerMillion, Usage: "with --dry-run: on-demand price in US dollars per million write request units"},
-		}, reportFlags()[1:]...),
+		}, append(followFlags(), reportFlags()[1:]...)...),
 		Action: runMigrate,
 	}
 }
@@ -125,11 +125,17 @@ func runMigrate(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	var fl *following
+	if c.Bool("follow") {
+		if fl, err = startFollowing(c, s); err != nil {
+			return err
+		}
+	}
 	out, err := openSink(c, s)
 	if err != nil {
 		return err
 	}
-	if err := s.src.Begin(ctx); err != nil {
+	if err := fl.begin(c, s); err != nil {
 		return err
 	}
 	fmt.Fprintf(c.App.ErrWriter, "migrating %d entities from %s to %s\n", len(s.plans), s.src.Name(), out.target)
@@ -147,8 +153,10 @@ func runMigrate(c *cli.Context) error {
 	if sum != nil {
 		printSummary(c.App.Writer, sum, out.stats)
 	}
-	if err := rejects.Close(); err != nil && runErr == nil {
-		runErr = err
+	if fl == nil { // a follow lists rejects too
+		if err := rejects.Close(); err != nil && runErr == nil {
+			runErr = err
+		}
 	}
 	if runErr != nil {
 		if ctx.Err() == nil {
@@ -156,7 +164,11 @@ func runMigrate(c *cli.Context) error {
 		}
 		return runErr
 	}
-	if s.client != nil && !c.Bool("no-verify") {
+	if fl != nil {
+		if err := fl.run(c, s, out, rejects); err != nil {
+			return err
+		}
+	} else if s.client != nil && !c.Bool("no-verify") {
 		// The same snapshot: what was read is what is checked, all of it
 		// (a resumed run read only what was left).
 		fmt.Fprintln(c.App.Writer)
@@ -164,8 +176,11 @@ func runMigrate(c *cli.Context) error {
 			return err
 		}
 	}
-	if t := sum.Total(); t.Rejected > 0 {
-		return withCode(ExitRejected, fmt.Errorf("%d rows rejected: see %s", t.Rejected, rejects.path))
+	if err := rejects.Close(); err != nil {
+		return err
+	}
+	if t := sum.Total(); t.Rejected > 0 || fl.rejected() > 0 {
+		return withCode(ExitRejected, fmt.Errorf("%d rows rejected: see %s", t.Rejected+fl.rejected(), rejects.path))
 	}
 	return nil
 }

@@ -149,14 +149,13 @@ func (g *Graph) identity(t *table) []string {
 	return slices.Compact(cols)
 }
 
-// Tables returns the followed tables, schema-qualified and quoted, sorted:
-// what the publication publishes.
-func (g *Graph) Tables() []string {
-	var out []string
-	for _, t := range g.tables {
-		out = append(out, pgx.Identifier{t.schema, t.name}.Sanitize())
+// Tables returns the followed tables, schema-qualified, sorted: what the
+// publication publishes.
+func (g *Graph) Tables() []pgx.Identifier {
+	var out []pgx.Identifier
+	for _, k := range sortedKeys(g.tables) {
+		out = append(out, pgx.Identifier{g.tables[k].schema, g.tables[k].name})
 	}
-	sort.Strings(out)
 	return out
 }
 

@@ -37,24 +37,24 @@ func CheckSlot(name string) error {
 	return nil
 }
 
-// EnsurePublication makes publication name publish tables (quoted,
-// schema-qualified, as Graph.Tables gives them): it creates it, or adds
+// EnsurePublication makes publication name publish tables
+// (schema-qualified, as Graph.Tables gives them): it creates it, or adds
 // the tables an existing one lacks. The publication must exist before
 // the slot streams, and before the changes it is to carry.
 // https://www.postgresql.org/docs/current/sql-createpublication.html
-func EnsurePublication(ctx context.Context, conn *pgx.Conn, name string, tables []string) (created bool, err error) {
+func EnsurePublication(ctx context.Context, conn *pgx.Conn, name string, tables []pgx.Identifier) (created bool, err error) {
 	var exists bool
 	if err := conn.QueryRow(ctx, "SELECT EXISTS (SELECT FROM pg_publication WHERE pubname = $1)", name).Scan(&exists); err != nil {
 		return false, fmt.Errorf("publication %s: %w", name, err)
 	}
 	if !exists {
-		_, err := conn.Exec(ctx, fmt.Sprintf("CREATE PUBLICATION %s FOR TABLE %s", pgx.Identifier{name}.Sanitize(), strings.Join(tables, ", ")))
+		_, err := conn.Exec(ctx, fmt.Sprintf("CREATE PUBLICATION %s FOR TABLE %s", pgx.Identifier{name}.Sanitize(), list(tables)))
 		if err != nil {
 			return false, fmt.Errorf("create publication %s: %w", name, err)
 		}
 		return true, nil
 	}
-	rows, err := conn.Query(ctx, "SELECT format('%I.%I', schemaname, tablename) FROM pg_publication_tables WHERE pubname = $1", name)
+	rows, err := conn.Query(ctx, "SELECT schemaname::text || '.' || tablename::text FROM pg_publication_tables WHERE pubname = $1", name)
 	if err != nil {
 		return false, fmt.Errorf("publication %s: %w", name, err)
 	}
@@ -62,18 +62,27 @@ func EnsurePublication(ctx context.Context, conn *pgx.Conn, name string, tables 
 	if err != nil {
 		return false, fmt.Errorf("publication %s: %w", name, err)
 	}
-	var missing []string
+	var missing []pgx.Identifier
 	for _, t := range tables {
-		if !slices.Contains(has, t) {
+		if !slices.Contains(has, strings.Join(t, ".")) {
 			missing = append(missing, t)
 		}
 	}
 	if len(missing) > 0 {
-		if _, err := conn.Exec(ctx, fmt.Sprintf("ALTER PUBLICATION %s ADD TABLE %s", pgx.Identifier{name}.Sanitize(), strings.Join(missing, ", "))); err != nil {
-			return false, fmt.Errorf("add %s to publication %s: %w", strings.Join(missing, ", "), name, err)
+		if _, err := conn.Exec(ctx, fmt.Sprintf("ALTER PUBLICATION %s ADD TABLE %s", pgx.Identifier{name}.Sanitize(), list(missing))); err != nil {
+			return false, fmt.Errorf("add %s to publication %s: %w", list(missing), name, err)
 		}
 	}
 	return false, nil
+}
+
+// list renders tables for a statement: quoted, comma-separated.
+func list(tables []pgx.Identifier) string {
+	out := make([]string, len(tables))
+	for i, t := range tables {
+		out[i] = t.Sanitize()
+	}
+	return strings.Join(out, ", ")
 }
 
 // SlotPosition returns the confirmed position of slot name, and whether
