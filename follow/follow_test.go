@@ -161,7 +161,9 @@ func workloads(t *testing.T) []workload {
 				},
 			}},
 		{domain: "northwind", mapping: filepath.Join(root, "examples", "northwind", "mapping.yaml"),
-			setup: func(t *testing.T, url string) { psqlFile(t, url, filepath.Join(root, "examples", "northwind", "northwind.sql")) },
+			setup: func(t *testing.T, url string) {
+				psqlFile(t, url, filepath.Join(root, "examples", "northwind", "northwind.sql"))
+			},
 			ops: []func(*rand.Rand) []string{
 				func(r *rand.Rand) []string {
 					return []string{fmt.Sprintf("UPDATE products SET unit_price = unit_price + 1 WHERE product_id = %d", 1+r.IntN(77))}
