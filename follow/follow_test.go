@@ -17,11 +17,13 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/google/go-cmp/cmp"
+	"github.com/jackc/pglogrepl"
 	"github.com/jackc/pgx/v5"
 
 	"github.com/pg2dynamo/pg2dynamo/app"
 	"github.com/pg2dynamo/pg2dynamo/extract"
 	"github.com/pg2dynamo/pg2dynamo/fixtures"
+	"github.com/pg2dynamo/pg2dynamo/follow"
 	"github.com/pg2dynamo/pg2dynamo/internal/testenv"
 	"github.com/pg2dynamo/pg2dynamo/load"
 	"github.com/pg2dynamo/pg2dynamo/mapping"
@@ -370,4 +372,162 @@ type sinkFunc func(context.Context, []transform.Item) error
 
 func (f sinkFunc) Write(ctx context.Context, b []transform.Item) error { return f(ctx, b) }
 
-var _ = time.Second
+
+var (
+	buildOnce sync.Once
+	binary    string
+	buildErr  error
+)
+
+// pg2dynamo builds the binary once per test run.
+func pg2dynamo(t *testing.T) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		root, err := testenv.RepoRoot()
+		if err != nil {
+			buildErr = err
+			return
+		}
+		dir, err := os.MkdirTemp("", "pg2dynamo-follow-test")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		binary = filepath.Join(dir, "pg2dynamo")
+		out, err := exec.Command("go", "build", "-o", binary, root).CombinedOutput()
+		if err != nil {
+			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return binary
+}
+
+// lockedBuffer is a bytes.Buffer safe for a process's writes and the
+// test's reads.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}
+
+// SIGKILL at five points, during the full load and while streaming, with
+// a workload running throughout: each run resumes from the slot and the
+// checkpoint, and the end state is exact. Changes are replayed, not
+// skipped: a killed run had applied changes past the position the slot
+// had confirmed, and the next run streamed them again.
+func TestFollowSurvivesSIGKILL(t *testing.T) {
+	if testing.Short() {
+		t.Skip("kills five runs")
+	}
+	w := workloads(t)[0] // tickets
+	url := logicalDatabase(t)
+	w.setup(t, url)
+	conn := testenv.Connect(t, url)
+	if _, err := conn.Exec(context.Background(), "ALTER TABLE tickets REPLICA IDENTITY FULL"); err != nil {
+		t.Fatal(err)
+	}
+	table := testenv.TableName("follow-kill")
+	dir := t.TempDir()
+	endpoint := testenv.SharedDynalite(t).Endpoint
+	args := []string{"migrate", "--mapping", w.mapping, "--source", url, "--endpoint-url", endpoint,
+		"--table", table, "--create-table", "--follow", "--progress", "none", "--progress-interval", "50ms",
+		"--rejects", filepath.Join(dir, "rejects.jsonl"), "--checkpoint", filepath.Join(dir, "checkpoint.json")}
+	t.Cleanup(func() { run(context.Background(), "drop-slot", "--mapping", w.mapping, "--source", url, "--table", table) })
+
+	workCtx, stopWork := context.WithCancel(context.Background())
+	defer stopWork()
+	done := make(chan int, 1)
+	go func() { done <- runWorkload(workCtx, t, url, w, 8000, 2) }()
+
+	r := rand.New(rand.NewPCG(3, 4))
+	duringLoad, replayed := 0, 0
+	for kill := range 5 {
+		a := args
+		if kill > 0 {
+			a = append(slices.Clone(args), "--resume")
+		}
+		var out lockedBuffer
+		cmd := exec.Command(pg2dynamo(t), a...)
+		cmd.Stdout, cmd.Stderr = &out, &out
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		// The first kill lands in the full load (the slot is created
+		// before it), the others while streaming.
+		wait := "created replication slot"
+		if kill > 0 {
+			wait = "following slot"
+		}
+		deadline := time.Now().Add(60 * time.Second)
+		for !strings.Contains(out.String(), wait) && time.Now().Before(deadline) {
+			time.Sleep(5 * time.Millisecond)
+		}
+		if kill == 0 {
+			time.Sleep(time.Duration(50+r.IntN(150)) * time.Millisecond)
+		} else {
+			time.Sleep(time.Duration(300+r.IntN(1200)) * time.Millisecond)
+		}
+		cmd.Process.Kill()
+		cmd.Wait()
+		text := out.String()
+		if !strings.Contains(text, "following slot") {
+			duringLoad++
+		}
+		applied := lastApplied(t, text)
+		confirmed := slotConfirmed(t, conn, follow.DefaultName(table))
+		if applied > confirmed {
+			replayed++
+		}
+		t.Logf("kill %d: applied %s, slot confirmed %s, during the full load: %v", kill+1, applied, confirmed, !strings.Contains(text, "following slot"))
+	}
+	changed := <-done
+	code, out := run(context.Background(), append(args, "--resume", "--until-caught-up")...)
+	if code != 0 || !strings.Contains(out, "caught up at") {
+		t.Fatalf("the last run: exit %d\n%s", code, out)
+	}
+	if duringLoad == 0 || replayed == 0 {
+		t.Errorf("%d kills during the full load, %d with changes applied past the slot's confirmed position (replayed by the next run); want at least one of each", duringLoad, replayed)
+	}
+	if got, want := scanTable(t, table), deriveItems(t, url, w.mapping, table); !slices.Equal(got, want) {
+		t.Errorf("after 5 kills and %d changes: the table (%d items) differs from what a full load writes now (%d items):\n%s",
+			changed, len(got), len(want), firstLines(cmp.Diff(want, got), 40))
+	}
+}
+
+// lastApplied is the position of the last "follow: applied" status in a
+// run's output (0 when none).
+func lastApplied(t *testing.T, out string) pglogrepl.LSN {
+	line := lastLine(out, "follow: applied ")
+	if line == "" {
+		return 0
+	}
+	f := strings.Fields(strings.TrimPrefix(line, "follow: applied "))
+	lsn, err := pglogrepl.ParseLSN(strings.TrimSuffix(f[0], ":"))
+	if err != nil {
+		t.Fatalf("status %q: %v", line, err)
+	}
+	return lsn
+}
+
+// slotConfirmed is the slot's confirmed position.
+func slotConfirmed(t *testing.T, conn *pgx.Conn, slot string) pglogrepl.LSN {
+	lsn, ok, err := follow.SlotPosition(context.Background(), conn, slot)
+	if err != nil || !ok {
+		t.Fatalf("slot %s: exists %v, %v", slot, ok, err)
+	}
+	return lsn
+}

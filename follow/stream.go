@@ -59,6 +59,7 @@ type Tx struct {
 // and drops slots, and streams a slot's committed transactions.
 type Stream struct {
 	conn *pgconn.PgConn
+	cfg  *pgconn.Config
 	slot string
 	// relations are the tables pgoutput described, by relation ID.
 	relations map[uint32]*pglogrepl.RelationMessage
@@ -101,7 +102,7 @@ func Dial(ctx context.Context, connString string) (*Stream, error) {
 	if err != nil {
 		return nil, fmt.Errorf("replication connection to %s:%d/%s: %w", cfg.Host, cfg.Port, cfg.Database, err)
 	}
-	return &Stream{conn: conn, relations: map[uint32]*pglogrepl.RelationMessage{}}, nil
+	return &Stream{conn: conn, cfg: cfg, relations: map[uint32]*pglogrepl.RelationMessage{}}, nil
 }
 
 // Close closes the connection; the slot stays.
@@ -152,16 +153,40 @@ func (s *Stream) DropSlot(ctx context.Context, name string) error {
 // Slot names are lower-case letters, digits and underscores (CheckSlot).
 func quoteSlot(name string) string { return `"` + strings.ReplaceAll(name, `"`, `""`) + `"` }
 
+// SlotBusyWait is how long Start waits for a slot another connection
+// still holds: after a crash, the server lets the dead client's walsender
+// go once it notices the connection is gone.
+const SlotBusyWait = 30 * time.Second
+
 // Start starts streaming slot's changes of publication from position
 // from (0: where the slot's confirmed position is). pgoutput protocol
-// version 1: whole transactions, sent at commit.
+// version 1: whole transactions, sent at commit. A slot still active for
+// another connection (SQLSTATE 55006) is waited for, up to SlotBusyWait,
+// on a new connection each try.
 func (s *Stream) Start(ctx context.Context, slot, publication string, from pglogrepl.LSN) error {
-	err := pglogrepl.StartReplication(ctx, s.conn, quoteSlot(slot), from, pglogrepl.StartReplicationOptions{
-		Mode:       pglogrepl.LogicalReplication,
-		PluginArgs: []string{"proto_version '1'", "publication_names '" + strings.ReplaceAll(publication, "'", "''") + "'"},
-	})
-	if err != nil {
-		return fmt.Errorf("start replication from slot %s: %w", slot, err)
+	deadline := time.Now().Add(SlotBusyWait)
+	for {
+		err := pglogrepl.StartReplication(ctx, s.conn, quoteSlot(slot), from, pglogrepl.StartReplicationOptions{
+			Mode:       pglogrepl.LogicalReplication,
+			PluginArgs: []string{"proto_version '1'", "publication_names '" + strings.ReplaceAll(publication, "'", "''") + "'"},
+		})
+		var pe *pgconn.PgError
+		if errors.As(err, &pe) && pe.Code == "55006" && time.Now().Before(deadline) {
+			s.conn.Close(ctx)
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(200 * time.Millisecond):
+			}
+			if s.conn, err = pgconn.ConnectConfig(ctx, s.cfg); err != nil {
+				return fmt.Errorf("start replication from slot %s: %w", slot, err)
+			}
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("start replication from slot %s: %w", slot, err)
+		}
+		break
 	}
 	s.slot, s.flushed, s.received = slot, from, from
 	return nil
