@@ -372,7 +372,6 @@ type sinkFunc func(context.Context, []transform.Item) error
 
 func (f sinkFunc) Write(ctx context.Context, b []transform.Item) error { return f(ctx, b) }
 
-
 var (
 	buildOnce sync.Once
 	binary    string
@@ -446,7 +445,9 @@ func TestFollowSurvivesSIGKILL(t *testing.T) {
 	args := []string{"migrate", "--mapping", w.mapping, "--source", url, "--endpoint-url", endpoint,
 		"--table", table, "--create-table", "--follow", "--progress", "none", "--progress-interval", "50ms",
 		"--rejects", filepath.Join(dir, "rejects.jsonl"), "--checkpoint", filepath.Join(dir, "checkpoint.json")}
-	t.Cleanup(func() { run(context.Background(), "drop-slot", "--mapping", w.mapping, "--source", url, "--table", table) })
+	t.Cleanup(func() {
+		run(context.Background(), "drop-slot", "--mapping", w.mapping, "--source", url, "--table", table)
+	})
 
 	workCtx, stopWork := context.WithCancel(context.Background())
 	defer stopWork()
