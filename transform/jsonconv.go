@@ -58,119 +58,151 @@ func (b *Builder) fromJSON(s string) (types.AttributeValue, int, int, bool) {
 // jsonValue converts the decoder's next value, s being the whole text, and
 // returns its nesting depth and size.
 func (b *Builder) jsonValue(s string) (types.AttributeValue, int, int, bool) {
-	j := &b.json
-	d := j.dec
-	switch d.PeekKind() {
+	switch b.json.dec.PeekKind() {
 	case '{':
-		if _, err := d.ReadToken(); err != nil {
-			return nil, 0, 0, false
-		}
-		// Members go straight into the map: the last of duplicate names
-		// wins. Up to 8 members fit the map's first allocation.
-		m := make(map[string]types.AttributeValue)
-		depth, size, dup := 0, 3, false
-		for {
-			switch d.PeekKind() {
-			case '"':
-				name, err := d.ReadValue()
-				if err != nil {
-					return nil, 0, 0, false
-				}
-				key, ok := b.jsonName(s, name)
-				if !ok {
-					return nil, 0, 0, false
-				}
-				av, d, n, ok := b.jsonValue(s)
-				if !ok {
-					return nil, 0, 0, false
-				}
-				before := len(m)
-				m[key] = av
-				dup = dup || len(m) == before
-				depth, size = max(depth, d), size+1+len(key)+n
-			case '}':
-				if _, err := d.ReadToken(); err != nil {
-					return nil, 0, 0, false
-				}
-				av := b.m.one()
-				av.Value = m
-				if dup {
-					// A value replaced: measure what is left.
-					return av, nestingDepth(av), valueSize(av), true
-				}
-				return av, depth + 1, size, true
-			default:
+		return b.jsonObject(s)
+	case '[':
+		return b.jsonArray(s)
+	case '"':
+		return b.jsonString(s)
+	case '0':
+		return b.jsonNumber(s)
+	case 't', 'f', 'n':
+		return b.jsonLiteral()
+	}
+	return nil, 0, 0, false // KindInvalid: an error, read by no one
+}
+
+// jsonObject converts the object the decoder is at into an M, as jsonValue.
+func (b *Builder) jsonObject(s string) (types.AttributeValue, int, int, bool) {
+	d := b.json.dec
+	if _, err := d.ReadToken(); err != nil {
+		return nil, 0, 0, false
+	}
+	// Members go straight into the map: the last of duplicate names
+	// wins. Up to 8 members fit the map's first allocation.
+	m := make(map[string]types.AttributeValue)
+	depth, size, dup := 0, 3, false
+	for {
+		switch d.PeekKind() {
+		case '"':
+			name, err := d.ReadValue()
+			if err != nil {
 				return nil, 0, 0, false
 			}
-		}
-	case '[':
-		if _, err := d.ReadToken(); err != nil {
-			return nil, 0, 0, false
-		}
-		base, depth, size := len(j.vals), 0, 3
-		for d.PeekKind() != ']' {
-			av, d, n, ok := b.jsonValue(s)
+			key, ok := b.jsonName(s, name)
 			if !ok {
 				return nil, 0, 0, false
 			}
-			j.vals = append(j.vals, av)
-			depth, size = max(depth, d), size+1+n
-		}
-		if _, err := d.ReadToken(); err != nil {
+			av, vd, n, ok := b.jsonValue(s)
+			if !ok {
+				return nil, 0, 0, false
+			}
+			before := len(m)
+			m[key] = av
+			dup = dup || len(m) == before
+			depth, size = max(depth, vd), size+1+len(key)+n
+		case '}':
+			if _, err := d.ReadToken(); err != nil {
+				return nil, 0, 0, false
+			}
+			av := b.m.one()
+			av.Value = m
+			if dup {
+				// A value replaced: measure what is left.
+				return av, nestingDepth(av), valueSize(av), true
+			}
+			return av, depth + 1, size, true
+		default:
 			return nil, 0, 0, false
 		}
-		list := b.newList(len(j.vals) - base)
-		copy(list, j.vals[base:])
-		clear(j.vals[base:]) // drop references to values handed out
-		j.vals = j.vals[:base]
-		av := b.l.one()
-		av.Value = list
-		return av, depth + 1, size, true
-	case '"':
-		raw, err := d.ReadValue()
-		if err != nil {
-			return nil, 0, 0, false
-		}
-		start, end := b.jsonSpan(raw)
-		if bytes.IndexByte(raw, '\\') < 0 {
-			str := s[start+1 : end-1]
-			return b.newS(str), 0, len(str), true
-		}
-		str, ok := b.unquote(raw)
+	}
+}
+
+// jsonArray converts the array the decoder is at into an L, as jsonValue.
+// Its elements wait in b.json.vals (after those of the arrays around it)
+// until their number is known.
+func (b *Builder) jsonArray(s string) (types.AttributeValue, int, int, bool) {
+	j := &b.json
+	d := j.dec
+	if _, err := d.ReadToken(); err != nil {
+		return nil, 0, 0, false
+	}
+	base, depth, size := len(j.vals), 0, 3
+	for d.PeekKind() != ']' {
+		av, vd, n, ok := b.jsonValue(s)
 		if !ok {
 			return nil, 0, 0, false
 		}
-		return b.newS(str), 0, len(str), true
-	case '0':
-		raw, err := d.ReadValue()
-		if err != nil {
-			return nil, 0, 0, false
-		}
-		start, end := b.jsonSpan(raw)
-		num := s[start:end]
-		if !isCanonicalInt(num) {
-			if j.tmp, err = appendCanonical(j.tmp[:0], num); err != nil {
-				return nil, 0, 0, false
-			}
-			if string(j.tmp) != num {
-				num = string(j.tmp)
-			}
-		}
-		return b.newN(num), 0, numberSize(num), true
-	case 't', 'f', 'n':
-		raw, err := d.ReadValue()
-		if err != nil {
-			return nil, 0, 0, false
-		}
-		switch raw[0] {
-		case 't':
-			return trueAttr, 0, 1, true
-		case 'f':
-			return falseAttr, 0, 1, true
-		}
-		return nullAttr, 0, 1, true
+		j.vals = append(j.vals, av)
+		depth, size = max(depth, vd), size+1+n
 	}
-	return nil, 0, 0, false // KindInvalid: an error, read by no one
+	if _, err := d.ReadToken(); err != nil {
+		return nil, 0, 0, false
+	}
+	list := b.newList(len(j.vals) - base)
+	copy(list, j.vals[base:])
+	clear(j.vals[base:]) // drop references to values handed out
+	j.vals = j.vals[:base]
+	av := b.l.one()
+	av.Value = list
+	return av, depth + 1, size, true
+}
+
+// jsonString converts the string the decoder is at into an S, as
+// jsonValue: a substring of s when it has no escapes.
+func (b *Builder) jsonString(s string) (types.AttributeValue, int, int, bool) {
+	raw, err := b.json.dec.ReadValue()
+	if err != nil {
+		return nil, 0, 0, false
+	}
+	start, end := b.jsonSpan(raw)
+	if bytes.IndexByte(raw, '\\') < 0 {
+		str := s[start+1 : end-1]
+		return b.newS(str), 0, len(str), true
+	}
+	str, ok := b.unquote(raw)
+	if !ok {
+		return nil, 0, 0, false
+	}
+	return b.newS(str), 0, len(str), true
+}
+
+// jsonNumber converts the number the decoder is at into an N in canonical
+// form, as jsonValue: a substring of s when it already is canonical.
+func (b *Builder) jsonNumber(s string) (types.AttributeValue, int, int, bool) {
+	j := &b.json
+	raw, err := j.dec.ReadValue()
+	if err != nil {
+		return nil, 0, 0, false
+	}
+	start, end := b.jsonSpan(raw)
+	num := s[start:end]
+	if !isCanonicalInt(num) {
+		if j.tmp, err = appendCanonical(j.tmp[:0], num); err != nil {
+			return nil, 0, 0, false
+		}
+		if string(j.tmp) != num {
+			num = string(j.tmp)
+		}
+	}
+	return b.newN(num), 0, numberSize(num), true
+}
+
+// jsonLiteral converts the true, false or null the decoder is at into the
+// shared BOOL or NULL value, as jsonValue.
+func (b *Builder) jsonLiteral() (types.AttributeValue, int, int, bool) {
+	raw, err := b.json.dec.ReadValue()
+	if err != nil {
+		return nil, 0, 0, false
+	}
+	switch raw[0] {
+	case 't':
+		return trueAttr, 0, 1, true
+	case 'f':
+		return falseAttr, 0, 1, true
+	}
+	return nullAttr, 0, 1, true
 }
 
 // jsonSpan returns where in the text the value just read (raw) is.
