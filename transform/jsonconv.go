@@ -56,19 +56,60 @@ func (b *Builder) fromJSON(s string) (types.AttributeValue, int, int, bool) {
 }
 
 // jsonValue converts the decoder's next value, s being the whole text, and
-// returns its nesting depth and size.
+// returns its nesting depth and size. Objects and arrays are converted by
+// jsonObject and jsonArray; the scalars, the leaves of the recursion, here,
+// without another call: a string or a number without escapes is a
+// substring of s.
 func (b *Builder) jsonValue(s string) (types.AttributeValue, int, int, bool) {
-	switch b.json.dec.PeekKind() {
+	j := &b.json
+	switch j.dec.PeekKind() {
 	case '{':
 		return b.jsonObject(s)
 	case '[':
 		return b.jsonArray(s)
 	case '"':
-		return b.jsonString(s)
+		raw, err := j.dec.ReadValue()
+		if err != nil {
+			return nil, 0, 0, false
+		}
+		start, end := b.jsonSpan(raw)
+		if bytes.IndexByte(raw, '\\') < 0 {
+			str := s[start+1 : end-1]
+			return b.newS(str), 0, len(str), true
+		}
+		str, ok := b.unquote(raw)
+		if !ok {
+			return nil, 0, 0, false
+		}
+		return b.newS(str), 0, len(str), true
 	case '0':
-		return b.jsonNumber(s)
+		raw, err := j.dec.ReadValue()
+		if err != nil {
+			return nil, 0, 0, false
+		}
+		start, end := b.jsonSpan(raw)
+		num := s[start:end]
+		if !isCanonicalInt(num) {
+			if j.tmp, err = appendCanonical(j.tmp[:0], num); err != nil {
+				return nil, 0, 0, false
+			}
+			if string(j.tmp) != num {
+				num = string(j.tmp)
+			}
+		}
+		return b.newN(num), 0, numberSize(num), true
 	case 't', 'f', 'n':
-		return b.jsonLiteral()
+		raw, err := j.dec.ReadValue()
+		if err != nil {
+			return nil, 0, 0, false
+		}
+		switch raw[0] {
+		case 't':
+			return trueAttr, 0, 1, true
+		case 'f':
+			return falseAttr, 0, 1, true
+		}
+		return nullAttr, 0, 1, true
 	}
 	return nil, 0, 0, false // KindInvalid: an error, read by no one
 }
@@ -147,62 +188,6 @@ func (b *Builder) jsonArray(s string) (types.AttributeValue, int, int, bool) {
 	av := b.l.one()
 	av.Value = list
 	return av, depth + 1, size, true
-}
-
-// jsonString converts the string the decoder is at into an S, as
-// jsonValue: a substring of s when it has no escapes.
-func (b *Builder) jsonString(s string) (types.AttributeValue, int, int, bool) {
-	raw, err := b.json.dec.ReadValue()
-	if err != nil {
-		return nil, 0, 0, false
-	}
-	start, end := b.jsonSpan(raw)
-	if bytes.IndexByte(raw, '\\') < 0 {
-		str := s[start+1 : end-1]
-		return b.newS(str), 0, len(str), true
-	}
-	str, ok := b.unquote(raw)
-	if !ok {
-		return nil, 0, 0, false
-	}
-	return b.newS(str), 0, len(str), true
-}
-
-// jsonNumber converts the number the decoder is at into an N in canonical
-// form, as jsonValue: a substring of s when it already is canonical.
-func (b *Builder) jsonNumber(s string) (types.AttributeValue, int, int, bool) {
-	j := &b.json
-	raw, err := j.dec.ReadValue()
-	if err != nil {
-		return nil, 0, 0, false
-	}
-	start, end := b.jsonSpan(raw)
-	num := s[start:end]
-	if !isCanonicalInt(num) {
-		if j.tmp, err = appendCanonical(j.tmp[:0], num); err != nil {
-			return nil, 0, 0, false
-		}
-		if string(j.tmp) != num {
-			num = string(j.tmp)
-		}
-	}
-	return b.newN(num), 0, numberSize(num), true
-}
-
-// jsonLiteral converts the true, false or null the decoder is at into the
-// shared BOOL or NULL value, as jsonValue.
-func (b *Builder) jsonLiteral() (types.AttributeValue, int, int, bool) {
-	raw, err := b.json.dec.ReadValue()
-	if err != nil {
-		return nil, 0, 0, false
-	}
-	switch raw[0] {
-	case 't':
-		return trueAttr, 0, 1, true
-	case 'f':
-		return falseAttr, 0, 1, true
-	}
-	return nullAttr, 0, 1, true
 }
 
 // jsonSpan returns where in the text the value just read (raw) is.
