@@ -186,7 +186,10 @@ func (b *Builder) Items(p *Plan, values []any, dst []Item) ([]Item, error) {
 		return dst, err
 	}
 	b.renderAttrs(p, values)
-	mirrorCol, mirrorReason := b.renderMirrorKeys(p, values)
+	mirrorCol, mirrorReason := -1, ""
+	if p.entity.Mirror != nil {
+		mirrorCol, mirrorReason = b.renderMirrorKeys(p, values)
+	}
 	text := string(b.text)
 
 	attrs := make(map[string]types.AttributeValue, p.mapSize)
@@ -205,10 +208,12 @@ func (b *Builder) Items(p *Plan, values []any, dst []Item) ([]Item, error) {
 			return dst, re
 		}
 	}
-	if n, err = b.putIDs(p, values, attrs, text); err != nil {
-		return dst, err
+	if len(p.ids) > 0 {
+		if n, err = b.putIDs(p, values, attrs, text); err != nil {
+			return dst, err
+		}
+		size += n
 	}
-	size += n
 	if err := p.checkItem(values, attrs, size); err != nil {
 		return dst, err
 	}
@@ -280,14 +285,11 @@ func (b *Builder) renderAttrs(p *Plan, values []any) {
 	}
 }
 
-// renderMirrorKeys renders the mirror item's keys, if p has a mirror, into
-// b.text and b.keys. The first failure is returned (its column and reason)
-// rather than reported, as it comes after the item's own errors.
+// renderMirrorKeys renders the keys of p's mirror item into b.text and
+// b.keys. The first failure is returned (its column and reason) rather than
+// reported, as it comes after the item's own errors.
 func (b *Builder) renderMirrorKeys(p *Plan, values []any) (col int, reason string) {
 	col = -1
-	if p.entity.Mirror == nil {
-		return col, ""
-	}
 	for i := range p.keys {
 		if k := &p.keys[i]; k.gsi == mirrorKey && reason == "" {
 			var text span
