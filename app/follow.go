@@ -237,6 +237,10 @@ func orSlot(from interface{ String() string }) string {
 }
 
 func printFollowStatus(c *cli.Context, st follow.Status) {
-	fmt.Fprintf(c.App.ErrWriter, "follow: applied %s: %d transactions, %d changes, %d items put, %d deleted, %d rejected; lag %d bytes, %s\n",
-		st.Applied, st.Transactions, st.Changes, st.Puts, st.Deletes, st.Rejected, st.LagBytes, st.Lag.Round(time.Millisecond))
+	flight := ""
+	if st.Received > st.Applied {
+		flight = fmt.Sprintf(", in flight to %s", st.Received)
+	}
+	fmt.Fprintf(c.App.ErrWriter, "follow: applied %s%s: %d transactions, %d changes, %d items put, %d deleted, %d rejected; lag %d bytes, %s\n",
+		st.Applied, flight, st.Transactions, st.Changes, st.Puts, st.Deletes, st.Rejected, st.LagBytes, st.Lag.Round(time.Millisecond))
 }

@@ -23,8 +23,9 @@ type Options struct {
 	// writes.
 	Window int
 	// Idle is how long Receive waits for more changes before a window is
-	// applied (default 100 ms).
-	Idle time.Duration
+	// applied (default 100 ms); MaxAge the longest a window stays open
+	// after its first transaction arrives (default 250 ms).
+	Idle, MaxAge time.Duration
 	// UntilCaughtUp stops Run once every change committed before the
 	// moment it checks is applied (see caughtUp); otherwise Run follows
 	// until ctx is done.
@@ -36,11 +37,13 @@ type Options struct {
 // Status is the state of a follow.
 type Status struct {
 	// Applied is the position up to which every change is in the table
-	// (and acknowledged to the slot).
-	Applied pglogrepl.LSN
+	// (and acknowledged to the slot). Received is the end of the last
+	// transaction received: past Applied while a window is being applied
+	// (in flight; a crash then replays it from the slot).
+	Applied, Received pglogrepl.LSN
 	// LagBytes is the WAL between Applied and the server's position last
-	// reported; Lag the time between the commit of the last transaction
-	// applied and its application (0 when caught up).
+	// reported; Lag the time between the commit of the oldest transaction
+	// of the last window and the window's application (0 when caught up).
 	LagBytes int64
 	Lag      time.Duration
 	// Totals since Run began.
@@ -62,17 +65,33 @@ func Run(ctx context.Context, s *Stream, a *Applier, conn *pgx.Conn, opts Option
 	if opts.Idle <= 0 {
 		opts.Idle = 100 * time.Millisecond
 	}
+	if opts.MaxAge <= 0 {
+		opts.MaxAge = 250 * time.Millisecond
+	}
 	var st Status
+	if opts.From == 0 {
+		// Resuming: streaming starts at the slot's confirmed position,
+		// which the status then shows.
+		from, _, err := SlotPosition(ctx, conn, opts.Slot)
+		if err != nil {
+			return st, err
+		}
+		opts.From = from
+	}
 	if err := s.Start(ctx, opts.Slot, opts.Publication, opts.From); err != nil {
 		return st, err
 	}
-	st.Applied = opts.From
+	st.Applied, st.Received = opts.From, opts.From
 	for ctx.Err() == nil {
 		txs, err := receiveWindow(ctx, s, opts)
 		if err != nil {
 			return st, stopped(ctx, err)
 		}
 		if len(txs) > 0 {
+			st.Received = txs[len(txs)-1].End
+			if opts.OnStatus != nil {
+				opts.OnStatus(st)
+			}
 			if err := applyWindow(ctx, s, a, txs, &st); err != nil {
 				return st, stopped(ctx, err)
 			}
@@ -112,15 +131,26 @@ func stopped(ctx context.Context, err error) error {
 	return err
 }
 
-// receiveWindow receives transactions until Window changes or Idle passes
-// without one.
+// receiveWindow receives transactions until Window changes, Idle passes
+// without one, or MaxAge passes since the window's first: under a steady
+// stream a window still closes within MaxAge.
 func receiveWindow(ctx context.Context, s *Stream, opts Options) ([]*Tx, error) {
 	var txs []*Tx
 	changes := 0
+	var closeAt time.Time
 	for changes < opts.Window {
-		tx, err := s.Receive(ctx, opts.Idle)
+		wait := opts.Idle
+		if len(txs) > 0 {
+			if wait = min(wait, time.Until(closeAt)); wait <= 0 {
+				break
+			}
+		}
+		tx, err := s.Receive(ctx, wait)
 		if err != nil || tx == nil {
 			return txs, err
+		}
+		if len(txs) == 0 {
+			closeAt = time.Now().Add(opts.MaxAge)
 		}
 		txs = append(txs, tx)
 		changes += len(tx.Changes)
@@ -138,8 +168,13 @@ func applyWindow(ctx context.Context, s *Stream, a *Applier, txs []*Tx, st *Stat
 	}
 	last := txs[len(txs)-1]
 	s.Ack(last.End)
-	st.Applied = last.End
-	st.Lag = time.Since(last.Time)
+	// Told at once, so that the server may recycle the WAL and a restart
+	// replays no more than the window in flight.
+	if err := s.status(ctx, true); err != nil {
+		return err
+	}
+	st.Applied, st.Received = last.End, last.End
+	st.Lag = time.Since(txs[0].Time)
 	st.Transactions += int64(len(txs))
 	st.Changes += int64(res.Changes)
 	st.Puts += int64(res.Puts)

@@ -56,6 +56,17 @@ func logicalDatabase(t *testing.T) string {
 	return url
 }
 
+// ownDynalite starts a dynalite for one test, stopped when it ends, so
+// that tests in parallel do not queue on one single-threaded server.
+func ownDynalite(t *testing.T) string {
+	d, err := testenv.StartDynalite()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(d.Stop)
+	return d.Endpoint
+}
+
 // run runs the CLI in-process.
 func run(ctx context.Context, args ...string) (code int, stderr string) {
 	var out, errb bytes.Buffer
@@ -86,8 +97,12 @@ func workloads(t *testing.T) []workload {
 	return []workload{
 		{domain: "tickets", mapping: filepath.Join(root, "fixtures", "mappings", "strategies", "tickets.yaml"), setup: fixture("tickets"),
 			ops: []func(*rand.Rand) []string{
-				// A parent rename fans out to the duplicates of users and tickets.
+				// A parent rename fans out to the duplicates of users and
+				// tickets (rarer: each writes hundreds of items).
 				func(r *rand.Rand) []string {
+					if r.IntN(8) > 0 {
+						return nil
+					}
 					return []string{fmt.Sprintf("UPDATE orgs SET name = name || '+' WHERE org_id = %d", 1+r.IntN(5))}
 				},
 				func(r *rand.Rand) []string {
@@ -140,8 +155,12 @@ func workloads(t *testing.T) []workload {
 			}},
 		{domain: "attendance", mapping: filepath.Join("testdata", "attendance-mirror.yaml"), setup: fixture("attendance"),
 			ops: []func(*rand.Rand) []string{
-				// A renamed lecture fans out to its attendance items.
+				// A renamed lecture fans out to its attendance items
+				// (rarer: each writes hundreds of items).
 				func(r *rand.Rand) []string {
+					if r.IntN(8) > 0 {
+						return nil
+					}
 					return []string{fmt.Sprintf("UPDATE lectures SET title = left(title, 30) || '+' WHERE lecture_id = %d", 1+r.IntN(50))}
 				},
 				// Association inserts and deletes: the item and its mirror,
@@ -203,7 +222,17 @@ func psqlFile(t *testing.T, url, file string) {
 // runWorkload commits random changes of w until at least n rows changed,
 // in transactions of a few statements, and returns the rows changed.
 func runWorkload(ctx context.Context, t *testing.T, url string, w workload, n int, seed uint64) int {
+	return pacedWorkload(ctx, t, url, w, n, seed, 0)
+}
+
+// pacedWorkload is runWorkload with a pause after each transaction. Its
+// commits do not wait for the WAL flush (synchronous_commit off): the
+// changes reach the slot all the same, a little later.
+func pacedWorkload(ctx context.Context, t *testing.T, url string, w workload, n int, seed uint64, pause time.Duration) int {
 	conn := testenv.Connect(t, url)
+	if _, err := conn.Exec(ctx, "SET synchronous_commit = off"); err != nil {
+		t.Fatal(err)
+	}
 	r := rand.New(rand.NewPCG(seed, 1))
 	changed := 0
 	for changed < n && ctx.Err() == nil {
@@ -223,6 +252,7 @@ func runWorkload(ctx context.Context, t *testing.T, url string, w workload, n in
 			t.Errorf("workload: %v", err)
 			return changed
 		}
+		time.Sleep(pause)
 	}
 	return changed
 }
@@ -238,6 +268,8 @@ func TestFollowKeepsTheTableInStep(t *testing.T) {
 	const changes = 10_000
 	for _, w := range workloads(t) {
 		t.Run(w.domain, func(t *testing.T) {
+			t.Parallel()
+			endpoint := ownDynalite(t)
 			url := logicalDatabase(t)
 			w.setup(t, url)
 			conn := testenv.Connect(t, url)
@@ -249,7 +281,7 @@ func TestFollowKeepsTheTableInStep(t *testing.T) {
 			}
 			table := testenv.TableName(w.domain)
 			dir := t.TempDir()
-			args := []string{"migrate", "--mapping", w.mapping, "--source", url, "--endpoint-url", testenv.SharedDynalite(t).Endpoint,
+			args := []string{"migrate", "--mapping", w.mapping, "--source", url, "--endpoint-url", endpoint,
 				"--table", table, "--create-table", "--follow", "--progress", "none", "--progress-interval", "1h",
 				"--rejects", filepath.Join(dir, "rejects.jsonl"), "--checkpoint", filepath.Join(dir, "checkpoint.json")}
 			t.Cleanup(func() {
@@ -279,12 +311,12 @@ func TestFollowKeepsTheTableInStep(t *testing.T) {
 			}
 			t.Logf("%d rows changed; %s", changed, lastLine(out, "follow: applied"))
 
-			got := scanTable(t, table)
+			got := scanTable(t, endpoint, table)
 			want := deriveItems(t, url, w.mapping, table)
 			if d := cmp.Diff(want, got); d != "" {
 				t.Errorf("table after the follow (-derived from the source now +scanned), %d and %d items:\n%s", len(want), len(got), firstLines(d, 40))
 			}
-			if code, out := run(context.Background(), "verify", "--mapping", w.mapping, "--source", url, "--endpoint-url", testenv.SharedDynalite(t).Endpoint, "--table", table); code != 0 {
+			if code, out := run(context.Background(), "verify", "--mapping", w.mapping, "--source", url, "--endpoint-url", endpoint, "--table", table); code != 0 {
 				t.Errorf("verify after the follow: exit %d\n%s", code, firstLines(out, 40))
 			}
 		})
@@ -310,9 +342,9 @@ func firstLines(s string, n int) string {
 }
 
 // scanTable returns the table's items, canonical and sorted.
-func scanTable(t *testing.T, table string) []string {
+func scanTable(t *testing.T, endpoint, table string) []string {
 	t.Helper()
-	c, err := load.NewClient(context.Background(), load.ClientConfig{EndpointURL: testenv.SharedDynalite(t).Endpoint})
+	c, err := load.NewClient(context.Background(), load.ClientConfig{EndpointURL: endpoint})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -441,7 +473,8 @@ func TestFollowSurvivesSIGKILL(t *testing.T) {
 	}
 	table := testenv.TableName("follow-kill")
 	dir := t.TempDir()
-	endpoint := testenv.SharedDynalite(t).Endpoint
+	t.Parallel()
+	endpoint := ownDynalite(t)
 	args := []string{"migrate", "--mapping", w.mapping, "--source", url, "--endpoint-url", endpoint,
 		"--table", table, "--create-table", "--follow", "--progress", "none", "--progress-interval", "50ms",
 		"--rejects", filepath.Join(dir, "rejects.jsonl"), "--checkpoint", filepath.Join(dir, "checkpoint.json")}
@@ -452,7 +485,8 @@ func TestFollowSurvivesSIGKILL(t *testing.T) {
 	workCtx, stopWork := context.WithCancel(context.Background())
 	defer stopWork()
 	done := make(chan int, 1)
-	go func() { done <- runWorkload(workCtx, t, url, w, 8000, 2) }()
+	// The workload runs until the kills are over.
+	go func() { done <- pacedWorkload(workCtx, t, url, w, 1<<30, 2, 2*time.Millisecond) }()
 
 	r := rand.New(rand.NewPCG(3, 4))
 	duringLoad, replayed := 0, 0
@@ -477,10 +511,23 @@ func TestFollowSurvivesSIGKILL(t *testing.T) {
 		for !strings.Contains(out.String(), wait) && time.Now().Before(deadline) {
 			time.Sleep(5 * time.Millisecond)
 		}
-		if kill == 0 {
+		switch {
+		case kill == 0:
 			time.Sleep(time.Duration(50+r.IntN(150)) * time.Millisecond)
-		} else {
+		case kill == 1:
 			time.Sleep(time.Duration(300+r.IntN(1200)) * time.Millisecond)
+		default:
+			// After the run has applied a window of its own, at a random
+			// point of the next: progress between kills, and a window
+			// in flight to replay.
+			start := slotConfirmed(t, conn, follow.DefaultName(table))
+			for time.Now().Before(deadline) {
+				if a, _ := lastStatus(t, out.String()); a > start {
+					break
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
+			time.Sleep(time.Duration(r.IntN(400)) * time.Millisecond)
 		}
 		cmd.Process.Kill()
 		cmd.Wait()
@@ -488,40 +535,49 @@ func TestFollowSurvivesSIGKILL(t *testing.T) {
 		if !strings.Contains(text, "following slot") {
 			duringLoad++
 		}
-		applied := lastApplied(t, text)
+		applied, received := lastStatus(t, text)
 		confirmed := slotConfirmed(t, conn, follow.DefaultName(table))
-		if applied > confirmed {
+		if received > confirmed {
 			replayed++
 		}
-		t.Logf("kill %d: applied %s, slot confirmed %s, during the full load: %v", kill+1, applied, confirmed, !strings.Contains(text, "following slot"))
+		t.Logf("kill %d: applied %s, received %s, slot confirmed %s, during the full load: %v", kill+1, applied, received, confirmed, !strings.Contains(text, "following slot"))
 	}
+	stopWork()
 	changed := <-done
 	code, out := run(context.Background(), append(args, "--resume", "--until-caught-up")...)
 	if code != 0 || !strings.Contains(out, "caught up at") {
 		t.Fatalf("the last run: exit %d\n%s", code, out)
 	}
 	if duringLoad == 0 || replayed == 0 {
-		t.Errorf("%d kills during the full load, %d with changes applied past the slot's confirmed position (replayed by the next run); want at least one of each", duringLoad, replayed)
+		t.Errorf("%d kills during the full load, %d with changes received past the slot's confirmed position (replayed by the next run); want at least one of each", duringLoad, replayed)
 	}
-	if got, want := scanTable(t, table), deriveItems(t, url, w.mapping, table); !slices.Equal(got, want) {
+	if got, want := scanTable(t, endpoint, table), deriveItems(t, url, w.mapping, table); !slices.Equal(got, want) {
 		t.Errorf("after 5 kills and %d changes: the table (%d items) differs from what a full load writes now (%d items):\n%s",
 			changed, len(got), len(want), firstLines(cmp.Diff(want, got), 40))
 	}
 }
 
-// lastApplied is the position of the last "follow: applied" status in a
-// run's output (0 when none).
-func lastApplied(t *testing.T, out string) pglogrepl.LSN {
+// lastStatus is the last "follow: applied" status in a run's output: the
+// position applied and the end of what was received (in flight past it,
+// or equal); 0 when none.
+func lastStatus(t *testing.T, out string) (applied, received pglogrepl.LSN) {
 	line := lastLine(out, "follow: applied ")
 	if line == "" {
-		return 0
+		return 0, 0
 	}
-	f := strings.Fields(strings.TrimPrefix(line, "follow: applied "))
-	lsn, err := pglogrepl.ParseLSN(strings.TrimSuffix(f[0], ":"))
-	if err != nil {
+	head, _, _ := strings.Cut(strings.TrimPrefix(line, "follow: applied "), ":")
+	a, flight, inFlight := strings.Cut(head, ", in flight to ")
+	var err error
+	if applied, err = pglogrepl.ParseLSN(a); err != nil {
 		t.Fatalf("status %q: %v", line, err)
 	}
-	return lsn
+	received = applied
+	if inFlight {
+		if received, err = pglogrepl.ParseLSN(flight); err != nil {
+			t.Fatalf("status %q: %v", line, err)
+		}
+	}
+	return applied, received
 }
 
 // slotConfirmed is the slot's confirmed position.
