@@ -339,7 +339,9 @@ func (fb *followBench) measureLag(ctx context.Context, fc followConfig, conn *pg
 	go func() { pollDone <- pollProbe(pctx, client, table, w, commits) }()
 
 	txPerSec := float64(fc.rate) / lagTxChanges
-	lim := rate.NewLimiter(rate.Limit(txPerSec), 1)
+	// A burst of 100 ms of transactions: a transaction held up on a busy
+	// machine is made up for, so that the rate holds on average.
+	lim := rate.NewLimiter(rate.Limit(txPerSec), max(1, int(txPerSec/10)))
 	probeN := max(1, int(txPerSec*probeEvery.Seconds()+0.5)) // every probeN-th transaction carries the probe
 	start := time.Now()
 	for time.Since(start) < fc.duration {
