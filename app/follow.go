@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"time"
 
@@ -207,17 +208,17 @@ func (f *following) run(c *cli.Context, s *session, out sinkOut, rejects *reject
 	a.OnReject, a.Concurrency = rejects.Write, c.Int("concurrency")
 	opts := f.from
 	opts.Slot, opts.Publication, opts.UntilCaughtUp = f.slot, f.pub, c.Bool("until-caught-up")
-	every, last := c.Duration("progress-interval"), time.Now()
+	every := c.Duration("progress-interval")
+	sp := &statusPrinter{w: c.App.ErrWriter, last: time.Now()}
 	opts.OnStatus = func(st follow.Status) {
-		if time.Since(last) >= every {
-			last = time.Now()
-			printFollowStatus(c, st)
+		if time.Since(sp.last) >= every {
+			sp.print(st)
 		}
 	}
 	fmt.Fprintf(c.App.ErrWriter, "following slot %s from %s\n", f.slot, orSlot(opts.From))
 	st, err := follow.Run(ctx, f.stream, a, s.src.Conn(), opts)
 	f.status = st
-	printFollowStatus(c, st)
+	sp.print(st)
 	if err != nil {
 		return fmt.Errorf("follow: %w (what is applied is acknowledged to slot %s: run migrate --follow --resume to go on)", err, f.slot)
 	}
@@ -236,11 +237,25 @@ func orSlot(from interface{ String() string }) string {
 	return "its confirmed position"
 }
 
-func printFollowStatus(c *cli.Context, st follow.Status) {
+// statusPrinter prints the follow's status lines, with the rates since
+// the line before.
+type statusPrinter struct {
+	w    io.Writer
+	last time.Time
+	prev follow.Status
+}
+
+// print writes one status line: the position applied (and what is in
+// flight past it), totals, rates since the last line, and the lag.
+func (p *statusPrinter) print(st follow.Status) {
 	flight := ""
 	if st.Received > st.Applied {
 		flight = fmt.Sprintf(", in flight to %s", st.Received)
 	}
-	fmt.Fprintf(c.App.ErrWriter, "follow: applied %s%s: %d transactions, %d changes, %d items put, %d deleted, %d rejected; lag %d bytes, %s\n",
-		st.Applied, flight, st.Transactions, st.Changes, st.Puts, st.Deletes, st.Rejected, st.LagBytes, st.Lag.Round(time.Millisecond))
+	secs := time.Since(p.last).Seconds()
+	rate := func(now, before int64) float64 { return float64(now-before) / max(secs, 1e-3) }
+	fmt.Fprintf(p.w, "follow: applied %s%s: %d transactions, %d changes, %d items put, %d deleted, %d rejected; lag %d bytes, %s; %.0f changes/s, %.0f items/s\n",
+		st.Applied, flight, st.Transactions, st.Changes, st.Puts, st.Deletes, st.Rejected, st.LagBytes, st.Lag.Round(time.Millisecond),
+		rate(st.Changes, p.prev.Changes), rate(st.Puts+st.Deletes, p.prev.Puts+p.prev.Deletes))
+	p.last, p.prev = time.Now(), st
 }

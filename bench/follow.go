@@ -660,7 +660,7 @@ type followStatus struct {
 	lag                    time.Duration
 }
 
-var statusLine = regexp.MustCompile(`^follow: applied \S+: \d+ transactions, (\d+) changes, (\d+) items put, (\d+) deleted, \d+ rejected; lag \d+ bytes, (\S+)$`)
+var statusLine = regexp.MustCompile(`^follow: applied \S+: \d+ transactions, (\d+) changes, (\d+) items put, (\d+) deleted, \d+ rejected; lag \d+ bytes, ([^;\s]+)`)
 
 // statusFeed collects the follow's stderr: the time "following slot"
 // came, and every status line.
