@@ -249,7 +249,9 @@ func pacedWorkload(ctx context.Context, t *testing.T, url string, w workload, n 
 			return nil
 		})
 		if err != nil {
-			t.Errorf("workload: %v", err)
+			if ctx.Err() == nil { // not the end of a workload stopped on purpose
+				t.Errorf("workload: %v", err)
+			}
 			return changed
 		}
 		time.Sleep(pause)
