@@ -24,7 +24,7 @@ import (
 // the source, its arguments over mappingFile, source and table (migrate
 // with --create-table).
 func readCommands(t *testing.T, mappingFile, source, table string) map[string][]string {
-	endpoint := testenv.SharedDynalite(t).Endpoint
+	endpoint := dynalite(t).Endpoint
 	common := []string{"--mapping", mappingFile, "--source", source, "--endpoint-url", endpoint, "--table", table}
 	return map[string][]string{
 		"migrate":            migrateArgs(t, mappingFile, source, table, "--create-table"),
@@ -194,7 +194,7 @@ func TestExistingTableWithOtherKeyTypesIsRefused(t *testing.T) {
 		t.Errorf("%d rejects, want none: nothing was tried", len(rej))
 	}
 
-	endpoint := testenv.SharedDynalite(t).Endpoint
+	endpoint := dynalite(t).Endpoint
 	for name, args := range map[string][]string{
 		"diff":              {"diff", "--mapping", mappingFile, "--source", url, "--endpoint-url", endpoint, "--table", numberPK},
 		"migrate --dry-run": migrateArgs(t, mappingFile, url, numberPK, "--dry-run"),
@@ -220,7 +220,7 @@ func TestDryRunRefusesTableWithOtherKeySchema(t *testing.T) {
 	})
 	differences := "table " + table + " does not match the mapping: it has key schema (partition key PK), the mapping expects (partition key PK, sort key SK); " +
 		"GSI GSI1 is missing: add it to the table or remove it from the mapping"
-	endpoint := testenv.SharedDynalite(t).Endpoint
+	endpoint := dynalite(t).Endpoint
 	for name, args := range map[string][]string{
 		"migrate":           migrateArgs(t, mappingFile, url, table),
 		"diff":              {"diff", "--mapping", mappingFile, "--source", url, "--endpoint-url", endpoint, "--table", table},
@@ -275,7 +275,7 @@ func TestSourceDefaultsAreNamed(t *testing.T) {
 		t.Skipf("no current user to predict libpq's default: %v", err)
 	}
 	mappingFile := writeMapping(t, strings.Replace(accountsMapping, "{table: accounts}", "{table: pg2dynamo_no_such_relation}", 1))
-	args := []string{"migrate", "--mapping", mappingFile, "--endpoint-url", testenv.SharedDynalite(t).Endpoint,
+	args := []string{"migrate", "--mapping", mappingFile, "--endpoint-url", dynalite(t).Endpoint,
 		"--progress", "none", "--rejects", filepath.Join(t.TempDir(), "r.jsonl"), "--checkpoint", filepath.Join(t.TempDir(), "c.json")}
 	r := runCLI(t, args...)
 	reason := "(libpq defaults: no --source, DATABASE_URL or PG* variables)"

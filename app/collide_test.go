@@ -97,7 +97,7 @@ func TestCollisionLoserIsDeterministic(t *testing.T) {
 			}
 		}
 	}
-	r := runCLI(t, "verify", "--mapping", mappingFile, "--source", url, "--endpoint-url", testenv.SharedDynalite(t).Endpoint,
+	r := runCLI(t, "verify", "--mapping", mappingFile, "--source", url, "--endpoint-url", dynalite(t).Endpoint,
 		"--table", table)
 	if r.code != ExitOK || !strings.Contains(r.stdout, "verify PASSED") {
 		t.Fatalf("verify exit %d\n%s%s", r.code, r.stdout, r.stderr)

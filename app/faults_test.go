@@ -28,7 +28,7 @@ func TestMigrateThroughFaults(t *testing.T) {
 	if _, err := fixtures.Load(context.Background(), testenv.Connect(t, url), "attendance", 0.2, 1); err != nil {
 		t.Fatal(err)
 	}
-	proxy, err := faultproxy.Start(testenv.SharedDynalite(t).Endpoint, faultproxy.Rates{
+	proxy, err := faultproxy.Start(dynalite(t).Endpoint, faultproxy.Rates{
 		ProvisionedThroughputExceeded: 0.04, Throttling: 0.04, Unprocessed: 0.04,
 		Status500: 0.03, Status503: 0.03, Reset: 0.02,
 		Only: []string{"BatchWriteItem", "Scan", "Query", "DescribeTable"},
@@ -87,7 +87,7 @@ func TestPermanentErrorsStopFast(t *testing.T) {
 			if r := runCLI(t, migrateArgs(t, filepath.Join(root, "fixtures", "mappings", "tickets.yaml"), url, table, "--create-table", "--no-verify")...); r.code != ExitOK {
 				t.Fatalf("setup: exit %d\n%s", r.code, r.stderr)
 			}
-			proxy, err := faultproxy.Start(testenv.SharedDynalite(t).Endpoint, faultproxy.Rates{
+			proxy, err := faultproxy.Start(dynalite(t).Endpoint, faultproxy.Rates{
 				Permanent: typ, PermanentAfter: 20, Only: []string{"BatchWriteItem"}}, 1)
 			if err != nil {
 				t.Fatal(err)
@@ -147,7 +147,7 @@ func TestRetryDeadline(t *testing.T) {
 	if _, err := fixtures.Load(context.Background(), testenv.Connect(t, url), "tickets", 0.05, 1); err != nil {
 		t.Fatal(err)
 	}
-	proxy, err := faultproxy.Start(testenv.SharedDynalite(t).Endpoint, faultproxy.Rates{Throttling: 1, Only: []string{"BatchWriteItem"}}, 1)
+	proxy, err := faultproxy.Start(dynalite(t).Endpoint, faultproxy.Rates{Throttling: 1, Only: []string{"BatchWriteItem"}}, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,7 +182,7 @@ func TestVerifyWaitsForGSILag(t *testing.T) {
 		t.Fatalf("migrate exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	verifyThrough := func(t *testing.T, lag int, extra ...string) (cliResult, map[string]int, report.Report) {
-		proxy, err := faultproxy.Start(testenv.SharedDynalite(t).Endpoint, faultproxy.Rates{IndexLag: lag}, 1)
+		proxy, err := faultproxy.Start(dynalite(t).Endpoint, faultproxy.Rates{IndexLag: lag}, 1)
 		if err != nil {
 			t.Fatal(err)
 		}

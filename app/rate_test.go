@@ -30,7 +30,7 @@ func TestMaxWriteUnits(t *testing.T) {
 	if _, err := fixtures.Load(context.Background(), testenv.Connect(t, url), "attendance", 0.45, 1); err != nil {
 		t.Fatal(err)
 	}
-	proxy, err := faultproxy.Start(testenv.SharedDynalite(t).Endpoint, faultproxy.Rates{}, 1)
+	proxy, err := faultproxy.Start(dynalite(t).Endpoint, faultproxy.Rates{}, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
