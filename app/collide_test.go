@@ -61,6 +61,7 @@ func rejectIDs(rejects []pipeline.Reject) []string {
 // names both rows: its own source key, and the entity of the row that kept
 // the key, with the key.
 func TestCollisionLoserIsDeterministic(t *testing.T) {
+	parallel(t)
 	url := testenv.NewDatabase(t)
 	testenv.Exec(t, url, collideSQL)
 	mappingFile := writeMapping(t, collideMapping)

@@ -38,20 +38,21 @@ func TestMain(m *testing.M) {
 	testRetryBackoff = 10 * time.Millisecond
 	code := m.Run()
 	testenv.StopDynalite()
+	dropSharedSources()
 	if binDir != "" {
 		os.RemoveAll(binDir)
 	}
 	os.Exit(code)
 }
 
-// ownDynalites maps the name of a top-level test that started a dynalite
-// of its own (parallel) to it.
+// ownDynalites maps the name of a test that started a dynalite of its own
+// (parallel) to it.
 var ownDynalites sync.Map
 
-// parallel marks t (a top-level test) parallel and gives it a dynalite of
-// its own for its duration: dynalite serves one request at a time, so
-// tests sharing one wait for each other. migrateArgs, dynamoClient and
-// dynalite(t) then point at it, in t and its subtests.
+// parallel marks t parallel and gives it a dynalite of its own for its
+// duration: dynalite serves one request at a time, so tests sharing one
+// wait for each other. migrateArgs, dynamoClient and dynalite(t) then
+// point at it, in t and its subtests.
 func parallel(t *testing.T) {
 	t.Helper()
 	t.Parallel()
@@ -66,15 +67,20 @@ func parallel(t *testing.T) {
 	})
 }
 
-// dynalite returns the dynalite of t's top-level test if it has its own
-// (parallel), else the one the sequential tests share.
+// dynalite returns the dynalite of t or of its nearest parent that has its
+// own (parallel), else the one the sequential tests share.
 func dynalite(t testing.TB) *testenv.Dynalite {
 	t.Helper()
-	top, _, _ := strings.Cut(t.Name(), "/")
-	if d, ok := ownDynalites.Load(top); ok {
-		return d.(*testenv.Dynalite)
+	for name := t.Name(); ; {
+		if d, ok := ownDynalites.Load(name); ok {
+			return d.(*testenv.Dynalite)
+		}
+		i := strings.LastIndexByte(name, '/')
+		if i < 0 {
+			return testenv.SharedDynalite(t)
+		}
+		name = name[:i]
 	}
-	return testenv.SharedDynalite(t)
 }
 
 // cliResult is what one in-process run of the CLI printed and returned.

@@ -32,6 +32,7 @@ func TestResumeAfterSIGKILL(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a 44k-row migration")
 	}
+	parallel(t)
 	root, err := testenv.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
@@ -175,6 +176,7 @@ func checkpointedRows(t *testing.T, path string, total map[string]int64) (int64,
 // run with an error naming the entity and how far it read; what was read is
 // written, and --resume finishes the job.
 func TestSourceConnectionDroppedMidRead(t *testing.T) {
+	parallel(t)
 	root, err := testenv.RepoRoot()
 	if err != nil {
 		t.Fatal(err)

@@ -77,13 +77,16 @@ func TestVerifyFindsHandChanges(t *testing.T) {
 		{"attendance", filepath.Join(root, "fixtures", "mappings", "strategies", "attendance.yaml")},
 		{"northwind", filepath.Join(root, "examples", "northwind", "mapping.yaml")},
 	}
+	t.Parallel()
 	for _, ds := range datasets {
 		t.Run(ds.name, func(t *testing.T) {
-			url := testenv.NewDatabase(t)
+			parallel(t)
+			var url string
 			if ds.name == "northwind" {
+				url = testenv.NewDatabase(t)
 				psqlFile(t, url, filepath.Join(root, "examples", "northwind", "northwind.sql"))
-			} else if _, err := fixtures.Load(ctx, testenv.Connect(t, url), ds.name, 0.2, 1); err != nil {
-				t.Fatal(err)
+			} else {
+				url, _ = fixtureSource(t, ds.name, 0.2)
 			}
 			table := testenv.TableName(ds.name)
 			// migrate verifies at the end: exit 0 means verify passed.
@@ -159,6 +162,7 @@ func TestVerifyFindsHandChanges(t *testing.T) {
 // exactly one new, one changed (with the changed attribute) and one stale
 // item; it only reads from DynamoDB, and the table is untouched.
 func TestDiffReportsSourceChanges(t *testing.T) {
+	parallel(t)
 	root, err := testenv.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
