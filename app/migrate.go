@@ -70,7 +70,7 @@ Example, against DynamoDB Local:
 			&cli.BoolFlag{Name: "dry-run", Usage: "write nothing: report what the run would change and cost (as pg2dynamo diff)"},
 			&cli.BoolFlag{Name: "no-verify", Usage: "skip the verification (as pg2dynamo verify) that follows the load"},
 			&cli.Float64Flag{Name: "price-per-million", Value: report.DefaultPricePerMillion, Usage: "with --dry-run: on-demand price in US dollars per million write request units"},
-		}, reportFlags()[1:]...),
+		}, append(followFlags(), reportFlags()[1:]...)...),
 		Action: runMigrate,
 	}
 }
@@ -126,38 +126,28 @@ func runMigrate(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	var fl *following
+	if c.Bool("follow") {
+		if fl, err = startFollowing(c, s); err != nil {
+			return err
+		}
+	}
 	out, err := openSink(c, s)
 	if err != nil {
 		return err
 	}
-	if err := s.src.Begin(ctx); err != nil {
+	if err := fl.begin(c, s); err != nil {
 		return err
 	}
-	fmt.Fprintf(c.App.ErrWriter, "migrating %d entities from %s to %s\n", len(s.plans), s.src.Name(), out.target)
-	describeDuplicateCheck(c, s)
-	sum, runErr := pipeline.Run(ctx, pipeline.Postgres(s.src), s.m, s.plans, out.sink, pipeline.Options{
-		Concurrency: c.Int("concurrency"), OnReject: rejects.Write, Progress: prog,
-		Readers: c.Int("readers"), SkipDuplicateCheck: c.Bool("no-duplicate-check"),
-		Checkpoint: cp.Checkpoint, OnCheckpoint: cp.onCheckpoint,
-	})
-	// The last progress, however the run ended.
-	if err := cp.save(); err != nil && runErr == nil {
-		runErr = err
+	sum, err := fullLoad(c, s, cp, out, rejects, progress{prog, closeProg}, fl != nil)
+	if err != nil {
+		return err
 	}
-	closeProg()
-	if sum != nil {
-		printSummary(c.App.Writer, sum, out.stats)
-	}
-	if err := rejects.Close(); err != nil && runErr == nil {
-		runErr = err
-	}
-	if runErr != nil {
-		if ctx.Err() == nil {
-			fmt.Fprintln(c.App.ErrWriter, "pg2dynamo: what was read before the error is written (see the summary); fix the cause and run again with --resume to finish")
+	if fl != nil {
+		if err := fl.run(c, s, out, rejects); err != nil {
+			return err
 		}
-		return runErr
-	}
-	if s.client != nil && !c.Bool("no-verify") {
+	} else if s.client != nil && !c.Bool("no-verify") {
 		// The same snapshot: what was read is what is checked, all of it
 		// (a resumed run read only what was left).
 		fmt.Fprintln(c.App.Writer)
@@ -165,10 +155,51 @@ func runMigrate(c *cli.Context) error {
 			return err
 		}
 	}
-	if t := sum.Total(); t.Rejected > 0 {
-		return withCode(ExitRejected, fmt.Errorf("%d rows rejected: see %s", t.Rejected, rejects.path))
+	if err := rejects.Close(); err != nil {
+		return err
+	}
+	if t := sum.Total(); t.Rejected > 0 || fl.rejected() > 0 {
+		return withCode(ExitRejected, fmt.Errorf("%d rows rejected: see %s", t.Rejected+fl.rejected(), rejects.path))
 	}
 	return nil
+}
+
+// progress is the run's progress display and its closing.
+type progress struct {
+	pipeline.Progress
+	close func()
+}
+
+// fullLoad runs the full load: every entity from the snapshot begun,
+// resuming what cp records, into out; then it saves cp, closes the
+// progress display, prints the summary and, unless a follow goes on
+// (following), closes the rejects file.
+func fullLoad(c *cli.Context, s *session, cp *checkpointFile, out sinkOut, rejects *rejectFile, prog progress, following bool) (*pipeline.Summary, error) {
+	ctx := c.Context
+	fmt.Fprintf(c.App.ErrWriter, "migrating %d entities from %s to %s\n", len(s.plans), s.src.Name(), out.target)
+	describeDuplicateCheck(c, s)
+	sum, runErr := pipeline.Run(ctx, pipeline.Postgres(s.src), s.m, s.plans, out.sink, pipeline.Options{
+		Concurrency: c.Int("concurrency"), OnReject: rejects.Write, Progress: prog.Progress,
+		Readers: c.Int("readers"), SkipDuplicateCheck: c.Bool("no-duplicate-check"),
+		Checkpoint: cp.Checkpoint, OnCheckpoint: cp.onCheckpoint,
+	})
+	// The last progress, however the run ended.
+	if err := cp.save(); err != nil && runErr == nil {
+		runErr = err
+	}
+	prog.close()
+	if sum != nil {
+		printSummary(c.App.Writer, sum, out.stats)
+	}
+	if !following { // a follow lists rejects too
+		if err := rejects.Close(); err != nil && runErr == nil {
+			runErr = err
+		}
+	}
+	if runErr != nil && ctx.Err() == nil {
+		fmt.Fprintln(c.App.ErrWriter, "pg2dynamo: what was read before the error is written (see the summary); fix the cause and run again with --resume to finish")
+	}
+	return sum, runErr
 }
 
 // checkMigrateFlags refuses migrate's flags out of range (usage errors);

@@ -121,3 +121,27 @@ func TestVerifyHeadline(t *testing.T) {
 		t.Fatalf("headline %q parsed as %q", r.Headline(), m)
 	}
 }
+
+// TestStatusLine parses the follow's status line as app/follow.go prints
+// it (printFollowStatus).
+func TestStatusLine(t *testing.T) {
+	for _, tc := range []struct {
+		line                   string
+		changes, puts, deletes int64
+		lag                    time.Duration
+	}{
+		{"follow: applied 0/1A8DF0B8: 251 transactions, 2506 changes, 2251 items put, 250 deleted, 0 rejected; lag 0 bytes, 522ms", 2506, 2251, 250, 522 * time.Millisecond},
+		{"follow: applied 0/0: 0 transactions, 0 changes, 0 items put, 0 deleted, 0 rejected; lag 120 bytes, 0s", 0, 0, 0, 0},
+		{"follow: applied 0/1A8DF0B8: 251 transactions, 2506 changes, 2251 items put, 250 deleted, 0 rejected; lag 0 bytes, 522ms; 1250 changes/s, 1248 items/s", 2506, 2251, 250, 522 * time.Millisecond},
+		{"follow: applied 1/2: 3 transactions, 4 changes, 5 items put, 6 deleted, 7 rejected; lag 8 bytes, 1m2.5s", 4, 5, 6, time.Minute + 2500*time.Millisecond},
+	} {
+		f := newStatusFeed()
+		f.line(tc.line, time.Now())
+		if len(f.all) != 1 {
+			t.Fatalf("%q: not read as a status line", tc.line)
+		}
+		if got := f.all[0]; got.changes != tc.changes || got.puts != tc.puts || got.deletes != tc.deletes || got.lag != tc.lag {
+			t.Errorf("%q: got %+v", tc.line, got)
+		}
+	}
+}

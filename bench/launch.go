@@ -27,6 +27,14 @@ import (
 // print a launchResult as JSON on stdout.
 const launcherEnv = "PG2DYNAMO_BENCH_LAUNCHER"
 
+// launcherPIDEnv, set as well, has the launcher write the child's process
+// ID on stderr once it has started it, as a line pidLine and the number,
+// so that the bench can sample the child while it runs (startLaunch).
+const (
+	launcherPIDEnv = "PG2DYNAMO_BENCH_LAUNCHER_PID"
+	pidLine        = "bench launcher: pid "
+)
+
 // launchResult is what the launcher reports of the process it ran.
 type launchResult struct {
 	Wall        time.Duration
@@ -54,6 +62,9 @@ func runLauncher(args []string) {
 	start := time.Now()
 	err := cmd.Start()
 	if err == nil {
+		if os.Getenv(launcherPIDEnv) != "" {
+			fmt.Fprintf(os.Stderr, "%s%d\n", pidLine, cmd.Process.Pid)
+		}
 		go func() {
 			for sig := range sigs {
 				_ = cmd.Process.Signal(sig)
@@ -124,4 +135,92 @@ func selfHWM() int64 {
 		}
 	}
 	return 0
+}
+
+// launched is a process started through the launcher by startLaunch,
+// still running: its stderr is read line by line as it comes.
+type launched struct {
+	cmd    *exec.Cmd
+	stdout bytes.Buffer
+	// pid is the measured process's ID (not the launcher's), or 0 if the
+	// launcher did not report it.
+	pid      int
+	pidKnown chan struct{}
+	// drained is closed once stderr reached its end (the process exited).
+	drained chan struct{}
+}
+
+// startLaunch starts args through the launcher and returns once the
+// launcher has reported the process's ID. Each line the process writes
+// on stderr is passed to onLine, in order, from one goroutine, when it
+// arrives; onLine must not block for long (the process would block on
+// its writes). The process is interrupted as launch's is when ctx is done;
+// call wait to reap it.
+func startLaunch(ctx context.Context, onLine func(line string, at time.Time), args ...string) (*launched, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	l := &launched{pidKnown: make(chan struct{}), drained: make(chan struct{})}
+	l.cmd = exec.CommandContext(ctx, self, args...)
+	l.cmd.Cancel = func() error { return l.cmd.Process.Signal(os.Interrupt) }
+	l.cmd.WaitDelay = time.Minute
+	l.cmd.Env = append(os.Environ(), launcherEnv+"=1", launcherPIDEnv+"=1")
+	l.cmd.Stdout = &l.stdout
+	stderr, err := l.cmd.StderrPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := l.cmd.Start(); err != nil {
+		return nil, err
+	}
+	go func() {
+		defer close(l.drained)
+		sc := bufio.NewScanner(stderr)
+		sc.Buffer(make([]byte, 64<<10), 1<<20)
+		known := false
+		for sc.Scan() {
+			line := sc.Text()
+			if rest, ok := strings.CutPrefix(line, pidLine); ok && !known {
+				l.pid, _ = strconv.Atoi(rest)
+				known = true
+				close(l.pidKnown)
+				continue
+			}
+			onLine(line, time.Now())
+		}
+		if !known {
+			close(l.pidKnown)
+		}
+	}()
+	select {
+	case <-l.pidKnown:
+	case <-ctx.Done():
+	}
+	if l.pid == 0 {
+		_, err := l.wait()
+		return nil, fmt.Errorf("start %s: the launcher reported no process ID (%v)", args[0], err)
+	}
+	return l, nil
+}
+
+// interrupt asks the process to stop cleanly (SIGINT, forwarded by the
+// launcher).
+func (l *launched) interrupt() error { return l.cmd.Process.Signal(os.Interrupt) }
+
+// wait waits for the process to exit and returns what the launcher
+// measured.
+func (l *launched) wait() (launchResult, error) {
+	<-l.drained
+	if err := l.cmd.Wait(); err != nil {
+		return launchResult{}, fmt.Errorf("launcher: %w", err)
+	}
+	var res launchResult
+	if err := json.Unmarshal(l.stdout.Bytes(), &res); err != nil {
+		return launchResult{}, fmt.Errorf("launcher output: %w", err)
+	}
+	if res.StartErr != "" {
+		return res, fmt.Errorf("start %s: %s", res.ProcessName, res.StartErr)
+	}
+	return res, nil
 }

@@ -7,7 +7,15 @@
 //	(c) pg2dynamo migrate end to end, fresh dynalite;
 //	(d) pg2dynamo migrate into the null sink (extract and transform only);
 //	(e) (d) again on a larger fixture (-flat-rows, default 10M source rows),
-//	    to show whether peak RSS stays flat with table size.
+//	    to show whether peak RSS stays flat with table size;
+//	(h) pg2dynamo migrate --follow on (c)'s fixture, fresh dynalite: after
+//	    its full load, the changes/s and items/s it applies at saturation
+//	    (a burst of -follow-changes row changes), its lag under a steady
+//	    -follow-rate changes/s for -follow-duration, and its RSS meanwhile
+//	    (bench/follow.go; needs wal_level=logical, else it is skipped).
+//
+// (f) and (g), verify's memory, are in bench/verify.go. -quick is a smoke
+// run at small sizes.
 //
 // It prints items/s for each, the ratios c/b and d/a, pg2dynamo's own CPU
 // seconds per million items (getrusage of its process, apart from
@@ -57,6 +65,8 @@ type config struct {
 	out                      string
 	profileDir               string
 	profile                  bool
+	follow                   followConfig
+	quick                    bool
 	args                     string // the command line, for the report
 }
 
@@ -78,10 +88,27 @@ func main() {
 	flag.StringVar(&cfg.out, "out", "BENCHMARKS.md", "file to rewrite with the results (empty: print only)")
 	flag.StringVar(&cfg.profileDir, "profile-dir", "bench-out", "directory for the pg2dynamo binary, the CPU profiles and their pprof reports")
 	flag.BoolVar(&cfg.profile, "profile", true, "run (b) to (e) with a CPU profile (pprof)")
+	flag.IntVar(&cfg.follow.changes, "follow-changes", 50_000, "(h): row changes of the burst applied at saturation (0: skip (h))")
+	flag.IntVar(&cfg.follow.txSize, "follow-tx", 5_000, "(h): row changes per transaction of the burst")
+	flag.IntVar(&cfg.follow.rate, "follow-rate", 500, "(h): row changes/s of the steady load whose lag is measured (transactions of 10)")
+	flag.DurationVar(&cfg.follow.duration, "follow-duration", 20*time.Second, "(h): how long the steady load lasts")
+	flag.BoolVar(&cfg.quick, "quick", false, "a smoke run: the sizes not given default to -rows 50000 -flat-rows 0 -verify-rows 0 -repeat 1 -follow-changes 5000 -follow-duration 5s, no transform benchmark; prints only unless -out is given")
 	flag.Parse()
 	log.SetFlags(log.Ltime)
-	outSet := false
-	flag.Visit(func(f *flag.Flag) { outSet = outSet || f.Name == "out" })
+	set := map[string]bool{}
+	flag.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	outSet := set["out"]
+	if cfg.quick {
+		for name, v := range map[string]string{"rows": "50000", "flat-rows": "0", "verify-rows": "0", "repeat": "1",
+			"follow-changes": "5000", "follow-duration": "5s"} {
+			if !set[name] {
+				_ = flag.Set(name, v)
+			}
+		}
+		if !outSet {
+			cfg.out = ""
+		}
+	}
 	if cfg.verifyOnly && !outSet {
 		cfg.out = "" // BENCHMARKS.md holds the whole suite
 	}
@@ -154,6 +181,7 @@ type report struct {
 	items                    *floorItems
 	a, b, c, d, e, e2        *result
 	verify                   *verifyBench
+	follow                   *followBench
 	aRuns, dRuns             []result // every run of (a) and (d), in order
 	transform                *benchResult
 	transformCLIGC           *benchResult // under GOGC=400, as main.go sets it
@@ -173,6 +201,9 @@ func run(ctx context.Context, cfg config) error {
 	}
 	if cfg.rows < 1 || cfg.flatRows < 0 || cfg.conc < 1 || cfg.repeat < 1 || cfg.verifyRows < 0 || cfg.verifyDiffer < 1 {
 		return errors.New("-rows, -concurrency, -repeat and -verify-differ must be at least 1, -flat-rows and -verify-rows at least 0")
+	}
+	if f := cfg.follow; f.changes < 0 || f.txSize < 1 || f.rate < lagTxChanges || f.duration <= 0 {
+		return fmt.Errorf("-follow-changes must be at least 0, -follow-tx at least 1, -follow-rate at least %d, -follow-duration positive", lagTxChanges)
 	}
 	if cfg.verifyOnly && cfg.verifyRows == 0 {
 		return errors.New("-verify-only with -verify-rows 0: nothing to measure")
@@ -342,8 +373,24 @@ func runSuite(ctx context.Context, cfg config, rep *report, admin *pgx.Conn, roo
 		}
 		rep.d.profile = dp.profile
 	}
-	log.Printf("transform: BenchmarkItems and BenchmarkItemsReference, %d rounds", transformRounds)
-	if tbin, noCgo, err := buildTransformTests(ctx, root, outDir); err != nil {
+	// (h): following changes, on the same fixture (which it changes: it
+	// comes after (a) and (d)).
+	if cfg.follow.changes > 0 {
+		if rep.follow, err = measureFollow(ctx, cfg, admin, root, bin, outDir, m, mappingFile, rep.fix); err != nil {
+			return err
+		}
+		if rep.follow.skipped != "" {
+			log.Printf("(h) skipped: %s", rep.follow.skipped)
+		}
+	} else {
+		rep.follow = &followBench{skipped: "-follow-changes 0"}
+	}
+	if !cfg.quick {
+		log.Printf("transform: BenchmarkItems and BenchmarkItemsReference, %d rounds", transformRounds)
+	}
+	if cfg.quick {
+		rep.transformErr = "-quick"
+	} else if tbin, noCgo, err := buildTransformTests(ctx, root, outDir); err != nil {
 		log.Printf("transform benchmark: %v", err)
 		rep.transformErr = err.Error()
 	} else {

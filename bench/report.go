@@ -92,11 +92,19 @@ func render(r *report) string {
 	for _, t := range r.targets() {
 		p("- %s\n", t)
 	}
+	if r.follow != nil {
+		for _, t := range r.follow.targets(r.c) {
+			p("- %s\n", t)
+		}
+	}
 	if r.verify != nil {
 		for _, t := range r.verify.targets() {
 			p("- %s\n", t)
 		}
 		r.verify.render(p)
+	}
+	if r.follow != nil {
+		r.follow.render(p, r.c)
 	}
 
 	r.renderProfiles(&b)

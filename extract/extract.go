@@ -100,6 +100,25 @@ func (s *Source) Begin(ctx context.Context) error {
 	return nil
 }
 
+// BeginAt is Begin on the snapshot snapshot, exported by another session
+// (pg_export_snapshot(), or a logical replication slot created with
+// EXPORT_SNAPSHOT, whose consistent point it is): the transaction reads
+// exactly what that session saw, and Fork shares it. The exporting session
+// must keep it alive (for a slot: run no other command) until every fork
+// has begun.
+// https://www.postgresql.org/docs/current/sql-set-transaction.html
+func (s *Source) BeginAt(ctx context.Context, snapshot string) error {
+	if err := s.Begin(ctx); err != nil {
+		return err
+	}
+	if _, err := s.tx.Exec(ctx, "SET TRANSACTION SNAPSHOT '"+strings.ReplaceAll(snapshot, "'", "''")+"'"); err != nil {
+		s.End(ctx)
+		return fmt.Errorf("import snapshot %s: %w", snapshot, err)
+	}
+	s.snapshot = snapshot
+	return nil
+}
+
 // ExportSnapshot exports the snapshot begun by Begin with
 // pg_export_snapshot(), so that other connections can read from the very
 // same point in time (SET TRANSACTION SNAPSHOT), as pg_dump -j does. It
@@ -167,7 +186,7 @@ func (s *Source) Split(ctx context.Context, q Query, n int, rows int64) ([][]str
 		sel[i] = outputText("src." + ident(c.Name))
 	}
 	sql := "SELECT " + strings.Join(sel, ", ") + " FROM " + from(q.Source) + q.orderClause() +
-		fmt.Sprintf(" OFFSET $%d LIMIT 1", len(q.After)+len(q.Until)+1)
+		fmt.Sprintf(" OFFSET $%d LIMIT 1", len(q.Args())+1)
 	for i := 1; i < n; i++ {
 		off := rows * int64(i) / int64(n)
 		if off == 0 {
@@ -491,7 +510,13 @@ func (s *Source) Stream(ctx context.Context, name string, q Query, fn func(value
 	if s.tx == nil {
 		return errors.New("source: Stream before Begin")
 	}
-	rows, err := s.tx.Query(ctx, q.SQL(), q.Args()...)
+	return s.read(ctx, name, q, q.SQL(), q.Args(), fn)
+}
+
+// read runs sql (a statement reading q's layout) and calls fn with each
+// row's values.
+func (s *Source) read(ctx context.Context, name string, q Query, sql string, args []any, fn func(values []any) error) error {
+	rows, err := s.tx.Query(ctx, sql, args...)
 	if err != nil {
 		return fmt.Errorf("read %s: %w", name, err)
 	}
@@ -548,6 +573,45 @@ func (s *Source) Stream(ctx context.Context, name string, q Query, fn func(value
 		return fmt.Errorf("read %s after %d rows: %w", name, n, err)
 	}
 	return nil
+}
+
+// Images reads row images, column name → text as PostgreSQL prints the
+// value (a nil is NULL; a column absent is NULL too), as Stream would read
+// rows of q's source holding those values: fn gets, per image and in
+// order, one value per column of q.Columns, converted by the same
+// expressions (no joins, no position). Array columns are always NULL.
+// Follow uses it to render the keys an old row had.
+func (s *Source) Images(ctx context.Context, name string, q Query, images []map[string]*string, fn func(values []any) error) error {
+	if s.tx == nil {
+		return errors.New("source: Images before Begin")
+	}
+	var inner, unnest, names []string
+	var args []any
+	for _, c := range q.Columns {
+		if c.Array {
+			inner = append(inner, "NULL::"+typeExpr(c)+" AS "+ident(c.Name))
+			continue
+		}
+		col := make([]*string, len(images))
+		for r, img := range images {
+			col[r] = img[c.Name]
+		}
+		args = append(args, col)
+		u := fmt.Sprintf("u%d", len(args))
+		unnest = append(unnest, fmt.Sprintf("$%d::text[]::%s[]", len(args), typeExpr(c)))
+		names = append(names, u)
+		inner = append(inner, "u."+u+" AS "+ident(c.Name))
+	}
+	if len(unnest) == 0 {
+		return errors.New("source: Images of a source without scalar columns")
+	}
+	sel := make([]string, len(q.Columns))
+	for i, c := range q.Columns {
+		sel[i] = colExpr("src", c)
+	}
+	sql := fmt.Sprintf("SELECT %s FROM (SELECT %s, u.pg2dynamo_ord FROM unnest(%s) WITH ORDINALITY AS u(%s, pg2dynamo_ord)) AS src ORDER BY src.pg2dynamo_ord",
+		strings.Join(sel, ", "), strings.Join(inner, ", "), strings.Join(unnest, ", "), strings.Join(names, ", "))
+	return s.read(ctx, name, Query{Columns: q.Columns}, sql, args, fn)
 }
 
 // sessionEnded reports whether err ended the PostgreSQL session: the

@@ -31,6 +31,18 @@ type Query struct {
 	// Until, when set (a position), reads only the rows up to and
 	// including it: a range of a split read (see Source.Split).
 	Until []string
+	// Match, when set, reads only the rows whose Match.Columns hold one
+	// of Match.Values: the rows a change touches (package follow).
+	Match *Match
+}
+
+// Match restricts a Query to the rows whose Columns (of its source, not
+// arrays) equal one of the tuples of Values, each a text per column bound
+// through the column's input function (as PostgreSQL prints the value; a
+// nil is NULL, which matches no row, as in a join).
+type Match struct {
+	Columns []Column
+	Values  [][]*string
 }
 
 // Position returns the position of a row Stream read with q: the text of
@@ -60,6 +72,15 @@ func (q Query) Args() []any {
 	}
 	for _, v := range q.Until {
 		args = append(args, v)
+	}
+	if q.Match != nil {
+		for i := range q.Match.Columns {
+			col := make([]*string, len(q.Match.Values))
+			for r, t := range q.Match.Values {
+				col[r] = t[i]
+			}
+			args = append(args, col)
+		}
 	}
 	return args
 }
@@ -188,11 +209,25 @@ func (q Query) SQL() string {
 	return sql + q.orderClause()
 }
 
-// orderClause renders the WHERE of After and Until and the ORDER BY of
-// OrderBy; "" without OrderBy. Positions are compared as row values, so a
-// composite primary key orders as its index does.
+// orderClause renders the WHERE of After, Until and Match and the ORDER
+// BY of OrderBy. Positions are compared as row values, so a composite
+// primary key orders as its index does.
 func (q Query) orderClause() string {
+	var match string
+	base := len(q.After) + len(q.Until) // Match's parameters follow theirs (Args)
+	if q.Match != nil && len(q.Match.Columns) > 0 {
+		cols := make([]string, len(q.Match.Columns))
+		arrays := make([]string, len(q.Match.Columns))
+		for i, c := range q.Match.Columns {
+			cols[i] = "src." + ident(c.Name)
+			arrays[i] = fmt.Sprintf("$%d::text[]::%s[]", base+i+1, typeExpr(c))
+		}
+		match = fmt.Sprintf("(%s) IN (SELECT * FROM unnest(%s))", strings.Join(cols, ", "), strings.Join(arrays, ", "))
+	}
 	if len(q.OrderBy) == 0 {
+		if match != "" {
+			return "\nWHERE " + match
+		}
 		return ""
 	}
 	cols := make([]string, len(q.OrderBy))
@@ -214,6 +249,9 @@ func (q Query) orderClause() string {
 	}
 	if len(q.Until) == len(q.OrderBy) {
 		where = append(where, fmt.Sprintf("(%s) <= (%s)", strings.Join(cols, ", "), params()))
+	}
+	if match != "" {
+		where = append(where, match)
 	}
 	sql := ""
 	if len(where) > 0 {

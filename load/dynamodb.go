@@ -44,7 +44,7 @@ type countingClient struct {
 
 func (c countingClient) Do(r *http.Request) (*http.Response, error) {
 	switch r.Header.Get("X-Amz-Target") {
-	case "DynamoDB_20120810.BatchWriteItem", "DynamoDB_20120810.PutItem":
+	case "DynamoDB_20120810.BatchWriteItem", "DynamoDB_20120810.PutItem", "DynamoDB_20120810.DeleteItem":
 		c.n.Add(1)
 	}
 	return c.inner.Do(r)
@@ -108,6 +108,7 @@ func NewClient(ctx context.Context, cc ClientConfig) (*dynamodb.Client, error) {
 type WriteAPI interface {
 	BatchWriteItem(ctx context.Context, in *dynamodb.BatchWriteItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.BatchWriteItemOutput, error)
 	PutItem(ctx context.Context, in *dynamodb.PutItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error)
+	DeleteItem(ctx context.Context, in *dynamodb.DeleteItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.DeleteItemOutput, error)
 }
 
 // DynamoDB is a Sink that writes with BatchWriteItem.
@@ -238,13 +239,15 @@ func (d *DynamoDB) Stats() Stats {
 		ConsumedWriteUnits: float64(d.consumed.Load()) / 10}
 }
 
-// Write puts batch with BatchWriteItem and re-sends UnprocessedItems with
+// Write puts batch with BatchWriteItem (or deletes the items marked
+// transform.Item.Delete, by their key) and re-sends UnprocessedItems with
 // exponential backoff and full jitter (the SDK's own backoff, capped at
 // 20 s), up to 20 rounds; items still unprocessed then are returned in a
 // *BatchError. When DynamoDB rejects the whole request as invalid
 // (ValidationException: an item over 400 KB, a key attribute of the wrong
 // type; https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/ServiceQuotas.html),
-// each item is put alone with PutItem so that only the invalid ones fail,
+// each item is put alone with PutItem (deleted with DeleteItem) so that
+// only the invalid ones fail,
 // each ItemError carrying DynamoDB's code and message. Other errors (after
 // the SDK's own retries) are returned wrapped, naming the operation and
 // the table, and stop the run. A cancelled ctx ends the call with
@@ -269,13 +272,13 @@ func (d *DynamoDB) Write(ctx context.Context, batch []transform.Item) error {
 func (d *DynamoDB) write(ctx context.Context, batch []transform.Item) error {
 	reqs := make([]types.WriteRequest, len(batch))
 	for i, it := range batch {
-		reqs[i] = types.WriteRequest{PutRequest: &types.PutRequest{Item: it.Attrs}}
+		reqs[i] = writeRequest(it)
 	}
 	for round := 1; ; round++ {
 		var estimate int64
 		if d.limit != nil {
 			for _, r := range reqs {
-				estimate += d.limit.estimate(r.PutRequest.Item)
+				estimate += d.limit.estimate(requestItem(r))
 			}
 			if err := d.limit.wait(ctx, estimate); err != nil {
 				return err
@@ -336,11 +339,12 @@ func (d *DynamoDB) unprocessed(batch []transform.Item, left []types.WriteRequest
 	}
 	be := &BatchError{}
 	for _, r := range left {
-		if r.PutRequest == nil {
+		item := requestItem(r)
+		if item == nil {
 			continue
 		}
 		be.Failed = append(be.Failed, ItemError{
-			Index: index[d.keyOf(r.PutRequest.Item)],
+			Index: index[d.keyOf(item)],
 			Err:   fmt.Errorf("still in UnprocessedItems after %d BatchWriteItem rounds", rounds),
 		})
 	}
@@ -357,7 +361,12 @@ func (d *DynamoDB) putEach(ctx context.Context, batch []transform.Item) error {
 	be := &BatchError{}
 	for i, it := range batch {
 		d.requests.Add(1)
-		_, err := d.client.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(d.table), Item: it.Attrs})
+		var err error
+		if it.Delete {
+			_, err = d.client.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(d.table), Key: it.Attrs})
+		} else {
+			_, err = d.client.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(d.table), Item: it.Attrs})
+		}
 		switch {
 		case err == nil:
 		case isValidation(err):
@@ -385,4 +394,24 @@ func apiMessage(err error) error {
 		return fmt.Errorf("DynamoDB %s: %s", ae.ErrorCode(), ae.ErrorMessage())
 	}
 	return err
+}
+
+// writeRequest is it's request in a BatchWriteItem: a put, or a delete of
+// its key (transform.Item.Delete).
+func writeRequest(it transform.Item) types.WriteRequest {
+	if it.Delete {
+		return types.WriteRequest{DeleteRequest: &types.DeleteRequest{Key: it.Attrs}}
+	}
+	return types.WriteRequest{PutRequest: &types.PutRequest{Item: it.Attrs}}
+}
+
+// requestItem is the item of a put request, or the key of a delete.
+func requestItem(r types.WriteRequest) map[string]types.AttributeValue {
+	switch {
+	case r.PutRequest != nil:
+		return r.PutRequest.Item
+	case r.DeleteRequest != nil:
+		return r.DeleteRequest.Key
+	}
+	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -25,6 +26,7 @@ type fakeAPI struct {
 	mu      sync.Mutex
 	batches [][]string // keys of each BatchWriteItem call, in order
 	puts    []string
+	deletes []string
 	batch   func(call int, keys []string) (*dynamodb.BatchWriteItemOutput, error)
 	put     func(key string) error
 }
@@ -33,7 +35,7 @@ func (f *fakeAPI) BatchWriteItem(_ context.Context, in *dynamodb.BatchWriteItemI
 	f.mu.Lock()
 	var keys []string
 	for _, r := range in.RequestItems["t"] {
-		keys = append(keys, pk(r.PutRequest.Item))
+		keys = append(keys, pk(requestItem(r)))
 	}
 	f.batches = append(f.batches, keys)
 	call := len(f.batches)
@@ -54,6 +56,13 @@ func (f *fakeAPI) PutItem(_ context.Context, in *dynamodb.PutItemInput, _ ...fun
 		}
 	}
 	return &dynamodb.PutItemOutput{}, nil
+}
+
+func (f *fakeAPI) DeleteItem(_ context.Context, in *dynamodb.DeleteItemInput, _ ...func(*dynamodb.Options)) (*dynamodb.DeleteItemOutput, error) {
+	f.mu.Lock()
+	f.deletes = append(f.deletes, pk(in.Key))
+	f.mu.Unlock()
+	return &dynamodb.DeleteItemOutput{}, nil
 }
 
 func pk(item map[string]types.AttributeValue) string {
@@ -381,4 +390,61 @@ func TestWriteLimitInWrite(t *testing.T) {
 			t.Fatalf("got %v, want the deadline's message", err)
 		}
 	})
+}
+
+// Items marked Delete go as DeleteRequests in a batch, and alone as
+// DeleteItem when DynamoDB refuses the batch as invalid; an unprocessed
+// delete fails with its own index.
+func TestDeletes(t *testing.T) {
+	ctx := context.Background()
+	batch := items("a", "b", "c")
+	batch[1].Delete = true
+	var sent []types.WriteRequest
+	api := &fakeAPI{batch: func(call int, _ []string) (*dynamodb.BatchWriteItemOutput, error) {
+		if call == 1 {
+			return nil, errValidation
+		}
+		return unprocessedDelete("b"), nil
+	}}
+	record := &recordingAPI{fakeAPI: api, sent: &sent}
+	var waits []int
+	d := newSink(record, &waits)
+	if err := d.Write(ctx, batch); err != nil {
+		t.Fatal(err)
+	}
+	if len(sent) != 3 || sent[1].DeleteRequest == nil || sent[0].PutRequest == nil || sent[2].PutRequest == nil {
+		t.Errorf("requests %+v, want put, delete, put", sent)
+	}
+	if d := cmp.Diff([]string{"a", "c"}, api.puts); d != "" || !slices.Equal(api.deletes, []string{"b"}) {
+		t.Errorf("after a ValidationException: puts %v, deletes %v; want a and c put, b deleted", api.puts, api.deletes)
+	}
+	d.maxRounds = 1
+	err := d.Write(ctx, batch)
+	var be *BatchError
+	if !errors.As(err, &be) || len(be.Failed) != 1 || be.Failed[0].Index != 1 {
+		t.Errorf("error %v, want item 1 (the delete) still unprocessed", err)
+	}
+}
+
+// recordingAPI records the write requests of each BatchWriteItem.
+type recordingAPI struct {
+	*fakeAPI
+	sent *[]types.WriteRequest
+}
+
+func (r *recordingAPI) BatchWriteItem(ctx context.Context, in *dynamodb.BatchWriteItemInput, o ...func(*dynamodb.Options)) (*dynamodb.BatchWriteItemOutput, error) {
+	if len(*r.sent) == 0 {
+		*r.sent = append(*r.sent, in.RequestItems["t"]...)
+	}
+	return r.fakeAPI.BatchWriteItem(ctx, in, o...)
+}
+
+// unprocessedDelete answers a BatchWriteItem leaving the deletes of keys
+// unprocessed.
+func unprocessedDelete(keys ...string) *dynamodb.BatchWriteItemOutput {
+	var reqs []types.WriteRequest
+	for _, it := range items(keys...) {
+		reqs = append(reqs, types.WriteRequest{DeleteRequest: &types.DeleteRequest{Key: it.Attrs}})
+	}
+	return &dynamodb.BatchWriteItemOutput{UnprocessedItems: map[string][]types.WriteRequest{"t": reqs}}
 }

@@ -21,7 +21,8 @@ const MaxBatchItems = 25
 // Package load/sinktest checks this contract; every Sink passes it.
 type Sink interface {
 	// Write writes batch (1 to MaxBatchItems items, no two with the same
-	// primary key). It returns nil when every item was written; a
+	// primary key): puts each item, or deletes it by its key when it is
+	// marked transform.Item.Delete. It returns nil when every item was written; a
 	// *BatchError when some could not be (the others were written); any
 	// other error when the run cannot go on. It honours ctx cancellation.
 	Write(ctx context.Context, batch []transform.Item) error

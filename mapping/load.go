@@ -293,46 +293,78 @@ func (m *Mapping) validate() Errors {
 	return errs
 }
 
-func (m *Mapping) validateEntity(e *Entity) Errors {
-	var errs Errors
-	ep := Path(KeyEntities, e.Name)
-	add := func(path, format string, args ...any) { errs = append(errs, m.Errorf(path, format, args...)) }
-	if !entityNameRE.MatchString(e.Name) {
-		add(ep, "invalid entity name %q: expected a letter, then letters, digits, '_' or '-'", e.Name)
-		return errs
-	}
+// entityCheck collects the problems of one entity of m as validateEntity
+// finds them.
+type entityCheck struct {
+	m    *Mapping
+	e    *Entity
+	ep   string // the entity's dotted path, entities.<name>
+	errs Errors
+}
 
-	s := e.Source
+// add records a problem at path.
+func (c *entityCheck) add(path, format string, args ...any) {
+	c.errs = append(c.errs, c.m.Errorf(path, format, args...))
+}
+
+// validateEntity checks entity e and parses its key templates (into
+// PKTemplate, SKTemplate, IndexTemplate and the mirror's). Column names
+// are checked later, against the database (transform.Compile).
+func (m *Mapping) validateEntity(e *Entity) Errors {
+	c := &entityCheck{m: m, e: e, ep: Path(KeyEntities, e.Name)}
+	if !entityNameRE.MatchString(e.Name) {
+		c.add(c.ep, "invalid entity name %q: expected a letter, then letters, digits, '_' or '-'", e.Name)
+		return c.errs
+	}
+	c.checkSource()
+	e.PKTemplate = c.parse(Path(c.ep, KeyPK), e.PK, "partition key")
+	e.SKTemplate = c.parse(Path(c.ep, KeySK), e.SK, "sort key")
+	c.checkIndexes()
+	c.checkMirror()
+	c.checkStrategies()
+	c.checkAttributes()
+	return c.errs
+}
+
+// checkSource checks that the entity reads exactly one of a table and a
+// query, and a schema only with a table.
+func (c *entityCheck) checkSource() {
+	s := c.e.Source
 	switch {
 	case s.Table == "" && s.Query == "":
-		add(Path(ep, KeySource), "missing: expected source.table or source.query")
+		c.add(Path(c.ep, KeySource), "missing: expected source.table or source.query")
 	case s.Table != "" && s.Query != "":
-		add(Path(ep, KeySource), "both table and query given: expected exactly one")
+		c.add(Path(c.ep, KeySource), "both table and query given: expected exactly one")
 	case s.Query != "" && s.Schema != "":
-		add(Path(ep, KeySource, KeySchema), "schema applies to source.table only; qualify names inside the query instead")
+		c.add(Path(c.ep, KeySource, KeySchema), "schema applies to source.table only; qualify names inside the query instead")
 	}
+}
 
-	parse := func(path, text, what string) Template {
-		if text == "" {
-			add(path, "missing: expected the %s template, e.g. %q", what, "ORDER#${order_id}")
-			return Template{}
-		}
-		tpl, err := ParseTemplate(text)
-		if err != nil {
-			e := m.Errorf(path, "template %q: %v", text, err)
-			var te *TemplateError
-			if errors.As(err, &te) && e.Line > 0 {
-				e.Column += m.pos.valueOffset(path) + utf8.RuneCountInString(text[:te.Offset])
-			}
-			errs = append(errs, e)
-			return Template{}
-		}
-		return tpl
+// parse parses text, the template at path (what names it in messages), or
+// records why it cannot, located at the fault in the template, and returns
+// the zero Template.
+func (c *entityCheck) parse(path, text, what string) Template {
+	if text == "" {
+		c.add(path, "missing: expected the %s template, e.g. %q", what, "ORDER#${order_id}")
+		return Template{}
 	}
-	e.PKTemplate = parse(Path(ep, KeyPK), e.PK, "partition key")
-	e.SKTemplate = parse(Path(ep, KeySK), e.SK, "sort key")
+	tpl, err := ParseTemplate(text)
+	if err != nil {
+		e := c.m.Errorf(path, "template %q: %v", text, err)
+		var te *TemplateError
+		if errors.As(err, &te) && e.Line > 0 {
+			e.Column += c.m.pos.valueOffset(path) + utf8.RuneCountInString(text[:te.Offset])
+		}
+		c.errs = append(c.errs, e)
+		return Template{}
+	}
+	return tpl
+}
 
-	t := &m.Table
+// checkIndexes checks the entity's indexes, in name order, against the
+// table's GSIs and parses their templates into IndexTemplate.
+func (c *entityCheck) checkIndexes() {
+	e, t := c.e, &c.m.Table
 	names := make([]string, 0, len(e.Indexes))
 	for n := range e.Indexes {
 		names = append(names, n)
@@ -340,70 +372,80 @@ func (m *Mapping) validateEntity(e *Entity) Errors {
 	sort.Strings(names)
 	e.IndexTemplate = map[string][2]Template{}
 	for _, n := range names {
-		ik := e.Indexes[n]
-		ip := Path(ep, KeyIndexes, n)
+		ip := Path(c.ep, KeyIndexes, n)
 		g := t.GSI(n)
 		if g == nil {
 			if len(t.GSIs) == 0 {
-				add(ip, "unknown index %q: the table declares no gsis; declare it under table.gsis", n)
+				c.add(ip, "unknown index %q: the table declares no gsis; declare it under table.gsis", n)
 			} else {
-				add(ip, "unknown index %q: expected one of the table's gsis (%s)", n, strings.Join(m.gsiNames(), ", "))
+				c.add(ip, "unknown index %q: expected one of the table's gsis (%s)", n, strings.Join(c.m.gsiNames(), ", "))
 			}
 			continue
 		}
-		var pair [2]Template
-		for i, kt := range []struct{ attr, text, key, what string }{
-			{g.PartitionKey, ik.PK, KeyPK, "partition key"},
-			{g.SortKey, ik.SK, KeySK, "sort key"},
-		} {
-			kp := Path(ip, kt.key)
-			switch {
-			case kt.attr == "":
-				if kt.text != "" {
-					add(kp, "index %s has no sort key", n)
-				}
-			case kt.attr == t.PartitionKey || kt.attr == t.SortKey:
-				if kt.text != "" {
-					add(kp, "index %s's %s is the table's key attribute %q, written from the entity's own pk/sk: remove this template", n, kt.what, kt.attr)
-				}
-			default:
-				pair[i] = parse(kp, kt.text, "index "+kt.what)
-			}
-		}
-		e.IndexTemplate[n] = pair
+		e.IndexTemplate[n] = c.indexTemplates(ip, n, g, e.Indexes[n])
 	}
+}
 
-	errs = append(errs, m.validateStrategies(e, parse)...)
+// indexTemplates parses the partition and sort key templates of index n
+// (at path ip), whose GSI is g. A template is an error where g has no such
+// key, or where the key is one of the table's (written from pk and sk).
+func (c *entityCheck) indexTemplates(ip, n string, g *GSI, ik IndexKeys) [2]Template {
+	t := &c.m.Table
+	var pair [2]Template
+	for i, kt := range []struct{ attr, text, key, what string }{
+		{g.PartitionKey, ik.PK, KeyPK, "partition key"},
+		{g.SortKey, ik.SK, KeySK, "sort key"},
+	} {
+		kp := Path(ip, kt.key)
+		switch {
+		case kt.attr == "":
+			if kt.text != "" {
+				c.add(kp, "index %s has no sort key", n)
+			}
+		case kt.attr == t.PartitionKey || kt.attr == t.SortKey:
+			if kt.text != "" {
+				c.add(kp, "index %s's %s is the table's key attribute %q, written from the entity's own pk/sk: remove this template", n, kt.what, kt.attr)
+			}
+		default:
+			pair[i] = c.parse(kp, kt.text, "index "+kt.what)
+		}
+	}
+	return pair
+}
 
-	reserved := m.KeyAttributes()
-	reserved = append(reserved, m.TypeAttribute)
-	cols := make([]string, 0, len(e.Attributes.Rename))
-	for c := range e.Attributes.Rename {
-		cols = append(cols, c)
+// checkAttributes checks the entity's attributes rules: renames (in column
+// order) to a non-empty name that is not a key or type attribute, no empty
+// column names in select and exclude, and the sets.
+func (c *entityCheck) checkAttributes() {
+	a := c.e.Attributes
+	reserved := c.m.KeyAttributes()
+	reserved = append(reserved, c.m.TypeAttribute)
+	cols := make([]string, 0, len(a.Rename))
+	for col := range a.Rename {
+		cols = append(cols, col)
 	}
 	sort.Strings(cols)
-	for _, c := range cols {
-		to := e.Attributes.Rename[c]
-		rp := Path(ep, KeyAttributes, KeyRename, c)
+	for _, col := range cols {
+		to := a.Rename[col]
+		rp := Path(c.ep, KeyAttributes, KeyRename, col)
 		switch {
 		case to == "":
-			add(rp, "empty attribute name: expected the new name of column %q", c)
+			c.add(rp, "empty attribute name: expected the new name of column %q", col)
 		case slices.Contains(reserved, to):
-			add(rp, "attribute name %q is a key or type attribute of the table: choose another name", to)
+			c.add(rp, "attribute name %q is a key or type attribute of the table: choose another name", to)
 		}
 	}
-	for i, c := range e.Attributes.Select {
-		if c == "" {
-			add(fmt.Sprintf("%s.%s.%s[%d]", ep, KeyAttributes, KeySelect, i), "empty column name")
+	for i, col := range a.Select {
+		if col == "" {
+			c.add(fmt.Sprintf("%s.%s.%s[%d]", c.ep, KeyAttributes, KeySelect, i), "empty column name")
 		}
 	}
-	for i, c := range e.Attributes.Exclude {
-		if c == "" {
-			add(fmt.Sprintf("%s.%s.%s[%d]", ep, KeyAttributes, KeyExclude, i), "empty column name")
+	for i, col := range a.Exclude {
+		if col == "" {
+			c.add(fmt.Sprintf("%s.%s.%s[%d]", c.ep, KeyAttributes, KeyExclude, i), "empty column name")
 		}
 	}
-	errs = append(errs, m.validateSets(Path(ep, KeyAttributes), e.Attributes)...)
-	return errs
+	c.errs = append(c.errs, c.m.validateSets(Path(c.ep, KeyAttributes), a)...)
 }
 
 // KeyAttributes returns the names of the table's key attributes and of every

@@ -7,120 +7,150 @@ import (
 	"strings"
 )
 
-// validateStrategies checks an entity's embed, duplicate, aggregates, ids
-// and mirror rules. Column names are checked later, against the database
-// (transform.Compile).
-func (m *Mapping) validateStrategies(e *Entity, parse func(path, text, what string) Template) Errors {
-	var errs Errors
-	ep := Path(KeyEntities, e.Name)
-	add := func(path, format string, args ...any) { errs = append(errs, m.Errorf(path, format, args...)) }
-	source := func(path string, s Source, tableOnly bool) {
-		switch {
-		case s.Table == "" && s.Query == "":
-			add(Path(path, KeySource), "missing: expected source.table or source.query")
-		case s.Table != "" && s.Query != "":
-			add(Path(path, KeySource), "both table and query given: expected exactly one")
-		case tableOnly && s.Query != "":
-			add(Path(path, KeySource), "expected source.table: the join must be checked against the table's unique keys")
-		}
-	}
-	join := func(path string, j Join) {
-		if len(j) == 0 {
-			add(Path(path, KeyJoin), "missing: expected the join columns, e.g. {customer_id: customer_id}")
-		}
-	}
-
+// checkStrategies checks the entity's embed, duplicate, aggregates and ids
+// rules (embeds, aggregates and IDs in name order). Column names are
+// checked later, against the database (transform.Compile).
+func (c *entityCheck) checkStrategies() {
+	e := c.e
 	for _, name := range slices.Sorted(maps.Keys(e.Embed)) {
-		em, p := e.Embed[name], Path(ep, KeyEmbed, name)
-		if em == nil {
-			add(p, "missing: expected source, join and as")
-			continue
-		}
-		source(p, em.Source, false)
-		join(p, em.Join)
-		switch em.As {
-		case "", EmbedList:
-			em.As = EmbedList
-			if em.Key != "" {
-				add(Path(p, KeyKey), "key applies to as: map only")
-			}
-		case EmbedMap:
-			if em.Key == "" {
-				add(Path(p, KeyKey), "missing: as: map needs the child column whose value keys the map")
-			}
-		case EmbedSet:
-			errs = append(errs, m.validateEmbedSet(p, em)...)
-		default:
-			add(Path(p, KeyAs), "unknown %q: expected list, map or set", em.As)
-		}
-		for i, o := range em.OrderBy {
-			if _, err := ParseOrder(o); err != nil {
-				add(fmt.Sprintf("%s.%s[%d]", p, KeyOrderBy, i), "%v", err)
-			}
-		}
-		if em.MaxItems < 0 {
-			add(Path(p, KeyMaxItems), "expected 0 (no bound) or more, got %d", em.MaxItems)
-		}
-		if em.As != EmbedSet {
-			errs = append(errs, m.validateSets(Path(p, KeyAttributes), em.Attributes)...)
-		}
+		c.checkEmbed(name, e.Embed[name])
 	}
 	for i, d := range e.Duplicate {
-		p := fmt.Sprintf("%s.%s[%d]", ep, KeyDuplicate, i)
-		if d == nil {
-			add(p, "missing: expected source, join and attributes")
-			continue
-		}
-		source(p, d.Source, true)
-		join(p, d.Join)
-		if len(d.Attributes.Select) == 0 {
-			add(Path(p, KeyAttributes, KeySelect), "missing: expected the parent columns to copy")
-		}
-		errs = append(errs, m.validateSets(Path(p, KeyAttributes), d.Attributes)...)
+		c.checkDuplicate(i, d)
 	}
 	for _, name := range slices.Sorted(maps.Keys(e.Aggregates)) {
-		a, p := e.Aggregates[name], Path(ep, KeyAggregates, name)
-		if a == nil {
-			add(p, "missing: expected function, source and join")
-			continue
-		}
-		switch a.Function {
-		case AggCount:
-			if a.Column != "" {
-				add(Path(p, KeyColumn), "count counts child rows: remove column")
-			}
-		case AggSum, AggMin, AggMax:
-			if a.Column == "" {
-				add(Path(p, KeyColumn), "missing: %s needs the child column", a.Function)
-			}
-		default:
-			add(Path(p, KeyFunction), "unknown function %q: expected count, sum, min or max", a.Function)
-		}
-		source(p, a.Source, false)
-		join(p, a.Join)
+		c.checkAggregate(name, e.Aggregates[name])
 	}
 	for _, name := range slices.Sorted(maps.Keys(e.IDs)) {
-		id, p := e.IDs[name], Path(ep, KeyIDs, name)
-		if id == nil {
-			add(p, "missing: expected kind, time and from")
-			continue
+		c.checkID(name, e.IDs[name])
+	}
+}
+
+// checkJoinSource checks the source of a rule at path: exactly one of a
+// table and a query, and a table if tableOnly.
+func (c *entityCheck) checkJoinSource(path string, s Source, tableOnly bool) {
+	switch {
+	case s.Table == "" && s.Query == "":
+		c.add(Path(path, KeySource), "missing: expected source.table or source.query")
+	case s.Table != "" && s.Query != "":
+		c.add(Path(path, KeySource), "both table and query given: expected exactly one")
+	case tableOnly && s.Query != "":
+		c.add(Path(path, KeySource), "expected source.table: the join must be checked against the table's unique keys")
+	}
+}
+
+// checkJoin checks that the join of a rule at path names columns.
+func (c *entityCheck) checkJoin(path string, j Join) {
+	if len(j) == 0 {
+		c.add(Path(path, KeyJoin), "missing: expected the join columns, e.g. {customer_id: customer_id}")
+	}
+}
+
+// checkEmbed checks the embed rule of attribute name; an empty as becomes
+// list.
+func (c *entityCheck) checkEmbed(name string, em *Embed) {
+	p := Path(c.ep, KeyEmbed, name)
+	if em == nil {
+		c.add(p, "missing: expected source, join and as")
+		return
+	}
+	c.checkJoinSource(p, em.Source, false)
+	c.checkJoin(p, em.Join)
+	switch em.As {
+	case "", EmbedList:
+		em.As = EmbedList
+		if em.Key != "" {
+			c.add(Path(p, KeyKey), "key applies to as: map only")
 		}
-		if id.Kind != IDKSUID && id.Kind != IDULID {
-			add(Path(p, KeyKind), "unknown kind %q: expected ksuid or ulid", id.Kind)
+	case EmbedMap:
+		if em.Key == "" {
+			c.add(Path(p, KeyKey), "missing: as: map needs the child column whose value keys the map")
 		}
-		if id.Time == "" {
-			add(Path(p, KeyTime), "missing: expected a timestamp column for the ID's time part")
-		}
-		if len(id.From) == 0 {
-			add(Path(p, KeyFrom), "missing: expected the columns that identify the row (its primary key)")
+	case EmbedSet:
+		c.errs = append(c.errs, c.m.validateEmbedSet(p, em)...)
+	default:
+		c.add(Path(p, KeyAs), "unknown %q: expected list, map or set", em.As)
+	}
+	for i, o := range em.OrderBy {
+		if _, err := ParseOrder(o); err != nil {
+			c.add(fmt.Sprintf("%s.%s[%d]", p, KeyOrderBy, i), "%v", err)
 		}
 	}
-	if mi := e.Mirror; mi != nil {
-		p := Path(ep, KeyMirror)
-		mi.PKTemplate = parse(Path(p, KeyPK), mi.PK, "partition key")
-		mi.SKTemplate = parse(Path(p, KeySK), mi.SK, "sort key")
+	if em.MaxItems < 0 {
+		c.add(Path(p, KeyMaxItems), "expected 0 (no bound) or more, got %d", em.MaxItems)
 	}
-	return errs
+	if em.As != EmbedSet {
+		c.errs = append(c.errs, c.m.validateSets(Path(p, KeyAttributes), em.Attributes)...)
+	}
+}
+
+// checkDuplicate checks duplicate rule i: a table source (whose unique keys
+// the join is checked against) and the parent columns to copy.
+func (c *entityCheck) checkDuplicate(i int, d *Duplicate) {
+	p := fmt.Sprintf("%s.%s[%d]", c.ep, KeyDuplicate, i)
+	if d == nil {
+		c.add(p, "missing: expected source, join and attributes")
+		return
+	}
+	c.checkJoinSource(p, d.Source, true)
+	c.checkJoin(p, d.Join)
+	if len(d.Attributes.Select) == 0 {
+		c.add(Path(p, KeyAttributes, KeySelect), "missing: expected the parent columns to copy")
+	}
+	c.errs = append(c.errs, c.m.validateSets(Path(p, KeyAttributes), d.Attributes)...)
+}
+
+// checkAggregate checks the aggregate rule of attribute name: a known
+// function, with a column unless it counts.
+func (c *entityCheck) checkAggregate(name string, a *Aggregate) {
+	p := Path(c.ep, KeyAggregates, name)
+	if a == nil {
+		c.add(p, "missing: expected function, source and join")
+		return
+	}
+	switch a.Function {
+	case AggCount:
+		if a.Column != "" {
+			c.add(Path(p, KeyColumn), "count counts child rows: remove column")
+		}
+	case AggSum, AggMin, AggMax:
+		if a.Column == "" {
+			c.add(Path(p, KeyColumn), "missing: %s needs the child column", a.Function)
+		}
+	default:
+		c.add(Path(p, KeyFunction), "unknown function %q: expected count, sum, min or max", a.Function)
+	}
+	c.checkJoinSource(p, a.Source, false)
+	c.checkJoin(p, a.Join)
+}
+
+// checkID checks the stable ID of attribute name: a known kind, a time
+// column and the columns it is made from.
+func (c *entityCheck) checkID(name string, id *StableID) {
+	p := Path(c.ep, KeyIDs, name)
+	if id == nil {
+		c.add(p, "missing: expected kind, time and from")
+		return
+	}
+	if id.Kind != IDKSUID && id.Kind != IDULID {
+		c.add(Path(p, KeyKind), "unknown kind %q: expected ksuid or ulid", id.Kind)
+	}
+	if id.Time == "" {
+		c.add(Path(p, KeyTime), "missing: expected a timestamp column for the ID's time part")
+	}
+	if len(id.From) == 0 {
+		c.add(Path(p, KeyFrom), "missing: expected the columns that identify the row (its primary key)")
+	}
+}
+
+// checkMirror parses the templates of the entity's mirror item, if it has
+// one, into its PKTemplate and SKTemplate.
+func (c *entityCheck) checkMirror() {
+	if mi := c.e.Mirror; mi != nil {
+		p := Path(c.ep, KeyMirror)
+		mi.PKTemplate = c.parse(Path(p, KeyPK), mi.PK, "partition key")
+		mi.SKTemplate = c.parse(Path(p, KeySK), mi.SK, "sort key")
+	}
 }
 
 // Order is one parsed order_by entry.

@@ -194,19 +194,55 @@ func countProblems(es []verify.EntityCounts) int {
 	return n
 }
 
+// tableWriter writes a report's tables as text or markdown (md) into b,
+// listing at most limit entries of each list.
+type tableWriter struct {
+	b     *strings.Builder
+	md    bool
+	limit int
+}
+
+// writeTables writes r into b as text or markdown (md): the headline, the
+// counts per entity, the lists (limit entries each), the access patterns
+// and the cost. It fails when a list cannot be read back.
 func writeTables(b *strings.Builder, r *Report, md bool, limit int) error {
-	heading := func(s string) {
-		if md {
-			fmt.Fprintf(b, "\n## %s\n\n", s)
-		} else {
-			fmt.Fprintf(b, "\n%s\n", s)
-		}
-	}
+	w := &tableWriter{b: b, md: md, limit: limit}
 	if md {
 		fmt.Fprintf(b, "# %s\n", r.Headline())
 	} else {
 		fmt.Fprintln(b, r.Headline())
 	}
+	w.entities(r)
+	if err := w.itemLists(r); err != nil {
+		return err
+	}
+	if err := w.changed(r); err != nil {
+		return err
+	}
+	if len(r.Patterns) > 0 {
+		w.patterns(r.Patterns)
+	}
+	if r.Cost != nil {
+		w.heading("Cost of the run")
+		fmt.Fprintf(b, "%d write units; on demand at $%.3f per million write request units: $%.4f\n",
+			r.Cost.WriteUnits, r.Cost.PricePerMillion, r.Cost.Dollars)
+	}
+	return nil
+}
+
+func (w *tableWriter) heading(s string) {
+	if w.md {
+		fmt.Fprintf(w.b, "\n## %s\n\n", s)
+	} else {
+		fmt.Fprintf(w.b, "\n%s\n", s)
+	}
+}
+
+func (w *tableWriter) table(head []string, rows [][]string) { table(w.b, w.md, head, rows) }
+
+// entities writes the counts per entity and their total, then the
+// entities whose counts disagree, if any.
+func (w *tableWriter) entities(r *Report) {
 	newWord, extraWord := "missing", "stale"
 	if r.Mode == ModeDiff {
 		newWord = "new"
@@ -223,138 +259,157 @@ func writeTables(b *strings.Builder, r *Report, md bool, limit int) error {
 		}
 		rows = append(rows, row)
 	}
-	heading("Items per entity")
-	table(b, md, head, rows)
+	w.heading("Items per entity")
+	w.table(head, rows)
 	if countProblems(r.Entities) > 0 {
-		heading("Counts that disagree (expected = (source rows − rejected) × items a row)")
+		w.heading("Counts that disagree (expected = (source rows − rejected) × items a row)")
 		var rows [][]string
 		for _, e := range r.Entities {
 			if e.CountProblem != "" {
 				rows = append(rows, []string{e.Entity, e.CountProblem})
 			}
 		}
-		table(b, md, []string{"entity", "problem"}, rows)
+		w.table([]string{"entity", "problem"}, rows)
 	}
+}
 
-	// more is the last row of a list whose first shown entries are
-	// printed: how many are left out, and how many of the list the JSON
-	// report holds (all, or the first Listed).
-	more := func(count verify.ListCount, shown int) string {
-		if count.Truncated() {
-			return fmt.Sprintf("… %d more; --format json lists the first %d of %d", count.Total-int64(shown), count.Listed, count.Total)
-		}
-		return fmt.Sprintf("… %d more (all in --format json)", count.Total-int64(shown))
-	}
-	list := func(title string, l verify.List[verify.ItemRef], count verify.ListCount) error {
-		if count.Total == 0 {
-			return nil
-		}
-		heading(fmt.Sprintf("%s (%d)", title, count.Total))
-		refs, err := l.Head(limit)
-		if err != nil {
-			return err
-		}
-		var rows [][]string
-		for _, ref := range refs {
-			rows = append(rows, []string{ref.PK, ref.SK, ref.Type})
-		}
-		if int64(len(refs)) < count.Total {
-			rows = append(rows, []string{more(count, len(refs)), "", ""})
-		}
-		table(b, md, []string{"partition key", "sort key", "type"}, rows)
-		return nil
-	}
+// itemLists writes the lists of missing (new), extra and duplicate keys.
+// Each is written even when reading another fails; the errors are joined.
+func (w *tableWriter) itemLists(r *Report) error {
 	c := r.Counts
 	var err error
 	if r.Mode == ModeDiff {
-		err = errors.Join(list("New items", r.Missing, c.Missing), list("Items in the table the source no longer produces", r.Extra, c.Extra))
+		err = errors.Join(w.itemList("New items", r.Missing, c.Missing), w.itemList("Items in the table the source no longer produces", r.Extra, c.Extra))
 	} else {
-		err = errors.Join(list("Missing items", r.Missing, c.Missing), list("Extra items", r.Extra, c.Extra))
+		err = errors.Join(w.itemList("Missing items", r.Missing, c.Missing), w.itemList("Extra items", r.Extra, c.Extra))
 	}
-	if err = errors.Join(err, list("Keys the source derives more than once, not rejected", r.Duplicates, c.Duplicates)); err != nil {
+	return errors.Join(err, w.itemList("Keys the source derives more than once, not rejected", r.Duplicates, c.Duplicates))
+}
+
+// itemList writes the first keys of list l, whose length is count, under
+// title, unless it is empty.
+func (w *tableWriter) itemList(title string, l verify.List[verify.ItemRef], count verify.ListCount) error {
+	if count.Total == 0 {
+		return nil
+	}
+	w.heading(fmt.Sprintf("%s (%d)", title, count.Total))
+	refs, err := l.Head(w.limit)
+	if err != nil {
 		return err
 	}
-	if c.Changed.Total > 0 {
-		title := "Differing items"
-		if r.Mode == ModeDiff {
-			title = "Changed items"
-		}
-		heading(fmt.Sprintf("%s (%d)", title, c.Changed.Total))
-		changed, err := r.Changed.Head(limit)
-		if err != nil {
-			return err
-		}
-		var rows [][]string
-		for _, ci := range changed {
-			for _, ch := range ci.Changes {
-				rows = append(rows, []string{ci.PK, ci.SK, ch.Attribute, string(ch.Before), string(ch.After)})
-			}
-		}
-		if int64(len(changed)) < c.Changed.Total {
-			rows = append(rows, []string{more(c.Changed, len(changed)), "", "", "", ""})
-		}
-		table(b, md, []string{"partition key", "sort key", "attribute", "table (before)", "source (after)"}, rows)
+	var rows [][]string
+	for _, ref := range refs {
+		rows = append(rows, []string{ref.PK, ref.SK, ref.Type})
 	}
-	if len(r.Patterns) > 0 {
-		heading("Access patterns")
-		type agg struct {
-			index         string
-			queries, bad  int
-			note          string
-			firstProblems []verify.PatternResult
-		}
-		var order []string
-		per := map[string]*agg{}
-		for _, p := range r.Patterns {
-			a := per[p.Pattern]
-			if a == nil {
-				a = &agg{index: p.Index}
-				per[p.Pattern] = a
-				order = append(order, p.Pattern)
-			}
-			if !p.NotRun {
-				a.queries++
-			}
-			if p.Note != "" {
-				a.note = p.Note
-			}
-			if !p.OK {
-				a.bad++
-				if len(a.firstProblems) < max(limit, 1) {
-					a.firstProblems = append(a.firstProblems, p)
-				}
-			}
-		}
-		var rows [][]string
-		for _, name := range order {
-			a := per[name]
-			status := "ok"
-			if a.note != "" {
-				status = "ok, " + a.note
-			}
-			if a.bad > 0 {
-				status = fmt.Sprintf("%d WRONG", a.bad)
-			}
-			rows = append(rows, []string{name, a.index, num(int64(a.queries)), status})
-		}
-		table(b, md, []string{"pattern", "index", "queries (sampled parameters)", "result"}, rows)
-		var bad [][]string
-		for _, name := range order {
-			for _, p := range per[name].firstProblems {
-				bad = append(bad, []string{p.Pattern, params(p.Params), num(int64(p.Want)), num(int64(p.Got)), p.Problem})
-			}
-		}
-		if len(bad) > 0 {
-			heading("Wrong access-pattern answers")
-			table(b, md, []string{"pattern", "parameters", "want", "got", "problem"}, bad)
-		}
+	if int64(len(refs)) < count.Total {
+		rows = append(rows, []string{more(count, len(refs)), "", ""})
 	}
-	if r.Cost != nil {
-		heading("Cost of the run")
-		fmt.Fprintf(b, "%d write units; on demand at $%.3f per million write request units: $%.4f\n",
-			r.Cost.WriteUnits, r.Cost.PricePerMillion, r.Cost.Dollars)
-	}
+	w.table([]string{"partition key", "sort key", "type"}, rows)
 	return nil
+}
+
+// changed writes the first differing (changed) items, an attribute a row.
+func (w *tableWriter) changed(r *Report) error {
+	c := r.Counts
+	if c.Changed.Total == 0 {
+		return nil
+	}
+	title := "Differing items"
+	if r.Mode == ModeDiff {
+		title = "Changed items"
+	}
+	w.heading(fmt.Sprintf("%s (%d)", title, c.Changed.Total))
+	changed, err := r.Changed.Head(w.limit)
+	if err != nil {
+		return err
+	}
+	var rows [][]string
+	for _, ci := range changed {
+		for _, ch := range ci.Changes {
+			rows = append(rows, []string{ci.PK, ci.SK, ch.Attribute, string(ch.Before), string(ch.After)})
+		}
+	}
+	if int64(len(changed)) < c.Changed.Total {
+		rows = append(rows, []string{more(c.Changed, len(changed)), "", "", "", ""})
+	}
+	w.table([]string{"partition key", "sort key", "attribute", "table (before)", "source (after)"}, rows)
+	return nil
+}
+
+// more is the last row of a list whose first shown entries are printed:
+// how many are left out, and how many of the list the JSON report holds
+// (all, or the first Listed).
+func more(count verify.ListCount, shown int) string {
+	if count.Truncated() {
+		return fmt.Sprintf("… %d more; --format json lists the first %d of %d", count.Total-int64(shown), count.Listed, count.Total)
+	}
+	return fmt.Sprintf("… %d more (all in --format json)", count.Total-int64(shown))
+}
+
+// patternSummary is what the report says of one access pattern: its
+// queries run, how many were wrong, a note, and the first wrong answers.
+type patternSummary struct {
+	index         string
+	queries, bad  int
+	note          string
+	firstProblems []verify.PatternResult
+}
+
+// patterns writes one row per access pattern (in the order first seen),
+// then the first wrong answers of each, at most limit (at least one).
+func (w *tableWriter) patterns(results []verify.PatternResult) {
+	w.heading("Access patterns")
+	order, per := summarizePatterns(results, max(w.limit, 1))
+	var rows [][]string
+	for _, name := range order {
+		a := per[name]
+		status := "ok"
+		if a.note != "" {
+			status = "ok, " + a.note
+		}
+		if a.bad > 0 {
+			status = fmt.Sprintf("%d WRONG", a.bad)
+		}
+		rows = append(rows, []string{name, a.index, num(int64(a.queries)), status})
+	}
+	w.table([]string{"pattern", "index", "queries (sampled parameters)", "result"}, rows)
+	var bad [][]string
+	for _, name := range order {
+		for _, p := range per[name].firstProblems {
+			bad = append(bad, []string{p.Pattern, params(p.Params), num(int64(p.Want)), num(int64(p.Got)), p.Problem})
+		}
+	}
+	if len(bad) > 0 {
+		w.heading("Wrong access-pattern answers")
+		w.table([]string{"pattern", "parameters", "want", "got", "problem"}, bad)
+	}
+}
+
+// summarizePatterns sums results up by pattern, keeping the first keep
+// wrong answers of each; order is the patterns in the order first seen.
+func summarizePatterns(results []verify.PatternResult, keep int) (order []string, per map[string]*patternSummary) {
+	per = map[string]*patternSummary{}
+	for _, p := range results {
+		a := per[p.Pattern]
+		if a == nil {
+			a = &patternSummary{index: p.Index}
+			per[p.Pattern] = a
+			order = append(order, p.Pattern)
+		}
+		if !p.NotRun {
+			a.queries++
+		}
+		if p.Note != "" {
+			a.note = p.Note
+		}
+		if !p.OK {
+			a.bad++
+			if len(a.firstProblems) < keep {
+				a.firstProblems = append(a.firstProblems, p)
+			}
+		}
+	}
+	return order, per
 }
 
 func num(n int64) string { return fmt.Sprint(n) }

@@ -37,6 +37,16 @@ func benchRow() []any {
 		[]any{"sla", "login"}, `{"channel": "api", "sla_hours": 4, "related": [759, 760]}`, string(body)}
 }
 
+// positions are the values a row of p ends with when p reads in
+// primary-key order: its position, one text per key column.
+func positions(p *transform.Plan) []any {
+	out := make([]any, len(p.Query().OrderBy))
+	for i := range out {
+		out[i] = "1"
+	}
+	return out
+}
+
 // benchKeys are the keys of BenchmarkItems: a partition and a sort key,
 // and a GSI's two, the GSI's sort key repeating the table's.
 const benchKeys = `    pk: USER#${user_id}
@@ -87,7 +97,7 @@ func TestItemsAllocs(t *testing.T) {
 		t.Skip("allocation counts")
 	}
 	p := benchPlan(t)
-	row := benchRow()
+	row := append(benchRow(), positions(p)...)
 	bld := transform.NewBuilder()
 	var buf []transform.Item
 	allocs := testing.AllocsPerRun(2000, func() {
@@ -163,6 +173,7 @@ func benchLoop(b *testing.B, p *transform.Plan, items func(row []any, dst []tran
 		i := slices.IndexFunc(benchCols, func(bc extract.Column) bool { return bc.Name == c.Name })
 		row = append(row, full[i])
 	}
+	row = append(row, positions(p)...)
 	var buf []transform.Item
 	b.ReportAllocs()
 	for b.Loop() {

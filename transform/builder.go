@@ -173,14 +173,65 @@ func textual(k kind) bool {
 // Items converts one row as Plan.Items does (the same items, the same
 // errors) and appends its items to dst. values are as p.Query reads them,
 // nil for NULL; the items keep values as their Row.
+//
+// It works in two passes: the first renders every text of the row into
+// b.text (keys, then textual attributes, then the mirror's keys), which then
+// becomes one string; the second builds the item's attributes from it.
 func (b *Builder) Items(p *Plan, values []any, dst []Item) ([]Item, error) {
 	if want := p.width(); len(values) != want {
 		return dst, fmt.Errorf("transform %s: got %d values, want %d", p.entity.Name, len(values), want)
 	}
-	// First pass: every text of the row, into b.text. Key errors are
-	// final; an attribute that fails is left to the second pass, where
-	// the reference conversion gives its error in attribute order.
 	b.beginRow(p)
+	if err := b.renderKeys(p, values); err != nil {
+		return dst, err
+	}
+	b.renderAttrs(p, values)
+	mirrorCol, mirrorReason := -1, ""
+	if p.entity.Mirror != nil {
+		mirrorCol, mirrorReason = b.renderMirrorKeys(p, values)
+	}
+	text := string(b.text)
+
+	attrs := make(map[string]types.AttributeValue, p.mapSize)
+	size := b.putKeys(p, attrs, text)
+	attrs[p.typeAttr] = p.typeVal
+	size += p.typeSize
+	n, err := b.putAttrs(p, values, attrs, text)
+	if err != nil {
+		return dst, err
+	}
+	size += n
+	if len(p.joins) > 0 {
+		if col, reason := p.applyJoins(values, attrs); reason != "" {
+			re := p.rowError(values, -1, reason)
+			re.Column = col
+			return dst, re
+		}
+	}
+	if len(p.ids) > 0 {
+		if n, err = b.putIDs(p, values, attrs, text); err != nil {
+			return dst, err
+		}
+		size += n
+	}
+	if err := p.checkItem(values, attrs, size); err != nil {
+		return dst, err
+	}
+	dst = append(dst, Item{Entity: p.index, Attrs: attrs, Row: values})
+	if p.entity.Mirror == nil {
+		return dst, nil
+	}
+	if mirrorReason != "" {
+		return dst[:len(dst)-1], p.rowError(values, mirrorCol, "mirror: "+mirrorReason)
+	}
+	return append(dst, Item{Entity: p.index, Attrs: b.mirrorAttrs(p, attrs, text), Row: values}), nil
+}
+
+// renderKeys is the first pass over p's keys but the mirror's: each key's
+// text into b.text and b.keys. A key that cannot be rendered is the row's
+// error, except a sparse GSI's on a NULL column, which leaves the item out
+// of that GSI (keyDeleteSibling).
+func (b *Builder) renderKeys(p *Plan, values []any) error {
 	var skipGSI string
 	for i := range p.keys {
 		k, r := &p.keys[i], &b.keys[i]
@@ -202,10 +253,18 @@ func (b *Builder) Items(p *Plan, values []any, dst []Item) ([]Item, error) {
 				r.state, skipGSI = keyDeleteSibling, k.gsi
 				continue
 			}
-			return dst, p.rowError(values, col, reason)
+			return p.rowError(values, col, reason)
 		}
 		*r = renderedKey{keyRendered, text}
 	}
+	return nil
+}
+
+// renderAttrs is the first pass over p's attributes of a textual kind: their
+// text into b.text and b.attrs. An attribute that fails is left with ok
+// false for the second pass, where the reference conversion gives its error
+// in attribute order.
+func (b *Builder) renderAttrs(p *Plan, values []any) {
 	for i := range p.attrs {
 		a, r := &p.attrs[i], &b.attrs[i]
 		*r = renderedAttr{}
@@ -224,22 +283,27 @@ func (b *Builder) Items(p *Plan, values []any, dst []Item) ([]Item, error) {
 			r.text = t.text
 		}
 	}
-	mirrorCol, mirrorReason := -1, ""
-	if p.entity.Mirror != nil {
-		// Rendered now, into this row's text; an error is reported after
-		// the item's own.
-		for i := range p.keys {
-			if k := &p.keys[i]; k.gsi == mirrorKey && mirrorReason == "" {
-				var text span
-				text, mirrorCol, mirrorReason = b.renderKey(p, k, values)
-				b.keys[i] = renderedKey{keyRendered, text}
-			}
+}
+
+// renderMirrorKeys renders the keys of p's mirror item into b.text and
+// b.keys. The first failure is returned (its column and reason) rather than
+// reported, as it comes after the item's own errors.
+func (b *Builder) renderMirrorKeys(p *Plan, values []any) (col int, reason string) {
+	col = -1
+	for i := range p.keys {
+		if k := &p.keys[i]; k.gsi == mirrorKey && reason == "" {
+			var text span
+			text, col, reason = b.renderKey(p, k, values)
+			b.keys[i] = renderedKey{keyRendered, text}
 		}
 	}
-	text := string(b.text)
+	return col, reason
+}
 
-	// Second pass: the item.
-	attrs := make(map[string]types.AttributeValue, p.mapSize)
+// putKeys puts the keys rendered by renderKeys (substrings of text) into
+// attrs, removing the other key of a sparse GSI left out, and returns the
+// size they add.
+func (b *Builder) putKeys(p *Plan, attrs map[string]types.AttributeValue, text string) int {
 	size := 0
 	for i := range p.keys {
 		k, r := &p.keys[i], &b.keys[i]
@@ -259,8 +323,14 @@ func (b *Builder) Items(p *Plan, values []any, dst []Item) ([]Item, error) {
 			}
 		}
 	}
-	attrs[p.typeAttr] = p.typeVal
-	size += p.typeSize
+	return size
+}
+
+// putAttrs converts the row's non-NULL attributes into attrs, through the
+// fast path or else the reference conversion, and returns the size they
+// add. Its error is the first attribute's that fails or nests too deep.
+func (b *Builder) putAttrs(p *Plan, values []any, attrs map[string]types.AttributeValue, text string) (int, error) {
+	size := 0
 	for i := range p.attrs {
 		a := &p.attrs[i]
 		v := values[a.col]
@@ -273,7 +343,7 @@ func (b *Builder) Items(p *Plan, values []any, dst []Item) ([]Item, error) {
 			// does: its result, or its error.
 			var err error
 			if av, err = a.convert(v); err != nil {
-				return dst, p.rowError(values, a.col, err.Error())
+				return size, p.rowError(values, a.col, err.Error())
 			}
 			if av == nil {
 				continue // an empty set: no attribute
@@ -281,18 +351,18 @@ func (b *Builder) Items(p *Plan, values []any, dst []Item) ([]Item, error) {
 			depth, n = nestingDepth(av), valueSize(av)
 		}
 		if a.nested && depth > MaxNestingDepth {
-			return dst, p.rowError(values, a.col, fmt.Sprintf("nested %d levels deep: DynamoDB allows %d", depth, MaxNestingDepth))
+			return size, p.rowError(values, a.col, fmt.Sprintf("nested %d levels deep: DynamoDB allows %d", depth, MaxNestingDepth))
 		}
 		attrs[a.name] = av
 		size += len(a.name) + n
 	}
-	if len(p.joins) > 0 {
-		if col, reason := p.applyJoins(values, attrs); reason != "" {
-			re := p.rowError(values, -1, reason)
-			re.Column = col
-			return dst, re
-		}
-	}
+	return size, nil
+}
+
+// putIDs puts the row's stable ID attributes into attrs, taking the text a
+// key already rendered where there is one, and returns the size they add.
+func (b *Builder) putIDs(p *Plan, values []any, attrs map[string]types.AttributeValue, text string) (int, error) {
+	size := 0
 	for i, ip := range p.ids {
 		var id string
 		if c := b.cache[len(p.kinds)+i]; c.row == b.row {
@@ -301,16 +371,23 @@ func (b *Builder) Items(p *Plan, values []any, dst []Item) ([]Item, error) {
 			var col int
 			var reason string
 			if id, col, reason = ip.stableID(values); reason != "" {
-				return dst, p.rowError(values, col, fmt.Sprintf("ID %s: %s", ip.attr, reason))
+				return size, p.rowError(values, col, fmt.Sprintf("ID %s: %s", ip.attr, reason))
 			}
 		}
 		attrs[ip.attr] = b.newS(id)
 		size += len(ip.attr) + len(id)
 	}
+	return size, nil
+}
+
+// checkItem checks the whole item against DynamoDB's limits: the nesting
+// depth of joined attributes (the others were checked one by one) and the
+// item size, size as summed by parts unless p cannot size by parts.
+func (p *Plan) checkItem(values []any, attrs map[string]types.AttributeValue, size int) error {
 	if len(p.joins) > 0 {
 		for name, v := range attrs {
 			if d := nestingDepth(v); d > MaxNestingDepth {
-				return dst, p.rowError(values, -1, fmt.Sprintf("attribute %s is nested %d levels deep: DynamoDB allows %d", name, d, MaxNestingDepth))
+				return p.rowError(values, -1, fmt.Sprintf("attribute %s is nested %d levels deep: DynamoDB allows %d", name, d, MaxNestingDepth))
 			}
 		}
 	}
@@ -318,15 +395,14 @@ func (b *Builder) Items(p *Plan, values []any, dst []Item) ([]Item, error) {
 		size = ItemSize(attrs)
 	}
 	if size > MaxItemBytes {
-		return dst, p.rowError(values, -1, fmt.Sprintf("item is %s, over DynamoDB's 400 KB: %s", kb(size), sizeBreakdown(attrs)))
+		return p.rowError(values, -1, fmt.Sprintf("item is %s, over DynamoDB's 400 KB: %s", kb(size), sizeBreakdown(attrs)))
 	}
-	dst = append(dst, Item{Entity: p.index, Attrs: attrs, Row: values})
-	if p.entity.Mirror == nil {
-		return dst, nil
-	}
-	if mirrorReason != "" {
-		return dst[:len(dst)-1], p.rowError(values, mirrorCol, "mirror: "+mirrorReason)
-	}
+	return nil
+}
+
+// mirrorAttrs returns the mirror item's attributes: the item's but its GSI
+// keys, with the mirror's own keys rendered by renderMirrorKeys.
+func (b *Builder) mirrorAttrs(p *Plan, attrs map[string]types.AttributeValue, text string) map[string]types.AttributeValue {
 	mirror := make(map[string]types.AttributeValue, len(attrs))
 	for name, v := range attrs {
 		if !p.isGSIAttr(name) {
@@ -338,7 +414,7 @@ func (b *Builder) Items(p *Plan, values []any, dst []Item) ([]Item, error) {
 			mirror[k.attr] = b.newS(text[r.text.start:r.text.end])
 		}
 	}
-	return append(dst, Item{Entity: p.index, Attrs: mirror, Row: values}), nil
+	return mirror
 }
 
 // beginRow makes the Builder ready for a row of p.

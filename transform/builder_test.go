@@ -345,6 +345,10 @@ func (g *rowGen) row(p *Plan) []any {
 			row = append(row, g.maybeNil(int64(g.pick(100))))
 		}
 	}
+	// A plan reads in primary-key order: each row ends with its position.
+	for range q.OrderBy {
+		row = append(row, fmt.Sprint(g.pick(1000)))
+	}
 	return row
 }
 
@@ -532,6 +536,9 @@ func TestBuilderItemSize(t *testing.T) {
 	var b Builder
 	tested := 0
 	for i := 0; tested < 300; i++ {
+		if i == 100_000 {
+			t.Fatalf("%d rows tried, %d converted: the generated rows do not fit the plans", i, tested)
+		}
 		p := plans[i%2]
 		row := g.row(p)
 		body := slicesIndex(p.Query().Columns, "body")

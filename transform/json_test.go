@@ -42,7 +42,7 @@ func TestJSONInvalidTextRejected(t *testing.T) {
 		{doc: "\"caf\xe9\"", reason: "json: text is not valid UTF-8 (is the database encoding SQL_ASCII?)"},
 	} {
 		t.Run(tc.doc, func(t *testing.T) {
-			for _, row := range [][]any{{int64(1), tc.doc, nil}, {int64(1), nil, []any{`"ok"`, tc.doc}}} {
+			for _, row := range [][]any{{int64(1), tc.doc, nil, "1"}, {int64(1), nil, []any{`"ok"`, tc.doc}, "1"}} {
 				want, wantErr := p.referenceItems(row, nil)
 				var b Builder
 				got, err := b.Items(p, row, nil)

@@ -56,78 +56,19 @@ func (b *Builder) fromJSON(s string) (types.AttributeValue, int, int, bool) {
 }
 
 // jsonValue converts the decoder's next value, s being the whole text, and
-// returns its nesting depth and size.
+// returns its nesting depth and size. Objects and arrays are converted by
+// jsonObject and jsonArray; the scalars, the leaves of the recursion, here,
+// without another call: a string or a number without escapes is a
+// substring of s.
 func (b *Builder) jsonValue(s string) (types.AttributeValue, int, int, bool) {
 	j := &b.json
-	d := j.dec
-	switch d.PeekKind() {
+	switch j.dec.PeekKind() {
 	case '{':
-		if _, err := d.ReadToken(); err != nil {
-			return nil, 0, 0, false
-		}
-		// Members go straight into the map: the last of duplicate names
-		// wins. Up to 8 members fit the map's first allocation.
-		m := make(map[string]types.AttributeValue)
-		depth, size, dup := 0, 3, false
-		for {
-			switch d.PeekKind() {
-			case '"':
-				name, err := d.ReadValue()
-				if err != nil {
-					return nil, 0, 0, false
-				}
-				key, ok := b.jsonName(s, name)
-				if !ok {
-					return nil, 0, 0, false
-				}
-				av, d, n, ok := b.jsonValue(s)
-				if !ok {
-					return nil, 0, 0, false
-				}
-				before := len(m)
-				m[key] = av
-				dup = dup || len(m) == before
-				depth, size = max(depth, d), size+1+len(key)+n
-			case '}':
-				if _, err := d.ReadToken(); err != nil {
-					return nil, 0, 0, false
-				}
-				av := b.m.one()
-				av.Value = m
-				if dup {
-					// A value replaced: measure what is left.
-					return av, nestingDepth(av), valueSize(av), true
-				}
-				return av, depth + 1, size, true
-			default:
-				return nil, 0, 0, false
-			}
-		}
+		return b.jsonObject(s)
 	case '[':
-		if _, err := d.ReadToken(); err != nil {
-			return nil, 0, 0, false
-		}
-		base, depth, size := len(j.vals), 0, 3
-		for d.PeekKind() != ']' {
-			av, d, n, ok := b.jsonValue(s)
-			if !ok {
-				return nil, 0, 0, false
-			}
-			j.vals = append(j.vals, av)
-			depth, size = max(depth, d), size+1+n
-		}
-		if _, err := d.ReadToken(); err != nil {
-			return nil, 0, 0, false
-		}
-		list := b.newList(len(j.vals) - base)
-		copy(list, j.vals[base:])
-		clear(j.vals[base:]) // drop references to values handed out
-		j.vals = j.vals[:base]
-		av := b.l.one()
-		av.Value = list
-		return av, depth + 1, size, true
+		return b.jsonArray(s)
 	case '"':
-		raw, err := d.ReadValue()
+		raw, err := j.dec.ReadValue()
 		if err != nil {
 			return nil, 0, 0, false
 		}
@@ -142,7 +83,7 @@ func (b *Builder) jsonValue(s string) (types.AttributeValue, int, int, bool) {
 		}
 		return b.newS(str), 0, len(str), true
 	case '0':
-		raw, err := d.ReadValue()
+		raw, err := j.dec.ReadValue()
 		if err != nil {
 			return nil, 0, 0, false
 		}
@@ -158,7 +99,7 @@ func (b *Builder) jsonValue(s string) (types.AttributeValue, int, int, bool) {
 		}
 		return b.newN(num), 0, numberSize(num), true
 	case 't', 'f', 'n':
-		raw, err := d.ReadValue()
+		raw, err := j.dec.ReadValue()
 		if err != nil {
 			return nil, 0, 0, false
 		}
@@ -171,6 +112,82 @@ func (b *Builder) jsonValue(s string) (types.AttributeValue, int, int, bool) {
 		return nullAttr, 0, 1, true
 	}
 	return nil, 0, 0, false // KindInvalid: an error, read by no one
+}
+
+// jsonObject converts the object the decoder is at into an M, as jsonValue.
+func (b *Builder) jsonObject(s string) (types.AttributeValue, int, int, bool) {
+	d := b.json.dec
+	if _, err := d.ReadToken(); err != nil {
+		return nil, 0, 0, false
+	}
+	// Members go straight into the map: the last of duplicate names
+	// wins. Up to 8 members fit the map's first allocation.
+	m := make(map[string]types.AttributeValue)
+	depth, size, dup := 0, 3, false
+	for {
+		switch d.PeekKind() {
+		case '"':
+			name, err := d.ReadValue()
+			if err != nil {
+				return nil, 0, 0, false
+			}
+			key, ok := b.jsonName(s, name)
+			if !ok {
+				return nil, 0, 0, false
+			}
+			av, vd, n, ok := b.jsonValue(s)
+			if !ok {
+				return nil, 0, 0, false
+			}
+			before := len(m)
+			m[key] = av
+			dup = dup || len(m) == before
+			depth, size = max(depth, vd), size+1+len(key)+n
+		case '}':
+			if _, err := d.ReadToken(); err != nil {
+				return nil, 0, 0, false
+			}
+			av := b.m.one()
+			av.Value = m
+			if dup {
+				// A value replaced: measure what is left.
+				return av, nestingDepth(av), valueSize(av), true
+			}
+			return av, depth + 1, size, true
+		default:
+			return nil, 0, 0, false
+		}
+	}
+}
+
+// jsonArray converts the array the decoder is at into an L, as jsonValue.
+// Its elements wait in b.json.vals (after those of the arrays around it)
+// until their number is known.
+func (b *Builder) jsonArray(s string) (types.AttributeValue, int, int, bool) {
+	j := &b.json
+	d := j.dec
+	if _, err := d.ReadToken(); err != nil {
+		return nil, 0, 0, false
+	}
+	base, depth, size := len(j.vals), 0, 3
+	for d.PeekKind() != ']' {
+		av, vd, n, ok := b.jsonValue(s)
+		if !ok {
+			return nil, 0, 0, false
+		}
+		j.vals = append(j.vals, av)
+		depth, size = max(depth, vd), size+1+n
+	}
+	if _, err := d.ReadToken(); err != nil {
+		return nil, 0, 0, false
+	}
+	list := b.newList(len(j.vals) - base)
+	copy(list, j.vals[base:])
+	clear(j.vals[base:]) // drop references to values handed out
+	j.vals = j.vals[:base]
+	av := b.l.one()
+	av.Value = list
+	return av, depth + 1, size, true
 }
 
 // jsonSpan returns where in the text the value just read (raw) is.

@@ -48,7 +48,7 @@ func setRow(p *transform.Plan, vals map[string]any, joins ...any) []any {
 	for i, c := range cols {
 		row[i] = vals[c.Name]
 	}
-	return append(row, joins...)
+	return append(append(row, joins...), positions(p)...)
 }
 
 func num(s string) pgtype.Numeric {

@@ -130,168 +130,209 @@ func aggregateType(fn, typ string) string {
 	return typ
 }
 
-// compileStrategies adds the entity's embed, duplicate, aggregate, id and
-// mirror rules to p. known checks a column of the entity's own source and
-// marks it read; claim reserves an attribute name.
-func (p *Plan) compileStrategies(m *mapping.Mapping, e *mapping.Entity, srcs Sources,
-	add func(path, format string, args ...any), known func(path, col string) bool,
-	claim func(path, attr, what string), unknown func(path, col string, cols []extract.Column)) {
-	ep := mapping.Path(mapping.KeyEntities, e.Name)
-	byName := func(cols []extract.Column, name string) int {
-		return slices.IndexFunc(cols, func(c extract.Column) bool { return c.Name == name })
+// compileStrategies adds the entity's duplicate, embed and aggregate rules
+// to p as joins, in that order (embeds and aggregates by attribute name),
+// then its stable IDs. Problems go to c.
+func (p *Plan) compileStrategies(c *compiler) {
+	for i, d := range c.e.Duplicate {
+		p.joins = append(p.joins, c.duplicateJoin(i, d))
 	}
-	joinOn := func(path string, j mapping.Join, other []extract.Column) [][2]string {
-		pairs := j.Pairs()
-		for _, pr := range pairs {
-			if byName(other, pr[0]) < 0 {
-				unknown(mapping.Path(path, mapping.KeyJoin, pr[0]), pr[0], other)
-			}
-			known(mapping.Path(path, mapping.KeyJoin, pr[0]), pr[1])
+	for _, name := range slices.Sorted(maps.Keys(c.e.Embed)) {
+		p.joins = append(p.joins, c.embedJoin(name, c.e.Embed[name]))
+	}
+	for _, name := range slices.Sorted(maps.Keys(c.e.Aggregates)) {
+		if jp, ok := c.aggregateJoin(name, c.e.Aggregates[name]); ok {
+			p.joins = append(p.joins, jp)
 		}
-		return pairs
 	}
+	for _, name := range slices.Sorted(maps.Keys(c.e.IDs)) {
+		p.ids = append(p.ids, c.idPlan(name, c.e.IDs[name]))
+	}
+}
 
-	for i, d := range e.Duplicate {
-		path := fmt.Sprintf("%s.%s[%d]", ep, mapping.KeyDuplicate, i)
-		cols := srcs.Duplicate[i]
-		on := joinOn(path, d.Join, cols)
-		parentCols := make([]string, len(on))
-		for k, pr := range on {
-			parentCols[k] = pr[0]
-		}
-		slices.Sort(parentCols)
-		// Joined on a unique key (or more columns than one), a row has at
-		// most one parent.
-		unique := slices.ContainsFunc(srcs.DuplicateKeys[i], func(k extract.UniqueKey) bool {
-			for _, c := range k.Columns {
-				if !slices.Contains(parentCols, c) {
-					return false
-				}
-			}
-			return true
-		})
-		if !unique {
-			add(mapping.Path(path, mapping.KeyJoin), "%s has no primary key or unique index on (%s): each row must have at most one parent to copy from",
-				d.Source, joinList(parentCols))
-		}
-		jp := joinPlan{join: extract.Join{Kind: extract.JoinParent, Source: d.Source, On: on}}
-		sets := compileSets(cols, d.Attributes, mapping.Path(path, mapping.KeyAttributes), add, unknown)
-		for _, a := range chooseAttributes(cols, d.Attributes, mapping.Path(path, mapping.KeyAttributes), unknown) {
-			claim(mapping.Path(path, mapping.KeyAttributes), a.name, "a duplicated column")
-			c := cols[a.col]
-			jp.join.Columns = append(jp.join.Columns, c)
-			jp.names = append(jp.names, a.name)
-			jp.converts = append(jp.converts, convertOf(c, sets[a.col]))
-		}
-		p.joins = append(p.joins, jp)
-	}
+// columnIndex returns the index in cols of the column named name, or -1.
+func columnIndex(cols []extract.Column, name string) int {
+	return slices.IndexFunc(cols, func(c extract.Column) bool { return c.Name == name })
+}
 
-	for _, name := range slices.Sorted(maps.Keys(e.Embed)) {
-		em := e.Embed[name]
-		path := mapping.Path(ep, mapping.KeyEmbed, name)
-		claim(path, name, "an embed")
-		cols := srcs.Embed[name]
-		jp := joinPlan{attr: name, asMap: em.As == mapping.EmbedMap, maxItems: em.MaxItems, keyField: -1,
-			join: extract.Join{Kind: extract.JoinEmbed, Source: em.Source, On: joinOn(path, em.Join, cols), Limit: em.MaxItems + 1}}
-		if em.MaxItems == 0 {
-			jp.join.Limit = 0
+// joinOn returns the column pairs (other's, the entity's) of join j at
+// path, having checked that each names a column of other and of the
+// entity's source (which is then read).
+func (c *compiler) joinOn(path string, j mapping.Join, other []extract.Column) [][2]string {
+	pairs := j.Pairs()
+	for _, pr := range pairs {
+		if columnIndex(other, pr[0]) < 0 {
+			c.unknown(mapping.Path(path, mapping.KeyJoin, pr[0]), pr[0], other)
 		}
-		for i, o := range em.OrderBy {
-			ord, _ := mapping.ParseOrder(o)
-			if byName(cols, ord.Column) < 0 {
-				unknown(fmt.Sprintf("%s.%s[%d]", path, mapping.KeyOrderBy, i), ord.Column, cols)
+		c.knownNeeded(mapping.Path(path, mapping.KeyJoin, pr[0]), pr[1])
+	}
+	return pairs
+}
+
+// duplicateJoin compiles duplicate rule i, d: a join on the parent, which
+// must be on a unique key of it, and the parent columns copied.
+func (c *compiler) duplicateJoin(i int, d *mapping.Duplicate) joinPlan {
+	path := fmt.Sprintf("%s.%s[%d]", c.ep, mapping.KeyDuplicate, i)
+	cols := c.srcs.Duplicate[i]
+	on := c.joinOn(path, d.Join, cols)
+	parentCols := make([]string, len(on))
+	for k, pr := range on {
+		parentCols[k] = pr[0]
+	}
+	slices.Sort(parentCols)
+	// Joined on a unique key (or more columns than one), a row has at
+	// most one parent.
+	unique := slices.ContainsFunc(c.srcs.DuplicateKeys[i], func(k extract.UniqueKey) bool {
+		for _, col := range k.Columns {
+			if !slices.Contains(parentCols, col) {
+				return false
 			}
-			jp.join.OrderBy = append(jp.join.OrderBy, ord)
 		}
-		inElement := map[string]string{}
-		sets := compileSets(cols, em.Attributes, mapping.Path(path, mapping.KeyAttributes), add, unknown)
-		for _, a := range chooseAttributes(cols, em.Attributes, mapping.Path(path, mapping.KeyAttributes), unknown) {
-			if other, dup := inElement[a.name]; dup {
-				add(mapping.Path(path, mapping.KeyAttributes), "child columns %q and %q both become attribute %q", other, cols[a.col].Name, a.name)
+		return true
+	})
+	if !unique {
+		c.add(mapping.Path(path, mapping.KeyJoin), "%s has no primary key or unique index on (%s): each row must have at most one parent to copy from",
+			d.Source, joinList(parentCols))
+	}
+	jp := joinPlan{join: extract.Join{Kind: extract.JoinParent, Source: d.Source, On: on}}
+	ap := mapping.Path(path, mapping.KeyAttributes)
+	sets := compileSets(cols, d.Attributes, ap, c.add, c.unknown)
+	for _, a := range chooseAttributes(cols, d.Attributes, ap, c.unknown) {
+		c.claim(ap, a.name, "a duplicated column")
+		col := cols[a.col]
+		jp.join.Columns = append(jp.join.Columns, col)
+		jp.names = append(jp.names, a.name)
+		jp.converts = append(jp.converts, convertOf(col, sets[a.col]))
+	}
+	return jp
+}
+
+// embedJoin compiles the embed rule of attribute name: a join on the
+// child source, limited to one more row than max_items, in order_by order,
+// and the child columns each element holds.
+func (c *compiler) embedJoin(name string, em *mapping.Embed) joinPlan {
+	path := mapping.Path(c.ep, mapping.KeyEmbed, name)
+	c.claim(path, name, "an embed")
+	cols := c.srcs.Embed[name]
+	jp := joinPlan{attr: name, asMap: em.As == mapping.EmbedMap, maxItems: em.MaxItems, keyField: -1,
+		join: extract.Join{Kind: extract.JoinEmbed, Source: em.Source, On: c.joinOn(path, em.Join, cols), Limit: em.MaxItems + 1}}
+	if em.MaxItems == 0 {
+		jp.join.Limit = 0
+	}
+	for i, o := range em.OrderBy {
+		ord, _ := mapping.ParseOrder(o)
+		if columnIndex(cols, ord.Column) < 0 {
+			c.unknown(fmt.Sprintf("%s.%s[%d]", path, mapping.KeyOrderBy, i), ord.Column, cols)
+		}
+		jp.join.OrderBy = append(jp.join.OrderBy, ord)
+	}
+	c.embedColumns(&jp, path, em, cols)
+	if jp.asMap {
+		c.embedMapKey(&jp, path, em, cols)
+	}
+	return jp
+}
+
+// embedColumns adds to jp the child columns (of cols) the embed at path
+// puts in each element, each under its own name, and for as: set the set
+// its one column makes.
+func (c *compiler) embedColumns(jp *joinPlan, path string, em *mapping.Embed, cols []extract.Column) {
+	ap := mapping.Path(path, mapping.KeyAttributes)
+	inElement := map[string]string{}
+	sets := compileSets(cols, em.Attributes, ap, c.add, c.unknown)
+	for _, a := range chooseAttributes(cols, em.Attributes, ap, c.unknown) {
+		if other, dup := inElement[a.name]; dup {
+			c.add(ap, "child columns %q and %q both become attribute %q", other, cols[a.col].Name, a.name)
+			continue
+		}
+		inElement[a.name] = cols[a.col].Name
+		jp.join.Columns = append(jp.join.Columns, cols[a.col])
+		jp.names = append(jp.names, a.name)
+		jp.converts = append(jp.converts, convertOf(cols[a.col], sets[a.col]))
+		if em.As == mapping.EmbedSet {
+			if sc, ok := compileEmbedSet(fmt.Sprintf("%s.%s.%s[0]", path, mapping.KeyAttributes, mapping.KeySelect), cols[a.col], c.add); ok {
+				jp.set = &sc
+			}
+		}
+	}
+}
+
+// embedMapKey sets the key field of an embed as: map (at path): the child
+// column (of cols) whose text keys the map, read even when it is not an
+// attribute of the elements.
+func (c *compiler) embedMapKey(jp *joinPlan, path string, em *mapping.Embed, cols []extract.Column) {
+	k := columnIndex(cols, em.Key)
+	switch {
+	case k < 0:
+		c.unknown(mapping.Path(path, mapping.KeyKey), em.Key, cols)
+	case cols[k].Array || scalarFor(cols[k].Type, cols[k].AsText).text == nil:
+		c.add(mapping.Path(path, mapping.KeyKey), "column %q of type %s cannot key a map", em.Key, typeName(cols[k]))
+	default:
+		jp.keyField = columnIndex(jp.join.Columns, em.Key)
+		if jp.keyField < 0 {
+			jp.keyField = len(jp.join.Columns)
+			jp.join.Columns = append(jp.join.Columns, cols[k])
+			jp.names = append(jp.names, "")
+			jp.converts = append(jp.converts, nil)
+		}
+		jp.keyText = scalarFor(cols[k].Type, cols[k].AsText).text
+	}
+}
+
+// aggregateJoin compiles the aggregate rule of attribute name: a join on
+// the child source computing a's function over its column. It returns
+// false, having reported why, for a column the function cannot take.
+func (c *compiler) aggregateJoin(name string, a *mapping.Aggregate) (joinPlan, bool) {
+	path := mapping.Path(c.ep, mapping.KeyAggregates, name)
+	c.claim(path, name, "an aggregate")
+	cols := c.srcs.Aggregate[name]
+	jp := joinPlan{attr: name, join: extract.Join{Kind: extract.JoinAggregate, Source: a.Source,
+		On: c.joinOn(path, a.Join, cols), Function: a.Function, Column: a.Column}}
+	typ := aggregateType(a.Function, "")
+	if a.Function != mapping.AggCount {
+		k := columnIndex(cols, a.Column)
+		if k < 0 {
+			c.unknown(mapping.Path(path, mapping.KeyColumn), a.Column, cols)
+			return joinPlan{}, false
+		}
+		col := cols[k]
+		if a.Function == mapping.AggSum && !slices.Contains([]string{"int2", "int4", "int8", "numeric", "float4", "float8"}, col.Type) || col.Array || col.AsText {
+			c.add(mapping.Path(path, mapping.KeyColumn), "cannot %s column %q of type %s", a.Function, col.Name, typeName(col))
+			return joinPlan{}, false
+		}
+		typ = aggregateType(a.Function, col.Type)
+	}
+	jp.convert = scalarFor(typ, false).attr
+	return jp, true
+}
+
+// idPlan compiles the stable ID of attribute name: its time column (a date
+// or timestamp) and the columns it is made from, all of the entity's source
+// and read; column indexes are into c.cols until readColumns.
+func (c *compiler) idPlan(name string, id *mapping.StableID) idPlan {
+	path := mapping.Path(c.ep, mapping.KeyIDs, name)
+	c.claim(path, name, "an ID")
+	ip := idPlan{attr: name, kind: id.Kind, time: -1}
+	if c.knownNeeded(mapping.Path(path, mapping.KeyTime), id.Time) {
+		ip.time = columnIndex(c.cols, id.Time)
+		if col := c.cols[ip.time]; col.Array || !slices.Contains([]string{"date", "timestamp", "timestamptz"}, col.Type) {
+			c.add(mapping.Path(path, mapping.KeyTime), "column %q of type %s: expected a date or timestamp", col.Name, typeName(col))
+		}
+	}
+	for i, f := range id.From {
+		fp := fmt.Sprintf("%s.%s[%d]", path, mapping.KeyFrom, i)
+		if c.knownNeeded(fp, f) {
+			col := c.cols[columnIndex(c.cols, f)]
+			s := scalarFor(col.Type, col.AsText)
+			if col.Array || s.text == nil {
+				c.add(fp, "column %q of type %s cannot identify a row", col.Name, typeName(col))
 				continue
 			}
-			inElement[a.name] = cols[a.col].Name
-			jp.join.Columns = append(jp.join.Columns, cols[a.col])
-			jp.names = append(jp.names, a.name)
-			jp.converts = append(jp.converts, convertOf(cols[a.col], sets[a.col]))
-			if em.As == mapping.EmbedSet {
-				if sc, ok := compileEmbedSet(fmt.Sprintf("%s.%s.%s[0]", path, mapping.KeyAttributes, mapping.KeySelect), cols[a.col], add); ok {
-					jp.set = &sc
-				}
-			}
+			ip.from = append(ip.from, columnIndex(c.cols, f))
+			ip.text = append(ip.text, s.text)
 		}
-		if jp.asMap {
-			k := byName(cols, em.Key)
-			switch {
-			case k < 0:
-				unknown(mapping.Path(path, mapping.KeyKey), em.Key, cols)
-			case cols[k].Array || scalarFor(cols[k].Type, cols[k].AsText).text == nil:
-				add(mapping.Path(path, mapping.KeyKey), "column %q of type %s cannot key a map", em.Key, typeName(cols[k]))
-			default:
-				// The key field is read even when not an attribute.
-				jp.keyField = slices.IndexFunc(jp.join.Columns, func(c extract.Column) bool { return c.Name == em.Key })
-				if jp.keyField < 0 {
-					jp.keyField = len(jp.join.Columns)
-					jp.join.Columns = append(jp.join.Columns, cols[k])
-					jp.names = append(jp.names, "")
-					jp.converts = append(jp.converts, nil)
-				}
-				jp.keyText = scalarFor(cols[k].Type, cols[k].AsText).text
-			}
-		}
-		p.joins = append(p.joins, jp)
 	}
-
-	for _, name := range slices.Sorted(maps.Keys(e.Aggregates)) {
-		a := e.Aggregates[name]
-		path := mapping.Path(ep, mapping.KeyAggregates, name)
-		claim(path, name, "an aggregate")
-		cols := srcs.Aggregate[name]
-		jp := joinPlan{attr: name, join: extract.Join{Kind: extract.JoinAggregate, Source: a.Source,
-			On: joinOn(path, a.Join, cols), Function: a.Function, Column: a.Column}}
-		typ := aggregateType(a.Function, "")
-		if a.Function != mapping.AggCount {
-			k := byName(cols, a.Column)
-			if k < 0 {
-				unknown(mapping.Path(path, mapping.KeyColumn), a.Column, cols)
-				continue
-			}
-			c := cols[k]
-			if a.Function == mapping.AggSum && !slices.Contains([]string{"int2", "int4", "int8", "numeric", "float4", "float8"}, c.Type) || c.Array || c.AsText {
-				add(mapping.Path(path, mapping.KeyColumn), "cannot %s column %q of type %s", a.Function, c.Name, typeName(c))
-				continue
-			}
-			typ = aggregateType(a.Function, c.Type)
-		}
-		jp.convert = scalarFor(typ, false).attr
-		p.joins = append(p.joins, jp)
-	}
-
-	for _, name := range slices.Sorted(maps.Keys(e.IDs)) {
-		id := e.IDs[name]
-		path := mapping.Path(ep, mapping.KeyIDs, name)
-		claim(path, name, "an ID")
-		ip := idPlan{attr: name, kind: id.Kind, time: -1}
-		if known(mapping.Path(path, mapping.KeyTime), id.Time) {
-			ip.time = p.colIndex(id.Time)
-			if c := p.srcCols[ip.time]; c.Array || !slices.Contains([]string{"date", "timestamp", "timestamptz"}, c.Type) {
-				add(mapping.Path(path, mapping.KeyTime), "column %q of type %s: expected a date or timestamp", c.Name, typeName(c))
-			}
-		}
-		for i, f := range id.From {
-			if known(fmt.Sprintf("%s.%s[%d]", path, mapping.KeyFrom, i), f) {
-				c := p.srcCols[p.colIndex(f)]
-				s := scalarFor(c.Type, c.AsText)
-				if c.Array || s.text == nil {
-					add(fmt.Sprintf("%s.%s[%d]", path, mapping.KeyFrom, i), "column %q of type %s cannot identify a row", c.Name, typeName(c))
-					continue
-				}
-				ip.from = append(ip.from, p.colIndex(f))
-				ip.text = append(ip.text, s.text)
-			}
-		}
-		p.ids = append(p.ids, ip)
-	}
+	return ip
 }
 
 func joinList(cols []string) string { return strings.Join(cols, ", ") }

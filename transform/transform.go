@@ -36,6 +36,10 @@ type Item struct {
 	// Row is the source row the item came from (values in Plan.Columns
 	// order), kept to name the row if writing the item fails.
 	Row []any
+	// Delete, when set, asks the sink to delete the item with Attrs' key
+	// attributes (Attrs then holds only those): the item of a source row
+	// that is gone, or of an old key (package follow).
+	Delete bool
 }
 
 // RowError is why one source row produced no item. It is data, not a
@@ -222,182 +226,32 @@ func CompileAll(m *mapping.Mapping, srcs []*Sources) ([]*Plan, error) {
 	return plans, nil
 }
 
+// compile is Compile without the checks across entities; its problems are
+// mapping.Errors, in the order found.
 func compile(m *mapping.Mapping, index int, srcs Sources) (*Plan, error) {
-	cols := srcs.Columns
 	e := m.Entities[index]
-	ep := mapping.Path(mapping.KeyEntities, e.Name)
-	var errs mapping.Errors
-	add := func(path, format string, args ...any) { errs = append(errs, m.Errorf(path, format, args...)) }
-
-	byName := map[string]int{}
-	for i, c := range cols {
-		if _, dup := byName[c.Name]; dup {
-			add(mapping.Path(ep, mapping.KeySource), "the source has two columns named %q: give them distinct names", c.Name)
-		}
-		byName[c.Name] = i
-	}
-	known := func(path, col string) bool {
-		if _, ok := byName[col]; ok {
-			return true
-		}
-		add(path, "unknown column %q%s; %s has columns: %s", col, suggest(col, cols), e.Source, columnList(cols))
-		return false
-	}
-
+	c := newCompiler(m, e, srcs)
 	p := &Plan{entity: e, index: index, typeAttr: m.TypeAttribute,
-		typeVal: &types.AttributeValueMemberS{Value: e.Type}, srcCols: cols}
-	p.formats, errs = entityKeyFormats(m, e)
+		typeVal: &types.AttributeValueMemberS{Value: e.Type}, srcCols: srcs.Columns}
+	p.formats, c.errs = entityKeyFormats(m, e)
 	p.unique = srcs.Unique
-	need := map[string]bool{}
-	knownNeeded := func(path, col string) bool {
-		if known(path, col) {
-			need[col] = true
-			return true
-		}
-		return false
+	chosen, sets := c.chooseAttributes()
+	p.compileStrategies(c)
+	templates := c.checkKeyTemplates(p)
+	if len(c.errs) > 0 {
+		return nil, c.errs
 	}
 
-	// Attributes: all columns, or the selected ones, minus the excluded.
-	ap := mapping.Path(ep, mapping.KeyAttributes)
-	reserved := append(m.KeyAttributes(), m.TypeAttribute)
-	attrOf := map[string]string{} // attribute name → what writes it
-	claim := func(path, attr, what string) bool {
-		switch {
-		case attr == "":
-			add(path, "empty attribute name for %s", what)
-		case slices.Contains(reserved, attr):
-			add(path, "%s would overwrite the key or type attribute %q: rename it or exclude it", what, attr)
-		case attrOf[attr] != "":
-			add(path, "%s and %s both become attribute %q", attrOf[attr], what, attr)
-		default:
-			attrOf[attr] = what
-			return true
-		}
-		return false
+	remap := p.readColumns(srcs.Columns, c.need)
+	c.buildKeys(p, templates)
+	if len(c.errs) > 0 {
+		return nil, c.errs
 	}
-	unknown := func(path, col string, in []extract.Column) {
-		add(path, "unknown column %q%s; it has columns: %s", col, suggest(col, in), columnList(in))
-	}
-	var chosenCols []chosenAttr
-	sets := compileSets(cols, e.Attributes, ap, add, func(path, col string, _ []extract.Column) { known(path, col) })
-	for _, a := range chooseAttributes(cols, e.Attributes, ap, func(path, col string, _ []extract.Column) { known(path, col) }) {
-		if claim(ap, a.name, fmt.Sprintf("column %q", cols[a.col].Name)) {
-			chosenCols = append(chosenCols, a)
-			need[cols[a.col].Name] = true
-		}
-	}
-	p.compileStrategies(m, e, srcs, add, knownNeeded, func(path, attr, what string) { claim(path, attr, what) }, unknown)
-
-	// Rows are named in rejects by the table's primary key (read).
-	for _, c := range cols {
-		if c.PrimaryKey {
-			need[c.Name] = true
-		}
-	}
-	// Key placeholders name a column of the source (read), else a stable
-	// ID, else a column a duplicate copies.
-	templates := keyTemplates(m, e)
-	for _, kt := range templates {
-		for _, col := range kt.tpl.Columns() {
-			switch _, own := byName[col]; {
-			case own:
-				need[col] = true
-			case e.IDs[col] != nil:
-			case p.Duplicates(col):
-			default:
-				add(kt.path, "unknown column %q%s; %s has columns: %s%s", col, suggest(col, cols), e.Source, columnList(cols), p.keyExtras())
-			}
-		}
-	}
-	if len(errs) > 0 {
-		return nil, errs
-	}
-
-	// Read only the needed columns, in source order.
-	remap := map[int]int{}
-	for i, c := range cols {
-		if need[c.Name] {
-			remap[i] = len(p.cols)
-			p.cols = append(p.cols, c)
-		}
-	}
-	for i := range p.ids {
-		p.ids[i].time = remap[p.ids[i].time]
-		for j := range p.ids[i].from {
-			p.ids[i].from[j] = remap[p.ids[i].from[j]]
-		}
-	}
-	for _, kt := range templates {
-		p.keys = append(p.keys, buildKey(kt, func(name string) (keyValue, keyFormats, bool) {
-			kv, ok := p.keyValue(name)
-			return kv, p.formats, ok
-		}, add))
-	}
-	if len(errs) > 0 {
-		return nil, errs
-	}
-	// Rows are named in rejects by the table's primary key, then by the
-	// columns of the item's own key.
-	for i, c := range p.cols {
-		if c.PrimaryKey {
-			p.keyCols = append(p.keyCols, i)
-		}
-	}
-	for _, k := range p.keys[:2] {
-		for _, part := range k.parts {
-			if part.col >= 0 && part.col < len(p.cols) && !slices.Contains(p.keyCols, part.col) {
-				p.keyCols = append(p.keyCols, part.col)
-			}
-		}
-	}
-	for i := range p.keys {
-		if p.keys[i].gsi == mirrorKey {
-			continue
-		}
-		for j := range i {
-			if p.keys[j].gsi != mirrorKey && sameParts(p.keys[i].parts, p.keys[j].parts) {
-				p.keys[i].same = j
-				break
-			}
-		}
-	}
-	for _, a := range chosenCols {
-		c := cols[a.col]
-		if sets[a.col] {
-			p.attrs = append(p.attrs, setAttrPlan(remap[a.col], a.name, c))
-			continue
-		}
-		k := scalarFor(c.Type, c.AsText).kind
-		p.attrs = append(p.attrs, attrPlan{col: remap[a.col], name: a.name, convert: columnAttr(c),
-			nested: c.Array || c.Type == "json" || c.Type == "jsonb",
-			kind:   k, array: c.Array, textual: textual(k)})
-	}
-	for i := range len(p.cols) + p.joinWidth() {
-		c, ok := p.valueColumn(i)
-		s := scalarFor(c.Type, c.AsText)
-		if !ok || c.Array {
-			s = scalar{}
-		}
-		p.kinds = append(p.kinds, s.kind)
-		p.texts = append(p.texts, s.text)
-	}
-	p.mapSize = len(p.attrs) + len(p.ids) + 1
-	p.typeSize = len(p.typeAttr) + valueSize(p.typeVal)
-	p.sizeByParts = len(p.joins) == 0
-	names := []string{p.typeAttr}
-	for _, k := range p.keys {
-		if k.gsi == mirrorKey {
-			continue
-		}
-		p.mapSize++
-		if k.gsi != "" {
-			p.gsiAttrs = append(p.gsiAttrs, k.attr)
-		}
-		if slices.Contains(names, k.attr) {
-			p.sizeByParts = false
-		}
-		names = append(names, k.attr)
-	}
+	p.findKeyCols()
+	p.findSameKeys()
+	p.addAttrPlans(chosen, sets, srcs.Columns, remap)
+	p.findKinds()
+	p.measureItems()
 	for _, j := range p.joins {
 		if j.join.Kind == extract.JoinParent {
 			p.mapSize += len(j.names)

@@ -231,17 +231,47 @@ func (r *Result) OK() bool {
 // Items that match are then checked to come back in the order PostgreSQL
 // gives their source values (OrderMismatch), and a pattern that could not
 // be run, or whose every Query found nothing, fails
-// (patternSample.runAll). It writes nothing to DynamoDB. Its temporary
-// files are in os.TempDir: the buckets and the patterns' answers are
-// removed when it returns, the Result's lists by Result.Close, which the
-// caller must call. It fails, before reading the source, when DynamoDB
-// cannot be reached (load.DescribeTable), and on a source, Scan, Query or
-// temporary file error; a mismatch is a result, not an error.
+// (patternSample.runAll). It only reads DynamoDB, through client
+// (ReadAPI: DescribeTable, Scan, Query). Its temporary files are in
+// os.TempDir: the buckets and the patterns' answers are removed when it
+// returns, the Result's lists by Result.Close, which the caller must call.
+// It fails, before reading the source, when DynamoDB cannot be reached
+// (load.DescribeTable), and on a source, Scan, Query or temporary file
+// error; a mismatch is a result, not an error.
 func Compare(ctx context.Context, src *extract.Source, m *mapping.Mapping, plans []*transform.Plan,
-	client *dynamodb.Client, opts Options) (*Result, error) {
-	segments := cmp(opts.Segments, 4)
-	res := &Result{Table: m.Table.Name}
+	client ReadAPI, opts Options) (*Result, error) {
+	derive := func(ctx context.Context, sink load.Sink) (*pipeline.Summary, error) {
+		// The pipeline's own duplicate check rejects exactly the rows
+		// migrate rejects (whole rows, mirrors included), so only their
+		// items are expected, matched against patterns and costed.
+		return pipeline.Run(ctx, pipeline.Postgres(src), m, plans, sink, pipeline.Options{Concurrency: 1, Progress: opts.Progress})
+	}
+	return compare(ctx, src, derive, m, plans, client, opts)
+}
 
+// comparison is one run of Compare: its inputs, and what its passes
+// share.
+type comparison struct {
+	src      source
+	derive   deriveFunc
+	m        *mapping.Mapping
+	plans    []*transform.Plan
+	client   ReadAPI
+	opts     Options
+	keyAttrs [2]string // the table's partition and sort key attributes
+	orders   *orderChecker
+	// sourceRows is PostgreSQL's count(*) of each entity's source, by
+	// plan (countSources).
+	sourceRows []int64
+	// work holds the buckets and the patterns' expected answers; it is
+	// removed when compare returns.
+	work *sortGroup
+}
+
+// compare is Compare with the source behind seams: src for the counts,
+// the parameter samples and the order checks, derive for the items.
+func compare(ctx context.Context, src source, derive deriveFunc, m *mapping.Mapping, plans []*transform.Plan,
+	client ReadAPI, opts Options) (*Result, error) {
 	// The table first: a DynamoDB that cannot be reached fails the command
 	// in seconds, before the source is counted (count(*) of every table)
 	// and read.
@@ -249,127 +279,183 @@ func Compare(ctx context.Context, src *extract.Source, m *mapping.Mapping, plans
 	if err != nil {
 		return nil, err
 	}
-	// PostgreSQL's own count of every source, in the snapshot: what the
-	// items derived are checked against, apart from the transform.
-	sourceRows := make([]int64, len(plans))
-	var expected int64
-	for i, p := range plans {
-		if sourceRows[i], err = src.Count(ctx, p.Entity()); err != nil {
-			return nil, err
-		}
-		expected += sourceRows[i] * itemsPerRow(p)
+	c := &comparison{src: src, derive: derive, m: m, plans: plans, client: client, opts: opts,
+		keyAttrs: [2]string{m.Table.PartitionKey, m.Table.SortKey}, orders: newOrderChecker(src, m, plans)}
+	expected, err := c.countSources(ctx)
+	if err != nil {
+		return nil, err
 	}
-	if td == nil {
-		res.TableMissing = true
-	} else {
+	res := &Result{Table: m.Table.Name, TableMissing: td == nil}
+	if td != nil {
 		// The table may hold more than the source derives (an approximate
 		// count, refreshed by DynamoDB every few hours): size for both.
 		expected = max(expected, aws.ToInt64(td.ItemCount))
 	}
-	// work holds the buckets and the patterns' expected answers, removed
-	// on return; res.files the lists, removed by res.Close.
-	work, err := newSortGroup("pg2dynamo-verify-", patternBudget)
-	if err != nil {
+	if c.work, err = newSortGroup("pg2dynamo-verify-", patternBudget); err != nil {
 		return nil, err
 	}
-	defer work.close()
+	defer c.work.close()
+	// res.files holds the lists, removed by res.Close.
 	if res.files, err = newSortGroup("pg2dynamo-verify-lists-", listBudget); err != nil {
 		return nil, err
 	}
-	ok := false
-	defer func() {
-		if !ok {
-			res.Close()
-		}
-	}()
-	sp, err := newSpill(work, expected)
-	if err != nil {
+	if err := c.fill(ctx, res, expected); err != nil {
+		res.Close()
 		return nil, err
 	}
-	defer sp.close()
+	return res, nil
+}
 
-	orders := newOrderChecker(src, m, plans)
+// countSources runs PostgreSQL's own count(*) of every entity's source,
+// in the snapshot, into c.sourceRows: what the items derived are checked
+// against, apart from the transform. It returns the number of items those
+// rows give (with mirrors), to size the buckets.
+func (c *comparison) countSources(ctx context.Context) (int64, error) {
+	c.sourceRows = make([]int64, len(c.plans))
+	var expected int64
+	for i, p := range c.plans {
+		n, err := c.src.Count(ctx, p.Entity())
+		if err != nil {
+			return 0, err
+		}
+		c.sourceRows[i] = n
+		expected += n * itemsPerRow(p)
+	}
+	return expected, nil
+}
+
+// fill makes res: the source pass and the table pass into buckets sized
+// for about expected items of each side, the buckets compared, the counts
+// checked, then the access patterns run (not against a missing table).
+func (c *comparison) fill(ctx context.Context, res *Result, expected int64) error {
+	sp, err := newSpill(c.work, expected)
+	if err != nil {
+		return err
+	}
+	defer sp.close()
 	var samples []*patternSample
-	if !opts.SkipPatterns {
-		if samples, err = samplePatterns(ctx, src, m, plans, cmp(opts.Sample, 20), work); err != nil {
-			return nil, err
+	if !c.opts.SkipPatterns {
+		if samples, err = samplePatterns(ctx, c.src, c.m, c.plans, cmp(c.opts.Sample, 20), c.work); err != nil {
+			return err
 		}
 	}
+	if res.Entities, err = c.sourcePass(ctx, sp, samples); err != nil {
+		return err
+	}
+	if !res.TableMissing {
+		if err := scanInto(ctx, c.client, c.m.Table.Name, cmp(c.opts.Segments, 4), c.keyAttrs, c.m.TypeAttribute, sp); err != nil {
+			return err
+		}
+	}
+	lo := listOptions{sampleChanged: cmp(c.opts.SampleChanged, 20), maxListed: cmp(c.opts.MaxListed, MaxListed)}
+	if err := res.compareBuckets(sp, c.plans, lo); err != nil {
+		return err
+	}
+	sp.close() // the buckets' space, before the Queries
+	derived := res.checkEntityCounts()
+	if res.TableMissing {
+		return nil
+	}
+	res.Patterns, err = c.runPatterns(ctx, samples, derived)
+	return err
+}
+
+// sourcePass derives every item (c.derive) into sp, adding up its write
+// units and offering it to the checks of samples whose partition it is
+// in. It returns the counts per entity the source pass knows: the
+// source's rows, the rows read and rejected, and the write units.
+func (c *comparison) sourcePass(ctx context.Context, sp *spill, samples []*patternSample) ([]EntityCounts, error) {
 	var checks []*patternCheck
 	for _, ps := range samples {
 		checks = append(checks, ps.checks...)
 	}
-	byAttr := indexChecks(checks)
-
-	// Source pass: the real pipeline into a sink that spills and matches.
-	keyAttrs := [2]string{m.Table.PartitionKey, m.Table.SortKey}
-	wcu := make([]int64, len(plans))
-	var mu sync.Mutex
-	sink := sinkFunc(func(_ context.Context, batch []transform.Item) error {
-		for j, it := range batch {
-			key := itemKey(it.Attrs, keyAttrs)
-			if err := sp.add(fromSource, it.Entity, key, Canonical(it.Attrs), ""); err != nil {
-				return err
-			}
-			w := transform.WriteUnits(m, it.Attrs)
-			mirror := isMirror(batch, j, plans)
-			mu.Lock()
-			wcu[it.Entity] += w
-			for attr, bySample := range byAttr {
-				if v, ok := it.Attrs[attr].(*types.AttributeValueMemberS); ok {
-					for _, c := range bySample[v.Value] {
-						if err := c.offer(m, orders, it, mirror); err != nil {
-							mu.Unlock()
-							return err
-						}
-					}
-				}
-			}
-			mu.Unlock()
-		}
-		return nil
-	})
-	// The pipeline's own duplicate check rejects exactly the rows migrate
-	// rejects (whole rows, mirrors included), so only their items are
-	// expected, matched against patterns and costed.
-	sum, err := pipeline.Run(ctx, pipeline.Postgres(src), m, plans, sink, pipeline.Options{Concurrency: 1, Progress: opts.Progress})
+	sink := &sourceSink{c: c, sp: sp, byAttr: indexChecks(checks), wcu: make([]int64, len(c.plans))}
+	sum, err := c.derive(ctx, sink)
 	if err != nil {
 		return nil, err
 	}
+	var out []EntityCounts
 	for i, e := range sum.Entities {
-		res.Entities = append(res.Entities, EntityCounts{Entity: e.Name, Type: plans[i].Entity().Type,
-			SourceRows: sourceRows[i], Rows: e.Rows, Rejected: e.Rejected, ItemsPerRow: itemsPerRow(plans[i]), WriteUnits: wcu[i]})
+		out = append(out, EntityCounts{Entity: e.Name, Type: c.plans[i].Entity().Type, SourceRows: c.sourceRows[i],
+			Rows: e.Rows, Rejected: e.Rejected, ItemsPerRow: itemsPerRow(c.plans[i]), WriteUnits: sink.wcu[i]})
 	}
+	return out, nil
+}
 
-	// Table pass: parallel segmented Scan.
-	if !res.TableMissing {
-		if err := scanInto(ctx, client, m.Table.Name, segments, keyAttrs, m.TypeAttribute, sp); err != nil {
+// sourceSink is the source pass's load.Sink: it spills each derived item,
+// adds up its write units per entity, and offers it to the checks whose
+// partition it is in. Safe for concurrent use.
+type sourceSink struct {
+	c      *comparison
+	sp     *spill
+	byAttr map[string]map[string][]*patternCheck // indexChecks
+	mu     sync.Mutex                            // guards wcu and the checks
+	wcu    []int64                               // write units by entity
+}
+
+// Write spills and accounts for every item of batch; it fails on a
+// bucket write or an order check's encoding error.
+func (s *sourceSink) Write(_ context.Context, batch []transform.Item) error {
+	for j, it := range batch {
+		key := itemKey(it.Attrs, s.c.keyAttrs)
+		if err := s.sp.add(fromSource, it.Entity, key, Canonical(it.Attrs), ""); err != nil {
+			return err
+		}
+		if err := s.account(it, isMirror(batch, j, s.c.plans)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// account adds it's write units to its entity's and offers it to the
+// checks of every partition it is in; mirror says it is its entity's
+// mirror item.
+func (s *sourceSink) account(it transform.Item, mirror bool) error {
+	w := transform.WriteUnits(s.c.m, it.Attrs)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.wcu[it.Entity] += w
+	for attr, bySample := range s.byAttr {
+		v, ok := it.Attrs[attr].(*types.AttributeValueMemberS)
+		if !ok {
+			continue
+		}
+		for _, pc := range bySample[v.Value] {
+			if err := pc.offer(s.c.m, s.c.orders, it, mirror); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// checkEntityCounts checks every entity's counts
+// (EntityCounts.checkCounts) and returns the items derived in all.
+func (r *Result) checkEntityCounts() int64 {
+	var derived int64
+	for i := range r.Entities {
+		r.Entities[i].checkCounts()
+		derived += r.Entities[i].Derived
+	}
+	return derived
+}
+
+// runPatterns runs the checks of every sample (patternSample.runAll), in
+// mapping order, with one GSI re-read budget (Options.IndexWait) for them
+// all; derived is the number of items derived in all.
+func (c *comparison) runPatterns(ctx context.Context, samples []*patternSample, derived int64) ([]PatternResult, error) {
+	wait := newIndexWait(c.opts.IndexWait)
+	ties := c.work.sub(tiesBudget).newSorter("ties", bytes.Compare)
+	var out []PatternResult
+	for _, ps := range samples {
+		prs, err := ps.runAll(ctx, c.client, c.m.Table.Name, wait, c.orders, ties, derived, c.sourceRows)
+		if err != nil {
 			return nil, err
 		}
+		out = append(out, prs...)
 	}
-
-	if err := res.compareBuckets(sp, m, plans, listOptions{sampleChanged: cmp(opts.SampleChanged, 20), maxListed: cmp(opts.MaxListed, MaxListed)}); err != nil {
-		return nil, err
-	}
-	sp.close() // the buckets' space, before the Queries
-	var derived int64
-	for i := range res.Entities {
-		res.Entities[i].checkCounts()
-		derived += res.Entities[i].Derived
-	}
-	if !res.TableMissing {
-		wait := newIndexWait(opts.IndexWait)
-		ties := work.sub(tiesBudget).newSorter("ties", bytes.Compare)
-		for _, ps := range samples {
-			prs, err := ps.runAll(ctx, client, m.Table.Name, wait, orders, ties, derived, sourceRows)
-			if err != nil {
-				return nil, err
-			}
-			res.Patterns = append(res.Patterns, prs...)
-		}
-	}
-	ok = true
-	return res, nil
+	return out, nil
 }
 
 // Memory budgets, in bytes: the derived items that must answer the
@@ -424,10 +510,6 @@ func cmp(v, def int) int {
 	return def
 }
 
-type sinkFunc func(context.Context, []transform.Item) error
-
-func (f sinkFunc) Write(ctx context.Context, b []transform.Item) error { return f(ctx, b) }
-
 // itemKey is an item's primary key (transform.ItemKey) as one string: the
 // partition key, a NUL, the sort key.
 func itemKey(item map[string]types.AttributeValue, keyAttrs [2]string) string {
@@ -447,7 +529,7 @@ const scanPageItems = 200
 // scanInto reads the whole table with segments parallel Scans (strongly
 // consistent) and spills every item with the value of its type
 // attribute typeAttr.
-func scanInto(ctx context.Context, client *dynamodb.Client, table string, segments int, keyAttrs [2]string, typeAttr string, sp *spill) error {
+func scanInto(ctx context.Context, client dynamodb.ScanAPIClient, table string, segments int, keyAttrs [2]string, typeAttr string, sp *spill) error {
 	g, gctx := errgroup.WithContext(ctx)
 	for seg := range segments {
 		g.Go(func() error {
@@ -483,110 +565,180 @@ type listOptions struct {
 }
 
 // compareBuckets classifies every key, one bucket in memory at a time,
-// counting per entity and listing the keys in r's lists (in r.files).
-func (r *Result) compareBuckets(sp *spill, m *mapping.Mapping, plans []*transform.Plan, opts listOptions) error {
+// counting per entity and listing the keys in r's lists (in r.files): a
+// key derived but not in the table is missing; one in the table but not
+// derived is extra (stale when of a mapped type, else unmanaged); one in
+// both is unchanged or changed, by canonical content; a key derived more
+// than once is a duplicate. It fails on a bucket or list file error.
+func (r *Result) compareBuckets(sp *spill, plans []*transform.Plan, opts listOptions) error {
+	bc := newBucketComparer(r, plans, opts)
+	if err := sp.each(bc.bucket); err != nil {
+		return err
+	}
+	bc.finish()
+	return nil
+}
+
+// bucketComparer classifies the records of one bucket at a time into the
+// counts of a Result and the builders of its lists.
+type bucketComparer struct {
+	r     *Result
+	plans []*transform.Plan
+	// byType is the first entity of each item type.
+	byType        map[string]int
+	sampleChanged int
+	missing       *listBuilder[ItemRef]
+	extra         *listBuilder[ItemRef]
+	dups          *listBuilder[ItemRef]
+	changed       *listBuilder[ChangedItem]
+	found         int64 // changed items found, in bucket order
+}
+
+func newBucketComparer(r *Result, plans []*transform.Plan, opts listOptions) *bucketComparer {
 	byType := map[string]int{}
 	for i, p := range plans {
 		if _, ok := byType[p.Entity().Type]; !ok {
 			byType[p.Entity().Type] = i
 		}
 	}
-	ref := func(key string, typ string) ItemRef {
-		pk, sk, _ := strings.Cut(key, "\x00")
-		return ItemRef{PK: pk, SK: sk, Type: typ}
-	}
-	missing := newListBuilder[ItemRef](r.files, "missing", opts.maxListed)
-	extra := newListBuilder[ItemRef](r.files, "extra", opts.maxListed)
-	dups := newListBuilder[ItemRef](r.files, "duplicates", opts.maxListed)
-	changed := newListBuilder[ChangedItem](r.files, "changed", opts.maxListed)
-	var found int64 // changed items found, in bucket order
-	err := sp.each(func(recs []record) error {
-		// The first derived item of each key, and the others with that key
-		// (duplicates): the table holds whichever a run wrote last.
-		source := map[string]record{}
-		others := map[string][]record{}
-		for _, rc := range recs {
-			if rc.side != fromSource {
-				continue
-			}
-			if _, dup := source[rc.key]; dup {
-				// Not rejected by the pipeline's duplicate check, which
-				// rejects what migrate rejects: migrate wrote both.
-				r.Entities[rc.entity].Duplicates++
-				if err := dups.add(rc.key, ref(rc.key, plans[rc.entity].Entity().Type)); err != nil {
-					return err
-				}
-				others[rc.key] = append(others[rc.key], rc)
-				continue
-			}
-			source[rc.key] = rc
-			r.Entities[rc.entity].Derived++
-		}
-		seen := map[string]bool{}
-		for _, rc := range recs {
-			if rc.side != fromTable {
-				continue
-			}
-			if e, ok := byType[rc.typ]; ok {
-				r.Entities[e].Table++
-			}
-			s, ok := source[rc.key]
-			if !ok {
-				if e, mapped := byType[rc.typ]; mapped {
-					r.Stale++
-					r.Entities[e].Stale++
-				} else {
-					r.Unmanaged++
-				}
-				if err := extra.add(rc.key, ref(rc.key, rc.typ)); err != nil {
-					return err
-				}
-				continue
-			}
-			seen[rc.key] = true
-			if bytes.Equal(s.item, rc.item) || slices.ContainsFunc(others[rc.key], func(o record) bool { return bytes.Equal(o.item, rc.item) }) {
-				r.Entities[s.entity].Unchanged++
-				continue
-			}
-			r.Entities[s.entity].Changed++
-			found++
-			if changed.full() {
-				changed.total++
-				continue
-			}
-			ci := ChangedItem{ItemRef: ref(rc.key, plans[s.entity].Entity().Type), Changes: attrChanges(rc.item, s.item)}
-			if found <= int64(opts.sampleChanged) {
-				ci.Before, ci.After = rc.item, s.item
-			}
-			if err := changed.add(rc.key, ci); err != nil {
-				return err
-			}
-		}
-		// In record order, so that a truncated list keeps the same keys on
-		// every run.
-		for _, rc := range recs {
-			if rc.side != fromSource || seen[rc.key] {
-				continue
-			}
-			seen[rc.key] = true
-			s := source[rc.key]
-			r.Entities[s.entity].Missing++
-			if err := missing.add(rc.key, ref(rc.key, plans[s.entity].Entity().Type)); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	return &bucketComparer{r: r, plans: plans, byType: byType, sampleChanged: opts.sampleChanged,
+		missing: newListBuilder[ItemRef](r.files, "missing", opts.maxListed),
+		extra:   newListBuilder[ItemRef](r.files, "extra", opts.maxListed),
+		dups:    newListBuilder[ItemRef](r.files, "duplicates", opts.maxListed),
+		changed: newListBuilder[ChangedItem](r.files, "changed", opts.maxListed)}
+}
+
+// bucket classifies the records of one bucket (spill.each's fn).
+func (bc *bucketComparer) bucket(recs []record) error {
+	source, others, err := bc.sourceItems(recs)
 	if err != nil {
 		return err
 	}
-	r.Missing, r.Counts.Missing = missing.list()
-	r.Extra, r.Counts.Extra = extra.list()
-	r.Duplicates, r.Counts.Duplicates = dups.list()
-	r.Changed, r.Counts.Changed = changed.list()
+	seen := map[string]bool{} // derived keys found in the table
+	for _, rc := range recs {
+		if rc.side != fromTable {
+			continue
+		}
+		if err := bc.tableItem(rc, source, others, seen); err != nil {
+			return err
+		}
+	}
+	return bc.missingItems(recs, source, seen)
+}
+
+// sourceItems returns the first derived item of each key of recs, and the
+// others with that key (duplicates, counted and listed): the table holds
+// whichever a run wrote last.
+func (bc *bucketComparer) sourceItems(recs []record) (map[string]record, map[string][]record, error) {
+	source := map[string]record{}
+	others := map[string][]record{}
+	for _, rc := range recs {
+		if rc.side != fromSource {
+			continue
+		}
+		if _, dup := source[rc.key]; dup {
+			// Not rejected by the pipeline's duplicate check, which
+			// rejects what migrate rejects: migrate wrote both.
+			bc.r.Entities[rc.entity].Duplicates++
+			if err := bc.dups.add(rc.key, itemRef(rc.key, bc.typeOf(rc.entity))); err != nil {
+				return nil, nil, err
+			}
+			others[rc.key] = append(others[rc.key], rc)
+			continue
+		}
+		source[rc.key] = rc
+		bc.r.Entities[rc.entity].Derived++
+	}
+	return source, others, nil
+}
+
+// tableItem classifies table record rc: extra when no item is derived
+// with its key, else unchanged when its content is that of one of the
+// items derived with its key, else changed. A derived key it finds is
+// marked in seen.
+func (bc *bucketComparer) tableItem(rc record, source map[string]record, others map[string][]record, seen map[string]bool) error {
+	if e, ok := bc.byType[rc.typ]; ok {
+		bc.r.Entities[e].Table++
+	}
+	s, ok := source[rc.key]
+	if !ok {
+		return bc.extraItem(rc)
+	}
+	seen[rc.key] = true
+	if bytes.Equal(s.item, rc.item) || slices.ContainsFunc(others[rc.key], func(o record) bool { return bytes.Equal(o.item, rc.item) }) {
+		bc.r.Entities[s.entity].Unchanged++
+		return nil
+	}
+	return bc.changedItem(rc, s)
+}
+
+// extraItem counts and lists table record rc, which no derived item has
+// the key of: stale when its type is an entity's, else unmanaged.
+func (bc *bucketComparer) extraItem(rc record) error {
+	if e, mapped := bc.byType[rc.typ]; mapped {
+		bc.r.Stale++
+		bc.r.Entities[e].Stale++
+	} else {
+		bc.r.Unmanaged++
+	}
+	return bc.extra.add(rc.key, itemRef(rc.key, rc.typ))
+}
+
+// changedItem counts and lists table record rc, whose content differs
+// from s's, the item derived with its key: with its attribute changes
+// and, for the first sampleChanged found, both whole items. Past the
+// list's cap it is only counted.
+func (bc *bucketComparer) changedItem(rc, s record) error {
+	bc.r.Entities[s.entity].Changed++
+	bc.found++
+	if bc.changed.full() {
+		bc.changed.total++
+		return nil
+	}
+	ci := ChangedItem{ItemRef: itemRef(rc.key, bc.typeOf(s.entity)), Changes: attrChanges(rc.item, s.item)}
+	if bc.found <= int64(bc.sampleChanged) {
+		ci.Before, ci.After = rc.item, s.item
+	}
+	return bc.changed.add(rc.key, ci)
+}
+
+// missingItems counts and lists the derived keys of recs not seen in the
+// table, in record order, so that a truncated list keeps the same keys on
+// every run.
+func (bc *bucketComparer) missingItems(recs []record, source map[string]record, seen map[string]bool) error {
+	for _, rc := range recs {
+		if rc.side != fromSource || seen[rc.key] {
+			continue
+		}
+		seen[rc.key] = true
+		s := source[rc.key]
+		bc.r.Entities[s.entity].Missing++
+		if err := bc.missing.add(rc.key, itemRef(rc.key, bc.typeOf(s.entity))); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// finish sets the Result's lists, their counts and ListsTruncated.
+func (bc *bucketComparer) finish() {
+	r := bc.r
+	r.Missing, r.Counts.Missing = bc.missing.list()
+	r.Extra, r.Counts.Extra = bc.extra.list()
+	r.Duplicates, r.Counts.Duplicates = bc.dups.list()
+	r.Changed, r.Counts.Changed = bc.changed.list()
 	c := r.Counts
 	r.ListsTruncated = c.Missing.Truncated() || c.Extra.Truncated() || c.Duplicates.Truncated() || c.Changed.Truncated()
-	return nil
+}
+
+// typeOf is the item type of entity (an index in the plans).
+func (bc *bucketComparer) typeOf(entity int) string { return bc.plans[entity].Entity().Type }
+
+// itemRef names the item of key (itemKey: partition key, NUL, sort key)
+// and type typ.
+func itemRef(key, typ string) ItemRef {
+	pk, sk, _ := strings.Cut(key, "\x00")
+	return ItemRef{PK: pk, SK: sk, Type: typ}
 }
 
 // attrChanges lists the attributes whose canonical values differ.

@@ -52,7 +52,7 @@ func TestCompareBucketsCountsDuplicatesApart(t *testing.T) {
 		}
 	}
 	r := &Result{Entities: []EntityCounts{{Entity: "C", SourceRows: 3, Rows: 3, ItemsPerRow: 1}}, files: g}
-	if err := r.compareBuckets(sp, m, []*transform.Plan{p}, listOptions{sampleChanged: 20, maxListed: MaxListed}); err != nil {
+	if err := r.compareBuckets(sp, []*transform.Plan{p}, listOptions{sampleChanged: 20, maxListed: MaxListed}); err != nil {
 		t.Fatal(err)
 	}
 	r.Entities[0].checkCounts()

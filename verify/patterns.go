@@ -86,7 +86,7 @@ func PatternQuery(table string, pp *transform.PatternPlan, values []any) (*dynam
 
 // RunPattern runs the access pattern's Query for values, following every
 // page, and returns the items in the order DynamoDB returned them.
-func RunPattern(ctx context.Context, client *dynamodb.Client, table string, pp *transform.PatternPlan, values []any) ([]map[string]types.AttributeValue, error) {
+func RunPattern(ctx context.Context, client dynamodb.QueryAPIClient, table string, pp *transform.PatternPlan, values []any) ([]map[string]types.AttributeValue, error) {
 	in, err := PatternQuery(table, pp, values)
 	if err != nil {
 		return nil, err
@@ -248,7 +248,7 @@ type patternSample struct {
 // parameters. Every pattern gets a patternSample, in mapping order, with
 // or without checks; each check keeps its expected answer in a sorter of
 // g.
-func samplePatterns(ctx context.Context, src *extract.Source, m *mapping.Mapping, plans []*transform.Plan, n int, g *sortGroup) ([]*patternSample, error) {
+func samplePatterns(ctx context.Context, src source, m *mapping.Mapping, plans []*transform.Plan, n int, g *sortGroup) ([]*patternSample, error) {
 	var out []*patternSample
 	for _, ap := range m.AccessPatterns {
 		pp, err := transform.CompilePattern(m, ap, plans)
@@ -436,7 +436,7 @@ func (w *indexWait) delay(attempt int) (time.Duration, bool) {
 // values (orderStream): a mismatch fails the result, with its Order.
 // ties holds a GSI answer's runs of equal sort keys while they are
 // ordered. Both sides stream: memory does not grow with the answer.
-func (c *patternCheck) run(ctx context.Context, client *dynamodb.Client, table string, wait *indexWait, orders *orderChecker, ties *sorter) (PatternResult, error) {
+func (c *patternCheck) run(ctx context.Context, client dynamodb.QueryAPIClient, table string, wait *indexWait, orders *orderChecker, ties *sorter) (PatternResult, error) {
 	ap := c.pp.Pattern
 	desc := ap.ScanForward != nil && !*ap.ScanForward
 	for attempt := 1; ; attempt++ {
@@ -494,7 +494,7 @@ const queryPageItems = 200
 
 // query runs the check's Query once and compares its items with want, one
 // item of each at a time; it reads every page, to count them.
-func (c *patternCheck) query(ctx context.Context, client *dynamodb.Client, table string, ties *sorter) (PatternResult, error) {
+func (c *patternCheck) query(ctx context.Context, client dynamodb.QueryAPIClient, table string, ties *sorter) (PatternResult, error) {
 	ap := c.pp.Pattern
 	res := PatternResult{Pattern: ap.Name, Index: ap.Index, Params: c.params, Want: int(c.want.len())}
 	if res.Index == "" {
@@ -669,7 +669,7 @@ func (a *answerReader) drain() error {
 // table holds none, and the results pass with a Note saying the pattern
 // was not checked. rows gives each entity's source row count, for the
 // message.
-func (ps *patternSample) runAll(ctx context.Context, client *dynamodb.Client, table string, wait *indexWait,
+func (ps *patternSample) runAll(ctx context.Context, client dynamodb.QueryAPIClient, table string, wait *indexWait,
 	orders *orderChecker, ties *sorter, derived int64, rows []int64) ([]PatternResult, error) {
 	ap := ps.pp.Pattern
 	index := ap.Index

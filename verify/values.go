@@ -107,108 +107,156 @@ func appendBytes(b, v []byte) []byte {
 // errValueData is returned for an encoding appendValue did not write.
 var errValueData = errors.New("verify: corrupt value encoding")
 
-// readValue decodes the value at the start of b and returns it with the
-// rest of b.
+// readValue decodes the value at the start of b (appendValue's encoding)
+// and returns it with the rest of b. It fails with errValueData (wrapped
+// for a time that does not decode) on an unknown tag or a short or
+// corrupt encoding.
 func readValue(b []byte) (any, []byte, error) {
 	if len(b) == 0 {
 		return nil, nil, errValueData
 	}
-	tag, b := b[0], b[1:]
-	varint := func() (int64, error) {
-		v, n := binary.Varint(b)
-		if n <= 0 {
-			return 0, errValueData
-		}
-		b = b[n:]
-		return v, nil
+	r := valueReader{b: b[1:]}
+	v, err := r.value(b[0])
+	if err != nil {
+		return nil, nil, err
 	}
-	bytesField := func() ([]byte, error) {
-		l, n := binary.Uvarint(b)
-		if n <= 0 || uint64(len(b)-n) < l {
-			return nil, errValueData
-		}
-		v := b[n : n+int(l)]
-		b = b[n+int(l):]
-		return v, nil
-	}
+	return v, r.b, nil
+}
+
+// valueReader decodes one value's encoding: b is what is left of it.
+type valueReader struct{ b []byte }
+
+// value decodes the value of the tag just read.
+func (r *valueReader) value(tag byte) (any, error) {
 	switch tag {
 	case tagNil:
-		return nil, b, nil
+		return nil, nil
 	case tagFalse, tagTrue:
-		return tag == tagTrue, b, nil
+		return tag == tagTrue, nil
 	case tagInt16, tagInt32, tagInt64, tagInfinity:
-		v, err := varint()
-		if err != nil {
-			return nil, nil, err
-		}
-		switch tag {
-		case tagInt16:
-			return int16(v), b, nil
-		case tagInt32:
-			return int32(v), b, nil
-		case tagInfinity:
-			return pgtype.InfinityModifier(v), b, nil
-		}
-		return v, b, nil
+		return r.integer(tag)
 	case tagFloat32:
-		if len(b) < 4 {
-			return nil, nil, errValueData
+		f, err := r.fixed(4)
+		if err != nil {
+			return nil, err
 		}
-		return math.Float32frombits(binary.LittleEndian.Uint32(b)), b[4:], nil
+		return math.Float32frombits(binary.LittleEndian.Uint32(f)), nil
 	case tagFloat64:
-		if len(b) < 8 {
-			return nil, nil, errValueData
+		f, err := r.fixed(8)
+		if err != nil {
+			return nil, err
 		}
-		return math.Float64frombits(binary.LittleEndian.Uint64(b)), b[8:], nil
+		return math.Float64frombits(binary.LittleEndian.Uint64(f)), nil
 	case tagString, tagBytes, tagTime:
-		v, err := bytesField()
-		if err != nil {
-			return nil, nil, err
-		}
-		switch tag {
-		case tagString:
-			return string(v), b, nil
-		case tagBytes:
-			return append([]byte{}, v...), b, nil
-		}
-		var t time.Time
-		if err := t.UnmarshalBinary(v); err != nil {
-			return nil, nil, fmt.Errorf("%w: %w", errValueData, err)
-		}
-		return t, b, nil
+		return r.byteString(tag)
 	case tagUUID:
-		if len(b) < 16 {
-			return nil, nil, errValueData
+		f, err := r.fixed(16)
+		if err != nil {
+			return nil, err
 		}
-		var u [16]byte
-		copy(u[:], b)
-		return u, b[16:], nil
+		return [16]byte(f), nil
 	case tagNumeric:
-		if len(b) < 1 {
-			return nil, nil, errValueData
-		}
-		flags := b[0]
-		b = b[1:]
-		inf, err := varint()
-		if err != nil {
-			return nil, nil, err
-		}
-		exp, err := varint()
-		if err != nil {
-			return nil, nil, err
-		}
-		mag, err := bytesField()
-		if err != nil {
-			return nil, nil, err
-		}
-		n := pgtype.Numeric{Valid: flags&1 != 0, NaN: flags&2 != 0, InfinityModifier: pgtype.InfinityModifier(inf), Exp: int32(exp)}
-		if n.Valid && !n.NaN && n.InfinityModifier == pgtype.Finite {
-			n.Int = new(big.Int).SetBytes(mag)
-			if flags&4 != 0 {
-				n.Int.Neg(n.Int)
-			}
-		}
-		return n, b, nil
+		return r.numeric()
 	}
-	return nil, nil, errValueData
+	return nil, errValueData
+}
+
+// integer decodes a varint as the Go type of tag: int16, int32, int64 or
+// pgtype.InfinityModifier.
+func (r *valueReader) integer(tag byte) (any, error) {
+	v, err := r.varint()
+	if err != nil {
+		return nil, err
+	}
+	switch tag {
+	case tagInt16:
+		return int16(v), nil
+	case tagInt32:
+		return int32(v), nil
+	case tagInfinity:
+		return pgtype.InfinityModifier(v), nil
+	}
+	return v, nil
+}
+
+// byteString decodes a length-prefixed field as the Go type of tag:
+// string, []byte (a copy) or time.Time.
+func (r *valueReader) byteString(tag byte) (any, error) {
+	v, err := r.bytesField()
+	if err != nil {
+		return nil, err
+	}
+	switch tag {
+	case tagString:
+		return string(v), nil
+	case tagBytes:
+		return append([]byte{}, v...), nil
+	}
+	var t time.Time
+	if err := t.UnmarshalBinary(v); err != nil {
+		return nil, fmt.Errorf("%w: %w", errValueData, err)
+	}
+	return t, nil
+}
+
+// numeric decodes a pgtype.Numeric: flags (valid, NaN, negative), the
+// infinity modifier and exponent (varints), and the magnitude's bytes.
+func (r *valueReader) numeric() (any, error) {
+	f, err := r.fixed(1)
+	if err != nil {
+		return nil, err
+	}
+	flags := f[0]
+	inf, err := r.varint()
+	if err != nil {
+		return nil, err
+	}
+	exp, err := r.varint()
+	if err != nil {
+		return nil, err
+	}
+	mag, err := r.bytesField()
+	if err != nil {
+		return nil, err
+	}
+	n := pgtype.Numeric{Valid: flags&1 != 0, NaN: flags&2 != 0, InfinityModifier: pgtype.InfinityModifier(inf), Exp: int32(exp)}
+	if n.Valid && !n.NaN && n.InfinityModifier == pgtype.Finite {
+		n.Int = new(big.Int).SetBytes(mag)
+		if flags&4 != 0 {
+			n.Int.Neg(n.Int)
+		}
+	}
+	return n, nil
+}
+
+// varint consumes a signed varint.
+func (r *valueReader) varint() (int64, error) {
+	v, n := binary.Varint(r.b)
+	if n <= 0 {
+		return 0, errValueData
+	}
+	r.b = r.b[n:]
+	return v, nil
+}
+
+// bytesField consumes a uvarint length and that many bytes, returned as
+// a slice of the encoding.
+func (r *valueReader) bytesField() ([]byte, error) {
+	l, n := binary.Uvarint(r.b)
+	if n <= 0 || uint64(len(r.b)-n) < l {
+		return nil, errValueData
+	}
+	v := r.b[n : n+int(l)]
+	r.b = r.b[n+int(l):]
+	return v, nil
+}
+
+// fixed consumes n bytes, returned as a slice of the encoding.
+func (r *valueReader) fixed(n int) ([]byte, error) {
+	if len(r.b) < n {
+		return nil, errValueData
+	}
+	v := r.b[:n]
+	r.b = r.b[n:]
+	return v, nil
 }

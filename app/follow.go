@@ -1,0 +1,261 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/pg2dynamo/pg2dynamo/extract"
+	"github.com/pg2dynamo/pg2dynamo/follow"
+	"github.com/pg2dynamo/pg2dynamo/mapping"
+)
+
+// followFlags are migrate's flags for following changes after the load.
+func followFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.BoolFlag{Name: "follow", Usage: "after the full load, keep the table in step with PostgreSQL through logical replication until interrupted (SIGINT, SIGTERM: a clean stop) or, with --until-caught-up, until every change committed is applied; needs wal_level=logical and the REPLICATION attribute (see README: Following changes)"},
+		&cli.BoolFlag{Name: "until-caught-up", Usage: "with --follow: stop once every change committed before the check is applied"},
+		&cli.StringFlag{Name: "slot", Usage: "with --follow: the logical replication `NAME`d slot to create and stream (default pg2dynamo_ and the table's name)"},
+		&cli.StringFlag{Name: "publication", Usage: "with --follow: the publication `NAME` of the mapping's tables, created if absent (default as --slot)"},
+	}
+}
+
+// dropSlotCommand is pg2dynamo drop-slot.
+func dropSlotCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "drop-slot",
+		Usage:     "drop the replication slot and the publication of migrate --follow",
+		UsageText: "pg2dynamo drop-slot --mapping FILE [--source URL] [--slot NAME] [--publication NAME]",
+		Description: `A replication slot keeps every WAL segment from its position on while
+nothing streams from it: a follow stopped for long fills the server's disk.
+Go on following with pg2dynamo migrate --follow --resume, or drop the slot
+(and the publication) with drop-slot, after which the server keeps no more
+WAL for it; a later migrate --follow loads the table again.`,
+		Flags:  []cli.Flag{mappingFlag, sourceFlag, tableFlag, followFlags()[2], followFlags()[3]},
+		Action: runDropSlot,
+	}
+}
+
+// runDropSlot is pg2dynamo drop-slot.
+func runDropSlot(c *cli.Context) error {
+	if c.Args().Present() {
+		return usageError{errUnexpectedArg(c)}
+	}
+	path, err := requireMapping(c)
+	if err != nil {
+		return err
+	}
+	m, err := loadMapping(c.Context, path)
+	if err != nil {
+		return err
+	}
+	if t := c.String("table"); t != "" {
+		m.Table.Name = t
+	}
+	slot, pub, err := followNames(c, m)
+	if err != nil {
+		return err
+	}
+	src, err := extract.Connect(c.Context, c.String("source"))
+	if err != nil {
+		return withSourceNote(c, err, false)
+	}
+	defer src.Close(c.Context)
+	dropped, err := follow.Drop(c.Context, src.Conn(), slot, pub)
+	if err != nil {
+		return err
+	}
+	if len(dropped) == 0 {
+		fmt.Fprintf(c.App.ErrWriter, "nothing to drop: no replication slot %s, no publication %s\n", slot, pub)
+		return nil
+	}
+	fmt.Fprintf(c.App.ErrWriter, "dropped %s\n", strings.Join(dropped, " and "))
+	return nil
+}
+
+// followNames returns the slot and publication names of the follow of m's
+// table.
+func followNames(c *cli.Context, m *mapping.Mapping) (slot, pub string, err error) {
+	slot = c.String("slot")
+	if slot == "" {
+		slot = follow.DefaultName(m.Table.Name)
+	}
+	if err := follow.CheckSlot(slot); err != nil {
+		return "", "", usageError{fmt.Errorf("--slot: %w", err)}
+	}
+	pub = c.String("publication")
+	if pub == "" {
+		pub = slot
+	}
+	return slot, pub, nil
+}
+
+// following is the follow part of a migrate --follow run: the graph, the
+// replication connection and where streaming starts.
+type following struct {
+	graph     *follow.Graph
+	stream    *follow.Stream
+	slot, pub string
+	// snapshot is the slot's exported snapshot, the full load's (empty
+	// when resuming: the full load, if it is not done, reads a new
+	// snapshot, and streaming replays from the slot's confirmed position,
+	// which is older).
+	snapshot string
+	from     follow.Options
+	// resume: the slot exists; streaming starts at its confirmed
+	// position.
+	resume bool
+	// status is the follow's last.
+	status follow.Status
+}
+
+// rejected is the number of rows the follow rejected.
+func (f *following) rejected() int64 {
+	if f == nil {
+		return 0
+	}
+	return f.status.Rejected
+}
+
+// startFollowing checks that the mapping can be followed, makes sure the
+// publication exists, and creates the slot (or, with --resume, finds it).
+func startFollowing(c *cli.Context, s *session) (*following, error) {
+	ctx := c.Context
+	f := &following{}
+	var err error
+	if f.slot, f.pub, err = followNames(c, s.m); err != nil {
+		return nil, err
+	}
+	if f.graph, err = follow.NewGraph(ctx, s.src.Conn(), s.m, s.plans); err != nil {
+		var mes mapping.Errors
+		if errors.As(err, &mes) {
+			return nil, usageError{err}
+		}
+		return nil, err
+	}
+	if err := f.graph.CheckIdentity(ctx, s.src.Conn()); err != nil {
+		return nil, usageError{err}
+	}
+	if _, err := follow.EnsurePublication(ctx, s.src.Conn(), f.pub, f.graph.Tables()); err != nil {
+		return nil, err
+	}
+	_, exists, err := follow.SlotPosition(ctx, s.src.Conn(), f.slot)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case exists && !c.Bool("resume"):
+		return nil, usageError{fmt.Errorf("--follow: replication slot %s exists (an earlier run's): run with --resume to go on from it, or drop it first (pg2dynamo drop-slot)", f.slot)}
+	case !exists && c.Bool("resume"):
+		return nil, usageError{fmt.Errorf("--follow --resume: no replication slot %s: the changes since the earlier run are lost to it; run migrate --follow without --resume to load again", f.slot)}
+	}
+	f.resume = exists
+	return f, nil
+}
+
+// createSlot opens the replication connection and creates the slot (or,
+// resuming, finds it). It comes after every check, so that a refused run
+// leaves no slot behind.
+func (f *following) createSlot(c *cli.Context) error {
+	ctx := c.Context
+	var err error
+	if f.stream, err = follow.Dial(ctx, c.String("source")); err != nil {
+		return err
+	}
+	if f.resume {
+		return nil // from the slot's confirmed position
+	}
+	slot, err := f.stream.CreateSlot(ctx, f.slot)
+	if err != nil {
+		f.stream.Close(ctx)
+		return err
+	}
+	f.snapshot, f.from.From = slot.Snapshot, slot.Consistent
+	fmt.Fprintf(c.App.ErrWriter, "created replication slot %s at %s (publication %s); the full load reads its snapshot\n", f.slot, slot.Consistent, f.pub)
+	return nil
+}
+
+// begin begins the full load's snapshot: the slot's, created now, or a
+// new one.
+func (f *following) begin(c *cli.Context, s *session) error {
+	ctx := c.Context
+	if f == nil {
+		return s.src.Begin(ctx)
+	}
+	if err := f.createSlot(c); err != nil {
+		return err
+	}
+	if f.snapshot == "" {
+		return s.src.Begin(ctx)
+	}
+	return s.src.BeginAt(ctx, f.snapshot)
+}
+
+// run follows the slot after the full load until ctx is done or, with
+// --until-caught-up, until caught up.
+func (f *following) run(c *cli.Context, s *session, out sinkOut, rejects *rejectFile) error {
+	ctx := c.Context
+	defer f.stream.Close(context.WithoutCancel(ctx))
+	if err := s.src.End(ctx); err != nil {
+		return err
+	}
+	a := follow.NewApplier(f.graph, s.m, s.src, out.sink)
+	a.OnReject, a.Concurrency = rejects.Write, c.Int("concurrency")
+	opts := f.from
+	opts.Slot, opts.Publication, opts.UntilCaughtUp = f.slot, f.pub, c.Bool("until-caught-up")
+	every := c.Duration("progress-interval")
+	sp := &statusPrinter{w: c.App.ErrWriter, last: time.Now()}
+	opts.OnStatus = func(st follow.Status) {
+		if time.Since(sp.last) >= every {
+			sp.print(st)
+		}
+	}
+	fmt.Fprintf(c.App.ErrWriter, "following slot %s from %s\n", f.slot, orSlot(opts.From))
+	st, err := follow.Run(ctx, f.stream, a, s.src.Conn(), opts)
+	f.status = st
+	sp.print(st)
+	if err != nil {
+		return fmt.Errorf("follow: %w (what is applied is acknowledged to slot %s: run migrate --follow --resume to go on)", err, f.slot)
+	}
+	if st.CaughtUp {
+		fmt.Fprintf(c.App.ErrWriter, "caught up at %s\n", st.Applied)
+	} else {
+		fmt.Fprintf(c.App.ErrWriter, "stopped at %s; replication slot %s keeps the server's WAL from there until a follow goes on (pg2dynamo migrate --follow --resume) or drops it (pg2dynamo drop-slot)\n", st.Applied, f.slot)
+	}
+	return nil
+}
+
+func orSlot(from interface{ String() string }) string {
+	if s := from.String(); s != "0/0" {
+		return s
+	}
+	return "its confirmed position"
+}
+
+// statusPrinter prints the follow's status lines, with the rates since
+// the line before.
+type statusPrinter struct {
+	w    io.Writer
+	last time.Time
+	prev follow.Status
+}
+
+// print writes one status line: the position applied (and what is in
+// flight past it), totals, rates since the last line, and the lag.
+func (p *statusPrinter) print(st follow.Status) {
+	flight := ""
+	if st.Received > st.Applied {
+		flight = fmt.Sprintf(", in flight to %s", st.Received)
+	}
+	secs := time.Since(p.last).Seconds()
+	rate := func(now, before int64) float64 { return float64(now-before) / max(secs, 1e-3) }
+	fmt.Fprintf(p.w, "follow: applied %s%s: %d transactions, %d changes, %d items put, %d deleted, %d rejected; lag %d bytes, %s; %.0f changes/s, %.0f items/s\n",
+		st.Applied, flight, st.Transactions, st.Changes, st.Puts, st.Deletes, st.Rejected, st.LagBytes, st.Lag.Round(time.Millisecond),
+		rate(st.Changes, p.prev.Changes), rate(st.Puts+st.Deletes, p.prev.Puts+p.prev.Deletes))
+	p.last, p.prev = time.Now(), st
+}

@@ -1,0 +1,334 @@
+package follow
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/pg2dynamo/pg2dynamo/extract"
+	"github.com/pg2dynamo/pg2dynamo/mapping"
+	"github.com/pg2dynamo/pg2dynamo/transform"
+)
+
+// effectKind says how a changed row of a table affects an entity's items.
+type effectKind int
+
+const (
+	// own: the table is the entity's source; the changed row is one of
+	// its rows, whose items (and mirror) change, appear or go.
+	own effectKind = iota
+	// child: the entity embeds or aggregates the table's rows; the
+	// parent rows the changed row joins are derived again.
+	child
+	// parent: the entity duplicates columns of the table's rows; the
+	// child rows joining the changed row are derived again.
+	parent
+)
+
+// effect is one way a change of a table reaches an entity's items: the
+// entity's rows to derive again are those whose own columns on[i][1] hold
+// the changed row's values of its columns on[i][0].
+type effect struct {
+	kind   effectKind
+	entity int // index in plans
+	path   string
+	on     [][2]string
+}
+
+// table is a followed table: its schema-qualified name and what a change
+// of it affects.
+type table struct {
+	schema, name string
+	effects      []effect
+	// identity lists the columns a change's old row image must carry for
+	// the effects to find what it affected (see checkIdentity).
+	identity []string
+}
+
+// Graph is the mapping's dependency graph, table by table: for a change of
+// a table, the entities whose items it affects and how to find them. It
+// is built from the compiled plans (NewGraph) against the live source,
+// which resolves each table's schema.
+type Graph struct {
+	plans  []*transform.Plan
+	tables map[string]*table // by "schema.name"
+	// keyCols are, per entity, the source columns its table keys (pk, sk,
+	// the mirror's) use: the old row image must carry them to delete the
+	// items of a row that changed key or is gone.
+	keyCols [][]string
+}
+
+// NewGraph builds the dependency graph of plans. Entities whose source, or
+// the source of an embed, aggregate or duplicate rule, is a query, and
+// entities whose table keys use a stable ID or a duplicated column, cannot
+// be followed: the error lists them all (a mapping.Errors).
+func NewGraph(ctx context.Context, conn *pgx.Conn, m *mapping.Mapping, plans []*transform.Plan) (*Graph, error) {
+	g := &Graph{plans: plans, tables: map[string]*table{}, keyCols: make([][]string, len(plans))}
+	var errs mapping.Errors
+	add := func(src mapping.Source, path string, e effect) error {
+		if src.IsQuery() {
+			errs = append(errs, m.Errorf(path, "--follow: a query source cannot be followed (its rows have no table whose changes pg2dynamo can read); give the entity a table source, or migrate it without --follow"))
+			return nil
+		}
+		schema, name, err := resolve(ctx, conn, src)
+		if err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		t := g.tables[schema+"."+name]
+		if t == nil {
+			t = &table{schema: schema, name: name}
+			g.tables[schema+"."+name] = t
+		}
+		e.path = path
+		t.effects = append(t.effects, e)
+		return nil
+	}
+	for i, p := range plans {
+		e := p.Entity()
+		ep := mapping.Path(mapping.KeyEntities, e.Name)
+		cols, ok := p.TableKeyColumns()
+		if !ok {
+			errs = append(errs, m.Errorf(ep, "--follow: the table keys of %s use a stable ID or a duplicated column, which pg2dynamo cannot derive from a changed row; key the items by the entity's own columns to follow it", e.Name))
+		}
+		g.keyCols[i] = cols
+		var pk [][2]string
+		for _, c := range p.Query().OrderBy {
+			pk = append(pk, [2]string{c.Name, c.Name})
+		}
+		if len(pk) == 0 && !e.Source.IsQuery() {
+			errs = append(errs, m.Errorf(mapping.Path(ep, mapping.KeySource), "--follow: %s has no primary key: pg2dynamo finds a changed row's items by its primary key", e.Name))
+		}
+		if err := add(e.Source, mapping.Path(ep, mapping.KeySource), effect{kind: own, entity: i, on: pk}); err != nil {
+			return nil, err
+		}
+		for _, name := range sortedKeys(e.Embed) {
+			if err := add(e.Embed[name].Source, mapping.Path(ep, mapping.KeyEmbed, name, mapping.KeySource), effect{kind: child, entity: i, on: e.Embed[name].Join.Pairs()}); err != nil {
+				return nil, err
+			}
+		}
+		for _, name := range sortedKeys(e.Aggregates) {
+			if err := add(e.Aggregates[name].Source, mapping.Path(ep, mapping.KeyAggregates, name, mapping.KeySource), effect{kind: child, entity: i, on: e.Aggregates[name].Join.Pairs()}); err != nil {
+				return nil, err
+			}
+		}
+		for k, d := range e.Duplicate {
+			path := fmt.Sprintf("%s.%s[%d].%s", ep, mapping.KeyDuplicate, k, mapping.KeySource)
+			if err := add(d.Source, path, effect{kind: parent, entity: i, on: d.Join.Pairs()}); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	for _, t := range g.tables {
+		t.identity = g.identity(t)
+	}
+	return g, nil
+}
+
+// identity returns the columns of t an old row image must carry: for its
+// own entities, their primary key and table key columns (to delete the
+// items of a row gone or re-keyed), for the others the join columns (to
+// find the rows the old row joined).
+func (g *Graph) identity(t *table) []string {
+	var cols []string
+	for _, e := range t.effects {
+		for _, pair := range e.on {
+			cols = append(cols, pair[0])
+		}
+		if e.kind == own {
+			cols = append(cols, g.keyCols[e.entity]...)
+		}
+	}
+	slices.Sort(cols)
+	return slices.Compact(cols)
+}
+
+// Tables returns the followed tables, schema-qualified, sorted: what the
+// publication publishes.
+func (g *Graph) Tables() []pgx.Identifier {
+	var out []pgx.Identifier
+	for _, k := range sortedKeys(g.tables) {
+		out = append(out, pgx.Identifier{g.tables[k].schema, g.tables[k].name})
+	}
+	return out
+}
+
+// resolve returns the schema and name of src's table as PostgreSQL
+// resolves the mapping's name (search_path for an unqualified one).
+func resolve(ctx context.Context, conn *pgx.Conn, src mapping.Source) (schema, name string, err error) {
+	ident := pgx.Identifier{src.Table}
+	if src.Schema != "" {
+		ident = pgx.Identifier{src.Schema, src.Table}
+	}
+	err = conn.QueryRow(ctx, `SELECT n.nspname, c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+		WHERE c.oid = to_regclass($1)`, ident.Sanitize()).Scan(&schema, &name)
+	if err != nil {
+		return "", "", fmt.Errorf("table %s: %w", ident.Sanitize(), err)
+	}
+	return schema, name, nil
+}
+
+// CheckIdentity checks that each followed table's replica identity carries
+// the columns its changes' old row images need (Graph.identity): a table
+// with REPLICA IDENTITY FULL always does; DEFAULT carries the primary
+// key, USING INDEX that index's columns; NOTHING none. The error names
+// each table that falls short, the columns missing, and the statement
+// that fixes it.
+// https://www.postgresql.org/docs/current/sql-altertable.html#SQL-ALTERTABLE-REPLICA-IDENTITY
+func (g *Graph) CheckIdentity(ctx context.Context, conn *pgx.Conn) error {
+	var problems []string
+	for _, key := range sortedKeys(g.tables) {
+		t := g.tables[key]
+		var carried []string
+		var ident string
+		err := conn.QueryRow(ctx, `SELECT c.relreplident::text, coalesce(array_agg(a.attname::text ORDER BY a.attname) FILTER (WHERE a.attname IS NOT NULL), '{}')
+			FROM pg_class c
+			LEFT JOIN pg_index i ON i.indrelid = c.oid AND ((c.relreplident = 'd' AND i.indisprimary) OR (c.relreplident = 'i' AND i.indisreplident))
+			LEFT JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum = ANY(i.indkey)
+			WHERE c.oid = $1::regclass GROUP BY c.relreplident`, pgx.Identifier{t.schema, t.name}.Sanitize()).Scan(&ident, &carried)
+		if err != nil {
+			return fmt.Errorf("replica identity of %s.%s: %w", t.schema, t.name, err)
+		}
+		if ident == "f" {
+			continue
+		}
+		var missing []string
+		for _, c := range t.identity {
+			if !slices.Contains(carried, c) {
+				missing = append(missing, c)
+			}
+		}
+		if len(missing) > 0 {
+			problems = append(problems, fmt.Sprintf("%s: its replica identity lacks %s, which the old row of a change must carry (%s); run: ALTER TABLE %s REPLICA IDENTITY FULL",
+				pgx.Identifier{t.schema, t.name}.Sanitize(), strings.Join(missing, ", "), g.needs(t), pgx.Identifier{t.schema, t.name}.Sanitize()))
+		}
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("--follow cannot find what every change affects:\n  %s", strings.Join(problems, "\n  "))
+	}
+	return nil
+}
+
+// needs says why t's old row images need their columns.
+func (g *Graph) needs(t *table) string {
+	var why []string
+	for _, e := range t.effects {
+		name := g.plans[e.entity].Entity().Name
+		switch e.kind {
+		case own:
+			why = append(why, "to delete the items of "+name+" whose keys changed or whose rows are gone")
+		case child:
+			why = append(why, "to find the "+name+" rows that embed or count a changed row")
+		case parent:
+			why = append(why, "to find the "+name+" rows that duplicate a changed row")
+		}
+	}
+	slices.Sort(why)
+	return strings.Join(slices.Compact(why), "; ")
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// match is the rows of one entity a window derives again: those whose
+// columns cols hold one of values.
+type match struct {
+	entity int
+	cols   []string
+	values map[string][]*string // by a joined text, for dedup
+}
+
+// affected collects, over a window of changes, what to derive again: per
+// entity and set of columns, the values (match); and per entity, the old
+// and new row images of its own rows, whose keys may have to be deleted.
+type affected struct {
+	matches map[string]*match // by entity and columns
+	images  map[int][]map[string]*string
+	changes int
+}
+
+func newAffected() *affected {
+	return &affected{matches: map[string]*match{}, images: map[int][]map[string]*string{}}
+}
+
+// add records what change c of a followed table affects. A change of a
+// table the graph does not know is ignored (another publication's).
+func (g *Graph) add(a *affected, c Change) {
+	t := g.tables[c.Schema+"."+c.Table]
+	if t == nil {
+		return
+	}
+	a.changes++
+	for _, e := range t.effects {
+		for _, img := range []map[string]*string{c.Old, c.New} {
+			if img == nil {
+				continue
+			}
+			if e.kind == own {
+				a.images[e.entity] = append(a.images[e.entity], img)
+			}
+			vals := make([]*string, len(e.on))
+			ok := true
+			for i, pair := range e.on {
+				v, present := img[pair[0]]
+				if !present || v == nil {
+					ok = false // not sent, or NULL: joins nothing
+					break
+				}
+				vals[i] = v
+			}
+			if !ok {
+				continue
+			}
+			cols := make([]string, len(e.on))
+			for i, pair := range e.on {
+				cols[i] = pair[1]
+			}
+			key := fmt.Sprint(e.entity, cols)
+			mt := a.matches[key]
+			if mt == nil {
+				mt = &match{entity: e.entity, cols: cols, values: map[string][]*string{}}
+				a.matches[key] = mt
+			}
+			var sb strings.Builder
+			for _, v := range vals {
+				fmt.Fprintf(&sb, "%d:%s", len(*v), *v)
+			}
+			mt.values[sb.String()] = vals
+		}
+	}
+}
+
+// query returns the plan's query restricted to mt's rows.
+func (g *Graph) query(mt *match) extract.Query {
+	p := g.plans[mt.entity]
+	q := p.Query()
+	byName := map[string]extract.Column{}
+	for _, c := range p.SourceColumns() {
+		byName[c.Name] = c
+	}
+	for _, c := range q.Columns {
+		byName[c.Name] = c
+	}
+	m := &extract.Match{}
+	for _, name := range mt.cols {
+		m.Columns = append(m.Columns, byName[name])
+	}
+	for _, k := range sortedKeys(mt.values) {
+		m.Values = append(m.Values, mt.values[k])
+	}
+	q.Match = m
+	return q
+}

@@ -1,0 +1,217 @@
+package follow
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pglogrepl"
+	"github.com/jackc/pgx/v5"
+)
+
+// Options tune Run.
+type Options struct {
+	// Slot and Publication name the replication slot streamed and the
+	// publication whose changes it sends.
+	Slot, Publication string
+	// From is where streaming starts: the slot's consistent point after a
+	// full load on its snapshot, or 0 for the slot's confirmed position
+	// (a resumed follow).
+	From pglogrepl.LSN
+	// Window is the most row changes applied together (default 2000):
+	// one snapshot, one derivation per affected entity, one round of
+	// writes.
+	Window int
+	// Idle is how long Receive waits for more changes before a window is
+	// applied (default 100 ms); MaxAge the longest a window stays open
+	// after its first transaction arrives (default 250 ms).
+	Idle, MaxAge time.Duration
+	// UntilCaughtUp stops Run once every change committed before the
+	// moment it checks is applied (see caughtUp); otherwise Run follows
+	// until ctx is done.
+	UntilCaughtUp bool
+	// OnStatus, if set, is called after each window and when idle.
+	OnStatus func(Status)
+}
+
+// Status is the state of a follow.
+type Status struct {
+	// Applied is the position up to which every change is in the table
+	// (and acknowledged to the slot). Received is the end of the last
+	// transaction received: past Applied while a window is being applied
+	// (in flight; a crash then replays it from the slot).
+	Applied, Received pglogrepl.LSN
+	// LagBytes is the WAL between Applied and the server's position last
+	// reported; Lag the time between the commit of the oldest transaction
+	// of the last window and the window's application (0 when caught up).
+	LagBytes int64
+	Lag      time.Duration
+	// Totals since Run began.
+	Transactions, Changes, Puts, Deletes, Rejected int64
+	CaughtUp                                       bool
+}
+
+// Run streams the slot's changes and applies them with a, window after
+// window, in commit order, acknowledging a window's end to the slot only
+// once the table holds it: delivery is at least once, and applying is
+// idempotent, so the end state is exact. It returns nil when ctx is done
+// (a clean stop: everything acknowledged is applied) or, with
+// UntilCaughtUp, when caught up; conn (a plain connection) reads the
+// server's WAL position for that.
+func Run(ctx context.Context, s *Stream, a *Applier, conn *pgx.Conn, opts Options) (Status, error) {
+	if opts.Window <= 0 {
+		opts.Window = 2000
+	}
+	if opts.Idle <= 0 {
+		opts.Idle = 100 * time.Millisecond
+	}
+	if opts.MaxAge <= 0 {
+		opts.MaxAge = 250 * time.Millisecond
+	}
+	var st Status
+	if opts.From == 0 {
+		// Resuming: streaming starts at the slot's confirmed position,
+		// which the status then shows.
+		from, _, err := SlotPosition(ctx, conn, opts.Slot)
+		if err != nil {
+			return st, err
+		}
+		opts.From = from
+	}
+	if err := s.Start(ctx, opts.Slot, opts.Publication, opts.From); err != nil {
+		return st, err
+	}
+	st.Applied, st.Received = opts.From, opts.From
+	for ctx.Err() == nil {
+		txs, err := receiveWindow(ctx, s, opts)
+		if err != nil {
+			return st, stopped(ctx, err)
+		}
+		if len(txs) > 0 {
+			st.Received = txs[len(txs)-1].End
+			if opts.OnStatus != nil {
+				opts.OnStatus(st)
+			}
+			if err := applyWindow(ctx, s, a, txs, &st); err != nil {
+				return st, stopped(ctx, err)
+			}
+		} else {
+			st.Lag = 0
+			if opts.UntilCaughtUp {
+				caught, err := caughtUp(ctx, s, a, conn, opts, &st)
+				if err != nil {
+					return st, stopped(ctx, err)
+				}
+				if caught {
+					st.CaughtUp = true
+					break
+				}
+			}
+		}
+		st.LagBytes = max(0, int64(s.ServerEnd())-int64(st.Applied))
+		if opts.OnStatus != nil {
+			opts.OnStatus(st)
+		}
+	}
+	// Tell the slot what is applied before leaving.
+	if err := s.status(context.WithoutCancel(ctx), true); err != nil {
+		return st, err
+	}
+	if opts.OnStatus != nil {
+		opts.OnStatus(st)
+	}
+	return st, nil
+}
+
+// stopped is err, or nil when it came from ctx being done (a clean stop).
+func stopped(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return nil
+	}
+	return err
+}
+
+// receiveWindow receives transactions until Window changes, Idle passes
+// without one, or MaxAge passes since the window's first: under a steady
+// stream a window still closes within MaxAge.
+func receiveWindow(ctx context.Context, s *Stream, opts Options) ([]*Tx, error) {
+	var txs []*Tx
+	changes := 0
+	var closeAt time.Time
+	for changes < opts.Window {
+		wait := opts.Idle
+		if len(txs) > 0 {
+			if wait = min(wait, time.Until(closeAt)); wait <= 0 {
+				break
+			}
+		}
+		tx, err := s.Receive(ctx, wait)
+		if err != nil || tx == nil {
+			return txs, err
+		}
+		if len(txs) == 0 {
+			closeAt = time.Now().Add(opts.MaxAge)
+		}
+		txs = append(txs, tx)
+		changes += len(tx.Changes)
+	}
+	return txs, nil
+}
+
+// applyWindow applies txs and acknowledges their end.
+func applyWindow(ctx context.Context, s *Stream, a *Applier, txs []*Tx, st *Status) error {
+	// Applied under a context the run's stop does not cut: a window is
+	// written whole, then the run stops.
+	res, err := a.Apply(context.WithoutCancel(ctx), txs)
+	if err != nil {
+		return fmt.Errorf("apply changes up to %s: %w", txs[len(txs)-1].End, err)
+	}
+	last := txs[len(txs)-1]
+	s.Ack(last.End)
+	// Told at once, so that the server may recycle the WAL and a restart
+	// replays no more than the window in flight.
+	if err := s.status(ctx, true); err != nil {
+		return err
+	}
+	st.Applied, st.Received = last.End, last.End
+	st.Lag = time.Since(txs[0].Time)
+	st.Transactions += int64(len(txs))
+	st.Changes += int64(res.Changes)
+	st.Puts += int64(res.Puts)
+	st.Deletes += int64(res.Deletes)
+	st.Rejected += int64(res.Rejected)
+	return nil
+}
+
+// caughtUp reports whether every change committed before now is applied:
+// it reads the server's WAL position L, asks the walsender for a
+// keepalive, and receives until the walsender reports having sent WAL up
+// to L. A transaction arriving meanwhile is applied, and the answer is
+// no (the caller checks again when idle).
+func caughtUp(ctx context.Context, s *Stream, a *Applier, conn *pgx.Conn, opts Options, st *Status) (bool, error) {
+	var l pglogrepl.LSN
+	if err := conn.QueryRow(ctx, "SELECT pg_current_wal_lsn()").Scan(&l); err != nil {
+		return false, fmt.Errorf("current WAL position: %w", err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for s.sent < l {
+		if time.Now().After(deadline) {
+			return false, nil
+		}
+		if err := s.requestKeepalive(ctx); err != nil {
+			return false, err
+		}
+		tx, err := s.Receive(ctx, opts.Idle)
+		if err != nil {
+			return false, err
+		}
+		if tx != nil {
+			txs, err := receiveWindow(ctx, s, opts)
+			if err != nil {
+				return false, err
+			}
+			return false, applyWindow(ctx, s, a, append([]*Tx{tx}, txs...), st)
+		}
+	}
+	return true, nil
+}

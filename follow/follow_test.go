@@ -1,0 +1,590 @@
+package follow_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/google/go-cmp/cmp"
+	"github.com/jackc/pglogrepl"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/pg2dynamo/pg2dynamo/app"
+	"github.com/pg2dynamo/pg2dynamo/extract"
+	"github.com/pg2dynamo/pg2dynamo/fixtures"
+	"github.com/pg2dynamo/pg2dynamo/follow"
+	"github.com/pg2dynamo/pg2dynamo/internal/testenv"
+	"github.com/pg2dynamo/pg2dynamo/load"
+	"github.com/pg2dynamo/pg2dynamo/mapping"
+	"github.com/pg2dynamo/pg2dynamo/pipeline"
+	"github.com/pg2dynamo/pg2dynamo/transform"
+)
+
+func TestMain(m *testing.M) {
+	// dynalite accepts any credentials; the SDK needs some to sign.
+	os.Setenv("AWS_ACCESS_KEY_ID", "test")
+	os.Setenv("AWS_SECRET_ACCESS_KEY", "test")
+	os.Setenv("AWS_REGION", "us-east-1")
+	os.Setenv("AWS_EC2_METADATA_DISABLED", "true")
+	code := m.Run()
+	testenv.StopDynalite()
+	os.Exit(code)
+}
+
+// logicalDatabase is a new database on a server with wal_level=logical
+// (scripts/test.sh sets it): the test fails, not skips, without one.
+func logicalDatabase(t *testing.T) string {
+	url := testenv.NewDatabase(t)
+	var level string
+	if err := testenv.Connect(t, url).QueryRow(context.Background(), "SHOW wal_level").Scan(&level); err != nil {
+		t.Fatal(err)
+	}
+	if level != "logical" {
+		t.Fatalf("wal_level is %s: following changes needs logical (scripts/test.sh sets it: ALTER SYSTEM SET wal_level = logical and a restart)", level)
+	}
+	return url
+}
+
+// ownDynalite starts a dynalite for one test, stopped when it ends, so
+// that tests in parallel do not queue on one single-threaded server.
+func ownDynalite(t *testing.T) string {
+	d, err := testenv.StartDynalite()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(d.Stop)
+	return d.Endpoint
+}
+
+// run runs the CLI in-process.
+func run(ctx context.Context, args ...string) (code int, stderr string) {
+	var out, errb bytes.Buffer
+	code = app.RunContext(ctx, args, &out, &errb)
+	return code, out.String() + errb.String()
+}
+
+// workload is a domain's mix of changes: each op returns SQL statements
+// (run in one transaction) for a random row.
+type workload struct {
+	domain, mapping string
+	setup           func(t *testing.T, url string)
+	ops             []func(r *rand.Rand) []string
+}
+
+func workloads(t *testing.T) []workload {
+	root, err := testenv.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	fixture := func(domain string) func(*testing.T, string) {
+		return func(t *testing.T, url string) {
+			if _, err := fixtures.Load(context.Background(), testenv.Connect(t, url), domain, 0.25, 1); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	return []workload{
+		{domain: "tickets", mapping: filepath.Join(root, "fixtures", "mappings", "strategies", "tickets.yaml"), setup: fixture("tickets"),
+			ops: []func(*rand.Rand) []string{
+				// A parent rename fans out to the duplicates of users and
+				// tickets (rarer: each writes hundreds of items).
+				func(r *rand.Rand) []string {
+					if r.IntN(8) > 0 {
+						return nil
+					}
+					return []string{fmt.Sprintf("UPDATE orgs SET name = name || '+' WHERE org_id = %d", 1+r.IntN(5))}
+				},
+				func(r *rand.Rand) []string {
+					return []string{fmt.Sprintf("UPDATE users SET name = left(name, 20) || '*' WHERE user_id = %d", 1+r.IntN(500))}
+				},
+				// Inserts, deletes, key updates (sort key, GSIs), moves
+				// (partition key) of tickets.
+				func(r *rand.Rand) []string {
+					return []string{fmt.Sprintf(`INSERT INTO tickets SELECT (jsonb_populate_record(t, jsonb_build_object('ticket_id', (SELECT max(ticket_id) + 1 FROM tickets)))).* FROM tickets t WHERE ticket_id = (SELECT min(ticket_id) FROM tickets WHERE ticket_id >= %d)`, 1+r.IntN(5000))}
+				},
+				func(r *rand.Rand) []string {
+					return []string{fmt.Sprintf("DELETE FROM tickets WHERE ticket_id = %d", 1+r.IntN(5000))}
+				},
+				func(r *rand.Rand) []string {
+					return []string{fmt.Sprintf("UPDATE tickets SET created_at = created_at + interval '1 second', updated_at = now() WHERE ticket_id = %d", 1+r.IntN(5000))}
+				},
+				func(r *rand.Rand) []string {
+					return []string{fmt.Sprintf("UPDATE tickets SET user_id = u.user_id, org_id = u.org_id FROM users u WHERE u.user_id = %d AND ticket_id = %d", 1+r.IntN(500), 1+r.IntN(5000))}
+				},
+				// A user deleted with its tickets.
+				func(r *rand.Rand) []string {
+					u := 1 + r.IntN(500)
+					return []string{fmt.Sprintf("DELETE FROM tickets WHERE user_id = %d", u), fmt.Sprintf("DELETE FROM users WHERE user_id = %d", u)}
+				},
+			}},
+		{domain: "customers", mapping: filepath.Join(root, "fixtures", "mappings", "strategies", "customers.yaml"), setup: fixture("customers"),
+			ops: []func(*rand.Rand) []string{
+				func(r *rand.Rand) []string {
+					return []string{fmt.Sprintf("UPDATE customers SET name = left(name, 20) || '+', balance = balance + 1 WHERE customer_id = %d", 1+r.IntN(250))}
+				},
+				// An address moves: its key (label) changes, the embeds and
+				// counts of two customers change.
+				func(r *rand.Rand) []string {
+					return []string{fmt.Sprintf(`UPDATE addresses SET customer_id = %d, label = 'm' || address_id || '-' || %d
+						WHERE address_id = (SELECT min(address_id) FROM addresses WHERE address_id >= %d)
+						AND (SELECT count(*) FROM addresses WHERE customer_id = %d) < 8`, 1+r.IntN(250), r.IntN(1000), 1+r.IntN(600), 1+r.IntN(250))}
+				},
+				func(r *rand.Rand) []string {
+					c := 1 + r.IntN(250)
+					return []string{fmt.Sprintf(`INSERT INTO addresses SELECT (jsonb_populate_record(a, jsonb_build_object('address_id', (SELECT max(address_id) + 1 FROM addresses),
+						'customer_id', %d, 'label', 'n' || (SELECT max(address_id) + 1 FROM addresses)))).* FROM addresses a
+						WHERE address_id = (SELECT min(address_id) FROM addresses) AND (SELECT count(*) FROM addresses WHERE customer_id = %d) < 8`, c, c)}
+				},
+				func(r *rand.Rand) []string {
+					return []string{fmt.Sprintf("DELETE FROM addresses WHERE address_id = %d", 1+r.IntN(600))}
+				},
+				func(r *rand.Rand) []string {
+					return []string{fmt.Sprintf("UPDATE addresses SET city = city || 'x', zip = left(zip, 9) WHERE address_id = %d", 1+r.IntN(600))}
+				},
+			}},
+		{domain: "attendance", mapping: filepath.Join("testdata", "attendance-mirror.yaml"), setup: fixture("attendance"),
+			ops: []func(*rand.Rand) []string{
+				// A renamed lecture fans out to its attendance items
+				// (rarer: each writes hundreds of items).
+				func(r *rand.Rand) []string {
+					if r.IntN(8) > 0 {
+						return nil
+					}
+					return []string{fmt.Sprintf("UPDATE lectures SET title = left(title, 30) || '+' WHERE lecture_id = %d", 1+r.IntN(50))}
+				},
+				// Association inserts and deletes: the item and its mirror,
+				// and the lecture's count.
+				func(r *rand.Rand) []string {
+					return []string{fmt.Sprintf("INSERT INTO attendance SELECT %d, %d, now() WHERE EXISTS (SELECT FROM students WHERE student_id = %[1]d) AND EXISTS (SELECT FROM lectures WHERE lecture_id = %[2]d) ON CONFLICT DO NOTHING", 1+r.IntN(500), 1+r.IntN(50))}
+				},
+				func(r *rand.Rand) []string {
+					return []string{fmt.Sprintf("DELETE FROM attendance WHERE (student_id, lecture_id) = (SELECT student_id, lecture_id FROM attendance WHERE student_id >= %d ORDER BY student_id, lecture_id LIMIT 1)", 1+r.IntN(500))}
+				},
+				// A key column update: the association moves to another lecture.
+				func(r *rand.Rand) []string {
+					l := 1 + r.IntN(50)
+					return []string{fmt.Sprintf(`UPDATE attendance a SET lecture_id = %d WHERE (student_id, lecture_id) = (SELECT student_id, lecture_id FROM attendance WHERE student_id >= %d ORDER BY 1, 2 LIMIT 1)
+						AND NOT EXISTS (SELECT FROM attendance b WHERE b.student_id = a.student_id AND b.lecture_id = %[1]d)`, l, 1+r.IntN(500))}
+				},
+				func(r *rand.Rand) []string {
+					return []string{fmt.Sprintf("UPDATE students SET name = left(name, 20) || '*' WHERE student_id = %d", 1+r.IntN(500))}
+				},
+			}},
+		{domain: "northwind", mapping: filepath.Join(root, "examples", "northwind", "mapping.yaml"),
+			setup: func(t *testing.T, url string) {
+				psqlFile(t, url, filepath.Join(root, "examples", "northwind", "northwind.sql"))
+			},
+			ops: []func(*rand.Rand) []string{
+				func(r *rand.Rand) []string {
+					return []string{fmt.Sprintf("UPDATE products SET unit_price = unit_price + 1 WHERE product_id = %d", 1+r.IntN(77))}
+				},
+				// An order moves to another customer: its partition key.
+				func(r *rand.Rand) []string {
+					return []string{fmt.Sprintf("UPDATE orders SET customer_id = (SELECT customer_id FROM customers ORDER BY customer_id OFFSET %d LIMIT 1) WHERE order_id = %d", r.IntN(90), 10248+r.IntN(830))}
+				},
+				func(r *rand.Rand) []string {
+					return []string{fmt.Sprintf("UPDATE order_details SET quantity = quantity + 1 WHERE order_id = %d", 10248+r.IntN(830))}
+				},
+				func(r *rand.Rand) []string {
+					o := 10248 + r.IntN(830)
+					return []string{fmt.Sprintf("DELETE FROM order_details WHERE order_id = %d", o), fmt.Sprintf("DELETE FROM orders WHERE order_id = %d", o)}
+				},
+				func(r *rand.Rand) []string {
+					return []string{fmt.Sprintf("INSERT INTO order_details SELECT order_id, %d, 1, 1, 0 FROM orders WHERE order_id = %d ON CONFLICT DO NOTHING", 1+r.IntN(77), 10248+r.IntN(830))}
+				},
+				func(r *rand.Rand) []string {
+					return []string{fmt.Sprintf("UPDATE customers SET company_name = left(company_name, 30) || '+' WHERE customer_id = (SELECT customer_id FROM customers ORDER BY customer_id OFFSET %d LIMIT 1)", r.IntN(90))}
+				},
+			}},
+	}
+}
+
+// psqlFile runs a SQL file with psql.
+func psqlFile(t *testing.T, url, file string) {
+	t.Helper()
+	out, err := exec.Command("psql", "-X", "-q", "-v", "ON_ERROR_STOP=1", "-d", url, "-f", file).CombinedOutput()
+	if err != nil {
+		t.Fatalf("psql -f %s: %v\n%s", file, err, out)
+	}
+}
+
+// runWorkload commits random changes of w until at least n rows changed,
+// in transactions of a few statements, and returns the rows changed.
+func runWorkload(ctx context.Context, t *testing.T, url string, w workload, n int, seed uint64) int {
+	return pacedWorkload(ctx, t, url, w, n, seed, 0)
+}
+
+// pacedWorkload is runWorkload with a pause after each transaction. Its
+// commits do not wait for the WAL flush (synchronous_commit off): the
+// changes reach the slot all the same, a little later.
+func pacedWorkload(ctx context.Context, t *testing.T, url string, w workload, n int, seed uint64, pause time.Duration) int {
+	conn := testenv.Connect(t, url)
+	if _, err := conn.Exec(ctx, "SET synchronous_commit = off"); err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(seed, 1))
+	changed := 0
+	for changed < n && ctx.Err() == nil {
+		err := pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
+			for range 4 {
+				for _, sql := range w.ops[r.IntN(len(w.ops))](r) {
+					tag, err := tx.Exec(ctx, sql)
+					if err != nil {
+						return fmt.Errorf("%s: %w", sql, err)
+					}
+					changed += int(tag.RowsAffected())
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Errorf("workload: %v", err)
+			return changed
+		}
+		time.Sleep(pause)
+	}
+	return changed
+}
+
+// Changes made during the full load and after it reach the table: after
+// the workload, a follow that catches up leaves the table equal, item by
+// item, to what a full load of the source now writes, and verify passes.
+// The workload mixes inserts, updates, deletes, parent renames that fan
+// out to duplicates, child inserts and deletes that change embeds and
+// counts, association deletes that remove mirrored items, and updates of
+// key columns.
+func TestFollowKeepsTheTableInStep(t *testing.T) {
+	const changes = 10_000
+	for _, w := range workloads(t) {
+		t.Run(w.domain, func(t *testing.T) {
+			t.Parallel()
+			endpoint := ownDynalite(t)
+			url := logicalDatabase(t)
+			w.setup(t, url)
+			conn := testenv.Connect(t, url)
+			if _, err := conn.Exec(context.Background(), `DO $$ DECLARE r record; BEGIN
+				FOR r IN SELECT oid::regclass AS t FROM pg_class WHERE relkind = 'r' AND relnamespace = 'public'::regnamespace LOOP
+					EXECUTE format('ALTER TABLE %s REPLICA IDENTITY FULL', r.t);
+				END LOOP; END $$`); err != nil {
+				t.Fatal(err)
+			}
+			table := testenv.TableName(w.domain)
+			dir := t.TempDir()
+			args := []string{"migrate", "--mapping", w.mapping, "--source", url, "--endpoint-url", endpoint,
+				"--table", table, "--create-table", "--follow", "--progress", "none", "--progress-interval", "1h",
+				"--rejects", filepath.Join(dir, "rejects.jsonl"), "--checkpoint", filepath.Join(dir, "checkpoint.json")}
+			t.Cleanup(func() {
+				if code, out := run(context.Background(), "drop-slot", "--mapping", w.mapping, "--source", url, "--table", table); code != 0 {
+					t.Errorf("drop-slot: exit %d\n%s", code, out)
+				}
+			})
+
+			// The follow starts; the workload runs during its full load
+			// and after; the follow is stopped (as by SIGINT), then
+			// resumed until caught up.
+			ctx, stop := context.WithCancel(context.Background())
+			var wg sync.WaitGroup
+			var code int
+			var out string
+			wg.Add(1)
+			go func() { defer wg.Done(); code, out = run(ctx, args...) }()
+			changed := runWorkload(context.Background(), t, url, w, changes, 1)
+			stop()
+			wg.Wait()
+			if code != 0 || !strings.Contains(out, "stopped at") {
+				t.Fatalf("migrate --follow, stopped: exit %d\n%s", code, out)
+			}
+			code, out = run(context.Background(), append(args, "--resume", "--until-caught-up")...)
+			if code != 0 || !strings.Contains(out, "caught up at") {
+				t.Fatalf("migrate --follow --resume --until-caught-up: exit %d\n%s", code, out)
+			}
+			t.Logf("%d rows changed; %s", changed, lastLine(out, "follow: applied"))
+
+			got := scanTable(t, endpoint, table)
+			want := deriveItems(t, url, w.mapping, table)
+			if d := cmp.Diff(want, got); d != "" {
+				t.Errorf("table after the follow (-derived from the source now +scanned), %d and %d items:\n%s", len(want), len(got), firstLines(d, 40))
+			}
+			if code, out := run(context.Background(), "verify", "--mapping", w.mapping, "--source", url, "--endpoint-url", endpoint, "--table", table); code != 0 {
+				t.Errorf("verify after the follow: exit %d\n%s", code, firstLines(out, 40))
+			}
+		})
+	}
+}
+
+func lastLine(s, prefix string) string {
+	lines := strings.Split(s, "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		if strings.HasPrefix(lines[i], prefix) {
+			return lines[i]
+		}
+	}
+	return ""
+}
+
+func firstLines(s string, n int) string {
+	lines := strings.Split(s, "\n")
+	if len(lines) > n {
+		lines = append(lines[:n], fmt.Sprintf("… %d more lines", len(lines)-n))
+	}
+	return strings.Join(lines, "\n")
+}
+
+// scanTable returns the table's items, canonical and sorted.
+func scanTable(t *testing.T, endpoint, table string) []string {
+	t.Helper()
+	c, err := load.NewClient(context.Background(), load.ClientConfig{EndpointURL: endpoint})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	p := dynamodb.NewScanPaginator(c, &dynamodb.ScanInput{TableName: aws.String(table)})
+	for p.HasMorePages() {
+		page, err := p.NextPage(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, testenv.CanonicalItems(page.Items)...)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// deriveItems returns the items a full load of the source writes now,
+// canonical and sorted.
+func deriveItems(t *testing.T, url, mappingFile, table string) []string {
+	t.Helper()
+	ctx := context.Background()
+	m, err := mapping.Load(mappingFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Table.Name = table
+	src, err := extract.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close(ctx)
+	plans, err := pipeline.Prepare(ctx, src, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := src.Begin(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var out []string
+	sink := sinkFunc(func(_ context.Context, batch []transform.Item) error {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, it := range batch {
+			out = append(out, testenv.CanonicalItem(it.Attrs))
+		}
+		return nil
+	})
+	if _, err := pipeline.Run(ctx, pipeline.Postgres(src), m, plans, sink, pipeline.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(out)
+	return out
+}
+
+type sinkFunc func(context.Context, []transform.Item) error
+
+func (f sinkFunc) Write(ctx context.Context, b []transform.Item) error { return f(ctx, b) }
+
+var (
+	buildOnce sync.Once
+	binary    string
+	buildErr  error
+)
+
+// pg2dynamo builds the binary once per test run.
+func pg2dynamo(t *testing.T) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		root, err := testenv.RepoRoot()
+		if err != nil {
+			buildErr = err
+			return
+		}
+		dir, err := os.MkdirTemp("", "pg2dynamo-follow-test")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		binary = filepath.Join(dir, "pg2dynamo")
+		out, err := exec.Command("go", "build", "-o", binary, root).CombinedOutput()
+		if err != nil {
+			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return binary
+}
+
+// lockedBuffer is a bytes.Buffer safe for a process's writes and the
+// test's reads.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}
+
+// SIGKILL at five points, during the full load and while streaming, with
+// a workload running throughout: each run resumes from the slot and the
+// checkpoint, and the end state is exact. Changes are replayed, not
+// skipped: a killed run had applied changes past the position the slot
+// had confirmed, and the next run streamed them again.
+func TestFollowSurvivesSIGKILL(t *testing.T) {
+	if testing.Short() {
+		t.Skip("kills five runs")
+	}
+	w := workloads(t)[0] // tickets
+	url := logicalDatabase(t)
+	w.setup(t, url)
+	conn := testenv.Connect(t, url)
+	if _, err := conn.Exec(context.Background(), "ALTER TABLE tickets REPLICA IDENTITY FULL"); err != nil {
+		t.Fatal(err)
+	}
+	table := testenv.TableName("follow-kill")
+	dir := t.TempDir()
+	t.Parallel()
+	endpoint := ownDynalite(t)
+	args := []string{"migrate", "--mapping", w.mapping, "--source", url, "--endpoint-url", endpoint,
+		"--table", table, "--create-table", "--follow", "--progress", "none", "--progress-interval", "50ms",
+		"--rejects", filepath.Join(dir, "rejects.jsonl"), "--checkpoint", filepath.Join(dir, "checkpoint.json")}
+	t.Cleanup(func() {
+		run(context.Background(), "drop-slot", "--mapping", w.mapping, "--source", url, "--table", table)
+	})
+
+	workCtx, stopWork := context.WithCancel(context.Background())
+	defer stopWork()
+	done := make(chan int, 1)
+	// The workload runs until the kills are over.
+	go func() { done <- pacedWorkload(workCtx, t, url, w, 1<<30, 2, 2*time.Millisecond) }()
+
+	r := rand.New(rand.NewPCG(3, 4))
+	duringLoad, replayed := 0, 0
+	for kill := range 5 {
+		a := args
+		if kill > 0 {
+			a = append(slices.Clone(args), "--resume")
+		}
+		var out lockedBuffer
+		cmd := exec.Command(pg2dynamo(t), a...)
+		cmd.Stdout, cmd.Stderr = &out, &out
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		// The first kill lands in the full load (the slot is created
+		// before it), the others while streaming.
+		wait := "created replication slot"
+		if kill > 0 {
+			wait = "following slot"
+		}
+		deadline := time.Now().Add(60 * time.Second)
+		for !strings.Contains(out.String(), wait) && time.Now().Before(deadline) {
+			time.Sleep(5 * time.Millisecond)
+		}
+		switch {
+		case kill == 0:
+			time.Sleep(time.Duration(50+r.IntN(150)) * time.Millisecond)
+		case kill == 1:
+			time.Sleep(time.Duration(300+r.IntN(1200)) * time.Millisecond)
+		default:
+			// After the run has applied a window of its own, at a random
+			// point of the next: progress between kills, and a window
+			// in flight to replay.
+			start := slotConfirmed(t, conn, follow.DefaultName(table))
+			for time.Now().Before(deadline) {
+				if a, _ := lastStatus(t, out.String()); a > start {
+					break
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
+			time.Sleep(time.Duration(r.IntN(400)) * time.Millisecond)
+		}
+		cmd.Process.Kill()
+		cmd.Wait()
+		text := out.String()
+		if !strings.Contains(text, "following slot") {
+			duringLoad++
+		}
+		applied, received := lastStatus(t, text)
+		confirmed := slotConfirmed(t, conn, follow.DefaultName(table))
+		if received > confirmed {
+			replayed++
+		}
+		t.Logf("kill %d: applied %s, received %s, slot confirmed %s, during the full load: %v", kill+1, applied, received, confirmed, !strings.Contains(text, "following slot"))
+	}
+	stopWork()
+	changed := <-done
+	code, out := run(context.Background(), append(args, "--resume", "--until-caught-up")...)
+	if code != 0 || !strings.Contains(out, "caught up at") {
+		t.Fatalf("the last run: exit %d\n%s", code, out)
+	}
+	if duringLoad == 0 || replayed == 0 {
+		t.Errorf("%d kills during the full load, %d with changes received past the slot's confirmed position (replayed by the next run); want at least one of each", duringLoad, replayed)
+	}
+	if got, want := scanTable(t, endpoint, table), deriveItems(t, url, w.mapping, table); !slices.Equal(got, want) {
+		t.Errorf("after 5 kills and %d changes: the table (%d items) differs from what a full load writes now (%d items):\n%s",
+			changed, len(got), len(want), firstLines(cmp.Diff(want, got), 40))
+	}
+}
+
+// lastStatus is the last "follow: applied" status in a run's output: the
+// position applied and the end of what was received (in flight past it,
+// or equal); 0 when none.
+func lastStatus(t *testing.T, out string) (applied, received pglogrepl.LSN) {
+	line := lastLine(out, "follow: applied ")
+	if line == "" {
+		return 0, 0
+	}
+	head, _, _ := strings.Cut(strings.TrimPrefix(line, "follow: applied "), ":")
+	a, flight, inFlight := strings.Cut(head, ", in flight to ")
+	var err error
+	if applied, err = pglogrepl.ParseLSN(a); err != nil {
+		t.Fatalf("status %q: %v", line, err)
+	}
+	received = applied
+	if inFlight {
+		if received, err = pglogrepl.ParseLSN(flight); err != nil {
+			t.Fatalf("status %q: %v", line, err)
+		}
+	}
+	return applied, received
+}
+
+// slotConfirmed is the slot's confirmed position.
+func slotConfirmed(t *testing.T, conn *pgx.Conn, slot string) pglogrepl.LSN {
+	lsn, ok, err := follow.SlotPosition(context.Background(), conn, slot)
+	if err != nil || !ok {
+		t.Fatalf("slot %s: exists %v, %v", slot, ok, err)
+	}
+	return lsn
+}

@@ -1,0 +1,130 @@
+package follow
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/jackc/pglogrepl"
+	"github.com/jackc/pgx/v5"
+)
+
+// maxName is PostgreSQL's identifier length (NAMEDATALEN − 1 bytes).
+const maxName = 63
+
+var nameChars = regexp.MustCompile(`[^a-z0-9_]+`)
+
+// DefaultName is the default name of the slot and the publication of a
+// follow of table: pg2dynamo_ and the table's name in lower case, other
+// characters than a-z, 0-9 and _ replaced by _, at most 63 bytes (slot
+// names allow only those characters).
+func DefaultName(table string) string {
+	n := "pg2dynamo_" + nameChars.ReplaceAllString(strings.ToLower(table), "_")
+	return n[:min(len(n), maxName)]
+}
+
+var slotName = regexp.MustCompile(`^[a-z0-9_]{1,63}$`)
+
+// CheckSlot refuses a slot name PostgreSQL would refuse: 1 to 63 of
+// a-z, 0-9 and _.
+func CheckSlot(name string) error {
+	if !slotName.MatchString(name) {
+		return fmt.Errorf("slot name %q: expected 1 to 63 characters of a-z, 0-9 and _", name)
+	}
+	return nil
+}
+
+// EnsurePublication makes publication name publish tables
+// (schema-qualified, as Graph.Tables gives them): it creates it, or adds
+// the tables an existing one lacks. The publication must exist before
+// the slot streams, and before the changes it is to carry.
+// https://www.postgresql.org/docs/current/sql-createpublication.html
+func EnsurePublication(ctx context.Context, conn *pgx.Conn, name string, tables []pgx.Identifier) (created bool, err error) {
+	var exists bool
+	if err := conn.QueryRow(ctx, "SELECT EXISTS (SELECT FROM pg_publication WHERE pubname = $1)", name).Scan(&exists); err != nil {
+		return false, fmt.Errorf("publication %s: %w", name, err)
+	}
+	if !exists {
+		_, err := conn.Exec(ctx, fmt.Sprintf("CREATE PUBLICATION %s FOR TABLE %s", pgx.Identifier{name}.Sanitize(), list(tables)))
+		if err != nil {
+			return false, fmt.Errorf("create publication %s: %w", name, err)
+		}
+		return true, nil
+	}
+	rows, err := conn.Query(ctx, "SELECT schemaname::text || '.' || tablename::text FROM pg_publication_tables WHERE pubname = $1", name)
+	if err != nil {
+		return false, fmt.Errorf("publication %s: %w", name, err)
+	}
+	has, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return false, fmt.Errorf("publication %s: %w", name, err)
+	}
+	var missing []pgx.Identifier
+	for _, t := range tables {
+		if !slices.Contains(has, strings.Join(t, ".")) {
+			missing = append(missing, t)
+		}
+	}
+	if len(missing) > 0 {
+		if _, err := conn.Exec(ctx, fmt.Sprintf("ALTER PUBLICATION %s ADD TABLE %s", pgx.Identifier{name}.Sanitize(), list(missing))); err != nil {
+			return false, fmt.Errorf("add %s to publication %s: %w", list(missing), name, err)
+		}
+	}
+	return false, nil
+}
+
+// list renders tables for a statement: quoted, comma-separated.
+func list(tables []pgx.Identifier) string {
+	out := make([]string, len(tables))
+	for i, t := range tables {
+		out[i] = t.Sanitize()
+	}
+	return strings.Join(out, ", ")
+}
+
+// SlotPosition returns the confirmed position of slot name, and whether
+// the slot exists.
+func SlotPosition(ctx context.Context, conn *pgx.Conn, name string) (pglogrepl.LSN, bool, error) {
+	var lsn *string
+	err := conn.QueryRow(ctx, "SELECT confirmed_flush_lsn::text FROM pg_replication_slots WHERE slot_name = $1", name).Scan(&lsn)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return 0, false, nil
+	}
+	if err != nil {
+		return 0, false, fmt.Errorf("replication slot %s: %w", name, err)
+	}
+	if lsn == nil {
+		return 0, true, nil
+	}
+	p, err := pglogrepl.ParseLSN(*lsn)
+	return p, true, err
+}
+
+// Drop drops slot name and publication pub, each if it exists, so that
+// the server keeps no more WAL for them. It reports what it dropped.
+func Drop(ctx context.Context, conn *pgx.Conn, slot, pub string) (dropped []string, err error) {
+	_, exists, err := SlotPosition(ctx, conn, slot)
+	if err != nil {
+		return nil, err
+	}
+	if exists {
+		if _, err := conn.Exec(ctx, "SELECT pg_drop_replication_slot($1)", slot); err != nil {
+			return nil, fmt.Errorf("drop replication slot %s: %w", slot, err)
+		}
+		dropped = append(dropped, "replication slot "+slot)
+	}
+	var pubExists bool
+	if err := conn.QueryRow(ctx, "SELECT EXISTS (SELECT FROM pg_publication WHERE pubname = $1)", pub).Scan(&pubExists); err != nil {
+		return dropped, fmt.Errorf("publication %s: %w", pub, err)
+	}
+	if pubExists {
+		if _, err := conn.Exec(ctx, "DROP PUBLICATION "+pgx.Identifier{pub}.Sanitize()); err != nil {
+			return dropped, fmt.Errorf("drop publication %s: %w", pub, err)
+		}
+		dropped = append(dropped, "publication "+pub)
+	}
+	return dropped, nil
+}

@@ -1,0 +1,13 @@
+// Package codecheck holds tests that hold the module's own source to the
+// house limits; it has no code of its own.
+//
+// TestFuncLength parses every non-test .go file of the module (skipping
+// bench/, node_modules, testdata and directories whose name starts with a
+// dot or an underscore, as the go tool does) and fails naming each function
+// longer than MaxFuncLines lines, counted from the func keyword to the
+// closing brace inclusive (issue 13).
+package codecheck
+
+// MaxFuncLines is the longest a function outside tests and bench/ may be, in
+// lines from its func keyword to its closing brace, inclusive.
+const MaxFuncLines = 100

@@ -1,0 +1,90 @@
+package report
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	gocmp "github.com/google/go-cmp/cmp"
+
+	"github.com/pg2dynamo/pg2dynamo/verify"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
+
+// wrong is a verify report with every table text and markdown print:
+// a count that disagrees, lists longer than they hold and than the limit,
+// duplicate keys, and patterns that pass, pass with a note, are not run
+// and fail more often than the limit shows.
+func wrong() *Report {
+	refs := func(prefix string, n int) []verify.ItemRef {
+		out := make([]verify.ItemRef, n)
+		for i := range out {
+			out[i] = verify.ItemRef{PK: fmt.Sprintf("%s#%d", prefix, i), SK: "x|y", Type: "E"}
+		}
+		return out
+	}
+	res := &verify.Result{
+		Table: "t",
+		Entities: []verify.EntityCounts{
+			{Entity: "E", Type: "E", SourceRows: 5, Rows: 5, ItemsPerRow: 1, Expected: 5, Derived: 5, Table: 6, Missing: 3, Changed: 3, Unchanged: 1, Stale: 2},
+			{Entity: "F", Type: "F", SourceRows: 3, Rejected: 1, Rows: 2, ItemsPerRow: 2, Expected: 4, Derived: 3, Duplicates: 1, Table: 3, Unchanged: 3, CountProblem: "3 items derived, 4 expected"},
+		},
+		Missing:    verify.NewList(refs("M", 2)...),
+		Extra:      verify.NewList(refs("X", 2)...),
+		Duplicates: verify.NewList(refs("D", 1)...),
+		Changed: verify.NewList(verify.ChangedItem{ItemRef: verify.ItemRef{PK: "E#2", SK: "x", Type: "E"},
+			Changes: []verify.AttrChange{{Attribute: "v", Before: []byte(`{"S":"a"}`), After: []byte(`{"S":"b"}`)},
+				{Attribute: "w", Before: []byte(`{"N":"1"}`), After: []byte(`{"N":"2"}`)}}},
+			verify.ChangedItem{ItemRef: verify.ItemRef{PK: "E#3", SK: "x", Type: "E"},
+				Changes: []verify.AttrChange{{Attribute: "v", Before: []byte(`{"S":"c"}`), After: []byte(`{"S":"d"}`)}}}),
+		Stale: 2,
+		Counts: verify.ListCounts{Missing: verify.ListCount{Total: 3, Listed: 2}, Extra: verify.ListCount{Total: 2, Listed: 2},
+			Duplicates: verify.ListCount{Total: 1, Listed: 1}, Changed: verify.ListCount{Total: 3, Listed: 2}},
+		Patterns: []verify.PatternResult{
+			{Pattern: "P", Index: "table", Params: map[string]string{"id": "1"}, Want: 2, Got: 2, OK: true},
+			{Pattern: "Q", Index: "GSI1", Params: map[string]string{"b": "2", "a": "1"}, Want: 2, Got: 1, Problem: "item 2 missing"},
+			{Pattern: "Q", Index: "GSI1", Params: map[string]string{"a": "3"}, Want: 1, Got: 0, Problem: "item 1 missing"},
+			{Pattern: "R", Index: "table", NotRun: true, OK: true, Note: "the source derives no item"},
+		},
+	}
+	return New(ModeVerify, res, DefaultPricePerMillion)
+}
+
+// TestRenderGolden renders reports as text and markdown and compares with
+// testdata/<report>.<limit>.<format>.golden (-update rewrites them).
+func TestRenderGolden(t *testing.T) {
+	reports := map[string]func() *Report{"diff": sample, "verify": wrong}
+	for name, r := range reports {
+		for _, limit := range []int{1, 10} {
+			for _, format := range []string{FormatText, FormatMarkdown} {
+				t.Run(fmt.Sprintf("%s/%d/%s", name, limit, format), func(t *testing.T) {
+					var b strings.Builder
+					if err := Render(&b, r(), format, limit); err != nil {
+						t.Fatal(err)
+					}
+					file := filepath.Join("testdata", fmt.Sprintf("%s.%d.%s.golden", name, limit, format))
+					if *update {
+						if err := os.MkdirAll("testdata", 0o755); err != nil {
+							t.Fatal(err)
+						}
+						if err := os.WriteFile(file, []byte(b.String()), 0o644); err != nil {
+							t.Fatal(err)
+						}
+						return
+					}
+					want, err := os.ReadFile(file)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if d := gocmp.Diff(string(want), b.String()); d != "" {
+						t.Errorf("%s (-want +got):\n%s", file, d)
+					}
+				})
+			}
+		}
+	}
+}

@@ -1,0 +1,65 @@
+package transform
+
+import "slices"
+
+// Keys of a row without its item: what following changes needs to delete
+// the items of a source row that is gone or whose keys changed, from the
+// row's old image alone (package follow).
+
+// TableKeyColumns returns the names of the source columns the table key
+// templates of p's items use (the partition and sort key, and the
+// mirror's), sorted. ok is false when one of them uses a stable ID or a
+// column a duplicate rule copies: a value that is not one of the row's own
+// columns, so an old row image cannot give the key.
+func (p *Plan) TableKeyColumns() (cols []string, ok bool) {
+	ok = true
+	for i := range p.keys {
+		k := &p.keys[i]
+		if k.gsi != "" && k.gsi != mirrorKey {
+			continue
+		}
+		for _, part := range k.parts {
+			switch {
+			case part.id >= 0:
+				ok = false
+			case part.col >= len(p.cols):
+				ok = false
+			case part.col >= 0:
+				cols = append(cols, p.cols[part.col].Name)
+			}
+		}
+	}
+	slices.Sort(cols)
+	return slices.Compact(cols), ok
+}
+
+// TableKeys returns the primary keys (partition key text, sort key text)
+// of the items a row of p gives: the item's, then, with a mirror, the
+// mirror's, rendered by the one key renderer. values holds at least p's
+// columns, in Plan.Columns order; only the key columns are read. It fails
+// as Items does when a key column is NULL or its text cannot be a key (a
+// *RowError).
+func (b *Builder) TableKeys(p *Plan, values []any) ([][2]string, error) {
+	b.beginRow(p)
+	out := make([][2]string, 0, 2)
+	for _, group := range []string{"", mirrorKey} {
+		var key [2]string
+		n := 0
+		for i := range p.keys {
+			k := &p.keys[i]
+			if k.gsi != group || n == 2 {
+				continue
+			}
+			text, col, reason := b.renderKey(p, k, values)
+			if reason != "" {
+				return nil, p.rowError(values, col, reason)
+			}
+			key[n] = string(b.text[text.start:text.end])
+			n++
+		}
+		if n > 0 {
+			out = append(out, key)
+		}
+	}
+	return out, nil
+}

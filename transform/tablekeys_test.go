@@ -1,0 +1,55 @@
+package transform_test
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/pg2dynamo/pg2dynamo/extract"
+	"github.com/pg2dynamo/pg2dynamo/transform"
+)
+
+// TableKeys gives the keys Items puts (the item's and its mirror's), from
+// the key columns alone; TableKeyColumns names those columns, and says
+// when a key needs more than the row's own columns.
+func TestTableKeys(t *testing.T) {
+	cols := []extract.Column{{Name: "a", Type: "int4", PrimaryKey: true, KeyPos: 1}, {Name: "b", Type: "text"}, {Name: "c", Type: "text"}, {Name: "ts", Type: "timestamptz"}}
+	p := compileFirst(t, `table: {name: tkeys}
+entities:
+  E:
+    source: {table: t}
+    pk: A#${a}
+    sk: B#${b}
+    mirror: {pk: "B#${b}", sk: "A#${a}"}
+`, cols)
+	b := transform.NewBuilder()
+	row := []any{int32(7), "x", "unused", nil, "7"}
+	items, err := b.Items(p, row, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want [][2]string
+	for _, it := range items {
+		want = append(want, transform.ItemKey(it.Attrs, [2]string{"PK", "SK"}))
+	}
+	got, err := b.TableKeys(p, []any{int32(7), "x", nil, nil})
+	if err != nil || !slices.Equal(got, want) || len(got) != 2 {
+		t.Errorf("TableKeys = %v, %v; want the keys Items puts, %v", got, err, want)
+	}
+	if _, err := b.TableKeys(p, []any{int32(7), nil, nil, nil}); err == nil {
+		t.Error("TableKeys with a NULL key column: no error")
+	}
+	if kc, ok := p.TableKeyColumns(); !ok || !slices.Equal(kc, []string{"a", "b"}) {
+		t.Errorf("TableKeyColumns = %v, %v; want [a b], true", kc, ok)
+	}
+	withID := compileFirst(t, `table: {name: tkeys}
+entities:
+  E:
+    source: {table: t}
+    pk: A#${a}
+    sk: ${sid}
+    ids: {sid: {kind: ksuid, time: ts, from: [a]}}
+`, cols)
+	if _, ok := withID.TableKeyColumns(); ok {
+		t.Error("TableKeyColumns of a key with a stable ID: ok")
+	}
+}

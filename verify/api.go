@@ -1,0 +1,52 @@
+package verify
+
+import (
+	"context"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/pg2dynamo/pg2dynamo/extract"
+	"github.com/pg2dynamo/pg2dynamo/load"
+	"github.com/pg2dynamo/pg2dynamo/mapping"
+	"github.com/pg2dynamo/pg2dynamo/pipeline"
+)
+
+// ReadAPI is what verify calls on DynamoDB, and all of it: DescribeTable
+// once (does the table exist, and its approximate ItemCount), Scan for the
+// table pass (segmented, strongly consistent, pages of scanPageItems) and
+// Query for the access patterns (pages of queryPageItems, following
+// LastEvaluatedKey through the SDK's paginators). It writes nothing.
+// *dynamodb.Client implements it; tests use a fake at this seam. An
+// implementation must be safe for concurrent use: the Scan segments run
+// in parallel.
+type ReadAPI interface {
+	dynamodb.DescribeTableAPIClient
+	dynamodb.ScanAPIClient
+	dynamodb.QueryAPIClient
+}
+
+var _ ReadAPI = (*dynamodb.Client)(nil)
+
+// source is what Compare reads from PostgreSQL apart from the rows the
+// items are derived from (deriveFunc): each entity's count(*), parameter
+// tuples sampled for the access patterns, and the order of source values
+// (ranker). *extract.Source implements it, in the snapshot the caller
+// began; tests use a fake. Not called concurrently.
+type source interface {
+	// Count is PostgreSQL's count(*) of entity e's source.
+	Count(ctx context.Context, e *mapping.Entity) (int64, error)
+	// SampleParams returns up to n distinct tuples of the columns cols of
+	// src (all of them when there are no more), none with a NULL, one Go
+	// value per column in cols' order, each as extract.Source.Stream reads
+	// its column.
+	SampleParams(ctx context.Context, src mapping.Source, cols []string, n int) ([][]any, error)
+	ranker
+}
+
+var _ source = (*extract.Source)(nil)
+
+// deriveFunc derives every item from the source and hands them to sink,
+// as pipeline.Run does (rows the duplicate check rejects give no item);
+// the summary has one EntityStats per plan, in plan order. Compare's is
+// pipeline.Run on its *extract.Source, with one writer.
+type deriveFunc func(ctx context.Context, sink load.Sink) (*pipeline.Summary, error)
