@@ -143,7 +143,12 @@ func createTable(t *testing.T, table string, pkType types.ScalarAttributeType, e
 	if _, err := c.CreateTable(context.Background(), in); err != nil {
 		t.Fatal(err)
 	}
-	w := dynamodb.NewTableExistsWaiter(c)
+	// dynalite makes a table ACTIVE at once, or nearly (under load, the
+	// first DescribeTable can still see CREATING): poll every 50 ms, not
+	// after the waiter's default of 20 s.
+	w := dynamodb.NewTableExistsWaiter(c, func(o *dynamodb.TableExistsWaiterOptions) {
+		o.MinDelay, o.MaxDelay = 50*time.Millisecond, time.Second
+	})
 	if err := w.Wait(context.Background(), &dynamodb.DescribeTableInput{TableName: aws.String(table)}, 30*time.Second); err != nil {
 		t.Fatal(err)
 	}
