@@ -183,7 +183,11 @@ func TestSourceConnectionDroppedMidRead(t *testing.T) {
 	}
 	url := testenv.NewDatabase(t)
 	admin := testenv.Connect(t, url)
-	counts, err := fixtures.Load(context.Background(), admin, "tickets", 1, 1)
+	// Scale 2: 40,000 tickets, about 10 MB of result, more than the
+	// loopback socket buffers hold. At scale 1 PostgreSQL could have sent
+	// the whole read before the terminate, which then hit the next
+	// statement (verify's counts) instead of the read.
+	counts, err := fixtures.Load(context.Background(), admin, "tickets", 2, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
