@@ -5,7 +5,9 @@ build:
 	go build -o pg2dynamo .
 
 # Run the test suite: checks or starts PostgreSQL, installs the pinned
-# dynalite (npm ci), then go vet and go test -race.
+# dynalite (npm ci), then go vet, go test (-race for every package but the
+# app end-to-end tests, which run without it plus their concurrency tests
+# with it; see scripts/test.sh) and 10 s of fuzzing per mapping parser.
 test:
 	./scripts/test.sh
 

@@ -117,6 +117,7 @@ func aliasBomb() string {
 // under 100 MB of memory; SIGTERM while the mapping is read or parsed
 // ends the process within a second, with 143.
 func TestHostileMappingProcess(t *testing.T) {
+	parallel(t)
 	bin := buildBinary(t)
 	runner := buildRSSRunner(t)
 	url := testenv.NewDatabase(t)

@@ -24,7 +24,7 @@ import (
 // the source, its arguments over mappingFile, source and table (migrate
 // with --create-table).
 func readCommands(t *testing.T, mappingFile, source, table string) map[string][]string {
-	endpoint := testenv.SharedDynalite(t).Endpoint
+	endpoint := dynalite(t).Endpoint
 	common := []string{"--mapping", mappingFile, "--source", source, "--endpoint-url", endpoint, "--table", table}
 	return map[string][]string{
 		"migrate":            migrateArgs(t, mappingFile, source, table, "--create-table"),
@@ -143,7 +143,12 @@ func createTable(t *testing.T, table string, pkType types.ScalarAttributeType, e
 	if _, err := c.CreateTable(context.Background(), in); err != nil {
 		t.Fatal(err)
 	}
-	w := dynamodb.NewTableExistsWaiter(c)
+	// dynalite makes a table ACTIVE at once, or nearly (under load, the
+	// first DescribeTable can still see CREATING): poll every 50 ms, not
+	// after the waiter's default of 20 s.
+	w := dynamodb.NewTableExistsWaiter(c, func(o *dynamodb.TableExistsWaiterOptions) {
+		o.MinDelay, o.MaxDelay = 50*time.Millisecond, time.Second
+	})
 	if err := w.Wait(context.Background(), &dynamodb.DescribeTableInput{TableName: aws.String(table)}, 30*time.Second); err != nil {
 		t.Fatal(err)
 	}
@@ -194,7 +199,7 @@ func TestExistingTableWithOtherKeyTypesIsRefused(t *testing.T) {
 		t.Errorf("%d rejects, want none: nothing was tried", len(rej))
 	}
 
-	endpoint := testenv.SharedDynalite(t).Endpoint
+	endpoint := dynalite(t).Endpoint
 	for name, args := range map[string][]string{
 		"diff":              {"diff", "--mapping", mappingFile, "--source", url, "--endpoint-url", endpoint, "--table", numberPK},
 		"migrate --dry-run": migrateArgs(t, mappingFile, url, numberPK, "--dry-run"),
@@ -220,7 +225,7 @@ func TestDryRunRefusesTableWithOtherKeySchema(t *testing.T) {
 	})
 	differences := "table " + table + " does not match the mapping: it has key schema (partition key PK), the mapping expects (partition key PK, sort key SK); " +
 		"GSI GSI1 is missing: add it to the table or remove it from the mapping"
-	endpoint := testenv.SharedDynalite(t).Endpoint
+	endpoint := dynalite(t).Endpoint
 	for name, args := range map[string][]string{
 		"migrate":           migrateArgs(t, mappingFile, url, table),
 		"diff":              {"diff", "--mapping", mappingFile, "--source", url, "--endpoint-url", endpoint, "--table", table},
@@ -275,7 +280,7 @@ func TestSourceDefaultsAreNamed(t *testing.T) {
 		t.Skipf("no current user to predict libpq's default: %v", err)
 	}
 	mappingFile := writeMapping(t, strings.Replace(accountsMapping, "{table: accounts}", "{table: pg2dynamo_no_such_relation}", 1))
-	args := []string{"migrate", "--mapping", mappingFile, "--endpoint-url", testenv.SharedDynalite(t).Endpoint,
+	args := []string{"migrate", "--mapping", mappingFile, "--endpoint-url", dynalite(t).Endpoint,
 		"--progress", "none", "--rejects", filepath.Join(t.TempDir(), "r.jsonl"), "--checkpoint", filepath.Join(t.TempDir(), "c.json")}
 	r := runCLI(t, args...)
 	reason := "(libpq defaults: no --source, DATABASE_URL or PG* variables)"

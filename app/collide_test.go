@@ -61,6 +61,7 @@ func rejectIDs(rejects []pipeline.Reject) []string {
 // names both rows: its own source key, and the entity of the row that kept
 // the key, with the key.
 func TestCollisionLoserIsDeterministic(t *testing.T) {
+	parallel(t)
 	url := testenv.NewDatabase(t)
 	testenv.Exec(t, url, collideSQL)
 	mappingFile := writeMapping(t, collideMapping)
@@ -97,7 +98,7 @@ func TestCollisionLoserIsDeterministic(t *testing.T) {
 			}
 		}
 	}
-	r := runCLI(t, "verify", "--mapping", mappingFile, "--source", url, "--endpoint-url", testenv.SharedDynalite(t).Endpoint,
+	r := runCLI(t, "verify", "--mapping", mappingFile, "--source", url, "--endpoint-url", dynalite(t).Endpoint,
 		"--table", table)
 	if r.code != ExitOK || !strings.Contains(r.stdout, "verify PASSED") {
 		t.Fatalf("verify exit %d\n%s%s", r.code, r.stdout, r.stderr)

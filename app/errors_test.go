@@ -306,7 +306,7 @@ func TestSecretsStayOutOfFiles(t *testing.T) {
 	dir := t.TempDir()
 	args := migrateArgs(t, mappingFile, withPassword, table, "--create-table")
 	r1 := runCLI(t, args...)
-	r2 := runCLI(t, "verify", "--mapping", mappingFile, "--source", withPassword, "--endpoint-url", testenv.SharedDynalite(t).Endpoint,
+	r2 := runCLI(t, "verify", "--mapping", mappingFile, "--source", withPassword, "--endpoint-url", dynalite(t).Endpoint,
 		"--table", table, "--report-json", filepath.Join(dir, "r.json"), "--html", filepath.Join(dir, "r.html"))
 	if r1.code != ExitRejected || r2.code != ExitOK {
 		t.Fatalf("migrate exit %d, verify exit %d\n%s%s", r1.code, r2.code, r1.stderr, r2.stderr)

@@ -1,7 +1,6 @@
 package app
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -9,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pg2dynamo/pg2dynamo/fixtures"
 	"github.com/pg2dynamo/pg2dynamo/internal/faultproxy"
 	"github.com/pg2dynamo/pg2dynamo/internal/testenv"
 	"github.com/pg2dynamo/pg2dynamo/report"
@@ -20,15 +18,13 @@ import (
 // fixture migration completes, its verification (through the same proxy)
 // passes, and the summary says how many retries it took.
 func TestMigrateThroughFaults(t *testing.T) {
+	parallel(t)
 	root, err := testenv.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
-	url := testenv.NewDatabase(t)
-	if _, err := fixtures.Load(context.Background(), testenv.Connect(t, url), "attendance", 0.2, 1); err != nil {
-		t.Fatal(err)
-	}
-	proxy, err := faultproxy.Start(testenv.SharedDynalite(t).Endpoint, faultproxy.Rates{
+	url, _ := fixtureSource(t, "attendance", 0.2)
+	proxy, err := faultproxy.Start(dynalite(t).Endpoint, faultproxy.Rates{
 		ProvisionedThroughputExceeded: 0.04, Throttling: 0.04, Unprocessed: 0.04,
 		Status500: 0.03, Status503: 0.03, Reset: 0.02,
 		Only: []string{"BatchWriteItem", "Scan", "Query", "DescribeTable"},
@@ -72,14 +68,12 @@ func TestMigrateThroughFaults(t *testing.T) {
 // stop the run at once, not after retries, with DynamoDB's message, and
 // leave a checkpoint to resume from.
 func TestPermanentErrorsStopFast(t *testing.T) {
+	parallel(t)
 	root, err := testenv.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
-	url := testenv.NewDatabase(t)
-	if _, err := fixtures.Load(context.Background(), testenv.Connect(t, url), "tickets", 0.2, 1); err != nil {
-		t.Fatal(err)
-	}
+	url, _ := fixtureSource(t, "tickets", 0.2)
 	for _, typ := range []string{"AccessDeniedException", "UnrecognizedClientException", "ResourceNotFoundException"} {
 		t.Run(typ, func(t *testing.T) {
 			table := testenv.TableName("perm")
@@ -87,7 +81,7 @@ func TestPermanentErrorsStopFast(t *testing.T) {
 			if r := runCLI(t, migrateArgs(t, filepath.Join(root, "fixtures", "mappings", "tickets.yaml"), url, table, "--create-table", "--no-verify")...); r.code != ExitOK {
 				t.Fatalf("setup: exit %d\n%s", r.code, r.stderr)
 			}
-			proxy, err := faultproxy.Start(testenv.SharedDynalite(t).Endpoint, faultproxy.Rates{
+			proxy, err := faultproxy.Start(dynalite(t).Endpoint, faultproxy.Rates{
 				Permanent: typ, PermanentAfter: 20, Only: []string{"BatchWriteItem"}}, 1)
 			if err != nil {
 				t.Fatal(err)
@@ -139,15 +133,13 @@ func checkpointPath(args []string) string {
 // A table that throttles every write does not keep a run retrying forever:
 // past --retry-deadline the run stops with a message saying so.
 func TestRetryDeadline(t *testing.T) {
+	parallel(t)
 	root, err := testenv.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
-	url := testenv.NewDatabase(t)
-	if _, err := fixtures.Load(context.Background(), testenv.Connect(t, url), "tickets", 0.05, 1); err != nil {
-		t.Fatal(err)
-	}
-	proxy, err := faultproxy.Start(testenv.SharedDynalite(t).Endpoint, faultproxy.Rates{Throttling: 1, Only: []string{"BatchWriteItem"}}, 1)
+	url, _ := fixtureSource(t, "tickets", 0.05)
+	proxy, err := faultproxy.Start(dynalite(t).Endpoint, faultproxy.Rates{Throttling: 1, Only: []string{"BatchWriteItem"}}, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,21 +160,19 @@ func TestRetryDeadline(t *testing.T) {
 // queries once and reports the lagging pattern as a mismatch (exit 4).
 // Queries of the table itself read consistently.
 func TestVerifyWaitsForGSILag(t *testing.T) {
+	parallel(t)
 	root, err := testenv.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
-	url := testenv.NewDatabase(t)
-	if _, err := fixtures.Load(context.Background(), testenv.Connect(t, url), "attendance", 0.05, 1); err != nil {
-		t.Fatal(err)
-	}
+	url, _ := fixtureSource(t, "attendance", 0.05)
 	table := testenv.TableName("attendance")
 	mappingFile := filepath.Join(root, "fixtures", "mappings", "strategies", "attendance.yaml")
 	if r := runCLI(t, migrateArgs(t, mappingFile, url, table, "--create-table", "--no-verify")...); r.code != ExitOK {
 		t.Fatalf("migrate exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	verifyThrough := func(t *testing.T, lag int, extra ...string) (cliResult, map[string]int, report.Report) {
-		proxy, err := faultproxy.Start(testenv.SharedDynalite(t).Endpoint, faultproxy.Rates{IndexLag: lag}, 1)
+		proxy, err := faultproxy.Start(dynalite(t).Endpoint, faultproxy.Rates{IndexLag: lag}, 1)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -226,7 +226,7 @@ func TestOutputFilesCLI(t *testing.T) {
 	url := testenv.NewDatabase(t)
 	testenv.Exec(t, url, friendsSQL)
 	mappingFile := writeMapping(t, friendsMapping)
-	endpoint := testenv.SharedDynalite(t).Endpoint
+	endpoint := dynalite(t).Endpoint
 
 	// args returns the command line writing flag's file to path, with the
 	// other files in a directory of their own.

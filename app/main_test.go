@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -30,9 +31,56 @@ func TestMain(m *testing.M) {
 	os.Setenv("AWS_SECRET_ACCESS_KEY", "test")
 	os.Setenv("AWS_REGION", "us-east-1")
 	os.Setenv("AWS_EC2_METADATA_DISABLED", "true")
+	// The in-process runs retry as often as pg2dynamo does, with the same
+	// faults, but wait 10 ms between attempts rather than the SDK's
+	// exponential backoff (up to 20 s): tests of retries count retries,
+	// not seconds. The pg2dynamo processes tests start keep the real one.
+	testRetryBackoff = 10 * time.Millisecond
 	code := m.Run()
 	testenv.StopDynalite()
+	dropSharedSources()
+	if binDir != "" {
+		os.RemoveAll(binDir)
+	}
 	os.Exit(code)
+}
+
+// ownDynalites maps the name of a test that started a dynalite of its own
+// (parallel) to it.
+var ownDynalites sync.Map
+
+// parallel marks t parallel and gives it a dynalite of its own for its
+// duration: dynalite serves one request at a time, so tests sharing one
+// wait for each other. migrateArgs, dynamoClient and dynalite(t) then
+// point at it, in t and its subtests.
+func parallel(t *testing.T) {
+	t.Helper()
+	t.Parallel()
+	d, err := testenv.StartDynalite()
+	if err != nil {
+		t.Fatalf("testenv: %v", err)
+	}
+	ownDynalites.Store(t.Name(), d)
+	t.Cleanup(func() {
+		ownDynalites.Delete(t.Name())
+		d.Stop()
+	})
+}
+
+// dynalite returns the dynalite of t or of its nearest parent that has its
+// own (parallel), else the one the sequential tests share.
+func dynalite(t testing.TB) *testenv.Dynalite {
+	t.Helper()
+	for name := t.Name(); ; {
+		if d, ok := ownDynalites.Load(name); ok {
+			return d.(*testenv.Dynalite)
+		}
+		i := strings.LastIndexByte(name, '/')
+		if i < 0 {
+			return testenv.SharedDynalite(t)
+		}
+		name = name[:i]
+	}
 }
 
 // cliResult is what one in-process run of the CLI printed and returned.
@@ -51,7 +99,7 @@ func runCLI(t *testing.T, args ...string) cliResult {
 
 // migrateArgs are the flags every test migration uses.
 func migrateArgs(t *testing.T, mappingFile, source, table string, extra ...string) []string {
-	d := testenv.SharedDynalite(t)
+	d := dynalite(t)
 	args := []string{"migrate", "--mapping", mappingFile, "--source", source, "--endpoint-url", d.Endpoint,
 		"--table", table, "--progress", "none", "--rejects", t.TempDir() + "/rejects.jsonl",
 		"--checkpoint", t.TempDir() + "/checkpoint.json"}
@@ -60,7 +108,7 @@ func migrateArgs(t *testing.T, mappingFile, source, table string, extra ...strin
 
 func dynamoClient(t *testing.T) *dynamodb.Client {
 	t.Helper()
-	c, err := load.NewClient(context.Background(), load.ClientConfig{EndpointURL: testenv.SharedDynalite(t).Endpoint})
+	c, err := load.NewClient(context.Background(), load.ClientConfig{EndpointURL: dynalite(t).Endpoint})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -275,20 +323,37 @@ func keyCond(t *testing.T, table, pk, skPrefix string) *dynamodb.QueryInput {
 	}
 }
 
-// buildBinary builds pg2dynamo into a temporary directory, for tests that
-// need a real process (signals).
+// buildBinary builds pg2dynamo, once per test binary, for tests that need
+// a real process (signals, SIGKILL), and returns its path.
 func buildBinary(t *testing.T) string {
 	t.Helper()
-	root, err := testenv.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
+	binOnce.Do(func() {
+		root, err := testenv.RepoRoot()
+		if err != nil {
+			binErr = err
+			return
+		}
+		if binDir, binErr = os.MkdirTemp("", "pg2dynamo-test-bin-"); binErr != nil {
+			return
+		}
+		bin := binDir + "/pg2dynamo"
+		if out, err := exec.Command("go", "build", "-o", bin, root).CombinedOutput(); err != nil {
+			binErr = fmt.Errorf("go build: %v\n%s", err, out)
+			return
+		}
+		binPath = bin
+	})
+	if binErr != nil {
+		t.Fatal(binErr)
 	}
-	bin := t.TempDir() + "/pg2dynamo"
-	if out, err := exec.Command("go", "build", "-o", bin, root).CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
+	return binPath
 }
+
+var (
+	binOnce         sync.Once
+	binDir, binPath string
+	binErr          error
+)
 
 // withEndpoint points args' --endpoint-url at endpoint (a proxy).
 func withEndpoint(args []string, endpoint string) []string {

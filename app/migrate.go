@@ -18,6 +18,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/urfave/cli/v2"
 	"golang.org/x/term"
@@ -288,6 +289,9 @@ func openSink(c *cli.Context, s *session) (sinkOut, error) {
 	}
 	ds := load.NewDynamoDB(s.client, m.Table.Name, m.Table.PartitionKey, m.Table.SortKey)
 	ds.Deadline = c.Duration("retry-deadline")
+	if testRetryBackoff > 0 {
+		ds.Backoff = retry.NewExponentialJitterBackoff(testRetryBackoff)
+	}
 	if n := c.Int("max-write-units"); n > 0 {
 		ds.LimitWriteUnits(n, func(item map[string]types.AttributeValue) int64 { return transform.WriteUnits(m, item) })
 	}

@@ -11,7 +11,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/pg2dynamo/pg2dynamo/fixtures"
 	"github.com/pg2dynamo/pg2dynamo/internal/testenv"
 )
 
@@ -51,6 +50,7 @@ func checkPartition(t *testing.T, table, pk, skPrefix, url, query string) {
 }
 
 func TestMigrateNorthwind(t *testing.T) {
+	parallel(t)
 	root, err := testenv.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
@@ -92,6 +92,7 @@ func TestMigrateNorthwind(t *testing.T) {
 }
 
 func TestMigrateFixtures(t *testing.T) {
+	t.Parallel()
 	root, err := testenv.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
@@ -123,10 +124,8 @@ func TestMigrateFixtures(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.domain, func(t *testing.T) {
-			url := testenv.NewDatabase(t)
-			if _, err := fixtures.Load(context.Background(), testenv.Connect(t, url), tc.domain, 1, 1); err != nil {
-				t.Fatal(err)
-			}
+			parallel(t)
+			url, _ := fixtureSource(t, tc.domain, 1)
 			table := testenv.TableName(tc.domain)
 			r := runCLI(t, migrateArgs(t, filepath.Join(root, "fixtures", "mappings", tc.domain+".yaml"), url, table, "--create-table")...)
 			if r.code != ExitOK {
@@ -148,10 +147,7 @@ func TestMigrateInterrupted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	url := testenv.NewDatabase(t)
-	if _, err := fixtures.Load(context.Background(), testenv.Connect(t, url), "tickets", 1, 1); err != nil {
-		t.Fatal(err)
-	}
+	url, _ := fixtureSource(t, "tickets", 1)
 	table := testenv.TableName("tickets")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

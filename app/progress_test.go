@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pg2dynamo/pg2dynamo/fixtures"
 	"github.com/pg2dynamo/pg2dynamo/internal/testenv"
 )
 
@@ -22,15 +21,13 @@ import (
 // (Its bars never reached their totals, and mpb's Wait waited for them
 // forever.)
 func TestSIGINTWithProgressBars(t *testing.T) {
+	parallel(t)
 	root, err := testenv.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
 	bin := buildBinary(t)
-	url := testenv.NewDatabase(t)
-	if _, err := fixtures.Load(context.Background(), testenv.Connect(t, url), "tickets", 1, 1); err != nil {
-		t.Fatal(err)
-	}
+	url, _ := fixtureSource(t, "tickets", 1)
 	cmd := exec.Command(bin, migrateArgs(t, filepath.Join(root, "fixtures", "mappings", "tickets.yaml"), url, testenv.TableName("tickets"),
 		"--create-table", "--no-verify", "--progress", "bars")...)
 	var out bytes.Buffer

@@ -1,12 +1,10 @@
 package app
 
 import (
-	"context"
 	"path/filepath"
 	"slices"
 	"testing"
 
-	"github.com/pg2dynamo/pg2dynamo/fixtures"
 	"github.com/pg2dynamo/pg2dynamo/internal/faultproxy"
 	"github.com/pg2dynamo/pg2dynamo/internal/testenv"
 )
@@ -22,15 +20,13 @@ func TestMaxWriteUnits(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a 30 s run")
 	}
+	parallel(t)
 	root, err := testenv.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
-	url := testenv.NewDatabase(t)
-	if _, err := fixtures.Load(context.Background(), testenv.Connect(t, url), "attendance", 0.45, 1); err != nil {
-		t.Fatal(err)
-	}
-	proxy, err := faultproxy.Start(testenv.SharedDynalite(t).Endpoint, faultproxy.Rates{}, 1)
+	url, _ := fixtureSource(t, "attendance", 0.45)
+	proxy, err := faultproxy.Start(dynalite(t).Endpoint, faultproxy.Rates{}, 1)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -102,7 +102,7 @@ func TestMigrateSets(t *testing.T) {
 	}
 
 	// verify on its own, from a new snapshot: the sets compare equal.
-	r = runCLI(t, "verify", "--mapping", mappingFile, "--source", url, "--endpoint-url", testenv.SharedDynalite(t).Endpoint, "--table", table)
+	r = runCLI(t, "verify", "--mapping", mappingFile, "--source", url, "--endpoint-url", dynalite(t).Endpoint, "--table", table)
 	if r.code != ExitOK {
 		t.Fatalf("verify exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
@@ -110,7 +110,7 @@ func TestMigrateSets(t *testing.T) {
 	t.Run("diff shows a changed set", func(t *testing.T) {
 		testenv.Exec(t, url, `UPDATE projects SET tags = '{c,a}' WHERE id = 3`)
 		reportFile := filepath.Join(t.TempDir(), "diff.json")
-		r := runCLI(t, "diff", "--mapping", mappingFile, "--source", url, "--endpoint-url", testenv.SharedDynalite(t).Endpoint,
+		r := runCLI(t, "diff", "--mapping", mappingFile, "--source", url, "--endpoint-url", dynalite(t).Endpoint,
 			"--table", table, "--report-json", reportFile)
 		if r.code != ExitOK {
 			t.Fatalf("diff exit %d\n%s%s", r.code, r.stdout, r.stderr)

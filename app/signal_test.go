@@ -2,7 +2,6 @@ package app
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"os/exec"
 	"path/filepath"
@@ -11,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pg2dynamo/pg2dynamo/fixtures"
 	"github.com/pg2dynamo/pg2dynamo/internal/testenv"
 )
 
@@ -19,15 +17,13 @@ import (
 // after printing its summary; the table holds exactly the rows it says it
 // wrote.
 func TestSIGTERMStopsCleanly(t *testing.T) {
+	parallel(t)
 	root, err := testenv.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
 	bin := buildBinary(t)
-	url := testenv.NewDatabase(t)
-	if _, err := fixtures.Load(context.Background(), testenv.Connect(t, url), "tickets", 1, 1); err != nil {
-		t.Fatal(err)
-	}
+	url, _ := fixtureSource(t, "tickets", 1)
 	table := testenv.TableName("tickets")
 	cmd := exec.Command(bin, migrateArgs(t, filepath.Join(root, "fixtures", "mappings", "tickets.yaml"), url, table,
 		"--create-table", "--no-verify", "--progress", "lines", "--progress-interval", "50ms")...)

@@ -102,14 +102,13 @@ func TestAccessPatternsMatchTheSource(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Parallel()
 	ctx := context.Background()
 	for _, domain := range fixtures.Domains() {
 		t.Run(domain, func(t *testing.T) {
-			url := testenv.NewDatabase(t)
+			parallel(t)
+			url, _ := fixtureSource(t, domain, 1)
 			conn := testenv.Connect(t, url)
-			if _, err := fixtures.Load(ctx, conn, domain, 1, 1); err != nil {
-				t.Fatal(err)
-			}
 			mappingFile := filepath.Join(root, "fixtures", "mappings", "strategies", domain+".yaml")
 			table := testenv.TableName(domain)
 			if r := runCLI(t, migrateArgs(t, mappingFile, url, table, "--create-table")...); r.code != ExitOK {

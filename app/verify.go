@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/urfave/cli/v2"
 
@@ -126,8 +127,20 @@ func (s *session) dynamo(c *cli.Context, writeAttempts *atomic.Int64) error {
 	var err error
 	s.client, err = load.NewClient(c.Context, load.ClientConfig{Region: c.String("region"), Profile: c.String("profile"),
 		EndpointURL: c.String("endpoint-url"), MaxAttempts: c.Int("max-attempts"), WriteAttempts: writeAttempts})
+	if err == nil && testRetryBackoff > 0 {
+		s.client = dynamodb.New(s.client.Options(), func(o *dynamodb.Options) {
+			o.Retryer = retry.AddWithMaxBackoffDelay(o.Retryer, testRetryBackoff)
+		})
+	}
 	return err
 }
+
+// testRetryBackoff, when above 0, is the wait between retries of the
+// DynamoDB client and between UnprocessedItems re-sends of the sink,
+// instead of the SDK's exponential backoff of up to 20 s. Only this
+// package's tests set it (TestMain), so that the tests of retries retry
+// as often but do not sleep through real backoff; 0 in pg2dynamo.
+var testRetryBackoff time.Duration
 
 // checkReportFlags refuses report flags out of range.
 func checkReportFlags(c *cli.Context) error {

@@ -69,7 +69,7 @@ type sourceReport struct {
 func verifyReport(t *testing.T, mappingFile, url, table string, extra ...string) (cliResult, sourceReport) {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), "verify.json")
-	r := runCLI(t, append([]string{"verify", "--mapping", mappingFile, "--source", url, "--endpoint-url", testenv.SharedDynalite(t).Endpoint,
+	r := runCLI(t, append([]string{"verify", "--mapping", mappingFile, "--source", url, "--endpoint-url", dynalite(t).Endpoint,
 		"--table", table, "--report-json", out}, extra...)...)
 	b, err := os.ReadFile(out)
 	if err != nil {

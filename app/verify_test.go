@@ -77,13 +77,16 @@ func TestVerifyFindsHandChanges(t *testing.T) {
 		{"attendance", filepath.Join(root, "fixtures", "mappings", "strategies", "attendance.yaml")},
 		{"northwind", filepath.Join(root, "examples", "northwind", "mapping.yaml")},
 	}
+	t.Parallel()
 	for _, ds := range datasets {
 		t.Run(ds.name, func(t *testing.T) {
-			url := testenv.NewDatabase(t)
+			parallel(t)
+			var url string
 			if ds.name == "northwind" {
+				url = testenv.NewDatabase(t)
 				psqlFile(t, url, filepath.Join(root, "examples", "northwind", "northwind.sql"))
-			} else if _, err := fixtures.Load(ctx, testenv.Connect(t, url), ds.name, 0.2, 1); err != nil {
-				t.Fatal(err)
+			} else {
+				url, _ = fixtureSource(t, ds.name, 0.2)
 			}
 			table := testenv.TableName(ds.name)
 			// migrate verifies at the end: exit 0 means verify passed.
@@ -124,9 +127,13 @@ func TestVerifyFindsHandChanges(t *testing.T) {
 				t.Fatal(err)
 			}
 
+			// --gsi-wait 0: a pattern on a GSI that reaches the deleted or
+			// changed item mismatches for good; re-querying it for the
+			// default 10 s (TestVerifyWaitsForGSILag tests that) would
+			// only make the test wait.
 			reportFile := filepath.Join(t.TempDir(), "report.json")
-			r = runCLI(t, "verify", "--mapping", ds.mapping, "--source", url, "--endpoint-url", testenv.SharedDynalite(t).Endpoint,
-				"--table", table, "--report-json", reportFile)
+			r = runCLI(t, "verify", "--mapping", ds.mapping, "--source", url, "--endpoint-url", dynalite(t).Endpoint,
+				"--table", table, "--report-json", reportFile, "--gsi-wait", "0")
 			if r.code != ExitMismatch {
 				t.Fatalf("verify exit %d, want %d\n%s%s", r.code, ExitMismatch, r.stdout, r.stderr)
 			}
@@ -155,6 +162,7 @@ func TestVerifyFindsHandChanges(t *testing.T) {
 // exactly one new, one changed (with the changed attribute) and one stale
 // item; it only reads from DynamoDB, and the table is untouched.
 func TestDiffReportsSourceChanges(t *testing.T) {
+	parallel(t)
 	root, err := testenv.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
@@ -179,7 +187,7 @@ func TestDiffReportsSourceChanges(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	rec := testenv.NewRecorder(t, testenv.SharedDynalite(t).Endpoint)
+	rec := testenv.NewRecorder(t, dynalite(t).Endpoint)
 	dir := t.TempDir()
 	r := runCLI(t, "diff", "--mapping", mappingFile, "--source", url, "--endpoint-url", rec.URL, "--table", table,
 		"--report-json", filepath.Join(dir, "diff.json"), "--html", filepath.Join(dir, "diff.html"))

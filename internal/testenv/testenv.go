@@ -13,7 +13,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"net"
-	"net/url"
+	neturl "net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -39,36 +39,53 @@ func AdminURL() string {
 // fails at once if the server cannot be reached.
 func NewDatabase(t testing.TB) string {
 	t.Helper()
+	url, drop, err := CreateDatabase()
+	if err != nil {
+		t.Fatalf("testenv: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := drop(); err != nil {
+			t.Logf("testenv: %v", err)
+		}
+	})
+	return url
+}
+
+// CreateDatabase creates an empty database with a random name and returns
+// its connection string and a function that drops it (with FORCE), for a
+// database that outlives one test (shared by a test binary's tests, dropped
+// in TestMain). It fails if the server cannot be reached.
+func CreateDatabase() (url string, drop func() error, err error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	admin, err := pgx.Connect(ctx, AdminURL())
 	if err != nil {
-		t.Fatalf("testenv: connect to PostgreSQL (%s): %v", AdminURL(), err)
+		return "", nil, fmt.Errorf("connect to PostgreSQL (%s): %w", AdminURL(), err)
 	}
 	defer admin.Close(context.Background())
+	u, err := neturl.Parse(AdminURL())
+	if err != nil {
+		return "", nil, fmt.Errorf("admin url: %w", err)
+	}
 	name := "pg2d_test_" + randomHex(6)
 	if _, err := admin.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()); err != nil {
-		t.Fatalf("testenv: create database: %v", err)
+		return "", nil, fmt.Errorf("create database: %w", err)
 	}
-	t.Cleanup(func() {
+	drop = func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		c, err := pgx.Connect(ctx, AdminURL())
 		if err != nil {
-			t.Logf("testenv: drop %s: %v", name, err)
-			return
+			return fmt.Errorf("drop %s: %w", name, err)
 		}
 		defer c.Close(ctx)
 		if _, err := c.Exec(ctx, "DROP DATABASE IF EXISTS "+pgx.Identifier{name}.Sanitize()+" WITH (FORCE)"); err != nil {
-			t.Logf("testenv: drop %s: %v", name, err)
+			return fmt.Errorf("drop %s: %w", name, err)
 		}
-	})
-	u, err := url.Parse(AdminURL())
-	if err != nil {
-		t.Fatalf("testenv: admin url: %v", err)
+		return nil
 	}
 	u.Path = "/" + name
-	return u.String()
+	return u.String(), drop, nil
 }
 
 // Connect opens a connection to url and closes it when the test ends.
