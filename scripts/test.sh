@@ -24,6 +24,27 @@ if ! pg_isready -q -h "$PGHOST_CHECK" -p "$PGPORT_CHECK"; then
   }
 fi
 
+# migrate --follow's tests stream from logical replication slots, which
+# need wal_level=logical (the default is replica; changing it takes a
+# restart). Set on the local cluster when it is not.
+PSQL=(psql -X -q -At -h "$PGHOST_CHECK" -p "$PGPORT_CHECK" -U "${PGUSER:-postgres}" -d postgres)
+level=$("${PSQL[@]}" -c 'SHOW wal_level')
+if [ "$level" != logical ]; then
+  if command -v pg_ctlcluster >/dev/null 2>&1 && [ -d /etc/postgresql ]; then
+    echo "setting PostgreSQL's wal_level to logical (was $level; restarts the cluster)" >&2
+    "${PSQL[@]}" -c 'ALTER SYSTEM SET wal_level = logical'
+    pg_ctlcluster --skip-systemctl-redirect "$(ls /etc/postgresql | head -n1)" main restart
+    for _ in $(seq 1 30); do
+      pg_isready -q -h "$PGHOST_CHECK" -p "$PGPORT_CHECK" && break
+      sleep 1
+    done
+    [ "$("${PSQL[@]}" -c 'SHOW wal_level')" = logical ] || { echo "wal_level is still not logical" >&2; exit 1; }
+  else
+    echo "PostgreSQL's wal_level is $level: the follow tests need logical (ALTER SYSTEM SET wal_level = logical, then restart the server)" >&2
+    exit 1
+  fi
+fi
+
 # The HTML report test opens the page in Debian's headless Chromium.
 if ! command -v chromium >/dev/null 2>&1; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
@@ -51,7 +72,9 @@ go vet ./...
 #     concurrency (readers, batcher, writers, acknowledger, stopper), the
 #     sinks, verify and follow have their unit tests there;
 #   - app runs without -race, every test (the processes tests start are
-#     built without -race anyway);
+#     built without -race anyway), and so does follow, whose end-to-end
+#     tests drive the CLI the same way (10,000 changes on four domains,
+#     SIGKILLs of real processes);
 #   - and the app tests that drive that concurrency in-process through the
 #     CLI run again under -race (APP_RACE_TESTS): cancellation and signals
 #     mid-run, progress output, resumes, parallel readers split into ranges
@@ -66,8 +89,8 @@ APP_RACE_TESTS='^(TestMigrateInterrupted|TestSecondSignalExits|TestResumeKeepsDu
 # process. app without -race took 130 s with -parallel 2, 78 s with 4.
 logs=$(mktemp -d)
 trap 'rm -rf "$logs"' EXIT
-go test -race -count=1 -timeout 30m $(go list ./... | grep -v '/app$') >"$logs/race" 2>&1 & race=$!
-go test -count=1 -timeout 30m -parallel 4 ./app >"$logs/app" 2>&1 & app=$!
+go test -race -count=1 -timeout 30m $(go list ./... | grep -v -e '/app$' -e '/follow$') >"$logs/race" 2>&1 & race=$!
+go test -count=1 -timeout 30m -parallel 4 ./app ./follow >"$logs/app" 2>&1 & app=$!
 # -parallel 1: two in-process runs at once race on the CLI's flag
 # definitions (package-level *cli.PathFlag and others, whose Apply writes
 # to them), which only a test binary running several CLIs does.
