@@ -298,14 +298,26 @@ func TestFollowKeepsTheTableInStep(t *testing.T) {
 			ctx, stop := context.WithCancel(context.Background())
 			var wg sync.WaitGroup
 			var code int
-			var out string
+			var first lockedBuffer
 			wg.Add(1)
-			go func() { defer wg.Done(); code, out = run(ctx, args...) }()
-			changed := runWorkload(context.Background(), t, url, w, changes, 1)
+			go func() { defer wg.Done(); code = app.RunContext(ctx, args, &first, &first) }()
+			// Half the changes from the start, during the full load,
+			// the other half once it is done, while streaming.
+			changed := runWorkload(context.Background(), t, url, w, changes/2, 1)
+			loading := !strings.Contains(first.String(), "following slot")
+			deadline := time.Now().Add(2 * time.Minute)
+			for !strings.Contains(first.String(), "following slot") && time.Now().Before(deadline) {
+				time.Sleep(10 * time.Millisecond)
+			}
+			changed += runWorkload(context.Background(), t, url, w, changes-changed, 2)
 			stop()
 			wg.Wait()
+			out := first.String()
 			if code != 0 || !strings.Contains(out, "stopped at") {
 				t.Fatalf("migrate --follow, stopped: exit %d\n%s", code, out)
+			}
+			if !loading {
+				t.Logf("the first half of the workload ended after the full load")
 			}
 			code, out = run(context.Background(), append(args, "--resume", "--until-caught-up")...)
 			if code != 0 || !strings.Contains(out, "caught up at") {

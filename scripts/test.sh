@@ -82,7 +82,7 @@ go vet ./...
 #     re-sends from eight writers, a permanent error or a lost source
 #     connection stopping the writers, the retry deadline, the checkpoint
 #     lock and verify's GSI re-reads.
-APP_RACE_TESTS='^(TestMigrateInterrupted|TestSecondSignalExits|TestResumeKeepsDuplicateCheck|TestResumeByteaKey|TestCollisionLoserIsDeterministic|TestMigrateThroughFaults|TestPermanentErrorsStopFast|TestSourceConnectionDroppedMidRead|TestRetryDeadline|TestCheckpointOneRunAtATime|TestVerifyWaitsForGSILag)$'
+APP_RACE_TESTS='^(TestMigrateInterrupted|TestSecondSignalExits|TestResumeKeepsDuplicateCheck|TestResumeByteaKey|TestCollisionLoserIsDeterministic|TestMigrateThroughFaults|TestPermanentErrorsStopFast|TestRetryDeadline|TestCheckpointOneRunAtATime|TestVerifyWaitsForGSILag)$'
 # The three runs go side by side (each in a log, printed when all are
 # done), and app's parallel tests four at a time (-parallel 4; the default
 # is one per CPU): most of them wait on their dynalite, PostgreSQL or a
