@@ -237,25 +237,36 @@ func orSlot(from interface{ String() string }) string {
 	return "its confirmed position"
 }
 
-// statusPrinter prints the follow's status lines, with the rates since
-// the line before.
+// statusPrinter prints the follow's status lines, with the rates over
+// the last second or more.
 type statusPrinter struct {
 	w    io.Writer
 	last time.Time
-	prev follow.Status
+	// base and baseAt are the status the rates are measured from, moved
+	// once a second at most, so that two lines close together (before
+	// and after a window) do not make a rate of nothing.
+	base   follow.Status
+	baseAt time.Time
+	rates  [2]float64
 }
 
 // print writes one status line: the position applied (and what is in
-// flight past it), totals, rates since the last line, and the lag.
+// flight past it), totals, changes/s and items/s, and the lag.
 func (p *statusPrinter) print(st follow.Status) {
+	now := time.Now()
+	if p.baseAt.IsZero() {
+		p.baseAt = p.last
+	}
+	if secs := now.Sub(p.baseAt).Seconds(); secs >= 1 {
+		p.rates = [2]float64{float64(st.Changes-p.base.Changes) / secs, float64(st.Puts+st.Deletes-p.base.Puts-p.base.Deletes) / secs}
+		p.base, p.baseAt = st, now
+	}
 	flight := ""
 	if st.Received > st.Applied {
 		flight = fmt.Sprintf(", in flight to %s", st.Received)
 	}
-	secs := time.Since(p.last).Seconds()
-	rate := func(now, before int64) float64 { return float64(now-before) / max(secs, 1e-3) }
 	fmt.Fprintf(p.w, "follow: applied %s%s: %d transactions, %d changes, %d items put, %d deleted, %d rejected; lag %d bytes, %s; %.0f changes/s, %.0f items/s\n",
 		st.Applied, flight, st.Transactions, st.Changes, st.Puts, st.Deletes, st.Rejected, st.LagBytes, st.Lag.Round(time.Millisecond),
-		rate(st.Changes, p.prev.Changes), rate(st.Puts+st.Deletes, p.prev.Puts+p.prev.Deletes))
-	p.last, p.prev = time.Now(), st
+		p.rates[0], p.rates[1])
+	p.last = now
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"sync"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"golang.org/x/sync/errgroup"
@@ -54,7 +55,9 @@ type Applied struct {
 }
 
 // Apply applies the changes of txs, in one snapshot taken after their
-// commits. It returns when the sink has acknowledged every item.
+// commits. Items go to the sink as they are derived, Concurrency batches
+// at a time; the deletes follow once every affected row is derived. It
+// returns when the sink has acknowledged every item.
 func (a *Applier) Apply(ctx context.Context, txs []*Tx) (Applied, error) {
 	aff := newAffected()
 	for _, tx := range txs {
@@ -69,29 +72,45 @@ func (a *Applier) Apply(ctx context.Context, txs []*Tx) (Applied, error) {
 	if err := a.src.Begin(ctx); err != nil {
 		return out, err
 	}
-	w, err := a.derive(ctx, aff)
-	a.src.End(ctx)
-	if err != nil {
-		return out, err
+	wr := a.startWriters(ctx)
+	w := &work{seen: map[[2]string]bool{}, out: wr}
+	err := a.derive(wr.ctx, aff, w)
+	if err == nil {
+		err = a.gone(wr.ctx, aff, w)
 	}
-	out.Puts, out.Deletes = len(w.puts), len(w.deletes)
-	out.Rejected, err = a.write(ctx, w)
-	out.Rejected += w.rejected
+	a.src.End(ctx)
+	for _, k := range w.deletes {
+		if err != nil {
+			break
+		}
+		err = wr.add(a.deleteItem(k))
+	}
+	if werr := wr.close(); err == nil || werr != nil && wr.ctx.Err() != nil {
+		err = werr
+	}
+	out.Puts, out.Deletes = w.puts, len(w.deletes)
+	rejected := wr.rejects
+	out.Rejected = w.rejected + len(rejected)
+	for _, r := range rejected {
+		if err != nil {
+			break
+		}
+		err = a.reject(r)
+	}
 	return out, err
 }
 
-// work is what a window writes: items to put and keys to delete, each key
-// once, in a stable order.
+// work is what a window writes: each key once.
 type work struct {
-	puts     []transform.Item
-	deletes  [][2]string
 	seen     map[[2]string]bool
+	out      *writers
+	puts     int
+	deletes  [][2]string
 	rejected int
 }
 
-// derive reads the rows aff names and renders what to write.
-func (a *Applier) derive(ctx context.Context, aff *affected) (*work, error) {
-	w := &work{seen: map[[2]string]bool{}}
+// derive reads the rows aff names and hands their items to the writers.
+func (a *Applier) derive(ctx context.Context, aff *affected, w *work) error {
 	for _, k := range sortedKeys(aff.matches) {
 		mt := aff.matches[k]
 		p := a.graph.plans[mt.entity]
@@ -110,16 +129,19 @@ func (a *Applier) derive(ctx context.Context, aff *affected) (*work, error) {
 			for _, it := range buf {
 				if key := transform.ItemKey(it.Attrs, a.keyAttrs); !w.seen[key] {
 					w.seen[key] = true
-					w.puts = append(w.puts, it)
+					w.puts++
+					if err := w.out.add(it); err != nil {
+						return err
+					}
 				}
 			}
 			return nil
 		})
 		if err != nil {
-			return nil, err
+			return err
 		}
 	}
-	return w, a.gone(ctx, aff, w)
+	return nil
 }
 
 // gone adds to w the keys the affected rows' old and new images render
@@ -132,8 +154,7 @@ func (a *Applier) gone(ctx context.Context, aff *affected, w *work) error {
 	sort.Ints(entities)
 	for _, e := range entities {
 		p := a.graph.plans[e]
-		q := p.Query()
-		err := a.src.Images(ctx, p.Entity().Name, q, aff.images[e], func(values []any) error {
+		err := a.src.Images(ctx, p.Entity().Name, p.Query(), aff.images[e], func(values []any) error {
 			keys, err := a.b.TableKeys(p, values)
 			if err != nil {
 				return nil // a key column NULL or unsendable: the row had no item
@@ -160,51 +181,95 @@ func (a *Applier) reject(r pipeline.Reject) error {
 	return a.OnReject(r)
 }
 
-// write hands w to the sink in batches of load.MaxBatchItems, Concurrency
-// at a time, and returns the number of rows rejected.
-func (a *Applier) write(ctx context.Context, w *work) (int, error) {
-	items := append([]transform.Item(nil), w.puts...)
-	for _, k := range w.deletes {
-		attrs := map[string]types.AttributeValue{a.keyAttrs[0]: &types.AttributeValueMemberS{Value: k[0]}}
-		if a.keyAttrs[1] != "" {
-			attrs[a.keyAttrs[1]] = &types.AttributeValueMemberS{Value: k[1]}
-		}
-		items = append(items, transform.Item{Entity: -1, Attrs: attrs, Delete: true})
+// deleteItem is the delete of the item of key k.
+func (a *Applier) deleteItem(k [2]string) transform.Item {
+	attrs := map[string]types.AttributeValue{a.keyAttrs[0]: &types.AttributeValueMemberS{Value: k[0]}}
+	if a.keyAttrs[1] != "" {
+		attrs[a.keyAttrs[1]] = &types.AttributeValueMemberS{Value: k[1]}
 	}
-	var g errgroup.Group
-	g.SetLimit(max(a.Concurrency, 1))
-	rejects := make([][]pipeline.Reject, (len(items)+load.MaxBatchItems-1)/load.MaxBatchItems)
-	for n, start := 0, 0; start < len(items); n, start = n+1, start+load.MaxBatchItems {
-		batch := items[start:min(start+load.MaxBatchItems, len(items))]
+	return transform.Item{Entity: -1, Attrs: attrs, Delete: true}
+}
+
+// writers hand a window's items to the sink in batches of
+// load.MaxBatchItems, Concurrency batches at a time, while the window is
+// still being derived. ctx ends when one fails.
+type writers struct {
+	a       *Applier
+	ctx     context.Context
+	g       *errgroup.Group
+	ch      chan []transform.Item
+	cur     []transform.Item
+	mu      sync.Mutex
+	rejects []pipeline.Reject
+}
+
+func (a *Applier) startWriters(ctx context.Context) *writers {
+	g, gctx := errgroup.WithContext(ctx)
+	wr := &writers{a: a, ctx: gctx, g: g, ch: make(chan []transform.Item, max(a.Concurrency, 1))}
+	for range max(a.Concurrency, 1) {
 		g.Go(func() error {
-			err := a.sink.Write(ctx, batch)
-			var be *load.BatchError
-			if !errors.As(err, &be) {
-				return err
-			}
-			for _, f := range be.Failed {
-				it := batch[f.Index]
-				if it.Delete {
-					return fmt.Errorf("delete %v: %w", transform.ItemKey(it.Attrs, a.keyAttrs), f.Err)
+			for batch := range wr.ch {
+				if err := wr.write(batch); err != nil {
+					return err
 				}
-				p := a.graph.plans[it.Entity]
-				rejects[n] = append(rejects[n], pipeline.Reject{Entity: p.Entity().Name, SourceKey: p.SourceKey(it.Row),
-					ItemKey: map[string]string{a.keyAttrs[0]: transform.ItemKey(it.Attrs, a.keyAttrs)[0]}, Reason: f.Err.Error()})
 			}
 			return nil
 		})
 	}
-	if err := g.Wait(); err != nil {
-		return 0, err
+	return wr
+}
+
+// add queues it; a full batch goes to the writers.
+func (wr *writers) add(it transform.Item) error {
+	wr.cur = append(wr.cur, it)
+	if len(wr.cur) < load.MaxBatchItems {
+		return nil
 	}
-	n := 0
-	for _, rs := range rejects {
-		for _, r := range rs {
-			n++
-			if err := a.reject(r); err != nil {
-				return n, err
-			}
+	return wr.flush()
+}
+
+func (wr *writers) flush() error {
+	if len(wr.cur) == 0 {
+		return nil
+	}
+	select {
+	case wr.ch <- wr.cur:
+	case <-wr.ctx.Done():
+		return context.Cause(wr.ctx)
+	}
+	wr.cur = nil
+	return nil
+}
+
+// close sends the last batch and waits for the writers.
+func (wr *writers) close() error {
+	err := wr.flush()
+	close(wr.ch)
+	if werr := wr.g.Wait(); werr != nil {
+		return werr
+	}
+	return err
+}
+
+// write writes one batch; items the sink refuses become rejects (a
+// delete refused stops the window).
+func (wr *writers) write(batch []transform.Item) error {
+	err := wr.a.sink.Write(wr.ctx, batch)
+	var be *load.BatchError
+	if !errors.As(err, &be) {
+		return err
+	}
+	keyAttrs := wr.a.keyAttrs
+	for _, f := range be.Failed {
+		it := batch[f.Index]
+		if it.Delete {
+			return fmt.Errorf("delete %v: %w", transform.ItemKey(it.Attrs, keyAttrs), f.Err)
 		}
+		p := wr.a.graph.plans[it.Entity]
+		wr.mu.Lock()
+		wr.rejects = append(wr.rejects, pipeline.Reject{Entity: p.Entity().Name, SourceKey: p.SourceKey(it.Row),
+			ItemKey: map[string]string{keyAttrs[0]: transform.ItemKey(it.Attrs, keyAttrs)[0]}, Reason: f.Err.Error()})
+		wr.mu.Unlock()
 	}
-	return n, nil
+	return nil
 }
