@@ -83,6 +83,7 @@ func Test(t *testing.T, h Harness) {
 	}
 	t.Run("Acknowledged", func(t *testing.T) { testAcknowledged(t, h) })
 	t.Run("ConcurrentWrites", func(t *testing.T) { testConcurrent(t, h) })
+	t.Run("Deletes", func(t *testing.T) { testDeletes(t, h) })
 	t.Run("Rejects", func(t *testing.T) { testRejects(t, h) })
 	t.Run("PermanentError", func(t *testing.T) { testPermanent(t, h) })
 	t.Run("CancelledBefore", func(t *testing.T) { testCancelledBefore(t, h) })
@@ -170,6 +171,29 @@ func testAcknowledged(t *testing.T, h Harness) {
 	}
 	h.skipRead(t, tg, "that Write returned nil")
 	h.expectHeld(t, tg, all, all)
+}
+
+// testDeletes: items marked Delete, by their key alone, are gone once
+// Write returns nil; a batch mixes puts and deletes; deleting a key the
+// destination does not hold is no error.
+func testDeletes(t *testing.T, h Harness) {
+	tg := h.New(t)
+	items := h.Items("del", 6)
+	if err := tg.Sink.Write(context.Background(), items); err != nil {
+		t.Fatalf("%s: Write: %v, want nil", h.Name, err)
+	}
+	batch := append(h.Items("del.new", 1), h.Items("del.never", 1)...)
+	for _, it := range []transform.Item{items[1], items[4], batch[1]} {
+		batch = append(batch, transform.Item{Attrs: h.key(it), Delete: true})
+	}
+	batch = slices.Delete(batch, 1, 2) // "del.never" only as a delete
+	if err := tg.Sink.Write(context.Background(), batch); err != nil {
+		t.Fatalf("%s: Write of puts and deletes: %v, want nil", h.Name, err)
+	}
+	h.skipRead(t, tg, "that Write returned nil")
+	kept := []transform.Item{items[0], items[2], items[3], items[5], batch[0]}
+	asked := append(append([]transform.Item{}, items...), batch[0], batch[len(batch)-1]) // each key once
+	h.expectHeld(t, tg, asked, kept)
 }
 
 func testConcurrent(t *testing.T, h Harness) {

@@ -51,6 +51,12 @@ func (s *memSink) Write(ctx context.Context, batch []transform.Item) error {
 			continue
 		}
 		pk := it.Attrs["PK"].(*types.AttributeValueMemberS).Value
+		if it.Delete {
+			if s.bug != "ignores deletes" {
+				delete(s.items, pk)
+			}
+			continue
+		}
 		s.items[pk] = append(s.items[pk], it.Attrs)
 		if s.bug == "duplicates" {
 			s.items[pk] = append(s.items[pk], it.Attrs)
@@ -126,6 +132,7 @@ func TestSuiteCatches(t *testing.T) {
 		"wrong index":           "Rejects/marked",
 		"unwritable as rejects": "PermanentError",
 		"rejects on cancel":     "CancelledBefore",
+		"ignores deletes":       "Deletes",
 	} {
 		t.Run(bug, func(t *testing.T) {
 			cmd := exec.Command(os.Args[0], "-test.run=^TestBrokenSink$", "-test.v")
