@@ -602,3 +602,100 @@ func slotConfirmed(t *testing.T, conn *pgx.Conn, slot string) pglogrepl.LSN {
 	}
 	return lsn
 }
+
+// The handoff is gap-free: changes committed after the slot is created,
+// while the full load reads its snapshot, are not in the load (it reads the
+// state before them) and all arrive through the slot.
+func TestHandoffIsGapFree(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	w := workloads(t)[0] // tickets
+	url := logicalDatabase(t)
+	w.setup(t, url)
+	conn := testenv.Connect(t, url)
+	testenv.Exec(t, url, "ALTER TABLE tickets REPLICA IDENTITY FULL")
+	endpoint := ownDynalite(t)
+	m, err := mapping.Load(w.mapping)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Table.Name = testenv.TableName("handoff")
+	src, err := extract.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close(ctx)
+	plans, err := pipeline.Prepare(ctx, src, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := follow.NewGraph(ctx, conn, m, plans)
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := follow.DefaultName(m.Table.Name)
+	if _, err := follow.EnsurePublication(ctx, conn, name, g.Tables()); err != nil {
+		t.Fatal(err)
+	}
+	stream, err := follow.Dial(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stream.Close(ctx)
+	slot, err := stream.CreateSlot(ctx, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { follow.Drop(context.Background(), conn, name, name) })
+
+	// Between the slot's creation and the full load: every ticket's
+	// subject changes, a user is renamed (a duplicate on its tickets),
+	// tickets are deleted and inserted.
+	testenv.Exec(t, url, `UPDATE tickets SET subject = 'after the slot ' || ticket_id;
+		UPDATE users SET name = 'renamed after the slot' WHERE user_id = 7;
+		DELETE FROM tickets WHERE ticket_id % 10 = 0;
+		INSERT INTO tickets SELECT (jsonb_populate_record(t, jsonb_build_object('ticket_id', ticket_id + 1000000))).* FROM tickets t WHERE ticket_id % 10 = 1`)
+
+	client, err := load.NewClient(ctx, load.ClientConfig{EndpointURL: endpoint})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := load.EnsureTable(ctx, client, m, true); err != nil {
+		t.Fatal(err)
+	}
+	sink := load.NewDynamoDB(client, m.Table.Name, m.Table.PartitionKey, m.Table.SortKey)
+	if err := src.BeginAt(ctx, slot.Snapshot); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pipeline.Run(ctx, pipeline.Postgres(src), m, plans, sink, pipeline.Options{Readers: 2}); err != nil {
+		t.Fatal(err)
+	}
+	src.End(ctx)
+	loaded := scanTable(t, endpoint, m.Table.Name)
+	if n := countContaining(loaded, "after the slot"); n != 0 {
+		t.Fatalf("the full load holds %d items changed after the slot was created: it did not read the slot's snapshot", n)
+	}
+
+	a := follow.NewApplier(g, m, src, sink)
+	st, err := follow.Run(ctx, stream, a, conn, follow.Options{Slot: name, Publication: name, From: slot.Consistent, UntilCaughtUp: true})
+	if err != nil || !st.CaughtUp {
+		t.Fatalf("follow: %+v, %v", st, err)
+	}
+	got, want := scanTable(t, endpoint, m.Table.Name), deriveItems(t, url, w.mapping, m.Table.Name)
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("after the follow (-derived now +scanned):\n%s", firstLines(d, 30))
+	}
+	if countContaining(got, "after the slot") == 0 || st.Changes == 0 {
+		t.Errorf("%d changes applied; want the changes committed after the slot", st.Changes)
+	}
+}
+
+func countContaining(items []string, s string) int {
+	n := 0
+	for _, it := range items {
+		if strings.Contains(it, s) {
+			n++
+		}
+	}
+	return n
+}
