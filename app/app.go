@@ -180,7 +180,7 @@ source; 130 and 143 interrupted (SIGINT, SIGTERM).`,
 			return cli.ShowAppHelp(c)
 		},
 		Commands: commands(migrateCommand(), verifyCommand(), diffCommand(), planCommand(), dropSlotCommand(), fixturesCommand()),
-		Flags:    []cli.Flag{cpuProfileFlag},
+		Flags:    []cli.Flag{cpuProfileFlag()},
 		// The profile covers the whole command; After runs however the
 		// command ends (success, error, usage error, interruption).
 		Before: func(c *cli.Context) (err error) {
@@ -200,9 +200,11 @@ source; 130 and 143 interrupted (SIGINT, SIGTERM).`,
 
 // cpuProfileFlag is a hidden global flag for measuring (make bench):
 // pg2dynamo --cpuprofile FILE migrate ...
-var cpuProfileFlag = &cli.PathFlag{
-	Name: "cpuprofile", Hidden: true, TakesFile: true,
-	Usage: "write a CPU profile (runtime/pprof) of the whole command to `FILE`",
+func cpuProfileFlag() cli.Flag {
+	return &cli.PathFlag{
+		Name: "cpuprofile", Hidden: true, TakesFile: true,
+		Usage: "write a CPU profile (runtime/pprof) of the whole command to `FILE`",
+	}
 }
 
 // startCPUProfile starts profiling into path, if not empty, and returns
@@ -248,20 +250,36 @@ func commands(cmds ...*cli.Command) []*cli.Command {
 	return cmds
 }
 
-// Flags shared by commands.
-var (
-	mappingFlag = &cli.PathFlag{
+// Flags shared by commands. Each is made anew for every app: urfave/cli
+// writes a run's values into its flags, so one flag value shared by two
+// runs in one process (tests run several CLIs) would race and carry a
+// value (an environment variable's) from one run to the next.
+
+func mappingFlag() cli.Flag {
+	return &cli.PathFlag{
 		Name: "mapping", Aliases: []string{"m"}, TakesFile: true,
 		Usage: "the mapping `FILE` (YAML): target table, entities, key templates",
 	}
-	sourceFlag = &cli.StringFlag{
+}
+
+func sourceFlag() cli.Flag {
+	return &cli.StringFlag{
 		Name: "source", EnvVars: []string{"DATABASE_URL"},
 		Usage: "PostgreSQL connection `URL` (postgres://user@host:5432/db); when empty, the libpq variables PGHOST, PGPORT, PGUSER, PGDATABASE, PGPASSWORD apply, as for psql",
 	}
-	endpointFlag = &cli.StringFlag{
+}
+
+func endpointFlag() cli.Flag {
+	return &cli.StringFlag{
 		Name: "endpoint-url", EnvVars: []string{"AWS_ENDPOINT_URL_DYNAMODB", "AWS_ENDPOINT_URL"},
 		Usage: "DynamoDB endpoint `URL`, e.g. http://localhost:8000 for DynamoDB Local (default: the region's public endpoint)",
 	}
-	regionFlag  = &cli.StringFlag{Name: "region", Usage: "AWS `REGION` (default: AWS_REGION or the profile's region)"}
-	profileFlag = &cli.StringFlag{Name: "profile", Usage: "AWS shared config `PROFILE` (default: AWS_PROFILE or \"default\")"}
-)
+}
+
+func regionFlag() cli.Flag {
+	return &cli.StringFlag{Name: "region", Usage: "AWS `REGION` (default: AWS_REGION or the profile's region)"}
+}
+
+func profileFlag() cli.Flag {
+	return &cli.StringFlag{Name: "profile", Usage: "AWS shared config `PROFILE` (default: AWS_PROFILE or \"default\")"}
+}

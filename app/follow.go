@@ -38,7 +38,7 @@ nothing streams from it: a follow stopped for long fills the server's disk.
 Go on following with pg2dynamo migrate --follow --resume, or drop the slot
 (and the publication) with drop-slot, after which the server keeps no more
 WAL for it; a later migrate --follow loads the table again.`,
-		Flags:  []cli.Flag{mappingFlag, sourceFlag, tableFlag, followFlags()[2], followFlags()[3]},
+		Flags:  []cli.Flag{mappingFlag(), sourceFlag(), tableFlag(), followFlags()[2], followFlags()[3]},
 		Action: runDropSlot,
 	}
 }

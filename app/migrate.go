@@ -50,8 +50,8 @@ Example, against DynamoDB Local:
       --source postgres://postgres@localhost/northwind \
       --endpoint-url http://localhost:8000 --region us-east-1 --create-table`,
 		Flags: append([]cli.Flag{
-			mappingFlag, sourceFlag, endpointFlag, regionFlag, profileFlag,
-			tableFlag,
+			mappingFlag(), sourceFlag(), endpointFlag(), regionFlag(), profileFlag(),
+			tableFlag(),
 			&cli.BoolFlag{Name: "create-table", Usage: "create the table and its GSIs from the mapping if it does not exist, and wait until it is ACTIVE"},
 			&cli.IntFlag{Name: "concurrency", Aliases: []string{"c"}, Value: pipeline.DefaultConcurrency, Usage: "number of parallel BatchWriteItem writers"},
 			&cli.IntFlag{Name: "readers", Value: defaultReaders(), Usage: "PostgreSQL connections reading in parallel, all on one exported snapshot; a table of 40,000 rows or more is split into primary-key ranges, one per reader; the default is one per CPU, at most 4"},

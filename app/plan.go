@@ -21,7 +21,7 @@ mapping against the database and reads every row through the transformation
 (writing nothing) to report per entity the row count, the average and maximum
 item size and the write units a full load will consume.`,
 		Flags: []cli.Flag{
-			mappingFlag, sourceFlag,
+			mappingFlag(), sourceFlag(),
 			&cli.StringFlag{Name: "format", Value: plan.FormatText, Usage: "output format: text, markdown or json"},
 			&cli.BoolFlag{Name: "with-source", Usage: "read the source (--source, DATABASE_URL or PG*) for row counts, item sizes and write units"},
 		},

@@ -21,7 +21,9 @@ import (
 // ExitMismatch is verify's exit code when the table does not match.
 const ExitMismatch = 4
 
-var tableFlag = &cli.StringFlag{Name: "table", Usage: "DynamoDB table `NAME`, overriding table.name in the mapping (one mapping, several environments)"}
+func tableFlag() cli.Flag {
+	return &cli.StringFlag{Name: "table", Usage: "DynamoDB table `NAME`, overriding table.name in the mapping (one mapping, several environments)"}
+}
 
 // reportFlags are the flags of verify and diff (and migrate's verification).
 func reportFlags() []cli.Flag {
@@ -53,7 +55,7 @@ gives their sort key columns (text COLLATE "C"). A pattern whose every Query
 finds nothing, or that has no parameters to run with, fails. It writes nothing.
 
 Exit code 0 when everything matches, 4 on any mismatch.`,
-		Flags: append([]cli.Flag{mappingFlag, sourceFlag, endpointFlag, regionFlag, profileFlag, tableFlag}, reportFlags()...),
+		Flags: append([]cli.Flag{mappingFlag(), sourceFlag(), endpointFlag(), regionFlag(), profileFlag(), tableFlag()}, reportFlags()...),
 		Action: func(c *cli.Context) error {
 			return runCompare(c, report.ModeVerify, 0)
 		},
@@ -72,7 +74,7 @@ reads (DescribeTable, Scan, Query) and writes nothing. It estimates the cost of
 the run: write units (each item rounded up per 1 KB, plus each GSI it lands in)
 priced on demand. Against a table that does not exist, every item is new; a
 table migrate would refuse (other keys, key types or GSIs) is refused, exit 2.`,
-		Flags: append([]cli.Flag{mappingFlag, sourceFlag, endpointFlag, regionFlag, profileFlag, tableFlag,
+		Flags: append([]cli.Flag{mappingFlag(), sourceFlag(), endpointFlag(), regionFlag(), profileFlag(), tableFlag(),
 			&cli.Float64Flag{Name: "price-per-million", Value: report.DefaultPricePerMillion, Usage: "on-demand price in US dollars per million write request units"},
 		}, reportFlags()...),
 		Action: func(c *cli.Context) error {

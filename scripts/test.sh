@@ -91,9 +91,10 @@ logs=$(mktemp -d)
 trap 'rm -rf "$logs"' EXIT
 go test -race -count=1 -timeout 30m $(go list ./... | grep -v -e '/app$' -e '/follow$') >"$logs/race" 2>&1 & race=$!
 go test -count=1 -timeout 30m -parallel 4 ./app ./follow >"$logs/app" 2>&1 & app=$!
-# -parallel 1: two in-process runs at once race on the CLI's flag
-# definitions (package-level *cli.PathFlag and others, whose Apply writes
-# to them), which only a test binary running several CLIs does.
+# -parallel 1: two in-process runs at once race in urfave/cli itself,
+# whose --help flag (cli.HelpFlag) is one package-level value every app's
+# flag set writes when it parses (pg2dynamo's own flags are made per app);
+# only a test binary running several CLIs at once meets it.
 go test -race -count=1 -timeout 30m -parallel 1 -run "$APP_RACE_TESTS" ./app >"$logs/app-race" 2>&1 & apprace=$!
 status=0
 for run in race:$race app:$app app-race:$apprace; do
