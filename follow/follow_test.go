@@ -490,7 +490,7 @@ func TestFollowSurvivesSIGKILL(t *testing.T) {
 	t.Parallel()
 	endpoint := ownDynalite(t)
 	args := []string{"migrate", "--mapping", w.mapping, "--source", url, "--endpoint-url", endpoint,
-		"--table", table, "--create-table", "--follow", "--progress", "none", "--progress-interval", "50ms",
+		"--table", table, "--create-table", "--follow", "--progress", "none", "--progress-interval", "1ms",
 		"--rejects", filepath.Join(dir, "rejects.jsonl"), "--checkpoint", filepath.Join(dir, "checkpoint.json")}
 	t.Cleanup(func() {
 		run(context.Background(), "drop-slot", "--mapping", w.mapping, "--source", url, "--table", table)
