@@ -97,6 +97,9 @@ func Run(ctx context.Context, s *Stream, a *Applier, conn *pgx.Conn, opts Option
 			}
 		} else {
 			st.Lag = 0
+			if err := idleAck(ctx, s, &st); err != nil {
+				return st, stopped(ctx, err)
+			}
 			if opts.UntilCaughtUp {
 				caught, err := caughtUp(ctx, s, a, conn, opts, &st)
 				if err != nil {
@@ -181,6 +184,21 @@ func applyWindow(ctx context.Context, s *Stream, a *Applier, txs []*Tx, st *Stat
 	st.Deletes += int64(res.Deletes)
 	st.Rejected += int64(res.Rejected)
 	return nil
+}
+
+// idleAck acknowledges, when nothing is pending, the position up to which
+// the walsender reported having sent (a keepalive's): every transaction
+// committed before it was received before that keepalive and is applied,
+// so the slot may let go of the WAL before it, and Applied (and the lag in
+// bytes) does not stall at the last transaction of the mapping's tables
+// while other tables and databases write.
+func idleAck(ctx context.Context, s *Stream, st *Status) error {
+	if s.sent <= st.Applied {
+		return nil
+	}
+	s.Ack(s.sent)
+	st.Applied, st.Received = s.sent, s.sent
+	return s.status(ctx, true)
 }
 
 // caughtUp reports whether every change committed before now is applied:
