@@ -64,10 +64,10 @@ type Stream struct {
 	// relations are the tables pgoutput described, by relation ID.
 	relations map[uint32]*pglogrepl.RelationMessage
 	cur       *Tx
-	// received is the end of the last transaction received; flushed the
-	// position acknowledged (Ack), reported to the server in standby
-	// status updates; serverEnd the server's WAL end as last reported.
-	received, flushed, serverEnd pglogrepl.LSN
+	// flushed is the position acknowledged (Ack), reported to the server
+	// in standby status updates; serverEnd the server's WAL end as last
+	// reported.
+	flushed, serverEnd pglogrepl.LSN
 	// sent is the WAL position up to which the walsender reported, in a
 	// keepalive, having decoded and sent.
 	sent       pglogrepl.LSN
@@ -188,7 +188,7 @@ func (s *Stream) Start(ctx context.Context, slot, publication string, from pglog
 		}
 		break
 	}
-	s.slot, s.flushed, s.received = slot, from, from
+	s.slot, s.flushed = slot, from
 	return nil
 }
 
@@ -200,9 +200,6 @@ func (s *Stream) Ack(lsn pglogrepl.LSN) {
 		s.flushed = lsn
 	}
 }
-
-// Flushed is the position last acknowledged.
-func (s *Stream) Flushed() pglogrepl.LSN { return s.flushed }
 
 // ServerEnd is the server's WAL end as it last reported it: the lag in
 // bytes is ServerEnd − the position applied.
@@ -314,7 +311,6 @@ func (s *Stream) decode(data []byte) (*Tx, error) {
 			return nil, fmt.Errorf("replication slot %s: commit without begin", s.slot)
 		}
 		tx.Commit, tx.End = m.CommitLSN, m.TransactionEndLSN
-		s.received = tx.End
 		return tx, nil
 	case *pglogrepl.InsertMessage:
 		return nil, s.add(m.RelationID, 'I', nil, m.Tuple)
