@@ -1,0 +1,89 @@
+package follow
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/pg2dynamo/pg2dynamo/extract"
+	"github.com/pg2dynamo/pg2dynamo/mapping"
+	"github.com/pg2dynamo/pg2dynamo/transform"
+)
+
+// The fan-out of one change, without a database: a moved, re-labelled
+// address affects its own row (and its old and new keys) and the
+// customers that embed it before and after; a NULL or unsent join value
+// joins nothing; a table the graph does not know is ignored.
+func TestGraphFansOut(t *testing.T) {
+	m, err := mapping.Parse("m.yaml", []byte(`table: {name: fanout}
+entities:
+  Customer:
+    source: {table: customers}
+    pk: C#${customer_id}
+    sk: C
+    embed:
+      addresses: {source: {table: addresses}, join: {customer_id: customer_id}}
+  Address:
+    source: {table: addresses}
+    pk: C#${customer_id}
+    sk: A#${label}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	customers := []extract.Column{{Name: "customer_id", Type: "int8", PrimaryKey: true, KeyPos: 1}, {Name: "name", Type: "text"}}
+	addresses := []extract.Column{{Name: "address_id", Type: "int8", PrimaryKey: true, KeyPos: 1},
+		{Name: "customer_id", Type: "int8"}, {Name: "label", Type: "text"}, {Name: "city", Type: "text"}}
+	plans := make([]*transform.Plan, 2)
+	if plans[0], err = transform.Compile(m, 0, transform.Sources{Columns: customers, Embed: map[string][]extract.Column{"addresses": addresses}}); err != nil {
+		t.Fatal(err)
+	}
+	if plans[1], err = transform.Compile(m, 1, transform.Sources{Columns: addresses}); err != nil {
+		t.Fatal(err)
+	}
+	g := &Graph{plans: plans, keyCols: [][]string{{"customer_id"}, {"customer_id", "label"}}, tables: map[string]*table{
+		"public.customers": {schema: "public", name: "customers", effects: []effect{{kind: own, entity: 0, on: [][2]string{{"customer_id", "customer_id"}}}}},
+		"public.addresses": {schema: "public", name: "addresses", effects: []effect{
+			{kind: own, entity: 1, on: [][2]string{{"address_id", "address_id"}}},
+			{kind: child, entity: 0, on: [][2]string{{"customer_id", "customer_id"}}}}},
+	}}
+	if d := cmp.Diff([]string{"address_id", "customer_id", "label"}, g.identity(g.tables["public.addresses"])); d != "" {
+		t.Errorf("addresses' identity (-want +got):\n%s", d)
+	}
+
+	str := func(s string) *string { return &s }
+	a := newAffected()
+	g.add(a, Change{Schema: "public", Table: "addresses", Kind: 'U',
+		Old: map[string]*string{"address_id": str("5"), "customer_id": str("1"), "label": str("home"), "city": str("x")},
+		New: map[string]*string{"address_id": str("5"), "customer_id": str("2"), "label": str("work"), "city": str("x")}})
+	g.add(a, Change{Schema: "public", Table: "addresses", Kind: 'I', New: map[string]*string{"address_id": str("6"), "customer_id": nil}})
+	g.add(a, Change{Schema: "public", Table: "other", Kind: 'I', New: map[string]*string{"id": str("1")}})
+
+	got := map[string][]string{}
+	for _, mt := range a.matches {
+		for _, vals := range mt.values {
+			got[plans[mt.entity].Entity().Name+" by "+mt.cols[0]] = append(got[plans[mt.entity].Entity().Name+" by "+mt.cols[0]], *vals[0])
+		}
+	}
+	for k := range got {
+		slices.Sort(got[k])
+	}
+	want := map[string][]string{
+		"Address by address_id":   {"5", "6"}, // the moved row and the new one, each once
+		"Customer by customer_id": {"1", "2"}, // the embed before and after; NULL joins nothing
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("rows derived again (-want +got):\n%s", d)
+	}
+	if a.changes != 2 || len(a.images[1]) != 3 || len(a.images[0]) != 0 {
+		t.Errorf("%d changes counted, %d Address images, %d Customer images; want 2 (the unknown table ignored), 3 (old, new, inserted), 0",
+			a.changes, len(a.images[1]), len(a.images[0]))
+	}
+	// The old image renders the key the move leaves behind.
+	var b = transform.NewBuilder()
+	keys, err := b.TableKeys(plans[1], []any{int64(5), int64(1), "home", "x"})
+	if err != nil || len(keys) != 1 || keys[0] != [2]string{"C#0000000000000000001", "A#home"} {
+		t.Errorf("old keys %v, %v", keys, err)
+	}
+}
