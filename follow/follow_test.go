@@ -542,7 +542,15 @@ func TestFollowSurvivesSIGKILL(t *testing.T) {
 				}
 				time.Sleep(5 * time.Millisecond)
 			}
-			time.Sleep(time.Duration(r.IntN(400)) * time.Millisecond)
+			// Then while a window is being applied (its transactions
+			// received, the slot not yet told), at a random moment of it.
+			for time.Now().Before(deadline) {
+				if a, rcv := lastStatus(t, out.String()); rcv > a {
+					break
+				}
+				time.Sleep(time.Millisecond)
+			}
+			time.Sleep(time.Duration(r.IntN(20)) * time.Millisecond)
 		}
 		cmd.Process.Kill()
 		cmd.Wait()
