@@ -1,6 +1,7 @@
 package app
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"sync/atomic"
@@ -8,9 +9,11 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/jackc/pglogrepl"
 	"github.com/urfave/cli/v2"
 
 	"github.com/pg2dynamo/pg2dynamo/extract"
+	"github.com/pg2dynamo/pg2dynamo/follow"
 	"github.com/pg2dynamo/pg2dynamo/load"
 	"github.com/pg2dynamo/pg2dynamo/mapping"
 	"github.com/pg2dynamo/pg2dynamo/report"
@@ -55,7 +58,9 @@ gives their sort key columns (text COLLATE "C"). A pattern whose every Query
 finds nothing, or that has no parameters to run with, fails. It writes nothing.
 
 Exit code 0 when everything matches, 4 on any mismatch.`,
-		Flags: append([]cli.Flag{mappingFlag(), sourceFlag(), endpointFlag(), regionFlag(), profileFlag(), tableFlag()}, reportFlags()...),
+		Flags: append(append([]cli.Flag{mappingFlag(), sourceFlag(), endpointFlag(), regionFlag(), profileFlag(), tableFlag()}, reportFlags()...),
+			followFlags()[2],
+			&cli.DurationFlag{Name: "follow-wait", Value: time.Minute, Usage: "when a follow (migrate --follow) streams into the table: how long to wait for it to apply every change this check's snapshot holds before comparing"}),
 		Action: func(c *cli.Context) error {
 			return runCompare(c, report.ModeVerify, 0)
 		},
@@ -174,7 +179,60 @@ func runCompare(c *cli.Context, mode string, price float64) error {
 	if err := s.src.Begin(c.Context); err != nil {
 		return err
 	}
+	if mode == report.ModeVerify {
+		if err := waitForFollow(c, s); err != nil {
+			return err
+		}
+	}
 	return compareAndReport(c, s, mode, price, c.App.Writer)
+}
+
+// waitForFollow, when a follow's replication slot exists for the table,
+// waits (up to --follow-wait) until the follow has applied every change
+// the snapshot just begun holds: its confirmed position reaches the WAL
+// position read as the snapshot was taken. A follow that keeps up then
+// leaves nothing in flight for the changes committed before the check,
+// and verify passes while it runs once writes stop (the cutover runbook).
+// Changes committed after the snapshot that the follow applies during the
+// check still show as differences.
+func waitForFollow(c *cli.Context, s *session) error {
+	ctx := c.Context
+	slot, _, err := followNames(c, s.m)
+	if err != nil {
+		return err
+	}
+	conn := s.src.Conn() // in the snapshot's transaction: its first statement takes the snapshot
+	var text string
+	if err := conn.QueryRow(ctx, "SELECT pg_current_wal_lsn()::text").Scan(&text); err != nil {
+		return fmt.Errorf("current WAL position: %w", err)
+	}
+	at, err := pglogrepl.ParseLSN(text)
+	if err != nil {
+		return fmt.Errorf("current WAL position %q: %w", text, err)
+	}
+	confirmed, exists, err := follow.SlotPosition(ctx, conn, slot)
+	if err != nil || !exists {
+		return err
+	}
+	start, wait := time.Now(), c.Duration("follow-wait")
+	for confirmed < at && time.Since(start) < wait {
+		select {
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		case <-time.After(100 * time.Millisecond):
+		}
+		if confirmed, _, err = follow.SlotPosition(ctx, conn, slot); err != nil {
+			return err
+		}
+	}
+	if confirmed < at {
+		fmt.Fprintf(c.App.ErrWriter, "verify: the follow (slot %s) is %d bytes behind this check's snapshot after %s: differences may be changes in flight\n",
+			slot, uint64(at)-uint64(confirmed), wait)
+		return nil
+	}
+	fmt.Fprintf(c.App.ErrWriter, "verify: the follow (slot %s) has applied every change this check's snapshot holds (%s, waited %s)\n",
+		slot, at, time.Since(start).Round(time.Millisecond))
+	return nil
 }
 
 // compareAndReport checks the table as migrate would (session.checkTable),
