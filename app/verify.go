@@ -56,10 +56,12 @@ from the source, and compares the items, in order, with those the source says
 must answer it; the items of one entity must come back in the order PostgreSQL
 gives their sort key columns (text COLLATE "C"). A pattern whose every Query
 finds nothing, or that has no parameters to run with, fails. It writes nothing.
+When a follow (migrate --follow) streams into the table, verify first waits
+until it has applied every change the check's snapshot holds (--follow-wait).
 
 Exit code 0 when everything matches, 4 on any mismatch.`,
 		Flags: append(append([]cli.Flag{mappingFlag(), sourceFlag(), endpointFlag(), regionFlag(), profileFlag(), tableFlag()}, reportFlags()...),
-			followFlags()[2],
+			&cli.StringFlag{Name: "slot", Usage: "the replication slot `NAME` of a follow streaming into the table (migrate --follow; default pg2dynamo_ and the table's name)"},
 			&cli.DurationFlag{Name: "follow-wait", Value: time.Minute, Usage: "when a follow (migrate --follow) streams into the table: how long to wait for it to apply every change this check's snapshot holds before comparing"}),
 		Action: func(c *cli.Context) error {
 			return runCompare(c, report.ModeVerify, 0)
