@@ -724,7 +724,9 @@ func TestVerifyWhileFollowing(t *testing.T) {
 	args := []string{"migrate", "--mapping", w.mapping, "--source", url, "--endpoint-url", endpoint,
 		"--table", table, "--create-table", "--follow", "--progress", "none",
 		"--rejects", filepath.Join(dir, "rejects.jsonl"), "--checkpoint", filepath.Join(dir, "checkpoint.json")}
-	t.Cleanup(func() { run(context.Background(), "drop-slot", "--mapping", w.mapping, "--source", url, "--table", table) })
+	t.Cleanup(func() {
+		run(context.Background(), "drop-slot", "--mapping", w.mapping, "--source", url, "--table", table)
+	})
 	ctx, stop := context.WithCancel(context.Background())
 	var out lockedBuffer
 	done := make(chan int)

@@ -60,6 +60,12 @@ if [ ! -f node_modules/dynalite/cli.js ]; then
   npm ci --no-audit --no-fund
 fi
 
+unformatted=$(gofmt -l $(git ls-files '*.go'))
+if [ -n "$unformatted" ]; then
+  echo "gofmt would change these files (run gofmt -w):" >&2
+  echo "$unformatted" >&2
+  exit 1
+fi
 go vet ./...
 
 # What runs under the race detector, by the numbers (2 CPUs, measured
