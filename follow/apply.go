@@ -4,7 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"sync"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -111,7 +112,7 @@ type work struct {
 
 // derive reads the rows aff names and hands their items to the writers.
 func (a *Applier) derive(ctx context.Context, aff *affected, w *work) error {
-	for _, k := range sortedKeys(aff.matches) {
+	for _, k := range slices.Sorted(maps.Keys(aff.matches)) {
 		mt := aff.matches[k]
 		p := a.graph.plans[mt.entity]
 		var buf []transform.Item
@@ -147,12 +148,7 @@ func (a *Applier) derive(ctx context.Context, aff *affected, w *work) error {
 // gone adds to w the keys the affected rows' old and new images render
 // that no row renders now: items of rows deleted, or of keys changed.
 func (a *Applier) gone(ctx context.Context, aff *affected, w *work) error {
-	entities := make([]int, 0, len(aff.images))
-	for e := range aff.images {
-		entities = append(entities, e)
-	}
-	sort.Ints(entities)
-	for _, e := range entities {
+	for _, e := range slices.Sorted(maps.Keys(aff.images)) {
 		p := a.graph.plans[e]
 		err := a.src.Images(ctx, p.Entity().Name, p.Query(), aff.images[e], func(values []any) error {
 			keys, err := a.b.TableKeys(p, values)

@@ -3,8 +3,8 @@ package follow
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
@@ -105,12 +105,12 @@ func NewGraph(ctx context.Context, conn *pgx.Conn, m *mapping.Mapping, plans []*
 		if err := add(e.Source, mapping.Path(ep, mapping.KeySource), effect{kind: own, entity: i, on: pk}); err != nil {
 			return nil, err
 		}
-		for _, name := range sortedKeys(e.Embed) {
+		for _, name := range slices.Sorted(maps.Keys(e.Embed)) {
 			if err := add(e.Embed[name].Source, mapping.Path(ep, mapping.KeyEmbed, name, mapping.KeySource), effect{kind: child, entity: i, on: e.Embed[name].Join.Pairs()}); err != nil {
 				return nil, err
 			}
 		}
-		for _, name := range sortedKeys(e.Aggregates) {
+		for _, name := range slices.Sorted(maps.Keys(e.Aggregates)) {
 			if err := add(e.Aggregates[name].Source, mapping.Path(ep, mapping.KeyAggregates, name, mapping.KeySource), effect{kind: child, entity: i, on: e.Aggregates[name].Join.Pairs()}); err != nil {
 				return nil, err
 			}
@@ -153,7 +153,7 @@ func (g *Graph) identity(t *table) []string {
 // publication publishes.
 func (g *Graph) Tables() []pgx.Identifier {
 	var out []pgx.Identifier
-	for _, k := range sortedKeys(g.tables) {
+	for _, k := range slices.Sorted(maps.Keys(g.tables)) {
 		out = append(out, pgx.Identifier{g.tables[k].schema, g.tables[k].name})
 	}
 	return out
@@ -183,7 +183,7 @@ func resolve(ctx context.Context, conn *pgx.Conn, src mapping.Source) (schema, n
 // https://www.postgresql.org/docs/current/sql-altertable.html#SQL-ALTERTABLE-REPLICA-IDENTITY
 func (g *Graph) CheckIdentity(ctx context.Context, conn *pgx.Conn) error {
 	var problems []string
-	for _, key := range sortedKeys(g.tables) {
+	for _, key := range slices.Sorted(maps.Keys(g.tables)) {
 		t := g.tables[key]
 		var carried []string
 		var ident string
@@ -231,15 +231,6 @@ func (g *Graph) needs(t *table) string {
 	}
 	slices.Sort(why)
 	return strings.Join(slices.Compact(why), "; ")
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // match is the rows of one entity a window derives again: those whose
@@ -326,7 +317,7 @@ func (g *Graph) query(mt *match) extract.Query {
 	for _, name := range mt.cols {
 		m.Columns = append(m.Columns, byName[name])
 	}
-	for _, k := range sortedKeys(mt.values) {
+	for _, k := range slices.Sorted(maps.Keys(mt.values)) {
 		m.Values = append(m.Values, mt.values[k])
 	}
 	q.Match = m

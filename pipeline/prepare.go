@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/pg2dynamo/pg2dynamo/extract"
@@ -144,25 +145,16 @@ func querySources(e *mapping.Entity) []querySource {
 		}
 	}
 	add(mapping.Path(ep, mapping.KeySource), e.Source)
-	for _, name := range sortedKeys(e.Embed) {
+	for _, name := range slices.Sorted(maps.Keys(e.Embed)) {
 		add(mapping.Path(ep, mapping.KeyEmbed, name, mapping.KeySource), e.Embed[name].Source)
 	}
 	for i, d := range e.Duplicate {
 		add(fmt.Sprintf("%s.%s[%d].%s", ep, mapping.KeyDuplicate, i, mapping.KeySource), d.Source)
 	}
-	for _, name := range sortedKeys(e.Aggregates) {
+	for _, name := range slices.Sorted(maps.Keys(e.Aggregates)) {
 		add(mapping.Path(ep, mapping.KeyAggregates, name, mapping.KeySource), e.Aggregates[name].Source)
 	}
 	return out
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
 
 // checkQuerySources checks every query source of the entities described
