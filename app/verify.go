@@ -9,7 +9,6 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/jackc/pglogrepl"
 	"github.com/urfave/cli/v2"
 
 	"github.com/pg2dynamo/pg2dynamo/extract"
@@ -204,13 +203,9 @@ func waitForFollow(c *cli.Context, s *session) error {
 		return err
 	}
 	conn := s.src.Conn() // in the snapshot's transaction: its first statement takes the snapshot
-	var text string
-	if err := conn.QueryRow(ctx, "SELECT pg_current_wal_lsn()::text").Scan(&text); err != nil {
-		return fmt.Errorf("current WAL position: %w", err)
-	}
-	at, err := pglogrepl.ParseLSN(text)
+	at, err := follow.CurrentLSN(ctx, conn)
 	if err != nil {
-		return fmt.Errorf("current WAL position %q: %w", text, err)
+		return err
 	}
 	confirmed, exists, err := follow.SlotPosition(ctx, conn, slot)
 	if err != nil || !exists {

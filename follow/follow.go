@@ -207,9 +207,9 @@ func idleAck(ctx context.Context, s *Stream, st *Status) error {
 // to L. A transaction arriving meanwhile is applied, and the answer is
 // no (the caller checks again when idle).
 func caughtUp(ctx context.Context, s *Stream, a *Applier, conn *pgx.Conn, opts Options, st *Status) (bool, error) {
-	var l pglogrepl.LSN
-	if err := conn.QueryRow(ctx, "SELECT pg_current_wal_lsn()").Scan(&l); err != nil {
-		return false, fmt.Errorf("current WAL position: %w", err)
+	l, err := CurrentLSN(ctx, conn)
+	if err != nil {
+		return false, err
 	}
 	deadline := time.Now().Add(30 * time.Second)
 	for s.sent < l {

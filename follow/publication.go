@@ -103,6 +103,17 @@ func SlotPosition(ctx context.Context, conn *pgx.Conn, name string) (pglogrepl.L
 	return p, true, err
 }
 
+// CurrentLSN is the server's WAL insert position now
+// (pg_current_wal_lsn()): every transaction committed so far ends before
+// it.
+func CurrentLSN(ctx context.Context, conn *pgx.Conn) (pglogrepl.LSN, error) {
+	var text string
+	if err := conn.QueryRow(ctx, "SELECT pg_current_wal_lsn()::text").Scan(&text); err != nil {
+		return 0, fmt.Errorf("current WAL position: %w", err)
+	}
+	return pglogrepl.ParseLSN(text)
+}
+
 // Drop drops slot name and publication pub, each if it exists, so that
 // the server keeps no more WAL for them. It reports what it dropped.
 func Drop(ctx context.Context, conn *pgx.Conn, slot, pub string) (dropped []string, err error) {
