@@ -26,11 +26,7 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	// dynalite accepts any credentials; the SDK needs some to sign.
-	os.Setenv("AWS_ACCESS_KEY_ID", "test")
-	os.Setenv("AWS_SECRET_ACCESS_KEY", "test")
-	os.Setenv("AWS_REGION", "us-east-1")
-	os.Setenv("AWS_EC2_METADATA_DISABLED", "true")
+	testenv.UseDynaliteCredentials()
 	// The in-process runs retry as often as pg2dynamo does, with the same
 	// faults, but wait 10 ms between attempts rather than the SDK's
 	// exponential backoff (up to 20 s): tests of retries count retries,

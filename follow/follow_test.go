@@ -31,16 +31,7 @@ import (
 	"github.com/pg2dynamo/pg2dynamo/transform"
 )
 
-func TestMain(m *testing.M) {
-	// dynalite accepts any credentials; the SDK needs some to sign.
-	os.Setenv("AWS_ACCESS_KEY_ID", "test")
-	os.Setenv("AWS_SECRET_ACCESS_KEY", "test")
-	os.Setenv("AWS_REGION", "us-east-1")
-	os.Setenv("AWS_EC2_METADATA_DISABLED", "true")
-	code := m.Run()
-	testenv.StopDynalite()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { testenv.Main(m) }
 
 // logicalDatabase is a new database on a server with wal_level=logical
 // (scripts/test.sh sets it): the test fails, not skips, without one.

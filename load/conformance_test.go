@@ -3,7 +3,6 @@ package load_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -19,16 +18,7 @@ import (
 	"github.com/pg2dynamo/pg2dynamo/transform"
 )
 
-func TestMain(m *testing.M) {
-	// dynalite accepts any credentials; the SDK needs some to sign.
-	os.Setenv("AWS_ACCESS_KEY_ID", "test")
-	os.Setenv("AWS_SECRET_ACCESS_KEY", "test")
-	os.Setenv("AWS_REGION", "us-east-1")
-	os.Setenv("AWS_EC2_METADATA_DISABLED", "true")
-	code := m.Run()
-	testenv.StopDynalite()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { testenv.Main(m) }
 
 // maxItemSize is DynamoDB's largest item, 400 KB (names and values, UTF-8).
 // https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/ServiceQuotas.html

@@ -27,14 +27,7 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
 
-func TestMain(m *testing.M) {
-	os.Setenv("AWS_ACCESS_KEY_ID", "test")
-	os.Setenv("AWS_SECRET_ACCESS_KEY", "test")
-	os.Setenv("AWS_REGION", "us-east-1")
-	code := m.Run()
-	testenv.StopDynalite()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { testenv.Main(m) }
 
 // mappings are the shipped mappings whose plans are golden files.
 func mappings(t *testing.T) map[string]string {

@@ -26,16 +26,7 @@ import (
 	"github.com/pg2dynamo/pg2dynamo/verify"
 )
 
-func TestMain(m *testing.M) {
-	// dynalite accepts any credentials; the SDK needs some to sign.
-	os.Setenv("AWS_ACCESS_KEY_ID", "test")
-	os.Setenv("AWS_SECRET_ACCESS_KEY", "test")
-	os.Setenv("AWS_REGION", "us-east-1")
-	os.Setenv("AWS_EC2_METADATA_DISABLED", "true")
-	code := m.Run()
-	testenv.StopDynalite()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { testenv.Main(m) }
 
 // With each list cut at 2 entries (Options.MaxListed), a table with 5
 // stale items, 3 differing and 2 missing is reported with those exact

@@ -133,6 +133,25 @@ func SharedDynalite(t testing.TB) *Dynalite {
 	return dyn
 }
 
+// UseDynaliteCredentials sets what the AWS SDK needs to sign requests to
+// dynalite, which accepts any credentials: dummy access keys, region
+// us-east-1, and no EC2 metadata lookup.
+func UseDynaliteCredentials() {
+	os.Setenv("AWS_ACCESS_KEY_ID", "test")
+	os.Setenv("AWS_SECRET_ACCESS_KEY", "test")
+	os.Setenv("AWS_REGION", "us-east-1")
+	os.Setenv("AWS_EC2_METADATA_DISABLED", "true")
+}
+
+// Main is the TestMain of a package whose tests use dynalite:
+// UseDynaliteCredentials, the tests, then StopDynalite.
+func Main(m *testing.M) {
+	UseDynaliteCredentials()
+	code := m.Run()
+	StopDynalite()
+	os.Exit(code)
+}
+
 // StopDynalite stops the shared server if it was started.
 func StopDynalite() {
 	if dyn != nil {
