@@ -367,9 +367,10 @@ func scanTable(t *testing.T, endpoint, table string) []string {
 	return out
 }
 
-// deriveItems returns the items a full load of the source writes now,
-// canonical and sorted.
-func deriveItems(t *testing.T, url, mappingFile, table string) []string {
+// prepared loads mappingFile for table and checks it against the source at
+// url, as migrate does: the mapping, the source (closed when the test
+// ends) and the plans.
+func prepared(t *testing.T, url, mappingFile, table string) (*mapping.Mapping, *extract.Source, []*transform.Plan) {
 	t.Helper()
 	ctx := context.Background()
 	m, err := mapping.Load(mappingFile)
@@ -381,17 +382,26 @@ func deriveItems(t *testing.T, url, mappingFile, table string) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer src.Close(ctx)
+	t.Cleanup(func() { src.Close(context.Background()) })
 	plans, err := pipeline.Prepare(ctx, src, m)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return m, src, plans
+}
+
+// deriveItems returns the items a full load of the source writes now,
+// canonical and sorted.
+func deriveItems(t *testing.T, url, mappingFile, table string) []string {
+	t.Helper()
+	ctx := context.Background()
+	m, src, plans := prepared(t, url, mappingFile, table)
 	if err := src.Begin(ctx); err != nil {
 		t.Fatal(err)
 	}
 	var mu sync.Mutex
 	var out []string
-	sink := sinkFunc(func(_ context.Context, batch []transform.Item) error {
+	sink := load.SinkFunc(func(_ context.Context, batch []transform.Item) error {
 		mu.Lock()
 		defer mu.Unlock()
 		for _, it := range batch {
@@ -405,10 +415,6 @@ func deriveItems(t *testing.T, url, mappingFile, table string) []string {
 	slices.Sort(out)
 	return out
 }
-
-type sinkFunc func(context.Context, []transform.Item) error
-
-func (f sinkFunc) Write(ctx context.Context, b []transform.Item) error { return f(ctx, b) }
 
 var (
 	buildOnce sync.Once
@@ -615,20 +621,7 @@ func TestHandoffIsGapFree(t *testing.T) {
 	conn := testenv.Connect(t, url)
 	testenv.Exec(t, url, "ALTER TABLE tickets REPLICA IDENTITY FULL")
 	endpoint := ownDynalite(t)
-	m, err := mapping.Load(w.mapping)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m.Table.Name = testenv.TableName("handoff")
-	src, err := extract.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer src.Close(ctx)
-	plans, err := pipeline.Prepare(ctx, src, m)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m, src, plans := prepared(t, url, w.mapping, testenv.TableName("handoff"))
 	g, err := follow.NewGraph(ctx, conn, m, plans)
 	if err != nil {
 		t.Fatal(err)

@@ -50,6 +50,13 @@ func (e *BatchError) Error() string {
 	return fmt.Sprintf("%d items not written: %s", len(e.Failed), strings.Join(msgs, "; "))
 }
 
+// SinkFunc is a function used as a Sink (as http.HandlerFunc is a
+// Handler): Write calls it. It must be safe for concurrent use.
+type SinkFunc func(ctx context.Context, batch []transform.Item) error
+
+// Write calls f.
+func (f SinkFunc) Write(ctx context.Context, batch []transform.Item) error { return f(ctx, batch) }
+
 // Null is a Sink that discards every item: extract and transform alone.
 type Null struct{}
 

@@ -102,11 +102,6 @@ func (f *fakeSource) read(entity string) int64 {
 func (f *fakeSource) Fork(context.Context) (RowSource, error) { f.forks.Add(1); return f, nil }
 func (f *fakeSource) Close(context.Context) error             { return nil }
 
-// sinkFunc is a load.Sink.
-type sinkFunc func(context.Context, []transform.Item) error
-
-func (f sinkFunc) Write(ctx context.Context, b []transform.Item) error { return f(ctx, b) }
-
 // memSink keeps every item written, by id, and can fail items or batches.
 type memSink struct {
 	mu      sync.Mutex
@@ -323,7 +318,7 @@ func TestStopWritesWhatWasRead(t *testing.T) {
 	t.Run("a stuck sink is given up after the grace", func(t *testing.T) {
 		src := newFakeSource(map[string]int{"P": 5000}, func(int) string { return "n" })
 		ctx, cancel := context.WithCancel(t.Context())
-		sink := sinkFunc(func(ctx context.Context, _ []transform.Item) error {
+		sink := load.SinkFunc(func(ctx context.Context, _ []transform.Item) error {
 			cancel()
 			<-ctx.Done() // the writers' context: done only when the grace is over
 			return ctx.Err()
