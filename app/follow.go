@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pglogrepl"
 	"github.com/urfave/cli/v2"
 
 	"github.com/pg2dynamo/pg2dynamo/extract"
@@ -108,7 +109,9 @@ type following struct {
 	// snapshot, and streaming replays from the slot's confirmed position,
 	// which is older).
 	snapshot string
-	from     follow.Options
+	// from is where streaming starts: the slot's consistent point, or 0
+	// for its confirmed position (resuming).
+	from pglogrepl.LSN
 	// resume: the slot exists; streaming starts at its confirmed
 	// position.
 	resume bool
@@ -177,7 +180,7 @@ func (f *following) createSlot(c *cli.Context) error {
 		f.stream.Close(ctx)
 		return err
 	}
-	f.snapshot, f.from.From = slot.Snapshot, slot.Consistent
+	f.snapshot, f.from = slot.Snapshot, slot.Consistent
 	fmt.Fprintf(c.App.ErrWriter, "created replication slot %s at %s (publication %s); the full load reads its snapshot\n", f.slot, slot.Consistent, f.pub)
 	return nil
 }
@@ -216,8 +219,7 @@ func (f *following) run(c *cli.Context, s *session, out sinkOut, rejects *reject
 	debug.FreeOSMemory()
 	a := follow.NewApplier(f.graph, s.m, s.src, out.sink)
 	a.OnReject, a.Concurrency = rejects.Write, c.Int("concurrency")
-	opts := f.from
-	opts.Slot, opts.Publication, opts.UntilCaughtUp = f.slot, f.pub, c.Bool("until-caught-up")
+	opts := follow.Options{Slot: f.slot, Publication: f.pub, From: f.from, UntilCaughtUp: c.Bool("until-caught-up")}
 	every := c.Duration("progress-interval")
 	sp := &statusPrinter{w: c.App.ErrWriter, last: time.Now()}
 	opts.OnStatus = func(st follow.Status) {
@@ -240,9 +242,11 @@ func (f *following) run(c *cli.Context, s *session, out sinkOut, rejects *reject
 	return nil
 }
 
-func orSlot(from interface{ String() string }) string {
-	if s := from.String(); s != "0/0" {
-		return s
+// orSlot names where streaming starts: from, or the slot's confirmed
+// position when from is 0.
+func orSlot(from pglogrepl.LSN) string {
+	if from != 0 {
+		return from.String()
 	}
 	return "its confirmed position"
 }

@@ -116,9 +116,6 @@ type Slot struct {
 	Snapshot   string
 }
 
-// ErrSlotExists is returned by CreateSlot when the slot already exists.
-var ErrSlotExists = errors.New("replication slot exists")
-
 // CreateSlot creates the logical replication slot name with the pgoutput
 // plugin and exports a snapshot at its consistent point. The snapshot is
 // importable (extract.Source.BeginAt) until s runs another command: begin
@@ -126,10 +123,6 @@ var ErrSlotExists = errors.New("replication slot exists")
 func (s *Stream) CreateSlot(ctx context.Context, name string) (Slot, error) {
 	res, err := pglogrepl.CreateReplicationSlot(ctx, s.conn, quoteSlot(name), "pgoutput",
 		pglogrepl.CreateReplicationSlotOptions{SnapshotAction: "EXPORT_SNAPSHOT", Mode: pglogrepl.LogicalReplication})
-	var pe *pgconn.PgError
-	if errors.As(err, &pe) && pe.Code == "42710" { // duplicate_object
-		return Slot{}, fmt.Errorf("%w: %s", ErrSlotExists, name)
-	}
 	if err != nil {
 		return Slot{}, fmt.Errorf("create replication slot %s: %w", name, err)
 	}
@@ -138,15 +131,6 @@ func (s *Stream) CreateSlot(ctx context.Context, name string) (Slot, error) {
 		return Slot{}, fmt.Errorf("create replication slot %s: consistent point: %w", name, err)
 	}
 	return Slot{Name: name, Consistent: lsn, Snapshot: res.SnapshotName}, nil
-}
-
-// DropSlot drops the replication slot name (waiting while another
-// connection uses it is not done: that is an error).
-func (s *Stream) DropSlot(ctx context.Context, name string) error {
-	if err := pglogrepl.DropReplicationSlot(ctx, s.conn, quoteSlot(name), pglogrepl.DropReplicationSlotOptions{}); err != nil {
-		return fmt.Errorf("drop replication slot %s: %w", name, err)
-	}
-	return nil
 }
 
 // quoteSlot quotes a slot name for the replication protocol's commands.
