@@ -275,12 +275,20 @@ func (p *statusPrinter) print(st follow.Status) {
 		p.rates = [2]float64{float64(st.Changes-p.base.Changes) / secs, float64(st.Puts+st.Deletes-p.base.Puts-p.base.Deletes) / secs}
 		p.base, p.baseAt = st, now
 	}
+	fmt.Fprintln(p.w, FollowStatusLine(st, p.rates[0], p.rates[1]))
+	p.last = now
+}
+
+// FollowStatusLine is the status line migrate --follow prints (make bench
+// parses it): the position applied and, while a window is being applied,
+// how far it goes, the totals, the lag in bytes and time, and the rates
+// given, in changes and items (put or deleted) a second.
+func FollowStatusLine(st follow.Status, changesPerSec, itemsPerSec float64) string {
 	flight := ""
 	if st.Received > st.Applied {
 		flight = fmt.Sprintf(", in flight to %s", st.Received)
 	}
-	fmt.Fprintf(p.w, "follow: applied %s%s: %d transactions, %d changes, %d items put, %d deleted, %d rejected; lag %d bytes, %s; %.0f changes/s, %.0f items/s\n",
+	return fmt.Sprintf("follow: applied %s%s: %d transactions, %d changes, %d items put, %d deleted, %d rejected; lag %d bytes, %s; %.0f changes/s, %.0f items/s",
 		st.Applied, flight, st.Transactions, st.Changes, st.Puts, st.Deletes, st.Rejected, st.LagBytes, st.Lag.Round(time.Millisecond),
-		p.rates[0], p.rates[1])
-	p.last = now
+		changesPerSec, itemsPerSec)
 }

@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pg2dynamo/pg2dynamo/app"
+	"github.com/pg2dynamo/pg2dynamo/follow"
 	vreport "github.com/pg2dynamo/pg2dynamo/report"
 	"github.com/pg2dynamo/pg2dynamo/verify"
 )
@@ -122,26 +124,29 @@ func TestVerifyHeadline(t *testing.T) {
 	}
 }
 
-// TestStatusLine parses the follow's status line as app/follow.go prints
-// it (printFollowStatus).
+// TestStatusLine parses the follow's status lines as migrate --follow
+// prints them (app.FollowStatusLine): the counts and the lag of a window
+// applied; a line printed while a window is in flight is not a window's.
 func TestStatusLine(t *testing.T) {
-	for _, tc := range []struct {
-		line                   string
-		changes, puts, deletes int64
-		lag                    time.Duration
-	}{
-		{"follow: applied 0/1A8DF0B8: 251 transactions, 2506 changes, 2251 items put, 250 deleted, 0 rejected; lag 0 bytes, 522ms", 2506, 2251, 250, 522 * time.Millisecond},
-		{"follow: applied 0/0: 0 transactions, 0 changes, 0 items put, 0 deleted, 0 rejected; lag 120 bytes, 0s", 0, 0, 0, 0},
-		{"follow: applied 0/1A8DF0B8: 251 transactions, 2506 changes, 2251 items put, 250 deleted, 0 rejected; lag 0 bytes, 522ms; 1250 changes/s, 1248 items/s", 2506, 2251, 250, 522 * time.Millisecond},
-		{"follow: applied 1/2: 3 transactions, 4 changes, 5 items put, 6 deleted, 7 rejected; lag 8 bytes, 1m2.5s", 4, 5, 6, time.Minute + 2500*time.Millisecond},
+	for _, st := range []follow.Status{
+		{Applied: 0x1A8DF0B8, Received: 0x1A8DF0B8, Transactions: 251, Changes: 2506, Puts: 2251, Deletes: 250, Lag: 522 * time.Millisecond},
+		{LagBytes: 120},
+		{Applied: 1<<32 | 2, Received: 1<<32 | 2, Transactions: 3, Changes: 4, Puts: 5, Deletes: 6, Rejected: 7, LagBytes: 8, Lag: time.Minute + 2500*time.Millisecond},
 	} {
+		line := app.FollowStatusLine(st, 1250, 1248.4)
 		f := newStatusFeed()
-		f.line(tc.line, time.Now())
+		f.line(line, time.Now())
 		if len(f.all) != 1 {
-			t.Fatalf("%q: not read as a status line", tc.line)
+			t.Fatalf("%q: not read as a status line", line)
 		}
-		if got := f.all[0]; got.changes != tc.changes || got.puts != tc.puts || got.deletes != tc.deletes || got.lag != tc.lag {
-			t.Errorf("%q: got %+v", tc.line, got)
+		if got := f.all[0]; got.changes != st.Changes || got.puts != st.Puts || got.deletes != st.Deletes || got.lag != st.Lag {
+			t.Errorf("%q: got %+v", line, got)
 		}
+	}
+	inFlight := app.FollowStatusLine(follow.Status{Applied: 1, Received: 2, Changes: 9}, 0, 0)
+	f := newStatusFeed()
+	f.line(inFlight, time.Now())
+	if len(f.all) != 0 {
+		t.Errorf("%q, a window in flight, read as a window applied: %+v", inFlight, f.all)
 	}
 }
