@@ -28,11 +28,12 @@ func (w *writer) loop(batches <-chan batch) error {
 
 func (w *writer) write(b batch) error {
 	err := w.sink.Write(w.stop.writing, b.items)
-	failed := map[int]error{}
+	var failed map[int]error // nil when every item was written
 	var be *load.BatchError
 	switch {
 	case err == nil:
 	case errors.As(err, &be):
+		failed = make(map[int]error, len(be.Failed))
 		for _, f := range be.Failed {
 			failed[f.Index] = f.Err
 		}
