@@ -122,7 +122,7 @@ func (a *Applier) derive(ctx context.Context, aff *affected, w *work) error {
 			var re *transform.RowError
 			if errors.As(err, &re) {
 				w.rejected++
-				return a.reject(pipeline.Reject{Entity: re.Entity, SourceKey: re.SourceKey, Column: re.Column, Reason: re.Reason})
+				return a.reject(pipeline.RowReject(re))
 			}
 			if err != nil {
 				return err

@@ -18,7 +18,11 @@
 // stopping rules and stats.go the counts.
 package pipeline
 
-import "time"
+import (
+	"time"
+
+	"github.com/pg2dynamo/pg2dynamo/transform"
+)
 
 // DefaultConcurrency is the default number of parallel writers.
 const DefaultConcurrency = 8
@@ -34,6 +38,11 @@ type Reject struct {
 	ItemKey map[string]string `json:"item_key,omitempty"`
 	Column  string            `json:"column,omitempty"`
 	Reason  string            `json:"reason"`
+}
+
+// RowReject is the reject of a row that could not become items.
+func RowReject(re *transform.RowError) Reject {
+	return Reject{Entity: re.Entity, SourceKey: re.SourceKey, Column: re.Column, Reason: re.Reason}
 }
 
 // Progress receives counts as the run goes, from one goroutine (see

@@ -83,7 +83,7 @@ func (r *reader) row(b *batcher, seen *keySet, owner, i int, values []any) error
 		if !errors.As(err, &re) {
 			return err
 		}
-		return r.rejectRow(i, Reject{Entity: re.Entity, SourceKey: re.SourceKey, Column: re.Column, Reason: re.Reason})
+		return r.rejectRow(i, RowReject(re))
 	}
 	if !b.fits(len(r.buf)) {
 		if err := r.flush(b); err != nil {
