@@ -25,7 +25,6 @@ type checkpointFile struct {
 	// every is the least time between two saves while an entity is not
 	// done (--checkpoint-interval).
 	every time.Duration
-	saved time.Time
 }
 
 // loadCheckpoint reads path; a missing file is a usage error naming it.
@@ -46,8 +45,7 @@ func loadCheckpoint(path string) (*pipeline.Checkpoint, error) {
 
 // save writes the checkpoint file.
 func (f *checkpointFile) save() error {
-	f.saved = time.Now()
-	b, err := f.Encode(f.saved)
+	b, err := f.Encode(time.Now()) // sets Updated
 	if err != nil {
 		return err
 	}
@@ -62,7 +60,7 @@ func (f *checkpointFile) save() error {
 // batch cost more CPU than the transform; a crash redoes at most an
 // interval.
 func (f *checkpointFile) onCheckpoint(_ *pipeline.Checkpoint, _ string, done bool) error {
-	if !done && time.Since(f.saved) < f.every {
+	if !done && time.Since(f.Updated) < f.every {
 		return nil
 	}
 	return f.save()
