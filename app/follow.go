@@ -190,7 +190,7 @@ func (f *following) createSlot(c *cli.Context) error {
 func (f *following) begin(c *cli.Context, s *session) error {
 	ctx := c.Context
 	if f == nil {
-		return s.src.Begin(ctx)
+		return beginSnapshot(c, s)
 	}
 	if err := f.createSlot(c); err != nil {
 		return err
@@ -222,7 +222,16 @@ func (f *following) run(c *cli.Context, s *session, out sinkOut, rejects *reject
 	opts := follow.Options{Slot: f.slot, Publication: f.pub, From: f.from, UntilCaughtUp: c.Bool("until-caught-up")}
 	every := c.Duration("progress-interval")
 	sp := &statusPrinter{w: c.App.ErrWriter, last: time.Now()}
+	var changes int64
 	opts.OnStatus = func(st follow.Status) {
+		// A window of many changes (a large transaction, which pgoutput's
+		// protocol 1 delivers whole, or a backlog) leaves a heap the size
+		// of its rows and items: returned to the system once applied, so
+		// that a burst does not raise the follow's memory for good.
+		if st.Changes-changes >= bigWindow {
+			debug.FreeOSMemory()
+		}
+		changes = st.Changes
 		if time.Since(sp.last) >= every {
 			sp.print(st)
 		}
@@ -241,6 +250,11 @@ func (f *following) run(c *cli.Context, s *session, out sinkOut, rejects *reject
 	}
 	return nil
 }
+
+// bigWindow is the number of row changes past which an applied window's
+// memory is returned to the system (debug.FreeOSMemory: a collection and
+// a scavenge, milliseconds for the follow's heap).
+const bigWindow = 1000
 
 // orSlot names where streaming starts: from, or the slot's confirmed
 // position when from is 0.

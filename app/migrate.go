@@ -70,7 +70,8 @@ Example, against DynamoDB Local:
 			&cli.BoolFlag{Name: "dry-run", Usage: "write nothing: report what the run would change and cost (as pg2dynamo diff)"},
 			&cli.BoolFlag{Name: "no-verify", Usage: "skip the verification (as pg2dynamo verify) that follows the load"},
 			&cli.Float64Flag{Name: "price-per-million", Value: report.DefaultPricePerMillion, Usage: "with --dry-run: on-demand price in US dollars per million write request units"},
-		}, append(followFlags(), reportFlags()[1:]...)...),
+			&cli.Float64Flag{Name: "import-price-per-gb", Value: report.DefaultImportPricePerGB, Usage: "with --dry-run: ImportTable's price in US dollars per GB of source data, uncompressed"},
+		}, append(append(shardFlags(), followFlags()...), reportFlags()[1:]...)...),
 		Action: runMigrate,
 	}
 }
@@ -89,6 +90,13 @@ func runMigrate(c *cli.Context) error {
 	ctx := c.Context
 	if err := checkMigrateFlags(c); err != nil {
 		return err
+	}
+	shard, err := shardOf(c)
+	if err != nil {
+		return err
+	}
+	if shard.On() && c.Bool("follow") {
+		return usageError{fmt.Errorf("--shard with --follow: one follow keeps the whole table in step; follow after the shards are done, from one process")}
 	}
 	prog, closeProg, err := progressFor(c.String("progress"), c.App.ErrWriter, c.Duration("progress-interval"))
 	if err != nil {
@@ -147,6 +155,8 @@ func runMigrate(c *cli.Context) error {
 		if err := fl.run(c, s, out, rejects); err != nil {
 			return err
 		}
+	} else if shard.On() {
+		fmt.Fprintf(c.App.ErrWriter, "shard %s done; run pg2dynamo verify once every shard is done (the table holds them all)\n", shard)
 	} else if s.client != nil && !c.Bool("no-verify") {
 		// The same snapshot: what was read is what is checked, all of it
 		// (a resumed run read only what was left).
@@ -181,7 +191,7 @@ func fullLoad(c *cli.Context, s *session, cp *checkpointFile, out sinkOut, rejec
 	sum, runErr := pipeline.Run(ctx, pipeline.Postgres(s.src), s.m, s.plans, out.sink, pipeline.Options{
 		Concurrency: c.Int("concurrency"), OnReject: rejects.Write, Progress: prog.Progress,
 		Readers: c.Int("readers"), SkipDuplicateCheck: c.Bool("no-duplicate-check"),
-		Checkpoint: cp.Checkpoint, OnCheckpoint: cp.onCheckpoint,
+		Checkpoint: cp.Checkpoint, OnCheckpoint: cp.onCheckpoint, Shard: mustShard(c),
 	})
 	// The last progress, however the run ended.
 	if err := cp.save(); err != nil && runErr == nil {
@@ -330,6 +340,9 @@ func startCheckpoint(c *cli.Context, mappingFile string, m *mapping.Mapping, sou
 		return nil, err
 	}
 	fp := pipeline.Fingerprint(b, m.Table.Name)
+	if sh := mustShard(c); sh.On() {
+		fp = pipeline.Fingerprint(b, m.Table.Name+" shard "+sh.String())
+	}
 	f := &checkpointFile{path: c.Path("checkpoint"), every: c.Duration("checkpoint-interval")}
 	if !c.Bool("resume") {
 		f.Checkpoint = pipeline.NewCheckpoint(fp, source, m.Table.Name, plans)

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pg2dynamo/pg2dynamo/export"
 	"github.com/pg2dynamo/pg2dynamo/internal/testenv"
 	"github.com/pg2dynamo/pg2dynamo/plan"
 	"github.com/pg2dynamo/pg2dynamo/transform"
@@ -49,7 +50,7 @@ func TestPlanWithSourceMatchesTheLoad(t *testing.T) {
 	if r := runCLI(t, migrateArgs(t, mappingFile, url, table, "--create-table")...); r.code != ExitOK {
 		t.Fatalf("migrate exit %d\n%s", r.code, r.stderr)
 	}
-	type acc struct{ items, bytes, max, wcu int64 }
+	type acc struct{ items, bytes, max, wcu, json int64 }
 	want := map[string]*acc{"Customer": {}, "Order": {}}
 	keys := map[string]string{} // item key → type
 	for _, it := range scanAll(t, dynamoClient(t), table) {
@@ -60,6 +61,7 @@ func TestPlanWithSourceMatchesTheLoad(t *testing.T) {
 		a.bytes += n
 		a.max = max(a.max, n)
 		a.wcu += (n + 1023) / 1024
+		a.json += export.LineBytes(it)
 		if _, inGSI := it["GSI1PK"]; inGSI {
 			a.wcu++ // KEYS_ONLY: the keys are well under 1 KB
 		}
@@ -72,9 +74,9 @@ func TestPlanWithSourceMatchesTheLoad(t *testing.T) {
 			t.Errorf("%s: example key %q is not one of its items in the table", s.Entity, k)
 		}
 		a := want[s.Entity]
-		if s.Items != a.items || s.MaxItemBytes != a.max || s.AvgItemBytes != (a.bytes+a.items/2)/a.items || s.WriteUnits != a.wcu {
-			t.Errorf("%s: plan says %+v; the table holds %d items, max %d bytes, avg %d, %d WCU",
-				s.Entity, s, a.items, a.max, (a.bytes+a.items/2)/a.items, a.wcu)
+		if s.Items != a.items || s.MaxItemBytes != a.max || s.AvgItemBytes != (a.bytes+a.items/2)/a.items || s.WriteUnits != a.wcu || s.ExportBytes != a.json {
+			t.Errorf("%s: plan says %+v; the table holds %d items, max %d bytes, avg %d, %d WCU, %d bytes of DynamoDB JSON",
+				s.Entity, s, a.items, a.max, (a.bytes+a.items/2)/a.items, a.wcu, a.json)
 		}
 	}
 	if !strings.Contains(r.stdout, `"TableName": "shop"`) {

@@ -9,8 +9,10 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/urfave/cli/v2"
 
+	"github.com/pg2dynamo/pg2dynamo/export"
 	"github.com/pg2dynamo/pg2dynamo/extract"
 	"github.com/pg2dynamo/pg2dynamo/follow"
 	"github.com/pg2dynamo/pg2dynamo/load"
@@ -56,7 +58,12 @@ must answer it; the items of one entity must come back in the order PostgreSQL
 gives their sort key columns (text COLLATE "C"). A pattern whose every Query
 finds nothing, or that has no parameters to run with, fails. It writes nothing.
 When a follow (migrate --follow) streams into the table, verify first waits
-until it has applied every change the check's snapshot holds (--follow-wait).
+until it has applied every change the check's snapshot holds (--follow-wait);
+an item that changes committed after the snapshot changed while the check
+ran is counted in flight (lag), not as a mismatch, and an access pattern's
+answer skips it: the changes are read from a temporary replication slot
+created with the check's snapshot and found through the mapping as the
+follow finds them.
 
 Exit code 0 when everything matches, 4 on any mismatch.`,
 		Flags: append(append([]cli.Flag{mappingFlag(), sourceFlag(), endpointFlag(), regionFlag(), profileFlag(), tableFlag()}, reportFlags()...),
@@ -81,7 +88,8 @@ the run: write units (each item rounded up per 1 KB, plus each GSI it lands in)
 priced on demand. Against a table that does not exist, every item is new; a
 table migrate would refuse (other keys, key types or GSIs) is refused, exit 2.`,
 		Flags: append([]cli.Flag{mappingFlag(), sourceFlag(), endpointFlag(), regionFlag(), profileFlag(), tableFlag(),
-			&cli.Float64Flag{Name: "price-per-million", Value: report.DefaultPricePerMillion, Usage: "on-demand price in US dollars per million write request units"},
+			&cli.Float64Flag{Name: "price-per-million", Value: report.DefaultPricePerMillion, Usage: "on-demand price in US dollars per million write request units (https://aws.amazon.com/dynamodb/pricing/on-demand/)"},
+			&cli.Float64Flag{Name: "import-price-per-gb", Value: report.DefaultImportPricePerGB, Usage: "ImportTable's price in US dollars per GB of source data, uncompressed (https://aws.amazon.com/dynamodb/pricing/on-demand/, Import from S3)"},
 		}, reportFlags()...),
 		Action: func(c *cli.Context) error {
 			return runCompare(c, report.ModeDiff, c.Float64("price-per-million"))
@@ -96,6 +104,9 @@ type session struct {
 	src    *extract.Source
 	plans  []*transform.Plan
 	client *dynamodb.Client
+	// inFlight, while a follow streams into the table, says which items
+	// changed after the check's snapshot (watchFollow); nil otherwise.
+	inFlight verify.InFlightFunc
 }
 
 // open checks --endpoint-url, loads the mapping, and connects to and
@@ -177,59 +188,78 @@ func runCompare(c *cli.Context, mode string, price float64) error {
 	if err := s.dynamo(c, nil); err != nil {
 		return err
 	}
-	if err := s.src.Begin(c.Context); err != nil {
-		return err
-	}
+	var watch *follow.Watch
 	if mode == report.ModeVerify {
-		if err := waitForFollow(c, s); err != nil {
+		if watch, err = watchFollow(c, s); err != nil {
+			return err
+		}
+	}
+	if watch != nil {
+		defer watch.Close(context.WithoutCancel(c.Context))
+	} else {
+		if err := s.src.Begin(c.Context); err != nil {
 			return err
 		}
 	}
 	return compareAndReport(c, s, mode, price, c.App.Writer)
 }
 
-// waitForFollow, when a follow's replication slot exists for the table,
-// waits (up to --follow-wait) until the follow has applied every change
-// the snapshot just begun holds: its confirmed position reaches the WAL
-// position read as the snapshot was taken. A follow that keeps up then
-// leaves nothing in flight for the changes committed before the check,
-// and verify passes while it runs once writes stop (the cutover runbook).
-// Changes committed after the snapshot that the follow applies during the
-// check still show as differences.
-func waitForFollow(c *cli.Context, s *session) error {
+// watchFollow, when a follow's replication slot exists for the table
+// (migrate --follow streams into it), begins s's snapshot at a temporary
+// slot's exported snapshot and sets s.inFlight to the follow.Watch of the
+// changes committed after it: an item they changed while the check ran
+// counts as in flight, not as wrong. It first waits (up to --follow-wait)
+// until the follow has applied every change the snapshot holds: its
+// confirmed position reaches the snapshot's. It returns nil, with s's
+// snapshot not begun, when there is no such slot.
+func watchFollow(c *cli.Context, s *session) (*follow.Watch, error) {
 	ctx := c.Context
-	slot, _, err := followNames(c, s.m)
+	slot, pub, err := followNames(c, s.m)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	conn := s.src.Conn() // in the snapshot's transaction: its first statement takes the snapshot
-	at, err := follow.CurrentLSN(ctx, conn)
-	if err != nil {
-		return err
-	}
+	conn := s.src.Conn()
 	confirmed, exists, err := follow.SlotPosition(ctx, conn, slot)
 	if err != nil || !exists {
-		return err
+		return nil, err
 	}
+	g, err := follow.NewGraph(ctx, conn, s.m, s.plans)
+	if err != nil {
+		return nil, fmt.Errorf("the follow of slot %s: %w", slot, err)
+	}
+	w, err := follow.NewWatch(ctx, c.String("source"), g, pub)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.src.BeginAt(ctx, w.Snapshot()); err != nil {
+		w.Close(ctx)
+		return nil, err
+	}
+	s.inFlight = func(ctx context.Context, pk, sk string, readAt time.Time) (bool, error) {
+		return w.Changed(ctx, s.src, pk, sk, readAt)
+	}
+	at := w.Consistent()
 	start, wait := time.Now(), c.Duration("follow-wait")
 	for confirmed < at && time.Since(start) < wait {
 		select {
 		case <-ctx.Done():
-			return context.Cause(ctx)
+			w.Close(ctx)
+			return nil, context.Cause(ctx)
 		case <-time.After(100 * time.Millisecond):
 		}
 		if confirmed, _, err = follow.SlotPosition(ctx, conn, slot); err != nil {
-			return err
+			w.Close(ctx)
+			return nil, err
 		}
 	}
 	if confirmed < at {
 		fmt.Fprintf(c.App.ErrWriter, "verify: the follow (slot %s) is %d bytes behind this check's snapshot after %s: differences may be changes in flight\n",
 			slot, uint64(at)-uint64(confirmed), wait)
-		return nil
+		return w, nil
 	}
-	fmt.Fprintf(c.App.ErrWriter, "verify: the follow (slot %s) has applied every change this check's snapshot holds (%s, waited %s)\n",
+	fmt.Fprintf(c.App.ErrWriter, "verify: the follow (slot %s) has applied every change this check's snapshot holds (%s, waited %s); items changed after it while the check runs count as in flight\n",
 		slot, at, time.Since(start).Round(time.Millisecond))
-	return nil
+	return w, nil
 }
 
 // compareAndReport checks the table as migrate would (session.checkTable),
@@ -260,12 +290,16 @@ func compareAndReport(c *cli.Context, s *session, mode string, price float64, ou
 	fmt.Fprintf(c.App.ErrWriter, "%s: deriving items from %s and reading table %s\n", mode, s.src.Name(), s.m.Table.Name)
 	res, err := verify.Compare(c.Context, s.src, s.m, s.plans, s.client, verify.Options{
 		Segments: c.Int("segments"), Sample: c.Int("sample"), SkipPatterns: mode == report.ModeDiff, IndexWait: c.Duration("gsi-wait"),
+		InFlight: s.inFlight, ExportBytes: exportBytes(mode),
 	})
 	if err != nil {
 		return err
 	}
 	defer res.Close() // its lists' temporary files
 	r := report.New(mode, res, price)
+	if mode == report.ModeDiff {
+		r.PriceImport(c.Float64("import-price-per-gb"))
+	}
 	format := c.String("format")
 	if format == "" { // migrate has no --format: its report is text
 		format = report.FormatText
@@ -293,4 +327,13 @@ func compareAndReport(c *cli.Context, s *session, mode string, price float64, ou
 		return withCode(ExitMismatch, fmt.Errorf("%s", r.Headline()))
 	}
 	return nil
+}
+
+// exportBytes sizes items as an export writes them, for a diff's cost of
+// the export + import path; nil for verify.
+func exportBytes(mode string) func(map[string]types.AttributeValue) int64 {
+	if mode != report.ModeDiff {
+		return nil
+	}
+	return export.LineBytes
 }

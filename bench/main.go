@@ -8,6 +8,9 @@
 //	(d) pg2dynamo migrate into the null sink (extract and transform only);
 //	(e) (d) again on a larger fixture (-flat-rows, default 10M source rows),
 //	    to show whether peak RSS stays flat with table size;
+//	(i) pg2dynamo export of (c)'s fixture to a directory (gzip DynamoDB
+//	    JSON), alternating with (d): its items/s over (d)'s, and its peak
+//	    RSS; (i′) the same on (e)'s fixture;
 //	(h) pg2dynamo migrate --follow on (c)'s fixture, fresh dynalite: after
 //	    its full load, the changes/s and items/s it applies at saturation
 //	    (a burst of -follow-changes row changes), its lag under a steady
@@ -180,9 +183,10 @@ type report struct {
 	flatSkipped              string
 	items                    *floorItems
 	a, b, c, d, e, e2        *result
+	i, i2                    *result // pg2dynamo export to a directory: (c)'s fixture, (e)'s
 	verify                   *verifyBench
 	follow                   *followBench
-	aRuns, dRuns             []result // every run of (a) and (d), in order
+	aRuns, dRuns, iRuns      []result // every run of (a), (d) and (i), in order
 	transform                *benchResult
 	transformCLIGC           *benchResult // under GOGC=400, as main.go sets it
 	transformProf            *profileSummary
@@ -347,7 +351,8 @@ func runSuite(ctx context.Context, cfg config, rep *report, admin *pgx.Conn, roo
 	// (d) with a CPU profile gives (d)'s profile.
 	const aName = "COPY (…) TO STDOUT into io.Discard, the queries migrate runs (extraction floor)"
 	const dName = "pg2dynamo migrate --sink null (extract + transform)"
-	var as, ds []result
+	const iName = "pg2dynamo export to file:/// (gzip DynamoDB JSON objects)"
+	var as, ds, is []result
 	for i := range cfg.repeat {
 		log.Printf("(a) COPY of the queries migrate runs (%d of %d)", i+1, cfg.repeat)
 		a, err := copyFloor(ctx, rep.fix.url, m)
@@ -363,9 +368,16 @@ func runSuite(ctx context.Context, cfg config, rep *report, admin *pgx.Conn, roo
 		}
 		d.name = dName
 		ds = append(ds, d)
+		x, err := exportRun(ctx, bin, "i", fmt.Sprintf("%s (%d of %d)", iName, i+1, cfg.repeat), rep.fix.rows, mappingFile, rep.fix.url, outDir)
+		if err != nil {
+			return err
+		}
+		x.name = iName
+		is = append(is, x)
 	}
 	rep.a, rep.aRuns = medianRun(as), as
 	rep.d, rep.dRuns = medianRun(ds), ds
+	rep.i, rep.iRuns = medianRun(is), is
 	if cfg.profile {
 		dp, err := migrate(ctx, bin, "d", dName+", profiled", rep.fix.rows, profile("d"), append(common, "--sink", "null")...)
 		if err != nil {
@@ -429,6 +441,11 @@ func runSuite(ctx context.Context, cfg config, rep *report, admin *pgx.Conn, roo
 			return err
 		}
 		rep.e = &e
+		i2, err := exportRun(ctx, bin, "i2", "pg2dynamo export, larger fixture", rep.flat.rows, mappingFile, rep.flat.url, outDir)
+		if err != nil {
+			return err
+		}
+		rep.i2 = &i2
 		// Peak RSS over the target at scale: measure how much of it is the
 		// duplicate check's key set (8 to 16 bytes per item).
 		if e.rssKB > rssTargetKB {
@@ -446,14 +463,33 @@ func runSuite(ctx context.Context, cfg config, rep *report, admin *pgx.Conn, roo
 	return nil
 }
 
-// migrate runs pg2dynamo (with --cpuprofile if profile is set) through
-// the launcher and reads the items it wrote from its summary.
+// exportRun is (i): pg2dynamo export of the fixture at url into a fresh
+// directory below outDir, removed after.
+func exportRun(ctx context.Context, bin, key, name string, rows int64, mappingFile, url, outDir string) (result, error) {
+	dir := filepath.Join(outDir, "export")
+	os.RemoveAll(dir)
+	defer os.RemoveAll(dir)
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return result{}, err
+	}
+	return command(ctx, bin, "export", key, name, rows, "", "--mapping", mappingFile, "--source", url, "--progress", "none",
+		"--rejects", os.DevNull, "--to", "file://"+abs+"/")
+}
+
+// migrate runs pg2dynamo migrate (with --cpuprofile if profile is set)
+// through the launcher and reads the items it wrote from its summary.
 func migrate(ctx context.Context, bin, key, name string, rows int64, profile string, args ...string) (result, error) {
+	return command(ctx, bin, "migrate", key, name, rows, profile, args...)
+}
+
+// command runs pg2dynamo cmd as migrate describes.
+func command(ctx context.Context, bin, cmd, key, name string, rows int64, profile string, args ...string) (result, error) {
 	full := []string{bin}
 	if profile != "" {
 		full = append(full, "--cpuprofile", profile)
 	}
-	full = append(full, "migrate")
+	full = append(full, cmd)
 	full = append(full, args...)
 	log.Printf("(%s) %s", key, name)
 	stopLog := logEvery(time.Minute, func(elapsed time.Duration) { log.Printf("  (%s) running (%s)", key, elapsed.Round(time.Second)) })

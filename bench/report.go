@@ -12,6 +12,7 @@ import (
 const (
 	targetCB       = 0.9
 	targetDA       = 0.6
+	targetExport   = 0.8 // (i)'s items/s over (d)'s
 	targetNs       = 2000
 	targetAllocs   = 20
 	rssTargetKB    = 150 * 1024
@@ -174,12 +175,15 @@ func label(key string) string {
 	if key == "e2" {
 		return "e′"
 	}
+	if key == "i2" {
+		return "i′"
+	}
 	return key
 }
 
 func (r *report) results() []*result {
 	var rs []*result
-	for _, x := range []*result{r.a, r.b, r.c, r.d, r.e, r.e2} {
+	for _, x := range []*result{r.a, r.b, r.c, r.d, r.e, r.e2, r.i, r.i2} {
 		if x != nil {
 			rs = append(rs, x)
 		}
@@ -235,6 +239,16 @@ func (r *report) targets() []string {
 		}
 		t = append(t, fmt.Sprintf("peak RSS at %s source rows (the larger of (c) and (d): (%s)): **%.1f MB**, target ≤ %s: %s",
 			num(x.rows), x.key, float64(x.rssKB)/1024, rssTargetLabel, verdict(float64(x.rssKB)/1024, rssTargetKB/1024, false, " MB", 1)))
+	}
+	if r.i != nil && r.d != nil {
+		id := r.i.perSecond() / r.d.perSecond()
+		t = append(t, fmt.Sprintf("export (i) vs the null sink (d), the same fixture, runs alternating: **%.2f**, target ≥ %.1f: %s (each pair's ratio: %s); peak RSS of (i) **%.1f MB**, target ≤ %s: %s",
+			id, targetExport, verdict(id, targetExport, true, "", 2), pairRatios(r.dRuns, r.iRuns),
+			float64(r.i.rssKB)/1024, rssTargetLabel, verdict(float64(r.i.rssKB)/1024, rssTargetKB/1024, false, " MB", 1)))
+	}
+	if r.i2 != nil {
+		t = append(t, fmt.Sprintf("export at %s source rows (i′): %.0f items/s, peak RSS **%.1f MB**, target ≤ %s: %s",
+			num(r.i2.rows), r.i2.perSecond(), float64(r.i2.rssKB)/1024, rssTargetLabel, verdict(float64(r.i2.rssKB)/1024, rssTargetKB/1024, false, " MB", 1)))
 	}
 	if r.e != nil {
 		line := fmt.Sprintf("peak RSS at %s source rows, null sink (e): **%.1f MB**, target ≤ %s: %s",

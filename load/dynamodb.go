@@ -77,21 +77,9 @@ func NewClient(ctx context.Context, cc ClientConfig) (*dynamodb.Client, error) {
 			})
 		}),
 	}
-	if cc.Region != "" {
-		opts = append(opts, config.WithRegion(cc.Region))
-	}
-	if cc.Profile != "" {
-		opts = append(opts, config.WithSharedConfigProfile(cc.Profile))
-	}
-	cfg, err := config.LoadDefaultConfig(ctx, opts...)
+	cfg, err := AWSConfig(ctx, cc.Region, cc.Profile, opts...)
 	if err != nil {
-		return nil, fmt.Errorf("aws config: %w", err)
-	}
-	if cfg.Region == "" {
-		return nil, errors.New("no AWS region: set --region, AWS_REGION or a region in the AWS profile")
-	}
-	if _, err := cfg.Credentials.Retrieve(ctx); err != nil {
-		return nil, fmt.Errorf("no AWS credentials (set AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, --profile or another source of the default chain; any values work for DynamoDB Local): %w", err)
+		return nil, err
 	}
 	return dynamodb.NewFromConfig(cfg, func(o *dynamodb.Options) {
 		if cc.EndpointURL != "" {
@@ -101,6 +89,30 @@ func NewClient(ctx context.Context, cc ClientConfig) (*dynamodb.Client, error) {
 			o.HTTPClient = countingClient{inner: o.HTTPClient, n: cc.WriteAttempts}
 		}
 	}), nil
+}
+
+// AWSConfig loads the AWS configuration of the default chain, with
+// region and profile when set, and opts: the one place pg2dynamo's clients
+// (DynamoDB, S3) get theirs. It fails fast when no region or no
+// credentials can be found, naming the settings that provide them.
+func AWSConfig(ctx context.Context, region, profile string, opts ...func(*config.LoadOptions) error) (aws.Config, error) {
+	if region != "" {
+		opts = append(opts, config.WithRegion(region))
+	}
+	if profile != "" {
+		opts = append(opts, config.WithSharedConfigProfile(profile))
+	}
+	cfg, err := config.LoadDefaultConfig(ctx, opts...)
+	if err != nil {
+		return cfg, fmt.Errorf("aws config: %w", err)
+	}
+	if cfg.Region == "" {
+		return cfg, errors.New("no AWS region: set --region, AWS_REGION or a region in the AWS profile")
+	}
+	if _, err := cfg.Credentials.Retrieve(ctx); err != nil {
+		return cfg, fmt.Errorf("no AWS credentials (set AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, --profile or another source of the default chain; any values work for DynamoDB Local): %w", err)
+	}
+	return cfg, nil
 }
 
 // WriteAPI is what the DynamoDB sink calls: *dynamodb.Client, or a fake

@@ -19,6 +19,7 @@
 package pipeline
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/pg2dynamo/pg2dynamo/transform"
@@ -97,7 +98,37 @@ type Options struct {
 	// WriteGrace is how long writers go on, once ctx is done, to finish
 	// the batches already read (default WriteGrace).
 	WriteGrace time.Duration
+	// Shard, when its Count is over 1, reads only this shard's rows (see
+	// Shard).
+	Shard Shard
 }
+
+// Shard is shard Index (1 to Count) of a run split across Count
+// processes with no coordinator. Each entity read in primary-key order is
+// cut into Count ranges by Count−1 positions at equal offsets of its
+// rows (RowSource.Split, PostgreSQL's ORDER BY … OFFSET), and the shard
+// reads range Index; an entity without a primary key is read whole by one
+// shard, chosen by a hash (FNV-1a) of its name. Shards reading one
+// snapshot (extract.Source.BeginAt) compute the same positions, so every
+// row is read by exactly one shard; shards reading snapshots of their own
+// may disagree on positions if rows are inserted or deleted between them.
+type Shard struct{ Index, Count int }
+
+// ParseShard parses "i/N": 1 ≤ i ≤ N.
+func ParseShard(text string) (Shard, error) {
+	var sh Shard
+	if _, err := fmt.Sscanf(text, "%d/%d", &sh.Index, &sh.Count); err != nil || fmt.Sprintf("%d/%d", sh.Index, sh.Count) != text ||
+		sh.Count < 1 || sh.Index < 1 || sh.Index > sh.Count {
+		return Shard{}, fmt.Errorf("shard %q: expected i/N with 1 ≤ i ≤ N, e.g. 2/3", text)
+	}
+	return sh, nil
+}
+
+// On reports whether the run is split (Count over 1).
+func (sh Shard) On() bool { return sh.Count > 1 }
+
+// String is "i/N".
+func (sh Shard) String() string { return fmt.Sprintf("%d/%d", sh.Index, sh.Count) }
 
 // withDefaults returns o with its zero values replaced by the defaults.
 func (o Options) withDefaults() Options {

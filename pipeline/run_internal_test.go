@@ -182,6 +182,35 @@ func TestRunWritesEveryRowOnce(t *testing.T) {
 // the sink's reason, and reaches OnReject before the checkpoint records a
 // position at or past it: after a crash, every row the checkpoint counts as
 // handled is written or listed.
+// Three shards of one run read every row exactly once between them, each
+// a range of its own, whatever the number of readers.
+func TestShardsReadEveryRowOnce(t *testing.T) {
+	plans, m := compilePlans(t, oneEntity)
+	const rows = 1000
+	src := newFakeSource(map[string]int{"P": rows}, func(id int) string { return "n" })
+	sink := newMemSink()
+	var read int64
+	for i := 1; i <= 3; i++ {
+		sum, err := Run(t.Context(), src, m, plans, sink, Options{Readers: 2, Concurrency: 2, Shard: Shard{Index: i, Count: 3}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := sum.Entities[0].Rows; n < rows/3-1 || n > rows/3+1 {
+			t.Errorf("shard %d/3 read %d rows, want about %d", i, n, rows/3)
+		}
+		read += sum.Entities[0].Rows
+	}
+	got := sink.written()
+	for id := int32(1); id <= rows; id++ {
+		if got[id] != 1 {
+			t.Fatalf("row %d written %d times by the shards, want once", id, got[id])
+		}
+	}
+	if read != rows {
+		t.Errorf("the shards read %d rows, want %d", read, rows)
+	}
+}
+
 func TestRejectsReachOnRejectBeforeTheCheckpoint(t *testing.T) {
 	plans, m := compilePlans(t, oneEntity)
 	const rows = 3000

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"hash/fnv"
 	"slices"
 
 	"github.com/pg2dynamo/pg2dynamo/transform"
@@ -67,7 +68,7 @@ type task struct {
 // what the earlier run recorded as written, so that its key set is as the
 // earlier run left it.
 func schedule(ctx context.Context, src RowSource, plans []*transform.Plan, totals []int64, res resume,
-	readers int, groups [][]int, groupOf []int) (parts []part, byEntity [][]int, tasks []task, err error) {
+	readers int, shard Shard, groups [][]int, groupOf []int) (parts []part, byEntity [][]int, tasks []task, err error) {
 	byEntity = make([][]int, len(plans))
 	grouped := make([]task, len(groups))
 	for g, members := range groups {
@@ -89,6 +90,10 @@ func schedule(ctx context.Context, src RowSource, plans []*transform.Plan, total
 			rs = res.recorded(i)
 		case skip:
 			rs = []Range{{Done: true}}
+		case shard.On():
+			if rs, err = shardRanges(ctx, src, p, totals[i], shard); err != nil {
+				return nil, nil, nil, err
+			}
 		default:
 			n := readers
 			if g >= 0 {
@@ -161,6 +166,35 @@ type part struct {
 	// replay: the range was written by an earlier run; its rows are read
 	// only to claim their keys in the group's key set, as that run did.
 	replay bool
+}
+
+// shardRanges returns the range of p's rows that shard sh reads (see
+// Shard): none, or one.
+func shardRanges(ctx context.Context, src RowSource, p *transform.Plan, rows int64, sh Shard) ([]Range, error) {
+	if !p.Ordered() {
+		h := fnv.New32a()
+		h.Write([]byte(p.Entity().Name))
+		if int(h.Sum32()%uint32(sh.Count)) != sh.Index-1 {
+			return nil, nil
+		}
+		return []Range{{}}, nil
+	}
+	bounds, err := src.Split(ctx, p.Query(), sh.Count, rows)
+	if err != nil {
+		return nil, err
+	}
+	k := sh.Index - 1
+	if k > len(bounds) { // fewer rows than shards
+		return nil, nil
+	}
+	var r Range
+	if k > 0 {
+		r.After = bounds[k-1]
+	}
+	if k < len(bounds) {
+		r.Until = bounds[k]
+	}
+	return []Range{r}, nil
 }
 
 // split returns the ranges of p's read: one per reader when p reads in

@@ -46,7 +46,7 @@ func TestScheduleReplaysResumedGroup(t *testing.T) {
 			{{After: []string{"3"}, Until: []string{"10"}}, {After: []string{"19"}, Until: []string{"20"}, Done: true}, {After: []string{"20"}}},
 			{{}}},
 	}
-	_, _, tasks, err := schedule(t.Context(), nil, plans, make([]int64, 4), res, 4, groups, of)
+	_, _, tasks, err := schedule(t.Context(), nil, plans, make([]int64, 4), res, 4, Shard{}, groups, of)
 	if err != nil {
 		t.Fatal(err)
 	}

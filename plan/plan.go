@@ -60,6 +60,15 @@ type PatternRow struct {
 	Description  string `json:"description,omitempty"`
 }
 
+// Prices plan's cost lines use, in US dollars (us-east-1, on demand):
+// per million write request units, and ImportTable's per GB of source
+// data. The same as report's defaults, which diff's flags override.
+// https://aws.amazon.com/dynamodb/pricing/on-demand/
+const (
+	PricePerMillion  = 0.625
+	ImportPricePerGB = 0.15
+)
+
 // EntityStatsRow is what a full load of one entity writes. Sizes are in
 // bytes by DynamoDB's item size rules; WriteUnits counts one WCU per 1 KB
 // (rounded up) of each item, plus the same for each GSI the item lands in
@@ -73,6 +82,10 @@ type EntityStatsRow struct {
 	AvgItemBytes int64  `json:"avg_item_bytes"`
 	MaxItemBytes int64  `json:"max_item_bytes"`
 	WriteUnits   int64  `json:"write_units"`
+	// ExportBytes is the entity's items as DynamoDB JSON, as pg2dynamo
+	// export writes them before compression: what ImportTable is priced
+	// by (per GB of source data).
+	ExportBytes int64 `json:"export_bytes"`
 	// ExampleKey is the primary key (partition key, then sort key) of the
 	// entity's first item in primary-key order, as the load writes it: the
 	// key text the README's "Key text" section describes.

@@ -96,6 +96,14 @@ func renderTables(w io.Writer, d *Design, md bool) error {
 		}
 		t.rows = append(t.rows, []string{"total", "", fmt.Sprint(items), "", "", "", fmt.Sprint(wcu), ""})
 		writeTable(&b, t, md)
+		var exp int64
+		for _, s := range d.Stats {
+			exp += s.ExportBytes
+		}
+		fmt.Fprintf(&b, "\nThe full load's cost, us-east-1 prices (https://aws.amazon.com/dynamodb/pricing/on-demand/; diff takes others as flags):\n"+
+			"- migrate (BatchWriteItem, on demand): %d write units at $%.3f per million: $%.4f\n"+
+			"- export + import (ImportTable, a new table): %.3f GB of DynamoDB JSON at $%.2f per GB: $%.4f, no write units\n",
+			wcu, PricePerMillion, float64(wcu)*PricePerMillion/1e6, float64(exp)/1e9, ImportPricePerGB, float64(exp)/1e9*ImportPricePerGB)
 	}
 
 	heading("CreateTable request (aws dynamodb create-table --cli-input-json)")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync"
 
+	"github.com/pg2dynamo/pg2dynamo/export"
 	"github.com/pg2dynamo/pg2dynamo/extract"
 	"github.com/pg2dynamo/pg2dynamo/mapping"
 	"github.com/pg2dynamo/pg2dynamo/pipeline"
@@ -24,7 +25,7 @@ func Stats(ctx context.Context, src *extract.Source, m *mapping.Mapping, plans [
 	for i, e := range sum.Entities {
 		a := ms.acc[i]
 		out[i] = EntityStatsRow{Entity: e.Name, Rows: e.Rows, Items: a.items, Rejected: e.Rejected,
-			MaxItemBytes: a.max, WriteUnits: a.wcu, ExampleKey: a.example}
+			MaxItemBytes: a.max, WriteUnits: a.wcu, ExportBytes: a.json, ExampleKey: a.example}
 		if a.items > 0 {
 			out[i].AvgItemBytes = (a.bytes + a.items/2) / a.items
 		}
@@ -33,8 +34,8 @@ func Stats(ctx context.Context, src *extract.Source, m *mapping.Mapping, plans [
 }
 
 type acc struct {
-	items, bytes, max, wcu int64
-	example                []string
+	items, bytes, max, wcu, json int64
+	example                      []string
 }
 
 // measureSink writes nothing; it sizes each item and its GSI projections.
@@ -54,6 +55,7 @@ func (s *measureSink) Write(_ context.Context, batch []transform.Item) error {
 		a.bytes += n
 		a.max = max(a.max, n)
 		a.wcu += transform.WriteUnits(s.m, it.Attrs)
+		a.json += export.LineBytes(it.Attrs)
 		if a.example == nil {
 			k := transform.ItemKey(it.Attrs, [2]string{s.m.Table.PartitionKey, s.m.Table.SortKey})
 			a.example = k[:]

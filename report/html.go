@@ -49,7 +49,7 @@ func htmlReport(r *Report) (*Report, error) {
 		err = errors.Join(err, e)
 		return verify.NewList(refs...)
 	}
-	res.Missing, res.Extra, res.Duplicates = head(r.Missing), head(r.Extra), head(r.Duplicates)
+	res.Missing, res.Extra, res.Duplicates, res.InFlight = head(r.Missing), head(r.Extra), head(r.Duplicates), head(r.InFlight)
 	var changed []verify.ChangedItem // those the page shows side by side
 	for c, e := range r.Changed.All() {
 		if e != nil {
@@ -135,6 +135,7 @@ const refs = (title, list, count, id) => {
 refs(diff ? "New items" : "Missing items", r.missing, r.counts.missing, "missing");
 refs(diff ? "Items the source no longer produces" : "Extra items", r.extra, r.counts.extra, "extra");
 refs("Keys the source derives more than once, not rejected", r.duplicates, r.counts.duplicates, "duplicates");
+refs("Items in flight: changed after the check's snapshot by the follow, while the check ran", r.in_flight, r.counts.in_flight, "in_flight");
 if (r.counts.changed.total) {
   content.append(el("h2", {"data-list": "changed"}, (diff ? "Changed items" : "Differing items") + " (" + r.counts.changed.total + ")"),
     el("p", {class: "listed"}, "side by side: the items whose whole before and after the report keeps; the JSON report lists " +

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/pg2dynamo/pg2dynamo/plan"
 	"github.com/pg2dynamo/pg2dynamo/verify"
 )
 
@@ -27,7 +28,7 @@ const (
 // DefaultPricePerMillion is DynamoDB's on-demand price in US dollars per
 // million write request units (standard table class, us-east-1).
 // https://aws.amazon.com/dynamodb/pricing/on-demand/
-const DefaultPricePerMillion = 0.625
+const DefaultPricePerMillion = plan.PricePerMillion
 
 // Report is what verify and diff print.
 type Report struct {
@@ -43,12 +44,24 @@ type Report struct {
 }
 
 // Cost estimates a full run: WriteUnits as transform.WriteUnits counts
-// them, priced at PricePerMillion US dollars per million write units.
+// them, priced at PricePerMillion US dollars per million write units
+// (migrate's BatchWriteItem, on demand); and, beside it, the same items
+// loaded by ImportTable from an export, priced at ImportPricePerGB US
+// dollars per GB of the export's DynamoDB JSON before compression.
 type Cost struct {
 	WriteUnits      int64   `json:"write_units"`
 	PricePerMillion float64 `json:"price_per_million"`
 	Dollars         float64 `json:"dollars"`
+	// ExportBytes is the items' DynamoDB JSON (pg2dynamo export).
+	ExportBytes      int64   `json:"export_bytes,omitempty"`
+	ImportPricePerGB float64 `json:"import_price_per_gb,omitempty"`
+	ImportDollars    float64 `json:"import_dollars,omitempty"`
 }
+
+// DefaultImportPricePerGB is ImportTable's price in US dollars per GB of
+// source data, uncompressed (us-east-1).
+// https://aws.amazon.com/dynamodb/pricing/on-demand/ ("Import from S3")
+const DefaultImportPricePerGB = plan.ImportPricePerGB
 
 // New builds the report of res in mode (ModeVerify or ModeDiff); price is
 // the price per million write units used by ModeDiff.
@@ -68,15 +81,28 @@ func New(mode string, res *verify.Result, price float64) *Report {
 		t.Changed += e.Changed
 		t.Unchanged += e.Unchanged
 		t.Stale += e.Stale
+		t.InFlight += e.InFlight
 		t.WriteUnits += e.WriteUnits
+		t.ExportBytes += e.ExportBytes
 	}
 	if mode == ModeDiff {
 		r.OK = t.Missing == 0 && t.Changed == 0 && res.Stale == 0 && !res.TableMissing
-		r.Cost = &Cost{WriteUnits: t.WriteUnits, PricePerMillion: price, Dollars: float64(t.WriteUnits) * price / 1e6}
+		r.Cost = &Cost{WriteUnits: t.WriteUnits, PricePerMillion: price, Dollars: float64(t.WriteUnits) * price / 1e6,
+			ExportBytes: t.ExportBytes}
 	} else {
 		r.OK = res.OK()
 	}
 	return r
+}
+
+// PriceImport prices the diff's items loaded by ImportTable at perGB US
+// dollars per GB of their DynamoDB JSON (Cost.ExportBytes).
+func (r *Report) PriceImport(perGB float64) {
+	if r.Cost == nil || r.Cost.ExportBytes == 0 {
+		return
+	}
+	r.Cost.ImportPricePerGB = perGB
+	r.Cost.ImportDollars = float64(r.Cost.ExportBytes) / 1e9 * perGB
 }
 
 // Formats.
@@ -115,11 +141,12 @@ type jsonSkeleton struct {
 	Extra      *struct{} `json:"extra,omitempty"`
 	Duplicates *struct{} `json:"duplicates,omitempty"`
 	Changed    *struct{} `json:"changed,omitempty"`
+	InFlight   *struct{} `json:"in_flight,omitempty"`
 }
 
 // WriteJSON writes r as one JSON object, indented by two spaces and
 // ending in a newline, as json.Encoder with SetIndent("", "  ") would,
-// except that the lists (missing, extra, duplicates, changed) come last
+// except that the lists (missing, extra, duplicates, changed, in_flight) come last
 // and are streamed from their files one entry at a time: memory does not
 // grow with them. It decodes into a Report.
 func WriteJSON(w io.Writer, r *Report) error {
@@ -135,7 +162,7 @@ func WriteJSON(w io.Writer, r *Report) error {
 		l    interface {
 			WriteJSON(io.Writer, string, string) error
 		}
-	}{{"missing", r.Missing}, {"extra", r.Extra}, {"duplicates", r.Duplicates}, {"changed", r.Changed}}
+	}{{"missing", r.Missing}, {"extra", r.Extra}, {"duplicates", r.Duplicates}, {"changed", r.Changed}, {"in_flight", r.InFlight}}
 	for _, l := range lists {
 		fmt.Fprintf(bw, ",\n  %q: ", l.name)
 		if err := l.l.WriteJSON(bw, "  ", "  "); err != nil {
@@ -181,7 +208,11 @@ func (r *Report) Headline() string {
 	if n := c.Duplicates.Total; n > 0 {
 		s += ", " + plural(n, "key", "keys") + " derived more than once"
 	}
-	return s + fmt.Sprintf("; %d access-pattern queries, %d wrong", len(r.Patterns), bad)
+	s += fmt.Sprintf("; %d access-pattern queries, %d wrong", len(r.Patterns), bad)
+	if n := c.InFlight.Total; n > 0 {
+		s += fmt.Sprintf("; %s changed by the follow while the check ran (lag, not a mismatch)", plural(n, "item", "items"))
+	}
+	return s
 }
 
 func countProblems(es []verify.EntityCounts) int {
@@ -226,6 +257,10 @@ func writeTables(b *strings.Builder, r *Report, md bool, limit int) error {
 		w.heading("Cost of the run")
 		fmt.Fprintf(b, "%d write units; on demand at $%.3f per million write request units: $%.4f\n",
 			r.Cost.WriteUnits, r.Cost.PricePerMillion, r.Cost.Dollars)
+		if c := r.Cost; c.ExportBytes > 0 {
+			fmt.Fprintf(b, "export + import (ImportTable, into a new table): %.3f GB of DynamoDB JSON at $%.3f per GB: $%.4f, no write units\n",
+				float64(c.ExportBytes)/1e9, c.ImportPricePerGB, c.ImportDollars)
+		}
 	}
 	return nil
 }
@@ -283,7 +318,8 @@ func (w *tableWriter) itemLists(r *Report) error {
 	} else {
 		err = errors.Join(w.itemList("Missing items", r.Missing, c.Missing), w.itemList("Extra items", r.Extra, c.Extra))
 	}
-	return errors.Join(err, w.itemList("Keys the source derives more than once, not rejected", r.Duplicates, c.Duplicates))
+	return errors.Join(err, w.itemList("Keys the source derives more than once, not rejected", r.Duplicates, c.Duplicates),
+		w.itemList("Items in flight: changed after the check's snapshot by the follow, while the check ran", r.InFlight, c.InFlight))
 }
 
 // itemList writes the first keys of list l, whose length is count, under

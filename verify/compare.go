@@ -46,7 +46,23 @@ type Options struct {
 	// MaxListed is how many entries each of the Result's lists keeps
 	// (default MaxListed); the counts stay exact (Result.Counts).
 	MaxListed int
+	// ExportBytes, if set, gives the bytes an item takes in an export
+	// (export.AppendLine's DynamoDB JSON), summed per entity into
+	// EntityCounts.ExportBytes: what ImportTable is priced by.
+	ExportBytes func(item map[string]types.AttributeValue) int64
+	// InFlight, if set, says which items changes committed after the
+	// check's snapshot may have changed: a follow streaming into the table
+	// while the check reads it. A missing, extra or differing item it
+	// names is counted in flight (Result.InFlight: lag, not a mismatch),
+	// and an access pattern's answer skips such items on both sides.
+	InFlight InFlightFunc
 }
+
+// InFlightFunc reports whether a change committed after the check's
+// snapshot may have changed the item of table key (pk, sk), as the table
+// was read at readAt or before (follow.Watch.Changed). It fails on a
+// replication or source error, which fails the check.
+type InFlightFunc func(ctx context.Context, pk, sk string, readAt time.Time) (bool, error)
 
 // ItemRef names an item by its primary key and type.
 type ItemRef struct {
@@ -112,8 +128,15 @@ type EntityCounts struct {
 	Unchanged int64 `json:"unchanged"`
 	// Stale items of this type the source no longer produces.
 	Stale int64 `json:"stale"`
+	// InFlight items of this type differ (missing, extra or changed) but
+	// were changed after the snapshot while the check ran
+	// (Options.InFlight): lag, not a mismatch.
+	InFlight int64 `json:"in_flight,omitempty"`
 	// WriteUnits a run writing every derived item consumes.
 	WriteUnits int64 `json:"write_units"`
+	// ExportBytes is the size of every derived item as DynamoDB JSON, as
+	// pg2dynamo export writes it before compression (Options.ExportBytes).
+	ExportBytes int64 `json:"export_bytes,omitempty"`
 }
 
 // checkCounts sets Expected and CountProblem from the other counts.
@@ -152,6 +175,10 @@ type PatternResult struct {
 	// Retries counts the GSI's re-reads (Options.IndexWait) before this
 	// result.
 	Retries int `json:"retries,omitempty"`
+	// InFlight counts the items, of the answer or of the source's, that
+	// differed and were skipped as changed after the snapshot
+	// (Options.InFlight).
+	InFlight int `json:"in_flight,omitempty"`
 }
 
 // Result is the comparison of the table with what the source derives.
@@ -174,6 +201,10 @@ type Result struct {
 	Stale      int64             `json:"stale"`
 	Unmanaged  int64             `json:"unmanaged"`
 	Changed    List[ChangedItem] `json:"changed"`
+	// InFlight items differ from the snapshot but changes committed after
+	// it, applied by a follow while the check ran, may have changed them
+	// (Options.InFlight): lag, not a mismatch; they are in no other list.
+	InFlight List[ItemRef] `json:"in_flight"`
 	// ListsTruncated is true when a list holds only its first
 	// Options.MaxListed entries (in bucket order); Counts and the counts
 	// per entity are complete.
@@ -194,7 +225,7 @@ func (r *Result) Close() error {
 	}
 	err := r.files.close()
 	r.files = nil
-	r.Missing, r.Extra, r.Duplicates, r.Changed = List[ItemRef]{}, List[ItemRef]{}, List[ItemRef]{}, List[ChangedItem]{}
+	r.Missing, r.Extra, r.Duplicates, r.Changed, r.InFlight = List[ItemRef]{}, List[ItemRef]{}, List[ItemRef]{}, List[ChangedItem]{}, List[ItemRef]{}
 	return err
 }
 
@@ -348,6 +379,13 @@ func (c *comparison) fill(ctx context.Context, res *Result, expected int64) erro
 		}
 	}
 	lo := listOptions{sampleChanged: cmp(c.opts.SampleChanged, 20), maxListed: cmp(c.opts.MaxListed, MaxListed)}
+	if f := c.opts.InFlight; f != nil {
+		scanned := time.Now() // every item of the Scan was read before
+		lo.inFlight = func(key string) (bool, error) {
+			pk, sk, _ := strings.Cut(key, "\x00")
+			return f(ctx, pk, sk, scanned)
+		}
+	}
 	if err := res.compareBuckets(sp, c.plans, lo); err != nil {
 		return err
 	}
@@ -369,7 +407,7 @@ func (c *comparison) sourcePass(ctx context.Context, sp *spill, samples []*patte
 	for _, ps := range samples {
 		checks = append(checks, ps.checks...)
 	}
-	sink := &sourceSink{c: c, sp: sp, byAttr: indexChecks(checks), wcu: make([]int64, len(c.plans))}
+	sink := &sourceSink{c: c, sp: sp, byAttr: indexChecks(checks), wcu: make([]int64, len(c.plans)), bytes: make([]int64, len(c.plans))}
 	sum, err := c.derive(ctx, sink)
 	if err != nil {
 		return nil, err
@@ -377,7 +415,7 @@ func (c *comparison) sourcePass(ctx context.Context, sp *spill, samples []*patte
 	var out []EntityCounts
 	for i, e := range sum.Entities {
 		out = append(out, EntityCounts{Entity: e.Name, Type: c.plans[i].Entity().Type, SourceRows: c.sourceRows[i],
-			Rows: e.Rows, Rejected: e.Rejected, ItemsPerRow: itemsPerRow(c.plans[i]), WriteUnits: sink.wcu[i]})
+			Rows: e.Rows, Rejected: e.Rejected, ItemsPerRow: itemsPerRow(c.plans[i]), WriteUnits: sink.wcu[i], ExportBytes: sink.bytes[i]})
 	}
 	return out, nil
 }
@@ -389,8 +427,9 @@ type sourceSink struct {
 	c      *comparison
 	sp     *spill
 	byAttr map[string]map[string][]*patternCheck // indexChecks
-	mu     sync.Mutex                            // guards wcu and the checks
+	mu     sync.Mutex                            // guards wcu, bytes and the checks
 	wcu    []int64                               // write units by entity
+	bytes  []int64                               // export bytes by entity
 }
 
 // Write spills and accounts for every item of batch; it fails on a
@@ -413,9 +452,14 @@ func (s *sourceSink) Write(_ context.Context, batch []transform.Item) error {
 // mirror item.
 func (s *sourceSink) account(it transform.Item, mirror bool) error {
 	w := transform.WriteUnits(s.c.m, it.Attrs)
+	var n int64
+	if f := s.c.opts.ExportBytes; f != nil {
+		n = f(it.Attrs)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.wcu[it.Entity] += w
+	s.bytes[it.Entity] += n
 	for attr, bySample := range s.byAttr {
 		v, ok := it.Attrs[attr].(*types.AttributeValueMemberS)
 		if !ok {
@@ -449,6 +493,9 @@ func (c *comparison) runPatterns(ctx context.Context, samples []*patternSample, 
 	ties := c.work.sub(tiesBudget).newSorter("ties", bytes.Compare)
 	var out []PatternResult
 	for _, ps := range samples {
+		for _, pc := range ps.checks {
+			pc.inFlight = c.itemInFlight
+		}
 		prs, err := ps.runAll(ctx, c.client, c.m.Table.Name, wait, c.orders, ties, derived, c.sourceRows)
 		if err != nil {
 			return nil, err
@@ -456,6 +503,19 @@ func (c *comparison) runPatterns(ctx context.Context, samples []*patternSample, 
 		out = append(out, prs...)
 	}
 	return out, nil
+}
+
+// itemInFlight is Options.InFlight for an item in canonical form, of a
+// table read at readAt or before; false without Options.InFlight.
+func (c *comparison) itemInFlight(ctx context.Context, item []byte, readAt time.Time) (bool, error) {
+	if c.opts.InFlight == nil {
+		return false, nil
+	}
+	var attrs map[string]struct{ S string }
+	if err := json.Unmarshal(item, &attrs); err != nil {
+		return false, fmt.Errorf("verify: item %s: %w", item, err)
+	}
+	return c.opts.InFlight(ctx, attrs[c.keyAttrs[0]].S, attrs[c.keyAttrs[1]].S, readAt)
 }
 
 // Memory budgets, in bytes: the derived items that must answer the
@@ -562,6 +622,9 @@ func scanInto(ctx context.Context, client dynamodb.ScanAPIClient, table string, 
 // keep their whole before and after, and the entries kept per list.
 type listOptions struct {
 	sampleChanged, maxListed int
+	// inFlight, if set, says whether the item of a key (itemKey) that
+	// differs was changed after the snapshot (Options.InFlight).
+	inFlight func(key string) (bool, error)
 }
 
 // compareBuckets classifies every key, one bucket in memory at a time,
@@ -591,7 +654,9 @@ type bucketComparer struct {
 	extra         *listBuilder[ItemRef]
 	dups          *listBuilder[ItemRef]
 	changed       *listBuilder[ChangedItem]
+	inFlight      *listBuilder[ItemRef]
 	found         int64 // changed items found, in bucket order
+	isInFlight    func(key string) (bool, error)
 }
 
 func newBucketComparer(r *Result, plans []*transform.Plan, opts listOptions) *bucketComparer {
@@ -602,10 +667,29 @@ func newBucketComparer(r *Result, plans []*transform.Plan, opts listOptions) *bu
 		}
 	}
 	return &bucketComparer{r: r, plans: plans, byType: byType, sampleChanged: opts.sampleChanged,
-		missing: newListBuilder[ItemRef](r.files, "missing", opts.maxListed),
-		extra:   newListBuilder[ItemRef](r.files, "extra", opts.maxListed),
-		dups:    newListBuilder[ItemRef](r.files, "duplicates", opts.maxListed),
-		changed: newListBuilder[ChangedItem](r.files, "changed", opts.maxListed)}
+		missing:    newListBuilder[ItemRef](r.files, "missing", opts.maxListed),
+		extra:      newListBuilder[ItemRef](r.files, "extra", opts.maxListed),
+		dups:       newListBuilder[ItemRef](r.files, "duplicates", opts.maxListed),
+		changed:    newListBuilder[ChangedItem](r.files, "changed", opts.maxListed),
+		inFlight:   newListBuilder[ItemRef](r.files, "in-flight", opts.maxListed),
+		isInFlight: opts.inFlight}
+}
+
+// flight counts and lists the item of key, of type typ and entity e (-1:
+// of no mapped type), and returns true, when it differs because it was
+// changed after the snapshot (listOptions.inFlight).
+func (bc *bucketComparer) flight(key, typ string, e int) (bool, error) {
+	if bc.isInFlight == nil {
+		return false, nil
+	}
+	in, err := bc.isInFlight(key)
+	if err != nil || !in {
+		return false, err
+	}
+	if e >= 0 {
+		bc.r.Entities[e].InFlight++
+	}
+	return true, bc.inFlight.add(key, itemRef(key, typ))
 }
 
 // bucket classifies the records of one bucket (spill.each's fn).
@@ -675,7 +759,14 @@ func (bc *bucketComparer) tableItem(rc record, source map[string]record, others 
 // extraItem counts and lists table record rc, which no derived item has
 // the key of: stale when its type is an entity's, else unmanaged.
 func (bc *bucketComparer) extraItem(rc record) error {
-	if e, mapped := bc.byType[rc.typ]; mapped {
+	e, mapped := bc.byType[rc.typ]
+	if !mapped {
+		e = -1
+	}
+	if in, err := bc.flight(rc.key, rc.typ, e); in || err != nil {
+		return err
+	}
+	if mapped {
 		bc.r.Stale++
 		bc.r.Entities[e].Stale++
 	} else {
@@ -689,6 +780,9 @@ func (bc *bucketComparer) extraItem(rc record) error {
 // and, for the first sampleChanged found, both whole items. Past the
 // list's cap it is only counted.
 func (bc *bucketComparer) changedItem(rc, s record) error {
+	if in, err := bc.flight(rc.key, bc.typeOf(s.entity), s.entity); in || err != nil {
+		return err
+	}
 	bc.r.Entities[s.entity].Changed++
 	bc.found++
 	if bc.changed.full() {
@@ -712,6 +806,12 @@ func (bc *bucketComparer) missingItems(recs []record, source map[string]record, 
 		}
 		seen[rc.key] = true
 		s := source[rc.key]
+		if in, err := bc.flight(rc.key, bc.typeOf(s.entity), s.entity); in || err != nil {
+			if err != nil {
+				return err
+			}
+			continue
+		}
 		bc.r.Entities[s.entity].Missing++
 		if err := bc.missing.add(rc.key, itemRef(rc.key, bc.typeOf(s.entity))); err != nil {
 			return err
@@ -727,8 +827,9 @@ func (bc *bucketComparer) finish() {
 	r.Extra, r.Counts.Extra = bc.extra.list()
 	r.Duplicates, r.Counts.Duplicates = bc.dups.list()
 	r.Changed, r.Counts.Changed = bc.changed.list()
+	r.InFlight, r.Counts.InFlight = bc.inFlight.list()
 	c := r.Counts
-	r.ListsTruncated = c.Missing.Truncated() || c.Extra.Truncated() || c.Duplicates.Truncated() || c.Changed.Truncated()
+	r.ListsTruncated = c.Missing.Truncated() || c.Extra.Truncated() || c.Duplicates.Truncated() || c.Changed.Truncated() || c.InFlight.Truncated()
 }
 
 // typeOf is the item type of entity (an index in the plans).

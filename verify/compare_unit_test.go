@@ -3,8 +3,11 @@ package verify
 import (
 	"context"
 	"errors"
+	"maps"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	gocmp "github.com/google/go-cmp/cmp"
@@ -407,6 +410,76 @@ func TestCompareFails(t *testing.T) {
 			}
 			if res != nil {
 				t.Errorf("a Result with the error: %+v", res)
+			}
+		})
+	}
+}
+
+// Items that changes after the snapshot reached (Options.InFlight) are
+// counted in flight, not as missing, extra or differing, and skipped in
+// the Query answers; a difference on any other item still fails.
+func TestCompareInFlight(t *testing.T) {
+	const c10 = "CUSTOMER#0000000010"
+	m, src := shop(t, "")
+	items := without(src.tableItems(t), c10, "ORDER#0000000002")
+	for i, it := range items {
+		if sValue(it, "SK") == "ORDER#0000000003" {
+			items[i] = with(it, "note", &types.AttributeValueMemberS{Value: "X"})
+		}
+	}
+	o1 := items[slices.IndexFunc(items, func(it item) bool { return sValue(it, "SK") == "ORDER#0000000001" })]
+	stale := with(with(o1, "SK", &types.AttributeValueMemberS{Value: "ORDER#0000000099"}), "order_id", &types.AttributeValueMemberN{Value: "99"})
+	items = append(items, stale)
+	for _, tc := range []struct {
+		name     string
+		inFlight []string // sort keys
+		wantOK   bool
+		want     ListCounts
+		problems []string
+	}{
+		{name: "the missing and the differing item in flight", inFlight: []string{"ORDER#0000000002", "ORDER#0000000003"},
+			want:     ListCounts{Extra: ListCount{Total: 1, Listed: 1}, InFlight: ListCount{Total: 2, Listed: 2}},
+			problems: []string{"OrdersOfCustomer 10"}},
+		{name: "every difference in flight", inFlight: []string{"ORDER#0000000002", "ORDER#0000000003", "ORDER#0000000099"}, wantOK: true,
+			want: ListCounts{InFlight: ListCount{Total: 3, Listed: 3}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var asked []string
+			opts := Options{Segments: 2, InFlight: func(_ context.Context, pk, sk string, readAt time.Time) (bool, error) {
+				if readAt.IsZero() {
+					t.Errorf("InFlight asked of %s %s without the time the table was read", pk, sk)
+				}
+				asked = append(asked, sk)
+				return slices.Contains(tc.inFlight, sk), nil
+			}}
+			table := &fakeTable{keys: [2]string{"PK", "SK"}, items: slices.Clone(items), pageSize: 2}
+			res, err := runCompare(t, m, src, table, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.OK() != tc.wantOK {
+				t.Errorf("OK() = %v, want %v", res.OK(), tc.wantOK)
+			}
+			if diff := gocmp.Diff(tc.want, res.Counts); diff != "" {
+				t.Errorf("Counts (-want +got):\n%s", diff)
+			}
+			if n := res.Entities[1].InFlight; n != tc.want.InFlight.Total {
+				t.Errorf("Order's in-flight count %d, want %d", n, tc.want.InFlight.Total)
+			}
+			if diff := gocmp.Diff(tc.problems, slices.Collect(maps.Keys(patternProblems(res))), cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("failing pattern results (-want +got):\n%s", diff)
+			}
+			skipped := 0
+			for _, p := range res.Patterns {
+				skipped += p.InFlight
+			}
+			if skipped == 0 {
+				t.Errorf("no item skipped in the Query answers: %+v", res.Patterns)
+			}
+			for _, sk := range asked {
+				if !slices.Contains([]string{"ORDER#0000000002", "ORDER#0000000003", "ORDER#0000000099"}, sk) {
+					t.Errorf("InFlight asked of %s, which does not differ", sk)
+				}
 			}
 		})
 	}

@@ -210,6 +210,7 @@ type ListCounts struct {
 	Extra      ListCount `json:"extra"`
 	Duplicates ListCount `json:"duplicates"`
 	Changed    ListCount `json:"changed"`
+	InFlight   ListCount `json:"in_flight"`
 }
 
 // listBuilder collects a list's entries on disk: it counts every entry

@@ -122,6 +122,10 @@ type patternCheck struct {
 	// patterns' memory budget.
 	want *sorter
 	rec  []byte // scratch for offer
+	// inFlight, if set, says whether an item (canonical) was changed
+	// after the snapshot (Options.InFlight): such an item is skipped on
+	// both sides of the comparison.
+	inFlight func(ctx context.Context, item []byte, readAt time.Time) (bool, error)
 }
 
 // wantItem is an item that must answer a pattern's Query: its sort key
@@ -515,34 +519,67 @@ func (c *patternCheck) query(ctx context.Context, client dynamodb.QueryAPIClient
 	if err != nil {
 		return res, err
 	}
-	for i := 1; res.Problem == ""; i++ {
-		g, gerr := got.next()
-		if gerr != nil && !errors.Is(gerr, io.EOF) {
-			return res, gerr // a failed Query is no answer to compare
+	var g, w []byte
+	var gerr, werr error
+	nextG, nextW := true, true
+	for i := 1; res.Problem == ""; {
+		if nextG {
+			if g, gerr = got.next(); gerr != nil && !errors.Is(gerr, io.EOF) {
+				return res, gerr // a failed Query is no answer to compare
+			}
 		}
-		w, werr := want.next()
-		if werr != nil && !errors.Is(werr, io.EOF) {
-			return res, werr
+		if nextW {
+			if w, werr = want.next(); werr != nil && !errors.Is(werr, io.EOF) {
+				return res, werr
+			}
+		}
+		nextG, nextW = false, false
+		if gerr != nil && werr != nil {
+			res.OK = true
+			break
+		}
+		if gerr == nil && werr == nil && bytes.Equal(g, parseWant(w).item) {
+			nextG, nextW = true, true
+			i++
+			continue
+		}
+		// A difference: an item changed after the snapshot is skipped.
+		if werr == nil {
+			if nextW, err = c.skip(ctx, parseWant(w).item, got.readAt); err != nil {
+				return res, err
+			}
+		}
+		if !nextW && gerr == nil {
+			if nextG, err = c.skip(ctx, g, got.readAt); err != nil {
+				return res, err
+			}
 		}
 		switch {
-		case gerr != nil && werr != nil:
-			res.OK = true
+		case nextG || nextW:
+			res.InFlight++
 		case gerr != nil:
 			res.Problem = fmt.Sprintf("item %d missing from the Query: %s", i, parseWant(w).item)
 		case werr != nil:
 			res.Problem = fmt.Sprintf("item %d not expected: %s", i, g)
-		case !bytes.Equal(g, parseWant(w).item):
-			res.Problem = fmt.Sprintf("item %d differs: Query %s, source %s", i, g, parseWant(w).item)
 		default:
-			continue
+			res.Problem = fmt.Sprintf("item %d differs: Query %s, source %s", i, g, parseWant(w).item)
 		}
-		break
 	}
 	if err := got.drain(); err != nil {
 		return res, err
 	}
 	res.Got = got.n
 	return res, nil
+}
+
+// skip reports whether item, which differs from the other side's in a
+// Query answer read at readAt or before, was changed after the snapshot
+// (patternCheck.inFlight).
+func (c *patternCheck) skip(ctx context.Context, item []byte, readAt time.Time) (bool, error) {
+	if c.inFlight == nil {
+		return false, nil
+	}
+	return c.inFlight(ctx, item, readAt)
 }
 
 // answerReader reads a Query's answer page by page, as canonical items.
@@ -558,7 +595,10 @@ type answerReader struct {
 	sortAttr string
 	ties     *sorter
 	run      recordSource // the current run of ties, ordered
-	pending  *answerItem  // the first item of the next run
+	// readAt is when the last page was read: every item read so far was
+	// read before.
+	readAt  time.Time
+	pending *answerItem // the first item of the next run
 }
 
 type answerItem struct {
@@ -577,6 +617,7 @@ func (a *answerReader) raw() (answerItem, error) {
 			return answerItem{}, fmt.Errorf("pattern %s: %w", a.name, err)
 		}
 		a.page, a.i = out.Items, 0
+		a.readAt = time.Now()
 	}
 	it := a.page[a.i]
 	a.page[a.i] = nil

@@ -1,0 +1,336 @@
+package app
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+
+	"github.com/pg2dynamo/pg2dynamo/internal/testenv"
+	"github.com/pg2dynamo/pg2dynamo/load"
+	"github.com/pg2dynamo/pg2dynamo/transform"
+)
+
+// importEmulator sits in front of dynalite, which has no ImportTable or
+// StartBulkPutItems: it records those requests as the SDK sent them (after
+// its own validation) and carries them out with what dynalite has, from
+// the S3 location each names: CreateTable with the request's own table
+// parameters, then BatchWriteItem of every item the objects hold. Every
+// other request goes through to dynalite unchanged. The User item of
+// user_id fail is not written by StartBulkPutItems but reported, one JSON
+// record a line, under the request's output prefix.
+type importEmulator struct {
+	t        *testing.T
+	proxy    *httputil.ReverseProxy
+	dyn      *dynamodb.Client
+	s3       *s3.Client
+	fail     string
+	mu       sync.Mutex
+	requests map[string][]map[string]any
+	items    int64
+	failed   int64
+}
+
+func newImportEmulator(t *testing.T, s3c *s3.Client, fail string) *importEmulator {
+	d := dynalite(t)
+	u, err := url.Parse(d.Endpoint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &importEmulator{t: t, proxy: httputil.NewSingleHostReverseProxy(u), dyn: dynamoClient(t), s3: s3c, fail: fail,
+		requests: map[string][]map[string]any{}}
+}
+
+func (e *importEmulator) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	op := strings.TrimPrefix(r.Header.Get("X-Amz-Target"), "DynamoDB_20120810.")
+	var req map[string]any
+	_ = json.Unmarshal(body, &req)
+	e.mu.Lock()
+	e.requests[op] = append(e.requests[op], req)
+	e.mu.Unlock()
+	var resp any
+	var err error
+	switch op {
+	case "ImportTable":
+		resp, err = e.importTable(r.Context(), body)
+	case "DescribeImport":
+		resp = map[string]any{"ImportTableDescription": map[string]any{"ImportArn": "arn:import/1", "ImportStatus": "COMPLETED",
+			"ProcessedItemCount": e.items, "ImportedItemCount": e.items, "ErrorCount": 0}}
+	case "StartBulkPutItems":
+		resp, err = e.bulkPut(r.Context(), body)
+	case "DescribeBulkOperation":
+		status := "COMPLETED"
+		if e.failed > 0 {
+			status = "COMPLETED_WITH_ERRORS"
+		}
+		resp = map[string]any{"BulkOperationDescription": map[string]any{"BulkOperationArn": "arn:bulk/1", "BulkOperationStatus": status,
+			"ProcessedItemCount": e.items, "FailedItemCount": e.failed}}
+	default:
+		e.proxy.ServeHTTP(w, r)
+		return
+	}
+	if err != nil {
+		// A 400 the SDK does not retry: one failure, reported once.
+		e.t.Errorf("emulating %s: %v", op, err)
+		w.Header().Set("Content-Type", "application/x-amz-json-1.0")
+		w.WriteHeader(400)
+		fmt.Fprintf(w, `{"__type":"com.amazon.coral.validate#ValidationException","message":%q}`, err.Error())
+		return
+	}
+	w.Header().Set("Content-Type", "application/x-amz-json-1.0")
+	json.NewEncoder(w).Encode(resp)
+}
+
+func (e *importEmulator) importTable(ctx context.Context, body []byte) (any, error) {
+	var in struct {
+		S3BucketSource          struct{ S3Bucket, S3KeyPrefix string }
+		InputCompressionType    string
+		TableCreationParameters json.RawMessage
+	}
+	if err := json.Unmarshal(body, &in); err != nil {
+		return nil, err
+	}
+	// CreateTable takes the same members as the import's table parameters.
+	var ct dynamodb.CreateTableInput
+	if err := jsonToInput(in.TableCreationParameters, &ct); err != nil {
+		return nil, err
+	}
+	if _, err := e.dyn.CreateTable(ctx, &ct); err != nil {
+		return nil, err
+	}
+	// dynalite answers ResourceNotFoundException to writes while the new
+	// table is CREATING, even with --createTableMs 0.
+	w := dynamodb.NewTableExistsWaiter(e.dyn, func(o *dynamodb.TableExistsWaiterOptions) {
+		o.MinDelay, o.MaxDelay = 10*time.Millisecond, 100*time.Millisecond
+	})
+	if err := w.Wait(ctx, &dynamodb.DescribeTableInput{TableName: ct.TableName}, 30*time.Second); err != nil {
+		return nil, err
+	}
+	n, err := e.load(ctx, aws.ToString(ct.TableName), in.S3BucketSource.S3Bucket, in.S3BucketSource.S3KeyPrefix, in.InputCompressionType, nil)
+	e.items = n
+	return map[string]any{"ImportTableDescription": map[string]any{"ImportArn": "arn:import/1", "ImportStatus": "IN_PROGRESS"}}, err
+}
+
+func (e *importEmulator) bulkPut(ctx context.Context, body []byte) (any, error) {
+	var in struct {
+		TableName             string
+		InputS3Configuration  struct{ S3Bucket, S3KeyPrefix, InputCompressionType string }
+		OutputS3Configuration struct{ S3Bucket, S3KeyPrefix string }
+	}
+	if err := json.Unmarshal(body, &in); err != nil {
+		return nil, err
+	}
+	var report bytes.Buffer
+	n, err := e.load(ctx, in.TableName, in.InputS3Configuration.S3Bucket, in.InputS3Configuration.S3KeyPrefix, in.InputS3Configuration.InputCompressionType,
+		func(line []byte) {
+			e.failed++
+			fmt.Fprintf(&report, `{"ErrorCode":"ValidationException","ErrorMessage":"emulated failure","Item":%s}`+"\n", line[len(`{"Item":`):len(line)-1])
+		})
+	if err != nil {
+		return nil, err
+	}
+	e.items = n
+	_, err = e.s3.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(in.OutputS3Configuration.S3Bucket),
+		Key: aws.String(in.OutputS3Configuration.S3KeyPrefix + "error/part-00000.json"), Body: bytes.NewReader(report.Bytes())})
+	return map[string]any{"BulkOperationDescription": map[string]any{"BulkOperationArn": "arn:bulk/1", "BulkOperationStatus": "IN_PROGRESS"}}, err
+}
+
+// load writes every item of the objects under bucket/prefix to table;
+// with failed, an item of partition key e.fail is handed to it instead.
+func (e *importEmulator) load(ctx context.Context, table, bucket, prefix, compression string, failed func(line []byte)) (int64, error) {
+	sink := load.NewDynamoDB(e.dyn, table, "PK", "SK")
+	var n int64
+	p := s3.NewListObjectsV2Paginator(e.s3, &s3.ListObjectsV2Input{Bucket: aws.String(bucket), Prefix: aws.String(prefix)})
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return n, err
+		}
+		for _, o := range page.Contents {
+			obj, err := e.s3.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(bucket), Key: o.Key})
+			if err != nil {
+				return n, err
+			}
+			raw, err := io.ReadAll(obj.Body)
+			obj.Body.Close()
+			if err != nil {
+				return n, err
+			}
+			var r io.Reader = bytes.NewReader(raw)
+			if compression == "GZIP" {
+				if r, err = gzip.NewReader(r); err != nil {
+					return n, err
+				}
+			}
+			sc := bufio.NewScanner(r)
+			sc.Buffer(nil, 1<<20)
+			var batch []transform.Item
+			for sc.Scan() {
+				item, err := decodeItem(sc.Bytes())
+				if err != nil {
+					return n, err
+				}
+				n++
+				if n, ok := item["user_id"].(*types.AttributeValueMemberN); failed != nil && ok && n.Value == e.fail && str(item["type"]) == "User" {
+					failed(bytes.Clone(sc.Bytes()))
+					continue
+				}
+				if batch = append(batch, transform.Item{Attrs: item}); len(batch) == load.MaxBatchItems {
+					if err := sink.Write(ctx, batch); err != nil {
+						return n, err
+					}
+					batch = nil
+				}
+			}
+			if err := sink.Write(ctx, batch); err != nil {
+				return n, err
+			}
+		}
+	}
+	return n, nil
+}
+
+// jsonToInput decodes a request's JSON members into an SDK input through
+// a round trip of encoding/json, which reads the members' names.
+func jsonToInput(raw json.RawMessage, in *dynamodb.CreateTableInput) error {
+	var v struct {
+		TableName              string
+		BillingMode            string
+		KeySchema              []struct{ AttributeName, KeyType string }
+		AttributeDefinitions   []struct{ AttributeName, AttributeType string }
+		GlobalSecondaryIndexes []struct {
+			IndexName  string
+			KeySchema  []struct{ AttributeName, KeyType string }
+			Projection struct {
+				ProjectionType   string
+				NonKeyAttributes []string
+			}
+		}
+	}
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return err
+	}
+	keys := func(ks []struct{ AttributeName, KeyType string }) []types.KeySchemaElement {
+		var out []types.KeySchemaElement
+		for _, k := range ks {
+			out = append(out, types.KeySchemaElement{AttributeName: aws.String(k.AttributeName), KeyType: types.KeyType(k.KeyType)})
+		}
+		return out
+	}
+	in.TableName, in.BillingMode, in.KeySchema = aws.String(v.TableName), types.BillingMode(v.BillingMode), keys(v.KeySchema)
+	for _, a := range v.AttributeDefinitions {
+		in.AttributeDefinitions = append(in.AttributeDefinitions, types.AttributeDefinition{AttributeName: aws.String(a.AttributeName), AttributeType: types.ScalarAttributeType(a.AttributeType)})
+	}
+	for _, g := range v.GlobalSecondaryIndexes {
+		gi := types.GlobalSecondaryIndex{IndexName: aws.String(g.IndexName), KeySchema: keys(g.KeySchema),
+			Projection: &types.Projection{ProjectionType: types.ProjectionType(g.Projection.ProjectionType), NonKeyAttributes: g.Projection.NonKeyAttributes}}
+		in.GlobalSecondaryIndexes = append(in.GlobalSecondaryIndexes, gi)
+	}
+	return nil
+}
+
+// import hands an export to DynamoDB: into a new table with ImportTable,
+// whose request carries the mapping's key schema and GSIs and the
+// export's data prefix, after which verify passes; into the existing
+// table with StartBulkPutItems, whose report of failed items becomes
+// rejects (exit 3).
+func TestImportHandsTheExportToDynamoDB(t *testing.T) {
+	parallel(t)
+	ctx := context.Background()
+	url, _ := fixtureSource(t, "tickets", 0.25)
+	root, err := testenv.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	mappingFile := filepath.Join(root, "fixtures", "mappings", "strategies", "tickets.yaml")
+	s3URL, s3c := s3Server(t, "exports")
+	table := testenv.TableName("import")
+	if res := runCLI(t, "export", "--mapping", mappingFile, "--source", url, "--table", table, "--to", "s3://exports/run/",
+		"--s3-endpoint-url", s3URL, "--region", "us-east-1", "--progress", "none", "--rejects", filepath.Join(t.TempDir(), "r.jsonl")); res.code != 0 {
+		t.Fatalf("export: exit %d\n%s", res.code, res.stderr)
+	}
+	em := newImportEmulator(t, s3c, "7")
+	ts := httptest.NewServer(em)
+	t.Cleanup(ts.Close)
+	rejects := filepath.Join(t.TempDir(), "rejects.jsonl")
+	args := []string{"import", "--mapping", mappingFile, "--source", url, "--table", table, "--from", "s3://exports/run/",
+		"--endpoint-url", ts.URL, "--s3-endpoint-url", s3URL, "--region", "us-east-1", "--poll-interval", "10ms", "--rejects", rejects}
+
+	res := runCLI(t, args...)
+	if res.code != 0 || !strings.Contains(res.stdout, "verify PASSED") {
+		t.Fatalf("import into a new table: exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
+	}
+	m, err := loadMapping(ctx, mappingFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Table.Name = table
+	want := load.CreateTableInput(m)
+	got := em.requests["ImportTable"][0]
+	tcp, _ := json.Marshal(got["TableCreationParameters"])
+	var gotTable dynamodb.CreateTableInput
+	if err := jsonToInput(tcp, &gotTable); err != nil {
+		t.Fatal(err)
+	}
+	if g, w := fmt.Sprint(keysOf(gotTable.KeySchema), gsisOf(gotTable.GlobalSecondaryIndexes)), fmt.Sprint(keysOf(want.KeySchema), gsisOf(want.GlobalSecondaryIndexes)); g != w {
+		t.Errorf("ImportTable's table: %s, want the mapping's %s", g, w)
+	}
+	src, _ := json.Marshal(got["S3BucketSource"])
+	if string(src) != `{"S3Bucket":"exports","S3KeyPrefix":"run/data/"}` || got["InputFormat"] != "DYNAMODB_JSON" || got["InputCompressionType"] != "GZIP" {
+		t.Errorf("ImportTable's source: %s, format %v, compression %v", src, got["InputFormat"], got["InputCompressionType"])
+	}
+
+	res = runCLI(t, append(args, "--no-verify")...)
+	if res.code != ExitRejected {
+		t.Fatalf("import into the existing table, one item failing: exit %d, want %d\n%s\n%s\n%v", res.code, ExitRejected, res.stdout, res.stderr, em.requests["StartBulkPutItems"])
+	}
+	bp := em.requests["StartBulkPutItems"][0]
+	out, _ := json.Marshal(bp["OutputS3Configuration"])
+	if bp["TableName"] != table || string(out) != `{"OutputType":["ERROR"],"S3Bucket":"exports","S3KeyPrefix":"run/reports/"}` {
+		t.Errorf("StartBulkPutItems: table %v, output %s", bp["TableName"], out)
+	}
+	b, err := os.ReadFile(rejects)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if len(lines) != int(em.failed) || em.failed == 0 || !strings.Contains(lines[0], `"entity":"User"`) || !strings.Contains(lines[0], `"PK":"USER#`) || !strings.Contains(lines[0], "emulated failure") {
+		t.Errorf("rejects (%d items failed):\n%s", em.failed, b)
+	}
+}
+
+func keysOf(ks []types.KeySchemaElement) []string {
+	var out []string
+	for _, k := range ks {
+		out = append(out, aws.ToString(k.AttributeName)+" "+string(k.KeyType))
+	}
+	return out
+}
+
+func gsisOf(gs []types.GlobalSecondaryIndex) []string {
+	var out []string
+	for _, g := range gs {
+		out = append(out, fmt.Sprint(aws.ToString(g.IndexName), keysOf(g.KeySchema), g.Projection.ProjectionType))
+	}
+	return out
+}

@@ -1,0 +1,115 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/pg2dynamo/pg2dynamo/internal/testenv"
+	"github.com/pg2dynamo/pg2dynamo/load"
+)
+
+// summaryRows returns the rows read of each entity in a migrate summary,
+// by entity ("total" too).
+func summaryRows(t *testing.T, stdout string) map[string]int64 {
+	t.Helper()
+	out := map[string]int64{}
+	for _, line := range strings.Split(stdout, "\n") {
+		f := strings.Fields(line)
+		if len(f) < 2 || f[0] == "entity" {
+			continue
+		}
+		if n, err := strconv.ParseInt(f[1], 10, 64); err == nil {
+			out[f[0]] = n
+		}
+	}
+	if _, ok := out["total"]; !ok {
+		t.Fatalf("no summary in:\n%s", stdout)
+	}
+	return out
+}
+
+// Three shards of migrate, run at once on one exported snapshot, write
+// the table one unsharded run writes, item for item; between them they
+// read every source row once (their rows add up to count(*), each shard
+// reading some).
+func TestShardsEqualOneRun(t *testing.T) {
+	parallel(t)
+	ctx := context.Background()
+	url, counts := fixtureSource(t, "tickets", 0.25)
+	root, err := testenv.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	mappingFile := filepath.Join(root, "fixtures", "mappings", "strategies", "tickets.yaml")
+	whole, sharded := testenv.TableName("whole"), testenv.TableName("sharded")
+	if res := runCLI(t, migrateArgs(t, mappingFile, url, whole, "--create-table", "--no-verify")...); res.code != 0 {
+		t.Fatalf("unsharded migrate: exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
+	}
+	m, err := loadMapping(ctx, mappingFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Table.Name = sharded
+	dyn := dynamoClient(t)
+	if _, err := load.EnsureTable(ctx, dyn, m, true); err != nil {
+		t.Fatal(err)
+	}
+	// The snapshot every shard reads, held open as snapshot hold does.
+	holder := testenv.Connect(t, url)
+	tx, err := holder.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx)
+	var snapshot string
+	if err := tx.QueryRow(ctx, "SELECT pg_export_snapshot()").Scan(&snapshot); err != nil {
+		t.Fatal(err)
+	}
+	results := make([]cliResult, 3)
+	var wg sync.WaitGroup
+	for i := range 3 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			results[i] = runCLI(t, migrateArgs(t, mappingFile, url, sharded, "--shard", fmt.Sprintf("%d/3", i+1), "--snapshot", snapshot)...)
+		}()
+	}
+	wg.Wait()
+	read := map[string]int64{}
+	for i, res := range results {
+		if res.code != 0 || !strings.Contains(res.stderr, fmt.Sprintf("shard %d/3 done", i+1)) {
+			t.Fatalf("shard %d/3: exit %d\n%s\n%s", i+1, res.code, res.stdout, res.stderr)
+		}
+		rows := summaryRows(t, res.stdout)
+		if rows["Ticket"] == 0 || rows["User"] == 0 {
+			t.Errorf("shard %d/3 read %v: every shard should read some tickets and users", i+1, rows)
+		}
+		for e, n := range rows {
+			read[e] += n
+		}
+	}
+	want := map[string]int64{"Org": counts["orgs"], "User": counts["users"], "Ticket": counts["tickets"]}
+	want["total"] = want["Org"] + want["User"] + want["Ticket"]
+	if diff := cmp.Diff(want, read); diff != "" {
+		t.Errorf("rows the shards read, by entity (-count(*) +shards):\n%s", diff)
+	}
+	w, s := testenv.CanonicalItems(scanAll(t, dyn, whole)), testenv.CanonicalItems(scanAll(t, dyn, sharded))
+	if len(w) != int(want["total"]) {
+		t.Fatalf("the unsharded table holds %d items, want %d", len(w), want["total"])
+	}
+	if diff := cmp.Diff(w, s); diff != "" {
+		t.Errorf("the shards' table differs from one run's (-one run +shards):\n%s", diff)
+	}
+	v := runCLI(t, "verify", "--mapping", mappingFile, "--source", url, "--endpoint-url", dynalite(t).Endpoint, "--table", sharded)
+	if v.code != 0 {
+		t.Errorf("verify of the shards' table: exit %d\n%s", v.code, v.stdout)
+	}
+}

@@ -1,0 +1,132 @@
+package export
+
+import (
+	"encoding/base64"
+	"fmt"
+	"strconv"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+// AppendLine appends item as one line of DynamoDB JSON, the import
+// format: {"Item":{"attr":{"S":"…"},…}} and a newline. Attributes (and
+// map keys) come in Go's map order: a JSON object's members have none.
+// Binary values are base64, numbers their decimal text, as the format's
+// reference gives them.
+// https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/S3DataImport.Format.html
+func AppendLine(b []byte, item map[string]types.AttributeValue) ([]byte, error) {
+	b = append(b, `{"Item":`...)
+	b, err := appendMap(b, item)
+	if err != nil {
+		return b, err
+	}
+	return append(b, "}\n"...), nil
+}
+
+func appendMap(b []byte, m map[string]types.AttributeValue) ([]byte, error) {
+	b = append(b, '{')
+	first := true
+	for k, v := range m {
+		if !first {
+			b = append(b, ',')
+		}
+		first = false
+		b = appendString(b, k)
+		b = append(b, ':')
+		var err error
+		if b, err = appendValue(b, v); err != nil {
+			return b, err
+		}
+	}
+	return append(b, '}'), nil
+}
+
+func appendValue(b []byte, v types.AttributeValue) ([]byte, error) {
+	var err error
+	switch v := v.(type) {
+	case *types.AttributeValueMemberS:
+		b = appendString(append(b, `{"S":`...), v.Value)
+	case *types.AttributeValueMemberN:
+		b = appendString(append(b, `{"N":`...), v.Value)
+	case *types.AttributeValueMemberB:
+		b = appendString(append(b, `{"B":`...), base64.StdEncoding.EncodeToString(v.Value))
+	case *types.AttributeValueMemberBOOL:
+		b = strconv.AppendBool(append(b, `{"BOOL":`...), v.Value)
+	case *types.AttributeValueMemberNULL:
+		b = append(b, `{"NULL":true`...)
+	case *types.AttributeValueMemberSS:
+		b = appendStrings(append(b, `{"SS":`...), v.Value)
+	case *types.AttributeValueMemberNS:
+		b = appendStrings(append(b, `{"NS":`...), v.Value)
+	case *types.AttributeValueMemberBS:
+		enc := make([]string, len(v.Value))
+		for i, x := range v.Value {
+			enc[i] = base64.StdEncoding.EncodeToString(x)
+		}
+		b = appendStrings(append(b, `{"BS":`...), enc)
+	case *types.AttributeValueMemberL:
+		b = append(b, `{"L":[`...)
+		for i, x := range v.Value {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			if b, err = appendValue(b, x); err != nil {
+				return b, err
+			}
+		}
+		b = append(b, ']')
+	case *types.AttributeValueMemberM:
+		b = append(b, `{"M":`...)
+		if b, err = appendMap(b, v.Value); err != nil {
+			return b, err
+		}
+	default:
+		return b, fmt.Errorf("export: attribute value of type %T", v)
+	}
+	return append(b, '}'), nil
+}
+
+// appendString appends s as a JSON string: strconv's quoting escapes
+// control characters as \x.., which JSON has not, so they and the other
+// JSON escapes are written here. Runs without escapes are copied whole.
+func appendString(b []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 0x20 && c != '"' && c != '\\' {
+			continue
+		}
+		b = append(b, s[start:i]...)
+		if c < 0x20 {
+			b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+		} else {
+			b = append(b, '\\', c)
+		}
+		start = i + 1
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
+}
+
+func appendStrings(b []byte, ss []string) []byte {
+	b = append(b, '[')
+	for i, s := range ss {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendString(b, s)
+	}
+	return append(b, ']')
+}
+
+// LineBytes is the size of item's line (AppendLine), newline included:
+// its share of an export before compression.
+func LineBytes(item map[string]types.AttributeValue) int64 {
+	b, err := AppendLine(nil, item)
+	if err != nil {
+		return 0
+	}
+	return int64(len(b))
+}

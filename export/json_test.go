@@ -1,0 +1,45 @@
+package export
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+)
+
+// AppendLine writes JSON that encoding/json reads back to the same
+// typed values: escapes, control characters, non-ASCII text, every type.
+func TestAppendLineIsJSON(t *testing.T) {
+	item := map[string]types.AttributeValue{
+		"PK":   &types.AttributeValueMemberS{Value: "A#\"quoted\"\\back\x01\x1f\ttab é 日本"},
+		"n":    &types.AttributeValueMemberN{Value: "-12.5E3"},
+		"b":    &types.AttributeValueMemberB{Value: []byte{0, 1, 255}},
+		"t":    &types.AttributeValueMemberBOOL{Value: true},
+		"null": &types.AttributeValueMemberNULL{Value: true},
+		"ss":   &types.AttributeValueMemberSS{Value: []string{"x", "y\n"}},
+		"ns":   &types.AttributeValueMemberNS{Value: []string{"1", "2"}},
+		"bs":   &types.AttributeValueMemberBS{Value: [][]byte{{1}, {2, 3}}},
+		"l":    &types.AttributeValueMemberL{Value: []types.AttributeValue{&types.AttributeValueMemberS{Value: "in"}, &types.AttributeValueMemberN{Value: "0"}}},
+		"m":    &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{"k\"": &types.AttributeValueMemberS{Value: ""}}},
+	}
+	line, err := AppendLine(nil, item)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if line[len(line)-1] != '\n' {
+		t.Fatalf("no newline: %q", line)
+	}
+	var doc struct{ Item json.RawMessage }
+	if err := json.Unmarshal(line, &doc); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, line)
+	}
+	got, err := DecodeItem(doc.Item)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(item, got, cmpopts.IgnoreUnexported(types.AttributeValueMemberS{}, types.AttributeValueMemberN{}, types.AttributeValueMemberB{}, types.AttributeValueMemberBOOL{}, types.AttributeValueMemberNULL{}, types.AttributeValueMemberSS{}, types.AttributeValueMemberNS{}, types.AttributeValueMemberBS{}, types.AttributeValueMemberL{}, types.AttributeValueMemberM{})); diff != "" {
+		t.Errorf("read back (-want +got):\n%s", diff)
+	}
+}

@@ -1,0 +1,303 @@
+package export
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/klauspost/compress/gzip"
+	"github.com/klauspost/compress/zstd"
+
+	"github.com/pg2dynamo/pg2dynamo/transform"
+)
+
+// Compressions an export writes, as ImportTable and StartBulkPutItems name
+// them (InputCompressionType).
+const (
+	GZIP = "GZIP"
+	ZSTD = "ZSTD"
+	NONE = "NONE"
+)
+
+// Limits of an export.
+const (
+	// MaxObjects is the most objects one ImportTable reads: 50,000.
+	// https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/S3DataImport.Validation.html
+	MaxObjects = 50_000
+	// DefaultObjectBytes bounds an object's DynamoDB JSON before
+	// compression: 256 MiB.
+	DefaultObjectBytes = 256 << 20
+	// DefaultSlots is the number of objects written at a time.
+	DefaultSlots = 8
+	// shuffleBytes is how much DynamoDB JSON a slot holds before it
+	// shuffles it and writes it out.
+	shuffleBytes = 256 << 10
+)
+
+// Options tune a Sink. The zero value is usable.
+type Options struct {
+	// ObjectBytes bounds each object's DynamoDB JSON, before compression
+	// (default DefaultObjectBytes). An item is never split: an object
+	// ends before the item that would take it over the bound.
+	ObjectBytes int64
+	// Slots is the number of objects open at a time (default
+	// DefaultSlots): items are spread across them by a hash of their key.
+	Slots int
+	// Compression is GZIP (the default), ZSTD or NONE.
+	Compression string
+	// Prefix is put before every object's name, under data/ (e.g.
+	// "shard-1-of-3-").
+	Prefix string
+}
+
+// Object is one object written: its key, the items it holds, and its
+// bytes of DynamoDB JSON and as stored.
+type Object struct {
+	Key             string `json:"key"`
+	Items           int64  `json:"items"`
+	Bytes           int64  `json:"bytes"`
+	CompressedBytes int64  `json:"compressed_bytes"`
+}
+
+// Sink is a load.Sink that writes items as DynamoDB JSON to objects of a
+// Store: each item goes to one of Slots open objects, chosen by a hash of
+// its primary key (FNV-1a), so that the items of one item collection, which the
+// pipeline gives one after another, land in different objects; and each
+// slot shuffles its items, 256 KiB of them at a time, before writing them.
+// Loaded in parallel, the objects then spread their writes over the
+// table's partitions rather than rolling through them in key order (AWS's
+// import guidance). Write is safe for concurrent use. Close completes the
+// objects; an item is in an object only once Close returns nil.
+type Sink struct {
+	ctx      context.Context // of the uploads
+	store    Store
+	opts     Options
+	keyAttrs [2]string
+	slots    []*slot
+	mu       sync.Mutex // guards objects and next
+	objects  []Object
+	next     int     // the number of the next object
+	entities []int64 // items per entity index, summed by Close
+}
+
+// NewSink returns a sink writing to store; keyAttrs are the table's
+// partition and sort key attributes, entities the number of entities
+// (items are counted per entity). ctx bounds the objects' uploads, which
+// outlive the Write calls that start them.
+func NewSink(ctx context.Context, store Store, keyAttrs [2]string, entities int, opts Options) (*Sink, error) {
+	if opts.ObjectBytes <= 0 {
+		opts.ObjectBytes = DefaultObjectBytes
+	}
+	if opts.Slots <= 0 {
+		opts.Slots = DefaultSlots
+	}
+	switch opts.Compression {
+	case "":
+		opts.Compression = GZIP
+	case GZIP, ZSTD, NONE:
+	default:
+		return nil, fmt.Errorf("compression %q: expected GZIP, ZSTD or NONE", opts.Compression)
+	}
+	s := &Sink{ctx: ctx, store: store, opts: opts, keyAttrs: keyAttrs, entities: make([]int64, entities)}
+	for i := range opts.Slots {
+		s.slots = append(s.slots, &slot{s: s, rng: rand.New(rand.NewPCG(uint64(i), 0x9e3779b97f4a7c15)), entities: make([]int64, entities)})
+	}
+	return s, nil
+}
+
+// Write adds batch's items to their slots; a slot that fills its shuffle
+// buffer writes it out. Deletes are refused: an export only puts.
+func (s *Sink) Write(ctx context.Context, batch []transform.Item) error {
+	for _, it := range batch {
+		if it.Delete {
+			return errors.New("export: a delete cannot be exported")
+		}
+		k := transform.ItemKey(it.Attrs, s.keyAttrs)
+		h := fnv.New64a()
+		h.Write([]byte(k[0]))
+		h.Write([]byte{0})
+		h.Write([]byte(k[1]))
+		sl := s.slots[h.Sum64()%uint64(len(s.slots))]
+		if err := sl.add(it); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Close writes out every slot's items and completes its object. It
+// returns the objects written, in key order, and the items per entity.
+func (s *Sink) Close() ([]Object, []int64, error) {
+	var errs []error
+	for _, sl := range s.slots {
+		sl.mu.Lock()
+		err := sl.flush()
+		if err == nil {
+			err = sl.closeObject()
+		}
+		for e, n := range sl.entities {
+			s.entities[e] += n
+		}
+		sl.mu.Unlock()
+		errs = append(errs, err)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	slices.SortFunc(s.objects, func(a, b Object) int { return strings.Compare(a.Key, b.Key) })
+	return s.objects, s.entities, nil
+}
+
+// newObject names and starts the next object.
+func (s *Sink) newObject() (io.WriteCloser, string, error) {
+	s.mu.Lock()
+	s.next++
+	n := s.next
+	s.mu.Unlock()
+	if n > MaxObjects {
+		return nil, "", fmt.Errorf("export: over %d objects, the most one import reads: raise --object-size", MaxObjects)
+	}
+	ext := map[string]string{GZIP: ".json.gz", ZSTD: ".json.zst", NONE: ".json"}[s.opts.Compression]
+	key := fmt.Sprintf("data/%s%05d%s", s.opts.Prefix, n, ext)
+	w, err := s.store.Create(s.ctx, key)
+	if err != nil {
+		return nil, "", fmt.Errorf("export: %s: %w", s.store.URL(key), err)
+	}
+	return w, key, nil
+}
+
+// slot is one open object and the items waiting to be shuffled into it.
+type slot struct {
+	s        *Sink
+	mu       sync.Mutex
+	rng      *rand.Rand
+	lines    [][]byte // encoded, waiting
+	buf      []byte   // their bytes
+	entities []int64
+
+	// The open object: its store writer, the compressor over it, the
+	// buffered writer over that, and its counts.
+	out    io.WriteCloser
+	stored *countingWriter
+	comp   io.WriteCloser
+	bw     *bufio.Writer
+	obj    Object
+}
+
+// add encodes it into the slot's buffer, written out when full.
+func (sl *slot) add(it transform.Item) error {
+	sl.mu.Lock()
+	defer sl.mu.Unlock()
+	start := len(sl.buf)
+	var err error
+	if sl.buf, err = AppendLine(sl.buf, it.Attrs); err != nil {
+		return err
+	}
+	sl.lines = append(sl.lines, sl.buf[start:len(sl.buf):len(sl.buf)])
+	if it.Entity >= 0 && it.Entity < len(sl.entities) {
+		sl.entities[it.Entity]++
+	}
+	if len(sl.buf) >= shuffleBytes {
+		return sl.flush()
+	}
+	return nil
+}
+
+// flush writes the waiting lines out in a random order, starting a new
+// object when the next line would take the current one over the bound.
+func (sl *slot) flush() error {
+	sl.rng.Shuffle(len(sl.lines), func(i, j int) { sl.lines[i], sl.lines[j] = sl.lines[j], sl.lines[i] })
+	for _, line := range sl.lines {
+		if sl.out != nil && sl.obj.Bytes+int64(len(line)) > sl.s.opts.ObjectBytes {
+			if err := sl.closeObject(); err != nil {
+				return err
+			}
+		}
+		if sl.out == nil {
+			if err := sl.openObject(); err != nil {
+				return err
+			}
+		}
+		if _, err := sl.bw.Write(line); err != nil {
+			return fmt.Errorf("export: %s: %w", sl.s.store.URL(sl.obj.Key), err)
+		}
+		sl.obj.Items++
+		sl.obj.Bytes += int64(len(line))
+	}
+	sl.lines, sl.buf = sl.lines[:0], sl.buf[:0]
+	return nil
+}
+
+func (sl *slot) openObject() error {
+	out, key, err := sl.s.newObject()
+	if err != nil {
+		return err
+	}
+	sl.out, sl.obj = out, Object{Key: key}
+	sl.stored = &countingWriter{w: out}
+	switch sl.s.opts.Compression {
+	case GZIP:
+		// The fastest level: an import is priced by the data's size
+		// before compression, so more compression saves only S3 bytes,
+		// at several times the CPU.
+		if sl.comp, err = gzip.NewWriterLevel(sl.stored, gzip.BestSpeed); err != nil {
+			return err
+		}
+	case ZSTD:
+		if sl.comp, err = zstd.NewWriter(sl.stored, zstd.WithEncoderConcurrency(1), zstd.WithWindowSize(1<<20),
+			zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithLowerEncoderMem(true)); err != nil {
+			return err
+		}
+	default:
+		sl.comp = nopCloser{sl.stored}
+	}
+	sl.bw = bufio.NewWriterSize(sl.comp, 64<<10)
+	return nil
+}
+
+// closeObject completes the open object, if any, and records it.
+func (sl *slot) closeObject() error {
+	if sl.out == nil {
+		return nil
+	}
+	err := sl.bw.Flush()
+	if cerr := sl.comp.Close(); err == nil {
+		err = cerr
+	}
+	if cerr := sl.out.Close(); err == nil {
+		err = cerr
+	}
+	sl.out = nil
+	if err != nil {
+		return fmt.Errorf("export: %s: %w", sl.s.store.URL(sl.obj.Key), err)
+	}
+	sl.obj.CompressedBytes = sl.stored.n
+	sl.s.mu.Lock()
+	sl.s.objects = append(sl.s.objects, sl.obj)
+	sl.s.mu.Unlock()
+	return nil
+}
+
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
+}
+
+type nopCloser struct{ io.Writer }
+
+func (nopCloser) Close() error { return nil }

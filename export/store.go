@@ -1,0 +1,166 @@
+// Package export writes the items of a migration as files that DynamoDB
+// loads itself: DynamoDB JSON, one {"Item": {...}} object a line, gzip
+// (or zstd) compressed, in objects of a bounded size under an S3 prefix
+// (or a local directory), with a manifest beside them. ImportTable creates
+// a new table from such objects and StartBulkPutItems loads them into an
+// existing one, both reading the format described at
+// https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/S3DataImport.Format.html
+package export
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/s3/manager"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+)
+
+// Store is where an export's objects go.
+type Store interface {
+	// Create starts object key (a path below the store's prefix, e.g.
+	// "data/00001.json.gz"); what is written streams to it, and Close
+	// completes it (the last part of an upload) or fails. An object not
+	// closed is not complete.
+	Create(ctx context.Context, key string) (io.WriteCloser, error)
+	// URL names object key, for messages and the manifest.
+	URL(key string) string
+}
+
+// Location is a parsed --to or --from: an S3 bucket and key prefix, or a
+// local directory.
+type Location struct {
+	// Bucket and Prefix of s3://bucket/prefix/ (Prefix without its
+	// leading slash, with a trailing one unless empty).
+	Bucket, Prefix string
+	// Dir is the directory of file:///dir/.
+	Dir string
+}
+
+// ParseLocation parses s3://BUCKET/PREFIX/ or file:///DIR/. An S3 prefix
+// is a "directory": a trailing slash is added when missing.
+func ParseLocation(s string) (Location, error) {
+	u, err := url.Parse(s)
+	if err != nil {
+		return Location{}, fmt.Errorf("%q: %w", s, err)
+	}
+	switch u.Scheme {
+	case "s3":
+		if u.Host == "" {
+			return Location{}, fmt.Errorf("%q: expected s3://BUCKET/PREFIX/", s)
+		}
+		p := strings.TrimPrefix(u.Path, "/")
+		if p != "" && !strings.HasSuffix(p, "/") {
+			p += "/"
+		}
+		return Location{Bucket: u.Host, Prefix: p}, nil
+	case "file":
+		if u.Host != "" && u.Host != "localhost" || u.Path == "" {
+			return Location{}, fmt.Errorf("%q: expected file:///ABSOLUTE/DIR/", s)
+		}
+		return Location{Dir: u.Path}, nil
+	}
+	return Location{}, fmt.Errorf("%q: expected s3://BUCKET/PREFIX/ or file:///DIR/", s)
+}
+
+// String is the location as a URL.
+func (l Location) String() string {
+	if l.Dir != "" {
+		return "file://" + l.Dir
+	}
+	return "s3://" + l.Bucket + "/" + l.Prefix
+}
+
+// S3 is a Store writing to an S3 bucket and prefix with multipart uploads
+// (feature/s3/manager): an object streams in parts of PartSize bytes, one
+// part in flight, so neither memory nor disk holds it whole.
+type S3 struct {
+	Client *s3.Client
+	Loc    Location
+	// PartSize is the size of an upload's parts (default and minimum
+	// manager.MinUploadPartSize, 5 MiB; S3 allows 10,000 parts, so an
+	// object can reach 48.8 GiB).
+	// https://docs.aws.amazon.com/AmazonS3/latest/userguide/qfacts.html
+	PartSize int64
+}
+
+// Create starts the upload of object key.
+func (s *S3) Create(ctx context.Context, key string) (io.WriteCloser, error) {
+	up := manager.NewUploader(s.Client, func(u *manager.Uploader) {
+		u.PartSize = max(s.PartSize, manager.MinUploadPartSize)
+		u.Concurrency = 1
+	})
+	pr, pw := io.Pipe()
+	o := &s3Object{pw: pw, done: make(chan error, 1)}
+	go func() {
+		_, err := up.Upload(ctx, &s3.PutObjectInput{Bucket: aws.String(s.Loc.Bucket), Key: aws.String(s.Loc.Prefix + key), Body: pr})
+		pr.CloseWithError(err) // a writer blocked on a failed upload fails too
+		o.done <- err
+	}()
+	return o, nil
+}
+
+// URL is s3://bucket/prefix/key.
+func (s *S3) URL(key string) string { return "s3://" + s.Loc.Bucket + "/" + s.Loc.Prefix + key }
+
+type s3Object struct {
+	pw   *io.PipeWriter
+	done chan error
+}
+
+func (o *s3Object) Write(p []byte) (int, error) { return o.pw.Write(p) }
+
+// Close ends the body and waits for the upload to complete.
+func (o *s3Object) Close() error {
+	o.pw.Close()
+	if err := <-o.done; err != nil {
+		return fmt.Errorf("upload: %w", err)
+	}
+	return nil
+}
+
+// Dir is a Store writing to a local directory: each object is written to
+// a temporary file and renamed into place when closed.
+type Dir struct{ Path string }
+
+// Create creates the file of key (and its directories).
+func (d Dir) Create(_ context.Context, key string) (io.WriteCloser, error) {
+	path := filepath.Join(d.Path, filepath.FromSlash(key))
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, err
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return nil, err
+	}
+	return &dirFile{f: f, path: path}, nil
+}
+
+// URL is file:///dir/key.
+func (d Dir) URL(key string) string {
+	return "file://" + filepath.Join(d.Path, filepath.FromSlash(key))
+}
+
+type dirFile struct {
+	f    *os.File
+	path string
+}
+
+func (f *dirFile) Write(p []byte) (int, error) { return f.f.Write(p) }
+
+func (f *dirFile) Close() error {
+	err := errors.Join(f.f.Sync(), f.f.Close())
+	if err == nil {
+		err = os.Rename(f.f.Name(), f.path)
+	}
+	if err != nil {
+		os.Remove(f.f.Name())
+	}
+	return err
+}

@@ -1,0 +1,170 @@
+package follow
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"os"
+	"slices"
+	"time"
+
+	"github.com/jackc/pglogrepl"
+
+	"github.com/pg2dynamo/pg2dynamo/extract"
+	"github.com/pg2dynamo/pg2dynamo/transform"
+)
+
+// Watch tells which items the changes committed after a snapshot may have
+// changed: what verify, run while a follow streams into the table, counts
+// as in flight (lag) rather than as wrong. It creates a temporary
+// replication slot that exports the snapshot the check reads
+// (CREATE_REPLICATION_SLOT … TEMPORARY … EXPORT_SNAPSHOT), and later
+// receives from it the changes committed since, up to the server's WAL
+// position at the moment asked about, and finds through the graph the
+// items they affect, as the follow would: their keys are rendered from
+// the rows the changes match in the snapshot and from the changes' old
+// and new row images. The temporary slot goes when the watch's
+// connection closes (Close, or the process's end).
+type Watch struct {
+	g      *Graph
+	b      *transform.Builder
+	s      *Stream
+	pub    string
+	slot   Slot
+	keys   map[[2]string]bool
+	asOf   time.Time // the keys cover every change committed before it
+	pulled int       // changes received
+}
+
+// NewWatch creates the watch's temporary slot on a replication connection
+// to connString, streaming publication pub (the follow's). Its exported
+// snapshot (Snapshot) must be imported, by the source the check reads
+// (extract.Source.BeginAt), before the first call of Changed.
+func NewWatch(ctx context.Context, connString string, g *Graph, pub string) (*Watch, error) {
+	s, err := Dial(ctx, connString)
+	if err != nil {
+		return nil, err
+	}
+	name := fmt.Sprintf("pg2dynamo_verify_%d_%d", os.Getpid(), time.Now().UnixNano()%1e9)
+	res, err := pglogrepl.CreateReplicationSlot(ctx, s.conn, quoteSlot(name), "pgoutput",
+		pglogrepl.CreateReplicationSlotOptions{Temporary: true, SnapshotAction: "EXPORT_SNAPSHOT", Mode: pglogrepl.LogicalReplication})
+	if err != nil {
+		s.Close(ctx)
+		return nil, fmt.Errorf("create temporary replication slot %s: %w", name, err)
+	}
+	lsn, err := pglogrepl.ParseLSN(res.ConsistentPoint)
+	if err != nil {
+		s.Close(ctx)
+		return nil, fmt.Errorf("create temporary replication slot %s: consistent point: %w", name, err)
+	}
+	return &Watch{g: g, b: transform.NewBuilder(), s: s, pub: pub, keys: map[[2]string]bool{},
+		slot: Slot{Name: name, Consistent: lsn, Snapshot: res.SnapshotName}}, nil
+}
+
+// Snapshot is the exported snapshot: the check's, and the point after
+// which the watch receives changes.
+func (w *Watch) Snapshot() string { return w.slot.Snapshot }
+
+// Consistent is the WAL position of the snapshot: every change committed
+// before it is in the snapshot, every later one reaches the watch.
+func (w *Watch) Consistent() pglogrepl.LSN { return w.slot.Consistent }
+
+// Changes is the number of row changes of followed tables received.
+func (w *Watch) Changes() int { return w.pulled }
+
+// Close closes the replication connection, which drops the temporary
+// slot.
+func (w *Watch) Close(ctx context.Context) error { return w.s.Close(ctx) }
+
+// Changed reports whether a change committed after the snapshot may have
+// changed the item of table key (pk, sk), as the table was read at readAt
+// or before. src is the check's source, in the snapshot: its rows give the
+// keys a change's match reaches, and its connection reads the server's WAL
+// position. When the keys
+// known do not cover readAt, it first receives every change committed up
+// to the server's WAL position now, which a follow reading the source at
+// or before readAt cannot be ahead of. It fails on a replication or
+// source error.
+func (w *Watch) Changed(ctx context.Context, src *extract.Source, pk, sk string, readAt time.Time) (bool, error) {
+	if !w.asOf.After(readAt) {
+		if err := w.advance(ctx, src); err != nil {
+			return false, err
+		}
+	}
+	return w.keys[[2]string{pk, sk}], nil
+}
+
+// advance receives the changes up to the server's WAL position now and
+// adds the keys they affect.
+func (w *Watch) advance(ctx context.Context, src *extract.Source) error {
+	asOf := time.Now()
+	target, err := CurrentLSN(ctx, src.Conn())
+	if err != nil {
+		return err
+	}
+	if w.s.slot == "" {
+		if err := w.s.Start(ctx, w.slot.Name, w.pub, w.slot.Consistent); err != nil {
+			return err
+		}
+	}
+	aff := newAffected()
+	for w.s.sent < target {
+		if err := w.s.requestKeepalive(ctx); err != nil {
+			return err
+		}
+		tx, err := w.s.Receive(ctx, 100*time.Millisecond)
+		if err != nil {
+			return err
+		}
+		if tx == nil {
+			continue
+		}
+		for _, c := range tx.Changes {
+			w.g.add(aff, c)
+		}
+		// Received is not applied, but the watch keeps nothing: the
+		// temporary slot need not hold the WAL behind it.
+		w.s.Ack(tx.End)
+		if tx.End >= target {
+			break
+		}
+	}
+	w.pulled += aff.changes
+	if err := w.resolve(ctx, src, aff); err != nil {
+		return err
+	}
+	w.asOf = asOf
+	return nil
+}
+
+// resolve adds the table keys of the items aff reaches: those of the rows
+// its matches find in src's snapshot, and those its own rows' old and new
+// images render.
+func (w *Watch) resolve(ctx context.Context, src *extract.Source, aff *affected) error {
+	add := func(p *transform.Plan) func([]any) error {
+		return func(values []any) error {
+			keys, err := w.b.TableKeys(p, values)
+			if err != nil {
+				return nil // a key column NULL or unsendable: the row has no item
+			}
+			for _, k := range keys {
+				w.keys[k] = true
+			}
+			return nil
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(aff.matches)) {
+		mt := aff.matches[k]
+		p := w.g.plans[mt.entity]
+		if err := src.Stream(ctx, p.Entity().Name, w.g.query(mt), add(p)); err != nil {
+			return err
+		}
+	}
+	for _, e := range slices.Sorted(maps.Keys(aff.images)) {
+		p := w.g.plans[e]
+		if err := src.Images(ctx, p.Entity().Name, p.Query(), aff.images[e], add(p)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
