@@ -16,6 +16,7 @@
 package follow
 
 import (
+	"math"
 	"context"
 	"errors"
 	"fmt"
@@ -193,6 +194,12 @@ func (s *Stream) ServerEnd() pglogrepl.LSN { return s.serverEnd }
 // before wait passed. It answers the server's keepalives and sends the
 // acknowledged position at least every StatusInterval.
 func (s *Stream) Receive(ctx context.Context, wait time.Duration) (*Tx, error) {
+	return s.receive(ctx, wait, math.MaxUint64)
+}
+
+// receive is Receive that also returns nil as soon as the server reports
+// (in a keepalive) having sent everything before until.
+func (s *Stream) receive(ctx context.Context, wait time.Duration, until pglogrepl.LSN) (*Tx, error) {
 	deadline := time.Now().Add(wait)
 	for {
 		if err := s.status(ctx, false); err != nil {
@@ -211,7 +218,7 @@ func (s *Stream) Receive(ctx context.Context, wait time.Duration) (*Tx, error) {
 			return nil, fmt.Errorf("replication slot %s: %w", s.slot, err)
 		}
 		tx, err := s.handle(ctx, msg)
-		if tx != nil || err != nil {
+		if tx != nil || err != nil || s.sent >= until {
 			return tx, err
 		}
 	}

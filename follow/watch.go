@@ -2,6 +2,7 @@ package follow
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"os"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/jackc/pglogrepl"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/pg2dynamo/pg2dynamo/extract"
 	"github.com/pg2dynamo/pg2dynamo/transform"
@@ -29,6 +31,7 @@ type Watch struct {
 	g      *Graph
 	b      *transform.Builder
 	s      *Stream
+	plain  *pgconn.PgConn // not replication: reads and flushes the WAL position
 	pub    string
 	slot   Slot
 	keys   map[[2]string]bool
@@ -57,8 +60,36 @@ func NewWatch(ctx context.Context, connString string, g *Graph, pub string) (*Wa
 		s.Close(ctx)
 		return nil, fmt.Errorf("create temporary replication slot %s: consistent point: %w", name, err)
 	}
-	return &Watch{g: g, b: transform.NewBuilder(), s: s, pub: pub, keys: map[[2]string]bool{},
+	plain, err := pgconn.Connect(ctx, connString)
+	if err != nil {
+		s.Close(ctx)
+		return nil, fmt.Errorf("source: %w", err)
+	}
+	return &Watch{g: g, b: transform.NewBuilder(), s: s, plain: plain, pub: pub, keys: map[[2]string]bool{},
 		slot: Slot{Name: name, Consistent: lsn, Snapshot: res.SnapshotName}}, nil
+}
+
+// flushedLSN returns the server's WAL insert position now, having made
+// the server flush the WAL up to it. A transaction committed with
+// synchronous_commit = off is visible as soon as its commit record is
+// inserted, but a walsender sends only flushed WAL, and the WAL writer
+// flushes such commits only every wal_writer_delay (200 ms by default):
+// a transaction of the watch's own that writes WAL, committed with
+// synchronous_commit on, flushes everything before its commit record at
+// once. What it writes is an empty transactional logical decoding message
+// (pg_logical_emit_message, prefix "pg2dynamo"), which pgoutput sends
+// only to subscribers that ask for messages; a transaction that wrote no
+// WAL would not flush.
+func (w *Watch) flushedLSN(ctx context.Context) (pglogrepl.LSN, error) {
+	res, err := w.plain.Exec(ctx, `SELECT pg_current_wal_insert_lsn()::text; BEGIN; SET LOCAL synchronous_commit = on; `+
+		`SELECT pg_logical_emit_message(true, 'pg2dynamo', ''); COMMIT`).ReadAll()
+	if err != nil {
+		return 0, fmt.Errorf("current WAL position: %w", err)
+	}
+	if len(res) == 0 || len(res[0].Rows) != 1 {
+		return 0, errors.New("current WAL position: no row")
+	}
+	return pglogrepl.ParseLSN(string(res[0].Rows[0][0]))
 }
 
 // Snapshot is the exported snapshot: the check's, and the point after
@@ -72,19 +103,20 @@ func (w *Watch) Consistent() pglogrepl.LSN { return w.slot.Consistent }
 // Changes is the number of row changes of followed tables received.
 func (w *Watch) Changes() int { return w.pulled }
 
-// Close closes the replication connection, which drops the temporary
-// slot.
-func (w *Watch) Close(ctx context.Context) error { return w.s.Close(ctx) }
+// Close closes the watch's connections; closing the replication
+// connection drops the temporary slot.
+func (w *Watch) Close(ctx context.Context) error {
+	return errors.Join(w.plain.Close(ctx), w.s.Close(ctx))
+}
 
 // Changed reports whether a change committed after the snapshot may have
 // changed the item of table key (pk, sk), as the table was read at readAt
 // or before. src is the check's source, in the snapshot: its rows give the
-// keys a change's match reaches, and its connection reads the server's WAL
-// position. When the keys
-// known do not cover readAt, it first receives every change committed up
-// to the server's WAL position now, which a follow reading the source at
-// or before readAt cannot be ahead of. It fails on a replication or
-// source error.
+// keys a change's match reaches. When the keys known do not cover readAt,
+// it first receives every change committed up to the server's WAL insert
+// position now (flushedLSN), which a follow reading the source at or
+// before readAt cannot be ahead of. It fails on a replication or source
+// error.
 func (w *Watch) Changed(ctx context.Context, src *extract.Source, pk, sk string, readAt time.Time) (bool, error) {
 	if !w.asOf.After(readAt) {
 		if err := w.advance(ctx, src); err != nil {
@@ -98,7 +130,7 @@ func (w *Watch) Changed(ctx context.Context, src *extract.Source, pk, sk string,
 // adds the keys they affect.
 func (w *Watch) advance(ctx context.Context, src *extract.Source) error {
 	asOf := time.Now()
-	target, err := CurrentLSN(ctx, src.Conn())
+	target, err := w.flushedLSN(ctx)
 	if err != nil {
 		return err
 	}
@@ -112,7 +144,7 @@ func (w *Watch) advance(ctx context.Context, src *extract.Source) error {
 		if err := w.s.requestKeepalive(ctx); err != nil {
 			return err
 		}
-		tx, err := w.s.Receive(ctx, 100*time.Millisecond)
+		tx, err := w.s.receive(ctx, 20*time.Millisecond, target)
 		if err != nil {
 			return err
 		}
