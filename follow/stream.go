@@ -16,10 +16,10 @@
 package follow
 
 import (
-	"math"
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
