@@ -2,6 +2,7 @@ package export
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -30,6 +31,18 @@ func TestAppendLineIsJSON(t *testing.T) {
 	}
 	if line[len(line)-1] != '\n' {
 		t.Fatalf("no newline: %q", line)
+	}
+	// Attributes in byte order of their names, the same line every time.
+	var last int
+	for _, name := range []string{`"PK"`, `"b"`, `"bs"`, `"l"`, `"m"`, `"n"`, `"ns"`, `"null"`, `"ss"`, `"t"`} {
+		i := strings.Index(string(line), name+":")
+		if i < last {
+			t.Errorf("attribute %s at %d, before the previous one at %d: %s", name, i, last, line)
+		}
+		last = i
+	}
+	if again, _ := AppendLine(nil, item); string(again) != string(line) {
+		t.Errorf("a second encoding differs:\n%s\n%s", line, again)
 	}
 	var doc struct{ Item json.RawMessage }
 	if err := json.Unmarshal(line, &doc); err != nil {

@@ -184,9 +184,12 @@ type slot struct {
 	buf      []byte   // their bytes
 	entities []int64
 
-	// The open object: its store writer, the compressor over it, the
-	// buffered writer over that, and its counts.
+	// The open object: its store writer, a buffer over it (the
+	// compressor writes a few hundred bytes at a time: one system call,
+	// or one pipe handoff to the S3 upload, each), the compressor over
+	// that, the buffered writer over the compressor, and its counts.
 	out    io.WriteCloser
+	outBuf *bufio.Writer
 	stored *countingWriter
 	comp   io.WriteCloser
 	bw     *bufio.Writer
@@ -243,7 +246,8 @@ func (sl *slot) openObject() error {
 		return err
 	}
 	sl.out, sl.obj = out, Object{Key: key}
-	sl.stored = &countingWriter{w: out}
+	sl.outBuf = bufio.NewWriterSize(out, 64<<10)
+	sl.stored = &countingWriter{w: sl.outBuf}
 	switch sl.s.opts.Compression {
 	case GZIP:
 		// The fastest level: an import is priced by the data's size
@@ -272,6 +276,9 @@ func (sl *slot) closeObject() error {
 	err := sl.bw.Flush()
 	if cerr := sl.comp.Close(); err == nil {
 		err = cerr
+	}
+	if ferr := sl.outBuf.Flush(); err == nil {
+		err = ferr
 	}
 	if cerr := sl.out.Close(); err == nil {
 		err = cerr
