@@ -223,21 +223,13 @@ func (f *following) run(c *cli.Context, s *session, out sinkOut, rejects *reject
 	every := c.Duration("progress-interval")
 	sp := &statusPrinter{w: c.App.ErrWriter, last: time.Now()}
 	var changes int64
-	burst := false
 	opts.OnStatus = func(st follow.Status) {
 		// A window of many changes (a large transaction, which pgoutput's
 		// protocol 1 delivers whole, or a backlog) leaves a heap the size
-		// of its rows and items. It is returned to the system when the
-		// burst is over (the follow idle, or applying a small window), so
-		// that a burst does not raise the follow's memory for good, and a
-		// backlog applied window after window pays for one collection,
-		// not one a window.
-		switch {
-		case st.Changes-changes >= bigWindow:
-			burst = true
-		case burst && st.Received == st.Applied:
+		// of its rows and items: returned to the system once applied, so
+		// that a burst does not raise the follow's memory for good.
+		if st.Changes-changes >= bigWindow {
 			debug.FreeOSMemory()
-			burst = false
 		}
 		changes = st.Changes
 		if time.Since(sp.last) >= every {
@@ -259,10 +251,9 @@ func (f *following) run(c *cli.Context, s *session, out sinkOut, rejects *reject
 	return nil
 }
 
-// bigWindow is the number of row changes past which an applied window
-// starts a burst, whose memory is returned to the system when it ends
-// (debug.FreeOSMemory: a collection and a scavenge, milliseconds for the
-// follow's heap).
+// bigWindow is the number of row changes past which an applied window's
+// memory is returned to the system (debug.FreeOSMemory: a collection and
+// a scavenge, milliseconds for the follow's heap).
 const bigWindow = 1000
 
 // orSlot names where streaming starts: from, or the slot's confirmed
