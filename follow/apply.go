@@ -60,51 +60,149 @@ type Applied struct {
 // at a time; the deletes follow once every affected row is derived. It
 // returns when the sink has acknowledged every item.
 func (a *Applier) Apply(ctx context.Context, txs []*Tx) (Applied, error) {
+	f, err := a.Start(ctx, txs, nil)
+	if err != nil {
+		return Applied{}, err
+	}
+	return f.Wait()
+}
+
+// aheadItems is the most items a window derives before the window before
+// it is written: past it, Start waits for that window (its barrier), so
+// that a window's items are never all held in memory at once.
+const aheadItems = 10_000
+
+// Flight is a window whose items are all derived and handed to the
+// writers, which may still be writing them.
+type Flight struct {
+	a   *Applier
+	wr  *writers
+	w   *work
+	out Applied
+}
+
+// Start derives the items txs affect, in one snapshot taken after their
+// commits, and hands them to writers of their own, Concurrency batches
+// at a time; the deletes follow once every affected row is derived. It
+// returns once every item is handed over; Wait waits for the writes.
+//
+// Before its first write, Start calls barrier (when not nil): the caller
+// waits there for the window before this one, so that windows are
+// written one after another, and one is derived while the one before it
+// is written. Up to aheadItems items wait for the barrier in memory; the
+// rest of the window is derived after it. Start calls barrier exactly
+// once, even when it fails or has nothing to write, unless barrier
+// itself fails.
+func (a *Applier) Start(ctx context.Context, txs []*Tx, barrier func() error) (*Flight, error) {
 	aff := newAffected()
 	for _, tx := range txs {
 		for _, c := range tx.Changes {
 			a.graph.add(aff, c)
 		}
 	}
-	out := Applied{Changes: aff.changes}
-	if aff.changes == 0 {
-		return out, nil
+	f := &Flight{a: a, out: Applied{Changes: aff.changes}}
+	g := &gate{barrier: barrier, start: func() *writers { return a.startWriters(ctx) }}
+	f.w = &work{seen: map[[2]string]bool{}, out: g}
+	var err error
+	if aff.changes > 0 {
+		if err = a.src.Begin(ctx); err == nil {
+			err = a.derive(ctx, aff, f.w)
+			if err == nil {
+				err = a.gone(ctx, aff, f.w)
+			}
+			a.src.End(ctx)
+		}
 	}
-	if err := a.src.Begin(ctx); err != nil {
-		return out, err
+	if oerr := g.open(); oerr != nil {
+		if g.wr != nil {
+			g.wr.close()
+		}
+		return nil, oerr
 	}
-	wr := a.startWriters(ctx)
-	w := &work{seen: map[[2]string]bool{}, out: wr}
-	err := a.derive(wr.ctx, aff, w)
-	if err == nil {
-		err = a.gone(wr.ctx, aff, w)
-	}
-	a.src.End(ctx)
-	for _, k := range w.deletes {
+	f.wr = g.wr
+	for _, k := range f.w.deletes {
 		if err != nil {
 			break
 		}
-		err = wr.add(a.deleteItem(k))
+		err = f.wr.add(a.deleteItem(k))
 	}
-	if werr := wr.close(); err == nil || werr != nil && wr.ctx.Err() != nil {
-		err = werr
+	if err != nil {
+		// Stop the writers; the window is not applied.
+		f.wr.close()
+		return nil, err
 	}
-	out.Puts, out.Deletes = w.puts, len(w.deletes)
-	rejected := wr.rejects
-	out.Rejected = w.rejected + len(rejected)
+	return f, nil
+}
+
+// Wait waits for the window's writes and reports what it did; rows whose
+// items the sink refused are told to OnReject.
+func (f *Flight) Wait() (Applied, error) {
+	err := f.wr.close()
+	out := f.out
+	out.Puts, out.Deletes = f.w.puts, len(f.w.deletes)
+	rejected := f.wr.rejects
+	out.Rejected = f.w.rejected + len(rejected)
 	for _, r := range rejected {
 		if err != nil {
 			break
 		}
-		err = a.reject(r)
+		err = f.a.reject(r)
 	}
 	return out, err
+}
+
+// gate holds a window's items until its barrier has passed, up to
+// aheadItems of them, then starts the window's writers and hands them
+// the items.
+type gate struct {
+	barrier func() error
+	start   func() *writers
+	held    []transform.Item
+	wr      *writers
+	opened  bool
+	err     error // of open
+}
+
+func (g *gate) add(it transform.Item) error {
+	if g.opened {
+		if g.err != nil {
+			return g.err
+		}
+		return g.wr.add(it)
+	}
+	if g.held = append(g.held, it); len(g.held) < aheadItems {
+		return nil
+	}
+	return g.open()
+}
+
+// open passes the barrier, once, and hands the held items to the
+// writers it starts.
+func (g *gate) open() error {
+	if g.opened {
+		return g.err
+	}
+	g.opened = true
+	if g.barrier != nil {
+		if g.err = g.barrier(); g.err != nil {
+			return g.err
+		}
+	}
+	g.wr = g.start()
+	held := g.held
+	g.held = nil
+	for _, it := range held {
+		if g.err = g.wr.add(it); g.err != nil {
+			return g.err
+		}
+	}
+	return nil
 }
 
 // work is what a window writes: each key once.
 type work struct {
 	seen     map[[2]string]bool
-	out      *writers
+	out      *gate
 	puts     int
 	deletes  [][2]string
 	rejected int

@@ -82,6 +82,11 @@ func Run(ctx context.Context, s *Stream, a *Applier, conn *pgx.Conn, opts Option
 		return st, err
 	}
 	st.Applied, st.Received = opts.From, opts.From
+	// One window is written while the next is received and derived
+	// (pipe); windows are still written one after another, in commit
+	// order, and each is acknowledged once written.
+	p := &pipe{s: s, st: &st}
+	defer p.abandon()
 	for ctx.Err() == nil {
 		txs, err := receiveWindow(ctx, s, opts)
 		if err != nil {
@@ -92,10 +97,13 @@ func Run(ctx context.Context, s *Stream, a *Applier, conn *pgx.Conn, opts Option
 			if opts.OnStatus != nil {
 				opts.OnStatus(st)
 			}
-			if err := applyWindow(ctx, s, a, txs, &st); err != nil {
+			if err := p.start(ctx, a, txs); err != nil {
 				return st, stopped(ctx, err)
 			}
 		} else {
+			if err := p.finish(ctx); err != nil {
+				return st, stopped(ctx, err)
+			}
 			st.Lag = 0
 			if err := idleAck(ctx, s, &st); err != nil {
 				return st, stopped(ctx, err)
@@ -115,6 +123,10 @@ func Run(ctx context.Context, s *Stream, a *Applier, conn *pgx.Conn, opts Option
 		if opts.OnStatus != nil {
 			opts.OnStatus(st)
 		}
+	}
+	// The window in flight is written whole, then the run stops.
+	if err := p.finish(ctx); err != nil {
+		return st, stopped(ctx, err)
 	}
 	// Tell the slot what is applied before leaving.
 	if err := s.status(context.WithoutCancel(ctx), true); err != nil {
@@ -161,6 +173,55 @@ func receiveWindow(ctx context.Context, s *Stream, opts Options) ([]*Tx, error) 
 	return txs, nil
 }
 
+// pipe is the window being written, while the next one is received and
+// derived (Applier.Start, Flight.Wait).
+type pipe struct {
+	s      *Stream
+	st     *Status
+	flight *Flight
+	txs    []*Tx // the flight's
+}
+
+// start derives txs and hands them to the writers once the window in
+// flight is written and acknowledged (finish, Start's barrier).
+func (p *pipe) start(ctx context.Context, a *Applier, txs []*Tx) error {
+	// Applied under a context the run's stop does not cut: a window is
+	// written whole, then the run stops.
+	f, err := a.Start(context.WithoutCancel(ctx), txs, func() error { return p.finish(ctx) })
+	if err != nil {
+		if ferr := p.finish(ctx); ferr != nil {
+			return ferr
+		}
+		return fmt.Errorf("apply changes up to %s: %w", txs[len(txs)-1].End, err)
+	}
+	p.flight, p.txs = f, txs
+	return nil
+}
+
+// finish waits for the window in flight, if any, and acknowledges it.
+func (p *pipe) finish(ctx context.Context) error {
+	if p.flight == nil {
+		return nil
+	}
+	f, txs := p.flight, p.txs
+	p.flight, p.txs = nil, nil
+	res, err := f.Wait()
+	if err != nil {
+		return fmt.Errorf("apply changes up to %s: %w", txs[len(txs)-1].End, err)
+	}
+	// Told even when the run is stopping: the window is in the table.
+	return ackWindow(context.WithoutCancel(ctx), p.s, txs, res, p.st)
+}
+
+// abandon waits for the writers of a window in flight when Run returns
+// early with an error; the window is not acknowledged.
+func (p *pipe) abandon() {
+	if p.flight != nil {
+		p.flight.Wait()
+		p.flight = nil
+	}
+}
+
 // applyWindow applies txs and acknowledges their end.
 func applyWindow(ctx context.Context, s *Stream, a *Applier, txs []*Tx, st *Status) error {
 	// Applied under a context the run's stop does not cut: a window is
@@ -169,6 +230,11 @@ func applyWindow(ctx context.Context, s *Stream, a *Applier, txs []*Tx, st *Stat
 	if err != nil {
 		return fmt.Errorf("apply changes up to %s: %w", txs[len(txs)-1].End, err)
 	}
+	return ackWindow(ctx, s, txs, res, st)
+}
+
+// ackWindow acknowledges txs, applied as res, to the slot and counts them.
+func ackWindow(ctx context.Context, s *Stream, txs []*Tx, res Applied, st *Status) error {
 	last := txs[len(txs)-1]
 	s.Ack(last.End)
 	// Told at once, so that the server may recycle the WAL and a restart
@@ -176,7 +242,7 @@ func applyWindow(ctx context.Context, s *Stream, a *Applier, txs []*Tx, st *Stat
 	if err := s.status(ctx, true); err != nil {
 		return err
 	}
-	st.Applied, st.Received = last.End, last.End
+	st.Applied, st.Received = last.End, max(st.Received, last.End)
 	st.Lag = time.Since(txs[0].Time)
 	st.Transactions += int64(len(txs))
 	st.Changes += int64(res.Changes)
