@@ -36,6 +36,7 @@ type Applier struct {
 	// counted only). Concurrency is the number of parallel Writes.
 	OnReject    func(pipeline.Reject) error
 	Concurrency int
+	sem         chan struct{} // Concurrency Writes at a time, across windows
 }
 
 // NewApplier returns an applier of g's changes reading src (a session of
@@ -60,7 +61,7 @@ type Applied struct {
 // at a time; the deletes follow once every affected row is derived. It
 // returns when the sink has acknowledged every item.
 func (a *Applier) Apply(ctx context.Context, txs []*Tx) (Applied, error) {
-	f, err := a.Start(ctx, txs, nil)
+	f, err := a.Start(ctx, txs, nil, nil)
 	if err != nil {
 		return Applied{}, err
 	}
@@ -86,14 +87,16 @@ type Flight struct {
 // at a time; the deletes follow once every affected row is derived. It
 // returns once every item is handed over; Wait waits for the writes.
 //
-// Before its first write, Start calls barrier (when not nil): the caller
-// waits there for the window before this one, so that windows are
-// written one after another, and one is derived while the one before it
-// is written. Up to aheadItems items wait for the barrier in memory; the
-// rest of the window is derived after it. Start calls barrier exactly
-// once, even when it fails or has nothing to write, unless barrier
-// itself fails.
-func (a *Applier) Start(ctx context.Context, txs []*Tx, barrier func() error) (*Flight, error) {
+// busy holds the keys of the window before this one, which may still be
+// being written (Flight.Keys; nil when there is none): an item of one of
+// those keys waits for barrier, which the caller returns from once that
+// window is written, so that each key's writes stay in commit order;
+// other items are written at once, and the deletes after barrier. Up to
+// aheadItems items wait for it in memory; past that, derivation waits
+// too. Start calls barrier (when not nil) exactly once, even when it
+// fails or has nothing to write, unless barrier itself fails. The two
+// windows' writes share Concurrency.
+func (a *Applier) Start(ctx context.Context, txs []*Tx, busy map[[2]string]bool, barrier func() error) (*Flight, error) {
 	aff := newAffected()
 	for _, tx := range txs {
 		for _, c := range tx.Changes {
@@ -101,7 +104,7 @@ func (a *Applier) Start(ctx context.Context, txs []*Tx, barrier func() error) (*
 		}
 	}
 	f := &Flight{a: a, out: Applied{Changes: aff.changes}}
-	g := &gate{barrier: barrier, start: func() *writers { return a.startWriters(ctx) }}
+	g := &gate{barrier: barrier, busy: busy, start: func() *writers { return a.startWriters(ctx) }}
 	f.w = &work{seen: map[[2]string]bool{}, out: g}
 	var err error
 	if aff.changes > 0 {
@@ -134,6 +137,10 @@ func (a *Applier) Start(ctx context.Context, txs []*Tx, barrier func() error) (*
 	return f, nil
 }
 
+// Keys are the keys the window puts or deletes: the busy keys of the
+// window after it (Start). Not changed once Start has returned.
+func (f *Flight) Keys() map[[2]string]bool { return f.w.seen }
+
 // Wait waits for the window's writes and reports what it did; rows whose
 // items the sink refused are told to OnReject.
 func (f *Flight) Wait() (Applied, error) {
@@ -151,11 +158,11 @@ func (f *Flight) Wait() (Applied, error) {
 	return out, err
 }
 
-// gate holds a window's items until its barrier has passed, up to
-// aheadItems of them, then starts the window's writers and hands them
-// the items.
+// gate hands a window's items to its writers, but holds those of busy
+// keys until its barrier has passed, up to aheadItems of them.
 type gate struct {
 	barrier func() error
+	busy    map[[2]string]bool
 	start   func() *writers
 	held    []transform.Item
 	wr      *writers
@@ -163,10 +170,16 @@ type gate struct {
 	err     error // of open
 }
 
-func (g *gate) add(it transform.Item) error {
+func (g *gate) add(key [2]string, it transform.Item) error {
 	if g.opened {
 		if g.err != nil {
 			return g.err
+		}
+		return g.wr.add(it)
+	}
+	if !g.busy[key] {
+		if g.wr == nil {
+			g.wr = g.start()
 		}
 		return g.wr.add(it)
 	}
@@ -188,7 +201,9 @@ func (g *gate) open() error {
 			return g.err
 		}
 	}
-	g.wr = g.start()
+	if g.wr == nil {
+		g.wr = g.start()
+	}
 	held := g.held
 	g.held = nil
 	for _, it := range held {
@@ -229,7 +244,7 @@ func (a *Applier) derive(ctx context.Context, aff *affected, w *work) error {
 				if key := transform.ItemKey(it.Attrs, a.keyAttrs); !w.seen[key] {
 					w.seen[key] = true
 					w.puts++
-					if err := w.out.add(it); err != nil {
+					if err := w.out.add(key, it); err != nil {
 						return err
 					}
 				}
@@ -298,6 +313,9 @@ type writers struct {
 }
 
 func (a *Applier) startWriters(ctx context.Context) *writers {
+	if a.sem == nil {
+		a.sem = make(chan struct{}, max(a.Concurrency, 1))
+	}
 	g, gctx := errgroup.WithContext(ctx)
 	wr := &writers{a: a, ctx: gctx, g: g, ch: make(chan []transform.Item, max(a.Concurrency, 1))}
 	for range max(a.Concurrency, 1) {
@@ -348,7 +366,13 @@ func (wr *writers) close() error {
 // write writes one batch; items the sink refuses become rejects (a
 // delete refused stops the window).
 func (wr *writers) write(batch []transform.Item) error {
+	select {
+	case wr.a.sem <- struct{}{}:
+	case <-wr.ctx.Done():
+		return context.Cause(wr.ctx)
+	}
 	err := wr.a.sink.Write(wr.ctx, batch)
+	<-wr.a.sem
 	var be *load.BatchError
 	if !errors.As(err, &be) {
 		return err

@@ -82,9 +82,9 @@ func Run(ctx context.Context, s *Stream, a *Applier, conn *pgx.Conn, opts Option
 		return st, err
 	}
 	st.Applied, st.Received = opts.From, opts.From
-	// One window is written while the next is received and derived
-	// (pipe); windows are still written one after another, in commit
-	// order, and each is acknowledged once written.
+	// One window is written while the next is received, derived and
+	// written (pipe); the writes of a key keep commit order, and windows
+	// are acknowledged one after another, each once written.
 	p := &pipe{s: s, st: &st}
 	defer p.abandon()
 	for ctx.Err() == nil {
@@ -182,12 +182,17 @@ type pipe struct {
 	txs    []*Tx // the flight's
 }
 
-// start derives txs and hands them to the writers once the window in
-// flight is written and acknowledged (finish, Start's barrier).
+// start derives txs and hands their items to the writers: at once, but
+// for the keys the window in flight writes too, which wait until it is
+// written and acknowledged (finish, Start's barrier).
 func (p *pipe) start(ctx context.Context, a *Applier, txs []*Tx) error {
 	// Applied under a context the run's stop does not cut: a window is
 	// written whole, then the run stops.
-	f, err := a.Start(context.WithoutCancel(ctx), txs, func() error { return p.finish(ctx) })
+	var busy map[[2]string]bool
+	if p.flight != nil {
+		busy = p.flight.Keys()
+	}
+	f, err := a.Start(context.WithoutCancel(ctx), txs, busy, func() error { return p.finish(ctx) })
 	if err != nil {
 		if ferr := p.finish(ctx); ferr != nil {
 			return ferr

@@ -2,6 +2,7 @@ package follow
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"testing"
 
@@ -11,9 +12,9 @@ import (
 	"github.com/pg2dynamo/pg2dynamo/transform"
 )
 
-// A window's items wait for its barrier (the window before it written),
-// at most aheadItems of them; the barrier passes once; then every item
-// reaches the sink, none before the barrier.
+// A window's items of busy keys (the window before it writes them too)
+// wait for its barrier, at most aheadItems of them; others are written at
+// once; the barrier passes once; every item reaches the sink.
 func TestGateHoldsItemsUntilTheBarrier(t *testing.T) {
 	var mu sync.Mutex
 	written := 0
@@ -24,22 +25,27 @@ func TestGateHoldsItemsUntilTheBarrier(t *testing.T) {
 		return nil
 	})
 	a := &Applier{sink: sink, keyAttrs: [2]string{"PK", "SK"}, Concurrency: 2}
-	barriers, addedAtBarrier, writtenAtBarrier := 0, 0, 0
+	barriers, addedAtBarrier, heldAtBarrier := 0, 0, 0
 	added := 0
-	g := &gate{start: func() *writers { return a.startWriters(context.Background()) }}
+	busyKey := [2]string{"BUSY", ""}
+	g := &gate{busy: map[[2]string]bool{busyKey: true}, start: func() *writers { return a.startWriters(context.Background()) }}
 	g.barrier = func() error {
 		barriers++
-		addedAtBarrier = added
-		mu.Lock()
-		writtenAtBarrier = written
-		mu.Unlock()
+		addedAtBarrier, heldAtBarrier = added, len(g.held)
 		return nil
 	}
-	const n = aheadItems + 100
+	const free, n = 30, aheadItems + 100
+	for i := range free {
+		k := [2]string{fmt.Sprint("FREE", i), ""}
+		it := transform.Item{Attrs: map[string]types.AttributeValue{"PK": &types.AttributeValueMemberS{Value: k[0]}}}
+		if err := g.add(k, it); err != nil {
+			t.Fatal(err)
+		}
+	}
 	for i := range n {
 		added = i + 1
-		it := transform.Item{Attrs: map[string]types.AttributeValue{"PK": &types.AttributeValueMemberS{Value: "K"}}}
-		if err := g.add(it); err != nil {
+		it := transform.Item{Attrs: map[string]types.AttributeValue{"PK": &types.AttributeValueMemberS{Value: busyKey[0]}}}
+		if err := g.add(busyKey, it); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -49,8 +55,8 @@ func TestGateHoldsItemsUntilTheBarrier(t *testing.T) {
 	if err := g.wr.close(); err != nil {
 		t.Fatal(err)
 	}
-	if barriers != 1 || addedAtBarrier != aheadItems || writtenAtBarrier != 0 || written != n {
-		t.Errorf("barrier passed %d times, after %d items added (want 1, after %d) with %d written (want 0); %d of %d written in the end",
-			barriers, addedAtBarrier, aheadItems, writtenAtBarrier, written, n)
+	if barriers != 1 || addedAtBarrier != aheadItems || heldAtBarrier != aheadItems || written != free+n {
+		t.Errorf("barrier passed %d times, after %d busy items added and %d held (want 1, after %d, all held; the %d others not); %d of %d written in the end",
+			barriers, addedAtBarrier, heldAtBarrier, aheadItems, free, written, free+n)
 	}
 }
