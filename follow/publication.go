@@ -103,9 +103,11 @@ func SlotPosition(ctx context.Context, conn *pgx.Conn, name string) (pglogrepl.L
 	return p, true, err
 }
 
-// CurrentLSN is the server's WAL insert position now
-// (pg_current_wal_lsn()): every transaction committed so far ends before
-// it.
+// CurrentLSN is the server's WAL write position now
+// (pg_current_wal_lsn()), always the end of a record: every transaction
+// committed with synchronous_commit on so far ends before it. One
+// committed with it off may not be written yet (Watch.flushedLSN takes the
+// insert position and flushes up to it).
 func CurrentLSN(ctx context.Context, conn *pgx.Conn) (pglogrepl.LSN, error) {
 	var text string
 	if err := conn.QueryRow(ctx, "SELECT pg_current_wal_lsn()::text").Scan(&text); err != nil {
