@@ -178,10 +178,6 @@ func TestRunWritesEveryRowOnce(t *testing.T) {
 	}
 }
 
-// A row whose item the sink refuses is rejected, naming its item key and
-// the sink's reason, and reaches OnReject before the checkpoint records a
-// position at or past it: after a crash, every row the checkpoint counts as
-// handled is written or listed.
 // Three shards of one run read every row exactly once between them, each
 // a range of its own, whatever the number of readers.
 func TestShardsReadEveryRowOnce(t *testing.T) {
@@ -211,6 +207,10 @@ func TestShardsReadEveryRowOnce(t *testing.T) {
 	}
 }
 
+// A row whose item the sink refuses is rejected, naming its item key and
+// the sink's reason, and reaches OnReject before the checkpoint records a
+// position at or past it: after a crash, every row the checkpoint counts as
+// handled is written or listed.
 func TestRejectsReachOnRejectBeforeTheCheckpoint(t *testing.T) {
 	plans, m := compilePlans(t, oneEntity)
 	const rows = 3000
