@@ -119,8 +119,7 @@ func runExport(c *cli.Context) error {
 	defer s.src.Close(ctx)
 	var client *s3.Client
 	if loc.Dir == "" {
-		if client, err = export.NewS3Client(ctx, export.S3Config{Region: c.String("region"), Profile: c.String("profile"),
-			EndpointURL: c.String("s3-endpoint-url")}); err != nil {
+		if client, err = s3Client(c); err != nil {
 			return err
 		}
 	} else if err := os.MkdirAll(loc.Dir, 0o755); err != nil {
@@ -208,4 +207,11 @@ func fileSHA256(path string) (string, error) {
 		return "", err
 	}
 	return fmt.Sprintf("%x", sha256.Sum256(b)), nil
+}
+
+// s3Client is the S3 client of export's and import's flags (--region,
+// --profile, --s3-endpoint-url).
+func s3Client(c *cli.Context) (*s3.Client, error) {
+	return export.NewS3Client(c.Context, export.S3Config{Region: c.String("region"), Profile: c.String("profile"),
+		EndpointURL: c.String("s3-endpoint-url")})
 }

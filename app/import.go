@@ -90,8 +90,7 @@ func checkImport(c *cli.Context, mappingFile string) (*importPlan, error) {
 	if c.Duration("poll-interval") <= 0 {
 		return nil, usageError{errors.New("--poll-interval: expected a positive duration")}
 	}
-	if ip.s3, err = export.NewS3Client(c.Context, export.S3Config{Region: c.String("region"), Profile: c.String("profile"),
-		EndpointURL: c.String("s3-endpoint-url")}); err != nil {
+	if ip.s3, err = s3Client(c); err != nil {
 		return nil, err
 	}
 	mans, err := export.Manifests(c.Context, ip.s3, ip.from)
