@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"strconv"
+	"sync"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
@@ -133,11 +134,18 @@ func appendStrings(b []byte, ss []string) []byte {
 }
 
 // LineBytes is the size of item's line (AppendLine), newline included:
-// its share of an export before compression.
+// its share of an export before compression. Safe for concurrent use; it
+// encodes into a pooled buffer (diff and plan call it for every item).
 func LineBytes(item map[string]types.AttributeValue) int64 {
-	b, err := AppendLine(nil, item)
+	bp := lineBufs.Get().(*[]byte)
+	b, err := AppendLine((*bp)[:0], item)
+	n := int64(len(b))
+	*bp = b
+	lineBufs.Put(bp)
 	if err != nil {
 		return 0
 	}
-	return int64(len(b))
+	return n
 }
+
+var lineBufs = sync.Pool{New: func() any { return new([]byte) }}

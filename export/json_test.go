@@ -56,3 +56,18 @@ func TestAppendLineIsJSON(t *testing.T) {
 		t.Errorf("read back (-want +got):\n%s", diff)
 	}
 }
+
+// LineBytes is the length of AppendLine's line, and reuses its buffer.
+func TestLineBytesIsTheLineLength(t *testing.T) {
+	item := map[string]types.AttributeValue{"PK": &types.AttributeValueMemberS{Value: "A#1"}, "n": &types.AttributeValueMemberN{Value: "12"}}
+	line, err := AppendLine(nil, item)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := LineBytes(item); got != int64(len(line)) {
+		t.Errorf("LineBytes %d, the line has %d bytes", got, len(line))
+	}
+	if allocs := testing.AllocsPerRun(100, func() { LineBytes(item) }); allocs > 0 && !raceOn {
+		t.Errorf("LineBytes allocates %.0f times a call", allocs)
+	}
+}
