@@ -16,6 +16,13 @@ type PatternPlan struct {
 	Params []string
 	keys   []keyPlan // partition, then sort and its upper bound if any
 	cols   []extract.Column
+	// Home is the index in plans of the entity the pattern is written for,
+	// the first that has every parameter as a column and renders the
+	// partition attribute with the pattern's text before each parameter,
+	// preferring one whose sort key starts with the pattern's literal sort
+	// prefix; -1 when none does. Parameters sampled from Home's rows reach
+	// items.
+	Home int
 	// plan holds the parameters' columns as a row, for Builder.renderKey.
 	plan *Plan
 }
@@ -72,6 +79,7 @@ func CompilePattern(m *mapping.Mapping, ap *mapping.AccessPattern, plans []*Plan
 		pp.cols = append(pp.cols, *col)
 		owners = append(owners, owner)
 	}
+	pp.Home = home(pp, plans, usedIn)
 	// The parameters are rendered by the one key renderer over a plan
 	// whose row is the parameters, each with its entity's key formats.
 	pp.plan = &Plan{entity: &mapping.Entity{Name: "access pattern " + ap.Name}, cols: pp.cols}
@@ -147,4 +155,35 @@ func (pp *PatternPlan) Render(values []any) (pk string, sk []string, err error) 
 		}
 	}
 	return pk, sk, nil
+}
+
+// home finds PatternPlan.Home: a plan with every parameter, used in the
+// partition template where the pattern uses it; the first whose sort
+// template also starts with the pattern's literal sort prefix, else the
+// first.
+func home(pp *PatternPlan, plans []*Plan, usedIn func(*Plan, string) bool) int {
+	kc := pp.Pattern.Condition
+	prefix, _, _ := strings.Cut(kc.Sort.Source, "${")
+	first := -1
+	for i, p := range plans {
+		if p == nil {
+			continue
+		}
+		ok := true
+		for _, name := range pp.Params {
+			ok = ok && p.colIndex(name) >= 0 && usedIn(p, name)
+		}
+		if !ok {
+			continue
+		}
+		for _, k := range p.keys {
+			if k.attr == kc.SortAttr && prefix != "" && strings.HasPrefix(k.template, prefix) {
+				return i
+			}
+		}
+		if first < 0 {
+			first = i
+		}
+	}
+	return first
 }

@@ -248,8 +248,9 @@ type patternSample struct {
 }
 
 // samplePatterns compiles every access pattern and samples up to n
-// parameter tuples for it from the first entity source that has all its
-// parameters. Every pattern gets a patternSample, in mapping order, with
+// parameter tuples for it from the entity it is written for
+// (transform.PatternPlan.Home), else the first entity source that has all
+// its parameters. Every pattern gets a patternSample, in mapping order, with
 // or without checks; each check keeps its expected answer in a sorter of
 // g.
 func samplePatterns(ctx context.Context, src source, m *mapping.Mapping, plans []*transform.Plan, n int, g *sortGroup) ([]*patternSample, error) {
@@ -264,10 +265,11 @@ func samplePatterns(ctx context.Context, src source, m *mapping.Mapping, plans [
 		if len(pp.Params) == 0 {
 			tuples = [][]any{{}}
 		} else {
+			// The entity the pattern is written for, else any with them all.
+			ps.from = pp.Home
 			for i, p := range plans {
-				if hasColumns(p.SourceColumns(), pp.Params) {
+				if ps.from < 0 && hasColumns(p.SourceColumns(), pp.Params) {
 					ps.from = i
-					break
 				}
 			}
 			if ps.from < 0 {

@@ -1,0 +1,131 @@
+package app
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/pg2dynamo/pg2dynamo/draft"
+	"github.com/pg2dynamo/pg2dynamo/extract"
+	"github.com/pg2dynamo/pg2dynamo/mapping"
+	"github.com/pg2dynamo/pg2dynamo/pipeline"
+)
+
+func initCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "init",
+		Usage:     "draft a mapping from the source database's schema and data: keys, foreign keys, fan-out",
+		UsageText: "pg2dynamo init [--source URL] [--schema S ...] [--table NAME] [--out FILE] [--duplicate-names]",
+		Description: `init reads the source's catalog (tables, primary, unique and foreign keys) and,
+in one snapshot, each table's row count and size and each foreign key's
+fan-out (children per parent, average and maximum). From that it writes a
+complete mapping, with the evidence for each choice in comments:
+
+  - each table is an entity with its own item collection, PK = SK = TYPE#key;
+  - a table that a NOT NULL foreign key owns lives in its owner's collection
+    (PK = OWNER#key), or is embedded in the owner's item when no owner has
+    more than 10 of it and 20 fit in 64 KB (max_items 20);
+  - a table that others hang from keeps its own collection and is reached
+    from its owner through GSI1; GSI1 also serves one other foreign key per
+    table (sparse when the column is nullable);
+  - a join table (its key is two foreign keys) becomes adjacency-list items
+    in the first parent's collection, inverted in GSI1;
+  - owners get a count of each child type; parents averaging over 100
+    children are categories (a status, a genre), neither owners nor indexed;
+  - every relationship gets an access pattern, which verify runs.
+
+The file is checked before it is written: mapping.Load and the source both
+accept it, so plan and migrate take it unchanged. Tables without a primary
+key or a unique key of NOT NULL columns are listed at the end, left out.
+Reading costs one count(*) scan per table and one GROUP BY per foreign key.
+
+Exit codes: 0 written, 1 the source or the file failed, 2 usage.`,
+		Flags: []cli.Flag{
+			sourceFlag(),
+			&cli.StringSliceFlag{Name: "schema", Value: cli.NewStringSlice("public"), Usage: "schema `NAME` to read (repeat for several)"},
+			&cli.StringFlag{Name: "table", Usage: "DynamoDB table `NAME` (default: the database's name)"},
+			&cli.PathFlag{Name: "out", Aliases: []string{"o"}, TakesFile: true, Usage: "write the mapping to `FILE` instead of standard output (refuses to overwrite without --force)"},
+			&cli.BoolFlag{Name: "force", Usage: "overwrite --out when it exists"},
+			&cli.BoolFlag{Name: "duplicate-names", Usage: "copy each owner's name column (name, title, *_name of up to 80 characters) onto the items it owns"},
+		},
+		Action: runInit,
+	}
+}
+
+func runInit(c *cli.Context) error {
+	if c.Args().Present() {
+		return usageError{errUnexpectedArg(c)}
+	}
+	if n := c.String("table"); n != "" && !mapping.ValidTableName(n) {
+		return usageError{fmt.Errorf("--table %q: a DynamoDB table name is 3 to 255 characters of a-z, A-Z, 0-9, '_', '-' and '.'", n)}
+	}
+	out := c.Path("out")
+	if out != "" && !c.Bool("force") {
+		if _, err := os.Stat(out); err == nil {
+			return usageError{fmt.Errorf("--out %s exists: pass --force to overwrite it", out)}
+		} else if !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+	}
+	ctx := c.Context
+	src, err := extract.Connect(ctx, c.String("source"))
+	if err != nil {
+		return withSourceNote(c, err, false)
+	}
+	defer src.Close(ctx)
+	fmt.Fprintf(c.App.ErrWriter, "reading the catalog of %s (schema %v) and measuring each table and foreign key\n", src.Name(), c.StringSlice("schema"))
+	cat, err := draft.Read(ctx, src.Conn(), c.StringSlice("schema"))
+	if err != nil {
+		return err
+	}
+	if len(cat.Tables) == 0 {
+		return fmt.Errorf("no tables in schema %v of %s: nothing to draft", cat.Schemas, src.Name())
+	}
+	d := draft.Propose(cat, draft.Options{Table: c.String("table"), DuplicateNames: c.Bool("duplicate-names")})
+	var buf bytes.Buffer
+	if err := draft.Write(&buf, d); err != nil {
+		return err
+	}
+	// The draft must be a mapping that the rest of pg2dynamo accepts.
+	m, err := mapping.ParseContext(ctx, "drafted mapping", buf.Bytes())
+	if err != nil {
+		return fmt.Errorf("init drafted a mapping that does not load (a bug in init; please report it):\n%w", err)
+	}
+	if _, err := pipeline.Prepare(ctx, src, m); err != nil {
+		return fmt.Errorf("init drafted a mapping the source refuses (a bug in init; please report it):\n%w", err)
+	}
+	if out == "" {
+		_, err = c.App.Writer.Write(buf.Bytes())
+	} else {
+		err = os.WriteFile(out, buf.Bytes(), 0o644)
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(c.App.ErrWriter, summary(d, out))
+	return nil
+}
+
+// summary is init's closing line: what was drafted, where it went, and
+// what to run next.
+func summary(d *draft.Design, out string) string {
+	roles := map[draft.Role]int{}
+	for _, e := range d.Entities {
+		roles[e.Role]++
+	}
+	where := "standard output"
+	next := "pg2dynamo plan --mapping FILE --with-source"
+	if out != "" {
+		where, next = out, "pg2dynamo plan --mapping "+out+" --with-source"
+	}
+	s := fmt.Sprintf("drafted %d entities from %d tables (%d own collections, %d in an owner's collection, %d embedded, %d adjacency lists) and %d access patterns to %s",
+		len(d.Entities)-roles[draft.Embedded], len(d.Catalog.Tables), roles[draft.Root]+roles[draft.Owned], roles[draft.Child], roles[draft.Embedded], roles[draft.Join], len(d.Patterns), where)
+	for _, sk := range d.Skipped {
+		s += fmt.Sprintf("\nleft out %s: %s", sk.Table.Name, sk.Reason)
+	}
+	return s + "\nnext: review the comments, then " + next
+}

@@ -1,0 +1,258 @@
+// Package draft writes a first mapping from a PostgreSQL database's own
+// schema: its tables, primary, unique and foreign keys, row counts, and,
+// for each foreign key, how many children a parent has in the data.
+//
+// Data flows in two steps. Read takes the evidence from the catalog and the
+// tables in one REPEATABLE READ snapshot (Catalog). Propose applies the
+// single-table rules to it (entities, item collections, embeds, the
+// overloaded GSI, adjacency lists, counts, access patterns) and Write
+// renders the result as a commented mapping file that mapping.Load and
+// migrate accept unchanged. The comments carry the numbers each decision
+// rests on, so a user can change it with confidence.
+package draft
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Catalog is what Read found: the tables of the schemas asked for, in
+// (schema, name) order, each with its keys and measurements.
+type Catalog struct {
+	// Database is current_database() of the connection.
+	Database string
+	// Schemas are the schemas read, in the order given.
+	Schemas []string
+	Tables  []*Table
+}
+
+// Table is one ordinary or partitioned table (partitions are read through
+// their parent and not listed).
+type Table struct {
+	Schema, Name string
+	// Columns in attnum order.
+	Columns []Column
+	// PrimaryKey is the primary key's columns in key order; nil without one.
+	PrimaryKey []string
+	// Uniques are the unique constraints' column lists, in constraint-name
+	// order.
+	Uniques [][]string
+	// ForeignKeys are the table's outgoing foreign keys, in name order, each
+	// with its measured fan-out.
+	ForeignKeys []*ForeignKey
+	// Rows is count(*) of the table.
+	Rows int64
+	// AvgRowBytes is the average pg_column_size of a row (bytes, as stored,
+	// possibly compressed): a lower bound of the DynamoDB item size.
+	AvgRowBytes int64
+}
+
+// Column is one column of a table.
+type Column struct {
+	Name string
+	// Type is format_type(atttypid, atttypmod), e.g. "character varying(40)".
+	Type    string
+	NotNull bool
+}
+
+// ForeignKey is one foreign key constraint of a child table.
+type ForeignKey struct {
+	Name string
+	// Columns of the child, in constraint order; RefColumns are the parent's
+	// columns they reference, pairwise.
+	Columns               []string
+	RefSchema, RefTable   string
+	RefColumns            []string
+	Fanout                Fanout
+	columnsNotNull, valid bool
+}
+
+// Fanout is the measured shape of a relationship: of the child rows whose
+// foreign key columns are all non-NULL (Children), how they group by
+// parent (Parents: distinct key values among them).
+type Fanout struct {
+	Children, Parents int64
+	// Max is the largest number of children of one parent.
+	Max int64
+}
+
+// Avg is the mean number of children per parent that has any (0 when none).
+func (f Fanout) Avg() float64 {
+	if f.Parents == 0 {
+		return 0
+	}
+	return float64(f.Children) / float64(f.Parents)
+}
+
+// NotNull reports whether every column of the foreign key is NOT NULL, so
+// that every child row has a parent.
+func (fk *ForeignKey) NotNull() bool { return fk.columnsNotNull }
+
+// Column returns the named column and whether it exists.
+func (t *Table) Column(name string) (Column, bool) {
+	for _, c := range t.Columns {
+		if c.Name == name {
+			return c, true
+		}
+	}
+	return Column{}, false
+}
+
+// Ident is the table's quoted, schema-qualified name for SQL.
+func (t *Table) Ident() string { return pgx.Identifier{t.Schema, t.Name}.Sanitize() }
+
+// Read reads the catalog of schemas (default: public) and measures every
+// table and foreign key, in one REPEATABLE READ, READ ONLY transaction so
+// that all numbers describe one snapshot. It costs one count(*) scan per
+// table and one GROUP BY scan per foreign key. Errors are the database's,
+// wrapped with the table they concern.
+func Read(ctx context.Context, conn *pgx.Conn, schemas []string) (*Catalog, error) {
+	if len(schemas) == 0 {
+		schemas = []string{"public"}
+	}
+	tx, err := conn.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Rollback(ctx) //nolint:errcheck // read only
+	cat := &Catalog{Schemas: schemas}
+	if err := tx.QueryRow(ctx, "SELECT current_database()").Scan(&cat.Database); err != nil {
+		return nil, err
+	}
+	if cat.Tables, err = readTables(ctx, tx, schemas); err != nil {
+		return nil, err
+	}
+	if err := readConstraints(ctx, tx, cat); err != nil {
+		return nil, err
+	}
+	for _, t := range cat.Tables {
+		if err := measure(ctx, tx, t); err != nil {
+			return nil, fmt.Errorf("measuring %s: %w", t.Ident(), err)
+		}
+	}
+	return cat, nil
+}
+
+func readTables(ctx context.Context, tx pgx.Tx, schemas []string) ([]*Table, error) {
+	rows, err := tx.Query(ctx, `
+SELECT n.nspname, c.relname, a.attname, format_type(a.atttypid, a.atttypmod), a.attnotnull
+FROM pg_class c
+JOIN pg_namespace n ON n.oid = c.relnamespace
+JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
+WHERE c.relkind IN ('r', 'p') AND NOT c.relispartition AND n.nspname = ANY($1)
+ORDER BY n.nspname COLLATE "C", c.relname COLLATE "C", a.attnum`, schemas)
+	if err != nil {
+		return nil, err
+	}
+	var out []*Table
+	var schema, table string
+	var col Column
+	_, err = pgx.ForEachRow(rows, []any{&schema, &table, &col.Name, &col.Type, &col.NotNull}, func() error {
+		if n := len(out); n == 0 || out[n-1].Schema != schema || out[n-1].Name != table {
+			out = append(out, &Table{Schema: schema, Name: table})
+		}
+		t := out[len(out)-1]
+		t.Columns = append(t.Columns, col)
+		return nil
+	})
+	return out, err
+}
+
+// readConstraints fills primary, unique and foreign keys. Foreign keys to
+// tables outside the schemas read are kept but marked invalid: nothing can
+// be nested under a parent that is not migrated.
+func readConstraints(ctx context.Context, tx pgx.Tx, cat *Catalog) error {
+	rows, err := tx.Query(ctx, `
+SELECT n.nspname, c.relname, k.conname, k.contype,
+       ARRAY(SELECT a.attname::text FROM unnest(k.conkey) WITH ORDINALITY u(n, i)
+             JOIN pg_attribute a ON a.attrelid = k.conrelid AND a.attnum = u.n ORDER BY u.i),
+       coalesce(fn.nspname, ''), coalesce(fc.relname, ''),
+       ARRAY(SELECT a.attname::text FROM unnest(k.confkey) WITH ORDINALITY u(n, i)
+             JOIN pg_attribute a ON a.attrelid = k.confrelid AND a.attnum = u.n ORDER BY u.i)
+FROM pg_constraint k
+JOIN pg_class c ON c.oid = k.conrelid
+JOIN pg_namespace n ON n.oid = c.relnamespace
+LEFT JOIN pg_class fc ON fc.oid = k.confrelid
+LEFT JOIN pg_namespace fn ON fn.oid = fc.relnamespace
+WHERE k.contype IN ('p', 'u', 'f') AND n.nspname = ANY($1) AND k.conparentid = 0
+ORDER BY n.nspname COLLATE "C", c.relname COLLATE "C", k.conname COLLATE "C"`, cat.Schemas)
+	if err != nil {
+		return err
+	}
+	var schema, table, name, kind, refSchema, refTable string
+	var cols, refCols []string
+	_, err = pgx.ForEachRow(rows, []any{&schema, &table, &name, &kind, &cols, &refSchema, &refTable, &refCols}, func() error {
+		t := cat.Table(schema, table)
+		if t == nil {
+			return nil // a partition's own constraint
+		}
+		switch kind {
+		case "p":
+			t.PrimaryKey = slices.Clone(cols)
+		case "u":
+			t.Uniques = append(t.Uniques, slices.Clone(cols))
+		case "f":
+			fk := &ForeignKey{Name: name, Columns: slices.Clone(cols), RefSchema: refSchema, RefTable: refTable,
+				RefColumns: slices.Clone(refCols), columnsNotNull: true}
+			for _, c := range cols {
+				if col, _ := t.Column(c); !col.NotNull {
+					fk.columnsNotNull = false
+				}
+			}
+			fk.valid = cat.Table(refSchema, refTable) != nil
+			t.ForeignKeys = append(t.ForeignKeys, fk)
+		}
+		return nil
+	})
+	return err
+}
+
+// Table returns the table schema.name, or nil.
+func (c *Catalog) Table(schema, name string) *Table {
+	for _, t := range c.Tables {
+		if t.Schema == schema && t.Name == name {
+			return t
+		}
+	}
+	return nil
+}
+
+// measure counts the table's rows and their average stored size, and the
+// fan-out of each of its foreign keys.
+func measure(ctx context.Context, tx pgx.Tx, t *Table) error {
+	q := fmt.Sprintf("SELECT count(*), coalesce(avg(pg_column_size(t.*)), 0)::bigint FROM %s AS t", t.Ident())
+	if err := tx.QueryRow(ctx, q).Scan(&t.Rows, &t.AvgRowBytes); err != nil {
+		return err
+	}
+	for _, fk := range t.ForeignKeys {
+		cols := make([]string, len(fk.Columns))
+		var notNull string
+		for i, c := range fk.Columns {
+			cols[i] = pgx.Identifier{c}.Sanitize()
+			if i > 0 {
+				notNull += " AND "
+			}
+			notNull += cols[i] + " IS NOT NULL"
+		}
+		q := fmt.Sprintf(`SELECT coalesce(sum(n), 0)::bigint, count(*), coalesce(max(n), 0)
+FROM (SELECT count(*) AS n FROM %s WHERE %s GROUP BY %s) AS g`, t.Ident(), notNull, joinComma(cols))
+		if err := tx.QueryRow(ctx, q).Scan(&fk.Fanout.Children, &fk.Fanout.Parents, &fk.Fanout.Max); err != nil {
+			return fmt.Errorf("foreign key %s: %w", fk.Name, err)
+		}
+	}
+	return nil
+}
+
+func joinComma(s []string) string {
+	out := ""
+	for i, v := range s {
+		if i > 0 {
+			out += ", "
+		}
+		out += v
+	}
+	return out
+}

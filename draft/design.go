@@ -1,0 +1,597 @@
+package draft
+
+import (
+	"cmp"
+	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// The thresholds Design decides by. They are starting points for a human
+// review, stated in the drafted file's comments next to the numbers.
+const (
+	// EmbedMaxChildren: a child table is embedded in its parent when no
+	// parent has more children than this in the data.
+	EmbedMaxChildren = 10
+	// EmbedMaxItems is the max_items of a drafted embed: twice
+	// EmbedMaxChildren, room to grow before a parent row is rejected.
+	EmbedMaxItems = 2 * EmbedMaxChildren
+	// EmbedMaxBytes bounds the stored size of a parent's embedded children
+	// (average row size × EmbedMaxItems), well under DynamoDB's 400 KB item
+	// limit (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/ServiceQuotas.html).
+	EmbedMaxBytes = 64 << 10
+	// NestMaxAvg: a foreign key whose parents have more children than this
+	// on average is a categorization (a status, a genre, a shipper), not an
+	// ownership: nesting or indexing by it would make large, hot partitions.
+	NestMaxAvg = 100
+	// GSI is the name of the drafted overloaded index, GSIPK and GSISK its
+	// key attributes.
+	GSI, GSIPK, GSISK = "GSI1", "GSI1PK", "GSI1SK"
+)
+
+// Role is where a table's items live in the drafted design.
+type Role int
+
+const (
+	// Root: its own item collection, PK = SK = TYPE#key.
+	Root Role = iota
+	// Owned: its own item collection like a root, and its owner's
+	// collection reaches it through the GSI.
+	Owned
+	// Child: items in the owner's item collection (PK = OWNER#key).
+	Child
+	// Embedded: no items of its own; the owner's item holds its rows.
+	Embedded
+	// Join: a table of two foreign keys, as adjacency-list items in the first
+	// parent's collection, inverted in the GSI.
+	Join
+)
+
+// Design is the drafted single-table design of a Catalog.
+type Design struct {
+	Catalog       *Catalog
+	Table         string
+	TypeAttribute string
+	// Entities in mapping order: roots, then each owner before what it
+	// owns, then join tables.
+	Entities []*Entity
+	Patterns []*Pattern
+	// Skipped are tables left out, each with why.
+	Skipped []Skip
+	// UsesGSI says whether any entity writes GSI1.
+	UsesGSI bool
+}
+
+// Skip is a table Design left out of the mapping.
+type Skip struct {
+	Table  *Table
+	Reason string
+}
+
+// Entity is one drafted entity.
+type Entity struct {
+	Name   string
+	Prefix string
+	Table  *Table
+	// Key are the columns that identify a row (the primary key, or a unique
+	// key of NOT NULL columns).
+	Key  []string
+	Role Role
+	// Owner is the foreign key to the parent a Child, Owned or Embedded
+	// table belongs to; Ends are a Join table's two foreign keys.
+	Owner *ForeignKey
+	Ends  [2]*ForeignKey
+	// PK and SK are the key templates; Index the GSI1 templates, if any.
+	PK, SK string
+	Index  *Index
+	// Embeds, Counts and Duplicates are the parent-side strategies.
+	Embeds     []*Entity
+	Counts     []Count
+	Duplicates []Duplicate
+	// As is the attribute of the owner's item that holds an Embedded
+	// table's rows.
+	As string
+	// Rename renames columns that would clash with key or type attributes.
+	Rename map[string]string
+	// Notes are the comment lines written above the entity.
+	Notes []string
+	owned []*Entity
+}
+
+// Index is an entity's GSI1 key templates and the foreign key they serve.
+type Index struct {
+	PK, SK string
+	Sparse bool
+	FK     *ForeignKey
+	Parent *Entity
+}
+
+// Count is a count aggregate kept on a parent.
+type Count struct {
+	Attr  string
+	Child *Entity
+	FK    *ForeignKey
+}
+
+// Duplicate copies a parent's name column onto a child.
+type Duplicate struct {
+	Parent *Entity
+	FK     *ForeignKey
+	Column string
+	As     string
+}
+
+// Pattern is a drafted access pattern.
+type Pattern struct {
+	Name, Description, Index, KeyCondition string
+}
+
+// Options tune Design.
+type Options struct {
+	// Table is the DynamoDB table name (default: the database's name).
+	Table string
+	// DuplicateNames copies each owner's name column (name, title, *_name)
+	// onto the items it owns.
+	DuplicateNames bool
+}
+
+type designer struct {
+	d      *Design
+	opts   Options
+	byName map[*Table]*Entity
+}
+
+// Propose applies the drafting rules to cat. It does not fail: a table it
+// cannot map (no primary key or NOT NULL unique key) is in Skipped.
+func Propose(cat *Catalog, opts Options) *Design {
+	d := &Design{Catalog: cat, Table: tableName(opts.Table, cat.Database), TypeAttribute: "type"}
+	g := &designer{d: d, opts: opts, byName: map[*Table]*Entity{}}
+	var all []*Entity
+	for _, t := range cat.Tables {
+		key := identity(t)
+		if key == nil {
+			d.Skipped = append(d.Skipped, Skip{t, "no primary key and no unique key of NOT NULL columns: nothing identifies a row, so no key can be rendered"})
+			continue
+		}
+		e := &Entity{Table: t, Key: key, Rename: map[string]string{}}
+		g.byName[t] = e
+		all = append(all, e)
+	}
+	g.names(all)
+	for _, e := range all {
+		g.classify(e)
+	}
+	for _, e := range all {
+		g.leaf(e)
+	}
+	d.Entities = order(all)
+	for _, e := range d.Entities {
+		g.keys(e)
+	}
+	for _, e := range d.Entities {
+		g.parentSide(e)
+	}
+	g.typeAttribute()
+	for _, e := range d.Entities {
+		g.patterns(e)
+	}
+	return d
+}
+
+var unsafeName = regexp.MustCompile(`[^a-zA-Z0-9_.-]+`)
+
+func tableName(asked, db string) string {
+	if asked != "" {
+		return asked
+	}
+	n := unsafeName.ReplaceAllString(db, "-")
+	for len(n) < 3 {
+		n += "_"
+	}
+	return n
+}
+
+// identity is the primary key, or the first unique key of NOT NULL columns.
+func identity(t *Table) []string {
+	if len(t.PrimaryKey) > 0 {
+		return t.PrimaryKey
+	}
+	for _, u := range t.Uniques {
+		ok := true
+		for _, c := range u {
+			if col, _ := t.Column(c); !col.NotNull {
+				ok = false
+			}
+		}
+		if ok {
+			return u
+		}
+	}
+	return nil
+}
+
+// names gives each entity a type name and key prefix, qualified by schema
+// when two schemas have a table of the same name.
+func (g *designer) names(all []*Entity) {
+	seen := map[string]int{}
+	for _, e := range all {
+		seen[singular(e.Table.Name)]++
+	}
+	for _, e := range all {
+		base := singular(e.Table.Name)
+		if seen[base] > 1 {
+			base = e.Table.Schema + "_" + base
+		}
+		e.Name = pascal(base)
+		e.Prefix = strings.ToUpper(unsafePrefix.ReplaceAllString(base, "_"))
+	}
+}
+
+var unsafePrefix = regexp.MustCompile(`[^a-zA-Z0-9]+`)
+
+// parentOf returns the entity a usable foreign key references: a mapped
+// table whose identifying key the foreign key references in full. Key
+// templates of both sides then render the same value.
+func (g *designer) parentOf(fk *ForeignKey) *Entity {
+	if !fk.valid {
+		return nil
+	}
+	p := g.byName[g.d.Catalog.Table(fk.RefSchema, fk.RefTable)]
+	if p == nil || len(fk.RefColumns) != len(p.Key) {
+		return nil
+	}
+	for _, k := range p.Key {
+		if !slices.Contains(fk.RefColumns, k) {
+			return nil
+		}
+	}
+	return p
+}
+
+// childColumns are fk's child columns in the order of the parent's key.
+func childColumns(fk *ForeignKey, parent *Entity) []string {
+	out := make([]string, len(parent.Key))
+	for i, k := range parent.Key {
+		out[i] = fk.Columns[slices.Index(fk.RefColumns, k)]
+	}
+	return out
+}
+
+// classify decides between Join and an owner. A join table's identifying
+// key is exactly the columns of two usable foreign keys. Otherwise the
+// owner is a NOT NULL usable foreign key to another table whose parents
+// have at most NestMaxAvg children on average; preferred, in order: one
+// inside the table's own key (an identifying relationship), one whose
+// parent's name starts the table's name (invoice_line → invoice), the
+// fewest children per parent (the most specific owner), the name.
+func (g *designer) classify(e *Entity) {
+	t := e.Table
+	var usable []*ForeignKey
+	for _, fk := range t.ForeignKeys {
+		if g.parentOf(fk) != nil {
+			usable = append(usable, fk)
+		}
+	}
+	if len(usable) == 2 && len(t.ForeignKeys) == 2 && coversExactly(e.Key, usable) {
+		e.Role = Join
+		e.Ends = [2]*ForeignKey{usable[0], usable[1]}
+		if slices.Index(e.Key, usable[1].Columns[0]) < slices.Index(e.Key, usable[0].Columns[0]) {
+			e.Ends = [2]*ForeignKey{usable[1], usable[0]}
+		}
+		return
+	}
+	var cands []*ForeignKey
+	for _, fk := range usable {
+		if fk.NotNull() && g.parentOf(fk) != e && fk.Fanout.Avg() <= NestMaxAvg {
+			cands = append(cands, fk)
+		}
+	}
+	if len(cands) == 0 {
+		return
+	}
+	rank := func(fk *ForeignKey) (int, int) {
+		ident, named := 1, 1
+		if subset(fk.Columns, e.Key) {
+			ident = 0
+		}
+		if p := g.parentOf(fk); strings.HasPrefix(t.Name, singular(p.Table.Name)) {
+			named = 0
+		}
+		return ident, named
+	}
+	slices.SortStableFunc(cands, func(a, b *ForeignKey) int {
+		ai, an := rank(a)
+		bi, bn := rank(b)
+		return cmp.Or(cmp.Compare(ai, bi), cmp.Compare(an, bn), cmp.Compare(a.Fanout.Avg(), b.Fanout.Avg()), strings.Compare(a.Name, b.Name))
+	})
+	e.Owner = cands[0]
+	e.Role = Owned // Child or Embedded once leaf knows nothing hangs from it
+	p := g.parentOf(e.Owner)
+	p.owned = append(p.owned, e)
+}
+
+func coversExactly(key []string, fks []*ForeignKey) bool {
+	var cols []string
+	for _, fk := range fks {
+		for _, c := range fk.Columns {
+			if slices.Contains(cols, c) {
+				return false
+			}
+			cols = append(cols, c)
+		}
+	}
+	return len(cols) == len(key) && subset(cols, key)
+}
+
+func subset(a, b []string) bool {
+	for _, v := range a {
+		if !slices.Contains(b, v) {
+			return false
+		}
+	}
+	return true
+}
+
+// leaf turns an owned table that nothing hangs from into a Child in its
+// owner's item collection, or Embedded in the owner's item when it is
+// small and bounded: its only foreign key is the owner, no parent has more
+// than EmbedMaxChildren children and EmbedMaxItems rows fit EmbedMaxBytes.
+func (g *designer) leaf(e *Entity) {
+	if e.Role != Owned || len(e.owned) > 0 || g.joinStart(e) {
+		return
+	}
+	e.Role = Child
+	f := e.Owner.Fanout
+	if len(e.Table.ForeignKeys) == 1 && f.Max <= EmbedMaxChildren && e.Table.AvgRowBytes*EmbedMaxItems <= EmbedMaxBytes {
+		e.Role = Embedded
+	}
+}
+
+// joinStart reports whether a join table's items live in e's collection.
+func (g *designer) joinStart(e *Entity) bool {
+	for _, o := range g.byName {
+		if o.Role == Join && g.parentOf(o.Ends[0]) == e {
+			return true
+		}
+	}
+	return false
+}
+
+// order puts roots first, then every owned table right after the tables
+// before it that own it (breadth first), then join tables; each group in
+// catalog order. Parents come before children, so an access pattern's
+// parameters are sampled from the parent.
+func order(all []*Entity) []*Entity {
+	var out []*Entity
+	placed := map[*Entity]bool{}
+	for _, e := range all {
+		if e.Role == Root {
+			out = append(out, e)
+			placed[e] = true
+		}
+	}
+	for i := 0; i < len(out); i++ {
+		for _, c := range out[i].owned {
+			if !placed[c] {
+				out = append(out, c)
+				placed[c] = true
+			}
+		}
+	}
+	for _, e := range all {
+		if !placed[e] && e.Role != Join {
+			out = append(out, e) // an ownership cycle: listed, still correct
+			placed[e] = true
+		}
+	}
+	for _, e := range all {
+		if e.Role == Join {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// ref renders "PREFIX#${a}#${b}" over cols.
+func ref(prefix string, cols []string) string {
+	var b strings.Builder
+	b.WriteString(prefix)
+	for _, c := range cols {
+		b.WriteString("#${")
+		b.WriteString(strings.ReplaceAll(c, "$", "$$"))
+		b.WriteString("}")
+	}
+	return b.String()
+}
+
+// keys renders the key templates and chooses the GSI1 entry.
+func (g *designer) keys(e *Entity) {
+	self := ref(e.Prefix, e.Key)
+	switch e.Role {
+	case Root, Owned:
+		e.PK, e.SK = self, self
+	case Child:
+		p := g.parentOf(e.Owner)
+		e.PK, e.SK = ref(p.Prefix, childColumns(e.Owner, p)), self
+	case Join:
+		a, b := g.parentOf(e.Ends[0]), g.parentOf(e.Ends[1])
+		ak, bk := ref(a.Prefix, childColumns(e.Ends[0], a)), ref(b.Prefix, childColumns(e.Ends[1], b))
+		e.PK, e.SK = ak, bk
+		e.Index = &Index{PK: bk, SK: ak, FK: e.Ends[1], Parent: b}
+		g.d.UsesGSI = true
+		return
+	case Embedded:
+		return
+	}
+	fk := e.Owner
+	if e.Role != Owned {
+		fk = g.lookupFK(e)
+	}
+	if fk == nil {
+		return
+	}
+	p := g.parentOf(fk)
+	e.Index = &Index{PK: ref(p.Prefix, childColumns(fk, p)), SK: self, Sparse: !fk.NotNull(), FK: fk, Parent: p}
+	g.d.UsesGSI = true
+}
+
+// lookupFK chooses the foreign key a Root or Child serves through GSI1: a
+// usable one other than the owner, parents averaging at most NestMaxAvg
+// children, the fewest children per parent first, then by name.
+func (g *designer) lookupFK(e *Entity) *ForeignKey {
+	var best *ForeignKey
+	for _, fk := range e.Table.ForeignKeys {
+		if fk == e.Owner || g.parentOf(fk) == nil || fk.Fanout.Avg() > NestMaxAvg || fk.Fanout.Parents == 0 {
+			continue
+		}
+		if best == nil || fk.Fanout.Avg() < best.Fanout.Avg() {
+			best = fk
+		}
+	}
+	return best
+}
+
+// parentSide adds to e's parent what e's role asks of it: the embed, a
+// count of the children, the duplicated name.
+func (g *designer) parentSide(e *Entity) {
+	if e.Owner == nil {
+		return
+	}
+	p := g.parentOf(e.Owner)
+	switch e.Role {
+	case Embedded:
+		e.As = e.Table.Name
+		if _, clash := p.Table.Column(e.As); clash {
+			e.As += "_list"
+		}
+		p.Embeds = append(p.Embeds, e)
+		return
+	case Child, Owned:
+		attr := singularSnake(e.Table.Name) + "_count"
+		if _, clash := p.Table.Column(attr); !clash {
+			p.Counts = append(p.Counts, Count{Attr: attr, Child: e, FK: e.Owner})
+		}
+	}
+	if !g.opts.DuplicateNames {
+		return
+	}
+	if col := nameColumn(p.Table); col != "" {
+		as := singularSnake(p.Table.Name) + "_" + col
+		if col != "name" && strings.HasPrefix(col, singularSnake(p.Table.Name)+"_") {
+			as = col
+		}
+		if _, clash := e.Table.Column(as); !clash {
+			e.Duplicates = append(e.Duplicates, Duplicate{Parent: p, FK: e.Owner, Column: col, As: as})
+		}
+	}
+}
+
+var nameType = regexp.MustCompile(`^(text|character varying\((\d+)\)|character\((\d+)\))$`)
+
+// nameColumn is a parent's short name column: name, title, or *_name of
+// type text or (var)char up to 80 characters; "" when there is none.
+// "text" has no declared bound; it is taken as short because names are.
+func nameColumn(t *Table) string {
+	for _, c := range t.Columns {
+		if c.Name != "name" && c.Name != "title" && !strings.HasSuffix(c.Name, "_name") {
+			continue
+		}
+		m := nameType.FindStringSubmatch(c.Type)
+		if m == nil {
+			continue
+		}
+		if n, err := strconv.Atoi(cmp.Or(m[2], m[3])); err == nil && n > 80 {
+			continue
+		}
+		return c.Name
+	}
+	return ""
+}
+
+// typeAttribute keeps "type" unless a column of some entity is named so,
+// and renames any column that clashes with a key attribute.
+func (g *designer) typeAttribute() {
+	if g.anyColumn("type") {
+		g.d.TypeAttribute = "entity_type"
+		for i := 2; g.anyColumn(g.d.TypeAttribute); i++ {
+			g.d.TypeAttribute = fmt.Sprintf("entity_type%d", i)
+		}
+	}
+	reserved := []string{"PK", "SK", g.d.TypeAttribute}
+	if g.d.UsesGSI {
+		reserved = append(reserved, GSIPK, GSISK)
+	}
+	for _, e := range g.d.Entities {
+		for _, c := range e.Table.Columns {
+			if slices.Contains(reserved, c.Name) {
+				e.Rename[c.Name] = c.Name + "_"
+			}
+		}
+	}
+}
+
+func (g *designer) anyColumn(name string) bool {
+	for _, e := range g.d.Entities {
+		if _, ok := e.Table.Column(name); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// patterns drafts the access patterns of e's relationships: a GetItem-like
+// Query for each item collection's own item, a begins_with Query for each
+// child type in a collection, and a GSI1 Query for each reverse lookup.
+// Parameters are named as in the child's key template, so that verify
+// samples them from the child's rows, each of which the Query must return.
+func (g *designer) patterns(e *Entity) {
+	self := ref(e.Prefix, e.Key)
+	if e.Role == Embedded {
+		return
+	}
+	if e.Table.Rows == 0 {
+		e.Notes = append(e.Notes, "No access pattern: the table is empty, so verify could not check one; add them once it has rows.")
+		return
+	}
+	switch e.Role {
+	case Root, Owned:
+		desc := "one " + singular(e.Table.Name) + " by its key"
+		if len(e.Embeds) > 0 {
+			var names []string
+			for _, c := range e.Embeds {
+				names = append(names, c.As)
+			}
+			desc += ", with its " + strings.Join(names, " and ") + " embedded"
+		}
+		g.pattern("Get"+e.Name, desc, "", fmt.Sprintf("PK = %s AND SK = %s", self, self))
+	case Child:
+		p := g.parentOf(e.Owner)
+		g.pattern(p.Name+pascal(under(p.Table.Name, e.Table.Name)), fmt.Sprintf("one %s's %s, in key order, from its item collection", singular(p.Table.Name), many(e.Table.Name)),
+			"", fmt.Sprintf("PK = %s AND begins_with(SK, %s#)", ref(p.Prefix, childColumns(e.Owner, p)), e.Prefix))
+	case Join:
+		a, b := g.parentOf(e.Ends[0]), g.parentOf(e.Ends[1])
+		g.pattern(a.Name+pascal(many(b.Table.Name)), fmt.Sprintf("one %s's %s: adjacency-list items of %s in its item collection", singular(a.Table.Name), many(b.Table.Name), e.Table.Name),
+			"", fmt.Sprintf("PK = %s AND begins_with(SK, %s#)", ref(a.Prefix, childColumns(e.Ends[0], a)), b.Prefix))
+		g.pattern(b.Name+pascal(many(a.Table.Name)), fmt.Sprintf("one %s's %s: the same items, inverted in %s", singular(b.Table.Name), many(a.Table.Name), GSI),
+			GSI, fmt.Sprintf("%s = %s AND begins_with(%s, %s#)", GSIPK, ref(b.Prefix, childColumns(e.Ends[1], b)), GSISK, a.Prefix))
+		return
+	}
+	if ix := e.Index; ix != nil && ix.FK.Fanout.Children > 0 {
+		by := ix.Parent.Name
+		if len(ix.FK.Columns) == 1 && ix.FK.Columns[0] != ix.Parent.Key[0] {
+			by = pascal(strings.TrimSuffix(ix.FK.Columns[0], "_id"))
+		}
+		g.pattern(pascal(many(e.Table.Name))+"By"+by, fmt.Sprintf("the %s of one %s (%s), through %s", many(e.Table.Name), singular(ix.Parent.Table.Name), strings.Join(ix.FK.Columns, ", "), GSI),
+			GSI, fmt.Sprintf("%s = %s AND begins_with(%s, %s#)", GSIPK, ix.PK, GSISK, e.Prefix))
+	}
+}
+
+func (g *designer) pattern(name, desc, index, cond string) {
+	base := name
+	for i := 2; slices.ContainsFunc(g.d.Patterns, func(p *Pattern) bool { return p.Name == name }); i++ {
+		name = fmt.Sprintf("%s%d", base, i)
+	}
+	g.d.Patterns = append(g.d.Patterns, &Pattern{Name: name, Description: desc, Index: index, KeyCondition: cond})
+}
