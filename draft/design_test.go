@@ -1,0 +1,140 @@
+package draft
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/pg2dynamo/pg2dynamo/mapping"
+)
+
+// table builds a catalog table; cols are "name type" with a trailing "!"
+// for NOT NULL.
+func table(name string, rows int64, pk []string, cols ...string) *Table {
+	t := &Table{Schema: "public", Name: name, PrimaryKey: pk, Rows: rows, AvgRowBytes: 100}
+	for _, c := range cols {
+		notNull := strings.HasSuffix(c, "!")
+		n, typ, _ := strings.Cut(strings.TrimSuffix(c, "!"), " ")
+		t.Columns = append(t.Columns, Column{Name: n, Type: typ, NotNull: notNull})
+	}
+	return t
+}
+
+// fk adds a measured foreign key child.cols → parent.key.
+func fk(child, parent *Table, cols []string, children, parents, max int64) *ForeignKey {
+	f := &ForeignKey{Name: child.Name + "_" + strings.Join(cols, "_") + "_fkey", Columns: cols,
+		RefSchema: parent.Schema, RefTable: parent.Name, RefColumns: parent.PrimaryKey,
+		Fanout: Fanout{Children: children, Parents: parents, Max: max}, columnsNotNull: true, valid: true}
+	for _, c := range cols {
+		if col, _ := child.Column(c); !col.NotNull {
+			f.columnsNotNull = false
+		}
+	}
+	child.ForeignKeys = append(child.ForeignKeys, f)
+	return f
+}
+
+func entity(t *testing.T, d *Design, name string) *Entity {
+	t.Helper()
+	for _, e := range d.Entities {
+		if e.Table.Name == name {
+			return e
+		}
+	}
+	t.Fatalf("no entity for table %s", name)
+	return nil
+}
+
+// TestProposeRules checks each drafting rule on a catalog built by hand:
+// the owner ranking, the category threshold, embedding, a join table, a
+// table without a key, and a column that clashes with the type attribute.
+func TestProposeRules(t *testing.T) {
+	customers := table("customers", 100, []string{"id"}, "id integer!", "name text!", "type text")
+	shippers := table("shippers", 3, []string{"id"}, "id integer!", "name text!")
+	orders := table("orders", 1000, []string{"id"}, "id integer!", "customer_id integer!", "shipper_id integer!")
+	fk(orders, shippers, []string{"shipper_id"}, 1000, 3, 400) // avg 333: a category
+	fk(orders, customers, []string{"customer_id"}, 1000, 90, 30)
+	lines := table("order_lines", 3000, []string{"id"}, "id integer!", "order_id integer!", "product_id integer!")
+	products := table("products", 3000, []string{"id"}, "id integer!", "title varchar(60)!")
+	fk(lines, products, []string{"product_id"}, 3000, 2900, 2) // avg 1.03: fewer per parent
+	fk(lines, orders, []string{"order_id"}, 3000, 1000, 8)     // avg 3, but its name starts order_lines
+	addresses := table("addresses", 150, []string{"id"}, "id integer!", "customer_id integer!", "city text")
+	fk(addresses, customers, []string{"customer_id"}, 150, 90, EmbedMaxChildren)
+	tags := table("product_tags", 80, []string{"product_id", "tag_id"}, "product_id integer!", "tag_id integer!")
+	tagsT := table("tags", 10, []string{"id"}, "id integer!", "name text!")
+	fk(tags, products, []string{"product_id"}, 80, 40, 3)
+	fk(tags, tagsT, []string{"tag_id"}, 80, 10, 20)
+	logs := table("logs", 5, nil, "message text")
+	cat := &Catalog{Database: "shop", Schemas: []string{"public"},
+		Tables: []*Table{addresses, customers, logs, lines, orders, tags, products, shippers, tagsT}}
+
+	d := Propose(cat, Options{DuplicateNames: true})
+
+	if o := entity(t, d, "orders"); o.Role != Owned || o.Owner.RefTable != "customers" || o.Index == nil || o.Index.PK != "CUSTOMER#${customer_id}" {
+		t.Errorf("orders: role %v, owner %v, index %+v: want owned by customers (shippers is a category), reached through GSI1", o.Role, o.Owner, o.Index)
+	}
+	if l := entity(t, d, "order_lines"); l.Role != Child || l.Owner.RefTable != "orders" || l.PK != "ORDER#${order_id}" || l.SK != "ORDER_LINE#${id}" {
+		t.Errorf("order_lines: role %v owner %s keys %s %s: want a child in ORDER#<order_id>, owned by the table its name starts with", l.Role, l.Owner.RefTable, l.PK, l.SK)
+	}
+	if a := entity(t, d, "addresses"); a.Role != Embedded || a.As != "addresses" {
+		t.Errorf("addresses: role %v as %q: want embedded (max %d children)", a.Role, a.As, EmbedMaxChildren)
+	}
+	if j := entity(t, d, "product_tags"); j.Role != Join || j.PK != "PRODUCT#${product_id}" || j.SK != "TAG#${tag_id}" ||
+		j.Index.PK != "TAG#${tag_id}" || j.Index.SK != "PRODUCT#${product_id}" {
+		t.Errorf("product_tags: %+v: want adjacency-list items inverted in GSI1", j)
+	}
+	if len(d.Skipped) != 1 || d.Skipped[0].Table != logs {
+		t.Errorf("skipped %+v: want logs (no key)", d.Skipped)
+	}
+	if d.TypeAttribute != "entity_type" {
+		t.Errorf("type attribute %q: customers has a column named type", d.TypeAttribute)
+	}
+	if c := entity(t, d, "customers"); len(c.Counts) != 1 || c.Counts[0].Attr != "order_count" {
+		t.Errorf("customers counts %+v: want order_count", c.Counts)
+	}
+	if l := entity(t, d, "order_lines"); len(l.Duplicates) != 0 {
+		t.Errorf("order_lines duplicates %+v: orders has no name column", l.Duplicates)
+	}
+	if o := entity(t, d, "orders"); len(o.Duplicates) != 1 || o.Duplicates[0].As != "customer_name" {
+		t.Errorf("orders duplicates %+v: want customers.name as customer_name", o.Duplicates)
+	}
+	// Parents come before what they own, join tables last.
+	pos := map[string]int{}
+	for i, e := range d.Entities {
+		pos[e.Table.Name] = i
+	}
+	if !(pos["customers"] < pos["orders"] && pos["orders"] < pos["order_lines"] && pos["product_tags"] == len(d.Entities)-1) {
+		t.Errorf("entity order %v", pos)
+	}
+
+	var buf bytes.Buffer
+	if err := Write(&buf, d); err != nil {
+		t.Fatal(err)
+	}
+	m, err := mapping.Parse("drafted", buf.Bytes())
+	if err != nil {
+		t.Fatalf("the drafted mapping does not load: %v\n%s", err, buf.String())
+	}
+	if len(m.AccessPatterns) != len(d.Patterns) || len(m.Entities) != len(d.Entities)-1 {
+		t.Errorf("loaded %d patterns and %d entities, drafted %d and %d (one embedded)", len(m.AccessPatterns), len(m.Entities), len(d.Patterns), len(d.Entities))
+	}
+}
+
+func TestNames(t *testing.T) {
+	for in, want := range map[string]string{
+		"categories": "category", "addresses": "address", "order_details": "order_detail", "status": "status",
+		"boxes": "box", "album": "album", "employee_territories": "employee_territory", "us_states": "us_state",
+	} {
+		if got := singular(in); got != want {
+			t.Errorf("singular(%q) = %q, want %q", in, got, want)
+		}
+	}
+	for in, want := range map[string]string{"category": "categories", "address": "addresses", "line": "lines", "day": "days"} {
+		if got := plural(in); got != want {
+			t.Errorf("plural(%q) = %q, want %q", in, got, want)
+		}
+	}
+	if got := under("invoice", "invoice_line"); got != "lines" {
+		t.Errorf(`under("invoice", "invoice_line") = %q, want "lines"`, got)
+	}
+}
