@@ -69,6 +69,7 @@ Example, against DynamoDB Local:
 			&cli.BoolFlag{Name: "resume", Usage: "finish the run the checkpoint records (same mapping, table and source): skip entities done, read the others after their recorded position"},
 			&cli.BoolFlag{Name: "dry-run", Usage: "write nothing: report what the run would change and cost (as pg2dynamo diff)"},
 			&cli.BoolFlag{Name: "no-verify", Usage: "skip the verification (as pg2dynamo verify) that follows the load"},
+			pruneFlag(),
 			&cli.Float64Flag{Name: "price-per-million", Value: report.DefaultPricePerMillion, Usage: "with --dry-run: on-demand price in US dollars per million write request units"},
 			&cli.Float64Flag{Name: "import-price-per-gb", Value: report.DefaultImportPricePerGB, Usage: "with --dry-run: ImportTable's price in US dollars per GB of source data, uncompressed"},
 		}, append(append(shardFlags(), followFlags()...), reportFlags()[1:]...)...),
@@ -97,6 +98,9 @@ func runMigrate(c *cli.Context) error {
 	}
 	if shard.On() && c.Bool("follow") {
 		return usageError{fmt.Errorf("--shard with --follow: one follow keeps the whole table in step; follow after the shards are done, from one process")}
+	}
+	if err := checkPrune(c); err != nil {
+		return err
 	}
 	prog, closeProg, err := progressFor(c.String("progress"), c.App.ErrWriter, c.Duration("progress-interval"))
 	if err != nil {
@@ -161,6 +165,11 @@ func runMigrate(c *cli.Context) error {
 		// The same snapshot: what was read is what is checked, all of it
 		// (a resumed run read only what was left).
 		fmt.Fprintln(c.App.Writer)
+		if c.Bool("prune") {
+			if err := pruneStale(c, s); err != nil {
+				return err
+			}
+		}
 		if err := compareAndReport(c, s, report.ModeVerify, 0, c.App.Writer); err != nil {
 			return err
 		}

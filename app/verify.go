@@ -324,7 +324,7 @@ func compareAndReport(c *cli.Context, s *session, mode string, price float64, ou
 		}
 	}
 	if mode == report.ModeVerify && !r.OK {
-		return withCode(ExitMismatch, fmt.Errorf("%s", r.Headline()))
+		return withCode(ExitMismatch, fmt.Errorf("%s%s", r.Headline(), staleHint(res)))
 	}
 	return nil
 }
@@ -336,4 +336,21 @@ func exportBytes(mode string) func(map[string]types.AttributeValue) int64 {
 		return nil
 	}
 	return export.LineBytes
+}
+
+// staleHint, when stale items are the only difference (nothing missing,
+// changed or derived twice, every count agreeing), says what they are and
+// what removes them; "" otherwise.
+func staleHint(res *verify.Result) string {
+	c := res.Counts
+	if res.Stale == 0 || c.Missing.Total > 0 || c.Changed.Total > 0 || c.Duplicates.Total > 0 {
+		return ""
+	}
+	for _, e := range res.Entities {
+		if e.CountProblem != "" {
+			return ""
+		}
+	}
+	return fmt.Sprintf("\nthe only difference: %d stale items, of the mapping's types but no longer produced by the source (a row deleted, or its key changed); "+
+		"pg2dynamo migrate --prune deletes them, pg2dynamo diff lists them", res.Stale)
 }

@@ -127,7 +127,8 @@ func patternProblems(res *Result) map[string]string {
 // Compare, with fakes on both sides, finds every kind of difference: the
 // table as migrated matches; a missing item, a stale and an unmanaged
 // extra item and a differing attribute are each counted and listed, and
-// fail the result, as does a Query answer they change.
+// fail the result, as does a Query answer they change, except an item of
+// a type the mapping does not have, alone, which is another writer's.
 func TestCompareFindsEachDifference(t *testing.T) {
 	const (
 		c10 = "CUSTOMER#0000000010"
@@ -170,6 +171,17 @@ func TestCompareFindsEachDifference(t *testing.T) {
 		wantOrder:  EntityCounts{Entity: "Order", Type: "Order", SourceRows: 5, Rows: 5, ItemsPerRow: 1, Expected: 5, Derived: 5, Table: 6, Unchanged: 5, Stale: 1},
 		wantStale:  1, wantUnmanaged: 1,
 		wantProblems: []string{"OrdersOfCustomer 10"},
+	}, {
+		name: "another writer's item only",
+		table: func(items []item) []item {
+			other := item{"PK": &types.AttributeValueMemberS{Value: "LOG#1"}, "SK": &types.AttributeValueMemberS{Value: "X"}, "type": &types.AttributeValueMemberS{Value: "Log"}}
+			return append(items, other)
+		},
+		wantOK:        true,
+		wantCounts:    ListCounts{Extra: ListCount{Total: 1, Listed: 1}},
+		wantExtra:     []ItemRef{{PK: "LOG#1", SK: "X", Type: "Log"}},
+		wantOrder:     EntityCounts{Entity: "Order", Type: "Order", SourceRows: 5, Rows: 5, ItemsPerRow: 1, Expected: 5, Derived: 5, Table: 5, Unchanged: 5},
+		wantUnmanaged: 1,
 	}, {
 		name: "an attribute differs",
 		table: func(items []item) []item {
