@@ -11,10 +11,12 @@ import (
 	"os"
 	"os/signal"
 	"runtime/pprof"
+	"strings"
 	"syscall"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/pg2dynamo/pg2dynamo/internal/suggest"
 	"github.com/pg2dynamo/pg2dynamo/mapping"
 )
 
@@ -169,13 +171,16 @@ the mapping, a checkpoint in use; 3 finished, but some rows were rejected
 source; 130 and 143 interrupted (SIGINT, SIGTERM).`,
 		Writer:          stdout,
 		ErrWriter:       stderr,
-		HideVersion:     true,
-		HideHelpCommand: true,
+		Version:         Version(),
 		ExitErrHandler:  func(*cli.Context, error) {}, // Run maps errors to exit codes
 		OnUsageError:    onUsageError,
 		Action: func(c *cli.Context) error {
 			if c.Args().Present() {
-				return usageError{fmt.Errorf("unknown command %q; see pg2dynamo --help", c.Args().First())}
+				var names []string
+				for _, cmd := range c.App.Commands {
+					names = append(names, cmd.Names()...)
+				}
+				return usageError{fmt.Errorf("unknown command %q%s; see pg2dynamo --help", c.Args().First(), suggest.Hint(c.Args().First(), names))}
 			}
 			return cli.ShowAppHelp(c)
 		},
@@ -237,7 +242,30 @@ func onUsageError(c *cli.Context, err error, _ bool) error {
 	if c.Command != nil && c.Command.HelpName != "" {
 		name = c.Command.HelpName
 	}
-	return usageError{fmt.Errorf("%w; see %s --help", err, name)}
+	return usageError{fmt.Errorf("%w%s; see %s --help", err, flagHint(c, err), name)}
+}
+
+// flagHint is a "did you mean" for an undefined flag among the flags of
+// the command that refused it, or "".
+func flagHint(c *cli.Context, err error) string {
+	const undefined = "flag provided but not defined: "
+	msg := err.Error()
+	if !strings.HasPrefix(msg, undefined) {
+		return ""
+	}
+	provided := strings.TrimLeft(strings.TrimPrefix(msg, undefined), "-")
+	flags := c.App.Flags
+	if c.Command != nil && c.Command.Name != "" {
+		flags = c.Command.Flags
+	}
+	var names []string
+	for _, f := range flags {
+		names = append(names, f.Names()...)
+	}
+	if s := suggest.Closest(provided, names); s != "" {
+		return fmt.Sprintf(" (did you mean --%s?)", s)
+	}
+	return ""
 }
 
 // commands applies the app-wide settings to every command and subcommand.

@@ -1,14 +1,17 @@
 package app
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/url"
 	"strings"
 
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/urfave/cli/v2"
 
 	"github.com/pg2dynamo/pg2dynamo/extract"
+	"github.com/pg2dynamo/pg2dynamo/internal/suggest"
 	"github.com/pg2dynamo/pg2dynamo/load"
 	"github.com/pg2dynamo/pg2dynamo/mapping"
 	"github.com/pg2dynamo/pg2dynamo/pipeline"
@@ -84,12 +87,34 @@ func withSourceNote(c *cli.Context, err error, connected bool) error {
 // nothing was written: a table that does not fit the mapping
 // (load.TableMismatchError), or one that does not exist without
 // --create-table. Other errors are returned as they are.
-func tableRefused(err error) error {
+//
+// For a table that does not exist it lists the account's tables in the
+// region (ListTables, at most 1,000 names) and names the closest, as a
+// typo in --table or table.name is the likely cause.
+func tableRefused(ctx context.Context, client dynamodb.ListTablesAPIClient, name string, err error) error {
 	var tm *load.TableMismatchError
-	if errors.As(err, &tm) || errors.Is(err, load.ErrTableNotFound) {
+	if errors.Is(err, load.ErrTableNotFound) {
+		return withCode(ExitUsage, fmt.Errorf("%w%s", err, tableHint(ctx, client, name)))
+	}
+	if errors.As(err, &tm) {
 		return withCode(ExitUsage, err)
 	}
 	return err
+}
+
+// tableHint is a "did you mean" for a table name among the region's
+// tables, or "" (none close, or ListTables failed: the hint is optional).
+func tableHint(ctx context.Context, client dynamodb.ListTablesAPIClient, name string) string {
+	var names []string
+	p := dynamodb.NewListTablesPaginator(client, &dynamodb.ListTablesInput{})
+	for p.HasMorePages() && len(names) < 1000 {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return ""
+		}
+		names = append(names, page.TableNames...)
+	}
+	return suggest.Hint(name, names)
 }
 
 // checkTable runs migrate's check of an existing table (load.CheckTable)

@@ -25,8 +25,10 @@ func fixturesCommand() *cli.Command {
 		Subcommands: []*cli.Command{{
 			Name:      "load",
 			Usage:     "drop and re-create a sample domain's tables and fill them with deterministic rows (COPY)",
-			UsageText: "pg2dynamo fixtures load --domain tickets [--scale 1] [--seed 1] [--source URL]",
-			Description: `Domains: customers (customers, addresses), tickets (orgs, users, tickets),
+			UsageText: "pg2dynamo fixtures load --domain customers|tickets|attendance|all --source URL [--scale 1] [--seed 1]",
+			Description: `--source and --domain are required.
+
+Domains: customers (customers, addresses), tickets (orgs, users, tickets),
 attendance (students, lectures, attendance), or all. Scale 1 is about 3.5k,
 22k and 33k rows; row counts grow linearly with --scale. The same --seed gives
 the same rows on every run. Mappings for them are in fixtures/mappings/.`,

@@ -142,7 +142,7 @@ func runImport(c *cli.Context) error {
 	}
 	exists, err := load.CheckTable(ctx, s.client, s.m)
 	if err != nil {
-		return tableRefused(err)
+		return tableRefused(ctx, s.client, s.m.Table.Name, err)
 	}
 	var failed int64
 	if exists {
@@ -202,7 +202,7 @@ func importTable(c *cli.Context, s *session, ip *importPlan) (int64, error) {
 		fmt.Fprintf(c.App.ErrWriter, "import: %d items in error; ImportTable logs them in CloudWatch Logs, log group %s\n", d.ErrorCount, aws.ToString(d.CloudWatchLogGroupArn))
 	}
 	if _, err := load.EnsureTable(c.Context, s.client, s.m, false); err != nil { // waits until ACTIVE
-		return 0, tableRefused(err)
+		return 0, tableRefused(c.Context, s.client, s.m.Table.Name, err)
 	}
 	return d.ErrorCount, nil
 }

@@ -122,8 +122,8 @@ func summary(d *draft.Design, out string) string {
 	if out != "" {
 		where, next = out, "pg2dynamo plan --mapping "+out+" --with-source"
 	}
-	s := fmt.Sprintf("drafted %d entities from %d tables (%d with their own item collection, %d in an owner's, %d embedded, %d adjacency lists) and %d access patterns to %s",
-		len(d.Entities)-roles[draft.Embedded], len(d.Catalog.Tables), roles[draft.Root]+roles[draft.Owned], roles[draft.Child], roles[draft.Embedded], roles[draft.Join], len(d.Patterns), where)
+	s := fmt.Sprintf("drafted %s from %d tables (%d with their own item collection, %d in an owner's, %d embedded, %d adjacency lists) and %d access patterns to %s",
+		countNoun(len(d.Entities)-roles[draft.Embedded], "entity", "entities"), len(d.Catalog.Tables), roles[draft.Root]+roles[draft.Owned], roles[draft.Child], roles[draft.Embedded], roles[draft.Join], len(d.Patterns), where)
 	for _, sk := range d.Skipped {
 		s += fmt.Sprintf("\nleft out %s: %s", sk.Table.Name, sk.Reason)
 	}

@@ -56,7 +56,7 @@ Example, against DynamoDB Local:
 			&cli.IntFlag{Name: "concurrency", Aliases: []string{"c"}, Value: pipeline.DefaultConcurrency, Usage: "number of parallel BatchWriteItem writers"},
 			&cli.IntFlag{Name: "readers", Value: defaultReaders(), Usage: "PostgreSQL connections reading in parallel, all on one exported snapshot; a table of 40,000 rows or more is split into primary-key ranges, one per reader; the default is one per CPU, at most 4"},
 			&cli.IntFlag{Name: "max-write-units", Usage: "cap the write capacity consumed per second (as DynamoDB reports it); throttling halves the rate, which then climbs back (default: no cap)"},
-			&cli.IntFlag{Name: "max-retries", Usage: "retries per DynamoDB request after the first attempt (sets --max-attempts to this + 1)"},
+			&cli.IntFlag{Name: "max-retries", DefaultText: "9, from --max-attempts 10", Usage: "retries per DynamoDB request after the first attempt (sets --max-attempts to this + 1)"},
 			&cli.DurationFlag{Name: "retry-deadline", Value: 5 * time.Minute, Usage: "give up a batch (and stop the run, with its checkpoint) when its retries, throttling included, take longer than this"},
 			&cli.IntFlag{Name: "max-attempts", Value: 10, Usage: "attempts per DynamoDB request on throttling, 5xx and network errors (exponential backoff with jitter)"},
 			&cli.PathFlag{Name: "rejects", Value: "pg2dynamo-rejects.jsonl", TakesFile: true, Usage: "JSON Lines `FILE` listing rejected rows (written on every run: empty when none was rejected)"},
@@ -195,7 +195,7 @@ type progress struct {
 // (following), closes the rejects file.
 func fullLoad(c *cli.Context, s *session, cp *checkpointFile, out sinkOut, rejects *rejectFile, prog progress, following bool) (*pipeline.Summary, error) {
 	ctx := c.Context
-	fmt.Fprintf(c.App.ErrWriter, "migrating %d entities from %s to %s\n", len(s.plans), s.src.Name(), out.target)
+	fmt.Fprintf(c.App.ErrWriter, "migrating %s from %s to %s\n", countNoun(len(s.plans), "entity", "entities"), s.src.Name(), out.target)
 	describeDuplicateCheck(c, s)
 	sum, runErr := pipeline.Run(ctx, pipeline.Postgres(s.src), s.m, s.plans, out.sink, pipeline.Options{
 		Concurrency: c.Int("concurrency"), OnReject: rejects.Write, Progress: prog.Progress,
@@ -301,7 +301,7 @@ func openSink(c *cli.Context, s *session) (sinkOut, error) {
 	}
 	created, err := load.EnsureTable(c.Context, s.client, m, c.Bool("create-table"))
 	if err != nil {
-		return sinkOut{}, tableRefused(err)
+		return sinkOut{}, tableRefused(c.Context, s.client, m.Table.Name, err)
 	}
 	if created {
 		fmt.Fprintf(c.App.ErrWriter, "created table %s\n", m.Table.Name)

@@ -17,6 +17,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
 
+	"github.com/pg2dynamo/pg2dynamo/internal/suggest"
 	"github.com/pg2dynamo/pg2dynamo/mapping"
 )
 
@@ -319,6 +320,23 @@ func (s *Source) Describe(ctx context.Context, m *mapping.Mapping, e *mapping.En
 	return s.DescribeSource(ctx, m, mapping.Path(mapping.KeyEntities, e.Name, mapping.KeySource), e.Source)
 }
 
+// relationHint is a "did you mean" for src's table among the relations of
+// its schema (of the search path when unqualified), or "" when none is
+// close or the catalog cannot be read.
+func (s *Source) relationHint(ctx context.Context, src mapping.Source) string {
+	rows, err := s.conn.Query(ctx, `SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+WHERE c.relkind IN ('r', 'p', 'v', 'm', 'f') AND n.nspname = ANY(CASE WHEN $1 = '' THEN current_schemas(false) ELSE ARRAY[$1] END)
+ORDER BY 1 LIMIT 10000`, src.Schema)
+	if err != nil {
+		return ""
+	}
+	names, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return ""
+	}
+	return suggest.Hint(src.Table, names)
+}
+
 // DescribeSource returns the columns of src, a source named at path in the
 // mapping (errors about it are located there).
 func (s *Source) DescribeSource(ctx context.Context, m *mapping.Mapping, path string, src mapping.Source) ([]Column, error) {
@@ -334,7 +352,7 @@ func (s *Source) DescribeSource(ctx context.Context, m *mapping.Mapping, path st
 		}
 		if pe.Code == "42P01" || pe.Code == "3F000" { // undefined_table, invalid_schema_name
 			return nil, m.Errorf(mapping.Path(path, mapping.KeySourceTbl),
-				"%s in %s: expected an existing table or view", pe.Message, s.name)
+				"%s in %s: expected an existing table or view%s", pe.Message, s.name, s.relationHint(ctx, src))
 		}
 		return nil, m.Errorf(path, "PostgreSQL rejects the source: %s (SQLSTATE %s)", pe.Message, pe.Code)
 	}

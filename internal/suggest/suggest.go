@@ -1,0 +1,38 @@
+// Package suggest finds the name a user probably meant, for "did you mean"
+// hints on flags, commands and table names. It scores with the
+// Jaro-Winkler similarity of github.com/xrash/smetrics, the measure
+// urfave/cli uses for its own suggestions.
+package suggest
+
+import "github.com/xrash/smetrics"
+
+// MinScore is the similarity (0 to 1) below which no name is suggested: a
+// typo of one or two characters in a name of five or more scores above it.
+const MinScore = 0.85
+
+// Closest returns the candidate most similar to provided, or "" when none
+// scores MinScore or more, or when provided is itself a candidate. Ties go
+// to the earlier candidate.
+func Closest(provided string, candidates []string) string {
+	best, score := "", 0.0
+	for _, c := range candidates {
+		if c == provided {
+			return ""
+		}
+		if s := smetrics.JaroWinkler(c, provided, 0.7, 4); s > score {
+			best, score = c, s
+		}
+	}
+	if score < MinScore {
+		return ""
+	}
+	return best
+}
+
+// Hint is ` (did you mean "X"?)` for the closest candidate, or "".
+func Hint(provided string, candidates []string) string {
+	if c := Closest(provided, candidates); c != "" {
+		return ` (did you mean "` + c + `"?)`
+	}
+	return ""
+}
