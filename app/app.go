@@ -169,11 +169,11 @@ written: bad flags, an invalid mapping or query, a table that does not match
 the mapping, a checkpoint in use; 3 finished, but some rows were rejected
 (listed in the rejects file); 4 verification found the table differs from the
 source; 130 and 143 interrupted (SIGINT, SIGTERM).`,
-		Writer:          stdout,
-		ErrWriter:       stderr,
-		Version:         Version(),
-		ExitErrHandler:  func(*cli.Context, error) {}, // Run maps errors to exit codes
-		OnUsageError:    onUsageError,
+		Writer:         stdout,
+		ErrWriter:      stderr,
+		Version:        Version(),
+		ExitErrHandler: func(*cli.Context, error) {}, // Run maps errors to exit codes
+		OnUsageError:   onUsageError,
 		Action: func(c *cli.Context) error {
 			if c.Args().Present() {
 				var names []string
