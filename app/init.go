@@ -78,7 +78,9 @@ func runInit(c *cli.Context) error {
 	}
 	defer src.Close(ctx)
 	fmt.Fprintf(c.App.ErrWriter, "reading the catalog of %s (schema %v) and measuring each table and foreign key\n", src.Name(), c.StringSlice("schema"))
-	cat, err := draft.Read(ctx, src.Conn(), c.StringSlice("schema"))
+	cat, err := draft.Read(ctx, src.Conn(), c.StringSlice("schema"), func(t *draft.Table, i, n int) {
+		fmt.Fprintf(c.App.ErrWriter, "  %d/%d %s: %d rows, %s\n", i, n, t.Name, t.Rows, countNoun(len(t.ForeignKeys), "foreign key", "foreign keys"))
+	})
 	if err != nil {
 		return err
 	}

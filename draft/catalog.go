@@ -15,6 +15,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -107,9 +108,10 @@ func (t *Table) Ident() string { return pgx.Identifier{t.Schema, t.Name}.Sanitiz
 // Read reads the catalog of schemas (default: public) and measures every
 // table and foreign key, in one REPEATABLE READ, READ ONLY transaction so
 // that all numbers describe one snapshot. It costs one count(*) scan per
-// table and one GROUP BY scan per foreign key. Errors are the database's,
-// wrapped with the table they concern.
-func Read(ctx context.Context, conn *pgx.Conn, schemas []string) (*Catalog, error) {
+// table and one GROUP BY scan per foreign key. measured, when not nil, is
+// called after each table is measured, with its 1-based position of n.
+// Errors are the database's, wrapped with the table they concern.
+func Read(ctx context.Context, conn *pgx.Conn, schemas []string, measured func(t *Table, i, n int)) (*Catalog, error) {
 	if len(schemas) == 0 {
 		schemas = []string{"public"}
 	}
@@ -128,9 +130,12 @@ func Read(ctx context.Context, conn *pgx.Conn, schemas []string) (*Catalog, erro
 	if err := readConstraints(ctx, tx, cat); err != nil {
 		return nil, err
 	}
-	for _, t := range cat.Tables {
+	for i, t := range cat.Tables {
 		if err := measure(ctx, tx, t); err != nil {
 			return nil, fmt.Errorf("measuring %s: %w", t.Ident(), err)
+		}
+		if measured != nil {
+			measured(t, i+1, len(cat.Tables))
 		}
 	}
 	return cat, nil
@@ -229,30 +234,15 @@ func measure(ctx context.Context, tx pgx.Tx, t *Table) error {
 	}
 	for _, fk := range t.ForeignKeys {
 		cols := make([]string, len(fk.Columns))
-		var notNull string
 		for i, c := range fk.Columns {
 			cols[i] = pgx.Identifier{c}.Sanitize()
-			if i > 0 {
-				notNull += " AND "
-			}
-			notNull += cols[i] + " IS NOT NULL"
 		}
+		notNull := strings.Join(cols, " IS NOT NULL AND ") + " IS NOT NULL"
 		q := fmt.Sprintf(`SELECT coalesce(sum(n), 0)::bigint, count(*), coalesce(max(n), 0)
-FROM (SELECT count(*) AS n FROM %s WHERE %s GROUP BY %s) AS g`, t.Ident(), notNull, joinComma(cols))
+FROM (SELECT count(*) AS n FROM %s WHERE %s GROUP BY %s) AS g`, t.Ident(), notNull, strings.Join(cols, ", "))
 		if err := tx.QueryRow(ctx, q).Scan(&fk.Fanout.Children, &fk.Fanout.Parents, &fk.Fanout.Max); err != nil {
 			return fmt.Errorf("foreign key %s: %w", fk.Name, err)
 		}
 	}
 	return nil
-}
-
-func joinComma(s []string) string {
-	out := ""
-	for i, v := range s {
-		if i > 0 {
-			out += ", "
-		}
-		out += v
-	}
-	return out
 }
