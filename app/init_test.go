@@ -18,7 +18,8 @@ import (
 
 // TestInitDraftsAMappingThatMigrates drafts a mapping with init from five
 // schemas (Northwind, Chinook, which nobody here wrote, and the three
-// fixture domains), compares it with its golden file, migrates with it
+// fixture domains; Chinook with --duplicate-names), compares it with its
+// golden file, migrates with it
 // and verifies: 0 rejects, and every access pattern the draft declares ran
 // Queries that returned items. Items per type are compared with count(*)
 // of each table, and embedded children with count(*) of the child table,
@@ -32,6 +33,7 @@ func TestInitDraftsAMappingThatMigrates(t *testing.T) {
 	cases := []struct {
 		name, sql, domain string
 		scale             float64
+		flags             []string
 		// types maps each item type to its table; embedded maps an
 		// embedding type's attribute to the child table it holds.
 		types    map[string]string
@@ -42,7 +44,7 @@ func TestInitDraftsAMappingThatMigrates(t *testing.T) {
 			"Employee": "employees", "Order": "orders", "Product": "products", "Region": "region", "Shipper": "shippers",
 			"Supplier": "suppliers", "UsState": "us_states", "Territory": "territories",
 			"CustomerCustomerDemo": "customer_customer_demo", "EmployeeTerritory": "employee_territories", "OrderDetail": "order_details"}},
-		{name: "chinook", sql: filepath.Join(root, "examples", "chinook", "chinook.sql"), types: map[string]string{
+		{name: "chinook", sql: filepath.Join(root, "examples", "chinook", "chinook.sql"), flags: []string{"--duplicate-names"}, types: map[string]string{
 			"Artist": "artist", "Customer": "customer", "Employee": "employee", "Genre": "genre", "MediaType": "media_type",
 			"Playlist": "playlist", "Track": "track", "Album": "album", "Invoice": "invoice", "InvoiceLine": "invoice_line",
 			"PlaylistTrack": "playlist_track"}},
@@ -64,7 +66,7 @@ func TestInitDraftsAMappingThatMigrates(t *testing.T) {
 			}
 			table := testenv.TableName(tc.name)
 			file := filepath.Join(t.TempDir(), "mapping.yaml")
-			r := runCLI(t, "init", "--source", src, "--table", tc.name, "--out", file)
+			r := runCLI(t, append([]string{"init", "--source", src, "--table", tc.name, "--out", file}, tc.flags...)...)
 			if r.code != ExitOK {
 				t.Fatalf("init exit %d\nstderr:\n%s", r.code, r.stderr)
 			}
