@@ -88,6 +88,9 @@ func runInit(c *cli.Context) error {
 		return fmt.Errorf("no tables in schema %v of %s: nothing to draft", cat.Schemas, src.Name())
 	}
 	d := draft.Propose(cat, draft.Options{Table: c.String("table"), DuplicateNames: c.Bool("duplicate-names")})
+	if len(d.Entities) == 0 {
+		return fmt.Errorf("none of the %d tables in schema %v of %s has a primary key or a unique key of NOT NULL columns: nothing identifies their rows, so there is nothing to draft", len(cat.Tables), cat.Schemas, src.Name())
+	}
 	var buf bytes.Buffer
 	if err := draft.Write(&buf, d); err != nil {
 		return err
@@ -124,8 +127,8 @@ func summary(d *draft.Design, out string) string {
 	if out != "" {
 		where, next = out, "pg2dynamo plan --mapping "+out+" --with-source"
 	}
-	s := fmt.Sprintf("drafted %s from %d tables (%d with their own item collection, %d in an owner's, %d embedded, %d adjacency lists) and %d access patterns to %s",
-		countNoun(len(d.Entities)-roles[draft.Embedded], "entity", "entities"), len(d.Catalog.Tables), roles[draft.Root]+roles[draft.Owned], roles[draft.Child], roles[draft.Embedded], roles[draft.Join], len(d.Patterns), where)
+	s := fmt.Sprintf("drafted %s from %s (%d with their own item collection, %d in an owner's, %d embedded, %d adjacency lists) and %d access patterns to %s",
+		countNoun(len(d.Entities)-roles[draft.Embedded], "entity", "entities"), countNoun(len(d.Catalog.Tables), "table", "tables"), roles[draft.Root]+roles[draft.Owned], roles[draft.Child], roles[draft.Embedded], roles[draft.Join], len(d.Patterns), where)
 	for _, sk := range d.Skipped {
 		s += fmt.Sprintf("\nleft out %s: %s", sk.Table.Name, sk.Reason)
 	}
