@@ -1,8 +1,11 @@
 package app
 
 import (
+	"fmt"
+
 	"github.com/urfave/cli/v2"
 
+	"github.com/pg2dynamo/pg2dynamo/mapping"
 	"github.com/pg2dynamo/pg2dynamo/plan"
 )
 
@@ -10,7 +13,7 @@ func planCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "plan",
 		Usage:     "print the single-table design of a mapping: entity chart, access patterns, CreateTable, CloudFormation",
-		UsageText: "pg2dynamo plan --mapping FILE [--format text|markdown|json] [--with-source [--source URL]]",
+		UsageText: "pg2dynamo plan --mapping FILE [--format text|markdown|json|onetable] [--with-source] [--source URL]",
 		Description: `plan prints the design the way the modeling guides draw it: the entity chart
 (entity | PK | SK | GSI keys | attributes), the access-pattern table
 (pattern | index | key condition | order), the CreateTable request as JSON
@@ -19,10 +22,15 @@ func planCommand() *cli.Command {
 It touches no database unless asked: with --with-source it also checks the
 mapping against the database and reads every row through the transformation
 (writing nothing) to report per entity the row count, the average and maximum
-item size and the write units a full load will consume.`,
+item size and the write units a full load will consume.
+
+--format onetable writes instead the dynamodb-onetable schema of a mapping
+with library: onetable (JSON, for new Table({schema})): it checks the
+mapping against the database, as --with-source does, for the column types
+that decide the key templates' padding, and reads no row.`,
 		Flags: []cli.Flag{
 			mappingFlag(), sourceFlag(),
-			&cli.StringFlag{Name: "format", Value: plan.FormatText, Usage: "output format: text, markdown or json"},
+			&cli.StringFlag{Name: "format", Value: plan.FormatText, Usage: "output format: text, markdown, json, or onetable (the OneTable schema; reads the source's column types)"},
 			&cli.BoolFlag{Name: "with-source", Usage: "read the source (--source, DATABASE_URL or PG*) for row counts, item sizes and write units"},
 		},
 		Action: runPlan,
@@ -36,8 +44,12 @@ func runPlan(c *cli.Context) error {
 	format := c.String("format")
 	switch format {
 	case plan.FormatText, plan.FormatMarkdown, plan.FormatJSON:
+	case plan.FormatOneTable:
+		if c.Bool("with-source") {
+			return usageError{fmt.Errorf("--format %s writes the schema only, without --with-source's estimates: drop --with-source", format)}
+		}
 	default:
-		return usageError{errFormat(format)}
+		return usageError{fmt.Errorf("--format %q: expected text, markdown, json or onetable", format)}
 	}
 	path, err := requireMapping(c)
 	if err != nil {
@@ -46,6 +58,9 @@ func runPlan(c *cli.Context) error {
 	m, err := loadMapping(c.Context, path)
 	if err != nil {
 		return err
+	}
+	if format == plan.FormatOneTable {
+		return planOneTable(c, m)
 	}
 	d := plan.Build(m)
 	if c.Bool("with-source") {
@@ -63,4 +78,19 @@ func runPlan(c *cli.Context) error {
 		}
 	}
 	return plan.Render(c.App.Writer, d, format)
+}
+
+// planOneTable writes the OneTable schema of m: a mapping with library
+// onetable, checked against the source (whose column types decide the key
+// templates' padding), of which no row is read.
+func planOneTable(c *cli.Context, m *mapping.Mapping) error {
+	if _, err := plan.OneTableSchema(m, nil); err != nil {
+		return err // not library onetable: say so before connecting
+	}
+	src, plans, err := connectAndCheck(c, m)
+	if err != nil {
+		return err
+	}
+	defer src.Close(c.Context)
+	return plan.WriteOneTable(c.App.Writer, m, plans)
 }

@@ -27,25 +27,37 @@ const PreflightTimeout = 20 * time.Second
 const TableActiveTimeout = 5 * time.Minute
 
 // CreateTableInput is the CreateTable request for the mapping's table: the
-// partition and sort key (type S), every GSI with its projection, and the
-// billing mode with its capacities.
+// partition and sort key (type S), every GSI with its key schema (several
+// HASH and RANGE elements, in order, for multi-attribute keys) and
+// projection, every key attribute with its type (mapping.Table.KeyAttributeTypes),
+// the billing mode with its capacities, and the optional settings CreateTable
+// takes: warm throughput and maximum on-demand throughput (of the table and
+// of each GSI) and deletion protection. Point-in-time recovery is not among
+// them: see UpdateContinuousBackupsInput.
+// https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_CreateTable.html
 func CreateTableInput(m *mapping.Mapping) *dynamodb.CreateTableInput {
 	t := m.Table
 	in := &dynamodb.CreateTableInput{
-		TableName:   aws.String(t.Name),
-		KeySchema:   keySchema(t.PartitionKey, t.SortKey),
-		BillingMode: types.BillingMode(t.BillingMode),
+		TableName:          aws.String(t.Name),
+		KeySchema:          keySchema(t.PartitionKey, t.SortKey),
+		BillingMode:        types.BillingMode(t.BillingMode),
+		WarmThroughput:     warmThroughput(t.WarmThroughput),
+		OnDemandThroughput: onDemandThroughput(t.MaxReadRequestUnits, t.MaxWriteRequestUnits),
+	}
+	if t.DeletionProtection {
+		in.DeletionProtectionEnabled = aws.Bool(true)
 	}
 	if t.BillingMode == mapping.Provisioned {
 		in.ProvisionedThroughput = &types.ProvisionedThroughput{
 			ReadCapacityUnits: aws.Int64(t.ReadCapacity), WriteCapacityUnits: aws.Int64(t.WriteCapacity)}
 	}
-	attrs := []string{t.PartitionKey, t.SortKey}
 	for _, g := range t.GSIs {
 		gi := types.GlobalSecondaryIndex{
-			IndexName:  aws.String(g.Name),
-			KeySchema:  keySchema(g.PartitionKey, g.SortKey),
-			Projection: &types.Projection{ProjectionType: types.ProjectionType(g.Projection)},
+			IndexName:          aws.String(g.Name),
+			KeySchema:          indexKeySchema(g),
+			Projection:         &types.Projection{ProjectionType: types.ProjectionType(g.Projection)},
+			WarmThroughput:     warmThroughput(g.WarmThroughput),
+			OnDemandThroughput: onDemandThroughput(g.MaxReadRequestUnits, g.MaxWriteRequestUnits),
 		}
 		if len(g.NonKeyAttributes) > 0 {
 			gi.Projection.NonKeyAttributes = g.NonKeyAttributes
@@ -55,17 +67,65 @@ func CreateTableInput(m *mapping.Mapping) *dynamodb.CreateTableInput {
 				ReadCapacityUnits: aws.Int64(g.ReadCapacity), WriteCapacityUnits: aws.Int64(g.WriteCapacity)}
 		}
 		in.GlobalSecondaryIndexes = append(in.GlobalSecondaryIndexes, gi)
-		for _, a := range []string{g.PartitionKey, g.SortKey} {
-			if a != "" && !slices.Contains(attrs, a) {
-				attrs = append(attrs, a)
-			}
-		}
 	}
-	for _, a := range attrs {
+	for _, a := range t.KeyAttributeTypes() {
 		in.AttributeDefinitions = append(in.AttributeDefinitions,
-			types.AttributeDefinition{AttributeName: aws.String(a), AttributeType: types.ScalarAttributeTypeS})
+			types.AttributeDefinition{AttributeName: aws.String(a.Name), AttributeType: types.ScalarAttributeType(a.Type)})
 	}
 	return in
+}
+
+// warmThroughput is w as the API takes it, nil for none.
+// https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_WarmThroughput.html
+func warmThroughput(w *mapping.WarmThroughput) *types.WarmThroughput {
+	if w == nil {
+		return nil
+	}
+	return &types.WarmThroughput{ReadUnitsPerSecond: w.ReadUnitsPerSecond, WriteUnitsPerSecond: w.WriteUnitsPerSecond}
+}
+
+// onDemandThroughput is a maximum on-demand throughput as the API takes
+// it, nil when neither read nor write is capped.
+// https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_OnDemandThroughput.html
+func onDemandThroughput(read, write *int64) *types.OnDemandThroughput {
+	if read == nil && write == nil {
+		return nil
+	}
+	return &types.OnDemandThroughput{MaxReadRequestUnits: read, MaxWriteRequestUnits: write}
+}
+
+// UpdateContinuousBackupsInput is the request that enables point-in-time
+// recovery, with its recovery period, on the mapping's table, or nil when
+// the mapping does not enable it. CreateTable cannot: EnsureTable sends it
+// once the table it created is ACTIVE.
+// https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_UpdateContinuousBackups.html
+func UpdateContinuousBackupsInput(m *mapping.Mapping) *dynamodb.UpdateContinuousBackupsInput {
+	p := m.Table.PointInTimeRecovery
+	if p == nil || !p.Enabled {
+		return nil
+	}
+	spec := &types.PointInTimeRecoverySpecification{PointInTimeRecoveryEnabled: aws.Bool(true)}
+	if d := p.RecoveryPeriodInDays; d != nil {
+		spec.RecoveryPeriodInDays = aws.Int32(int32(*d)) // 1 to 35: checked by mapping.Load
+	}
+	return &dynamodb.UpdateContinuousBackupsInput{TableName: aws.String(m.Table.Name), PointInTimeRecoverySpecification: spec}
+}
+
+// indexKeySchema is the key schema of GSI g: its string partition and sort
+// key, or the attributes of its multi-attribute keys, partition key
+// attributes (HASH) then sort key attributes (RANGE), each in order.
+func indexKeySchema(g mapping.GSI) []types.KeySchemaElement {
+	if !g.MultiAttribute() {
+		return keySchema(g.PartitionKey, g.SortKey)
+	}
+	var ks []types.KeySchemaElement
+	for _, a := range g.PartitionKeys {
+		ks = append(ks, types.KeySchemaElement{AttributeName: aws.String(a.Name), KeyType: types.KeyTypeHash})
+	}
+	for _, a := range g.SortKeys {
+		ks = append(ks, types.KeySchemaElement{AttributeName: aws.String(a.Name), KeyType: types.KeyTypeRange})
+	}
+	return ks
 }
 
 func keySchema(pk, sk string) []types.KeySchemaElement {
@@ -78,18 +138,34 @@ func keySchema(pk, sk string) []types.KeySchemaElement {
 
 // TableAPI is what EnsureTable calls: *dynamodb.Client, or a fake at this
 // seam in tests. DescribeTable is also what dynamodb.NewTableExistsWaiter
-// polls.
+// polls. A mapping that enables point-in-time recovery also needs
+// ContinuousBackupsAPI.
 type TableAPI interface {
 	dynamodb.DescribeTableAPIClient
 	CreateTable(ctx context.Context, in *dynamodb.CreateTableInput, opts ...func(*dynamodb.Options)) (*dynamodb.CreateTableOutput, error)
 }
 
+// ContinuousBackupsAPI is UpdateContinuousBackups, which EnsureTable calls
+// on a table it created when the mapping enables point-in-time recovery.
+// *dynamodb.Client has it.
+type ContinuousBackupsAPI interface {
+	UpdateContinuousBackups(ctx context.Context, in *dynamodb.UpdateContinuousBackupsInput, opts ...func(*dynamodb.Options)) (*dynamodb.UpdateContinuousBackupsOutput, error)
+}
+
+// ErrNoContinuousBackups is returned by EnsureTable, before it creates
+// anything, when the mapping enables point-in-time recovery and the
+// client has no UpdateContinuousBackups (is no ContinuousBackupsAPI).
+var ErrNoContinuousBackups = errors.New("the DynamoDB client cannot call UpdateContinuousBackups")
+
 // EnsureTable checks that the mapping's table exists and fits the mapping
 // (see CheckTable). If it does not exist and create is true, it creates it
-// and waits (up to TableActiveTimeout) until it is ACTIVE; if create is
-// false it returns an error wrapping ErrTableNotFound. An existing table
-// that does not fit is a *TableMismatchError. created reports whether the
-// table was created.
+// (CreateTableInput), waits (up to TableActiveTimeout) until it is ACTIVE
+// and, when the mapping enables point-in-time recovery, enables it
+// (UpdateContinuousBackupsInput); if create is false it returns an error
+// wrapping ErrTableNotFound. A failure after CreateTable leaves the table
+// created and says so: a later run finds it and neither applies nor checks
+// the settings. An existing table that does not fit is a
+// *TableMismatchError. created reports whether the table was created.
 func EnsureTable(ctx context.Context, client TableAPI, m *mapping.Mapping, create bool) (created bool, err error) {
 	name := m.Table.Name
 	td, err := DescribeTable(ctx, client, name)
@@ -100,6 +176,11 @@ func EnsureTable(ctx context.Context, client TableAPI, m *mapping.Mapping, creat
 		if !create {
 			return false, fmt.Errorf("%w: %s (pass --create-table to create it from the mapping)", ErrTableNotFound, name)
 		}
+		pitr := UpdateContinuousBackupsInput(m)
+		backups, ok := client.(ContinuousBackupsAPI)
+		if pitr != nil && !ok {
+			return false, fmt.Errorf("create table %s with point-in-time recovery: %w", name, ErrNoContinuousBackups)
+		}
 		if _, err := client.CreateTable(ctx, CreateTableInput(m)); err != nil {
 			return false, fmt.Errorf("create table %s: %w", name, err)
 		}
@@ -109,6 +190,12 @@ func EnsureTable(ctx context.Context, client TableAPI, m *mapping.Mapping, creat
 		})
 		if err := w.Wait(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(name)}, TableActiveTimeout); err != nil {
 			return true, fmt.Errorf("wait for table %s to become ACTIVE: %w", name, err)
+		}
+		if pitr != nil {
+			if _, err := backups.UpdateContinuousBackups(ctx, pitr); err != nil {
+				return true, fmt.Errorf("table %s was created, but enabling point-in-time recovery failed "+
+					"(enable it with aws dynamodb update-continuous-backups; a re-run does not): %w", name, err)
+			}
 		}
 		return true, nil
 	}
@@ -176,8 +263,9 @@ func DescribeTable(ctx context.Context, client dynamodb.DescribeTableAPIClient, 
 
 // checkSchema compares an existing table with the mapping: the key
 // schema of the table and of each of the mapping's GSIs (attribute names
-// and roles), the type of every key attribute the mapping writes (always
-// S), and each GSI's projection (its type, and the non-key attributes of
+// and roles, in order), the type of every key attribute (S for those the
+// mapping renders, the declared type for a multi-attribute key's), and
+// each GSI's projection (its type, and the non-key attributes of
 // INCLUDE, in any order). GSIs of the table that the mapping does not
 // declare are left alone. It returns a *TableMismatchError naming every
 // difference, or nil.
@@ -188,28 +276,7 @@ func checkSchema(m *mapping.Mapping, td *types.TableDescription) error {
 	if !sameKeys(want, td.KeySchema) {
 		diffs = append(diffs, fmt.Sprintf("it has key schema %s, the mapping expects %s", describeKeys(td.KeySchema), describeKeys(want)))
 	}
-	// Every key attribute the mapping writes is a string; DynamoDB refuses
-	// an item whose key attribute has another type than the table's.
-	keyAttrs := []string{t.PartitionKey, t.SortKey}
-	for _, g := range t.GSIs {
-		keyAttrs = append(keyAttrs, g.PartitionKey, g.SortKey)
-	}
-	var badTypes []string
-	for _, a := range keyAttrs {
-		i := slices.IndexFunc(td.AttributeDefinitions, func(d types.AttributeDefinition) bool { return aws.ToString(d.AttributeName) == a })
-		if a == "" || i < 0 {
-			continue
-		}
-		if typ := td.AttributeDefinitions[i].AttributeType; typ != types.ScalarAttributeTypeS {
-			bad := fmt.Sprintf("key attribute %s is of type %s", a, typ)
-			if !slices.Contains(badTypes, bad) {
-				badTypes = append(badTypes, bad)
-			}
-		}
-	}
-	if len(badTypes) > 0 {
-		diffs = append(diffs, strings.Join(badTypes, ", ")+": the mapping writes every key attribute as a string (S)")
-	}
+	diffs = append(diffs, keyTypeDiffs(m, td)...)
 	for _, g := range t.GSIs {
 		i := slices.IndexFunc(td.GlobalSecondaryIndexes, func(d types.GlobalSecondaryIndexDescription) bool {
 			return aws.ToString(d.IndexName) == g.Name
@@ -219,7 +286,7 @@ func checkSchema(m *mapping.Mapping, td *types.TableDescription) error {
 			continue
 		}
 		gd := td.GlobalSecondaryIndexes[i]
-		if want := keySchema(g.PartitionKey, g.SortKey); !sameKeys(want, gd.KeySchema) {
+		if want := indexKeySchema(g); !sameKeys(want, gd.KeySchema) {
 			diffs = append(diffs, fmt.Sprintf("GSI %s has key schema %s, the mapping expects %s", g.Name, describeKeys(gd.KeySchema), describeKeys(want)))
 		}
 		var got types.Projection
@@ -235,6 +302,33 @@ func checkSchema(m *mapping.Mapping, td *types.TableDescription) error {
 		return &TableMismatchError{Table: t.Name, Differences: diffs}
 	}
 	return nil
+}
+
+// keyTypeDiffs names the key attributes whose type in the table (td) is not
+// the mapping's, as clauses of a *TableMismatchError: DynamoDB refuses an
+// item whose key attribute has another type than the table's. Every string
+// key attribute is S, in one clause; each attribute of a multi-attribute
+// key has its declared type.
+func keyTypeDiffs(m *mapping.Mapping, td *types.TableDescription) []string {
+	strs := m.KeyAttributes()
+	var badS, diffs []string
+	for _, a := range m.Table.KeyAttributeTypes() {
+		i := slices.IndexFunc(td.AttributeDefinitions, func(d types.AttributeDefinition) bool { return aws.ToString(d.AttributeName) == a.Name })
+		if i < 0 {
+			continue
+		}
+		switch typ := td.AttributeDefinitions[i].AttributeType; {
+		case string(typ) == a.Type:
+		case slices.Contains(strs, a.Name):
+			badS = append(badS, fmt.Sprintf("key attribute %s is of type %s", a.Name, typ))
+		default:
+			diffs = append(diffs, fmt.Sprintf("key attribute %s is of type %s, the mapping declares %s", a.Name, typ, a.Type))
+		}
+	}
+	if len(badS) > 0 {
+		diffs = append([]string{strings.Join(badS, ", ") + ": the mapping writes every key attribute as a string (S)"}, diffs...)
+	}
+	return diffs
 }
 
 // sameProjection compares projection types and, as sets, the non-key

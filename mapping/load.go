@@ -26,6 +26,7 @@ type file struct {
 	Version        int                       `yaml:"version"`
 	Table          Table                     `yaml:"table"`
 	TypeAttribute  string                    `yaml:"type_attribute"`
+	Library        Library                   `yaml:"library"`
 	Entities       map[string]*Entity        `yaml:"entities"`
 	AccessPatterns map[string]*AccessPattern `yaml:"access_patterns"`
 }
@@ -122,7 +123,7 @@ func ParseContext(ctx context.Context, name string, data []byte) (*Mapping, erro
 	if err := stopped(); err != nil {
 		return nil, err
 	}
-	m.Version, m.Table, m.TypeAttribute = raw.Version, raw.Table, raw.TypeAttribute
+	m.Version, m.Table, m.TypeAttribute, m.Library = raw.Version, raw.Table, raw.TypeAttribute, raw.Library
 	for _, name := range m.pos.entityOrder {
 		// Copy: a YAML alias (B: *a) decodes to the same *Entity as A.
 		e := &Entity{}
@@ -189,7 +190,7 @@ func (m *Mapping) applyDefaults() {
 		}
 	}
 	if m.TypeAttribute == "" {
-		m.TypeAttribute = DefaultTypeAttribute
+		m.TypeAttribute = m.Library.TypeAttribute()
 	}
 	for _, e := range m.Entities {
 		if e.Type == "" {
@@ -252,7 +253,7 @@ func (m *Mapping) validate() Errors {
 			add(Path(gp, KeyName), "duplicate index name %q", g.Name)
 		}
 		seenGSI[g.Name] = true
-		if g.PartitionKey == "" {
+		if g.PartitionKey == "" && !g.MultiAttribute() {
 			add(Path(gp, KeyPartitionKey), "missing: expected the index's partition key attribute name")
 		}
 		if g.SortKey != "" && g.SortKey == g.PartitionKey {
@@ -277,6 +278,7 @@ func (m *Mapping) validate() Errors {
 			add(gp, "read_capacity and write_capacity need billing_mode %s", Provisioned)
 		}
 	}
+	errs = append(errs, m.validateSettings()...)
 
 	if slices.Contains(m.KeyAttributes(), m.TypeAttribute) {
 		add(KeyTypeAttribute, "%q is a key attribute of the table or a GSI: expected another attribute name for the entity type", m.TypeAttribute)
@@ -288,8 +290,13 @@ func (m *Mapping) validate() Errors {
 		errs = append(errs, m.validateEntity(e)...)
 	}
 	for _, ap := range m.AccessPatterns {
+		if g := t.GSI(ap.Index); ap.Index != "" && g != nil && g.MultiAttribute() {
+			add(Path(KeyAccessPatterns, ap.Name, KeyIndex), "index %s has multi-attribute keys (partition_keys, sort_keys): access patterns on it are not supported; query it directly", ap.Index)
+			continue
+		}
 		errs = append(errs, m.validatePattern(ap)...)
 	}
+	errs = append(errs, m.validateLibrary()...)
 	return errs
 }
 
@@ -382,6 +389,10 @@ func (c *entityCheck) checkIndexes() {
 			}
 			continue
 		}
+		if g.MultiAttribute() {
+			c.add(ip, "index %s has multi-attribute keys (partition_keys, sort_keys), which items carry as their own attributes: remove this entry", n)
+			continue
+		}
 		e.IndexTemplate[n] = c.indexTemplates(ip, n, g, e.Indexes[n])
 	}
 }
@@ -450,7 +461,10 @@ func (c *entityCheck) checkAttributes() {
 
 // KeyAttributes returns the names of the table's key attributes and of every
 // GSI key attribute, without repeats: these are always strings rendered from
-// templates and never come from columns directly.
+// templates and never come from columns directly. The attributes of
+// multi-attribute GSI keys (GSI.PartitionKeys, GSI.SortKeys) are not among
+// them: items carry those as ordinary attributes (see
+// Table.KeyAttributeTypes for all key attributes with their types).
 func (m *Mapping) KeyAttributes() []string {
 	out := []string{m.Table.PartitionKey, m.Table.SortKey}
 	for _, g := range m.Table.GSIs {

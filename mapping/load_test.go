@@ -298,7 +298,7 @@ tables:
 entities:
   A: {source: {table: a}, pk: A, sk: A}
 `,
-			want: []string{`m.yaml:2:1: tables: unknown field "tables"; expected one of: version, table, type_attribute, entities, access_patterns`},
+			want: []string{`m.yaml:2:1: tables: unknown field "tables"; expected one of: version, table, type_attribute, library, entities, access_patterns`},
 		},
 		{
 			name: "unknown table field",
@@ -309,7 +309,7 @@ table:
 entities:
   A: {source: {table: a}, pk: A, sk: A}
 `,
-			want: []string{`m.yaml:3:3: table.billing: unknown field "billing"; expected one of: name, partition_key, sort_key, billing_mode, read_capacity, write_capacity, gsis`},
+			want: []string{`m.yaml:3:3: table.billing: unknown field "billing"; expected one of: name, partition_key, sort_key, billing_mode, read_capacity, write_capacity, gsis, warm_throughput, max_read_request_units, max_write_request_units, point_in_time_recovery, deletion_protection`},
 		},
 		{
 			name: "unknown entity field lists the allowed fields",
@@ -348,7 +348,7 @@ table:
 entities:
   A: {source: {table: a}, pk: A, sk: A}
 `,
-			want: []string{`m.yaml:5:7: table.gsis[0].pk: unknown field "pk"; expected one of: name, partition_key, sort_key, projection, non_key_attributes, read_capacity, write_capacity`},
+			want: []string{`m.yaml:5:7: table.gsis[0].pk: unknown field "pk"; expected one of: name, partition_key, sort_key, partition_keys, sort_keys, projection, non_key_attributes, read_capacity, write_capacity, warm_throughput, max_read_request_units, max_write_request_units`},
 		},
 		{
 			name: "unknown index field",
@@ -1146,8 +1146,8 @@ func TestParseEdgeCases(t *testing.T) {
 		// iteration); Parse reports all, in file order. Regression:
 		// testdata/fuzz/FuzzParse/4c3ee3cc5c2444ce.
 		data := []byte("tables:\n  name: shop\nentitys:\n  A: {source: {table: a}, pk: A, sk: A}\n")
-		want := `m.yaml:1:1: tables: unknown field "tables"; expected one of: version, table, type_attribute, entities, access_patterns` + "\n" +
-			`m.yaml:3:1: entitys: unknown field "entitys"; expected one of: version, table, type_attribute, entities, access_patterns`
+		want := `m.yaml:1:1: tables: unknown field "tables"; expected one of: version, table, type_attribute, library, entities, access_patterns` + "\n" +
+			`m.yaml:3:1: entitys: unknown field "entitys"; expected one of: version, table, type_attribute, library, entities, access_patterns`
 		for range 200 {
 			if _, err := Parse("m.yaml", data); err == nil || err.Error() != want {
 				t.Fatalf("error:\n%v\nwant:\n%s", err, want)

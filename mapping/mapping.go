@@ -32,6 +32,18 @@ const (
 	KeyProjection    = "projection"
 	KeyNonKeyAttrs   = "non_key_attributes"
 
+	KeyPartitionKeys        = "partition_keys"
+	KeySortKeys             = "sort_keys"
+	KeyWarmThroughput       = "warm_throughput"
+	KeyReadUnitsPerSecond   = "read_units_per_second"
+	KeyWriteUnitsPerSecond  = "write_units_per_second"
+	KeyMaxReadRequestUnits  = "max_read_request_units"
+	KeyMaxWriteRequestUnits = "max_write_request_units"
+	KeyPointInTimeRecovery  = "point_in_time_recovery"
+	KeyEnabled              = "enabled"
+	KeyRecoveryPeriodInDays = "recovery_period_in_days"
+	KeyDeletionProtection   = "deletion_protection"
+
 	KeySource     = "source"
 	KeySchema     = "schema"
 	KeySourceTbl  = "table"
@@ -81,6 +93,27 @@ const (
 	ProjectInclude  = "INCLUDE"
 )
 
+// Types of the attributes of a multi-attribute GSI key (KeyAttribute.Type),
+// as the DynamoDB API spells them: string, number, binary.
+const (
+	TypeString = "S"
+	TypeNumber = "N"
+	TypeBinary = "B"
+)
+
+// Bounds of the table settings, checked by Load.
+const (
+	// MaxKeyAttributes is how many attributes a GSI's partition key, and
+	// its sort key, may each have (multi-attribute keys).
+	// https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/GSI.DesignPattern.MultiAttributeKeys.html
+	MaxKeyAttributes = 4
+	// MinRecoveryPeriodDays and MaxRecoveryPeriodDays bound
+	// PointInTimeRecovery.RecoveryPeriodInDays (35 when not given).
+	// https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_PointInTimeRecoverySpecification.html
+	MinRecoveryPeriodDays = 1
+	MaxRecoveryPeriodDays = 35
+)
+
 // Defaults applied by Load where the file is silent.
 const (
 	DefaultPartitionKey  = "PK"
@@ -98,6 +131,10 @@ type Mapping struct {
 	// TypeAttribute is the name of the attribute that carries each item's
 	// entity type (default "type").
 	TypeAttribute string `yaml:"type_attribute"`
+	// Library, when set, makes the items readable by a single-table
+	// library as they are: its type attribute and the attributes it reads,
+	// and keys it renders alike (see Library).
+	Library Library `yaml:"library"`
 	// Entities in file order. Decoded from the "entities" map; see Load.
 	Entities []*Entity `yaml:"-"`
 	// AccessPatterns in file order, decoded from "access_patterns".
@@ -110,6 +147,11 @@ type Mapping struct {
 
 // Table describes the target DynamoDB table. Key attributes are always of
 // type S (string), as rendered by key templates.
+//
+// The settings after GSIs are optional. pg2dynamo applies them when it
+// creates the table (migrate --create-table) and prints them in plan's
+// CreateTable request and CloudFormation resource; it neither applies nor
+// checks them on a table that already exists.
 type Table struct {
 	Name          string `yaml:"name"`
 	PartitionKey  string `yaml:"partition_key"`
@@ -118,18 +160,85 @@ type Table struct {
 	ReadCapacity  int64  `yaml:"read_capacity"`
 	WriteCapacity int64  `yaml:"write_capacity"`
 	GSIs          []GSI  `yaml:"gsis"`
+
+	// WarmThroughput, when set, pre-warms the table: the reads and writes
+	// per second it can take at once, from its creation.
+	WarmThroughput *WarmThroughput `yaml:"warm_throughput"`
+	// MaxReadRequestUnits and MaxWriteRequestUnits, when set, cap an
+	// on-demand (PAY_PER_REQUEST) table's throughput, in request units per
+	// second (each at least 1); a provisioned table has none.
+	// https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/on-demand-capacity-mode-max-throughput.html
+	MaxReadRequestUnits  *int64 `yaml:"max_read_request_units"`
+	MaxWriteRequestUnits *int64 `yaml:"max_write_request_units"`
+	// PointInTimeRecovery, when enabled, turns on continuous backups
+	// (UpdateContinuousBackups, once the created table is ACTIVE: CreateTable
+	// cannot).
+	PointInTimeRecovery *PointInTimeRecovery `yaml:"point_in_time_recovery"`
+	// DeletionProtection, when true, creates the table with deletion
+	// protection enabled: DeleteTable fails until it is turned off.
+	// https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/WorkingWithTables.Basics.html#WorkingWithTables.Basics.DeletionProtection
+	DeletionProtection bool `yaml:"deletion_protection"`
 }
 
-// GSI is a global secondary index of the table. Its key attributes are of
-// type S and are rendered per entity from the templates in Entity.Indexes.
+// GSI is a global secondary index of the table. It has keys of one of two
+// kinds:
+//   - PartitionKey and SortKey: string (S) attributes rendered per entity
+//     from the templates in Entity.Indexes (an overloaded index);
+//   - PartitionKeys and SortKeys (multi-attribute keys): one to
+//     MaxKeyAttributes attributes each, of type S, N or B, that the items
+//     carry as ordinary attributes (a column, or a renamed one). No entity
+//     declares templates for such an index; an item lacking any of its key
+//     attributes is not in it (the index is sparse by nature).
+//
+// https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/GSI.DesignPattern.MultiAttributeKeys.html
 type GSI struct {
-	Name             string   `yaml:"name"`
-	PartitionKey     string   `yaml:"partition_key"`
-	SortKey          string   `yaml:"sort_key"`
-	Projection       string   `yaml:"projection"`
-	NonKeyAttributes []string `yaml:"non_key_attributes"`
-	ReadCapacity     int64    `yaml:"read_capacity"`
-	WriteCapacity    int64    `yaml:"write_capacity"`
+	Name             string         `yaml:"name"`
+	PartitionKey     string         `yaml:"partition_key"`
+	SortKey          string         `yaml:"sort_key"`
+	PartitionKeys    []KeyAttribute `yaml:"partition_keys"`
+	SortKeys         []KeyAttribute `yaml:"sort_keys"`
+	Projection       string         `yaml:"projection"`
+	NonKeyAttributes []string       `yaml:"non_key_attributes"`
+	ReadCapacity     int64          `yaml:"read_capacity"`
+	WriteCapacity    int64          `yaml:"write_capacity"`
+	// WarmThroughput, MaxReadRequestUnits and MaxWriteRequestUnits are the
+	// index's own, as the table's.
+	WarmThroughput       *WarmThroughput `yaml:"warm_throughput"`
+	MaxReadRequestUnits  *int64          `yaml:"max_read_request_units"`
+	MaxWriteRequestUnits *int64          `yaml:"max_write_request_units"`
+}
+
+// KeyAttribute is one attribute of a multi-attribute GSI key: an attribute
+// of the items (not rendered from a template) and its type, TypeString,
+// TypeNumber or TypeBinary. An item whose attribute has another type is
+// refused by DynamoDB, so the type must be the one its column is written
+// as (see the README's type table: integers and numeric are N, text S,
+// bytea B).
+type KeyAttribute struct {
+	Name string `yaml:"name"`
+	Type string `yaml:"type"`
+}
+
+// WarmThroughput is the read and write units per second a table or GSI can
+// serve at once; at least one is given, each at least 1. A new on-demand
+// table starts at 12,000 reads and 4,000 writes per second; DynamoDB
+// refuses values it does not accept when the table is created, and warm
+// throughput can be raised later but never lowered.
+// https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/warm-throughput.html
+// https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_WarmThroughput.html
+type WarmThroughput struct {
+	ReadUnitsPerSecond  *int64 `yaml:"read_units_per_second"`
+	WriteUnitsPerSecond *int64 `yaml:"write_units_per_second"`
+}
+
+// PointInTimeRecovery is the table's continuous backups setting.
+// RecoveryPeriodInDays, from MinRecoveryPeriodDays to MaxRecoveryPeriodDays,
+// is how far back the table can be restored (DynamoDB's default 35 when
+// nil); it needs Enabled.
+// https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_UpdateContinuousBackups.html
+type PointInTimeRecovery struct {
+	Enabled              bool   `yaml:"enabled"`
+	RecoveryPeriodInDays *int64 `yaml:"recovery_period_in_days"`
 }
 
 // AccessPattern is a named read the design serves: a Query on the table or
@@ -373,6 +482,36 @@ func (t *Table) GSI(name string) *GSI {
 		}
 	}
 	return nil
+}
+
+// MultiAttribute reports whether the GSI's keys are PartitionKeys and
+// SortKeys, attributes the items carry, rather than string attributes
+// rendered from templates.
+func (g *GSI) MultiAttribute() bool { return len(g.PartitionKeys) > 0 || len(g.SortKeys) > 0 }
+
+// KeyAttributeTypes returns every key attribute of the table and its GSIs
+// with its type, without repeats, in the order CreateTable defines them:
+// the table's partition and sort key, then each GSI's partition key(s) and
+// sort key(s). The string key attributes (see Mapping.KeyAttributes) are
+// of TypeString; a multi-attribute key's are of their declared type (the
+// first declaration, should two GSIs disagree: Load refuses that).
+func (t *Table) KeyAttributeTypes() []KeyAttribute {
+	var out []KeyAttribute
+	add := func(name, typ string) {
+		if name != "" && !slices.ContainsFunc(out, func(a KeyAttribute) bool { return a.Name == name }) {
+			out = append(out, KeyAttribute{Name: name, Type: typ})
+		}
+	}
+	add(t.PartitionKey, TypeString)
+	add(t.SortKey, TypeString)
+	for _, g := range t.GSIs {
+		add(g.PartitionKey, TypeString)
+		add(g.SortKey, TypeString)
+		for _, a := range slices.Concat(g.PartitionKeys, g.SortKeys) {
+			add(a.Name, a.Type)
+		}
+	}
+	return out
 }
 
 // IsQuery reports whether the source is a SQL query rather than a table.

@@ -19,25 +19,35 @@ import (
 
 // Design is the printable description of a mapping.
 type Design struct {
-	Table          string           `json:"table"`
-	BillingMode    string           `json:"billing_mode"`
-	PartitionKey   string           `json:"partition_key"`
-	SortKey        string           `json:"sort_key"`
-	Indexes        []IndexRow       `json:"indexes,omitempty"`
-	KeyAttributes  []string         `json:"key_attributes"`
-	Entities       []EntityRow      `json:"entities"`
-	AccessPatterns []PatternRow     `json:"access_patterns"`
-	CreateTable    map[string]any   `json:"create_table"`
-	CloudFormation map[string]any   `json:"cloudformation"`
-	Stats          []EntityStatsRow `json:"stats,omitempty"`
+	Table        string `json:"table"`
+	BillingMode  string `json:"billing_mode"`
+	PartitionKey string `json:"partition_key"`
+	SortKey      string `json:"sort_key"`
+	// Settings are the table's optional settings, nil when it has none.
+	Settings       *Settings      `json:"settings,omitempty"`
+	Indexes        []IndexRow     `json:"indexes,omitempty"`
+	KeyAttributes  []string       `json:"key_attributes"`
+	Entities       []EntityRow    `json:"entities"`
+	AccessPatterns []PatternRow   `json:"access_patterns"`
+	CreateTable    map[string]any `json:"create_table"`
+	CloudFormation map[string]any `json:"cloudformation"`
+	// UpdateContinuousBackups is the request that enables point-in-time
+	// recovery once the table is ACTIVE (load.UpdateContinuousBackupsInput),
+	// nil when the mapping does not enable it.
+	UpdateContinuousBackups map[string]any   `json:"update_continuous_backups,omitempty"`
+	Stats                   []EntityStatsRow `json:"stats,omitempty"`
 }
 
-// IndexRow describes one GSI.
+// IndexRow describes one GSI. A GSI with multi-attribute keys has
+// PartitionKeys (and SortKeys) instead of PartitionKey (and SortKey).
 type IndexRow struct {
-	Name         string `json:"name"`
-	PartitionKey string `json:"partition_key"`
-	SortKey      string `json:"sort_key,omitempty"`
-	Projection   string `json:"projection"`
+	Name          string         `json:"name"`
+	PartitionKey  string         `json:"partition_key,omitempty"`
+	SortKey       string         `json:"sort_key,omitempty"`
+	PartitionKeys []KeyAttribute `json:"partition_keys,omitempty"`
+	SortKeys      []KeyAttribute `json:"sort_keys,omitempty"`
+	Projection    string         `json:"projection"`
+	Throughput
 }
 
 // EntityRow is one line of the entity chart. Keys maps each key attribute
@@ -101,8 +111,10 @@ func Build(m *mapping.Mapping) *Design {
 		if len(g.NonKeyAttributes) > 0 {
 			proj += " " + strings.Join(g.NonKeyAttributes, ", ")
 		}
-		d.Indexes = append(d.Indexes, IndexRow{Name: g.Name, PartitionKey: g.PartitionKey, SortKey: g.SortKey, Projection: proj})
+		d.Indexes = append(d.Indexes, IndexRow{Name: g.Name, PartitionKey: g.PartitionKey, SortKey: g.SortKey, Projection: proj,
+			PartitionKeys: keyAttributes(g.PartitionKeys), SortKeys: keyAttributes(g.SortKeys), Throughput: throughput(g.WarmThroughput, g.MaxReadRequestUnits, g.MaxWriteRequestUnits)})
 	}
+	d.Settings = settings(m.Table)
 	for _, e := range m.Entities {
 		row := EntityRow{Entity: e.Name, Type: e.Type, Source: sourceText(e.Source), Keys: map[string]string{}}
 		row.Keys[m.Table.PartitionKey] = e.PK
@@ -136,7 +148,10 @@ func Build(m *mapping.Mapping) *Design {
 	}
 	d.CreateTable = createTableJSON(m)
 	d.CloudFormation = map[string]any{"Resources": map[string]any{logicalID(m.Table.Name): map[string]any{
-		"Type": "AWS::DynamoDB::Table", "Properties": d.CreateTable}}}
+		"Type": "AWS::DynamoDB::Table", "Properties": cloudFormationProperties(m, d.CreateTable)}}}
+	if in := load.UpdateContinuousBackupsInput(m); in != nil {
+		d.UpdateContinuousBackups = apiJSON(in)
+	}
 	return d
 }
 
@@ -230,8 +245,13 @@ func setsNote(a mapping.Attributes) string {
 
 // createTableJSON is load.CreateTableInput as the JSON the DynamoDB API and
 // `aws dynamodb create-table --cli-input-json` take (unset fields left out).
-func createTableJSON(m *mapping.Mapping) map[string]any {
-	b, err := json.Marshal(load.CreateTableInput(m))
+func createTableJSON(m *mapping.Mapping) map[string]any { return apiJSON(load.CreateTableInput(m)) }
+
+// apiJSON is an SDK input struct as the JSON the DynamoDB API and the AWS
+// CLI's --cli-input-json take (unset fields left out): the Go field names
+// are the API's member names.
+func apiJSON(in any) map[string]any {
+	b, err := json.Marshal(in)
 	if err != nil {
 		panic(err) // the SDK's input structs always marshal
 	}

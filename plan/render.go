@@ -54,13 +54,16 @@ func renderTables(w io.Writer, d *Design, md bool) error {
 		fmt.Fprintf(&b, "TABLE %s\n", d.Table)
 	}
 	fmt.Fprintf(&b, "%s, partition key %s (S), sort key %s (S)\n", d.BillingMode, d.PartitionKey, d.SortKey)
+	for _, n := range settingsNotes(d.Settings) {
+		if md {
+			fmt.Fprintf(&b, "- %s\n", n)
+		} else {
+			fmt.Fprintf(&b, "%s\n", n)
+		}
+	}
 	if len(d.Indexes) > 0 {
 		heading("Global secondary indexes")
-		t := table{head: []string{"index", "partition key", "sort key", "projection"}}
-		for _, ix := range d.Indexes {
-			t.rows = append(t.rows, []string{ix.Name, ix.PartitionKey, ix.SortKey, ix.Projection})
-		}
-		writeTable(&b, t, md)
+		writeTable(&b, indexTable(d.Indexes), md)
 	}
 
 	heading("Entity chart")
@@ -108,10 +111,36 @@ func renderTables(w io.Writer, d *Design, md bool) error {
 
 	heading("CreateTable request (aws dynamodb create-table --cli-input-json)")
 	writeJSON(&b, d.CreateTable, md)
+	if d.UpdateContinuousBackups != nil {
+		heading("UpdateContinuousBackups request, once the table is ACTIVE (aws dynamodb update-continuous-backups --cli-input-json)")
+		writeJSON(&b, d.UpdateContinuousBackups, md)
+	}
 	heading("CloudFormation resource")
 	writeJSON(&b, d.CloudFormation, md)
 	_, err := io.WriteString(w, strings.TrimPrefix(b.String(), "\n"))
 	return err
+}
+
+// indexTable is the GSI table: name, keys (a multi-attribute key's
+// attributes with their types), projection and, when some index has any,
+// a column of throughput settings.
+func indexTable(ixs []IndexRow) table {
+	t := table{head: []string{"index", "partition key", "sort key", "projection"}}
+	withSettings := false
+	for _, ix := range ixs {
+		withSettings = withSettings || len(throughputNotes(ix.Throughput)) > 0
+	}
+	if withSettings {
+		t.head = append(t.head, "settings")
+	}
+	for _, ix := range ixs {
+		row := []string{ix.Name, keysText(ix.PartitionKey, ix.PartitionKeys), keysText(ix.SortKey, ix.SortKeys), ix.Projection}
+		if withSettings {
+			row = append(row, strings.Join(throughputNotes(ix.Throughput), "; "))
+		}
+		t.rows = append(t.rows, row)
+	}
+	return t
 }
 
 func writeTable(b *strings.Builder, t table, md bool) {

@@ -56,7 +56,7 @@ if ! command -v chromium >/dev/null 2>&1; then
   fi
 fi
 
-if [ ! -f node_modules/dynalite/cli.js ]; then
+if [ ! -f node_modules/dynalite/cli.js ] || [ ! -f node_modules/dynamodb-onetable/package.json ] || [ ! -f node_modules/@aws-sdk/client-dynamodb/package.json ]; then
   npm ci --no-audit --no-fund
 fi
 

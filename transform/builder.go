@@ -196,6 +196,11 @@ func (b *Builder) Items(p *Plan, values []any, dst []Item) ([]Item, error) {
 	size := b.putKeys(p, attrs, text)
 	attrs[p.typeAttr] = p.typeVal
 	size += p.typeSize
+	ln, err := p.putLibraryAttrs(values, attrs)
+	if err != nil {
+		return dst, err
+	}
+	size += ln
 	n, err := b.putAttrs(p, values, attrs, text)
 	if err != nil {
 		return dst, err
@@ -485,6 +490,9 @@ func (b *Builder) renderKey(p *Plan, k *keyPlan, values []any) (span, int, strin
 			}
 			return span{}, part.col, fmt.Sprintf("key attribute %s: %s", k.attr, reason)
 		}
+	}
+	if k.lower {
+		b.text = lowerTail(b.text, start)
 	}
 	n := len(b.text) - start
 	if n == 0 {

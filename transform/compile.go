@@ -33,7 +33,7 @@ type compiler struct {
 func newCompiler(m *mapping.Mapping, e *mapping.Entity, srcs Sources) *compiler {
 	c := &compiler{m: m, e: e, ep: mapping.Path(mapping.KeyEntities, e.Name), srcs: srcs, cols: srcs.Columns,
 		byName: map[string]int{}, need: map[string]bool{}, attrOf: map[string]string{},
-		reserved: append(m.KeyAttributes(), m.TypeAttribute)}
+		reserved: append(append(m.KeyAttributes(), m.TypeAttribute), m.LibraryAttributes()...)}
 	for i, col := range c.cols {
 		if _, dup := c.byName[col.Name]; dup {
 			c.add(mapping.Path(c.ep, mapping.KeySource), "the source has two columns named %q: give them distinct names", col.Name)

@@ -56,6 +56,11 @@ type keyEnc struct {
 	secondsEnd int
 	// number: the value is a number (padded or plain).
 	number bool
+	// noNegative, for encNumber: a value below zero has no key text. A
+	// library that renders keys (mapping.Library.RendersKeys) pads with
+	// zeros in front (JavaScript's padStart: -3 is "00000000-3"), which
+	// sorts out of order and is not the nines' complement written here.
+	noNegative bool
 	// name is the placeholder's column, for messages.
 	name string
 }
@@ -122,6 +127,8 @@ func keyTextError[T string | []byte](s T, e keyEnc) string {
 		switch {
 		case !ok:
 			return fmt.Sprintf("%q is not decimal text", string(s))
+		case e.noNegative && len(s) > 0 && s[0] == '-':
+			return fmt.Sprintf("%s = %s is below zero: the mapping's library pads numbers in keys with zeros in front (\"00000000-3\"), not in numeric order as pg2dynamo would; write ${%s:0} for the plain number", e.name, string(s), e.name)
 		case intLen > e.width:
 			return fmt.Sprintf("%s = %s has %d digits before the decimal point, more than its key width %d: the key would sort out of numeric order (widen it with ${%s:%d})",
 				e.name, string(s), intLen, e.width, e.name, intLen)
@@ -142,7 +149,7 @@ func keyTextError[T string | []byte](s T, e keyEnc) string {
 // padded digits below zero.
 func appendKeyNumber[T string | []byte](dst []byte, s T, e keyEnc) ([]byte, bool) {
 	neg, digits, intLen, fracLen, ok := numberParts(s)
-	if !ok || intLen > e.width || fracLen > e.scale {
+	if !ok || intLen > e.width || fracLen > e.scale || neg && e.noNegative {
 		return dst, false
 	}
 	if !neg {
@@ -225,6 +232,9 @@ type keyFormat struct {
 	// sortedBy names a sorted key attribute whose template holds the
 	// column ("" when none).
 	sortedBy string
+	// lib is the mapping's library when it renders keys from the items'
+	// attributes (mapping.Library.RendersKeys), else "".
+	lib string
 }
 
 // keyFormats holds, by placeholder name, what an entity's key templates
@@ -241,6 +251,8 @@ type keyTemplate struct {
 	maxBytes   int
 	gsi        string
 	sparse     bool
+	// lower: the key is lower-cased whole (mapping.Library.LowerCaseKeys).
+	lower bool
 }
 
 // keyTemplates returns entity e's key templates: partition and sort key,
@@ -271,6 +283,9 @@ func keyTemplates(m *mapping.Mapping, e *mapping.Entity) []keyTemplate {
 		out = append(out,
 			keyTemplate{path: mapping.Path(mp, mapping.KeyPK), attr: t.PartitionKey, tpl: mi.PKTemplate, maxBytes: MaxPartitionKeyBytes, gsi: mirrorKey},
 			keyTemplate{path: mapping.Path(mp, mapping.KeySK), attr: t.SortKey, tpl: mi.SKTemplate, maxBytes: MaxSortKeyBytes, gsi: mirrorKey})
+	}
+	for i := range out {
+		out[i].lower = m.Library.LowerCaseKeys()
 	}
 	return out
 }
@@ -304,6 +319,9 @@ func entityKeyFormats(m *mapping.Mapping, e *mapping.Entity) (keyFormats, mappin
 			kf := f[part.Column]
 			if kf == nil {
 				kf = &keyFormat{width: mapping.WidthAuto}
+				if m.Library.RendersKeys() {
+					kf.lib = m.Library.Name
+				}
 				f[part.Column] = kf
 			}
 			if part.Width != mapping.WidthAuto {
@@ -347,6 +365,11 @@ func (f keyFormats) encoding(name string, c extract.Column) (keyEnc, string) {
 	if c.Array || s.text == nil {
 		return e, fmt.Sprintf("column %q of type %s cannot be part of a key: expected a number, string, uuid, boolean, date or timestamp column", c.Name, typeName(c))
 	}
+	if kf.lib != "" {
+		if reason := libraryKeyReason(kf.lib, name, c); reason != "" {
+			return e, reason
+		}
+	}
 	number := !c.AsText && (numberWidths[c.Type] > 0 || c.Type == "numeric")
 	if kf.width > 0 && !number {
 		return e, fmt.Sprintf("${%s:%d}: a width zero-pads integer and numeric columns, but %q is %s, whose distinct values could then share a key text ('7' and '007'); remove the width",
@@ -359,6 +382,9 @@ func (f keyFormats) encoding(name string, c extract.Column) (keyEnc, string) {
 		width := kf.width
 		if width == mapping.WidthAuto {
 			width = typeWidth(c)
+			if kf.lib == mapping.LibraryElectroDB {
+				width = 0 // ElectroDB writes String(value) unless the attribute has padding
+			}
 		}
 		if c.Type == "numeric" && c.Precision == 0 {
 			switch {
@@ -373,7 +399,7 @@ func (f keyFormats) encoding(name string, c extract.Column) (keyEnc, string) {
 		if width == 0 {
 			return e, "" // plain: ${col:0}
 		}
-		e.kind, e.width = encNumber, width
+		e.kind, e.width, e.noNegative = encNumber, width, kf.lib != ""
 		if c.Type == "numeric" {
 			e.scale = c.Scale
 		}
@@ -413,7 +439,7 @@ type keyValue struct {
 // it belongs to). Problems are reported through add at kt's path.
 func buildKey(kt keyTemplate, lookup func(name string) (keyValue, keyFormats, bool),
 	add func(path, format string, args ...any)) keyPlan {
-	k := keyPlan{attr: kt.attr, path: kt.path, template: kt.tpl.Source, maxBytes: kt.maxBytes, gsi: kt.gsi, sparse: kt.sparse, same: -1}
+	k := keyPlan{attr: kt.attr, path: kt.path, template: kt.tpl.Source, maxBytes: kt.maxBytes, gsi: kt.gsi, sparse: kt.sparse, same: -1, lower: kt.lower}
 	for _, part := range kt.tpl.Parts {
 		if part.Column == "" {
 			k.parts = append(k.parts, keyPart{literal: part.Literal, col: -1, id: -1})
@@ -422,6 +448,9 @@ func buildKey(kt keyTemplate, lookup func(name string) (keyValue, keyFormats, bo
 		kv, formats, ok := lookup(part.Column)
 		if !ok {
 			continue // reported by lookup
+		}
+		if kf := formats[part.Column]; kf != nil && kf.lib == mapping.LibraryElectroDB {
+			k.lower = true // an access pattern's parameters render as its entity's keys
 		}
 		kp := keyPart{col: kv.val, id: kv.id}
 		if kv.id < 0 {

@@ -36,6 +36,9 @@ func (p *Plan) referenceItems(values []any, dst []Item) ([]Item, error) {
 		attrs[k.attr] = &types.AttributeValueMemberS{Value: s}
 	}
 	attrs[p.typeAttr] = p.typeVal
+	if _, err := p.putLibraryAttrs(values, attrs); err != nil {
+		return dst, err
+	}
 	for _, a := range p.attrs {
 		v := values[a.col]
 		if v == nil {
@@ -139,7 +142,7 @@ func (p *Plan) referenceKey(k keyPlan, values []any) (string, int, string) {
 		case encNumber:
 			text := s
 			s = referenceKeyNumber(text, part.enc.width, part.enc.scale)
-			if s == "" {
+			if s == "" || part.enc.noNegative && strings.HasPrefix(text, "-") {
 				_, reason := appendKeyText(nil, text, part.enc)
 				return "", part.col, fmt.Sprintf("key attribute %s: %s", k.attr, reason)
 			}
@@ -148,13 +151,17 @@ func (p *Plan) referenceKey(k keyPlan, values []any) (string, int, string) {
 		}
 		b.WriteString(s)
 	}
-	if b.Len() == 0 {
+	key := b.String()
+	if k.lower {
+		key = strings.ToLower(key)
+	}
+	if len(key) == 0 {
 		return "", -1, fmt.Sprintf("key attribute %s renders empty (template %q): DynamoDB keys must not be empty", k.attr, k.template)
 	}
-	if b.Len() > k.maxBytes {
-		return "", -1, fmt.Sprintf("key attribute %s is %d bytes: DynamoDB allows at most %d", k.attr, b.Len(), k.maxBytes)
+	if len(key) > k.maxBytes {
+		return "", -1, fmt.Sprintf("key attribute %s is %d bytes: DynamoDB allows at most %d", k.attr, len(key), k.maxBytes)
 	}
-	return b.String(), -1, ""
+	return key, -1, ""
 }
 
 // referenceKeyNumber is the key text of decimal text s at width and scale,

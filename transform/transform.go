@@ -121,6 +121,8 @@ type Plan struct {
 	// formats say how each column renders in the entity's keys (and in
 	// the access patterns that query them).
 	formats keyFormats
+	// lib is what the mapping's library preset adds to every item.
+	lib libraryPlan
 }
 
 type attrPlan struct {
@@ -144,6 +146,9 @@ type keyPlan struct {
 	// sparse: a NULL leaves the attribute (and its GSI sibling) out.
 	sparse bool
 	gsi    string
+	// lower: the key is lower-cased whole once rendered (library
+	// electrodb).
+	lower bool
 	// same is the index of an earlier key plan, not a mirror's, with the
 	// same parts (an inverted or overloaded GSI often repeats the sort
 	// key's template), whose text this key reuses; -1 for none.
@@ -237,6 +242,7 @@ func compile(m *mapping.Mapping, index int, srcs Sources) (*Plan, error) {
 	p.unique = srcs.Unique
 	chosen, sets := c.chooseAttributes()
 	p.compileStrategies(c)
+	created, modified := c.compileLibrary()
 	templates := c.checkKeyTemplates(p)
 	if len(c.errs) > 0 {
 		return nil, c.errs
@@ -252,6 +258,7 @@ func compile(m *mapping.Mapping, index int, srcs Sources) (*Plan, error) {
 	p.addAttrPlans(chosen, sets, srcs.Columns, remap)
 	p.findKinds()
 	p.measureItems()
+	p.setLibrary(m, created, modified)
 	for _, j := range p.joins {
 		if j.join.Kind == extract.JoinParent {
 			p.mapSize += len(j.names)

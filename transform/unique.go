@@ -116,8 +116,8 @@ func decodable(p *Plan, k keyPlan) bool {
 		}
 		c, _ := p.valueColumn(part.col)
 		chars, ok := keyTextChars[c.Type]
-		if !ok || c.AsText || c.Array {
-			return false
+		if !ok || c.AsText || c.Array || k.lower && chars == "" {
+			return false // lower-cased text: "A" and "a" share a key
 		}
 		rest := k.parts[j+1:]
 		if onlyLiterals(rest) {

@@ -1,0 +1,413 @@
+package mapping
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+)
+
+// Library presets make the migrated table readable, as it is, by a
+// single-table library of the application: its entity-type attribute and
+// the other attributes it reads on every item are written, and the key
+// templates are held to what the library renders from the item's own
+// attributes. What each library reads was taken from its source (the npm
+// packages dynamodb-onetable 2.7.7, electrodb 3.9.3, dynamodb-toolbox
+// 2.10.6) and checked by writing items with it:
+//
+//   - onetable: the type attribute is "_type" (Schema params.typeField's
+//     default). Model.scan filters on it; find and get read every item
+//     under the key and parse each by the model its _type names. Keys are
+//     value templates over the item's properties, "${name:width:pad}"
+//     padding with String.padStart. `pg2dynamo plan --format onetable`
+//     writes the schema.
+//   - electrodb: "__edb_e__" holds the entity name and "__edb_v__" its
+//     version ("1"): ElectroDB reads an item only when both match its model
+//     (Entity.ownsItem; get returns null, query and scan leave it out).
+//     Its default keys are "$service#attribute_value…" for partition keys
+//     and "$entity_version#attribute_value…" for sort keys ("$collection#"
+//     before the entity in a collection; "$service$entity_version#…" for a
+//     GSI without a sort key), lower-cased whole, numbers as
+//     String(value) unless the attribute declares padding.
+//   - dynamodb-toolbox (v1 and later, the "dynamodb-toolbox" package from
+//     1.0): "_et" holds the entity name; Table scans and queries filter on
+//     it. With timestamps on (an Entity's default), "_ct" and "_md" are
+//     required on read: an item without them makes GetItem, and a Table
+//     scan or query that meets it, fail with formatter.missingAttribute.
+//     Keys are the application's own (computeKey), so the templates are
+//     free.
+//
+// Keys. OneTable and ElectroDB address an item read back by rendering its
+// keys again from its attributes (get, update, delete). So under either
+// preset every key placeholder must be a value written on the item
+// (a selected column, a stable ID or a duplicated column), and its text in
+// the key must be the text the library makes of that attribute (checked
+// against the source's types by transform.Compile: strings, uuid, boolean,
+// date, integers and numeric(p,0); not timestamps, whose key text carries
+// six fraction digits, nor fractions and floats). For ElectroDB the
+// templates are not translated but checked: each must be ElectroDB's
+// default format for its composite attributes, and a mapping whose
+// template is not is refused, naming the template ElectroDB expects (one
+// renderer renders keys; it lower-cases them under electrodb and writes
+// numbers without padding unless a width is given). Translating instead
+// would hide a key format in the mapping that nobody wrote down, and an
+// error costs the user one edit.
+type Library struct {
+	// Name is onetable, electrodb or dynamodb-toolbox; empty for none.
+	Name string `yaml:"name"`
+	// Service is ElectroDB's model.service (default: the table name).
+	Service string `yaml:"service"`
+	// Version is ElectroDB's model.version (default "1").
+	Version string `yaml:"version"`
+	// Created and Modified, for dynamodb-toolbox, name the columns whose
+	// values become its _ct and _md attributes on every item, in the form
+	// toolbox writes them (JavaScript's toISOString: UTC, milliseconds).
+	// Every entity's source must have the created column (a query source
+	// can alias one); a row whose created value is NULL is rejected. An
+	// entity whose source has no modified column, or a row whose modified
+	// value is NULL, gets the created time as _md.
+	Created  string `yaml:"created"`
+	Modified string `yaml:"modified"`
+	// Timestamps, for dynamodb-toolbox, is false when the application's
+	// Entities are built with timestamps: false: no _ct and _md are
+	// written, and Created and Modified are not given. Default true.
+	Timestamps *bool `yaml:"timestamps"`
+}
+
+// UnmarshalYAML reads a library as a name ("library: onetable") or as a
+// mapping of its fields.
+func (l *Library) UnmarshalYAML(decode func(any) error) error {
+	var name string
+	if err := decode(&name); err == nil {
+		*l = Library{Name: name}
+		return nil
+	}
+	type fields Library // without this method
+	var f fields
+	if err := decode(&f); err != nil {
+		return err
+	}
+	*l = Library(f)
+	return nil
+}
+
+// Keys of the library settings.
+const (
+	KeyLibrary    = "library"
+	KeyService    = "service"
+	KeyCreated    = "created"
+	KeyModified   = "modified"
+	KeyTimestamps = "timestamps"
+)
+
+// Library names.
+const (
+	LibraryOneTable  = "onetable"
+	LibraryElectroDB = "electrodb"
+	LibraryToolbox   = "dynamodb-toolbox"
+)
+
+// Attributes the libraries read on every item.
+const (
+	OneTableTypeField       = "_type"
+	ElectroDBEntityAttr     = "__edb_e__"
+	ElectroDBVersionAttr    = "__edb_v__"
+	ToolboxEntityAttr       = "_et"
+	ToolboxCreatedAttr      = "_ct"
+	ToolboxModifiedAttr     = "_md"
+	DefaultElectroDBVersion = "1"
+)
+
+var libraryNames = []string{LibraryOneTable, LibraryElectroDB, LibraryToolbox}
+
+// TypeAttribute is the attribute the library reads the entity type from
+// (DefaultTypeAttribute without a library).
+func (l Library) TypeAttribute() string {
+	switch l.Name {
+	case LibraryOneTable:
+		return OneTableTypeField
+	case LibraryElectroDB:
+		return ElectroDBEntityAttr
+	case LibraryToolbox:
+		return ToolboxEntityAttr
+	}
+	return DefaultTypeAttribute
+}
+
+// RendersKeys reports whether the library renders keys from an item's
+// attributes, so that key text must be the attributes' text (onetable,
+// electrodb).
+func (l Library) RendersKeys() bool { return l.Name == LibraryOneTable || l.Name == LibraryElectroDB }
+
+// LowerCaseKeys reports whether the library lower-cases whole keys
+// (electrodb's default key casing).
+func (l Library) LowerCaseKeys() bool { return l.Name == LibraryElectroDB }
+
+// ElectroDBVersion is the entity version electrodb items carry.
+func (l Library) ElectroDBVersion() string {
+	if l.Version == "" {
+		return DefaultElectroDBVersion
+	}
+	return l.Version
+}
+
+// ToolboxTimestamps reports whether items carry dynamodb-toolbox's _ct and
+// _md.
+func (l Library) ToolboxTimestamps() bool {
+	return l.Name == LibraryToolbox && (l.Timestamps == nil || *l.Timestamps)
+}
+
+// ElectroDBService is the service of the ElectroDB model: library.service,
+// else the table name.
+func (m *Mapping) ElectroDBService() string {
+	if m.Library.Service != "" {
+		return m.Library.Service
+	}
+	return m.Table.Name
+}
+
+// LibraryAttributes are the attributes the library preset writes on every
+// item besides the type attribute: __edb_v__, or _ct and _md.
+func (m *Mapping) LibraryAttributes() []string {
+	switch {
+	case m.Library.Name == LibraryElectroDB:
+		return []string{ElectroDBVersionAttr}
+	case m.Library.ToolboxTimestamps():
+		return []string{ToolboxCreatedAttr, ToolboxModifiedAttr}
+	}
+	return nil
+}
+
+// validateLibrary checks the library settings and what the library needs
+// of every entity. It runs after the entities' templates are parsed.
+func (m *Mapping) validateLibrary() Errors {
+	l := m.Library
+	if l == (Library{}) {
+		return nil
+	}
+	errs := m.checkLibrarySettings()
+	if !slices.Contains(libraryNames, l.Name) {
+		return errs
+	}
+	add := func(path, format string, args ...any) { errs = append(errs, m.Errorf(path, format, args...)) }
+	typeOf := map[string]string{}
+	for _, e := range m.Entities {
+		ep := Path(KeyEntities, e.Name)
+		if other, ok := typeOf[e.Type]; ok {
+			add(Path(ep, KeyType), "entity %s has the type %q too: library %s tells entities apart by their type, so each needs its own", other, e.Type, l.Name)
+		}
+		typeOf[e.Type] = e.Name
+		if e.Mirror != nil {
+			add(Path(ep, KeyMirror), "library %s reads each item of an entity as one of its records, under one key format: a mirror would be read as a second copy of the row; model the other direction as an entity of its own", l.Name)
+		}
+		errs = append(errs, m.checkLibraryKeys(e, ep)...)
+	}
+	return errs
+}
+
+// checkLibrarySettings checks the fields of the library setting against its
+// name, and the type attribute against the library's.
+func (m *Mapping) checkLibrarySettings() Errors {
+	var errs Errors
+	add := func(path, format string, args ...any) { errs = append(errs, m.Errorf(path, format, args...)) }
+	l, lp := m.Library, KeyLibrary
+	switch {
+	case l.Name == "":
+		add(Path(lp, KeyName), "missing: expected the library, one of %s", strings.Join(libraryNames, ", "))
+		return errs
+	case !slices.Contains(libraryNames, l.Name):
+		add(Path(lp, KeyName), "unknown library %q: expected one of %s", l.Name, strings.Join(libraryNames, ", "))
+		return errs
+	case m.TypeAttribute != l.TypeAttribute():
+		add(KeyTypeAttribute, "library %s reads the entity type from %q: remove type_attribute (or set it to %q)",
+			l.Name, l.TypeAttribute(), l.TypeAttribute())
+	}
+	only := func(key, lib string, set bool) {
+		if set && l.Name != lib {
+			add(Path(lp, key), "%s is a setting of library %s", key, lib)
+		}
+	}
+	only(KeyService, LibraryElectroDB, l.Service != "")
+	only(KeyVersion, LibraryElectroDB, l.Version != "")
+	only(KeyCreated, LibraryToolbox, l.Created != "")
+	only(KeyModified, LibraryToolbox, l.Modified != "")
+	only(KeyTimestamps, LibraryToolbox, l.Timestamps != nil)
+	switch {
+	case l.Name == LibraryElectroDB:
+		for _, kv := range [][2]string{{KeyService, m.ElectroDBService()}, {KeyVersion, l.ElectroDBVersion()}} {
+			if strings.ContainsAny(kv[1], "#$") {
+				add(Path(lp, kv[0]), "%s %q holds '#' or '$', which ElectroDB's keys use as separators", kv[0], kv[1])
+			}
+		}
+	case l.ToolboxTimestamps() && l.Created == "":
+		add(Path(lp, KeyCreated), "missing: library %s reads %s and %s on every item (an Entity's timestamps, on by default): name the columns they come from (created: created_at, modified: updated_at), or set timestamps: false if your Entities are built with timestamps: false",
+			LibraryToolbox, ToolboxCreatedAttr, ToolboxModifiedAttr)
+	case !l.ToolboxTimestamps() && (l.Created != "" || l.Modified != "") && l.Name == LibraryToolbox:
+		add(Path(lp, KeyTimestamps), "timestamps: false writes no %s and %s: remove created and modified", ToolboxCreatedAttr, ToolboxModifiedAttr)
+	}
+	return errs
+}
+
+// checkLibraryKeys checks the key templates of entity e (at path ep)
+// against what onetable and electrodb render from its attributes.
+func (m *Mapping) checkLibraryKeys(e *Entity, ep string) Errors {
+	if !m.Library.RendersKeys() {
+		return nil
+	}
+	var errs Errors
+	add := func(path, format string, args ...any) { errs = append(errs, m.Errorf(path, format, args...)) }
+	for _, k := range m.entityKeys(e, ep) {
+		for _, part := range k.tpl.Parts {
+			if part.Column == "" {
+				if m.Library.Name == LibraryOneTable && strings.Contains(part.Literal, "${") {
+					add(k.path, "the literal \"${\" would start a OneTable template variable: remove it")
+				}
+				continue
+			}
+			attr, why := keyAttribute(e, part.Column)
+			switch {
+			case why != "":
+				add(k.path, "${%s}: %s: library %s renders the keys again from the item's attributes when it addresses an item it read (get, update, delete), so write it as an attribute",
+					part.Column, why, m.Library.Name)
+			case m.Library.Name == LibraryOneTable && strings.ContainsAny(attr, ":}.["):
+				add(k.path, "${%s}: its attribute name %q holds one of ':', '}', '.', '[', which a OneTable value template cannot name: rename it", part.Column, attr)
+			case m.Library.Name == LibraryElectroDB && e.IDs[part.Column] != nil && e.IDs[part.Column].Kind == IDKSUID:
+				add(k.path, "${%s}: a KSUID mixes upper- and lower-case letters and ElectroDB lower-cases keys, so two IDs could share a key: use kind: %s (one case)", part.Column, IDULID)
+			}
+		}
+		if m.Library.Name == LibraryElectroDB {
+			if want, ok := m.electroTemplate(e, k); !ok {
+				add(k.path, "library electrodb reads this key in ElectroDB's default format: expected %q (%s), got %q", want, k.form(), k.tpl.Source)
+			}
+		}
+	}
+	return errs
+}
+
+// entityKey is one key template of an entity, for the library checks.
+type entityKey struct {
+	path string
+	tpl  Template
+	// sort: a sort key; hasSort: the key's index has a sort key.
+	sort, hasSort bool
+}
+
+// form says, for an error, what ElectroDB's format of k is.
+func (k entityKey) form() string {
+	comp := `then "#" attribute "_" value for each composite attribute, all lower-case`
+	switch {
+	case k.sort:
+		return `"$", the entity type, "_" and the version (after "$collection#" in a collection), ` + comp
+	case !k.hasSort:
+		return `"$" and the service, "$", the entity type, "_" and the version (the index has no sort key), ` + comp
+	}
+	return `"$" and the service, ` + comp
+}
+
+// entityKeys returns e's key templates: partition and sort key, then each
+// GSI's in name order.
+func (m *Mapping) entityKeys(e *Entity, ep string) []entityKey {
+	out := []entityKey{
+		{Path(ep, KeyPK), e.PKTemplate, false, true},
+		{Path(ep, KeySK), e.SKTemplate, true, true},
+	}
+	for _, n := range slices.Sorted(maps.Keys(e.IndexTemplate)) {
+		g := m.Table.GSI(n)
+		if g == nil {
+			continue
+		}
+		pair := e.IndexTemplate[n]
+		ip := Path(ep, KeyIndexes, n)
+		if !pair[0].IsZero() {
+			out = append(out, entityKey{Path(ip, KeyPK), pair[0], false, g.SortKey != ""})
+		}
+		if !pair[1].IsZero() {
+			out = append(out, entityKey{Path(ip, KeySK), pair[1], true, true})
+		}
+	}
+	return out
+}
+
+// keyAttribute returns the name of the attribute entity e writes the value
+// of key placeholder name as, or why it writes none: a stable ID, a column
+// a duplicate copies (by attribute name), or a column of the source that
+// its attributes rules keep (renamed).
+func keyAttribute(e *Entity, name string) (string, string) {
+	if e.IDs[name] != nil {
+		return name, ""
+	}
+	for _, d := range e.Duplicate {
+		for _, col := range d.Attributes.Select {
+			if to, ok := d.Attributes.Rename[col]; ok && to == name || !ok && col == name {
+				return name, ""
+			}
+		}
+	}
+	a := e.Attributes
+	switch {
+	case slices.Contains(a.Exclude, name):
+		return "", fmt.Sprintf("column %q is not written on the item (attributes.exclude lists it)", name)
+	case len(a.Select) > 0 && !slices.Contains(a.Select, name):
+		return "", fmt.Sprintf("column %q is not written on the item (attributes.select does not list it)", name)
+	}
+	if to, ok := a.Rename[name]; ok {
+		return to, ""
+	}
+	return name, ""
+}
+
+// electroTemplate returns ElectroDB's default format of key k of e for the
+// composite attributes k's placeholders name, as a template over the same
+// placeholders, and whether k is that format.
+func (m *Mapping) electroTemplate(e *Entity, k entityKey) (string, bool) {
+	entity := strings.ToLower(e.Type) + "_" + m.Library.ElectroDBVersion()
+	first := "$" + strings.ToLower(m.ElectroDBService())
+	switch {
+	case k.sort:
+		first = "$" + entity
+	case !k.hasSort:
+		first += "$" + entity
+	}
+	var want []Part
+	var text strings.Builder
+	lit := first
+	for _, part := range k.tpl.Parts {
+		if part.Column == "" {
+			continue
+		}
+		attr, _ := keyAttribute(e, part.Column)
+		lit += "#" + strings.ToLower(attr) + "_"
+		want = append(want, Part{Literal: lit}, part)
+		text.WriteString(lit + placeholderText(part))
+		lit = ""
+	}
+	if lit != "" {
+		want = append(want, Part{Literal: lit})
+		text.WriteString(lit)
+	}
+	got := k.tpl.Parts
+	if len(got) != len(want) || len(got) == 0 {
+		return text.String(), false
+	}
+	for i := range got {
+		if got[i].Column != want[i].Column || i > 0 && got[i].Literal != want[i].Literal {
+			return text.String(), false
+		}
+	}
+	g0, w0 := got[0].Literal, want[0].Literal
+	if g0 == w0 {
+		return text.String(), true
+	}
+	// A collection: "$collection#entity_version…" in a sort key.
+	coll, ok := strings.CutSuffix(g0, "#"+strings.TrimPrefix(w0, "$"))
+	ok = ok && k.sort && len(coll) > 1 && coll[0] == '$' && !strings.ContainsAny(coll[1:], "#$") && coll == strings.ToLower(coll)
+	return text.String(), ok
+}
+
+// placeholderText writes placeholder p back as template text.
+func placeholderText(p Part) string {
+	if p.Width == WidthAuto {
+		return "${" + p.Column + "}"
+	}
+	return fmt.Sprintf("${%s:%d}", p.Column, p.Width)
+}

@@ -1,0 +1,188 @@
+package transform
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/jackc/pgx/v5/pgtype"
+
+	"github.com/pg2dynamo/pg2dynamo/extract"
+	"github.com/pg2dynamo/pg2dynamo/mapping"
+)
+
+// This file holds what a library preset (mapping.Library) adds to an
+// entity's plan: the attributes the library reads on every item besides the
+// type attribute (ElectroDB's __edb_v__, dynamodb-toolbox's _ct and _md),
+// and which columns may be key placeholders when the library renders keys
+// from the item's attributes (onetable, electrodb). How a library renders
+// keys is in the one key renderer (keyEnc.noNegative, keyPlan.lower).
+
+// libraryPlan is what a plan writes for its mapping's library.
+type libraryPlan struct {
+	// consts are attributes of the same value on every item.
+	consts []libraryConst
+	// created and modified are the indexes in Plan.cols of the columns
+	// of dynamodb-toolbox's _ct and _md; -1 for none.
+	created, modified int
+}
+
+type libraryConst struct {
+	name string
+	val  types.AttributeValue
+}
+
+// compileLibrary checks the columns the library preset reads in entity
+// c.e's source (marking them read) and returns the names of its
+// dynamodb-toolbox timestamp columns: created, and modified ("" when the
+// source has none: _md is then the created time).
+func (c *compiler) compileLibrary() (created, modified string) {
+	l := c.m.Library
+	if !l.ToolboxTimestamps() || l.Created == "" {
+		return "", ""
+	}
+	for _, col := range []struct{ key, name, attr string }{
+		{mapping.KeyCreated, l.Created, mapping.ToolboxCreatedAttr},
+		{mapping.KeyModified, l.Modified, mapping.ToolboxModifiedAttr},
+	} {
+		path := mapping.Path(mapping.KeyLibrary, col.key)
+		i, ok := c.byName[col.name]
+		switch {
+		case col.name == "":
+			continue
+		case !ok && col.key == mapping.KeyModified:
+			continue
+		case !ok:
+			c.add(path, "entity %s: its source %s has no column %q, which dynamodb-toolbox's %s comes from on every item (a query source can alias one); it has columns: %s",
+				c.e.Name, c.e.Source, col.name, col.attr, columnList(c.cols))
+			continue
+		}
+		cl := c.cols[i]
+		if cl.Array || cl.AsText || cl.Type != "date" && cl.Type != "timestamp" && cl.Type != "timestamptz" {
+			c.add(path, "entity %s: column %q is of type %s: expected a date, timestamp or timestamptz column for dynamodb-toolbox's %s",
+				c.e.Name, col.name, typeName(cl), col.attr)
+			continue
+		}
+		c.need[col.name] = true
+		if col.key == mapping.KeyCreated {
+			created = col.name
+		} else {
+			modified = col.name
+		}
+	}
+	if created == "" {
+		return "", ""
+	}
+	return created, modified
+}
+
+// setLibrary sets p.lib for mapping m, whose timestamp columns compile
+// found (named, among p.cols).
+func (p *Plan) setLibrary(m *mapping.Mapping, created, modified string) {
+	p.lib = libraryPlan{created: -1, modified: -1}
+	if m.Library.Name == mapping.LibraryElectroDB {
+		p.lib.consts = append(p.lib.consts, libraryConst{mapping.ElectroDBVersionAttr,
+			&types.AttributeValueMemberS{Value: m.Library.ElectroDBVersion()}})
+	}
+	if created != "" {
+		p.lib.created = slices.IndexFunc(p.cols, func(c extract.Column) bool { return c.Name == created })
+		p.lib.modified = slices.IndexFunc(p.cols, func(c extract.Column) bool { return c.Name == modified })
+		if p.lib.modified < 0 {
+			p.lib.modified = p.lib.created
+		}
+	}
+	p.mapSize += len(m.LibraryAttributes())
+}
+
+// putLibraryAttrs puts the library's attributes of the row into attrs and
+// returns the size they add. A row whose created column is NULL, or not a
+// time JavaScript's Date holds, is rejected: toolbox cannot read its item.
+func (p *Plan) putLibraryAttrs(values []any, attrs map[string]types.AttributeValue) (int, error) {
+	size := 0
+	for _, c := range p.lib.consts {
+		attrs[c.name] = c.val
+		size += len(c.name) + valueSize(c.val)
+	}
+	if p.lib.created < 0 {
+		return size, nil
+	}
+	ct, err := toolboxTime(values[p.lib.created])
+	if err != nil {
+		return size, p.rowError(values, p.lib.created, fmt.Sprintf("%s: %v", mapping.ToolboxCreatedAttr, err))
+	}
+	md := ct
+	if v := values[p.lib.modified]; v != nil {
+		if md, err = toolboxTime(v); err != nil {
+			return size, p.rowError(values, p.lib.modified, fmt.Sprintf("%s: %v", mapping.ToolboxModifiedAttr, err))
+		}
+	}
+	attrs[mapping.ToolboxCreatedAttr] = &types.AttributeValueMemberS{Value: ct}
+	attrs[mapping.ToolboxModifiedAttr] = &types.AttributeValueMemberS{Value: md}
+	return size + len(mapping.ToolboxCreatedAttr) + len(ct) + len(mapping.ToolboxModifiedAttr) + len(md), nil
+}
+
+// toolboxTimeLayout is JavaScript's Date.prototype.toISOString, which
+// dynamodb-toolbox writes _ct and _md with: UTC, milliseconds.
+const toolboxTimeLayout = "2006-01-02T15:04:05.000Z"
+
+// toolboxTime renders a date, timestamp or timestamptz value (a timestamp
+// without time zone read as UTC, a date as its midnight) as toolbox does,
+// dropping what is finer than a millisecond.
+func toolboxTime(v any) (string, error) {
+	switch t := v.(type) {
+	case nil:
+		return "", fmt.Errorf("NULL: dynamodb-toolbox reads it on every item")
+	case time.Time:
+		t = t.UTC()
+		if y := t.Year(); y < 0 || y > 9999 {
+			return "", fmt.Errorf("year %d is outside JavaScript's four-digit toISOString", y)
+		}
+		return t.Format(toolboxTimeLayout), nil
+	case pgtype.InfinityModifier:
+		return "", fmt.Errorf("%s is no JavaScript Date", t)
+	}
+	return "", fmt.Errorf("unexpected Go value %T for a time", v)
+}
+
+// libraryKeyReason says why column c cannot be placeholder name in a key
+// under library lib, which renders keys from the item's attributes: the
+// text the library makes of the attribute c is written as (String(value),
+// padded with zeros in front for a width) must be c's key text. Strings,
+// uuid, boolean, date and the types read as text are their attribute's
+// text; integers and numeric(p,0) are too, padded as the library pads.
+// Times are not (a key holds six fraction digits, an attribute only those
+// it has), nor fractions and floats (a padded numeric(p,s) keeps s
+// decimals; JavaScript writes 1e-7 for 0.0000001). Empty when c can be.
+func libraryKeyReason(lib, name string, c extract.Column) string {
+	switch {
+	case c.AsText && c.Type != "time",
+		textSorted[c.Type] && !c.AsText,
+		numberWidths[c.Type] > 0 && !c.AsText,
+		c.Type == "numeric" && !c.AsText && c.Precision > 0 && c.Scale == 0:
+		return ""
+	case c.Type == "timestamp" || c.Type == "timestamptz" || c.Type == "time":
+		return fmt.Sprintf("${%s}: library %s renders keys from the item's attributes, and column %q of type %s has six fraction digits in a key but only those it has in its attribute, so the library would render another key: cast it to text in a query source (%s::text) or leave it out of the keys",
+			name, lib, c.Name, c.Type, c.Name)
+	}
+	return fmt.Sprintf("${%s}: library %s renders keys from the item's attributes with JavaScript's String(value), and column %q of type %s has no key text that is that: cast it to an integer or text in a query source, or leave it out of the keys",
+		name, lib, c.Name, typeName(c))
+}
+
+// lowerTail lower-cases text[start:] as ElectroDB lower-cases a key
+// (String.prototype.toLowerCase; Go's strings.ToLower differs only where
+// Unicode's special casing does, as for U+0130), in place when it is ASCII.
+func lowerTail(text []byte, start int) []byte {
+	for i := start; i < len(text); i++ {
+		c := text[i]
+		if c >= utf8.RuneSelf {
+			return append(text[:start], strings.ToLower(string(text[start:]))...)
+		}
+		if 'A' <= c && c <= 'Z' {
+			text[i] = c + 'a' - 'A'
+		}
+	}
+	return text
+}
