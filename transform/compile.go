@@ -54,7 +54,7 @@ func (c *compiler) known(path, col string) bool {
 	if _, ok := c.byName[col]; ok {
 		return true
 	}
-	c.add(path, "unknown column %q%s; %s has columns: %s", col, suggest(col, c.cols), c.e.Source, columnList(c.cols))
+	c.add(path, "unknown column %q%s; %s has columns: %s", col, columnHint(col, c.cols), c.e.Source, columnList(c.cols))
 	return false
 }
 
@@ -74,7 +74,7 @@ func (c *compiler) unknownOwn(path, col string, _ []extract.Column) { c.known(pa
 // unknown reports col, at path, as not one of in (another source's
 // columns).
 func (c *compiler) unknown(path, col string, in []extract.Column) {
-	c.add(path, "unknown column %q%s; it has columns: %s", col, suggest(col, in), columnList(in))
+	c.add(path, "unknown column %q%s; it has columns: %s", col, columnHint(col, in), columnList(in))
 }
 
 // claim reserves attribute name attr for what (say, `column "email"`), or
@@ -131,7 +131,7 @@ func (c *compiler) checkKeyTemplates(p *Plan) []keyTemplate {
 			case c.e.IDs[col] != nil:
 			case p.Duplicates(col):
 			default:
-				c.add(kt.path, "unknown column %q%s; %s has columns: %s%s", col, suggest(col, c.cols), c.e.Source, columnList(c.cols), p.keyExtras())
+				c.add(kt.path, "unknown column %q%s; %s has columns: %s%s", col, columnHint(col, c.cols), c.e.Source, columnList(c.cols), p.keyExtras())
 			}
 		}
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/pg2dynamo/pg2dynamo/extract"
+	"github.com/pg2dynamo/pg2dynamo/internal/suggest"
 	"github.com/pg2dynamo/pg2dynamo/mapping"
 )
 
@@ -406,39 +407,14 @@ func columnList(cols []extract.Column) string {
 	return strings.Join(names, ", ")
 }
 
-// suggest returns ` (did you mean "x"?)` for the closest column name within
-// edit distance 2, or "".
-func suggest(name string, cols []extract.Column) string {
-	best, bestD := "", 3
-	for _, c := range cols {
-		if d := editDistance(strings.ToLower(name), strings.ToLower(c.Name)); d < bestD {
-			best, bestD = c.Name, d
-		}
+// columnHint is " (did you mean "x"?)" for the column name closest to name
+// (internal/suggest), or "".
+func columnHint(name string, cols []extract.Column) string {
+	names := make([]string, len(cols))
+	for i, c := range cols {
+		names[i] = c.Name
 	}
-	if best == "" {
-		return ""
-	}
-	return fmt.Sprintf(" (did you mean %q?)", best)
-}
-
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
+	return suggest.Hint(name, names)
 }
 
 // SourceColumns returns every column of the entity's source, read or not.

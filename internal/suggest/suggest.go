@@ -4,22 +4,27 @@
 // urfave/cli uses for its own suggestions.
 package suggest
 
-import "github.com/xrash/smetrics"
+import (
+	"strings"
+
+	"github.com/xrash/smetrics"
+)
 
 // MinScore is the similarity (0 to 1) below which no name is suggested: a
 // typo of one or two characters in a name of five or more scores above it.
 const MinScore = 0.85
 
-// Closest returns the candidate most similar to provided, or "" when none
-// scores MinScore or more, or when provided is itself a candidate. Ties go
-// to the earlier candidate.
+// Closest returns the candidate most similar to provided, compared without
+// regard to case, or "" when none scores MinScore or more, or when provided
+// is itself a candidate. Ties go to the earlier candidate.
 func Closest(provided string, candidates []string) string {
 	best, score := "", 0.0
+	lower := strings.ToLower(provided)
 	for _, c := range candidates {
 		if c == provided {
 			return ""
 		}
-		if s := smetrics.JaroWinkler(c, provided, 0.7, 4); s > score {
+		if s := smetrics.JaroWinkler(strings.ToLower(c), lower, 0.7, 4); s > score {
 			best, score = c, s
 		}
 	}
