@@ -402,6 +402,9 @@ func (p *Plan) checkItem(values []any, attrs map[string]types.AttributeValue, si
 	if size > MaxItemBytes {
 		return p.rowError(values, -1, fmt.Sprintf("item is %s, over DynamoDB's 400 KB: %s", kb(size), sizeBreakdown(attrs)))
 	}
+	if len(p.nativeKeys) > 0 {
+		return p.checkNativeKeys(values, attrs)
+	}
 	return nil
 }
 

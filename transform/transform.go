@@ -109,6 +109,9 @@ type Plan struct {
 	// kinds and texts are each column's kind and text function (nil if
 	// it has none), by index in cols.
 	kinds []kind
+	// nativeKeys are the multi-attribute GSI key attributes p's items
+	// carry, checked per item (checkNativeKeys).
+	nativeKeys []nativeKey
 	texts []func(any) (string, error)
 	// mapSize is the most attributes an item can have.
 	mapSize int
@@ -258,6 +261,10 @@ func compile(m *mapping.Mapping, index int, srcs Sources) (*Plan, error) {
 	p.findSameKeys()
 	p.addAttrPlans(chosen, sets, srcs.Columns, remap)
 	p.findKinds()
+	c.compileNativeKeys(p)
+	if len(c.errs) > 0 {
+		return nil, c.errs
+	}
 	p.measureItems()
 	p.setLibrary(m, created, modified)
 	for _, j := range p.joins {

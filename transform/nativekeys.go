@@ -1,0 +1,123 @@
+package transform
+
+import (
+	"fmt"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/pg2dynamo/pg2dynamo/mapping"
+)
+
+// nativeKey is one attribute of a multi-attribute GSI key that an entity
+// writes from its own data: its declared type (S, N or B) and the most
+// bytes its value may have.
+type nativeKey struct {
+	attr, typ, role string
+	max             int
+}
+
+// compileNativeKeys finds the multi-attribute GSI key attributes that p's
+// items carry and checks their source at compile time: an own column must
+// be of the declared type (N: integer, numeric or floating point; S: text,
+// uuid, date or time, rendered as text; B: bytea), an aggregate is a
+// number, and an embed (a list or map) can be no key. A duplicated parent
+// column is checked per item only. Every item is checked again by
+// checkNativeKeys, so a value DynamoDB would refuse rejects its row instead
+// of failing the whole batch.
+func (c *compiler) compileNativeKeys(p *Plan) {
+	for gi, g := range c.m.Table.GSIs {
+		for _, set := range []struct {
+			key, role string
+			attrs     []mapping.KeyAttribute
+			max       int
+		}{{mapping.KeyPartitionKeys, "partition", g.PartitionKeys, MaxPartitionKeyBytes}, {mapping.KeySortKeys, "sort", g.SortKeys, MaxSortKeyBytes}} {
+			for ai, ka := range set.attrs {
+				path := fmt.Sprintf("%s.%s[%d].%s[%d]", mapping.KeyTable, mapping.KeyGSIs, gi, set.key, ai)
+				if c.nativeKeySource(p, path, ka) {
+					p.nativeKeys = append(p.nativeKeys, nativeKey{attr: ka.Name, typ: ka.Type, role: g.Name + " " + set.role, max: set.max})
+				}
+			}
+		}
+	}
+}
+
+// nativeKeySource reports whether p writes attribute ka, adding a mapping
+// error when its source cannot be of ka's type.
+func (c *compiler) nativeKeySource(p *Plan, path string, ka mapping.KeyAttribute) bool {
+	for _, a := range p.attrs {
+		if a.name != ka.Name {
+			continue
+		}
+		if got := kindType(a.kind); a.array || a.nested || got != ka.Type {
+			c.add(path, "entity %s writes %s from column %s (%s), which DynamoDB stores as %s: the key declares type %s",
+				c.e.Name, ka.Name, p.srcCols[a.col].Name, p.srcCols[a.col].Type, describeType(got, a.array || a.nested), ka.Type)
+		}
+		return true
+	}
+	if what, ok := c.attrOf[ka.Name]; ok {
+		if _, agg := c.e.Aggregates[ka.Name]; agg && ka.Type != "N" {
+			c.add(path, "entity %s writes %s as %s, a number: the key declares type %s", c.e.Name, ka.Name, what, ka.Type)
+		}
+		if _, emb := c.e.Embed[ka.Name]; emb {
+			c.add(path, "entity %s writes %s as %s, a list, map or set, which cannot be a key attribute", c.e.Name, ka.Name, what)
+		}
+		return true
+	}
+	return false
+}
+
+// kindType is the DynamoDB scalar type Builder writes a column kind as,
+// "" for one that is no key type (boolean, JSON, or not known).
+func kindType(k kind) string {
+	switch k {
+	case kindInt, kindNumeric, kindFloat:
+		return "N"
+	case kindText, kindUUID, kindDate, kindTimestamp, kindTimestamptz:
+		return "S"
+	case kindBytes:
+		return "B"
+	}
+	return ""
+}
+
+func describeType(t string, nested bool) string {
+	switch {
+	case nested:
+		return "a list or map"
+	case t == "":
+		return "no key type"
+	}
+	return "type " + t
+}
+
+// checkNativeKeys checks an item's multi-attribute GSI key values as
+// DynamoDB will: of the declared type, not empty, within the key size
+// limit (MaxPartitionKeyBytes, MaxSortKeyBytes; DynamoDB refuses an empty
+// key value too). An absent attribute is fine (the item is not indexed).
+func (p *Plan) checkNativeKeys(values []any, attrs map[string]types.AttributeValue) error {
+	for _, nk := range p.nativeKeys {
+		v, ok := attrs[nk.attr]
+		if !ok {
+			continue
+		}
+		var n int
+		var typ string
+		switch v := v.(type) {
+		case *types.AttributeValueMemberS:
+			typ, n = "S", len(v.Value)
+		case *types.AttributeValueMemberN:
+			typ, n = "N", len(v.Value)
+		case *types.AttributeValueMemberB:
+			typ, n = "B", len(v.Value)
+		}
+		switch {
+		case typ != nk.typ:
+			return p.rowError(values, -1, fmt.Sprintf("attribute %s, a %s key attribute of type %s, has a value of another type", nk.attr, nk.role, nk.typ))
+		case n == 0:
+			return p.rowError(values, -1, fmt.Sprintf("attribute %s, a %s key attribute, is empty: DynamoDB refuses an empty key value", nk.attr, nk.role))
+		case n > nk.max:
+			return p.rowError(values, -1, fmt.Sprintf("attribute %s, a %s key attribute, is %d bytes: DynamoDB allows %d", nk.attr, nk.role, n, nk.max))
+		}
+	}
+	return nil
+}
