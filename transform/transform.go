@@ -112,7 +112,7 @@ type Plan struct {
 	// nativeKeys are the multi-attribute GSI key attributes p's items
 	// carry, checked per item (checkNativeKeys).
 	nativeKeys []nativeKey
-	texts []func(any) (string, error)
+	texts      []func(any) (string, error)
 	// mapSize is the most attributes an item can have.
 	mapSize int
 	// typeSize is the size of the type attribute; sizeByParts says an
