@@ -109,10 +109,10 @@ type Plan struct {
 	// kinds and texts are each column's kind and text function (nil if
 	// it has none), by index in cols.
 	kinds []kind
+	texts []func(any) (string, error)
 	// nativeKeys are the multi-attribute GSI key attributes p's items
 	// carry, checked per item (checkNativeKeys).
 	nativeKeys []nativeKey
-	texts      []func(any) (string, error)
 	// mapSize is the most attributes an item can have.
 	mapSize int
 	// typeSize is the size of the type attribute; sizeByParts says an
