@@ -184,7 +184,7 @@ source; 130 and 143 interrupted (SIGINT, SIGTERM).`,
 			}
 			return cli.ShowAppHelp(c)
 		},
-		Commands: commands(migrateCommand(), exportCommand(), importCommand(), snapshotCommand(), verifyCommand(), diffCommand(), planCommand(), initCommand(), dropSlotCommand(), fixturesCommand()),
+		Commands: commands(migrateCommand(), exportCommand(), importCommand(), snapshotCommand(), verifyCommand(), diffCommand(), planCommand(), initCommand(), schemaCommand(), dropSlotCommand(), fixturesCommand()),
 		Flags:    []cli.Flag{cpuProfileFlag()},
 		// The profile covers the whole command; After runs however the
 		// command ends (success, error, usage error, interruption).

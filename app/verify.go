@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"sync/atomic"
 	"time"
 
@@ -49,9 +50,11 @@ func verifyCommand() *cli.Command {
 		UsageText: "pg2dynamo verify --mapping FILE [--source URL] [--endpoint-url URL] [--report-json FILE] [--html FILE]",
 		Description: `verify derives every item from the source again (one snapshot), reads the whole
 table with a parallel segmented Scan, and compares them by canonical content:
-counts per entity, and the keys of missing, extra and differing items. The
-items derived per entity must match PostgreSQL's own count(*) of its source,
-less the rows rejected, with no key derived twice. Then it runs each access
+counts per entity, and the keys of new items (derived from the source, not in
+the table), changed items and stale items (in the table, of a mapped type, no
+longer derived from the source). The items derived per entity must match
+PostgreSQL's own count(*) of its source, less the rows rejected, with no key
+derived twice. Then it runs each access
 pattern of the mapping as a real Query (table or GSI) for parameters sampled
 from the source, and compares the items, in order, with those the source says
 must answer it; the items of one entity must come back in the order PostgreSQL
@@ -107,6 +110,9 @@ type session struct {
 	// inFlight, while a follow streams into the table, says which items
 	// changed after the check's snapshot (watchFollow); nil otherwise.
 	inFlight verify.InFlightFunc
+	// mappingSHA256 is the hex SHA-256 of the mapping file, read again
+	// by open after loading it (mappingSHA256), for the reports.
+	mappingSHA256 string
 }
 
 // open checks --endpoint-url, loads the mapping, and connects to and
@@ -133,7 +139,7 @@ func open(c *cli.Context) (*session, error) {
 		}
 		m.Table.Name = t
 	}
-	s := &session{m: m}
+	s := &session{m: m, mappingSHA256: mappingSHA256(path)}
 	if s.src, s.plans, err = connectAndCheck(c, m); err != nil {
 		return nil, err
 	}
@@ -288,15 +294,17 @@ func compareAndReport(c *cli.Context, s *session, mode string, price float64, ou
 		}
 	}
 	fmt.Fprintf(c.App.ErrWriter, "%s: deriving items from %s and reading table %s\n", mode, s.src.Name(), s.m.Table.Name)
+	run := s.runInfo(c, time.Now())
 	res, err := verify.Compare(c.Context, s.src, s.m, s.plans, s.client, verify.Options{
 		Segments: c.Int("segments"), Sample: c.Int("sample"), SkipPatterns: mode == report.ModeDiff, IndexWait: c.Duration("gsi-wait"),
-		InFlight: s.inFlight, ExportBytes: exportBytes(mode),
+		InFlight: s.inFlight, ExportBytes: exportBytes(mode), ChangeCost: mode == report.ModeDiff,
 	})
 	if err != nil {
 		return err
 	}
 	defer res.Close() // its lists' temporary files
 	r := report.New(mode, res, price)
+	r.Run = run
 	if mode == report.ModeDiff {
 		r.PriceImport(c.Float64("import-price-per-gb"))
 	}
@@ -353,4 +361,31 @@ func staleHint(res *verify.Result) string {
 	}
 	return fmt.Sprintf("\nthe only difference: %d stale items, of the mapping's types but no longer produced by the source (a row deleted, or its key changed); "+
 		"pg2dynamo migrate --prune deletes them, pg2dynamo diff lists them", res.Stale)
+}
+
+// runInfo describes the comparison beginning at start, for its report:
+// the source without its password, the endpoint (its password, if any,
+// redacted) and region, the table, the mapping file and its hash, and
+// pg2dynamo's version.
+func (s *session) runInfo(c *cli.Context, start time.Time) *report.Run {
+	run := &report.Run{Time: report.RunTime(start), Source: s.src.Name(), Endpoint: report.Endpoint(c.String("endpoint-url")),
+		Table: s.m.Table.Name, Mapping: c.Path("mapping"), MappingSHA256: s.mappingSHA256, Version: Version()}
+	if s.client != nil {
+		run.Region = s.client.Options().Region
+	}
+	return run
+}
+
+// mappingSHA256 returns the hex SHA-256 of the mapping file at path,
+// read again (fileSHA256); "" when it is not a regular file (a FIFO would
+// block, or give other bytes) or cannot be read.
+func mappingSHA256(path string) string {
+	if st, err := os.Stat(path); err != nil || !st.Mode().IsRegular() {
+		return ""
+	}
+	sum, err := fileSHA256(path)
+	if err != nil {
+		return ""
+	}
+	return sum
 }

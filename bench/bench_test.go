@@ -114,12 +114,12 @@ func TestVerdict(t *testing.T) {
 // The bench reads verify's counts from the headline report.Headline
 // writes: a report with counts above the lists' lengths parses to them.
 func TestVerifyHeadline(t *testing.T) {
-	res := &verify.Result{Table: "tickets", Counts: verify.ListCounts{Missing: verify.ListCount{Total: 2},
+	res := &verify.Result{Table: "tickets", Stale: 3, Counts: verify.ListCounts{Missing: verify.ListCount{Total: 2},
 		Extra: verify.ListCount{Total: 3}, Changed: verify.ListCount{Total: 100000, Listed: 10}}}
 	r := vreport.New(vreport.ModeVerify, res, 0)
 	r.Totals.Expected = 1000000
 	m := verifyHeadline.FindStringSubmatch(r.Headline())
-	if m == nil || m[1] != "FAILED" || m[2] != "1000000" || m[3] != "2" || m[4] != "3" || m[5] != "100000" {
+	if m == nil || m[1] != "FAILED" || m[2] != "1000000" || m[3] != "2" || m[4] != "100000" || m[5] != "3" {
 		t.Fatalf("headline %q parsed as %q", r.Headline(), m)
 	}
 }

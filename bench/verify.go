@@ -30,7 +30,7 @@ type verifyBench struct {
 }
 
 // verifyHeadline reads verify's counts from its headline.
-var verifyHeadline = regexp.MustCompile(`verify (PASSED|FAILED): table \S+, (\d+) items expected, (\d+) missing, (\d+) extra, (\d+) differing`)
+var verifyHeadline = regexp.MustCompile(`verify (PASSED|FAILED): table \S+, (\d+) items expected, (\d+) new, (\d+) changed, (\d+) stale`)
 
 // measureVerify runs the verify measurements on a fixture of cfg.verifyRows
 // source rows in database cfg.db+"_verify" (dropped before it returns).
@@ -106,7 +106,7 @@ func runVerify(ctx context.Context, bin, key, name string, rows int64, wantExit 
 		return result{}, fmt.Errorf("(%s) %s: exit %d, want %d\n%.3000s", key, name, lr.ExitCode, wantExit, lr.Stdout)
 	}
 	items, _ := strconv.ParseInt(m[2], 10, 64)
-	differ, _ := strconv.ParseInt(m[5], 10, 64)
+	differ, _ := strconv.ParseInt(m[4], 10, 64)
 	if differ != wantDiffer {
 		return result{}, fmt.Errorf("(%s) %s: %d items differ, want %d\n%.3000s", key, name, differ, wantDiffer, lr.Stdout)
 	}

@@ -17,6 +17,8 @@ import (
 func Write(w io.Writer, d *Design) error {
 	bw := bufio.NewWriter(w)
 	p := &printer{w: bw}
+	p.line(0, "# yaml-language-server: $schema=mapping.schema.json")
+	p.comment(0, "(editor completion: pg2dynamo schema > mapping.schema.json, beside this file)")
 	p.header(d)
 	p.line(0, "version: 1")
 	p.line(0, "table:")

@@ -2,169 +2,337 @@ package report
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
-	"html/template"
+	"fmt"
 	"io"
+	"maps"
+	"slices"
+	"strings"
 
 	"github.com/pg2dynamo/pg2dynamo/verify"
 )
 
-// htmlListed is how many entries of each list the HTML page shows (and
-// embeds); it gives every list's exact count.
+// htmlListed is how many entries of each list the HTML page shows; it
+// gives every list's exact count.
 const htmlListed = 100
 
-// HTML writes r as one self-contained page: no network, styles and script
-// inline. The report's JSON is embedded, with the first htmlListed entries
-// of each list of keys and the changed items that keep their whole before
-// and after (Options.SampleChanged), and a small script draws the summary, the counts per entity, the
-// cost estimate, the lists with their exact counts and, for those changed
-// items, their before and after side by side. It fails on a write error,
-// or when a list cannot be read back from its temporary file.
+// HTML writes r as one self-contained, static page: no network, styles
+// inline, every count, table and value in the HTML itself, so that it
+// reads with JavaScript disabled and prints (a print stylesheet shows
+// every row). A small optional script only folds long lists.
+//
+// The page shows the verdict (verify's failure red, its success green; a
+// diff's headline as information: it previews changes), the run (time,
+// source, endpoint, table, mapping file and its SHA-256, pg2dynamo's
+// version), the counts in Summary's words, the counts per entity, a
+// diff's cost (the changes beside a full run), the first htmlListed
+// entries of each list, each changed item as a table of its attributes
+// aligned side by side (in the table | derived from the source, "absent"
+// for a missing side), values with their DynamoDB type, and the access
+// patterns. It fails on a write error, or when a list cannot be read
+// back from its temporary file.
 func HTML(w io.Writer, r *Report) error {
-	page, err := htmlReport(r)
-	if err != nil {
-		return err
-	}
-	data, err := json.Marshal(page)
+	p, err := newPage(r)
 	if err != nil {
 		return err
 	}
 	var b bytes.Buffer
-	err = pageTemplate.Execute(&b, map[string]any{"Title": r.Headline(), "JSON": template.JS(data)})
-	if err != nil {
+	if err := pageTemplate.Execute(&b, p); err != nil {
 		return err
 	}
 	_, err = w.Write(b.Bytes())
 	return err
 }
 
-// htmlReport returns a copy of r whose lists are held in memory and cut to
-// what the page shows.
-func htmlReport(r *Report) (*Report, error) {
-	res := *r.Result
-	var err error
-	head := func(l verify.List[verify.ItemRef]) verify.List[verify.ItemRef] {
-		refs, e := l.Head(htmlListed)
-		err = errors.Join(err, e)
-		return verify.NewList(refs...)
-	}
-	res.Missing, res.Extra, res.Duplicates, res.InFlight = head(r.Missing), head(r.Extra), head(r.Duplicates), head(r.InFlight)
-	var changed []verify.ChangedItem // those the page shows side by side
-	for c, e := range r.Changed.All() {
-		if e != nil {
-			err = errors.Join(err, e)
-			break
-		}
-		if c.Before != nil {
-			changed = append(changed, c)
-		}
-	}
-	res.Changed = verify.NewList(changed...)
-	page := *r
-	page.Result = &res
-	return &page, err
+// page is what the HTML template shows of a Report.
+type page struct {
+	*Report
+	Diff     bool
+	Headline string
+	// Verdict is the headline's class: "ok" (verify passed), "bad"
+	// (verify failed) or "info" (a diff).
+	Verdict string
+	Lead    string
+	Facts   []fact
+	Counts  []summaryCount
+	Rows    []verify.EntityCounts // the entities, then their total
+	// Problems are the entities whose counts disagree.
+	Problems   []verify.EntityCounts
+	CostRows   []costRow
+	ImportNote string
+	New        *refList
+	Changed    *changedList
+	Stale      *refList
+	Others     []*refList // duplicate keys, items in flight
+	// Patterns sums the access patterns up (summarizePatterns); Wrong
+	// holds their first wrong answers.
+	Patterns []patternRow
+	Wrong    []verify.PatternResult
 }
 
-var pageTemplate = template.Must(template.New("report").Parse(`<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'">
-<title>{{.Title}}</title>
-<style>
-body { font: 14px/1.4 system-ui, sans-serif; margin: 2em; color: #222; }
-h1 { font-size: 1.3em; } h2 { font-size: 1.1em; margin-top: 2em; }
-table { border-collapse: collapse; margin: .5em 0; }
-th, td { border: 1px solid #ccc; padding: .25em .6em; text-align: left; vertical-align: top; }
-td.n { text-align: right; font-variant-numeric: tabular-nums; }
-.ok { color: #176f2c; } .bad { color: #b3261e; }
-pre { margin: 0; white-space: pre-wrap; word-break: break-all; max-width: 40em; }
-.changed { background: #fff3cd; }
-</style>
-</head>
-<body>
-<h1 id="headline"></h1>
-<div id="content"></div>
-<script id="report-data" type="application/json">{{.JSON}}</script>
-<script>
-"use strict";
-const r = JSON.parse(document.getElementById("report-data").textContent);
-const el = (tag, attrs, ...kids) => {
-  const e = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, v);
-  for (const k of kids) e.append(k instanceof Node ? k : document.createTextNode(String(k)));
-  return e;
-};
-const content = document.getElementById("content");
-const h = document.getElementById("headline");
-h.textContent = {{.Title}};
-h.className = r.ok ? "ok" : "bad";
-const diff = r.mode === "diff";
-const cols = [["entity", "entity"], ["type", "type"], ["source rows", "source_rows"], ["rejected", "rejected"],
-  ["expected", "expected"], ["in table", "table"], [diff ? "new" : "missing", "missing"],
-  ["changed", "changed"], ["unchanged", "unchanged"], ["stale", "stale"]];
-if (diff) cols.push(["write units", "write_units"]);
-const counts = el("table", {id: "counts"}, el("tr", {}, ...cols.map(([t]) => el("th", {}, t))));
-for (const e of [...r.entities, r.totals]) {
-  counts.append(el("tr", {"data-entity": e.entity}, ...cols.map(([, k]) =>
-    el("td", typeof e[k] === "number" ? {class: "n", "data-count": k} : {}, e[k]))));
+// fact is one line of the run's description.
+type fact struct{ Key, Label, Value string }
+
+// summaryCount is one of Summary's counts, with its word and meaning;
+// Bad marks one that fails verify.
+type summaryCount struct {
+	Key, Word, Meaning string
+	N                  int64
+	Bad                bool
 }
-content.append(el("h2", {}, "Items per entity"), counts);
-const disagree = r.entities.filter(e => e.count_problem);
-if (disagree.length) {
-  const t = el("table", {id: "count-problems"}, el("tr", {}, el("th", {}, "entity"), el("th", {}, "problem")));
-  for (const e of disagree) t.append(el("tr", {}, el("td", {}, e.entity), el("td", {class: "bad"}, e.count_problem)));
-  content.append(el("h2", {}, "Counts that disagree"), t);
+
+// refList is one list of item keys as the page shows it.
+type refList struct {
+	ID, Title, Meaning, Note string
+	Total                    int64
+	Refs                     []verify.ItemRef
 }
-if (r.cost) {
-  content.append(el("h2", {}, "Cost of the run"),
-    el("p", {id: "cost"}, el("span", {"data-cost": "write_units"}, r.cost.write_units), " write units; on demand at $",
-      r.cost.price_per_million.toFixed(3), " per million write request units: $",
-      el("span", {"data-cost": "dollars"}, r.cost.dollars.toFixed(4))));
+
+// patternRow is one access pattern, summed up.
+type patternRow struct {
+	Name, Index, Result string
+	Queries             int
+	OK                  bool
 }
-// Every count is the exact one (r.counts); the lists hold the first entries.
-const shown = (count, n) => n < count.total ?
-  el("p", {class: "listed"}, "the first " + n + " shown; the JSON report lists the first " + count.listed + " of " + count.total) : "";
-const refs = (title, list, count, id) => {
-  if (!count.total) return;
-  const t = el("table", {id}, el("tr", {}, el("th", {}, "partition key"), el("th", {}, "sort key"), el("th", {}, "type")));
-  for (const x of list) t.append(el("tr", {}, el("td", {}, x.pk), el("td", {}, x.sk), el("td", {}, x.type || "")));
-  content.append(el("h2", {"data-list": id}, title + " (" + count.total + ")"), t, shown(count, list.length));
-};
-refs(diff ? "New items" : "Missing items", r.missing, r.counts.missing, "missing");
-refs(diff ? "Items the source no longer produces" : "Extra items", r.extra, r.counts.extra, "extra");
-refs("Keys the source derives more than once, not rejected", r.duplicates, r.counts.duplicates, "duplicates");
-refs("Items in flight: changed after the check's snapshot by the follow, while the check ran", r.in_flight, r.counts.in_flight, "in_flight");
-if (r.counts.changed.total) {
-  content.append(el("h2", {"data-list": "changed"}, (diff ? "Changed items" : "Differing items") + " (" + r.counts.changed.total + ")"),
-    el("p", {class: "listed"}, "side by side: the items whose whole before and after the report keeps; the JSON report lists " +
-      (r.counts.changed.listed < r.counts.changed.total ? "the first " + r.counts.changed.listed + " of " + r.counts.changed.total : "all of them")));
-  for (const c of r.changed.filter(c => c.before)) {
-    const names = new Set(c.changes.map(x => x.attribute));
-    const side = (item) => {
-      const t = el("table", {});
-      for (const [k, v] of Object.entries(item || {}).sort()) {
-        t.append(el("tr", names.has(k) ? {class: "changed"} : {}, el("td", {}, k), el("td", {}, el("pre", {}, JSON.stringify(v)))));
-      }
-      return t;
-    };
-    content.append(el("h3", {"data-changed": c.pk + " " + c.sk}, c.pk + " / " + c.sk),
-      el("table", {class: "side-by-side"}, el("tr", {}, el("th", {}, "table (before)"), el("th", {}, "source (after)")),
-        el("tr", {}, el("td", {}, side(c.before)), el("td", {}, side(c.after)))));
-  }
+
+func newPage(r *Report) (*page, error) {
+	p := &page{Report: r, Diff: r.Mode == ModeDiff, Headline: r.Headline(), Rows: append(slices.Clone(r.Entities), r.Totals)}
+	switch {
+	case p.Diff:
+		p.Verdict = "info"
+		p.Lead = "A preview: what a migration would change in the table. Nothing was written; these counts are not errors."
+	case r.OK:
+		p.Verdict = "ok"
+		p.Lead = "The table holds exactly the items derived from the source, and every access pattern answers as it should. Nothing was written."
+	default:
+		p.Verdict = "bad"
+		p.Lead = "The table does not match the source: the counts below say where. Nothing was written."
+	}
+	p.Facts = runFacts(r)
+	p.Counts = summaryCounts(r)
+	for _, e := range r.Entities {
+		if e.CountProblem != "" {
+			p.Problems = append(p.Problems, e)
+		}
+	}
+	if r.Cost != nil {
+		p.CostRows, p.ImportNote = costRows(r.Cost), importNote(r.Cost)
+	}
+	c := r.Counts
+	var err, e error
+	p.New, e = newRefList("new", "New items", sentence(meaningNew), r.Missing, c.Missing)
+	err = errors.Join(err, e)
+	p.Changed, e = newChangedList(r)
+	err = errors.Join(err, e)
+	p.Stale, e = newRefList("stale", staleTitle(r), staleMeaning(r), r.Extra, c.Extra)
+	err = errors.Join(err, e)
+	for _, l := range []struct {
+		id, title string
+		list      verify.List[verify.ItemRef]
+		count     verify.ListCount
+	}{{"duplicates", titleDuplicates, r.Duplicates, c.Duplicates}, {"in_flight", titleInFlight, r.InFlight, c.InFlight}} {
+		rl, e := newRefList(l.id, l.title, "", l.list, l.count)
+		err = errors.Join(err, e)
+		if rl != nil {
+			p.Others = append(p.Others, rl)
+		}
+	}
+	p.Patterns, p.Wrong = patternRows(r.Patterns)
+	return p, err
 }
-if (r.patterns && r.patterns.length) {
-  const t = el("table", {id: "patterns"}, el("tr", {}, ...["pattern", "index", "parameters", "want", "got", "result"].map(x => el("th", {}, x))));
-  for (const p of r.patterns) {
-    t.append(el("tr", {}, el("td", {}, p.pattern), el("td", {}, p.index),
-      el("td", {}, Object.entries(p.params).map(([k, v]) => k + "=" + v).join(" ")),
-      el("td", {class: "n"}, p.want), el("td", {class: "n"}, p.got),
-      el("td", {class: p.ok ? "ok" : "bad"}, p.ok ? (p.note ? "ok, " + p.note : "ok") : "WRONG: " + p.problem)));
-  }
-  content.append(el("h2", {}, "Access patterns"), t);
+
+// runFacts describes the run (Report.Run), or only the table when the
+// report does not say.
+func runFacts(r *Report) []fact {
+	run := r.Run
+	if run == nil {
+		return []fact{{"table", "Table", r.Table}}
+	}
+	endpoint := run.Endpoint
+	if endpoint == "" {
+		endpoint = "AWS, the region's endpoint"
+	}
+	if run.Region != "" {
+		endpoint += " (region " + run.Region + ")"
+	}
+	sha := run.MappingSHA256
+	if sha == "" {
+		sha = "not read again: not a regular file"
+	}
+	return []fact{{"time", "Time (UTC)", run.Time}, {"source", "Source", run.Source}, {"endpoint", "DynamoDB endpoint", endpoint},
+		{"table", "Table", run.Table}, {"mapping", "Mapping file", run.Mapping}, {"mapping_sha256", "Mapping SHA-256", sha},
+		{"version", "pg2dynamo", run.Version}}
 }
-</script>
-</body>
-</html>
-`))
+
+// summaryCounts are the Summary's counts the page shows: new, changed,
+// stale and unchanged always, the others when not zero.
+func summaryCounts(r *Report) []summaryCount {
+	n, verifying := r.Summary, r.Mode == ModeVerify
+	out := []summaryCount{
+		{"new", "new", meaningNew, n.New, verifying && n.New > 0},
+		{"changed", "changed", meaningChanged, n.Changed, verifying && n.Changed > 0},
+		{"stale", "stale", meaningStale, n.Stale, verifying && n.Stale > 0},
+		{"unchanged", "unchanged", meaningUnchanged, n.Unchanged, false},
+	}
+	if n.Other > 0 {
+		out = append(out, summaryCount{"other", "other", meaningOther, n.Other, false})
+	}
+	if n.Duplicates > 0 {
+		out = append(out, summaryCount{"duplicates", "keys derived twice", "keys the source derives more than once, not rejected: a run writes one over the other", n.Duplicates, verifying})
+	}
+	if n.InFlight > 0 {
+		out = append(out, summaryCount{"in_flight", "in flight", "changed by the follow while the check ran: lag, not a mismatch", n.InFlight, false})
+	}
+	return out
+}
+
+// staleMeaning says what the stale list holds.
+func staleMeaning(r *Report) string {
+	if r.Summary.Other == 0 {
+		return sentence(meaningStale)
+	}
+	return fmt.Sprintf("%d stale: %s; %d other: %s.", r.Summary.Stale, meaningStale, r.Summary.Other, meaningOther)
+}
+
+// sentence is s with a capital first letter and a full stop.
+func sentence(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:] + "."
+}
+
+// newRefList holds the first htmlListed keys of l, whose length is count;
+// nil when l is empty.
+func newRefList(id, title, meaning string, l verify.List[verify.ItemRef], count verify.ListCount) (*refList, error) {
+	if count.Total == 0 {
+		return nil, nil
+	}
+	refs, err := l.Head(htmlListed)
+	return &refList{ID: id, Title: title, Meaning: meaning, Total: count.Total, Refs: refs, Note: shownNote(count, len(refs), "")}, err
+}
+
+// shownNote says how many of a list's count entries the page shows, when
+// not all, and how many the JSON report lists; extra qualifies them.
+func shownNote(count verify.ListCount, shown int, extra string) string {
+	if int64(shown) >= count.Total {
+		return ""
+	}
+	json := fmt.Sprintf("the JSON report lists all %d", count.Total)
+	if count.Truncated() {
+		json = fmt.Sprintf("the JSON report lists the first %d of %d", count.Listed, count.Total)
+	}
+	return fmt.Sprintf("The first %d shown%s; %s.", shown, extra, json)
+}
+
+// patternRows sums results up by pattern (summarizePatterns), with the
+// first htmlListed wrong answers of each.
+func patternRows(results []verify.PatternResult) ([]patternRow, []verify.PatternResult) {
+	order, per := summarizePatterns(results, htmlListed)
+	var rows []patternRow
+	var wrong []verify.PatternResult
+	for _, name := range order {
+		a := per[name]
+		row := patternRow{Name: name, Index: a.index, Queries: a.queries, Result: "ok", OK: a.bad == 0}
+		if a.note != "" {
+			row.Result = "ok, " + a.note
+		}
+		if a.bad > 0 {
+			row.Result = fmt.Sprintf("%d WRONG", a.bad)
+		}
+		rows = append(rows, row)
+		wrong = append(wrong, a.firstProblems...)
+	}
+	return rows, wrong
+}
+
+// changedList is the changed items as the page shows them.
+type changedList struct {
+	Total int64
+	Note  string
+	Items []changedItem
+}
+
+// changedItem is one changed item: its attributes aligned, the two sides
+// of each in a row. Whole is true when every attribute is shown (the
+// report keeps the whole item), false when only those that differ are.
+type changedItem struct {
+	verify.ItemRef
+	Whole bool
+	Rows  []attrRow
+}
+
+// attrRow is one attribute of a changed item. Tag says how it differs:
+// "changed", "added" (absent in the table, derived from the source) or
+// "removed" (in the table, not derived); "" when it does not (Before is
+// then shown once, for both sides).
+type attrRow struct {
+	Name, Tag     string
+	Before, After value
+}
+
+// newChangedList reads the changed items the page shows: the first
+// htmlListed, and every item whose whole before and after the report
+// keeps (Options.SampleChanged: the first found, anywhere in the list).
+func newChangedList(r *Report) (*changedList, error) {
+	count := r.Counts.Changed
+	if count.Total == 0 {
+		return nil, nil
+	}
+	l := &changedList{Total: count.Total}
+	i, sampled := 0, 0
+	for c, err := range r.Changed.All() {
+		if err != nil {
+			return l, err
+		}
+		if i < htmlListed || c.Before != nil {
+			l.Items = append(l.Items, newChangedItem(c))
+			if i >= htmlListed {
+				sampled++
+			}
+		}
+		i++
+	}
+	extra := ""
+	if sampled > 0 {
+		extra = fmt.Sprintf(", and %d more with every attribute", sampled)
+	}
+	l.Note = shownNote(count, len(l.Items)-sampled, extra)
+	return l, nil
+}
+
+// newChangedItem aligns c's attributes: all of them when c keeps its
+// whole before and after, else those that differ.
+func newChangedItem(c verify.ChangedItem) changedItem {
+	out := changedItem{ItemRef: c.ItemRef}
+	differs := map[string]verify.AttrChange{}
+	for _, ch := range c.Changes {
+		differs[ch.Attribute] = ch
+	}
+	before, okB := parseItem(c.Before)
+	after, okA := parseItem(c.After)
+	names := slices.Sorted(maps.Keys(differs))
+	if out.Whole = okB && okA; out.Whole {
+		all := maps.Clone(before)
+		maps.Copy(all, after)
+		names = slices.Sorted(maps.Keys(all))
+	}
+	for _, name := range names {
+		row := attrRow{Name: name}
+		if ch, ok := differs[name]; ok {
+			row.Before, row.After = parseValue(ch.Before), parseValue(ch.After)
+			switch {
+			case row.Before.Kind == "absent":
+				row.Tag = "added"
+			case row.After.Kind == "absent":
+				row.Tag = "removed"
+			default:
+				row.Tag = "changed"
+			}
+		} else {
+			row.Before, row.After = before[name], after[name]
+		}
+		out.Rows = append(out.Rows, row)
+	}
+	return out
+}

@@ -31,27 +31,66 @@ const (
 const DefaultPricePerMillion = plan.PricePerMillion
 
 // Report is what verify and diff print.
+//
+// Its words for an item are those of Summary: new, changed, stale. The
+// JSON names of the Result's lists and counts are older and kept for
+// compatibility: "missing" holds the new items, "extra" the stale items
+// and those of no mapped type (other), "changed" the changed items.
 type Report struct {
 	Mode string `json:"mode"`
 	// OK is true when the table matches the source (verify), or when a run
 	// would change nothing (diff).
 	OK bool `json:"ok"`
+	// Run says when, against what and by which pg2dynamo the report was
+	// made; nil when the caller did not say.
+	Run *Run `json:"run,omitempty"`
 	*verify.Result
 	// Totals sums Entities.
 	Totals verify.EntityCounts `json:"totals"`
-	// Cost of a run writing every derived item (diff).
+	// Summary gives the exact counts in the report's words.
+	Summary Summary `json:"summary"`
+	// Cost of the changes and of a run writing every derived item (diff).
 	Cost *Cost `json:"cost,omitempty"`
 }
 
-// Cost estimates a full run: WriteUnits as transform.WriteUnits counts
-// them, priced at PricePerMillion US dollars per million write units
-// (migrate's BatchWriteItem, on demand); and, beside it, the same items
-// loaded by ImportTable from an export, priced at ImportPricePerGB US
-// dollars per GB of the export's DynamoDB JSON before compression.
+// Summary counts a report's items in the words every form of the report
+// uses: New items are derived from the source and not in the table;
+// Changed items are in both, with other content; Stale items are in the
+// table, of a mapped type, and no longer derived from the source;
+// Unchanged items are in the table as derived; Other items are in the
+// table, of no type the mapping declares (another writer's). Duplicates
+// are keys derived more than once; InFlight items differed because a
+// follow changed them while the check ran. Every count is exact.
+type Summary struct {
+	New        int64 `json:"new"`
+	Changed    int64 `json:"changed"`
+	Stale      int64 `json:"stale"`
+	Unchanged  int64 `json:"unchanged"`
+	Other      int64 `json:"other"`
+	Duplicates int64 `json:"duplicates"`
+	InFlight   int64 `json:"in_flight"`
+}
+
+// Cost prices a diff, on demand, at PricePerMillion US dollars per
+// million write request units (WCU as transform.WriteUnits counts them):
+// a full run, which puts every derived item (Items, WriteUnits, Dollars:
+// what migrate writes); the changes alone, putting only the new and
+// changed items (Change*); and deleting the stale items (Stale*, what
+// migrate --prune deletes). Beside them, the same items loaded by
+// ImportTable from an export, priced at ImportPricePerGB US dollars per
+// GB of the export's DynamoDB JSON before compression.
 type Cost struct {
-	WriteUnits      int64   `json:"write_units"`
 	PricePerMillion float64 `json:"price_per_million"`
+	Items           int64   `json:"items"`
+	WriteUnits      int64   `json:"write_units"`
 	Dollars         float64 `json:"dollars"`
+
+	ChangeItems      int64   `json:"change_items"`
+	ChangeWriteUnits int64   `json:"change_write_units"`
+	ChangeDollars    float64 `json:"change_dollars"`
+	StaleItems       int64   `json:"stale_items"`
+	StaleWriteUnits  int64   `json:"stale_write_units"`
+	StaleDollars     float64 `json:"stale_dollars"`
 	// ExportBytes is the items' DynamoDB JSON (pg2dynamo export).
 	ExportBytes      int64   `json:"export_bytes,omitempty"`
 	ImportPricePerGB float64 `json:"import_price_per_gb,omitempty"`
@@ -83,11 +122,19 @@ func New(mode string, res *verify.Result, price float64) *Report {
 		t.Stale += e.Stale
 		t.InFlight += e.InFlight
 		t.WriteUnits += e.WriteUnits
+		t.ChangeWriteUnits += e.ChangeWriteUnits
+		t.StaleWriteUnits += e.StaleWriteUnits
 		t.ExportBytes += e.ExportBytes
 	}
+	c := res.Counts
+	r.Summary = Summary{New: c.Missing.Total, Changed: c.Changed.Total, Stale: res.Stale, Unchanged: t.Unchanged,
+		Other: res.Unmanaged, Duplicates: c.Duplicates.Total, InFlight: c.InFlight.Total}
 	if mode == ModeDiff {
 		r.OK = t.Missing == 0 && t.Changed == 0 && res.Stale == 0 && !res.TableMissing
-		r.Cost = &Cost{WriteUnits: t.WriteUnits, PricePerMillion: price, Dollars: float64(t.WriteUnits) * price / 1e6,
+		dollars := func(wu int64) float64 { return float64(wu) * price / 1e6 }
+		r.Cost = &Cost{PricePerMillion: price, Items: t.Derived + t.Duplicates, WriteUnits: t.WriteUnits, Dollars: dollars(t.WriteUnits),
+			ChangeItems: t.Missing + t.Changed, ChangeWriteUnits: t.ChangeWriteUnits, ChangeDollars: dollars(t.ChangeWriteUnits),
+			StaleItems: t.Stale, StaleWriteUnits: t.StaleWriteUnits, StaleDollars: dollars(t.StaleWriteUnits),
 			ExportBytes: t.ExportBytes}
 	} else {
 		r.OK = res.OK()
@@ -173,13 +220,13 @@ func WriteJSON(w io.Writer, r *Report) error {
 	return bw.Flush()
 }
 
-// Headline is the one-line verdict.
+// Headline is the one-line verdict, in Summary's words.
 func (r *Report) Headline() string {
-	t := r.Totals
+	t, n := r.Totals, r.Summary
 	if r.Mode == ModeDiff {
-		s := fmt.Sprintf("diff of table %s: %d new, %d changed, %d unchanged, %d stale", r.Table, t.Missing, t.Changed, t.Unchanged, r.Stale)
-		if r.Unmanaged > 0 {
-			s += fmt.Sprintf(" (%d other items not of a mapped type)", r.Unmanaged)
+		s := fmt.Sprintf("diff of table %s: %d new, %d changed, %d unchanged, %d stale", r.Table, n.New, n.Changed, n.Unchanged, n.Stale)
+		if n.Other > 0 {
+			s += fmt.Sprintf(" (%d other items not of a mapped type)", n.Other)
 		}
 		if r.TableMissing {
 			s += fmt.Sprintf("; table %s does not exist: every item is new", r.Table)
@@ -199,17 +246,19 @@ func (r *Report) Headline() string {
 			bad++
 		}
 	}
-	c := r.Counts
-	s := fmt.Sprintf("verify %s: table %s, %d items expected, %d missing, %d extra, %d differing", verdict, r.Table, t.Expected,
-		c.Missing.Total, c.Extra.Total, c.Changed.Total)
+	s := fmt.Sprintf("verify %s: table %s, %d items expected, %d new, %d changed, %d stale", verdict, r.Table, t.Expected,
+		n.New, n.Changed, n.Stale)
+	if n.Other > 0 {
+		s += fmt.Sprintf(" (%d other items not of a mapped type, not checked)", n.Other)
+	}
 	if n := countProblems(r.Entities); n > 0 {
 		s += ", " + plural(int64(n), "entity", "entities") + " whose counts disagree"
 	}
-	if n := c.Duplicates.Total; n > 0 {
+	if n := n.Duplicates; n > 0 {
 		s += ", " + plural(n, "key", "keys") + " derived more than once"
 	}
 	s += fmt.Sprintf("; %d access-pattern queries, %d wrong", len(r.Patterns), bad)
-	if n := c.InFlight.Total; n > 0 {
+	if n := n.InFlight; n > 0 {
 		s += fmt.Sprintf("; %s changed by the follow while the check ran (lag, not a mismatch)", plural(n, "item", "items"))
 	}
 	return s
@@ -234,8 +283,9 @@ type tableWriter struct {
 }
 
 // writeTables writes r into b as text or markdown (md): the headline, the
-// counts per entity, the lists (limit entries each), the access patterns
-// and the cost. It fails when a list cannot be read back.
+// counts per entity, the lists (limit entries each: new, changed, stale,
+// duplicate and in-flight items), the access patterns and the cost. It
+// fails when a list cannot be read back.
 func writeTables(b *strings.Builder, r *Report, md bool, limit int) error {
 	w := &tableWriter{b: b, md: md, limit: limit}
 	if md {
@@ -247,20 +297,11 @@ func writeTables(b *strings.Builder, r *Report, md bool, limit int) error {
 	if err := w.itemLists(r); err != nil {
 		return err
 	}
-	if err := w.changed(r); err != nil {
-		return err
-	}
 	if len(r.Patterns) > 0 {
 		w.patterns(r.Patterns)
 	}
 	if r.Cost != nil {
-		w.heading("Cost of the run")
-		fmt.Fprintf(b, "%d write units; on demand at $%.3f per million write request units: $%.4f\n",
-			r.Cost.WriteUnits, r.Cost.PricePerMillion, r.Cost.Dollars)
-		if c := r.Cost; c.ExportBytes > 0 {
-			fmt.Fprintf(b, "export + import (ImportTable, into a new table): %.3f GB of DynamoDB JSON at $%.3f per GB: $%.4f, no write units\n",
-				float64(c.ExportBytes)/1e9, c.ImportPricePerGB, c.ImportDollars)
-		}
+		w.cost(r.Cost)
 	}
 	return nil
 }
@@ -275,27 +316,37 @@ func (w *tableWriter) heading(s string) {
 
 func (w *tableWriter) table(head []string, rows [][]string) { table(w.b, w.md, head, rows) }
 
-// entities writes the counts per entity and their total, then the
-// entities whose counts disagree, if any.
+// The report's words for an item (Summary), and what each means.
+const (
+	meaningNew       = "derived from the source, not in the table"
+	meaningChanged   = "in the table and derived from the source, with other content"
+	meaningStale     = "in the table, of a mapped type, no longer derived from the source"
+	meaningUnchanged = "in the table as derived from the source"
+	meaningOther     = "in the table, of no type the mapping declares: another writer's, not compared"
+)
+
+// entities writes the counts per entity and their total, with what the
+// words mean when an item is new, changed or stale, then the entities
+// whose counts disagree, if any.
 func (w *tableWriter) entities(r *Report) {
-	newWord, extraWord := "missing", "stale"
-	if r.Mode == ModeDiff {
-		newWord = "new"
-	}
-	head := []string{"entity", "type", "source rows", "rejected", "expected", "in table", newWord, "changed", "unchanged", extraWord}
-	if r.Mode == ModeDiff {
-		head = append(head, "write units")
+	diff := r.Mode == ModeDiff
+	head := []string{"entity", "type", "source rows", "rejected", "expected", "in table", "new", "changed", "unchanged", "stale"}
+	if diff {
+		head = append(head, "write units (all)", "write units (changes)")
 	}
 	var rows [][]string
 	for _, e := range append(r.Entities, r.Totals) {
 		row := []string{e.Entity, e.Type, num(e.SourceRows), num(e.Rejected), num(e.Expected), num(e.Table), num(e.Missing), num(e.Changed), num(e.Unchanged), num(e.Stale)}
-		if r.Mode == ModeDiff {
-			row = append(row, num(e.WriteUnits))
+		if diff {
+			row = append(row, num(e.WriteUnits), num(e.ChangeWriteUnits))
 		}
 		rows = append(rows, row)
 	}
 	w.heading("Items per entity")
 	w.table(head, rows)
+	if n := r.Summary; n.New+n.Changed+n.Stale > 0 {
+		fmt.Fprintf(w.b, "\nnew: %s; changed: %s; stale: %s.\n", meaningNew, meaningChanged, meaningStale)
+	}
 	if countProblems(r.Entities) > 0 {
 		w.heading("Counts that disagree (expected = (source rows − rejected) × items a row)")
 		var rows [][]string
@@ -308,18 +359,33 @@ func (w *tableWriter) entities(r *Report) {
 	}
 }
 
-// itemLists writes the lists of missing (new), extra and duplicate keys.
-// Each is written even when reading another fails; the errors are joined.
+// staleTitle names the list of items in the table the source does not
+// derive (Result.Extra): stale items and, if any, other items.
+func staleTitle(r *Report) string {
+	switch {
+	case r.Summary.Other == 0:
+		return "Stale items"
+	case r.Summary.Stale == 0:
+		return "Other items, of no mapped type"
+	}
+	return "Stale items, and other items of no mapped type"
+}
+
+// Titles of the lists of duplicate keys and of items in flight.
+const (
+	titleDuplicates = "Keys the source derives more than once, not rejected"
+	titleInFlight   = "Items in flight: changed after the check's snapshot by the follow, while the check ran"
+)
+
+// itemLists writes the lists of new, changed, stale (and other),
+// duplicate and in-flight items. Each is written even when reading
+// another fails; the errors are joined.
 func (w *tableWriter) itemLists(r *Report) error {
 	c := r.Counts
-	var err error
-	if r.Mode == ModeDiff {
-		err = errors.Join(w.itemList("New items", r.Missing, c.Missing), w.itemList("Items in the table the source no longer produces", r.Extra, c.Extra))
-	} else {
-		err = errors.Join(w.itemList("Missing items", r.Missing, c.Missing), w.itemList("Extra items", r.Extra, c.Extra))
-	}
-	return errors.Join(err, w.itemList("Keys the source derives more than once, not rejected", r.Duplicates, c.Duplicates),
-		w.itemList("Items in flight: changed after the check's snapshot by the follow, while the check ran", r.InFlight, c.InFlight))
+	return errors.Join(w.itemList("New items", r.Missing, c.Missing), w.changed(r),
+		w.itemList(staleTitle(r), r.Extra, c.Extra),
+		w.itemList(titleDuplicates, r.Duplicates, c.Duplicates),
+		w.itemList(titleInFlight, r.InFlight, c.InFlight))
 }
 
 // itemList writes the first keys of list l, whose length is count, under
@@ -344,17 +410,20 @@ func (w *tableWriter) itemList(title string, l verify.List[verify.ItemRef], coun
 	return nil
 }
 
-// changed writes the first differing (changed) items, an attribute a row.
+// Column heads of an attribute's two sides.
+const (
+	headInTable = "in the table"
+	headSource  = "derived from the source"
+)
+
+// changed writes the first changed items, an attribute that differs a
+// row, each value with its type ("absent" for a missing side).
 func (w *tableWriter) changed(r *Report) error {
 	c := r.Counts
 	if c.Changed.Total == 0 {
 		return nil
 	}
-	title := "Differing items"
-	if r.Mode == ModeDiff {
-		title = "Changed items"
-	}
-	w.heading(fmt.Sprintf("%s (%d)", title, c.Changed.Total))
+	w.heading(fmt.Sprintf("Changed items (%d)", c.Changed.Total))
 	changed, err := r.Changed.Head(w.limit)
 	if err != nil {
 		return err
@@ -362,14 +431,65 @@ func (w *tableWriter) changed(r *Report) error {
 	var rows [][]string
 	for _, ci := range changed {
 		for _, ch := range ci.Changes {
-			rows = append(rows, []string{ci.PK, ci.SK, ch.Attribute, string(ch.Before), string(ch.After)})
+			rows = append(rows, []string{ci.PK, ci.SK, ch.Attribute, parseValue(ch.Before).String(), parseValue(ch.After).String()})
 		}
 	}
 	if int64(len(changed)) < c.Changed.Total {
 		rows = append(rows, []string{more(c.Changed, len(changed)), "", "", "", ""})
 	}
-	w.table([]string{"partition key", "sort key", "attribute", "table (before)", "source (after)"}, rows)
+	w.table([]string{"partition key", "sort key", "attribute", headInTable, headSource}, rows)
 	return nil
+}
+
+// costRow is one line of a diff's costs. Key names it ("changes",
+// "stale", "full"); Prefix is that of its fields in Cost's JSON.
+type costRow struct {
+	Key, Prefix, Label, Items, WriteUnits, Dollars string
+}
+
+// costRows are a diff's costs: the changes, the stale items' deletes (if
+// any) and a full run.
+func costRows(c *Cost) []costRow {
+	row := func(key, prefix, label string, items, wu int64, d float64) costRow {
+		return costRow{key, prefix, label, num(items), num(wu), dollars(d)}
+	}
+	rows := []costRow{row("changes", "change_", "the changes: put the new and changed items", c.ChangeItems, c.ChangeWriteUnits, c.ChangeDollars)}
+	if c.StaleItems > 0 {
+		rows = append(rows, row("stale", "stale_", "delete the stale items (migrate --prune)", c.StaleItems, c.StaleWriteUnits, c.StaleDollars))
+	}
+	return append(rows, row("full", "", "a full run: put every item (migrate)", c.Items, c.WriteUnits, c.Dollars))
+}
+
+// dollars formats d US dollars to the cent, or to two significant digits
+// below 10 cents: "$12.50", "$0.063", "$0.0000044".
+func dollars(d float64) string {
+	places := 2
+	for x := d; x > 0 && x < 0.1 && places < 12; x *= 10 {
+		places++
+	}
+	return fmt.Sprintf("$%.*f", places, d)
+}
+
+// importNote prices the export + import path; "" without export bytes.
+func importNote(c *Cost) string {
+	if c.ExportBytes == 0 {
+		return ""
+	}
+	return fmt.Sprintf("export + import (ImportTable, into a new table): %.3f GB of DynamoDB JSON at $%.3f per GB: $%.4f, no write units",
+		float64(c.ExportBytes)/1e9, c.ImportPricePerGB, c.ImportDollars)
+}
+
+// cost writes a diff's costs (costRows), then the export + import path.
+func (w *tableWriter) cost(c *Cost) {
+	w.heading("Cost")
+	var rows [][]string
+	for _, r := range costRows(c) {
+		rows = append(rows, []string{r.Label, r.Items, r.WriteUnits, r.Dollars})
+	}
+	w.table([]string{"writes", "items", "write units", fmt.Sprintf("on demand at $%.3f per million", c.PricePerMillion)}, rows)
+	if n := importNote(c); n != "" {
+		fmt.Fprintln(w.b, n)
+	}
 }
 
 // more is the last row of a list whose first shown entries are printed:

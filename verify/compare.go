@@ -50,6 +50,10 @@ type Options struct {
 	// (export.AppendLine's DynamoDB JSON), summed per entity into
 	// EntityCounts.ExportBytes: what ImportTable is priced by.
 	ExportBytes func(item map[string]types.AttributeValue) int64
+	// ChangeCost, if set, prices writing only the differences, per
+	// entity: EntityCounts.ChangeWriteUnits and StaleWriteUnits, beside
+	// WriteUnits, a full run's (diff).
+	ChangeCost bool
 	// InFlight, if set, says which items changes committed after the
 	// check's snapshot may have changed: a follow streaming into the table
 	// while the check reads it. A missing, extra or differing item it
@@ -134,6 +138,15 @@ type EntityCounts struct {
 	InFlight int64 `json:"in_flight,omitempty"`
 	// WriteUnits a run writing every derived item consumes.
 	WriteUnits int64 `json:"write_units"`
+	// ChangeWriteUnits is what putting only the new and changed items
+	// consumes (Options.ChangeCost), as transform.WriteUnits counts them:
+	// a new item as derived; a changed one at the larger of its table and
+	// derived versions, as DynamoDB charges a put that replaces an item.
+	// StaleWriteUnits is what deleting the stale items consumes: a delete
+	// is charged the size of the item deleted (in each GSI too).
+	// https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/read-write-operations.html#write-operation-consumption
+	ChangeWriteUnits int64 `json:"change_write_units,omitempty"`
+	StaleWriteUnits  int64 `json:"stale_write_units,omitempty"`
 	// ExportBytes is the size of every derived item as DynamoDB JSON, as
 	// pg2dynamo export writes it before compression (Options.ExportBytes).
 	ExportBytes int64 `json:"export_bytes,omitempty"`
@@ -382,6 +395,12 @@ func (c *comparison) fill(ctx context.Context, res *Result, expected int64) erro
 		}
 	}
 	lo := listOptions{sampleChanged: cmp(c.opts.SampleChanged, 20), maxListed: cmp(c.opts.MaxListed, MaxListed)}
+	if c.opts.ChangeCost {
+		lo.writeUnits = func(item []byte) (int64, error) {
+			attrs, err := ParseCanonical(item)
+			return transform.WriteUnits(c.m, attrs), err
+		}
+	}
 	if f := c.opts.InFlight; f != nil {
 		scanned := time.Now() // every item of the Scan was read before
 		lo.inFlight = func(key string) (bool, error) {
@@ -628,6 +647,9 @@ type listOptions struct {
 	// inFlight, if set, says whether the item of a key (itemKey) that
 	// differs was changed after the snapshot (Options.InFlight).
 	inFlight func(key string) (bool, error)
+	// writeUnits, if set, prices writing an item given as its canonical
+	// JSON (Options.ChangeCost).
+	writeUnits func(item []byte) (int64, error)
 }
 
 // compareBuckets classifies every key, one bucket in memory at a time,
@@ -660,6 +682,7 @@ type bucketComparer struct {
 	inFlight      *listBuilder[ItemRef]
 	found         int64 // changed items found, in bucket order
 	isInFlight    func(key string) (bool, error)
+	writeUnits    func(item []byte) (int64, error) // listOptions.writeUnits
 }
 
 func newBucketComparer(r *Result, plans []*transform.Plan, opts listOptions) *bucketComparer {
@@ -675,7 +698,7 @@ func newBucketComparer(r *Result, plans []*transform.Plan, opts listOptions) *bu
 		dups:       newListBuilder[ItemRef](r.files, "duplicates", opts.maxListed),
 		changed:    newListBuilder[ChangedItem](r.files, "changed", opts.maxListed),
 		inFlight:   newListBuilder[ItemRef](r.files, "in-flight", opts.maxListed),
-		isInFlight: opts.inFlight}
+		isInFlight: opts.inFlight, writeUnits: opts.writeUnits}
 }
 
 // flight counts and lists the item of key, of type typ and entity e (-1:
@@ -772,6 +795,9 @@ func (bc *bucketComparer) extraItem(rc record) error {
 	if mapped {
 		bc.r.Stale++
 		bc.r.Entities[e].Stale++
+		if err := bc.price(&bc.r.Entities[e].StaleWriteUnits, rc.item); err != nil {
+			return err
+		}
 	} else {
 		bc.r.Unmanaged++
 	}
@@ -787,6 +813,9 @@ func (bc *bucketComparer) changedItem(rc, s record) error {
 		return err
 	}
 	bc.r.Entities[s.entity].Changed++
+	if err := bc.price(&bc.r.Entities[s.entity].ChangeWriteUnits, rc.item, s.item); err != nil {
+		return err
+	}
 	bc.found++
 	if bc.changed.full() {
 		bc.changed.total++
@@ -816,10 +845,32 @@ func (bc *bucketComparer) missingItems(recs []record, source map[string]record, 
 			continue
 		}
 		bc.r.Entities[s.entity].Missing++
+		if err := bc.price(&bc.r.Entities[s.entity].ChangeWriteUnits, s.item); err != nil {
+			return err
+		}
 		if err := bc.missing.add(rc.key, itemRef(rc.key, bc.typeOf(s.entity))); err != nil {
 			return err
 		}
 	}
+	return nil
+}
+
+// price adds to *sum the write units of writing the largest of items
+// (canonical JSON), when the comparison prices changes
+// (listOptions.writeUnits). It fails on JSON it cannot decode.
+func (bc *bucketComparer) price(sum *int64, items ...[]byte) error {
+	if bc.writeUnits == nil {
+		return nil
+	}
+	var most int64
+	for _, it := range items {
+		n, err := bc.writeUnits(it)
+		if err != nil {
+			return fmt.Errorf("verify: price a change: %w", err)
+		}
+		most = max(most, n)
+	}
+	*sum += most
 	return nil
 }
 
