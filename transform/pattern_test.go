@@ -76,3 +76,60 @@ access_patterns:
 		}
 	}
 }
+
+// A pattern's Home, the entity verify samples its parameters from, is the
+// one its key templates are written for: the entity that puts the
+// parameter after the same text in the queried attribute, preferring one
+// whose sort key starts with the pattern's literal sort prefix; not the
+// first entity that merely has a column of that name.
+func TestPatternHome(t *testing.T) {
+	m, err := mapping.Parse("home.yaml", []byte(`
+table:
+  name: home
+  gsis:
+    - {name: GSI1, partition_key: GSI1PK, sort_key: GSI1SK}
+entities:
+  Customer:
+    source: {table: customers}
+    pk: CUSTOMER#${customer_id}
+    sk: CUSTOMER#${customer_id}
+  Note:
+    source: {table: notes}
+    pk: CUSTOMER#${customer_id}
+    sk: NOTE#${note_id}
+  Order:
+    source: {table: orders}
+    pk: ORDER#${order_id}
+    sk: ORDER#${order_id}
+    indexes:
+      GSI1: {pk: "CUSTOMER#${customer_id}", sk: "ORDER#${order_id}"}
+access_patterns:
+  GetCustomer: {key_condition: "PK = CUSTOMER#${customer_id} AND SK = CUSTOMER#${customer_id}"}
+  CustomerNotes: {key_condition: "PK = CUSTOMER#${customer_id} AND begins_with(SK, NOTE#)"}
+  OrdersByCustomer: {index: GSI1, key_condition: "GSI1PK = CUSTOMER#${customer_id} AND begins_with(GSI1SK, ORDER#)"}
+  ByOrderText: {key_condition: "PK = O#${order_id}"}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cols := func(names ...string) *transform.Sources {
+		s := &transform.Sources{}
+		for _, n := range names {
+			s.Columns = append(s.Columns, extract.Column{Name: n, Type: "int4"})
+		}
+		return s
+	}
+	plans, err := transform.CompileAll(m, []*transform.Sources{cols("customer_id"), cols("note_id", "customer_id"), cols("order_id", "customer_id")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []int{0, 1, 2, -1} {
+		pp, err := transform.CompilePattern(m, m.AccessPatterns[i], plans)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if pp.Home != want {
+			t.Errorf("%s: Home %d, want %d", m.AccessPatterns[i].Name, pp.Home, want)
+		}
+	}
+}
