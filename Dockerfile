@@ -1,24 +1,29 @@
 # pg2dynamo image: the static binary, the sample mappings (fixtures/mappings/),
-# the Northwind example mapping (examples/) and the demo scripts, in /app.
+# the Northwind example (examples/northwind/) and the demo: scripts/demo.sh
+# with its DynamoDB helper (scripts/demo-ddb, as /usr/local/bin/demo-ddb), in
+# /app.
 #
 #   docker build -t pg2dynamo .
 #   docker run --rm pg2dynamo migrate --help
 #
 # docker-compose.yml builds it for its one-shot `migrate` service, which runs
-# scripts/demo.sh in it against PostgreSQL and DynamoDB Local.
+# scripts/demo.sh in it against PostgreSQL and DynamoDB Local. .dockerignore
+# keeps the build context to what is copied here.
+#
+# Every base image is pinned to a version (internal/composecheck checks it):
+# golang is go.mod's go version exactly, so GOTOOLCHAIN=local builds with it
+# and fetches nothing.
 
-FROM golang:1.26-bookworm AS build
-# go.mod asks for go 1.26.8; the image sets GOTOOLCHAIN=local, so a cached
-# older 1.26 image would refuse to build. auto fetches that toolchain then,
-# and changes nothing when the image's Go is recent enough.
-ENV GOTOOLCHAIN=auto
+FROM golang:1.26.8 AS build
+ENV GOTOOLCHAIN=local
 WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
-RUN CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' -o /pg2dynamo .
+RUN CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' -o /out/pg2dynamo . \
+	&& CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' -o /out/demo-ddb ./scripts/demo-ddb
 
-FROM debian:bookworm-slim
+FROM debian:12.15-slim
 # postgresql-client: psql, createdb, dropdb and pg_isready for scripts/demo.sh
 # (Northwind is loaded with psql). ca-certificates: for AWS's HTTPS endpoints.
 RUN apt-get update \
@@ -29,9 +34,9 @@ RUN useradd --system --uid 10001 --user-group --create-home pg2dynamo \
 	&& mkdir /app \
 	&& chown pg2dynamo:pg2dynamo /app
 WORKDIR /app
-COPY --from=build /pg2dynamo /usr/local/bin/pg2dynamo
+COPY --from=build /out/pg2dynamo /out/demo-ddb /usr/local/bin/
 COPY fixtures/mappings/ /app/fixtures/mappings/
-COPY examples/ /app/examples/
+COPY examples/northwind/ /app/examples/northwind/
 COPY scripts/demo.sh scripts/dynalite.sh /app/scripts/
 USER pg2dynamo
 ENTRYPOINT ["/usr/local/bin/pg2dynamo"]

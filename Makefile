@@ -1,4 +1,4 @@
-.PHONY: build test demo bench
+.PHONY: build test demo demo-stop bench
 
 # Build the pg2dynamo binary.
 build:
@@ -11,11 +11,20 @@ build:
 test:
 	./scripts/test.sh
 
-# Run the main job end to end on the fixtures and Northwind: starts
-# dynalite (or uses DYNAMODB_ENDPOINT), loads the sample databases and
-# migrates each into its own table.
+# Run the main job end to end: starts dynalite (or uses DYNAMODB_ENDPOINT),
+# loads the fixture domains and Northwind into PostgreSQL, migrates each into
+# its single-table design (fixtures/mappings/strategies/, with verify running
+# every access pattern) and prints one item collection as a Query returns
+# it. KEEP=1 leaves dynalite running on 127.0.0.1:8000 and prints the AWS
+# CLI command that queries it; make demo-stop stops it. Other settings:
+# see scripts/demo.sh (SCALE=10 make demo).
+KEEP ?=
 demo:
-	./scripts/demo.sh
+	DEMO_KEEP_SERVER="$${DEMO_KEEP_SERVER:-$(KEEP)}" ./scripts/demo.sh
+
+# Stop the dynalite that KEEP=1 make demo left running.
+demo-stop:
+	./scripts/demo.sh stop
 
 # Measure pg2dynamo against its floors (see bench/main.go); rewrites
 # BENCHMARKS.md. Installs the pinned dynalite (npm ci) if missing. Flags:

@@ -2,8 +2,9 @@
 # The test suite, as CI runs it (.ci/run → make test → this script).
 # Starts or checks what the tests need: PostgreSQL on 127.0.0.1:5432, the
 # pinned dynalite from package-lock.json (the tests start dynalite
-# themselves, on a free loopback port) and Debian's chromium (the HTML
-# report is checked in headless Chromium).
+# themselves, on a free loopback port), Debian's chromium (the HTML
+# report is checked in headless Chromium) and Debian's docker-compose (it
+# validates docker-compose.yml without a Docker engine).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -52,6 +53,19 @@ if ! command -v chromium >/dev/null 2>&1; then
     apt-get install -y --no-install-recommends chromium >/dev/null || { apt-get update >/dev/null && apt-get install -y --no-install-recommends chromium >/dev/null; }
   else
     echo "chromium is missing: install Debian's chromium package (or set PG2DYNAMO_SKIP_BROWSER=1 to skip the HTML check)" >&2
+    exit 1
+  fi
+fi
+
+# internal/composecheck validates docker-compose.yml with `docker compose
+# config`, or Debian's docker-compose, which needs no Docker engine
+# (PG2DYNAMO_SKIP_COMPOSE=1 skips that test instead).
+if [ -z "${PG2DYNAMO_SKIP_COMPOSE:-}" ] && ! command -v docker-compose >/dev/null 2>&1 && ! docker compose version >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "installing docker-compose (for the compose file test)" >&2
+    apt-get install -y --no-install-recommends docker-compose >/dev/null || { apt-get update >/dev/null && apt-get install -y --no-install-recommends docker-compose >/dev/null; }
+  else
+    echo "docker-compose is missing: install Debian's docker-compose package (or set PG2DYNAMO_SKIP_COMPOSE=1 to skip the compose check)" >&2
     exit 1
   fi
 fi
