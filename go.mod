@@ -28,6 +28,8 @@ require (
 	golang.org/x/time v0.16.0
 )
 
+require github.com/creack/pty v1.1.24 // indirect
+
 require (
 	github.com/VividCortex/ewma v1.2.0 // indirect
 	github.com/acarl005/stripansi v0.0.0-20180116102854-5a71ef0e047d // indirect

@@ -50,10 +50,8 @@ Example:
 			&cli.IntFlag{Name: "objects", Value: export.DefaultSlots, Usage: "`N` objects written at a time (each holds up to 256 KiB of items to shuffle, and a compressor)"},
 			&cli.IntFlag{Name: "readers", Value: defaultReaders(), Usage: "PostgreSQL connections reading in parallel, all on one exported snapshot"},
 			&cli.PathFlag{Name: "rejects", Value: "pg2dynamo-rejects.jsonl", TakesFile: true, Usage: "JSON Lines `FILE` listing rejected rows"},
-			&cli.StringFlag{Name: "progress", Value: "auto", Usage: "progress display: auto, bars, lines or none"},
-			&cli.DurationFlag{Name: "progress-interval", Value: 10 * time.Second, Usage: "how often --progress lines prints"},
 			&cli.BoolFlag{Name: "no-duplicate-check", Usage: "do not remember every item key to catch two rows that render the same primary key"},
-		}, shardFlags()...),
+		}, append(progressFlags(), shardFlags()...)...),
 		Action: runExport,
 	}
 }
@@ -102,7 +100,7 @@ func runExport(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	prog, closeProg, err := progressFor(c.String("progress"), c.App.ErrWriter, c.Duration("progress-interval"))
+	prog, closeProg, err := progressOf(c)
 	if err != nil {
 		return err
 	}

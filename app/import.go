@@ -50,7 +50,7 @@ not, 4 when verify found differences, 2 for a usage error, 1 on failure.`,
 			&cli.DurationFlag{Name: "poll-interval", Value: 10 * time.Second, Usage: "how often (a `DURATION`) the operation's progress is read and printed"},
 			&cli.PathFlag{Name: "rejects", Value: "pg2dynamo-rejects.jsonl", TakesFile: true, Usage: "JSON Lines `FILE` listing the items DynamoDB could not write"},
 			&cli.BoolFlag{Name: "no-verify", Usage: "skip the verification (as pg2dynamo verify) that follows the load"},
-		}, reportFlags()[1:]...),
+		}, append(progressFlags(), reportFlags()[1:]...)...),
 		Action: runImport,
 	}
 }

@@ -60,8 +60,6 @@ Example, against DynamoDB Local:
 			&cli.DurationFlag{Name: "retry-deadline", Value: 5 * time.Minute, Usage: "give up a batch (and stop the run, with its checkpoint) when its retries, throttling included, take longer than this"},
 			&cli.IntFlag{Name: "max-attempts", Value: 10, Usage: "attempts per DynamoDB request on throttling, 5xx and network errors (exponential backoff with jitter)"},
 			&cli.PathFlag{Name: "rejects", Value: "pg2dynamo-rejects.jsonl", TakesFile: true, Usage: "JSON Lines `FILE` listing rejected rows (written on every run: empty when none was rejected)"},
-			&cli.StringFlag{Name: "progress", Value: "auto", Usage: "progress display: auto (bars on a terminal, lines otherwise), bars, lines or none"},
-			&cli.DurationFlag{Name: "progress-interval", Value: 10 * time.Second, Usage: "how often --progress lines prints"},
 			&cli.BoolFlag{Name: "no-duplicate-check", Usage: "do not remember every item key to catch two rows that render the same primary key (saves 11 to 21 bytes of memory per item of the entities whose keys are not proven unique, and lets them be read in parallel; duplicates within one batch are still caught)"},
 			&cli.StringFlag{Name: "sink", Value: "dynamodb", Usage: "where items go: dynamodb, or null to read and transform everything and write nothing (for measuring)"},
 			&cli.PathFlag{Name: "checkpoint", Value: "pg2dynamo-checkpoint.json", TakesFile: true, Usage: "`FILE` recording, as batches are acknowledged, how far each entity is written (each entity is read in primary-key order)"},
@@ -72,7 +70,7 @@ Example, against DynamoDB Local:
 			pruneFlag(),
 			&cli.Float64Flag{Name: "price-per-million", Value: report.DefaultPricePerMillion, Usage: "with --dry-run: on-demand price in US dollars per million write request units"},
 			&cli.Float64Flag{Name: "import-price-per-gb", Value: report.DefaultImportPricePerGB, Usage: "with --dry-run: ImportTable's price in US dollars per GB of source data, uncompressed"},
-		}, append(append(shardFlags(), followFlags()...), reportFlags()[1:]...)...),
+		}, append(append(append(progressFlags(), shardFlags()...), followFlags()...), reportFlags()[1:]...)...),
 		Action: runMigrate,
 	}
 }
@@ -102,7 +100,7 @@ func runMigrate(c *cli.Context) error {
 	if err := checkPrune(c); err != nil {
 		return err
 	}
-	prog, closeProg, err := progressFor(c.String("progress"), c.App.ErrWriter, c.Duration("progress-interval"))
+	prog, closeProg, err := progressOf(c)
 	if err != nil {
 		return err
 	}
@@ -398,19 +396,20 @@ func loadMapping(ctx context.Context, path string) (*mapping.Mapping, error) {
 func progressFor(mode string, w io.Writer, interval time.Duration) (pipeline.Progress, func(), error) {
 	if mode == "auto" {
 		mode = "lines"
-		// A terminal without a size (some CI ptys) cannot show bars.
+		// A terminal without a size (some CI ptys) cannot show bars: mpb
+		// draws as many lines as the terminal has rows.
 		if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
-			if width, _, err := term.GetSize(int(f.Fd())); err == nil && width > 0 {
+			if width, height, err := term.GetSize(int(f.Fd())); err == nil && width > 0 && height > 0 {
 				mode = "bars"
 			}
 		}
 	}
 	switch mode {
 	case "bars":
-		b := newBarProgress(w)
+		b := newBarProgress(w, nil)
 		return b, sync.OnceFunc(b.Close), nil
 	case "lines":
-		l := newLineProgress(w, interval)
+		l := newLineProgress(w, interval, nil)
 		return l, sync.OnceFunc(l.Close), nil
 	case "none":
 		return nil, func() {}, nil

@@ -28,11 +28,11 @@ item size and the write units a full load will consume.
 with library: onetable (JSON, for new Table({schema})): it checks the
 mapping against the database, as --with-source does, for the column types
 that decide the key templates' padding, and reads no row.`,
-		Flags: []cli.Flag{
+		Flags: append([]cli.Flag{
 			mappingFlag(), sourceFlag(),
 			&cli.StringFlag{Name: "format", Value: plan.FormatText, Usage: "output format: text, markdown, json, or onetable (the OneTable schema; reads the source's column types)"},
 			&cli.BoolFlag{Name: "with-source", Usage: "read the source (--source, DATABASE_URL or PG*) for row counts, item sizes and write units"},
-		},
+		}, progressFlags()...),
 		Action: runPlan,
 	}
 }
@@ -73,7 +73,13 @@ func runPlan(c *cli.Context) error {
 		if err := src.Begin(ctx); err != nil {
 			return err
 		}
-		if d.Stats, err = plan.Stats(ctx, src, m, plans); err != nil {
+		prog, closeProg, err := progressOf(c)
+		if err != nil {
+			return err
+		}
+		d.Stats, err = plan.Stats(ctx, src, m, plans, prog)
+		closeProg()
+		if err != nil {
 			return err
 		}
 	}

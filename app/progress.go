@@ -3,47 +3,313 @@ package app
 import (
 	"fmt"
 	"io"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
+	"github.com/urfave/cli/v2"
 	"github.com/vbauerster/mpb/v8"
 	"github.com/vbauerster/mpb/v8/decor"
+
+	"github.com/pg2dynamo/pg2dynamo/pipeline"
+	"github.com/pg2dynamo/pg2dynamo/verify"
 )
 
-// barProgress draws one live bar per entity (mpb): on a terminal, or on
-// any writer when --progress bars asks for them (frames then go to the
-// writer with the terminal's cursor movements, every refresh).
-type barProgress struct {
-	p    *mpb.Progress
-	mu   sync.Mutex
-	bars map[string]*mpb.Bar
+// progressFlags are the flags of the commands that show progress.
+func progressFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "progress", Value: "auto", Usage: "progress display: auto (bars on a terminal, lines otherwise), bars, lines or none; bars and lines show rows done of the snapshot's count(*), items/s, elapsed and the ETA"},
+		&cli.DurationFlag{Name: "progress-interval", Value: 10 * time.Second, Usage: "how often --progress lines prints"},
+	}
 }
 
-func newBarProgress(w io.Writer) *barProgress {
-	return &barProgress{p: mpb.New(mpb.WithOutput(w), mpb.WithWidth(32), mpb.WithRefreshRate(200*time.Millisecond), mpb.WithAutoRefresh()),
-		bars: map[string]*mpb.Bar{}}
+// progressOf is the progress display --progress asks for (progressFor),
+// on c's error writer, and its closing.
+func progressOf(c *cli.Context) (pipeline.Progress, func(), error) {
+	return progressFor(c.String("progress"), c.App.ErrWriter, c.Duration("progress-interval"))
 }
 
-func (b *barProgress) Start(entity string, total int64) {
+// progressBoard is what both progress displays show: one phase's entities
+// (a run's, or verify's source pass, then its Scan) in the mapping's
+// order, with their counts and times, and the phase's totals. The
+// pipeline tells it from one goroutine; the bars read it from mpb's. Its
+// columns have fixed widths, set by Plan from the largest total, so that
+// they do not move as the numbers grow.
+type progressBoard struct {
+	mu      sync.Mutex
+	now     func() time.Time
+	started time.Time // when the phase was planned
+	ended   time.Time // when its last row was finished (zero until then)
+	unit    string    // what the counts count: rows, or items for a Scan
+	ents    []*boardEntity
+	byName  map[string]*boardEntity
+	// nameW and numW are the widths of the name and of a count.
+	nameW, numW int
+}
+
+type boardEntity struct {
+	name               string
+	total, rows, items int64
+	// earlier: a resumed run's checkpoint records it written.
+	earlier bool
+	// start is when its first rows were read, end when its last row was
+	// finished (zero until then).
+	start, end time.Time
+}
+
+// overallName labels the line of the whole phase, when it has more than
+// one entity; a phase of one is shown as one line, of its name.
+const overallName = "total"
+
+// label is the overall line's label.
+func (b *progressBoard) label() string {
+	if len(b.ents) == 1 {
+		return b.ents[0].name
+	}
+	return overallName
+}
+
+func newProgressBoard(now func() time.Time) *progressBoard {
+	if now == nil {
+		now = time.Now
+	}
+	return &progressBoard{now: now}
+}
+
+// plan begins a phase with ents.
+func (b *progressBoard) plan(ents []pipeline.PlannedEntity) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	b.started, b.ended, b.unit = b.now(), time.Time{}, "rows"
+	if len(ents) == 1 && strings.HasPrefix(ents[0].Name, verify.ScanName("")) {
+		b.unit = "items"
+	}
+	b.ents, b.byName = nil, map[string]*boardEntity{}
+	b.nameW = len(overallName)
+	var sum int64
+	for _, pe := range ents {
+		e := &boardEntity{name: pe.Name, total: pe.Rows, earlier: pe.Done}
+		b.ents = append(b.ents, e)
+		b.byName[pe.Name] = e
+		b.nameW = max(b.nameW, len(pe.Name))
+		sum += pe.Rows
+	}
+	b.numW = len(strconv.FormatInt(sum, 10))
+}
+
+func (b *progressBoard) start(name string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if e := b.byName[name]; e != nil && e.start.IsZero() {
+		e.start = b.now()
+	}
+}
+
+// advance counts rows and items of name; it reports whether name has just
+// finished (its rows reached its total).
+func (b *progressBoard) advance(name string, rows, items int) (finished bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	e := b.byName[name]
+	if e == nil {
+		return false
+	}
+	if e.start.IsZero() {
+		e.start = b.now()
+	}
+	e.rows += int64(rows)
+	e.items += int64(items)
+	if !e.end.IsZero() || e.rows < e.total {
+		return false
+	}
+	e.end = b.now()
+	if done, total, _ := b.sums(); done >= total {
+		b.ended = e.end
+	}
+	return true
+}
+
+// elapsed is the phase's time so far, or in all once it ended.
+func (b *progressBoard) elapsed() time.Duration {
+	if !b.ended.IsZero() {
+		return b.ended.Sub(b.started)
+	}
+	return b.now().Sub(b.started)
+}
+
+// sums returns the phase's rows finished, rows to read (less the entities
+// done earlier) and items.
+func (b *progressBoard) sums() (rows, total, items int64) {
+	for _, e := range b.ents {
+		rows += e.rows
+		items += e.items
+		if !e.earlier {
+			total += e.total
+		}
+	}
+	return rows, total, items
+}
+
+// counts formats done/total in the board's fixed widths.
+func (b *progressBoard) counts(done, total int64) string {
+	return fmt.Sprintf("%*d/%-*d %s", b.numW, done, b.numW, total, b.unit)
+}
+
+// rate formats items over d, in a fixed width.
+func rate(items int64, d time.Duration) string {
+	if d <= 0 {
+		return fmt.Sprintf("%6s items/s", "-")
+	}
+	return fmt.Sprintf("%6.0f items/s", float64(items)/d.Seconds())
+}
+
+// percent formats done of total; an empty total is whole.
+func percent(done, total int64) string {
+	if total <= 0 {
+		return "100%"
+	}
+	return fmt.Sprintf("%3d%%", min(done*100/total, 100))
+}
+
+// clock formats d for people, in at most 6 characters: 42s, 12m05s,
+// 3h04m.
+func clock(d time.Duration) string {
+	d = max(d, 0).Round(time.Second)
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("%ds", int(d.Seconds()))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm%02ds", int(d.Minutes()), int(d.Seconds())%60)
+	}
+	return fmt.Sprintf("%dh%02dm", int(d.Hours()), int(d.Minutes())%60)
+}
+
+// eta is the time left at the phase's average rate so far: rows of total
+// finished in elapsed. "-" before the first rows.
+func eta(rows, total int64, elapsed time.Duration) string {
+	switch {
+	case rows >= total:
+		return clock(0)
+	case rows <= 0 || elapsed <= 0:
+		return "-"
+	}
+	return clock(time.Duration(float64(elapsed) * float64(total-rows) / float64(rows)))
+}
+
+// overallLeft and overallRight are the overall bar's columns: the
+// counts; and the percentage, the average rate, elapsed and ETA.
+func (b *progressBoard) overallLeft() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	rows, total, _ := b.sums()
+	return fmt.Sprintf("%-*s %s", b.nameW, b.label(), b.counts(rows, total))
+}
+
+func (b *progressBoard) overallRight() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	rows, total, items := b.sums()
+	elapsed := b.elapsed()
+	return fmt.Sprintf("%s %s  elapsed %6s  ETA %6s", percent(rows, total), rate(items, elapsed), clock(elapsed), eta(rows, total, elapsed))
+}
+
+// etaPad stands for the overall bar's ETA column on entity bars, so that
+// all the bars have one length.
+var etaPad = strings.Repeat(" ", len("  ETA ")+6)
+
+// entityLeft and entityRight are an entity bar's columns: its counts;
+// and its percentage, average rate (frozen when it finished) and state.
+func (b *progressBoard) entityLeft(e *boardEntity) string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return fmt.Sprintf("%-*s %s", b.nameW, e.name, b.counts(e.rows, e.total))
+}
+
+func (b *progressBoard) entityRight(e *boardEntity) string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	switch {
+	case e.earlier:
+		return "done in an earlier run"
+	case e.start.IsZero():
+		return fmt.Sprintf("%s %s  waiting %6s%s", percent(0, e.total), rate(0, 0), "", etaPad)
+	}
+	end, state := e.end, "done in"
+	if end.IsZero() {
+		end, state = b.now(), "reading"
+	}
+	return fmt.Sprintf("%s %s  %s %6s%s", percent(e.rows, e.total), rate(e.items, end.Sub(e.start)), state, clock(end.Sub(e.start)), etaPad)
+}
+
+// barProgress draws the board as live bars (mpb): an overall bar, then,
+// when there is more than one entity, one bar per entity in the mapping's
+// order. On a terminal, or on any writer when --progress bars
+// asks for them (frames then go to the writer with the terminal's cursor
+// movements, every refresh). Each Plan (a new phase) ends the bars of the
+// last one.
+type barProgress struct {
+	w       io.Writer
+	board   *progressBoard
+	p       *mpb.Progress
+	overall *mpb.Bar
+	bars    map[string]*mpb.Bar
+	refresh time.Duration
+}
+
+func newBarProgress(w io.Writer, now func() time.Time) *barProgress {
+	return &barProgress{w: w, board: newProgressBoard(now), refresh: 200 * time.Millisecond}
+}
+
+func (b *barProgress) Plan(ents []pipeline.PlannedEntity) {
+	b.Close()
+	b.board.plan(ents)
+	// The width asked for is the bar's most, on a terminal, where the bar
+	// takes what the columns leave of a line; and the line's, elsewhere.
+	b.p = mpb.New(mpb.WithOutput(b.w), mpb.WithWidth(barLineWidth), mpb.WithRefreshRate(b.refresh), mpb.WithAutoRefresh())
+	b.bars = map[string]*mpb.Bar{}
+	var sum int64
+	for _, e := range ents {
+		if !e.Done {
+			sum += e.Rows
+		}
+	}
+	b.overall = b.addBar(sum, b.board.overallLeft, b.board.overallRight)
+	if len(ents) == 1 {
+		return
+	}
+	for _, e := range b.board.ents {
+		bar := b.addBar(e.total, func() string { return b.board.entityLeft(e) }, func() string { return b.board.entityRight(e) })
+		if e.earlier {
+			bar.SetTotal(-1, true)
+		}
+		b.bars[e.name] = bar
+	}
+}
+
+// barLineWidth is the width of a bar's line when not on a terminal.
+const barLineWidth = 120
+
+// addBar adds a bar of total whose columns left and right draw.
+func (b *barProgress) addBar(total int64, left, right func() string) *mpb.Bar {
 	bar := b.p.AddBar(total,
-		mpb.PrependDecorators(decor.Name(entity, decor.WCSyncSpaceR), decor.CountersNoUnit("%d/%d", decor.WCSyncSpace)),
-		mpb.AppendDecorators(decor.AverageSpeed(nil, "%.0f items/s", decor.WCSyncSpace), decor.Percentage(decor.WCSyncSpace)),
+		mpb.PrependDecorators(decor.Any(func(decor.Statistics) string { return left() })),
+		mpb.AppendDecorators(decor.Any(func(decor.Statistics) string { return right() })),
 	)
 	if total == 0 {
 		bar.SetTotal(-1, true)
 	}
-	b.bars[entity] = bar
+	return bar
 }
 
-func (b *barProgress) Advance(entity string, n int) {
-	b.mu.Lock()
-	bar := b.bars[entity]
-	b.mu.Unlock()
-	if bar != nil {
-		bar.IncrBy(n)
+func (b *barProgress) Start(entity string) { b.board.start(entity) }
+
+func (b *barProgress) Advance(entity string, rows, items int) {
+	b.board.advance(entity, rows, items)
+	if bar := b.bars[entity]; bar != nil {
+		bar.IncrBy(rows)
 	}
+	b.overall.IncrBy(rows)
 }
 
 // Close ends every bar and waits for the last frame. mpb's Wait returns
@@ -53,52 +319,66 @@ func (b *barProgress) Advance(entity string, n int) {
 // or a resumed run reading the rest of an entity) is aborted, and stays
 // drawn at the count it reached. Abort does nothing to a completed bar.
 func (b *barProgress) Close() {
-	b.mu.Lock()
+	if b.p == nil {
+		return
+	}
+	b.overall.Abort(false)
 	for _, bar := range b.bars {
 		bar.Abort(false)
 	}
-	b.mu.Unlock()
 	b.p.Wait()
+	b.p = nil
 }
 
-// lineProgress prints plain lines (logs, CI, pipes): one when an entity
-// starts and, every interval, one per entity still in progress.
+// lineProgress prints the board as plain lines (logs, CI, pipes): every
+// interval, the overall line and one per entity that moved; a line when
+// an entity finishes; and the overall line at the end.
 type lineProgress struct {
 	w        io.Writer
-	mu       sync.Mutex
-	order    []string
-	state    map[string]*lineState
+	board    *progressBoard
+	mu       sync.Mutex // serializes writes to w
+	moved    map[*boardEntity]int64
 	stop     chan struct{}
 	done     chan struct{}
 	interval time.Duration
 }
 
-type lineState struct {
-	total, done, lastDone int64
-	start, last           time.Time
-}
-
-func newLineProgress(w io.Writer, interval time.Duration) *lineProgress {
-	l := &lineProgress{w: w, state: map[string]*lineState{}, stop: make(chan struct{}), done: make(chan struct{}), interval: interval}
+func newLineProgress(w io.Writer, interval time.Duration, now func() time.Time) *lineProgress {
+	l := &lineProgress{w: w, board: newProgressBoard(now), moved: map[*boardEntity]int64{},
+		stop: make(chan struct{}), done: make(chan struct{}), interval: interval}
 	go l.loop()
 	return l
 }
 
-func (l *lineProgress) Start(entity string, total int64) {
+func (l *lineProgress) Plan(ents []pipeline.PlannedEntity) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	now := time.Now()
-	l.order = append(l.order, entity)
-	l.state[entity] = &lineState{total: total, start: now, last: now}
-	fmt.Fprintf(l.w, "%s: reading %d rows\n", entity, total)
+	if l.board.ents != nil {
+		l.printOverall()
+	}
+	l.board.plan(ents)
+	_, total, _ := l.board.sums()
+	if len(ents) == 1 {
+		fmt.Fprintf(l.w, "%s: %d %s to read\n", ents[0].Name, total, l.board.unit)
+		return
+	}
+	fmt.Fprintf(l.w, "%d entities: %d %s to read\n", len(ents), total, l.board.unit)
 }
 
-func (l *lineProgress) Advance(entity string, n int) {
+func (l *lineProgress) Start(entity string) { l.board.start(entity) }
+
+func (l *lineProgress) Advance(entity string, rows, items int) {
+	if !l.board.advance(entity, rows, items) {
+		return
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if s := l.state[entity]; s != nil {
-		s.done += int64(n)
-	}
+	b := l.board
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	e := b.byName[entity]
+	fmt.Fprintf(l.w, "%s: %d/%d %s done in %s, %s\n", e.name, e.rows, e.total, b.unit, clock(e.end.Sub(e.start)),
+		strings.TrimSpace(rate(e.items, e.end.Sub(e.start))))
 }
 
 func (l *lineProgress) loop() {
@@ -109,28 +389,59 @@ func (l *lineProgress) loop() {
 		select {
 		case <-l.stop:
 			return
-		case now := <-t.C:
+		case <-t.C:
 			l.mu.Lock()
-			for _, name := range l.order {
-				s := l.state[name]
-				if s.done == s.lastDone {
-					continue
-				}
-				if s.done >= s.total {
-					fmt.Fprintf(l.w, "%s: %d/%d rows done\n", name, s.done, s.total)
-				} else {
-					rate := float64(s.done-s.lastDone) / now.Sub(s.last).Seconds()
-					fmt.Fprintf(l.w, "%s: %d/%d rows done, %.0f rows/s\n", name, s.done, s.total, rate)
-				}
-				s.lastDone, s.last = s.done, now
-			}
+			l.tick()
 			l.mu.Unlock()
 		}
 	}
 }
 
-// Close stops the ticker.
+// tick prints the overall line and the entities still being read that
+// moved since the last tick.
+func (l *lineProgress) tick() {
+	b := l.board
+	b.mu.Lock()
+	var moving []string
+	now := b.now()
+	for _, e := range b.ents {
+		if e.end.IsZero() && e.rows != l.moved[e] {
+			l.moved[e] = e.rows
+			moving = append(moving, fmt.Sprintf("%s: %d/%d %s done (%s), %s\n", e.name, e.rows, e.total, b.unit,
+				strings.TrimSpace(percent(e.rows, e.total)), strings.TrimSpace(rate(e.items, now.Sub(e.start)))))
+		}
+	}
+	b.mu.Unlock()
+	if len(moving) == 0 {
+		return
+	}
+	l.printOverall()
+	if len(b.ents) == 1 {
+		return // the overall line is the entity's
+	}
+	for _, s := range moving {
+		io.WriteString(l.w, s)
+	}
+}
+
+// printOverall prints the phase's totals, elapsed and ETA.
+func (l *lineProgress) printOverall() {
+	b := l.board
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	rows, total, items := b.sums()
+	elapsed := b.elapsed()
+	fmt.Fprintf(l.w, "%s: %d/%d %s done (%s), %s, elapsed %s, ETA %s\n", b.label(), rows, total, b.unit,
+		strings.TrimSpace(percent(rows, total)), strings.TrimSpace(rate(items, elapsed)), clock(elapsed), eta(rows, total, elapsed))
+}
+
+// Close stops the ticker and prints the last phase's totals.
 func (l *lineProgress) Close() {
 	close(l.stop)
 	<-l.done
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.board.ents != nil {
+		l.printOverall()
+	}
 }

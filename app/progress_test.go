@@ -4,16 +4,178 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/creack/pty"
+
 	"github.com/pg2dynamo/pg2dynamo/internal/testenv"
+	"github.com/pg2dynamo/pg2dynamo/pipeline"
 )
+
+// fakeClock is a clock the test moves (and mpb's goroutine reads).
+type fakeClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func newFakeClock() *fakeClock { return &fakeClock{t: time.Date(2026, 11, 24, 0, 0, 0, 0, time.UTC)} }
+
+func (c *fakeClock) now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *fakeClock) add(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+var ansiEscape = regexp.MustCompile("\x1b\\[[0-9;?]*[A-Za-z]")
+
+// lastFrame is the last frame mpb drew in out (each begins by clearing
+// the last, "ESC[J"), without escapes and carriage returns, by line.
+func lastFrame(out string) []string {
+	if i := strings.LastIndex(out, "\x1b[J"); i >= 0 {
+		out = out[i:]
+	}
+	out = strings.ReplaceAll(ansiEscape.ReplaceAllString(out, ""), "\r", "")
+	return strings.FieldsFunc(out, func(r rune) bool { return r == '\n' })
+}
+
+// openPTY opens a pseudo-terminal of 120 columns and 24 rows, and copies
+// what is written to its terminal side into the returned buffer.
+func openPTY(t *testing.T) (*os.File, *syncBuffer) {
+	t.Helper()
+	ptmx, tty, err := pty.Open()
+	if err != nil {
+		t.Skipf("no pseudo-terminal here: %v", err)
+	}
+	if err := pty.Setsize(tty, &pty.Winsize{Rows: 24, Cols: 120}); err != nil {
+		t.Fatal(err)
+	}
+	out := &syncBuffer{}
+	copied := make(chan struct{})
+	go func() { defer close(copied); io.Copy(out, ptmx) }()
+	t.Cleanup(func() { tty.Close(); ptmx.Close(); <-copied })
+	return tty, out
+}
+
+// waitFor waits up to 10 s for a frame in out whose lines contain every
+// one of want, in order, and returns it.
+func waitFor(t *testing.T, out *syncBuffer, want ...string) []string {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		frame := lastFrame(out.String())
+		next := 0
+		for _, line := range frame {
+			if next < len(want) && strings.Contains(line, want[next]) {
+				next++
+			}
+		}
+		if next == len(want) {
+			return frame
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no frame with %q in 10s; the last:\n%s", want, strings.Join(frame, "\n"))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// The bars, drawn in a pseudo-terminal on a clock the test moves: the
+// overall bar shows the rows of every entity, the items/s and the time
+// elapsed since the run was planned and the ETA at that rate; entity bars
+// follow in the mapping's order, one length, a finished one keeping the
+// average rate it finished at, and one not yet read waiting.
+func TestProgressBarsShowElapsedAndETA(t *testing.T) {
+	tty, out := openPTY(t)
+	clock := newFakeClock()
+	b := newBarProgress(tty, clock.now)
+	b.refresh = 10 * time.Millisecond
+	b.Plan([]pipeline.PlannedEntity{{Name: "Org", Rows: 200}, {Name: "Ticket", Rows: 700}, {Name: "Label", Rows: 100}})
+	b.Start("Org")
+	clock.add(10 * time.Second)
+	b.Advance("Org", 200, 400) // done in 10 s: 40 items/s
+	b.Start("Ticket")
+	clock.add(15 * time.Second)
+	b.Advance("Ticket", 50, 50)
+	// 250 of 1000 rows in 25 s: 750 more take 75 s; 450 items in 25 s.
+	frame := waitFor(t, out, "ETA  1m15s", "Org", "Ticket", "Label")
+	clock.add(5 * time.Minute) // later frames: Org keeps its rate
+	frame = waitFor(t, out, "elapsed  5m25s")
+	want := []*regexp.Regexp{
+		regexp.MustCompile(`^total   250/1000 rows \[.*\]  25%      1 items/s  elapsed  5m25s  ETA 16m15s$`),
+		regexp.MustCompile(`^Org     200/200  rows \[.*\] 100%     40 items/s  done in    10s +$`),
+		regexp.MustCompile(`^Ticket   50/700  rows \[.*\]   7%      0 items/s  reading  5m15s +$`),
+		regexp.MustCompile(`^Label     0/100  rows \[.*\]   0%      - items/s  waiting +$`),
+	}
+	if len(frame) != len(want) {
+		t.Fatalf("frame of %d lines, want %d:\n%s", len(frame), len(want), strings.Join(frame, "\n"))
+	}
+	for i, re := range want {
+		if !re.MatchString(frame[i]) {
+			t.Errorf("line %d:\n%s\nwant %s", i, frame[i], re)
+		}
+		if len(frame[i]) != len(frame[0]) {
+			t.Errorf("line %d is %d long, the first %d: columns move", i, len(frame[i]), len(frame[0]))
+		}
+	}
+	b.Close()
+}
+
+// migrate on a terminal draws bars of its own accord (--progress auto),
+// and its last frame accounts for every row of the source. verify and
+// plan --with-source show the reading too, here in lines: verify its
+// derivation then its Scan, plan its derivation.
+func TestProgressOfMigrateVerifyAndPlan(t *testing.T) {
+	parallel(t)
+	root, err := testenv.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	mappingFile := filepath.Join(root, "fixtures", "mappings", "tickets.yaml")
+	url, counts := fixtureSource(t, "tickets", 1)
+	table := testenv.TableName("bars")
+	args := migrateArgs(t, mappingFile, url, table, "--create-table", "--no-verify")
+	args[slices.Index(args, "--progress")+1] = "auto"
+	tty, out := openPTY(t)
+	var stdout bytes.Buffer
+	if code := RunContext(context.Background(), args, &stdout, tty); code != 0 {
+		t.Fatalf("exit %d\n%s%s", code, stdout.String(), out.String())
+	}
+	total := strconv.FormatInt(counts["orgs"]+counts["users"]+counts["tickets"], 10)
+	frame := waitFor(t, out, "total", "Org", "User", "Ticket")
+	head := regexp.MustCompile(`^total +([0-9]+)/([0-9]+) rows .* 100% +[0-9]+ items/s  elapsed +[0-9]+s  ETA +0s$`).FindStringSubmatch(frame[0])
+	if head == nil || head[1] != total || head[2] != total {
+		t.Errorf("overall bar %q: want %s/%s rows, 100%%, elapsed and ETA 0s", frame[0], total, total)
+	}
+
+	lines := []string{"--progress", "lines", "--progress-interval", "1h"}
+	derived := "total: " + total + "/" + total + " rows done (100%)"
+	v := runCLI(t, append([]string{"verify", "--mapping", mappingFile, "--source", url, "--endpoint-url", dynalite(t).Endpoint, "--table", table}, lines...)...)
+	scanned := "Scan of " + table + ": " + total + "/" + total + " items done (100%)"
+	if v.code != 0 || !strings.Contains(v.stderr, derived) || !strings.Contains(v.stderr, scanned) {
+		t.Errorf("verify: exit %d, want 0 and the lines %q and %q in:\n%s", v.code, derived, scanned, v.stderr)
+	}
+	p := runCLI(t, append([]string{"plan", "--mapping", mappingFile, "--source", url, "--with-source"}, lines...)...)
+	if p.code != 0 || !strings.Contains(p.stderr, derived) {
+		t.Errorf("plan --with-source: exit %d, want 0 and the line %q in:\n%s", p.code, derived, p.stderr)
+	}
+}
 
 // A real pg2dynamo process drawing --progress bars (here on a pipe: the
 // flag asks for them without a terminal) and stopped with SIGINT part-way

@@ -52,9 +52,14 @@ func checkPrune(c *cli.Context) error {
 func pruneStale(c *cli.Context, s *session) error {
 	stderr := c.App.ErrWriter
 	fmt.Fprintf(stderr, "prune: comparing table %s with %s to find stale items\n", s.m.Table.Name, s.src.Name())
+	prog, closeProg, err := progressOf(c)
+	if err != nil {
+		return err
+	}
 	res, err := verify.Compare(c.Context, s.src, s.m, s.plans, s.client, verify.Options{
-		Segments: c.Int("segments"), SkipPatterns: true, MaxListed: math.MaxInt,
+		Segments: c.Int("segments"), SkipPatterns: true, MaxListed: math.MaxInt, Progress: prog,
 	})
+	closeProg()
 	if err != nil {
 		return fmt.Errorf("prune: %w", err)
 	}

@@ -69,7 +69,7 @@ created with the check's snapshot and found through the mapping as the
 follow finds them.
 
 Exit code 0 when everything matches, 4 on any mismatch.`,
-		Flags: append(append([]cli.Flag{mappingFlag(), sourceFlag(), endpointFlag(), regionFlag(), profileFlag(), tableFlag()}, reportFlags()...),
+		Flags: append(append(append([]cli.Flag{mappingFlag(), sourceFlag(), endpointFlag(), regionFlag(), profileFlag(), tableFlag()}, reportFlags()...), progressFlags()...),
 			&cli.StringFlag{Name: "slot", Usage: "the replication slot `NAME` of a follow streaming into the table (migrate --follow; default pg2dynamo_ and the table's name)"},
 			&cli.DurationFlag{Name: "follow-wait", Value: time.Minute, Usage: "when a follow (migrate --follow) streams into the table: how long to wait for it to apply every change this check's snapshot holds before comparing"}),
 		Action: func(c *cli.Context) error {
@@ -93,7 +93,7 @@ table migrate would refuse (other keys, key types or GSIs) is refused, exit 2.`,
 		Flags: append([]cli.Flag{mappingFlag(), sourceFlag(), endpointFlag(), regionFlag(), profileFlag(), tableFlag(),
 			&cli.Float64Flag{Name: "price-per-million", Value: report.DefaultPricePerMillion, Usage: "on-demand price in US dollars per million write request units (https://aws.amazon.com/dynamodb/pricing/on-demand/)"},
 			&cli.Float64Flag{Name: "import-price-per-gb", Value: report.DefaultImportPricePerGB, Usage: "ImportTable's price in US dollars per GB of source data, uncompressed (https://aws.amazon.com/dynamodb/pricing/on-demand/, Import from S3)"},
-		}, reportFlags()...),
+		}, append(reportFlags(), progressFlags()...)...),
 		Action: func(c *cli.Context) error {
 			return runCompare(c, report.ModeDiff, c.Float64("price-per-million"))
 		},
@@ -294,11 +294,16 @@ func compareAndReport(c *cli.Context, s *session, mode string, price float64, ou
 		}
 	}
 	fmt.Fprintf(c.App.ErrWriter, "%s: deriving items from %s and reading table %s\n", mode, s.src.Name(), s.m.Table.Name)
+	prog, closeProg, err := progressOf(c)
+	if err != nil {
+		return err
+	}
 	run := s.runInfo(c, time.Now())
 	res, err := verify.Compare(c.Context, s.src, s.m, s.plans, s.client, verify.Options{
 		Segments: c.Int("segments"), Sample: c.Int("sample"), SkipPatterns: mode == report.ModeDiff, IndexWait: c.Duration("gsi-wait"),
-		InFlight: s.inFlight, ExportBytes: exportBytes(mode), ChangeCost: mode == report.ModeDiff,
+		InFlight: s.inFlight, ExportBytes: exportBytes(mode), ChangeCost: mode == report.ModeDiff, Progress: prog,
 	})
+	closeProg()
 	if err != nil {
 		return err
 	}

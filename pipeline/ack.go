@@ -24,9 +24,11 @@ const (
 
 // event is what readers and writers tell the acknowledger.
 type event struct {
-	kind      eventKind
-	entity    int
-	rows      int
+	kind   eventKind
+	entity int
+	rows   int
+	// items is the number of items an evAck's rows put in the table.
+	items     int
 	reject    Reject
 	part, seq int
 	position  []string
@@ -87,17 +89,17 @@ func (a *acknowledger) handle(ev event) error {
 	switch ev.kind {
 	case evStart:
 		if a.opts.Progress != nil {
-			a.opts.Progress.Start(name, a.stats.totals[ev.entity])
+			a.opts.Progress.Start(name)
 		}
 		return nil
 	case evReject:
-		a.advance(name, ev.rows)
+		a.advance(name, ev.rows, 0)
 		if a.opts.OnReject == nil {
 			return nil
 		}
 		return a.opts.OnReject(ev.reject)
 	case evAck:
-		a.advance(name, ev.rows)
+		a.advance(name, ev.rows, ev.items)
 		return a.ack(ev.part, ev.seq, ev.position)
 	case evReadDone:
 		return a.readDone(ev.part, ev.seq)
@@ -105,9 +107,9 @@ func (a *acknowledger) handle(ev event) error {
 	return nil
 }
 
-func (a *acknowledger) advance(entity string, n int) {
-	if a.opts.Progress != nil && n > 0 {
-		a.opts.Progress.Advance(entity, n)
+func (a *acknowledger) advance(entity string, rows, items int) {
+	if a.opts.Progress != nil && rows > 0 {
+		a.opts.Progress.Advance(entity, rows, items)
 	}
 }
 

@@ -49,11 +49,27 @@ func RowReject(re *transform.RowError) Reject {
 // Progress receives counts as the run goes, from one goroutine (see
 // Options).
 type Progress interface {
-	// Start is called once per entity before its rows are reported; total
-	// is its row count in the snapshot.
-	Start(entity string, total int64)
-	// Advance reports n more rows of entity finished (written or rejected).
-	Advance(entity string, n int)
+	// Plan is called once, before any row is read, with every entity of
+	// the run in the mapping's order.
+	Plan(entities []PlannedEntity)
+	// Start is called when entity's first rows are read.
+	Start(entity string)
+	// Advance reports that rows more rows of entity are finished (written
+	// or rejected), which put items items in the table: two per row with
+	// a mirror, none for a rejected row.
+	Advance(entity string, rows, items int)
+}
+
+// PlannedEntity is one entity of a run, as Progress.Plan is told of it.
+type PlannedEntity struct {
+	Name string
+	// Rows is the entity's row count in the snapshot: PostgreSQL's
+	// count(*) of its source (the whole source's, for a shard; see
+	// Options.Shard).
+	Rows int64
+	// Done is set when the run's Checkpoint records the entity written
+	// (a resumed run): it is not read.
+	Done bool
 }
 
 // Options tune Run. The zero value is usable.

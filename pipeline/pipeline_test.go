@@ -77,8 +77,9 @@ type startHook struct {
 	hook func()
 }
 
-func (p *startHook) Start(string, int64) { p.once.Do(p.hook) }
-func (p *startHook) Advance(string, int) {}
+func (p *startHook) Plan([]pipeline.PlannedEntity) {}
+func (p *startHook) Start(string)                  { p.once.Do(p.hook) }
+func (p *startHook) Advance(string, int, int)      {}
 
 // Every entity is read from the snapshot taken when the run began: rows
 // committed while the run is under way do not appear, in any entity, and

@@ -63,6 +63,9 @@ func Run(ctx context.Context, src RowSource, m *mapping.Mapping, plans []*transf
 	if err != nil {
 		return nil, err
 	}
+	if opts.Progress != nil {
+		opts.Progress.Plan(planned(plans, totals, res.skip))
+	}
 	parts, byEntity, tasks, err := schedule(ctx, src, plans, totals, res, opts.Readers, opts.Shard, groups, groupOf)
 	if err != nil {
 		return nil, err
@@ -126,6 +129,16 @@ func (r *run) execute(tasks []task, srcs []RowSource, sink load.Sink, conc int) 
 		g.Go(func() error { return w.loop(r.batches) })
 	}
 	return g.Wait()
+}
+
+// planned is what Progress.Plan is told: plans with their row counts,
+// and which of them a resumed run skips.
+func planned(plans []*transform.Plan, totals []int64, skip []bool) []PlannedEntity {
+	out := make([]PlannedEntity, len(plans))
+	for i, p := range plans {
+		out[i] = PlannedEntity{Name: p.Entity().Name, Rows: totals[i], Done: skip[i]}
+	}
+	return out
 }
 
 // countRows returns each plan's row count in the snapshot.

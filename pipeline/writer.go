@@ -42,15 +42,15 @@ func (w *writer) write(b batch) error {
 	default:
 		return w.stop.fail(err)
 	}
-	w.settle(b, failed)
-	w.events <- event{kind: evAck, entity: b.entity, rows: rowCount(b), part: b.part, seq: b.seq, position: b.position}
+	items := w.settle(b, failed)
+	w.events <- event{kind: evAck, entity: b.entity, rows: rowCount(b), items: int(items), part: b.part, seq: b.seq, position: b.position}
 	return nil
 }
 
 // settle counts b's rows written and rejects those with an item in
 // failed (by index in the batch), naming the first failed item's key and
-// error.
-func (w *writer) settle(b batch, failed map[int]error) {
+// error. It returns the number of items written.
+func (w *writer) settle(b batch, failed map[int]error) int64 {
 	var written, rejected, items int64
 	var rowErr error
 	var rowKey map[string]string
@@ -74,6 +74,7 @@ func (w *writer) settle(b batch, failed map[int]error) {
 		rowErr = nil
 	}
 	w.stats.finished(b.entity, written, rejected, items)
+	return items
 }
 
 // rowCount is the number of rows in b.

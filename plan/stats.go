@@ -14,10 +14,11 @@ import (
 // Stats reads every entity from src (which must have begun its snapshot)
 // through the real pipeline into a measuring sink, and returns per entity
 // the rows, items, rejected rows, item sizes and write units of a full load.
-func Stats(ctx context.Context, src *extract.Source, m *mapping.Mapping, plans []*transform.Plan) ([]EntityStatsRow, error) {
+// prog, if not nil, is told of the reading as pipeline.Run tells it.
+func Stats(ctx context.Context, src *extract.Source, m *mapping.Mapping, plans []*transform.Plan, prog pipeline.Progress) ([]EntityStatsRow, error) {
 	ms := &measureSink{m: m, acc: make([]acc, len(plans))}
 	// One reader and one writer: the example keys are the first rows'.
-	sum, err := pipeline.Run(ctx, pipeline.Postgres(src), m, plans, ms, pipeline.Options{Concurrency: 1, Readers: 1})
+	sum, err := pipeline.Run(ctx, pipeline.Postgres(src), m, plans, ms, pipeline.Options{Concurrency: 1, Readers: 1, Progress: prog})
 	if err != nil {
 		return nil, err
 	}

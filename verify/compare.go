@@ -41,7 +41,11 @@ type Options struct {
 	// the latest writes. Zero or less: no second query.
 	// https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/GSI.html#GSI.Writes
 	IndexWait time.Duration
-	// Progress, if set, is told of the source pass.
+	// Progress, if set, is told of the source pass, as pipeline.Run tells
+	// it (Plan, Start and Advance per entity), then of the table's Scan:
+	// Plan again, with one entity named ScanName(table) whose Rows are the
+	// items the source pass derived, and Advance(name, n, n) for every n
+	// items read. It is called one call at a time.
 	Progress pipeline.Progress
 	// MaxListed is how many entries each of the Result's lists keeps
 	// (default MaxListed); the counts stay exact (Result.Counts).
@@ -310,6 +314,8 @@ type comparison struct {
 	// sourceRows is PostgreSQL's count(*) of each entity's source, by
 	// plan (countSources).
 	sourceRows []int64
+	// derived is the number of items the source pass derived.
+	derived int64
 	// work holds the buckets and the patterns' expected answers; it is
 	// removed when compare returns.
 	work *sortGroup
@@ -390,7 +396,8 @@ func (c *comparison) fill(ctx context.Context, res *Result, expected int64) erro
 		return err
 	}
 	if !res.TableMissing {
-		if err := scanInto(ctx, c.client, c.m.Table.Name, cmp(c.opts.Segments, 4), c.keyAttrs, c.m.TypeAttribute, sp); err != nil {
+		read := c.scanProgress()
+		if err := scanInto(ctx, c.client, c.m.Table.Name, cmp(c.opts.Segments, 4), c.keyAttrs, c.m.TypeAttribute, sp, read); err != nil {
 			return err
 		}
 	}
@@ -420,6 +427,28 @@ func (c *comparison) fill(ctx context.Context, res *Result, expected int64) erro
 	return err
 }
 
+// ScanName is the name verify's Progress is told the table's Scan under.
+func ScanName(table string) string { return "Scan of " + table }
+
+// scanProgress tells c.opts.Progress that the Scan begins, with the items
+// derived as its total, and returns what the Scan's segments report the
+// items of each page to (nil without a Progress).
+func (c *comparison) scanProgress() func(n int) {
+	p := c.opts.Progress
+	if p == nil {
+		return nil
+	}
+	name := ScanName(c.m.Table.Name)
+	p.Plan([]pipeline.PlannedEntity{{Name: name, Rows: c.derived}})
+	p.Start(name)
+	var mu sync.Mutex
+	return func(n int) {
+		mu.Lock()
+		defer mu.Unlock()
+		p.Advance(name, n, n)
+	}
+}
+
 // sourcePass derives every item (c.derive) into sp, adding up its write
 // units and offering it to the checks of samples whose partition it is
 // in. It returns the counts per entity the source pass knows: the
@@ -436,6 +465,7 @@ func (c *comparison) sourcePass(ctx context.Context, sp *spill, samples []*patte
 	}
 	var out []EntityCounts
 	for i, e := range sum.Entities {
+		c.derived += e.Items
 		out = append(out, EntityCounts{Entity: e.Name, Type: c.plans[i].Entity().Type, SourceRows: c.sourceRows[i],
 			Rows: e.Rows, Rejected: e.Rejected, ItemsPerRow: itemsPerRow(c.plans[i]), WriteUnits: sink.wcu[i], ExportBytes: sink.bytes[i]})
 	}
@@ -610,8 +640,8 @@ const scanPageItems = 200
 
 // scanInto reads the whole table with segments parallel Scans (strongly
 // consistent) and spills every item with the value of its type
-// attribute typeAttr.
-func scanInto(ctx context.Context, client dynamodb.ScanAPIClient, table string, segments int, keyAttrs [2]string, typeAttr string, sp *spill) error {
+// attribute typeAttr, telling read (if not nil) the items of each page.
+func scanInto(ctx context.Context, client dynamodb.ScanAPIClient, table string, segments int, keyAttrs [2]string, typeAttr string, sp *spill, read func(n int)) error {
 	g, gctx := errgroup.WithContext(ctx)
 	for seg := range segments {
 		g.Go(func() error {
@@ -632,6 +662,9 @@ func scanInto(ctx context.Context, client dynamodb.ScanAPIClient, table string, 
 					if err := sp.add(fromTable, -1, itemKey(it, keyAttrs), Canonical(it), t); err != nil {
 						return err
 					}
+				}
+				if read != nil {
+					read(len(page.Items))
 				}
 			}
 			return nil
