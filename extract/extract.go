@@ -171,17 +171,19 @@ func (s *Source) Fork(ctx context.Context) (*Source, error) {
 // the source's primary key) into at most n ranges of about rows/n rows each,
 // rows being the number q reads. It returns the boundaries: the positions
 // (as Query.Position gives them) that end every range but the last,
-// increasing. Range i then reads the rows after
+// increasing, and with each the number of q's rows up to and including it
+// (its offset in the snapshot). Range i then reads the rows after
 // boundary i−1 (or q.After) up to and including boundary i (or q.Until).
 // Each boundary costs one index scan of up to rows rows (OFFSET).
-func (s *Source) Split(ctx context.Context, q Query, n int, rows int64) ([][]string, error) {
+func (s *Source) Split(ctx context.Context, q Query, n int, rows int64) ([][]string, []int64, error) {
 	if s.tx == nil {
-		return nil, errors.New("source: Split before Begin")
+		return nil, nil, errors.New("source: Split before Begin")
 	}
 	if len(q.OrderBy) == 0 {
-		return nil, errors.New("source: Split of a query that reads in no order")
+		return nil, nil, errors.New("source: Split of a query that reads in no order")
 	}
 	var out [][]string
+	var upTo []int64
 	sel := make([]string, len(q.OrderBy))
 	for i, c := range q.OrderBy {
 		sel[i] = outputText("src." + ident(c.Name))
@@ -203,14 +205,15 @@ func (s *Source) Split(ctx context.Context, q Query, n int, rows int64) ([][]str
 			break
 		}
 		if err != nil {
-			return nil, fmt.Errorf("split %s: %w", q.Source, err)
+			return nil, nil, fmt.Errorf("split %s: %w", q.Source, err)
 		}
 		if len(out) > 0 && slices.Equal(out[len(out)-1], vals) {
 			continue
 		}
 		out = append(out, vals)
+		upTo = append(upTo, off)
 	}
-	return out, nil
+	return out, upTo, nil
 }
 
 // CanonicalPosition has PostgreSQL read pos, a position of q's read, with

@@ -71,12 +71,12 @@ INSERT INTO c VALUES ('10.1.2.3', '2024-01-02 03:04:05.5+02', 1), ('10.1.2.3', '
 				t.Errorf("rows after %q: %v, want 2 and 3", pos[0], after)
 			}
 			q.After = nil
-			bounds, err := src.Split(ctx, q, 3, 3)
+			bounds, upTo, err := src.Split(ctx, q, 3, 3)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if d := cmp.Diff(pos[:2], bounds); d != "" {
-				t.Errorf("split boundaries (-row positions +boundaries):\n%s", d)
+			if d := cmp.Diff(pos[:2], bounds); d != "" || !cmp.Equal(upTo, []int64{1, 2}) {
+				t.Errorf("split boundaries (-row positions +boundaries):\n%s\nrows up to each: %v, want [1 2]", d, upTo)
 			}
 			for _, p := range pos {
 				if canon, ok, err := src.CanonicalPosition(ctx, q, p); err != nil || !ok || !cmp.Equal(canon, p) {

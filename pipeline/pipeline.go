@@ -64,8 +64,8 @@ type Progress interface {
 type PlannedEntity struct {
 	Name string
 	// Rows is the entity's row count in the snapshot: PostgreSQL's
-	// count(*) of its source (the whole source's, for a shard; see
-	// Options.Shard).
+	// count(*) of its source, or, on a shard, the rows of the shard's
+	// range (see Shard).
 	Rows int64
 	// Done is set when the run's Checkpoint records the entity written
 	// (a resumed run): it is not read.
@@ -165,7 +165,8 @@ const WriteGrace = 30 * time.Second
 // EntityStats is the outcome for one entity.
 type EntityStats struct {
 	Name string
-	// Total is the row count in the snapshot before reading.
+	// Total is the row count in the snapshot before reading (of the
+	// shard's range, on a shard; see PlannedEntity.Rows).
 	Total int64
 	// Rows is the number of rows read.
 	Rows int64

@@ -63,12 +63,12 @@ func Run(ctx context.Context, src RowSource, m *mapping.Mapping, plans []*transf
 	if err != nil {
 		return nil, err
 	}
-	if opts.Progress != nil {
-		opts.Progress.Plan(planned(plans, totals, res.skip))
-	}
 	parts, byEntity, tasks, err := schedule(ctx, src, plans, totals, res, opts.Readers, opts.Shard, groups, groupOf)
 	if err != nil {
 		return nil, err
+	}
+	if opts.Progress != nil {
+		opts.Progress.Plan(planned(plans, totals, res.skip))
 	}
 	srcs, closeForks, err := forkReaders(ctx, src, min(opts.Readers, len(tasks)))
 	if err != nil {

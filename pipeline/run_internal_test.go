@@ -46,12 +46,15 @@ func (f *fakeSource) Count(_ context.Context, e *mapping.Entity) (int64, error) 
 	return int64(len(f.rows[e.Name])), nil
 }
 
-func (f *fakeSource) Split(_ context.Context, q extract.Query, n int, rows int64) ([][]string, error) {
+func (f *fakeSource) Split(_ context.Context, q extract.Query, n int, rows int64) ([][]string, []int64, error) {
 	var out [][]string
+	var upTo []int64
 	for k := 1; k < n; k++ {
-		out = append(out, []string{strconv.FormatInt(rows*int64(k)/int64(n), 10)})
+		off := rows * int64(k) / int64(n)
+		out = append(out, []string{strconv.FormatInt(off, 10)})
+		upTo = append(upTo, off)
 	}
-	return out, nil
+	return out, upTo, nil
 }
 
 // CanonicalPosition accepts decimal ids only, as PostgreSQL would for int4.
@@ -178,8 +181,20 @@ func TestRunWritesEveryRowOnce(t *testing.T) {
 	}
 }
 
+// countingProgress adds up what a Progress is told.
+type countingProgress struct{ planned, advanced int64 }
+
+func (p *countingProgress) Plan(ents []PlannedEntity) {
+	for _, e := range ents {
+		p.planned += e.Rows
+	}
+}
+func (p *countingProgress) Start(string)                  {}
+func (p *countingProgress) Advance(_ string, rows, _ int) { p.advanced += int64(rows) }
+
 // Three shards of one run read every row exactly once between them, each
-// a range of its own, whatever the number of readers.
+// a range of its own, whatever the number of readers; each plans (for its
+// progress and summary) exactly the rows of its range.
 func TestShardsReadEveryRowOnce(t *testing.T) {
 	plans, m := compilePlans(t, oneEntity)
 	const rows = 1000
@@ -187,12 +202,16 @@ func TestShardsReadEveryRowOnce(t *testing.T) {
 	sink := newMemSink()
 	var read int64
 	for i := 1; i <= 3; i++ {
-		sum, err := Run(t.Context(), src, m, plans, sink, Options{Readers: 2, Concurrency: 2, Shard: Shard{Index: i, Count: 3}})
+		prog := &countingProgress{}
+		sum, err := Run(t.Context(), src, m, plans, sink, Options{Readers: 2, Concurrency: 2, Shard: Shard{Index: i, Count: 3}, Progress: prog})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if n := sum.Entities[0].Rows; n < rows/3-1 || n > rows/3+1 {
 			t.Errorf("shard %d/3 read %d rows, want about %d", i, n, rows/3)
+		}
+		if e := sum.Entities[0]; e.Total != e.Rows || prog.planned != e.Rows || prog.advanced != e.Rows {
+			t.Errorf("shard %d/3 read %d rows; summary total %d, progress planned %d and advanced %d", i, e.Rows, e.Total, prog.planned, prog.advanced)
 		}
 		read += sum.Entities[0].Rows
 	}

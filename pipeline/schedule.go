@@ -66,7 +66,8 @@ type task struct {
 // order), for progress. A group's entities are read in one range each;
 // a resumed group (res) first replays, without writing,
 // what the earlier run recorded as written, so that its key set is as the
-// earlier run left it.
+// earlier run left it. On a shard, totals[i] becomes the number of rows
+// of entity i the shard reads.
 func schedule(ctx context.Context, src RowSource, plans []*transform.Plan, totals []int64, res resume,
 	readers int, shard Shard, groups [][]int, groupOf []int) (parts []part, byEntity [][]int, tasks []task, err error) {
 	byEntity = make([][]int, len(plans))
@@ -91,7 +92,7 @@ func schedule(ctx context.Context, src RowSource, plans []*transform.Plan, total
 		case skip:
 			rs = []Range{{Done: true}}
 		case shard.On():
-			if rs, err = shardRanges(ctx, src, p, totals[i], shard); err != nil {
+			if rs, totals[i], err = shardRanges(ctx, src, p, totals[i], shard); err != nil {
 				return nil, nil, nil, err
 			}
 		default:
@@ -168,33 +169,34 @@ type part struct {
 	replay bool
 }
 
-// shardRanges returns the range of p's rows that shard sh reads (see
-// Shard): none, or one.
-func shardRanges(ctx context.Context, src RowSource, p *transform.Plan, rows int64, sh Shard) ([]Range, error) {
+// shardRanges returns the range of p's rows (rows of them) that shard sh
+// reads (see Shard), none or one, and the number of rows it holds.
+func shardRanges(ctx context.Context, src RowSource, p *transform.Plan, rows int64, sh Shard) ([]Range, int64, error) {
 	if !p.Ordered() {
 		h := fnv.New32a()
 		h.Write([]byte(p.Entity().Name))
 		if int(h.Sum32()%uint32(sh.Count)) != sh.Index-1 {
-			return nil, nil
+			return nil, 0, nil
 		}
-		return []Range{{}}, nil
+		return []Range{{}}, rows, nil
 	}
-	bounds, err := src.Split(ctx, p.Query(), sh.Count, rows)
+	bounds, upTo, err := src.Split(ctx, p.Query(), sh.Count, rows)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	k := sh.Index - 1
 	if k > len(bounds) { // fewer rows than shards
-		return nil, nil
+		return nil, 0, nil
 	}
 	var r Range
+	first, last := int64(0), rows
 	if k > 0 {
-		r.After = bounds[k-1]
+		r.After, first = bounds[k-1], upTo[k-1]
 	}
 	if k < len(bounds) {
-		r.Until = bounds[k]
+		r.Until, last = bounds[k], upTo[k]
 	}
-	return []Range{r}, nil
+	return []Range{r}, last - first, nil
 }
 
 // split returns the ranges of p's read: one per reader when p reads in
@@ -204,7 +206,7 @@ func split(ctx context.Context, src RowSource, p *transform.Plan, rows int64, re
 	if !p.Ordered() || n < 2 {
 		return []Range{{}}, nil
 	}
-	bounds, err := src.Split(ctx, p.Query(), n, rows)
+	bounds, _, err := src.Split(ctx, p.Query(), n, rows)
 	if err != nil {
 		return nil, err
 	}

@@ -18,8 +18,9 @@ type RowSource interface {
 	// Split returns up to n-1 positions that cut q's rows (rows of them,
 	// in q's primary-key order) into ranges of about equal size, in
 	// order: range k holds the rows after position k-1 up to and
-	// including position k. q reads in order (q.OrderBy set).
-	Split(ctx context.Context, q extract.Query, n int, rows int64) ([][]string, error)
+	// including position k. With each position, the number of rows up to
+	// and including it. q reads in order (q.OrderBy set).
+	Split(ctx context.Context, q extract.Query, n int, rows int64) ([][]string, []int64, error)
 	// CanonicalPosition reads pos back as values of q's OrderBy columns
 	// and returns their text again; ok is false when the source refuses
 	// pos (see trustedRanges).
