@@ -2,6 +2,7 @@ package export
 
 import (
 	"encoding/base64"
+	"encoding/binary"
 	"fmt"
 	"strconv"
 	"sync"
@@ -26,31 +27,48 @@ func AppendLine(b []byte, item map[string]types.AttributeValue) ([]byte, error) 
 	return append(b, "}\n"...), nil
 }
 
+// attr is one attribute of a map being encoded.
+type attr struct {
+	name  string
+	value types.AttributeValue
+}
+
 func appendMap(b []byte, m map[string]types.AttributeValue) ([]byte, error) {
-	var stack [32]string
-	names := stack[:0]
-	for k := range m {
-		names = append(names, k)
+	// Name and value together, on the stack, in one pass over the map:
+	// no second lookup per attribute.
+	var stack [32]attr
+	attrs := stack[:0]
+	for k, v := range m {
+		attrs = append(attrs, attr{k, v})
 	}
 	// Insertion sort: an item has a few dozen attributes at most.
-	for i := 1; i < len(names); i++ {
-		for j := i; j > 0 && names[j] < names[j-1]; j-- {
-			names[j], names[j-1] = names[j-1], names[j]
+	for i := 1; i < len(attrs); i++ {
+		for j := i; j > 0 && nameLess(attrs[j].name, attrs[j-1].name); j-- {
+			attrs[j], attrs[j-1] = attrs[j-1], attrs[j]
 		}
 	}
 	b = append(b, '{')
-	for i, k := range names {
+	for i, a := range attrs {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendString(b, k)
+		b = appendString(b, a.name)
 		b = append(b, ':')
 		var err error
-		if b, err = appendValue(b, m[k]); err != nil {
+		if b, err = appendValue(b, a.value); err != nil {
 			return b, err
 		}
 	}
 	return append(b, '}'), nil
+}
+
+// nameLess is x < y, deciding inline on the first bytes when they differ
+// (as they mostly do between an item's attribute names).
+func nameLess(x, y string) bool {
+	if len(x) > 0 && len(y) > 0 && x[0] != y[0] {
+		return x[0] < y[0]
+	}
+	return x < y
 }
 
 func appendValue(b []byte, v types.AttributeValue) ([]byte, error) {
@@ -59,6 +77,8 @@ func appendValue(b []byte, v types.AttributeValue) ([]byte, error) {
 	case *types.AttributeValueMemberS:
 		b = appendString(append(b, `{"S":`...), v.Value)
 	case *types.AttributeValueMemberN:
+		// A number's text (digits, sign, point, exponent) needs no
+		// escape, as the transform's canonical numbers have it.
 		b = appendString(append(b, `{"N":`...), v.Value)
 	case *types.AttributeValueMemberB:
 		b = appendString(append(b, `{"B":`...), base64.StdEncoding.EncodeToString(v.Value))
@@ -100,12 +120,19 @@ func appendValue(b []byte, v types.AttributeValue) ([]byte, error) {
 
 // appendString appends s as a JSON string: strconv's quoting escapes
 // control characters as \x.., which JSON has not, so they and the other
-// JSON escapes are written here. Runs without escapes are copied whole.
+// JSON escapes are written here. A string that needs no escape (nearly
+// every one) is found so eight bytes at a time and copied whole; runs
+// without escapes are copied whole too.
 func appendString(b []byte, s string) []byte {
 	const hex = "0123456789abcdef"
 	b = append(b, '"')
+	i := plainPrefix(s)
+	if i == len(s) {
+		b = append(b, s...)
+		return append(b, '"')
+	}
 	start := 0
-	for i := 0; i < len(s); i++ {
+	for ; i < len(s); i++ {
 		c := s[i]
 		if c >= 0x20 && c != '"' && c != '\\' {
 			continue
@@ -120,6 +147,31 @@ func appendString(b []byte, s string) []byte {
 	}
 	b = append(b, s[start:]...)
 	return append(b, '"')
+}
+
+// plainPrefix returns the length of s's longest prefix of whole 8-byte
+// words with no byte JSON escapes (a control character, '"' or '\\'),
+// or len(s) when s has none at all. A word is tested at once: a byte
+// below 0x20, or equal to '"' or '\\' once xored with it, sets its top
+// bit in (x - 0x01…) &^ x & 0x80… (the zero-byte test of "Bit Twiddling
+// Hacks", which may also flag the byte after a flagged one: harmless, the
+// word is then scanned byte by byte).
+func plainPrefix(s string) int {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		x := binary.LittleEndian.Uint64([]byte(s[i : i+8]))
+		q, bs := x^(ones*'"'), x^(ones*'\\')
+		if ((x-ones*0x20)|(q-ones)|(bs-ones))&^x&highs != 0 {
+			return i
+		}
+	}
+	for ; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c == '"' || c == '\\' {
+			return i
+		}
+	}
+	return len(s)
 }
 
 func appendStrings(b []byte, ss []string) []byte {

@@ -1,6 +1,7 @@
 package export
 
 import (
+	"bytes"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -69,5 +70,34 @@ func TestLineBytesIsTheLineLength(t *testing.T) {
 	}
 	if allocs := testing.AllocsPerRun(100, func() { LineBytes(item) }); allocs > 0 && !raceOn {
 		t.Errorf("LineBytes allocates %.0f times a call", allocs)
+	}
+}
+
+// appendString's word-at-a-time scan finds every byte JSON escapes,
+// wherever it is in a word: each ASCII byte at each position of strings
+// of 1 to 24 bytes encodes as encoding/json encodes it (HTML escaping
+// off: it escapes <, > and & where JSON need not).
+func TestAppendStringEscapesEveryByte(t *testing.T) {
+	for n := 1; n <= 24; n++ {
+		for pos := 0; pos < n; pos++ {
+			for c := 0; c < 0x80; c++ {
+				s := []byte(strings.Repeat("a", n))
+				s[pos] = byte(c)
+				var want bytes.Buffer
+				enc := json.NewEncoder(&want)
+				enc.SetEscapeHTML(false)
+				if err := enc.Encode(string(s)); err != nil {
+					t.Fatal(err)
+				}
+				got := appendString(nil, string(s))
+				var back string
+				if err := json.Unmarshal(got, &back); err != nil || back != string(s) {
+					t.Fatalf("%q encoded as %s, which reads back as %q (%v)", s, got, back, err)
+				}
+				if w := strings.TrimSuffix(want.String(), "\n"); c != '\b' && c != '\f' && c != '\n' && c != '\r' && c != '\t' && string(got) != w {
+					t.Fatalf("%q encoded as %s, encoding/json gives %s", s, got, w)
+				}
+			}
+		}
 	}
 }
