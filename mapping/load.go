@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"reflect"
 	"regexp"
@@ -664,6 +665,14 @@ func (m *Mapping) unknownFields() Errors {
 				Msg: fmt.Sprintf("unknown field %q; expected one of: %s", name, strings.Join(allowed, ", "))})
 		}
 	}
+	// The YAML decoder truncates a fraction into an integer field (1.5 to
+	// 1): refused here, where the field's Go type is known.
+	for _, f := range m.pos.fractions {
+		if t := typeAt(f.path); t != nil && (t.Kind() >= reflect.Int && t.Kind() <= reflect.Uint64) {
+			errs = append(errs, &Error{File: m.File, Line: f.line, Column: f.col, Path: f.path,
+				Msg: fmt.Sprintf("expected a whole number, got %s", f.text)})
+		}
+	}
 	return errs
 }
 
@@ -681,6 +690,14 @@ type positions struct {
 	keys []keyAt
 	// quoted marks the paths whose scalar value is quoted.
 	quoted map[string]bool
+	// fractions are the scalar values written with a fraction (1.5).
+	fractions []fraction
+}
+
+// fraction is a number with a fractional part, at path.
+type fraction struct {
+	keyAt
+	text string
 }
 
 type keyAt struct {
@@ -786,6 +803,9 @@ func (p *positions) walkPair(mv *ast.MappingValueNode, parent string) {
 	}
 	if tk := mv.Key.GetToken(); tk != nil && tk.Position != nil {
 		p.keys = append(p.keys, keyAt{path, tk.Position.Line, tk.Position.Column})
+	}
+	if f, ok := mv.Value.(*ast.FloatNode); ok && f.Value != math.Trunc(f.Value) && f.Token != nil && f.Token.Position != nil {
+		p.fractions = append(p.fractions, fraction{keyAt{path, f.Token.Position.Line, f.Token.Position.Column}, f.Token.Value})
 	}
 	if tk := mv.Value.GetToken(); tk != nil && (tk.Type == token.DoubleQuoteType || tk.Type == token.SingleQuoteType) {
 		p.quoted[path] = true

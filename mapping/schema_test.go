@@ -674,7 +674,6 @@ func TestSchemaStricterThanLoad(t *testing.T) {
 		{"a number for a string", "table: {name: 123}\nentities: {A: {source: {table: a}, pk: A, sk: A}}\n"},
 		{"a boolean for a string", head + "    type: true\n"},
 		{"a quoted number for a whole number", "version: \"1\"\n" + head},
-		{"a fraction for a whole number", "version: 1.5\n" + head},
 		// An enum written empty: Load reads the default.
 		{"billing_mode empty", "table: {name: shop, billing_mode: ''}\nentities: {A: {source: {table: a}, pk: A, sk: A}}\n"},
 		{"projection empty", "table: {name: shop, gsis: [{name: GSI1, partition_key: G1, projection: ''}]}\nentities: {A: {source: {table: a}, pk: A, sk: A}}\n"},
