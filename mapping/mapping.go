@@ -489,6 +489,25 @@ func (t *Table) GSI(name string) *GSI {
 // rendered from templates.
 func (g *GSI) MultiAttribute() bool { return len(g.PartitionKeys) > 0 || len(g.SortKeys) > 0 }
 
+// KeyNames returns the names of the GSI's key attributes: its partition
+// key and sort key (if any), or its multi-attribute keys' attributes. An
+// item is in the index only when it has every one of them (a sparse
+// index).
+// https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/GSI.html#GSI.sparse
+func (g *GSI) KeyNames() []string {
+	if g.MultiAttribute() {
+		out := make([]string, 0, len(g.PartitionKeys)+len(g.SortKeys))
+		for _, a := range append(slices.Clip(g.PartitionKeys), g.SortKeys...) {
+			out = append(out, a.Name)
+		}
+		return out
+	}
+	if g.SortKey == "" {
+		return []string{g.PartitionKey}
+	}
+	return []string{g.PartitionKey, g.SortKey}
+}
+
 // KeyAttributeTypes returns every key attribute of the table and its GSIs
 // with its type, without repeats, in the order CreateTable defines them:
 // the table's partition and sort key, then each GSI's partition key(s) and

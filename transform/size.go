@@ -171,15 +171,22 @@ func kb(n int) string {
 func WriteUnits(m *mapping.Mapping, item map[string]types.AttributeValue) int64 {
 	n := units(ItemSize(item))
 	for _, g := range m.Table.GSIs {
-		if _, ok := item[g.PartitionKey]; !ok {
-			continue
+		if InIndex(g, item) {
+			n += units(ItemSize(Project(m, g, item)))
 		}
-		if _, ok := item[g.SortKey]; g.SortKey != "" && !ok {
-			continue
-		}
-		n += units(ItemSize(Project(m, g, item)))
 	}
 	return n
+}
+
+// InIndex reports whether item is in GSI g: whether it has every key
+// attribute of g (GSI.KeyNames).
+func InIndex(g mapping.GSI, item map[string]types.AttributeValue) bool {
+	for _, a := range g.KeyNames() {
+		if _, ok := item[a]; !ok {
+			return false
+		}
+	}
+	return true
 }
 
 func units(n int) int64 { return int64(max(1, (n+1023)/1024)) }
@@ -191,7 +198,7 @@ func Project(m *mapping.Mapping, g mapping.GSI, item map[string]types.AttributeV
 		return item
 	}
 	keep := map[string]types.AttributeValue{}
-	for _, a := range append([]string{m.Table.PartitionKey, m.Table.SortKey, g.PartitionKey, g.SortKey}, g.NonKeyAttributes...) {
+	for _, a := range slices.Concat([]string{m.Table.PartitionKey, m.Table.SortKey}, g.KeyNames(), g.NonKeyAttributes) {
 		if v, ok := item[a]; ok && a != "" {
 			keep[a] = v
 		}

@@ -1,9 +1,13 @@
 package transform
 
 import (
+	"maps"
+	"strings"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/pg2dynamo/pg2dynamo/mapping"
 )
 
 // TestItemSize follows DynamoDB's item size rules, computed by hand:
@@ -29,6 +33,43 @@ func TestItemSize(t *testing.T) {
 	for _, tc := range cases {
 		if got := ItemSize(tc.item); got != tc.want {
 			t.Errorf("%s: ItemSize = %d, want %d", tc.name, got, tc.want)
+		}
+	}
+}
+
+// WriteUnits counts one write per GSI the item lands in, each of the
+// projected item's size rounded up per 1 KB: a template-keyed GSI when the
+// item has its key attributes, a multi-attribute GSI when it has every one
+// of its key attributes (else the index is sparse for it).
+// https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/GSI.html#GSI.ThroughputConsiderations.Writes
+func TestWriteUnitsPerIndex(t *testing.T) {
+	m := &mapping.Mapping{Table: mapping.Table{PartitionKey: "PK", SortKey: "SK", GSIs: []mapping.GSI{
+		{Name: "G1", PartitionKey: "G1PK", SortKey: "G1SK", Projection: mapping.ProjectKeysOnly},
+		{Name: "ByRegion", PartitionKeys: []mapping.KeyAttribute{{Name: "region", Type: "S"}, {Name: "tier", Type: "N"}},
+			SortKeys: []mapping.KeyAttribute{{Name: "since", Type: "S"}}, Projection: mapping.ProjectKeysOnly},
+	}}}
+	s := func(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
+	big := s(strings.Repeat("x", 1500)) // the base item takes 2 units
+	base := map[string]types.AttributeValue{"PK": s("A#1"), "SK": s("A"), "body": big}
+	with := func(extra map[string]types.AttributeValue) map[string]types.AttributeValue {
+		out := maps.Clone(base)
+		maps.Copy(out, extra)
+		return out
+	}
+	cases := []struct {
+		name string
+		item map[string]types.AttributeValue
+		want int64
+	}{
+		{"in no index", base, 2},
+		{"in G1 (keys only: 1 unit)", with(map[string]types.AttributeValue{"G1PK": s("x"), "G1SK": s("y")}), 3},
+		{"G1 without its sort key", with(map[string]types.AttributeValue{"G1PK": s("x")}), 2},
+		{"in ByRegion", with(map[string]types.AttributeValue{"region": s("eu"), "tier": &types.AttributeValueMemberN{Value: "2"}, "since": s("2020")}), 3},
+		{"ByRegion without one key attribute", with(map[string]types.AttributeValue{"region": s("eu"), "since": s("2020")}), 2},
+	}
+	for _, tc := range cases {
+		if got := WriteUnits(m, tc.item); got != tc.want {
+			t.Errorf("%s: WriteUnits = %d, want %d", tc.name, got, tc.want)
 		}
 	}
 }
