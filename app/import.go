@@ -204,7 +204,38 @@ func importTable(c *cli.Context, s *session, ip *importPlan) (int64, error) {
 	if _, err := load.EnsureTable(c.Context, s.client, s.m, false); err != nil { // waits until ACTIVE
 		return 0, tableRefused(c.Context, s.client, s.m.Table.Name, err)
 	}
-	return d.ErrorCount, nil
+	return d.ErrorCount, applyAfterImport(c, s)
+}
+
+// applyAfterImport gives the imported table the mapping's settings
+// ImportTable cannot carry (load.AfterImportInputs), and point-in-time
+// recovery. A failure says what is left to do by hand.
+func applyAfterImport(c *cli.Context, s *session) error {
+	name := s.m.Table.Name
+	type step struct {
+		setting, cmd string
+		call         func() error
+	}
+	var steps []step
+	for _, in := range load.AfterImportInputs(s.m) {
+		st := step{"deletion protection", "aws dynamodb update-table --deletion-protection-enabled", nil}
+		if in.WarmThroughput != nil {
+			st.setting, st.cmd = "warm throughput", "aws dynamodb update-table --warm-throughput"
+		}
+		st.call = func() error { _, err := s.client.UpdateTable(c.Context, in); return err }
+		steps = append(steps, st)
+	}
+	if in := load.UpdateContinuousBackupsInput(s.m); in != nil {
+		steps = append(steps, step{"point-in-time recovery", "aws dynamodb update-continuous-backups",
+			func() error { _, err := s.client.UpdateContinuousBackups(c.Context, in); return err }})
+	}
+	for _, st := range steps {
+		if err := st.call(); err != nil {
+			return fmt.Errorf("table %s was imported, but setting its %s failed (set it with %s; a re-run does not): %w", name, st.setting, st.cmd, err)
+		}
+		fmt.Fprintf(c.App.ErrWriter, "import: table %s: %s set\n", name, st.setting)
+	}
+	return nil
 }
 
 // bulkPut loads the export into the existing table with

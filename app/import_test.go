@@ -73,6 +73,10 @@ func (e *importEmulator) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch op {
 	case "ImportTable":
 		resp, err = e.importTable(r.Context(), body)
+	case "UpdateTable", "UpdateContinuousBackups":
+		// Recorded; dynalite has neither deletion protection, warm
+		// throughput nor point-in-time recovery.
+		resp = map[string]any{}
 	case "DescribeImport":
 		resp = map[string]any{"ImportTableDescription": map[string]any{"ImportArn": "arn:import/1", "ImportStatus": "COMPLETED",
 			"ProcessedItemCount": e.items, "ImportedItemCount": e.items, "ErrorCount": 0}}
@@ -316,6 +320,57 @@ func TestImportHandsTheExportToDynamoDB(t *testing.T) {
 	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
 	if len(lines) != int(em.failed) || em.failed == 0 || !strings.Contains(lines[0], `"entity":"User"`) || !strings.Contains(lines[0], `"PK":"USER#`) || !strings.Contains(lines[0], "emulated failure") {
 		t.Errorf("rejects (%d items failed):\n%s", em.failed, b)
+	}
+}
+
+// A table ImportTable creates gets every setting of the mapping: the
+// maximum on-demand throughput in the import request, then deletion
+// protection and warm throughput by UpdateTable and point-in-time recovery
+// by UpdateContinuousBackups, which ImportTable cannot carry.
+func TestImportAppliesTheTableSettings(t *testing.T) {
+	parallel(t)
+	url, _ := fixtureSource(t, "tickets", 0.05)
+	root, err := testenv.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(root, "fixtures", "mappings", "strategies", "tickets.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	settings := "table:\n  warm_throughput: {read_units_per_second: 15000, write_units_per_second: 6000}\n" +
+		"  max_write_request_units: 10000\n  point_in_time_recovery: {enabled: true, recovery_period_in_days: 14}\n  deletion_protection: true\n"
+	mappingFile := filepath.Join(t.TempDir(), "tickets.yaml")
+	if err := os.WriteFile(mappingFile, []byte(strings.Replace(string(b), "table:\n", settings, 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s3URL, s3c := s3Server(t, "exports")
+	table := testenv.TableName("import-settings")
+	common := []string{"--mapping", mappingFile, "--source", url, "--table", table, "--s3-endpoint-url", s3URL, "--region", "us-east-1",
+		"--progress", "none", "--rejects", filepath.Join(t.TempDir(), "r.jsonl")}
+	if res := runCLI(t, append([]string{"export", "--to", "s3://exports/run/"}, common...)...); res.code != 0 {
+		t.Fatalf("export: exit %d\n%s", res.code, res.stderr)
+	}
+	em := newImportEmulator(t, s3c, "")
+	ts := httptest.NewServer(em)
+	t.Cleanup(ts.Close)
+	res := runCLI(t, append([]string{"import", "--from", "s3://exports/run/", "--endpoint-url", ts.URL, "--poll-interval", "10ms"}, common...)...)
+	if res.code != 0 || !strings.Contains(res.stdout, "verify PASSED") {
+		t.Fatalf("import: exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
+	}
+	got := func(op string) string {
+		b, _ := json.Marshal(em.requests[op])
+		return string(b)
+	}
+	if g, w := got("ImportTable"), `"OnDemandThroughput":{"MaxWriteRequestUnits":10000}`; !strings.Contains(g, w) {
+		t.Errorf("ImportTable: %s, want %s", g, w)
+	}
+	if g, w := got("UpdateTable"), `[{"DeletionProtectionEnabled":true,"TableName":"`+table+`"},{"TableName":"`+table+
+		`","WarmThroughput":{"ReadUnitsPerSecond":15000,"WriteUnitsPerSecond":6000}}]`; g != w {
+		t.Errorf("UpdateTable requests:\n%s\nwant\n%s", g, w)
+	}
+	if g, w := got("UpdateContinuousBackups"), `[{"PointInTimeRecoverySpecification":{"PointInTimeRecoveryEnabled":true,"RecoveryPeriodInDays":14},"TableName":"`+table+`"}]`; g != w {
+		t.Errorf("UpdateContinuousBackups requests:\n%s\nwant\n%s", g, w)
 	}
 }
 

@@ -24,9 +24,12 @@ import (
 const DataPrefix = "data/"
 
 // ImportTableInput is the ImportTable request that creates m's table from
-// the export at loc: its key schema, GSIs and billing mode are those
-// CreateTable gets from the mapping (load.CreateTableInput, the one owner
-// of the table's definition); the source is the export's data objects.
+// the export at loc: its key schema, GSIs (with their settings), billing
+// mode and maximum on-demand throughput are those CreateTable gets from
+// the mapping (load.CreateTableInput, the one owner of the table's
+// definition); the source is the export's data objects. The table's other
+// settings follow once it is imported (load.AfterImportInputs,
+// load.UpdateContinuousBackupsInput).
 // The ClientToken is left to the SDK, which makes one per call and keeps
 // it across the call's retries.
 // https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_ImportTable.html
@@ -39,6 +42,7 @@ func ImportTableInput(m *mapping.Mapping, loc Location, compression string) *dyn
 		TableCreationParameters: &types.TableCreationParameters{
 			TableName: ct.TableName, KeySchema: ct.KeySchema, AttributeDefinitions: ct.AttributeDefinitions,
 			BillingMode: ct.BillingMode, ProvisionedThroughput: ct.ProvisionedThroughput, GlobalSecondaryIndexes: ct.GlobalSecondaryIndexes,
+			OnDemandThroughput: ct.OnDemandThroughput,
 		},
 	}
 }

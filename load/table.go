@@ -111,6 +111,28 @@ func UpdateContinuousBackupsInput(m *mapping.Mapping) *dynamodb.UpdateContinuous
 	return &dynamodb.UpdateContinuousBackupsInput{TableName: aws.String(m.Table.Name), PointInTimeRecoverySpecification: spec}
 }
 
+// AfterImportInputs are the UpdateTable requests that give a table
+// ImportTable created the mapping's settings ImportTable's
+// TableCreationParameters cannot carry: deletion protection, then the
+// table's warm throughput, one request each (UpdateTable changes one
+// thing at a time); none when the mapping sets neither. Point-in-time
+// recovery goes by UpdateContinuousBackupsInput, as after CreateTable.
+// The GSIs' settings and the table's maximum on-demand throughput travel
+// in the import request itself.
+// https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_TableCreationParameters.html
+// https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_UpdateTable.html
+func AfterImportInputs(m *mapping.Mapping) []*dynamodb.UpdateTableInput {
+	t := m.Table
+	var out []*dynamodb.UpdateTableInput
+	if t.DeletionProtection {
+		out = append(out, &dynamodb.UpdateTableInput{TableName: aws.String(t.Name), DeletionProtectionEnabled: aws.Bool(true)})
+	}
+	if w := warmThroughput(t.WarmThroughput); w != nil {
+		out = append(out, &dynamodb.UpdateTableInput{TableName: aws.String(t.Name), WarmThroughput: w})
+	}
+	return out
+}
+
 // indexKeySchema is the key schema of GSI g: its string partition and sort
 // key, or the attributes of its multi-attribute keys, partition key
 // attributes (HASH) then sort key attributes (RANGE), each in order.
