@@ -70,9 +70,15 @@ if [ -z "${PG2DYNAMO_SKIP_COMPOSE:-}" ] && ! command -v docker-compose >/dev/nul
   fi
 fi
 
-if [ ! -f node_modules/dynalite/cli.js ] || [ ! -f node_modules/dynamodb-onetable/package.json ] || [ ! -f node_modules/@aws-sdk/client-dynamodb/package.json ]; then
-  npm ci --no-audit --no-fund
-fi
+# The npm packages of package.json (dynalite, and the single-table
+# libraries the preset tests read the table back with): npm ci when one is
+# missing.
+for pkg in dynalite dynamodb-onetable electrodb dynamodb-toolbox @aws-sdk/client-dynamodb @aws-sdk/lib-dynamodb; do
+  if [ ! -f "node_modules/$pkg/package.json" ]; then
+    npm ci --no-audit --no-fund
+    break
+  fi
+done
 
 unformatted=$(gofmt -l $(git ls-files '*.go'))
 if [ -n "$unformatted" ]; then
