@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 
 	"github.com/urfave/cli/v2"
 
@@ -19,7 +20,7 @@ func initCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "init",
 		Usage:     "draft a mapping from the source database's schema and data: keys, foreign keys, fan-out",
-		UsageText: "pg2dynamo init [--source URL] [--schema S ...] [--table NAME] [--out FILE] [--duplicate-names]",
+		UsageText: "pg2dynamo init [--source URL] [--schema S ...] [--exclude PATTERN ...] [--table NAME] [--out FILE] [--duplicate-names]",
 		Description: `init reads the source's catalog (tables, primary, unique and foreign keys) and,
 in one snapshot, each table's row count and size and each foreign key's
 fan-out (children per parent, average and maximum). From that it writes a
@@ -40,13 +41,15 @@ complete mapping, with the evidence for each choice in comments:
 
 The file is checked before it is written: mapping.Load and the source both
 accept it, so plan and migrate take it unchanged. Tables without a primary
-key or a unique key of NOT NULL columns are listed at the end, left out.
+key or a unique key of NOT NULL columns are listed at the end, left out;
+--exclude leaves out others (audit_*, staging.*), unread.
 Reading costs one count(*) scan per table and one GROUP BY per foreign key.
 
 Exit codes: 0 written, 1 the source or the file failed, 2 usage.`,
 		Flags: []cli.Flag{
 			sourceFlag(),
 			&cli.StringSliceFlag{Name: "schema", Value: cli.NewStringSlice("public"), Usage: "schema `NAME` to read (repeat for several)"},
+			&cli.StringSliceFlag{Name: "exclude", Usage: "leave out the tables whose name or schema.name matches `PATTERN` (*, ?, [a-z]: audit_*, staging.*; repeat for several); foreign keys to them are ignored"},
 			&cli.StringFlag{Name: "table", Usage: "DynamoDB table `NAME` (default: the database's name)"},
 			&cli.PathFlag{Name: "out", Aliases: []string{"o"}, TakesFile: true, Usage: "write the mapping to `FILE` instead of standard output (refuses to overwrite without --force)"},
 			&cli.BoolFlag{Name: "force", Usage: "overwrite --out when it exists"},
@@ -59,6 +62,11 @@ Exit codes: 0 written, 1 the source or the file failed, 2 usage.`,
 func runInit(c *cli.Context) error {
 	if c.Args().Present() {
 		return usageError{errUnexpectedArg(c)}
+	}
+	for _, p := range c.StringSlice("exclude") {
+		if _, err := path.Match(p, ""); err != nil {
+			return usageError{fmt.Errorf("--exclude %q: %w", p, err)}
+		}
 	}
 	if n := c.String("table"); n != "" && !mapping.ValidTableName(n) {
 		return usageError{fmt.Errorf("--table %q: a DynamoDB table name is 3 to 255 characters of a-z, A-Z, 0-9, '_', '-' and '.'", n)}
@@ -78,7 +86,7 @@ func runInit(c *cli.Context) error {
 	}
 	defer src.Close(ctx)
 	fmt.Fprintf(c.App.ErrWriter, "reading the catalog of %s (schema %v) and measuring each table and foreign key\n", src.Name(), c.StringSlice("schema"))
-	cat, err := draft.Read(ctx, src.Conn(), c.StringSlice("schema"), func(t *draft.Table, i, n int) {
+	cat, err := draft.Read(ctx, src.Conn(), c.StringSlice("schema"), c.StringSlice("exclude"), func(t *draft.Table, i, n int) {
 		fmt.Fprintf(c.App.ErrWriter, "  %d/%d %s: %d rows, %s\n", i, n, t.Name, t.Rows, countNoun(len(t.ForeignKeys), "foreign key", "foreign keys"))
 	})
 	if err != nil {

@@ -14,6 +14,7 @@ package draft
 import (
 	"context"
 	"fmt"
+	"path"
 	"slices"
 	"strings"
 
@@ -27,6 +28,8 @@ type Catalog struct {
 	Database string
 	// Schemas are the schemas read, in the order given.
 	Schemas []string
+	// Exclude are the patterns of the tables left out (see Read).
+	Exclude []string
 	Tables  []*Table
 }
 
@@ -108,10 +111,17 @@ func (t *Table) Ident() string { return pgx.Identifier{t.Schema, t.Name}.Sanitiz
 // Read reads the catalog of schemas (default: public) and measures every
 // table and foreign key, in one REPEATABLE READ, READ ONLY transaction so
 // that all numbers describe one snapshot. It costs one count(*) scan per
-// table and one GROUP BY scan per foreign key. measured, when not nil, is
-// called after each table is measured, with its 1-based position of n.
-// Errors are the database's, wrapped with the table they concern.
-func Read(ctx context.Context, conn *pgx.Conn, schemas []string, measured func(t *Table, i, n int)) (*Catalog, error) {
+// table and one GROUP BY scan per foreign key. The tables exclude matches
+// (Excluded) are left out, unmeasured, and so are the foreign keys to
+// them. measured, when not nil, is called after each table is measured,
+// with its 1-based position of n. Errors are the database's, wrapped with
+// the table they concern, or path.ErrBadPattern for a malformed pattern.
+func Read(ctx context.Context, conn *pgx.Conn, schemas, exclude []string, measured func(t *Table, i, n int)) (*Catalog, error) {
+	for _, p := range exclude {
+		if _, err := path.Match(p, ""); err != nil {
+			return nil, fmt.Errorf("exclude %q: %w", p, err)
+		}
+	}
 	if len(schemas) == 0 {
 		schemas = []string{"public"}
 	}
@@ -120,13 +130,14 @@ func Read(ctx context.Context, conn *pgx.Conn, schemas []string, measured func(t
 		return nil, err
 	}
 	defer tx.Rollback(ctx) //nolint:errcheck // read only
-	cat := &Catalog{Schemas: schemas}
+	cat := &Catalog{Schemas: schemas, Exclude: exclude}
 	if err := tx.QueryRow(ctx, "SELECT current_database()").Scan(&cat.Database); err != nil {
 		return nil, err
 	}
 	if cat.Tables, err = readTables(ctx, tx, schemas); err != nil {
 		return nil, err
 	}
+	cat.Tables = slices.DeleteFunc(cat.Tables, func(t *Table) bool { return Excluded(t, exclude) })
 	if err := readConstraints(ctx, tx, cat); err != nil {
 		return nil, err
 	}
@@ -213,6 +224,21 @@ ORDER BY n.nspname COLLATE "C", c.relname COLLATE "C", k.conname COLLATE "C"`, c
 		return nil
 	})
 	return err
+}
+
+// Excluded reports whether a pattern of exclude (path.Match's syntax:
+// *, ?, [a-z]) matches t's name or its schema-qualified name
+// (audit_*, staging.*).
+func Excluded(t *Table, exclude []string) bool {
+	for _, p := range exclude {
+		if ok, _ := path.Match(p, t.Name); ok {
+			return true
+		}
+		if ok, _ := path.Match(p, t.Schema+"."+t.Name); ok {
+			return true
+		}
+	}
+	return false
 }
 
 // Table returns the table schema.name, or nil.

@@ -83,6 +83,9 @@ func (p *printer) header(d *Design) {
 		rows += t.Rows
 	}
 	p.comment(0, "Drafted by `pg2dynamo init` from database %q, schema %s: %d tables, %s rows,", c.Database, strings.Join(c.Schemas, ", "), len(c.Tables), count(rows))
+	if len(c.Exclude) > 0 {
+		p.comment(0, "excluding the tables that match %s,", strings.Join(c.Exclude, ", "))
+	}
 	p.comment(0, "measured in one snapshot. Each entity's comment gives the decision and its numbers.")
 	p.comment(0, "Rules: a table is its own item collection (TYPE#key); a table a NOT NULL foreign key")
 	p.comment(0, "owns lives in its owner's collection, or is embedded in the owner's item when no owner")
@@ -197,7 +200,7 @@ func roleNotes(e *Entity) []string {
 func whyNot(fk *ForeignKey) string {
 	switch {
 	case !fk.valid:
-		return ": its table is not in the schemas read"
+		return ": its table is not among those read (another schema, or excluded)"
 	case fk.Fanout.Avg() > NestMaxAvg:
 		return fmt.Sprintf(": over %d on average, a category; a GSI on it would be a hot partition", NestMaxAvg)
 	}
