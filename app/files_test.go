@@ -264,6 +264,20 @@ func TestOutputFilesCLI(t *testing.T) {
 		})
 	}
 
+	// migrate opens its report files before the load: a report path it
+	// cannot write is a usage error (exit 2) with nothing written, not a
+	// failure after the whole load.
+	t.Run("reports before the load", func(t *testing.T) {
+		for _, flag := range []string{"report-json", "html"} {
+			table := testenv.TableName("reports-first")
+			missing := filepath.Join(t.TempDir(), "no-such-dir", "report")
+			r := runCLI(t, append(migrateArgs(t, mappingFile, url, table, "--create-table"), "--"+flag, missing)...)
+			if r.code != ExitUsage || !strings.Contains(r.stderr, "--"+flag) || tableExists(t, table) {
+				t.Errorf("migrate --%s %s: exit %d, table created %v; want exit %d and no table\n%s", flag, missing, r.code, tableExists(t, table), ExitUsage, r.stderr)
+			}
+		}
+	})
+
 	t.Run("mode", func(t *testing.T) {
 		dir := t.TempDir()
 		files := map[string]string{}

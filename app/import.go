@@ -119,6 +119,11 @@ func runImport(c *cli.Context) error {
 	if err := checkReportFlags(c); err != nil {
 		return err
 	}
+	rf, err := openReportFiles(c)
+	if err != nil {
+		return err
+	}
+	defer rf.discard()
 	path, err := requireMapping(c)
 	if err != nil {
 		return err
@@ -161,7 +166,7 @@ func runImport(c *cli.Context) error {
 			return err
 		}
 		fmt.Fprintln(c.App.Writer)
-		if err := compareAndReport(c, s, report.ModeVerify, 0, c.App.Writer); err != nil {
+		if err := compareAndReport(c, s, report.ModeVerify, 0, c.App.Writer, rf); err != nil {
 			return err
 		}
 	}

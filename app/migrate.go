@@ -125,6 +125,11 @@ func runMigrate(c *cli.Context) error {
 		return err
 	}
 	defer rejects.Close()
+	rf, err := openReportFiles(c)
+	if err != nil {
+		return err
+	}
+	defer rf.discard()
 	s, err := open(c)
 	if err != nil {
 		return err
@@ -168,7 +173,7 @@ func runMigrate(c *cli.Context) error {
 				return err
 			}
 		}
-		if err := compareAndReport(c, s, report.ModeVerify, 0, c.App.Writer); err != nil {
+		if err := compareAndReport(c, s, report.ModeVerify, 0, c.App.Writer, rf); err != nil {
 			return err
 		}
 	}
@@ -263,6 +268,11 @@ func dryRun(c *cli.Context) error {
 	if err := checkReportFlags(c); err != nil {
 		return err
 	}
+	rf, err := openReportFiles(c)
+	if err != nil {
+		return err
+	}
+	defer rf.discard()
 	s, err := open(c)
 	if err != nil {
 		return err
@@ -274,7 +284,7 @@ func dryRun(c *cli.Context) error {
 	if err := s.src.Begin(c.Context); err != nil {
 		return err
 	}
-	return compareAndReport(c, s, report.ModeDiff, c.Float64("price-per-million"), c.App.Writer)
+	return compareAndReport(c, s, report.ModeDiff, c.Float64("price-per-million"), c.App.Writer, rf)
 }
 
 // sinkOut is where a migration writes: the sink, its description and its

@@ -186,6 +186,11 @@ func runCompare(c *cli.Context, mode string, price float64) error {
 	if err := checkReportFlags(c); err != nil {
 		return err
 	}
+	rf, err := openReportFiles(c)
+	if err != nil {
+		return err
+	}
+	defer rf.discard()
 	s, err := open(c)
 	if err != nil {
 		return err
@@ -207,7 +212,7 @@ func runCompare(c *cli.Context, mode string, price float64) error {
 			return err
 		}
 	}
-	return compareAndReport(c, s, mode, price, c.App.Writer)
+	return compareAndReport(c, s, mode, price, c.App.Writer, rf)
 }
 
 // watchFollow, when a follow's replication slot exists for the table
@@ -268,31 +273,51 @@ func watchFollow(c *cli.Context, s *session) (*follow.Watch, error) {
 	return w, nil
 }
 
-// compareAndReport checks the table as migrate would (session.checkTable),
-// runs verify.Compare in s's snapshot and writes the report in every
-// requested form. A failed verification returns exit code ExitMismatch.
-func compareAndReport(c *cli.Context, s *session, mode string, price float64, out io.Writer) error {
-	if err := s.checkTable(c); err != nil {
-		return err
-	}
-	// Report files are opened first: a path that cannot be written fails
-	// the command before the work, not after.
-	// They are published when written (see outputFile), so a failed
-	// command leaves the files of the last run as they were.
-	var jsonFile, htmlFile *outputFile
+// reportFiles are the --report-json and --html files of a command, each
+// nil when not asked for. They are opened before the command's work, so
+// that a path that cannot be written fails it before the work, not after
+// (a migration of hours), and published when written (see outputFile): a
+// failed command leaves the files of the last run as they were.
+type reportFiles struct{ json, html *outputFile }
+
+// openReportFiles opens the report files c's flags ask for; the caller
+// defers discard.
+func openReportFiles(c *cli.Context) (*reportFiles, error) {
+	rf := &reportFiles{}
 	for _, f := range []struct {
 		flag string
 		dst  **outputFile
-	}{{"report-json", &jsonFile}, {"html", &htmlFile}} {
+	}{{"report-json", &rf.json}, {"html", &rf.html}} {
 		if p := c.Path(f.flag); p != "" {
 			file, err := createOutput(p, false)
 			if err != nil {
-				return usageError{fmt.Errorf("--%s: %w", f.flag, err)}
+				rf.discard()
+				return nil, usageError{fmt.Errorf("--%s: %w", f.flag, err)}
 			}
-			defer file.Discard()
 			*f.dst = file
 		}
 	}
+	return rf, nil
+}
+
+// discard removes what was not published.
+func (rf *reportFiles) discard() {
+	for _, f := range []*outputFile{rf.json, rf.html} {
+		if f != nil {
+			f.Discard()
+		}
+	}
+}
+
+// compareAndReport checks the table as migrate would (session.checkTable),
+// runs verify.Compare in s's snapshot and writes the report in every
+// requested form, the files to rf (openReportFiles). A failed verification
+// returns exit code ExitMismatch.
+func compareAndReport(c *cli.Context, s *session, mode string, price float64, out io.Writer, rf *reportFiles) error {
+	if err := s.checkTable(c); err != nil {
+		return err
+	}
+	jsonFile, htmlFile := rf.json, rf.html
 	fmt.Fprintf(c.App.ErrWriter, "%s: deriving items from %s and reading table %s\n", mode, s.src.Name(), s.m.Table.Name)
 	prog, closeProg, err := progressOf(c)
 	if err != nil {
