@@ -353,9 +353,7 @@ func newLineProgress(w io.Writer, interval time.Duration, now func() time.Time) 
 func (l *lineProgress) Plan(ents []pipeline.PlannedEntity) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.board.ents != nil {
-		l.printOverall()
-	}
+	l.closingLine()
 	l.board.plan(ents)
 	_, total, _ := l.board.sums()
 	if len(ents) == 1 {
@@ -441,7 +439,17 @@ func (l *lineProgress) Close() {
 	<-l.done
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.board.ents != nil {
+	l.closingLine()
+}
+
+// closingLine prints the overall line of the phase ending, unless it had
+// one entity, whose line when it finished said the same.
+func (l *lineProgress) closingLine() {
+	b := l.board
+	b.mu.Lock()
+	said := len(b.ents) == 1 && !b.ents[0].end.IsZero()
+	b.mu.Unlock()
+	if b.ents != nil && !said {
 		l.printOverall()
 	}
 }
