@@ -148,7 +148,7 @@ func TestProgressOfMigrateVerifyAndPlan(t *testing.T) {
 		t.Fatal(err)
 	}
 	mappingFile := filepath.Join(root, "fixtures", "mappings", "tickets.yaml")
-	url, counts := fixtureSource(t, "tickets", 1)
+	url, counts := fixtureSource(t, "tickets", 0.2) // shared with other tests
 	table := testenv.TableName("bars")
 	args := migrateArgs(t, mappingFile, url, table, "--create-table", "--no-verify")
 	args[slices.Index(args, "--progress")+1] = "auto"
