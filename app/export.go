@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -33,7 +34,9 @@ are written at a time, each item going to one by a hash of its key, and each
 object's items are shuffled 256 KiB at a time: loaded in parallel, the objects
 spread their writes over the table's partitions. Objects stream to S3 with
 multipart uploads (5 MiB parts): no object is held in memory or on disk whole.
-An export without manifest.json did not finish.
+An export without manifest.json did not finish. Each export needs a prefix of
+its own (DynamoDB loads every object under data/): one that already holds
+data objects or a manifest, other than its sibling shards', is refused.
 
 Exit code 0 when every row was exported, 3 when some were rejected (see
 --rejects), 2 for a usage error (nothing written), 1 on any other failure.
@@ -132,7 +135,7 @@ func runExport(c *cli.Context) error {
 	if shard.On() {
 		// The shards' objects sit side by side under data/, which an
 		// import reads whole; each shard has a manifest of its own.
-		tag := fmt.Sprintf("shard-%d-of-%d", shard.Index, shard.Count)
+		tag := export.ShardTag(shard.Index, shard.Count)
 		opts.Prefix, manifestKey = tag+"-", "manifest-"+tag+".json"
 	}
 	man := &export.Manifest{Format: "DYNAMODB_JSON", Compression: compression, Table: s.m.Table.Name,
@@ -145,6 +148,9 @@ func runExport(c *cli.Context) error {
 	}
 	if shard.On() {
 		man.Shard = shard.String()
+	}
+	if err := checkFreshDestination(c, store, loc, shard); err != nil {
+		return err
 	}
 	sink, err := export.NewSink(ctx, store, [2]string{s.m.Table.PartitionKey, s.m.Table.SortKey}, len(s.plans), opts)
 	if err != nil {
@@ -194,6 +200,29 @@ func finishExport(c *cli.Context, s *session, sink *export.Sink, sum *pipeline.S
 		return withCode(ExitRejected, fmt.Errorf("%d rows rejected: see %s", man.Rejected, rejects.path))
 	}
 	return nil
+}
+
+// checkFreshDestination refuses to export into a location holding objects
+// this export would be mixed with (export.Conflicts): an import reads every
+// object under data/.
+func checkFreshDestination(c *cli.Context, store export.Store, loc export.Location, shard pipeline.Shard) error {
+	found, err := export.Conflicts(c.Context, store, shard.Index, shard.Count)
+	if err != nil {
+		return err
+	}
+	if len(found) == 0 {
+		return nil
+	}
+	return usageError{fmt.Errorf("--to %s already holds %s (%s): an import loads every object under %s, so each export goes to a prefix of its own; export to a new one, or delete these first",
+		loc, countNoun(len(found), "object", "objects"), strings.Join(head(found, 3), ", "), export.DataPrefix)}
+}
+
+// head is the first n of ss, and "…" when there are more.
+func head(ss []string, n int) []string {
+	if len(ss) <= n {
+		return ss
+	}
+	return append(slices.Clone(ss[:n]), "…")
 }
 
 func mib(n int64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -100,6 +101,16 @@ func checkImport(c *cli.Context, mappingFile string) (*importPlan, error) {
 	hash, err := fileSHA256(mappingFile)
 	if err != nil {
 		return nil, err
+	}
+	keys, err := export.ListKeys(c.Context, ip.s3, ip.from, export.DataPrefix)
+	if err != nil {
+		return nil, err
+	}
+	if extra, missing := export.Unlisted(keys, mans); len(extra) > 0 {
+		return nil, usageError{fmt.Errorf("%s%s holds %s no manifest lists (%s), which DynamoDB would load too: left by another export into this prefix, or one that did not finish; delete them, or export again to a new prefix",
+			ip.from, export.DataPrefix, countNoun(len(extra), "object", "objects"), strings.Join(head(extra, 3), ", "))}
+	} else if len(missing) > 0 {
+		return nil, fmt.Errorf("%s: %s the manifests list %s missing (%s): export again", ip.from, countNoun(len(missing), "object", "objects"), map[bool]string{true: "is", false: "are"}[len(missing) == 1], strings.Join(head(missing, 3), ", "))
 	}
 	for _, man := range mans {
 		if man.MappingHash != hash {

@@ -321,6 +321,27 @@ func TestImportHandsTheExportToDynamoDB(t *testing.T) {
 	if len(lines) != int(em.failed) || em.failed == 0 || !strings.Contains(lines[0], `"entity":"User"`) || !strings.Contains(lines[0], `"PK":"USER#`) || !strings.Contains(lines[0], "emulated failure") {
 		t.Errorf("rejects (%d items failed):\n%s", em.failed, b)
 	}
+
+	// A second export into the prefix is refused: the import would load
+	// both. So is an import of a prefix holding an object no manifest
+	// lists (an earlier, larger export's), before any request to DynamoDB.
+	again := runCLI(t, "export", "--mapping", mappingFile, "--source", url, "--table", table, "--to", "s3://exports/run/",
+		"--s3-endpoint-url", s3URL, "--region", "us-east-1", "--progress", "none", "--rejects", filepath.Join(t.TempDir(), "r.jsonl"))
+	if again.code != ExitUsage || !strings.Contains(again.stderr, "already holds") {
+		t.Errorf("a second export into s3://exports/run/: exit %d, want %d\n%s", again.code, ExitUsage, again.stderr)
+	}
+	if _, err := s3c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("exports"), Key: aws.String("run/data/99999.json.gz"),
+		Body: strings.NewReader("stale")}); err != nil {
+		t.Fatal(err)
+	}
+	before := len(em.requests["ImportTable"]) + len(em.requests["StartBulkPutItems"])
+	res = runCLI(t, append(args, "--no-verify")...)
+	if res.code != ExitUsage || !strings.Contains(res.stderr, "data/99999.json.gz") {
+		t.Errorf("import of a prefix with an unlisted object: exit %d, want %d naming it\n%s", res.code, ExitUsage, res.stderr)
+	}
+	if after := len(em.requests["ImportTable"]) + len(em.requests["StartBulkPutItems"]); after != before {
+		t.Errorf("%d import requests sent after the refusal", after-before)
+	}
 }
 
 // A table ImportTable creates gets every setting of the mapping: the

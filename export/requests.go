@@ -91,24 +91,20 @@ func StartBulkPutItemsInput(m *mapping.Mapping, loc Location, compression string
 // Manifests reads every manifest at loc (manifest.json, or one per shard:
 // manifest-shard-i-of-N.json), in key order. It fails when there is none.
 func Manifests(ctx context.Context, client *s3.Client, loc Location) ([]*Manifest, error) {
-	p := s3.NewListObjectsV2Paginator(client, &s3.ListObjectsV2Input{Bucket: aws.String(loc.Bucket), Prefix: aws.String(loc.Prefix + "manifest")})
+	keys, err := ListKeys(ctx, client, loc, "manifest")
+	if err != nil {
+		return nil, err
+	}
 	var out []*Manifest
-	for p.HasMorePages() {
-		page, err := p.NextPage(ctx)
+	for _, key := range keys {
+		if !strings.HasSuffix(key, ".json") {
+			continue
+		}
+		m, err := ReadManifest(ctx, client, loc, key)
 		if err != nil {
-			return nil, fmt.Errorf("list %s: %w", loc, err)
+			return nil, err
 		}
-		for _, o := range page.Contents {
-			key := strings.TrimPrefix(aws.ToString(o.Key), loc.Prefix)
-			if !strings.HasSuffix(key, ".json") {
-				continue
-			}
-			m, err := ReadManifest(ctx, client, loc, key)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, m)
-		}
+		out = append(out, m)
 	}
 	if len(out) == 0 {
 		return nil, fmt.Errorf("%s holds no manifest.json: not an export, or one that did not finish", loc)

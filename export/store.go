@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -31,6 +32,10 @@ type Store interface {
 	Create(ctx context.Context, key string) (io.WriteCloser, error)
 	// URL names object key, for messages and the manifest.
 	URL(key string) string
+	// List returns the keys of the objects whose key begins with prefix,
+	// in key order (a local directory's temporary files, a crashed run's,
+	// are objects too: they begin with "." in their directory).
+	List(ctx context.Context, prefix string) ([]string, error)
 }
 
 // Location is a parsed --to or --from: an S3 bucket and key prefix, or a
@@ -109,6 +114,29 @@ func (s *S3) Create(ctx context.Context, key string) (io.WriteCloser, error) {
 // URL is s3://bucket/prefix/key.
 func (s *S3) URL(key string) string { return "s3://" + s.Loc.Bucket + "/" + s.Loc.Prefix + key }
 
+// List lists the objects below the location whose key begins with prefix
+// (ListObjectsV2, every page).
+func (s *S3) List(ctx context.Context, prefix string) ([]string, error) {
+	return ListKeys(ctx, s.Client, s.Loc, prefix)
+}
+
+// ListKeys returns the keys, below loc's prefix, of loc's objects whose
+// key there begins with prefix, in key order (ListObjectsV2, every page).
+func ListKeys(ctx context.Context, client *s3.Client, loc Location, prefix string) ([]string, error) {
+	p := s3.NewListObjectsV2Paginator(client, &s3.ListObjectsV2Input{Bucket: aws.String(loc.Bucket), Prefix: aws.String(loc.Prefix + prefix)})
+	var out []string
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("list %s: %w", loc, err)
+		}
+		for _, o := range page.Contents {
+			out = append(out, strings.TrimPrefix(aws.ToString(o.Key), loc.Prefix))
+		}
+	}
+	return out, nil
+}
+
 type s3Object struct {
 	pw   *io.PipeWriter
 	done chan error
@@ -140,6 +168,29 @@ func (d Dir) Create(_ context.Context, key string) (io.WriteCloser, error) {
 		return nil, err
 	}
 	return &dirFile{f: f, path: path}, nil
+}
+
+// List walks the directory for the files whose key (their path below
+// it, with slashes) begins with prefix.
+func (d Dir) List(_ context.Context, prefix string) ([]string, error) {
+	var out []string
+	err := filepath.WalkDir(d.Path, func(path string, e fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(d.Path, path)
+		if err != nil || e.IsDir() {
+			return err
+		}
+		if key := filepath.ToSlash(rel); strings.HasPrefix(key, prefix) {
+			out = append(out, key)
+		}
+		return nil
+	})
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	return out, err
 }
 
 // URL is file:///dir/key.
