@@ -27,13 +27,19 @@ fi
 
 # migrate --follow's tests stream from logical replication slots, which
 # need wal_level=logical (the default is replica; changing it takes a
-# restart). Set on the local cluster when it is not.
+# restart). The follow and app tests run side by side, each follow with
+# its slot and walsender and each verify of a followed table with a
+# temporary one: the default 10 slots and walsenders ran out once
+# ("all replication slots are in use"), so the suite asks for 40 of each.
+# Set on the local cluster when it is not so.
 PSQL=(psql -X -q -At -h "$PGHOST_CHECK" -p "$PGPORT_CHECK" -U "${PGUSER:-postgres}" -d postgres)
 level=$("${PSQL[@]}" -c 'SHOW wal_level')
-if [ "$level" != logical ]; then
+slots=$("${PSQL[@]}" -c 'SHOW max_replication_slots')
+senders=$("${PSQL[@]}" -c 'SHOW max_wal_senders')
+if [ "$level" != logical ] || [ "$slots" -lt 40 ] || [ "$senders" -lt 40 ]; then
   if command -v pg_ctlcluster >/dev/null 2>&1 && [ -d /etc/postgresql ]; then
-    echo "setting PostgreSQL's wal_level to logical (was $level; restarts the cluster)" >&2
-    "${PSQL[@]}" -c 'ALTER SYSTEM SET wal_level = logical'
+    echo "setting PostgreSQL's wal_level to logical and max_replication_slots, max_wal_senders to 40 (were $level, $slots, $senders; restarts the cluster)" >&2
+    "${PSQL[@]}" -c 'ALTER SYSTEM SET wal_level = logical' -c 'ALTER SYSTEM SET max_replication_slots = 40' -c 'ALTER SYSTEM SET max_wal_senders = 40'
     pg_ctlcluster --skip-systemctl-redirect "$(ls /etc/postgresql | head -n1)" main restart
     for _ in $(seq 1 30); do
       pg_isready -q -h "$PGHOST_CHECK" -p "$PGPORT_CHECK" && break
@@ -41,7 +47,7 @@ if [ "$level" != logical ]; then
     done
     [ "$("${PSQL[@]}" -c 'SHOW wal_level')" = logical ] || { echo "wal_level is still not logical" >&2; exit 1; }
   else
-    echo "PostgreSQL's wal_level is $level: the follow tests need logical (ALTER SYSTEM SET wal_level = logical, then restart the server)" >&2
+    echo "PostgreSQL's wal_level is $level, max_replication_slots $slots, max_wal_senders $senders: the follow tests need logical and 40 of each (ALTER SYSTEM SET …, then restart the server)" >&2
     exit 1
   fi
 fi
