@@ -309,7 +309,9 @@ func (b *barProgress) Advance(entity string, rows, items int) {
 	if bar := b.bars[entity]; bar != nil {
 		bar.IncrBy(rows)
 	}
-	b.overall.IncrBy(rows)
+	if b.overall != nil {
+		b.overall.IncrBy(rows)
+	}
 }
 
 // Close ends every bar and waits for the last frame. mpb's Wait returns
@@ -322,7 +324,9 @@ func (b *barProgress) Close() {
 	if b.p == nil {
 		return
 	}
-	b.overall.Abort(false)
+	if b.overall != nil {
+		b.overall.Abort(false)
+	}
 	for _, bar := range b.bars {
 		bar.Abort(false)
 	}

@@ -522,6 +522,20 @@ func (s *Source) Count(ctx context.Context, e *mapping.Entity) (int64, error) {
 	return n, nil
 }
 
+// CountRange returns the number of rows q reads in the snapshot: those of
+// its source after q.After and up to q.Until (PostgreSQL's count(*) over
+// the same WHERE as Stream's).
+func (s *Source) CountRange(ctx context.Context, q Query) (int64, error) {
+	if s.tx == nil {
+		return 0, errors.New("source: CountRange before Begin")
+	}
+	var n int64
+	if err := s.tx.QueryRow(ctx, "SELECT count(*) FROM "+from(q.Source)+q.whereClause(), q.Args()...).Scan(&n); err != nil {
+		return 0, fmt.Errorf("count a range: %w", err)
+	}
+	return n, nil
+}
+
 // Stream reads the rows of q from the snapshot and calls fn with each
 // row's values (q.Columns, then each join's values), as pgx decodes them
 // (nil for NULL; arrays nested per dimension). fn must not keep the slice.

@@ -70,6 +70,11 @@ INSERT INTO c VALUES ('10.1.2.3', '2024-01-02 03:04:05.5+02', 1), ('10.1.2.3', '
 			if _, after := read(q); !cmp.Equal(after, []int32{2, 3}) {
 				t.Errorf("rows after %q: %v, want 2 and 3", pos[0], after)
 			}
+			q.Until = pos[1]
+			if n, err := src.CountRange(ctx, q); err != nil || n != 1 {
+				t.Errorf("CountRange after %q up to %q: %d, %v; want 1", pos[0], pos[1], n, err)
+			}
+			q.Until = nil
 			q.After = nil
 			bounds, upTo, err := src.Split(ctx, q, 3, 3)
 			if err != nil {

@@ -213,6 +213,19 @@ func (q Query) SQL() string {
 // BY of OrderBy. Positions are compared as row values, so a composite
 // primary key orders as its index does.
 func (q Query) orderClause() string {
+	sql := q.whereClause()
+	if len(q.OrderBy) == 0 {
+		return sql
+	}
+	cols := make([]string, len(q.OrderBy))
+	for i, c := range q.OrderBy {
+		cols[i] = "src." + ident(c.Name)
+	}
+	return sql + "\nORDER BY " + strings.Join(cols, ", ")
+}
+
+// whereClause renders the WHERE of After, Until and Match, or "".
+func (q Query) whereClause() string {
 	var match string
 	base := len(q.After) + len(q.Until) // Match's parameters follow theirs (Args)
 	if q.Match != nil && len(q.Match.Columns) > 0 {
@@ -253,11 +266,10 @@ func (q Query) orderClause() string {
 	if match != "" {
 		where = append(where, match)
 	}
-	sql := ""
-	if len(where) > 0 {
-		sql = "\nWHERE " + strings.Join(where, " AND ")
+	if len(where) == 0 {
+		return ""
 	}
-	return sql + "\nORDER BY " + strings.Join(cols, ", ")
+	return "\nWHERE " + strings.Join(where, " AND ")
 }
 
 func ident(name string) string { return pgx.Identifier{name}.Sanitize() }

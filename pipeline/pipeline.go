@@ -63,9 +63,10 @@ type Progress interface {
 // PlannedEntity is one entity of a run, as Progress.Plan is told of it.
 type PlannedEntity struct {
 	Name string
-	// Rows is the entity's row count in the snapshot: PostgreSQL's
-	// count(*) of its source, or, on a shard, the rows of the shard's
-	// range (see Shard).
+	// Rows is the number of the entity's rows this run reads, in the
+	// snapshot: PostgreSQL's count(*) of its source; on a shard, of the
+	// shard's range (see Shard); resuming from a Checkpoint, of the
+	// ranges it records as left (or the whole count, when Done).
 	Rows int64
 	// Done is set when the run's Checkpoint records the entity written
 	// (a resumed run): it is not read.
@@ -165,8 +166,8 @@ const WriteGrace = 30 * time.Second
 // EntityStats is the outcome for one entity.
 type EntityStats struct {
 	Name string
-	// Total is the row count in the snapshot before reading (of the
-	// shard's range, on a shard; see PlannedEntity.Rows).
+	// Total is the number of rows the run was to read, counted in the
+	// snapshot before reading (see PlannedEntity.Rows).
 	Total int64
 	// Rows is the number of rows read.
 	Rows int64

@@ -66,7 +66,22 @@ func (f *fakeSource) CanonicalPosition(_ context.Context, _ extract.Query, pos [
 	return []string{strconv.Itoa(n)}, err == nil, nil
 }
 
+func (f *fakeSource) CountRange(ctx context.Context, name string, q extract.Query) (int64, error) {
+	var n int64
+	err := f.scan(ctx, name, q, func([]any) error { n++; return nil })
+	return n, err
+}
+
 func (f *fakeSource) Stream(ctx context.Context, name string, q extract.Query, fn func([]any) error) error {
+	c, _ := f.streamed.LoadOrStore(name, new(atomic.Int64))
+	return f.scan(ctx, name, q, func(r []any) error {
+		c.(*atomic.Int64).Add(1)
+		return fn(slices.Clone(r))
+	})
+}
+
+// scan calls fn with each row of name in q's range, in id order.
+func (f *fakeSource) scan(ctx context.Context, name string, q extract.Query, fn func([]any) error) error {
 	bound := func(pos []string, none int) int {
 		if len(pos) == 0 {
 			return none
@@ -78,7 +93,6 @@ func (f *fakeSource) Stream(ctx context.Context, name string, q extract.Query, f
 		return n
 	}
 	after, until := bound(q.After, 0), bound(q.Until, 1<<30)
-	c, _ := f.streamed.LoadOrStore(name, new(atomic.Int64))
 	for _, r := range f.rows[name] {
 		if id := int(r[0].(int32)); id <= after || id > until {
 			continue
@@ -86,8 +100,7 @@ func (f *fakeSource) Stream(ctx context.Context, name string, q extract.Query, f
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		c.(*atomic.Int64).Add(1)
-		if err := fn(slices.Clone(r)); err != nil {
+		if err := fn(r); err != nil {
 			return err
 		}
 	}

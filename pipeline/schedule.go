@@ -66,8 +66,8 @@ type task struct {
 // order), for progress. A group's entities are read in one range each;
 // a resumed group (res) first replays, without writing,
 // what the earlier run recorded as written, so that its key set is as the
-// earlier run left it. On a shard, totals[i] becomes the number of rows
-// of entity i the shard reads.
+// earlier run left it. On a shard, or resuming entity i from recorded
+// ranges, totals[i] becomes the number of rows of entity i this run reads.
 func schedule(ctx context.Context, src RowSource, plans []*transform.Plan, totals []int64, res resume,
 	readers int, shard Shard, groups [][]int, groupOf []int) (parts []part, byEntity [][]int, tasks []task, err error) {
 	byEntity = make([][]int, len(plans))
@@ -89,6 +89,9 @@ func schedule(ctx context.Context, src RowSource, plans []*transform.Plan, total
 		switch {
 		case len(res.recorded(i)) > 0:
 			rs = res.recorded(i)
+			if totals[i], err = leftIn(ctx, src, p, rs); err != nil {
+				return nil, nil, nil, err
+			}
 		case skip:
 			rs = []Range{{Done: true}}
 		case shard.On():
@@ -167,6 +170,25 @@ type part struct {
 	// replay: the range was written by an earlier run; its rows are read
 	// only to claim their keys in the group's key set, as that run did.
 	replay bool
+}
+
+// leftIn returns the number of rows of p in the ranges rs not done: what a
+// resumed run reads of it.
+func leftIn(ctx context.Context, src RowSource, p *transform.Plan, rs []Range) (int64, error) {
+	var n int64
+	for _, r := range rs {
+		if r.Done {
+			continue
+		}
+		q := p.Query()
+		q.After, q.Until = r.After, r.Until
+		k, err := src.CountRange(ctx, p.Entity().Name, q)
+		if err != nil {
+			return 0, err
+		}
+		n += k
+	}
+	return n, nil
 }
 
 // shardRanges returns the range of p's rows (rows of them) that shard sh

@@ -31,7 +31,8 @@ func TestCollisionGroups(t *testing.T) {
 
 // A resumed collision group replays, in order, what the earlier run wrote
 // before it reads on; replays after the last part read are left out, and
-// entities outside groups are read in parallel parts as before.
+// entities outside groups are read in parallel parts as before. Each
+// resumed entity's total becomes the rows left in its ranges.
 func TestScheduleReplaysResumedGroup(t *testing.T) {
 	plans, m := compilePlans(t, `
   A: {source: {table: t}, pk: "A#${name}", sk: "X"}
@@ -46,9 +47,16 @@ func TestScheduleReplaysResumedGroup(t *testing.T) {
 			{{After: []string{"3"}, Until: []string{"10"}}, {After: []string{"19"}, Until: []string{"20"}, Done: true}, {After: []string{"20"}}},
 			{{}}},
 	}
-	_, _, tasks, err := schedule(t.Context(), nil, plans, make([]int64, 4), res, 4, Shard{}, groups, of)
+	src := newFakeSource(map[string]int{"A": 30, "P": 30, "B": 30, "C": 30}, func(id int) string { return "n" })
+	totals := []int64{30, 30, 30, 30}
+	_, _, tasks, err := schedule(t.Context(), src, plans, totals, res, 4, Shard{}, groups, of)
 	if err != nil {
 		t.Fatal(err)
+	}
+	// What this run reads of each: A nothing more (done, its total kept),
+	// P 5 + 20 rows, B 7 + 10 (its range to 20 done), C all 30.
+	if d := cmp.Diff([]int64{30, 25, 17, 30}, totals); d != "" {
+		t.Errorf("rows to read (-want +got):\n%s", d)
 	}
 	var got []string
 	for _, tk := range tasks {

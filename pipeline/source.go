@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/pg2dynamo/pg2dynamo/extract"
 	"github.com/pg2dynamo/pg2dynamo/mapping"
@@ -21,6 +22,9 @@ type RowSource interface {
 	// including position k. With each position, the number of rows up to
 	// and including it. q reads in order (q.OrderBy set).
 	Split(ctx context.Context, q extract.Query, n int, rows int64) ([][]string, []int64, error)
+	// CountRange returns the number of rows Stream(ctx, name, q, …) would
+	// read (a resumed entity's rows left to read).
+	CountRange(ctx context.Context, name string, q extract.Query) (int64, error)
 	// CanonicalPosition reads pos back as values of q's OrderBy columns
 	// and returns their text again; ok is false when the source refuses
 	// pos (see trustedRanges).
@@ -44,6 +48,14 @@ type RowSource interface {
 func Postgres(src *extract.Source) RowSource { return pgSource{src} }
 
 type pgSource struct{ *extract.Source }
+
+func (s pgSource) CountRange(ctx context.Context, name string, q extract.Query) (int64, error) {
+	n, err := s.Source.CountRange(ctx, q)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", name, err)
+	}
+	return n, nil
+}
 
 func (s pgSource) Fork(ctx context.Context) (RowSource, error) {
 	f, err := s.Source.Fork(ctx)
