@@ -232,6 +232,8 @@ func (b *progressBoard) entityRight(e *boardEntity) string {
 	switch {
 	case e.earlier:
 		return "done in an earlier run"
+	case e.total == 0:
+		return fmt.Sprintf("%s %s  empty   %6s%s", percent(0, 0), rate(0, 0), "", etaPad)
 	case e.start.IsZero():
 		return fmt.Sprintf("%s %s  waiting %6s%s", percent(0, e.total), rate(0, 0), "", etaPad)
 	}

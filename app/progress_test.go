@@ -100,13 +100,14 @@ func waitFor(t *testing.T, out *syncBuffer, want ...string) []string {
 // overall bar shows the rows of every entity, the items/s and the time
 // elapsed since the run was planned and the ETA at that rate; entity bars
 // follow in the mapping's order, one length, a finished one keeping the
-// average rate it finished at, and one not yet read waiting.
+// average rate it finished at, one not yet read waiting, an empty one
+// empty.
 func TestProgressBarsShowElapsedAndETA(t *testing.T) {
 	tty, out := openPTY(t)
 	clock := newFakeClock()
 	b := newBarProgress(tty, clock.now)
 	b.refresh = 10 * time.Millisecond
-	b.Plan([]pipeline.PlannedEntity{{Name: "Org", Rows: 200}, {Name: "Ticket", Rows: 700}, {Name: "Label", Rows: 100}})
+	b.Plan([]pipeline.PlannedEntity{{Name: "Org", Rows: 200}, {Name: "Ticket", Rows: 700}, {Name: "Label", Rows: 100}, {Name: "Tag", Rows: 0}})
 	b.Start("Org")
 	clock.add(10 * time.Second)
 	b.Advance("Org", 200, 400) // done in 10 s: 40 items/s
@@ -114,7 +115,7 @@ func TestProgressBarsShowElapsedAndETA(t *testing.T) {
 	clock.add(15 * time.Second)
 	b.Advance("Ticket", 50, 50)
 	// 250 of 1000 rows in 25 s: 750 more take 75 s; 450 items in 25 s.
-	frame := waitFor(t, out, "ETA  1m15s", "Org", "Ticket", "Label")
+	frame := waitFor(t, out, "ETA  1m15s", "Org", "Ticket", "Label", "Tag")
 	clock.add(5 * time.Minute) // later frames: Org keeps its rate
 	frame = waitFor(t, out, "elapsed  5m25s")
 	want := []*regexp.Regexp{
@@ -122,6 +123,7 @@ func TestProgressBarsShowElapsedAndETA(t *testing.T) {
 		regexp.MustCompile(`^Org     200/200  rows \[.*\] 100%     40 items/s  done in    10s +$`),
 		regexp.MustCompile(`^Ticket   50/700  rows \[.*\]   7%      0 items/s  reading  5m15s +$`),
 		regexp.MustCompile(`^Label     0/100  rows \[.*\]   0%      - items/s  waiting +$`),
+		regexp.MustCompile(`^Tag       0/0    rows \[.*\] 100%      - items/s  empty +$`),
 	}
 	if len(frame) != len(want) {
 		t.Fatalf("frame of %d lines, want %d:\n%s", len(frame), len(want), strings.Join(frame, "\n"))
