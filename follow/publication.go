@@ -103,6 +103,21 @@ func SlotPosition(ctx context.Context, conn *pgx.Conn, name string) (pglogrepl.L
 	return p, true, err
 }
 
+// SlotActive reports whether a process streams from slot name now (a
+// follow running: pg_replication_slots.active); false when the slot does
+// not exist.
+func SlotActive(ctx context.Context, conn *pgx.Conn, name string) (bool, error) {
+	var active bool
+	err := conn.QueryRow(ctx, "SELECT active FROM pg_replication_slots WHERE slot_name = $1", name).Scan(&active)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("replication slot %s: %w", name, err)
+	}
+	return active, nil
+}
+
 // CurrentLSN is the server's WAL write position now
 // (pg_current_wal_lsn()), always the end of a record: every transaction
 // committed with synchronous_commit on so far ends before it. One
