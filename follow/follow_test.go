@@ -326,8 +326,14 @@ func TestFollowKeepsTheTableInStep(t *testing.T) {
 			if d := cmp.Diff(want, got); d != "" {
 				t.Errorf("table after the follow (-derived from the source now +scanned), %d and %d items:\n%s", len(want), len(got), firstLines(d, 40))
 			}
-			if code, out := run(context.Background(), "verify", "--mapping", w.mapping, "--source", url, "--endpoint-url", endpoint, "--table", table); code != 0 {
+			// The follow has stopped: verify says so and compares at once
+			// (it used to wait its whole --follow-wait for the slot).
+			code, out = run(context.Background(), "verify", "--mapping", w.mapping, "--source", url, "--endpoint-url", endpoint, "--table", table)
+			if code != 0 || !strings.Contains(out, "verify PASSED") {
 				t.Errorf("verify after the follow: exit %d\n%s", code, firstLines(out, 40))
+			}
+			if !strings.Contains(out, "is not running") {
+				t.Errorf("verify did not say the follow is stopped:\n%s", firstLines(out, 20))
 			}
 		})
 	}

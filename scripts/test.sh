@@ -103,7 +103,7 @@ go vet ./...
 #   - every package but app runs under -race, as before: the pipeline's
 #     concurrency (readers, batcher, writers, acknowledger, stopper), the
 #     sinks, verify and follow have their unit tests there;
-#   - app runs without -race, every test (the processes tests start are
+#   - app runs without -race (the processes its tests start are
 #     built without -race anyway), and so does follow, whose end-to-end
 #     tests drive the CLI the same way (10,000 changes on four domains,
 #     SIGKILLs of real processes);
@@ -119,10 +119,18 @@ APP_RACE_TESTS='^(TestMigrateInterrupted|TestSecondSignalExits|TestResumeKeepsDu
 # done), and app's parallel tests four at a time (-parallel 4; the default
 # is one per CPU): most of them wait on their dynalite, PostgreSQL or a
 # process. app without -race took 130 s with -parallel 2, 78 s with 4.
+#   - transform's two whole-fixture comparisons (every row of a scaled
+#     fixture through the builder against a reference derivation, on one
+#     goroutine) took 97 s and 20 s under -race beside the other runs and
+#     hold no concurrency: they run without it (SLOW_SERIAL_TESTS), in the
+#     app run's process list, and -race runs the rest of transform;
+#   - the app run skips APP_RACE_TESTS, which run under -race anyway.
+SLOW_SERIAL_TESTS='^(TestBuilderMatchesReference|TestBuilderItemsStayIntact)$'
 logs=$(mktemp -d)
 trap 'rm -rf "$logs"' EXIT
-go test -race -count=1 -timeout 30m $(go list ./... | grep -v -e '/app$' -e '/follow$') >"$logs/race" 2>&1 & race=$!
-go test -count=1 -timeout 30m -parallel 4 ./app ./follow >"$logs/app" 2>&1 & app=$!
+go test -race -count=1 -timeout 30m -skip "$SLOW_SERIAL_TESTS" $(go list ./... | grep -v -e '/app$' -e '/follow$') >"$logs/race" 2>&1 & race=$!
+{ go test -count=1 -timeout 30m -parallel 4 -skip "$APP_RACE_TESTS" ./app ./follow &&
+  go test -count=1 -timeout 30m -run "$SLOW_SERIAL_TESTS" ./transform; } >"$logs/app" 2>&1 & app=$!
 # -parallel 1: two in-process runs at once race in urfave/cli itself,
 # whose --help flag (cli.HelpFlag) is one package-level value every app's
 # flag set writes when it parses (pg2dynamo's own flags are made per app);
