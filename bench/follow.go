@@ -61,6 +61,7 @@ type followBench struct {
 	loadItems int64
 	loadWall  time.Duration
 	sat       saturation
+	floor     mixFloor // (h°)
 	lag       lagPhase
 	mem       followMemory
 	exit      launchResult
@@ -218,6 +219,9 @@ func measureFollow(ctx context.Context, cfg config, admin *pgx.Conn, root, bin, 
 		return nil, err
 	}
 	fb.mem.satPeak = mem.peak(1)
+	if fb.floor, err = measureMixFloor(ctx, client, cfg.conc, dyn.cmd.Process.Pid, fix.url, m, w); err != nil {
+		return nil, err
+	}
 
 	// Phase 3: lag under a steady load.
 	hwmReset := os.WriteFile(fmt.Sprintf("/proc/%d/clear_refs", proc.pid), []byte("5"), 0) == nil
@@ -411,6 +415,10 @@ type workload struct {
 	newID    int64
 	probe    int64
 	probeKey map[string]types.AttributeValue
+	// burstUpdated and burstInserted are the tickets the saturation
+	// burst updated and inserted (some inserts may have found their
+	// source gone), for (h°).
+	burstUpdated, burstInserted []int64
 }
 
 func newWorkload(ctx context.Context, conn *pgx.Conn, m *mapping.Mapping) (*workload, error) {
@@ -525,8 +533,13 @@ func changeMix(n int) (updates, inserts, deletes int) {
 func (w *workload) burstTx(ctx context.Context, conn *pgx.Conn, n int) (int64, error) {
 	nu, ni, nd := changeMix(n)
 	src, first := w.sources(ni)
+	updated := w.take(nu)
+	w.burstUpdated = append(w.burstUpdated, updated...)
+	for i := range int64(ni) {
+		w.burstInserted = append(w.burstInserted, first+i)
+	}
 	b := &pgx.Batch{}
-	b.Queue(updateTickets, w.take(nu))
+	b.Queue(updateTickets, updated)
 	b.Queue(insertTickets, src, first)
 	b.Queue(deleteTickets, w.take(nd))
 	return sendTx(ctx, conn, b)
@@ -911,6 +924,14 @@ func (fb *followBench) targets(c *result) []string {
 		line += fmt.Sprintf(", against (c)'s %.0f items/s: **%.2f×**, target ≥ %.1f×: %s", c.perSecond(), ratio, targetFollowRatio,
 			verdict(ratio, targetFollowRatio, true, "", 2))
 	}
+	if f := fb.floor; f.wall > 0 {
+		rate := float64(f.items()) / f.wall.Seconds()
+		line += fmt.Sprintf(". The same server alone, the burst's mix of writes (h°): %.0f items/s", rate)
+		if c != nil {
+			line += fmt.Sprintf(", %.2f× (c)'s", rate/c.perSecond())
+		}
+		line += fmt.Sprintf("; the follow reached **%.2f×** of it", float64(s.items())/s.wall.Seconds()/rate)
+	}
 	t = append(t, line)
 	if len(l.probes) > 0 {
 		med := quantile(l.probes, 0.5)
@@ -944,6 +965,10 @@ func (fb *followBench) render(p func(format string, args ...any), c *result) {
 		float64(fb.loadItems)/fb.loadWall.Seconds())
 	p("| saturation: the backlog applied | %s | %d | %s | %.0f | %s | %s | %.0f |\n", num(s.changes), s.txs, s.wall.Round(10*time.Millisecond),
 		float64(s.changes)/s.wall.Seconds(), num(s.puts), num(s.deletes), float64(s.items())/s.wall.Seconds())
+	if f := fb.floor; f.wall > 0 {
+		p("| (h°) the server alone, the burst's mix | | | %s | | %s | %s | %.0f |\n", f.wall.Round(10*time.Millisecond), num(f.overwrites+f.puts),
+			num(f.deletes), float64(f.items())/f.wall.Seconds())
+	}
 	p("| steady load | %s | %d | %s | %.0f | | | |\n", num(l.committed), l.txs, l.wall.Round(10*time.Millisecond), float64(l.committed)/l.wall.Seconds())
 	p("\n")
 	ratio := ""
@@ -961,6 +986,10 @@ func (fb *followBench) render(p func(format string, args ...any), c *result) {
 	p("\n- **Where the time goes at saturation** (CPU over its %s wall, /proc/PID/stat): pg2dynamo %.2f s (%.2f CPUs), dynalite %.2f s (%.2f CPUs), PostgreSQL's backends of the bench database (the walsender, the follow's reading session) %.2f s (%.2f CPUs); this machine has %d CPUs.\n",
 		s.wall.Round(10*time.Millisecond), s.cpu.pg2dynamo.Seconds(), s.cpu.pg2dynamo.Seconds()/s.wall.Seconds(),
 		s.cpu.dynalite.Seconds(), s.cpu.dynalite.Seconds()/s.wall.Seconds(), s.cpu.postgres.Seconds(), s.cpu.postgres.Seconds()/s.wall.Seconds(), runtime.NumCPU())
+	if f := fb.floor; f.wall > 0 {
+		p("- **The server's own rate for the mix (h°).** Just after the burst, on the same dynalite, the follow idle: a minimal writer like (b)'s, %d goroutines of BatchWriteItem, sent as many writes of each kind as the burst made, shuffled: %s overwrites of the updated tickets' items with their updated_at changed (and any GSI key attribute that holds it), %s deletes of the inserted tickets' items and %s puts of copies of them under new keys, in %s: %.0f items/s, dynalite busy %.2f CPUs. An untimed round put the table back. The follow's rate over it is what pg2dynamo loses to the server's own cost of these writes; (c) over (b) is the same for the full load.\n",
+			fb.conc, num(f.overwrites), num(f.deletes), num(f.puts), f.wall.Round(10*time.Millisecond), float64(f.items())/f.wall.Seconds(), f.dynCPU.Seconds()/f.wall.Seconds())
+	}
 	p("- **Lag.** %d transactions of %d changes a second, paced by golang.org/x/time/rate, for %s; every %s one of them also sets a probe ticket's subject to a sequence number, and the probe's item is read (GetItem, consistent) every %s until it shows that number or a later one. A probe's lag is from its transaction's commit being acknowledged to the bench to the first read that shows it. Probe lags: median %s, p95 %s, max %s (%d probes, %d not seen). The follow's own status lag (the commit time of a window's oldest transaction to the window applied) was %s at the median over %d windows, p95 %s. The last change was applied %s after the last commit. Each transaction took %s at the median from send to commit acknowledged.\n",
 		int(float64(l.rate)/lagTxChanges), lagTxChanges, l.duration, probeEvery, pollEvery,
 		quantile(l.probes, 0.5).Round(time.Millisecond), quantile(l.probes, 0.95).Round(time.Millisecond), quantile(l.probes, 1).Round(time.Millisecond),

@@ -317,7 +317,13 @@ func (a *Applier) startWriters(ctx context.Context) *writers {
 		a.sem = make(chan struct{}, max(a.Concurrency, 1))
 	}
 	g, gctx := errgroup.WithContext(ctx)
-	wr := &writers{a: a, ctx: gctx, g: g, ch: make(chan []transform.Item, max(a.Concurrency, 1))}
+	// The queue holds up to aheadItems items: a window's derivation runs
+	// ahead of its writes, so that Start returns (and the next window is
+	// received and derived) while this one's writes still keep the server
+	// busy; with a queue of Concurrency batches, Start returned only once
+	// all but the last ones were sent, and the server idled while the
+	// next window was received and read from the source.
+	wr := &writers{a: a, ctx: gctx, g: g, ch: make(chan []transform.Item, max(aheadItems/load.MaxBatchItems, a.Concurrency, 1))}
 	for range max(a.Concurrency, 1) {
 		g.Go(func() error {
 			for batch := range wr.ch {
