@@ -243,15 +243,48 @@ type match struct {
 
 // affected collects, over a window of changes, what to derive again: per
 // entity and set of columns, the values (match); and per entity, the old
-// and new row images of its own rows, whose keys may have to be deleted.
+// and new row images of its own rows, whose keys may have to be deleted:
+// one image per set of table key column values (two images that agree on
+// them render the same keys), so that an update that leaves the keys as
+// they were sends one image, not two.
 type affected struct {
 	matches map[string]*match // by entity and columns
 	images  map[int][]map[string]*string
-	changes int
+	// imageKeys are the key column values of images, per entity.
+	imageKeys map[int]map[string]bool
+	changes   int
 }
 
 func newAffected() *affected {
-	return &affected{matches: map[string]*match{}, images: map[int][]map[string]*string{}}
+	return &affected{matches: map[string]*match{}, images: map[int][]map[string]*string{}, imageKeys: map[int]map[string]bool{}}
+}
+
+// addImage adds img, a row image of entity e's source, unless an image
+// with the same values of the key columns cols is there already. An image
+// that lacks one of them (not sent) is always added.
+func (a *affected) addImage(e int, cols []string, img map[string]*string) {
+	var sb strings.Builder
+	for _, c := range cols {
+		v, ok := img[c]
+		switch {
+		case !ok:
+			a.images[e] = append(a.images[e], img)
+			return
+		case v == nil:
+			sb.WriteString("n;")
+		default:
+			fmt.Fprintf(&sb, "%d:%s", len(*v), *v)
+		}
+	}
+	seen := a.imageKeys[e]
+	if seen == nil {
+		seen = map[string]bool{}
+		a.imageKeys[e] = seen
+	}
+	if k := sb.String(); !seen[k] {
+		seen[k] = true
+		a.images[e] = append(a.images[e], img)
+	}
 }
 
 // add records what change c of a followed table affects. A change of a
@@ -268,7 +301,7 @@ func (g *Graph) add(a *affected, c Change) {
 				continue
 			}
 			if e.kind == own {
-				a.images[e.entity] = append(a.images[e.entity], img)
+				a.addImage(e.entity, g.keyCols[e.entity], img)
 			}
 			vals := make([]*string, len(e.on))
 			ok := true

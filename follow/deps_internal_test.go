@@ -59,6 +59,10 @@ entities:
 		New: map[string]*string{"address_id": str("5"), "customer_id": str("2"), "label": str("work"), "city": str("x")}})
 	g.add(a, Change{Schema: "public", Table: "addresses", Kind: 'I', New: map[string]*string{"address_id": str("6"), "customer_id": nil}})
 	g.add(a, Change{Schema: "public", Table: "other", Kind: 'I', New: map[string]*string{"id": str("1")}})
+	// An update that leaves the key columns as they were: one image.
+	g.add(a, Change{Schema: "public", Table: "addresses", Kind: 'U',
+		Old: map[string]*string{"address_id": str("7"), "customer_id": str("3"), "label": str("home"), "city": str("x")},
+		New: map[string]*string{"address_id": str("7"), "customer_id": str("3"), "label": str("home"), "city": str("y")}})
 
 	got := map[string][]string{}
 	for _, mt := range a.matches {
@@ -70,14 +74,14 @@ entities:
 		slices.Sort(got[k])
 	}
 	want := map[string][]string{
-		"Address by address_id":   {"5", "6"}, // the moved row and the new one, each once
-		"Customer by customer_id": {"1", "2"}, // the embed before and after; NULL joins nothing
+		"Address by address_id":   {"5", "6", "7"}, // the moved row, the new one and the updated one, each once
+		"Customer by customer_id": {"1", "2", "3"}, // the embed before and after; NULL joins nothing
 	}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("rows derived again (-want +got):\n%s", d)
 	}
-	if a.changes != 2 || len(a.images[1]) != 3 || len(a.images[0]) != 0 {
-		t.Errorf("%d changes counted, %d Address images, %d Customer images; want 2 (the unknown table ignored), 3 (old, new, inserted), 0",
+	if a.changes != 3 || len(a.images[1]) != 4 || len(a.images[0]) != 0 {
+		t.Errorf("%d changes counted, %d Address images, %d Customer images; want 3 (the unknown table ignored), 4 (old, new, inserted, updated in place once), 0",
 			a.changes, len(a.images[1]), len(a.images[0]))
 	}
 	// The old image renders the key the move leaves behind.
