@@ -16,6 +16,7 @@ import (
 	"github.com/pg2dynamo/pg2dynamo/extract"
 	"github.com/pg2dynamo/pg2dynamo/follow"
 	"github.com/pg2dynamo/pg2dynamo/mapping"
+	"github.com/pg2dynamo/pg2dynamo/transform"
 )
 
 // followFlags are migrate's flags for following changes after the load.
@@ -235,6 +236,15 @@ func (f *following) run(c *cli.Context, s *session, out sinkOut, rejects *reject
 		if time.Since(sp.last) >= every {
 			sp.print(st)
 		}
+	}
+	var unchecked []string
+	for i, ok := range transform.KeysUnique(s.m, s.plans) {
+		if !ok {
+			unchecked = append(unchecked, s.plans[i].Entity().Name)
+		}
+	}
+	if len(unchecked) > 0 {
+		fmt.Fprintf(c.App.ErrWriter, "follow: the keys of %s are not proven unique: a changed row whose item key another row's item holds is rejected when both are derived in one window of changes, but otherwise overwrites that item (the full load would have rejected it); verify shows such an item as changed\n", strings.Join(unchecked, ", "))
 	}
 	fmt.Fprintf(c.App.ErrWriter, "following slot %s from %s\n", f.slot, orSlot(opts.From))
 	st, err := follow.Run(ctx, f.stream, a, s.src.Conn(), opts)

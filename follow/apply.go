@@ -1,11 +1,13 @@
 package follow
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -105,7 +107,7 @@ func (a *Applier) Start(ctx context.Context, txs []*Tx, busy map[[2]string]bool,
 	}
 	f := &Flight{a: a, out: Applied{Changes: aff.changes}}
 	g := &gate{barrier: barrier, busy: busy, start: func() *writers { return a.startWriters(ctx) }}
-	f.w = &work{seen: map[[2]string]bool{}, out: g}
+	f.w = &work{seen: map[[2]string]bool{}, owners: map[[2]string]rowID{}, out: g}
 	var err error
 	if aff.changes > 0 {
 		if err = a.src.Begin(ctx); err == nil {
@@ -216,16 +218,34 @@ func (g *gate) open() error {
 
 // work is what a window writes: each key once.
 type work struct {
-	seen     map[[2]string]bool
+	seen map[[2]string]bool
+	// owners are the rows whose items hold the keys put (seen): a key a
+	// second row renders is that row's reject.
+	owners   map[[2]string]rowID
 	out      *gate
 	puts     int
 	deletes  [][2]string
 	rejected int
 }
 
-// derive reads the rows aff names and hands their items to the writers.
+// rowID names a source row: its entity and primary key (Plan.Position).
+type rowID struct {
+	entity int
+	pk     string
+}
+
+// derive reads the rows aff names and hands their items to the writers,
+// entity by entity in mapping order. A row derived twice (two matches of
+// its entity find it) is written once. A row one of whose items has the
+// key of an item of another row derived before it in the window is
+// rejected whole, as migrate's duplicate-key check rejects the later row
+// (a window cannot see the rows of other windows: migrate --follow says so
+// at its start for the entities whose keys are not proven unique).
 func (a *Applier) derive(ctx context.Context, aff *affected, w *work) error {
-	for _, k := range slices.Sorted(maps.Keys(aff.matches)) {
+	order := slices.SortedFunc(maps.Keys(aff.matches), func(x, y string) int {
+		return cmp.Or(cmp.Compare(aff.matches[x].entity, aff.matches[y].entity), strings.Compare(x, y))
+	})
+	for _, k := range order {
 		mt := aff.matches[k]
 		p := a.graph.plans[mt.entity]
 		var buf []transform.Item
@@ -240,9 +260,24 @@ func (a *Applier) derive(ctx context.Context, aff *affected, w *work) error {
 			if err != nil {
 				return err
 			}
+			row := rowID{mt.entity, strings.Join(p.Position(values), "\x00")}
+			for _, it := range buf {
+				key := transform.ItemKey(it.Attrs, a.keyAttrs)
+				if o, ok := w.owners[key]; ok && o != row {
+					w.rejected++
+					itemKey := map[string]string{a.keyAttrs[0]: key[0]}
+					if a.keyAttrs[1] != "" {
+						itemKey[a.keyAttrs[1]] = key[1]
+					}
+					return a.reject(pipeline.Reject{Entity: p.Entity().Name, SourceKey: p.SourceKey(values), ItemKey: itemKey,
+						Reason: fmt.Sprintf("duplicate primary key (%s %q, %s %q): an earlier row of entity %s keeps it (in this window of changes)",
+							a.keyAttrs[0], key[0], a.keyAttrs[1], key[1], a.graph.plans[o.entity].Entity().Name)})
+				}
+			}
 			for _, it := range buf {
 				if key := transform.ItemKey(it.Attrs, a.keyAttrs); !w.seen[key] {
 					w.seen[key] = true
+					w.owners[key] = row
 					w.puts++
 					if err := w.out.add(key, it); err != nil {
 						return err

@@ -801,3 +801,53 @@ func patternsInFlight(prs []verify.PatternResult) int {
 	}
 	return n
 }
+
+// Two rows that render one item key, changed in one window: the later
+// (in primary-key order) is a reject, as in a full load, not dropped
+// without a word; the follow says at its start that it cannot see such
+// collisions across windows.
+func TestFollowRejectsADuplicateKey(t *testing.T) {
+	t.Parallel()
+	endpoint := ownDynalite(t)
+	url := logicalDatabase(t)
+	testenv.Exec(t, url, `CREATE TABLE notes (note_id int PRIMARY KEY, owner text NOT NULL, body text);
+		ALTER TABLE notes REPLICA IDENTITY FULL;
+		INSERT INTO notes VALUES (1, 'a', 'first')`)
+	mappingFile := filepath.Join("testdata", "notes-by-owner.yaml")
+	table := testenv.TableName("notes")
+	dir := t.TempDir()
+	rejects := filepath.Join(dir, "rejects.jsonl")
+	args := []string{"migrate", "--mapping", mappingFile, "--source", url, "--endpoint-url", endpoint, "--table", table,
+		"--follow", "--until-caught-up", "--progress", "none", "--rejects", rejects, "--checkpoint", filepath.Join(dir, "checkpoint.json")}
+	t.Cleanup(func() { run(context.Background(), "drop-slot", "--mapping", mappingFile, "--source", url, "--table", table) })
+	code, out := run(context.Background(), append(args, "--create-table")...)
+	if code != 0 {
+		t.Fatalf("migrate --follow: exit %d\n%s", code, out)
+	}
+	if !strings.Contains(out, "the keys of Note are not proven unique") {
+		t.Errorf("the follow did not say it cannot check Note's keys across windows:\n%s", out)
+	}
+	testenv.Exec(t, url, `INSERT INTO notes VALUES (3, 'b', 'later'), (2, 'b', 'kept')`)
+	// Exit 3: rows were rejected.
+	if code, out = run(context.Background(), append(args, "--resume")...); code != 3 || !strings.Contains(out, "1 rejected") {
+		t.Fatalf("migrate --follow --resume: exit %d, want 3 and one row rejected\n%s", code, out)
+	}
+	b, err := os.ReadFile(rejects)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r pipeline.Reject
+	if err := json.Unmarshal(b, &r); err != nil || strings.Count(string(b), "\n") != 1 {
+		t.Fatalf("rejects: want one line, got %q (%v)", b, err)
+	}
+	if r.Entity != "Note" || fmt.Sprint(r.SourceKey["note_id"]) != "3" || !strings.HasPrefix(r.Reason, "duplicate primary key") {
+		t.Errorf("reject %+v: want note 3, a duplicate primary key", r)
+	}
+	got := scanTable(t, endpoint, table)
+	if len(got) != 2 || !strings.Contains(strings.Join(got, "\n"), `"kept"`) || strings.Contains(strings.Join(got, "\n"), `"later"`) {
+		t.Errorf("table: want note 1's item and note 2's (the earlier row keeps OWNER#b), got:\n%s", strings.Join(got, "\n"))
+	}
+	if code, out := run(context.Background(), "verify", "--mapping", mappingFile, "--source", url, "--endpoint-url", endpoint, "--table", table); code != 0 {
+		t.Errorf("verify: exit %d\n%s", code, firstLines(out, 30))
+	}
+}
