@@ -819,7 +819,9 @@ func TestFollowRejectsADuplicateKey(t *testing.T) {
 	rejects := filepath.Join(dir, "rejects.jsonl")
 	args := []string{"migrate", "--mapping", mappingFile, "--source", url, "--endpoint-url", endpoint, "--table", table,
 		"--follow", "--until-caught-up", "--progress", "none", "--rejects", rejects, "--checkpoint", filepath.Join(dir, "checkpoint.json")}
-	t.Cleanup(func() { run(context.Background(), "drop-slot", "--mapping", mappingFile, "--source", url, "--table", table) })
+	t.Cleanup(func() {
+		run(context.Background(), "drop-slot", "--mapping", mappingFile, "--source", url, "--table", table)
+	})
 	code, out := run(context.Background(), append(args, "--create-table")...)
 	if code != 0 {
 		t.Fatalf("migrate --follow: exit %d\n%s", code, out)
