@@ -244,7 +244,7 @@ func (f *following) run(c *cli.Context, s *session, out sinkOut, rejects *reject
 		}
 	}
 	if len(unchecked) > 0 {
-		fmt.Fprintf(c.App.ErrWriter, "follow: the keys of %s are not proven unique: a changed row whose item key another row's item holds is rejected when both are derived in one window of changes, but otherwise overwrites that item (the full load would have rejected it); verify shows such an item as changed\n", strings.Join(unchecked, ", "))
+		fmt.Fprintf(c.App.ErrWriter, "follow: the keys of %s are not proven unique: rows changed in one window that render one key are handled as the full load does (the later is rejected), but a window cannot see the other rows: a changed row whose key an unchanged row's item holds overwrites that item, deleting or re-keying a row deletes an item another row may hold, and a rejected row's item does not come back when the row that kept its key goes; verify shows these as changed or missing items\n", strings.Join(unchecked, ", "))
 	}
 	fmt.Fprintf(c.App.ErrWriter, "following slot %s from %s\n", f.slot, orSlot(opts.From))
 	st, err := follow.Run(ctx, f.stream, a, s.src.Conn(), opts)

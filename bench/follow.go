@@ -673,7 +673,11 @@ type followStatus struct {
 	lag                    time.Duration
 }
 
-var statusLine = regexp.MustCompile(`^follow: applied \S+: \d+ transactions, (\d+) changes, (\d+) items put, (\d+) deleted, \d+ rejected; lag \d+ bytes, ([^;\s]+)`)
+// statusLine matches the follow's status lines, a window in flight or
+// not: while windows overlap, the counts of a window acknowledged show
+// first on the line printed when the next one is received ("in flight").
+// A window applied is a line whose changes grew.
+var statusLine = regexp.MustCompile(`^follow: applied [0-9A-F/]+(?:, in flight to [0-9A-F/]+)?: \d+ transactions, (\d+) changes, (\d+) items put, (\d+) deleted, \d+ rejected; lag \d+ bytes, ([^;\s]+)`)
 
 // statusFeed collects the follow's stderr: the time "following slot"
 // came, and every status line.

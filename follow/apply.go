@@ -107,7 +107,7 @@ func (a *Applier) Start(ctx context.Context, txs []*Tx, busy map[[2]string]bool,
 	}
 	f := &Flight{a: a, out: Applied{Changes: aff.changes}}
 	g := &gate{barrier: barrier, busy: busy, start: func() *writers { return a.startWriters(ctx) }}
-	f.w = &work{seen: map[[2]string]bool{}, owners: map[[2]string]rowID{}, out: g}
+	f.w = &work{seen: map[[2]string]bool{}, owners: map[[2]string]rowID{}, rejectedRows: map[rowID]bool{}, out: g}
 	var err error
 	if aff.changes > 0 {
 		if err = a.src.Begin(ctx); err == nil {
@@ -221,11 +221,12 @@ type work struct {
 	seen map[[2]string]bool
 	// owners are the rows whose items hold the keys put (seen): a key a
 	// second row renders is that row's reject.
-	owners   map[[2]string]rowID
-	out      *gate
-	puts     int
-	deletes  [][2]string
-	rejected int
+	owners       map[[2]string]rowID
+	rejectedRows map[rowID]bool
+	out          *gate
+	puts         int
+	deletes      [][2]string
+	rejected     int
 }
 
 // rowID names a source row: its entity and primary key (Plan.Position).
@@ -235,12 +236,17 @@ type rowID struct {
 }
 
 // derive reads the rows aff names and hands their items to the writers,
-// entity by entity in mapping order. A row derived twice (two matches of
-// its entity find it) is written once. A row one of whose items has the
-// key of an item of another row derived before it in the window is
-// rejected whole, as migrate's duplicate-key check rejects the later row
-// (a window cannot see the rows of other windows: migrate --follow says so
-// at its start for the entities whose keys are not proven unique).
+// entity by entity in mapping order, each entity's rows match by match
+// (by primary key, by a join column), each match's in primary-key order.
+// A row derived twice (two matches find it) is written, or rejected, once.
+// A row is rejected whole, as migrate's duplicate-key check rejects it,
+// when two of its own items share a key or one has the key of an item of
+// another row derived before it in the window. Where migrate keeps the
+// earlier row in primary-key order, a window keeps the one it derives
+// first, which differs only when both rows of one entity come through
+// different matches; and a window cannot see the rows of other windows:
+// migrate --follow names at its start the entities whose keys are not
+// proven unique.
 func (a *Applier) derive(ctx context.Context, aff *affected, w *work) error {
 	order := slices.SortedFunc(maps.Keys(aff.matches), func(x, y string) int {
 		return cmp.Or(cmp.Compare(aff.matches[x].entity, aff.matches[y].entity), strings.Compare(x, y))
@@ -261,18 +267,17 @@ func (a *Applier) derive(ctx context.Context, aff *affected, w *work) error {
 				return err
 			}
 			row := rowID{mt.entity, strings.Join(p.Position(values), "\x00")}
-			for _, it := range buf {
-				key := transform.ItemKey(it.Attrs, a.keyAttrs)
-				if o, ok := w.owners[key]; ok && o != row {
-					w.rejected++
-					itemKey := map[string]string{a.keyAttrs[0]: key[0]}
-					if a.keyAttrs[1] != "" {
-						itemKey[a.keyAttrs[1]] = key[1]
-					}
-					return a.reject(pipeline.Reject{Entity: p.Entity().Name, SourceKey: p.SourceKey(values), ItemKey: itemKey,
-						Reason: fmt.Sprintf("duplicate primary key (%s %q, %s %q): an earlier row of entity %s keeps it (in this window of changes)",
-							a.keyAttrs[0], key[0], a.keyAttrs[1], key[1], a.graph.plans[o.entity].Entity().Name)})
+			if w.rejectedRows[row] {
+				return nil // derived again by another match: rejected once
+			}
+			if reason, key := a.duplicateKey(w, row, buf); reason != "" {
+				w.rejected++
+				w.rejectedRows[row] = true
+				itemKey := map[string]string{a.keyAttrs[0]: key[0]}
+				if a.keyAttrs[1] != "" {
+					itemKey[a.keyAttrs[1]] = key[1]
 				}
+				return a.reject(pipeline.Reject{Entity: p.Entity().Name, SourceKey: p.SourceKey(values), ItemKey: itemKey, Reason: reason})
 			}
 			for _, it := range buf {
 				if key := transform.ItemKey(it.Attrs, a.keyAttrs); !w.seen[key] {
@@ -291,6 +296,26 @@ func (a *Applier) derive(ctx context.Context, aff *affected, w *work) error {
 		}
 	}
 	return nil
+}
+
+// duplicateKey returns why row, whose items are items, cannot be written,
+// as migrate's duplicate-key check words it, and the key: two of its own
+// items (an item and its mirror) share a key, or one has the key of an
+// item of another row derived before it in the window. "" when neither.
+func (a *Applier) duplicateKey(w *work, row rowID, items []transform.Item) (string, [2]string) {
+	for i, it := range items {
+		key := transform.ItemKey(it.Attrs, a.keyAttrs)
+		head := fmt.Sprintf("duplicate primary key (%s %q, %s %q)", a.keyAttrs[0], key[0], a.keyAttrs[1], key[1])
+		for _, earlier := range items[:i] {
+			if transform.ItemKey(earlier.Attrs, a.keyAttrs) == key {
+				return head + ": the row's own items (a mirror of itself) have the same key", key
+			}
+		}
+		if o, ok := w.owners[key]; ok && o != row {
+			return fmt.Sprintf("%s: an earlier row of entity %s keeps it (in this window of changes)", head, a.graph.plans[o.entity].Entity().Name), key
+		}
+	}
+	return "", [2]string{}
 }
 
 // gone adds to w the keys the affected rows' old and new images render
