@@ -15,6 +15,7 @@ import (
 
 	"github.com/pg2dynamo/pg2dynamo/extract"
 	"github.com/pg2dynamo/pg2dynamo/follow"
+	"github.com/pg2dynamo/pg2dynamo/load"
 	"github.com/pg2dynamo/pg2dynamo/mapping"
 	"github.com/pg2dynamo/pg2dynamo/transform"
 )
@@ -218,6 +219,11 @@ func (f *following) run(c *cli.Context, s *session, out sinkOut, rejects *reject
 		debug.SetGCPercent(100)
 	}
 	debug.FreeOSMemory()
+	// The follow reports no write units: its writes, mostly overwrites,
+	// do not ask for them (load.DynamoDB.CountWriteUnits).
+	if ds, ok := out.sink.(*load.DynamoDB); ok {
+		ds.CountWriteUnits(false)
+	}
 	a := follow.NewApplier(f.graph, s.m, s.src, out.sink)
 	a.OnReject, a.Concurrency = rejects.Write, c.Int("concurrency")
 	opts := follow.Options{Slot: f.slot, Publication: f.pub, From: f.from, UntilCaughtUp: c.Bool("until-caught-up")}

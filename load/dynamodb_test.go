@@ -24,7 +24,8 @@ import (
 // script, and every request is recorded.
 type fakeAPI struct {
 	mu      sync.Mutex
-	batches [][]string // keys of each BatchWriteItem call, in order
+	batches [][]string                     // keys of each BatchWriteItem call, in order
+	rcc     []types.ReturnConsumedCapacity // of each BatchWriteItem call
 	puts    []string
 	deletes []string
 	batch   func(call int, keys []string) (*dynamodb.BatchWriteItemOutput, error)
@@ -38,6 +39,7 @@ func (f *fakeAPI) BatchWriteItem(_ context.Context, in *dynamodb.BatchWriteItemI
 		keys = append(keys, pk(requestItem(r)))
 	}
 	f.batches = append(f.batches, keys)
+	f.rcc = append(f.rcc, in.ReturnConsumedCapacity)
 	call := len(f.batches)
 	f.mu.Unlock()
 	if f.batch == nil {
@@ -305,6 +307,27 @@ func TestConsumedCapacityCounted(t *testing.T) {
 	}
 	if s := d.Stats(); s.ConsumedWriteUnits != 5 {
 		t.Errorf("consumed %v write units, want 5", s.ConsumedWriteUnits)
+	}
+}
+
+// The write units consumed are asked for by default, not once
+// CountWriteUnits(false), but still when a write limit needs them.
+func TestCountWriteUnits(t *testing.T) {
+	api := &fakeAPI{}
+	d := NewDynamoDB(api, "t", "PK", "SK")
+	write := func() {
+		if err := d.Write(context.Background(), items("a")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write()
+	d.CountWriteUnits(false)
+	write()
+	d.LimitWriteUnits(1000, func(map[string]types.AttributeValue) int64 { return 1 })
+	write()
+	want := []types.ReturnConsumedCapacity{types.ReturnConsumedCapacityTotal, types.ReturnConsumedCapacityNone, types.ReturnConsumedCapacityTotal}
+	if d := cmp.Diff(want, api.rcc); d != "" {
+		t.Errorf("ReturnConsumedCapacity (-want +got):\n%s", d)
 	}
 }
 
