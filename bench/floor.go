@@ -13,9 +13,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-	"golang.org/x/sync/errgroup"
 
 	"github.com/pg2dynamo/pg2dynamo/extract"
 	"github.com/pg2dynamo/pg2dynamo/load"
@@ -182,30 +180,11 @@ func loadFloor(ctx context.Context, root string, m *mapping.Mapping, fi *floorIt
 	}
 	var next atomic.Int64
 	start := time.Now()
-	g, gctx := errgroup.WithContext(ctx)
-	for range conc {
-		g.Go(func() error {
-			for {
-				i := next.Add(1) - 1
-				if i >= int64(len(fi.batches)) {
-					return nil
-				}
-				b := fi.batches[i]
-				for len(b) > 0 {
-					out, err := client.BatchWriteItem(gctx, &dynamodb.BatchWriteItemInput{RequestItems: map[string][]types.WriteRequest{table: b}})
-					if err != nil {
-						return err
-					}
-					b = out.UnprocessedItems[table]
-				}
-			}
-		})
-	}
 	stopLog := logEvery(30*time.Second, func(elapsed time.Duration) {
 		n := min(next.Load(), int64(len(fi.batches)))
 		log.Printf("  (b) %d of %d batches sent (%s)", n, len(fi.batches), elapsed.Round(time.Second))
 	})
-	err = g.Wait()
+	err = writeBatches(ctx, client, table, fi.batches, conc, &next)
 	wall := time.Since(start)
 	stopLog()
 	if prof != nil {

@@ -23,10 +23,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"golang.org/x/time/rate"
 
-	"github.com/pg2dynamo/pg2dynamo/extract"
 	"github.com/pg2dynamo/pg2dynamo/load"
 	"github.com/pg2dynamo/pg2dynamo/mapping"
-	"github.com/pg2dynamo/pg2dynamo/transform"
 )
 
 // Targets of the follow clause of the benchmark issue (14).
@@ -447,41 +445,17 @@ func newWorkload(ctx context.Context, conn *pgx.Conn, m *mapping.Mapping) (*work
 }
 
 // ticketKey returns the primary key of ticket id's item, rendered by
-// migrate's own code path (pipeline.Prepare, Source.Stream, Plan.Items).
+// migrate's own code path (ticketItems).
 func ticketKey(ctx context.Context, srcURL string, m *mapping.Mapping, id int64) (map[string]types.AttributeValue, error) {
-	src, plans, err := prepare(ctx, srcURL, m)
+	items, err := ticketItems(ctx, srcURL, m, []int64{id})
 	if err != nil {
 		return nil, err
 	}
-	defer src.Close(ctx)
-	if err := src.Begin(ctx); err != nil {
-		return nil, err
+	if len(items) == 0 {
+		return nil, errors.New("not found")
 	}
-	defer src.End(ctx)
-	i := slices.IndexFunc(plans, func(p *transform.Plan) bool { return p.Entity().Name == "Ticket" })
-	if i < 0 {
-		return nil, errors.New("the mapping has no Ticket entity")
-	}
-	p := plans[i]
-	q := p.Query()
-	if len(q.OrderBy) != 1 {
-		return nil, fmt.Errorf("Ticket's primary key has %d columns, want 1 (ticket_id)", len(q.OrderBy))
-	}
-	text := strconv.FormatInt(id, 10)
-	q.Match = &extract.Match{Columns: q.OrderBy, Values: [][]*string{{&text}}}
-	var key map[string]types.AttributeValue
-	err = src.Stream(ctx, p.Entity().Name, q, func(values []any) error {
-		items, err := p.Items(values, nil)
-		if err != nil || len(items) == 0 {
-			return fmt.Errorf("no item: %v", err)
-		}
-		key = map[string]types.AttributeValue{m.Table.PartitionKey: items[0].Attrs[m.Table.PartitionKey], m.Table.SortKey: items[0].Attrs[m.Table.SortKey]}
-		return nil
-	})
-	if err == nil && key == nil {
-		err = errors.New("not found")
-	}
-	return key, err
+	pk, sk := m.Table.PartitionKey, m.Table.SortKey
+	return map[string]types.AttributeValue{pk: items[0][pk], sk: items[0][sk]}, nil
 }
 
 // take returns n ticket IDs not taken before (cycling once all are).

@@ -128,6 +128,9 @@ func ticketItems(ctx context.Context, srcURL string, m *mapping.Mapping, ids []i
 		return nil, errors.New("the mapping has no Ticket entity")
 	}
 	p := plans[i]
+	if n := len(p.Query().OrderBy); n != 1 {
+		return nil, fmt.Errorf("Ticket's primary key has %d columns, want 1 (ticket_id)", n)
+	}
 	var out []map[string]types.AttributeValue
 	for chunk := range slices.Chunk(ids, 5000) {
 		q := p.Query()
@@ -155,10 +158,16 @@ func ticketItems(ctx context.Context, srcURL string, m *mapping.Mapping, ids []i
 }
 
 // writeRequests sends reqs to table with BatchWriteItem, up to 25 a
-// request, conc requests at a time, re-sending UnprocessedItems.
+// request, conc requests at a time (writeBatches).
 func writeRequests(ctx context.Context, client *dynamodb.Client, table string, reqs []types.WriteRequest, conc int) error {
-	batches := slices.Collect(slices.Chunk(reqs, load.MaxBatchItems))
 	var next atomic.Int64
+	return writeBatches(ctx, client, table, slices.Collect(slices.Chunk(reqs, load.MaxBatchItems)), conc, &next)
+}
+
+// writeBatches is the minimal loader of (b) and (h°): conc goroutines
+// send batches with BatchWriteItem, each re-sending its UnprocessedItems
+// and nothing else. next counts the batches taken (progress).
+func writeBatches(ctx context.Context, client *dynamodb.Client, table string, batches [][]types.WriteRequest, conc int, next *atomic.Int64) error {
 	g, gctx := errgroup.WithContext(ctx)
 	for range conc {
 		g.Go(func() error {
