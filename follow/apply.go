@@ -223,6 +223,7 @@ type work struct {
 	// second row renders is that row's reject.
 	owners       map[[2]string]rowID
 	rejectedRows map[rowID]bool
+	keys         [][2]string // scratch: the keys of the row being derived
 	out          *gate
 	puts         int
 	deletes      [][2]string
@@ -270,7 +271,12 @@ func (a *Applier) derive(ctx context.Context, aff *affected, w *work) error {
 			if w.rejectedRows[row] {
 				return nil // derived again by another match: rejected once
 			}
-			if reason, key := a.duplicateKey(w, row, buf); reason != "" {
+			keys := w.keys[:0]
+			for _, it := range buf {
+				keys = append(keys, transform.ItemKey(it.Attrs, a.keyAttrs))
+			}
+			w.keys = keys
+			if reason, key := a.duplicateKey(w, row, keys); reason != "" {
 				w.rejected++
 				w.rejectedRows[row] = true
 				itemKey := map[string]string{a.keyAttrs[0]: key[0]}
@@ -279,8 +285,8 @@ func (a *Applier) derive(ctx context.Context, aff *affected, w *work) error {
 				}
 				return a.reject(pipeline.Reject{Entity: p.Entity().Name, SourceKey: p.SourceKey(values), ItemKey: itemKey, Reason: reason})
 			}
-			for _, it := range buf {
-				if key := transform.ItemKey(it.Attrs, a.keyAttrs); !w.seen[key] {
+			for i, it := range buf {
+				if key := keys[i]; !w.seen[key] {
 					w.seen[key] = true
 					w.owners[key] = row
 					w.puts++
@@ -298,21 +304,20 @@ func (a *Applier) derive(ctx context.Context, aff *affected, w *work) error {
 	return nil
 }
 
-// duplicateKey returns why row, whose items are items, cannot be written,
+// duplicateKey returns why row, whose items have keys, cannot be written,
 // as migrate's duplicate-key check words it, and the key: two of its own
 // items (an item and its mirror) share a key, or one has the key of an
 // item of another row derived before it in the window. "" when neither.
-func (a *Applier) duplicateKey(w *work, row rowID, items []transform.Item) (string, [2]string) {
-	for i, it := range items {
-		key := transform.ItemKey(it.Attrs, a.keyAttrs)
-		head := fmt.Sprintf("duplicate primary key (%s %q, %s %q)", a.keyAttrs[0], key[0], a.keyAttrs[1], key[1])
-		for _, earlier := range items[:i] {
-			if transform.ItemKey(earlier.Attrs, a.keyAttrs) == key {
-				return head + ": the row's own items (a mirror of itself) have the same key", key
-			}
+func (a *Applier) duplicateKey(w *work, row rowID, keys [][2]string) (string, [2]string) {
+	head := func(key [2]string) string {
+		return fmt.Sprintf("duplicate primary key (%s %q, %s %q)", a.keyAttrs[0], key[0], a.keyAttrs[1], key[1])
+	}
+	for i, key := range keys {
+		if slices.Contains(keys[:i], key) {
+			return head(key) + ": the row's own items (a mirror of itself) have the same key", key
 		}
 		if o, ok := w.owners[key]; ok && o != row {
-			return fmt.Sprintf("%s: an earlier row of entity %s keeps it (in this window of changes)", head, a.graph.plans[o.entity].Entity().Name), key
+			return fmt.Sprintf("%s: an earlier row of entity %s keeps it (in this window of changes)", head(key), a.graph.plans[o.entity].Entity().Name), key
 		}
 	}
 	return "", [2]string{}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
@@ -273,7 +274,9 @@ func (a *affected) addImage(e int, cols []string, img map[string]*string) {
 		case v == nil:
 			sb.WriteString("n;")
 		default:
-			fmt.Fprintf(&sb, "%d:%s", len(*v), *v)
+			sb.WriteString(strconv.Itoa(len(*v)))
+			sb.WriteByte(':')
+			sb.WriteString(*v)
 		}
 	}
 	seen := a.imageKeys[e]

@@ -802,56 +802,89 @@ func patternsInFlight(prs []verify.PatternResult) int {
 	return n
 }
 
+// followedChange is a follow of a small domain: its schema loaded into a
+// new database, migrate --follow --until-caught-up into its own dynalite,
+// then change committed and the follow resumed until caught up.
+type followedChange struct {
+	url, endpoint, table, mapping string
+	loadOut, out                  string // the two runs' output
+	code                          int    // the second run's exit code
+	rejects                       []pipeline.Reject
+}
+
+func followChange(t *testing.T, mappingFile, schema, change string) followedChange {
+	t.Helper()
+	f := followedChange{endpoint: ownDynalite(t), url: logicalDatabase(t), mapping: mappingFile}
+	testenv.Exec(t, f.url, schema)
+	f.table = testenv.TableName(strings.TrimSuffix(filepath.Base(mappingFile), ".yaml"))
+	dir := t.TempDir()
+	rejects := filepath.Join(dir, "rejects.jsonl")
+	args := []string{"migrate", "--mapping", mappingFile, "--source", f.url, "--endpoint-url", f.endpoint, "--table", f.table,
+		"--follow", "--until-caught-up", "--progress", "none", "--rejects", rejects, "--checkpoint", filepath.Join(dir, "checkpoint.json")}
+	t.Cleanup(func() {
+		run(context.Background(), "drop-slot", "--mapping", mappingFile, "--source", f.url, "--table", f.table)
+	})
+	code, out := run(context.Background(), append(args, "--create-table")...)
+	if code != 0 {
+		t.Fatalf("migrate --follow: exit %d\n%s", code, out)
+	}
+	f.loadOut = out
+	testenv.Exec(t, f.url, change)
+	f.code, f.out = run(context.Background(), append(args, "--resume")...)
+	b, err := os.ReadFile(rejects)
+	if err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		if line == "" {
+			continue
+		}
+		var r pipeline.Reject
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			t.Fatalf("rejects: %q: %v", line, err)
+		}
+		f.rejects = append(f.rejects, r)
+	}
+	return f
+}
+
+// verify runs verify of the followed table against its source.
+func (f followedChange) verify(t *testing.T) {
+	t.Helper()
+	if code, out := run(context.Background(), "verify", "--mapping", f.mapping, "--source", f.url, "--endpoint-url", f.endpoint, "--table", f.table); code != 0 {
+		t.Errorf("verify: exit %d\n%s", code, firstLines(out, 30))
+	}
+}
+
 // Two rows that render one item key, changed in one window: the later
 // (in primary-key order) is a reject, as in a full load, not dropped
 // without a word; the follow says at its start that it cannot see such
 // collisions across windows.
 func TestFollowRejectsADuplicateKey(t *testing.T) {
 	t.Parallel()
-	endpoint := ownDynalite(t)
-	url := logicalDatabase(t)
-	testenv.Exec(t, url, `CREATE TABLE notes (note_id int PRIMARY KEY, owner text NOT NULL, body text);
+	f := followChange(t, filepath.Join("testdata", "notes-by-owner.yaml"),
+		`CREATE TABLE notes (note_id int PRIMARY KEY, owner text NOT NULL, body text);
 		ALTER TABLE notes REPLICA IDENTITY FULL;
-		INSERT INTO notes VALUES (1, 'a', 'first')`)
-	mappingFile := filepath.Join("testdata", "notes-by-owner.yaml")
-	table := testenv.TableName("notes")
-	dir := t.TempDir()
-	rejects := filepath.Join(dir, "rejects.jsonl")
-	args := []string{"migrate", "--mapping", mappingFile, "--source", url, "--endpoint-url", endpoint, "--table", table,
-		"--follow", "--until-caught-up", "--progress", "none", "--rejects", rejects, "--checkpoint", filepath.Join(dir, "checkpoint.json")}
-	t.Cleanup(func() {
-		run(context.Background(), "drop-slot", "--mapping", mappingFile, "--source", url, "--table", table)
-	})
-	code, out := run(context.Background(), append(args, "--create-table")...)
-	if code != 0 {
-		t.Fatalf("migrate --follow: exit %d\n%s", code, out)
+		INSERT INTO notes VALUES (1, 'a', 'first')`,
+		`INSERT INTO notes VALUES (3, 'b', 'later'), (2, 'b', 'kept')`)
+	if !strings.Contains(f.loadOut, "the keys of Note are not proven unique") {
+		t.Errorf("the follow did not say it cannot check Note's keys across windows:\n%s", f.loadOut)
 	}
-	if !strings.Contains(out, "the keys of Note are not proven unique") {
-		t.Errorf("the follow did not say it cannot check Note's keys across windows:\n%s", out)
-	}
-	testenv.Exec(t, url, `INSERT INTO notes VALUES (3, 'b', 'later'), (2, 'b', 'kept')`)
 	// Exit 3: rows were rejected.
-	if code, out = run(context.Background(), append(args, "--resume")...); code != 3 || !strings.Contains(out, "1 rejected") {
-		t.Fatalf("migrate --follow --resume: exit %d, want 3 and one row rejected\n%s", code, out)
+	if f.code != 3 || !strings.Contains(f.out, "1 rejected") {
+		t.Fatalf("migrate --follow --resume: exit %d, want 3 and one row rejected\n%s", f.code, f.out)
 	}
-	b, err := os.ReadFile(rejects)
-	if err != nil {
-		t.Fatal(err)
+	if len(f.rejects) != 1 {
+		t.Fatalf("rejects: want one, got %+v", f.rejects)
 	}
-	var r pipeline.Reject
-	if err := json.Unmarshal(b, &r); err != nil || strings.Count(string(b), "\n") != 1 {
-		t.Fatalf("rejects: want one line, got %q (%v)", b, err)
-	}
-	if r.Entity != "Note" || fmt.Sprint(r.SourceKey["note_id"]) != "3" || !strings.HasPrefix(r.Reason, "duplicate primary key") {
+	if r := f.rejects[0]; r.Entity != "Note" || fmt.Sprint(r.SourceKey["note_id"]) != "3" || !strings.HasPrefix(r.Reason, "duplicate primary key") {
 		t.Errorf("reject %+v: want note 3, a duplicate primary key", r)
 	}
-	got := scanTable(t, endpoint, table)
-	if len(got) != 2 || !strings.Contains(strings.Join(got, "\n"), `"kept"`) || strings.Contains(strings.Join(got, "\n"), `"later"`) {
-		t.Errorf("table: want note 1's item and note 2's (the earlier row keeps OWNER#b), got:\n%s", strings.Join(got, "\n"))
+	got := strings.Join(scanTable(t, f.endpoint, f.table), "\n")
+	if strings.Count(got, "\n") != 1 || !strings.Contains(got, `"kept"`) || strings.Contains(got, `"later"`) {
+		t.Errorf("table: want note 1's item and note 2's (the earlier row keeps OWNER#b), got:\n%s", got)
 	}
-	if code, out := run(context.Background(), "verify", "--mapping", mappingFile, "--source", url, "--endpoint-url", endpoint, "--table", table); code != 0 {
-		t.Errorf("verify: exit %d\n%s", code, firstLines(out, 30))
-	}
+	f.verify(t)
 }
 
 // A changed row whose item and mirror share a key, and two rows of one
@@ -859,36 +892,15 @@ func TestFollowRejectsADuplicateKey(t *testing.T) {
 // load rejects them, and verify passes.
 func TestFollowRejectsMirrorCollisions(t *testing.T) {
 	t.Parallel()
-	endpoint := ownDynalite(t)
-	url := logicalDatabase(t)
-	testenv.Exec(t, url, `CREATE TABLE friends (a integer, b integer, PRIMARY KEY (a, b));
-		INSERT INTO friends VALUES (1, 2), (3, 4)`)
-	mappingFile := filepath.Join("testdata", "friends-mirror.yaml")
-	table := testenv.TableName("friends")
-	dir := t.TempDir()
-	rejects := filepath.Join(dir, "rejects.jsonl")
-	args := []string{"migrate", "--mapping", mappingFile, "--source", url, "--endpoint-url", endpoint, "--table", table,
-		"--follow", "--until-caught-up", "--progress", "none", "--rejects", rejects, "--checkpoint", filepath.Join(dir, "checkpoint.json")}
-	t.Cleanup(func() {
-		run(context.Background(), "drop-slot", "--mapping", mappingFile, "--source", url, "--table", table)
-	})
-	if code, out := run(context.Background(), append(args, "--create-table")...); code != 0 {
-		t.Fatalf("migrate --follow: exit %d\n%s", code, out)
-	}
-	testenv.Exec(t, url, `INSERT INTO friends VALUES (7, 6), (5, 5), (6, 7)`)
-	if code, out := run(context.Background(), append(args, "--resume")...); code != 3 || !strings.Contains(out, "2 rejected") {
-		t.Fatalf("migrate --follow --resume: exit %d, want 3 and two rows rejected\n%s", code, out)
-	}
-	b, err := os.ReadFile(rejects)
-	if err != nil {
-		t.Fatal(err)
+	f := followChange(t, filepath.Join("testdata", "friends-mirror.yaml"),
+		`CREATE TABLE friends (a integer, b integer, PRIMARY KEY (a, b));
+		INSERT INTO friends VALUES (1, 2), (3, 4)`,
+		`INSERT INTO friends VALUES (7, 6), (5, 5), (6, 7)`)
+	if f.code != 3 || !strings.Contains(f.out, "2 rejected") {
+		t.Fatalf("migrate --follow --resume: exit %d, want 3 and two rows rejected\n%s", f.code, f.out)
 	}
 	var got []string
-	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
-		var r pipeline.Reject
-		if err := json.Unmarshal([]byte(line), &r); err != nil {
-			t.Fatalf("rejects: %q: %v", line, err)
-		}
+	for _, r := range f.rejects {
 		got = append(got, fmt.Sprintf("%v,%v: %s", r.SourceKey["a"], r.SourceKey["b"], r.Reason))
 	}
 	slices.Sort(got)
@@ -899,10 +911,8 @@ func TestFollowRejectsMirrorCollisions(t *testing.T) {
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("rejects (-want +got):\n%s", d)
 	}
-	if n := len(scanTable(t, endpoint, table)); n != 6 {
+	if n := len(scanTable(t, f.endpoint, f.table)); n != 6 {
 		t.Errorf("%d items; want 6, (1,2), (3,4) and (6,7) each both ways", n)
 	}
-	if code, out := run(context.Background(), "verify", "--mapping", mappingFile, "--source", url, "--endpoint-url", endpoint, "--table", table); code != 0 {
-		t.Errorf("verify: exit %d\n%s", code, firstLines(out, 30))
-	}
+	f.verify(t)
 }
