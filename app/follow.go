@@ -17,7 +17,6 @@ import (
 	"github.com/pg2dynamo/pg2dynamo/follow"
 	"github.com/pg2dynamo/pg2dynamo/load"
 	"github.com/pg2dynamo/pg2dynamo/mapping"
-	"github.com/pg2dynamo/pg2dynamo/transform"
 )
 
 // followFlags are migrate's flags for following changes after the load.
@@ -243,13 +242,7 @@ func (f *following) run(c *cli.Context, s *session, out sinkOut, rejects *reject
 			sp.print(st)
 		}
 	}
-	var unchecked []string
-	for i, ok := range transform.KeysUnique(s.m, s.plans) {
-		if !ok {
-			unchecked = append(unchecked, s.plans[i].Entity().Name)
-		}
-	}
-	if len(unchecked) > 0 {
+	if unchecked := s.keysNotProvenUnique(); len(unchecked) > 0 {
 		fmt.Fprintf(c.App.ErrWriter, "follow: the keys of %s are not proven unique: rows changed in one window that render one key are handled as the full load does (the later is rejected), but a window cannot see the other rows: a changed row whose key an unchanged row's item holds overwrites that item, deleting or re-keying a row deletes an item another row may hold, and a rejected row's item does not come back when the row that kept its key goes; verify shows these as changed or missing items\n", strings.Join(unchecked, ", "))
 	}
 	fmt.Fprintf(c.App.ErrWriter, "following slot %s from %s\n", f.slot, orSlot(opts.From))

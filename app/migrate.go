@@ -329,18 +329,26 @@ func openSink(c *cli.Context, s *session) (sinkOut, error) {
 	}}, nil
 }
 
+// keysNotProvenUnique names, in mapping order, the entities whose keys the
+// mapping and the tables' unique keys do not prove unique
+// (transform.KeysUnique): the run-wide duplicate-key check covers them.
+func (s *session) keysNotProvenUnique() []string {
+	var names []string
+	for i, ok := range transform.KeysUnique(s.m, s.plans) {
+		if !ok {
+			names = append(names, s.plans[i].Entity().Name)
+		}
+	}
+	return names
+}
+
 // describeDuplicateCheck says which entities the run-wide duplicate-key
 // check covers.
 func describeDuplicateCheck(c *cli.Context, s *session) {
 	if c.Bool("no-duplicate-check") {
 		return
 	}
-	var checked []string
-	for i, ok := range transform.KeysUnique(s.m, s.plans) {
-		if !ok {
-			checked = append(checked, s.plans[i].Entity().Name)
-		}
-	}
+	checked := s.keysNotProvenUnique()
 	if len(checked) == 0 {
 		fmt.Fprintln(c.App.ErrWriter, "duplicate-key check: not needed, every entity's keys are proven unique by the mapping and the tables' unique keys")
 		return
