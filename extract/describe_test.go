@@ -2,6 +2,7 @@ package extract_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -50,5 +51,41 @@ CREATE VIEW v AS SELECT * FROM t;`)
 				t.Errorf("dims (-want +got):\n%s", d)
 			}
 		})
+	}
+}
+
+// A statement that fails before its first row (here a column dropped
+// after the columns were described) is an error naming the entity and
+// PostgreSQL's cause, also when the layout has array columns.
+func TestStreamFailureBeforeRowsIsAnError(t *testing.T) {
+	url := testenv.NewDatabase(t)
+	testenv.Exec(t, url, `CREATE TABLE t (id integer PRIMARY KEY, subject text, tags text[]); INSERT INTO t VALUES (1, 'a', '{x}')`)
+	ctx := context.Background()
+	src, err := extract.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close(ctx)
+	cols, err := src.DescribeSource(ctx, &mapping.Mapping{File: "m.yaml"}, "entities.E.source", mapping.Source{Table: "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := extract.Query{Source: mapping.Source{Table: "t"}, Columns: cols}
+	stream := func() error {
+		if err := src.Begin(ctx); err != nil {
+			t.Fatal(err)
+		}
+		defer src.End(ctx)
+		return src.Stream(ctx, "E", q, func([]any) error { return nil })
+	}
+	// Read once first, as a follow does window after window: the
+	// statement is prepared and its description cached.
+	if err := stream(); err != nil {
+		t.Fatal(err)
+	}
+	testenv.Exec(t, url, `ALTER TABLE t DROP COLUMN subject`)
+	err = stream()
+	if err == nil || !strings.Contains(err.Error(), "read E") || !strings.Contains(err.Error(), "subject does not exist") {
+		t.Fatalf("Stream after DROP COLUMN: got %v, want an error naming E and the missing column", err)
 	}
 }

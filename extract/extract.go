@@ -559,11 +559,14 @@ func (s *Source) read(ctx context.Context, name string, q Query, sql string, arg
 	// Scan (not Values) so that pgx plans each column's decoding once per
 	// statement; an array column is scanned into pgtype.Array to keep its
 	// dimensions, which Values flattens.
+	// A statement that failed before its first row (a column dropped or
+	// retyped since the plan, a table gone) describes no fields: its
+	// error comes from rows.Err below, not from the layout.
 	width := len(rows.FieldDescriptions())
 	isArray := make([]bool, width)
 	arrays := 0
 	for i, c := range q.Columns {
-		if c.Array {
+		if c.Array && i < width {
 			isArray[i] = true
 			arrays++
 		}
