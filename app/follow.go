@@ -10,13 +10,16 @@ import (
 	"strings"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/jackc/pglogrepl"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/urfave/cli/v2"
 
 	"github.com/pg2dynamo/pg2dynamo/extract"
 	"github.com/pg2dynamo/pg2dynamo/follow"
 	"github.com/pg2dynamo/pg2dynamo/load"
 	"github.com/pg2dynamo/pg2dynamo/mapping"
+	"github.com/pg2dynamo/pg2dynamo/transform"
 )
 
 // followFlags are migrate's flags for following changes after the load.
@@ -118,6 +121,10 @@ type following struct {
 	resume bool
 	// status is the follow's last.
 	status follow.Status
+	// exactFrom is where the table is exact without the stream: the
+	// position before the snapshot of a full load of a resumed follow
+	// (--resume --prune; 0 otherwise).
+	exactFrom pglogrepl.LSN
 }
 
 // rejected is the number of rows the follow rejected.
@@ -147,7 +154,11 @@ func startFollowing(c *cli.Context, s *session) (*following, error) {
 	if err := f.graph.CheckIdentity(ctx, s.src.Conn()); err != nil {
 		return nil, usageError{err}
 	}
-	if _, err := follow.EnsurePublication(ctx, s.src.Conn(), f.pub, f.graph.Tables()); err != nil {
+	if _, err := follow.EnsurePublication(ctx, s.src.Conn(), f.pub, f.graph); err != nil {
+		var pe *follow.PublicationError
+		if errors.As(err, &pe) {
+			return nil, usageError{fmt.Errorf("--follow: %w", err)}
+		}
 		return nil, err
 	}
 	_, exists, err := follow.SlotPosition(ctx, s.src.Conn(), f.slot)
@@ -204,7 +215,7 @@ func (f *following) begin(c *cli.Context, s *session) error {
 
 // run follows the slot after the full load until ctx is done or, with
 // --until-caught-up, until caught up.
-func (f *following) run(c *cli.Context, s *session, out sinkOut, rejects *rejectFile) error {
+func (f *following) run(c *cli.Context, s *session, cp *checkpointFile, out sinkOut, rejects *rejectFile) error {
 	ctx := c.Context
 	defer f.stream.Close(context.WithoutCancel(ctx))
 	if err := s.src.End(ctx); err != nil {
@@ -224,8 +235,20 @@ func (f *following) run(c *cli.Context, s *session, out sinkOut, rejects *reject
 		ds.CountWriteUnits(false)
 	}
 	a := follow.NewApplier(f.graph, s.m, s.src, out.sink)
-	a.OnReject, a.Concurrency = rejects.Write, c.Int("concurrency")
-	opts := follow.Options{Slot: f.slot, Publication: f.pub, From: f.from, UntilCaughtUp: c.Bool("until-caught-up")}
+	a.OnReject, a.Concurrency, a.ExactFrom = rejects.Write, c.Int("concurrency"), f.exactFrom
+	stale, err := a.Stale(cp.Shapes)
+	if err != nil {
+		return f.stopped(c, err)
+	}
+	if len(stale) > 0 {
+		fmt.Fprintf(c.App.ErrWriter, "follow: the columns of %s changed since their items were written: deriving every item of them again first\n", strings.Join(stale, ", "))
+		a.Rederive(stale)
+	}
+	opts := follow.Options{Slot: f.slot, Publication: f.pub, From: f.from, UntilCaughtUp: c.Bool("until-caught-up"),
+		OnShapes: func(shapes map[string]transform.Shape) error {
+			cp.Shapes = shapes
+			return cp.save()
+		}}
 	every := c.Duration("progress-interval")
 	sp := &statusPrinter{w: c.App.ErrWriter, last: time.Now()}
 	var changes int64
@@ -250,7 +273,7 @@ func (f *following) run(c *cli.Context, s *session, out sinkOut, rejects *reject
 	f.status = st
 	sp.print(st)
 	if err != nil {
-		return fmt.Errorf("follow: %w (what is applied is acknowledged to slot %s: run migrate --follow --resume to go on)", err, f.slot)
+		return f.stopped(c, err)
 	}
 	if st.CaughtUp {
 		fmt.Fprintf(c.App.ErrWriter, "caught up at %s\n", st.Applied)
@@ -258,6 +281,44 @@ func (f *following) run(c *cli.Context, s *session, out sinkOut, rejects *reject
 		fmt.Fprintf(c.App.ErrWriter, "stopped at %s; replication slot %s keeps the server's WAL from there until a follow goes on (pg2dynamo migrate --follow --resume) or drops it (pg2dynamo drop-slot)\n", st.Applied, f.slot)
 	}
 	return nil
+}
+
+// stopped is the error a follow stops with: its cause, and the way to go
+// on that works for it.
+func (f *following) stopped(c *cli.Context, err error) error {
+	var (
+		ie *follow.IdentityError
+		te *follow.TruncateError
+		se *follow.ShapeError
+		me *follow.MissingTableError
+		nf *types.ResourceNotFoundException
+		pe *pgconn.PgError
+	)
+	table := c.String("table")
+	reload := "pg2dynamo migrate --follow --resume --prune (it loads every item again in a new snapshot, deletes the stale ones, and follows on from the slot)"
+	var advice string
+	switch {
+	case errors.As(err, &ie):
+		advice = fmt.Sprintf("run ALTER TABLE %s REPLICA IDENTITY FULL, then %s", ie.Table, reload)
+	case errors.As(err, &te):
+		advice = "run " + reload
+	case errors.As(err, &se):
+		advice = "make the mapping fit the table again (or the table the mapping), then run " + reload
+	case errors.As(err, &me) && me.Streamed != "":
+		advice = fmt.Sprintf("rename it back (ALTER TABLE %s RENAME TO …), or give the mapping's source its new name, then run pg2dynamo migrate --follow --resume", me.Streamed)
+	case errors.As(err, &me):
+		advice = "restore the table, or take it out of the mapping, then run pg2dynamo drop-slot and pg2dynamo migrate --follow --prune (a new full load)"
+	case errors.As(err, &nf):
+		if table == "" {
+			table = "the mapping's"
+		}
+		advice = fmt.Sprintf("the DynamoDB table %s is gone (deleted, or the server holding it restarted): run %s with --create-table", table, reload)
+	case errors.As(err, &pe) && pe.Code == "42704" && strings.Contains(pe.Message, "publication"):
+		advice = fmt.Sprintf("the publication %s was dropped under the follow, and a slot cannot stream past that: run pg2dynamo drop-slot, then pg2dynamo migrate --follow --prune (a new full load; it creates the publication)", f.pub)
+	default:
+		advice = "run pg2dynamo migrate --follow --resume to go on"
+	}
+	return fmt.Errorf("follow: %w\nwhat is applied is acknowledged to slot %s; to go on: %s", err, f.slot, advice)
 }
 
 // bigWindow is the number of row changes past which an applied window's

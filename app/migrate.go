@@ -18,11 +18,13 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/urfave/cli/v2"
 	"golang.org/x/term"
 
+	"github.com/pg2dynamo/pg2dynamo/follow"
 	"github.com/pg2dynamo/pg2dynamo/load"
 	"github.com/pg2dynamo/pg2dynamo/mapping"
 	"github.com/pg2dynamo/pg2dynamo/pipeline"
@@ -151,6 +153,21 @@ func runMigrate(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	reload := fl != nil && fl.resume && c.Bool("prune")
+	if reload {
+		// --follow --resume --prune: every item is loaded again in a new
+		// snapshot, and the stale ones deleted, before following on.
+		cp.Checkpoint = pipeline.NewCheckpoint(cp.Mapping, cp.Source, cp.Table, s.plans)
+		fmt.Fprintln(c.App.ErrWriter, "--prune: loading every item again, then deleting the stale ones, before following on from the slot")
+		// What the stream says of transactions committed before the
+		// load's snapshot is in the table once it is loaded.
+		if fl.exactFrom, err = follow.CurrentLSN(ctx, s.src.Conn()); err != nil {
+			return err
+		}
+	}
+	if err := checkTableIdentity(c, s, cp, c.Bool("resume") && !reload); err != nil {
+		return err
+	}
 	if err := fl.begin(c, s); err != nil {
 		return err
 	}
@@ -159,7 +176,12 @@ func runMigrate(c *cli.Context) error {
 		return err
 	}
 	if fl != nil {
-		if err := fl.run(c, s, out, rejects); err != nil {
+		if c.Bool("prune") && s.client != nil {
+			if err := pruneStale(c, s); err != nil {
+				return err
+			}
+		}
+		if err := fl.run(c, s, cp, out, rejects); err != nil {
 			return err
 		}
 	} else if shard.On() {
@@ -354,6 +376,35 @@ func describeDuplicateCheck(c *cli.Context, s *session) {
 		return
 	}
 	fmt.Fprintf(c.App.ErrWriter, "duplicate-key check: on for %s (keys not proven unique: read one after another, so that the earlier row, in mapping then primary-key order, keeps a key; 11 to 21 bytes of memory per item)\n", strings.Join(checked, ", "))
+}
+
+// checkTableIdentity records in cp the table the run writes to
+// (DescribeTable's TableId and CreationDateTime) or, resuming, refuses a
+// table other than the one cp was written for: deleted and created again
+// (an emptied DynamoDB Local, a restore), it does not hold what cp says
+// is loaded. A usage error (exit 2): nothing is written.
+func checkTableIdentity(c *cli.Context, s *session, cp *checkpointFile, resume bool) error {
+	if s.client == nil {
+		return nil
+	}
+	td, err := load.DescribeTable(c.Context, s.client, s.m.Table.Name)
+	if err != nil || td == nil {
+		return err
+	}
+	id, created := aws.ToString(td.TableId), aws.ToTime(td.CreationDateTime).UTC()
+	if resume && (cp.TableID != "" || !cp.TableCreated.IsZero()) {
+		if cp.TableID != id || !cp.TableCreated.Equal(created) {
+			again := "migrate --resume --prune"
+			if c.Bool("follow") {
+				again = "migrate --follow --resume --prune"
+			}
+			return usageError{fmt.Errorf("--resume: table %s is not the one checkpoint %s was written for (that one was created %s, this one %s): it was deleted and created again, or restored, so it lacks what the checkpoint records as loaded; run %s to load every item again (and delete the stale ones), or run without --resume",
+				s.m.Table.Name, cp.path, cp.TableCreated.Format(time.RFC3339), created.Format(time.RFC3339), again)}
+		}
+		return nil
+	}
+	cp.TableID, cp.TableCreated = id, created
+	return cp.save()
 }
 
 // startCheckpoint sets up the run's checkpoint and saves it: a fresh one,

@@ -9,6 +9,10 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
+
+	"github.com/jackc/pglogrepl"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"golang.org/x/sync/errgroup"
@@ -30,6 +34,7 @@ import (
 // write.
 type Applier struct {
 	graph    *Graph
+	m        *mapping.Mapping
 	src      *extract.Source
 	sink     load.Sink
 	keyAttrs [2]string
@@ -38,14 +43,25 @@ type Applier struct {
 	// counted only). Concurrency is the number of parallel Writes.
 	OnReject    func(pipeline.Reject) error
 	Concurrency int
-	sem         chan struct{} // Concurrency Writes at a time, across windows
+	// ExactFrom is the WAL position before which the table is known
+	// exact without the stream (a full load read a snapshot taken after
+	// it): the TRUNCATEs and table descriptions of transactions committed
+	// before it need no check (events).
+	ExactFrom pglogrepl.LSN
+	sem       chan struct{} // Concurrency Writes at a time, across windows
+	// pending are entities to derive again whole in the next window
+	// (Rederive).
+	pending []int
+	// written counts the items written (put or deleted) by every window,
+	// acknowledged or not: a window's progress.
+	written atomic.Int64
 }
 
 // NewApplier returns an applier of g's changes reading src (a session of
 // its own, outside any snapshot: each window reads in its own) and writing
 // to sink.
 func NewApplier(g *Graph, m *mapping.Mapping, src *extract.Source, sink load.Sink) *Applier {
-	return &Applier{graph: g, src: src, sink: sink, keyAttrs: [2]string{m.Table.PartitionKey, m.Table.SortKey},
+	return &Applier{graph: g, m: m, src: src, sink: sink, keyAttrs: [2]string{m.Table.PartitionKey, m.Table.SortKey},
 		b: transform.NewBuilder(), Concurrency: 8}
 }
 
@@ -56,6 +72,41 @@ type Applied struct {
 	// Puts and Deletes are the items written and deleted; Rejected the
 	// rows whose items could not be written.
 	Puts, Deletes, Rejected int
+	// Rederived are the entities whose every item the window derived
+	// again (their columns changed: Applier.Shapes changed with them).
+	Rederived []string
+}
+
+// Written is the number of items every window put or deleted so far,
+// acknowledged or still in flight.
+func (a *Applier) Written() int64 { return a.written.Load() }
+
+// Rederive has the next window derive every item of entities (by name)
+// again, whatever its changes: the items in the table were derived with
+// other plans (Stale).
+func (a *Applier) Rederive(entities []string) {
+	for i, p := range a.graph.plans {
+		if slices.Contains(entities, p.Entity().Name) {
+			a.pending = append(a.pending, i)
+		}
+	}
+}
+
+// Pending reports whether the next window derives entities again whole
+// (Rederive), even without changes.
+func (a *Applier) Pending() bool { return len(a.pending) > 0 }
+
+// Stale returns the entities whose items, derived with the plans whose
+// shapes recorded gives (a checkpoint's), read differently under a's
+// plans: their columns changed while no follow ran. An entity whose
+// table keys could render differently is a *ShapeError.
+func (a *Applier) Stale(recorded map[string]transform.Shape) ([]string, error) {
+	idx, err := a.stale(recorded)
+	var out []string
+	for _, i := range idx {
+		out = append(out, a.graph.plans[i].Entity().Name)
+	}
+	return out, err
 }
 
 // Apply applies the changes of txs, in one snapshot taken after their
@@ -99,6 +150,17 @@ type Flight struct {
 // fails or has nothing to write, unless barrier itself fails. The two
 // windows' writes share Concurrency.
 func (a *Applier) Start(ctx context.Context, txs []*Tx, busy map[[2]string]bool, barrier func() error) (*Flight, error) {
+	whole, err := a.events(ctx, txs)
+	if err != nil {
+		if barrier != nil {
+			if berr := barrier(); berr != nil {
+				return nil, berr
+			}
+		}
+		return nil, err
+	}
+	whole = append(whole, a.pending...)
+	a.pending = nil
 	aff := newAffected()
 	for _, tx := range txs {
 		for _, c := range tx.Changes {
@@ -106,10 +168,15 @@ func (a *Applier) Start(ctx context.Context, txs []*Tx, busy map[[2]string]bool,
 		}
 	}
 	f := &Flight{a: a, out: Applied{Changes: aff.changes}}
+	for _, e := range whole {
+		aff.whole(e)
+		if name := a.graph.plans[e].Entity().Name; !slices.Contains(f.out.Rederived, name) {
+			f.out.Rederived = append(f.out.Rederived, name)
+		}
+	}
 	g := &gate{barrier: barrier, busy: busy, start: func() *writers { return a.startWriters(ctx) }}
 	f.w = &work{seen: map[[2]string]bool{}, owners: map[[2]string]rowID{}, rejectedRows: map[rowID]bool{}, out: g}
-	var err error
-	if aff.changes > 0 {
+	if aff.changes > 0 || len(whole) > 0 {
 		if err = a.src.Begin(ctx); err == nil {
 			err = a.derive(ctx, aff, f.w)
 			if err == nil {
@@ -134,9 +201,48 @@ func (a *Applier) Start(ctx context.Context, txs []*Tx, busy map[[2]string]bool,
 	if err != nil {
 		// Stop the writers; the window is not applied.
 		f.wr.close()
-		return nil, err
+		return nil, a.missingTable(err)
 	}
 	return f, nil
+}
+
+// MissingTableError is a followed table the source no longer has under
+// the mapping's name when a window reads it: dropped, or renamed (the
+// stream's description names it Streamed then).
+type MissingTableError struct {
+	Table, Streamed string
+	Err             error
+}
+
+func (e *MissingTableError) Error() string {
+	if e.Streamed != "" {
+		return fmt.Sprintf("table %s is named %s now (ALTER TABLE … RENAME): %v", e.Table, e.Streamed, e.Err)
+	}
+	return fmt.Sprintf("table %s no longer exists: %v", e.Table, e.Err)
+}
+
+func (e *MissingTableError) Unwrap() error { return e.Err }
+
+// missingTable makes err a *MissingTableError when PostgreSQL found no
+// relation of a followed table's name (SQLSTATE 42P01), naming the table
+// renamed under the follow when the stream said so.
+func (a *Applier) missingTable(err error) error {
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) || pe.Code != "42P01" {
+		return err
+	}
+	for _, t := range a.graph.tables {
+		name := qualified(t.schema, t.name)
+		if t.streamed != "" && t.streamed != name {
+			return &MissingTableError{Table: name, Streamed: t.streamed, Err: err}
+		}
+	}
+	for _, t := range a.graph.tables {
+		if strings.Contains(pe.Message, `"`+t.name+`"`) {
+			return &MissingTableError{Table: qualified(t.schema, t.name), Err: err}
+		}
+	}
+	return err
 }
 
 // Keys are the keys the window puts or deletes: the busy keys of the
@@ -228,6 +334,9 @@ type work struct {
 	puts         int
 	deletes      [][2]string
 	rejected     int
+	// rejectedKeys are the table keys of rows rejected whole: their items
+	// are deleted unless a row of the window renders the key.
+	rejectedKeys [][2]string
 }
 
 // rowID names a source row: its entity and primary key (Plan.Position).
@@ -262,6 +371,11 @@ func (a *Applier) derive(ctx context.Context, aff *affected, w *work) error {
 			var re *transform.RowError
 			if errors.As(err, &re) {
 				w.rejected++
+				// A full load would not have written the row's items: the
+				// ones it had go (gone), unless another row holds the key.
+				if keys, kerr := a.b.TableKeys(p, values); kerr == nil {
+					w.rejectedKeys = append(w.rejectedKeys, keys...)
+				}
 				return a.reject(pipeline.RowReject(re))
 			}
 			if err != nil {
@@ -326,6 +440,12 @@ func (a *Applier) duplicateKey(w *work, row rowID, keys [][2]string) (string, [2
 // gone adds to w the keys the affected rows' old and new images render
 // that no row renders now: items of rows deleted, or of keys changed.
 func (a *Applier) gone(ctx context.Context, aff *affected, w *work) error {
+	for _, k := range w.rejectedKeys {
+		if !w.seen[k] {
+			w.seen[k] = true
+			w.deletes = append(w.deletes, k)
+		}
+	}
 	for _, e := range slices.Sorted(maps.Keys(aff.images)) {
 		p := a.graph.plans[e]
 		err := a.src.Images(ctx, p.Entity().Name, p.Query(), aff.images[e], func(values []any) error {
@@ -369,6 +489,7 @@ func (a *Applier) deleteItem(k [2]string) transform.Item {
 // still being derived. ctx ends when one fails.
 type writers struct {
 	a       *Applier
+	plans   []*transform.Plan // the graph's when the writers started
 	ctx     context.Context
 	g       *errgroup.Group
 	ch      chan []transform.Item
@@ -388,7 +509,7 @@ func (a *Applier) startWriters(ctx context.Context) *writers {
 	// busy; with a queue of Concurrency batches, Start returned only once
 	// all but the last ones were sent, and the server idled while the
 	// next window was received and read from the source.
-	wr := &writers{a: a, ctx: gctx, g: g, ch: make(chan []transform.Item, max(aheadItems/load.MaxBatchItems, a.Concurrency, 1))}
+	wr := &writers{a: a, plans: a.graph.plans, ctx: gctx, g: g, ch: make(chan []transform.Item, max(aheadItems/load.MaxBatchItems, a.Concurrency, 1))}
 	for range max(a.Concurrency, 1) {
 		g.Go(func() error {
 			for batch := range wr.ch {
@@ -446,15 +567,19 @@ func (wr *writers) write(batch []transform.Item) error {
 	<-wr.a.sem
 	var be *load.BatchError
 	if !errors.As(err, &be) {
+		if err == nil {
+			wr.a.written.Add(int64(len(batch)))
+		}
 		return err
 	}
+	wr.a.written.Add(int64(len(batch) - len(be.Failed)))
 	keyAttrs := wr.a.keyAttrs
 	for _, f := range be.Failed {
 		it := batch[f.Index]
 		if it.Delete {
 			return fmt.Errorf("delete %v: %w", transform.ItemKey(it.Attrs, keyAttrs), f.Err)
 		}
-		p := wr.a.graph.plans[it.Entity]
+		p := wr.plans[it.Entity]
 		wr.mu.Lock()
 		wr.rejects = append(wr.rejects, pipeline.Reject{Entity: p.Entity().Name, SourceKey: p.SourceKey(it.Row),
 			ItemKey: map[string]string{keyAttrs[0]: transform.ItemKey(it.Attrs, keyAttrs)[0]}, Reason: f.Err.Error()})

@@ -44,7 +44,15 @@ type effect struct {
 // of it affects.
 type table struct {
 	schema, name string
-	effects      []effect
+	// rel is the table as the catalog described it when the graph was
+	// built: its OID, by which changes are matched (a rename keeps it),
+	// and its columns, against which the stream's descriptions of it are
+	// checked (Graph.Relation).
+	rel extract.Relation
+	// streamed is the table's name as the stream last described it
+	// ("" until it does): another than schema.name after a rename.
+	streamed string
+	effects  []effect
 	// identity lists the columns a change's old row image must carry for
 	// the effects to find what it affected (see checkIdentity).
 	identity []string
@@ -57,6 +65,7 @@ type table struct {
 type Graph struct {
 	plans  []*transform.Plan
 	tables map[string]*table // by "schema.name"
+	byOID  map[uint32]*table
 	// keyCols are, per entity, the source columns its table keys (pk, sk,
 	// the mirror's) use: the old row image must carry them to delete the
 	// items of a row that changed key or is gone.
@@ -68,21 +77,26 @@ type Graph struct {
 // entities whose table keys use a stable ID or a duplicated column, cannot
 // be followed: the error lists them all (a mapping.Errors).
 func NewGraph(ctx context.Context, conn *pgx.Conn, m *mapping.Mapping, plans []*transform.Plan) (*Graph, error) {
-	g := &Graph{plans: plans, tables: map[string]*table{}, keyCols: make([][]string, len(plans))}
+	g := &Graph{plans: plans, tables: map[string]*table{}, byOID: map[uint32]*table{}, keyCols: make([][]string, len(plans))}
 	var errs mapping.Errors
 	add := func(src mapping.Source, path string, e effect) error {
 		if src.IsQuery() {
 			errs = append(errs, m.Errorf(path, "--follow: a query source cannot be followed (its rows have no table whose changes pg2dynamo can read); give the entity a table source, or migrate it without --follow"))
 			return nil
 		}
-		schema, name, err := resolve(ctx, conn, src)
+		ident := pgx.Identifier{src.Table}
+		if src.Schema != "" {
+			ident = pgx.Identifier{src.Schema, src.Table}
+		}
+		rel, err := extract.DescribeRelation(ctx, conn, ident)
 		if err != nil {
 			return fmt.Errorf("%s: %w", path, err)
 		}
-		t := g.tables[schema+"."+name]
+		t := g.byOID[rel.OID]
 		if t == nil {
-			t = &table{schema: schema, name: name}
-			g.tables[schema+"."+name] = t
+			t = &table{schema: rel.Schema, name: rel.Name, rel: rel}
+			g.tables[rel.Schema+"."+rel.Name] = t
+			g.byOID[rel.OID] = t
 		}
 		e.path = path
 		t.effects = append(t.effects, e)
@@ -150,6 +164,16 @@ func (g *Graph) identity(t *table) []string {
 	return slices.Compact(cols)
 }
 
+// partitioned reports whether a followed table is partitioned.
+func (g *Graph) partitioned() bool {
+	for _, t := range g.tables {
+		if t.rel.Partitioned {
+			return true
+		}
+	}
+	return false
+}
+
 // Tables returns the followed tables, schema-qualified, sorted: what the
 // publication publishes.
 func (g *Graph) Tables() []pgx.Identifier {
@@ -158,21 +182,6 @@ func (g *Graph) Tables() []pgx.Identifier {
 		out = append(out, pgx.Identifier{g.tables[k].schema, g.tables[k].name})
 	}
 	return out
-}
-
-// resolve returns the schema and name of src's table as PostgreSQL
-// resolves the mapping's name (search_path for an unqualified one).
-func resolve(ctx context.Context, conn *pgx.Conn, src mapping.Source) (schema, name string, err error) {
-	ident := pgx.Identifier{src.Table}
-	if src.Schema != "" {
-		ident = pgx.Identifier{src.Schema, src.Table}
-	}
-	err = conn.QueryRow(ctx, `SELECT n.nspname, c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-		WHERE c.oid = to_regclass($1)`, ident.Sanitize()).Scan(&schema, &name)
-	if err != nil {
-		return "", "", fmt.Errorf("table %s: %w", ident.Sanitize(), err)
-	}
-	return schema, name, nil
 }
 
 // CheckIdentity checks that each followed table's replica identity carries
@@ -256,6 +265,11 @@ type affected struct {
 	changes   int
 }
 
+// whole has every row of entity e derived again.
+func (a *affected) whole(e int) {
+	a.matches[fmt.Sprint(e, " *")] = &match{entity: e}
+}
+
 func newAffected() *affected {
 	return &affected{matches: map[string]*match{}, images: map[int][]map[string]*string{}, imageKeys: map[int]map[string]bool{}}
 }
@@ -293,7 +307,7 @@ func (a *affected) addImage(e int, cols []string, img map[string]*string) {
 // add records what change c of a followed table affects. A change of a
 // table the graph does not know is ignored (another publication's).
 func (g *Graph) add(a *affected, c Change) {
-	t := g.tables[c.Schema+"."+c.Table]
+	t := g.byOID[c.Rel]
 	if t == nil {
 		return
 	}
@@ -342,6 +356,9 @@ func (g *Graph) add(a *affected, c Change) {
 func (g *Graph) query(mt *match) extract.Query {
 	p := g.plans[mt.entity]
 	q := p.Query()
+	if len(mt.cols) == 0 {
+		return q // every row (affected.whole)
+	}
 	byName := map[string]extract.Column{}
 	for _, c := range p.SourceColumns() {
 		byName[c.Name] = c

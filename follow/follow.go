@@ -3,10 +3,13 @@ package follow
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/jackc/pglogrepl"
 	"github.com/jackc/pgx/v5"
+
+	"github.com/pg2dynamo/pg2dynamo/transform"
 )
 
 // Options tune Run.
@@ -30,8 +33,15 @@ type Options struct {
 	// moment it checks is applied (see caughtUp); otherwise Run follows
 	// until ctx is done.
 	UntilCaughtUp bool
-	// OnStatus, if set, is called after each window and when idle.
+	// OnStatus, if set, is called after each window, when idle, and
+	// every Stream.Interval while a window is applied; never two calls at
+	// once.
 	OnStatus func(Status)
+	// OnShapes, if set, is called once a window that derived entities
+	// again whole (their columns changed) is acknowledged, with the
+	// shapes of the plans the table's items are now derived with (for
+	// the checkpoint: Applier.Stale compares them at the next start).
+	OnShapes func(map[string]transform.Shape) error
 }
 
 // Status is the state of a follow.
@@ -46,9 +56,47 @@ type Status struct {
 	// of the last window and the window's application (0 when caught up).
 	LagBytes int64
 	Lag      time.Duration
-	// Totals since Run began.
+	// Totals since Run began, of the windows acknowledged; Written
+	// counts also the items of windows in flight (put or deleted so
+	// far): the progress of a long window.
 	Transactions, Changes, Puts, Deletes, Rejected int64
+	Written                                        int64
 	CaughtUp                                       bool
+}
+
+// tracker is a run's Status, updated by the run and read by the
+// goroutine that reports progress while a window is applied.
+type tracker struct {
+	mu       sync.Mutex
+	st       Status
+	a        *Applier
+	onStatus func(Status)
+}
+
+// update changes the status.
+func (t *tracker) update(f func(*Status)) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	f(&t.st)
+}
+
+// get returns the status, with the items written so far.
+func (t *tracker) get() Status {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.st.Written = t.a.Written()
+	return t.st
+}
+
+// emit calls onStatus with the status.
+func (t *tracker) emit() {
+	if t.onStatus == nil {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.st.Written = t.a.Written()
+	t.onStatus(t.st)
 }
 
 // Run streams the slot's changes and applies them with a, window after
@@ -62,80 +110,113 @@ func Run(ctx context.Context, s *Stream, a *Applier, conn *pgx.Conn, opts Option
 	if opts.Window <= 0 {
 		opts.Window = 2000
 	}
+	s.MaxChanges = opts.Window
 	if opts.Idle <= 0 {
 		opts.Idle = 100 * time.Millisecond
 	}
 	if opts.MaxAge <= 0 {
 		opts.MaxAge = 250 * time.Millisecond
 	}
-	var st Status
+	tr := &tracker{a: a, onStatus: opts.OnStatus}
 	if opts.From == 0 {
 		// Resuming: streaming starts at the slot's confirmed position,
 		// which the status then shows.
 		from, _, err := SlotPosition(ctx, conn, opts.Slot)
 		if err != nil {
-			return st, err
+			return tr.get(), err
 		}
 		opts.From = from
 	}
 	if err := s.Start(ctx, opts.Slot, opts.Publication, opts.From); err != nil {
-		return st, err
+		return tr.get(), err
 	}
-	st.Applied, st.Received = opts.From, opts.From
+	tr.update(func(st *Status) { st.Applied, st.Received = opts.From, opts.From })
+	// The walsender hears from the follow while a window is applied, and
+	// the status shows the window's progress.
+	defer s.KeepAlive(ctx)()
+	defer reportWhileApplying(ctx, tr, s.Interval())()
 	// One window is written while the next is received, derived and
 	// written (pipe); the writes of a key keep commit order, and windows
 	// are acknowledged one after another, each once written.
-	p := &pipe{s: s, st: &st}
+	p := &pipe{s: s, tr: tr, onShapes: opts.OnShapes}
 	defer p.abandon()
+	if a.Pending() {
+		// Entities whose columns changed while no follow ran, derived
+		// again whole before the stream's first window.
+		if err := p.start(ctx, a, nil); err != nil {
+			return tr.get(), stopped(ctx, err)
+		}
+	}
 	for ctx.Err() == nil {
 		txs, err := receiveWindow(ctx, s, opts)
 		if err != nil {
-			return st, stopped(ctx, err)
+			return tr.get(), stopped(ctx, err)
 		}
 		if len(txs) > 0 {
-			st.Received = txs[len(txs)-1].End
-			if opts.OnStatus != nil {
-				opts.OnStatus(st)
-			}
+			tr.update(func(st *Status) { st.Received = max(st.Received, txs[len(txs)-1].Commit, txs[len(txs)-1].End) })
+			tr.emit()
 			if err := p.start(ctx, a, txs); err != nil {
-				return st, stopped(ctx, err)
+				return tr.get(), stopped(ctx, err)
 			}
 		} else {
 			if err := p.finish(ctx); err != nil {
-				return st, stopped(ctx, err)
+				return tr.get(), stopped(ctx, err)
 			}
-			st.Lag = 0
-			if err := idleAck(ctx, s, &st); err != nil {
-				return st, stopped(ctx, err)
+			tr.update(func(st *Status) { st.Lag = 0 })
+			if err := idleAck(ctx, s, tr); err != nil {
+				return tr.get(), stopped(ctx, err)
 			}
 			if opts.UntilCaughtUp {
-				caught, err := caughtUp(ctx, s, a, conn, opts, &st)
+				caught, err := caughtUp(ctx, s, a, conn, opts, p)
 				if err != nil {
-					return st, stopped(ctx, err)
+					return tr.get(), stopped(ctx, err)
 				}
 				if caught {
-					st.CaughtUp = true
+					tr.update(func(st *Status) { st.CaughtUp = true })
 					break
 				}
 			}
 		}
-		st.LagBytes = max(0, int64(s.ServerEnd())-int64(st.Applied))
-		if opts.OnStatus != nil {
-			opts.OnStatus(st)
-		}
+		tr.update(func(st *Status) { st.LagBytes = max(0, int64(s.ServerEnd())-int64(st.Applied)) })
+		tr.emit()
 	}
-	// The window in flight is written whole, then the run stops.
+	// The window in flight is written, unless the run was stopped: then
+	// its writes stop at the next batch, and it is not acknowledged (the
+	// slot sends it again to the next run).
 	if err := p.finish(ctx); err != nil {
-		return st, stopped(ctx, err)
+		return tr.get(), stopped(ctx, err)
 	}
 	// Tell the slot what is applied before leaving.
 	if err := s.status(context.WithoutCancel(ctx), true); err != nil {
-		return st, err
+		return tr.get(), err
 	}
-	if opts.OnStatus != nil {
-		opts.OnStatus(st)
+	tr.emit()
+	return tr.get(), nil
+}
+
+// reportWhileApplying calls the tracker's onStatus every interval from a
+// goroutine of its own, so that a window applied for longer shows its
+// progress (Status.Written); stop ends it.
+func reportWhileApplying(ctx context.Context, tr *tracker, every time.Duration) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				tr.emit()
+			}
+		}
+	}()
+	return func() {
+		cancel()
+		<-done
 	}
-	return st, nil
 }
 
 // stopped is err, or nil when it came from ctx being done (a clean stop).
@@ -176,31 +257,39 @@ func receiveWindow(ctx context.Context, s *Stream, opts Options) ([]*Tx, error) 
 // pipe is the window being written, while the next one is received and
 // derived (Applier.Start, Flight.Wait).
 type pipe struct {
-	s      *Stream
-	st     *Status
-	flight *Flight
-	txs    []*Tx // the flight's
+	s        *Stream
+	tr       *tracker
+	onShapes func(map[string]transform.Shape) error
+	flight   *Flight
+	txs      []*Tx // the flight's
 }
 
 // start derives txs and hands their items to the writers: at once, but
 // for the keys the window in flight writes too, which wait until it is
 // written and acknowledged (finish, Start's barrier).
 func (p *pipe) start(ctx context.Context, a *Applier, txs []*Tx) error {
-	// Applied under a context the run's stop does not cut: a window is
-	// written whole, then the run stops.
 	var busy map[[2]string]bool
 	if p.flight != nil {
 		busy = p.flight.Keys()
 	}
-	f, err := a.Start(context.WithoutCancel(ctx), txs, busy, func() error { return p.finish(ctx) })
+	f, err := a.Start(ctx, txs, busy, func() error { return p.finish(ctx) })
 	if err != nil {
 		if ferr := p.finish(ctx); ferr != nil {
 			return ferr
 		}
-		return fmt.Errorf("apply changes up to %s: %w", txs[len(txs)-1].End, err)
+		return fmt.Errorf("apply changes %s: %w", upTo(txs), err)
 	}
 	p.flight, p.txs = f, txs
 	return nil
+}
+
+// upTo names how far txs go: "up to" the end (or commit) of the last.
+func upTo(txs []*Tx) string {
+	if len(txs) == 0 {
+		return "(none: entities derived again)"
+	}
+	last := txs[len(txs)-1]
+	return "up to " + max(last.End, last.Commit).String()
 }
 
 // finish waits for the window in flight, if any, and acknowledges it.
@@ -212,10 +301,16 @@ func (p *pipe) finish(ctx context.Context) error {
 	p.flight, p.txs = nil, nil
 	res, err := f.Wait()
 	if err != nil {
-		return fmt.Errorf("apply changes up to %s: %w", txs[len(txs)-1].End, err)
+		return fmt.Errorf("apply changes %s: %w", upTo(txs), err)
 	}
 	// Told even when the run is stopping: the window is in the table.
-	return ackWindow(context.WithoutCancel(ctx), p.s, txs, res, p.st)
+	if err := ackWindow(context.WithoutCancel(ctx), p.s, txs, res, p.tr); err != nil {
+		return err
+	}
+	if len(res.Rederived) > 0 && p.onShapes != nil {
+		return p.onShapes(f.a.Shapes())
+	}
+	return nil
 }
 
 // abandon waits for the writers of a window in flight when Run returns
@@ -227,33 +322,38 @@ func (p *pipe) abandon() {
 	}
 }
 
-// applyWindow applies txs and acknowledges their end.
-func applyWindow(ctx context.Context, s *Stream, a *Applier, txs []*Tx, st *Status) error {
-	// Applied under a context the run's stop does not cut: a window is
-	// written whole, then the run stops.
-	res, err := a.Apply(context.WithoutCancel(ctx), txs)
-	if err != nil {
-		return fmt.Errorf("apply changes up to %s: %w", txs[len(txs)-1].End, err)
+// ackWindow acknowledges txs, applied as res, to the slot and counts them:
+// up to the end of the last whole transaction (a part of one is
+// acknowledged with its last part).
+func ackWindow(ctx context.Context, s *Stream, txs []*Tx, res Applied, tr *tracker) error {
+	var end pglogrepl.LSN
+	whole := 0
+	for _, tx := range txs {
+		if !tx.Partial {
+			end, whole = tx.End, whole+1
+		}
 	}
-	return ackWindow(ctx, s, txs, res, st)
-}
-
-// ackWindow acknowledges txs, applied as res, to the slot and counts them.
-func ackWindow(ctx context.Context, s *Stream, txs []*Tx, res Applied, st *Status) error {
-	last := txs[len(txs)-1]
-	s.Ack(last.End)
-	// Told at once, so that the server may recycle the WAL and a restart
-	// replays no more than the window in flight.
-	if err := s.status(ctx, true); err != nil {
-		return err
+	if end != 0 {
+		s.Ack(end)
+		// Told at once, so that the server may recycle the WAL and a
+		// restart replays no more than the window in flight.
+		if err := s.status(ctx, true); err != nil {
+			return err
+		}
 	}
-	st.Applied, st.Received = last.End, max(st.Received, last.End)
-	st.Lag = time.Since(txs[0].Time)
-	st.Transactions += int64(len(txs))
-	st.Changes += int64(res.Changes)
-	st.Puts += int64(res.Puts)
-	st.Deletes += int64(res.Deletes)
-	st.Rejected += int64(res.Rejected)
+	tr.update(func(st *Status) {
+		if end != 0 {
+			st.Applied, st.Received = end, max(st.Received, end)
+		}
+		if len(txs) > 0 {
+			st.Lag = time.Since(txs[0].Time)
+		}
+		st.Transactions += int64(whole)
+		st.Changes += int64(res.Changes)
+		st.Puts += int64(res.Puts)
+		st.Deletes += int64(res.Deletes)
+		st.Rejected += int64(res.Rejected)
+	})
 	return nil
 }
 
@@ -263,12 +363,14 @@ func ackWindow(ctx context.Context, s *Stream, txs []*Tx, res Applied, st *Statu
 // so the slot may let go of the WAL before it, and Applied (and the lag in
 // bytes) does not stall at the last transaction of the mapping's tables
 // while other tables and databases write.
-func idleAck(ctx context.Context, s *Stream, st *Status) error {
-	if s.sent <= st.Applied {
+func idleAck(ctx context.Context, s *Stream, tr *tracker) error {
+	// Not in the middle of a transaction received in parts: the
+	// walsender may have sent past its commit already.
+	if s.cur != nil || s.sent <= tr.get().Applied {
 		return nil
 	}
 	s.Ack(s.sent)
-	st.Applied, st.Received = s.sent, s.sent
+	tr.update(func(st *Status) { st.Applied, st.Received = s.sent, s.sent })
 	return s.status(ctx, true)
 }
 
@@ -277,13 +379,13 @@ func idleAck(ctx context.Context, s *Stream, st *Status) error {
 // keepalive, and receives until the walsender reports having sent WAL up
 // to L. A transaction arriving meanwhile is applied, and the answer is
 // no (the caller checks again when idle).
-func caughtUp(ctx context.Context, s *Stream, a *Applier, conn *pgx.Conn, opts Options, st *Status) (bool, error) {
+func caughtUp(ctx context.Context, s *Stream, a *Applier, conn *pgx.Conn, opts Options, p *pipe) (bool, error) {
 	l, err := CurrentLSN(ctx, conn)
 	if err != nil {
 		return false, err
 	}
 	deadline := time.Now().Add(30 * time.Second)
-	for s.sent < l {
+	for s.sent < l || s.cur != nil {
 		if time.Now().After(deadline) {
 			return false, nil
 		}
@@ -299,7 +401,10 @@ func caughtUp(ctx context.Context, s *Stream, a *Applier, conn *pgx.Conn, opts O
 			if err != nil {
 				return false, err
 			}
-			return false, applyWindow(ctx, s, a, append([]*Tx{tx}, txs...), st)
+			if err := p.start(ctx, a, append([]*Tx{tx}, txs...)); err != nil {
+				return false, err
+			}
+			return false, p.finish(ctx)
 		}
 	}
 	return true, nil

@@ -637,7 +637,7 @@ func TestHandoffIsGapFree(t *testing.T) {
 		t.Fatal(err)
 	}
 	name := follow.DefaultName(m.Table.Name)
-	if _, err := follow.EnsurePublication(ctx, conn, name, g.Tables()); err != nil {
+	if _, err := follow.EnsurePublication(ctx, conn, name, g); err != nil {
 		t.Fatal(err)
 	}
 	stream, err := follow.Dial(ctx, url)
@@ -810,9 +810,35 @@ type followedChange struct {
 	loadOut, out                  string // the two runs' output
 	code                          int    // the second run's exit code
 	rejects                       []pipeline.Reject
+	args                          []string // migrate --follow's, without --resume
+}
+
+// resume runs migrate --follow --resume --until-caught-up again, with
+// more flags: its exit code and output.
+func (f followedChange) resume(more ...string) (int, string) {
+	return run(context.Background(), append(append(f.args, "--resume"), more...)...)
+}
+
+// inStep fails the test unless the table holds exactly what a full load
+// of the source writes now, and verify agrees.
+func (f followedChange) inStep(t *testing.T) {
+	t.Helper()
+	want := deriveItems(t, f.url, f.mapping, f.table)
+	got := scanTable(t, f.endpoint, f.table)
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("table against a full load of the source now (-want +got):\n%s", firstLines(d, 40))
+	}
+	f.verify(t)
 }
 
 func followChange(t *testing.T, mappingFile, schema, change string) followedChange {
+	t.Helper()
+	return followChanges(t, mappingFile, schema, change)
+}
+
+// followChanges is followChange with changes committed one after another,
+// each in its own transaction, then args added to the resumed run.
+func followChanges(t *testing.T, mappingFile, schema string, changes ...string) followedChange {
 	t.Helper()
 	f := followedChange{endpoint: ownDynalite(t), url: logicalDatabase(t), mapping: mappingFile}
 	testenv.Exec(t, f.url, schema)
@@ -829,7 +855,10 @@ func followChange(t *testing.T, mappingFile, schema, change string) followedChan
 		t.Fatalf("migrate --follow: exit %d\n%s", code, out)
 	}
 	f.loadOut = out
-	testenv.Exec(t, f.url, change)
+	for _, change := range changes {
+		testenv.Exec(t, f.url, change)
+	}
+	f.args = args
 	f.code, f.out = run(context.Background(), append(args, "--resume")...)
 	b, err := os.ReadFile(rejects)
 	if err != nil && !os.IsNotExist(err) {

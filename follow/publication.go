@@ -37,22 +37,73 @@ func CheckSlot(name string) error {
 	return nil
 }
 
-// EnsurePublication makes publication name publish tables
-// (schema-qualified, as Graph.Tables gives them): it creates it, or adds
-// the tables an existing one lacks. The publication must exist before
-// the slot streams, and before the changes it is to carry.
+// PublicationError is an existing publication that does not send what a
+// follow needs: every insert, update, delete and truncate of the followed
+// tables, and the changes of a partitioned table's partitions as the
+// table's own (publish_via_partition_root). Fix says what to run.
+type PublicationError struct {
+	Name    string
+	Missing []string
+	Fix     []string
+}
+
+func (e *PublicationError) Error() string {
+	return fmt.Sprintf("publication %s does not publish %s, so the follow would miss changes; run: %s",
+		e.Name, strings.Join(e.Missing, ", "), strings.Join(e.Fix, "; "))
+}
+
+// EnsurePublication makes publication name publish g's tables: it
+// creates it (publishing every kind of change, and partitions as their
+// partitioned table), or adds the tables an existing one lacks, after
+// checking that it publishes inserts, updates, deletes and truncates (and
+// via the partition root when a followed table is partitioned); one that
+// does not is a *PublicationError. The publication must exist before the
+// slot streams, and before the changes it is to carry.
 // https://www.postgresql.org/docs/current/sql-createpublication.html
-func EnsurePublication(ctx context.Context, conn *pgx.Conn, name string, tables []pgx.Identifier) (created bool, err error) {
+func EnsurePublication(ctx context.Context, conn *pgx.Conn, name string, g *Graph) (created bool, err error) {
+	tables := g.Tables()
+	viaRoot := g.partitioned()
 	var exists bool
-	if err := conn.QueryRow(ctx, "SELECT EXISTS (SELECT FROM pg_publication WHERE pubname = $1)", name).Scan(&exists); err != nil {
+	var ins, upd, del, trunc, root bool
+	err = conn.QueryRow(ctx, "SELECT pubinsert, pubupdate, pubdelete, pubtruncate, pubviaroot FROM pg_publication WHERE pubname = $1", name).Scan(&ins, &upd, &del, &trunc, &root)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+	case err != nil:
 		return false, fmt.Errorf("publication %s: %w", name, err)
+	default:
+		exists = true
 	}
 	if !exists {
-		_, err := conn.Exec(ctx, fmt.Sprintf("CREATE PUBLICATION %s FOR TABLE %s", pgx.Identifier{name}.Sanitize(), list(tables)))
+		with := ""
+		if viaRoot {
+			with = " WITH (publish_via_partition_root = true)"
+		}
+		_, err := conn.Exec(ctx, fmt.Sprintf("CREATE PUBLICATION %s FOR TABLE %s%s", quote(name), list(tables), with))
 		if err != nil {
 			return false, fmt.Errorf("create publication %s: %w", name, err)
 		}
 		return true, nil
+	}
+	pe := &PublicationError{Name: name}
+	var kinds []string
+	for _, k := range []struct {
+		on   bool
+		kind string
+	}{{ins, "insert"}, {upd, "update"}, {del, "delete"}, {trunc, "truncate"}} {
+		if !k.on {
+			pe.Missing = append(pe.Missing, k.kind+"s")
+		}
+		kinds = append(kinds, k.kind)
+	}
+	if len(pe.Missing) > 0 {
+		pe.Fix = append(pe.Fix, fmt.Sprintf("ALTER PUBLICATION %s SET (publish = '%s')", quote(name), strings.Join(kinds, ", ")))
+	}
+	if viaRoot && !root {
+		pe.Missing = append(pe.Missing, "the changes of partitions as their partitioned table's")
+		pe.Fix = append(pe.Fix, fmt.Sprintf("ALTER PUBLICATION %s SET (publish_via_partition_root = true)", quote(name)))
+	}
+	if len(pe.Missing) > 0 {
+		return false, pe
 	}
 	rows, err := conn.Query(ctx, "SELECT schemaname::text || '.' || tablename::text FROM pg_publication_tables WHERE pubname = $1", name)
 	if err != nil {
@@ -69,7 +120,7 @@ func EnsurePublication(ctx context.Context, conn *pgx.Conn, name string, tables 
 		}
 	}
 	if len(missing) > 0 {
-		if _, err := conn.Exec(ctx, fmt.Sprintf("ALTER PUBLICATION %s ADD TABLE %s", pgx.Identifier{name}.Sanitize(), list(missing))); err != nil {
+		if _, err := conn.Exec(ctx, fmt.Sprintf("ALTER PUBLICATION %s ADD TABLE %s", quote(name), list(missing))); err != nil {
 			return false, fmt.Errorf("add %s to publication %s: %w", list(missing), name, err)
 		}
 	}

@@ -20,7 +20,9 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jackc/pglogrepl"
@@ -33,7 +35,9 @@ import (
 // Change is one row change of a transaction, its values in PostgreSQL's
 // text form (the type's output function, under extract.SessionSettings).
 type Change struct {
-	// Schema and Table name the changed table.
+	// Rel is the changed table's OID, which a rename keeps; Schema and
+	// Table name it as the stream last described it.
+	Rel           uint32
 	Schema, Table string
 	// Kind is 'I' (insert), 'U' (update) or 'D' (delete).
 	Kind byte
@@ -46,19 +50,35 @@ type Change struct {
 	Old, New map[string]*string
 }
 
-// Tx is one committed transaction's changes, in commit order.
+// Tx is one committed transaction's changes, in commit order, or a part
+// of them: a transaction of more than Stream.MaxChanges changes comes in
+// parts of that many, so that memory holds a part, not the transaction.
+// Every part is committed (pgoutput's protocol 1 sends a transaction once
+// it commits), so each can be applied as it comes; only the last one
+// ends the transaction.
 type Tx struct {
 	// Commit is the LSN of the commit record; End the LSN just after the
 	// transaction, which the slot is told once the transaction is
-	// applied.
+	// applied (0 in a part that is not the last: Partial).
 	Commit, End pglogrepl.LSN
+	Partial     bool
 	Time        time.Time
 	Changes     []Change
+	// Relations are the descriptions of tables pgoutput sent before this
+	// part's changes: at a table's first change in the session and after
+	// its definition changed (ALTER TABLE: columns, replica identity,
+	// name). Truncated are the OIDs of the tables a TRUNCATE emptied.
+	Relations []*pglogrepl.RelationMessage
+	Truncated []uint32
 }
 
 // Stream is a logical replication connection to the source: it creates
 // and drops slots, and streams a slot's committed transactions.
 type Stream struct {
+	// mu serializes the connection's use: Receive (the run's goroutine)
+	// and the status updates KeepAlive sends while a window is applied.
+	// It also guards flushed and nextStatus.
+	mu   sync.Mutex
 	conn *pgconn.PgConn
 	cfg  *pgconn.Config
 	slot string
@@ -73,11 +93,19 @@ type Stream struct {
 	// keepalive, having decoded and sent.
 	sent       pglogrepl.LSN
 	nextStatus time.Time
+	// interval is the time between status updates (StatusInterval, or
+	// less under a short wal_sender_timeout).
+	interval time.Duration
+	// MaxChanges is the most changes of a transaction Receive holds
+	// before it returns them as a part (Tx.Partial); 0: no limit.
+	MaxChanges int
 }
 
-// StatusInterval is how often Receive reports the position applied to
-// the server (and so how often the server hears the client is alive,
-// within wal_sender_timeout, 60 s by default).
+// StatusInterval is how often the follow reports the position applied to
+// the server (and so how often the server hears the client is alive):
+// at most this, and at most a quarter of the server's wal_sender_timeout
+// (60 s by default), past which the server ends a silent connection.
+// https://www.postgresql.org/docs/current/runtime-config-replication.html#GUC-WAL-SENDER-TIMEOUT
 const StatusInterval = 5 * time.Second
 
 // Dial opens a replication connection (replication=database) to the
@@ -103,7 +131,65 @@ func Dial(ctx context.Context, connString string) (*Stream, error) {
 	if err != nil {
 		return nil, fmt.Errorf("replication connection to %s:%d/%s: %w", cfg.Host, cfg.Port, cfg.Database, err)
 	}
-	return &Stream{conn: conn, cfg: cfg, relations: map[uint32]*pglogrepl.RelationMessage{}}, nil
+	s := &Stream{conn: conn, cfg: cfg, relations: map[uint32]*pglogrepl.RelationMessage{}, interval: StatusInterval}
+	timeout, err := senderTimeout(ctx, conn)
+	if err != nil {
+		conn.Close(ctx)
+		return nil, err
+	}
+	if timeout > 0 {
+		s.interval = max(min(StatusInterval, timeout/4), 100*time.Millisecond)
+	}
+	return s, nil
+}
+
+// senderTimeout reads the server's wal_sender_timeout (0: none).
+func senderTimeout(ctx context.Context, conn *pgconn.PgConn) (time.Duration, error) {
+	res, err := conn.Exec(ctx, "SELECT setting FROM pg_settings WHERE name = 'wal_sender_timeout'").ReadAll()
+	if err != nil {
+		return 0, fmt.Errorf("wal_sender_timeout: %w", err)
+	}
+	if len(res) == 0 || len(res[0].Rows) == 0 {
+		return 0, nil
+	}
+	ms, err := strconv.ParseInt(string(res[0].Rows[0][0]), 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("wal_sender_timeout %q: %w", res[0].Rows[0][0], err)
+	}
+	return time.Duration(ms) * time.Millisecond, nil
+}
+
+// Interval is the time between two status updates (see StatusInterval).
+func (s *Stream) Interval() time.Duration { return s.interval }
+
+// KeepAlive sends the server a status update every Interval from its own
+// goroutine, until stop is called: while a window is applied (read from
+// the source, written to the table) for longer than wal_sender_timeout,
+// the walsender still hears from the client and does not end the
+// connection. The updates report the position acknowledged, never a
+// window in flight.
+func (s *Stream) KeepAlive(ctx context.Context) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(s.interval / 2)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				// An error here (the connection lost) comes back to the
+				// run from its next Receive.
+				_ = s.status(ctx, false)
+			}
+		}
+	}()
+	return func() {
+		cancel()
+		<-done
+	}
 }
 
 // Close closes the connection; the slot stays.
@@ -173,7 +259,9 @@ func (s *Stream) Start(ctx context.Context, slot, publication string, from pglog
 		}
 		break
 	}
+	s.mu.Lock()
 	s.slot, s.flushed = slot, from
+	s.mu.Unlock()
 	return nil
 }
 
@@ -181,6 +269,8 @@ func (s *Stream) Start(ctx context.Context, slot, publication string, from pglog
 // the next status update tells the server, which may then recycle the
 // WAL before it. Acknowledge only what the table holds.
 func (s *Stream) Ack(lsn pglogrepl.LSN) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if lsn > s.flushed {
 		s.flushed = lsn
 	}
@@ -205,9 +295,11 @@ func (s *Stream) receive(ctx context.Context, wait time.Duration, until pglogrep
 		if err := s.status(ctx, false); err != nil {
 			return nil, err
 		}
+		s.mu.Lock()
 		rctx, cancel := context.WithDeadline(ctx, minTime(deadline, s.nextStatus))
 		msg, err := s.conn.ReceiveMessage(rctx)
 		cancel()
+		s.mu.Unlock()
 		if err != nil {
 			if pgconn.Timeout(err) && ctx.Err() == nil {
 				if time.Now().After(deadline) {
@@ -233,6 +325,8 @@ func minTime(a, b time.Time) time.Time {
 
 // status sends a standby status update when one is due, or now.
 func (s *Stream) status(ctx context.Context, now bool) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if !now && time.Now().Before(s.nextStatus) {
 		return nil
 	}
@@ -240,13 +334,15 @@ func (s *Stream) status(ctx context.Context, now bool) error {
 	if err != nil {
 		return fmt.Errorf("replication slot %s: status update: %w", s.slot, err)
 	}
-	s.nextStatus = time.Now().Add(StatusInterval)
+	s.nextStatus = time.Now().Add(s.interval)
 	return nil
 }
 
 // requestKeepalive sends a status update asking the walsender to answer
 // with a keepalive at once (which reports how far it has sent).
 func (s *Stream) requestKeepalive(ctx context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	err := pglogrepl.SendStandbyStatusUpdate(ctx, s.conn, pglogrepl.StandbyStatusUpdate{WALWritePosition: s.flushed, ReplyRequested: true})
 	if err != nil {
 		return fmt.Errorf("replication slot %s: status update: %w", s.slot, err)
@@ -293,8 +389,11 @@ func (s *Stream) decode(data []byte) (*Tx, error) {
 	switch m := m.(type) {
 	case *pglogrepl.RelationMessage:
 		s.relations[m.RelationID] = m
+		if s.cur != nil {
+			s.cur.Relations = append(s.cur.Relations, m)
+		}
 	case *pglogrepl.BeginMessage:
-		s.cur = &Tx{Time: m.CommitTime}
+		s.cur = &Tx{Time: m.CommitTime, Commit: m.FinalLSN}
 	case *pglogrepl.CommitMessage:
 		tx := s.cur
 		s.cur = nil
@@ -304,26 +403,36 @@ func (s *Stream) decode(data []byte) (*Tx, error) {
 		tx.Commit, tx.End = m.CommitLSN, m.TransactionEndLSN
 		return tx, nil
 	case *pglogrepl.InsertMessage:
-		return nil, s.add(m.RelationID, 'I', nil, m.Tuple)
+		return s.add(m.RelationID, 'I', nil, m.Tuple)
 	case *pglogrepl.UpdateMessage:
-		return nil, s.add(m.RelationID, 'U', m.OldTuple, m.NewTuple)
+		return s.add(m.RelationID, 'U', m.OldTuple, m.NewTuple)
 	case *pglogrepl.DeleteMessage:
-		return nil, s.add(m.RelationID, 'D', m.OldTuple, nil)
+		return s.add(m.RelationID, 'D', m.OldTuple, nil)
 	case *pglogrepl.TruncateMessage:
-		return nil, fmt.Errorf("replication slot %s: TRUNCATE of a followed table: pg2dynamo cannot follow a truncate; run migrate again without --follow", s.slot)
+		if s.cur == nil {
+			return nil, fmt.Errorf("replication slot %s: a TRUNCATE outside a transaction", s.slot)
+		}
+		s.cur.Truncated = append(s.cur.Truncated, m.RelationIDs...)
 	}
 	return nil, nil
 }
 
-// add appends a change of relation rel to the transaction.
-func (s *Stream) add(rel uint32, kind byte, old, new *pglogrepl.TupleData) error {
+// add appends a change of relation rel to the transaction; once it holds
+// MaxChanges, it returns them as a part and goes on with the next.
+func (s *Stream) add(rel uint32, kind byte, old, new *pglogrepl.TupleData) (*Tx, error) {
 	r, ok := s.relations[rel]
 	if !ok || s.cur == nil {
-		return fmt.Errorf("replication slot %s: a change of relation %d outside a transaction or before its description", s.slot, rel)
+		return nil, fmt.Errorf("replication slot %s: a change of relation %d outside a transaction or before its description", s.slot, rel)
 	}
-	s.cur.Changes = append(s.cur.Changes, Change{Schema: r.Namespace, Table: r.RelationName, Kind: kind,
+	s.cur.Changes = append(s.cur.Changes, Change{Rel: rel, Schema: r.Namespace, Table: r.RelationName, Kind: kind,
 		Old: tuple(r, old), New: tuple(r, new)})
-	return nil
+	if s.MaxChanges <= 0 || len(s.cur.Changes) < s.MaxChanges {
+		return nil, nil
+	}
+	part := s.cur
+	part.Partial = true
+	s.cur = &Tx{Time: part.Time, Commit: part.Commit}
+	return part, nil
 }
 
 // tuple returns a row image as column name → text (nil for NULL), without

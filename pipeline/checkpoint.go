@@ -31,6 +31,16 @@ type Checkpoint struct {
 	// Source names the database, without its password.
 	Source   string                     `json:"source"`
 	Table    string                     `json:"table"`
+	// TableID and TableCreated identify the table the run wrote to
+	// (DescribeTable's TableId and CreationDateTime, or the CreationDateTime
+	// alone where a server has no TableId): a resumed run goes on only
+	// into that table, not one re-created or restored under its name.
+	TableID      string    `json:"table_id,omitempty"`
+	TableCreated time.Time `json:"table_created,omitzero"`
+	// Shapes are the shapes of the plans the table's items were derived
+	// with, by entity (transform.Plan.Shape): a follow that resumes after
+	// an entity's columns changed derives its items again.
+	Shapes   map[string]transform.Shape `json:"shapes,omitempty"`
 	Entities map[string]*EntityProgress `json:"entities"`
 	// Updated is when it was last encoded (UTC).
 	Updated time.Time `json:"updated"`
@@ -64,7 +74,10 @@ func Fingerprint(mappingFile []byte, table string) string {
 // mapping's fingerprint.
 func NewCheckpoint(fingerprint, source, table string, plans []*transform.Plan) *Checkpoint {
 	cp := &Checkpoint{Version: CheckpointVersion, Mapping: fingerprint, Source: source, Table: table,
-		Entities: map[string]*EntityProgress{}}
+		Entities: map[string]*EntityProgress{}, Shapes: map[string]transform.Shape{}}
+	for _, p := range plans {
+		cp.Shapes[p.Entity().Name] = p.Shape()
+	}
 	cp.track(plans)
 	return cp
 }

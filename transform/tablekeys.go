@@ -1,6 +1,12 @@
 package transform
 
-import "slices"
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"slices"
+	"strings"
+)
 
 // Keys of a row without its item: what following changes needs to delete
 // the items of a source row that is gone or whose keys changed, from the
@@ -62,4 +68,33 @@ func (b *Builder) TableKeys(p *Plan, values []any) ([][2]string, error) {
 		}
 	}
 	return out, nil
+}
+
+// Shape fingerprints the items p derives from a row: Query is a hash of
+// the statement that reads the entity's rows (its columns and their
+// conversions, its embeds, aggregates and duplicated columns), which
+// changes when a column the entity takes is added, dropped, renamed or
+// retyped; Keys is a hash of the table key columns and their types, which
+// changes when a key could render differently for the same row.
+type Shape struct {
+	Query string `json:"query"`
+	Keys  string `json:"keys"`
+}
+
+// Shape returns p's Shape.
+func (p *Plan) Shape() Shape {
+	h := func(s string) string {
+		sum := sha256.Sum256([]byte(s))
+		return hex.EncodeToString(sum[:8])
+	}
+	cols, _ := p.TableKeyColumns()
+	var keys strings.Builder
+	for _, name := range cols {
+		for _, c := range p.query.Columns {
+			if c.Name == name {
+				fmt.Fprintf(&keys, "%+v\n", c)
+			}
+		}
+	}
+	return Shape{Query: h(p.query.SQL()), Keys: h(keys.String())}
 }

@@ -1,0 +1,273 @@
+package follow
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/jackc/pglogrepl"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/pg2dynamo/pg2dynamo/pipeline"
+	"github.com/pg2dynamo/pg2dynamo/transform"
+)
+
+// What the stream says of the followed tables besides their rows: their
+// descriptions (pgoutput's Relation message, sent at a table's first
+// change and again after ALTER TABLE) and TRUNCATE. A follow either adapts
+// (a rename; a column added, dropped or retyped that the mapping still
+// maps: the entities whose items read differently are derived again
+// whole) or stops with one of the errors below, which say what happened
+// and how to go on.
+
+// IdentityError is a followed table whose replica identity, at LSN At, no
+// longer carries the old values a change must bring (ALTER TABLE …
+// REPLICA IDENTITY DEFAULT, USING INDEX or NOTHING, mid-stream): the
+// changes from there on cannot say which items to delete.
+type IdentityError struct {
+	Table    string
+	At       pglogrepl.LSN
+	Identity string
+	Missing  []string
+	Needs    string
+}
+
+func (e *IdentityError) Error() string {
+	return fmt.Sprintf("at %s the replica identity of %s became %s, which lacks %s: the old row of a change must carry them (%s), so the changes from there on cannot say which items to delete",
+		e.At, e.Table, e.Identity, strings.Join(e.Missing, ", "), e.Needs)
+}
+
+// TruncateError is a TRUNCATE of followed tables, at LSN At: every item
+// of their rows is to go, and the stream does not say which those are.
+type TruncateError struct {
+	Tables []string
+	At     pglogrepl.LSN
+}
+
+func (e *TruncateError) Error() string {
+	return fmt.Sprintf("at %s a TRUNCATE emptied %s: the stream does not list the rows it removed", e.At, strings.Join(e.Tables, ", "))
+}
+
+// ShapeError is a change of a followed table's columns, at LSN At, that
+// the follow cannot adapt to: the mapping no longer holds (Err, located
+// in the mapping file), or an entity's table keys could render
+// differently for the same rows (a key column retyped).
+type ShapeError struct {
+	Table  string
+	At     pglogrepl.LSN
+	Change string
+	Err    error
+}
+
+func (e *ShapeError) Error() string {
+	return fmt.Sprintf("at %s the columns of %s changed (%s): %v", e.At, e.Table, e.Change, e.Err)
+}
+
+func (e *ShapeError) Unwrap() error { return e.Err }
+
+// plainName is a name SQL takes without quotes.
+var plainName = regexp.MustCompile(`^[a-z_][a-z0-9_$]*$`)
+
+// quote quotes name for SQL where it needs it.
+func quote(name string) string {
+	if plainName.MatchString(name) {
+		return name
+	}
+	return pgx.Identifier{name}.Sanitize()
+}
+
+// qualified is schema.name, each quoted where SQL needs it: for messages
+// and the statements they suggest.
+func qualified(schema, name string) string { return quote(schema) + "." + quote(name) }
+
+// identityNames are pg_class.relreplident's values, as ALTER TABLE names
+// them.
+var identityNames = map[byte]string{'d': "DEFAULT", 'n': "NOTHING", 'f': "FULL", 'i': "USING INDEX"}
+
+// describe checks m, the stream's description of a table, against what
+// the graph needs of it: it records the table's name as streamed (a
+// rename), returns what changed in its columns ("" when nothing did) and
+// an *IdentityError when its replica identity falls short. Tables the
+// graph does not follow are ignored.
+func (g *Graph) describe(m *pglogrepl.RelationMessage, at pglogrepl.LSN) (changed string, err error) {
+	t := g.byOID[m.RelationID]
+	if t == nil {
+		return "", nil
+	}
+	t.streamed = qualified(m.Namespace, m.RelationName)
+	changed = columnChanges(t, m)
+	if m.ReplicaIdentity == 'f' {
+		return changed, nil
+	}
+	carried := map[string]bool{}
+	for _, c := range m.Columns {
+		if c.Flags&1 != 0 {
+			carried[c.Name] = true
+		}
+	}
+	var missing []string
+	for _, c := range t.identity {
+		if !carried[c] {
+			missing = append(missing, c)
+		}
+	}
+	if len(missing) > 0 {
+		return "", &IdentityError{Table: qualified(t.schema, t.name), At: at,
+			Identity: identityNames[m.ReplicaIdentity], Missing: missing, Needs: g.needs(t)}
+	}
+	return changed, nil
+}
+
+// columnChanges describes how m's columns differ from the catalog's when
+// the graph was built: "added x; dropped y; retyped z", or "".
+func columnChanges(t *table, m *pglogrepl.RelationMessage) string {
+	was := map[string]uint32{}
+	for _, c := range t.rel.Columns {
+		was[c.Name] = c.Type
+	}
+	is := map[string]uint32{}
+	var added, retyped, dropped []string
+	for _, c := range m.Columns {
+		is[c.Name] = c.DataType
+		typ, ok := was[c.Name]
+		switch {
+		case !ok:
+			added = append(added, c.Name)
+		case typ != c.DataType:
+			retyped = append(retyped, c.Name)
+		}
+	}
+	for _, c := range t.rel.Columns {
+		if _, ok := is[c.Name]; !ok {
+			dropped = append(dropped, c.Name)
+		}
+	}
+	var parts []string
+	for _, p := range []struct {
+		what  string
+		names []string
+	}{{"added", added}, {"dropped", dropped}, {"retyped", retyped}} {
+		if len(p.names) > 0 {
+			parts = append(parts, p.what+" "+strings.Join(p.names, ", "))
+		}
+	}
+	return strings.Join(parts, "; ")
+}
+
+// events handles what txs say of the followed tables before their changes
+// are applied: it stops at a TRUNCATE or a replica identity that falls
+// short, and adapts to changed columns (adapt). Events of transactions
+// committed before a.ExactFrom are covered by the full load that
+// preceded the follow and pass without a check. It returns the entities
+// to derive again whole.
+func (a *Applier) events(ctx context.Context, txs []*Tx) ([]int, error) {
+	var whole []int
+	for _, tx := range txs {
+		covered := tx.Commit < a.ExactFrom
+		var truncated []string
+		for _, oid := range tx.Truncated {
+			if t := a.graph.byOID[oid]; t != nil {
+				truncated = append(truncated, qualified(t.schema, t.name))
+			}
+		}
+		if len(truncated) > 0 && !covered {
+			return nil, &TruncateError{Tables: truncated, At: tx.Commit}
+		}
+		for _, m := range tx.Relations {
+			what, err := a.graph.describe(m, tx.Commit)
+			if covered {
+				continue
+			}
+			if what != "" {
+				more, aerr := a.adapt(ctx)
+				var se *ShapeError
+				if errors.As(aerr, &se) {
+					se.Table, se.At, se.Change = qualified(m.Namespace, m.RelationName), tx.Commit, what
+				}
+				if aerr != nil {
+					return nil, aerr
+				}
+				whole = append(whole, more...)
+				// The replica identity, checked against the new graph.
+				_, err = a.graph.describe(m, tx.Commit)
+			}
+			if err != nil {
+				return nil, err
+			}
+		}
+	}
+	slices.Sort(whole)
+	return slices.Compact(whole), nil
+}
+
+// adapt compiles the mapping again against the source's catalog as it is
+// now and follows with the new plans: it returns the entities whose items
+// read differently (to derive again whole), or a *ShapeError when the
+// mapping no longer compiles or an entity's table keys could change.
+func (a *Applier) adapt(ctx context.Context) ([]int, error) {
+	plans, err := pipeline.Prepare(ctx, a.src, a.m)
+	if err != nil {
+		return nil, &ShapeError{Err: err}
+	}
+	g, err := NewGraph(ctx, a.src.Conn(), a.m, plans)
+	if err != nil {
+		return nil, &ShapeError{Err: err}
+	}
+	whole := a.differ(plans)
+	for _, i := range whole {
+		if a.graph.plans[i].Shape().Keys != plans[i].Shape().Keys {
+			return nil, &ShapeError{Err: fmt.Errorf("the table keys of %s could render differently for the same rows (a key column's type changed)", plans[i].Entity().Name)}
+		}
+	}
+	for k, t := range g.byOID {
+		if old := a.graph.byOID[k]; old != nil {
+			t.streamed = old.streamed
+		}
+	}
+	a.graph = g
+	return whole, nil
+}
+
+// differ returns the entities whose items plans derive differently from
+// a's plans.
+func (a *Applier) differ(plans []*transform.Plan) []int {
+	var out []int
+	for i, p := range plans {
+		if p.Shape().Query != a.graph.plans[i].Shape().Query {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// Shapes are the plans' shapes by entity name: what a checkpoint records
+// of the items in the table (see Applier.Recorded).
+func (a *Applier) Shapes() map[string]transform.Shape {
+	out := map[string]transform.Shape{}
+	for _, p := range a.graph.plans {
+		out[p.Entity().Name] = p.Shape()
+	}
+	return out
+}
+
+// stale returns the entities whose recorded shapes (the plans the items
+// in the table were derived with) differ from a's plans: to derive again
+// whole before following. Entities without a record are taken as
+// derived with a's plans.
+func (a *Applier) stale(recorded map[string]transform.Shape) ([]int, error) {
+	var out []int
+	for i, p := range a.graph.plans {
+		r, ok := recorded[p.Entity().Name]
+		if !ok || r == p.Shape() {
+			continue
+		}
+		if r.Keys != p.Shape().Keys {
+			return nil, &ShapeError{Table: p.Entity().Name, Change: "since the items were written", Err: fmt.Errorf("the table keys of %s could render differently for the same rows (a key column's type changed)", p.Entity().Name)}
+		}
+		out = append(out, i)
+	}
+	return slices.Clip(out), nil
+}
