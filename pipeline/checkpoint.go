@@ -29,8 +29,8 @@ type Checkpoint struct {
 	// (Fingerprint): a resumed run must use the same.
 	Mapping string `json:"mapping"`
 	// Source names the database, without its password.
-	Source   string                     `json:"source"`
-	Table    string                     `json:"table"`
+	Source string `json:"source"`
+	Table  string `json:"table"`
 	// TableID and TableCreated identify the table the run wrote to
 	// (DescribeTable's TableId and CreationDateTime, or the CreationDateTime
 	// alone where a server has no TableId): a resumed run goes on only
