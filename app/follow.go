@@ -245,7 +245,8 @@ func (f *following) run(c *cli.Context, s *session, cp *checkpointFile, out sink
 		a.Rederive(stale)
 	}
 	opts := follow.Options{Slot: f.slot, Publication: f.pub, From: f.from, UntilCaughtUp: c.Bool("until-caught-up"),
-		OnShapes: func(shapes map[string]transform.Shape) error {
+		OnShapes: func(rederived []string, shapes map[string]transform.Shape) error {
+			fmt.Fprintf(c.App.ErrWriter, "follow: derived every item of %s again (their columns changed)\n", strings.Join(rederived, ", "))
 			cp.Shapes = shapes
 			return cp.save()
 		}}
@@ -316,9 +317,11 @@ func (f *following) stopped(c *cli.Context, err error) error {
 	case errors.As(err, &pe) && pe.Code == "42704" && strings.Contains(pe.Message, "publication"):
 		advice = fmt.Sprintf("the publication %s was dropped under the follow, and a slot cannot stream past that: run pg2dynamo drop-slot, then pg2dynamo migrate --follow --prune (a new full load; it creates the publication)", f.pub)
 	default:
-		advice = "run pg2dynamo migrate --follow --resume to go on"
+		advice = "run pg2dynamo migrate --follow --resume"
 	}
-	return fmt.Errorf("follow: %w\nwhat is applied is acknowledged to slot %s; to go on: %s", err, f.slot, advice)
+	// Exit 1 whatever the cause (a mapping that no longer fits included):
+	// the run has written.
+	return withCode(ExitFailed, fmt.Errorf("follow: %w\nwhat is applied is acknowledged to slot %s; to go on: %s", err, f.slot, advice))
 }
 
 // bigWindow is the number of row changes past which an applied window's
@@ -356,7 +359,7 @@ func (p *statusPrinter) print(st follow.Status) {
 		p.baseAt = p.last
 	}
 	if secs := now.Sub(p.baseAt).Seconds(); secs >= 1 {
-		p.rates = [2]float64{float64(st.Changes-p.base.Changes) / secs, float64(st.Puts+st.Deletes-p.base.Puts-p.base.Deletes) / secs}
+		p.rates = [2]float64{float64(st.Changes-p.base.Changes) / secs, float64(st.Written-p.base.Written) / secs}
 		p.base, p.baseAt = st, now
 	}
 	fmt.Fprintln(p.w, FollowStatusLine(st, p.rates[0], p.rates[1]))
@@ -372,7 +375,11 @@ func FollowStatusLine(st follow.Status, changesPerSec, itemsPerSec float64) stri
 	if st.Received > st.Applied {
 		flight = fmt.Sprintf(", in flight to %s", st.Received)
 	}
-	return fmt.Sprintf("follow: applied %s%s: %d transactions, %d changes, %d items put, %d deleted, %d rejected; lag %d bytes, %s; %.0f changes/s, %.0f items/s",
+	line := fmt.Sprintf("follow: applied %s%s: %d transactions, %d changes, %d items put, %d deleted, %d rejected; lag %d bytes, %s; %.0f changes/s, %.0f items/s",
 		st.Applied, flight, st.Transactions, st.Changes, st.Puts, st.Deletes, st.Rejected, st.LagBytes, st.Lag.Round(time.Millisecond),
 		changesPerSec, itemsPerSec)
+	if n := st.Written - st.Puts - st.Deletes; st.Received > st.Applied && n > 0 {
+		line += fmt.Sprintf("; %d items written of the changes in flight", n)
+	}
+	return line
 }

@@ -509,7 +509,11 @@ func (a *Applier) startWriters(ctx context.Context) *writers {
 	// busy; with a queue of Concurrency batches, Start returned only once
 	// all but the last ones were sent, and the server idled while the
 	// next window was received and read from the source.
-	wr := &writers{a: a, plans: a.graph.plans, ctx: gctx, g: g, ch: make(chan []transform.Item, max(aheadItems/load.MaxBatchItems, a.Concurrency, 1))}
+	var plans []*transform.Plan
+	if a.graph != nil {
+		plans = a.graph.plans
+	}
+	wr := &writers{a: a, plans: plans, ctx: gctx, g: g, ch: make(chan []transform.Item, max(aheadItems/load.MaxBatchItems, a.Concurrency, 1))}
 	for range max(a.Concurrency, 1) {
 		g.Go(func() error {
 			for batch := range wr.ch {

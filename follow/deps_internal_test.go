@@ -43,24 +43,27 @@ entities:
 		t.Fatal(err)
 	}
 	g := &Graph{plans: plans, keyCols: [][]string{{"customer_id"}, {"customer_id", "label"}}, tables: map[string]*table{
-		"public.customers": {schema: "public", name: "customers", effects: []effect{{kind: own, entity: 0, on: [][2]string{{"customer_id", "customer_id"}}}}},
-		"public.addresses": {schema: "public", name: "addresses", effects: []effect{
+		"public.customers": {schema: "public", name: "customers", rel: extract.Relation{OID: 101}, effects: []effect{{kind: own, entity: 0, on: [][2]string{{"customer_id", "customer_id"}}}}},
+		"public.addresses": {schema: "public", name: "addresses", rel: extract.Relation{OID: 102}, effects: []effect{
 			{kind: own, entity: 1, on: [][2]string{{"address_id", "address_id"}}},
 			{kind: child, entity: 0, on: [][2]string{{"customer_id", "customer_id"}}}}},
-	}}
+	}, byOID: map[uint32]*table{}}
+	for _, t := range g.tables {
+		g.byOID[t.rel.OID] = t
+	}
 	if d := cmp.Diff([]string{"address_id", "customer_id", "label"}, g.identity(g.tables["public.addresses"])); d != "" {
 		t.Errorf("addresses' identity (-want +got):\n%s", d)
 	}
 
 	str := func(s string) *string { return &s }
 	a := newAffected()
-	g.add(a, Change{Schema: "public", Table: "addresses", Kind: 'U',
+	g.add(a, Change{Rel: 102, Schema: "public", Table: "addresses", Kind: 'U',
 		Old: map[string]*string{"address_id": str("5"), "customer_id": str("1"), "label": str("home"), "city": str("x")},
 		New: map[string]*string{"address_id": str("5"), "customer_id": str("2"), "label": str("work"), "city": str("x")}})
-	g.add(a, Change{Schema: "public", Table: "addresses", Kind: 'I', New: map[string]*string{"address_id": str("6"), "customer_id": nil}})
-	g.add(a, Change{Schema: "public", Table: "other", Kind: 'I', New: map[string]*string{"id": str("1")}})
+	g.add(a, Change{Rel: 102, Schema: "public", Table: "addresses", Kind: 'I', New: map[string]*string{"address_id": str("6"), "customer_id": nil}})
+	g.add(a, Change{Rel: 103, Schema: "public", Table: "other", Kind: 'I', New: map[string]*string{"id": str("1")}})
 	// An update that leaves the key columns as they were: one image.
-	g.add(a, Change{Schema: "public", Table: "addresses", Kind: 'U',
+	g.add(a, Change{Rel: 102, Schema: "public", Table: "addresses", Kind: 'U',
 		Old: map[string]*string{"address_id": str("7"), "customer_id": str("3"), "label": str("home"), "city": str("x")},
 		New: map[string]*string{"address_id": str("7"), "customer_id": str("3"), "label": str("home"), "city": str("y")}})
 

@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
+	"github.com/pg2dynamo/pg2dynamo/follow"
 	"github.com/pg2dynamo/pg2dynamo/internal/testenv"
 	"github.com/pg2dynamo/pg2dynamo/load"
 )
@@ -207,6 +208,27 @@ func TestFollowRefusesANewTableOnResume(t *testing.T) {
 	}
 	if code, out := f.resume("--create-table", "--prune"); code != 0 {
 		t.Fatalf("--resume --create-table --prune: exit %d\n%s", code, out)
+	}
+	f.inStep(t)
+}
+
+// The publication dropped under a follow: the slot cannot stream past
+// the drop, even once the publication is back; the follow says so, and
+// the advice (drop the slot, load again with --prune) works.
+func TestFollowStopsOnADroppedPublication(t *testing.T) {
+	t.Parallel()
+	f := followChanges(t, filepath.Join("testdata", "notes-whole.yaml"), notesSchema)
+	testenv.Exec(t, f.url, `DROP PUBLICATION `+follow.DefaultName(f.table))
+	testenv.Exec(t, f.url, `DELETE FROM notes WHERE note_id = 1`)
+	code, out := f.resume()
+	if code != 1 || !strings.Contains(out, "was dropped under the follow") || !strings.Contains(out, "pg2dynamo drop-slot") {
+		t.Fatalf("resume after DROP PUBLICATION: exit %d, want 1 and the advice to drop the slot and load again\n%s", code, out)
+	}
+	if code, out := run(context.Background(), "drop-slot", "--mapping", f.mapping, "--source", f.url, "--table", f.table); code != 0 {
+		t.Fatalf("drop-slot: exit %d\n%s", code, out)
+	}
+	if code, out := run(context.Background(), append(f.args, "--prune")...); code != 0 {
+		t.Fatalf("migrate --follow --prune: exit %d\n%s", code, out)
 	}
 	f.inStep(t)
 }

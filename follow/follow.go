@@ -38,10 +38,11 @@ type Options struct {
 	// once.
 	OnStatus func(Status)
 	// OnShapes, if set, is called once a window that derived entities
-	// again whole (their columns changed) is acknowledged, with the
-	// shapes of the plans the table's items are now derived with (for
-	// the checkpoint: Applier.Stale compares them at the next start).
-	OnShapes func(map[string]transform.Shape) error
+	// again whole (their columns changed) is acknowledged, with their
+	// names and the shapes of the plans the table's items are now derived
+	// with (for the checkpoint: Applier.Stale compares them at the next
+	// start).
+	OnShapes func(rederived []string, shapes map[string]transform.Shape) error
 }
 
 // Status is the state of a follow.
@@ -259,7 +260,7 @@ func receiveWindow(ctx context.Context, s *Stream, opts Options) ([]*Tx, error) 
 type pipe struct {
 	s        *Stream
 	tr       *tracker
-	onShapes func(map[string]transform.Shape) error
+	onShapes func([]string, map[string]transform.Shape) error
 	flight   *Flight
 	txs      []*Tx // the flight's
 }
@@ -308,7 +309,7 @@ func (p *pipe) finish(ctx context.Context) error {
 		return err
 	}
 	if len(res.Rederived) > 0 && p.onShapes != nil {
-		return p.onShapes(f.a.Shapes())
+		return p.onShapes(res.Rederived, f.a.Shapes())
 	}
 	return nil
 }

@@ -1,0 +1,270 @@
+package follow_test
+
+import (
+	"context"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/pg2dynamo/pg2dynamo/internal/testenv"
+	"github.com/pg2dynamo/pg2dynamo/load"
+)
+
+// A follow running while the source or the table changes under it, as a
+// process of its own (the built binary): what it does when a window meets
+// a column change, a lost table, a long fan-out and a huge transaction.
+
+// eventWait bounds each wait for a follow's line: far above the slowest
+// normal case on a loaded machine; a test that waits this long has failed.
+const eventWait = 5 * time.Minute
+
+// liveFollow is a migrate --follow process.
+type liveFollow struct {
+	cmd *exec.Cmd
+	out *lockedBuffer
+	err chan error
+}
+
+// startFollow starts pg2dynamo with args; the process is killed when the
+// test ends if it still runs.
+func startFollow(t *testing.T, args ...string) *liveFollow {
+	t.Helper()
+	f := &liveFollow{out: &lockedBuffer{}, err: make(chan error, 1)}
+	f.cmd = exec.Command(pg2dynamo(t), args...)
+	f.cmd.Stdout, f.cmd.Stderr = f.out, f.out
+	if err := f.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { f.err <- f.cmd.Wait() }()
+	t.Cleanup(func() { f.cmd.Process.Kill() })
+	return f
+}
+
+// waitFor waits until the output matches re, or the process ends, or
+// eventWait passes (what names what was waited for).
+func (f *liveFollow) waitFor(t *testing.T, re *regexp.Regexp, what string) {
+	t.Helper()
+	deadline := time.Now().Add(eventWait)
+	for !re.MatchString(f.out.String()) {
+		select {
+		case err := <-f.err:
+			f.err <- err
+			t.Fatalf("waiting for %s: the follow ended (%v)\n%s", what, err, firstLines(f.out.String(), 60))
+		case <-time.After(20 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("waiting for %s: not seen in %s\n%s", what, eventWait, firstLines(f.out.String(), 60))
+		}
+	}
+}
+
+// exit waits for the process to end and returns its exit code.
+func (f *liveFollow) exit(t *testing.T) int {
+	t.Helper()
+	select {
+	case err := <-f.err:
+		if ee, ok := err.(*exec.ExitError); ok {
+			return ee.ExitCode()
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return 0
+	case <-time.After(eventWait):
+		t.Fatalf("the follow did not end in %s\n%s", eventWait, firstLines(f.out.String(), 60))
+		return -1
+	}
+}
+
+// maxRSS is the process's peak resident set, in MB (after exit).
+func (f *liveFollow) maxRSS() float64 {
+	ru, ok := f.cmd.ProcessState.SysUsage().(*syscall.Rusage)
+	if !ok {
+		return 0
+	}
+	return float64(ru.Maxrss) / 1024 // kilobytes on Linux
+}
+
+// withParam adds a parameter to a connection URL (a setting the server
+// applies to the session, the replication connection's too).
+func withParam(url, param string) string {
+	if strings.Contains(url, "?") {
+		return url + "&" + param
+	}
+	return url + "?" + param
+}
+
+var following = regexp.MustCompile(`following slot `)
+
+// appliedChanges matches a status line whose acknowledged totals reach n
+// changes, nothing in flight.
+func appliedChanges(n int) *regexp.Regexp {
+	return regexp.MustCompile(`follow: applied [0-9A-F/]+: \d+ transactions, ` + strconv.Itoa(n) + ` changes`)
+}
+
+// loaded sets up a followed table: schema into a new database, the full
+// load by migrate --follow --until-caught-up into its own dynalite; the
+// returned args (with --resume) go on from its slot.
+func loaded(t *testing.T, mappingFile, schema string, extra ...string) (f followedChange) {
+	t.Helper()
+	f = followChanges(t, mappingFile, schema)
+	if f.code != 0 {
+		t.Fatalf("migrate --follow --resume: exit %d\n%s", f.code, f.out)
+	}
+	f.args = append(f.args, extra...)
+	return f
+}
+
+// liveArgs are f's migrate --follow args for a process that follows until
+// stopped, with a status line at every change.
+func liveArgs(f followedChange, more ...string) []string {
+	var args []string
+	for _, a := range f.args {
+		if a != "--until-caught-up" {
+			args = append(args, a)
+		}
+	}
+	return append(append(args, "--resume", "--progress-interval", "1ms"), more...)
+}
+
+// A column added while the follow runs, to a table whose every column the
+// entity takes: the window that brings the table's new description
+// derives every item of the entity again, so unchanged rows get the
+// column too.
+func TestLiveFollowAddColumn(t *testing.T) {
+	t.Parallel()
+	f := loaded(t, filepath.Join("testdata", "notes-whole.yaml"), notesSchema)
+	p := startFollow(t, liveArgs(f)...)
+	p.waitFor(t, following, "the follow to start")
+	testenv.Exec(t, f.url, `ALTER TABLE notes ADD COLUMN tag text DEFAULT 'x'`)
+	testenv.Exec(t, f.url, `UPDATE notes SET body = 'changed' WHERE note_id = 1`)
+	p.waitFor(t, regexp.MustCompile(`derived every item of Note again`), "Note derived again")
+	p.waitFor(t, appliedChanges(1), "the update applied")
+	p.cmd.Process.Signal(syscall.SIGINT)
+	if code := p.exit(t); code != 0 {
+		t.Fatalf("exit %d after SIGINT\n%s", code, p.out.String())
+	}
+	f.inStep(t)
+}
+
+// A column the mapping names dropped while the follow runs: it stops
+// with the mapping's own error (file, line, path), and once the mapping
+// and the table fit again, --resume --prune goes on.
+func TestLiveFollowDropMappedColumn(t *testing.T) {
+	t.Parallel()
+	f := loaded(t, filepath.Join("testdata", "notes-select.yaml"), notesSchema)
+	p := startFollow(t, liveArgs(f)...)
+	p.waitFor(t, following, "the follow to start")
+	testenv.Exec(t, f.url, `ALTER TABLE notes DROP COLUMN body`)
+	testenv.Exec(t, f.url, `UPDATE notes SET owner = 'moved' WHERE note_id = 1`)
+	code := p.exit(t)
+	out := p.out.String()
+	if code != 1 || !strings.Contains(out, "the columns of public.notes changed (dropped body)") ||
+		!strings.Contains(out, "notes-select.yaml:") || !strings.Contains(out, "--resume --prune") {
+		t.Fatalf("exit %d, want 1 naming the dropped column, the mapping's line and --resume --prune\n%s", code, out)
+	}
+	testenv.Exec(t, f.url, `ALTER TABLE notes ADD COLUMN body text`)
+	if code, out := f.resume("--prune"); code != 0 {
+		t.Fatalf("--resume --prune: exit %d\n%s", code, out)
+	}
+	f.inStep(t)
+}
+
+// The DynamoDB table deleted under a running follow: it stops saying the
+// table is gone and how to load it again, which works.
+func TestLiveFollowLosesItsTable(t *testing.T) {
+	t.Parallel()
+	f := loaded(t, filepath.Join("testdata", "notes-whole.yaml"), notesSchema)
+	p := startFollow(t, liveArgs(f)...)
+	p.waitFor(t, following, "the follow to start")
+	c, err := load.NewClient(context.Background(), load.ClientConfig{EndpointURL: f.endpoint})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.DeleteTable(context.Background(), &dynamodb.DeleteTableInput{TableName: aws.String(f.table)}); err != nil {
+		t.Fatal(err)
+	}
+	testenv.Exec(t, f.url, `UPDATE notes SET body = 'changed' WHERE note_id = 1`)
+	code := p.exit(t)
+	out := p.out.String()
+	if code != 1 || !strings.Contains(out, "is gone") || !strings.Contains(out, "--resume --prune") || !strings.Contains(out, "--create-table") {
+		t.Fatalf("exit %d, want 1 saying the table is gone and to run --resume --prune --create-table\n%s", code, out)
+	}
+	if code, out := f.resume("--prune", "--create-table"); code != 0 {
+		t.Fatalf("--resume --prune --create-table: exit %d\n%s", code, out)
+	}
+	f.inStep(t)
+}
+
+// A one-row parent rename fanned out to 200 items under --max-write-units
+// 10 takes about 20 s to write, twice the wal_sender_timeout set here: the
+// follow keeps the walsender alive, shows the window's progress, and
+// ends caught up with the table in step.
+func TestLiveFollowLongWindowOutlivesSenderTimeout(t *testing.T) {
+	t.Parallel()
+	f := loaded(t, filepath.Join("testdata", "orgs-members.yaml"),
+		`CREATE TABLE orgs (org_id int PRIMARY KEY, name text NOT NULL);
+		CREATE TABLE members (member_id int PRIMARY KEY, org_id int NOT NULL REFERENCES orgs, name text);
+		ALTER TABLE orgs REPLICA IDENTITY FULL; ALTER TABLE members REPLICA IDENTITY FULL;
+		INSERT INTO orgs VALUES (1, 'acme'), (2, 'other');
+		INSERT INTO members SELECT i, 1 + (i / 201), 'm' || i FROM generate_series(1, 220) i`)
+	source := withParam(f.url, "wal_sender_timeout=10s")
+	for i, a := range f.args {
+		if a == f.url {
+			f.args[i] = source
+		}
+	}
+	testenv.Exec(t, f.url, `UPDATE orgs SET name = 'acme renamed' WHERE org_id = 1`)
+	p := startFollow(t, append(f.args, "--resume", "--max-write-units", "10", "--progress-interval", "1ms")...)
+	p.waitFor(t, regexp.MustCompile(`items written of the changes in flight`), "the window's progress")
+	code := p.exit(t)
+	out := p.out.String()
+	if code != 0 || !strings.Contains(out, "caught up at") || strings.Contains(out, "timeout") {
+		t.Fatalf("exit %d, want 0 and caught up, no timeout\n%s", code, firstLines(out, 40))
+	}
+	f.inStep(t)
+}
+
+// One transaction of 300,000 rows comes in parts of a window each and is
+// acknowledged with its last: the follow's peak RSS stays under 150 MB
+// (it held the whole transaction: 1.28 GB). The null sink keeps the test
+// to what the follow holds, not the test server's speed.
+func TestLiveFollowHugeTransactionInBoundedMemory(t *testing.T) {
+	t.Parallel()
+	endpoint, url := ownDynalite(t), logicalDatabase(t)
+	_ = endpoint
+	testenv.Exec(t, url, notesSchema)
+	table := testenv.TableName("notes")
+	mappingFile := filepath.Join("testdata", "notes-whole.yaml")
+	dir := t.TempDir()
+	source := withParam(url, "wal_sender_timeout=10s")
+	args := []string{"migrate", "--mapping", mappingFile, "--source", source, "--sink", "null", "--table", table,
+		"--follow", "--until-caught-up", "--progress", "none", "--rejects", filepath.Join(dir, "rejects.jsonl"),
+		"--checkpoint", filepath.Join(dir, "checkpoint.json")}
+	t.Cleanup(func() {
+		run(context.Background(), "drop-slot", "--mapping", mappingFile, "--source", url, "--table", table)
+	})
+	if code, out := run(context.Background(), args...); code != 0 {
+		t.Fatalf("migrate --follow: exit %d\n%s", code, out)
+	}
+	testenv.Exec(t, url, `INSERT INTO notes SELECT i, 'o' || (i % 100), repeat('x', 200) FROM generate_series(1000, 300999) i`)
+	p := startFollow(t, append(args, "--resume")...)
+	code := p.exit(t)
+	out := p.out.String()
+	if code != 0 || !strings.Contains(out, "1 transactions, 300000 changes, 300000 items put") {
+		t.Fatalf("exit %d, want 0 and one transaction of 300000 changes applied\n%s", code, firstLines(out, 40))
+	}
+	if rss := p.maxRSS(); rss >= 150 {
+		t.Errorf("peak RSS %.0f MB, want under 150", rss)
+	} else {
+		t.Logf("peak RSS %.0f MB", rss)
+	}
+}
