@@ -79,10 +79,10 @@ func TestVerifyCountsWhatTheFollowHasNotAppliedInFlight(t *testing.T) {
 			t.Errorf("%s: exit %d, want %d saying %q\n%s", name, code, wantCode, wantSaid, firstLines(out, 40))
 		}
 		if d := cmp.Diff(want, inFlight); d != "" {
-			t.Errorf("%s: items in flight (-want +got):\n%s", name, d)
+			t.Errorf("%s: items in flight (-want +got):\n%s", name, firstLines(d, 40))
 		}
 		if d := cmp.Diff(wantExtra, extra); d != "" || r.Counts.Missing.Total+r.Counts.Changed.Total != 0 {
-			t.Errorf("%s: %d new and %d changed items, stale items (-want +got):\n%s", name, r.Counts.Missing.Total, r.Counts.Changed.Total, d)
+			t.Errorf("%s: %d new and %d changed items, stale items (-want +got):\n%s", name, r.Counts.Missing.Total, r.Counts.Changed.Total, firstLines(d, 40))
 		}
 		if r.Summary.InFlight != int64(len(want)) {
 			t.Errorf("%s: summary counts %d in flight, want %d", name, r.Summary.InFlight, len(want))
