@@ -150,12 +150,12 @@ func open(c *cli.Context) (*session, error) {
 	return s, nil
 }
 
-// dynamo builds s.client from the command's AWS flags; writeAttempts, if
-// not nil, counts the HTTP attempts of writes.
-func (s *session) dynamo(c *cli.Context, writeAttempts *atomic.Int64) error {
+// dynamo builds s.client from the command's AWS flags; writeRetries, if
+// not nil, counts the SDK's retries of writes (load.ClientConfig.WriteRetries).
+func (s *session) dynamo(c *cli.Context, writeRetries *atomic.Int64) error {
 	var err error
 	s.client, err = load.NewClient(c.Context, load.ClientConfig{Region: c.String("region"), Profile: c.String("profile"),
-		EndpointURL: c.String("endpoint-url"), MaxAttempts: c.Int("max-attempts"), WriteAttempts: writeAttempts})
+		EndpointURL: c.String("endpoint-url"), MaxAttempts: c.Int("max-attempts"), WriteRetries: writeRetries})
 	if err == nil && testRetryBackoff > 0 {
 		s.client = dynamodb.New(s.client.Options(), func(o *dynamodb.Options) {
 			o.Retryer = retry.AddWithMaxBackoffDelay(o.Retryer, testRetryBackoff)
