@@ -325,8 +325,8 @@ func openSink(c *cli.Context, s *session) (sinkOut, error) {
 		return sinkOut{sink: load.Null{}, target: "the null sink (nothing is written)"}, nil
 	}
 	m := s.m
-	attempts := new(atomic.Int64)
-	if err := s.dynamo(c, attempts); err != nil {
+	retries := new(atomic.Int64)
+	if err := s.dynamo(c, retries); err != nil {
 		return sinkOut{}, err
 	}
 	created, err := load.EnsureTable(c.Context, s.client, m, c.Bool("create-table"))
@@ -346,7 +346,7 @@ func openSink(c *cli.Context, s *session) (sinkOut, error) {
 	}
 	return sinkOut{sink: ds, target: "DynamoDB table " + m.Table.Name, stats: func() load.Stats {
 		st := ds.Stats()
-		st.Retries = attempts.Load() - st.Requests
+		st.Retries = retries.Load()
 		return st
 	}}, nil
 }

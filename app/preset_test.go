@@ -197,7 +197,7 @@ func TestOneTableReadsTheMigratedTable(t *testing.T) {
 			t.Fatalf("%s: OneTable's scan read %d items, PostgreSQL has %d rows", model, len(read.Items), len(rows))
 		}
 		if read.Get != len(rows) || read.Find != len(rows) {
-			t.Errorf("%s: get found %d and find %d of %d items; misses: %v", model, read.Get, read.Find, len(rows), read.Misses)
+			t.Errorf("%s: get found %d and find %d of %d items; misses: %s", model, read.Get, read.Find, len(rows), testenv.Few(read.Misses))
 		}
 		byID := map[string]map[string]any{}
 		for _, it := range read.Items {

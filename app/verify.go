@@ -11,6 +11,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/jackc/pglogrepl"
+	"github.com/jackc/pgx/v5"
 	"github.com/urfave/cli/v2"
 
 	"github.com/pg2dynamo/pg2dynamo/export"
@@ -66,8 +68,9 @@ an item that changes committed after the snapshot changed while the check
 ran is counted in flight (lag), not as a mismatch, and an access pattern's
 answer skips it: the changes are read from a temporary replication slot
 created with the check's snapshot and found through the mapping as the
-follow finds them. A follow that is not running (its slot exists, no process
-streams from it) is not waited for: the table is compared as it is.
+follow finds them. A follow that has not applied every change before the
+snapshot (it lags, or is not running: then it is not waited for) has its
+slot copied, and the changes it has not applied count in flight too.
 
 Exit code 0 when everything matches, 4 on any mismatch.`,
 		Flags: append(append(append([]cli.Flag{mappingFlag(), sourceFlag(), endpointFlag(), regionFlag(), profileFlag(), tableFlag()}, reportFlags()...), progressFlags()...),
@@ -147,12 +150,12 @@ func open(c *cli.Context) (*session, error) {
 	return s, nil
 }
 
-// dynamo builds s.client from the command's AWS flags; writeAttempts, if
-// not nil, counts the HTTP attempts of writes.
-func (s *session) dynamo(c *cli.Context, writeAttempts *atomic.Int64) error {
+// dynamo builds s.client from the command's AWS flags; writeRetries, if
+// not nil, counts the SDK's retries of writes (load.ClientConfig.WriteRetries).
+func (s *session) dynamo(c *cli.Context, writeRetries *atomic.Int64) error {
 	var err error
 	s.client, err = load.NewClient(c.Context, load.ClientConfig{Region: c.String("region"), Profile: c.String("profile"),
-		EndpointURL: c.String("endpoint-url"), MaxAttempts: c.Int("max-attempts"), WriteAttempts: writeAttempts})
+		EndpointURL: c.String("endpoint-url"), MaxAttempts: c.Int("max-attempts"), WriteRetries: writeRetries})
 	if err == nil && testRetryBackoff > 0 {
 		s.client = dynamodb.New(s.client.Options(), func(o *dynamodb.Options) {
 			o.Retryer = retry.AddWithMaxBackoffDelay(o.Retryer, testRetryBackoff)
@@ -219,11 +222,14 @@ func runCompare(c *cli.Context, mode string, price float64) error {
 // watchFollow, when a follow's replication slot exists for the table
 // (migrate --follow streams into it), begins s's snapshot at a temporary
 // slot's exported snapshot and sets s.inFlight to the follow.Watch of the
-// changes committed after it: an item they changed while the check ran
-// counts as in flight, not as wrong. It first waits (up to --follow-wait)
-// until the follow has applied every change the snapshot holds: its
-// confirmed position reaches the snapshot's. It returns nil, with s's
-// snapshot not begun, when there is no such slot.
+// changes the follow has not applied: an item they changed while the
+// check ran, or that the follow has yet to put or delete, counts as in
+// flight, not as wrong. It first waits (up to --follow-wait) until the
+// follow has applied every change the snapshot holds: its confirmed
+// position reaches the snapshot's. A follow that does not get there (it
+// lags, or is not running) has the changes committed before the snapshot
+// that it has not applied watched too (follow.Watch.FromFollow). It
+// returns nil, with s's snapshot not begun, when there is no such slot.
 func watchFollow(c *cli.Context, s *session) (*follow.Watch, error) {
 	ctx := c.Context
 	slot, pub, err := followNames(c, s.m)
@@ -231,8 +237,7 @@ func watchFollow(c *cli.Context, s *session) (*follow.Watch, error) {
 		return nil, err
 	}
 	conn := s.src.Conn()
-	confirmed, exists, err := follow.SlotPosition(ctx, conn, slot)
-	if err != nil || !exists {
+	if _, exists, err := follow.SlotPosition(ctx, conn, slot); err != nil || !exists {
 		return nil, err
 	}
 	g, err := follow.NewGraph(ctx, conn, s.m, s.plans)
@@ -250,43 +255,67 @@ func watchFollow(c *cli.Context, s *session) (*follow.Watch, error) {
 	s.inFlight = func(ctx context.Context, pk, sk string, readAt time.Time) (bool, error) {
 		return w.Changed(ctx, s.src, pk, sk, readAt)
 	}
-	at := w.Consistent()
-	start, wait := time.Now(), c.Duration("follow-wait")
-	// Only a follow that runs moves the slot: a stopped one (a slot no
-	// process streams from) is not waited for. Its position stays behind
-	// the snapshot (the server's WAL moves on with every database's
-	// writes), and what it has not applied shows as differences.
-	active := true
-	for confirmed < at && time.Since(start) < wait {
-		if active, err = follow.SlotActive(ctx, conn, slot); err != nil || !active {
-			break
-		}
-		select {
-		case <-ctx.Done():
-			w.Close(ctx)
-			return nil, context.Cause(ctx)
-		case <-time.After(100 * time.Millisecond):
-		}
-		if confirmed, _, err = follow.SlotPosition(ctx, conn, slot); err != nil {
-			break
-		}
-	}
-	if err != nil {
+	if err := followLag(c, conn, w, slot); err != nil {
 		w.Close(ctx)
 		return nil, err
 	}
-	if !active && confirmed < at {
-		fmt.Fprintf(c.App.ErrWriter, "verify: the follow of slot %s is not running: the table is compared as it is, and changes it has not applied show as differences (resume it: migrate --follow --resume)\n", slot)
-		return w, nil
-	}
-	if confirmed < at {
-		fmt.Fprintf(c.App.ErrWriter, "verify: the follow (slot %s) is %d bytes behind this check's snapshot after %s: differences may be changes in flight\n",
-			slot, uint64(at)-uint64(confirmed), wait)
-		return w, nil
-	}
-	fmt.Fprintf(c.App.ErrWriter, "verify: the follow (slot %s) has applied every change this check's snapshot holds (%s, waited %s); items changed after it while the check runs count as in flight\n",
-		slot, at, time.Since(start).Round(time.Millisecond))
 	return w, nil
+}
+
+// followLag waits (up to --follow-wait) until the follow of slot has
+// applied every change before w's snapshot, and says how far it got. A
+// follow behind it then has w watch the changes it has not applied
+// (follow.Watch.FromFollow), so that what it has not done yet counts as
+// in flight, not as differences.
+func followLag(c *cli.Context, conn *pgx.Conn, w *follow.Watch, slot string) error {
+	ctx := c.Context
+	at := w.Consistent()
+	start, wait := time.Now(), c.Duration("follow-wait")
+	confirmed, active, err := waitForSlot(ctx, conn, slot, at, wait)
+	if err != nil {
+		return err
+	}
+	behind := confirmed < at
+	if behind {
+		if confirmed, behind, err = w.FromFollow(ctx, slot); err != nil {
+			return err
+		}
+	}
+	switch {
+	case !behind:
+		fmt.Fprintf(c.App.ErrWriter, "verify: the follow (slot %s) has applied every change this check's snapshot holds (%s, waited %s); items changed after it while the check runs count as in flight\n",
+			slot, at, time.Since(start).Round(time.Millisecond))
+	case !active:
+		fmt.Fprintf(c.App.ErrWriter, "verify: the follow of slot %s is not running, %d bytes behind this check's snapshot: the items the changes it has not applied explain count as in flight (resume it: migrate --follow --resume)\n",
+			slot, uint64(at)-uint64(confirmed))
+	default:
+		fmt.Fprintf(c.App.ErrWriter, "verify: the follow (slot %s) is %d bytes behind this check's snapshot after %s: the items the changes it has not applied explain count as in flight\n",
+			slot, uint64(at)-uint64(confirmed), wait)
+	}
+	return nil
+}
+
+// waitForSlot waits, up to wait, until slot's confirmed position reaches
+// at, and returns the last position read and whether a process streams
+// from the slot. Only a follow that runs moves the slot: a stopped one (a
+// slot no process streams from) is not waited for.
+func waitForSlot(ctx context.Context, conn *pgx.Conn, slot string, at pglogrepl.LSN, wait time.Duration) (pglogrepl.LSN, bool, error) {
+	start := time.Now()
+	for {
+		confirmed, _, err := follow.SlotPosition(ctx, conn, slot)
+		if err != nil || confirmed >= at {
+			return confirmed, true, err
+		}
+		active, err := follow.SlotActive(ctx, conn, slot)
+		if err != nil || !active || time.Since(start) >= wait {
+			return confirmed, active, err
+		}
+		select {
+		case <-ctx.Done():
+			return confirmed, active, context.Cause(ctx)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }
 
 // reportFiles are the --report-json and --html files of a command, each

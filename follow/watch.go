@@ -7,6 +7,7 @@ import (
 	"maps"
 	"os"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/jackc/pglogrepl"
@@ -25,15 +26,21 @@ import (
 // position at the moment asked about, and finds through the graph the
 // items they affect, as the follow would: their keys are rendered from
 // the rows the changes match in the snapshot and from the changes' old
-// and new row images. The temporary slot goes when the watch's
-// connection closes (Close, or the process's end).
+// and new row images. When the follow has not applied every change
+// before the snapshot, the watch receives those it has not applied too
+// (FromFollow). The temporary slots go when the watch's connection closes
+// (Close, or the process's end).
 type Watch struct {
-	g      *Graph
-	b      *transform.Builder
-	s      *Stream
-	plain  *pgconn.PgConn // not replication: reads and flushes the WAL position
-	pub    string
-	slot   Slot
+	g     *Graph
+	b     *transform.Builder
+	s     *Stream
+	plain *pgconn.PgConn // not replication: reads and flushes the WAL position
+	pub   string
+	slot  Slot
+	// from is the slot the changes are received from, and where from:
+	// slot at its consistent point, or a copy of the follow's
+	// (FromFollow).
+	from   Slot
 	keys   map[[2]string]bool
 	asOf   time.Time // the keys cover every change committed before it
 	pulled int       // changes received
@@ -65,9 +72,54 @@ func NewWatch(ctx context.Context, connString string, g *Graph, pub string) (*Wa
 		s.Close(ctx)
 		return nil, fmt.Errorf("source: %w", err)
 	}
-	return &Watch{g: g, b: transform.NewBuilder(), s: s, plain: plain, pub: pub, keys: map[[2]string]bool{},
-		slot: Slot{Name: name, Consistent: lsn, Snapshot: res.SnapshotName}}, nil
+	slot := Slot{Name: name, Consistent: lsn, Snapshot: res.SnapshotName}
+	return &Watch{g: g, b: transform.NewBuilder(), s: s, plain: plain, pub: pub, keys: map[[2]string]bool{}, slot: slot, from: slot}, nil
 }
+
+// FromFollow makes the watch receive, besides the changes committed after
+// the snapshot, those before it that the follow streaming from slot has
+// not applied yet: an item such a change explains (the old key of a row
+// re-keyed, the key of a row deleted, a row the follow has not put yet)
+// differs from the snapshot for the same reason as one a later change
+// explains, lag. It copies the follow's slot as a temporary slot of the
+// watch's connection (pg_copy_logical_replication_slot, which keeps the
+// follow's confirmed position: everything before it is in the table), and
+// the watch receives from the copy instead. Call it after the snapshot is
+// imported (the connection's next command ends its export) and before
+// the table is read: a change the follow applies between the copy and the
+// read is received, one applied before the copy is in the table. It
+// returns the follow's position as copied, and false, dropping the copy,
+// when the follow has applied every change before the snapshot by then.
+func (w *Watch) FromFollow(ctx context.Context, slot string) (pglogrepl.LSN, bool, error) {
+	if w.s.slot != "" {
+		return 0, false, errors.New("watch: FromFollow after the first Changed")
+	}
+	name := w.slot.Name + "_f"
+	res, err := w.s.conn.Exec(ctx, fmt.Sprintf("SELECT lsn::text FROM pg_copy_logical_replication_slot(%s, %s, true)",
+		quoteLiteral(slot), quoteLiteral(name))).ReadAll()
+	if err != nil {
+		return 0, false, fmt.Errorf("copy replication slot %s: %w", slot, err)
+	}
+	if len(res) != 1 || len(res[0].Rows) != 1 || res[0].Rows[0][0] == nil {
+		return 0, false, fmt.Errorf("copy replication slot %s: no confirmed position", slot)
+	}
+	lsn, err := pglogrepl.ParseLSN(string(res[0].Rows[0][0]))
+	if err != nil {
+		return 0, false, fmt.Errorf("copy replication slot %s: %w", slot, err)
+	}
+	if lsn >= w.slot.Consistent {
+		if _, err := w.s.conn.Exec(ctx, "SELECT pg_drop_replication_slot("+quoteLiteral(name)+")").ReadAll(); err != nil {
+			return 0, false, fmt.Errorf("drop replication slot %s: %w", name, err)
+		}
+		return lsn, false, nil
+	}
+	w.from = Slot{Name: name, Consistent: lsn}
+	return lsn, true, nil
+}
+
+// quoteLiteral quotes s as an SQL string literal (standard_conforming_strings
+// on, as every pg2dynamo session has it).
+func quoteLiteral(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
 
 // flushedLSN returns the server's WAL insert position now, having made
 // the server flush the WAL up to it. A transaction committed with
@@ -135,7 +187,7 @@ func (w *Watch) advance(ctx context.Context, src *extract.Source) error {
 		return err
 	}
 	if w.s.slot == "" {
-		if err := w.s.Start(ctx, w.slot.Name, w.pub, w.slot.Consistent); err != nil {
+		if err := w.s.Start(ctx, w.from.Name, w.pub, w.from.Consistent); err != nil {
 			return err
 		}
 	}

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -31,23 +33,43 @@ type ClientConfig struct {
 	// MaxAttempts bounds the SDK's attempts per request (throttling, 5xx,
 	// network errors), with exponential backoff and jitter. 0 means 10.
 	MaxAttempts int
-	// WriteAttempts, if not nil, counts the HTTP attempts of BatchWriteItem
-	// and PutItem calls, retries included.
-	WriteAttempts *atomic.Int64
+	// WriteRetries, if not nil, counts the HTTP attempts of BatchWriteItem,
+	// PutItem and DeleteItem calls that the SDK repeated (throttling, 5xx,
+	// network errors): those past a call's first (retryCounter).
+	WriteRetries *atomic.Int64
 }
 
-// countingClient counts the HTTP attempts of write operations.
-type countingClient struct {
+// retryCounter counts the HTTP attempts of write operations that repeat
+// one: those the SDK's retry middleware numbers past 1 in the
+// amz-sdk-request header it sets on each ("attempt=2; max=10"). Counting
+// the repeats themselves, rather than all attempts less the calls made,
+// keeps a call that never reached the network (its context cancelled when
+// another writer failed) from counting as minus one retry.
+type retryCounter struct {
 	inner aws.HTTPClient
 	n     *atomic.Int64
 }
 
-func (c countingClient) Do(r *http.Request) (*http.Response, error) {
+func (c retryCounter) Do(r *http.Request) (*http.Response, error) {
 	switch r.Header.Get("X-Amz-Target") {
 	case "DynamoDB_20120810.BatchWriteItem", "DynamoDB_20120810.PutItem", "DynamoDB_20120810.DeleteItem":
-		c.n.Add(1)
+		if attemptNumber(r.Header.Get("Amz-Sdk-Request")) > 1 {
+			c.n.Add(1)
+		}
 	}
 	return c.inner.Do(r)
+}
+
+// attemptNumber is the attempt of an amz-sdk-request header's value
+// ("attempt=2; max=10"), 0 when it has none.
+func attemptNumber(h string) int {
+	for part := range strings.SplitSeq(h, ";") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(part), "attempt="); ok {
+			n, _ := strconv.Atoi(v)
+			return n
+		}
+	}
+	return 0
 }
 
 // NewClient builds a DynamoDB client. Client-side retry quotas are off
@@ -85,8 +107,8 @@ func NewClient(ctx context.Context, cc ClientConfig) (*dynamodb.Client, error) {
 		if cc.EndpointURL != "" {
 			o.BaseEndpoint = aws.String(cc.EndpointURL)
 		}
-		if cc.WriteAttempts != nil {
-			o.HTTPClient = countingClient{inner: o.HTTPClient, n: cc.WriteAttempts}
+		if cc.WriteRetries != nil {
+			o.HTTPClient = retryCounter{inner: o.HTTPClient, n: cc.WriteRetries}
 		}
 	}), nil
 }
@@ -250,7 +272,7 @@ type Stats struct {
 	// re-sent.
 	UnprocessedRetries int64
 	// Retries is the number of HTTP attempts the SDK repeated (filled in
-	// by the caller from ClientConfig.WriteAttempts).
+	// by the caller from ClientConfig.WriteRetries).
 	Retries int64
 	// ConsumedWriteUnits is the write capacity DynamoDB reported consumed
 	// by BatchWriteItem (ReturnConsumedCapacity TOTAL).

@@ -4,9 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -470,4 +473,50 @@ func unprocessedDelete(keys ...string) *dynamodb.BatchWriteItemOutput {
 		reqs = append(reqs, types.WriteRequest{DeleteRequest: &types.DeleteRequest{Key: it.Attrs}})
 	}
 	return &dynamodb.BatchWriteItemOutput{UnprocessedItems: map[string][]types.WriteRequest{"t": reqs}}
+}
+
+// ClientConfig.WriteRetries counts the attempts of writes that the SDK
+// repeated, and only those: a call that succeeds at once, a call that
+// never reaches the network (its context cancelled, as when another
+// writer of the run failed) and a read count none.
+func TestWriteRetriesCounted(t *testing.T) {
+	var calls atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/x-amz-json-1.0")
+		if strings.HasSuffix(r.Header.Get("X-Amz-Target"), ".BatchWriteItem") && calls.Add(1) == 1 {
+			w.WriteHeader(http.StatusInternalServerError)
+			fmt.Fprint(w, `{"__type":"com.amazonaws.dynamodb.v20120810#InternalServerError","message":"try again"}`)
+			return
+		}
+		fmt.Fprint(w, `{}`)
+	}))
+	defer srv.Close()
+	t.Setenv("AWS_ACCESS_KEY_ID", "test")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "test")
+	var retries atomic.Int64
+	client, err := NewClient(context.Background(), ClientConfig{Region: "us-east-1", EndpointURL: srv.URL, MaxAttempts: 3, WriteRetries: &retries})
+	if err != nil {
+		t.Fatal(err)
+	}
+	client = dynamodb.New(client.Options(), func(o *dynamodb.Options) {
+		o.Retryer = retry.AddWithMaxBackoffDelay(o.Retryer, time.Millisecond)
+	})
+	sink := NewDynamoDB(client, "t", "PK", "")
+	if err := sink.Write(context.Background(), items("a")); err != nil { // a 500, then written
+		t.Fatal(err)
+	}
+	if err := sink.Write(context.Background(), items("b")); err != nil { // written at once
+		t.Fatal(err)
+	}
+	cancelled, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := sink.Write(cancelled, items("c")); !errors.Is(err, context.Canceled) {
+		t.Fatalf("a write with its context cancelled: %v", err)
+	}
+	if _, err := client.DescribeTable(context.Background(), &dynamodb.DescribeTableInput{TableName: aws.String("t")}); err != nil {
+		t.Fatal(err)
+	}
+	if got, requests := retries.Load(), sink.Stats().Requests; got != 1 || requests != 3 {
+		t.Errorf("%d retries counted of %d BatchWriteItem calls, want 1 of 3", got, requests)
+	}
 }

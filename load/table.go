@@ -23,7 +23,8 @@ var ErrTableNotFound = errors.New("table does not exist")
 // PreflightTimeout bounds the first DescribeTable of a run.
 const PreflightTimeout = 20 * time.Second
 
-// TableActiveTimeout bounds the wait for a created table to become ACTIVE.
+// TableActiveTimeout bounds the wait for a table being created (by this
+// run or another) to become ACTIVE.
 const TableActiveTimeout = 5 * time.Minute
 
 // CreateTableInput is the CreateTable request for the mapping's table: the
@@ -186,42 +187,81 @@ var ErrNoContinuousBackups = errors.New("the DynamoDB client cannot call UpdateC
 // (UpdateContinuousBackupsInput); if create is false it returns an error
 // wrapping ErrTableNotFound. A failure after CreateTable leaves the table
 // created and says so: a later run finds it and neither applies nor checks
-// the settings. An existing table that does not fit is a
-// *TableMismatchError. created reports whether the table was created.
+// the settings. A table another client is creating (found CREATING, or
+// created between the DescribeTable and the CreateTable, which then fails
+// with ResourceInUseException: several migrate --shard runs started at
+// once) is waited for until ACTIVE, then checked as an existing table: no
+// write is sent to a table that is not ACTIVE, which DynamoDB refuses with
+// ResourceNotFoundException. An existing table that does not fit is a
+// *TableMismatchError. created reports whether this call created the
+// table.
 func EnsureTable(ctx context.Context, client TableAPI, m *mapping.Mapping, create bool) (created bool, err error) {
 	name := m.Table.Name
 	td, err := DescribeTable(ctx, client, name)
-	switch {
-	case err != nil:
+	if err != nil {
 		return false, err
-	case td == nil:
+	}
+	if td == nil {
 		if !create {
 			return false, fmt.Errorf("%w: %s (pass --create-table to create it from the mapping)", ErrTableNotFound, name)
 		}
-		pitr := UpdateContinuousBackupsInput(m)
-		backups, ok := client.(ContinuousBackupsAPI)
-		if pitr != nil && !ok {
-			return false, fmt.Errorf("create table %s with point-in-time recovery: %w", name, ErrNoContinuousBackups)
+		if created, err = createTable(ctx, client, m); created || err != nil {
+			return created, err
 		}
-		if _, err := client.CreateTable(ctx, CreateTableInput(m)); err != nil {
-			return false, fmt.Errorf("create table %s: %w", name, err)
+		td = &types.TableDescription{TableStatus: types.TableStatusCreating} // another client's
+	}
+	if td.TableStatus == types.TableStatusCreating {
+		if td, err = waitActive(ctx, client, name); err != nil {
+			return false, err
 		}
-		w := dynamodb.NewTableExistsWaiter(client, func(o *dynamodb.TableExistsWaiterOptions) {
-			o.MinDelay = 100 * time.Millisecond
-			o.MaxDelay = 5 * time.Second
-		})
-		if err := w.Wait(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(name)}, TableActiveTimeout); err != nil {
-			return true, fmt.Errorf("wait for table %s to become ACTIVE: %w", name, err)
-		}
-		if pitr != nil {
-			if _, err := backups.UpdateContinuousBackups(ctx, pitr); err != nil {
-				return true, fmt.Errorf("table %s was created, but enabling point-in-time recovery failed "+
-					"(enable it with aws dynamodb update-continuous-backups; a re-run does not): %w", name, err)
-			}
-		}
-		return true, nil
 	}
 	return false, checkSchema(m, td)
+}
+
+// createTable creates the mapping's table, waits until it is ACTIVE and
+// enables point-in-time recovery if the mapping asks for it (see
+// EnsureTable). It returns false and no error when CreateTable finds the
+// table exists already (ResourceInUseException): another client created
+// it since the caller looked.
+func createTable(ctx context.Context, client TableAPI, m *mapping.Mapping) (bool, error) {
+	name := m.Table.Name
+	pitr := UpdateContinuousBackupsInput(m)
+	backups, ok := client.(ContinuousBackupsAPI)
+	if pitr != nil && !ok {
+		return false, fmt.Errorf("create table %s with point-in-time recovery: %w", name, ErrNoContinuousBackups)
+	}
+	if _, err := client.CreateTable(ctx, CreateTableInput(m)); err != nil {
+		var inUse *types.ResourceInUseException
+		if errors.As(err, &inUse) {
+			return false, nil
+		}
+		return false, fmt.Errorf("create table %s: %w", name, err)
+	}
+	if _, err := waitActive(ctx, client, name); err != nil {
+		return true, err
+	}
+	if pitr != nil {
+		if _, err := backups.UpdateContinuousBackups(ctx, pitr); err != nil {
+			return true, fmt.Errorf("table %s was created, but enabling point-in-time recovery failed "+
+				"(enable it with aws dynamodb update-continuous-backups; a re-run does not): %w", name, err)
+		}
+	}
+	return true, nil
+}
+
+// waitActive waits, up to TableActiveTimeout, until table name is ACTIVE
+// (dynamodb.TableExistsWaiter, polling DescribeTable every 100 ms to 5 s),
+// and returns its description then.
+func waitActive(ctx context.Context, client dynamodb.DescribeTableAPIClient, name string) (*types.TableDescription, error) {
+	w := dynamodb.NewTableExistsWaiter(client, func(o *dynamodb.TableExistsWaiterOptions) {
+		o.MinDelay = 100 * time.Millisecond
+		o.MaxDelay = 5 * time.Second
+	})
+	out, err := w.WaitForOutput(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(name)}, TableActiveTimeout)
+	if err != nil {
+		return nil, fmt.Errorf("wait for table %s to become ACTIVE: %w", name, err)
+	}
+	return out.Table, nil
 }
 
 // CheckTable checks, with one DescribeTable (see DescribeTable), that the

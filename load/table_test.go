@@ -109,12 +109,19 @@ func TestCheckSchema(t *testing.T) {
 	}
 }
 
-// fakeTables is DynamoDB at the TableAPI seam: tables by name, created
-// ACTIVE at once, and scripted errors.
+// fakeTables is DynamoDB at the TableAPI seam: tables by name, ACTIVE
+// after creating DescribeTable calls that answer CREATING, and scripted
+// errors.
 type fakeTables struct {
 	mu      sync.Mutex
 	tables  map[string]*types.TableDescription
 	created []string
+	// creating is how many DescribeTable calls answer a table CREATING
+	// before it is ACTIVE; creatingSeen counts them.
+	creating, creatingSeen int
+	// racer, if set, is a table another client creates just before this
+	// one's CreateTable, which then fails with ResourceInUseException.
+	racer *types.TableDescription
 	// describeErr, if set, answers every DescribeTable; afterCreate only
 	// those after a CreateTable (what the waiter sees); createErr answers
 	// CreateTable.
@@ -134,7 +141,13 @@ func (f *fakeTables) DescribeTable(_ context.Context, in *dynamodb.DescribeTable
 	if !ok {
 		return nil, &types.ResourceNotFoundException{Message: aws.String("Requested resource not found")}
 	}
-	return &dynamodb.DescribeTableOutput{Table: td}, nil
+	out := *td
+	out.TableStatus = types.TableStatusActive
+	if f.creatingSeen < f.creating {
+		f.creatingSeen++
+		out.TableStatus = types.TableStatusCreating
+	}
+	return &dynamodb.DescribeTableOutput{Table: &out}, nil
 }
 
 func (f *fakeTables) CreateTable(_ context.Context, in *dynamodb.CreateTableInput, _ ...func(*dynamodb.Options)) (*dynamodb.CreateTableOutput, error) {
@@ -144,6 +157,10 @@ func (f *fakeTables) CreateTable(_ context.Context, in *dynamodb.CreateTableInpu
 		return nil, f.createErr
 	}
 	name := aws.ToString(in.TableName)
+	if f.racer != nil {
+		f.tables = map[string]*types.TableDescription{name: f.racer}
+		return nil, &types.ResourceInUseException{Message: aws.String("Attempt to change a resource which is still in use: Table already exists: " + name)}
+	}
 	f.created = append(f.created, name)
 	td := &types.TableDescription{TableName: in.TableName, TableStatus: types.TableStatusActive,
 		KeySchema: in.KeySchema, AttributeDefinitions: in.AttributeDefinitions}
@@ -189,6 +206,12 @@ func TestEnsureTable(t *testing.T) {
 			wantErr: "wait for table tbl to become ACTIVE: api error AccessDeniedException: no", wantIs: denied},
 		{name: "DescribeTable refused", api: &fakeTables{describeErr: denied}, create: true,
 			wantErr: "describe table tbl: api error AccessDeniedException: no", wantIs: denied},
+		{name: "being created by another client, fits", api: &fakeTables{tables: map[string]*types.TableDescription{"tbl": describe(m)}, creating: 2}},
+		{name: "being created by another client, does not fit", api: &fakeTables{tables: map[string]*types.TableDescription{"tbl": numberPK}, creating: 2},
+			wantErr: "table tbl does not match the mapping: key attribute PK is of type N: the mapping writes every key attribute as a string (S)"},
+		{name: "created by another client since DescribeTable, fits", api: &fakeTables{racer: describe(m), creating: 2}, create: true},
+		{name: "created by another client since DescribeTable, does not fit", api: &fakeTables{racer: numberPK, creating: 2}, create: true,
+			wantErr: "table tbl does not match the mapping: key attribute PK is of type N: the mapping writes every key attribute as a string (S)"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -208,6 +231,11 @@ func TestEnsureTable(t *testing.T) {
 			}
 			if len(tc.api.created) != wantCreates {
 				t.Errorf("%d CreateTable calls, want %d", len(tc.api.created), wantCreates)
+			}
+			// A table CREATING is waited for until ACTIVE, and only then
+			// checked: EnsureTable returns once it may be written.
+			if tc.api.creatingSeen != tc.api.creating {
+				t.Errorf("EnsureTable returned after %d of the %d answers CREATING", tc.api.creatingSeen, tc.api.creating)
 			}
 		})
 	}

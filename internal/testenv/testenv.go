@@ -163,7 +163,13 @@ func StopDynalite() {
 // other table-state delays at 0) on a free loopback port and waits until it
 // accepts connections. It needs `npm ci` to have been run in the repository
 // root.
-func StartDynalite() (*Dynalite, error) {
+func StartDynalite() (*Dynalite, error) { return StartDynaliteCreating(0) }
+
+// StartDynaliteCreating is StartDynalite with a table CREATING for
+// createTable after CreateTable (--createTableMs, in whole milliseconds),
+// as DynamoDB's tables are for seconds: for the tests of what a client
+// does while another's table is not ACTIVE yet.
+func StartDynaliteCreating(createTable time.Duration) (*Dynalite, error) {
 	root, err := RepoRoot()
 	if err != nil {
 		return nil, err
@@ -172,7 +178,7 @@ func StartDynalite() (*Dynalite, error) {
 	if err != nil {
 		return nil, err
 	}
-	args, err := DynaliteArgs(root, port)
+	args, err := dynaliteArgs(root, port, createTable)
 	if err != nil {
 		return nil, fmt.Errorf("%w (run `npm ci` in %s)", err, root)
 	}
@@ -205,14 +211,17 @@ func StartDynalite() (*Dynalite, error) {
 // with scripts/dynalite-guard.cjs preloaded so that a client that goes away
 // mid-request does not end the server (see that file). It fails when
 // dynalite is not installed.
-func DynaliteArgs(root string, port int) ([]string, error) {
+func DynaliteArgs(root string, port int) ([]string, error) { return dynaliteArgs(root, port, 0) }
+
+// dynaliteArgs is DynaliteArgs with tables CREATING for createTable.
+func dynaliteArgs(root string, port int, createTable time.Duration) ([]string, error) {
 	cli := filepath.Join(root, "node_modules", "dynalite", "cli.js")
 	if _, err := os.Stat(cli); err != nil {
 		return nil, fmt.Errorf("dynalite is not installed: %w", err)
 	}
 	guard := filepath.Join(root, "scripts", "dynalite-guard.cjs")
 	return []string{"--require", guard, cli, "--host", "127.0.0.1", "--port", strconv.Itoa(port),
-		"--createTableMs", "0", "--deleteTableMs", "0", "--updateTableMs", "0"}, nil
+		"--createTableMs", strconv.FormatInt(createTable.Milliseconds(), 10), "--deleteTableMs", "0", "--updateTableMs", "0"}, nil
 }
 
 // Stop kills the server and waits for it.
