@@ -233,6 +233,34 @@ func TestLiveFollowLongWindowOutlivesSenderTimeout(t *testing.T) {
 	f.inStep(t)
 }
 
+// SIGINT while a long window is written stops the writes at the next
+// batch, without acknowledging the window (its items are written again
+// by the next run, by key): the follow ends at once, not when the window
+// is done, and a resume finishes it.
+func TestLiveFollowStopsMidWindow(t *testing.T) {
+	t.Parallel()
+	f := loaded(t, filepath.Join("testdata", "orgs-members.yaml"),
+		`CREATE TABLE orgs (org_id int PRIMARY KEY, name text NOT NULL);
+		CREATE TABLE members (member_id int PRIMARY KEY, org_id int NOT NULL REFERENCES orgs, name text);
+		ALTER TABLE orgs REPLICA IDENTITY FULL; ALTER TABLE members REPLICA IDENTITY FULL;
+		INSERT INTO orgs VALUES (1, 'acme');
+		INSERT INTO members SELECT i, 1, 'm' || i FROM generate_series(1, 500) i`)
+	testenv.Exec(t, f.url, `UPDATE orgs SET name = 'acme renamed' WHERE org_id = 1`)
+	p := startFollow(t, append(f.args, "--resume", "--max-write-units", "10", "--progress-interval", "1ms")...)
+	p.waitFor(t, regexp.MustCompile(`items written of the changes in flight`), "the window's progress")
+	p.cmd.Process.Signal(syscall.SIGINT)
+	code := p.exit(t)
+	out := p.out.String()
+	last := lastLine(out, "follow: applied ")
+	if code != 0 || !strings.Contains(last, ": 0 transactions, 0 changes") || strings.Contains(out, "caught up") {
+		t.Fatalf("exit %d, want 0, stopped mid-window with nothing acknowledged (last status %q)\n%s", code, last, firstLines(out, 40))
+	}
+	if code, out := f.resume(); code != 0 {
+		t.Fatalf("resume: exit %d\n%s", code, out)
+	}
+	f.inStep(t)
+}
+
 // One transaction of 300,000 rows comes in parts of a window each and is
 // acknowledged with its last: the follow's peak RSS stays under 150 MB
 // (it held the whole transaction: 1.28 GB). The null sink keeps the test
