@@ -152,6 +152,11 @@ func isUsage(err error) bool {
 	return errors.As(err, &u)
 }
 
+// New returns the pg2dynamo CLI, writing to stdout and stderr, without
+// running it: for programs that read its commands and flags (the docs
+// check, internal/docscheck). Run and RunContext run it.
+func New(stdout, stderr io.Writer) *cli.App { return newApp(stdout, stderr) }
+
 func newApp(stdout, stderr io.Writer) *cli.App {
 	var stopProfile func() error
 	return &cli.App{
