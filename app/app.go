@@ -167,7 +167,10 @@ rules of one declarative mapping file (keys as templates like USER#${user_id}),
 and writes the items with BatchWriteItem in parallel.
 
 Start with:
-   pg2dynamo migrate --mapping mapping.yaml --create-table
+   pg2dynamo init --source URL --out mapping.yaml
+   pg2dynamo plan --mapping mapping.yaml --with-source --source URL
+   pg2dynamo migrate --mapping mapping.yaml --source URL --create-table
+   pg2dynamo verify --mapping mapping.yaml --source URL
 
 Exit codes: 0 every row written (and verified); 1 the run failed; 2 nothing
 written: bad flags, an invalid mapping or query, a table that does not match
