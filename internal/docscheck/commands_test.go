@@ -86,12 +86,13 @@ func (c *command) leaves() map[string]*command {
 	return out
 }
 
-// cmdLine is one command line found in a text: where, and its words after
+// cmdLine is one command line found in a text: its words after
 // "pg2dynamo", up to the end of the command (a pipe, a redirection, a
-// comment, the next command).
+// comment, the next command), and where each is.
 type cmdLine struct {
-	where string
 	words []string
+	// at[k] names the line of words[k].
+	at []string
 	// prose is true for a line of a help text's Description, where
 	// "pg2dynamo" may be the subject of a sentence ("this pg2dynamo
 	// reads"): a word after it that is no command is not checked.
@@ -112,41 +113,70 @@ var (
 func commandLines(text []string, where func(i int) string) []cmdLine {
 	var out []cmdLine
 	for i := 0; i < len(text); i++ {
-		start, line := i, text[i]
-		for strings.HasSuffix(strings.TrimSpace(line), `\`) && i+1 < len(text) {
+		joined := []int{i}
+		for strings.HasSuffix(strings.TrimSpace(text[i]), `\`) && i+1 < len(text) {
 			i++
-			line = strings.TrimSuffix(strings.TrimSpace(line), `\`) + " " + text[i]
+			joined = append(joined, i)
 		}
-		if !invocationRE.MatchString(line) {
+		if !invocationRE.MatchString(joinLines(text, joined)) {
 			continue
 		}
 		for i+1 < len(text) && continueRE.MatchString(text[i+1]) && !invocationRE.MatchString(text[i+1]) {
 			i++
-			line += " " + text[i]
+			joined = append(joined, i)
 		}
-		out = append(out, splitInvocations(line, where(start))...)
+		out = append(out, splitInvocations(text, joined, where)...)
 	}
 	return out
 }
 
-// splitInvocations cuts a logical line at each "pg2dynamo" and returns the
-// words of each command, up to a terminator.
-func splitInvocations(line, where string) []cmdLine {
+// joinLines returns the lines of text numbered in idx as one, without the
+// backslashes that continue them.
+func joinLines(text []string, idx []int) string {
+	parts := make([]string, len(idx))
+	for k, i := range idx {
+		parts[k] = strings.TrimSuffix(strings.TrimSpace(text[i]), `\`)
+	}
+	return strings.Join(parts, " ")
+}
+
+// splitInvocations cuts the logical line made of the lines idx of text at
+// each "pg2dynamo" and returns the words of each command, up to a
+// terminator, each with its line.
+func splitInvocations(text []string, idx []int, where func(i int) string) []cmdLine {
 	var out []cmdLine
-	locs := invocationRE.FindAllStringIndex(line, -1)
-	for k, loc := range locs {
-		end := len(line)
-		if k+1 < len(locs) {
-			end = locs[k+1][0]
-		}
-		var words []string
-		for _, w := range strings.Fields(line[loc[1]:end]) {
-			if terminators[w] || strings.HasPrefix(w, "#") || strings.HasPrefix(w, ">") {
-				break
+	var cur *cmdLine
+	for _, i := range idx {
+		line := strings.TrimSuffix(strings.TrimSpace(text[i]), `\`)
+		locs := invocationRE.FindAllStringIndex(line, -1)
+		segs := [][2]int{{0, len(line)}}
+		if len(locs) > 0 {
+			segs = [][2]int{{0, locs[0][0]}}
+			for k, loc := range locs {
+				end := len(line)
+				if k+1 < len(locs) {
+					end = locs[k+1][0]
+				}
+				segs = append(segs, [2]int{loc[1], end})
 			}
-			words = append(words, w)
 		}
-		out = append(out, cmdLine{where: where, words: words})
+		for n, seg := range segs {
+			if n > 0 { // a new invocation
+				out = append(out, cmdLine{})
+				cur = &out[len(out)-1]
+			}
+			if cur == nil {
+				continue
+			}
+			for _, w := range strings.Fields(line[seg[0]:seg[1]]) {
+				if terminators[w] || strings.HasPrefix(w, "#") || strings.HasPrefix(w, ">") {
+					cur = nil // the rest of the command's text is not its own
+					break
+				}
+				cur.words = append(cur.words, w)
+				cur.at = append(cur.at, where(i))
+			}
+		}
 	}
 	return out
 }
@@ -156,17 +186,17 @@ func splitInvocations(line, where string) []cmdLine {
 // (nil when it runs none: no words, or help) and the flags it names.
 func (root *command) check(l cmdLine) (*command, []string, []string) {
 	var problems, named []string
-	words := l.words
+	words, at := l.words, l.at
 	// Global flags come before the command.
 	for len(words) > 0 && strings.HasPrefix(words[0], "-") {
 		name, value := flagName(words[0])
 		takes, ok := root.flags[name]
 		if !ok {
-			problems = append(problems, fmt.Sprintf("%s: pg2dynamo has no global flag %s", l.where, words[0]))
+			problems = append(problems, fmt.Sprintf("%s: pg2dynamo has no global flag %s", at[0], words[0]))
 		}
-		words = words[1:]
+		words, at = words[1:], at[1:]
 		if takes && !value && len(words) > 0 {
-			words = words[1:]
+			words, at = words[1:], at[1:]
 		}
 	}
 	if len(words) == 0 || words[0] == "help" {
@@ -177,20 +207,20 @@ func (root *command) check(l cmdLine) (*command, []string, []string) {
 		if l.prose {
 			return nil, problems, nil
 		}
-		return nil, append(problems, fmt.Sprintf("%s: pg2dynamo has no command %q", l.where, words[0])), nil
+		return nil, append(problems, fmt.Sprintf("%s: pg2dynamo has no command %q", at[0], words[0])), nil
 	}
-	words = words[1:]
+	words, at = words[1:], at[1:]
 	for len(words) > 0 && cmd.subs[commandWord(words[0])] != nil {
-		cmd, words = cmd.subs[commandWord(words[0])], words[1:]
+		cmd, words, at = cmd.subs[commandWord(words[0])], words[1:], at[1:]
 	}
-	for _, w := range words {
+	for k, w := range words {
 		m := flagRE.FindStringSubmatch(w)
 		if m == nil {
 			continue
 		}
 		name := m[2]
 		if _, ok := cmd.flags[name]; !ok {
-			problems = append(problems, fmt.Sprintf("%s: %s has no flag %s%s", l.where, cmd.path, m[1], name))
+			problems = append(problems, fmt.Sprintf("%s: %s has no flag %s%s", at[k], cmd.path, m[1], name))
 			continue
 		}
 		named = append(named, name)
@@ -326,10 +356,10 @@ func TestCheckCommand(t *testing.T) {
 		text     string
 		problems []string
 	}{
-		{"AWS_REGION=x ./pg2dynamo migrate --mapping m.yaml \\\n  --create-tabel --source URL", []string{"x:1: pg2dynamo migrate has no flag --create-tabel"}},
+		{"AWS_REGION=x ./pg2dynamo migrate --mapping m.yaml \\\n  --create-tabel --source URL", []string{"x:2: pg2dynamo migrate has no flag --create-tabel"}},
 		{"pg2dynamo migrat --mapping m.yaml", []string{`x:1: pg2dynamo has no command "migrat"`}},
 		{"pg2dynamo plan --to s3://b/p/", []string{"x:1: pg2dynamo plan has no flag --to"}},
-		{"pg2dynamo verify --mapping FILE\n          [--limit 10] [--sampel 20]", []string{"x:1: pg2dynamo verify has no flag --sampel"}},
+		{"pg2dynamo verify --mapping FILE\n          [--limit 10] [--sampel 20]", []string{"x:2: pg2dynamo verify has no flag --sampel"}},
 		{"pg2dynamo --cpuprofile cpu.pprof snapshot hold --source URL | tee x # --nope", nil},
 		{"pg2dynamo init -o m.yaml [--schema S ...] && pg2dynamo plan -m m.yaml --with-source", nil},
 		{"pg2dynamo schema > mapping.schema.json", nil},
