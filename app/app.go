@@ -152,6 +152,11 @@ func isUsage(err error) bool {
 	return errors.As(err, &u)
 }
 
+// New returns the pg2dynamo CLI, writing to stdout and stderr, without
+// running it: for programs that read its commands and flags (the docs
+// check, internal/docscheck). Run and RunContext run it.
+func New(stdout, stderr io.Writer) *cli.App { return newApp(stdout, stderr) }
+
 func newApp(stdout, stderr io.Writer) *cli.App {
 	var stopProfile func() error
 	return &cli.App{
@@ -162,7 +167,10 @@ rules of one declarative mapping file (keys as templates like USER#${user_id}),
 and writes the items with BatchWriteItem in parallel.
 
 Start with:
-   pg2dynamo migrate --mapping mapping.yaml --create-table
+   pg2dynamo init --source URL --out mapping.yaml
+   pg2dynamo plan --mapping mapping.yaml --with-source --source URL
+   pg2dynamo migrate --mapping mapping.yaml --source URL --create-table
+   pg2dynamo verify --mapping mapping.yaml --source URL
 
 Exit codes: 0 every row written (and verified); 1 the run failed; 2 nothing
 written: bad flags, an invalid mapping or query, a table that does not match

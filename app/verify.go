@@ -38,7 +38,7 @@ func reportFlags() []cli.Flag {
 		&cli.StringFlag{Name: "format", Value: report.FormatText, Usage: "report format on stdout: text, markdown or json"},
 		&cli.PathFlag{Name: "report-json", TakesFile: true, Usage: "also write the full report (every key) as JSON to `FILE`"},
 		&cli.PathFlag{Name: "html", TakesFile: true, Usage: "also write a self-contained HTML report to `FILE`"},
-		&cli.IntFlag{Name: "limit", Value: 10, Usage: "keys listed per list in text and markdown (JSON lists all)"},
+		&cli.IntFlag{Name: "limit", Value: 10, Usage: fmt.Sprintf("keys listed per list in text and markdown (--format json and --report-json list up to %d of each, sorted by key)", verify.MaxListed)},
 		&cli.IntFlag{Name: "sample", Value: 20, Usage: "parameter tuples tried per access pattern, sampled from the source (all when fewer)"},
 		&cli.IntFlag{Name: "segments", Value: 4, Usage: "parallel Scan segments"},
 		&cli.DurationFlag{Name: "gsi-wait", Value: 10 * time.Second, Usage: "how long, in all, access-pattern checks on a GSI that do not match yet are queried again: a GSI is eventually consistent and can lag a load by a moment (0: query once)"},
@@ -49,7 +49,7 @@ func verifyCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "verify",
 		Usage:     "prove the table holds exactly what the source says: every item, by content, and every access pattern",
-		UsageText: "pg2dynamo verify --mapping FILE [--source URL] [--endpoint-url URL] [--report-json FILE] [--html FILE]",
+		UsageText: "pg2dynamo verify --mapping FILE [--source URL] [--endpoint-url URL] [--report-json FILE] [--html FILE] [options]",
 		Description: `verify derives every item from the source again (one snapshot), reads the whole
 table with a parallel segmented Scan, and compares them by canonical content:
 counts per entity, and the keys of new items (derived from the source, not in
@@ -72,7 +72,9 @@ follow finds them. A follow that has not applied every change before the
 snapshot (it lags, or is not running: then it is not waited for) has its
 slot copied, and the changes it has not applied count in flight too.
 
-Exit code 0 when everything matches, 4 on any mismatch.`,
+Exit code 0 when everything matches, 4 on any mismatch, 2 when nothing was
+compared (bad flags, an invalid mapping, a table migrate would refuse), 1 on
+any other failure, 130 or 143 when interrupted (SIGINT, SIGTERM).`,
 		Flags: append(append(append([]cli.Flag{mappingFlag(), sourceFlag(), endpointFlag(), regionFlag(), profileFlag(), tableFlag()}, reportFlags()...), progressFlags()...),
 			&cli.StringFlag{Name: "slot", Usage: "the replication slot `NAME` of a follow streaming into the table (migrate --follow; default pg2dynamo_ and the table's name)"},
 			&cli.DurationFlag{Name: "follow-wait", Value: time.Minute, Usage: "when a follow (migrate --follow) streams into the table: how long to wait for it to apply every change this check's snapshot holds before comparing"}),
@@ -86,14 +88,19 @@ func diffCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "diff",
 		Usage:     "dry run: what a migration would change in the table, and what it would cost",
-		UsageText: "pg2dynamo diff --mapping FILE [--source URL] [--endpoint-url URL] [--html FILE]",
+		UsageText: "pg2dynamo diff --mapping FILE [--source URL] [--endpoint-url URL] [--html FILE] [options]",
 		Description: `diff computes every item a migration would write and compares it with the table
 as it is: new, changed (attribute by attribute, before and after), unchanged,
 and stale (items of the mapping's types the source no longer produces). It only
 reads (DescribeTable, Scan, Query) and writes nothing. It estimates the cost of
 the run: write units (each item rounded up per 1 KB, plus each GSI it lands in)
 priced on demand. Against a table that does not exist, every item is new; a
-table migrate would refuse (other keys, key types or GSIs) is refused, exit 2.`,
+table migrate would refuse (other keys, key types or GSIs) is refused, exit 2.
+
+Exit code 0 when the comparison ran, whatever it found (diff reports
+differences, it does not fail on them); 2 when nothing was compared (bad
+flags, an invalid mapping, a table migrate would refuse); 1 on any other
+failure; 130 or 143 when interrupted (SIGINT, SIGTERM).`,
 		Flags: append([]cli.Flag{mappingFlag(), sourceFlag(), endpointFlag(), regionFlag(), profileFlag(), tableFlag(),
 			&cli.Float64Flag{Name: "price-per-million", Value: report.DefaultPricePerMillion, Usage: "on-demand price in US dollars per million write request units (https://aws.amazon.com/dynamodb/pricing/on-demand/)"},
 			&cli.Float64Flag{Name: "import-price-per-gb", Value: report.DefaultImportPricePerGB, Usage: "ImportTable's price in US dollars per GB of source data, uncompressed (https://aws.amazon.com/dynamodb/pricing/on-demand/, Import from S3)"},

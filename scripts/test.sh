@@ -36,18 +36,40 @@ PSQL=(psql -X -q -At -h "$PGHOST_CHECK" -p "$PGPORT_CHECK" -U "${PGUSER:-postgre
 level=$("${PSQL[@]}" -c 'SHOW wal_level')
 slots=$("${PSQL[@]}" -c 'SHOW max_replication_slots')
 senders=$("${PSQL[@]}" -c 'SHOW max_wal_senders')
-if [ "$level" != logical ] || [ "$slots" -lt 40 ] || [ "$senders" -lt 40 ]; then
+# Only the settings that fall short change (a cluster with 100 slots keeps
+# them); each is named with its old and new value.
+changes=() statements=()
+if [ "$level" != logical ]; then
+  changes+=("wal_level from $level to logical")
+  statements+=(-c 'ALTER SYSTEM SET wal_level = logical')
+fi
+if [ "$slots" -lt 40 ]; then
+  changes+=("max_replication_slots from $slots to 40")
+  statements+=(-c 'ALTER SYSTEM SET max_replication_slots = 40')
+fi
+if [ "$senders" -lt 40 ]; then
+  changes+=("max_wal_senders from $senders to 40")
+  statements+=(-c 'ALTER SYSTEM SET max_wal_senders = 40')
+fi
+if [ ${#changes[@]} -gt 0 ]; then
+  list=$(printf '%s, ' "${changes[@]}")
+  list=${list%, }
   if command -v pg_ctlcluster >/dev/null 2>&1 && [ -d /etc/postgresql ]; then
-    echo "setting PostgreSQL's wal_level to logical and max_replication_slots, max_wal_senders to 40 (were $level, $slots, $senders; restarts the cluster)" >&2
-    "${PSQL[@]}" -c 'ALTER SYSTEM SET wal_level = logical' -c 'ALTER SYSTEM SET max_replication_slots = 40' -c 'ALTER SYSTEM SET max_wal_senders = 40'
+    echo "setting PostgreSQL's $list (ALTER SYSTEM, for the follow tests) and restarting the cluster" >&2
+    "${PSQL[@]}" "${statements[@]}"
     pg_ctlcluster --skip-systemctl-redirect "$(ls /etc/postgresql | head -n1)" main restart
     for _ in $(seq 1 30); do
       pg_isready -q -h "$PGHOST_CHECK" -p "$PGPORT_CHECK" && break
       sleep 1
     done
-    [ "$("${PSQL[@]}" -c 'SHOW wal_level')" = logical ] || { echo "wal_level is still not logical" >&2; exit 1; }
+    now="$("${PSQL[@]}" -c 'SHOW wal_level') $("${PSQL[@]}" -c 'SHOW max_replication_slots') $("${PSQL[@]}" -c 'SHOW max_wal_senders')"
+    read -r level slots senders <<<"$now"
+    if [ "$level" != logical ] || [ "$slots" -lt 40 ] || [ "$senders" -lt 40 ]; then
+      echo "after the restart, wal_level is $level, max_replication_slots $slots, max_wal_senders $senders: the follow tests need logical and 40 of each" >&2
+      exit 1
+    fi
   else
-    echo "PostgreSQL's wal_level is $level, max_replication_slots $slots, max_wal_senders $senders: the follow tests need logical and 40 of each (ALTER SYSTEM SET …, then restart the server)" >&2
+    echo "PostgreSQL's settings fall short of the follow tests' (wal_level logical, max_replication_slots and max_wal_senders 40): change $list (ALTER SYSTEM SET …), then restart the server" >&2
     exit 1
   fi
 fi
