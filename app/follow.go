@@ -25,7 +25,7 @@ import (
 // followFlags are migrate's flags for following changes after the load.
 func followFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.BoolFlag{Name: "follow", Usage: "after the full load, keep the table in step with PostgreSQL through logical replication until interrupted (SIGINT, SIGTERM: a clean stop) or, with --until-caught-up, until every change committed is applied; needs wal_level=logical and the REPLICATION attribute (see README: Following changes)"},
+		&cli.BoolFlag{Name: "follow", Usage: "after the full load, keep the table in step with PostgreSQL through logical replication until interrupted (SIGINT, SIGTERM: a clean stop) or, with --until-caught-up, until every change committed is applied; needs wal_level=logical and the REPLICATION attribute (see docs/follow.md)"},
 		&cli.BoolFlag{Name: "until-caught-up", Usage: "with --follow: stop once every change committed before the check is applied"},
 		&cli.StringFlag{Name: "slot", Usage: "with --follow: the `NAME` of the logical replication slot to create and stream (default pg2dynamo_ and the table's name)"},
 		&cli.StringFlag{Name: "publication", Usage: "with --follow: the publication `NAME` of the mapping's tables, created if absent (default as --slot)"},
@@ -43,7 +43,10 @@ nothing streams from it: a follow stopped for long fills the server's disk.
 Go on following with pg2dynamo migrate --follow --resume, or drop the slot
 (and the publication) with drop-slot, after which the server keeps no more
 WAL for it; a later migrate --follow loads the table again.`,
-		Flags:  []cli.Flag{mappingFlag(), sourceFlag(), tableFlag(), followFlags()[2], followFlags()[3]},
+		Flags: []cli.Flag{mappingFlag(), sourceFlag(), tableFlag(),
+			&cli.StringFlag{Name: "slot", Usage: "the `NAME` of the replication slot to drop (default pg2dynamo_ and the table's name, as migrate --follow names it)"},
+			&cli.StringFlag{Name: "publication", Usage: "the `NAME` of the publication to drop (default as --slot)"},
+		},
 		Action: runDropSlot,
 	}
 }

@@ -49,7 +49,7 @@ summary reconciles rows read = rows written + rows rejected.
 Example, against DynamoDB Local:
    AWS_ACCESS_KEY_ID=local AWS_SECRET_ACCESS_KEY=local \
    pg2dynamo migrate --mapping examples/northwind/mapping.yaml \
-      --source postgres://postgres@localhost/northwind \
+      --source postgres://postgres@localhost/pg2dynamo_demo_northwind \
       --endpoint-url http://localhost:8000 --region us-east-1 --create-table`,
 		Flags: append([]cli.Flag{
 			mappingFlag(), sourceFlag(), endpointFlag(), regionFlag(), profileFlag(),
@@ -57,7 +57,7 @@ Example, against DynamoDB Local:
 			&cli.BoolFlag{Name: "create-table", Usage: "create the table and its GSIs from the mapping if it does not exist, and wait until it is ACTIVE"},
 			&cli.IntFlag{Name: "concurrency", Aliases: []string{"c"}, Value: pipeline.DefaultConcurrency, Usage: "number of parallel BatchWriteItem writers"},
 			&cli.IntFlag{Name: "readers", Value: defaultReaders(), Usage: "PostgreSQL connections reading in parallel, all on one exported snapshot; a table of 40,000 rows or more is split into primary-key ranges, one per reader; the default is one per CPU, at most 4"},
-			&cli.IntFlag{Name: "max-write-units", Usage: "cap the write capacity consumed per second (as DynamoDB reports it); throttling halves the rate, which then climbs back (default: no cap)"},
+			&cli.IntFlag{Name: "max-write-units", Usage: "cap the write capacity consumed per second (as DynamoDB reports it); throttling halves the rate, which then climbs back", DefaultText: "no cap"},
 			&cli.IntFlag{Name: "max-retries", DefaultText: "9, from --max-attempts 10", Usage: "retries per DynamoDB request after the first attempt (sets --max-attempts to this + 1)"},
 			&cli.DurationFlag{Name: "retry-deadline", Value: 5 * time.Minute, Usage: "give up a batch (and stop the run, with its checkpoint) when its retries, throttling included, take longer than this"},
 			&cli.IntFlag{Name: "max-attempts", Value: 10, Usage: "attempts per DynamoDB request on throttling, 5xx and network errors (exponential backoff with jitter)"},
@@ -153,19 +153,7 @@ func runMigrate(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	reload := fl != nil && fl.resume && c.Bool("prune")
-	if reload {
-		// --follow --resume --prune: every item is loaded again in a new
-		// snapshot, and the stale ones deleted, before following on.
-		cp.Checkpoint = pipeline.NewCheckpoint(cp.Mapping, cp.Source, cp.Table, s.plans)
-		fmt.Fprintln(c.App.ErrWriter, "--prune: loading every item again, then deleting the stale ones, before following on from the slot")
-		// What the stream says of transactions committed before the
-		// load's snapshot is in the table once it is loaded.
-		if fl.exactFrom, err = follow.CurrentLSN(ctx, s.src.Conn()); err != nil {
-			return err
-		}
-	}
-	if err := checkTableIdentity(c, s, cp, c.Bool("resume") && !reload); err != nil {
+	if err := beforeLoad(c, s, cp, fl); err != nil {
 		return err
 	}
 	if err := fl.begin(c, s); err != nil {
@@ -175,29 +163,8 @@ func runMigrate(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	if fl != nil {
-		if c.Bool("prune") && s.client != nil {
-			if err := pruneStale(c, s); err != nil {
-				return err
-			}
-		}
-		if err := fl.run(c, s, cp, out, rejects); err != nil {
-			return err
-		}
-	} else if shard.On() {
-		fmt.Fprintf(c.App.ErrWriter, "shard %s done; run pg2dynamo verify once every shard is done (the table holds them all)\n", shard)
-	} else if s.client != nil && !c.Bool("no-verify") {
-		// The same snapshot: what was read is what is checked, all of it
-		// (a resumed run read only what was left).
-		fmt.Fprintln(c.App.Writer)
-		if c.Bool("prune") {
-			if err := pruneStale(c, s); err != nil {
-				return err
-			}
-		}
-		if err := compareAndReport(c, s, report.ModeVerify, 0, c.App.Writer, rf); err != nil {
-			return err
-		}
+	if err := afterLoad(c, s, cp, fl, out, rejects, rf); err != nil {
+		return err
 	}
 	if err := rejects.Close(); err != nil {
 		return err
@@ -206,6 +173,55 @@ func runMigrate(c *cli.Context) error {
 		return withCode(ExitRejected, fmt.Errorf("%d rows rejected: see %s", t.Rejected+fl.rejected(), rejects.path))
 	}
 	return nil
+}
+
+// beforeLoad readies cp for the full load: with --follow --resume
+// --prune every item is loaded again (cp starts over), else a resumed run
+// must write into the table cp was written for (checkTableIdentity).
+func beforeLoad(c *cli.Context, s *session, cp *checkpointFile, fl *following) error {
+	reload := fl != nil && fl.resume && c.Bool("prune")
+	if reload {
+		// Every item is loaded again in a new snapshot, and the stale
+		// ones deleted, before following on.
+		cp.Checkpoint = pipeline.NewCheckpoint(cp.Mapping, cp.Source, cp.Table, s.plans)
+		fmt.Fprintln(c.App.ErrWriter, "--prune: loading every item again, then deleting the stale ones, before following on from the slot")
+		// What the stream says of transactions committed before the
+		// load's snapshot is in the table once it is loaded.
+		var err error
+		if fl.exactFrom, err = follow.CurrentLSN(c.Context, s.src.Conn()); err != nil {
+			return err
+		}
+	}
+	return checkTableIdentity(c, s, cp, c.Bool("resume") && !reload)
+}
+
+// afterLoad is what follows the full load: --prune, then the follow; or
+// a sharded run's last word; or the verify in the load's snapshot.
+func afterLoad(c *cli.Context, s *session, cp *checkpointFile, fl *following, out sinkOut, rejects *rejectFile, rf *reportFiles) error {
+	if fl != nil {
+		if c.Bool("prune") && s.client != nil {
+			if err := pruneStale(c, s); err != nil {
+				return err
+			}
+		}
+		return fl.run(c, s, cp, out, rejects)
+	}
+	if shard := mustShard(c); shard.On() {
+		fmt.Fprintf(c.App.ErrWriter, "shard %s done; run pg2dynamo verify once every shard is done (the table holds them all)\n", shard)
+		return nil
+	}
+	if s.client == nil || c.Bool("no-verify") {
+		return nil
+	}
+	// The same snapshot: what was read is what is checked, all of it (a
+	// resumed run read only what was left).
+	fmt.Fprintln(c.App.Writer)
+	if c.Bool("prune") {
+		if err := pruneStale(c, s); err != nil {
+			return err
+		}
+	}
+	return compareAndReport(c, s, report.ModeVerify, 0, c.App.Writer, rf)
 }
 
 // progress is the run's progress display and its closing.
@@ -394,11 +410,11 @@ func checkTableIdentity(c *cli.Context, s *session, cp *checkpointFile, resume b
 	id, created := aws.ToString(td.TableId), aws.ToTime(td.CreationDateTime).UTC()
 	if resume && (cp.TableID != "" || !cp.TableCreated.IsZero()) {
 		if cp.TableID != id || !cp.TableCreated.Equal(created) {
-			again := "migrate --resume --prune"
+			again := "migrate --prune without --resume"
 			if c.Bool("follow") {
 				again = "migrate --follow --resume --prune"
 			}
-			return usageError{fmt.Errorf("--resume: table %s is not the one checkpoint %s was written for (that one was created %s, this one %s): it was deleted and created again, or restored, so it lacks what the checkpoint records as loaded; run %s to load every item again (and delete the stale ones), or run without --resume",
+			return usageError{fmt.Errorf("--resume: table %s is not the one checkpoint %s was written for (that one was created %s, this one %s): it was deleted and created again, or restored, so it lacks what the checkpoint records as loaded; run %s to load every item again and delete the stale ones",
 				s.m.Table.Name, cp.path, cp.TableCreated.Format(time.RFC3339), created.Format(time.RFC3339), again)}
 		}
 		return nil
