@@ -113,3 +113,38 @@ func TestShardsEqualOneRun(t *testing.T) {
 		t.Errorf("verify of the shards' table: exit %d\n%s", v.code, v.stdout)
 	}
 }
+
+// A shard reads its range's two boundaries in one statement, whatever the
+// number of shards: a shard of 1,000 runs no more statements than a shard
+// of 2 (it ran one OFFSET scan per boundary of the split, all N−1 of
+// them: 9.4 s for --shard 1/1000 of 22k rows). Counted at the protocol,
+// not timed.
+func TestShardBoundariesInOneStatement(t *testing.T) {
+	parallel(t)
+	url, _ := fixtureSource(t, "tickets", 0.25)
+	root, err := testenv.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	mappingFile := filepath.Join(root, "fixtures", "mappings", "strategies", "tickets.yaml")
+	counter := testenv.NewStatementCounter(t, url)
+	statements := func(shard string) int64 {
+		t.Helper()
+		before := counter.Statements()
+		res := runCLI(t, "migrate", "--mapping", mappingFile, "--source", counter.URL, "--sink", "null", "--shard", shard,
+			"--readers", "2", "--progress", "none", "--rejects", filepath.Join(t.TempDir(), "r.jsonl"),
+			"--checkpoint", filepath.Join(t.TempDir(), "cp.json"))
+		if res.code != 0 {
+			t.Fatalf("--shard %s: exit %d\n%s\n%s", shard, res.code, res.stdout, res.stderr)
+		}
+		if rows := summaryRows(t, res.stdout); rows["Ticket"] == 0 {
+			t.Fatalf("--shard %s read no ticket: %v", shard, rows)
+		}
+		return counter.Statements() - before
+	}
+	two, thousand := statements("2/2"), statements("2/1000")
+	t.Logf("statements: %d for --shard 2/2, %d for --shard 2/1000", two, thousand)
+	if thousand > two {
+		t.Errorf("--shard 2/1000 ran %d statements, --shard 2/2 %d: the boundaries should cost one statement per entity, whatever N", thousand, two)
+	}
+}

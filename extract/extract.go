@@ -167,53 +167,72 @@ func (s *Source) Fork(ctx context.Context) (*Source, error) {
 	return f, nil
 }
 
-// Split divides the rows of q (which must read in order: q.OrderBy set,
-// the source's primary key) into at most n ranges of about rows/n rows each,
-// rows being the number q reads. It returns the boundaries: the positions
-// (as Query.Position gives them) that end every range but the last,
-// increasing, and with each the number of q's rows up to and including it
-// (its offset in the snapshot). Range i then reads the rows after
-// boundary i−1 (or q.After) up to and including boundary i (or q.Until).
-// Each boundary costs one index scan of up to rows rows (OFFSET).
-func (s *Source) Split(ctx context.Context, q Query, n int, rows int64) ([][]string, []int64, error) {
+// Positions returns the positions (as Query.Position gives them) of q's
+// rows numbered at, counting from 1 in q's order within its After and
+// Until: out[j] is row at[j]'s, nil when q reads fewer rows. q must read
+// in order (q.OrderBy set, the source's primary key). It is one statement,
+// whatever the number of rows asked for: row_number() over q's order,
+// which PostgreSQL computes along the primary key's index and stops
+// reading at the last row asked for, so its cost is that of reading up to
+// max(at) keys, once (not one OFFSET scan per position).
+func (s *Source) Positions(ctx context.Context, q Query, at []int64) ([][]string, error) {
 	if s.tx == nil {
-		return nil, nil, errors.New("source: Split before Begin")
+		return nil, errors.New("source: Positions before Begin")
 	}
 	if len(q.OrderBy) == 0 {
-		return nil, nil, errors.New("source: Split of a query that reads in no order")
+		return nil, errors.New("source: Positions of a query that reads in no order")
 	}
-	var out [][]string
-	var upTo []int64
+	out := make([][]string, len(at))
+	want := map[int64][]int{} // row number → indexes in at
+	for j, n := range at {
+		if n >= 1 {
+			want[n] = append(want[n], j)
+		}
+	}
+	if len(want) == 0 {
+		return out, nil
+	}
+	numbers := make([]int64, 0, len(want))
+	for n := range want {
+		numbers = append(numbers, n)
+	}
+	keys := make([]string, len(q.OrderBy))
+	names := make([]string, len(q.OrderBy))
 	sel := make([]string, len(q.OrderBy))
 	for i, c := range q.OrderBy {
-		sel[i] = outputText("src." + ident(c.Name))
+		keys[i] = "src." + ident(c.Name)
+		names[i] = fmt.Sprintf("k%d", i+1)
+		sel[i] = outputText("numbered." + names[i])
 	}
-	sql := "SELECT " + strings.Join(sel, ", ") + " FROM " + from(q.Source) + q.orderClause() +
-		fmt.Sprintf(" OFFSET $%d LIMIT 1", len(q.Args())+1)
-	for i := 1; i < n; i++ {
-		off := rows * int64(i) / int64(n)
-		if off == 0 {
-			continue
-		}
+	args := q.Args()
+	// The LIMIT lets the executor stop at the last row asked for; the
+	// rows come back in any order, each with its number.
+	sql := fmt.Sprintf("SELECT numbered.n, %s FROM (SELECT row_number() OVER (ORDER BY %s), %s FROM %s%s) AS numbered(n, %s) WHERE numbered.n = ANY($%d::int8[]) LIMIT %d",
+		strings.Join(sel, ", "), strings.Join(keys, ", "), strings.Join(keys, ", "), from(q.Source), q.whereClause(),
+		strings.Join(names, ", "), len(args)+1, len(numbers))
+	rows, err := s.tx.Query(ctx, sql, append(args, numbers)...)
+	if err != nil {
+		return nil, fmt.Errorf("positions in %s: %w", q.Source, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var n int64
 		vals := make([]string, len(q.OrderBy))
-		dst := make([]any, len(vals))
+		dst := []any{&n}
 		for j := range vals {
-			dst[j] = &vals[j]
+			dst = append(dst, &vals[j])
 		}
-		err := s.tx.QueryRow(ctx, sql, append(q.Args(), off-1)...).Scan(dst...)
-		if errors.Is(err, pgx.ErrNoRows) {
-			break
+		if err := rows.Scan(dst...); err != nil {
+			return nil, fmt.Errorf("positions in %s: %w", q.Source, err)
 		}
-		if err != nil {
-			return nil, nil, fmt.Errorf("split %s: %w", q.Source, err)
+		for _, j := range want[n] {
+			out[j] = vals
 		}
-		if len(out) > 0 && slices.Equal(out[len(out)-1], vals) {
-			continue
-		}
-		out = append(out, vals)
-		upTo = append(upTo, off)
 	}
-	return out, upTo, nil
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("positions in %s: %w", q.Source, err)
+	}
+	return out, nil
 }
 
 // CanonicalPosition has PostgreSQL read pos, a position of q's read, with

@@ -76,13 +76,18 @@ INSERT INTO c VALUES ('10.1.2.3', '2024-01-02 03:04:05.5+02', 1), ('10.1.2.3', '
 			}
 			q.Until = nil
 			q.After = nil
-			bounds, upTo, err := src.Split(ctx, q, 3, 3)
+			bounds, err := src.Positions(ctx, q, []int64{2, 1, 4})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if d := cmp.Diff(pos[:2], bounds); d != "" || !cmp.Equal(upTo, []int64{1, 2}) {
-				t.Errorf("split boundaries (-row positions +boundaries):\n%s\nrows up to each: %v, want [1 2]", d, upTo)
+			if d := cmp.Diff([][]string{pos[1], pos[0], nil}, bounds); d != "" {
+				t.Errorf("positions of rows 2, 1 and 4 (of 3) (-as read +Positions):\n%s", d)
 			}
+			q.After = pos[0]
+			if bounds, err := src.Positions(ctx, q, []int64{1}); err != nil || !cmp.Equal(bounds, [][]string{pos[1]}) {
+				t.Errorf("position of row 1 after %q: %q, %v; want %q", pos[0], bounds, err, pos[1])
+			}
+			q.After = nil
 			for _, p := range pos {
 				if canon, ok, err := src.CanonicalPosition(ctx, q, p); err != nil || !ok || !cmp.Equal(canon, p) {
 					t.Errorf("CanonicalPosition(%q) = %q, %v, %v; want it unchanged", p, canon, ok, err)

@@ -29,7 +29,7 @@ type Query struct {
 	// the rows after it: a resumed read, or a range of a split one.
 	After []string
 	// Until, when set (a position), reads only the rows up to and
-	// including it: a range of a split read (see Source.Split).
+	// including it: a range of a split read (see Source.Positions).
 	Until []string
 	// Match, when set, reads only the rows whose Match.Columns hold one
 	// of Match.Values: the rows a change touches (package follow).

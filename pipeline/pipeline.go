@@ -122,13 +122,16 @@ type Options struct {
 
 // Shard is shard Index (1 to Count) of a run split across Count
 // processes with no coordinator. Each entity read in primary-key order is
-// cut into Count ranges by Count−1 positions at equal offsets of its
-// rows (RowSource.Split, PostgreSQL's ORDER BY … OFFSET), and the shard
-// reads range Index; an entity without a primary key is read whole by one
+// cut into Count ranges at equal offsets of its rows, and the shard reads
+// range Index: the rows numbered after ⌊rows·(Index−1)/Count⌋ up to and
+// including ⌊rows·Index/Count⌋, whose two positions it reads in one
+// statement (RowSource.Positions, PostgreSQL's row_number() along the
+// primary key); an entity without a primary key is read whole by one
 // shard, chosen by a hash (FNV-1a) of its name. Shards reading one
-// snapshot (extract.Source.BeginAt) compute the same positions, so every
-// row is read by exactly one shard; shards reading snapshots of their own
-// may disagree on positions if rows are inserted or deleted between them.
+// snapshot (extract.Source.BeginAt) count the same rows and compute the
+// same positions, so every row is read by exactly one shard; shards
+// reading snapshots of their own may disagree on positions if rows are
+// inserted or deleted between them.
 type Shard struct{ Index, Count int }
 
 // ParseShard parses "i/N": 1 ≤ i ≤ N.

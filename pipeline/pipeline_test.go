@@ -411,3 +411,58 @@ entities:
 		t.Errorf("rejects (-want +got):\n%s", d)
 	}
 }
+
+// The shards of a split read every row exactly once between them, each
+// reading (and counting in its summary) a contiguous range of its own,
+// whatever the number of shards: fewer rows than shards included, on a
+// composite key with a text column.
+func TestShardsPartitionTheRows(t *testing.T) {
+	url := testenv.NewDatabase(t)
+	testenv.Exec(t, url, `CREATE TABLE c (g text, id integer, PRIMARY KEY (g, id));
+		INSERT INTO c SELECT chr(97 + i % 3), i FROM generate_series(1, 20) i;`)
+	ctx := context.Background()
+	m, err := mapping.Parse("c.yaml", []byte("table: {name: ccc}\nentities:\n  C:\n    source: {table: c}\n    pk: C#${g}\n    sk: C#${id}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := extract.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close(ctx)
+	plans, err := pipeline.Prepare(ctx, src, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := src.Begin(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []int{1, 2, 3, 7, 19, 20, 21, 50} {
+		t.Run(fmt.Sprintf("%d shards", n), func(t *testing.T) {
+			seen := map[string]int{}
+			var order []string // the items' keys, shard after shard
+			for i := 1; i <= n; i++ {
+				sink := &recordSink{}
+				sum, err := pipeline.Run(ctx, pipeline.Postgres(src), m, plans, sink, pipeline.Options{Concurrency: 1, Readers: 2,
+					Shard: pipeline.Shard{Index: i, Count: n}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if e := sum.Entities[0]; e.Rows != int64(len(sink.items)) || e.Total != e.Rows {
+					t.Errorf("shard %d/%d: %d items, summary %+v", i, n, len(sink.items), e)
+				}
+				for _, it := range sink.items {
+					k := testenv.CanonicalItem(it.Attrs)
+					seen[k]++
+					order = append(order, k)
+				}
+			}
+			if len(seen) != 20 || len(order) != 20 {
+				t.Errorf("%d items, %d distinct; want the 20 rows once each", len(order), len(seen))
+			}
+			if !slices.IsSorted(order) {
+				t.Errorf("the shards' rows, shard after shard, are not in key order: %q", order)
+			}
+		})
+	}
+}

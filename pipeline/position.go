@@ -16,7 +16,7 @@ import (
 // every position, and PostgreSQL, not Go, renders it: a row's position is
 // read in the statement that reads the row (extract.Query.Position,
 // through transform.Plan.Position), a split boundary by the same
-// expression (extract.Source.Split), and a position is bound back through
+// expression (extract.Source.Positions), and a position is bound back through
 // the type's input function ($1::text::bytea). So a position always stands
 // for the very value it was read from, for every type; it cannot drift
 // from PostgreSQL as a Go rendering of pgx's values could (bytea was

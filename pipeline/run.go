@@ -21,7 +21,7 @@ import (
 // read in primary-key order when their source has one
 // (transform.Plan.Ordered); an entity that does and holds at least
 // 2×MinRangeRows rows is split into key ranges, one per reader
-// (RowSource.Split); the parts of all entities are handed out in mapping
+// (RowSource.Positions); the parts of all entities are handed out in mapping
 // order. Writing: opts.Concurrency writers call sink.Write.
 //
 // Duplicate keys: no batch holds two items of one primary key, and unless

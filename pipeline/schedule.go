@@ -192,7 +192,10 @@ func leftIn(ctx context.Context, src RowSource, p *transform.Plan, rs []Range) (
 }
 
 // shardRanges returns the range of p's rows (rows of them) that shard sh
-// reads (see Shard), none or one, and the number of rows it holds.
+// reads (see Shard), none or one, and the number of rows it holds. Shard
+// i of N reads the rows numbered after ⌊rows·(i−1)/N⌋ up to and including
+// ⌊rows·i/N⌋ (in primary-key order, from 1): it needs the positions of
+// those two rows only, read in one statement.
 func shardRanges(ctx context.Context, src RowSource, p *transform.Plan, rows int64, sh Shard) ([]Range, int64, error) {
 	if !p.Ordered() {
 		h := fnv.New32a()
@@ -202,24 +205,34 @@ func shardRanges(ctx context.Context, src RowSource, p *transform.Plan, rows int
 		}
 		return []Range{{}}, rows, nil
 	}
-	bounds, upTo, err := src.Split(ctx, p.Query(), sh.Count, rows)
+	first, last := cut(rows, sh.Index-1, sh.Count), cut(rows, sh.Index, sh.Count)
+	if first == last { // fewer rows than shards
+		return nil, 0, nil
+	}
+	// Row first ends the shard before; row last ends this one (the last
+	// shard reads to the end).
+	at := []int64{first, 0}
+	if sh.Index < sh.Count {
+		at[1] = last
+	}
+	pos, err := src.Positions(ctx, p.Query(), at)
 	if err != nil {
 		return nil, 0, err
 	}
-	k := sh.Index - 1
-	if k > len(bounds) { // fewer rows than shards
-		return nil, 0, nil
-	}
 	var r Range
-	first, last := int64(0), rows
-	if k > 0 {
-		r.After, first = bounds[k-1], upTo[k-1]
+	if first > 0 {
+		if pos[0] == nil { // the snapshot holds fewer rows than counted
+			return nil, 0, nil
+		}
+		r.After = pos[0]
 	}
-	if k < len(bounds) {
-		r.Until, last = bounds[k], upTo[k]
-	}
+	r.Until = pos[1]
 	return []Range{r}, last - first, nil
 }
+
+// cut is the number of rows, of rows in all, before range k of n equal
+// ranges (0 ≤ k ≤ n): ⌊rows·k/n⌋.
+func cut(rows int64, k, n int) int64 { return rows * int64(k) / int64(n) }
 
 // split returns the ranges of p's read: one per reader when p reads in
 // primary-key order and holds enough rows, else one.
@@ -228,13 +241,20 @@ func split(ctx context.Context, src RowSource, p *transform.Plan, rows int64, re
 	if !p.Ordered() || n < 2 {
 		return []Range{{}}, nil
 	}
-	bounds, _, err := src.Split(ctx, p.Query(), n, rows)
+	at := make([]int64, 0, n-1)
+	for k := 1; k < n; k++ {
+		at = append(at, cut(rows, k, n))
+	}
+	bounds, err := src.Positions(ctx, p.Query(), at)
 	if err != nil {
 		return nil, err
 	}
-	rs := make([]Range, 0, len(bounds)+1)
+	rs := make([]Range, 0, n)
 	var after []string
 	for _, b := range bounds {
+		if b == nil { // past the last row
+			break
+		}
 		rs = append(rs, Range{After: after, Until: b})
 		after = b
 	}

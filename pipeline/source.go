@@ -16,12 +16,11 @@ type RowSource interface {
 	// Count returns the number of rows of e's source in the snapshot
 	// (PostgreSQL's count(*)).
 	Count(ctx context.Context, e *mapping.Entity) (int64, error)
-	// Split returns up to n-1 positions that cut q's rows (rows of them,
-	// in q's primary-key order) into ranges of about equal size, in
-	// order: range k holds the rows after position k-1 up to and
-	// including position k. With each position, the number of rows up to
-	// and including it. q reads in order (q.OrderBy set).
-	Split(ctx context.Context, q extract.Query, n int, rows int64) ([][]string, []int64, error)
+	// Positions returns the positions of q's rows numbered at (from 1,
+	// in q's order within its After and Until), in one statement:
+	// out[j] is row at[j]'s, nil past q's last row. q reads in order
+	// (q.OrderBy set).
+	Positions(ctx context.Context, q extract.Query, at []int64) ([][]string, error)
 	// CountRange returns the number of rows Stream(ctx, name, q, …) would
 	// read (a resumed entity's rows left to read).
 	CountRange(ctx context.Context, name string, q extract.Query) (int64, error)
