@@ -148,3 +148,25 @@ func TestShardBoundariesInOneStatement(t *testing.T) {
 		t.Errorf("--shard 2/1000 ran %d statements, --shard 2/2 %d: the boundaries should cost one statement per entity, whatever N", thousand, two)
 	}
 }
+
+// --shard takes at most pipeline.MaxShards shards, and says why.
+func TestShardCountBounded(t *testing.T) {
+	parallel(t)
+	url, _ := fixtureSource(t, "tickets", 0.05)
+	root, err := testenv.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	mappingFile := filepath.Join(root, "fixtures", "mappings", "strategies", "tickets.yaml")
+	for _, cmd := range [][]string{
+		{"migrate", "--sink", "null", "--checkpoint", filepath.Join(t.TempDir(), "cp.json")},
+		{"export", "--to", "file://" + t.TempDir() + "/"},
+	} {
+		args := append(cmd, "--mapping", mappingFile, "--source", url, "--shard", "1/5000", "--progress", "none",
+			"--rejects", filepath.Join(t.TempDir(), "r.jsonl"))
+		res := runCLI(t, args...)
+		if res.code != ExitUsage || !strings.Contains(res.stderr, "at most 1024 shards") || !strings.Contains(res.stderr, "max_connections") {
+			t.Errorf("%s --shard 1/5000: exit %d, want %d saying the bound and why\n%s", cmd[0], res.code, ExitUsage, res.stderr)
+		}
+	}
+}

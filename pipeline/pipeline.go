@@ -134,12 +134,23 @@ type Options struct {
 // inserted or deleted between them.
 type Shard struct{ Index, Count int }
 
-// ParseShard parses "i/N": 1 ≤ i ≤ N.
+// MaxShards bounds a Shard's Count. Each shard is a process holding
+// PostgreSQL connections of its own (the server allows 100 at once by
+// default, max_connections), and an export's shards write one object or
+// more each, of the 50,000 one import reads: past a thousand shards the
+// server and the import, not the rows, bound the run.
+const MaxShards = 1024
+
+// ParseShard parses "i/N": 1 ≤ i ≤ N ≤ MaxShards.
 func ParseShard(text string) (Shard, error) {
 	var sh Shard
 	if _, err := fmt.Sscanf(text, "%d/%d", &sh.Index, &sh.Count); err != nil || fmt.Sprintf("%d/%d", sh.Index, sh.Count) != text ||
 		sh.Count < 1 || sh.Index < 1 || sh.Index > sh.Count {
 		return Shard{}, fmt.Errorf("shard %q: expected i/N with 1 ≤ i ≤ N, e.g. 2/3", text)
+	}
+	if sh.Count > MaxShards {
+		return Shard{}, fmt.Errorf("shard %q: at most %d shards: each is a process with PostgreSQL connections of its own (max_connections is 100 by default), and each shard of an export writes objects of its own (one import reads at most 50,000); use fewer shards, each with more --readers",
+			text, MaxShards)
 	}
 	return sh, nil
 }
