@@ -149,6 +149,7 @@ func runExport(c *cli.Context) error {
 	if shard.On() {
 		man.Shard = shard.String()
 	}
+	man.Snapshot = c.String("snapshot")
 	if err := checkFreshDestination(c, store, loc, shard); err != nil {
 		return err
 	}

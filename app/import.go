@@ -26,7 +26,8 @@ func importCommand() *cli.Command {
 		Usage:     "have DynamoDB load an export from S3 itself: ImportTable for a new table, StartBulkPutItems for an existing one",
 		UsageText: "pg2dynamo import --mapping FILE --from s3://BUCKET/PREFIX/ [--source URL] [--endpoint-url URL] [options]",
 		Description: `import reads the export's manifests (pg2dynamo export; one per shard), checks
-they were made with this mapping file, and hands the load to DynamoDB:
+they were made with this mapping file and, for a split export, that every shard
+is there and all read one --snapshot, and hands the load to DynamoDB:
 
   - the table does not exist: ImportTable creates it (key schema, GSIs and
     billing mode from the mapping) and loads PREFIX/data/ without consuming
@@ -97,6 +98,9 @@ func checkImport(c *cli.Context, mappingFile string) (*importPlan, error) {
 	mans, err := export.Manifests(c.Context, ip.s3, ip.from)
 	if err != nil {
 		return nil, err
+	}
+	if err := export.CheckShards(mans); err != nil {
+		return nil, usageError{fmt.Errorf("%s: %w", ip.from, err)}
 	}
 	hash, err := fileSHA256(mappingFile)
 	if err != nil {

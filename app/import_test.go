@@ -23,6 +23,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/pg2dynamo/pg2dynamo/internal/testenv"
 	"github.com/pg2dynamo/pg2dynamo/load"
@@ -409,4 +410,72 @@ func gsisOf(gs []types.GlobalSecondaryIndex) []string {
 		out = append(out, fmt.Sprint(aws.ToString(g.IndexName), keysOf(g.KeySchema), g.Projection.ProjectionType))
 	}
 	return out
+}
+
+// import refuses, before any request to DynamoDB, a sharded export that
+// misses a shard or whose shards read different snapshots, saying which.
+func TestImportChecksTheShards(t *testing.T) {
+	parallel(t)
+	ctx := context.Background()
+	url, _ := fixtureSource(t, "tickets", 0.05)
+	root, err := testenv.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	mappingFile := filepath.Join(root, "fixtures", "mappings", "strategies", "tickets.yaml")
+	s3URL, _ := s3Server(t, "exports")
+	table := testenv.TableName("import-shards")
+	holder := testenv.Connect(t, url)
+	tx, err := holder.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx)
+	var snapshot string
+	if err := tx.QueryRow(ctx, "SELECT pg_export_snapshot()").Scan(&snapshot); err != nil {
+		t.Fatal(err)
+	}
+	exportShard := func(shard string, extra ...string) {
+		t.Helper()
+		args := append([]string{"export", "--mapping", mappingFile, "--source", url, "--table", table, "--to", "s3://exports/run/",
+			"--s3-endpoint-url", s3URL, "--region", "us-east-1", "--progress", "none", "--rejects", filepath.Join(t.TempDir(), "r.jsonl"),
+			"--shard", shard}, extra...)
+		if res := runCLI(t, args...); res.code != 0 {
+			t.Fatalf("export --shard %s: exit %d\n%s", shard, res.code, res.stderr)
+		}
+	}
+	rec := testenv.NewRecorder(t, dynalite(t).Endpoint)
+	loads := func() (n int) {
+		for _, op := range rec.Operations() {
+			if strings.HasSuffix(op, ".ImportTable") || strings.HasSuffix(op, ".StartBulkPutItems") {
+				n++
+			}
+		}
+		return n
+	}
+	importShards := func(want ...string) {
+		t.Helper()
+		res := runCLI(t, "import", "--mapping", mappingFile, "--source", url, "--table", table, "--from", "s3://exports/run/",
+			"--endpoint-url", rec.URL, "--s3-endpoint-url", s3URL, "--region", "us-east-1", "--poll-interval", "10ms",
+			"--rejects", filepath.Join(t.TempDir(), "rejects.jsonl"))
+		if res.code != ExitUsage {
+			t.Errorf("import: exit %d, want %d\n%s\n%s", res.code, ExitUsage, res.stdout, res.stderr)
+		}
+		for _, w := range want {
+			if !strings.Contains(res.stderr, w) {
+				t.Errorf("import said:\n%s\nwant it to say %q", res.stderr, w)
+			}
+		}
+	}
+
+	exportShard("1/3", "--snapshot", snapshot)
+	exportShard("2/3", "--snapshot", snapshot)
+	importShards("shard 3/3 is missing (no manifest-shard-3-of-3.json")
+
+	exportShard("3/3") // a snapshot of its own
+	importShards("the shards did not read one snapshot: 1/3, 2/3 read snapshot "+snapshot+"; 3/3 read a snapshot of its own (no --snapshot)",
+		"--snapshot NAME")
+	if n := loads(); n != 0 {
+		t.Fatalf("%d ImportTable or StartBulkPutItems requests sent for a refused export", n)
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 )
 
 // ShardTag names shard index of count in an export's object and manifest
@@ -72,4 +73,84 @@ func Unlisted(keys []string, mans []*Manifest) (extra, missing []string) {
 	}
 	slices.Sort(missing)
 	return extra, missing
+}
+
+// CheckShards checks that mans, the manifests under one prefix (as
+// Manifests reads them), make one whole export: one manifest of an export
+// not split, or the manifests of every shard 1/N to N/N of one split, all
+// of which read one exported snapshot (the same --snapshot name). Its
+// error says which shards are missing or which snapshots differ: an
+// import of such a prefix would miss a shard's rows, or hold the rows
+// changed between two snapshots twice or not at all.
+func CheckShards(mans []*Manifest) error {
+	if len(mans) == 1 && mans[0].Shard == "" {
+		return nil
+	}
+	byIndex := map[int]*Manifest{}
+	seen := map[int]bool{} // the Ns
+	var splits []string    // each N once, as the first of its shards names it
+	count := 0
+	for _, m := range mans {
+		var i, n int
+		if _, err := fmt.Sscanf(m.Shard, "%d/%d", &i, &n); err != nil || i < 1 || i > n {
+			return fmt.Errorf("%s, of an export not split, beside the manifests of shards: two exports in one prefix", ManifestKey)
+		}
+		if !seen[n] {
+			seen[n], count = true, n
+			splits = append(splits, m.Shard)
+		}
+		byIndex[i] = m
+	}
+	if len(splits) > 1 {
+		return fmt.Errorf("manifests of shards of different splits (%s): two exports in one prefix", strings.Join(splits, ", "))
+	}
+	var missing, keys []string
+	for i := 1; i <= count; i++ {
+		if byIndex[i] == nil {
+			missing = append(missing, fmt.Sprintf("%d/%d", i, count))
+			keys = append(keys, "manifest-"+ShardTag(i, count)+".json")
+		}
+	}
+	switch {
+	case len(missing) == 1:
+		return fmt.Errorf("shard %s is missing (no %s: it has not finished, or it failed): run it with the other shards' --snapshot, or export every shard again, then import",
+			missing[0], keys[0])
+	case len(missing) > 1:
+		return fmt.Errorf("shards %s of %d are missing (no %s: they have not finished, or they failed): run them with the other shards' --snapshot, or export every shard again, then import",
+			strings.Join(missing, ", "), count, strings.Join(keys, ", "))
+	}
+	// One snapshot name, shared by all.
+	shardsOf := map[string][]string{} // snapshot name → its shards
+	var names []string                // in the order of their first shard
+	first, last := byIndex[1].SnapshotTime, byIndex[1].SnapshotTime
+	for i := 1; i <= count; i++ {
+		m := byIndex[i]
+		if _, ok := shardsOf[m.Snapshot]; !ok {
+			names = append(names, m.Snapshot)
+		}
+		shardsOf[m.Snapshot] = append(shardsOf[m.Snapshot], m.Shard)
+		if m.SnapshotTime.Before(first) {
+			first = m.SnapshotTime
+		}
+		if m.SnapshotTime.After(last) {
+			last = m.SnapshotTime
+		}
+	}
+	if len(names) == 1 && names[0] != "" {
+		return nil
+	}
+	var read []string
+	for _, name := range names {
+		shards := shardsOf[name]
+		what := "snapshot " + name
+		switch {
+		case name == "" && len(shards) == 1:
+			what = "a snapshot of its own (no --snapshot)"
+		case name == "":
+			what = "snapshots of their own (no --snapshot)"
+		}
+		read = append(read, strings.Join(shards, ", ")+" read "+what)
+	}
+	return fmt.Errorf("the shards did not read one snapshot: %s; they began reading up to %s apart, and a row changed in between can be missing or imported twice: export every shard again with one --snapshot NAME (pg2dynamo snapshot hold)",
+		strings.Join(read, "; "), last.Sub(first).Round(time.Millisecond))
 }

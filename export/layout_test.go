@@ -5,7 +5,9 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
+	"time"
 )
 
 // An export may share its prefix only with the other shards of its own
@@ -50,5 +52,44 @@ func TestUnlisted(t *testing.T) {
 	extra, missing := Unlisted([]string{"data/a", "data/c", "data/old"}, mans)
 	if !slices.Equal(extra, []string{"data/old"}) || !slices.Equal(missing, []string{"data/b"}) {
 		t.Errorf("extra %q, missing %q; want [data/old] and [data/b]", extra, missing)
+	}
+}
+
+// The manifests under a prefix make one export only when every shard of
+// one split is there, all read from one named snapshot; the error names
+// the missing shards and the snapshots that differ.
+func TestCheckShards(t *testing.T) {
+	at := time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
+	man := func(shard, snapshot string, late time.Duration) *Manifest {
+		return &Manifest{Shard: shard, Snapshot: snapshot, SnapshotTime: at.Add(late)}
+	}
+	cases := []struct {
+		name string
+		mans []*Manifest
+		want string // in the error; "" for none
+	}{
+		{"not split", []*Manifest{man("", "", 0)}, ""},
+		{"not split, on a snapshot", []*Manifest{man("", "00000003-0000001B-1", 0)}, ""},
+		{"every shard, one snapshot", []*Manifest{man("2/3", "S", 0), man("1/3", "S", time.Second), man("3/3", "S", 0)}, ""},
+		{"one missing", []*Manifest{man("1/3", "S", 0), man("2/3", "S", 0)},
+			"shard 3/3 is missing (no manifest-shard-3-of-3.json: it has not finished, or it failed)"},
+		{"two missing", []*Manifest{man("3/5", "S", 0), man("1/5", "S", 0), man("5/5", "S", 0)},
+			"shards 2/5, 4/5 of 5 are missing (no manifest-shard-2-of-5.json, manifest-shard-4-of-5.json"},
+		{"snapshots of their own", []*Manifest{man("1/2", "", 0), man("2/2", "", 3500*time.Millisecond)},
+			"the shards did not read one snapshot: 1/2, 2/2 read snapshots of their own (no --snapshot); they began reading up to 3.5s apart"},
+		{"two names and none", []*Manifest{man("1/3", "A", 0), man("2/3", "B", 0), man("3/3", "", time.Second)},
+			"1/3 read snapshot A; 2/3 read snapshot B; 3/3 read a snapshot of its own (no --snapshot)"},
+		{"a whole export beside shards", []*Manifest{man("", "", 0), man("1/2", "S", 0), man("2/2", "S", 0)},
+			"manifest.json, of an export not split, beside the manifests of shards"},
+		{"different splits", []*Manifest{man("1/2", "S", 0), man("1/3", "S", 0), man("2/2", "S", 0)},
+			"manifests of shards of different splits (1/2, 1/3)"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			err := CheckShards(tc.mans)
+			if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
+				t.Errorf("CheckShards: %v; want %q", err, tc.want)
+			}
+		})
 	}
 }

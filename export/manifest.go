@@ -35,6 +35,10 @@ type Manifest struct {
 	MappingHash  string    `json:"mapping_sha256"`
 	Source       string    `json:"source"`
 	SnapshotTime time.Time `json:"snapshot_time"`
+	// Snapshot is the name of the exported snapshot the export read
+	// (--snapshot), empty when it read one of its own: the shards of one
+	// export must all name the same (see CheckShards).
+	Snapshot string `json:"snapshot,omitempty"`
 	// Shard is "i/N" for one shard of a split export (--shard).
 	Shard    string        `json:"shard,omitempty"`
 	Entities []EntityItems `json:"entities"`
