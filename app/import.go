@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/smithy-go"
 	"github.com/urfave/cli/v2"
 
 	"github.com/pg2dynamo/pg2dynamo/export"
@@ -27,7 +28,8 @@ func importCommand() *cli.Command {
 		UsageText: "pg2dynamo import --mapping FILE --from s3://BUCKET/PREFIX/ [--source URL] [--endpoint-url URL] [options]",
 		Description: `import reads the export's manifests (pg2dynamo export; one per shard), checks
 they were made with this mapping file and, for a split export, that every shard
-is there and all read one --snapshot, and hands the load to DynamoDB:
+is there and all read one --snapshot, and hands the load to DynamoDB (an
+emulator such as dynalite or DynamoDB Local has neither operation):
 
   - the table does not exist: ImportTable creates it (key schema, GSIs and
     billing mode from the mapping) and loads PREFIX/data/ without consuming
@@ -197,7 +199,7 @@ func importTable(c *cli.Context, s *session, ip *importPlan) (int64, error) {
 	in := export.ImportTableInput(s.m, ip.from, ip.compression)
 	out, err := s.client.ImportTable(c.Context, in)
 	if err != nil {
-		return 0, fmt.Errorf("ImportTable: %w", err)
+		return 0, operationError(c, "ImportTable", err)
 	}
 	arn := aws.ToString(out.ImportTableDescription.ImportArn)
 	fmt.Fprintf(c.App.ErrWriter, "ImportTable %s: creating table %s from %s%s (%d items)\n", arn, s.m.Table.Name, ip.from, export.DataPrefix, ip.items)
@@ -266,7 +268,7 @@ func bulkPut(c *cli.Context, s *session, ip *importPlan, rejects *rejectFile) (i
 		MaxWriteUnits: c.Int64("max-write-units"), Tier: c.String("tier")})
 	out, err := s.client.StartBulkPutItems(c.Context, in)
 	if err != nil {
-		return 0, fmt.Errorf("StartBulkPutItems: %w", err)
+		return 0, operationError(c, "StartBulkPutItems", err)
 	}
 	arn := aws.ToString(out.BulkOperationDescription.BulkOperationArn)
 	fmt.Fprintf(c.App.ErrWriter, "StartBulkPutItems %s: loading %s%s into table %s (%d items)\n", arn, ip.from, export.DataPrefix, s.m.Table.Name, ip.items)
@@ -321,6 +323,37 @@ func bulkPut(c *cli.Context, s *session, ip *importPlan, rejects *rejectFile) (i
 		d.FailedItemCount, listed, ip.reportTo, rejects.path)
 	return max(d.FailedItemCount, listed), nil
 }
+
+// operationError is err, from operation op (ImportTable,
+// StartBulkPutItems), wrapped; from an endpoint that does not have op
+// (UnknownOperationException: dynalite, DynamoDB Local and other
+// emulators have neither) it is a *missingOperationError, a usage error.
+func operationError(c *cli.Context, op string, err error) error {
+	var ae smithy.APIError
+	if errors.As(err, &ae) && ae.ErrorCode() == "UnknownOperationException" {
+		return usageError{&missingOperationError{Op: op, Endpoint: c.String("endpoint-url"), Err: err}}
+	}
+	return fmt.Errorf("%s: %w", op, err)
+}
+
+// missingOperationError is the refusal of operation Op by a DynamoDB
+// endpoint (Endpoint, "" for AWS's) that does not have it. It says what
+// to do instead; nothing was loaded.
+type missingOperationError struct {
+	Op, Endpoint string
+	Err          error
+}
+
+func (e *missingOperationError) Error() string {
+	at := "the DynamoDB endpoint"
+	if e.Endpoint != "" {
+		at += " " + e.Endpoint
+	}
+	return fmt.Sprintf("%s does not have %s (UnknownOperationException): an emulator such as dynalite or DynamoDB Local cannot load from S3; import into DynamoDB itself (without --endpoint-url), or load the table with pg2dynamo migrate, which writes through BatchWriteItem",
+		at, e.Op)
+}
+
+func (e *missingOperationError) Unwrap() error { return e.Err }
 
 // poll calls fn every --poll-interval until it reports done or fails.
 func poll(c *cli.Context, fn func(context.Context) (bool, error)) error {

@@ -25,6 +25,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/pg2dynamo/pg2dynamo/export"
 	"github.com/pg2dynamo/pg2dynamo/internal/testenv"
 	"github.com/pg2dynamo/pg2dynamo/load"
 	"github.com/pg2dynamo/pg2dynamo/transform"
@@ -413,7 +414,9 @@ func gsisOf(gs []types.GlobalSecondaryIndex) []string {
 }
 
 // import refuses, before any request to DynamoDB, a sharded export that
-// misses a shard or whose shards read different snapshots, saying which.
+// misses a shard or whose shards read different snapshots, saying which;
+// an endpoint without ImportTable or StartBulkPutItems (dynalite) is named
+// as such, with what to do instead.
 func TestImportChecksTheShards(t *testing.T) {
 	parallel(t)
 	ctx := context.Background()
@@ -423,7 +426,7 @@ func TestImportChecksTheShards(t *testing.T) {
 		t.Fatal(err)
 	}
 	mappingFile := filepath.Join(root, "fixtures", "mappings", "strategies", "tickets.yaml")
-	s3URL, _ := s3Server(t, "exports")
+	s3URL, s3c := s3Server(t, "exports")
 	table := testenv.TableName("import-shards")
 	holder := testenv.Connect(t, url)
 	tx, err := holder.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
@@ -478,4 +481,33 @@ func TestImportChecksTheShards(t *testing.T) {
 	if n := loads(); n != 0 {
 		t.Fatalf("%d ImportTable or StartBulkPutItems requests sent for a refused export", n)
 	}
+
+	// Shard 3 again, on the others' snapshot: the export is whole, and
+	// import goes on to DynamoDB, here dynalite, which has neither load.
+	loc := export.Location{Bucket: "exports", Prefix: "run/"}
+	keys, err := export.ListKeys(ctx, s3c, loc, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range keys {
+		if strings.Contains(k, export.ShardTag(3, 3)) {
+			if _, err := s3c.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String("exports"), Key: aws.String("run/" + k)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	exportShard("3/3", "--snapshot", snapshot)
+	importShards("does not have ImportTable (UnknownOperationException)", "import into DynamoDB itself", "pg2dynamo migrate")
+	if n := loads(); n != 1 {
+		t.Errorf("%d ImportTable or StartBulkPutItems requests, want the one ImportTable", n)
+	}
+	m, err := loadMapping(ctx, mappingFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Table.Name = table
+	if _, err := load.EnsureTable(ctx, dynamoClient(t), m, true); err != nil {
+		t.Fatal(err)
+	}
+	importShards("does not have StartBulkPutItems (UnknownOperationException)", "pg2dynamo migrate")
 }
