@@ -36,7 +36,8 @@ spread their writes over the table's partitions. Objects stream to S3 with
 multipart uploads (5 MiB parts): no object is held in memory or on disk whole.
 An export without manifest.json did not finish. Each export needs a prefix of
 its own (DynamoDB loads every object under data/): one that already holds
-data objects or a manifest, other than its sibling shards', is refused.
+data objects or a manifest, other than its sibling shards' (finished or under
+way), is refused.
 
 Exit code 0 when every row was exported, 3 when some were rejected (see
 --rejects), 2 for a usage error (nothing written), 1 on any other failure.
@@ -214,8 +215,12 @@ func checkFreshDestination(c *cli.Context, store export.Store, loc export.Locati
 	if len(found) == 0 {
 		return nil
 	}
-	return usageError{fmt.Errorf("--to %s already holds %s (%s): an import loads every object under %s, so each export goes to a prefix of its own; export to a new one, or delete these first",
-		loc, countNoun(len(found), "object", "objects"), strings.Join(head(found, 3), ", "), export.DataPrefix)}
+	var temporary string
+	if slices.ContainsFunc(found, export.IsTemporary) {
+		temporary = " (a name beginning with a dot is the temporary file of an export under way, or killed)"
+	}
+	return usageError{fmt.Errorf("--to %s already holds %s (%s)%s: an import loads every object under %s, so each export goes to a prefix of its own, shared only by the other shards of its split; export to a new one, or delete these first",
+		loc, countNoun(len(found), "object", "objects"), strings.Join(head(found, 3), ", "), temporary, export.DataPrefix)}
 }
 
 // head is the first n of ss, and "…" when there are more.

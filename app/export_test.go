@@ -17,6 +17,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/jackc/pgx/v5"
 	"github.com/johannesboyne/gofakes3"
 	"github.com/johannesboyne/gofakes3/backend/s3mem"
 
@@ -281,5 +282,81 @@ func TestExportLoadsBackAndVerifies(t *testing.T) {
 	v := runCLI(t, "verify", "--mapping", mappingFile, "--source", url, "--endpoint-url", d.Endpoint, "--table", table)
 	if v.code != 0 {
 		t.Errorf("verify of the export loaded back: exit %d\n%s\n%s", v.code, v.stdout, v.stderr)
+	}
+}
+
+// Two shards of one export share a file:// prefix while both run: a
+// shard ignores its sibling's temporary files, and the prefix then holds
+// one whole export.
+func TestExportShardsShareAPrefix(t *testing.T) {
+	parallel(t)
+	ctx := context.Background()
+	url, _ := fixtureSource(t, "tickets", 0.25)
+	root, err := testenv.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	mappingFile := filepath.Join(root, "fixtures", "mappings", "strategies", "tickets.yaml")
+	holder := testenv.Connect(t, url)
+	tx, err := holder.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx)
+	var snapshot string
+	if err := tx.QueryRow(ctx, "SELECT pg_export_snapshot()").Scan(&snapshot); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	store := export.Dir{Path: dir}
+	exportShard := func(shard string) cliResult {
+		t.Helper()
+		// 1 MiB objects written one at a time: a shard writes several,
+		// one after another.
+		return runCLI(t, "export", "--mapping", mappingFile, "--source", url, "--to", "file://"+dir+"/", "--snapshot", snapshot,
+			"--shard", shard, "--objects", "1", "--object-size", "1048576", "--progress", "none",
+			"--rejects", filepath.Join(t.TempDir(), "r.jsonl"))
+	}
+	mkdir := func(key string) string {
+		t.Helper()
+		p := filepath.Join(dir, filepath.FromSlash(key))
+		if err := os.MkdirAll(p, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+
+	// Shard 1 under way: a temporary file of its first object.
+	sibling := filepath.Join(mkdir("data"), ".shard-1-of-2-00001.json.gz.4242")
+	if err := os.WriteFile(sibling, []byte("partial"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if res := exportShard("2/2"); res.code != 0 {
+		t.Fatalf("shard 2/2 beside shard 1/2 under way: exit %d\n%s", res.code, res.stderr)
+	}
+	if err := os.Remove(sibling); err != nil {
+		t.Fatal(err)
+	}
+	if res := exportShard("1/2"); res.code != 0 {
+		t.Fatalf("shard 1/2: exit %d\n%s", res.code, res.stderr)
+	}
+	loc := export.Location{Dir: dir}
+	var mans []*export.Manifest
+	for _, key := range []string{"manifest-shard-1-of-2.json", "manifest-shard-2-of-2.json"} {
+		m, err := export.ReadManifest(ctx, nil, loc, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mans = append(mans, m)
+	}
+	data, err := store.List(ctx, export.DataPrefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if extra, missing := export.Unlisted(data, mans); len(extra) > 0 || len(missing) > 0 || len(mans[0].Objects) < 3 {
+		t.Errorf("data objects no manifest lists %q, listed but missing %q; shard 1/2 wrote %d objects (want 3 or more)", extra, missing, len(mans[0].Objects))
+	}
+	if err := export.CheckShards(mans); err != nil {
+		t.Errorf("the two shards are not one export: %v", err)
 	}
 }

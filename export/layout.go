@@ -3,7 +3,9 @@ package export
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -15,8 +17,11 @@ func ShardTag(index, count int) string { return fmt.Sprintf("shard-%d-of-%d", in
 // Conflicts returns the objects at a location that an export (of shard
 // index of count, or the whole export when count < 2) would mix with: an
 // import reads every object under DataPrefix, so only the other shards of
-// the same split may share a prefix. Any other data object or manifest is
-// a conflict: an earlier export's, or a crashed run's.
+// the same split may share a prefix. Their objects and manifests, and
+// their temporary files (IsTemporary: a sibling under way), are no
+// conflict. Every other data object or manifest is: an earlier export's,
+// this shard's own from an earlier run, or a temporary file of an export
+// that is not a sibling (under way, or killed).
 func Conflicts(ctx context.Context, store Store, index, count int) ([]string, error) {
 	var out []string
 	for _, prefix := range []string{DataPrefix, "manifest"} {
@@ -33,19 +38,21 @@ func Conflicts(ctx context.Context, store Store, index, count int) ([]string, er
 	return out, nil
 }
 
+// shardKey matches the keys of a shard's objects and manifest, and their
+// temporary files: data/shard-2-of-3-00001.json.gz,
+// data/.shard-2-of-3-00001.json.gz.123, manifest-shard-2-of-3.json.
+var shardKey = regexp.MustCompile(`^(?:` + regexp.QuoteMeta(DataPrefix) + `\.?|manifest-)shard-([0-9]+)-of-([0-9]+)[-.]`)
+
 // siblingShard reports whether key belongs to another shard of the same
 // split (count ≥ 2) than index.
 func siblingShard(key string, index, count int) bool {
-	if count < 2 {
+	m := shardKey.FindStringSubmatch(key)
+	if count < 2 || m == nil {
 		return false
 	}
-	name := strings.TrimPrefix(strings.TrimPrefix(key, DataPrefix), "manifest-")
-	for j := 1; j <= count; j++ {
-		if j != index && strings.HasPrefix(name, ShardTag(j, count)) {
-			return true
-		}
-	}
-	return false
+	j, jerr := strconv.Atoi(m[1])
+	n, nerr := strconv.Atoi(m[2])
+	return jerr == nil && nerr == nil && n == count && j != index && j >= 1 && j <= n
 }
 
 // Unlisted compares the data objects at loc (keys) with those the

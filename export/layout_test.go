@@ -8,14 +8,18 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // An export may share its prefix only with the other shards of its own
-// split: every other data object or manifest there conflicts, a crashed
-// run's temporary file included.
+// split, finished or under way (their temporary files): every other data
+// object or manifest there conflicts, a temporary file of an export not
+// split, or of this very shard, included.
 func TestConflicts(t *testing.T) {
 	dir := Dir{Path: t.TempDir()}
-	for _, key := range []string{"data/shard-1-of-2-00001.json.gz", "manifest-shard-1-of-2.json", "data/shard-1-of-3-00001.json.gz", "notes.txt"} {
+	for _, key := range []string{"data/shard-1-of-2-00001.json.gz", "manifest-shard-1-of-2.json", "data/shard-1-of-3-00001.json.gz", "notes.txt",
+		"data/.shard-1-of-2-00002.json.gz.4242", "data/.shard-2-of-2-00001.json.gz.77", "data/.00001.json.gz.99", "data/shard-1-of-20-00001.json.gz"} {
 		if err := os.MkdirAll(filepath.Join(dir.Path, filepath.Dir(key)), 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -23,21 +27,24 @@ func TestConflicts(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	all := []string{"data/.00001.json.gz.99", "data/.shard-1-of-2-00002.json.gz.4242", "data/.shard-2-of-2-00001.json.gz.77",
+		"data/shard-1-of-2-00001.json.gz", "data/shard-1-of-20-00001.json.gz", "data/shard-1-of-3-00001.json.gz", "manifest-shard-1-of-2.json"}
 	cases := []struct {
 		index, count int
 		want         []string
 	}{
-		{2, 2, []string{"data/shard-1-of-3-00001.json.gz"}},
-		{1, 2, []string{"data/shard-1-of-2-00001.json.gz", "data/shard-1-of-3-00001.json.gz", "manifest-shard-1-of-2.json"}},
-		{0, 0, []string{"data/shard-1-of-2-00001.json.gz", "data/shard-1-of-3-00001.json.gz", "manifest-shard-1-of-2.json"}},
+		{2, 2, []string{"data/.00001.json.gz.99", "data/.shard-2-of-2-00001.json.gz.77", "data/shard-1-of-20-00001.json.gz", "data/shard-1-of-3-00001.json.gz"}},
+		{1, 2, []string{"data/.00001.json.gz.99", "data/.shard-1-of-2-00002.json.gz.4242", "data/shard-1-of-2-00001.json.gz",
+			"data/shard-1-of-20-00001.json.gz", "data/shard-1-of-3-00001.json.gz", "manifest-shard-1-of-2.json"}},
+		{0, 0, all},
 	}
 	for _, tc := range cases {
 		got, err := Conflicts(context.Background(), dir, tc.index, tc.count)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !slices.Equal(got, tc.want) {
-			t.Errorf("shard %d of %d: conflicts %q, want %q", tc.index, tc.count, got, tc.want)
+		if d := cmp.Diff(tc.want, got); d != "" {
+			t.Errorf("shard %d of %d: conflicts (-want +got):\n%s", tc.index, tc.count, d)
 		}
 	}
 	if got, err := Conflicts(context.Background(), Dir{Path: filepath.Join(dir.Path, "none")}, 0, 0); err != nil || len(got) != 0 {

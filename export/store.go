@@ -15,6 +15,7 @@ import (
 	"io/fs"
 	"net/url"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 
@@ -33,10 +34,18 @@ type Store interface {
 	// URL names object key, for messages and the manifest.
 	URL(key string) string
 	// List returns the keys of the objects whose key begins with prefix,
-	// in key order (a local directory's temporary files, a crashed run's,
-	// are objects too: they begin with "." in their directory).
+	// in key order (a local directory's temporary files, of exports under
+	// way or killed, are objects too: see IsTemporary).
 	List(ctx context.Context, prefix string) ([]string, error)
 }
+
+// IsTemporary reports whether key (as List gives it) is a local
+// directory's temporary file, which Dir renames into place when complete:
+// its name, in its directory, begins with a dot, followed by the name of
+// the object it becomes and a random suffix
+// (data/.shard-1-of-2-00001.json.gz.3141592653). An S3 object is never
+// temporary: an upload shows only once complete.
+func IsTemporary(key string) bool { return strings.HasPrefix(path.Base(key), ".") }
 
 // Location is a parsed --to or --from: an S3 bucket and key prefix, or a
 // local directory.
