@@ -1,7 +1,9 @@
 package app
 
 import (
+	"context"
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"os"
 	"slices"
@@ -37,7 +39,7 @@ multipart uploads (5 MiB parts): no object is held in memory or on disk whole.
 An export without manifest.json did not finish. Each export needs a prefix of
 its own (DynamoDB loads every object under data/): one that already holds
 data objects or a manifest, other than its sibling shards' (finished or under
-way), is refused.
+way), is refused. A failed export removes what it wrote: run it again.
 
 Exit code 0 when every row was exported, 3 when some were rejected (see
 --rejects), 2 for a usage error (nothing written), 1 on any other failure.
@@ -169,16 +171,36 @@ func runExport(c *cli.Context) error {
 		printSummary(c.App.Writer, sum, nil)
 	}
 	if runErr != nil {
-		sink.Close()
-		return runErr
+		return abortExport(c, sink, loc, runErr)
 	}
-	return finishExport(c, s, sink, sum, man, store, loc, manifestKey, rejects)
+	if err := completeExport(c, s, sink, sum, man, store, manifestKey); err != nil {
+		return abortExport(c, sink, loc, err)
+	}
+	return finishExport(c, man, store, loc, manifestKey, rejects)
 }
 
-// finishExport completes the objects, writes the manifest last and says
-// what was exported; rows rejected give ExitRejected.
-func finishExport(c *cli.Context, s *session, sink *export.Sink, sum *pipeline.Summary, man *export.Manifest,
-	store export.Store, loc export.Location, manifestKey string, rejects *rejectFile) error {
+// abortExport removes what a failed export wrote (its objects, complete
+// or not: Sink.Abort), so that it can run again into the same place, even
+// when interrupted; it returns err, the failure, and what could not be
+// removed.
+func abortExport(c *cli.Context, sink *export.Sink, loc export.Location, err error) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(c.Context), abortTimeout)
+	defer cancel()
+	left, aerr := sink.Abort(ctx)
+	if aerr != nil {
+		return errors.Join(err, fmt.Errorf("removing what the export wrote failed, %s left at %s (%s): delete them before running it again: %w",
+			countNoun(len(left), "object", "objects"), loc, strings.Join(head(left, 3), ", "), aerr))
+	}
+	fmt.Fprintf(c.App.ErrWriter, "export failed; what it wrote to %s is removed: run it again once the cause is fixed\n", loc)
+	return err
+}
+
+// abortTimeout bounds the removal of a failed export's objects.
+const abortTimeout = time.Minute
+
+// completeExport completes the objects and writes the manifest, last.
+func completeExport(c *cli.Context, s *session, sink *export.Sink, sum *pipeline.Summary, man *export.Manifest,
+	store export.Store, manifestKey string) error {
 	objects, perEntity, err := sink.Close()
 	if err != nil {
 		return err
@@ -190,9 +212,11 @@ func finishExport(c *cli.Context, s *session, sink *export.Sink, sum *pipeline.S
 	man.Sum()
 	man.Rejected = sum.Total().Rejected
 	man.Finished = time.Now().UTC()
-	if err := man.Write(c.Context, store, manifestKey); err != nil {
-		return err
-	}
+	return man.Write(c.Context, store, manifestKey)
+}
+
+// finishExport says what was exported; rows rejected give ExitRejected.
+func finishExport(c *cli.Context, man *export.Manifest, store export.Store, loc export.Location, manifestKey string, rejects *rejectFile) error {
 	fmt.Fprintf(c.App.Writer, "exported %d items in %d objects (%s of DynamoDB JSON, %s %s) to %s; manifest %s\n",
 		man.Items, len(man.Objects), mib(man.Bytes), mib(man.Stored), strings.ToLower(man.Compression), loc, store.URL(manifestKey))
 	if err := rejects.Close(); err != nil {

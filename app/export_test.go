@@ -13,10 +13,12 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/google/go-cmp/cmp"
 	"github.com/jackc/pgx/v5"
 	"github.com/johannesboyne/gofakes3"
 	"github.com/johannesboyne/gofakes3/backend/s3mem"
@@ -286,9 +288,11 @@ func TestExportLoadsBackAndVerifies(t *testing.T) {
 }
 
 // Two shards of one export share a file:// prefix while both run: a
-// shard ignores its sibling's temporary files, and the prefix then holds
-// one whole export.
-func TestExportShardsShareAPrefix(t *testing.T) {
+// shard ignores its sibling's temporary files. A shard that fails mid-way
+// (an object it cannot rename into place), or at its manifest, removes
+// what it wrote, its sibling's files left alone; run again, it succeeds,
+// and the prefix holds one whole export.
+func TestExportShardsShareAPrefixAndRunAgain(t *testing.T) {
 	parallel(t)
 	ctx := context.Background()
 	url, _ := fixtureSource(t, "tickets", 0.25)
@@ -317,6 +321,14 @@ func TestExportShardsShareAPrefix(t *testing.T) {
 			"--shard", shard, "--objects", "1", "--object-size", "1048576", "--progress", "none",
 			"--rejects", filepath.Join(t.TempDir(), "r.jsonl"))
 	}
+	keys := func() []string {
+		t.Helper()
+		k, err := store.List(ctx, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return k
+	}
 	mkdir := func(key string) string {
 		t.Helper()
 		p := filepath.Join(dir, filepath.FromSlash(key))
@@ -337,8 +349,25 @@ func TestExportShardsShareAPrefix(t *testing.T) {
 	if err := os.Remove(sibling); err != nil {
 		t.Fatal(err)
 	}
+	shard2 := keys()
+
+	// Shard 1 fails at its second object (a directory holds its name, so
+	// the rename into place fails), then, run again, at its manifest.
+	for _, key := range []string{"data/shard-1-of-2-00002.json.gz", "manifest-shard-1-of-2.json"} {
+		blocker := mkdir(key)
+		res := exportShard("1/2")
+		if res.code != ExitFailed || !strings.Contains(res.stderr, filepath.Base(key)) || !strings.Contains(res.stderr, "is removed: run it again") {
+			t.Errorf("shard 1/2 with %s blocked: exit %d, want %d naming it and saying what it wrote is removed\n%s", key, res.code, ExitFailed, res.stderr)
+		}
+		if d := cmp.Diff(shard2, keys()); d != "" {
+			t.Errorf("after shard 1/2 failed at %s, the prefix holds (-shard 2/2's files +now):\n%s", key, d)
+		}
+		if err := os.Remove(blocker); err != nil {
+			t.Fatal(err)
+		}
+	}
 	if res := exportShard("1/2"); res.code != 0 {
-		t.Fatalf("shard 1/2: exit %d\n%s", res.code, res.stderr)
+		t.Fatalf("shard 1/2 run again: exit %d\n%s", res.code, res.stderr)
 	}
 	loc := export.Location{Dir: dir}
 	var mans []*export.Manifest

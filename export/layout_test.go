@@ -52,6 +52,47 @@ func TestConflicts(t *testing.T) {
 	}
 }
 
+// An object aborted leaves nothing in the directory, and Remove deletes a
+// complete one.
+func TestDirAbortAndRemove(t *testing.T) {
+	ctx := context.Background()
+	dir := Dir{Path: t.TempDir()}
+	w, err := dir.Create(ctx, "data/00001.json.gz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Write([]byte("partial")); err != nil {
+		t.Fatal(err)
+	}
+	if keys, _ := dir.List(ctx, ""); len(keys) != 1 || !IsTemporary(keys[0]) {
+		t.Fatalf("an object being written: %q, want one temporary file", keys)
+	}
+	if err := w.Abort(); err != nil {
+		t.Fatal(err)
+	}
+	if keys, err := dir.List(ctx, ""); err != nil || len(keys) != 0 {
+		t.Errorf("after Abort: %q, %v; want nothing", keys, err)
+	}
+	w, err = dir.Create(ctx, "data/00002.json.gz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if keys, _ := dir.List(ctx, ""); !slices.Equal(keys, []string{"data/00002.json.gz"}) {
+		t.Errorf("after Close: %q, want the object", keys)
+	}
+	for range 2 { // a second Remove finds nothing to remove, and is no error
+		if err := dir.Remove(ctx, "data/00002.json.gz"); err != nil {
+			t.Error(err)
+		}
+	}
+	if keys, _ := dir.List(ctx, ""); len(keys) != 0 {
+		t.Errorf("after Remove: %q, want nothing", keys)
+	}
+}
+
 // Unlisted finds the data objects no manifest lists, and those listed but
 // absent.
 func TestUnlisted(t *testing.T) {

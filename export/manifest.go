@@ -78,7 +78,7 @@ func (m *Manifest) Write(ctx context.Context, store Store, key string) error {
 		return fmt.Errorf("manifest %s: %w", store.URL(key), err)
 	}
 	if _, err := w.Write(append(b, '\n')); err != nil {
-		w.Close()
+		w.Abort() // not a manifest cut short
 		return fmt.Errorf("manifest %s: %w", store.URL(key), err)
 	}
 	if err := w.Close(); err != nil {

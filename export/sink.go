@@ -74,7 +74,8 @@ type Object struct {
 // Loaded in parallel, the objects then spread their writes over the
 // table's partitions rather than rolling through them in key order (AWS's
 // import guidance). Write is safe for concurrent use. Close completes the
-// objects; an item is in an object only once Close returns nil.
+// objects; an item is in an object only once Close returns nil. A failed
+// export calls Abort instead, or after a failed Close.
 type Sink struct {
 	ctx      context.Context // of the uploads
 	store    Store
@@ -157,8 +158,38 @@ func (s *Sink) Close() ([]Object, []int64, error) {
 	return s.objects, s.entities, nil
 }
 
+// Abort ends a failed export, in place of Close, once no Write is under
+// way: it discards the objects still open (Writer.Abort) and removes those
+// this sink completed (Store.Remove, under ctx), so that the store holds
+// nothing of the export and it can run again into the same place. left
+// are the keys it could not remove or discard, with err saying why.
+func (s *Sink) Abort(ctx context.Context) (left []string, err error) {
+	var errs []error
+	for _, sl := range s.slots {
+		sl.mu.Lock()
+		if sl.out != nil {
+			if aerr := sl.out.Abort(); aerr != nil {
+				left, errs = append(left, sl.obj.Key), append(errs, fmt.Errorf("%s: %w", s.store.URL(sl.obj.Key), aerr))
+			}
+			sl.out = nil
+		}
+		sl.mu.Unlock()
+	}
+	s.mu.Lock()
+	objects := s.objects
+	s.objects = nil
+	s.mu.Unlock()
+	for _, o := range objects {
+		if rerr := s.store.Remove(ctx, o.Key); rerr != nil {
+			left, errs = append(left, o.Key), append(errs, rerr)
+		}
+	}
+	slices.Sort(left)
+	return left, errors.Join(errs...)
+}
+
 // newObject names and starts the next object.
-func (s *Sink) newObject() (io.WriteCloser, string, error) {
+func (s *Sink) newObject() (Writer, string, error) {
 	s.mu.Lock()
 	s.next++
 	n := s.next
@@ -188,7 +219,7 @@ type slot struct {
 	// compressor writes a few hundred bytes at a time: one system call,
 	// or one pipe handoff to the S3 upload, each), the compressor over
 	// that, the buffered writer over the compressor, and its counts.
-	out    io.WriteCloser
+	out    Writer
 	outBuf *bufio.Writer
 	stored *countingWriter
 	comp   io.WriteCloser
@@ -280,8 +311,10 @@ func (sl *slot) closeObject() error {
 	if ferr := sl.outBuf.Flush(); err == nil {
 		err = ferr
 	}
-	if cerr := sl.out.Close(); err == nil {
-		err = cerr
+	if err == nil {
+		err = sl.out.Close()
+	} else {
+		sl.out.Abort() // not an object cut short
 	}
 	sl.out = nil
 	if err != nil {

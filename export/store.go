@@ -29,14 +29,26 @@ type Store interface {
 	// Create starts object key (a path below the store's prefix, e.g.
 	// "data/00001.json.gz"); what is written streams to it, and Close
 	// completes it (the last part of an upload) or fails. An object not
-	// closed is not complete.
-	Create(ctx context.Context, key string) (io.WriteCloser, error)
+	// closed is not complete; Abort discards it.
+	Create(ctx context.Context, key string) (Writer, error)
+	// Remove deletes the complete object key; an object that is not
+	// there is no error.
+	Remove(ctx context.Context, key string) error
 	// URL names object key, for messages and the manifest.
 	URL(key string) string
 	// List returns the keys of the objects whose key begins with prefix,
 	// in key order (a local directory's temporary files, of exports under
 	// way or killed, are objects too: see IsTemporary).
 	List(ctx context.Context, prefix string) ([]string, error)
+}
+
+// Writer is an object being written to a Store. Close completes it: only
+// then is it in the store, whole. Abort, instead of Close, discards it:
+// nothing of it is left (a local temporary file is removed, an S3
+// multipart upload aborted). Close or Abort is called once.
+type Writer interface {
+	io.WriteCloser
+	Abort() error
 }
 
 // IsTemporary reports whether key (as List gives it) is a local
@@ -105,7 +117,7 @@ type S3 struct {
 }
 
 // Create starts the upload of object key.
-func (s *S3) Create(ctx context.Context, key string) (io.WriteCloser, error) {
+func (s *S3) Create(ctx context.Context, key string) (Writer, error) {
 	up := manager.NewUploader(s.Client, func(u *manager.Uploader) {
 		u.PartSize = max(s.PartSize, manager.MinUploadPartSize)
 		u.Concurrency = 1
@@ -118,6 +130,15 @@ func (s *S3) Create(ctx context.Context, key string) (io.WriteCloser, error) {
 		o.done <- err
 	}()
 	return o, nil
+}
+
+// Remove deletes object key (DeleteObject).
+func (s *S3) Remove(ctx context.Context, key string) error {
+	_, err := s.Client.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(s.Loc.Bucket), Key: aws.String(s.Loc.Prefix + key)})
+	if err != nil {
+		return fmt.Errorf("delete %s: %w", s.URL(key), err)
+	}
+	return nil
 }
 
 // URL is s3://bucket/prefix/key.
@@ -162,12 +183,28 @@ func (o *s3Object) Close() error {
 	return nil
 }
 
+// errAborted ends the body of an aborted upload.
+var errAborted = errors.New("export: object aborted")
+
+// Abort fails the body and waits for the upload to end: the uploader
+// aborts the multipart upload (AbortMultipartUpload) when its body
+// fails, and sends no single PutObject for a body it could not read
+// whole, so no object and no part is left.
+func (o *s3Object) Abort() error {
+	o.pw.CloseWithError(errAborted)
+	if err := <-o.done; err != nil && !errors.Is(err, errAborted) {
+		return fmt.Errorf("abort upload: %w", err)
+	}
+	return nil
+}
+
 // Dir is a Store writing to a local directory: each object is written to
 // a temporary file and renamed into place when closed.
 type Dir struct{ Path string }
 
-// Create creates the file of key (and its directories).
-func (d Dir) Create(_ context.Context, key string) (io.WriteCloser, error) {
+// Create creates the file of key (and its directories): a temporary
+// file beside it (see IsTemporary), renamed to it by Close.
+func (d Dir) Create(_ context.Context, key string) (Writer, error) {
 	path := filepath.Join(d.Path, filepath.FromSlash(key))
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, err
@@ -202,6 +239,14 @@ func (d Dir) List(_ context.Context, prefix string) ([]string, error) {
 	return out, err
 }
 
+// Remove removes the file of key.
+func (d Dir) Remove(_ context.Context, key string) error {
+	if err := os.Remove(filepath.Join(d.Path, filepath.FromSlash(key))); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return nil
+}
+
 // URL is file:///dir/key.
 func (d Dir) URL(key string) string {
 	return "file://" + filepath.Join(d.Path, filepath.FromSlash(key))
@@ -223,4 +268,13 @@ func (f *dirFile) Close() error {
 		os.Remove(f.f.Name())
 	}
 	return err
+}
+
+// Abort closes and removes the temporary file.
+func (f *dirFile) Abort() error {
+	f.f.Close()
+	if err := os.Remove(f.f.Name()); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return nil
 }
