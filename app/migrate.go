@@ -72,7 +72,7 @@ Example, against DynamoDB Local:
 			pruneFlag(),
 			&cli.Float64Flag{Name: "price-per-million", Value: report.DefaultPricePerMillion, Usage: "with --dry-run: on-demand price in US dollars per million write request units"},
 			&cli.Float64Flag{Name: "import-price-per-gb", Value: report.DefaultImportPricePerGB, Usage: "with --dry-run: ImportTable's price in US dollars per GB of source data, uncompressed"},
-		}, append(append(append(progressFlags(), shardFlags()...), followFlags()...), reportFlags()[1:]...)...),
+		}, append(append(append(append(progressFlags(), shardFlags()...), followFlags()...), ownerFlags()...), reportFlags()[1:]...)...),
 		Action: runMigrate,
 	}
 }
@@ -351,6 +351,9 @@ func openSink(c *cli.Context, s *session) (sinkOut, error) {
 	}
 	if created {
 		fmt.Fprintf(c.App.ErrWriter, "created table %s\n", m.Table.Name)
+	}
+	if err := checkOwner(c, s, c.String("mapping"), created); err != nil {
+		return sinkOut{}, err
 	}
 	ds := load.NewDynamoDB(s.client, m.Table.Name, m.Table.PartitionKey, m.Table.SortKey)
 	ds.Deadline = c.Duration("retry-deadline")

@@ -63,6 +63,9 @@ func runPlan(c *cli.Context) error {
 		return planOneTable(c, m)
 	}
 	d := plan.Build(m)
+	if sum := mappingSHA256(path); sum != "" {
+		d.Tag(owner(path, sum).Tags())
+	}
 	if c.Bool("with-source") {
 		ctx := c.Context
 		src, plans, err := connectAndCheck(c, m)

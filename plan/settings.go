@@ -155,3 +155,23 @@ func settingsNotes(s *Settings) []string {
 	}
 	return out
 }
+
+// Tag adds tags (Key, Value) to the CloudFormation resource's Tags
+// property: the tags migrate --create-table gives the table it creates
+// (load.Owner), so that a stack-made table is recognised as the
+// mapping's.
+func (d *Design) Tag(tags []types.Tag) {
+	if len(tags) == 0 {
+		return
+	}
+	for _, r := range d.CloudFormation["Resources"].(map[string]any) {
+		res := r.(map[string]any)
+		props := maps.Clone(res["Properties"].(map[string]any))
+		var list []map[string]any
+		for _, t := range tags {
+			list = append(list, map[string]any{"Key": aws.ToString(t.Key), "Value": aws.ToString(t.Value)})
+		}
+		props["Tags"] = list
+		res["Properties"] = props
+	}
+}
