@@ -204,10 +204,11 @@ func TestLiveFollowLosesItsTable(t *testing.T) {
 	f.inStep(t)
 }
 
-// A one-row parent rename fanned out to 200 items under --max-write-units
-// 10 takes about 20 s to write, twice the wal_sender_timeout set here: the
-// follow keeps the walsender alive, shows the window's progress, and
-// ends caught up with the table in step.
+// A one-row parent rename fanned out to 1,502 items under
+// --max-write-units 10 takes about 150 s to write, fifteen times the
+// wal_sender_timeout set here: the follow keeps the walsender alive, shows
+// the window's progress, ends caught up with the table in step, and its
+// peak RSS stays under 150 MB.
 func TestLiveFollowLongWindowOutlivesSenderTimeout(t *testing.T) {
 	t.Parallel()
 	f := loaded(t, filepath.Join("testdata", "orgs-members.yaml"),
@@ -215,7 +216,7 @@ func TestLiveFollowLongWindowOutlivesSenderTimeout(t *testing.T) {
 		CREATE TABLE members (member_id int PRIMARY KEY, org_id int NOT NULL REFERENCES orgs, name text);
 		ALTER TABLE orgs REPLICA IDENTITY FULL; ALTER TABLE members REPLICA IDENTITY FULL;
 		INSERT INTO orgs VALUES (1, 'acme'), (2, 'other');
-		INSERT INTO members SELECT i, 1 + (i / 201), 'm' || i FROM generate_series(1, 220) i`)
+		INSERT INTO members SELECT i, CASE WHEN i <= 1501 THEN 1 ELSE 2 END, 'm' || i FROM generate_series(1, 1520) i`)
 	source := withParam(f.url, "wal_sender_timeout=10s")
 	for i, a := range f.args {
 		if a == f.url {
@@ -227,8 +228,13 @@ func TestLiveFollowLongWindowOutlivesSenderTimeout(t *testing.T) {
 	p.waitFor(t, regexp.MustCompile(`items written of the changes in flight`), "the window's progress")
 	code := p.exit(t)
 	out := p.out.String()
-	if code != 0 || !strings.Contains(out, "caught up at") || strings.Contains(out, "timeout") {
-		t.Fatalf("exit %d, want 0 and caught up, no timeout\n%s", code, firstLines(out, 40))
+	if code != 0 || !strings.Contains(out, "caught up at") || !strings.Contains(out, "1502 items put") || strings.Contains(out, "timeout") {
+		t.Fatalf("exit %d, want 0, caught up with the 1502 items (the org and its 1,501 members) put, no timeout\n%s", code, firstLines(out, 40))
+	}
+	if rss := p.maxRSS(); rss >= 150 {
+		t.Errorf("peak RSS %.0f MB, want under 150", rss)
+	} else {
+		t.Logf("peak RSS %.0f MB", rss)
 	}
 	f.inStep(t)
 }
