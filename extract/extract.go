@@ -70,6 +70,10 @@ func (s *Source) Name() string { return s.name }
 // Conn returns the underlying connection.
 func (s *Source) Conn() *pgx.Conn { return s.conn }
 
+// Catalog returns the catalog reader of the source's connection: it reads
+// in the snapshot's transaction once Begin has run.
+func (s *Source) Catalog() Catalog { return NewCatalog(s.conn) }
+
 // Close ends the snapshot transaction, if any, and closes the connection.
 func (s *Source) Close(ctx context.Context) error {
 	_ = s.End(ctx)
@@ -346,13 +350,7 @@ func (s *Source) Describe(ctx context.Context, m *mapping.Mapping, e *mapping.En
 // its schema (of the search path when unqualified), or "" when none is
 // close or the catalog cannot be read.
 func (s *Source) relationHint(ctx context.Context, src mapping.Source) string {
-	rows, err := s.conn.Query(ctx, `SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-WHERE c.relkind IN ('r', 'p', 'v', 'm', 'f') AND n.nspname = ANY(CASE WHEN $1 = '' THEN current_schemas(false) ELSE ARRAY[$1] END)
-ORDER BY 1 LIMIT 10000`, src.Schema)
-	if err != nil {
-		return ""
-	}
-	names, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	names, err := s.Catalog().RelationNames(ctx, src.Schema)
 	if err != nil {
 		return ""
 	}
@@ -382,11 +380,11 @@ func (s *Source) DescribeSource(ctx context.Context, m *mapping.Mapping, path st
 	for i, f := range sd.Fields {
 		oids[i] = f.DataTypeOID
 	}
-	types, err := s.typeInfo(ctx, oids)
+	types, err := s.Catalog().types(ctx, oids)
 	if err != nil {
 		return nil, fmt.Errorf("describe %s: %w", path, err)
 	}
-	dims, err := s.arrayDims(ctx, sd.Fields, types)
+	dims, err := s.Catalog().arrayDims(ctx, sd.Fields, types)
 	if err != nil {
 		return nil, fmt.Errorf("describe %s: %w", path, err)
 	}
@@ -421,112 +419,14 @@ func (s *Source) DescribeSource(ctx context.Context, m *mapping.Mapping, path st
 	return cols, nil
 }
 
-// UniqueKey is the column list of a primary key or unique index.
-type UniqueKey struct {
-	Columns []string
-	Primary bool
-}
-
 // UniqueKeys returns the primary key (first) and the other unique indexes
 // of a table source, leaving out partial and expression indexes; none for a
-// view or a query.
+// view or a query (see Catalog.UniqueKeys).
 func (s *Source) UniqueKeys(ctx context.Context, src mapping.Source) ([]UniqueKey, error) {
 	if src.IsQuery() {
 		return nil, nil
 	}
-	rows, err := s.conn.Query(ctx, `
-SELECT i.indisprimary, array_agg(a.attname::text ORDER BY k.n)
-FROM pg_catalog.pg_index i
-CROSS JOIN LATERAL unnest(i.indkey) WITH ORDINALITY AS k(attnum, n)
-JOIN pg_catalog.pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = k.attnum
-WHERE i.indrelid = $1::text::regclass AND i.indisunique AND i.indpred IS NULL AND i.indexprs IS NULL
-GROUP BY i.indexrelid, i.indisprimary
-ORDER BY i.indisprimary DESC, i.indexrelid`, tableIdent(src).Sanitize())
-	if err != nil {
-		return nil, err
-	}
-	var out []UniqueKey
-	var k UniqueKey
-	_, err = pgx.ForEachRow(rows, []any{&k.Primary, &k.Columns}, func() error {
-		out = append(out, UniqueKey{Columns: slices.Clone(k.Columns), Primary: k.Primary})
-		return nil
-	})
-	return out, err
-}
-
-// typeInfo is a type's name and, for an array, its element type's name
-// and delimiter.
-type typeInfo struct {
-	name, elem string
-	delim      string
-}
-
-// column returns a column of the type: Type, Array, Delim and AsText set.
-func (t typeInfo) column() Column {
-	c := Column{Type: t.name}
-	if t.elem != "" {
-		c.Array, c.Type = true, t.elem
-		if len(t.delim) == 1 {
-			c.Delim = t.delim[0]
-		}
-	}
-	c.AsText = !nativeTypes[c.Type]
-	return c
-}
-
-func (s *Source) typeInfo(ctx context.Context, oids []uint32) (map[uint32]typeInfo, error) {
-	rows, err := s.conn.Query(ctx, `
-SELECT t.oid, t.typname, coalesce(e.typname, ''), coalesce(e.typdelim::text, '')
-FROM pg_catalog.pg_type t
-LEFT JOIN pg_catalog.pg_type e ON e.oid = t.typelem AND t.typcategory = 'A'
-WHERE t.oid = ANY($1)`, oids)
-	if err != nil {
-		return nil, err
-	}
-	out := map[uint32]typeInfo{}
-	var oid uint32
-	var ti typeInfo
-	_, err = pgx.ForEachRow(rows, []any{&oid, &ti.name, &ti.elem, &ti.delim}, func() error {
-		out[oid] = ti
-		return nil
-	})
-	return out, err
-}
-
-// arrayDims returns, by field, the declared dimensions of each array field
-// that comes from a table column (see Column.Dims), 0 for the others. It
-// asks PostgreSQL only when there is such a field.
-func (s *Source) arrayDims(ctx context.Context, fields []pgconn.FieldDescription, types map[uint32]typeInfo) ([]int, error) {
-	dims := make([]int, len(fields))
-	var rels []uint32
-	var nums []int16
-	for _, f := range fields {
-		if types[f.DataTypeOID].elem != "" && f.TableOID != 0 {
-			rels, nums = append(rels, f.TableOID), append(nums, int16(f.TableAttributeNumber))
-		}
-	}
-	if len(rels) == 0 {
-		return dims, nil
-	}
-	rows, err := s.conn.Query(ctx, `
-SELECT a.attrelid, a.attnum, a.attndims
-FROM unnest($1::oid[], $2::int2[]) AS f(rel, num)
-JOIN pg_catalog.pg_attribute a ON a.attrelid = f.rel AND a.attnum = f.num`, rels, nums)
-	if err != nil {
-		return nil, err
-	}
-	var rel uint32
-	var num int16
-	var n int32
-	_, err = pgx.ForEachRow(rows, []any{&rel, &num, &n}, func() error {
-		for i, f := range fields {
-			if f.TableOID == rel && int16(f.TableAttributeNumber) == num {
-				dims[i] = int(n)
-			}
-		}
-		return nil
-	})
-	return dims, err
+	return s.Catalog().UniqueKeys(ctx, tableIdent(src))
 }
 
 // Count returns the number of rows e's source holds in the snapshot.
@@ -755,7 +655,7 @@ func (s *Source) SampleParams(ctx context.Context, src mapping.Source, cols []st
 	for i, f := range sd.Fields {
 		oids[i] = f.DataTypeOID
 	}
-	types, err := s.typeInfo(ctx, oids)
+	types, err := s.Catalog().types(ctx, oids)
 	if err != nil {
 		return nil, fmt.Errorf("sample %s: %w", strings.Join(cols, ", "), err)
 	}

@@ -50,8 +50,8 @@ func (s *Source) SortColumns(ctx context.Context, src mapping.Source, cols []Col
 	out := make([]SortColumn, len(cols))
 	for i, f := range sd.Fields {
 		out[i] = SortColumn{Name: cols[i].Name, AsText: cols[i].AsText}
-		if err := s.conn.QueryRow(ctx, `SELECT format_type(t.oid, $2), t.typcollation <> 0 FROM pg_catalog.pg_type t WHERE t.oid = $1`,
-			f.DataTypeOID, f.TypeModifier).Scan(&out[i].Type, &out[i].Collatable); err != nil {
+		var err error
+		if out[i].Type, out[i].Collatable, err = s.Catalog().sortType(ctx, f.DataTypeOID, f.TypeModifier); err != nil {
 			return nil, fmt.Errorf("type of column %s: %w", cols[i].Name, err)
 		}
 	}

@@ -1,0 +1,275 @@
+package extract
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Querier is what a Catalog reads through: a *pgx.Conn, or a pgx.Tx to
+// read the catalog in that transaction's snapshot.
+type Querier interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// Catalog reads PostgreSQL's system catalogs. It is pg2dynamo's one
+// reader of them: package extract describes sources with it, init
+// (package draft) drafts a mapping from its tables and keys, and follow
+// checks replica identities, publications and replication slots with it;
+// no other package names a catalog in a query (internal/codecheck checks
+// it). Each method runs its queries on the Querier it was made with,
+// inside that connection's transaction if one is open, and returns the
+// server's errors wrapped. A Catalog holds no state of its own; it is as
+// safe for concurrent use as its Querier (a *pgx.Conn is not).
+//
+// The catalogs are documented in
+// https://www.postgresql.org/docs/current/catalogs.html; each method names
+// those it reads.
+type Catalog struct{ q Querier }
+
+// NewCatalog returns the catalog reader of q.
+func NewCatalog(q Querier) Catalog { return Catalog{q: q} }
+
+// RelKind is a table's pg_class.relkind.
+type RelKind byte
+
+// The kinds of table Catalog.Tables reads.
+const (
+	// OrdinaryTable is a table that holds its rows (relkind 'r'),
+	// partitions included.
+	OrdinaryTable RelKind = 'r'
+	// PartitionedTable is a table whose rows its partitions hold
+	// (relkind 'p').
+	PartitionedTable RelKind = 'p'
+)
+
+// Table is one ordinary or partitioned table as the catalog describes it.
+//
+// Sources: pg_class and pg_namespace (name, kind, replica identity),
+// pg_inherits (a partition's parent), pg_attribute (columns), pg_index
+// (unique keys) and pg_constraint (foreign keys).
+// https://www.postgresql.org/docs/current/catalog-pg-class.html
+type Table struct {
+	// OID is pg_class.oid, which a rename keeps.
+	OID          uint32
+	Schema, Name string
+	Kind         RelKind
+	// Parent is, for a partition (pg_class.relispartition), the
+	// partitioned table it is attached to: {schema, name}. Nil for a
+	// table that is no partition.
+	Parent pgx.Identifier
+	// Columns are the table's columns in attnum order, dropped ones left
+	// out.
+	Columns []TableColumn
+	// Keys are the table's unique keys (see UniqueKey): the primary key
+	// first, then the others by index name in byte order.
+	Keys []UniqueKey
+	// ForeignKeys are the table's outgoing foreign keys by name, in byte
+	// order (see ForeignKey). A partitioned table's include those its
+	// partitions declare and it does not.
+	ForeignKeys []ForeignKey
+	// ReplicaIdentity is what the old row of its changes carries.
+	ReplicaIdentity ReplicaIdentity
+
+	// leaves are the OIDs of a partitioned table's leaf partitions
+	// (pg_partition_tree), at any depth.
+	leaves []uint32
+}
+
+// TableColumn is one column of a Table (pg_attribute).
+// https://www.postgresql.org/docs/current/catalog-pg-attribute.html
+type TableColumn struct {
+	Name string
+	// Type is format_type(atttypid, atttypmod), modifier included:
+	// "integer", "character varying(40)", "numeric(5,2)".
+	Type string
+	// TypeOID is atttypid.
+	TypeOID uint32
+	// NotNull is attnotnull: the column has a NOT NULL constraint.
+	NotNull bool
+	// Generated is true for a generated column (attgenerated), which
+	// logical replication does not send.
+	Generated bool
+}
+
+// PrimaryKey returns the columns of t's primary key in key order, nil
+// without one.
+func (t *Table) PrimaryKey() []string {
+	if len(t.Keys) > 0 && t.Keys[0].Primary {
+		return t.Keys[0].Columns
+	}
+	return nil
+}
+
+// Tables returns the ordinary and partitioned tables of schemas (the
+// partitions of a partitioned table too, each with its Parent) with their
+// columns, keys, foreign keys and replica identity, in (schema, name) byte
+// order. It reads every catalog Table names.
+func (c Catalog) Tables(ctx context.Context, schemas []string) ([]*Table, error) {
+	tables, err := c.tables(ctx, "n.nspname = ANY($1)", schemas)
+	if err != nil {
+		return nil, fmt.Errorf("tables of schemas %v: %w", schemas, err)
+	}
+	if err := c.fill(ctx, tables); err != nil {
+		return nil, fmt.Errorf("tables of schemas %v: %w", schemas, err)
+	}
+	return tables, nil
+}
+
+// Table returns the table ident names, resolved as PostgreSQL resolves a
+// name in a statement (on the search_path when unqualified), as Tables
+// describes it. A name that resolves to no table is an error.
+func (c Catalog) Table(ctx context.Context, ident pgx.Identifier) (*Table, error) {
+	tables, err := c.tables(ctx, "c.oid = to_regclass($1)", ident.Sanitize())
+	if err == nil && len(tables) == 0 {
+		return nil, fmt.Errorf("table %s does not exist", ident.Sanitize())
+	}
+	if err == nil {
+		err = c.fill(ctx, tables)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("table %s: %w", ident.Sanitize(), err)
+	}
+	return tables[0], nil
+}
+
+// tables reads the tables matching where (a condition on pg_class c and
+// pg_namespace n, with arg as $1), without their columns and keys.
+func (c Catalog) tables(ctx context.Context, where string, arg any) ([]*Table, error) {
+	rows, err := c.q.Query(ctx, `
+SELECT c.oid, n.nspname, c.relname, c.relkind::text, coalesce(pn.nspname, ''), coalesce(pc.relname, ''),
+       CASE WHEN c.relkind = 'p' THEN ARRAY(SELECT relid::oid FROM pg_catalog.pg_partition_tree(c.oid) WHERE isleaf) END
+FROM pg_catalog.pg_class c
+JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+LEFT JOIN pg_catalog.pg_inherits i ON c.relispartition AND i.inhrelid = c.oid
+LEFT JOIN pg_catalog.pg_class pc ON pc.oid = i.inhparent
+LEFT JOIN pg_catalog.pg_namespace pn ON pn.oid = pc.relnamespace
+WHERE c.relkind IN ('r', 'p') AND `+where+`
+ORDER BY n.nspname COLLATE "C", c.relname COLLATE "C"`, arg)
+	if err != nil {
+		return nil, err
+	}
+	var out []*Table
+	var t Table
+	var kind, parentSchema, parentName string
+	_, err = pgx.ForEachRow(rows, []any{&t.OID, &t.Schema, &t.Name, &kind, &parentSchema, &parentName, &t.leaves}, func() error {
+		nt := &Table{OID: t.OID, Schema: t.Schema, Name: t.Name, Kind: RelKind(kind[0]), leaves: slices.Clone(t.leaves)}
+		if parentName != "" {
+			nt.Parent = pgx.Identifier{parentSchema, parentName}
+		}
+		out = append(out, nt)
+		return nil
+	})
+	return out, err
+}
+
+// fill reads the columns, keys, foreign keys and replica identity of
+// tables.
+func (c Catalog) fill(ctx context.Context, tables []*Table) error {
+	byOID := make(map[uint32]*Table, len(tables))
+	oids := make([]uint32, len(tables))
+	for i, t := range tables {
+		byOID[t.OID], oids[i] = t, t.OID
+	}
+	cols, err := c.columns(ctx, oids)
+	if err != nil {
+		return fmt.Errorf("columns: %w", err)
+	}
+	keys, err := c.uniqueKeys(ctx, oids)
+	if err != nil {
+		return fmt.Errorf("unique keys: %w", err)
+	}
+	idents, err := c.ReplicaIdentities(ctx, oids)
+	if err != nil {
+		return err
+	}
+	for _, t := range tables {
+		t.Columns, t.Keys, t.ReplicaIdentity = cols[t.OID], keys[t.OID], idents[t.OID]
+	}
+	if err := c.foreignKeys(ctx, byOID, oids); err != nil {
+		return fmt.Errorf("foreign keys: %w", err)
+	}
+	return nil
+}
+
+// columns returns the columns of the relations oids, by OID, each in
+// attnum order (pg_attribute; dropped columns left out).
+func (c Catalog) columns(ctx context.Context, oids []uint32) (map[uint32][]TableColumn, error) {
+	rows, err := c.q.Query(ctx, `
+SELECT a.attrelid, a.attname::text, format_type(a.atttypid, a.atttypmod), a.atttypid, a.attnotnull, a.attgenerated <> ''
+FROM pg_catalog.pg_attribute a
+WHERE a.attrelid = ANY($1) AND a.attnum > 0 AND NOT a.attisdropped
+ORDER BY a.attrelid, a.attnum`, oids)
+	if err != nil {
+		return nil, err
+	}
+	out := map[uint32][]TableColumn{}
+	var rel uint32
+	var col TableColumn
+	_, err = pgx.ForEachRow(rows, []any{&rel, &col.Name, &col.Type, &col.TypeOID, &col.NotNull, &col.Generated}, func() error {
+		out[rel] = append(out[rel], col)
+		return nil
+	})
+	return out, err
+}
+
+// Relation is a table as logical replication describes it: its OID (which
+// a rename keeps), its name as PostgreSQL resolves the mapping's, and its
+// columns in attnum order without the dropped and generated ones (as
+// pgoutput's Relation message lists them), each with its type's OID.
+type Relation struct {
+	OID          uint32
+	Schema, Name string
+	Columns      []RelationColumn
+	// Partitioned is true for a partitioned table (relkind 'p'), whose
+	// changes a publication sends as its partitions' unless
+	// publish_via_partition_root.
+	Partitioned bool
+}
+
+// RelationColumn is one column of a Relation.
+type RelationColumn struct {
+	Name string
+	Type uint32
+}
+
+// Relation returns the relation ident names (a table, a view or any
+// other), resolved as PostgreSQL resolves it (search_path for an
+// unqualified name), from pg_class, pg_namespace and pg_attribute.
+func (c Catalog) Relation(ctx context.Context, ident pgx.Identifier) (Relation, error) {
+	var r Relation
+	var kind string
+	err := c.q.QueryRow(ctx, `SELECT c.oid, n.nspname, c.relname, c.relkind::text FROM pg_catalog.pg_class c
+		JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = to_regclass($1)`, ident.Sanitize()).Scan(&r.OID, &r.Schema, &r.Name, &kind)
+	if err != nil {
+		return r, fmt.Errorf("table %s: %w", ident.Sanitize(), err)
+	}
+	r.Partitioned = RelKind(kind[0]) == PartitionedTable
+	cols, err := c.columns(ctx, []uint32{r.OID})
+	if err != nil {
+		return r, fmt.Errorf("columns of %s: %w", ident.Sanitize(), err)
+	}
+	for _, col := range cols[r.OID] {
+		if !col.Generated {
+			r.Columns = append(r.Columns, RelationColumn{Name: col.Name, Type: col.TypeOID})
+		}
+	}
+	return r, nil
+}
+
+// RelationNames returns the names of the tables, partitioned tables,
+// views, materialized views and foreign tables of schema (of the schemas
+// on the search path when schema is ""), in byte order, at most 10,000
+// (pg_class, pg_namespace): the candidates of a "did you mean".
+func (c Catalog) RelationNames(ctx context.Context, schema string) ([]string, error) {
+	rows, err := c.q.Query(ctx, `SELECT c.relname::text FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+WHERE c.relkind IN ('r', 'p', 'v', 'm', 'f') AND n.nspname = ANY(CASE WHEN $1 = '' THEN current_schemas(false) ELSE ARRAY[$1] END)
+ORDER BY c.relname COLLATE "C" LIMIT 10000`, schema)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, pgx.RowTo[string])
+}

@@ -1,0 +1,96 @@
+package extract
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/jackc/pglogrepl"
+	"github.com/jackc/pgx/v5"
+)
+
+// Publication is a publication of logical replication, as pg_publication
+// and pg_publication_tables describe it.
+// https://www.postgresql.org/docs/current/catalog-pg-publication.html
+// https://www.postgresql.org/docs/current/view-pg-publication-tables.html
+type Publication struct {
+	Name string
+	// Insert, Update, Delete and Truncate are pubinsert, pubupdate,
+	// pubdelete and pubtruncate: whether it sends changes of each kind.
+	Insert, Update, Delete, Truncate bool
+	// ViaRoot is pubviaroot (publish_via_partition_root): it sends a
+	// partition's changes as its partitioned table's.
+	ViaRoot bool
+	// Tables are the tables it publishes, {schema, name}, in byte order:
+	// with ViaRoot a partitioned table itself, without it its partitions
+	// (pg_publication_tables' rows).
+	Tables []pgx.Identifier
+}
+
+// Publishes reports whether p publishes the table {schema, name}.
+func (p *Publication) Publishes(table pgx.Identifier) bool {
+	return slices.ContainsFunc(p.Tables, func(t pgx.Identifier) bool { return slices.Equal(t, table) })
+}
+
+// Publication returns the publication name and true, or false when it
+// does not exist.
+func (c Catalog) Publication(ctx context.Context, name string) (*Publication, bool, error) {
+	p := &Publication{Name: name}
+	err := c.q.QueryRow(ctx, "SELECT pubinsert, pubupdate, pubdelete, pubtruncate, pubviaroot FROM pg_catalog.pg_publication WHERE pubname = $1",
+		name).Scan(&p.Insert, &p.Update, &p.Delete, &p.Truncate, &p.ViaRoot)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("publication %s: %w", name, err)
+	}
+	rows, err := c.q.Query(ctx, `SELECT schemaname::text, tablename::text FROM pg_catalog.pg_publication_tables WHERE pubname = $1
+ORDER BY schemaname COLLATE "C", tablename COLLATE "C"`, name)
+	if err != nil {
+		return nil, false, fmt.Errorf("tables of publication %s: %w", name, err)
+	}
+	var schema, table string
+	_, err = pgx.ForEachRow(rows, []any{&schema, &table}, func() error {
+		p.Tables = append(p.Tables, pgx.Identifier{schema, table})
+		return nil
+	})
+	if err != nil {
+		return nil, false, fmt.Errorf("tables of publication %s: %w", name, err)
+	}
+	return p, true, nil
+}
+
+// Slot is a replication slot, as pg_replication_slots describes it.
+// https://www.postgresql.org/docs/current/view-pg-replication-slots.html
+type Slot struct {
+	Name string
+	// ConfirmedFlush is confirmed_flush_lsn: the position up to which the
+	// consumer of a logical slot has confirmed receiving changes, from
+	// which it streams again; 0 when the server has none (a physical
+	// slot).
+	ConfirmedFlush pglogrepl.LSN
+	// Active is true while a process streams from the slot.
+	Active bool
+}
+
+// Slot returns the replication slot name and true, or false when it does
+// not exist.
+func (c Catalog) Slot(ctx context.Context, name string) (Slot, bool, error) {
+	s := Slot{Name: name}
+	var lsn *string
+	err := c.q.QueryRow(ctx, "SELECT confirmed_flush_lsn::text, active FROM pg_catalog.pg_replication_slots WHERE slot_name = $1",
+		name).Scan(&lsn, &s.Active)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return s, false, nil
+	}
+	if err != nil {
+		return s, false, fmt.Errorf("replication slot %s: %w", name, err)
+	}
+	if lsn != nil {
+		if s.ConfirmedFlush, err = pglogrepl.ParseLSN(*lsn); err != nil {
+			return s, true, fmt.Errorf("replication slot %s: %w", name, err)
+		}
+	}
+	return s, true, nil
+}

@@ -1,0 +1,95 @@
+package extract
+
+import (
+	"context"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// typeInfo is a type's name and, for an array, its element type's name
+// and delimiter.
+type typeInfo struct {
+	name, elem string
+	delim      string
+}
+
+// column returns a column of the type: Type, Array, Delim and AsText set.
+func (t typeInfo) column() Column {
+	c := Column{Type: t.name}
+	if t.elem != "" {
+		c.Array, c.Type = true, t.elem
+		if len(t.delim) == 1 {
+			c.Delim = t.delim[0]
+		}
+	}
+	c.AsText = !nativeTypes[c.Type]
+	return c
+}
+
+// types returns, by OID, the name of each type of oids and, for an array
+// type, its element type's name and delimiter (pg_type).
+// https://www.postgresql.org/docs/current/catalog-pg-type.html
+func (c Catalog) types(ctx context.Context, oids []uint32) (map[uint32]typeInfo, error) {
+	rows, err := c.q.Query(ctx, `
+SELECT t.oid, t.typname, coalesce(e.typname, ''), coalesce(e.typdelim::text, '')
+FROM pg_catalog.pg_type t
+LEFT JOIN pg_catalog.pg_type e ON e.oid = t.typelem AND t.typcategory = 'A'
+WHERE t.oid = ANY($1)`, oids)
+	if err != nil {
+		return nil, err
+	}
+	out := map[uint32]typeInfo{}
+	var oid uint32
+	var ti typeInfo
+	_, err = pgx.ForEachRow(rows, []any{&oid, &ti.name, &ti.elem, &ti.delim}, func() error {
+		out[oid] = ti
+		return nil
+	})
+	return out, err
+}
+
+// arrayDims returns, by field, the declared dimensions of each array field
+// that comes from a table column (see Column.Dims; pg_attribute.attndims),
+// 0 for the others. It asks PostgreSQL only when there is such a field.
+func (c Catalog) arrayDims(ctx context.Context, fields []pgconn.FieldDescription, types map[uint32]typeInfo) ([]int, error) {
+	dims := make([]int, len(fields))
+	var rels []uint32
+	var nums []int16
+	for _, f := range fields {
+		if types[f.DataTypeOID].elem != "" && f.TableOID != 0 {
+			rels, nums = append(rels, f.TableOID), append(nums, int16(f.TableAttributeNumber))
+		}
+	}
+	if len(rels) == 0 {
+		return dims, nil
+	}
+	rows, err := c.q.Query(ctx, `
+SELECT a.attrelid, a.attnum, a.attndims
+FROM unnest($1::oid[], $2::int2[]) AS f(rel, num)
+JOIN pg_catalog.pg_attribute a ON a.attrelid = f.rel AND a.attnum = f.num`, rels, nums)
+	if err != nil {
+		return nil, err
+	}
+	var rel uint32
+	var num int16
+	var n int32
+	_, err = pgx.ForEachRow(rows, []any{&rel, &num, &n}, func() error {
+		for i, f := range fields {
+			if f.TableOID == rel && int16(f.TableAttributeNumber) == num {
+				dims[i] = int(n)
+			}
+		}
+		return nil
+	})
+	return dims, err
+}
+
+// sortType returns the type oid with modifier typmod as format_type names
+// it, and whether it has a collation (pg_type.typcollation), for
+// SortColumn.
+func (c Catalog) sortType(ctx context.Context, oid uint32, typmod int32) (name string, collatable bool, err error) {
+	err = c.q.QueryRow(ctx, `SELECT format_type(t.oid, $2), t.typcollation <> 0 FROM pg_catalog.pg_type t WHERE t.oid = $1`,
+		oid, typmod).Scan(&name, &collatable)
+	return name, collatable, err
+}
