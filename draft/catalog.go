@@ -15,10 +15,11 @@ import (
 	"context"
 	"fmt"
 	"path"
-	"slices"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/pg2dynamo/pg2dynamo/extract"
 )
 
 // Catalog is what Read found: the tables of the schemas asked for, in
@@ -34,7 +35,8 @@ type Catalog struct {
 }
 
 // Table is one ordinary or partitioned table (partitions are read through
-// their parent and not listed).
+// their parent and not listed; the foreign keys they declare are their
+// parent's, see extract.ForeignKey).
 type Table struct {
 	Schema, Name string
 	// Columns in attnum order.
@@ -42,7 +44,7 @@ type Table struct {
 	// PrimaryKey is the primary key's columns in key order; nil without one.
 	PrimaryKey []string
 	// Uniques are the unique constraints' column lists, in constraint-name
-	// order.
+	// order (a unique index made by CREATE UNIQUE INDEX is not one).
 	Uniques [][]string
 	// ForeignKeys are the table's outgoing foreign keys, in name order, each
 	// with its measured fan-out.
@@ -54,13 +56,9 @@ type Table struct {
 	AvgRowBytes int64
 }
 
-// Column is one column of a table.
-type Column struct {
-	Name string
-	// Type is format_type(atttypid, atttypmod), e.g. "character varying(40)".
-	Type    string
-	NotNull bool
-}
+// Column is one column of a table: its name, type (format_type, e.g.
+// "character varying(40)") and NOT NULL constraint.
+type Column = extract.TableColumn
 
 // ForeignKey is one foreign key constraint of a child table.
 type ForeignKey struct {
@@ -72,6 +70,9 @@ type ForeignKey struct {
 	RefColumns            []string
 	Fanout                Fanout
 	columnsNotNull, valid bool
+	// partial is true for a foreign key of a partitioned table that only
+	// some of its partitions declare (extract.ForeignKey.Partial).
+	partial bool
 }
 
 // Fanout is the measured shape of a relationship: of the child rows whose
@@ -108,14 +109,15 @@ func (t *Table) Column(name string) (Column, bool) {
 // Ident is the table's quoted, schema-qualified name for SQL.
 func (t *Table) Ident() string { return pgx.Identifier{t.Schema, t.Name}.Sanitize() }
 
-// Read reads the catalog of schemas (default: public) and measures every
-// table and foreign key, in one REPEATABLE READ, READ ONLY transaction so
-// that all numbers describe one snapshot. It costs one count(*) scan per
-// table and one GROUP BY scan per foreign key. The tables exclude matches
-// (Excluded) are left out, unmeasured, and so are the foreign keys to
-// them. measured, when not nil, is called after each table is measured,
-// with its 1-based position of n. Errors are the database's, wrapped with
-// the table they concern, or path.ErrBadPattern for a malformed pattern.
+// Read reads the catalog of schemas (default: public) with
+// extract.Catalog.Tables and measures every table and foreign key, in one
+// REPEATABLE READ, READ ONLY transaction so that all numbers describe one
+// snapshot. It costs one count(*) scan per table and one GROUP BY scan per
+// foreign key. The tables exclude matches (Excluded) are left out,
+// unmeasured, and so are the foreign keys to them. measured, when not nil,
+// is called after each table is measured, with its 1-based position of n.
+// Errors are the database's, wrapped with the table they concern, or
+// path.ErrBadPattern for a malformed pattern.
 func Read(ctx context.Context, conn *pgx.Conn, schemas, exclude []string, measured func(t *Table, i, n int)) (*Catalog, error) {
 	for _, p := range exclude {
 		if _, err := path.Match(p, ""); err != nil {
@@ -134,13 +136,11 @@ func Read(ctx context.Context, conn *pgx.Conn, schemas, exclude []string, measur
 	if err := tx.QueryRow(ctx, "SELECT current_database()").Scan(&cat.Database); err != nil {
 		return nil, err
 	}
-	if cat.Tables, err = readTables(ctx, tx, schemas); err != nil {
+	tables, err := extract.NewCatalog(tx).Tables(ctx, schemas)
+	if err != nil {
 		return nil, err
 	}
-	cat.Tables = slices.DeleteFunc(cat.Tables, func(t *Table) bool { return Excluded(t, exclude) })
-	if err := readConstraints(ctx, tx, cat); err != nil {
-		return nil, err
-	}
+	cat.Tables = fromCatalog(tables, exclude)
 	for i, t := range cat.Tables {
 		if err := measure(ctx, tx, t); err != nil {
 			return nil, fmt.Errorf("measuring %s: %w", t.Ident(), err)
@@ -152,78 +152,40 @@ func Read(ctx context.Context, conn *pgx.Conn, schemas, exclude []string, measur
 	return cat, nil
 }
 
-func readTables(ctx context.Context, tx pgx.Tx, schemas []string) ([]*Table, error) {
-	rows, err := tx.Query(ctx, `
-SELECT n.nspname, c.relname, a.attname, format_type(a.atttypid, a.atttypmod), a.attnotnull
-FROM pg_class c
-JOIN pg_namespace n ON n.oid = c.relnamespace
-JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
-WHERE c.relkind IN ('r', 'p') AND NOT c.relispartition AND n.nspname = ANY($1)
-ORDER BY n.nspname COLLATE "C", c.relname COLLATE "C", a.attnum`, schemas)
-	if err != nil {
-		return nil, err
-	}
+// fromCatalog turns the catalog's tables into the draft's, in the same
+// order. Partitions and the tables exclude matches are left out; foreign
+// keys to them are kept, but not valid: nothing can be nested under a
+// parent that is not migrated.
+func fromCatalog(in []*extract.Table, exclude []string) []*Table {
 	var out []*Table
-	var schema, table string
-	var col Column
-	_, err = pgx.ForEachRow(rows, []any{&schema, &table, &col.Name, &col.Type, &col.NotNull}, func() error {
-		if n := len(out); n == 0 || out[n-1].Schema != schema || out[n-1].Name != table {
-			out = append(out, &Table{Schema: schema, Name: table})
+	var from []*extract.Table
+	for _, et := range in {
+		t := &Table{Schema: et.Schema, Name: et.Name, Columns: et.Columns, PrimaryKey: et.PrimaryKey()}
+		if et.Parent != nil || Excluded(t, exclude) {
+			continue
 		}
-		t := out[len(out)-1]
-		t.Columns = append(t.Columns, col)
-		return nil
-	})
-	return out, err
-}
-
-// readConstraints fills primary, unique and foreign keys. Foreign keys to
-// tables outside the schemas read are kept but marked invalid: nothing can
-// be nested under a parent that is not migrated.
-func readConstraints(ctx context.Context, tx pgx.Tx, cat *Catalog) error {
-	rows, err := tx.Query(ctx, `
-SELECT n.nspname, c.relname, k.conname, k.contype,
-       ARRAY(SELECT a.attname::text FROM unnest(k.conkey) WITH ORDINALITY u(n, i)
-             JOIN pg_attribute a ON a.attrelid = k.conrelid AND a.attnum = u.n ORDER BY u.i),
-       coalesce(fn.nspname, ''), coalesce(fc.relname, ''),
-       ARRAY(SELECT a.attname::text FROM unnest(k.confkey) WITH ORDINALITY u(n, i)
-             JOIN pg_attribute a ON a.attrelid = k.confrelid AND a.attnum = u.n ORDER BY u.i)
-FROM pg_constraint k
-JOIN pg_class c ON c.oid = k.conrelid
-JOIN pg_namespace n ON n.oid = c.relnamespace
-LEFT JOIN pg_class fc ON fc.oid = k.confrelid
-LEFT JOIN pg_namespace fn ON fn.oid = fc.relnamespace
-WHERE k.contype IN ('p', 'u', 'f') AND n.nspname = ANY($1) AND k.conparentid = 0
-ORDER BY n.nspname COLLATE "C", c.relname COLLATE "C", k.conname COLLATE "C"`, cat.Schemas)
-	if err != nil {
-		return err
+		for _, k := range et.Keys {
+			if !k.Primary && k.Constraint {
+				t.Uniques = append(t.Uniques, k.Columns)
+			}
+		}
+		out, from = append(out, t), append(from, et)
 	}
-	var schema, table, name, kind, refSchema, refTable string
-	var cols, refCols []string
-	_, err = pgx.ForEachRow(rows, []any{&schema, &table, &name, &kind, &cols, &refSchema, &refTable, &refCols}, func() error {
-		t := cat.Table(schema, table)
-		if t == nil {
-			return nil // a partition's own constraint
-		}
-		switch kind {
-		case "p":
-			t.PrimaryKey = slices.Clone(cols)
-		case "u":
-			t.Uniques = append(t.Uniques, slices.Clone(cols))
-		case "f":
-			fk := &ForeignKey{Name: name, Columns: slices.Clone(cols), RefSchema: refSchema, RefTable: refTable,
-				RefColumns: slices.Clone(refCols), columnsNotNull: true}
-			for _, c := range cols {
+	cat := &Catalog{Tables: out}
+	for i, t := range out {
+		for _, efk := range from[i].ForeignKeys {
+			fk := &ForeignKey{Name: efk.Name, Columns: efk.Columns, RefSchema: efk.RefSchema, RefTable: efk.RefTable,
+				RefColumns: efk.RefColumns, columnsNotNull: true, partial: efk.Partial}
+			for _, c := range fk.Columns {
 				if col, _ := t.Column(c); !col.NotNull {
 					fk.columnsNotNull = false
 				}
 			}
-			fk.valid = cat.Table(refSchema, refTable) != nil
+			fk.valid = cat.Table(fk.RefSchema, fk.RefTable) != nil
 			t.ForeignKeys = append(t.ForeignKeys, fk)
 		}
-		return nil
-	})
-	return err
+	}
+	return out
 }
 
 // Excluded reports whether a pattern of exclude (path.Match's syntax:

@@ -233,9 +233,11 @@ var unsafePrefix = regexp.MustCompile(`[^a-zA-Z0-9]+`)
 
 // parentOf returns the entity a usable foreign key references: a mapped
 // table whose identifying key the foreign key references in full. Key
-// templates of both sides then render the same value.
+// templates of both sides then render the same value. A foreign key only
+// some partitions declare is not usable: rows of the others may have no
+// parent.
 func (g *designer) parentOf(fk *ForeignKey) *Entity {
-	if !fk.valid {
+	if !fk.valid || fk.partial {
 		return nil
 	}
 	p := g.byName[g.d.Catalog.Table(fk.RefSchema, fk.RefTable)]

@@ -138,3 +138,24 @@ func TestNames(t *testing.T) {
 		t.Errorf(`under("invoice", "invoice_line") = %q, want "lines"`, got)
 	}
 }
+
+// A foreign key only some of a partitioned table's partitions declare
+// owns nothing and indexes nothing: rows of the other partitions may have
+// no parent. The draft says why.
+func TestProposePartialForeignKey(t *testing.T) {
+	customers := table("customers", 10, []string{"id"}, "id integer!", "name text!")
+	payments := table("payments", 40, []string{"paid_on", "id"}, "id integer!", "paid_on date!", "customer_id integer!")
+	fk(payments, customers, []string{"customer_id"}, 40, 10, 6).partial = true
+	d := Propose(&Catalog{Database: "shop", Schemas: []string{"public"}, Tables: []*Table{customers, payments}}, Options{})
+
+	if p := entity(t, d, "payments"); p.Role != Root || p.Owner != nil || p.Index != nil {
+		t.Errorf("payments: role %v, owner %v, index %+v: want its own collection, not indexed", p.Role, p.Owner, p.Index)
+	}
+	var buf bytes.Buffer
+	if err := Write(&buf, d); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), "Not indexed: customers (customer_id, NOT NULL; 40 rows over 10 parents, per parent avg 4.0, max 6): only some of the table's partitions declare it") {
+		t.Errorf("the draft does not say why the foreign key is not used:\n%s", buf.String())
+	}
+}

@@ -201,6 +201,8 @@ func whyNot(fk *ForeignKey) string {
 	switch {
 	case !fk.valid:
 		return ": its table is not among those read (another schema, or excluded)"
+	case fk.partial:
+		return ": only some of the table's partitions declare it, so rows of the others may have no parent"
 	case fk.Fanout.Avg() > NestMaxAvg:
 		return fmt.Sprintf(": over %d on average, a category; a GSI on it would be a hot partition", NestMaxAvg)
 	}
