@@ -88,7 +88,7 @@ func NewGraph(ctx context.Context, conn *pgx.Conn, m *mapping.Mapping, plans []*
 		if src.Schema != "" {
 			ident = pgx.Identifier{src.Schema, src.Table}
 		}
-		rel, err := extract.DescribeRelation(ctx, conn, ident)
+		rel, err := extract.NewCatalog(conn).Relation(ctx, ident)
 		if err != nil {
 			return fmt.Errorf("%s: %w", path, err)
 		}
@@ -192,25 +192,23 @@ func (g *Graph) Tables() []pgx.Identifier {
 // that fixes it.
 // https://www.postgresql.org/docs/current/sql-altertable.html#SQL-ALTERTABLE-REPLICA-IDENTITY
 func (g *Graph) CheckIdentity(ctx context.Context, conn *pgx.Conn) error {
+	idents, err := extract.NewCatalog(conn).ReplicaIdentities(ctx, slices.Collect(maps.Keys(g.byOID)))
+	if err != nil {
+		return err
+	}
 	var problems []string
 	for _, key := range slices.Sorted(maps.Keys(g.tables)) {
 		t := g.tables[key]
-		var carried []string
-		var ident string
-		err := conn.QueryRow(ctx, `SELECT c.relreplident::text, coalesce(array_agg(a.attname::text ORDER BY a.attname) FILTER (WHERE a.attname IS NOT NULL), '{}')
-			FROM pg_class c
-			LEFT JOIN pg_index i ON i.indrelid = c.oid AND ((c.relreplident = 'd' AND i.indisprimary) OR (c.relreplident = 'i' AND i.indisreplident))
-			LEFT JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum = ANY(i.indkey)
-			WHERE c.oid = $1::regclass GROUP BY c.relreplident`, pgx.Identifier{t.schema, t.name}.Sanitize()).Scan(&ident, &carried)
-		if err != nil {
-			return fmt.Errorf("replica identity of %s.%s: %w", t.schema, t.name, err)
+		ident, ok := idents[t.rel.OID]
+		if !ok {
+			return fmt.Errorf("replica identity of %s.%s: the table no longer exists", t.schema, t.name)
 		}
-		if ident == "f" {
+		if ident.Kind == 'f' {
 			continue
 		}
 		var missing []string
 		for _, c := range t.identity {
-			if !slices.Contains(carried, c) {
+			if !slices.Contains(ident.Columns, c) {
 				missing = append(missing, c)
 			}
 		}

@@ -1,12 +1,16 @@
 package follow
 
 import (
+	"context"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/pg2dynamo/pg2dynamo/extract"
+	"github.com/pg2dynamo/pg2dynamo/internal/testenv"
 	"github.com/pg2dynamo/pg2dynamo/mapping"
 	"github.com/pg2dynamo/pg2dynamo/transform"
 )
@@ -92,5 +96,39 @@ entities:
 	keys, err := b.TableKeys(plans[1], []any{int64(5), int64(1), "home", "x"})
 	if err != nil || len(keys) != 1 || keys[0] != [2]string{"C#0000000000000000001", "A#home"} {
 		t.Errorf("old keys %v, %v", keys, err)
+	}
+}
+
+// CheckIdentity reads each followed table's replica identity by OID and
+// names those whose identity lacks columns the graph needs: DEFAULT
+// carries the primary key, USING INDEX that index's columns, NOTHING
+// none; FULL always suffices.
+func TestCheckIdentityNamesWhatIsMissing(t *testing.T) {
+	url := testenv.NewDatabase(t)
+	testenv.Exec(t, url, `CREATE TABLE d (id int PRIMARY KEY, owner text);
+CREATE TABLE f (id int PRIMARY KEY, owner text); ALTER TABLE f REPLICA IDENTITY FULL;
+CREATE TABLE i (id int NOT NULL, owner text NOT NULL); CREATE UNIQUE INDEX i_idx ON i (id, owner); ALTER TABLE i REPLICA IDENTITY USING INDEX i_idx;
+CREATE TABLE n (id int PRIMARY KEY, owner text); ALTER TABLE n REPLICA IDENTITY NOTHING`)
+	ctx := context.Background()
+	conn := testenv.Connect(t, url)
+	g := &Graph{tables: map[string]*table{}, byOID: map[uint32]*table{}}
+	for _, name := range []string{"d", "f", "i", "n"} {
+		rel, err := extract.NewCatalog(conn).Relation(ctx, pgx.Identifier{name})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tb := &table{schema: rel.Schema, name: rel.Name, rel: rel, identity: []string{"id", "owner"}}
+		g.tables["public."+name], g.byOID[rel.OID] = tb, tb
+	}
+	err := g.CheckIdentity(ctx, conn)
+	want := "--follow cannot find what every change affects:\n" +
+		"  \"public\".\"d\": its replica identity lacks owner, which the old row of a change must carry (); run: ALTER TABLE \"public\".\"d\" REPLICA IDENTITY FULL\n" +
+		"  \"public\".\"n\": its replica identity lacks id, owner, which the old row of a change must carry (); run: ALTER TABLE \"public\".\"n\" REPLICA IDENTITY FULL"
+	if err == nil || err.Error() != want {
+		t.Errorf("CheckIdentity: %v\nwant: %s", err, want)
+	}
+	testenv.Exec(t, url, "DROP TABLE n")
+	if err := g.CheckIdentity(ctx, conn); err == nil || !strings.Contains(err.Error(), "public.n: the table no longer exists") {
+		t.Errorf("CheckIdentity after DROP TABLE n: %v, want it named as gone", err)
 	}
 }

@@ -2,14 +2,14 @@ package follow
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"regexp"
-	"slices"
 	"strings"
 
 	"github.com/jackc/pglogrepl"
 	"github.com/jackc/pgx/v5"
+
+	"github.com/pg2dynamo/pg2dynamo/extract"
 )
 
 // maxName is PostgreSQL's identifier length (NAMEDATALEN − 1 bytes).
@@ -63,15 +63,9 @@ func (e *PublicationError) Error() string {
 func EnsurePublication(ctx context.Context, conn *pgx.Conn, name string, g *Graph) (created bool, err error) {
 	tables := g.Tables()
 	viaRoot := g.partitioned()
-	var exists bool
-	var ins, upd, del, trunc, root bool
-	err = conn.QueryRow(ctx, "SELECT pubinsert, pubupdate, pubdelete, pubtruncate, pubviaroot FROM pg_publication WHERE pubname = $1", name).Scan(&ins, &upd, &del, &trunc, &root)
-	switch {
-	case errors.Is(err, pgx.ErrNoRows):
-	case err != nil:
-		return false, fmt.Errorf("publication %s: %w", name, err)
-	default:
-		exists = true
+	pub, exists, err := extract.NewCatalog(conn).Publication(ctx, name)
+	if err != nil {
+		return false, err
 	}
 	if !exists {
 		with := ""
@@ -89,7 +83,7 @@ func EnsurePublication(ctx context.Context, conn *pgx.Conn, name string, g *Grap
 	for _, k := range []struct {
 		on   bool
 		kind string
-	}{{ins, "insert"}, {upd, "update"}, {del, "delete"}, {trunc, "truncate"}} {
+	}{{pub.Insert, "insert"}, {pub.Update, "update"}, {pub.Delete, "delete"}, {pub.Truncate, "truncate"}} {
 		if !k.on {
 			pe.Missing = append(pe.Missing, k.kind+"s")
 		}
@@ -98,24 +92,16 @@ func EnsurePublication(ctx context.Context, conn *pgx.Conn, name string, g *Grap
 	if len(pe.Missing) > 0 {
 		pe.Fix = append(pe.Fix, fmt.Sprintf("ALTER PUBLICATION %s SET (publish = '%s')", quote(name), strings.Join(kinds, ", ")))
 	}
-	if viaRoot && !root {
+	if viaRoot && !pub.ViaRoot {
 		pe.Missing = append(pe.Missing, "the changes of partitions as their partitioned table's")
 		pe.Fix = append(pe.Fix, fmt.Sprintf("ALTER PUBLICATION %s SET (publish_via_partition_root = true)", quote(name)))
 	}
 	if len(pe.Missing) > 0 {
 		return false, pe
 	}
-	rows, err := conn.Query(ctx, "SELECT schemaname::text || '.' || tablename::text FROM pg_publication_tables WHERE pubname = $1", name)
-	if err != nil {
-		return false, fmt.Errorf("publication %s: %w", name, err)
-	}
-	has, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		return false, fmt.Errorf("publication %s: %w", name, err)
-	}
 	var missing []pgx.Identifier
 	for _, t := range tables {
-		if !slices.Contains(has, strings.Join(t, ".")) {
+		if !pub.Publishes(t) {
 			missing = append(missing, t)
 		}
 	}
@@ -136,37 +122,19 @@ func list(tables []pgx.Identifier) string {
 	return strings.Join(out, ", ")
 }
 
-// SlotPosition returns the confirmed position of slot name, and whether
-// the slot exists.
+// SlotPosition returns the confirmed position of slot name
+// (extract.Slot.ConfirmedFlush), and whether the slot exists.
 func SlotPosition(ctx context.Context, conn *pgx.Conn, name string) (pglogrepl.LSN, bool, error) {
-	var lsn *string
-	err := conn.QueryRow(ctx, "SELECT confirmed_flush_lsn::text FROM pg_replication_slots WHERE slot_name = $1", name).Scan(&lsn)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return 0, false, nil
-	}
-	if err != nil {
-		return 0, false, fmt.Errorf("replication slot %s: %w", name, err)
-	}
-	if lsn == nil {
-		return 0, true, nil
-	}
-	p, err := pglogrepl.ParseLSN(*lsn)
-	return p, true, err
+	s, exists, err := extract.NewCatalog(conn).Slot(ctx, name)
+	return s.ConfirmedFlush, exists, err
 }
 
 // SlotActive reports whether a process streams from slot name now (a
 // follow running: pg_replication_slots.active); false when the slot does
 // not exist.
 func SlotActive(ctx context.Context, conn *pgx.Conn, name string) (bool, error) {
-	var active bool
-	err := conn.QueryRow(ctx, "SELECT active FROM pg_replication_slots WHERE slot_name = $1", name).Scan(&active)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return false, nil
-	}
-	if err != nil {
-		return false, fmt.Errorf("replication slot %s: %w", name, err)
-	}
-	return active, nil
+	s, _, err := extract.NewCatalog(conn).Slot(ctx, name)
+	return s.Active, err
 }
 
 // CurrentLSN is the server's WAL write position now
@@ -195,9 +163,9 @@ func Drop(ctx context.Context, conn *pgx.Conn, slot, pub string) (dropped []stri
 		}
 		dropped = append(dropped, "replication slot "+slot)
 	}
-	var pubExists bool
-	if err := conn.QueryRow(ctx, "SELECT EXISTS (SELECT FROM pg_publication WHERE pubname = $1)", pub).Scan(&pubExists); err != nil {
-		return dropped, fmt.Errorf("publication %s: %w", pub, err)
+	_, pubExists, err := extract.NewCatalog(conn).Publication(ctx, pub)
+	if err != nil {
+		return dropped, err
 	}
 	if pubExists {
 		if _, err := conn.Exec(ctx, "DROP PUBLICATION "+pgx.Identifier{pub}.Sanitize()); err != nil {
