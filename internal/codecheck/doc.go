@@ -6,6 +6,11 @@
 // dot or an underscore, as the go tool does) and fails naming each function
 // longer than MaxFuncLines lines, counted from the func keyword to the
 // closing brace inclusive (issue 13).
+//
+// TestCatalogQueriesOnlyInExtract parses the same files and fails naming
+// each string literal outside extract/ that names a system catalog
+// (pg_class, pg_publication_tables, …) or casts to regclass: extract.Catalog
+// is the one reader of PostgreSQL's catalog (issue 27).
 package codecheck
 
 // MaxFuncLines is the longest a function outside tests and bench/ may be, in
