@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -58,5 +59,17 @@ func TestGateHoldsItemsUntilTheBarrier(t *testing.T) {
 	if barriers != 1 || addedAtBarrier != aheadItems || heldAtBarrier != aheadItems || written != free+n {
 		t.Errorf("barrier passed %d times, after %d busy items added and %d held (want 1, after %d, all held; the %d others not); %d of %d written in the end",
 			barriers, addedAtBarrier, heldAtBarrier, aheadItems, free, written, free+n)
+	}
+}
+
+// wal_sender_timeout as SHOW prints it.
+func TestParseSetting(t *testing.T) {
+	for in, want := range map[string]time.Duration{"0": 0, "500ms": 500 * time.Millisecond, "10s": 10 * time.Second, "1min": time.Minute, "2h": 2 * time.Hour, "1d": 24 * time.Hour, "60000": time.Minute} {
+		if got, err := parseSetting(in); err != nil || got != want {
+			t.Errorf("parseSetting(%q) = %s, %v; want %s", in, got, err, want)
+		}
+	}
+	if _, err := parseSetting("ten"); err == nil {
+		t.Error(`parseSetting("ten"): want an error`)
 	}
 }

@@ -143,20 +143,34 @@ func Dial(ctx context.Context, connString string) (*Stream, error) {
 	return s, nil
 }
 
-// senderTimeout reads the server's wal_sender_timeout (0: none).
+// senderTimeout reads the session's wal_sender_timeout (0: none), which
+// SHOW prints with its unit: 0, 500ms, 10s, 1min, 2h, 1d.
 func senderTimeout(ctx context.Context, conn *pgconn.PgConn) (time.Duration, error) {
-	res, err := conn.Exec(ctx, "SELECT setting FROM pg_settings WHERE name = 'wal_sender_timeout'").ReadAll()
+	res, err := conn.Exec(ctx, "SHOW wal_sender_timeout").ReadAll()
 	if err != nil {
 		return 0, fmt.Errorf("wal_sender_timeout: %w", err)
 	}
 	if len(res) == 0 || len(res[0].Rows) == 0 {
 		return 0, nil
 	}
-	ms, err := strconv.ParseInt(string(res[0].Rows[0][0]), 10, 64)
-	if err != nil {
-		return 0, fmt.Errorf("wal_sender_timeout %q: %w", res[0].Rows[0][0], err)
+	return parseSetting(string(res[0].Rows[0][0]))
+}
+
+// parseSetting parses a time setting as SHOW prints it (a number and a
+// unit, milliseconds when none).
+func parseSetting(v string) (time.Duration, error) {
+	i := strings.IndexFunc(v, func(r rune) bool { return r < '0' || r > '9' })
+	num, unit := v, "ms"
+	if i >= 0 {
+		num, unit = v[:i], v[i:]
 	}
-	return time.Duration(ms) * time.Millisecond, nil
+	n, err := strconv.ParseInt(num, 10, 64)
+	units := map[string]time.Duration{"us": time.Microsecond, "ms": time.Millisecond, "s": time.Second, "min": time.Minute, "h": time.Hour, "d": 24 * time.Hour}
+	u, ok := units[unit]
+	if err != nil || !ok {
+		return 0, fmt.Errorf("wal_sender_timeout %q: expected a number and one of us, ms, s, min, h, d", v)
+	}
+	return time.Duration(n) * u, nil
 }
 
 // Interval is the time between two status updates (see StatusInterval).
