@@ -17,6 +17,9 @@ type Error struct {
 	Path string
 	// Msg says what is wrong and what was expected.
 	Msg string
+	// Err is the typed cause, when there is one (a *TemplateError, a
+	// *BraceError), for errors.As; Msg already says what it says.
+	Err error
 }
 
 func (e *Error) Error() string {
@@ -33,6 +36,9 @@ func (e *Error) Error() string {
 	b.WriteString(e.Msg)
 	return b.String()
 }
+
+// Unwrap returns the typed cause, Err (nil when there is none).
+func (e *Error) Unwrap() error { return e.Err }
 
 // Errors is every problem found in one mapping, in file order. Load and
 // Check return it (as error) when there is at least one.

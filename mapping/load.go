@@ -358,15 +358,30 @@ func (c *entityCheck) parse(path, text, what string) Template {
 	}
 	tpl, err := ParseTemplate(text)
 	if err != nil {
-		e := c.m.Errorf(path, "template %q: %v", text, err)
 		var te *TemplateError
-		if errors.As(err, &te) && e.Line > 0 {
-			e.Column += c.m.pos.valueOffset(path) + utf8.RuneCountInString(text[:te.Offset])
+		offset := -1
+		if errors.As(err, &te) {
+			offset = te.Offset
 		}
-		c.errs = append(c.errs, e)
+		c.errs = append(c.errs, c.m.errorIn(path, text, offset, err, "template %q: %v", text, err))
 		return Template{}
 	}
+	for _, be := range Braces(text) {
+		c.errs = append(c.errs, c.m.errorIn(path, text, be.Offset, be, "template %q: %v", text, be))
+	}
 	return tpl
+}
+
+// errorIn returns the *Error at path, whose value is text, about the
+// character at byte offset of text (located at the value when offset is
+// negative), with cause err.
+func (m *Mapping) errorIn(path, text string, offset int, err error, format string, args ...any) *Error {
+	e := m.Errorf(path, format, args...)
+	e.Err = err
+	if offset >= 0 && offset <= len(text) && e.Line > 0 {
+		e.Column += m.pos.valueOffset(path) + utf8.RuneCountInString(text[:offset])
+	}
+	return e
 }
 
 // checkIndexes checks the entity's indexes, in name order, against the

@@ -279,6 +279,9 @@ var beyondSchema = map[string]string{
 	"onetable-key-columns-not-on-the-item.yaml":              "key placeholders are compared with the attributes the entity writes",
 	"electrodb-keys-in-another-format.yaml":                  "key templates are compared with the keys ElectroDB renders from the service, the entity type and the attributes",
 	"library-with-two-entities-of-one-type.yaml":             "entity types must differ",
+
+	// Text the template grammar allows.
+	"braces-instead-of-placeholders.yaml": "{name} is literal text in the grammar the template pattern follows; Load refuses it as another tool's placeholder",
 }
 
 // TestSchemaRejectsBadMappings checks the schema refuses every bad mapping

@@ -297,24 +297,35 @@ func (m *Mapping) validatePattern(ap *AccessPattern) Errors {
 	p := Path(KeyAccessPatterns, ap.Name)
 	add := func(path, format string, args ...any) { errs = append(errs, m.Errorf(path, format, args...)) }
 	pk, sk := m.Table.PartitionKey, m.Table.SortKey
+	// An unknown index leaves the key attributes unknown; the condition
+	// is still checked on its own.
+	knownIndex := true
 	if ap.Index != "" {
 		g := m.Table.GSI(ap.Index)
 		if g == nil {
 			add(Path(p, KeyIndex), "unknown index %q: expected one of the table's gsis (%s) or none for the table", ap.Index, strings.Join(m.gsiNames(), ", "))
-			return errs
+			knownIndex = false
+		} else {
+			pk, sk = g.PartitionKey, g.SortKey
 		}
-		pk, sk = g.PartitionKey, g.SortKey
+	}
+	cp := Path(p, KeyKeyCondition)
+	for _, be := range Braces(ap.KeyCondition) {
+		errs = append(errs, m.errorIn(cp, ap.KeyCondition, be.Offset, be, "key condition %q: %v", ap.KeyCondition, be))
 	}
 	kc, err := ParseKeyCondition(ap.KeyCondition)
 	if err != nil {
-		add(Path(p, KeyKeyCondition), "%v", err)
+		add(cp, "%v", err)
+		return errs
+	}
+	if !knownIndex {
 		return errs
 	}
 	if kc.PartitionAttr != pk {
-		add(Path(p, KeyKeyCondition), "the condition names %q; the partition key of %s is %q", kc.PartitionAttr, indexName(ap.Index), pk)
+		add(cp, "the condition names %q; the partition key of %s is %q", kc.PartitionAttr, indexName(ap.Index), pk)
 	}
 	if kc.SortAttr != "" && kc.SortAttr != sk {
-		add(Path(p, KeyKeyCondition), "the condition names %q; the sort key of %s is %q", kc.SortAttr, indexName(ap.Index), sk)
+		add(cp, "the condition names %q; the sort key of %s is %q", kc.SortAttr, indexName(ap.Index), sk)
 	}
 	ap.Condition = kc
 	return errs

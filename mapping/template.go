@@ -2,6 +2,7 @@ package mapping
 
 import (
 	"fmt"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -120,3 +121,52 @@ func (t Template) Columns() []string {
 func (t Template) IsZero() bool { return len(t.Parts) == 0 }
 
 func (t Template) String() string { return t.Source }
+
+// BraceError is a "{name}" in a key template or key condition that is
+// literal text to pg2dynamo although name looks like a column: the
+// placeholder syntax of other tools (the DynamoDB MCP server writes
+// CUSTOMER#{customer_id}), which pg2dynamo writes ${customer_id}. Kept as
+// text, it renders the same key for every row. Offset is the 0-based byte
+// offset of the "{" in the text checked.
+type BraceError struct {
+	Name   string
+	Offset int
+}
+
+func (e *BraceError) Error() string {
+	return fmt.Sprintf("%q is literal text, not a placeholder: did you mean ${%s}? (at character %d)", "{"+e.Name+"}", e.Name, e.Offset+1)
+}
+
+// Braces returns a *BraceError for each "{name}" of s, a key template or a
+// key condition, whose name is an identifier (a letter or '_', then
+// letters, digits or '_') and whose "{" follows no "$": a "${…}" is a
+// placeholder, and "$${name}" the literal text "${name}", written so on
+// purpose. The braces inside a placeholder are its own.
+func Braces(s string) []*BraceError {
+	var out []*BraceError
+	for i := 0; i < len(s); i++ {
+		switch {
+		case strings.HasPrefix(s[i:], "$$"):
+			i++ // an escaped "$": what follows it is literal by choice
+			if i+1 < len(s) && s[i+1] == '{' {
+				i++
+			}
+		case strings.HasPrefix(s[i:], "${"):
+			end := strings.IndexByte(s[i:], '}')
+			if end < 0 {
+				return out // unclosed: ParseTemplate says so
+			}
+			i += end
+		case s[i] == '{':
+			end := strings.IndexByte(s[i:], '}')
+			if end > 0 && identRE.MatchString(s[i+1:i+end]) {
+				out = append(out, &BraceError{Name: s[i+1 : i+end], Offset: i})
+				i += end
+			}
+		}
+	}
+	return out
+}
+
+// identRE is what Braces takes for a column name.
+var identRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
