@@ -75,6 +75,38 @@ func Parse(name string, data []byte) (*Mapping, error) {
 // (well under a second for a file inside them); the YAML parser itself
 // cannot be interrupted.
 func ParseContext(ctx context.Context, name string, data []byte) (*Mapping, error) {
+	m, err := ParsePartial(ctx, name, data)
+	if err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// LoadPartial reads the mapping file at path as LoadContext does, and
+// parses it as ParsePartial.
+func LoadPartial(ctx context.Context, path string) (*Mapping, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("read mapping: %w", err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("read mapping: %w", err)
+	}
+	return ParsePartial(ctx, path, data)
+}
+
+// ParsePartial is ParseContext for a caller that goes on to check the
+// mapping against its source, so that one run reports every problem it
+// can. It reports the same Errors; when the file could be decoded, it
+// returns with them the mapping as far as the file defines it: every
+// value of the wrong type left out (as if absent), every template that
+// does not parse empty. Such a mapping is good for nothing but checking:
+// its Problems are the errors, and pipeline.Prepare checks what they
+// leave defined and reports them with its own. A file that is not YAML,
+// is past a bound or holds no mapping gives a nil mapping.
+func ParsePartial(ctx context.Context, name string, data []byte) (*Mapping, error) {
 	m := &Mapping{File: name}
 	stopped := func() error {
 		if ctx.Err() != nil {
@@ -113,17 +145,37 @@ func ParseContext(ctx context.Context, name string, data []byte) (*Mapping, erro
 	if e := m.checkAliases(f); e != nil {
 		return nil, Errors{e}
 	}
-	if errs := m.unknownFields(); len(errs) > 0 {
+	unknown, fractions := m.unknownFields(), m.fractions()
+	errs := slices.Concat(unknown, fractions)
+	d := m.decode(f.Docs[0].Body, len(data), len(errs) == 0)
+	errs = append(errs, d.errs...)
+	if !d.ok {
+		sortByPosition(errs)
 		return nil, errs
-	}
-
-	var raw file
-	if err := decodeStrict(data, &raw); err != nil {
-		return nil, Errors{m.yamlError(err)}
 	}
 	if err := stopped(); err != nil {
 		return nil, err
 	}
+	m.build(d.raw)
+	for _, e := range m.validate() {
+		if !m.follows(e.Path, unknown, slices.Concat(d.left, paths(fractions))) {
+			errs = append(errs, e)
+		}
+	}
+	if err := stopped(); err != nil {
+		return nil, err
+	}
+	if len(errs) > 0 {
+		sortByPosition(errs)
+		m.problems = errs
+		return m, errs
+	}
+	return m, nil
+}
+
+// build sets m's fields from the decoded file, entities and access
+// patterns in file order, and applies the defaults.
+func (m *Mapping) build(raw file) {
 	m.Version, m.Table, m.TypeAttribute, m.Library = raw.Version, raw.Table, raw.TypeAttribute, raw.Library
 	for _, name := range m.pos.entityOrder {
 		// Copy: a YAML alias (B: *a) decodes to the same *Entity as A.
@@ -143,32 +195,16 @@ func ParseContext(ctx context.Context, name string, data []byte) (*Mapping, erro
 		m.AccessPatterns = append(m.AccessPatterns, ap)
 	}
 	m.applyDefaults()
-	if errs := m.validate(); len(errs) > 0 {
-		sort.SliceStable(errs, func(i, j int) bool {
-			if errs[i].Line != errs[j].Line {
-				return errs[i].Line < errs[j].Line
-			}
-			return errs[i].Column < errs[j].Column
-		})
-		return nil, errs
-	}
-	if err := stopped(); err != nil {
-		return nil, err
-	}
-	return m, nil
 }
 
-// decodeStrict decodes data into v, refusing unknown fields. go-yaml
-// v1.19.2 panics on some malformed input (found by FuzzParse, e.g. an
-// unknown tag on a mapping value: "gsis: !00000 00"); such a panic is
-// returned as an error rather than crashing the run.
-func decodeStrict(data []byte, v any) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("invalid YAML: the YAML decoder failed on this input (%v)", r)
+// sortByPosition puts errs in file order: by line, then column.
+func sortByPosition(errs Errors) {
+	sort.SliceStable(errs, func(i, j int) bool {
+		if errs[i].Line != errs[j].Line {
+			return errs[i].Line < errs[j].Line
 		}
-	}()
-	return yaml.NewDecoder(bytes.NewReader(data), yaml.Strict()).Decode(v)
+		return errs[i].Column < errs[j].Column
+	})
 }
 
 func (m *Mapping) applyDefaults() {
@@ -528,7 +564,12 @@ func (m *Mapping) yamlError(err error) *Error {
 	case errors.As(err, &nte):
 		e.Msg = fmt.Sprintf("expected %s, got %s", nodeName(nte.Expected), nodeName(nte.Actual)) + quotedScalar(tk)
 	case errors.As(err, &ue):
-		if allowed := allowedFields(e.Path); len(allowed) > 0 {
+		_, name, _ := cutLast(e.Path)
+		switch allowed := allowedFields(e.Path); {
+		case slices.Contains(allowed, name):
+			// Known here: an alias uses this value where it is not.
+			e.Msg = fmt.Sprintf("field %q is unknown where an alias of this value is used", name)
+		case len(allowed) > 0:
 			e.Msg += "; expected one of: " + strings.Join(allowed, ", ")
 		}
 	case tk == nil:
@@ -669,7 +710,8 @@ func cutLast(path string) (parent, last string, ok bool) {
 }
 
 // unknownFields reports every key the mapping language does not define, in
-// file order. (The decoder stops at one, chosen in map order.)
+// file order, where it is written. (The decoder stops at one, chosen in map
+// order.)
 func (m *Mapping) unknownFields() Errors {
 	var errs Errors
 	for _, k := range m.pos.keys {
@@ -680,8 +722,14 @@ func (m *Mapping) unknownFields() Errors {
 				Msg: fmt.Sprintf("unknown field %q; expected one of: %s", name, strings.Join(allowed, ", "))})
 		}
 	}
-	// The YAML decoder truncates a fraction into an integer field (1.5 to
-	// 1): refused here, where the field's Go type is known.
+	return errs
+}
+
+// fractions reports every number written with a fraction for a whole
+// number. The YAML decoder truncates a fraction into an integer field (1.5
+// to 1): refused here, where the field's Go type is known.
+func (m *Mapping) fractions() Errors {
+	var errs Errors
 	for _, f := range m.pos.fractions {
 		if t := typeAt(f.path); t != nil && (t.Kind() >= reflect.Int && t.Kind() <= reflect.Uint64) {
 			errs = append(errs, &Error{File: m.File, Line: f.line, Column: f.col, Path: f.path,
@@ -718,6 +766,12 @@ type fraction struct {
 type keyAt struct {
 	path      string
 	line, col int
+}
+
+// has reports whether the value at path is written in the file.
+func (p *positions) has(path string) bool {
+	_, ok := p.byPath[path]
+	return ok
 }
 
 func (p *positions) lookup(path string) (pos, bool) {
@@ -798,18 +852,28 @@ func (p *positions) valueOffset(path string) int {
 	return 0
 }
 
-func (p *positions) walkPair(mv *ast.MappingValueNode, parent string) {
-	key := mv.Key.String()
+// keyName is the name of mv's key, as paths spell it.
+func keyName(mv *ast.MappingValueNode) string {
 	switch v := mv.Key.(type) {
 	case *ast.NullNode:
-		key = "" // "~:" is a null key, not the name "null"
+		return "" // "~:" is a null key, not the name "null"
 	case ast.ScalarNode:
-		key = fmt.Sprint(v.GetValue())
+		return fmt.Sprint(v.GetValue())
 	}
-	path := key
-	if parent != "" {
-		path = parent + "." + key
+	return mv.Key.String()
+}
+
+// childPath is the path of key under parent.
+func childPath(parent, key string) string {
+	if parent == "" {
+		return key
 	}
+	return parent + "." + key
+}
+
+func (p *positions) walkPair(mv *ast.MappingValueNode, parent string) {
+	key := keyName(mv)
+	path := childPath(parent, key)
 	switch parent {
 	case KeyEntities:
 		p.entityOrder = append(p.entityOrder, key)

@@ -143,6 +143,8 @@ type Mapping struct {
 	// File is the path the mapping was read from, used in error messages.
 	File string `yaml:"-"`
 	pos  *positions
+	// problems are the errors ParsePartial returned the mapping with.
+	problems Errors
 }
 
 // Table describes the target DynamoDB table. Key attributes are always of
