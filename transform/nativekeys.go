@@ -50,7 +50,7 @@ func (c *compiler) nativeKeySource(p *Plan, path string, ka mapping.KeyAttribute
 		}
 		if got := kindType(a.kind); a.array || a.nested || got != ka.Type {
 			c.add(path, "entity %s writes %s from column %s (%s), which DynamoDB stores as %s: the key declares type %s",
-				c.e.Name, ka.Name, p.srcCols[a.col].Name, p.srcCols[a.col].Type, describeType(got, a.array || a.nested), ka.Type)
+				c.e.Name, ka.Name, p.cols[a.col].Name, p.cols[a.col].Type, describeType(got, a.array || a.nested), ka.Type)
 		}
 		return true
 	}
