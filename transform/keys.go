@@ -229,6 +229,9 @@ type keyFormat struct {
 	// width is the width written in a template ("${id:6}"), or WidthAuto.
 	width     int
 	widthPath string
+	// widths is true when the templates give the column two widths (an
+	// error already reported): no width is then compared again.
+	widths bool
 	// sortedBy names a sorted key attribute whose template holds the
 	// column ("" when none).
 	sortedBy string
@@ -329,6 +332,7 @@ func entityKeyFormats(m *mapping.Mapping, e *mapping.Entity) (keyFormats, mappin
 				case kf.width == mapping.WidthAuto:
 					kf.width, kf.widthPath = part.Width, kt.path
 				case kf.width != part.Width:
+					kf.widths = true
 					errs = append(errs, m.Errorf(kt.path, "${%s:%d}: %s gives %s the width %d; a column renders one text in every key: give it one width",
 						part.Column, part.Width, kf.widthPath, part.Column, kf.width))
 				}
@@ -463,6 +467,9 @@ func buildKey(kt keyTemplate, lookup func(name string) (keyValue, keyFormats, bo
 		} else if kf := formats[part.Column]; kf != nil && kf.width > 0 {
 			add(kt.path, "${%s:%d}: %s is a stable ID, which a width cannot pad", part.Column, kf.width, part.Column)
 			continue
+		}
+		if kf := formats[part.Column]; kf != nil && kf.widths {
+			continue // two widths: reported by entityKeyFormats
 		}
 		if w := part.Width; w != mapping.WidthAuto && kp.enc.number && kp.enc.width != w {
 			// An access pattern's own width must be the items'.

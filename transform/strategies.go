@@ -132,21 +132,30 @@ func aggregateType(fn, typ string) string {
 
 // compileStrategies adds the entity's duplicate, embed and aggregate rules
 // to p as joins, in that order (embeds and aggregates by attribute name),
-// then its stable IDs. Problems go to c.
+// then its stable IDs. Problems go to c. A nil rule is left out (one the
+// mapping's own problems leave undefined: see mapping.ParsePartial).
 func (p *Plan) compileStrategies(c *compiler) {
 	for i, d := range c.e.Duplicate {
-		p.joins = append(p.joins, c.duplicateJoin(i, d))
+		if d != nil {
+			p.joins = append(p.joins, c.duplicateJoin(i, d))
+		}
 	}
 	for _, name := range slices.Sorted(maps.Keys(c.e.Embed)) {
-		p.joins = append(p.joins, c.embedJoin(name, c.e.Embed[name]))
+		if em := c.e.Embed[name]; em != nil {
+			p.joins = append(p.joins, c.embedJoin(name, em))
+		}
 	}
 	for _, name := range slices.Sorted(maps.Keys(c.e.Aggregates)) {
-		if jp, ok := c.aggregateJoin(name, c.e.Aggregates[name]); ok {
-			p.joins = append(p.joins, jp)
+		if a := c.e.Aggregates[name]; a != nil {
+			if jp, ok := c.aggregateJoin(name, a); ok {
+				p.joins = append(p.joins, jp)
+			}
 		}
 	}
 	for _, name := range slices.Sorted(maps.Keys(c.e.IDs)) {
-		p.ids = append(p.ids, c.idPlan(name, c.e.IDs[name]))
+		if id := c.e.IDs[name]; id != nil {
+			p.ids = append(p.ids, c.idPlan(name, id))
+		}
 	}
 }
 

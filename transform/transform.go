@@ -220,9 +220,8 @@ func CompileAll(m *mapping.Mapping, srcs []*Sources) ([]*Plan, error) {
 		}
 		plans[i] = p
 	}
-	if len(errs) == 0 {
-		errs = checkCollections(m, plans)
-	}
+	// Among the entities that compiled, whatever the others hold.
+	errs = append(errs, checkCollections(m, plans)...)
 	if len(errs) > 0 {
 		slices.SortStableFunc(errs, func(a, b *mapping.Error) int {
 			if a.Line != b.Line {
@@ -248,15 +247,12 @@ func compile(m *mapping.Mapping, index int, srcs Sources) (*Plan, error) {
 	p.compileStrategies(c)
 	created, modified := c.compileLibrary()
 	templates := c.checkKeyTemplates(p)
-	if len(c.errs) > 0 {
-		return nil, c.errs
-	}
-
+	// Past an unknown column, what is known is still checked (a key
+	// column's type, a key attribute's source), so that one run reports
+	// every problem: what was not found is left out of the plan, which
+	// is then not returned.
 	remap := p.readColumns(srcs.Columns, c.need)
 	c.buildKeys(p, templates)
-	if len(c.errs) > 0 {
-		return nil, c.errs
-	}
 	p.findKeyCols()
 	p.findSameKeys()
 	p.addAttrPlans(chosen, sets, srcs.Columns, remap)
