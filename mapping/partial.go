@@ -241,3 +241,69 @@ func (m *Mapping) Refused(path string) bool {
 	}
 	return false
 }
+
+// RefusedAt reports whether one of m's Problems is at path or at a value
+// holding it (not inside it: see Refused).
+func (m *Mapping) RefusedAt(path string) bool {
+	for _, e := range m.problems {
+		if e.Path != "" && within(path, e.Path) {
+			return true
+		}
+	}
+	return false
+}
+
+// Checkable returns m as the checks against the source can take it despite
+// its Problems: a copy whose entities leave out each embed, aggregate and
+// duplicate rule that is refused at itself, its source or its join (a nil
+// duplicate in its place, so that the others keep their index and path),
+// and hold an empty stable ID for one left undefined (its placeholders
+// still name it). What else the problems touch stays: the checks' errors
+// about it are for the caller to leave out (Refused). m itself when it
+// has no problems.
+func (m *Mapping) Checkable() *Mapping {
+	if len(m.problems) == 0 {
+		return m
+	}
+	c := *m
+	c.Entities = make([]*Entity, len(m.Entities))
+	for i, e := range m.Entities {
+		c.Entities[i] = m.checkableEntity(e)
+	}
+	return &c
+}
+
+// checkableEntity is Checkable's copy of entity e.
+func (m *Mapping) checkableEntity(e *Entity) *Entity {
+	c := *e
+	ep := Path(KeyEntities, e.Name)
+	undefined := func(path string) bool {
+		return m.RefusedAt(path) || m.Refused(Path(path, KeySource)) || m.Refused(Path(path, KeyJoin))
+	}
+	c.Embed = map[string]*Embed{}
+	for name, em := range e.Embed {
+		if em != nil && !undefined(Path(ep, KeyEmbed, name)) {
+			c.Embed[name] = em
+		}
+	}
+	c.Aggregates = map[string]*Aggregate{}
+	for name, a := range e.Aggregates {
+		if a != nil && !undefined(Path(ep, KeyAggregates, name)) {
+			c.Aggregates[name] = a
+		}
+	}
+	c.Duplicate = make([]*Duplicate, len(e.Duplicate))
+	for i, d := range e.Duplicate {
+		if d != nil && !undefined(fmt.Sprintf("%s.%s[%d]", ep, KeyDuplicate, i)) {
+			c.Duplicate[i] = d
+		}
+	}
+	c.IDs = map[string]*StableID{}
+	for name, id := range e.IDs {
+		if id == nil {
+			id = &StableID{}
+		}
+		c.IDs[name] = id
+	}
+	return &c
+}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 
@@ -182,5 +184,54 @@ func TestParsePartialWithoutMapping(t *testing.T) {
 				t.Errorf("%d errors, want %d:\n%s", len(got), tc.count, strings.Join(got, "\n"))
 			}
 		})
+	}
+}
+
+// Checkable leaves out the rules the checks against the source cannot
+// follow (refused at themselves, their source or their join), keeps the
+// others and the duplicates' indexes, and gives an undefined stable ID an
+// empty one; it leaves the parsed mapping as it was.
+func TestCheckable(t *testing.T) {
+	text := `table: {name: shop}
+entities:
+  A:
+    source: {table: a}
+    pk: A#${k}
+    sk: A
+    embed:
+      kept: {source: {table: b}, join: {a_id: id}, max_items: ten}
+      nosource: {source: {tabel: b}, join: {a_id: id}}
+      badjoin: {source: {table: b}, join: [a_id]}
+    aggregates:
+      n: {function: count, source: {table: b}, join: {a_id: id}}
+      bad: {function: count, source: {table: b}, join: {}}
+    duplicate:
+      - {source: {query: "SELECT 1"}, join: {id: p_id}, attributes: {select: [x]}}
+      - {source: {table: p}, join: {id: p_id}, attributes: {select: [x]}}
+    ids:
+      k:
+`
+	m, _ := ParsePartial(context.Background(), "m.yaml", []byte(text))
+	if m == nil {
+		t.Fatal("no mapping")
+	}
+	c := m.Checkable().Entities[0]
+	if got := slices.Sorted(maps.Keys(c.Embed)); !cmp.Equal(got, []string{"kept"}) {
+		t.Errorf("embeds %v, want [kept]", got)
+	}
+	if got := slices.Sorted(maps.Keys(c.Aggregates)); !cmp.Equal(got, []string{"n"}) {
+		t.Errorf("aggregates %v, want [n]", got)
+	}
+	if len(c.Duplicate) != 2 || c.Duplicate[0] != nil || c.Duplicate[1] == nil {
+		t.Errorf("duplicates %v, want [nil, the second]", c.Duplicate)
+	}
+	if c.IDs["k"] == nil {
+		t.Error("ID k is nil, want an empty one")
+	}
+	if e := m.Entities[0]; len(e.Embed) != 3 || e.Duplicate[0] == nil || e.IDs["k"] != nil {
+		t.Error("Checkable changed the parsed mapping")
+	}
+	if m2, err := Parse("m.yaml", []byte("table: {name: shop}\nentities: {A: {source: {table: a}, pk: A, sk: A}}\n")); err != nil || m2.Checkable() != m2 {
+		t.Errorf("Checkable of a mapping without problems is not itself (%v)", err)
 	}
 }

@@ -196,7 +196,9 @@ func Compile(m *mapping.Mapping, index int, srcs Sources) (*Plan, error) {
 
 // CompileAll checks the entities of m against their sources (srcs[i] for
 // entity i; nil leaves the entity out, with a nil plan) and returns their
-// Plans, by entity index. Problems are returned together, in file order,
+// Plans, by entity index; with problems, the plans of the entities that
+// compiled (nil for the others), for checks of their own, with the
+// problems. Problems are returned together, in file order,
 // as mapping.Errors located in the mapping file: an unknown column (with
 // the columns that exist), a column type that cannot be part of a key or
 // cannot sort where an index sorts by it (README, "Key text"), two widths
@@ -229,7 +231,7 @@ func CompileAll(m *mapping.Mapping, srcs []*Sources) ([]*Plan, error) {
 			}
 			return a.Column - b.Column
 		})
-		return nil, errs
+		return plans, errs
 	}
 	return plans, nil
 }
