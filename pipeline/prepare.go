@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 
 	"github.com/pg2dynamo/pg2dynamo/extract"
+	"github.com/pg2dynamo/pg2dynamo/internal/suggest"
 	"github.com/pg2dynamo/pg2dynamo/mapping"
 	"github.com/pg2dynamo/pg2dynamo/transform"
 )
@@ -18,64 +20,55 @@ import (
 // meet only while reading or verifying: each query source on its own
 // (extract.Source.CheckQuerySource: one complete statement, no parameters,
 // no row locks), the statements that read each entity, planned by
-// PostgreSQL without running them (extract.Source.CheckRead), and every
-// access pattern against the plans (parameters, their widths, one source
-// with all of them). It reads no rows; the plans are made in read-only
-// transactions of src (its snapshot, under a savepoint, once begun). All
-// problems are returned together as mapping.Errors, in file order; other
-// errors (the connection) stop it.
+// PostgreSQL without running them (extract.Source.CheckRead), a table key
+// without a placeholder on a source of more than one row (checkFixedKeys),
+// and every access pattern against the plans (parameters, their widths,
+// one source with all of them). It reads no rows but the two that say
+// whether a source with a fixed key has more than one; the plans are made
+// in read-only transactions of src (its snapshot, under a savepoint, once
+// begun). All problems are returned together as mapping.Errors, in file
+// order; other errors (the connection) stop it.
+//
+// A mapping with Problems (mapping.ParsePartial) is checked as far as they
+// leave it defined (mapping.Mapping.Checkable): an entity whose source is
+// refused is not described, and what the checks find where the file's
+// problems are is not said again. Its problems are returned with the
+// checks' own, each "{name}" saying whether name is a column of the
+// source; such a mapping never gets plans.
 func Prepare(ctx context.Context, src *extract.Source, m *mapping.Mapping) ([]*transform.Plan, error) {
-	var errs mapping.Errors
-	all := make([]*transform.Sources, len(m.Entities))
-	described := make([]bool, len(m.Entities))
-	for i, e := range m.Entities {
-		srcs, err := describe(ctx, src, m, e)
-		if err != nil {
-			var me *mapping.Error
-			if errors.As(err, &me) {
-				errs = append(errs, me)
-				continue
-			}
-			return nil, err
-		}
-		all[i], described[i] = &srcs, true
+	cm := m.Checkable()
+	all, errs, err := describeAll(ctx, src, m, cm)
+	if err != nil {
+		return nil, err
 	}
-	qerrs, refused, err := checkQuerySources(ctx, src, m, described)
+	described := make([]bool, len(all))
+	for i, s := range all {
+		described[i] = s != nil
+	}
+	qerrs, refused, err := checkQuerySources(ctx, src, cm, described)
 	if err != nil {
 		return nil, err
 	}
 	errs = append(errs, qerrs...)
-	plans, err := transform.CompileAll(m, all)
+	plans, err := transform.CompileAll(cm, all)
+	if err := collect(&errs, err); err != nil {
+		return nil, err
+	}
+	for i, e := range cm.Entities {
+		// Compiled from what the file's problems left of it: not its plan.
+		if plans[i] != nil && m.Refused(mapping.Path(mapping.KeyEntities, e.Name)) {
+			plans[i] = nil
+		}
+	}
+	cerrs, err := checkPlans(ctx, src, cm, plans, refused)
 	if err != nil {
-		var mes mapping.Errors
-		if !errors.As(err, &mes) {
-			return nil, err
-		}
-		errs = append(errs, mes...)
+		return nil, err
 	}
-	for i, p := range plans {
-		if p == nil || len(p.Query().Joins) == 0 || refused[i] {
-			continue
-		}
-		if err := src.CheckQuery(ctx, m, m.Entities[i].Name, p.Query()); err != nil {
-			var me *mapping.Error
-			if !errors.As(err, &me) {
-				return nil, err
-			}
-			errs = append(errs, me)
-			refused[i] = true
-		}
-	}
-	if plans != nil {
-		rerrs, err := checkReads(ctx, src, m, plans, refused)
-		if err != nil {
-			return nil, err
-		}
-		perrs, err := checkPatterns(m, plans)
-		if err != nil {
-			return nil, err
-		}
-		errs = append(append(errs, rerrs...), perrs...)
+	errs = append(errs, cerrs...)
+	// What the file's problems already say, or leave undefined.
+	errs = slices.DeleteFunc(errs, func(e *mapping.Error) bool { return e.Path != "" && m.Refused(e.Path) })
+	if len(m.Problems()) > 0 {
+		errs = append(errs, problemsWithFacts(m, all)...)
 	}
 	if len(errs) > 0 {
 		sortErrors(errs)
@@ -84,44 +77,115 @@ func Prepare(ctx context.Context, src *extract.Source, m *mapping.Mapping) ([]*t
 	return plans, nil
 }
 
+// describeAll describes the sources of the entities of cm (m.Checkable())
+// that m's problems leave checkable: not one refused at the entity or in
+// its source. The Sources of an entity whose sources were all described
+// are at its index; nil for the others.
+func describeAll(ctx context.Context, src *extract.Source, m, cm *mapping.Mapping) ([]*transform.Sources, mapping.Errors, error) {
+	var errs mapping.Errors
+	all := make([]*transform.Sources, len(cm.Entities))
+	for i, e := range cm.Entities {
+		ep := mapping.Path(mapping.KeyEntities, e.Name)
+		if m.RefusedAt(ep) || m.Refused(mapping.Path(ep, mapping.KeySource)) {
+			continue
+		}
+		srcs, derrs, err := describe(ctx, src, cm, e)
+		if err != nil {
+			return nil, nil, err
+		}
+		if len(derrs) > 0 {
+			errs = append(errs, derrs...)
+			continue
+		}
+		all[i] = &srcs
+	}
+	return all, errs, nil
+}
+
+// checkPlans makes the checks of the compiled plans (nil for an entity
+// without one): the joins PostgreSQL must be able to do, the statements
+// that read each entity (but for those refused marks, whose query sources
+// failed), the fixed keys, and the access patterns when every entity has a
+// plan.
+func checkPlans(ctx context.Context, src *extract.Source, m *mapping.Mapping, plans []*transform.Plan, refused []bool) (mapping.Errors, error) {
+	var errs mapping.Errors
+	for i, p := range plans {
+		if p == nil || len(p.Query().Joins) == 0 || refused[i] {
+			continue
+		}
+		before := len(errs)
+		if err := collect(&errs, src.CheckQuery(ctx, m, m.Entities[i].Name, p.Query())); err != nil {
+			return nil, err
+		}
+		refused[i] = len(errs) > before
+	}
+	rerrs, err := checkReads(ctx, src, m, plans, refused)
+	if err != nil {
+		return nil, err
+	}
+	ferrs, err := checkFixedKeys(ctx, src, m, plans, refused)
+	if err != nil {
+		return nil, err
+	}
+	perrs, err := checkPatterns(m, plans)
+	if err != nil {
+		return nil, err
+	}
+	return slices.Concat(errs, rerrs, ferrs, perrs), nil
+}
+
 // describe reads the columns of an entity's source and of the sources its
-// embed, duplicate and aggregate rules join.
-func describe(ctx context.Context, src *extract.Source, m *mapping.Mapping, e *mapping.Entity) (transform.Sources, error) {
+// embed, duplicate and aggregate rules join. A source that cannot be
+// described is a mapping error; the others are still described, so that
+// all are reported (the Sources are then incomplete). A nil duplicate rule
+// (see mapping.Mapping.Checkable) gets no columns.
+func describe(ctx context.Context, src *extract.Source, m *mapping.Mapping, e *mapping.Entity) (transform.Sources, mapping.Errors, error) {
 	var srcs transform.Sources
+	var errs mapping.Errors
 	var err error
 	ep := mapping.Path(mapping.KeyEntities, e.Name)
 	if srcs.Columns, err = src.Describe(ctx, m, e); err != nil {
-		return srcs, err
+		if err := collect(&errs, err); err != nil {
+			return srcs, nil, err
+		}
+		return srcs, errs, nil // nothing else is known of the entity
 	}
 	if srcs.Unique, err = src.UniqueKeys(ctx, e.Source); err != nil {
-		return srcs, fmt.Errorf("describe %s: %w", mapping.Path(ep, mapping.KeySource), err)
+		return srcs, nil, fmt.Errorf("describe %s: %w", mapping.Path(ep, mapping.KeySource), err)
 	}
 	srcs.Embed = map[string][]extract.Column{}
-	for name, em := range e.Embed {
-		if srcs.Embed[name], err = src.DescribeSource(ctx, m, mapping.Path(ep, mapping.KeyEmbed, name, mapping.KeySource), em.Source); err != nil {
-			return srcs, err
+	for _, name := range slices.Sorted(maps.Keys(e.Embed)) {
+		cols, err := src.DescribeSource(ctx, m, mapping.Path(ep, mapping.KeyEmbed, name, mapping.KeySource), e.Embed[name].Source)
+		if err := collect(&errs, err); err != nil {
+			return srcs, nil, err
 		}
+		srcs.Embed[name] = cols
 	}
 	for i, d := range e.Duplicate {
-		path := fmt.Sprintf("%s.%s[%d].%s", ep, mapping.KeyDuplicate, i, mapping.KeySource)
-		cols, err := src.DescribeSource(ctx, m, path, d.Source)
-		if err != nil {
-			return srcs, err
-		}
-		keys, err := src.UniqueKeys(ctx, d.Source)
-		if err != nil {
-			return srcs, fmt.Errorf("describe %s: %w", path, err)
+		var cols []extract.Column
+		var keys []extract.UniqueKey
+		if d != nil {
+			path := fmt.Sprintf("%s.%s[%d].%s", ep, mapping.KeyDuplicate, i, mapping.KeySource)
+			if cols, err = src.DescribeSource(ctx, m, path, d.Source); err != nil {
+				if err := collect(&errs, err); err != nil {
+					return srcs, nil, err
+				}
+			} else if keys, err = src.UniqueKeys(ctx, d.Source); err != nil {
+				return srcs, nil, fmt.Errorf("describe %s: %w", path, err)
+			}
 		}
 		srcs.Duplicate = append(srcs.Duplicate, cols)
 		srcs.DuplicateKeys = append(srcs.DuplicateKeys, keys)
 	}
 	srcs.Aggregate = map[string][]extract.Column{}
-	for name, a := range e.Aggregates {
-		if srcs.Aggregate[name], err = src.DescribeSource(ctx, m, mapping.Path(ep, mapping.KeyAggregates, name, mapping.KeySource), a.Source); err != nil {
-			return srcs, err
+	for _, name := range slices.Sorted(maps.Keys(e.Aggregates)) {
+		cols, err := src.DescribeSource(ctx, m, mapping.Path(ep, mapping.KeyAggregates, name, mapping.KeySource), e.Aggregates[name].Source)
+		if err := collect(&errs, err); err != nil {
+			return srcs, nil, err
 		}
+		srcs.Aggregate[name] = cols
 	}
-	return srcs, nil
+	return srcs, errs, nil
 }
 
 // The checks Prepare makes after describing the sources, so that what a
@@ -209,6 +273,9 @@ func checkPatterns(m *mapping.Mapping, plans []*transform.Plan) (mapping.Errors,
 		return nil, nil
 	}
 	for _, ap := range m.AccessPatterns {
+		if m.Refused(mapping.Path(mapping.KeyAccessPatterns, ap.Name)) {
+			continue // the file's problems leave it undefined
+		}
 		pp, err := transform.CompilePattern(m, ap, plans)
 		if err != nil {
 			if err := collect(&errs, err); err != nil {
@@ -264,4 +331,142 @@ func sortErrors(errs mapping.Errors) {
 		}
 		return a.Column - b.Column
 	})
+}
+
+// checkFixedKeys refuses each entity with a plan (and not marked by skip)
+// whose item key, or mirror key, has no placeholder in its partition key
+// nor in its sort key, when its source has more than one row: every row
+// would render that one key, and each item would overwrite the one
+// before (migrate would reject all rows but one as duplicates). Whether
+// a source has one row or more cannot be known from the file, and a
+// source of one row (settings, a total) may well have a fixed key; so
+// this is checked here, reading at most two rows (extract.Source.RowsUpTo).
+// A source that gains rows after the check meets the duplicate check of
+// the run.
+func checkFixedKeys(ctx context.Context, src *extract.Source, m *mapping.Mapping, plans []*transform.Plan, skip []bool) (mapping.Errors, error) {
+	var errs mapping.Errors
+	for i, p := range plans {
+		if p == nil || skip[i] {
+			continue
+		}
+		e := m.Entities[i]
+		ep := mapping.Path(mapping.KeyEntities, e.Name)
+		type key struct {
+			path, pk, sk string
+		}
+		var fixed []key
+		if fixedKey(e.PKTemplate, e.SKTemplate) {
+			fixed = append(fixed, key{mapping.Path(ep, mapping.KeyPK), e.PK, e.SK})
+		}
+		if mi := e.Mirror; mi != nil && fixedKey(mi.PKTemplate, mi.SKTemplate) {
+			fixed = append(fixed, key{mapping.Path(ep, mapping.KeyMirror, mapping.KeyPK), mi.PK, mi.SK})
+		}
+		if len(fixed) == 0 {
+			continue
+		}
+		n, err := src.RowsUpTo(ctx, e.Source, 2)
+		if err != nil {
+			return nil, err
+		}
+		if n < 2 {
+			continue
+		}
+		for _, k := range fixed {
+			errs = append(errs, m.Errorf(k.path, "the partition key %q and the sort key %q have no placeholder, and %s has more than one row: every row would render this one key, each item overwriting the one before; make the key tell the rows apart%s",
+				k.pk, k.sk, e.Source, keyExample(p)))
+		}
+	}
+	return errs, nil
+}
+
+// fixedKey reports whether a partition key and sort key template pair has
+// no placeholder: the same key for every row.
+func fixedKey(pk, sk mapping.Template) bool {
+	return len(pk.Columns()) == 0 && len(sk.Columns()) == 0
+}
+
+// keyExample is ", such as ${id}" with p's source's primary key columns, or
+// "" when it has none.
+func keyExample(p *transform.Plan) string {
+	var names []string
+	for _, c := range p.SourceColumns() {
+		if c.PrimaryKey {
+			names = append(names, "${"+c.Name+"}")
+		}
+	}
+	if len(names) == 0 {
+		return ""
+	}
+	return ", such as " + strings.Join(names, "#")
+}
+
+// problemsWithFacts returns m's problems, each "{name}" among them (a
+// *mapping.BraceError) saying, now that the sources are known (all, the
+// entities' described sources: nil for one not described), whether name
+// is a column: of the entity's source for one of its key templates, of
+// some entity's source for an access pattern. A problem whose source is
+// not known is returned as it is.
+func problemsWithFacts(m *mapping.Mapping, all []*transform.Sources) mapping.Errors {
+	var out mapping.Errors
+	for _, pr := range m.Problems() {
+		var be *mapping.BraceError
+		if !errors.As(pr, &be) {
+			out = append(out, pr)
+			continue
+		}
+		fact := braceFact(m, all, pr.Path, be.Name)
+		if fact == "" {
+			out = append(out, pr)
+			continue
+		}
+		c := *pr
+		c.Msg += "; " + fact
+		out = append(out, &c)
+	}
+	return out
+}
+
+// braceFact says whether name is a column where the "{name}" at path can
+// name one, or "" when that source is not known.
+func braceFact(m *mapping.Mapping, all []*transform.Sources, path, name string) string {
+	for i, e := range m.Entities {
+		if all[i] == nil || !strings.HasPrefix(path, mapping.Path(mapping.KeyEntities, e.Name)+".") {
+			continue
+		}
+		cols := columnNames(all[i].Columns)
+		if slices.Contains(cols, name) {
+			return fmt.Sprintf("%s is a column of %s", name, e.Source)
+		}
+		return fmt.Sprintf("%s has no column %q either%s", e.Source, name, suggest.Hint(name, cols))
+	}
+	if !strings.HasPrefix(path, mapping.KeyAccessPatterns+".") {
+		return ""
+	}
+	var in, cols []string
+	for i, e := range m.Entities {
+		if all[i] == nil {
+			continue
+		}
+		names := columnNames(all[i].Columns)
+		if slices.Contains(names, name) {
+			in = append(in, e.Name)
+		}
+		cols = append(cols, names...)
+	}
+	switch {
+	case len(in) > 0:
+		return fmt.Sprintf("%s is a column of the source of %s", name, strings.Join(in, ", "))
+	case slices.Contains(all, nil):
+		return "" // perhaps of the source not described
+	}
+	return fmt.Sprintf("no entity's source has a column %q either%s", name, suggest.Hint(name, cols))
+}
+
+// columnNames returns the names of cols.
+func columnNames(cols []extract.Column) []string {
+	out := make([]string, len(cols))
+	for i, c := range cols {
+		out[i] = c.Name
+	}
+	return out
 }
