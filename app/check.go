@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/url"
 	"strings"
 
@@ -37,16 +38,53 @@ func checkEndpoint(raw string) error {
 	return nil
 }
 
+// loadForCheck loads the mapping file of a command that checks it against
+// its source (connectAndCheck) before it does anything else with it: as
+// loadMapping, but a file with problems that still decodes gives its
+// mapping (mapping.LoadPartial), whose problems connectAndCheck reports
+// with the source's, so that one run says every mistake it can.
+func loadForCheck(ctx context.Context, path string) (*mapping.Mapping, error) {
+	type loaded struct {
+		m   *mapping.Mapping
+		err error
+	}
+	done := make(chan loaded, 1)
+	go func() {
+		m, err := mapping.LoadPartial(ctx, path)
+		done <- loaded{m, err}
+	}()
+	var l loaded
+	select {
+	case l = <-done:
+	case <-ctx.Done():
+		return nil, context.Cause(ctx)
+	}
+	if l.m != nil {
+		return l.m, nil // its problems, if any, go with the source's
+	}
+	var pe *fs.PathError
+	if errors.As(l.err, &pe) {
+		return nil, usageError{l.err}
+	}
+	return nil, l.err
+}
+
 // connectAndCheck connects to the command's source (--source or
 // DATABASE_URL, else the libpq variables and defaults) and checks the
 // mapping against it (pipeline.Prepare), returning the plans. When neither
 // --source nor DATABASE_URL is given, a connection that fails, and a
 // mapping the database refuses, say which database and user libpq chose,
-// and why. The caller closes the source.
+// and why. A mapping with problems (loadForCheck) is refused with them,
+// and with the source's when it could connect (exit 2). The caller closes
+// the source.
 func connectAndCheck(c *cli.Context, m *mapping.Mapping) (*extract.Source, []*transform.Plan, error) {
 	src, err := extract.Connect(c.Context, c.String("source"))
 	if err != nil {
-		return nil, nil, withSourceNote(c, err, false)
+		err = withSourceNote(c, err, false)
+		if problems := m.Problems(); len(problems) > 0 {
+			return nil, nil, withCode(ExitUsage, fmt.Errorf("%w\nnot checked against the source: %w", problems, err))
+		}
+		return nil, nil, err
 	}
 	plans, err := pipeline.Prepare(c.Context, src, m)
 	if err != nil {

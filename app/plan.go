@@ -5,8 +5,10 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/pg2dynamo/pg2dynamo/extract"
 	"github.com/pg2dynamo/pg2dynamo/mapping"
 	"github.com/pg2dynamo/pg2dynamo/plan"
+	"github.com/pg2dynamo/pg2dynamo/transform"
 )
 
 func planCommand() *cli.Command {
@@ -55,24 +57,33 @@ func runPlan(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	m, err := loadMapping(c.Context, path)
+	load := loadMapping
+	if c.Bool("with-source") {
+		load = loadForCheck // the file's problems with the source's
+	}
+	m, err := load(c.Context, path)
 	if err != nil {
 		return err
 	}
 	if format == plan.FormatOneTable {
 		return planOneTable(c, m)
 	}
+	ctx := c.Context
+	var src *extract.Source
+	var plans []*transform.Plan
+	if c.Bool("with-source") {
+		// Checked before the design is built: a mapping with problems
+		// (loadForCheck) is refused with them.
+		if src, plans, err = connectAndCheck(c, m); err != nil {
+			return err
+		}
+		defer src.Close(ctx)
+	}
 	d := plan.Build(m)
 	if sum := mappingSHA256(path); sum != "" {
 		d.Tag(owner(path, sum).Tags())
 	}
 	if c.Bool("with-source") {
-		ctx := c.Context
-		src, plans, err := connectAndCheck(c, m)
-		if err != nil {
-			return err
-		}
-		defer src.Close(ctx)
 		if err := src.Begin(ctx); err != nil {
 			return err
 		}

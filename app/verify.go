@@ -140,7 +140,7 @@ func open(c *cli.Context) (*session, error) {
 	if err := checkEndpoint(c.String("endpoint-url")); err != nil {
 		return nil, err
 	}
-	m, err := loadMapping(c.Context, path)
+	m, err := loadForCheck(c.Context, path)
 	if err != nil {
 		return nil, err
 	}
