@@ -1,6 +1,7 @@
 package app
 
 import (
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -76,5 +77,31 @@ func TestFiveMistakesInOneRun(t *testing.T) {
 				t.Error("migrate created the table")
 			}
 		})
+	}
+}
+
+// Without its source, a command still reports what the file shows of the
+// five mistakes (exit 2), and says the rest was not checked.
+func TestFiveMistakesWithoutTheSource(t *testing.T) {
+	mappingFile := writeMapping(t, fiveMistakes)
+	r := runCLI(t, "plan", "--mapping", mappingFile, "--with-source", "--source", "postgres://postgres@127.0.0.1:1/none?connect_timeout=5")
+	if r.code != ExitUsage {
+		t.Fatalf("exit %d, want %d\nstderr:\n%s", r.code, ExitUsage, r.stderr)
+	}
+	var fileOnly []string
+	for _, line := range fiveMistakesReported {
+		if !strings.Contains(line, "unknown column") {
+			fileOnly = append(fileOnly, strings.TrimSuffix(line, "; id is a column of customers"))
+		}
+	}
+	lines := strings.Split(strings.TrimPrefix(r.stderr, "pg2dynamo: "), "\n")
+	for i := range lines {
+		lines[i] = strings.TrimPrefix(lines[i], filepath.Dir(mappingFile)+"/")
+	}
+	if d := cmp.Diff(fileOnly, lines[:len(fileOnly)]); d != "" {
+		t.Errorf("errors (-want +got):\n%s", d)
+	}
+	if !strings.HasPrefix(lines[len(fileOnly)], "not checked against the source: ") {
+		t.Errorf("line after the errors: %q, want the connection's failure", lines[len(fileOnly)])
 	}
 }
