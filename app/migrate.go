@@ -46,6 +46,11 @@ Rows that cannot become items (a NULL key column, a number DynamoDB cannot hold)
 are listed in the rejects file as JSON Lines {entity, source_key, reason}; the
 summary reconciles rows read = rows written + rows rejected.
 
+Run again on a loaded table, --changes-only writes only what differs: one
+comparison with the table (as verify's) puts the new and changed items and
+deletes the stale ones, then reads each write back; --dry-run shows the same
+without writing (as pg2dynamo diff).
+
 Example, against DynamoDB Local:
    AWS_ACCESS_KEY_ID=local AWS_SECRET_ACCESS_KEY=local \
    pg2dynamo migrate --mapping examples/northwind/mapping.yaml \

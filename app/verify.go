@@ -455,7 +455,7 @@ func staleHint(res *verify.Result) string {
 		}
 	}
 	return fmt.Sprintf("\nthe only difference: %d stale items, of the mapping's types but no longer produced by the source (a row deleted, or its key changed); "+
-		"pg2dynamo migrate --prune deletes them, pg2dynamo diff lists them", res.Stale)
+		"pg2dynamo migrate --prune deletes them (migrate --changes-only too, writing only what differs), pg2dynamo diff lists them", res.Stale)
 }
 
 // runInfo describes the comparison beginning at start, for its report:
