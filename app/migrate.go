@@ -46,6 +46,11 @@ Rows that cannot become items (a NULL key column, a number DynamoDB cannot hold)
 are listed in the rejects file as JSON Lines {entity, source_key, reason}; the
 summary reconciles rows read = rows written + rows rejected.
 
+Run again on a loaded table, --changes-only writes only what differs: one
+comparison with the table (as verify's) puts the new and changed items and
+deletes the stale ones, then reads each write back; --dry-run shows the same
+without writing (as pg2dynamo diff).
+
 Example, against DynamoDB Local:
    AWS_ACCESS_KEY_ID=local AWS_SECRET_ACCESS_KEY=local \
    pg2dynamo migrate --mapping examples/northwind/mapping.yaml \
@@ -70,6 +75,7 @@ Example, against DynamoDB Local:
 			&cli.BoolFlag{Name: "dry-run", Usage: "write nothing: report what the run would change and cost (as pg2dynamo diff)"},
 			&cli.BoolFlag{Name: "no-verify", Usage: "skip the verification (as pg2dynamo verify) that follows the load"},
 			pruneFlag(),
+			changesOnlyFlag(),
 			&cli.Float64Flag{Name: "price-per-million", Value: report.DefaultPricePerMillion, Usage: "with --dry-run: on-demand price in US dollars per million write request units"},
 			&cli.Float64Flag{Name: "import-price-per-gb", Value: report.DefaultImportPricePerGB, Usage: "with --dry-run: ImportTable's price in US dollars per GB of source data, uncompressed"},
 		}, append(append(append(append(progressFlags(), shardFlags()...), followFlags()...), ownerFlags()...), reportFlags()[1:]...)...),
@@ -102,6 +108,9 @@ func runMigrate(c *cli.Context) error {
 	if err := checkPrune(c); err != nil {
 		return err
 	}
+	if err := checkChangesOnly(c); err != nil {
+		return err
+	}
 	prog, closeProg, err := progressOf(c)
 	if err != nil {
 		return err
@@ -113,6 +122,9 @@ func runMigrate(c *cli.Context) error {
 	}
 	if c.Bool("dry-run") {
 		return dryRun(c)
+	}
+	if c.Bool("changes-only") {
+		return changesOnly(c)
 	}
 	// One run at a time per checkpoint (and its rejects file).
 	release, err := lockCheckpoint(c.Path("checkpoint"))
@@ -200,9 +212,11 @@ func beforeLoad(c *cli.Context, s *session, cp *checkpointFile, fl *following) e
 func afterLoad(c *cli.Context, s *session, cp *checkpointFile, fl *following, out sinkOut, rejects *rejectFile, rf *reportFiles) error {
 	if fl != nil {
 		if c.Bool("prune") && s.client != nil {
-			if err := pruneStale(c, s); err != nil {
+			done, err := pruneStale(c, s, out)
+			if err != nil {
 				return err
 			}
+			done()
 		}
 		return fl.run(c, s, cp, out, rejects)
 	}
@@ -217,9 +231,11 @@ func afterLoad(c *cli.Context, s *session, cp *checkpointFile, fl *following, ou
 	// resumed run read only what was left).
 	fmt.Fprintln(c.App.Writer)
 	if c.Bool("prune") {
-		if err := pruneStale(c, s); err != nil {
+		done, err := pruneStale(c, s, out)
+		if err != nil {
 			return err
 		}
+		defer done() // its lists, until the verify's report is written
 	}
 	return compareAndReport(c, s, report.ModeVerify, 0, c.App.Writer, rf)
 }
@@ -331,6 +347,9 @@ type sinkOut struct {
 	sink   load.Sink
 	target string
 	stats  func() load.Stats
+	// ds is the DynamoDB sink (sink), for its conditional deletes; nil
+	// for the null sink.
+	ds *load.DynamoDB
 }
 
 // openSink returns --sink's sink. For DynamoDB it connects, makes sure the
@@ -363,7 +382,7 @@ func openSink(c *cli.Context, s *session) (sinkOut, error) {
 	if n := c.Int("max-write-units"); n > 0 {
 		ds.LimitWriteUnits(n, func(item map[string]types.AttributeValue) int64 { return transform.WriteUnits(m, item) })
 	}
-	return sinkOut{sink: ds, target: "DynamoDB table " + m.Table.Name, stats: func() load.Stats {
+	return sinkOut{sink: ds, ds: ds, target: "DynamoDB table " + m.Table.Name, stats: func() load.Stats {
 		st := ds.Stats()
 		st.Retries = retries.Load()
 		return st

@@ -3,17 +3,14 @@ package app
 import (
 	"errors"
 	"fmt"
-	"math"
+	"io"
+	"maps"
 	"slices"
 	"strings"
-	"sync/atomic"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/urfave/cli/v2"
-	"golang.org/x/sync/errgroup"
 
+	"github.com/pg2dynamo/pg2dynamo/report"
 	"github.com/pg2dynamo/pg2dynamo/verify"
 )
 
@@ -42,111 +39,59 @@ func checkPrune(c *cli.Context) error {
 	return nil
 }
 
-// pruneStale compares the whole table with the source in s's snapshot
-// (verify.Compare, every key listed) and deletes each stale item: one of a
-// mapped type that no derived item has the key of. Items of other types
-// (unmanaged) are left alone. Each DeleteItem is conditional on the item
-// still having its type, so an item rewritten by another writer since the
-// Scan is skipped, not deleted. When the derivation itself is in doubt (an
-// entity's count disagrees with count(*), or a key is derived twice) it
-// deletes nothing and says why.
-func pruneStale(c *cli.Context, s *session) error {
+// pruneStale compares the whole table with the source in s's snapshot and
+// deletes each stale item: one of a mapped type that no derived item has
+// the key of (verify.Compare with Options.Apply, DeleteOnly), through
+// out's DynamoDB sink (tableApplier: a DeleteItem conditional on the
+// item's type, --concurrency at a time, under --max-write-units). Items of
+// other types (unmanaged) are left alone, and an item another writer
+// retyped since the Scan is skipped, not deleted. When the derivation
+// itself is in doubt (an entity's count disagrees with count(*), or a key
+// is derived twice) it deletes nothing and says why. What it deleted is
+// kept in s.pruned for the report of the verify that follows; the
+// comparison's lists it points into stay until the returned func is
+// called.
+func pruneStale(c *cli.Context, s *session, out sinkOut) (func(), error) {
 	stderr := c.App.ErrWriter
 	fmt.Fprintf(stderr, "prune: comparing table %s with %s to find stale items\n", s.m.Table.Name, s.src.Name())
 	prog, closeProg, err := progressOf(c)
 	if err != nil {
-		return err
+		return nil, err
 	}
+	ap := newTableApplier(out.ds, s.m.TypeAttribute, [2]string{s.m.Table.PartitionKey, s.m.Table.SortKey}, c.Int("concurrency"), nil)
 	res, err := verify.Compare(c.Context, s.src, s.m, s.plans, s.client, verify.Options{
-		Segments: c.Int("segments"), SkipPatterns: true, MaxListed: math.MaxInt, Progress: prog,
+		Segments: c.Int("segments"), SkipPatterns: true, Progress: prog, Apply: ap, DeleteOnly: true,
 	})
 	closeProg()
 	if err != nil {
-		return fmt.Errorf("prune: %w", err)
+		ap.abandon(c.Context)
+		return nil, fmt.Errorf("prune: %d stale items deleted before: %w", ap.stats.deleted.Load(), err)
 	}
-	defer res.Close()
-	for _, e := range res.Entities {
-		if e.CountProblem != "" {
-			fmt.Fprintf(stderr, "prune: deleting nothing: entity %s's items disagree with the source's count (%s)\n", e.Entity, e.CountProblem)
-			return nil
-		}
-	}
-	if res.Counts.Duplicates.Total > 0 {
-		fmt.Fprintf(stderr, "prune: deleting nothing: %d keys are derived more than once\n", res.Counts.Duplicates.Total)
-		return nil
-	}
-	if res.Stale == 0 {
+	s.pruned = ap.applied(report.CommandPrune, res, out.stats)
+	describePrune(stderr, s.pruned, res)
+	return func() { res.Close() }, nil
+}
+
+// describePrune says on stderr what --prune deleted, or why nothing.
+func describePrune(stderr io.Writer, a *report.Applied, res *verify.Result) {
+	switch {
+	case a.Withheld != "":
+		fmt.Fprintf(stderr, "prune: deleting nothing: %s\n", a.Withheld)
+		return
+	case res.Stale == 0:
 		fmt.Fprintln(stderr, "prune: no stale items")
-		return nil
+		return
 	}
-	deleted, skipped, byType, err := deleteStale(c, s, res)
-	if err != nil {
-		return fmt.Errorf("prune: %d stale items deleted before: %w", deleted, err)
+	var parts []string
+	for _, t := range slices.Sorted(maps.Keys(a.DeletedByType)) {
+		parts = append(parts, fmt.Sprintf("%s %d", t, a.DeletedByType[t]))
 	}
-	fmt.Fprintf(stderr, "prune: deleted %d stale items (%s)", deleted, byType)
-	if skipped > 0 {
-		fmt.Fprintf(stderr, "; %d skipped: their type changed since the Scan", skipped)
+	fmt.Fprintf(stderr, "prune: deleted %d stale items (%s)", a.Deleted, strings.Join(parts, ", "))
+	if a.Skipped > 0 {
+		fmt.Fprintf(stderr, "; %d skipped: their type changed since the Scan", a.Skipped)
 	}
 	if res.Unmanaged > 0 {
 		fmt.Fprintf(stderr, "; %d items of other types left alone", res.Unmanaged)
 	}
 	fmt.Fprintln(stderr)
-	return nil
-}
-
-// deleteStale deletes the stale items of res.Extra, --concurrency at a
-// time, and returns how many were deleted, skipped (condition failed) and
-// the deleted count per type.
-func deleteStale(c *cli.Context, s *session, res *verify.Result) (deleted, skipped int64, byType string, err error) {
-	mapped := map[string]bool{}
-	for _, e := range s.m.Entities {
-		mapped[e.Type] = true
-	}
-	var del, skip atomic.Int64
-	perType := map[string]*atomic.Int64{}
-	for t := range mapped {
-		perType[t] = new(atomic.Int64)
-	}
-	g, ctx := errgroup.WithContext(c.Context)
-	g.SetLimit(max(1, c.Int("concurrency")))
-	for ref, err := range res.Extra.All() {
-		if err != nil {
-			return 0, 0, "", err
-		}
-		if !mapped[ref.Type] {
-			continue
-		}
-		g.Go(func() error {
-			_, err := s.client.DeleteItem(ctx, &dynamodb.DeleteItemInput{
-				TableName: aws.String(s.m.Table.Name),
-				Key: map[string]types.AttributeValue{
-					s.m.Table.PartitionKey: &types.AttributeValueMemberS{Value: ref.PK},
-					s.m.Table.SortKey:      &types.AttributeValueMemberS{Value: ref.SK},
-				},
-				ConditionExpression:       aws.String("#type = :type"),
-				ExpressionAttributeNames:  map[string]string{"#type": s.m.TypeAttribute},
-				ExpressionAttributeValues: map[string]types.AttributeValue{":type": &types.AttributeValueMemberS{Value: ref.Type}},
-			})
-			var ccf *types.ConditionalCheckFailedException
-			switch {
-			case errors.As(err, &ccf):
-				skip.Add(1)
-				return nil
-			case err != nil:
-				return fmt.Errorf("delete %s / %s: %w", ref.PK, ref.SK, err)
-			}
-			del.Add(1)
-			perType[ref.Type].Add(1)
-			return nil
-		})
-	}
-	err = g.Wait()
-	var parts []string
-	for t, n := range perType {
-		if n.Load() > 0 {
-			parts = append(parts, fmt.Sprintf("%s %d", t, n.Load()))
-		}
-	}
-	slices.Sort(parts)
-	return del.Load(), skip.Load(), strings.Join(parts, ", "), err
 }

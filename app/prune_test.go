@@ -69,10 +69,21 @@ func TestPruneDeletesOnlyStaleItems(t *testing.T) {
 	if r.code != ExitMismatch || !strings.Contains(r.stderr, "2 stale items") || !strings.Contains(r.stderr, "migrate --prune") {
 		t.Fatalf("migrate without --prune: exit %d, want %d and a hint naming 2 stale items and --prune\n%s", r.code, ExitMismatch, r.stderr)
 	}
-	r = runCLI(t, migrateArgs(t, file, src, table, "--prune")...)
+	dir := t.TempDir()
+	r = runCLI(t, migrateArgs(t, file, src, table, "--prune", "--report-json", filepath.Join(dir, "r.json"), "--html", filepath.Join(dir, "r.html"))...)
 	if r.code != ExitOK || !strings.Contains(r.stderr, "prune: deleted 2 stale items (Order 2)") {
 		t.Fatalf("migrate --prune: exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
 	}
+	// The verify's report says what was deleted before it: text, JSON, HTML.
+	if !strings.Contains(r.stdout, "Pruned before the check (migrate --prune)") || !strings.Contains(r.stdout, "deleted      2 stale (Order 2)") ||
+		!strings.Contains(r.stdout, "Deleted by migrate --prune (2)") {
+		t.Errorf("the report does not say what --prune deleted:\n%s", r.stdout)
+	}
+	rep := readChangesReport(t, filepath.Join(dir, "r.json"))
+	if a := rep.Applied; a.Command != "prune" || a.Deleted != 2 || len(rep.Deleted) != 2 || a.Counts.Delete.Total != 2 || a.WriteUnits != 2 {
+		t.Errorf("JSON report: applied %+v, deleted %v; want prune's 2 deletes (2 write units) listed", a, rep.Deleted)
+	}
+	checkHTMLShows(t, filepath.Join(dir, "r.html"), `data-applied="deleted">2 stale (Order 2)<`, `<h2 data-list="pruned">Deleted by migrate --prune (2)</h2>`)
 
 	got := map[string]map[string]types.AttributeValue{}
 	for _, it := range scanAll(t, c, table) {

@@ -124,6 +124,9 @@ type session struct {
 	// mappingSHA256 is the hex SHA-256 of the mapping file, read again
 	// by open after loading it (mappingSHA256), for the reports.
 	mappingSHA256 string
+	// pruned is what migrate --prune deleted before the verify, for its
+	// report (pruneStale); nil otherwise.
+	pruned *report.Applied
 }
 
 // open checks --endpoint-url, loads the mapping, and connects to and
@@ -369,7 +372,6 @@ func compareAndReport(c *cli.Context, s *session, mode string, price float64, ou
 	if err := s.checkTable(c); err != nil {
 		return err
 	}
-	jsonFile, htmlFile := rf.json, rf.html
 	fmt.Fprintf(c.App.ErrWriter, "%s: deriving items from %s and reading table %s\n", mode, s.src.Name(), s.m.Table.Name)
 	prog, closeProg, err := progressOf(c)
 	if err != nil {
@@ -387,9 +389,23 @@ func compareAndReport(c *cli.Context, s *session, mode string, price float64, ou
 	defer res.Close() // its lists' temporary files
 	r := report.New(mode, res, price)
 	r.Run = run
+	r.Applied = s.pruned // what migrate --prune deleted before this check, if anything
 	if mode == report.ModeDiff {
 		r.PriceImport(c.Float64("import-price-per-gb"))
 	}
+	if err := writeReport(c, r, out, rf); err != nil {
+		return err
+	}
+	if mode == report.ModeVerify && !r.OK {
+		return withCode(ExitMismatch, fmt.Errorf("%s%s", r.Headline(), staleHint(res)))
+	}
+	return nil
+}
+
+// writeReport writes r to out in --format (text when the command has no
+// --format) and to the report files rf holds, publishing each once
+// written.
+func writeReport(c *cli.Context, r *report.Report, out io.Writer, rf *reportFiles) error {
 	format := c.String("format")
 	if format == "" { // migrate has no --format: its report is text
 		format = report.FormatText
@@ -397,24 +413,21 @@ func compareAndReport(c *cli.Context, s *session, mode string, price float64, ou
 	if err := report.Render(out, r, format, c.Int("limit")); err != nil {
 		return err
 	}
-	if jsonFile != nil {
-		if err := report.Render(jsonFile, r, report.FormatJSON, 0); err != nil {
+	if f := rf.json; f != nil {
+		if err := report.Render(f, r, report.FormatJSON, 0); err != nil {
 			return fmt.Errorf("--report-json: %w", err)
 		}
-		if err := jsonFile.Close(); err != nil {
+		if err := f.Close(); err != nil {
 			return fmt.Errorf("--report-json: %w", err)
 		}
 	}
-	if htmlFile != nil {
-		if err := report.HTML(htmlFile, r); err != nil {
+	if f := rf.html; f != nil {
+		if err := report.HTML(f, r); err != nil {
 			return fmt.Errorf("--html: %w", err)
 		}
-		if err := htmlFile.Close(); err != nil {
+		if err := f.Close(); err != nil {
 			return fmt.Errorf("--html: %w", err)
 		}
-	}
-	if mode == report.ModeVerify && !r.OK {
-		return withCode(ExitMismatch, fmt.Errorf("%s%s", r.Headline(), staleHint(res)))
 	}
 	return nil
 }
@@ -442,7 +455,7 @@ func staleHint(res *verify.Result) string {
 		}
 	}
 	return fmt.Sprintf("\nthe only difference: %d stale items, of the mapping's types but no longer produced by the source (a row deleted, or its key changed); "+
-		"pg2dynamo migrate --prune deletes them, pg2dynamo diff lists them", res.Stale)
+		"pg2dynamo migrate --prune deletes them (migrate --changes-only too, writing only what differs), pg2dynamo diff lists them", res.Stale)
 }
 
 // runInfo describes the comparison beginning at start, for its report:

@@ -17,8 +17,9 @@
 //	    -follow-rate changes/s for -follow-duration, and its RSS meanwhile
 //	    (bench/follow.go; needs wal_level=logical, else it is skipped).
 //
-// (f) and (g), verify's memory, are in bench/verify.go. -quick is a smoke
-// run at small sizes.
+// (f) and (g), verify's memory, and (n) and (m), migrate --changes-only
+// beside verify, are in bench/verify.go and bench/changes.go. -quick is a
+// smoke run at small sizes.
 //
 // It prints items/s for each, the ratios c/b and d/a, pg2dynamo's own CPU
 // seconds per million items (getrusage of its process, apart from
@@ -61,16 +62,19 @@ type config struct {
 	// (g); verifyOnly runs them alone.
 	verifyRows, verifyDiffer int
 	verifyOnly               bool
-	conc                     int
-	repeat                   int
-	adminURL                 string
-	db                       string
-	out                      string
-	profileDir               string
-	profile                  bool
-	follow                   followConfig
-	quick                    bool
-	args                     string // the command line, for the report
+	// changesPct is the percentage of the verify fixture's source rows
+	// changed before (n) and (m), migrate --changes-only; 0 skips them.
+	changesPct float64
+	conc       int
+	repeat     int
+	adminURL   string
+	db         string
+	out        string
+	profileDir string
+	profile    bool
+	follow     followConfig
+	quick      bool
+	args       string // the command line, for the report
 }
 
 func main() {
@@ -83,7 +87,8 @@ func main() {
 	flag.IntVar(&cfg.flatRows, "flat-rows", 10_000_000, "source rows of the larger fixture for (e), migrate --sink null (0: skip (e))")
 	flag.IntVar(&cfg.verifyRows, "verify-rows", 1_000_000, "source rows of the tickets fixture for verify's measurements (f) and (g), strategies mapping (0: skip them)")
 	flag.IntVar(&cfg.verifyDiffer, "verify-differ", 100_000, "tickets changed in the source before (g), each one differing item")
-	flag.BoolVar(&cfg.verifyOnly, "verify-only", false, "measure verify alone, (f) and (g): no (a) to (e), no transform benchmark; prints only unless -out is given")
+	flag.Float64Var(&cfg.changesPct, "changes-pct", 1, "percent of the verify fixture's source rows changed (tickets updated, deleted, inserted) before (n) diff, (m) migrate --changes-only and (o) verify; (m)'s wall is set beside (f)'s and (o)'s (0: skip them)")
+	flag.BoolVar(&cfg.verifyOnly, "verify-only", false, "measure verify alone, (f) and (g), with (n) and (m), migrate --changes-only: no (a) to (e), no transform benchmark; prints only unless -out is given")
 	flag.IntVar(&cfg.conc, "concurrency", 8, "writers, for (b) and (c)")
 	flag.IntVar(&cfg.repeat, "repeat", 3, "runs of (a) and of (d), alternately; each is reported by its median run")
 	flag.StringVar(&cfg.adminURL, "pg", testenv.AdminURL(), "PostgreSQL admin URL (databases are created and dropped through it)")
@@ -203,8 +208,8 @@ func run(ctx context.Context, cfg config) error {
 	for k, v := range map[string]string{"AWS_ACCESS_KEY_ID": "bench", "AWS_SECRET_ACCESS_KEY": "bench", "AWS_REGION": "us-east-1", "AWS_EC2_METADATA_DISABLED": "true"} {
 		os.Setenv(k, v)
 	}
-	if cfg.rows < 1 || cfg.flatRows < 0 || cfg.conc < 1 || cfg.repeat < 1 || cfg.verifyRows < 0 || cfg.verifyDiffer < 1 {
-		return errors.New("-rows, -concurrency, -repeat and -verify-differ must be at least 1, -flat-rows and -verify-rows at least 0")
+	if cfg.rows < 1 || cfg.flatRows < 0 || cfg.conc < 1 || cfg.repeat < 1 || cfg.verifyRows < 0 || cfg.verifyDiffer < 1 || cfg.changesPct < 0 || cfg.changesPct > 100 {
+		return errors.New("-rows, -concurrency, -repeat and -verify-differ must be at least 1, -flat-rows and -verify-rows at least 0, -changes-pct 0 to 100")
 	}
 	if f := cfg.follow; f.changes < 0 || f.txSize < 1 || f.rate < lagTxChanges || f.duration <= 0 {
 		return fmt.Errorf("-follow-changes must be at least 0, -follow-tx at least 1, -follow-rate at least %d, -follow-duration positive", lagTxChanges)

@@ -18,6 +18,9 @@ import (
 // strategies mapping (its access patterns are sampled and checked), then
 //
 //	(f) verify, the table matching the source;
+//	(n), (m) and (o), diff, migrate --changes-only and verify after
+//	    -changes-pct of the source rows changed (bench/changes.go), which
+//	    bring the table back in line with the source;
 //	(g) verify after -verify-differ tickets changed in the source: as many
 //	    items differ (exit 4), with the JSON and HTML reports written.
 type verifyBench struct {
@@ -27,6 +30,9 @@ type verifyBench struct {
 	f, g        *result
 	differ      int64 // tickets changed before (g)
 	skipped     string
+	// changes is (n) and (m), migrate --changes-only (bench/changes.go);
+	// nil with -changes-pct 0.
+	changes *changesBench
 }
 
 // verifyHeadline reads verify's counts from its headline.
@@ -72,6 +78,11 @@ func measureVerify(ctx context.Context, cfg config, admin *pgx.Conn, root, bin, 
 		return nil, err
 	}
 	defer conn.Close(context.Background())
+	if cfg.changesPct > 0 {
+		if vb.changes, err = measureChanges(ctx, cfg, conn, bin, mappingFile, vb.fix.url, dyn.endpoint, outDir, vb.fix.rows); err != nil {
+			return nil, err
+		}
+	}
 	tag, err := conn.Exec(ctx, `UPDATE tickets SET subject = subject || ' (edited)'
 WHERE ticket_id IN (SELECT ticket_id FROM tickets ORDER BY ticket_id LIMIT $1)`, cfg.verifyDiffer)
 	if err != nil {
@@ -127,9 +138,16 @@ func (vb *verifyBench) render(p func(format string, args ...any)) {
 	p("The tickets fixture at %s source rows, mapping `%s` (two GSIs, four access patterns, each run for 20 sampled parameter tuples), loaded by (l) into a fresh dynalite. (g) follows (f) after `UPDATE tickets SET subject = subject || ' (edited)'` on the first %s tickets.\n\n",
 		num(vb.fix.rows), vb.mappingFile, num(vb.differ))
 	p("| | measurement | source rows | items | wall | CPU s per 1M items | peak RSS |\n|---|---|--:|--:|--:|--:|--:|\n")
-	for _, x := range []*result{vb.load, vb.f, vb.g} {
+	rows := []*result{vb.load, vb.f}
+	if cb := vb.changes; cb != nil {
+		rows = append(rows, cb.n, cb.m, cb.o)
+	}
+	for _, x := range append(rows, vb.g) {
 		p("| (%s) | %s | %s | %s | %s | %.1f | %.1f MB |\n", x.key, x.name, num(x.rows), num(x.items), x.wall.Round(10*time.Millisecond),
 			x.perMillion(x.cpu), float64(x.rssKB)/1024)
+	}
+	if cb := vb.changes; cb != nil {
+		cb.render(p)
 	}
 	p("\nCPU s and peak RSS are those of the pg2dynamo process alone. The targets are in the list above.\n")
 }
@@ -142,10 +160,14 @@ func (vb *verifyBench) targets() []string {
 	if vb.fix.rows < 1_000_000 {
 		at = fmt.Sprintf(" (measured at %s source rows, not at the target's 1,000,000: `-verify-rows 1000000`)", num(vb.fix.rows))
 	}
-	return []string{
+	t := []string{
 		fmt.Sprintf("verify's peak RSS at %s items, strategies mapping (f): **%.1f MB**, target ≤ %s: %s%s", num(vb.f.items),
 			float64(vb.f.rssKB)/1024, rssTargetLabel, verdict(float64(vb.f.rssKB)/1024, rssTargetKB/1024, false, " MB", 1), at),
 		fmt.Sprintf("verify's peak RSS with %s differing items (g): **%.1f MB**, target ≤ %s: %s%s", num(vb.differ),
 			float64(vb.g.rssKB)/1024, rssTargetLabel, verdict(float64(vb.g.rssKB)/1024, rssTargetKB/1024, false, " MB", 1), at),
 	}
+	if cb := vb.changes; cb != nil {
+		t = append(t, cb.target(vb.f)+at)
+	}
+	return t
 }

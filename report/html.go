@@ -47,7 +47,9 @@ func HTML(w io.Writer, r *Report) error {
 // page is what the HTML template shows of a Report.
 type page struct {
 	*Report
-	Diff     bool
+	Diff bool
+	// Priced shows the write units per entity (a diff, a changes-only run).
+	Priced   bool
 	Headline string
 	// Verdict is the headline's class: "ok" (verify passed), "bad"
 	// (verify failed) or "info" (a diff).
@@ -68,6 +70,11 @@ type page struct {
 	// holds their first wrong answers.
 	Patterns []patternRow
 	Wrong    []verify.PatternResult
+	// Kind names the command; AppliedTitle and Applied are what the run
+	// wrote before the check (Report.Applied), if anything.
+	Kind         string
+	AppliedTitle string
+	Applied      []fact
 }
 
 // fact is one line of the run's description.
@@ -96,18 +103,9 @@ type patternRow struct {
 }
 
 func newPage(r *Report) (*page, error) {
-	p := &page{Report: r, Diff: r.Mode == ModeDiff, Headline: r.Headline(), Rows: append(slices.Clone(r.Entities), r.Totals)}
-	switch {
-	case p.Diff:
-		p.Verdict = "info"
-		p.Lead = "A preview: what a migration would change in the table. Nothing was written; these counts are not errors."
-	case r.OK:
-		p.Verdict = "ok"
-		p.Lead = "The table holds exactly the items derived from the source, and every access pattern answers as it should. Nothing was written."
-	default:
-		p.Verdict = "bad"
-		p.Lead = "The table does not match the source: the counts below say where. Nothing was written."
-	}
+	p := &page{Report: r, Diff: r.Mode == ModeDiff, Priced: r.Mode == ModeDiff || r.Mode == ModeChanges, Headline: r.Headline(),
+		Rows: append(slices.Clone(r.Entities), r.Totals)}
+	p.Kind, p.Verdict, p.Lead = pageVerdict(r)
 	p.Facts = runFacts(r)
 	p.Counts = summaryCounts(r)
 	for _, e := range r.Entities {
@@ -118,19 +116,30 @@ func newPage(r *Report) (*page, error) {
 	if r.Cost != nil {
 		p.CostRows, p.ImportNote = costRows(r.Cost), importNote(r.Cost)
 	}
+	if r.Applied != nil {
+		p.AppliedTitle = appliedTitle(r.Applied)
+		for _, row := range appliedRows(r) {
+			p.Applied = append(p.Applied, fact{Key: strings.ReplaceAll(row[0], " ", "_"), Label: row[0], Value: row[1]})
+		}
+	}
 	c := r.Counts
+	newTitle, staleT, staleM := "New items", staleTitle(r), staleMeaning(r)
+	if r.Mode == ModeChanges {
+		newTitle, staleT = changesTitle(r, "new"), changesTitle(r, "stale")
+	}
 	var err, e error
-	p.New, e = newRefList("new", "New items", sentence(meaningNew), r.Missing, c.Missing)
+	p.New, e = newRefList("new", newTitle, sentence(meaningNew), r.Missing, c.Missing)
 	err = errors.Join(err, e)
 	p.Changed, e = newChangedList(r)
 	err = errors.Join(err, e)
-	p.Stale, e = newRefList("stale", staleTitle(r), staleMeaning(r), r.Extra, c.Extra)
+	p.Stale, e = newRefList("stale", staleT, staleM, r.Extra, c.Extra)
 	err = errors.Join(err, e)
-	for _, l := range []struct {
+	others := []struct {
 		id, title string
 		list      verify.List[verify.ItemRef]
 		count     verify.ListCount
-	}{{"duplicates", titleDuplicates, r.Duplicates, c.Duplicates}, {"in_flight", titleInFlight, r.InFlight, c.InFlight}} {
+	}{{"duplicates", titleDuplicates, r.Duplicates, c.Duplicates}, {"in_flight", titleInFlight, r.InFlight, c.InFlight}}
+	for _, l := range append(others, appliedLists(r)...) {
 		rl, e := newRefList(l.id, l.title, "", l.list, l.count)
 		err = errors.Join(err, e)
 		if rl != nil {
@@ -139,6 +148,24 @@ func newPage(r *Report) (*page, error) {
 	}
 	p.Patterns, p.Wrong = patternRows(r.Patterns)
 	return p, err
+}
+
+// pageVerdict is the page's command, the headline's class ("ok", "bad" or
+// "info") and the sentence under it.
+func pageVerdict(r *Report) (kind, verdict, lead string) {
+	switch {
+	case r.Mode == ModeDiff:
+		return "pg2dynamo diff", "info", "A preview: what a migration would change in the table. Nothing was written; these counts are not errors."
+	case r.Mode == ModeChanges && (r.Applied == nil || !r.Applied.ReadBack):
+		return "pg2dynamo migrate --changes-only", "info", "The new and changed items were written and the stale ones deleted, as the comparison found them; nothing was read back (--no-verify)."
+	case r.Mode == ModeChanges && r.OK:
+		return "pg2dynamo migrate --changes-only", "ok", "Only what differed was written: the new and changed items put, the stale ones deleted. Every write read back as applied, and every access pattern answers as it should."
+	case r.Mode == ModeChanges:
+		return "pg2dynamo migrate --changes-only", "bad", "The new and changed items were written and the stale ones deleted, as the comparison found them, but the table does not match the source: the counts below say where."
+	case r.OK:
+		return "pg2dynamo verify", "ok", "The table holds exactly the items derived from the source, and every access pattern answers as it should. Nothing was written."
+	}
+	return "pg2dynamo verify", "bad", "The table does not match the source: the counts below say where. Nothing was written."
 }
 
 // runFacts describes the run (Report.Run), or only the table when the
@@ -248,6 +275,7 @@ func patternRows(results []verify.PatternResult) ([]patternRow, []verify.Pattern
 
 // changedList is the changed items as the page shows them.
 type changedList struct {
+	Title string
 	Total int64
 	Note  string
 	Items []changedItem
@@ -279,7 +307,10 @@ func newChangedList(r *Report) (*changedList, error) {
 	if count.Total == 0 {
 		return nil, nil
 	}
-	l := &changedList{Total: count.Total}
+	l := &changedList{Title: "Changed items", Total: count.Total}
+	if r.Mode == ModeChanges {
+		l.Title = changesTitle(r, "changed")
+	}
 	i, sampled := 0, 0
 	for c, err := range r.Changed.All() {
 		if err != nil {

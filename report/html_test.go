@@ -84,7 +84,7 @@ func checkPage(t *testing.T, how, page string, r *Report, verdict string, values
 	want := map[string]string{"source_rows": num(r.Totals.SourceRows), "rejected": num(r.Totals.Rejected), "expected": num(r.Totals.Expected),
 		"table": num(r.Totals.Table), "new": num(r.Totals.Missing), "changed": num(r.Totals.Changed), "unchanged": num(r.Totals.Unchanged),
 		"stale": num(r.Totals.Stale)}
-	if r.Mode == ModeDiff {
+	if r.Mode == ModeDiff || r.Mode == ModeChanges {
 		want["write_units"], want["change_write_units"] = num(r.Totals.WriteUnits), num(r.Totals.ChangeWriteUnits)
 	}
 	if d := gocmp.Diff(want, TotalRow(page)); d != "" {

@@ -19,7 +19,7 @@ var pageTemplate = template.Must(template.New("page").Parse(`<!DOCTYPE html>
 </head>
 <body>
 <header class="verdict {{.Verdict}}" id="verdict" data-verdict="{{.Verdict}}">
-<p class="kind">{{if .Diff}}pg2dynamo diff{{else}}pg2dynamo verify{{end}}</p>
+<p class="kind">{{.Kind}}</p>
 <h1 id="headline">{{.Headline}}</h1>
 <p class="lead">{{.Lead}}</p>
 </header>
@@ -28,6 +28,11 @@ var pageTemplate = template.Must(template.New("page").Parse(`<!DOCTYPE html>
 <dl>{{range .Facts}}<dt>{{.Label}}</dt><dd data-run="{{.Key}}">{{.Value}}</dd>{{end}}</dl>
 </section>
 
+{{- with .Applied}}
+<section id="applied"><h2>{{$.AppliedTitle}}</h2>
+<dl>{{range .}}<dt>{{.Label}}</dt><dd data-applied="{{.Key}}">{{.Value}}</dd>{{end}}</dl>
+</section>
+{{end}}
 <section id="summary"><h2>Items</h2>
 <ul class="counts">{{range .Counts}}
 <li class="count{{if .Bad}} bad{{end}}"><span class="n" data-summary="{{.Key}}">{{.N}}</span> <span class="word">{{.Word}}</span><span class="meaning">{{.Meaning}}</span></li>{{end}}
@@ -36,9 +41,9 @@ var pageTemplate = template.Must(template.New("page").Parse(`<!DOCTYPE html>
 
 <section id="entities"><h2>Items per entity</h2>
 <table id="counts">
-<thead><tr><th>entity</th><th>type</th><th>source rows</th><th>rejected</th><th>expected</th><th>in table</th><th>new</th><th>changed</th><th>unchanged</th><th>stale</th>{{if .Diff}}<th>write units (all)</th><th>write units (changes)</th>{{end}}</tr></thead>
+<thead><tr><th>entity</th><th>type</th><th>source rows</th><th>rejected</th><th>expected</th><th>in table</th><th>new</th><th>changed</th><th>unchanged</th><th>stale</th>{{if .Priced}}<th>write units (all)</th><th>write units (changes)</th>{{end}}</tr></thead>
 <tbody>{{range .Rows}}
-<tr data-entity="{{.Entity}}"><td>{{.Entity}}</td><td>{{.Type}}</td><td class="n" data-count="source_rows">{{.SourceRows}}</td><td class="n" data-count="rejected">{{.Rejected}}</td><td class="n" data-count="expected">{{.Expected}}</td><td class="n" data-count="table">{{.Table}}</td><td class="n" data-count="new">{{.Missing}}</td><td class="n" data-count="changed">{{.Changed}}</td><td class="n" data-count="unchanged">{{.Unchanged}}</td><td class="n" data-count="stale">{{.Stale}}</td>{{if $.Diff}}<td class="n" data-count="write_units">{{.WriteUnits}}</td><td class="n" data-count="change_write_units">{{.ChangeWriteUnits}}</td>{{end}}</tr>{{end}}
+<tr data-entity="{{.Entity}}"><td>{{.Entity}}</td><td>{{.Type}}</td><td class="n" data-count="source_rows">{{.SourceRows}}</td><td class="n" data-count="rejected">{{.Rejected}}</td><td class="n" data-count="expected">{{.Expected}}</td><td class="n" data-count="table">{{.Table}}</td><td class="n" data-count="new">{{.Missing}}</td><td class="n" data-count="changed">{{.Changed}}</td><td class="n" data-count="unchanged">{{.Unchanged}}</td><td class="n" data-count="stale">{{.Stale}}</td>{{if $.Priced}}<td class="n" data-count="write_units">{{.WriteUnits}}</td><td class="n" data-count="change_write_units">{{.ChangeWriteUnits}}</td>{{end}}</tr>{{end}}
 </tbody>
 </table>
 {{- with .Problems}}
@@ -64,7 +69,7 @@ var pageTemplate = template.Must(template.New("page").Parse(`<!DOCTYPE html>
 {{- end}}
 {{with .New}}{{template "refs" .}}{{end}}
 {{with .Changed}}
-<section id="changed"><h2 data-list="changed">Changed items ({{.Total}})</h2>
+<section id="changed"><h2 data-list="changed">{{.Title}} ({{.Total}})</h2>
 <p class="meaning">` + sentence(meaningChanged) + ` Each item's attributes side by side; <span class="tag">added</span> means the table lacks the attribute, <span class="tag">removed</span> that the source no longer derives it.</p>
 {{with .Note}}<p class="listed">{{.}}</p>{{end}}
 <div class="items" data-fold>{{range .Items}}

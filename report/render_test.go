@@ -59,7 +59,7 @@ func wrong() *Report {
 // TestRenderGolden renders reports as text and markdown and compares with
 // testdata/<report>.<limit>.<format>.golden (-update rewrites them).
 func TestRenderGolden(t *testing.T) {
-	reports := map[string]func() *Report{"diff": sample, "verify": wrong}
+	reports := map[string]func() *Report{"diff": sample, "verify": wrong, "changes": changes, "pruned": pruned}
 	for name, r := range reports {
 		for _, limit := range []int{1, 10} {
 			for _, format := range []string{FormatText, FormatMarkdown} {

@@ -51,6 +51,10 @@ type Report struct {
 	Summary Summary `json:"summary"`
 	// Cost of the changes and of a run writing every derived item (diff).
 	Cost *Cost `json:"cost,omitempty"`
+	// Applied is what the run wrote to bring the table in line before the
+	// check: migrate --changes-only's writes (ModeChanges) or migrate
+	// --prune's deletes (ModeVerify); nil otherwise. The caller sets it.
+	Applied *Applied `json:"applied,omitempty"`
 }
 
 // Summary counts a report's items in the words every form of the report
@@ -102,8 +106,10 @@ type Cost struct {
 // https://aws.amazon.com/dynamodb/pricing/on-demand/ ("Import from S3")
 const DefaultImportPricePerGB = plan.ImportPricePerGB
 
-// New builds the report of res in mode (ModeVerify or ModeDiff); price is
-// the price per million write units used by ModeDiff.
+// New builds the report of res in mode (ModeVerify, ModeDiff or
+// ModeChanges); price is the price per million write units used by
+// ModeDiff. A ModeChanges report is OK when the table matched the source
+// once the differences were applied (verify.Result.AppliedOK).
 func New(mode string, res *verify.Result, price float64) *Report {
 	r := &Report{Mode: mode, Result: res}
 	t := &r.Totals
@@ -136,6 +142,8 @@ func New(mode string, res *verify.Result, price float64) *Report {
 			ChangeItems: t.Missing + t.Changed, ChangeWriteUnits: t.ChangeWriteUnits, ChangeDollars: dollars(t.ChangeWriteUnits),
 			StaleItems: t.Stale, StaleWriteUnits: t.StaleWriteUnits, StaleDollars: dollars(t.StaleWriteUnits),
 			ExportBytes: t.ExportBytes}
+	} else if mode == ModeChanges {
+		r.OK = res.AppliedOK()
 	} else {
 		r.OK = res.OK()
 	}
@@ -189,13 +197,18 @@ type jsonSkeleton struct {
 	Duplicates *struct{} `json:"duplicates,omitempty"`
 	Changed    *struct{} `json:"changed,omitempty"`
 	InFlight   *struct{} `json:"in_flight,omitempty"`
+	Written    *struct{} `json:"written,omitempty"`
+	Deleted    *struct{} `json:"deleted,omitempty"`
+	Unapplied  *struct{} `json:"unapplied,omitempty"`
 }
 
 // WriteJSON writes r as one JSON object, indented by two spaces and
 // ending in a newline, as json.Encoder with SetIndent("", "  ") would,
-// except that the lists (missing, extra, duplicates, changed, in_flight) come last
-// and are streamed from their files one entry at a time: memory does not
-// grow with them. It decodes into a Report.
+// except that the lists (missing, extra, duplicates, changed, in_flight,
+// then, with Applied, written, deleted and unapplied: the keys put,
+// deleted and not read back as applied) come last and are streamed from
+// their files one entry at a time: memory does not grow with them. It
+// decodes into a Report, but for Applied's lists.
 func WriteJSON(w io.Writer, r *Report) error {
 	head, err := json.MarshalIndent(jsonSkeleton{Report: r}, "", "  ")
 	if err != nil {
@@ -210,6 +223,14 @@ func WriteJSON(w io.Writer, r *Report) error {
 			WriteJSON(io.Writer, string, string) error
 		}
 	}{{"missing", r.Missing}, {"extra", r.Extra}, {"duplicates", r.Duplicates}, {"changed", r.Changed}, {"in_flight", r.InFlight}}
+	if a := r.Applied; a != nil && a.Applied != nil {
+		lists = append(lists, []struct {
+			name string
+			l    interface {
+				WriteJSON(io.Writer, string, string) error
+			}
+		}{{"written", a.Put}, {"deleted", a.Delete}, {"unapplied", a.Unapplied}}...)
+	}
 	for _, l := range lists {
 		fmt.Fprintf(bw, ",\n  %q: ", l.name)
 		if err := l.l.WriteJSON(bw, "  ", "  "); err != nil {
@@ -223,6 +244,9 @@ func WriteJSON(w io.Writer, r *Report) error {
 // Headline is the one-line verdict, in Summary's words.
 func (r *Report) Headline() string {
 	t, n := r.Totals, r.Summary
+	if r.Mode == ModeChanges {
+		return r.changesHeadline()
+	}
 	if r.Mode == ModeDiff {
 		s := fmt.Sprintf("diff of table %s: %d new, %d changed, %d unchanged, %d stale", r.Table, n.New, n.Changed, n.Unchanged, n.Stale)
 		if n.Other > 0 {
@@ -293,6 +317,9 @@ func writeTables(b *strings.Builder, r *Report, md bool, limit int) error {
 	} else {
 		fmt.Fprintln(b, r.Headline())
 	}
+	if r.Applied != nil {
+		w.applied(r)
+	}
 	w.entities(r)
 	if err := w.itemLists(r); err != nil {
 		return err
@@ -329,7 +356,7 @@ const (
 // words mean when an item is new, changed or stale, then the entities
 // whose counts disagree, if any.
 func (w *tableWriter) entities(r *Report) {
-	diff := r.Mode == ModeDiff
+	diff := r.Mode == ModeDiff || r.Mode == ModeChanges
 	head := []string{"entity", "type", "source rows", "rejected", "expected", "in table", "new", "changed", "unchanged", "stale"}
 	if diff {
 		head = append(head, "write units (all)", "write units (changes)")
@@ -382,10 +409,28 @@ const (
 // another fails; the errors are joined.
 func (w *tableWriter) itemLists(r *Report) error {
 	c := r.Counts
-	return errors.Join(w.itemList("New items", r.Missing, c.Missing), w.changed(r),
-		w.itemList(staleTitle(r), r.Extra, c.Extra),
+	newTitle, stale := "New items", staleTitle(r)
+	if r.Mode == ModeChanges {
+		newTitle, stale = changesTitle(r, "new"), changesTitle(r, "stale")
+	}
+	err := errors.Join(w.itemList(newTitle, r.Missing, c.Missing), w.changed(r),
+		w.itemList(stale, r.Extra, c.Extra),
 		w.itemList(titleDuplicates, r.Duplicates, c.Duplicates),
 		w.itemList(titleInFlight, r.InFlight, c.InFlight))
+	for _, l := range appliedLists(r) {
+		err = errors.Join(err, w.itemList(l.title, l.list, l.count))
+	}
+	return err
+}
+
+// applied writes what the run wrote before the check (Report.Applied).
+func (w *tableWriter) applied(r *Report) {
+	w.heading(appliedTitle(r.Applied))
+	var rows [][]string
+	for _, row := range appliedRows(r) {
+		rows = append(rows, row[:])
+	}
+	w.table([]string{"what", "count"}, rows)
 }
 
 // itemList writes the first keys of list l, whose length is count, under
@@ -423,7 +468,11 @@ func (w *tableWriter) changed(r *Report) error {
 	if c.Changed.Total == 0 {
 		return nil
 	}
-	w.heading(fmt.Sprintf("Changed items (%d)", c.Changed.Total))
+	title := "Changed items"
+	if r.Mode == ModeChanges {
+		title = changesTitle(r, "changed")
+	}
+	w.heading(fmt.Sprintf("%s (%d)", title, c.Changed.Total))
 	changed, err := r.Changed.Head(w.limit)
 	if err != nil {
 		return err

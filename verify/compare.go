@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -64,6 +65,26 @@ type Options struct {
 	// names is counted in flight (Result.InFlight: lag, not a mismatch),
 	// and an access pattern's answer skips such items on both sides.
 	InFlight InFlightFunc
+	// Apply, if set, brings the table in line with the source in the same
+	// pass (migrate --changes-only): each new and changed item goes to
+	// Apply.Put as its bucket is compared, whole as derived (unless
+	// DeleteOnly); once every bucket is compared, and only when the
+	// counts agree (no EntityCounts.CountProblem, no key derived twice),
+	// each stale item goes to Apply.Delete (items of no mapped type never
+	// do). Then, with ReadBack, every key put or deleted is read again,
+	// and only then are the access patterns run. Result.Applied says what
+	// was handed over and how it read back. Not with InFlight.
+	Apply Applier
+	// DeleteOnly hands Apply the stale items alone (migrate --prune).
+	DeleteOnly bool
+	// ReadBack, with Apply, reads every key put or deleted again once
+	// applied (BatchGetItem, strongly consistent), to check it holds what
+	// was derived, or is gone (Applied.ReadBack); nil: not read back.
+	ReadBack dynamodb.BatchGetItemAPIClient
+	// OnReject, if set, is told of every row the source pass rejects, as
+	// migrate's rejects file is (pipeline.Options.OnReject); Compare's
+	// derivation only.
+	OnReject func(pipeline.Reject) error
 }
 
 // InFlightFunc reports whether a change committed after the check's
@@ -230,6 +251,9 @@ type Result struct {
 	// entries are listed.
 	Counts   ListCounts      `json:"counts"`
 	Patterns []PatternResult `json:"patterns,omitempty"`
+	// Applied is what Options.Apply was handed and how it read back; nil
+	// without Apply.
+	Applied *Applied `json:"applied,omitempty"`
 
 	files *sortGroup // the lists' files
 }
@@ -243,6 +267,9 @@ func (r *Result) Close() error {
 	err := r.files.close()
 	r.files = nil
 	r.Missing, r.Extra, r.Duplicates, r.Changed, r.InFlight = List[ItemRef]{}, List[ItemRef]{}, List[ItemRef]{}, List[ChangedItem]{}, List[ItemRef]{}
+	if a := r.Applied; a != nil {
+		a.Put, a.Delete, a.Unapplied = List[ItemRef]{}, List[ItemRef]{}, List[ItemRef]{}
+	}
 	return err
 }
 
@@ -295,7 +322,7 @@ func Compare(ctx context.Context, src *extract.Source, m *mapping.Mapping, plans
 		// The pipeline's own duplicate check rejects exactly the rows
 		// migrate rejects (whole rows, mirrors included), so only their
 		// items are expected, matched against patterns and costed.
-		return pipeline.Run(ctx, pipeline.Postgres(src), m, plans, sink, pipeline.Options{Concurrency: 1, Progress: opts.Progress})
+		return pipeline.Run(ctx, pipeline.Postgres(src), m, plans, sink, pipeline.Options{Concurrency: 1, Progress: opts.Progress, OnReject: opts.OnReject})
 	}
 	return compare(ctx, src, derive, m, plans, client, opts)
 }
@@ -328,6 +355,9 @@ func compare(ctx context.Context, src source, derive deriveFunc, m *mapping.Mapp
 	// The table first: a DynamoDB that cannot be reached fails the command
 	// in seconds, before the source is counted (count(*) of every table)
 	// and read.
+	if opts.Apply != nil && opts.InFlight != nil {
+		return nil, errors.New("verify: Options.Apply with Options.InFlight: a follow keeps the table in step itself")
+	}
 	td, err := load.DescribeTable(ctx, client, m.Table.Name)
 	if err != nil {
 		return nil, err
@@ -401,8 +431,33 @@ func (c *comparison) fill(ctx context.Context, res *Result, expected int64) erro
 			return err
 		}
 	}
-	lo := listOptions{sampleChanged: cmp(c.opts.SampleChanged, 20), maxListed: cmp(c.opts.MaxListed, MaxListed)}
-	if c.opts.ChangeCost {
+	lo := c.listOptions(ctx)
+	if c.opts.Apply != nil {
+		if lo.apply, err = newApplyRun(c, res.files, lo.maxListed); err != nil {
+			return err
+		}
+	}
+	if err := res.compareBuckets(sp, c.plans, lo); err != nil {
+		return err
+	}
+	sp.close() // the buckets' space, before the Queries
+	derived := res.checkEntityCounts()
+	if lo.apply != nil {
+		if err := lo.apply.finish(ctx, res, c.readBack()); err != nil {
+			return err
+		}
+	}
+	if res.TableMissing {
+		return nil
+	}
+	res.Patterns, err = c.runPatterns(ctx, samples, derived)
+	return err
+}
+
+// listOptions are the options of c's bucket comparison, all but apply.
+func (c *comparison) listOptions(ctx context.Context) listOptions {
+	lo := listOptions{ctx: ctx, sampleChanged: cmp(c.opts.SampleChanged, 20), maxListed: cmp(c.opts.MaxListed, MaxListed)}
+	if c.opts.ChangeCost || c.opts.Apply != nil {
 		lo.writeUnits = func(item []byte) (int64, error) {
 			attrs, err := ParseCanonical(item)
 			return transform.WriteUnits(c.m, attrs), err
@@ -415,16 +470,15 @@ func (c *comparison) fill(ctx context.Context, res *Result, expected int64) erro
 			return f(ctx, pk, sk, scanned)
 		}
 	}
-	if err := res.compareBuckets(sp, c.plans, lo); err != nil {
-		return err
-	}
-	sp.close() // the buckets' space, before the Queries
-	derived := res.checkEntityCounts()
-	if res.TableMissing {
+	return lo
+}
+
+// readBack is how Options.ReadBack reads the table back; nil without it.
+func (c *comparison) readBack() *readBack {
+	if c.opts.ReadBack == nil {
 		return nil
 	}
-	res.Patterns, err = c.runPatterns(ctx, samples, derived)
-	return err
+	return &readBack{client: c.opts.ReadBack, table: c.m.Table.Name, keyAttrs: c.keyAttrs, typeAttr: c.m.TypeAttribute}
 }
 
 // ScanName is the name verify's Progress is told the table's Scan under.
@@ -676,13 +730,17 @@ func scanInto(ctx context.Context, client dynamodb.ScanAPIClient, table string, 
 // listOptions tune the lists compareBuckets makes: the changed items that
 // keep their whole before and after, and the entries kept per list.
 type listOptions struct {
+	// ctx is the comparison's, for apply.
+	ctx                      context.Context
 	sampleChanged, maxListed int
 	// inFlight, if set, says whether the item of a key (itemKey) that
 	// differs was changed after the snapshot (Options.InFlight).
 	inFlight func(key string) (bool, error)
 	// writeUnits, if set, prices writing an item given as its canonical
-	// JSON (Options.ChangeCost).
+	// JSON (Options.ChangeCost, Options.Apply).
 	writeUnits func(item []byte) (int64, error)
+	// apply, if set, is handed the differences (Options.Apply).
+	apply *applyRun
 }
 
 // compareBuckets classifies every key, one bucket in memory at a time,
@@ -716,6 +774,8 @@ type bucketComparer struct {
 	found         int64 // changed items found, in bucket order
 	isInFlight    func(key string) (bool, error)
 	writeUnits    func(item []byte) (int64, error) // listOptions.writeUnits
+	ctx           context.Context                  // listOptions.ctx
+	apply         *applyRun                        // listOptions.apply
 }
 
 func newBucketComparer(r *Result, plans []*transform.Plan, opts listOptions) *bucketComparer {
@@ -731,7 +791,7 @@ func newBucketComparer(r *Result, plans []*transform.Plan, opts listOptions) *bu
 		dups:       newListBuilder[ItemRef](r.files, "duplicates", opts.maxListed),
 		changed:    newListBuilder[ChangedItem](r.files, "changed", opts.maxListed),
 		inFlight:   newListBuilder[ItemRef](r.files, "in-flight", opts.maxListed),
-		isInFlight: opts.inFlight, writeUnits: opts.writeUnits}
+		isInFlight: opts.inFlight, writeUnits: opts.writeUnits, ctx: opts.ctx, apply: opts.apply}
 }
 
 // flight counts and lists the item of key, of type typ and entity e (-1:
@@ -828,8 +888,14 @@ func (bc *bucketComparer) extraItem(rc record) error {
 	if mapped {
 		bc.r.Stale++
 		bc.r.Entities[e].Stale++
-		if err := bc.price(&bc.r.Entities[e].StaleWriteUnits, rc.item); err != nil {
+		units, err := bc.price(&bc.r.Entities[e].StaleWriteUnits, rc.item)
+		if err != nil {
 			return err
+		}
+		if bc.apply != nil {
+			if err := bc.apply.staleItem(rc.key, itemRef(rc.key, rc.typ), units); err != nil {
+				return err
+			}
 		}
 	} else {
 		bc.r.Unmanaged++
@@ -846,7 +912,11 @@ func (bc *bucketComparer) changedItem(rc, s record) error {
 		return err
 	}
 	bc.r.Entities[s.entity].Changed++
-	if err := bc.price(&bc.r.Entities[s.entity].ChangeWriteUnits, rc.item, s.item); err != nil {
+	units, err := bc.price(&bc.r.Entities[s.entity].ChangeWriteUnits, rc.item, s.item)
+	if err != nil {
+		return err
+	}
+	if err := bc.put(rc.key, s, units); err != nil {
 		return err
 	}
 	bc.found++
@@ -878,33 +948,48 @@ func (bc *bucketComparer) missingItems(recs []record, source map[string]record, 
 			continue
 		}
 		bc.r.Entities[s.entity].Missing++
-		if err := bc.price(&bc.r.Entities[s.entity].ChangeWriteUnits, s.item); err != nil {
+		units, err := bc.price(&bc.r.Entities[s.entity].ChangeWriteUnits, s.item)
+		if err != nil {
 			return err
 		}
 		if err := bc.missing.add(rc.key, itemRef(rc.key, bc.typeOf(s.entity))); err != nil {
+			return err
+		}
+		if err := bc.put(rc.key, s, units); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
+// put hands the derived item s, of key, to listOptions.apply, if any, with
+// the write units of putting it.
+func (bc *bucketComparer) put(key string, s record, units int64) error {
+	if bc.apply == nil {
+		return nil
+	}
+	e := bc.plans[s.entity].Entity()
+	return bc.apply.putItem(bc.ctx, key, itemRef(key, e.Type), e.Name, s.item, units)
+}
+
 // price adds to *sum the write units of writing the largest of items
 // (canonical JSON), when the comparison prices changes
-// (listOptions.writeUnits). It fails on JSON it cannot decode.
-func (bc *bucketComparer) price(sum *int64, items ...[]byte) error {
+// (listOptions.writeUnits), and returns them (0 when it does not). It
+// fails on JSON it cannot decode.
+func (bc *bucketComparer) price(sum *int64, items ...[]byte) (int64, error) {
 	if bc.writeUnits == nil {
-		return nil
+		return 0, nil
 	}
 	var most int64
 	for _, it := range items {
 		n, err := bc.writeUnits(it)
 		if err != nil {
-			return fmt.Errorf("verify: price a change: %w", err)
+			return 0, fmt.Errorf("verify: price a change: %w", err)
 		}
 		most = max(most, n)
 	}
 	*sum += most
-	return nil
+	return most, nil
 }
 
 // finish sets the Result's lists, their counts and ListsTruncated.

@@ -61,6 +61,7 @@ type fakeTable struct {
 	queries    []dynamodb.QueryInput
 	describes  int
 	queryCalls map[string]int // first pages asked, by partition key value
+	batchGets  int            // BatchGetItem calls (apply_unit_test.go)
 }
 
 var _ ReadAPI = (*fakeTable)(nil)

@@ -1,0 +1,156 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/smithy-go"
+
+	"github.com/pg2dynamo/pg2dynamo/load"
+	"github.com/pg2dynamo/pg2dynamo/pipeline"
+	"github.com/pg2dynamo/pg2dynamo/verify"
+)
+
+// writeAPI is DynamoDB at load.WriteAPI's seam: BatchWriteItem refuses
+// the whole request when it holds a key in invalid (so that the sink puts
+// each item alone, and PutItem refuses that one), or fails with err;
+// DeleteItem's condition fails for the keys in retyped. It records the
+// size of every batch and every delete.
+type writeAPI struct {
+	mu      sync.Mutex
+	invalid map[string]bool
+	retyped map[string]bool
+	err     error
+	batches []int
+	deletes []string
+}
+
+var errInvalid = &smithy.GenericAPIError{Code: "ValidationException", Message: "Item size has exceeded the maximum allowed size"}
+
+func (f *writeAPI) BatchWriteItem(_ context.Context, in *dynamodb.BatchWriteItemInput, _ ...func(*dynamodb.Options)) (*dynamodb.BatchWriteItemOutput, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.err != nil {
+		return nil, f.err
+	}
+	var n int
+	for _, reqs := range in.RequestItems {
+		for _, r := range reqs {
+			n++
+			if f.invalid[str(r.PutRequest.Item["PK"])] {
+				return nil, errInvalid
+			}
+		}
+	}
+	f.batches = append(f.batches, n)
+	return &dynamodb.BatchWriteItemOutput{}, nil
+}
+
+func (f *writeAPI) PutItem(_ context.Context, in *dynamodb.PutItemInput, _ ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error) {
+	if f.invalid[str(in.Item["PK"])] {
+		return nil, errInvalid
+	}
+	return &dynamodb.PutItemOutput{}, nil
+}
+
+func (f *writeAPI) DeleteItem(_ context.Context, in *dynamodb.DeleteItemInput, _ ...func(*dynamodb.Options)) (*dynamodb.DeleteItemOutput, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	pk := str(in.Key["PK"])
+	f.deletes = append(f.deletes, pk)
+	if f.retyped[pk] {
+		return nil, &types.ConditionalCheckFailedException{Message: aws.String("The conditional request failed")}
+	}
+	return &dynamodb.DeleteItemOutput{}, nil
+}
+
+func put(i int) verify.Write {
+	pk := fmt.Sprintf("P#%d", i)
+	return verify.Write{ItemRef: verify.ItemRef{PK: pk, SK: "S", Type: "T"}, Entity: "E", WriteUnits: 2,
+		Item: map[string]types.AttributeValue{"PK": &types.AttributeValueMemberS{Value: pk}, "SK": &types.AttributeValueMemberS{Value: "S"}}}
+}
+
+// The applier puts in batches of 25 through the sink, counts what was
+// acknowledged and the write units of it, turns the items DynamoDB
+// refuses into rejects naming their key, and deletes conditionally,
+// counting a failed condition as skipped; Wait may be called more than
+// once, with writes between.
+func TestTableApplier(t *testing.T) {
+	ctx := context.Background()
+	api := &writeAPI{invalid: map[string]bool{"P#30": true}, retyped: map[string]bool{"D#1": true}}
+	var rejects []pipeline.Reject
+	var mu sync.Mutex
+	a := newTableApplier(load.NewDynamoDB(api, "t", "PK", "SK"), "type", [2]string{"PK", "SK"}, 3, func(r pipeline.Reject) error {
+		mu.Lock()
+		defer mu.Unlock()
+		rejects = append(rejects, r)
+		return nil
+	})
+	for i := range 60 {
+		if err := a.Put(ctx, put(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := a.Wait(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		if err := a.Delete(ctx, verify.Write{ItemRef: verify.ItemRef{PK: fmt.Sprintf("D#%d", i), SK: "S", Type: "T"}, WriteUnits: 1}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := a.Wait(ctx); err != nil {
+		t.Fatal(err)
+	}
+	sum := 0
+	for _, n := range api.batches {
+		sum += n
+		if n > load.MaxBatchItems {
+			t.Errorf("a batch of %d items", n)
+		}
+	}
+	if sum != 35 || len(api.deletes) != 3 { // the batch with P#30 was put item by item
+		t.Errorf("%d items in BatchWriteItems %v, %d deletes; want 35 and 3", sum, api.batches, len(api.deletes))
+	}
+	s := &a.stats
+	if s.written.Load() != 59 || s.rejected.Load() != 1 || s.deleted.Load() != 2 || s.skipped.Load() != 1 || s.units.Load() != 59*2+2 {
+		t.Errorf("written %d, rejected %d, deleted %d, skipped %d, units %d; want 59, 1, 2, 1, 120",
+			s.written.Load(), s.rejected.Load(), s.deleted.Load(), s.skipped.Load(), s.units.Load())
+	}
+	if len(rejects) != 1 || rejects[0].Entity != "E" || rejects[0].ItemKey["PK"] != "P#30" || rejects[0].Reason != "DynamoDB ValidationException: Item size has exceeded the maximum allowed size" {
+		t.Errorf("rejects %+v; want P#30's, with DynamoDB's message", rejects)
+	}
+	if got := a.deletedByType(); got["T"] != 2 {
+		t.Errorf("deleted by type %v", got)
+	}
+}
+
+// A write that fails stops the applier: a later Put or Wait returns the
+// error, and no writer is left running.
+func TestTableApplierStopsOnError(t *testing.T) {
+	ctx := context.Background()
+	denied := &smithy.GenericAPIError{Code: "AccessDeniedException", Message: "no"}
+	a := newTableApplier(load.NewDynamoDB(&writeAPI{err: denied}, "t", "PK", "SK"), "type", [2]string{"PK", "SK"}, 2, nil)
+	var err error
+	for i := 0; i < 10_000 && err == nil; i++ {
+		err = a.Put(ctx, put(i))
+	}
+	if err == nil {
+		err = a.Wait(ctx)
+	}
+	if !errors.Is(err, denied) {
+		t.Fatalf("got %v, want the write's error", err)
+	}
+	if a.w != nil {
+		t.Error("writers left running")
+	}
+	if err := a.Wait(ctx); err != nil {
+		t.Errorf("Wait after the error: %v", err)
+	}
+}

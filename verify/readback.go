@@ -1,0 +1,147 @@
+package verify
+
+import (
+	"context"
+	"crypto/sha256"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+// BatchGetItem's limit of keys a request.
+// https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_BatchGetItem.html
+const batchGetKeys = 100
+
+// readBackRounds bounds how often one request's UnprocessedKeys are asked
+// again before the read-back fails, after a backoff with full jitter of
+// readBackBaseDelay doubling each round up to readBackMaxDelay.
+const (
+	readBackRounds    = 20
+	readBackBaseDelay = 50 * time.Millisecond
+	readBackMaxDelay  = 2 * time.Second
+)
+
+// readBack reads the keys an applyRun journaled from the table again,
+// batchGetKeys a BatchGetItem, strongly consistent.
+type readBack struct {
+	client   dynamodb.BatchGetItemAPIClient
+	table    string
+	keyAttrs [2]string
+	typeAttr string
+}
+
+// run reads back every key of j, the stale ones only when deleted is true
+// (they were handed to Delete), and counts them into out: an item put
+// that holds what was derived is Matched, a stale item no longer there
+// Gone, one there with another type (or none) Retyped; the others are
+// listed in unapplied.
+func (rb *readBack) run(ctx context.Context, j *journal, out *Applied, deleted bool, unapplied *listBuilder[ItemRef]) error {
+	var chunk []journalEntry
+	check := func() error {
+		err := rb.chunk(ctx, chunk, func(e journalEntry, got map[string]types.AttributeValue) error {
+			typ, _ := got[rb.typeAttr].(*types.AttributeValueMemberS)
+			switch {
+			case e.kind == journalPut && got != nil && sha256.Sum256(Canonical(got)) == e.sum:
+				out.Matched++
+			case e.kind == journalStale && got == nil:
+				out.Gone++
+			case e.kind == journalStale && (typ == nil || typ.Value != e.typ):
+				out.Retyped++
+			default:
+				return unapplied.add(e.key, itemRef(e.key, e.typ))
+			}
+			return nil
+		})
+		chunk = chunk[:0]
+		return err
+	}
+	err := j.each(func(e journalEntry) error {
+		if e.kind == journalStale && !deleted {
+			return nil
+		}
+		chunk = append(chunk, e)
+		if len(chunk) == batchGetKeys {
+			return check()
+		}
+		return nil
+	})
+	if err != nil || len(chunk) == 0 {
+		return err
+	}
+	return check()
+}
+
+// chunk reads the keys of entries (at most batchGetKeys, distinct) and
+// calls visit with each entry and its item, nil when it is not in the
+// table. UnprocessedKeys are asked again after a backoff.
+func (rb *readBack) chunk(ctx context.Context, entries []journalEntry, visit func(journalEntry, map[string]types.AttributeValue) error) error {
+	byKey := make(map[string]journalEntry, len(entries))
+	keys := make([]map[string]types.AttributeValue, 0, len(entries))
+	for _, e := range entries {
+		byKey[e.key] = e
+		keys = append(keys, rb.key(e.key))
+	}
+	for round := 1; len(keys) > 0; round++ {
+		out, err := rb.client.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: map[string]types.KeysAndAttributes{
+			rb.table: {Keys: keys, ConsistentRead: aws.Bool(true)}}})
+		if err != nil {
+			return fmt.Errorf("read back: BatchGetItem on table %s: %w", rb.table, err)
+		}
+		for _, it := range out.Responses[rb.table] {
+			k := itemKey(it, rb.keyAttrs)
+			e, ok := byKey[k]
+			if !ok {
+				continue
+			}
+			delete(byKey, k)
+			if err := visit(e, it); err != nil {
+				return err
+			}
+		}
+		keys = out.UnprocessedKeys[rb.table].Keys
+		if len(keys) == 0 {
+			break
+		}
+		if round == readBackRounds {
+			return fmt.Errorf("read back: %d keys still in UnprocessedKeys after %d BatchGetItem rounds on table %s", len(keys), round, rb.table)
+		}
+		if err := rb.wait(ctx, round); err != nil {
+			return err
+		}
+	}
+	for _, e := range entries { // in journal order
+		if _, absent := byKey[e.key]; absent {
+			if err := visit(e, nil); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// key is the primary key of itemKey k, as DynamoDB takes it.
+func (rb *readBack) key(k string) map[string]types.AttributeValue {
+	ref := itemRef(k, "")
+	key := map[string]types.AttributeValue{rb.keyAttrs[0]: &types.AttributeValueMemberS{Value: ref.PK}}
+	if rb.keyAttrs[1] != "" {
+		key[rb.keyAttrs[1]] = &types.AttributeValueMemberS{Value: ref.SK}
+	}
+	return key
+}
+
+// wait sleeps the backoff of round (from 1), or until ctx is done.
+func (rb *readBack) wait(ctx context.Context, round int) error {
+	d := time.Duration(rand.Int64N(int64(min(readBackMaxDelay, readBackBaseDelay<<min(round-1, 10))) + 1))
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	case <-t.C:
+		return nil
+	}
+}
