@@ -262,10 +262,9 @@ func TestDynamoDBWritePaths(t *testing.T) {
 // The write limit halves its rate when DynamoDB throttles and climbs back
 // 10% (+1) a second up to its cap, on an injected clock.
 func TestWriteLimitAdapts(t *testing.T) {
-	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	clock := &fakeClock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
 	d := NewDynamoDB(&fakeAPI{}, "t", "PK", "SK")
-	d.LimitWriteUnits(400, func(map[string]types.AttributeValue) int64 { return 1 })
-	d.limit.now = func() time.Time { return now }
+	d.limitWriteUnits(400, func(map[string]types.AttributeValue) int64 { return 1 }, clock)
 	limit := func() float64 { return float64(d.limit.limiter.Limit()) }
 	var got []string
 	step := func(what string, f func()) {
@@ -275,10 +274,10 @@ func TestWriteLimitAdapts(t *testing.T) {
 	step("throttled", d.limit.throttled)
 	step("throttled", d.limit.throttled)
 	step("ok at once", d.limit.succeeded)
-	now = now.Add(time.Second)
+	clock.add(time.Second)
 	step("ok a second later", d.limit.succeeded)
 	for range 30 {
-		now = now.Add(time.Second)
+		clock.add(time.Second)
 		d.limit.succeeded()
 	}
 	got = append(got, fmt.Sprintf("capped %.0f", limit()))
@@ -287,8 +286,7 @@ func TestWriteLimitAdapts(t *testing.T) {
 		t.Errorf("limit (-want +got):\n%s", d)
 	}
 
-	d.LimitWriteUnits(3, func(map[string]types.AttributeValue) int64 { return 1 })
-	d.limit.now = func() time.Time { return now }
+	d.limitWriteUnits(3, func(map[string]types.AttributeValue) int64 { return 1 }, clock)
 	for range 3 {
 		d.limit.throttled()
 	}
@@ -334,16 +332,60 @@ func TestCountWriteUnits(t *testing.T) {
 	}
 }
 
+// fakeClock is a write limit's clock that moves only when told (add) or
+// waited on: SleepUntil jumps to the time waited for at once, so that a
+// test of rates takes no time. A frozen one never moves: its SleepUntil
+// waits for the context. Safe for concurrent use.
+type fakeClock struct {
+	mu     sync.Mutex
+	now    time.Time
+	frozen bool
+	// sleeping, when set, is called as each SleepUntil starts (a test
+	// cancels the context there: cancellation during a wait, untimed).
+	sleeping func()
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *fakeClock) SleepUntil(ctx context.Context, t time.Time) error {
+	if c.sleeping != nil {
+		c.sleeping()
+	}
+	if c.frozen {
+		<-ctx.Done()
+		return ctx.Err()
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if t.After(c.now) {
+		c.now = t
+	}
+	return nil
+}
+
+func (c *fakeClock) add(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
 // limited is a sink with a write limit of units per second whose clock
-// stands still at the returned time, each item estimated at estimate units.
-func limited(api WriteAPI, units int, estimate int64) (*DynamoDB, time.Time) {
+// stands still (frozen) at the returned time, each item estimated at
+// estimate units.
+func limited(api WriteAPI, units int, estimate int64) (*DynamoDB, *fakeClock, time.Time) {
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	clock := &fakeClock{now: now, frozen: true}
 	d := NewDynamoDB(api, "t", "PK", "SK")
 	d.Backoff = retry.BackoffDelayerFunc(func(int, error) (time.Duration, error) { return 0, nil })
-	d.LimitWriteUnits(units, func(map[string]types.AttributeValue) int64 { return estimate })
-	d.limit.now = func() time.Time { return now }
-	d.limit.limiter.SetLimitAt(now, d.limit.limiter.Limit()) // the bucket, full, on this clock
-	return d, now
+	d.limitWriteUnits(units, func(map[string]types.AttributeValue) int64 { return estimate }, clock)
+	return d, clock, now
 }
 
 // Write takes its estimate from the write limit before sending and the
@@ -354,7 +396,7 @@ func TestWriteLimitInWrite(t *testing.T) {
 		api := &fakeAPI{batch: func(int, []string) (*dynamodb.BatchWriteItemOutput, error) {
 			return &dynamodb.BatchWriteItemOutput{ConsumedCapacity: []types.ConsumedCapacity{{CapacityUnits: aws.Float64(7)}}}, nil
 		}}
-		d, now := limited(api, 10, 1)
+		d, _, now := limited(api, 10, 1)
 		if err := d.Write(ctx, items("a", "b")); err != nil {
 			t.Fatal(err)
 		}
@@ -369,7 +411,7 @@ func TestWriteLimitInWrite(t *testing.T) {
 			}
 			return &dynamodb.BatchWriteItemOutput{}, nil
 		}}
-		d, _ := limited(api, 40, 1)
+		d, _, _ := limited(api, 40, 1)
 		if err := d.Write(ctx, items("a", "b")); err != nil {
 			t.Fatal(err)
 		}
@@ -379,9 +421,9 @@ func TestWriteLimitInWrite(t *testing.T) {
 	})
 	t.Run("cancellation while waiting for write units sends nothing", func(t *testing.T) {
 		api := &fakeAPI{}
-		d, now := limited(api, 1, 5)
+		d, clock, now := limited(api, 1, 5)
 		cctx, cancel := context.WithCancel(ctx)
-		time.AfterFunc(20*time.Millisecond, cancel)
+		clock.sleeping = cancel // as soon as it waits for the second unit
 		if err := d.Write(cctx, items("a")); !errors.Is(err, context.Canceled) {
 			t.Fatalf("got %v, want context.Canceled", err)
 		}
@@ -394,7 +436,7 @@ func TestWriteLimitInWrite(t *testing.T) {
 	})
 	t.Run("a cancelled run sends nothing, write units to spare or not", func(t *testing.T) {
 		api := &fakeAPI{}
-		d, now := limited(api, 10, 1)
+		d, _, now := limited(api, 10, 1)
 		cctx, cancel := context.WithCancel(ctx)
 		cancel()
 		if err := d.Write(cctx, items("a")); !errors.Is(err, context.Canceled) || len(api.batches) != 0 {
@@ -409,7 +451,7 @@ func TestWriteLimitInWrite(t *testing.T) {
 		// Wait(n=1) would exceed context deadline", which stopped the run
 		// with a message naming neither the deadline nor its flag.
 		api := &fakeAPI{}
-		d, _ := limited(api, 1, 5)
+		d, _, _ := limited(api, 1, 5)
 		d.Deadline = 50 * time.Millisecond
 		err := d.Write(ctx, items("a"))
 		if err == nil || !strings.Contains(err.Error(), "after the retry deadline of 50ms") {
