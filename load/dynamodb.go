@@ -240,23 +240,44 @@ func (d *DynamoDB) limitWriteUnits(units int, estimate func(map[string]types.Att
 // rate.Limiter.WaitN, which fails at once, with an error of its own that
 // wraps nothing, when the wait would outlast ctx's deadline: the batch's
 // Deadline must end it with the deadline's message, at the deadline.
+//
+// The clock is read under l.mu, with the reservation: the limiter counts
+// the time from its last event to the time it is given as tokens earned,
+// and takes an earlier time than its last as the new last, so a writer
+// that read the clock, then lost the CPU while another reserved, would
+// hand the next one the tokens of that pause again (seen with a fake
+// clock, eight writers: 25 units over the cap).
 func (l *writeLimit) wait(ctx context.Context, n int64) error {
 	for n > 0 {
 		step := min(n, int64(l.limiter.Burst()))
-		now := l.clock.Now()
-		r := l.limiter.ReserveN(now, int(step))
+		now, r := l.reserve(int(step))
 		if delay := r.DelayFrom(now); delay > 0 {
 			if err := l.clock.SleepUntil(ctx, now.Add(delay)); err != nil {
-				r.CancelAt(l.clock.Now())
+				l.cancel(r)
 				return err
 			}
 		} else if err := ctx.Err(); err != nil {
-			r.CancelAt(now)
+			l.cancel(r)
 			return err
 		}
 		n -= step
 	}
 	return nil
+}
+
+// reserve reserves n write units at the clock's now, which it returns.
+func (l *writeLimit) reserve(n int) (time.Time, *rate.Reservation) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	now := l.clock.Now()
+	return now, l.limiter.ReserveN(now, n)
+}
+
+// cancel gives back what r reserved and is still to come.
+func (l *writeLimit) cancel(r *rate.Reservation) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	r.CancelAt(l.clock.Now())
 }
 
 func (l *writeLimit) throttled() {
