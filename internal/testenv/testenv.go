@@ -2,8 +2,9 @@
 // PostgreSQL database per test on the local server, and a dynalite process
 // (the DynamoDB-compatible server pinned in package.json) per test binary.
 //
-// Nothing here is a mock: PostgreSQL is reached over TCP at PGHOST/PGPORT
-// (default 127.0.0.1:5432, user postgres, trust auth) and dynalite over HTTP
+// Nothing here is a mock: PostgreSQL is reached at AdminURL (default
+// 127.0.0.1:5432, user postgres, trust auth; scripts/test.sh sets
+// PG2DYNAMO_TEST_PG to the server it found or made) and dynalite over HTTP
 // on a free loopback port.
 package testenv
 
