@@ -37,7 +37,7 @@ WORKDIR /app
 COPY --from=build /out/pg2dynamo /out/demo-ddb /usr/local/bin/
 COPY fixtures/mappings/ /app/fixtures/mappings/
 COPY examples/northwind/ /app/examples/northwind/
-COPY scripts/demo.sh scripts/dynalite.sh /app/scripts/
+COPY scripts/demo.sh scripts/dynalite.sh scripts/postgres.sh /app/scripts/
 USER pg2dynamo
 ENTRYPOINT ["/usr/local/bin/pg2dynamo"]
 CMD ["--help"]

@@ -4,20 +4,24 @@
 build:
 	go build -o pg2dynamo .
 
-# Run the test suite: checks or starts PostgreSQL, installs the pinned
-# dynalite (npm ci), then go vet, go test (-race for every package but the
-# app end-to-end tests, which run without it plus their concurrency tests
-# with it; see scripts/test.sh) and 10 s of fuzzing per mapping parser.
+# Run the test suite: checks, starts, creates or installs PostgreSQL
+# (scripts/postgres.sh; PG2DYNAMO_TEST_PG names a server of your own),
+# installs the pinned dynalite (npm ci), then go vet, go test (-race for
+# every package but the app end-to-end tests, which run without it plus
+# their concurrency tests with it; see scripts/test.sh) and 10 s of fuzzing
+# per mapping parser.
 test:
 	./scripts/test.sh
 
-# Run the main job end to end: starts dynalite (or uses DYNAMODB_ENDPOINT),
-# loads the fixture domains and Northwind into PostgreSQL, migrates each into
-# its single-table design (fixtures/mappings/strategies/, with verify running
-# every access pattern) and prints one item collection as a Query returns
-# it. KEEP=1 leaves dynalite running on 127.0.0.1:8000 and prints the AWS
-# CLI command that queries it; make demo-stop stops it. Other settings:
-# see scripts/demo.sh (SCALE=10 make demo).
+# Run the main job end to end: starts (creates, installs) PostgreSQL on this
+# machine when none answers (scripts/postgres.sh), starts dynalite (or uses
+# DYNAMODB_ENDPOINT), loads the fixture domains and Northwind into
+# PostgreSQL, migrates each into its single-table design
+# (fixtures/mappings/strategies/, with verify running every access pattern)
+# and prints one item collection as a Query returns it. KEEP=1 leaves
+# dynalite running on 127.0.0.1:8000 and prints the AWS CLI command that
+# queries it; make demo-stop stops it. Other settings: see scripts/demo.sh
+# (SCALE=10 make demo).
 KEEP ?=
 demo:
 	DEMO_KEEP_SERVER="$${DEMO_KEEP_SERVER:-$(KEEP)}" ./scripts/demo.sh

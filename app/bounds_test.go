@@ -32,9 +32,10 @@ func startProcess(t *testing.T, cmd *exec.Cmd) {
 	}
 }
 
-// waitProcess waits at most limit for cmd (started by startProcess, with
-// its output in stdout and stderr) to end, killing its process group past
-// that and failing the test.
+// waitProcess waits at most limit (eventWait: a bound on a hang, not on
+// speed) for cmd (started by startProcess, with its output in stdout and
+// stderr) to end, killing its process group past that and failing the
+// test with the command and its stderr.
 func waitProcess(t *testing.T, cmd *exec.Cmd, limit time.Duration, stdout, stderr *bytes.Buffer) processResult {
 	t.Helper()
 	done := make(chan error, 1)
@@ -45,7 +46,7 @@ func waitProcess(t *testing.T, cmd *exec.Cmd, limit time.Duration, stdout, stder
 	case <-time.After(limit):
 		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		<-done
-		t.Fatalf("still running after %v\n%s", limit, stderr.String())
+		t.Fatalf("waiting for %s to exit: still running after %v\n%s", strings.Join(cmd.Args, " "), limit, stderr.String())
 	}
 	var ee *exec.ExitError
 	if err != nil && !errors.As(err, &ee) {
@@ -113,9 +114,11 @@ func aliasBomb() string {
 }
 
 // Hostile mappings, given to a real process: an alias bomb and a 10 MB
-// mapping are refused at once with a mapping error naming the bound,
-// under 100 MB of memory; SIGTERM while the mapping is read or parsed
-// ends the process within a second, with 143.
+// mapping are refused with a mapping error naming the bound, under 100 MB
+// of memory; SIGTERM while the mapping is read (from a FIFO kept open:
+// unhonoured, the process would wait for ever) or parsed ends the
+// process with 143. How soon is logged, not asserted: the parse takes
+// about a second unloaded, and a bound on seconds measures the machine.
 func TestHostileMappingProcess(t *testing.T) {
 	parallel(t)
 	bin := buildBinary(t)
@@ -148,7 +151,7 @@ func TestHostileMappingProcess(t *testing.T) {
 			cmd.Stdout, cmd.Stderr = &stdout, &stderr
 			start := time.Now()
 			startProcess(t, cmd)
-			r := waitProcess(t, cmd, 20*time.Second, &stdout, &stderr)
+			r := waitProcess(t, cmd, eventWait, &stdout, &stderr)
 			var kb int64
 			if _, err := fmt.Sscan(readFile(t, rssFile), &kb); err != nil {
 				t.Fatalf("peak RSS: %v", err)
@@ -207,11 +210,10 @@ func TestHostileMappingProcess(t *testing.T) {
 			if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 				t.Fatal(err)
 			}
-			r := waitProcess(t, cmd, 10*time.Second, &stdout, &stderr)
-			took := time.Since(signaled)
-			t.Logf("exit %d %v after SIGTERM", r.code, took.Round(time.Millisecond))
-			if r.code != 143 || took > time.Second {
-				t.Errorf("exit %d %v after SIGTERM, want 143 within 1s\n%s", r.code, took, r.stderr)
+			r := waitProcess(t, cmd, eventWait, &stdout, &stderr)
+			t.Logf("exit %d %v after SIGTERM", r.code, time.Since(signaled).Round(time.Millisecond))
+			if r.code != 143 {
+				t.Errorf("exit %d after SIGTERM, want 143\n%s", r.code, r.stderr)
 			}
 		})
 	}

@@ -149,8 +149,8 @@ func createTable(t *testing.T, table string, pkType types.ScalarAttributeType, e
 	w := dynamodb.NewTableExistsWaiter(c, func(o *dynamodb.TableExistsWaiterOptions) {
 		o.MinDelay, o.MaxDelay = 50*time.Millisecond, time.Second
 	})
-	if err := w.Wait(context.Background(), &dynamodb.DescribeTableInput{TableName: aws.String(table)}, 30*time.Second); err != nil {
-		t.Fatal(err)
+	if err := w.Wait(context.Background(), &dynamodb.DescribeTableInput{TableName: aws.String(table)}, eventWait); err != nil {
+		t.Fatalf("waiting for table %s to be ACTIVE: %v", table, err)
 	}
 }
 

@@ -34,12 +34,21 @@ func TestMain(m *testing.M) {
 	testRetryBackoff = 10 * time.Millisecond
 	code := m.Run()
 	testenv.StopDynalite()
-	dropSharedSources()
+	if !dropSharedSources() && code == 0 {
+		code = 1 // a database left behind fails the run, not just a line in its log
+	}
 	if binDir != "" {
 		os.RemoveAll(binDir)
 	}
 	os.Exit(code)
 }
+
+// eventWait bounds a test's wait for an event of a run (a line of its
+// output, a checkpoint record, its exit): far above the slowest normal
+// case on a loaded machine, so that a test that waits this long has
+// failed, and says what it waited for. A run's speed is the bench's to
+// measure, not a test's.
+const eventWait = 5 * time.Minute
 
 // ownDynalites maps the name of a test that started a dynalite of its own
 // (parallel) to it.

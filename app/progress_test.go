@@ -73,11 +73,11 @@ func openPTY(t *testing.T) (*os.File, *syncBuffer) {
 	return tty, out
 }
 
-// waitFor waits up to 10 s for a frame in out whose lines contain every
-// one of want, in order, and returns it.
+// waitFor waits up to eventWait for a frame in out whose lines contain
+// every one of want, in order, and returns it.
 func waitFor(t *testing.T, out *syncBuffer, want ...string) []string {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(eventWait)
 	for {
 		frame := lastFrame(out.String())
 		next := 0
@@ -90,9 +90,9 @@ func waitFor(t *testing.T, out *syncBuffer, want ...string) []string {
 			return frame
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("no frame with %q in 10s; the last:\n%s", want, strings.Join(frame, "\n"))
+			t.Fatalf("waiting for a frame with %q: none in %s; the last:\n%s", want, eventWait, strings.Join(frame, "\n"))
 		}
-		time.Sleep(20 * time.Millisecond)
+		time.Sleep(20 * time.Millisecond) // the poll interval
 	}
 }
 
@@ -212,9 +212,9 @@ func TestSIGINTWithProgressBars(t *testing.T) {
 	}
 	select {
 	case <-started:
-	case <-time.After(60 * time.Second):
+	case <-time.After(eventWait):
 		cmd.Process.Kill()
-		t.Fatalf("no Ticket bar moving within 60s:\n%s", errOut.String())
+		t.Fatalf("waiting for the Ticket bar to move: not in %s\n%s", eventWait, errOut.String())
 	}
 	if err := cmd.Process.Signal(os.Interrupt); err != nil {
 		t.Fatal(err)
@@ -223,10 +223,10 @@ func TestSIGINTWithProgressBars(t *testing.T) {
 	go func() { done <- cmd.Wait() }()
 	select {
 	case err = <-done:
-	case <-time.After(20 * time.Second):
+	case <-time.After(eventWait):
 		cmd.Process.Kill()
 		<-done
-		t.Fatalf("still running 20s after SIGINT\n%s", out.String())
+		t.Fatalf("waiting for the process to exit after SIGINT: still running after %s\n%s", eventWait, out.String())
 	}
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) || ee.ExitCode() != 130 {

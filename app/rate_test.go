@@ -1,68 +1,72 @@
 package app
 
 import (
+	"math"
 	"path/filepath"
-	"slices"
+	"regexp"
+	"strconv"
 	"testing"
+	"time"
 
 	"github.com/pg2dynamo/pg2dynamo/internal/faultproxy"
 	"github.com/pg2dynamo/pg2dynamo/internal/testenv"
 )
 
-// With --max-write-units 500, the write capacity DynamoDB reports consumed
-// (summed by a proxy in front of dynalite by the second each request
-// reached it, not timed by the test) averages within 10% of the cap over a
-// run of about 30 s, and no 3 seconds in a row go more than 20% over it.
-// Three seconds, not one: a pause of the client (GC under -race, a busy
-// CPU) moves requests the limiter released on time into the next second,
-// and the bucket's burst (50) is allowed on top.
+// --max-write-units reaches the writers: a run capped at 200 write units a
+// second sends DynamoDB (as a proxy in front of dynalite sums the
+// ConsumedCapacity it reports) the write units its summary counts, and
+// cannot have sent them faster than the cap: it lasts at least (units −
+// the bucket of 50) / 200 seconds: about 1100 units, so at least 5.3 s,
+// where the same run uncapped took 0.7 s. A busy machine only makes it longer, so the
+// bound holds however loaded the machine is.
+//
+// Whether the limit holds its rate, second by second and with writers in
+// parallel, is checked by what was sent on a fake clock
+// (load.TestWriteLimitHoldsTheCap); the rate a real run reaches is the
+// bench's to measure, not a test's: this test used to time a 30 s run and
+// failed on a busy machine (issue 26: 411 write units a second for 500).
 func TestMaxWriteUnits(t *testing.T) {
 	if testing.Short() {
-		t.Skip("a 30 s run")
+		t.Skip("a 5 s run")
 	}
-	// Not parallel: it measures a rate, which other tests' load on the
-	// CPUs bends (run beside them, dynalite fell to 432 units a second).
+	parallel(t)
+	const limit, bucket = 200, 50
 	root, err := testenv.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
-	url, _ := fixtureSource(t, "attendance", 0.45)
+	url, _ := fixtureSource(t, "attendance", 0.05)
 	proxy, err := faultproxy.Start(dynalite(t).Endpoint, faultproxy.Rates{}, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer proxy.Close()
 	args := migrateArgs(t, filepath.Join(root, "fixtures", "mappings", "attendance.yaml"), url, testenv.TableName("rate"),
-		"--create-table", "--no-verify", "--max-write-units", "500")
+		"--create-table", "--no-verify", "--max-write-units", strconv.Itoa(limit))
 	args = withEndpoint(args, proxy.URL)
-	if r := runCLI(t, args...); r.code != ExitOK {
+	start := time.Now()
+	r := runCLI(t, args...)
+	took := time.Since(start)
+	if r.code != ExitOK {
 		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
-	perSecond := proxy.ConsumedPerSecond()
-	secs := slices.Sorted(func(yield func(int64) bool) {
-		for s := range perSecond {
-			if !yield(s) {
-				return
-			}
-		}
-	})
-	if len(secs) < 20 {
-		t.Fatalf("the run lasted %d seconds; too short to measure a rate", len(secs))
+	var sent float64
+	for _, units := range proxy.ConsumedPerSecond() {
+		sent += units
 	}
-	full := secs[1 : len(secs)-1] // the first and last seconds are partial
-	var sum, peak float64
-	for i, s := range full {
-		sum += perSecond[s]
-		if i >= 2 {
-			peak = max(peak, perSecond[s]+perSecond[s-1]+perSecond[s-2])
-		}
+	m := regexp.MustCompile(`([0-9]+) write units consumed`).FindStringSubmatch(r.stdout)
+	if m == nil {
+		t.Fatalf("no write units consumed in the summary:\n%s", r.stdout)
 	}
-	avg := sum / float64(full[len(full)-1]-full[0]+1)
-	t.Logf("%d full seconds, %.0f write units a second on average, %.0f at most in 3 seconds", len(full), avg, peak)
-	if avg < 450 || avg > 550 {
-		t.Errorf("average %.0f write units a second, want 500 ± 10%%", avg)
+	if counted, _ := strconv.ParseFloat(m[1], 64); counted != math.Round(sent) { // printed with %.0f
+		t.Errorf("the summary counts %v write units consumed, DynamoDB reported %v", counted, sent)
 	}
-	if peak > 1800 {
-		t.Errorf("3 seconds in a row consumed %.0f write units, over 3 × 500 + 20%%", peak)
+	if sent < 4*limit {
+		t.Fatalf("%v write units sent: too few to show a cap of %d a second", sent, limit)
+	}
+	least := time.Duration((sent - bucket) / limit * float64(time.Second))
+	t.Logf("%.0f write units in %s (at least %s at %d a second)", sent, took.Round(time.Millisecond), least, limit)
+	if took < least {
+		t.Errorf("%.0f write units sent in %s: faster than --max-write-units %d allows (at least %s)", sent, took, limit, least)
 	}
 }

@@ -59,7 +59,7 @@ func TestResumeAfterSIGKILL(t *testing.T) {
 	startProcess(t, cmd)
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
-	deadline := time.After(120 * time.Second)
+	deadline := time.After(eventWait)
 	var atKill int64
 poll:
 	for {
@@ -69,8 +69,8 @@ poll:
 		case <-deadline:
 			syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 			<-exited
-			t.Fatalf("the checkpoint recorded %d of %d rows after 120s\n%s", atKill, rows, errOut.String())
-		case <-time.After(10 * time.Millisecond):
+			t.Fatalf("waiting for the checkpoint to record half the rows: %d of %d after %s\n%s", atKill, rows, eventWait, errOut.String())
+		case <-time.After(10 * time.Millisecond): // the poll interval
 		}
 		if n, ok := checkpointedRows(t, cpPath, entityRows); ok {
 			atKill = n
@@ -98,7 +98,7 @@ poll:
 	resume := exec.Command(bin, append(args, "--resume")...)
 	resume.Stdout, resume.Stderr = &out, &errOut
 	startProcess(t, resume)
-	r := waitProcess(t, resume, 120*time.Second, &out, &errOut)
+	r := waitProcess(t, resume, eventWait, &out, &errOut)
 	if r.code != ExitOK || !strings.Contains(r.stdout, "verify PASSED") {
 		t.Fatalf("resume exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}

@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"fmt"
+	"os"
 	"sync"
 	"testing"
 
@@ -64,15 +65,18 @@ func fixtureSource(t *testing.T, domain string, scale float64) (string, map[stri
 }
 
 // dropSharedSources drops the databases fixtureSource created (TestMain,
-// after the tests).
-func dropSharedSources() {
+// after the tests), and reports on stderr each it could not: false then.
+func dropSharedSources() bool {
 	sharedSourcesMu.Lock()
 	defer sharedSourcesMu.Unlock()
+	ok := true
 	for key, s := range sharedSources {
 		if s.drop != nil {
 			if err := s.drop(); err != nil {
-				fmt.Printf("fixture %s: %v\n", key, err)
+				fmt.Fprintf(os.Stderr, "fixture %s: %v\n", key, err)
+				ok = false
 			}
 		}
 	}
+	return ok
 }

@@ -43,14 +43,22 @@ func TestSIGTERMStopsCleanly(t *testing.T) {
 	}
 	select {
 	case <-started:
-	case <-time.After(60 * time.Second):
+	case <-time.After(eventWait):
 		cmd.Process.Kill()
-		t.Fatalf("no Ticket progress within 60s:\n%s", errOut.String())
+		t.Fatalf("waiting for Ticket progress: none in %s\n%s", eventWait, errOut.String())
 	}
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
-	err = cmd.Wait()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err = <-done:
+	case <-time.After(eventWait):
+		cmd.Process.Kill()
+		<-done
+		t.Fatalf("waiting for the process to exit after SIGTERM: still running after %s\n%s", eventWait, out.String())
+	}
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) || ee.ExitCode() != 143 {
 		t.Fatalf("exit %v, want 143\n%s%s", err, out.String(), errOut.String())

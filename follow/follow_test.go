@@ -295,15 +295,17 @@ func TestFollowKeepsTheTableInStep(t *testing.T) {
 			var wg sync.WaitGroup
 			var code int
 			var first lockedBuffer
+			ended := make(chan struct{})
 			wg.Add(1)
-			go func() { defer wg.Done(); code = app.RunContext(ctx, args, &first, &first) }()
+			go func() { defer wg.Done(); defer close(ended); code = app.RunContext(ctx, args, &first, &first) }()
 			// Half the changes from the start, during the full load,
 			// the other half once it is done, while streaming.
 			changed := runWorkload(context.Background(), t, url, w, changes/2, 1)
 			loading := !strings.Contains(first.String(), "following slot")
-			deadline := time.Now().Add(2 * time.Minute)
-			for !strings.Contains(first.String(), "following slot") && time.Now().Before(deadline) {
-				time.Sleep(10 * time.Millisecond)
+			if err := awaitOutput(&first, "following slot", "the full load to end and the follow to stream", ended); err != nil {
+				stop()
+				wg.Wait()
+				t.Fatalf("migrate --follow: %v (exit %d)\n%s", err, code, firstLines(first.String(), 60))
 			}
 			changed += runWorkload(context.Background(), t, url, w, changes-changed, 2)
 			stop()
@@ -477,6 +479,26 @@ func (b *lockedBuffer) String() string {
 	return b.b.String()
 }
 
+// awaitOutput waits until out holds text, polling every 10 ms, and fails,
+// saying it waited for what, when ended is closed first (the run is over)
+// or after eventWait.
+func awaitOutput(out *lockedBuffer, text, what string, ended <-chan struct{}) error {
+	deadline := time.After(eventWait)
+	for !strings.Contains(out.String(), text) {
+		select {
+		case <-ended:
+			if strings.Contains(out.String(), text) {
+				return nil
+			}
+			return fmt.Errorf("waiting for %s (%q): the run ended first", what, text)
+		case <-deadline:
+			return fmt.Errorf("waiting for %s (%q): not seen in %s", what, text, eventWait)
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	return nil
+}
+
 // SIGKILL at five points, during the full load and while streaming, with
 // a workload running throughout: each run resumes from the slot and the
 // checkpoint, and the end state is exact. Changes are replayed, not
@@ -523,15 +545,30 @@ func TestFollowSurvivesSIGKILL(t *testing.T) {
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
+		ended := make(chan struct{})
+		go func() { cmd.Wait(); close(ended) }()
 		// The first kill lands in the full load (the slot is created
 		// before it), the others while streaming.
-		wait := "created replication slot"
+		wait, what := "created replication slot", "the slot to be created"
 		if kill > 0 {
-			wait = "following slot"
+			wait, what = "following slot", "the follow to stream"
 		}
-		deadline := time.Now().Add(60 * time.Second)
-		for !strings.Contains(out.String(), wait) && time.Now().Before(deadline) {
-			time.Sleep(5 * time.Millisecond)
+		if err := awaitOutput(&out, wait, what, ended); err != nil {
+			cmd.Process.Kill()
+			<-ended
+			t.Fatalf("run %d: %v\n%s", kill+1, err, firstLines(out.String(), 60))
+		}
+		// The moment of the kill is sought while the run runs, for up
+		// to eventWait; past that it lands where the run is (the end
+		// state must be exact wherever it lands).
+		deadline := time.Now().Add(eventWait)
+		seeking := func() bool {
+			select {
+			case <-ended:
+				return false
+			default:
+				return time.Now().Before(deadline)
+			}
 		}
 		switch {
 		case kill == 0:
@@ -543,7 +580,7 @@ func TestFollowSurvivesSIGKILL(t *testing.T) {
 			// point of the next: progress between kills, and a window
 			// in flight to replay.
 			start := slotConfirmed(t, conn, follow.DefaultName(table))
-			for time.Now().Before(deadline) {
+			for seeking() {
 				if a, _ := lastStatus(t, out.String()); a > start {
 					break
 				}
@@ -551,7 +588,7 @@ func TestFollowSurvivesSIGKILL(t *testing.T) {
 			}
 			// Then while a window is being applied (its transactions
 			// received, the slot not yet told), at a random moment of it.
-			for time.Now().Before(deadline) {
+			for seeking() {
 				if a, rcv := lastStatus(t, out.String()); rcv > a {
 					break
 				}
@@ -560,7 +597,7 @@ func TestFollowSurvivesSIGKILL(t *testing.T) {
 			time.Sleep(time.Duration(r.IntN(20)) * time.Millisecond)
 		}
 		cmd.Process.Kill()
-		cmd.Wait()
+		<-ended
 		text := out.String()
 		if !strings.Contains(text, "following slot") {
 			duringLoad++
@@ -723,11 +760,12 @@ func TestVerifyWhileFollowing(t *testing.T) {
 	})
 	ctx, stop := context.WithCancel(context.Background())
 	var out lockedBuffer
-	done := make(chan int)
-	go func() { done <- app.RunContext(ctx, args, &out, &out) }()
-	deadline := time.Now().Add(2 * time.Minute)
-	for !strings.Contains(out.String(), "following slot") && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
+	done := make(chan int, 1)
+	ended := make(chan struct{})
+	go func() { done <- app.RunContext(ctx, args, &out, &out); close(ended) }()
+	if err := awaitOutput(&out, "following slot", "the full load to end and the follow to stream", ended); err != nil {
+		stop()
+		t.Fatalf("migrate --follow: %v (exit %d)\n%s", err, <-done, firstLines(out.String(), 60))
 	}
 	verifyJSON := func(name string) (int, string, report.Report) {
 		path := filepath.Join(dir, name)

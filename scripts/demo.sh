@@ -6,7 +6,9 @@
 # native mirror of docker-compose.yml, whose migrate service runs this same
 # script inside the image).
 #
-# Needs: a PostgreSQL server (trust auth, or PGPASSWORD), psql/createdb/dropdb,
+# Needs: a PostgreSQL server (trust auth, or PGPASSWORD), psql/createdb/dropdb
+# (on this machine, scripts/postgres.sh starts its cluster, or creates one,
+# or installs Debian's postgresql package when root with apt-get),
 # Go (unless PG2DYNAMO_BIN and DEMO_DDB_BIN are set), and either Node.js
 # (dynalite is started in memory) or DYNAMODB_ENDPOINT pointing at a running
 # DynamoDB Local.
@@ -30,6 +32,8 @@
 #
 # Environment (defaults in brackets):
 #   PGHOST [127.0.0.1] PGPORT [5432] PGUSER [postgres]   the PostgreSQL server
+#                             (PGPORT unset and nothing on 5432: the port of
+#                             the cluster scripts/postgres.sh finds or makes)
 #   SCALE [1]                 fixtures scale factor (scale 1: ~57k rows in all)
 #   NORTHWIND_SQL [examples/northwind/northwind.sql]
 #                             skipped, with a message, when the file is absent
@@ -69,6 +73,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 # shellcheck source=scripts/dynalite.sh
 source scripts/dynalite.sh
+# shellcheck source=scripts/postgres.sh
+source scripts/postgres.sh # before PGPORT gets its default: a PGPORT set is the only port it uses
 
 DEMO_DYNALITE_PORT="${DEMO_DYNALITE_PORT:-8000}"
 KEPT_PIDFILE="${TMPDIR:-/tmp}/pg2dynamo-demo-dynalite-$DEMO_DYNALITE_PORT.pid"
@@ -157,41 +163,10 @@ DEMO_KEEP_SERVER="${DEMO_KEEP_SERVER:-0}"
 DEMO_MAPPINGS="${DEMO_MAPPINGS:-fixtures/mappings/strategies}"
 DOMAINS=(customers tickets attendance)
 
-# source_url DB prints the connection URL of database DB on PGHOST/PGPORT as
-# PGUSER (the password, if any, stays in PGPASSWORD). A PGHOST starting with
-# '/' is a Unix socket directory.
-source_url() {
-	if [[ $PGHOST == /* ]]; then
-		printf 'postgres://%s@/%s?host=%s&port=%s\n' "$PGUSER" "$1" "$PGHOST" "$PGPORT"
-	else
-		printf 'postgres://%s@%s:%s/%s\n' "$PGUSER" "$PGHOST" "$PGPORT" "$1"
-	fi
-}
-
 # --- PostgreSQL -------------------------------------------------------------
-step "PostgreSQL at $PGHOST:$PGPORT"
-if ! pg_isready -q -h "$PGHOST" -p "$PGPORT" -t 5; then
-	case $PGHOST in
-	127.0.0.1 | localhost | ::1 | /*) local_pg=1 ;;
-	*) local_pg=0 ;;
-	esac
-	if ((local_pg)) && command -v pg_ctlcluster >/dev/null 2>&1 && [[ -d /etc/postgresql ]]; then
-		version="$(printf '%s\n' /etc/postgresql/*/ | sort -V | tail -n 1)"
-		version="$(basename "$version")"
-		if pg_ctlcluster "$version" main status >/dev/null 2>&1; then
-			die "PostgreSQL $version/main is running but does not answer on $PGHOST:$PGPORT: set PGHOST/PGPORT to where it listens"
-		fi
-		echo "not answering; starting the local cluster $version/main" >&2
-		pg_ctlcluster --skip-systemctl-redirect "$version" main start ||
-			die "could not start PostgreSQL $version/main with pg_ctlcluster (try as root, or start it yourself)"
-		for _ in $(seq 1 30); do
-			pg_isready -q -h "$PGHOST" -p "$PGPORT" && break
-			sleep 1
-		done
-	fi
-	pg_isready -h "$PGHOST" -p "$PGPORT" >&2 ||
-		die "PostgreSQL does not answer on $PGHOST:$PGPORT: start it, or set PGHOST/PGPORT/PGUSER to a server that does"
-fi
+step "PostgreSQL"
+postgres_ensure || exit 1
+echo "PostgreSQL at $PGHOST:$PGPORT" >&2
 psql -X -q -d postgres -c 'SELECT 1' >/dev/null ||
 	die "cannot connect to PostgreSQL as $PGUSER on $PGHOST:$PGPORT (set PGUSER/PGPASSWORD)"
 
@@ -300,7 +275,7 @@ migrate() {
 		"$ddb" delete-tables --endpoint-url "$DYNAMODB_ENDPOINT" "$table" >&2
 	fi
 	rm -f "$rejects" # from an earlier run: written only if a row is rejected
-	"$pg2dynamo" migrate --mapping "$mapping" --source "$(source_url "$db")" \
+	"$pg2dynamo" migrate --mapping "$mapping" --source "$(postgres_url "$db")" \
 		--endpoint-url "$DYNAMODB_ENDPOINT" --create-table --progress lines \
 		--rejects "$rejects" || rc=$?
 	case $rc in
@@ -326,7 +301,7 @@ for domain in "${DOMAINS[@]}"; do
 	step "$domain: database $db, scale $SCALE"
 	t0=$SECONDS
 	prepare_db "$db"
-	"$pg2dynamo" fixtures load --domain "$domain" --scale "$SCALE" --source "$(source_url "$db")"
+	"$pg2dynamo" fixtures load --domain "$domain" --scale "$SCALE" --source "$(postgres_url "$db")"
 	migrate "$domain" "$db" "$mapping"
 	echo "$domain: done in $((SECONDS - t0))s" >&2
 done

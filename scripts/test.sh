@@ -1,28 +1,30 @@
 #!/usr/bin/env bash
 # The test suite, as CI runs it (.ci/run → make test → this script).
-# Starts or checks what the tests need: PostgreSQL on 127.0.0.1:5432, the
-# pinned dynalite from package-lock.json (the tests start dynalite
-# themselves, on a free loopback port), Debian's chromium (the HTML
-# report is checked in headless Chromium) and Debian's docker-compose (it
-# validates docker-compose.yml without a Docker engine).
+# Starts or checks what the tests need: PostgreSQL (scripts/postgres.sh:
+# the server on PGHOST:PGPORT, default 127.0.0.1:5432, started, created or
+# installed when there is none; PG2DYNAMO_TEST_PG instead names a server of
+# your own, checked, never started or changed), the pinned dynalite from
+# package-lock.json (the tests start dynalite themselves, on a free
+# loopback port), Debian's chromium (the HTML report is checked in headless
+# Chromium) and Debian's docker-compose (it validates docker-compose.yml
+# without a Docker engine).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=scripts/postgres.sh
+source scripts/postgres.sh
 
-PGHOST_CHECK=${PGHOST:-127.0.0.1}
-PGPORT_CHECK=${PGPORT:-5432}
-if ! pg_isready -q -h "$PGHOST_CHECK" -p "$PGPORT_CHECK"; then
-  if command -v pg_ctlcluster >/dev/null 2>&1 && [ -d /etc/postgresql ]; then
-    echo "starting PostgreSQL" >&2
-    pg_ctlcluster --skip-systemctl-redirect "$(ls /etc/postgresql | head -n1)" main start
-  fi
-  for _ in $(seq 1 30); do
-    pg_isready -q -h "$PGHOST_CHECK" -p "$PGPORT_CHECK" && break
-    sleep 1
-  done
-  pg_isready -h "$PGHOST_CHECK" -p "$PGPORT_CHECK" || {
-    echo "PostgreSQL is not reachable at $PGHOST_CHECK:$PGPORT_CHECK" >&2
+if [[ -n ${PG2DYNAMO_TEST_PG:-} ]]; then
+  pg_isready -q -d "$PG2DYNAMO_TEST_PG" -t 5 || {
+    echo "PostgreSQL at PG2DYNAMO_TEST_PG does not answer (pg_isready)" >&2
     exit 1
   }
+  POSTGRES_ADMIN_URL=$PG2DYNAMO_TEST_PG
+else
+  postgres_ensure || exit 1
+  # The tests reach the server through testenv.AdminURL, which this
+  # overrides: postgres_ensure may have found or made it on another port.
+  PG2DYNAMO_TEST_PG=$(postgres_url postgres)
+  export PG2DYNAMO_TEST_PG
 fi
 
 # migrate --follow's tests stream from logical replication slots, which
@@ -31,48 +33,8 @@ fi
 # its slot and walsender and each verify of a followed table with a
 # temporary one: the default 10 slots and walsenders ran out once
 # ("all replication slots are in use"), so the suite asks for 40 of each.
-# Set on the local cluster when it is not so.
-PSQL=(psql -X -q -At -h "$PGHOST_CHECK" -p "$PGPORT_CHECK" -U "${PGUSER:-postgres}" -d postgres)
-level=$("${PSQL[@]}" -c 'SHOW wal_level')
-slots=$("${PSQL[@]}" -c 'SHOW max_replication_slots')
-senders=$("${PSQL[@]}" -c 'SHOW max_wal_senders')
-# Only the settings that fall short change (a cluster with 100 slots keeps
-# them); each is named with its old and new value.
-changes=() statements=()
-if [ "$level" != logical ]; then
-  changes+=("wal_level from $level to logical")
-  statements+=(-c 'ALTER SYSTEM SET wal_level = logical')
-fi
-if [ "$slots" -lt 40 ]; then
-  changes+=("max_replication_slots from $slots to 40")
-  statements+=(-c 'ALTER SYSTEM SET max_replication_slots = 40')
-fi
-if [ "$senders" -lt 40 ]; then
-  changes+=("max_wal_senders from $senders to 40")
-  statements+=(-c 'ALTER SYSTEM SET max_wal_senders = 40')
-fi
-if [ ${#changes[@]} -gt 0 ]; then
-  list=$(printf '%s, ' "${changes[@]}")
-  list=${list%, }
-  if command -v pg_ctlcluster >/dev/null 2>&1 && [ -d /etc/postgresql ]; then
-    echo "setting PostgreSQL's $list (ALTER SYSTEM, for the follow tests) and restarting the cluster" >&2
-    "${PSQL[@]}" "${statements[@]}"
-    pg_ctlcluster --skip-systemctl-redirect "$(ls /etc/postgresql | head -n1)" main restart
-    for _ in $(seq 1 30); do
-      pg_isready -q -h "$PGHOST_CHECK" -p "$PGPORT_CHECK" && break
-      sleep 1
-    done
-    now="$("${PSQL[@]}" -c 'SHOW wal_level') $("${PSQL[@]}" -c 'SHOW max_replication_slots') $("${PSQL[@]}" -c 'SHOW max_wal_senders')"
-    read -r level slots senders <<<"$now"
-    if [ "$level" != logical ] || [ "$slots" -lt 40 ] || [ "$senders" -lt 40 ]; then
-      echo "after the restart, wal_level is $level, max_replication_slots $slots, max_wal_senders $senders: the follow tests need logical and 40 of each" >&2
-      exit 1
-    fi
-  else
-    echo "PostgreSQL's settings fall short of the follow tests' (wal_level logical, max_replication_slots and max_wal_senders 40): change $list (ALTER SYSTEM SET …), then restart the server" >&2
-    exit 1
-  fi
-fi
+# Set on the local cluster when it is not so (postgres_logical).
+postgres_logical || exit 1
 
 # The HTML report test opens the page in Debian's headless Chromium.
 if ! command -v chromium >/dev/null 2>&1; then

@@ -92,7 +92,7 @@ func demoNeeds(t *testing.T, demo string) []string {
 	if mappings == nil || domains == nil {
 		t.Fatal("scripts/demo.sh: no DEMO_MAPPINGS default or DOMAINS=(...) line")
 	}
-	needs := []string{"scripts/dynalite.sh", "examples/northwind/mapping.yaml"}
+	needs := []string{"scripts/dynalite.sh", "scripts/postgres.sh", "examples/northwind/mapping.yaml"}
 	for _, n := range needs {
 		if !strings.Contains(demo, n) {
 			t.Errorf("scripts/demo.sh no longer names %s: update demoNeeds", n)

@@ -1,13 +1,20 @@
 package testenv
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	neturl "net/url"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/jackc/pglogrepl"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // TestDynaliteSurvivesAbortedRequest: a client that goes away in the middle
@@ -46,5 +53,103 @@ func TestDynaliteSurvivesAbortedRequest(t *testing.T) {
 	body, _ := io.ReadAll(resp.Body)
 	if !strings.Contains(string(body), "TableNames") {
 		t.Fatalf("ListTables: %s %s", resp.Status, body)
+	}
+}
+
+// A test's database is dropped with whatever still uses it: a session
+// idle in a transaction, and a walsender streaming from a logical
+// replication slot of the database (a follow the test did not stop),
+// which DROP DATABASE … WITH (FORCE) alone refuses ("database … is used
+// by an active logical replication slot"). The slot goes with it.
+func TestDropEndsWhatUsesTheDatabase(t *testing.T) {
+	url, drop, err := CreateDatabase()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dropped := false
+	t.Cleanup(func() {
+		if !dropped {
+			if err := drop(); err != nil {
+				t.Error(err)
+			}
+		}
+	})
+	ctx := context.Background()
+	session := Connect(t, url)
+	if _, err := session.Exec(ctx, "BEGIN; SELECT 1", pgx.QueryExecModeSimpleProtocol); err != nil {
+		t.Fatal(err)
+	}
+	var level string
+	if err := session.QueryRow(ctx, "SHOW wal_level").Scan(&level); err != nil {
+		t.Fatal(err)
+	}
+	if level != "logical" {
+		t.Fatalf("wal_level is %s: this test needs logical (scripts/test.sh sets it)", level)
+	}
+	cfg, err := pgconn.ParseConfig(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.RuntimeParams["replication"] = "database"
+	repl, err := pgconn.ConnectConfig(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer repl.Close(ctx)
+	slot := "pg2d_test_drop_" + randomHex(4)
+	if _, err := pglogrepl.CreateReplicationSlot(ctx, repl, slot, "pgoutput", pglogrepl.CreateReplicationSlotOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := pglogrepl.StartReplication(ctx, repl, slot, 0, pglogrepl.StartReplicationOptions{
+		PluginArgs: []string{"proto_version '1'", "publication_names 'none'"}}); err != nil {
+		t.Fatal(err)
+	}
+	admin := Connect(t, AdminURL())
+	var active bool
+	if err := admin.QueryRow(ctx, "SELECT active FROM pg_replication_slots WHERE slot_name = $1", slot).Scan(&active); err != nil || !active {
+		t.Fatalf("slot %s: active %v, %v; want it streaming before the drop", slot, active, err)
+	}
+
+	err = drop()
+	dropped = true
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := strings.TrimPrefix(mustParse(t, url).Path, "/")
+	var databases, slots int
+	if err := admin.QueryRow(ctx, `SELECT (SELECT count(*) FROM pg_database WHERE datname = $1),
+		(SELECT count(*) FROM pg_replication_slots WHERE slot_name = $2)`, name, slot).Scan(&databases, &slots); err != nil {
+		t.Fatal(err)
+	}
+	if databases != 0 || slots != 0 {
+		t.Errorf("after the drop: %d databases named %s, %d slots named %s; want none", databases, name, slots, slot)
+	}
+}
+
+func mustParse(t *testing.T, rawURL string) *neturl.URL {
+	t.Helper()
+	u, err := neturl.Parse(rawURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
+}
+
+// Only what a busy server answers for a while is tried again.
+func TestRetryable(t *testing.T) {
+	for _, tc := range []struct {
+		err  error
+		want bool
+	}{
+		{&pgconn.PgError{Code: "55006", Message: `database "x" is being accessed by other users`}, true},
+		{fmt.Errorf("connect: %w", &pgconn.PgError{Code: "53300", Message: "sorry, too many clients already"}), true},
+		{&pgconn.PgError{Code: "57P03", Message: "the database system is starting up"}, true},
+		{&pgconn.PgError{Code: "42501", Message: "must be owner of database x"}, false},
+		{context.DeadlineExceeded, false},
+		{errors.New("dial tcp 127.0.0.1:5432: connect: connection refused"), false},
+	} {
+		if got := retryable(tc.err); got != tc.want {
+			t.Errorf("retryable(%v) = %v, want %v", tc.err, got, tc.want)
+		}
 	}
 }

@@ -41,8 +41,13 @@ import (
 )
 
 // CancelWithin is how soon a Write must return once its context is
-// cancelled.
-const CancelWithin = 5 * time.Second
+// cancelled: a bound on a Write that goes on retrying (the DynamoDB sink's
+// backoffs alone reach minutes), far above what an honoured cancellation
+// takes on a loaded machine, not a measure of speed.
+const CancelWithin = time.Minute
+
+// readBackWait bounds reading the written items back.
+const readBackWait = 5 * time.Minute
 
 // Harness is one sink under test.
 type Harness struct {
@@ -133,11 +138,11 @@ func (h Harness) expectHeld(t *testing.T, tg Target, asked, want []transform.Ite
 	for i, it := range asked {
 		keys[i] = h.key(it)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), readBackWait)
 	defer cancel()
 	got, err := tg.Read(ctx, keys)
 	if err != nil {
-		t.Fatalf("%s: read back: %v", h.Name, err)
+		t.Fatalf("%s: reading back the %d items written: %v", h.Name, len(keys), err)
 	}
 	wantItems := make([]map[string]types.AttributeValue, len(want))
 	for i, it := range want {
