@@ -72,6 +72,8 @@ type Skip struct {
 
 // Entity is one drafted entity.
 type Entity struct {
+	// Name is the entity's name and type, Prefix its key prefix: ASCII,
+	// unique among the entities (see designer.names).
 	Name   string
 	Prefix string
 	Table  *Table
@@ -98,6 +100,10 @@ type Entity struct {
 	// Notes are the comment lines written above the entity.
 	Notes []string
 	owned []*Entity
+	// words is the table's name as ASCII snake_case (asciiSnake), or
+	// table_N when it has none; base is the singular the entity's name and
+	// prefix come from, in lower case (order_line, sales_order).
+	words, base string
 }
 
 // Index is an entity's GSI1 key templates and the foreign key they serve.
@@ -144,15 +150,16 @@ type designer struct {
 }
 
 // Propose applies the drafting rules to cat. It does not fail: a table it
-// cannot map (no primary key or NOT NULL unique key) is in Skipped.
+// cannot map (no primary key or NOT NULL unique key whose columns a key
+// template can name) is in Skipped.
 func Propose(cat *Catalog, opts Options) *Design {
 	d := &Design{Catalog: cat, Table: tableName(opts.Table, cat.Database), TypeAttribute: "type"}
 	g := &designer{d: d, opts: opts, byName: map[*Table]*Entity{}}
 	var all []*Entity
 	for _, t := range cat.Tables {
-		key := identity(t)
+		key, why := identity(t)
 		if key == nil {
-			d.Skipped = append(d.Skipped, Skip{t, "no primary key and no unique key of NOT NULL columns: nothing identifies a row, so no key can be rendered"})
+			d.Skipped = append(d.Skipped, Skip{t, why})
 			continue
 		}
 		e := &Entity{Table: t, Key: key, Rename: map[string]string{}}
@@ -186,50 +193,95 @@ func tableName(asked, db string) string {
 	if asked != "" {
 		return asked
 	}
-	n := unsafeName.ReplaceAllString(db, "-")
+	n := strings.Trim(unsafeName.ReplaceAllString(latin.Replace(db), "-"), "-")
+	if n == "" {
+		n = "pg2dynamo" // a name of no ASCII letter or digit
+	}
 	for len(n) < 3 {
 		n += "_"
 	}
 	return n
 }
 
-// identity is the primary key, or the first unique key of NOT NULL columns.
-func identity(t *Table) []string {
-	if len(t.PrimaryKey) > 0 {
-		return t.PrimaryKey
+// identity is the primary key, or the first unique key of NOT NULL
+// columns, whose columns a key template can name (placeable); or nil and
+// why there is none.
+func identity(t *Table) ([]string, string) {
+	if len(t.PrimaryKey) > 0 && placeable(t.PrimaryKey) {
+		return t.PrimaryKey, ""
 	}
 	for _, u := range t.Uniques {
-		ok := true
+		ok := placeable(u)
 		for _, c := range u {
 			if col, _ := t.Column(c); !col.NotNull {
 				ok = false
 			}
 		}
 		if ok {
-			return u
+			return u, ""
 		}
 	}
-	return nil
+	if len(t.PrimaryKey) > 0 {
+		return nil, fmt.Sprintf("its primary key (%s) has a column whose name a key template cannot hold (a '}' or ':', \"${\", or spaces at an end), and no unique key of NOT NULL columns can stand in: rename the column, or map the table through a query source that renames it", strings.Join(t.PrimaryKey, ", "))
+	}
+	return nil, "no primary key and no unique key of NOT NULL columns: nothing identifies a row, so no key can be rendered"
 }
 
-// names gives each entity a type name and key prefix, qualified by schema
-// when two schemas have a table of the same name.
+// placeable reports whether a key template can name every column of cols
+// as a placeholder, ${column}: the template syntax ends a name at '}',
+// reads a width after ':', refuses "${" inside one and trims spaces.
+func placeable(cols []string) bool {
+	for _, c := range cols {
+		if c == "" || strings.ContainsAny(c, "}:") || strings.Contains(c, "${") || strings.TrimSpace(c) != c {
+			return false
+		}
+	}
+	return true
+}
+
+// names gives each entity a type name and key prefix from its table's
+// name (asciiSnake, then singular): order_lines → OrderLine, ORDER_LINE;
+// "Order Items" → OrderItem, ORDER_ITEM. A name with no ASCII letter or
+// digit (日本語テーブル) is named by its place in the catalog, table_3 →
+// Table3, TABLE_3, and the entity's comment says so; the source stays the
+// table's exact name. Names are qualified by schema when two schemas have
+// a table of the same name, and numbered (Order2, ORDER2) when two tables
+// still come out alike, so that no two entities share a name or a key
+// prefix: two types under one prefix would overwrite each other's items.
 func (g *designer) names(all []*Entity) {
-	seen := map[string]int{}
-	for _, e := range all {
-		seen[singular(e.Table.Name)]++
+	pos := map[*Table]int{}
+	for i, t := range g.d.Catalog.Tables {
+		pos[t] = i + 1
 	}
+	schemas := map[string]map[string]bool{} // base → the schemas with a table of that base
 	for _, e := range all {
-		base := singular(e.Table.Name)
-		if seen[base] > 1 {
-			base = e.Table.Schema + "_" + base
+		e.words = asciiSnake(e.Table.Name)
+		if e.words == "" {
+			e.words = fmt.Sprintf("table_%d", pos[e.Table])
+			e.Notes = append(e.Notes, fmt.Sprintf("Named %s after its place in the catalog: its name has no ASCII letter or digit to name it by; rename it freely.", e.words))
 		}
-		e.Name = pascal(base)
-		e.Prefix = strings.ToUpper(unsafePrefix.ReplaceAllString(base, "_"))
+		b := strings.ToLower(singular(e.words))
+		if schemas[b] == nil {
+			schemas[b] = map[string]bool{}
+		}
+		schemas[b][e.Table.Schema] = true
+	}
+	names, prefixes := map[string]bool{}, map[string]bool{}
+	for _, e := range all {
+		base := singular(e.words)
+		if len(schemas[strings.ToLower(base)]) > 1 {
+			if s := asciiSnake(e.Table.Schema); s != "" {
+				base = s + "_" + base
+			}
+		}
+		name, prefix := entityName(base), keyPrefix(base)
+		for i := 2; names[name] || prefixes[prefix]; i++ {
+			name, prefix = fmt.Sprintf("%s%d", entityName(base), i), fmt.Sprintf("%s%d", keyPrefix(base), i)
+		}
+		names[name], prefixes[prefix] = true, true
+		e.Name, e.Prefix, e.base = name, prefix, strings.ToLower(base)
 	}
 }
-
-var unsafePrefix = regexp.MustCompile(`[^a-zA-Z0-9]+`)
 
 // parentOf returns the entity a usable foreign key references: a mapped
 // table whose identifying key the foreign key references in full. Key
@@ -237,7 +289,7 @@ var unsafePrefix = regexp.MustCompile(`[^a-zA-Z0-9]+`)
 // some partitions declare is not usable: rows of the others may have no
 // parent.
 func (g *designer) parentOf(fk *ForeignKey) *Entity {
-	if !fk.valid || fk.partial {
+	if !fk.valid || fk.partial || !placeable(fk.Columns) {
 		return nil
 	}
 	p := g.byName[g.d.Catalog.Table(fk.RefSchema, fk.RefTable)]
@@ -298,7 +350,7 @@ func (g *designer) classify(e *Entity) {
 		if subset(fk.Columns, e.Key) {
 			ident = 0
 		}
-		if p := g.parentOf(fk); strings.HasPrefix(t.Name, singular(p.Table.Name)) {
+		if p := g.parentOf(fk); strings.HasPrefix(strings.ToLower(e.words), strings.ToLower(singular(p.words))) {
 			named = 0
 		}
 		return ident, named
@@ -339,17 +391,22 @@ func subset(a, b []string) bool {
 // leaf turns an owned table that nothing hangs from into a Child in its
 // owner's item collection, or Embedded in the owner's item when it is
 // small and bounded: its only foreign key is the owner, no parent has more
-// than EmbedMaxChildren children and EmbedMaxItems rows fit EmbedMaxBytes.
+// than EmbedMaxChildren children and EmbedMaxItems rows fit EmbedMaxBytes;
+// and its key columns can be named in order_by (spaced).
 func (g *designer) leaf(e *Entity) {
 	if e.Role != Owned || len(e.owned) > 0 || g.joinStart(e) {
 		return
 	}
 	e.Role = Child
 	f := e.Owner.Fanout
-	if len(e.Table.ForeignKeys) == 1 && f.Max <= EmbedMaxChildren && e.Table.AvgRowBytes*EmbedMaxItems <= EmbedMaxBytes {
+	if len(e.Table.ForeignKeys) == 1 && f.Max <= EmbedMaxChildren && e.Table.AvgRowBytes*EmbedMaxItems <= EmbedMaxBytes && !slices.ContainsFunc(e.Key, spaced) {
 		e.Role = Embedded
 	}
 }
+
+// spaced reports whether column c has a space, which an embed's order_by
+// cannot name.
+func spaced(c string) bool { return len(strings.Fields(c)) != 1 }
 
 // joinStart reports whether a join table's items live in e's collection.
 func (g *designer) joinStart(e *Entity) bool {
@@ -396,13 +453,15 @@ func order(all []*Entity) []*Entity {
 	return out
 }
 
-// ref renders "PREFIX#${a}#${b}" over cols.
+// ref renders "PREFIX#${a}#${b}" over cols, which must be placeable.
+// A placeholder's name is taken as written up to its '}': a '$' in it
+// needs no escape ("$$" is one only in literal text).
 func ref(prefix string, cols []string) string {
 	var b strings.Builder
 	b.WriteString(prefix)
 	for _, c := range cols {
 		b.WriteString("#${")
-		b.WriteString(strings.ReplaceAll(c, "$", "$$"))
+		b.WriteString(c)
 		b.WriteString("}")
 	}
 	return b.String()
@@ -471,7 +530,7 @@ func (g *designer) parentSide(e *Entity) {
 		p.Embeds = append(p.Embeds, e)
 		return
 	case Child, Owned:
-		attr := singularSnake(e.Table.Name) + "_count"
+		attr := e.base + "_count"
 		if _, clash := p.Table.Column(attr); !clash {
 			p.Counts = append(p.Counts, Count{Attr: attr, Child: e, FK: e.Owner})
 		}
@@ -480,8 +539,8 @@ func (g *designer) parentSide(e *Entity) {
 		return
 	}
 	if col := nameColumn(p.Table); col != "" {
-		as := singularSnake(p.Table.Name) + "_" + col
-		if col != "name" && strings.HasPrefix(col, singularSnake(p.Table.Name)+"_") {
+		as := p.base + "_" + col
+		if col != "name" && strings.HasPrefix(col, p.base+"_") {
 			as = col
 		}
 		if _, clash := e.Table.Column(as); !clash {
@@ -570,22 +629,24 @@ func (g *designer) patterns(e *Entity) {
 		g.pattern("Get"+e.Name, desc, "", fmt.Sprintf("PK = %s AND SK = %s", self, self))
 	case Child:
 		p := g.parentOf(e.Owner)
-		g.pattern(p.Name+pascal(under(p.Table.Name, e.Table.Name)), fmt.Sprintf("one %s's %s, in key order, from its item collection", singular(p.Table.Name), many(e.Table.Name)),
+		g.pattern(p.Name+pascal(under(p.words, e.words)), fmt.Sprintf("one %s's %s, in key order, from its item collection", singular(p.Table.Name), many(e.Table.Name)),
 			"", fmt.Sprintf("PK = %s AND begins_with(SK, %s#)", ref(p.Prefix, childColumns(e.Owner, p)), e.Prefix))
 	case Join:
 		a, b := g.parentOf(e.Ends[0]), g.parentOf(e.Ends[1])
-		g.pattern(a.Name+pascal(many(b.Table.Name)), fmt.Sprintf("one %s's %s: adjacency-list items of %s in its item collection", singular(a.Table.Name), many(b.Table.Name), e.Table.Name),
+		g.pattern(a.Name+pascal(many(b.words)), fmt.Sprintf("one %s's %s: adjacency-list items of %s in its item collection", singular(a.Table.Name), many(b.Table.Name), e.Table.Name),
 			"", fmt.Sprintf("PK = %s AND begins_with(SK, %s#)", ref(a.Prefix, childColumns(e.Ends[0], a)), b.Prefix))
-		g.pattern(b.Name+pascal(many(a.Table.Name)), fmt.Sprintf("one %s's %s: the same items, inverted in %s", singular(b.Table.Name), many(a.Table.Name), GSI),
+		g.pattern(b.Name+pascal(many(a.words)), fmt.Sprintf("one %s's %s: the same items, inverted in %s", singular(b.Table.Name), many(a.Table.Name), GSI),
 			GSI, fmt.Sprintf("%s = %s AND begins_with(%s, %s#)", GSIPK, ref(b.Prefix, childColumns(e.Ends[1], b)), GSISK, a.Prefix))
 		return
 	}
 	if ix := e.Index; ix != nil && ix.FK.Fanout.Children > 0 {
 		by := ix.Parent.Name
 		if len(ix.FK.Columns) == 1 && ix.FK.Columns[0] != ix.Parent.Key[0] {
-			by = pascal(strings.TrimSuffix(ix.FK.Columns[0], "_id"))
+			if w := pascal(strings.TrimSuffix(asciiSnake(ix.FK.Columns[0]), "_id")); w != "" {
+				by = w
+			}
 		}
-		g.pattern(pascal(many(e.Table.Name))+"By"+by, fmt.Sprintf("the %s of one %s (%s), through %s", many(e.Table.Name), singular(ix.Parent.Table.Name), strings.Join(ix.FK.Columns, ", "), GSI),
+		g.pattern(entityName(many(e.words))+"By"+by, fmt.Sprintf("the %s of one %s (%s), through %s", many(e.Table.Name), singular(ix.Parent.Table.Name), strings.Join(ix.FK.Columns, ", "), GSI),
 			GSI, fmt.Sprintf("%s = %s AND begins_with(%s, %s#)", GSIPK, ix.PK, GSISK, e.Prefix))
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/pg2dynamo/pg2dynamo/mapping"
 )
 
@@ -137,6 +139,14 @@ func TestNames(t *testing.T) {
 	if got := under("invoice", "invoice_line"); got != "lines" {
 		t.Errorf(`under("invoice", "invoice_line") = %q, want "lines"`, got)
 	}
+	for in, want := range map[string]string{
+		"order_items": "order_items", "Order Items": "Order_Items", "CustomerOrders": "Customer_Orders", "HTTPLog": "HTTP_Log",
+		"customerID": "customer_ID", "Café Menü": "Cafe_Menu", "日本語テーブル": "", "テーブル_2": "2", `it's "x"`: "it_s_x", "ß": "ss",
+	} {
+		if got := asciiSnake(in); got != want {
+			t.Errorf("asciiSnake(%q) = %q, want %q", in, got, want)
+		}
+	}
 }
 
 // A foreign key only some of a partitioned table's partitions declare
@@ -157,5 +167,83 @@ func TestProposePartialForeignKey(t *testing.T) {
 	}
 	if !strings.Contains(buf.String(), "Not indexed: customers (customer_id, NOT NULL; 40 rows over 10 parents, per parent avg 4.0, max 6): only some of the table's partitions declare it") {
 		t.Errorf("the draft does not say why the foreign key is not used:\n%s", buf.String())
+	}
+}
+
+// write renders d and loads it as plan and migrate do.
+func write(t *testing.T, d *Design) (string, *mapping.Mapping) {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := Write(&buf, d); err != nil {
+		t.Fatal(err)
+	}
+	m, err := mapping.Parse("drafted", buf.Bytes())
+	if err != nil {
+		t.Fatalf("the drafted mapping does not load: %v\n%s", err, buf.String())
+	}
+	return buf.String(), m
+}
+
+// Any name PostgreSQL allows drafts a mapping that loads: entity names,
+// types and key prefixes are ASCII made from the name (or from the table's
+// place, when it has no ASCII letter or digit), unique, and the source
+// keeps the exact name. A comment cannot be broken by a line break in a
+// name, and a key whose column no template can name is left out, saying
+// why.
+func TestProposeNames(t *testing.T) {
+	tables := []*Table{
+		table("日本語テーブル", 3, []string{"id"}, "id integer!", "名前 text!"),
+		{Schema: "public", Name: "Order Items", PrimaryKey: []string{"Item ID"}, Rows: 3, AvgRowBytes: 100, Columns: []Column{
+			{Name: "Item ID", Type: "integer", NotNull: true}, {Name: "日本語テーブル_id", Type: "integer", NotNull: true}, {Name: `it's "quoted"`, Type: "text"}}},
+		table("CustomerOrders", 3, []string{"OrderID"}, "OrderID integer!"),
+		table("2024_sales", 3, []string{"id"}, "id integer!"),
+		table("Café Menü", 3, []string{"id"}, "id integer!"),
+		table("orders", 3, []string{"id"}, "id integer!"),
+		table("Orders", 3, []string{"id"}, "id integer!"),
+		table("line\nbreak", 3, []string{"a$b"}, "a$b integer!"),
+		table("weird", 3, []string{"a:b"}, "a:b integer!"),
+		table("ünïcödé_テーブル", 3, []string{"id"}, "id integer!"),
+	}
+	fk(tables[1], tables[0], []string{"日本語テーブル_id"}, 3, 2, 2)
+	d := Propose(&Catalog{Database: "名前", Schemas: []string{"public"}, Tables: tables}, Options{})
+
+	want := map[string][2]string{
+		"日本語テーブル":        {"Table1", "TABLE_1"},
+		"Order Items":    {"OrderItem", "ORDER_ITEM"},
+		"CustomerOrders": {"CustomerOrder", "CUSTOMER_ORDER"},
+		"2024_sales":     {"T2024Sale", "2024_SALE"},
+		"Café Menü":      {"CafeMenu", "CAFE_MENU"},
+		"orders":         {"Order", "ORDER"},
+		"Orders":         {"Order2", "ORDER2"},
+		"line\nbreak":    {"LineBreak", "LINE_BREAK"},
+		"ünïcödé_テーブル":   {"Unicode", "UNICODE"},
+	}
+	got := map[string][2]string{}
+	for _, e := range d.Entities {
+		got[e.Table.Name] = [2]string{e.Name, e.Prefix}
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("names (-want +got):\n%s", diff)
+	}
+	if len(d.Skipped) != 1 || d.Skipped[0].Table.Name != "weird" {
+		t.Errorf("skipped %v: want weird, whose key column a:b no template can name", d.Skipped)
+	}
+	if e := entity(t, d, "line\nbreak"); e.PK != "LINE_BREAK#${a$b}" {
+		t.Errorf("pk %q: a '$' in a placeholder's name is written as it is", e.PK)
+	}
+	if e := entity(t, d, "Order Items"); e.Role != Child || e.PK != "TABLE_1#${日本語テーブル_id}" {
+		t.Errorf("Order Items: role %v, pk %q: want a child of 日本語テーブル, not embedded (order_by cannot name Item ID)", e.Role, e.PK)
+	}
+	if d.Table != "pg2dynamo" {
+		t.Errorf("table name %q for database 名前", d.Table)
+	}
+	text, m := write(t, d)
+	if !strings.Contains(text, `# line\nbreak: 3 rows`) || !strings.Contains(text, `source: {table: "line\nbreak"}`) {
+		t.Errorf("the name with a line break is not escaped in its comment, or not exact in its source:\n%s", text)
+	}
+	for _, e := range m.Entities {
+		if e.Source.Table == "日本語テーブル" && e.Name != "Table1" {
+			t.Errorf("日本語テーブル loads as %s", e.Name)
+		}
 	}
 }

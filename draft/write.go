@@ -72,9 +72,18 @@ func (p *printer) line(depth int, format string, args ...any) {
 	p.w.WriteString("\n")
 }
 
+// comment writes a comment line. A line break or other control character
+// (a table or column name may hold one) is written as its Go escape, so
+// that it cannot end the comment and start a line of YAML.
 func (p *printer) comment(depth int, format string, args ...any) {
-	p.line(depth, "# "+format, args...)
+	p.line(depth, "# %s", controls.ReplaceAllStringFunc(fmt.Sprintf(format, args...), func(c string) string {
+		return strings.Trim(strconv.QuoteToASCII(c), `"`)
+	}))
 }
+
+// controls matches the characters a comment cannot hold: C0 and C1
+// controls, and the Unicode line and paragraph separators.
+var controls = regexp.MustCompile(`[\x00-\x1f\x7f-\x9f\x{2028}\x{2029}]`)
 
 func (p *printer) header(d *Design) {
 	c := d.Catalog
@@ -174,6 +183,8 @@ func roleNotes(e *Entity) []string {
 			out = append(out, "Not embedded: it has other foreign keys, which embedded rows could not serve.")
 		} else if e.Owner.Fanout.Max > EmbedMaxChildren {
 			out = append(out, fmt.Sprintf("Not embedded: some %s has %d, over %d.", singular(e.Owner.RefTable), e.Owner.Fanout.Max, EmbedMaxChildren))
+		} else if slices.ContainsFunc(e.Key, spaced) {
+			out = append(out, "Not embedded: a column of its key has a space, which an embed's order_by cannot name.")
 		} else {
 			out = append(out, fmt.Sprintf("Not embedded: %d rows of about %s bytes could pass %s bytes.", EmbedMaxItems, count(e.Table.AvgRowBytes), count(EmbedMaxBytes)))
 		}
