@@ -104,6 +104,8 @@ type Entity struct {
 	// table_N when it has none; base is the singular the entity's name and
 	// prefix come from, in lower case (order_line, sales_order).
 	words, base string
+	// whyNotEmbedded says why a Child is not Embedded.
+	whyNotEmbedded string
 }
 
 // Index is an entity's GSI1 key templates and the foreign key they serve.
@@ -147,6 +149,8 @@ type designer struct {
 	d      *Design
 	opts   Options
 	byName map[*Table]*Entity
+	// cands are each entity's owner candidates (candidates).
+	cands map[*Entity][]*ForeignKey
 }
 
 // Propose applies the drafting rules to cat. It does not fail: a table it
@@ -154,7 +158,7 @@ type designer struct {
 // template can name) is in Skipped.
 func Propose(cat *Catalog, opts Options) *Design {
 	d := &Design{Catalog: cat, Table: tableName(opts.Table, cat.Database), TypeAttribute: "type"}
-	g := &designer{d: d, opts: opts, byName: map[*Table]*Entity{}}
+	g := &designer{d: d, opts: opts, byName: map[*Table]*Entity{}, cands: map[*Entity][]*ForeignKey{}}
 	var all []*Entity
 	for _, t := range cat.Tables {
 		key, why := identity(t)
@@ -167,6 +171,14 @@ func Propose(cat *Catalog, opts Options) *Design {
 		all = append(all, e)
 	}
 	g.names(all)
+	for _, e := range all {
+		g.join(e)
+	}
+	for _, e := range all {
+		if e.Role != Join {
+			g.cands[e] = g.candidates(e)
+		}
+	}
 	for _, e := range all {
 		g.classify(e)
 	}
@@ -313,14 +325,9 @@ func childColumns(fk *ForeignKey, parent *Entity) []string {
 	return out
 }
 
-// classify decides between Join and an owner. A join table's identifying
-// key is exactly the columns of two usable foreign keys. Otherwise the
-// owner is a NOT NULL usable foreign key to another table whose parents
-// have at most NestMaxAvg children on average; preferred, in order: one
-// inside the table's own key (an identifying relationship), one whose
-// parent's name starts the table's name (invoice_line → invoice), the
-// fewest children per parent (the most specific owner), the name.
-func (g *designer) classify(e *Entity) {
+// join makes e a Join when its identifying key is exactly the columns of
+// two usable foreign keys, and it has no other.
+func (g *designer) join(e *Entity) {
 	t := e.Table
 	var usable []*ForeignKey
 	for _, fk := range t.ForeignKeys {
@@ -334,31 +341,93 @@ func (g *designer) classify(e *Entity) {
 		if slices.Index(e.Key, usable[1].Columns[0]) < slices.Index(e.Key, usable[0].Columns[0]) {
 			e.Ends = [2]*ForeignKey{usable[1], usable[0]}
 		}
-		return
 	}
-	var cands []*ForeignKey
-	for _, fk := range usable {
-		if fk.NotNull() && g.parentOf(fk) != e && fk.Fanout.Avg() <= NestMaxAvg {
-			cands = append(cands, fk)
+}
+
+// candidates are the foreign keys that could own e: usable, NOT NULL (every
+// row has a parent), to another table, whose parents have at most
+// NestMaxAvg children on average (more is a category), and not a
+// one-to-one reference (reference).
+func (g *designer) candidates(e *Entity) []*ForeignKey {
+	var out []*ForeignKey
+	for _, fk := range e.Table.ForeignKeys {
+		if p := g.parentOf(fk); p != nil && p != e && fk.NotNull() && fk.Fanout.Avg() <= NestMaxAvg && !reference(e, fk) {
+			out = append(out, fk)
 		}
 	}
+	return out
+}
+
+// oneToOne reports whether each parent has at most one child through fk:
+// declared, when fk's columns hold t's primary key or one of its unique
+// keys, or measured: some child rows, and no parent with two.
+func oneToOne(t *Table, fk *ForeignKey) bool {
+	return oneToOneDeclared(t, fk) || fk.Fanout.Children > 0 && fk.Fanout.Max <= 1
+}
+
+// oneToOneDeclared reports whether fk's columns hold t's primary key or
+// one of its unique keys.
+func oneToOneDeclared(t *Table, fk *ForeignKey) bool {
+	if len(t.PrimaryKey) > 0 && subset(t.PrimaryKey, fk.Columns) {
+		return true
+	}
+	for _, u := range t.Uniques {
+		if subset(u, fk.Columns) {
+			return true
+		}
+	}
+	return false
+}
+
+// reference reports whether fk is a one-to-one reference of e: one to one
+// (oneToOne) and outside e's own key. Such a row has its parent, it is not
+// had by it (a customer has an address; a store has a manager), so it is
+// no ownership: nesting the row under the parent would hide it from its
+// own key and leave nothing to list in the collection. A one-to-one
+// foreign key inside the key (customer_profile keyed by customer_id)
+// extends its parent: that is ownership, and the item stays found by its
+// key.
+func reference(e *Entity, fk *ForeignKey) bool {
+	return oneToOne(e.Table, fk) && !subset(fk.Columns, e.Key)
+}
+
+// classify chooses e's owner among its candidates. Preferred, in order:
+//  1. one inside the table's own key (an identifying relationship: the
+//     row cannot exist without that parent);
+//  2. one whose parent's name starts the table's name (invoice_line →
+//     invoice);
+//  3. one whose parent is a root, owned by nothing (it has no candidates
+//     and is no join table): item collections gather around the entities
+//     the access patterns start from, a customer or an account. A rental
+//     goes in its customer's collection, not its inventory item's, which
+//     a film owns: that would bury it one level down;
+//  4. the fewest children per parent (the most specific owner);
+//  5. the name.
+func (g *designer) classify(e *Entity) {
+	if e.Role == Join {
+		return
+	}
+	cands := slices.Clone(g.cands[e])
 	if len(cands) == 0 {
 		return
 	}
-	rank := func(fk *ForeignKey) (int, int) {
-		ident, named := 1, 1
-		if subset(fk.Columns, e.Key) {
-			ident = 0
+	rank := func(fk *ForeignKey) [3]int {
+		var r [3]int
+		if !subset(fk.Columns, e.Key) {
+			r[0] = 1
 		}
-		if p := g.parentOf(fk); strings.HasPrefix(strings.ToLower(e.words), strings.ToLower(singular(p.words))) {
-			named = 0
+		p := g.parentOf(fk)
+		if !strings.HasPrefix(strings.ToLower(e.words), strings.ToLower(singular(p.words))) {
+			r[1] = 1
 		}
-		return ident, named
+		if len(g.cands[p]) > 0 || p.Role == Join {
+			r[2] = 1
+		}
+		return r
 	}
 	slices.SortStableFunc(cands, func(a, b *ForeignKey) int {
-		ai, an := rank(a)
-		bi, bn := rank(b)
-		return cmp.Or(cmp.Compare(ai, bi), cmp.Compare(an, bn), cmp.Compare(a.Fanout.Avg(), b.Fanout.Avg()), strings.Compare(a.Name, b.Name))
+		ra, rb := rank(a), rank(b)
+		return cmp.Or(slices.Compare(ra[:], rb[:]), cmp.Compare(a.Fanout.Avg(), b.Fanout.Avg()), strings.Compare(a.Name, b.Name))
 	})
 	e.Owner = cands[0]
 	e.Role = Owned // Child or Embedded once leaf knows nothing hangs from it
@@ -391,17 +460,49 @@ func subset(a, b []string) bool {
 // leaf turns an owned table that nothing hangs from into a Child in its
 // owner's item collection, or Embedded in the owner's item when it is
 // small and bounded: its only foreign key is the owner, no parent has more
-// than EmbedMaxChildren children and EmbedMaxItems rows fit EmbedMaxBytes;
-// and its key columns can be named in order_by (spaced).
+// than EmbedMaxChildren children and EmbedMaxItems rows fit EmbedMaxBytes.
+// A table that other tables refer to is not embedded either: an embedded
+// row has no item of its own, so their rows could not fetch it by its key.
+// Nor is one whose key order_by cannot name (a column with a space).
 func (g *designer) leaf(e *Entity) {
 	if e.Role != Owned || len(e.owned) > 0 || g.joinStart(e) {
 		return
 	}
 	e.Role = Child
-	f := e.Owner.Fanout
-	if len(e.Table.ForeignKeys) == 1 && f.Max <= EmbedMaxChildren && e.Table.AvgRowBytes*EmbedMaxItems <= EmbedMaxBytes && !slices.ContainsFunc(e.Key, spaced) {
+	f, p := e.Owner.Fanout, g.parentOf(e.Owner)
+	refs := g.referrers(e)
+	switch {
+	case len(e.Table.ForeignKeys) > 1:
+		e.whyNotEmbedded = "it has other foreign keys, which embedded rows could not serve"
+	case f.Max > EmbedMaxChildren:
+		e.whyNotEmbedded = fmt.Sprintf("some %s has %d, over %d", singular(p.Table.Name), f.Max, EmbedMaxChildren)
+	case e.Table.AvgRowBytes*EmbedMaxItems > EmbedMaxBytes:
+		e.whyNotEmbedded = fmt.Sprintf("%d rows of about %s bytes could pass %s bytes", EmbedMaxItems, count(e.Table.AvgRowBytes), count(EmbedMaxBytes))
+	case len(refs) > 0:
+		e.whyNotEmbedded = fmt.Sprintf("rows of %s refer to its rows by key, and an embedded row has no item to fetch", strings.Join(refs, " and "))
+	case slices.ContainsFunc(e.Key, spaced):
+		e.whyNotEmbedded = "a column of its key has a space, which an embed's order_by cannot name"
+	default:
 		e.Role = Embedded
 	}
+}
+
+// referrers are the tables, other than e's, with a usable foreign key to
+// e, in catalog order.
+func (g *designer) referrers(e *Entity) []string {
+	var out []string
+	for _, t := range g.d.Catalog.Tables {
+		if t == e.Table {
+			continue
+		}
+		for _, fk := range t.ForeignKeys {
+			if g.parentOf(fk) == e {
+				out = append(out, t.Name)
+				break
+			}
+		}
+	}
+	return out
 }
 
 // spaced reports whether column c has a space, which an embed's order_by
@@ -500,14 +601,22 @@ func (g *designer) keys(e *Entity) {
 
 // lookupFK chooses the foreign key a Root or Child serves through GSI1: a
 // usable one other than the owner, parents averaging at most NestMaxAvg
-// children, the fewest children per parent first, then by name.
+// children; one-to-many before one-to-one references (a parent's list of
+// children is a query; the one row that refers to a parent seldom is), then
+// the fewest children per parent, then by name.
 func (g *designer) lookupFK(e *Entity) *ForeignKey {
 	var best *ForeignKey
+	better := func(fk *ForeignKey) bool {
+		if r, rb := reference(e, fk), reference(e, best); r != rb {
+			return !r
+		}
+		return fk.Fanout.Avg() < best.Fanout.Avg()
+	}
 	for _, fk := range e.Table.ForeignKeys {
 		if fk == e.Owner || g.parentOf(fk) == nil || fk.Fanout.Avg() > NestMaxAvg || fk.Fanout.Parents == 0 {
 			continue
 		}
-		if best == nil || fk.Fanout.Avg() < best.Fanout.Avg() {
+		if best == nil || better(fk) {
 			best = fk
 		}
 	}
@@ -646,8 +755,11 @@ func (g *designer) patterns(e *Entity) {
 				by = w
 			}
 		}
-		g.pattern(entityName(many(e.words))+"By"+by, fmt.Sprintf("the %s of one %s (%s), through %s", many(e.Table.Name), singular(ix.Parent.Table.Name), strings.Join(ix.FK.Columns, ", "), GSI),
-			GSI, fmt.Sprintf("%s = %s AND begins_with(%s, %s#)", GSIPK, ix.PK, GSISK, e.Prefix))
+		name, desc := entityName(many(e.words))+"By"+by, fmt.Sprintf("the %s of one %s (%s), through %s", many(e.Table.Name), singular(ix.Parent.Table.Name), strings.Join(ix.FK.Columns, ", "), GSI)
+		if reference(e, ix.FK) {
+			name, desc = e.Name+"By"+by, fmt.Sprintf("the %s of one %s (%s), one to one, through %s", singular(e.Table.Name), singular(ix.Parent.Table.Name), strings.Join(ix.FK.Columns, ", "), GSI)
+		}
+		g.pattern(name, desc, GSI, fmt.Sprintf("%s = %s AND begins_with(%s, %s#)", GSIPK, ix.PK, GSISK, e.Prefix))
 	}
 }
 

@@ -184,6 +184,79 @@ func write(t *testing.T, d *Design) (string, *mapping.Mapping) {
 	return buf.String(), m
 }
 
+// A one-to-one foreign key outside the table's key is a reference, not an
+// ownership: the row has its parent (a customer has an address, a store a
+// manager), measured (no parent with two) or declared (a unique key). Both
+// sides keep their own collections. Inside the key, one to one extends the
+// parent (customer_profile keyed by customer_id): that stays ownership.
+func TestProposeOneToOne(t *testing.T) {
+	address := table("address", 30, []string{"address_id"}, "address_id integer!", "line text!")
+	staff := table("staff", 2, []string{"staff_id"}, "staff_id integer!", "address_id integer!")
+	fk(staff, address, []string{"address_id"}, 2, 2, 1)
+	store := table("store", 2, []string{"store_id"}, "store_id integer!", "manager_staff_id integer!", "address_id integer!")
+	store.Uniques = [][]string{{"manager_staff_id"}}
+	fk(store, staff, []string{"manager_staff_id"}, 2, 2, 1)
+	fk(store, address, []string{"address_id"}, 2, 2, 1)
+	customer := table("customer", 26, []string{"customer_id"}, "customer_id integer!", "address_id integer!", "name text!")
+	fk(customer, address, []string{"address_id"}, 26, 26, 1)
+	profile := table("customer_profile", 20, []string{"customer_id"}, "customer_id integer!", "bio text")
+	fk(profile, customer, []string{"customer_id"}, 20, 20, 1)
+	// Declared unique, and no row yet: still one to one.
+	badge := table("badge", 0, []string{"badge_id"}, "badge_id integer!", "staff_id integer!")
+	badge.Uniques = [][]string{{"staff_id"}}
+	fk(badge, staff, []string{"staff_id"}, 0, 0, 0)
+	d := Propose(&Catalog{Database: "rental", Schemas: []string{"public"}, Tables: []*Table{address, badge, customer, profile, staff, store}}, Options{})
+
+	for _, name := range []string{"address", "badge", "customer", "staff", "store"} {
+		if e := entity(t, d, name); e.Role != Root || e.PK != e.Prefix+"#${"+e.Key[0]+"}" {
+			t.Errorf("%s: role %v, owner %v, pk %s: want its own collection", name, e.Role, e.Owner, e.PK)
+		}
+	}
+	if c := entity(t, d, "customer"); c.Index == nil || c.Index.FK.RefTable != "address" {
+		t.Errorf("customer index %+v: want the address lookup in GSI1, the only foreign key left", c.Index)
+	}
+	if p := entity(t, d, "customer_profile"); p.Role != Embedded || p.Owner.RefTable != "customer" {
+		t.Errorf("customer_profile: role %v: want it embedded in its customer (one to one inside its key)", p.Role)
+	}
+	text, _ := write(t, d)
+	for _, want := range []string{
+		"Not owned by address (address_id): one to one, no parent has two in the data; each row refers to its address, it does not belong to it.",
+		"Not owned by staff (manager_staff_id): one to one, its columns hold a unique key; each row refers to its staff, it does not belong to it.",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the draft does not say %q:\n%s", want, text)
+		}
+	}
+}
+
+// A table with several owners goes to the one at the root of the
+// ownership tree: a rental to its customer, not to its inventory item
+// (which a film owns), though an item has fewer rentals than a customer.
+// A table other tables refer to is not embedded, however small.
+func TestProposeOwner(t *testing.T) {
+	film := table("film", 40, []string{"film_id"}, "film_id integer!", "title text!")
+	inventory := table("inventory", 80, []string{"inventory_id"}, "inventory_id integer!", "film_id integer!")
+	fk(inventory, film, []string{"film_id"}, 80, 40, 2)
+	customer := table("customer", 50, []string{"customer_id"}, "customer_id integer!", "name text!")
+	rental := table("rental", 200, []string{"rental_id"}, "rental_id integer!", "inventory_id integer!", "customer_id integer!")
+	fk(rental, inventory, []string{"inventory_id"}, 200, 80, 4)
+	fk(rental, customer, []string{"customer_id"}, 200, 50, 6)
+	d := Propose(&Catalog{Database: "rental", Schemas: []string{"public"}, Tables: []*Table{customer, film, inventory, rental}}, Options{})
+
+	r := entity(t, d, "rental")
+	if r.Role != Child || r.Owner.RefTable != "customer" || r.PK != "CUSTOMER#${customer_id}" || r.Index.PK != "INVENTORY#${inventory_id}" {
+		t.Errorf("rental: role %v, owner %v, pk %s, index %+v: want in its customer's collection (a root), looked up by inventory in GSI1", r.Role, r.Owner, r.PK, r.Index)
+	}
+	inv := entity(t, d, "inventory")
+	if inv.Role != Child || inv.PK != "FILM#${film_id}" {
+		t.Errorf("inventory: role %v, pk %s: want a child of film", inv.Role, inv.PK)
+	}
+	if !strings.Contains(inv.whyNotEmbedded, "rows of rental refer to its rows by key") {
+		t.Errorf("inventory is not embedded because %q: want because rental refers to it", inv.whyNotEmbedded)
+	}
+	write(t, d)
+}
+
 // Any name PostgreSQL allows drafts a mapping that loads: entity names,
 // types and key prefixes are ASCII made from the name (or from the table's
 // place, when it has no ASCII letter or digit), unique, and the source

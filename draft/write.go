@@ -99,15 +99,16 @@ func (p *printer) header(d *Design) {
 	p.comment(0, "Rules: a table is its own item collection (TYPE#key); a table a NOT NULL foreign key")
 	p.comment(0, "owns lives in its owner's collection, or is embedded in the owner's item when no owner")
 	p.comment(0, "has over %d of it; a table of two foreign keys is an adjacency list, inverted in %s;", EmbedMaxChildren, GSI)
-	p.comment(0, "owners with over %d children on average are categories, not owners. Review, then", NestMaxAvg)
-	p.comment(0, "`pg2dynamo plan --mapping FILE --with-source` and `pg2dynamo migrate`.")
+	p.comment(0, "owners with over %d children on average are categories, and one-to-one foreign keys", NestMaxAvg)
+	p.comment(0, "references, not owners. Review, then `pg2dynamo plan --mapping FILE --with-source`")
+	p.comment(0, "and `pg2dynamo migrate`.")
 }
 
 func (p *printer) entity(d *Design, e *Entity) {
 	t := e.Table
 	p.line(0, "")
 	p.comment(1, "%s: %s rows, about %s bytes each as stored; key: %s (%s).", t.Name, count(t.Rows), count(t.AvgRowBytes), strings.Join(e.Key, ", "), keyKind(e))
-	for _, n := range roleNotes(e) {
+	for _, n := range append(roleNotes(e), notOwners(e)...) {
 		p.comment(1, "%s", n)
 	}
 	for _, n := range e.Notes {
@@ -179,15 +180,7 @@ func roleNotes(e *Entity) []string {
 			ownedNames(e), e.Owner.RefTable, fanout(e.Owner), GSI))
 	case Child:
 		out = append(out, fmt.Sprintf("In each %s's item collection: owned by %s (%s).", singular(e.Owner.RefTable), e.Owner.RefTable, fanout(e.Owner)))
-		if len(e.Table.ForeignKeys) > 1 {
-			out = append(out, "Not embedded: it has other foreign keys, which embedded rows could not serve.")
-		} else if e.Owner.Fanout.Max > EmbedMaxChildren {
-			out = append(out, fmt.Sprintf("Not embedded: some %s has %d, over %d.", singular(e.Owner.RefTable), e.Owner.Fanout.Max, EmbedMaxChildren))
-		} else if slices.ContainsFunc(e.Key, spaced) {
-			out = append(out, "Not embedded: a column of its key has a space, which an embed's order_by cannot name.")
-		} else {
-			out = append(out, fmt.Sprintf("Not embedded: %d rows of about %s bytes could pass %s bytes.", EmbedMaxItems, count(e.Table.AvgRowBytes), count(EmbedMaxBytes)))
-		}
+		out = append(out, fmt.Sprintf("Not embedded: %s.", e.whyNotEmbedded))
 	case Join:
 		out = append(out, fmt.Sprintf("A join table: adjacency-list items in each %s's collection (%s),", singular(e.Ends[0].RefTable), fanout(e.Ends[0])))
 		out = append(out, fmt.Sprintf("inverted in %s for each %s (%s).", GSI, singular(e.Ends[1].RefTable), fanout(e.Ends[1])))
@@ -204,6 +197,23 @@ func roleNotes(e *Entity) []string {
 			continue
 		}
 		out = append(out, fmt.Sprintf("Not indexed: %s (%s)%s.", fk.RefTable, fanout(fk), whyNot(fk)))
+	}
+	return out
+}
+
+// notOwners says why the NOT NULL foreign keys that are one-to-one
+// references (reference) own nothing.
+func notOwners(e *Entity) []string {
+	var out []string
+	for _, fk := range e.Table.ForeignKeys {
+		if fk != e.Owner && fk.valid && !fk.partial && fk.NotNull() && reference(e, fk) {
+			how := "no parent has two in the data"
+			if oneToOneDeclared(e.Table, fk) {
+				how = "its columns hold a unique key"
+			}
+			out = append(out, fmt.Sprintf("Not owned by %s (%s): one to one, %s; each row refers to its %s, it does not belong to it.",
+				fk.RefTable, strings.Join(fk.Columns, ", "), how, singular(fk.RefTable)))
+		}
 	}
 	return out
 }
