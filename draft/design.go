@@ -29,6 +29,11 @@ const (
 	// GSI is the name of the drafted overloaded index, GSIPK and GSISK its
 	// key attributes.
 	GSI, GSIPK, GSISK = "GSI1", "GSI1PK", "GSI1SK"
+	// KeyGSI is the drafted sparse index of own keys, KeyGSIPK its only key
+	// attribute: a Child whose partition key is its owner's (not made of
+	// its own key's columns) writes its own TYPE#key there, so that it is
+	// found by its key alone.
+	KeyGSI, KeyGSIPK = "GSI2", "GSI2PK"
 )
 
 // Role is where a table's items live in the drafted design.
@@ -40,7 +45,8 @@ const (
 	// Owned: its own item collection like a root, and its owner's
 	// collection reaches it through the GSI.
 	Owned
-	// Child: items in the owner's item collection (PK = OWNER#key).
+	// Child: items in the owner's item collection (PK = OWNER#key); found
+	// by its own key through KeyGSI unless that key holds the owner's.
 	Child
 	// Embedded: no items of its own; the owner's item holds its rows.
 	Embedded
@@ -60,8 +66,9 @@ type Design struct {
 	Patterns []*Pattern
 	// Skipped are tables left out, each with why.
 	Skipped []Skip
-	// UsesGSI says whether any entity writes GSI1.
-	UsesGSI bool
+	// UsesGSI says whether any entity writes GSI1, UsesKeyGSI whether any
+	// writes GSI2.
+	UsesGSI, UsesKeyGSI bool
 }
 
 // Skip is a table Design left out of the mapping.
@@ -85,9 +92,12 @@ type Entity struct {
 	// table belongs to; Ends are a Join table's two foreign keys.
 	Owner *ForeignKey
 	Ends  [2]*ForeignKey
-	// PK and SK are the key templates; Index the GSI1 templates, if any.
+	// PK and SK are the key templates; Index the GSI1 templates, if any;
+	// ByKey the GSI2 partition key template (a Child's own TYPE#key), if
+	// any.
 	PK, SK string
 	Index  *Index
+	ByKey  string
 	// Embeds, Counts and Duplicates are the parent-side strategies.
 	Embeds     []*Entity
 	Counts     []Count
@@ -568,7 +578,8 @@ func ref(prefix string, cols []string) string {
 	return b.String()
 }
 
-// keys renders the key templates and chooses the GSI1 entry.
+// keys renders the key templates and chooses the GSI1 entry, and the
+// GSI2 entry of a Child whose partition key its own key does not give.
 func (g *designer) keys(e *Entity) {
 	self := ref(e.Prefix, e.Key)
 	switch e.Role {
@@ -577,6 +588,10 @@ func (g *designer) keys(e *Entity) {
 	case Child:
 		p := g.parentOf(e.Owner)
 		e.PK, e.SK = ref(p.Prefix, childColumns(e.Owner, p)), self
+		if !subset(e.Owner.Columns, e.Key) {
+			e.ByKey = self
+			g.d.UsesKeyGSI = true
+		}
 	case Join:
 		a, b := g.parentOf(e.Ends[0]), g.parentOf(e.Ends[1])
 		ak, bk := ref(a.Prefix, childColumns(e.Ends[0], a)), ref(b.Prefix, childColumns(e.Ends[1], b))
@@ -693,6 +708,9 @@ func (g *designer) typeAttribute() {
 	if g.d.UsesGSI {
 		reserved = append(reserved, GSIPK, GSISK)
 	}
+	if g.d.UsesKeyGSI {
+		reserved = append(reserved, KeyGSIPK)
+	}
 	for _, e := range g.d.Entities {
 		for _, c := range e.Table.Columns {
 			if slices.Contains(reserved, c.Name) {
@@ -712,10 +730,13 @@ func (g *designer) anyColumn(name string) bool {
 }
 
 // patterns drafts the access patterns of e's relationships: a GetItem-like
-// Query for each item collection's own item, a begins_with Query for each
-// child type in a collection, and a GSI1 Query for each reverse lookup.
-// Parameters are named as in the child's key template, so that verify
-// samples them from the child's rows, each of which the Query must return.
+// Query of each entity's own item by its key (for a Child, in its owner's
+// collection when its key gives the partition key, else through GSI2), a
+// begins_with Query for each child type in a collection, and a GSI1 Query
+// for each reverse lookup. Parameters are named as in the child's key
+// template, so that verify samples them from the child's rows, each of
+// which the Query must return. An empty table gets none: verify could
+// check none.
 func (g *designer) patterns(e *Entity) {
 	self := ref(e.Prefix, e.Key)
 	if e.Role == Embedded {
@@ -725,9 +746,10 @@ func (g *designer) patterns(e *Entity) {
 		e.Notes = append(e.Notes, "No access pattern: the table is empty, so verify could not check one; add them once it has rows.")
 		return
 	}
+	one := singular(e.Table.Name)
 	switch e.Role {
 	case Root, Owned:
-		desc := "one " + singular(e.Table.Name) + " by its key"
+		desc := "one " + one + " by its key"
 		if len(e.Embeds) > 0 {
 			var names []string
 			for _, c := range e.Embeds {
@@ -738,8 +760,15 @@ func (g *designer) patterns(e *Entity) {
 		g.pattern("Get"+e.Name, desc, "", fmt.Sprintf("PK = %s AND SK = %s", self, self))
 	case Child:
 		p := g.parentOf(e.Owner)
+		if e.ByKey != "" {
+			g.pattern("Get"+e.Name, fmt.Sprintf("one %s by its key alone, through %s (its item lives in its %s's collection)", one, KeyGSI, singular(p.Table.Name)),
+				KeyGSI, fmt.Sprintf("%s = %s", KeyGSIPK, e.ByKey))
+		} else {
+			g.pattern("Get"+e.Name, fmt.Sprintf("one %s by its key, which holds its %s's", one, singular(p.Table.Name)),
+				"", fmt.Sprintf("PK = %s AND SK = %s", e.PK, self))
+		}
 		g.pattern(p.Name+pascal(under(p.words, e.words)), fmt.Sprintf("one %s's %s, in key order, from its item collection", singular(p.Table.Name), many(e.Table.Name)),
-			"", fmt.Sprintf("PK = %s AND begins_with(SK, %s#)", ref(p.Prefix, childColumns(e.Owner, p)), e.Prefix))
+			"", fmt.Sprintf("PK = %s AND begins_with(SK, %s#)", e.PK, e.Prefix))
 	case Join:
 		a, b := g.parentOf(e.Ends[0]), g.parentOf(e.Ends[1])
 		g.pattern(a.Name+pascal(many(b.words)), fmt.Sprintf("one %s's %s: adjacency-list items of %s in its item collection", singular(a.Table.Name), many(b.Table.Name), e.Table.Name),
@@ -757,7 +786,7 @@ func (g *designer) patterns(e *Entity) {
 		}
 		name, desc := entityName(many(e.words))+"By"+by, fmt.Sprintf("the %s of one %s (%s), through %s", many(e.Table.Name), singular(ix.Parent.Table.Name), strings.Join(ix.FK.Columns, ", "), GSI)
 		if reference(e, ix.FK) {
-			name, desc = e.Name+"By"+by, fmt.Sprintf("the %s of one %s (%s), one to one, through %s", singular(e.Table.Name), singular(ix.Parent.Table.Name), strings.Join(ix.FK.Columns, ", "), GSI)
+			name, desc = e.Name+"By"+by, fmt.Sprintf("the %s of one %s (%s), one to one, through %s", one, singular(ix.Parent.Table.Name), strings.Join(ix.FK.Columns, ", "), GSI)
 		}
 		g.pattern(name, desc, GSI, fmt.Sprintf("%s = %s AND begins_with(%s, %s#)", GSIPK, ix.PK, GSISK, e.Prefix))
 	}

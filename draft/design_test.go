@@ -2,6 +2,7 @@ package draft
 
 import (
 	"bytes"
+	"slices"
 	"strings"
 	"testing"
 
@@ -184,6 +185,37 @@ func write(t *testing.T, d *Design) (string, *mapping.Mapping) {
 	return buf.String(), m
 }
 
+// reachable fails t unless every entity with items of its own (all but
+// embedded ones and join tables, whose key is their partition and sort
+// key) of a table with rows has a Get pattern naming exactly its key
+// columns: a Query of its own item by its key alone.
+func reachable(t *testing.T, d *Design) {
+	t.Helper()
+	for _, e := range d.Entities {
+		if e.Role == Embedded || e.Role == Join || e.Table.Rows == 0 {
+			continue
+		}
+		i := slices.IndexFunc(d.Patterns, func(p *Pattern) bool { return p.Name == "Get"+e.Name })
+		if i < 0 {
+			t.Errorf("%s (%v): no Get pattern; patterns: %v", e.Table.Name, e.Role, d.Patterns)
+			continue
+		}
+		kc, err := mapping.ParseKeyCondition(d.Patterns[i].KeyCondition)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cols := kc.Columns(); !slices.Equal(sorted(cols), sorted(e.Key)) {
+			t.Errorf("%s: Get pattern %q takes %v, want its key %v", e.Table.Name, d.Patterns[i].KeyCondition, cols, e.Key)
+		}
+	}
+}
+
+func sorted(s []string) []string {
+	s = slices.Clone(s)
+	slices.Sort(s)
+	return s
+}
+
 // A one-to-one foreign key outside the table's key is a reference, not an
 // ownership: the row has its parent (a customer has an address, a store a
 // manager), measured (no parent with two) or declared (a unique key). Both
@@ -227,13 +259,15 @@ func TestProposeOneToOne(t *testing.T) {
 			t.Errorf("the draft does not say %q:\n%s", want, text)
 		}
 	}
+	reachable(t, d)
 }
 
 // A table with several owners goes to the one at the root of the
 // ownership tree: a rental to its customer, not to its inventory item
 // (which a film owns), though an item has fewer rentals than a customer.
-// A table other tables refer to is not embedded, however small.
-func TestProposeOwner(t *testing.T) {
+// A child not keyed by its owner's key is found by its own key through
+// GSI2; a table other tables refer to is not embedded, however small.
+func TestProposeOwnerAndReach(t *testing.T) {
 	film := table("film", 40, []string{"film_id"}, "film_id integer!", "title text!")
 	inventory := table("inventory", 80, []string{"inventory_id"}, "inventory_id integer!", "film_id integer!")
 	fk(inventory, film, []string{"film_id"}, 80, 40, 2)
@@ -241,20 +275,39 @@ func TestProposeOwner(t *testing.T) {
 	rental := table("rental", 200, []string{"rental_id"}, "rental_id integer!", "inventory_id integer!", "customer_id integer!")
 	fk(rental, inventory, []string{"inventory_id"}, 200, 80, 4)
 	fk(rental, customer, []string{"customer_id"}, 200, 50, 6)
-	d := Propose(&Catalog{Database: "rental", Schemas: []string{"public"}, Tables: []*Table{customer, film, inventory, rental}}, Options{})
+	lines := table("rental_lines", 300, []string{"rental_id", "line_no"}, "rental_id integer!", "line_no integer!", "note text", "x1 text", "x2 text")
+	lines.AvgRowBytes = 10_000 // too big to embed
+	fk(lines, rental, []string{"rental_id"}, 300, 200, 3)
+	d := Propose(&Catalog{Database: "rental", Schemas: []string{"public"}, Tables: []*Table{customer, film, inventory, lines, rental}}, Options{})
 
 	r := entity(t, d, "rental")
-	if r.Role != Child || r.Owner.RefTable != "customer" || r.PK != "CUSTOMER#${customer_id}" || r.Index.PK != "INVENTORY#${inventory_id}" {
-		t.Errorf("rental: role %v, owner %v, pk %s, index %+v: want in its customer's collection (a root), looked up by inventory in GSI1", r.Role, r.Owner, r.PK, r.Index)
+	if r.Role != Owned || r.Owner.RefTable != "customer" || r.Index.PK != "CUSTOMER#${customer_id}" {
+		t.Errorf("rental: role %v, owner %v, index %+v: want owned by customer (a root), reached through GSI1", r.Role, r.Owner, r.Index)
 	}
 	inv := entity(t, d, "inventory")
-	if inv.Role != Child || inv.PK != "FILM#${film_id}" {
-		t.Errorf("inventory: role %v, pk %s: want a child of film", inv.Role, inv.PK)
+	if inv.Role != Child || inv.PK != "FILM#${film_id}" || inv.ByKey != "INVENTORY#${inventory_id}" {
+		t.Errorf("inventory: role %v, pk %s, GSI2 %q: want a child of film, found by its key through GSI2", inv.Role, inv.PK, inv.ByKey)
 	}
 	if !strings.Contains(inv.whyNotEmbedded, "rows of rental refer to its rows by key") {
 		t.Errorf("inventory is not embedded because %q: want because rental refers to it", inv.whyNotEmbedded)
 	}
-	write(t, d)
+	l := entity(t, d, "rental_lines")
+	if l.Role != Child || l.PK != "RENTAL#${rental_id}" || l.ByKey != "" {
+		t.Errorf("rental_lines: role %v, pk %s, GSI2 %q: want a child of rental, found by its key in the table (the key holds rental_id)", l.Role, l.PK, l.ByKey)
+	}
+	if i := slices.IndexFunc(d.Patterns, func(p *Pattern) bool { return p.Name == "GetInventory" }); i < 0 || d.Patterns[i].Index != KeyGSI ||
+		d.Patterns[i].KeyCondition != "GSI2PK = INVENTORY#${inventory_id}" {
+		t.Errorf("no GetInventory pattern on GSI2: %v", d.Patterns)
+	}
+	if i := slices.IndexFunc(d.Patterns, func(p *Pattern) bool { return p.Name == "GetRentalLine" }); i < 0 || d.Patterns[i].Index != "" ||
+		d.Patterns[i].KeyCondition != "PK = RENTAL#${rental_id} AND SK = RENTAL_LINE#${rental_id}#${line_no}" {
+		t.Errorf("no GetRentalLine pattern on the table: %v", d.Patterns)
+	}
+	_, m := write(t, d)
+	if g := m.Table.GSI(KeyGSI); g == nil || g.PartitionKey != KeyGSIPK || g.SortKey != "" {
+		t.Errorf("GSI2 %+v: want a partition key only", g)
+	}
+	reachable(t, d)
 }
 
 // Any name PostgreSQL allows drafts a mapping that loads: entity names,
@@ -304,8 +357,8 @@ func TestProposeNames(t *testing.T) {
 	if e := entity(t, d, "line\nbreak"); e.PK != "LINE_BREAK#${a$b}" {
 		t.Errorf("pk %q: a '$' in a placeholder's name is written as it is", e.PK)
 	}
-	if e := entity(t, d, "Order Items"); e.Role != Child || e.PK != "TABLE_1#${日本語テーブル_id}" {
-		t.Errorf("Order Items: role %v, pk %q: want a child of 日本語テーブル, not embedded (order_by cannot name Item ID)", e.Role, e.PK)
+	if e := entity(t, d, "Order Items"); e.Role != Child || e.PK != "TABLE_1#${日本語テーブル_id}" || e.ByKey != "ORDER_ITEM#${Item ID}" {
+		t.Errorf("Order Items: role %v, pk %q, GSI2 %q: want a child of 日本語テーブル (order_by cannot name Item ID), found by its key through GSI2", e.Role, e.PK, e.ByKey)
 	}
 	if d.Table != "pg2dynamo" {
 		t.Errorf("table name %q for database 名前", d.Table)
@@ -319,4 +372,5 @@ func TestProposeNames(t *testing.T) {
 			t.Errorf("日本語テーブル loads as %s", e.Name)
 		}
 	}
+	reachable(t, d)
 }

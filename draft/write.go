@@ -23,12 +23,20 @@ func Write(w io.Writer, d *Design) error {
 	p.line(0, "version: 1")
 	p.line(0, "table:")
 	p.line(1, "name: %s", q(d.Table))
-	if d.UsesGSI {
-		p.comment(1, "%s is overloaded: each entity puts at most one reverse lookup in it (a parent's children,", GSI)
-		p.comment(1, "or a join table inverted); the sort key's TYPE# prefix tells them apart.")
+	if d.UsesGSI || d.UsesKeyGSI {
 		p.line(1, "gsis:")
+	}
+	if d.UsesGSI {
+		p.comment(2, "%s is overloaded: each entity puts at most one reverse lookup in it (a parent's children,", GSI)
+		p.comment(2, "or a join table inverted); the sort key's TYPE# prefix tells them apart.")
 		p.line(2, "- {name: %s, partition_key: %s, sort_key: %s}", GSI, GSIPK, GSISK)
 	}
+	if d.UsesKeyGSI {
+		p.comment(2, "%s finds by its own key an item that lives in its owner's collection: only such items", KeyGSI)
+		p.comment(2, "write %s (their TYPE#key), so the index is sparse and costs nothing for the others.", KeyGSIPK)
+		p.line(2, "- {name: %s, partition_key: %s}", KeyGSI, KeyGSIPK)
+	}
+
 	if d.TypeAttribute != "type" {
 		p.comment(0, `a source column is named "type": the entity type goes in %q instead`, d.TypeAttribute)
 		p.line(0, "type_attribute: %s", q(d.TypeAttribute))
@@ -97,11 +105,11 @@ func (p *printer) header(d *Design) {
 	}
 	p.comment(0, "measured in one snapshot. Each entity's comment gives the decision and its numbers.")
 	p.comment(0, "Rules: a table is its own item collection (TYPE#key); a table a NOT NULL foreign key")
-	p.comment(0, "owns lives in its owner's collection, or is embedded in the owner's item when no owner")
-	p.comment(0, "has over %d of it; a table of two foreign keys is an adjacency list, inverted in %s;", EmbedMaxChildren, GSI)
-	p.comment(0, "owners with over %d children on average are categories, and one-to-one foreign keys", NestMaxAvg)
-	p.comment(0, "references, not owners. Review, then `pg2dynamo plan --mapping FILE --with-source`")
-	p.comment(0, "and `pg2dynamo migrate`.")
+	p.comment(0, "owns lives in its owner's collection, found by its own key through %s, or is embedded", KeyGSI)
+	p.comment(0, "in the owner's item when no owner has over %d of it; a table of two foreign keys is an", EmbedMaxChildren)
+	p.comment(0, "adjacency list, inverted in %s; owners with over %d children on average are categories,", GSI, NestMaxAvg)
+	p.comment(0, "and one-to-one foreign keys references, not owners. Review, then")
+	p.comment(0, "`pg2dynamo plan --mapping FILE --with-source` and `pg2dynamo migrate`.")
 }
 
 func (p *printer) entity(d *Design, e *Entity) {
@@ -118,13 +126,18 @@ func (p *printer) entity(d *Design, e *Entity) {
 	p.line(2, "source: %s", source(t))
 	p.line(2, "pk: %s", strconv.Quote(e.PK))
 	p.line(2, "sk: %s", strconv.Quote(e.SK))
+	if e.Index != nil || e.ByKey != "" {
+		p.line(2, "indexes:")
+	}
 	if ix := e.Index; ix != nil {
 		sparse := ""
 		if ix.Sparse {
 			sparse = ", sparse: true"
 		}
-		p.line(2, "indexes:")
 		p.line(3, "%s: {pk: %s, sk: %s%s}", GSI, strconv.Quote(ix.PK), strconv.Quote(ix.SK), sparse)
+	}
+	if e.ByKey != "" {
+		p.line(3, "%s: {pk: %s}", KeyGSI, strconv.Quote(e.ByKey))
 	}
 	if len(e.Rename) > 0 {
 		p.line(2, "attributes:")
@@ -181,6 +194,9 @@ func roleNotes(e *Entity) []string {
 	case Child:
 		out = append(out, fmt.Sprintf("In each %s's item collection: owned by %s (%s).", singular(e.Owner.RefTable), e.Owner.RefTable, fanout(e.Owner)))
 		out = append(out, fmt.Sprintf("Not embedded: %s.", e.whyNotEmbedded))
+		if e.ByKey != "" {
+			out = append(out, fmt.Sprintf("%s finds one by its own key alone; its partition key is its %s's.", KeyGSI, singular(e.Owner.RefTable)))
+		}
 	case Join:
 		out = append(out, fmt.Sprintf("A join table: adjacency-list items in each %s's collection (%s),", singular(e.Ends[0].RefTable), fanout(e.Ends[0])))
 		out = append(out, fmt.Sprintf("inverted in %s for each %s (%s).", GSI, singular(e.Ends[1].RefTable), fanout(e.Ends[1])))
