@@ -107,6 +107,9 @@ type Entity struct {
 	As string
 	// Rename renames columns that would clash with key or type attributes.
 	Rename map[string]string
+	// Exclude are the columns left out of the items (secrets, full-text
+	// vectors: see leftOut), each with why, in column order.
+	Exclude []LeftOut
 	// Notes are the comment lines written above the entity.
 	Notes []string
 	owned []*Entity
@@ -124,6 +127,12 @@ type Index struct {
 	Sparse bool
 	FK     *ForeignKey
 	Parent *Entity
+}
+
+// LeftOut is a column left out of an entity's (or an embed's) items and
+// why.
+type LeftOut struct {
+	Column, Why string
 }
 
 // Count is a count aggregate kept on a parent.
@@ -203,6 +212,9 @@ func Propose(cat *Catalog, opts Options) *Design {
 		g.parentSide(e)
 	}
 	g.typeAttribute()
+	for _, e := range all {
+		g.exclude(e)
+	}
 	for _, e := range d.Entities {
 		g.patterns(e)
 	}
@@ -718,6 +730,63 @@ func (g *designer) typeAttribute() {
 			}
 		}
 	}
+}
+
+// secretWords mark a column whose value is a secret, or a digest of one,
+// when its name contains one of them (any case).
+var secretWords = []string{"password", "passwd", "token", "secret", "hash", "salt"}
+
+// leftOut says why column c is left out of the items, or "" when it is
+// not: a tsvector is PostgreSQL's full-text index of other columns, which
+// DynamoDB can neither search nor needs (the columns it comes from are
+// copied); a column named like a secret (secretWords) is one a read of the
+// table should not return. The names are matched as substrings, so
+// password_hash and api_token match, and so do some innocent names
+// (hashtag): the comment beside the list says why each was left out, and
+// a column put back is one line. Missing a secret would copy it to every
+// reader of the table.
+func leftOut(c Column) string {
+	if c.Type == "tsvector" {
+		return "a tsvector, PostgreSQL's full-text index of other columns, which DynamoDB cannot search"
+	}
+	n := strings.ToLower(c.Name)
+	for _, w := range secretWords {
+		if strings.Contains(n, w) {
+			return fmt.Sprintf("named like a secret (%s), which every reader of the table could read", w)
+		}
+	}
+	return ""
+}
+
+// exclude lists the columns leftOut leaves out of e's items (and, for an
+// Embedded e, of the embedded rows), but for those its key templates
+// render: a key holds its columns whatever the attributes are, so such a
+// column is kept and the entity's comment says so.
+func (g *designer) exclude(e *Entity) {
+	inKeys := slices.Clone(e.Key)
+	for _, fk := range append([]*ForeignKey{e.Owner, e.Ends[0], e.Ends[1]}, indexFK(e)) {
+		if fk != nil {
+			inKeys = append(inKeys, fk.Columns...)
+		}
+	}
+	for _, c := range e.Table.Columns {
+		why := leftOut(c)
+		switch {
+		case why == "":
+		case slices.Contains(inKeys, c.Name):
+			e.Notes = append(e.Notes, fmt.Sprintf("Kept %s, though %s: a key renders it, so its items hold it anyway.", c.Name, why))
+		default:
+			e.Exclude = append(e.Exclude, LeftOut{Column: c.Name, Why: why})
+			delete(e.Rename, c.Name)
+		}
+	}
+}
+
+func indexFK(e *Entity) *ForeignKey {
+	if e.Index == nil {
+		return nil
+	}
+	return e.Index.FK
 }
 
 func (g *designer) anyColumn(name string) bool {

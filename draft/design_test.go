@@ -310,6 +310,47 @@ func TestProposeOwnerAndReach(t *testing.T) {
 	reachable(t, d)
 }
 
+// Secret-looking columns and tsvectors are left out of the items, with
+// why, but for those a key renders; embedded rows lose them too.
+func TestProposeLeavesOutSecrets(t *testing.T) {
+	users := table("users", 10, []string{"user_id"}, "user_id integer!", "email text!", "Password_Hash text!", "api_token text",
+		"salt bytea", "search tsvector", "passwd text", "client_secret text", "hashtag text")
+	sessions := table("sessions", 10, []string{"token"}, "token text!", "user_id integer!", "refresh_token text")
+	fk(sessions, users, []string{"user_id"}, 10, 10, 1)
+	keys := table("api_keys", 20, []string{"key_id"}, "key_id integer!", "user_id integer!", "secret text!", "label text")
+	fk(keys, users, []string{"user_id"}, 20, 10, 2)
+	pins := table("user_pins", 5, []string{"user_id"}, "user_id integer!", "pin_hash text!") // every column left out
+	fk(pins, users, []string{"user_id"}, 5, 5, 1)
+	d := Propose(&Catalog{Database: "auth", Schemas: []string{"public"}, Tables: []*Table{keys, sessions, users, pins}}, Options{})
+
+	u := entity(t, d, "users")
+	if got := columnsOf(u.Exclude); !slices.Equal(got, []string{"Password_Hash", "api_token", "salt", "search", "passwd", "client_secret", "hashtag"}) {
+		t.Errorf("users exclude %v", got)
+	}
+	s := entity(t, d, "sessions")
+	if got := columnsOf(s.Exclude); !slices.Equal(got, []string{"refresh_token"}) {
+		t.Errorf("sessions exclude %v: want refresh_token (token is its key)", got)
+	}
+	text, m := write(t, d)
+	for _, want := range []string{
+		"# search left out: a tsvector, PostgreSQL's full-text index of other columns",
+		"# Password_Hash left out: named like a secret (password)",
+		"exclude: [Password_Hash, api_token, salt, search, passwd, client_secret, hashtag]",
+		"Kept token, though named like a secret (token), which every reader of the table could read: a key renders it",
+		`attributes: {exclude: [user_id, secret]}`,
+		`attributes: {exclude: [user_id, pin_hash]}`,
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the draft lacks %q:\n%s", want, text)
+		}
+	}
+	for _, e := range m.Entities {
+		if e.Source.Table == "users" && !slices.Contains(e.Attributes.Exclude, "passwd") {
+			t.Errorf("users loads with exclude %v", e.Attributes.Exclude)
+		}
+	}
+}
+
 // Any name PostgreSQL allows drafts a mapping that loads: entity names,
 // types and key prefixes are ASCII made from the name (or from the table's
 // place, when it has no ASCII letter or digit), unique, and the source

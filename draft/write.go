@@ -36,7 +36,6 @@ func Write(w io.Writer, d *Design) error {
 		p.comment(2, "write %s (their TYPE#key), so the index is sparse and costs nothing for the others.", KeyGSIPK)
 		p.line(2, "- {name: %s, partition_key: %s}", KeyGSI, KeyGSIPK)
 	}
-
 	if d.TypeAttribute != "type" {
 		p.comment(0, `a source column is named "type": the entity type goes in %q instead`, d.TypeAttribute)
 		p.line(0, "type_attribute: %s", q(d.TypeAttribute))
@@ -108,8 +107,8 @@ func (p *printer) header(d *Design) {
 	p.comment(0, "owns lives in its owner's collection, found by its own key through %s, or is embedded", KeyGSI)
 	p.comment(0, "in the owner's item when no owner has over %d of it; a table of two foreign keys is an", EmbedMaxChildren)
 	p.comment(0, "adjacency list, inverted in %s; owners with over %d children on average are categories,", GSI, NestMaxAvg)
-	p.comment(0, "and one-to-one foreign keys references, not owners. Review, then")
-	p.comment(0, "`pg2dynamo plan --mapping FILE --with-source` and `pg2dynamo migrate`.")
+	p.comment(0, "and one-to-one foreign keys references, not owners. Secret-looking and tsvector columns")
+	p.comment(0, "are left out. Review, then `pg2dynamo plan --mapping FILE --with-source` and `pg2dynamo migrate`.")
 }
 
 func (p *printer) entity(d *Design, e *Entity) {
@@ -139,8 +138,14 @@ func (p *printer) entity(d *Design, e *Entity) {
 	if e.ByKey != "" {
 		p.line(3, "%s: {pk: %s}", KeyGSI, strconv.Quote(e.ByKey))
 	}
-	if len(e.Rename) > 0 {
+	if len(e.Rename) > 0 || len(e.Exclude) > 0 {
 		p.line(2, "attributes:")
+	}
+	if len(e.Exclude) > 0 {
+		p.excluded(3, e.Exclude)
+		p.line(3, "exclude: [%s]", list(columnsOf(e.Exclude)))
+	}
+	if len(e.Rename) > 0 {
 		p.line(3, "rename: {%s}", pairs(e.Rename))
 	}
 	p.embeds(e)
@@ -176,10 +181,32 @@ func (p *printer) embeds(e *Entity) {
 		p.line(4, "join: {%s}", joinPairs(fkCols, e.Key))
 		p.line(4, "order_by: [%s]", list(c.Key))
 		p.line(4, "max_items: %d", EmbedMaxItems)
-		if len(fkCols) < len(c.Table.Columns) {
-			p.line(4, "attributes: {exclude: [%s]}", list(fkCols))
+		ex := slices.Clone(fkCols)
+		for _, x := range columnsOf(c.Exclude) {
+			if !slices.Contains(ex, x) {
+				ex = append(ex, x)
+			}
+		}
+		if len(ex) < len(c.Table.Columns) || len(c.Exclude) > 0 {
+			p.excluded(4, c.Exclude)
+			p.line(4, "attributes: {exclude: [%s]}", list(ex))
 		}
 	}
+}
+
+// excluded comments on each column left out, with why.
+func (p *printer) excluded(depth int, cols []LeftOut) {
+	for _, x := range cols {
+		p.comment(depth, "%s left out: %s.", x.Column, x.Why)
+	}
+}
+
+func columnsOf(cols []LeftOut) []string {
+	out := make([]string, len(cols))
+	for i, x := range cols {
+		out[i] = x.Column
+	}
+	return out
 }
 
 // roleNotes says where the entity's items live and why.
