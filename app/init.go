@@ -28,8 +28,14 @@ complete mapping, with the evidence for each choice in comments:
 
   - each table is an entity with its own item collection, PK = SK = TYPE#key;
   - a table that a NOT NULL foreign key owns lives in its owner's collection
-    (PK = OWNER#key), or is embedded in the owner's item when no owner has
-    more than 10 of it and 20 fit in 64 KB (max_items 20);
+    (PK = OWNER#key), found by its own key through the sparse GSI2 unless
+    its key holds the owner's, or is embedded in the owner's item when no
+    owner has more than 10 of it, 20 fit in 64 KB (max_items 20) and no
+    other table refers to it;
+  - the owner is the foreign key inside the table's key, else the parent
+    whose name starts the table's, else one owned by nothing (a customer,
+    not an inventory item), else the fewest children per parent;
+  - a one-to-one foreign key outside the key is a reference, not an owner;
   - a table that others hang from keeps its own collection and is reached
     from its owner through GSI1; GSI1 also serves one other foreign key per
     table (sparse when the column is nullable);
@@ -37,7 +43,11 @@ complete mapping, with the evidence for each choice in comments:
     in the first parent's collection, inverted in GSI1;
   - owners get a count of each child type; parents averaging over 100
     children are categories (a status, a genre), neither owners nor indexed;
-  - every relationship gets an access pattern, which verify runs.
+  - tsvector columns and columns named like secrets (password, passwd,
+    token, secret, hash, salt) are left out of the items;
+  - entity names and key prefixes are ASCII made from the table's name;
+  - every entity gets a Get pattern by its key, and every relationship an
+    access pattern, which verify runs.
 
 The file is checked before it is written: mapping.Load and the source both
 accept it, so plan and migrate take it unchanged. Tables without a primary

@@ -29,6 +29,11 @@ const (
 	// GSI is the name of the drafted overloaded index, GSIPK and GSISK its
 	// key attributes.
 	GSI, GSIPK, GSISK = "GSI1", "GSI1PK", "GSI1SK"
+	// KeyGSI is the drafted sparse index of own keys, KeyGSIPK its only key
+	// attribute: a Child whose partition key is its owner's (not made of
+	// its own key's columns) writes its own TYPE#key there, so that it is
+	// found by its key alone.
+	KeyGSI, KeyGSIPK = "GSI2", "GSI2PK"
 )
 
 // Role is where a table's items live in the drafted design.
@@ -40,7 +45,8 @@ const (
 	// Owned: its own item collection like a root, and its owner's
 	// collection reaches it through the GSI.
 	Owned
-	// Child: items in the owner's item collection (PK = OWNER#key).
+	// Child: items in the owner's item collection (PK = OWNER#key); found
+	// by its own key through KeyGSI unless that key holds the owner's.
 	Child
 	// Embedded: no items of its own; the owner's item holds its rows.
 	Embedded
@@ -60,8 +66,9 @@ type Design struct {
 	Patterns []*Pattern
 	// Skipped are tables left out, each with why.
 	Skipped []Skip
-	// UsesGSI says whether any entity writes GSI1.
-	UsesGSI bool
+	// UsesGSI says whether any entity writes GSI1, UsesKeyGSI whether any
+	// writes GSI2.
+	UsesGSI, UsesKeyGSI bool
 }
 
 // Skip is a table Design left out of the mapping.
@@ -72,6 +79,8 @@ type Skip struct {
 
 // Entity is one drafted entity.
 type Entity struct {
+	// Name is the entity's name and type, Prefix its key prefix: ASCII,
+	// unique among the entities (see designer.names).
 	Name   string
 	Prefix string
 	Table  *Table
@@ -83,9 +92,12 @@ type Entity struct {
 	// table belongs to; Ends are a Join table's two foreign keys.
 	Owner *ForeignKey
 	Ends  [2]*ForeignKey
-	// PK and SK are the key templates; Index the GSI1 templates, if any.
+	// PK and SK are the key templates; Index the GSI1 templates, if any;
+	// ByKey the GSI2 partition key template (a Child's own TYPE#key), if
+	// any.
 	PK, SK string
 	Index  *Index
+	ByKey  string
 	// Embeds, Counts and Duplicates are the parent-side strategies.
 	Embeds     []*Entity
 	Counts     []Count
@@ -95,9 +107,18 @@ type Entity struct {
 	As string
 	// Rename renames columns that would clash with key or type attributes.
 	Rename map[string]string
+	// Exclude are the columns left out of the items (secrets, full-text
+	// vectors: see leftOut), each with why, in column order.
+	Exclude []LeftOut
 	// Notes are the comment lines written above the entity.
 	Notes []string
 	owned []*Entity
+	// words is the table's name as ASCII snake_case (asciiSnake), or
+	// table_N when it has none; base is the singular the entity's name and
+	// prefix come from, in lower case (order_line, sales_order).
+	words, base string
+	// whyNotEmbedded says why a Child is not Embedded.
+	whyNotEmbedded string
 }
 
 // Index is an entity's GSI1 key templates and the foreign key they serve.
@@ -106,6 +127,12 @@ type Index struct {
 	Sparse bool
 	FK     *ForeignKey
 	Parent *Entity
+}
+
+// LeftOut is a column left out of an entity's (or an embed's) items and
+// why.
+type LeftOut struct {
+	Column, Why string
 }
 
 // Count is a count aggregate kept on a parent.
@@ -141,18 +168,21 @@ type designer struct {
 	d      *Design
 	opts   Options
 	byName map[*Table]*Entity
+	// cands are each entity's owner candidates (candidates).
+	cands map[*Entity][]*ForeignKey
 }
 
 // Propose applies the drafting rules to cat. It does not fail: a table it
-// cannot map (no primary key or NOT NULL unique key) is in Skipped.
+// cannot map (no primary key or NOT NULL unique key whose columns a key
+// template can name) is in Skipped.
 func Propose(cat *Catalog, opts Options) *Design {
 	d := &Design{Catalog: cat, Table: tableName(opts.Table, cat.Database), TypeAttribute: "type"}
-	g := &designer{d: d, opts: opts, byName: map[*Table]*Entity{}}
+	g := &designer{d: d, opts: opts, byName: map[*Table]*Entity{}, cands: map[*Entity][]*ForeignKey{}}
 	var all []*Entity
 	for _, t := range cat.Tables {
-		key := identity(t)
+		key, why := identity(t)
 		if key == nil {
-			d.Skipped = append(d.Skipped, Skip{t, "no primary key and no unique key of NOT NULL columns: nothing identifies a row, so no key can be rendered"})
+			d.Skipped = append(d.Skipped, Skip{t, why})
 			continue
 		}
 		e := &Entity{Table: t, Key: key, Rename: map[string]string{}}
@@ -160,6 +190,14 @@ func Propose(cat *Catalog, opts Options) *Design {
 		all = append(all, e)
 	}
 	g.names(all)
+	for _, e := range all {
+		g.join(e)
+	}
+	for _, e := range all {
+		if e.Role != Join {
+			g.cands[e] = g.candidates(e)
+		}
+	}
 	for _, e := range all {
 		g.classify(e)
 	}
@@ -174,6 +212,9 @@ func Propose(cat *Catalog, opts Options) *Design {
 		g.parentSide(e)
 	}
 	g.typeAttribute()
+	for _, e := range all {
+		g.exclude(e)
+	}
 	for _, e := range d.Entities {
 		g.patterns(e)
 	}
@@ -186,50 +227,95 @@ func tableName(asked, db string) string {
 	if asked != "" {
 		return asked
 	}
-	n := unsafeName.ReplaceAllString(db, "-")
+	n := strings.Trim(unsafeName.ReplaceAllString(latin.Replace(db), "-"), "-")
+	if n == "" {
+		n = "pg2dynamo" // a name of no ASCII letter or digit
+	}
 	for len(n) < 3 {
 		n += "_"
 	}
 	return n
 }
 
-// identity is the primary key, or the first unique key of NOT NULL columns.
-func identity(t *Table) []string {
-	if len(t.PrimaryKey) > 0 {
-		return t.PrimaryKey
+// identity is the primary key, or the first unique key of NOT NULL
+// columns, whose columns a key template can name (placeable); or nil and
+// why there is none.
+func identity(t *Table) ([]string, string) {
+	if len(t.PrimaryKey) > 0 && placeable(t.PrimaryKey) {
+		return t.PrimaryKey, ""
 	}
 	for _, u := range t.Uniques {
-		ok := true
+		ok := placeable(u)
 		for _, c := range u {
 			if col, _ := t.Column(c); !col.NotNull {
 				ok = false
 			}
 		}
 		if ok {
-			return u
+			return u, ""
 		}
 	}
-	return nil
+	if len(t.PrimaryKey) > 0 {
+		return nil, fmt.Sprintf("its primary key (%s) has a column whose name a key template cannot hold (a '}' or ':', \"${\", or spaces at an end), and no unique key of NOT NULL columns can stand in: rename the column, or map the table through a query source that renames it", strings.Join(t.PrimaryKey, ", "))
+	}
+	return nil, "no primary key and no unique key of NOT NULL columns: nothing identifies a row, so no key can be rendered"
 }
 
-// names gives each entity a type name and key prefix, qualified by schema
-// when two schemas have a table of the same name.
+// placeable reports whether a key template can name every column of cols
+// as a placeholder, ${column}: the template syntax ends a name at '}',
+// reads a width after ':', refuses "${" inside one and trims spaces.
+func placeable(cols []string) bool {
+	for _, c := range cols {
+		if c == "" || strings.ContainsAny(c, "}:") || strings.Contains(c, "${") || strings.TrimSpace(c) != c {
+			return false
+		}
+	}
+	return true
+}
+
+// names gives each entity a type name and key prefix from its table's
+// name (asciiSnake, then singular): order_lines → OrderLine, ORDER_LINE;
+// "Order Items" → OrderItem, ORDER_ITEM. A name with no ASCII letter or
+// digit (日本語テーブル) is named by its place in the catalog, table_3 →
+// Table3, TABLE_3, and the entity's comment says so; the source stays the
+// table's exact name. Names are qualified by schema when two schemas have
+// a table of the same name, and numbered (Order2, ORDER2) when two tables
+// still come out alike, so that no two entities share a name or a key
+// prefix: two types under one prefix would overwrite each other's items.
 func (g *designer) names(all []*Entity) {
-	seen := map[string]int{}
-	for _, e := range all {
-		seen[singular(e.Table.Name)]++
+	pos := map[*Table]int{}
+	for i, t := range g.d.Catalog.Tables {
+		pos[t] = i + 1
 	}
+	schemas := map[string]map[string]bool{} // base → the schemas with a table of that base
 	for _, e := range all {
-		base := singular(e.Table.Name)
-		if seen[base] > 1 {
-			base = e.Table.Schema + "_" + base
+		e.words = asciiSnake(e.Table.Name)
+		if e.words == "" {
+			e.words = fmt.Sprintf("table_%d", pos[e.Table])
+			e.Notes = append(e.Notes, fmt.Sprintf("Named %s after its place in the catalog: its name has no ASCII letter or digit to name it by; rename it freely.", e.words))
 		}
-		e.Name = pascal(base)
-		e.Prefix = strings.ToUpper(unsafePrefix.ReplaceAllString(base, "_"))
+		b := strings.ToLower(singular(e.words))
+		if schemas[b] == nil {
+			schemas[b] = map[string]bool{}
+		}
+		schemas[b][e.Table.Schema] = true
+	}
+	names, prefixes := map[string]bool{}, map[string]bool{}
+	for _, e := range all {
+		base := singular(e.words)
+		if len(schemas[strings.ToLower(base)]) > 1 {
+			if s := asciiSnake(e.Table.Schema); s != "" {
+				base = s + "_" + base
+			}
+		}
+		name, prefix := entityName(base), keyPrefix(base)
+		for i := 2; names[name] || prefixes[prefix]; i++ {
+			name, prefix = fmt.Sprintf("%s%d", entityName(base), i), fmt.Sprintf("%s%d", keyPrefix(base), i)
+		}
+		names[name], prefixes[prefix] = true, true
+		e.Name, e.Prefix, e.base = name, prefix, strings.ToLower(base)
 	}
 }
-
-var unsafePrefix = regexp.MustCompile(`[^a-zA-Z0-9]+`)
 
 // parentOf returns the entity a usable foreign key references: a mapped
 // table whose identifying key the foreign key references in full. Key
@@ -237,7 +323,7 @@ var unsafePrefix = regexp.MustCompile(`[^a-zA-Z0-9]+`)
 // some partitions declare is not usable: rows of the others may have no
 // parent.
 func (g *designer) parentOf(fk *ForeignKey) *Entity {
-	if !fk.valid || fk.partial {
+	if !fk.valid || fk.partial || !placeable(fk.Columns) {
 		return nil
 	}
 	p := g.byName[g.d.Catalog.Table(fk.RefSchema, fk.RefTable)]
@@ -261,14 +347,9 @@ func childColumns(fk *ForeignKey, parent *Entity) []string {
 	return out
 }
 
-// classify decides between Join and an owner. A join table's identifying
-// key is exactly the columns of two usable foreign keys. Otherwise the
-// owner is a NOT NULL usable foreign key to another table whose parents
-// have at most NestMaxAvg children on average; preferred, in order: one
-// inside the table's own key (an identifying relationship), one whose
-// parent's name starts the table's name (invoice_line → invoice), the
-// fewest children per parent (the most specific owner), the name.
-func (g *designer) classify(e *Entity) {
+// join makes e a Join when its identifying key is exactly the columns of
+// two usable foreign keys, and it has no other.
+func (g *designer) join(e *Entity) {
 	t := e.Table
 	var usable []*ForeignKey
 	for _, fk := range t.ForeignKeys {
@@ -282,31 +363,93 @@ func (g *designer) classify(e *Entity) {
 		if slices.Index(e.Key, usable[1].Columns[0]) < slices.Index(e.Key, usable[0].Columns[0]) {
 			e.Ends = [2]*ForeignKey{usable[1], usable[0]}
 		}
-		return
 	}
-	var cands []*ForeignKey
-	for _, fk := range usable {
-		if fk.NotNull() && g.parentOf(fk) != e && fk.Fanout.Avg() <= NestMaxAvg {
-			cands = append(cands, fk)
+}
+
+// candidates are the foreign keys that could own e: usable, NOT NULL (every
+// row has a parent), to another table, whose parents have at most
+// NestMaxAvg children on average (more is a category), and not a
+// one-to-one reference (reference).
+func (g *designer) candidates(e *Entity) []*ForeignKey {
+	var out []*ForeignKey
+	for _, fk := range e.Table.ForeignKeys {
+		if p := g.parentOf(fk); p != nil && p != e && fk.NotNull() && fk.Fanout.Avg() <= NestMaxAvg && !reference(e, fk) {
+			out = append(out, fk)
 		}
 	}
+	return out
+}
+
+// oneToOne reports whether each parent has at most one child through fk:
+// declared, when fk's columns hold t's primary key or one of its unique
+// keys, or measured: some child rows, and no parent with two.
+func oneToOne(t *Table, fk *ForeignKey) bool {
+	return oneToOneDeclared(t, fk) || fk.Fanout.Children > 0 && fk.Fanout.Max <= 1
+}
+
+// oneToOneDeclared reports whether fk's columns hold t's primary key or
+// one of its unique keys.
+func oneToOneDeclared(t *Table, fk *ForeignKey) bool {
+	if len(t.PrimaryKey) > 0 && subset(t.PrimaryKey, fk.Columns) {
+		return true
+	}
+	for _, u := range t.Uniques {
+		if subset(u, fk.Columns) {
+			return true
+		}
+	}
+	return false
+}
+
+// reference reports whether fk is a one-to-one reference of e: one to one
+// (oneToOne) and outside e's own key. Such a row has its parent, it is not
+// had by it (a customer has an address; a store has a manager), so it is
+// no ownership: nesting the row under the parent would hide it from its
+// own key and leave nothing to list in the collection. A one-to-one
+// foreign key inside the key (customer_profile keyed by customer_id)
+// extends its parent: that is ownership, and the item stays found by its
+// key.
+func reference(e *Entity, fk *ForeignKey) bool {
+	return oneToOne(e.Table, fk) && !subset(fk.Columns, e.Key)
+}
+
+// classify chooses e's owner among its candidates. Preferred, in order:
+//  1. one inside the table's own key (an identifying relationship: the
+//     row cannot exist without that parent);
+//  2. one whose parent's name starts the table's name (invoice_line →
+//     invoice);
+//  3. one whose parent is a root, owned by nothing (it has no candidates
+//     and is no join table): item collections gather around the entities
+//     the access patterns start from, a customer or an account. A rental
+//     goes in its customer's collection, not its inventory item's, which
+//     a film owns: that would bury it one level down;
+//  4. the fewest children per parent (the most specific owner);
+//  5. the name.
+func (g *designer) classify(e *Entity) {
+	if e.Role == Join {
+		return
+	}
+	cands := slices.Clone(g.cands[e])
 	if len(cands) == 0 {
 		return
 	}
-	rank := func(fk *ForeignKey) (int, int) {
-		ident, named := 1, 1
-		if subset(fk.Columns, e.Key) {
-			ident = 0
+	rank := func(fk *ForeignKey) [3]int {
+		var r [3]int
+		if !subset(fk.Columns, e.Key) {
+			r[0] = 1
 		}
-		if p := g.parentOf(fk); strings.HasPrefix(t.Name, singular(p.Table.Name)) {
-			named = 0
+		p := g.parentOf(fk)
+		if !strings.HasPrefix(strings.ToLower(e.words), strings.ToLower(singular(p.words))) {
+			r[1] = 1
 		}
-		return ident, named
+		if len(g.cands[p]) > 0 || p.Role == Join {
+			r[2] = 1
+		}
+		return r
 	}
 	slices.SortStableFunc(cands, func(a, b *ForeignKey) int {
-		ai, an := rank(a)
-		bi, bn := rank(b)
-		return cmp.Or(cmp.Compare(ai, bi), cmp.Compare(an, bn), cmp.Compare(a.Fanout.Avg(), b.Fanout.Avg()), strings.Compare(a.Name, b.Name))
+		ra, rb := rank(a), rank(b)
+		return cmp.Or(slices.Compare(ra[:], rb[:]), cmp.Compare(a.Fanout.Avg(), b.Fanout.Avg()), strings.Compare(a.Name, b.Name))
 	})
 	e.Owner = cands[0]
 	e.Role = Owned // Child or Embedded once leaf knows nothing hangs from it
@@ -340,16 +483,53 @@ func subset(a, b []string) bool {
 // owner's item collection, or Embedded in the owner's item when it is
 // small and bounded: its only foreign key is the owner, no parent has more
 // than EmbedMaxChildren children and EmbedMaxItems rows fit EmbedMaxBytes.
+// A table that other tables refer to is not embedded either: an embedded
+// row has no item of its own, so their rows could not fetch it by its key.
+// Nor is one whose key order_by cannot name (a column with a space).
 func (g *designer) leaf(e *Entity) {
 	if e.Role != Owned || len(e.owned) > 0 || g.joinStart(e) {
 		return
 	}
 	e.Role = Child
-	f := e.Owner.Fanout
-	if len(e.Table.ForeignKeys) == 1 && f.Max <= EmbedMaxChildren && e.Table.AvgRowBytes*EmbedMaxItems <= EmbedMaxBytes {
+	f, p := e.Owner.Fanout, g.parentOf(e.Owner)
+	refs := g.referrers(e)
+	switch {
+	case len(e.Table.ForeignKeys) > 1:
+		e.whyNotEmbedded = "it has other foreign keys, which embedded rows could not serve"
+	case f.Max > EmbedMaxChildren:
+		e.whyNotEmbedded = fmt.Sprintf("some %s has %d, over %d", singular(p.Table.Name), f.Max, EmbedMaxChildren)
+	case e.Table.AvgRowBytes*EmbedMaxItems > EmbedMaxBytes:
+		e.whyNotEmbedded = fmt.Sprintf("%d rows of about %s bytes could pass %s bytes", EmbedMaxItems, count(e.Table.AvgRowBytes), count(EmbedMaxBytes))
+	case len(refs) > 0:
+		e.whyNotEmbedded = fmt.Sprintf("rows of %s refer to its rows by key, and an embedded row has no item to fetch", strings.Join(refs, " and "))
+	case slices.ContainsFunc(e.Key, spaced):
+		e.whyNotEmbedded = "a column of its key has a space, which an embed's order_by cannot name"
+	default:
 		e.Role = Embedded
 	}
 }
+
+// referrers are the tables, other than e's, with a usable foreign key to
+// e, in catalog order.
+func (g *designer) referrers(e *Entity) []string {
+	var out []string
+	for _, t := range g.d.Catalog.Tables {
+		if t == e.Table {
+			continue
+		}
+		for _, fk := range t.ForeignKeys {
+			if g.parentOf(fk) == e {
+				out = append(out, t.Name)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// spaced reports whether column c has a space, which an embed's order_by
+// cannot name.
+func spaced(c string) bool { return len(strings.Fields(c)) != 1 }
 
 // joinStart reports whether a join table's items live in e's collection.
 func (g *designer) joinStart(e *Entity) bool {
@@ -396,19 +576,22 @@ func order(all []*Entity) []*Entity {
 	return out
 }
 
-// ref renders "PREFIX#${a}#${b}" over cols.
+// ref renders "PREFIX#${a}#${b}" over cols, which must be placeable.
+// A placeholder's name is taken as written up to its '}': a '$' in it
+// needs no escape ("$$" is one only in literal text).
 func ref(prefix string, cols []string) string {
 	var b strings.Builder
 	b.WriteString(prefix)
 	for _, c := range cols {
 		b.WriteString("#${")
-		b.WriteString(strings.ReplaceAll(c, "$", "$$"))
+		b.WriteString(c)
 		b.WriteString("}")
 	}
 	return b.String()
 }
 
-// keys renders the key templates and chooses the GSI1 entry.
+// keys renders the key templates and chooses the GSI1 entry, and the
+// GSI2 entry of a Child whose partition key its own key does not give.
 func (g *designer) keys(e *Entity) {
 	self := ref(e.Prefix, e.Key)
 	switch e.Role {
@@ -417,6 +600,10 @@ func (g *designer) keys(e *Entity) {
 	case Child:
 		p := g.parentOf(e.Owner)
 		e.PK, e.SK = ref(p.Prefix, childColumns(e.Owner, p)), self
+		if !subset(e.Owner.Columns, e.Key) {
+			e.ByKey = self
+			g.d.UsesKeyGSI = true
+		}
 	case Join:
 		a, b := g.parentOf(e.Ends[0]), g.parentOf(e.Ends[1])
 		ak, bk := ref(a.Prefix, childColumns(e.Ends[0], a)), ref(b.Prefix, childColumns(e.Ends[1], b))
@@ -441,14 +628,22 @@ func (g *designer) keys(e *Entity) {
 
 // lookupFK chooses the foreign key a Root or Child serves through GSI1: a
 // usable one other than the owner, parents averaging at most NestMaxAvg
-// children, the fewest children per parent first, then by name.
+// children; one-to-many before one-to-one references (a parent's list of
+// children is a query; the one row that refers to a parent seldom is), then
+// the fewest children per parent, then by name.
 func (g *designer) lookupFK(e *Entity) *ForeignKey {
 	var best *ForeignKey
+	better := func(fk *ForeignKey) bool {
+		if r, rb := reference(e, fk), reference(e, best); r != rb {
+			return !r
+		}
+		return fk.Fanout.Avg() < best.Fanout.Avg()
+	}
 	for _, fk := range e.Table.ForeignKeys {
 		if fk == e.Owner || g.parentOf(fk) == nil || fk.Fanout.Avg() > NestMaxAvg || fk.Fanout.Parents == 0 {
 			continue
 		}
-		if best == nil || fk.Fanout.Avg() < best.Fanout.Avg() {
+		if best == nil || better(fk) {
 			best = fk
 		}
 	}
@@ -471,7 +666,7 @@ func (g *designer) parentSide(e *Entity) {
 		p.Embeds = append(p.Embeds, e)
 		return
 	case Child, Owned:
-		attr := singularSnake(e.Table.Name) + "_count"
+		attr := e.base + "_count"
 		if _, clash := p.Table.Column(attr); !clash {
 			p.Counts = append(p.Counts, Count{Attr: attr, Child: e, FK: e.Owner})
 		}
@@ -480,8 +675,8 @@ func (g *designer) parentSide(e *Entity) {
 		return
 	}
 	if col := nameColumn(p.Table); col != "" {
-		as := singularSnake(p.Table.Name) + "_" + col
-		if col != "name" && strings.HasPrefix(col, singularSnake(p.Table.Name)+"_") {
+		as := p.base + "_" + col
+		if col != "name" && strings.HasPrefix(col, p.base+"_") {
 			as = col
 		}
 		if _, clash := e.Table.Column(as); !clash {
@@ -525,6 +720,9 @@ func (g *designer) typeAttribute() {
 	if g.d.UsesGSI {
 		reserved = append(reserved, GSIPK, GSISK)
 	}
+	if g.d.UsesKeyGSI {
+		reserved = append(reserved, KeyGSIPK)
+	}
 	for _, e := range g.d.Entities {
 		for _, c := range e.Table.Columns {
 			if slices.Contains(reserved, c.Name) {
@@ -532,6 +730,63 @@ func (g *designer) typeAttribute() {
 			}
 		}
 	}
+}
+
+// secretWords mark a column whose value is a secret, or a digest of one,
+// when its name contains one of them (any case).
+var secretWords = []string{"password", "passwd", "token", "secret", "hash", "salt"}
+
+// leftOut says why column c is left out of the items, or "" when it is
+// not: a tsvector is PostgreSQL's full-text index of other columns, which
+// DynamoDB can neither search nor needs (the columns it comes from are
+// copied); a column named like a secret (secretWords) is one a read of the
+// table should not return. The names are matched as substrings, so
+// password_hash and api_token match, and so do some innocent names
+// (hashtag): the comment beside the list says why each was left out, and
+// a column put back is one line. Missing a secret would copy it to every
+// reader of the table.
+func leftOut(c Column) string {
+	if c.Type == "tsvector" {
+		return "a tsvector, PostgreSQL's full-text index of other columns, which DynamoDB cannot search"
+	}
+	n := strings.ToLower(c.Name)
+	for _, w := range secretWords {
+		if strings.Contains(n, w) {
+			return fmt.Sprintf("named like a secret (%s), which every reader of the table could read", w)
+		}
+	}
+	return ""
+}
+
+// exclude lists the columns leftOut leaves out of e's items (and, for an
+// Embedded e, of the embedded rows), but for those its key templates
+// render: a key holds its columns whatever the attributes are, so such a
+// column is kept and the entity's comment says so.
+func (g *designer) exclude(e *Entity) {
+	inKeys := slices.Clone(e.Key)
+	for _, fk := range append([]*ForeignKey{e.Owner, e.Ends[0], e.Ends[1]}, indexFK(e)) {
+		if fk != nil {
+			inKeys = append(inKeys, fk.Columns...)
+		}
+	}
+	for _, c := range e.Table.Columns {
+		why := leftOut(c)
+		switch {
+		case why == "":
+		case slices.Contains(inKeys, c.Name):
+			e.Notes = append(e.Notes, fmt.Sprintf("Kept %s, though %s: a key renders it, so its items hold it anyway.", c.Name, why))
+		default:
+			e.Exclude = append(e.Exclude, LeftOut{Column: c.Name, Why: why})
+			delete(e.Rename, c.Name)
+		}
+	}
+}
+
+func indexFK(e *Entity) *ForeignKey {
+	if e.Index == nil {
+		return nil
+	}
+	return e.Index.FK
 }
 
 func (g *designer) anyColumn(name string) bool {
@@ -544,10 +799,13 @@ func (g *designer) anyColumn(name string) bool {
 }
 
 // patterns drafts the access patterns of e's relationships: a GetItem-like
-// Query for each item collection's own item, a begins_with Query for each
-// child type in a collection, and a GSI1 Query for each reverse lookup.
-// Parameters are named as in the child's key template, so that verify
-// samples them from the child's rows, each of which the Query must return.
+// Query of each entity's own item by its key (for a Child, in its owner's
+// collection when its key gives the partition key, else through GSI2), a
+// begins_with Query for each child type in a collection, and a GSI1 Query
+// for each reverse lookup. Parameters are named as in the child's key
+// template, so that verify samples them from the child's rows, each of
+// which the Query must return. An empty table gets none: verify could
+// check none.
 func (g *designer) patterns(e *Entity) {
 	self := ref(e.Prefix, e.Key)
 	if e.Role == Embedded {
@@ -557,9 +815,10 @@ func (g *designer) patterns(e *Entity) {
 		e.Notes = append(e.Notes, "No access pattern: the table is empty, so verify could not check one; add them once it has rows.")
 		return
 	}
+	one := singular(e.Table.Name)
 	switch e.Role {
 	case Root, Owned:
-		desc := "one " + singular(e.Table.Name) + " by its key"
+		desc := "one " + one + " by its key"
 		if len(e.Embeds) > 0 {
 			var names []string
 			for _, c := range e.Embeds {
@@ -570,23 +829,35 @@ func (g *designer) patterns(e *Entity) {
 		g.pattern("Get"+e.Name, desc, "", fmt.Sprintf("PK = %s AND SK = %s", self, self))
 	case Child:
 		p := g.parentOf(e.Owner)
-		g.pattern(p.Name+pascal(under(p.Table.Name, e.Table.Name)), fmt.Sprintf("one %s's %s, in key order, from its item collection", singular(p.Table.Name), many(e.Table.Name)),
-			"", fmt.Sprintf("PK = %s AND begins_with(SK, %s#)", ref(p.Prefix, childColumns(e.Owner, p)), e.Prefix))
+		if e.ByKey != "" {
+			g.pattern("Get"+e.Name, fmt.Sprintf("one %s by its key alone, through %s (its item lives in its %s's collection)", one, KeyGSI, singular(p.Table.Name)),
+				KeyGSI, fmt.Sprintf("%s = %s", KeyGSIPK, e.ByKey))
+		} else {
+			g.pattern("Get"+e.Name, fmt.Sprintf("one %s by its key, which holds its %s's", one, singular(p.Table.Name)),
+				"", fmt.Sprintf("PK = %s AND SK = %s", e.PK, self))
+		}
+		g.pattern(p.Name+pascal(under(p.words, e.words)), fmt.Sprintf("one %s's %s, in key order, from its item collection", singular(p.Table.Name), many(e.Table.Name)),
+			"", fmt.Sprintf("PK = %s AND begins_with(SK, %s#)", e.PK, e.Prefix))
 	case Join:
 		a, b := g.parentOf(e.Ends[0]), g.parentOf(e.Ends[1])
-		g.pattern(a.Name+pascal(many(b.Table.Name)), fmt.Sprintf("one %s's %s: adjacency-list items of %s in its item collection", singular(a.Table.Name), many(b.Table.Name), e.Table.Name),
+		g.pattern(a.Name+pascal(many(b.words)), fmt.Sprintf("one %s's %s: adjacency-list items of %s in its item collection", singular(a.Table.Name), many(b.Table.Name), e.Table.Name),
 			"", fmt.Sprintf("PK = %s AND begins_with(SK, %s#)", ref(a.Prefix, childColumns(e.Ends[0], a)), b.Prefix))
-		g.pattern(b.Name+pascal(many(a.Table.Name)), fmt.Sprintf("one %s's %s: the same items, inverted in %s", singular(b.Table.Name), many(a.Table.Name), GSI),
+		g.pattern(b.Name+pascal(many(a.words)), fmt.Sprintf("one %s's %s: the same items, inverted in %s", singular(b.Table.Name), many(a.Table.Name), GSI),
 			GSI, fmt.Sprintf("%s = %s AND begins_with(%s, %s#)", GSIPK, ref(b.Prefix, childColumns(e.Ends[1], b)), GSISK, a.Prefix))
 		return
 	}
 	if ix := e.Index; ix != nil && ix.FK.Fanout.Children > 0 {
 		by := ix.Parent.Name
 		if len(ix.FK.Columns) == 1 && ix.FK.Columns[0] != ix.Parent.Key[0] {
-			by = pascal(strings.TrimSuffix(ix.FK.Columns[0], "_id"))
+			if w := pascal(strings.TrimSuffix(asciiSnake(ix.FK.Columns[0]), "_id")); w != "" {
+				by = w
+			}
 		}
-		g.pattern(pascal(many(e.Table.Name))+"By"+by, fmt.Sprintf("the %s of one %s (%s), through %s", many(e.Table.Name), singular(ix.Parent.Table.Name), strings.Join(ix.FK.Columns, ", "), GSI),
-			GSI, fmt.Sprintf("%s = %s AND begins_with(%s, %s#)", GSIPK, ix.PK, GSISK, e.Prefix))
+		name, desc := entityName(many(e.words))+"By"+by, fmt.Sprintf("the %s of one %s (%s), through %s", many(e.Table.Name), singular(ix.Parent.Table.Name), strings.Join(ix.FK.Columns, ", "), GSI)
+		if reference(e, ix.FK) {
+			name, desc = e.Name+"By"+by, fmt.Sprintf("the %s of one %s (%s), one to one, through %s", one, singular(ix.Parent.Table.Name), strings.Join(ix.FK.Columns, ", "), GSI)
+		}
+		g.pattern(name, desc, GSI, fmt.Sprintf("%s = %s AND begins_with(%s, %s#)", GSIPK, ix.PK, GSISK, e.Prefix))
 	}
 }
 

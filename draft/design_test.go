@@ -2,8 +2,11 @@ package draft
 
 import (
 	"bytes"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/pg2dynamo/pg2dynamo/mapping"
 )
@@ -137,6 +140,14 @@ func TestNames(t *testing.T) {
 	if got := under("invoice", "invoice_line"); got != "lines" {
 		t.Errorf(`under("invoice", "invoice_line") = %q, want "lines"`, got)
 	}
+	for in, want := range map[string]string{
+		"order_items": "order_items", "Order Items": "Order_Items", "CustomerOrders": "Customer_Orders", "HTTPLog": "HTTP_Log",
+		"customerID": "customer_ID", "Café Menü": "Cafe_Menu", "日本語テーブル": "", "テーブル_2": "2", `it's "x"`: "it_s_x", "ß": "ss",
+	} {
+		if got := asciiSnake(in); got != want {
+			t.Errorf("asciiSnake(%q) = %q, want %q", in, got, want)
+		}
+	}
 }
 
 // A foreign key only some of a partitioned table's partitions declare
@@ -158,4 +169,249 @@ func TestProposePartialForeignKey(t *testing.T) {
 	if !strings.Contains(buf.String(), "Not indexed: customers (customer_id, NOT NULL; 40 rows over 10 parents, per parent avg 4.0, max 6): only some of the table's partitions declare it") {
 		t.Errorf("the draft does not say why the foreign key is not used:\n%s", buf.String())
 	}
+}
+
+// write renders d and loads it as plan and migrate do.
+func write(t *testing.T, d *Design) (string, *mapping.Mapping) {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := Write(&buf, d); err != nil {
+		t.Fatal(err)
+	}
+	m, err := mapping.Parse("drafted", buf.Bytes())
+	if err != nil {
+		t.Fatalf("the drafted mapping does not load: %v\n%s", err, buf.String())
+	}
+	return buf.String(), m
+}
+
+// reachable fails t unless every entity with items of its own (all but
+// embedded ones and join tables, whose key is their partition and sort
+// key) of a table with rows has a Get pattern naming exactly its key
+// columns: a Query of its own item by its key alone.
+func reachable(t *testing.T, d *Design) {
+	t.Helper()
+	for _, e := range d.Entities {
+		if e.Role == Embedded || e.Role == Join || e.Table.Rows == 0 {
+			continue
+		}
+		i := slices.IndexFunc(d.Patterns, func(p *Pattern) bool { return p.Name == "Get"+e.Name })
+		if i < 0 {
+			t.Errorf("%s (%v): no Get pattern; patterns: %v", e.Table.Name, e.Role, d.Patterns)
+			continue
+		}
+		kc, err := mapping.ParseKeyCondition(d.Patterns[i].KeyCondition)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cols := kc.Columns(); !slices.Equal(sorted(cols), sorted(e.Key)) {
+			t.Errorf("%s: Get pattern %q takes %v, want its key %v", e.Table.Name, d.Patterns[i].KeyCondition, cols, e.Key)
+		}
+	}
+}
+
+func sorted(s []string) []string {
+	s = slices.Clone(s)
+	slices.Sort(s)
+	return s
+}
+
+// A one-to-one foreign key outside the table's key is a reference, not an
+// ownership: the row has its parent (a customer has an address, a store a
+// manager), measured (no parent with two) or declared (a unique key). Both
+// sides keep their own collections. Inside the key, one to one extends the
+// parent (customer_profile keyed by customer_id): that stays ownership.
+func TestProposeOneToOne(t *testing.T) {
+	address := table("address", 30, []string{"address_id"}, "address_id integer!", "line text!")
+	staff := table("staff", 2, []string{"staff_id"}, "staff_id integer!", "address_id integer!")
+	fk(staff, address, []string{"address_id"}, 2, 2, 1)
+	store := table("store", 2, []string{"store_id"}, "store_id integer!", "manager_staff_id integer!", "address_id integer!")
+	store.Uniques = [][]string{{"manager_staff_id"}}
+	fk(store, staff, []string{"manager_staff_id"}, 2, 2, 1)
+	fk(store, address, []string{"address_id"}, 2, 2, 1)
+	customer := table("customer", 26, []string{"customer_id"}, "customer_id integer!", "address_id integer!", "name text!")
+	fk(customer, address, []string{"address_id"}, 26, 26, 1)
+	profile := table("customer_profile", 20, []string{"customer_id"}, "customer_id integer!", "bio text")
+	fk(profile, customer, []string{"customer_id"}, 20, 20, 1)
+	// Declared unique, and no row yet: still one to one.
+	badge := table("badge", 0, []string{"badge_id"}, "badge_id integer!", "staff_id integer!")
+	badge.Uniques = [][]string{{"staff_id"}}
+	fk(badge, staff, []string{"staff_id"}, 0, 0, 0)
+	d := Propose(&Catalog{Database: "rental", Schemas: []string{"public"}, Tables: []*Table{address, badge, customer, profile, staff, store}}, Options{})
+
+	for _, name := range []string{"address", "badge", "customer", "staff", "store"} {
+		if e := entity(t, d, name); e.Role != Root || e.PK != e.Prefix+"#${"+e.Key[0]+"}" {
+			t.Errorf("%s: role %v, owner %v, pk %s: want its own collection", name, e.Role, e.Owner, e.PK)
+		}
+	}
+	if c := entity(t, d, "customer"); c.Index == nil || c.Index.FK.RefTable != "address" {
+		t.Errorf("customer index %+v: want the address lookup in GSI1, the only foreign key left", c.Index)
+	}
+	if p := entity(t, d, "customer_profile"); p.Role != Embedded || p.Owner.RefTable != "customer" {
+		t.Errorf("customer_profile: role %v: want it embedded in its customer (one to one inside its key)", p.Role)
+	}
+	text, _ := write(t, d)
+	for _, want := range []string{
+		"Not owned by address (address_id): one to one, no parent has two in the data; each row refers to its address, it does not belong to it.",
+		"Not owned by staff (manager_staff_id): one to one, its columns hold a unique key; each row refers to its staff, it does not belong to it.",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the draft does not say %q:\n%s", want, text)
+		}
+	}
+	reachable(t, d)
+}
+
+// A table with several owners goes to the one at the root of the
+// ownership tree: a rental to its customer, not to its inventory item
+// (which a film owns), though an item has fewer rentals than a customer.
+// A child not keyed by its owner's key is found by its own key through
+// GSI2; a table other tables refer to is not embedded, however small.
+func TestProposeOwnerAndReach(t *testing.T) {
+	film := table("film", 40, []string{"film_id"}, "film_id integer!", "title text!")
+	inventory := table("inventory", 80, []string{"inventory_id"}, "inventory_id integer!", "film_id integer!")
+	fk(inventory, film, []string{"film_id"}, 80, 40, 2)
+	customer := table("customer", 50, []string{"customer_id"}, "customer_id integer!", "name text!")
+	rental := table("rental", 200, []string{"rental_id"}, "rental_id integer!", "inventory_id integer!", "customer_id integer!")
+	fk(rental, inventory, []string{"inventory_id"}, 200, 80, 4)
+	fk(rental, customer, []string{"customer_id"}, 200, 50, 6)
+	lines := table("rental_lines", 300, []string{"rental_id", "line_no"}, "rental_id integer!", "line_no integer!", "note text", "x1 text", "x2 text")
+	lines.AvgRowBytes = 10_000 // too big to embed
+	fk(lines, rental, []string{"rental_id"}, 300, 200, 3)
+	d := Propose(&Catalog{Database: "rental", Schemas: []string{"public"}, Tables: []*Table{customer, film, inventory, lines, rental}}, Options{})
+
+	r := entity(t, d, "rental")
+	if r.Role != Owned || r.Owner.RefTable != "customer" || r.Index.PK != "CUSTOMER#${customer_id}" {
+		t.Errorf("rental: role %v, owner %v, index %+v: want owned by customer (a root), reached through GSI1", r.Role, r.Owner, r.Index)
+	}
+	inv := entity(t, d, "inventory")
+	if inv.Role != Child || inv.PK != "FILM#${film_id}" || inv.ByKey != "INVENTORY#${inventory_id}" {
+		t.Errorf("inventory: role %v, pk %s, GSI2 %q: want a child of film, found by its key through GSI2", inv.Role, inv.PK, inv.ByKey)
+	}
+	if !strings.Contains(inv.whyNotEmbedded, "rows of rental refer to its rows by key") {
+		t.Errorf("inventory is not embedded because %q: want because rental refers to it", inv.whyNotEmbedded)
+	}
+	l := entity(t, d, "rental_lines")
+	if l.Role != Child || l.PK != "RENTAL#${rental_id}" || l.ByKey != "" {
+		t.Errorf("rental_lines: role %v, pk %s, GSI2 %q: want a child of rental, found by its key in the table (the key holds rental_id)", l.Role, l.PK, l.ByKey)
+	}
+	if i := slices.IndexFunc(d.Patterns, func(p *Pattern) bool { return p.Name == "GetInventory" }); i < 0 || d.Patterns[i].Index != KeyGSI ||
+		d.Patterns[i].KeyCondition != "GSI2PK = INVENTORY#${inventory_id}" {
+		t.Errorf("no GetInventory pattern on GSI2: %v", d.Patterns)
+	}
+	if i := slices.IndexFunc(d.Patterns, func(p *Pattern) bool { return p.Name == "GetRentalLine" }); i < 0 || d.Patterns[i].Index != "" ||
+		d.Patterns[i].KeyCondition != "PK = RENTAL#${rental_id} AND SK = RENTAL_LINE#${rental_id}#${line_no}" {
+		t.Errorf("no GetRentalLine pattern on the table: %v", d.Patterns)
+	}
+	_, m := write(t, d)
+	if g := m.Table.GSI(KeyGSI); g == nil || g.PartitionKey != KeyGSIPK || g.SortKey != "" {
+		t.Errorf("GSI2 %+v: want a partition key only", g)
+	}
+	reachable(t, d)
+}
+
+// Secret-looking columns and tsvectors are left out of the items, with
+// why, but for those a key renders; embedded rows lose them too.
+func TestProposeLeavesOutSecrets(t *testing.T) {
+	users := table("users", 10, []string{"user_id"}, "user_id integer!", "email text!", "Password_Hash text!", "api_token text",
+		"salt bytea", "search tsvector", "passwd text", "client_secret text", "hashtag text")
+	sessions := table("sessions", 10, []string{"token"}, "token text!", "user_id integer!", "refresh_token text")
+	fk(sessions, users, []string{"user_id"}, 10, 10, 1)
+	keys := table("api_keys", 20, []string{"key_id"}, "key_id integer!", "user_id integer!", "secret text!", "label text")
+	fk(keys, users, []string{"user_id"}, 20, 10, 2)
+	pins := table("user_pins", 5, []string{"user_id"}, "user_id integer!", "pin_hash text!") // every column left out
+	fk(pins, users, []string{"user_id"}, 5, 5, 1)
+	d := Propose(&Catalog{Database: "auth", Schemas: []string{"public"}, Tables: []*Table{keys, sessions, users, pins}}, Options{})
+
+	u := entity(t, d, "users")
+	if got := columnsOf(u.Exclude); !slices.Equal(got, []string{"Password_Hash", "api_token", "salt", "search", "passwd", "client_secret", "hashtag"}) {
+		t.Errorf("users exclude %v", got)
+	}
+	s := entity(t, d, "sessions")
+	if got := columnsOf(s.Exclude); !slices.Equal(got, []string{"refresh_token"}) {
+		t.Errorf("sessions exclude %v: want refresh_token (token is its key)", got)
+	}
+	text, m := write(t, d)
+	for _, want := range []string{
+		"# search left out: a tsvector, PostgreSQL's full-text index of other columns",
+		"# Password_Hash left out: named like a secret (password)",
+		"exclude: [Password_Hash, api_token, salt, search, passwd, client_secret, hashtag]",
+		"Kept token, though named like a secret (token), which every reader of the table could read: a key renders it",
+		`attributes: {exclude: [user_id, secret]}`,
+		`attributes: {exclude: [user_id, pin_hash]}`,
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the draft lacks %q:\n%s", want, text)
+		}
+	}
+	for _, e := range m.Entities {
+		if e.Source.Table == "users" && !slices.Contains(e.Attributes.Exclude, "passwd") {
+			t.Errorf("users loads with exclude %v", e.Attributes.Exclude)
+		}
+	}
+}
+
+// Any name PostgreSQL allows drafts a mapping that loads: entity names,
+// types and key prefixes are ASCII made from the name (or from the table's
+// place, when it has no ASCII letter or digit), unique, and the source
+// keeps the exact name. A comment cannot be broken by a line break in a
+// name, and a key whose column no template can name is left out, saying
+// why.
+func TestProposeNames(t *testing.T) {
+	tables := []*Table{
+		table("日本語テーブル", 3, []string{"id"}, "id integer!", "名前 text!"),
+		{Schema: "public", Name: "Order Items", PrimaryKey: []string{"Item ID"}, Rows: 3, AvgRowBytes: 100, Columns: []Column{
+			{Name: "Item ID", Type: "integer", NotNull: true}, {Name: "日本語テーブル_id", Type: "integer", NotNull: true}, {Name: `it's "quoted"`, Type: "text"}}},
+		table("CustomerOrders", 3, []string{"OrderID"}, "OrderID integer!"),
+		table("2024_sales", 3, []string{"id"}, "id integer!"),
+		table("Café Menü", 3, []string{"id"}, "id integer!"),
+		table("orders", 3, []string{"id"}, "id integer!"),
+		table("Orders", 3, []string{"id"}, "id integer!"),
+		table("line\nbreak", 3, []string{"a$b"}, "a$b integer!"),
+		table("weird", 3, []string{"a:b"}, "a:b integer!"),
+		table("ünïcödé_テーブル", 3, []string{"id"}, "id integer!"),
+	}
+	fk(tables[1], tables[0], []string{"日本語テーブル_id"}, 3, 2, 2)
+	d := Propose(&Catalog{Database: "名前", Schemas: []string{"public"}, Tables: tables}, Options{})
+
+	want := map[string][2]string{
+		"日本語テーブル":        {"Table1", "TABLE_1"},
+		"Order Items":    {"OrderItem", "ORDER_ITEM"},
+		"CustomerOrders": {"CustomerOrder", "CUSTOMER_ORDER"},
+		"2024_sales":     {"T2024Sale", "2024_SALE"},
+		"Café Menü":      {"CafeMenu", "CAFE_MENU"},
+		"orders":         {"Order", "ORDER"},
+		"Orders":         {"Order2", "ORDER2"},
+		"line\nbreak":    {"LineBreak", "LINE_BREAK"},
+		"ünïcödé_テーブル":   {"Unicode", "UNICODE"},
+	}
+	got := map[string][2]string{}
+	for _, e := range d.Entities {
+		got[e.Table.Name] = [2]string{e.Name, e.Prefix}
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("names (-want +got):\n%s", diff)
+	}
+	if len(d.Skipped) != 1 || d.Skipped[0].Table.Name != "weird" {
+		t.Errorf("skipped %v: want weird, whose key column a:b no template can name", d.Skipped)
+	}
+	if e := entity(t, d, "line\nbreak"); e.PK != "LINE_BREAK#${a$b}" {
+		t.Errorf("pk %q: a '$' in a placeholder's name is written as it is", e.PK)
+	}
+	if e := entity(t, d, "Order Items"); e.Role != Child || e.PK != "TABLE_1#${日本語テーブル_id}" || e.ByKey != "ORDER_ITEM#${Item ID}" {
+		t.Errorf("Order Items: role %v, pk %q, GSI2 %q: want a child of 日本語テーブル (order_by cannot name Item ID), found by its key through GSI2", e.Role, e.PK, e.ByKey)
+	}
+	if d.Table != "pg2dynamo" {
+		t.Errorf("table name %q for database 名前", d.Table)
+	}
+	text, m := write(t, d)
+	if !strings.Contains(text, `# line\nbreak: 3 rows`) || !strings.Contains(text, `source: {table: "line\nbreak"}`) {
+		t.Errorf("the name with a line break is not escaped in its comment, or not exact in its source:\n%s", text)
+	}
+	for _, e := range m.Entities {
+		if e.Source.Table == "日本語テーブル" && e.Name != "Table1" {
+			t.Errorf("日本語テーブル loads as %s", e.Name)
+		}
+	}
+	reachable(t, d)
 }

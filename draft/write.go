@@ -23,11 +23,18 @@ func Write(w io.Writer, d *Design) error {
 	p.line(0, "version: 1")
 	p.line(0, "table:")
 	p.line(1, "name: %s", q(d.Table))
-	if d.UsesGSI {
-		p.comment(1, "%s is overloaded: each entity puts at most one reverse lookup in it (a parent's children,", GSI)
-		p.comment(1, "or a join table inverted); the sort key's TYPE# prefix tells them apart.")
+	if d.UsesGSI || d.UsesKeyGSI {
 		p.line(1, "gsis:")
+	}
+	if d.UsesGSI {
+		p.comment(2, "%s is overloaded: each entity puts at most one reverse lookup in it (a parent's children,", GSI)
+		p.comment(2, "or a join table inverted); the sort key's TYPE# prefix tells them apart.")
 		p.line(2, "- {name: %s, partition_key: %s, sort_key: %s}", GSI, GSIPK, GSISK)
+	}
+	if d.UsesKeyGSI {
+		p.comment(2, "%s finds by its own key an item that lives in its owner's collection: only such items", KeyGSI)
+		p.comment(2, "write %s (their TYPE#key), so the index is sparse and costs nothing for the others.", KeyGSIPK)
+		p.line(2, "- {name: %s, partition_key: %s}", KeyGSI, KeyGSIPK)
 	}
 	if d.TypeAttribute != "type" {
 		p.comment(0, `a source column is named "type": the entity type goes in %q instead`, d.TypeAttribute)
@@ -72,9 +79,18 @@ func (p *printer) line(depth int, format string, args ...any) {
 	p.w.WriteString("\n")
 }
 
+// comment writes a comment line. A line break or other control character
+// (a table or column name may hold one) is written as its Go escape, so
+// that it cannot end the comment and start a line of YAML.
 func (p *printer) comment(depth int, format string, args ...any) {
-	p.line(depth, "# "+format, args...)
+	p.line(depth, "# %s", controls.ReplaceAllStringFunc(fmt.Sprintf(format, args...), func(c string) string {
+		return strings.Trim(strconv.QuoteToASCII(c), `"`)
+	}))
 }
+
+// controls matches the characters a comment cannot hold: C0 and C1
+// controls, and the Unicode line and paragraph separators.
+var controls = regexp.MustCompile(`[\x00-\x1f\x7f-\x9f\x{2028}\x{2029}]`)
 
 func (p *printer) header(d *Design) {
 	c := d.Catalog
@@ -88,17 +104,18 @@ func (p *printer) header(d *Design) {
 	}
 	p.comment(0, "measured in one snapshot. Each entity's comment gives the decision and its numbers.")
 	p.comment(0, "Rules: a table is its own item collection (TYPE#key); a table a NOT NULL foreign key")
-	p.comment(0, "owns lives in its owner's collection, or is embedded in the owner's item when no owner")
-	p.comment(0, "has over %d of it; a table of two foreign keys is an adjacency list, inverted in %s;", EmbedMaxChildren, GSI)
-	p.comment(0, "owners with over %d children on average are categories, not owners. Review, then", NestMaxAvg)
-	p.comment(0, "`pg2dynamo plan --mapping FILE --with-source` and `pg2dynamo migrate`.")
+	p.comment(0, "owns lives in its owner's collection, found by its own key through %s, or is embedded", KeyGSI)
+	p.comment(0, "in the owner's item when no owner has over %d of it; a table of two foreign keys is an", EmbedMaxChildren)
+	p.comment(0, "adjacency list, inverted in %s; owners with over %d children on average are categories,", GSI, NestMaxAvg)
+	p.comment(0, "and one-to-one foreign keys references, not owners. Secret-looking and tsvector columns")
+	p.comment(0, "are left out. Review, then `pg2dynamo plan --mapping FILE --with-source` and `pg2dynamo migrate`.")
 }
 
 func (p *printer) entity(d *Design, e *Entity) {
 	t := e.Table
 	p.line(0, "")
 	p.comment(1, "%s: %s rows, about %s bytes each as stored; key: %s (%s).", t.Name, count(t.Rows), count(t.AvgRowBytes), strings.Join(e.Key, ", "), keyKind(e))
-	for _, n := range roleNotes(e) {
+	for _, n := range append(roleNotes(e), notOwners(e)...) {
 		p.comment(1, "%s", n)
 	}
 	for _, n := range e.Notes {
@@ -108,16 +125,27 @@ func (p *printer) entity(d *Design, e *Entity) {
 	p.line(2, "source: %s", source(t))
 	p.line(2, "pk: %s", strconv.Quote(e.PK))
 	p.line(2, "sk: %s", strconv.Quote(e.SK))
+	if e.Index != nil || e.ByKey != "" {
+		p.line(2, "indexes:")
+	}
 	if ix := e.Index; ix != nil {
 		sparse := ""
 		if ix.Sparse {
 			sparse = ", sparse: true"
 		}
-		p.line(2, "indexes:")
 		p.line(3, "%s: {pk: %s, sk: %s%s}", GSI, strconv.Quote(ix.PK), strconv.Quote(ix.SK), sparse)
 	}
-	if len(e.Rename) > 0 {
+	if e.ByKey != "" {
+		p.line(3, "%s: {pk: %s}", KeyGSI, strconv.Quote(e.ByKey))
+	}
+	if len(e.Rename) > 0 || len(e.Exclude) > 0 {
 		p.line(2, "attributes:")
+	}
+	if len(e.Exclude) > 0 {
+		p.excluded(3, e.Exclude)
+		p.line(3, "exclude: [%s]", list(columnsOf(e.Exclude)))
+	}
+	if len(e.Rename) > 0 {
 		p.line(3, "rename: {%s}", pairs(e.Rename))
 	}
 	p.embeds(e)
@@ -153,10 +181,32 @@ func (p *printer) embeds(e *Entity) {
 		p.line(4, "join: {%s}", joinPairs(fkCols, e.Key))
 		p.line(4, "order_by: [%s]", list(c.Key))
 		p.line(4, "max_items: %d", EmbedMaxItems)
-		if len(fkCols) < len(c.Table.Columns) {
-			p.line(4, "attributes: {exclude: [%s]}", list(fkCols))
+		ex := slices.Clone(fkCols)
+		for _, x := range columnsOf(c.Exclude) {
+			if !slices.Contains(ex, x) {
+				ex = append(ex, x)
+			}
+		}
+		if len(ex) < len(c.Table.Columns) || len(c.Exclude) > 0 {
+			p.excluded(4, c.Exclude)
+			p.line(4, "attributes: {exclude: [%s]}", list(ex))
 		}
 	}
+}
+
+// excluded comments on each column left out, with why.
+func (p *printer) excluded(depth int, cols []LeftOut) {
+	for _, x := range cols {
+		p.comment(depth, "%s left out: %s.", x.Column, x.Why)
+	}
+}
+
+func columnsOf(cols []LeftOut) []string {
+	out := make([]string, len(cols))
+	for i, x := range cols {
+		out[i] = x.Column
+	}
+	return out
 }
 
 // roleNotes says where the entity's items live and why.
@@ -170,12 +220,9 @@ func roleNotes(e *Entity) []string {
 			ownedNames(e), e.Owner.RefTable, fanout(e.Owner), GSI))
 	case Child:
 		out = append(out, fmt.Sprintf("In each %s's item collection: owned by %s (%s).", singular(e.Owner.RefTable), e.Owner.RefTable, fanout(e.Owner)))
-		if len(e.Table.ForeignKeys) > 1 {
-			out = append(out, "Not embedded: it has other foreign keys, which embedded rows could not serve.")
-		} else if e.Owner.Fanout.Max > EmbedMaxChildren {
-			out = append(out, fmt.Sprintf("Not embedded: some %s has %d, over %d.", singular(e.Owner.RefTable), e.Owner.Fanout.Max, EmbedMaxChildren))
-		} else {
-			out = append(out, fmt.Sprintf("Not embedded: %d rows of about %s bytes could pass %s bytes.", EmbedMaxItems, count(e.Table.AvgRowBytes), count(EmbedMaxBytes)))
+		out = append(out, fmt.Sprintf("Not embedded: %s.", e.whyNotEmbedded))
+		if e.ByKey != "" {
+			out = append(out, fmt.Sprintf("%s finds one by its own key alone; its partition key is its %s's.", KeyGSI, singular(e.Owner.RefTable)))
 		}
 	case Join:
 		out = append(out, fmt.Sprintf("A join table: adjacency-list items in each %s's collection (%s),", singular(e.Ends[0].RefTable), fanout(e.Ends[0])))
@@ -193,6 +240,23 @@ func roleNotes(e *Entity) []string {
 			continue
 		}
 		out = append(out, fmt.Sprintf("Not indexed: %s (%s)%s.", fk.RefTable, fanout(fk), whyNot(fk)))
+	}
+	return out
+}
+
+// notOwners says why the NOT NULL foreign keys that are one-to-one
+// references (reference) own nothing.
+func notOwners(e *Entity) []string {
+	var out []string
+	for _, fk := range e.Table.ForeignKeys {
+		if fk != e.Owner && fk.valid && !fk.partial && fk.NotNull() && reference(e, fk) {
+			how := "no parent has two in the data"
+			if oneToOneDeclared(e.Table, fk) {
+				how = "its columns hold a unique key"
+			}
+			out = append(out, fmt.Sprintf("Not owned by %s (%s): one to one, %s; each row refers to its %s, it does not belong to it.",
+				fk.RefTable, strings.Join(fk.Columns, ", "), how, singular(fk.RefTable)))
+		}
 	}
 	return out
 }

@@ -208,7 +208,7 @@ type PatternResult struct {
 	// tuple to run it with.
 	NotRun bool `json:"not_run,omitempty"`
 	// Note says why a passing result checked nothing (the source derives
-	// no item).
+	// no item, or the source of its parameters is empty).
 	Note string `json:"note,omitempty"`
 	// Retries counts the GSI's re-reads (Options.IndexWait) before this
 	// result.
