@@ -821,8 +821,11 @@ func TestVerifyWhileFollowing(t *testing.T) {
 	}
 	stopWork()
 	t.Logf("workload during the two checks: %d rows changed", <-working)
-	// Writes have stopped; the follow may still be applying them.
-	code, vout = run(context.Background(), "verify", "--mapping", w.mapping, "--source", url, "--endpoint-url", endpoint, "--table", table)
+	// Writes have stopped; the follow may still be applying them: verify
+	// waits for it (an event: the slot reaching the check's snapshot),
+	// bounded far above a loaded machine's slowest catch-up.
+	code, vout = run(context.Background(), "verify", "--mapping", w.mapping, "--source", url, "--endpoint-url", endpoint, "--table", table,
+		"--follow-wait", eventWait.String())
 	stop()
 	if fcode := <-done; fcode != 0 || !strings.Contains(out.String(), "stopped at") {
 		t.Errorf("the follow: exit %d\n%s", fcode, out.String())
