@@ -402,7 +402,10 @@ func caughtUp(ctx context.Context, s *Stream, a *Applier, conn *pgx.Conn, opts O
 			if err != nil {
 				return false, err
 			}
-			if err := p.start(ctx, a, append([]*Tx{tx}, txs...)); err != nil {
+			txs = append([]*Tx{tx}, txs...)
+			last := txs[len(txs)-1]
+			p.tr.update(func(st *Status) { st.Received = max(st.Received, last.Commit, last.End) })
+			if err := p.start(ctx, a, txs); err != nil {
 				return false, err
 			}
 			return false, p.finish(ctx)
