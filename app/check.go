@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"net/url"
 	"strings"
 
@@ -44,29 +43,11 @@ func checkEndpoint(raw string) error {
 // mapping (mapping.LoadPartial), whose problems connectAndCheck reports
 // with the source's, so that one run says every mistake it can.
 func loadForCheck(ctx context.Context, path string) (*mapping.Mapping, error) {
-	type loaded struct {
-		m   *mapping.Mapping
-		err error
+	m, err := loadWith(ctx, path, mapping.LoadPartial)
+	if m != nil {
+		return m, nil // its problems, if any, go with the source's
 	}
-	done := make(chan loaded, 1)
-	go func() {
-		m, err := mapping.LoadPartial(ctx, path)
-		done <- loaded{m, err}
-	}()
-	var l loaded
-	select {
-	case l = <-done:
-	case <-ctx.Done():
-		return nil, context.Cause(ctx)
-	}
-	if l.m != nil {
-		return l.m, nil // its problems, if any, go with the source's
-	}
-	var pe *fs.PathError
-	if errors.As(l.err, &pe) {
-		return nil, usageError{l.err}
-	}
-	return nil, l.err
+	return nil, err
 }
 
 // connectAndCheck connects to the command's source (--source or

@@ -478,13 +478,20 @@ func startCheckpoint(c *cli.Context, mappingFile string, m *mapping.Mapping, sou
 // parser (which cannot be stopped; mapping's bounds limit it to about a
 // second) is left to finish in the background.
 func loadMapping(ctx context.Context, path string) (*mapping.Mapping, error) {
+	return loadWith(ctx, path, mapping.LoadContext)
+}
+
+// loadWith runs load (mapping.LoadContext or mapping.LoadPartial) as
+// loadMapping says: in the background, returning context.Cause(ctx) as
+// soon as ctx is done, a file that cannot be read a usage error.
+func loadWith(ctx context.Context, path string, load func(context.Context, string) (*mapping.Mapping, error)) (*mapping.Mapping, error) {
 	type loaded struct {
 		m   *mapping.Mapping
 		err error
 	}
 	done := make(chan loaded, 1)
 	go func() {
-		m, err := mapping.LoadContext(ctx, path)
+		m, err := load(ctx, path)
 		done <- loaded{m, err}
 	}()
 	var l loaded
