@@ -109,18 +109,6 @@ func (a *Applier) Stale(recorded map[string]transform.Shape) ([]string, error) {
 	return out, err
 }
 
-// Apply applies the changes of txs, in one snapshot taken after their
-// commits. Items go to the sink as they are derived, Concurrency batches
-// at a time; the deletes follow once every affected row is derived. It
-// returns when the sink has acknowledged every item.
-func (a *Applier) Apply(ctx context.Context, txs []*Tx) (Applied, error) {
-	f, err := a.Start(ctx, txs, nil, nil)
-	if err != nil {
-		return Applied{}, err
-	}
-	return f.Wait()
-}
-
 // aheadItems is the most items a window derives before the window before
 // it is written: past it, Start waits for that window (its barrier), so
 // that a window's items are never all held in memory at once.
