@@ -55,51 +55,6 @@ func waitProcess(t *testing.T, cmd *exec.Cmd, limit time.Duration, stdout, stder
 	return processResult{code: cmd.ProcessState.ExitCode(), stdout: stdout.String(), stderr: stderr.String()}
 }
 
-// rssRunnerSource runs a command and writes its peak resident set size
-// (getrusage of the child, in kilobytes) to the file named first. The
-// test cannot read it from its own child: Go starts a child with
-// vfork (CLONE_VM), so the child's ru_maxrss starts at the peak of the
-// parent's memory, here a test binary of over 100 MB; this runner's is a
-// few MB, so what it reports is the child's peak, or at most that.
-const rssRunnerSource = `package main
-
-import (
-	"fmt"
-	"os"
-	"os/exec"
-	"syscall"
-)
-
-func main() {
-	cmd := exec.Command(os.Args[2], os.Args[3:]...)
-	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
-	cmd.Run()
-	if cmd.ProcessState == nil {
-		os.Exit(125)
-	}
-	ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
-	if err := os.WriteFile(os.Args[1], []byte(fmt.Sprint(ru.Maxrss)), 0o600); err != nil {
-		os.Exit(125)
-	}
-	os.Exit(cmd.ProcessState.ExitCode())
-}
-`
-
-// buildRSSRunner builds rssRunnerSource and returns its path.
-func buildRSSRunner(t *testing.T) string {
-	t.Helper()
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "main.go"), []byte(rssRunnerSource), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command("go", "build", "-o", "rss", "main.go")
-	cmd.Dir = dir
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return filepath.Join(dir, "rss")
-}
-
 // aliasBomb is a "billion laughs" inside known fields of a mapping: each
 // anchor is nine uses of the one before, 9^9 strings once expanded. It
 // took the process to 2 GB and 95 s before its type error.
@@ -122,7 +77,6 @@ func aliasBomb() string {
 func TestHostileMappingProcess(t *testing.T) {
 	parallel(t)
 	bin := buildBinary(t)
-	runner := buildRSSRunner(t)
 	url := testenv.NewDatabase(t)
 	dir := t.TempDir()
 
@@ -146,22 +100,18 @@ func TestHostileMappingProcess(t *testing.T) {
 				t.Fatal(err)
 			}
 			var stdout, stderr bytes.Buffer
-			rssFile := filepath.Join(t.TempDir(), "rss")
-			cmd := exec.Command(runner, rssFile, bin, "plan", "--mapping", path)
+			cmd, peak := testenv.WithPeakRSS(t, bin, "plan", "--mapping", path)
 			cmd.Stdout, cmd.Stderr = &stdout, &stderr
 			start := time.Now()
 			startProcess(t, cmd)
 			r := waitProcess(t, cmd, eventWait, &stdout, &stderr)
-			var kb int64
-			if _, err := fmt.Sscan(readFile(t, rssFile), &kb); err != nil {
-				t.Fatalf("peak RSS: %v", err)
-			}
-			t.Logf("%d bytes: exit %d in %v, peak RSS %.1f MB", len(tc.data), r.code, time.Since(start).Round(time.Millisecond), float64(kb)/1e3)
+			mb := peak.MB(t)
+			t.Logf("%d bytes: exit %d in %v, peak RSS %.1f MB", len(tc.data), r.code, time.Since(start).Round(time.Millisecond), mb)
 			if r.code != ExitUsage || !strings.Contains(r.stderr, filepath.Join(dir, tc.want)) {
 				t.Errorf("exit %d, want %d and %q\n%s", r.code, ExitUsage, tc.want, r.stderr)
 			}
-			if kb == 0 || kb > 100_000 {
-				t.Errorf("peak RSS %d kB, want under 100 MB", kb)
+			if mb == 0 || mb > 100 {
+				t.Errorf("peak RSS %.1f MB, want under 100", mb)
 			}
 		})
 	}

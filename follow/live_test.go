@@ -28,17 +28,18 @@ const eventWait = 5 * time.Minute
 
 // liveFollow is a migrate --follow process.
 type liveFollow struct {
-	cmd *exec.Cmd
-	out *lockedBuffer
-	err chan error
+	cmd  *exec.Cmd
+	out  *lockedBuffer
+	err  chan error
+	peak testenv.PeakRSS
 }
 
-// startFollow starts pg2dynamo with args; the process is killed when the
-// test ends if it still runs.
+// startFollow starts pg2dynamo with args, under the peakrss runner; the
+// process is killed when the test ends if it still runs.
 func startFollow(t *testing.T, args ...string) *liveFollow {
 	t.Helper()
 	f := &liveFollow{out: &lockedBuffer{}, err: make(chan error, 1)}
-	f.cmd = exec.Command(pg2dynamo(t), args...)
+	f.cmd, f.peak = testenv.WithPeakRSS(t, pg2dynamo(t), args...)
 	f.cmd.Stdout, f.cmd.Stderr = f.out, f.out
 	if err := f.cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -84,14 +85,8 @@ func (f *liveFollow) exit(t *testing.T) int {
 	}
 }
 
-// maxRSS is the process's peak resident set, in MB (after exit).
-func (f *liveFollow) maxRSS() float64 {
-	ru, ok := f.cmd.ProcessState.SysUsage().(*syscall.Rusage)
-	if !ok {
-		return 0
-	}
-	return float64(ru.Maxrss) / 1024 // kilobytes on Linux
-}
+// maxRSS is the follow's own peak resident set, in MB (after exit).
+func (f *liveFollow) maxRSS(t *testing.T) float64 { return f.peak.MB(t) }
 
 // withParam adds a parameter to a connection URL (a setting the server
 // applies to the session, the replication connection's too).
@@ -231,7 +226,7 @@ func TestLiveFollowLongWindowOutlivesSenderTimeout(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "caught up at") || !strings.Contains(out, "1502 items put") || strings.Contains(out, "timeout") {
 		t.Fatalf("exit %d, want 0, caught up with the 1502 items (the org and its 1,501 members) put, no timeout\n%s", code, firstLines(out, 40))
 	}
-	if rss := p.maxRSS(); rss >= 150 {
+	if rss := p.maxRSS(t); rss >= 150 {
 		t.Errorf("peak RSS %.0f MB, want under 150", rss)
 	} else {
 		t.Logf("peak RSS %.0f MB", rss)
@@ -296,7 +291,7 @@ func TestLiveFollowHugeTransactionInBoundedMemory(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "1 transactions, 300000 changes, 300000 items put") {
 		t.Fatalf("exit %d, want 0 and one transaction of 300000 changes applied\n%s", code, firstLines(out, 40))
 	}
-	if rss := p.maxRSS(); rss >= 150 {
+	if rss := p.maxRSS(t); rss >= 150 {
 		t.Errorf("peak RSS %.0f MB, want under 150", rss)
 	} else {
 		t.Logf("peak RSS %.0f MB", rss)

@@ -242,11 +242,15 @@ func UseDynaliteCredentials() {
 }
 
 // Main is the TestMain of a package whose tests use dynalite:
-// UseDynaliteCredentials, the tests, then StopDynalite.
+// UseDynaliteCredentials, the tests, then StopDynalite (and the removal
+// of the peakrss runner, if a test built it).
 func Main(m *testing.M) {
 	UseDynaliteCredentials()
 	code := m.Run()
 	StopDynalite()
+	if peakBin != "" {
+		os.RemoveAll(filepath.Dir(peakBin))
+	}
 	os.Exit(code)
 }
 
