@@ -33,7 +33,7 @@ func TestMain(m *testing.M) {
 	// not seconds. The pg2dynamo processes tests start keep the real one.
 	testRetryBackoff = 10 * time.Millisecond
 	code := m.Run()
-	testenv.StopDynalite()
+	testenv.Stop()
 	if !dropSharedSources() && code == 0 {
 		code = 1 // a database left behind fails the run, not just a line in its log
 	}

@@ -242,22 +242,22 @@ func UseDynaliteCredentials() {
 }
 
 // Main is the TestMain of a package whose tests use dynalite:
-// UseDynaliteCredentials, the tests, then StopDynalite (and the removal
-// of the peakrss runner, if a test built it).
+// UseDynaliteCredentials, the tests, then Stop.
 func Main(m *testing.M) {
 	UseDynaliteCredentials()
 	code := m.Run()
-	StopDynalite()
-	if peakBin != "" {
-		os.RemoveAll(filepath.Dir(peakBin))
-	}
+	Stop()
 	os.Exit(code)
 }
 
-// StopDynalite stops the shared server if it was started.
-func StopDynalite() {
+// Stop stops the shared dynalite if it was started and removes the
+// peakrss runner if a test built it: what a TestMain does after the tests.
+func Stop() {
 	if dyn != nil {
 		dyn.Stop()
+	}
+	if peakBin != "" {
+		os.RemoveAll(filepath.Dir(peakBin))
 	}
 }
 
