@@ -16,6 +16,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/pg2dynamo/pg2dynamo/engine"
 	"github.com/pg2dynamo/pg2dynamo/internal/suggest"
 	"github.com/pg2dynamo/pg2dynamo/mapping"
 )
@@ -26,7 +27,7 @@ const (
 	ExitFailed   = 1 // the run stopped: PostgreSQL, DynamoDB or I/O error
 	ExitUsage    = 2 // nothing written: bad flags, an invalid mapping, a table that does not match it, a checkpoint in use
 	ExitRejected = 3 // the run finished but some rows were rejected (see the rejects file)
-	// ExitMismatch (4, verify.go): verify found the table differs from the source.
+	ExitMismatch = 4 // verify found the table differs from the source
 	ExitInterrupted = 130 // stopped by SIGINT (143 for SIGTERM: 128 + the signal)
 )
 
@@ -97,9 +98,13 @@ func RunContext(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	var ee *exitError
 	var me mapping.Errors
 	var mel *mapping.Error
+	kind, hasKind := engine.KindOf(err)
 	switch {
 	case errors.As(err, &ee):
 		code = ee.code
+	case hasKind:
+		code = map[engine.Kind]int{engine.KindFailed: ExitFailed, engine.KindRefused: ExitUsage,
+			engine.KindRejected: ExitRejected, engine.KindMismatch: ExitMismatch}[kind]
 	case errors.As(err, &me), errors.As(err, &mel):
 		code = ExitUsage
 	case ctx.Err() != nil:
@@ -226,7 +231,7 @@ func startCPUProfile(path string) (func() error, error) {
 	if path == "" {
 		return nil, nil
 	}
-	f, err := createOutput(path, false)
+	f, err := engine.CreateOutput(path)
 	if err != nil {
 		return nil, usageError{fmt.Errorf("--cpuprofile: %w", err)}
 	}
@@ -310,6 +315,12 @@ func endpointFlag() cli.Flag {
 		Name: "endpoint-url", EnvVars: []string{"AWS_ENDPOINT_URL_DYNAMODB", "AWS_ENDPOINT_URL"},
 		Usage: "DynamoDB endpoint `URL`, e.g. http://localhost:8000 for DynamoDB Local (default: the region's public endpoint)",
 	}
+}
+
+// maxBackoffFlag caps the SDK's exponential backoff between retries.
+func maxBackoffFlag() cli.Flag {
+	return &cli.DurationFlag{Name: "max-backoff", EnvVars: []string{"PG2DYNAMO_MAX_BACKOFF"},
+		Usage: "the longest wait between two retries of a DynamoDB request, and between two re-sends of a batch's UnprocessedItems (exponential backoff with jitter up to this)", DefaultText: "20s, the SDK's"}
 }
 
 func regionFlag() cli.Flag {

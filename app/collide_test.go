@@ -3,8 +3,6 @@ package app
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -173,51 +171,5 @@ INSERT INTO b SELECT i, 'b' FROM generate_series(1, 50) i;`)
 		if str(it["PK"]) == "A#B#1" && (str(it["type"]) != "A" || str(it["x"]) != "B#1") {
 			t.Errorf("item A#B#1 = %v, want A's row 1, written before the interruption", testenv.CanonicalItem(it))
 		}
-	}
-}
-
-// A resumed run appends to the rejects file without listing a row twice:
-// rows the earlier run listed absorb one reject each (by entity and source
-// key, whatever the reason), and a last line cut short by a kill is
-// dropped, its row listed anew.
-func TestRejectsListedOnceOnResume(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "rejects.jsonl")
-	earlier := `{"entity":"A","source_key":{"id":"1"},"reason":"NULL in key attribute PK"}
-{"entity":"B","source_key":{"id":"2","x":null},"reason":"duplicate primary key: an earlier row"}
-{"entity":"A","source_key":{"id":"3"},"rea`
-	if err := os.WriteFile(path, []byte(earlier), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	r, err := createRejects(path, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, rej := range []pipeline.Reject{
-		{Entity: "A", SourceKey: map[string]any{"id": "1"}, Reason: "NULL in key attribute PK"},               // listed
-		{Entity: "B", SourceKey: map[string]any{"x": nil, "id": "2"}, Reason: "duplicate primary key: other"}, // listed, other reason
-		{Entity: "A", SourceKey: map[string]any{"id": "3"}, Reason: "cut short"},                              // its line was cut
-		{Entity: "A", SourceKey: map[string]any{"id": "1"}, Reason: "again"},                                  // a second time
-		{Entity: "B", SourceKey: map[string]any{"id": "1"}, Reason: "new"},
-	} {
-		if err := r.Write(rej); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := r.Close(); err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	for _, rej := range readRejects(t, path) {
-		got = append(got, fmt.Sprintf("%s %v: %s", rej.Entity, rej.SourceKey["id"], rej.Reason))
-	}
-	want := []string{
-		"A 1: NULL in key attribute PK",
-		"B 2: duplicate primary key: an earlier row",
-		"A 3: cut short",
-		"A 1: again",
-		"B 1: new",
-	}
-	if d := cmp.Diff(want, got); d != "" {
-		t.Errorf("rejects file (-want +got):\n%s", d)
 	}
 }

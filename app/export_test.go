@@ -23,6 +23,7 @@ import (
 	"github.com/johannesboyne/gofakes3"
 	"github.com/johannesboyne/gofakes3/backend/s3mem"
 
+	"github.com/pg2dynamo/pg2dynamo/engine"
 	"github.com/pg2dynamo/pg2dynamo/export"
 	"github.com/pg2dynamo/pg2dynamo/internal/testenv"
 	"github.com/pg2dynamo/pg2dynamo/load"
@@ -191,7 +192,7 @@ func TestExportLoadsBackAndVerifies(t *testing.T) {
 		t.Errorf("diff's export bytes %d ($%.4f by ImportTable), the export's %d", rep.Cost.ExportBytes, rep.Cost.ImportDollars, man.Bytes)
 	}
 	// Every object the manifest names, read back from S3.
-	m, err := loadMapping(ctx, mappingFile)
+	m, err := engine.LoadMapping(ctx, mappingFile)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/pg2dynamo/pg2dynamo/internal/faultproxy"
 	"github.com/pg2dynamo/pg2dynamo/internal/testenv"
+	"github.com/pg2dynamo/pg2dynamo/pipeline"
 	"github.com/pg2dynamo/pg2dynamo/report"
 )
 
@@ -99,7 +100,11 @@ func TestPermanentErrorsStopFast(t *testing.T) {
 			// The batches written before the error are recorded: with
 			// parallel readers, as progress in some entity, not
 			// necessarily the first.
-			cp, err := loadCheckpoint(checkpointPath(args))
+			b, err := os.ReadFile(checkpointPath(args))
+			if err != nil {
+				t.Fatal(err)
+			}
+			cp, err := pipeline.DecodeCheckpoint(b)
 			if err != nil {
 				t.Fatal(err)
 			}

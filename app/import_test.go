@@ -25,6 +25,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/pg2dynamo/pg2dynamo/engine"
 	"github.com/pg2dynamo/pg2dynamo/export"
 	"github.com/pg2dynamo/pg2dynamo/internal/testenv"
 	"github.com/pg2dynamo/pg2dynamo/load"
@@ -286,7 +287,7 @@ func TestImportHandsTheExportToDynamoDB(t *testing.T) {
 	if res.code != 0 || !strings.Contains(res.stdout, "verify PASSED") {
 		t.Fatalf("import into a new table: exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
 	}
-	m, err := loadMapping(ctx, mappingFile)
+	m, err := engine.LoadMapping(ctx, mappingFile)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -501,7 +502,7 @@ func TestImportChecksTheShards(t *testing.T) {
 	if n := loads(); n != 1 {
 		t.Errorf("%d ImportTable or StartBulkPutItems requests, want the one ImportTable", n)
 	}
-	m, err := loadMapping(ctx, mappingFile)
+	m, err := engine.LoadMapping(ctx, mappingFile)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,9 +11,10 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/pg2dynamo/pg2dynamo/draft"
-	"github.com/pg2dynamo/pg2dynamo/extract"
+	"github.com/pg2dynamo/pg2dynamo/engine"
 	"github.com/pg2dynamo/pg2dynamo/mapping"
 	"github.com/pg2dynamo/pg2dynamo/pipeline"
+	"github.com/pg2dynamo/pg2dynamo/report"
 )
 
 func initCommand() *cli.Command {
@@ -90,14 +91,14 @@ func runInit(c *cli.Context) error {
 		}
 	}
 	ctx := c.Context
-	src, err := extract.Connect(ctx, c.String("source"))
+	src, err := engine.Connect(ctx, connection(c))
 	if err != nil {
-		return withSourceNote(c, err, false)
+		return err
 	}
 	defer src.Close(ctx)
 	fmt.Fprintf(c.App.ErrWriter, "reading the catalog of %s (schema %v) and measuring each table and foreign key\n", src.Name(), c.StringSlice("schema"))
 	cat, err := draft.Read(ctx, src.Conn(), c.StringSlice("schema"), c.StringSlice("exclude"), func(t *draft.Table, i, n int) {
-		fmt.Fprintf(c.App.ErrWriter, "  %d/%d %s: %d rows, %s\n", i, n, t.Name, t.Rows, countNoun(len(t.ForeignKeys), "foreign key", "foreign keys"))
+		fmt.Fprintf(c.App.ErrWriter, "  %d/%d %s: %d rows, %s\n", i, n, t.Name, t.Rows, report.Count(len(t.ForeignKeys), "foreign key", "foreign keys"))
 	})
 	if err != nil {
 		return err
@@ -146,7 +147,7 @@ func summary(d *draft.Design, out string) string {
 		where, next = out, "pg2dynamo plan --mapping "+out+" --with-source"
 	}
 	s := fmt.Sprintf("drafted %s from %s (%d with their own item collection, %d in an owner's, %d embedded, %d adjacency lists) and %d access patterns to %s",
-		countNoun(len(d.Entities)-roles[draft.Embedded], "entity", "entities"), countNoun(len(d.Catalog.Tables), "table", "tables"), roles[draft.Root]+roles[draft.Owned], roles[draft.Child], roles[draft.Embedded], roles[draft.Join], len(d.Patterns), where)
+		report.Count(len(d.Entities)-roles[draft.Embedded], "entity", "entities"), report.Count(len(d.Catalog.Tables), "table", "tables"), roles[draft.Root]+roles[draft.Owned], roles[draft.Child], roles[draft.Embedded], roles[draft.Join], len(d.Patterns), where)
 	for _, sk := range d.Skipped {
 		s += fmt.Sprintf("\nleft out %s: %s", sk.Table.Name, sk.Reason)
 	}

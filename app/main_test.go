@@ -27,11 +27,11 @@ import (
 
 func TestMain(m *testing.M) {
 	testenv.UseDynaliteCredentials()
-	// The in-process runs retry as often as pg2dynamo does, with the same
-	// faults, but wait 10 ms between attempts rather than the SDK's
+	// The runs retry as often as pg2dynamo does, with the same faults,
+	// but wait at most 10 ms between attempts rather than the SDK's
 	// exponential backoff (up to 20 s): tests of retries count retries,
-	// not seconds. The pg2dynamo processes tests start keep the real one.
-	testRetryBackoff = 10 * time.Millisecond
+	// not seconds.
+	os.Setenv("PG2DYNAMO_MAX_BACKOFF", "10ms")
 	code := m.Run()
 	testenv.Stop()
 	if !dropSharedSources() && code == 0 {

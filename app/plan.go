@@ -5,10 +5,10 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/pg2dynamo/pg2dynamo/extract"
+	"github.com/pg2dynamo/pg2dynamo/engine"
 	"github.com/pg2dynamo/pg2dynamo/mapping"
+	"github.com/pg2dynamo/pg2dynamo/pipeline"
 	"github.com/pg2dynamo/pg2dynamo/plan"
-	"github.com/pg2dynamo/pg2dynamo/transform"
 )
 
 func planCommand() *cli.Command {
@@ -53,45 +53,44 @@ func runPlan(c *cli.Context) error {
 	default:
 		return usageError{fmt.Errorf("--format %q: expected text, markdown, json or onetable", format)}
 	}
-	path, err := requireMapping(c)
+	cfg, err := config(c)
 	if err != nil {
 		return err
-	}
-	load := loadMapping
-	if c.Bool("with-source") {
-		load = loadForCheck // the file's problems with the source's
-	}
-	m, err := load(c.Context, path)
-	if err != nil {
-		return err
-	}
-	if format == plan.FormatOneTable {
-		return planOneTable(c, m)
 	}
 	ctx := c.Context
-	var src *extract.Source
-	var plans []*transform.Plan
-	if c.Bool("with-source") {
-		// Checked before the design is built: a mapping with problems
-		// (loadForCheck) is refused with them.
-		if src, plans, err = connectAndCheck(c, m); err != nil {
+	var m *mapping.Mapping
+	if !c.Bool("with-source") {
+		if m, err = engine.LoadMapping(ctx, cfg.Mapping); err != nil {
 			return err
 		}
-		defer src.Close(ctx)
+		if format == plan.FormatOneTable {
+			return planOneTable(c, cfg, m)
+		}
+	}
+	var s *engine.Session
+	if c.Bool("with-source") {
+		// Checked before the design is built: the file's problems are
+		// reported with the source's.
+		if s, err = engine.Open(ctx, cfg); err != nil {
+			return err
+		}
+		defer s.Close(ctx)
+		m = s.Mapping()
 	}
 	d := plan.Build(m)
-	if sum := mappingSHA256(path); sum != "" {
-		d.Tag(owner(path, sum).Tags())
+	if sum := engine.MappingSHA256(cfg.Mapping); sum != "" {
+		d.Tag(engine.MappingOwner(cfg.Mapping, sum).Tags())
 	}
-	if c.Bool("with-source") {
-		if err := src.Begin(ctx); err != nil {
+	if s != nil {
+		if err := s.Source().Begin(ctx); err != nil {
 			return err
 		}
-		prog, closeProg, err := progressOf(c)
-		if err != nil {
-			return err
+		var prog pipeline.Progress
+		closeProg := func() {}
+		if cfg.Progress != nil {
+			prog, closeProg = cfg.Progress()
 		}
-		d.Stats, err = plan.Stats(ctx, src, m, plans, prog)
+		d.Stats, err = plan.Stats(ctx, s.Source(), m, s.Plans(), prog)
 		closeProg()
 		if err != nil {
 			return err
@@ -103,14 +102,14 @@ func runPlan(c *cli.Context) error {
 // planOneTable writes the OneTable schema of m: a mapping with library
 // onetable, checked against the source (whose column types decide the key
 // templates' padding), of which no row is read.
-func planOneTable(c *cli.Context, m *mapping.Mapping) error {
+func planOneTable(c *cli.Context, cfg engine.Config, m *mapping.Mapping) error {
 	if _, err := plan.OneTableSchema(m, nil); err != nil {
 		return err // not library onetable: say so before connecting
 	}
-	src, plans, err := connectAndCheck(c, m)
+	s, err := engine.Open(c.Context, cfg)
 	if err != nil {
 		return err
 	}
-	defer src.Close(c.Context)
-	return plan.WriteOneTable(c.App.Writer, m, plans)
+	defer s.Close(c.Context)
+	return plan.WriteOneTable(c.App.Writer, s.Mapping(), s.Plans())
 }

@@ -9,7 +9,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/pg2dynamo/pg2dynamo/extract"
+	"github.com/pg2dynamo/pg2dynamo/engine"
 	"github.com/pg2dynamo/pg2dynamo/pipeline"
 )
 
@@ -43,23 +43,6 @@ func shardOf(c *cli.Context) (pipeline.Shard, error) {
 	return sh, nil
 }
 
-// mustShard is --shard, already checked by shardOf.
-func mustShard(c *cli.Context) pipeline.Shard {
-	sh, _ := pipeline.ParseShard(c.String("shard"))
-	return sh
-}
-
-// beginSnapshot begins s's snapshot: --snapshot's, or a new one.
-func beginSnapshot(c *cli.Context, s *session) error {
-	if name := c.String("snapshot"); name != "" {
-		return s.src.BeginAt(c.Context, name)
-	}
-	if mustShard(c).On() {
-		fmt.Fprintln(c.App.ErrWriter, "this shard reads a snapshot of its own (no --snapshot): rows inserted or deleted while the shards start can be missed or read twice; see pg2dynamo snapshot hold")
-	}
-	return s.src.Begin(c.Context)
-}
-
 func snapshotCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "snapshot",
@@ -77,9 +60,9 @@ has begun reading. https://www.postgresql.org/docs/current/functions-admin.html#
 			Action: func(c *cli.Context) error {
 				ctx, stop := signal.NotifyContext(c.Context, syscall.SIGINT, syscall.SIGTERM)
 				defer stop()
-				src, err := extract.Connect(ctx, c.String("source"))
+				src, err := engine.Connect(ctx, connection(c))
 				if err != nil {
-					return withSourceNote(c, err, false)
+					return err
 				}
 				defer src.Close(context.WithoutCancel(ctx))
 				if err := src.Begin(ctx); err != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/pg2dynamo/pg2dynamo/engine"
 	"github.com/pg2dynamo/pg2dynamo/internal/testenv"
 	"github.com/pg2dynamo/pg2dynamo/load"
 )
@@ -53,7 +54,7 @@ func TestShardsEqualOneRun(t *testing.T) {
 	if res := runCLI(t, migrateArgs(t, mappingFile, url, whole, "--create-table", "--no-verify")...); res.code != 0 {
 		t.Fatalf("unsharded migrate: exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
 	}
-	m, err := loadMapping(ctx, mappingFile)
+	m, err := engine.LoadMapping(ctx, mappingFile)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,6 @@
 package app
 
 import (
-	"fmt"
 	"runtime/debug"
 	"strings"
 )
@@ -45,12 +44,4 @@ func Version() string {
 		v += " " + rev + dirty
 	}
 	return v + " " + info.GoVersion
-}
-
-// countNoun is "1 entity" or "3 entities".
-func countNoun(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return fmt.Sprintf("%d %s", n, many)
 }

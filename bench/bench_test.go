@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pg2dynamo/pg2dynamo/app"
+	"github.com/pg2dynamo/pg2dynamo/engine"
 	"github.com/pg2dynamo/pg2dynamo/follow"
 	vreport "github.com/pg2dynamo/pg2dynamo/report"
 	"github.com/pg2dynamo/pg2dynamo/verify"
@@ -125,7 +125,7 @@ func TestVerifyHeadline(t *testing.T) {
 }
 
 // TestStatusLine parses the follow's status lines as migrate --follow
-// prints them (app.FollowStatusLine): the counts and the lag of a window
+// prints them (engine.FollowStatusLine): the counts and the lag of a window
 // applied, also on a line printed while the next window is in flight.
 func TestStatusLine(t *testing.T) {
 	for _, st := range []follow.Status{
@@ -133,7 +133,7 @@ func TestStatusLine(t *testing.T) {
 		{LagBytes: 120},
 		{Applied: 1<<32 | 2, Received: 1<<32 | 2, Transactions: 3, Changes: 4, Puts: 5, Deletes: 6, Rejected: 7, LagBytes: 8, Lag: time.Minute + 2500*time.Millisecond},
 	} {
-		line := app.FollowStatusLine(st, 1250, 1248.4)
+		line := engine.FollowStatusLine(st, 1250, 1248.4)
 		f := newStatusFeed()
 		f.line(line, time.Now())
 		if len(f.all) != 1 {
@@ -145,7 +145,7 @@ func TestStatusLine(t *testing.T) {
 	}
 	// While windows overlap, a window's counts show first on the line
 	// printed as the next is received: that line counts.
-	inFlight := app.FollowStatusLine(follow.Status{Applied: 0x1A8DF0B8, Received: 0x1B000000, Changes: 9, Puts: 8, Deletes: 1}, 0, 0)
+	inFlight := engine.FollowStatusLine(follow.Status{Applied: 0x1A8DF0B8, Received: 0x1B000000, Changes: 9, Puts: 8, Deletes: 1}, 0, 0)
 	f := newStatusFeed()
 	f.line(inFlight, time.Now())
 	if len(f.all) != 1 || f.all[0].changes != 9 || f.all[0].puts != 8 || f.all[0].deletes != 1 {

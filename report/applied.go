@@ -81,10 +81,10 @@ func (r *Report) changesHeadline() string {
 	}
 	s += fmt.Sprintf("; %d write units (a full re-put: %d)", a.WriteUnits, a.FullWriteUnits)
 	if n := countProblems(r.Entities); n > 0 {
-		s += ", " + plural(int64(n), "entity", "entities") + " whose counts disagree"
+		s += ", " + Count(int64(n), "entity", "entities") + " whose counts disagree"
 	}
 	if n := n.Duplicates; n > 0 {
-		s += ", " + plural(n, "key", "keys") + " derived more than once"
+		s += ", " + Count(n, "key", "keys") + " derived more than once"
 	}
 	if !a.ReadBack {
 		return s

@@ -276,14 +276,14 @@ func (r *Report) Headline() string {
 		s += fmt.Sprintf(" (%d other items not of a mapped type, not checked)", n.Other)
 	}
 	if n := countProblems(r.Entities); n > 0 {
-		s += ", " + plural(int64(n), "entity", "entities") + " whose counts disagree"
+		s += ", " + Count(int64(n), "entity", "entities") + " whose counts disagree"
 	}
 	if n := n.Duplicates; n > 0 {
-		s += ", " + plural(n, "key", "keys") + " derived more than once"
+		s += ", " + Count(n, "key", "keys") + " derived more than once"
 	}
 	s += fmt.Sprintf("; %d access-pattern queries, %d wrong", len(r.Patterns), bad)
 	if n := n.InFlight; n > 0 {
-		s += fmt.Sprintf("; %s changed by the follow while the check ran (lag, not a mismatch)", plural(n, "item", "items"))
+		s += fmt.Sprintf("; %s changed by the follow while the check ran (lag, not a mismatch)", Count(n, "item", "items"))
 	}
 	return s
 }
@@ -619,7 +619,8 @@ func summarizePatterns(results []verify.PatternResult, keep int) (order []string
 
 func num(n int64) string { return fmt.Sprint(n) }
 
-func plural(n int64, one, many string) string {
+// Count is "1 entity" or "3 entities": n and the noun that fits it.
+func Count[N ~int | ~int64](n N, one, many string) string {
 	if n == 1 {
 		return "1 " + one
 	}

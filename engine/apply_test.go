@@ -1,4 +1,4 @@
-package app
+package engine
 
 import (
 	"context"
@@ -153,4 +153,11 @@ func TestTableApplierStopsOnError(t *testing.T) {
 	if err := a.Wait(ctx); err != nil {
 		t.Errorf("Wait after the error: %v", err)
 	}
+}
+
+func str(av types.AttributeValue) string {
+	if s, ok := av.(*types.AttributeValueMemberS); ok {
+		return s.Value
+	}
+	return ""
 }

@@ -1,4 +1,4 @@
-package app
+package engine
 
 import (
 	"bytes"
@@ -31,14 +31,14 @@ type checkpointFile struct {
 func loadCheckpoint(path string) (*pipeline.Checkpoint, error) {
 	b, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, usageError{fmt.Errorf("--resume: no checkpoint at %s (a run writes one there as it goes; see --checkpoint)", path)}
+		return nil, refused(fmt.Errorf("--resume: no checkpoint at %s (a run writes one there as it goes; see --checkpoint)", path))
 	}
 	if err != nil {
 		return nil, err
 	}
 	cp, err := pipeline.DecodeCheckpoint(b)
 	if err != nil {
-		return nil, usageError{fmt.Errorf("checkpoint %s: %w", path, err)}
+		return nil, refused(fmt.Errorf("checkpoint %s: %w", path, err))
 	}
 	return cp, nil
 }
@@ -87,7 +87,7 @@ func lockCheckpoint(path string) (release func(), err error) {
 				holder = fmt.Sprintf("another pg2dynamo run (pid %d)", pid)
 			}
 		}
-		return nil, usageError{fmt.Errorf("checkpoint %s is in use by %s: wait for it to end, or give this run its own --checkpoint and --rejects", path, holder)}
+		return nil, refused(fmt.Errorf("checkpoint %s is in use by %s: wait for it to end, or give this run its own --checkpoint and --rejects", path, holder))
 	}
 	f, err := os.OpenFile(lockPath, os.O_WRONLY|os.O_TRUNC|syscall.O_NOFOLLOW, 0o600)
 	if err == nil {

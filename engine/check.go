@@ -1,4 +1,4 @@
-package app
+package engine
 
 import (
 	"context"
@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/urfave/cli/v2"
 
 	"github.com/pg2dynamo/pg2dynamo/extract"
 	"github.com/pg2dynamo/pg2dynamo/internal/suggest"
@@ -32,7 +31,7 @@ func checkEndpoint(raw string) error {
 	}
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" {
-		return usageError{fmt.Errorf("--endpoint-url %q: expected an http:// or https:// URL with a host, such as http://localhost:8000 (the flag, AWS_ENDPOINT_URL_DYNAMODB or AWS_ENDPOINT_URL)", raw)}
+		return refused(fmt.Errorf("--endpoint-url %q: expected an http:// or https:// URL with a host, such as http://localhost:8000 (the flag, AWS_ENDPOINT_URL_DYNAMODB or AWS_ENDPOINT_URL)", raw))
 	}
 	return nil
 }
@@ -58,21 +57,21 @@ func loadForCheck(ctx context.Context, path string) (*mapping.Mapping, error) {
 // and why. A mapping with problems (loadForCheck) is refused with them,
 // and with the source's when it could connect (exit 2). The caller closes
 // the source.
-func connectAndCheck(c *cli.Context, m *mapping.Mapping) (*extract.Source, []*transform.Plan, error) {
-	src, err := extract.Connect(c.Context, c.String("source"))
+func connectAndCheck(j *job, m *mapping.Mapping) (*extract.Source, []*transform.Plan, error) {
+	src, err := extract.Connect(j.ctx, j.cfg.Source)
 	if err != nil {
-		err = withSourceNote(c, err, false)
+		err = withSourceNote(j, err, false)
 		if problems := m.Problems(); len(problems) > 0 {
-			return nil, nil, withCode(ExitUsage, fmt.Errorf("%w\nnot checked against the source: %w", problems, err))
+			return nil, nil, refused(fmt.Errorf("%w\nnot checked against the source: %w", problems, err))
 		}
 		return nil, nil, err
 	}
-	plans, err := pipeline.Prepare(c.Context, src, m)
+	plans, err := pipeline.Prepare(j.ctx, src, m)
 	if err != nil {
-		src.Close(c.Context)
+		src.Close(j.ctx)
 		var mes mapping.Errors
 		if errors.As(err, &mes) {
-			err = withSourceNote(c, err, true)
+			err = withSourceNote(j, err, true)
 		}
 		return nil, nil, err
 	}
@@ -83,8 +82,8 @@ func connectAndCheck(c *cli.Context, m *mapping.Mapping) (*extract.Source, []*tr
 // led when the command names no source: "connected to database root as
 // user root on /var/run/postgresql:5432 (libpq defaults: no --source,
 // DATABASE_URL or PG* variables)". err is returned as is otherwise.
-func withSourceNote(c *cli.Context, err error, connected bool) error {
-	if c.String("source") != "" {
+func withSourceNote(j *job, err error, connected bool) error {
+	if j.cfg.Source != "" {
 		return err
 	}
 	t, terr := extract.ResolveTarget("")
@@ -113,10 +112,10 @@ func withSourceNote(c *cli.Context, err error, connected bool) error {
 func tableRefused(ctx context.Context, client dynamodb.ListTablesAPIClient, name string, err error) error {
 	var tm *load.TableMismatchError
 	if errors.Is(err, load.ErrTableNotFound) {
-		return withCode(ExitUsage, fmt.Errorf("%w%s", err, tableHint(ctx, client, name)))
+		return refused(fmt.Errorf("%w%s", err, tableHint(ctx, client, name)))
 	}
 	if errors.As(err, &tm) {
-		return withCode(ExitUsage, err)
+		return refused(err)
 	}
 	return err
 }
@@ -141,15 +140,11 @@ func tableHint(ctx context.Context, client dynamodb.ListTablesAPIClient, name st
 // table migrate would refuse is refused here too, with exit code 2 and
 // every difference named, rather than compared item by item. A table that
 // does not exist passes (every item is new).
-func (s *session) checkTable(c *cli.Context) error {
-	_, err := load.CheckTable(c.Context, s.client, s.m)
+func (s *session) checkTable(j *job) error {
+	_, err := load.CheckTable(j.ctx, s.client, s.m)
 	var tm *load.TableMismatchError
 	if errors.As(err, &tm) {
-		cmd := c.Command.Name
-		if c.Bool("dry-run") {
-			cmd += " --dry-run"
-		}
-		return withCode(ExitUsage, fmt.Errorf("%s: %w; migrate would refuse to write to it", cmd, err))
+		return refused(fmt.Errorf("%s: %w; migrate would refuse to write to it", j.command, err))
 	}
 	return err
 }

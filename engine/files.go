@@ -1,4 +1,4 @@
-package app
+package engine
 
 import (
 	"errors"
@@ -189,3 +189,12 @@ func writeOutput(path string, data []byte) error {
 	}
 	return o.Close()
 }
+
+// OutputFile is a file written for the user, as the engine writes its
+// own (see outputFile): for the CLI's CPU profile.
+type OutputFile = outputFile
+
+// CreateOutput prepares a new output file for path (see createOutput):
+// written by Write, published at path by Close, left unpublished by
+// Discard.
+func CreateOutput(path string) (*OutputFile, error) { return createOutput(path, false) }

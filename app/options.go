@@ -1,0 +1,97 @@
+package app
+
+import (
+	"fmt"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/pg2dynamo/pg2dynamo/engine"
+	"github.com/pg2dynamo/pg2dynamo/pipeline"
+)
+
+// The flags of a command, read into the engine's configuration and
+// option structs: the one place each flag's value is read.
+
+// config is the engine configuration of c's common flags: the mapping
+// (required), the source, the table, AWS, the writers, the version and
+// the progress display --progress asks for (checked here).
+func config(c *cli.Context) (engine.Config, error) {
+	if c.Args().Present() {
+		return engine.Config{}, usageError{errUnexpectedArg(c)}
+	}
+	path, err := requireMapping(c)
+	if err != nil {
+		return engine.Config{}, err
+	}
+	cfg := connection(c)
+	cfg.Mapping = path
+	if hasFlag(c, "progress") {
+		mode, w, every := c.String("progress"), c.App.ErrWriter, c.Duration("progress-interval")
+		if _, closeP, err := progressFor(mode, w, every); err != nil {
+			return cfg, err
+		} else {
+			closeP()
+		}
+		cfg.Progress = func() (pipeline.Progress, func()) {
+			p, closeP, _ := progressFor(mode, w, every)
+			return p, closeP
+		}
+	}
+	return cfg, nil
+}
+
+// connection is the engine configuration of c's source, table and AWS
+// flags, with the writers and the version: what a command without a
+// mapping (init, snapshot hold) needs too.
+func connection(c *cli.Context) engine.Config {
+	return engine.Config{Source: c.String("source"), Table: c.String("table"),
+		AWS: engine.AWS{Region: c.String("region"), Profile: c.String("profile"), EndpointURL: c.String("endpoint-url"),
+			S3EndpointURL: c.String("s3-endpoint-url"), MaxAttempts: c.Int("max-attempts"), MaxBackoff: c.Duration("max-backoff")},
+		Log: c.App.ErrWriter, Out: c.App.Writer, Version: Version()}
+}
+
+// hasFlag says whether c's command defines the flag name.
+func hasFlag(c *cli.Context, name string) bool {
+	for _, f := range c.Command.Flags {
+		for _, n := range f.Names() {
+			if n == name {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func reportOptions(c *cli.Context) engine.ReportOptions {
+	return engine.ReportOptions{Segments: c.Int("segments"), Sample: c.Int("sample"), GSIWait: c.Duration("gsi-wait"),
+		Format: c.String("format"), Limit: c.Int("limit"), JSON: c.Path("report-json"), HTML: c.Path("html"),
+		PricePerMillion: c.Float64("price-per-million"), ImportPricePerGB: c.Float64("import-price-per-gb"),
+		FollowWait: c.Duration("follow-wait")}
+}
+
+func writeOptions(c *cli.Context) engine.WriteOptions {
+	return engine.WriteOptions{Sink: c.String("sink"), CreateTable: c.Bool("create-table"), Concurrency: c.Int("concurrency"),
+		MaxWriteUnits: c.Int("max-write-units"), RetryDeadline: c.Duration("retry-deadline"),
+		AllowOtherMapping: c.Bool("allow-other-mapping"), AllowOtherItems: c.Bool("allow-other-items")}
+}
+
+func loadOptions(c *cli.Context, shard pipeline.Shard) engine.LoadOptions {
+	return engine.LoadOptions{Readers: c.Int("readers"), NoDuplicateCheck: c.Bool("no-duplicate-check"), Shard: shard,
+		Snapshot: c.String("snapshot"), Rejects: c.Path("rejects")}
+}
+
+func followOptions(c *cli.Context) engine.FollowOptions {
+	return engine.FollowOptions{Slot: c.String("slot"), Publication: c.String("publication"),
+		UntilCaughtUp: c.Bool("until-caught-up"), StatusInterval: c.Duration("progress-interval")}
+}
+
+// checkReportFlags refuses report flags out of range.
+func checkReportFlags(c *cli.Context) error {
+	if n := c.Int("segments"); n < 1 || n > 64 {
+		return usageError{fmt.Errorf("--segments %d: expected 1 to 64", n)}
+	}
+	if n := c.Int("sample"); n < 1 {
+		return usageError{fmt.Errorf("--sample %d: expected at least 1", n)}
+	}
+	return nil
+}

@@ -1,0 +1,97 @@
+package engine
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/pg2dynamo/pg2dynamo/report"
+	"github.com/pg2dynamo/pg2dynamo/verify"
+)
+
+// changesOnly is migrate --changes-only: in one snapshot, one comparison of
+// every derived item with the table (verify.Compare) hands each new and
+// changed item to the run's DynamoDB sink as its bucket is compared, then,
+// when the counts agree, the stale items to conditional deletes
+// (tableApplier); then, unless --no-verify, every key written is read back
+// and the access patterns run. The report (text on stdout, --report-json,
+// --html) gives what was compared, written and deleted, the write units,
+// and the check. Exit 4 when the check fails, 3 when rows or items were
+// rejected (see the rejects file).
+func changesOnly(j *job) error {
+	ctx := j.ctx
+	release, err := lockCheckpoint(j.mig.Checkpoint) // one run at a time per rejects file
+	if err != nil {
+		return err
+	}
+	defer release()
+	rejects, err := createRejects(j.ld.Rejects, false)
+	if err != nil {
+		return err
+	}
+	defer rejects.Close()
+	rf, err := openReportFiles(j)
+	if err != nil {
+		return err
+	}
+	defer rf.discard()
+	s, err := open(j)
+	if err != nil {
+		return err
+	}
+	defer s.src.Close(ctx)
+	out, err := openSink(j, s)
+	if err != nil {
+		return err
+	}
+	if err := s.src.Begin(ctx); err != nil {
+		return err
+	}
+	r, res, err := applyChanges(j, s, out, rejects)
+	if err != nil {
+		fmt.Fprintln(j.log, "pg2dynamo: what was written before the error stays written; run migrate --changes-only again to finish: its comparison finds what is left")
+		return err
+	}
+	defer res.Close()
+	if err := writeReport(j, r, j.out, rf); err != nil {
+		return err
+	}
+	if err := rejects.Close(); err != nil {
+		return err
+	}
+	if r.Applied.ReadBack && !r.OK {
+		return mismatch(fmt.Errorf("%s", r.Headline()))
+	}
+	if n := r.Totals.Rejected + r.Applied.Rejected; n > 0 {
+		return rejected(fmt.Errorf("%d rows or items rejected: see %s", n, rejects.path))
+	}
+	return nil
+}
+
+// applyChanges runs --changes-only's comparison, which writes as it goes,
+// and returns its report; the caller closes the Result.
+func applyChanges(j *job, s *session, out sinkOut, rejects *rejectFile) (*report.Report, *verify.Result, error) {
+	check := !j.mig.NoVerify
+	fmt.Fprintf(j.log, "changes-only: deriving items from %s and comparing them with table %s; the new and changed items are written as they are found, the stale ones deleted after\n",
+		s.src.Name(), s.m.Table.Name)
+	prog, closeProg, err := j.progress()
+	if err != nil {
+		return nil, nil, err
+	}
+	ap := newTableApplier(out.ds, s.m.TypeAttribute, [2]string{s.m.Table.PartitionKey, s.m.Table.SortKey}, j.wr.Concurrency, rejects.Write)
+	opts := verify.Options{Segments: j.rep.Segments, Sample: j.rep.Sample, IndexWait: j.rep.GSIWait, Progress: prog,
+		SkipPatterns: !check, Apply: ap, OnReject: rejects.Write}
+	if check {
+		opts.ReadBack = s.client
+	}
+	run := s.runInfo(j, time.Now())
+	res, err := verify.Compare(j.ctx, s.src, s.m, s.plans, s.client, opts)
+	closeProg()
+	if err != nil {
+		ap.abandon(j.ctx)
+		return nil, nil, err
+	}
+	r := report.New(report.ModeChanges, res, 0)
+	r.Run = run
+	r.Applied = ap.applied(report.CommandChangesOnly, res, out.stats)
+	return r, res, nil
+}

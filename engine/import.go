@@ -1,0 +1,332 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/smithy-go"
+
+	"github.com/pg2dynamo/pg2dynamo/export"
+	"github.com/pg2dynamo/pg2dynamo/load"
+	"github.com/pg2dynamo/pg2dynamo/pipeline"
+	"github.com/pg2dynamo/pg2dynamo/report"
+	"github.com/pg2dynamo/pg2dynamo/transform"
+)
+
+// importPlan is what runImport decided from its flags and the manifests.
+type importPlan struct {
+	from, reportTo export.Location
+	compression    string
+	items          int64
+	s3             *s3.Client
+}
+
+func checkImport(j *job, mappingFile string) (*importPlan, error) {
+	ip := &importPlan{}
+	var err error
+	if j.imp.From == "" {
+		return nil, refused(errors.New("--from is required: s3://BUCKET/PREFIX/ of an export"))
+	}
+	if ip.from, err = export.ParseLocation(j.imp.From); err != nil || ip.from.Dir != "" {
+		return nil, refused(fmt.Errorf("--from %q: expected s3://BUCKET/PREFIX/ (DynamoDB imports from S3 only)", j.imp.From))
+	}
+	ip.reportTo = export.Location{Bucket: ip.from.Bucket, Prefix: ip.from.Prefix + "reports/"}
+	if r := j.imp.ReportTo; r != "" {
+		if ip.reportTo, err = export.ParseLocation(r); err != nil || ip.reportTo.Dir != "" {
+			return nil, refused(fmt.Errorf("--report-to %q: expected s3://BUCKET/PREFIX/", r))
+		}
+	}
+	if t := j.imp.Tier; t != string(types.BulkOperationPerformanceTierStandard) && t != string(types.BulkOperationPerformanceTierAccelerated) {
+		return nil, refused(fmt.Errorf("--tier %q: expected STANDARD or ACCELERATED", t))
+	}
+	if n := j.imp.MaxWriteUnits; n != 0 && n < export.MinBulkWriteUnits {
+		return nil, refused(fmt.Errorf("--max-write-units %d: StartBulkPutItems takes at least %d", n, export.MinBulkWriteUnits))
+	}
+	if j.imp.PollInterval <= 0 {
+		return nil, refused(errors.New("--poll-interval: expected a positive duration"))
+	}
+	if ip.s3, err = s3Client(j); err != nil {
+		return nil, err
+	}
+	mans, err := export.Manifests(j.ctx, ip.s3, ip.from)
+	if err != nil {
+		return nil, err
+	}
+	if err := export.CheckShards(mans); err != nil {
+		return nil, refused(fmt.Errorf("%s: %w", ip.from, err))
+	}
+	hash, err := fileSHA256(mappingFile)
+	if err != nil {
+		return nil, err
+	}
+	keys, err := export.ListKeys(j.ctx, ip.s3, ip.from, export.DataPrefix)
+	if err != nil {
+		return nil, err
+	}
+	if extra, missing := export.Unlisted(keys, mans); len(extra) > 0 {
+		return nil, refused(fmt.Errorf("%s%s holds %s no manifest lists (%s), which DynamoDB would load too: left by another export into this prefix, or one that did not finish; delete them, or export again to a new prefix",
+			ip.from, export.DataPrefix, report.Count(len(extra), "object", "objects"), strings.Join(head(extra, 3), ", ")))
+	} else if len(missing) > 0 {
+		return nil, fmt.Errorf("%s: %s the manifests list %s missing (%s): export again", ip.from, report.Count(len(missing), "object", "objects"), map[bool]string{true: "is", false: "are"}[len(missing) == 1], strings.Join(head(missing, 3), ", "))
+	}
+	for _, man := range mans {
+		if man.MappingHash != hash {
+			return nil, refused(fmt.Errorf("%s was exported with another mapping file (SHA-256 %s, not %s's %s): export again with this mapping", ip.from, man.MappingHash, mappingFile, hash))
+		}
+		if ip.compression != "" && man.Compression != ip.compression {
+			return nil, refused(fmt.Errorf("%s mixes %s and %s objects: one import reads one compression", ip.from, ip.compression, man.Compression))
+		}
+		ip.compression = man.Compression
+		ip.items += man.Items
+	}
+	return ip, nil
+}
+
+// Import loads an export (Export) from S3 into DynamoDB: into a new
+// table with ImportTable, or into an existing one with
+// StartBulkPutItems, whose failed items are listed in o.Rejects; then,
+// unless o.NoVerify, it runs the check (Compare's verify) against the
+// source. Items not loaded are a KindRejected error; an endpoint without
+// these operations (an emulator) is KindRefused.
+func Import(ctx context.Context, cfg Config, o ImportOptions) error {
+	j := newJob(ctx, cfg, "import")
+	j.mig.ReportOptions = o.ReportOptions
+	j.mig.NoVerify = o.NoVerify
+	j.ld.Rejects = o.Rejects
+	j.imp = o
+	rf, err := openReportFiles(j)
+	if err != nil {
+		return err
+	}
+	defer rf.discard()
+	ip, err := checkImport(j, cfg.Mapping)
+	if err != nil {
+		return err
+	}
+	rejects, err := createRejects(j.ld.Rejects, false)
+	if err != nil {
+		return err
+	}
+	defer rejects.Close()
+	s, err := open(j)
+	if err != nil {
+		return err
+	}
+	defer s.src.Close(ctx)
+	if err := s.dynamo(j, nil); err != nil {
+		return err
+	}
+	exists, err := load.CheckTable(ctx, s.client, s.m)
+	if err != nil {
+		return tableRefused(ctx, s.client, s.m.Table.Name, err)
+	}
+	var failed int64
+	if exists {
+		failed, err = bulkPut(j, s, ip, rejects)
+	} else {
+		failed, err = importTable(j, s, ip)
+	}
+	if err != nil {
+		return err
+	}
+	if err := rejects.Close(); err != nil {
+		return err
+	}
+	if !j.mig.NoVerify {
+		if err := s.src.Begin(ctx); err != nil {
+			return err
+		}
+		fmt.Fprintln(j.out)
+		if err := compareAndReport(j, s, report.ModeVerify, 0, j.out, rf); err != nil {
+			return err
+		}
+	}
+	if failed > 0 {
+		return rejected(fmt.Errorf("%d items not loaded: see %s", failed, rejects.path))
+	}
+	return nil
+}
+
+// importTable creates the table from the export with ImportTable and
+// waits for it; it returns the items in error.
+func importTable(j *job, s *session, ip *importPlan) (int64, error) {
+	in := export.ImportTableInput(s.m, ip.from, ip.compression)
+	out, err := s.client.ImportTable(j.ctx, in)
+	if err != nil {
+		return 0, operationError(j, "ImportTable", err)
+	}
+	arn := aws.ToString(out.ImportTableDescription.ImportArn)
+	fmt.Fprintf(j.log, "ImportTable %s: creating table %s from %s%s (%d items)\n", arn, s.m.Table.Name, ip.from, export.DataPrefix, ip.items)
+	var d *types.ImportTableDescription
+	err = poll(j, func(ctx context.Context) (bool, error) {
+		o, err := s.client.DescribeImport(ctx, &dynamodb.DescribeImportInput{ImportArn: aws.String(arn)})
+		if err != nil {
+			return false, fmt.Errorf("DescribeImport: %w", err)
+		}
+		d = o.ImportTableDescription
+		fmt.Fprintf(j.log, "import: %s, %d of %d items processed, %d imported, %d errors\n", d.ImportStatus,
+			d.ProcessedItemCount, ip.items, d.ImportedItemCount, d.ErrorCount)
+		return d.ImportStatus != types.ImportStatusInProgress, nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	if d.ImportStatus != types.ImportStatusCompleted {
+		return 0, fmt.Errorf("ImportTable %s: %s: %s %s", arn, d.ImportStatus, aws.ToString(d.FailureCode), aws.ToString(d.FailureMessage))
+	}
+	if d.ErrorCount > 0 {
+		fmt.Fprintf(j.log, "import: %d items in error; ImportTable logs them in CloudWatch Logs, log group %s\n", d.ErrorCount, aws.ToString(d.CloudWatchLogGroupArn))
+	}
+	if _, err := load.EnsureTable(j.ctx, s.client, s.m, false); err != nil { // waits until ACTIVE
+		return 0, tableRefused(j.ctx, s.client, s.m.Table.Name, err)
+	}
+	return d.ErrorCount, applyAfterImport(j, s)
+}
+
+// applyAfterImport gives the imported table the mapping's settings
+// ImportTable cannot carry (load.AfterImportInputs), and point-in-time
+// recovery. A failure says what is left to do by hand.
+func applyAfterImport(j *job, s *session) error {
+	name := s.m.Table.Name
+	type step struct {
+		setting, cmd string
+		call         func() error
+	}
+	var steps []step
+	for _, in := range load.AfterImportInputs(s.m) {
+		st := step{"deletion protection", "aws dynamodb update-table --deletion-protection-enabled", nil}
+		if in.WarmThroughput != nil {
+			st.setting, st.cmd = "warm throughput", "aws dynamodb update-table --warm-throughput"
+		}
+		st.call = func() error { _, err := s.client.UpdateTable(j.ctx, in); return err }
+		steps = append(steps, st)
+	}
+	if in := load.UpdateContinuousBackupsInput(s.m); in != nil {
+		steps = append(steps, step{"point-in-time recovery", "aws dynamodb update-continuous-backups",
+			func() error { _, err := s.client.UpdateContinuousBackups(j.ctx, in); return err }})
+	}
+	for _, st := range steps {
+		if err := st.call(); err != nil {
+			return fmt.Errorf("table %s was imported, but setting its %s failed (set it with %s; a re-run does not): %w", name, st.setting, st.cmd, err)
+		}
+		fmt.Fprintf(j.log, "import: table %s: %s set\n", name, st.setting)
+	}
+	return nil
+}
+
+// bulkPut loads the export into the existing table with
+// StartBulkPutItems, waits for it, and lists the items of its report in
+// rejects; it returns their number.
+func bulkPut(j *job, s *session, ip *importPlan, rejects *rejectFile) (int64, error) {
+	in := export.StartBulkPutItemsInput(s.m, ip.from, ip.compression, export.BulkPut{Report: ip.reportTo,
+		MaxWriteUnits: j.imp.MaxWriteUnits, Tier: j.imp.Tier})
+	out, err := s.client.StartBulkPutItems(j.ctx, in)
+	if err != nil {
+		return 0, operationError(j, "StartBulkPutItems", err)
+	}
+	arn := aws.ToString(out.BulkOperationDescription.BulkOperationArn)
+	fmt.Fprintf(j.log, "StartBulkPutItems %s: loading %s%s into table %s (%d items)\n", arn, ip.from, export.DataPrefix, s.m.Table.Name, ip.items)
+	var d *types.BulkOperationDescription
+	err = poll(j, func(ctx context.Context) (bool, error) {
+		o, err := s.client.DescribeBulkOperation(ctx, &dynamodb.DescribeBulkOperationInput{BulkOperationArn: aws.String(arn)})
+		if err != nil {
+			return false, fmt.Errorf("DescribeBulkOperation: %w", err)
+		}
+		d = o.BulkOperationDescription
+		fmt.Fprintf(j.log, "bulk put: %s, %d of %d items processed, %d failed\n", d.BulkOperationStatus, d.ProcessedItemCount, ip.items, d.FailedItemCount)
+		st := d.BulkOperationStatus
+		return st != types.BulkOperationStatusInProgress && st != types.BulkOperationStatusCancelling, nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	switch d.BulkOperationStatus {
+	case types.BulkOperationStatusCompleted:
+		return 0, nil
+	case types.BulkOperationStatusCompletedWithErrors:
+	default:
+		return 0, fmt.Errorf("StartBulkPutItems %s: %s: %s %s", arn, d.BulkOperationStatus, aws.ToString(d.FailureCode), aws.ToString(d.FailureMessage))
+	}
+	var listed int64
+	typeOf := map[string]string{}
+	for _, p := range s.plans {
+		typeOf[p.Entity().Type] = p.Entity().Name
+	}
+	keyAttrs := [2]string{s.m.Table.PartitionKey, s.m.Table.SortKey}
+	err = export.ReadReport(j.ctx, ip.s3, ip.reportTo, func(f export.Failed) error {
+		listed++
+		rej := pipeline.Reject{Reason: "StartBulkPutItems: " + f.Reason}
+		if f.Item == nil {
+			rej.Reason += " (record: " + f.Line + ")"
+		} else {
+			k := transform.ItemKey(f.Item, keyAttrs)
+			rej.ItemKey = map[string]string{keyAttrs[0]: k[0]}
+			if keyAttrs[1] != "" {
+				rej.ItemKey[keyAttrs[1]] = k[1]
+			}
+			if t, ok := f.Item[s.m.TypeAttribute].(*types.AttributeValueMemberS); ok {
+				rej.Entity = typeOf[t.Value]
+			}
+		}
+		return rejects.Write(rej)
+	})
+	if err != nil {
+		return 0, err
+	}
+	fmt.Fprintf(j.log, "bulk put: %d items failed (DescribeBulkOperation), %d listed in the report %s, written to %s\n",
+		d.FailedItemCount, listed, ip.reportTo, rejects.path)
+	return max(d.FailedItemCount, listed), nil
+}
+
+// operationError is err, from operation op (ImportTable,
+// StartBulkPutItems), wrapped; from an endpoint that does not have op
+// (UnknownOperationException: dynalite, DynamoDB Local and other
+// emulators have neither) it is a *missingOperationError, a usage error.
+func operationError(j *job, op string, err error) error {
+	var ae smithy.APIError
+	if errors.As(err, &ae) && ae.ErrorCode() == "UnknownOperationException" {
+		return refused(&missingOperationError{Op: op, Endpoint: j.cfg.AWS.EndpointURL, Err: err})
+	}
+	return fmt.Errorf("%s: %w", op, err)
+}
+
+// missingOperationError is the refusal of operation Op by a DynamoDB
+// endpoint (Endpoint, "" for AWS's) that does not have it. It says what
+// to do instead; nothing was loaded.
+type missingOperationError struct {
+	Op, Endpoint string
+	Err          error
+}
+
+func (e *missingOperationError) Error() string {
+	at := "the DynamoDB endpoint"
+	if e.Endpoint != "" {
+		at += " " + e.Endpoint
+	}
+	return fmt.Sprintf("%s does not have %s (UnknownOperationException): an emulator such as dynalite or DynamoDB Local cannot load from S3; import into DynamoDB itself (without --endpoint-url), or load the table with pg2dynamo migrate, which writes through BatchWriteItem",
+		at, e.Op)
+}
+
+func (e *missingOperationError) Unwrap() error { return e.Err }
+
+// poll calls fn every --poll-interval until it reports done or fails.
+func poll(j *job, fn func(context.Context) (bool, error)) error {
+	for {
+		done, err := fn(j.ctx)
+		if err != nil || done {
+			return err
+		}
+		select {
+		case <-j.ctx.Done():
+			return context.Cause(j.ctx)
+		case <-time.After(j.imp.PollInterval):
+		}
+	}
+}

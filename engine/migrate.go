@@ -1,0 +1,526 @@
+package engine
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/maphash"
+	"io"
+	"io/fs"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"text/tabwriter"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/pg2dynamo/pg2dynamo/follow"
+	"github.com/pg2dynamo/pg2dynamo/load"
+	"github.com/pg2dynamo/pg2dynamo/mapping"
+	"github.com/pg2dynamo/pg2dynamo/pipeline"
+	"github.com/pg2dynamo/pg2dynamo/report"
+	"github.com/pg2dynamo/pg2dynamo/transform"
+)
+
+// Migrate runs a migration: the full load of every entity from one
+// snapshot into the table, then, by o, --prune, the follow, or the check
+// (verify) in the load's snapshot; with o.DryRun it compares only (as
+// Compare in diff mode), with o.ChangesOnly it writes what differs (see
+// changesOnly). Errors have a Kind (KindOf): KindRefused when nothing was
+// written, KindRejected when rows were rejected (listed in o.Rejects),
+// KindMismatch when the check failed.
+func Migrate(ctx context.Context, cfg Config, o MigrateOptions) error {
+	j := newJob(ctx, cfg, "migrate")
+	j.mig = o
+	if o.DryRun {
+		j.command = "migrate --dry-run"
+		return dryRun(j)
+	}
+	if o.ChangesOnly {
+		return changesOnly(j)
+	}
+	// One run at a time per checkpoint (and its rejects file).
+	release, err := lockCheckpoint(o.Checkpoint)
+	if err != nil {
+		return err
+	}
+	defer release()
+	// Created first, so that it describes this run however it ends; a
+	// resumed run adds to it.
+	rejects, err := createRejects(o.Rejects, o.Resume)
+	if err != nil {
+		return err
+	}
+	defer rejects.Close()
+	rf, err := openReportFiles(j)
+	if err != nil {
+		return err
+	}
+	defer rf.discard()
+	s, err := open(j)
+	if err != nil {
+		return err
+	}
+	defer s.src.Close(ctx)
+	// The checkpoint before the table: --resume without one (or with
+	// another run's) is refused before anything is created.
+	cp, err := startCheckpoint(j, cfg.Mapping, s.m, s.src.Name(), s.plans)
+	if err != nil {
+		return err
+	}
+	var fl *following
+	if o.Follow {
+		if fl, err = startFollowing(j, s); err != nil {
+			return err
+		}
+	}
+	out, err := openSink(j, s)
+	if err != nil {
+		return err
+	}
+	if err := beforeLoad(j, s, cp, fl); err != nil {
+		return err
+	}
+	if err := fl.begin(j, s); err != nil {
+		return err
+	}
+	sum, err := fullLoad(j, s, cp, out, rejects, fl != nil)
+	if err != nil {
+		return err
+	}
+	if err := afterLoad(j, s, cp, fl, out, rejects, rf); err != nil {
+		return err
+	}
+	if err := rejects.Close(); err != nil {
+		return err
+	}
+	if t := sum.Total(); t.Rejected > 0 || fl.rejected() > 0 {
+		return rejected(fmt.Errorf("%d rows rejected: see %s", t.Rejected+fl.rejected(), rejects.path))
+	}
+	return nil
+}
+
+// beforeLoad readies cp for the full load: with --follow --resume
+// --prune every item is loaded again (cp starts over), else a resumed run
+// must write into the table cp was written for (checkTableIdentity).
+func beforeLoad(j *job, s *session, cp *checkpointFile, fl *following) error {
+	reload := fl != nil && fl.resume && j.mig.Prune
+	if reload {
+		// Every item is loaded again in a new snapshot, and the stale
+		// ones deleted, before following on.
+		cp.Checkpoint = pipeline.NewCheckpoint(cp.Mapping, cp.Source, cp.Table, s.plans)
+		fmt.Fprintln(j.log, "--prune: loading every item again, then deleting the stale ones, before following on from the slot")
+		// What the stream says of transactions committed before the
+		// load's snapshot is in the table once it is loaded.
+		var err error
+		if fl.exactFrom, err = follow.CurrentLSN(j.ctx, s.src.Conn()); err != nil {
+			return err
+		}
+	}
+	return checkTableIdentity(j, s, cp, j.mig.Resume && !reload)
+}
+
+// afterLoad is what follows the full load: --prune, then the follow; or
+// a sharded run's last word; or the verify in the load's snapshot.
+func afterLoad(j *job, s *session, cp *checkpointFile, fl *following, out sinkOut, rejects *rejectFile, rf *reportFiles) error {
+	if fl != nil {
+		if j.mig.Prune && s.client != nil {
+			done, err := pruneStale(j, s, out)
+			if err != nil {
+				return err
+			}
+			done()
+		}
+		return fl.run(j, s, cp, out, rejects)
+	}
+	if shard := j.ld.Shard; shard.On() {
+		fmt.Fprintf(j.log, "shard %s done; run pg2dynamo verify once every shard is done (the table holds them all)\n", shard)
+		return nil
+	}
+	if s.client == nil || j.mig.NoVerify {
+		return nil
+	}
+	// The same snapshot: what was read is what is checked, all of it (a
+	// resumed run read only what was left).
+	fmt.Fprintln(j.out)
+	if j.mig.Prune {
+		done, err := pruneStale(j, s, out)
+		if err != nil {
+			return err
+		}
+		defer done() // its lists, until the verify's report is written
+	}
+	return compareAndReport(j, s, report.ModeVerify, 0, j.out, rf)
+}
+
+// fullLoad runs the full load: every entity from the snapshot begun,
+// resuming what cp records, into out; then it saves cp, closes the
+// progress display, prints the summary and, unless a follow goes on
+// (following), closes the rejects file.
+func fullLoad(j *job, s *session, cp *checkpointFile, out sinkOut, rejects *rejectFile, following bool) (*pipeline.Summary, error) {
+	ctx := j.ctx
+	prog, closeProg, _ := j.progress()
+	fmt.Fprintf(j.log, "migrating %s from %s to %s\n", report.Count(len(s.plans), "entity", "entities"), s.src.Name(), out.target)
+	describeDuplicateCheck(j, s)
+	sum, runErr := pipeline.Run(ctx, pipeline.Postgres(s.src), s.m, s.plans, out.sink, pipeline.Options{
+		Concurrency: j.wr.Concurrency, OnReject: rejects.Write, Progress: prog,
+		Readers: j.ld.Readers, SkipDuplicateCheck: j.ld.NoDuplicateCheck,
+		Checkpoint: cp.Checkpoint, OnCheckpoint: cp.onCheckpoint, Shard: j.ld.Shard,
+	})
+	// The last progress, however the run ended.
+	if err := cp.save(); err != nil && runErr == nil {
+		runErr = err
+	}
+	closeProg()
+	if sum != nil {
+		printSummary(j.out, sum, out.stats)
+	}
+	if !following { // a follow lists rejects too
+		if err := rejects.Close(); err != nil && runErr == nil {
+			runErr = err
+		}
+	}
+	if runErr != nil && ctx.Err() == nil {
+		fmt.Fprintln(j.log, "pg2dynamo: what was read before the error is written (see the summary); fix the cause and run again with --resume to finish")
+	}
+	return sum, runErr
+}
+
+// dryRun is migrate --dry-run: what the run would change and cost, as
+// pg2dynamo diff; nothing is written.
+func dryRun(j *job) error {
+	rf, err := openReportFiles(j)
+	if err != nil {
+		return err
+	}
+	defer rf.discard()
+	s, err := open(j)
+	if err != nil {
+		return err
+	}
+	defer s.src.Close(j.ctx)
+	if err := s.dynamo(j, nil); err != nil {
+		return err
+	}
+	if err := s.src.Begin(j.ctx); err != nil {
+		return err
+	}
+	return compareAndReport(j, s, report.ModeDiff, j.rep.PricePerMillion, j.out, rf)
+}
+
+// sinkOut is where a migration writes: the sink, its description and its
+// request counters (nil for the null sink).
+type sinkOut struct {
+	sink   load.Sink
+	target string
+	stats  func() load.Stats
+	// ds is the DynamoDB sink (sink), for its conditional deletes; nil
+	// for the null sink.
+	ds *load.DynamoDB
+}
+
+// openSink returns --sink's sink. For DynamoDB it connects, makes sure the
+// table exists (creating it with --create-table) and sets the retry
+// deadline and the write-unit cap.
+func openSink(j *job, s *session) (sinkOut, error) {
+	if j.wr.Sink == "null" {
+		return sinkOut{sink: load.Null{}, target: "the null sink (nothing is written)"}, nil
+	}
+	m := s.m
+	retries := new(atomic.Int64)
+	if err := s.dynamo(j, retries); err != nil {
+		return sinkOut{}, err
+	}
+	created, err := load.EnsureTable(j.ctx, s.client, m, j.wr.CreateTable)
+	if err != nil {
+		return sinkOut{}, tableRefused(j.ctx, s.client, m.Table.Name, err)
+	}
+	if created {
+		fmt.Fprintf(j.log, "created table %s\n", m.Table.Name)
+	}
+	if err := checkOwner(j, s, j.cfg.Mapping, created); err != nil {
+		return sinkOut{}, err
+	}
+	ds := load.NewDynamoDB(s.client, m.Table.Name, m.Table.PartitionKey, m.Table.SortKey)
+	ds.Deadline = j.wr.RetryDeadline
+	if b := j.cfg.AWS.MaxBackoff; b > 0 {
+		ds.Backoff = retry.NewExponentialJitterBackoff(b)
+	}
+	if n := j.wr.MaxWriteUnits; n > 0 {
+		ds.LimitWriteUnits(n, func(item map[string]types.AttributeValue) int64 { return transform.WriteUnits(m, item) })
+	}
+	return sinkOut{sink: ds, ds: ds, target: "DynamoDB table " + m.Table.Name, stats: func() load.Stats {
+		st := ds.Stats()
+		st.Retries = retries.Load()
+		return st
+	}}, nil
+}
+
+// keysNotProvenUnique names, in mapping order, the entities whose keys the
+// mapping and the tables' unique keys do not prove unique
+// (transform.KeysUnique): the run-wide duplicate-key check covers them.
+func (s *session) keysNotProvenUnique() []string {
+	var names []string
+	for i, ok := range transform.KeysUnique(s.m, s.plans) {
+		if !ok {
+			names = append(names, s.plans[i].Entity().Name)
+		}
+	}
+	return names
+}
+
+// describeDuplicateCheck says which entities the run-wide duplicate-key
+// check covers.
+func describeDuplicateCheck(j *job, s *session) {
+	if j.ld.NoDuplicateCheck {
+		return
+	}
+	checked := s.keysNotProvenUnique()
+	if len(checked) == 0 {
+		fmt.Fprintln(j.log, "duplicate-key check: not needed, every entity's keys are proven unique by the mapping and the tables' unique keys")
+		return
+	}
+	fmt.Fprintf(j.log, "duplicate-key check: on for %s (keys not proven unique: read one after another, so that the earlier row, in mapping then primary-key order, keeps a key; 11 to 21 bytes of memory per item)\n", strings.Join(checked, ", "))
+}
+
+// checkTableIdentity records in cp the table the run writes to
+// (DescribeTable's TableId and CreationDateTime) or, resuming, refuses a
+// table other than the one cp was written for: deleted and created again
+// (an emptied DynamoDB Local, a restore), it does not hold what cp says
+// is loaded. A usage error (exit 2): nothing is written.
+func checkTableIdentity(j *job, s *session, cp *checkpointFile, resume bool) error {
+	if s.client == nil {
+		return nil
+	}
+	td, err := load.DescribeTable(j.ctx, s.client, s.m.Table.Name)
+	if err != nil || td == nil {
+		return err
+	}
+	id, created := aws.ToString(td.TableId), aws.ToTime(td.CreationDateTime).UTC()
+	if resume && (cp.TableID != "" || !cp.TableCreated.IsZero()) {
+		if cp.TableID != id || !cp.TableCreated.Equal(created) {
+			again := "migrate --prune without --resume"
+			if j.mig.Follow {
+				again = "migrate --follow --resume --prune"
+			}
+			return refused(fmt.Errorf("--resume: table %s is not the one checkpoint %s was written for (that one was created %s, this one %s): it was deleted and created again, or restored, so it lacks what the checkpoint records as loaded; run %s to load every item again and delete the stale ones",
+				s.m.Table.Name, cp.path, cp.TableCreated.Format(time.RFC3339), created.Format(time.RFC3339), again))
+		}
+		return nil
+	}
+	cp.TableID, cp.TableCreated = id, created
+	return cp.save()
+}
+
+// startCheckpoint sets up the run's checkpoint and saves it: a fresh one,
+// or, with --resume, the recorded one, which must be for the same mapping
+// file, table and source.
+func startCheckpoint(j *job, mappingFile string, m *mapping.Mapping, source string, plans []*transform.Plan) (*checkpointFile, error) {
+	b, err := os.ReadFile(mappingFile)
+	if err != nil {
+		return nil, err
+	}
+	fp := pipeline.Fingerprint(b, m.Table.Name)
+	if sh := j.ld.Shard; sh.On() {
+		fp = pipeline.Fingerprint(b, m.Table.Name+" shard "+sh.String())
+	}
+	f := &checkpointFile{path: j.mig.Checkpoint, every: j.mig.CheckpointInterval}
+	if !j.mig.Resume {
+		f.Checkpoint = pipeline.NewCheckpoint(fp, source, m.Table.Name, plans)
+		return f, f.save()
+	}
+	if f.Checkpoint, err = loadCheckpoint(f.path); err != nil {
+		return nil, err
+	}
+	if err := f.Check(fp, source); err != nil {
+		return nil, refused(fmt.Errorf("--resume: checkpoint %s: %w; run without --resume to start over", f.path, err))
+	}
+	fmt.Fprintf(j.log, "resuming from %s: %s\n", f.path, strings.Join(f.Describe(plans), ", "))
+	return f, f.save()
+}
+
+// LoadMapping loads the mapping file; a file that cannot be read is a usage
+// error (exit 2), like an invalid one. It returns context.Cause(ctx) as
+// soon as ctx is done: reading a file that blocks (a FIFO) or the YAML
+// parser (which cannot be stopped; mapping's bounds limit it to about a
+// second) is left to finish in the background.
+func LoadMapping(ctx context.Context, path string) (*mapping.Mapping, error) {
+	return loadWith(ctx, path, mapping.LoadContext)
+}
+
+// loadWith runs load (mapping.LoadContext or mapping.LoadPartial) as
+// loadMapping says: in the background, returning context.Cause(ctx) as
+// soon as ctx is done, a file that cannot be read a usage error.
+func loadWith(ctx context.Context, path string, load func(context.Context, string) (*mapping.Mapping, error)) (*mapping.Mapping, error) {
+	type loaded struct {
+		m   *mapping.Mapping
+		err error
+	}
+	done := make(chan loaded, 1)
+	go func() {
+		m, err := load(ctx, path)
+		done <- loaded{m, err}
+	}()
+	var l loaded
+	select {
+	case l = <-done:
+	case <-ctx.Done():
+		return nil, context.Cause(ctx)
+	}
+	var pe *fs.PathError
+	if errors.As(l.err, &pe) {
+		return nil, refused(l.err)
+	}
+	return l.m, l.err
+}
+
+// printSummary prints the per-entity table: rows read = rows written + rows
+// rejected (+ not written, a column shown only when the run stopped with
+// rows read but not written); items written counts items (two per row for
+// an entity with a mirror).
+func printSummary(w io.Writer, s *pipeline.Summary, stats func() load.Stats) {
+	total := s.Total()
+	stopped := total.NotWritten > 0
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	head := "entity\trows read\trows written\trows rejected\t"
+	if stopped {
+		head += "not written\t"
+	}
+	fmt.Fprintln(tw, head+"items written\telapsed\t")
+	for _, e := range append(s.Entities, total) {
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t", e.Name, e.Rows, e.Written, e.Rejected)
+		if stopped {
+			fmt.Fprintf(tw, "%d\t", e.NotWritten)
+		}
+		fmt.Fprintf(tw, "%d\t%s\t\n", e.Items, e.Elapsed.Round(time.Millisecond))
+	}
+	tw.Flush()
+	if stopped {
+		fmt.Fprintf(w, "the run stopped: %d rows were read but not written; run again to write them\n", total.NotWritten)
+	}
+	if stats != nil {
+		st := stats()
+		fmt.Fprintf(w, "%d BatchWriteItem/PutItem requests, %d retried by the SDK (throttling, 5xx, network), %d UnprocessedItems re-sends, %.0f write units consumed\n",
+			st.Requests, st.Retries, st.UnprocessedRetries, st.ConsumedWriteUnits)
+	}
+}
+
+// rejectFile writes rejects as JSON Lines. It is a new file (see
+// outputFile: mode 0600, never written through a link) published at the
+// path when the run starts, before any reject is written, so it always
+// describes the latest run, and after a crash it holds every reject
+// written, as the checkpoint expects; a resumed run's file starts with
+// the last one's content and lists no row twice (see createRejects).
+type rejectFile struct {
+	path string
+	mu   sync.Mutex
+	f    *outputFile
+	enc  *json.Encoder
+	// listed counts the rows the file listed before a resumed run, by
+	// rowID; each absorbs one reject of the same row.
+	listed map[uint64]int
+	seed   maphash.Seed
+}
+
+// createRejects creates the rejects file at path, or, with appendTo (a
+// resumed run), opens it to append. A resumed run reads its rows again from
+// its checkpoint's positions, which trail what the earlier run read, so it
+// may reject rows that run listed: those are not listed again. A last line
+// cut short (the earlier run was killed while writing it) is dropped, and
+// its row listed anew. Errors are usage errors naming the file.
+func createRejects(path string, appendTo bool) (*rejectFile, error) {
+	r := &rejectFile{path: path, seed: maphash.MakeSeed()}
+	f, err := createOutput(path, appendTo)
+	if err != nil {
+		return nil, refused(fmt.Errorf("rejects file: %w", err))
+	}
+	if appendTo && f.tmp != "" { // a copy of the last run's file, not a device
+		if err := r.readListed(f.f); err != nil {
+			f.Discard()
+			return nil, refused(fmt.Errorf("rejects file %s: %w", path, err))
+		}
+	}
+	if err := f.Publish(); err != nil {
+		f.Discard()
+		return nil, refused(fmt.Errorf("rejects file: %w", err))
+	}
+	r.f, r.enc = f, json.NewEncoder(f)
+	return r, nil
+}
+
+// readListed counts the rows f lists, truncates it after its last
+// complete line and leaves its offset there.
+func (r *rejectFile) readListed(f *os.File) error {
+	r.listed = map[uint64]int{}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return err
+	}
+	br := bufio.NewReader(f)
+	var whole int64 // bytes of complete lines
+	for {
+		line, err := br.ReadBytes('\n')
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		whole += int64(len(line))
+		var rej pipeline.Reject
+		if json.Unmarshal(line, &rej) == nil {
+			r.listed[r.rowID(rej)]++
+		}
+	}
+	if err := f.Truncate(whole); err != nil {
+		return err
+	}
+	_, err := f.Seek(whole, io.SeekStart)
+	return err
+}
+
+// rowID identifies a reject's row: its entity and source key (which holds
+// its table's primary key), not the reason, which may name the row that
+// kept a duplicate key differently once a batch is cut elsewhere.
+func (r *rejectFile) rowID(rej pipeline.Reject) uint64 {
+	key, _ := json.Marshal(rej.SourceKey) // map keys sorted; values strings or nil
+	var h maphash.Hash
+	h.SetSeed(r.seed)
+	h.WriteString(rej.Entity)
+	h.WriteByte(0)
+	h.Write(key)
+	return h.Sum64()
+}
+
+// Write lists rej, unless a resumed run's rejects file listed its row
+// already. Safe for concurrent use.
+func (r *rejectFile) Write(rej pipeline.Reject) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.listed) > 0 {
+		if id := r.rowID(rej); r.listed[id] > 0 {
+			r.listed[id]--
+			return nil
+		}
+	}
+	if err := r.enc.Encode(rej); err != nil {
+		return fmt.Errorf("rejects file %s: %w", r.path, err)
+	}
+	return nil
+}
+
+func (r *rejectFile) Close() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.f == nil {
+		return nil
+	}
+	err := r.f.Close()
+	r.f = nil
+	return err
+}
