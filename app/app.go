@@ -23,11 +23,11 @@ import (
 
 // Exit codes, for scripts.
 const (
-	ExitOK       = 0 // every source row was written
-	ExitFailed   = 1 // the run stopped: PostgreSQL, DynamoDB or I/O error
-	ExitUsage    = 2 // nothing written: bad flags, an invalid mapping, a table that does not match it, a checkpoint in use
-	ExitRejected = 3 // the run finished but some rows were rejected (see the rejects file)
-	ExitMismatch = 4 // verify found the table differs from the source
+	ExitOK          = 0   // every source row was written
+	ExitFailed      = 1   // the run stopped: PostgreSQL, DynamoDB or I/O error
+	ExitUsage       = 2   // nothing written: bad flags, an invalid mapping, a table that does not match it, a checkpoint in use
+	ExitRejected    = 3   // the run finished but some rows were rejected (see the rejects file)
+	ExitMismatch    = 4   // verify found the table differs from the source
 	ExitInterrupted = 130 // stopped by SIGINT (143 for SIGTERM: 128 + the signal)
 )
 

@@ -2,15 +2,11 @@ package app
 
 import (
 	"fmt"
-	"io"
 	"math"
-	"os"
 	"runtime"
-	"sync"
 	"time"
 
 	"github.com/urfave/cli/v2"
-	"golang.org/x/term"
 
 	"github.com/pg2dynamo/pg2dynamo/engine"
 	"github.com/pg2dynamo/pg2dynamo/pipeline"
@@ -148,28 +144,4 @@ func checkMigrateFlags(c *cli.Context) error {
 		return usageError{fmt.Errorf("--sink %q: expected dynamodb or null", k)}
 	}
 	return nil
-}
-
-func progressFor(mode string, w io.Writer, interval time.Duration) (pipeline.Progress, func(), error) {
-	if mode == "auto" {
-		mode = "lines"
-		// A terminal without a size (some CI ptys) cannot show bars: mpb
-		// draws as many lines as the terminal has rows.
-		if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
-			if width, height, err := term.GetSize(int(f.Fd())); err == nil && width > 0 && height > 0 {
-				mode = "bars"
-			}
-		}
-	}
-	switch mode {
-	case "bars":
-		b := newBarProgress(w, nil)
-		return b, sync.OnceFunc(b.Close), nil
-	case "lines":
-		l := newLineProgress(w, interval, nil)
-		return l, sync.OnceFunc(l.Close), nil
-	case "none":
-		return nil, func() {}, nil
-	}
-	return nil, nil, usageError{fmt.Errorf("--progress %q: expected auto, bars, lines or none", mode)}
 }

@@ -2,11 +2,13 @@ package app
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/pg2dynamo/pg2dynamo/engine"
 	"github.com/pg2dynamo/pg2dynamo/pipeline"
+	"github.com/pg2dynamo/pg2dynamo/progress"
 )
 
 // The flags of a command, read into the engine's configuration and
@@ -27,13 +29,13 @@ func config(c *cli.Context) (engine.Config, error) {
 	cfg.Mapping = path
 	if hasFlag(c, "progress") {
 		mode, w, every := c.String("progress"), c.App.ErrWriter, c.Duration("progress-interval")
-		if _, closeP, err := progressFor(mode, w, every); err != nil {
-			return cfg, err
+		if _, closeP, err := progress.New(mode, w, every); err != nil {
+			return cfg, usageError{err}
 		} else {
 			closeP()
 		}
 		cfg.Progress = func() (pipeline.Progress, func()) {
-			p, closeP, _ := progressFor(mode, w, every)
+			p, closeP, _ := progress.New(mode, w, every)
 			return p, closeP
 		}
 	}
@@ -94,4 +96,12 @@ func checkReportFlags(c *cli.Context) error {
 		return usageError{fmt.Errorf("--sample %d: expected at least 1", n)}
 	}
 	return nil
+}
+
+// progressFlags are the flags of the commands that show progress.
+func progressFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "progress", Value: "auto", Usage: "progress display: auto (bars on a terminal, lines otherwise), bars, lines or none; bars and lines show rows done of the snapshot's count(*), items/s, elapsed and the ETA"},
+		&cli.DurationFlag{Name: "progress-interval", Value: 10 * time.Second, Usage: "how often --progress lines prints a line (and migrate --follow its status line)"},
+	}
 }

@@ -21,6 +21,7 @@ import (
 
 	"github.com/pg2dynamo/pg2dynamo/internal/testenv"
 	"github.com/pg2dynamo/pg2dynamo/pipeline"
+	"github.com/pg2dynamo/pg2dynamo/progress"
 )
 
 // fakeClock is a clock the test moves (and mpb's goroutine reads).
@@ -105,8 +106,8 @@ func waitFor(t *testing.T, out *syncBuffer, want ...string) []string {
 func TestProgressBarsShowElapsedAndETA(t *testing.T) {
 	tty, out := openPTY(t)
 	clock := newFakeClock()
-	b := newBarProgress(tty, clock.now)
-	b.refresh = 10 * time.Millisecond
+	b := progress.NewBars(tty, clock.now)
+	b.Refresh = 10 * time.Millisecond
 	b.Plan([]pipeline.PlannedEntity{{Name: "Org", Rows: 200}, {Name: "Ticket", Rows: 700}, {Name: "Label", Rows: 100}, {Name: "Tag", Rows: 0}})
 	b.Start("Org")
 	clock.add(10 * time.Second)

@@ -1,34 +1,25 @@
-package app
+// Package progress draws a run's progress on a terminal (bars, through
+// mpb) or as plain lines: the pipeline.Progress of the CLI. Each shows a
+// phase's entities in the mapping's order with rows done of the
+// snapshot's count(*), items/s, elapsed time and the ETA.
+package progress
 
 import (
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/urfave/cli/v2"
 	"github.com/vbauerster/mpb/v8"
 	"github.com/vbauerster/mpb/v8/decor"
+	"golang.org/x/term"
 
 	"github.com/pg2dynamo/pg2dynamo/pipeline"
 	"github.com/pg2dynamo/pg2dynamo/verify"
 )
-
-// progressFlags are the flags of the commands that show progress.
-func progressFlags() []cli.Flag {
-	return []cli.Flag{
-		&cli.StringFlag{Name: "progress", Value: "auto", Usage: "progress display: auto (bars on a terminal, lines otherwise), bars, lines or none; bars and lines show rows done of the snapshot's count(*), items/s, elapsed and the ETA"},
-		&cli.DurationFlag{Name: "progress-interval", Value: 10 * time.Second, Usage: "how often --progress lines prints a line (and migrate --follow its status line)"},
-	}
-}
-
-// progressOf is the progress display --progress asks for (progressFor),
-// on c's error writer, and its closing.
-func progressOf(c *cli.Context) (pipeline.Progress, func(), error) {
-	return progressFor(c.String("progress"), c.App.ErrWriter, c.Duration("progress-interval"))
-}
 
 // progressBoard is what both progress displays show: one phase's entities
 // (a run's, or verify's source pass, then its Scan) in the mapping's
@@ -244,31 +235,31 @@ func (b *progressBoard) entityRight(e *boardEntity) string {
 	return fmt.Sprintf("%s %s  %s %6s%s", percent(e.rows, e.total), rate(e.items, end.Sub(e.start)), state, clock(end.Sub(e.start)), etaPad)
 }
 
-// barProgress draws the board as live bars (mpb): an overall bar, then,
+// Bars draws the board as live bars (mpb): an overall bar, then,
 // when there is more than one entity, one bar per entity in the mapping's
 // order. On a terminal, or on any writer when --progress bars
 // asks for them (frames then go to the writer with the terminal's cursor
 // movements, every refresh). Each Plan (a new phase) ends the bars of the
 // last one.
-type barProgress struct {
+type Bars struct {
 	w       io.Writer
 	board   *progressBoard
 	p       *mpb.Progress
 	overall *mpb.Bar
 	bars    map[string]*mpb.Bar
-	refresh time.Duration
+	Refresh time.Duration
 }
 
-func newBarProgress(w io.Writer, now func() time.Time) *barProgress {
-	return &barProgress{w: w, board: newProgressBoard(now), refresh: 200 * time.Millisecond}
+func NewBars(w io.Writer, now func() time.Time) *Bars {
+	return &Bars{w: w, board: newProgressBoard(now), Refresh: 200 * time.Millisecond}
 }
 
-func (b *barProgress) Plan(ents []pipeline.PlannedEntity) {
+func (b *Bars) Plan(ents []pipeline.PlannedEntity) {
 	b.Close()
 	b.board.plan(ents)
 	// The width asked for is the bar's most, on a terminal, where the bar
 	// takes what the columns leave of a line; and the line's, elsewhere.
-	b.p = mpb.New(mpb.WithOutput(b.w), mpb.WithWidth(barLineWidth), mpb.WithRefreshRate(b.refresh), mpb.WithAutoRefresh())
+	b.p = mpb.New(mpb.WithOutput(b.w), mpb.WithWidth(barLineWidth), mpb.WithRefreshRate(b.Refresh), mpb.WithAutoRefresh())
 	b.bars = map[string]*mpb.Bar{}
 	var sum int64
 	for _, e := range ents {
@@ -293,7 +284,7 @@ func (b *barProgress) Plan(ents []pipeline.PlannedEntity) {
 const barLineWidth = 120
 
 // addBar adds a bar of total whose columns left and right draw.
-func (b *barProgress) addBar(total int64, left, right func() string) *mpb.Bar {
+func (b *Bars) addBar(total int64, left, right func() string) *mpb.Bar {
 	bar := b.p.AddBar(total,
 		mpb.PrependDecorators(decor.Any(func(decor.Statistics) string { return left() })),
 		mpb.AppendDecorators(decor.Any(func(decor.Statistics) string { return right() })),
@@ -304,9 +295,9 @@ func (b *barProgress) addBar(total int64, left, right func() string) *mpb.Bar {
 	return bar
 }
 
-func (b *barProgress) Start(entity string) { b.board.start(entity) }
+func (b *Bars) Start(entity string) { b.board.start(entity) }
 
-func (b *barProgress) Advance(entity string, rows, items int) {
+func (b *Bars) Advance(entity string, rows, items int) {
 	b.board.advance(entity, rows, items)
 	if bar := b.bars[entity]; bar != nil {
 		bar.IncrBy(rows)
@@ -322,7 +313,7 @@ func (b *barProgress) Advance(entity string, rows, items int) {
 // it): a bar short of its total (a run stopped by a signal or an error,
 // or a resumed run reading the rest of an entity) is aborted, and stays
 // drawn at the count it reached. Abort does nothing to a completed bar.
-func (b *barProgress) Close() {
+func (b *Bars) Close() {
 	if b.p == nil {
 		return
 	}
@@ -458,4 +449,33 @@ func (l *lineProgress) closingLine() {
 	if b.ents != nil && !said {
 		l.printOverall()
 	}
+}
+
+// New returns the display mode asks for on w and its closing (call it
+// once, at the end of the phase): "bars", "lines" (one line every
+// interval), "none" (nil), or "auto" (bars on a terminal with a size,
+// lines otherwise). Another mode is an error.
+
+func New(mode string, w io.Writer, interval time.Duration) (pipeline.Progress, func(), error) {
+	if mode == "auto" {
+		mode = "lines"
+		// A terminal without a size (some CI ptys) cannot show bars: mpb
+		// draws as many lines as the terminal has rows.
+		if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+			if width, height, err := term.GetSize(int(f.Fd())); err == nil && width > 0 && height > 0 {
+				mode = "bars"
+			}
+		}
+	}
+	switch mode {
+	case "bars":
+		b := NewBars(w, nil)
+		return b, sync.OnceFunc(b.Close), nil
+	case "lines":
+		l := newLineProgress(w, interval, nil)
+		return l, sync.OnceFunc(l.Close), nil
+	case "none":
+		return nil, func() {}, nil
+	}
+	return nil, nil, fmt.Errorf("--progress %q: expected auto, bars, lines or none", mode)
 }
