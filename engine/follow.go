@@ -201,8 +201,8 @@ func (f *following) run(j *job, s *session, cp *checkpointFile, out sinkOut, rej
 	debug.FreeOSMemory()
 	// The follow reports no write units: its writes, mostly overwrites,
 	// do not ask for them (load.DynamoDB.CountWriteUnits).
-	if ds, ok := out.sink.(*load.DynamoDB); ok {
-		ds.CountWriteUnits(false)
+	if wc, ok := out.sink.(load.WriteUnitCounter); ok {
+		wc.CountWriteUnits(false)
 	}
 	a := follow.NewApplier(f.graph, s.m, s.src, out.sink)
 	a.OnReject, a.Concurrency, a.ExactFrom = rejects.Write, j.wr.Concurrency, f.exactFrom

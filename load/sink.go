@@ -28,6 +28,15 @@ type Sink interface {
 	Write(ctx context.Context, batch []transform.Item) error
 }
 
+// WriteUnitCounter is a Sink that can stop asking for the write units
+// its writes consume (DynamoDB's ReturnConsumedCapacity), for a writer
+// that reports none.
+type WriteUnitCounter interface {
+	CountWriteUnits(on bool)
+}
+
+var _ WriteUnitCounter = (*DynamoDB)(nil)
+
 // ItemError is why one item of a batch was not written.
 type ItemError struct {
 	// Index is the item's position in the batch (from 0).
