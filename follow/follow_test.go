@@ -823,9 +823,12 @@ func TestVerifyWhileFollowing(t *testing.T) {
 	t.Logf("workload during the two checks: %d rows changed", <-working)
 	// Writes have stopped; the follow may still be applying them: verify
 	// waits for it (an event: the slot reaching the check's snapshot),
-	// bounded far above a loaded machine's slowest catch-up.
+	// bounded far above a loaded machine's slowest catch-up. The backlog
+	// grows with the time the two checks took (the workload runs until
+	// they end: 31,330 rows on a machine at load 15), so the bound is
+	// three event waits.
 	code, vout = run(context.Background(), "verify", "--mapping", w.mapping, "--source", url, "--endpoint-url", endpoint, "--table", table,
-		"--follow-wait", eventWait.String())
+		"--follow-wait", (3 * eventWait).String())
 	stop()
 	if fcode := <-done; fcode != 0 || !strings.Contains(out.String(), "stopped at") {
 		t.Errorf("the follow: exit %d\n%s", fcode, out.String())
