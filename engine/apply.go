@@ -141,7 +141,7 @@ func (a *tableApplier) put(ctx context.Context, batch []verify.Write) error {
 		}
 		a.stats.rejected.Add(1)
 		if a.reject != nil {
-			rej := pipeline.Reject{Entity: w.Entity, ItemKey: map[string]string{a.keyAttrs[0]: w.PK, a.keyAttrs[1]: w.SK}, Reason: ferr.Error()}
+			rej := pipeline.Reject{Entity: w.Entity, ItemKey: pipeline.ItemKeyMap([2]string{w.PK, w.SK}, a.keyAttrs), Reason: ferr.Error()}
 			if err := a.reject(rej); err != nil {
 				return err
 			}

@@ -266,11 +266,7 @@ func bulkPut(j *job, s *session, ip *importPlan, rejects *rejectFile) (int64, er
 		if f.Item == nil {
 			rej.Reason += " (record: " + f.Line + ")"
 		} else {
-			k := transform.ItemKey(f.Item, keyAttrs)
-			rej.ItemKey = map[string]string{keyAttrs[0]: k[0]}
-			if keyAttrs[1] != "" {
-				rej.ItemKey[keyAttrs[1]] = k[1]
-			}
+			rej.ItemKey = pipeline.ItemKeyMap(transform.ItemKey(f.Item, keyAttrs), keyAttrs)
 			if t, ok := f.Item[s.m.TypeAttribute].(*types.AttributeValueMemberS); ok {
 				rej.Entity = typeOf[t.Value]
 			}

@@ -381,11 +381,7 @@ func (a *Applier) derive(ctx context.Context, aff *affected, w *work) error {
 			if reason, key := a.duplicateKey(w, row, keys); reason != "" {
 				w.rejected++
 				w.rejectedRows[row] = true
-				itemKey := map[string]string{a.keyAttrs[0]: key[0]}
-				if a.keyAttrs[1] != "" {
-					itemKey[a.keyAttrs[1]] = key[1]
-				}
-				return a.reject(pipeline.Reject{Entity: p.Entity().Name, SourceKey: p.SourceKey(values), ItemKey: itemKey, Reason: reason})
+				return a.reject(pipeline.Reject{Entity: p.Entity().Name, SourceKey: p.SourceKey(values), ItemKey: pipeline.ItemKeyMap(key, a.keyAttrs), Reason: reason})
 			}
 			for i, it := range buf {
 				if key := keys[i]; !w.seen[key] {
@@ -574,7 +570,7 @@ func (wr *writers) write(batch []transform.Item) error {
 		p := wr.plans[it.Entity]
 		wr.mu.Lock()
 		wr.rejects = append(wr.rejects, pipeline.Reject{Entity: p.Entity().Name, SourceKey: p.SourceKey(it.Row),
-			ItemKey: map[string]string{keyAttrs[0]: transform.ItemKey(it.Attrs, keyAttrs)[0]}, Reason: f.Err.Error()})
+			ItemKey: pipeline.ItemKeyMap(transform.ItemKey(it.Attrs, keyAttrs), keyAttrs), Reason: f.Err.Error()})
 		wr.mu.Unlock()
 	}
 	return nil

@@ -227,6 +227,3 @@ func (s *keySet) probe(v uint64) (uint64, bool) {
 	}
 }
 
-func keyMap(k [2]string, keyAttrs [2]string) map[string]string {
-	return map[string]string{keyAttrs[0]: k[0], keyAttrs[1]: k[1]}
-}

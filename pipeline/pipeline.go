@@ -235,3 +235,16 @@ type Range struct {
 // MinRangeRows is the fewest rows per range when an entity's read is split
 // for parallel readers: a smaller table is read by one reader.
 const MinRangeRows = 20_000
+
+// ItemKeyMap is a reject's item_key: the item's partition key value under
+// keyAttrs[0] and, when the table has a sort key (keyAttrs[1] not ""), its
+// sort key value under keyAttrs[1]. Every writer's rejects name the item
+// this way, so that a row rejected by a full load and by a follow reads
+// the same.
+func ItemKeyMap(k [2]string, keyAttrs [2]string) map[string]string {
+	m := map[string]string{keyAttrs[0]: k[0]}
+	if keyAttrs[1] != "" {
+		m[keyAttrs[1]] = k[1]
+	}
+	return m
+}

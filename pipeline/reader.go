@@ -97,7 +97,7 @@ func (r *reader) row(b *batcher, seen *keySet, owner, i int, values []any) error
 	// they are not remembered).
 	if d, dup := r.check.check(r.buf, seen, owner); dup {
 		return r.rejectRow(i, Reject{Entity: p.Entity().Name, SourceKey: p.SourceKey(values),
-			ItemKey: keyMap(d.key, r.keyAttrs), Reason: d.reason(r.plans, b.cur.items, r.keyAttrs)})
+			ItemKey: ItemKeyMap(d.key, r.keyAttrs), Reason: d.reason(r.plans, b.cur.items, r.keyAttrs)})
 	}
 	r.check.accept()
 	if b.add(r.buf) {

@@ -58,7 +58,7 @@ func (w *writer) settle(b batch, failed map[int]error) int64 {
 		if ferr, bad := failed[idx]; !bad {
 			items++
 		} else if rowErr == nil {
-			rowErr, rowKey = ferr, keyMap(transform.ItemKey(it.Attrs, w.keyAttrs), w.keyAttrs)
+			rowErr, rowKey = ferr, ItemKeyMap(transform.ItemKey(it.Attrs, w.keyAttrs), w.keyAttrs)
 		}
 		if !b.rowEnd[idx] {
 			continue
