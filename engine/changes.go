@@ -19,26 +19,12 @@ import (
 // rejected (see the rejects file).
 func changesOnly(j *job) error {
 	ctx := j.ctx
-	release, err := lockCheckpoint(j.mig.Checkpoint) // one run at a time per rejects file
+	op, err := j.begin(opening{lock: true, rejects: true, reports: true})
 	if err != nil {
 		return err
 	}
-	defer release()
-	rejects, err := createRejects(j.ld.Rejects, false)
-	if err != nil {
-		return err
-	}
-	defer rejects.Close()
-	rf, err := openReportFiles(j)
-	if err != nil {
-		return err
-	}
-	defer rf.discard()
-	s, err := open(j)
-	if err != nil {
-		return err
-	}
-	defer s.src.Close(ctx)
+	defer op.close()
+	s, rejects, rf := op.s, op.rejects, op.rf
 	out, err := openSink(j, s)
 	if err != nil {
 		return err

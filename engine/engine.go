@@ -258,3 +258,76 @@ type ImportOptions struct {
 	Rejects  string
 	NoVerify bool
 }
+
+// opening says what a command opens before its work, in this order: the
+// checkpoint's lock, the rejects file (appended to when resuming), the
+// report files, the session (the mapping checked against the source) and
+// its DynamoDB client.
+type opening struct {
+	lock, rejects, appendRejects, reports, dynamo bool
+}
+
+// opened is what begin opened; close releases it, last opened first.
+type opened struct {
+	rejects *rejectFile
+	rf      *reportFiles
+	s       *session
+	undo    []func()
+}
+
+// begin opens what o asks for, each step refusing before the next is
+// taken; on an error what was opened is released.
+func (j *job) begin(o opening) (*opened, error) {
+	op := &opened{}
+	err := op.steps(j, o)
+	if err != nil {
+		op.close()
+		return nil, err
+	}
+	return op, nil
+}
+
+func (op *opened) steps(j *job, o opening) error {
+	if o.lock {
+		release, err := lockCheckpoint(j.mig.Checkpoint) // one run at a time per checkpoint and rejects file
+		if err != nil {
+			return err
+		}
+		op.undo = append(op.undo, release)
+	}
+	if o.rejects {
+		// Created first, so that it describes this run however it ends;
+		// a resumed run adds to it.
+		r, err := createRejects(j.ld.Rejects, o.appendRejects)
+		if err != nil {
+			return err
+		}
+		op.rejects = r
+		op.undo = append(op.undo, func() { r.Close() })
+	}
+	if o.reports {
+		rf, err := openReportFiles(j)
+		if err != nil {
+			return err
+		}
+		op.rf = rf
+		op.undo = append(op.undo, rf.discard)
+	}
+	s, err := open(j)
+	if err != nil {
+		return err
+	}
+	op.s = s
+	op.undo = append(op.undo, func() { s.src.Close(context.WithoutCancel(j.ctx)) })
+	if o.dynamo {
+		return s.dynamo(j, nil)
+	}
+	return nil
+}
+
+// close releases what was opened, last first.
+func (op *opened) close() {
+	for i := len(op.undo) - 1; i >= 0; i-- {
+		op.undo[i]()
+	}
+}

@@ -28,16 +28,12 @@ func Export(ctx context.Context, cfg Config, o ExportOptions) error {
 	loc, compression, shard, path := o.To, o.Compression, o.Shard, cfg.Mapping
 	prog, closeProg, _ := j.progress()
 	defer closeProg()
-	rejects, err := createRejects(o.Rejects, false)
+	op, err := j.begin(opening{rejects: true})
 	if err != nil {
 		return err
 	}
-	defer rejects.Close()
-	s, err := open(j)
-	if err != nil {
-		return err
-	}
-	defer s.src.Close(ctx)
+	defer op.close()
+	s, rejects := op.s, op.rejects
 	var client *s3.Client
 	if loc.Dir == "" {
 		if client, err = s3Client(j); err != nil {

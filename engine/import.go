@@ -101,28 +101,16 @@ func Import(ctx context.Context, cfg Config, o ImportOptions) error {
 	j.mig.NoVerify = o.NoVerify
 	j.ld.Rejects = o.Rejects
 	j.imp = o
-	rf, err := openReportFiles(j)
-	if err != nil {
-		return err
-	}
-	defer rf.discard()
 	ip, err := checkImport(j, cfg.Mapping)
 	if err != nil {
 		return err
 	}
-	rejects, err := createRejects(j.ld.Rejects, false)
+	op, err := j.begin(opening{rejects: true, reports: true, dynamo: true})
 	if err != nil {
 		return err
 	}
-	defer rejects.Close()
-	s, err := open(j)
-	if err != nil {
-		return err
-	}
-	defer s.src.Close(ctx)
-	if err := s.dynamo(j, nil); err != nil {
-		return err
-	}
+	defer op.close()
+	s, rejects, rf := op.s, op.rejects, op.rf
 	exists, err := load.CheckTable(ctx, s.client, s.m)
 	if err != nil {
 		return tableRefused(ctx, s.client, s.m.Table.Name, err)

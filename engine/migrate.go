@@ -45,29 +45,12 @@ func Migrate(ctx context.Context, cfg Config, o MigrateOptions) error {
 	if o.ChangesOnly {
 		return changesOnly(j)
 	}
-	// One run at a time per checkpoint (and its rejects file).
-	release, err := lockCheckpoint(o.Checkpoint)
+	op, err := j.begin(opening{lock: true, rejects: true, appendRejects: o.Resume, reports: true})
 	if err != nil {
 		return err
 	}
-	defer release()
-	// Created first, so that it describes this run however it ends; a
-	// resumed run adds to it.
-	rejects, err := createRejects(o.Rejects, o.Resume)
-	if err != nil {
-		return err
-	}
-	defer rejects.Close()
-	rf, err := openReportFiles(j)
-	if err != nil {
-		return err
-	}
-	defer rf.discard()
-	s, err := open(j)
-	if err != nil {
-		return err
-	}
-	defer s.src.Close(ctx)
+	defer op.close()
+	s, rejects, rf := op.s, op.rejects, op.rf
 	// The checkpoint before the table: --resume without one (or with
 	// another run's) is refused before anything is created.
 	cp, err := startCheckpoint(j, cfg.Mapping, s.m, s.src.Name(), s.plans)
@@ -195,23 +178,15 @@ func fullLoad(j *job, s *session, cp *checkpointFile, out sinkOut, rejects *reje
 // dryRun is migrate --dry-run: what the run would change and cost, as
 // pg2dynamo diff; nothing is written.
 func dryRun(j *job) error {
-	rf, err := openReportFiles(j)
+	op, err := j.begin(opening{reports: true, dynamo: true})
 	if err != nil {
 		return err
 	}
-	defer rf.discard()
-	s, err := open(j)
-	if err != nil {
+	defer op.close()
+	if err := op.s.src.Begin(j.ctx); err != nil {
 		return err
 	}
-	defer s.src.Close(j.ctx)
-	if err := s.dynamo(j, nil); err != nil {
-		return err
-	}
-	if err := s.src.Begin(j.ctx); err != nil {
-		return err
-	}
-	return compareAndReport(j, s, report.ModeDiff, j.rep.PricePerMillion, j.out, rf)
+	return compareAndReport(j, op.s, report.ModeDiff, j.rep.PricePerMillion, j.out, op.rf)
 }
 
 // sinkOut is where a migration writes: the sink, its description and its

@@ -107,19 +107,12 @@ func Compare(ctx context.Context, cfg Config, o CompareOptions) error {
 	j.mig.ReportOptions = o.ReportOptions
 	j.fol.Slot, j.fol.Publication = o.Slot, o.Publication
 	mode, price := o.Mode, o.PricePerMillion
-	rf, err := openReportFiles(j)
+	op, err := j.begin(opening{reports: true, dynamo: true})
 	if err != nil {
 		return err
 	}
-	defer rf.discard()
-	s, err := open(j)
-	if err != nil {
-		return err
-	}
-	defer s.src.Close(j.ctx)
-	if err := s.dynamo(j, nil); err != nil {
-		return err
-	}
+	defer op.close()
+	s, rf := op.s, op.rf
 	var watch *follow.Watch
 	if mode == report.ModeVerify {
 		if watch, err = watchFollow(j, s); err != nil {
