@@ -226,4 +226,3 @@ func (s *keySet) probe(v uint64) (uint64, bool) {
 		}
 	}
 }
-

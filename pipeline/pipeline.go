@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/pg2dynamo/pg2dynamo/mapping"
 	"github.com/pg2dynamo/pg2dynamo/transform"
 )
 
@@ -81,6 +82,10 @@ type PlannedEntity struct {
 // the run through the bounded queue to it, and a failing one stops the
 // run.
 type Options struct {
+	// keysUnique proves which entities' keys are unique
+	// (transform.KeysUnique); tests force it to check what Run does when
+	// a proof is wrong.
+	keysUnique func(*mapping.Mapping, []*transform.Plan) []bool
 	// Concurrency is the number of parallel writers (default
 	// DefaultConcurrency).
 	Concurrency int
@@ -169,6 +174,9 @@ func (o Options) withDefaults() Options {
 	o.Readers = max(o.Readers, 1)
 	if o.WriteGrace <= 0 {
 		o.WriteGrace = WriteGrace
+	}
+	if o.keysUnique == nil {
+		o.keysUnique = transform.KeysUnique
 	}
 	return o
 }

@@ -319,11 +319,9 @@ func (s *batchKeySink) Write(ctx context.Context, batch []transform.Item) error 
 // batch would reach BatchWriteItem. The later is rejected, naming the
 // earlier, with the run-wide check on or off.
 func TestBatchCheckedWhenKeysProvenUnique(t *testing.T) {
-	prove := *pipeline.KeysUnique
-	*pipeline.KeysUnique = func(_ *mapping.Mapping, plans []*transform.Plan) []bool {
+	proven := func(_ *mapping.Mapping, plans []*transform.Plan) []bool {
 		return slices.Repeat([]bool{true}, len(plans))
 	}
-	t.Cleanup(func() { *pipeline.KeysUnique = prove })
 	url := testenv.NewDatabase(t)
 	testenv.Exec(t, url, `CREATE TABLE c (id integer PRIMARY KEY, code text);
 		INSERT INTO c VALUES (1, 'k'), (2, 'k'), (3, 'm');`)
@@ -348,8 +346,8 @@ func TestBatchCheckedWhenKeysProvenUnique(t *testing.T) {
 			}
 			sink := &batchKeySink{}
 			var rejects []pipeline.Reject
-			sum, err := pipeline.Run(ctx, pipeline.Postgres(src), m, plans, sink, pipeline.Options{SkipDuplicateCheck: skip,
-				OnReject: func(r pipeline.Reject) error { rejects = append(rejects, r); return nil }})
+			sum, err := pipeline.Run(ctx, pipeline.Postgres(src), m, plans, sink, pipeline.WithKeysUnique(pipeline.Options{SkipDuplicateCheck: skip,
+				OnReject: func(r pipeline.Reject) error { rejects = append(rejects, r); return nil }}, proven))
 			if err != nil {
 				t.Fatal(err)
 			}

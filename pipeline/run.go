@@ -54,7 +54,7 @@ func Run(ctx context.Context, src RowSource, m *mapping.Mapping, plans []*transf
 	}
 	groups, groupOf := [][]int(nil), ungrouped(len(plans))
 	if !opts.SkipDuplicateCheck {
-		groups, groupOf = collisionGroups(plans, keysUnique(m, plans))
+		groups, groupOf = collisionGroups(plans, opts.keysUnique(m, plans))
 	}
 	if opts.Checkpoint != nil {
 		opts.Checkpoint.track(plans)
@@ -173,7 +173,3 @@ func forkReaders(ctx context.Context, src RowSource, n int) ([]RowSource, func()
 	}
 	return srcs, closeForks, nil
 }
-
-// keysUnique is transform.KeysUnique; tests replace it to check what Run
-// does if a proof is wrong.
-var keysUnique = transform.KeysUnique

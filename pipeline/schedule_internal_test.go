@@ -39,7 +39,7 @@ func TestScheduleReplaysResumedGroup(t *testing.T) {
   P: {source: {table: t}, pk: "P#${id}", sk: "P"}
   B: {source: {table: t}, pk: "A#B#${id}", sk: "X"}
   C: {source: {table: t}, pk: "A#C#${id}", sk: "X"}`)
-	groups, of := collisionGroups(plans, keysUnique(m, plans))
+	groups, of := collisionGroups(plans, transform.KeysUnique(m, plans))
 	res := resume{
 		skip: []bool{true, false, false, false},
 		ranges: [][]Range{nil,
