@@ -1,0 +1,99 @@
+package engine_test
+
+import (
+	"bytes"
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/pg2dynamo/pg2dynamo/engine"
+	"github.com/pg2dynamo/pg2dynamo/internal/testenv"
+	"github.com/pg2dynamo/pg2dynamo/load"
+	"github.com/pg2dynamo/pg2dynamo/report"
+)
+
+func TestMain(m *testing.M) { testenv.Main(m) }
+
+const notesMapping = `version: 1
+table: {name: notes}
+entities:
+  Note:
+    source: {table: notes}
+    pk: OWNER#${owner}
+    sk: NOTE#${note_id}
+`
+
+// The engine driven as a library, without the command line: a migration
+// with its check, a comparison that finds a planted item (KindMismatch),
+// a run refused before it writes (KindRefused), and a reject
+// (KindRejected) listed in the rejects file with its whole item key.
+func TestEngineAsALibrary(t *testing.T) {
+	ctx := context.Background()
+	url := testenv.NewDatabase(t)
+	testenv.Exec(t, url, `CREATE TABLE notes (note_id int PRIMARY KEY, owner text, body text);
+		INSERT INTO notes SELECT i, 'o' || (i % 3), 'note ' || i FROM generate_series(1, 20) i;
+		UPDATE notes SET owner = NULL WHERE note_id = 7`)
+	dir := t.TempDir()
+	mappingFile := filepath.Join(dir, "notes.yaml")
+	testenv.WriteFile(t, mappingFile, notesMapping, 0o600)
+	endpoint := testenv.SharedDynalite(t).Endpoint
+	var log, out bytes.Buffer
+	cfg := engine.Config{Mapping: mappingFile, Source: url, Table: testenv.TableName("notes"),
+		AWS: engine.AWS{EndpointURL: endpoint, MaxAttempts: 3}, Log: &log, Out: &out, Version: "test"}
+	opts := engine.MigrateOptions{
+		LoadOptions:   engine.LoadOptions{Readers: 1, Rejects: filepath.Join(dir, "rejects.jsonl")},
+		WriteOptions:  engine.WriteOptions{Sink: "dynamodb", CreateTable: true, Concurrency: 2},
+		ReportOptions: engine.ReportOptions{Segments: 2, Sample: 5},
+		Checkpoint:    filepath.Join(dir, "checkpoint.json"),
+	}
+
+	err := engine.Migrate(ctx, cfg, opts)
+	if kind, ok := engine.KindOf(err); !ok || kind != engine.KindRejected {
+		t.Fatalf("Migrate: %v (kind %v), want KindRejected for the note without an owner\n%s%s", err, kind, log.String(), out.String())
+	}
+	if !strings.Contains(out.String(), "verify PASSED") {
+		t.Errorf("Migrate's check did not pass:\n%s", out.String())
+	}
+	rejects := testenv.ReadFile(t, opts.Rejects)
+	if want := `"source_key":{"note_id":"7","owner":null}`; !strings.Contains(rejects, want) {
+		t.Errorf("rejects file %s lacks %s", rejects, want)
+	}
+
+	client, err := load.NewClient(ctx, load.ClientConfig{EndpointURL: endpoint})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := client.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(cfg.Table), Item: map[string]types.AttributeValue{
+		"PK": &types.AttributeValueMemberS{Value: "OWNER#x"}, "SK": &types.AttributeValueMemberS{Value: "NOTE#99"},
+		"type": &types.AttributeValueMemberS{Value: "Note"}}}); err != nil {
+		t.Fatal(err)
+	}
+	out.Reset()
+	err = engine.Compare(ctx, cfg, engine.CompareOptions{Mode: report.ModeVerify, ReportOptions: opts.ReportOptions})
+	if kind, _ := engine.KindOf(err); kind != engine.KindMismatch || !strings.Contains(out.String(), "1 stale") {
+		t.Errorf("Compare with a planted item: %v (kind %v), want KindMismatch and 1 stale\n%s", err, kind, out.String())
+	}
+
+	// Another mapping's file, same table: refused before anything is written.
+	other := filepath.Join(dir, "other.yaml")
+	testenv.WriteFile(t, other, strings.Replace(notesMapping, "Note:", "Memo:", 1), 0o600)
+	cfgOther := cfg
+	cfgOther.Mapping = other
+	opts.Checkpoint, opts.Rejects = filepath.Join(dir, "other-checkpoint.json"), filepath.Join(dir, "other-rejects.jsonl")
+	err = engine.Migrate(ctx, cfgOther, opts)
+	if kind, _ := engine.KindOf(err); kind != engine.KindRefused || !strings.Contains(err.Error(), "belongs to mapping notes") {
+		t.Errorf("Migrate into another mapping's table: %v (kind %v), want KindRefused naming the owner", err, kind)
+	}
+	n, err := client.Scan(ctx, &dynamodb.ScanInput{TableName: aws.String(cfg.Table), Select: types.SelectCount})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n.Count != 20 { // 19 notes and the planted one
+		t.Errorf("%d items after the refused run, want 20: it wrote", n.Count)
+	}
+}
