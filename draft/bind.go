@@ -145,6 +145,8 @@ type link struct {
 	Via   string
 	// NotNull: every row has the parent.
 	NotNull bool
+	// chained: a parent of a parent, whose key the table holds too.
+	chained bool
 }
 
 type binder struct {
@@ -190,21 +192,14 @@ func (g *binder) parents(t *Table) []link {
 		for i, c := range fk.Columns {
 			l.Join = append(l.Join, [2]string{fk.RefColumns[i], c})
 		}
-		if len(fk.Columns) == 1 {
-			c := strings.ToLower(fk.Columns[0])
-			for _, suf := range []string{"_" + singularSnake(p.Name) + "_id", "_id"} {
-				if b, ok := strings.CutSuffix(c, suf); ok && b != "" {
-					l.Bases = append(l.Bases, b)
-				}
-			}
-		}
+		l.Bases = bases(fk, p)
 		out = append(out, l)
 		for _, fk2 := range p.ForeignKeys {
 			gp := g.b.Catalog.Table(fk2.RefSchema, fk2.RefTable)
 			if gp == nil || gp == t {
 				continue
 			}
-			l2 := link{Other: gp, Via: fmt.Sprintf("%s, through %s", fk2.RefTable, l.Via), NotNull: l.NotNull && fk2.NotNull()}
+			l2 := link{Other: gp, Via: fmt.Sprintf("%s, through %s", fk2.RefTable, l.Via), NotNull: l.NotNull && fk2.NotNull(), chained: true}
 			for i, c := range fk2.Columns {
 				j := slices.IndexFunc(l.Join, func(p [2]string) bool { return p[0] == c })
 				if j < 0 {
@@ -216,6 +211,35 @@ func (g *binder) parents(t *Table) []link {
 			if len(l2.Join) == len(fk2.Columns) {
 				out = append(out, l2)
 			}
+		}
+	}
+	// Direct parents first, then those every row has.
+	slices.SortStableFunc(out, func(a, b link) int {
+		return cmp.Or(compareBool(a.chained, b.chained), compareBool(!a.NotNull, !b.NotNull))
+	})
+	return out
+}
+
+// bases are the names a field may start with to name a column of parent p
+// through fk: the column of fk that names the parent (the one not named as
+// the parent's own, in a composite foreign key that carries a tenant
+// along), without _<p's singular>_id (owner_user_id → owner) or _id
+// (author_id → author).
+func bases(fk *ForeignKey, p *Table) []string {
+	var own []string
+	for i, c := range fk.Columns {
+		if c != fk.RefColumns[i] || len(fk.Columns) == 1 {
+			own = append(own, c)
+		}
+	}
+	if len(own) != 1 {
+		return nil
+	}
+	var out []string
+	c := strings.ToLower(own[0])
+	for _, suf := range []string{"_" + singularSnake(p.Name) + "_id", "_id"} {
+		if b, ok := strings.CutSuffix(c, suf); ok && b != "" {
+			out = append(out, b)
 		}
 	}
 	return out
@@ -285,13 +309,23 @@ var countField = regexp.MustCompile(`^(?:(.+)_count|num_(.+))$`)
 
 // childNamed finds the child table a field names: its name's singular is
 // the child's (lines → order_lines, topics → post_topics: its last words)
-// or its first words (player → player_achievements).
+// or its first words (player → player_achievements); else the child's
+// other foreign key is named so: a user's followers are the rows of
+// follows that reach the user through followee_id, each with its
+// follower_id.
 func childNamed(children []link, name string) (link, bool) {
 	s := singularSnake(name)
 	for _, l := range children {
 		c := singularSnake(l.Other.Name)
 		if c == s || strings.HasSuffix(c, "_"+s) || strings.HasPrefix(c, s+"_") {
 			return l, true
+		}
+	}
+	for _, l := range children {
+		for _, fk := range l.Other.ForeignKeys {
+			if len(fk.Columns) == 1 && fk.Columns[0] != l.Join[0][0] && strings.ToLower(fk.Columns[0]) == s+"_id" {
+				return l, true
+			}
 		}
 	}
 	return link{}, false
