@@ -17,9 +17,10 @@ func WriteBound(w io.Writer, b *Bound, from string) error {
 	bw := bufio.NewWriter(w)
 	p := &printer{w: bw}
 	p.line(0, "# yaml-language-server: $schema=mapping.schema.json")
-	p.comment(0, "Drafted by `pg2dynamo init --from-design` from table %s of %s (the DynamoDB MCP server's", b.Design.Config.TableName, from)
-	p.comment(0, "schema.json), bound to database %q, schema %s: each entity over the table that holds its", b.Catalog.Database, strings.Join(b.Catalog.Schemas, ", "))
-	p.comment(0, "key and most of its fields; the other fields copied from a parent (duplicate), counted")
+	p.comment(0, "Drafted by `pg2dynamo init --from-design` from the DynamoDB MCP server's design")
+	p.comment(0, "%s, table %s, bound to database %q, schema %s:", from, b.Design.Config.TableName, b.Catalog.Database, strings.Join(b.Catalog.Schemas, ", "))
+	p.comment(0, "each entity over the table that holds its key and most of its fields; the other fields")
+	p.comment(0, "copied from a parent (duplicate), counted")
 	p.comment(0, "(a *_count of a child table) or embedded (an array a child table fills). Numbers in keys are")
 	p.comment(0, "zero-padded, so that they sort. Review, then `pg2dynamo migrate` and `pg2dynamo verify`.")
 	if len(b.Unbound) > 0 {
