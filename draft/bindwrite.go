@@ -19,10 +19,10 @@ func WriteBound(w io.Writer, b *Bound, from string) error {
 	p.line(0, "# yaml-language-server: $schema=mapping.schema.json")
 	p.comment(0, "Drafted by `pg2dynamo init --from-design` from the DynamoDB MCP server's design")
 	p.comment(0, "%s, table %s, bound to database %q, schema %s:", from, b.Design.Config.TableName, b.Catalog.Database, strings.Join(b.Catalog.Schemas, ", "))
-	p.comment(0, "each entity over the table that holds its key and most of its fields; the other fields")
-	p.comment(0, "copied from a parent (duplicate), counted")
-	p.comment(0, "(a *_count of a child table) or embedded (an array a child table fills). Numbers in keys are")
-	p.comment(0, "zero-padded, so that they sort. Review, then `pg2dynamo migrate` and `pg2dynamo verify`.")
+	p.comment(0, "each entity over the table that holds its key and most of its fields; its other fields")
+	p.comment(0, "copied from a parent (duplicate), counted (a *_count of a child table) or embedded (an")
+	p.comment(0, "array a child table fills). Numbers in keys are zero-padded, so that they sort. Review,")
+	p.comment(0, "then `pg2dynamo migrate` and `pg2dynamo verify`.")
 	if len(b.Unbound) > 0 {
 		p.comment(0, "UNBOUND: %d parts of the design are not bound (listed at the end): init exits 5 until they are.", len(b.Unbound))
 	}
@@ -192,8 +192,9 @@ func (b *Bound) Summary(out string) string {
 		kinds[2] += len(e.Embeds)
 	}
 	translated := len(slices.DeleteFunc(slices.Clone(b.Patterns), func(p *BoundPattern) bool { return p.Why != "" }))
-	s := fmt.Sprintf("bound %d of %d entities of %s (%d duplicates, %d counts, %d embeds) and %d of %d access patterns to %s",
-		n, len(b.Entities), b.Design.Config.TableName, kinds[0], kinds[1], kinds[2], translated, len(b.Patterns), cmpOr(out, "standard output"))
+	s := fmt.Sprintf("bound %d of %s of %s (%s, %s, %s) and %d of %s to %s",
+		n, plurals(len(b.Entities), "entity", "entities"), b.Design.Config.TableName, plurals(kinds[0], "duplicate", "duplicates"),
+		plurals(kinds[1], "count", "counts"), plurals(kinds[2], "embed", "embeds"), translated, plurals(len(b.Patterns), "access pattern", "access patterns"), cmpOr(out, "standard output"))
 	for _, u := range b.Untranslated {
 		s += "\nnot translated: " + u
 	}
@@ -205,4 +206,12 @@ func (b *Bound) Summary(out string) string {
 		s += "\n  " + u.String()
 	}
 	return s
+}
+
+// plurals is "1 entity", "2 entities".
+func plurals(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }
