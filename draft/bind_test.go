@@ -97,7 +97,7 @@ func TestBindDesign(t *testing.T) {
 			t.Errorf("the draft lacks\n%s\n---\n%s", want, y)
 		}
 	}
-	if want := []Unbound{{"entity Customer, field points", "customers has no column points, no parent reached by a foreign key has one (it has none), and no child table counts or fills it"}}; !cmp.Equal(b.Unbound, want) {
+	if want := []Unbound{{"entity Customer, field points", "customers has no column points, no parent reached by a foreign key has one (there is none), and no child table counts or fills it"}}; !cmp.Equal(b.Unbound, want) {
 		t.Errorf("unbound %v, want %v", b.Unbound, want)
 	}
 	if _, err := mapping.ParseContext(context.Background(), "draft", out.Bytes()); err != nil {
@@ -141,5 +141,36 @@ func TestParseMCPDesignErrors(t *testing.T) {
 	}
 	if _, err := ParseMCPDesign([]byte(`{"tables": []}`)); err == nil || !strings.Contains(err.Error(), "tables: missing or empty") {
 		t.Errorf("empty design: %v", err)
+	}
+}
+
+// A design whose key attribute is a field ("partition_key": "customer_id",
+// pk_template "{customer_id}") writes the field as that key attribute only;
+// a field named like another key attribute is renamed, and a field named
+// "type" moves the entity type to entity_type.
+func TestBindDesignKeyAttributeFields(t *testing.T) {
+	d, err := ParseMCPDesign([]byte(`{"tables": [{
+	  "table_config": {"table_name": "Customers", "partition_key": "customer_id", "sort_key": "email"},
+	  "entities": {"Customer": {"entity_type": "CUSTOMER", "pk_template": "{customer_id}", "sk_template": "PROFILE#{email}",
+	    "fields": [{"name": "customer_id", "type": "integer"}, {"name": "email", "type": "string"}, {"name": "nickname", "type": "string"}, {"name": "type", "type": "string"}]}}}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat := shop()
+	cat.Tables[0].Columns = append(cat.Tables[0].Columns, Column{Name: "type", Type: "text"})
+	b := BindDesign(cat, d.Tables[0], "")
+	var out bytes.Buffer
+	if err := WriteBound(&out, b, "schema.json"); err != nil {
+		t.Fatal(err)
+	}
+	e := b.Entities[0]
+	if b.TypeAttribute != "entity_type" {
+		t.Errorf("type attribute %q, want entity_type", b.TypeAttribute)
+	}
+	if !cmp.Equal(e.Select, []string{"email", "nickname", "type"}) || !cmp.Equal(e.Rename, map[string]string{"email": "email_"}) || !cmp.Equal(e.Dropped, []string{"customer_id"}) {
+		t.Errorf("select %v, rename %v, dropped %v", e.Select, e.Rename, e.Dropped)
+	}
+	if _, err := mapping.ParseContext(context.Background(), "draft", out.Bytes()); err != nil {
+		t.Errorf("the draft does not load: %v\n%s", err, out.String())
 	}
 }

@@ -140,7 +140,7 @@ func maxChildren(l link) int64 {
 
 func names(ls []link) string {
 	if len(ls) == 0 {
-		return "it has none"
+		return "there is none"
 	}
 	var out []string
 	for _, l := range ls {
