@@ -10,7 +10,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/pg2dynamo/pg2dynamo/draft"
-	"github.com/pg2dynamo/pg2dynamo/extract"
+	"github.com/pg2dynamo/pg2dynamo/engine"
 	"github.com/pg2dynamo/pg2dynamo/mapping"
 	"github.com/pg2dynamo/pg2dynamo/pipeline"
 )
@@ -62,9 +62,9 @@ func runInitFromDesign(c *cli.Context) error {
 		}
 	}
 	ctx := c.Context
-	src, err := extract.Connect(ctx, c.String("source"))
+	src, err := engine.Connect(ctx, connection(c))
 	if err != nil {
-		return withSourceNote(c, err, false)
+		return err
 	}
 	defer src.Close(ctx)
 	fmt.Fprintf(c.App.ErrWriter, "reading the catalog of %s (schema %v) to bind design table %s\n", src.Name(), c.StringSlice("schema"), t.Config.TableName)
