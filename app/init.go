@@ -21,7 +21,7 @@ func initCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "init",
 		Usage:     "draft a mapping from the source database's schema and data: keys, foreign keys, fan-out",
-		UsageText: "pg2dynamo init [--source URL] [--schema S ...] [--exclude PATTERN ...] [--table NAME] [--out FILE] [--duplicate-names]",
+		UsageText: "pg2dynamo init [--source URL] [--schema S ...] [--exclude PATTERN ...] [--table NAME] [--out FILE] [--duplicate-names]\n   pg2dynamo init --from-design schema.json [--design-table NAME] [--source URL] [--out FILE]",
 		Description: `init reads the source's catalog (tables, primary, unique and foreign keys) and,
 in one snapshot, each table's row count and size and each foreign key's
 fan-out (children per parent, average and maximum). From that it writes a
@@ -56,21 +56,37 @@ key or a unique key of NOT NULL columns are listed at the end, left out;
 --exclude leaves out others (audit_*, staging.*), unread.
 Reading costs one count(*) scan per table and one GROUP BY per foreign key.
 
-Exit codes: 0 written, 1 the source or the file failed, 2 usage.`,
-		Flags: []cli.Flag{
+--from-design FILE starts from a design instead: the schema.json of the
+DynamoDB MCP server (tables with table_config, entities with pk_template
+and sk_template such as USER#{user_id}, gsi_mappings, fields and
+access_patterns). It drafts one mapping per design table (--design-table)
+and binds each entity to the source: over the table that holds its key
+fields and most of its fields; a field its parent (by foreign key) has
+becomes a duplicate, a *_count of a child table a count, an array a child
+table fills an embed. {field} becomes ${column}, gsi_mappings indexes, and
+the GetItem and Query patterns (index_name, range_condition) access
+patterns that verify runs. What cannot be bound is listed, on stderr and
+as comments in the draft, and init exits 5.
+
+Exit codes: 0 written, 1 the source or the file failed, 2 usage,
+5 (--from-design) written, with parts of the design unbound.`,
+		Flags: append([]cli.Flag{
 			sourceFlag(),
 			&cli.StringSliceFlag{Name: "schema", Value: cli.NewStringSlice("public"), Usage: "schema `NAME` to read (repeat for several)"},
 			&cli.StringSliceFlag{Name: "exclude", Usage: "leave out the tables whose name or schema.name matches `PATTERN` (*, ?, [a-z]: audit_*, staging.*; repeat for several); foreign keys to them are ignored"},
-			&cli.StringFlag{Name: "table", Usage: "DynamoDB table `NAME` (default: the database's name)"},
+			&cli.StringFlag{Name: "table", Usage: "DynamoDB table `NAME` (default: the database's name; with --from-design, the design's table_name)"},
 			&cli.PathFlag{Name: "out", Aliases: []string{"o"}, TakesFile: true, Usage: "write the mapping to `FILE` instead of standard output (refuses to overwrite without --force)"},
 			&cli.BoolFlag{Name: "force", Usage: "overwrite --out when it exists"},
 			&cli.BoolFlag{Name: "duplicate-names", Usage: "copy each owner's name column (name, title, *_name of up to 80 characters) onto the items it owns"},
-		},
+		}, fromDesignFlags()...),
 		Action: runInit,
 	}
 }
 
 func runInit(c *cli.Context) error {
+	if c.IsSet("from-design") || c.IsSet("design-table") {
+		return runInitFromDesign(c)
+	}
 	if c.Args().Present() {
 		return usageError{errUnexpectedArg(c)}
 	}

@@ -1,0 +1,412 @@
+package draft
+
+import (
+	"cmp"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+)
+
+// Bound is one designed table of an MCPDesign bound to a Catalog: each
+// designed entity over the source table that holds its fields, its other
+// fields as the single-table strategies that fill them (duplicate, count,
+// embed), its templates and GSI mappings as key templates, and its
+// GetItem and Query access patterns as access patterns that verify runs.
+// What cannot be bound is in Unbound, never left out silently.
+type Bound struct {
+	Catalog *Catalog
+	Design  *MCPTable
+	// Table is the DynamoDB table name; PartitionKey, SortKey and GSIs
+	// are the design's key attributes.
+	Table, PartitionKey, SortKey string
+	GSIs                         []MCPGSI
+	TypeAttribute                string
+	Entities                     []*BoundEntity
+	Patterns                     []*BoundPattern
+	// Unbound lists what the draft lacks, in design order: an entity no
+	// table holds, a field nothing fills, a GSI mapping or access pattern
+	// over such a field.
+	Unbound []Unbound
+	// Untranslated are the access patterns that are not reads verify can
+	// run (writes, Scan, BatchGetItem), each with why; they are not
+	// unbound: the draft says so in a comment.
+	Untranslated []string
+}
+
+// Unbound is one part of the design the source does not give: where it
+// is (entity Order, field loyalty_points) and why.
+type Unbound struct {
+	Where, Why string
+}
+
+func (u Unbound) String() string { return u.Where + ": " + u.Why }
+
+// BoundEntity is a designed entity and how the source fills it. Table is
+// nil when no table holds it (the entity is then in Bound.Unbound and
+// drafted as a comment).
+type BoundEntity struct {
+	Design *MCPEntity
+	Table  *Table
+	// Why says how Table was chosen.
+	Why     string
+	PK, SK  string
+	Indexes []BoundIndex
+	// Select are the source columns written, Rename the ones written
+	// under the design's name (column → field).
+	Select []string
+	Rename map[string]string
+	// Dropped are the columns left out because a key attribute of the same
+	// name holds them (a design whose key attribute is the field).
+	Dropped    []string
+	Duplicates []*BoundDuplicate
+	Counts     []BoundCount
+	Embeds     []BoundEmbed
+	Notes      []string
+	// keyName gives each field placeable in a key its placeholder name:
+	// its source column, or its duplicated attribute; dup marks the latter.
+	keyName map[string]string
+	dup     map[string]bool
+	// nullable marks the placeholders that may be NULL (sparse indexes).
+	nullable map[string]bool
+}
+
+// BoundIndex is an entity's key templates in one GSI.
+type BoundIndex struct {
+	Name, PK, SK string
+	Sparse       bool
+}
+
+// BoundDuplicate copies columns of a parent row reached by a foreign key.
+type BoundDuplicate struct {
+	Parent *Table
+	// Join pairs each parent column with the entity's column.
+	Join   [][2]string
+	Select []string
+	Rename map[string]string
+	Via    string
+}
+
+// BoundCount is a count of a child table's rows, kept on the entity.
+type BoundCount struct {
+	Attr  string
+	Child *Table
+	// Join pairs each child column with the entity's column.
+	Join [][2]string
+}
+
+// BoundEmbed is a child table's rows embedded in an array field: a list of
+// maps, or, for an array of scalars, a set of one column's values.
+type BoundEmbed struct {
+	Attr    string
+	Child   *Table
+	Join    [][2]string
+	Column  string // the set's column; "" for a list
+	OrderBy []string
+	Exclude []string
+	Max     int64
+}
+
+// BoundPattern is a translated access pattern, or one that could not be
+// (Why set, KeyCondition empty).
+type BoundPattern struct {
+	Name, Description, Index, KeyCondition string
+	Design                                 *MCPPattern
+	Entity                                 *MCPEntity
+	Why                                    string
+}
+
+// SelectMCPTable returns the design's table of that name, or its only
+// table when name is "".
+func SelectMCPTable(d *MCPDesign, name string) (*MCPTable, error) {
+	var names []string
+	for _, t := range d.Tables {
+		if t.Config.TableName == name || name == "" && len(d.Tables) == 1 {
+			return t, nil
+		}
+		names = append(names, t.Config.TableName)
+	}
+	if name == "" {
+		return nil, fmt.Errorf("the design has %d tables (%s): choose one with --design-table NAME (one mapping per table)", len(names), strings.Join(names, ", "))
+	}
+	return nil, fmt.Errorf("the design has no table %q; its tables: %s", name, strings.Join(names, ", "))
+}
+
+// link is a relationship of a table: to a parent (Join pairs the
+// parent's columns with the table's) or from a child (the child's columns
+// with the table's).
+type link struct {
+	Other *Table
+	Join  [][2]string
+	// Bases are the names a field may start with to name the parent's
+	// column through this foreign key: its column without _id
+	// (author_id → author) and without _<parent>_id (owner_user_id → owner).
+	Bases []string
+	Via   string
+	// NotNull: every row has the parent.
+	NotNull bool
+	// chained: a parent of a parent, whose key the table holds too.
+	chained bool
+}
+
+type binder struct {
+	b *Bound
+}
+
+// BindDesign binds the designed table t to cat: see Bound. name is the
+// DynamoDB table name (default: the design's table_name).
+func BindDesign(cat *Catalog, t *MCPTable, name string) *Bound {
+	b := &Bound{Catalog: cat, Design: t, Table: cmp.Or(name, t.Config.TableName), PartitionKey: t.Config.PartitionKey,
+		SortKey: t.Config.SortKey, GSIs: t.GSIs(), TypeAttribute: "type"}
+	g := &binder{b: b}
+	for _, de := range t.Entities {
+		b.Entities = append(b.Entities, g.entity(de))
+	}
+	g.typeAttribute()
+	for _, e := range b.Entities {
+		g.reserve(e)
+	}
+	for _, e := range b.Entities {
+		for i := range e.Design.Patterns {
+			g.pattern(e, &e.Design.Patterns[i])
+		}
+	}
+	return b
+}
+
+func (g *binder) unbound(where, format string, args ...any) {
+	g.b.Unbound = append(g.b.Unbound, Unbound{Where: where, Why: fmt.Sprintf(format, args...)})
+}
+
+// parents are t's parents through its foreign keys, and through their
+// foreign keys whose columns t holds too (a task's tenant, through its
+// project's (tenant_id, project_id)).
+func (g *binder) parents(t *Table) []link {
+	var out []link
+	for _, fk := range t.ForeignKeys {
+		p := g.b.Catalog.Table(fk.RefSchema, fk.RefTable)
+		if p == nil {
+			continue
+		}
+		l := link{Other: p, Via: fmt.Sprintf("%s (%s)", fk.RefTable, strings.Join(fk.Columns, ", ")), NotNull: fk.NotNull()}
+		for i, c := range fk.Columns {
+			l.Join = append(l.Join, [2]string{fk.RefColumns[i], c})
+		}
+		l.Bases = bases(fk, p)
+		out = append(out, l)
+		for _, fk2 := range p.ForeignKeys {
+			gp := g.b.Catalog.Table(fk2.RefSchema, fk2.RefTable)
+			if gp == nil || gp == t {
+				continue
+			}
+			l2 := link{Other: gp, Via: fmt.Sprintf("%s, through %s", fk2.RefTable, l.Via), NotNull: l.NotNull && fk2.NotNull(), chained: true}
+			for i, c := range fk2.Columns {
+				j := slices.IndexFunc(l.Join, func(p [2]string) bool { return p[0] == c })
+				if j < 0 {
+					l2.Join = nil
+					break
+				}
+				l2.Join = append(l2.Join, [2]string{fk2.RefColumns[i], l.Join[j][1]})
+			}
+			if len(l2.Join) == len(fk2.Columns) {
+				out = append(out, l2)
+			}
+		}
+	}
+	// Direct parents first, then those every row has.
+	slices.SortStableFunc(out, func(a, b link) int {
+		return cmp.Or(compareBool(a.chained, b.chained), compareBool(!a.NotNull, !b.NotNull))
+	})
+	return out
+}
+
+// bases are the names a field may start with to name a column of parent p
+// through fk: the column of fk that names the parent (the one not named as
+// the parent's own, in a composite foreign key that carries a tenant
+// along), without _<p's singular>_id (owner_user_id → owner) or _id
+// (author_id → author).
+func bases(fk *ForeignKey, p *Table) []string {
+	var own []string
+	for i, c := range fk.Columns {
+		if c != fk.RefColumns[i] || len(fk.Columns) == 1 {
+			own = append(own, c)
+		}
+	}
+	if len(own) != 1 {
+		return nil
+	}
+	var out []string
+	c := strings.ToLower(own[0])
+	for _, suf := range []string{"_" + singularSnake(p.Name) + "_id", "_id"} {
+		if b, ok := strings.CutSuffix(c, suf); ok && b != "" {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+// children are the tables with a foreign key to t.
+func (g *binder) children(t *Table) []link {
+	var out []link
+	for _, c := range g.b.Catalog.Tables {
+		for _, fk := range c.ForeignKeys {
+			if g.b.Catalog.Table(fk.RefSchema, fk.RefTable) != t {
+				continue
+			}
+			l := link{Other: c, Via: fmt.Sprintf("%s (%s)", c.Name, strings.Join(fk.Columns, ", "))}
+			for i, col := range fk.Columns {
+				l.Join = append(l.Join, [2]string{col, fk.RefColumns[i]})
+			}
+			l.Bases = []string{strings.ToLower(fk.Columns[0])}
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// direct finds field f among t's columns: the column f, else the column c
+// of a field named <t's singular>_c (product_name → products.name).
+func direct(t *Table, f string) (string, bool) {
+	if _, ok := t.Column(f); ok {
+		return f, true
+	}
+	if c, ok := strings.CutPrefix(f, singularSnake(t.Name)+"_"); ok {
+		if _, ok := t.Column(c); ok {
+			return c, true
+		}
+	}
+	return "", false
+}
+
+// fromParent finds field f in a parent of t: a column c of it named by
+// the foreign key (author_handle → author_id's users.handle), by the
+// parent (user_handle → users.handle) or f itself (email → users.email).
+func fromParent(parents []link, f string) (link, string, bool) {
+	for _, pass := range []int{0, 1, 2} {
+		for _, l := range parents {
+			var c string
+			switch pass {
+			case 0:
+				for _, b := range l.Bases {
+					if rest, ok := strings.CutPrefix(f, b+"_"); ok {
+						c = rest
+					}
+				}
+			case 1:
+				c, _ = strings.CutPrefix(f, singularSnake(l.Other.Name)+"_")
+			case 2:
+				c = f
+			}
+			if _, ok := l.Other.Column(c); ok && c != "" {
+				return l, c, true
+			}
+		}
+	}
+	return link{}, "", false
+}
+
+var countField = regexp.MustCompile(`^(?:(.+)_count|num_(.+))$`)
+
+// childNamed finds the child table a field names: its name's singular is
+// the child's (lines → order_lines, topics → post_topics: its last words)
+// or its first words (player → player_achievements); else the child's
+// other foreign key is named so: a user's followers are the rows of
+// follows that reach the user through followee_id, each with its
+// follower_id.
+func childNamed(children []link, name string) (link, bool) {
+	s := singularSnake(name)
+	for _, l := range children {
+		c := singularSnake(l.Other.Name)
+		if c == s || strings.HasSuffix(c, "_"+s) || strings.HasPrefix(c, s+"_") {
+			return l, true
+		}
+	}
+	for _, l := range children {
+		for _, fk := range l.Other.ForeignKeys {
+			if len(fk.Columns) == 1 && fk.Columns[0] != l.Join[0][0] && strings.ToLower(fk.Columns[0]) == s+"_id" {
+				return l, true
+			}
+		}
+	}
+	return link{}, false
+}
+
+// keyOf reports whether cols hold t's primary key or a unique key, so
+// that no two rows render one item key.
+func keyOf(t *Table, cols []string) bool {
+	for _, k := range append([][]string{t.PrimaryKey}, t.Uniques...) {
+		if len(k) > 0 && subset(k, cols) {
+			return true
+		}
+	}
+	return false
+}
+
+// keyFields are the fields of the entity's table keys.
+func keyFields(de *MCPEntity) []string {
+	return slices.Concat(templateFields(de.PKTemplate), templateFields(de.SKTemplate))
+}
+
+// fit measures how well table t holds entity de: whether its key fields
+// are placeable (columns of t, or of a parent) and hold a key of t, how
+// many fields are t's columns, how well the names match.
+func (g *binder) fit(de *MCPEntity, t *Table) (keys bool, cols, name int) {
+	parents := g.parents(t)
+	var keyCols []string
+	keys = true
+	for _, f := range keyFields(de) {
+		if c, ok := direct(t, f); ok {
+			keyCols = append(keyCols, c)
+		} else if _, _, ok := fromParent(parents, f); !ok {
+			keys = false
+		}
+	}
+	keys = keys && keyOf(t, keyCols)
+	for _, f := range de.Fields {
+		if _, ok := direct(t, f.Name); ok {
+			cols++
+		}
+	}
+	en, tn := strings.ToLower(asciiSnake(de.Name)), singularSnake(asciiSnake(t.Name))
+	switch {
+	case en == tn:
+		name = 2
+	case slices.Contains(strings.Split(en, "_"), tn) || strings.HasSuffix(en, "_"+tn) || strings.HasPrefix(en, tn+"_"):
+		name = 1
+	}
+	return keys, cols, name
+}
+
+// table chooses the source table of de: one whose columns hold its key
+// fields (a key of the table: one row, one item), then the most of its
+// fields, then the best name match, then catalog order.
+func (g *binder) table(de *MCPEntity) (*Table, string) {
+	var best *Table
+	var bk bool
+	var bc, bn int
+	for _, t := range g.b.Catalog.Tables {
+		k, c, n := g.fit(de, t)
+		if best == nil || cmp.Or(compareBool(k, bk), cmp.Compare(c, bc), cmp.Compare(n, bn)) > 0 {
+			best, bk, bc, bn = t, k, c, n
+		}
+	}
+	switch {
+	case best == nil || bc == 0:
+		return nil, "no table of the source has any of its fields as a column"
+	case !bk:
+		return nil, fmt.Sprintf("no table holds its key fields (%s) as a key of its rows: %s has the most of its fields (%d of %d), but its key (%s) is not among them, so rows would share an item key",
+			strings.Join(keyFields(de), ", "), best.Name, bc, len(de.Fields), strings.Join(best.PrimaryKey, ", "))
+	}
+	why := fmt.Sprintf("%d of its %d fields are columns of %s, and its key fields (%s) hold a key of its rows", bc, len(de.Fields), best.Name, strings.Join(keyFields(de), ", "))
+	return best, why
+}
+
+func compareBool(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case a:
+		return 1
+	}
+	return -1
+}

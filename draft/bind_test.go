@@ -1,0 +1,176 @@
+package draft
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/pg2dynamo/pg2dynamo/mapping"
+)
+
+// shop is a catalog of customers, their orders and the orders' lines.
+func shop() *Catalog {
+	col := func(name, typ string, notNull bool) Column { return Column{Name: name, Type: typ, NotNull: notNull} }
+	customers := &Table{Schema: "public", Name: "customers", PrimaryKey: []string{"customer_id"}, Rows: 3, Columns: []Column{
+		col("customer_id", "integer", true), col("email", "text", true), col("nickname", "text", false)}}
+	orders := &Table{Schema: "public", Name: "orders", PrimaryKey: []string{"order_id"}, Rows: 5, Columns: []Column{
+		col("order_id", "integer", true), col("customer_id", "integer", true), col("placed_at", "timestamp with time zone", true)}}
+	lines := &Table{Schema: "public", Name: "order_lines", PrimaryKey: []string{"order_id", "line_no"}, Rows: 9, Columns: []Column{
+		col("order_id", "integer", true), col("line_no", "integer", true), col("sku", "text", true)}}
+	orders.ForeignKeys = []*ForeignKey{{Name: "orders_customer", Columns: []string{"customer_id"}, RefSchema: "public", RefTable: "customers",
+		RefColumns: []string{"customer_id"}, columnsNotNull: true, valid: true, Fanout: Fanout{Children: 5, Parents: 3, Max: 2}}}
+	lines.ForeignKeys = []*ForeignKey{{Name: "lines_order", Columns: []string{"order_id"}, RefSchema: "public", RefTable: "orders",
+		RefColumns: []string{"order_id"}, columnsNotNull: true, valid: true, Fanout: Fanout{Children: 9, Parents: 5, Max: 3}}}
+	tags := &Table{Schema: "public", Name: "order_tags", PrimaryKey: []string{"order_id", "tag"}, Rows: 4, Columns: []Column{
+		col("order_id", "integer", true), col("tag", "text", true)}}
+	tags.ForeignKeys = []*ForeignKey{{Name: "tags_order", Columns: []string{"order_id"}, RefSchema: "public", RefTable: "orders",
+		RefColumns: []string{"order_id"}, columnsNotNull: true, valid: true, Fanout: Fanout{Children: 4, Parents: 2, Max: 2}}}
+	return &Catalog{Database: "shop", Schemas: []string{"public"}, Tables: []*Table{customers, orders, lines, tags}}
+}
+
+const shopDesign = `{"tables": [{
+  "table_config": {"table_name": "Shop", "partition_key": "PK", "sort_key": "SK"},
+  "gsi_list": [{"name": "ByEmail", "partition_key": "GSI1PK"}],
+  "entities": {
+    "CustomerOrder": {"entity_type": "CUSTOMER_ORDER", "pk_template": "CUSTOMER#{customer_id}", "sk_template": "ORDER#{placed_at}#{order_id}",
+      "fields": [{"name": "customer_id", "type": "integer"}, {"name": "order_id", "type": "integer"}, {"name": "placed_at", "type": "string"},
+        {"name": "customer_email", "type": "string"}, {"name": "line_count", "type": "integer"}, {"name": "lines", "type": "array", "item_type": "object"},
+        {"name": "tags", "type": "array", "item_type": "string"}],
+      "access_patterns": [
+        {"pattern_id": 1, "name": "history", "operation": "Query", "parameters": [{"name": "customer_id", "type": "integer"}]},
+        {"pattern_id": 2, "name": "since", "operation": "Query", "range_condition": ">=", "parameters": [{"name": "customer_id", "type": "integer"}, {"name": "t", "type": "string"}]},
+        {"pattern_id": 3, "name": "until", "operation": "Query", "range_condition": "<", "parameters": [{"name": "customer_id", "type": "integer"}, {"name": "t", "type": "string"}]},
+        {"pattern_id": 4, "name": "window", "operation": "Query", "range_condition": "between", "parameters": [{"name": "customer_id", "type": "integer"}, {"name": "a", "type": "string"}, {"name": "b", "type": "string"}]},
+        {"pattern_id": 5, "name": "month", "operation": "Query", "range_condition": "begins_with", "parameters": [{"name": "customer_id", "type": "integer"}, {"name": "m", "type": "string"}]},
+        {"pattern_id": 6, "name": "place", "operation": "PutItem", "parameters": []}]},
+    "Customer": {"entity_type": "CUSTOMER", "pk_template": "CUSTOMER#{customer_id}", "sk_template": "PROFILE",
+      "gsi_mappings": [{"name": "ByEmail", "pk_template": "EMAIL#{email}"}],
+      "fields": [{"name": "customer_id", "type": "integer"}, {"name": "email", "type": "string"}, {"name": "order_count", "type": "integer"},
+        {"name": "customer_nickname", "type": "string"}, {"name": "points", "type": "integer"}],
+      "access_patterns": [
+        {"pattern_id": 7, "name": "get", "operation": "GetItem", "parameters": [{"name": "customer_id", "type": "integer"}]},
+        {"pattern_id": 8, "name": "by_email", "operation": "Query", "index_name": "ByEmail", "parameters": [{"name": "email", "type": "string"}]}]}
+  }}]}`
+
+// BindDesign puts each designed entity over the table of its key and
+// fields (the order history over orders), fills the other fields with a
+// duplicate, a count, a list embed and a set embed, translates the range
+// conditions, lists the field nothing fills, and writes a mapping that
+// loads.
+func TestBindDesign(t *testing.T) {
+	d, err := ParseMCPDesign([]byte(shopDesign))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := []string{d.Tables[0].Entities[0].Name, d.Tables[0].Entities[1].Name}; !cmp.Equal(got, []string{"CustomerOrder", "Customer"}) {
+		t.Errorf("entities in order %v, want the file's", got)
+	}
+	b := BindDesign(shop(), d.Tables[0], "")
+	var out bytes.Buffer
+	if err := WriteBound(&out, b, "schema.json"); err != nil {
+		t.Fatal(err)
+	}
+	y := out.String()
+	for _, want := range []string{
+		"  CustomerOrder:\n    source: {table: orders}\n    type: CUSTOMER_ORDER\n    pk: \"CUSTOMER#${customer_id}\"\n    sk: \"ORDER#${placed_at}#${order_id}\"",
+		"attributes: {select: [email], rename: {email: customer_email}}",
+		"line_count: {function: count, source: {table: order_lines}, join: {order_id: order_id}}",
+		"order_count: {function: count, source: {table: orders}, join: {customer_id: customer_id}}",
+		"      lines:\n        source: {table: order_lines}\n        join: {order_id: order_id}\n        order_by: [line_no]\n        attributes: {exclude: [order_id]}",
+		"      tags:\n        source: {table: order_tags}\n        join: {order_id: order_id}\n        # an array of values: a set of tag (no duplicates, no order)\n        as: set\n        attributes: {select: [tag]}",
+		"rename: {nickname: customer_nickname}",
+		`ByEmail: {pk: "EMAIL#${email}"}`,
+		`"PK = CUSTOMER#${customer_id} AND begins_with(SK, ORDER#)"`,
+		`"PK = CUSTOMER#${customer_id} AND SK >= ORDER#${placed_at}"`,
+		`"PK = CUSTOMER#${customer_id} AND SK < ORDER#${placed_at}#${order_id}"`,
+		`"PK = CUSTOMER#${customer_id} AND SK BETWEEN ORDER#${placed_at} AND ORDER#${placed_at}#${order_id}"`,
+		`"PK = CUSTOMER#${customer_id} AND begins_with(SK, ORDER#${placed_at})"`,
+		`"PK = CUSTOMER#${customer_id} AND SK = PROFILE"`,
+		`    index: ByEmail` + "\n" + `    key_condition: "GSI1PK = EMAIL#${email}"`,
+		"# - place (entity CustomerOrder): a write (PutItem)",
+		"# UNBOUND field points: customers has no column points",
+	} {
+		if !strings.Contains(y, want) {
+			t.Errorf("the draft lacks\n%s\n---\n%s", want, y)
+		}
+	}
+	if want := []Unbound{{"entity Customer, field points", "customers has no column points, no parent reached by a foreign key has one (there is none), and no child table counts or fills it"}}; !cmp.Equal(b.Unbound, want) {
+		t.Errorf("unbound %v, want %v", b.Unbound, want)
+	}
+	if _, err := mapping.ParseContext(context.Background(), "draft", out.Bytes()); err != nil {
+		t.Errorf("the draft does not load: %v\n%s", err, y)
+	}
+}
+
+// A template's literal '$' is escaped, and a field no column gives is
+// reported.
+func TestTranslateTemplate(t *testing.T) {
+	got, missing := translateTemplate("A$#{x}#{y}", func(f string) (string, bool) { return "c_" + f, f == "x" })
+	if got != "A$$#${c_x}#${c_y}" || !cmp.Equal(missing, []string{"y"}) {
+		t.Errorf("got %q, missing %v", got, missing)
+	}
+	if p := templatePrefix("ORDER#{a}#{b}"); p != "ORDER#{a}" {
+		t.Errorf("templatePrefix: %q", p)
+	}
+	if p := literalPrefix("{a}#X"); p != "" {
+		t.Errorf("literalPrefix: %q", p)
+	}
+}
+
+// ParseMCPDesign reports every problem of the file, each at its place.
+func TestParseMCPDesignErrors(t *testing.T) {
+	_, err := ParseMCPDesign([]byte(`{"tables": [{"table_config": {"table_name": "T", "partition_key": "PK"},
+	  "entities": {"E": {"pk_template": "E#{id}", "fields": [{"name": "x", "type": "string"}],
+	    "gsi_mappings": [{"name": "G", "pk_template": "G"}],
+	    "access_patterns": [{"name": "p", "operation": "Query", "index_name": "H", "range_condition": "~"}]}}}]}`))
+	if err == nil {
+		t.Fatal("no error")
+	}
+	for _, want := range []string{
+		"tables[0].entities.E.pk_template: {id} is not a field of the entity",
+		`tables[0].entities.E.gsi_mappings[0].name: GSI "G" is not in the table's gsi_list`,
+		`tables[0].entities.E.access_patterns[0].index_name: GSI "H" is not in the table's gsi_list`,
+		`tables[0].entities.E.access_patterns[0].range_condition: "~"`,
+	} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error lacks %q:\n%v", want, err)
+		}
+	}
+	if _, err := ParseMCPDesign([]byte(`{"tables": []}`)); err == nil || !strings.Contains(err.Error(), "tables: missing or empty") {
+		t.Errorf("empty design: %v", err)
+	}
+}
+
+// A design whose key attribute is a field ("partition_key": "customer_id",
+// pk_template "{customer_id}") writes the field as that key attribute only;
+// a field named like another key attribute is renamed, and a field named
+// "type" moves the entity type to entity_type.
+func TestBindDesignKeyAttributeFields(t *testing.T) {
+	d, err := ParseMCPDesign([]byte(`{"tables": [{
+	  "table_config": {"table_name": "Customers", "partition_key": "customer_id", "sort_key": "email"},
+	  "entities": {"Customer": {"entity_type": "CUSTOMER", "pk_template": "{customer_id}", "sk_template": "PROFILE#{email}",
+	    "fields": [{"name": "customer_id", "type": "integer"}, {"name": "email", "type": "string"}, {"name": "nickname", "type": "string"}, {"name": "type", "type": "string"}]}}}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat := shop()
+	cat.Tables[0].Columns = append(cat.Tables[0].Columns, Column{Name: "type", Type: "text"})
+	b := BindDesign(cat, d.Tables[0], "")
+	var out bytes.Buffer
+	if err := WriteBound(&out, b, "schema.json"); err != nil {
+		t.Fatal(err)
+	}
+	e := b.Entities[0]
+	if b.TypeAttribute != "entity_type" {
+		t.Errorf("type attribute %q, want entity_type", b.TypeAttribute)
+	}
+	if !cmp.Equal(e.Select, []string{"email", "nickname", "type"}) || !cmp.Equal(e.Rename, map[string]string{"email": "email_"}) || !cmp.Equal(e.Dropped, []string{"customer_id"}) {
+		t.Errorf("select %v, rename %v, dropped %v", e.Select, e.Rename, e.Dropped)
+	}
+	if _, err := mapping.ParseContext(context.Background(), "draft", out.Bytes()); err != nil {
+		t.Errorf("the draft does not load: %v\n%s", err, out.String())
+	}
+}

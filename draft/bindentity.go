@@ -1,0 +1,280 @@
+package draft
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// scalarItems are the array item types a set can hold.
+var scalarItems = []string{"string", "integer", "float", "decimal", "number", "uuid"}
+
+// entity binds de: its table, then each field, then its key templates.
+func (g *binder) entity(de *MCPEntity) *BoundEntity {
+	e := &BoundEntity{Design: de, Rename: map[string]string{}, keyName: map[string]string{}, dup: map[string]bool{}, nullable: map[string]bool{}}
+	where := "entity " + de.Name
+	if g.b.SortKey == "" {
+		g.unbound(where, "the design's table has no sort key; a pg2dynamo table always has one: add a sort_key to table_config (the items can keep a constant one, such as METADATA)")
+		return e
+	}
+	if de.SKTemplate == "" {
+		g.unbound(where, "it has no sk_template, and the table has a sort key (%s): every item needs one", g.b.SortKey)
+		return e
+	}
+	t, why := g.table(de)
+	if t == nil {
+		g.unbound(where, "%s", why)
+		return e
+	}
+	e.Table, e.Why = t, why
+	parents, children := g.parents(t), g.children(t)
+	for _, f := range de.Fields {
+		if why := g.field(e, f, parents, children); why != "" {
+			g.unbound(fmt.Sprintf("entity %s, field %s", de.Name, f.Name), "%s", why)
+		}
+	}
+	g.keys(e)
+	return e
+}
+
+// field binds one field of e, or says why it cannot.
+func (g *binder) field(e *BoundEntity, f MCPField, parents, children []link) string {
+	t := e.Table
+	if c, ok := direct(t, f.Name); ok {
+		e.Select = append(e.Select, c)
+		if c != f.Name {
+			e.Rename[c] = f.Name
+		}
+		e.keyName[f.Name] = c
+		col, _ := t.Column(c)
+		e.nullable[f.Name] = !col.NotNull
+		return ""
+	}
+	if f.Type == "array" {
+		return g.embed(e, f, children)
+	}
+	if m := countField.FindStringSubmatch(f.Name); m != nil && f.Type != "array" && f.Type != "object" {
+		if l, ok := childNamed(children, m[1]+m[2]); ok {
+			e.Counts = append(e.Counts, BoundCount{Attr: f.Name, Child: l.Other, Join: l.Join})
+			return ""
+		}
+	}
+	if l, c, ok := fromParent(parents, f.Name); ok {
+		d := e.duplicate(l)
+		d.Select = append(d.Select, c)
+		if c != f.Name {
+			d.Rename[c] = f.Name
+		}
+		e.keyName[f.Name], e.dup[f.Name] = f.Name, true
+		e.nullable[f.Name] = !l.NotNull
+		return ""
+	}
+	return fmt.Sprintf("%s has no column %s, no parent reached by a foreign key has one (%s), and no child table counts or fills it",
+		t.Name, f.Name, names(parents))
+}
+
+// duplicate returns e's duplicate of parent l, adding it on first use.
+func (e *BoundEntity) duplicate(l link) *BoundDuplicate {
+	for _, d := range e.Duplicates {
+		if d.Parent == l.Other && slices.Equal(d.Join, l.Join) {
+			return d
+		}
+	}
+	d := &BoundDuplicate{Parent: l.Other, Join: l.Join, Rename: map[string]string{}, Via: l.Via}
+	e.Duplicates = append(e.Duplicates, d)
+	return d
+}
+
+// embed fills an array field from the child table it names: a list of its
+// rows (their columns but the foreign key's), or, for an array of scalars,
+// a set of the one column the child has besides its foreign key (or the
+// one named like the field's singular).
+func (g *binder) embed(e *BoundEntity, f MCPField, children []link) string {
+	l, ok := childNamed(children, f.Name)
+	if !ok {
+		return fmt.Sprintf("an array, but %s has no column %s and no child table named like it (%s)", e.Table.Name, f.Name, names(children))
+	}
+	var fkCols, rest []string
+	for _, p := range l.Join {
+		fkCols = append(fkCols, p[0])
+	}
+	for _, c := range l.Other.Columns {
+		if !slices.Contains(fkCols, c.Name) {
+			rest = append(rest, c.Name)
+		}
+	}
+	em := BoundEmbed{Attr: f.Name, Child: l.Other, Join: l.Join, Max: maxChildren(l)}
+	if slices.Contains(scalarItems, f.ItemType) {
+		col := singularSnake(f.Name)
+		if len(rest) == 1 {
+			col = rest[0]
+		}
+		if !slices.Contains(rest, col) {
+			return fmt.Sprintf("an array of %s, but its child table %s has several columns besides its foreign key (%s) and none named %s to take the values from",
+				f.ItemType, l.Other.Name, strings.Join(rest, ", "), col)
+		}
+		em.Column = col
+		e.Embeds = append(e.Embeds, em)
+		return ""
+	}
+	em.Exclude = fkCols
+	for _, k := range l.Other.PrimaryKey {
+		if !slices.Contains(fkCols, k) {
+			em.OrderBy = append(em.OrderBy, k)
+		}
+	}
+	e.Embeds = append(e.Embeds, em)
+	return ""
+}
+
+// maxChildren is the most rows one parent has through the child link, as
+// measured (0 when not measured).
+func maxChildren(l link) int64 {
+	for _, fk := range l.Other.ForeignKeys {
+		if len(fk.Columns) > 0 && fk.Columns[0] == l.Join[0][0] {
+			return fk.Fanout.Max
+		}
+	}
+	return 0
+}
+
+func names(ls []link) string {
+	if len(ls) == 0 {
+		return "there is none"
+	}
+	var out []string
+	for _, l := range ls {
+		out = append(out, l.Via)
+	}
+	return strings.Join(out, "; ")
+}
+
+// keys translates the entity's templates: {field} → ${column}, or
+// ${field} for a duplicated field. A GSI mapping over a field that is not
+// placeable is unbound; the index is sparse when a placeholder may be
+// NULL (an optional column, a parent a row may lack).
+func (g *binder) keys(e *BoundEntity) {
+	de := e.Design
+	place := func(f string) (string, bool) {
+		c, ok := e.keyName[f]
+		return c, ok
+	}
+	e.PK, _ = translateTemplate(de.PKTemplate, place)
+	e.SK, _ = translateTemplate(de.SKTemplate, place)
+	for _, m := range de.GSIMappings {
+		pk, miss := translateTemplate(m.PKTemplate, place)
+		sk, miss2 := translateTemplate(m.SKTemplate, place)
+		if miss = append(miss, miss2...); len(miss) > 0 {
+			g.unbound(fmt.Sprintf("entity %s, GSI %s", de.Name, m.Name), "its templates hold %s, which no column of %s gives", strings.Join(miss, ", "), e.Table.Name)
+			continue
+		}
+		if gsi := g.b.Design.GSI(m.Name); gsi.SortKey == "" && sk != "" {
+			g.unbound(fmt.Sprintf("entity %s, GSI %s", de.Name, m.Name), "an sk_template for an index without a sort key")
+			continue
+		}
+		ix := BoundIndex{Name: m.Name, PK: pk, SK: sk}
+		for _, f := range slices.Concat(templateFields(m.PKTemplate), templateFields(m.SKTemplate)) {
+			ix.Sparse = ix.Sparse || e.nullable[f]
+		}
+		e.Indexes = append(e.Indexes, ix)
+	}
+}
+
+// index returns e's templates in the GSI of that name, or nil.
+func (e *BoundEntity) index(name string) *BoundIndex {
+	for i := range e.Indexes {
+		if e.Indexes[i].Name == name {
+			return &e.Indexes[i]
+		}
+	}
+	return nil
+}
+
+// attrs are the attribute names e writes besides its keys.
+func (e *BoundEntity) attrs() []string {
+	var out []string
+	for _, c := range e.Select {
+		out = append(out, cmpOr(e.Rename[c], c))
+	}
+	for _, d := range e.Duplicates {
+		for _, c := range d.Select {
+			out = append(out, cmpOr(d.Rename[c], c))
+		}
+	}
+	for _, c := range e.Counts {
+		out = append(out, c.Attr)
+	}
+	for _, em := range e.Embeds {
+		out = append(out, em.Attr)
+	}
+	return out
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// typeAttribute keeps "type" unless an entity writes an attribute of that
+// name.
+func (g *binder) typeAttribute() {
+	taken := func(n string) bool {
+		for _, e := range g.b.Entities {
+			if slices.Contains(e.attrs(), n) {
+				return true
+			}
+		}
+		return false
+	}
+	if taken("type") {
+		g.b.TypeAttribute = "entity_type"
+		for i := 2; taken(g.b.TypeAttribute); i++ {
+			g.b.TypeAttribute = fmt.Sprintf("entity_type%d", i)
+		}
+	}
+}
+
+// reserve keeps e's attributes off the key and type attributes: a column
+// that a key attribute of its own name holds whole (the design's
+// partition key attribute user_id = {user_id}) is dropped, as that key
+// attribute is the field; another is renamed with a trailing '_'.
+func (g *binder) reserve(e *BoundEntity) {
+	if e.Table == nil {
+		return
+	}
+	keys := map[string]string{g.b.PartitionKey: e.PK, g.b.SortKey: e.SK}
+	for _, ix := range e.Indexes {
+		gsi := g.b.Design.GSI(ix.Name)
+		keys[gsi.PartitionKey], keys[gsi.SortKey] = ix.PK, ix.SK
+	}
+	reserved := func(n string) bool {
+		return n == g.b.PartitionKey || n == g.b.SortKey || n == g.b.TypeAttribute || g.keyAttr(n)
+	}
+	for _, c := range slices.Clone(e.Select) {
+		attr := cmpOr(e.Rename[c], c)
+		if !reserved(attr) {
+			continue
+		}
+		if tpl := keys[attr]; tpl == "${"+c+"}" {
+			e.Select = slices.DeleteFunc(e.Select, func(s string) bool { return s == c })
+			delete(e.Rename, c)
+			e.Dropped = append(e.Dropped, c)
+			e.Notes = append(e.Notes, fmt.Sprintf("%s is not written as an attribute: the key attribute %s is the field (as key text: numbers zero-padded).", c, attr))
+			continue
+		}
+		e.Rename[c] = attr + "_"
+		e.Notes = append(e.Notes, fmt.Sprintf("Field %s is written as %s_: %s is a key or type attribute.", attr, attr, attr))
+	}
+}
+
+// keyAttr reports whether n is a key attribute of a GSI.
+func (g *binder) keyAttr(n string) bool {
+	for _, x := range g.b.GSIs {
+		if x.PartitionKey == n || x.SortKey == n {
+			return true
+		}
+	}
+	return false
+}

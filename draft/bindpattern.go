@@ -1,0 +1,145 @@
+package draft
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// pattern translates one access pattern of e. GetItem reads the item by
+// its partition and sort key; a Query without a range condition reads the
+// partition, narrowed to the entity's items by begins_with of its sort
+// key's literal prefix when it has one (ORDER# of ORDER#{order_date}). A
+// range condition compares the sort key with the design's range values,
+// which it puts where the sort key's fields are: the application's value
+// stands for the first field (POST#{since_date} for POST#{posted_at}), so
+// the lower bounds (begins_with, >, >=, between's first) are the sort key
+// up to its first field, and the upper bounds (<, <=, between's second)
+// the whole sort key. verify takes the parameters from a row, so the
+// Query it runs reads that row's item (but for a strict bound equal to it).
+// Writes and Scans are not translated: verify runs reads by key.
+func (g *binder) pattern(e *BoundEntity, p *MCPPattern) {
+	de := e.Design
+	if p.Operation != "GetItem" && p.Operation != "Query" {
+		g.b.Untranslated = append(g.b.Untranslated, fmt.Sprintf("%s (entity %s): %s", p.Name, de.Name, untranslated(p.Operation)))
+		return
+	}
+	bp := &BoundPattern{Name: g.patternName(de, p), Index: p.IndexName, Design: p, Entity: de}
+	bp.Description = strings.TrimSpace(fmt.Sprintf("%s (design pattern %d: %s %s)", p.Description, p.ID, p.Operation, p.RangeCondition))
+	bp.Description = strings.Replace(bp.Description, " )", ")", 1)
+	g.b.Patterns = append(g.b.Patterns, bp)
+	cond, why := g.condition(e, p)
+	if why != "" {
+		bp.Why = why
+		g.unbound("access pattern "+p.Name, "%s", why)
+		return
+	}
+	bp.KeyCondition = cond
+}
+
+func untranslated(op string) string {
+	switch op {
+	case "Scan":
+		return "a Scan reads the whole table; verify's own Scan compares every item"
+	case "BatchGetItem":
+		return "a batch of GetItems by keys the application holds; the entity's GetItem pattern, if any, is checked"
+	}
+	return "a write (" + op + "); the draft migrates and verifies reads"
+}
+
+// patternName is the design's name, or, when another entity's pattern
+// has it already, the entity's name before it.
+func (g *binder) patternName(de *MCPEntity, p *MCPPattern) string {
+	if !slices.ContainsFunc(g.b.Patterns, func(b *BoundPattern) bool { return b.Name == p.Name }) {
+		return p.Name
+	}
+	return de.Name + "_" + p.Name
+}
+
+// condition is p's key condition over e's templates, or why there is
+// none.
+func (g *binder) condition(e *BoundEntity, p *MCPPattern) (string, string) {
+	de := e.Design
+	if e.Table == nil {
+		return "", fmt.Sprintf("its entity %s is not bound", de.Name)
+	}
+	pkAttr, skAttr, pkT, skT := g.b.PartitionKey, g.b.SortKey, de.PKTemplate, de.SKTemplate
+	if p.IndexName != "" {
+		m, gsi := de.GSIMapping(p.IndexName), g.b.Design.GSI(p.IndexName)
+		switch {
+		case p.Operation == "GetItem":
+			return "", "a GetItem cannot read an index: make it a Query"
+		case m == nil:
+			return "", fmt.Sprintf("entity %s has no gsi_mapping for %s", de.Name, p.IndexName)
+		case e.index(p.IndexName) == nil:
+			return "", fmt.Sprintf("the entity's templates in %s are unbound", p.IndexName)
+		}
+		pkAttr, skAttr, pkT, skT = gsi.PartitionKey, gsi.SortKey, m.PKTemplate, m.SKTemplate
+	}
+	var sort string
+	var bounds []string
+	switch rc := p.RangeCondition; {
+	case p.Operation == "GetItem" && rc != "":
+		return "", "a GetItem has no range condition: make it a Query"
+	case p.Operation == "GetItem":
+		sort, bounds = "=", []string{skT}
+	case rc == "":
+		if lit := literalPrefix(skT); skAttr != "" && lit != "" {
+			sort, bounds = "begins_with", []string{lit}
+		}
+	case skAttr == "" || len(templateFields(skT)) == 0:
+		return "", fmt.Sprintf("a %s range condition needs a sort key with a field; %s has none", rc, cmpOr(skAttr, "the index's key"))
+	case rc == "begins_with", rc == ">", rc == ">=":
+		sort, bounds = rc, []string{templatePrefix(skT)}
+	case rc == "<", rc == "<=":
+		sort, bounds = rc, []string{skT}
+	case rc == "between":
+		sort, bounds = rc, []string{templatePrefix(skT), skT}
+	}
+	return g.render(e, pkAttr, skAttr, pkT, sort, bounds)
+}
+
+// render writes the key condition, each template translated with e's
+// placeholders; a duplicated field in it must also be a column of some
+// entity's table, where verify samples the parameter from.
+func (g *binder) render(e *BoundEntity, pkAttr, skAttr, pkT, sort string, bounds []string) (string, string) {
+	var missing []string
+	tr := func(tpl string) string {
+		out, miss := translateTemplate(tpl, func(f string) (string, bool) {
+			c, ok := e.keyName[f]
+			if ok && e.dup[f] && !g.anyColumn(f) {
+				return c, false
+			}
+			return c, ok
+		})
+		missing = append(missing, miss...)
+		return out
+	}
+	cond := fmt.Sprintf("%s = %s", pkAttr, tr(pkT))
+	switch {
+	case sort == "":
+	case sort == "begins_with":
+		cond += fmt.Sprintf(" AND begins_with(%s, %s)", skAttr, tr(bounds[0]))
+	case sort == "between":
+		cond += fmt.Sprintf(" AND %s BETWEEN %s AND %s", skAttr, tr(bounds[0]), tr(bounds[1]))
+	default:
+		cond += fmt.Sprintf(" AND %s %s %s", skAttr, sort, tr(bounds[0]))
+	}
+	if len(missing) > 0 {
+		return "", fmt.Sprintf("its key holds %s, which is no column of a bound entity's table: verify could not take a value for it from a row",
+			strings.Join(missing, ", "))
+	}
+	return cond, ""
+}
+
+// anyColumn reports whether a bound entity's table has column c.
+func (g *binder) anyColumn(c string) bool {
+	for _, e := range g.b.Entities {
+		if e.Table != nil {
+			if _, ok := e.Table.Column(c); ok {
+				return true
+			}
+		}
+	}
+	return false
+}
