@@ -104,7 +104,7 @@ func RunContext(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		code = ee.code
 	case hasKind:
 		code = map[engine.Kind]int{engine.KindFailed: ExitFailed, engine.KindRefused: ExitUsage,
-			engine.KindRejected: ExitRejected, engine.KindMismatch: ExitMismatch}[kind]
+			engine.KindRejected: ExitRejected, engine.KindMismatch: ExitMismatch, engine.KindUnbound: ExitUnbound}[kind]
 	case errors.As(err, &me), errors.As(err, &mel):
 		code = ExitUsage
 	case ctx.Err() != nil:

@@ -1,20 +1,9 @@
 package app
 
 import (
-	"bytes"
-	"errors"
-	"fmt"
-	"io/fs"
-	"os"
-	"path"
-
 	"github.com/urfave/cli/v2"
 
-	"github.com/pg2dynamo/pg2dynamo/draft"
 	"github.com/pg2dynamo/pg2dynamo/engine"
-	"github.com/pg2dynamo/pg2dynamo/mapping"
-	"github.com/pg2dynamo/pg2dynamo/pipeline"
-	"github.com/pg2dynamo/pg2dynamo/report"
 )
 
 func initCommand() *cli.Command {
@@ -84,88 +73,10 @@ Exit codes: 0 written, 1 the source or the file failed, 2 usage,
 }
 
 func runInit(c *cli.Context) error {
-	if c.IsSet("from-design") || c.IsSet("design-table") {
-		return runInitFromDesign(c)
-	}
 	if c.Args().Present() {
 		return usageError{errUnexpectedArg(c)}
 	}
-	for _, p := range c.StringSlice("exclude") {
-		if _, err := path.Match(p, ""); err != nil {
-			return usageError{fmt.Errorf("--exclude %q: %w", p, err)}
-		}
-	}
-	if n := c.String("table"); n != "" && !mapping.ValidTableName(n) {
-		return usageError{fmt.Errorf("--table %q: a DynamoDB table name is 3 to 255 characters of a-z, A-Z, 0-9, '_', '-' and '.'", n)}
-	}
-	out := c.Path("out")
-	if out != "" && !c.Bool("force") {
-		if _, err := os.Stat(out); err == nil {
-			return usageError{fmt.Errorf("--out %s exists: pass --force to overwrite it", out)}
-		} else if !errors.Is(err, fs.ErrNotExist) {
-			return err
-		}
-	}
-	ctx := c.Context
-	src, err := engine.Connect(ctx, connection(c))
-	if err != nil {
-		return err
-	}
-	defer src.Close(ctx)
-	fmt.Fprintf(c.App.ErrWriter, "reading the catalog of %s (schema %v) and measuring each table and foreign key\n", src.Name(), c.StringSlice("schema"))
-	cat, err := draft.Read(ctx, src.Conn(), c.StringSlice("schema"), c.StringSlice("exclude"), func(t *draft.Table, i, n int) {
-		fmt.Fprintf(c.App.ErrWriter, "  %d/%d %s: %d rows, %s\n", i, n, t.Name, t.Rows, report.Count(len(t.ForeignKeys), "foreign key", "foreign keys"))
-	})
-	if err != nil {
-		return err
-	}
-	if len(cat.Tables) == 0 {
-		return fmt.Errorf("no tables in schema %v of %s: nothing to draft", cat.Schemas, src.Name())
-	}
-	d := draft.Propose(cat, draft.Options{Table: c.String("table"), DuplicateNames: c.Bool("duplicate-names")})
-	if len(d.Entities) == 0 {
-		return fmt.Errorf("none of the %d tables in schema %v of %s has a primary key or a unique key of NOT NULL columns: nothing identifies their rows, so there is nothing to draft", len(cat.Tables), cat.Schemas, src.Name())
-	}
-	var buf bytes.Buffer
-	if err := draft.Write(&buf, d); err != nil {
-		return err
-	}
-	// The draft must be a mapping that the rest of pg2dynamo accepts.
-	m, err := mapping.ParseContext(ctx, "drafted mapping", buf.Bytes())
-	if err != nil {
-		return fmt.Errorf("init drafted a mapping that does not load (a bug in init; please report it):\n%w", err)
-	}
-	if _, err := pipeline.Prepare(ctx, src, m); err != nil {
-		return fmt.Errorf("init drafted a mapping the source refuses (a bug in init; please report it):\n%w", err)
-	}
-	if out == "" {
-		_, err = c.App.Writer.Write(buf.Bytes())
-	} else {
-		err = os.WriteFile(out, buf.Bytes(), 0o644)
-	}
-	if err != nil {
-		return err
-	}
-	fmt.Fprintln(c.App.ErrWriter, summary(d, out))
-	return nil
-}
-
-// summary is init's closing line: what was drafted, where it went, and
-// what to run next.
-func summary(d *draft.Design, out string) string {
-	roles := map[draft.Role]int{}
-	for _, e := range d.Entities {
-		roles[e.Role]++
-	}
-	where := "standard output"
-	next := "pg2dynamo plan --mapping FILE --with-source"
-	if out != "" {
-		where, next = out, "pg2dynamo plan --mapping "+out+" --with-source"
-	}
-	s := fmt.Sprintf("drafted %s from %s (%d with their own item collection, %d in an owner's, %d embedded, %d adjacency lists) and %d access patterns to %s",
-		report.Count(len(d.Entities)-roles[draft.Embedded], "entity", "entities"), report.Count(len(d.Catalog.Tables), "table", "tables"), roles[draft.Root]+roles[draft.Owned], roles[draft.Child], roles[draft.Embedded], roles[draft.Join], len(d.Patterns), where)
-	for _, sk := range d.Skipped {
-		s += fmt.Sprintf("\nleft out %s: %s", sk.Table.Name, sk.Reason)
-	}
-	return s + "\nnext: review the comments, then " + next
+	return engine.Init(c.Context, connection(c), engine.InitOptions{Schemas: c.StringSlice("schema"), Exclude: c.StringSlice("exclude"),
+		Out: c.Path("out"), Force: c.Bool("force"), DuplicateNames: c.Bool("duplicate-names"),
+		Design: c.Path("from-design"), DesignTable: c.String("design-table")})
 }

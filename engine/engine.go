@@ -165,6 +165,9 @@ const (
 	KindRejected
 	// KindMismatch: the check found the table differs from the source.
 	KindMismatch
+	// KindUnbound: init --from-design wrote the draft, but parts of the
+	// design are unbound (listed in it).
+	KindUnbound
 )
 
 // Error is an engine error of a Kind other than the default.
@@ -190,6 +193,7 @@ func refused(err error) error  { return &Error{KindRefused, err} }
 func rejected(err error) error { return &Error{KindRejected, err} }
 func mismatch(err error) error { return &Error{KindMismatch, err} }
 func failed(err error) error   { return &Error{KindFailed, err} }
+func unbound(err error) error  { return &Error{KindUnbound, err} }
 
 // job is one command's run: its context, configuration and options (the
 // groups the command has; the others are zero).

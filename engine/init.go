@@ -1,0 +1,207 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+
+	"github.com/pg2dynamo/pg2dynamo/draft"
+	"github.com/pg2dynamo/pg2dynamo/extract"
+	"github.com/pg2dynamo/pg2dynamo/mapping"
+	"github.com/pg2dynamo/pg2dynamo/pipeline"
+	"github.com/pg2dynamo/pg2dynamo/report"
+)
+
+// InitOptions are init's: what to read of the source's catalog, where the
+// draft goes and, with Design, the single-table design to bind.
+type InitOptions struct {
+	// Schemas are the schemas read; Exclude the path.Match patterns of
+	// the tables left out (by name or schema.name).
+	Schemas, Exclude []string
+	// Out is the draft's file ("": Config.Out); Force overwrites it.
+	Out   string
+	Force bool
+	// DuplicateNames copies each owner's name column onto the items it
+	// owns (schema drafts only).
+	DuplicateNames bool
+	// Design is a DynamoDB MCP server schema.json to bind to the source
+	// instead of drafting from the schema; DesignTable chooses its table
+	// (required when it has several).
+	Design, DesignTable string
+}
+
+// Init drafts a mapping from the source's catalog (draft.Propose) or, with
+// o.Design, binds a design to it (draft.BindDesign), and writes it to
+// o.Out, checked to load and to be accepted by the source. Its closing
+// note goes to Config.Log. A design with parts left unbound is written
+// and returned as a KindUnbound error; bad options, a design file that
+// does not parse, are KindRefused.
+func Init(ctx context.Context, cfg Config, o InitOptions) error {
+	j := newJob(ctx, cfg, "init")
+	if err := checkInit(cfg, o); err != nil {
+		return err
+	}
+	var design *draft.MCPTable
+	if o.Design != "" {
+		var err error
+		if design, err = readDesign(o); err != nil {
+			return err
+		}
+	}
+	src, err := Connect(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer src.Close(ctx)
+	if design != nil {
+		return bindDesign(j, src, o, design)
+	}
+	return draftSchema(j, src, o)
+}
+
+// checkInit refuses init's options out of range (KindRefused).
+func checkInit(cfg Config, o InitOptions) error {
+	for _, p := range o.Exclude {
+		if _, err := path.Match(p, ""); err != nil {
+			return refused(fmt.Errorf("--exclude %q: %w", p, err))
+		}
+	}
+	if n := cfg.Table; n != "" && !mapping.ValidTableName(n) {
+		return refused(fmt.Errorf("--table %q: a DynamoDB table name is 3 to 255 characters of a-z, A-Z, 0-9, '_', '-' and '.'", n))
+	}
+	switch {
+	case o.DesignTable != "" && o.Design == "":
+		return refused(errors.New("--design-table NAME chooses a table of --from-design FILE, which is missing"))
+	case o.Design != "" && o.DuplicateNames:
+		return refused(errors.New("--duplicate-names drafts from the schema alone; with --from-design the design names the fields to copy"))
+	}
+	if o.Out != "" && !o.Force {
+		if _, err := os.Stat(o.Out); err == nil {
+			return refused(fmt.Errorf("--out %s exists: pass --force to overwrite it", o.Out))
+		} else if !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+	}
+	return nil
+}
+
+// readDesign reads o.Design and chooses its table.
+func readDesign(o InitOptions) (*draft.MCPTable, error) {
+	data, err := os.ReadFile(o.Design)
+	if err != nil {
+		return nil, refused(fmt.Errorf("--from-design: %w", err))
+	}
+	d, err := draft.ParseMCPDesign(data)
+	var t *draft.MCPTable
+	if err == nil {
+		t, err = draft.SelectMCPTable(d, o.DesignTable)
+	}
+	if err != nil {
+		return nil, refused(fmt.Errorf("--from-design %s: %w", o.Design, err))
+	}
+	return t, nil
+}
+
+// draftSchema is init from the schema: every table read and measured,
+// the single-table rules applied.
+func draftSchema(j *job, src *extract.Source, o InitOptions) error {
+	fmt.Fprintf(j.log, "reading the catalog of %s (schema %v) and measuring each table and foreign key\n", src.Name(), o.Schemas)
+	cat, err := draft.Read(j.ctx, src.Conn(), o.Schemas, o.Exclude, func(t *draft.Table, i, n int) {
+		fmt.Fprintf(j.log, "  %d/%d %s: %d rows, %s\n", i, n, t.Name, t.Rows, report.Count(len(t.ForeignKeys), "foreign key", "foreign keys"))
+	})
+	if err != nil {
+		return err
+	}
+	if len(cat.Tables) == 0 {
+		return fmt.Errorf("no tables in schema %v of %s: nothing to draft", cat.Schemas, src.Name())
+	}
+	d := draft.Propose(cat, draft.Options{Table: j.cfg.Table, DuplicateNames: o.DuplicateNames})
+	if len(d.Entities) == 0 {
+		return fmt.Errorf("none of the %d tables in schema %v of %s has a primary key or a unique key of NOT NULL columns: nothing identifies their rows, so there is nothing to draft", len(cat.Tables), cat.Schemas, src.Name())
+	}
+	var buf bytes.Buffer
+	if err := draft.Write(&buf, d); err != nil {
+		return err
+	}
+	// The draft must be a mapping that the rest of pg2dynamo accepts.
+	if err := checkDraft(j, src, buf.Bytes()); err != nil {
+		return fmt.Errorf("init drafted a mapping that does not load or that the source refuses (a bug in init; please report it):\n%w", err)
+	}
+	if err := writeDraft(j, o.Out, buf.Bytes()); err != nil {
+		return err
+	}
+	fmt.Fprintln(j.log, draftSummary(d, o.Out))
+	return nil
+}
+
+// bindDesign is init --from-design: the design's table bound to the
+// source's catalog, written even when parts are unbound (KindUnbound).
+func bindDesign(j *job, src *extract.Source, o InitOptions, t *draft.MCPTable) error {
+	fmt.Fprintf(j.log, "reading the catalog of %s (schema %v) to bind design table %s\n", src.Name(), o.Schemas, t.Config.TableName)
+	cat, err := draft.Read(j.ctx, src.Conn(), o.Schemas, o.Exclude, nil)
+	if err != nil {
+		return err
+	}
+	b := draft.BindDesign(cat, t, j.cfg.Table)
+	if !mapping.ValidTableName(b.Table) {
+		return refused(fmt.Errorf("the design's table name %q is no DynamoDB table name: pass --table NAME", b.Table))
+	}
+	var buf bytes.Buffer
+	if err := draft.WriteBound(&buf, b, o.Design); err != nil {
+		return err
+	}
+	notLoading := checkDraft(j, src, buf.Bytes())
+	if err := writeDraft(j, o.Out, buf.Bytes()); err != nil {
+		return err
+	}
+	fmt.Fprintln(j.log, b.Summary(o.Out))
+	switch {
+	case notLoading != nil:
+		return unbound(fmt.Errorf("the draft is written, but it does not load against the source; resolve these, then run init again:\n%w", notLoading))
+	case len(b.Unbound) > 0:
+		return unbound(fmt.Errorf("%d parts of design table %s are unbound (listed above and in the draft): add what the source lacks or change the design, then run init again", len(b.Unbound), t.Config.TableName))
+	}
+	return nil
+}
+
+// checkDraft loads a drafted mapping and checks it against src.
+func checkDraft(j *job, src *extract.Source, data []byte) error {
+	m, err := mapping.ParseContext(j.ctx, "drafted mapping", data)
+	if err == nil {
+		_, err = pipeline.Prepare(j.ctx, src, m)
+	}
+	return err
+}
+
+// writeDraft writes data to out, or to Config.Out when out is "".
+func writeDraft(j *job, out string, data []byte) error {
+	if out == "" {
+		_, err := j.out.Write(data)
+		return err
+	}
+	return os.WriteFile(out, data, 0o644)
+}
+
+// draftSummary is init's closing line: what was drafted, where it went,
+// and what to run next.
+func draftSummary(d *draft.Design, out string) string {
+	roles := map[draft.Role]int{}
+	for _, e := range d.Entities {
+		roles[e.Role]++
+	}
+	where := "standard output"
+	next := "pg2dynamo plan --mapping FILE --with-source"
+	if out != "" {
+		where, next = out, "pg2dynamo plan --mapping "+out+" --with-source"
+	}
+	s := fmt.Sprintf("drafted %s from %s (%d with their own item collection, %d in an owner's, %d embedded, %d adjacency lists) and %d access patterns to %s",
+		report.Count(len(d.Entities)-roles[draft.Embedded], "entity", "entities"), report.Count(len(d.Catalog.Tables), "table", "tables"), roles[draft.Root]+roles[draft.Owned], roles[draft.Child], roles[draft.Embedded], roles[draft.Join], len(d.Patterns), where)
+	for _, sk := range d.Skipped {
+		s += fmt.Sprintf("\nleft out %s: %s", sk.Table.Name, sk.Reason)
+	}
+	return s + "\nnext: review the comments, then " + next
+}
