@@ -6,8 +6,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/pg2dynamo/pg2dynamo/engine"
-	"github.com/pg2dynamo/pg2dynamo/mapping"
-	"github.com/pg2dynamo/pg2dynamo/pipeline"
 	"github.com/pg2dynamo/pg2dynamo/plan"
 )
 
@@ -57,59 +55,5 @@ func runPlan(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	ctx := c.Context
-	var m *mapping.Mapping
-	if !c.Bool("with-source") {
-		if m, err = engine.LoadMapping(ctx, cfg.Mapping); err != nil {
-			return err
-		}
-		if format == plan.FormatOneTable {
-			return planOneTable(c, cfg, m)
-		}
-	}
-	var s *engine.Session
-	if c.Bool("with-source") {
-		// Checked before the design is built: the file's problems are
-		// reported with the source's.
-		if s, err = engine.Open(ctx, cfg); err != nil {
-			return err
-		}
-		defer s.Close(ctx)
-		m = s.Mapping()
-	}
-	d := plan.Build(m)
-	if sum := engine.MappingSHA256(cfg.Mapping); sum != "" {
-		d.Tag(engine.MappingOwner(cfg.Mapping, sum).Tags())
-	}
-	if s != nil {
-		if err := s.Source().Begin(ctx); err != nil {
-			return err
-		}
-		var prog pipeline.Progress
-		closeProg := func() {}
-		if cfg.Progress != nil {
-			prog, closeProg = cfg.Progress()
-		}
-		d.Stats, err = plan.Stats(ctx, s.Source(), m, s.Plans(), prog)
-		closeProg()
-		if err != nil {
-			return err
-		}
-	}
-	return plan.Render(c.App.Writer, d, format)
-}
-
-// planOneTable writes the OneTable schema of m: a mapping with library
-// onetable, checked against the source (whose column types decide the key
-// templates' padding), of which no row is read.
-func planOneTable(c *cli.Context, cfg engine.Config, m *mapping.Mapping) error {
-	if _, err := plan.OneTableSchema(m, nil); err != nil {
-		return err // not library onetable: say so before connecting
-	}
-	s, err := engine.Open(c.Context, cfg)
-	if err != nil {
-		return err
-	}
-	defer s.Close(c.Context)
-	return plan.WriteOneTable(c.App.Writer, s.Mapping(), s.Plans())
+	return engine.Plan(c.Context, cfg, engine.PlanOptions{Format: format, WithSource: c.Bool("with-source")})
 }

@@ -1,0 +1,78 @@
+package engine
+
+import (
+	"context"
+
+	"github.com/pg2dynamo/pg2dynamo/mapping"
+	"github.com/pg2dynamo/pg2dynamo/plan"
+)
+
+// PlanOptions are plan's.
+type PlanOptions struct {
+	// Format is plan.FormatText, FormatMarkdown, FormatJSON or
+	// FormatOneTable (the dynamodb-onetable schema).
+	Format string
+	// WithSource checks the mapping against the source and reads every
+	// row through the transformation for the load's estimates.
+	WithSource bool
+}
+
+// Plan writes the design of cfg.Mapping to Config.Out in o.Format: the
+// entity chart, the access patterns, CreateTable and CloudFormation (its
+// tags the mapping's owner tags), with o.WithSource the per-entity
+// estimates; FormatOneTable writes the OneTable schema of a mapping with
+// library onetable, checked against the source, of which no row is read.
+func Plan(ctx context.Context, cfg Config, o PlanOptions) error {
+	j := newJob(ctx, cfg, "plan")
+	var m *mapping.Mapping
+	var err error
+	if !o.WithSource {
+		if m, err = LoadMapping(ctx, cfg.Mapping); err != nil {
+			return err
+		}
+		if o.Format == plan.FormatOneTable {
+			return planOneTable(j, m)
+		}
+	}
+	var s *session
+	if o.WithSource {
+		// Checked before the design is built: the file's problems are
+		// reported with the source's.
+		if s, err = open(j); err != nil {
+			return err
+		}
+		defer s.Close(ctx)
+		m = s.m
+	}
+	d := plan.Build(m)
+	if sum := MappingSHA256(cfg.Mapping); sum != "" {
+		d.Tag(owner(cfg.Mapping, sum).Tags())
+	}
+	if s != nil {
+		if err := s.src.Begin(ctx); err != nil {
+			return err
+		}
+		prog, closeProg, _ := j.progress()
+		d.Stats, err = plan.Stats(ctx, s.src, m, s.plans, prog)
+		closeProg()
+		if err != nil {
+			return err
+		}
+	}
+	return plan.Render(j.out, d, o.Format)
+}
+
+// planOneTable writes the OneTable schema of m: a mapping with library
+// onetable, checked against the source (whose column types decide the key
+// templates' padding), of which no row is read.
+func planOneTable(j *job, m *mapping.Mapping) error {
+	if _, err := plan.OneTableSchema(m, nil); err != nil {
+		return err // not library onetable: say so before connecting
+	}
+	s, err := open(j)
+	if err != nil {
+		return err
+	}
+	defer s.Close(j.ctx)
+	return plan.WriteOneTable(j.out, s.m, s.plans)
+}
