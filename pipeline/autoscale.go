@@ -148,8 +148,9 @@ type AutoscaleSummary struct {
 	// Min and Max are the fewest and most writers the run had; Last, the
 	// number at its end.
 	Min, Max, Last int
-	// Halvings is the number of times throttling halved the writers.
-	Halvings int
+	// Halvings is the number of times throttling halved the writers;
+	// Undone, how many of those halvings were undone (see Autoscaler).
+	Halvings, Undone int
 	// Pace is the last pace, in items per second (0: none).
 	Pace float64
 	// Decisions are the Autoscaler's decisions, the first
@@ -479,7 +480,7 @@ func (a *Autoscaler) judge() bool {
 	if share <= e.share/2 || share > 2*e.share || rate > noiseRate*e.rate {
 		return false
 	}
-	a.sum.Halvings--
+	a.sum.Undone++
 	a.tolerance = min(max(a.tolerance, toleranceMargin*share), maxTolerance)
 	a.w, a.pace = e.writers, e.pace
 	a.restart()
