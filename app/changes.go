@@ -112,7 +112,7 @@ func applyChanges(c *cli.Context, s *session, out sinkOut, rejects *rejectFile) 
 	if err != nil {
 		return nil, nil, err
 	}
-	ap := newTableApplier(out.ds, s.m.TypeAttribute, [2]string{s.m.Table.PartitionKey, s.m.Table.SortKey}, c.Int("concurrency"), rejects.Write)
+	ap := newTableApplier(out.ds, s.m.TypeAttribute, [2]string{s.m.Table.PartitionKey, s.m.Table.SortKey}, fixedWriters(c), rejects.Write)
 	opts := verify.Options{Segments: c.Int("segments"), Sample: c.Int("sample"), IndexWait: c.Duration("gsi-wait"), Progress: prog,
 		SkipPatterns: !check, Apply: ap, OnReject: rejects.Write}
 	if check {

@@ -238,7 +238,7 @@ func (f *following) run(c *cli.Context, s *session, cp *checkpointFile, out sink
 		ds.CountWriteUnits(false)
 	}
 	a := follow.NewApplier(f.graph, s.m, s.src, out.sink)
-	a.OnReject, a.Concurrency, a.ExactFrom = rejects.Write, c.Int("concurrency"), f.exactFrom
+	a.OnReject, a.Concurrency, a.ExactFrom = rejects.Write, fixedWriters(c), f.exactFrom
 	stale, err := a.Stale(cp.Shapes)
 	if err != nil {
 		return f.stopped(c, err)

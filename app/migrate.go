@@ -12,6 +12,7 @@ import (
 	"math"
 	"os"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -60,7 +61,8 @@ Example, against DynamoDB Local:
 			mappingFlag(), sourceFlag(), endpointFlag(), regionFlag(), profileFlag(),
 			tableFlag(),
 			&cli.BoolFlag{Name: "create-table", Usage: "create the table and its GSIs from the mapping if it does not exist, and wait until it is ACTIVE"},
-			&cli.IntFlag{Name: "concurrency", Aliases: []string{"c"}, Value: pipeline.DefaultConcurrency, Usage: "number of parallel BatchWriteItem writers"},
+			&cli.StringFlag{Name: "concurrency", Aliases: []string{"c"}, Value: strconv.Itoa(pipeline.DefaultConcurrency), Usage: "parallel BatchWriteItem writers: a number, or auto to start with 4 and add writers while items/s rises, halving them (and pacing the writes) when DynamoDB throttles, up to --max-concurrency; --changes-only, --prune and the follow use 8 with auto"},
+			&cli.IntFlag{Name: "max-concurrency", Value: pipeline.DefaultMaxConcurrency, Usage: "with --concurrency auto: the most writers"},
 			&cli.IntFlag{Name: "readers", Value: defaultReaders(), Usage: "PostgreSQL connections reading in parallel, all on one exported snapshot; a table of 40,000 rows or more is split into primary-key ranges, one per reader; the default is one per CPU, at most 4"},
 			&cli.IntFlag{Name: "max-write-units", Usage: "cap the write capacity consumed per second (as DynamoDB reports it); throttling halves the rate, which then climbs back", DefaultText: "no cap"},
 			&cli.IntFlag{Name: "max-retries", DefaultText: "9, from --max-attempts 10", Usage: "retries per DynamoDB request after the first attempt (sets --max-attempts to this + 1)"},
@@ -83,8 +85,29 @@ Example, against DynamoDB Local:
 	}
 }
 
-// MaxConcurrency bounds --concurrency.
+// MaxConcurrency bounds --concurrency and --max-concurrency.
 const MaxConcurrency = 256
+
+// writersOf is --concurrency: a fixed number of writers, or (auto) an
+// Autoscale up to --max-concurrency. checkMigrateFlags checked both.
+func writersOf(c *cli.Context) (n int, auto *pipeline.Autoscale) {
+	isAuto, n, _ := pipeline.ParseConcurrency(c.String("concurrency"), MaxConcurrency)
+	if isAuto {
+		return 0, &pipeline.Autoscale{Max: c.Int("max-concurrency")}
+	}
+	return n, nil
+}
+
+// fixedWriters is the writers of the parts of a run that do not adjust
+// them (--changes-only, --prune, the follow): --concurrency's number, or
+// with auto pipeline.DefaultConcurrency, at most --max-concurrency.
+func fixedWriters(c *cli.Context) int {
+	n, auto := writersOf(c)
+	if auto != nil {
+		return min(pipeline.DefaultConcurrency, auto.Max)
+	}
+	return n
+}
 
 // MaxReaders bounds --readers: each is a PostgreSQL connection.
 const MaxReaders = 64
@@ -254,8 +277,9 @@ func fullLoad(c *cli.Context, s *session, cp *checkpointFile, out sinkOut, rejec
 	ctx := c.Context
 	fmt.Fprintf(c.App.ErrWriter, "migrating %s from %s to %s\n", countNoun(len(s.plans), "entity", "entities"), s.src.Name(), out.target)
 	describeDuplicateCheck(c, s)
+	conc, auto := writersOf(c)
 	sum, runErr := pipeline.Run(ctx, pipeline.Postgres(s.src), s.m, s.plans, out.sink, pipeline.Options{
-		Concurrency: c.Int("concurrency"), OnReject: rejects.Write, Progress: prog.Progress,
+		Concurrency: conc, Auto: auto, OnReject: rejects.Write, Progress: prog.Progress,
 		Readers: c.Int("readers"), SkipDuplicateCheck: c.Bool("no-duplicate-check"),
 		Checkpoint: cp.Checkpoint, OnCheckpoint: cp.onCheckpoint, Shard: mustShard(c),
 	})
@@ -289,10 +313,13 @@ func checkMigrateFlags(c *cli.Context) error {
 		lo, hi  int
 		expects string
 	}{
-		{"concurrency", 1, MaxConcurrency, fmt.Sprintf("expected 1 to %d", MaxConcurrency)},
+		{"max-concurrency", 1, MaxConcurrency, fmt.Sprintf("expected 1 to %d", MaxConcurrency)},
 		{"readers", 1, MaxReaders, fmt.Sprintf("expected 1 to %d", MaxReaders)},
 		{"max-write-units", 0, math.MaxInt, "expected a positive number (0: no cap)"},
 		{"max-attempts", 1, math.MaxInt, "expected at least 1"},
+	}
+	if _, _, err := pipeline.ParseConcurrency(c.String("concurrency"), MaxConcurrency); err != nil {
+		return usageError{err}
 	}
 	if c.IsSet("max-retries") {
 		if n := c.Int("max-retries"); n < 0 {
@@ -555,11 +582,26 @@ func printSummary(w io.Writer, s *pipeline.Summary, stats func() load.Stats) {
 	if stopped {
 		fmt.Fprintf(w, "the run stopped: %d rows were read but not written; run again to write them\n", total.NotWritten)
 	}
+	if a := s.Autoscale; a != nil {
+		undone := ""
+		if a.Undone > 0 {
+			undone = fmt.Sprintf(" (%d undone: the throttling went on as much with fewer writers)", a.Undone)
+		}
+		fmt.Fprintf(w, "writers %s (auto): %s on throttling%s\n", writerRange(a.Min, a.Max), countNoun(a.Halvings, "halving", "halvings"), undone)
+	}
 	if stats != nil {
 		st := stats()
 		fmt.Fprintf(w, "%d BatchWriteItem/PutItem requests, %d retried by the SDK (throttling, 5xx, network), %d UnprocessedItems re-sends, %.0f write units consumed\n",
 			st.Requests, st.Retries, st.UnprocessedRetries, st.ConsumedWriteUnits)
 	}
+}
+
+// writerRange is "2–24", or "8" when lo is hi.
+func writerRange(lo, hi int) string {
+	if lo == hi {
+		return strconv.Itoa(lo)
+	}
+	return fmt.Sprintf("%d–%d", lo, hi)
 }
 
 // rejectFile writes rejects as JSON Lines. It is a new file (see

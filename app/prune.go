@@ -58,7 +58,7 @@ func pruneStale(c *cli.Context, s *session, out sinkOut) (func(), error) {
 	if err != nil {
 		return nil, err
 	}
-	ap := newTableApplier(out.ds, s.m.TypeAttribute, [2]string{s.m.Table.PartitionKey, s.m.Table.SortKey}, c.Int("concurrency"), nil)
+	ap := newTableApplier(out.ds, s.m.TypeAttribute, [2]string{s.m.Table.PartitionKey, s.m.Table.SortKey}, fixedWriters(c), nil)
 	res, err := verify.Compare(c.Context, s.src, s.m, s.plans, s.client, verify.Options{
 		Segments: c.Int("segments"), SkipPatterns: true, Progress: prog, Apply: ap, DeleteOnly: true,
 	})
