@@ -202,9 +202,12 @@ const (
 //     if items/s rose by at least 5%, else the writers before.
 //   - After that, additive increase: once items/s held for a few windows,
 //     a quarter more writers (at least one) are tried; they are kept if
-//     items/s rose by at least half their share (3% at least), else the
-//     writers go back and the next probe waits twice as long (up to 64
-//     windows).
+//     items/s rose by at least half their share (3% at least), and the
+//     next probe adds twice as many; else the writers go back and the
+//     next probe waits twice as long (up to 64 windows).
+//   - A doubling or a probe is measured over two windows, unless the
+//     first shows a clear rise (a probe's, twice the rise it needs): on a
+//     shared machine one window's items/s can be half or twice the next.
 //   - A window in which the writers were busy less than 3/4 of the time
 //     is not a measure of the writers: they waited for batches (the
 //     source sets the rate); a probe in progress goes back.
@@ -232,9 +235,13 @@ type Autoscaler struct {
 	base  float64
 	baseW int
 	baseN int
-	// probeAcc is the probe's measure so far, over probeN windows.
-	probeAcc Sample
-	probeN   int
+	// meas is the measure of the current writers so far, over measN
+	// windows (doubling and probing).
+	meas  Sample
+	measN int
+	// step is the writers the next probe adds, at least a quarter more
+	// (0: a quarter).
+	step int
 	// holdLeft windows before the next probe; holdLen, the current hold.
 	holdLeft, holdLen int
 	// lastHalving is the clock at the last halving (-1: none);
@@ -275,8 +282,9 @@ const (
 	minBusy = 0.75
 	// firstHold and maxHold bound the windows held before a probe.
 	firstHold, maxHold = 3, 64
-	// probeWindows are measured per probe (after one settling).
-	probeWindows = 2
+	// measureWindows make a measure of writers doubled or probed (after
+	// one settling for a probe), unless the first shows a clear rise.
+	measureWindows = 2
 	// halvingGap is the least time between two halvings.
 	halvingGap = time.Second
 	// paceShare is the share of the throttled items/s paced at.
@@ -378,7 +386,7 @@ func (a *Autoscaler) Observe(s Sample) (changed bool) {
 	}
 	switch a.phase {
 	case doubling:
-		return a.double(rate) || paced
+		return a.double(win) || paced
 	case holding:
 		return a.hold(rate) || paced
 	default:
@@ -506,8 +514,26 @@ func (a *Autoscaler) growPace(win Sample) bool {
 	return true
 }
 
+// measured adds win to the measure of the current writers and returns
+// its items/s (ok) once clear says it is clear, or once it spans
+// measureWindows windows; then it starts the next measure.
+func (a *Autoscaler) measured(win Sample, clear func(rate float64) bool) (rate float64, ok bool) {
+	a.meas.add(win)
+	a.measN++
+	rate = a.meas.rate()
+	if a.measN < measureWindows && !clear(rate) {
+		return 0, false
+	}
+	a.meas, a.measN = Sample{}, 0
+	return rate, true
+}
+
 // double is a window of the start.
-func (a *Autoscaler) double(rate float64) bool {
+func (a *Autoscaler) double(win Sample) bool {
+	rate, ok := a.measured(win, func(r float64) bool { return a.base == 0 || r >= doubleGain*a.base })
+	if !ok {
+		return false
+	}
 	switch {
 	case a.base == 0 || rate >= doubleGain*a.base:
 		a.base, a.baseW = rate, a.w
@@ -543,22 +569,23 @@ func (a *Autoscaler) hold(rate float64) bool {
 	if a.holdLeft > 0 || a.w >= a.cfg.Max {
 		return false
 	}
-	a.w = min(a.cfg.Max, a.w+max(1, a.w/4))
-	a.phase, a.probeAcc, a.probeN, a.settle = probing, Sample{}, 0, true
+	a.w = min(a.cfg.Max, a.w+max(1, a.w/4, a.step))
+	a.phase, a.meas, a.measN, a.settle = probing, Sample{}, 0, true
 	a.record(ReasonProbe, rate)
 	return true
 }
 
-// probe is a window of a probe.
+// probe is a window of a probe. A probe kept makes the next one twice as
+// large.
 func (a *Autoscaler) probe(win Sample) bool {
-	a.probeAcc.add(win)
-	a.probeN++
-	if a.probeN < probeWindows {
+	added := float64(a.w-a.baseW) / float64(a.baseW)
+	gain := 1 + max(0.03, added/2)
+	rate, ok := a.measured(win, func(r float64) bool { return r >= a.base*(1+2*(gain-1)) })
+	if !ok {
 		return false
 	}
-	rate := a.probeAcc.rate()
-	added := float64(a.w-a.baseW) / float64(a.baseW)
-	if rate >= a.base*(1+max(0.03, added/2)) {
+	if rate >= a.base*gain {
+		a.step = 2 * (a.w - a.baseW)
 		a.base, a.baseW, a.baseN = rate, a.w, 1
 		a.phase, a.holdLen, a.holdLeft = holding, firstHold, 1
 		a.record(ReasonRising, rate)
@@ -570,7 +597,7 @@ func (a *Autoscaler) probe(win Sample) bool {
 // back ends a probe that did not pay: the writers before, and a longer
 // hold.
 func (a *Autoscaler) back(rate float64) bool {
-	a.w = a.baseW
+	a.w, a.step = a.baseW, 0
 	a.holdLen = min(2*a.holdLen, maxHold)
 	a.phase, a.holdLeft, a.settle = holding, a.holdLen, true
 	a.record(ReasonFlat, rate)

@@ -96,8 +96,9 @@ func prefixOf(want, ws []int) bool {
 func TestAutoscalerStopsWhenFlat(t *testing.T) {
 	a := NewAutoscaler(Autoscale{})
 	sat := func(w int) (float64, int64) { return min(3000*float64(w), 20000), 0 }
-	ws := feed(a, 3, sat)
-	if want := []int{8, 16, 8}; !equalInts(ws, want) {
+	// A doubling that looks flat is measured over two windows.
+	ws := feed(a, 4, sat)
+	if want := []int{8, 16, 16, 8}; !equalInts(ws, want) {
 		t.Fatalf("writers %v, want %v: doubled to 16, back to 8", ws, want)
 	}
 	ws = feed(a, 200, sat)
@@ -144,9 +145,9 @@ func TestAutoscalerAddsWhileRising(t *testing.T) {
 	// so start lower to see the probes: saturate the start at 4 → 8 flat.
 	limit := 8
 	sink := func(w int) (float64, int64) { return 3000 * float64(min(w, limit)), 0 }
-	feed(a, 20, sink)
-	if a.Writers() != 8 {
-		t.Fatalf("%d writers after the start, want 8", a.Writers())
+	feed(a, 4, sink)
+	if rs := reasons(a); a.Writers() != 8 || rs[len(rs)-1] != ReasonFlat {
+		t.Fatalf("%d writers after the start (%v), want back to 8", a.Writers(), rs)
 	}
 	limit = 14 // the sink speeds up: more writers pay again
 	ws := feed(a, 400, sink)
@@ -258,14 +259,15 @@ func TestAutoscalerWindows(t *testing.T) {
 	if !a.Observe(half) || a.Writers() != 8 {
 		t.Fatalf("%d writers after a whole window, want the first doubling to 8", a.Writers())
 	}
+	// Two windows of 8 batches each, as the first does not show a rise.
 	slow := Sample{Elapsed: testWindow, Items: 25, Batches: 1, Busy: 8 * testWindow}
-	for i := 1; i < 8; i++ {
+	for i := 1; i < 16; i++ {
 		if a.Observe(slow) {
 			t.Fatalf("decided after %d intervals of one batch for 8 writers", i)
 		}
 	}
 	if !a.Observe(slow) || a.Writers() != 4 {
-		t.Errorf("%d writers after 8 batches at 8 writers, far slower than at 4: want back to 4", a.Writers())
+		t.Errorf("%d writers after 2 windows of 8 batches at 8 writers, far slower than at 4: want back to 4", a.Writers())
 	}
 }
 
