@@ -16,15 +16,21 @@ import (
 // maxItemUnits is the write units of DynamoDB's largest item (400 KB).
 const maxItemUnits = 400
 
-// writeRequest is one put or delete of a BatchWriteItem, its item or key
-// left encoded.
+// writeRequest is one put or delete of a BatchWriteItem, decoded for
+// its size.
 type writeRequest struct {
 	PutRequest *struct {
-		Item map[string]json.RawMessage
-	} `json:",omitempty"`
-	DeleteRequest *struct {
-		Key map[string]json.RawMessage
-	} `json:",omitempty"`
+		Item map[string]attrValue
+	}
+}
+
+// attrValue is an attribute value in DynamoDB JSON.
+type attrValue struct {
+	S, N, B    *string
+	BOOL, NULL *bool
+	SS, NS, BS []string
+	L          []attrValue
+	M          map[string]attrValue
 }
 
 // write handles a BatchWriteItem under Rates.WriteUnits and
@@ -34,7 +40,6 @@ type writeRequest struct {
 // ProvisionedThroughputExceededException. Latency is added as to any
 // request.
 func (p *Proxy) write(w http.ResponseWriter, r *http.Request) {
-	arrived := time.Now()
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
 		awsError(w, http.StatusBadRequest, "SerializationException", err.Error())
@@ -46,7 +51,15 @@ func (p *Proxy) write(w http.ResponseWriter, r *http.Request) {
 		p.forward(w, r, body)
 		return
 	}
-	accepted, held := p.spend(arrived, items)
+	units := map[string][]float64{}
+	if p.capacity != nil {
+		for table, reqs := range items {
+			for _, raw := range reqs {
+				units[table] = append(units[table], writeUnits(raw))
+			}
+		}
+	}
+	accepted, held := p.spend(items, units)
 	if p.rates.Latency > 0 {
 		time.Sleep(p.rates.Latency)
 	}
@@ -62,7 +75,14 @@ func (p *Proxy) write(w http.ResponseWriter, r *http.Request) {
 		if rcc != "" && rcc != "NONE" {
 			var cc []map[string]any
 			for table, reqs := range accepted {
-				cc = append(cc, map[string]any{"TableName": table, "CapacityUnits": p.units(reqs)})
+				u := float64(len(reqs)) // one an item, unless measured
+				if us := units[table]; len(us) >= len(reqs) {
+					u = 0
+					for _, x := range us[:len(reqs)] {
+						u += x
+					}
+				}
+				cc = append(cc, map[string]any{"TableName": table, "CapacityUnits": u})
 			}
 			out["ConsumedCapacity"] = cc
 		}
@@ -107,21 +127,26 @@ func answer(w http.ResponseWriter, v any) {
 	w.Write(out)
 }
 
-// spend takes the units of items' requests, in order, from the bucket at
-// arrived; those it has no units for are held back (all those after the
-// first held, as DynamoDB keeps no order but the proxy does).
-func (p *Proxy) spend(arrived time.Time, items map[string][]json.RawMessage) (accepted, held map[string][]json.RawMessage) {
+// spend takes the units of items' requests (units, by table, in the
+// same order; one each without WriteUnits), in order, from the bucket
+// now; those it has no units for are held back: each table's accepted
+// are a prefix of its requests.
+func (p *Proxy) spend(items map[string][]json.RawMessage, units map[string][]float64) (accepted, held map[string][]json.RawMessage) {
 	accepted, held = map[string][]json.RawMessage{}, map[string][]json.RawMessage{}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	var units float64
+	// The bucket's time is read under the lock: rate.Limiter takes a
+	// time earlier than its last as its new last, so requests handing it
+	// their arrival times out of order would earn the same tokens twice.
+	arrived := time.Now()
+	var spent float64
 	var n int64
 	full := false
 	for table, reqs := range items {
 		for i, raw := range reqs {
 			u := 1.0
 			if p.capacity != nil {
-				u = writeUnits(raw)
+				u = units[table][i]
 				if !full && !p.capacity.AllowN(arrived, int(u)) {
 					full = true
 				}
@@ -131,7 +156,7 @@ func (p *Proxy) spend(arrived time.Time, items map[string][]json.RawMessage) (ac
 				break
 			}
 			accepted[table] = append(accepted[table], raw)
-			units += u
+			spent += u
 			n++
 		}
 	}
@@ -153,22 +178,10 @@ func (p *Proxy) spend(arrived time.Time, items map[string][]json.RawMessage) (ac
 			c.First = arrived
 		}
 		c.Last = arrived
-		c.Units += units
+		c.Units += spent
 		c.Items += n
 	}
 	return accepted, held
-}
-
-// units is the write units of reqs: WriteUnits' sizes, or one an item.
-func (p *Proxy) units(reqs []json.RawMessage) float64 {
-	if p.capacity == nil {
-		return float64(len(reqs))
-	}
-	var u float64
-	for _, r := range reqs {
-		u += writeUnits(r)
-	}
-	return u
 }
 
 // writeUnits is what DynamoDB charges a put request: its item's size
@@ -181,69 +194,58 @@ func writeUnits(raw json.RawMessage) float64 {
 	}
 	size := 0
 	for name, v := range wr.PutRequest.Item {
-		size += len(name) + valueSize(v)
+		size += len(name) + v.size()
 	}
 	return max(1, math.Ceil(float64(size)/1024))
 }
 
-// valueSize is the size DynamoDB counts for an attribute value in
-// DynamoDB JSON
+// size is the size DynamoDB counts for v
 // (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/CapacityUnitCalculations.html):
 // a string its UTF-8 bytes, a number about one byte per two digits plus
 // one, binary its bytes, a boolean or null one, a list or map 3 plus one
 // per element plus its elements (a map's names too), a set its elements.
-func valueSize(raw json.RawMessage) int {
-	var v map[string]json.RawMessage
-	if json.Unmarshal(raw, &v) != nil {
-		return 0
-	}
-	size := 0
-	for typ, val := range v {
-		switch typ {
-		case "S":
-			var s string
-			_ = json.Unmarshal(val, &s)
-			size += len(s)
-		case "N":
-			var s string
-			_ = json.Unmarshal(val, &s)
-			size += numberSize(s)
-		case "B":
-			var s string
-			_ = json.Unmarshal(val, &s)
-			size += base64.StdEncoding.DecodedLen(len(s))
-		case "BOOL", "NULL":
-			size++
-		case "SS", "NS", "BS":
-			var ss []string
-			_ = json.Unmarshal(val, &ss)
-			for _, s := range ss {
-				switch typ {
-				case "SS":
-					size += len(s)
-				case "NS":
-					size += numberSize(s)
-				default:
-					size += base64.StdEncoding.DecodedLen(len(s))
-				}
-			}
-		case "L":
-			var l []json.RawMessage
-			_ = json.Unmarshal(val, &l)
-			size += 3 + len(l)
-			for _, e := range l {
-				size += valueSize(e)
-			}
-		case "M":
-			var m map[string]json.RawMessage
-			_ = json.Unmarshal(val, &m)
-			size += 3 + len(m)
-			for k, e := range m {
-				size += len(k) + valueSize(e)
-			}
+func (v attrValue) size() int {
+	switch {
+	case v.S != nil:
+		return len(*v.S)
+	case v.N != nil:
+		return numberSize(*v.N)
+	case v.B != nil:
+		return base64.StdEncoding.DecodedLen(len(*v.B))
+	case v.BOOL != nil, v.NULL != nil:
+		return 1
+	case v.SS != nil:
+		n := 0
+		for _, s := range v.SS {
+			n += len(s)
 		}
+		return n
+	case v.NS != nil:
+		n := 0
+		for _, s := range v.NS {
+			n += numberSize(s)
+		}
+		return n
+	case v.BS != nil:
+		n := 0
+		for _, s := range v.BS {
+			n += base64.StdEncoding.DecodedLen(len(s))
+		}
+		return n
+	case v.L != nil:
+		n := 3 + len(v.L)
+		for _, e := range v.L {
+			n += e.size()
+		}
+		return n
+	case v.M != nil:
+		n := 3 + len(v.M)
+		for k, e := range v.M {
+			n += len(k) + e.size()
+		}
+		return n
 	}
-	return size
+	return 0
 }
 
 func numberSize(s string) int {
