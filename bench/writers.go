@@ -234,6 +234,7 @@ func (wb *writersBench) render(p func(format string, args ...any)) {
 		p("| %s | %s | %.0f | %.2f× | %s | %.1f | %.1f MB | %s |\n", s, m.wall.Round(10*time.Millisecond), m.perSecond(),
 			m.perSecond()/best.perSecond(), writers, m.perMillion(m.cpu), float64(m.rssKB)/1024, strings.Join(walls, ", "))
 	}
+	p("\nAuto over the best fixed setting of each round (the settings ran in turn, so these pairs are nearest in time): %s.\n", wb.roundRatios())
 	if len(wb.capRuns) > 0 {
 		p("\n(j′) The same fixture through a fresh proxy that takes %s write units a second (a token bucket of one second's units, full at first; each item its size in 1 KB units, these all 1): over what is left, the rest of a request comes back in UnprocessedItems, or the whole request is refused with ProvisionedThroughputExceededException. *Held* is the units accepted, less the bucket's first, over the time from the first accepted item to the last, as a share of the capacity.\n\n",
 			num(int64(wb.capacity)))
@@ -248,6 +249,24 @@ func (wb *writersBench) render(p func(format string, args ...any)) {
 		}
 	}
 	p("\nWalls are the whole process's (start, count(*), DescribeTable, the load); CPU s and peak RSS are pg2dynamo's alone. The proxy runs in the bench process, on the same CPUs.\n")
+}
+
+// roundRatios lists, for each round, auto's items/s over the best fixed
+// setting's of the same round.
+func (wb *writersBench) roundRatios() string {
+	var q []string
+	for i, a := range wb.runs["auto"] {
+		best := 0.0
+		for _, s := range fixedSettings() {
+			if rs := wb.runs[s]; i < len(rs) {
+				best = max(best, rs[i].perSecond())
+			}
+		}
+		if best > 0 {
+			q = append(q, fmt.Sprintf("%.2f", a.perSecond()/best))
+		}
+	}
+	return strings.Join(q, ", ")
 }
 
 func fixedSettings() []string {
