@@ -121,6 +121,11 @@ const (
 	// ReasonThrottled: the sink throttled requests: halve the writers and
 	// pace the writes below the rate that was throttled.
 	ReasonThrottled Reason = "throttled"
+	// ReasonRepaced: after a halving, the share of requests throttled
+	// did not change and items/s fell: the pace goes down to what was
+	// written since (a burst may have run out), and the halving is judged
+	// again.
+	ReasonRepaced Reason = "repaced"
 	// ReasonUndone: the share of requests throttled did not change after
 	// a halving, though items/s fell: the writers and pace go back to
 	// what they were, and that share is tolerated.
@@ -193,8 +198,11 @@ const (
 //     halving is not yet of the writers halved.
 //   - A halving after which items/s fell by over a third while the share
 //     of requests throttled stayed within half and twice what it was did
-//     not lower the throttling: it is not the writers' doing (faults, a
-//     hot key at any rate). It is undone, and twice that share is
+//     not lower the throttling. That may be a table's burst capacity
+//     running out, leaving the pace above what the table takes: the pace
+//     goes down to 95% of what was written since. If that does not help
+//     either, the throttling is not the writers' doing (faults, a hot key
+//     at any rate): the halving is undone, and twice that share is
 //     tolerated from then on, decaying over five minutes.
 //   - At the start, writers double while items/s rises by at least a
 //     quarter with each doubling (by half in ideal conditions). The
@@ -211,6 +219,7 @@ const (
 //   - A window in which the writers were busy less than 3/4 of the time
 //     is not a measure of the writers: they waited for batches (the
 //     source sets the rate); a probe in progress goes back.
+//   - While a halving is judged, no writers are added.
 //   - The pace, once set, grows while the writers are held by it: by 20%
 //     a second up to 90% of the items/s last throttled, then by 2% a
 //     second, doubling for every 10 s without throttling.
@@ -269,6 +278,9 @@ type episode struct {
 	writers int
 	pace    float64
 	after   Sample
+	// repaced: the pace was set again from what was written since (at is
+	// then when).
+	repaced bool
 }
 
 // Tuning of an Autoscaler.
@@ -470,10 +482,12 @@ func (a *Autoscaler) restart() {
 // stands; up by more than twice, the writers are still over what the
 // table takes, and the next throttle halves again. In between, once ten
 // throttles or more came since (or ten seconds passed): when items/s fell
-// by a fifth or more, the throttling is not the writers' doing (faults, a
-// hot key at any rate): the halving is undone and twice that share is
-// tolerated from now on, decaying over toleranceDecay. It reports whether
-// it undid the halving.
+// by over a third, the halving did not help. Then the pace goes down to
+// what was written since, and the halving is judged again the same way;
+// when that did not help either, the throttling is not the writers' doing
+// (faults, a hot key at any rate): the halving is undone and twice that
+// share is tolerated from now on, decaying over toleranceDecay. It
+// reports whether it changed the writers or the pace.
 func (a *Autoscaler) judge() bool {
 	e := a.ep
 	share, rate := throttledShare(e.after), e.after.rate()
@@ -484,10 +498,23 @@ func (a *Autoscaler) judge() bool {
 	case e.after.Throttles < judgeThrottles && a.clock-e.at < judgeLimit:
 		return false
 	}
-	a.ep = nil
 	if share <= e.share/2 || share > 2*e.share || rate > noiseRate*e.rate {
+		a.ep = nil
 		return false
 	}
+	if !e.repaced {
+		// items/s fell, maybe only because a burst (a table's unused
+		// capacity) ran out, after which the pace set from the rate
+		// before is above what the table takes: pace at what was written
+		// since, and judge again.
+		e.repaced, e.at, e.after = true, a.clock, Sample{}
+		a.pace = max(paceShare*rate, minPace)
+		a.paceHigh = rate
+		a.restart()
+		a.record(ReasonRepaced, rate)
+		return true
+	}
+	a.ep = nil
 	a.sum.Undone++
 	a.tolerance = min(max(a.tolerance, toleranceMargin*share), maxTolerance)
 	a.w, a.pace = e.writers, e.pace
@@ -566,8 +593,8 @@ func (a *Autoscaler) hold(rate float64) bool {
 	a.baseN++
 	a.baseW = a.w
 	a.holdLeft--
-	if a.holdLeft > 0 || a.w >= a.cfg.Max {
-		return false
+	if a.holdLeft > 0 || a.w >= a.cfg.Max || a.ep != nil {
+		return false // a halving being judged: the writers hold meanwhile
 	}
 	a.w = min(a.cfg.Max, a.w+max(1, a.w/4, a.step))
 	a.phase, a.meas, a.measN, a.settle = probing, Sample{}, 0, true
