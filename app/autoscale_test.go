@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/pg2dynamo/pg2dynamo/internal/faultproxy"
@@ -87,4 +88,26 @@ func TestAutoscaleHalvesOnThrottling(t *testing.T) {
 		t.Errorf("%d requests throttled, %d refused whole, and no halving: %s", c.Partial, c.Exceeded, m[0])
 	}
 	t.Logf("%s; the proxy: %+v", m[0], c)
+}
+
+// --concurrency takes auto or 1 to 256 writers, --max-concurrency 1 to
+// 256: anything else is a usage error (exit 2) before anything is read.
+func TestConcurrencyFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		says string
+	}{
+		{[]string{"--concurrency", "0"}, `--concurrency "0": expected auto or a number of writers from 1 to 256`},
+		{[]string{"--concurrency", "257"}, `--concurrency "257": expected auto or a number of writers from 1 to 256`},
+		{[]string{"-c", "lots"}, `--concurrency "lots": expected auto or a number of writers from 1 to 256`},
+		{[]string{"--concurrency", "auto", "--max-concurrency", "0"}, `--max-concurrency 0: expected 1 to 256`},
+		{[]string{"--max-concurrency", "1000"}, `--max-concurrency 1000: expected 1 to 256`},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			r := runCLI(t, append([]string{"migrate", "--mapping", "nowhere.yaml"}, tc.args...)...)
+			if r.code != ExitUsage || !strings.Contains(r.stderr, tc.says) {
+				t.Errorf("exit %d, want %d saying %q\n%s", r.code, ExitUsage, tc.says, r.stderr)
+			}
+		})
+	}
 }
