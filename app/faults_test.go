@@ -88,7 +88,8 @@ func TestPermanentErrorsStopFast(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer proxy.Close()
-			args := migrateArgs(t, filepath.Join(root, "fixtures", "mappings", "tickets.yaml"), url, table, "--no-verify")
+			args := migrateArgs(t, filepath.Join(root, "fixtures", "mappings", "tickets.yaml"), url, table, "--no-verify",
+				"--concurrency", strconv.Itoa(pipelineWriters))
 			args = withEndpoint(args, proxy.URL)
 			r := runCLI(t, args...)
 			if r.code != ExitFailed || !strings.Contains(r.stderr, typ) {
@@ -122,8 +123,9 @@ func TestPermanentErrorsStopFast(t *testing.T) {
 	}
 }
 
-// pipelineWriters is migrate's default writer count: at most that many
-// requests are in flight when the first permanent error arrives.
+// pipelineWriters is the writers TestPermanentErrorsStopFast runs with: at
+// most that many requests are in flight when the first permanent error
+// arrives.
 const pipelineWriters = 8
 
 func checkpointPath(args []string) string {

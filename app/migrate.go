@@ -21,7 +21,8 @@ func migrateCommand() *cli.Command {
 		Description: `migrate checks the mapping against the live database (every table and column
 it names must exist) before anything is written, then reads all entities from one
 read-only REPEATABLE READ snapshot and writes every row as an item with
-BatchWriteItem (25 items a request, --concurrency writers).
+BatchWriteItem (25 items a request, --concurrency writers: by default as many
+as raise items/s, halved when DynamoDB throttles).
 
 Rows that cannot become items (a NULL key column, a number DynamoDB cannot hold)
 are listed in the rejects file as JSON Lines {entity, source_key, reason}; the
@@ -41,7 +42,8 @@ Example, against DynamoDB Local:
 			mappingFlag(), sourceFlag(), endpointFlag(), regionFlag(), profileFlag(), maxBackoffFlag(),
 			tableFlag(),
 			&cli.BoolFlag{Name: "create-table", Usage: "create the table and its GSIs from the mapping if it does not exist, and wait until it is ACTIVE"},
-			&cli.IntFlag{Name: "concurrency", Aliases: []string{"c"}, Value: pipeline.DefaultConcurrency, Usage: "number of parallel BatchWriteItem writers"},
+			&cli.StringFlag{Name: "concurrency", Aliases: []string{"c"}, Value: "auto", Usage: "parallel BatchWriteItem writers: a number (1 to 256), or auto to start with 4 and add writers while items/s rises, halving them (and pacing the writes) when DynamoDB throttles, up to --max-concurrency; --changes-only, --prune and the follow use 8 with auto"},
+			&cli.IntFlag{Name: "max-concurrency", Value: pipeline.DefaultMaxConcurrency, Usage: "with --concurrency auto: the most writers"},
 			&cli.IntFlag{Name: "readers", Value: defaultReaders(), Usage: "PostgreSQL connections reading in parallel, all on one exported snapshot; a table of 40,000 rows or more is split into primary-key ranges, one per reader; the default is one per CPU, at most 4"},
 			&cli.IntFlag{Name: "max-write-units", Usage: "cap the write capacity consumed per second (as DynamoDB reports it); throttling halves the rate, which then climbs back", DefaultText: "no cap"},
 			&cli.IntFlag{Name: "max-retries", DefaultText: "9, from --max-attempts 10", Usage: "retries per DynamoDB request after the first attempt (sets --max-attempts to this + 1)"},
@@ -64,7 +66,7 @@ Example, against DynamoDB Local:
 	}
 }
 
-// MaxConcurrency bounds --concurrency.
+// MaxConcurrency bounds --concurrency and --max-concurrency.
 const MaxConcurrency = 256
 
 // MaxReaders bounds --readers: each is a PostgreSQL connection.
@@ -119,10 +121,13 @@ func checkMigrateFlags(c *cli.Context) error {
 		lo, hi  int
 		expects string
 	}{
-		{"concurrency", 1, MaxConcurrency, fmt.Sprintf("expected 1 to %d", MaxConcurrency)},
+		{"max-concurrency", 1, MaxConcurrency, fmt.Sprintf("expected 1 to %d", MaxConcurrency)},
 		{"readers", 1, MaxReaders, fmt.Sprintf("expected 1 to %d", MaxReaders)},
 		{"max-write-units", 0, math.MaxInt, "expected a positive number (0: no cap)"},
 		{"max-attempts", 1, math.MaxInt, "expected at least 1"},
+	}
+	if _, _, err := pipeline.ParseConcurrency(c.String("concurrency"), MaxConcurrency); err != nil {
+		return usageError{err}
 	}
 	if c.IsSet("max-retries") {
 		if n := c.Int("max-retries"); n < 0 {

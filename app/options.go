@@ -72,9 +72,16 @@ func reportOptions(c *cli.Context) engine.ReportOptions {
 }
 
 func writeOptions(c *cli.Context) engine.WriteOptions {
-	return engine.WriteOptions{Sink: c.String("sink"), CreateTable: c.Bool("create-table"), Concurrency: c.Int("concurrency"),
+	o := engine.WriteOptions{Sink: c.String("sink"), CreateTable: c.Bool("create-table"),
 		MaxWriteUnits: c.Int("max-write-units"), RetryDeadline: c.Duration("retry-deadline"),
 		AllowOtherMapping: c.Bool("allow-other-mapping"), AllowOtherItems: c.Bool("allow-other-items")}
+	// --concurrency auto|N, checked by checkMigrateFlags.
+	if auto, n, _ := pipeline.ParseConcurrency(c.String("concurrency"), MaxConcurrency); auto {
+		o.Auto = &pipeline.Autoscale{Max: c.Int("max-concurrency")}
+	} else {
+		o.Concurrency = n
+	}
+	return o
 }
 
 func loadOptions(c *cli.Context, shard pipeline.Shard) engine.LoadOptions {

@@ -11,6 +11,11 @@
 //	(i) pg2dynamo export of (c)'s fixture to a directory (gzip DynamoDB
 //	    JSON), alternating with (d): its items/s over (d)'s, and its peak
 //	    RSS; (i′) the same on (e)'s fixture;
+//	(j) pg2dynamo migrate --concurrency auto against fixed 8, 16, 32 and
+//	    64 writers, through the fault proxy adding -writers-latency a
+//	    request; (j′) auto against a table of -writers-capacity write
+//	    units a second: the share held and the requests throttled
+//	    (bench/writers.go; -writers-only measures them alone);
 //	(h) pg2dynamo migrate --follow on (c)'s fixture, fresh dynalite: after
 //	    its full load, the changes/s and items/s it applies at saturation
 //	    (a burst of -follow-changes row changes), its lag under a steady
@@ -65,7 +70,13 @@ type config struct {
 	// changesPct is the percentage of the verify fixture's source rows
 	// changed before (n) and (m), migrate --changes-only; 0 skips them.
 	changesPct float64
-	conc       int
+	// writersRows sizes (j) (0 skips it), writersLatency and
+	// writersCapacity its proxy; writersOnly runs it alone.
+	writersRows     int
+	writersLatency  time.Duration
+	writersCapacity float64
+	writersOnly     bool
+	conc            int
 	repeat     int
 	adminURL   string
 	db         string
@@ -89,6 +100,10 @@ func main() {
 	flag.IntVar(&cfg.verifyDiffer, "verify-differ", 100_000, "tickets changed in the source before (g), each one differing item")
 	flag.Float64Var(&cfg.changesPct, "changes-pct", 1, "percent of the verify fixture's source rows changed (tickets updated, deleted, inserted) before (n) diff, (m) migrate --changes-only and (o) verify; (m)'s wall is set beside (f)'s and (o)'s (0: skip them)")
 	flag.BoolVar(&cfg.verifyOnly, "verify-only", false, "measure verify alone, (f) and (g), with (n) and (m), migrate --changes-only: no (a) to (e), no transform benchmark; prints only unless -out is given")
+	flag.IntVar(&cfg.writersRows, "writers-rows", 200_000, "source rows of the tickets fixture for (j), --concurrency auto against fixed writers (0: skip (j))")
+	flag.DurationVar(&cfg.writersLatency, "writers-latency", 8*time.Millisecond, "(j): latency the fault proxy adds to each request")
+	flag.Float64Var(&cfg.writersCapacity, "writers-capacity", 5000, "(j′): write units a second the proxy's table takes (0: skip (j′))")
+	flag.BoolVar(&cfg.writersOnly, "writers-only", false, "measure (j) alone: no (a) to (i), no verify measurements; prints only unless -out is given")
 	flag.IntVar(&cfg.conc, "concurrency", 8, "writers, for (b) and (c)")
 	flag.IntVar(&cfg.repeat, "repeat", 3, "runs of (a) and of (d), alternately; each is reported by its median run")
 	flag.StringVar(&cfg.adminURL, "pg", testenv.AdminURL(), "PostgreSQL admin URL (databases are created and dropped through it)")
@@ -108,7 +123,7 @@ func main() {
 	outSet := set["out"]
 	if cfg.quick {
 		for name, v := range map[string]string{"rows": "50000", "flat-rows": "0", "verify-rows": "0", "repeat": "1",
-			"follow-changes": "5000", "follow-duration": "5s"} {
+			"follow-changes": "5000", "follow-duration": "5s", "writers-rows": "20000"} {
 			if !set[name] {
 				_ = flag.Set(name, v)
 			}
@@ -117,7 +132,7 @@ func main() {
 			cfg.out = ""
 		}
 	}
-	if cfg.verifyOnly && !outSet {
+	if (cfg.verifyOnly || cfg.writersOnly) && !outSet {
 		cfg.out = "" // BENCHMARKS.md holds the whole suite
 	}
 	flag.Visit(func(f *flag.Flag) {
@@ -191,6 +206,7 @@ type report struct {
 	i, i2                    *result // pg2dynamo export to a directory: (c)'s fixture, (e)'s
 	verify                   *verifyBench
 	follow                   *followBench
+	writers                  *writersBench // (j)
 	aRuns, dRuns, iRuns      []result // every run of (a), (d) and (i), in order
 	transform                *benchResult
 	transformCLIGC           *benchResult // under GOGC=400, as main.go sets it
@@ -216,6 +232,12 @@ func run(ctx context.Context, cfg config) error {
 	}
 	if cfg.verifyOnly && cfg.verifyRows == 0 {
 		return errors.New("-verify-only with -verify-rows 0: nothing to measure")
+	}
+	if cfg.writersOnly && (cfg.writersRows == 0 || cfg.verifyOnly) {
+		return errors.New("-writers-only: with -writers-rows above 0, and not with -verify-only")
+	}
+	if cfg.writersRows < 0 || cfg.writersLatency < 0 || cfg.writersCapacity < 0 {
+		return errors.New("-writers-rows, -writers-latency and -writers-capacity must be at least 0")
 	}
 	root, err := testenv.RepoRoot()
 	if err != nil {
@@ -260,13 +282,23 @@ func run(ctx context.Context, cfg config) error {
 	}()
 	logDisk(ctx, admin)
 
-	if !cfg.verifyOnly {
+	if !cfg.verifyOnly && !cfg.writersOnly {
 		if err := runSuite(ctx, cfg, rep, admin, root, bin, outDir, m, mappingFile, created); err != nil {
 			return err
 		}
 	}
+	// (j): --concurrency auto against fixed writers.
+	if cfg.writersRows > 0 && !cfg.verifyOnly {
+		if rep.writers, err = measureWriters(ctx, cfg, admin, root, bin, outDir, created); err != nil {
+			return err
+		}
+	} else {
+		rep.writers = &writersBench{skipped: "-writers-rows 0"}
+	}
 	// (f) and (g): verify's memory.
-	if cfg.verifyRows > 0 {
+	if cfg.writersOnly {
+		rep.verify = nil
+	} else if cfg.verifyRows > 0 {
 		if rep.verify, err = measureVerify(ctx, cfg, admin, root, bin, outDir, created); err != nil {
 			return err
 		}

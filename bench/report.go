@@ -27,6 +27,19 @@ func render(r *report) string {
 		r.took.Round(time.Second))
 	p("Do not edit: the next run rewrites this file.\n\n")
 	p("- Machine: %s.\n", r.machine)
+	if r.cfg.writersOnly {
+		p("- PostgreSQL %s and dynalite %s (node %s, in memory, a fresh server), both on 127.0.0.1 of the same machine.\n",
+			r.pgVersion, r.dynaliteVer, r.nodeVer)
+		if f := r.writers.fix; f != nil {
+			p("- Fixture generation (`fixtures.Load`): %s rows in %s; database %s.\n", num(f.rows), f.load.Round(100*time.Millisecond), mb(f.sizeBytes))
+		}
+		p("\n## Targets\n\n")
+		for _, t := range r.writers.targets() {
+			p("- %s\n", t)
+		}
+		r.writers.render(p)
+		return b.String()
+	}
 	if r.cfg.verifyOnly {
 		p("- PostgreSQL %s and dynalite %s (node %s, in memory, a fresh server), both on 127.0.0.1 of the same machine.\n",
 			r.pgVersion, r.dynaliteVer, r.nodeVer)
@@ -98,11 +111,19 @@ func render(r *report) string {
 			p("- %s\n", t)
 		}
 	}
+	if r.writers != nil {
+		for _, t := range r.writers.targets() {
+			p("- %s\n", t)
+		}
+	}
 	if r.verify != nil {
 		for _, t := range r.verify.targets() {
 			p("- %s\n", t)
 		}
 		r.verify.render(p)
+	}
+	if r.writers != nil {
+		r.writers.render(p)
 	}
 	if r.follow != nil {
 		r.follow.render(p, r.c)

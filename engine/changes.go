@@ -63,7 +63,7 @@ func applyChanges(j *job, s *session, out sinkOut, rejects *rejectFile) (*report
 	if err != nil {
 		return nil, nil, err
 	}
-	ap := newTableApplier(out.ds, s.m.TypeAttribute, [2]string{s.m.Table.PartitionKey, s.m.Table.SortKey}, j.wr.Concurrency, rejects.Write)
+	ap := newTableApplier(out.ds, s.m.TypeAttribute, [2]string{s.m.Table.PartitionKey, s.m.Table.SortKey}, j.wr.fixedWriters(), rejects.Write)
 	opts := verify.Options{Segments: j.rep.Segments, Sample: j.rep.Sample, IndexWait: j.rep.GSIWait, Progress: prog,
 		SkipPatterns: !check, Apply: ap, OnReject: rejects.Write}
 	if check {

@@ -89,8 +89,10 @@ type WriteOptions struct {
 	Sink string
 	// CreateTable creates the table when it does not exist.
 	CreateTable bool
-	// Concurrency is the number of BatchWriteItem writers (at least 1).
+	// Concurrency is the number of BatchWriteItem writers (at least 1),
+	// unless Auto sizes them (pipeline.Options.Auto).
 	Concurrency int
+	Auto        *pipeline.Autoscale
 	// MaxWriteUnits caps write units a second (0: no cap).
 	MaxWriteUnits int
 	// RetryDeadline bounds the re-sends of one batch's UnprocessedItems.
@@ -334,4 +336,14 @@ func (op *opened) close() {
 	for i := len(op.undo) - 1; i >= 0; i-- {
 		op.undo[i]()
 	}
+}
+
+// fixedWriters is the writers of the parts of a run that do not adjust
+// them (--changes-only, --prune, the follow): Concurrency, or with Auto
+// pipeline.DefaultConcurrency, at most Auto.Max.
+func (o WriteOptions) fixedWriters() int {
+	if o.Auto != nil {
+		return min(pipeline.DefaultConcurrency, o.Auto.Max)
+	}
+	return o.Concurrency
 }

@@ -10,6 +10,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -152,7 +153,7 @@ func fullLoad(j *job, s *session, cp *checkpointFile, out sinkOut, rejects *reje
 	fmt.Fprintf(j.log, "migrating %s from %s to %s\n", report.Count(len(s.plans), "entity", "entities"), s.src.Name(), out.target)
 	describeDuplicateCheck(j, s)
 	sum, runErr := pipeline.Run(ctx, pipeline.Postgres(s.src), s.m, s.plans, out.sink, pipeline.Options{
-		Concurrency: j.wr.Concurrency, OnReject: rejects.Write, Progress: prog,
+		Concurrency: j.wr.Concurrency, Auto: j.wr.Auto, OnReject: rejects.Write, Progress: prog,
 		Readers: j.ld.Readers, SkipDuplicateCheck: j.ld.NoDuplicateCheck,
 		Checkpoint: cp.Checkpoint, OnCheckpoint: cp.onCheckpoint, Shard: j.ld.Shard,
 	})
@@ -379,6 +380,13 @@ func printSummary(w io.Writer, s *pipeline.Summary, stats func() load.Stats) {
 	if stopped {
 		fmt.Fprintf(w, "the run stopped: %d rows were read but not written; run again to write them\n", total.NotWritten)
 	}
+	if a := s.Autoscale; a != nil {
+		undone := ""
+		if a.Undone > 0 {
+			undone = fmt.Sprintf(" (%d undone: the throttling went on as much with fewer writers)", a.Undone)
+		}
+		fmt.Fprintf(w, "writers %s (auto): %s on throttling%s\n", writerRange(a.Min, a.Max), report.Count(a.Halvings, "halving", "halvings"), undone)
+	}
 	if stats != nil {
 		st := stats()
 		fmt.Fprintf(w, "%d BatchWriteItem/PutItem requests, %d retried by the SDK (throttling, 5xx, network), %d UnprocessedItems re-sends, %.0f write units consumed\n",
@@ -498,4 +506,12 @@ func (r *rejectFile) Close() error {
 	err := r.f.Close()
 	r.f = nil
 	return err
+}
+
+// writerRange is "2–24", or "8" when lo is hi.
+func writerRange(lo, hi int) string {
+	if lo == hi {
+		return strconv.Itoa(lo)
+	}
+	return fmt.Sprintf("%d–%d", lo, hi)
 }

@@ -30,7 +30,7 @@ func pruneStale(j *job, s *session, out sinkOut) (func(), error) {
 	if err != nil {
 		return nil, err
 	}
-	ap := newTableApplier(out.ds, s.m.TypeAttribute, [2]string{s.m.Table.PartitionKey, s.m.Table.SortKey}, j.wr.Concurrency, nil)
+	ap := newTableApplier(out.ds, s.m.TypeAttribute, [2]string{s.m.Table.PartitionKey, s.m.Table.SortKey}, j.wr.fixedWriters(), nil)
 	res, err := verify.Compare(j.ctx, s.src, s.m, s.plans, s.client, verify.Options{
 		Segments: j.rep.Segments, SkipPatterns: true, Progress: prog, Apply: ap, DeleteOnly: true,
 	})

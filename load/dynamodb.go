@@ -159,6 +159,8 @@ type DynamoDB struct {
 
 	requests   atomic.Int64
 	unprocRetr atomic.Int64
+	// throttled counts write requests throttled (Throttles).
+	throttled atomic.Int64
 	consumed   atomic.Int64 // write units DynamoDB reported, ×10 (it reports tenths)
 	// uncounted: ask for no ConsumedCapacity (CountWriteUnits).
 	uncounted atomic.Bool
@@ -386,7 +388,7 @@ func (d *DynamoDB) write(ctx context.Context, batch []transform.Item) error {
 		out, err := d.client.BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{
 			RequestItems:           map[string][]types.WriteRequest{d.table: reqs},
 			ReturnConsumedCapacity: rcc,
-		})
+		}, d.countThrottles)
 		if err != nil {
 			if isValidation(err) {
 				return d.putEach(ctx, batch)
@@ -399,6 +401,9 @@ func (d *DynamoDB) write(ctx context.Context, batch []transform.Item) error {
 		}
 		d.consumed.Add(int64(used * 10))
 		reqs = out.UnprocessedItems[d.table]
+		if len(reqs) > 0 {
+			d.throttled.Add(1)
+		}
 		if d.limit != nil {
 			if extra := int64(used) - estimate; extra > 0 {
 				if err := d.limit.wait(ctx, extra); err != nil {
@@ -427,6 +432,53 @@ func (d *DynamoDB) write(ctx context.Context, batch []transform.Item) error {
 		case <-t.C:
 		}
 	}
+}
+
+// Throttles is the number of BatchWriteItem requests DynamoDB throttled
+// so far: answered ThrottlingException or
+// ProvisionedThroughputExceededException, which the SDK retried (each
+// attempt counts), or with UnprocessedItems. It makes DynamoDB a
+// ThrottleCounter.
+func (d *DynamoDB) Throttles() int64 { return d.throttled.Load() }
+
+// countThrottles is a per-call option of BatchWriteItem: its retryer
+// counts the throttling errors it retries into d.throttled.
+func (d *DynamoDB) countThrottles(o *dynamodb.Options) {
+	if o.Retryer != nil {
+		o.Retryer = throttleCounter{RetryerV2: asRetryerV2(o.Retryer), n: &d.throttled}
+	}
+}
+
+// throttleCounter is a retryer that counts the throttling errors it is
+// asked to retry after (retry.DefaultThrottles: ThrottlingException,
+// ProvisionedThroughputExceededException and the like).
+type throttleCounter struct {
+	aws.RetryerV2
+	n *atomic.Int64
+}
+
+var throttles = retry.IsErrorThrottles(retry.DefaultThrottles)
+
+func (t throttleCounter) RetryDelay(attempt int, err error) (time.Duration, error) {
+	if throttles.IsErrorThrottle(err) == aws.TrueTernary {
+		t.n.Add(1)
+	}
+	return t.RetryerV2.RetryDelay(attempt, err)
+}
+
+// asRetryerV2 is r as an aws.RetryerV2, as the SDK's retry middleware
+// wraps one that is not.
+func asRetryerV2(r aws.Retryer) aws.RetryerV2 {
+	if v2, ok := r.(aws.RetryerV2); ok {
+		return v2
+	}
+	return retryerV2{r}
+}
+
+type retryerV2 struct{ aws.Retryer }
+
+func (r retryerV2) GetAttemptToken(context.Context) (func(error) error, error) {
+	return r.GetInitialToken(), nil
 }
 
 // unprocessed reports the items still in UnprocessedItems after rounds.

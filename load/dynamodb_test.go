@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"math"
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -666,5 +668,59 @@ func TestWriteRetriesCounted(t *testing.T) {
 	}
 	if got, requests := retries.Load(), sink.Stats().Requests; got != 1 || requests != 3 {
 		t.Errorf("%d retries counted of %d BatchWriteItem calls, want 1 of 3", got, requests)
+	}
+}
+
+// Throttles counts the BatchWriteItem answers that throttled: each
+// attempt the SDK retried after ProvisionedThroughputExceededException or
+// ThrottlingException, and each answer with UnprocessedItems; not other
+// errors the SDK retried (a 500), nor answers that wrote everything.
+func TestThrottlesCounted(t *testing.T) {
+	var calls atomic.Int64
+	answers := []struct {
+		status int
+		body   string
+	}{
+		{400, `{"__type":"com.amazonaws.dynamodb.v20120810#ProvisionedThroughputExceededException","message":"slow down"}`},
+		{400, `{"__type":"com.amazonaws.dynamodb.v20120810#ThrottlingException","message":"slow down"}`},
+		{500, `{"__type":"com.amazonaws.dynamodb.v20120810#InternalServerError","message":"try again"}`},
+		{200, `{"UnprocessedItems":{"t":[{"PutRequest":{"Item":{"PK":{"S":"a"}}}}]}}`},
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		status, body := 200, `{}`
+		if n := int(calls.Add(1)); n <= len(answers) {
+			status, body = answers[n-1].status, answers[n-1].body
+		}
+		w.Header().Set("Content-Type", "application/x-amz-json-1.0")
+		w.Header().Set("X-Amz-Crc32", strconv.FormatUint(uint64(crc32.ChecksumIEEE([]byte(body))), 10))
+		w.WriteHeader(status)
+		fmt.Fprint(w, body)
+	}))
+	defer srv.Close()
+	t.Setenv("AWS_ACCESS_KEY_ID", "test")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "test")
+	client, err := NewClient(context.Background(), ClientConfig{Region: "us-east-1", EndpointURL: srv.URL, MaxAttempts: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	client = dynamodb.New(client.Options(), func(o *dynamodb.Options) {
+		o.Retryer = retry.AddWithMaxBackoffDelay(o.Retryer, time.Millisecond)
+	})
+	sink := NewDynamoDB(client, "t", "PK", "")
+	sink.Backoff = retry.NewExponentialJitterBackoff(time.Millisecond)
+	var tc ThrottleCounter = sink
+	// Two throttles and a 500 retried by the SDK, then UnprocessedItems
+	// re-sent by the sink.
+	if err := sink.Write(context.Background(), items("a")); err != nil {
+		t.Fatal(err)
+	}
+	if got := tc.Throttles(); got != 3 {
+		t.Errorf("%d throttles counted, want 3 (two errors the SDK retried, one UnprocessedItems)", got)
+	}
+	if err := sink.Write(context.Background(), items("b")); err != nil {
+		t.Fatal(err)
+	}
+	if got := tc.Throttles(); got != 3 {
+		t.Errorf("%d throttles after a write answered at once, want still 3", got)
 	}
 }

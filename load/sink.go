@@ -37,6 +37,16 @@ type WriteUnitCounter interface {
 
 var _ WriteUnitCounter = (*DynamoDB)(nil)
 
+// ThrottleCounter is a Sink that counts the requests its destination
+// throttled, for a pipeline adjusting its writers (pipeline.Autoscale).
+type ThrottleCounter interface {
+	// Throttles is the number of write requests throttled so far: for
+	// DynamoDB, answered ThrottlingException or
+	// ProvisionedThroughputExceededException (then retried by the SDK),
+	// or with UnprocessedItems.
+	Throttles() int64
+}
+
 // ItemError is why one item of a batch was not written.
 type ItemError struct {
 	// Index is the item's position in the batch (from 0).

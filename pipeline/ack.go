@@ -20,6 +20,8 @@ const (
 	evAck
 	// evReadDone: part's read ended after seq batches.
 	evReadDone
+	// evWriters: an Autoscale run has rows writers from now on.
+	evWriters
 )
 
 // event is what readers and writers tell the acknowledger.
@@ -85,6 +87,12 @@ func (a *acknowledger) run(events <-chan event) {
 }
 
 func (a *acknowledger) handle(ev event) error {
+	if ev.kind == evWriters {
+		if wp, ok := a.opts.Progress.(WritersProgress); ok {
+			wp.Writers(ev.rows)
+		}
+		return nil
+	}
 	name := a.plans[ev.entity].Entity().Name
 	switch ev.kind {
 	case evStart:

@@ -26,7 +26,9 @@ import (
 	"github.com/pg2dynamo/pg2dynamo/transform"
 )
 
-// DefaultConcurrency is the default number of parallel writers.
+// DefaultConcurrency is the default number of parallel writers of a
+// fixed number (Options.Concurrency), and the number of writers of the
+// parts of a run that Autoscale does not adjust.
 const DefaultConcurrency = 8
 
 // Reject is one source row that was not written, as one line of the
@@ -61,6 +63,14 @@ type Progress interface {
 	Advance(entity string, rows, items int)
 }
 
+// WritersProgress is a Progress that is also told how many writers an
+// Autoscale run has: at the start, and at each change (from the same
+// goroutine as the other calls).
+type WritersProgress interface {
+	Progress
+	Writers(n int)
+}
+
 // PlannedEntity is one entity of a run, as Progress.Plan is told of it.
 type PlannedEntity struct {
 	Name string
@@ -87,8 +97,12 @@ type Options struct {
 	// a proof is wrong.
 	keysUnique func(*mapping.Mapping, []*transform.Plan) []bool
 	// Concurrency is the number of parallel writers (default
-	// DefaultConcurrency).
+	// DefaultConcurrency); ignored with Auto.
 	Concurrency int
+	// Auto, if not nil, lets the run choose its number of writers as it
+	// goes, and pace them: see Autoscale and Autoscaler. The sink's
+	// throttled requests count when it is a load.ThrottleCounter.
+	Auto *Autoscale
 	// OnReject is called for every rejected row, before the
 	// acknowledgement of the batch the row was read in reaches the
 	// Checkpoint. An error from it stops the run. Nil discards rejects
@@ -212,6 +226,8 @@ type EntityStats struct {
 type Summary struct {
 	Entities []EntityStats
 	Elapsed  time.Duration
+	// Autoscale is an Autoscale run's writers (nil for a fixed number).
+	Autoscale *AutoscaleSummary
 }
 
 // Total sums the per-entity counts (Name "total", Elapsed of the run).

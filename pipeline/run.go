@@ -22,7 +22,8 @@ import (
 // (transform.Plan.Ordered); an entity that does and holds at least
 // 2×MinRangeRows rows is split into key ranges, one per reader
 // (RowSource.Positions); the parts of all entities are handed out in mapping
-// order. Writing: opts.Concurrency writers call sink.Write.
+// order. Writing: opts.Concurrency writers call sink.Write; with
+// opts.Auto, as many as an Autoscaler decides, at its pace.
 //
 // Duplicate keys: no batch holds two items of one primary key, and unless
 // opts.SkipDuplicateCheck, no two items of the run do. Entities whose keys
@@ -75,20 +76,44 @@ func Run(ctx context.Context, src RowSource, m *mapping.Mapping, plans []*transf
 		return nil, err
 	}
 	defer closeForks()
+	writers := opts.Concurrency
+	var auto *autoRun
+	if opts.Auto != nil {
+		auto = newAutoRun(*opts.Auto, sink)
+		writers = auto.cfg.Max
+	}
 	r := &run{plans: plans, keyAttrs: [2]string{m.Table.PartitionKey, m.Table.SortKey}, stats: newStats(totals),
-		stop: newStopper(ctx, opts.WriteGrace), batches: make(chan batch, opts.Concurrency),
-		events: make(chan event, 4*opts.Concurrency+64)}
+		stop: newStopper(ctx, opts.WriteGrace), batches: make(chan batch, writers),
+		events: make(chan event, 4*writers+64), readDone: make(chan struct{}), auto: auto}
 	defer r.stop.end()
 	ack := newAcknowledger(opts, plans, r.stats, r.stop, parts, byEntity)
 	acked := make(chan struct{})
 	go func() { defer close(acked); ack.run(r.events) }()
-	err = r.execute(tasks, srcs, sink, opts.Concurrency)
+	var driven chan struct{}
+	stopDriving := make(chan struct{})
+	if auto != nil {
+		driven = make(chan struct{})
+		go func() {
+			defer close(driven)
+			auto.drive(stopDriving, func(n int) { r.events <- event{kind: evWriters, rows: n} })
+		}()
+	}
+	err = r.execute(tasks, srcs, sink, writers)
+	close(stopDriving)
+	if driven != nil {
+		<-driven
+	}
 	close(r.events)
 	<-acked
 	if err == nil {
 		err = ack.err
 	}
-	return r.stats.summary(plans, started), err
+	sum := r.stats.summary(plans, started)
+	if auto != nil {
+		as := auto.scale.Summary()
+		sum.Autoscale = &as
+	}
+	return sum, err
 }
 
 // run is what the readers and writers of one Run share.
@@ -98,8 +123,12 @@ type run struct {
 	stats    *stats
 	stop     *stopper
 	batches  chan batch
+	// readDone is closed once the readers are done and batches closed.
+	readDone chan struct{}
 	// events go to the acknowledger, in order.
 	events chan event
+	// auto is an Autoscale run's (nil for a fixed number of writers).
+	auto *autoRun
 }
 
 // execute runs one reader per source, handing out tasks in order, each
@@ -121,11 +150,12 @@ func (r *run) execute(tasks []task, srcs []RowSource, sink load.Sink, conc int) 
 		})
 	}
 	g.Go(func() error {
+		defer close(r.readDone)
 		defer close(r.batches)
 		return rg.Wait()
 	})
-	for range conc {
-		w := &writer{run: r, sink: sink}
+	for i := range conc {
+		w := &writer{run: r, sink: sink, index: i}
 		g.Go(func() error { return w.loop(r.batches) })
 	}
 	return g.Wait()

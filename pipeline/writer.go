@@ -15,18 +15,45 @@ import (
 type writer struct {
 	*run
 	sink load.Sink
+	// index is the writer's number (from 0); an Autoscale run lets only
+	// the first of them write (auto.gate), and each measures itself
+	// (auto.meters[index]).
+	index int
 }
 
 func (w *writer) loop(batches <-chan batch) error {
-	for b := range batches {
+	for {
+		if w.auto != nil && !w.auto.gate.wait(w.index, w.readDone) {
+			return nil
+		}
+		b, ok := <-batches
+		if !ok {
+			return nil
+		}
 		if err := w.write(b); err != nil {
 			return err
 		}
 	}
-	return nil
 }
 
 func (w *writer) write(b batch) error {
+	if w.auto == nil {
+		return w.writeBatch(b)
+	}
+	m := &w.auto.meters[w.index]
+	m.begin(w.auto.now())
+	if err := w.auto.pace.WaitN(w.stop.writing, len(b.items)); err != nil {
+		if w.stop.writing.Err() != nil {
+			return context.Cause(w.stop.writing)
+		}
+		return w.stop.fail(err)
+	}
+	err := w.writeBatch(b)
+	m.end(w.auto.now(), len(b.items))
+	return err
+}
+
+func (w *writer) writeBatch(b batch) error {
 	err := w.sink.Write(w.stop.writing, b.items)
 	var failed map[int]error // nil when every item was written
 	var be *load.BatchError

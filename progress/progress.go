@@ -18,6 +18,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/pg2dynamo/pg2dynamo/pipeline"
+	"github.com/pg2dynamo/pg2dynamo/report"
 	"github.com/pg2dynamo/pg2dynamo/verify"
 )
 
@@ -37,6 +38,8 @@ type progressBoard struct {
 	byName  map[string]*boardEntity
 	// nameW and numW are the widths of the name and of a count.
 	nameW, numW int
+	// writers is the number of writers an auto run has now (0: not told).
+	writers int
 }
 
 type boardEntity struct {
@@ -72,7 +75,7 @@ func newProgressBoard(now func() time.Time) *progressBoard {
 func (b *progressBoard) plan(ents []pipeline.PlannedEntity) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.started, b.ended, b.unit = b.now(), time.Time{}, "rows"
+	b.started, b.ended, b.unit, b.writers = b.now(), time.Time{}, "rows", 0
 	if len(ents) == 1 && strings.HasPrefix(ents[0].Name, verify.ScanName("")) {
 		b.unit = "items"
 	}
@@ -87,6 +90,22 @@ func (b *progressBoard) plan(ents []pipeline.PlannedEntity) {
 		sum += pe.Rows
 	}
 	b.numW = len(strconv.FormatInt(sum, 10))
+}
+
+// setWriters records the writers an auto run has now.
+func (b *progressBoard) setWriters(n int) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.writers = n
+}
+
+// writersNote is ", 12 writers" once an auto run told its writers, else
+// "".
+func (b *progressBoard) writersNote() string {
+	if b.writers == 0 {
+		return ""
+	}
+	return ", " + report.Count(b.writers, "writer", "writers")
 }
 
 func (b *progressBoard) start(name string) {
@@ -202,7 +221,11 @@ func (b *progressBoard) overallRight() string {
 	defer b.mu.Unlock()
 	rows, total, items := b.sums()
 	elapsed := b.elapsed()
-	return fmt.Sprintf("%s %s  elapsed %6s  ETA %6s", percent(rows, total), rate(items, elapsed), clock(elapsed), eta(rows, total, elapsed))
+	w := ""
+	if b.writers > 0 {
+		w = fmt.Sprintf("  %3d writers", b.writers)
+	}
+	return fmt.Sprintf("%s %s%s  elapsed %6s  ETA %6s", percent(rows, total), rate(items, elapsed), w, clock(elapsed), eta(rows, total, elapsed))
 }
 
 // etaPad stands for the overall bar's ETA column on entity bars, so that
@@ -297,6 +320,9 @@ func (b *Bars) addBar(total int64, left, right func() string) *mpb.Bar {
 
 func (b *Bars) Start(entity string) { b.board.start(entity) }
 
+// Writers shows an auto run's writers on the overall bar.
+func (b *Bars) Writers(n int) { b.board.setWriters(n) }
+
 func (b *Bars) Advance(entity string, rows, items int) {
 	b.board.advance(entity, rows, items)
 	if bar := b.bars[entity]; bar != nil {
@@ -362,6 +388,9 @@ func (l *lineProgress) Plan(ents []pipeline.PlannedEntity) {
 
 func (l *lineProgress) Start(entity string) { l.board.start(entity) }
 
+// Writers shows an auto run's writers on the overall line.
+func (l *lineProgress) Writers(n int) { l.board.setWriters(n) }
+
 func (l *lineProgress) Advance(entity string, rows, items int) {
 	if !l.board.advance(entity, rows, items) {
 		return
@@ -426,8 +455,8 @@ func (l *lineProgress) printOverall() {
 	defer b.mu.Unlock()
 	rows, total, items := b.sums()
 	elapsed := b.elapsed()
-	fmt.Fprintf(l.w, "%s: %d/%d %s done (%s), %s, elapsed %s, ETA %s\n", b.label(), rows, total, b.unit,
-		strings.TrimSpace(percent(rows, total)), strings.TrimSpace(rate(items, elapsed)), clock(elapsed), eta(rows, total, elapsed))
+	fmt.Fprintf(l.w, "%s: %d/%d %s done (%s), %s%s, elapsed %s, ETA %s\n", b.label(), rows, total, b.unit,
+		strings.TrimSpace(percent(rows, total)), strings.TrimSpace(rate(items, elapsed)), b.writersNote(), clock(elapsed), eta(rows, total, elapsed))
 }
 
 // Close stops the ticker and prints the last phase's totals.
@@ -455,7 +484,6 @@ func (l *lineProgress) closingLine() {
 // once, at the end of the phase): "bars", "lines" (one line every
 // interval), "none" (nil), or "auto" (bars on a terminal with a size,
 // lines otherwise). Another mode is an error.
-
 func New(mode string, w io.Writer, interval time.Duration) (pipeline.Progress, func(), error) {
 	if mode == "auto" {
 		mode = "lines"
@@ -479,3 +507,8 @@ func New(mode string, w io.Writer, interval time.Duration) (pipeline.Progress, f
 	}
 	return nil, nil, fmt.Errorf("--progress %q: expected auto, bars, lines or none", mode)
 }
+
+var (
+	_ pipeline.WritersProgress = (*lineProgress)(nil)
+	_ pipeline.WritersProgress = (*Bars)(nil)
+)

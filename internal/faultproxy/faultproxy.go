@@ -21,6 +21,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"golang.org/x/time/rate"
 )
 
 // Rates are probabilities (0 to 1) per request; they are tried in field
@@ -55,6 +57,24 @@ type Rates struct {
 	// writes just made have reached it: DynamoDB updates GSIs
 	// asynchronously. Counted as "index-lag" (not as "op:Query").
 	IndexLag int
+	// WriteUnits, when above 0, is the table's write capacity in write
+	// units a second (a token bucket of WriteBurst units, full at first;
+	// 0 means one second's worth, at least 400, an item's most), which
+	// BatchWriteItem requests that no fault was injected into spend as
+	// DynamoDB does: each item its size rounded up to 1 KB (a delete,
+	// 1), in the request's order. A request whose first item finds too
+	// few units is answered ProvisionedThroughputExceededException
+	// (counted "capacity-exceeded"); one whose later items do, with those
+	// items in UnprocessedItems ("capacity-partial"). See Capacity.
+	WriteUnits float64
+	WriteBurst float64
+	// AnswerWrites answers BatchWriteItem requests itself, without
+	// forwarding them: their items are dropped, and ConsumedCapacity is
+	// one unit per item (their size with WriteUnits). A server with no
+	// cost of its own, for measuring a client against Latency alone, or
+	// against WriteUnits; the table still has to exist behind the proxy
+	// for the other operations.
+	AnswerWrites bool
 }
 
 // Proxy is a running fault-injecting proxy.
@@ -75,6 +95,44 @@ type Proxy struct {
 	// consumed is the write capacity DynamoDB reported, summed by the
 	// wall-clock second the request reached the proxy.
 	consumed map[int64]float64
+	// capacity is WriteUnits' bucket (nil without), and what it let
+	// through.
+	capacity *rate.Limiter
+	capStats Capacity
+}
+
+// Capacity is what the WriteUnits bucket let through.
+type Capacity struct {
+	// Units is the write units of the items accepted, Items their number;
+	// First and Last are when the first and the last accepted items
+	// arrived.
+	Units       float64
+	Items       int64
+	First, Last time.Time
+	// Requests is the number of BatchWriteItem requests the bucket saw;
+	// Exceeded and Partial, those answered
+	// ProvisionedThroughputExceededException and with UnprocessedItems.
+	Requests, Exceeded, Partial int64
+	// Burst is the bucket's size (its units at first).
+	Burst float64
+}
+
+// Throttled is the share of requests throttled, 0 to 1.
+func (c Capacity) Throttled() float64 {
+	if c.Requests == 0 {
+		return 0
+	}
+	return float64(c.Exceeded+c.Partial) / float64(c.Requests)
+}
+
+// Held is the share of the capacity (units a second) the accepted items
+// used from the first to the last, less the bucket's first units.
+func (c Capacity) Held(units float64) float64 {
+	span := c.Last.Sub(c.First).Seconds()
+	if span <= 0 || units <= 0 {
+		return 0
+	}
+	return (c.Units - c.Burst) / span / units
 }
 
 // arrivalKey is the request context key of the time a request reached
@@ -88,6 +146,14 @@ func Start(target string, rates Rates, seed uint64) (*Proxy, error) {
 		return nil, err
 	}
 	p := &Proxy{rates: rates, seed: seed, rngs: map[string]*rand.Rand{}, counts: map[string]int{}, consumed: map[int64]float64{}}
+	if rates.WriteUnits > 0 {
+		burst := rates.WriteBurst
+		if burst <= 0 {
+			burst = max(rates.WriteUnits, maxItemUnits)
+		}
+		p.capacity = rate.NewLimiter(rate.Limit(rates.WriteUnits), int(burst))
+		p.capStats.Burst = float64(int(burst))
+	}
 	p.proxy = httputil.NewSingleHostReverseProxy(u)
 	p.proxy.ErrorLog = log.New(io.Discard, "", 0) // a client giving up is not news
 	p.proxy.ModifyResponse = p.recordConsumed
@@ -125,6 +191,13 @@ func (p *Proxy) ConsumedPerSecond() map[int64]float64 {
 		out[k] = v
 	}
 	return out
+}
+
+// Capacity returns what the WriteUnits bucket let through so far.
+func (p *Proxy) Capacity() Capacity {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.capStats
 }
 
 // rng returns op's random stream; p.mu is held.
@@ -185,6 +258,10 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request) {
 	keep := rng.Float64()
 	p.mu.Unlock()
 
+	if fault == "" && op == "BatchWriteItem" && (p.capacity != nil || p.rates.AnswerWrites) {
+		p.write(w, r)
+		return
+	}
 	if p.rates.Latency > 0 {
 		time.Sleep(p.rates.Latency)
 	}

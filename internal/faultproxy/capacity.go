@@ -1,0 +1,259 @@
+package faultproxy
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"hash/crc32"
+	"io"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"time"
+)
+
+// maxItemUnits is the write units of DynamoDB's largest item (400 KB).
+const maxItemUnits = 400
+
+// writeRequest is one put or delete of a BatchWriteItem, decoded for
+// its size.
+type writeRequest struct {
+	PutRequest *struct {
+		Item map[string]attrValue
+	}
+}
+
+// attrValue is an attribute value in DynamoDB JSON.
+type attrValue struct {
+	S, N, B    *string
+	BOOL, NULL *bool
+	SS, NS, BS []string
+	L          []attrValue
+	M          map[string]attrValue
+}
+
+// write handles a BatchWriteItem under Rates.WriteUnits and
+// Rates.AnswerWrites: the items the bucket has units for are written (by
+// the server behind, or dropped), the rest returned in UnprocessedItems,
+// or, when the first item finds too few, the request is refused with
+// ProvisionedThroughputExceededException. Latency is added as to any
+// request.
+func (p *Proxy) write(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		awsError(w, http.StatusBadRequest, "SerializationException", err.Error())
+		return
+	}
+	var req map[string]json.RawMessage
+	var items map[string][]json.RawMessage
+	if json.Unmarshal(body, &req) != nil || json.Unmarshal(req["RequestItems"], &items) != nil {
+		p.forward(w, r, body)
+		return
+	}
+	units := map[string][]float64{}
+	if p.capacity != nil {
+		for table, reqs := range items {
+			for _, raw := range reqs {
+				units[table] = append(units[table], writeUnits(raw))
+			}
+		}
+	}
+	accepted, held := p.spend(items, units)
+	if p.rates.Latency > 0 {
+		time.Sleep(p.rates.Latency)
+	}
+	if len(accepted) == 0 {
+		awsError(w, http.StatusBadRequest, "ProvisionedThroughputExceededException",
+			"The level of configured provisioned throughput for the table was exceeded (injected by faultproxy)")
+		return
+	}
+	if p.rates.AnswerWrites {
+		out := map[string]any{"UnprocessedItems": held}
+		var rcc string
+		_ = json.Unmarshal(req["ReturnConsumedCapacity"], &rcc)
+		if rcc != "" && rcc != "NONE" {
+			var cc []map[string]any
+			for table, reqs := range accepted {
+				u := float64(len(reqs)) // one an item, unless measured
+				if us := units[table]; len(us) >= len(reqs) {
+					u = 0
+					for _, x := range us[:len(reqs)] {
+						u += x
+					}
+				}
+				cc = append(cc, map[string]any{"TableName": table, "CapacityUnits": u})
+			}
+			out["ConsumedCapacity"] = cc
+		}
+		answer(w, out)
+		return
+	}
+	if len(held) == 0 {
+		p.forward(w, r, body)
+		return
+	}
+	req["RequestItems"], _ = json.Marshal(accepted)
+	newBody, _ := json.Marshal(req)
+	rec := httptest.NewRecorder()
+	r2 := r.Clone(r.Context())
+	r2.Body = io.NopCloser(bytes.NewReader(newBody))
+	r2.ContentLength = int64(len(newBody))
+	r2.Header.Set("Content-Length", strconv.Itoa(len(newBody)))
+	p.proxy.ServeHTTP(rec, r2)
+	var resp map[string]json.RawMessage
+	if rec.Code != http.StatusOK || json.Unmarshal(rec.Body.Bytes(), &resp) != nil {
+		copyResponse(w, rec)
+		return
+	}
+	var un map[string][]json.RawMessage
+	_ = json.Unmarshal(resp["UnprocessedItems"], &un)
+	if un == nil {
+		un = map[string][]json.RawMessage{}
+	}
+	for t, reqs := range held {
+		un[t] = append(un[t], reqs...)
+	}
+	resp["UnprocessedItems"], _ = json.Marshal(un)
+	answer(w, resp)
+}
+
+// answer writes v as DynamoDB's JSON answer, with its CRC32.
+func answer(w http.ResponseWriter, v any) {
+	out, _ := json.Marshal(v)
+	w.Header().Set("Content-Type", "application/x-amz-json-1.0")
+	w.Header().Set("X-Amzn-Requestid", "faultproxy")
+	w.Header().Set("X-Amz-Crc32", strconv.FormatUint(uint64(crc32.ChecksumIEEE(out)), 10))
+	w.Write(out)
+}
+
+// spend takes the units of items' requests (units, by table, in the
+// same order; one each without WriteUnits), in order, from the bucket
+// now; those it has no units for are held back: each table's accepted
+// are a prefix of its requests.
+func (p *Proxy) spend(items map[string][]json.RawMessage, units map[string][]float64) (accepted, held map[string][]json.RawMessage) {
+	accepted, held = map[string][]json.RawMessage{}, map[string][]json.RawMessage{}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	// The bucket's time is read under the lock: rate.Limiter takes a
+	// time earlier than its last as its new last, so requests handing it
+	// their arrival times out of order would earn the same tokens twice.
+	arrived := time.Now()
+	var spent float64
+	var n int64
+	full := false
+	for table, reqs := range items {
+		for i, raw := range reqs {
+			u := 1.0
+			if p.capacity != nil {
+				u = units[table][i]
+				if !full && !p.capacity.AllowN(arrived, int(u)) {
+					full = true
+				}
+			}
+			if full {
+				held[table] = append(held[table], reqs[i:]...)
+				break
+			}
+			accepted[table] = append(accepted[table], raw)
+			spent += u
+			n++
+		}
+	}
+	if p.capacity == nil {
+		return accepted, held
+	}
+	c := &p.capStats
+	c.Requests++
+	switch {
+	case n == 0:
+		c.Exceeded++
+		p.counts["capacity-exceeded"]++
+	case len(held) > 0:
+		c.Partial++
+		p.counts["capacity-partial"]++
+	}
+	if n > 0 {
+		if c.First.IsZero() {
+			c.First = arrived
+		}
+		c.Last = arrived
+		c.Units += spent
+		c.Items += n
+	}
+	return accepted, held
+}
+
+// writeUnits is what DynamoDB charges a put request: its item's size
+// rounded up to 1 KB; a delete (whose item's size the proxy does not
+// know), 1.
+func writeUnits(raw json.RawMessage) float64 {
+	var wr writeRequest
+	if json.Unmarshal(raw, &wr) != nil || wr.PutRequest == nil {
+		return 1
+	}
+	size := 0
+	for name, v := range wr.PutRequest.Item {
+		size += len(name) + v.size()
+	}
+	return max(1, math.Ceil(float64(size)/1024))
+}
+
+// size is the size DynamoDB counts for v
+// (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/CapacityUnitCalculations.html):
+// a string its UTF-8 bytes, a number about one byte per two digits plus
+// one, binary its bytes, a boolean or null one, a list or map 3 plus one
+// per element plus its elements (a map's names too), a set its elements.
+func (v attrValue) size() int {
+	switch {
+	case v.S != nil:
+		return len(*v.S)
+	case v.N != nil:
+		return numberSize(*v.N)
+	case v.B != nil:
+		return base64.StdEncoding.DecodedLen(len(*v.B))
+	case v.BOOL != nil, v.NULL != nil:
+		return 1
+	case v.SS != nil:
+		n := 0
+		for _, s := range v.SS {
+			n += len(s)
+		}
+		return n
+	case v.NS != nil:
+		n := 0
+		for _, s := range v.NS {
+			n += numberSize(s)
+		}
+		return n
+	case v.BS != nil:
+		n := 0
+		for _, s := range v.BS {
+			n += base64.StdEncoding.DecodedLen(len(s))
+		}
+		return n
+	case v.L != nil:
+		n := 3 + len(v.L)
+		for _, e := range v.L {
+			n += e.size()
+		}
+		return n
+	case v.M != nil:
+		n := 3 + len(v.M)
+		for k, e := range v.M {
+			n += len(k) + e.size()
+		}
+		return n
+	}
+	return 0
+}
+
+func numberSize(s string) int {
+	digits := 0
+	for _, c := range s {
+		if c >= '0' && c <= '9' {
+			digits++
+		}
+	}
+	return (digits+1)/2 + 1
+}
