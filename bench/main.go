@@ -77,15 +77,15 @@ type config struct {
 	writersCapacity float64
 	writersOnly     bool
 	conc            int
-	repeat     int
-	adminURL   string
-	db         string
-	out        string
-	profileDir string
-	profile    bool
-	follow     followConfig
-	quick      bool
-	args       string // the command line, for the report
+	repeat          int
+	adminURL        string
+	db              string
+	out             string
+	profileDir      string
+	profile         bool
+	follow          followConfig
+	quick           bool
+	args            string // the command line, for the report
 }
 
 func main() {
@@ -207,7 +207,7 @@ type report struct {
 	verify                   *verifyBench
 	follow                   *followBench
 	writers                  *writersBench // (j)
-	aRuns, dRuns, iRuns      []result // every run of (a), (d) and (i), in order
+	aRuns, dRuns, iRuns      []result      // every run of (a), (d) and (i), in order
 	transform                *benchResult
 	transformCLIGC           *benchResult // under GOGC=400, as main.go sets it
 	transformProf            *profileSummary

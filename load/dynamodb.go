@@ -161,7 +161,7 @@ type DynamoDB struct {
 	unprocRetr atomic.Int64
 	// throttled counts write requests throttled (Throttles).
 	throttled atomic.Int64
-	consumed   atomic.Int64 // write units DynamoDB reported, ×10 (it reports tenths)
+	consumed  atomic.Int64 // write units DynamoDB reported, ×10 (it reports tenths)
 	// uncounted: ask for no ConsumedCapacity (CountWriteUnits).
 	uncounted atomic.Bool
 
