@@ -1,14 +1,12 @@
 package faultproxy
 
 import (
-	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"hash/crc32"
 	"io"
 	"math"
 	"net/http"
-	"net/http/httptest"
 	"strconv"
 	"time"
 )
@@ -93,29 +91,7 @@ func (p *Proxy) write(w http.ResponseWriter, r *http.Request) {
 		p.forward(w, r, body)
 		return
 	}
-	req["RequestItems"], _ = json.Marshal(accepted)
-	newBody, _ := json.Marshal(req)
-	rec := httptest.NewRecorder()
-	r2 := r.Clone(r.Context())
-	r2.Body = io.NopCloser(bytes.NewReader(newBody))
-	r2.ContentLength = int64(len(newBody))
-	r2.Header.Set("Content-Length", strconv.Itoa(len(newBody)))
-	p.proxy.ServeHTTP(rec, r2)
-	var resp map[string]json.RawMessage
-	if rec.Code != http.StatusOK || json.Unmarshal(rec.Body.Bytes(), &resp) != nil {
-		copyResponse(w, rec)
-		return
-	}
-	var un map[string][]json.RawMessage
-	_ = json.Unmarshal(resp["UnprocessedItems"], &un)
-	if un == nil {
-		un = map[string][]json.RawMessage{}
-	}
-	for t, reqs := range held {
-		un[t] = append(un[t], reqs...)
-	}
-	resp["UnprocessedItems"], _ = json.Marshal(un)
-	answer(w, resp)
+	p.forwardHolding(w, r, req, accepted, held)
 }
 
 // answer writes v as DynamoDB's JSON answer, with its CRC32.

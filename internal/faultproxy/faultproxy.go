@@ -359,7 +359,15 @@ func (p *Proxy) partial(w http.ResponseWriter, r *http.Request, keep float64) {
 		json.NewEncoder(w).Encode(map[string]any{"UnprocessedItems": held})
 		return
 	}
-	req["RequestItems"], _ = json.Marshal(items)
+	p.forwardHolding(w, r, req, items, held)
+}
+
+// forwardHolding forwards the BatchWriteItem request req with the
+// requests of forwarded only, and answers with the server's answer, the
+// requests of held added to its UnprocessedItems (as DynamoDB hands back
+// what it did not write).
+func (p *Proxy) forwardHolding(w http.ResponseWriter, r *http.Request, req map[string]json.RawMessage, forwarded, held map[string][]json.RawMessage) {
+	req["RequestItems"], _ = json.Marshal(forwarded)
 	newBody, _ := json.Marshal(req)
 	rec := httptest.NewRecorder()
 	r2 := r.Clone(r.Context())
@@ -381,9 +389,7 @@ func (p *Proxy) partial(w http.ResponseWriter, r *http.Request, keep float64) {
 		un[t] = append(un[t], reqs...)
 	}
 	resp["UnprocessedItems"], _ = json.Marshal(un)
-	out, _ := json.Marshal(resp)
-	w.Header().Set("Content-Type", "application/x-amz-json-1.0")
-	w.Write(out)
+	answer(w, resp)
 }
 
 func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, body []byte) {
