@@ -70,7 +70,11 @@ func TestAutoscaleHalvesOnThrottling(t *testing.T) {
 	}
 	defer proxy.Close()
 	args := migrateArgs(t, filepath.Join(root, "fixtures", "mappings", "attendance.yaml"), url, testenv.TableName("autothrottle"),
-		"--create-table", "--concurrency", "auto")
+		"--create-table", "--concurrency", "auto",
+		// A refused batch waits for the table's capacity to come back
+		// (25 units take half a second at 50 a second): the SDK's own
+		// backoff, not the tests' 10 ms, which gives up before that.
+		"--max-backoff", "2s")
 	r := runCLI(t, withEndpoint(args, proxy.URL)...)
 	if r.code != ExitOK {
 		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
