@@ -79,21 +79,10 @@ func catalogUses(fset *token.FileSet, f *ast.File) []catalogUse {
 // (the tests' own set-up and clean-up of their databases), that names a
 // system catalog (issue 27): one reader, extract.Catalog, reads it.
 func TestCatalogQueriesOnlyInExtract(t *testing.T) {
-	root, err := testenv.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	files, err := sourceFiles(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fset := token.NewFileSet()
+	fset, parsed := parseSources(t, parser.SkipObjectResolution)
 	inCatalog := 0
-	for _, rel := range files {
-		f, err := parser.ParseFile(fset, rel, readFile(t, root, rel), parser.SkipObjectResolution)
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, p := range parsed {
+		rel, f := p.rel, p.file
 		if strings.HasPrefix(filepath.ToSlash(rel), "internal/testenv/") {
 			continue
 		}
@@ -131,4 +120,34 @@ func TestCatalogQuery(t *testing.T) {
 			t.Errorf("catalogQuery(%q) = %q, want %q", lit, got, want)
 		}
 	}
+}
+
+// parsedFile is a non-test Go file of the module, parsed.
+type parsedFile struct {
+	rel  string // its path from the repository's root
+	file *ast.File
+}
+
+// parseSources parses every non-test Go file of the module (sourceFiles)
+// with mode, or fails t.
+func parseSources(t *testing.T, mode parser.Mode) (*token.FileSet, []parsedFile) {
+	t.Helper()
+	root, err := testenv.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := sourceFiles(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fset := token.NewFileSet()
+	var out []parsedFile
+	for _, rel := range files {
+		f, err := parser.ParseFile(fset, rel, readFile(t, root, rel), mode)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, parsedFile{rel, f})
+	}
+	return fset, out
 }

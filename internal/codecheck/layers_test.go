@@ -2,13 +2,10 @@ package codecheck
 
 import (
 	"go/parser"
-	"go/token"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
-
-	"github.com/pg2dynamo/pg2dynamo/internal/testenv"
 )
 
 // cliModule is the command-line library only app may import.
@@ -18,22 +15,11 @@ const cliModule = "github.com/urfave/cli/v2"
 // urfave/cli, so no *cli.Context reaches the engine or a stage; app does
 // (a check that finds nothing where it must would pass).
 func TestOnlyAppImportsTheCLI(t *testing.T) {
-	root, err := testenv.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	files, err := sourceFiles(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fset := token.NewFileSet()
+	_, parsed := parseSources(t, parser.ImportsOnly)
 	inApp := 0
-	for _, rel := range files {
-		f, err := parser.ParseFile(fset, rel, readFile(t, root, rel), parser.ImportsOnly)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, imp := range f.Imports {
+	for _, p := range parsed {
+		rel := p.rel
+		for _, imp := range p.file.Imports {
 			path, _ := strconv.Unquote(imp.Path.Value)
 			if path != cliModule {
 				continue
