@@ -52,7 +52,16 @@ func TestEngineAsALibrary(t *testing.T) {
 		Checkpoint:    filepath.Join(dir, "checkpoint.json"),
 	}
 
-	err := engine.Migrate(ctx, cfg, opts)
+	s, err := engine.Open(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(s.Plans()); n != 1 || s.Mapping().Table.Name != cfg.Table || s.MappingSHA256() == "" {
+		t.Errorf("Open: %d plans, table %s, SHA-256 %q; want 1, %s and the file's", n, s.Mapping().Table.Name, s.MappingSHA256(), cfg.Table)
+	}
+	s.Close(ctx)
+
+	err = engine.Migrate(ctx, cfg, opts)
 	if kind, ok := engine.KindOf(err); !ok || kind != engine.KindRejected {
 		t.Fatalf("Migrate: %v (kind %v), want KindRejected for the note without an owner\n%s%s", err, kind, log.String(), out.String())
 	}

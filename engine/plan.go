@@ -45,7 +45,7 @@ func Plan(ctx context.Context, cfg Config, o PlanOptions) error {
 		m = s.m
 	}
 	d := plan.Build(m)
-	if sum := MappingSHA256(cfg.Mapping); sum != "" {
+	if sum := mappingSHA256(cfg.Mapping); sum != "" {
 		d.Tag(owner(cfg.Mapping, sum).Tags())
 	}
 	if s != nil {

@@ -64,7 +64,7 @@ func open(j *job) (*session, error) {
 		}
 		m.Table.Name = t
 	}
-	s := &session{m: m, mappingSHA256: MappingSHA256(path)}
+	s := &session{m: m, mappingSHA256: mappingSHA256(path)}
 	if s.src, s.plans, err = connectAndCheck(j, m); err != nil {
 		return nil, err
 	}
@@ -371,10 +371,10 @@ func (s *session) runInfo(j *job, start time.Time) *report.Run {
 	return run
 }
 
-// MappingSHA256 returns the hex SHA-256 of the mapping file at path,
+// mappingSHA256 returns the hex SHA-256 of the mapping file at path,
 // read again (fileSHA256); "" when it is not a regular file (a FIFO would
 // block, or give other bytes) or cannot be read.
-func MappingSHA256(path string) string {
+func mappingSHA256(path string) string {
 	if st, err := os.Stat(path); err != nil || !st.Mode().IsRegular() {
 		return ""
 	}
@@ -417,7 +417,3 @@ func Connect(ctx context.Context, cfg Config) (*extract.Source, error) {
 	}
 	return src, nil
 }
-
-// MappingOwner is the owner tags of the mapping file at path whose hex
-// SHA-256 is sha256: what --create-table tags a table with.
-func MappingOwner(path, sha256 string) load.Owner { return owner(path, sha256) }
