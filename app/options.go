@@ -29,10 +29,8 @@ func config(c *cli.Context) (engine.Config, error) {
 	cfg.Mapping = path
 	if hasFlag(c, "progress") {
 		mode, w, every := c.String("progress"), c.App.ErrWriter, c.Duration("progress-interval")
-		if _, closeP, err := progress.New(mode, w, every); err != nil {
+		if err := progress.CheckMode(mode); err != nil {
 			return cfg, usageError{err}
-		} else {
-			closeP()
 		}
 		cfg.Progress = func() (pipeline.Progress, func()) {
 			p, closeP, _ := progress.New(mode, w, every)

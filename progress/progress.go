@@ -505,7 +505,16 @@ func New(mode string, w io.Writer, interval time.Duration) (pipeline.Progress, f
 	case "none":
 		return nil, func() {}, nil
 	}
-	return nil, nil, fmt.Errorf("--progress %q: expected auto, bars, lines or none", mode)
+	return nil, nil, CheckMode(mode)
+}
+
+// CheckMode refuses a display mode New does not know.
+func CheckMode(mode string) error {
+	switch mode {
+	case "auto", "bars", "lines", "none":
+		return nil
+	}
+	return fmt.Errorf("--progress %q: expected auto, bars, lines or none", mode)
 }
 
 var (
