@@ -59,10 +59,7 @@ func applyChanges(j *job, s *session, out sinkOut, rejects *rejectFile) (*report
 	check := !j.mig.NoVerify
 	fmt.Fprintf(j.log, "changes-only: deriving items from %s and comparing them with table %s; the new and changed items are written as they are found, the stale ones deleted after\n",
 		s.src.Name(), s.m.Table.Name)
-	prog, closeProg, err := j.progress()
-	if err != nil {
-		return nil, nil, err
-	}
+	prog, closeProg := j.progress()
 	ap := newTableApplier(out.ds, s.m.TypeAttribute, [2]string{s.m.Table.PartitionKey, s.m.Table.SortKey}, j.wr.fixedWriters(), rejects.Write)
 	opts := verify.Options{Segments: j.rep.Segments, Sample: j.rep.Sample, IndexWait: j.rep.GSIWait, Progress: prog,
 		SkipPatterns: !check, Apply: ap, OnReject: rejects.Write}

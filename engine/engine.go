@@ -228,12 +228,11 @@ func newJob(ctx context.Context, cfg Config, command string) *job {
 }
 
 // progress is the display of one long phase, from Config.Progress.
-func (j *job) progress() (pipeline.Progress, func(), error) {
+func (j *job) progress() (pipeline.Progress, func()) {
 	if j.cfg.Progress == nil {
-		return nil, func() {}, nil
+		return nil, func() {}
 	}
-	p, closeP := j.cfg.Progress()
-	return p, closeP, nil
+	return j.cfg.Progress()
 }
 
 // ExportOptions are export's.

@@ -149,7 +149,7 @@ func afterLoad(j *job, s *session, cp *checkpointFile, fl *following, out sinkOu
 // (following), closes the rejects file.
 func fullLoad(j *job, s *session, cp *checkpointFile, out sinkOut, rejects *rejectFile, following bool) (*pipeline.Summary, error) {
 	ctx := j.ctx
-	prog, closeProg, _ := j.progress()
+	prog, closeProg := j.progress()
 	fmt.Fprintf(j.log, "migrating %s from %s to %s\n", report.Count(len(s.plans), "entity", "entities"), s.src.Name(), out.target)
 	describeDuplicateCheck(j, s)
 	sum, runErr := pipeline.Run(ctx, pipeline.Postgres(s.src), s.m, s.plans, out.sink, pipeline.Options{

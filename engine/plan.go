@@ -52,7 +52,7 @@ func Plan(ctx context.Context, cfg Config, o PlanOptions) error {
 		if err := s.src.Begin(ctx); err != nil {
 			return err
 		}
-		prog, closeProg, _ := j.progress()
+		prog, closeProg := j.progress()
 		d.Stats, err = plan.Stats(ctx, s.src, m, s.plans, prog)
 		closeProg()
 		if err != nil {

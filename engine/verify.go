@@ -273,10 +273,7 @@ func compareAndReport(j *job, s *session, mode string, price float64, out io.Wri
 		return err
 	}
 	fmt.Fprintf(j.log, "%s: deriving items from %s and reading table %s\n", mode, s.src.Name(), s.m.Table.Name)
-	prog, closeProg, err := j.progress()
-	if err != nil {
-		return err
-	}
+	prog, closeProg := j.progress()
 	run := s.runInfo(j, time.Now())
 	res, err := verify.Compare(j.ctx, s.src, s.m, s.plans, s.client, verify.Options{
 		Segments: j.rep.Segments, Sample: j.rep.Sample, SkipPatterns: mode == report.ModeDiff, IndexWait: j.rep.GSIWait,
