@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/creack/pty"
 
@@ -56,15 +57,15 @@ func lastFrame(out string) []string {
 	return strings.FieldsFunc(out, func(r rune) bool { return r == '\n' })
 }
 
-// openPTY opens a pseudo-terminal of 120 columns and 24 rows, and copies
-// what is written to its terminal side into the returned buffer.
-func openPTY(t *testing.T) (*os.File, *syncBuffer) {
+// openPTY opens a pseudo-terminal of cols columns and 24 rows, and
+// copies what is written to its terminal side into the returned buffer.
+func openPTY(t *testing.T, cols uint16) (*os.File, *syncBuffer) {
 	t.Helper()
 	ptmx, tty, err := pty.Open()
 	if err != nil {
 		t.Skipf("no pseudo-terminal here: %v", err)
 	}
-	if err := pty.Setsize(tty, &pty.Winsize{Rows: 24, Cols: 120}); err != nil {
+	if err := pty.Setsize(tty, &pty.Winsize{Rows: 24, Cols: cols}); err != nil {
 		t.Fatal(err)
 	}
 	out := &syncBuffer{}
@@ -104,7 +105,7 @@ func waitFor(t *testing.T, out *syncBuffer, want ...string) []string {
 // average rate it finished at, one not yet read waiting, an empty one
 // empty.
 func TestProgressBarsShowElapsedAndETA(t *testing.T) {
-	tty, out := openPTY(t)
+	tty, out := openPTY(t, 120)
 	clock := newFakeClock()
 	b := progress.NewBars(tty, clock.now)
 	b.Refresh = 10 * time.Millisecond
@@ -140,6 +141,44 @@ func TestProgressBarsShowElapsedAndETA(t *testing.T) {
 	b.Close()
 }
 
+// On a terminal of 80 columns the bars drop columns rather than their
+// bar: every line of every frame fits (a longer line wraps, and the next
+// frame, drawn one line short over it, leaves copies of it on the
+// screen), each bar keeps room to move, and the closing frame is drawn
+// once.
+func TestProgressBarsFitEightyColumns(t *testing.T) {
+	tty, out := openPTY(t, 80)
+	clock := newFakeClock()
+	b := progress.NewBars(tty, clock.now)
+	b.Refresh = 10 * time.Millisecond
+	b.Plan([]pipeline.PlannedEntity{{Name: "OrderDetailArchive", Rows: 2_000_000}, {Name: "Ticket", Rows: 700_000}})
+	b.Writers(12)
+	b.Start("OrderDetailArchive")
+	clock.add(90 * time.Second)
+	b.Advance("OrderDetailArchive", 2_000_000, 2_000_000)
+	b.Start("Ticket")
+	clock.add(30 * time.Second)
+	b.Advance("Ticket", 350_000, 350_000)
+	waitFor(t, out, "ETA    18s", "OrderDetailArchive", "Ticket")
+	b.Close()
+	frame := waitFor(t, out, "total", "done in  1m30s", "reading")
+	bar := regexp.MustCompile(`\[[^\]]{10,}\]`)
+	for _, line := range frame {
+		if !bar.MatchString(line) {
+			t.Errorf("line %q: its bar has less than 10 columns", line)
+		}
+	}
+	if len(frame) != 3 {
+		t.Errorf("closing frame of %d lines, want 3 (drawn once):\n%s", len(frame), strings.Join(frame, "\n"))
+	}
+	drawn := strings.ReplaceAll(ansiEscape.ReplaceAllString(out.String(), ""), "\r", "")
+	for _, line := range strings.Split(drawn, "\n") {
+		if n := utf8.RuneCountInString(line); n > 80 {
+			t.Errorf("a line of %d columns on a terminal of 80:\n%s", n, line)
+		}
+	}
+}
+
 // migrate on a terminal draws bars of its own accord (--progress auto),
 // and its last frame accounts for every row of the source. verify and
 // plan --with-source show the reading too, here in lines: verify its
@@ -155,7 +194,7 @@ func TestProgressOfMigrateVerifyAndPlan(t *testing.T) {
 	table := testenv.TableName("bars")
 	args := migrateArgs(t, mappingFile, url, table, "--create-table", "--no-verify")
 	args[slices.Index(args, "--progress")+1] = "auto"
-	tty, out := openPTY(t)
+	tty, out := openPTY(t, 120)
 	var stdout bytes.Buffer
 	if code := RunContext(context.Background(), args, &stdout, tty); code != 0 {
 		t.Fatalf("exit %d\n%s%s", code, stdout.String(), out.String())

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/vbauerster/mpb/v8"
 	"github.com/vbauerster/mpb/v8/decor"
@@ -36,10 +37,15 @@ type progressBoard struct {
 	unit    string    // what the counts count: rows, or items for a Scan
 	ents    []*boardEntity
 	byName  map[string]*boardEntity
-	// nameW and numW are the widths of the name and of a count.
-	nameW, numW int
+	// nameW and numW are the widths of the name and of a count; namesW
+	// is the longest name's (nameW is less when the names are cut).
+	nameW, numW, namesW int
 	// writers is the number of writers an auto run has now (0: not told).
 	writers int
+	// cols is the bars' columns for a line of width (see fit); the
+	// lines ignore them.
+	cols  columns
+	width int
 }
 
 type boardEntity struct {
@@ -50,6 +56,55 @@ type boardEntity struct {
 	// start is when its first rows were read, end when its last row was
 	// finished (zero until then).
 	start, end time.Time
+}
+
+// columns is which of the bars' optional columns a line shows, and the
+// width of the right-hand columns, so that every bar has one length. On a
+// narrow terminal the bars drop columns rather than their bar: a line
+// must fit the terminal, since a wrapped line is drawn over by the next
+// frame one line short, leaving copies of the last frame on the screen.
+type columns struct {
+	rate      bool // items/s
+	unit      bool // "rows" after the counts
+	words     bool // "elapsed", and "writers" in full
+	rightW    int  // the right-hand columns' width
+	nameLimit int  // names longer than this are cut (0: no limit)
+}
+
+// minBar is the fewest columns a bar keeps, its brackets included.
+const minBar = 12
+
+// fit picks the columns for a line of width: the first of the layouts
+// from all columns to the fewest whose line leaves the bar minBar
+// columns; with the fewest, names are cut to make room.
+func (b *progressBoard) fit(width int) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.width, b.nameW = width, b.namesW
+	layouts := []columns{{rate: true, unit: true, words: true}, {unit: true, words: true}, {unit: true}, {}}
+	for i, c := range layouts {
+		b.cols = c
+		now := b.now()
+		b.cols.rightW = max(len(earlierText), utf8.RuneCountInString(b.overallRightText()),
+			utf8.RuneCountInString(b.entityRightText(&boardEntity{total: 1, start: now, end: now})))
+		left := b.nameW + 1 + len(b.counts(0, 0))
+		spare := width - left - 2 - minBar - b.cols.rightW
+		if spare >= 0 {
+			return
+		}
+		if i == len(layouts)-1 {
+			b.cols.nameLimit = max(b.nameW+spare, 4)
+			b.nameW = b.cols.nameLimit
+		}
+	}
+}
+
+// cut shortens name to the columns' limit.
+func (b *progressBoard) cut(name string) string {
+	if r := []rune(name); b.cols.nameLimit > 0 && len(r) > b.cols.nameLimit {
+		return string(r[:b.cols.nameLimit-1]) + "…"
+	}
+	return name
 }
 
 // overallName labels the line of the whole phase, when it has more than
@@ -80,23 +135,29 @@ func (b *progressBoard) plan(ents []pipeline.PlannedEntity) {
 		b.unit = "items"
 	}
 	b.ents, b.byName = nil, map[string]*boardEntity{}
-	b.nameW = len(overallName)
+	b.nameW = utf8.RuneCountInString(overallName)
 	var sum int64
 	for _, pe := range ents {
 		e := &boardEntity{name: pe.Name, total: pe.Rows, earlier: pe.Done}
 		b.ents = append(b.ents, e)
 		b.byName[pe.Name] = e
-		b.nameW = max(b.nameW, len(pe.Name))
+		b.nameW = max(b.nameW, utf8.RuneCountInString(pe.Name))
 		sum += pe.Rows
 	}
+	b.namesW = b.nameW
 	b.numW = len(strconv.FormatInt(sum, 10))
 }
 
-// setWriters records the writers an auto run has now.
+// setWriters records the writers an auto run has now. The first makes
+// room for them on the bars' lines.
 func (b *progressBoard) setWriters(n int) {
 	b.mu.Lock()
-	defer b.mu.Unlock()
+	first := b.writers == 0 && b.width > 0
 	b.writers = n
+	b.mu.Unlock()
+	if first {
+		b.fit(b.width)
+	}
 }
 
 // writersNote is ", 12 writers" once an auto run told its writers, else
@@ -163,6 +224,9 @@ func (b *progressBoard) sums() (rows, total, items int64) {
 
 // counts formats done/total in the board's fixed widths.
 func (b *progressBoard) counts(done, total int64) string {
+	if !b.cols.unit {
+		return fmt.Sprintf("%*d/%-*d", b.numW, done, b.numW, total)
+	}
 	return fmt.Sprintf("%*d/%-*d %s", b.numW, done, b.numW, total, b.unit)
 }
 
@@ -213,49 +277,80 @@ func (b *progressBoard) overallLeft() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	rows, total, _ := b.sums()
-	return fmt.Sprintf("%-*s %s", b.nameW, b.label(), b.counts(rows, total))
+	return fmt.Sprintf("%-*s %s", b.nameW, b.cut(b.label()), b.counts(rows, total))
 }
 
 func (b *progressBoard) overallRight() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	rows, total, items := b.sums()
-	elapsed := b.elapsed()
-	w := ""
-	if b.writers > 0 {
-		w = fmt.Sprintf("  %3d writers", b.writers)
-	}
-	return fmt.Sprintf("%s %s%s  elapsed %6s  ETA %6s", percent(rows, total), rate(items, elapsed), w, clock(elapsed), eta(rows, total, elapsed))
+	return b.overallRightText()
 }
 
-// etaPad stands for the overall bar's ETA column on entity bars, so that
-// all the bars have one length.
-var etaPad = strings.Repeat(" ", len("  ETA ")+6)
+// overallRightText is overallRight with b.mu held.
+func (b *progressBoard) overallRightText() string {
+	rows, total, items := b.sums()
+	elapsed := b.elapsed()
+	var s strings.Builder
+	s.WriteString(percent(rows, total))
+	if b.cols.rate {
+		s.WriteString(" " + rate(items, elapsed))
+	}
+	if b.writers > 0 && b.cols.words {
+		fmt.Fprintf(&s, "  %3d writers", b.writers)
+	} else if b.writers > 0 {
+		fmt.Fprintf(&s, " %3dw", b.writers)
+	}
+	if b.cols.words {
+		s.WriteString("  elapsed")
+	}
+	fmt.Fprintf(&s, " %6s  ETA %6s", clock(elapsed), eta(rows, total, elapsed))
+	return fmt.Sprintf("%-*s", b.cols.rightW, s.String())
+}
 
 // entityLeft and entityRight are an entity bar's columns: its counts;
 // and its percentage, average rate (frozen when it finished) and state.
 func (b *progressBoard) entityLeft(e *boardEntity) string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return fmt.Sprintf("%-*s %s", b.nameW, e.name, b.counts(e.rows, e.total))
+	return fmt.Sprintf("%-*s %s", b.nameW, b.cut(e.name), b.counts(e.rows, e.total))
 }
 
 func (b *progressBoard) entityRight(e *boardEntity) string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	return b.entityRightText(e)
+}
+
+// earlierText is the state of an entity a resumed run's checkpoint
+// records written.
+const earlierText = "done in an earlier run"
+
+// entityRightText is entityRight with b.mu held.
+func (b *progressBoard) entityRightText(e *boardEntity) string {
+	if e.earlier {
+		return fmt.Sprintf("%-*s", b.cols.rightW, earlierText)
+	}
+	done, items, d, state := e.rows, e.items, time.Duration(0), ""
 	switch {
-	case e.earlier:
-		return "done in an earlier run"
 	case e.total == 0:
-		return fmt.Sprintf("%s %s  empty   %6s%s", percent(0, 0), rate(0, 0), "", etaPad)
+		state = "empty  "
 	case e.start.IsZero():
-		return fmt.Sprintf("%s %s  waiting %6s%s", percent(0, e.total), rate(0, 0), "", etaPad)
+		state = "waiting"
+	case e.end.IsZero():
+		d, state = b.now().Sub(e.start), "reading"
+	default:
+		d, state = e.end.Sub(e.start), "done in"
 	}
-	end, state := e.end, "done in"
-	if end.IsZero() {
-		end, state = b.now(), "reading"
+	var s strings.Builder
+	s.WriteString(percent(done, e.total))
+	if b.cols.rate {
+		s.WriteString(" " + rate(items, d))
 	}
-	return fmt.Sprintf("%s %s  %s %6s%s", percent(e.rows, e.total), rate(e.items, end.Sub(e.start)), state, clock(end.Sub(e.start)), etaPad)
+	s.WriteString("  " + state)
+	if d > 0 || state == "done in" {
+		fmt.Fprintf(&s, " %6s", clock(d))
+	}
+	return fmt.Sprintf("%-*s", b.cols.rightW, s.String())
 }
 
 // Bars draws the board as live bars (mpb): an overall bar, then,
@@ -280,6 +375,7 @@ func NewBars(w io.Writer, now func() time.Time) *Bars {
 func (b *Bars) Plan(ents []pipeline.PlannedEntity) {
 	b.Close()
 	b.board.plan(ents)
+	b.board.fit(termWidth(b.w))
 	// The width asked for is the bar's most, on a terminal, where the bar
 	// takes what the columns leave of a line; and the line's, elsewhere.
 	b.p = mpb.New(mpb.WithOutput(b.w), mpb.WithWidth(barLineWidth), mpb.WithRefreshRate(b.Refresh), mpb.WithAutoRefresh())
@@ -305,6 +401,16 @@ func (b *Bars) Plan(ents []pipeline.PlannedEntity) {
 
 // barLineWidth is the width of a bar's line when not on a terminal.
 const barLineWidth = 120
+
+// termWidth is the columns of the terminal w is, or barLineWidth.
+func termWidth(w io.Writer) int {
+	if f, ok := w.(*os.File); ok {
+		if width, _, err := term.GetSize(int(f.Fd())); err == nil && width > 0 {
+			return width
+		}
+	}
+	return barLineWidth
+}
 
 // addBar adds a bar of total whose columns left and right draw.
 func (b *Bars) addBar(total int64, left, right func() string) *mpb.Bar {
