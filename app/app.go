@@ -184,7 +184,7 @@ the mapping, a checkpoint in use; 3 finished, but some rows were rejected
 source; 130 and 143 interrupted (SIGINT, SIGTERM).`,
 		Writer:         stdout,
 		ErrWriter:      stderr,
-		Version:        Version(),
+		Version:        engine.Version(),
 		ExitErrHandler: func(*cli.Context, error) {}, // Run maps errors to exit codes
 		OnUsageError:   onUsageError,
 		Action: func(c *cli.Context) error {

@@ -45,9 +45,9 @@ Example:
 			&cli.StringFlag{Name: "to", Usage: "where the files go, a `URL`: s3://BUCKET/PREFIX/ or file:///DIR/ (required)"},
 			&cli.StringFlag{Name: "s3-endpoint-url", Usage: "an S3-compatible server's `URL` instead of AWS's (path-style addressing)"},
 			&cli.StringFlag{Name: "compression", Value: export.GZIP, Usage: "the objects' compression, `KIND`: GZIP (its fastest level), ZSTD or NONE"},
-			&cli.Int64Flag{Name: "object-size", Value: export.DefaultObjectBytes, Usage: fmt.Sprintf("most `BYTES` of DynamoDB JSON in one object, before compression (an import reads at most %d objects)", export.MaxObjects)},
-			&cli.IntFlag{Name: "objects", Value: export.DefaultSlots, Usage: "`N` objects written at a time (each holds up to 256 KiB of items to shuffle, and a compressor)"},
-			&cli.IntFlag{Name: "readers", Value: defaultReaders(), Usage: "PostgreSQL connections reading in parallel, all on one exported snapshot"},
+			&cli.Int64Flag{Name: "object-size", Value: export.DefaultObjectBytes, Action: atLeast[int64]("object-size", 1<<20, "expected at least 1 MiB (1048576)"), Usage: fmt.Sprintf("most `BYTES` of DynamoDB JSON in one object, before compression (an import reads at most %d objects)", export.MaxObjects)},
+			&cli.IntFlag{Name: "objects", Value: export.DefaultSlots, Action: between("objects", 1, 256), Usage: "`N` objects written at a time (each holds up to 256 KiB of items to shuffle, and a compressor)"},
+			&cli.IntFlag{Name: "readers", Value: defaultReaders(), Action: between("readers", 1, MaxReaders), Usage: "PostgreSQL connections reading in parallel, all on one exported snapshot"},
 			&cli.PathFlag{Name: "rejects", Value: "pg2dynamo-rejects.jsonl", TakesFile: true, Usage: "JSON Lines `FILE` listing rejected rows"},
 			&cli.BoolFlag{Name: "no-duplicate-check", Usage: "do not remember every item key to catch two rows that render the same primary key"},
 		}, append(progressFlags(), shardFlags()...)...),
@@ -85,15 +85,6 @@ func checkExportFlags(c *cli.Context) (export.Location, string, error) {
 	loc, err := export.ParseLocation(to)
 	if err != nil {
 		return loc, "", usageError{fmt.Errorf("--to %w", err)}
-	}
-	if n := c.Int("readers"); n < 1 || n > MaxReaders {
-		return loc, "", usageError{fmt.Errorf("--readers %d: expected 1 to %d", n, MaxReaders)}
-	}
-	if n := c.Int("objects"); n < 1 || n > 256 {
-		return loc, "", usageError{fmt.Errorf("--objects %d: expected 1 to 256", n)}
-	}
-	if n := c.Int64("object-size"); n < 1<<20 {
-		return loc, "", usageError{fmt.Errorf("--object-size %d: expected at least 1 MiB (1048576)", n)}
 	}
 	compression := strings.ToUpper(c.String("compression"))
 	if compression != export.GZIP && compression != export.ZSTD && compression != export.NONE {

@@ -50,9 +50,6 @@ not, 4 when verify found differences, 2 for a usage error, 1 on failure.`,
 }
 
 func runImport(c *cli.Context) error {
-	if err := checkReportFlags(c); err != nil {
-		return err
-	}
 	cfg, err := config(c)
 	if err != nil {
 		return err

@@ -2,7 +2,6 @@ package app
 
 import (
 	"fmt"
-	"math"
 	"runtime"
 	"time"
 
@@ -43,12 +42,12 @@ Example, against DynamoDB Local:
 			tableFlag(),
 			&cli.BoolFlag{Name: "create-table", Usage: "create the table and its GSIs from the mapping if it does not exist, and wait until it is ACTIVE"},
 			&cli.StringFlag{Name: "concurrency", Aliases: []string{"c"}, Value: "auto", Usage: "parallel BatchWriteItem writers: a number (1 to 256), or auto to start with 4 and add writers while items/s rises, halving them (and pacing the writes) when DynamoDB throttles, up to --max-concurrency; --changes-only, --prune and the follow use 8 with auto"},
-			&cli.IntFlag{Name: "max-concurrency", Value: pipeline.DefaultMaxConcurrency, Usage: "with --concurrency auto: the most writers"},
-			&cli.IntFlag{Name: "readers", Value: defaultReaders(), Usage: "PostgreSQL connections reading in parallel, all on one exported snapshot; a table of 40,000 rows or more is split into primary-key ranges, one per reader; the default is one per CPU, at most 4"},
-			&cli.IntFlag{Name: "max-write-units", Usage: "cap the write capacity consumed per second (as DynamoDB reports it); throttling halves the rate, which then climbs back", DefaultText: "no cap"},
+			&cli.IntFlag{Name: "max-concurrency", Value: pipeline.DefaultMaxConcurrency, Action: between("max-concurrency", 1, MaxConcurrency), Usage: "with --concurrency auto: the most writers"},
+			&cli.IntFlag{Name: "readers", Value: defaultReaders(), Action: between("readers", 1, MaxReaders), Usage: "PostgreSQL connections reading in parallel, all on one exported snapshot; a table of 40,000 rows or more is split into primary-key ranges, one per reader; the default is one per CPU, at most 4"},
+			&cli.IntFlag{Name: "max-write-units", Action: atLeast("max-write-units", 0, "expected a positive number (0: no cap)"), Usage: "cap the write capacity consumed per second (as DynamoDB reports it); throttling halves the rate, which then climbs back", DefaultText: "no cap"},
 			&cli.IntFlag{Name: "max-retries", DefaultText: "9, from --max-attempts 10", Usage: "retries per DynamoDB request after the first attempt (sets --max-attempts to this + 1)"},
-			&cli.DurationFlag{Name: "retry-deadline", Value: 5 * time.Minute, Usage: "give up a batch (and stop the run, with its checkpoint) when its retries, throttling included, take longer than this"},
-			&cli.IntFlag{Name: "max-attempts", Value: 10, Usage: "attempts per DynamoDB request on throttling, 5xx and network errors (exponential backoff with jitter)"},
+			&cli.DurationFlag{Name: "retry-deadline", Value: 5 * time.Minute, Action: positive("retry-deadline"), Usage: "give up a batch (and stop the run, with its checkpoint) when its retries, throttling included, take longer than this"},
+			&cli.IntFlag{Name: "max-attempts", Value: 10, Action: atLeast("max-attempts", 1, "expected at least 1"), Usage: "attempts per DynamoDB request on throttling, 5xx and network errors (exponential backoff with jitter)"},
 			&cli.PathFlag{Name: "rejects", Value: "pg2dynamo-rejects.jsonl", TakesFile: true, Usage: "JSON Lines `FILE` listing rejected rows (written on every run: empty when none was rejected)"},
 			&cli.BoolFlag{Name: "no-duplicate-check", Usage: "do not remember every item key to catch two rows that render the same primary key (saves 11 to 21 bytes of memory per item of the entities whose keys are not proven unique, and lets them be read in parallel; duplicates within one batch are still caught)"},
 			&cli.StringFlag{Name: "sink", Value: "dynamodb", Usage: "where items go: dynamodb, or null to read and transform everything and write nothing (for measuring)"},
@@ -64,6 +63,20 @@ Example, against DynamoDB Local:
 		}, append(append(append(append(progressFlags(), shardFlags()...), followFlags()...), ownerFlags()...), reportFlags()[1:]...)...),
 		Action: runMigrate,
 	}
+}
+
+func pruneFlag() cli.Flag {
+	return &cli.BoolFlag{Name: "prune", Usage: "after the load, compare the whole table with the source and delete the stale items: " +
+		"of the mapping's types, no longer produced by the source (a deleted row, a changed key). Items of other types are never touched; " +
+		"each delete is conditional on the item's type. The verify that follows checks the result (pg2dynamo diff lists what would go). " +
+		"With --follow, before following; with --follow --resume, every item is loaded again first: the way to go on after a follow stopped on a TRUNCATE, a lowered replica identity or a lost table"}
+}
+
+func changesOnlyFlag() cli.Flag {
+	return &cli.BoolFlag{Name: "changes-only", Usage: "write only what differs: derive every item from the source and compare it with the table, " +
+		"as diff and verify do (in bounded memory), putting each new and changed item as the comparison finds it; then delete the stale items " +
+		"(each conditional on its type, as --prune), read every write back and run the access patterns (--no-verify skips those). " +
+		"Interrupted, run it again: its comparison finds what is left. Not with --follow, --shard, --prune or --resume"}
 }
 
 // MaxConcurrency bounds --concurrency and --max-concurrency.
@@ -84,23 +97,9 @@ func runMigrate(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	if shard.On() && c.Bool("follow") {
-		return usageError{fmt.Errorf("--shard with --follow: one follow keeps the whole table in step; follow after the shards are done, from one process")}
-	}
-	if err := checkPrune(c); err != nil {
-		return err
-	}
-	if err := checkChangesOnly(c); err != nil {
-		return err
-	}
 	cfg, err := config(c)
 	if err != nil {
 		return err
-	}
-	if c.Bool("dry-run") || c.Bool("changes-only") {
-		if err := checkReportFlags(c); err != nil {
-			return err
-		}
 	}
 	return engine.Migrate(c.Context, cfg, engine.MigrateOptions{
 		LoadOptions: loadOptions(c, shard), WriteOptions: writeOptions(c), ReportOptions: reportOptions(c),
@@ -110,21 +109,12 @@ func runMigrate(c *cli.Context) error {
 	})
 }
 
-// checkMigrateFlags refuses migrate's flags out of range (usage errors);
-// --max-retries sets --max-attempts.
+// checkMigrateFlags refuses what the flags' own Actions cannot: an
+// argument, --concurrency and --sink out of their words, --max-retries
+// below 0 (which sets --max-attempts).
 func checkMigrateFlags(c *cli.Context) error {
 	if c.Args().Present() {
 		return usageError{errUnexpectedArg(c)}
-	}
-	ints := []struct {
-		flag    string
-		lo, hi  int
-		expects string
-	}{
-		{"max-concurrency", 1, MaxConcurrency, fmt.Sprintf("expected 1 to %d", MaxConcurrency)},
-		{"readers", 1, MaxReaders, fmt.Sprintf("expected 1 to %d", MaxReaders)},
-		{"max-write-units", 0, math.MaxInt, "expected a positive number (0: no cap)"},
-		{"max-attempts", 1, math.MaxInt, "expected at least 1"},
 	}
 	if _, _, err := pipeline.ParseConcurrency(c.String("concurrency"), MaxConcurrency); err != nil {
 		return usageError{err}
@@ -134,16 +124,6 @@ func checkMigrateFlags(c *cli.Context) error {
 			return usageError{fmt.Errorf("--max-retries %d: expected 0 or more", n)}
 		}
 		_ = c.Set("max-attempts", fmt.Sprint(c.Int("max-retries")+1))
-	}
-	for _, f := range ints {
-		if n := c.Int(f.flag); n < f.lo || n > f.hi {
-			return usageError{fmt.Errorf("--%s %d: %s", f.flag, n, f.expects)}
-		}
-	}
-	for _, flag := range []string{"retry-deadline", "progress-interval"} {
-		if d := c.Duration(flag); d <= 0 {
-			return usageError{fmt.Errorf("--%s %s: expected a positive duration", flag, d)}
-		}
 	}
 	if k := c.String("sink"); k != "dynamodb" && k != "null" {
 		return usageError{fmt.Errorf("--sink %q: expected dynamodb or null", k)}

@@ -47,7 +47,7 @@ func connection(c *cli.Context) engine.Config {
 	return engine.Config{Source: c.String("source"), Table: c.String("table"),
 		AWS: engine.AWS{Region: c.String("region"), Profile: c.String("profile"), EndpointURL: c.String("endpoint-url"),
 			S3EndpointURL: c.String("s3-endpoint-url"), MaxAttempts: c.Int("max-attempts"), MaxBackoff: c.Duration("max-backoff")},
-		Log: c.App.ErrWriter, Out: c.App.Writer, Version: Version()}
+		Log: c.App.ErrWriter, Out: c.App.Writer}
 }
 
 // hasFlag says whether c's command defines the flag name.
@@ -92,21 +92,36 @@ func followOptions(c *cli.Context) engine.FollowOptions {
 		UntilCaughtUp: c.Bool("until-caught-up"), StatusInterval: c.Duration("progress-interval")}
 }
 
-// checkReportFlags refuses report flags out of range.
-func checkReportFlags(c *cli.Context) error {
-	if n := c.Int("segments"); n < 1 || n > 64 {
-		return usageError{fmt.Errorf("--segments %d: expected 1 to 64", n)}
+// valid is a flag's Action (urfave/cli runs it when the flag is given):
+// a value ok refuses is a usage error, "--name value: expects".
+func valid[T any](name string, ok func(T) bool, expects string) func(*cli.Context, T) error {
+	return func(_ *cli.Context, v T) error {
+		if !ok(v) {
+			return usageError{fmt.Errorf("--%s %v: %s", name, v, expects)}
+		}
+		return nil
 	}
-	if n := c.Int("sample"); n < 1 {
-		return usageError{fmt.Errorf("--sample %d: expected at least 1", n)}
-	}
-	return nil
+}
+
+// between is valid for a whole number from lo to hi.
+func between(name string, lo, hi int) func(*cli.Context, int) error {
+	return valid(name, func(n int) bool { return n >= lo && n <= hi }, fmt.Sprintf("expected %d to %d", lo, hi))
+}
+
+// atLeast is valid for a number of lo or more.
+func atLeast[T int | int64](name string, lo T, expects string) func(*cli.Context, T) error {
+	return valid(name, func(n T) bool { return n >= lo }, expects)
+}
+
+// positive is valid for a duration above 0.
+func positive(name string) func(*cli.Context, time.Duration) error {
+	return valid(name, func(d time.Duration) bool { return d > 0 }, "expected a positive duration")
 }
 
 // progressFlags are the flags of the commands that show progress.
 func progressFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "progress", Value: "auto", Usage: "progress display: auto (bars on a terminal, lines otherwise), bars, lines or none; bars and lines show rows done of the snapshot's count(*), items/s, elapsed and the ETA"},
-		&cli.DurationFlag{Name: "progress-interval", Value: 10 * time.Second, Usage: "how often --progress lines prints a line (and migrate --follow its status line)"},
+		&cli.DurationFlag{Name: "progress-interval", Value: 10 * time.Second, Action: positive("progress-interval"), Usage: "how often --progress lines prints a line (and migrate --follow its status line)"},
 	}
 }

@@ -1,7 +1,6 @@
 package app
 
 import (
-	"context"
 	"fmt"
 	"os/signal"
 	"strconv"
@@ -60,22 +59,10 @@ has begun reading. https://www.postgresql.org/docs/current/functions-admin.html#
 			Action: func(c *cli.Context) error {
 				ctx, stop := signal.NotifyContext(c.Context, syscall.SIGINT, syscall.SIGTERM)
 				defer stop()
-				src, err := engine.Connect(ctx, connection(c))
-				if err != nil {
-					return err
-				}
-				defer src.Close(context.WithoutCancel(ctx))
-				if err := src.Begin(ctx); err != nil {
-					return err
-				}
-				name, err := src.ExportSnapshot(ctx)
-				if err != nil {
-					return err
-				}
-				fmt.Fprintln(c.App.Writer, name)
-				fmt.Fprintf(c.App.ErrWriter, "holding snapshot %s of %s; stop with SIGINT or SIGTERM once every shard has begun\n", name, src.Name())
-				<-ctx.Done()
-				return nil
+				return engine.HoldSnapshot(ctx, connection(c), func(name, source string) {
+					fmt.Fprintln(c.App.Writer, name)
+					fmt.Fprintf(c.App.ErrWriter, "holding snapshot %s of %s; stop with SIGINT or SIGTERM once every shard has begun\n", name, source)
+				})
 			},
 		}},
 	}

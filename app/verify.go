@@ -22,8 +22,8 @@ func reportFlags() []cli.Flag {
 		&cli.PathFlag{Name: "report-json", TakesFile: true, Usage: "also write the full report (every key) as JSON to `FILE`"},
 		&cli.PathFlag{Name: "html", TakesFile: true, Usage: "also write a self-contained HTML report to `FILE`"},
 		&cli.IntFlag{Name: "limit", Value: 10, Usage: fmt.Sprintf("keys listed per list in text and markdown (--format json and --report-json list up to %d of each, sorted by key)", verify.MaxListed)},
-		&cli.IntFlag{Name: "sample", Value: 20, Usage: "parameter tuples tried per access pattern, sampled from the source (all when fewer)"},
-		&cli.IntFlag{Name: "segments", Value: 4, Usage: "parallel Scan segments"},
+		&cli.IntFlag{Name: "sample", Value: 20, Action: atLeast("sample", 1, "expected at least 1"), Usage: "parameter tuples tried per access pattern, sampled from the source (all when fewer)"},
+		&cli.IntFlag{Name: "segments", Value: 4, Action: between("segments", 1, 64), Usage: "parallel Scan segments"},
 		&cli.DurationFlag{Name: "gsi-wait", Value: 10 * time.Second, Usage: "how long, in all, access-pattern checks on a GSI that do not match yet are queried again: a GSI is eventually consistent and can lag a load by a moment (0: query once)"},
 	}
 }
@@ -98,9 +98,6 @@ func runCompare(c *cli.Context, mode string, price float64) error {
 	format := c.String("format")
 	if format != report.FormatText && format != report.FormatMarkdown && format != report.FormatJSON {
 		return usageError{errFormat(format)}
-	}
-	if err := checkReportFlags(c); err != nil {
-		return err
 	}
 	cfg, err := config(c)
 	if err != nil {

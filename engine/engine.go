@@ -38,7 +38,8 @@ type Config struct {
 	// phase (a load, a comparison): the display and its closing. Each
 	// phase calls it once.
 	Progress func() (pipeline.Progress, func())
-	// Version is pg2dynamo's, as the reports record it.
+	// Version is pg2dynamo's, as the reports record it (empty:
+	// Version()).
 	Version string
 }
 
@@ -222,6 +223,9 @@ func newJob(ctx context.Context, cfg Config, command string) *job {
 	}
 	if j.out == nil {
 		j.out = io.Discard
+	}
+	if j.cfg.Version == "" {
+		j.cfg.Version = Version()
 	}
 	j.rep, j.wr, j.ld, j.fol = &j.mig.ReportOptions, &j.mig.WriteOptions, &j.mig.LoadOptions, &j.mig.FollowOptions
 	return j

@@ -37,6 +37,9 @@ import (
 // written, KindRejected when rows were rejected (listed in o.Rejects),
 // KindMismatch when the check failed.
 func Migrate(ctx context.Context, cfg Config, o MigrateOptions) error {
+	if err := o.check(); err != nil {
+		return refused(err)
+	}
 	j := newJob(ctx, cfg, "migrate")
 	j.mig = o
 	if o.DryRun {
@@ -86,6 +89,42 @@ func Migrate(ctx context.Context, cfg Config, o MigrateOptions) error {
 	}
 	if t := sum.Total(); t.Rejected > 0 || fl.rejected() > 0 {
 		return rejected(fmt.Errorf("%d rows rejected: see %s", t.Rejected+fl.rejected(), rejects.path))
+	}
+	return nil
+}
+
+// check refuses the options that do not go together, naming them by
+// their flags, each with the reason.
+func (o MigrateOptions) check() error {
+	switch {
+	case o.Shard.On() && o.Follow:
+		return errors.New("--shard with --follow: one follow keeps the whole table in step; follow after the shards are done, from one process")
+	case o.Prune && o.ChangesOnly:
+		return errors.New("--changes-only with --prune: --changes-only deletes the stale items itself, each conditional on its type as --prune does; leave out --prune")
+	case (o.Prune || o.ChangesOnly) && o.Sink == "null":
+		return fmt.Errorf("--%s needs --sink dynamodb", map[bool]string{true: "prune", false: "changes-only"}[o.Prune])
+	}
+	if o.Prune {
+		for i, on := range []bool{o.NoVerify, o.DryRun, o.Shard.On()} {
+			if flag := []string{"no-verify", "dry-run", "shard"}[i]; on {
+				return fmt.Errorf("--prune with --%s: prune deletes what a full comparison after the load found stale, and --%s has none", flag, flag)
+			}
+		}
+	}
+	if o.ChangesOnly {
+		for _, f := range []struct {
+			flag string
+			on   bool
+			why  string
+		}{
+			{"follow", o.Follow, "a follow keeps the table in step itself, from its replication slot; --changes-only brings a table no follow keeps in step back in line (run it before migrate --follow)"},
+			{"shard", o.Shard.On(), "a shard reads only part of the source, so it cannot tell an item no row derives (stale) from another shard's; run --changes-only once, unsharded"},
+			{"resume", o.Resume, "--changes-only keeps no checkpoint: run it again, and its comparison finds what is left"},
+		} {
+			if f.on {
+				return fmt.Errorf("--changes-only with --%s: %s", f.flag, f.why)
+			}
+		}
 	}
 	return nil
 }

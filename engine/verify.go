@@ -414,3 +414,26 @@ func Connect(ctx context.Context, cfg Config) (*extract.Source, error) {
 	}
 	return src, nil
 }
+
+// HoldSnapshot exports a snapshot of cfg.Source (a read-only REPEATABLE
+// READ transaction, pg_export_snapshot()), tells its name to held, and
+// keeps it open until ctx ends: the --snapshot NAME that every shard of a
+// run reads, so that each row belongs to exactly one shard.
+// https://www.postgresql.org/docs/current/functions-admin.html#FUNCTIONS-SNAPSHOT-SYNCHRONIZATION
+func HoldSnapshot(ctx context.Context, cfg Config, held func(name, source string)) error {
+	src, err := Connect(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer src.Close(context.WithoutCancel(ctx))
+	if err := src.Begin(ctx); err != nil {
+		return err
+	}
+	name, err := src.ExportSnapshot(ctx)
+	if err != nil {
+		return err
+	}
+	held(name, src.Name())
+	<-ctx.Done()
+	return nil
+}

@@ -26,7 +26,7 @@ type Run struct {
 	// (not a regular file: a FIFO is read once).
 	Mapping       string `json:"mapping"`
 	MappingSHA256 string `json:"mapping_sha256,omitempty"`
-	// Version is pg2dynamo's version (app.Version).
+	// Version is pg2dynamo's version (engine.Version).
 	Version string `json:"version"`
 }
 

@@ -1,4 +1,4 @@
-package app
+package engine
 
 import (
 	"runtime/debug"
@@ -6,7 +6,7 @@ import (
 )
 
 // version is set at link time for releases:
-// go build -ldflags "-X github.com/pg2dynamo/pg2dynamo/app.version=v1.2.3".
+// go build -ldflags "-X github.com/pg2dynamo/pg2dynamo/engine.version=v1.2.3".
 var version string
 
 // Version is pg2dynamo's version as `pg2dynamo --version` prints it and the
