@@ -2,7 +2,6 @@ package transform
 
 import (
 	"bytes"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -227,17 +226,7 @@ func uuidText(v any) (string, error) {
 	if !ok {
 		return "", unexpected(v, "uuid")
 	}
-	var buf [36]byte
-	hex.Encode(buf[0:8], u[0:4])
-	buf[8] = '-'
-	hex.Encode(buf[9:13], u[4:6])
-	buf[13] = '-'
-	hex.Encode(buf[14:18], u[6:8])
-	buf[18] = '-'
-	hex.Encode(buf[19:23], u[8:10])
-	buf[23] = '-'
-	hex.Encode(buf[24:], u[10:])
-	return string(buf[:]), nil
+	return string(appendUUID(make([]byte, 0, 36), u)), nil
 }
 
 func boolAttr(v any) (types.AttributeValue, error) {
