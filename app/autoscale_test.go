@@ -1,7 +1,6 @@
 package app
 
 import (
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -19,12 +18,8 @@ var autoSummary = regexp.MustCompile(`writers (\d+)(?:–(\d+))? \(auto\): (\d+)
 // its progress lines the writers it has.
 func TestMigrateConcurrencyAuto(t *testing.T) {
 	parallel(t)
-	root, err := testenv.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
 	url, _ := fixtureSource(t, "tickets", 0.2)
-	args := migrateArgs(t, filepath.Join(root, "fixtures", "mappings", "tickets.yaml"), url, testenv.TableName("auto"),
+	args := migrateArgs(t, testenv.RepoFile(t, "fixtures", "mappings", "tickets.yaml"), url, testenv.TableName("auto"),
 		"--create-table", "--concurrency", "auto", "--max-concurrency", "12", "--progress", "lines", "--progress-interval", "50ms")
 	r := runCLI(t, args...)
 	if r.code != ExitOK {
@@ -59,17 +54,13 @@ func TestMigrateConcurrencyAuto(t *testing.T) {
 // so that the run is throttled however slow the machine.
 func TestAutoscaleHalvesOnThrottling(t *testing.T) {
 	parallel(t)
-	root, err := testenv.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
 	url, _ := fixtureSource(t, "attendance", 0.05)
 	proxy, err := faultproxy.Start(dynalite(t).Endpoint, faultproxy.Rates{WriteUnits: 50, WriteBurst: 50}, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer proxy.Close()
-	args := migrateArgs(t, filepath.Join(root, "fixtures", "mappings", "attendance.yaml"), url, testenv.TableName("autothrottle"),
+	args := migrateArgs(t, testenv.RepoFile(t, "fixtures", "mappings", "attendance.yaml"), url, testenv.TableName("autothrottle"),
 		"--create-table", "--concurrency", "auto",
 		// A refused batch waits for the table's capacity to come back
 		// (25 units take half a second at 50 a second): the SDK's own

@@ -38,16 +38,12 @@ UPDATE tickets SET ticket_id = ticket_id + 6000000 WHERE ticket_id IN (SELECT ti
 // file and the table.
 func changesFixture(t *testing.T) (src, mappingFile, table string) {
 	t.Helper()
-	root, err := testenv.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
 	ctx := context.Background()
 	src = testenv.NewDatabase(t)
 	if _, err := fixtures.Load(ctx, testenv.Connect(t, src), "tickets", 0.1, 1); err != nil {
 		t.Fatal(err)
 	}
-	mappingFile = filepath.Join(root, "fixtures", "mappings", "strategies", "tickets.yaml")
+	mappingFile = testenv.RepoFile(t, "fixtures", "mappings", "strategies", "tickets.yaml")
 	table = testenv.TableName("changes")
 	if r := runCLI(t, migrateArgs(t, mappingFile, src, table, "--create-table", "--no-verify")...); r.code != ExitOK {
 		t.Fatalf("migrate exit %d\n%s", r.code, r.stderr)

@@ -20,10 +20,6 @@ import (
 // passes, and the summary says how many retries it took.
 func TestMigrateThroughFaults(t *testing.T) {
 	parallel(t)
-	root, err := testenv.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
 	url, _ := fixtureSource(t, "attendance", 0.2)
 	proxy, err := faultproxy.Start(dynalite(t).Endpoint, faultproxy.Rates{
 		ProvisionedThroughputExceeded: 0.04, Throttling: 0.04, Unprocessed: 0.04,
@@ -35,7 +31,7 @@ func TestMigrateThroughFaults(t *testing.T) {
 	}
 	defer proxy.Close()
 	table := testenv.TableName("attendance")
-	mappingFile := filepath.Join(root, "fixtures", "mappings", "strategies", "attendance.yaml")
+	mappingFile := testenv.RepoFile(t, "fixtures", "mappings", "strategies", "attendance.yaml")
 	args := migrateArgs(t, mappingFile, url, table, "--create-table")
 	args = withEndpoint(args, proxy.URL)
 	r := runCLI(t, args...)
@@ -70,16 +66,12 @@ func TestMigrateThroughFaults(t *testing.T) {
 // leave a checkpoint to resume from.
 func TestPermanentErrorsStopFast(t *testing.T) {
 	parallel(t)
-	root, err := testenv.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
 	url, _ := fixtureSource(t, "tickets", 0.2)
 	for _, typ := range []string{"AccessDeniedException", "UnrecognizedClientException", "ResourceNotFoundException"} {
 		t.Run(typ, func(t *testing.T) {
 			table := testenv.TableName("perm")
 			// Create the table first, straight to dynalite.
-			if r := runCLI(t, migrateArgs(t, filepath.Join(root, "fixtures", "mappings", "tickets.yaml"), url, table, "--create-table", "--no-verify")...); r.code != ExitOK {
+			if r := runCLI(t, migrateArgs(t, testenv.RepoFile(t, "fixtures", "mappings", "tickets.yaml"), url, table, "--create-table", "--no-verify")...); r.code != ExitOK {
 				t.Fatalf("setup: exit %d\n%s", r.code, r.stderr)
 			}
 			proxy, err := faultproxy.Start(dynalite(t).Endpoint, faultproxy.Rates{
@@ -88,7 +80,7 @@ func TestPermanentErrorsStopFast(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer proxy.Close()
-			args := migrateArgs(t, filepath.Join(root, "fixtures", "mappings", "tickets.yaml"), url, table, "--no-verify",
+			args := migrateArgs(t, testenv.RepoFile(t, "fixtures", "mappings", "tickets.yaml"), url, table, "--no-verify",
 				"--concurrency", strconv.Itoa(pipelineWriters))
 			args = withEndpoint(args, proxy.URL)
 			r := runCLI(t, args...)
@@ -141,17 +133,13 @@ func checkpointPath(args []string) string {
 // past --retry-deadline the run stops with a message saying so.
 func TestRetryDeadline(t *testing.T) {
 	parallel(t)
-	root, err := testenv.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
 	url, _ := fixtureSource(t, "tickets", 0.05)
 	proxy, err := faultproxy.Start(dynalite(t).Endpoint, faultproxy.Rates{Throttling: 1, Only: []string{"BatchWriteItem"}}, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer proxy.Close()
-	args := withEndpoint(migrateArgs(t, filepath.Join(root, "fixtures", "mappings", "tickets.yaml"), url, testenv.TableName("deadline"),
+	args := withEndpoint(migrateArgs(t, testenv.RepoFile(t, "fixtures", "mappings", "tickets.yaml"), url, testenv.TableName("deadline"),
 		"--create-table", "--no-verify", "--max-retries", "1000", "--retry-deadline", "2s"), proxy.URL)
 	r := runCLI(t, args...)
 	want := "pg2dynamo: a batch was still being retried after the retry deadline of 2s (DynamoDB throttling or unreachable)"
@@ -168,13 +156,9 @@ func TestRetryDeadline(t *testing.T) {
 // Queries of the table itself read consistently.
 func TestVerifyWaitsForGSILag(t *testing.T) {
 	parallel(t)
-	root, err := testenv.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
 	url, _ := fixtureSource(t, "attendance", 0.05)
 	table := testenv.TableName("attendance")
-	mappingFile := filepath.Join(root, "fixtures", "mappings", "strategies", "attendance.yaml")
+	mappingFile := testenv.RepoFile(t, "fixtures", "mappings", "strategies", "attendance.yaml")
 	if r := runCLI(t, migrateArgs(t, mappingFile, url, table, "--create-table", "--no-verify")...); r.code != ExitOK {
 		t.Fatalf("migrate exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}

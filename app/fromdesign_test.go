@@ -24,10 +24,6 @@ import (
 // count(*) of the table each entity is drafted over.
 func TestInitFromDesign(t *testing.T) {
 	t.Parallel()
-	root, err := testenv.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
 	cases := []struct {
 		name string
 		// types maps each item type to its table; strategies are lines
@@ -67,7 +63,7 @@ func TestInitFromDesign(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			parallel(t)
-			dir := filepath.Join(root, "fixtures", "designs", tc.name)
+			dir := testenv.RepoFile(t, "fixtures", "designs", tc.name)
 			src := testenv.NewDatabase(t)
 			psqlFile(t, src, filepath.Join(dir, "source.sql"))
 			table := testenv.TableName("design-" + tc.name)
@@ -144,12 +140,8 @@ func checkTranslatedPatterns(t *testing.T, design, file string) {
 // in the draft's comments, and exits ExitUnbound.
 func TestInitFromDesignUnbound(t *testing.T) {
 	parallel(t)
-	root, err := testenv.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
 	src := testenv.NewDatabase(t)
-	psqlFile(t, src, filepath.Join(root, "fixtures", "designs", "ecommerce", "source.sql"))
+	psqlFile(t, src, testenv.RepoFile(t, "fixtures", "designs", "ecommerce", "source.sql"))
 	file := filepath.Join(t.TempDir(), "mapping.yaml")
 	r := runCLI(t, "init", "--from-design", filepath.Join("testdata", "design", "unbound.json"), "--source", src, "--out", file)
 	if r.code != ExitUnbound {

@@ -26,10 +26,6 @@ import (
 // not with pg2dynamo's own derivation.
 func TestInitDraftsAMappingThatMigrates(t *testing.T) {
 	t.Parallel()
-	root, err := testenv.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
 	cases := []struct {
 		name, sql, domain string
 		scale             float64
@@ -41,13 +37,13 @@ func TestInitDraftsAMappingThatMigrates(t *testing.T) {
 	}{
 		// Two tables excluded, by name and by schema-qualified pattern:
 		// customer_customer_demo's foreign key to the second is ignored.
-		{name: "northwind", sql: filepath.Join(root, "examples", "northwind", "northwind.sql"),
+		{name: "northwind", sql: testenv.RepoFile(t, "examples", "northwind", "northwind.sql"),
 			flags: []string{"--exclude", "us_states", "--exclude", "public.customer_demo*"}, types: map[string]string{
 				"Category": "categories", "Customer": "customers",
 				"Employee": "employees", "Order": "orders", "Product": "products", "Region": "region", "Shipper": "shippers",
 				"Supplier": "suppliers", "Territory": "territories",
 				"CustomerCustomerDemo": "customer_customer_demo", "EmployeeTerritory": "employee_territories", "OrderDetail": "order_details"}},
-		{name: "chinook", sql: filepath.Join(root, "examples", "chinook", "chinook.sql"), flags: []string{"--duplicate-names"}, types: map[string]string{
+		{name: "chinook", sql: testenv.RepoFile(t, "examples", "chinook", "chinook.sql"), flags: []string{"--duplicate-names"}, types: map[string]string{
 			"Artist": "artist", "Customer": "customer", "Employee": "employee", "Genre": "genre", "MediaType": "media_type",
 			"Playlist": "playlist", "Track": "track", "Album": "album", "Invoice": "invoice", "InvoiceLine": "invoice_line",
 			"PlaylistTrack": "playlist_track"}},

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -51,14 +50,10 @@ func checkPartition(t *testing.T, table, pk, skPrefix, url, query string) {
 
 func TestMigrateNorthwind(t *testing.T) {
 	parallel(t)
-	root, err := testenv.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
 	url := testenv.NewDatabase(t)
-	psqlFile(t, url, filepath.Join(root, "examples", "northwind", "northwind.sql"))
+	psqlFile(t, url, testenv.RepoFile(t, "examples", "northwind", "northwind.sql"))
 	table := testenv.TableName("northwind")
-	args := migrateArgs(t, filepath.Join(root, "examples", "northwind", "mapping.yaml"), url, table, "--create-table")
+	args := migrateArgs(t, testenv.RepoFile(t, "examples", "northwind", "mapping.yaml"), url, table, "--create-table")
 
 	r := runCLI(t, args...)
 	if r.code != ExitOK {
@@ -93,10 +88,6 @@ func TestMigrateNorthwind(t *testing.T) {
 
 func TestMigrateFixtures(t *testing.T) {
 	t.Parallel()
-	root, err := testenv.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
 	cases := []struct {
 		domain       string
 		types        map[string]string
@@ -127,7 +118,7 @@ func TestMigrateFixtures(t *testing.T) {
 			parallel(t)
 			url, _ := fixtureSource(t, tc.domain, 1)
 			table := testenv.TableName(tc.domain)
-			r := runCLI(t, migrateArgs(t, filepath.Join(root, "fixtures", "mappings", tc.domain+".yaml"), url, table, "--create-table")...)
+			r := runCLI(t, migrateArgs(t, testenv.RepoFile(t, "fixtures", "mappings", tc.domain+".yaml"), url, table, "--create-table")...)
 			if r.code != ExitOK {
 				t.Fatalf("migrate exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
 			}
@@ -143,16 +134,12 @@ func TestMigrateFixtures(t *testing.T) {
 // Cancelling the run (what SIGINT and SIGTERM do) stops it with exit code
 // 130 and a summary of what was written before the stop.
 func TestMigrateInterrupted(t *testing.T) {
-	root, err := testenv.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
 	url, _ := fixtureSource(t, "tickets", 1)
 	table := testenv.TableName("tickets")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	// Cancel as soon as the first Ticket rows are done.
-	args := migrateArgs(t, filepath.Join(root, "fixtures", "mappings", "tickets.yaml"), url, table, "--create-table",
+	args := migrateArgs(t, testenv.RepoFile(t, "fixtures", "mappings", "tickets.yaml"), url, table, "--create-table",
 		"--progress", "lines", "--progress-interval", "20ms")
 	var out, errb syncBuffer
 	errb.onWrite = func(s string) {

@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -185,11 +184,7 @@ func TestProgressBarsFitEightyColumns(t *testing.T) {
 // derivation then its Scan, plan its derivation.
 func TestProgressOfMigrateVerifyAndPlan(t *testing.T) {
 	parallel(t)
-	root, err := testenv.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	mappingFile := filepath.Join(root, "fixtures", "mappings", "tickets.yaml")
+	mappingFile := testenv.RepoFile(t, "fixtures", "mappings", "tickets.yaml")
 	url, counts := fixtureSource(t, "tickets", 0.2) // shared with other tests
 	table := testenv.TableName("bars")
 	args := migrateArgs(t, mappingFile, url, table, "--create-table", "--no-verify")
@@ -227,13 +222,9 @@ func TestProgressOfMigrateVerifyAndPlan(t *testing.T) {
 // forever.)
 func TestSIGINTWithProgressBars(t *testing.T) {
 	parallel(t)
-	root, err := testenv.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
 	bin := buildBinary(t)
 	url, _ := fixtureSource(t, "tickets", 1)
-	cmd := exec.Command(bin, migrateArgs(t, filepath.Join(root, "fixtures", "mappings", "tickets.yaml"), url, testenv.TableName("tickets"),
+	cmd := exec.Command(bin, migrateArgs(t, testenv.RepoFile(t, "fixtures", "mappings", "tickets.yaml"), url, testenv.TableName("tickets"),
 		"--create-table", "--no-verify", "--progress", "bars")...)
 	var out bytes.Buffer
 	errOut := &syncBuffer{}
@@ -257,22 +248,7 @@ func TestSIGINTWithProgressBars(t *testing.T) {
 		cmd.Process.Kill()
 		t.Fatalf("waiting for the Ticket bar to move: not in %s\n%s", eventWait, errOut.String())
 	}
-	if err := cmd.Process.Signal(os.Interrupt); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case err = <-done:
-	case <-time.After(eventWait):
-		cmd.Process.Kill()
-		<-done
-		t.Fatalf("waiting for the process to exit after SIGINT: still running after %s\n%s", eventWait, out.String())
-	}
-	var ee *exec.ExitError
-	if !errors.As(err, &ee) || ee.ExitCode() != 130 {
-		t.Fatalf("exit %v, want 130\n%s", err, out.String())
-	}
+	stopProcess(t, cmd, syscall.SIGINT, 130, &out, errOut)
 	if got := summaryTotal(t, out.String()); got[0] == "0" || got[0] == "22020" {
 		t.Errorf("summary total %v: want some rows read, not all 22020", got)
 	}

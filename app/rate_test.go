@@ -2,7 +2,6 @@ package app
 
 import (
 	"math"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"testing"
@@ -31,17 +30,13 @@ func TestMaxWriteUnits(t *testing.T) {
 	}
 	parallel(t)
 	const limit, bucket = 200, 50
-	root, err := testenv.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
 	url, _ := fixtureSource(t, "attendance", 0.05)
 	proxy, err := faultproxy.Start(dynalite(t).Endpoint, faultproxy.Rates{}, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer proxy.Close()
-	args := migrateArgs(t, filepath.Join(root, "fixtures", "mappings", "attendance.yaml"), url, testenv.TableName("rate"),
+	args := migrateArgs(t, testenv.RepoFile(t, "fixtures", "mappings", "attendance.yaml"), url, testenv.TableName("rate"),
 		"--create-table", "--no-verify", "--max-write-units", strconv.Itoa(limit))
 	args = withEndpoint(args, proxy.URL)
 	start := time.Now()

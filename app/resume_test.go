@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -33,10 +32,6 @@ func TestResumeAfterSIGKILL(t *testing.T) {
 		t.Skip("a 44k-row migration")
 	}
 	parallel(t)
-	root, err := testenv.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
 	bin := buildBinary(t)
 	url := testenv.NewDatabase(t)
 	counts, err := fixtures.Load(context.Background(), testenv.Connect(t, url), "tickets", 2, 1)
@@ -49,7 +44,7 @@ func TestResumeAfterSIGKILL(t *testing.T) {
 	}
 	entityRows := map[string]int64{"Org": counts["orgs"], "User": counts["users"], "Ticket": counts["tickets"]}
 	table := testenv.TableName("tickets")
-	mappingFile := filepath.Join(root, "fixtures", "mappings", "tickets.yaml")
+	mappingFile := testenv.RepoFile(t, "fixtures", "mappings", "tickets.yaml")
 	args := migrateArgs(t, mappingFile, url, table, "--create-table", "--checkpoint-interval", "50ms")
 	cpPath := checkpointPath(args)
 
@@ -177,10 +172,6 @@ func checkpointedRows(t *testing.T, path string, total map[string]int64) (int64,
 // written, and --resume finishes the job.
 func TestSourceConnectionDroppedMidRead(t *testing.T) {
 	parallel(t)
-	root, err := testenv.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
 	url := testenv.NewDatabase(t)
 	admin := testenv.Connect(t, url)
 	// Scale 2: 40,000 tickets, about 10 MB of result, more than the
@@ -193,7 +184,7 @@ func TestSourceConnectionDroppedMidRead(t *testing.T) {
 	}
 	rows := counts["orgs"] + counts["users"] + counts["tickets"]
 	table := testenv.TableName("tickets")
-	args := migrateArgs(t, filepath.Join(root, "fixtures", "mappings", "tickets.yaml"), url, table,
+	args := migrateArgs(t, testenv.RepoFile(t, "fixtures", "mappings", "tickets.yaml"), url, table,
 		"--create-table", "--progress", "lines", "--progress-interval", "20ms",
 		// One reader: the backend terminated is the one reading Ticket.
 		"--readers", "1")

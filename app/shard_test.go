@@ -45,11 +45,7 @@ func TestShardsEqualOneRun(t *testing.T) {
 	parallel(t)
 	ctx := context.Background()
 	url, counts := fixtureSource(t, "tickets", 0.25)
-	root, err := testenv.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	mappingFile := filepath.Join(root, "fixtures", "mappings", "strategies", "tickets.yaml")
+	mappingFile := testenv.RepoFile(t, "fixtures", "mappings", "strategies", "tickets.yaml")
 	whole, sharded := testenv.TableName("whole"), testenv.TableName("sharded")
 	if res := runCLI(t, migrateArgs(t, mappingFile, url, whole, "--create-table", "--no-verify")...); res.code != 0 {
 		t.Fatalf("unsharded migrate: exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
@@ -123,11 +119,7 @@ func TestShardsEqualOneRun(t *testing.T) {
 func TestShardBoundariesInOneStatement(t *testing.T) {
 	parallel(t)
 	url, _ := fixtureSource(t, "tickets", 0.25)
-	root, err := testenv.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	mappingFile := filepath.Join(root, "fixtures", "mappings", "strategies", "tickets.yaml")
+	mappingFile := testenv.RepoFile(t, "fixtures", "mappings", "strategies", "tickets.yaml")
 	counter := testenv.NewStatementCounter(t, url)
 	statements := func(shard string) int64 {
 		t.Helper()
@@ -154,11 +146,7 @@ func TestShardBoundariesInOneStatement(t *testing.T) {
 func TestShardCountBounded(t *testing.T) {
 	parallel(t)
 	url, _ := fixtureSource(t, "tickets", 0.05)
-	root, err := testenv.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	mappingFile := filepath.Join(root, "fixtures", "mappings", "strategies", "tickets.yaml")
+	mappingFile := testenv.RepoFile(t, "fixtures", "mappings", "strategies", "tickets.yaml")
 	for _, cmd := range [][]string{
 		{"migrate", "--sink", "null", "--checkpoint", filepath.Join(t.TempDir(), "cp.json")},
 		{"export", "--to", "file://" + t.TempDir() + "/"},

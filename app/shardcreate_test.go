@@ -2,7 +2,6 @@ package app
 
 import (
 	"fmt"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"sync"
@@ -31,11 +30,7 @@ func TestShardsCreateTheTableAtOnce(t *testing.T) {
 		d.Stop()
 	})
 	url, _ := fixtureSource(t, "tickets", 0.25)
-	root, err := testenv.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	mappingFile := filepath.Join(root, "fixtures", "mappings", "strategies", "tickets.yaml")
+	mappingFile := testenv.RepoFile(t, "fixtures", "mappings", "strategies", "tickets.yaml")
 	table := testenv.TableName("shards-create")
 	const shards = 4
 	results := make([]cliResult, shards)

@@ -3,8 +3,8 @@ package app
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -18,14 +18,10 @@ import (
 // wrote.
 func TestSIGTERMStopsCleanly(t *testing.T) {
 	parallel(t)
-	root, err := testenv.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
 	bin := buildBinary(t)
 	url, _ := fixtureSource(t, "tickets", 1)
 	table := testenv.TableName("tickets")
-	cmd := exec.Command(bin, migrateArgs(t, filepath.Join(root, "fixtures", "mappings", "tickets.yaml"), url, table,
+	cmd := exec.Command(bin, migrateArgs(t, testenv.RepoFile(t, "fixtures", "mappings", "tickets.yaml"), url, table,
 		"--create-table", "--no-verify", "--progress", "lines", "--progress-interval", "50ms")...)
 	var out bytes.Buffer
 	errOut := &syncBuffer{}
@@ -47,24 +43,33 @@ func TestSIGTERMStopsCleanly(t *testing.T) {
 		cmd.Process.Kill()
 		t.Fatalf("waiting for Ticket progress: none in %s\n%s", eventWait, errOut.String())
 	}
-	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+	stopProcess(t, cmd, syscall.SIGTERM, 143, &out, errOut)
+	n := len(scanAll(t, dynamoClient(t), table))
+	if got := summaryTotal(t, out.String()); got[1] != itoa(int64(n)) || n == 0 || n >= 22020 {
+		t.Errorf("summary %v; the table holds %d items (want some, not all 22020, and the summary's count)", got, n)
+	}
+}
+
+// stopProcess sends sig to the running cmd and fails t unless it exits
+// with code within eventWait; out and errOut are its output, for the
+// message.
+func stopProcess(t *testing.T, cmd *exec.Cmd, sig syscall.Signal, code int, out, errOut fmt.Stringer) {
+	t.Helper()
+	if err := cmd.Process.Signal(sig); err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
+	var err error
 	select {
 	case err = <-done:
 	case <-time.After(eventWait):
 		cmd.Process.Kill()
 		<-done
-		t.Fatalf("waiting for the process to exit after SIGTERM: still running after %s\n%s", eventWait, out.String())
+		t.Fatalf("waiting for the process to exit after %s: still running after %s\n%s%s", sig, eventWait, out, errOut)
 	}
 	var ee *exec.ExitError
-	if !errors.As(err, &ee) || ee.ExitCode() != 143 {
-		t.Fatalf("exit %v, want 143\n%s%s", err, out.String(), errOut.String())
-	}
-	n := len(scanAll(t, dynamoClient(t), table))
-	if got := summaryTotal(t, out.String()); got[1] != itoa(int64(n)) || n == 0 || n >= 22020 {
-		t.Errorf("summary %v; the table holds %d items (want some, not all 22020, and the summary's count)", got, n)
+	if !errors.As(err, &ee) || ee.ExitCode() != code {
+		t.Fatalf("exit %v after %s, want %d\n%s%s", err, sig, code, out, errOut)
 	}
 }

@@ -3,7 +3,6 @@ package app
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -98,10 +97,6 @@ var patternChecks = map[string]map[string]patternCheck{
 // against dynalite after the migration, returns exactly the items, in
 // exactly the order, that the source tables say (psql is the reference).
 func TestAccessPatternsMatchTheSource(t *testing.T) {
-	root, err := testenv.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
 	t.Parallel()
 	ctx := context.Background()
 	for _, domain := range fixtures.Domains() {
@@ -109,7 +104,7 @@ func TestAccessPatternsMatchTheSource(t *testing.T) {
 			parallel(t)
 			url, _ := fixtureSource(t, domain, 1)
 			conn := testenv.Connect(t, url)
-			mappingFile := filepath.Join(root, "fixtures", "mappings", "strategies", domain+".yaml")
+			mappingFile := testenv.RepoFile(t, "fixtures", "mappings", "strategies", domain+".yaml")
 			table := testenv.TableName(domain)
 			if r := runCLI(t, migrateArgs(t, mappingFile, url, table, "--create-table")...); r.code != ExitOK {
 				t.Fatalf("migrate exit %d\n%s%s", r.code, r.stdout, r.stderr)

@@ -70,16 +70,12 @@ func keyOf(it map[string]types.AttributeValue) map[string]types.AttributeValue {
 // outside pg2dynamo), verify fails naming exactly those three keys. On each
 // fixture domain and on Northwind.
 func TestVerifyFindsHandChanges(t *testing.T) {
-	root, err := testenv.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
 	ctx := context.Background()
 	datasets := []struct{ name, mapping string }{
-		{"customers", filepath.Join(root, "fixtures", "mappings", "strategies", "customers.yaml")},
-		{"tickets", filepath.Join(root, "fixtures", "mappings", "strategies", "tickets.yaml")},
-		{"attendance", filepath.Join(root, "fixtures", "mappings", "strategies", "attendance.yaml")},
-		{"northwind", filepath.Join(root, "examples", "northwind", "mapping.yaml")},
+		{"customers", testenv.RepoFile(t, "fixtures", "mappings", "strategies", "customers.yaml")},
+		{"tickets", testenv.RepoFile(t, "fixtures", "mappings", "strategies", "tickets.yaml")},
+		{"attendance", testenv.RepoFile(t, "fixtures", "mappings", "strategies", "attendance.yaml")},
+		{"northwind", testenv.RepoFile(t, "examples", "northwind", "mapping.yaml")},
 	}
 	t.Parallel()
 	for _, ds := range datasets {
@@ -88,7 +84,7 @@ func TestVerifyFindsHandChanges(t *testing.T) {
 			var url string
 			if ds.name == "northwind" {
 				url = testenv.NewDatabase(t)
-				psqlFile(t, url, filepath.Join(root, "examples", "northwind", "northwind.sql"))
+				psqlFile(t, url, testenv.RepoFile(t, "examples", "northwind", "northwind.sql"))
 			} else {
 				url, _ = fixtureSource(t, ds.name, 0.2)
 			}
@@ -167,17 +163,13 @@ func TestVerifyFindsHandChanges(t *testing.T) {
 // item; it only reads from DynamoDB, and the table is untouched.
 func TestDiffReportsSourceChanges(t *testing.T) {
 	parallel(t)
-	root, err := testenv.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
 	ctx := context.Background()
 	url := testenv.NewDatabase(t)
 	conn := testenv.Connect(t, url)
 	if _, err := fixtures.Load(ctx, conn, "tickets", 0.2, 1); err != nil {
 		t.Fatal(err)
 	}
-	mappingFile := filepath.Join(root, "fixtures", "mappings", "strategies", "tickets.yaml")
+	mappingFile := testenv.RepoFile(t, "fixtures", "mappings", "strategies", "tickets.yaml")
 	table := testenv.TableName("tickets")
 	if r := runCLI(t, migrateArgs(t, mappingFile, url, table, "--create-table", "--no-verify")...); r.code != ExitOK {
 		t.Fatalf("migrate exit %d\n%s", r.code, r.stderr)

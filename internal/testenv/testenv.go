@@ -378,6 +378,17 @@ func RepoRoot() (string, error) {
 	}
 }
 
+// RepoFile is the path of the repository file at elems (joined below the
+// module root), or fails t when the root cannot be found.
+func RepoFile(t testing.TB, elems ...string) string {
+	t.Helper()
+	root, err := RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return filepath.Join(append([]string{root}, elems...)...)
+}
+
 func randomHex(n int) string {
 	b := make([]byte, n)
 	_, _ = rand.Read(b)
