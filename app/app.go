@@ -11,7 +11,6 @@ import (
 	"os"
 	"os/signal"
 	"runtime/pprof"
-	"strings"
 	"syscall"
 
 	"github.com/urfave/cli/v2"
@@ -28,19 +27,9 @@ const (
 	ExitUsage       = 2   // nothing written: bad flags, an invalid mapping, a table that does not match it, a checkpoint in use
 	ExitRejected    = 3   // the run finished but some rows were rejected (see the rejects file)
 	ExitMismatch    = 4   // verify found the table differs from the source
+	ExitUnbound     = 5   // init --from-design wrote the draft, with parts of the design it could not bind
 	ExitInterrupted = 130 // stopped by SIGINT (143 for SIGTERM: 128 + the signal)
 )
-
-// exitError carries an exit code out of a command.
-type exitError struct {
-	code int
-	err  error
-}
-
-func (e *exitError) Error() string { return e.err.Error() }
-func (e *exitError) Unwrap() error { return e.err }
-
-func withCode(code int, err error) error { return &exitError{code: code, err: err} }
 
 // Run runs the CLI with args (without the program name) and returns the
 // exit code. SIGINT and SIGTERM cancel the run's context: the run stops
@@ -95,20 +84,15 @@ func RunContext(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		return ExitOK
 	}
 	code := ExitFailed
-	var ee *exitError
 	var me mapping.Errors
 	var mel *mapping.Error
 	kind, hasKind := engine.KindOf(err)
 	switch {
-	case errors.As(err, &ee):
-		code = ee.code
 	case hasKind:
 		code = map[engine.Kind]int{engine.KindFailed: ExitFailed, engine.KindRefused: ExitUsage,
 			engine.KindRejected: ExitRejected, engine.KindMismatch: ExitMismatch, engine.KindUnbound: ExitUnbound}[kind]
 	case errors.As(err, &me), errors.As(err, &mel):
 		code = ExitUsage
-	case ctx.Err() != nil:
-		code = ExitInterrupted
 	case isUsage(err):
 		code = ExitUsage
 	}
@@ -143,10 +127,6 @@ func requireMapping(c *cli.Context) (string, error) {
 
 func errUnexpectedArg(c *cli.Context) error {
 	return fmt.Errorf("unexpected argument %q (flags after it are not read); see %s --help", c.Args().First(), c.Command.HelpName)
-}
-
-func errFormat(f string) error {
-	return fmt.Errorf("--format %q: expected text, markdown or json", f)
 }
 
 // usageError marks errors about how the command was called.
@@ -261,12 +241,6 @@ func onUsageError(c *cli.Context, err error, _ bool) error {
 // flagHint is a "did you mean" for an undefined flag among the flags of
 // the command that refused it, or "".
 func flagHint(c *cli.Context, err error) string {
-	const undefined = "flag provided but not defined: "
-	msg := err.Error()
-	if !strings.HasPrefix(msg, undefined) {
-		return ""
-	}
-	provided := strings.TrimLeft(strings.TrimPrefix(msg, undefined), "-")
 	flags := c.App.Flags
 	if c.Command != nil && c.Command.Name != "" {
 		flags = c.Command.Flags
@@ -275,10 +249,7 @@ func flagHint(c *cli.Context, err error) string {
 	for _, f := range flags {
 		names = append(names, f.Names()...)
 	}
-	if s := suggest.Closest(provided, names); s != "" {
-		return fmt.Sprintf(" (did you mean --%s?)", s)
-	}
-	return ""
+	return suggest.FlagHint(err.Error(), names)
 }
 
 // commands applies the app-wide settings to every command and subcommand.

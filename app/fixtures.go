@@ -35,22 +35,19 @@ the same rows on every run. Mappings for them are in fixtures/mappings/.`,
 			Flags: []cli.Flag{
 				// No DATABASE_URL or PG* fallback here: this drops tables.
 				&cli.StringFlag{Name: "source", Usage: "PostgreSQL connection `URL` of the database to fill (required: its tables of these names are dropped)"},
-				&cli.StringFlag{Name: "domain", Usage: "domain to load (required): " + strings.Join(fixtures.Domains(), ", ") + " or all"},
-				&cli.Float64Flag{Name: "scale", Value: 1, Usage: "scale factor (row counts grow linearly)"},
+				&cli.StringFlag{Name: "domain", Usage: "domain to load (required): " + strings.Join(fixtures.Domains(), ", ") + " or all",
+					Action: valid("domain", func(d string) bool { return d == "all" || slices.Contains(fixtures.Domains(), d) },
+						"expected one of "+strings.Join(fixtures.Domains(), ", ")+" or all")},
+				&cli.Float64Flag{Name: "scale", Value: 1, Usage: "scale factor (row counts grow linearly)",
+					Action: valid("scale", func(s float64) bool { return s > 0 && s <= fixtures.MaxScale }, fmt.Sprintf("expected more than 0 and at most %d", fixtures.MaxScale))},
 				&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "random seed"},
 			},
 			Action: func(c *cli.Context) error {
 				if c.String("source") == "" || c.String("domain") == "" {
 					return usageError{errors.New("--source and --domain are required: fixtures load drops and re-creates the domain's tables; see pg2dynamo fixtures load --help")}
 				}
-				if sc := c.Float64("scale"); !(sc > 0 && sc <= fixtures.MaxScale) {
-					return usageError{fmt.Errorf("--scale %v: expected more than 0 and at most %d", sc, fixtures.MaxScale)}
-				}
 				domains := fixtures.Domains()
 				if d := c.String("domain"); d != "all" {
-					if !slices.Contains(domains, d) {
-						return usageError{fmt.Errorf("--domain %q: expected one of %s or all", d, strings.Join(domains, ", "))}
-					}
 					domains = []string{d}
 				}
 				src, err := extract.Connect(c.Context, c.String("source"))

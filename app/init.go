@@ -80,3 +80,11 @@ func runInit(c *cli.Context) error {
 		Out: c.Path("out"), Force: c.Bool("force"), DuplicateNames: c.Bool("duplicate-names"),
 		Design: c.Path("from-design"), DesignTable: c.String("design-table")})
 }
+
+// fromDesignFlags are init's flags of --from-design.
+func fromDesignFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.PathFlag{Name: "from-design", TakesFile: true, Usage: "bind the single-table design in `FILE`, a schema.json of the DynamoDB MCP server, to the source instead of drafting one from the schema"},
+		&cli.StringFlag{Name: "design-table", Usage: "the design's table `NAME` to draft (one mapping per table; required when the design has several)"},
+	}
+}

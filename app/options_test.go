@@ -20,6 +20,7 @@ func TestFlagRanges(t *testing.T) {
 		{[]string{"migrate", "--retry-deadline", "0s"}, "--retry-deadline 0s: expected a positive duration"},
 		{[]string{"migrate", "--dry-run", "--segments", "65"}, "--segments 65: expected 1 to 64"},
 		{[]string{"verify", "--sample", "0"}, "--sample 0: expected at least 1"},
+		{[]string{"verify", "--format", "yaml"}, "--format yaml: expected text, markdown or json"},
 		{[]string{"diff", "--progress-interval", "-1s"}, "--progress-interval -1s: expected a positive duration"},
 		{[]string{"export", "--to", "file:///tmp/x/", "--objects", "257"}, "--objects 257: expected 1 to 256"},
 		{[]string{"export", "--to", "file:///tmp/x/", "--object-size", "1000"}, "--object-size 1000: expected at least 1 MiB (1048576)"},

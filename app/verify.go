@@ -2,6 +2,7 @@ package app
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -18,7 +19,11 @@ func tableFlag() cli.Flag {
 // reportFlags are the flags of verify and diff (and migrate's verification).
 func reportFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.StringFlag{Name: "format", Value: report.FormatText, Usage: "report format on stdout: text, markdown or json"},
+		&cli.StringFlag{Name: "format", Value: report.FormatText, Usage: "report format on stdout: text, markdown or json",
+			Action: valid("format", func(f string) bool {
+				return slices.Contains([]string{report.FormatText, report.FormatMarkdown, report.FormatJSON}, f)
+			},
+				"expected text, markdown or json")},
 		&cli.PathFlag{Name: "report-json", TakesFile: true, Usage: "also write the full report (every key) as JSON to `FILE`"},
 		&cli.PathFlag{Name: "html", TakesFile: true, Usage: "also write a self-contained HTML report to `FILE`"},
 		&cli.IntFlag{Name: "limit", Value: 10, Usage: fmt.Sprintf("keys listed per list in text and markdown (--format json and --report-json list up to %d of each, sorted by key)", verify.MaxListed)},
@@ -95,10 +100,6 @@ failure; 130 or 143 when interrupted (SIGINT, SIGTERM).`,
 }
 
 func runCompare(c *cli.Context, mode string, price float64) error {
-	format := c.String("format")
-	if format != report.FormatText && format != report.FormatMarkdown && format != report.FormatJSON {
-		return usageError{errFormat(format)}
-	}
 	cfg, err := config(c)
 	if err != nil {
 		return err

@@ -41,3 +41,14 @@ func Hint(provided string, candidates []string) string {
 	}
 	return ""
 }
+
+// FlagHint is " (did you mean --X?)" when msg is the flag package's error
+// for an undefined flag ("flag provided but not defined: -x") close to
+// one of flags, or "".
+func FlagHint(msg string, flags []string) string {
+	provided, ok := strings.CutPrefix(msg, "flag provided but not defined: ")
+	if s := Closest(strings.TrimLeft(provided, "-"), flags); ok && s != "" {
+		return " (did you mean --" + s + "?)"
+	}
+	return ""
+}

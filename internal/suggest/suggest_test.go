@@ -13,3 +13,17 @@ func TestClosest(t *testing.T) {
 		}
 	}
 }
+
+func TestFlagHint(t *testing.T) {
+	flags := []string{"follow", "mapping", "m"}
+	for msg, want := range map[string]string{
+		"flag provided but not defined: -folow":  " (did you mean --follow?)",
+		"flag provided but not defined: --mapin": " (did you mean --mapping?)",
+		"flag provided but not defined: -zebra":  "",
+		"invalid value \"x\" for flag -folow":    "",
+	} {
+		if got := FlagHint(msg, flags); got != want {
+			t.Errorf("FlagHint(%q) = %q, want %q", msg, got, want)
+		}
+	}
+}
