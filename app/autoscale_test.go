@@ -55,11 +55,7 @@ func TestMigrateConcurrencyAuto(t *testing.T) {
 func TestAutoscaleHalvesOnThrottling(t *testing.T) {
 	parallel(t)
 	url, _ := fixtureSource(t, "attendance", 0.05)
-	proxy, err := faultproxy.Start(dynalite(t).Endpoint, faultproxy.Rates{WriteUnits: 50, WriteBurst: 50}, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer proxy.Close()
+	proxy := startProxy(t, faultproxy.Rates{WriteUnits: 50, WriteBurst: 50}, 1)
 	args := migrateArgs(t, testenv.RepoFile(t, "fixtures", "mappings", "attendance.yaml"), url, testenv.TableName("autothrottle"),
 		"--create-table", "--concurrency", "auto",
 		// A refused batch waits for the table's capacity to come back

@@ -200,12 +200,8 @@ func checkHTMLShows(t *testing.T, path string, shows ...string) {
 func TestChangesOnlyInterruptedFinishesOnTheNextRun(t *testing.T) {
 	parallel(t)
 	src, mappingFile, table := changesFixture(t)
-	proxy, err := faultproxy.Start(dynalite(t).Endpoint, faultproxy.Rates{Permanent: "AccessDeniedException", PermanentAfter: 1,
+	proxy := startProxy(t, faultproxy.Rates{Permanent: "AccessDeniedException", PermanentAfter: 1,
 		Only: []string{"BatchWriteItem", "DeleteItem"}}, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer proxy.Close()
 	r := runCLI(t, withEndpoint(migrateArgs(t, mappingFile, src, table, "--changes-only", "--concurrency", "1"), proxy.URL)...)
 	if r.code != ExitFailed || !strings.Contains(r.stderr, "AccessDeniedException") || !strings.Contains(r.stderr, "run migrate --changes-only again") {
 		t.Fatalf("--changes-only with writes refused: exit %d, want %d naming the error and what to do\n%s", r.code, ExitFailed, r.stderr)

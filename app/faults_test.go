@@ -21,15 +21,11 @@ import (
 func TestMigrateThroughFaults(t *testing.T) {
 	parallel(t)
 	url, _ := fixtureSource(t, "attendance", 0.2)
-	proxy, err := faultproxy.Start(dynalite(t).Endpoint, faultproxy.Rates{
+	proxy := startProxy(t, faultproxy.Rates{
 		ProvisionedThroughputExceeded: 0.04, Throttling: 0.04, Unprocessed: 0.04,
 		Status500: 0.03, Status503: 0.03, Reset: 0.02,
 		Only: []string{"BatchWriteItem", "Scan", "Query", "DescribeTable"},
 	}, 7)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer proxy.Close()
 	table := testenv.TableName("attendance")
 	mappingFile := testenv.RepoFile(t, "fixtures", "mappings", "strategies", "attendance.yaml")
 	args := migrateArgs(t, mappingFile, url, table, "--create-table")
@@ -74,12 +70,8 @@ func TestPermanentErrorsStopFast(t *testing.T) {
 			if r := runCLI(t, migrateArgs(t, testenv.RepoFile(t, "fixtures", "mappings", "tickets.yaml"), url, table, "--create-table", "--no-verify")...); r.code != ExitOK {
 				t.Fatalf("setup: exit %d\n%s", r.code, r.stderr)
 			}
-			proxy, err := faultproxy.Start(dynalite(t).Endpoint, faultproxy.Rates{
+			proxy := startProxy(t, faultproxy.Rates{
 				Permanent: typ, PermanentAfter: 20, Only: []string{"BatchWriteItem"}}, 1)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer proxy.Close()
 			args := migrateArgs(t, testenv.RepoFile(t, "fixtures", "mappings", "tickets.yaml"), url, table, "--no-verify",
 				"--concurrency", strconv.Itoa(pipelineWriters))
 			args = withEndpoint(args, proxy.URL)
@@ -134,11 +126,7 @@ func checkpointPath(args []string) string {
 func TestRetryDeadline(t *testing.T) {
 	parallel(t)
 	url, _ := fixtureSource(t, "tickets", 0.05)
-	proxy, err := faultproxy.Start(dynalite(t).Endpoint, faultproxy.Rates{Throttling: 1, Only: []string{"BatchWriteItem"}}, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer proxy.Close()
+	proxy := startProxy(t, faultproxy.Rates{Throttling: 1, Only: []string{"BatchWriteItem"}}, 1)
 	args := withEndpoint(migrateArgs(t, testenv.RepoFile(t, "fixtures", "mappings", "tickets.yaml"), url, testenv.TableName("deadline"),
 		"--create-table", "--no-verify", "--max-retries", "1000", "--retry-deadline", "2s"), proxy.URL)
 	r := runCLI(t, args...)
@@ -163,11 +151,7 @@ func TestVerifyWaitsForGSILag(t *testing.T) {
 		t.Fatalf("migrate exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	verifyThrough := func(t *testing.T, lag int, extra ...string) (cliResult, map[string]int, report.Report) {
-		proxy, err := faultproxy.Start(dynalite(t).Endpoint, faultproxy.Rates{IndexLag: lag}, 1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer proxy.Close()
+		proxy := startProxy(t, faultproxy.Rates{IndexLag: lag}, 1)
 		out := filepath.Join(t.TempDir(), "r.json")
 		args := append([]string{"verify", "--mapping", mappingFile, "--source", url, "--endpoint-url", proxy.URL,
 			"--table", table, "--report-json", out}, extra...)
@@ -205,4 +189,16 @@ func TestVerifyWaitsForGSILag(t *testing.T) {
 			t.Fatalf("failed checks %v, want exactly one of LectureStudents on Inverted", bad)
 		}
 	})
+}
+
+// startProxy starts a fault proxy with rates and seed in front of the
+// test's dynalite, closed when t ends.
+func startProxy(t *testing.T, rates faultproxy.Rates, seed uint64) *faultproxy.Proxy {
+	t.Helper()
+	proxy, err := faultproxy.Start(dynalite(t).Endpoint, rates, seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { proxy.Close() })
+	return proxy
 }

@@ -31,11 +31,7 @@ func TestMaxWriteUnits(t *testing.T) {
 	parallel(t)
 	const limit, bucket = 200, 50
 	url, _ := fixtureSource(t, "attendance", 0.05)
-	proxy, err := faultproxy.Start(dynalite(t).Endpoint, faultproxy.Rates{}, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer proxy.Close()
+	proxy := startProxy(t, faultproxy.Rates{}, 1)
 	args := migrateArgs(t, testenv.RepoFile(t, "fixtures", "mappings", "attendance.yaml"), url, testenv.TableName("rate"),
 		"--create-table", "--no-verify", "--max-write-units", strconv.Itoa(limit))
 	args = withEndpoint(args, proxy.URL)
