@@ -153,15 +153,6 @@ type KeyText struct {
 	Plain bool
 }
 
-// RendersKeys reports whether the library renders keys from an item's
-// attributes, so that key text must be the attributes' text (onetable,
-// electrodb).
-func (l Library) RendersKeys() bool { return l.KeyText().Library != "" }
-
-// LowerCaseKeys reports whether the library lower-cases whole keys
-// (electrodb's default key casing).
-func (l Library) LowerCaseKeys() bool { return l.KeyText().Lower }
-
 // KeyText returns the library's key rules.
 func (l Library) KeyText() KeyText {
 	switch l.Name {
