@@ -120,3 +120,25 @@ func TestTemplatePrefixAndPlacement(t *testing.T) {
 		}
 	}
 }
+
+// TestNameableAndWhole checks the template syntax's rules for a column
+// name in a placeholder, and a template that is one placeholder alone.
+func TestNameableAndWhole(t *testing.T) {
+	for c, want := range map[string]bool{
+		"user_id": true, "Order Items": true, "a$$b": true, "日本": true, "a{b": true,
+		"": false, "a}b": false, "a:b": false, "a:5": false, "x${y": false, " id": false, "id ": false,
+	} {
+		if got := Nameable(c); got != want {
+			t.Errorf("Nameable(%q) = %v, want %v", c, got, want)
+		}
+	}
+	for s, want := range map[string]string{"${id}": "id", "${id:5}": "", "${id:0}": "", "A#${id}": "", "${a}${b}": "", "ID": "", "": ""} {
+		tp, err := ParseTemplate(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, ok := tp.Whole(); got != want || ok != (want != "") {
+			t.Errorf("Whole(%q) = %q, %v; want %q", s, got, ok, want)
+		}
+	}
+}

@@ -194,3 +194,24 @@ func (t Template) PlacesAlike(u Template, column string) bool {
 func (t Template) placeholder(column string) int {
 	return slices.IndexFunc(t.Parts, func(p Part) bool { return p.Column == column })
 }
+
+// Nameable reports whether a placeholder can name column: whether
+// "${column}" parses as one placeholder of exactly that name. A name that
+// is empty, holds '}' or ':' or "${", or has spaces at an end cannot be
+// (the syntax ends a name at '}', reads a width after ':' and trims
+// spaces).
+func Nameable(column string) bool {
+	t, err := ParseTemplate("${" + column + "}")
+	c, ok := t.Whole()
+	return err == nil && ok && c == column
+}
+
+// Whole returns the column of a template that is one placeholder without
+// a width ("${user_id}"), and whether it is one: its key text is the
+// column's whole.
+func (t Template) Whole() (string, bool) {
+	if len(t.Parts) != 1 || t.Parts[0].Column == "" || t.Parts[0].Width != WidthAuto {
+		return "", false
+	}
+	return t.Parts[0].Column, true
+}
