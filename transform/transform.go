@@ -294,6 +294,13 @@ func (p *Plan) Duplicates(name string) bool {
 	return false
 }
 
+// Derived reports whether key placeholder name is a value the plan
+// derives rather than a column of the entity's source: one of its stable
+// IDs, or a column a duplicate rule copies from the parent.
+func (p *Plan) Derived(name string) bool {
+	return slices.ContainsFunc(p.ids, func(ip idPlan) bool { return ip.attr == name }) || p.Duplicates(name)
+}
+
 // keyExtras lists, for an unknown-column message, the other names a key
 // placeholder can use: stable IDs and duplicated columns.
 func (p *Plan) keyExtras() string {

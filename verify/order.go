@@ -124,7 +124,7 @@ func (o *orderChecker) columns(entity int, mirror bool, sortAttr string) (*order
 			// A stable ID (ordered by its own time and hash) or a column a
 			// duplicate copies from the parent: not a column of the
 			// entity's source, whose order PostgreSQL gives here.
-			if e.IDs[n] != nil || p.Duplicates(n) {
+			if p.Derived(n) {
 				o.cols[k] = nil
 				return nil, nil
 			}
