@@ -151,15 +151,23 @@ type KeyText struct {
 	// Plain: a number placeholder without a width is the number's plain
 	// text (ElectroDB's String(value)), not padded to its type's width.
 	Plain bool
+	// Variables: the library's keys are value templates over the
+	// attributes (OneTable's "${name}"), so a literal "${" would start a
+	// variable and an attribute a key names cannot hold ':', '}', '.' or
+	// '['.
+	Variables bool
+	// DefaultFormat: every key must be in the library's default format
+	// for its composite attributes (ElectroDB's, electroTemplate).
+	DefaultFormat bool
 }
 
 // KeyText returns the library's key rules.
 func (l Library) KeyText() KeyText {
 	switch l.Name {
 	case LibraryOneTable:
-		return KeyText{Library: l.Name}
+		return KeyText{Library: l.Name, Variables: true}
 	case LibraryElectroDB:
-		return KeyText{Library: l.Name, Lower: true, Plain: true}
+		return KeyText{Library: l.Name, Lower: true, Plain: true, DefaultFormat: true}
 	}
 	return KeyText{}
 }
@@ -290,7 +298,7 @@ func (m *Mapping) checkLibraryKeys(e *Entity, ep string) Errors {
 	for _, k := range m.librarySlots(e) {
 		for _, part := range k.Template.Parts {
 			if part.Column == "" {
-				if kt.Library == LibraryOneTable && strings.Contains(part.Literal, "${") {
+				if kt.Variables && strings.Contains(part.Literal, "${") {
 					add(k.Path, "the literal \"${\" would start a OneTable template variable: remove it")
 				}
 				continue
@@ -300,13 +308,13 @@ func (m *Mapping) checkLibraryKeys(e *Entity, ep string) Errors {
 			case why != "":
 				add(k.Path, "${%s}: %s: library %s renders the keys again from the item's attributes when it addresses an item it read (get, update, delete), so write it as an attribute",
 					part.Column, why, kt.Library)
-			case kt.Library == LibraryOneTable && strings.ContainsAny(attr, ":}.["):
+			case kt.Variables && strings.ContainsAny(attr, ":}.["):
 				add(k.Path, "${%s}: its attribute name %q holds one of ':', '}', '.', '[', which a OneTable value template cannot name: rename it", part.Column, attr)
 			case kt.Lower && e.IDs[part.Column] != nil && e.IDs[part.Column].Kind == IDKSUID:
 				add(k.Path, "${%s}: a KSUID mixes upper- and lower-case letters and ElectroDB lower-cases keys, so two IDs could share a key: use kind: %s (one case)", part.Column, IDULID)
 			}
 		}
-		if kt.Library == LibraryElectroDB {
+		if kt.DefaultFormat {
 			if want, ok := m.electroTemplate(e, k); !ok {
 				add(k.Path, "library electrodb reads this key in ElectroDB's default format: expected %q (%s), got %q", want, m.electroForm(k), k.Template.Source)
 			}
