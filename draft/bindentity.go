@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/pg2dynamo/pg2dynamo/mapping"
 )
 
 // scalarItems are the array item types a set can hold.
@@ -257,7 +259,7 @@ func (g *binder) reserve(e *BoundEntity) {
 		if !reserved(attr) {
 			continue
 		}
-		if tpl := keys[attr]; tpl == "${"+c+"}" {
+		if whole(keys[attr], c) {
 			e.Select = slices.DeleteFunc(e.Select, func(s string) bool { return s == c })
 			delete(e.Rename, c)
 			e.Dropped = append(e.Dropped, c)
@@ -277,4 +279,12 @@ func (g *binder) keyAttr(n string) bool {
 		}
 	}
 	return false
+}
+
+// whole reports whether key template text is the placeholder of column c
+// alone, so that the key attribute holds the column's value whole.
+func whole(text, c string) bool {
+	tpl, err := mapping.ParseTemplate(text)
+	col, ok := tpl.Whole()
+	return err == nil && ok && col == c
 }

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/pg2dynamo/pg2dynamo/mapping"
 )
 
 // The thresholds Design decides by. They are starting points for a human
@@ -262,15 +264,9 @@ func identity(t *Table) ([]string, string) {
 }
 
 // placeable reports whether a key template can name every column of cols
-// as a placeholder, ${column}: the template syntax ends a name at '}',
-// reads a width after ':', refuses "${" inside one and trims spaces.
+// as a placeholder, ${column} (mapping.Nameable).
 func placeable(cols []string) bool {
-	for _, c := range cols {
-		if c == "" || strings.ContainsAny(c, "}:") || strings.Contains(c, "${") || strings.TrimSpace(c) != c {
-			return false
-		}
-	}
-	return true
+	return !slices.ContainsFunc(cols, func(c string) bool { return !mapping.Nameable(c) })
 }
 
 // names gives each entity a type name and key prefix from its table's

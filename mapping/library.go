@@ -2,7 +2,6 @@ package mapping
 
 import (
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 )
@@ -134,14 +133,44 @@ func (l Library) TypeAttribute() string {
 	return DefaultTypeAttribute
 }
 
-// RendersKeys reports whether the library renders keys from an item's
-// attributes, so that key text must be the attributes' text (onetable,
-// electrodb).
-func (l Library) RendersKeys() bool { return l.Name == LibraryOneTable || l.Name == LibraryElectroDB }
+// KeyText is what a library preset asks of key text beyond pg2dynamo's
+// own rules: the preset's key rules, which the mapping's checks
+// (checkLibraryKeys) and the one key renderer (transform) read from here.
+// The zero KeyText is no preset's.
+type KeyText struct {
+	// Library is the preset that renders keys again from the items'
+	// attributes (onetable, electrodb), "" for none. Its key placeholders
+	// must be values the item carries, whose text in the key is the text
+	// the library makes of the attribute (transform checks the columns'
+	// types), and a number below zero has no key text: the library pads
+	// with zeros in front (JavaScript's padStart: -3 is "00000000-3"),
+	// which does not sort in numeric order.
+	Library string
+	// Lower: keys are lower-cased whole (ElectroDB's default key casing).
+	Lower bool
+	// Plain: a number placeholder without a width is the number's plain
+	// text (ElectroDB's String(value)), not padded to its type's width.
+	Plain bool
+	// Variables: the library's keys are value templates over the
+	// attributes (OneTable's "${name}"), so a literal "${" would start a
+	// variable and an attribute a key names cannot hold ':', '}', '.' or
+	// '['.
+	Variables bool
+	// DefaultFormat: every key must be in the library's default format
+	// for its composite attributes (ElectroDB's, electroTemplate).
+	DefaultFormat bool
+}
 
-// LowerCaseKeys reports whether the library lower-cases whole keys
-// (electrodb's default key casing).
-func (l Library) LowerCaseKeys() bool { return l.Name == LibraryElectroDB }
+// KeyText returns the library's key rules.
+func (l Library) KeyText() KeyText {
+	switch l.Name {
+	case LibraryOneTable:
+		return KeyText{Library: l.Name, Variables: true}
+	case LibraryElectroDB:
+		return KeyText{Library: l.Name, Lower: true, Plain: true, DefaultFormat: true}
+	}
+	return KeyText{}
+}
 
 // ElectroDBVersion is the entity version electrodb items carry.
 func (l Library) ElectroDBVersion() string {
@@ -149,6 +178,15 @@ func (l Library) ElectroDBVersion() string {
 		return DefaultElectroDBVersion
 	}
 	return l.Version
+}
+
+// Constants are the attributes the library writes with the same value on
+// every item, name and value: ElectroDB's __edb_v__.
+func (l Library) Constants() [][2]string {
+	if l.Name == LibraryElectroDB {
+		return [][2]string{{ElectroDBVersionAttr, l.ElectroDBVersion()}}
+	}
+	return nil
 }
 
 // ToolboxTimestamps reports whether items carry dynamodb-toolbox's _ct and
@@ -251,81 +289,73 @@ func (m *Mapping) checkLibrarySettings() Errors {
 // checkLibraryKeys checks the key templates of entity e (at path ep)
 // against what onetable and electrodb render from its attributes.
 func (m *Mapping) checkLibraryKeys(e *Entity, ep string) Errors {
-	if !m.Library.RendersKeys() {
+	kt := m.Library.KeyText()
+	if kt.Library == "" {
 		return nil
 	}
 	var errs Errors
 	add := func(path, format string, args ...any) { errs = append(errs, m.Errorf(path, format, args...)) }
-	for _, k := range m.entityKeys(e, ep) {
-		for _, part := range k.tpl.Parts {
+	for _, k := range m.librarySlots(e) {
+		for _, part := range k.Template.Parts {
 			if part.Column == "" {
-				if m.Library.Name == LibraryOneTable && strings.Contains(part.Literal, "${") {
-					add(k.path, "the literal \"${\" would start a OneTable template variable: remove it")
+				if kt.Variables && strings.Contains(part.Literal, "${") {
+					add(k.Path, "the literal \"${\" would start a OneTable template variable: remove it")
 				}
 				continue
 			}
 			attr, why := keyAttribute(e, part.Column)
 			switch {
 			case why != "":
-				add(k.path, "${%s}: %s: library %s renders the keys again from the item's attributes when it addresses an item it read (get, update, delete), so write it as an attribute",
-					part.Column, why, m.Library.Name)
-			case m.Library.Name == LibraryOneTable && strings.ContainsAny(attr, ":}.["):
-				add(k.path, "${%s}: its attribute name %q holds one of ':', '}', '.', '[', which a OneTable value template cannot name: rename it", part.Column, attr)
-			case m.Library.Name == LibraryElectroDB && e.IDs[part.Column] != nil && e.IDs[part.Column].Kind == IDKSUID:
-				add(k.path, "${%s}: a KSUID mixes upper- and lower-case letters and ElectroDB lower-cases keys, so two IDs could share a key: use kind: %s (one case)", part.Column, IDULID)
+				add(k.Path, "${%s}: %s: library %s renders the keys again from the item's attributes when it addresses an item it read (get, update, delete), so write it as an attribute",
+					part.Column, why, kt.Library)
+			case kt.Variables && strings.ContainsAny(attr, ":}.["):
+				add(k.Path, "${%s}: its attribute name %q holds one of ':', '}', '.', '[', which a OneTable value template cannot name: rename it", part.Column, attr)
+			case kt.Lower && e.IDs[part.Column] != nil && e.IDs[part.Column].Kind == IDKSUID:
+				add(k.Path, "${%s}: a KSUID mixes upper- and lower-case letters and ElectroDB lower-cases keys, so two IDs could share a key: use kind: %s (one case)", part.Column, IDULID)
 			}
 		}
-		if m.Library.Name == LibraryElectroDB {
+		if kt.DefaultFormat {
 			if want, ok := m.electroTemplate(e, k); !ok {
-				add(k.path, "library electrodb reads this key in ElectroDB's default format: expected %q (%s), got %q", want, k.form(), k.tpl.Source)
+				add(k.Path, "library electrodb reads this key in ElectroDB's default format: expected %q (%s), got %q", want, m.electroForm(k), k.Template.Source)
 			}
 		}
 	}
 	return errs
 }
 
-// entityKey is one key template of an entity, for the library checks.
-type entityKey struct {
-	path string
-	tpl  Template
-	// sort: a sort key; hasSort: the key's index has a sort key.
-	sort, hasSort bool
+// librarySlots returns the key slots of e's own items (a library refuses
+// a mirror), the table's first, then the GSIs' in name order.
+func (m *Mapping) librarySlots(e *Entity) []KeySlot {
+	var out []KeySlot
+	for _, s := range m.KeySlots(e) {
+		if !s.Mirror {
+			out = append(out, s)
+		}
+	}
+	slices.SortStableFunc(out, func(a, b KeySlot) int { return strings.Compare(a.Index, b.Index) })
+	return out
 }
 
-// form says, for an error, what ElectroDB's format of k is.
-func (k entityKey) form() string {
+// pairedKey reports whether slot k's index has a sort key (the table
+// always has; a GSI may have none).
+func (m *Mapping) pairedKey(k KeySlot) bool {
+	if k.Sort || k.Index == "" {
+		return true
+	}
+	g := m.Table.GSI(k.Index)
+	return g != nil && g.SortKey != ""
+}
+
+// electroForm says, for an error, what ElectroDB's format of k is.
+func (m *Mapping) electroForm(k KeySlot) string {
 	comp := `then "#" attribute "_" value for each composite attribute, all lower-case`
 	switch {
-	case k.sort:
+	case k.Sort:
 		return `"$", the entity type, "_" and the version (after "$collection#" in a collection), ` + comp
-	case !k.hasSort:
+	case !m.pairedKey(k):
 		return `"$" and the service, "$", the entity type, "_" and the version (the index has no sort key), ` + comp
 	}
 	return `"$" and the service, ` + comp
-}
-
-// entityKeys returns e's key templates: partition and sort key, then each
-// GSI's in name order.
-func (m *Mapping) entityKeys(e *Entity, ep string) []entityKey {
-	out := []entityKey{
-		{Path(ep, KeyPK), e.PKTemplate, false, true},
-		{Path(ep, KeySK), e.SKTemplate, true, true},
-	}
-	for _, n := range slices.Sorted(maps.Keys(e.IndexTemplate)) {
-		g := m.Table.GSI(n)
-		if g == nil {
-			continue
-		}
-		pair := e.IndexTemplate[n]
-		ip := Path(ep, KeyIndexes, n)
-		if !pair[0].IsZero() {
-			out = append(out, entityKey{Path(ip, KeyPK), pair[0], false, g.SortKey != ""})
-		}
-		if !pair[1].IsZero() {
-			out = append(out, entityKey{Path(ip, KeySK), pair[1], true, true})
-		}
-	}
-	return out
 }
 
 // keyAttribute returns the name of the attribute entity e writes the value
@@ -359,19 +389,19 @@ func keyAttribute(e *Entity, name string) (string, string) {
 // electroTemplate returns ElectroDB's default format of key k of e for the
 // composite attributes k's placeholders name, as a template over the same
 // placeholders, and whether k is that format.
-func (m *Mapping) electroTemplate(e *Entity, k entityKey) (string, bool) {
+func (m *Mapping) electroTemplate(e *Entity, k KeySlot) (string, bool) {
 	entity := strings.ToLower(e.Type) + "_" + m.Library.ElectroDBVersion()
 	first := "$" + strings.ToLower(m.ElectroDBService())
 	switch {
-	case k.sort:
+	case k.Sort:
 		first = "$" + entity
-	case !k.hasSort:
+	case !m.pairedKey(k):
 		first += "$" + entity
 	}
 	var want []Part
 	var text strings.Builder
 	lit := first
-	for _, part := range k.tpl.Parts {
+	for _, part := range k.Template.Parts {
 		if part.Column == "" {
 			continue
 		}
@@ -385,7 +415,7 @@ func (m *Mapping) electroTemplate(e *Entity, k entityKey) (string, bool) {
 		want = append(want, Part{Literal: lit})
 		text.WriteString(lit)
 	}
-	got := k.tpl.Parts
+	got := k.Template.Parts
 	if len(got) != len(want) || len(got) == 0 {
 		return text.String(), false
 	}
@@ -400,7 +430,7 @@ func (m *Mapping) electroTemplate(e *Entity, k entityKey) (string, bool) {
 	}
 	// A collection: "$collection#entity_version…" in a sort key.
 	coll, ok := strings.CutSuffix(g0, "#"+strings.TrimPrefix(w0, "$"))
-	ok = ok && k.sort && len(coll) > 1 && coll[0] == '$' && !strings.ContainsAny(coll[1:], "#$") && coll == strings.ToLower(coll)
+	ok = ok && k.Sort && len(coll) > 1 && coll[0] == '$' && !strings.ContainsAny(coll[1:], "#$") && coll == strings.ToLower(coll)
 	return text.String(), ok
 }
 

@@ -170,3 +170,48 @@ func Braces(s string) []*BraceError {
 
 // identRE is what Braces takes for a column name.
 var identRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// Prefix returns the template's leading literal text: what every key it
+// renders starts with ("" when it starts with a placeholder).
+func (t Template) Prefix() string {
+	if len(t.Parts) == 0 || t.Parts[0].Column != "" {
+		return ""
+	}
+	return t.Parts[0].Literal
+}
+
+// PlacesAlike reports whether t and u both hold a placeholder of column
+// and the same parts before the first one: both place the column's value
+// after the same text ("B#${id}" and "B#${id}#${at}" place id alike,
+// "A#${id}" does not). The width of that placeholder is not compared.
+func (t Template) PlacesAlike(u Template, column string) bool {
+	i, j := t.placeholder(column), u.placeholder(column)
+	return i >= 0 && i == j && slices.Equal(t.Parts[:i], u.Parts[:j])
+}
+
+// placeholder returns the index in t.Parts of the first placeholder of
+// column, or -1.
+func (t Template) placeholder(column string) int {
+	return slices.IndexFunc(t.Parts, func(p Part) bool { return p.Column == column })
+}
+
+// Nameable reports whether a placeholder can name column: whether
+// "${column}" parses as one placeholder of exactly that name. A name that
+// is empty, holds '}' or ':' or "${", or has spaces at an end cannot be
+// (the syntax ends a name at '}', reads a width after ':' and trims
+// spaces).
+func Nameable(column string) bool {
+	t, err := ParseTemplate("${" + column + "}")
+	c, ok := t.Whole()
+	return err == nil && ok && c == column
+}
+
+// Whole returns the column of a template that is one placeholder without
+// a width ("${user_id}"), and whether it is one: its key text is the
+// column's whole.
+func (t Template) Whole() (string, bool) {
+	if len(t.Parts) != 1 || t.Parts[0].Column == "" || t.Parts[0].Width != WidthAuto {
+		return "", false
+	}
+	return t.Parts[0].Column, true
+}

@@ -350,16 +350,13 @@ func checkFixedKeys(ctx context.Context, src *extract.Source, m *mapping.Mapping
 			continue
 		}
 		e := m.Entities[i]
-		ep := mapping.Path(mapping.KeyEntities, e.Name)
-		type key struct {
-			path, pk, sk string
-		}
-		var fixed []key
-		if fixedKey(e.PKTemplate, e.SKTemplate) {
-			fixed = append(fixed, key{mapping.Path(ep, mapping.KeyPK), e.PK, e.SK})
-		}
-		if mi := e.Mirror; mi != nil && fixedKey(mi.PKTemplate, mi.SKTemplate) {
-			fixed = append(fixed, key{mapping.Path(ep, mapping.KeyMirror, mapping.KeyPK), mi.PK, mi.SK})
+		var fixed [][2]mapping.KeySlot // the item's, the mirror's
+		for _, mirror := range []bool{false, true} {
+			pk, ok := p.KeySlots().Find(m.Table.PartitionKey, mirror)
+			sk, _ := p.KeySlots().Find(m.Table.SortKey, mirror)
+			if ok && fixedKey(pk.Template, sk.Template) {
+				fixed = append(fixed, [2]mapping.KeySlot{pk, sk})
+			}
 		}
 		if len(fixed) == 0 {
 			continue
@@ -372,8 +369,8 @@ func checkFixedKeys(ctx context.Context, src *extract.Source, m *mapping.Mapping
 			continue
 		}
 		for _, k := range fixed {
-			errs = append(errs, m.Errorf(k.path, "the partition key %q and the sort key %q have no placeholder, and %s has more than one row: every row would render this one key, each item overwriting the one before; make the key tell the rows apart%s",
-				k.pk, k.sk, e.Source, keyExample(p)))
+			errs = append(errs, m.Errorf(k[0].Path, "the partition key %q and the sort key %q have no placeholder, and %s has more than one row: every row would render this one key, each item overwriting the one before; make the key tell the rows apart%s",
+				k[0].Template.Source, k[1].Template.Source, e.Source, keyExample(p)))
 		}
 	}
 	return errs, nil

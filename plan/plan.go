@@ -117,18 +117,9 @@ func Build(m *mapping.Mapping) *Design {
 	d.Settings = settings(m.Table)
 	for _, e := range m.Entities {
 		row := EntityRow{Entity: e.Name, Type: e.Type, Source: sourceText(e.Source), Keys: map[string]string{}}
-		row.Keys[m.Table.PartitionKey] = e.PK
-		row.Keys[m.Table.SortKey] = e.SK
-		for _, g := range m.Table.GSIs {
-			ik, ok := e.Indexes[g.Name]
-			if !ok {
-				continue
-			}
-			if ik.PK != "" {
-				row.Keys[g.PartitionKey] = ik.PK + sparse(ik)
-			}
-			if ik.SK != "" {
-				row.Keys[g.SortKey] = ik.SK + sparse(ik)
+		for _, s := range m.KeySlots(e) {
+			if !s.Mirror {
+				row.Keys[s.Attr] = s.Template.Source + sparse(s)
 			}
 		}
 		row.Attributes = attributeNotes(m, e)
@@ -155,8 +146,8 @@ func Build(m *mapping.Mapping) *Design {
 	return d
 }
 
-func sparse(ik mapping.IndexKeys) string {
-	if ik.Sparse {
+func sparse(s mapping.KeySlot) string {
+	if s.Sparse {
 		return " (sparse)"
 	}
 	return ""

@@ -457,7 +457,7 @@ func (b *Builder) renderKey(p *Plan, k *keyPlan, values []any) (span, int, strin
 		case part.col >= 0:
 			v := values[part.col]
 			if v == nil {
-				return span{}, part.col, fmt.Sprintf("NULL in key attribute %s (template %q)", k.attr, k.template)
+				return span{}, part.col, fmt.Sprintf("NULL in key attribute %s (template %q)", k.attr, k.template.Source)
 			}
 			if _, ok := b.colText(p, part.col, v); !ok {
 				// The reference text function says why.
@@ -499,7 +499,7 @@ func (b *Builder) renderKey(p *Plan, k *keyPlan, values []any) (span, int, strin
 	}
 	n := len(b.text) - start
 	if n == 0 {
-		return span{}, -1, fmt.Sprintf("key attribute %s renders empty (template %q): DynamoDB keys must not be empty", k.attr, k.template)
+		return span{}, -1, fmt.Sprintf("key attribute %s renders empty (template %q): DynamoDB keys must not be empty", k.attr, k.template.Source)
 	}
 	if n > k.maxBytes {
 		b.text = b.text[:start]

@@ -112,30 +112,27 @@ func (c *compiler) chooseAttributes() ([]chosenAttr, map[int]bool) {
 	return chosen, sets
 }
 
-// checkKeyTemplates returns the entity's key templates, having marked read the
-// table's primary key (which names a row in rejects) and the columns the
-// templates use. A placeholder names a column of the source, else a stable
+// checkKeyTemplates marks read the table's primary key (which names a row
+// in rejects) and the columns the entity's key templates use. A placeholder names a column of the source, else a stable
 // ID, else a column a duplicate of p copies; anything else is a problem.
-func (c *compiler) checkKeyTemplates(p *Plan) []keyTemplate {
+func (c *compiler) checkKeyTemplates(p *Plan, templates []keyTemplate) {
 	for _, col := range c.cols {
 		if col.PrimaryKey {
 			c.need[col.Name] = true
 		}
 	}
-	templates := keyTemplates(c.m, c.e)
 	for _, kt := range templates {
-		for _, col := range kt.tpl.Columns() {
+		for _, col := range kt.Template.Columns() {
 			switch _, own := c.byName[col]; {
 			case own:
 				c.need[col] = true
 			case c.e.IDs[col] != nil:
 			case p.Duplicates(col):
 			default:
-				c.add(kt.path, "unknown column %q%s; %s has columns: %s%s", col, columnHint(col, c.cols), c.e.Source, columnList(c.cols), p.keyExtras())
+				c.add(kt.Path, "unknown column %q%s; %s has columns: %s%s", col, columnHint(col, c.cols), c.e.Source, columnList(c.cols), p.keyExtras())
 			}
 		}
 	}
-	return templates
 }
 
 // readColumns sets p.cols to the columns of cols that need names, in

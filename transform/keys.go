@@ -57,7 +57,7 @@ type keyEnc struct {
 	// number: the value is a number (padded or plain).
 	number bool
 	// noNegative, for encNumber: a value below zero has no key text. A
-	// library that renders keys (mapping.Library.RendersKeys) pads with
+	// library that renders keys (mapping.KeyText.Library) pads with
 	// zeros in front (JavaScript's padStart: -3 is "00000000-3"), which
 	// sorts out of order and is not the nines' complement written here.
 	noNegative bool
@@ -235,9 +235,8 @@ type keyFormat struct {
 	// sortedBy names a sorted key attribute whose template holds the
 	// column ("" when none).
 	sortedBy string
-	// lib is the mapping's library when it renders keys from the items'
-	// attributes (mapping.Library.RendersKeys), else "".
-	lib string
+	// text is the key rules of the mapping's library preset.
+	text mapping.KeyText
 }
 
 // keyFormats holds, by placeholder name, what an entity's key templates
@@ -246,99 +245,82 @@ type keyFormat struct {
 // query them).
 type keyFormats map[string]*keyFormat
 
-// keyTemplate is one key template of an entity, where it is in the
-// mapping file and which attribute it renders.
+// keyTemplate is one key slot (of an entity, or of an access pattern) as
+// the key-plan builder reads it: the slot, the most bytes its key text
+// may have, its key group in the plan (its GSI, mirrorKey for the
+// mirror's, "" for the table's) and whether it is lower-cased whole.
 type keyTemplate struct {
-	path, attr string
-	tpl        mapping.Template
-	maxBytes   int
-	gsi        string
-	sparse     bool
-	// lower: the key is lower-cased whole (mapping.Library.LowerCaseKeys).
+	mapping.KeySlot
+	maxBytes int
+	gsi      string
+	// lower: the key is lower-cased whole (mapping.KeyText.Lower).
 	lower bool
 }
 
-// keyTemplates returns entity e's key templates: partition and sort key,
-// then each GSI the entity is in, then its mirror's.
-func keyTemplates(m *mapping.Mapping, e *mapping.Entity) []keyTemplate {
-	ep := mapping.Path(mapping.KeyEntities, e.Name)
-	t := m.Table
-	out := []keyTemplate{
-		{path: mapping.Path(ep, mapping.KeyPK), attr: t.PartitionKey, tpl: e.PKTemplate, maxBytes: MaxPartitionKeyBytes},
-		{path: mapping.Path(ep, mapping.KeySK), attr: t.SortKey, tpl: e.SKTemplate, maxBytes: MaxSortKeyBytes},
+// newKeyTemplate returns slot s as the key-plan builder reads it.
+func newKeyTemplate(s mapping.KeySlot, text mapping.KeyText) keyTemplate {
+	kt := keyTemplate{KeySlot: s, maxBytes: MaxPartitionKeyBytes, gsi: s.Index, lower: text.Lower}
+	if s.Sort {
+		kt.maxBytes = MaxSortKeyBytes
 	}
-	for _, g := range t.GSIs {
-		pair, ok := e.IndexTemplate[g.Name]
-		if !ok {
-			continue
-		}
-		ip := mapping.Path(ep, mapping.KeyIndexes, g.Name)
-		sparse := e.Indexes[g.Name].Sparse
-		if !pair[0].IsZero() {
-			out = append(out, keyTemplate{path: mapping.Path(ip, mapping.KeyPK), attr: g.PartitionKey, tpl: pair[0], maxBytes: MaxPartitionKeyBytes, gsi: g.Name, sparse: sparse})
-		}
-		if !pair[1].IsZero() {
-			out = append(out, keyTemplate{path: mapping.Path(ip, mapping.KeySK), attr: g.SortKey, tpl: pair[1], maxBytes: MaxSortKeyBytes, gsi: g.Name, sparse: sparse})
-		}
+	if s.Mirror {
+		kt.gsi = mirrorKey
 	}
-	if mi := e.Mirror; mi != nil {
-		mp := mapping.Path(ep, mapping.KeyMirror)
-		out = append(out,
-			keyTemplate{path: mapping.Path(mp, mapping.KeyPK), attr: t.PartitionKey, tpl: mi.PKTemplate, maxBytes: MaxPartitionKeyBytes, gsi: mirrorKey},
-			keyTemplate{path: mapping.Path(mp, mapping.KeySK), attr: t.SortKey, tpl: mi.SKTemplate, maxBytes: MaxSortKeyBytes, gsi: mirrorKey})
-	}
-	for i := range out {
-		out[i].lower = m.Library.LowerCaseKeys()
+	return kt
+}
+
+// keyTemplates returns an entity's key slots (mapping.Mapping.KeySlots)
+// as the key-plan builder reads them, under the key rules of the
+// mapping's library preset.
+func keyTemplates(slots mapping.KeySlots, text mapping.KeyText) []keyTemplate {
+	out := make([]keyTemplate, 0, len(slots))
+	for _, s := range slots {
+		out = append(out, newKeyTemplate(s, text))
 	}
 	return out
 }
 
-// patternTemplates returns an access pattern's key templates with the
-// attribute each renders: partition, then sort and its upper bound.
-func patternTemplates(ap *mapping.AccessPattern) []keyTemplate {
-	kc := ap.Condition
-	path := mapping.Path(mapping.KeyAccessPatterns, ap.Name, mapping.KeyKeyCondition)
-	out := []keyTemplate{{path: path, attr: kc.PartitionAttr, tpl: kc.Partition, maxBytes: MaxPartitionKeyBytes}}
-	if kc.SortAttr != "" {
-		out = append(out, keyTemplate{path: path, attr: kc.SortAttr, tpl: kc.Sort, maxBytes: MaxSortKeyBytes})
-		if kc.SortOp == "between" {
-			out = append(out, keyTemplate{path: path, attr: kc.SortAttr, tpl: kc.SortHigh, maxBytes: MaxSortKeyBytes})
-		}
+// patternTemplates returns an access pattern's key slots as the key-plan
+// builder reads them: partition, then sort and its upper bound. Their
+// keys form no group of a plan, and they are lower-cased as the entity
+// whose column each parameter is renders it (buildKey).
+func patternTemplates(m *mapping.Mapping, ap *mapping.AccessPattern) []keyTemplate {
+	var out []keyTemplate
+	for _, s := range ap.KeySlots(&m.Table) {
+		kt := newKeyTemplate(s, mapping.KeyText{})
+		kt.gsi = ""
+		out = append(out, kt)
 	}
 	return out
 }
 
-// entityKeyFormats gathers what entity e's key templates say of each
+// entityKeyFormats gathers what an entity's key templates say of each
 // column. A column given two different widths is an error.
-func entityKeyFormats(m *mapping.Mapping, e *mapping.Entity) (keyFormats, mapping.Errors) {
+func entityKeyFormats(m *mapping.Mapping, templates []keyTemplate) (keyFormats, mapping.Errors) {
 	f := keyFormats{}
 	var errs mapping.Errors
-	for _, kt := range keyTemplates(m, e) {
-		sorted := SortedAttribute(m, kt.attr)
-		for _, part := range kt.tpl.Parts {
+	for _, kt := range templates {
+		for _, part := range kt.Template.Parts {
 			if part.Column == "" {
 				continue
 			}
 			kf := f[part.Column]
 			if kf == nil {
-				kf = &keyFormat{width: mapping.WidthAuto}
-				if m.Library.RendersKeys() {
-					kf.lib = m.Library.Name
-				}
+				kf = &keyFormat{width: mapping.WidthAuto, text: m.Library.KeyText()}
 				f[part.Column] = kf
 			}
 			if part.Width != mapping.WidthAuto {
 				switch {
 				case kf.width == mapping.WidthAuto:
-					kf.width, kf.widthPath = part.Width, kt.path
+					kf.width, kf.widthPath = part.Width, kt.Path
 				case kf.width != part.Width:
 					kf.widths = true
-					errs = append(errs, m.Errorf(kt.path, "${%s:%d}: %s gives %s the width %d; a column renders one text in every key: give it one width",
+					errs = append(errs, m.Errorf(kt.Path, "${%s:%d}: %s gives %s the width %d; a column renders one text in every key: give it one width",
 						part.Column, part.Width, kf.widthPath, part.Column, kf.width))
 				}
 			}
-			if sorted && kf.sortedBy == "" {
-				kf.sortedBy = kt.attr
+			if kt.Sorted && kf.sortedBy == "" {
+				kf.sortedBy = kt.Attr
 			}
 		}
 	}
@@ -369,8 +351,8 @@ func (f keyFormats) encoding(name string, c extract.Column) (keyEnc, string) {
 	if c.Array || s.text == nil {
 		return e, fmt.Sprintf("column %q of type %s cannot be part of a key: expected a number, string, uuid, boolean, date or timestamp column", c.Name, typeName(c))
 	}
-	if kf.lib != "" {
-		if reason := libraryKeyReason(kf.lib, name, c); reason != "" {
+	if kf.text.Library != "" {
+		if reason := libraryKeyReason(kf.text.Library, name, c); reason != "" {
 			return e, reason
 		}
 	}
@@ -386,8 +368,8 @@ func (f keyFormats) encoding(name string, c extract.Column) (keyEnc, string) {
 		width := kf.width
 		if width == mapping.WidthAuto {
 			width = typeWidth(c)
-			if kf.lib == mapping.LibraryElectroDB {
-				width = 0 // ElectroDB writes String(value) unless the attribute has padding
+			if kf.text.Plain {
+				width = 0 // String(value) unless the attribute has padding
 			}
 		}
 		if c.Type == "numeric" && c.Precision == 0 {
@@ -403,7 +385,7 @@ func (f keyFormats) encoding(name string, c extract.Column) (keyEnc, string) {
 		if width == 0 {
 			return e, "" // plain: ${col:0}
 		}
-		e.kind, e.width, e.noNegative = encNumber, width, kf.lib != ""
+		e.kind, e.width, e.noNegative = encNumber, width, kf.text.Library != ""
 		if c.Type == "numeric" {
 			e.scale = c.Scale
 		}
@@ -443,8 +425,8 @@ type keyValue struct {
 // it belongs to). Problems are reported through add at kt's path.
 func buildKey(kt keyTemplate, lookup func(name string) (keyValue, keyFormats, bool),
 	add func(path, format string, args ...any)) keyPlan {
-	k := keyPlan{attr: kt.attr, path: kt.path, template: kt.tpl.Source, maxBytes: kt.maxBytes, gsi: kt.gsi, sparse: kt.sparse, same: -1, lower: kt.lower}
-	for _, part := range kt.tpl.Parts {
+	k := keyPlan{attr: kt.Attr, path: kt.Path, template: kt.Template, maxBytes: kt.maxBytes, gsi: kt.gsi, sparse: kt.Sparse, same: -1, lower: kt.lower}
+	for _, part := range kt.Template.Parts {
 		if part.Column == "" {
 			k.parts = append(k.parts, keyPart{literal: part.Literal, col: -1, id: -1})
 			continue
@@ -453,19 +435,19 @@ func buildKey(kt keyTemplate, lookup func(name string) (keyValue, keyFormats, bo
 		if !ok {
 			continue // reported by lookup
 		}
-		if kf := formats[part.Column]; kf != nil && kf.lib == mapping.LibraryElectroDB {
+		if kf := formats[part.Column]; kf != nil && kf.text.Lower {
 			k.lower = true // an access pattern's parameters render as its entity's keys
 		}
 		kp := keyPart{col: kv.val, id: kv.id}
 		if kv.id < 0 {
 			var reason string
 			if kp.enc, reason = formats.encoding(part.Column, kv.col); reason != "" {
-				add(kt.path, "%s", reason)
+				add(kt.Path, "%s", reason)
 				continue
 			}
 			kp.text = scalarFor(kv.col.Type, kv.col.AsText).text
 		} else if kf := formats[part.Column]; kf != nil && kf.width > 0 {
-			add(kt.path, "${%s:%d}: %s is a stable ID, which a width cannot pad", part.Column, kf.width, part.Column)
+			add(kt.Path, "${%s:%d}: %s is a stable ID, which a width cannot pad", part.Column, kf.width, part.Column)
 			continue
 		}
 		if kf := formats[part.Column]; kf != nil && kf.widths {
@@ -473,7 +455,7 @@ func buildKey(kt keyTemplate, lookup func(name string) (keyValue, keyFormats, bo
 		}
 		if w := part.Width; w != mapping.WidthAuto && kp.enc.number && kp.enc.width != w {
 			// An access pattern's own width must be the items'.
-			add(kt.path, "${%s:%d}: the items render %s with width %d", part.Column, w, part.Column, kp.enc.width)
+			add(kt.Path, "${%s:%d}: the items render %s with width %d", part.Column, w, part.Column, kp.enc.width)
 			continue
 		}
 		k.parts = append(k.parts, kp)

@@ -19,7 +19,8 @@ import (
 // type attribute (ElectroDB's __edb_v__, dynamodb-toolbox's _ct and _md),
 // and which columns may be key placeholders when the library renders keys
 // from the item's attributes (onetable, electrodb). How a library renders
-// keys is in the one key renderer (keyEnc.noNegative, keyPlan.lower).
+// keys is in the one key renderer (keyEnc.noNegative, keyPlan.lower), by
+// the preset's key rules (mapping.KeyText).
 
 // libraryPlan is what a plan writes for its mapping's library.
 type libraryPlan struct {
@@ -83,9 +84,8 @@ func (c *compiler) compileLibrary() (created, modified string) {
 // found (named, among p.cols).
 func (p *Plan) setLibrary(m *mapping.Mapping, created, modified string) {
 	p.lib = libraryPlan{created: -1, modified: -1}
-	if m.Library.Name == mapping.LibraryElectroDB {
-		p.lib.consts = append(p.lib.consts, libraryConst{mapping.ElectroDBVersionAttr,
-			&types.AttributeValueMemberS{Value: m.Library.ElectroDBVersion()}})
+	for _, c := range m.Library.Constants() {
+		p.lib.consts = append(p.lib.consts, libraryConst{c[0], &types.AttributeValueMemberS{Value: c[1]}})
 	}
 	if created != "" {
 		p.lib.created = slices.IndexFunc(p.cols, func(c extract.Column) bool { return c.Name == created })

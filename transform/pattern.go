@@ -37,18 +37,13 @@ func CompilePattern(m *mapping.Mapping, ap *mapping.AccessPattern, plans []*Plan
 	kc := ap.Condition
 	pp := &PatternPlan{Pattern: ap, Params: kc.Columns()}
 	// "B#${id}" matches entity B's "B#${id}", not entity A's "A#${id}".
-	patternTpl := map[string]string{kc.PartitionAttr: kc.Partition.Source}
+	patternTpl := map[string]mapping.Template{kc.PartitionAttr: kc.Partition}
 	if kc.SortAttr != "" {
-		patternTpl[kc.SortAttr] = kc.Sort.Source
+		patternTpl[kc.SortAttr] = kc.Sort
 	}
 	usedIn := func(p *Plan, name string) bool {
 		for _, k := range p.keys {
-			pt, ok := patternTpl[k.attr]
-			if !ok {
-				continue
-			}
-			before, _, found := strings.Cut(pt, "${"+name)
-			if found && strings.HasPrefix(k.template, before+"${"+name) {
+			if pt, ok := patternTpl[k.attr]; ok && pt.PlacesAlike(k.template, name) {
 				return true
 			}
 		}
@@ -94,29 +89,13 @@ func CompilePattern(m *mapping.Mapping, ap *mapping.AccessPattern, plans []*Plan
 		i := indexOf(pp.Params, name)
 		return keyValue{col: pp.cols[i], val: i, id: -1}, owners[i].formats, true
 	}
-	for _, kt := range patternTemplates(ap) {
+	for _, kt := range patternTemplates(m, ap) {
 		pp.keys = append(pp.keys, buildKey(kt, lookup, add))
 	}
 	if len(errs) > 0 {
 		return nil, errs
 	}
 	return pp, nil
-}
-
-// SortedAttribute reports whether some index sorts by attr: the table's
-// sort key, or a GSI's sort key (an inverted index sorts by the table's
-// partition key). Integer placeholders are zero-padded in such attributes,
-// so that string order equals numeric order wherever order matters.
-func SortedAttribute(m *mapping.Mapping, attr string) bool {
-	if attr == m.Table.SortKey {
-		return true
-	}
-	for _, g := range m.Table.GSIs {
-		if g.SortKey == attr {
-			return true
-		}
-	}
-	return false
 }
 
 func indexOf(list []string, s string) int {
@@ -163,7 +142,7 @@ func (pp *PatternPlan) Render(values []any) (pk string, sk []string, err error) 
 // first.
 func home(pp *PatternPlan, plans []*Plan, usedIn func(*Plan, string) bool) int {
 	kc := pp.Pattern.Condition
-	prefix, _, _ := strings.Cut(kc.Sort.Source, "${")
+	prefix := kc.Sort.Prefix()
 	first := -1
 	for i, p := range plans {
 		if p == nil {
@@ -177,7 +156,7 @@ func home(pp *PatternPlan, plans []*Plan, usedIn func(*Plan, string) bool) int {
 			continue
 		}
 		for _, k := range p.keys {
-			if k.attr == kc.SortAttr && prefix != "" && strings.HasPrefix(k.template, prefix) {
+			if k.attr == kc.SortAttr && prefix != "" && strings.HasPrefix(k.template.Prefix(), prefix) {
 				return i
 			}
 		}

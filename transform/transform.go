@@ -122,6 +122,8 @@ type Plan struct {
 	sizeByParts bool
 	// gsiAttrs are the GSI key attributes (left out of a mirror).
 	gsiAttrs []string
+	// slots are the entity's key slots, which keys are compiled from.
+	slots mapping.KeySlots
 	// formats say how each column renders in the entity's keys (and in
 	// the access patterns that query them).
 	formats keyFormats
@@ -144,7 +146,7 @@ type attrPlan struct {
 type keyPlan struct {
 	attr     string
 	path     string // of the template in the mapping
-	template string
+	template mapping.Template
 	maxBytes int
 	parts    []keyPart
 	// sparse: a NULL leaves the attribute (and its GSI sibling) out.
@@ -242,13 +244,14 @@ func compile(m *mapping.Mapping, index int, srcs Sources) (*Plan, error) {
 	e := m.Entities[index]
 	c := newCompiler(m, e, srcs)
 	p := &Plan{entity: e, index: index, typeAttr: m.TypeAttribute,
-		typeVal: &types.AttributeValueMemberS{Value: e.Type}, srcCols: srcs.Columns}
-	p.formats, c.errs = entityKeyFormats(m, e)
+		typeVal: &types.AttributeValueMemberS{Value: e.Type}, srcCols: srcs.Columns, slots: m.KeySlots(e)}
+	templates := keyTemplates(p.slots, m.Library.KeyText())
+	p.formats, c.errs = entityKeyFormats(m, templates)
 	p.unique = srcs.Unique
 	chosen, sets := c.chooseAttributes()
 	p.compileStrategies(c)
 	created, modified := c.compileLibrary()
-	templates := c.checkKeyTemplates(p)
+	c.checkKeyTemplates(p, templates)
 	// Past an unknown column, what is known is still checked (a key
 	// column's type, a key attribute's source), so that one run reports
 	// every problem: what was not found is left out of the plan, which
@@ -291,6 +294,13 @@ func (p *Plan) Duplicates(name string) bool {
 	return false
 }
 
+// Derived reports whether key placeholder name is a value the plan
+// derives rather than a column of the entity's source: one of its stable
+// IDs, or a column a duplicate rule copies from the parent.
+func (p *Plan) Derived(name string) bool {
+	return slices.ContainsFunc(p.ids, func(ip idPlan) bool { return ip.attr == name }) || p.Duplicates(name)
+}
+
 // keyExtras lists, for an unknown-column message, the other names a key
 // placeholder can use: stable IDs and duplicated columns.
 func (p *Plan) keyExtras() string {
@@ -327,6 +337,10 @@ func (p *Plan) Query() extract.Query { return p.query }
 
 // Entity returns the entity the plan converts.
 func (p *Plan) Entity() *mapping.Entity { return p.entity }
+
+// KeySlots returns the entity's key slots (mapping.Mapping.KeySlots):
+// the templates the plan's keys render, parsed, with their attributes.
+func (p *Plan) KeySlots() mapping.KeySlots { return p.slots }
 
 // Items converts one row (values as Query reads them, nil for NULL) and
 // appends its items to dst: one item, or two for an entity with a mirror

@@ -639,7 +639,7 @@ const (
 // itemsPerRow is the number of items a row of p's entity gives: 2 with a
 // mirror, else 1.
 func itemsPerRow(p *transform.Plan) int64 {
-	if p.Entity().Mirror != nil {
+	if p.KeySlots().Mirrored() {
 		return 2
 	}
 	return 1
@@ -653,7 +653,7 @@ func itemsPerRow(p *transform.Plan) int64 {
 // previous item not being a mirror itself.
 func isMirror(batch []transform.Item, j int, plans []*transform.Plan) bool {
 	it := batch[j]
-	if plans[it.Entity].Entity().Mirror == nil || j == 0 {
+	if !plans[it.Entity].KeySlots().Mirrored() || j == 0 {
 		return false
 	}
 	prev := batch[j-1]

@@ -52,7 +52,6 @@ type ranker interface {
 // concurrent use.
 type orderChecker struct {
 	src   ranker
-	m     *mapping.Mapping
 	plans []*transform.Plan
 	// cols caches columns by entity, mirror and sort key attribute;
 	// sortCols caches SortColumns by entity and column list.
@@ -62,8 +61,11 @@ type orderChecker struct {
 	chunk int
 }
 
-func newOrderChecker(src ranker, m *mapping.Mapping, plans []*transform.Plan) *orderChecker {
-	return &orderChecker{src: src, m: m, plans: plans, cols: map[orderColsKey]*orderCols{}, sortCols: map[string][]extract.SortColumn{},
+// newOrderChecker returns the order checker of plans, whose key slots
+// (transform.Plan.KeySlots) say what each item's sort key is made of; the
+// mapping is the plans'.
+func newOrderChecker(src ranker, _ *mapping.Mapping, plans []*transform.Plan) *orderChecker {
+	return &orderChecker{src: src, plans: plans, cols: map[orderColsKey]*orderCols{}, sortCols: map[string][]extract.SortColumn{},
 		chunk: orderChunk}
 }
 
@@ -104,17 +106,13 @@ func (o *orderChecker) columns(entity int, mirror bool, sortAttr string) (*order
 	}
 	p := o.plans[entity]
 	e := p.Entity()
-	tpl, ok := keyTemplate(o.m, e, sortAttr, mirror)
+	slot, ok := p.KeySlots().Find(sortAttr, mirror)
 	if !ok {
 		o.cols[k] = nil
 		return nil, nil
 	}
-	c := &orderCols{tpl: tpl}
-	for _, part := range tpl.Parts {
-		if part.Column != "" && !slices.Contains(c.names, part.Column) {
-			c.names = append(c.names, part.Column)
-		}
-	}
+	tpl := slot.Template
+	c := &orderCols{tpl: tpl, names: tpl.Columns()}
 	if len(c.names) == 0 {
 		o.cols[k] = nil
 		return nil, nil
@@ -126,7 +124,7 @@ func (o *orderChecker) columns(entity int, mirror bool, sortAttr string) (*order
 			// A stable ID (ordered by its own time and hash) or a column a
 			// duplicate copies from the parent: not a column of the
 			// entity's source, whose order PostgreSQL gives here.
-			if e.IDs[n] != nil || p.Duplicates(n) {
+			if p.Derived(n) {
 				o.cols[k] = nil
 				return nil, nil
 			}
@@ -364,40 +362,6 @@ func (s *orderStream) closeBlock(g *orderGroup) bool {
 	}
 	g.prevMax, g.lo, g.hi = g.hi, nil, nil
 	return false
-}
-
-// keyTemplate returns entity e's template for key attribute attr on its
-// own items, or on its mirror items: the table's keys come from pk and sk
-// (mirror.pk and mirror.sk), a GSI's from its indexes entry (a mirror item
-// has none), as transform writes them.
-func keyTemplate(m *mapping.Mapping, e *mapping.Entity, attr string, mirror bool) (mapping.Template, bool) {
-	t := m.Table
-	switch {
-	case attr == t.PartitionKey && mirror:
-		return e.Mirror.PKTemplate, true
-	case attr == t.PartitionKey:
-		return e.PKTemplate, true
-	case attr == t.SortKey && mirror:
-		return e.Mirror.SKTemplate, true
-	case attr == t.SortKey:
-		return e.SKTemplate, true
-	case mirror:
-		return mapping.Template{}, false
-	}
-	var tpl mapping.Template
-	found := false
-	for _, g := range t.GSIs {
-		pair, ok := e.IndexTemplate[g.Name]
-		if !ok {
-			continue
-		}
-		for i, a := range []string{g.PartitionKey, g.SortKey} {
-			if a == attr && !pair[i].IsZero() {
-				tpl, found = pair[i], true // the last one written wins, as in the item
-			}
-		}
-	}
-	return tpl, found
 }
 
 // describe renders an order mismatch for PatternResult.Problem.

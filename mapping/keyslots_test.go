@@ -1,0 +1,144 @@
+package mapping
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+)
+
+// TestKeySlots checks the one list of an entity's keys: the table's, then
+// each GSI's in the table's order (not the indexes entry's), an index key
+// without a template left out, then the mirror's; and an access pattern's.
+func TestKeySlots(t *testing.T) {
+	m := mustParse(t, yml(`
+table:
+  name: shop
+  gsis:
+    - {name: Zeta, partition_key: ZPK, sort_key: ZSK}
+    - {name: Alpha, partition_key: APK}
+    - {name: Inverted, partition_key: SK, sort_key: PK}
+entities:
+  Order:
+    source: {table: orders}
+    pk: "CUSTOMER#${customer_id}"
+    sk: "ORDER#${order_id:8}"
+    indexes:
+      Alpha: {pk: "ORDER#${order_id}"}
+      Zeta: {pk: "DAY#${day}", sk: "${order_id}", sparse: true}
+      Inverted: {}
+    mirror: {pk: "ORDER#${order_id}", sk: "CUSTOMER#${customer_id}"}
+access_patterns:
+  Range: {index: Zeta, key_condition: "ZPK = DAY#${day} AND ZSK BETWEEN ${a} AND ${b}"}
+`))
+	tpl := func(s string) Template {
+		t.Helper()
+		tp, err := ParseTemplate(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tp
+	}
+	e := m.Entity("Order")
+	want := KeySlots{
+		{Attr: "PK", Template: tpl("CUSTOMER#${customer_id}"), Path: "entities.Order.pk", Sorted: true},
+		{Attr: "SK", Template: tpl("ORDER#${order_id:8}"), Sort: true, Sorted: true, Path: "entities.Order.sk"},
+		{Attr: "ZPK", Template: tpl("DAY#${day}"), Index: "Zeta", Sparse: true, Path: "entities.Order.indexes.Zeta.pk"},
+		{Attr: "ZSK", Template: tpl("${order_id}"), Index: "Zeta", Sort: true, Sorted: true, Sparse: true, Path: "entities.Order.indexes.Zeta.sk"},
+		{Attr: "APK", Template: tpl("ORDER#${order_id}"), Index: "Alpha", Path: "entities.Order.indexes.Alpha.pk"},
+		{Attr: "PK", Template: tpl("ORDER#${order_id}"), Mirror: true, Sorted: true, Path: "entities.Order.mirror.pk"},
+		{Attr: "SK", Template: tpl("CUSTOMER#${customer_id}"), Mirror: true, Sort: true, Sorted: true, Path: "entities.Order.mirror.sk"},
+	}
+	slots := m.KeySlots(e)
+	if d := cmp.Diff(want, slots, cmpopts.EquateEmpty()); d != "" {
+		t.Errorf("KeySlots (-want +got):\n%s", d)
+	}
+	if !slots.Mirrored() {
+		t.Error("Mirrored = false for an entity with a mirror")
+	}
+	for _, f := range []struct {
+		attr   string
+		mirror bool
+		path   string
+	}{
+		{"SK", false, "entities.Order.sk"},
+		{"SK", true, "entities.Order.mirror.sk"},
+		{"ZSK", false, "entities.Order.indexes.Zeta.sk"},
+		{"ZSK", true, ""},
+		{"none", false, ""},
+	} {
+		s, ok := slots.Find(f.attr, f.mirror)
+		if ok != (f.path != "") || s.Path != f.path {
+			t.Errorf("Find(%s, %v) = %s, %v; want %q", f.attr, f.mirror, s.Path, ok, f.path)
+		}
+	}
+
+	ap := m.AccessPatterns[0]
+	path := "access_patterns.Range.key_condition"
+	wantAP := KeySlots{
+		{Attr: "ZPK", Template: tpl("DAY#${day}"), Index: "Zeta", Path: path},
+		{Attr: "ZSK", Template: tpl("${a}"), Index: "Zeta", Sort: true, Sorted: true, Path: path},
+		{Attr: "ZSK", Template: tpl("${b}"), Index: "Zeta", Sort: true, Sorted: true, Path: path},
+	}
+	if d := cmp.Diff(wantAP, KeySlots(ap.KeySlots(&m.Table)), cmpopts.EquateEmpty()); d != "" {
+		t.Errorf("AccessPattern.KeySlots (-want +got):\n%s", d)
+	}
+}
+
+// TestTemplatePrefixAndPlacement checks what key matching reads of parsed
+// templates instead of their text: the leading literal, and whether two
+// templates place a column after the same parts.
+func TestTemplatePrefixAndPlacement(t *testing.T) {
+	tpl := func(s string) Template {
+		t.Helper()
+		tp, err := ParseTemplate(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tp
+	}
+	for s, want := range map[string]string{"ORDER#${id}": "ORDER#", "${id}#X": "", "FIXED": "FIXED", "": "", "A$$#${id}": "A$#"} {
+		if got := tpl(s).Prefix(); got != want {
+			t.Errorf("Prefix(%q) = %q, want %q", s, got, want)
+		}
+	}
+	tests := []struct {
+		a, b, col string
+		want      bool
+	}{
+		{"B#${id}", "B#${id}", "id", true},
+		{"B#${id}", "B#${id:6}#${at}", "id", true}, // the width is the items' business
+		{"B#${id}", "A#${id}", "id", false},
+		{"T#${a}#${b}", "T#${a}#${b}", "b", true},
+		{"T#${a}#${b}", "T#${a:3}#${b}", "b", false},
+		{"${id}", "${idx}#${id}", "id", false}, // a longer name is another column
+		{"B#${id}", "B#${other}", "id", false},
+	}
+	for _, tt := range tests {
+		if got := tpl(tt.a).PlacesAlike(tpl(tt.b), tt.col); got != tt.want {
+			t.Errorf("%q.PlacesAlike(%q, %s) = %v, want %v", tt.a, tt.b, tt.col, got, tt.want)
+		}
+	}
+}
+
+// TestNameableAndWhole checks the template syntax's rules for a column
+// name in a placeholder, and a template that is one placeholder alone.
+func TestNameableAndWhole(t *testing.T) {
+	for c, want := range map[string]bool{
+		"user_id": true, "Order Items": true, "a$$b": true, "日本": true, "a{b": true,
+		"": false, "a}b": false, "a:b": false, "a:5": false, "x${y": false, " id": false, "id ": false,
+	} {
+		if got := Nameable(c); got != want {
+			t.Errorf("Nameable(%q) = %v, want %v", c, got, want)
+		}
+	}
+	for s, want := range map[string]string{"${id}": "id", "${id:5}": "", "${id:0}": "", "A#${id}": "", "${a}${b}": "", "ID": "", "": ""} {
+		tp, err := ParseTemplate(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, ok := tp.Whole(); got != want || ok != (want != "") {
+			t.Errorf("Whole(%q) = %q, %v; want %q", s, got, ok, want)
+		}
+	}
+}
