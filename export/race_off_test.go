@@ -1,5 +1,0 @@
-//go:build !race
-
-package export
-
-const raceOn = false
