@@ -19,7 +19,9 @@ import (
 // matches, faster. Binary values are base64 (standard alphabet, padded),
 // numbers their decimal text as given, BOOL true or false, NULL true;
 // strings escape only what JSON requires ('"', '\\' and control
-// characters, as \u00XX) and are otherwise copied as they are.
+// characters, as \u00XX) and are otherwise copied as they are (DynamoDB
+// holds strings in UTF-8; invalid UTF-8 would be copied too, and read
+// back as U+FFFD).
 //
 // It fails, with b extended by part of the line, on a value of a type it
 // does not know (nil, or the SDK's *types.UnknownUnionMember); a caller
@@ -209,6 +211,7 @@ func appendBinaries(b []byte, bs [][]byte, f form) []byte {
 		for i, x := range bs {
 			enc[i] = base64.StdEncoding.EncodeToString(x)
 		}
+		slices.Sort(enc)
 		return appendStrings(b, enc, f)
 	}
 	b = append(b, '[')
