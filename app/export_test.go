@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -23,6 +22,7 @@ import (
 	"github.com/johannesboyne/gofakes3"
 	"github.com/johannesboyne/gofakes3/backend/s3mem"
 
+	"github.com/pg2dynamo/pg2dynamo/ddbjson"
 	"github.com/pg2dynamo/pg2dynamo/engine"
 	"github.com/pg2dynamo/pg2dynamo/export"
 	"github.com/pg2dynamo/pg2dynamo/internal/testenv"
@@ -46,100 +46,6 @@ func s3Server(t *testing.T, bucket string) (endpoint string, client *s3.Client) 
 		t.Fatal(err)
 	}
 	return ts.URL, client
-}
-
-// decodeItem decodes one line of DynamoDB JSON ({"Item": {...}}), written
-// here apart from the exporter's encoder.
-func decodeItem(line []byte) (map[string]types.AttributeValue, error) {
-	var doc struct{ Item map[string]json.RawMessage }
-	if err := json.Unmarshal(line, &doc); err != nil || doc.Item == nil {
-		return nil, fmt.Errorf("not an {\"Item\": …} line: %s", line)
-	}
-	return decodeMap(doc.Item)
-}
-
-func decodeMap(m map[string]json.RawMessage) (map[string]types.AttributeValue, error) {
-	out := map[string]types.AttributeValue{}
-	for k, raw := range m {
-		v, err := decodeAV(raw)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", k, err)
-		}
-		out[k] = v
-	}
-	return out, nil
-}
-
-func decodeAV(raw json.RawMessage) (types.AttributeValue, error) {
-	var tagged map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &tagged); err != nil || len(tagged) != 1 {
-		return nil, fmt.Errorf("not one typed value: %s", raw)
-	}
-	for tag, v := range tagged {
-		var s string
-		var ss []string
-		switch tag {
-		case "S", "N", "B":
-			if err := json.Unmarshal(v, &s); err != nil {
-				return nil, err
-			}
-			switch tag {
-			case "S":
-				return &types.AttributeValueMemberS{Value: s}, nil
-			case "N":
-				return &types.AttributeValueMemberN{Value: s}, nil
-			}
-			b, err := base64.StdEncoding.DecodeString(s)
-			return &types.AttributeValueMemberB{Value: b}, err
-		case "BOOL":
-			b, err := strconv.ParseBool(string(v))
-			return &types.AttributeValueMemberBOOL{Value: b}, err
-		case "NULL":
-			return &types.AttributeValueMemberNULL{Value: true}, nil
-		case "SS", "NS", "BS":
-			if err := json.Unmarshal(v, &ss); err != nil {
-				return nil, err
-			}
-			switch tag {
-			case "SS":
-				return &types.AttributeValueMemberSS{Value: ss}, nil
-			case "NS":
-				return &types.AttributeValueMemberNS{Value: ss}, nil
-			}
-			var bs [][]byte
-			for _, x := range ss {
-				b, err := base64.StdEncoding.DecodeString(x)
-				if err != nil {
-					return nil, err
-				}
-				bs = append(bs, b)
-			}
-			return &types.AttributeValueMemberBS{Value: bs}, nil
-		case "L":
-			var l []json.RawMessage
-			if err := json.Unmarshal(v, &l); err != nil {
-				return nil, err
-			}
-			out := make([]types.AttributeValue, 0, len(l))
-			for _, x := range l {
-				av, err := decodeAV(x)
-				if err != nil {
-					return nil, err
-				}
-				out = append(out, av)
-			}
-			return &types.AttributeValueMemberL{Value: out}, nil
-		case "M":
-			var m map[string]json.RawMessage
-			if err := json.Unmarshal(v, &m); err != nil {
-				return nil, err
-			}
-			mm, err := decodeMap(m)
-			return &types.AttributeValueMemberM{Value: mm}, err
-		}
-		return nil, fmt.Errorf("unknown type %q", tag)
-	}
-	return nil, nil
 }
 
 // An export of the tickets strategies fixture to an S3 server, read back
@@ -235,7 +141,7 @@ func TestExportLoadsBackAndVerifies(t *testing.T) {
 		sc := bufio.NewScanner(bytes.NewReader(text))
 		sc.Buffer(nil, 1<<20)
 		for sc.Scan() {
-			item, err := decodeItem(sc.Bytes())
+			item, err := ddbjson.DecodeLine(sc.Bytes())
 			if err != nil {
 				t.Fatalf("%s line %d: %v", o.Key, n+1, err)
 			}

@@ -25,6 +25,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/pg2dynamo/pg2dynamo/ddbjson"
 	"github.com/pg2dynamo/pg2dynamo/engine"
 	"github.com/pg2dynamo/pg2dynamo/export"
 	"github.com/pg2dynamo/pg2dynamo/internal/testenv"
@@ -193,7 +194,7 @@ func (e *importEmulator) load(ctx context.Context, table, bucket, prefix, compre
 			sc.Buffer(nil, 1<<20)
 			var batch []transform.Item
 			for sc.Scan() {
-				item, err := decodeItem(sc.Bytes())
+				item, err := ddbjson.DecodeLine(sc.Bytes())
 				if err != nil {
 					return n, err
 				}

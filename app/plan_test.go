@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pg2dynamo/pg2dynamo/export"
+	"github.com/pg2dynamo/pg2dynamo/ddbjson"
 	"github.com/pg2dynamo/pg2dynamo/internal/testenv"
 	"github.com/pg2dynamo/pg2dynamo/plan"
 	"github.com/pg2dynamo/pg2dynamo/transform"
@@ -61,7 +61,7 @@ func TestPlanWithSourceMatchesTheLoad(t *testing.T) {
 		a.bytes += n
 		a.max = max(a.max, n)
 		a.wcu += (n + 1023) / 1024
-		a.json += export.LineBytes(it)
+		a.json += ddbjson.LineBytes(it)
 		if _, inGSI := it["GSI1PK"]; inGSI {
 			a.wcu++ // KEYS_ONLY: the keys are well under 1 KB
 		}

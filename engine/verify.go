@@ -15,7 +15,7 @@ import (
 	"github.com/jackc/pglogrepl"
 	"github.com/jackc/pgx/v5"
 
-	"github.com/pg2dynamo/pg2dynamo/export"
+	"github.com/pg2dynamo/pg2dynamo/ddbjson"
 	"github.com/pg2dynamo/pg2dynamo/extract"
 	"github.com/pg2dynamo/pg2dynamo/follow"
 	"github.com/pg2dynamo/pg2dynamo/load"
@@ -335,7 +335,7 @@ func exportBytes(mode string) func(map[string]types.AttributeValue) int64 {
 	if mode != report.ModeDiff {
 		return nil
 	}
-	return export.LineBytes
+	return ddbjson.LineBytes
 }
 
 // staleHint, when stale items are the only difference (nothing missing,

@@ -2,6 +2,7 @@ package export
 
 import (
 	"bufio"
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -15,6 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
+	"github.com/pg2dynamo/pg2dynamo/ddbjson"
 	"github.com/pg2dynamo/pg2dynamo/load"
 	"github.com/pg2dynamo/pg2dynamo/mapping"
 )
@@ -169,7 +171,7 @@ func readReportObject(ctx context.Context, client *s3.Client, loc Location, key 
 		if json.Unmarshal([]byte(line), &rec) == nil {
 			f.Reason = reason(rec)
 			if raw, ok := rec["Item"]; ok {
-				if item, err := DecodeItem(raw); err == nil {
+				if item, err := ddbjson.DecodeItem(raw); err == nil {
 					f.Item, f.Line = item, ""
 				}
 			}
@@ -210,7 +212,7 @@ func reason(rec map[string]json.RawMessage) string {
 // decompressed reads r as its name's compression says (.gz).
 func decompressed(r io.Reader, key string) (io.Reader, error) {
 	if strings.HasSuffix(key, ".gz") {
-		return newGzipReader(r)
+		return gzip.NewReader(r)
 	}
 	return r, nil
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/zstd"
 
+	"github.com/pg2dynamo/pg2dynamo/ddbjson"
 	"github.com/pg2dynamo/pg2dynamo/transform"
 )
 
@@ -233,7 +234,8 @@ func (sl *slot) add(it transform.Item) error {
 	defer sl.mu.Unlock()
 	start := len(sl.buf)
 	var err error
-	if sl.buf, err = AppendLine(sl.buf, it.Attrs); err != nil {
+	if sl.buf, err = ddbjson.AppendLine(sl.buf, it.Attrs); err != nil {
+		sl.buf = sl.buf[:start] // no part of a line the object cannot read
 		return err
 	}
 	sl.lines = append(sl.lines, sl.buf[start:len(sl.buf):len(sl.buf)])

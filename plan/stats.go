@@ -4,7 +4,7 @@ import (
 	"context"
 	"sync"
 
-	"github.com/pg2dynamo/pg2dynamo/export"
+	"github.com/pg2dynamo/pg2dynamo/ddbjson"
 	"github.com/pg2dynamo/pg2dynamo/extract"
 	"github.com/pg2dynamo/pg2dynamo/mapping"
 	"github.com/pg2dynamo/pg2dynamo/pipeline"
@@ -56,7 +56,7 @@ func (s *measureSink) Write(_ context.Context, batch []transform.Item) error {
 		a.bytes += n
 		a.max = max(a.max, n)
 		a.wcu += transform.WriteUnits(s.m, it.Attrs)
-		a.json += export.LineBytes(it.Attrs)
+		a.json += ddbjson.LineBytes(it.Attrs)
 		if a.example == nil {
 			k := transform.ItemKey(it.Attrs, [2]string{s.m.Table.PartitionKey, s.m.Table.SortKey})
 			a.example = k[:]

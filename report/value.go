@@ -10,7 +10,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/pg2dynamo/pg2dynamo/verify"
+	"github.com/pg2dynamo/pg2dynamo/ddbjson"
 )
 
 // A value is an attribute value as the reports show it: its text and its
@@ -46,7 +46,7 @@ var absent = value{Kind: "absent"}
 // Before or After): null is absent. JSON it cannot read is shown as its
 // text, of type "JSON".
 func parseValue(raw json.RawMessage) value {
-	av, err := verify.ParseCanonicalValue(raw)
+	av, err := ddbjson.DecodeValue(raw)
 	if err != nil {
 		return value{Kind: "scalar", Type: "JSON", Title: "not DynamoDB JSON", Text: string(raw)}
 	}
@@ -56,7 +56,7 @@ func parseValue(raw json.RawMessage) value {
 // parseItem reads an item's DynamoDB JSON (ChangedItem.Before, After);
 // false when it cannot.
 func parseItem(raw json.RawMessage) (map[string]value, bool) {
-	item, err := verify.ParseCanonical(raw)
+	item, err := ddbjson.DecodeItem(raw)
 	if err != nil {
 		return nil, false
 	}

@@ -11,6 +11,8 @@ import (
 	"os"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/pg2dynamo/pg2dynamo/ddbjson"
 )
 
 // Applier brings the table in line with the source while Compare finds
@@ -38,7 +40,7 @@ type Write struct {
 	// Entity is the name of the entity that derives the item (Put); ""
 	// for Delete.
 	Entity string
-	// Item is the whole item as derived (ParseCanonical of its canonical
+	// Item is the whole item as derived (ddbjson.DecodeItem of its canonical
 	// form), for Put; nil for Delete.
 	Item map[string]types.AttributeValue
 	// WriteUnits is what the write consumes as diff prices it: a new item
@@ -144,7 +146,7 @@ func (ar *applyRun) putItem(ctx context.Context, key string, ref ItemRef, entity
 	if ar.deleteOnly {
 		return nil
 	}
-	item, err := ParseCanonical(s)
+	item, err := ddbjson.DecodeItem(s)
 	if err != nil {
 		return err
 	}

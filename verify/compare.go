@@ -17,6 +17,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/pg2dynamo/pg2dynamo/ddbjson"
 	"github.com/pg2dynamo/pg2dynamo/extract"
 	"github.com/pg2dynamo/pg2dynamo/load"
 	"github.com/pg2dynamo/pg2dynamo/mapping"
@@ -52,7 +53,7 @@ type Options struct {
 	// (default MaxListed); the counts stay exact (Result.Counts).
 	MaxListed int
 	// ExportBytes, if set, gives the bytes an item takes in an export
-	// (export.AppendLine's DynamoDB JSON), summed per entity into
+	// (ddbjson.AppendLine's DynamoDB JSON), summed per entity into
 	// EntityCounts.ExportBytes: what ImportTable is priced by.
 	ExportBytes func(item map[string]types.AttributeValue) int64
 	// ChangeCost, if set, prices writing only the differences, per
@@ -459,7 +460,7 @@ func (c *comparison) listOptions(ctx context.Context) listOptions {
 	lo := listOptions{ctx: ctx, sampleChanged: cmp(c.opts.SampleChanged, 20), maxListed: cmp(c.opts.MaxListed, MaxListed)}
 	if c.opts.ChangeCost || c.opts.Apply != nil {
 		lo.writeUnits = func(item []byte) (int64, error) {
-			attrs, err := ParseCanonical(item)
+			attrs, err := ddbjson.DecodeItem(item)
 			return transform.WriteUnits(c.m, attrs), err
 		}
 	}
@@ -543,7 +544,7 @@ type sourceSink struct {
 func (s *sourceSink) Write(_ context.Context, batch []transform.Item) error {
 	for j, it := range batch {
 		key := itemKey(it.Attrs, s.c.keyAttrs)
-		if err := s.sp.add(fromSource, it.Entity, key, Canonical(it.Attrs), ""); err != nil {
+		if err := s.sp.add(fromSource, it.Entity, key, ddbjson.Canonical(it.Attrs), ""); err != nil {
 			return err
 		}
 		if err := s.account(it, isMirror(batch, j, s.c.plans)); err != nil {
@@ -713,7 +714,7 @@ func scanInto(ctx context.Context, client dynamodb.ScanAPIClient, table string, 
 					if typ != nil {
 						t = typ.Value
 					}
-					if err := sp.add(fromTable, -1, itemKey(it, keyAttrs), Canonical(it), t); err != nil {
+					if err := sp.add(fromTable, -1, itemKey(it, keyAttrs), ddbjson.Canonical(it), t); err != nil {
 						return err
 					}
 				}

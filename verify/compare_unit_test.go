@@ -13,6 +13,7 @@ import (
 	gocmp "github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/pg2dynamo/pg2dynamo/ddbjson"
 	"github.com/pg2dynamo/pg2dynamo/extract"
 	"github.com/pg2dynamo/pg2dynamo/mapping"
 	"github.com/pg2dynamo/pg2dynamo/transform"
@@ -263,7 +264,7 @@ func TestCompareKeepsTheChangedItems(t *testing.T) {
 	if len(changed) != 1 {
 		t.Fatalf("changed %+v, want 1 item", changed)
 	}
-	if got, want := string(changed[0].Before), string(Canonical(items[4])); got != want {
+	if got, want := string(changed[0].Before), string(ddbjson.Canonical(items[4])); got != want {
 		t.Errorf("Before = %s, want %s", got, want)
 	}
 	if !strings.Contains(string(changed[0].After), `"note":{"S":"b"}`) {

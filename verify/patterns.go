@@ -20,6 +20,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/pg2dynamo/pg2dynamo/ddbjson"
 	"github.com/pg2dynamo/pg2dynamo/extract"
 	"github.com/pg2dynamo/pg2dynamo/mapping"
 	"github.com/pg2dynamo/pg2dynamo/transform"
@@ -385,7 +386,7 @@ func (c *patternCheck) offer(m *mapping.Mapping, orders *orderChecker, it transf
 	if err != nil {
 		return err
 	}
-	if c.rec, err = appendWant(c.rec[:0], sortVal, Canonical(projected), it.Entity, mirror, vals); err != nil {
+	if c.rec, err = appendWant(c.rec[:0], sortVal, ddbjson.Canonical(projected), it.Entity, mirror, vals); err != nil {
 		return fmt.Errorf("pattern %s: %w", c.pp.Pattern.Name, err)
 	}
 	return c.want.add(c.rec)
@@ -625,7 +626,7 @@ func (a *answerReader) raw() (answerItem, error) {
 	a.page[a.i] = nil
 	a.i++
 	a.n++
-	ai := answerItem{item: Canonical(it)}
+	ai := answerItem{item: ddbjson.Canonical(it)}
 	if a.sortAttr != "" {
 		if s, ok := it[a.sortAttr].(*types.AttributeValueMemberS); ok {
 			ai.sort = s.Value

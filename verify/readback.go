@@ -10,6 +10,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/pg2dynamo/pg2dynamo/ddbjson"
 )
 
 // BatchGetItem's limit of keys a request.
@@ -45,7 +47,7 @@ func (rb *readBack) run(ctx context.Context, j *journal, out *Applied, deleted b
 		err := rb.chunk(ctx, chunk, func(e journalEntry, got map[string]types.AttributeValue) error {
 			typ, _ := got[rb.typeAttr].(*types.AttributeValueMemberS)
 			switch {
-			case e.kind == journalPut && got != nil && sha256.Sum256(Canonical(got)) == e.sum:
+			case e.kind == journalPut && got != nil && sha256.Sum256(ddbjson.Canonical(got)) == e.sum:
 				out.Matched++
 			case e.kind == journalStale && got == nil:
 				out.Gone++

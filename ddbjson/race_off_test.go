@@ -1,5 +1,5 @@
 //go:build !race
 
-package export
+package ddbjson
 
 const raceOn = false

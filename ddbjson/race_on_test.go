@@ -1,6 +1,6 @@
 //go:build race
 
-package export
+package ddbjson
 
 // raceOn: under the race detector, sync.Pool drops items at random.
 const raceOn = true

@@ -1,4 +1,4 @@
-package export
+package ddbjson
 
 import (
 	"encoding/json"
@@ -25,11 +25,11 @@ func benchTicket() map[string]types.AttributeValue {
 	}
 }
 
-// BenchmarkAppendLine encodes a Ticket item as an export line; the
-// baseline, in the same run, is encoding/json marshalling the same line
-// from plain maps (what a generic encoder costs; it sorts map keys too).
-// Compare the ns/op of the two.
-func BenchmarkAppendLine(b *testing.B) {
+// BenchmarkEncode encodes a Ticket item as an export line (AppendLine),
+// export's hot path; the baseline, in the same run, is encoding/json
+// marshalling the same line from plain maps (what a generic encoder costs;
+// it sorts map keys too). Compare the ns/op of the two.
+func BenchmarkEncode(b *testing.B) {
 	item := benchTicket()
 	line, err := AppendLine(nil, item)
 	if err != nil {
@@ -56,4 +56,26 @@ func BenchmarkAppendLine(b *testing.B) {
 			}
 		}
 	})
+}
+
+// BenchmarkCanonical is the canonical form verify computes for every item
+// on both sides of a comparison.
+func BenchmarkCanonical(b *testing.B) {
+	item := benchTicket()
+	b.SetBytes(int64(len(Canonical(item))))
+	for b.Loop() {
+		Canonical(item)
+	}
+}
+
+// BenchmarkDecodeItem reads a Ticket item back from its DynamoDB JSON, as
+// diff --change-cost and --apply do for each changed item.
+func BenchmarkDecodeItem(b *testing.B) {
+	in := Canonical(benchTicket())
+	b.SetBytes(int64(len(in)))
+	for b.Loop() {
+		if _, err := DecodeItem(in); err != nil {
+			b.Fatal(err)
+		}
+	}
 }

@@ -1,0 +1,282 @@
+package ddbjson
+
+import (
+	"encoding/base64"
+	"encoding/binary"
+	"fmt"
+	"slices"
+	"strconv"
+	"sync"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+// AppendLine appends item to b as one line of the S3 import format,
+// {"Item":{"attr":{"S":"…"},…}} and a newline, and returns the extended
+// buffer. Attributes (and map keys, at every depth) come in byte order of
+// their names: a JSON object's members have no order, but lines alike
+// then repeat each other, which gzip compresses in fewer and longer
+// matches, faster. Binary values are base64 (standard alphabet, padded),
+// numbers their decimal text as given, BOOL true or false, NULL true;
+// strings escape only what JSON requires ('"', '\\' and control
+// characters, as \u00XX) and are otherwise copied as they are (DynamoDB
+// holds strings in UTF-8; invalid UTF-8 would be copied too, and read
+// back as U+FFFD).
+//
+// It fails, with b extended by part of the line, on a value of a type it
+// does not know (nil, or the SDK's *types.UnknownUnionMember); a caller
+// that keeps b must cut it back.
+// https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/S3DataImport.Format.html
+func AppendLine(b []byte, item map[string]types.AttributeValue) ([]byte, error) {
+	b = append(b, `{"Item":`...)
+	b, err := appendMap(b, item, line)
+	if err != nil {
+		return b, err
+	}
+	return append(b, "}\n"...), nil
+}
+
+// AppendItem appends item as AppendLine does, but as the plain object
+// {"attr":{"S":"…"},…}, with no "Item" wrapper and no newline. It fails
+// as AppendLine does.
+func AppendItem(b []byte, item map[string]types.AttributeValue) ([]byte, error) {
+	return appendMap(b, item, line)
+}
+
+// AppendValue appends one attribute value as AppendLine writes it, the
+// object of its type descriptor: {"S":"Ada"}, {"L":[{"N":"1"}]}. It fails
+// as AppendLine does.
+func AppendValue(b []byte, v types.AttributeValue) ([]byte, error) {
+	return appendValue(b, v, line)
+}
+
+// LineBytes is the size of item's line (AppendLine), newline included:
+// its share of an export before compression; 0 if AppendLine fails. Safe
+// for concurrent use; it encodes into a pooled buffer and allocates
+// nothing once the pool holds one (diff and plan call it for every item).
+func LineBytes(item map[string]types.AttributeValue) int64 {
+	bp := lineBufs.Get().(*[]byte)
+	b, err := AppendLine((*bp)[:0], item)
+	n := int64(len(b))
+	*bp = b
+	lineBufs.Put(bp)
+	if err != nil {
+		return 0
+	}
+	return n
+}
+
+var lineBufs = sync.Pool{New: func() any { return new([]byte) }}
+
+// form is which of the two encodings a value is written in.
+type form bool
+
+const (
+	// line is the import format's: sets as given, strings escaped only
+	// as JSON requires, an unknown value type an error.
+	line form = false
+	// canonical is Canonical's: sets sorted, strings escaped as
+	// encoding/json escapes them, an unknown value type null.
+	canonical form = true
+)
+
+// appendString appends s as a JSON string in form f.
+func (f form) appendString(b []byte, s string) []byte {
+	if f == canonical {
+		return appendCanonicalString(b, s)
+	}
+	return appendString(b, s)
+}
+
+// attr is one attribute of a map being encoded.
+type attr struct {
+	name  string
+	value types.AttributeValue
+}
+
+func appendMap(b []byte, m map[string]types.AttributeValue, f form) ([]byte, error) {
+	// Name and value together, on the stack, in one pass over the map:
+	// no second lookup per attribute.
+	var stack [32]attr
+	attrs := stack[:0]
+	for k, v := range m {
+		attrs = append(attrs, attr{k, v})
+	}
+	// Insertion sort: an item has a few dozen attributes at most.
+	for i := 1; i < len(attrs); i++ {
+		for j := i; j > 0 && nameLess(attrs[j].name, attrs[j-1].name); j-- {
+			attrs[j], attrs[j-1] = attrs[j-1], attrs[j]
+		}
+	}
+	b = append(b, '{')
+	for i, a := range attrs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = f.appendString(b, a.name)
+		b = append(b, ':')
+		var err error
+		if b, err = appendValue(b, a.value, f); err != nil {
+			return b, err
+		}
+	}
+	return append(b, '}'), nil
+}
+
+// nameLess is x < y, deciding inline on the first bytes when they differ
+// (as they mostly do between an item's attribute names).
+func nameLess(x, y string) bool {
+	if len(x) > 0 && len(y) > 0 && x[0] != y[0] {
+		return x[0] < y[0]
+	}
+	return x < y
+}
+
+// appendValue is the one switch over the attribute value types that
+// writes DynamoDB JSON, in either form.
+func appendValue(b []byte, v types.AttributeValue, f form) ([]byte, error) {
+	var err error
+	switch v := v.(type) {
+	case *types.AttributeValueMemberS:
+		b = f.appendString(append(b, `{"S":`...), v.Value)
+	case *types.AttributeValueMemberN:
+		// A number's text (digits, sign, point, exponent) needs no
+		// escape, as the transform's canonical numbers have it.
+		b = f.appendString(append(b, `{"N":`...), v.Value)
+	case *types.AttributeValueMemberB:
+		b = appendBase64(append(b, `{"B":`...), v.Value)
+	case *types.AttributeValueMemberBOOL:
+		b = strconv.AppendBool(append(b, `{"BOOL":`...), v.Value)
+	case *types.AttributeValueMemberNULL:
+		b = append(b, `{"NULL":true`...)
+	case *types.AttributeValueMemberSS:
+		b = appendStrings(append(b, `{"SS":`...), v.Value, f)
+	case *types.AttributeValueMemberNS:
+		b = appendStrings(append(b, `{"NS":`...), v.Value, f)
+	case *types.AttributeValueMemberBS:
+		b = appendBinaries(append(b, `{"BS":`...), v.Value, f)
+	case *types.AttributeValueMemberL:
+		b = append(b, `{"L":[`...)
+		for i, x := range v.Value {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			if b, err = appendValue(b, x, f); err != nil {
+				return b, err
+			}
+		}
+		b = append(b, ']')
+	case *types.AttributeValueMemberM:
+		if b, err = appendMap(append(b, `{"M":`...), v.Value, f); err != nil {
+			return b, err
+		}
+	default:
+		if f == canonical {
+			return append(b, "null"...), nil
+		}
+		return b, fmt.Errorf("ddbjson: attribute value of type %T", v)
+	}
+	return append(b, '}'), nil
+}
+
+// appendBase64 appends p as a JSON string of its base64: its alphabet
+// needs no escape.
+func appendBase64(b, p []byte) []byte {
+	b = base64.StdEncoding.AppendEncode(append(b, '"'), p)
+	return append(b, '"')
+}
+
+// appendStrings appends a string or number set, its members sorted in
+// the canonical form (DynamoDB sets have no order; the set itself is
+// left as it is).
+func appendStrings(b []byte, ss []string, f form) []byte {
+	if f == canonical && !slices.IsSorted(ss) {
+		ss = slices.Sorted(slices.Values(ss))
+	}
+	b = append(b, '[')
+	for i, s := range ss {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = f.appendString(b, s)
+	}
+	return append(b, ']')
+}
+
+// appendBinaries appends a binary set as base64 strings; the canonical
+// form sorts them by their base64 text.
+func appendBinaries(b []byte, bs [][]byte, f form) []byte {
+	if f == canonical {
+		enc := make([]string, len(bs))
+		for i, x := range bs {
+			enc[i] = base64.StdEncoding.EncodeToString(x)
+		}
+		slices.Sort(enc)
+		return appendStrings(b, enc, f)
+	}
+	b = append(b, '[')
+	for i, x := range bs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendBase64(b, x)
+	}
+	return append(b, ']')
+}
+
+const hex = "0123456789abcdef"
+
+// appendString appends s as a JSON string, the line's way: strconv's
+// quoting escapes control characters as \x.., which JSON has not, so they
+// and the other JSON escapes are written here. A string that needs no
+// escape (nearly every one) is found so eight bytes at a time and copied
+// whole; runs without escapes are copied whole too.
+func appendString(b []byte, s string) []byte {
+	b = append(b, '"')
+	i := plainPrefix(s)
+	if i == len(s) {
+		b = append(b, s...)
+		return append(b, '"')
+	}
+	start := 0
+	for ; i < len(s); i++ {
+		c := s[i]
+		if c >= 0x20 && c != '"' && c != '\\' {
+			continue
+		}
+		b = append(b, s[start:i]...)
+		if c < 0x20 {
+			b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+		} else {
+			b = append(b, '\\', c)
+		}
+		start = i + 1
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
+}
+
+// plainPrefix returns the length of s's longest prefix of whole 8-byte
+// words with no byte JSON escapes (a control character, '"' or '\\'),
+// or len(s) when s has none at all. A word is tested at once: a byte
+// below 0x20, or equal to '"' or '\\' once xored with it, sets its top
+// bit in (x - 0x01…) &^ x & 0x80… (the zero-byte test of "Bit Twiddling
+// Hacks", which may also flag the byte after a flagged one: harmless, the
+// word is then scanned byte by byte).
+func plainPrefix(s string) int {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		x := binary.LittleEndian.Uint64([]byte(s[i : i+8]))
+		q, bs := x^(ones*'"'), x^(ones*'\\')
+		if ((x-ones*0x20)|(q-ones)|(bs-ones))&^x&highs != 0 {
+			return i
+		}
+	}
+	for ; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c == '"' || c == '\\' {
+			return i
+		}
+	}
+	return len(s)
+}
