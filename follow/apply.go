@@ -245,6 +245,12 @@ func (f *Flight) Wait() (Applied, error) {
 	out.Puts, out.Deletes = f.w.puts, len(f.w.deletes)
 	rejected := f.wr.rejects
 	out.Rejected = f.w.rejected + len(rejected)
+	for _, nr := range f.w.newRejects {
+		if err != nil {
+			break
+		}
+		err = f.a.reject(nr.reject)
+	}
 	for _, r := range rejected {
 		if err != nil {
 			break
@@ -322,9 +328,17 @@ type work struct {
 	puts         int
 	deletes      [][2]string
 	rejected     int
-	// rejectedKeys are the table keys of rows rejected whole: their items
-	// are deleted unless a row of the window renders the key.
-	rejectedKeys [][2]string
+	// newRejects are the rows rejected whole (a transform.RowError): their
+	// items are deleted unless a row of the window renders the key (gone),
+	// and they are told to OnReject once the window is written (Wait).
+	newRejects []newReject
+}
+
+// newReject is a row a window rejects whole, with the table keys it
+// renders.
+type newReject struct {
+	reject pipeline.Reject
+	keys   [][2]string
 }
 
 // rowID names a source row: its entity and primary key (Plan.Position).
@@ -357,21 +371,25 @@ func (a *Applier) derive(ctx context.Context, aff *affected, w *work) error {
 			var err error
 			buf, err = a.b.Items(p, values, buf[:0])
 			var re *transform.RowError
-			if errors.As(err, &re) {
-				w.rejected++
-				// A full load would not have written the row's items: the
-				// ones it had go (gone), unless another row holds the key.
-				if keys, kerr := a.b.TableKeys(p, values); kerr == nil {
-					w.rejectedKeys = append(w.rejectedKeys, keys...)
-				}
-				return a.reject(pipeline.RowReject(re))
-			}
-			if err != nil {
+			if err != nil && !errors.As(err, &re) {
 				return err
 			}
 			row := rowID{mt.entity, strings.Join(p.Position(values), "\x00")}
 			if w.rejectedRows[row] {
 				return nil // derived again by another match: rejected once
+			}
+			if re != nil {
+				w.rejected++
+				w.rejectedRows[row] = true
+				// A full load would not have written the row's items: the
+				// ones it had go (gone), unless another row holds the key,
+				// and the reject lists them (told once they are gone).
+				nr := newReject{reject: pipeline.RowReject(re)}
+				if keys, kerr := a.b.TableKeys(p, values); kerr == nil {
+					nr.keys = keys
+				}
+				w.newRejects = append(w.newRejects, nr)
+				return nil
 			}
 			keys := w.keys[:0]
 			for _, it := range buf {
@@ -424,10 +442,14 @@ func (a *Applier) duplicateKey(w *work, row rowID, keys [][2]string) (string, [2
 // gone adds to w the keys the affected rows' old and new images render
 // that no row renders now: items of rows deleted, or of keys changed.
 func (a *Applier) gone(ctx context.Context, aff *affected, w *work) error {
-	for _, k := range w.rejectedKeys {
-		if !w.seen[k] {
-			w.seen[k] = true
-			w.deletes = append(w.deletes, k)
+	for i := range w.newRejects {
+		nr := &w.newRejects[i]
+		for _, k := range nr.keys {
+			if !w.seen[k] {
+				w.seen[k] = true
+				w.deletes = append(w.deletes, k)
+				nr.reject.Deleted = append(nr.reject.Deleted, pipeline.ItemKeyMap(k, a.keyAttrs))
+			}
 		}
 	}
 	for _, e := range slices.Sorted(maps.Keys(aff.images)) {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/pg2dynamo/pg2dynamo/follow"
 	"github.com/pg2dynamo/pg2dynamo/internal/testenv"
@@ -164,7 +165,8 @@ func TestFollowAfterAddColumn(t *testing.T) {
 }
 
 // A customer whose addresses grow past the embed's max_items becomes a
-// reject: its old item goes, as a full load would not write it.
+// reject: its old item goes, as a full load would not write it, and the
+// reject lists it.
 func TestFollowDeletesTheItemsOfANewReject(t *testing.T) {
 	t.Parallel()
 	f := followChange(t, filepath.Join("testdata", "customers-embed.yaml"),
@@ -176,6 +178,10 @@ func TestFollowDeletesTheItemsOfANewReject(t *testing.T) {
 		`INSERT INTO addresses VALUES (3, 1, 'z'), (4, 1, 'w')`)
 	if f.code != 3 || len(f.rejects) != 1 || fmt.Sprint(f.rejects[0].SourceKey["customer_id"]) != "1" {
 		t.Fatalf("migrate --follow --resume: exit %d, rejects %+v; want 3 and customer 1 rejected\n%s", f.code, f.rejects, f.out)
+	}
+	want := []map[string]string{{"PK": "CUSTOMER#1", "SK": "CUSTOMER"}}
+	if d := cmp.Diff(want, f.rejects[0].Deleted); d != "" {
+		t.Errorf("the reject's deleted items (-want +got):\n%s", d)
 	}
 	f.inStep(t)
 }
