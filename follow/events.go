@@ -236,7 +236,7 @@ func (a *Applier) adapt(ctx context.Context) ([]int, error) {
 func (a *Applier) differ(plans []*transform.Plan) []int {
 	var out []int
 	for i, p := range plans {
-		if p.Shape().Query != a.graph.plans[i].Shape().Query {
+		if !p.Shape().Same(a.graph.plans[i].Shape()) {
 			out = append(out, i)
 		}
 	}
@@ -261,7 +261,7 @@ func (a *Applier) stale(recorded map[string]transform.Shape) ([]int, error) {
 	var out []int
 	for i, p := range a.graph.plans {
 		r, ok := recorded[p.Entity().Name]
-		if !ok || r == p.Shape() {
+		if !ok || r.Same(p.Shape()) {
 			continue
 		}
 		if r.Keys != p.Shape().Keys {
