@@ -273,8 +273,10 @@ func (f *following) stopped(j *job, err error) error {
 		advice = fmt.Sprintf("run ALTER TABLE %s REPLICA IDENTITY FULL, then %s", ie.Table, reload)
 	case errors.As(err, &te):
 		advice = "run " + reload
-	case errors.As(err, &se):
+	case errors.As(err, &se) && errors.As(se.Err, new(mapping.Errors)):
 		advice = "make the mapping fit the table again (or the table the mapping), then run " + reload
+	case errors.As(err, &se): // a key column retyped: the keys are rendered again
+		advice = "run " + reload
 	case errors.As(err, &me) && me.Streamed != "":
 		advice = fmt.Sprintf("rename it back (ALTER TABLE %s RENAME TO …), or give the mapping's source its new name, then run pg2dynamo migrate --follow --resume", me.Streamed)
 	case errors.As(err, &me):

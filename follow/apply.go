@@ -149,27 +149,12 @@ func (a *Applier) Start(ctx context.Context, txs []*Tx, busy map[[2]string]bool,
 	}
 	whole = append(whole, a.pending...)
 	a.pending = nil
-	aff := newAffected()
-	for _, tx := range txs {
-		for _, c := range tx.Changes {
-			a.graph.add(aff, c)
-		}
-	}
-	f := &Flight{a: a, out: Applied{Changes: aff.changes}}
-	for _, e := range whole {
-		aff.whole(e)
-		if name := a.graph.plans[e].Entity().Name; !slices.Contains(f.out.Rederived, name) {
-			f.out.Rederived = append(f.out.Rederived, name)
-		}
-	}
 	g := &gate{barrier: barrier, busy: busy, start: func() *writers { return a.startWriters(ctx) }}
+	f := &Flight{a: a}
 	f.w = &work{seen: map[[2]string]bool{}, owners: map[[2]string]rowID{}, rejectedRows: map[rowID]bool{}, out: g}
-	if aff.changes > 0 || len(whole) > 0 {
+	if len(whole) > 0 || hasChanges(txs) {
 		if err = a.src.Begin(ctx); err == nil {
-			err = a.derive(ctx, aff, f.w)
-			if err == nil {
-				err = a.gone(ctx, aff, f.w)
-			}
+			err = a.read(ctx, txs, whole, f)
 			a.src.End(ctx)
 		}
 	}
@@ -189,9 +174,42 @@ func (a *Applier) Start(ctx context.Context, txs []*Tx, busy map[[2]string]bool,
 	if err != nil {
 		// Stop the writers; the window is not applied.
 		f.wr.close()
-		return nil, a.missingTable(err)
+		return nil, a.missingTable(ctx, err)
 	}
 	return f, nil
+}
+
+// hasChanges reports whether txs hold a row change.
+func hasChanges(txs []*Tx) bool {
+	return slices.ContainsFunc(txs, func(tx *Tx) bool { return len(tx.Changes) > 0 })
+}
+
+// read derives, in the snapshot just begun, the items txs affect and
+// those of the entities whole (every row), and finds the keys to delete,
+// into f.
+func (a *Applier) read(ctx context.Context, txs []*Tx, whole []int, f *Flight) error {
+	more, err := a.settle(ctx, txs)
+	if err != nil {
+		return err
+	}
+	whole = append(whole, more...)
+	aff := newAffected()
+	for _, tx := range txs {
+		for _, c := range tx.Changes {
+			a.graph.add(aff, c)
+		}
+	}
+	f.out.Changes = aff.changes
+	for _, e := range whole {
+		aff.whole(e)
+		if name := a.graph.plans[e].Entity().Name; !slices.Contains(f.out.Rederived, name) {
+			f.out.Rederived = append(f.out.Rederived, name)
+		}
+	}
+	if err := a.derive(ctx, aff, f.w); err != nil {
+		return err
+	}
+	return a.gone(ctx, aff, f.w)
 }
 
 // MissingTableError is a followed table the source no longer has under
@@ -213,11 +231,22 @@ func (e *MissingTableError) Unwrap() error { return e.Err }
 
 // missingTable makes err a *MissingTableError when PostgreSQL found no
 // relation of a followed table's name (SQLSTATE 42P01), naming the table
-// renamed under the follow when the stream said so.
-func (a *Applier) missingTable(err error) error {
+// renamed under the follow: the catalog's name of its OID now, or the
+// stream's.
+func (a *Applier) missingTable(ctx context.Context, err error) error {
 	var pe *pgconn.PgError
 	if !errors.As(err, &pe) || pe.Code != "42P01" {
 		return err
+	}
+	rels, cerr := a.src.Catalog().RelationsByOID(ctx, slices.Collect(maps.Keys(a.graph.byOID)))
+	if cerr != nil {
+		return errors.Join(err, cerr)
+	}
+	for oid, t := range a.graph.byOID {
+		name := qualified(t.schema, t.name)
+		if r, ok := rels[oid]; ok && qualified(r.Schema, r.Name) != name {
+			return &MissingTableError{Table: name, Streamed: qualified(r.Schema, r.Name), Err: err}
+		}
 	}
 	for _, t := range a.graph.tables {
 		name := qualified(t.schema, t.name)
@@ -225,8 +254,8 @@ func (a *Applier) missingTable(err error) error {
 			return &MissingTableError{Table: name, Streamed: t.streamed, Err: err}
 		}
 	}
-	for _, t := range a.graph.tables {
-		if strings.Contains(pe.Message, `"`+t.name+`"`) {
+	for oid, t := range a.graph.byOID {
+		if _, ok := rels[oid]; !ok || strings.Contains(pe.Message, `"`+t.name+`"`) {
 			return &MissingTableError{Table: qualified(t.schema, t.name), Err: err}
 		}
 	}

@@ -174,6 +174,72 @@ func TestLiveFollowDropMappedColumn(t *testing.T) {
 	f.inStep(t)
 }
 
+const ticketsSchema = `CREATE TABLE tickets (ticket_id int PRIMARY KEY, owner text NOT NULL, subject text, priority int, tags text[]);
+	ALTER TABLE tickets REPLICA IDENTITY FULL;
+	INSERT INTO tickets SELECT i, 'o' || (i % 3), 'ticket ' || i, i % 5, ARRAY['t' || i, 'x'] FROM generate_series(1, 20) i`
+
+// A column of an entity with an array column retyped or dropped while the
+// follow runs, then a row updated: in transactions of their own (the
+// stream describes the table's new columns with the update), and with the
+// update committed first in the ALTER's transaction (the stream describes
+// nothing new; the window reads the table after the ALTER: it used to
+// read it with the old columns, and panicked, exit 2, or failed on the
+// array). A retype adapts: every item is derived again, and the table ends
+// in step. A column the mapping names dropped stops the follow (exit 1:
+// it has written) naming the column and the mapping's line; the advice,
+// followed (the column added back, then --resume --prune), ends in step.
+func TestLiveFollowColumnChangesOfAnArrayEntity(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name, change string
+		adapts       bool
+		cause        string
+	}{
+		{"retype then update", `ALTER TABLE tickets ALTER COLUMN priority TYPE text; UPDATE tickets SET subject = 'changed' WHERE ticket_id = 1`, true, ""},
+		{"update and retype in one transaction", `UPDATE tickets SET subject = 'changed' WHERE ticket_id = 1; ALTER TABLE tickets ALTER COLUMN tags TYPE text`, true, ""},
+		{"drop then update", `ALTER TABLE tickets DROP COLUMN subject; UPDATE tickets SET owner = 'moved' WHERE ticket_id = 1`, false,
+			"the columns of public.tickets changed (dropped subject)"},
+		{"update and drop in one transaction", `UPDATE tickets SET owner = 'moved' WHERE ticket_id = 1; ALTER TABLE tickets DROP COLUMN subject`, false,
+			"the columns of public.tickets changed (dropped subject, before the stream described it)"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			f := loaded(t, filepath.Join("testdata", "tickets-tags.yaml"), ticketsSchema)
+			p := startFollow(t, liveArgs(f)...)
+			p.waitFor(t, following, "the follow to start")
+			// One statement a transaction, or all in one (testenv.Exec
+			// sends them as one simple query).
+			if strings.HasPrefix(c.change, "ALTER") {
+				first, second, _ := strings.Cut(c.change, "; ")
+				testenv.Exec(t, f.url, first)
+				testenv.Exec(t, f.url, second)
+			} else {
+				testenv.Exec(t, f.url, c.change)
+			}
+			if c.adapts {
+				p.waitFor(t, regexp.MustCompile(`derived every item of Ticket again`), "Ticket derived again")
+				p.waitFor(t, appliedChanges(1), "the update applied")
+				p.cmd.Process.Signal(syscall.SIGINT)
+				if code := p.exit(t); code != 0 {
+					t.Fatalf("exit %d after SIGINT\n%s", code, p.out.String())
+				}
+				f.inStep(t)
+				return
+			}
+			code := p.exit(t)
+			out := p.out.String()
+			if code != 1 || !strings.Contains(out, c.cause) || !strings.Contains(out, "tickets-tags.yaml:") || !strings.Contains(out, "--resume --prune") {
+				t.Fatalf("exit %d, want 1 naming the cause (%s), the mapping's line and --resume --prune\n%s", code, c.cause, out)
+			}
+			testenv.Exec(t, f.url, `ALTER TABLE tickets ADD COLUMN subject text`)
+			if code, out := f.resume("--prune"); code != 0 {
+				t.Fatalf("--resume --prune: exit %d\n%s", code, out)
+			}
+			f.inStep(t)
+		})
+	}
+}
+
 // The DynamoDB table deleted under a running follow: it stops saying the
 // table is gone and how to load it again, which works.
 func TestLiveFollowLosesItsTable(t *testing.T) {
@@ -300,4 +366,107 @@ func TestLiveFollowHugeTransactionInBoundedMemory(t *testing.T) {
 		t.Logf("peak RSS %.0f MB", rss)
 	}
 	f.inStep(t)
+}
+
+// A column renamed, and a key column retyped, while the follow runs, then
+// a row updated: a column the entity takes whole renamed adapts (every
+// item derived again, the table in step); one the mapping names renamed,
+// and a key column retyped (the keys could render differently), stop the
+// follow naming the column (exit 1), and the advice, followed, ends in
+// step.
+func TestLiveFollowColumnRenamedOrRetyped(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name, mapping, change string
+		cause, fix            string // fix: what makes the mapping fit again, before --resume --prune
+	}{
+		{name: "rename a column taken whole", mapping: "notes-whole.yaml",
+			change: `ALTER TABLE notes RENAME COLUMN body TO text_body`},
+		{name: "rename a column the mapping names", mapping: "notes-select.yaml",
+			change: `ALTER TABLE notes RENAME COLUMN body TO text_body`,
+			cause:  "the columns of public.notes changed (added text_body; dropped body)", fix: `ALTER TABLE notes RENAME COLUMN text_body TO body`},
+		{name: "retype a key column", mapping: "notes-whole.yaml",
+			change: `ALTER TABLE notes ALTER COLUMN owner TYPE varchar(40)`,
+			cause:  "the table keys of Note could render differently"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			f := loaded(t, filepath.Join("testdata", c.mapping), notesSchema)
+			p := startFollow(t, liveArgs(f)...)
+			p.waitFor(t, following, "the follow to start")
+			testenv.Exec(t, f.url, c.change)
+			testenv.Exec(t, f.url, `UPDATE notes SET owner = 'moved' WHERE note_id = 1`)
+			if c.cause == "" {
+				p.waitFor(t, regexp.MustCompile(`derived every item of Note again`), "Note derived again")
+				p.waitFor(t, appliedChanges(1), "the update applied")
+				p.cmd.Process.Signal(syscall.SIGINT)
+				if code := p.exit(t); code != 0 {
+					t.Fatalf("exit %d after SIGINT\n%s", code, p.out.String())
+				}
+				f.inStep(t)
+				return
+			}
+			code := p.exit(t)
+			out := p.out.String()
+			if code != 1 || !strings.Contains(out, c.cause) || !strings.Contains(out, "--resume --prune") {
+				t.Fatalf("exit %d, want 1 naming the cause (%s) and --resume --prune\n%s", code, c.cause, out)
+			}
+			if c.fix != "" {
+				if !strings.Contains(out, c.mapping+":") {
+					t.Errorf("the stop does not name the mapping's line (%s:…)\n%s", c.mapping, out)
+				}
+				testenv.Exec(t, f.url, c.fix)
+			}
+			if code, out := f.resume("--prune"); code != 0 {
+				t.Fatalf("--resume --prune: exit %d\n%s", code, out)
+			}
+			f.inStep(t)
+		})
+	}
+}
+
+// A followed table renamed while the follow runs, a row updated and
+// another deleted: renamed back in the same transaction, the changes are
+// applied (they are matched by the table's OID, and the window reads the
+// table by its name again); left renamed, the window that reads it stops
+// the follow naming the new name, and the advice (rename it back, then
+// --resume) ends in step.
+func TestLiveFollowTableRenamed(t *testing.T) {
+	t.Parallel()
+	rename := []string{`ALTER TABLE notes RENAME TO notes_renamed`,
+		`UPDATE notes_renamed SET owner = 'moved', body = 'moved' WHERE note_id = 1`, `DELETE FROM notes_renamed WHERE note_id = 2`}
+	back := `ALTER TABLE notes_renamed RENAME TO notes`
+	t.Run("and back in one transaction", func(t *testing.T) {
+		t.Parallel()
+		f := loaded(t, filepath.Join("testdata", "notes-whole.yaml"), notesSchema)
+		p := startFollow(t, liveArgs(f)...)
+		p.waitFor(t, following, "the follow to start")
+		testenv.Exec(t, f.url, strings.Join(append(rename, back), "; "))
+		p.waitFor(t, appliedChanges(2), "the update and the delete applied")
+		p.cmd.Process.Signal(syscall.SIGINT)
+		if code := p.exit(t); code != 0 {
+			t.Fatalf("exit %d after SIGINT\n%s", code, p.out.String())
+		}
+		f.inStep(t)
+	})
+	t.Run("and left so", func(t *testing.T) {
+		t.Parallel()
+		f := loaded(t, filepath.Join("testdata", "notes-whole.yaml"), notesSchema)
+		p := startFollow(t, liveArgs(f)...)
+		p.waitFor(t, following, "the follow to start")
+		for _, sql := range rename {
+			testenv.Exec(t, f.url, sql)
+		}
+		code := p.exit(t)
+		out := p.out.String()
+		advice := "rename it back (ALTER TABLE public.notes_renamed RENAME TO …), or give the mapping's source its new name, then run pg2dynamo migrate --follow --resume"
+		if code != 1 || !strings.Contains(out, "table public.notes is named public.notes_renamed now") || !strings.Contains(out, advice) {
+			t.Fatalf("exit %d, want 1 naming the new name and %q\n%s", code, advice, firstLines(out, 40))
+		}
+		testenv.Exec(t, f.url, back)
+		if code, out := f.resume(); code != 0 {
+			t.Fatalf("--resume after renaming back: exit %d\n%s", code, out)
+		}
+		f.inStep(t)
+	})
 }
