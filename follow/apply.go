@@ -262,6 +262,24 @@ func (a *Applier) missingTable(ctx context.Context, err error) error {
 	return err
 }
 
+// dropped returns a *MissingTableError when a followed table no longer
+// exists (DROP TABLE): the stream says nothing of it, and with no change
+// for a window to read it, a follow would go on unaware.
+func (a *Applier) dropped(ctx context.Context) error {
+	oids := slices.Sorted(maps.Keys(a.graph.byOID))
+	rels, err := a.src.Catalog().RelationsByOID(ctx, oids)
+	if err != nil {
+		return err
+	}
+	for _, oid := range oids {
+		if _, ok := rels[oid]; !ok {
+			t := a.graph.byOID[oid]
+			return &MissingTableError{Table: qualified(t.schema, t.name), Err: errors.New("dropped (DROP TABLE)")}
+		}
+	}
+	return nil
+}
+
 // Keys are the keys the window puts or deletes: the busy keys of the
 // window after it (Start). Not changed once Start has returned.
 func (f *Flight) Keys() map[[2]string]bool { return f.w.seen }
@@ -287,6 +305,15 @@ func (f *Flight) Wait() (Applied, error) {
 		err = f.a.reject(r)
 	}
 	return out, err
+}
+
+// abort stops the window's writes at their next batch and waits for the
+// writers; the window is not applied.
+func (f *Flight) abort() {
+	if f.wr != nil {
+		f.wr.cancel()
+		f.wr.close()
+	}
 }
 
 // gate hands a window's items to its writers, but holds those of busy
@@ -526,6 +553,7 @@ type writers struct {
 	a       *Applier
 	plans   []*transform.Plan // the graph's when the writers started
 	ctx     context.Context
+	cancel  context.CancelFunc // ends ctx: the writes stop
 	g       *errgroup.Group
 	ch      chan []transform.Item
 	cur     []transform.Item
@@ -537,6 +565,7 @@ func (a *Applier) startWriters(ctx context.Context) *writers {
 	if a.sem == nil {
 		a.sem = make(chan struct{}, max(a.Concurrency, 1))
 	}
+	ctx, cancel := context.WithCancel(ctx)
 	g, gctx := errgroup.WithContext(ctx)
 	// The queue holds up to aheadItems items: a window's derivation runs
 	// ahead of its writes, so that Start returns (and the next window is
@@ -548,7 +577,7 @@ func (a *Applier) startWriters(ctx context.Context) *writers {
 	if a.graph != nil {
 		plans = a.graph.plans
 	}
-	wr := &writers{a: a, plans: plans, ctx: gctx, g: g, ch: make(chan []transform.Item, max(aheadItems/load.MaxBatchItems, a.Concurrency, 1))}
+	wr := &writers{a: a, plans: plans, ctx: gctx, cancel: cancel, g: g, ch: make(chan []transform.Item, max(aheadItems/load.MaxBatchItems, a.Concurrency, 1))}
 	for range max(a.Concurrency, 1) {
 		g.Go(func() error {
 			for batch := range wr.ch {
@@ -586,6 +615,7 @@ func (wr *writers) flush() error {
 
 // close sends the last batch and waits for the writers.
 func (wr *writers) close() error {
+	defer wr.cancel()
 	err := wr.flush()
 	close(wr.ch)
 	if werr := wr.g.Wait(); werr != nil {

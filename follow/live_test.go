@@ -15,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
+	"github.com/pg2dynamo/pg2dynamo/follow"
 	"github.com/pg2dynamo/pg2dynamo/internal/testenv"
 	"github.com/pg2dynamo/pg2dynamo/load"
 )
@@ -307,12 +308,7 @@ func TestLiveFollowLongWindowOutlivesSenderTimeout(t *testing.T) {
 // is done, and a resume finishes it.
 func TestLiveFollowStopsMidWindow(t *testing.T) {
 	t.Parallel()
-	f := loaded(t, filepath.Join("testdata", "orgs-members.yaml"),
-		`CREATE TABLE orgs (org_id int PRIMARY KEY, name text NOT NULL);
-		CREATE TABLE members (member_id int PRIMARY KEY, org_id int NOT NULL REFERENCES orgs, name text);
-		ALTER TABLE orgs REPLICA IDENTITY FULL; ALTER TABLE members REPLICA IDENTITY FULL;
-		INSERT INTO orgs VALUES (1, 'acme');
-		INSERT INTO members SELECT i, 1, 'm' || i FROM generate_series(1, 500) i`)
+	f := loaded(t, filepath.Join("testdata", "orgs-members.yaml"), orgsSchema(500))
 	testenv.Exec(t, f.url, `UPDATE orgs SET name = 'acme renamed' WHERE org_id = 1`)
 	p := startFollow(t, append(f.args, "--resume", "--max-write-units", "10", "--progress-interval", "1ms")...)
 	p.waitFor(t, regexp.MustCompile(`items written of the changes in flight`), "the window's progress")
@@ -366,6 +362,106 @@ func TestLiveFollowHugeTransactionInBoundedMemory(t *testing.T) {
 		t.Logf("peak RSS %.0f MB", rss)
 	}
 	f.inStep(t)
+}
+
+// orgsSchema is the schema of orgs-members.yaml: org 1 (acme) and its
+// members members, whose items duplicate its name.
+func orgsSchema(members int) string {
+	return fmt.Sprintf(`CREATE TABLE orgs (org_id int PRIMARY KEY, name text NOT NULL);
+		CREATE TABLE members (member_id int PRIMARY KEY, org_id int NOT NULL REFERENCES orgs, name text);
+		ALTER TABLE orgs REPLICA IDENTITY FULL; ALTER TABLE members REPLICA IDENTITY FULL;
+		INSERT INTO orgs VALUES (1, 'acme');
+		INSERT INTO members SELECT i, 1, 'm' || i FROM generate_series(1, %d) i`, members)
+}
+
+// terminateWalsender ends the walsender streaming slot (as a server
+// restart or a network cut would end it, seen from the follow).
+func terminateWalsender(t *testing.T, url, slot string) {
+	t.Helper()
+	var n int
+	if err := testenv.Connect(t, url).QueryRow(context.Background(),
+		`SELECT count(pg_terminate_backend(active_pid)) FROM pg_replication_slots WHERE slot_name = $1 AND active_pid IS NOT NULL`, slot).Scan(&n); err != nil || n != 1 {
+		t.Fatalf("terminate the walsender of slot %s: %d ended, %v", slot, n, err)
+	}
+}
+
+// inFlightWritten is the number of items of the windows in flight that
+// the last status line of out says are written (0 when it says none).
+func inFlightWritten(out string) int {
+	m := regexp.MustCompile(`; (\d+) items written of the changes in flight`).FindStringSubmatch(lastLine(out, "follow: applied "))
+	if m == nil {
+		return 0
+	}
+	n, _ := strconv.Atoi(m[1])
+	return n
+}
+
+// The walsender of a running follow ended while a long window is written
+// (pg_terminate_backend): the follow stops at once, not when the window
+// is written (the window's writes end at the next batch, unacknowledged),
+// saying the replication connection is lost and to resume; the resume
+// ends in step.
+func TestLiveFollowWalsenderEndsMidWindow(t *testing.T) {
+	t.Parallel()
+	f := loaded(t, filepath.Join("testdata", "orgs-members.yaml"), orgsSchema(500))
+	testenv.Exec(t, f.url, `UPDATE orgs SET name = 'acme renamed' WHERE org_id = 1`)
+	p := startFollow(t, append(f.args, "--resume", "--max-write-units", "10", "--progress-interval", "1ms")...)
+	p.waitFor(t, regexp.MustCompile(`items written of the changes in flight`), "the window's progress")
+	terminateWalsender(t, f.url, follow.DefaultName(f.table))
+	code := p.exit(t)
+	out := p.out.String()
+	advice := "to go on: run pg2dynamo migrate --follow --resume"
+	if code != 1 || !strings.Contains(out, "the replication connection is lost") || !strings.Contains(out, advice) {
+		t.Fatalf("exit %d, want 1 saying the replication connection is lost and %q\n%s", code, advice, firstLines(out, 40))
+	}
+	if n := inFlightWritten(out); n >= 501 {
+		t.Errorf("the follow stopped once the window's %d items were written, not at once (last status %q)", n, lastLine(out, "follow: applied "))
+	}
+	if code, out := f.resume(); code != 0 {
+		t.Fatalf("--resume: exit %d\n%s", code, out)
+	}
+	f.inStep(t)
+}
+
+// A followed table dropped under a running follow: the window that reads
+// it (its org renamed: the members' items duplicate the name), or, with
+// no change after the drop, the follow's own check while idle, stops the
+// follow naming the table; the advice (the table restored, the slot
+// dropped, a new full load with --prune) ends in step.
+func TestLiveFollowDropTable(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ name, after string }{
+		{"a window reads it", `UPDATE orgs SET name = 'acme renamed' WHERE org_id = 1`},
+		{"no change after", ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			f := loaded(t, filepath.Join("testdata", "orgs-members.yaml"), orgsSchema(20))
+			p := startFollow(t, liveArgs(f)...)
+			p.waitFor(t, following, "the follow to start")
+			testenv.Exec(t, f.url, `DROP TABLE members`)
+			if c.after != "" {
+				testenv.Exec(t, f.url, c.after)
+			}
+			code := p.exit(t)
+			out := p.out.String()
+			advice := "restore the table, or take it out of the mapping, then run pg2dynamo drop-slot and pg2dynamo migrate --follow --prune"
+			if code != 1 || !strings.Contains(out, "table public.members no longer exists") || !strings.Contains(out, advice) {
+				t.Fatalf("exit %d, want 1 naming public.members and %q\n%s", code, advice, firstLines(out, 40))
+			}
+			// Restored with fewer rows than it had: their items go.
+			testenv.Exec(t, f.url, `CREATE TABLE members (member_id int PRIMARY KEY, org_id int NOT NULL REFERENCES orgs, name text);
+				ALTER TABLE members REPLICA IDENTITY FULL;
+				INSERT INTO members SELECT i, 1, 'restored ' || i FROM generate_series(1, 10) i`)
+			if code, out := run(context.Background(), "drop-slot", "--mapping", f.mapping, "--source", f.url, "--table", f.table); code != 0 {
+				t.Fatalf("drop-slot: exit %d\n%s", code, out)
+			}
+			if code, out := run(context.Background(), append(f.args, "--prune")...); code != 0 {
+				t.Fatalf("migrate --follow --prune: exit %d\n%s", code, out)
+			}
+			f.inStep(t)
+		})
+	}
 }
 
 // A column renamed, and a key column retyped, while the follow runs, then
