@@ -179,7 +179,7 @@ func TestFollowDeletesTheItemsOfANewReject(t *testing.T) {
 	if f.code != 3 || len(f.rejects) != 1 || fmt.Sprint(f.rejects[0].SourceKey["customer_id"]) != "1" {
 		t.Fatalf("migrate --follow --resume: exit %d, rejects %+v; want 3 and customer 1 rejected\n%s", f.code, f.rejects, f.out)
 	}
-	want := []map[string]string{{"PK": "CUSTOMER#1", "SK": "CUSTOMER"}}
+	want := []map[string]string{{"PK": "CUSTOMER#0000000001", "SK": "CUSTOMER"}}
 	if d := cmp.Diff(want, f.rejects[0].Deleted); d != "" {
 		t.Errorf("the reject's deleted items (-want +got):\n%s", d)
 	}
