@@ -172,12 +172,8 @@ func Run(ctx context.Context, s *Stream, a *Applier, conn *pgx.Conn, opts Option
 			if err := idleAck(ctx, s, tr); err != nil {
 				return tr.get(), stopped(ctx, err)
 			}
-			// A table dropped stops the follow, if no window did.
-			if time.Now().After(p.checkAt) {
-				p.checkAt = time.Now().Add(s.Interval())
-				if err := a.dropped(ctx); err != nil {
-					return tr.get(), stopped(ctx, err)
-				}
+			if err := p.checkTables(ctx, a); err != nil {
+				return tr.get(), stopped(ctx, err)
 			}
 			if opts.UntilCaughtUp {
 				caught, err := caughtUp(ctx, s, a, conn, opts, p)
@@ -342,6 +338,17 @@ func (p *pipe) finish(ctx context.Context) error {
 		return p.onShapes(res.Rederived, f.a.Shapes())
 	}
 	return nil
+}
+
+// checkTables, called while idle, returns Applier.dropped's error when a
+// followed table was dropped and no window stopped on it, checking at
+// most every status interval.
+func (p *pipe) checkTables(ctx context.Context, a *Applier) error {
+	if time.Now().Before(p.checkAt) {
+		return nil
+	}
+	p.checkAt = time.Now().Add(p.s.Interval())
+	return a.dropped(ctx)
 }
 
 // abandon stops the writers of a window in flight when Run returns early
