@@ -126,6 +126,12 @@ func startFollowing(j *job, s *session) (*following, error) {
 	}
 	if _, err := follow.EnsurePublication(ctx, s.src.Conn(), f.pub, f.graph); err != nil {
 		var pe *follow.PublicationError
+		if errors.As(err, &pe) && j.mig.Resume {
+			// pgoutput filters changes by the publication as it was when
+			// they were made: those it did not publish are not in the
+			// slot, and a resume would never apply them.
+			return nil, refused(fmt.Errorf("--follow --resume: %w; the changes it did not publish never reached replication slot %s: once it publishes them, run pg2dynamo migrate --follow --resume --prune (it loads every item again, deletes the stale ones, and follows on from the slot)", err, f.slot))
+		}
 		if errors.As(err, &pe) {
 			return nil, refused(fmt.Errorf("--follow: %w", err))
 		}
@@ -273,8 +279,10 @@ func (f *following) stopped(j *job, err error) error {
 		advice = fmt.Sprintf("run ALTER TABLE %s REPLICA IDENTITY FULL, then %s", ie.Table, reload)
 	case errors.As(err, &te):
 		advice = "run " + reload
-	case errors.As(err, &se):
+	case errors.As(err, &se) && errors.As(se.Err, new(mapping.Errors)):
 		advice = "make the mapping fit the table again (or the table the mapping), then run " + reload
+	case errors.As(err, &se): // a key column retyped: the keys are rendered again
+		advice = "run " + reload
 	case errors.As(err, &me) && me.Streamed != "":
 		advice = fmt.Sprintf("rename it back (ALTER TABLE %s RENAME TO …), or give the mapping's source its new name, then run pg2dynamo migrate --follow --resume", me.Streamed)
 	case errors.As(err, &me):

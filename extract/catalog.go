@@ -260,6 +260,40 @@ func (c Catalog) Relation(ctx context.Context, ident pgx.Identifier) (Relation, 
 	return r, nil
 }
 
+// RelationsByOID returns the relations oids that exist, by OID, as
+// Relation describes them: their names now (a rename keeps the OID) and
+// their columns. A relation dropped is absent from the map.
+func (c Catalog) RelationsByOID(ctx context.Context, oids []uint32) (map[uint32]Relation, error) {
+	rows, err := c.q.Query(ctx, `SELECT c.oid, n.nspname, c.relname, c.relkind::text FROM pg_catalog.pg_class c
+		JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = ANY($1)`, oids)
+	if err != nil {
+		return nil, fmt.Errorf("relations by OID: %w", err)
+	}
+	out := map[uint32]Relation{}
+	var r Relation
+	var kind string
+	if _, err := pgx.ForEachRow(rows, []any{&r.OID, &r.Schema, &r.Name, &kind}, func() error {
+		r.Partitioned = RelKind(kind[0]) == PartitionedTable
+		out[r.OID] = r
+		return nil
+	}); err != nil {
+		return nil, fmt.Errorf("relations by OID: %w", err)
+	}
+	cols, err := c.columns(ctx, oids)
+	if err != nil {
+		return nil, fmt.Errorf("columns of relations by OID: %w", err)
+	}
+	for oid, r := range out {
+		for _, col := range cols[oid] {
+			if !col.Generated {
+				r.Columns = append(r.Columns, RelationColumn{Name: col.Name, Type: col.TypeOID})
+			}
+		}
+		out[oid] = r
+	}
+	return out, nil
+}
+
 // RelationNames returns the names of the tables, partitioned tables,
 // views, materialized views and foreign tables of schema (of the schemas
 // on the search path when schema is ""), in byte order, at most 10,000

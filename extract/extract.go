@@ -105,6 +105,30 @@ func (s *Source) Begin(ctx context.Context) error {
 	return nil
 }
 
+// Lock takes ACCESS SHARE locks on tables in the snapshot's transaction,
+// held until End: an ALTER TABLE or DROP TABLE of one of them waits for
+// End. Called after Begin and before anything else reads, it makes the
+// snapshot (taken by the first statement that reads) show the tables'
+// columns as the snapshot's queries find them: in a REPEATABLE READ
+// transaction, catalog rows read with SQL are the snapshot's, while
+// queries are planned against the catalog as it is now. A table missing
+// is PostgreSQL's error (SQLSTATE 42P01).
+// https://www.postgresql.org/docs/current/sql-lock.html
+func (s *Source) Lock(ctx context.Context, tables []pgx.Identifier) error {
+	if s.tx == nil {
+		return errors.New("source: lock without a snapshot")
+	}
+	names := make([]string, len(tables))
+	for i, t := range tables {
+		names[i] = t.Sanitize()
+	}
+	// No arguments: the simple protocol, which takes no snapshot for LOCK.
+	if _, err := s.tx.Exec(ctx, "LOCK TABLE "+strings.Join(names, ", ")+" IN ACCESS SHARE MODE"); err != nil {
+		return fmt.Errorf("lock %s: %w", strings.Join(names, ", "), err)
+	}
+	return nil
+}
+
 // BeginAt is Begin on the snapshot snapshot, exported by another session
 // (pg_export_snapshot(), or a logical replication slot created with
 // EXPORT_SNAPSHOT, whose consistent point it is): the transaction reads

@@ -149,27 +149,12 @@ func (a *Applier) Start(ctx context.Context, txs []*Tx, busy map[[2]string]bool,
 	}
 	whole = append(whole, a.pending...)
 	a.pending = nil
-	aff := newAffected()
-	for _, tx := range txs {
-		for _, c := range tx.Changes {
-			a.graph.add(aff, c)
-		}
-	}
-	f := &Flight{a: a, out: Applied{Changes: aff.changes}}
-	for _, e := range whole {
-		aff.whole(e)
-		if name := a.graph.plans[e].Entity().Name; !slices.Contains(f.out.Rederived, name) {
-			f.out.Rederived = append(f.out.Rederived, name)
-		}
-	}
 	g := &gate{barrier: barrier, busy: busy, start: func() *writers { return a.startWriters(ctx) }}
+	f := &Flight{a: a}
 	f.w = &work{seen: map[[2]string]bool{}, owners: map[[2]string]rowID{}, rejectedRows: map[rowID]bool{}, out: g}
-	if aff.changes > 0 || len(whole) > 0 {
+	if len(whole) > 0 || hasChanges(txs) {
 		if err = a.src.Begin(ctx); err == nil {
-			err = a.derive(ctx, aff, f.w)
-			if err == nil {
-				err = a.gone(ctx, aff, f.w)
-			}
+			err = a.read(ctx, txs, whole, f)
 			a.src.End(ctx)
 		}
 	}
@@ -189,9 +174,42 @@ func (a *Applier) Start(ctx context.Context, txs []*Tx, busy map[[2]string]bool,
 	if err != nil {
 		// Stop the writers; the window is not applied.
 		f.wr.close()
-		return nil, a.missingTable(err)
+		return nil, a.missingTable(ctx, err)
 	}
 	return f, nil
+}
+
+// hasChanges reports whether txs hold a row change.
+func hasChanges(txs []*Tx) bool {
+	return slices.ContainsFunc(txs, func(tx *Tx) bool { return len(tx.Changes) > 0 })
+}
+
+// read derives, in the snapshot just begun, the items txs affect and
+// those of the entities whole (every row), and finds the keys to delete,
+// into f.
+func (a *Applier) read(ctx context.Context, txs []*Tx, whole []int, f *Flight) error {
+	more, err := a.settle(ctx, txs)
+	if err != nil {
+		return err
+	}
+	whole = append(whole, more...)
+	aff := newAffected()
+	for _, tx := range txs {
+		for _, c := range tx.Changes {
+			a.graph.add(aff, c)
+		}
+	}
+	f.out.Changes = aff.changes
+	for _, e := range whole {
+		aff.whole(e)
+		if name := a.graph.plans[e].Entity().Name; !slices.Contains(f.out.Rederived, name) {
+			f.out.Rederived = append(f.out.Rederived, name)
+		}
+	}
+	if err := a.derive(ctx, aff, f.w); err != nil {
+		return err
+	}
+	return a.gone(ctx, aff, f.w)
 }
 
 // MissingTableError is a followed table the source no longer has under
@@ -213,11 +231,22 @@ func (e *MissingTableError) Unwrap() error { return e.Err }
 
 // missingTable makes err a *MissingTableError when PostgreSQL found no
 // relation of a followed table's name (SQLSTATE 42P01), naming the table
-// renamed under the follow when the stream said so.
-func (a *Applier) missingTable(err error) error {
+// renamed under the follow: the catalog's name of its OID now, or the
+// stream's.
+func (a *Applier) missingTable(ctx context.Context, err error) error {
 	var pe *pgconn.PgError
 	if !errors.As(err, &pe) || pe.Code != "42P01" {
 		return err
+	}
+	rels, cerr := a.src.Catalog().RelationsByOID(ctx, slices.Collect(maps.Keys(a.graph.byOID)))
+	if cerr != nil {
+		return errors.Join(err, cerr)
+	}
+	for oid, t := range a.graph.byOID {
+		name := qualified(t.schema, t.name)
+		if r, ok := rels[oid]; ok && qualified(r.Schema, r.Name) != name {
+			return &MissingTableError{Table: name, Streamed: qualified(r.Schema, r.Name), Err: err}
+		}
 	}
 	for _, t := range a.graph.tables {
 		name := qualified(t.schema, t.name)
@@ -225,12 +254,30 @@ func (a *Applier) missingTable(err error) error {
 			return &MissingTableError{Table: name, Streamed: t.streamed, Err: err}
 		}
 	}
-	for _, t := range a.graph.tables {
-		if strings.Contains(pe.Message, `"`+t.name+`"`) {
+	for oid, t := range a.graph.byOID {
+		if _, ok := rels[oid]; !ok || strings.Contains(pe.Message, `"`+t.name+`"`) {
 			return &MissingTableError{Table: qualified(t.schema, t.name), Err: err}
 		}
 	}
 	return err
+}
+
+// dropped returns a *MissingTableError when a followed table no longer
+// exists (DROP TABLE): the stream says nothing of it, and with no change
+// for a window to read it, a follow would go on unaware.
+func (a *Applier) dropped(ctx context.Context) error {
+	oids := slices.Sorted(maps.Keys(a.graph.byOID))
+	rels, err := a.src.Catalog().RelationsByOID(ctx, oids)
+	if err != nil {
+		return err
+	}
+	for _, oid := range oids {
+		if _, ok := rels[oid]; !ok {
+			t := a.graph.byOID[oid]
+			return &MissingTableError{Table: qualified(t.schema, t.name), Err: errors.New("dropped (DROP TABLE)")}
+		}
+	}
+	return nil
 }
 
 // Keys are the keys the window puts or deletes: the busy keys of the
@@ -245,6 +292,12 @@ func (f *Flight) Wait() (Applied, error) {
 	out.Puts, out.Deletes = f.w.puts, len(f.w.deletes)
 	rejected := f.wr.rejects
 	out.Rejected = f.w.rejected + len(rejected)
+	for _, nr := range f.w.newRejects {
+		if err != nil {
+			break
+		}
+		err = f.a.reject(nr.reject)
+	}
 	for _, r := range rejected {
 		if err != nil {
 			break
@@ -252,6 +305,15 @@ func (f *Flight) Wait() (Applied, error) {
 		err = f.a.reject(r)
 	}
 	return out, err
+}
+
+// abort stops the window's writes at their next batch and waits for the
+// writers; the window is not applied.
+func (f *Flight) abort() {
+	if f.wr != nil {
+		f.wr.cancel()
+		f.wr.close()
+	}
 }
 
 // gate hands a window's items to its writers, but holds those of busy
@@ -322,9 +384,17 @@ type work struct {
 	puts         int
 	deletes      [][2]string
 	rejected     int
-	// rejectedKeys are the table keys of rows rejected whole: their items
-	// are deleted unless a row of the window renders the key.
-	rejectedKeys [][2]string
+	// newRejects are the rows rejected whole (a transform.RowError): their
+	// items are deleted unless a row of the window renders the key (gone),
+	// and they are told to OnReject once the window is written (Wait).
+	newRejects []newReject
+}
+
+// newReject is a row a window rejects whole, with the table keys it
+// renders.
+type newReject struct {
+	reject pipeline.Reject
+	keys   [][2]string
 }
 
 // rowID names a source row: its entity and primary key (Plan.Position).
@@ -357,21 +427,25 @@ func (a *Applier) derive(ctx context.Context, aff *affected, w *work) error {
 			var err error
 			buf, err = a.b.Items(p, values, buf[:0])
 			var re *transform.RowError
-			if errors.As(err, &re) {
-				w.rejected++
-				// A full load would not have written the row's items: the
-				// ones it had go (gone), unless another row holds the key.
-				if keys, kerr := a.b.TableKeys(p, values); kerr == nil {
-					w.rejectedKeys = append(w.rejectedKeys, keys...)
-				}
-				return a.reject(pipeline.RowReject(re))
-			}
-			if err != nil {
+			if err != nil && !errors.As(err, &re) {
 				return err
 			}
 			row := rowID{mt.entity, strings.Join(p.Position(values), "\x00")}
 			if w.rejectedRows[row] {
 				return nil // derived again by another match: rejected once
+			}
+			if re != nil {
+				w.rejected++
+				w.rejectedRows[row] = true
+				// A full load would not have written the row's items: the
+				// ones it had go (gone), unless another row holds the key,
+				// and the reject lists them (told once they are gone).
+				nr := newReject{reject: pipeline.RowReject(re)}
+				if keys, kerr := a.b.TableKeys(p, values); kerr == nil {
+					nr.keys = keys
+				}
+				w.newRejects = append(w.newRejects, nr)
+				return nil
 			}
 			keys := w.keys[:0]
 			for _, it := range buf {
@@ -424,10 +498,14 @@ func (a *Applier) duplicateKey(w *work, row rowID, keys [][2]string) (string, [2
 // gone adds to w the keys the affected rows' old and new images render
 // that no row renders now: items of rows deleted, or of keys changed.
 func (a *Applier) gone(ctx context.Context, aff *affected, w *work) error {
-	for _, k := range w.rejectedKeys {
-		if !w.seen[k] {
-			w.seen[k] = true
-			w.deletes = append(w.deletes, k)
+	for i := range w.newRejects {
+		nr := &w.newRejects[i]
+		for _, k := range nr.keys {
+			if !w.seen[k] {
+				w.seen[k] = true
+				w.deletes = append(w.deletes, k)
+				nr.reject.Deleted = append(nr.reject.Deleted, pipeline.ItemKeyMap(k, a.keyAttrs))
+			}
 		}
 	}
 	for _, e := range slices.Sorted(maps.Keys(aff.images)) {
@@ -475,6 +553,7 @@ type writers struct {
 	a       *Applier
 	plans   []*transform.Plan // the graph's when the writers started
 	ctx     context.Context
+	cancel  context.CancelFunc // ends ctx: the writes stop
 	g       *errgroup.Group
 	ch      chan []transform.Item
 	cur     []transform.Item
@@ -486,6 +565,7 @@ func (a *Applier) startWriters(ctx context.Context) *writers {
 	if a.sem == nil {
 		a.sem = make(chan struct{}, max(a.Concurrency, 1))
 	}
+	ctx, cancel := context.WithCancel(ctx)
 	g, gctx := errgroup.WithContext(ctx)
 	// The queue holds up to aheadItems items: a window's derivation runs
 	// ahead of its writes, so that Start returns (and the next window is
@@ -497,7 +577,7 @@ func (a *Applier) startWriters(ctx context.Context) *writers {
 	if a.graph != nil {
 		plans = a.graph.plans
 	}
-	wr := &writers{a: a, plans: plans, ctx: gctx, g: g, ch: make(chan []transform.Item, max(aheadItems/load.MaxBatchItems, a.Concurrency, 1))}
+	wr := &writers{a: a, plans: plans, ctx: gctx, cancel: cancel, g: g, ch: make(chan []transform.Item, max(aheadItems/load.MaxBatchItems, a.Concurrency, 1))}
 	for range max(a.Concurrency, 1) {
 		g.Go(func() error {
 			for batch := range wr.ch {
@@ -535,6 +615,7 @@ func (wr *writers) flush() error {
 
 // close sends the last batch and waits for the writers.
 func (wr *writers) close() error {
+	defer wr.cancel()
 	err := wr.flush()
 	close(wr.ch)
 	if werr := wr.g.Wait(); werr != nil {

@@ -4,11 +4,13 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/pg2dynamo/pg2dynamo/follow"
 	"github.com/pg2dynamo/pg2dynamo/internal/testenv"
@@ -164,7 +166,8 @@ func TestFollowAfterAddColumn(t *testing.T) {
 }
 
 // A customer whose addresses grow past the embed's max_items becomes a
-// reject: its old item goes, as a full load would not write it.
+// reject: its old item goes, as a full load would not write it, and the
+// reject lists it.
 func TestFollowDeletesTheItemsOfANewReject(t *testing.T) {
 	t.Parallel()
 	f := followChange(t, filepath.Join("testdata", "customers-embed.yaml"),
@@ -176,6 +179,10 @@ func TestFollowDeletesTheItemsOfANewReject(t *testing.T) {
 		`INSERT INTO addresses VALUES (3, 1, 'z'), (4, 1, 'w')`)
 	if f.code != 3 || len(f.rejects) != 1 || fmt.Sprint(f.rejects[0].SourceKey["customer_id"]) != "1" {
 		t.Fatalf("migrate --follow --resume: exit %d, rejects %+v; want 3 and customer 1 rejected\n%s", f.code, f.rejects, f.out)
+	}
+	want := []map[string]string{{"PK": "CUSTOMER#0000000001", "SK": "CUSTOMER"}}
+	if d := cmp.Diff(want, f.rejects[0].Deleted); d != "" {
+		t.Errorf("the reject's deleted items (-want +got):\n%s", d)
 	}
 	f.inStep(t)
 }
@@ -229,6 +236,35 @@ func TestFollowStopsOnADroppedPublication(t *testing.T) {
 	}
 	if code, out := run(context.Background(), append(f.args, "--prune")...); code != 0 {
 		t.Fatalf("migrate --follow --prune: exit %d\n%s", code, out)
+	}
+	f.inStep(t)
+}
+
+// The publication narrowed between runs (ALTER PUBLICATION … SET (publish
+// = 'insert')), and rows updated and deleted meanwhile: the resume is
+// refused before anything is written (exit 2), naming the statement that
+// fixes the publication; the updates and deletes never reached the slot
+// (pgoutput filters by the publication as it was), so the advice is
+// --resume --prune once it is fixed, which ends in step.
+func TestFollowResumeRefusesANarrowedPublication(t *testing.T) {
+	t.Parallel()
+	f := loaded(t, filepath.Join("testdata", "notes-whole.yaml"), notesSchema)
+	pub := follow.DefaultName(f.table)
+	testenv.Exec(t, f.url, `ALTER PUBLICATION `+pub+` SET (publish = 'insert')`)
+	testenv.Exec(t, f.url, `UPDATE notes SET owner = 'moved' WHERE note_id = 1; DELETE FROM notes WHERE note_id = 2; INSERT INTO notes VALUES (100, 'new', 'x')`)
+	before := scanTable(t, f.endpoint, f.table)
+	code, out := f.resume()
+	fix := `ALTER PUBLICATION ` + pub + ` SET (publish = 'insert, update, delete, truncate')`
+	if code != 2 || !strings.Contains(out, "does not publish updates, deletes, truncates") || !strings.Contains(out, fix) ||
+		!strings.Contains(out, "migrate --follow --resume --prune") {
+		t.Fatalf("--resume: exit %d, want 2 naming %s and --resume --prune\n%s", code, fix, out)
+	}
+	if after := scanTable(t, f.endpoint, f.table); !slices.Equal(before, after) {
+		t.Errorf("the refused resume changed the table: %d items before, %d after", len(before), len(after))
+	}
+	testenv.Exec(t, f.url, fix)
+	if code, out := f.resume("--prune"); code != 0 {
+		t.Fatalf("--resume --prune: exit %d\n%s", code, out)
 	}
 	f.inStep(t)
 }

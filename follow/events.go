@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"github.com/jackc/pglogrepl"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/pg2dynamo/pg2dynamo/extract"
 	"github.com/pg2dynamo/pg2dynamo/pipeline"
 	"github.com/pg2dynamo/pg2dynamo/transform"
 )
@@ -98,7 +100,11 @@ func (g *Graph) describe(m *pglogrepl.RelationMessage, at pglogrepl.LSN) (change
 		return "", nil
 	}
 	t.streamed = qualified(m.Namespace, m.RelationName)
-	changed = columnChanges(t, m)
+	cols := make([]extract.RelationColumn, len(m.Columns))
+	for i, c := range m.Columns {
+		cols[i] = extract.RelationColumn{Name: c.Name, Type: c.DataType}
+	}
+	changed = columnChanges(t, cols)
 	if m.ReplicaIdentity == 'f' {
 		return changed, nil
 	}
@@ -121,22 +127,23 @@ func (g *Graph) describe(m *pglogrepl.RelationMessage, at pglogrepl.LSN) (change
 	return changed, nil
 }
 
-// columnChanges describes how m's columns differ from the catalog's when
-// the graph was built: "added x; dropped y; retyped z", or "".
-func columnChanges(t *table, m *pglogrepl.RelationMessage) string {
+// columnChanges describes how cols (the stream's or the catalog's
+// description of t now) differ from t's columns when the graph was built:
+// "added x; dropped y; retyped z", or "".
+func columnChanges(t *table, cols []extract.RelationColumn) string {
 	was := map[string]uint32{}
 	for _, c := range t.rel.Columns {
 		was[c.Name] = c.Type
 	}
 	is := map[string]uint32{}
 	var added, retyped, dropped []string
-	for _, c := range m.Columns {
-		is[c.Name] = c.DataType
+	for _, c := range cols {
+		is[c.Name] = c.Type
 		typ, ok := was[c.Name]
 		switch {
 		case !ok:
 			added = append(added, c.Name)
-		case typ != c.DataType:
+		case typ != c.Type:
 			retyped = append(retyped, c.Name)
 		}
 	}
@@ -203,6 +210,59 @@ func (a *Applier) events(ctx context.Context, txs []*Tx) ([]int, error) {
 	return slices.Compact(whole), nil
 }
 
+// settle readies a window's snapshot, in the source's transaction just
+// begun (before it reads): it locks the followed tables (extract.Source.
+// Lock: no ALTER TABLE of them commits until the window ends, and the
+// snapshot shows their columns as the window's queries find them), then
+// checks them against the graph's. The stream describes a table's new
+// columns only with its next change, so a window whose changes were
+// committed before an ALTER TABLE, and read after it, would read with
+// plans of the old columns: a column the mapping names dropped, or a
+// retyped one converted as its old type. A table changed so adapts the
+// graph (adapt: the entities returned are derived again whole; a
+// *ShapeError when the mapping no longer fits); one dropped, or renamed,
+// is a *MissingTableError (missingTable).
+func (a *Applier) settle(ctx context.Context, txs []*Tx) ([]int, error) {
+	if err := a.src.Lock(ctx, a.graph.Tables()); err != nil {
+		return nil, err
+	}
+	oids := slices.Sorted(maps.Keys(a.graph.byOID))
+	rels, err := a.src.Catalog().RelationsByOID(ctx, oids)
+	if err != nil {
+		return nil, err
+	}
+	var table, change string
+	for _, oid := range oids {
+		t := a.graph.byOID[oid]
+		// The lock found a table of its name; when it is another one,
+		// the followed table was dropped, or renamed.
+		r, ok := rels[oid]
+		if !ok {
+			return nil, &MissingTableError{Table: qualified(t.schema, t.name),
+				Err: errors.New("dropped: the table of that name now is another, whose changes the slot does not stream")}
+		}
+		if r.Schema != t.schema || r.Name != t.name {
+			return nil, &MissingTableError{Table: qualified(t.schema, t.name), Streamed: qualified(r.Schema, r.Name),
+				Err: errors.New("another table has its name now")}
+		}
+		if c := columnChanges(t, r.Columns); c != "" && change == "" {
+			table, change = qualified(t.schema, t.name), c
+		}
+	}
+	if change == "" {
+		return nil, nil
+	}
+	whole, err := a.adapt(ctx)
+	var se *ShapeError
+	if errors.As(err, &se) {
+		se.Table, se.Change = table, change+", before the stream described it"
+		if len(txs) > 0 {
+			se.At = txs[len(txs)-1].Commit
+		}
+	}
+	return whole, err
+}
+
 // adapt compiles the mapping again against the source's catalog as it is
 // now and follows with the new plans: it returns the entities whose items
 // read differently (to derive again whole), or a *ShapeError when the
@@ -236,7 +296,7 @@ func (a *Applier) adapt(ctx context.Context) ([]int, error) {
 func (a *Applier) differ(plans []*transform.Plan) []int {
 	var out []int
 	for i, p := range plans {
-		if p.Shape().Query != a.graph.plans[i].Shape().Query {
+		if !p.Shape().Same(a.graph.plans[i].Shape()) {
 			out = append(out, i)
 		}
 	}
@@ -261,7 +321,7 @@ func (a *Applier) stale(recorded map[string]transform.Shape) ([]int, error) {
 	var out []int
 	for i, p := range a.graph.plans {
 		r, ok := recorded[p.Entity().Name]
-		if !ok || r == p.Shape() {
+		if !ok || r.Same(p.Shape()) {
 			continue
 		}
 		if r.Keys != p.Shape().Keys {

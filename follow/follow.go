@@ -2,6 +2,7 @@ package follow
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -133,8 +134,12 @@ func Run(ctx context.Context, s *Stream, a *Applier, conn *pgx.Conn, opts Option
 	}
 	tr.update(func(st *Status) { st.Applied, st.Received = opts.From, opts.From })
 	// The walsender hears from the follow while a window is applied, and
-	// the status shows the window's progress.
-	defer s.KeepAlive(ctx)()
+	// the status shows the window's progress. The connection lost ends
+	// what the run does (ctx: the window's reads and writes) at once; the
+	// run then returns that loss (lost).
+	ctx, lose := context.WithCancelCause(ctx)
+	defer lose(nil)
+	defer s.KeepAlive(ctx, func(err error) { lose(&lostError{err}) })()
 	defer reportWhileApplying(ctx, tr, s.Interval())()
 	// One window is written while the next is received, derived and
 	// written (pipe); the writes of a key keep commit order, and windows
@@ -167,6 +172,9 @@ func Run(ctx context.Context, s *Stream, a *Applier, conn *pgx.Conn, opts Option
 			if err := idleAck(ctx, s, tr); err != nil {
 				return tr.get(), stopped(ctx, err)
 			}
+			if err := p.checkTables(ctx, a); err != nil {
+				return tr.get(), stopped(ctx, err)
+			}
 			if opts.UntilCaughtUp {
 				caught, err := caughtUp(ctx, s, a, conn, opts, p)
 				if err != nil {
@@ -180,6 +188,9 @@ func Run(ctx context.Context, s *Stream, a *Applier, conn *pgx.Conn, opts Option
 		}
 		tr.update(func(st *Status) { st.LagBytes = max(0, int64(s.ServerEnd())-int64(st.Applied)) })
 		tr.emit()
+	}
+	if err := stopped(ctx, nil); err != nil {
+		return tr.get(), err // the connection lost
 	}
 	// The window in flight is written, unless the run was stopped: then
 	// its writes stop at the next batch, and it is not acknowledged (the
@@ -220,13 +231,25 @@ func reportWhileApplying(ctx context.Context, tr *tracker, every time.Duration) 
 	}
 }
 
-// stopped is err, or nil when it came from ctx being done (a clean stop).
+// stopped is err, or nil when it came from ctx being done (a clean
+// stop), or, when ctx ended because the replication connection was lost
+// (KeepAlive), that loss.
 func stopped(ctx context.Context, err error) error {
-	if ctx.Err() != nil {
-		return nil
+	if ctx.Err() == nil {
+		return err
 	}
-	return err
+	var lost *lostError
+	if errors.As(context.Cause(ctx), &lost) {
+		return lost.err
+	}
+	return nil
 }
+
+// lostError is the cause of a run's end when its replication connection
+// was lost.
+type lostError struct{ err error }
+
+func (e *lostError) Error() string { return e.err.Error() }
 
 // receiveWindow receives transactions until Window changes, Idle passes
 // without one, or MaxAge passes since the window's first: under a steady
@@ -263,6 +286,9 @@ type pipe struct {
 	onShapes func([]string, map[string]transform.Shape) error
 	flight   *Flight
 	txs      []*Tx // the flight's
+	// checkAt is when Run checks next, while idle, that the followed
+	// tables exist (Applier.dropped).
+	checkAt time.Time
 }
 
 // start derives txs and hands their items to the writers: at once, but
@@ -314,11 +340,23 @@ func (p *pipe) finish(ctx context.Context) error {
 	return nil
 }
 
-// abandon waits for the writers of a window in flight when Run returns
-// early with an error; the window is not acknowledged.
+// checkTables, called while idle, returns Applier.dropped's error when a
+// followed table was dropped and no window stopped on it, checking at
+// most every status interval.
+func (p *pipe) checkTables(ctx context.Context, a *Applier) error {
+	if time.Now().Before(p.checkAt) {
+		return nil
+	}
+	p.checkAt = time.Now().Add(p.s.Interval())
+	return a.dropped(ctx)
+}
+
+// abandon stops the writers of a window in flight when Run returns early
+// with an error, at their next batch, and waits for them; the window is
+// not acknowledged (the slot sends it again to the next run).
 func (p *pipe) abandon() {
 	if p.flight != nil {
-		p.flight.Wait()
+		p.flight.abort()
 		p.flight = nil
 	}
 }

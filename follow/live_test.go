@@ -2,6 +2,7 @@ package follow_test
 
 import (
 	"context"
+	"fmt"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -14,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
+	"github.com/pg2dynamo/pg2dynamo/follow"
 	"github.com/pg2dynamo/pg2dynamo/internal/testenv"
 	"github.com/pg2dynamo/pg2dynamo/load"
 )
@@ -173,6 +175,72 @@ func TestLiveFollowDropMappedColumn(t *testing.T) {
 	f.inStep(t)
 }
 
+const ticketsSchema = `CREATE TABLE tickets (ticket_id int PRIMARY KEY, owner text NOT NULL, subject text, priority int, tags text[]);
+	ALTER TABLE tickets REPLICA IDENTITY FULL;
+	INSERT INTO tickets SELECT i, 'o' || (i % 3), 'ticket ' || i, i % 5, ARRAY['t' || i, 'x'] FROM generate_series(1, 20) i`
+
+// A column of an entity with an array column retyped or dropped while the
+// follow runs, then a row updated: in transactions of their own (the
+// stream describes the table's new columns with the update), and with the
+// update committed first in the ALTER's transaction (the stream describes
+// nothing new; the window reads the table after the ALTER: it used to
+// read it with the old columns, and panicked, exit 2, or failed on the
+// array). A retype adapts: every item is derived again, and the table ends
+// in step. A column the mapping names dropped stops the follow (exit 1:
+// it has written) naming the column and the mapping's line; the advice,
+// followed (the column added back, then --resume --prune), ends in step.
+func TestLiveFollowColumnChangesOfAnArrayEntity(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name, change string
+		adapts       bool
+		cause        string
+	}{
+		{"retype then update", `ALTER TABLE tickets ALTER COLUMN priority TYPE text; UPDATE tickets SET subject = 'changed' WHERE ticket_id = 1`, true, ""},
+		{"update and retype in one transaction", `UPDATE tickets SET subject = 'changed' WHERE ticket_id = 1; ALTER TABLE tickets ALTER COLUMN tags TYPE text`, true, ""},
+		{"drop then update", `ALTER TABLE tickets DROP COLUMN subject; UPDATE tickets SET owner = 'moved' WHERE ticket_id = 1`, false,
+			"the columns of public.tickets changed (dropped subject)"},
+		{"update and drop in one transaction", `UPDATE tickets SET owner = 'moved' WHERE ticket_id = 1; ALTER TABLE tickets DROP COLUMN subject`, false,
+			"the columns of public.tickets changed (dropped subject, before the stream described it)"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			f := loaded(t, filepath.Join("testdata", "tickets-tags.yaml"), ticketsSchema)
+			p := startFollow(t, liveArgs(f)...)
+			p.waitFor(t, following, "the follow to start")
+			// One statement a transaction, or all in one (testenv.Exec
+			// sends them as one simple query).
+			if strings.HasPrefix(c.change, "ALTER") {
+				first, second, _ := strings.Cut(c.change, "; ")
+				testenv.Exec(t, f.url, first)
+				testenv.Exec(t, f.url, second)
+			} else {
+				testenv.Exec(t, f.url, c.change)
+			}
+			if c.adapts {
+				p.waitFor(t, regexp.MustCompile(`derived every item of Ticket again`), "Ticket derived again")
+				p.waitFor(t, appliedChanges(1), "the update applied")
+				p.cmd.Process.Signal(syscall.SIGINT)
+				if code := p.exit(t); code != 0 {
+					t.Fatalf("exit %d after SIGINT\n%s", code, p.out.String())
+				}
+				f.inStep(t)
+				return
+			}
+			code := p.exit(t)
+			out := p.out.String()
+			if code != 1 || !strings.Contains(out, c.cause) || !strings.Contains(out, "tickets-tags.yaml:") || !strings.Contains(out, "--resume --prune") {
+				t.Fatalf("exit %d, want 1 naming the cause (%s), the mapping's line and --resume --prune\n%s", code, c.cause, out)
+			}
+			testenv.Exec(t, f.url, `ALTER TABLE tickets ADD COLUMN subject text`)
+			if code, out := f.resume("--prune"); code != 0 {
+				t.Fatalf("--resume --prune: exit %d\n%s", code, out)
+			}
+			f.inStep(t)
+		})
+	}
+}
+
 // The DynamoDB table deleted under a running follow: it stops saying the
 // table is gone and how to load it again, which works.
 func TestLiveFollowLosesItsTable(t *testing.T) {
@@ -240,12 +308,7 @@ func TestLiveFollowLongWindowOutlivesSenderTimeout(t *testing.T) {
 // is done, and a resume finishes it.
 func TestLiveFollowStopsMidWindow(t *testing.T) {
 	t.Parallel()
-	f := loaded(t, filepath.Join("testdata", "orgs-members.yaml"),
-		`CREATE TABLE orgs (org_id int PRIMARY KEY, name text NOT NULL);
-		CREATE TABLE members (member_id int PRIMARY KEY, org_id int NOT NULL REFERENCES orgs, name text);
-		ALTER TABLE orgs REPLICA IDENTITY FULL; ALTER TABLE members REPLICA IDENTITY FULL;
-		INSERT INTO orgs VALUES (1, 'acme');
-		INSERT INTO members SELECT i, 1, 'm' || i FROM generate_series(1, 500) i`)
+	f := loaded(t, filepath.Join("testdata", "orgs-members.yaml"), orgsSchema(500))
 	testenv.Exec(t, f.url, `UPDATE orgs SET name = 'acme renamed' WHERE org_id = 1`)
 	p := startFollow(t, append(f.args, "--resume", "--max-write-units", "10", "--progress-interval", "1ms")...)
 	p.waitFor(t, regexp.MustCompile(`items written of the changes in flight`), "the window's progress")
@@ -263,37 +326,243 @@ func TestLiveFollowStopsMidWindow(t *testing.T) {
 }
 
 // One transaction of 300,000 rows comes in parts of a window each and is
-// acknowledged with its last: the follow's peak RSS stays under 150 MB
-// (it held the whole transaction: 1.28 GB). The null sink keeps the test
-// to what the follow holds, not the test server's speed.
+// acknowledged with its last: written into dynalite, the transaction is in
+// flight (the slot not told) far longer than the 10 s wal_sender_timeout
+// set here, and the follow ends caught up, with no walsender timeout, its
+// peak RSS under 150 MB (it held the whole transaction: 1.28 GB), and the
+// table in step.
 func TestLiveFollowHugeTransactionInBoundedMemory(t *testing.T) {
 	t.Parallel()
-	endpoint, url := ownDynalite(t), logicalDatabase(t)
-	_ = endpoint
-	testenv.Exec(t, url, notesSchema)
-	table := testenv.TableName("notes")
-	mappingFile := filepath.Join("testdata", "notes-whole.yaml")
-	dir := t.TempDir()
-	source := withParam(url, "wal_sender_timeout=10s")
-	args := []string{"migrate", "--mapping", mappingFile, "--source", source, "--sink", "null", "--table", table,
-		"--follow", "--until-caught-up", "--progress", "none", "--rejects", filepath.Join(dir, "rejects.jsonl"),
-		"--checkpoint", filepath.Join(dir, "checkpoint.json")}
-	t.Cleanup(func() {
-		run(context.Background(), "drop-slot", "--mapping", mappingFile, "--source", url, "--table", table)
-	})
-	if code, out := run(context.Background(), args...); code != 0 {
-		t.Fatalf("migrate --follow: exit %d\n%s", code, out)
+	const rows, timeout = 300_000, 10 * time.Second
+	f := loaded(t, filepath.Join("testdata", "notes-whole.yaml"), notesSchema)
+	for i, a := range f.args {
+		if a == f.url {
+			f.args[i] = withParam(f.url, "wal_sender_timeout="+timeout.String())
+		}
 	}
-	testenv.Exec(t, url, `INSERT INTO notes SELECT i, 'o' || (i % 100), repeat('x', 200) FROM generate_series(1000, 300999) i`)
-	p := startFollow(t, append(args, "--resume")...)
+	testenv.Exec(t, f.url, fmt.Sprintf(`INSERT INTO notes SELECT i, 'o' || (i %% 100), repeat('x', 200) FROM generate_series(1000, %d) i`, 1000+rows-1))
+	p := startFollow(t, append(f.args, "--resume", "--progress-interval", "1ms")...)
+	p.waitFor(t, regexp.MustCompile(`in flight to `), "the transaction in flight")
+	inFlight := time.Now()
 	code := p.exit(t)
+	took := time.Since(inFlight)
 	out := p.out.String()
-	if code != 0 || !strings.Contains(out, "1 transactions, 300000 changes, 300000 items put") {
-		t.Fatalf("exit %d, want 0 and one transaction of 300000 changes applied\n%s", code, firstLines(out, 40))
+	if code != 0 || !strings.Contains(out, fmt.Sprintf("1 transactions, %d changes, %[1]d items put", rows)) || strings.Contains(out, "timeout") {
+		t.Fatalf("exit %d, want 0, one transaction of %d changes applied and no timeout\n%s", code, rows, firstLines(out, 40))
 	}
+	// The transaction is acknowledged with its last part only: the test
+	// checks the keepalive only if that took longer than the timeout.
+	if took <= timeout {
+		t.Errorf("the transaction was in flight %s, not longer than wal_sender_timeout %s: the test no longer checks that the walsender is kept alive (write more slowly: --max-write-units)", took.Round(time.Millisecond), timeout)
+	}
+	t.Logf("the transaction was in flight %s", took.Round(time.Millisecond))
 	if rss := p.maxRSS(t); rss >= 150 {
 		t.Errorf("peak RSS %.0f MB, want under 150", rss)
 	} else {
 		t.Logf("peak RSS %.0f MB", rss)
 	}
+	f.inStep(t)
+}
+
+// orgsSchema is the schema of orgs-members.yaml: org 1 (acme) and its
+// members members, whose items duplicate its name.
+func orgsSchema(members int) string {
+	return fmt.Sprintf(`CREATE TABLE orgs (org_id int PRIMARY KEY, name text NOT NULL);
+		CREATE TABLE members (member_id int PRIMARY KEY, org_id int NOT NULL REFERENCES orgs, name text);
+		ALTER TABLE orgs REPLICA IDENTITY FULL; ALTER TABLE members REPLICA IDENTITY FULL;
+		INSERT INTO orgs VALUES (1, 'acme');
+		INSERT INTO members SELECT i, 1, 'm' || i FROM generate_series(1, %d) i`, members)
+}
+
+// terminateWalsender ends the walsender streaming slot (as a server
+// restart or a network cut would end it, seen from the follow).
+func terminateWalsender(t *testing.T, url, slot string) {
+	t.Helper()
+	var n int
+	if err := testenv.Connect(t, url).QueryRow(context.Background(),
+		`SELECT count(pg_terminate_backend(active_pid)) FROM pg_replication_slots WHERE slot_name = $1 AND active_pid IS NOT NULL`, slot).Scan(&n); err != nil || n != 1 {
+		t.Fatalf("terminate the walsender of slot %s: %d ended, %v", slot, n, err)
+	}
+}
+
+// inFlightWritten is the number of items of the windows in flight that
+// the last status line of out says are written (0 when it says none).
+func inFlightWritten(out string) int {
+	m := regexp.MustCompile(`; (\d+) items written of the changes in flight`).FindStringSubmatch(lastLine(out, "follow: applied "))
+	if m == nil {
+		return 0
+	}
+	n, _ := strconv.Atoi(m[1])
+	return n
+}
+
+// The walsender of a running follow ended while a long window is written
+// (pg_terminate_backend): the follow stops at once, not when the window
+// is written (the window's writes end at the next batch, unacknowledged),
+// saying the replication connection is lost and to resume; the resume
+// ends in step.
+func TestLiveFollowWalsenderEndsMidWindow(t *testing.T) {
+	t.Parallel()
+	f := loaded(t, filepath.Join("testdata", "orgs-members.yaml"), orgsSchema(500))
+	testenv.Exec(t, f.url, `UPDATE orgs SET name = 'acme renamed' WHERE org_id = 1`)
+	p := startFollow(t, append(f.args, "--resume", "--max-write-units", "10", "--progress-interval", "1ms")...)
+	p.waitFor(t, regexp.MustCompile(`items written of the changes in flight`), "the window's progress")
+	terminateWalsender(t, f.url, follow.DefaultName(f.table))
+	code := p.exit(t)
+	out := p.out.String()
+	advice := "to go on: run pg2dynamo migrate --follow --resume"
+	if code != 1 || !strings.Contains(out, "the replication connection is lost") || !strings.Contains(out, advice) {
+		t.Fatalf("exit %d, want 1 saying the replication connection is lost and %q\n%s", code, advice, firstLines(out, 40))
+	}
+	if n := inFlightWritten(out); n >= 501 {
+		t.Errorf("the follow stopped once the window's %d items were written, not at once (last status %q)", n, lastLine(out, "follow: applied "))
+	}
+	if code, out := f.resume(); code != 0 {
+		t.Fatalf("--resume: exit %d\n%s", code, out)
+	}
+	f.inStep(t)
+}
+
+// A followed table dropped under a running follow: the window that reads
+// it (its org renamed: the members' items duplicate the name), or, with
+// no change after the drop, the follow's own check while idle, stops the
+// follow naming the table; the advice (the table restored, the slot
+// dropped, a new full load with --prune) ends in step.
+func TestLiveFollowDropTable(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ name, after string }{
+		{"a window reads it", `UPDATE orgs SET name = 'acme renamed' WHERE org_id = 1`},
+		{"no change after", ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			f := loaded(t, filepath.Join("testdata", "orgs-members.yaml"), orgsSchema(20))
+			p := startFollow(t, liveArgs(f)...)
+			p.waitFor(t, following, "the follow to start")
+			testenv.Exec(t, f.url, `DROP TABLE members`)
+			if c.after != "" {
+				testenv.Exec(t, f.url, c.after)
+			}
+			code := p.exit(t)
+			out := p.out.String()
+			advice := "restore the table, or take it out of the mapping, then run pg2dynamo drop-slot and pg2dynamo migrate --follow --prune"
+			if code != 1 || !strings.Contains(out, "table public.members no longer exists") || !strings.Contains(out, advice) {
+				t.Fatalf("exit %d, want 1 naming public.members and %q\n%s", code, advice, firstLines(out, 40))
+			}
+			// Restored with fewer rows than it had: their items go.
+			testenv.Exec(t, f.url, `CREATE TABLE members (member_id int PRIMARY KEY, org_id int NOT NULL REFERENCES orgs, name text);
+				ALTER TABLE members REPLICA IDENTITY FULL;
+				INSERT INTO members SELECT i, 1, 'restored ' || i FROM generate_series(1, 10) i`)
+			if code, out := run(context.Background(), "drop-slot", "--mapping", f.mapping, "--source", f.url, "--table", f.table); code != 0 {
+				t.Fatalf("drop-slot: exit %d\n%s", code, out)
+			}
+			if code, out := run(context.Background(), append(f.args, "--prune")...); code != 0 {
+				t.Fatalf("migrate --follow --prune: exit %d\n%s", code, out)
+			}
+			f.inStep(t)
+		})
+	}
+}
+
+// A column renamed, and a key column retyped, while the follow runs, then
+// a row updated: a column the entity takes whole renamed adapts (every
+// item derived again, the table in step); one the mapping names renamed,
+// and a key column retyped (the keys could render differently), stop the
+// follow naming the column (exit 1), and the advice, followed, ends in
+// step.
+func TestLiveFollowColumnRenamedOrRetyped(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name, mapping, change string
+		cause, fix            string // fix: what makes the mapping fit again, before --resume --prune
+	}{
+		{name: "rename a column taken whole", mapping: "notes-whole.yaml",
+			change: `ALTER TABLE notes RENAME COLUMN body TO text_body`},
+		{name: "rename a column the mapping names", mapping: "notes-select.yaml",
+			change: `ALTER TABLE notes RENAME COLUMN body TO text_body`,
+			cause:  "the columns of public.notes changed (added text_body; dropped body)", fix: `ALTER TABLE notes RENAME COLUMN text_body TO body`},
+		{name: "retype a key column", mapping: "notes-whole.yaml",
+			change: `ALTER TABLE notes ALTER COLUMN owner TYPE varchar(40)`,
+			cause:  "the table keys of Note could render differently"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			f := loaded(t, filepath.Join("testdata", c.mapping), notesSchema)
+			p := startFollow(t, liveArgs(f)...)
+			p.waitFor(t, following, "the follow to start")
+			testenv.Exec(t, f.url, c.change)
+			testenv.Exec(t, f.url, `UPDATE notes SET owner = 'moved' WHERE note_id = 1`)
+			if c.cause == "" {
+				p.waitFor(t, regexp.MustCompile(`derived every item of Note again`), "Note derived again")
+				p.waitFor(t, appliedChanges(1), "the update applied")
+				p.cmd.Process.Signal(syscall.SIGINT)
+				if code := p.exit(t); code != 0 {
+					t.Fatalf("exit %d after SIGINT\n%s", code, p.out.String())
+				}
+				f.inStep(t)
+				return
+			}
+			code := p.exit(t)
+			out := p.out.String()
+			if code != 1 || !strings.Contains(out, c.cause) || !strings.Contains(out, "--resume --prune") {
+				t.Fatalf("exit %d, want 1 naming the cause (%s) and --resume --prune\n%s", code, c.cause, out)
+			}
+			if c.fix != "" {
+				if !strings.Contains(out, c.mapping+":") {
+					t.Errorf("the stop does not name the mapping's line (%s:…)\n%s", c.mapping, out)
+				}
+				testenv.Exec(t, f.url, c.fix)
+			}
+			if code, out := f.resume("--prune"); code != 0 {
+				t.Fatalf("--resume --prune: exit %d\n%s", code, out)
+			}
+			f.inStep(t)
+		})
+	}
+}
+
+// A followed table renamed while the follow runs, a row updated and
+// another deleted: renamed back in the same transaction, the changes are
+// applied (they are matched by the table's OID, and the window reads the
+// table by its name again); left renamed, the window that reads it stops
+// the follow naming the new name, and the advice (rename it back, then
+// --resume) ends in step.
+func TestLiveFollowTableRenamed(t *testing.T) {
+	t.Parallel()
+	rename := []string{`ALTER TABLE notes RENAME TO notes_renamed`,
+		`UPDATE notes_renamed SET owner = 'moved', body = 'moved' WHERE note_id = 1`, `DELETE FROM notes_renamed WHERE note_id = 2`}
+	back := `ALTER TABLE notes_renamed RENAME TO notes`
+	t.Run("and back in one transaction", func(t *testing.T) {
+		t.Parallel()
+		f := loaded(t, filepath.Join("testdata", "notes-whole.yaml"), notesSchema)
+		p := startFollow(t, liveArgs(f)...)
+		p.waitFor(t, following, "the follow to start")
+		testenv.Exec(t, f.url, strings.Join(append(rename, back), "; "))
+		p.waitFor(t, appliedChanges(2), "the update and the delete applied")
+		p.cmd.Process.Signal(syscall.SIGINT)
+		if code := p.exit(t); code != 0 {
+			t.Fatalf("exit %d after SIGINT\n%s", code, p.out.String())
+		}
+		f.inStep(t)
+	})
+	t.Run("and left so", func(t *testing.T) {
+		t.Parallel()
+		f := loaded(t, filepath.Join("testdata", "notes-whole.yaml"), notesSchema)
+		p := startFollow(t, liveArgs(f)...)
+		p.waitFor(t, following, "the follow to start")
+		for _, sql := range rename {
+			testenv.Exec(t, f.url, sql)
+		}
+		code := p.exit(t)
+		out := p.out.String()
+		advice := "rename it back (ALTER TABLE public.notes_renamed RENAME TO …), or give the mapping's source its new name, then run pg2dynamo migrate --follow --resume"
+		if code != 1 || !strings.Contains(out, "table public.notes is named public.notes_renamed now") || !strings.Contains(out, advice) {
+			t.Fatalf("exit %d, want 1 naming the new name and %q\n%s", code, advice, firstLines(out, 40))
+		}
+		testenv.Exec(t, f.url, back)
+		if code, out := f.resume(); code != 0 {
+			t.Fatalf("--resume after renaming back: exit %d\n%s", code, out)
+		}
+		f.inStep(t)
+	})
 }

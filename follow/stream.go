@@ -181,8 +181,11 @@ func (s *Stream) Interval() time.Duration { return s.interval }
 // the source, written to the table) for longer than wal_sender_timeout,
 // the walsender still hears from the client and does not end the
 // connection. The updates report the position acknowledged, never a
-// window in flight.
-func (s *Stream) KeepAlive(ctx context.Context) (stop func()) {
+// window in flight. When one fails (the connection is lost: the
+// walsender ended, the server restarted), KeepAlive calls lost with the
+// error and sends no more, so that a window being applied then stops at
+// once rather than when it is written.
+func (s *Stream) KeepAlive(ctx context.Context, lost func(error)) (stop func()) {
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {
@@ -194,9 +197,10 @@ func (s *Stream) KeepAlive(ctx context.Context) (stop func()) {
 			case <-ctx.Done():
 				return
 			case <-t.C:
-				// An error here (the connection lost) comes back to the
-				// run from its next Receive.
-				_ = s.status(ctx, false)
+				if err := s.status(ctx, false); err != nil && ctx.Err() == nil {
+					lost(fmt.Errorf("the replication connection is lost: %w", err))
+					return
+				}
 			}
 		}
 	}()

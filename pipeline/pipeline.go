@@ -42,6 +42,11 @@ type Reject struct {
 	ItemKey map[string]string `json:"item_key,omitempty"`
 	Column  string            `json:"column,omitempty"`
 	Reason  string            `json:"reason"`
+	// Deleted are the keys of the items a follow deleted from the table
+	// for the row, which a change made a reject: the items it had before,
+	// which a full load would not write (deleting a key the row never
+	// had an item of changes nothing). Empty in a full load.
+	Deleted []map[string]string `json:"deleted,omitempty"`
 }
 
 // RowReject is the reject of a row that could not become items.

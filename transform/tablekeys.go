@@ -73,12 +73,25 @@ func (b *Builder) TableKeys(p *Plan, values []any) ([][2]string, error) {
 // Shape fingerprints the items p derives from a row: Query is a hash of
 // the statement that reads the entity's rows (its columns and their
 // conversions, its embeds, aggregates and duplicated columns), which
-// changes when a column the entity takes is added, dropped, renamed or
-// retyped; Keys is a hash of the table key columns and their types, which
-// changes when a key could render differently for the same row.
+// changes when a column the entity takes is added, dropped or renamed;
+// Columns a hash of the types of every column it reads (its own and its
+// joins'), which changes when one is retyped (a column read as it comes,
+// int4 or text, is read by the same statement, and converted differently:
+// a number, a string); Keys is a hash of the table key columns and their
+// types, which changes when a key could render differently for the same
+// row.
 type Shape struct {
 	Query string `json:"query"`
 	Keys  string `json:"keys"`
+	// Columns is "" in a shape recorded before it was (see Same).
+	Columns string `json:"columns,omitempty"`
+}
+
+// Same reports whether s and o fingerprint the same items; a Columns
+// missing from either (a checkpoint written before it was recorded) is
+// taken as the same.
+func (s Shape) Same(o Shape) bool {
+	return s.Query == o.Query && s.Keys == o.Keys && (s.Columns == o.Columns || s.Columns == "" || o.Columns == "")
 }
 
 // Shape returns p's Shape.
@@ -96,5 +109,14 @@ func (p *Plan) Shape() Shape {
 			}
 		}
 	}
-	return Shape{Query: h(p.query.SQL()), Keys: h(keys.String())}
+	var all strings.Builder
+	for _, c := range p.query.Columns {
+		fmt.Fprintf(&all, "%+v\n", c)
+	}
+	for _, j := range p.query.Joins {
+		for _, c := range j.Columns {
+			fmt.Fprintf(&all, "%d %+v\n", j.Kind, c)
+		}
+	}
+	return Shape{Query: h(p.query.SQL()), Keys: h(keys.String()), Columns: h(all.String())}
 }

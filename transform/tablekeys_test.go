@@ -53,3 +53,33 @@ entities:
 		t.Error("TableKeyColumns of a key with a stable ID: ok")
 	}
 }
+
+// Shape tells a column retyped: one read by the same statement (int4 to
+// text) changes Columns, not Query; a key column's changes Keys too. A
+// shape recorded without Columns (an older checkpoint) is the same.
+func TestShapeOfARetypedColumn(t *testing.T) {
+	doc := `table: {name: shapes}
+entities:
+  E:
+    source: {table: t}
+    pk: A#${a}
+    sk: B#${b}
+`
+	cols := func(b, c string) []extract.Column {
+		return []extract.Column{{Name: "a", Type: "int4", PrimaryKey: true, KeyPos: 1}, {Name: "b", Type: b}, {Name: "c", Type: c}}
+	}
+	was := compileFirst(t, doc, cols("text", "int4")).Shape()
+	retyped := compileFirst(t, doc, cols("text", "text")).Shape()
+	key := compileFirst(t, doc, cols("varchar", "int4")).Shape()
+	if retyped.Query != was.Query || retyped.Keys != was.Keys || retyped.Same(was) {
+		t.Errorf("c retyped from int4 to text: shape %+v, was %+v; want the same Query and Keys, and not Same", retyped, was)
+	}
+	if key.Keys == was.Keys || key.Same(was) {
+		t.Errorf("key column b retyped: shape %+v, was %+v; want other Keys", key, was)
+	}
+	old := was
+	old.Columns = ""
+	if !old.Same(was) || !was.Same(old) || !old.Same(retyped) {
+		t.Errorf("a shape without Columns (%+v) is not the same as %+v", old, was)
+	}
+}
