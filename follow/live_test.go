@@ -101,6 +101,20 @@ func withParam(url, param string) string {
 
 var following = regexp.MustCompile(`following slot `)
 
+// adapted waits for the follow to derive every item of entity again
+// after a column change and to apply the update after it, stops it with
+// SIGINT (exit 0), and checks f's table is in step.
+func (p *liveFollow) adapted(t *testing.T, f followedChange, entity string) {
+	t.Helper()
+	p.waitFor(t, regexp.MustCompile(`derived every item of `+entity+` again`), entity+" derived again")
+	p.waitFor(t, appliedChanges(1), "the update applied")
+	p.cmd.Process.Signal(syscall.SIGINT)
+	if code := p.exit(t); code != 0 {
+		t.Fatalf("exit %d after SIGINT\n%s", code, p.out.String())
+	}
+	f.inStep(t)
+}
+
 // appliedChanges matches a status line whose acknowledged totals reach n
 // changes, nothing in flight.
 func appliedChanges(n int) *regexp.Regexp {
@@ -218,13 +232,7 @@ func TestLiveFollowColumnChangesOfAnArrayEntity(t *testing.T) {
 				testenv.Exec(t, f.url, c.change)
 			}
 			if c.adapts {
-				p.waitFor(t, regexp.MustCompile(`derived every item of Ticket again`), "Ticket derived again")
-				p.waitFor(t, appliedChanges(1), "the update applied")
-				p.cmd.Process.Signal(syscall.SIGINT)
-				if code := p.exit(t); code != 0 {
-					t.Fatalf("exit %d after SIGINT\n%s", code, p.out.String())
-				}
-				f.inStep(t)
+				p.adapted(t, f, "Ticket")
 				return
 			}
 			code := p.exit(t)
@@ -493,13 +501,7 @@ func TestLiveFollowColumnRenamedOrRetyped(t *testing.T) {
 			testenv.Exec(t, f.url, c.change)
 			testenv.Exec(t, f.url, `UPDATE notes SET owner = 'moved' WHERE note_id = 1`)
 			if c.cause == "" {
-				p.waitFor(t, regexp.MustCompile(`derived every item of Note again`), "Note derived again")
-				p.waitFor(t, appliedChanges(1), "the update applied")
-				p.cmd.Process.Signal(syscall.SIGINT)
-				if code := p.exit(t); code != 0 {
-					t.Fatalf("exit %d after SIGINT\n%s", code, p.out.String())
-				}
-				f.inStep(t)
+				p.adapted(t, f, "Note")
 				return
 			}
 			code := p.exit(t)
