@@ -535,7 +535,11 @@ func TestFollowSurvivesSIGKILL(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	duringLoad, replayed := 0, 0
 	for kill := range 5 {
-		a := args
+		// The first run's full load is held to 1,000 write units a
+		// second (seconds for this fixture), so that its kill, soon
+		// after the slot is created, lands in the load on a machine
+		// however busy; the other runs resume.
+		a := append(slices.Clone(args), "--max-write-units", "1000")
 		if kill > 0 {
 			a = append(slices.Clone(args), "--resume")
 		}
