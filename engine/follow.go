@@ -212,6 +212,7 @@ func (f *following) run(j *job, s *session, cp *checkpointFile, out sinkOut, rej
 	}
 	a := follow.NewApplier(f.graph, s.m, s.src, out.sink)
 	a.OnReject, a.Concurrency, a.ExactFrom = rejects.Write, j.wr.fixedWriters(), f.exactFrom
+	defer a.Close()
 	stale, err := a.Stale(cp.Shapes)
 	if err != nil {
 		return f.stopped(j, err)

@@ -8,14 +8,11 @@ import (
 	"maps"
 	"slices"
 	"strings"
-	"sync"
-	"sync/atomic"
 
 	"github.com/jackc/pglogrepl"
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-	"golang.org/x/sync/errgroup"
 
 	"github.com/pg2dynamo/pg2dynamo/extract"
 	"github.com/pg2dynamo/pg2dynamo/load"
@@ -40,7 +37,8 @@ type Applier struct {
 	keyAttrs [2]string
 	b        *transform.Builder
 	// OnReject is told of rows whose items cannot be written (nil:
-	// counted only). Concurrency is the number of parallel Writes.
+	// counted only). Concurrency is the number of parallel Writes, set
+	// before the first window (Start).
 	OnReject    func(pipeline.Reject) error
 	Concurrency int
 	// ExactFrom is the WAL position before which the table is known
@@ -48,13 +46,12 @@ type Applier struct {
 	// it): the TRUNCATEs and table descriptions of transactions committed
 	// before it need no check (events).
 	ExactFrom pglogrepl.LSN
-	sem       chan struct{} // Concurrency Writes at a time, across windows
+	// writes is the write stage every window hands its items to (started
+	// by the first window, stopped by Close).
+	writes *pipeline.Writes
 	// pending are entities to derive again whole in the next window
 	// (Rederive).
 	pending []int
-	// written counts the items written (put or deleted) by every window,
-	// acknowledged or not: a window's progress.
-	written atomic.Int64
 }
 
 // NewApplier returns an applier of g's changes reading src (a session of
@@ -77,9 +74,36 @@ type Applied struct {
 	Rederived []string
 }
 
-// Written is the number of items every window put or deleted so far,
-// acknowledged or still in flight.
-func (a *Applier) Written() int64 { return a.written.Load() }
+// Written is the number of items every window put or deleted so far, as
+// the sink acknowledged them: a window's progress.
+func (a *Applier) Written() int64 {
+	if a.writes == nil {
+		return 0
+	}
+	return a.writes.Written()
+}
+
+// Close stops the writers once the windows handed to them are written
+// (Flight.Wait). The Applier is not used after it.
+func (a *Applier) Close() {
+	if a.writes != nil {
+		a.writes.Close()
+		a.writes = nil
+	}
+}
+
+// group starts the writes of one window: its items' Entity indexes the
+// graph's plans as they are now.
+func (a *Applier) group(ctx context.Context) *pipeline.Group {
+	if a.writes == nil {
+		a.writes = pipeline.NewWrites(a.sink, a.keyAttrs, a.Concurrency)
+	}
+	var plans []*transform.Plan
+	if a.graph != nil {
+		plans = a.graph.plans
+	}
+	return a.writes.Group(ctx, plans)
+}
 
 // Rederive has the next window derive every item of entities (by name)
 // again, whatever its changes: the items in the table were derived with
@@ -118,15 +142,16 @@ const aheadItems = 10_000
 // writers, which may still be writing them.
 type Flight struct {
 	a   *Applier
-	wr  *writers
+	wr  *pipeline.Group
 	w   *work
 	out Applied
 }
 
 // Start derives the items txs affect, in one snapshot taken after their
-// commits, and hands them to writers of their own, Concurrency batches
-// at a time; the deletes follow once every affected row is derived. It
-// returns once every item is handed over; Wait waits for the writes.
+// commits, and hands them, row by row, to the write stage
+// (pipeline.Writes, Concurrency batches at a time); the deletes follow
+// once every affected row is derived. It returns once every item is
+// handed over; Wait waits for the writes.
 //
 // busy holds the keys of the window before this one, which may still be
 // being written (Flight.Keys; nil when there is none): an item of one of
@@ -149,7 +174,7 @@ func (a *Applier) Start(ctx context.Context, txs []*Tx, busy map[[2]string]bool,
 	}
 	whole = append(whole, a.pending...)
 	a.pending = nil
-	g := &gate{barrier: barrier, busy: busy, start: func() *writers { return a.startWriters(ctx) }}
+	g := &gate{barrier: barrier, busy: busy, start: func() *pipeline.Group { return a.group(ctx) }}
 	f := &Flight{a: a}
 	f.w = &work{seen: map[[2]string]bool{}, owners: map[[2]string]rowID{}, rejectedRows: map[rowID]bool{}, out: g}
 	if len(whole) > 0 || hasChanges(txs) {
@@ -160,7 +185,8 @@ func (a *Applier) Start(ctx context.Context, txs []*Tx, busy map[[2]string]bool,
 	}
 	if oerr := g.open(); oerr != nil {
 		if g.wr != nil {
-			g.wr.close()
+			g.wr.Cancel()
+			g.wr.Wait()
 		}
 		return nil, oerr
 	}
@@ -169,11 +195,11 @@ func (a *Applier) Start(ctx context.Context, txs []*Tx, busy map[[2]string]bool,
 		if err != nil {
 			break
 		}
-		err = f.wr.add(a.deleteItem(k))
+		err = f.wr.Add([]transform.Item{a.deleteItem(k)})
 	}
 	if err != nil {
-		// Stop the writers; the window is not applied.
-		f.wr.close()
+		// Stop the writes; the window is not applied.
+		f.abort()
 		return nil, a.missingTable(ctx, err)
 	}
 	return f, nil
@@ -287,10 +313,9 @@ func (f *Flight) Keys() map[[2]string]bool { return f.w.seen }
 // Wait waits for the window's writes and reports what it did; rows whose
 // items the sink refused are told to OnReject.
 func (f *Flight) Wait() (Applied, error) {
-	err := f.wr.close()
+	rejected, err := f.wr.Wait()
 	out := f.out
 	out.Puts, out.Deletes = f.w.puts, len(f.w.deletes)
-	rejected := f.wr.rejects
 	out.Rejected = f.w.rejected + len(rejected)
 	for _, nr := range f.w.newRejects {
 		if err != nil {
@@ -311,37 +336,41 @@ func (f *Flight) Wait() (Applied, error) {
 // writers; the window is not applied.
 func (f *Flight) abort() {
 	if f.wr != nil {
-		f.wr.cancel()
-		f.wr.close()
+		f.wr.Cancel()
+		f.wr.Wait()
 	}
 }
 
-// gate hands a window's items to its writers, but holds those of busy
-// keys until its barrier has passed, up to aheadItems of them.
+// gate hands a window's rows to its writes, but holds those with an item
+// of a busy key until its barrier has passed, up to aheadItems items.
 type gate struct {
 	barrier func() error
 	busy    map[[2]string]bool
-	start   func() *writers
-	held    []transform.Item
-	wr      *writers
+	start   func() *pipeline.Group
+	held    [][]transform.Item
+	nheld   int
+	wr      *pipeline.Group
 	opened  bool
 	err     error // of open
 }
 
-func (g *gate) add(key [2]string, it transform.Item) error {
+// add hands over row, the items of one row whose keys are keys; row is
+// not kept (a held row is copied).
+func (g *gate) add(keys [][2]string, row []transform.Item) error {
 	if g.opened {
 		if g.err != nil {
 			return g.err
 		}
-		return g.wr.add(it)
+		return g.wr.Add(row)
 	}
-	if !g.busy[key] {
+	if !slices.ContainsFunc(keys, func(k [2]string) bool { return g.busy[k] }) {
 		if g.wr == nil {
 			g.wr = g.start()
 		}
-		return g.wr.add(it)
+		return g.wr.Add(row)
 	}
-	if g.held = append(g.held, it); len(g.held) < aheadItems {
+	g.held = append(g.held, slices.Clone(row))
+	if g.nheld += len(row); g.nheld < aheadItems {
 		return nil
 	}
 	return g.open()
@@ -363,9 +392,9 @@ func (g *gate) open() error {
 		g.wr = g.start()
 	}
 	held := g.held
-	g.held = nil
-	for _, it := range held {
-		if g.err = g.wr.add(it); g.err != nil {
+	g.held, g.nheld = nil, 0
+	for _, row := range held {
+		if g.err = g.wr.Add(row); g.err != nil {
 			return g.err
 		}
 	}
@@ -380,6 +409,8 @@ type work struct {
 	owners       map[[2]string]rowID
 	rejectedRows map[rowID]bool
 	keys         [][2]string // scratch: the keys of the row being derived
+	row          []transform.Item
+	rowKeys      [][2]string // scratch: the keys of row
 	out          *gate
 	puts         int
 	deletes      [][2]string
@@ -457,17 +488,21 @@ func (a *Applier) derive(ctx context.Context, aff *affected, w *work) error {
 				w.rejectedRows[row] = true
 				return a.reject(pipeline.Reject{Entity: p.Entity().Name, SourceKey: p.SourceKey(values), ItemKey: pipeline.ItemKeyMap(key, a.keyAttrs), Reason: reason})
 			}
+			// The row's items of keys not yet written in the window, in
+			// one batch: written or rejected together.
+			w.row, w.rowKeys = w.row[:0], w.rowKeys[:0]
 			for i, it := range buf {
 				if key := keys[i]; !w.seen[key] {
 					w.seen[key] = true
 					w.owners[key] = row
 					w.puts++
-					if err := w.out.add(key, it); err != nil {
-						return err
-					}
+					w.row, w.rowKeys = append(w.row, it), append(w.rowKeys, key)
 				}
 			}
-			return nil
+			if len(w.row) == 0 {
+				return nil
+			}
+			return w.out.add(w.rowKeys, w.row)
 		})
 		if err != nil {
 			return err
@@ -544,115 +579,4 @@ func (a *Applier) deleteItem(k [2]string) transform.Item {
 		attrs[a.keyAttrs[1]] = &types.AttributeValueMemberS{Value: k[1]}
 	}
 	return transform.Item{Entity: -1, Attrs: attrs, Delete: true}
-}
-
-// writers hand a window's items to the sink in batches of
-// load.MaxBatchItems, Concurrency batches at a time, while the window is
-// still being derived. ctx ends when one fails.
-type writers struct {
-	a       *Applier
-	plans   []*transform.Plan // the graph's when the writers started
-	ctx     context.Context
-	cancel  context.CancelFunc // ends ctx: the writes stop
-	g       *errgroup.Group
-	ch      chan []transform.Item
-	cur     []transform.Item
-	mu      sync.Mutex
-	rejects []pipeline.Reject
-}
-
-func (a *Applier) startWriters(ctx context.Context) *writers {
-	if a.sem == nil {
-		a.sem = make(chan struct{}, max(a.Concurrency, 1))
-	}
-	ctx, cancel := context.WithCancel(ctx)
-	g, gctx := errgroup.WithContext(ctx)
-	// The queue holds up to aheadItems items: a window's derivation runs
-	// ahead of its writes, so that Start returns (and the next window is
-	// received and derived) while this one's writes still keep the server
-	// busy; with a queue of Concurrency batches, Start returned only once
-	// all but the last ones were sent, and the server idled while the
-	// next window was received and read from the source.
-	var plans []*transform.Plan
-	if a.graph != nil {
-		plans = a.graph.plans
-	}
-	wr := &writers{a: a, plans: plans, ctx: gctx, cancel: cancel, g: g, ch: make(chan []transform.Item, max(aheadItems/load.MaxBatchItems, a.Concurrency, 1))}
-	for range max(a.Concurrency, 1) {
-		g.Go(func() error {
-			for batch := range wr.ch {
-				if err := wr.write(batch); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-	}
-	return wr
-}
-
-// add queues it; a full batch goes to the writers.
-func (wr *writers) add(it transform.Item) error {
-	wr.cur = append(wr.cur, it)
-	if len(wr.cur) < load.MaxBatchItems {
-		return nil
-	}
-	return wr.flush()
-}
-
-func (wr *writers) flush() error {
-	if len(wr.cur) == 0 {
-		return nil
-	}
-	select {
-	case wr.ch <- wr.cur:
-	case <-wr.ctx.Done():
-		return context.Cause(wr.ctx)
-	}
-	wr.cur = nil
-	return nil
-}
-
-// close sends the last batch and waits for the writers.
-func (wr *writers) close() error {
-	defer wr.cancel()
-	err := wr.flush()
-	close(wr.ch)
-	if werr := wr.g.Wait(); werr != nil {
-		return werr
-	}
-	return err
-}
-
-// write writes one batch; items the sink refuses become rejects (a
-// delete refused stops the window).
-func (wr *writers) write(batch []transform.Item) error {
-	select {
-	case wr.a.sem <- struct{}{}:
-	case <-wr.ctx.Done():
-		return context.Cause(wr.ctx)
-	}
-	err := wr.a.sink.Write(wr.ctx, batch)
-	<-wr.a.sem
-	var be *load.BatchError
-	if !errors.As(err, &be) {
-		if err == nil {
-			wr.a.written.Add(int64(len(batch)))
-		}
-		return err
-	}
-	wr.a.written.Add(int64(len(batch) - len(be.Failed)))
-	keyAttrs := wr.a.keyAttrs
-	for _, f := range be.Failed {
-		it := batch[f.Index]
-		if it.Delete {
-			return fmt.Errorf("delete %v: %w", transform.ItemKey(it.Attrs, keyAttrs), f.Err)
-		}
-		p := wr.plans[it.Entity]
-		wr.mu.Lock()
-		wr.rejects = append(wr.rejects, pipeline.Reject{Entity: p.Entity().Name, SourceKey: p.SourceKey(it.Row),
-			ItemKey: pipeline.ItemKeyMap(transform.ItemKey(it.Attrs, keyAttrs), keyAttrs), Reason: f.Err.Error()})
-		wr.mu.Unlock()
-	}
-	return nil
 }

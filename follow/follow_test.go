@@ -721,6 +721,7 @@ func TestHandoffIsGapFree(t *testing.T) {
 	}
 
 	a := follow.NewApplier(g, m, src, sink)
+	defer a.Close()
 	st, err := follow.Run(ctx, stream, a, conn, follow.Options{Slot: name, Publication: name, From: slot.Consistent, UntilCaughtUp: true})
 	if err != nil || !st.CaughtUp {
 		t.Fatalf("follow: %+v, %v", st, err)

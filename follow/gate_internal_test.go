@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/pg2dynamo/pg2dynamo/load"
+	"github.com/pg2dynamo/pg2dynamo/pipeline"
 	"github.com/pg2dynamo/pg2dynamo/transform"
 )
 
@@ -29,7 +30,8 @@ func TestGateHoldsItemsUntilTheBarrier(t *testing.T) {
 	barriers, addedAtBarrier, heldAtBarrier := 0, 0, 0
 	added := 0
 	busyKey := [2]string{"BUSY", ""}
-	g := &gate{busy: map[[2]string]bool{busyKey: true}, start: func() *writers { return a.startWriters(context.Background()) }}
+	g := &gate{busy: map[[2]string]bool{busyKey: true}, start: func() *pipeline.Group { return a.group(context.Background()) }}
+	defer a.Close()
 	g.barrier = func() error {
 		barriers++
 		addedAtBarrier, heldAtBarrier = added, len(g.held)
@@ -39,21 +41,21 @@ func TestGateHoldsItemsUntilTheBarrier(t *testing.T) {
 	for i := range free {
 		k := [2]string{fmt.Sprint("FREE", i), ""}
 		it := transform.Item{Attrs: map[string]types.AttributeValue{"PK": &types.AttributeValueMemberS{Value: k[0]}}}
-		if err := g.add(k, it); err != nil {
+		if err := g.add([][2]string{k}, []transform.Item{it}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	for i := range n {
 		added = i + 1
 		it := transform.Item{Attrs: map[string]types.AttributeValue{"PK": &types.AttributeValueMemberS{Value: busyKey[0]}}}
-		if err := g.add(busyKey, it); err != nil {
+		if err := g.add([][2]string{busyKey}, []transform.Item{it}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	if err := g.open(); err != nil {
 		t.Fatal(err)
 	}
-	if err := g.wr.close(); err != nil {
+	if _, err := g.wr.Wait(); err != nil {
 		t.Fatal(err)
 	}
 	if barriers != 1 || addedAtBarrier != aheadItems || heldAtBarrier != aheadItems || written != free+n {

@@ -48,17 +48,23 @@ func (b *batcher) fresh(entity, part, seq int) batch {
 		entity: entity, part: part, seq: seq}
 }
 
+// fits reports whether a row of n items fits in b.
+func (b *batch) fits(n int) bool { return len(b.items)+n <= load.MaxBatchItems }
+
+// add appends one row's items; it reports whether b is now full.
+func (b *batch) add(items []transform.Item) bool {
+	for j, it := range items {
+		b.items = append(b.items, it)
+		b.rowEnd = append(b.rowEnd, j == len(items)-1)
+	}
+	return len(b.items) == load.MaxBatchItems
+}
+
 // fits reports whether a row of n items fits in the current batch.
-func (b *batcher) fits(n int) bool { return len(b.cur.items)+n <= load.MaxBatchItems }
+func (b *batcher) fits(n int) bool { return b.cur.fits(n) }
 
 // add appends one row's items; it reports whether the batch is now full.
-func (b *batcher) add(items []transform.Item) bool {
-	for j, it := range items {
-		b.cur.items = append(b.cur.items, it)
-		b.cur.rowEnd = append(b.cur.rowEnd, j == len(items)-1)
-	}
-	return len(b.cur.items) == load.MaxBatchItems
-}
+func (b *batcher) add(items []transform.Item) bool { return b.cur.add(items) }
 
 // flush hands the current batch, if it holds a row, to the writers, and
 // starts the next. It returns the writers' stop cause when they stopped.
