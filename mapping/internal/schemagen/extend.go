@@ -20,10 +20,6 @@ const (
 
 	fileComment = `Generated from the Go types of package mapping (go generate ./mapping; do not edit): mapping.Load decodes the same file. mapping/schema_test.go checks every shipped mapping validates and every structural bad case in mapping/testdata/bad is rejected. Where the two differ: this schema wants the documented scalar types (Load converts 123 to "123" and "5" to 5; it refuses 1.5 for a whole number, as this schema does); it refuses an empty string for billing_mode, projection, as and library (Load reads it as the default, or no library) and an empty column or attribute name anywhere (Load leaves some to the database check). It cannot see the rules that compare values or follow names: GSIs named by entities and access patterns, key attribute names (equal ones, the table's in a key condition, multi-attribute keys' clashes and types), duplicate index names and entity types, sets of columns excluded or not selected, the key formats of the library presets, and anything checked against the database.`
 
-	// maxMapKeys bounds the keys of a map of names, as a sanity limit for
-	// editors (Load's own bound is MaxMappingKeys, over the whole file).
-	maxMapKeys = 1000
-
 	gsiNamePatternMessage = "Expected the name of one of table.gsis."
 	tableNameMessage      = "Expected 3-255 characters of a-z, A-Z, 0-9, '_', '-', '.'."
 	electroSepMessage     = "ElectroDB's keys use '#' and '$' as separators."
@@ -95,7 +91,7 @@ func def(defs jsonschema.Definitions, name string) *schema {
 func prop(s *schema, key string) *schema {
 	p, ok := s.Properties.Get(key)
 	if !ok {
-		panic(fmt.Sprintf("no property %q in %q: a yaml key was renamed", key, s.Description))
+		panic(fmt.Sprintf("no property %q: a yaml key was renamed", key))
 	}
 	return p
 }
@@ -153,9 +149,10 @@ func nonEmpty(s *schema) *schema {
 	return s
 }
 
-// names bounds a map by name: at most maxMapKeys names, none empty.
+// names bounds a map by name: at most Load's MaxMappingKeys names (the
+// most keys in one YAML mapping), none empty.
 func names(s *schema) {
-	s.MaxProperties = u(maxMapKeys)
+	s.MaxProperties = u(m.MaxMappingKeys)
 	s.PropertyNames = &schema{MinLength: u(1)}
 }
 
@@ -168,7 +165,8 @@ func emptyOrNull(text string) *schema {
 	return s
 }
 
-// empty is a key left out, or given with an empty value of its type.
+// emptyString, emptyList and absent hold when a key is left out or
+// empty (a string, a list) or null, with the message for a value given.
 func emptyString(text string) *schema { return msg(&schema{MaxLength: u(0)}, text) }
 func emptyList(text string) *schema   { return msg(&schema{MaxItems: u(0)}, text) }
 func absent(text string) *schema      { return msg(&schema{Type: "null"}, text) }
@@ -180,7 +178,8 @@ func is(key string, v any) *schema {
 	return s
 }
 
-// filled holds when key is present and a non-empty string, list or map.
+// filledString and filledList hold when key is present and a non-empty
+// string, or list.
 func filledString(key string) *schema {
 	s := props(key, &schema{Type: "string", MinLength: u(1)})
 	s.Required = []string{key}
@@ -225,7 +224,7 @@ func fileRules(root *schema) {
 	ta.Default = m.DefaultTypeAttribute
 
 	es := prop(root, m.KeyEntities)
-	es.MinProperties, es.MaxProperties = u(1), u(maxMapKeys)
+	es.MinProperties, es.MaxProperties = u(1), u(m.MaxMappingKeys)
 	es.PropertyNames = extra(&schema{Pattern: entityNamePattern}, "patternErrorMessage",
 		"An entity name starts with a letter, then letters, digits, '_' or '-'.")
 
@@ -239,7 +238,7 @@ func fileRules(root *schema) {
 	lib.Ref = ""
 
 	aps := prop(root, m.KeyAccessPatterns)
-	aps.MaxProperties = u(maxMapKeys)
+	aps.MaxProperties = u(m.MaxMappingKeys)
 
 	// A library fixes the type attribute, and reads no mirror.
 	for _, l := range []struct{ name, attr string }{
@@ -431,7 +430,7 @@ func entity(s *schema) {
 	keyTemplate(prop(s, m.KeySK), true)
 	prop(s, m.KeySK).Examples = []any{"ORDER#${order_id}"}
 	ix := prop(s, m.KeyIndexes)
-	ix.MaxProperties = u(maxMapKeys)
+	ix.MaxProperties = u(m.MaxMappingKeys)
 	ix.PropertyNames = extra(&schema{Pattern: tableNamePattern}, "patternErrorMessage", gsiNamePatternMessage)
 	for _, k := range []string{m.KeyEmbed, m.KeyAggregates, m.KeyIDs} {
 		names(prop(s, k))
