@@ -52,20 +52,28 @@ import (
 // would hide a key format in the mapping that nobody wrote down, and an
 // error costs the user one edit.
 type Library struct {
-	// Name is onetable, electrodb or dynamodb-toolbox; empty for none.
+	// Name is onetable (dynamodb-onetable: type attribute _type),
+	// electrodb (__edb_e__ and __edb_v__ on every item, keys in
+	// ElectroDB's default format) or dynamodb-toolbox (_et, and _ct and
+	// _md unless timestamps: false); empty for none.
 	Name string `yaml:"name"`
-	// Service is ElectroDB's model.service (default: the table name).
+	// Service, for electrodb, is the model's service. Default: the table
+	// name. Without '#' and '$', ElectroDB's key separators.
 	Service string `yaml:"service"`
-	// Version is ElectroDB's model.version (default "1").
+	// Version, for electrodb, is the model's version, written as __edb_v__
+	// on every item. Default "1". Without '#' and '$'.
 	Version string `yaml:"version"`
-	// Created and Modified, for dynamodb-toolbox, name the columns whose
-	// values become its _ct and _md attributes on every item, in the form
-	// toolbox writes them (JavaScript's toISOString: UTC, milliseconds).
-	// Every entity's source must have the created column (a query source
-	// can alias one); a row whose created value is NULL is rejected. An
-	// entity whose source has no modified column, or a row whose modified
-	// value is NULL, gets the created time as _md.
-	Created  string `yaml:"created"`
+	// Created, for dynamodb-toolbox, is the column whose value becomes _ct
+	// on every item (an Entity's creation time), in the form toolbox
+	// writes it (JavaScript's toISOString: UTC, milliseconds). Every
+	// entity's source must have it (a query source can alias one); a row
+	// whose created value is NULL is rejected. Required unless
+	// timestamps: false.
+	Created string `yaml:"created"`
+	// Modified, for dynamodb-toolbox, is the column whose value becomes
+	// _md on every item (its modification time). An entity whose source
+	// has no such column, or a row whose value is NULL, gets the created
+	// time.
 	Modified string `yaml:"modified"`
 	// Timestamps, for dynamodb-toolbox, is false when the application's
 	// Entities are built with timestamps: false: no _ct and _md are

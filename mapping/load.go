@@ -239,11 +239,17 @@ func (m *Mapping) applyDefaults() {
 // tableNameRE is DynamoDB's rule for table and index names: 3 to 255
 // characters of a-z, A-Z, 0-9, '_', '-', '.'.
 // https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/HowItWorks.NamingRulesDataTypes.html
-var tableNameRE = regexp.MustCompile(`^[a-zA-Z0-9_.-]{3,255}$`)
+var tableNameRE = regexp.MustCompile(TableNamePattern)
+
+// TableNamePattern is tableNameRE's expression, for the JSON Schema.
+const TableNamePattern = `^[a-zA-Z0-9_.-]{3,255}$`
 
 // entityNameRE is the form of entity names: they appear in dotted paths
 // and are the default type value.
-var entityNameRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_-]*$`)
+var entityNameRE = regexp.MustCompile(EntityNamePattern)
+
+// EntityNamePattern is entityNameRE's expression, for the JSON Schema.
+const EntityNamePattern = `^[A-Za-z][A-Za-z0-9_-]*$`
 
 // ValidTableName reports whether name follows DynamoDB's naming rules for
 // tables and indexes (3-255 characters of a-z, A-Z, 0-9, '_', '-', '.').

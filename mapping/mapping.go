@@ -6,7 +6,9 @@
 // table or a SQL query) and turns every row into one item whose keys are
 // rendered from templates such as "USER#${user_id}". Load parses and checks a
 // file; every problem is reported as an *Error naming the file, line, column
-// and dotted path (entities.Order.pk) of the offending value.
+// and dotted path (entities.Order.pk) of the offending value. JSONSchema is
+// the file's JSON Schema for editors, generated from the types below (their
+// yaml keys and doc comments) by internal/schemagen.
 package mapping
 
 import (
@@ -124,20 +126,33 @@ const (
 
 // Mapping is a parsed and validated mapping file.
 type Mapping struct {
-	// Version of the mapping language; only 1 exists.
+	// Version of the mapping language. Optional: only 1 exists.
 	Version int `yaml:"version"`
-	// Table is the single DynamoDB table every entity writes to.
+	// Table is the single DynamoDB table every entity writes to. Its key
+	// attributes are of type S (string), rendered from the key templates.
 	Table Table `yaml:"table"`
 	// TypeAttribute is the name of the attribute that carries each item's
-	// entity type (default "type").
+	// entity type. Default "type"; with a library, the library's (_type,
+	// __edb_e__ or _et), which this may only repeat. Not a string key
+	// attribute of the table or of a GSI.
 	TypeAttribute string `yaml:"type_attribute"`
-	// Library, when set, makes the items readable by a single-table
-	// library as they are: its type attribute and the attributes it reads,
-	// and keys it renders alike (see Library).
+	// Library makes the items readable, as they are, by a single-table
+	// library of the application: onetable, electrodb or dynamodb-toolbox.
+	// Its type attribute and the other attributes it reads are written on
+	// every item, and the key templates are held to what it renders. As a
+	// name (library: onetable) or with settings ({name: electrodb,
+	// service: shop}).
 	Library Library `yaml:"library"`
-	// Entities in file order. Decoded from the "entities" map; see Load.
+	// Entities by name ("entities" in the file), in the order they are
+	// read. Each reads one source (a table or a SQL query) and turns every
+	// row into one item. A name starts with a letter, then letters, digits,
+	// '_' or '-'; it is also the default value of the type attribute. At
+	// least one. Decoded from the map in file order; see Load.
 	Entities []*Entity `yaml:"-"`
-	// AccessPatterns in file order, decoded from "access_patterns".
+	// AccessPatterns are the named reads the design serves
+	// ("access_patterns", in file order), each a Query on the table or on a
+	// GSI. plan prints them; verify runs them and checks their order
+	// against PostgreSQL.
 	AccessPatterns []*AccessPattern `yaml:"-"`
 
 	// File is the path the mapping was read from, used in error messages.
@@ -155,30 +170,58 @@ type Mapping struct {
 // CreateTable request and CloudFormation resource; it neither applies nor
 // checks them on a table that already exists.
 type Table struct {
-	Name          string `yaml:"name"`
-	PartitionKey  string `yaml:"partition_key"`
-	SortKey       string `yaml:"sort_key"`
-	BillingMode   string `yaml:"billing_mode"`
-	ReadCapacity  int64  `yaml:"read_capacity"`
-	WriteCapacity int64  `yaml:"write_capacity"`
-	GSIs          []GSI  `yaml:"gsis"`
+	// Name is the DynamoDB table name: 3-255 characters of a-z, A-Z, 0-9,
+	// '_', '-', '.'
+	// (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/HowItWorks.NamingRulesDataTypes.html).
+	Name string `yaml:"name"`
+	// PartitionKey is the name of the table's partition key attribute,
+	// rendered from each entity's pk. Default PK.
+	PartitionKey string `yaml:"partition_key"`
+	// SortKey is the name of the table's sort key attribute, rendered from
+	// each entity's sk. Default SK; not the partition key's name.
+	SortKey string `yaml:"sort_key"`
+	// BillingMode is PAY_PER_REQUEST (on-demand, the default) or
+	// PROVISIONED, which needs read_capacity and write_capacity above 0 on
+	// the table and on every GSI
+	// (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/capacity-mode.html).
+	BillingMode string `yaml:"billing_mode"`
+	// ReadCapacity is the provisioned read capacity units (RCU) of the
+	// table: above 0 with billing_mode PROVISIONED, left out (or 0)
+	// otherwise.
+	ReadCapacity int64 `yaml:"read_capacity"`
+	// WriteCapacity is the provisioned write capacity units (WCU) of the
+	// table: above 0 with billing_mode PROVISIONED, left out (or 0)
+	// otherwise.
+	WriteCapacity int64 `yaml:"write_capacity"`
+	// GSIs are the global secondary indexes, each with string keys
+	// (partition_key, sort_key) rendered on each entity's items from its
+	// indexes templates, or with multi-attribute keys (partition_keys,
+	// sort_keys) the items carry. DynamoDB allows 20 GSIs a table by
+	// default
+	// (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/ServiceQuotas.html).
+	GSIs []GSI `yaml:"gsis"`
 
 	// WarmThroughput, when set, pre-warms the table: the reads and writes
-	// per second it can take at once, from its creation.
+	// per second it takes at once, from its creation
+	// (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/warm-throughput.html).
 	WarmThroughput *WarmThroughput `yaml:"warm_throughput"`
-	// MaxReadRequestUnits and MaxWriteRequestUnits, when set, cap an
-	// on-demand (PAY_PER_REQUEST) table's throughput, in request units per
-	// second (each at least 1); a provisioned table has none.
-	// https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/on-demand-capacity-mode-max-throughput.html
-	MaxReadRequestUnits  *int64 `yaml:"max_read_request_units"`
+	// MaxReadRequestUnits, when set, caps the on-demand throughput of the
+	// table: read request units per second, at least 1; requests above it
+	// are throttled. billing_mode PAY_PER_REQUEST only
+	// (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/on-demand-capacity-mode-max-throughput.html).
+	MaxReadRequestUnits *int64 `yaml:"max_read_request_units"`
+	// MaxWriteRequestUnits, when set, caps the on-demand throughput of the
+	// table: write request units per second, at least 1; requests above it
+	// are throttled. billing_mode PAY_PER_REQUEST only
+	// (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/on-demand-capacity-mode-max-throughput.html).
 	MaxWriteRequestUnits *int64 `yaml:"max_write_request_units"`
 	// PointInTimeRecovery, when enabled, turns on continuous backups
 	// (UpdateContinuousBackups, once the created table is ACTIVE: CreateTable
 	// cannot).
 	PointInTimeRecovery *PointInTimeRecovery `yaml:"point_in_time_recovery"`
 	// DeletionProtection, when true, creates the table with deletion
-	// protection enabled: DeleteTable fails until it is turned off.
-	// https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/WorkingWithTables.Basics.html#WorkingWithTables.Basics.DeletionProtection
+	// protection: DeleteTable fails until it is turned off. Default false
+	// (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/WorkingWithTables.Basics.html#WorkingWithTables.Basics.DeletionProtection).
 	DeletionProtection bool `yaml:"deletion_protection"`
 }
 
@@ -194,20 +237,54 @@ type Table struct {
 //
 // https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/GSI.DesignPattern.MultiAttributeKeys.html
 type GSI struct {
-	Name             string         `yaml:"name"`
-	PartitionKey     string         `yaml:"partition_key"`
-	SortKey          string         `yaml:"sort_key"`
-	PartitionKeys    []KeyAttribute `yaml:"partition_keys"`
-	SortKeys         []KeyAttribute `yaml:"sort_keys"`
-	Projection       string         `yaml:"projection"`
-	NonKeyAttributes []string       `yaml:"non_key_attributes"`
-	ReadCapacity     int64          `yaml:"read_capacity"`
-	WriteCapacity    int64          `yaml:"write_capacity"`
-	// WarmThroughput, MaxReadRequestUnits and MaxWriteRequestUnits are the
-	// index's own, as the table's.
-	WarmThroughput       *WarmThroughput `yaml:"warm_throughput"`
-	MaxReadRequestUnits  *int64          `yaml:"max_read_request_units"`
-	MaxWriteRequestUnits *int64          `yaml:"max_write_request_units"`
+	// Name is the index name, once in the table: 3-255 characters of a-z,
+	// A-Z, 0-9, '_', '-', '.'. Entities name it under indexes, access
+	// patterns under index.
+	Name string `yaml:"name"`
+	// PartitionKey is the name of the index's partition key attribute, a
+	// string rendered on each entity's items from its indexes templates,
+	// e.g. GSI1PK (overloaded across entities). The table's sort key here,
+	// with its partition key as sort_key, makes an inverted index. Not with
+	// partition_keys.
+	PartitionKey string `yaml:"partition_key"`
+	// SortKey is the name of the index's sort key attribute, e.g. GSI1SK.
+	// Optional; not the index's partition key. Not with sort_keys.
+	SortKey string `yaml:"sort_key"`
+	// PartitionKeys is a multi-attribute partition key: 1 to 4 attributes
+	// the items carry (a column, or a renamed one), in order, instead of
+	// partition_key. No entity lists such an index under indexes, and an
+	// item lacking one of them is not in the index.
+	PartitionKeys []KeyAttribute `yaml:"partition_keys"`
+	// SortKeys is a multi-attribute sort key: up to 4 attributes the items
+	// carry, in order, instead of sort_key; only with partition_keys.
+	SortKeys []KeyAttribute `yaml:"sort_keys"`
+	// Projection is the attributes copied into the index: ALL (the
+	// default), KEYS_ONLY, or INCLUDE with non_key_attributes
+	// (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/GSI.html).
+	Projection string `yaml:"projection"`
+	// NonKeyAttributes, with projection INCLUDE and only then, are the
+	// attributes copied into the index besides the keys; at least one.
+	// DynamoDB allows 100 across all the table's indexes.
+	NonKeyAttributes []string `yaml:"non_key_attributes"`
+	// ReadCapacity is the provisioned read capacity units (RCU) of the
+	// index: above 0 with billing_mode PROVISIONED, left out (or 0)
+	// otherwise.
+	ReadCapacity int64 `yaml:"read_capacity"`
+	// WriteCapacity is the provisioned write capacity units (WCU) of the
+	// index: above 0 with billing_mode PROVISIONED, left out (or 0)
+	// otherwise.
+	WriteCapacity int64 `yaml:"write_capacity"`
+	// WarmThroughput, when set, pre-warms the index: the reads and writes
+	// per second it takes at once, from its creation.
+	WarmThroughput *WarmThroughput `yaml:"warm_throughput"`
+	// MaxReadRequestUnits, when set, caps the on-demand throughput of the
+	// index: read request units per second, at least 1. billing_mode
+	// PAY_PER_REQUEST only.
+	MaxReadRequestUnits *int64 `yaml:"max_read_request_units"`
+	// MaxWriteRequestUnits, when set, caps the on-demand throughput of the
+	// index: write request units per second, at least 1. billing_mode
+	// PAY_PER_REQUEST only.
+	MaxWriteRequestUnits *int64 `yaml:"max_write_request_units"`
 }
 
 // KeyAttribute is one attribute of a multi-attribute GSI key: an attribute
@@ -217,7 +294,15 @@ type GSI struct {
 // as (see the README's type table: integers and numeric are N, text S,
 // bytea B).
 type KeyAttribute struct {
+	// Name is the attribute: a column written under this name, or renamed
+	// to it. Not a string key attribute of the table or a GSI, nor twice in
+	// one index.
 	Name string `yaml:"name"`
+	// Type is its type, as the column is written: S (string: text, uuid,
+	// dates, timestamps), N (number: integers, numeric) or B (binary:
+	// bytea). An item whose attribute has another type is refused by
+	// DynamoDB; an attribute two indexes share has one type, and the type
+	// attribute is S.
 	Type string `yaml:"type"`
 }
 
@@ -229,7 +314,9 @@ type KeyAttribute struct {
 // https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/warm-throughput.html
 // https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_WarmThroughput.html
 type WarmThroughput struct {
-	ReadUnitsPerSecond  *int64 `yaml:"read_units_per_second"`
+	// ReadUnitsPerSecond is the read units per second, at least 1.
+	ReadUnitsPerSecond *int64 `yaml:"read_units_per_second"`
+	// WriteUnitsPerSecond is the write units per second, at least 1.
 	WriteUnitsPerSecond *int64 `yaml:"write_units_per_second"`
 }
 
@@ -239,28 +326,33 @@ type WarmThroughput struct {
 // nil); it needs Enabled.
 // https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_UpdateContinuousBackups.html
 type PointInTimeRecovery struct {
-	Enabled              bool   `yaml:"enabled"`
+	// Enabled, when true, turns point-in-time recovery on.
+	Enabled bool `yaml:"enabled"`
+	// RecoveryPeriodInDays is how many days back the table can be
+	// restored: 1 to 35 (DynamoDB's default 35). Only with enabled: true.
 	RecoveryPeriodInDays *int64 `yaml:"recovery_period_in_days"`
 }
 
 // AccessPattern is a named read the design serves: a Query on the table or
-// a GSI with a key condition written over key templates, e.g.
-// "PK = USER#${user_id} AND begins_with(SK, TICKET#)". Parameters are the
-// placeholders; plan prints the patterns and verification runs them.
+// a GSI with a key condition written over key templates. The condition
+// "PK = USER#${user_id} AND begins_with(SK, TICKET#)" has the parameter
+// user_id: the placeholders are the parameters. plan prints the patterns
+// and verification runs them.
 type AccessPattern struct {
 	// Name is the pattern's key in "access_patterns".
 	Name string `yaml:"-"`
 	// Description says what the pattern is for.
 	Description string `yaml:"description"`
-	// Index is a GSI name; empty for the table.
+	// Index is a GSI name from table.gsis; left out (empty) for the table.
 	Index string `yaml:"index"`
-	// KeyCondition is "<pk attr> = <template>", optionally followed by
-	// "AND <sk attr> = <template>", "AND begins_with(<sk attr>, <template>)",
-	// "AND <sk attr> BETWEEN <template> AND <template>" or a comparison
-	// (<, <=, >, >=).
+	// KeyCondition is PK = TEMPLATE, optionally followed by AND and one
+	// of: SK = T, SK < T, SK <= T, SK > T, SK >= T, SK BETWEEN T AND T,
+	// begins_with(SK, T). PK and SK are the key attribute names of the
+	// table or the index; a template in single quotes may hold spaces,
+	// parentheses and commas.
 	KeyCondition string `yaml:"key_condition"`
-	// ScanForward is false to read the sort key descending (newest first).
-	// Default true.
+	// ScanForward is false to read the sort key descending, newest first
+	// (ScanIndexForward=false). Default true.
 	ScanForward *bool `yaml:"scan_forward"`
 
 	// Parsed, set by Load.
@@ -284,33 +376,51 @@ type KeyCondition struct {
 type Entity struct {
 	// Name is the entity's key in the "entities" map.
 	Name string `yaml:"-"`
-	// Source is where the rows come from.
+	// Source is where the rows come from: {table: customers}, {schema:
+	// sales, table: customers} or {query: "SELECT …"}; exactly one of table
+	// and query.
 	Source Source `yaml:"source"`
-	// PK and SK are the key templates of the item's partition key and sort
-	// key, e.g. "CUSTOMER#${customer_id}".
+	// PK is the key template of the item's partition key, e.g.
+	// CUSTOMER#${customer_id}. Entities that share it form an item
+	// collection. A rendered key is at most 2048 bytes
+	// (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/ServiceQuotas.html#limits-partition-sort-keys);
+	// a longer one, an empty one or one from a NULL rejects the row.
 	PK string `yaml:"pk"`
+	// SK is the key template of the item's sort key, e.g.
+	// ORDER#${created_at}#${order_id}. A composite sort key
+	// (${state}#${city}) is searchable at each level with begins_with. A
+	// rendered key is at most 1024 bytes.
 	SK string `yaml:"sk"`
-	// Indexes maps a GSI name to the templates of its key attributes on this
-	// entity's items. An entity absent from an index writes no attributes for it.
+	// Indexes are the keys of the table's GSIs on this entity's items, by
+	// index name (from table.gsis): the templates of the index's partition
+	// and sort key. An entity absent from an index writes no attributes for
+	// it.
 	Indexes map[string]IndexKeys `yaml:"indexes"`
 	// Attributes chooses and names the non-key attributes.
 	Attributes Attributes `yaml:"attributes"`
-	// Type is the value of the type attribute (default: Name).
+	// Type is the value of the type attribute on this entity's items.
+	// Default: the entity's name.
 	Type string `yaml:"type"`
-	// Embed maps an attribute name to child rows embedded in it as a list
-	// or map (a "complex attribute").
+	// Embed holds child rows embedded in one attribute of each item, by
+	// attribute name (a complex attribute): a list, a map keyed by a
+	// column, or a set of one column's values.
 	Embed map[string]*Embed `yaml:"embed"`
-	// Duplicate copies columns of parent rows onto this entity's items
-	// through a foreign key (denormalization).
+	// Duplicate copies columns of a parent row onto each item through a
+	// foreign key (denormalization). A row without a parent gets none of
+	// the columns.
 	Duplicate []*Duplicate `yaml:"duplicate"`
-	// Aggregates maps an attribute name to a count, sum, min or max over
-	// child rows, kept on this entity's items.
+	// Aggregates are a count, sum, min or max over child rows, kept on each
+	// item, by attribute name. A row without children gets count 0; sum,
+	// min and max are then absent.
 	Aggregates map[string]*Aggregate `yaml:"aggregates"`
-	// IDs maps an attribute name to a stable, sortable ID built from the
-	// row (the same on every run).
+	// IDs are stable, sortable IDs by attribute name: a KSUID or ULID whose
+	// time part comes from a timestamp column and whose random part is the
+	// SHA-256 of the from columns. It sorts by time and is the same on
+	// every run; key templates can use it (POST#${post_ksuid}).
 	IDs map[string]*StableID `yaml:"ids"`
-	// Mirror, when set, writes each row a second time with these keys:
-	// the other direction of an adjacency-list association.
+	// Mirror, when set, writes each row a second time with these keys and
+	// the same attributes: the other direction of an adjacency-list
+	// association (many-to-many).
 	Mirror *Mirror `yaml:"mirror"`
 
 	// Parsed templates, set by Load.
@@ -338,20 +448,31 @@ func (j Join) Pairs() [][2]string {
 // Embed puts the child rows of each row into one attribute, as a list (in
 // OrderBy order), a map keyed by a column, or a set of one column's values.
 type Embed struct {
+	// Source is the child rows: {table: …}, with an optional schema, or
+	// {query: "SELECT …"}; exactly one of table and query.
 	Source Source `yaml:"source"`
-	// Join maps child columns to this entity's columns.
+	// Join is the equi-join, as {child column: this entity's column}, e.g.
+	// {customer_id: customer_id}: each key a column of the child source,
+	// each value a column of this entity's source.
 	Join Join `yaml:"join"`
-	// As is "list" (default), "map" or "set". A set (SS, NS or BS, by
-	// the column's type) holds the values of the one column
-	// Attributes.Select names; see Attributes.Sets for its rules.
+	// As is list (the default): an L of M, in order_by order. map: an M of
+	// M keyed by the key column. set: an SS, NS or BS (by the column's
+	// type) of the values of the one column attributes.select names; see
+	// Attributes.Sets for its rules. No children gives an empty list or
+	// map, and no set.
 	As string `yaml:"as"`
-	// Key is the child column whose value keys the map (As "map").
+	// Key, with as: map and only then, is the child column whose value
+	// keys the map.
 	Key string `yaml:"key"`
-	// OrderBy orders a list: columns, each optionally followed by " DESC".
+	// OrderBy is the order of a list: child columns, each optionally
+	// followed by ASC or DESC, e.g. [address_id DESC]. Not with as: set.
 	OrderBy []string `yaml:"order_by"`
-	// MaxItems, when above 0, rejects a row with more children.
+	// MaxItems, above 0, rejects a row with more children (listed, not
+	// written); 0, the default, sets no bound. An item is at most 400 KB.
 	MaxItems int `yaml:"max_items"`
-	// Attributes chooses and names the child columns in each element.
+	// Attributes chooses and names the child columns of each element.
+	// With as: set, select names exactly one column, and exclude, rename
+	// and sets are not used.
 	Attributes Attributes `yaml:"attributes"`
 }
 
@@ -367,12 +488,16 @@ const (
 // unique key, so that each row has at most one parent; a row without a
 // parent simply gets no duplicated attributes.
 type Duplicate struct {
-	// Source is the parent; it must be a table.
+	// Source is the parent table: {table: …}, with an optional schema. Not
+	// a query: its join columns must be its primary key or a unique key,
+	// checked against the database.
 	Source Source `yaml:"source"`
-	// Join maps parent columns to this entity's columns.
+	// Join is the equi-join, as {parent column: this entity's column},
+	// e.g. {customer_id: customer_id}: each key a column of the parent
+	// source, each value a column of this entity's source.
 	Join Join `yaml:"join"`
-	// Attributes chooses and names the parent columns copied (select is
-	// required: copying a whole parent is rarely meant).
+	// Attributes chooses the parent columns copied (select is required:
+	// copying a whole parent is rarely meant) and their attribute names.
 	Attributes Attributes `yaml:"attributes"`
 }
 
@@ -390,10 +515,15 @@ const (
 type Aggregate struct {
 	// Function is count, sum, min or max.
 	Function string `yaml:"function"`
-	// Column is the child column summed or compared (not for count).
+	// Column is the child column summed or compared: required by sum, min
+	// and max; not by count.
 	Column string `yaml:"column"`
+	// Source is the child rows: {table: …}, with an optional schema, or
+	// {query: "SELECT …"}; exactly one of table and query.
 	Source Source `yaml:"source"`
-	// Join maps child columns to this entity's columns.
+	// Join is the equi-join, as {child column: this entity's column}, e.g.
+	// {customer_id: customer_id}: each key a column of the child source,
+	// each value a column of this entity's source.
 	Join Join `yaml:"join"`
 }
 
@@ -407,9 +537,9 @@ const (
 // and whose random part is a hash of key columns: sortable by time, and the
 // same on every run (a random one would break repeatable loads).
 type StableID struct {
-	// Kind is ksuid or ulid.
+	// Kind is ksuid or ulid: fixed length, ordered by time.
 	Kind string `yaml:"kind"`
-	// Time is a date, timestamp or timestamptz column.
+	// Time is a date, timestamp or timestamptz column: the ID's time part.
 	Time string `yaml:"time"`
 	// From lists the columns hashed into the ID's random part (the row's
 	// identity, e.g. its primary key).
@@ -419,7 +549,11 @@ type StableID struct {
 // Mirror is the second item written for each row of an association
 // entity: the same attributes under the other direction's keys.
 type Mirror struct {
+	// PK is the partition key template of the mirror item, e.g.
+	// "LECTURE#${lecture_id}".
 	PK string `yaml:"pk"`
+	// SK is the sort key template of the mirror item, e.g.
+	// "STUDENT#${student_id}".
 	SK string `yaml:"sk"`
 
 	PKTemplate Template `yaml:"-"`
@@ -428,18 +562,32 @@ type Mirror struct {
 
 // Source is a table (with optional schema) or a SQL query; exactly one.
 type Source struct {
+	// Schema is the PostgreSQL schema of table. Default public. With a
+	// query, qualify the names inside it instead.
 	Schema string `yaml:"schema"`
-	Table  string `yaml:"table"`
-	Query  string `yaml:"query"`
+	// Table is the source table.
+	Table string `yaml:"table"`
+	// Query is a SQL query, read as a subquery (FROM (query) AS src): one
+	// complete statement, without parameters ($1) or row locks (FOR
+	// UPDATE, FOR SHARE). Checked against PostgreSQL before anything is
+	// read.
+	Query string `yaml:"query"`
 }
 
 // IndexKeys holds the key templates of one GSI for one entity.
 type IndexKeys struct {
+	// PK is the template of the index's partition key, e.g.
+	// "EMAIL#${email}". Required, unless the index's partition key is one
+	// of the table's key attributes (an inverted index): that one is
+	// written from pk or sk.
 	PK string `yaml:"pk"`
+	// SK is the template of the index's sort key: only for an index with a
+	// sort_key, and left out where that is one of the table's key
+	// attributes.
 	SK string `yaml:"sk"`
 	// Sparse, when true, leaves the item out of the index (writes neither
-	// index key attribute) if a template column is NULL, instead of
-	// rejecting the row.
+	// of its key attributes) when a template column is NULL, instead of
+	// rejecting the row: a sparse index. Default false.
 	Sparse bool `yaml:"sparse"`
 }
 
@@ -447,12 +595,14 @@ type IndexKeys struct {
 // non-key attributes. By default every column becomes an attribute of the
 // same name.
 type Attributes struct {
-	// Select, when non-empty, lists the only columns written as attributes.
+	// Select, when non-empty, lists the only columns written as
+	// attributes (default: all).
 	Select []string `yaml:"select"`
-	// Exclude lists columns not written as attributes (they may still be
-	// used in key templates).
+	// Exclude lists columns never written as attributes; key templates may
+	// still use them.
 	Exclude []string `yaml:"exclude"`
-	// Rename maps a column name to its attribute name.
+	// Rename maps a column name to its attribute name. Not to a key
+	// attribute of the table or a GSI, nor to the type attribute.
 	Rename map[string]string `yaml:"rename"`
 	// Sets lists array columns written as a DynamoDB set rather than a
 	// list: SS for text-like elements (text, varchar, char, uuid, enums,

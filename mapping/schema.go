@@ -22,5 +22,12 @@ import _ "embed" // for JSONSchema
 // accepting the mappings Load accepts, with the exceptions its $comment
 // lists. Callers must not modify the slice.
 //
+// The file is generated from the Go types of this package by
+// internal/schemagen (go generate ./mapping): the keys, their types and
+// their descriptions (the fields' doc comments) come from the structs, and
+// the generator adds the enums, defaults, patterns, bounds and rules. A
+// test fails when the committed file differs from the generator's output.
+//
+//go:generate go run ./internal/schemagen/cmd
 //go:embed mapping.schema.json
 var JSONSchema []byte

@@ -525,8 +525,10 @@ func (w *schemaWalk) walkStruct(typ reflect.Type, nodes []map[string]any, path s
 // TestSchemaDescribesEveryKey walks the types Load decodes a mapping file
 // into (the file struct, and Mapping's own fields) along the schema and
 // fails naming any yaml key the schema does not describe, any property it
-// describes that no field has, and any scalar whose JSON type differs:
-// a field added to the mapping language needs its schema.
+// describes that no field has, and any scalar whose JSON type differs. The
+// schema is generated from these types (internal/schemagen), so this
+// checks the generator: that it reflects the file struct Load decodes,
+// not only Mapping, and that its rules replace no key's type.
 func TestSchemaDescribesEveryKey(t *testing.T) {
 	w := &schemaWalk{d: readSchemaDoc(t)}
 	root := map[string]any(w.d)
@@ -541,7 +543,8 @@ func TestSchemaDescribesEveryKey(t *testing.T) {
 
 // TestSchemaEnums checks the schema's enums are the values Load accepts,
 // as the constants of this package name them (the empty value each enum
-// also allows, null, is "left out").
+// also allows, null, is "left out"), and that they sit where the
+// generator's tests below look for them.
 func TestSchemaEnums(t *testing.T) {
 	d := readSchemaDoc(t)
 	tests := []struct {
