@@ -1,204 +1,215 @@
 package draft
 
 import (
-	"bufio"
 	"fmt"
 	"io"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/goccy/go-yaml"
+	"github.com/goccy/go-yaml/ast"
+	"github.com/goccy/go-yaml/token"
+
+	"github.com/pg2dynamo/pg2dynamo/mapping"
 )
 
-// Write renders d as a mapping file: YAML that mapping.Load accepts, with
-// comments that give each decision and the numbers it rests on. The output
-// depends only on d (no clock, no map order), so the same database gives
-// the same file.
+// Write renders d as a mapping file: the *mapping.Mapping that d drafts
+// (see build), marshalled with goccy/go-yaml, with comments that give each
+// decision and the numbers it rests on. mapping.Parse reads the file back
+// to that Mapping, its defaults applied. The output depends only on d (no
+// clock, no map order), so the same database gives the same file. An
+// error is the marshaller's or w's.
 func Write(w io.Writer, d *Design) error {
-	bw := bufio.NewWriter(w)
-	p := &printer{w: bw}
-	p.line(0, "# yaml-language-server: $schema=mapping.schema.json")
-	p.comment(0, "(editor completion: pg2dynamo schema > mapping.schema.json, beside this file)")
-	p.header(d)
-	p.line(0, "version: 1")
-	p.line(0, "table:")
-	p.line(1, "name: %s", q(d.Table))
-	if d.UsesGSI || d.UsesKeyGSI {
-		p.line(1, "gsis:")
+	m, l := build(d)
+	data, err := marshal(m, l)
+	if err != nil {
+		return fmt.Errorf("write the draft: %w", err)
 	}
+	_, err = w.Write(data)
+	return err
+}
+
+// layout is what a Mapping value does not hold: the comments around its
+// values and the values written in flow style, by where they are in the
+// file.
+type layout []note
+
+// note lays out the value at path (a key of a mapping, or an entry of a
+// sequence): head comment lines above it (after a blank line if blank),
+// foot comment lines below it, and flow style for it.
+type note struct {
+	path  []any // each a key (string) or a sequence index (int)
+	head  []string
+	foot  []string
+	blank bool
+	flow  bool
+}
+
+func (l *layout) add(n note) { *l = append(*l, n) }
+
+// at returns path as a path []any: keys, then the indexes given as ints.
+func at(path ...any) []any { return path }
+
+// build returns the mapping d drafts, with nothing Load would fill in
+// (defaults, templates), and its layout.
+func build(d *Design) (*mapping.Mapping, layout) {
+	m := &mapping.Mapping{Version: 1, Table: mapping.Table{Name: d.Table}}
+	var l layout
+	l.add(note{path: at(mapping.KeyVersion), head: header(d)})
 	if d.UsesGSI {
-		p.comment(2, "%s is overloaded: each entity puts at most one reverse lookup in it (a parent's children,", GSI)
-		p.comment(2, "or a join table inverted); the sort key's TYPE# prefix tells them apart.")
-		p.line(2, "- {name: %s, partition_key: %s, sort_key: %s}", GSI, GSIPK, GSISK)
+		l.add(note{path: at(mapping.KeyTable, mapping.KeyGSIs, len(m.Table.GSIs)), head: []string{
+			commentText("%s is overloaded: each entity puts at most one reverse lookup in it (a parent's children,", GSI),
+			commentText("or a join table inverted); the sort key's TYPE# prefix tells them apart."),
+		}})
+		m.Table.GSIs = append(m.Table.GSIs, mapping.GSI{Name: GSI, PartitionKey: GSIPK, SortKey: GSISK})
 	}
 	if d.UsesKeyGSI {
-		p.comment(2, "%s finds by its own key an item that lives in its owner's collection: only such items", KeyGSI)
-		p.comment(2, "write %s (their TYPE#key), so the index is sparse and costs nothing for the others.", KeyGSIPK)
-		p.line(2, "- {name: %s, partition_key: %s}", KeyGSI, KeyGSIPK)
+		l.add(note{path: at(mapping.KeyTable, mapping.KeyGSIs, len(m.Table.GSIs)), head: []string{
+			commentText("%s finds by its own key an item that lives in its owner's collection: only such items", KeyGSI),
+			commentText("write %s (their TYPE#key), so the index is sparse and costs nothing for the others.", KeyGSIPK),
+		}})
+		m.Table.GSIs = append(m.Table.GSIs, mapping.GSI{Name: KeyGSI, PartitionKey: KeyGSIPK})
 	}
-	if d.TypeAttribute != "type" {
-		p.comment(0, `a source column is named "type": the entity type goes in %q instead`, d.TypeAttribute)
-		p.line(0, "type_attribute: %s", q(d.TypeAttribute))
+	if d.TypeAttribute != mapping.DefaultTypeAttribute {
+		m.TypeAttribute = d.TypeAttribute
+		l.add(note{path: at(mapping.KeyTypeAttribute), head: []string{
+			commentText(`a source column is named "type": the entity type goes in %q instead`, d.TypeAttribute),
+		}})
 	}
-	p.line(0, "entities:")
 	for _, e := range d.Entities {
 		if e.Role != Embedded {
-			p.entity(d, e)
+			m.Entities = append(m.Entities, mappingEntity(e, &l))
 		}
 	}
-	if len(d.Patterns) > 0 {
-		p.line(0, "access_patterns:")
-		for _, ap := range d.Patterns {
-			p.line(1, "%s:", q(ap.Name))
-			p.line(2, "description: %s", q(ap.Description))
-			if ap.Index != "" {
-				p.line(2, "index: %s", ap.Index)
-			}
-			p.line(2, "key_condition: %s", strconv.Quote(ap.KeyCondition))
-		}
+	for _, ap := range d.Patterns {
+		m.AccessPatterns = append(m.AccessPatterns, &mapping.AccessPattern{
+			Name: ap.Name, Description: ap.Description, Index: ap.Index, KeyCondition: ap.KeyCondition,
+		})
 	}
 	if len(d.Skipped) > 0 {
-		p.line(0, "")
-		p.comment(0, "Left out:")
-		for _, s := range d.Skipped {
-			p.comment(0, "- %s (%s rows): %s", s.Table.Name, count(s.Table.Rows), s.Reason)
+		last := mapping.KeyEntities
+		if len(m.AccessPatterns) > 0 {
+			last = mapping.KeyAccessPatterns
 		}
+		n := note{path: at(last), blank: true, foot: []string{commentText("Left out:")}}
+		for _, s := range d.Skipped {
+			n.foot = append(n.foot, commentText("- %s (%s rows): %s", s.Table.Name, count(s.Table.Rows), s.Reason))
+		}
+		l.add(n)
 	}
-	return bw.Flush()
+	return m, l
 }
 
-type printer struct{ w *bufio.Writer }
-
-func (p *printer) line(depth int, format string, args ...any) {
-	if format == "" {
-		p.w.WriteString("\n")
-		return
-	}
-	p.w.WriteString(strings.Repeat("  ", depth))
-	fmt.Fprintf(p.w, format, args...)
-	p.w.WriteString("\n")
-}
-
-// comment writes a comment line. A line break or other control character
-// (a table or column name may hold one) is written as its Go escape, so
-// that it cannot end the comment and start a line of YAML.
-func (p *printer) comment(depth int, format string, args ...any) {
-	p.line(depth, "# %s", controls.ReplaceAllStringFunc(fmt.Sprintf(format, args...), func(c string) string {
-		return strings.Trim(strconv.QuoteToASCII(c), `"`)
-	}))
-}
-
-// controls matches the characters a comment cannot hold: C0 and C1
-// controls, and the Unicode line and paragraph separators.
-var controls = regexp.MustCompile(`[\x00-\x1f\x7f-\x9f\x{2028}\x{2029}]`)
-
-func (p *printer) header(d *Design) {
+// header is the comment at the top of the file: where the draft comes
+// from and the rules it follows.
+func header(d *Design) []string {
 	c := d.Catalog
 	var rows int64
 	for _, t := range c.Tables {
 		rows += t.Rows
 	}
-	p.comment(0, "Drafted by `pg2dynamo init` from database %q, schema %s: %d tables, %s rows,", c.Database, strings.Join(c.Schemas, ", "), len(c.Tables), count(rows))
-	if len(c.Exclude) > 0 {
-		p.comment(0, "excluding the tables that match %s,", strings.Join(c.Exclude, ", "))
+	out := []string{
+		"yaml-language-server: $schema=mapping.schema.json",
+		"(editor completion: pg2dynamo schema > mapping.schema.json, beside this file)",
+		commentText("Drafted by `pg2dynamo init` from database %q, schema %s: %d tables, %s rows,", c.Database, strings.Join(c.Schemas, ", "), len(c.Tables), count(rows)),
 	}
-	p.comment(0, "measured in one snapshot. Each entity's comment gives the decision and its numbers.")
-	p.comment(0, "Rules: a table is its own item collection (TYPE#key); a table a NOT NULL foreign key")
-	p.comment(0, "owns lives in its owner's collection, found by its own key through %s, or is embedded", KeyGSI)
-	p.comment(0, "in the owner's item when no owner has over %d of it; a table of two foreign keys is an", EmbedMaxChildren)
-	p.comment(0, "adjacency list, inverted in %s; owners with over %d children on average are categories,", GSI, NestMaxAvg)
-	p.comment(0, "and one-to-one foreign keys references, not owners. Secret-looking and tsvector columns")
-	p.comment(0, "are left out. Review, then `pg2dynamo plan --mapping FILE --with-source` and `pg2dynamo migrate`.")
+	if len(c.Exclude) > 0 {
+		out = append(out, commentText("excluding the tables that match %s,", strings.Join(c.Exclude, ", ")))
+	}
+	return append(out,
+		"measured in one snapshot. Each entity's comment gives the decision and its numbers.",
+		"Rules: a table is its own item collection (TYPE#key); a table a NOT NULL foreign key",
+		fmt.Sprintf("owns lives in its owner's collection, found by its own key through %s, or is embedded", KeyGSI),
+		fmt.Sprintf("in the owner's item when no owner has over %d of it; a table of two foreign keys is an", EmbedMaxChildren),
+		fmt.Sprintf("adjacency list, inverted in %s; owners with over %d children on average are categories,", GSI, NestMaxAvg),
+		"and one-to-one foreign keys references, not owners. Secret-looking and tsvector columns",
+		"are left out. Review, then `pg2dynamo plan --mapping FILE --with-source` and `pg2dynamo migrate`.",
+	)
 }
 
-func (p *printer) entity(d *Design, e *Entity) {
+// mappingEntity returns e's mapping entity, and lays out its comments.
+func mappingEntity(e *Entity, l *layout) *mapping.Entity {
 	t := e.Table
-	p.line(0, "")
-	p.comment(1, "%s: %s rows, about %s bytes each as stored; key: %s (%s).", t.Name, count(t.Rows), count(t.AvgRowBytes), strings.Join(e.Key, ", "), keyKind(e))
-	for _, n := range append(roleNotes(e), notOwners(e)...) {
-		p.comment(1, "%s", n)
+	me := &mapping.Entity{Name: e.Name, Source: sourceOf(t), PK: e.PK, SK: e.SK}
+	here := func(path ...any) []any { return append([]any{mapping.KeyEntities, e.Name}, path...) }
+	head := []string{commentText("%s: %s rows, about %s bytes each as stored; key: %s (%s).", t.Name, count(t.Rows), count(t.AvgRowBytes), strings.Join(e.Key, ", "), keyKind(e))}
+	for _, n := range slices.Concat(roleNotes(e), notOwners(e), e.Notes) {
+		head = append(head, commentText("%s", n))
 	}
-	for _, n := range e.Notes {
-		p.comment(1, "%s", n)
-	}
-	p.line(1, "%s:", q(e.Name))
-	p.line(2, "source: %s", source(t))
-	p.line(2, "pk: %s", strconv.Quote(e.PK))
-	p.line(2, "sk: %s", strconv.Quote(e.SK))
-	if e.Index != nil || e.ByKey != "" {
-		p.line(2, "indexes:")
-	}
+	l.add(note{path: here(), head: head, blank: true})
 	if ix := e.Index; ix != nil {
-		sparse := ""
-		if ix.Sparse {
-			sparse = ", sparse: true"
-		}
-		p.line(3, "%s: {pk: %s, sk: %s%s}", GSI, strconv.Quote(ix.PK), strconv.Quote(ix.SK), sparse)
+		me.Indexes = map[string]mapping.IndexKeys{GSI: {PK: ix.PK, SK: ix.SK, Sparse: ix.Sparse}}
 	}
 	if e.ByKey != "" {
-		p.line(3, "%s: {pk: %s}", KeyGSI, strconv.Quote(e.ByKey))
-	}
-	if len(e.Rename) > 0 || len(e.Exclude) > 0 {
-		p.line(2, "attributes:")
+		if me.Indexes == nil {
+			me.Indexes = map[string]mapping.IndexKeys{}
+		}
+		me.Indexes[KeyGSI] = mapping.IndexKeys{PK: e.ByKey}
 	}
 	if len(e.Exclude) > 0 {
-		p.excluded(3, e.Exclude)
-		p.line(3, "exclude: [%s]", list(columnsOf(e.Exclude)))
+		me.Attributes.Exclude = columnsOf(e.Exclude)
+		l.add(note{path: here(mapping.KeyAttributes, mapping.KeyExclude), head: excluded(e.Exclude)})
 	}
 	if len(e.Rename) > 0 {
-		p.line(3, "rename: {%s}", pairs(e.Rename))
+		me.Attributes.Rename = e.Rename
 	}
-	p.embeds(e)
-	if len(e.Counts) > 0 {
-		p.line(2, "aggregates:")
-		for _, c := range e.Counts {
-			p.line(3, "%s: {function: count, source: %s, join: {%s}}", q(c.Attr), source(c.Child.Table), joinPairs(childColumns(c.FK, e), e.Key))
-		}
-	}
-	if len(e.Duplicates) > 0 {
-		p.line(2, "duplicate:")
-		for _, du := range e.Duplicates {
-			p.comment(3, "%s's %s, copied: a rename of one %s rewrites its items", du.Parent.Table.Name, du.Column, singular(du.Parent.Table.Name))
-			p.line(3, "- source: %s", source(du.Parent.Table))
-			p.line(4, "join: {%s}", joinPairs(du.Parent.Key, childColumns(du.FK, du.Parent)))
-			p.line(4, "attributes: {select: [%s], rename: {%s: %s}}", q(du.Column), q(du.Column), q(du.As))
-		}
-	}
-}
-
-func (p *printer) embeds(e *Entity) {
-	if len(e.Embeds) == 0 {
-		return
-	}
-	p.line(2, "embed:")
 	for _, c := range e.Embeds {
-		f := c.Owner.Fanout
-		p.comment(3, "%s per %s: avg %.1f, max %d (at most %d), about %s bytes a row: small and bounded, so", c.Table.Name, singular(e.Table.Name), f.Avg(), f.Max, EmbedMaxChildren, count(c.Table.AvgRowBytes))
-		p.comment(3, "embedded; one GetItem returns them. A %s with over %d is rejected, listed with the reason.", singular(e.Table.Name), EmbedMaxItems)
-		fkCols := childColumns(c.Owner, e)
-		p.line(3, "%s:", q(c.As))
-		p.line(4, "source: %s", source(c.Table))
-		p.line(4, "join: {%s}", joinPairs(fkCols, e.Key))
-		p.line(4, "order_by: [%s]", list(c.Key))
-		p.line(4, "max_items: %d", EmbedMaxItems)
-		ex := slices.Clone(fkCols)
-		for _, x := range columnsOf(c.Exclude) {
-			if !slices.Contains(ex, x) {
-				ex = append(ex, x)
-			}
+		if me.Embed == nil {
+			me.Embed = map[string]*mapping.Embed{}
 		}
-		if len(ex) < len(c.Table.Columns) || len(c.Exclude) > 0 {
-			p.excluded(4, c.Exclude)
-			p.line(4, "attributes: {exclude: [%s]}", list(ex))
-		}
+		me.Embed[c.As] = embed(e, c, l, here(mapping.KeyEmbed, c.As))
 	}
+	for _, c := range e.Counts {
+		if me.Aggregates == nil {
+			me.Aggregates = map[string]*mapping.Aggregate{}
+		}
+		me.Aggregates[c.Attr] = &mapping.Aggregate{Function: mapping.AggCount, Source: sourceOf(c.Child.Table), Join: join(childColumns(c.FK, e), e.Key)}
+	}
+	for i, du := range e.Duplicates {
+		me.Duplicate = append(me.Duplicate, &mapping.Duplicate{
+			Source:     sourceOf(du.Parent.Table),
+			Join:       join(du.Parent.Key, childColumns(du.FK, du.Parent)),
+			Attributes: mapping.Attributes{Select: []string{du.Column}, Rename: map[string]string{du.Column: du.As}},
+		})
+		l.add(note{path: here(mapping.KeyDuplicate, i), head: []string{
+			commentText("%s's %s, copied: a rename of one %s rewrites its items", du.Parent.Table.Name, du.Column, singular(du.Parent.Table.Name)),
+		}})
+		l.add(note{path: here(mapping.KeyDuplicate, i, mapping.KeyAttributes), flow: true})
+	}
+	return me
 }
 
-// excluded comments on each column left out, with why.
-func (p *printer) excluded(depth int, cols []LeftOut) {
-	for _, x := range cols {
-		p.comment(depth, "%s left out: %s.", x.Column, x.Why)
+// embed returns the embed of c's rows in e's items, at path, and lays out
+// its comments.
+func embed(e, c *Entity, l *layout, path []any) *mapping.Embed {
+	f := c.Owner.Fanout
+	l.add(note{path: path, head: []string{
+		commentText("%s per %s: avg %.1f, max %d (at most %d), about %s bytes a row: small and bounded, so", c.Table.Name, singular(e.Table.Name), f.Avg(), f.Max, EmbedMaxChildren, count(c.Table.AvgRowBytes)),
+		commentText("embedded; one GetItem returns them. A %s with over %d is rejected, listed with the reason.", singular(e.Table.Name), EmbedMaxItems),
+	}})
+	fkCols := childColumns(c.Owner, e)
+	me := &mapping.Embed{Source: sourceOf(c.Table), Join: join(fkCols, e.Key), OrderBy: slices.Clone(c.Key), MaxItems: EmbedMaxItems}
+	ex := slices.Clone(fkCols)
+	for _, x := range columnsOf(c.Exclude) {
+		if !slices.Contains(ex, x) {
+			ex = append(ex, x)
+		}
 	}
+	if len(ex) < len(c.Table.Columns) || len(c.Exclude) > 0 {
+		me.Attributes.Exclude = ex
+		l.add(note{path: append(slices.Clip(path), mapping.KeyAttributes), head: excluded(c.Exclude), flow: true})
+	}
+	return me
+}
+
+// excluded is a comment line on each column left out, with why.
+func excluded(cols []LeftOut) []string {
+	var out []string
+	for _, x := range cols {
+		out = append(out, commentText("%s left out: %s.", x.Column, x.Why))
+	}
+	return out
 }
 
 func columnsOf(cols []LeftOut) []string {
@@ -207,6 +218,25 @@ func columnsOf(cols []LeftOut) []string {
 		out[i] = x.Column
 	}
 	return out
+}
+
+// sourceOf is table t as a mapping source; the schema is left out when it
+// is the default.
+func sourceOf(t *Table) mapping.Source {
+	if t.Schema == mapping.DefaultSchema {
+		return mapping.Source{Table: t.Name}
+	}
+	return mapping.Source{Schema: t.Schema, Table: t.Name}
+}
+
+// join pairs keys[i] (the other source's columns) with values[i] (this
+// entity's).
+func join(keys, values []string) mapping.Join {
+	j := make(mapping.Join, len(keys))
+	for i, k := range keys {
+		j[k] = values[i]
+	}
+	return j
 }
 
 // roleNotes says where the entity's items live and why.
@@ -298,65 +328,156 @@ func keyKind(e *Entity) string {
 	return "unique, NOT NULL"
 }
 
-func source(t *Table) string {
-	if t.Schema == "public" {
-		return fmt.Sprintf("{table: %s}", q(t.Name))
+// marshal renders m as YAML laid out by l: key templates and other
+// strings quoted as q quotes them, short values (sources, joins, lists,
+// GSIs, index keys, aggregates) in flow style, empty fields left out.
+func marshal(m *mapping.Mapping, l layout) ([]byte, error) {
+	node, err := yaml.ValueToNode(m, encodeOptions()...)
+	if err != nil {
+		return nil, err
 	}
-	return fmt.Sprintf("{schema: %s, table: %s}", q(t.Schema), q(t.Name))
+	for _, n := range l {
+		if err := n.apply(node); err != nil {
+			return nil, err
+		}
+	}
+	return []byte(node.String() + "\n"), nil
 }
 
-func joinPairs(keys, values []string) string {
-	s := make([]string, len(keys))
-	for i := range keys {
-		s[i] = q(keys[i]) + ": " + q(values[i])
+// encodeOptions are the options Write marshals a Mapping with.
+func encodeOptions() []yaml.EncodeOption {
+	// The flow values are marshalled by themselves in flow style, strings
+	// as everywhere else.
+	str := yaml.CustomMarshaler(func(s string) ([]byte, error) { return []byte(q(s)), nil })
+	inFlow := []yaml.EncodeOption{yaml.Flow(true), yaml.OmitEmpty(), yaml.OmitZero(), str}
+	return []yaml.EncodeOption{
+		yaml.IndentSequence(true), yaml.OmitEmpty(), yaml.OmitZero(), str,
+		flowStyle[mapping.Source](inFlow),
+		flowStyle[mapping.Join](inFlow),
+		flowStyle[mapping.GSI](inFlow),
+		flowStyle[mapping.IndexKeys](inFlow),
+		flowStyle[*mapping.Aggregate](inFlow),
+		flowStyle[[]string](inFlow),
+		flowStyle[map[string]string](inFlow),
 	}
-	return strings.Join(s, ", ")
 }
 
-func pairs(m map[string]string) string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	vals := make([]string, len(keys))
-	for i, k := range keys {
-		vals[i] = m[k]
-	}
-	return joinPairs(keys, vals)
+// flowStyle marshals each value of type T with opts.
+func flowStyle[T any](opts []yaml.EncodeOption) yaml.EncodeOption {
+	return yaml.CustomMarshaler(func(v T) ([]byte, error) { return yaml.MarshalWithOptions(v, opts...) })
 }
 
-func list(s []string) string {
-	out := make([]string, len(s))
-	for i, v := range s {
-		out[i] = q(v)
+// apply lays out the value at n.path in the tree under root. A path that
+// is not in the tree is a bug in build.
+func (n note) apply(root ast.Node) error {
+	mv, seq, i, err := find(root, n.path)
+	if err != nil {
+		return err
 	}
-	return strings.Join(out, ", ")
+	if n.flow {
+		v := mv.Value
+		if seq != nil {
+			v = seq.Values[i]
+		}
+		if f, ok := v.(interface{ SetIsFlowStyle(bool) }); ok {
+			f.SetIsFlowStyle(true)
+		}
+	}
+	if len(n.head) > 0 {
+		c := comments(n.head, n.blank)
+		if seq != nil {
+			if len(seq.ValueHeadComments) == 0 {
+				seq.ValueHeadComments = make([]*ast.CommentGroupNode, len(seq.Values))
+			}
+			seq.ValueHeadComments[i] = c
+		} else if err := mv.SetComment(c); err != nil {
+			return err
+		}
+	}
+	if len(n.foot) > 0 {
+		if seq != nil {
+			return fmt.Errorf("a foot comment on entry %d of %v", i, n.path)
+		}
+		mv.FootComment = comments(n.foot, n.blank)
+	}
+	return nil
 }
 
-var plain = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
-
-// q is s as a YAML scalar: plain when it is an identifier YAML reads as a
-// string, double-quoted (Go's escapes are YAML's) otherwise.
-func q(s string) string {
-	switch strings.ToLower(s) {
-	case "y", "n", "yes", "no", "true", "false", "on", "off", "null":
-		return strconv.Quote(s)
+// comments is a comment group of lines, after a blank line if blank:
+// goccy prints one before a comment that sits lines below its previous
+// token.
+func comments(lines []string, blank bool) *ast.CommentGroupNode {
+	tks := make([]*token.Token, len(lines))
+	for i, s := range lines {
+		tks[i] = token.New(" "+s, " "+s, nil)
 	}
-	if plain.MatchString(s) {
-		return s
+	if blank && len(tks) > 0 {
+		tks[0].Position = &token.Position{Line: 3}
+		tks[0].Prev = token.New("blank", "blank", &token.Position{Line: 1})
 	}
-	return strconv.Quote(s)
+	return ast.CommentGroup(tks)
 }
 
-// count formats n with thousands separators.
-func count(n int64) string {
-	s := strconv.FormatInt(n, 10)
-	if n < 0 {
-		return s
+// find returns the key-value pair at path under root, or the sequence
+// and index of its last element when that is an index.
+func find(root ast.Node, path []any) (mv *ast.MappingValueNode, seq *ast.SequenceNode, idx int, err error) {
+	node := root
+	for i, p := range path {
+		switch p := p.(type) {
+		case string:
+			mv = pair(node, p)
+			if mv == nil {
+				return nil, nil, 0, fmt.Errorf("no key %q at %v", p, path[:i])
+			}
+			node = mv.Value
+		case int:
+			s, ok := node.(*ast.SequenceNode)
+			if !ok || p >= len(s.Values) {
+				return nil, nil, 0, fmt.Errorf("no entry %d at %v", p, path[:i])
+			}
+			if i == len(path)-1 {
+				return nil, s, p, nil
+			}
+			node = s.Values[p]
+		}
 	}
-	for i := len(s) - 3; i > 0; i -= 3 {
-		s = s[:i] + "," + s[i:]
+	if mv == nil {
+		return nil, nil, 0, fmt.Errorf("no key at %v", path)
 	}
-	return s
+	return mv, nil, 0, nil
+}
+
+// pair returns the pair of node (a mapping) whose key is key, or nil.
+func pair(node ast.Node, key string) *ast.MappingValueNode {
+	var pairs []*ast.MappingValueNode
+	switch n := node.(type) {
+	case *ast.MappingNode:
+		pairs = n.Values
+	case *ast.MappingValueNode:
+		pairs = []*ast.MappingValueNode{n}
+	}
+	for _, mv := range pairs {
+		if s, ok := mv.Key.(*ast.StringNode); ok && keyText(s) == key {
+			return mv
+		}
+	}
+	return nil
+}
+
+// keyText is the string a key node stands for: the encoder keeps the
+// quotes of a key it quoted in its value.
+func keyText(s *ast.StringNode) string {
+	v := s.Value
+	if s.Token.Type != token.StringType || len(v) < 2 {
+		return v
+	}
+	switch {
+	case v[0] == '"':
+		if u, err := strconv.Unquote(v); err == nil {
+			return u
+		}
+	case v[0] == '\'' && v[len(v)-1] == '\'':
+		return strings.ReplaceAll(v[1:len(v)-1], "''", "'")
+	}
+	return v
 }

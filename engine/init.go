@@ -127,7 +127,9 @@ func draftSchema(j *job, src *extract.Source, o InitOptions) error {
 	if err := draft.Write(&buf, d); err != nil {
 		return err
 	}
-	// The draft must be a mapping that the rest of pg2dynamo accepts.
+	// The draft must be a mapping that the rest of pg2dynamo accepts:
+	// checkDraft loads the bytes written, as migrate will, and prepares
+	// the mapping against the source.
 	if err := checkDraft(j, src, buf.Bytes()); err != nil {
 		return fmt.Errorf("init drafted a mapping that does not load or that the source refuses (a bug in init; please report it):\n%w", err)
 	}
