@@ -54,7 +54,7 @@ func TestInitFromDesign(t *testing.T) {
 			}},
 		{name: "saas", types: map[string]string{"TENANT": "tenants", "USER": "users", "PROJECT": "projects", "TASK": "tasks"},
 			strategies: []string{
-				"task_count: {function: count, source: {table: tasks}, join: {tenant_id: tenant_id, project_id: project_id}}",
+				"task_count: {function: count, source: {table: tasks}, join: {project_id: project_id, tenant_id: tenant_id}}",
 				"join: {tenant_id: tenant_id, user_id: owner_user_id}",
 				"# from tenants, through projects (tenant_id, project_id)",
 				"sparse: true",

@@ -75,7 +75,8 @@ func TestBindDesign(t *testing.T) {
 	}
 	y := out.String()
 	for _, want := range []string{
-		"  CustomerOrder:\n    source: {table: orders}\n    type: CUSTOMER_ORDER\n    pk: \"CUSTOMER#${customer_id}\"\n    sk: \"ORDER#${placed_at}#${order_id}\"",
+		"  CustomerOrder:\n    source: {table: orders}\n    pk: \"CUSTOMER#${customer_id}\"\n    sk: \"ORDER#${placed_at}#${order_id}\"",
+		"\n    type: CUSTOMER_ORDER\n    embed:\n",
 		"attributes: {select: [email], rename: {email: customer_email}}",
 		"line_count: {function: count, source: {table: order_lines}, join: {order_id: order_id}}",
 		"order_count: {function: count, source: {table: orders}, join: {customer_id: customer_id}}",

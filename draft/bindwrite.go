@@ -1,181 +1,263 @@
 package draft
 
 import (
-	"bufio"
 	"fmt"
 	"io"
 	"slices"
-	"strconv"
 	"strings"
+
+	"github.com/pg2dynamo/pg2dynamo/mapping"
 )
 
-// WriteBound renders b as a mapping file that mapping.Load accepts, from
-// designed table b.Design of the file named from: each entity with a
-// comment on how its table was chosen, and everything unbound as comments
-// where it belongs and in a list at the end. The output depends only on b.
+// WriteBound renders b, designed table b.Design of the file named from,
+// as a mapping file: the *mapping.Mapping b binds (see buildBound),
+// marshalled as Write marshals a draft, with a comment on how each
+// entity's table was chosen, and everything unbound as comments where it
+// belongs and in a list at the end. mapping.Parse reads the file back to
+// that Mapping, its defaults applied (when no entity is bound, the file
+// does not load: a mapping needs one). The output depends only on b and
+// from. An error is the marshaller's or w's.
 func WriteBound(w io.Writer, b *Bound, from string) error {
-	bw := bufio.NewWriter(w)
-	p := &printer{w: bw}
-	p.line(0, "# yaml-language-server: $schema=mapping.schema.json")
-	p.comment(0, "Drafted by `pg2dynamo init --from-design` from the DynamoDB MCP server's design")
-	p.comment(0, "%s, table %s, bound to database %q, schema %s:", from, b.Design.Config.TableName, b.Catalog.Database, strings.Join(b.Catalog.Schemas, ", "))
-	p.comment(0, "each entity over the table that holds its key and most of its fields; its other fields")
-	p.comment(0, "copied from a parent (duplicate), counted (a *_count of a child table) or embedded (an")
-	p.comment(0, "array a child table fills). Numbers in keys are zero-padded, so that they sort. Review,")
-	p.comment(0, "then `pg2dynamo migrate` and `pg2dynamo verify`.")
-	if len(b.Unbound) > 0 {
-		p.comment(0, "UNBOUND: %d parts of the design are not bound (listed at the end): init exits 5 until they are.", len(b.Unbound))
+	m, l := buildBound(b, from)
+	data, err := marshal(m, l)
+	if err != nil {
+		return fmt.Errorf("write the bound draft: %w", err)
 	}
-	p.line(0, "version: 1")
-	p.line(0, "table:")
-	p.line(1, "name: %s", q(b.Table))
-	p.line(1, "partition_key: %s", q(b.PartitionKey))
-	p.line(1, "sort_key: %s", q(cmpOr(b.SortKey, "SK")))
-	if len(b.GSIs) > 0 {
-		p.line(1, "gsis:")
-	}
-	for _, x := range b.GSIs {
-		sk := ""
-		if x.SortKey != "" {
-			sk = ", sort_key: " + q(x.SortKey)
-		}
-		p.line(2, "- {name: %s, partition_key: %s%s}", q(x.Name), q(x.PartitionKey), sk)
-	}
-	if b.TypeAttribute != "type" {
-		p.comment(0, `an entity has a field named "type": the entity type goes in %q instead`, b.TypeAttribute)
-		p.line(0, "type_attribute: %s", q(b.TypeAttribute))
-	}
-	p.line(0, "entities:")
-	for _, e := range b.Entities {
-		p.boundEntity(b, e)
-	}
-	p.boundPatterns(b)
-	if len(b.Unbound) > 0 {
-		p.line(0, "")
-		p.comment(0, "UNBOUND (resolve each: add the column or table to the source, or change the design):")
-		for _, u := range b.Unbound {
-			p.comment(0, "- %s", u)
-		}
-	}
-	return bw.Flush()
+	_, err = w.Write(data)
+	return err
 }
 
-func (p *printer) boundEntity(b *Bound, e *BoundEntity) {
-	de := e.Design
-	p.line(0, "")
-	if e.Table == nil {
-		p.comment(1, "UNBOUND entity %s (%s): pk %s, sk %s; see the end.", de.Name, de.EntityType, de.PKTemplate, de.SKTemplate)
-		return
+// buildBound returns the mapping b binds, with nothing Load would fill in
+// but the table's key attributes, and its layout. An unbound entity or
+// access pattern has no value to hang its comment on: the comment goes
+// above the next bound one of its map, or below the last; the lists of
+// what is unbound or not translated go at the end of the file.
+func buildBound(b *Bound, from string) (*mapping.Mapping, layout) {
+	m := &mapping.Mapping{Version: 1, Table: mapping.Table{Name: b.Table, PartitionKey: b.PartitionKey, SortKey: cmpOr(b.SortKey, mapping.DefaultSortKey)}}
+	var l layout
+	l.add(note{path: at(mapping.KeyVersion), head: boundHeader(b, from)})
+	for _, x := range b.GSIs {
+		m.Table.GSIs = append(m.Table.GSIs, mapping.GSI{Name: x.Name, PartitionKey: x.PartitionKey, SortKey: x.SortKey})
 	}
-	p.comment(1, "%s (%s): over %s, %s rows: %s.", de.Name, de.EntityType, e.Table.Name, count(e.Table.Rows), e.Why)
+	if b.TypeAttribute != mapping.DefaultTypeAttribute {
+		m.TypeAttribute = b.TypeAttribute
+		l.add(note{path: at(mapping.KeyTypeAttribute), head: []string{
+			commentText(`an entity has a field named "type": the entity type goes in %q instead`, b.TypeAttribute),
+		}})
+	}
+	tail := slices.Concat(boundEntities(b, m, &l), boundPatterns(b, m, &l), boundLists(b))
+	if len(tail) == 0 {
+		return m, l
+	}
+	// The last top-level key written.
+	last := mapping.KeyTable
+	switch {
+	case len(m.AccessPatterns) > 0:
+		last = mapping.KeyAccessPatterns
+	case len(m.Entities) > 0:
+		last = mapping.KeyEntities
+	case m.TypeAttribute != "":
+		last = mapping.KeyTypeAttribute
+	}
+	l.add(note{path: at(last), foot: tail, blank: true})
+	return m, l
+}
+
+// boundEntities adds b's bound entities to m, laying out their comments,
+// an unbound entity's above the next bound one or below the last. It
+// returns the comment lines left to place at the end: those of the
+// unbound entities when none is bound.
+func boundEntities(b *Bound, m *mapping.Mapping, l *layout) []string {
+	// loose are the comment lines of unbound entities not yet placed,
+	// each followed by a blank line.
+	var loose []string
+	for _, e := range b.Entities {
+		de := e.Design
+		if e.Table == nil {
+			loose = append(loose, commentText("UNBOUND entity %s (%s): pk %s, sk %s; see the end.", de.Name, de.EntityType, de.PKTemplate, de.SKTemplate), "")
+			continue
+		}
+		l.add(note{path: at(mapping.KeyEntities, de.Name), head: append(loose, entityComment(b, e)...), blank: true})
+		loose = nil
+		m.Entities = append(m.Entities, boundEntity(e, l))
+	}
+	if len(m.Entities) == 0 || len(loose) == 0 {
+		return loose
+	}
+	l.add(note{path: at(mapping.KeyEntities, m.Entities[len(m.Entities)-1].Name), foot: loose[:len(loose)-1], blank: true})
+	return nil
+}
+
+// boundPatterns adds b's translated access patterns to m, laying out the
+// comment of each unbound one above the next translated one or below the
+// last. It returns the comment lines left to place at the end: those of
+// the unbound ones when none is translated.
+func boundPatterns(b *Bound, m *mapping.Mapping, l *layout) []string {
+	var loose []string
+	for _, bp := range b.Patterns {
+		if bp.Why != "" {
+			loose = append(loose, commentText("UNBOUND %s (entity %s): %s", bp.Name, bp.Entity.Name, bp.Why))
+			continue
+		}
+		if len(loose) > 0 {
+			l.add(note{path: at(mapping.KeyAccessPatterns, bp.Name), head: loose})
+			loose = nil
+		}
+		m.AccessPatterns = append(m.AccessPatterns, &mapping.AccessPattern{
+			Name: bp.Name, Description: bp.Description, Index: bp.Index, KeyCondition: bp.KeyCondition,
+		})
+	}
+	if len(loose) == 0 {
+		return nil
+	}
+	if len(m.AccessPatterns) == 0 {
+		return append(loose, "")
+	}
+	l.add(note{path: at(mapping.KeyAccessPatterns, m.AccessPatterns[len(m.AccessPatterns)-1].Name), foot: loose})
+	return nil
+}
+
+// boundLists are the comment lines at the end of the file: the access
+// patterns not translated, then what is unbound, a blank line between.
+func boundLists(b *Bound) []string {
+	var out []string
+	if len(b.Untranslated) > 0 {
+		out = append(out, commentText("Not translated (not a read by key):"))
+		for _, s := range b.Untranslated {
+			out = append(out, commentText("- %s", s))
+		}
+		out = append(out, "")
+	}
+	if len(b.Unbound) > 0 {
+		out = append(out, commentText("UNBOUND (resolve each: add the column or table to the source, or change the design):"))
+		for _, u := range b.Unbound {
+			out = append(out, commentText("- %s", u))
+		}
+	}
+	return out
+}
+
+// boundHeader is the comment at the top of the file: where the draft
+// comes from, how it binds, and how much of it is unbound.
+func boundHeader(b *Bound, from string) []string {
+	out := []string{
+		"yaml-language-server: $schema=mapping.schema.json",
+		"Drafted by `pg2dynamo init --from-design` from the DynamoDB MCP server's design",
+		commentText("%s, table %s, bound to database %q, schema %s:", from, b.Design.Config.TableName, b.Catalog.Database, strings.Join(b.Catalog.Schemas, ", ")),
+		"each entity over the table that holds its key and most of its fields; its other fields",
+		"copied from a parent (duplicate), counted (a *_count of a child table) or embedded (an",
+		"array a child table fills). Numbers in keys are zero-padded, so that they sort. Review,",
+		"then `pg2dynamo migrate` and `pg2dynamo verify`.",
+	}
+	if len(b.Unbound) > 0 {
+		out = append(out, fmt.Sprintf("UNBOUND: %d parts of the design are not bound (listed at the end): init exits 5 until they are.", len(b.Unbound)))
+	}
+	return out
+}
+
+// entityComment is the comment above bound entity e: its table and why,
+// what of it is unbound, and its notes.
+func entityComment(b *Bound, e *BoundEntity) []string {
+	de := e.Design
+	out := []string{commentText("%s (%s): over %s, %s rows: %s.", de.Name, de.EntityType, e.Table.Name, count(e.Table.Rows), e.Why)}
+	prefix := "entity " + de.Name + ", "
 	for _, u := range b.Unbound {
-		if strings.HasPrefix(u.Where, "entity "+de.Name+",") {
-			p.comment(1, "UNBOUND %s: %s", strings.TrimPrefix(u.Where, "entity "+de.Name+", "), u.Why)
+		if where, ok := strings.CutPrefix(u.Where, prefix); ok {
+			out = append(out, commentText("UNBOUND %s: %s", where, u.Why))
 		}
 	}
 	for _, n := range e.Notes {
-		p.comment(1, "%s", n)
+		out = append(out, commentText("%s", n))
 	}
-	p.line(1, "%s:", q(de.Name))
-	p.line(2, "source: %s", source(e.Table))
-	if de.EntityType != "" && de.EntityType != de.Name {
-		p.line(2, "type: %s", q(de.EntityType))
-	}
-	p.line(2, "pk: %s", strconv.Quote(e.PK))
-	p.line(2, "sk: %s", strconv.Quote(e.SK))
-	if len(e.Indexes) > 0 {
-		p.line(2, "indexes:")
+	return out
+}
+
+// boundEntity returns bound entity e's mapping entity, and lays out the
+// comments and flow style of its strategies.
+func boundEntity(e *BoundEntity, l *layout) *mapping.Entity {
+	de := e.Design
+	here := func(path ...any) []any { return append([]any{mapping.KeyEntities, de.Name}, path...) }
+	me := &mapping.Entity{Name: de.Name, Source: sourceOf(e.Table), PK: e.PK, SK: e.SK,
+		Attributes: mapping.Attributes{Select: nonEmpty(e.Select), Rename: nonEmptyMap(e.Rename)}}
+	if de.EntityType != de.Name {
+		me.Type = de.EntityType
 	}
 	for _, ix := range e.Indexes {
-		sk, sparse := "", ""
-		if ix.SK != "" {
-			sk = ", sk: " + strconv.Quote(ix.SK)
+		if me.Indexes == nil {
+			me.Indexes = map[string]mapping.IndexKeys{}
 		}
-		if ix.Sparse {
-			sparse = ", sparse: true"
-		}
-		p.line(3, "%s: {pk: %s%s%s}", q(ix.Name), strconv.Quote(ix.PK), sk, sparse)
-	}
-	p.line(2, "attributes:")
-	p.line(3, "select: [%s]", list(e.Select))
-	if len(e.Rename) > 0 {
-		p.line(3, "rename: {%s}", pairs(e.Rename))
-	}
-	p.boundStrategies(e)
-}
-
-func (p *printer) boundStrategies(e *BoundEntity) {
-	if len(e.Embeds) > 0 {
-		p.line(2, "embed:")
+		me.Indexes[ix.Name] = mapping.IndexKeys{PK: ix.PK, SK: ix.SK, Sparse: ix.Sparse}
 	}
 	for _, em := range e.Embeds {
-		p.comment(3, "%s: the rows of %s (at most %d per %s in the data).", em.Attr, em.Child.Name, em.Max, singular(e.Table.Name))
-		p.line(3, "%s:", q(em.Attr))
-		p.line(4, "source: %s", source(em.Child))
-		p.line(4, "join: {%s}", joinList(em.Join))
+		if me.Embed == nil {
+			me.Embed = map[string]*mapping.Embed{}
+		}
+		path := here(mapping.KeyEmbed, em.Attr)
+		l.add(note{path: path, head: []string{
+			commentText("%s: the rows of %s (at most %d per %s in the data).", em.Attr, em.Child.Name, em.Max, singular(e.Table.Name)),
+		}})
+		x := &mapping.Embed{Source: sourceOf(em.Child), Join: joinOf(em.Join)}
 		if em.Column != "" {
-			p.comment(4, "an array of values: a set of %s (no duplicates, no order)", em.Column)
-			p.line(4, "as: set")
-			p.line(4, "attributes: {select: [%s]}", q(em.Column))
-			continue
+			l.add(note{path: append(slices.Clip(path), mapping.KeyAs), head: []string{
+				commentText("an array of values: a set of %s (no duplicates, no order)", em.Column),
+			}})
+			x.As, x.Attributes.Select = mapping.EmbedSet, []string{em.Column}
+		} else {
+			x.OrderBy, x.Attributes.Exclude = nonEmpty(em.OrderBy), nonEmpty(em.Exclude)
 		}
-		if len(em.OrderBy) > 0 {
-			p.line(4, "order_by: [%s]", list(em.OrderBy))
+		if !isZero(x.Attributes) {
+			l.add(note{path: append(slices.Clip(path), mapping.KeyAttributes), flow: true})
 		}
-		p.line(4, "attributes: {exclude: [%s]}", list(em.Exclude))
-	}
-	if len(e.Counts) > 0 {
-		p.line(2, "aggregates:")
+		me.Embed[em.Attr] = x
 	}
 	for _, c := range e.Counts {
-		p.line(3, "%s: {function: count, source: %s, join: {%s}}", q(c.Attr), source(c.Child), joinList(c.Join))
-	}
-	if len(e.Duplicates) > 0 {
-		p.line(2, "duplicate:")
-	}
-	for _, d := range e.Duplicates {
-		p.comment(3, "from %s", d.Via)
-		p.line(3, "- source: %s", source(d.Parent))
-		p.line(4, "join: {%s}", joinList(d.Join))
-		if len(d.Rename) > 0 {
-			p.line(4, "attributes: {select: [%s], rename: {%s}}", list(d.Select), pairs(d.Rename))
-		} else {
-			p.line(4, "attributes: {select: [%s]}", list(d.Select))
+		if me.Aggregates == nil {
+			me.Aggregates = map[string]*mapping.Aggregate{}
 		}
+		me.Aggregates[c.Attr] = &mapping.Aggregate{Function: mapping.AggCount, Source: sourceOf(c.Child), Join: joinOf(c.Join)}
 	}
+	for i, d := range e.Duplicates {
+		x := &mapping.Duplicate{Source: sourceOf(d.Parent), Join: joinOf(d.Join),
+			Attributes: mapping.Attributes{Select: nonEmpty(d.Select), Rename: nonEmptyMap(d.Rename)}}
+		l.add(note{path: here(mapping.KeyDuplicate, i), head: []string{commentText("from %s", d.Via)}})
+		if !isZero(x.Attributes) {
+			l.add(note{path: here(mapping.KeyDuplicate, i, mapping.KeyAttributes), flow: true})
+		}
+		me.Duplicate = append(me.Duplicate, x)
+	}
+	return me
 }
 
-func (p *printer) boundPatterns(b *Bound) {
-	if len(b.Patterns) > 0 {
-		p.line(0, "access_patterns:")
-	}
-	for _, bp := range b.Patterns {
-		if bp.Why != "" {
-			p.comment(1, "UNBOUND %s (entity %s): %s", bp.Name, bp.Entity.Name, bp.Why)
-			continue
-		}
-		p.line(1, "%s:", q(bp.Name))
-		p.line(2, "description: %s", strconv.Quote(bp.Description))
-		if bp.Index != "" {
-			p.line(2, "index: %s", q(bp.Index))
-		}
-		p.line(2, "key_condition: %s", strconv.Quote(bp.KeyCondition))
-	}
-	if len(b.Untranslated) > 0 {
-		p.line(0, "")
-		p.comment(0, "Not translated (not a read by key):")
-		for _, s := range b.Untranslated {
-			p.comment(0, "- %s", s)
-		}
-	}
+// isZero reports whether a is empty, so that the marshaller leaves it out.
+func isZero(a mapping.Attributes) bool {
+	return len(a.Select) == 0 && len(a.Exclude) == 0 && len(a.Rename) == 0 && len(a.Sets) == 0
 }
 
-func joinList(join [][2]string) string {
-	var k, v []string
-	for _, j := range join {
-		k, v = append(k, j[0]), append(v, j[1])
+// joinOf is pairs, each (other source's column, this entity's), as a
+// mapping join.
+func joinOf(pairs [][2]string) mapping.Join {
+	j := make(mapping.Join, len(pairs))
+	for _, p := range pairs {
+		j[p[0]] = p[1]
 	}
-	return joinPairs(k, v)
+	return j
+}
+
+// nonEmpty is s, or nil when s is empty: a mapping file reads no empty
+// list back.
+func nonEmpty(s []string) []string {
+	if len(s) == 0 {
+		return nil
+	}
+	return s
+}
+
+// nonEmptyMap is m, or nil when m is empty.
+func nonEmptyMap(m map[string]string) map[string]string {
+	if len(m) == 0 {
+		return nil
+	}
+	return m
 }
 
 // Summary is init's closing lines for b: what was bound, where it went,

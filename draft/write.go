@@ -37,7 +37,8 @@ type layout []note
 
 // note lays out the value at path (a key of a mapping, or an entry of a
 // sequence): head comment lines above it (after a blank line if blank),
-// foot comment lines below it, and flow style for it.
+// foot comment lines below it, and flow style for it. An empty line in
+// head or foot is a blank line between comment lines.
 type note struct {
 	path  []any // each a key (string) or a sequence index (int)
 	head  []string
@@ -403,17 +404,23 @@ func (n note) apply(root ast.Node) error {
 	return nil
 }
 
-// comments is a comment group of lines, after a blank line if blank:
-// goccy prints one before a comment that sits lines below its previous
-// token.
+// comments is a comment group of lines, after a blank line if blank, an
+// empty line a blank line before the next: goccy prints one before a
+// comment that sits lines below its previous token.
 func comments(lines []string, blank bool) *ast.CommentGroupNode {
-	tks := make([]*token.Token, len(lines))
-	for i, s := range lines {
-		tks[i] = token.New(" "+s, " "+s, nil)
-	}
-	if blank && len(tks) > 0 {
-		tks[0].Position = &token.Position{Line: 3}
-		tks[0].Prev = token.New("blank", "blank", &token.Position{Line: 1})
+	var tks []*token.Token
+	for _, s := range lines {
+		if s == "" {
+			blank = true
+			continue
+		}
+		tk := token.New(" "+s, " "+s, nil)
+		if blank {
+			tk.Position = &token.Position{Line: 3}
+			tk.Prev = token.New("blank", "blank", &token.Position{Line: 1})
+			blank = false
+		}
+		tks = append(tks, tk)
 	}
 	return ast.CommentGroup(tks)
 }
