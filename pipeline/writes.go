@@ -190,8 +190,8 @@ func (g *Group) send(gb groupBatch) error {
 	}
 }
 
-// Cancel stops the Group's writes at their next batch; Wait still waits
-// for those being written.
+// Cancel stops the Group's writes at their next batch or task; Wait still
+// waits for those under way.
 func (g *Group) Cancel() { g.cancel(context.Canceled) }
 
 // Wait hands over the batch being filled and waits until every batch of
