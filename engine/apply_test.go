@@ -164,11 +164,11 @@ func TestTableApplierStopsOnError(t *testing.T) {
 	}
 }
 
-// entityE is the plans of a mapping of one entity, E, over a table t (id
+// entityE is the plans of a mapping of one entity, E, over a source table t (id
 // integer primary key), compiled without a database.
 func entityE(t *testing.T) []*transform.Plan {
 	t.Helper()
-	m, err := mapping.Parse("m.yaml", []byte("table: {name: t}\nentities:\n  E: {source: {table: t}, pk: \"P#${id}\", sk: \"S\"}\n"))
+	m, err := mapping.Parse("m.yaml", []byte("table: {name: applied}\nentities:\n  E: {source: {table: t}, pk: \"P#${id}\", sk: \"S\"}\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
