@@ -1,14 +1,14 @@
 package engine
 
 import (
+	"cmp"
 	"context"
-	"errors"
+	"fmt"
 	"maps"
 	"sync"
 	"sync/atomic"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-	"golang.org/x/sync/errgroup"
 
 	"github.com/pg2dynamo/pg2dynamo/load"
 	"github.com/pg2dynamo/pg2dynamo/pipeline"
@@ -18,24 +18,29 @@ import (
 )
 
 // tableApplier is the verify.Applier of migrate --changes-only and
-// --prune. It puts items through the run's DynamoDB sink (load.DynamoDB:
-// BatchWriteItem, 25 items a request, UnprocessedItems re-sent,
-// --max-write-units, --retry-deadline) and deletes stale items with a
-// DeleteItem conditional on their type (load.DynamoDB.DeleteIf): exactly
-// `writers` goroutines take batches and deletes from one queue of as many,
-// so a Put that finds it full waits, and at most 2 × writers batches of
-// items are held. Items DynamoDB refuses (a *load.BatchError) are
-// rejects, written to reject; any other error stops the comparison.
+// --prune. It writes through pipeline.Writes, on the run's DynamoDB sink
+// (load.DynamoDB: BatchWriteItem, 25 items a request, UnprocessedItems
+// re-sent, --max-write-units, --retry-deadline), and has no writers or
+// batching of its own: each item put is a row of its own (Row nil: its
+// reject names no source row), and the DeleteItem of a stale item,
+// conditional on its type (load.DynamoDB.DeleteIf), is a task on the same
+// writers (pipeline.Group.Do). The writes between two Waits are one
+// pipeline.Group; a Put or Delete that finds the writers' queue full
+// waits. Items DynamoDB refuses (a *load.BatchError) are rejects, written
+// to reject at Wait; any other error stops the comparison.
 type tableApplier struct {
 	ds       *load.DynamoDB
 	typeAttr string
 	keyAttrs [2]string
-	writers  int
+	plans    []*transform.Plan
+	// entities is the index in plans of each entity, by name
+	// (verify.Write.Entity).
+	entities map[string]int
 	reject   func(pipeline.Reject) error
 
-	pending []verify.Write // the batch being filled, by the caller's goroutine
-	w       *workers       // nil between Waits
-	stats   applyStats
+	writes *pipeline.Writes
+	g      *pipeline.Group // the writes since the last Wait; nil between Waits
+	stats  applyStats
 }
 
 var _ verify.Applier = (*tableApplier)(nil)
@@ -48,106 +53,96 @@ type applyStats struct {
 	byType                                     map[string]int64 // deleted, by item type
 }
 
-func newTableApplier(ds *load.DynamoDB, typeAttr string, keyAttrs [2]string, writers int, reject func(pipeline.Reject) error) *tableApplier {
-	return &tableApplier{ds: ds, typeAttr: typeAttr, keyAttrs: keyAttrs, writers: max(1, writers), reject: reject}
+// newTableApplier returns the applier writing with ds (a table whose key
+// attributes are keyAttrs and type attribute typeAttr) on writers
+// goroutines (at least 1); the items put are of plans' entities (Compare's
+// plans). reject, if not nil, is given the items refused. close stops it.
+func newTableApplier(ds *load.DynamoDB, typeAttr string, keyAttrs [2]string, plans []*transform.Plan, writers int, reject func(pipeline.Reject) error) *tableApplier {
+	entities := make(map[string]int, len(plans))
+	for i, p := range plans {
+		if p != nil {
+			entities[p.Entity().Name] = i
+		}
+	}
+	return &tableApplier{ds: ds, typeAttr: typeAttr, keyAttrs: keyAttrs, plans: plans, entities: entities, reject: reject,
+		writes: pipeline.NewWrites(ds, keyAttrs, max(1, writers))}
 }
 
-// Put adds w to the batch being filled, and queues the batch once it holds
-// load.MaxBatchItems.
+// Put hands w's item to the writers, which batch it with the next ones;
+// once DynamoDB acknowledged it, it is counted with its write units.
 func (a *tableApplier) Put(ctx context.Context, w verify.Write) error {
-	a.pending = append(a.pending, w)
-	if len(a.pending) < load.MaxBatchItems {
-		return nil
+	e, ok := a.entities[w.Entity]
+	if !ok {
+		return fmt.Errorf("put %s: entity %q is not the comparison's", w.PK, w.Entity)
 	}
-	return a.flush(ctx)
+	units := w.WriteUnits
+	row := []transform.Item{{Entity: e, Attrs: w.Item}}
+	return a.handed(ctx, a.group(ctx).AddThen(row, func(err error) {
+		if err != nil {
+			a.stats.rejected.Add(1)
+			return
+		}
+		a.stats.written.Add(1)
+		a.stats.units.Add(units)
+	}))
 }
 
-// Delete queues the conditional delete of w's item.
+// Delete hands the conditional delete of w's item to the writers.
 func (a *tableApplier) Delete(ctx context.Context, w verify.Write) error {
-	return a.queue(ctx, func(ctx context.Context) error { return a.delete(ctx, w) })
+	return a.handed(ctx, a.group(ctx).Do(func(ctx context.Context) error { return a.delete(ctx, w) }))
 }
 
-// Wait queues the batch being filled, then waits until every queued write
-// is done, and returns the first error of any.
+// Wait waits until every write handed since the last Wait is done, writes
+// the rejects, and returns the first error of any (a write's, the
+// rejects file's, or ctx's cause).
 func (a *tableApplier) Wait(ctx context.Context) error {
-	if err := a.flush(ctx); err != nil {
-		return err
-	}
-	if a.w == nil {
+	if a.g == nil {
 		return nil
 	}
-	w := a.w
-	a.w = nil
-	return w.stop(ctx)
-}
-
-// abandon drops the batch being filled and waits for the writes queued
-// (a comparison that failed): none is left running.
-func (a *tableApplier) abandon(ctx context.Context) {
-	a.pending = nil
-	_ = a.Wait(ctx)
-}
-
-func (a *tableApplier) flush(ctx context.Context) error {
-	if len(a.pending) == 0 {
-		return nil
-	}
-	batch := a.pending
-	a.pending = nil
-	return a.queue(ctx, func(ctx context.Context) error { return a.put(ctx, batch) })
-}
-
-// queue hands task to the writers, starting them if they are not running;
-// it waits while the queue is full. Once a writer has failed, it stops
-// them and returns the error.
-func (a *tableApplier) queue(ctx context.Context, task func(context.Context) error) error {
-	if a.w == nil {
-		a.w = startWorkers(ctx, a.writers)
-	}
-	select {
-	case a.w.tasks <- task:
-		return nil
-	case <-a.w.ctx.Done():
-		w := a.w
-		a.w = nil
-		return w.stop(ctx)
-	}
-}
-
-// put writes batch with the sink, counting what DynamoDB acknowledged and
-// rejecting the items it refused.
-func (a *tableApplier) put(ctx context.Context, batch []verify.Write) error {
-	items := make([]transform.Item, len(batch))
-	for i, w := range batch {
-		items[i] = transform.Item{Attrs: w.Item}
-	}
-	err := a.ds.Write(ctx, items)
-	failed := map[int]error{}
-	var be *load.BatchError
-	switch {
-	case errors.As(err, &be):
-		for _, f := range be.Failed {
-			failed[f.Index] = f.Err
-		}
-	case err != nil:
-		return err
-	}
-	for i, w := range batch {
-		ferr, bad := failed[i]
-		if !bad {
-			a.stats.written.Add(1)
-			a.stats.units.Add(w.WriteUnits)
-			continue
-		}
-		a.stats.rejected.Add(1)
-		if a.reject != nil {
-			rej := pipeline.Reject{Entity: w.Entity, ItemKey: pipeline.ItemKeyMap([2]string{w.PK, w.SK}, a.keyAttrs), Reason: ferr.Error()}
-			if err := a.reject(rej); err != nil {
-				return err
+	g := a.g
+	a.g = nil
+	rejects, err := g.Wait()
+	if a.reject != nil {
+		for _, r := range rejects {
+			if rerr := a.reject(r); rerr != nil {
+				err = cmp.Or(err, rerr)
+				break
 			}
 		}
 	}
-	return nil
+	return cmp.Or(err, context.Cause(ctx))
+}
+
+// abandon stops the writes handed since the last Wait at their next batch
+// and waits for those under way (a comparison that failed): none is left
+// running, and the applier can be closed.
+func (a *tableApplier) abandon(ctx context.Context) {
+	if a.g != nil {
+		a.g.Cancel()
+	}
+	_ = a.Wait(ctx)
+}
+
+// close stops the writers, once the writes handed to them are done.
+func (a *tableApplier) close() { a.writes.Close() }
+
+// group is the Group of the writes since the last Wait, started with ctx
+// by the first of them.
+func (a *tableApplier) group(ctx context.Context) *pipeline.Group {
+	if a.g == nil {
+		a.g = a.writes.Group(ctx, a.plans)
+	}
+	return a.g
+}
+
+// handed passes on the error of handing a write to the Group: the Group
+// has stopped (a write failed, or ctx is done), so Wait waits for its
+// writes under way and returns the error.
+func (a *tableApplier) handed(ctx context.Context, err error) error {
+	if err == nil {
+		return nil
+	}
+	return cmp.Or(a.Wait(ctx), err)
 }
 
 // delete deletes w's item on the condition that its type attribute still
@@ -181,40 +176,6 @@ func (a *tableApplier) deletedByType() map[string]int64 {
 	a.stats.mu.Lock()
 	defer a.stats.mu.Unlock()
 	return maps.Clone(a.stats.byType)
-}
-
-// workers are the goroutines of a tableApplier taking tasks from one
-// queue until it is closed (stop) or one fails, which cancels ctx.
-type workers struct {
-	tasks chan func(context.Context) error
-	g     *errgroup.Group
-	ctx   context.Context
-}
-
-func startWorkers(ctx context.Context, n int) *workers {
-	g, gctx := errgroup.WithContext(ctx)
-	w := &workers{tasks: make(chan func(context.Context) error, n), g: g, ctx: gctx}
-	for range n {
-		g.Go(func() error {
-			for task := range w.tasks {
-				if err := task(gctx); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-	}
-	return w
-}
-
-// stop closes the queue and waits for the workers: the first error of a
-// task, or ctx's cause when ctx ended first.
-func (w *workers) stop(ctx context.Context) error {
-	close(w.tasks)
-	if err := w.g.Wait(); err != nil {
-		return err
-	}
-	return context.Cause(ctx)
 }
 
 // applied is the report of a's writes for command

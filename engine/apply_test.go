@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -12,8 +13,11 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/smithy-go"
 
+	"github.com/pg2dynamo/pg2dynamo/extract"
 	"github.com/pg2dynamo/pg2dynamo/load"
+	"github.com/pg2dynamo/pg2dynamo/mapping"
 	"github.com/pg2dynamo/pg2dynamo/pipeline"
+	"github.com/pg2dynamo/pg2dynamo/transform"
 	"github.com/pg2dynamo/pg2dynamo/verify"
 )
 
@@ -86,12 +90,13 @@ func TestTableApplier(t *testing.T) {
 	api := &writeAPI{invalid: map[string]bool{"P#30": true}, retyped: map[string]bool{"D#1": true}}
 	var rejects []pipeline.Reject
 	var mu sync.Mutex
-	a := newTableApplier(load.NewDynamoDB(api, "t", "PK", "SK"), "type", [2]string{"PK", "SK"}, 3, func(r pipeline.Reject) error {
+	a := newTableApplier(load.NewDynamoDB(api, "t", "PK", "SK"), "type", [2]string{"PK", "SK"}, entityE(t), 3, func(r pipeline.Reject) error {
 		mu.Lock()
 		defer mu.Unlock()
 		rejects = append(rejects, r)
 		return nil
 	})
+	defer a.close()
 	for i := range 60 {
 		if err := a.Put(ctx, put(i)); err != nil {
 			t.Fatal(err)
@@ -125,6 +130,9 @@ func TestTableApplier(t *testing.T) {
 	}
 	if len(rejects) != 1 || rejects[0].Entity != "E" || rejects[0].ItemKey["PK"] != "P#30" || rejects[0].Reason != "DynamoDB ValidationException: Item size has exceeded the maximum allowed size" {
 		t.Errorf("rejects %+v; want P#30's, with DynamoDB's message", rejects)
+	} else if line, err := json.Marshal(rejects[0]); err != nil || string(line) !=
+		`{"entity":"E","source_key":null,"item_key":{"PK":"P#30","SK":"S"},"reason":"DynamoDB ValidationException: Item size has exceeded the maximum allowed size"}` {
+		t.Errorf("reject line %s (%v): want no source key, as before the applier wrote through pipeline.Writes", line, err)
 	}
 	if got := a.deletedByType(); got["T"] != 2 {
 		t.Errorf("deleted by type %v", got)
@@ -136,7 +144,8 @@ func TestTableApplier(t *testing.T) {
 func TestTableApplierStopsOnError(t *testing.T) {
 	ctx := context.Background()
 	denied := &smithy.GenericAPIError{Code: "AccessDeniedException", Message: "no"}
-	a := newTableApplier(load.NewDynamoDB(&writeAPI{err: denied}, "t", "PK", "SK"), "type", [2]string{"PK", "SK"}, 2, nil)
+	a := newTableApplier(load.NewDynamoDB(&writeAPI{err: denied}, "t", "PK", "SK"), "type", [2]string{"PK", "SK"}, entityE(t), 2, nil)
+	defer a.close()
 	var err error
 	for i := 0; i < 10_000 && err == nil; i++ {
 		err = a.Put(ctx, put(i))
@@ -147,12 +156,27 @@ func TestTableApplierStopsOnError(t *testing.T) {
 	if !errors.Is(err, denied) {
 		t.Fatalf("got %v, want the write's error", err)
 	}
-	if a.w != nil {
-		t.Error("writers left running")
+	if a.g != nil {
+		t.Error("writes left running")
 	}
 	if err := a.Wait(ctx); err != nil {
 		t.Errorf("Wait after the error: %v", err)
 	}
+}
+
+// entityE is the plans of a mapping of one entity, E, over a source table t (id
+// integer primary key), compiled without a database.
+func entityE(t *testing.T) []*transform.Plan {
+	t.Helper()
+	m, err := mapping.Parse("m.yaml", []byte("table: {name: applied}\nentities:\n  E: {source: {table: t}, pk: \"P#${id}\", sk: \"S\"}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := transform.Compile(m, 0, transform.Sources{Columns: []extract.Column{{Name: "id", Type: "int4", PrimaryKey: true, KeyPos: 1}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return []*transform.Plan{p}
 }
 
 func str(av types.AttributeValue) string {

@@ -11,14 +11,16 @@ import (
 	"github.com/pg2dynamo/pg2dynamo/transform"
 )
 
-// Writes is the write stage of the writes that follow a full load: a
-// follow's windows of changes (package follow) hand it rows, and it packs
-// them into batches and writes them with the same pieces as Run's writers
-// (a row's items travel in one batch, whole rows are written or rejected,
-// a reject has the shape of Run's). Concurrency goroutines write the
-// batches of every Group, so that the writes of two windows in flight at
-// once share them. The sink's own limits (load.DynamoDB's write-unit cap,
-// retries and throttle counting) apply as they do to Run.
+// Writes is the write stage of the writes outside a full load: a follow's
+// windows of changes (package follow), and the puts and conditional
+// deletes of migrate --changes-only and --prune (package engine), hand it
+// rows, and it packs them into batches and writes them with the same
+// pieces as Run's writers (a row's items travel in one batch, whole rows
+// are written or rejected, a reject has the shape of Run's). Concurrency
+// goroutines write the batches, and run the tasks (Group.Do), of every
+// Group, so that the writes of two windows in flight at once share them.
+// The sink's own limits (load.DynamoDB's write-unit cap, retries and
+// throttle counting) apply as they do to Run.
 type Writes struct {
 	sink     load.Sink
 	keyAttrs [2]string
@@ -28,10 +30,15 @@ type Writes struct {
 	written atomic.Int64
 }
 
-// groupBatch is one batch of a Group.
+// groupBatch is one unit of a Group's work for the writers: a batch, or a
+// task (Group.Do).
 type groupBatch struct {
 	g *Group
 	b batch
+	// done holds, by index in b.items, the callback of the row that item
+	// ends (Group.AddThen); nil when no row of b has one.
+	done []func(error)
+	task func(context.Context) error
 }
 
 // queuedBatches bounds the batches queued for the writers: 400 batches,
@@ -50,7 +57,7 @@ func NewWrites(sink load.Sink, keyAttrs [2]string, concurrency int) *Writes {
 		go func() {
 			defer w.done.Done()
 			for gb := range w.queue {
-				gb.g.write(gb.b)
+				gb.g.run(gb)
 			}
 		}()
 	}
@@ -68,9 +75,10 @@ func (w *Writes) Close() {
 // Group, acknowledged by the sink.
 func (w *Writes) Written() int64 { return w.written.Load() }
 
-// Group is one unit of writes (a follow's window): the rows Add hands to
-// the writers, whose end Wait waits for. Add and Wait are called from one
-// goroutine.
+// Group is one unit of writes (a follow's window, the writes of a
+// comparison between two of its Waits): the rows Add hands to the writers
+// and the tasks Do hands them, whose end Wait waits for. Add, AddThen, Do
+// and Wait are called from one goroutine.
 type Group struct {
 	w *Writes
 	// plans name the rows of rejects: an item's Entity indexes them.
@@ -78,8 +86,11 @@ type Group struct {
 	ctx    context.Context
 	cancel context.CancelCauseFunc
 	cur    batch
-	// pending counts the batches handed to the writers and not yet
-	// written.
+	// curDone is groupBatch.done of cur (nil while no row of cur has a
+	// callback).
+	curDone []func(error)
+	// pending counts the batches and tasks handed to the writers and not
+	// yet done.
 	pending sync.WaitGroup
 	mu      sync.Mutex
 	rejects []Reject
@@ -101,10 +112,21 @@ func freshBatch() batch {
 
 // Add hands one row's items (1 to load.MaxBatchItems, no two of one key)
 // to the writers, in one batch: the row is written or rejected whole. A
-// delete (transform.Item.Delete) is a row of its own. Add waits while the
+// delete (transform.Item.Delete) is a row of its own. A row whose items
+// carry no source row (transform.Item.Row nil, as a put of an item that
+// was never a row's) is rejected with a nil SourceKey. Add waits while the
 // writers' queue is full; it returns the cause of the Group's stop once
-// it has stopped.
-func (g *Group) Add(row []transform.Item) error {
+// it has stopped. The slice row is not kept, but its items' Attrs and Row
+// are, until their batch is written: they must not change.
+func (g *Group) Add(row []transform.Item) error { return g.AddThen(row, nil) }
+
+// AddThen is Add, and calls done (when not nil) once the sink has
+// answered for the row's batch: with nil when it wrote every item of the
+// row, or with the error of the first item it refused (the row is then
+// also one of Wait's rejects). done is called from a writer goroutine,
+// before Wait returns, and not at all when the batch was not written (the
+// Group had stopped, or the write failed) or held a refused delete.
+func (g *Group) AddThen(row []transform.Item, done func(error)) error {
 	if err := context.Cause(g.ctx); err != nil {
 		return err
 	}
@@ -113,10 +135,34 @@ func (g *Group) Add(row []transform.Item) error {
 			return err
 		}
 	}
-	if g.cur.add(row) {
+	full := g.cur.add(row)
+	if done != nil || g.curDone != nil {
+		// Align the callbacks with the items: the row's is at its last.
+		for len(g.curDone) < len(g.cur.items) {
+			g.curDone = append(g.curDone, nil)
+		}
+		g.curDone[len(g.cur.items)-1] = done
+	}
+	if full {
 		return g.flush()
 	}
 	return nil
+}
+
+// Do hands task to the writers: one of them runs it, between batches, as
+// it writes the batches of every Group, so that a write the sink does not
+// batch (a conditional delete) shares the pool and its concurrency. ctx is
+// the Group's: done once the Group stops. An error of task stops the Group
+// as a failed write does (Wait returns the first). The batch being filled
+// stays where it is: Do does not order task after the rows added before.
+// It waits while the writers' queue is full, and returns the cause of the
+// Group's stop once it has stopped. A task is not counted in
+// Writes.Written: it counts what it does itself.
+func (g *Group) Do(task func(ctx context.Context) error) error {
+	if err := context.Cause(g.ctx); err != nil {
+		return err
+	}
+	return g.send(groupBatch{g: g, task: task})
 }
 
 // flush hands the batch being filled to the writers.
@@ -124,19 +170,28 @@ func (g *Group) flush() error {
 	if len(g.cur.items) == 0 {
 		return nil
 	}
+	if err := g.send(groupBatch{g: g, b: g.cur, done: g.curDone}); err != nil {
+		return err
+	}
+	g.cur, g.curDone = freshBatch(), nil
+	return nil
+}
+
+// send queues gb for the writers, waiting while the queue is full; it
+// returns the cause of the Group's stop if it stops first.
+func (g *Group) send(gb groupBatch) error {
 	g.pending.Add(1)
 	select {
-	case g.w.queue <- groupBatch{g: g, b: g.cur}:
+	case g.w.queue <- gb:
+		return nil
 	case <-g.ctx.Done():
 		g.pending.Done()
 		return context.Cause(g.ctx)
 	}
-	g.cur = freshBatch()
-	return nil
 }
 
-// Cancel stops the Group's writes at their next batch; Wait still waits
-// for those being written.
+// Cancel stops the Group's writes at their next batch or task; Wait still
+// waits for those under way.
 func (g *Group) Cancel() { g.cancel(context.Canceled) }
 
 // Wait hands over the batch being filled and waits until every batch of
@@ -155,12 +210,24 @@ func (g *Group) Wait() ([]Reject, error) {
 	return g.rejects, err
 }
 
-// write writes one batch of the Group, unless the Group has stopped.
-func (g *Group) write(b batch) {
+// run does one unit of the Group's work, unless the Group has stopped.
+func (g *Group) run(gb groupBatch) {
 	defer g.pending.Done()
 	if g.ctx.Err() != nil {
 		return
 	}
+	if gb.task != nil {
+		if err := gb.task(g.ctx); err != nil {
+			g.cancel(err)
+		}
+		return
+	}
+	g.write(gb.b, gb.done)
+}
+
+// write writes one batch of the Group and settles its rows: rejects, and
+// done (groupBatch.done) told of each row.
+func (g *Group) write(b batch, done []func(error)) {
 	failed, err := writeBatch(g.ctx, g.w.sink, b.items)
 	if err != nil {
 		g.cancel(err)
@@ -178,6 +245,28 @@ func (g *Group) write(b batch) {
 		g.mu.Unlock()
 	})
 	g.w.written.Add(items)
+	if done != nil {
+		notifyRows(b, failed, done)
+	}
+}
+
+// notifyRows calls the callback of each row of b that has one (done, by
+// index in b.items of the row's last item) with the error of the row's
+// first item in failed, or nil.
+func notifyRows(b batch, failed map[int]error, done []func(error)) {
+	var rowErr error
+	for idx := range b.items {
+		if ferr, bad := failed[idx]; bad && rowErr == nil {
+			rowErr = ferr
+		}
+		if !b.rowEnd[idx] {
+			continue
+		}
+		if f := done[idx]; f != nil {
+			f(rowErr)
+		}
+		rowErr = nil
+	}
 }
 
 // writeBatch writes items with sink: it returns the items the sink
@@ -222,7 +311,11 @@ func settleRows(b batch, failed map[int]error, plans []*transform.Plan, keyAttrs
 		}
 		p := plans[it.Entity]
 		rejected++
-		reject(Reject{Entity: p.Entity().Name, SourceKey: p.SourceKey(it.Row), ItemKey: rowKey, Reason: rowErr.Error()})
+		var sourceKey map[string]any
+		if it.Row != nil { // nil: an item that was never a source row's (Group.Add)
+			sourceKey = p.SourceKey(it.Row)
+		}
+		reject(Reject{Entity: p.Entity().Name, SourceKey: sourceKey, ItemKey: rowKey, Reason: rowErr.Error()})
 		rowErr = nil
 	}
 	return written, rejected, items

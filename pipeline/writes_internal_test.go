@@ -2,10 +2,15 @@ package pipeline
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -55,5 +60,153 @@ func TestWritesRefusedDeleteStopsItsGroup(t *testing.T) {
 	}
 	if n := w.Written(); n != 60 {
 		t.Errorf("Written() = %d, want the 60 deletes of the second group (the first's batch was refused)", n)
+	}
+}
+
+// AddThen tells each row's callback whether the sink wrote the row (nil)
+// or refused it (the first refused item's error, for a row of two items
+// too), so that a caller counts exactly what was acknowledged; a row of
+// items with no source row (Row nil) is a reject with no source_key, the
+// same JSON line as before the Writes took those rows. A row added with
+// Add in the same batch has no callback and is settled alike.
+func TestWritesAddThenToldOfEachRow(t *testing.T) {
+	plans, _ := compilePlans(t, oneEntity)
+	keyAttrs := [2]string{"PK", "SK"}
+	sink := load.SinkFunc(func(_ context.Context, batch []transform.Item) error {
+		be := &load.BatchError{}
+		for i, it := range batch {
+			if strings.HasPrefix(transform.ItemKey(it.Attrs, keyAttrs)[0], "BAD#") {
+				be.Failed = append(be.Failed, load.ItemError{Index: i, Err: errors.New("refused")})
+			}
+		}
+		if len(be.Failed) > 0 {
+			return be
+		}
+		return nil
+	})
+	item := func(pk string) transform.Item {
+		return transform.Item{Entity: 0, Attrs: map[string]types.AttributeValue{
+			"PK": &types.AttributeValueMemberS{Value: pk}, "SK": &types.AttributeValueMemberS{Value: "S"}}}
+	}
+	w := NewWrites(sink, keyAttrs, 3)
+	defer w.Close()
+	g := w.Group(context.Background(), plans)
+	var mu sync.Mutex
+	var units int64
+	var refused []string
+	for i := range 100 {
+		row := []transform.Item{item(fmt.Sprint("OK#", i))}
+		switch {
+		case i%10 == 3:
+			row = []transform.Item{item(fmt.Sprint("BAD#", i))}
+		case i%10 == 7: // a row of two items, the second refused
+			row = append(row, item(fmt.Sprint("BAD#", i)))
+		case i%10 == 9: // no callback
+			if err := g.Add(row); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		err := g.AddThen(row, func(err error) {
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				refused = append(refused, fmt.Sprint(i, ": ", err))
+				return
+			}
+			units += int64(i)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	rejects, err := g.Wait()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want int64
+	for i := range 100 {
+		if i%10 != 3 && i%10 != 7 && i%10 != 9 {
+			want += int64(i)
+		}
+	}
+	if units != want || len(refused) != 20 || !slices.Contains(refused, "17: refused") {
+		t.Errorf("units of the rows written %d, want %d; refused %v, want the 20 rows 3, 7, 13, 17, …", units, want, refused)
+	}
+	if len(rejects) != 20 || w.Written() != 80+10 {
+		t.Errorf("%d rejects, %d items written; want 20 and 90", len(rejects), w.Written())
+	}
+	i := slices.IndexFunc(rejects, func(r Reject) bool { return r.ItemKey["PK"] == "BAD#3" })
+	if i < 0 {
+		t.Fatalf("no reject of BAD#3 in %+v", rejects)
+	}
+	line, err := json.Marshal(rejects[i])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := string(line), `{"entity":"P","source_key":null,"item_key":{"PK":"BAD#3","SK":"S"},"reason":"refused"}`; got != want {
+		t.Errorf("reject line\n got %s\nwant %s", got, want)
+	}
+}
+
+// Do runs tasks on the writers of the pool, with the Group's context; a
+// task's error stops its Group (Wait returns it, a later Add too), and the
+// pool goes on writing for the next Group.
+func TestWritesDoRunsOnThePool(t *testing.T) {
+	var written atomic.Int64
+	sink := load.SinkFunc(func(_ context.Context, batch []transform.Item) error {
+		written.Add(int64(len(batch)))
+		return nil
+	})
+	w := NewWrites(sink, [2]string{"PK", ""}, 2)
+	defer w.Close()
+
+	var ran, running, most atomic.Int64
+	g := w.Group(context.Background(), nil)
+	for i := range 50 {
+		err := g.Do(func(ctx context.Context) error {
+			for n := running.Add(1); ; {
+				if m := most.Load(); n <= m || most.CompareAndSwap(m, n) {
+					break
+				}
+			}
+			defer running.Add(-1)
+			time.Sleep(time.Millisecond)
+			ran.Add(1)
+			return ctx.Err()
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := g.Add([]transform.Item{keyItem(fmt.Sprint("K#", i), false)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := g.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	if ran.Load() != 50 || most.Load() > 2 || written.Load() != 50 || w.Written() != 50 {
+		t.Errorf("%d tasks ran, at most %d at once, %d items written (Written %d); want 50, 2 or fewer, 50, 50 (a task is not counted)",
+			ran.Load(), most.Load(), written.Load(), w.Written())
+	}
+
+	boom := errors.New("boom")
+	bad := w.Group(context.Background(), nil)
+	if err := bad.Do(func(context.Context) error { return boom }); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := bad.Wait(); !errors.Is(err, boom) {
+		t.Fatalf("Wait after a failed task: %v, want the task's error", err)
+	}
+	if err := bad.Add([]transform.Item{keyItem("LATE", false)}); !errors.Is(err, boom) {
+		t.Errorf("Add after a failed task: %v, want the task's error", err)
+	}
+
+	next := w.Group(context.Background(), nil)
+	if err := next.Add([]transform.Item{keyItem("NEXT", false)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := next.Wait(); err != nil || written.Load() != 51 {
+		t.Errorf("the next group: %v, %d items written; want 51", err, written.Load())
 	}
 }
