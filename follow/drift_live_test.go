@@ -146,6 +146,87 @@ func liveArgs(f followedChange, more ...string) []string {
 	return append(append(args, "--resume", "--progress-interval", "1ms"), more...)
 }
 
+// The package's two longest tests come first: go test resumes parallel
+// tests in the order they are declared (files by name, which is why this
+// file is named drift_live_test.go), and these two spend most of their wall
+// waiting on a rate-limited fan-out and a 300,000-row transaction. Started
+// first, their waits overlap the other tests' work instead of ending the
+// package's run.
+
+// A one-row parent rename fanned out to 1,502 items under
+// --max-write-units 10 takes about 150 s to write, fifteen times the
+// wal_sender_timeout set here: the follow keeps the walsender alive, shows
+// the window's progress, ends caught up with the table in step, and its
+// peak RSS stays under 150 MB.
+func TestLiveFollowLongWindowOutlivesSenderTimeout(t *testing.T) {
+	t.Parallel()
+	f := loaded(t, filepath.Join("testdata", "orgs-members.yaml"),
+		`CREATE TABLE orgs (org_id int PRIMARY KEY, name text NOT NULL);
+		CREATE TABLE members (member_id int PRIMARY KEY, org_id int NOT NULL REFERENCES orgs, name text);
+		ALTER TABLE orgs REPLICA IDENTITY FULL; ALTER TABLE members REPLICA IDENTITY FULL;
+		INSERT INTO orgs VALUES (1, 'acme'), (2, 'other');
+		INSERT INTO members SELECT i, CASE WHEN i <= 1501 THEN 1 ELSE 2 END, 'm' || i FROM generate_series(1, 1520) i`)
+	source := withParam(f.url, "wal_sender_timeout=10s")
+	for i, a := range f.args {
+		if a == f.url {
+			f.args[i] = source
+		}
+	}
+	testenv.Exec(t, f.url, `UPDATE orgs SET name = 'acme renamed' WHERE org_id = 1`)
+	p := startFollow(t, append(f.args, "--resume", "--max-write-units", "10", "--progress-interval", "1ms")...)
+	p.waitFor(t, regexp.MustCompile(`items written of the changes in flight`), "the window's progress")
+	code := p.exit(t)
+	out := p.out.String()
+	if code != 0 || !strings.Contains(out, "caught up at") || !strings.Contains(out, "1502 items put") || strings.Contains(out, "timeout") {
+		t.Fatalf("exit %d, want 0, caught up with the 1502 items (the org and its 1,501 members) put, no timeout\n%s", code, firstLines(out, 40))
+	}
+	if rss := p.maxRSS(t); rss >= 150 {
+		t.Errorf("peak RSS %.0f MB, want under 150", rss)
+	} else {
+		t.Logf("peak RSS %.0f MB", rss)
+	}
+	f.inStep(t)
+}
+
+// One transaction of 300,000 rows comes in parts of a window each and is
+// acknowledged with its last: written into dynalite, the transaction is in
+// flight (the slot not told) far longer than the 10 s wal_sender_timeout
+// set here, and the follow ends caught up, with no walsender timeout, its
+// peak RSS under 150 MB (it held the whole transaction: 1.28 GB), and the
+// table in step.
+func TestLiveFollowHugeTransactionInBoundedMemory(t *testing.T) {
+	t.Parallel()
+	const rows, timeout = 300_000, 10 * time.Second
+	f := loaded(t, filepath.Join("testdata", "notes-whole.yaml"), notesSchema)
+	for i, a := range f.args {
+		if a == f.url {
+			f.args[i] = withParam(f.url, "wal_sender_timeout="+timeout.String())
+		}
+	}
+	testenv.Exec(t, f.url, fmt.Sprintf(`INSERT INTO notes SELECT i, 'o' || (i %% 100), repeat('x', 200) FROM generate_series(1000, %d) i`, 1000+rows-1))
+	p := startFollow(t, append(f.args, "--resume", "--progress-interval", "1ms")...)
+	p.waitFor(t, regexp.MustCompile(`in flight to `), "the transaction in flight")
+	inFlight := time.Now()
+	code := p.exit(t)
+	took := time.Since(inFlight)
+	out := p.out.String()
+	if code != 0 || !strings.Contains(out, fmt.Sprintf("1 transactions, %d changes, %[1]d items put", rows)) || strings.Contains(out, "timeout") {
+		t.Fatalf("exit %d, want 0, one transaction of %d changes applied and no timeout\n%s", code, rows, firstLines(out, 40))
+	}
+	// The transaction is acknowledged with its last part only: the test
+	// checks the keepalive only if that took longer than the timeout.
+	if took <= timeout {
+		t.Errorf("the transaction was in flight %s, not longer than wal_sender_timeout %s: the test no longer checks that the walsender is kept alive (write more slowly: --max-write-units)", took.Round(time.Millisecond), timeout)
+	}
+	t.Logf("the transaction was in flight %s", took.Round(time.Millisecond))
+	if rss := p.maxRSS(t); rss >= 150 {
+		t.Errorf("peak RSS %.0f MB, want under 150", rss)
+	} else {
+		t.Logf("peak RSS %.0f MB", rss)
+	}
+	f.inStep(t)
+}
+
 // A column added while the follow runs, to a table whose every column the
 // entity takes: the window that brings the table's new description
 // derives every item of the entity again, so unchanged rows get the
@@ -275,41 +356,6 @@ func TestLiveFollowLosesItsTable(t *testing.T) {
 	f.inStep(t)
 }
 
-// A one-row parent rename fanned out to 1,502 items under
-// --max-write-units 10 takes about 150 s to write, fifteen times the
-// wal_sender_timeout set here: the follow keeps the walsender alive, shows
-// the window's progress, ends caught up with the table in step, and its
-// peak RSS stays under 150 MB.
-func TestLiveFollowLongWindowOutlivesSenderTimeout(t *testing.T) {
-	t.Parallel()
-	f := loaded(t, filepath.Join("testdata", "orgs-members.yaml"),
-		`CREATE TABLE orgs (org_id int PRIMARY KEY, name text NOT NULL);
-		CREATE TABLE members (member_id int PRIMARY KEY, org_id int NOT NULL REFERENCES orgs, name text);
-		ALTER TABLE orgs REPLICA IDENTITY FULL; ALTER TABLE members REPLICA IDENTITY FULL;
-		INSERT INTO orgs VALUES (1, 'acme'), (2, 'other');
-		INSERT INTO members SELECT i, CASE WHEN i <= 1501 THEN 1 ELSE 2 END, 'm' || i FROM generate_series(1, 1520) i`)
-	source := withParam(f.url, "wal_sender_timeout=10s")
-	for i, a := range f.args {
-		if a == f.url {
-			f.args[i] = source
-		}
-	}
-	testenv.Exec(t, f.url, `UPDATE orgs SET name = 'acme renamed' WHERE org_id = 1`)
-	p := startFollow(t, append(f.args, "--resume", "--max-write-units", "10", "--progress-interval", "1ms")...)
-	p.waitFor(t, regexp.MustCompile(`items written of the changes in flight`), "the window's progress")
-	code := p.exit(t)
-	out := p.out.String()
-	if code != 0 || !strings.Contains(out, "caught up at") || !strings.Contains(out, "1502 items put") || strings.Contains(out, "timeout") {
-		t.Fatalf("exit %d, want 0, caught up with the 1502 items (the org and its 1,501 members) put, no timeout\n%s", code, firstLines(out, 40))
-	}
-	if rss := p.maxRSS(t); rss >= 150 {
-		t.Errorf("peak RSS %.0f MB, want under 150", rss)
-	} else {
-		t.Logf("peak RSS %.0f MB", rss)
-	}
-	f.inStep(t)
-}
-
 // SIGINT while a long window is written stops the writes at the next
 // batch, without acknowledging the window (its items are written again
 // by the next run, by key): the follow ends at once, not when the window
@@ -329,45 +375,6 @@ func TestLiveFollowStopsMidWindow(t *testing.T) {
 	}
 	if code, out := f.resume(); code != 0 {
 		t.Fatalf("resume: exit %d\n%s", code, out)
-	}
-	f.inStep(t)
-}
-
-// One transaction of 300,000 rows comes in parts of a window each and is
-// acknowledged with its last: written into dynalite, the transaction is in
-// flight (the slot not told) far longer than the 10 s wal_sender_timeout
-// set here, and the follow ends caught up, with no walsender timeout, its
-// peak RSS under 150 MB (it held the whole transaction: 1.28 GB), and the
-// table in step.
-func TestLiveFollowHugeTransactionInBoundedMemory(t *testing.T) {
-	t.Parallel()
-	const rows, timeout = 300_000, 10 * time.Second
-	f := loaded(t, filepath.Join("testdata", "notes-whole.yaml"), notesSchema)
-	for i, a := range f.args {
-		if a == f.url {
-			f.args[i] = withParam(f.url, "wal_sender_timeout="+timeout.String())
-		}
-	}
-	testenv.Exec(t, f.url, fmt.Sprintf(`INSERT INTO notes SELECT i, 'o' || (i %% 100), repeat('x', 200) FROM generate_series(1000, %d) i`, 1000+rows-1))
-	p := startFollow(t, append(f.args, "--resume", "--progress-interval", "1ms")...)
-	p.waitFor(t, regexp.MustCompile(`in flight to `), "the transaction in flight")
-	inFlight := time.Now()
-	code := p.exit(t)
-	took := time.Since(inFlight)
-	out := p.out.String()
-	if code != 0 || !strings.Contains(out, fmt.Sprintf("1 transactions, %d changes, %[1]d items put", rows)) || strings.Contains(out, "timeout") {
-		t.Fatalf("exit %d, want 0, one transaction of %d changes applied and no timeout\n%s", code, rows, firstLines(out, 40))
-	}
-	// The transaction is acknowledged with its last part only: the test
-	// checks the keepalive only if that took longer than the timeout.
-	if took <= timeout {
-		t.Errorf("the transaction was in flight %s, not longer than wal_sender_timeout %s: the test no longer checks that the walsender is kept alive (write more slowly: --max-write-units)", took.Round(time.Millisecond), timeout)
-	}
-	t.Logf("the transaction was in flight %s", took.Round(time.Millisecond))
-	if rss := p.maxRSS(t); rss >= 150 {
-		t.Errorf("peak RSS %.0f MB, want under 150", rss)
-	} else {
-		t.Logf("peak RSS %.0f MB", rss)
 	}
 	f.inStep(t)
 }
