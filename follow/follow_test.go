@@ -263,6 +263,7 @@ func pacedWorkload(ctx context.Context, t *testing.T, url string, w workload, n 
 // counts, association deletes that remove mirrored items, and updates of
 // key columns.
 func TestFollowKeepsTheTableInStep(t *testing.T) {
+	t.Parallel()
 	const changes = 10_000
 	for _, w := range workloads(t) {
 		t.Run(w.domain, func(t *testing.T) {
@@ -508,6 +509,7 @@ func TestFollowSurvivesSIGKILL(t *testing.T) {
 	if testing.Short() {
 		t.Skip("kills five runs")
 	}
+	t.Parallel()
 	w := workloads(t)[0] // tickets
 	url := logicalDatabase(t)
 	w.setup(t, url)
@@ -517,7 +519,6 @@ func TestFollowSurvivesSIGKILL(t *testing.T) {
 	}
 	table := testenv.TableName("follow-kill")
 	dir := t.TempDir()
-	t.Parallel()
 	endpoint := ownDynalite(t)
 	args := []string{"migrate", "--mapping", w.mapping, "--source", url, "--endpoint-url", endpoint,
 		"--table", table, "--create-table", "--follow", "--progress", "none", "--progress-interval", "1ms",
