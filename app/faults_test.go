@@ -28,7 +28,10 @@ func TestMigrateThroughFaults(t *testing.T) {
 	}, 7)
 	table := testenv.TableName("attendance")
 	mappingFile := testenv.RepoFile(t, "fixtures", "mappings", "strategies", "attendance.yaml")
-	args := migrateArgs(t, mappingFile, url, table, "--create-table")
+	// Eight fixed writers: the retries and re-sends under test, not
+	// --concurrency auto's answer to throttling (which halves and paces
+	// the writers: TestAutoscaleHalvesOnThrottling).
+	args := migrateArgs(t, mappingFile, url, table, "--create-table", "--concurrency", "8")
 	args = withEndpoint(args, proxy.URL)
 	r := runCLI(t, args...)
 	if r.code != ExitOK {
