@@ -106,28 +106,15 @@ APP_RACE_TESTS='^(TestMigrateInterrupted|TestSecondSignalExits|TestResumeKeepsDu
 #   - transform's two whole-fixture comparisons (every row of a scaled
 #     fixture through the builder against a reference derivation, on one
 #     goroutine) took 97 s and 20 s under -race beside the other runs and
-#     hold no concurrency: they run without it (SLOW_SERIAL_TESTS), and
-#     -race runs the rest of transform;
-#   - the app run skips APP_RACE_TESTS, which run under -race anyway;
-#   - the race run, done first (about 100 s, against 210 s for app and
-#     follow), goes on with those two transform tests and then 10 s of
-#     fuzzing per mapping parser (the seed corpus in testdata/fuzz runs
-#     with the tests), both at once: they use the CPU the follow tests
-#     leave while they wait, rather than adding half a minute at the end.
+#     hold no concurrency: they run without it (SLOW_SERIAL_TESTS), in the
+#     app run's process list, and -race runs the rest of transform;
+#   - the app run skips APP_RACE_TESTS, which run under -race anyway.
 SLOW_SERIAL_TESTS='^(TestBuilderMatchesReference|TestBuilderItemsStayIntact)$'
 logs=$(mktemp -d)
 trap 'rm -rf "$logs"' EXIT
-(
-  status=0
-  go test -race -count=1 -timeout 30m -skip "$SLOW_SERIAL_TESTS" $(go list ./... | grep -v -e '/app$' -e '/follow$') || status=1
-  go test -count=1 -timeout 30m -run "$SLOW_SERIAL_TESTS" ./transform || status=1
-  go test -run='^$' -fuzz='^FuzzParseTemplate$' -fuzztime=10s -fuzzminimizetime=1s ./mapping >"$logs/fuzz1" 2>&1 & f1=$!
-  go test -run='^$' -fuzz='^FuzzParse$' -fuzztime=10s -fuzzminimizetime=1s ./mapping || status=1
-  wait $f1 || status=1
-  cat "$logs/fuzz1"
-  exit $status
-) >"$logs/race" 2>&1 & race=$!
-go test -count=1 -timeout 30m -parallel 4 -skip "$APP_RACE_TESTS" ./app ./follow >"$logs/app" 2>&1 & app=$!
+go test -race -count=1 -timeout 30m -skip "$SLOW_SERIAL_TESTS" $(go list ./... | grep -v -e '/app$' -e '/follow$') >"$logs/race" 2>&1 & race=$!
+{ go test -count=1 -timeout 30m -parallel 4 -skip "$APP_RACE_TESTS" ./app ./follow &&
+  go test -count=1 -timeout 30m -run "$SLOW_SERIAL_TESTS" ./transform; } >"$logs/app" 2>&1 & app=$!
 # -parallel 1: two in-process runs at once race in urfave/cli itself,
 # whose --help flag (cli.HelpFlag) is one package-level value every app's
 # flag set writes when it parses (pg2dynamo's own flags are made per app);
@@ -139,4 +126,14 @@ for run in race:$race app:$app app-race:$apprace; do
   echo "== go test (${run%%:*})"
   cat "$logs/${run%%:*}"
 done
+[ "$status" = 0 ] || exit 1
+
+# Brief fuzzing of the parsers (the seed corpus in testdata/fuzz runs
+# above), 10 s each, both at once.
+go test -run='^$' -fuzz='^FuzzParseTemplate$' -fuzztime=10s -fuzzminimizetime=1s ./mapping >"$logs/fuzz1" 2>&1 & f1=$!
+go test -run='^$' -fuzz='^FuzzParse$' -fuzztime=10s -fuzzminimizetime=1s ./mapping >"$logs/fuzz2" 2>&1 & f2=$!
+wait $f1 || status=1
+cat "$logs/fuzz1"
+wait $f2 || status=1
+cat "$logs/fuzz2"
 exit $status
