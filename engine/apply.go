@@ -27,7 +27,7 @@ import (
 // writers (pipeline.Group.Do). The writes between two Waits are one
 // pipeline.Group; a Put or Delete that finds the writers' queue full
 // waits. Items DynamoDB refuses (a *load.BatchError) are rejects, written
-// to reject at Wait; any other error stops the comparison.
+// to reject as they come; any other error stops the comparison.
 type tableApplier struct {
 	ds       *load.DynamoDB
 	typeAttr string
@@ -92,24 +92,16 @@ func (a *tableApplier) Delete(ctx context.Context, w verify.Write) error {
 	return a.handed(ctx, a.group(ctx).Do(func(ctx context.Context) error { return a.delete(ctx, w) }))
 }
 
-// Wait waits until every write handed since the last Wait is done, writes
-// the rejects, and returns the first error of any (a write's, the
-// rejects file's, or ctx's cause).
+// Wait waits until every write handed since the last Wait is done, and
+// returns the first error of any (a write's, the rejects file's, or ctx's
+// cause).
 func (a *tableApplier) Wait(ctx context.Context) error {
 	if a.g == nil {
 		return nil
 	}
 	g := a.g
 	a.g = nil
-	rejects, err := g.Wait()
-	if a.reject != nil {
-		for _, r := range rejects {
-			if rerr := a.reject(r); rerr != nil {
-				err = cmp.Or(err, rerr)
-				break
-			}
-		}
-	}
+	_, err := g.Wait() // the rejects went to a.reject (group)
 	return cmp.Or(err, context.Cause(ctx))
 }
 
@@ -131,6 +123,11 @@ func (a *tableApplier) close() { a.writes.Close() }
 func (a *tableApplier) group(ctx context.Context) *pipeline.Group {
 	if a.g == nil {
 		a.g = a.writes.Group(ctx, a.plans)
+		if a.reject != nil {
+			// A comparison's writes have no bound: their rejects go to
+			// the file as they come, not held until Wait.
+			a.g.StreamRejects(a.reject)
+		}
 	}
 	return a.g
 }

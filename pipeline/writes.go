@@ -94,6 +94,9 @@ type Group struct {
 	pending sync.WaitGroup
 	mu      sync.Mutex
 	rejects []Reject
+	// onReject, when set, is given the rejects instead of Wait
+	// (StreamRejects).
+	onReject func(Reject) error
 }
 
 // Group starts a unit of writes whose items' Entity indexes plans. Its
@@ -149,6 +152,13 @@ func (g *Group) AddThen(row []transform.Item, done func(error)) error {
 	return nil
 }
 
+// StreamRejects has the Group's rejects go to f as their batches are
+// written, from the writers' goroutines (f must be safe for concurrent
+// use), instead of being held for Wait: for a Group with no bound on its
+// rows, such as a comparison's writes. An error of f stops the Group.
+// Called before the first Add.
+func (g *Group) StreamRejects(f func(Reject) error) { g.onReject = f }
+
 // Do hands task to the writers: one of them runs it, between batches, as
 // it writes the batches of every Group, so that a write the sink does not
 // batch (a conditional delete) shares the pool and its concurrency. ctx is
@@ -196,7 +206,8 @@ func (g *Group) Cancel() { g.cancel(context.Canceled) }
 
 // Wait hands over the batch being filled and waits until every batch of
 // the Group is written. It returns the rows the sink refused, as Run's
-// rejects (in the order their batches were written), and the first error:
+// rejects (in the order their batches were written; none with
+// StreamRejects), and the first error:
 // of a write (a refused delete is one), or the cause of a stop.
 func (g *Group) Wait() ([]Reject, error) {
 	err := g.flush()
@@ -240,6 +251,12 @@ func (g *Group) write(b batch, done []func(error)) {
 		}
 	}
 	_, _, items := settleRows(b, failed, g.plans, g.w.keyAttrs, func(r Reject) {
+		if g.onReject != nil {
+			if err := g.onReject(r); err != nil {
+				g.cancel(err)
+			}
+			return
+		}
 		g.mu.Lock()
 		g.rejects = append(g.rejects, r)
 		g.mu.Unlock()

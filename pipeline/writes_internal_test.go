@@ -210,3 +210,51 @@ func TestWritesDoRunsOnThePool(t *testing.T) {
 		t.Errorf("the next group: %v, %d items written; want 51", err, written.Load())
 	}
 }
+
+// StreamRejects hands each reject to its function as its batch is
+// written, and none to Wait; the function's error stops the Group.
+func TestWritesStreamRejects(t *testing.T) {
+	plans, _ := compilePlans(t, oneEntity)
+	keyAttrs := [2]string{"PK", "SK"}
+	sink := load.SinkFunc(func(_ context.Context, batch []transform.Item) error {
+		be := &load.BatchError{}
+		for i := range batch {
+			be.Failed = append(be.Failed, load.ItemError{Index: i, Err: errors.New("refused")})
+		}
+		return be
+	})
+	item := func(i int) []transform.Item {
+		return []transform.Item{{Entity: 0, Attrs: map[string]types.AttributeValue{
+			"PK": &types.AttributeValueMemberS{Value: fmt.Sprint("K#", i)}, "SK": &types.AttributeValueMemberS{Value: "S"}}}}
+	}
+	w := NewWrites(sink, keyAttrs, 2)
+	defer w.Close()
+	var mu sync.Mutex
+	var streamed []string
+	g := w.Group(context.Background(), plans)
+	g.StreamRejects(func(r Reject) error {
+		mu.Lock()
+		defer mu.Unlock()
+		streamed = append(streamed, r.ItemKey["PK"])
+		return nil
+	})
+	for i := range 30 {
+		if err := g.Add(item(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if rejects, err := g.Wait(); err != nil || len(rejects) != 0 || len(streamed) != 30 {
+		t.Fatalf("Wait: %d rejects, %v; %d streamed; want 0, nil, 30", len(rejects), err, len(streamed))
+	}
+	full := errors.New("rejects file full")
+	g = w.Group(context.Background(), plans)
+	g.StreamRejects(func(Reject) error { return full })
+	for i := range 30 {
+		if err := g.Add(item(i)); err != nil {
+			break // stopped by the first batch's reject
+		}
+	}
+	if _, err := g.Wait(); !errors.Is(err, full) {
+		t.Errorf("Wait after the reject function failed: %v, want its error", err)
+	}
+}
