@@ -23,9 +23,9 @@ func dropSlotCommand() *cli.Command {
 		UsageText: "pg2dynamo drop-slot --mapping FILE [--source URL] [--slot NAME] [--publication NAME]",
 		Description: `A replication slot keeps every WAL segment from its position on while
 nothing streams from it: a follow stopped for long fills the server's disk.
-Go on following with pg2dynamo migrate --follow --resume, or drop the slot
-(and the publication) with drop-slot, after which the server keeps no more
-WAL for it; a later migrate --follow loads the table again.`,
+Go on following with pg2dynamo migrate --follow --resume, or drop the slot and
+the publication with drop-slot (refused after 5 s while a follow streams from
+it); the server then keeps no more WAL, and a later --follow loads the table again.`,
 		Flags: []cli.Flag{mappingFlag(), sourceFlag(), tableFlag(),
 			&cli.StringFlag{Name: "slot", Usage: "the `NAME` of the replication slot to drop (default pg2dynamo_ and the table's name, as migrate --follow names it)"},
 			&cli.StringFlag{Name: "publication", Usage: "the `NAME` of the publication to drop (default as --slot)"},

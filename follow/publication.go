@@ -2,12 +2,15 @@ package follow
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/jackc/pglogrepl"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/pg2dynamo/pg2dynamo/extract"
 )
@@ -137,6 +140,30 @@ func SlotActive(ctx context.Context, conn *pgx.Conn, name string) (bool, error) 
 	return s.Active, err
 }
 
+// dropSlot drops slot, waiting up to SlotReleaseWait for another
+// connection to let it go.
+func dropSlot(ctx context.Context, conn *pgx.Conn, slot string) error {
+	deadline := time.Now().Add(SlotReleaseWait)
+	for {
+		_, err := conn.Exec(ctx, "SELECT pg_drop_replication_slot($1)", slot)
+		var pe *pgconn.PgError
+		if !errors.As(err, &pe) || pe.Code != "55006" {
+			if err != nil {
+				return fmt.Errorf("drop replication slot %s: %w", slot, err)
+			}
+			return nil
+		}
+		if !time.Now().Before(deadline) {
+			return fmt.Errorf("drop replication slot %s: %w: a follow is streaming from it; stop it first (SIGINT or Ctrl-C: it exits once its window is written), then drop the slot", slot, err)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
 // CurrentLSN is the server's WAL write position now
 // (pg_current_wal_lsn()), always the end of a record: every transaction
 // committed with synchronous_commit on so far ends before it. One
@@ -150,16 +177,25 @@ func CurrentLSN(ctx context.Context, conn *pgx.Conn) (pglogrepl.LSN, error) {
 	return pglogrepl.ParseLSN(text)
 }
 
+// SlotReleaseWait is how long Drop waits for a slot another connection
+// holds: a follow that has just ended leaves its walsender holding the
+// slot until the server notices the connection is gone, which takes
+// milliseconds; a follow still running holds it for good.
+const SlotReleaseWait = 5 * time.Second
+
 // Drop drops slot name and publication pub, each if it exists, so that
-// the server keeps no more WAL for them. It reports what it dropped.
+// the server keeps no more WAL for them. It reports what it dropped. A
+// slot still active for another connection (SQLSTATE 55006) is tried
+// again every 100 ms for up to SlotReleaseWait, then refused: a follow
+// streams from it.
 func Drop(ctx context.Context, conn *pgx.Conn, slot, pub string) (dropped []string, err error) {
 	_, exists, err := SlotPosition(ctx, conn, slot)
 	if err != nil {
 		return nil, err
 	}
 	if exists {
-		if _, err := conn.Exec(ctx, "SELECT pg_drop_replication_slot($1)", slot); err != nil {
-			return nil, fmt.Errorf("drop replication slot %s: %w", slot, err)
+		if err := dropSlot(ctx, conn, slot); err != nil {
+			return nil, err
 		}
 		dropped = append(dropped, "replication slot "+slot)
 	}
