@@ -1,7 +1,6 @@
 package draft
 
 import (
-	"bytes"
 	"os"
 	"path/filepath"
 	"testing"
@@ -45,19 +44,12 @@ func withDefaults(m *mapping.Mapping) *mapping.Mapping {
 // drafts, defaults applied.
 func roundTrip(t *testing.T, d *Design) []byte {
 	t.Helper()
-	var buf bytes.Buffer
-	if err := Write(&buf, d); err != nil {
-		t.Fatal(err)
-	}
-	got, err := mapping.Parse("drafted", buf.Bytes())
-	if err != nil {
-		t.Fatalf("the draft does not load: %v\n%s", err, buf.Bytes())
-	}
+	text, got := write(t, d)
 	want, _ := build(d)
 	if diff := cmp.Diff(withDefaults(want), got, loaded); diff != "" {
-		t.Errorf("the draft loads to another mapping than the one built (-built +loaded):\n%s\n%s", diff, buf.Bytes())
+		t.Errorf("the draft loads to another mapping than the one built (-built +loaded):\n%s\n%s", diff, text)
 	}
-	return buf.Bytes()
+	return []byte(text)
 }
 
 // TestWriteRoundTrip drafts catalogs of every shape Propose knows (owned,
