@@ -661,6 +661,53 @@ func slotConfirmed(t *testing.T, conn *pgx.Conn, slot string) pglogrepl.LSN {
 	return lsn
 }
 
+// slotStart is what migrate --follow sets up before its full load, for
+// the tests that drive package follow directly.
+type slotStart struct {
+	graph *follow.Graph
+	// name is the slot's and the publication's (follow.DefaultName).
+	name   string
+	stream *follow.Stream
+	slot   follow.Slot
+	// sink writes to m's table, created at the test's dynalite.
+	sink *load.DynamoDB
+}
+
+// startSlot makes m's dependency graph, its publication and its slot
+// (dropped when the test ends, after the stream is closed) on a stream of
+// its own, and creates m's table at endpoint.
+func startSlot(t *testing.T, url string, conn *pgx.Conn, endpoint string, m *mapping.Mapping, plans []*transform.Plan) slotStart {
+	t.Helper()
+	ctx := context.Background()
+	g, err := follow.NewGraph(ctx, conn, m, plans)
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := follow.DefaultName(m.Table.Name)
+	if _, err := follow.EnsurePublication(ctx, conn, name, g); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { follow.Drop(context.Background(), conn, name, name) })
+	stream, err := follow.Dial(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { stream.Close(context.Background()) })
+	slot, err := stream.CreateSlot(ctx, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	client, err := load.NewClient(ctx, load.ClientConfig{EndpointURL: endpoint})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := load.EnsureTable(ctx, client, m, true); err != nil {
+		t.Fatal(err)
+	}
+	return slotStart{graph: g, name: name, stream: stream, slot: slot,
+		sink: load.NewDynamoDB(client, m.Table.Name, m.Table.PartitionKey, m.Table.SortKey)}
+}
+
 // The handoff is gap-free: changes committed after the slot is created,
 // while the full load reads its snapshot, are not in the load (it reads the
 // state before them) and all arrive through the slot.
@@ -674,24 +721,8 @@ func TestHandoffIsGapFree(t *testing.T) {
 	testenv.Exec(t, url, "ALTER TABLE tickets REPLICA IDENTITY FULL")
 	endpoint := ownDynalite(t)
 	m, src, plans := prepared(t, url, w.mapping, testenv.TableName("handoff"))
-	g, err := follow.NewGraph(ctx, conn, m, plans)
-	if err != nil {
-		t.Fatal(err)
-	}
-	name := follow.DefaultName(m.Table.Name)
-	if _, err := follow.EnsurePublication(ctx, conn, name, g); err != nil {
-		t.Fatal(err)
-	}
-	stream, err := follow.Dial(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stream.Close(ctx)
-	slot, err := stream.CreateSlot(ctx, name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { follow.Drop(context.Background(), conn, name, name) })
+	sl := startSlot(t, url, conn, endpoint, m, plans)
+	g, name, stream, slot, sink := sl.graph, sl.name, sl.stream, sl.slot, sl.sink
 
 	// Between the slot's creation and the full load: every ticket's
 	// subject changes, a user is renamed (a duplicate on its tickets),
@@ -701,14 +732,6 @@ func TestHandoffIsGapFree(t *testing.T) {
 		DELETE FROM tickets WHERE ticket_id % 10 = 0;
 		INSERT INTO tickets SELECT (jsonb_populate_record(t, jsonb_build_object('ticket_id', ticket_id + 1000000))).* FROM tickets t WHERE ticket_id % 10 = 1`)
 
-	client, err := load.NewClient(ctx, load.ClientConfig{EndpointURL: endpoint})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := load.EnsureTable(ctx, client, m, true); err != nil {
-		t.Fatal(err)
-	}
-	sink := load.NewDynamoDB(client, m.Table.Name, m.Table.PartitionKey, m.Table.SortKey)
 	if err := src.BeginAt(ctx, slot.Snapshot); err != nil {
 		t.Fatal(err)
 	}

@@ -61,33 +61,8 @@ func TestFollowAndMigrateRejectARefusedRowAlike(t *testing.T) {
 	conn := testenv.Connect(t, url)
 	endpoint := ownDynalite(t)
 	m, src, plans := prepared(t, url, filepath.Join("testdata", "friends-mirror.yaml"), testenv.TableName("refused"))
-	g, err := follow.NewGraph(ctx, conn, m, plans)
-	if err != nil {
-		t.Fatal(err)
-	}
-	name := follow.DefaultName(m.Table.Name)
-	if _, err := follow.EnsurePublication(ctx, conn, name, g); err != nil {
-		t.Fatal(err)
-	}
-	stream, err := follow.Dial(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stream.Close(ctx)
-	slot, err := stream.CreateSlot(ctx, name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { follow.Drop(context.Background(), conn, name, name) })
-	client, err := load.NewClient(ctx, load.ClientConfig{EndpointURL: endpoint})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := load.EnsureTable(ctx, client, m, true); err != nil {
-		t.Fatal(err)
-	}
-	sink := refusing{Sink: load.NewDynamoDB(client, m.Table.Name, m.Table.PartitionKey, m.Table.SortKey),
-		refused: []string{"U#0000000003", "U#0000000004"}}
+	sl := startSlot(t, url, conn, endpoint, m, plans)
+	sink := refusing{Sink: sl.sink, refused: []string{"U#0000000003", "U#0000000004"}}
 
 	var mu sync.Mutex
 	var lines []string
@@ -98,7 +73,7 @@ func TestFollowAndMigrateRejectARefusedRowAlike(t *testing.T) {
 		lines = append(lines, string(b))
 		return err
 	}
-	if err := src.BeginAt(ctx, slot.Snapshot); err != nil {
+	if err := src.BeginAt(ctx, sl.slot.Snapshot); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := pipeline.Run(ctx, pipeline.Postgres(src), m, plans, sink, pipeline.Options{OnReject: record}); err != nil {
@@ -112,10 +87,10 @@ func TestFollowAndMigrateRejectARefusedRowAlike(t *testing.T) {
 	}
 
 	testenv.Exec(t, url, "UPDATE friends SET note = 'changed' WHERE a = 3")
-	a := follow.NewApplier(g, m, src, sink)
+	a := follow.NewApplier(sl.graph, m, src, sink)
 	defer a.Close()
 	a.OnReject = record
-	st, err := follow.Run(ctx, stream, a, conn, follow.Options{Slot: name, Publication: name, From: slot.Consistent, UntilCaughtUp: true})
+	st, err := follow.Run(ctx, sl.stream, a, conn, follow.Options{Slot: sl.name, Publication: sl.name, From: sl.slot.Consistent, UntilCaughtUp: true})
 	if err != nil || !st.CaughtUp {
 		t.Fatalf("follow: %+v, %v", st, err)
 	}
