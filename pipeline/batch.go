@@ -60,12 +60,6 @@ func (b *batch) add(items []transform.Item) bool {
 	return len(b.items) == load.MaxBatchItems
 }
 
-// fits reports whether a row of n items fits in the current batch.
-func (b *batcher) fits(n int) bool { return b.cur.fits(n) }
-
-// add appends one row's items; it reports whether the batch is now full.
-func (b *batcher) add(items []transform.Item) bool { return b.cur.add(items) }
-
 // flush hands the current batch, if it holds a row, to the writers, and
 // starts the next. It returns the writers' stop cause when they stopped.
 func (b *batcher) flush() error {

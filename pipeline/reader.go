@@ -85,7 +85,7 @@ func (r *reader) row(b *batcher, seen *keySet, owner, i int, values []any) error
 		}
 		return r.rejectRow(i, RowReject(re))
 	}
-	if !b.fits(len(r.buf)) {
+	if !b.cur.fits(len(r.buf)) {
 		if err := r.flush(b); err != nil {
 			return err
 		}
@@ -100,7 +100,7 @@ func (r *reader) row(b *batcher, seen *keySet, owner, i int, values []any) error
 			ItemKey: ItemKeyMap(d.key, r.keyAttrs), Reason: d.reason(r.plans, b.cur.items, r.keyAttrs)})
 	}
 	r.check.accept()
-	if b.add(r.buf) {
+	if b.cur.add(r.buf) {
 		return r.flush(b)
 	}
 	return nil
