@@ -138,7 +138,7 @@ INSERT INTO b SELECT i, 'b' FROM generate_series(1, 50) i;`)
 	defer cancel()
 	errOut := &syncBuffer{}
 	var once sync.Once
-	errOut.onWrite = func(s string) {
+	errOut.onLine = func(s string) {
 		if strings.HasPrefix(s, "A: ") && strings.Contains(s, "rows done") && !strings.HasPrefix(s, "A: 0/") {
 			once.Do(cancel)
 		}

@@ -142,7 +142,7 @@ func TestMigrateInterrupted(t *testing.T) {
 	args := migrateArgs(t, testenv.RepoFile(t, "fixtures", "mappings", "tickets.yaml"), url, table, "--create-table",
 		"--progress", "lines", "--progress-interval", "20ms")
 	var out, errb syncBuffer
-	errb.onWrite = func(s string) {
+	errb.onLine = func(s string) {
 		if strings.HasPrefix(s, "Ticket: ") && strings.Contains(s, "rows done") {
 			cancel()
 		}
@@ -168,20 +168,34 @@ func TestMigrateInterrupted(t *testing.T) {
 	}
 }
 
-// syncBuffer is a goroutine-safe buffer that calls onWrite with each write.
+// syncBuffer is a goroutine-safe buffer that calls onLine with each
+// complete line written to it, without its newline. Writes are not lines:
+// a child process's output arrives in whatever pieces its pipe was read
+// in, several lines or part of one.
 type syncBuffer struct {
-	mu      sync.Mutex
-	buf     bytes.Buffer
-	onWrite func(string)
+	mu     sync.Mutex
+	buf    bytes.Buffer
+	onLine func(string)
+	// lineStart is where in buf the line not yet ended begins.
+	lineStart int
 }
 
 func (b *syncBuffer) Write(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.onWrite != nil {
-		b.onWrite(string(p))
+	n, err := b.buf.Write(p)
+	if b.onLine == nil {
+		return n, err
 	}
-	return b.buf.Write(p)
+	for {
+		rest := b.buf.Bytes()[b.lineStart:]
+		i := bytes.IndexByte(rest, '\n')
+		if i < 0 {
+			return n, err
+		}
+		b.lineStart += i + 1
+		b.onLine(string(rest[:i]))
+	}
 }
 
 func (b *syncBuffer) String() string {

@@ -35,7 +35,7 @@ entities:
 	defer cancel()
 	started := regexp.MustCompile(`^Blob: [1-9][0-9]*/6000 rows done`)
 	var out, errb syncBuffer
-	errb.onWrite = func(s string) {
+	errb.onLine = func(s string) {
 		if started.MatchString(s) {
 			cancel()
 		}

@@ -232,7 +232,7 @@ func TestSIGINTWithProgressBars(t *testing.T) {
 	// A frame of the Ticket bar with rows done: "Ticket 1234 / 20000 ...".
 	moving := regexp.MustCompile(`Ticket\s+[1-9][0-9]* ?/ ?[0-9]+`)
 	var once bool
-	errOut.onWrite = func(s string) {
+	errOut.onLine = func(s string) {
 		if !once && moving.MatchString(s) {
 			once = true
 			close(started)

@@ -192,7 +192,7 @@ func TestSourceConnectionDroppedMidRead(t *testing.T) {
 	errOut := &syncBuffer{}
 	var once bool
 	var terminated sync.WaitGroup
-	errOut.onWrite = func(s string) {
+	errOut.onLine = func(s string) {
 		if !once && strings.HasPrefix(s, "Ticket: ") && strings.Contains(s, "rows done") {
 			once = true
 			terminated.Go(func() {

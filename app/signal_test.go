@@ -27,7 +27,7 @@ func TestSIGTERMStopsCleanly(t *testing.T) {
 	errOut := &syncBuffer{}
 	started := make(chan struct{})
 	var once bool
-	errOut.onWrite = func(s string) {
+	errOut.onLine = func(s string) {
 		if !once && strings.HasPrefix(s, "Ticket: ") && strings.Contains(s, "rows done") {
 			once = true
 			close(started)
