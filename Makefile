@@ -8,8 +8,8 @@ build:
 # (scripts/postgres.sh; PG2DYNAMO_TEST_PG names a server of your own),
 # installs the pinned dynalite (npm ci), then go vet, go test (-race for
 # every package but the app end-to-end tests, which run without it plus
-# their concurrency tests with it; see scripts/test.sh) and 10 s of fuzzing
-# per mapping parser.
+# their concurrency tests with it; see scripts/test.sh) and a few seconds of
+# fuzzing per mapping parser (a fixed number of inputs).
 test:
 	./scripts/test.sh
 
