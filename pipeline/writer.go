@@ -59,7 +59,7 @@ func (w *writer) writeBatch(b batch) error {
 		}
 		return w.stop.fail(err)
 	}
-	written, rejected, items := settleRows(b, failed, w.plans, w.keyAttrs, func(r Reject) {
+	written, rejected, items := settleRows(b, failed, nil, w.plans, w.keyAttrs, func(r Reject) {
 		w.events <- event{kind: evReject, entity: b.entity, reject: r}
 	})
 	w.stats.finished(b.entity, written, rejected, items)

@@ -250,7 +250,7 @@ func (g *Group) write(b batch, done []func(error)) {
 			return
 		}
 	}
-	_, _, items := settleRows(b, failed, g.plans, g.w.keyAttrs, func(r Reject) {
+	_, _, items := settleRows(b, failed, done, g.plans, g.w.keyAttrs, func(r Reject) {
 		if g.onReject != nil {
 			if err := g.onReject(r); err != nil {
 				g.cancel(err)
@@ -262,28 +262,6 @@ func (g *Group) write(b batch, done []func(error)) {
 		g.mu.Unlock()
 	})
 	g.w.written.Add(items)
-	if done != nil {
-		notifyRows(b, failed, done)
-	}
-}
-
-// notifyRows calls the callback of each row of b that has one (done, by
-// index in b.items of the row's last item) with the error of the row's
-// first item in failed, or nil.
-func notifyRows(b batch, failed map[int]error, done []func(error)) {
-	var rowErr error
-	for idx := range b.items {
-		if ferr, bad := failed[idx]; bad && rowErr == nil {
-			rowErr = ferr
-		}
-		if !b.rowEnd[idx] {
-			continue
-		}
-		if f := done[idx]; f != nil {
-			f(rowErr)
-		}
-		rowErr = nil
-	}
 }
 
 // writeBatch writes items with sink: it returns the items the sink
@@ -308,9 +286,11 @@ func writeBatch(ctx context.Context, sink load.Sink, items []transform.Item) (ma
 
 // settleRows counts b's rows written and passes to reject each row with
 // an item in failed (by index in the batch), naming the row, the first
-// failed item's key and its error. It returns the rows written and
-// rejected, and the items written.
-func settleRows(b batch, failed map[int]error, plans []*transform.Plan, keyAttrs [2]string, reject func(Reject)) (written, rejected, items int64) {
+// failed item's key and its error; then it calls the row's callback, if
+// done (by index of the row's last item; nil for none) holds one, with
+// that error or nil. It returns the rows written and rejected, and the
+// items written.
+func settleRows(b batch, failed map[int]error, done []func(error), plans []*transform.Plan, keyAttrs [2]string, reject func(Reject)) (written, rejected, items int64) {
 	var rowErr error
 	var rowKey map[string]string
 	for idx, it := range b.items {
@@ -324,15 +304,18 @@ func settleRows(b batch, failed map[int]error, plans []*transform.Plan, keyAttrs
 		}
 		if rowErr == nil {
 			written++
-			continue
+		} else {
+			p := plans[it.Entity]
+			rejected++
+			var sourceKey map[string]any
+			if it.Row != nil { // nil: an item that was never a source row's (Group.Add)
+				sourceKey = p.SourceKey(it.Row)
+			}
+			reject(Reject{Entity: p.Entity().Name, SourceKey: sourceKey, ItemKey: rowKey, Reason: rowErr.Error()})
 		}
-		p := plans[it.Entity]
-		rejected++
-		var sourceKey map[string]any
-		if it.Row != nil { // nil: an item that was never a source row's (Group.Add)
-			sourceKey = p.SourceKey(it.Row)
+		if done != nil && done[idx] != nil {
+			done[idx](rowErr)
 		}
-		reject(Reject{Entity: p.Entity().Name, SourceKey: sourceKey, ItemKey: rowKey, Reason: rowErr.Error()})
 		rowErr = nil
 	}
 	return written, rejected, items
