@@ -87,8 +87,16 @@ func (f *liveFollow) exit(t *testing.T) int {
 	}
 }
 
-// maxRSS is the follow's own peak resident set, in MB (after exit).
-func (f *liveFollow) maxRSS(t *testing.T) float64 { return f.peak.MB(t) }
+// peakRSSUnder fails the test unless the follow's own peak resident set
+// (after exit) is under mb MB, and logs it.
+func (f *liveFollow) peakRSSUnder(t *testing.T, mb float64) {
+	t.Helper()
+	if rss := f.peak.MB(t); rss >= mb {
+		t.Errorf("peak RSS %.0f MB, want under %.0f", rss, mb)
+	} else {
+		t.Logf("peak RSS %.0f MB", rss)
+	}
+}
 
 // withParam adds a parameter to a connection URL (a setting the server
 // applies to the session, the replication connection's too).
@@ -166,12 +174,7 @@ func TestLiveFollowLongWindowOutlivesSenderTimeout(t *testing.T) {
 		ALTER TABLE orgs REPLICA IDENTITY FULL; ALTER TABLE members REPLICA IDENTITY FULL;
 		INSERT INTO orgs VALUES (1, 'acme'), (2, 'other');
 		INSERT INTO members SELECT i, CASE WHEN i <= 1501 THEN 1 ELSE 2 END, 'm' || i FROM generate_series(1, 1520) i`)
-	source := withParam(f.url, "wal_sender_timeout=10s")
-	for i, a := range f.args {
-		if a == f.url {
-			f.args[i] = source
-		}
-	}
+	f.setSourceParam("wal_sender_timeout=10s")
 	testenv.Exec(t, f.url, `UPDATE orgs SET name = 'acme renamed' WHERE org_id = 1`)
 	p := startFollow(t, append(f.args, "--resume", "--max-write-units", "10", "--progress-interval", "1ms")...)
 	p.waitFor(t, regexp.MustCompile(`items written of the changes in flight`), "the window's progress")
@@ -180,11 +183,7 @@ func TestLiveFollowLongWindowOutlivesSenderTimeout(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "caught up at") || !strings.Contains(out, "1502 items put") || strings.Contains(out, "timeout") {
 		t.Fatalf("exit %d, want 0, caught up with the 1502 items (the org and its 1,501 members) put, no timeout\n%s", code, firstLines(out, 40))
 	}
-	if rss := p.maxRSS(t); rss >= 150 {
-		t.Errorf("peak RSS %.0f MB, want under 150", rss)
-	} else {
-		t.Logf("peak RSS %.0f MB", rss)
-	}
+	p.peakRSSUnder(t, 150)
 	f.inStep(t)
 }
 
@@ -201,11 +200,7 @@ func TestLiveFollowHugeTransactionInBoundedMemory(t *testing.T) {
 	t.Parallel()
 	const rows, timeout = 300_000, 10 * time.Second
 	f := loaded(t, filepath.Join("testdata", "notes-whole.yaml"), notesSchema)
-	for i, a := range f.args {
-		if a == f.url {
-			f.args[i] = withParam(f.url, "wal_sender_timeout="+timeout.String())
-		}
-	}
+	f.setSourceParam("wal_sender_timeout=" + timeout.String())
 	testenv.Exec(t, f.url, fmt.Sprintf(`INSERT INTO notes SELECT i, 'o' || (i %% 100), 'x' FROM generate_series(1000, %d) i`, 1000+rows-1))
 	p := startFollow(t, append(f.args, "--resume", "--progress-interval", "1ms", "--max-write-units", "20000")...)
 	p.waitFor(t, regexp.MustCompile(`in flight to `), "the transaction in flight")
@@ -222,11 +217,7 @@ func TestLiveFollowHugeTransactionInBoundedMemory(t *testing.T) {
 		t.Errorf("the transaction was in flight %s, not longer than wal_sender_timeout %s: the test no longer checks that the walsender is kept alive (write more slowly: --max-write-units)", took.Round(time.Millisecond), timeout)
 	}
 	t.Logf("the transaction was in flight %s", took.Round(time.Millisecond))
-	if rss := p.maxRSS(t); rss >= 150 {
-		t.Errorf("peak RSS %.0f MB, want under 150", rss)
-	} else {
-		t.Logf("peak RSS %.0f MB", rss)
-	}
+	p.peakRSSUnder(t, 150)
 	f.matchesFullLoad(t)
 }
 
@@ -471,12 +462,7 @@ func TestLiveFollowDropTable(t *testing.T) {
 			testenv.Exec(t, f.url, `CREATE TABLE members (member_id int PRIMARY KEY, org_id int NOT NULL REFERENCES orgs, name text);
 				ALTER TABLE members REPLICA IDENTITY FULL;
 				INSERT INTO members SELECT i, 1, 'restored ' || i FROM generate_series(1, 10) i`)
-			if code, out := run(context.Background(), "drop-slot", "--mapping", f.mapping, "--source", f.url, "--table", f.table); code != 0 {
-				t.Fatalf("drop-slot: exit %d\n%s", code, out)
-			}
-			if code, out := run(context.Background(), append(f.args, "--prune")...); code != 0 {
-				t.Fatalf("migrate --follow --prune: exit %d\n%s", code, out)
-			}
+			f.loadAgain(t)
 			f.inStep(t)
 		})
 	}

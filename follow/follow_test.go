@@ -894,6 +894,29 @@ func (f followedChange) resume(more ...string) (int, string) {
 	return run(context.Background(), append(append(f.args, "--resume"), more...)...)
 }
 
+// loadAgain follows the advice of a follow that cannot go on: pg2dynamo
+// drop-slot, then migrate --follow --prune (the table loaded again, its
+// stale items deleted); it fails the test unless both exit 0.
+func (f followedChange) loadAgain(t *testing.T) {
+	t.Helper()
+	if code, out := run(context.Background(), "drop-slot", "--mapping", f.mapping, "--source", f.url, "--table", f.table); code != 0 {
+		t.Fatalf("drop-slot: exit %d\n%s", code, out)
+	}
+	if code, out := run(context.Background(), append(f.args, "--prune")...); code != 0 {
+		t.Fatalf("migrate --follow --prune: exit %d\n%s", code, out)
+	}
+}
+
+// setSourceParam adds a session parameter (name=value) to the source URL
+// in f's migrate args.
+func (f *followedChange) setSourceParam(param string) {
+	for i, a := range f.args {
+		if a == f.url {
+			f.args[i] = withParam(f.url, param)
+		}
+	}
+}
+
 // inStep fails the test unless the table holds exactly what a full load
 // of the source writes now, and verify agrees.
 func (f followedChange) inStep(t *testing.T) {
