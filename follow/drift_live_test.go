@@ -24,8 +24,12 @@ import (
 // process of its own (the built binary): what it does when a window meets
 // a column change, a lost table, a long fan-out and a huge transaction.
 
-// eventWait bounds each wait for a follow's line: far above the slowest
-// normal case on a loaded machine; a test that waits this long has failed.
+// eventWait bounds each wait on a follow by how long it may go without
+// progress (its last line unchanged), not by how long its work takes: a
+// 300,000-row transaction written beside the rest of the suite on a slow
+// machine outlasted a 5-minute bound on the whole wait. A follow still
+// working prints a new status line at least every window; one that has
+// printed nothing new for eventWait has hung.
 const eventWait = 5 * time.Minute
 
 // liveFollow is a migrate --follow process.
@@ -51,11 +55,11 @@ func startFollow(t *testing.T, args ...string) *liveFollow {
 	return f
 }
 
-// waitFor waits until the output matches re, or the process ends, or
-// eventWait passes (what names what was waited for).
+// waitFor waits until the output matches re, or the process ends, or the
+// follow stalls (what names what was waited for).
 func (f *liveFollow) waitFor(t *testing.T, re *regexp.Regexp, what string) {
 	t.Helper()
-	deadline := time.Now().Add(eventWait)
+	stall := stallWatch{}
 	for !re.MatchString(f.out.String()) {
 		select {
 		case err := <-f.err:
@@ -63,28 +67,52 @@ func (f *liveFollow) waitFor(t *testing.T, re *regexp.Regexp, what string) {
 			t.Fatalf("waiting for %s: the follow ended (%v)\n%s", what, err, firstLines(f.out.String(), 60))
 		case <-time.After(20 * time.Millisecond):
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("waiting for %s: not seen in %s\n%s", what, eventWait, firstLines(f.out.String(), 60))
+		if stall.stalled(f.out.String()) {
+			t.Fatalf("waiting for %s: the follow printed nothing new for %s\n%s", what, eventWait, firstLines(f.out.String(), 60))
 		}
 	}
 }
 
-// exit waits for the process to end and returns its exit code.
+// exit waits for the process to end and returns its exit code; it fails
+// the test if the follow stalls first.
 func (f *liveFollow) exit(t *testing.T) int {
 	t.Helper()
-	select {
-	case err := <-f.err:
-		if ee, ok := err.(*exec.ExitError); ok {
-			return ee.ExitCode()
+	stall := stallWatch{}
+	for {
+		select {
+		case err := <-f.err:
+			if ee, ok := err.(*exec.ExitError); ok {
+				return ee.ExitCode()
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			return 0
+		case <-time.After(time.Second):
 		}
-		if err != nil {
-			t.Fatal(err)
+		if stall.stalled(f.out.String()) {
+			t.Fatalf("waiting for the follow to end: it printed nothing new for %s\n%s", eventWait, firstLines(f.out.String(), 60))
+			return -1
 		}
-		return 0
-	case <-time.After(eventWait):
-		t.Fatalf("the follow did not end in %s\n%s", eventWait, firstLines(f.out.String(), 60))
-		return -1
 	}
+}
+
+// stallWatch tells a follow making progress from a hung one by its
+// output's last line: stalled reports whether that line has stayed the
+// same for eventWait, across calls.
+type stallWatch struct {
+	last  string
+	since time.Time
+}
+
+func (s *stallWatch) stalled(out string) bool {
+	last := strings.TrimSpace(out)
+	last = last[strings.LastIndexByte(last, '\n')+1:]
+	if s.since.IsZero() || last != s.last {
+		s.last, s.since = last, time.Now()
+		return false
+	}
+	return time.Since(s.since) > eventWait
 }
 
 // peakRSSUnder fails the test unless the follow's own peak resident set
