@@ -116,7 +116,7 @@ func TestMigrateFixtures(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.domain, func(t *testing.T) {
 			parallel(t)
-			url, _ := fixtureSource(t, tc.domain, 1)
+			url, _ := fixtureSource(t, tc.domain, 0.5)
 			table := testenv.TableName(tc.domain)
 			r := runCLI(t, migrateArgs(t, testenv.RepoFile(t, "fixtures", "mappings", tc.domain+".yaml"), url, table, "--create-table")...)
 			if r.code != ExitOK {
