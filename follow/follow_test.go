@@ -812,14 +812,12 @@ func TestVerifyWhileFollowing(t *testing.T) {
 	// check are in flight, not wrong: verify passes and counts them.
 	// The workload without the deletes of users and tickets, which
 	// would empty the tables over a long run, and without the org
-	// renames: a user rename still fans out to the user's tickets, where
-	// an org's fans out to some 275 items, which made the backlog the
-	// follow works off afterwards (49,578 items written in all, against
-	// 6,187 now; 30 to 74 items in flight during the check in five runs
-	// on a quiet machine, where the follow lags least). Left: renames
-	// that fan out, inserts, key updates and moves. Ten transactions a
-	// second keep changes arriving all through a check, which is what
-	// the check is about.
+	// renames, each some 275 items: they only grow the backlog the follow
+	// works off afterwards, while a user rename fans out to the user's
+	// tickets too. Left: renames that fan out, inserts, key updates and
+	// moves. Ten transactions a second keep changes arriving all through
+	// a check, which is what the check is about (30 to 74 items in flight
+	// in five quiet runs, where the follow lags least).
 	steady := w
 	steady.ops = slices.Concat(w.ops[1:3], w.ops[4:6])
 	wctx, stopWork := context.WithCancel(context.Background())
