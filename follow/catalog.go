@@ -97,8 +97,8 @@ func ReadFingerprint(ctx context.Context, q extract.Querier, g *Graph, pub strin
 	oids := slices.Sorted(maps.Keys(g.byOID))
 	fp := &Fingerprint{Tables: map[uint32]*TablePrint{}, Publication: PublicationPrint{Tables: map[uint32]PublishedTable{}}}
 	rows, err := q.Query(ctx, `SELECT c.oid, quote_ident(n.nspname) || '.' || quote_ident(c.relname),
-	ARRAY(SELECT t.relid::regclass::text || ':' || coalesce(pg_relation_filenode(t.relid), 0)::text
-		FROM pg_partition_tree(c.oid) t WHERE t.isleaf ORDER BY 1),
+	ARRAY(SELECT l.relid::regclass::text || ':' || coalesce(pg_relation_filenode(l.relid), 0)::text
+		FROM (SELECT t.relid FROM pg_partition_tree(c.oid) t WHERE t.isleaf UNION SELECT c.oid WHERE c.relkind <> 'p') l ORDER BY 1),
 	ARRAY(SELECT t.relid::regclass::text || ' ' || pg_get_expr(p.relpartbound, p.oid)
 		FROM pg_partition_tree(c.oid) t JOIN pg_class p ON p.oid = t.relid WHERE t.level > 0 ORDER BY 1)
 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = ANY($1)`, oids)
@@ -386,7 +386,7 @@ func (g *Graph) publicationProblems(p PublicationPrint, pub string) *CatalogErro
 		kind string
 	}{{p.Insert, "insert"}, {p.Update, "update"}, {p.Delete, "delete"}, {p.Truncate, "truncate"}} {
 		if !k.on {
-			missing = append(missing, "no "+k.kind+"s published")
+			missing = append(missing, k.kind+"s")
 		}
 		kinds = append(kinds, k.kind)
 	}
@@ -394,7 +394,7 @@ func (g *Graph) publicationProblems(p PublicationPrint, pub string) *CatalogErro
 		fix = append(fix, fmt.Sprintf("ALTER PUBLICATION %s SET (publish = '%s')", quote(pub), strings.Join(kinds, ", ")))
 	}
 	if g.partitioned() && !p.ViaRoot {
-		missing = append(missing, "partitions no longer published as their partitioned table")
+		missing = append(missing, "the changes of partitions as their partitioned table's")
 		fix = append(fix, fmt.Sprintf("ALTER PUBLICATION %s SET (publish_via_partition_root = true)", quote(pub)))
 	}
 	for _, oid := range slices.Sorted(maps.Keys(g.byOID)) {
@@ -403,14 +403,14 @@ func (g *Graph) publicationProblems(p PublicationPrint, pub string) *CatalogErro
 		pt, ok := p.Tables[oid]
 		switch {
 		case !ok:
-			missing = append(missing, name+" taken out of it")
+			missing = append(missing, name+" (taken out of it)")
 			fix = append(fix, fmt.Sprintf("ALTER PUBLICATION %s ADD TABLE %s", quote(pub), name))
 		case pt.RowFilter != "" || pt.Columns != "":
 			what := "a row filter WHERE " + pt.RowFilter
 			if pt.RowFilter == "" {
 				what = "a column list"
 			}
-			missing = append(missing, name+" published with "+what)
+			missing = append(missing, fmt.Sprintf("every row and column of %s (it has %s)", name, what))
 			fix = append(fix, fmt.Sprintf("ALTER PUBLICATION %s DROP TABLE %s", quote(pub), name),
 				fmt.Sprintf("ALTER PUBLICATION %s ADD TABLE %s", quote(pub), name))
 		}
@@ -419,6 +419,6 @@ func (g *Graph) publicationProblems(p PublicationPrint, pub string) *CatalogErro
 		return nil
 	}
 	return &CatalogError{Publication: true, Fix: fix,
-		Change: fmt.Sprintf("publication %s changed (%s)", pub, strings.Join(missing, "; ")),
+		Change: fmt.Sprintf("publication %s does not publish %s", pub, strings.Join(missing, ", ")),
 		Why:    "pgoutput leaves out the changes it no longer publishes, so they never reach the replication slot"}
 }

@@ -146,8 +146,8 @@ FROM pg_roles r WHERE r.rolname = current_user`).Scan(&super, &version)
 func ddlInstall(version int) []string {
 	filter, columns := "''", "''"
 	if version >= 150000 {
-		filter = "coalesce(pg_get_expr(r.prqual, r.prrelid), '')"
-		columns = "coalesce(r.prattrs::text, '')"
+		filter = "coalesce(pg_get_expr(pr.prqual, pr.prrelid), '')"
+		columns = "coalesce(pr.prattrs::text, '')"
 	}
 	return []string{
 		"CREATE SCHEMA IF NOT EXISTS " + DDLSchema,
@@ -180,11 +180,11 @@ BEGIN
 				SELECT coalesce(jsonb_object_agg(p.pubname, jsonb_build_object(
 					'insert', p.pubinsert, 'update', p.pubupdate, 'delete', p.pubdelete,
 					'truncate', p.pubtruncate, 'via_root', p.pubviaroot,
-					'tables', (SELECT coalesce(jsonb_agg(jsonb_build_array(c.oid, ` + filter + `, ` + columns + `)), '[]'::jsonb)
+					'tables', (SELECT coalesce(jsonb_agg(jsonb_build_array(c.oid::bigint, ` + filter + `, ` + columns + `)), '[]'::jsonb)
 						FROM pg_publication_tables pt
 						JOIN pg_namespace n ON n.nspname = pt.schemaname
 						JOIN pg_class c ON c.relnamespace = n.oid AND c.relname = pt.tablename
-						LEFT JOIN pg_publication_rel r ON r.prpubid = p.oid AND r.prrelid = c.oid
+						LEFT JOIN pg_publication_rel pr ON pr.prpubid = p.oid AND pr.prrelid = c.oid
 						WHERE pt.pubname = p.pubname))), '{}'::jsonb)
 				INTO pubs FROM pg_publication p;
 			END IF;
@@ -229,7 +229,8 @@ func DDLCaptureInstalled(ctx context.Context, conn *pgx.Conn) (bool, error) {
 // and removes nothing. It returns what it dropped.
 func DropDDLCapture(ctx context.Context, conn *pgx.Conn, except string) (dropped []string, keptFor []string, err error) {
 	rows, err := conn.Query(ctx, `SELECT slot_name::text FROM pg_replication_slots
-WHERE slot_name LIKE 'pg2dynamo\_%' AND slot_name NOT LIKE 'pg2dynamo\_verify\_%' AND slot_name <> $1 AND NOT temporary ORDER BY 1`, except)
+WHERE slot_name LIKE 'pg2dynamo\_%' AND slot_name NOT LIKE 'pg2dynamo\_verify\_%' AND slot_name <> $1 AND NOT temporary
+AND database = current_database() ORDER BY 1`, except)
 	if err != nil {
 		return nil, nil, fmt.Errorf("ddl capture: %w", err)
 	}
