@@ -140,7 +140,10 @@ func TestFollowSeesCatalogChangesWhileStreaming(t *testing.T) {
 				if !capture {
 					extra = []string{"--no-ddl-capture"}
 				}
-				f := loaded(t, filepath.Join("testdata", "desk.yaml"), deskSchema, extra...)
+				f := followChangesWith(t, filepath.Join("testdata", "desk.yaml"), deskSchema, extra)
+				if f.code != 0 {
+					t.Fatalf("migrate --follow --resume: exit %d\n%s", f.code, f.out)
+				}
 				if want := map[bool]string{true: "DDL capture on", false: "DDL capture off"}[capture]; !strings.Contains(f.loadOut, want) {
 					t.Fatalf("the follow did not say %q at start:\n%s", want, f.loadOut)
 				}
