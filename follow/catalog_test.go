@@ -52,7 +52,7 @@ type catalogCase struct {
 	// (""), or stop the text of its stop, then fix what makes the
 	// publication whole again (before --resume --prune).
 	rederived, stop string
-	fix       func(pub string) string
+	fix             func(pub string) string
 }
 
 func catalogCases() []catalogCase {

@@ -50,8 +50,8 @@ func TestDDLCaptureRecordsCommands(t *testing.T) {
 	}
 	want := map[[4]string]bool{
 		{"ALTER PUBLICATION", "publication", "p", "false"}: false,
-		{"ALTER TYPE", "type", "public.s", ""}:            false,
-		{"CREATE TABLE", "table", "public.mine", ""}:      false,
+		{"ALTER TYPE", "type", "public.s", ""}:             false,
+		{"CREATE TABLE", "table", "public.mine", ""}:       false,
 	}
 	for _, r := range got {
 		if _, ok := want[r]; ok {

@@ -289,12 +289,12 @@ func receiveWindow(ctx context.Context, s *Stream, opts Options) ([]*Tx, error) 
 // pipe is the window being written, while the next one is received and
 // derived (Applier.Start, Flight.Wait).
 type pipe struct {
-	s        *Stream
-	tr       *tracker
+	s         *Stream
+	tr        *tracker
 	onShapes  func([]string, map[string]transform.Shape) error
 	onCatalog func(*Fingerprint) error
 	flight    *Flight
-	txs      []*Tx // the flight's
+	txs       []*Tx // the flight's
 	// checkAt is when Run checks next, while idle, that the followed
 	// tables exist (Applier.dropped); catalogAt when it compares the
 	// catalog (Applier.CheckCatalog).
