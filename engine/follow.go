@@ -338,7 +338,7 @@ func (f *following) run(j *job, s *session, cp *checkpointFile, out sinkOut, rej
 	}
 	a := follow.NewApplier(f.graph, s.m, s.src, out.sink)
 	a.OnReject, a.Concurrency, a.ExactFrom = rejects.Write, j.wr.fixedWriters(), f.exactFrom
-	a.Publication, a.Catalog = f.pub, f.catalog
+	a.Catalog = f.catalog
 	a.OnCatalog = func(changes, rederived []string) {
 		fmt.Fprintf(j.log, "follow: %s: deriving every item of %s again\n", strings.Join(changes, "; "), strings.Join(rederived, ", "))
 	}

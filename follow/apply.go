@@ -57,9 +57,9 @@ type Applier struct {
 	// pending are entities to derive again whole in the next window
 	// (Rederive).
 	pending []int
-	// Publication is the publication streamed, whose part of the catalog
-	// the follow checks (Fingerprint).
-	Publication string
+	// publication is the publication streamed (Run's Options), whose
+	// part of the catalog the follow checks (Fingerprint).
+	publication string
 	// Catalog is the Fingerprint the table's items agree with: set before
 	// the first window (read at start, or a checkpoint's), moved by each
 	// window that compares the catalog (settle). nil: the first check

@@ -288,8 +288,8 @@ func (a *Applier) catalog(ctx context.Context, txs []*Tx) ([]int, error) {
 			continue
 		}
 		for _, d := range tx.DDL {
-			if p := d.publication(a.Publication, a.graph); p != nil {
-				if perr := a.graph.publicationProblems(*p, a.Publication); perr != nil {
+			if p := d.publication(a.publication, a.graph); p != nil {
+				if perr := a.graph.publicationProblems(*p, a.publication); perr != nil {
 					perr.At, perr.Change = tx.Commit, perr.Change+" by "+d.Command
 					return nil, perr
 				}
@@ -300,7 +300,7 @@ func (a *Applier) catalog(ctx context.Context, txs []*Tx) ([]int, error) {
 		return nil, nil
 	}
 	a.catalogDue, a.catalogAt = false, time.Now().Add(CatalogInterval)
-	fp, err := ReadFingerprint(ctx, a.src.Conn(), a.graph, a.Publication)
+	fp, err := ReadFingerprint(ctx, a.src.Conn(), a.graph, a.publication)
 	if err != nil {
 		return nil, err
 	}
@@ -308,7 +308,7 @@ func (a *Applier) catalog(ctx context.Context, txs []*Tx) ([]int, error) {
 		a.Catalog = fp
 		return nil, nil
 	}
-	v := a.graph.compare(a.Catalog, fp, a.Publication)
+	v := a.graph.compare(a.Catalog, fp, a.publication)
 	if v.stop != nil {
 		v.stop.At = at
 		return nil, v.stop
@@ -339,7 +339,7 @@ func (a *Applier) CheckCatalog(ctx context.Context) (bool, error) {
 	if a.Catalog == nil {
 		return false, nil
 	}
-	fp, err := ReadFingerprint(ctx, a.src.Conn(), a.graph, a.Publication)
+	fp, err := ReadFingerprint(ctx, a.src.Conn(), a.graph, a.publication)
 	if err != nil {
 		return false, err
 	}

@@ -125,6 +125,7 @@ func Run(ctx context.Context, s *Stream, a *Applier, conn *pgx.Conn, opts Option
 		opts.MaxAge = 250 * time.Millisecond
 	}
 	tr := &tracker{a: a, onStatus: opts.OnStatus}
+	a.publication = opts.Publication
 	if opts.From == 0 {
 		// Resuming: streaming starts at the slot's confirmed position,
 		// which the status then shows.
