@@ -10,6 +10,7 @@ func followFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.BoolFlag{Name: "follow", Usage: "after the full load, keep the table in step with PostgreSQL through logical replication until interrupted (SIGINT, SIGTERM: a clean stop) or, with --until-caught-up, until every change committed is applied; needs wal_level=logical and the REPLICATION attribute (see docs/follow.md)"},
 		&cli.BoolFlag{Name: "until-caught-up", Usage: "with --follow: stop once every change committed before the check is applied"},
+		&cli.BoolFlag{Name: "no-ddl-capture", Usage: "with --follow: do not install the event triggers that record DDL commands where the follow meets them in the stream (it installs them when the role is a superuser or rds_superuser); the follow then finds catalog changes by comparing the catalog every 2s and at every start"},
 		&cli.StringFlag{Name: "slot", Usage: "with --follow: the `NAME` of the logical replication slot to create and stream (default pg2dynamo_ and the table's name)"},
 		&cli.StringFlag{Name: "publication", Usage: "with --follow: the publication `NAME` of the mapping's tables, created if absent (default as --slot)"},
 	}

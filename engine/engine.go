@@ -130,6 +130,9 @@ type FollowOptions struct {
 	UntilCaughtUp bool
 	// StatusInterval is the least time between two status lines.
 	StatusInterval time.Duration
+	// NoDDLCapture leaves DDL capture (follow.InstallDDLCapture) out: the
+	// follow relies on its catalog checks alone.
+	NoDDLCapture bool
 }
 
 // MigrateOptions are migrate's.

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -46,6 +47,14 @@ func DropSlot(ctx context.Context, cfg Config, o FollowOptions) error {
 	dropped, err := follow.Drop(j.ctx, src.Conn(), slot, pub)
 	if err != nil {
 		return err
+	}
+	ddl, keptFor, err := follow.DropDDLCapture(j.ctx, src.Conn(), slot)
+	if err != nil {
+		return err
+	}
+	dropped = append(dropped, ddl...)
+	if len(keptFor) > 0 {
+		fmt.Fprintf(j.log, "kept DDL capture (publication %s): replication slots %s may still stream it\n", follow.DDLPublication, strings.Join(keptFor, ", "))
 	}
 	if len(dropped) == 0 {
 		fmt.Fprintf(j.log, "nothing to drop: no replication slot %s, no publication %s\n", slot, pub)
@@ -95,6 +104,13 @@ type following struct {
 	// position before the snapshot of a full load of a resumed follow
 	// (--resume --prune; 0 otherwise).
 	exactFrom pglogrepl.LSN
+	// catalog is the source's catalog as found at start, which the items
+	// agree with once the full load (or the entities in rederive) are
+	// written; ddl is set when the slot streams DDL capture's
+	// publication too.
+	catalog  *follow.Fingerprint
+	ddl      bool
+	rederive []string
 }
 
 // rejected is the number of rows the follow rejected.
@@ -107,7 +123,7 @@ func (f *following) rejected() int64 {
 
 // startFollowing checks that the mapping can be followed, makes sure the
 // publication exists, and creates the slot (or, with --resume, finds it).
-func startFollowing(j *job, s *session) (*following, error) {
+func startFollowing(j *job, s *session, cp *checkpointFile) (*following, error) {
 	ctx := j.ctx
 	f := &following{}
 	var err error
@@ -123,6 +139,14 @@ func startFollowing(j *job, s *session) (*following, error) {
 	}
 	if err := f.graph.CheckIdentity(ctx, s.src.Conn()); err != nil {
 		return nil, refused(err)
+	}
+	if j.mig.Resume {
+		// Before EnsurePublication, which would add back a table taken
+		// out of the publication while no follow ran: the changes made
+		// meanwhile never reached the slot.
+		if err := f.resumeCatalog(j, s, cp); err != nil {
+			return nil, err
+		}
 	}
 	if _, err := follow.EnsurePublication(ctx, s.src.Conn(), f.pub, f.graph); err != nil {
 		var pe *follow.PublicationError
@@ -148,7 +172,109 @@ func startFollowing(j *job, s *session) (*following, error) {
 		return nil, refused(fmt.Errorf("--follow --resume: no replication slot %s: the changes since the earlier run are lost to it; run migrate --follow without --resume to load again", f.slot))
 	}
 	f.resume = exists
+	if f.catalog, err = follow.ReadFingerprint(ctx, s.src.Conn(), f.graph, f.pub); err != nil {
+		return nil, err
+	}
+	if err := f.graph.CheckPublication(f.catalog, f.pub); err != nil {
+		return nil, refused(fmt.Errorf("--follow: %w", err))
+	}
+	if err := f.ddlCapture(j, s, cp); err != nil {
+		return nil, err
+	}
 	return f, nil
+}
+
+// reloadAdvice is the way on after a change a follow cannot derive its
+// way out of.
+const reloadAdvice = "pg2dynamo migrate --follow --resume --prune (it loads every item again in a new snapshot, deletes the stale ones, and follows on from the slot)"
+
+// resumeCatalog compares the catalog now with the checkpoint's record of
+// it, before a follow resumes: a change it cannot derive its way out of
+// (a publication narrowed, a partition detached, …) is refused unless
+// --prune loads every item again; the rest is derived again first
+// (rederive).
+func (f *following) resumeCatalog(j *job, s *session, cp *checkpointFile) error {
+	now, err := follow.ReadFingerprint(j.ctx, s.src.Conn(), f.graph, f.pub)
+	if err != nil {
+		return err
+	}
+	var recorded *follow.Fingerprint
+	if len(cp.Catalog) > 0 {
+		recorded = &follow.Fingerprint{}
+		if err := json.Unmarshal(cp.Catalog, recorded); err != nil {
+			return fmt.Errorf("checkpoint %s: catalog: %w", cp.path, err)
+		}
+	}
+	var changes, entities []string
+	if recorded != nil {
+		changes, entities, err = f.graph.CompareCatalog(recorded, now, f.pub)
+	} else if now.Publication.Exists {
+		err = f.graph.CheckPublication(now, f.pub)
+	}
+	var ce *follow.CatalogError
+	switch {
+	case errors.As(err, &ce) && j.mig.Prune:
+		fmt.Fprintf(j.log, "follow: %v; --prune loads every item again\n", ce)
+		return nil
+	case errors.As(err, &ce):
+		return refused(fmt.Errorf("--follow --resume: %w: nothing was written; %s", ce, catalogAdvice(ce)))
+	case err != nil:
+		return err
+	}
+	if len(changes) > 0 && !j.mig.Prune {
+		fmt.Fprintf(j.log, "follow: since the items were written, %s: deriving every item of %s again first\n", strings.Join(changes, "; "), strings.Join(entities, ", "))
+		f.rederive = entities
+	}
+	return nil
+}
+
+// catalogAdvice is what to do after ce.
+func catalogAdvice(ce *follow.CatalogError) string {
+	if len(ce.Fix) > 0 {
+		return fmt.Sprintf("once the publication publishes every change again (run: %s), run %s", strings.Join(ce.Fix, "; "), reloadAdvice)
+	}
+	if ce.Publication {
+		return "run pg2dynamo drop-slot, then pg2dynamo migrate --follow --prune (a new full load; it creates the publication)"
+	}
+	return "run " + reloadAdvice
+}
+
+// ddlCapture installs DDL capture for a new slot (unless NoDDLCapture),
+// or finds whether a resumed slot streams it, and says which.
+func (f *following) ddlCapture(j *job, s *session, cp *checkpointFile) error {
+	ctx := j.ctx
+	if f.resume {
+		installed, err := follow.DDLCaptureInstalled(ctx, s.src.Conn())
+		if err != nil {
+			return err
+		}
+		f.ddl = cp.DDLCapture && installed
+		switch {
+		case f.ddl:
+			fmt.Fprintf(j.log, "follow: DDL capture on: DDL commands reach the follow in the stream (publication %s)\n", follow.DDLPublication)
+		case cp.DDLCapture:
+			fmt.Fprintf(j.log, "follow: DDL capture was removed (publication %s is gone): the follow compares the catalog every %s and at every start\n", follow.DDLPublication, follow.CatalogInterval)
+		default:
+			fmt.Fprintf(j.log, "follow: DDL capture off for slot %s (not installed when it was created): the follow compares the catalog every %s and at every start\n", f.slot, follow.CatalogInterval)
+		}
+		return nil
+	}
+	if j.fol.NoDDLCapture {
+		fmt.Fprintf(j.log, "follow: DDL capture off (--no-ddl-capture): the follow compares the catalog every %s and at every start\n", follow.CatalogInterval)
+		return nil
+	}
+	err := follow.InstallDDLCapture(ctx, s.src.Conn())
+	if errors.Is(err, follow.ErrNoDDLCapture) {
+		fmt.Fprintf(j.log, "follow: DDL capture not installed (%v): the follow compares the catalog every %s and at every start\n", err, follow.CatalogInterval)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	f.ddl, cp.DDLCapture = true, true
+	fmt.Fprintf(j.log, "follow: DDL capture on: event triggers record each DDL command in %s.%s (publication %s), which the follow meets in the stream at its LSN; pg2dynamo drop-slot removes them\n",
+		follow.DDLSchema, follow.DDLTable, follow.DDLPublication)
+	return nil
 }
 
 // createSlot opens the replication connection and creates the slot (or,
@@ -212,7 +338,15 @@ func (f *following) run(j *job, s *session, cp *checkpointFile, out sinkOut, rej
 	}
 	a := follow.NewApplier(f.graph, s.m, s.src, out.sink)
 	a.OnReject, a.Concurrency, a.ExactFrom = rejects.Write, j.wr.fixedWriters(), f.exactFrom
+	a.Catalog = f.catalog
+	a.OnCatalog = func(changes, rederived []string) {
+		fmt.Fprintf(j.log, "follow: %s: deriving every item of %s again\n", strings.Join(changes, "; "), strings.Join(rederived, ", "))
+	}
+	f.stream.DDL = f.ddl
 	defer a.Close()
+	if len(f.rederive) > 0 {
+		a.Rederive(f.rederive)
+	}
 	stale, err := a.Stale(cp.Shapes)
 	if err != nil {
 		return f.stopped(j, err)
@@ -221,7 +355,11 @@ func (f *following) run(j *job, s *session, cp *checkpointFile, out sinkOut, rej
 		fmt.Fprintf(j.log, "follow: the columns of %s changed since their items were written: deriving every item of them again first\n", strings.Join(stale, ", "))
 		a.Rederive(stale)
 	}
+	if err := f.saveCatalog(cp, f.catalog); err != nil {
+		return err
+	}
 	opts := follow.Options{Slot: f.slot, Publication: f.pub, From: f.from, UntilCaughtUp: j.fol.UntilCaughtUp,
+		OnCatalog: func(fp *follow.Fingerprint) error { return f.saveCatalog(cp, fp) },
 		OnShapes: func(rederived []string, shapes map[string]transform.Shape) error {
 			fmt.Fprintf(j.log, "follow: derived every item of %s again (their columns changed)\n", strings.Join(rederived, ", "))
 			cp.Shapes = shapes
@@ -261,10 +399,22 @@ func (f *following) run(j *job, s *session, cp *checkpointFile, out sinkOut, rej
 	return nil
 }
 
+// saveCatalog records fp in the checkpoint: the catalog the table's
+// items agree with.
+func (f *following) saveCatalog(cp *checkpointFile, fp *follow.Fingerprint) error {
+	b, err := json.Marshal(fp)
+	if err != nil {
+		return err
+	}
+	cp.Catalog = b
+	return cp.save()
+}
+
 // stopped is the error a follow stops with: its cause, and the way to go
 // on that works for it.
 func (f *following) stopped(j *job, err error) error {
 	var (
+		ce *follow.CatalogError
 		ie *follow.IdentityError
 		te *follow.TruncateError
 		se *follow.ShapeError
@@ -276,6 +426,8 @@ func (f *following) stopped(j *job, err error) error {
 	reload := "pg2dynamo migrate --follow --resume --prune (it loads every item again in a new snapshot, deletes the stale ones, and follows on from the slot)"
 	var advice string
 	switch {
+	case errors.As(err, &ce):
+		advice = catalogAdvice(ce)
 	case errors.As(err, &ie):
 		advice = fmt.Sprintf("run ALTER TABLE %s REPLICA IDENTITY FULL, then %s", ie.Table, reload)
 	case errors.As(err, &te):

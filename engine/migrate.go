@@ -63,7 +63,7 @@ func Migrate(ctx context.Context, cfg Config, o MigrateOptions) error {
 	}
 	var fl *following
 	if o.Follow {
-		if fl, err = startFollowing(j, s); err != nil {
+		if fl, err = startFollowing(j, s, cp); err != nil {
 			return err
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/jackc/pglogrepl"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -41,6 +42,10 @@ type Applier struct {
 	// before the first window (Start).
 	OnReject    func(pipeline.Reject) error
 	Concurrency int
+	// OnCatalog, if set, is told of catalog changes a window derives its
+	// way out of (changes described), with the entities it derives again
+	// whole.
+	OnCatalog func(changes, rederived []string)
 	// ExactFrom is the WAL position before which the table is known
 	// exact without the stream (a full load read a snapshot taken after
 	// it): the TRUNCATEs and table descriptions of transactions committed
@@ -52,6 +57,21 @@ type Applier struct {
 	// pending are entities to derive again whole in the next window
 	// (Rederive).
 	pending []int
+	// publication is the publication streamed (Run's Options), whose
+	// part of the catalog the follow checks (Fingerprint).
+	publication string
+	// Catalog is the Fingerprint the table's items agree with: set before
+	// the first window (read at start, or a checkpoint's), moved by each
+	// window that compares the catalog (settle). nil: the first check
+	// only records it.
+	Catalog *Fingerprint
+	// catalogDue makes the next window compare the catalog, whatever its
+	// changes (a DDL command met in the stream, or the idle check found a
+	// difference); catalogAt is when a window compares it next anyway.
+	catalogDue bool
+	catalogAt  time.Time
+	// catalogMoved is set when a window's check moved Catalog.
+	catalogMoved bool
 }
 
 // NewApplier returns an applier of g's changes reading src (a session of
@@ -145,6 +165,9 @@ type Flight struct {
 	wr  *pipeline.Group
 	w   *work
 	out Applied
+	// catalog is the Fingerprint the window moved Applier.Catalog to
+	// (nil: unchanged), which the items agree with once it is written.
+	catalog *Fingerprint
 }
 
 // Start derives the items txs affect, in one snapshot taken after their
@@ -177,7 +200,7 @@ func (a *Applier) Start(ctx context.Context, txs []*Tx, busy map[[2]string]bool,
 	g := &gate{barrier: barrier, busy: busy, start: func() *pipeline.Group { return a.group(ctx) }}
 	f := &Flight{a: a}
 	f.w = &work{seen: map[[2]string]bool{}, owners: map[[2]string]rowID{}, rejectedRows: map[rowID]bool{}, out: g}
-	if len(whole) > 0 || hasChanges(txs) {
+	if len(whole) > 0 || hasChanges(txs) || a.catalogDue || hasDDL(txs) {
 		if err = a.src.Begin(ctx); err == nil {
 			err = a.read(ctx, txs, whole, f)
 			a.src.End(ctx)
@@ -191,6 +214,9 @@ func (a *Applier) Start(ctx context.Context, txs []*Tx, busy map[[2]string]bool,
 		return nil, oerr
 	}
 	f.wr = g.wr
+	if a.catalogMoved {
+		f.catalog, a.catalogMoved = a.Catalog, false
+	}
 	for _, k := range f.w.deletes {
 		if err != nil {
 			break

@@ -228,8 +228,8 @@ func TestFollowStopsOnADroppedPublication(t *testing.T) {
 	testenv.Exec(t, f.url, `DROP PUBLICATION `+follow.DefaultName(f.table))
 	testenv.Exec(t, f.url, `DELETE FROM notes WHERE note_id = 1`)
 	code, out := f.resume()
-	if code != 1 || !strings.Contains(out, "was dropped under the follow") || !strings.Contains(out, "pg2dynamo drop-slot") {
-		t.Fatalf("resume after DROP PUBLICATION: exit %d, want 1 and the advice to drop the slot and load again\n%s", code, out)
+	if code != 2 || !strings.Contains(out, "was dropped") || !strings.Contains(out, "pg2dynamo drop-slot") {
+		t.Fatalf("resume after DROP PUBLICATION: exit %d, want 2 (nothing written) and the advice to drop the slot and load again\n%s", code, out)
 	}
 	f.loadAgain(t)
 	f.inStep(t)

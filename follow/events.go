@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/jackc/pglogrepl"
 	"github.com/jackc/pgx/v5"
@@ -223,6 +225,7 @@ func (a *Applier) events(ctx context.Context, txs []*Tx) ([]int, error) {
 // *ShapeError when the mapping no longer fits); one dropped, or renamed,
 // is a *MissingTableError (missingTable).
 func (a *Applier) settle(ctx context.Context, txs []*Tx) ([]int, error) {
+	var err error
 	if err := a.src.Lock(ctx, a.graph.Tables()); err != nil {
 		return nil, err
 	}
@@ -249,18 +252,101 @@ func (a *Applier) settle(ctx context.Context, txs []*Tx) ([]int, error) {
 			table, change = qualified(t.schema, t.name), c
 		}
 	}
-	if change == "" {
-		return nil, nil
-	}
-	whole, err := a.adapt(ctx)
-	var se *ShapeError
-	if errors.As(err, &se) {
-		se.Table, se.Change = table, change+", before the stream described it"
-		if len(txs) > 0 {
-			se.At = txs[len(txs)-1].Commit
+	var whole []int
+	if change != "" {
+		whole, err = a.adapt(ctx)
+		var se *ShapeError
+		if errors.As(err, &se) {
+			se.Table, se.Change = table, change+", before the stream described it"
+			if len(txs) > 0 {
+				se.At = txs[len(txs)-1].Commit
+			}
+		}
+		if err != nil {
+			return nil, err
 		}
 	}
-	return whole, err
+	more, err := a.catalog(ctx, txs)
+	return append(whole, more...), err
+}
+
+// catalog compares, in the window's snapshot, the catalog with the
+// Fingerprint the items agree with, when one is due (a DDL command in
+// txs, the idle check's find, or CatalogInterval passed): it returns the
+// entities to derive again whole, or a *CatalogError. The new Fingerprint
+// is the items' once the window is applied.
+func (a *Applier) catalog(ctx context.Context, txs []*Tx) ([]int, error) {
+	var at pglogrepl.LSN
+	if len(txs) > 0 {
+		at = txs[len(txs)-1].Commit
+	}
+	// A DDL command's own record of the publication, as it was just
+	// after the command: one narrowed and restored between two checks is
+	// found too.
+	for _, tx := range txs {
+		if tx.Commit < a.ExactFrom {
+			continue
+		}
+		for _, d := range tx.DDL {
+			if p := d.publication(a.publication, a.graph); p != nil {
+				if perr := a.graph.publicationProblems(*p, a.publication); perr != nil {
+					perr.At, perr.Change = tx.Commit, perr.Change+" by "+d.Command
+					return nil, perr
+				}
+			}
+		}
+	}
+	if !a.catalogDue && !hasDDL(txs) && time.Now().Before(a.catalogAt) {
+		return nil, nil
+	}
+	a.catalogDue, a.catalogAt = false, time.Now().Add(CatalogInterval)
+	fp, err := ReadFingerprint(ctx, a.src.Conn(), a.graph, a.publication)
+	if err != nil {
+		return nil, err
+	}
+	if a.Catalog == nil {
+		a.Catalog = fp
+		return nil, nil
+	}
+	v := a.graph.compare(a.Catalog, fp, a.publication)
+	if v.stop != nil {
+		v.stop.At = at
+		return nil, v.stop
+	}
+	if !reflect.DeepEqual(a.Catalog, fp) {
+		a.Catalog, a.catalogMoved = fp, true
+	}
+	if len(v.changes) > 0 && a.OnCatalog != nil {
+		a.OnCatalog(v.changes, a.names(v.whole))
+	}
+	return v.whole, nil
+}
+
+// names returns the entity names of plan indexes.
+func (a *Applier) names(idx []int) []string {
+	var out []string
+	for _, i := range idx {
+		out = append(out, a.graph.plans[i].Entity().Name)
+	}
+	return out
+}
+
+// CheckCatalog compares the catalog, on the applier's plain connection
+// (outside any window), with the Fingerprint the items agree with; when
+// it differs, the next window compares it in its snapshot and acts on it
+// (Run starts one when idle). It returns whether one differs.
+func (a *Applier) CheckCatalog(ctx context.Context) (bool, error) {
+	if a.Catalog == nil {
+		return false, nil
+	}
+	fp, err := ReadFingerprint(ctx, a.src.Conn(), a.graph, a.publication)
+	if err != nil {
+		return false, err
+	}
+	if !reflect.DeepEqual(fp, a.Catalog) {
+		a.catalogDue = true
+	}
+	return a.catalogDue, nil
 }
 
 // adapt compiles the mapping again against the source's catalog as it is

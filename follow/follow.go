@@ -38,6 +38,11 @@ type Options struct {
 	// every Stream.Interval while a window is applied; never two calls at
 	// once.
 	OnStatus func(Status)
+	// OnCatalog, if set, is called once a window whose catalog check
+	// moved Applier.Catalog is acknowledged, with the new Fingerprint
+	// (for the checkpoint: Applier.StaleCatalog compares it at the next
+	// start).
+	OnCatalog func(*Fingerprint) error
 	// OnShapes, if set, is called once a window that derived entities
 	// again whole (their columns changed) is acknowledged, with their
 	// names and the shapes of the plans the table's items are now derived
@@ -120,6 +125,7 @@ func Run(ctx context.Context, s *Stream, a *Applier, conn *pgx.Conn, opts Option
 		opts.MaxAge = 250 * time.Millisecond
 	}
 	tr := &tracker{a: a, onStatus: opts.OnStatus}
+	a.publication = opts.Publication
 	if opts.From == 0 {
 		// Resuming: streaming starts at the slot's confirmed position,
 		// which the status then shows.
@@ -144,7 +150,7 @@ func Run(ctx context.Context, s *Stream, a *Applier, conn *pgx.Conn, opts Option
 	// One window is written while the next is received, derived and
 	// written (pipe); the writes of a key keep commit order, and windows
 	// are acknowledged one after another, each once written.
-	p := &pipe{s: s, tr: tr, onShapes: opts.OnShapes}
+	p := &pipe{s: s, tr: tr, onShapes: opts.OnShapes, onCatalog: opts.OnCatalog}
 	defer p.abandon()
 	if a.Pending() {
 		// Entities whose columns changed while no follow ran, derived
@@ -173,6 +179,9 @@ func Run(ctx context.Context, s *Stream, a *Applier, conn *pgx.Conn, opts Option
 				return tr.get(), stopped(ctx, err)
 			}
 			if err := p.checkTables(ctx, a); err != nil {
+				return tr.get(), stopped(ctx, err)
+			}
+			if err := p.checkCatalog(ctx, a); err != nil {
 				return tr.get(), stopped(ctx, err)
 			}
 			if opts.UntilCaughtUp {
@@ -281,14 +290,16 @@ func receiveWindow(ctx context.Context, s *Stream, opts Options) ([]*Tx, error) 
 // pipe is the window being written, while the next one is received and
 // derived (Applier.Start, Flight.Wait).
 type pipe struct {
-	s        *Stream
-	tr       *tracker
-	onShapes func([]string, map[string]transform.Shape) error
-	flight   *Flight
-	txs      []*Tx // the flight's
+	s         *Stream
+	tr        *tracker
+	onShapes  func([]string, map[string]transform.Shape) error
+	onCatalog func(*Fingerprint) error
+	flight    *Flight
+	txs       []*Tx // the flight's
 	// checkAt is when Run checks next, while idle, that the followed
-	// tables exist (Applier.dropped).
-	checkAt time.Time
+	// tables exist (Applier.dropped); catalogAt when it compares the
+	// catalog (Applier.CheckCatalog).
+	checkAt, catalogAt time.Time
 }
 
 // start derives txs and hands their items to the writers: at once, but
@@ -334,10 +345,34 @@ func (p *pipe) finish(ctx context.Context) error {
 	if err := ackWindow(context.WithoutCancel(ctx), p.s, txs, res, p.tr); err != nil {
 		return err
 	}
+	if f.catalog != nil && p.onCatalog != nil {
+		if err := p.onCatalog(f.catalog); err != nil {
+			return err
+		}
+	}
 	if len(res.Rederived) > 0 && p.onShapes != nil {
 		return p.onShapes(res.Rederived, f.a.Shapes())
 	}
 	return nil
+}
+
+// checkCatalog, called while idle, compares the catalog with the
+// Fingerprint the items agree with at most every CatalogInterval, and
+// applies a window of no changes when it differs: the window compares it
+// in its snapshot and derives again what it changed, or stops.
+func (p *pipe) checkCatalog(ctx context.Context, a *Applier) error {
+	if time.Now().Before(p.catalogAt) {
+		return nil
+	}
+	p.catalogAt = time.Now().Add(CatalogInterval)
+	due, err := a.CheckCatalog(ctx)
+	if err != nil || !due {
+		return err
+	}
+	if err := p.start(ctx, a, nil); err != nil {
+		return err
+	}
+	return p.finish(ctx)
 }
 
 // checkTables, called while idle, returns Applier.dropped's error when a

@@ -947,6 +947,13 @@ func followChange(t *testing.T, mappingFile, schema, change string) followedChan
 // each in its own transaction, then args added to the resumed run.
 func followChanges(t *testing.T, mappingFile, schema string, changes ...string) followedChange {
 	t.Helper()
+	return followChangesWith(t, mappingFile, schema, nil, changes...)
+}
+
+// followChangesWith is followChanges with more flags for every run, the
+// first included.
+func followChangesWith(t *testing.T, mappingFile, schema string, flags []string, changes ...string) followedChange {
+	t.Helper()
 	f := followedChange{endpoint: ownDynalite(t), url: logicalDatabase(t), mapping: mappingFile}
 	testenv.Exec(t, f.url, schema)
 	f.table = testenv.TableName(strings.TrimSuffix(filepath.Base(mappingFile), ".yaml"))
@@ -954,6 +961,7 @@ func followChanges(t *testing.T, mappingFile, schema string, changes ...string) 
 	rejects := filepath.Join(dir, "rejects.jsonl")
 	args := []string{"migrate", "--mapping", mappingFile, "--source", f.url, "--endpoint-url", f.endpoint, "--table", f.table,
 		"--follow", "--until-caught-up", "--progress", "none", "--rejects", rejects, "--checkpoint", filepath.Join(dir, "checkpoint.json")}
+	args = append(args, flags...)
 	t.Cleanup(func() {
 		run(context.Background(), "drop-slot", "--mapping", mappingFile, "--source", f.url, "--table", f.table)
 	})

@@ -70,6 +70,10 @@ type Tx struct {
 	// name). Truncated are the OIDs of the tables a TRUNCATE emptied.
 	Relations []*pglogrepl.RelationMessage
 	Truncated []uint32
+	// DDL are the DDL commands the transaction ran, as DDL capture
+	// recorded them (in the order run), when the follow streams them
+	// (Stream.DDL).
+	DDL []DDLEvent
 }
 
 // Stream is a logical replication connection to the source: it creates
@@ -99,6 +103,11 @@ type Stream struct {
 	// MaxChanges is the most changes of a transaction Receive holds
 	// before it returns them as a part (Tx.Partial); 0: no limit.
 	MaxChanges int
+	// DDL makes Start stream DDLPublication too, whose rows Receive
+	// returns as Tx.DDL: set it only when the publication existed before
+	// the slot was created (pgoutput fails on a publication its
+	// historic catalog does not have).
+	DDL bool
 }
 
 // StatusInterval is how often the follow reports the position applied to
@@ -257,7 +266,7 @@ func (s *Stream) Start(ctx context.Context, slot, publication string, from pglog
 	for {
 		err := pglogrepl.StartReplication(ctx, s.conn, quoteSlot(slot), from, pglogrepl.StartReplicationOptions{
 			Mode:       pglogrepl.LogicalReplication,
-			PluginArgs: []string{"proto_version '1'", "publication_names '" + strings.ReplaceAll(publication, "'", "''") + "'"},
+			PluginArgs: []string{"proto_version '1'", "publication_names " + publicationNames(publication, s.DDL)},
 		})
 		var pe *pgconn.PgError
 		if errors.As(err, &pe) && pe.Code == "55006" && time.Now().Before(deadline) {
@@ -441,6 +450,16 @@ func (s *Stream) add(rel uint32, kind byte, old, new *pglogrepl.TupleData) (*Tx,
 	r, ok := s.relations[rel]
 	if !ok || s.cur == nil {
 		return nil, fmt.Errorf("replication slot %s: a change of relation %d outside a transaction or before its description", s.slot, rel)
+	}
+	if isDDLTable(r.Namespace, r.RelationName) {
+		if kind == 'I' {
+			d, err := ddlEvent(tuple(r, new))
+			if err != nil {
+				return nil, fmt.Errorf("replication slot %s: %w", s.slot, err)
+			}
+			s.cur.DDL = append(s.cur.DDL, d)
+		}
+		return nil, nil
 	}
 	s.cur.Changes = append(s.cur.Changes, Change{Rel: rel, Schema: r.Namespace, Table: r.RelationName, Kind: kind,
 		Old: tuple(r, old), New: tuple(r, new)})

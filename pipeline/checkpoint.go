@@ -40,8 +40,14 @@ type Checkpoint struct {
 	// Shapes are the shapes of the plans the table's items were derived
 	// with, by entity (transform.Plan.Shape): a follow that resumes after
 	// an entity's columns changed derives its items again.
-	Shapes   map[string]transform.Shape `json:"shapes,omitempty"`
-	Entities map[string]*EntityProgress `json:"entities"`
+	Shapes map[string]transform.Shape `json:"shapes,omitempty"`
+	// Catalog is what a follow last found of the source's catalog
+	// (follow.Fingerprint, as JSON), which the table's items agree with;
+	// DDLCapture is set when its slot was created with DDL capture
+	// installed, so that a resumed follow streams it too.
+	Catalog    json.RawMessage            `json:"catalog,omitempty"`
+	DDLCapture bool                       `json:"ddl_capture,omitempty"`
+	Entities   map[string]*EntityProgress `json:"entities"`
 	// Updated is when it was last encoded (UTC).
 	Updated time.Time `json:"updated"`
 }
