@@ -32,6 +32,9 @@ func changesOnly(j *job) error {
 	if err := s.src.Begin(ctx); err != nil {
 		return err
 	}
+	if err := rejects.Start(); err != nil {
+		return err
+	}
 	r, res, err := applyChanges(j, s, out, rejects)
 	if err != nil {
 		fmt.Fprintln(j.log, "pg2dynamo: what was written before the error stays written; run migrate --changes-only again to finish: its comparison finds what is left")

@@ -77,6 +77,9 @@ func Migrate(ctx context.Context, cfg Config, o MigrateOptions) error {
 	if err := fl.begin(j, s); err != nil {
 		return err
 	}
+	if err := rejects.Start(); err != nil {
+		return err
+	}
 	sum, err := fullLoad(j, s, cp, out, rejects, fl != nil)
 	if err != nil {
 		return err
@@ -448,6 +451,8 @@ type rejectFile struct {
 	// rowID; each absorbs one reject of the same row.
 	listed map[uint64]int
 	seed   maphash.Seed
+	// started is set once Start published the file.
+	started bool
 }
 
 // createRejects creates the rejects file at path, or, with appendTo (a
@@ -468,12 +473,40 @@ func createRejects(path string, appendTo bool) (*rejectFile, error) {
 			return nil, refused(fmt.Errorf("rejects file %s: %w", path, err))
 		}
 	}
-	if err := f.Publish(); err != nil {
-		f.Discard()
-		return nil, refused(fmt.Errorf("rejects file: %w", err))
-	}
 	r.f, r.enc = f, json.NewEncoder(f)
 	return r, nil
+}
+
+// Start publishes the file at its path, once the run has got past its
+// checks and is about to read: from then on the file describes this run
+// however it ends. A run refused before Start (closed by abandon) leaves
+// the path as it was.
+func (r *rejectFile) Start() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.f == nil || r.started {
+		return nil
+	}
+	if err := r.f.Publish(); err != nil {
+		return fmt.Errorf("rejects file: %w", err)
+	}
+	r.started = true
+	return nil
+}
+
+// abandon ends the file as a run ends that may not have called Close:
+// published (Close) once Start was called, else discarded.
+func (r *rejectFile) abandon() {
+	r.mu.Lock()
+	started := r.started
+	if !started && r.f != nil {
+		r.f.Discard()
+		r.f = nil
+	}
+	r.mu.Unlock()
+	if started {
+		r.Close()
+	}
 }
 
 // readListed counts the rows f lists, truncates it after its last

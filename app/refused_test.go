@@ -1,0 +1,63 @@
+package app
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/pg2dynamo/pg2dynamo/internal/testenv"
+)
+
+// A run refused before it reads (exit 2) leaves every output file as it
+// was: the rejects file still lists the last run's rejects. No run leaves
+// its checkpoint's lock file behind, however it ends.
+func TestRefusedRunTouchesNoOutputFile(t *testing.T) {
+	parallel(t)
+	url := testenv.NewDatabase(t)
+	testenv.Exec(t, url, `CREATE TABLE t (id int PRIMARY KEY, v text); INSERT INTO t VALUES (1, 'a'), (2, NULL), (3, 'c')`)
+	mappingFile := writeMapping(t, "table: {name: refused}\nentities:\n  T: {source: {table: t}, pk: \"T#${v}\", sk: T}\n")
+	table := testenv.TableName("refused")
+	args := migrateArgs(t, mappingFile, url, table, "--create-table")
+	rejects, lock := rejectsPath(args), checkpointPath(args)+".lock"
+
+	if r := runCLI(t, args...); r.code != ExitRejected {
+		t.Fatalf("first run: exit %d, want %d (row 2 rejected)\n%s%s", r.code, ExitRejected, r.stdout, r.stderr)
+	}
+	listed, err := os.ReadFile(rejects)
+	if err != nil || !strings.Contains(string(listed), `"id":"2"`) {
+		t.Fatalf("rejects file after the first run: %q, %v", listed, err)
+	}
+	noLock := func(when string) {
+		if _, err := os.Lstat(lock); !os.IsNotExist(err) {
+			t.Errorf("%s: the lock file %s is left behind (%v)", when, lock, err)
+		}
+	}
+	noLock("after a run with rejects")
+
+	// Refused: --resume into another table than the checkpoint's, and a
+	// table that does not exist without --create-table.
+	for _, refused := range [][]string{
+		append(slices.Clone(args), "--resume", "--table", table+"-other"),
+		append(slices.Clone(args[:len(args)-1]), "--table", table+"-missing"),
+	} {
+		r := runCLI(t, refused...)
+		if r.code != ExitUsage {
+			t.Fatalf("%q: exit %d, want %d\n%s%s", refused, r.code, ExitUsage, r.stdout, r.stderr)
+		}
+		if now, err := os.ReadFile(rejects); err != nil || string(now) != string(listed) {
+			t.Errorf("%q: the refused run changed the rejects file: %q, want %q (%v)", refused, now, listed, err)
+		}
+		noLock("after a refused run")
+	}
+	entries, err := os.ReadDir(filepath.Dir(rejects))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if strings.HasSuffix(e.Name(), ".tmp") {
+			t.Errorf("a temporary file is left in the rejects file's directory: %s", e.Name())
+		}
+	}
+}
