@@ -12,7 +12,8 @@ import (
 
 // A run refused before it reads (exit 2) leaves every output file as it
 // was: the rejects file still lists the last run's rejects. No run leaves
-// its checkpoint's lock file behind, however it ends.
+// its checkpoint's lock file behind, however it ends. verify's headline
+// names the rows rejected, which a PASSED table does not hold.
 func TestRefusedRunTouchesNoOutputFile(t *testing.T) {
 	parallel(t)
 	url := testenv.NewDatabase(t)
@@ -35,6 +36,12 @@ func TestRefusedRunTouchesNoOutputFile(t *testing.T) {
 		}
 	}
 	noLock("after a run with rejects")
+	// verify passes (the table holds what the rows that can be items
+	// make), and its headline says a row was rejected.
+	v := runCLI(t, "verify", "--mapping", mappingFile, "--source", url, "--endpoint-url", args[slices.Index(args, "--endpoint-url")+1], "--table", table)
+	if v.code != ExitOK || !strings.Contains(v.stdout, "verify PASSED") || !strings.Contains(v.stdout, "(1 source row rejected: not in the table, not expected)") {
+		t.Errorf("verify: exit %d, want %d and a headline naming the rejected row\n%s%s", v.code, ExitOK, v.stdout, v.stderr)
+	}
 
 	// Refused: --resume into another table than the checkpoint's, and a
 	// table that does not exist without --create-table.
