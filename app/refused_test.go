@@ -13,8 +13,9 @@ import (
 // A run refused before it reads (exit 2) leaves every output file as it
 // was: the rejects file still lists the last run's rejects. No run leaves
 // its checkpoint's lock file behind, however it ends. verify's headline
-// names the rows rejected, which a PASSED table does not hold.
-func TestRefusedRunTouchesNoOutputFile(t *testing.T) {
+// names the rows rejected, which a PASSED table does not hold, and plan
+// --with-source gives each one's reason.
+func TestRejectedRowsAndRefusedRuns(t *testing.T) {
 	parallel(t)
 	url := testenv.NewDatabase(t)
 	testenv.Exec(t, url, `CREATE TABLE t (id int PRIMARY KEY, v text); INSERT INTO t VALUES (1, 'a'), (2, NULL), (3, 'c')`)
@@ -41,6 +42,13 @@ func TestRefusedRunTouchesNoOutputFile(t *testing.T) {
 	v := runCLI(t, "verify", "--mapping", mappingFile, "--source", url, "--endpoint-url", args[slices.Index(args, "--endpoint-url")+1], "--table", table)
 	if v.code != ExitOK || !strings.Contains(v.stdout, "verify PASSED") || !strings.Contains(v.stdout, "(1 source row rejected: not in the table, not expected)") {
 		t.Errorf("verify: exit %d, want %d and a headline naming the rejected row\n%s%s", v.code, ExitOK, v.stdout, v.stderr)
+	}
+
+	// plan --with-source gives the reason of the row it would reject.
+	p := runCLI(t, "plan", "--mapping", mappingFile, "--source", url, "--with-source")
+	if p.code != ExitOK || !strings.Contains(strings.ToLower(p.stdout), "rows a full load would reject") || !strings.Contains(p.stdout, `NULL in key attribute PK (template "T#${v}")`) ||
+		!strings.Contains(p.stdout, `{"id":"2","v":null}`) {
+		t.Errorf("plan --with-source: exit %d, want the rejected row's reason and key\n%s%s", p.code, p.stdout, p.stderr)
 	}
 
 	// Refused: --resume into another table than the checkpoint's, and a
