@@ -65,7 +65,7 @@ func applyChanges(j *job, s *session, out sinkOut, rejects *rejectFile) (*report
 	prog, closeProg := j.progress()
 	ap := newTableApplier(out.ds, s.m.TypeAttribute, [2]string{s.m.Table.PartitionKey, s.m.Table.SortKey}, s.plans, j.wr.fixedWriters(), rejects.Write)
 	defer ap.close()
-	opts := verify.Options{Segments: j.rep.Segments, Sample: j.rep.Sample, IndexWait: j.rep.GSIWait, Progress: prog,
+	opts := verify.Options{Segments: j.rep.Segments, Sample: j.rep.Sample, IndexWait: j.rep.GSIWait, Progress: prog, Readers: j.ld.Readers,
 		SkipPatterns: !check, Apply: ap, OnReject: rejects.Write}
 	if check {
 		opts.ReadBack = s.client
