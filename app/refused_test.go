@@ -14,7 +14,8 @@ import (
 // was: the rejects file still lists the last run's rejects. No run leaves
 // its checkpoint's lock file behind, however it ends. verify's headline
 // names the rows rejected, which a PASSED table does not hold, and plan
-// --with-source gives each one's reason.
+// --with-source gives each one's reason. A run into a table that holds
+// items says --changes-only would write only the differences.
 func TestRejectedRowsAndRefusedRuns(t *testing.T) {
 	parallel(t)
 	url := testenv.NewDatabase(t)
@@ -65,6 +66,13 @@ func TestRejectedRowsAndRefusedRuns(t *testing.T) {
 			t.Errorf("%q: the refused run changed the rejects file: %q, want %q (%v)", refused, now, listed, err)
 		}
 		noLock("after a refused run")
+	}
+	// Run again: the run says it puts every item again, and what would
+	// write only the differences.
+	again := runCLI(t, args[:len(args)-1]...)
+	if again.code != ExitRejected || !strings.Contains(again.stderr, "already holds 2 items of the mapping's types: this run puts every item again") ||
+		!strings.Contains(again.stderr, "migrate --changes-only writes only the new and changed items") {
+		t.Errorf("a second run: exit %d, want %d and the note that --changes-only writes only the differences\n%s", again.code, ExitRejected, again.stderr)
 	}
 	entries, err := os.ReadDir(filepath.Dir(rejects))
 	if err != nil {

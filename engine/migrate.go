@@ -10,6 +10,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -73,6 +74,9 @@ func Migrate(ctx context.Context, cfg Config, o MigrateOptions) error {
 	}
 	if err := beforeLoad(j, s, cp, fl); err != nil {
 		return err
+	}
+	if !o.Resume && out.ds != nil && !out.created {
+		noteRerun(j, s)
 	}
 	if err := fl.begin(j, s); err != nil {
 		return err
@@ -241,6 +245,8 @@ type sinkOut struct {
 	// ds is the DynamoDB sink (sink), for its conditional deletes; nil
 	// for the null sink.
 	ds *load.DynamoDB
+	// created is set when the run created the table.
+	created bool
 }
 
 // openSink returns --sink's sink. For DynamoDB it connects, makes sure the
@@ -273,11 +279,37 @@ func openSink(j *job, s *session) (sinkOut, error) {
 	if n := j.wr.MaxWriteUnits; n > 0 {
 		ds.LimitWriteUnits(n, func(item map[string]types.AttributeValue) int64 { return transform.WriteUnits(m, item) })
 	}
-	return sinkOut{sink: ds, ds: ds, target: "DynamoDB table " + m.Table.Name, stats: func() load.Stats {
+	return sinkOut{sink: ds, ds: ds, created: created, target: "DynamoDB table " + m.Table.Name, stats: func() load.Stats {
 		st := ds.Stats()
 		st.Retries = retries.Load()
 		return st
 	}}, nil
+}
+
+// noteRerun says, when the table a full load is about to write already
+// holds items of the mapping's types (a sample of at most
+// load.SampleItems), that the load puts every item again and that
+// --changes-only would write only the differences, which diff estimates.
+func noteRerun(j *job, s *session) {
+	sample, err := load.SampleTable(j.ctx, s.client, s.m.Table.Name, s.m.TypeAttribute)
+	if err != nil {
+		return
+	}
+	ours := 0
+	for t, n := range sample.ByType {
+		if slices.ContainsFunc(s.m.Entities, func(e *mapping.Entity) bool { return e.Type == t }) {
+			ours += n
+		}
+	}
+	if ours == 0 {
+		return
+	}
+	held := report.Count(int64(ours), "item", "items") + " of the mapping's types"
+	if sample.More {
+		held = fmt.Sprintf("items of the mapping's types (%d in a sample of %d)", ours, sample.Items)
+	}
+	fmt.Fprintf(j.log, "table %s already holds %s: this run puts every item again, changed or not; migrate --changes-only writes only the new and changed items and deletes the stale ones (pg2dynamo diff estimates how many, and what they cost)\n",
+		s.m.Table.Name, held)
 }
 
 // keysNotProvenUnique names, in mapping order, the entities whose keys the
