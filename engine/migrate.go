@@ -196,6 +196,11 @@ func afterLoad(j *job, s *session, cp *checkpointFile, fl *following, out sinkOu
 func fullLoad(j *job, s *session, cp *checkpointFile, out sinkOut, rejects *rejectFile, following bool) (*pipeline.Summary, error) {
 	ctx := j.ctx
 	prog, closeProg := j.progress()
+	if th, ok := prog.(interface{ Then(string) }); ok && out.ds != nil && !following && !j.mig.NoVerify && !j.ld.Shard.On() {
+		// The ETA is the load's; the check that follows reads the source
+		// again and scans the table.
+		th.Then("verify")
+	}
 	fmt.Fprintf(j.log, "migrating %s from %s to %s\n", report.Count(len(s.plans), "entity", "entities"), s.src.Name(), out.target)
 	describeDuplicateCheck(j, s)
 	sum, runErr := pipeline.Run(ctx, pipeline.Postgres(s.src), s.m, s.plans, out.sink, pipeline.Options{

@@ -1,6 +1,7 @@
 package progress
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -35,5 +36,24 @@ func TestETAFollowsTheRecentRate(t *testing.T) {
 	}
 	if got := b.eta(total, total); got != "0s" {
 		t.Errorf("done: ETA %s, want 0s", got)
+	}
+}
+
+// The lines name the phase that follows, which the ETA leaves out.
+func TestLinesNameThePhaseThatFollows(t *testing.T) {
+	var out strings.Builder
+	p, closeProg, err := New("lines", &out, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.(interface{ Then(string) }).Then("verify")
+	p.Plan([]pipeline.PlannedEntity{{Name: "A", Rows: 2}, {Name: "B", Rows: 2}})
+	p.Start("A")
+	p.Advance("A", 2, 2)
+	p.Start("B")
+	p.Advance("B", 2, 2)
+	closeProg()
+	if !strings.Contains(out.String(), "ETA 0s, then verify\n") {
+		t.Errorf("no overall line ending in \"ETA 0s, then verify\":\n%s", out.String())
 	}
 }

@@ -36,6 +36,9 @@ type progressBoard struct {
 	// samples are the rows finished at times within about etaWindow,
 	// oldest first: the ETA's recent rate.
 	samples []etaSample
+	// then is the phase that follows this one (Then), which the ETA
+	// leaves out; "" when none or not told.
+	then string
 	ended   time.Time // when its last row was finished (zero until then)
 	unit    string    // what the counts count: rows, or items for a Scan
 	ents    []*boardEntity
@@ -165,6 +168,15 @@ func (b *progressBoard) setWriters(n int) {
 
 // writersNote is ", 12 writers" once an auto run told its writers, else
 // "".
+// thenNote is ", then " and the phase that follows this one, when told
+// (Then).
+func (b *progressBoard) thenNote() string {
+	if b.then == "" {
+		return ""
+	}
+	return ", then " + b.then
+}
+
 func (b *progressBoard) writersNote() string {
 	if b.writers == 0 {
 		return ""
@@ -529,6 +541,14 @@ func (l *lineProgress) Start(entity string) { l.board.start(entity) }
 // Writers shows an auto run's writers on the overall line.
 func (l *lineProgress) Writers(n int) { l.board.setWriters(n) }
 
+// Then names the phase that follows the one planned, which its ETA does
+// not count: the lines say ", then " and phase after it.
+func (l *lineProgress) Then(phase string) {
+	l.board.mu.Lock()
+	defer l.board.mu.Unlock()
+	l.board.then = phase
+}
+
 func (l *lineProgress) Advance(entity string, rows, items int) {
 	if !l.board.advance(entity, rows, items) {
 		return
@@ -594,7 +614,7 @@ func (l *lineProgress) printOverall() {
 	rows, total, items := b.sums()
 	elapsed := b.elapsed()
 	fmt.Fprintf(l.w, "%s: %d/%d %s done (%s), %s%s, elapsed %s, ETA %s\n", b.label(), rows, total, b.unit,
-		strings.TrimSpace(percent(rows, total)), strings.TrimSpace(rate(items, elapsed)), b.writersNote(), clock(elapsed), b.eta(rows, total))
+		strings.TrimSpace(percent(rows, total)), strings.TrimSpace(rate(items, elapsed)), b.writersNote(), clock(elapsed), b.eta(rows, total)+b.thenNote())
 }
 
 // Close stops the ticker and prints the last phase's totals.
