@@ -38,11 +38,11 @@ type progressBoard struct {
 	samples []etaSample
 	// then is the phase that follows this one (Then), which the ETA
 	// leaves out; "" when none or not told.
-	then string
-	ended   time.Time // when its last row was finished (zero until then)
-	unit    string    // what the counts count: rows, or items for a Scan
-	ents    []*boardEntity
-	byName  map[string]*boardEntity
+	then   string
+	ended  time.Time // when its last row was finished (zero until then)
+	unit   string    // what the counts count: rows, or items for a Scan
+	ents   []*boardEntity
+	byName map[string]*boardEntity
 	// nameW and numW are the widths of the name and of a count; namesW
 	// is the longest name's (nameW is less when the names are cut).
 	nameW, numW, namesW int
