@@ -37,7 +37,7 @@ import (
 // changesOnly). Errors have a Kind (KindOf): KindRefused when nothing was
 // written, KindRejected when rows were rejected (listed in o.Rejects),
 // KindMismatch when the check failed.
-func Migrate(ctx context.Context, cfg Config, o MigrateOptions) error {
+func Migrate(ctx context.Context, cfg Config, o MigrateOptions) (err error) {
 	if err := o.check(); err != nil {
 		return refused(err)
 	}
@@ -67,6 +67,11 @@ func Migrate(ctx context.Context, cfg Config, o MigrateOptions) error {
 		if fl, err = startFollowing(j, s, cp); err != nil {
 			return err
 		}
+		defer func() {
+			if err != nil {
+				fl.abandon(j, s)
+			}
+		}()
 	}
 	out, err := openSink(j, s)
 	if err != nil {
