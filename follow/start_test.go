@@ -38,7 +38,9 @@ func TestFailedFollowStartDropsItsPublication(t *testing.T) {
 	if _, err := conn.Exec(context.Background(), "SELECT pg_drop_replication_slot($1)", name); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { run(context.Background(), "drop-slot", "--mapping", mappingFile, "--source", url, "--table", table) })
+	t.Cleanup(func() {
+		run(context.Background(), "drop-slot", "--mapping", mappingFile, "--source", url, "--table", table)
+	})
 	code, out = run(context.Background(), args...)
 	if code != 0 || !strings.Contains(out, "the full load is not verified before following") {
 		t.Fatalf("migrate --follow: exit %d, want 0 and the note that the full load is not verified\n%s", code, out)
