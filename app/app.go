@@ -161,7 +161,10 @@ Exit codes: 0 every row written (and verified); 1 the run failed; 2 nothing
 written: bad flags, an invalid mapping or query, a table that does not match
 the mapping, a checkpoint in use; 3 finished, but some rows were rejected
 (listed in the rejects file); 4 verification found the table differs from the
-source; 130 and 143 interrupted (SIGINT, SIGTERM).`,
+source; 5 init --from-design wrote the draft with parts of the design it could
+not bind; 130 and 143 interrupted (SIGINT, SIGTERM) during a load, a check or
+a comparison; a migrate --follow that was following when stopped by SIGINT or
+SIGTERM ends cleanly, with 0 (or the code its load or rejects give).`,
 		Writer:         stdout,
 		ErrWriter:      stderr,
 		Version:        engine.Version(),

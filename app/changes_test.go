@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -246,5 +247,35 @@ func TestChangesOnlyRefusals(t *testing.T) {
 				t.Errorf("exit %d, want %d saying %q\n%s", r.code, ExitUsage, tc.says, r.stderr)
 			}
 		})
+	}
+}
+
+// --changes-only reads the source with every --readers connection, as a
+// full load does (a table of 40,000 rows is split into two primary-key
+// ranges, one per reader), and shows the same progress lines.
+func TestChangesOnlyReadsWithEveryReader(t *testing.T) {
+	parallel(t)
+	url := testenv.NewDatabase(t)
+	testenv.Exec(t, url, `CREATE TABLE t (id int PRIMARY KEY, v int);
+		INSERT INTO t SELECT i, i FROM generate_series(1, 40000) i`)
+	mappingFile := writeMapping(t, "table: {name: readers}\nentities:\n  T: {source: {table: t}, pk: \"T#${id}\", sk: T}\n")
+	table := testenv.TableName("readers")
+	if r := runCLI(t, migrateArgs(t, mappingFile, url, table, "--create-table", "--no-verify")...); r.code != ExitOK {
+		t.Fatalf("migrate: exit %d\n%s", r.code, r.stderr)
+	}
+	testenv.Exec(t, url, `UPDATE t SET v = -v WHERE id % 1000 = 0`)
+	conns := map[int]int64{}
+	for _, readers := range []int{1, 2} {
+		pg := testenv.NewStatementCounter(t, url)
+		args := migrateArgs(t, mappingFile, pg.URL, table, "--changes-only", "--no-verify", "--readers", strconv.Itoa(readers))
+		args[slices.Index(args, "--progress")+1] = "lines"
+		r := runCLI(t, args...)
+		if r.code != ExitOK || !strings.Contains(r.stderr, "T: 40000/40000 rows done") || !strings.Contains(r.stderr, "Scan of "+table+": 40000/40000 items done") {
+			t.Fatalf("--changes-only --readers %d: exit %d, want 0 and progress lines of the source and the Scan\n%s", readers, r.code, r.stderr)
+		}
+		conns[readers] = pg.Connections()
+	}
+	if conns[2] != conns[1]+1 {
+		t.Errorf("--changes-only opened %d connections with --readers 1 and %d with --readers 2: want 1 more (the second reader's)", conns[1], conns[2])
 	}
 }

@@ -32,6 +32,9 @@ func changesOnly(j *job) error {
 	if err := s.src.Begin(ctx); err != nil {
 		return err
 	}
+	if err := rejects.Start(); err != nil {
+		return err
+	}
 	r, res, err := applyChanges(j, s, out, rejects)
 	if err != nil {
 		fmt.Fprintln(j.log, "pg2dynamo: what was written before the error stays written; run migrate --changes-only again to finish: its comparison finds what is left")
@@ -62,7 +65,7 @@ func applyChanges(j *job, s *session, out sinkOut, rejects *rejectFile) (*report
 	prog, closeProg := j.progress()
 	ap := newTableApplier(out.ds, s.m.TypeAttribute, [2]string{s.m.Table.PartitionKey, s.m.Table.SortKey}, s.plans, j.wr.fixedWriters(), rejects.Write)
 	defer ap.close()
-	opts := verify.Options{Segments: j.rep.Segments, Sample: j.rep.Sample, IndexWait: j.rep.GSIWait, Progress: prog,
+	opts := verify.Options{Segments: j.rep.Segments, Sample: j.rep.Sample, IndexWait: j.rep.GSIWait, Progress: prog, Readers: j.ld.Readers,
 		SkipPatterns: !check, Apply: ap, OnReject: rejects.Write}
 	if check {
 		opts.ReadBack = s.client

@@ -70,35 +70,47 @@ func (f *checkpointFile) onCheckpoint(_ *pipeline.Checkpoint, _ string, done boo
 // path+".lock", the lock file of checkpoint path, and writes this
 // process's pid into it, so that a second run started with the same
 // checkpoint (and so, by default, the same rejects file) is refused while
-// the first runs, naming the first's pid. The lock ends with the process
-// whatever way it ends; release drops it earlier. The lock file is never
+// the first runs, naming the first's pid. release removes the lock file
+// and drops the lock; a process that ends another way (killed) leaves the
+// file, whose lock ended with it. A lock taken on a file another run
+// removed meanwhile (it opened the file before the removal) is given up
+// and taken again on the path's new file. The lock file is never
 // followed through a symbolic link and is readable by its owner only.
 func lockCheckpoint(path string) (release func(), err error) {
 	lockPath := path + ".lock"
-	fl := flock.New(lockPath, flock.SetFlag(os.O_CREATE|os.O_RDWR|syscall.O_NOFOLLOW), flock.SetPermissions(0o600))
-	ok, err := fl.TryLock()
-	if err != nil {
-		return nil, fmt.Errorf("lock %s: %w", lockPath, err)
-	}
-	if !ok {
-		holder := "another process"
-		if b, err := os.ReadFile(lockPath); err == nil {
-			if pid, err := strconv.Atoi(string(bytes.TrimSpace(b))); err == nil {
-				holder = fmt.Sprintf("another pg2dynamo run (pid %d)", pid)
+	for {
+		fl := flock.New(lockPath, flock.SetFlag(os.O_CREATE|os.O_RDWR|syscall.O_NOFOLLOW), flock.SetPermissions(0o600))
+		ok, err := fl.TryLock()
+		if err != nil {
+			return nil, fmt.Errorf("lock %s: %w", lockPath, err)
+		}
+		if !ok {
+			holder := "another process"
+			if b, err := os.ReadFile(lockPath); err == nil {
+				if pid, err := strconv.Atoi(string(bytes.TrimSpace(b))); err == nil {
+					holder = fmt.Sprintf("another pg2dynamo run (pid %d)", pid)
+				}
+			}
+			return nil, refused(fmt.Errorf("checkpoint %s is in use by %s: wait for it to end, or give this run its own --checkpoint and --rejects", path, holder))
+		}
+		if _, err := os.Lstat(lockPath); errors.Is(err, fs.ErrNotExist) {
+			fl.Unlock() // removed by the run that held it: lock the new file
+			continue
+		}
+		f, err := os.OpenFile(lockPath, os.O_WRONLY|os.O_TRUNC|syscall.O_NOFOLLOW, 0o600)
+		if err == nil {
+			_, err = fmt.Fprintf(f, "%d\n", os.Getpid())
+			if cerr := f.Close(); err == nil {
+				err = cerr
 			}
 		}
-		return nil, refused(fmt.Errorf("checkpoint %s is in use by %s: wait for it to end, or give this run its own --checkpoint and --rejects", path, holder))
-	}
-	f, err := os.OpenFile(lockPath, os.O_WRONLY|os.O_TRUNC|syscall.O_NOFOLLOW, 0o600)
-	if err == nil {
-		_, err = fmt.Fprintf(f, "%d\n", os.Getpid())
-		if cerr := f.Close(); err == nil {
-			err = cerr
+		if err != nil {
+			fl.Unlock()
+			return nil, fmt.Errorf("lock %s: %w", lockPath, err)
 		}
+		return func() {
+			os.Remove(lockPath)
+			fl.Unlock()
+		}, nil
 	}
-	if err != nil {
-		fl.Unlock()
-		return nil, fmt.Errorf("lock %s: %w", lockPath, err)
-	}
-	return func() { fl.Unlock() }, nil
 }

@@ -308,14 +308,16 @@ func (op *opened) steps(j *job, o opening) error {
 		op.undo = append(op.undo, release)
 	}
 	if o.rejects {
-		// Created first, so that it describes this run however it ends;
-		// a resumed run adds to it.
+		// Created first, published when the run starts reading
+		// (rejectFile.Start), so that it then describes this run however
+		// it ends, and a run refused before that leaves it as it was; a
+		// resumed run adds to it.
 		r, err := createRejects(j.ld.Rejects, o.appendRejects)
 		if err != nil {
 			return err
 		}
 		op.rejects = r
-		op.undo = append(op.undo, func() { r.Close() })
+		op.undo = append(op.undo, r.abandon)
 	}
 	if o.reports {
 		rf, err := openReportFiles(j)

@@ -73,6 +73,9 @@ func Export(ctx context.Context, cfg Config, o ExportOptions) error {
 	if err != nil {
 		return err
 	}
+	if err := rejects.Start(); err != nil {
+		return err
+	}
 	fmt.Fprintf(j.log, "exporting %d entities from %s to %s\n", len(s.plans), s.src.Name(), loc)
 	describeDuplicateCheck(j, s)
 	sum, runErr := pipeline.Run(ctx, pipeline.Postgres(s.src), s.m, s.plans, sink, pipeline.Options{

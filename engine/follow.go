@@ -13,6 +13,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/jackc/pglogrepl"
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/pg2dynamo/pg2dynamo/extract"
@@ -100,6 +101,10 @@ type following struct {
 	resume bool
 	// status is the follow's last.
 	status follow.Status
+	// pubCreated is set when this run created the publication, and
+	// slotCreated once it created the slot: a start that fails between
+	// the two drops the publication again (abandon).
+	pubCreated, slotCreated bool
 	// exactFrom is where the table is exact without the stream: the
 	// position before the snapshot of a full load of a resumed follow
 	// (--resume --prune; 0 otherwise).
@@ -123,10 +128,9 @@ func (f *following) rejected() int64 {
 
 // startFollowing checks that the mapping can be followed, makes sure the
 // publication exists, and creates the slot (or, with --resume, finds it).
-func startFollowing(j *job, s *session, cp *checkpointFile) (*following, error) {
+func startFollowing(j *job, s *session, cp *checkpointFile) (_ *following, err error) {
 	ctx := j.ctx
 	f := &following{}
-	var err error
 	if f.slot, f.pub, err = followNames(j, s.m); err != nil {
 		return nil, err
 	}
@@ -148,7 +152,14 @@ func startFollowing(j *job, s *session, cp *checkpointFile) (*following, error) 
 			return nil, err
 		}
 	}
-	if _, err := follow.EnsurePublication(ctx, s.src.Conn(), f.pub, f.graph); err != nil {
+	created, err := follow.EnsurePublication(ctx, s.src.Conn(), f.pub, f.graph)
+	f.pubCreated = created
+	defer func() {
+		if err != nil {
+			f.abandon(j, s)
+		}
+	}()
+	if err != nil {
 		var pe *follow.PublicationError
 		if errors.As(err, &pe) && j.mig.Resume {
 			// pgoutput filters changes by the publication as it was when
@@ -182,6 +193,21 @@ func startFollowing(j *job, s *session, cp *checkpointFile) (*following, error) 
 		return nil, err
 	}
 	return f, nil
+}
+
+// abandon undoes what a follow's start created before it failed: the
+// publication, when this run created it and no slot streams it yet. A
+// follow whose slot exists keeps its publication (drop-slot drops both).
+func (f *following) abandon(j *job, s *session) {
+	if f == nil || !f.pubCreated || f.slotCreated {
+		return
+	}
+	ctx := context.WithoutCancel(j.ctx)
+	if _, err := s.src.Conn().Exec(ctx, "DROP PUBLICATION IF EXISTS "+pgx.Identifier{f.pub}.Sanitize()); err != nil {
+		fmt.Fprintf(j.log, "pg2dynamo: the follow did not start, and its publication %s could not be dropped: %v\n", f.pub, err)
+		return
+	}
+	fmt.Fprintf(j.log, "the follow did not start: dropped the publication %s it had created\n", f.pub)
 }
 
 // reloadAdvice is the way on after a change a follow cannot derive its
@@ -294,7 +320,7 @@ func (f *following) createSlot(j *job) error {
 		f.stream.Close(ctx)
 		return err
 	}
-	f.snapshot, f.from = slot.Snapshot, slot.Consistent
+	f.snapshot, f.from, f.slotCreated = slot.Snapshot, slot.Consistent, true
 	fmt.Fprintf(j.log, "created replication slot %s at %s (publication %s); the full load reads its snapshot\n", f.slot, slot.Consistent, f.pub)
 	return nil
 }
@@ -383,6 +409,9 @@ func (f *following) run(j *job, s *session, cp *checkpointFile, out sinkOut, rej
 	}
 	if unchecked := s.keysNotProvenUnique(); len(unchecked) > 0 {
 		fmt.Fprintf(j.log, "follow: the keys of %s are not proven unique: rows changed in one window that render one key are handled as the full load does (the later is rejected), but a window cannot see the other rows: a changed row whose key an unchanged row's item holds overwrites that item, deleting or re-keying a row deletes an item another row may hold, and a rejected row's item does not come back when the row that kept its key goes; verify shows these as changed or missing items\n", strings.Join(unchecked, ", "))
+	}
+	if !f.resume {
+		fmt.Fprintf(j.log, "follow: the full load is not verified before following (verify would hold the stream back): run pg2dynamo verify while the follow runs, which waits for it and counts the changes in flight\n")
 	}
 	fmt.Fprintf(j.log, "following slot %s from %s\n", f.slot, orSlot(opts.From))
 	st, err := follow.Run(ctx, f.stream, a, s.src.Conn(), opts)

@@ -115,6 +115,9 @@ func Import(ctx context.Context, cfg Config, o ImportOptions) error {
 	if err != nil {
 		return tableRefused(ctx, s.client, s.m.Table.Name, err)
 	}
+	if err := rejects.Start(); err != nil {
+		return err
+	}
 	var failed int64
 	if exists {
 		failed, err = bulkPut(j, s, ip, rejects)

@@ -10,6 +10,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -36,7 +37,7 @@ import (
 // changesOnly). Errors have a Kind (KindOf): KindRefused when nothing was
 // written, KindRejected when rows were rejected (listed in o.Rejects),
 // KindMismatch when the check failed.
-func Migrate(ctx context.Context, cfg Config, o MigrateOptions) error {
+func Migrate(ctx context.Context, cfg Config, o MigrateOptions) (err error) {
 	if err := o.check(); err != nil {
 		return refused(err)
 	}
@@ -66,6 +67,11 @@ func Migrate(ctx context.Context, cfg Config, o MigrateOptions) error {
 		if fl, err = startFollowing(j, s, cp); err != nil {
 			return err
 		}
+		defer func() {
+			if err != nil {
+				fl.abandon(j, s)
+			}
+		}()
 	}
 	out, err := openSink(j, s)
 	if err != nil {
@@ -74,7 +80,13 @@ func Migrate(ctx context.Context, cfg Config, o MigrateOptions) error {
 	if err := beforeLoad(j, s, cp, fl); err != nil {
 		return err
 	}
+	if !o.Resume && out.ds != nil && !out.created {
+		noteRerun(j, s)
+	}
 	if err := fl.begin(j, s); err != nil {
+		return err
+	}
+	if err := rejects.Start(); err != nil {
 		return err
 	}
 	sum, err := fullLoad(j, s, cp, out, rejects, fl != nil)
@@ -189,6 +201,11 @@ func afterLoad(j *job, s *session, cp *checkpointFile, fl *following, out sinkOu
 func fullLoad(j *job, s *session, cp *checkpointFile, out sinkOut, rejects *rejectFile, following bool) (*pipeline.Summary, error) {
 	ctx := j.ctx
 	prog, closeProg := j.progress()
+	if th, ok := prog.(interface{ Then(string) }); ok && out.ds != nil && !following && !j.mig.NoVerify && !j.ld.Shard.On() {
+		// The ETA is the load's; the check that follows reads the source
+		// again and scans the table.
+		th.Then("verify")
+	}
 	fmt.Fprintf(j.log, "migrating %s from %s to %s\n", report.Count(len(s.plans), "entity", "entities"), s.src.Name(), out.target)
 	describeDuplicateCheck(j, s)
 	sum, runErr := pipeline.Run(ctx, pipeline.Postgres(s.src), s.m, s.plans, out.sink, pipeline.Options{
@@ -238,6 +255,8 @@ type sinkOut struct {
 	// ds is the DynamoDB sink (sink), for its conditional deletes; nil
 	// for the null sink.
 	ds *load.DynamoDB
+	// created is set when the run created the table.
+	created bool
 }
 
 // openSink returns --sink's sink. For DynamoDB it connects, makes sure the
@@ -270,11 +289,37 @@ func openSink(j *job, s *session) (sinkOut, error) {
 	if n := j.wr.MaxWriteUnits; n > 0 {
 		ds.LimitWriteUnits(n, func(item map[string]types.AttributeValue) int64 { return transform.WriteUnits(m, item) })
 	}
-	return sinkOut{sink: ds, ds: ds, target: "DynamoDB table " + m.Table.Name, stats: func() load.Stats {
+	return sinkOut{sink: ds, ds: ds, created: created, target: "DynamoDB table " + m.Table.Name, stats: func() load.Stats {
 		st := ds.Stats()
 		st.Retries = retries.Load()
 		return st
 	}}, nil
+}
+
+// noteRerun says, when the table a full load is about to write already
+// holds items of the mapping's types (a sample of at most
+// load.SampleItems), that the load puts every item again and that
+// --changes-only would write only the differences, which diff estimates.
+func noteRerun(j *job, s *session) {
+	sample, err := load.SampleTable(j.ctx, s.client, s.m.Table.Name, s.m.TypeAttribute)
+	if err != nil {
+		return
+	}
+	ours := 0
+	for t, n := range sample.ByType {
+		if slices.ContainsFunc(s.m.Entities, func(e *mapping.Entity) bool { return e.Type == t }) {
+			ours += n
+		}
+	}
+	if ours == 0 {
+		return
+	}
+	held := report.Count(int64(ours), "item", "items") + " of the mapping's types"
+	if sample.More {
+		held = fmt.Sprintf("items of the mapping's types (%d in a sample of %d)", ours, sample.Items)
+	}
+	fmt.Fprintf(j.log, "table %s already holds %s: this run puts every item again, changed or not; migrate --changes-only writes only the new and changed items and deletes the stale ones (pg2dynamo diff estimates how many, and what they cost)\n",
+		s.m.Table.Name, held)
 }
 
 // keysNotProvenUnique names, in mapping order, the entities whose keys the
@@ -448,6 +493,8 @@ type rejectFile struct {
 	// rowID; each absorbs one reject of the same row.
 	listed map[uint64]int
 	seed   maphash.Seed
+	// started is set once Start published the file.
+	started bool
 }
 
 // createRejects creates the rejects file at path, or, with appendTo (a
@@ -468,12 +515,40 @@ func createRejects(path string, appendTo bool) (*rejectFile, error) {
 			return nil, refused(fmt.Errorf("rejects file %s: %w", path, err))
 		}
 	}
-	if err := f.Publish(); err != nil {
-		f.Discard()
-		return nil, refused(fmt.Errorf("rejects file: %w", err))
-	}
 	r.f, r.enc = f, json.NewEncoder(f)
 	return r, nil
+}
+
+// Start publishes the file at its path, once the run has got past its
+// checks and is about to read: from then on the file describes this run
+// however it ends. A run refused before Start (closed by abandon) leaves
+// the path as it was.
+func (r *rejectFile) Start() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.f == nil || r.started {
+		return nil
+	}
+	if err := r.f.Publish(); err != nil {
+		return fmt.Errorf("rejects file: %w", err)
+	}
+	r.started = true
+	return nil
+}
+
+// abandon ends the file as a run ends that may not have called Close:
+// published (Close) once Start was called, else discarded.
+func (r *rejectFile) abandon() {
+	r.mu.Lock()
+	started := r.started
+	if !started && r.f != nil {
+		r.f.Discard()
+		r.f = nil
+	}
+	r.mu.Unlock()
+	if started {
+		r.Close()
+	}
 }
 
 // readListed counts the rows f lists, truncates it after its last

@@ -100,7 +100,24 @@ type EntityStatsRow struct {
 	// entity's first item in primary-key order, as the load writes it: the
 	// key text the README's "Key text" section describes.
 	ExampleKey []string `json:"example_key,omitempty"`
+	// Rejects are the reasons its rows would be rejected, each with how
+	// many and the first such row's source key (in read order), at most
+	// MaxRejectReasons of them; the rest are counted in Rejected only.
+	Rejects []RejectReason `json:"rejects,omitempty"`
 }
+
+// RejectReason is one reason rows of an entity would be rejected.
+type RejectReason struct {
+	Reason string `json:"reason"`
+	Column string `json:"column,omitempty"`
+	Rows   int64  `json:"rows"`
+	// Example is the first such row's source key (its primary key and
+	// key template columns; nil for NULL).
+	Example map[string]any `json:"example"`
+}
+
+// MaxRejectReasons is the most reasons Stats keeps per entity.
+const MaxRejectReasons = 10
 
 // Build describes m. It does not touch any database.
 func Build(m *mapping.Mapping) *Design {

@@ -17,8 +17,23 @@ import (
 // prog, if not nil, is told of the reading as pipeline.Run tells it.
 func Stats(ctx context.Context, src *extract.Source, m *mapping.Mapping, plans []*transform.Plan, prog pipeline.Progress) ([]EntityStatsRow, error) {
 	ms := &measureSink{m: m, acc: make([]acc, len(plans))}
-	// One reader and one writer: the example keys are the first rows'.
-	sum, err := pipeline.Run(ctx, pipeline.Postgres(src), m, plans, ms, pipeline.Options{Concurrency: 1, Readers: 1, Progress: prog})
+	rejects := map[string][]RejectReason{}
+	onReject := func(r pipeline.Reject) error {
+		rs := rejects[r.Entity]
+		for i := range rs {
+			if rs[i].Reason == r.Reason && rs[i].Column == r.Column {
+				rs[i].Rows++
+				return nil
+			}
+		}
+		if len(rs) < MaxRejectReasons {
+			rejects[r.Entity] = append(rs, RejectReason{Reason: r.Reason, Column: r.Column, Rows: 1, Example: r.SourceKey})
+		}
+		return nil
+	}
+	// One reader and one writer: the example keys are the first rows',
+	// and the rejects are told from one goroutine.
+	sum, err := pipeline.Run(ctx, pipeline.Postgres(src), m, plans, ms, pipeline.Options{Concurrency: 1, Readers: 1, Progress: prog, OnReject: onReject})
 	if err != nil {
 		return nil, err
 	}
@@ -26,7 +41,7 @@ func Stats(ctx context.Context, src *extract.Source, m *mapping.Mapping, plans [
 	for i, e := range sum.Entities {
 		a := ms.acc[i]
 		out[i] = EntityStatsRow{Entity: e.Name, Rows: e.Rows, Items: a.items, Rejected: e.Rejected,
-			MaxItemBytes: a.max, WriteUnits: a.wcu, ExportBytes: a.json, ExampleKey: a.example}
+			MaxItemBytes: a.max, WriteUnits: a.wcu, ExportBytes: a.json, ExampleKey: a.example, Rejects: rejects[e.Name]}
 		if a.items > 0 {
 			out[i].AvgItemBytes = (a.bytes + a.items/2) / a.items
 		}

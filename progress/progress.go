@@ -33,10 +33,16 @@ type progressBoard struct {
 	mu      sync.Mutex
 	now     func() time.Time
 	started time.Time // when the phase was planned
-	ended   time.Time // when its last row was finished (zero until then)
-	unit    string    // what the counts count: rows, or items for a Scan
-	ents    []*boardEntity
-	byName  map[string]*boardEntity
+	// samples are the rows finished at times within about etaWindow,
+	// oldest first: the ETA's recent rate.
+	samples []etaSample
+	// then is the phase that follows this one (Then), which the ETA
+	// leaves out; "" when none or not told.
+	then   string
+	ended  time.Time // when its last row was finished (zero until then)
+	unit   string    // what the counts count: rows, or items for a Scan
+	ents   []*boardEntity
+	byName map[string]*boardEntity
 	// nameW and numW are the widths of the name and of a count; namesW
 	// is the longest name's (nameW is less when the names are cut).
 	nameW, numW, namesW int
@@ -130,7 +136,7 @@ func newProgressBoard(now func() time.Time) *progressBoard {
 func (b *progressBoard) plan(ents []pipeline.PlannedEntity) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.started, b.ended, b.unit, b.writers = b.now(), time.Time{}, "rows", 0
+	b.started, b.ended, b.unit, b.writers, b.samples = b.now(), time.Time{}, "rows", 0, nil
 	if len(ents) == 1 && strings.HasPrefix(ents[0].Name, verify.ScanName("")) {
 		b.unit = "items"
 	}
@@ -162,6 +168,15 @@ func (b *progressBoard) setWriters(n int) {
 
 // writersNote is ", 12 writers" once an auto run told its writers, else
 // "".
+// thenNote is ", then " and the phase that follows this one, when told
+// (Then).
+func (b *progressBoard) thenNote() string {
+	if b.then == "" {
+		return ""
+	}
+	return ", then " + b.then
+}
+
 func (b *progressBoard) writersNote() string {
 	if b.writers == 0 {
 		return ""
@@ -259,16 +274,45 @@ func clock(d time.Duration) string {
 	return fmt.Sprintf("%dh%02dm", int(d.Hours()), int(d.Minutes())%60)
 }
 
-// eta is the time left at the phase's average rate so far: rows of total
-// finished in elapsed. "-" before the first rows.
-func eta(rows, total int64, elapsed time.Duration) string {
-	switch {
-	case rows >= total:
+// etaWindow is how far back the ETA's rate looks: the rows finished in
+// about the last minute, not since the phase began, so that a load whose
+// rate changes (a slow start while the writers grow, a large entity
+// after small ones) is estimated by what it does now.
+const etaWindow = time.Minute
+
+// etaSample is the rows finished at a time.
+type etaSample struct {
+	at   time.Time
+	rows int64
+}
+
+// eta is the time left at the phase's recent rate: the rows finished
+// since the oldest sample within etaWindow (the phase's average until the
+// phase is that old), at rows of total now. "-" before the first rows.
+// It records rows as a sample; b.mu must be held.
+func (b *progressBoard) eta(rows, total int64) string {
+	now := b.now()
+	if rows >= total {
 		return clock(0)
-	case rows <= 0 || elapsed <= 0:
+	}
+	if rows <= 0 {
 		return "-"
 	}
-	return clock(time.Duration(float64(elapsed) * float64(total-rows) / float64(rows)))
+	if n := len(b.samples); n == 0 || b.samples[n-1].rows != rows || now.Sub(b.samples[n-1].at) >= time.Second {
+		b.samples = append(b.samples, etaSample{at: now, rows: rows})
+	}
+	for len(b.samples) > 2 && now.Sub(b.samples[1].at) >= etaWindow {
+		b.samples = b.samples[1:]
+	}
+	from := etaSample{at: b.started}
+	if old := b.samples[0]; now.Sub(old.at) >= etaWindow/2 && old.rows < rows {
+		from = old
+	}
+	span, done := now.Sub(from.at), rows-from.rows
+	if span <= 0 || done <= 0 {
+		return "-"
+	}
+	return clock(time.Duration(float64(span) * float64(total-rows) / float64(done)))
 }
 
 // overallLeft and overallRight are the overall bar's columns: the
@@ -303,7 +347,7 @@ func (b *progressBoard) overallRightText() string {
 	if b.cols.words {
 		s.WriteString("  elapsed")
 	}
-	fmt.Fprintf(&s, " %6s  ETA %6s", clock(elapsed), eta(rows, total, elapsed))
+	fmt.Fprintf(&s, " %6s  ETA %6s", clock(elapsed), b.eta(rows, total))
 	return fmt.Sprintf("%-*s", b.cols.rightW, s.String())
 }
 
@@ -497,6 +541,14 @@ func (l *lineProgress) Start(entity string) { l.board.start(entity) }
 // Writers shows an auto run's writers on the overall line.
 func (l *lineProgress) Writers(n int) { l.board.setWriters(n) }
 
+// Then names the phase that follows the one planned, which its ETA does
+// not count: the lines say ", then " and phase after it.
+func (l *lineProgress) Then(phase string) {
+	l.board.mu.Lock()
+	defer l.board.mu.Unlock()
+	l.board.then = phase
+}
+
 func (l *lineProgress) Advance(entity string, rows, items int) {
 	if !l.board.advance(entity, rows, items) {
 		return
@@ -562,7 +614,7 @@ func (l *lineProgress) printOverall() {
 	rows, total, items := b.sums()
 	elapsed := b.elapsed()
 	fmt.Fprintf(l.w, "%s: %d/%d %s done (%s), %s%s, elapsed %s, ETA %s\n", b.label(), rows, total, b.unit,
-		strings.TrimSpace(percent(rows, total)), strings.TrimSpace(rate(items, elapsed)), b.writersNote(), clock(elapsed), eta(rows, total, elapsed))
+		strings.TrimSpace(percent(rows, total)), strings.TrimSpace(rate(items, elapsed)), b.writersNote(), clock(elapsed), b.eta(rows, total)+b.thenNote())
 }
 
 // Close stops the ticker and prints the last phase's totals.

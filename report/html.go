@@ -162,6 +162,9 @@ func pageVerdict(r *Report) (kind, verdict, lead string) {
 		return "pg2dynamo migrate --changes-only", "ok", "Only what differed was written: the new and changed items put, the stale ones deleted. Every write read back as applied, and every access pattern answers as it should."
 	case r.Mode == ModeChanges:
 		return "pg2dynamo migrate --changes-only", "bad", "The new and changed items were written and the stale ones deleted, as the comparison found them, but the table does not match the source: the counts below say where."
+	case r.OK && r.Totals.Rejected > 0:
+		return "pg2dynamo verify", "ok", fmt.Sprintf("The table holds exactly the items derived from the source's rows but for %s that cannot become items (rejected: the entity table below counts them per entity, the rejects file of the run that wrote the table gives each reason), and every access pattern answers as it should. Nothing was written.",
+			Count(r.Totals.Rejected, "row", "rows"))
 	case r.OK:
 		return "pg2dynamo verify", "ok", "The table holds exactly the items derived from the source, and every access pattern answers as it should. Nothing was written."
 	}

@@ -272,6 +272,9 @@ func (r *Report) Headline() string {
 	}
 	s := fmt.Sprintf("verify %s: table %s, %d items expected, %d new, %d changed, %d stale", verdict, r.Table, t.Expected,
 		n.New, n.Changed, n.Stale)
+	if t.Rejected > 0 {
+		s += fmt.Sprintf(" (%s rejected: not in the table, not expected)", Count(t.Rejected, "source row", "source rows"))
+	}
 	if n.Other > 0 {
 		s += fmt.Sprintf(" (%d other items not of a mapped type, not checked)", n.Other)
 	}

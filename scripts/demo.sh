@@ -49,7 +49,13 @@
 #                             0: reuse it (migrate overwrites items by key;
 #                             items of an earlier, larger run stay and fail
 #                             verify as stale)
-#   DEMO_DB_PREFIX [pg2dynamo_demo_]  database name prefix
+#   DEMO_DB_PREFIX            database name prefix: pg2dynamo_demo_ when the
+#                             DynamoDB server outlives the script
+#                             (DEMO_KEEP_SERVER=1 or DYNAMODB_ENDPOINT), so that
+#                             the closing commands can query them; else
+#                             pg2dynamo_demo_<pid>_, unique to the run (two
+#                             demos on one server do not collide), and those
+#                             databases are dropped as the script exits
 #   DEMO_RECREATE_DB [1]      1: drop and create each database; 0: create it
 #                             only if missing
 #   DEMO_MAPPINGS [fixtures/mappings/strategies]  the domains' mappings
@@ -81,6 +87,22 @@ KEPT_PIDFILE="${TMPDIR:-/tmp}/pg2dynamo-demo-dynalite-$DEMO_DYNALITE_PORT.pid"
 KEPT_LOG="${TMPDIR:-/tmp}/pg2dynamo-demo-dynalite-$DEMO_DYNALITE_PORT.log"
 
 step() { printf '\n==> %s\n' "$*" >&2; }
+
+# cleanup, at exit: the databases this run made when they are its own
+# (drop_dbs: see DEMO_DB_PREFIX), demo-ddb's build directory, and the
+# dynalite this script started.
+drop_dbs=0
+created_dbs=()
+cleanup() {
+	if ((drop_dbs)); then
+		for db in "${created_dbs[@]}"; do
+			PGOPTIONS="-c client_min_messages=warning" dropdb --if-exists --force "$db" || true
+		done
+	fi
+	if [[ -n ${ddb_dir:-} ]]; then rm -rf "$ddb_dir"; fi
+	stop_dynalite
+}
+trap cleanup EXIT
 die() {
 	printf 'demo: %s\n' "$*" >&2
 	exit 1
@@ -156,7 +178,6 @@ fi
 export PGHOST="${PGHOST:-127.0.0.1}" PGPORT="${PGPORT:-5432}" PGUSER="${PGUSER:-postgres}"
 SCALE="${SCALE:-1}"
 NORTHWIND_SQL="${NORTHWIND_SQL:-examples/northwind/northwind.sql}"
-DEMO_DB_PREFIX="${DEMO_DB_PREFIX-pg2dynamo_demo_}"
 DEMO_RECREATE_DB="${DEMO_RECREATE_DB:-1}"
 DEMO_RECREATE_TABLES="${DEMO_RECREATE_TABLES:-1}"
 DEMO_KEEP_SERVER="${DEMO_KEEP_SERVER:-0}"
@@ -203,12 +224,22 @@ else
 	else
 		step "dynalite (in memory)"
 		server_kept=0
-		trap stop_dynalite EXIT
 		trap 'exit 130' INT
 		trap 'exit 143' TERM
 		start_dynalite || die "could not start dynalite"
 		echo "dynalite pid $DYNALITE_PID listening at $DYNAMODB_ENDPOINT" >&2
 		dynamo_where="$DYNAMODB_ENDPOINT (dynalite, in memory: stopped as this script exits)"
+	fi
+fi
+
+# The databases outlive the script only with the server that holds their
+# tables (see DEMO_DB_PREFIX).
+if [[ -z ${DEMO_DB_PREFIX+set} ]]; then
+	if ((server_kept)); then
+		DEMO_DB_PREFIX=pg2dynamo_demo_
+	else
+		DEMO_DB_PREFIX="pg2dynamo_demo_$$_"
+		drop_dbs=1
 	fi
 fi
 
@@ -224,7 +255,6 @@ if [[ -n ${DEMO_DDB_BIN:-} ]]; then
 	ddb="$DEMO_DDB_BIN"
 else
 	ddb_dir="$(mktemp -d "${TMPDIR:-/tmp}/pg2dynamo-demo.XXXXXX")"
-	trap 'rm -rf "$ddb_dir"; stop_dynalite' EXIT
 	go build -o "$ddb_dir/demo-ddb" ./scripts/demo-ddb
 	ddb="$ddb_dir/demo-ddb"
 fi
@@ -235,6 +265,7 @@ export AWS_REGION="${AWS_REGION:-us-east-1}"
 
 # prepare_db DB: an empty (DEMO_RECREATE_DB=1) or existing database DB.
 prepare_db() {
+	created_dbs+=("$1")
 	if [[ $DEMO_RECREATE_DB == 1 ]]; then
 		PGOPTIONS="-c client_min_messages=warning" dropdb --if-exists --force "$1"
 		createdb "$1"
@@ -336,7 +367,9 @@ user_pk="$("$ddb" find-key --endpoint-url "$DYNAMODB_ENDPOINT" --table "$tickets
 "$ddb" query --endpoint-url "$DYNAMODB_ENDPOINT" --table "$tickets_table" --pk "$user_pk" --desc --min-items 2
 
 echo
-echo "demo: loaded DynamoDB tables ${loaded[*]} from PostgreSQL $PGHOST:$PGPORT (databases ${databases[*]}) into $dynamo_where in $((SECONDS - start))s"
+dbs_note="databases ${databases[*]}"
+((drop_dbs)) && dbs_note+=", dropped as this script exits"
+echo "demo: loaded DynamoDB tables ${loaded[*]} from PostgreSQL $PGHOST:$PGPORT ($dbs_note) into $dynamo_where in $((SECONDS - start))s"
 
 # --- What to do next --------------------------------------------------------
 host_endpoint="${DEMO_HOST_DYNAMODB_ENDPOINT:-$DYNAMODB_ENDPOINT}"

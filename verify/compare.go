@@ -29,6 +29,10 @@ import (
 type Options struct {
 	// Segments is the number of parallel Scan segments (default 4).
 	Segments int
+	// Readers is the number of connections the source pass reads with,
+	// as a full load's (pipeline.Options.Readers; 0 or 1: one). More than
+	// one needs a source that exports its snapshot.
+	Readers int
 	// Sample is the number of parameter tuples tried per access pattern
 	// (default 20); all of them when the source has no more.
 	Sample int
@@ -323,7 +327,7 @@ func Compare(ctx context.Context, src *extract.Source, m *mapping.Mapping, plans
 		// The pipeline's own duplicate check rejects exactly the rows
 		// migrate rejects (whole rows, mirrors included), so only their
 		// items are expected, matched against patterns and costed.
-		return pipeline.Run(ctx, pipeline.Postgres(src), m, plans, sink, pipeline.Options{Concurrency: 1, Progress: opts.Progress, OnReject: opts.OnReject})
+		return pipeline.Run(ctx, pipeline.Postgres(src), m, plans, sink, pipeline.Options{Concurrency: 1, Readers: opts.Readers, Progress: opts.Progress, OnReject: opts.OnReject})
 	}
 	return compare(ctx, src, derive, m, plans, client, opts)
 }

@@ -21,10 +21,11 @@ import (
 // https://www.postgresql.org/docs/current/protocol-message-formats.html
 type StatementCounter struct {
 	// URL is the database's connection string, through the proxy.
-	URL        string
-	target     string
-	statements atomic.Int64
-	wg         sync.WaitGroup
+	URL         string
+	target      string
+	statements  atomic.Int64
+	connections atomic.Int64
+	wg          sync.WaitGroup
 }
 
 // NewStatementCounter starts a counting proxy for the database of
@@ -54,6 +55,7 @@ func NewStatementCounter(t testing.TB, pgURL string) *StatementCounter {
 			if err != nil {
 				return
 			}
+			c.connections.Add(1)
 			mu.Lock()
 			conns = append(conns, client)
 			mu.Unlock()
@@ -79,6 +81,10 @@ func NewStatementCounter(t testing.TB, pgURL string) *StatementCounter {
 // Statements returns the number of statements run through the proxy so
 // far.
 func (c *StatementCounter) Statements() int64 { return c.statements.Load() }
+
+// Connections returns the number of connections opened through the proxy
+// so far.
+func (c *StatementCounter) Connections() int64 { return c.connections.Load() }
 
 // serve forwards one client connection to the server, counting the
 // statements on the way.
