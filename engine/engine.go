@@ -130,6 +130,9 @@ type FollowOptions struct {
 	UntilCaughtUp bool
 	// StatusInterval is the least time between two status lines.
 	StatusInterval time.Duration
+	// LeasePeriod is the time between two heartbeats of the follow's
+	// lease on the table (0: DefaultLeasePeriod).
+	LeasePeriod time.Duration
 }
 
 // MigrateOptions are migrate's.
@@ -214,6 +217,9 @@ type job struct {
 	// command names the command in messages ("verify", "migrate
 	// --dry-run").
 	command string
+	// lease is the follow's lease on the table, kept until the run ends
+	// (takeLease, releaseLease); nil otherwise.
+	lease *leaseKeeper
 }
 
 func newJob(ctx context.Context, cfg Config, command string) *job {

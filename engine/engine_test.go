@@ -20,6 +20,7 @@ import (
 func TestMain(m *testing.M) { testenv.Main(m) }
 
 const notesMapping = `version: 1
+name: notes
 table: {name: notes}
 entities:
   Note:

@@ -54,6 +54,7 @@ func Migrate(ctx context.Context, cfg Config, o MigrateOptions) error {
 		return err
 	}
 	defer op.close()
+	defer releaseLease(j) // a follow's, taken by openSink
 	s, rejects, rf := op.s, op.rejects, op.rf
 	// The checkpoint before the table: --resume without one (or with
 	// another run's) is refused before anything is created.
@@ -252,6 +253,9 @@ func openSink(j *job, s *session) (sinkOut, error) {
 	if err := s.dynamo(j, retries); err != nil {
 		return sinkOut{}, err
 	}
+	if err := checkNameToCreate(j, s); err != nil {
+		return sinkOut{}, err
+	}
 	created, err := load.EnsureTable(j.ctx, s.client, m, j.wr.CreateTable)
 	if err != nil {
 		return sinkOut{}, tableRefused(j.ctx, s.client, m.Table.Name, err)
@@ -259,7 +263,7 @@ func openSink(j *job, s *session) (sinkOut, error) {
 	if created {
 		fmt.Fprintf(j.log, "created table %s\n", m.Table.Name)
 	}
-	if err := checkOwner(j, s, j.cfg.Mapping, created); err != nil {
+	if err := checkOwner(j, s, created); err != nil {
 		return sinkOut{}, err
 	}
 	ds := load.NewDynamoDB(s.client, m.Table.Name, m.Table.PartitionKey, m.Table.SortKey)
