@@ -78,28 +78,79 @@ func leaseState(j *job, s *session, l load.Lease) (age time.Duration, fresh, act
 // gone), takes the lease over. A stale lease is noted and, by a follow,
 // replaced.
 func checkLease(j *job, s *session, tags map[string]string) error {
+	note, err := leaseNote(j, s, tags)
+	if note != "" {
+		fmt.Fprintln(j.log, note)
+	}
+	return err
+}
+
+// writerName names the run that would write, for messages: "import",
+// "migrate", "migrate --follow", "migrate --changes-only", "migrate
+// --prune".
+func writerName(j *job) string {
+	switch {
+	case j.command != "migrate":
+		return j.command
+	case j.mig.Follow:
+		return "migrate --follow"
+	case j.mig.ChangesOnly:
+		return "migrate --changes-only"
+	case j.mig.Prune:
+		return "migrate --prune"
+	}
+	return "migrate"
+}
+
+// leaseNote is checkLease's decision: the refusal, or the note to print
+// ("" for none).
+func leaseNote(j *job, s *session, tags map[string]string) (string, error) {
 	l, ok := load.LeaseOf(tags)
 	if !ok {
-		return nil
+		return "", nil
 	}
 	age, fresh, active, err := leaseState(j, s, l)
 	if err != nil {
-		return err
+		return "", err
 	}
 	name := s.m.Table.Name
 	if j.mig.Follow && j.mig.Resume && !active {
 		if slot, _, err := followNames(j, s.m); err == nil && slot == l.Slot {
-			fmt.Fprintf(j.log, "table %s: taking over the lease of replication slot %s (last heartbeat %s ago): no process streams from the slot, so the follow that held it is gone\n",
-				name, l.Slot, age.Round(time.Second))
-			return nil
+			return fmt.Sprintf("table %s: taking over the lease of replication slot %s (last heartbeat %s ago): no process streams from the slot, so the follow that held it is gone",
+				name, l.Slot, age.Round(time.Second)), nil
 		}
 	}
 	if fresh || active {
-		return refused(&LeaseHeldError{Table: name, Lease: l, Age: age, FreshFor: leaseFreshFor(l), Active: active, Command: j.command})
+		return "", refused(&LeaseHeldError{Table: name, Lease: l, Age: age, FreshFor: leaseFreshFor(l), Active: active, Command: writerName(j)})
 	}
-	fmt.Fprintf(j.log, "table %s: the lease of replication slot %s is stale (last heartbeat %s ago, fresh for %s after one) and no process streams from the slot: its follow is gone\n",
-		name, l.Slot, age.Round(time.Second), leaseFreshFor(l))
-	return nil
+	return fmt.Sprintf("table %s: the lease of replication slot %s is stale (last heartbeat %s ago, fresh for %s after one) and no process streams from the slot: its follow is gone",
+		name, l.Slot, age.Round(time.Second), leaseFreshFor(l)), nil
+}
+
+// checkLeaseFirst refuses a follow into a table whose lease another
+// follow holds (leaseNote) before the follow's first step on the source
+// (its publication), so that a refused follow leaves nothing behind.
+// checkOwner decides again, and takes the lease, once the table is
+// known to exist. Nothing is checked with the null sink, on a missing
+// table, or when DynamoDB cannot be asked (an endpoint without tagging,
+// one that cannot be reached): openSink and checkOwner say so.
+func checkLeaseFirst(j *job, s *session) error {
+	if j.wr.Sink == "null" {
+		return nil
+	}
+	if err := s.dynamo(j, nil); err != nil {
+		return nil
+	}
+	td, err := load.DescribeTable(j.ctx, s.client, s.m.Table.Name)
+	if err != nil || td == nil {
+		return nil
+	}
+	tags, err := load.TableTags(j.ctx, s.client, aws.ToString(td.TableArn))
+	if err != nil {
+		return nil
+	}
+	_, err = leaseNote(j, s, tags)
+	return err
 }
 
 // leaseKeeper keeps a follow's lease on a table: a heartbeat every

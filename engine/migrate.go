@@ -64,6 +64,9 @@ func Migrate(ctx context.Context, cfg Config, o MigrateOptions) error {
 	}
 	var fl *following
 	if o.Follow {
+		if err := checkLeaseFirst(j, s); err != nil {
+			return err
+		}
 		if fl, err = startFollowing(j, s); err != nil {
 			return err
 		}
