@@ -246,6 +246,9 @@ func TestLeaseRefusesOtherWriters(t *testing.T) {
 		"--s3-endpoint-url", s3URL, "--region", "us-east-1", "--progress", "none", "--rejects", filepath.Join(t.TempDir(), "r.jsonl")); r.code != ExitOK {
 		t.Fatalf("export: exit %d\n%s", r.code, r.stderr)
 	}
+	t.Cleanup(func() { // the second follow's, had it not been refused
+		runCLI(t, "drop-slot", "--mapping", file, "--source", url, "--slot", "lease_second")
+	})
 	em := newImportEmulator(t, s3c, "")
 	ts := httptest.NewServer(em)
 	t.Cleanup(ts.Close)
@@ -260,7 +263,7 @@ func TestLeaseRefusesOtherWriters(t *testing.T) {
 		{"import", []string{"import", "--mapping", file, "--source", url, "--table", table, "--from", "s3://exports/run/",
 			"--endpoint-url", ts.URL, "--s3-endpoint-url", s3URL, "--region", "us-east-1", "--poll-interval", "10ms",
 			"--rejects", filepath.Join(t.TempDir(), "rejects.jsonl")}},
-		{"migrate --follow", migrateArgs(t, file, url, table, "--follow", "--slot", "lease_second")},
+		{"migrate --follow", migrateArgs(t, file, url, table, "--follow", "--slot", "lease_second", "--until-caught-up")},
 	} {
 		r := runCLI(t, tc.args...)
 		want := tc.name + ": a follow streams into table " + table + ": replication slot " + slot + " holds its lease"
