@@ -114,8 +114,16 @@ func leaseNote(j *job, s *session, tags map[string]string) (string, error) {
 		return "", err
 	}
 	name := s.m.Table.Name
-	if j.mig.Follow && j.mig.Resume && !active {
-		if slot, _, err := followNames(j, s.m); err == nil && slot == l.Slot {
+	if slot, _, err := followNames(j, s.m); err == nil && slot == l.Slot && j.mig.Follow && j.mig.Resume {
+		if active {
+			// After a crash the server lets the dead follow's walsender
+			// go once it notices the connection is gone: waited for as
+			// follow.Stream.Start waits for it.
+			if active, err = awaitSlotReleased(j, s, slot); err != nil {
+				return "", err
+			}
+		}
+		if !active {
 			return fmt.Sprintf("table %s: taking over the lease of replication slot %s (last heartbeat %s ago): no process streams from the slot, so the follow that held it is gone",
 				name, l.Slot, age.Round(time.Second)), nil
 		}
@@ -125,6 +133,23 @@ func leaseNote(j *job, s *session, tags map[string]string) (string, error) {
 	}
 	return fmt.Sprintf("table %s: the lease of replication slot %s is stale (last heartbeat %s ago, fresh for %s after one) and no process streams from the slot: its follow is gone",
 		name, l.Slot, age.Round(time.Second), leaseFreshFor(l)), nil
+}
+
+// awaitSlotReleased waits, up to follow.SlotBusyWait, until no process
+// streams from slot, and returns whether one still does.
+func awaitSlotReleased(j *job, s *session, slot string) (bool, error) {
+	deadline := time.Now().Add(follow.SlotBusyWait)
+	for {
+		active, err := follow.SlotActive(j.ctx, s.src.Conn(), slot)
+		if err != nil || !active || time.Now().After(deadline) {
+			return active, err
+		}
+		select {
+		case <-j.ctx.Done():
+			return active, context.Cause(j.ctx)
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
 }
 
 // checkLeaseFirst refuses a follow into a table whose lease another
