@@ -13,10 +13,12 @@ import (
 // its last heartbeat and how often it beats. Other runs read them before
 // they write and refuse a table whose lease is fresh. Tags are DynamoDB's
 // (TagResource, UntagResource, ListTagsOfResource; their limits:
-// https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Tagging.html),
-// which DynamoDB applies eventually: two follows started within moments of
-// each other may both find the table free. The lease keeps honest
-// processes apart; it is no lock.
+// https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Tagging.html).
+// TagResource and UntagResource take up to five calls a second per
+// account, and ListTagsOfResource reflects them only after a few seconds
+// (https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_TagResource.html):
+// a run started within seconds of a follow may find the table free. The
+// lease keeps honest processes apart; it is no lock.
 
 // Tag keys of a follow's lease.
 const (
