@@ -33,8 +33,10 @@ import (
 // snapshot into the table, then, by o, --prune, the follow, or the check
 // (verify) in the load's snapshot; with o.DryRun it compares only (as
 // Compare in diff mode), with o.ChangesOnly it writes what differs (see
-// changesOnly). Errors have a Kind (KindOf): KindRefused when nothing was
-// written, KindRejected when rows were rejected (listed in o.Rejects),
+// changesOnly). Before it writes, the table must be the mapping's and no
+// other follow's (checkOwner; a follow takes the table's lease until it
+// ends). Errors have a Kind (KindOf): KindRefused when nothing was
+// written (among them *UnnamedError and *LeaseHeldError), KindRejected when rows were rejected (listed in o.Rejects),
 // KindMismatch when the check failed.
 func Migrate(ctx context.Context, cfg Config, o MigrateOptions) error {
 	if err := o.check(); err != nil {
