@@ -56,9 +56,9 @@ func TestAccessPatternsCheckedBeforeWriting(t *testing.T) {
 	testenv.Exec(t, url, shopSQL)
 	cases := []struct{ name, pattern, want string }{
 		{"unknown parameter", `"PK = COUNTRY#${country}"`,
-			`mapping.yaml:20:22: access_patterns.P.key_condition: parameter "country" is not a column of any entity's source`},
+			`mapping.yaml:21:22: access_patterns.P.key_condition: parameter "country" is not a column of any entity's source`},
 		{"parameters of no one source", `"PK = CUSTOMER#${customer_id} AND begins_with(SK, ${name})"`,
-			`mapping.yaml:20:22: access_patterns.P.key_condition: no entity's source has all of the parameters [customer_id name] together: cannot sample them`},
+			`mapping.yaml:21:22: access_patterns.P.key_condition: no entity's source has all of the parameters [customer_id name] together: cannot sample them`},
 	}
 	for _, tc := range cases {
 		mappingFile := writeMapping(t, planMapping+"access_patterns:\n  P: {key_condition: "+tc.pattern+"}\n")

@@ -17,7 +17,8 @@ import (
 // collideMapping has two entities whose keys meet: A's row with x = 'B#7'
 // and B's row with id 7 both render PK A#B#7, SK X. Neither is proven
 // unique, so the run-wide duplicate check covers both.
-const collideMapping = `table: {name: collide}
+const collideMapping = `name: collide
+table: {name: collide}
 entities:
   A:
     source: {table: a}

@@ -14,7 +14,8 @@ const friendsSQL = `
 CREATE TABLE friends (a integer, b integer, PRIMARY KEY (a, b));
 INSERT INTO friends VALUES (1, 1), (1, 2), (2, 1), (3, 4);`
 
-const friendsMapping = `table: {name: friends}
+const friendsMapping = `name: friends
+table: {name: friends}
 entities:
   Friend:
     source: {query: "SELECT * FROM friends ORDER BY a, b"}
@@ -85,7 +86,8 @@ INSERT INTO kids VALUES (10, 1, 5, '{"x": 1}', 'k'),
   (11, 2, 7, (repeat('[', 31) || '1' || repeat(']', 31))::jsonb, 'deep');`)
 
 	t.Run("a domain column inside embedded records", func(t *testing.T) {
-		r := runCLI(t, migrateArgs(t, writeMapping(t, `table: {name: edges}
+		r := runCLI(t, migrateArgs(t, writeMapping(t, `name: edges
+table: {name: edges}
 entities:
   P:
     source: {table: parents}
@@ -101,7 +103,8 @@ entities:
 	})
 
 	t.Run("embedding json too deep for DynamoDB rejects the parent", func(t *testing.T) {
-		args := migrateArgs(t, writeMapping(t, `table: {name: edges}
+		args := migrateArgs(t, writeMapping(t, `name: edges
+table: {name: edges}
 entities:
   P:
     source: {table: parents}
@@ -119,7 +122,8 @@ entities:
 	})
 
 	t.Run("a KSUID before 2014 rejects the row rather than wrap", func(t *testing.T) {
-		args := migrateArgs(t, writeMapping(t, `table: {name: edges}
+		args := migrateArgs(t, writeMapping(t, `name: edges
+table: {name: edges}
 entities:
   P:
     source: {table: parents}
@@ -137,7 +141,8 @@ entities:
 	})
 
 	t.Run("a duplicate may join on more columns than a unique key", func(t *testing.T) {
-		r := runCLI(t, migrateArgs(t, writeMapping(t, `table: {name: edges}
+		r := runCLI(t, migrateArgs(t, writeMapping(t, `name: edges
+table: {name: edges}
 entities:
   K:
     source: {query: "SELECT k.*, 'a' AS pcode FROM kids k"}
@@ -154,7 +159,8 @@ entities:
 
 	t.Run("a join PostgreSQL cannot run is refused before anything is written", func(t *testing.T) {
 		table := testenv.TableName("edges")
-		r := runCLI(t, migrateArgs(t, writeMapping(t, `table: {name: edges}
+		r := runCLI(t, migrateArgs(t, writeMapping(t, `name: edges
+table: {name: edges}
 entities:
   P:
     source: {table: parents}

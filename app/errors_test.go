@@ -28,7 +28,8 @@ INSERT INTO accounts VALUES
   (4, 'dee', 0, 'NaN'),
   (5, 'eve', -0.000100, NULL);`
 
-const accountsMapping = `table:
+const accountsMapping = `name: accounts
+table:
   name: accounts
 entities:
   Account:
@@ -70,22 +71,22 @@ func TestMigrateMappingErrors(t *testing.T) {
 		{
 			name:    "column typo",
 			mapping: strings.Replace(accountsMapping, "${id}", "${idd}", 1),
-			want:    `mapping.yaml:7:9: entities.Account.sk: unknown column "idd" (did you mean "id"?); accounts has columns: id, owner, balance, score`,
+			want:    `mapping.yaml:8:9: entities.Account.sk: unknown column "idd" (did you mean "id"?); accounts has columns: id, owner, balance, score`,
 		},
 		{
 			name:    "unknown mapping field",
 			mapping: accountsMapping + "    partition: x\n",
-			want:    `mapping.yaml:8:5: entities.Account.partition: unknown field "partition"; expected one of: source, pk, sk, indexes, attributes, type, embed, duplicate, aggregates, ids, mirror`,
+			want:    `mapping.yaml:9:5: entities.Account.partition: unknown field "partition"; expected one of: source, pk, sk, indexes, attributes, type, embed, duplicate, aggregates, ids, mirror`,
 		},
 		{
 			name:    "unclosed placeholder",
 			mapping: strings.Replace(accountsMapping, "${owner}", "${owner", 1),
-			want:    `mapping.yaml:6:15: entities.Account.pk: template "OWNER#${owner": unclosed "${": expected "}" after the column name (at character 7)`,
+			want:    `mapping.yaml:7:15: entities.Account.pk: template "OWNER#${owner": unclosed "${": expected "}" after the column name (at character 7)`,
 		},
 		{
 			name:    "unknown table",
 			mapping: strings.Replace(accountsMapping, "{table: accounts}", "{table: acounts}", 1),
-			want:    `mapping.yaml:5:21: entities.Account.source.table: relation "acounts" does not exist`,
+			want:    `mapping.yaml:6:21: entities.Account.source.table: relation "acounts" does not exist`,
 		},
 	}
 	for _, tc := range cases {
@@ -214,7 +215,7 @@ func TestMigrateOversizedItem(t *testing.T) {
 	testenv.Exec(t, url, `CREATE TABLE docs (id integer PRIMARY KEY, body text);
 		INSERT INTO docs SELECT i, CASE WHEN i = 7 THEN repeat('x', 410 * 1024) ELSE 'ok' END FROM generate_series(1, 30) i;`)
 	table := testenv.TableName("docs")
-	args := migrateArgs(t, writeMapping(t, "table: {name: docs}\nentities:\n  Doc:\n    source: {table: docs}\n    pk: DOC#${id}\n    sk: DOC\n"),
+	args := migrateArgs(t, writeMapping(t, "name: docs\ntable: {name: docs}\nentities:\n  Doc:\n    source: {table: docs}\n    pk: DOC#${id}\n    sk: DOC\n"),
 		url, table, "--create-table")
 	r := runCLI(t, args...)
 	if r.code != ExitRejected {
@@ -237,7 +238,7 @@ func TestMigrateDuplicateKeys(t *testing.T) {
 	testenv.Exec(t, url, `CREATE TABLE people (id integer PRIMARY KEY, email text);
 		INSERT INTO people VALUES (1, 'a@x'), (2, 'b@x'), (3, 'a@x');`)
 	table := testenv.TableName("people")
-	args := migrateArgs(t, writeMapping(t, "table: {name: people}\nentities:\n  Person:\n    source: {table: people}\n    pk: EMAIL#${email}\n    sk: PERSON\n"),
+	args := migrateArgs(t, writeMapping(t, "name: people\ntable: {name: people}\nentities:\n  Person:\n    source: {table: people}\n    pk: EMAIL#${email}\n    sk: PERSON\n"),
 		url, table, "--create-table")
 	r := runCLI(t, args...)
 	if r.code != ExitRejected {
@@ -258,7 +259,7 @@ func TestMigrateDuplicateKeysAcrossBatches(t *testing.T) {
 	testenv.Exec(t, url, `CREATE TABLE g (id integer PRIMARY KEY, grp integer);
 		INSERT INTO g SELECT i, i % 30 FROM generate_series(1, 1000) i;`)
 	table := testenv.TableName("g")
-	args := migrateArgs(t, writeMapping(t, "table: {name: groups}\nentities:\n  G:\n    source: {table: g}\n    pk: G#${grp}\n    sk: G\n"),
+	args := migrateArgs(t, writeMapping(t, "name: groups\ntable: {name: groups}\nentities:\n  G:\n    source: {table: g}\n    pk: G#${grp}\n    sk: G\n"),
 		url, table, "--create-table")
 	r := runCLI(t, args...)
 	if r.code != ExitRejected {

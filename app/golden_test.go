@@ -94,6 +94,7 @@ func keyQuery(index, pkAttr, pk, skAttr, prefix string, forward bool) *dynamodb.
 
 var strategyCases = []strategyCase{
 	{name: "embed-list", mapping: `
+name: shop
 table: {name: shop}
 entities:
   Customer:
@@ -108,6 +109,7 @@ entities:
         attributes: {select: [label, city]}
 `},
 	{name: "embed-map-bounded", mapping: `
+name: shop
 table: {name: shop}
 entities:
   Customer:
@@ -124,6 +126,7 @@ entities:
         attributes: {exclude: [id, customer_id, label]}
 `},
 	{name: "duplicate", mapping: `
+name: shop
 table: {name: shop}
 entities:
   Order:
@@ -137,6 +140,7 @@ entities:
         attributes: {select: [name, tier], rename: {name: customer_name}}
 `},
 	{name: "item-collection-parent-last", mapping: `
+name: shop
 table: {name: shop}
 entities:
   Customer:
@@ -150,6 +154,7 @@ entities:
     attributes: {select: [id, total]}
 `, queries: []*dynamodb.QueryInput{keyQuery("", "PK", "CUSTOMER#0000000001", "", "", false)}},
 	{name: "gsi-overloaded-sparse", gsis: true, mapping: `
+name: shop
 table:
   name: shop
   gsis:
@@ -177,6 +182,7 @@ entities:
 		keyQuery("GSI2", "GSI2PK", "SHIPPED", "", "", true),
 	}},
 	{name: "composite-sort-key", gsis: true, mapping: `
+name: shop
 table: {name: shop}
 entities:
   Address:
@@ -189,6 +195,7 @@ entities:
 		keyQuery("", "PK", "ADDRESS", "SK", "CA#Oakland#", true),
 	}},
 	{name: "adjacency-list-inverted-index", gsis: true, mapping: `
+name: shop
 table:
   name: shop
   gsis:
@@ -204,6 +211,7 @@ entities:
         attributes: {select: [title], rename: {title: lecture_title}}
 `, queries: []*dynamodb.QueryInput{keyQuery("Inverted", "SK", "LECTURE#0000000007", "", "", true)}},
 	{name: "adjacency-list-both-directions", mapping: `
+name: shop
 table: {name: shop}
 entities:
   Attendance:
@@ -213,6 +221,7 @@ entities:
     mirror: {pk: "LECTURE#${lecture_id}", sk: "STUDENT#${student_id}"}
 `},
 	{name: "aggregates", mapping: `
+name: shop
 table: {name: shop}
 entities:
   Customer:
@@ -232,6 +241,7 @@ entities:
       student_count: {function: count, source: {table: attendance}, join: {lecture_id: id}}
 `},
 	{name: "stable-ids", mapping: `
+name: shop
 table: {name: shop}
 entities:
   Order:

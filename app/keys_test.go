@@ -35,7 +35,8 @@ INSERT INTO events VALUES
   (5, 7, '2024-01-01 00:00:01+00',         40, -100),
   (6, 8, '2023-12-31 23:59:59.999999+00', -21,  12.5);`
 
-const keyOrderMapping = `table:
+const keyOrderMapping = `name: events
+table:
   name: events
   gsis:
     - {name: ByDelta, partition_key: GSI1PK, sort_key: GSI1SK}
@@ -118,7 +119,8 @@ func TestWidthOnTextRefused(t *testing.T) {
 	url := testenv.NewDatabase(t)
 	testenv.Exec(t, url, `CREATE TABLE codes (code text PRIMARY KEY); INSERT INTO codes VALUES ('7'), ('007');`)
 	table := testenv.TableName("codes")
-	r := runCLI(t, migrateArgs(t, writeMapping(t, `table: {name: codes}
+	r := runCLI(t, migrateArgs(t, writeMapping(t, `name: codes
+table: {name: codes}
 entities:
   Code:
     source: {table: codes}
@@ -151,7 +153,8 @@ INSERT INTO tracks VALUES
   (102, 10, '2020-01-01 00:00:03+00', 'Sinnerman'),
   (200, 20, '2020-01-01 00:00:02+00', 'So What');`)
 	table := testenv.TableName("music")
-	r := runCLI(t, migrateArgs(t, writeMapping(t, `table: {name: music}
+	r := runCLI(t, migrateArgs(t, writeMapping(t, `name: music
+table: {name: music}
 entities:
   Artist:
     source: {table: artists}

@@ -16,7 +16,7 @@ import (
 func TestCheckpointOneRunAtATime(t *testing.T) {
 	url := testenv.NewDatabase(t)
 	testenv.Exec(t, url, `CREATE TABLE t (id int PRIMARY KEY); INSERT INTO t VALUES (1);`)
-	mappingFile := writeMapping(t, "table: {name: locked}\nentities:\n  T: {source: {table: t}, pk: \"T#${id}\", sk: T}\n")
+	mappingFile := writeMapping(t, "name: locked\ntable: {name: locked}\nentities:\n  T: {source: {table: t}, pk: \"T#${id}\", sk: T}\n")
 
 	t.Run("a second run", func(t *testing.T) {
 		table := testenv.TableName("locked")

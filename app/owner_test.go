@@ -27,6 +27,7 @@ func writeNamedMapping(t *testing.T, name, text string) string {
 }
 
 const otherMapping = `version: 1
+name: clients
 table: {name: shop}
 entities:
   Client:
@@ -53,8 +54,8 @@ func TestTableTaggedForAnotherMapping(t *testing.T) {
 		t.Fatalf("describe %s: %v", table, err)
 	}
 	o, tagged, err := load.TableOwner(context.Background(), c, aws.ToString(td.TableArn))
-	if err != nil || !tagged || o.Mapping != "shop" || len(o.Hash) != 16 {
-		t.Fatalf("tags of the table created: %+v, tagged %v, %v; want mapping shop and a 16-digit hash", o, tagged, err)
+	if err != nil || !tagged || o.Name != "shop" || len(o.Hash) != 16 {
+		t.Fatalf("tags of the table created: %+v, tagged %v, %v; want name shop and a 16-digit hash", o, tagged, err)
 	}
 	before := len(scanAll(t, c, table))
 

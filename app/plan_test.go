@@ -12,6 +12,7 @@ import (
 )
 
 const planMapping = `
+name: shop
 table:
   name: shop
   gsis:
@@ -89,7 +90,8 @@ func TestPlanWithSourceMatchesTheLoad(t *testing.T) {
 func TestDuplicateNeedsAUniqueParentKey(t *testing.T) {
 	url := testenv.NewDatabase(t)
 	testenv.Exec(t, url, shopSQL)
-	m := writeMapping(t, `table: {name: shop}
+	m := writeMapping(t, `name: shop
+table: {name: shop}
 entities:
   Order:
     source: {table: orders}

@@ -23,7 +23,8 @@ func TestResumeByteaKey(t *testing.T) {
 		INSERT INTO blobs SELECT decode(lpad(to_hex((i * 2654435761) % 4294967296), 8, '0'), 'hex'), i, 'b' || i
 		FROM generate_series(1, 6000) i;`)
 	table := testenv.TableName("blobs")
-	args := migrateArgs(t, writeMapping(t, `table: {name: blobs}
+	args := migrateArgs(t, writeMapping(t, `name: blobs
+table: {name: blobs}
 entities:
   Blob:
     source: {table: blobs}

@@ -27,6 +27,7 @@ import (
 // libraries themselves.
 var presetCases = []struct{ name, mapping string }{
 	{name: "electrodb", mapping: `
+name: shop
 table:
   name: shop
   gsis:
@@ -48,6 +49,7 @@ entities:
     attributes: {select: [id, customer_id, total]}
 `},
 	{name: "dynamodb-toolbox", mapping: `
+name: shop
 table: {name: shop}
 library: {name: dynamodb-toolbox, created: created_at, modified: shipped_at}
 entities:
@@ -63,6 +65,7 @@ entities:
     attributes: {select: [id, total]}
 `},
 	{name: "onetable", mapping: `
+name: shop
 table: {name: shop}
 library: onetable
 entities:

@@ -23,6 +23,7 @@ INSERT INTO customers VALUES (1, 'Ada'), (2, 'Bo'), (3, 'Cy');
 INSERT INTO orders VALUES (1, 1, 10.50), (2, 1, 20), (3, 2, 30), (4, 3, 40), (5, 3, 50);`
 
 const pruneMapping = `version: 1
+name: shop
 table: {name: shop}
 entities:
   Customer:

@@ -28,7 +28,8 @@ INSERT INTO ev VALUES
   (1, '1 day 02:00', tstzrange('2024-01-02 03:04:05.5+02', '2024-01-03'), '[2024-02-29,2024-03-02)', '13:14:15+02',
    point(0.1, 1e-7), ROW('10.1.2.3', 0.1, '\x00ff', '2024-02-29'), '{"1 mon -2 days", "-00:00:01.5"}'),
   (2, '-3 mons 4 days 00:00:00.25', NULL, NULL, NULL, NULL, NULL, NULL);`)
-	mappingFile := writeMapping(t, `table: {name: events}
+	mappingFile := writeMapping(t, `name: events
+table: {name: events}
 entities:
   Ev:
     source: {table: ev}

@@ -31,7 +31,8 @@ INSERT INTO project_technologies VALUES
 
 // setsMapping writes the arrays as sets and embeds each project's
 // technologies, and the years they were adopted, as sets.
-const setsMapping = `table: {name: sets}
+const setsMapping = `name: sets
+table: {name: sets}
 entities:
   Project:
     source: {table: projects}
@@ -162,7 +163,7 @@ INSERT INTO project_technologies VALUES (14, 1, NULL, 2020);`)
 		table := testenv.TableName("sets")
 		file := writeMapping(t, bad)
 		r := runCLI(t, migrateArgs(t, file, url, table, "--create-table")...)
-		want := file + `:7:60: entities.Project.attributes.sets[1]: column "grid" is declared with 2 dimensions: a set is written from a one-dimensional array`
+		want := file + `:8:60: entities.Project.attributes.sets[1]: column "grid" is declared with 2 dimensions: a set is written from a one-dimensional array`
 		if r.code != ExitUsage || !strings.Contains(r.stderr, want) {
 			t.Errorf("exit %d, want %d and %q\n%s", r.code, ExitUsage, want, r.stderr)
 		}

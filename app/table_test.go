@@ -13,7 +13,8 @@ import (
 	"github.com/pg2dynamo/pg2dynamo/internal/testenv"
 )
 
-const gsiMapping = `table:
+const gsiMapping = `name: accounts
+table:
   name: accounts
   gsis:
     - {name: GSI1, partition_key: GSI1PK, sort_key: GSI1SK, projection: INCLUDE, non_key_attributes: [balance]}

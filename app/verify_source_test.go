@@ -88,7 +88,8 @@ INSERT INTO readings VALUES ('a', -20), ('a', -3), ('a', 0), ('a', 5), ('a', 40)
 
 // readingsMapping takes the entity's source and sort key template.
 func readingsMapping(source, sk string) string {
-	return `table: {name: readings}
+	return `name: readings
+table: {name: readings}
 entities:
   Reading:
     source: ` + source + `
@@ -165,7 +166,8 @@ const peopleSQL = `
 CREATE TABLE people (id integer PRIMARY KEY, name text NOT NULL);
 CREATE TABLE notes (note_id integer PRIMARY KEY, body text);`
 
-const peopleMapping = `table: {name: people}
+const peopleMapping = `name: people
+table: {name: people}
 entities:
   Person: {source: {table: people}, pk: "PERSON#${id}", sk: PROFILE}
   Note: {source: {table: notes}, pk: "NOTE#${note_id}", sk: NOTE}
@@ -249,7 +251,8 @@ func TestVerifyPatternsThatReachNothing(t *testing.T) {
 func TestVerifyCountsFromTheSource(t *testing.T) {
 	url := testenv.NewDatabase(t)
 	testenv.Exec(t, url, `CREATE TABLE codes (code text PRIMARY KEY); INSERT INTO codes VALUES ('42'), ('042'), ('7');`)
-	mappingFile := writeMapping(t, `table: {name: codes}
+	mappingFile := writeMapping(t, `name: codes
+table: {name: codes}
 entities:
   Code:
     source: {query: "SELECT code, ltrim(code, '0') AS n FROM codes ORDER BY code"}

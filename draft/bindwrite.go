@@ -33,9 +33,10 @@ func WriteBound(w io.Writer, b *Bound, from string) error {
 // above the next bound one of its map, or below the last; the lists of
 // what is unbound or not translated go at the end of the file.
 func buildBound(b *Bound, from string) (*mapping.Mapping, layout) {
-	m := &mapping.Mapping{Version: 1, Table: mapping.Table{Name: b.Table, PartitionKey: b.PartitionKey, SortKey: cmpOr(b.SortKey, mapping.DefaultSortKey)}}
+	m := &mapping.Mapping{Version: 1, Name: MappingName(b.Table), Table: mapping.Table{Name: b.Table, PartitionKey: b.PartitionKey, SortKey: cmpOr(b.SortKey, mapping.DefaultSortKey)}}
 	var l layout
 	l.add(note{path: at(mapping.KeyVersion), head: boundHeader(b, from)})
+	l.add(note{path: at(mapping.KeyName), head: nameComment})
 	for _, x := range b.GSIs {
 		m.Table.GSIs = append(m.Table.GSIs, mapping.GSI{Name: x.Name, PartitionKey: x.PartitionKey, SortKey: x.SortKey})
 	}

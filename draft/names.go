@@ -139,3 +139,21 @@ func entityName(base string) string {
 // keyPrefix is the key prefix of a snake_case base: upper case, with
 // '_' between words (order_line → ORDER_LINE).
 func keyPrefix(base string) string { return strings.ToUpper(base) }
+
+// MappingName is the name a draft declares (mapping.Mapping.Name) for a
+// mapping into table: the table's name (3-255 of a-z, A-Z, 0-9, '_',
+// '-', '.'), prefixed with "m-" when it does not start with a letter and
+// cut to 128 characters, so that it is a valid mapping name.
+func MappingName(table string) string {
+	n := table
+	if r, _ := utf8.DecodeRuneInString(n); r >= utf8.RuneSelf || !unicode.IsLetter(r) {
+		n = "m-" + n
+	}
+	return n[:min(len(n), 128)]
+}
+
+// nameComment is the comment above a draft's name.
+var nameComment = []string{
+	commentText("name: this mapping's identity. A table it creates is tagged with it, and a run of a mapping"),
+	commentText("of another name into that table is refused; keep it when you edit or move the file."),
+}

@@ -55,9 +55,10 @@ func at(path ...any) []any { return path }
 // build returns the mapping d drafts, with nothing Load would fill in
 // (defaults, templates), and its layout.
 func build(d *Design) (*mapping.Mapping, layout) {
-	m := &mapping.Mapping{Version: 1, Table: mapping.Table{Name: d.Table}}
+	m := &mapping.Mapping{Version: 1, Name: MappingName(d.Table), Table: mapping.Table{Name: d.Table}}
 	var l layout
 	l.add(note{path: at(mapping.KeyVersion), head: header(d)})
+	l.add(note{path: at(mapping.KeyName), head: nameComment})
 	if d.UsesGSI {
 		l.add(note{path: at(mapping.KeyTable, mapping.KeyGSIs, len(m.Table.GSIs)), head: []string{
 			commentText("%s is overloaded: each entity puts at most one reverse lookup in it (a parent's children,", GSI),

@@ -133,6 +133,9 @@ type FollowOptions struct {
 	// NoDDLCapture leaves DDL capture (follow.InstallDDLCapture) out: the
 	// follow relies on its catalog checks alone.
 	NoDDLCapture bool
+	// LeasePeriod is the time between two heartbeats of the follow's
+	// lease on the table (0: DefaultLeasePeriod).
+	LeasePeriod time.Duration
 }
 
 // MigrateOptions are migrate's.
@@ -217,6 +220,9 @@ type job struct {
 	// command names the command in messages ("verify", "migrate
 	// --dry-run").
 	command string
+	// lease is the follow's lease on the table, kept until the run ends
+	// (takeLease, releaseLease); nil otherwise.
+	lease *leaseKeeper
 }
 
 func newJob(ctx context.Context, cfg Config, command string) *job {

@@ -20,6 +20,7 @@ import (
 func TestMain(m *testing.M) { testenv.Main(m) }
 
 const notesMapping = `version: 1
+name: notes
 table: {name: notes}
 entities:
   Note:
@@ -88,9 +89,10 @@ func TestEngineAsALibrary(t *testing.T) {
 		t.Errorf("Compare with a planted item: %v (kind %v), want KindMismatch and 1 stale\n%s", err, kind, out.String())
 	}
 
-	// Another mapping's file, same table: refused before anything is written.
+	// Another mapping (another name), same table: refused before
+	// anything is written.
 	other := filepath.Join(dir, "other.yaml")
-	testenv.WriteFile(t, other, strings.Replace(notesMapping, "Note:", "Memo:", 1), 0o600)
+	testenv.WriteFile(t, other, strings.NewReplacer("Note:", "Memo:", "name: notes\n", "name: memos\n").Replace(notesMapping), 0o600)
 	cfgOther := cfg
 	cfgOther.Mapping = other
 	opts.Checkpoint, opts.Rejects = filepath.Join(dir, "other-checkpoint.json"), filepath.Join(dir, "other-rejects.jsonl")

@@ -115,6 +115,9 @@ func Import(ctx context.Context, cfg Config, o ImportOptions) error {
 	if err != nil {
 		return tableRefused(ctx, s.client, s.m.Table.Name, err)
 	}
+	if err := checkImportTarget(j, s, exists); err != nil {
+		return err
+	}
 	if err := rejects.Start(); err != nil {
 		return err
 	}
@@ -177,6 +180,9 @@ func importTable(j *job, s *session, ip *importPlan) (int64, error) {
 	}
 	if _, err := load.EnsureTable(j.ctx, s.client, s.m, false); err != nil { // waits until ACTIVE
 		return 0, tableRefused(j.ctx, s.client, s.m.Table.Name, err)
+	}
+	if err := tagImported(j, s); err != nil {
+		return 0, err
 	}
 	return d.ErrorCount, applyAfterImport(j, s)
 }

@@ -34,8 +34,10 @@ import (
 // snapshot into the table, then, by o, --prune, the follow, or the check
 // (verify) in the load's snapshot; with o.DryRun it compares only (as
 // Compare in diff mode), with o.ChangesOnly it writes what differs (see
-// changesOnly). Errors have a Kind (KindOf): KindRefused when nothing was
-// written, KindRejected when rows were rejected (listed in o.Rejects),
+// changesOnly). Before it writes, the table must be the mapping's and no
+// other follow's (checkOwner; a follow takes the table's lease until it
+// ends). Errors have a Kind (KindOf): KindRefused when nothing was
+// written (among them *UnnamedError and *LeaseHeldError), KindRejected when rows were rejected (listed in o.Rejects),
 // KindMismatch when the check failed.
 func Migrate(ctx context.Context, cfg Config, o MigrateOptions) (err error) {
 	if err := o.check(); err != nil {
@@ -55,6 +57,7 @@ func Migrate(ctx context.Context, cfg Config, o MigrateOptions) (err error) {
 		return err
 	}
 	defer op.close()
+	defer releaseLease(j) // a follow's, taken by openSink
 	s, rejects, rf := op.s, op.rejects, op.rf
 	// The checkpoint before the table: --resume without one (or with
 	// another run's) is refused before anything is created.
@@ -64,6 +67,9 @@ func Migrate(ctx context.Context, cfg Config, o MigrateOptions) (err error) {
 	}
 	var fl *following
 	if o.Follow {
+		if err := checkLeaseFirst(j, s); err != nil {
+			return err
+		}
 		if fl, err = startFollowing(j, s, cp); err != nil {
 			return err
 		}
@@ -271,6 +277,9 @@ func openSink(j *job, s *session) (sinkOut, error) {
 	if err := s.dynamo(j, retries); err != nil {
 		return sinkOut{}, err
 	}
+	if err := checkNameToCreate(j, s); err != nil {
+		return sinkOut{}, err
+	}
 	created, err := load.EnsureTable(j.ctx, s.client, m, j.wr.CreateTable)
 	if err != nil {
 		return sinkOut{}, tableRefused(j.ctx, s.client, m.Table.Name, err)
@@ -278,7 +287,7 @@ func openSink(j *job, s *session) (sinkOut, error) {
 	if created {
 		fmt.Fprintf(j.log, "created table %s\n", m.Table.Name)
 	}
-	if err := checkOwner(j, s, j.cfg.Mapping, created); err != nil {
+	if err := checkOwner(j, s, created); err != nil {
 		return sinkOut{}, err
 	}
 	ds := load.NewDynamoDB(s.client, m.Table.Name, m.Table.PartitionKey, m.Table.SortKey)

@@ -10,25 +10,84 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 
 	"github.com/pg2dynamo/pg2dynamo/load"
+	"github.com/pg2dynamo/pg2dynamo/mapping"
 )
 
-// owner is the mapping file's owner tags: its base name without extension
-// and the first 16 hex digits of its SHA-256.
-func owner(path, sha256 string) load.Owner {
+// owner is the mapping's owner tags: its declared name, the first 16 hex
+// digits of the file's SHA-256 and its entity types, sorted.
+func owner(m *mapping.Mapping, sha256 string) load.Owner {
+	var types []string
+	for _, e := range m.Entities {
+		if !slices.Contains(types, e.Type) {
+			types = append(types, e.Type)
+		}
+	}
+	slices.Sort(types)
+	return load.Owner{Name: m.Name, Hash: sha256[:min(16, len(sha256))], Types: types}
+}
+
+// UnnamedError is the refusal of a run that would create or tag a table
+// with a mapping that declares no name: the tags record the name, and
+// without one no other mapping's run could be told apart. Nothing was
+// written.
+type UnnamedError struct {
+	// File is the mapping file, Table the table, Suggest a name to add
+	// (the file's base name when it is a valid name, else the table's).
+	File, Table, Suggest string
+	// Tagged is the name an older pg2dynamo tagged the table with (its
+	// mapping file's base name), when it did.
+	Tagged string
+}
+
+func (e *UnnamedError) Error() string {
+	if e.Tagged != "" {
+		return fmt.Sprintf("mapping %s declares no name, and table %s was tagged by an older pg2dynamo for mapping file %s: a table is tagged with its mapping's declared name now; add \"name: %s\" at the top of the mapping if it is that mapping, or pass --allow-other-mapping to write into the table anyway; nothing was written",
+			e.File, e.Table, e.Tagged, e.Tagged)
+	}
+	return fmt.Sprintf("mapping %s declares no name: a table it creates is tagged with the mapping's name, which tells its runs from another mapping's; add \"name: %s\" at the top of the mapping (a letter, then letters, digits, '_', '-' or '.'), then run again; nothing was written",
+		e.File, e.Suggest)
+}
+
+// suggestName is a name for a mapping that has none: its file's base
+// name without extension when that is a valid name, else table's, else
+// "mapping".
+func suggestName(path, table string) string {
 	base := filepath.Base(path)
-	return load.Owner{Mapping: strings.TrimSuffix(base, filepath.Ext(base)), Hash: sha256[:min(16, len(sha256))]}
+	for _, n := range []string{strings.TrimSuffix(base, filepath.Ext(base)), table} {
+		if mapping.ValidMappingName(n) {
+			return n
+		}
+	}
+	return "mapping"
+}
+
+// checkNameToCreate refuses, before the table is created, a run that
+// would create it (WriteOptions.CreateTable, and no such table) with a
+// mapping that declares no name: an *UnnamedError, a usage error.
+func checkNameToCreate(j *job, s *session) error {
+	if !j.wr.CreateTable || s.m.Name != "" {
+		return nil
+	}
+	td, err := load.DescribeTable(j.ctx, s.client, s.m.Table.Name)
+	if err != nil || td != nil {
+		return err
+	}
+	return refused(&UnnamedError{File: j.cfg.Mapping, Table: s.m.Table.Name, Suggest: suggestName(j.cfg.Mapping, s.m.Table.Name)})
 }
 
 // checkOwner makes sure the table the run writes into is the mapping's,
-// before anything is written: a table the run created is tagged as the
-// mapping's (TagResource); a table tagged for another mapping is refused
-// unless --allow-other-mapping; an untagged table that holds items, none
-// of the mapping's types in a bounded sample, is refused unless
-// --allow-other-items. Refusals are usage errors (exit 2). An endpoint
-// without tagging is noted and only the sample is checked.
-func checkOwner(j *job, s *session, path string, created bool) error {
+// and that no follow streams into it, before anything is written: a
+// table the run created is tagged as the mapping's (TagResource); a
+// table whose lease a follow holds is refused (checkLease); a table
+// tagged for another mapping name is refused unless --allow-other-mapping
+// (checkTagged); an untagged table that holds items, none of the
+// mapping's types in a bounded sample, is refused unless
+// --allow-other-items. A follow then takes the table's lease. Refusals are
+// usage errors (exit 2). An endpoint without tagging is noted, only the
+// sample is checked, and no lease is kept.
+func checkOwner(j *job, s *session, created bool) error {
 	ctx, w, name := j.ctx, j.log, s.m.Table.Name
-	mine := owner(path, s.mappingSHA256)
+	mine := owner(s.m, s.mappingSHA256)
 	td, err := load.DescribeTable(ctx, s.client, name)
 	if err != nil || td == nil {
 		return err
@@ -37,29 +96,75 @@ func checkOwner(j *job, s *session, path string, created bool) error {
 	if created {
 		err := load.TagTable(ctx, s.client, arn, mine)
 		if errors.Is(err, load.ErrNoTags) {
-			fmt.Fprintf(w, "table %s is not tagged as mapping %s's: %v\n", name, mine.Mapping, err)
+			fmt.Fprintf(w, "table %s is not tagged as mapping %s's, and no follow's lease can be kept on it: %v\n", name, mine.Name, err)
 			return nil
 		}
-		return err
+		if err != nil {
+			return err
+		}
+		return takeLease(j, s, arn)
 	}
-	tagged, isTagged, err := load.TableOwner(ctx, s.client, arn)
+	tags, err := load.TableTags(ctx, s.client, arn)
 	switch {
 	case errors.Is(err, load.ErrNoTags):
-		fmt.Fprintf(w, "cannot read the tags of table %s (%v): checking a sample of its items only\n", name, err)
+		fmt.Fprintf(w, "cannot read the tags of table %s (%v): no follow's lease can be checked or kept; checking a sample of its items only\n", name, err)
+		return checkSample(j, s)
 	case err != nil:
 		return err
-	case isTagged && mine.Same(tagged):
+	}
+	if err := checkLease(j, s, tags); err != nil {
+		return err
+	}
+	tagged, isTagged := load.OwnerOf(tags)
+	if isTagged {
+		err = checkTagged(j, s, arn, mine, tagged)
+	} else {
+		err = checkSample(j, s)
+	}
+	if err != nil {
+		return err
+	}
+	return takeLease(j, s, arn)
+}
+
+// checkTagged checks a table tagged as tagged against the mapping
+// (mine): the same declared name is the mapping's own (a note when its
+// content changed since); a table an older pg2dynamo tagged with its
+// mapping file's base name (no name tag) is the mapping's when that base
+// name is the declared name, and its tags are then upgraded to the name;
+// any other is refused unless --allow-other-mapping.
+func checkTagged(j *job, s *session, arn string, mine, tagged load.Owner) error {
+	w, name := j.log, s.m.Table.Name
+	switch {
+	case mine.Same(tagged):
 		if tagged.Hash != mine.Hash {
-			fmt.Fprintf(w, "table %s was created by mapping %s when its SHA-256 began %s; it is %s now\n", name, tagged.Mapping, tagged.Hash, mine.Hash)
+			fmt.Fprintf(w, "table %s was created by mapping %s when its SHA-256 began %s; it is %s now\n", name, tagged.Name, tagged.Hash, mine.Hash)
 		}
 		return nil
-	case isTagged && j.wr.AllowOtherMapping:
-		fmt.Fprintf(w, "--allow-other-mapping: writing into table %s, which mapping %s (SHA-256 %s…) created\n", name, tagged.Mapping, tagged.Hash)
+	case tagged.Name == "" && tagged.File != "" && tagged.File == mine.Name:
+		fmt.Fprintf(w, "table %s was tagged by an older pg2dynamo for mapping file %s, the name this mapping declares: it is taken as this mapping's, and tagged with its name (%s)\n", name, tagged.File, load.TagName)
+		if err := load.UpgradeTags(j.ctx, s.client, arn, mine); err != nil && !errors.Is(err, load.ErrNoTags) {
+			return err
+		}
 		return nil
-	case isTagged:
-		return refused(fmt.Errorf("table %s belongs to mapping %s (tag %s; SHA-256 %s…), not %s (%s…): nothing was written; give --table another name, or pass --allow-other-mapping to write into it anyway",
-			name, tagged.Mapping, load.TagMapping, tagged.Hash, mine.Mapping, mine.Hash))
+	case j.wr.AllowOtherMapping:
+		fmt.Fprintf(w, "--allow-other-mapping: writing into table %s, which mapping %s created\n", name, tagged)
+		return nil
+	case mine.Name == "" && tagged.Name == "":
+		return refused(&UnnamedError{File: j.cfg.Mapping, Table: name, Tagged: tagged.File})
+	case mine.Name == "":
+		return refused(fmt.Errorf("table %s belongs to mapping %s (tag %s), and mapping %s declares no name: nothing was written; add \"name: %s\" at the top of the mapping if it is that mapping, give --table another name, or pass --allow-other-mapping to write into it anyway",
+			name, tagged, load.TagName, j.cfg.Mapping, tagged.Name))
 	}
+	return refused(fmt.Errorf("table %s belongs to mapping %s, not %s: nothing was written; give --table another name, or pass --allow-other-mapping to write into it anyway",
+		name, tagged, mine))
+}
+
+// checkSample checks an untagged table by a bounded sample of its items:
+// one holding items, none of the mapping's types, is refused unless
+// --allow-other-items.
+func checkSample(j *job, s *session) error {
+	ctx, w, name := j.ctx, j.log, s.m.Table.Name
 	sample, err := load.SampleTable(ctx, s.client, name, s.m.TypeAttribute)
 	if err != nil || sample.Items == 0 {
 		return err

@@ -45,8 +45,8 @@ func Plan(ctx context.Context, cfg Config, o PlanOptions) error {
 		m = s.m
 	}
 	d := plan.Build(m)
-	if sum := mappingSHA256(cfg.Mapping); sum != "" {
-		d.Tag(owner(cfg.Mapping, sum).Tags())
+	if sum := mappingSHA256(cfg.Mapping); sum != "" && m.Name != "" {
+		d.Tag(owner(m, sum).Tags())
 	}
 	if s != nil {
 		if err := s.src.Begin(ctx); err != nil {

@@ -294,7 +294,11 @@ func compareAndReport(j *job, s *session, mode string, price float64, out io.Wri
 		return err
 	}
 	if mode == report.ModeVerify && !r.OK {
-		return mismatch(fmt.Errorf("%s%s", r.Headline(), staleHint(res)))
+		hint := staleHint(res)
+		if running := runningFollow(j, s); running != "" {
+			hint = followAdvice(running) // never a run that writes beside it
+		}
+		return mismatch(fmt.Errorf("%s%s", r.Headline(), hint))
 	}
 	return nil
 }

@@ -20,7 +20,8 @@ import (
 // customers that embed it before and after; a NULL or unsent join value
 // joins nothing; a table the graph does not know is ignored.
 func TestGraphFansOut(t *testing.T) {
-	m, err := mapping.Parse("m.yaml", []byte(`table: {name: fanout}
+	m, err := mapping.Parse("m.yaml", []byte(`name: fanout
+table: {name: fanout}
 entities:
   Customer:
     source: {table: customers}

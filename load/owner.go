@@ -5,8 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"regexp"
 	"slices"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -15,35 +18,101 @@ import (
 )
 
 // A table that stays yours: the table a mapping created carries the
-// mapping's name and hash as tags, and a run checks them (or, on an
-// untagged table, a sample of its items) before it writes.
-// https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Tagging.html
+// mapping's name, hash and entity types as tags, and a run checks them
+// (or, on an untagged table, a sample of its items) before it writes.
+//
+// DynamoDB's tag rules (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Tagging.html):
+// at most 50 tags a table, a key of at most 128 characters and a value of
+// at most 256, both of letters, digits, spaces and + - = . _ : / @; tags
+// are applied and read eventually, so that a tag just written may not be
+// listed at once.
 
 // Tag keys of a table pg2dynamo created (TagResource).
 const (
-	TagMapping     = "pg2dynamo:mapping"
+	// TagName is the mapping's declared name (mapping.Mapping.Name).
+	TagName = "pg2dynamo:name"
+	// TagMappingHash is the first 16 hex digits of the mapping file's
+	// SHA-256.
 	TagMappingHash = "pg2dynamo:mapping-sha256"
+	// TagTypes is the mapping's entity types, sorted, one space between
+	// two (left out when they do not fit a tag value: TypesTag).
+	TagTypes = "pg2dynamo:types"
+	// TagMapping is the tag of an older pg2dynamo, which named a mapping
+	// by its file's base name without extension; TableOwner reads it as
+	// Owner.File, and a run that accepts such a table replaces it by
+	// TagName (UpgradeTags).
+	TagMapping = "pg2dynamo:mapping"
 )
 
-// Owner is the mapping a table belongs to: its name (the mapping file's
-// base name without extension) and the SHA-256 of the file's content, the
-// first 16 hex digits.
+// Owner is the mapping a table belongs to: its declared name, the first
+// 16 hex digits of the SHA-256 of the mapping file's content, and its
+// entity types. File is set only when read from a table an older
+// pg2dynamo tagged: the base name of its mapping file (TagMapping), Name
+// then "".
 type Owner struct {
-	Mapping, Hash string
+	Name, Hash string
+	Types      []string
+	File       string
 }
 
-// Tags are o's tags.
+// maxTagValue is the longest tag value DynamoDB takes, in characters.
+const maxTagValue = 256
+
+// tagValueRE is the characters DynamoDB takes in a tag value.
+var tagValueRE = regexp.MustCompile(`^[\p{L}\p{Z}\p{N}_.:/=+\-@]*$`)
+
+// Tags are o's tags: TagName, TagMappingHash and, when the types fit one
+// tag value, TagTypes.
 func (o Owner) Tags() []types.Tag {
-	return []types.Tag{{Key: aws.String(TagMapping), Value: aws.String(o.Mapping)}, {Key: aws.String(TagMappingHash), Value: aws.String(o.Hash)}}
+	tags := []types.Tag{{Key: aws.String(TagName), Value: aws.String(o.Name)}, {Key: aws.String(TagMappingHash), Value: aws.String(o.Hash)}}
+	if v, ok := o.typesValue(); ok {
+		tags = append(tags, types.Tag{Key: aws.String(TagTypes), Value: aws.String(v)})
+	}
+	return tags
 }
 
-// Same reports whether a table tagged as other is o's: the same mapping
-// name, or the same content under another name (a file renamed).
-func (o Owner) Same(other Owner) bool { return o.Mapping == other.Mapping || o.Hash == other.Hash }
+// typesValue is o.Types as TagTypes' value, and whether it is one: every
+// type free of spaces and of the characters a tag value refuses, and the
+// whole at most maxTagValue characters.
+func (o Owner) typesValue() (string, bool) {
+	v := strings.Join(o.Types, " ")
+	for _, t := range o.Types {
+		if t == "" || strings.ContainsFunc(t, unicode.IsSpace) {
+			return "", false
+		}
+	}
+	return v, len(o.Types) > 0 && utf8.RuneCountInString(v) <= maxTagValue && tagValueRE.MatchString(v)
+}
 
-// OwnerAPI is what TagTable and TableOwner call: *dynamodb.Client.
+// Same reports whether a table tagged as other is o's: both declare a
+// name, and it is the same. The hash does not decide (a mapping edited
+// stays its own), nor does a file's name.
+func (o Owner) Same(other Owner) bool { return o.Name != "" && o.Name == other.Name }
+
+// String is "tickets (types Org, Ticket, User; SHA-256 0123456789abcdef…)",
+// or, for an older pg2dynamo's tag, "file tickets (SHA-256 …)".
+func (o Owner) String() string {
+	var parts []string
+	if len(o.Types) > 0 {
+		parts = append(parts, "types "+strings.Join(o.Types, ", "))
+	}
+	if o.Hash != "" {
+		parts = append(parts, "SHA-256 "+o.Hash+"…")
+	}
+	name := o.Name
+	if name == "" {
+		name = "file " + o.File
+	}
+	if len(parts) == 0 {
+		return name
+	}
+	return name + " (" + strings.Join(parts, "; ") + ")"
+}
+
+// OwnerAPI is what the tag functions call: *dynamodb.Client.
 type OwnerAPI interface {
 	TagResource(ctx context.Context, in *dynamodb.TagResourceInput, opts ...func(*dynamodb.Options)) (*dynamodb.TagResourceOutput, error)
+	UntagResource(ctx context.Context, in *dynamodb.UntagResourceInput, opts ...func(*dynamodb.Options)) (*dynamodb.UntagResourceOutput, error)
 	ListTagsOfResource(ctx context.Context, in *dynamodb.ListTagsOfResourceInput, opts ...func(*dynamodb.Options)) (*dynamodb.ListTagsOfResourceOutput, error)
 }
 
@@ -60,38 +129,74 @@ func noTags(err error) error {
 	return err
 }
 
-// TagTable tags the table of ARN arn as o's.
+// TagTable tags the table of ARN arn as o's (TagResource; tags of the
+// same keys are replaced). An endpoint without tagging is ErrNoTags.
 func TagTable(ctx context.Context, client OwnerAPI, arn string, o Owner) error {
-	_, err := client.TagResource(ctx, &dynamodb.TagResourceInput{ResourceArn: aws.String(arn), Tags: o.Tags()})
-	if err != nil {
+	return tagTable(ctx, client, arn, o.Tags())
+}
+
+// UpgradeTags replaces an older pg2dynamo's TagMapping on the table of
+// ARN arn by o's tags (TagResource, then UntagResource).
+func UpgradeTags(ctx context.Context, client OwnerAPI, arn string, o Owner) error {
+	if err := TagTable(ctx, client, arn, o); err != nil {
+		return err
+	}
+	return untagTable(ctx, client, arn, TagMapping)
+}
+
+func tagTable(ctx context.Context, client OwnerAPI, arn string, tags []types.Tag) error {
+	if _, err := client.TagResource(ctx, &dynamodb.TagResourceInput{ResourceArn: aws.String(arn), Tags: tags}); err != nil {
 		return fmt.Errorf("tag table %s: %w", arn, noTags(err))
 	}
 	return nil
 }
 
-// TableOwner returns the owner the table of ARN arn is tagged with, and
-// whether it is tagged at all.
-func TableOwner(ctx context.Context, client OwnerAPI, arn string) (Owner, bool, error) {
-	var o Owner
+func untagTable(ctx context.Context, client OwnerAPI, arn string, keys ...string) error {
+	if _, err := client.UntagResource(ctx, &dynamodb.UntagResourceInput{ResourceArn: aws.String(arn), TagKeys: keys}); err != nil {
+		return fmt.Errorf("untag table %s: %w", arn, noTags(err))
+	}
+	return nil
+}
+
+// TableTags returns every tag of the table of ARN arn, by key
+// (ListTagsOfResource, following NextToken). An endpoint without tagging
+// is ErrNoTags.
+func TableTags(ctx context.Context, client OwnerAPI, arn string) (map[string]string, error) {
+	tags := map[string]string{}
 	var next *string
-	tagged := false
 	for {
 		out, err := client.ListTagsOfResource(ctx, &dynamodb.ListTagsOfResourceInput{ResourceArn: aws.String(arn), NextToken: next})
 		if err != nil {
-			return o, false, fmt.Errorf("tags of table %s: %w", arn, noTags(err))
+			return nil, fmt.Errorf("tags of table %s: %w", arn, noTags(err))
 		}
 		for _, t := range out.Tags {
-			switch aws.ToString(t.Key) {
-			case TagMapping:
-				o.Mapping, tagged = aws.ToString(t.Value), true
-			case TagMappingHash:
-				o.Hash, tagged = aws.ToString(t.Value), true
-			}
+			tags[aws.ToString(t.Key)] = aws.ToString(t.Value)
 		}
 		if next = out.NextToken; next == nil {
-			return o, tagged, nil
+			return tags, nil
 		}
 	}
+}
+
+// OwnerOf is the owner tags hold, and whether they name one (TagName, or
+// an older pg2dynamo's TagMapping).
+func OwnerOf(tags map[string]string) (Owner, bool) {
+	o := Owner{Name: tags[TagName], Hash: tags[TagMappingHash], File: tags[TagMapping]}
+	if v := tags[TagTypes]; v != "" {
+		o.Types = strings.Fields(v)
+	}
+	return o, o.Name != "" || o.File != "" || o.Hash != ""
+}
+
+// TableOwner returns the owner the table of ARN arn is tagged with, and
+// whether it is tagged at all (TableTags, OwnerOf).
+func TableOwner(ctx context.Context, client OwnerAPI, arn string) (Owner, bool, error) {
+	tags, err := TableTags(ctx, client, arn)
+	if err != nil {
+		return Owner{}, false, err
+	}
+	o, ok := OwnerOf(tags)
+	return o, ok, nil
 }
 
 // ItemSample is what a bounded Scan found in a table: the items read (at

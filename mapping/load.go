@@ -25,6 +25,7 @@ import (
 // file is the on-disk shape; entities are a map whose order comes from the AST.
 type file struct {
 	Version        int                       `yaml:"version"`
+	Name           string                    `yaml:"name"`
 	Table          Table                     `yaml:"table"`
 	TypeAttribute  string                    `yaml:"type_attribute"`
 	Library        Library                   `yaml:"library"`
@@ -176,7 +177,7 @@ func ParsePartial(ctx context.Context, name string, data []byte) (*Mapping, erro
 // build sets m's fields from the decoded file, entities and access
 // patterns in file order, and applies the defaults.
 func (m *Mapping) build(raw file) {
-	m.Version, m.Table, m.TypeAttribute, m.Library = raw.Version, raw.Table, raw.TypeAttribute, raw.Library
+	m.Version, m.Name, m.Table, m.TypeAttribute, m.Library = raw.Version, raw.Name, raw.Table, raw.TypeAttribute, raw.Library
 	for _, name := range m.pos.entityOrder {
 		// Copy: a YAML alias (B: *a) decodes to the same *Entity as A.
 		e := &Entity{}
@@ -251,6 +252,19 @@ var entityNameRE = regexp.MustCompile(EntityNamePattern)
 // EntityNamePattern is entityNameRE's expression, for the JSON Schema.
 const EntityNamePattern = `^[A-Za-z][A-Za-z0-9_-]*$`
 
+// mappingNameRE is the form of a mapping's name: an identifier that is
+// also a valid DynamoDB tag value (at most 256 characters of letters,
+// digits, spaces and + - = . _ : / @).
+// https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Tagging.html
+var mappingNameRE = regexp.MustCompile(MappingNamePattern)
+
+// MappingNamePattern is mappingNameRE's expression, for the JSON Schema.
+const MappingNamePattern = `^[A-Za-z][A-Za-z0-9_.-]{0,127}$`
+
+// ValidMappingName reports whether name is a valid mapping name (1 to 128
+// characters: a letter, then letters, digits, '_', '-' or '.').
+func ValidMappingName(name string) bool { return mappingNameRE.MatchString(name) }
+
 // ValidTableName reports whether name follows DynamoDB's naming rules for
 // tables and indexes (3-255 characters of a-z, A-Z, 0-9, '_', '-', '.').
 func ValidTableName(name string) bool { return tableNameRE.MatchString(name) }
@@ -261,6 +275,9 @@ func (m *Mapping) validate() Errors {
 
 	if m.Version != 1 {
 		add(KeyVersion, "unsupported version %d: expected 1", m.Version)
+	}
+	if m.Name != "" && !mappingNameRE.MatchString(m.Name) {
+		add(KeyName, "invalid mapping name %q: expected 1-128 characters, a letter then letters, digits, '_', '-' or '.'", m.Name)
 	}
 	t := &m.Table
 	tp := KeyTable

@@ -298,7 +298,7 @@ tables:
 entities:
   A: {source: {table: a}, pk: A, sk: A}
 `,
-			want: []string{`m.yaml:2:1: tables: unknown field "tables"; expected one of: version, table, type_attribute, library, entities, access_patterns`},
+			want: []string{`m.yaml:2:1: tables: unknown field "tables"; expected one of: version, name, table, type_attribute, library, entities, access_patterns`},
 		},
 		{
 			name: "unknown table field",
@@ -1149,8 +1149,8 @@ func TestParseEdgeCases(t *testing.T) {
 		// iteration); Parse reports all, in file order. Regression:
 		// testdata/fuzz/FuzzParse/4c3ee3cc5c2444ce.
 		data := []byte("tables:\n  name: shop\nentitys:\n  A: {source: {table: a}, pk: A, sk: A}\n")
-		want := `m.yaml:1:1: tables: unknown field "tables"; expected one of: version, table, type_attribute, library, entities, access_patterns` + "\n" +
-			`m.yaml:3:1: entitys: unknown field "entitys"; expected one of: version, table, type_attribute, library, entities, access_patterns`
+		want := `m.yaml:1:1: tables: unknown field "tables"; expected one of: version, name, table, type_attribute, library, entities, access_patterns` + "\n" +
+			`m.yaml:3:1: entitys: unknown field "entitys"; expected one of: version, name, table, type_attribute, library, entities, access_patterns`
 		for range 200 {
 			if _, err := Parse("m.yaml", data); err == nil || err.Error() != want {
 				t.Fatalf("error:\n%v\nwant:\n%s", err, want)

@@ -128,6 +128,13 @@ const (
 type Mapping struct {
 	// Version of the mapping language. Optional: only 1 exists.
 	Version int `yaml:"version"`
+	// Name is the mapping's identity: 1 to 128 characters, a letter, then
+	// letters, digits, '_', '-' or '.'. A table the mapping creates is
+	// tagged with it (pg2dynamo:mapping), and a run of a mapping of
+	// another name into that table is refused; two files of one name are
+	// one mapping, whatever their paths. Optional for reading and
+	// checking; required to create or tag a table.
+	Name string `yaml:"name"`
 	// Table is the single DynamoDB table every entity writes to. Its key
 	// attributes are of type S (string), rendered from the key templates.
 	Table Table `yaml:"table"`

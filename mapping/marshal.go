@@ -11,7 +11,7 @@ import "github.com/goccy/go-yaml"
 // encoder is given yaml.OmitEmpty and yaml.OmitZero; Parse reads either
 // back to the same Mapping, defaults applied.
 func (m *Mapping) MarshalYAML() (any, error) {
-	out := fileOut{Version: m.Version, Table: m.Table, TypeAttribute: m.TypeAttribute}
+	out := fileOut{Version: m.Version, Name: m.Name, Table: m.Table, TypeAttribute: m.TypeAttribute}
 	if m.Library != (Library{}) {
 		out.Library = &m.Library
 	}
@@ -27,6 +27,7 @@ func (m *Mapping) MarshalYAML() (any, error) {
 // fileOut is the written shape of a Mapping: file, with ordered maps.
 type fileOut struct {
 	Version        int           `yaml:"version"`
+	Name           string        `yaml:"name"`
 	Table          Table         `yaml:"table"`
 	TypeAttribute  string        `yaml:"type_attribute"`
 	Library        *Library      `yaml:"library"`

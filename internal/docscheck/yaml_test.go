@@ -13,8 +13,8 @@ import (
 
 // TestYAMLExamples parses every ```yaml block of the docs as a mapping,
 // with the parser pg2dynamo itself uses (mapping.Parse: strict decoding,
-// defaults, templates, validation; no database). A block marked as a
-// fragment is parsed as YAML only. Errors name the doc's file and line.
+// defaults, templates, validation; no database) that declares a name. A
+// block marked as a fragment is parsed as YAML only. Errors name the doc's file and line.
 func TestYAMLExamples(t *testing.T) {
 	n := 0
 	for _, b := range allBlocks(t) {
@@ -43,8 +43,13 @@ func checkYAML(b block) error {
 		}
 		return nil
 	}
-	_, err := mapping.Parse(b.file, data)
+	m, err := mapping.Parse(b.file, data)
 	if err == nil {
+		if m.Name == "" {
+			// As a user would copy it: a mapping without a name creates
+			// no table.
+			return fmt.Errorf("%s: the ```yaml mapping declares no name: add one (name: …), as every whole mapping in the docs does", b)
+		}
 		return nil
 	}
 	var es mapping.Errors
@@ -65,8 +70,9 @@ func checkYAML(b block) error {
 		b, FragmentMarker, strings.Join(msgs, "\n\t"))
 }
 
-// TestCheckYAML: a broken mapping is reported at its line in the doc, a
-// fragment is accepted as YAML and refused when it is not YAML.
+// TestCheckYAML: a broken mapping is reported at its line in the doc, and
+// one without a name is refused; a fragment is accepted as YAML and
+// refused when it is not YAML.
 func TestCheckYAML(t *testing.T) {
 	broken := block{file: "x.md", line: 10, lang: "yaml", text: []string{
 		"table: {name: shop}",
@@ -77,6 +83,14 @@ func TestCheckYAML(t *testing.T) {
 	}}
 	if err := checkYAML(broken); err == nil || !strings.Contains(err.Error(), "x.md:15:") {
 		t.Errorf("broken mapping: %v, want an error at x.md:15", err)
+	}
+	whole := block{file: "x.md", line: 10, lang: "yaml", text: []string{"table: {name: shop}", "entities:", "  A: {source: {table: a}, pk: A, sk: A}"}}
+	if err := checkYAML(whole); err == nil || !strings.Contains(err.Error(), "declares no name") {
+		t.Errorf("a mapping without a name: %v, want an error saying so", err)
+	}
+	whole.text = append([]string{"name: shop"}, whole.text...)
+	if err := checkYAML(whole); err != nil {
+		t.Errorf("a mapping with a name: %v", err)
 	}
 	frag := block{file: "x.md", line: 3, lang: "yaml", marker: FragmentMarker, text: []string{"table:", "  name: shop"}}
 	if err := checkYAML(frag); err != nil {

@@ -223,6 +223,10 @@ func fileRules(root *schema) {
 	ta := prop(root, m.KeyTypeAttribute)
 	ta.Default = m.DefaultTypeAttribute
 
+	n := prop(root, m.KeyName)
+	n.Pattern = mappingNamePattern
+	n.Extras = map[string]any{"patternErrorMessage": "A mapping name is 1-128 characters: a letter, then letters, digits, '_', '-' or '.'."}
+
 	es := prop(root, m.KeyEntities)
 	es.MinProperties, es.MaxProperties = u(1), u(m.MaxMappingKeys)
 	es.PropertyNames = extra(&schema{Pattern: entityNamePattern}, "patternErrorMessage",

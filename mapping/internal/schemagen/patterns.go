@@ -76,6 +76,7 @@ const keyConditionComment = `Matches every condition mapping.ParseKeyCondition p
 
 // Name patterns, Load's own.
 var (
-	tableNamePattern  = mapping.TableNamePattern
-	entityNamePattern = mapping.EntityNamePattern
+	tableNamePattern   = mapping.TableNamePattern
+	entityNamePattern  = mapping.EntityNamePattern
+	mappingNamePattern = mapping.MappingNamePattern
 )

@@ -1,0 +1,354 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+
+	"github.com/pg2dynamo/pg2dynamo/follow"
+	"github.com/pg2dynamo/pg2dynamo/load"
+)
+
+// Lease timing. A follow writes its heartbeat every DefaultLeasePeriod
+// (FollowOptions.LeasePeriod), and its lease is fresh for LeaseFreshPeriods
+// of its own periods after each heartbeat (the period is in the tags:
+// load.TagLeaseEvery). A follow that crashed leaves a lease that goes
+// stale that long after its last heartbeat. Each heartbeat is one
+// TagResource request; DynamoDB's tag limits:
+// https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Tagging.html
+const (
+	DefaultLeasePeriod = 30 * time.Second
+	LeaseFreshPeriods  = 3
+)
+
+// leaseFreshFor is how long after its heartbeat l is fresh: LeaseFreshPeriods
+// of its period (DefaultLeasePeriod's when the tags do not say).
+func leaseFreshFor(l load.Lease) time.Duration {
+	every := l.Every
+	if every <= 0 {
+		every = DefaultLeasePeriod
+	}
+	return LeaseFreshPeriods * every
+}
+
+// LeaseHeldError is the refusal of a run that would write into a table
+// a follow holds the lease of: nothing was written.
+type LeaseHeldError struct {
+	Table string
+	Lease load.Lease
+	// Age is the time since the lease's last heartbeat; FreshFor how long
+	// it is fresh after one.
+	Age, FreshFor time.Duration
+	// Active: a process streams from the lease's slot now
+	// (pg_replication_slots.active on the run's source).
+	Active bool
+	// Command is the run refused ("migrate", "migrate --follow", …).
+	Command string
+}
+
+func (e *LeaseHeldError) Error() string {
+	state := fmt.Sprintf("its last heartbeat %s ago", e.Age.Round(time.Second))
+	if e.Active {
+		state += ", and a process streams from the slot now"
+	}
+	return fmt.Sprintf("%s: a follow streams into table %s: replication slot %s holds its lease (%s): nothing was written; one writer at a time keeps the table exact: stop that follow first (SIGINT or SIGTERM: it removes the lease), or wait until it ends. A follow that crashed leaves a lease that goes stale %s after its last heartbeat, once its slot is not active; migrate --follow --resume with slot %s takes it over at once then",
+		e.Command, e.Table, e.Lease.Slot, state, e.FreshFor, e.Lease.Slot)
+}
+
+// leaseState is what the run's source says of lease l: its age, whether
+// it is fresh, and whether its slot is active.
+func leaseState(j *job, s *session, l load.Lease) (age time.Duration, fresh, active bool, err error) {
+	age = time.Since(l.Heartbeat)
+	// A heartbeat ahead of this clock (clocks apart) counts as fresh.
+	fresh = age < leaseFreshFor(l)
+	if s.src != nil {
+		active, err = follow.SlotActive(j.ctx, s.src.Conn(), l.Slot)
+	}
+	return max(age, 0), fresh, active, err
+}
+
+// checkLease refuses a run into a table whose tags hold a follow's
+// lease that is fresh, or whose slot is active (a *LeaseHeldError, a
+// usage error), with one exception: a follow resuming from the lease's
+// own slot, when no process streams from it (the follow that held it is
+// gone), takes the lease over. A stale lease is noted and, by a follow,
+// replaced.
+func checkLease(j *job, s *session, tags map[string]string) error {
+	note, err := leaseNote(j, s, tags)
+	if note != "" {
+		fmt.Fprintln(j.log, note)
+	}
+	return err
+}
+
+// writerName names the run that would write, for messages: "import",
+// "migrate", "migrate --follow", "migrate --changes-only", "migrate
+// --prune".
+func writerName(j *job) string {
+	switch {
+	case j.command != "migrate":
+		return j.command
+	case j.mig.Follow:
+		return "migrate --follow"
+	case j.mig.ChangesOnly:
+		return "migrate --changes-only"
+	case j.mig.Prune:
+		return "migrate --prune"
+	}
+	return "migrate"
+}
+
+// leaseNote is checkLease's decision: the refusal, or the note to print
+// ("" for none).
+func leaseNote(j *job, s *session, tags map[string]string) (string, error) {
+	l, ok := load.LeaseOf(tags)
+	if !ok {
+		return "", nil
+	}
+	age, fresh, active, err := leaseState(j, s, l)
+	if err != nil {
+		return "", err
+	}
+	name := s.m.Table.Name
+	if slot, _, err := followNames(j, s.m); err == nil && slot == l.Slot && j.mig.Follow && j.mig.Resume {
+		if active {
+			// After a crash the server lets the dead follow's walsender
+			// go once it notices the connection is gone: waited for as
+			// follow.Stream.Start waits for it.
+			if active, err = awaitSlotReleased(j, s, slot); err != nil {
+				return "", err
+			}
+		}
+		if !active {
+			return fmt.Sprintf("table %s: taking over the lease of replication slot %s (last heartbeat %s ago): no process streams from the slot, so the follow that held it is gone",
+				name, l.Slot, age.Round(time.Second)), nil
+		}
+	}
+	if fresh || active {
+		return "", refused(&LeaseHeldError{Table: name, Lease: l, Age: age, FreshFor: leaseFreshFor(l), Active: active, Command: writerName(j)})
+	}
+	return fmt.Sprintf("table %s: the lease of replication slot %s is stale (last heartbeat %s ago, fresh for %s after one) and no process streams from the slot: its follow is gone",
+		name, l.Slot, age.Round(time.Second), leaseFreshFor(l)), nil
+}
+
+// awaitSlotReleased waits, up to follow.SlotBusyWait, until no process
+// streams from slot, and returns whether one still does.
+func awaitSlotReleased(j *job, s *session, slot string) (bool, error) {
+	deadline := time.Now().Add(follow.SlotBusyWait)
+	for {
+		active, err := follow.SlotActive(j.ctx, s.src.Conn(), slot)
+		if err != nil || !active || time.Now().After(deadline) {
+			return active, err
+		}
+		select {
+		case <-j.ctx.Done():
+			return active, context.Cause(j.ctx)
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// checkLeaseFirst refuses a follow into a table whose lease another
+// follow holds (leaseNote) before the follow's first step on the source
+// (its publication), so that a refused follow leaves nothing behind.
+// checkOwner decides again, and takes the lease, once the table is
+// known to exist. Nothing is checked with the null sink, on a missing
+// table, or when DynamoDB cannot be asked (an endpoint without tagging,
+// one that cannot be reached): openSink and checkOwner say so.
+func checkLeaseFirst(j *job, s *session) error {
+	if j.wr.Sink == "null" {
+		return nil
+	}
+	if err := s.dynamo(j, nil); err != nil {
+		return nil
+	}
+	td, err := load.DescribeTable(j.ctx, s.client, s.m.Table.Name)
+	if err != nil || td == nil {
+		return nil
+	}
+	tags, err := load.TableTags(j.ctx, s.client, aws.ToString(td.TableArn))
+	if err != nil {
+		return nil
+	}
+	_, err = leaseNote(j, s, tags)
+	return err
+}
+
+// leaseKeeper keeps a follow's lease on a table: a heartbeat every
+// period until stop, which removes the lease.
+type leaseKeeper struct {
+	client load.OwnerAPI
+	arn    string
+	lease  load.Lease
+	log    func(format string, args ...any)
+	done   chan struct{}
+	wg     sync.WaitGroup
+	once   sync.Once
+}
+
+// takeLease, on a follow's run (MigrateOptions.Follow), writes the
+// follow's lease on the table of ARN arn and starts its heartbeat; the
+// run removes it when it ends (releaseLease). Other runs take none. An
+// endpoint without tagging is noted, and the follow goes on without a
+// lease.
+func takeLease(j *job, s *session, arn string) error {
+	if !j.mig.Follow {
+		return nil
+	}
+	slot, _, err := followNames(j, s.m)
+	if err != nil {
+		return err
+	}
+	every := j.fol.LeasePeriod
+	if every <= 0 {
+		every = DefaultLeasePeriod
+	}
+	k := &leaseKeeper{client: s.client, arn: arn, lease: load.Lease{Slot: slot, Heartbeat: time.Now(), Every: every},
+		log: func(format string, args ...any) { fmt.Fprintf(j.log, format, args...) }, done: make(chan struct{})}
+	err = load.WriteLease(j.ctx, s.client, arn, k.lease)
+	if errors.Is(err, load.ErrNoTags) {
+		fmt.Fprintf(j.log, "table %s carries no lease of this follow (%v): other runs cannot tell that it streams into the table\n", s.m.Table.Name, err)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(j.log, "table %s: leased to the follow of replication slot %s (a heartbeat every %s; other runs that would write into it are refused while it is fresh)\n",
+		s.m.Table.Name, slot, every)
+	j.lease = k
+	k.wg.Add(1)
+	go k.beat(j.ctx)
+	return nil
+}
+
+// beat writes a heartbeat every period until stop or ctx ends. It stops
+// beating when the table's lease names another slot (another follow took
+// it over), saying so.
+func (k *leaseKeeper) beat(ctx context.Context) {
+	defer k.wg.Done()
+	t := time.NewTicker(k.lease.Every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-k.done:
+			return
+		case <-t.C:
+		}
+		if tags, err := load.TableTags(ctx, k.client, k.arn); err == nil {
+			if l, ok := load.LeaseOf(tags); ok && l.Slot != k.lease.Slot {
+				k.log("follow: the lease of the table is replication slot %s's now, not %s's: another follow took it over; this one keeps no lease from here on\n", l.Slot, k.lease.Slot)
+				return
+			}
+		}
+		k.lease.Heartbeat = time.Now()
+		if err := load.WriteLease(ctx, k.client, k.arn, k.lease); err != nil && ctx.Err() == nil {
+			k.log("follow: the lease's heartbeat failed (the next one is in %s): %v\n", k.lease.Every, err)
+		}
+	}
+}
+
+// releaseLease stops the heartbeat of the run's lease, if it keeps one,
+// and removes the lease from the table unless another follow's lease
+// replaced it. It runs when the run ends, however it ends, with a
+// context of its own: the run's may be done (a signal).
+func releaseLease(j *job) {
+	k := j.lease
+	if k == nil {
+		return
+	}
+	k.once.Do(func() {
+		close(k.done)
+		k.wg.Wait()
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(j.ctx), 10*time.Second)
+		defer cancel()
+		if tags, err := load.TableTags(ctx, k.client, k.arn); err == nil {
+			if l, ok := load.LeaseOf(tags); !ok || l.Slot != k.lease.Slot {
+				return
+			}
+		}
+		if err := load.RemoveLease(ctx, k.client, k.arn); err != nil {
+			fmt.Fprintf(j.log, "the lease of replication slot %s stays on the table (it goes stale %s after its last heartbeat): %v\n", k.lease.Slot, leaseFreshFor(k.lease), err)
+		}
+	})
+}
+
+// runningFollow describes the follow streaming into s's table, if one
+// does: the table's lease is fresh or its slot active, or the slot of
+// the follow j names (FollowOptions, or the default) is active. "" when
+// none is known to run. Errors reading the tags or the slots leave it
+// unknown.
+func runningFollow(j *job, s *session) string {
+	name := s.m.Table.Name
+	if s.client != nil {
+		if td, err := load.DescribeTable(j.ctx, s.client, name); err == nil && td != nil {
+			if tags, err := load.TableTags(j.ctx, s.client, aws.ToString(td.TableArn)); err == nil {
+				if l, ok := load.LeaseOf(tags); ok {
+					if age, fresh, active, err := leaseState(j, s, l); err == nil && (fresh || active) {
+						return fmt.Sprintf("a follow streams into table %s: replication slot %s holds its lease (last heartbeat %s ago)", name, l.Slot, age.Round(time.Second))
+					}
+				}
+			}
+		}
+	}
+	if slot, _, err := followNames(j, s.m); err == nil && s.src != nil {
+		if active, err := follow.SlotActive(j.ctx, s.src.Conn(), slot); err == nil && active {
+			return fmt.Sprintf("a follow streams into table %s: a process streams from its replication slot %s now", name, slot)
+		}
+	}
+	return ""
+}
+
+// followAdvice is verify's advice when it found differences while a
+// follow (running, as runningFollow describes it) writes into the table:
+// nothing that writes beside it.
+func followAdvice(running string) string {
+	return "\n" + running + "; it is the table's one writer, and what it has not applied yet differs here: do not write into the table beside it. " +
+		"Wait until it has caught up and verify again; if it stopped, resume it (pg2dynamo migrate --follow --resume); to repair what it does not explain, stop it first (SIGINT) and verify again for what to run"
+}
+
+// checkImportTarget refuses, before anything is loaded, an import into a
+// table whose lease a follow holds (checkLease), or one that would create
+// the table (ImportTable) with a mapping that declares no name.
+func checkImportTarget(j *job, s *session, exists bool) error {
+	name := s.m.Table.Name
+	if !exists {
+		if s.m.Name == "" {
+			return refused(&UnnamedError{File: j.cfg.Mapping, Table: name, Suggest: suggestName(j.cfg.Mapping, name)})
+		}
+		return nil
+	}
+	td, err := load.DescribeTable(j.ctx, s.client, name)
+	if err != nil || td == nil {
+		return err
+	}
+	tags, err := load.TableTags(j.ctx, s.client, aws.ToString(td.TableArn))
+	switch {
+	case errors.Is(err, load.ErrNoTags):
+		fmt.Fprintf(j.log, "cannot read the tags of table %s (%v): whether a follow streams into it is not checked\n", name, err)
+		return nil
+	case err != nil:
+		return err
+	}
+	return checkLease(j, s, tags)
+}
+
+// tagImported tags the table ImportTable created as the mapping's, as
+// migrate --create-table tags the table it creates.
+func tagImported(j *job, s *session) error {
+	td, err := load.DescribeTable(j.ctx, s.client, s.m.Table.Name)
+	if err != nil || td == nil {
+		return err
+	}
+	err = load.TagTable(j.ctx, s.client, aws.ToString(td.TableArn), owner(s.m, s.mappingSHA256))
+	if errors.Is(err, load.ErrNoTags) {
+		fmt.Fprintf(j.log, "table %s is not tagged as mapping %s's: %v\n", s.m.Table.Name, s.m.Name, err)
+		return nil
+	}
+	return err
+}
