@@ -267,7 +267,15 @@ func (a *Applier) settle(ctx context.Context, txs []*Tx) ([]int, error) {
 // now and follows with the new plans: it returns the entities whose items
 // read differently (to derive again whole), or a *ShapeError when the
 // mapping no longer compiles or an entity's table keys could change.
+// First it drops the statements prepared on the source's connection (the
+// one connection the follow reads with): one that reads a retyped column
+// keeps its text when the plans change only in a type (a column another
+// entity duplicates, retyped from text to varchar), and PostgreSQL would
+// refuse to run it again.
 func (a *Applier) adapt(ctx context.Context) ([]int, error) {
+	if err := a.src.ForgetStatements(ctx); err != nil {
+		return nil, err
+	}
 	plans, err := pipeline.Prepare(ctx, a.src, a.m)
 	if err != nil {
 		return nil, &ShapeError{Err: err}
