@@ -266,8 +266,9 @@ func (a *Applier) settle(ctx context.Context, txs []*Tx) ([]int, error) {
 // adapt compiles the mapping again against the source's catalog as it is
 // now and follows with the new plans: it returns the entities whose items
 // read differently (to derive again whole), or a *ShapeError when the
-// mapping no longer compiles or an entity's table keys could change.
-// First it drops the statements prepared on the source's connection (the
+// mapping no longer compiles, an entity's table keys could change, or a
+// column the follow needs from a change's rows is generated now
+// (Graph.CheckGenerated). First it drops the statements prepared on the source's connection (the
 // one connection the follow reads with): one that reads a retyped column
 // keeps its text when the plans change only in a type (a column another
 // entity duplicates, retyped from text to varchar), and PostgreSQL would
@@ -281,6 +282,11 @@ func (a *Applier) adapt(ctx context.Context) ([]int, error) {
 		return nil, &ShapeError{Err: err}
 	}
 	g, err := NewGraph(ctx, a.src.Conn(), a.m, plans)
+	if err == nil {
+		// A column the follow needs from a change's rows may have become
+		// generated (dropped and added again).
+		err = g.CheckGenerated(ctx, a.src.Conn(), a.m)
+	}
 	if err != nil {
 		return nil, &ShapeError{Err: err}
 	}
