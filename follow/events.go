@@ -102,7 +102,7 @@ func (g *Graph) describe(m *pglogrepl.RelationMessage, at pglogrepl.LSN) (change
 	t.streamed = qualified(m.Namespace, m.RelationName)
 	cols := make([]extract.RelationColumn, len(m.Columns))
 	for i, c := range m.Columns {
-		cols[i] = extract.RelationColumn{Name: c.Name, Type: c.DataType}
+		cols[i] = extract.RelationColumn{Name: c.Name, Type: c.DataType, Mod: c.TypeModifier}
 	}
 	changed = columnChanges(t, cols)
 	if m.ReplicaIdentity == 'f' {
@@ -129,26 +129,28 @@ func (g *Graph) describe(m *pglogrepl.RelationMessage, at pglogrepl.LSN) (change
 
 // columnChanges describes how cols (the stream's or the catalog's
 // description of t now) differ from t's columns when the graph was built:
-// "added x; dropped y; retyped z", or "".
+// "added x; dropped y; retyped z", or "". A column retyped within its
+// type (varchar(100) to varchar(200)) is retyped too: the follow's
+// prepared statements that read it would fail (Applier.adapt).
 func columnChanges(t *table, cols []extract.RelationColumn) string {
-	was := map[string]uint32{}
+	was := map[string]extract.RelationColumn{}
 	for _, c := range t.rel.Columns {
-		was[c.Name] = c.Type
+		was[c.Name] = c
 	}
-	is := map[string]uint32{}
+	is := map[string]bool{}
 	var added, retyped, dropped []string
 	for _, c := range cols {
-		is[c.Name] = c.Type
-		typ, ok := was[c.Name]
+		is[c.Name] = true
+		old, ok := was[c.Name]
 		switch {
 		case !ok:
 			added = append(added, c.Name)
-		case typ != c.Type:
+		case old != c:
 			retyped = append(retyped, c.Name)
 		}
 	}
 	for _, c := range t.rel.Columns {
-		if _, ok := is[c.Name]; !ok {
+		if !is[c.Name] {
 			dropped = append(dropped, c.Name)
 		}
 	}

@@ -48,8 +48,9 @@ var changesAfterRetype = []string{
 }
 
 // A column that other entities duplicate retyped while the follow
-// streams (orgs.name, text to varchar(200)), orgs and users changed
-// before and after it:
+// streams (orgs.name, text to varchar(200), then to varchar(300): the
+// same type, another modifier), orgs and users changed before and after
+// each retype:
 // the follow adapts (the entities whose items read the column are derived
 // again, with statements prepared again), applies the changes, stops
 // cleanly at SIGINT, and the table equals a full load of the final
@@ -73,6 +74,12 @@ func TestLiveFollowRetypeDuplicatedColumn(t *testing.T) {
 	}
 	p.waitFor(t, regexp.MustCompile(`derived every item of .*User.* again`), "User derived again")
 	p.waitFor(t, appliedChanges(2*len(changesAfterRetype)), "the changes after the retype applied")
+	// Retyped within its type: the same type OID, another modifier.
+	testenv.Exec(t, f.url, `ALTER TABLE orgs ALTER COLUMN name TYPE varchar(300)`)
+	for _, sql := range changesAfterRetype {
+		testenv.Exec(t, f.url, sql)
+	}
+	p.waitFor(t, appliedChanges(3*len(changesAfterRetype)), "the changes after the second retype applied")
 	p.cmd.Process.Signal(syscall.SIGINT)
 	if code := p.exit(t); code != 0 {
 		t.Fatalf("exit %d after SIGINT, want 0\n%s", code, p.out.String())
