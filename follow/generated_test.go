@@ -5,6 +5,7 @@ import (
 	"errors"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -131,6 +132,11 @@ func TestLiveFollowKeyColumnBecomesGenerated(t *testing.T) {
 	p.waitFor(t, following, "the follow to start")
 	testenv.Exec(t, f.url, `ALTER TABLE docs DROP COLUMN slug; ALTER TABLE docs ADD COLUMN slug text GENERATED ALWAYS AS (lower(title)) STORED`)
 	testenv.Exec(t, f.url, `UPDATE docs SET title = 'Moved' WHERE doc_id = 1`)
+	if ended := p.watch(t, "the follow to stop", appliedChanges(1).MatchString); !ended {
+		p.cmd.Process.Signal(syscall.SIGINT)
+		p.exit(t)
+		t.Fatalf("the follow applied the update and went on, want it stopped naming the generated column\n%s", firstLines(p.out.String(), 40))
+	}
 	code := p.exit(t)
 	out := p.out.String()
 	for _, w := range []string{"the columns of public.docs changed", "gen-key.yaml:10:",
