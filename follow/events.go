@@ -130,8 +130,10 @@ func (g *Graph) describe(m *pglogrepl.RelationMessage, at pglogrepl.LSN) (change
 // columnChanges describes how cols (the stream's or the catalog's
 // description of t now) differ from t's columns when the graph was built:
 // "added x; dropped y; retyped z", or "". A column retyped within its
-// type (varchar(100) to varchar(200)) is retyped too: the follow's
-// prepared statements that read it would fail (Applier.adapt).
+// type (varchar(100) to varchar(200)) or given another collation is
+// retyped too: the follow's prepared statements that read it would fail
+// (Applier.adapt). The stream's descriptions give no collation (0): a
+// change of collation alone is found by the catalog's (settle).
 func columnChanges(t *table, cols []extract.RelationColumn) string {
 	was := map[string]extract.RelationColumn{}
 	for _, c := range t.rel.Columns {
@@ -142,6 +144,9 @@ func columnChanges(t *table, cols []extract.RelationColumn) string {
 	for _, c := range cols {
 		is[c.Name] = true
 		old, ok := was[c.Name]
+		if ok && c.Collation == 0 {
+			old.Collation = 0
+		}
 		switch {
 		case !ok:
 			added = append(added, c.Name)

@@ -49,8 +49,8 @@ var changesAfterRetype = []string{
 
 // A column that other entities duplicate retyped while the follow
 // streams (orgs.name, text to varchar(200), then to varchar(300): the
-// same type, another modifier), orgs and users changed before and after
-// each retype:
+// same type, another modifier, then to COLLATE "C"), orgs and users
+// changed before and after each retype:
 // the follow adapts (the entities whose items read the column are derived
 // again, with statements prepared again), applies the changes, stops
 // cleanly at SIGINT, and the table equals a full load of the final
@@ -80,6 +80,13 @@ func TestLiveFollowRetypeDuplicatedColumn(t *testing.T) {
 		testenv.Exec(t, f.url, sql)
 	}
 	p.waitFor(t, appliedChanges(3*len(changesAfterRetype)), "the changes after the second retype applied")
+	// Another collation: the same type and modifier, which the stream's
+	// description of the table does not show.
+	testenv.Exec(t, f.url, `ALTER TABLE orgs ALTER COLUMN name TYPE varchar(300) COLLATE "C"`)
+	for _, sql := range changesAfterRetype {
+		testenv.Exec(t, f.url, sql)
+	}
+	p.waitFor(t, appliedChanges(4*len(changesAfterRetype)), "the changes after the change of collation applied")
 	p.cmd.Process.Signal(syscall.SIGINT)
 	if code := p.exit(t); code != 0 {
 		t.Fatalf("exit %d after SIGINT, want 0\n%s", code, p.out.String())
