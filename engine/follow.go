@@ -126,8 +126,11 @@ func (f *following) rejected() int64 {
 	return f.status.Rejected
 }
 
-// startFollowing checks that the mapping can be followed, makes sure the
-// publication exists, and creates the slot (or, with --resume, finds it).
+// startFollowing checks that the mapping can be followed (the graph, no
+// generated column among those the follow needs from a change's rows, the
+// replica identities, the catalog against the checkpoint's record when
+// resuming), makes sure the publication exists, and creates the slot (or,
+// with --resume, finds it).
 func startFollowing(j *job, s *session, cp *checkpointFile) (_ *following, err error) {
 	ctx := j.ctx
 	f := &following{}
@@ -135,6 +138,13 @@ func startFollowing(j *job, s *session, cp *checkpointFile) (_ *following, err e
 		return nil, err
 	}
 	if f.graph, err = follow.NewGraph(ctx, s.src.Conn(), s.m, s.plans); err != nil {
+		var mes mapping.Errors
+		if errors.As(err, &mes) {
+			return nil, refused(err)
+		}
+		return nil, err
+	}
+	if err := f.graph.CheckGenerated(ctx, s.src.Conn(), s.m); err != nil {
 		var mes mapping.Errors
 		if errors.As(err, &mes) {
 			return nil, refused(err)

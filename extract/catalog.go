@@ -88,6 +88,12 @@ type TableColumn struct {
 	Type string
 	// TypeOID is atttypid.
 	TypeOID uint32
+	// TypeMod is atttypmod: the type's modifier (a varchar's length, a
+	// numeric's precision and scale, encoded), -1 without one.
+	TypeMod int32
+	// Collation is attcollation: the OID of the column's collation, 0 for
+	// a type that has none.
+	Collation uint32
 	// NotNull is attnotnull: the column has a NOT NULL constraint.
 	NotNull bool
 	// Generated is true for a generated column (attgenerated), which
@@ -199,7 +205,7 @@ func (c Catalog) fill(ctx context.Context, tables []*Table) error {
 // attnum order (pg_attribute; dropped columns left out).
 func (c Catalog) columns(ctx context.Context, oids []uint32) (map[uint32][]TableColumn, error) {
 	rows, err := c.q.Query(ctx, `
-SELECT a.attrelid, a.attname::text, format_type(a.atttypid, a.atttypmod), a.atttypid, a.attnotnull, a.attgenerated <> ''
+SELECT a.attrelid, a.attname::text, format_type(a.atttypid, a.atttypmod), a.atttypid, a.atttypmod, a.attcollation, a.attnotnull, a.attgenerated <> ''
 FROM pg_catalog.pg_attribute a
 WHERE a.attrelid = ANY($1) AND a.attnum > 0 AND NOT a.attisdropped
 ORDER BY a.attrelid, a.attnum`, oids)
@@ -209,7 +215,7 @@ ORDER BY a.attrelid, a.attnum`, oids)
 	out := map[uint32][]TableColumn{}
 	var rel uint32
 	var col TableColumn
-	_, err = pgx.ForEachRow(rows, []any{&rel, &col.Name, &col.Type, &col.TypeOID, &col.NotNull, &col.Generated}, func() error {
+	_, err = pgx.ForEachRow(rows, []any{&rel, &col.Name, &col.Type, &col.TypeOID, &col.TypeMod, &col.Collation, &col.NotNull, &col.Generated}, func() error {
 		out[rel] = append(out[rel], col)
 		return nil
 	})
@@ -230,10 +236,15 @@ type Relation struct {
 	Partitioned bool
 }
 
-// RelationColumn is one column of a Relation.
+// RelationColumn is one column of a Relation: its name, its type's OID
+// and the type's modifier (atttypmod), as pgoutput's Relation message
+// gives them, and its collation (attcollation), which that message does
+// not give (0 there).
 type RelationColumn struct {
-	Name string
-	Type uint32
+	Name      string
+	Type      uint32
+	Mod       int32
+	Collation uint32
 }
 
 // Relation returns the relation ident names (a table, a view or any
@@ -254,7 +265,7 @@ func (c Catalog) Relation(ctx context.Context, ident pgx.Identifier) (Relation, 
 	}
 	for _, col := range cols[r.OID] {
 		if !col.Generated {
-			r.Columns = append(r.Columns, RelationColumn{Name: col.Name, Type: col.TypeOID})
+			r.Columns = append(r.Columns, RelationColumn{Name: col.Name, Type: col.TypeOID, Mod: col.TypeMod, Collation: col.Collation})
 		}
 	}
 	return r, nil
@@ -286,7 +297,7 @@ func (c Catalog) RelationsByOID(ctx context.Context, oids []uint32) (map[uint32]
 	for oid, r := range out {
 		for _, col := range cols[oid] {
 			if !col.Generated {
-				r.Columns = append(r.Columns, RelationColumn{Name: col.Name, Type: col.TypeOID})
+				r.Columns = append(r.Columns, RelationColumn{Name: col.Name, Type: col.TypeOID, Mod: col.TypeMod, Collation: col.Collation})
 			}
 		}
 		out[oid] = r

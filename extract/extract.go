@@ -70,6 +70,24 @@ func (s *Source) Name() string { return s.name }
 // Conn returns the underlying connection.
 func (s *Source) Conn() *pgx.Conn { return s.conn }
 
+// ForgetStatements drops every statement pgx prepared on the connection
+// and cached by its text (pgx.Conn.DeallocateAll: DEALLOCATE ALL, and the
+// statement and description caches reset), so that each statement is
+// prepared again at its next run. A prepared statement keeps the result
+// type it was planned with: once a column it reads is retyped, PostgreSQL
+// refuses to run it ("cached plan must not change result type", SQLSTATE
+// 0A000), and a statement whose text did not change with the column (the
+// text is the same for text and varchar) would stay cached. Call it after
+// a change of the catalog, before reading again; DEALLOCATE runs inside a
+// transaction too, which it leaves open.
+// https://www.postgresql.org/docs/current/sql-deallocate.html
+func (s *Source) ForgetStatements(ctx context.Context) error {
+	if err := s.conn.DeallocateAll(ctx); err != nil {
+		return fmt.Errorf("drop the prepared statements: %w", err)
+	}
+	return nil
+}
+
 // Catalog returns the catalog reader of the source's connection: it reads
 // in the snapshot's transaction once Begin has run.
 func (s *Source) Catalog() Catalog { return NewCatalog(s.conn) }

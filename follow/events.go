@@ -104,7 +104,7 @@ func (g *Graph) describe(m *pglogrepl.RelationMessage, at pglogrepl.LSN) (change
 	t.streamed = qualified(m.Namespace, m.RelationName)
 	cols := make([]extract.RelationColumn, len(m.Columns))
 	for i, c := range m.Columns {
-		cols[i] = extract.RelationColumn{Name: c.Name, Type: c.DataType}
+		cols[i] = extract.RelationColumn{Name: c.Name, Type: c.DataType, Mod: c.TypeModifier}
 	}
 	changed = columnChanges(t, cols)
 	if m.ReplicaIdentity == 'f' {
@@ -131,26 +131,33 @@ func (g *Graph) describe(m *pglogrepl.RelationMessage, at pglogrepl.LSN) (change
 
 // columnChanges describes how cols (the stream's or the catalog's
 // description of t now) differ from t's columns when the graph was built:
-// "added x; dropped y; retyped z", or "".
+// "added x; dropped y; retyped z", or "". A column retyped within its
+// type (varchar(100) to varchar(200)) or given another collation is
+// retyped too: the follow's prepared statements that read it would fail
+// (Applier.adapt). The stream's descriptions give no collation (0): a
+// change of collation alone is found by the catalog's (settle).
 func columnChanges(t *table, cols []extract.RelationColumn) string {
-	was := map[string]uint32{}
+	was := map[string]extract.RelationColumn{}
 	for _, c := range t.rel.Columns {
-		was[c.Name] = c.Type
+		was[c.Name] = c
 	}
-	is := map[string]uint32{}
+	is := map[string]bool{}
 	var added, retyped, dropped []string
 	for _, c := range cols {
-		is[c.Name] = c.Type
-		typ, ok := was[c.Name]
+		is[c.Name] = true
+		old, ok := was[c.Name]
+		if ok && c.Collation == 0 {
+			old.Collation = 0
+		}
 		switch {
 		case !ok:
 			added = append(added, c.Name)
-		case typ != c.Type:
+		case old != c:
 			retyped = append(retyped, c.Name)
 		}
 	}
 	for _, c := range t.rel.Columns {
-		if _, ok := is[c.Name]; !ok {
+		if !is[c.Name] {
 			dropped = append(dropped, c.Name)
 		}
 	}
@@ -352,13 +359,27 @@ func (a *Applier) CheckCatalog(ctx context.Context) (bool, error) {
 // adapt compiles the mapping again against the source's catalog as it is
 // now and follows with the new plans: it returns the entities whose items
 // read differently (to derive again whole), or a *ShapeError when the
-// mapping no longer compiles or an entity's table keys could change.
+// mapping no longer compiles, an entity's table keys could change, or a
+// column the follow needs from a change's rows is generated now
+// (Graph.CheckGenerated). First it drops the statements prepared on the source's connection (the
+// one connection the follow reads with): one that reads a retyped column
+// keeps its text when the plans change only in a type (a column another
+// entity duplicates, retyped from text to varchar), and PostgreSQL would
+// refuse to run it again.
 func (a *Applier) adapt(ctx context.Context) ([]int, error) {
+	if err := a.src.ForgetStatements(ctx); err != nil {
+		return nil, err
+	}
 	plans, err := pipeline.Prepare(ctx, a.src, a.m)
 	if err != nil {
 		return nil, &ShapeError{Err: err}
 	}
 	g, err := NewGraph(ctx, a.src.Conn(), a.m, plans)
+	if err == nil {
+		// A column the follow needs from a change's rows may have become
+		// generated (dropped and added again).
+		err = g.CheckGenerated(ctx, a.src.Conn(), a.m)
+	}
 	if err != nil {
 		return nil, &ShapeError{Err: err}
 	}

@@ -947,15 +947,22 @@ func followChange(t *testing.T, mappingFile, schema, change string) followedChan
 // each in its own transaction, then args added to the resumed run.
 func followChanges(t *testing.T, mappingFile, schema string, changes ...string) followedChange {
 	t.Helper()
-	return followChangesWith(t, mappingFile, schema, nil, changes...)
+	return followSetup(t, mappingFile, func(url string) { testenv.Exec(t, url, schema) }, nil, changes...)
 }
 
 // followChangesWith is followChanges with more flags for every run, the
 // first included.
 func followChangesWith(t *testing.T, mappingFile, schema string, flags []string, changes ...string) followedChange {
 	t.Helper()
+	return followSetup(t, mappingFile, func(url string) { testenv.Exec(t, url, schema) }, flags, changes...)
+}
+
+// followSetup is followChangesWith with the source's tables made by
+// setup, which gets the new database's URL.
+func followSetup(t *testing.T, mappingFile string, setup func(url string), flags []string, changes ...string) followedChange {
+	t.Helper()
 	f := followedChange{endpoint: ownDynalite(t), url: logicalDatabase(t), mapping: mappingFile}
-	testenv.Exec(t, f.url, schema)
+	setup(f.url)
 	f.table = testenv.TableName(strings.TrimSuffix(filepath.Base(mappingFile), ".yaml"))
 	dir := t.TempDir()
 	rejects := filepath.Join(dir, "rejects.jsonl")
