@@ -258,7 +258,7 @@ func TestChangesOnlyReadsWithEveryReader(t *testing.T) {
 	url := testenv.NewDatabase(t)
 	testenv.Exec(t, url, `CREATE TABLE t (id int PRIMARY KEY, v int);
 		INSERT INTO t SELECT i, i FROM generate_series(1, 40000) i`)
-	mappingFile := writeMapping(t, "table: {name: readers}\nentities:\n  T: {source: {table: t}, pk: \"T#${id}\", sk: T}\n")
+	mappingFile := writeMapping(t, "name: readers\ntable: {name: readers}\nentities:\n  T: {source: {table: t}, pk: \"T#${id}\", sk: T}\n")
 	table := testenv.TableName("readers")
 	if r := runCLI(t, migrateArgs(t, mappingFile, url, table, "--create-table", "--no-verify")...); r.code != ExitOK {
 		t.Fatalf("migrate: exit %d\n%s", r.code, r.stderr)

@@ -20,7 +20,7 @@ func TestRejectedRowsAndRefusedRuns(t *testing.T) {
 	parallel(t)
 	url := testenv.NewDatabase(t)
 	testenv.Exec(t, url, `CREATE TABLE t (id int PRIMARY KEY, v text); INSERT INTO t VALUES (1, 'a'), (2, NULL), (3, 'c')`)
-	mappingFile := writeMapping(t, "table: {name: refused}\nentities:\n  T: {source: {table: t}, pk: \"T#${v}\", sk: T}\n")
+	mappingFile := writeMapping(t, "name: refused\ntable: {name: refused}\nentities:\n  T: {source: {table: t}, pk: \"T#${v}\", sk: T}\n")
 	table := testenv.TableName("refused")
 	args := migrateArgs(t, mappingFile, url, table, "--create-table")
 	rejects, lock := rejectsPath(args), checkpointPath(args)+".lock"
