@@ -63,9 +63,10 @@ type BoundEntity struct {
 	Counts     []BoundCount
 	Embeds     []BoundEmbed
 	Notes      []string
-	// keyName gives each field placeable in a key its placeholder name:
-	// its source column, or its duplicated attribute; dup marks the latter.
-	keyName map[string]string
+	// keyName gives each field placeable in a key its placeholder: its
+	// source column, or its duplicated attribute (dup marks the latter),
+	// and whether it is a number.
+	keyName map[string]keyColumn
 	dup     map[string]bool
 	// nullable marks the placeholders that may be NULL (sparse indexes).
 	nullable map[string]bool

@@ -46,9 +46,10 @@ func Init(ctx context.Context, cfg Config, o InitOptions) error {
 		return err
 	}
 	var design *draft.MCPTable
+	var format error // the design file's format mistakes, reported with the binding's
 	if o.Design != "" {
 		var err error
-		if design, err = readDesign(o); err != nil {
+		if design, format, err = readDesign(o); err != nil {
 			return err
 		}
 	}
@@ -58,7 +59,7 @@ func Init(ctx context.Context, cfg Config, o InitOptions) error {
 	}
 	defer src.Close(ctx)
 	if design != nil {
-		return bindDesign(j, src, o, design)
+		return bindDesign(j, src, o, design, format)
 	}
 	return draftSchema(j, src, o)
 }
@@ -89,21 +90,26 @@ func checkInit(cfg Config, o InitOptions) error {
 	return nil
 }
 
-// readDesign reads o.Design and chooses its table.
-func readDesign(o InitOptions) (*draft.MCPTable, error) {
+// readDesign reads o.Design and chooses its table. format holds the
+// file's format mistakes (draft.DesignErrors) when it is still a design
+// whose table can be bound, so that binding reports its own problems in
+// the same run; err refuses the file outright.
+func readDesign(o InitOptions) (t *draft.MCPTable, format, err error) {
 	data, err := os.ReadFile(o.Design)
 	if err != nil {
-		return nil, refused(fmt.Errorf("--from-design: %w", err))
+		return nil, nil, refused(fmt.Errorf("--from-design: %w", err))
 	}
-	d, err := draft.ParseMCPDesign(data)
-	var t *draft.MCPTable
-	if err == nil {
-		t, err = draft.SelectMCPTable(d, o.DesignTable)
+	d, format := draft.ParseMCPDesign(data)
+	if d == nil {
+		return nil, nil, refused(fmt.Errorf("--from-design %s: %w", o.Design, format))
 	}
-	if err != nil {
-		return nil, refused(fmt.Errorf("--from-design %s: %w", o.Design, err))
+	if t, err = draft.SelectMCPTable(d, o.DesignTable); err != nil {
+		if format != nil {
+			err = errors.Join(format, err)
+		}
+		return nil, nil, refused(fmt.Errorf("--from-design %s: %w", o.Design, err))
 	}
-	return t, nil
+	return t, format, nil
 }
 
 // draftSchema is init from the schema: every table read and measured,
@@ -142,13 +148,27 @@ func draftSchema(j *job, src *extract.Source, o InitOptions) error {
 
 // bindDesign is init --from-design: the design's table bound to the
 // source's catalog, written even when parts are unbound (KindUnbound).
-func bindDesign(j *job, src *extract.Source, o InitOptions, t *draft.MCPTable) error {
+//
+// A design with format mistakes is bound too, to report what binding
+// finds, but nothing is written: it is refused (KindRefused) with both
+// lists.
+func bindDesign(j *job, src *extract.Source, o InitOptions, t *draft.MCPTable, format error) error {
 	fmt.Fprintf(j.log, "reading the catalog of %s (schema %v) to bind design table %s\n", src.Name(), o.Schemas, t.Config.TableName)
 	cat, err := draft.Read(j.ctx, src.Conn(), o.Schemas, o.Exclude, nil)
 	if err != nil {
 		return err
 	}
 	b := draft.BindDesign(cat, t, j.cfg.Table)
+	if format != nil {
+		var tail string
+		if len(b.Unbound) > 0 {
+			tail = fmt.Sprintf("\nand binding it to %s leaves %d parts unbound:", src.Name(), len(b.Unbound))
+			for _, u := range b.Unbound {
+				tail += "\n  " + u.String()
+			}
+		}
+		return refused(fmt.Errorf("--from-design %s is not in the DynamoDB MCP server's format; nothing written:\n%w%s", o.Design, format, tail))
+	}
 	if !mapping.ValidTableName(b.Table) {
 		return refused(fmt.Errorf("the design's table name %q is no DynamoDB table name: pass --table NAME", b.Table))
 	}
