@@ -209,3 +209,36 @@ func parseBrief(t *testing.T, s string) *MCPDesign {
 	}
 	return d
 }
+
+// A field whose type its column cannot hold is unbound, naming the field,
+// the column and its type: an integer on text, a boolean on text, an
+// array on a scalar, an integer on a numeric with a fraction; a string
+// over an integer column binds, with a note that its attribute stays N.
+func TestBindDesignFieldTypes(t *testing.T) {
+	d := parseBrief(t, `{"tables": [{
+	  "table_config": {"table_name": "Shop", "partition_key": "PK", "sort_key": "SK"},
+	  "entities": {"Customer": {"entity_type": "CUSTOMER", "pk_template": "CUSTOMER#{customer_id}", "sk_template": "PROFILE",
+	    "fields": [{"name": "customer_id", "type": "string"}, {"name": "email", "type": "integer"},
+	               {"name": "nickname", "type": "boolean"}, {"name": "tier", "type": "array", "item_type": "string"},
+	               {"name": "balance", "type": "integer"}, {"name": "joined", "type": "string"}]}}}]}`)
+	cat := shop()
+	cat.Tables[0].Columns = append(cat.Tables[0].Columns, Column{Name: "tier", Type: "text"}, Column{Name: "balance", Type: "numeric(10,2)"},
+		Column{Name: "joined", Type: "date"})
+	b := BindDesign(cat, d.Tables[0], "")
+	want := []Unbound{
+		{"entity Customer, field email", "customers.email: field email is typed integer in the design, but the column is text: the generated code could not parse its values as integer; change the field's type or the column"},
+		{"entity Customer, field nickname", "customers.nickname: field nickname is typed boolean in the design, but the column is text: the generated code could not parse its values as boolean; change the field's type or the column"},
+		{"entity Customer, field tier", "customers.tier: field tier is typed array in the design, but the column is text: the generated code could not parse its values as array; change the field's type or the column"},
+		{"entity Customer, field balance", "customers.balance: field balance is typed integer in the design, but the column is numeric(10,2): the generated code could not parse its values as integer; change the field's type or the column"},
+	}
+	if d := cmp.Diff(want, b.Unbound); d != "" {
+		t.Errorf("unbound (-want +got):\n%s", d)
+	}
+	e := b.Entities[0]
+	if e.Table == nil || !slices.Contains(e.Select, "joined") || e.PK != "CUSTOMER#${customer_id:0}" {
+		t.Fatalf("entity %+v", e)
+	}
+	if !slices.ContainsFunc(e.Notes, func(n string) bool { return strings.HasPrefix(n, "Field customer_id (customer_id): TYPE: a string in the design over a column of type integer") }) {
+		t.Errorf("no note on customer_id's type: %q", e.Notes)
+	}
+}

@@ -51,7 +51,10 @@ func (g *binder) field(e *BoundEntity, f MCPField, parents, children []link) str
 		if why := fieldFits(f, col); why != "" {
 			return fmt.Sprintf("%s.%s: %s", t.Name, c, why)
 		}
-		e.keyName[f.Name] = keyColumn{Name: c, Number: numberType(col.Type)}
+		if note := typeNote(f, col); note != "" {
+			e.Notes = append(e.Notes, fmt.Sprintf("Field %s (%s): %s", f.Name, c, note))
+		}
+		e.keyName[f.Name] = keyColumn{Name: c, Number: numberType(col.Type), Scale: numericScale(col.Type)}
 		e.nullable[f.Name] = !col.NotNull
 		return ""
 	}
@@ -74,7 +77,7 @@ func (g *binder) field(e *BoundEntity, f MCPField, parents, children []link) str
 		if c != f.Name {
 			d.Rename[c] = f.Name
 		}
-		e.keyName[f.Name], e.dup[f.Name] = keyColumn{Name: f.Name, Number: numberType(col.Type)}, true
+		e.keyName[f.Name], e.dup[f.Name] = keyColumn{Name: f.Name, Number: numberType(col.Type), Scale: numericScale(col.Type)}, true
 		e.nullable[f.Name] = !l.NotNull
 		return ""
 	}

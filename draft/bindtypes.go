@@ -3,6 +3,7 @@ package draft
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -101,4 +102,24 @@ func (g *binder) orderNotes(e *BoundEntity) {
 		e.Notes = append(e.Notes, fmt.Sprintf("ORDER: sort key %s holds %s, a number written as plain digits, as the design's code writes it: its keys sort as text (10 before 9), so a Query's order and a range condition (>, <, between) on it compare text, not numbers. To sort numerically, pad it in the design ({%s:010d}): init then pads it the same way (${%s:10}).",
 			attr, strings.Join(fs, ", "), strings.Trim(fs[0], "{}"), e.keyName[strings.Trim(fs[0], "{}")].Name))
 	}
+}
+
+// typeNote says, for a string field over a column that is no text (a
+// number, a boolean), that its attribute holds the column's own type
+// while its key text is the string the design means.
+func typeNote(f MCPField, col Column) string {
+	if f.Type != "string" || (!numberType(col.Type) && col.Type != "boolean") {
+		return ""
+	}
+	return fmt.Sprintf("TYPE: a string in the design over a column of type %s: its key text is the value's text, as the design's code writes it, but its attribute holds the column's type (N or BOOL); to hold S, read the table through a query source that casts it (%s::text)", col.Type, col.Name)
+}
+
+// numericScale is the s of a numeric(p,s) type, or 0.
+func numericScale(typ string) int {
+	_, sc, ok := strings.Cut(strings.TrimSuffix(typ, ")"), ",")
+	if !ok || !strings.HasPrefix(typ, "numeric(") {
+		return 0
+	}
+	n, _ := strconv.Atoi(strings.TrimSpace(sc))
+	return n
 }

@@ -342,6 +342,9 @@ func literalPrefix(tpl string) string {
 type keyColumn struct {
 	Name   string
 	Number bool
+	// Scale is a numeric(p,s) column's s, which a {field:0W.Sf} must
+	// match.
+	Scale int
 }
 
 // translateTemplate turns a design template into a pg2dynamo key template
@@ -368,7 +371,7 @@ func translateTemplate(tpl string, col func(field string) (keyColumn, bool)) (ou
 		if !ok {
 			missing = append(missing, f)
 		}
-		switch w, known := numberWidth(spec); {
+		switch w, known := numberWidth(spec, c.Scale); {
 		case !c.Number && !hasSpec:
 			b.WriteString("${" + c.Name + "}")
 		case c.Number && known:
@@ -383,20 +386,26 @@ func translateTemplate(tpl string, col func(field string) (keyColumn, bool)) (ou
 	return b.String(), missing, unsupported
 }
 
-// numberSpec is a Python format spec that zero-pads an integer to a
-// width ("05d") or writes it plainly ("d", "").
-var numberSpec = regexp.MustCompile(`^(?:0(\d{1,2}))?d?$`)
+// numberSpec is a Python format spec that zero-pads a number to a
+// width ("05d", "011.2f") or writes an integer plainly ("d", "").
+var numberSpec = regexp.MustCompile(`^(?:0(\d{1,2}))?(?:d|\.(\d{1,2})f)?$`)
 
 // numberWidth is the pg2dynamo width of a number placeholder with format
-// spec spec: 0 for none, N for 0Nd; false for a spec it cannot render.
-func numberWidth(spec string) (int, bool) {
+// spec spec over a column of that scale: 0 for none, N for 0Nd, the
+// integer digits W−S−1 for 0W.Sf on a numeric(p,S); false for a spec it
+// cannot render as Python does.
+func numberWidth(spec string, scale int) (int, bool) {
 	m := numberSpec.FindStringSubmatch(spec)
 	if m == nil {
 		return 0, false
 	}
-	if m[1] == "" {
-		return 0, true
+	w, _ := strconv.Atoi(m[1])
+	if m[2] == "" {
+		return w, w <= 64
 	}
-	w, err := strconv.Atoi(m[1])
-	return w, err == nil && w <= 64
+	s, _ := strconv.Atoi(m[2])
+	if s != scale || m[1] == "" || w-s-1 < 1 {
+		return 0, false
+	}
+	return w - s - 1, true
 }

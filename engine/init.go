@@ -55,6 +55,9 @@ func Init(ctx context.Context, cfg Config, o InitOptions) error {
 	}
 	src, err := Connect(ctx, cfg)
 	if err != nil {
+		if format != nil {
+			return refused(fmt.Errorf("--from-design %s is not in the DynamoDB MCP server's format; nothing written (binding it to the source was not tried: %v):\n%w", o.Design, err, format))
+		}
 		return err
 	}
 	defer src.Close(ctx)
