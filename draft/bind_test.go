@@ -238,7 +238,9 @@ func TestBindDesignFieldTypes(t *testing.T) {
 	if e.Table == nil || !slices.Contains(e.Select, "joined") || e.PK != "CUSTOMER#${customer_id:0}" {
 		t.Fatalf("entity %+v", e)
 	}
-	if !slices.ContainsFunc(e.Notes, func(n string) bool { return strings.HasPrefix(n, "Field customer_id (customer_id): TYPE: a string in the design over a column of type integer") }) {
+	if !slices.ContainsFunc(e.Notes, func(n string) bool {
+		return strings.HasPrefix(n, "Field customer_id (customer_id): TYPE: a string in the design over a column of type integer")
+	}) {
 		t.Errorf("no note on customer_id's type: %q", e.Notes)
 	}
 }
