@@ -212,18 +212,22 @@ func parseBrief(t *testing.T, s string) *MCPDesign {
 
 // A field whose type its column cannot hold is unbound, naming the field,
 // the column and its type: an integer on text, a boolean on text, an
-// array on a scalar, an integer on a numeric with a fraction; a string
-// over an integer column binds, with a note that its attribute stays N.
+// array on a scalar, an integer on a numeric with a fraction. A string
+// over a number column binds: read as text through a query source, so
+// that its attribute is an S, unless a join of the entity compares the
+// column (customer_id, which order_count's count joins on): that one
+// keeps its type, with a note.
 func TestBindDesignFieldTypes(t *testing.T) {
 	d := parseBrief(t, `{"tables": [{
 	  "table_config": {"table_name": "Shop", "partition_key": "PK", "sort_key": "SK"},
 	  "entities": {"Customer": {"entity_type": "CUSTOMER", "pk_template": "CUSTOMER#{customer_id}", "sk_template": "PROFILE",
 	    "fields": [{"name": "customer_id", "type": "string"}, {"name": "email", "type": "integer"},
 	               {"name": "nickname", "type": "boolean"}, {"name": "tier", "type": "array", "item_type": "string"},
-	               {"name": "balance", "type": "integer"}, {"name": "joined", "type": "string"}]}}}]}`)
+	               {"name": "balance", "type": "integer"}, {"name": "joined", "type": "string"},
+	               {"name": "zip", "type": "string"}, {"name": "order_count", "type": "integer"}]}}}]}`)
 	cat := shop()
 	cat.Tables[0].Columns = append(cat.Tables[0].Columns, Column{Name: "tier", Type: "text"}, Column{Name: "balance", Type: "numeric(10,2)"},
-		Column{Name: "joined", Type: "date"})
+		Column{Name: "joined", Type: "date"}, Column{Name: "zip", Type: "integer"})
 	b := BindDesign(cat, d.Tables[0], "")
 	want := []Unbound{
 		{"entity Customer, field email", "customers.email: field email is typed integer in the design, but the column is text: the generated code could not parse its values as integer; change the field's type or the column"},
@@ -238,9 +242,26 @@ func TestBindDesignFieldTypes(t *testing.T) {
 	if e.Table == nil || !slices.Contains(e.Select, "joined") || e.PK != "CUSTOMER#${customer_id:0}" {
 		t.Fatalf("entity %+v", e)
 	}
-	if !slices.ContainsFunc(e.Notes, func(n string) bool {
-		return strings.HasPrefix(n, "Field customer_id (customer_id): TYPE: a string in the design over a column of type integer")
-	}) {
-		t.Errorf("no note on customer_id's type: %q", e.Notes)
+	if !cmp.Equal(e.Casts, []string{"zip"}) {
+		t.Errorf("casts %v, want [zip]", e.Casts)
+	}
+	wantQuery := `SELECT "customer_id", "email", "nickname", "tier", "balance", "joined", "zip"::text AS "zip" FROM "public"."customers"`
+	if got := entitySource(e); got.Query != wantQuery {
+		t.Errorf("source %+v, want the query %s", got, wantQuery)
+	}
+	for _, n := range []string{
+		"TYPE: zip is a string in the design over a column of type integer: the query source reads it as text, so its attribute is an S",
+		"TYPE: customer_id is a string in the design over a column of type integer, which a join of this entity compares with another table's",
+	} {
+		if !slices.ContainsFunc(e.Notes, func(s string) bool { return strings.HasPrefix(s, n) }) {
+			t.Errorf("no note %q: %q", n, e.Notes)
+		}
+	}
+	var out bytes.Buffer
+	if err := WriteBound(&out, b, "schema.json"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := mapping.ParseContext(context.Background(), "draft", out.Bytes()); err != nil {
+		t.Errorf("the draft does not load: %v\n%s", err, out.String())
 	}
 }

@@ -35,6 +35,7 @@ func (g *binder) entity(de *MCPEntity) *BoundEntity {
 			g.unbound(fmt.Sprintf("entity %s, field %s", de.Name, f.Name), "%s", why)
 		}
 	}
+	g.casts(e)
 	g.keys(e)
 	return e
 }
@@ -51,8 +52,8 @@ func (g *binder) field(e *BoundEntity, f MCPField, parents, children []link) str
 		if why := fieldFits(f, col); why != "" {
 			return fmt.Sprintf("%s.%s: %s", t.Name, c, why)
 		}
-		if note := typeNote(f, col); note != "" {
-			e.Notes = append(e.Notes, fmt.Sprintf("Field %s (%s): %s", f.Name, c, note))
+		if castable(f, col) {
+			e.Casts = append(e.Casts, c)
 		}
 		e.keyName[f.Name] = keyColumn{Name: c, Number: numberType(col.Type), Scale: numericScale(col.Type)}
 		e.nullable[f.Name] = !col.NotNull

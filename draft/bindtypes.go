@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/pg2dynamo/pg2dynamo/mapping"
 )
 
 // The PostgreSQL types (format_type's names) by what a design's field
@@ -104,15 +106,66 @@ func (g *binder) orderNotes(e *BoundEntity) {
 	}
 }
 
-// typeNote says, for a string field over a column that is no text (a
-// number, a boolean), that its attribute holds the column's own type
-// while its key text is the string the design means.
-func typeNote(f MCPField, col Column) string {
-	if f.Type != "string" || (!numberType(col.Type) && col.Type != "boolean") {
-		return ""
-	}
-	return fmt.Sprintf("TYPE: a string in the design over a column of type %s: its key text is the value's text, as the design's code writes it, but its attribute holds the column's type (N or BOOL); to hold S, read the table through a query source that casts it (%s::text)", col.Type, col.Name)
+// castable reports whether string field f over column col holds another
+// type than the design's (a number, a boolean), to be read as text.
+func castable(f MCPField, col Column) bool {
+	return f.Type == "string" && (numberType(col.Type) || col.Type == "boolean")
 }
+
+// casts keeps, of e's columns to read as text, those no join of e uses:
+// a join compares the column with another table's of its own type. Each
+// is read as text by the entity's query source (entitySource), so that
+// its attribute is the S the design's string means; one a join uses
+// keeps its type, and the entity's note says so.
+func (g *binder) casts(e *BoundEntity) {
+	joined := map[string]bool{}
+	for _, d := range e.Duplicates {
+		for _, p := range d.Join {
+			joined[p[1]] = true
+		}
+	}
+	for _, c := range e.Counts {
+		for _, p := range c.Join {
+			joined[p[1]] = true
+		}
+	}
+	for _, em := range e.Embeds {
+		for _, p := range em.Join {
+			joined[p[1]] = true
+		}
+	}
+	var kept []string
+	for _, c := range e.Casts {
+		col, _ := e.Table.Column(c)
+		if joined[c] {
+			e.Notes = append(e.Notes, fmt.Sprintf("TYPE: %s is a string in the design over a column of type %s, which a join of this entity compares with another table's: its attribute keeps the column's type; its key text is the design's.", cmpOr(e.Rename[c], c), col.Type))
+			continue
+		}
+		kept = append(kept, c)
+		e.Notes = append(e.Notes, fmt.Sprintf("TYPE: %s is a string in the design over a column of type %s: the query source reads it as text, so its attribute is an S (a query source cannot be followed: see docs/follow.md).", cmpOr(e.Rename[c], c), col.Type))
+	}
+	e.Casts = kept
+}
+
+// entitySource is e's source: its table, or, when columns are read as
+// text (e.Casts), a query of the table's columns with those cast.
+func entitySource(e *BoundEntity) mapping.Source {
+	if len(e.Casts) == 0 {
+		return sourceOf(e.Table)
+	}
+	var cols []string
+	for _, c := range e.Table.Columns {
+		q := quoteIdent(c.Name)
+		if slices.Contains(e.Casts, c.Name) {
+			q += "::text AS " + quoteIdent(c.Name)
+		}
+		cols = append(cols, q)
+	}
+	return mapping.Source{Query: fmt.Sprintf("SELECT %s FROM %s.%s", strings.Join(cols, ", "), quoteIdent(e.Table.Schema), quoteIdent(e.Table.Name))}
+}
+
+// quoteIdent quotes a PostgreSQL identifier.
+func quoteIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
 
 // numericScale is the s of a numeric(p,s) type, or 0.
 func numericScale(typ string) int {

@@ -178,7 +178,7 @@ func entityComment(b *Bound, e *BoundEntity) []string {
 func boundEntity(e *BoundEntity, l *layout) *mapping.Entity {
 	de := e.Design
 	here := func(path ...any) []any { return append([]any{mapping.KeyEntities, de.Name}, path...) }
-	me := &mapping.Entity{Name: de.Name, Source: sourceOf(e.Table), PK: e.PK, SK: e.SK,
+	me := &mapping.Entity{Name: de.Name, Source: entitySource(e), PK: e.PK, SK: e.SK,
 		Attributes: mapping.Attributes{Select: nonEmpty(e.Select), Rename: nonEmptyMap(e.Rename)}}
 	if de.EntityType != de.Name {
 		me.Type = de.EntityType
