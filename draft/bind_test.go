@@ -265,3 +265,47 @@ func TestBindDesignFieldTypes(t *testing.T) {
 		t.Errorf("the draft does not load: %v\n%s", err, out.String())
 	}
 }
+
+// Table choice: among the tables holding an entity's key fields, the one
+// named exactly as the entity, then alike but for case and singular or
+// plural (Titles → titles, not archived_titles with the same columns);
+// without a name match, the most fields; a tie is unbound, listing the
+// candidates with their evidence.
+func TestBindDesignTableChoice(t *testing.T) {
+	cols := []string{"show_id integer!", "title text!", "country text"}
+	catalog := func(names ...string) *Catalog {
+		c := &Catalog{Database: "films", Schemas: []string{"public"}}
+		for _, n := range names {
+			c.Tables = append(c.Tables, table(n, 10, []string{"show_id"}, cols...))
+		}
+		return c
+	}
+	design := func(entity string) *MCPTable {
+		return parseBrief(t, `{"tables": [{"table_config": {"table_name": "Films", "partition_key": "PK", "sort_key": "SK"},
+		  "entities": {"`+entity+`": {"entity_type": "TITLE", "pk_template": "TITLE#{show_id}", "sk_template": "TITLE",
+		    "fields": [{"name": "show_id", "type": "integer"}, {"name": "title", "type": "string"}]}}}]}`).Tables[0]
+	}
+	for _, c := range []struct {
+		entity string
+		tables []string
+		want   string
+		why    string
+	}{
+		{"Titles", []string{"archived_titles", "titles"}, "titles", "named alike; "},
+		{"titles", []string{"Titles", "titles", "archived_titles"}, "titles", "named exactly so; "},
+		{"Title", []string{"archived_titles", "TITLES"}, "TITLES", "named alike; "},
+		{"Show", []string{"archived_titles", "titles"}, "", `2 tables hold its key fields (show_id) equally well: archived_titles (2 of its 2 fields are columns, not named alike); titles (2 of its 2 fields are columns, not named alike)`},
+		{"Title", []string{"title", "titles"}, "", `2 tables hold its key fields (show_id) equally well: title (2 of its 2 fields are columns, named alike (case, singular or plural)); titles (2 of its 2 fields are columns, named alike (case, singular or plural))`},
+	} {
+		b := BindDesign(catalog(c.tables...), design(c.entity), "")
+		e := b.Entities[0]
+		switch {
+		case c.want == "":
+			if e.Table != nil || len(b.Unbound) != 1 || !strings.HasPrefix(b.Unbound[0].Why, c.why) {
+				t.Errorf("%s over %v: table %v, unbound %v; want unbound: %s", c.entity, c.tables, e.Table, b.Unbound, c.why)
+			}
+		case e.Table == nil || e.Table.Name != c.want || !strings.HasPrefix(e.Why, c.why):
+			t.Errorf("%s over %v: %v (%s), unbound %v; want %s (%s…)", c.entity, c.tables, e.Table, e.Why, b.Unbound, c.want, c.why)
+		}
+	}
+}

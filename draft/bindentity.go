@@ -24,6 +24,9 @@ func (g *binder) entity(de *MCPEntity) *BoundEntity {
 		return e
 	}
 	t, why := g.table(de)
+	if t == nil && why == "" {
+		return e // ambiguous: unbound already, with the candidates
+	}
 	if t == nil {
 		g.unbound(where, "%s", why)
 		return e
