@@ -58,7 +58,7 @@ type BoundEntity struct {
 	Rename map[string]string
 	// Dropped are the columns left out because a key attribute of the same
 	// name holds them (a design whose key attribute is the field).
-	Dropped    []string
+	Dropped []string
 	// Casts are the columns read as text, through a query source, so that
 	// their attributes hold the design's string (a string field over a
 	// number or boolean column no join uses).
