@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/url"
 	"os"
 	"path"
+	"strings"
 
 	"github.com/pg2dynamo/pg2dynamo/draft"
 	"github.com/pg2dynamo/pg2dynamo/extract"
@@ -145,7 +147,7 @@ func draftSchema(j *job, src *extract.Source, o InitOptions) error {
 	if err := writeDraft(j, o.Out, buf.Bytes()); err != nil {
 		return err
 	}
-	fmt.Fprintln(j.log, draftSummary(d, o.Out))
+	fmt.Fprintln(j.log, draftSummary(d, o.Out, sourceArg(j.cfg.Source, src.Name())))
 	return nil
 }
 
@@ -212,16 +214,20 @@ func writeDraft(j *job, out string, data []byte) error {
 }
 
 // draftSummary is init's closing line: what was drafted, where it went,
-// and what to run next.
-func draftSummary(d *draft.Design, out string) string {
+// and the command to run next, as it works when pasted (source is its
+// --source argument, sourceArg).
+func draftSummary(d *draft.Design, out, source string) string {
 	roles := map[draft.Role]int{}
 	for _, e := range d.Entities {
 		roles[e.Role]++
 	}
-	where := "standard output"
-	next := "pg2dynamo plan --mapping FILE --with-source"
+	where, file := "standard output", "FILE"
 	if out != "" {
-		where, next = out, "pg2dynamo plan --mapping "+out+" --with-source"
+		where, file = out, shellQuote(out)
+	}
+	next := "pg2dynamo plan --mapping " + file + " --with-source"
+	if source != "" {
+		next += " --source " + source
 	}
 	s := fmt.Sprintf("drafted %s from %s (%d with their own item collection, %d in an owner's, %d embedded, %d adjacency lists) and %d access patterns to %s",
 		report.Count(len(d.Entities)-roles[draft.Embedded], "entity", "entities"), report.Count(len(d.Catalog.Tables), "table", "tables"), roles[draft.Root]+roles[draft.Owned], roles[draft.Child], roles[draft.Embedded], roles[draft.Join], len(d.Patterns), where)
@@ -229,4 +235,39 @@ func draftSummary(d *draft.Design, out string) string {
 		s += fmt.Sprintf("\nleft out %s: %s", sk.Table.Name, sk.Reason)
 	}
 	return s + "\nnext: review the comments, then " + next
+}
+
+// sourceArg is the --source argument of a printed command that reaches
+// the source init read: "" when the libpq environment gave it (no
+// connection string), the connection string as given, quoted for a POSIX
+// shell, or, when that holds a password, name (the source without it),
+// the password then coming from PGPASSWORD or ~/.pgpass as psql takes
+// it: a printed command never shows a password.
+func sourceArg(conn, name string) string {
+	switch {
+	case conn == "":
+		return ""
+	case hasPassword(conn):
+		return shellQuote(name)
+	}
+	return shellQuote(conn)
+}
+
+// hasPassword reports whether connection string conn, a URL or
+// keyword/value pairs, holds a password.
+func hasPassword(conn string) bool {
+	if u, err := url.Parse(conn); err == nil && (u.Scheme == "postgres" || u.Scheme == "postgresql") {
+		_, set := u.User.Password()
+		return set || u.Query().Has("password")
+	}
+	return strings.Contains(conn, "password")
+}
+
+// shellQuote quotes s for a POSIX shell when it holds anything but
+// letters, digits and /:@.,_+=%-.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/:@.,_+=%-") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
