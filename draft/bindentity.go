@@ -206,10 +206,19 @@ func (g *binder) keys(e *BoundEntity) {
 			g.unbound(fmt.Sprintf("entity %s, GSI %s", de.Name, m.Name), "its templates hold %s, which no column of %s gives", strings.Join(miss, ", "), e.Table.Name)
 			continue
 		}
-		if gsi := g.b.Design.GSI(m.Name); gsi == nil {
+		gsi := g.b.Design.GSI(m.Name)
+		if gsi == nil {
 			continue // not in gsi_list: a format error, reported
 		} else if gsi.SortKey == "" && sk != "" {
 			g.unbound(fmt.Sprintf("entity %s, GSI %s", de.Name, m.Name), "an sk_template for an index without a sort key")
+			continue
+		}
+		var why string
+		if pk, why = g.tableKeyAttr(e, gsi.PartitionKey, pk); why == "" {
+			sk, why = g.tableKeyAttr(e, gsi.SortKey, sk)
+		}
+		if why != "" {
+			g.unbound(fmt.Sprintf("entity %s, GSI %s", de.Name, m.Name), "%s", why)
 			continue
 		}
 		ix := BoundIndex{Name: m.Name, PK: pk, SK: sk}
@@ -218,6 +227,22 @@ func (g *binder) keys(e *BoundEntity) {
 		}
 		e.Indexes = append(e.Indexes, ix)
 	}
+}
+
+// tableKeyAttr is the template a GSI key attribute attr takes from the
+// entity's GSI mapping, tpl: "" when attr is one of the table's key
+// attributes, which the item writes from its own pk or sk (a mapping
+// names it once), as long as tpl renders the same text; else why not.
+func (g *binder) tableKeyAttr(e *BoundEntity, attr, tpl string) (string, string) {
+	own := map[string]string{g.b.PartitionKey: e.PK, g.b.SortKey: e.SK}
+	t, shared := own[attr]
+	switch {
+	case attr == "" || !shared:
+		return tpl, ""
+	case tpl == t:
+		return "", ""
+	}
+	return "", fmt.Sprintf("its key attribute %s is the table's, which the item's own key writes as %q, but its template gives %q: one attribute holds one value", attr, t, tpl)
 }
 
 // index returns e's templates in the GSI of that name, or nil.
