@@ -412,7 +412,8 @@ func (c candidate) evidence(de *MCPEntity) string {
 }
 
 // table chooses the source table of de among those whose columns hold its
-// key fields (a key of the table: one row, one item): the one named
+// key fields (a key of the table: one row, one item), none of them a
+// column of lists (ProbeDelimited): the one named
 // exactly as the entity, else alike but for case and singular or plural
 // (Titles → titles, never archived_titles), else the one with the most of
 // its fields as columns. Two tables equally good by that order are a tie;
@@ -430,10 +431,20 @@ func (g *binder) table(de *MCPEntity) (*Table, string) {
 		}
 	}
 	var holding []candidate
+	var lists []string // the candidates left out for a key column of lists
 	for _, c := range cands {
-		if c.keys && c.cols > 0 {
-			holding = append(holding, c)
+		if !c.keys || c.cols == 0 {
+			continue
 		}
+		if why := listKey(de, c.t); why != "" {
+			lists = append(lists, why)
+			continue
+		}
+		holding = append(holding, c)
+	}
+	if len(holding) == 0 && len(lists) > 0 {
+		g.unbound("entity "+de.Name, "%s: a key would hold the whole list, where the design means an item per element, which only a child table of one row per element gives", strings.Join(lists, "; "))
+		return nil, ""
 	}
 	switch {
 	case best.t == nil || best.cols == 0:
@@ -477,6 +488,17 @@ func (g *binder) table(de *MCPEntity) (*Table, string) {
 		why = "named alike; " + why
 	}
 	return top.t, why
+}
+
+// listKey says which key field of de would be a column of lists in t
+// (Table.Delimited), or "".
+func listKey(de *MCPEntity, t *Table) string {
+	for _, f := range keyFields(de) {
+		if c, ok := direct(t, f); ok && t.Delimited[c] != "" {
+			return fmt.Sprintf("its key field %s would be %s.%s, a text column of lists (%q)", f, t.Name, c, t.Delimited[c])
+		}
+	}
+	return ""
 }
 
 func compareBool(a, b bool) int {

@@ -54,6 +54,10 @@ type Table struct {
 	// AvgRowBytes is the average pg_column_size of a row (bytes, as stored,
 	// possibly compressed): a lower bound of the DynamoDB item size.
 	AvgRowBytes int64
+	// Delimited are the text columns ProbeDelimited found to hold lists
+	// (a comma in at least DelimitedShare of the values sampled), each
+	// with one of its values.
+	Delimited map[string]string
 }
 
 // Column is one column of a table: its name, type (format_type, e.g.

@@ -163,6 +163,9 @@ func bindDesign(j *job, src *extract.Source, o InitOptions, t *draft.MCPTable, f
 	if err != nil {
 		return err
 	}
+	if err := draft.ProbeDelimited(j.ctx, src.Conn(), cat, t); err != nil {
+		return err
+	}
 	b := draft.BindDesign(cat, t, j.cfg.Table)
 	if format != nil {
 		var tail string
