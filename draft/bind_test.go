@@ -309,3 +309,37 @@ func TestBindDesignTableChoice(t *testing.T) {
 		}
 	}
 }
+
+// A GSI key attribute that is one of the table's is written once, from the
+// item's own key: its template is left out of the index when it renders
+// the same text, and the mapping is unbound when it does not. An entity
+// whose key field is unbound (a type its column cannot hold) is unbound
+// too, rather than drafted with a key that does not render.
+func TestBindDesignGSIOnTableKeys(t *testing.T) {
+	d := parseBrief(t, `{"tables": [{
+	  "table_config": {"table_name": "Shop", "partition_key": "PK", "sort_key": "SK"},
+	  "gsi_list": [{"name": "BySK", "partition_key": "EMAIL", "sort_key": "SK"}, {"name": "Other", "partition_key": "X", "sort_key": "SK"}],
+	  "entities": {
+	    "Customer": {"entity_type": "CUSTOMER", "pk_template": "CUSTOMER#{customer_id}", "sk_template": "PROFILE",
+	      "gsi_mappings": [{"name": "BySK", "pk_template": "{email}", "sk_template": "PROFILE"},
+	                       {"name": "Other", "pk_template": "{email}", "sk_template": "P#{customer_id}"}],
+	      "fields": [{"name": "customer_id", "type": "integer"}, {"name": "email", "type": "string"}]},
+	    "CustomerOrder": {"entity_type": "ORDER", "pk_template": "CUSTOMER#{customer_id}", "sk_template": "ORDER#{order_id}",
+	      "fields": [{"name": "customer_id", "type": "integer"}, {"name": "order_id", "type": "boolean"}]}}}]}`)
+	b := BindDesign(shop(), d.Tables[0], "")
+	c := b.Entities[0]
+	if ix := c.index("BySK"); ix == nil || ix.PK != "${email}" || ix.SK != "" {
+		t.Errorf("BySK %+v, want pk ${email} and no sk", ix)
+	}
+	want := []Unbound{
+		{"entity Customer, GSI Other", `its key attribute SK is the table's, which the item's own key writes as "PROFILE", but its template gives "P#${customer_id:0}": one attribute holds one value`},
+		{"entity CustomerOrder, field order_id", "orders.order_id: field order_id is typed boolean in the design, but the column is integer: the generated code could not parse its values as boolean; change the field's type or the column"},
+		{"entity CustomerOrder", "its key templates hold order_id, which are unbound (listed with its fields)"},
+	}
+	if d := cmp.Diff(want, b.Unbound); d != "" {
+		t.Errorf("unbound (-want +got):\n%s", d)
+	}
+	if b.Entities[1].Table != nil {
+		t.Errorf("CustomerOrder bound over %s", b.Entities[1].Table.Name)
+	}
+}

@@ -175,17 +175,19 @@ func (g *binder) keys(e *BoundEntity) {
 		c, ok := e.keyName[f]
 		return c, ok
 	}
-	var unsupported []string
-	var miss []string
-	e.PK, miss, unsupported = translateTemplate(de.PKTemplate, place)
-	var miss2, unsupported2 []string
-	e.SK, miss2, unsupported2 = translateTemplate(de.SKTemplate, place)
-	if u := slices.Concat(unsupported, unsupported2); len(u) > 0 {
-		g.unbound("entity "+de.Name, "its key templates format %s in a way pg2dynamo cannot render (it renders {field} as the field's text, and {number:0Nd} zero-padded to N digits)", strings.Join(u, ", "))
+	pk, pkMiss, pkU := translateTemplate(de.PKTemplate, place)
+	sk, skMiss, skU := translateTemplate(de.SKTemplate, place)
+	switch u, miss := slices.Concat(pkU, skU), slices.Concat(pkMiss, skMiss); {
+	case len(u) > 0:
+		g.unbound("entity "+de.Name, "its key templates format %s in a way pg2dynamo cannot render (it renders {field} as the field's text, {number:0Nd} and {decimal:0W.Sf} zero-padded)", strings.Join(u, ", "))
+		e.Table = nil
+		return
+	case len(miss) > 0:
+		g.unbound("entity "+de.Name, "its key templates hold %s, which are unbound (listed with its fields)", strings.Join(slices.Compact(miss), ", "))
 		e.Table = nil
 		return
 	}
-	_ = slices.Concat(miss, miss2) // a field no column gives is unbound already
+	e.PK, e.SK = pk, sk
 	g.orderNotes(e)
 	for _, m := range de.GSIMappings {
 		if m.PKTemplates != nil || m.SKTemplates != nil {

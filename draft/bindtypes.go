@@ -2,6 +2,7 @@ package draft
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -99,7 +100,7 @@ func (g *binder) orderNotes(e *BoundEntity) {
 			add(gsi.SortKey, m.SKTemplate)
 		}
 	}
-	for _, attr := range slices.Sorted(mapKeys(sorted)) {
+	for _, attr := range slices.Sorted(maps.Keys(sorted)) {
 		fs := sorted[attr]
 		e.Notes = append(e.Notes, fmt.Sprintf("ORDER: sort key %s holds %s, a number written as plain digits, as the design's code writes it: its keys sort as text (10 before 9), so a Query's order and a range condition (>, <, between) on it compare text, not numbers. To sort numerically, pad it in the design ({%s:010d}): init then pads it the same way (${%s:10}).",
 			attr, strings.Join(fs, ", "), strings.Trim(fs[0], "{}"), e.keyName[strings.Trim(fs[0], "{}")].Name))

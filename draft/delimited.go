@@ -3,6 +3,7 @@ package draft
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/jackc/pgx/v5"
@@ -34,7 +35,7 @@ func ProbeDelimited(ctx context.Context, conn *pgx.Conn, cat *Catalog, t *MCPTab
 		}
 	}
 	for _, tbl := range cat.Tables {
-		for _, f := range slices.Sorted(mapKeys(fields)) {
+		for _, f := range slices.Sorted(maps.Keys(fields)) {
 			c, ok := direct(tbl, f)
 			col, _ := tbl.Column(c)
 			if !ok || !textType(col.Type) || slices.Contains(tbl.PrimaryKey, c) {

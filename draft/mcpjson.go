@@ -84,26 +84,25 @@ func decodeValue(dec *json.Decoder) (any, error) {
 	return t, nil
 }
 
-// jsonKind names a JSON value's kind as the MCP server's validator does
-// (after Python's type names): object as dict, array as list, string as
-// str, a number as int or float, true and false as bool, null as NoneType.
+// jsonKind names a JSON value's kind: object, array, string, integer,
+// number, boolean or null.
 func jsonKind(v any) string {
 	switch x := v.(type) {
 	case *jsonObject:
-		return "dict"
+		return "an object"
 	case []any:
-		return "list"
+		return "an array"
 	case string:
-		return "str"
+		return "a string"
 	case json.Number:
 		if _, err := x.Int64(); err == nil {
-			return "int"
+			return "an integer"
 		}
-		return "float"
+		return "a number"
 	case bool:
-		return "bool"
+		return "a boolean"
 	}
-	return "NoneType"
+	return "null"
 }
 
 // str returns v as a string, and whether it is one.

@@ -3,6 +3,7 @@ package draft
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strconv"
@@ -417,12 +418,12 @@ func (v *validator) included(to *jsonObject, path string, gsis map[string]*gsiDe
 		}
 	}
 	es, _ := to.Vals["entities"].(*jsonObject)
-	for _, name := range slices.Sorted(mapKeys(gsis)) {
+	for _, name := range slices.Sorted(maps.Keys(gsis)) {
 		d := gsis[name]
 		if d.projection != "INCLUDE" || !d.includedWellFormed {
 			continue
 		}
-		idx := maps2set(keys)
+		idx := maps.Clone(keys)
 		for _, k := range slices.Concat(d.pk, d.sk) {
 			idx[k] = true
 		}
@@ -472,24 +473,6 @@ func mapsInto(eo *jsonObject, name string) bool {
 		}
 	}
 	return false
-}
-
-func mapKeys[V any](m map[string]V) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
-}
-
-func maps2set(m map[string]bool) map[string]bool {
-	out := make(map[string]bool, len(m))
-	for k, b := range m {
-		out[k] = b
-	}
-	return out
 }
 
 func (v *validator) entitiesOf(x any, path string, gsis map[string]*gsiDef) {
@@ -645,14 +628,13 @@ func (v *validator) template(s, path string, info *entityInfo, fieldsKnown bool)
 	}
 	for _, f := range templateFields(s) {
 		if !info.fields[f] {
-			v.add(path+"."+f, "template parameter %q is not a field of entity %s (its fields: %s)", f, info.name, strings.Join(slices.Sorted(mapKeys(info.fields)), ", "))
+			v.add(path+"."+f, "template parameter %q is not a field of entity %s (its fields: %s)", f, info.name, strings.Join(slices.Sorted(maps.Keys(info.fields)), ", "))
 		}
 	}
 }
 
 // templates checks a GSI mapping's pk_template or sk_template: a string,
-// or a list of 1 to 4 of them (for a multi-attribute key). It returns
-// the list's length, or -1 for a string.
+// or a list of 1 to 4 of them (for a multi-attribute key).
 func (v *validator) templates(m *jsonObject, path, key string, info *entityInfo) {
 	p := path + "." + key
 	switch x := m.Vals[key].(type) {
@@ -799,7 +781,7 @@ func (v *validator) pattern(p any, path string, info *entityInfo, gsis map[strin
 		case !isBool:
 			v.add(path+".consistent_read", "consistent_read must be true or false, got %s", jsonKind(cr))
 		case b && hasIndex:
-			v.add(path+".consistent_read", "consistent_read cannot be true for a GSI query: a GSI reads are eventually consistent")
+			v.add(path+".consistent_read", "consistent_read cannot be true for a GSI query: GSI reads are eventually consistent")
 		}
 	}
 	var gsi *gsiDef
@@ -861,7 +843,7 @@ func (v *validator) parameterList(x any, path string, cross bool) []string {
 			case !has:
 				v.add(pp+".entity_type", "entity parameters must specify entity_type")
 			case !v.entities[s]:
-				v.add(pp+".entity_type", "unknown entity type %q: expected an entity of this table or one before it (%s)", s, strings.Join(slices.Sorted(mapKeys(v.entities)), ", "))
+				v.add(pp+".entity_type", "unknown entity type %q: expected an entity of this table or one before it (%s)", s, strings.Join(slices.Sorted(maps.Keys(v.entities)), ", "))
 			}
 		}
 		if cross && typ != "entity" && name != "" {
