@@ -76,7 +76,10 @@ func TestBindDesign(t *testing.T) {
 	for _, want := range []string{
 		// The design's key text: numbers as plain digits (CUSTOMER#1), as
 		// the design's generated code writes them, never zero-padded.
-		"  CustomerOrder:\n    source: {table: orders}\n    pk: \"CUSTOMER#${customer_id:0}\"\n    sk: \"ORDER#${placed_at}#${order_id:0}\"",
+		"  CustomerOrder:\n    source: {query: \"SELECT \\\"order_id\\\", \\\"customer_id\\\", \\\"placed_at\\\"::text AS \\\"placed_at\\\" FROM \\\"public\\\".\\\"orders\\\"\"}\n    pk: \"CUSTOMER#${customer_id:0}\"\n    sk: \"ORDER#${placed_at}#${order_id:0}\"",
+		// placed_at, a string over a timestamptz in a key, is read as
+		// PostgreSQL's text: its key text and its attribute are the same.
+		"TYPE: placed_at is a string in the design over a column of type timestamp with time zone: the query source reads it as PostgreSQL's text",
 		"\n    type: CUSTOMER_ORDER\n    embed:\n",
 		"attributes: {select: [email], rename: {email: customer_email}}",
 		"line_count: {function: count, source: {table: order_lines}, join: {order_id: order_id}}",
@@ -250,7 +253,7 @@ func TestBindDesignFieldTypes(t *testing.T) {
 		t.Errorf("source %+v, want the query %s", got, wantQuery)
 	}
 	for _, n := range []string{
-		"TYPE: zip is a string in the design over a column of type integer: the query source reads it as text, so its attribute is an S",
+		"TYPE: zip is a string in the design over a column of type integer: the query source reads it as PostgreSQL's text, so that its attribute is that S and its keys the same text",
 		"TYPE: customer_id is a string in the design over a column of type integer, which a join of this entity compares with another table's",
 	} {
 		if !slices.ContainsFunc(e.Notes, func(s string) bool { return strings.HasPrefix(s, n) }) {

@@ -55,7 +55,7 @@ func (g *binder) field(e *BoundEntity, f MCPField, parents, children []link) str
 		if why := fieldFits(f, col); why != "" {
 			return fmt.Sprintf("%s.%s: %s", t.Name, c, why)
 		}
-		if castable(f, col) {
+		if castable(f, col, slices.Contains(allKeyFields(e.Design), f.Name)) {
 			e.Casts = append(e.Casts, c)
 		}
 		e.keyName[f.Name] = keyColumn{Name: c, Number: numberType(col.Type), Scale: numericScale(col.Type)}

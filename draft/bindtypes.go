@@ -107,10 +107,39 @@ func (g *binder) orderNotes(e *BoundEntity) {
 	}
 }
 
-// castable reports whether string field f over column col holds another
-// type than the design's (a number, a boolean), to be read as text.
-func castable(f MCPField, col Column) bool {
-	return f.Type == "string" && (numberType(col.Type) || col.Type == "boolean")
+// castable reports whether string field f over column col is to be read
+// as text: a number or a boolean, whose attribute would hold another type
+// than the design's; or, in a key (inKey), a timestamp or a time, whose
+// key text (always six fraction digits: 05.120000) would differ from its
+// attribute's (05.12), so that the design's code, which builds a key
+// from the field it read, would not find the item. Read as PostgreSQL's
+// text (2024-01-02 03:04:05.12+00, in the session's UTC), key and
+// attribute are the same string, and it sorts in time order.
+func castable(f MCPField, col Column, inKey bool) bool {
+	switch {
+	case f.Type != "string":
+		return false
+	case numberType(col.Type), col.Type == "boolean":
+		return true
+	}
+	return inKey && timeType(col.Type)
+}
+
+// timeType reports whether typ is a timestamp or a time of day, whose key
+// text has a fixed six-digit fraction.
+func timeType(typ string) bool {
+	return strings.HasPrefix(typ, "timestamp") || strings.HasPrefix(typ, "time ") || typ == "time"
+}
+
+// allKeyFields are the fields of every key template of de: the table's
+// and its GSI mappings'.
+func allKeyFields(de *MCPEntity) []string {
+	out := keyFields(de)
+	for _, m := range de.GSIMappings {
+		out = append(out, templateFields(m.PKTemplate)...)
+		out = append(out, templateFields(m.SKTemplate)...)
+	}
+	return out
 }
 
 // casts keeps, of e's columns to read as text, those no join of e uses:
@@ -139,11 +168,11 @@ func (g *binder) casts(e *BoundEntity) {
 	for _, c := range e.Casts {
 		col, _ := e.Table.Column(c)
 		if joined[c] {
-			e.Notes = append(e.Notes, fmt.Sprintf("TYPE: %s is a string in the design over a column of type %s, which a join of this entity compares with another table's: its attribute keeps the column's type; its key text is the design's.", cmpOr(e.Rename[c], c), col.Type))
+			e.Notes = append(e.Notes, fmt.Sprintf("TYPE: %s is a string in the design over a column of type %s, which a join of this entity compares with another table's: its attribute keeps the column's type, and its key text is pg2dynamo's for that type.", cmpOr(e.Rename[c], c), col.Type))
 			continue
 		}
 		kept = append(kept, c)
-		e.Notes = append(e.Notes, fmt.Sprintf("TYPE: %s is a string in the design over a column of type %s: the query source reads it as text, so its attribute is an S (a query source cannot be followed: see docs/follow.md).", cmpOr(e.Rename[c], c), col.Type))
+		e.Notes = append(e.Notes, fmt.Sprintf("TYPE: %s is a string in the design over a column of type %s: the query source reads it as PostgreSQL's text, so that its attribute is that S and its keys the same text (a query source cannot be followed: see docs/follow.md).", cmpOr(e.Rename[c], c), col.Type))
 	}
 	e.Casts = kept
 }
