@@ -59,3 +59,41 @@ INSERT INTO title_countries SELECT show_id, trim(c) FROM titles, unnest(string_t
 		t.Errorf("CountryTitle over %s, want title_countries", got)
 	}
 }
+
+// A design with a format mistake (a misspelled operation) and a part the
+// source lacks reports both in one run: the format mistake at its path,
+// what binding finds, exit 2, and no draft written.
+func TestInitFromDesignFormatAndBindingInOneRun(t *testing.T) {
+	parallel(t)
+	design := filepath.Join(t.TempDir(), "schema.json")
+	if err := os.WriteFile(design, []byte(`{"tables": [{
+  "table_config": {"table_name": "Films", "partition_key": "PK", "sort_key": "SK"},
+  "entities": {"Title": {"entity_type": "TITLE", "pk_template": "TITLE#{show_id}", "sk_template": "TITLE",
+    "fields": [{"name": "show_id", "type": "integer", "required": true}, {"name": "rating", "type": "decimal", "required": true}],
+    "access_patterns": [{"pattern_id": 1, "name": "get_title", "description": "A title", "operation": "Getitem",
+      "parameters": [{"name": "show_id", "type": "integer"}], "return_type": "single_entity"}]}}}]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	src := testenv.NewDatabase(t)
+	f := filepath.Join(t.TempDir(), "s.sql")
+	if err := os.WriteFile(f, []byte(`CREATE TABLE titles (show_id integer PRIMARY KEY, title text NOT NULL);`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	psqlFile(t, src, f)
+	out := filepath.Join(t.TempDir(), "mapping.yaml")
+	r := runCLI(t, "init", "--from-design", design, "--source", src, "--out", out)
+	if r.code != ExitUsage {
+		t.Fatalf("exit %d, want %d:\n%s", r.code, ExitUsage, r.stderr)
+	}
+	for _, want := range []string{
+		`tables[0].entities.Title.access_patterns[0].operation: invalid operation "Getitem"`,
+		"entity Title, field rating: titles has no column rating",
+	} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, r.stderr)
+		}
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Errorf("a draft was written")
+	}
+}
