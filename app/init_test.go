@@ -250,3 +250,21 @@ func hint(t *testing.T, stderr string) []string {
 	}
 	return args
 }
+
+// On a database whose tables are in another schema than the ones asked
+// for, init names the schemas that have tables.
+func TestInitNamesTheSchemasWithTables(t *testing.T) {
+	parallel(t)
+	src := testenv.NewDatabase(t)
+	sql := filepath.Join(t.TempDir(), "schema.sql")
+	if err := os.WriteFile(sql, []byte(`CREATE SCHEMA hr; CREATE TABLE hr.employees (id integer PRIMARY KEY);
+CREATE SCHEMA sales; CREATE TABLE sales.orders (id integer PRIMARY KEY);`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	psqlFile(t, src, sql)
+	r := runCLI(t, "init", "--source", src)
+	want := "no tables in schema [public] of " + strings.TrimSuffix(src, "?sslmode=disable") + ": nothing to draft; the schemas with tables are hr, sales: name them with --schema (--schema hr)"
+	if r.code == ExitOK || !strings.Contains(r.stderr, want) {
+		t.Errorf("exit %d, want an error with %q:\n%s", r.code, want, r.stderr)
+	}
+}

@@ -128,7 +128,11 @@ func draftSchema(j *job, src *extract.Source, o InitOptions) error {
 		return err
 	}
 	if len(cat.Tables) == 0 {
-		return fmt.Errorf("no tables in schema %v of %s: nothing to draft", cat.Schemas, src.Name())
+		err := fmt.Errorf("no tables in schema %v of %s: nothing to draft", cat.Schemas, src.Name())
+		if others, serr := draft.SchemasWithTables(j.ctx, src.Conn()); serr == nil && len(others) > 0 {
+			err = fmt.Errorf("%w; the schemas with tables are %s: name them with --schema (--schema %s)", err, strings.Join(others, ", "), others[0])
+		}
+		return err
 	}
 	d := draft.Propose(cat, draft.Options{Table: j.cfg.Table, DuplicateNames: o.DuplicateNames})
 	if len(d.Entities) == 0 {
