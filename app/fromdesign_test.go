@@ -38,13 +38,20 @@ func TestInitFromDesign(t *testing.T) {
 				"attributes: {select: [name], rename: {name: category_name}}",
 				"rename: {name: product_name}",
 				"    as: set", "order_by: [line_no]",
-				`key_condition: "PK = CUSTOMER#${customer_id} AND SK BETWEEN ORDER#${placed_at} AND ORDER#${placed_at}#${order_id}"`,
+				// The design's key text: integers as plain digits, as its
+				// generated code writes them (CUSTOMER#1); the price as
+				// its {price:011.2f}.
+				`key_condition: "PK = CUSTOMER#${customer_id:0} AND SK BETWEEN ORDER#${placed_at} AND ORDER#${placed_at}#${order_id:0}"`,
+				`sk: "PRICE#${price:8}#${product_id:0}"`,
 			}},
 		{name: "social", types: map[string]string{"USER": "users", "POST": "posts", "COMMENT": "comments", "LIKE": "likes", "FOLLOWER": "follows"},
 			strategies: []string{
 				"follower_count: {function: count, source: {table: follows}, join: {followee_id: user_id}}",
 				"join: {user_id: follower_id}", "attributes: {select: [handle], rename: {handle: follower_handle}}",
 				"attributes: {select: [topic]}",
+				// The design pads the numbers its sort keys order by
+				// ({follower_id:010d}), and so does the draft.
+				`sk: "FOLLOWER#${follower_id:10}"`,
 			}},
 		{name: "leaderboard", types: map[string]string{"GAME": "games", "SCORE": "scores", "PLAYER": "players", "ACHIEVEMENT": "achievements"},
 			strategies: []string{
@@ -210,9 +217,9 @@ func TestInitFromDesignUsage(t *testing.T) {
 		{[]string{"--from-design", two}, []string{"the design has 2 tables (A, B): choose one with --design-table NAME"}},
 		{[]string{"--from-design", two, "--design-table", "C"}, []string{`the design has no table "C"; its tables: A, B`}},
 		{[]string{"--from-design", bad}, []string{
-			"tables[0].table_config.partition_key: missing",
-			"tables[0].entities.X.pk_template: {nope} is not a field of the entity",
-			`tables[0].entities.X.access_patterns[0].range_condition: "contains": expected begins_with, between, >, <, >= or <=`}},
+			`tables[0].table_config.partition_key: missing required field "partition_key"`,
+			`tables[0].entities.X.pk_template.nope: template parameter "nope" is not a field of entity X`,
+			`tables[0].entities.X.access_patterns[0].range_condition: invalid range_condition "contains": expected begins_with, between, >, <, >= or <=`}},
 		{[]string{"--design-table", "A"}, []string{"--design-table NAME chooses a table of --from-design FILE, which is missing"}},
 		{[]string{"--from-design", filepath.Join(dir, "none.json")}, []string{"--from-design: open"}},
 	} {

@@ -52,10 +52,14 @@ access_patterns). It drafts one mapping per design table (--design-table)
 and binds each entity to the source: over the table that holds its key
 fields and most of its fields; a field its parent (by foreign key) has
 becomes a duplicate, a *_count of a child table a count, an array a child
-table fills an embed. {field} becomes ${column}, gsi_mappings indexes, and
-the GetItem and Query patterns (index_name, range_condition) access
-patterns that verify runs. What cannot be bound is listed, on stderr and
-as comments in the draft, and init exits 5.
+table fills an embed. Each field's type must fit its column's. {field}
+becomes the text the design's code writes (${column:0}: a number's plain
+digits; {n:010d} pads), gsi_mappings indexes, and the GetItem and Query
+patterns (index_name, range_condition) access patterns that verify runs.
+What cannot be bound is listed, on stderr and as comments in the draft,
+and init exits 5. The file is first checked against every rule of the MCP
+server's own validator; its mistakes, each at its JSON path, are listed
+with what binding finds, and init exits 2, writing nothing.
 
 Exit codes: 0 written, 1 the source or the file failed, 2 usage,
 5 (--from-design) written, with parts of the design unbound.`,

@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -167,5 +168,103 @@ func TestInitRefusesABadExcludePattern(t *testing.T) {
 	r := runCLI(t, "init", "--source", "postgres://nobody@127.0.0.1:1/none", "--exclude", "audit_[")
 	if r.code != ExitUsage || !strings.Contains(r.stderr, `--exclude "audit_["`) {
 		t.Errorf("exit %d, want %d naming the pattern:\n%s", r.code, ExitUsage, r.stderr)
+	}
+}
+
+// init's closing hint is a command that works as printed: it names the
+// draft and the source (which plan --with-source needs), and run as it is
+// it exits 0. A source URL with a password is printed without it.
+func TestInitClosingHintWorksAsPrinted(t *testing.T) {
+	parallel(t)
+	src := testenv.NewDatabase(t)
+	sql := filepath.Join(t.TempDir(), "schema.sql")
+	if err := os.WriteFile(sql, []byte(`CREATE TABLE authors (author_id integer PRIMARY KEY, name text NOT NULL);
+CREATE TABLE books (book_id integer PRIMARY KEY, author_id integer NOT NULL REFERENCES authors, title text NOT NULL);
+INSERT INTO authors VALUES (1, 'Ann'), (2, 'Bo');
+INSERT INTO books VALUES (1, 1, 'A'), (2, 1, 'B'), (3, 2, 'C');`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	psqlFile(t, src, sql)
+	file := filepath.Join(t.TempDir(), "mapping.yaml")
+	r := runCLI(t, "init", "--source", src, "--out", file)
+	if r.code != ExitOK {
+		t.Fatalf("init exit %d:\n%s", r.code, r.stderr)
+	}
+	args := hint(t, r.stderr)
+	if want := []string{"pg2dynamo", "plan", "--mapping", file, "--with-source", "--source", src}; !slices.Equal(args, want) {
+		t.Fatalf("the hint is %q, want %q:\n%s", args, want, r.stderr)
+	}
+	if r := runCLI(t, args[1:]...); r.code != ExitOK {
+		t.Errorf("%s: exit %d\n%s", args, r.code, r.stderr)
+	}
+
+	u, err := url.Parse(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.User = url.UserPassword(u.User.Username(), "s3cret")
+	file2 := filepath.Join(t.TempDir(), "mapping.yaml")
+	r = runCLI(t, "init", "--source", u.String(), "--out", file2)
+	if r.code != ExitOK {
+		t.Fatalf("init with a password: exit %d:\n%s", r.code, r.stderr)
+	}
+	u.User, u.RawQuery = url.User(u.User.Username()), ""
+	args = hint(t, r.stderr)
+	if strings.Contains(r.stderr, "s3cret") || !slices.Equal(args[len(args)-2:], []string{"--source", u.String()}) {
+		t.Errorf("the hint %q shows the password, or not the source without it:\n%s", args, r.stderr)
+	}
+	if r := runCLI(t, args[1:]...); r.code != ExitOK {
+		t.Errorf("%s: exit %d\n%s", args, r.code, r.stderr)
+	}
+}
+
+// hint is the command init's closing line prints, split into arguments
+// as a POSIX shell splits it (words, and single-quoted text).
+func hint(t *testing.T, stderr string) []string {
+	t.Helper()
+	_, line, ok := strings.Cut(stderr, "next: review the comments, then ")
+	if !ok {
+		t.Fatalf("no closing hint:\n%s", stderr)
+	}
+	line, _, _ = strings.Cut(line, "\n")
+	var args []string
+	var cur strings.Builder
+	inWord, quoted := false, false
+	for _, r := range line {
+		switch {
+		case r == '\'':
+			quoted, inWord = !quoted, true
+		case r == ' ' && !quoted:
+			if inWord {
+				args = append(args, cur.String())
+				cur.Reset()
+			}
+			inWord = false
+		default:
+			cur.WriteRune(r)
+			inWord = true
+		}
+	}
+	if inWord {
+		args = append(args, cur.String())
+	}
+	return args
+}
+
+// On a database whose tables are in another schema than the ones asked
+// for, init names the schemas that have tables.
+func TestInitNamesTheSchemasWithTables(t *testing.T) {
+	parallel(t)
+	src := testenv.NewDatabase(t)
+	sql := filepath.Join(t.TempDir(), "schema.sql")
+	if err := os.WriteFile(sql, []byte(`CREATE SCHEMA hr; CREATE TABLE hr.employees (id integer PRIMARY KEY);
+CREATE SCHEMA sales; CREATE TABLE sales.orders (id integer PRIMARY KEY);`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	psqlFile(t, src, sql)
+	r := runCLI(t, "init", "--source", src)
+	want := "no tables in schema [public] of " + strings.TrimSuffix(src, "?sslmode=disable") + ": nothing to draft; the schemas with tables are hr, sales: name them with --schema (--schema hr)"
+	if r.code == ExitOK || !strings.Contains(r.stderr, want) {
+		t.Errorf("exit %d, want an error with %q:\n%s", r.code, want, r.stderr)
 	}
 }

@@ -58,14 +58,19 @@ type BoundEntity struct {
 	Rename map[string]string
 	// Dropped are the columns left out because a key attribute of the same
 	// name holds them (a design whose key attribute is the field).
-	Dropped    []string
+	Dropped []string
+	// Casts are the columns read as text, through a query source, so that
+	// their attributes hold the design's string (a string field over a
+	// number or boolean column no join uses).
+	Casts      []string
 	Duplicates []*BoundDuplicate
 	Counts     []BoundCount
 	Embeds     []BoundEmbed
 	Notes      []string
-	// keyName gives each field placeable in a key its placeholder name:
-	// its source column, or its duplicated attribute; dup marks the latter.
-	keyName map[string]string
+	// keyName gives each field placeable in a key its placeholder: its
+	// source column, or its duplicated attribute (dup marks the latter),
+	// and whether it is a number.
+	keyName map[string]keyColumn
 	dup     map[string]bool
 	// nullable marks the placeholders that may be NULL (sparse indexes).
 	nullable map[string]bool
@@ -349,7 +354,7 @@ func keyFields(de *MCPEntity) []string {
 
 // fit measures how well table t holds entity de: whether its key fields
 // are placeable (columns of t, or of a parent) and hold a key of t, how
-// many fields are t's columns, how well the names match.
+// many fields are t's columns, how well the names match (nameMatch).
 func (g *binder) fit(de *MCPEntity, t *Table) (keys bool, cols, name int) {
 	parents := g.parents(t)
 	var keyCols []string
@@ -367,38 +372,133 @@ func (g *binder) fit(de *MCPEntity, t *Table) (keys bool, cols, name int) {
 			cols++
 		}
 	}
-	en, tn := strings.ToLower(asciiSnake(de.Name)), singularSnake(asciiSnake(t.Name))
-	switch {
-	case en == tn:
-		name = 2
-	case slices.Contains(strings.Split(en, "_"), tn) || strings.HasSuffix(en, "_"+tn) || strings.HasPrefix(en, tn+"_"):
-		name = 1
-	}
-	return keys, cols, name
+	return keys, cols, nameMatch(de.Name, t.Name)
 }
 
-// table chooses the source table of de: one whose columns hold its key
-// fields (a key of the table: one row, one item), then the most of its
-// fields, then the best name match, then catalog order.
+// How an entity's name matches a table's, best first.
+const (
+	nameNone    = iota
+	namePart    // a word of one is the other: CustomerOrder and orders
+	nameLoose   // alike but for case, word breaks and singular or plural: Title and titles
+	nameExactly // the same text: titles and titles
+)
+
+// nameMatch is how entity name en matches table name tn.
+func nameMatch(en, tn string) int {
+	if en == tn {
+		return nameExactly
+	}
+	e, t := singularSnake(strings.ToLower(asciiSnake(en))), singularSnake(strings.ToLower(asciiSnake(tn)))
+	switch {
+	case e == t:
+		return nameLoose
+	case slices.Contains(strings.Split(e, "_"), t) || strings.HasSuffix(e, "_"+t) || strings.HasPrefix(e, t+"_") ||
+		strings.HasSuffix(t, "_"+e) || strings.HasPrefix(t, e+"_"):
+		return namePart
+	}
+	return nameNone
+}
+
+// candidate is a table that could hold an entity, with the evidence.
+type candidate struct {
+	t          *Table
+	keys       bool
+	cols, name int
+}
+
+func (c candidate) evidence(de *MCPEntity) string {
+	how := map[int]string{nameExactly: "named exactly so", nameLoose: "named alike (case, singular or plural)", namePart: "named in part alike", nameNone: "not named alike"}[c.name]
+	return fmt.Sprintf("%s (%d of its %d fields are columns, %s)", c.t.Name, c.cols, len(de.Fields), how)
+}
+
+// table chooses the source table of de among those whose columns hold its
+// key fields (a key of the table: one row, one item), none of them a
+// column of lists (ProbeDelimited): the one named
+// exactly as the entity, else alike but for case and singular or plural
+// (Titles → titles, never archived_titles), else the one with the most of
+// its fields as columns. Two tables equally good by that order are a tie;
+// without a name match, two with as many fields are too (a near miss):
+// each is unbound, listing the candidates with their evidence, and "" is
+// returned as why.
 func (g *binder) table(de *MCPEntity) (*Table, string) {
-	var best *Table
-	var bk bool
-	var bc, bn int
+	var cands []candidate
+	var best candidate
 	for _, t := range g.b.Catalog.Tables {
 		k, c, n := g.fit(de, t)
-		if best == nil || cmp.Or(compareBool(k, bk), cmp.Compare(c, bc), cmp.Compare(n, bn)) > 0 {
-			best, bk, bc, bn = t, k, c, n
+		cands = append(cands, candidate{t, k, c, n})
+		if best.t == nil || cmp.Or(compareBool(k, best.keys), cmp.Compare(c, best.cols)) > 0 {
+			best = candidate{t, k, c, n}
 		}
 	}
-	switch {
-	case best == nil || bc == 0:
-		return nil, "no table of the source has any of its fields as a column"
-	case !bk:
-		return nil, fmt.Sprintf("no table holds its key fields (%s) as a key of its rows: %s has the most of its fields (%d of %d), but its key (%s) is not among them, so rows would share an item key",
-			strings.Join(keyFields(de), ", "), best.Name, bc, len(de.Fields), strings.Join(best.PrimaryKey, ", "))
+	var holding []candidate
+	var lists []string // the candidates left out for a key column of lists
+	for _, c := range cands {
+		if !c.keys || c.cols == 0 {
+			continue
+		}
+		if why := listKey(de, c.t); why != "" {
+			lists = append(lists, why)
+			continue
+		}
+		holding = append(holding, c)
 	}
-	why := fmt.Sprintf("%d of its %d fields are columns of %s, and its key fields (%s) hold a key of its rows", bc, len(de.Fields), best.Name, strings.Join(keyFields(de), ", "))
-	return best, why
+	if len(holding) == 0 && len(lists) > 0 {
+		g.unbound("entity "+de.Name, "%s: a key would hold the whole list, where the design means an item per element, which only a child table of one row per element gives", strings.Join(lists, "; "))
+		return nil, ""
+	}
+	switch {
+	case best.t == nil || best.cols == 0:
+		return nil, "no table of the source has any of its fields as a column"
+	case len(holding) == 0:
+		return nil, fmt.Sprintf("no table holds its key fields (%s) as a key of its rows: %s has the most of its fields (%d of %d), but its key (%s) is not among them, so rows would share an item key",
+			strings.Join(keyFields(de), ", "), best.t.Name, best.cols, len(de.Fields), strings.Join(best.t.PrimaryKey, ", "))
+	}
+	slices.SortStableFunc(holding, func(a, b candidate) int {
+		an, bn := a.name, b.name
+		if an < nameLoose {
+			an = nameNone // a partial name match decides nothing
+		}
+		if bn < nameLoose {
+			bn = nameNone
+		}
+		return cmp.Or(cmp.Compare(bn, an), cmp.Compare(b.cols, a.cols))
+	})
+	top := holding[0]
+	var tied []candidate
+	for _, c := range holding[1:] {
+		sameName := c.name == top.name || c.name < nameLoose && top.name < nameLoose
+		if sameName && c.cols == top.cols {
+			tied = append(tied, c)
+		}
+	}
+	if len(tied) > 0 {
+		var ev []string
+		for _, c := range append([]candidate{top}, tied...) {
+			ev = append(ev, c.evidence(de))
+		}
+		g.unbound("entity "+de.Name, "%d tables hold its key fields (%s) equally well: %s; name the entity as its table, or leave the others out (--exclude)",
+			len(ev), strings.Join(keyFields(de), ", "), strings.Join(ev, "; "))
+		return nil, ""
+	}
+	why := fmt.Sprintf("%d of its %d fields are columns of %s, and its key fields (%s) hold a key of its rows", top.cols, len(de.Fields), top.t.Name, strings.Join(keyFields(de), ", "))
+	switch top.name {
+	case nameExactly:
+		why = "named exactly so; " + why
+	case nameLoose:
+		why = "named alike; " + why
+	}
+	return top.t, why
+}
+
+// listKey says which key field of de would be a column of lists in t
+// (Table.Delimited), or "".
+func listKey(de *MCPEntity, t *Table) string {
+	for _, f := range keyFields(de) {
+		if c, ok := direct(t, f); ok && t.Delimited[c] != "" {
+			return fmt.Sprintf("its key field %s would be %s.%s, a text column of lists (%q)", f, t.Name, c, t.Delimited[c])
+		}
+	}
+	return ""
 }
 
 func compareBool(a, b bool) int {

@@ -3,6 +3,8 @@ package draft
 import (
 	"bytes"
 	"context"
+	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -61,10 +63,7 @@ const shopDesign = `{"tables": [{
 // conditions, lists the field nothing fills, and writes a mapping that
 // loads.
 func TestBindDesign(t *testing.T) {
-	d, err := ParseMCPDesign([]byte(shopDesign))
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := parseBrief(t, shopDesign)
 	if got := []string{d.Tables[0].Entities[0].Name, d.Tables[0].Entities[1].Name}; !cmp.Equal(got, []string{"CustomerOrder", "Customer"}) {
 		t.Errorf("entities in order %v, want the file's", got)
 	}
@@ -75,7 +74,12 @@ func TestBindDesign(t *testing.T) {
 	}
 	y := out.String()
 	for _, want := range []string{
-		"  CustomerOrder:\n    source: {table: orders}\n    pk: \"CUSTOMER#${customer_id}\"\n    sk: \"ORDER#${placed_at}#${order_id}\"",
+		// The design's key text: numbers as plain digits (CUSTOMER#1), as
+		// the design's generated code writes them, never zero-padded.
+		"  CustomerOrder:\n    source: {query: \"SELECT \\\"order_id\\\", \\\"customer_id\\\", \\\"placed_at\\\"::text AS \\\"placed_at\\\" FROM \\\"public\\\".\\\"orders\\\"\"}\n    pk: \"CUSTOMER#${customer_id:0}\"\n    sk: \"ORDER#${placed_at}#${order_id:0}\"",
+		// placed_at, a string over a timestamptz in a key, is read as
+		// PostgreSQL's text: its key text and its attribute are the same.
+		"TYPE: placed_at is a string in the design over a column of type timestamp with time zone: the query source reads it as PostgreSQL's text",
 		"\n    type: CUSTOMER_ORDER\n    embed:\n",
 		"attributes: {select: [email], rename: {email: customer_email}}",
 		"line_count: {function: count, source: {table: order_lines}, join: {order_id: order_id}}",
@@ -84,13 +88,14 @@ func TestBindDesign(t *testing.T) {
 		"      tags:\n        source: {table: order_tags}\n        join: {order_id: order_id}\n        # an array of values: a set of tag (no duplicates, no order)\n        as: set\n        attributes: {select: [tag]}",
 		"rename: {nickname: customer_nickname}",
 		`ByEmail: {pk: "EMAIL#${email}"}`,
-		`"PK = CUSTOMER#${customer_id} AND begins_with(SK, ORDER#)"`,
-		`"PK = CUSTOMER#${customer_id} AND SK >= ORDER#${placed_at}"`,
-		`"PK = CUSTOMER#${customer_id} AND SK < ORDER#${placed_at}#${order_id}"`,
-		`"PK = CUSTOMER#${customer_id} AND SK BETWEEN ORDER#${placed_at} AND ORDER#${placed_at}#${order_id}"`,
-		`"PK = CUSTOMER#${customer_id} AND begins_with(SK, ORDER#${placed_at})"`,
-		`"PK = CUSTOMER#${customer_id} AND SK = PROFILE"`,
+		`"PK = CUSTOMER#${customer_id:0} AND begins_with(SK, ORDER#)"`,
+		`"PK = CUSTOMER#${customer_id:0} AND SK >= ORDER#${placed_at}"`,
+		`"PK = CUSTOMER#${customer_id:0} AND SK < ORDER#${placed_at}#${order_id:0}"`,
+		`"PK = CUSTOMER#${customer_id:0} AND SK BETWEEN ORDER#${placed_at} AND ORDER#${placed_at}#${order_id:0}"`,
+		`"PK = CUSTOMER#${customer_id:0} AND begins_with(SK, ORDER#${placed_at})"`,
+		`"PK = CUSTOMER#${customer_id:0} AND SK = PROFILE"`,
 		`    index: ByEmail` + "\n" + `    key_condition: "GSI1PK = EMAIL#${email}"`,
+		"ORDER: sort key SK holds {order_id}, a number written as plain digits",
 		"# - place (entity CustomerOrder): a write (PutItem)",
 		"# UNBOUND field points: customers has no column points",
 	} {
@@ -106,12 +111,27 @@ func TestBindDesign(t *testing.T) {
 	}
 }
 
-// A template's literal '$' is escaped, and a field no column gives is
-// reported.
+// A template's literal '$' is escaped, a field no column gives is
+// reported, a number is written as plain digits (${c:0}) or with the
+// design's zero-padding ({n:05d} → ${c:5}), and a format spec pg2dynamo
+// cannot render is reported.
 func TestTranslateTemplate(t *testing.T) {
-	got, missing := translateTemplate("A$#{x}#{y}", func(f string) (string, bool) { return "c_" + f, f == "x" })
-	if got != "A$$#${c_x}#${c_y}" || !cmp.Equal(missing, []string{"y"}) {
-		t.Errorf("got %q, missing %v", got, missing)
+	place := func(f string) (keyColumn, bool) {
+		return keyColumn{Name: "c_" + f, Number: f == "n" || f == "m"}, f != "y"
+	}
+	for _, c := range []struct {
+		tpl, want            string
+		missing, unsupported []string
+	}{
+		{"A$#{x}#{y}", "A$$#${c_x}#${c_y}", []string{"y"}, nil},
+		{"CUSTOMER#{n}", "CUSTOMER#${c_n:0}", nil, nil},
+		{"S#{n:05d}#{m:d}#{x}", "S#${c_n:5}#${c_m:0}#${c_x}", nil, nil},
+		{"P#{n:.2f}#{x:>10}", "P#${c_n}#${c_x}", nil, []string{"{n:.2f}", "{x:>10}"}},
+	} {
+		got, missing, unsupported := translateTemplate(c.tpl, place)
+		if got != c.want || !cmp.Equal(missing, c.missing) || !cmp.Equal(unsupported, c.unsupported) {
+			t.Errorf("%s: got %q, missing %v, unsupported %v; want %q, %v, %v", c.tpl, got, missing, unsupported, c.want, c.missing, c.unsupported)
+		}
 	}
 	if p := templatePrefix("ORDER#{a}#{b}"); p != "ORDER#{a}" {
 		t.Errorf("templatePrefix: %q", p)
@@ -131,16 +151,16 @@ func TestParseMCPDesignErrors(t *testing.T) {
 		t.Fatal("no error")
 	}
 	for _, want := range []string{
-		"tables[0].entities.E.pk_template: {id} is not a field of the entity",
+		`tables[0].entities.E.pk_template.id: template parameter "id" is not a field of entity E`,
 		`tables[0].entities.E.gsi_mappings[0].name: GSI "G" is not in the table's gsi_list`,
-		`tables[0].entities.E.access_patterns[0].index_name: GSI "H" is not in the table's gsi_list`,
-		`tables[0].entities.E.access_patterns[0].range_condition: "~"`,
+		`tables[0].entities.E.access_patterns[0].index_name: access pattern reads GSI "H", which is not in the table's gsi_list`,
+		`tables[0].entities.E.access_patterns[0].range_condition: invalid range_condition "~"`,
 	} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error lacks %q:\n%v", want, err)
 		}
 	}
-	if _, err := ParseMCPDesign([]byte(`{"tables": []}`)); err == nil || !strings.Contains(err.Error(), "tables: missing or empty") {
+	if _, err := ParseMCPDesign([]byte(`{"tables": []}`)); err == nil || !strings.Contains(err.Error(), "tables: tables cannot be empty") {
 		t.Errorf("empty design: %v", err)
 	}
 }
@@ -150,13 +170,10 @@ func TestParseMCPDesignErrors(t *testing.T) {
 // a field named like another key attribute is renamed, and a field named
 // "type" moves the entity type to entity_type.
 func TestBindDesignKeyAttributeFields(t *testing.T) {
-	d, err := ParseMCPDesign([]byte(`{"tables": [{
+	d := parseBrief(t, `{"tables": [{
 	  "table_config": {"table_name": "Customers", "partition_key": "customer_id", "sort_key": "email"},
 	  "entities": {"Customer": {"entity_type": "CUSTOMER", "pk_template": "{customer_id}", "sk_template": "PROFILE#{email}",
-	    "fields": [{"name": "customer_id", "type": "integer"}, {"name": "email", "type": "string"}, {"name": "nickname", "type": "string"}, {"name": "type", "type": "string"}]}}}]}`))
-	if err != nil {
-		t.Fatal(err)
-	}
+	    "fields": [{"name": "customer_id", "type": "integer"}, {"name": "email", "type": "string"}, {"name": "nickname", "type": "string"}, {"name": "type", "type": "string"}]}}}]}`)
 	cat := shop()
 	cat.Tables[0].Columns = append(cat.Tables[0].Columns, Column{Name: "type", Type: "text"})
 	b := BindDesign(cat, d.Tables[0], "")
@@ -173,5 +190,159 @@ func TestBindDesignKeyAttributeFields(t *testing.T) {
 	}
 	if _, err := mapping.ParseContext(context.Background(), "draft", out.Bytes()); err != nil {
 		t.Errorf("the draft does not load: %v\n%s", err, out.String())
+	}
+}
+
+// parseBrief parses a design written for a binding test, which leaves out
+// for brevity what the format requires but binding does not read (each
+// field's required, each pattern's description and return_type): only
+// such omissions are tolerated.
+func parseBrief(t *testing.T, s string) *MCPDesign {
+	t.Helper()
+	d, err := ParseMCPDesign([]byte(s))
+	var errs DesignErrors
+	if err != nil && !errors.As(err, &errs) {
+		t.Fatal(err)
+	}
+	for _, e := range errs {
+		k := e.Path[strings.LastIndexByte(e.Path, '.')+1:]
+		if !strings.HasPrefix(e.Msg, "missing required field") || !slices.Contains([]string{"required", "description", "return_type", "entity_type"}, k) {
+			t.Fatalf("the design has a mistake: %v", e)
+		}
+	}
+	return d
+}
+
+// A field whose type its column cannot hold is unbound, naming the field,
+// the column and its type: an integer on text, a boolean on text, an
+// array on a scalar, an integer on a numeric with a fraction. A string
+// over a number column binds: read as text through a query source, so
+// that its attribute is an S, unless a join of the entity compares the
+// column (customer_id, which order_count's count joins on): that one
+// keeps its type, with a note.
+func TestBindDesignFieldTypes(t *testing.T) {
+	d := parseBrief(t, `{"tables": [{
+	  "table_config": {"table_name": "Shop", "partition_key": "PK", "sort_key": "SK"},
+	  "entities": {"Customer": {"entity_type": "CUSTOMER", "pk_template": "CUSTOMER#{customer_id}", "sk_template": "PROFILE",
+	    "fields": [{"name": "customer_id", "type": "string"}, {"name": "email", "type": "integer"},
+	               {"name": "nickname", "type": "boolean"}, {"name": "tier", "type": "array", "item_type": "string"},
+	               {"name": "balance", "type": "integer"}, {"name": "joined", "type": "string"},
+	               {"name": "zip", "type": "string"}, {"name": "order_count", "type": "integer"}]}}}]}`)
+	cat := shop()
+	cat.Tables[0].Columns = append(cat.Tables[0].Columns, Column{Name: "tier", Type: "text"}, Column{Name: "balance", Type: "numeric(10,2)"},
+		Column{Name: "joined", Type: "date"}, Column{Name: "zip", Type: "integer"})
+	b := BindDesign(cat, d.Tables[0], "")
+	want := []Unbound{
+		{"entity Customer, field email", "customers.email: field email is typed integer in the design, but the column is text: the generated code could not parse its values as integer; change the field's type or the column"},
+		{"entity Customer, field nickname", "customers.nickname: field nickname is typed boolean in the design, but the column is text: the generated code could not parse its values as boolean; change the field's type or the column"},
+		{"entity Customer, field tier", "customers.tier: field tier is typed array in the design, but the column is text: the generated code could not parse its values as array; change the field's type or the column"},
+		{"entity Customer, field balance", "customers.balance: field balance is typed integer in the design, but the column is numeric(10,2): the generated code could not parse its values as integer; change the field's type or the column"},
+	}
+	if d := cmp.Diff(want, b.Unbound); d != "" {
+		t.Errorf("unbound (-want +got):\n%s", d)
+	}
+	e := b.Entities[0]
+	if e.Table == nil || !slices.Contains(e.Select, "joined") || e.PK != "CUSTOMER#${customer_id:0}" {
+		t.Fatalf("entity %+v", e)
+	}
+	if !cmp.Equal(e.Casts, []string{"zip"}) {
+		t.Errorf("casts %v, want [zip]", e.Casts)
+	}
+	wantQuery := `SELECT "customer_id", "email", "nickname", "tier", "balance", "joined", "zip"::text AS "zip" FROM "public"."customers"`
+	if got := entitySource(e); got.Query != wantQuery {
+		t.Errorf("source %+v, want the query %s", got, wantQuery)
+	}
+	for _, n := range []string{
+		"TYPE: zip is a string in the design over a column of type integer: the query source reads it as PostgreSQL's text, so that its attribute is that S and its keys the same text",
+		"TYPE: customer_id is a string in the design over a column of type integer, which a join of this entity compares with another table's",
+	} {
+		if !slices.ContainsFunc(e.Notes, func(s string) bool { return strings.HasPrefix(s, n) }) {
+			t.Errorf("no note %q: %q", n, e.Notes)
+		}
+	}
+	var out bytes.Buffer
+	if err := WriteBound(&out, b, "schema.json"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := mapping.ParseContext(context.Background(), "draft", out.Bytes()); err != nil {
+		t.Errorf("the draft does not load: %v\n%s", err, out.String())
+	}
+}
+
+// Table choice: among the tables holding an entity's key fields, the one
+// named exactly as the entity, then alike but for case and singular or
+// plural (Titles → titles, not archived_titles with the same columns);
+// without a name match, the most fields; a tie is unbound, listing the
+// candidates with their evidence.
+func TestBindDesignTableChoice(t *testing.T) {
+	cols := []string{"show_id integer!", "title text!", "country text"}
+	catalog := func(names ...string) *Catalog {
+		c := &Catalog{Database: "films", Schemas: []string{"public"}}
+		for _, n := range names {
+			c.Tables = append(c.Tables, table(n, 10, []string{"show_id"}, cols...))
+		}
+		return c
+	}
+	design := func(entity string) *MCPTable {
+		return parseBrief(t, `{"tables": [{"table_config": {"table_name": "Films", "partition_key": "PK", "sort_key": "SK"},
+		  "entities": {"`+entity+`": {"entity_type": "TITLE", "pk_template": "TITLE#{show_id}", "sk_template": "TITLE",
+		    "fields": [{"name": "show_id", "type": "integer"}, {"name": "title", "type": "string"}]}}}]}`).Tables[0]
+	}
+	for _, c := range []struct {
+		entity string
+		tables []string
+		want   string
+		why    string
+	}{
+		{"Titles", []string{"archived_titles", "titles"}, "titles", "named alike; "},
+		{"titles", []string{"Titles", "titles", "archived_titles"}, "titles", "named exactly so; "},
+		{"Title", []string{"archived_titles", "TITLES"}, "TITLES", "named alike; "},
+		{"Show", []string{"archived_titles", "titles"}, "", `2 tables hold its key fields (show_id) equally well: archived_titles (2 of its 2 fields are columns, not named alike); titles (2 of its 2 fields are columns, not named alike)`},
+		{"Title", []string{"title", "titles"}, "", `2 tables hold its key fields (show_id) equally well: title (2 of its 2 fields are columns, named alike (case, singular or plural)); titles (2 of its 2 fields are columns, named alike (case, singular or plural))`},
+	} {
+		b := BindDesign(catalog(c.tables...), design(c.entity), "")
+		e := b.Entities[0]
+		switch {
+		case c.want == "":
+			if e.Table != nil || len(b.Unbound) != 1 || !strings.HasPrefix(b.Unbound[0].Why, c.why) {
+				t.Errorf("%s over %v: table %v, unbound %v; want unbound: %s", c.entity, c.tables, e.Table, b.Unbound, c.why)
+			}
+		case e.Table == nil || e.Table.Name != c.want || !strings.HasPrefix(e.Why, c.why):
+			t.Errorf("%s over %v: %v (%s), unbound %v; want %s (%s…)", c.entity, c.tables, e.Table, e.Why, b.Unbound, c.want, c.why)
+		}
+	}
+}
+
+// A GSI key attribute that is one of the table's is written once, from the
+// item's own key: its template is left out of the index when it renders
+// the same text, and the mapping is unbound when it does not. An entity
+// whose key field is unbound (a type its column cannot hold) is unbound
+// too, rather than drafted with a key that does not render.
+func TestBindDesignGSIOnTableKeys(t *testing.T) {
+	d := parseBrief(t, `{"tables": [{
+	  "table_config": {"table_name": "Shop", "partition_key": "PK", "sort_key": "SK"},
+	  "gsi_list": [{"name": "BySK", "partition_key": "EMAIL", "sort_key": "SK"}, {"name": "Other", "partition_key": "X", "sort_key": "SK"}],
+	  "entities": {
+	    "Customer": {"entity_type": "CUSTOMER", "pk_template": "CUSTOMER#{customer_id}", "sk_template": "PROFILE",
+	      "gsi_mappings": [{"name": "BySK", "pk_template": "{email}", "sk_template": "PROFILE"},
+	                       {"name": "Other", "pk_template": "{email}", "sk_template": "P#{customer_id}"}],
+	      "fields": [{"name": "customer_id", "type": "integer"}, {"name": "email", "type": "string"}]},
+	    "CustomerOrder": {"entity_type": "ORDER", "pk_template": "CUSTOMER#{customer_id}", "sk_template": "ORDER#{order_id}",
+	      "fields": [{"name": "customer_id", "type": "integer"}, {"name": "order_id", "type": "boolean"}]}}}]}`)
+	b := BindDesign(shop(), d.Tables[0], "")
+	c := b.Entities[0]
+	if ix := c.index("BySK"); ix == nil || ix.PK != "${email}" || ix.SK != "" {
+		t.Errorf("BySK %+v, want pk ${email} and no sk", ix)
+	}
+	want := []Unbound{
+		{"entity Customer, GSI Other", `its key attribute SK is the table's, which the item's own key writes as "PROFILE", but its template gives "P#${customer_id:0}": one attribute holds one value`},
+		{"entity CustomerOrder, field order_id", "orders.order_id: field order_id is typed boolean in the design, but the column is integer: the generated code could not parse its values as boolean; change the field's type or the column"},
+		{"entity CustomerOrder", "its key templates hold order_id, which are unbound (listed with its fields)"},
+	}
+	if d := cmp.Diff(want, b.Unbound); d != "" {
+		t.Errorf("unbound (-want +got):\n%s", d)
+	}
+	if b.Entities[1].Table != nil {
+		t.Errorf("CustomerOrder bound over %s", b.Entities[1].Table.Name)
 	}
 }

@@ -13,7 +13,7 @@ var scalarItems = []string{"string", "integer", "float", "decimal", "number", "u
 
 // entity binds de: its table, then each field, then its key templates.
 func (g *binder) entity(de *MCPEntity) *BoundEntity {
-	e := &BoundEntity{Design: de, Rename: map[string]string{}, keyName: map[string]string{}, dup: map[string]bool{}, nullable: map[string]bool{}}
+	e := &BoundEntity{Design: de, Rename: map[string]string{}, keyName: map[string]keyColumn{}, dup: map[string]bool{}, nullable: map[string]bool{}}
 	where := "entity " + de.Name
 	if g.b.SortKey == "" {
 		g.unbound(where, "the design's table has no sort key; a pg2dynamo table always has one: add a sort_key to table_config (the items can keep a constant one, such as METADATA)")
@@ -24,6 +24,9 @@ func (g *binder) entity(de *MCPEntity) *BoundEntity {
 		return e
 	}
 	t, why := g.table(de)
+	if t == nil && why == "" {
+		return e // ambiguous: unbound already, with the candidates
+	}
 	if t == nil {
 		g.unbound(where, "%s", why)
 		return e
@@ -35,6 +38,7 @@ func (g *binder) entity(de *MCPEntity) *BoundEntity {
 			g.unbound(fmt.Sprintf("entity %s, field %s", de.Name, f.Name), "%s", why)
 		}
 	}
+	g.casts(e)
 	g.keys(e)
 	return e
 }
@@ -47,8 +51,14 @@ func (g *binder) field(e *BoundEntity, f MCPField, parents, children []link) str
 		if c != f.Name {
 			e.Rename[c] = f.Name
 		}
-		e.keyName[f.Name] = c
 		col, _ := t.Column(c)
+		if why := fieldFits(f, col); why != "" {
+			return fmt.Sprintf("%s.%s: %s", t.Name, c, why)
+		}
+		if castable(f, col, slices.Contains(allKeyFields(e.Design), f.Name)) {
+			e.Casts = append(e.Casts, c)
+		}
+		e.keyName[f.Name] = keyColumn{Name: c, Number: numberType(col.Type), Scale: numericScale(col.Type)}
 		e.nullable[f.Name] = !col.NotNull
 		return ""
 	}
@@ -62,12 +72,16 @@ func (g *binder) field(e *BoundEntity, f MCPField, parents, children []link) str
 		}
 	}
 	if l, c, ok := fromParent(parents, f.Name); ok {
+		col, _ := l.Other.Column(c)
+		if why := fieldFits(f, col); why != "" {
+			return fmt.Sprintf("%s.%s (through %s): %s", l.Other.Name, c, l.Via, why)
+		}
 		d := e.duplicate(l)
 		d.Select = append(d.Select, c)
 		if c != f.Name {
 			d.Rename[c] = f.Name
 		}
-		e.keyName[f.Name], e.dup[f.Name] = f.Name, true
+		e.keyName[f.Name], e.dup[f.Name] = keyColumn{Name: f.Name, Number: numberType(col.Type), Scale: numericScale(col.Type)}, true
 		e.nullable[f.Name] = !l.NotNull
 		return ""
 	}
@@ -157,21 +171,56 @@ func names(ls []link) string {
 // NULL (an optional column, a parent a row may lack).
 func (g *binder) keys(e *BoundEntity) {
 	de := e.Design
-	place := func(f string) (string, bool) {
+	place := func(f string) (keyColumn, bool) {
 		c, ok := e.keyName[f]
 		return c, ok
 	}
-	e.PK, _ = translateTemplate(de.PKTemplate, place)
-	e.SK, _ = translateTemplate(de.SKTemplate, place)
+	pk, pkMiss, pkU := translateTemplate(de.PKTemplate, place)
+	sk, skMiss, skU := translateTemplate(de.SKTemplate, place)
+	switch u, miss := slices.Concat(pkU, skU), slices.Concat(pkMiss, skMiss); {
+	case len(u) > 0:
+		g.unbound("entity "+de.Name, "its key templates format %s in a way pg2dynamo cannot render (it renders {field} as the field's text, {number:0Nd} and {decimal:0W.Sf} zero-padded)", strings.Join(u, ", "))
+		e.Table = nil
+		return
+	case len(miss) > 0:
+		g.unbound("entity "+de.Name, "its key templates hold %s, which are unbound (listed with its fields)", strings.Join(slices.Compact(miss), ", "))
+		e.Table = nil
+		return
+	}
+	e.PK, e.SK = pk, sk
+	g.orderNotes(e)
 	for _, m := range de.GSIMappings {
-		pk, miss := translateTemplate(m.PKTemplate, place)
-		sk, miss2 := translateTemplate(m.SKTemplate, place)
+		if m.PKTemplates != nil || m.SKTemplates != nil {
+			g.unbound(fmt.Sprintf("entity %s, GSI %s", de.Name, m.Name), "its keys are multi-attribute (a list of templates), which pg2dynamo's mapping does not write yet")
+			continue
+		}
+		if gsi := g.b.Design.GSI(m.Name); gsi != nil && gsi.MultiAttribute() {
+			g.unbound(fmt.Sprintf("entity %s, GSI %s", de.Name, m.Name), "GSI %s has multi-attribute keys, which pg2dynamo's mapping does not write yet", m.Name)
+			continue
+		}
+		pk, miss, u := translateTemplate(m.PKTemplate, place)
+		sk, miss2, u2 := translateTemplate(m.SKTemplate, place)
+		if u = append(u, u2...); len(u) > 0 {
+			g.unbound(fmt.Sprintf("entity %s, GSI %s", de.Name, m.Name), "its templates format %s in a way pg2dynamo cannot render", strings.Join(u, ", "))
+			continue
+		}
 		if miss = append(miss, miss2...); len(miss) > 0 {
 			g.unbound(fmt.Sprintf("entity %s, GSI %s", de.Name, m.Name), "its templates hold %s, which no column of %s gives", strings.Join(miss, ", "), e.Table.Name)
 			continue
 		}
-		if gsi := g.b.Design.GSI(m.Name); gsi.SortKey == "" && sk != "" {
+		gsi := g.b.Design.GSI(m.Name)
+		if gsi == nil {
+			continue // not in gsi_list: a format error, reported
+		} else if gsi.SortKey == "" && sk != "" {
 			g.unbound(fmt.Sprintf("entity %s, GSI %s", de.Name, m.Name), "an sk_template for an index without a sort key")
+			continue
+		}
+		var why string
+		if pk, why = g.tableKeyAttr(e, gsi.PartitionKey, pk); why == "" {
+			sk, why = g.tableKeyAttr(e, gsi.SortKey, sk)
+		}
+		if why != "" {
+			g.unbound(fmt.Sprintf("entity %s, GSI %s", de.Name, m.Name), "%s", why)
 			continue
 		}
 		ix := BoundIndex{Name: m.Name, PK: pk, SK: sk}
@@ -180,6 +229,22 @@ func (g *binder) keys(e *BoundEntity) {
 		}
 		e.Indexes = append(e.Indexes, ix)
 	}
+}
+
+// tableKeyAttr is the template a GSI key attribute attr takes from the
+// entity's GSI mapping, tpl: "" when attr is one of the table's key
+// attributes, which the item writes from its own pk or sk (a mapping
+// names it once), as long as tpl renders the same text; else why not.
+func (g *binder) tableKeyAttr(e *BoundEntity, attr, tpl string) (string, string) {
+	own := map[string]string{g.b.PartitionKey: e.PK, g.b.SortKey: e.SK}
+	t, shared := own[attr]
+	switch {
+	case attr == "" || !shared:
+		return tpl, ""
+	case tpl == t:
+		return "", ""
+	}
+	return "", fmt.Sprintf("its key attribute %s is the table's, which the item's own key writes as %q, but its template gives %q: one attribute holds one value", attr, t, tpl)
 }
 
 // index returns e's templates in the GSI of that name, or nil.
@@ -263,7 +328,7 @@ func (g *binder) reserve(e *BoundEntity) {
 			e.Select = slices.DeleteFunc(e.Select, func(s string) bool { return s == c })
 			delete(e.Rename, c)
 			e.Dropped = append(e.Dropped, c)
-			e.Notes = append(e.Notes, fmt.Sprintf("%s is not written as an attribute: the key attribute %s is the field (as key text: numbers zero-padded).", c, attr))
+			e.Notes = append(e.Notes, fmt.Sprintf("%s is not written as an attribute: the key attribute %s is the field (as its text).", c, attr))
 			continue
 		}
 		e.Rename[c] = attr + "_"
@@ -285,6 +350,5 @@ func (g *binder) keyAttr(n string) bool {
 // alone, so that the key attribute holds the column's value whole.
 func whole(text, c string) bool {
 	tpl, err := mapping.ParseTemplate(text)
-	col, ok := tpl.Whole()
-	return err == nil && ok && col == c
+	return err == nil && len(tpl.Parts) == 1 && tpl.Parts[0].Column == c && tpl.Parts[0].Width <= 0
 }

@@ -105,7 +105,7 @@ func (g *binder) condition(e *BoundEntity, p *MCPPattern) (string, string) {
 func (g *binder) render(e *BoundEntity, pkAttr, skAttr, pkT, sort string, bounds []string) (string, string) {
 	var missing []string
 	tr := func(tpl string) string {
-		out, miss := translateTemplate(tpl, func(f string) (string, bool) {
+		out, miss, _ := translateTemplate(tpl, func(f string) (keyColumn, bool) {
 			c, ok := e.keyName[f]
 			if ok && e.dup[f] && !g.anyColumn(f) {
 				return c, false

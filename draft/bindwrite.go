@@ -147,8 +147,9 @@ func boundHeader(b *Bound, from string) []string {
 		commentText("%s, table %s, bound to database %q, schema %s:", from, b.Design.Config.TableName, b.Catalog.Database, strings.Join(b.Catalog.Schemas, ", ")),
 		"each entity over the table that holds its key and most of its fields; its other fields",
 		"copied from a parent (duplicate), counted (a *_count of a child table) or embedded (an",
-		"array a child table fills). Numbers in keys are zero-padded, so that they sort. Review,",
-		"then `pg2dynamo migrate` and `pg2dynamo verify`.",
+		"array a child table fills). Keys hold the design's text: a {number} as plain digits, as",
+		"the design's code writes it, zero-padded only where the design says so ({n:010d}).",
+		"Review, then `pg2dynamo migrate` and `pg2dynamo verify`.",
 	}
 	if len(b.Unbound) > 0 {
 		out = append(out, fmt.Sprintf("UNBOUND: %d parts of the design are not bound (listed at the end): init exits 5 until they are.", len(b.Unbound)))
@@ -178,7 +179,7 @@ func entityComment(b *Bound, e *BoundEntity) []string {
 func boundEntity(e *BoundEntity, l *layout) *mapping.Entity {
 	de := e.Design
 	here := func(path ...any) []any { return append([]any{mapping.KeyEntities, de.Name}, path...) }
-	me := &mapping.Entity{Name: de.Name, Source: sourceOf(e.Table), PK: e.PK, SK: e.SK,
+	me := &mapping.Entity{Name: de.Name, Source: entitySource(e), PK: e.PK, SK: e.SK,
 		Attributes: mapping.Attributes{Select: nonEmpty(e.Select), Rename: nonEmptyMap(e.Rename)}}
 	if de.EntityType != de.Name {
 		me.Type = de.EntityType

@@ -65,11 +65,7 @@ func roundTripBound(t *testing.T, b *Bound) string {
 // each part left out.
 func TestWriteBoundRoundTrip(t *testing.T) {
 	design := func(s string) *MCPTable {
-		d, err := ParseMCPDesign([]byte(s))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return d.Tables[0]
+		return parseBrief(t, s).Tables[0]
 	}
 	keyAttrs := design(`{"tables": [{
 	  "table_config": {"table_name": "Customers", "partition_key": "customer_id", "sort_key": "email"},

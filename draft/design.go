@@ -121,6 +121,10 @@ type Entity struct {
 	words, base string
 	// whyNotEmbedded says why a Child is not Embedded.
 	whyNotEmbedded string
+	// lead is the text a Join's sort keys start with before the other
+	// parent's prefix: "" or its own prefix and '#' when another entity
+	// has the same keys (distinctKeys).
+	lead string
 }
 
 // Index is an entity's GSI1 key templates and the foreign key they serve.
@@ -210,6 +214,7 @@ func Propose(cat *Catalog, opts Options) *Design {
 	for _, e := range d.Entities {
 		g.keys(e)
 	}
+	g.distinctKeys()
 	for _, e := range d.Entities {
 		g.parentSide(e)
 	}
@@ -622,6 +627,53 @@ func (g *designer) keys(e *Entity) {
 	g.d.UsesGSI = true
 }
 
+// distinctKeys gives a Join whose item keys another entity's could equal
+// (the same partition key prefix and sort key prefix: two join tables of
+// the same two parents, such as department_employee and
+// department_manager, or a join and a Child of the same parent) its own
+// prefix at the start of its sort keys, in the table and inverted in
+// GSI1 (EMPLOYEE#1 / DEPARTMENT_MANAGER#DEPARTMENT#d1), so that no item
+// of one overwrites an item of the other.
+func (g *designer) distinctKeys() {
+	shape := func(pk, sk string) string { return literalLead(pk) + "\x00" + literalLead(sk) }
+	seen := map[string][]*Entity{}
+	for _, e := range g.d.Entities {
+		if e.Role != Embedded {
+			seen[shape(e.PK, e.SK)] = append(seen[shape(e.PK, e.SK)], e)
+		}
+		if e.Role == Join {
+			seen["GSI1"+shape(e.Index.PK, e.Index.SK)] = append(seen["GSI1"+shape(e.Index.PK, e.Index.SK)], e)
+		}
+	}
+	for _, es := range seen {
+		if len(es) < 2 {
+			continue
+		}
+		for _, e := range es {
+			if e.Role != Join || e.lead != "" {
+				continue
+			}
+			e.lead = e.Prefix + "#"
+			e.SK, e.Index.SK = e.lead+e.SK, e.lead+e.Index.SK
+			var others []string
+			for _, o := range es {
+				if o != e {
+					others = append(others, o.Name)
+				}
+			}
+			e.Notes = append(e.Notes, fmt.Sprintf("Its sort keys start with %s: %s has the same partition and sort key prefixes, and their items would overwrite each other.", e.lead, strings.Join(others, " and ")))
+		}
+	}
+}
+
+// literalLead is a key template's text before its first placeholder.
+func literalLead(tpl string) string {
+	if i := strings.Index(tpl, "${"); i >= 0 {
+		return tpl[:i]
+	}
+	return tpl
+}
+
 // lookupFK chooses the foreign key a Root or Child serves through GSI1: a
 // usable one other than the owner, parents averaging at most NestMaxAvg
 // children; one-to-many before one-to-one references (a parent's list of
@@ -836,10 +888,16 @@ func (g *designer) patterns(e *Entity) {
 			"", fmt.Sprintf("PK = %s AND begins_with(SK, %s#)", e.PK, e.Prefix))
 	case Join:
 		a, b := g.parentOf(e.Ends[0]), g.parentOf(e.Ends[1])
-		g.pattern(a.Name+pascal(many(b.words)), fmt.Sprintf("one %s's %s: adjacency-list items of %s in its item collection", singular(a.Table.Name), many(b.Table.Name), e.Table.Name),
-			"", fmt.Sprintf("PK = %s AND begins_with(SK, %s#)", ref(a.Prefix, childColumns(e.Ends[0], a)), b.Prefix))
-		g.pattern(b.Name+pascal(many(a.words)), fmt.Sprintf("one %s's %s: the same items, inverted in %s", singular(b.Table.Name), many(a.Table.Name), GSI),
-			GSI, fmt.Sprintf("%s = %s AND begins_with(%s, %s#)", GSIPK, ref(b.Prefix, childColumns(e.Ends[1], b)), GSISK, a.Prefix))
+		// Named after the other parent, or, for a join that shares its
+		// keys' prefixes with another (distinctKeys), after its own table.
+		an, bn := a.Name+pascal(many(b.words)), b.Name+pascal(many(a.words))
+		if e.lead != "" {
+			an, bn = a.Name+pascal(many(e.words)), b.Name+pascal(many(e.words))
+		}
+		g.pattern(an, fmt.Sprintf("one %s's %s: adjacency-list items of %s in its item collection", singular(a.Table.Name), many(b.Table.Name), e.Table.Name),
+			"", fmt.Sprintf("PK = %s AND begins_with(SK, %s%s#)", ref(a.Prefix, childColumns(e.Ends[0], a)), e.lead, b.Prefix))
+		g.pattern(bn, fmt.Sprintf("one %s's %s: the same items, inverted in %s", singular(b.Table.Name), many(a.Table.Name), GSI),
+			GSI, fmt.Sprintf("%s = %s AND begins_with(%s, %s%s#)", GSIPK, ref(b.Prefix, childColumns(e.Ends[1], b)), GSISK, e.lead, a.Prefix))
 		return
 	}
 	if ix := e.Index; ix != nil && ix.FK.Fanout.Children > 0 {
@@ -857,9 +915,20 @@ func (g *designer) patterns(e *Entity) {
 	}
 }
 
+// pattern adds an access pattern. Names are unique: one taken already
+// (two relationships named alike) gets "In" and its index, or "InTable",
+// when that is free, and a number only as a last resort.
 func (g *designer) pattern(name, desc, index, cond string) {
+	taken := func(n string) bool {
+		return slices.ContainsFunc(g.d.Patterns, func(p *Pattern) bool { return p.Name == n })
+	}
+	if taken(name) {
+		if alt := name + "In" + cmpOr(index, "Table"); !taken(alt) {
+			name = alt
+		}
+	}
 	base := name
-	for i := 2; slices.ContainsFunc(g.d.Patterns, func(p *Pattern) bool { return p.Name == name }); i++ {
+	for i := 2; taken(name); i++ {
 		name = fmt.Sprintf("%s%d", base, i)
 	}
 	g.d.Patterns = append(g.d.Patterns, &Pattern{Name: name, Description: desc, Index: index, KeyCondition: cond})

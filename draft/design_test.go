@@ -415,3 +415,59 @@ func TestProposeNames(t *testing.T) {
 	}
 	reachable(t, d)
 }
+
+// Two join tables of the same parents (Neon's employees schema:
+// department_employee and department_manager, both keyed by employee and
+// department) get distinct sort keys, each starting with its own prefix,
+// in the table and in GSI1, and access patterns named after their own
+// table, none numbered; the draft loads.
+func TestProposeJoinsOfTheSameParents(t *testing.T) {
+	employees := table("employee", 100, []string{"id"}, "id integer!", "first_name text!")
+	departments := table("department", 9, []string{"id"}, "id integer!", "dept_name text!")
+	var joins []*Table
+	for _, n := range []string{"department_employee", "department_manager"} {
+		j := table(n, 120, []string{"employee_id", "department_id"}, "employee_id integer!", "department_id integer!", "from_date date!")
+		fk(j, employees, []string{"employee_id"}, 120, 100, 2)
+		fk(j, departments, []string{"department_id"}, 120, 9, 30)
+		joins = append(joins, j)
+	}
+	d := Propose(&Catalog{Database: "employees", Schemas: []string{"public"}, Tables: append([]*Table{employees, departments}, joins...)}, Options{})
+	de, dm := entity(t, d, "department_employee"), entity(t, d, "department_manager")
+	if de.Role != Join || dm.Role != Join {
+		t.Fatalf("roles %v, %v, want joins", de.Role, dm.Role)
+	}
+	for _, c := range []struct{ got, want string }{
+		{de.SK, "DEPARTMENT_EMPLOYEE#DEPARTMENT#${department_id}"},
+		{dm.SK, "DEPARTMENT_MANAGER#DEPARTMENT#${department_id}"},
+		{de.Index.SK, "DEPARTMENT_EMPLOYEE#EMPLOYEE#${employee_id}"},
+		{dm.Index.SK, "DEPARTMENT_MANAGER#EMPLOYEE#${employee_id}"},
+	} {
+		if c.got != c.want {
+			t.Errorf("got %s, want %s", c.got, c.want)
+		}
+	}
+	names := map[string]string{}
+	for _, p := range d.Patterns {
+		if _, dup := names[p.Name]; dup || strings.ContainsAny(p.Name, "0123456789") {
+			t.Errorf("pattern name %s repeated or numbered", p.Name)
+		}
+		names[p.Name] = p.KeyCondition
+	}
+	for name, cond := range map[string]string{
+		"EmployeeDepartmentEmployees":   "PK = EMPLOYEE#${employee_id} AND begins_with(SK, DEPARTMENT_EMPLOYEE#DEPARTMENT#)",
+		"EmployeeDepartmentManagers":    "PK = EMPLOYEE#${employee_id} AND begins_with(SK, DEPARTMENT_MANAGER#DEPARTMENT#)",
+		"DepartmentDepartmentManagers":  "GSI1PK = DEPARTMENT#${department_id} AND begins_with(GSI1SK, DEPARTMENT_MANAGER#EMPLOYEE#)",
+		"DepartmentDepartmentEmployees": "GSI1PK = DEPARTMENT#${department_id} AND begins_with(GSI1SK, DEPARTMENT_EMPLOYEE#EMPLOYEE#)",
+	} {
+		if got, ok := names[name]; !ok || got != cond {
+			t.Errorf("pattern %s: %q, want %q (patterns %v)", name, got, cond, names)
+		}
+	}
+	var out bytes.Buffer
+	if err := Write(&out, d); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := mapping.Parse("draft", out.Bytes()); err != nil {
+		t.Errorf("the draft does not load: %v\n%s", err, out.String())
+	}
+}

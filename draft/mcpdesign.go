@@ -1,12 +1,9 @@
 package draft
 
 import (
-	"bytes"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"regexp"
-	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -16,115 +13,102 @@ import (
 // from access patterns to this model; it moves no data. BindDesign binds
 // one of its tables to a PostgreSQL catalog as a mapping.
 type MCPDesign struct {
-	Tables []*MCPTable `json:"tables"`
+	Tables []*MCPTable
+	// CrossTable counts the cross_table_access_patterns (transactions
+	// over several tables), which no one-table mapping holds.
+	CrossTable int
 }
 
 // MCPTable is one designed DynamoDB table and its entities.
 type MCPTable struct {
-	Config MCPTableConfig `json:"table_config"`
-	// GSIList is read from the table's level too: the format's examples
-	// put gsi_list there as well as in table_config.
-	GSIList  []MCPGSI    `json:"gsi_list"`
-	Entities MCPEntities `json:"entities"`
+	Config   MCPTableConfig
+	GSIList  []MCPGSI
+	Entities MCPEntities
 }
 
-// MCPTableConfig names the table and its key attributes.
+// MCPTableConfig names the table and its key attributes (SortKey "" for
+// a table without a sort key).
 type MCPTableConfig struct {
-	TableName    string   `json:"table_name"`
-	PartitionKey string   `json:"partition_key"`
-	SortKey      string   `json:"sort_key"`
-	GSIList      []MCPGSI `json:"gsi_list"`
+	TableName, PartitionKey, SortKey string
 }
 
-// MCPGSI is a GSI of gsi_list: its name and key attributes (no sort key
-// for a partition-key-only index).
+// MCPGSI is a GSI of gsi_list: its name and key attributes. A key of one
+// attribute is in PartitionKey (SortKey; "" for a partition-key-only
+// index); a multi-attribute key (a list of 1 to 4 in the file) is in
+// PartitionKeys (SortKeys) with PartitionKey (SortKey) "". Projection is
+// ALL, KEYS_ONLY or INCLUDE (with Included).
 type MCPGSI struct {
-	Name         string `json:"name"`
-	PartitionKey string `json:"partition_key"`
-	SortKey      string `json:"sort_key"`
+	Name                    string
+	PartitionKey, SortKey   string
+	PartitionKeys, SortKeys []string
+	Projection              string
+	Included                []string
 }
+
+// MultiAttribute reports whether a key of g is a list of attributes.
+func (g MCPGSI) MultiAttribute() bool { return g.PartitionKeys != nil || g.SortKeys != nil }
 
 // MCPEntity is one designed entity: its type prefix, key templates over
 // its fields ("USER#{user_id}"), GSI key templates, fields and access
 // patterns.
 type MCPEntity struct {
 	// Name is its key in "entities".
-	Name        string          `json:"-"`
-	EntityType  string          `json:"entity_type"`
-	PKTemplate  string          `json:"pk_template"`
-	SKTemplate  string          `json:"sk_template"`
-	GSIMappings []MCPGSIMapping `json:"gsi_mappings"`
-	Fields      []MCPField      `json:"fields"`
-	Patterns    []MCPPattern    `json:"access_patterns"`
+	Name        string
+	EntityType  string
+	PKTemplate  string
+	SKTemplate  string
+	GSIMappings []MCPGSIMapping
+	Fields      []MCPField
+	Patterns    []MCPPattern
 }
 
-// MCPGSIMapping is an entity's key templates in one GSI.
+// MCPGSIMapping is an entity's key templates in one GSI: one template a
+// key, or, for a multi-attribute key, a list of them (PKTemplates,
+// SKTemplates, with PKTemplate, SKTemplate "").
 type MCPGSIMapping struct {
-	Name       string `json:"name"`
-	PKTemplate string `json:"pk_template"`
-	SKTemplate string `json:"sk_template"`
+	Name                     string
+	PKTemplate, SKTemplate   string
+	PKTemplates, SKTemplates []string
 }
 
-// MCPField is a typed field of an entity: string, integer, float (or
-// decimal), boolean, array (with ItemType), object or uuid.
+// MCPField is a typed field of an entity: string, integer, decimal,
+// boolean, array (with ItemType), object or uuid.
 type MCPField struct {
-	Name     string `json:"name"`
-	Type     string `json:"type"`
-	Required bool   `json:"required"`
-	ItemType string `json:"item_type"`
+	Name     string
+	Type     string
+	Required bool
+	ItemType string
 }
 
 // MCPPattern is an access pattern: an operation (GetItem, Query, PutItem,
 // …) with its parameters, the GSI it reads (IndexName) and, for a range
 // Query, its sort key condition (begins_with, between, >, <, >=, <=).
+// Filter says whether it has a filter_expression.
 type MCPPattern struct {
-	ID             int            `json:"pattern_id"`
-	Name           string         `json:"name"`
-	Description    string         `json:"description"`
-	Operation      string         `json:"operation"`
-	IndexName      string         `json:"index_name"`
-	Parameters     []MCPParameter `json:"parameters"`
-	ReturnType     string         `json:"return_type"`
-	RangeCondition string         `json:"range_condition"`
+	ID             int
+	Name           string
+	Description    string
+	Operation      string
+	IndexName      string
+	Parameters     []MCPParameter
+	ReturnType     string
+	RangeCondition string
+	Filter         bool
 }
 
 // MCPParameter is an access pattern's parameter; EntityType is set for a
 // parameter of type "entity" (a whole item, for writes).
 type MCPParameter struct {
-	Name       string `json:"name"`
-	Type       string `json:"type"`
-	EntityType string `json:"entity_type"`
+	Name       string
+	Type       string
+	EntityType string
 }
 
-// MCPEntities are a table's entities in the order the file lists them
-// (a JSON object, whose order encoding/json's maps lose).
+// MCPEntities are a table's entities in the order the file lists them.
 type MCPEntities []*MCPEntity
 
-// UnmarshalJSON reads the "entities" object in file order.
-func (es *MCPEntities) UnmarshalJSON(b []byte) error {
-	dec := json.NewDecoder(bytes.NewReader(b))
-	if t, err := dec.Token(); err != nil {
-		return err
-	} else if t != json.Delim('{') {
-		return errors.New(`"entities" is not an object of entity name to entity`)
-	}
-	for dec.More() {
-		t, err := dec.Token()
-		if err != nil {
-			return err
-		}
-		e := &MCPEntity{Name: t.(string)}
-		if err := dec.Decode(e); err != nil {
-			return fmt.Errorf("entity %s: %w", e.Name, err)
-		}
-		*es = append(*es, e)
-	}
-	_, err := dec.Token()
-	return err
-}
-
-// GSIs are the table's GSIs, from table_config and the table's level.
-func (t *MCPTable) GSIs() []MCPGSI { return slices.Concat(t.Config.GSIList, t.GSIList) }
+// GSIs are the table's GSIs.
+func (t *MCPTable) GSIs() []MCPGSI { return t.GSIList }
 
 // GSI returns the GSI of that name, or nil.
 func (t *MCPTable) GSI(name string) *MCPGSI {
@@ -157,91 +141,171 @@ func (e *MCPEntity) GSIMapping(name string) *MCPGSIMapping {
 	return nil
 }
 
-// ParseMCPDesign reads a schema.json of the DynamoDB MCP server and checks
-// what binding needs: at least one table, each with a name, a partition
-// key and entities, each entity with a pk_template and fields, templates
-// whose {field} names a field, GSI mappings and pattern indexes naming a
-// GSI of gsi_list, range conditions DynamoDB has. Every problem is
-// reported, each with its place (tables[0].entities.User.pk_template).
+// ParseMCPDesign reads a schema.json of the DynamoDB MCP server and
+// checks it against every rule of the server's own validator and a few
+// more (validateMCPDesign). A file that is not JSON gives (nil, an
+// error). Otherwise the design is returned as far as it is well formed,
+// values of the wrong shape left zero, so that binding can still report
+// its own problems; err is then nil or DesignErrors, every mistake
+// located (tables[0].entities.User.fields[2].type) and sorted by path.
 func ParseMCPDesign(data []byte) (*MCPDesign, error) {
-	var d MCPDesign
-	if err := json.Unmarshal(data, &d); err != nil {
+	root, err := decodeOrdered(data)
+	if err != nil {
 		return nil, fmt.Errorf("not a DynamoDB MCP server schema.json: %w", err)
 	}
-	var errs []error
-	add := func(where, format string, args ...any) {
-		errs = append(errs, fmt.Errorf("%s: %s", where, fmt.Sprintf(format, args...)))
+	d := buildDesign(root)
+	if errs := validateMCPDesign(root); len(errs) > 0 {
+		return d, errs
 	}
-	if len(d.Tables) == 0 {
-		add("tables", "missing or empty: expected the designed tables, each with table_config and entities")
-	}
-	for i, t := range d.Tables {
-		checkMCPTable(t, fmt.Sprintf("tables[%d]", i), add)
-	}
-	if len(errs) > 0 {
-		return nil, errors.Join(errs...)
-	}
-	return &d, nil
+	return d, nil
 }
 
-// rangeConditions are the range conditions of the format, with how many
-// range parameters each takes.
-var rangeConditions = map[string]int{"begins_with": 1, "between": 2, ">": 1, "<": 1, ">=": 1, "<=": 1}
-
-func checkMCPTable(t *MCPTable, at string, add func(where, format string, args ...any)) {
-	c := t.Config
-	if c.TableName == "" {
-		add(at+".table_config.table_name", "missing")
+// buildDesign takes the design out of the file's tree, each value of the
+// expected shape, others left zero.
+func buildDesign(root any) *MCPDesign {
+	d := &MCPDesign{}
+	doc, _ := root.(*jsonObject)
+	if doc == nil {
+		return d
 	}
-	if c.PartitionKey == "" {
-		add(at+".table_config.partition_key", "missing")
-	}
-	for _, g := range t.GSIs() {
-		if g.Name == "" || g.PartitionKey == "" {
-			add(at+".gsi_list", "a GSI without a name or partition_key")
+	cross, _ := doc.Vals["cross_table_access_patterns"].([]any)
+	d.CrossTable = len(cross)
+	ts, _ := doc.Vals["tables"].([]any)
+	for _, t := range ts {
+		to, _ := t.(*jsonObject)
+		if to == nil {
+			continue
 		}
-	}
-	if len(t.Entities) == 0 {
-		add(at+".entities", "missing or empty")
-	}
-	for _, e := range t.Entities {
-		ea := at + ".entities." + e.Name
-		if e.PKTemplate == "" {
-			add(ea+".pk_template", "missing")
+		mt := &MCPTable{}
+		if c, _ := to.Vals["table_config"].(*jsonObject); c != nil {
+			mt.Config.TableName, _ = str(c.Vals["table_name"])
+			mt.Config.PartitionKey, _ = str(c.Vals["partition_key"])
+			mt.Config.SortKey, _ = str(c.Vals["sort_key"])
 		}
-		if len(e.Fields) == 0 {
-			add(ea+".fields", "missing or empty")
-		}
-		templates := map[string]string{ea + ".pk_template": e.PKTemplate, ea + ".sk_template": e.SKTemplate}
-		for i, g := range e.GSIMappings {
-			ga := fmt.Sprintf("%s.gsi_mappings[%d]", ea, i)
-			if t.GSI(g.Name) == nil {
-				add(ga+".name", "GSI %q is not in the table's gsi_list", g.Name)
+		gs, _ := to.Vals["gsi_list"].([]any)
+		for _, g := range gs {
+			if gobj, _ := g.(*jsonObject); gobj != nil {
+				mt.GSIList = append(mt.GSIList, buildGSI(gobj))
 			}
-			templates[ga+".pk_template"], templates[ga+".sk_template"] = g.PKTemplate, g.SKTemplate
 		}
-		for where, tpl := range templates {
-			for _, f := range templateFields(tpl) {
-				if e.Field(f) == nil {
-					add(where, "{%s} is not a field of the entity", f)
+		if es, _ := to.Vals["entities"].(*jsonObject); es != nil {
+			for _, n := range es.Keys {
+				if eo, _ := es.Vals[n].(*jsonObject); eo != nil {
+					mt.Entities = append(mt.Entities, buildEntity(n, eo))
 				}
 			}
 		}
-		for i, p := range e.Patterns {
-			pa := fmt.Sprintf("%s.access_patterns[%d]", ea, i)
-			if p.IndexName != "" && t.GSI(p.IndexName) == nil {
-				add(pa+".index_name", "GSI %q is not in the table's gsi_list", p.IndexName)
-			}
-			if _, ok := rangeConditions[p.RangeCondition]; p.RangeCondition != "" && !ok {
-				add(pa+".range_condition", "%q: expected begins_with, between, >, <, >= or <=", p.RangeCondition)
-			}
-		}
+		d.Tables = append(d.Tables, mt)
 	}
+	return d
 }
 
-// placeholder is a {field} of a template: a name of letters, digits and
-// '_' in braces.
-var placeholder = regexp.MustCompile(`\{([A-Za-z_][A-Za-z0-9_]*)\}`)
+// strs returns v as a list of strings, and whether it is a list.
+func strs(v any) ([]string, bool) {
+	l, ok := v.([]any)
+	if !ok {
+		return nil, false
+	}
+	out := []string{}
+	for _, x := range l {
+		s, _ := str(x)
+		out = append(out, s)
+	}
+	return out, true
+}
+
+func buildGSI(g *jsonObject) MCPGSI {
+	x := MCPGSI{Projection: "ALL"}
+	x.Name, _ = str(g.Vals["name"])
+	if l, ok := strs(g.Vals["partition_key"]); ok {
+		x.PartitionKeys = l
+	} else {
+		x.PartitionKey, _ = str(g.Vals["partition_key"])
+	}
+	if l, ok := strs(g.Vals["sort_key"]); ok {
+		x.SortKeys = l
+	} else {
+		x.SortKey, _ = str(g.Vals["sort_key"])
+	}
+	if p, _ := str(g.Vals["projection"]); p != "" {
+		x.Projection = p
+	}
+	x.Included, _ = strs(g.Vals["included_attributes"])
+	return x
+}
+
+func buildEntity(name string, eo *jsonObject) *MCPEntity {
+	e := &MCPEntity{Name: name}
+	e.EntityType, _ = str(eo.Vals["entity_type"])
+	e.PKTemplate, _ = str(eo.Vals["pk_template"])
+	e.SKTemplate, _ = str(eo.Vals["sk_template"])
+	ms, _ := eo.Vals["gsi_mappings"].([]any)
+	for _, m := range ms {
+		mo, _ := m.(*jsonObject)
+		if mo == nil {
+			continue
+		}
+		var gm MCPGSIMapping
+		gm.Name, _ = str(mo.Vals["name"])
+		if l, ok := strs(mo.Vals["pk_template"]); ok {
+			gm.PKTemplates = l
+		} else {
+			gm.PKTemplate, _ = str(mo.Vals["pk_template"])
+		}
+		if l, ok := strs(mo.Vals["sk_template"]); ok {
+			gm.SKTemplates = l
+		} else {
+			gm.SKTemplate, _ = str(mo.Vals["sk_template"])
+		}
+		e.GSIMappings = append(e.GSIMappings, gm)
+	}
+	fs, _ := eo.Vals["fields"].([]any)
+	for _, f := range fs {
+		fo, _ := f.(*jsonObject)
+		if fo == nil {
+			continue
+		}
+		var mf MCPField
+		mf.Name, _ = str(fo.Vals["name"])
+		mf.Type, _ = str(fo.Vals["type"])
+		mf.Required, _ = fo.Vals["required"].(bool)
+		mf.ItemType, _ = str(fo.Vals["item_type"])
+		e.Fields = append(e.Fields, mf)
+	}
+	ps, _ := eo.Vals["access_patterns"].([]any)
+	for _, p := range ps {
+		po, _ := p.(*jsonObject)
+		if po == nil {
+			continue
+		}
+		var mp MCPPattern
+		mp.ID, _ = integer(po.Vals["pattern_id"])
+		mp.Name, _ = str(po.Vals["name"])
+		mp.Description, _ = str(po.Vals["description"])
+		mp.Operation, _ = str(po.Vals["operation"])
+		mp.IndexName, _ = str(po.Vals["index_name"])
+		mp.ReturnType, _ = str(po.Vals["return_type"])
+		mp.RangeCondition, _ = str(po.Vals["range_condition"])
+		_, mp.Filter = po.get("filter_expression")
+		params, _ := po.Vals["parameters"].([]any)
+		for _, x := range params {
+			if xo, _ := x.(*jsonObject); xo != nil {
+				var mpar MCPParameter
+				mpar.Name, _ = str(xo.Vals["name"])
+				mpar.Type, _ = str(xo.Vals["type"])
+				mpar.EntityType, _ = str(xo.Vals["entity_type"])
+				mp.Parameters = append(mp.Parameters, mpar)
+			}
+		}
+		e.Patterns = append(e.Patterns, mp)
+	}
+	return e
+}
+
+// placeholder is a {field} of a template, as the MCP server reads one: a
+// name of letters, digits and '_', with an optional Python format spec
+// after ':' ({score:05d}) that the generated code applies to the value.
+var placeholder = regexp.MustCompile(`\{(\w+)(?::([^}]*))?\}`)
 
 // templateFields are the fields a template names, in order.
 func templateFields(tpl string) []string {
@@ -271,23 +335,77 @@ func literalPrefix(tpl string) string {
 	return tpl
 }
 
-// translateTemplate turns a design template into a pg2dynamo key template:
-// each {field} becomes ${name}, name given by col (false when the field
-// cannot be placed), a literal '$' becomes "$$".
-func translateTemplate(tpl string, col func(field string) (string, bool)) (string, []string) {
+// keyColumn is how a design field is placed in a key template: Name its
+// placeholder's name (a column, or a duplicated attribute); Number
+// whether its value is a number (whose key text pg2dynamo zero-pads
+// unless told a width).
+type keyColumn struct {
+	Name   string
+	Number bool
+	// Scale is a numeric(p,s) column's s, which a {field:0W.Sf} must
+	// match.
+	Scale int
+}
+
+// translateTemplate turns a design template into a pg2dynamo key template
+// whose text is what the design's generated code builds: it formats each
+// {field} with Python's str() (an f-string), so a number is its plain
+// decimal digits (CUSTOMER#1, not the zero-padded CUSTOMER#0000000001 of a
+// bare ${customer_id}) and a string is as it is. So a number placeholder
+// is written ${name:0} (no padding), or ${name:N} for the design's
+// {field:0Nd}; a string's ${name}. A literal '$' becomes "$$". col places
+// each field (false when it cannot be placed: listed in missing); a
+// format spec other than d and 0Nd on a number, or any on a string, has
+// no pg2dynamo equivalent and is listed in unsupported.
+func translateTemplate(tpl string, col func(field string) (keyColumn, bool)) (out string, missing, unsupported []string) {
 	var b strings.Builder
-	var missing []string
 	last := 0
 	for _, loc := range placeholder.FindAllStringSubmatchIndex(tpl, -1) {
 		b.WriteString(strings.ReplaceAll(tpl[last:loc[0]], "$", "$$"))
 		f := tpl[loc[2]:loc[3]]
+		spec, hasSpec := "", loc[4] >= 0
+		if hasSpec {
+			spec = tpl[loc[4]:loc[5]]
+		}
 		c, ok := col(f)
 		if !ok {
 			missing = append(missing, f)
 		}
-		b.WriteString("${" + c + "}")
+		switch w, known := numberWidth(spec, c.Scale); {
+		case !c.Number && !hasSpec:
+			b.WriteString("${" + c.Name + "}")
+		case c.Number && known:
+			b.WriteString(fmt.Sprintf("${%s:%d}", c.Name, w))
+		default:
+			unsupported = append(unsupported, tpl[loc[0]:loc[1]])
+			b.WriteString("${" + c.Name + "}")
+		}
 		last = loc[1]
 	}
 	b.WriteString(strings.ReplaceAll(tpl[last:], "$", "$$"))
-	return b.String(), missing
+	return b.String(), missing, unsupported
+}
+
+// numberSpec is a Python format spec that zero-pads a number to a
+// width ("05d", "011.2f") or writes an integer plainly ("d", "").
+var numberSpec = regexp.MustCompile(`^(?:0(\d{1,2}))?(?:d|\.(\d{1,2})f)?$`)
+
+// numberWidth is the pg2dynamo width of a number placeholder with format
+// spec spec over a column of that scale: 0 for none, N for 0Nd, the
+// integer digits W−S−1 for 0W.Sf on a numeric(p,S); false for a spec it
+// cannot render as Python does.
+func numberWidth(spec string, scale int) (int, bool) {
+	m := numberSpec.FindStringSubmatch(spec)
+	if m == nil {
+		return 0, false
+	}
+	w, _ := strconv.Atoi(m[1])
+	if m[2] == "" {
+		return w, w <= 64
+	}
+	s, _ := strconv.Atoi(m[2])
+	if s != scale || m[1] == "" || w-s-1 < 1 {
+		return 0, false
+	}
+	return w - s - 1, true
 }

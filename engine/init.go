@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/url"
 	"os"
 	"path"
+	"strings"
 
 	"github.com/pg2dynamo/pg2dynamo/draft"
 	"github.com/pg2dynamo/pg2dynamo/extract"
@@ -46,19 +48,23 @@ func Init(ctx context.Context, cfg Config, o InitOptions) error {
 		return err
 	}
 	var design *draft.MCPTable
+	var format error // the design file's format mistakes, reported with the binding's
 	if o.Design != "" {
 		var err error
-		if design, err = readDesign(o); err != nil {
+		if design, format, err = readDesign(o); err != nil {
 			return err
 		}
 	}
 	src, err := Connect(ctx, cfg)
 	if err != nil {
+		if format != nil {
+			return refused(fmt.Errorf("--from-design %s is not in the DynamoDB MCP server's format; nothing written (binding it to the source was not tried: %v):\n%w", o.Design, err, format))
+		}
 		return err
 	}
 	defer src.Close(ctx)
 	if design != nil {
-		return bindDesign(j, src, o, design)
+		return bindDesign(j, src, o, design, format)
 	}
 	return draftSchema(j, src, o)
 }
@@ -89,21 +95,26 @@ func checkInit(cfg Config, o InitOptions) error {
 	return nil
 }
 
-// readDesign reads o.Design and chooses its table.
-func readDesign(o InitOptions) (*draft.MCPTable, error) {
+// readDesign reads o.Design and chooses its table. format holds the
+// file's format mistakes (draft.DesignErrors) when it is still a design
+// whose table can be bound, so that binding reports its own problems in
+// the same run; err refuses the file outright.
+func readDesign(o InitOptions) (t *draft.MCPTable, format, err error) {
 	data, err := os.ReadFile(o.Design)
 	if err != nil {
-		return nil, refused(fmt.Errorf("--from-design: %w", err))
+		return nil, nil, refused(fmt.Errorf("--from-design: %w", err))
 	}
-	d, err := draft.ParseMCPDesign(data)
-	var t *draft.MCPTable
-	if err == nil {
-		t, err = draft.SelectMCPTable(d, o.DesignTable)
+	d, format := draft.ParseMCPDesign(data)
+	if d == nil {
+		return nil, nil, refused(fmt.Errorf("--from-design %s: %w", o.Design, format))
 	}
-	if err != nil {
-		return nil, refused(fmt.Errorf("--from-design %s: %w", o.Design, err))
+	if t, err = draft.SelectMCPTable(d, o.DesignTable); err != nil {
+		if format != nil {
+			err = errors.Join(format, err)
+		}
+		return nil, nil, refused(fmt.Errorf("--from-design %s: %w", o.Design, err))
 	}
-	return t, nil
+	return t, format, nil
 }
 
 // draftSchema is init from the schema: every table read and measured,
@@ -117,7 +128,11 @@ func draftSchema(j *job, src *extract.Source, o InitOptions) error {
 		return err
 	}
 	if len(cat.Tables) == 0 {
-		return fmt.Errorf("no tables in schema %v of %s: nothing to draft", cat.Schemas, src.Name())
+		err := fmt.Errorf("no tables in schema %v of %s: nothing to draft", cat.Schemas, src.Name())
+		if others, serr := draft.SchemasWithTables(j.ctx, src.Conn()); serr == nil && len(others) > 0 {
+			err = fmt.Errorf("%w; the schemas with tables are %s: name them with --schema (--schema %s)", err, strings.Join(others, ", "), others[0])
+		}
+		return err
 	}
 	d := draft.Propose(cat, draft.Options{Table: j.cfg.Table, DuplicateNames: o.DuplicateNames})
 	if len(d.Entities) == 0 {
@@ -136,19 +151,36 @@ func draftSchema(j *job, src *extract.Source, o InitOptions) error {
 	if err := writeDraft(j, o.Out, buf.Bytes()); err != nil {
 		return err
 	}
-	fmt.Fprintln(j.log, draftSummary(d, o.Out))
+	fmt.Fprintln(j.log, draftSummary(d, o.Out, sourceArg(j.cfg.Source, src.Name())))
 	return nil
 }
 
 // bindDesign is init --from-design: the design's table bound to the
 // source's catalog, written even when parts are unbound (KindUnbound).
-func bindDesign(j *job, src *extract.Source, o InitOptions, t *draft.MCPTable) error {
+//
+// A design with format mistakes is bound too, to report what binding
+// finds, but nothing is written: it is refused (KindRefused) with both
+// lists.
+func bindDesign(j *job, src *extract.Source, o InitOptions, t *draft.MCPTable, format error) error {
 	fmt.Fprintf(j.log, "reading the catalog of %s (schema %v) to bind design table %s\n", src.Name(), o.Schemas, t.Config.TableName)
 	cat, err := draft.Read(j.ctx, src.Conn(), o.Schemas, o.Exclude, nil)
 	if err != nil {
 		return err
 	}
+	if err := draft.ProbeDelimited(j.ctx, src.Conn(), cat, t); err != nil {
+		return err
+	}
 	b := draft.BindDesign(cat, t, j.cfg.Table)
+	if format != nil {
+		var tail string
+		if len(b.Unbound) > 0 {
+			tail = fmt.Sprintf("\nand binding it to %s leaves %d parts unbound:", src.Name(), len(b.Unbound))
+			for _, u := range b.Unbound {
+				tail += "\n  " + u.String()
+			}
+		}
+		return refused(fmt.Errorf("--from-design %s is not in the DynamoDB MCP server's format; nothing written:\n%w%s", o.Design, format, tail))
+	}
 	if !mapping.ValidTableName(b.Table) {
 		return refused(fmt.Errorf("the design's table name %q is no DynamoDB table name: pass --table NAME", b.Table))
 	}
@@ -189,16 +221,20 @@ func writeDraft(j *job, out string, data []byte) error {
 }
 
 // draftSummary is init's closing line: what was drafted, where it went,
-// and what to run next.
-func draftSummary(d *draft.Design, out string) string {
+// and the command to run next, as it works when pasted (source is its
+// --source argument, sourceArg).
+func draftSummary(d *draft.Design, out, source string) string {
 	roles := map[draft.Role]int{}
 	for _, e := range d.Entities {
 		roles[e.Role]++
 	}
-	where := "standard output"
-	next := "pg2dynamo plan --mapping FILE --with-source"
+	where, file := "standard output", "FILE"
 	if out != "" {
-		where, next = out, "pg2dynamo plan --mapping "+out+" --with-source"
+		where, file = out, shellQuote(out)
+	}
+	next := "pg2dynamo plan --mapping " + file + " --with-source"
+	if source != "" {
+		next += " --source " + source
 	}
 	s := fmt.Sprintf("drafted %s from %s (%d with their own item collection, %d in an owner's, %d embedded, %d adjacency lists) and %d access patterns to %s",
 		report.Count(len(d.Entities)-roles[draft.Embedded], "entity", "entities"), report.Count(len(d.Catalog.Tables), "table", "tables"), roles[draft.Root]+roles[draft.Owned], roles[draft.Child], roles[draft.Embedded], roles[draft.Join], len(d.Patterns), where)
@@ -206,4 +242,39 @@ func draftSummary(d *draft.Design, out string) string {
 		s += fmt.Sprintf("\nleft out %s: %s", sk.Table.Name, sk.Reason)
 	}
 	return s + "\nnext: review the comments, then " + next
+}
+
+// sourceArg is the --source argument of a printed command that reaches
+// the source init read: "" when the libpq environment gave it (no
+// connection string), the connection string as given, quoted for a POSIX
+// shell, or, when that holds a password, name (the source without it),
+// the password then coming from PGPASSWORD or ~/.pgpass as psql takes
+// it: a printed command never shows a password.
+func sourceArg(conn, name string) string {
+	switch {
+	case conn == "":
+		return ""
+	case hasPassword(conn):
+		return shellQuote(name)
+	}
+	return shellQuote(conn)
+}
+
+// hasPassword reports whether connection string conn, a URL or
+// keyword/value pairs, holds a password.
+func hasPassword(conn string) bool {
+	if u, err := url.Parse(conn); err == nil && (u.Scheme == "postgres" || u.Scheme == "postgresql") {
+		_, set := u.User.Password()
+		return set || u.Query().Has("password")
+	}
+	return strings.Contains(conn, "password")
+}
+
+// shellQuote quotes s for a POSIX shell when it holds anything but
+// letters, digits and /:@.,_+=%-.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/:@.,_+=%-") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

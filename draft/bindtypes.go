@@ -1,0 +1,208 @@
+package draft
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/pg2dynamo/pg2dynamo/mapping"
+)
+
+// The PostgreSQL types (format_type's names) by what a design's field
+// types can hold.
+var (
+	integerTypes = []string{"smallint", "integer", "bigint"}
+	floatTypes   = []string{"real", "double precision"}
+	textTypes    = []string{"text", "name", "citext", `"char"`}
+)
+
+// numberType reports whether a column of type typ is a number: an
+// integer, numeric or float, whose key text pg2dynamo zero-pads unless a
+// width is written.
+func numberType(typ string) bool {
+	return slices.Contains(integerTypes, typ) || slices.Contains(floatTypes, typ) || typ == "numeric" || strings.HasPrefix(typ, "numeric(")
+}
+
+// textType reports whether typ is a character type.
+func textType(typ string) bool {
+	return slices.Contains(textTypes, typ) || strings.HasPrefix(typ, "character varying") || strings.HasPrefix(typ, "character(") || typ == "character"
+}
+
+// integralNumeric reports whether typ is numeric(p) or numeric(p,0),
+// which holds only integers.
+func integralNumeric(typ string) bool {
+	if !strings.HasPrefix(typ, "numeric(") {
+		return false
+	}
+	_, scale, ok := strings.Cut(strings.TrimSuffix(strings.TrimPrefix(typ, "numeric("), ")"), ",")
+	return !ok || strings.TrimSpace(scale) == "0"
+}
+
+// fieldFits says why column col cannot hold design field f, or "" when
+// it can: the generated code parses each item's attribute as the field's
+// type, so the column's values must be of it. An integer field takes an
+// integer column (or numeric without a fraction); a decimal one any
+// number; a boolean one a boolean; a uuid one a uuid or text; an array
+// an array, json or jsonb; an object json or jsonb; a string any column
+// but an array, json, jsonb or bytea (a number's or a date's text is the
+// string a client reads; the item then holds the column's own type, see
+// the entity's notes).
+func fieldFits(f MCPField, col Column) string {
+	typ := col.Type
+	array := strings.HasSuffix(typ, "[]")
+	json := typ == "json" || typ == "jsonb"
+	ok := true
+	switch f.Type {
+	case "string":
+		ok = !array && !json && typ != "bytea"
+	case "integer":
+		ok = slices.Contains(integerTypes, typ) || integralNumeric(typ)
+	case "decimal":
+		ok = numberType(typ)
+	case "boolean":
+		ok = typ == "boolean"
+	case "uuid":
+		ok = typ == "uuid" || textType(typ)
+	case "array":
+		ok = array || json
+	case "object":
+		ok = json
+	}
+	if ok {
+		return ""
+	}
+	return fmt.Sprintf("field %s is typed %s in the design, but the column is %s: the generated code could not parse its values as %s; change the field's type or the column", f.Name, f.Type, typ, f.Type)
+}
+
+// orderNotes notes, on an entity whose sort keys (the table's, or a
+// GSI's) hold a number as plain digits, that those keys sort as text: the
+// design's code writes {field} with Python's str(), and so does the draft,
+// so a Query's order and its range conditions compare "10" before "9".
+// The draft keeps the design's text; padding is the design's choice, as a
+// format spec ({field:010d}), which the draft then renders too.
+func (g *binder) orderNotes(e *BoundEntity) {
+	de := e.Design
+	sorted := map[string][]string{}
+	add := func(attr, tpl string) {
+		for _, m := range placeholder.FindAllStringSubmatch(tpl, -1) {
+			if c, ok := e.keyName[m[1]]; ok && c.Number && m[2] == "" {
+				sorted[attr] = append(sorted[attr], "{"+m[1]+"}")
+			}
+		}
+	}
+	if g.b.SortKey != "" {
+		add(g.b.SortKey, de.SKTemplate)
+	}
+	for _, m := range de.GSIMappings {
+		if gsi := g.b.Design.GSI(m.Name); gsi != nil && gsi.SortKey != "" {
+			add(gsi.SortKey, m.SKTemplate)
+		}
+	}
+	for _, attr := range slices.Sorted(maps.Keys(sorted)) {
+		fs := sorted[attr]
+		e.Notes = append(e.Notes, fmt.Sprintf("ORDER: sort key %s holds %s, a number written as plain digits, as the design's code writes it: its keys sort as text (10 before 9), so a Query's order and a range condition (>, <, between) on it compare text, not numbers. To sort numerically, pad it in the design ({%s:010d}): init then pads it the same way (${%s:10}).",
+			attr, strings.Join(fs, ", "), strings.Trim(fs[0], "{}"), e.keyName[strings.Trim(fs[0], "{}")].Name))
+	}
+}
+
+// castable reports whether string field f over column col is to be read
+// as text: a number or a boolean, whose attribute would hold another type
+// than the design's; or, in a key (inKey), a timestamp or a time, whose
+// key text (always six fraction digits: 05.120000) would differ from its
+// attribute's (05.12), so that the design's code, which builds a key
+// from the field it read, would not find the item. Read as PostgreSQL's
+// text (2024-01-02 03:04:05.12+00, in the session's UTC), key and
+// attribute are the same string, and it sorts in time order.
+func castable(f MCPField, col Column, inKey bool) bool {
+	switch {
+	case f.Type != "string":
+		return false
+	case numberType(col.Type), col.Type == "boolean":
+		return true
+	}
+	return inKey && timeType(col.Type)
+}
+
+// timeType reports whether typ is a timestamp or a time of day, whose key
+// text has a fixed six-digit fraction.
+func timeType(typ string) bool {
+	return strings.HasPrefix(typ, "timestamp") || strings.HasPrefix(typ, "time ") || typ == "time"
+}
+
+// allKeyFields are the fields of every key template of de: the table's
+// and its GSI mappings'.
+func allKeyFields(de *MCPEntity) []string {
+	out := keyFields(de)
+	for _, m := range de.GSIMappings {
+		out = append(out, templateFields(m.PKTemplate)...)
+		out = append(out, templateFields(m.SKTemplate)...)
+	}
+	return out
+}
+
+// casts keeps, of e's columns to read as text, those no join of e uses:
+// a join compares the column with another table's of its own type. Each
+// is read as text by the entity's query source (entitySource), so that
+// its attribute is the S the design's string means; one a join uses
+// keeps its type, and the entity's note says so.
+func (g *binder) casts(e *BoundEntity) {
+	joined := map[string]bool{}
+	for _, d := range e.Duplicates {
+		for _, p := range d.Join {
+			joined[p[1]] = true
+		}
+	}
+	for _, c := range e.Counts {
+		for _, p := range c.Join {
+			joined[p[1]] = true
+		}
+	}
+	for _, em := range e.Embeds {
+		for _, p := range em.Join {
+			joined[p[1]] = true
+		}
+	}
+	var kept []string
+	for _, c := range e.Casts {
+		col, _ := e.Table.Column(c)
+		if joined[c] {
+			e.Notes = append(e.Notes, fmt.Sprintf("TYPE: %s is a string in the design over a column of type %s, which a join of this entity compares with another table's: its attribute keeps the column's type, and its key text is pg2dynamo's for that type.", cmpOr(e.Rename[c], c), col.Type))
+			continue
+		}
+		kept = append(kept, c)
+		e.Notes = append(e.Notes, fmt.Sprintf("TYPE: %s is a string in the design over a column of type %s: the query source reads it as PostgreSQL's text, so that its attribute is that S and its keys the same text (a query source cannot be followed: see docs/follow.md).", cmpOr(e.Rename[c], c), col.Type))
+	}
+	e.Casts = kept
+}
+
+// entitySource is e's source: its table, or, when columns are read as
+// text (e.Casts), a query of the table's columns with those cast.
+func entitySource(e *BoundEntity) mapping.Source {
+	if len(e.Casts) == 0 {
+		return sourceOf(e.Table)
+	}
+	var cols []string
+	for _, c := range e.Table.Columns {
+		q := quoteIdent(c.Name)
+		if slices.Contains(e.Casts, c.Name) {
+			q += "::text AS " + quoteIdent(c.Name)
+		}
+		cols = append(cols, q)
+	}
+	return mapping.Source{Query: fmt.Sprintf("SELECT %s FROM %s.%s", strings.Join(cols, ", "), quoteIdent(e.Table.Schema), quoteIdent(e.Table.Name))}
+}
+
+// quoteIdent quotes a PostgreSQL identifier.
+func quoteIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
+
+// numericScale is the s of a numeric(p,s) type, or 0.
+func numericScale(typ string) int {
+	_, sc, ok := strings.Cut(strings.TrimSuffix(typ, ")"), ",")
+	if !ok || !strings.HasPrefix(typ, "numeric(") {
+		return 0
+	}
+	n, _ := strconv.Atoi(strings.TrimSpace(sc))
+	return n
+}

@@ -1,0 +1,60 @@
+package draft
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// DelimitedSample is how many non-NULL values of a column ProbeDelimited
+// reads, and DelimitedShare the share of them with a comma that makes the
+// column a list: a place name or two with a comma ("Paris, France") is
+// text, a column where one value in ten has one holds lists
+// ("United States, India, France").
+const (
+	DelimitedSample = 1000
+	DelimitedShare  = 0.1
+)
+
+// ProbeDelimited reads, for design table t, the text columns of cat's
+// tables that t's entities would put in a key beside the table's own key
+// (a key field that is no column of the table's primary key): a list in
+// one such value ("United States, India, France") would be one key, where
+// the design means an item per element, which only a child table of one
+// row per element gives. Each column found to hold lists is recorded in
+// its Table.Delimited. It reads at most DelimitedSample rows a column,
+// in conn's current transaction if any. An error is the query's.
+func ProbeDelimited(ctx context.Context, conn *pgx.Conn, cat *Catalog, t *MCPTable) error {
+	fields := map[string]bool{}
+	for _, e := range t.Entities {
+		for _, f := range keyFields(e) {
+			fields[f] = true
+		}
+	}
+	for _, tbl := range cat.Tables {
+		for _, f := range slices.Sorted(maps.Keys(fields)) {
+			c, ok := direct(tbl, f)
+			col, _ := tbl.Column(c)
+			if !ok || !textType(col.Type) || slices.Contains(tbl.PrimaryKey, c) {
+				continue
+			}
+			var n, lists int64
+			var example *string
+			q := fmt.Sprintf(`SELECT count(*), count(*) FILTER (WHERE v LIKE '%%,%%'), min(v) FILTER (WHERE v LIKE '%%,%%')
+FROM (SELECT %s::text AS v FROM %s.%s WHERE %s IS NOT NULL LIMIT %d) s`, quoteIdent(c), quoteIdent(tbl.Schema), quoteIdent(tbl.Name), quoteIdent(c), DelimitedSample)
+			if err := conn.QueryRow(ctx, q).Scan(&n, &lists, &example); err != nil {
+				return fmt.Errorf("sampling %s.%s for lists: %w", tbl.Name, c, err)
+			}
+			if lists > 0 && float64(lists) >= DelimitedShare*float64(n) {
+				if tbl.Delimited == nil {
+					tbl.Delimited = map[string]string{}
+				}
+				tbl.Delimited[c] = *example
+			}
+		}
+	}
+	return nil
+}
