@@ -284,7 +284,7 @@ func TestLiveFollowDropMappedColumn(t *testing.T) {
 	testenv.Exec(t, f.url, `UPDATE notes SET owner = 'moved' WHERE note_id = 1`)
 	code := p.exit(t)
 	out := p.out.String()
-	if code != 1 || !strings.Contains(out, "the columns of public.notes changed (dropped body)") ||
+	if code != 1 || !strings.Contains(out, "the columns of public.notes changed (dropped body") ||
 		!strings.Contains(out, "notes-select.yaml:") || !strings.Contains(out, "--resume --prune") {
 		t.Fatalf("exit %d, want 1 naming the dropped column, the mapping's line and --resume --prune\n%s", code, out)
 	}

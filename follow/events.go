@@ -67,6 +67,9 @@ type ShapeError struct {
 }
 
 func (e *ShapeError) Error() string {
+	if e.At == 0 {
+		return fmt.Sprintf("the columns of %s changed (%s): %v", e.Table, e.Change, e.Err)
+	}
 	return fmt.Sprintf("at %s the columns of %s changed (%s): %v", e.At, e.Table, e.Change, e.Err)
 }
 

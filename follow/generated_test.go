@@ -38,7 +38,7 @@ func TestFollowRefusesGeneratedIdentityColumns(t *testing.T) {
 	}{
 		{name: "table key", mapping: "gen-key.yaml",
 			schema: docsSchema(`slug text GENERATED ALWAYS AS (lower(title)) STORED`),
-			want: []string{"gen-key.yaml:10:", "entities.Doc.pk", "column slug of public.docs renders a table key of Doc, and it is generated (GENERATED ALWAYS AS (lower(title)) STORED)",
+			want: []string{"gen-key.yaml:11:", "entities.Doc.pk", "column slug of public.docs renders a table key of Doc, and it is generated (GENERATED ALWAYS AS (lower(title)) STORED)",
 				"delete the items of Doc whose keys changed or whose rows are gone", "the expression reads title"}},
 		{name: "joins", mapping: "gen-join.yaml",
 			schema: `CREATE TABLE orgs (org_id int PRIMARY KEY, name text NOT NULL, code text GENERATED ALWAYS AS ('O' || org_id) STORED UNIQUE);
@@ -139,7 +139,7 @@ func TestLiveFollowKeyColumnBecomesGenerated(t *testing.T) {
 	}
 	code := p.exit(t)
 	out := p.out.String()
-	for _, w := range []string{"the columns of public.docs changed", "gen-key.yaml:10:",
+	for _, w := range []string{"the columns of public.docs changed", "gen-key.yaml:11:",
 		"column slug of public.docs renders a table key of Doc, and it is generated (GENERATED ALWAYS AS (lower(title)) STORED)", "--resume --prune"} {
 		if !strings.Contains(out, w) {
 			t.Errorf("the stop does not say %q", w)
