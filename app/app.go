@@ -108,11 +108,21 @@ func RunContext(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		if len(args) > 0 && args[0] == "migrate" {
 			msg += "; the summary shows what was written, and a new run (--resume) writes the rest"
 		}
-		fmt.Fprintln(stderr, msg)
+		logLast(a, stderr, msg, code)
 		return code
 	}
-	fmt.Fprintf(stderr, "pg2dynamo: %v\n", err)
+	logLast(a, stderr, fmt.Sprintf("pg2dynamo: %v", err), code)
 	return code
+}
+
+// logLast writes a run's last word to stderr: a line of text, or under
+// --log-format json a record at level ERROR with the exit code.
+func logLast(a *cli.App, stderr io.Writer, msg string, code int) {
+	if st, ok := a.Metadata[opsKey].(*opsState); ok && st.log != nil {
+		st.log.Error(msg, code)
+		return
+	}
+	fmt.Fprintln(stderr, msg)
 }
 
 // requireMapping returns the --mapping path or a usage error. (urfave/cli's
@@ -162,6 +172,7 @@ written: bad flags, an invalid mapping or query, a table that does not match
 the mapping, a checkpoint in use; 3 finished, but some rows were rejected
 (listed in the rejects file); 4 verification found the table differs from the
 source; 130 and 143 interrupted (SIGINT, SIGTERM).`,
+		Metadata:       map[string]any{opsKey: &opsState{}},
 		Writer:         stdout,
 		ErrWriter:      stderr,
 		Version:        engine.Version(),
@@ -257,6 +268,9 @@ func commands(cmds ...*cli.Command) []*cli.Command {
 	for _, c := range cmds {
 		c.OnUsageError = onUsageError
 		c.HideHelpCommand = true
+		if len(c.Subcommands) == 0 {
+			addOpsFlags(c)
+		}
 		commands(c.Subcommands...)
 	}
 	return cmds

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/pg2dynamo/pg2dynamo/export"
+	"github.com/pg2dynamo/pg2dynamo/metrics"
 	"github.com/pg2dynamo/pg2dynamo/pipeline"
 )
 
@@ -41,6 +42,9 @@ type Config struct {
 	// Version is pg2dynamo's, as the reports record it (empty:
 	// Version()).
 	Version string
+	// Metrics, when not nil, is fed the run's counters as it goes (see
+	// metrics.go); a nil Run counts nothing.
+	Metrics *metrics.Run
 }
 
 // AWS is how the DynamoDB (and S3) clients are made.
@@ -314,6 +318,7 @@ func (op *opened) steps(j *job, o opening) error {
 		if err != nil {
 			return err
 		}
+		r.onWrite = j.cfg.Metrics.Reject
 		op.rejects = r
 		op.undo = append(op.undo, func() { r.Close() })
 	}
@@ -331,6 +336,7 @@ func (op *opened) steps(j *job, o opening) error {
 	}
 	op.s = s
 	op.undo = append(op.undo, func() { s.src.Close(context.WithoutCancel(j.ctx)) })
+	j.startMetrics(s)
 	if o.dynamo {
 		return s.dynamo(j, nil)
 	}

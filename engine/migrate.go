@@ -188,7 +188,10 @@ func afterLoad(j *job, s *session, cp *checkpointFile, fl *following, out sinkOu
 // (following), closes the rejects file.
 func fullLoad(j *job, s *session, cp *checkpointFile, out sinkOut, rejects *rejectFile, following bool) (*pipeline.Summary, error) {
 	ctx := j.ctx
-	prog, closeProg := j.progress()
+	prog, closeProg := j.loadProgress()
+	if j.wr.Auto == nil {
+		j.cfg.Metrics.Writers(j.wr.Concurrency)
+	}
 	fmt.Fprintf(j.log, "migrating %s from %s to %s\n", report.Count(len(s.plans), "entity", "entities"), s.src.Name(), out.target)
 	describeDuplicateCheck(j, s)
 	sum, runErr := pipeline.Run(ctx, pipeline.Postgres(s.src), s.m, s.plans, out.sink, pipeline.Options{
@@ -270,11 +273,13 @@ func openSink(j *job, s *session) (sinkOut, error) {
 	if n := j.wr.MaxWriteUnits; n > 0 {
 		ds.LimitWriteUnits(n, func(item map[string]types.AttributeValue) int64 { return transform.WriteUnits(m, item) })
 	}
-	return sinkOut{sink: ds, ds: ds, target: "DynamoDB table " + m.Table.Name, stats: func() load.Stats {
+	stats := func() load.Stats {
 		st := ds.Stats()
 		st.Retries = retries.Load()
 		return st
-	}}, nil
+	}
+	j.meterWrites(ds, stats)
+	return sinkOut{sink: ds, ds: ds, target: "DynamoDB table " + m.Table.Name, stats: stats}, nil
 }
 
 // keysNotProvenUnique names, in mapping order, the entities whose keys the
@@ -448,6 +453,8 @@ type rejectFile struct {
 	// rowID; each absorbs one reject of the same row.
 	listed map[uint64]int
 	seed   maphash.Seed
+	// onWrite, if set, is told the entity of each reject listed.
+	onWrite func(entity string)
 }
 
 // createRejects creates the rejects file at path, or, with appendTo (a
@@ -532,6 +539,9 @@ func (r *rejectFile) Write(rej pipeline.Reject) error {
 	}
 	if err := r.enc.Encode(rej); err != nil {
 		return fmt.Errorf("rejects file %s: %w", r.path, err)
+	}
+	if r.onWrite != nil {
+		r.onWrite(rej.Entity)
 	}
 	return nil
 }
