@@ -114,4 +114,3 @@ func (st *opsState) metricsAddr() string {
 	}
 	return st.server.Addr()
 }
-
