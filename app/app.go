@@ -28,6 +28,8 @@ const (
 	ExitRejected    = 3   // the run finished but some rows were rejected (see the rejects file)
 	ExitMismatch    = 4   // verify found the table differs from the source
 	ExitUnbound     = 5   // init --from-design wrote the draft, with parts of the design it could not bind
+	ExitNoGo        = 6   // cutover: a condition of the cutover is not met (or the follow stopped while waited for)
+	ExitTimeout     = 7   // cutover --wait: --timeout passed first
 	ExitInterrupted = 130 // stopped by SIGINT (143 for SIGTERM: 128 + the signal)
 )
 
@@ -90,7 +92,8 @@ func RunContext(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	switch {
 	case hasKind:
 		code = map[engine.Kind]int{engine.KindFailed: ExitFailed, engine.KindRefused: ExitUsage,
-			engine.KindRejected: ExitRejected, engine.KindMismatch: ExitMismatch, engine.KindUnbound: ExitUnbound}[kind]
+			engine.KindRejected: ExitRejected, engine.KindMismatch: ExitMismatch, engine.KindUnbound: ExitUnbound,
+			engine.KindNoGo: ExitNoGo, engine.KindTimeout: ExitTimeout}[kind]
 	case errors.As(err, &me), errors.As(err, &mel):
 		code = ExitUsage
 	case isUsage(err):
@@ -171,7 +174,8 @@ Exit codes: 0 every row written (and verified); 1 the run failed; 2 nothing
 written: bad flags, an invalid mapping or query, a table that does not match
 the mapping, a checkpoint in use; 3 finished, but some rows were rejected
 (listed in the rejects file); 4 verification found the table differs from the
-source; 130 and 143 interrupted (SIGINT, SIGTERM).`,
+source; 5 init --from-design left parts of the design unbound; 6 cutover: no-go;
+7 cutover --wait timed out; 130 and 143 interrupted (SIGINT, SIGTERM).`,
 		Metadata:       map[string]any{opsKey: &opsState{}},
 		Writer:         stdout,
 		ErrWriter:      stderr,
@@ -188,15 +192,19 @@ source; 130 and 143 interrupted (SIGINT, SIGTERM).`,
 			}
 			return cli.ShowAppHelp(c)
 		},
-		Commands: commands(migrateCommand(), exportCommand(), importCommand(), snapshotCommand(), verifyCommand(), diffCommand(), planCommand(), initCommand(), schemaCommand(), dropSlotCommand(), fixturesCommand()),
-		Flags:    []cli.Flag{cpuProfileFlag()},
+		Commands: commands(migrateCommand(), exportCommand(), importCommand(), snapshotCommand(), verifyCommand(), diffCommand(), planCommand(), initCommand(), schemaCommand(), dropSlotCommand(), cutoverCommand(), fixturesCommand()),
+		Flags:    []cli.Flag{cpuProfileFlag(), logFormatFlag()},
 		// The profile covers the whole command; After runs however the
 		// command ends (success, error, usage error, interruption).
 		Before: func(c *cli.Context) (err error) {
+			if err := startLog(c); err != nil {
+				return err
+			}
 			stopProfile, err = startCPUProfile(c.Path("cpuprofile"))
 			return err
 		},
-		After: func(*cli.Context) error {
+		After: func(c *cli.Context) error {
+			stopLog(c)
 			if stopProfile == nil {
 				return nil
 			}
@@ -268,9 +276,7 @@ func commands(cmds ...*cli.Command) []*cli.Command {
 	for _, c := range cmds {
 		c.OnUsageError = onUsageError
 		c.HideHelpCommand = true
-		if len(c.Subcommands) == 0 {
-			addOpsFlags(c)
-		}
+		addOpsFlags(c)
 		commands(c.Subcommands...)
 	}
 	return cmds

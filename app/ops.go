@@ -3,6 +3,7 @@ package app
 import (
 	"fmt"
 	"log/slog"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -10,8 +11,8 @@ import (
 )
 
 // What an operations team runs a command with: --metrics-addr (the
-// commands that run long), --max-lag (migrate --follow) and --log-format
-// (every command).
+// commands that run long), --max-lag (migrate --follow) and the global
+// --log-format.
 
 // metricsCommands are the commands that take --metrics-addr.
 var metricsCommands = map[string]bool{"migrate": true, "verify": true, "diff": true, "export": true, "import": true}
@@ -35,37 +36,67 @@ func opsOf(c *cli.Context) *opsState {
 	return &opsState{}
 }
 
-// addOpsFlags gives cmd, a command that runs something, --log-format,
-// and --metrics-addr (with --max-lag on migrate) when it runs long, with
-// the Before and After that act on them.
-func addOpsFlags(cmd *cli.Command) {
-	cmd.Flags = append(cmd.Flags, &cli.StringFlag{Name: "log-format", Value: "text",
-		Usage: "stderr's format: text, or json for one JSON object a line (log/slog: time, level, msg and the run's fields: command, table, and a follow's lsn, lag, counts); json turns progress bars off"})
-	if metricsCommands[cmd.Name] {
-		cmd.Flags = append(cmd.Flags, &cli.StringFlag{Name: "metrics-addr",
-			Usage: "serve /metrics (Prometheus text format) and /healthz (200, or 503 with the reason) on `HOST:PORT` while the command runs (see docs/operations.md)"})
+// logFormatFlag is the global --log-format: global, so that it acts
+// before the command's own flags are read (their errors are records too).
+func logFormatFlag() cli.Flag {
+	return &cli.StringFlag{Name: "log-format", Value: "text", EnvVars: []string{"PG2DYNAMO_LOG_FORMAT"},
+		Usage: "stderr's format: text, or json for one JSON object a line (log/slog: time, level, msg and the run's fields: command, table, and a follow's lsn, lag and counts); json turns progress bars off"}
+}
+
+// startLog acts on --log-format, before the command runs: json makes
+// stderr a jsonLog whose records carry the command's name.
+func startLog(c *cli.Context) error {
+	switch f := c.String("log-format"); f {
+	case "text":
+		return nil
+	case "json":
+		st := opsOf(c)
+		st.log = newJSONLog(c.App.ErrWriter, slog.String("command", commandName(c.Args().Slice())))
+		c.App.ErrWriter = st.log
+		return nil
+	default:
+		return usageError{fmt.Errorf("--log-format %q: expected text or json", f)}
 	}
+}
+
+// commandName is the command args run: its first word, and the second
+// when it is not a flag (snapshot hold, fixtures load).
+func commandName(args []string) string {
+	if len(args) == 0 {
+		return ""
+	}
+	if len(args) > 1 && !strings.HasPrefix(args[1], "-") && (args[0] == "snapshot" || args[0] == "fixtures") {
+		return args[0] + " " + args[1]
+	}
+	return args[0]
+}
+
+// stopLog writes what stderr holds of a last line without its newline.
+func stopLog(c *cli.Context) {
+	if st := opsOf(c); st.log != nil {
+		st.log.Flush()
+	}
+}
+
+// addOpsFlags gives cmd, when it runs long, --metrics-addr (with
+// --max-lag on migrate), with the Before and After that act on them.
+func addOpsFlags(cmd *cli.Command) {
+	if !metricsCommands[cmd.Name] {
+		return
+	}
+	cmd.Flags = append(cmd.Flags, &cli.StringFlag{Name: "metrics-addr",
+		Usage: "serve /metrics (Prometheus text format) and /healthz (200, or 503 with the reason) on `HOST:PORT` while the command runs (see docs/operations.md)"})
 	if cmd.Name == "migrate" {
 		cmd.Flags = append(cmd.Flags, &cli.DurationFlag{Name: "max-lag", Action: positive("max-lag"),
 			Usage: "with --follow and --metrics-addr: /healthz answers 503 while the follow's lag (commit to table) is over this `DURATION`"})
 	}
-	cmd.Before, cmd.After = startOps, stopOps
+	cmd.Before, cmd.After = startMetrics, stopMetrics
 }
 
-// startOps acts on the command's --log-format and --metrics-addr: a
-// format not known, --max-lag without what it needs, or an address that
-// cannot be listened on (a port in use) is a usage error, before anything
-// is written.
-func startOps(c *cli.Context) error {
-	st := opsOf(c)
-	switch f := c.String("log-format"); f {
-	case "text":
-	case "json":
-		st.log = newJSONLog(c.App.ErrWriter, slog.String("command", c.Command.FullName()))
-		c.App.ErrWriter = st.log
-	default:
-		return usageError{fmt.Errorf("--log-format %q: expected text or json", f)}
-	}
+// startMetrics acts on --metrics-addr: --max-lag without what it needs,
+// or an address that cannot be listened on (a port in use), is a usage
+// error, before anything is written.
+func startMetrics(c *cli.Context) error {
 	if c.IsSet("max-lag") && (!c.Bool("follow") || c.String("metrics-addr") == "") {
 		return usageError{fmt.Errorf("--max-lag needs --follow and --metrics-addr: it sets when /healthz answers 503")}
 	}
@@ -73,6 +104,7 @@ func startOps(c *cli.Context) error {
 	if addr == "" {
 		return nil
 	}
+	st := opsOf(c)
 	st.metrics = metrics.New(metrics.Options{MaxLag: c.Duration("max-lag")})
 	srv, err := metrics.Listen(addr, st.metrics)
 	if err != nil {
@@ -82,18 +114,14 @@ func startOps(c *cli.Context) error {
 	return nil
 }
 
-// stopOps stops the metrics server and writes what stderr holds of a
-// last line.
-func stopOps(c *cli.Context) error {
+// stopMetrics stops the metrics server.
+func stopMetrics(c *cli.Context) error {
 	st := opsOf(c)
-	var err error
-	if st.server != nil {
-		err = st.server.Close()
-		st.server = nil
+	if st.server == nil {
+		return nil
 	}
-	if st.log != nil {
-		st.log.Flush()
-	}
+	err := st.server.Close()
+	st.server = nil
 	return err
 }
 
@@ -104,13 +132,4 @@ func jsonProgress(mode string) string {
 		return mode
 	}
 	return "none"
-}
-
-// metricsAddr is the address a --metrics-addr server listens on, "" when
-// none (tests read it from the app's state).
-func (st *opsState) metricsAddr() string {
-	if st.server == nil {
-		return ""
-	}
-	return st.server.Addr()
 }

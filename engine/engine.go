@@ -178,6 +178,10 @@ const (
 	// KindUnbound: init --from-design wrote the draft, but parts of the
 	// design are unbound (listed in it).
 	KindUnbound
+	// KindNoGo: cutover found a condition of the cutover not met.
+	KindNoGo
+	// KindTimeout: cutover --wait's timeout passed first.
+	KindTimeout
 )
 
 // Error is an engine error of a Kind other than the default.

@@ -59,8 +59,12 @@ func (mp *meteredProgress) Writers(n int) {
 	}
 }
 
-// startMetrics names the run's table and entities in Config.Metrics.
+// startMetrics names the run's table (and entities) in Config.Metrics
+// and as a field of a StructuredLog's later records.
 func (j *job) startMetrics(s *session) {
+	if sl, ok := j.log.(StructuredLog); ok {
+		sl.With(slog.String("table", s.m.Table.Name))
+	}
 	if j.cfg.Metrics == nil {
 		return
 	}
@@ -69,9 +73,6 @@ func (j *job) startMetrics(s *session) {
 		names[i] = p.Entity().Name
 	}
 	j.cfg.Metrics.Start(s.m.Table.Name, names)
-	if sl, ok := j.log.(StructuredLog); ok {
-		sl.With(slog.String("table", s.m.Table.Name))
-	}
 }
 
 // meterWrites has Config.Metrics read the sink's request counters at
