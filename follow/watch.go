@@ -122,7 +122,9 @@ func (w *Watch) FromFollow(ctx context.Context, slot string) (pglogrepl.LSN, boo
 func quoteLiteral(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
 
 // flushedLSN is FlushedLSN on the watch's plain connection.
-func (w *Watch) flushedLSN(ctx context.Context) (pglogrepl.LSN, error) { return FlushedLSN(ctx, w.plain) }
+func (w *Watch) flushedLSN(ctx context.Context) (pglogrepl.LSN, error) {
+	return FlushedLSN(ctx, w.plain)
+}
 
 // FlushedLSN returns the server's WAL insert position now, having made
 // the server flush the WAL up to it, on conn (a plain connection, not in
