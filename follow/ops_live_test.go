@@ -194,6 +194,9 @@ func TestFollowMetricsHealthAndJSONLogs(t *testing.T) {
 	p.until(t, "/healthz 503 while the workload keeps the lag over --max-lag", func() bool {
 		code, body := health(t, addr)
 		sick = body
+		if n := sum(scrape(t, addr), "pg2dynamo_follow_changes_total"); code == http.StatusOK && n >= 2000 {
+			t.Fatalf("the follow applied %v changes of a steady workload and /healthz still answers 200 %q with --max-lag 1ms", n, body)
+		}
 		return code == http.StatusServiceUnavailable
 	})
 	if !strings.Contains(sick, "follow lag") || !strings.Contains(sick, "over the maximum of 1ms") {
