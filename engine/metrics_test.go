@@ -68,4 +68,44 @@ func TestMigrateFeedsMetrics(t *testing.T) {
 	if len(rec.Puts()) != 19 || units < 19 {
 		t.Errorf("the proxy saw %d puts and the summary %v write units; want 19 and at least 19", len(rec.Puts()), units)
 	}
+
+	// --changes-only: a row changed, one added, one deleted, and the
+	// rejected row fixed: the puts and the conditional delete reach the
+	// metrics, per entity, as the proxy saw them.
+	testenv.Exec(t, url, `UPDATE notes SET body = 'changed' WHERE note_id = 1; INSERT INTO notes VALUES (21, 'o0', 'new');
+		DELETE FROM notes WHERE note_id = 2; UPDATE notes SET owner = 'o1' WHERE note_id = 7`)
+	rec.Reset()
+	cfg.Metrics = metrics.New(metrics.Options{})
+	if err := engine.Migrate(ctx, cfg, engine.MigrateOptions{
+		LoadOptions:   engine.LoadOptions{Readers: 1, Rejects: filepath.Join(dir, "rejects.jsonl")},
+		WriteOptions:  engine.WriteOptions{Sink: "dynamodb", Concurrency: 3},
+		ReportOptions: engine.ReportOptions{Segments: 2, Sample: 5},
+		Checkpoint:    filepath.Join(dir, "checkpoint.json"), ChangesOnly: true, NoVerify: true,
+	}); err != nil {
+		t.Fatalf("Migrate --changes-only: %v\n%s%s", err, log.String(), out.String())
+	}
+	if puts, deletes := len(rec.Puts()), len(rec.Deletes()); puts != 3 || deletes != 1 {
+		t.Errorf("--changes-only: the proxy saw %d puts and %d deletes, want 3 and 1", puts, deletes)
+	}
+	fams, err = cfg.Metrics.Registry().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	written, deleted := 0.0, 0.0
+	for _, f := range fams {
+		for _, s := range f.Metric {
+			switch f.GetName() {
+			case "pg2dynamo_items_written_total":
+				written += s.GetCounter().GetValue()
+				if v := s.GetCounter().GetValue(); v > 0 && s.Label[0].GetValue() != "Note" {
+					t.Errorf("--changes-only: %v items written under entity %q, want Note", v, s.Label[0].GetValue())
+				}
+			case "pg2dynamo_items_deleted_total":
+				deleted += s.GetCounter().GetValue()
+			}
+		}
+	}
+	if written != float64(len(rec.Puts())) || deleted != float64(len(rec.Deletes())) {
+		t.Errorf("--changes-only: items written %v and deleted %v, the proxy saw %d and %d", written, deleted, len(rec.Puts()), len(rec.Deletes()))
+	}
 }

@@ -62,8 +62,8 @@ func New(o Options) *Run {
 		return v
 	}
 	r.rowsRead = counter("rows_read_total", "Source rows read and finished (written or rejected), per entity.", "table", "entity")
-	r.itemsWritten = counter("items_written_total", "Items put in the table (a full load's per entity; a follow's under entity \"\").", "table", "entity")
-	r.itemsDeleted = counter("items_deleted_total", "Items deleted from the table (a follow's under entity \"\").", "table", "entity")
+	r.itemsWritten = counter("items_written_total", "Items put in the table (a load's and --changes-only's per entity; a follow's under entity \"\").", "table", "entity")
+	r.itemsDeleted = counter("items_deleted_total", "Items deleted from the table (stale items and a follow's under entity \"\").", "table", "entity")
 	r.rejects = counter("rejects_total", "Rows rejected (listed in the rejects file), per entity.", "table", "entity")
 	r.followChanges = counter("follow_changes_total", "Row changes a follow applied (acknowledged to its slot).", "table")
 	r.writers = gauge("writers", "Parallel DynamoDB writers now.")
@@ -115,6 +115,24 @@ func (r *Run) Advance(entity string, rows, items int) {
 	t := r.tableName()
 	r.rowsRead.WithLabelValues(t, entity).Add(float64(rows))
 	r.itemsWritten.WithLabelValues(t, entity).Add(float64(items))
+}
+
+// Written counts n items of entity put outside a load (--changes-only);
+// Deleted n items deleted (--prune, --changes-only: entity "" when the
+// item's entity is not known, a stale item).
+func (r *Run) Written(entity string, n int) {
+	if r == nil {
+		return
+	}
+	r.itemsWritten.WithLabelValues(r.tableName(), entity).Add(float64(n))
+}
+
+// Deleted: see Written.
+func (r *Run) Deleted(entity string, n int) {
+	if r == nil {
+		return
+	}
+	r.itemsDeleted.WithLabelValues(r.tableName(), entity).Add(float64(n))
 }
 
 // Reject counts one row of entity rejected.
