@@ -337,6 +337,23 @@ func TestCutoverWaitsForTheFollow(t *testing.T) {
 	}
 	cut := []string{"cutover", "--mapping", f.mapping, "--source", f.url, "--endpoint-url", f.endpoint, "--table", f.table, "--rejects", rejects}
 
+	// The walsender of the run that loaded the table holds the slot until
+	// the server notices its connection is gone.
+	conn := testenv.Connect(t, f.url)
+	slot := follow.DefaultName(f.table)
+	for deadline := time.Now().Add(follow.SlotReleaseWait); ; {
+		active, err := follow.SlotActive(context.Background(), conn, slot)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !active {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("replication slot %s still active %s after the loading run ended", slot, follow.SlotReleaseWait)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 	code, out := run(context.Background(), cut...)
 	if code != 6 || !strings.Contains(out, "cutover: NO-GO") || !strings.Contains(out, "no follow streams from it") {
 		t.Fatalf("cutover without a follow running: exit %d, want 6 (no-go, naming the slot)\n%s", code, out)
