@@ -44,11 +44,12 @@ func Run(args []string, stdout, stderr io.Writer) int {
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sigs)
+	a := newApp(stdout, stderr)
 	go watchSignals(sigs, cancel, func(sig syscall.Signal) {
-		fmt.Fprintf(stderr, "pg2dynamo: %s again: stopping at once, without finishing (a migrate's checkpoint holds the progress it last saved)\n", sig)
+		logLast(a, stderr, fmt.Sprintf("pg2dynamo: %s again: stopping at once, without finishing (a migrate's checkpoint holds the progress it last saved)", sig), 128+int(sig))
 		os.Exit(128 + int(sig))
 	})
-	return RunContext(ctx, args, stdout, stderr)
+	return runApp(ctx, a, args, stderr)
 }
 
 // watchSignals cancels the run with a signalError at the first signal
@@ -80,7 +81,11 @@ func (e signalError) Error() string { return "stopped by " + e.sig.String() }
 
 // RunContext is Run with a caller's context.
 func RunContext(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	a := newApp(stdout, stderr)
+	return runApp(ctx, newApp(stdout, stderr), args, stderr)
+}
+
+// runApp runs a, pg2dynamo's CLI, with args, and returns the exit code.
+func runApp(ctx context.Context, a *cli.App, args []string, stderr io.Writer) int {
 	err := a.RunContext(ctx, append([]string{"pg2dynamo"}, args...))
 	if err == nil {
 		return ExitOK
@@ -121,9 +126,11 @@ func RunContext(ctx context.Context, args []string, stdout, stderr io.Writer) in
 // logLast writes a run's last word to stderr: a line of text, or under
 // --log-format json a record at level ERROR with the exit code.
 func logLast(a *cli.App, stderr io.Writer, msg string, code int) {
-	if st, ok := a.Metadata[opsKey].(*opsState); ok && st.log != nil {
-		st.log.Error(msg, code)
-		return
+	if st, ok := a.Metadata[opsKey].(*opsState); ok {
+		if l := st.log.Load(); l != nil {
+			l.Error(msg, code)
+			return
+		}
 	}
 	fmt.Fprintln(stderr, msg)
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync/atomic"
 
 	"github.com/urfave/cli/v2"
 
@@ -22,7 +23,9 @@ var metricsCommands = map[string]bool{"migrate": true, "verify": true, "diff": t
 type opsState struct {
 	metrics *metrics.Run
 	server  *metrics.Server
-	log     *jsonLog
+	// log is stderr under --log-format json (nil: text); atomic, as the
+	// signal handler reads it from its goroutine.
+	log atomic.Pointer[jsonLog]
 }
 
 // opsKey is the app's Metadata key of its *opsState.
@@ -50,9 +53,9 @@ func startLog(c *cli.Context) error {
 	case "text":
 		return nil
 	case "json":
-		st := opsOf(c)
-		st.log = newJSONLog(c.App.ErrWriter, slog.String("command", commandName(c.Args().Slice())))
-		c.App.ErrWriter = st.log
+		l := newJSONLog(c.App.ErrWriter, slog.String("command", commandName(c.Args().Slice())))
+		opsOf(c).log.Store(l)
+		c.App.ErrWriter = l
 		return nil
 	default:
 		return usageError{fmt.Errorf("--log-format %q: expected text or json", f)}
@@ -73,8 +76,8 @@ func commandName(args []string) string {
 
 // stopLog writes what stderr holds of a last line without its newline.
 func stopLog(c *cli.Context) {
-	if st := opsOf(c); st.log != nil {
-		st.log.Flush()
+	if l := opsOf(c).log.Load(); l != nil {
+		l.Flush()
 	}
 }
 

@@ -32,7 +32,7 @@ func config(c *cli.Context) (engine.Config, error) {
 		if err := progress.CheckMode(mode); err != nil {
 			return cfg, usageError{err}
 		}
-		if opsOf(c).log != nil {
+		if opsOf(c).log.Load() != nil {
 			mode = jsonProgress(mode)
 		}
 		cfg.Progress = func() (pipeline.Progress, func()) {
