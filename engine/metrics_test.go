@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/pg2dynamo/pg2dynamo/engine"
+	"github.com/pg2dynamo/pg2dynamo/export"
 	"github.com/pg2dynamo/pg2dynamo/internal/testenv"
 	"github.com/pg2dynamo/pg2dynamo/metrics"
 )
@@ -107,5 +108,52 @@ func TestMigrateFeedsMetrics(t *testing.T) {
 	}
 	if written != float64(len(rec.Puts())) || deleted != float64(len(rec.Deletes())) {
 		t.Errorf("--changes-only: items written %v and deleted %v, the proxy saw %d and %d", written, deleted, len(rec.Puts()), len(rec.Deletes()))
+	}
+}
+
+// An export with Config.Metrics: rows read (19 exported + 1 rejected),
+// items written to its objects (what the summary says) and the reject.
+func TestExportFeedsMetrics(t *testing.T) {
+	ctx := context.Background()
+	url := testenv.NewDatabase(t)
+	testenv.Exec(t, url, `CREATE TABLE notes (note_id int PRIMARY KEY, owner text, body text);
+		INSERT INTO notes SELECT i, 'o' || (i % 3), 'note ' || i FROM generate_series(1, 20) i;
+		UPDATE notes SET owner = NULL WHERE note_id = 7`)
+	dir := t.TempDir()
+	mappingFile := filepath.Join(dir, "notes.yaml")
+	testenv.WriteFile(t, mappingFile, notesMapping, 0o600)
+	r := metrics.New(metrics.Options{})
+	var log, out bytes.Buffer
+	cfg := engine.Config{Mapping: mappingFile, Source: url, Log: &log, Out: &out, Version: "test", Metrics: r}
+	err := engine.Export(ctx, cfg, engine.ExportOptions{
+		LoadOptions: engine.LoadOptions{Readers: 1, Rejects: filepath.Join(dir, "rejects.jsonl")},
+		To:          export.Location{Dir: filepath.Join(dir, "out")}, Compression: export.NONE, Objects: 2, ObjectSize: 1 << 20,
+	})
+	if kind, _ := engine.KindOf(err); kind != engine.KindRejected {
+		t.Fatalf("Export: %v, want KindRejected\n%s%s", err, log.String(), out.String())
+	}
+	m := regexp.MustCompile(`(?m)^\s+total\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)`).FindStringSubmatch(out.String())
+	if m == nil {
+		t.Fatalf("no total line in the summary:\n%s", out.String())
+	}
+	fams, err := r.Registry().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]float64{}
+	for _, f := range fams {
+		for _, s := range f.Metric {
+			got[f.GetName()] += s.GetCounter().GetValue() + s.GetGauge().GetValue()
+		}
+	}
+	read, _ := strconv.ParseFloat(m[1], 64)
+	items, _ := strconv.ParseFloat(m[4], 64)
+	for name, want := range map[string]float64{"pg2dynamo_rows_read_total": read, "pg2dynamo_items_written_total": items, "pg2dynamo_rejects_total": 1} {
+		if got[name] != want {
+			t.Errorf("%s = %v, want %v (the summary's)", name, got[name], want)
+		}
+	}
+	if read != 20 || items != 19 {
+		t.Errorf("the summary: %v rows read, %v items written; want 20 and 19", read, items)
 	}
 }
