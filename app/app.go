@@ -28,6 +28,8 @@ const (
 	ExitRejected    = 3   // the run finished but some rows were rejected (see the rejects file)
 	ExitMismatch    = 4   // verify found the table differs from the source
 	ExitUnbound     = 5   // init --from-design wrote the draft, with parts of the design it could not bind
+	ExitNoGo        = 6   // cutover: a condition of the cutover is not met (or the follow stopped while waited for)
+	ExitTimeout     = 7   // cutover --wait: --timeout passed first
 	ExitInterrupted = 130 // stopped by SIGINT (143 for SIGTERM: 128 + the signal)
 )
 
@@ -42,11 +44,12 @@ func Run(args []string, stdout, stderr io.Writer) int {
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sigs)
+	a := newApp(stdout, stderr)
 	go watchSignals(sigs, cancel, func(sig syscall.Signal) {
-		fmt.Fprintf(stderr, "pg2dynamo: %s again: stopping at once, without finishing (a migrate's checkpoint holds the progress it last saved)\n", sig)
+		logLast(a, stderr, fmt.Sprintf("pg2dynamo: %s again: stopping at once, without finishing (a migrate's checkpoint holds the progress it last saved)", sig), 128+int(sig))
 		os.Exit(128 + int(sig))
 	})
-	return RunContext(ctx, args, stdout, stderr)
+	return runApp(ctx, a, args, stderr)
 }
 
 // watchSignals cancels the run with a signalError at the first signal
@@ -78,7 +81,11 @@ func (e signalError) Error() string { return "stopped by " + e.sig.String() }
 
 // RunContext is Run with a caller's context.
 func RunContext(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	a := newApp(stdout, stderr)
+	return runApp(ctx, newApp(stdout, stderr), args, stderr)
+}
+
+// runApp runs a, pg2dynamo's CLI, with args, and returns the exit code.
+func runApp(ctx context.Context, a *cli.App, args []string, stderr io.Writer) int {
 	err := a.RunContext(ctx, append([]string{"pg2dynamo"}, args...))
 	if err == nil {
 		return ExitOK
@@ -90,7 +97,8 @@ func RunContext(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	switch {
 	case hasKind:
 		code = map[engine.Kind]int{engine.KindFailed: ExitFailed, engine.KindRefused: ExitUsage,
-			engine.KindRejected: ExitRejected, engine.KindMismatch: ExitMismatch, engine.KindUnbound: ExitUnbound}[kind]
+			engine.KindRejected: ExitRejected, engine.KindMismatch: ExitMismatch, engine.KindUnbound: ExitUnbound,
+			engine.KindNoGo: ExitNoGo, engine.KindTimeout: ExitTimeout}[kind]
 	case errors.As(err, &me), errors.As(err, &mel):
 		code = ExitUsage
 	case isUsage(err):
@@ -108,11 +116,23 @@ func RunContext(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		if len(args) > 0 && args[0] == "migrate" {
 			msg += "; the summary shows what was written, and a new run (--resume) writes the rest"
 		}
-		fmt.Fprintln(stderr, msg)
+		logLast(a, stderr, msg, code)
 		return code
 	}
-	fmt.Fprintf(stderr, "pg2dynamo: %v\n", err)
+	logLast(a, stderr, fmt.Sprintf("pg2dynamo: %v", err), code)
 	return code
+}
+
+// logLast writes a run's last word to stderr: a line of text, or under
+// --log-format json a record at level ERROR with the exit code.
+func logLast(a *cli.App, stderr io.Writer, msg string, code int) {
+	if st, ok := a.Metadata[opsKey].(*opsState); ok {
+		if l := st.log.Load(); l != nil {
+			l.Error(msg, code)
+			return
+		}
+	}
+	fmt.Fprintln(stderr, msg)
 }
 
 // requireMapping returns the --mapping path or a usage error. (urfave/cli's
@@ -162,9 +182,11 @@ written: bad flags, an invalid mapping or query, a table that does not match
 the mapping, a checkpoint in use; 3 finished, but some rows were rejected
 (listed in the rejects file); 4 verification found the table differs from the
 source; 5 init --from-design wrote the draft with parts of the design it could
-not bind; 130 and 143 interrupted (SIGINT, SIGTERM) during a load, a check or
-a comparison; a migrate --follow that was following when stopped by SIGINT or
-SIGTERM ends cleanly, with 0 (or the code its load or rejects give).`,
+not bind; 6 cutover: no-go; 7 cutover --wait timed out; 130 and 143
+interrupted (SIGINT, SIGTERM) during a load, a check or a comparison; a
+migrate --follow that was following when stopped by SIGINT or SIGTERM ends
+cleanly, with 0 (or the code its load or rejects give).`,
+		Metadata:       map[string]any{opsKey: &opsState{}},
 		Writer:         stdout,
 		ErrWriter:      stderr,
 		Version:        engine.Version(),
@@ -180,15 +202,19 @@ SIGTERM ends cleanly, with 0 (or the code its load or rejects give).`,
 			}
 			return cli.ShowAppHelp(c)
 		},
-		Commands: commands(migrateCommand(), exportCommand(), importCommand(), snapshotCommand(), verifyCommand(), diffCommand(), planCommand(), initCommand(), schemaCommand(), dropSlotCommand(), fixturesCommand()),
-		Flags:    []cli.Flag{cpuProfileFlag()},
+		Commands: commands(migrateCommand(), exportCommand(), importCommand(), snapshotCommand(), verifyCommand(), diffCommand(), planCommand(), initCommand(), schemaCommand(), dropSlotCommand(), cutoverCommand(), fixturesCommand()),
+		Flags:    []cli.Flag{cpuProfileFlag(), logFormatFlag()},
 		// The profile covers the whole command; After runs however the
 		// command ends (success, error, usage error, interruption).
 		Before: func(c *cli.Context) (err error) {
+			if err := startLog(c); err != nil {
+				return err
+			}
 			stopProfile, err = startCPUProfile(c.Path("cpuprofile"))
 			return err
 		},
-		After: func(*cli.Context) error {
+		After: func(c *cli.Context) error {
+			stopLog(c)
 			if stopProfile == nil {
 				return nil
 			}
@@ -260,6 +286,7 @@ func commands(cmds ...*cli.Command) []*cli.Command {
 	for _, c := range cmds {
 		c.OnUsageError = onUsageError
 		c.HideHelpCommand = true
+		addOpsFlags(c)
 		commands(c.Subcommands...)
 	}
 	return cmds

@@ -32,6 +32,9 @@ func config(c *cli.Context) (engine.Config, error) {
 		if err := progress.CheckMode(mode); err != nil {
 			return cfg, usageError{err}
 		}
+		if opsOf(c).log.Load() != nil {
+			mode = jsonProgress(mode)
+		}
 		cfg.Progress = func() (pipeline.Progress, func()) {
 			p, closeP, _ := progress.New(mode, w, every)
 			return p, closeP
@@ -47,7 +50,7 @@ func connection(c *cli.Context) engine.Config {
 	return engine.Config{Source: c.String("source"), Table: c.String("table"),
 		AWS: engine.AWS{Region: c.String("region"), Profile: c.String("profile"), EndpointURL: c.String("endpoint-url"),
 			S3EndpointURL: c.String("s3-endpoint-url"), MaxAttempts: c.Int("max-attempts"), MaxBackoff: c.Duration("max-backoff")},
-		Log: c.App.ErrWriter, Out: c.App.Writer}
+		Log: c.App.ErrWriter, Out: c.App.Writer, Metrics: opsOf(c).metrics}
 }
 
 // hasFlag says whether c's command defines the flag name.

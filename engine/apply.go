@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/pg2dynamo/pg2dynamo/load"
+	"github.com/pg2dynamo/pg2dynamo/metrics"
 	"github.com/pg2dynamo/pg2dynamo/pipeline"
 	"github.com/pg2dynamo/pg2dynamo/report"
 	"github.com/pg2dynamo/pg2dynamo/transform"
@@ -41,6 +42,8 @@ type tableApplier struct {
 	writes *pipeline.Writes
 	g      *pipeline.Group // the writes since the last Wait; nil between Waits
 	stats  applyStats
+	// metrics is told of each write acknowledged (nil: not).
+	metrics *metrics.Run
 }
 
 var _ verify.Applier = (*tableApplier)(nil)
@@ -84,6 +87,7 @@ func (a *tableApplier) Put(ctx context.Context, w verify.Write) error {
 		}
 		a.stats.written.Add(1)
 		a.stats.units.Add(units)
+		a.metrics.Written(w.Entity, 1)
 	}))
 }
 
@@ -159,6 +163,7 @@ func (a *tableApplier) delete(ctx context.Context, w verify.Write) error {
 	}
 	a.stats.deleted.Add(1)
 	a.stats.units.Add(w.WriteUnits)
+	a.metrics.Deleted(w.Entity, 1)
 	a.stats.mu.Lock()
 	defer a.stats.mu.Unlock()
 	if a.stats.byType == nil {

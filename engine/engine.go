@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/pg2dynamo/pg2dynamo/export"
+	"github.com/pg2dynamo/pg2dynamo/metrics"
 	"github.com/pg2dynamo/pg2dynamo/pipeline"
 )
 
@@ -41,6 +42,9 @@ type Config struct {
 	// Version is pg2dynamo's, as the reports record it (empty:
 	// Version()).
 	Version string
+	// Metrics, when not nil, is fed the run's counters as it goes (see
+	// metrics.go); a nil Run counts nothing.
+	Metrics *metrics.Run
 }
 
 // AWS is how the DynamoDB (and S3) clients are made.
@@ -177,6 +181,10 @@ const (
 	// KindUnbound: init --from-design wrote the draft, but parts of the
 	// design are unbound (listed in it).
 	KindUnbound
+	// KindNoGo: cutover found a condition of the cutover not met.
+	KindNoGo
+	// KindTimeout: cutover --wait's timeout passed first.
+	KindTimeout
 )
 
 // Error is an engine error of a Kind other than the default.
@@ -322,6 +330,7 @@ func (op *opened) steps(j *job, o opening) error {
 		if err != nil {
 			return err
 		}
+		r.onWrite = j.cfg.Metrics.Reject
 		op.rejects = r
 		op.undo = append(op.undo, r.abandon)
 	}
@@ -339,6 +348,7 @@ func (op *opened) steps(j *job, o opening) error {
 	}
 	op.s = s
 	op.undo = append(op.undo, func() { s.src.Close(context.WithoutCancel(j.ctx)) })
+	j.startMetrics(s)
 	if o.dynamo {
 		return s.dynamo(j, nil)
 	}

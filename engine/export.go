@@ -26,7 +26,7 @@ func Export(ctx context.Context, cfg Config, o ExportOptions) error {
 	j.mig.LoadOptions = o.LoadOptions
 	j.exp = o
 	loc, compression, shard, path := o.To, o.Compression, o.Shard, cfg.Mapping
-	prog, closeProg := j.progress()
+	prog, closeProg := j.loadProgress()
 	defer closeProg()
 	op, err := j.begin(opening{rejects: true})
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"runtime/debug"
 	"strings"
@@ -413,6 +414,7 @@ func (f *following) run(j *job, s *session, cp *checkpointFile, out sinkOut, rej
 			debug.FreeOSMemory()
 		}
 		changes = st.Changes
+		j.meterFollow(st)
 		if time.Since(sp.last) >= every {
 			sp.print(st)
 		}
@@ -424,11 +426,15 @@ func (f *following) run(j *job, s *session, cp *checkpointFile, out sinkOut, rej
 		fmt.Fprintf(j.log, "follow: the full load is not verified before following (verify would hold the stream back): run pg2dynamo verify while the follow runs, which waits for it and counts the changes in flight\n")
 	}
 	fmt.Fprintf(j.log, "following slot %s from %s\n", f.slot, orSlot(opts.From))
+	j.cfg.Metrics.Writers(a.Concurrency)
 	st, err := follow.Run(ctx, f.stream, a, s.src.Conn(), opts)
 	f.status = st
+	j.meterFollow(st)
 	sp.print(st)
 	if err != nil {
-		return f.stopped(j, err)
+		err = f.stopped(j, err)
+		j.cfg.Metrics.Stopped(err)
+		return err
 	}
 	if st.CaughtUp {
 		fmt.Fprintf(j.log, "caught up at %s\n", st.Applied)
@@ -532,7 +538,7 @@ func (p *statusPrinter) print(st follow.Status) {
 		p.rates = [2]float64{float64(st.Changes-p.base.Changes) / secs, float64(st.Written-p.base.Written) / secs}
 		p.base, p.baseAt = st, now
 	}
-	fmt.Fprintln(p.w, FollowStatusLine(st, p.rates[0], p.rates[1]))
+	logLine(p.w, FollowStatusLine(st, p.rates[0], p.rates[1]), followAttrs(st, p.rates)...)
 	p.last = now
 }
 
@@ -552,4 +558,15 @@ func FollowStatusLine(st follow.Status, changesPerSec, itemsPerSec float64) stri
 		line += fmt.Sprintf("; %d items written of the changes in flight", n)
 	}
 	return line
+}
+
+// followAttrs are a status line's facts, as a StructuredLog's fields:
+// positions as LSN text, lag in bytes and seconds, totals, and rates a
+// second.
+func followAttrs(st follow.Status, rates [2]float64) []slog.Attr {
+	return []slog.Attr{slog.String("lsn", st.Applied.String()), slog.String("received_lsn", st.Received.String()),
+		slog.Int64("lag_bytes", st.LagBytes), slog.Float64("lag_seconds", st.Lag.Seconds()),
+		slog.Int64("transactions", st.Transactions), slog.Int64("changes", st.Changes), slog.Int64("puts", st.Puts),
+		slog.Int64("deletes", st.Deletes), slog.Int64("rejected", st.Rejected), slog.Int64("written", st.Written),
+		slog.Float64("changes_per_second", rates[0]), slog.Float64("items_per_second", rates[1])}
 }

@@ -206,7 +206,10 @@ func afterLoad(j *job, s *session, cp *checkpointFile, fl *following, out sinkOu
 // (following), closes the rejects file.
 func fullLoad(j *job, s *session, cp *checkpointFile, out sinkOut, rejects *rejectFile, following bool) (*pipeline.Summary, error) {
 	ctx := j.ctx
-	prog, closeProg := j.progress()
+	prog, closeProg := j.loadProgress()
+	if j.wr.Auto == nil {
+		j.cfg.Metrics.Writers(j.wr.Concurrency)
+	}
 	if th, ok := prog.(interface{ Then(string) }); ok && out.ds != nil && !following && !j.mig.NoVerify && !j.ld.Shard.On() {
 		// The ETA is the load's; the check that follows reads the source
 		// again and scans the table.
@@ -298,11 +301,13 @@ func openSink(j *job, s *session) (sinkOut, error) {
 	if n := j.wr.MaxWriteUnits; n > 0 {
 		ds.LimitWriteUnits(n, func(item map[string]types.AttributeValue) int64 { return transform.WriteUnits(m, item) })
 	}
-	return sinkOut{sink: ds, ds: ds, created: created, target: "DynamoDB table " + m.Table.Name, stats: func() load.Stats {
+	stats := func() load.Stats {
 		st := ds.Stats()
 		st.Retries = retries.Load()
 		return st
-	}}, nil
+	}
+	j.meterWrites(ds, stats)
+	return sinkOut{sink: ds, ds: ds, created: created, target: "DynamoDB table " + m.Table.Name, stats: stats}, nil
 }
 
 // noteRerun says, when the table a full load is about to write already
@@ -504,6 +509,8 @@ type rejectFile struct {
 	seed   maphash.Seed
 	// started is set once Start published the file.
 	started bool
+	// onWrite, if set, is told the entity of each reject listed.
+	onWrite func(entity string)
 }
 
 // createRejects creates the rejects file at path, or, with appendTo (a
@@ -616,6 +623,9 @@ func (r *rejectFile) Write(rej pipeline.Reject) error {
 	}
 	if err := r.enc.Encode(rej); err != nil {
 		return fmt.Errorf("rejects file %s: %w", r.path, err)
+	}
+	if r.onWrite != nil {
+		r.onWrite(rej.Entity)
 	}
 	return nil
 }

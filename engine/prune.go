@@ -28,6 +28,7 @@ func pruneStale(j *job, s *session, out sinkOut) (func(), error) {
 	fmt.Fprintf(stderr, "prune: comparing table %s with %s to find stale items\n", s.m.Table.Name, s.src.Name())
 	prog, closeProg := j.progress()
 	ap := newTableApplier(out.ds, s.m.TypeAttribute, [2]string{s.m.Table.PartitionKey, s.m.Table.SortKey}, s.plans, j.wr.fixedWriters(), nil)
+	ap.metrics = j.cfg.Metrics
 	defer ap.close()
 	res, err := verify.Compare(j.ctx, s.src, s.m, s.plans, s.client, verify.Options{
 		Segments: j.rep.Segments, SkipPatterns: true, Progress: prog, Apply: ap, DeleteOnly: true,

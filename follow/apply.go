@@ -201,9 +201,11 @@ func (a *Applier) Start(ctx context.Context, txs []*Tx, busy map[[2]string]bool,
 	f := &Flight{a: a}
 	f.w = &work{seen: map[[2]string]bool{}, owners: map[[2]string]rowID{}, rejectedRows: map[rowID]bool{}, out: g}
 	if len(whole) > 0 || hasChanges(txs) || a.catalogDue || hasDDL(txs) {
-		if err = a.src.Begin(ctx); err == nil {
-			err = a.read(ctx, txs, whole, f)
-			a.src.End(ctx)
+		if err = awaitVisible(ctx, a.src.Conn(), txs); err == nil {
+			if err = a.src.Begin(ctx); err == nil {
+				err = a.read(ctx, txs, whole, f)
+				a.src.End(ctx)
+			}
 		}
 	}
 	if oerr := g.open(); oerr != nil {

@@ -61,9 +61,11 @@ type Tx struct {
 	// transaction, which the slot is told once the transaction is
 	// applied (0 in a part that is not the last: Partial).
 	Commit, End pglogrepl.LSN
-	Partial     bool
-	Time        time.Time
-	Changes     []Change
+	// Xid is the transaction's ID (32 bits, as pgoutput sends it).
+	Xid     uint32
+	Partial bool
+	Time    time.Time
+	Changes []Change
 	// Relations are the descriptions of tables pgoutput sent before this
 	// part's changes: at a table's first change in the session and after
 	// its definition changed (ALTER TABLE: columns, replica identity,
@@ -420,7 +422,7 @@ func (s *Stream) decode(data []byte) (*Tx, error) {
 			s.cur.Relations = append(s.cur.Relations, m)
 		}
 	case *pglogrepl.BeginMessage:
-		s.cur = &Tx{Time: m.CommitTime, Commit: m.FinalLSN}
+		s.cur = &Tx{Time: m.CommitTime, Commit: m.FinalLSN, Xid: m.Xid}
 	case *pglogrepl.CommitMessage:
 		tx := s.cur
 		s.cur = nil
@@ -468,7 +470,7 @@ func (s *Stream) add(rel uint32, kind byte, old, new *pglogrepl.TupleData) (*Tx,
 	}
 	part := s.cur
 	part.Partial = true
-	s.cur = &Tx{Time: part.Time, Commit: part.Commit}
+	s.cur = &Tx{Time: part.Time, Commit: part.Commit, Xid: part.Xid}
 	return part, nil
 }
 

@@ -121,19 +121,25 @@ func (w *Watch) FromFollow(ctx context.Context, slot string) (pglogrepl.LSN, boo
 // on, as every pg2dynamo session has it).
 func quoteLiteral(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
 
-// flushedLSN returns the server's WAL insert position now, having made
-// the server flush the WAL up to it. A transaction committed with
+// flushedLSN is FlushedLSN on the watch's plain connection.
+func (w *Watch) flushedLSN(ctx context.Context) (pglogrepl.LSN, error) {
+	return FlushedLSN(ctx, w.plain)
+}
+
+// FlushedLSN returns the server's WAL insert position now, having made
+// the server flush the WAL up to it, on conn (a plain connection, not in
+// a transaction). A transaction committed with
 // synchronous_commit = off is visible as soon as its commit record is
 // inserted, but a walsender sends only flushed WAL, and the WAL writer
 // flushes such commits only every wal_writer_delay (200 ms by default):
-// a transaction of the watch's own that writes WAL, committed with
+// a transaction of its own that writes WAL, committed with
 // synchronous_commit on, flushes everything before its commit record at
 // once. What it writes is an empty transactional logical decoding message
 // (pg_logical_emit_message, prefix "pg2dynamo"), which pgoutput sends
 // only to subscribers that ask for messages; a transaction that wrote no
 // WAL would not flush.
-func (w *Watch) flushedLSN(ctx context.Context) (pglogrepl.LSN, error) {
-	res, err := w.plain.Exec(ctx, `SELECT pg_current_wal_insert_lsn()::text; BEGIN; SET LOCAL synchronous_commit = on; `+
+func FlushedLSN(ctx context.Context, conn *pgconn.PgConn) (pglogrepl.LSN, error) {
+	res, err := conn.Exec(ctx, `SELECT pg_current_wal_insert_lsn()::text; BEGIN; SET LOCAL synchronous_commit = on; `+
 		`SELECT pg_logical_emit_message(true, 'pg2dynamo', ''); COMMIT`).ReadAll()
 	if err != nil {
 		return 0, fmt.Errorf("current WAL position: %w", err)

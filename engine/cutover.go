@@ -1,0 +1,343 @@
+package engine
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/jackc/pglogrepl"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/pg2dynamo/pg2dynamo/extract"
+	"github.com/pg2dynamo/pg2dynamo/follow"
+	"github.com/pg2dynamo/pg2dynamo/load"
+)
+
+// CutoverOptions are cutover's.
+type CutoverOptions struct {
+	// Slot and Publication name the follow's (as migrate --follow's).
+	FollowOptions
+	// Rejects, when not "", is the follow's rejects file: a row listed in
+	// it is a no-go (the table lacks it).
+	Rejects string
+	// Wait waits until go, then until the follow has applied the source's
+	// WAL position at that moment; Timeout, when above 0, bounds the
+	// whole wait (a KindTimeout error past it).
+	Wait    bool
+	Timeout time.Duration
+	// Checks are more conditions of a go, after the built-in ones (the
+	// slot, the lag, the GSIs, the rejects): a table lease, an audit.
+	// Each runs at every evaluation.
+	Checks []CutoverCheck
+}
+
+// CutoverCheck is one condition of a cutover's go.
+type CutoverCheck interface {
+	// Name is the check's name in the report, one word ("slot").
+	Name() string
+	// Check evaluates the condition now against st. An error stops the
+	// cutover (a source or DynamoDB error); a condition not met is a
+	// CutoverResult of NoGo with its reason.
+	Check(ctx context.Context, st *CutoverState) (CutoverResult, error)
+}
+
+// CutoverState is what the checks read: the follow's slot as the source
+// has it now, the source's WAL position, and the connections.
+type CutoverState struct {
+	// Conn is a plain connection to the source; Client DynamoDB's.
+	Conn   *pgx.Conn
+	Client *dynamodb.Client
+	// Table is the DynamoDB table's name; Slot the follow's slot.
+	Table, Slot string
+	// SlotExists and SlotActive say whether the slot exists and a process
+	// streams from it; Confirmed is its confirmed_flush_lsn, Current the
+	// server's WAL write position (pg_current_wal_lsn()).
+	SlotExists, SlotActive bool
+	Confirmed, Current     pglogrepl.LSN
+	// Rejects is the rejects file ("": not given).
+	Rejects string
+}
+
+// Verdict is a check's outcome.
+type Verdict int
+
+const (
+	// Go: the condition holds.
+	Go Verdict = iota
+	// NoGo: the condition does not hold; the cutover must wait.
+	NoGo
+	// NotChecked: the condition is not evaluated (what it reads is not
+	// available); it does not hold a go back.
+	NotChecked
+)
+
+func (v Verdict) String() string { return [...]string{"go", "no-go", "not checked"}[v] }
+
+// CutoverResult is a check's verdict with its reason.
+type CutoverResult struct {
+	Verdict Verdict
+	Reason  string
+}
+
+// checkFunc is a CutoverCheck of a name and a function.
+type checkFunc struct {
+	name string
+	f    func(context.Context, *CutoverState) (CutoverResult, error)
+}
+
+func (c checkFunc) Name() string { return c.name }
+func (c checkFunc) Check(ctx context.Context, st *CutoverState) (CutoverResult, error) {
+	return c.f(ctx, st)
+}
+
+var _ CutoverCheck = checkFunc{}
+
+// NotCheckedYet is a CutoverCheck that always answers NotChecked with
+// reason: a place for a condition this build cannot evaluate.
+func NotCheckedYet(name, reason string) CutoverCheck {
+	return checkFunc{name, func(context.Context, *CutoverState) (CutoverResult, error) {
+		return CutoverResult{NotChecked, reason}, nil
+	}}
+}
+
+// builtinChecks are cutover's own conditions, then the places of the
+// table lease and the audit, which this build does not evaluate.
+func builtinChecks() []CutoverCheck {
+	return []CutoverCheck{
+		checkFunc{"slot", checkSlot},
+		checkFunc{"lag", checkLag},
+		checkFunc{"gsis", checkGSIs},
+		checkFunc{"rejects", checkRejects},
+		NotCheckedYet("lease", "no table lease in this build"),
+		NotCheckedYet("audit", "no audit in this build"),
+	}
+}
+
+func checkSlot(_ context.Context, st *CutoverState) (CutoverResult, error) {
+	switch {
+	case !st.SlotExists:
+		return CutoverResult{NoGo, fmt.Sprintf("no replication slot %s: no follow keeps the table in step", st.Slot)}, nil
+	case !st.SlotActive:
+		return CutoverResult{NoGo, fmt.Sprintf("replication slot %s exists, but no follow streams from it (resume it: pg2dynamo migrate --follow --resume)", st.Slot)}, nil
+	}
+	return CutoverResult{Go, fmt.Sprintf("a follow streams from replication slot %s, applied up to %s", st.Slot, st.Confirmed)}, nil
+}
+
+// checkLag reports the WAL between the slot's confirmed position and the
+// server's; it holds no go back (--wait waits for it).
+func checkLag(_ context.Context, st *CutoverState) (CutoverResult, error) {
+	if !st.SlotExists {
+		return CutoverResult{NotChecked, "no slot"}, nil
+	}
+	lag := int64(st.Current) - int64(st.Confirmed)
+	return CutoverResult{Go, fmt.Sprintf("%d bytes of WAL behind the server's position %s", max(0, lag), st.Current)}, nil
+}
+
+func checkGSIs(ctx context.Context, st *CutoverState) (CutoverResult, error) {
+	td, err := load.DescribeTable(ctx, st.Client, st.Table)
+	if err != nil {
+		return CutoverResult{}, err
+	}
+	if td == nil {
+		return CutoverResult{NoGo, fmt.Sprintf("table %s does not exist", st.Table)}, nil
+	}
+	if td.TableStatus != types.TableStatusActive {
+		return CutoverResult{NoGo, fmt.Sprintf("table %s is %s, not ACTIVE", st.Table, td.TableStatus)}, nil
+	}
+	var waiting []string
+	for _, g := range td.GlobalSecondaryIndexes {
+		if g.IndexStatus != types.IndexStatusActive || aws.ToBool(g.Backfilling) {
+			waiting = append(waiting, fmt.Sprintf("%s is %s", aws.ToString(g.IndexName), g.IndexStatus))
+		}
+	}
+	if len(waiting) > 0 {
+		return CutoverResult{NoGo, "GSI " + strings.Join(waiting, ", ")}, nil
+	}
+	return CutoverResult{Go, fmt.Sprintf("table %s and its %d GSIs are ACTIVE", st.Table, len(td.GlobalSecondaryIndexes))}, nil
+}
+
+func checkRejects(_ context.Context, st *CutoverState) (CutoverResult, error) {
+	if st.Rejects == "" {
+		return CutoverResult{NotChecked, "no rejects file given"}, nil
+	}
+	n, err := countLines(st.Rejects)
+	if err != nil {
+		return CutoverResult{NoGo, fmt.Sprintf("cannot read the rejects file: %v", err)}, nil
+	}
+	if n > 0 {
+		return CutoverResult{NoGo, fmt.Sprintf("%d rows rejected, listed in %s: the table lacks them", n, st.Rejects)}, nil
+	}
+	return CutoverResult{Go, fmt.Sprintf("no row rejected (%s is empty)", st.Rejects)}, nil
+}
+
+// countLines counts the non-empty lines of the file at path.
+func countLines(path string) (int, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	n := 0
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64*1024), 16*1024*1024)
+	for sc.Scan() {
+		if strings.TrimSpace(sc.Text()) != "" {
+			n++
+		}
+	}
+	return n, sc.Err()
+}
+
+// Cutover reads a running follow's state and prints to Config.Out a go or
+// no-go with each check's verdict and reason. Without o.Wait, a no-go is a
+// KindNoGo error. With o.Wait it evaluates again (every CutoverPoll) until
+// go, printing the report when it changes; then it takes the source's WAL
+// position (follow.FlushedLSN: the moment the application stopped
+// writing, its commits flushed) and waits until the follow's slot has
+// confirmed it, printing the position and the time it took. Past
+// o.Timeout it is a KindTimeout error; a follow that stops while waited
+// for is a KindNoGo error.
+func Cutover(ctx context.Context, cfg Config, o CutoverOptions) error {
+	j := newJob(ctx, cfg, "cutover")
+	j.mig.FollowOptions = o.FollowOptions
+	if o.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, o.Timeout, errCutoverTimeout)
+		defer cancel()
+		j.ctx = ctx
+	}
+	op, err := j.begin(opening{dynamo: true})
+	if err != nil {
+		return timedOut(ctx, err)
+	}
+	defer op.close()
+	s := op.s
+	slot, _, err := followNames(j, s.m)
+	if err != nil {
+		return err
+	}
+	st := &CutoverState{Conn: s.src.Conn(), Client: s.client, Table: s.m.Table.Name, Slot: slot, Rejects: o.Rejects}
+	checks := append(builtinChecks(), o.Checks...)
+	start := time.Now()
+	if err := waitForGo(j, st, checks, o.Wait); err != nil {
+		return timedOut(ctx, err)
+	}
+	if !o.Wait {
+		return nil
+	}
+	target, err := follow.FlushedLSN(ctx, st.Conn.PgConn())
+	if err != nil {
+		return timedOut(ctx, err)
+	}
+	fmt.Fprintf(j.out, "cutover: waiting for the follow to apply %s, the source's WAL position now\n", target)
+	applied := time.Now()
+	confirmed, active, err := waitForSlot(ctx, st.Conn, slot, target, time.Duration(1<<62))
+	switch {
+	case err != nil:
+		return timedOut(ctx, err)
+	case confirmed < target && !active:
+		return &Error{KindNoGo, fmt.Errorf("cutover: the follow stopped at %s before applying %s: replication slot %s has no process streaming from it", confirmed, target, slot)}
+	}
+	fmt.Fprintf(j.out, "cutover: the follow applied %s in %s (%s since the cutover began): switch the application to table %s, then stop the follow and drop its slot (pg2dynamo drop-slot)\n",
+		target, time.Since(applied).Round(time.Millisecond), time.Since(start).Round(time.Millisecond), st.Table)
+	return nil
+}
+
+// CutoverPoll is the wait between two evaluations of cutover --wait.
+const CutoverPoll = 200 * time.Millisecond
+
+var errCutoverTimeout = errors.New("cutover: timed out")
+
+// timedOut is err, or a KindTimeout error when ctx ended on the
+// cutover's timeout.
+func timedOut(ctx context.Context, err error) error {
+	if errors.Is(context.Cause(ctx), errCutoverTimeout) {
+		return &Error{KindTimeout, fmt.Errorf("%w (%v)", errCutoverTimeout, err)}
+	}
+	return err
+}
+
+// waitForGo evaluates checks until go (only once without wait), printing
+// the report the first time and whenever a verdict changes.
+func waitForGo(j *job, st *CutoverState, checks []CutoverCheck, wait bool) error {
+	last := ""
+	for {
+		results, err := evaluate(j.ctx, st, checks)
+		if err != nil {
+			return err
+		}
+		report, ok := cutoverReport(checks, results)
+		// The reasons change as the lag does: a report is printed again
+		// when a verdict changes.
+		if key := verdicts(results); key != last {
+			io.WriteString(j.out, report)
+			last = key
+		}
+		if ok {
+			return nil
+		}
+		if !wait {
+			return &Error{KindNoGo, errors.New("cutover: no-go")}
+		}
+		select {
+		case <-j.ctx.Done():
+			return context.Cause(j.ctx)
+		case <-time.After(CutoverPoll):
+		}
+	}
+}
+
+// evaluate reads the slot and the server's position into st, then runs
+// every check.
+func evaluate(ctx context.Context, st *CutoverState, checks []CutoverCheck) ([]CutoverResult, error) {
+	slot, exists, err := extract.NewCatalog(st.Conn).Slot(ctx, st.Slot)
+	if err != nil {
+		return nil, err
+	}
+	st.SlotExists, st.SlotActive, st.Confirmed = exists, slot.Active, slot.ConfirmedFlush
+	if st.Current, err = follow.CurrentLSN(ctx, st.Conn); err != nil {
+		return nil, err
+	}
+	results := make([]CutoverResult, len(checks))
+	for i, c := range checks {
+		if results[i], err = c.Check(ctx, st); err != nil {
+			return nil, fmt.Errorf("cutover: %s: %w", c.Name(), err)
+		}
+	}
+	return results, nil
+}
+
+// cutoverReport is the go or no-go, then one line per check: its name,
+// verdict and reason. ok is true when no check is NoGo.
+func cutoverReport(checks []CutoverCheck, results []CutoverResult) (report string, ok bool) {
+	ok = true
+	var b strings.Builder
+	for i, r := range results {
+		if r.Verdict == NoGo {
+			ok = false
+		}
+		fmt.Fprintf(&b, "  %-8s %-12s %s\n", checks[i].Name(), r.Verdict, r.Reason)
+	}
+	head := "cutover: GO\n"
+	if !ok {
+		head = "cutover: NO-GO\n"
+	}
+	return head + b.String(), ok
+}
+
+// verdicts is the verdicts of results, as text to compare.
+func verdicts(results []CutoverResult) string {
+	v := make([]string, len(results))
+	for i, r := range results {
+		v[i] = r.Verdict.String()
+	}
+	return strings.Join(v, ",")
+}

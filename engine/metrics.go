@@ -1,0 +1,102 @@
+package engine
+
+import (
+	"log/slog"
+
+	"github.com/pg2dynamo/pg2dynamo/follow"
+	"github.com/pg2dynamo/pg2dynamo/load"
+	"github.com/pg2dynamo/pg2dynamo/metrics"
+	"github.com/pg2dynamo/pg2dynamo/pipeline"
+)
+
+// What a run tells Config.Metrics, from the counters it keeps anyway: the
+// pipeline's progress, the sink's request counters, the rejects file and
+// the follow's Status.
+
+// loadProgress is the display of a load (the full load, an export) with
+// its counts fed to Config.Metrics: rows finished and items written per
+// entity, and an Autoscale run's writers.
+func (j *job) loadProgress() (pipeline.Progress, func()) {
+	p, done := j.progress()
+	if j.cfg.Metrics == nil {
+		return p, done
+	}
+	return &meteredProgress{p: p, m: j.cfg.Metrics}, done
+}
+
+// meteredProgress passes a Progress's calls on to p (which may be nil)
+// and counts them in m.
+type meteredProgress struct {
+	p pipeline.Progress
+	m *metrics.Run
+}
+
+var _ pipeline.WritersProgress = (*meteredProgress)(nil)
+
+func (mp *meteredProgress) Plan(entities []pipeline.PlannedEntity) {
+	if mp.p != nil {
+		mp.p.Plan(entities)
+	}
+}
+
+func (mp *meteredProgress) Start(entity string) {
+	if mp.p != nil {
+		mp.p.Start(entity)
+	}
+}
+
+func (mp *meteredProgress) Advance(entity string, rows, items int) {
+	mp.m.Advance(entity, rows, items)
+	if mp.p != nil {
+		mp.p.Advance(entity, rows, items)
+	}
+}
+
+// Then passes on the phase that follows, to a display that shows it.
+func (mp *meteredProgress) Then(phase string) {
+	if th, ok := mp.p.(interface{ Then(string) }); ok {
+		th.Then(phase)
+	}
+}
+
+func (mp *meteredProgress) Writers(n int) {
+	mp.m.Writers(n)
+	if wp, ok := mp.p.(pipeline.WritersProgress); ok {
+		wp.Writers(n)
+	}
+}
+
+// startMetrics names the run's table (and entities) in Config.Metrics
+// and as a field of a StructuredLog's later records.
+func (j *job) startMetrics(s *session) {
+	if sl, ok := j.log.(StructuredLog); ok {
+		sl.With(slog.String("table", s.m.Table.Name))
+	}
+	if j.cfg.Metrics == nil {
+		return
+	}
+	names := make([]string, len(s.plans))
+	for i, p := range s.plans {
+		names[i] = p.Entity().Name
+	}
+	j.cfg.Metrics.Start(s.m.Table.Name, names)
+}
+
+// meterWrites has Config.Metrics read the sink's request counters at
+// each scrape.
+func (j *job) meterWrites(ds *load.DynamoDB, stats func() load.Stats) {
+	if j.cfg.Metrics == nil || ds == nil {
+		return
+	}
+	j.cfg.Metrics.SetWrites(func() metrics.Writes {
+		st := stats()
+		return metrics.Writes{Requests: st.Requests, Throttled: ds.Throttles(), Retries: st.Retries + st.UnprocessedRetries,
+			WriteUnits: st.ConsumedWriteUnits}
+	})
+}
+
+// meterFollow records a follow's status in Config.Metrics.
+func (j *job) meterFollow(st follow.Status) {
+	j.cfg.Metrics.Follow(metrics.FollowStatus{Applied: uint64(st.Applied), LagBytes: st.LagBytes, Lag: st.Lag,
+		Changes: st.Changes, Puts: st.Puts, Deletes: st.Deletes})
+}

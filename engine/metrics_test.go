@@ -1,0 +1,159 @@
+package engine_test
+
+import (
+	"bytes"
+	"context"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"testing"
+
+	"github.com/pg2dynamo/pg2dynamo/engine"
+	"github.com/pg2dynamo/pg2dynamo/export"
+	"github.com/pg2dynamo/pg2dynamo/internal/testenv"
+	"github.com/pg2dynamo/pg2dynamo/metrics"
+)
+
+// A migration with Config.Metrics, through a recording proxy: rows read
+// (19 written + 1 rejected), items written (what the proxy saw put),
+// rejects, writers, and the sink's requests and write units (what the
+// summary prints) reach the metrics.
+func TestMigrateFeedsMetrics(t *testing.T) {
+	ctx := context.Background()
+	url := testenv.NewDatabase(t)
+	testenv.Exec(t, url, `CREATE TABLE notes (note_id int PRIMARY KEY, owner text, body text);
+		INSERT INTO notes SELECT i, 'o' || (i % 3), 'note ' || i FROM generate_series(1, 20) i;
+		UPDATE notes SET owner = NULL WHERE note_id = 7`)
+	dir := t.TempDir()
+	mappingFile := filepath.Join(dir, "notes.yaml")
+	testenv.WriteFile(t, mappingFile, notesMapping, 0o600)
+	rec := testenv.NewWriteRecorder(t, testenv.SharedDynalite(t).Endpoint, "PK", "SK")
+	r := metrics.New(metrics.Options{})
+	var log, out bytes.Buffer
+	cfg := engine.Config{Mapping: mappingFile, Source: url, Table: testenv.TableName("notes"),
+		AWS: engine.AWS{EndpointURL: rec.URL, MaxAttempts: 3}, Log: &log, Out: &out, Version: "test", Metrics: r}
+	err := engine.Migrate(ctx, cfg, engine.MigrateOptions{
+		LoadOptions:  engine.LoadOptions{Readers: 1, Rejects: filepath.Join(dir, "rejects.jsonl")},
+		WriteOptions: engine.WriteOptions{Sink: "dynamodb", CreateTable: true, Concurrency: 3},
+		Checkpoint:   filepath.Join(dir, "checkpoint.json"), NoVerify: true,
+	})
+	if kind, _ := engine.KindOf(err); kind != engine.KindRejected {
+		t.Fatalf("Migrate: %v, want KindRejected\n%s%s", err, log.String(), out.String())
+	}
+	m := regexp.MustCompile(`(\d+) BatchWriteItem/PutItem requests, \d+ retried by the SDK .*, (\d+) write units consumed`).FindStringSubmatch(out.String())
+	if m == nil {
+		t.Fatalf("no request line in the summary:\n%s", out.String())
+	}
+	requests, _ := strconv.ParseFloat(m[1], 64)
+	units, _ := strconv.ParseFloat(m[2], 64)
+	fams, err := r.Registry().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]float64{}
+	for _, f := range fams {
+		for _, s := range f.Metric {
+			got[f.GetName()] += s.GetCounter().GetValue() + s.GetGauge().GetValue()
+		}
+	}
+	for name, want := range map[string]float64{
+		"pg2dynamo_rows_read_total": 20, "pg2dynamo_items_written_total": float64(len(rec.Puts())),
+		"pg2dynamo_items_deleted_total": 0, "pg2dynamo_rejects_total": 1, "pg2dynamo_writers": 3,
+		"pg2dynamo_write_requests_total": requests, "pg2dynamo_write_units_total": units,
+		"pg2dynamo_throttled_requests_total": 0, "pg2dynamo_retries_total": 0,
+	} {
+		if got[name] != want {
+			t.Errorf("%s = %v, want %v", name, got[name], want)
+		}
+	}
+	if len(rec.Puts()) != 19 || units < 19 {
+		t.Errorf("the proxy saw %d puts and the summary %v write units; want 19 and at least 19", len(rec.Puts()), units)
+	}
+
+	// --changes-only: a row changed, one added, one deleted, and the
+	// rejected row fixed: the puts and the conditional delete reach the
+	// metrics, per entity, as the proxy saw them.
+	testenv.Exec(t, url, `UPDATE notes SET body = 'changed' WHERE note_id = 1; INSERT INTO notes VALUES (21, 'o0', 'new');
+		DELETE FROM notes WHERE note_id = 2; UPDATE notes SET owner = 'o1' WHERE note_id = 7`)
+	rec.Reset()
+	cfg.Metrics = metrics.New(metrics.Options{})
+	if err := engine.Migrate(ctx, cfg, engine.MigrateOptions{
+		LoadOptions:   engine.LoadOptions{Readers: 1, Rejects: filepath.Join(dir, "rejects.jsonl")},
+		WriteOptions:  engine.WriteOptions{Sink: "dynamodb", Concurrency: 3},
+		ReportOptions: engine.ReportOptions{Segments: 2, Sample: 5},
+		Checkpoint:    filepath.Join(dir, "checkpoint.json"), ChangesOnly: true, NoVerify: true,
+	}); err != nil {
+		t.Fatalf("Migrate --changes-only: %v\n%s%s", err, log.String(), out.String())
+	}
+	if puts, deletes := len(rec.Puts()), len(rec.Deletes()); puts != 3 || deletes != 1 {
+		t.Errorf("--changes-only: the proxy saw %d puts and %d deletes, want 3 and 1", puts, deletes)
+	}
+	fams, err = cfg.Metrics.Registry().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	written, deleted := 0.0, 0.0
+	for _, f := range fams {
+		for _, s := range f.Metric {
+			switch f.GetName() {
+			case "pg2dynamo_items_written_total":
+				written += s.GetCounter().GetValue()
+				if v := s.GetCounter().GetValue(); v > 0 && s.Label[0].GetValue() != "Note" {
+					t.Errorf("--changes-only: %v items written under entity %q, want Note", v, s.Label[0].GetValue())
+				}
+			case "pg2dynamo_items_deleted_total":
+				deleted += s.GetCounter().GetValue()
+			}
+		}
+	}
+	if written != float64(len(rec.Puts())) || deleted != float64(len(rec.Deletes())) {
+		t.Errorf("--changes-only: items written %v and deleted %v, the proxy saw %d and %d", written, deleted, len(rec.Puts()), len(rec.Deletes()))
+	}
+}
+
+// An export with Config.Metrics: rows read (19 exported + 1 rejected),
+// items written to its objects (what the summary says) and the reject.
+func TestExportFeedsMetrics(t *testing.T) {
+	ctx := context.Background()
+	url := testenv.NewDatabase(t)
+	testenv.Exec(t, url, `CREATE TABLE notes (note_id int PRIMARY KEY, owner text, body text);
+		INSERT INTO notes SELECT i, 'o' || (i % 3), 'note ' || i FROM generate_series(1, 20) i;
+		UPDATE notes SET owner = NULL WHERE note_id = 7`)
+	dir := t.TempDir()
+	mappingFile := filepath.Join(dir, "notes.yaml")
+	testenv.WriteFile(t, mappingFile, notesMapping, 0o600)
+	r := metrics.New(metrics.Options{})
+	var log, out bytes.Buffer
+	cfg := engine.Config{Mapping: mappingFile, Source: url, Log: &log, Out: &out, Version: "test", Metrics: r}
+	err := engine.Export(ctx, cfg, engine.ExportOptions{
+		LoadOptions: engine.LoadOptions{Readers: 1, Rejects: filepath.Join(dir, "rejects.jsonl")},
+		To:          export.Location{Dir: filepath.Join(dir, "out")}, Compression: export.NONE, Objects: 2, ObjectSize: 1 << 20,
+	})
+	if kind, _ := engine.KindOf(err); kind != engine.KindRejected {
+		t.Fatalf("Export: %v, want KindRejected\n%s%s", err, log.String(), out.String())
+	}
+	m := regexp.MustCompile(`(?m)^\s+total\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)`).FindStringSubmatch(out.String())
+	if m == nil {
+		t.Fatalf("no total line in the summary:\n%s", out.String())
+	}
+	fams, err := r.Registry().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]float64{}
+	for _, f := range fams {
+		for _, s := range f.Metric {
+			got[f.GetName()] += s.GetCounter().GetValue() + s.GetGauge().GetValue()
+		}
+	}
+	read, _ := strconv.ParseFloat(m[1], 64)
+	items, _ := strconv.ParseFloat(m[4], 64)
+	for name, want := range map[string]float64{"pg2dynamo_rows_read_total": read, "pg2dynamo_items_written_total": items, "pg2dynamo_rejects_total": 1} {
+		if got[name] != want {
+			t.Errorf("%s = %v, want %v (the summary's)", name, got[name], want)
+		}
+	}
+	if read != 20 || items != 19 {
+		t.Errorf("the summary: %v rows read, %v items written; want 20 and 19", read, items)
+	}
+}
