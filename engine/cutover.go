@@ -116,9 +116,38 @@ func builtinChecks() []CutoverCheck {
 		checkFunc{"lag", checkLag},
 		checkFunc{"gsis", checkGSIs},
 		checkFunc{"rejects", checkRejects},
-		NotCheckedYet("lease", "no table lease in this build"),
+		checkFunc{"lease", checkLeaseHolder},
 		NotCheckedYet("audit", "no audit in this build"),
 	}
+}
+
+// checkLeaseHolder is go when the table's lease (its tags) is held by
+// the follow's slot and fresh: that follow is the table's one writer. A
+// lease of another slot, a stale lease, or none, is a no-go; an endpoint
+// without tagging is not checked.
+func checkLeaseHolder(ctx context.Context, st *CutoverState) (CutoverResult, error) {
+	td, err := load.DescribeTable(ctx, st.Client, st.Table)
+	if err != nil || td == nil {
+		return CutoverResult{NoGo, fmt.Sprintf("table %s not found", st.Table)}, err
+	}
+	tags, err := load.TableTags(ctx, st.Client, aws.ToString(td.TableArn))
+	if errors.Is(err, load.ErrNoTags) {
+		return CutoverResult{NotChecked, "the endpoint has no tagging API"}, nil
+	}
+	if err != nil {
+		return CutoverResult{}, err
+	}
+	l, ok := load.LeaseOf(tags)
+	age := time.Since(l.Heartbeat).Round(time.Second)
+	switch {
+	case !ok:
+		return CutoverResult{NoGo, fmt.Sprintf("table %s carries no follow's lease", st.Table)}, nil
+	case l.Slot != st.Slot:
+		return CutoverResult{NoGo, fmt.Sprintf("the lease of table %s is held by replication slot %s, not %s: another follow writes into it", st.Table, l.Slot, st.Slot)}, nil
+	case age >= leaseFreshFor(l):
+		return CutoverResult{NoGo, fmt.Sprintf("the lease of slot %s is stale: its last heartbeat %s ago", l.Slot, age)}, nil
+	}
+	return CutoverResult{Go, fmt.Sprintf("slot %s holds the lease of table %s (its last heartbeat %s ago)", l.Slot, st.Table, max(age, 0))}, nil
 }
 
 func checkSlot(_ context.Context, st *CutoverState) (CutoverResult, error) {

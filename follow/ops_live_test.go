@@ -366,8 +366,8 @@ func TestCutoverWaitsForTheFollow(t *testing.T) {
 	p := startFollow(t, liveArgs(f)...)
 	p.waitFor(t, following, "the follow streaming")
 	code, out = run(context.Background(), cut...)
-	if code != 0 || !strings.Contains(out, "cutover: GO") || !regexp.MustCompile(`lease\s+not checked`).MatchString(out) {
-		t.Fatalf("cutover with the follow streaming: exit %d, want 0 (go, the lease not checked)\n%s", code, out)
+	if code != 0 || !strings.Contains(out, "cutover: GO") || !regexp.MustCompile(`lease\s+go\s+slot \S+ holds the lease of table`).MatchString(out) {
+		t.Fatalf("cutover with the follow streaming: exit %d, want 0 (go, the follow's slot holding the table's lease)\n%s", code, out)
 	}
 
 	w := startWriter(t, f.url, 1000)
