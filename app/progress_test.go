@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -181,8 +182,10 @@ func TestProgressBarsFitEightyColumns(t *testing.T) {
 // migrate on a terminal draws bars of its own accord (--progress auto),
 // and its last frame accounts for every row of the source. verify and
 // plan --with-source show the reading too, here in lines: verify its
-// derivation then its Scan, plan its derivation.
-func TestProgressOfMigrateVerifyAndPlan(t *testing.T) {
+// derivation then its Scan, plan its derivation; and so do migrate
+// --prune and --changes-only, whose comparisons read the source and the
+// table, and export.
+func TestProgressOfEveryLongPhase(t *testing.T) {
 	parallel(t)
 	mappingFile := testenv.RepoFile(t, "fixtures", "mappings", "tickets.yaml")
 	url, counts := fixtureSource(t, "tickets", 0.2) // shared with other tests
@@ -212,6 +215,21 @@ func TestProgressOfMigrateVerifyAndPlan(t *testing.T) {
 	p := runCLI(t, append([]string{"plan", "--mapping", mappingFile, "--source", url, "--with-source"}, lines...)...)
 	if p.code != 0 || !strings.Contains(p.stderr, derived) {
 		t.Errorf("plan --with-source: exit %d, want 0 and the line %q in:\n%s", p.code, derived, p.stderr)
+	}
+	// The comparisons of --prune and --changes-only, and export, show the
+	// same lines: the source's rows, then the Scan.
+	for _, extra := range [][]string{{"--prune"}, {"--changes-only", "--no-verify"}} {
+		args := migrateArgs(t, mappingFile, url, table, extra...)
+		args = append(args[:slices.Index(args, "--progress")], args[slices.Index(args, "--progress")+2:]...)
+		r := runCLI(t, append(args, lines...)...)
+		if r.code != 0 || strings.Count(r.stderr, derived) < 1 || !strings.Contains(r.stderr, scanned) {
+			t.Errorf("migrate %s: exit %d, want 0 and the lines %q and %q in:\n%s", extra[0], r.code, derived, scanned, r.stderr)
+		}
+	}
+	e := runCLI(t, append([]string{"export", "--mapping", mappingFile, "--source", url, "--to", "file://" + t.TempDir() + "/",
+		"--rejects", filepath.Join(t.TempDir(), "rejects.jsonl")}, lines...)...)
+	if e.code != 0 || !strings.Contains(e.stderr, derived) {
+		t.Errorf("export: exit %d, want 0 and the line %q in:\n%s", e.code, derived, e.stderr)
 	}
 }
 
