@@ -14,6 +14,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -284,9 +285,13 @@ func TestImportHandsTheExportToDynamoDB(t *testing.T) {
 	args := []string{"import", "--mapping", mappingFile, "--source", url, "--table", table, "--from", "s3://exports/run/",
 		"--endpoint-url", ts.URL, "--s3-endpoint-url", s3URL, "--region", "us-east-1", "--poll-interval", "10ms", "--rejects", rejects}
 
-	res := runCLI(t, args...)
+	res := runCLI(t, append(args, "--progress", "lines", "--progress-interval", "1h")...)
 	if res.code != 0 || !strings.Contains(res.stdout, "verify PASSED") {
 		t.Fatalf("import into a new table: exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
+	}
+	// The wait for ImportTable shows the load's progress lines.
+	if done := regexp.MustCompile(`ImportTable ` + regexp.QuoteMeta(table) + `: (\d+)/(\d+) items done in `).FindStringSubmatch(res.stderr); done == nil || done[1] != done[2] {
+		t.Errorf("import: no progress line of the ImportTable wait with every item done:\n%s", res.stderr)
 	}
 	m, err := engine.LoadMapping(ctx, mappingFile)
 	if err != nil {

@@ -159,16 +159,18 @@ func importTable(j *job, s *session, ip *importPlan) (int64, error) {
 	arn := aws.ToString(out.ImportTableDescription.ImportArn)
 	fmt.Fprintf(j.log, "ImportTable %s: creating table %s from %s%s (%d items)\n", arn, s.m.Table.Name, ip.from, export.DataPrefix, ip.items)
 	var d *types.ImportTableDescription
+	wp := startWaitProgress(j, "ImportTable "+s.m.Table.Name, ip.items)
 	err = poll(j, func(ctx context.Context) (bool, error) {
 		o, err := s.client.DescribeImport(ctx, &dynamodb.DescribeImportInput{ImportArn: aws.String(arn)})
 		if err != nil {
 			return false, fmt.Errorf("DescribeImport: %w", err)
 		}
 		d = o.ImportTableDescription
-		fmt.Fprintf(j.log, "import: %s, %d of %d items processed, %d imported, %d errors\n", d.ImportStatus,
-			d.ProcessedItemCount, ip.items, d.ImportedItemCount, d.ErrorCount)
+		wp.update(fmt.Sprintf("import: %s, %d imported, %d errors", d.ImportStatus, d.ImportedItemCount, d.ErrorCount),
+			d.ProcessedItemCount, d.ImportedItemCount)
 		return d.ImportStatus != types.ImportStatusInProgress, nil
 	})
+	wp.close()
 	if err != nil {
 		return 0, err
 	}
@@ -231,16 +233,19 @@ func bulkPut(j *job, s *session, ip *importPlan, rejects *rejectFile) (int64, er
 	arn := aws.ToString(out.BulkOperationDescription.BulkOperationArn)
 	fmt.Fprintf(j.log, "StartBulkPutItems %s: loading %s%s into table %s (%d items)\n", arn, ip.from, export.DataPrefix, s.m.Table.Name, ip.items)
 	var d *types.BulkOperationDescription
+	wp := startWaitProgress(j, "StartBulkPutItems "+s.m.Table.Name, ip.items)
 	err = poll(j, func(ctx context.Context) (bool, error) {
 		o, err := s.client.DescribeBulkOperation(ctx, &dynamodb.DescribeBulkOperationInput{BulkOperationArn: aws.String(arn)})
 		if err != nil {
 			return false, fmt.Errorf("DescribeBulkOperation: %w", err)
 		}
 		d = o.BulkOperationDescription
-		fmt.Fprintf(j.log, "bulk put: %s, %d of %d items processed, %d failed\n", d.BulkOperationStatus, d.ProcessedItemCount, ip.items, d.FailedItemCount)
+		wp.update(fmt.Sprintf("bulk put: %s, %d failed", d.BulkOperationStatus, d.FailedItemCount),
+			d.ProcessedItemCount, d.ProcessedItemCount-d.FailedItemCount)
 		st := d.BulkOperationStatus
 		return st != types.BulkOperationStatusInProgress && st != types.BulkOperationStatusCancelling, nil
 	})
+	wp.close()
 	if err != nil {
 		return 0, err
 	}
@@ -310,6 +315,41 @@ func (e *missingOperationError) Error() string {
 func (e *missingOperationError) Unwrap() error { return e.Err }
 
 // poll calls fn every --poll-interval until it reports done or fails.
+// waitProgress shows the wait for an import (ImportTable or
+// StartBulkPutItems, which DynamoDB runs) as the load's progress: one
+// entity, its items processed of the export's, the rate and the ETA; and
+// a line whenever the operation's status changes.
+type waitProgress struct {
+	j                  *job
+	prog               pipeline.Progress
+	close              func()
+	name, status       string
+	processed, written int64
+}
+
+// startWaitProgress starts the display of the wait for name's items.
+func startWaitProgress(j *job, name string, items int64) *waitProgress {
+	prog, closeProg := j.progress()
+	if prog != nil {
+		prog.Plan([]pipeline.PlannedEntity{{Name: name, Rows: items, Unit: "items"}})
+		prog.Start(name)
+	}
+	return &waitProgress{j: j, prog: prog, close: closeProg, name: name}
+}
+
+// update shows the operation's counts now: items processed and written
+// (each only grows); status is printed when it changed.
+func (w *waitProgress) update(status string, processed, written int64) {
+	if status != w.status {
+		fmt.Fprintln(w.j.log, status)
+		w.status = status
+	}
+	if w.prog != nil && processed > w.processed {
+		w.prog.Advance(w.name, int(processed-w.processed), int(max(written-w.written, 0)))
+	}
+	w.processed, w.written = max(w.processed, processed), max(w.written, written)
+}
+
 func poll(j *job, fn func(context.Context) (bool, error)) error {
 	for {
 		done, err := fn(j.ctx)

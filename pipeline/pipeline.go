@@ -87,6 +87,9 @@ type PlannedEntity struct {
 	// Done is set when the run's Checkpoint records the entity written
 	// (a resumed run): it is not read.
 	Done bool
+	// Unit is what Rows and the progress count, in the plural ("": rows);
+	// "items" for a table's Scan or an import DynamoDB runs.
+	Unit string
 }
 
 // Options tune Run. The zero value is usable.

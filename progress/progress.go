@@ -20,7 +20,6 @@ import (
 
 	"github.com/pg2dynamo/pg2dynamo/pipeline"
 	"github.com/pg2dynamo/pg2dynamo/report"
-	"github.com/pg2dynamo/pg2dynamo/verify"
 )
 
 // progressBoard is what both progress displays show: one phase's entities
@@ -137,8 +136,8 @@ func (b *progressBoard) plan(ents []pipeline.PlannedEntity) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.started, b.ended, b.unit, b.writers, b.samples = b.now(), time.Time{}, "rows", 0, nil
-	if len(ents) == 1 && strings.HasPrefix(ents[0].Name, verify.ScanName("")) {
-		b.unit = "items"
+	if len(ents) == 1 && ents[0].Unit != "" {
+		b.unit = ents[0].Unit
 	}
 	b.ents, b.byName = nil, map[string]*boardEntity{}
 	b.nameW = utf8.RuneCountInString(overallName)

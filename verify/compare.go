@@ -498,7 +498,7 @@ func (c *comparison) scanProgress() func(n int) {
 		return nil
 	}
 	name := ScanName(c.m.Table.Name)
-	p.Plan([]pipeline.PlannedEntity{{Name: name, Rows: c.derived}})
+	p.Plan([]pipeline.PlannedEntity{{Name: name, Rows: c.derived, Unit: "items"}})
 	p.Start(name)
 	var mu sync.Mutex
 	return func(n int) {
