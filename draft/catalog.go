@@ -238,17 +238,3 @@ FROM (SELECT count(*) AS n FROM %s WHERE %s GROUP BY %s) AS g`, t.Ident(), notNu
 	}
 	return nil
 }
-
-// SchemasWithTables are the schemas of the database conn is connected to
-// that hold an ordinary or partitioned table, in name order, but for
-// PostgreSQL's own (pg_catalog, information_schema, pg_toast): where to
-// point --schema when the schemas asked for hold none.
-func SchemasWithTables(ctx context.Context, conn *pgx.Conn) ([]string, error) {
-	rows, err := conn.Query(ctx, `SELECT DISTINCT n.nspname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-WHERE c.relkind IN ('r', 'p') AND NOT c.relispartition AND n.nspname NOT IN ('pg_catalog', 'information_schema') AND n.nspname NOT LIKE 'pg\_%'
-ORDER BY 1`)
-	if err != nil {
-		return nil, err
-	}
-	return pgx.CollectRows(rows, pgx.RowTo[string])
-}

@@ -129,7 +129,7 @@ func draftSchema(j *job, src *extract.Source, o InitOptions) error {
 	}
 	if len(cat.Tables) == 0 {
 		err := fmt.Errorf("no tables in schema %v of %s: nothing to draft", cat.Schemas, src.Name())
-		if others, serr := draft.SchemasWithTables(j.ctx, src.Conn()); serr == nil && len(others) > 0 {
+		if others, serr := src.Catalog().SchemasWithTables(j.ctx); serr == nil && len(others) > 0 {
 			err = fmt.Errorf("%w; the schemas with tables are %s: name them with --schema (--schema %s)", err, strings.Join(others, ", "), others[0])
 		}
 		return err

@@ -318,3 +318,17 @@ ORDER BY c.relname COLLATE "C" LIMIT 10000`, schema)
 	}
 	return pgx.CollectRows(rows, pgx.RowTo[string])
 }
+
+// SchemasWithTables are the schemas of the database
+// that hold an ordinary or partitioned table, in name order, but for
+// PostgreSQL's own (pg_catalog, information_schema, pg_toast): where to
+// point --schema when the schemas asked for hold none.
+func (c Catalog) SchemasWithTables(ctx context.Context) ([]string, error) {
+	rows, err := c.q.Query(ctx, `SELECT DISTINCT n.nspname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+WHERE c.relkind IN ('r', 'p') AND NOT c.relispartition AND n.nspname NOT IN ('pg_catalog', 'information_schema') AND n.nspname NOT LIKE 'pg\_%'
+ORDER BY 1`)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, pgx.RowTo[string])
+}

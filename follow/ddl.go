@@ -3,11 +3,12 @@ package follow
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/pg2dynamo/pg2dynamo/extract"
 )
 
 // DDL capture: an event trigger (ddl_command_end and sql_drop) records
@@ -22,15 +23,11 @@ import (
 // and Aurora); without one the follow relies on its catalog checks alone.
 // https://www.postgresql.org/docs/current/event-triggers.html
 
+// The names of DDL capture's objects (extract.InstallDDLCapture).
 const (
-	// DDLSchema is the schema of pg2dynamo's own objects in the source.
-	DDLSchema = "pg2dynamo"
-	// DDLTable is the table DDL commands are recorded in.
-	DDLTable = "ddl_events"
-	// DDLPublication is the publication that publishes DDLTable.
-	DDLPublication = "pg2dynamo_ddl"
-	// ddlTrigger names the event triggers (with _end and _drop).
-	ddlTrigger = "pg2dynamo_ddl"
+	DDLSchema      = extract.DDLSchema
+	DDLTable       = extract.DDLTable
+	DDLPublication = extract.DDLPublication
 )
 
 // DDLEvent is one object a DDL command touched, as the event trigger
@@ -114,151 +111,23 @@ func hasDDL(txs []*Tx) bool {
 
 // ErrNoDDLCapture is why InstallDDLCapture installs nothing: the role may
 // not create event triggers.
-var ErrNoDDLCapture = errors.New("the role is neither a superuser nor a member of rds_superuser, which event triggers need")
+var ErrNoDDLCapture = extract.ErrNoDDLCapture
 
-// InstallDDLCapture installs (or brings up to date) the event triggers,
-// DDLTable and DDLPublication in one transaction on conn. It returns
-// ErrNoDDLCapture when the role may not, and nothing is changed then.
+// InstallDDLCapture installs DDL capture (see extract.InstallDDLCapture).
 func InstallDDLCapture(ctx context.Context, conn *pgx.Conn) error {
-	var super bool
-	var version int
-	err := conn.QueryRow(ctx, `SELECT r.rolsuper OR (EXISTS (SELECT FROM pg_roles WHERE rolname = 'rds_superuser')
-	AND pg_has_role(current_user, 'rds_superuser', 'member')), current_setting('server_version_num')::int
-FROM pg_roles r WHERE r.rolname = current_user`).Scan(&super, &version)
-	if err != nil {
-		return fmt.Errorf("ddl capture: %w", err)
-	}
-	if !super {
-		return ErrNoDDLCapture
-	}
-	return pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
-		for _, stmt := range ddlInstall(version) {
-			if _, err := tx.Exec(ctx, stmt); err != nil {
-				return fmt.Errorf("ddl capture: %w", err)
-			}
-		}
-		return nil
-	})
+	return extract.InstallDDLCapture(ctx, conn)
 }
 
-// ddlInstall is the SQL that installs DDL capture on a server of version
-// (server_version_num).
-func ddlInstall(version int) []string {
-	filter, columns := "''", "''"
-	if version >= 150000 {
-		filter = "coalesce(pg_get_expr(pr.prqual, pr.prrelid), '')"
-		columns = "coalesce(pr.prattrs::text, '')"
-	}
-	return []string{
-		"CREATE SCHEMA IF NOT EXISTS " + DDLSchema,
-		`CREATE TABLE IF NOT EXISTS ` + DDLSchema + `.` + DDLTable + ` (
-	id bigserial PRIMARY KEY,
-	at timestamptz NOT NULL DEFAULT now(),
-	command text NOT NULL,
-	object_type text,
-	object_identity text,
-	publications jsonb)`,
-		`CREATE OR REPLACE FUNCTION ` + DDLSchema + `.record_ddl() RETURNS event_trigger
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $fn$
-DECLARE
-	r record;
-	pubs jsonb;
-BEGIN
-	IF TG_EVENT = 'sql_drop' THEN
-		FOR r IN SELECT * FROM pg_event_trigger_dropped_objects() LOOP
-			IF r.schema_name IS DISTINCT FROM '` + DDLSchema + `' THEN
-				INSERT INTO ` + DDLSchema + `.` + DDLTable + ` (command, object_type, object_identity)
-				VALUES (TG_TAG, r.object_type, r.object_identity);
-			END IF;
-		END LOOP;
-		RETURN;
-	END IF;
-	FOR r IN SELECT * FROM pg_event_trigger_ddl_commands() LOOP
-		IF r.schema_name IS DISTINCT FROM '` + DDLSchema + `' THEN
-			pubs := NULL;
-			IF r.object_type LIKE 'publication%' THEN
-				SELECT coalesce(jsonb_object_agg(p.pubname, jsonb_build_object(
-					'insert', p.pubinsert, 'update', p.pubupdate, 'delete', p.pubdelete,
-					'truncate', p.pubtruncate, 'via_root', p.pubviaroot,
-					'tables', (SELECT coalesce(jsonb_agg(jsonb_build_array(c.oid::bigint, ` + filter + `, ` + columns + `)), '[]'::jsonb)
-						FROM pg_publication_tables pt
-						JOIN pg_namespace n ON n.nspname = pt.schemaname
-						JOIN pg_class c ON c.relnamespace = n.oid AND c.relname = pt.tablename
-						LEFT JOIN pg_publication_rel pr ON pr.prpubid = p.oid AND pr.prrelid = c.oid
-						WHERE pt.pubname = p.pubname))), '{}'::jsonb)
-				INTO pubs FROM pg_publication p;
-			END IF;
-			INSERT INTO ` + DDLSchema + `.` + DDLTable + ` (command, object_type, object_identity, publications)
-			VALUES (r.command_tag, r.object_type, r.object_identity, pubs);
-		END IF;
-	END LOOP;
-EXCEPTION WHEN OTHERS THEN
-	-- A DDL command never fails for its record: the follow's catalog
-	-- checks still find what it changed.
-	RAISE WARNING 'pg2dynamo could not record % for its follows: %', TG_TAG, SQLERRM;
-END
-$fn$`,
-		"DROP EVENT TRIGGER IF EXISTS " + ddlTrigger + "_end",
-		"CREATE EVENT TRIGGER " + ddlTrigger + "_end ON ddl_command_end EXECUTE FUNCTION " + DDLSchema + ".record_ddl()",
-		"DROP EVENT TRIGGER IF EXISTS " + ddlTrigger + "_drop",
-		"CREATE EVENT TRIGGER " + ddlTrigger + "_drop ON sql_drop EXECUTE FUNCTION " + DDLSchema + ".record_ddl()",
-		`DO $do$ BEGIN
-	IF NOT EXISTS (SELECT FROM pg_publication WHERE pubname = '` + DDLPublication + `') THEN
-		CREATE PUBLICATION ` + DDLPublication + ` FOR TABLE ` + DDLSchema + `.` + DDLTable + ` WITH (publish = 'insert');
-	END IF;
-END $do$`,
-	}
-}
-
-// DDLCaptureInstalled reports whether DDLPublication exists (and so the
-// capture is installed) on conn's database.
+// DDLCaptureInstalled reports whether DDL capture is installed on conn's
+// database (see extract.DDLCaptureInstalled).
 func DDLCaptureInstalled(ctx context.Context, conn *pgx.Conn) (bool, error) {
-	var ok bool
-	err := conn.QueryRow(ctx, "SELECT EXISTS (SELECT FROM pg_publication WHERE pubname = $1) AND EXISTS (SELECT FROM pg_event_trigger WHERE evtname = $2)",
-		DDLPublication, ddlTrigger+"_end").Scan(&ok)
-	if err != nil {
-		return false, fmt.Errorf("ddl capture: %w", err)
-	}
-	return ok, nil
+	return extract.DDLCaptureInstalled(ctx, conn)
 }
 
-// DropDDLCapture removes the event triggers, DDLPublication and
-// DDLSchema, unless another follow's slot may still stream the
-// publication (a slot other than except whose name starts with
-// pg2dynamo_, not a verify's temporary one): then it names those slots
-// and removes nothing. It returns what it dropped.
-func DropDDLCapture(ctx context.Context, conn *pgx.Conn, except string) (dropped []string, keptFor []string, err error) {
-	rows, err := conn.Query(ctx, `SELECT slot_name::text FROM pg_replication_slots
-WHERE slot_name LIKE 'pg2dynamo\_%' AND slot_name NOT LIKE 'pg2dynamo\_verify\_%' AND slot_name <> $1 AND NOT temporary
-AND database = current_database() ORDER BY 1`, except)
-	if err != nil {
-		return nil, nil, fmt.Errorf("ddl capture: %w", err)
-	}
-	keptFor, err = pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil || len(keptFor) > 0 {
-		return nil, keptFor, err
-	}
-	installed, err := DDLCaptureInstalled(ctx, conn)
-	if err != nil || !installed {
-		return nil, nil, err
-	}
-	err = pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
-		for _, stmt := range []string{
-			"DROP EVENT TRIGGER IF EXISTS " + ddlTrigger + "_end",
-			"DROP EVENT TRIGGER IF EXISTS " + ddlTrigger + "_drop",
-			"DROP PUBLICATION IF EXISTS " + DDLPublication,
-			"DROP SCHEMA IF EXISTS " + DDLSchema + " CASCADE",
-		} {
-			if _, err := tx.Exec(ctx, stmt); err != nil {
-				return fmt.Errorf("drop ddl capture: %w", err)
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, nil, err
-	}
-	return []string{"event triggers " + ddlTrigger + "_end and " + ddlTrigger + "_drop, publication " + DDLPublication + " and schema " + DDLSchema}, nil, nil
+// DropDDLCapture removes DDL capture unless another follow's slot may
+// stream it (see extract.DropDDLCapture).
+func DropDDLCapture(ctx context.Context, conn *pgx.Conn, except string) (dropped, keptFor []string, err error) {
+	return extract.DropDDLCapture(ctx, conn, except)
 }
 
 // isDDLTable reports whether a relation the stream describes is

@@ -178,10 +178,7 @@ func Run(ctx context.Context, s *Stream, a *Applier, conn *pgx.Conn, opts Option
 			if err := idleAck(ctx, s, tr); err != nil {
 				return tr.get(), stopped(ctx, err)
 			}
-			if err := p.checkTables(ctx, a); err != nil {
-				return tr.get(), stopped(ctx, err)
-			}
-			if err := p.checkCatalog(ctx, a); err != nil {
+			if err := p.checkIdle(ctx, a); err != nil {
 				return tr.get(), stopped(ctx, err)
 			}
 			if opts.UntilCaughtUp {
@@ -354,6 +351,15 @@ func (p *pipe) finish(ctx context.Context) error {
 		return p.onShapes(res.Rederived, f.a.Shapes())
 	}
 	return nil
+}
+
+// checkIdle is what Run checks while idle: that the followed tables
+// exist (checkTables), and the catalog (checkCatalog).
+func (p *pipe) checkIdle(ctx context.Context, a *Applier) error {
+	if err := p.checkTables(ctx, a); err != nil {
+		return err
+	}
+	return p.checkCatalog(ctx, a)
 }
 
 // checkCatalog, called while idle, compares the catalog with the

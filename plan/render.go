@@ -35,6 +35,24 @@ type table struct {
 	rows [][]string
 }
 
+// rejectsTable lists, per entity, the reasons its rows would be
+// rejected (EntityStatsRow.Rejects).
+func rejectsTable(stats []EntityStatsRow) table {
+	rt := table{head: []string{"entity", "rows rejected", "reason", "first such row"}}
+	for _, s := range stats {
+		var listed int64
+		for _, r := range s.Rejects {
+			ex, _ := json.Marshal(r.Example)
+			rt.rows = append(rt.rows, []string{s.Entity, fmt.Sprint(r.Rows), r.Reason, string(ex)})
+			listed += r.Rows
+		}
+		if n := s.Rejected - listed; n > 0 {
+			rt.rows = append(rt.rows, []string{s.Entity, fmt.Sprint(n), fmt.Sprintf("(other reasons, past the first %d)", MaxRejectReasons), ""})
+		}
+	}
+	return rt
+}
+
 func renderTables(w io.Writer, d *Design, md bool) error {
 	var b strings.Builder
 	heading := func(s string) {
@@ -99,19 +117,7 @@ func renderTables(w io.Writer, d *Design, md bool) error {
 		}
 		t.rows = append(t.rows, []string{"total", "", fmt.Sprint(items), "", "", "", fmt.Sprint(wcu), ""})
 		writeTable(&b, t, md)
-		rt := table{head: []string{"entity", "rows rejected", "reason", "first such row"}}
-		for _, s := range d.Stats {
-			var listed int64
-			for _, r := range s.Rejects {
-				ex, _ := json.Marshal(r.Example)
-				rt.rows = append(rt.rows, []string{s.Entity, fmt.Sprint(r.Rows), r.Reason, string(ex)})
-				listed += r.Rows
-			}
-			if n := s.Rejected - listed; n > 0 {
-				rt.rows = append(rt.rows, []string{s.Entity, fmt.Sprint(n), fmt.Sprintf("(other reasons, past the first %d)", MaxRejectReasons), ""})
-			}
-		}
-		if len(rt.rows) > 0 {
+		if rt := rejectsTable(d.Stats); len(rt.rows) > 0 {
 			heading("Rows a full load would reject")
 			writeTable(&b, rt, md)
 		}
