@@ -319,7 +319,9 @@ func TestLiveFollowColumnChangesOfAnArrayEntity(t *testing.T) {
 		{"retype then update", `ALTER TABLE tickets ALTER COLUMN priority TYPE text; UPDATE tickets SET subject = 'changed' WHERE ticket_id = 1`, true, ""},
 		{"update and retype in one transaction", `UPDATE tickets SET subject = 'changed' WHERE ticket_id = 1; ALTER TABLE tickets ALTER COLUMN tags TYPE text`, true, ""},
 		{"drop then update", `ALTER TABLE tickets DROP COLUMN subject; UPDATE tickets SET owner = 'moved' WHERE ticket_id = 1`, false,
-			"the columns of public.tickets changed (dropped subject)"},
+			// The follow's catalog check, while idle, may find the drop
+			// before the update's window describes it.
+			"the columns of public.tickets changed (dropped subject"},
 		{"update and drop in one transaction", `UPDATE tickets SET owner = 'moved' WHERE ticket_id = 1; ALTER TABLE tickets DROP COLUMN subject`, false,
 			"the columns of public.tickets changed (dropped subject, before the stream described it)"},
 	} {
