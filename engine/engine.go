@@ -130,6 +130,13 @@ type FollowOptions struct {
 	UntilCaughtUp bool
 	// StatusInterval is the least time between two status lines.
 	StatusInterval time.Duration
+	// Audit is the rolling audit's mode, off, report or repair ("":
+	// report); AuditCycle the period within which it compares every item
+	// (0: follow.DefaultAuditCycle); AuditFile the JSON Lines file of
+	// the drifted items it finds ("": DefaultAuditFile).
+	Audit      string
+	AuditCycle time.Duration
+	AuditFile  string
 }
 
 // MigrateOptions are migrate's.

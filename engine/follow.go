@@ -213,6 +213,13 @@ func (f *following) run(j *job, s *session, cp *checkpointFile, out sinkOut, rej
 	a := follow.NewApplier(f.graph, s.m, s.src, out.sink)
 	a.OnReject, a.Concurrency, a.ExactFrom = rejects.Write, j.wr.fixedWriters(), f.exactFrom
 	defer a.Close()
+	// The status line and the audit's lines come from goroutines of
+	// their own.
+	j.log = &lockedWriter{w: j.log}
+	audit, err := newFollowAudit(j, s, a)
+	if err != nil {
+		return err
+	}
 	stale, err := a.Stale(cp.Shapes)
 	if err != nil {
 		return f.stopped(j, err)
@@ -221,7 +228,7 @@ func (f *following) run(j *job, s *session, cp *checkpointFile, out sinkOut, rej
 		fmt.Fprintf(j.log, "follow: the columns of %s changed since their items were written: deriving every item of them again first\n", strings.Join(stale, ", "))
 		a.Rederive(stale)
 	}
-	opts := follow.Options{Slot: f.slot, Publication: f.pub, From: f.from, UntilCaughtUp: j.fol.UntilCaughtUp,
+	opts := follow.Options{Slot: f.slot, Publication: f.pub, From: f.from, UntilCaughtUp: j.fol.UntilCaughtUp, Audit: audit.auditor(),
 		OnShapes: func(rederived []string, shapes map[string]transform.Shape) error {
 			fmt.Fprintf(j.log, "follow: derived every item of %s again (their columns changed)\n", strings.Join(rederived, ", "))
 			cp.Shapes = shapes
@@ -250,6 +257,7 @@ func (f *following) run(j *job, s *session, cp *checkpointFile, out sinkOut, rej
 	st, err := follow.Run(ctx, f.stream, a, s.src.Conn(), opts)
 	f.status = st
 	sp.print(st)
+	auditErr := audit.close(j, f.slot)
 	if err != nil {
 		return f.stopped(j, err)
 	}
@@ -258,7 +266,7 @@ func (f *following) run(j *job, s *session, cp *checkpointFile, out sinkOut, rej
 	} else {
 		fmt.Fprintf(j.log, "stopped at %s; replication slot %s keeps the server's WAL from there until a follow goes on (pg2dynamo migrate --follow --resume) or drops it (pg2dynamo drop-slot)\n", st.Applied, f.slot)
 	}
-	return nil
+	return auditErr
 }
 
 // stopped is the error a follow stops with: its cause, and the way to go
@@ -360,5 +368,5 @@ func FollowStatusLine(st follow.Status, changesPerSec, itemsPerSec float64) stri
 	if n := st.Written - st.Puts - st.Deletes; st.Received > st.Applied && n > 0 {
 		line += fmt.Sprintf("; %d items written of the changes in flight", n)
 	}
-	return line
+	return line + FollowAuditLine(st.Audit)
 }

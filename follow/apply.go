@@ -52,6 +52,9 @@ type Applier struct {
 	// pending are entities to derive again whole in the next window
 	// (Rederive).
 	pending []int
+	// keys, when an Auditor audits the follow, counts the windows and
+	// records the keys they write (NewAuditor sets it; nil otherwise).
+	keys *keyLog
 }
 
 // NewApplier returns an applier of g's changes reading src (a session of
@@ -145,6 +148,10 @@ type Flight struct {
 	wr  *pipeline.Group
 	w   *work
 	out Applied
+	// seq is the window's number in a.keys (0 without an audit); repair,
+	// when set, the audit's repair the flight writes instead of a window.
+	seq    uint64
+	repair *repairReq
 }
 
 // Start derives the items txs affect, in one snapshot taken after their
@@ -163,8 +170,10 @@ type Flight struct {
 // fails or has nothing to write, unless barrier itself fails. The two
 // windows' writes share Concurrency.
 func (a *Applier) Start(ctx context.Context, txs []*Tx, busy map[[2]string]bool, barrier func() error) (*Flight, error) {
+	seq := a.keys.window()
 	whole, err := a.events(ctx, txs)
 	if err != nil {
+		a.keys.done(seq)
 		if barrier != nil {
 			if berr := barrier(); berr != nil {
 				return nil, berr
@@ -174,8 +183,8 @@ func (a *Applier) Start(ctx context.Context, txs []*Tx, busy map[[2]string]bool,
 	}
 	whole = append(whole, a.pending...)
 	a.pending = nil
-	g := &gate{barrier: barrier, busy: busy, start: func() *pipeline.Group { return a.group(ctx) }}
-	f := &Flight{a: a}
+	g := &gate{barrier: barrier, busy: busy, start: func() *pipeline.Group { return a.group(ctx) }, keys: a.keys}
+	f := &Flight{a: a, seq: seq}
 	f.w = &work{seen: map[[2]string]bool{}, owners: map[[2]string]rowID{}, rejectedRows: map[rowID]bool{}, out: g}
 	if len(whole) > 0 || hasChanges(txs) {
 		if err = a.src.Begin(ctx); err == nil {
@@ -188,6 +197,7 @@ func (a *Applier) Start(ctx context.Context, txs []*Tx, busy map[[2]string]bool,
 			g.wr.Cancel()
 			g.wr.Wait()
 		}
+		a.keys.done(seq)
 		return nil, oerr
 	}
 	f.wr = g.wr
@@ -195,6 +205,7 @@ func (a *Applier) Start(ctx context.Context, txs []*Tx, busy map[[2]string]bool,
 		if err != nil {
 			break
 		}
+		a.keys.add(k)
 		err = f.wr.Add([]transform.Item{a.deleteItem(k)})
 	}
 	if err != nil {
@@ -314,6 +325,7 @@ func (f *Flight) Keys() map[[2]string]bool { return f.w.seen }
 // items the sink refused are told to OnReject.
 func (f *Flight) Wait() (Applied, error) {
 	rejected, err := f.wr.Wait()
+	f.a.keys.done(f.seq)
 	out := f.out
 	out.Puts, out.Deletes = f.w.puts, len(f.w.deletes)
 	out.Rejected = f.w.rejected + len(rejected)
@@ -339,6 +351,7 @@ func (f *Flight) abort() {
 		f.wr.Cancel()
 		f.wr.Wait()
 	}
+	f.a.keys.done(f.seq)
 }
 
 // gate hands a window's rows to its writes, but holds those with an item
@@ -352,11 +365,14 @@ type gate struct {
 	wr      *pipeline.Group
 	opened  bool
 	err     error // of open
+	// keys records the keys handed over for the audit (nil: none).
+	keys *keyLog
 }
 
 // add hands over row, the items of one row whose keys are keys; row is
 // not kept (a held row is copied).
 func (g *gate) add(keys [][2]string, row []transform.Item) error {
+	g.keys.add(keys...)
 	if g.opened {
 		if g.err != nil {
 			return g.err

@@ -44,6 +44,10 @@ type Options struct {
 	// with (for the checkpoint: Applier.Stale compares them at the next
 	// start).
 	OnShapes func(rederived []string, shapes map[string]transform.Shape) error
+	// Audit, if set, is the rolling audit run alongside (NewAuditor):
+	// started with the follow, stopped when it ends; its failure stops
+	// the follow (an *AuditError).
+	Audit *Auditor
 }
 
 // Status is the state of a follow.
@@ -64,6 +68,8 @@ type Status struct {
 	Transactions, Changes, Puts, Deletes, Rejected int64
 	Written                                        int64
 	CaughtUp                                       bool
+	// Audit is the rolling audit's progress (Mode AuditOff without one).
+	Audit AuditStatus
 }
 
 // tracker is a run's Status, updated by the run and read by the
@@ -72,6 +78,7 @@ type tracker struct {
 	mu       sync.Mutex
 	st       Status
 	a        *Applier
+	audit    *Auditor
 	onStatus func(Status)
 }
 
@@ -87,6 +94,7 @@ func (t *tracker) get() Status {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.st.Written = t.a.Written()
+	t.st.Audit = t.audit.Status()
 	return t.st
 }
 
@@ -98,6 +106,7 @@ func (t *tracker) emit() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.st.Written = t.a.Written()
+	t.st.Audit = t.audit.Status()
 	t.onStatus(t.st)
 }
 
@@ -119,7 +128,7 @@ func Run(ctx context.Context, s *Stream, a *Applier, conn *pgx.Conn, opts Option
 	if opts.MaxAge <= 0 {
 		opts.MaxAge = 250 * time.Millisecond
 	}
-	tr := &tracker{a: a, onStatus: opts.OnStatus}
+	tr := &tracker{a: a, audit: opts.Audit, onStatus: opts.OnStatus}
 	if opts.From == 0 {
 		// Resuming: streaming starts at the slot's confirmed position,
 		// which the status then shows.
@@ -141,6 +150,7 @@ func Run(ctx context.Context, s *Stream, a *Applier, conn *pgx.Conn, opts Option
 	defer lose(nil)
 	defer s.KeepAlive(ctx, func(err error) { lose(&lostError{err}) })()
 	defer reportWhileApplying(ctx, tr, s.Interval())()
+	defer opts.Audit.start(ctx, func() pglogrepl.LSN { return tr.get().Applied }, lose)()
 	// One window is written while the next is received, derived and
 	// written (pipe); the writes of a key keep commit order, and windows
 	// are acknowledged one after another, each once written.
@@ -154,6 +164,9 @@ func Run(ctx context.Context, s *Stream, a *Applier, conn *pgx.Conn, opts Option
 		}
 	}
 	for ctx.Err() == nil {
+		if err := p.takeRepair(ctx, a, opts.Audit); err != nil {
+			return tr.get(), stopped(ctx, err)
+		}
 		txs, err := receiveWindow(ctx, s, opts)
 		if err != nil {
 			return tr.get(), stopped(ctx, err)
@@ -242,6 +255,10 @@ func stopped(ctx context.Context, err error) error {
 	if errors.As(context.Cause(ctx), &lost) {
 		return lost.err
 	}
+	var audit *AuditError
+	if errors.As(context.Cause(ctx), &audit) {
+		return audit
+	}
 	return nil
 }
 
@@ -327,6 +344,13 @@ func (p *pipe) finish(ctx context.Context) error {
 	f, txs := p.flight, p.txs
 	p.flight, p.txs = nil, nil
 	res, err := f.Wait()
+	if f.repair != nil {
+		f.repair.done <- err
+		if err != nil {
+			return fmt.Errorf("audit repair: %w", err)
+		}
+		return nil
+	}
 	if err != nil {
 		return fmt.Errorf("apply changes %s: %w", upTo(txs), err)
 	}
