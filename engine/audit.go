@@ -135,7 +135,7 @@ func (fa *followAudit) cycleDone(st follow.AuditStatus) {
 	}
 	repaired := ""
 	if fa.mode == follow.AuditRepair {
-		repaired = fmt.Sprintf(", %d repaired in all", st.TotalRepaired)
+		repaired = fmt.Sprintf(", %d repaired", st.Repaired)
 	}
 	fmt.Fprintf(fa.log, "audit: cycle %d done in %d slices%s: %d items compared, %d left out (written by the follow meanwhile), %d drifted%s\n",
 		st.Cycle, st.Slices, over, st.Compared, st.Skipped, st.Drifted, repaired)
@@ -156,17 +156,16 @@ func (fa *followAudit) close(j *job, slot string) error {
 		}
 	}
 	st := fa.au.Status()
-	n := st.Unrepaired()
-	if n == 0 {
+	if !st.Unrepaired() {
 		return nil
 	}
 	how := "not repaired (--audit report)"
 	if fa.mode == follow.AuditRepair {
-		how = "not yet repaired when the follow stopped"
+		how = fmt.Sprintf("%d not yet repaired when the follow stopped", st.LastDrifted-st.LastRepaired)
 	}
-	return mismatch(fmt.Errorf("follow: the rolling audit found %d items that differ from the source, %s; they are listed in %s. "+
-		"To rewrite them from the source: pg2dynamo migrate --follow --resume --audit repair (it goes on from slot %s and repairs what its audit finds)",
-		n, how, fa.path, slot))
+	return mismatch(fmt.Errorf("follow: the rolling audit found %d items that differ from the source in cycle %d (the last that found any), %s; "+
+		"every one is listed in %s. To rewrite them from the source: pg2dynamo migrate --follow --resume --audit repair (it goes on from slot %s and repairs what its audit finds)",
+		st.LastDrifted, st.LastDriftCycle, how, fa.path, slot))
 }
 
 // FollowAuditLine is the audit's part of the follow's status line: the
@@ -175,12 +174,20 @@ func FollowAuditLine(a follow.AuditStatus) string {
 	if a.Mode == follow.AuditOff || a.Cycle == 0 {
 		return ""
 	}
-	line := fmt.Sprintf("; audit cycle %d: %d%%, %d drifted", a.Cycle, 100*a.Done/max(a.Slices, 1), a.TotalDrifted)
+	line := fmt.Sprintf("; audit cycle %d: %d%%, %d drifted", a.Cycle, 100*a.Done/max(a.Slices, 1), a.Drifted)
 	if a.Mode == follow.AuditRepair {
-		line += fmt.Sprintf(", %d repaired", a.TotalRepaired)
+		line += fmt.Sprintf(", %d repaired", a.Repaired)
 	}
 	if a.Overran {
 		line += " (overran)"
+	}
+	if a.PrevDrifted > 0 && a.Mode == follow.AuditRepair {
+		line += fmt.Sprintf(" (cycle %d: %d drifted, %d repaired)", a.Cycle-1, a.PrevDrifted, a.PrevRepaired)
+	} else if a.PrevDrifted > 0 {
+		line += fmt.Sprintf(" (cycle %d: %d drifted)", a.Cycle-1, a.PrevDrifted)
+	}
+	if a.Mode == follow.AuditReport && a.Unrepaired() {
+		line += fmt.Sprintf(" (DRIFT: %d items in cycle %d, not repaired)", a.LastDrifted, a.LastDriftCycle)
 	}
 	return line
 }

@@ -179,17 +179,27 @@ type AuditStatus struct {
 	Overran             bool
 	// Compared counts the items compared in the cycle (derived or read,
 	// once per key), Skipped those left out because the follow wrote
-	// them during their slice, Drifted the items found drifted.
-	Compared, Skipped, Drifted int64
-	// Totals since the audit began: items drifted, and repaired.
+	// them during their slice, Drifted and Repaired the items found
+	// drifted and repaired.
+	Compared, Skipped, Drifted, Repaired int64
+	// PrevDrifted and PrevRepaired are what the cycle before found
+	// drifted and repaired.
+	PrevDrifted, PrevRepaired int64
+	// LastDriftCycle is the last cycle that found drift (0: none) and
+	// LastDrifted and LastRepaired what it found and repaired (so far,
+	// while it is under way).
+	LastDriftCycle            int
+	LastDrifted, LastRepaired int64
+	// Totals since the audit began, an item counted again by each cycle
+	// that finds it: items drifted, and repaired.
 	TotalDrifted, TotalRepaired int64
 	// Cycles is the number of cycles completed.
 	Cycles int
 }
 
-// Unrepaired is the number of drifted items the table may still hold:
-// found and not repaired.
-func (s AuditStatus) Unrepaired() int64 { return s.TotalDrifted - s.TotalRepaired }
+// Unrepaired reports whether the audit found drift it did not repair:
+// the table may still hold it.
+func (s AuditStatus) Unrepaired() bool { return s.TotalDrifted > s.TotalRepaired }
 
 // Auditor is the rolling audit of one follow (Options.Audit): Run starts
 // it with the follow and stops it when the follow ends.
@@ -292,16 +302,23 @@ func (au *Auditor) run(ctx context.Context, applied func() pglogrepl.LSN) error 
 	if au.slices, err = au.sliceCount(ctx); err != nil {
 		return err
 	}
+	// The first slice a slice's share of the cycle after the follow
+	// starts: its full load has just been checked, and a resumed follow
+	// has the slot's backlog to apply first.
+	begun := time.Now().Add(au.opts.Cycle / time.Duration(au.slices))
+	au.update(func(st *AuditStatus) { st.Cycle, st.Slices = 1, au.slices })
 	for cycle := 1; ; cycle++ {
-		n, begun := au.slices, time.Now()
+		n := au.slices
 		au.update(func(st *AuditStatus) {
 			st.Cycle, st.Slices, st.Done, st.Overran = cycle, n, 0, false
-			st.Compared, st.Skipped, st.Drifted = 0, 0, 0
+			st.PrevDrifted, st.PrevRepaired = st.Drifted, st.Repaired
+			st.Compared, st.Skipped, st.Drifted, st.Repaired = 0, 0, 0, 0
 		})
 		share := au.opts.Cycle / time.Duration(n)
 		for i := 0; i < n; i++ {
-			// Slice i at the end of its share of the cycle.
-			if err := sleepUntil(ctx, begun.Add(share*time.Duration(i+1))); err != nil {
+			// Slice i at the start of its share of the cycle, or at once
+			// when the slices before took longer.
+			if err := sleepUntil(ctx, begun.Add(share*time.Duration(i))); err != nil {
 				return nil
 			}
 			err := au.slice(ctx, sess, cycle, i, n, applied)
@@ -322,7 +339,18 @@ func (au *Auditor) run(ctx context.Context, applied func() pglogrepl.LSN) error 
 		if au.opts.OnCycle != nil {
 			au.opts.OnCycle(au.Status())
 		}
+		// The next cycle when this one's time is up, or at once when it
+		// overran.
+		begun = later(time.Now(), begun.Add(au.opts.Cycle))
 	}
+}
+
+// later is the later of a and b.
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }
 
 // sleepUntil waits until t, or returns ctx's error first.
@@ -491,8 +519,12 @@ func (au *Auditor) slice(ctx context.Context, sess *auditSession, cycle, i, n in
 		st.Compared += compared
 		st.Skipped += skipped
 		st.Drifted += int64(len(out))
+		st.Repaired += nRepaired
 		st.TotalDrifted += int64(len(out))
 		st.TotalRepaired += nRepaired
+		if len(out) > 0 {
+			st.LastDriftCycle, st.LastDrifted, st.LastRepaired = cycle, st.Drifted, st.Repaired
+		}
 	})
 	// The next cycle is sized by the items this slice counted.
 	au.slices = au.slicesFor(max(au.derivedTotal.Swap(0), au.scannedTotal.Swap(0)))
