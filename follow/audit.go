@@ -294,19 +294,24 @@ func (au *Auditor) start(ctx context.Context, applied func() pglogrepl.LSN, fail
 
 // run is the audit: cycle after cycle, each slice at its time.
 func (au *Auditor) run(ctx context.Context, applied func() pglogrepl.LSN) error {
-	sess, err := au.connect(ctx)
-	if err != nil {
-		return err
-	}
-	defer sess.close()
+	var err error
 	if au.slices, err = au.sliceCount(ctx); err != nil {
 		return err
 	}
 	// The first slice a slice's share of the cycle after the follow
 	// starts: its full load has just been checked, and a resumed follow
-	// has the slot's backlog to apply first.
+	// has the slot's backlog to apply first. The audit's connections are
+	// opened then.
 	begun := time.Now().Add(au.opts.Cycle / time.Duration(au.slices))
 	au.update(func(st *AuditStatus) { st.Cycle, st.Slices = 1, au.slices })
+	if err := sleepUntil(ctx, begun); err != nil {
+		return nil
+	}
+	sess, err := au.connect(ctx)
+	if err != nil {
+		return err
+	}
+	defer sess.close()
 	for cycle := 1; ; cycle++ {
 		n := au.slices
 		au.update(func(st *AuditStatus) {

@@ -134,6 +134,22 @@ func driftFile(t *testing.T, path string) (items []string, cycles []int, repaire
 	return items, cycles, repaired
 }
 
+// waitWithinCycles waits until the output matches re, and fails the
+// test when the audit completes two cycles after the cycle under way at
+// before (cycles completed) without it: the drift was there for a whole
+// cycle, and the audit did not find it.
+func (p *liveFollow) waitWithinCycles(t *testing.T, re *regexp.Regexp, what string, before int) {
+	t.Helper()
+	late := false
+	ended := p.watch(t, what, func(out string) bool {
+		late = len(cycleDone.FindAllString(out, -1)) > before+2
+		return late || re.MatchString(out)
+	})
+	if out := p.out.String(); ended || (late && !re.MatchString(out)) {
+		t.Fatalf("waiting for %s: not within the cycle after the one under way when the table was tampered with (cycle %d)\n%s", what, before+1, firstLines(out, 80))
+	}
+}
+
 // withinOneCycle fails the test unless every cycle is at most the one
 // after the cycle under way when the table was tampered with (which may
 // have read the table before).
@@ -155,10 +171,10 @@ func TestAuditReportsDrift(t *testing.T) {
 	f, p, file := auditedFollow(t, "report")
 	before := tamper(t, f, p)
 	n := len(tampered)
-	p.waitFor(t, regexp.MustCompile(`; audit cycle \d+: \d+%, \d+ drifted.* \(DRIFT: `+strconv.Itoa(n)+` items in cycle \d+, not repaired\)`), "the status line to count the drift")
-	p.waitFor(t, regexp.MustCompile(`audit: changed item PK="OWNER#o1" SK="NOTE#0000000001" \(entity Note, type Note\)`), "the changed item listed")
-	p.waitFor(t, regexp.MustCompile(`audit: missing item PK="OWNER#o0" SK="NOTE#0000000003" \(entity Note, type Note\)`), "the deleted item listed")
-	p.waitFor(t, regexp.MustCompile(`audit: stale item PK="OWNER#o9" SK="NOTE#0000000999" \(entity Note, type Note\)`), "the planted item listed")
+	p.waitWithinCycles(t, regexp.MustCompile(`audit: changed item PK="OWNER#o1" SK="NOTE#0000000001" \(entity Note, type Note\)`), "the changed item listed", before)
+	p.waitWithinCycles(t, regexp.MustCompile(`audit: missing item PK="OWNER#o0" SK="NOTE#0000000003" \(entity Note, type Note\)`), "the deleted item listed", before)
+	p.waitWithinCycles(t, regexp.MustCompile(`audit: stale item PK="OWNER#o9" SK="NOTE#0000000999" \(entity Note, type Note\)`), "the planted item listed", before)
+	p.waitWithinCycles(t, regexp.MustCompile(`; audit cycle \d+: \d+%, \d+ drifted.* \(DRIFT: `+strconv.Itoa(n)+` items in cycle \d+, not repaired\)`), "the status line to count the drift", before)
 	p.cmd.Process.Signal(syscall.SIGINT)
 	code := p.exit(t)
 	out := p.out.String()
@@ -188,8 +204,8 @@ func TestAuditRepairsDrift(t *testing.T) {
 	f, p, file := auditedFollow(t, "repair")
 	before := tamper(t, f, p)
 	n := strconv.Itoa(len(tampered))
-	p.waitFor(t, regexp.MustCompile(`audit: cycle \d+ done in \d+ slices[^:]*: \d+ items compared, \d+ left out \(written by the follow meanwhile\), `+n+` drifted, `+n+` repaired`),
-		"a cycle to find and repair the drift")
+	p.waitWithinCycles(t, regexp.MustCompile(`audit: cycle \d+ done in \d+ slices[^:]*: \d+ items compared, \d+ left out \(written by the follow meanwhile\), `+n+` drifted, `+n+` repaired`),
+		"a cycle to find and repair the drift", before)
 	p.waitFor(t, regexp.MustCompile(`; audit cycle \d+: \d+%, \d+ drifted, \d+ repaired \(cycle \d+: `+n+` drifted, `+n+` repaired\)`), "the status line to count the repairs")
 	// The cycle after the repair finds nothing.
 	p.waitFor(t, regexp.MustCompile(`(?s)`+n+` drifted, `+n+` repaired\n.*audit: cycle \d+ done[^\n]*, 0 drifted, 0 repaired`), "a clean cycle after the repair")
