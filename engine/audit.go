@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -43,28 +44,20 @@ type followAudit struct {
 // ask (nil when --audit off, with --until-caught-up, or with no table to
 // read: --sink null), and opens its file. The caller closes it.
 func newFollowAudit(j *job, s *session, a *follow.Applier) (*followAudit, error) {
-	mode, err := follow.ParseAuditMode(cmpOr(j.fol.Audit, "report"))
+	mode, err := follow.ParseAuditMode(cmp.Or(j.fol.Audit, "report"))
 	if err != nil {
 		return nil, refused(err)
 	}
 	if mode == follow.AuditOff || j.fol.UntilCaughtUp || s.client == nil {
 		return nil, nil
 	}
-	fa := &followAudit{mode: mode, path: cmpOr(j.fol.AuditFile, DefaultAuditFile), log: j.log, appendTo: j.mig.Resume}
-	cycle := cmpOr(j.fol.AuditCycle, follow.DefaultAuditCycle)
+	fa := &followAudit{mode: mode, path: cmp.Or(j.fol.AuditFile, DefaultAuditFile), log: j.log, appendTo: j.mig.Resume}
+	cycle := cmp.Or(j.fol.AuditCycle, follow.DefaultAuditCycle)
 	fa.au = follow.NewAuditor(j.cfg.Source, s.m, s.client, a, follow.AuditOptions{Mode: mode, Cycle: cycle,
 		OnDrift: fa.drift, OnCycle: fa.cycleDone,
 		OnSkip: func(err error) { fmt.Fprintf(j.log, "audit: %v\n", err) }})
 	fmt.Fprintf(j.log, "audit: %s, every item compared at least once every %s (--audit-cycle); drifted items are listed in %s\n", mode, cycle, fa.path)
 	return fa, nil
-}
-
-func cmpOr[T comparable](v, def T) T {
-	var zero T
-	if v == zero {
-		return def
-	}
-	return v
 }
 
 // auditor is the follow.Auditor for follow.Options; nil without an
