@@ -117,10 +117,11 @@ type AuditOptions struct {
 	Mode AuditMode
 	// Cycle is the period within which every item is compared at least
 	// once (default DefaultAuditCycle). The slices of a cycle are spread
-	// over it, the first one a slice's share of it after the cycle
-	// begins (the full load before a follow has just been checked); a
-	// slice that takes longer than its share is followed at once by the
-	// next, and the cycle is said to overrun.
+	// evenly over it, each at the start of its share; the first cycle
+	// begins a slice's share after the follow starts (the full load
+	// before it has just been checked). A slice that takes longer than
+	// its share is followed at once by the next, and a cycle that takes
+	// longer than Cycle is said to overrun (AuditStatus.Overran).
 	Cycle time.Duration
 	// SliceItems is the items a slice aims at (default AuditSliceItems).
 	SliceItems int
