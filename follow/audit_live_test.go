@@ -136,17 +136,24 @@ func driftFile(t *testing.T, path string) (items []string, cycles []int, repaire
 
 // waitWithinCycles waits until the output matches re, and fails the
 // test when the audit completes two cycles after the cycle under way at
-// before (cycles completed) without it: the drift was there for a whole
-// cycle, and the audit did not find it.
+// before (cycles completed) without it: the drift (or the repair) was
+// there for a whole cycle, and the audit did not see it.
 func (p *liveFollow) waitWithinCycles(t *testing.T, re *regexp.Regexp, what string, before int) {
+	t.Helper()
+	p.waitUntilWithinCycles(t, re.MatchString, what, before)
+}
+
+// waitUntilWithinCycles is waitWithinCycles for a condition on the
+// output.
+func (p *liveFollow) waitUntilWithinCycles(t *testing.T, cond func(out string) bool, what string, before int) {
 	t.Helper()
 	late := false
 	ended := p.watch(t, what, func(out string) bool {
 		late = len(cycleDone.FindAllString(out, -1)) > before+2
-		return late || re.MatchString(out)
+		return late || cond(out)
 	})
-	if out := p.out.String(); ended || (late && !re.MatchString(out)) {
-		t.Fatalf("waiting for %s: not within the cycle after the one under way when the table was tampered with (cycle %d)\n%s", what, before+1, firstLines(out, 80))
+	if out := p.out.String(); ended || (late && !cond(out)) {
+		t.Fatalf("waiting for %s: not by the end of cycle %d, the one after the cycle under way when it was due (%d)\n%s", what, before+2, before+1, firstLines(out, 80))
 	}
 }
 
@@ -203,12 +210,27 @@ func TestAuditRepairsDrift(t *testing.T) {
 	t.Parallel()
 	f, p, file := auditedFollow(t, "repair")
 	before := tamper(t, f, p)
-	n := strconv.Itoa(len(tampered))
-	p.waitWithinCycles(t, regexp.MustCompile(`audit: cycle \d+ done in \d+ slices[^:]*: \d+ items compared, \d+ left out \(written by the follow meanwhile\), `+n+` drifted, `+n+` repaired`),
-		"a cycle to find and repair the drift", before)
-	p.waitFor(t, regexp.MustCompile(`; audit cycle \d+: \d+%, \d+ drifted, \d+ repaired \(cycle \d+: `+n+` drifted, `+n+` repaired\)`), "the status line to count the repairs")
-	// The cycle after the repair finds nothing.
-	p.waitFor(t, regexp.MustCompile(`(?s)`+n+` drifted, `+n+` repaired\n.*audit: cycle \d+ done[^\n]*, 0 drifted, 0 repaired`), "a clean cycle after the repair")
+	// Each item listed as repaired: by one cycle, or by two when the
+	// tampering fell between a slice's snapshot and its Scan.
+	var lines []string
+	for _, it := range tampered {
+		var kind, key, entity, typ string
+		fmt.Sscanf(it, "%s %s %s %s", &kind, &key, &entity, &typ)
+		var k map[string]string
+		if err := json.Unmarshal([]byte(key), &k); err != nil {
+			t.Fatal(err)
+		}
+		lines = append(lines, fmt.Sprintf("audit: %s item PK=%q SK=%q (entity %s, type %s), repaired\n", kind, k["PK"], k["SK"], entity, typ))
+	}
+	p.waitUntilWithinCycles(t, func(out string) bool {
+		return !slices.ContainsFunc(lines, func(l string) bool { return !strings.Contains(out, l) })
+	}, "every drifted item repaired", before)
+	p.waitFor(t, regexp.MustCompile(`; audit cycle \d+: \d+%, \d+ drifted, \d+ repaired \(cycle \d+: [1-9]\d* drifted, [1-9]\d* repaired\)`), "the status line to count the repairs")
+	// A cycle after the repairs finds nothing.
+	clean := regexp.MustCompile(`audit: cycle \d+ done[^\n]*, 0 drifted, 0 repaired`)
+	p.waitUntilWithinCycles(t, func(out string) bool {
+		return clean.MatchString(out[strings.LastIndex(out, ", repaired\n"):])
+	}, "a clean cycle after the repairs", len(cycleDone.FindAllString(p.out.String(), -1)))
 	p.cmd.Process.Signal(syscall.SIGINT)
 	if code := p.exit(t); code != 0 {
 		t.Fatalf("exit %d after SIGINT, want 0: everything drifted was repaired\n%s", code, firstLines(p.out.String(), 80))
