@@ -117,7 +117,7 @@ func main() {
 	flag.IntVar(&cfg.follow.txSize, "follow-tx", 5_000, "(h): row changes per transaction of the burst")
 	flag.IntVar(&cfg.follow.rate, "follow-rate", 500, "(h): row changes/s of the steady load whose lag is measured (transactions of 10)")
 	flag.DurationVar(&cfg.follow.duration, "follow-duration", 20*time.Second, "(h): how long the steady load lasts")
-	flag.BoolVar(&cfg.followAuditOnly, "follow-audit-only", false, "measure (h′) alone: (h)'s full load and saturation phase with --audit off, with the audit at its defaults, and with slices back to back, on the fixture at -rows; prints only")
+	flag.BoolVar(&cfg.followAuditOnly, "follow-audit-only", false, "measure (h′) alone: (h)'s full load and saturation phase with --audit off, with the audit at its defaults, and with slices back to back, alternately -repeat times (each reported by its median run), on the fixture at -rows; prints only")
 	flag.BoolVar(&cfg.quick, "quick", false, "a smoke run: the sizes not given default to -rows 50000 -flat-rows 0 -verify-rows 0 -repeat 1 -follow-changes 5000 -follow-duration 5s, no transform benchmark; prints only unless -out is given")
 	flag.Parse()
 	log.SetFlags(log.Ltime)
