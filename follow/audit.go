@@ -313,13 +313,17 @@ func (au *Auditor) run(ctx context.Context, applied func() pglogrepl.LSN) error 
 		return err
 	}
 	defer sess.close()
-	for cycle := 1; ; cycle++ {
+	for cycle, resized := 1, false; ; cycle++ {
 		n := au.slices
 		au.update(func(st *AuditStatus) {
 			st.Cycle, st.Slices, st.Done, st.Overran = cycle, n, 0, false
-			st.PrevDrifted, st.PrevRepaired = st.Drifted, st.Repaired
-			st.Compared, st.Skipped, st.Drifted, st.Repaired = 0, 0, 0, 0
+			if !resized {
+				st.PrevDrifted, st.PrevRepaired = st.Drifted, st.Repaired
+				st.Drifted, st.Repaired = 0, 0
+			}
+			st.Compared, st.Skipped = 0, 0
 		})
+		resized = false
 		share := au.opts.Cycle / time.Duration(n)
 		for i := 0; i < n; i++ {
 			// Slice i at the start of its share of the cycle, or at once
@@ -330,6 +334,10 @@ func (au *Auditor) run(ctx context.Context, applied func() pglogrepl.LSN) error 
 			err := au.slice(ctx, sess, cycle, i, n, applied)
 			var mes mapping.Errors
 			switch {
+			case errors.Is(err, errResize):
+				// The source holds more items than the cycle was sized
+				// for: the cycle begins again in more slices.
+				resized = true
 			case errors.As(err, &mes) && au.opts.OnSkip != nil:
 				au.opts.OnSkip(fmt.Errorf("cycle %d, slice %d of %d not compared: %w", cycle, i+1, n, err))
 			case err != nil:
@@ -338,8 +346,16 @@ func (au *Auditor) run(ctx context.Context, applied func() pglogrepl.LSN) error 
 				}
 				return fmt.Errorf("cycle %d, slice %d of %d: %w", cycle, i+1, n, err)
 			}
+			if resized {
+				break
+			}
 			over := time.Since(begun) > au.opts.Cycle
 			au.update(func(st *AuditStatus) { st.Done, st.Overran = i+1, st.Overran || over })
+		}
+		if resized {
+			cycle-- // the same cycle, in au.slices slices
+			begun = time.Now()
+			continue
 		}
 		au.update(func(st *AuditStatus) { st.Cycles = cycle })
 		if au.opts.OnCycle != nil {
@@ -475,6 +491,18 @@ func (au *Auditor) slice(ctx context.Context, sess *auditSession, cycle, i, n in
 	if err := flushWAL(ctx, sess.flush); err != nil {
 		return err
 	}
+	// The table's item count (DescribeTable's, which DynamoDB refreshes
+	// every few hours, and the last slice's) can be far below what the
+	// source holds: the source's own count sizes the slice too, so that
+	// its keys stay within SliceItems.
+	est, err := au.estimate(ctx, src, plans)
+	if err != nil {
+		return err
+	}
+	if need := au.slicesFor(est); need > n {
+		au.slices = need
+		return errResize
+	}
 	want, err := au.derive(ctx, src, plans, in)
 	if err != nil {
 		return err
@@ -535,6 +563,28 @@ func (au *Auditor) slice(ctx context.Context, sess *auditSession, cycle, i, n in
 	// The next cycle is sized by the items this slice counted.
 	au.slices = au.slicesFor(max(au.derivedTotal.Swap(0), au.scannedTotal.Swap(0)))
 	return nil
+}
+
+// errResize ends a slice whose cycle has too few slices for the items the
+// source holds (Auditor.estimate): the cycle begins again in more.
+var errResize = errors.New("audit: more slices needed")
+
+// estimate is the number of items the source derives in src's snapshot:
+// each entity's count(*), twice for an entity with a mirror item (as
+// verify counts them).
+func (au *Auditor) estimate(ctx context.Context, src *extract.Source, plans []*transform.Plan) (int64, error) {
+	var n int64
+	for _, p := range plans {
+		rows, err := src.Count(ctx, p.Entity())
+		if err != nil {
+			return 0, err
+		}
+		if p.KeySlots().Mirrored() {
+			rows *= 2
+		}
+		n += rows
+	}
+	return n, nil
 }
 
 // flushWAL commits a tiny transaction with synchronous_commit on (an empty
