@@ -93,3 +93,23 @@ func TestParseAuditMode(t *testing.T) {
 		t.Error(`ParseAuditMode("fix"): no error`)
 	}
 }
+
+// What the audit's hook adds to each key a window writes: an atomic load
+// while no slice records (the audit's defaults, most of the time), a
+// partition-key hash and a map insert under a mutex while one does.
+func BenchmarkKeyLogAdd(b *testing.B) {
+	key := [2]string{"TICKET#0000012345", "TICKET#0000012345"}
+	b.Run("idle", func(b *testing.B) {
+		var l keyLog
+		for b.Loop() {
+			l.add(key)
+		}
+	})
+	b.Run("recording", func(b *testing.B) {
+		var l keyLog
+		l.record(func(pk string) bool { return sliceOf(pk, 8) == 3 })
+		for b.Loop() {
+			l.add(key)
+		}
+	})
+}
