@@ -1,6 +1,9 @@
 package app
 
 import (
+	"slices"
+	"time"
+
 	"github.com/pg2dynamo/pg2dynamo/engine"
 	"github.com/urfave/cli/v2"
 )
@@ -10,11 +13,23 @@ func followFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.BoolFlag{Name: "follow", Usage: "after the full load, keep the table in step with PostgreSQL through logical replication until interrupted (SIGINT, SIGTERM: a clean stop) or, with --until-caught-up, until every change committed is applied; needs wal_level=logical and the REPLICATION attribute (see docs/follow.md)"},
 		&cli.BoolFlag{Name: "until-caught-up", Usage: "with --follow: stop once every change committed before the check is applied"},
+		&cli.DurationFlag{Name: "catalog-interval", Value: engine.DefaultCatalogInterval, Usage: "with --follow: the longest the follow goes without comparing the source's catalog (column types, enum labels, partitions, storage, the publication) with what its items agree with; 0 turns those periodic checks off, leaving DDL capture's and the start's (for tests of the audit; never in production)"},
 		&cli.BoolFlag{Name: "no-ddl-capture", Usage: "with --follow: do not install the event triggers that record DDL commands where the follow meets them in the stream (it installs them when the role is a superuser or rds_superuser); the follow then finds catalog changes by comparing the catalog every 2s and at every start"},
 		&cli.StringFlag{Name: "slot", Usage: "with --follow: the `NAME` of the logical replication slot to create and stream (default pg2dynamo_ and the table's name)"},
 		&cli.StringFlag{Name: "publication", Usage: "with --follow: the publication `NAME` of the mapping's tables, created if absent (default as --slot)"},
+		&cli.StringFlag{Name: "audit", Value: "report", Action: valid("audit", func(s string) bool { return slices.Contains(auditModes, s) }, "expected off, report or repair"),
+			Usage: "with --follow: the rolling audit, which compares the table with the source while the follow streams, every item at least once per --audit-cycle, " +
+				"leaving out the keys the follow writes meanwhile (lag is not drift): it finds items changed or deleted in DynamoDB behind the follow's back, and changes the stream does not carry " +
+				"(an enum label renamed). off; report: each drifted item (missing, changed or stale) is listed on stderr and in --audit-file, counted on the status line, and the follow exits 4 when stopped; " +
+				"repair: the same, and the follow rewrites each from the source (puts the missing and changed items, deletes the stale ones). Not with --until-caught-up"},
+		&cli.DurationFlag{Name: "audit-cycle", Value: time.Hour, Action: positive("audit-cycle"), Usage: "with --follow: the period within which the audit compares every item at least once, " +
+			"in slices of about 100,000 items spread evenly over it (the first a slice's share of it after the follow starts); each slice reads the whole source once (one REPEATABLE READ snapshot) and Scans the whole table once, keeping only its own items' hashes in memory"},
+		&cli.PathFlag{Name: "audit-file", Value: engine.DefaultAuditFile, TakesFile: true, Usage: "with --follow: JSON Lines `FILE` listing every drifted item the audit finds {time, cycle, kind, entity, type, key, repaired} (created at the first; a --resume adds to it)"},
 	}
 }
+
+// auditModes are --audit's words.
+var auditModes = []string{"off", "report", "repair"}
 
 // dropSlotCommand is pg2dynamo drop-slot.
 func dropSlotCommand() *cli.Command {

@@ -25,6 +25,8 @@ func TestFlagRanges(t *testing.T) {
 		{[]string{"export", "--to", "file:///tmp/x/", "--objects", "257"}, "--objects 257: expected 1 to 256"},
 		{[]string{"export", "--to", "file:///tmp/x/", "--object-size", "1000"}, "--object-size 1000: expected at least 1 MiB (1048576)"},
 		{[]string{"import", "--from", "s3://b/p/", "--segments", "0"}, "--segments 0: expected 1 to 64"},
+		{[]string{"migrate", "--follow", "--audit", "fix"}, "--audit fix: expected off, report or repair"},
+		{[]string{"migrate", "--follow", "--audit-cycle", "0s"}, "--audit-cycle 0s: expected a positive duration"},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			r := runCLI(t, append(tc.args, "--mapping", "nowhere.yaml")...)

@@ -85,6 +85,8 @@ type config struct {
 	profile         bool
 	follow          followConfig
 	quick           bool
+	// followAuditOnly measures (h′) alone.
+	followAuditOnly bool
 	args            string // the command line, for the report
 }
 
@@ -115,6 +117,7 @@ func main() {
 	flag.IntVar(&cfg.follow.txSize, "follow-tx", 5_000, "(h): row changes per transaction of the burst")
 	flag.IntVar(&cfg.follow.rate, "follow-rate", 500, "(h): row changes/s of the steady load whose lag is measured (transactions of 10)")
 	flag.DurationVar(&cfg.follow.duration, "follow-duration", 20*time.Second, "(h): how long the steady load lasts")
+	flag.BoolVar(&cfg.followAuditOnly, "follow-audit-only", false, "measure (h′) alone: (h)'s full load and saturation phase with --audit off, with the audit at its defaults, and with slices back to back, alternately -repeat times (each reported by its median run), on the fixture at -rows; prints only")
 	flag.BoolVar(&cfg.quick, "quick", false, "a smoke run: the sizes not given default to -rows 50000 -flat-rows 0 -verify-rows 0 -repeat 1 -follow-changes 5000 -follow-duration 5s, no transform benchmark; prints only unless -out is given")
 	flag.Parse()
 	log.SetFlags(log.Ltime)
@@ -132,7 +135,7 @@ func main() {
 			cfg.out = ""
 		}
 	}
-	if (cfg.verifyOnly || cfg.writersOnly) && !outSet {
+	if (cfg.verifyOnly || cfg.writersOnly || cfg.followAuditOnly) && !outSet {
 		cfg.out = "" // BENCHMARKS.md holds the whole suite
 	}
 	flag.Visit(func(f *flag.Flag) {
@@ -282,6 +285,18 @@ func run(ctx context.Context, cfg config) error {
 	}()
 	logDisk(ctx, admin)
 
+	if cfg.followAuditOnly {
+		fix, err := loadFixture(ctx, admin, cfg.adminURL, cfg.db, cfg.rows, created)
+		if err != nil {
+			return err
+		}
+		runs, err := measureFollowAudit(ctx, cfg, admin, root, bin, outDir, m, mappingFile, fix)
+		if err != nil {
+			return err
+		}
+		fmt.Print(renderAudit(runs))
+		return nil
+	}
 	if !cfg.verifyOnly && !cfg.writersOnly {
 		if err := runSuite(ctx, cfg, rep, admin, root, bin, outDir, m, mappingFile, created); err != nil {
 			return err

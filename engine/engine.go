@@ -137,9 +137,20 @@ type FollowOptions struct {
 	// NoDDLCapture leaves DDL capture (follow.InstallDDLCapture) out: the
 	// follow relies on its catalog checks alone.
 	NoDDLCapture bool
+	// CatalogInterval is the longest the follow goes without comparing
+	// the source's catalog with what its items agree with; 0 turns those
+	// periodic checks off (DDL capture's and the start's remain).
+	CatalogInterval time.Duration
 	// LeasePeriod is the time between two heartbeats of the follow's
 	// lease on the table (0: DefaultLeasePeriod).
 	LeasePeriod time.Duration
+	// Audit is the rolling audit's mode, off, report or repair ("":
+	// report); AuditCycle the period within which it compares every item
+	// (0: follow.DefaultAuditCycle); AuditFile the JSON Lines file of
+	// the drifted items it finds ("": DefaultAuditFile).
+	Audit      string
+	AuditCycle time.Duration
+	AuditFile  string
 }
 
 // MigrateOptions are migrate's.
@@ -371,3 +382,4 @@ func (o WriteOptions) fixedWriters() int {
 	}
 	return o.Concurrency
 }
+

@@ -221,6 +221,15 @@ func (f *following) abandon(j *job, s *session) {
 	fmt.Fprintf(j.log, "the follow did not start: dropped the publication %s it had created\n", f.pub)
 }
 
+// catalogChecks says how a follow without DDL capture finds changes of
+// the catalog.
+func (o FollowOptions) catalogChecks() string {
+	if o.CatalogInterval <= 0 {
+		return "the follow compares the catalog at every start only (--catalog-interval 0): a change made while it streams is found by the audit, if at all"
+	}
+	return fmt.Sprintf("the follow compares the catalog every %s and at every start", o.CatalogInterval)
+}
+
 // reloadAdvice is the way on after a change a follow cannot derive its
 // way out of.
 const reloadAdvice = "pg2dynamo migrate --follow --resume --prune (it loads every item again in a new snapshot, deletes the stale ones, and follows on from the slot)"
@@ -290,19 +299,19 @@ func (f *following) ddlCapture(j *job, s *session, cp *checkpointFile) error {
 		case f.ddl:
 			fmt.Fprintf(j.log, "follow: DDL capture on: DDL commands reach the follow in the stream (publication %s)\n", follow.DDLPublication)
 		case cp.DDLCapture:
-			fmt.Fprintf(j.log, "follow: DDL capture was removed (publication %s is gone): the follow compares the catalog every %s and at every start\n", follow.DDLPublication, follow.CatalogInterval)
+			fmt.Fprintf(j.log, "follow: DDL capture was removed (publication %s is gone): %s\n", follow.DDLPublication, j.fol.catalogChecks())
 		default:
-			fmt.Fprintf(j.log, "follow: DDL capture off for slot %s (not installed when it was created): the follow compares the catalog every %s and at every start\n", f.slot, follow.CatalogInterval)
+			fmt.Fprintf(j.log, "follow: DDL capture off for slot %s (not installed when it was created): %s\n", f.slot, j.fol.catalogChecks())
 		}
 		return nil
 	}
 	if j.fol.NoDDLCapture {
-		fmt.Fprintf(j.log, "follow: DDL capture off (--no-ddl-capture): the follow compares the catalog every %s and at every start\n", follow.CatalogInterval)
+		fmt.Fprintf(j.log, "follow: DDL capture off (--no-ddl-capture): %s\n", j.fol.catalogChecks())
 		return nil
 	}
 	err := follow.InstallDDLCapture(ctx, s.src.Conn())
 	if errors.Is(err, follow.ErrNoDDLCapture) {
-		fmt.Fprintf(j.log, "follow: DDL capture not installed (%v): the follow compares the catalog every %s and at every start\n", err, follow.CatalogInterval)
+		fmt.Fprintf(j.log, "follow: DDL capture not installed (%v): %s\n", err, j.fol.catalogChecks())
 		return nil
 	}
 	if err != nil {
@@ -375,7 +384,7 @@ func (f *following) run(j *job, s *session, cp *checkpointFile, out sinkOut, rej
 	}
 	a := follow.NewApplier(f.graph, s.m, s.src, out.sink)
 	a.OnReject, a.Concurrency, a.ExactFrom = rejects.Write, j.wr.fixedWriters(), f.exactFrom
-	a.Catalog = f.catalog
+	a.Catalog, a.CatalogEvery = f.catalog, j.fol.CatalogInterval
 	a.OnCatalog = func(changes, rederived []string) {
 		fmt.Fprintf(j.log, "follow: %s: deriving every item of %s again\n", strings.Join(changes, "; "), strings.Join(rederived, ", "))
 	}
@@ -383,6 +392,13 @@ func (f *following) run(j *job, s *session, cp *checkpointFile, out sinkOut, rej
 	defer a.Close()
 	if len(f.rederive) > 0 {
 		a.Rederive(f.rederive)
+	}
+	// The status line and the audit's lines come from goroutines of
+	// their own.
+	j.log = lockLog(j.log)
+	audit, err := newFollowAudit(j, s, a)
+	if err != nil {
+		return err
 	}
 	stale, err := a.Stale(cp.Shapes)
 	if err != nil {
@@ -395,7 +411,7 @@ func (f *following) run(j *job, s *session, cp *checkpointFile, out sinkOut, rej
 	if err := f.saveCatalog(cp, f.catalog); err != nil {
 		return err
 	}
-	opts := follow.Options{Slot: f.slot, Publication: f.pub, From: f.from, UntilCaughtUp: j.fol.UntilCaughtUp,
+	opts := follow.Options{Slot: f.slot, Publication: f.pub, From: f.from, UntilCaughtUp: j.fol.UntilCaughtUp, Audit: audit.auditor(),
 		OnCatalog: func(fp *follow.Fingerprint) error { return f.saveCatalog(cp, fp) },
 		OnShapes: func(rederived []string, shapes map[string]transform.Shape) error {
 			fmt.Fprintf(j.log, "follow: derived every item of %s again (their columns changed)\n", strings.Join(rederived, ", "))
@@ -431,6 +447,7 @@ func (f *following) run(j *job, s *session, cp *checkpointFile, out sinkOut, rej
 	f.status = st
 	j.meterFollow(st)
 	sp.print(st)
+	auditErr := audit.close(j, f.slot)
 	if err != nil {
 		err = f.stopped(j, err)
 		j.cfg.Metrics.Stopped(err)
@@ -441,7 +458,7 @@ func (f *following) run(j *job, s *session, cp *checkpointFile, out sinkOut, rej
 	} else {
 		fmt.Fprintf(j.log, "stopped at %s; replication slot %s keeps the server's WAL from there until a follow goes on (pg2dynamo migrate --follow --resume) or drops it (pg2dynamo drop-slot)\n", st.Applied, f.slot)
 	}
-	return nil
+	return auditErr
 }
 
 // saveCatalog records fp in the checkpoint: the catalog the table's
@@ -557,7 +574,7 @@ func FollowStatusLine(st follow.Status, changesPerSec, itemsPerSec float64) stri
 	if n := st.Written - st.Puts - st.Deletes; st.Received > st.Applied && n > 0 {
 		line += fmt.Sprintf("; %d items written of the changes in flight", n)
 	}
-	return line
+	return line + FollowAuditLine(st.Audit)
 }
 
 // followAttrs are a status line's facts, as a StructuredLog's fields:
@@ -570,3 +587,7 @@ func followAttrs(st follow.Status, rates [2]float64) []slog.Attr {
 		slog.Int64("deletes", st.Deletes), slog.Int64("rejected", st.Rejected), slog.Int64("written", st.Written),
 		slog.Float64("changes_per_second", rates[0]), slog.Float64("items_per_second", rates[1])}
 }
+
+// DefaultCatalogInterval is FollowOptions.CatalogInterval's default: the
+// follow compares the source's catalog at least this often.
+const DefaultCatalogInterval = follow.CatalogInterval

@@ -99,4 +99,18 @@ func (j *job) meterWrites(ds *load.DynamoDB, stats func() load.Stats) {
 func (j *job) meterFollow(st follow.Status) {
 	j.cfg.Metrics.Follow(metrics.FollowStatus{Applied: uint64(st.Applied), LagBytes: st.LagBytes, Lag: st.Lag,
 		Changes: st.Changes, Puts: st.Puts, Deletes: st.Deletes})
+	if a := st.Audit; a.Mode != follow.AuditOff && a.Slices > 0 {
+		j.cfg.Metrics.AuditProgress(a.Cycle, float64(a.Done)/float64(a.Slices))
+		j.cfg.Metrics.AuditDrift(auditUnrepaired(a))
+	}
+}
+
+// auditUnrepaired is the drifted items the audit left in the table: those
+// of the cycle under way, or of the last completed one when more.
+func auditUnrepaired(a follow.AuditStatus) int64 {
+	n := a.Drifted - a.Repaired
+	if a.Cycles > 0 {
+		n = max(n, a.PrevDrifted-a.PrevRepaired)
+	}
+	return n
 }

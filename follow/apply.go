@@ -72,6 +72,14 @@ type Applier struct {
 	catalogAt  time.Time
 	// catalogMoved is set when a window's check moved Catalog.
 	catalogMoved bool
+	// CatalogEvery is the longest the follow goes without comparing the
+	// catalog (CatalogInterval by default); 0 turns those periodic checks
+	// off: the catalog is then compared at a DDL command met in the
+	// stream (DDL capture) and at start only.
+	CatalogEvery time.Duration
+	// keys, when an Auditor audits the follow, counts the windows and
+	// records the keys they write (NewAuditor sets it; nil otherwise).
+	keys *keyLog
 }
 
 // NewApplier returns an applier of g's changes reading src (a session of
@@ -79,7 +87,7 @@ type Applier struct {
 // to sink.
 func NewApplier(g *Graph, m *mapping.Mapping, src *extract.Source, sink load.Sink) *Applier {
 	return &Applier{graph: g, m: m, src: src, sink: sink, keyAttrs: [2]string{m.Table.PartitionKey, m.Table.SortKey},
-		b: transform.NewBuilder(), Concurrency: 8}
+		b: transform.NewBuilder(), Concurrency: 8, CatalogEvery: CatalogInterval}
 }
 
 // Applied counts what one window did.
@@ -168,6 +176,10 @@ type Flight struct {
 	// catalog is the Fingerprint the window moved Applier.Catalog to
 	// (nil: unchanged), which the items agree with once it is written.
 	catalog *Fingerprint
+	// seq is the window's number in a.keys (0 without an audit); repair,
+	// when set, the audit's repair the flight writes instead of a window.
+	seq    uint64
+	repair *repairReq
 }
 
 // Start derives the items txs affect, in one snapshot taken after their
@@ -186,8 +198,10 @@ type Flight struct {
 // fails or has nothing to write, unless barrier itself fails. The two
 // windows' writes share Concurrency.
 func (a *Applier) Start(ctx context.Context, txs []*Tx, busy map[[2]string]bool, barrier func() error) (*Flight, error) {
+	seq := a.keys.window()
 	whole, err := a.events(ctx, txs)
 	if err != nil {
+		a.keys.done(seq)
 		if barrier != nil {
 			if berr := barrier(); berr != nil {
 				return nil, berr
@@ -197,8 +211,8 @@ func (a *Applier) Start(ctx context.Context, txs []*Tx, busy map[[2]string]bool,
 	}
 	whole = append(whole, a.pending...)
 	a.pending = nil
-	g := &gate{barrier: barrier, busy: busy, start: func() *pipeline.Group { return a.group(ctx) }}
-	f := &Flight{a: a}
+	g := &gate{barrier: barrier, busy: busy, start: func() *pipeline.Group { return a.group(ctx) }, keys: a.keys}
+	f := &Flight{a: a, seq: seq}
 	f.w = &work{seen: map[[2]string]bool{}, owners: map[[2]string]rowID{}, rejectedRows: map[rowID]bool{}, out: g}
 	if len(whole) > 0 || hasChanges(txs) || a.catalogDue || hasDDL(txs) {
 		if err = awaitVisible(ctx, a.src.Conn(), txs); err == nil {
@@ -213,6 +227,7 @@ func (a *Applier) Start(ctx context.Context, txs []*Tx, busy map[[2]string]bool,
 			g.wr.Cancel()
 			g.wr.Wait()
 		}
+		a.keys.done(seq)
 		return nil, oerr
 	}
 	f.wr = g.wr
@@ -223,6 +238,7 @@ func (a *Applier) Start(ctx context.Context, txs []*Tx, busy map[[2]string]bool,
 		if err != nil {
 			break
 		}
+		a.keys.add(k)
 		err = f.wr.Add([]transform.Item{a.deleteItem(k)})
 	}
 	if err != nil {
@@ -342,6 +358,7 @@ func (f *Flight) Keys() map[[2]string]bool { return f.w.seen }
 // items the sink refused are told to OnReject.
 func (f *Flight) Wait() (Applied, error) {
 	rejected, err := f.wr.Wait()
+	f.a.keys.done(f.seq)
 	out := f.out
 	out.Puts, out.Deletes = f.w.puts, len(f.w.deletes)
 	out.Rejected = f.w.rejected + len(rejected)
@@ -367,6 +384,7 @@ func (f *Flight) abort() {
 		f.wr.Cancel()
 		f.wr.Wait()
 	}
+	f.a.keys.done(f.seq)
 }
 
 // gate hands a window's rows to its writes, but holds those with an item
@@ -380,11 +398,14 @@ type gate struct {
 	wr      *pipeline.Group
 	opened  bool
 	err     error // of open
+	// keys records the keys handed over for the audit (nil: none).
+	keys *keyLog
 }
 
 // add hands over row, the items of one row whose keys are keys; row is
 // not kept (a held row is copied).
 func (g *gate) add(keys [][2]string, row []transform.Item) error {
+	g.keys.add(keys...)
 	if g.opened {
 		if g.err != nil {
 			return g.err

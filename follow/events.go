@@ -306,10 +306,10 @@ func (a *Applier) catalog(ctx context.Context, txs []*Tx) ([]int, error) {
 			}
 		}
 	}
-	if !a.catalogDue && !hasDDL(txs) && time.Now().Before(a.catalogAt) {
+	if !a.catalogDue && !hasDDL(txs) && (a.CatalogEvery <= 0 || time.Now().Before(a.catalogAt)) {
 		return nil, nil
 	}
-	a.catalogDue, a.catalogAt = false, time.Now().Add(CatalogInterval)
+	a.catalogDue, a.catalogAt = false, time.Now().Add(a.CatalogEvery)
 	fp, err := ReadFingerprint(ctx, a.src.Conn(), a.graph, a.publication)
 	if err != nil {
 		return nil, err

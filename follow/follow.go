@@ -49,6 +49,10 @@ type Options struct {
 	// with (for the checkpoint: Applier.Stale compares them at the next
 	// start).
 	OnShapes func(rederived []string, shapes map[string]transform.Shape) error
+	// Audit, if set, is the rolling audit run alongside (NewAuditor):
+	// started with the follow, stopped when it ends; its failure stops
+	// the follow (an *AuditError).
+	Audit *Auditor
 }
 
 // Status is the state of a follow.
@@ -69,6 +73,8 @@ type Status struct {
 	Transactions, Changes, Puts, Deletes, Rejected int64
 	Written                                        int64
 	CaughtUp                                       bool
+	// Audit is the rolling audit's progress (Mode AuditOff without one).
+	Audit AuditStatus
 }
 
 // tracker is a run's Status, updated by the run and read by the
@@ -77,6 +83,7 @@ type tracker struct {
 	mu       sync.Mutex
 	st       Status
 	a        *Applier
+	audit    *Auditor
 	onStatus func(Status)
 }
 
@@ -92,6 +99,7 @@ func (t *tracker) get() Status {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.st.Written = t.a.Written()
+	t.st.Audit = t.audit.Status()
 	return t.st
 }
 
@@ -103,6 +111,7 @@ func (t *tracker) emit() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.st.Written = t.a.Written()
+	t.st.Audit = t.audit.Status()
 	t.onStatus(t.st)
 }
 
@@ -114,17 +123,9 @@ func (t *tracker) emit() {
 // UntilCaughtUp, when caught up; conn (a plain connection) reads the
 // server's WAL position for that.
 func Run(ctx context.Context, s *Stream, a *Applier, conn *pgx.Conn, opts Options) (Status, error) {
-	if opts.Window <= 0 {
-		opts.Window = 2000
-	}
+	opts.defaults()
 	s.MaxChanges = opts.Window
-	if opts.Idle <= 0 {
-		opts.Idle = 100 * time.Millisecond
-	}
-	if opts.MaxAge <= 0 {
-		opts.MaxAge = 250 * time.Millisecond
-	}
-	tr := &tracker{a: a, onStatus: opts.OnStatus}
+	tr := &tracker{a: a, audit: opts.Audit, onStatus: opts.OnStatus}
 	a.publication = opts.Publication
 	if opts.From == 0 {
 		// Resuming: streaming starts at the slot's confirmed position,
@@ -147,6 +148,7 @@ func Run(ctx context.Context, s *Stream, a *Applier, conn *pgx.Conn, opts Option
 	defer lose(nil)
 	defer s.KeepAlive(ctx, func(err error) { lose(&lostError{err}) })()
 	defer reportWhileApplying(ctx, tr, s.Interval())()
+	defer opts.Audit.start(ctx, func() pglogrepl.LSN { return tr.get().Applied }, lose)()
 	// One window is written while the next is received, derived and
 	// written (pipe); the writes of a key keep commit order, and windows
 	// are acknowledged one after another, each once written.
@@ -160,6 +162,9 @@ func Run(ctx context.Context, s *Stream, a *Applier, conn *pgx.Conn, opts Option
 		}
 	}
 	for ctx.Err() == nil {
+		if err := p.takeRepair(ctx, a, opts.Audit); err != nil {
+			return tr.get(), stopped(ctx, err)
+		}
 		txs, err := receiveWindow(ctx, s, opts)
 		if err != nil {
 			return tr.get(), stopped(ctx, err)
@@ -212,6 +217,19 @@ func Run(ctx context.Context, s *Stream, a *Applier, conn *pgx.Conn, opts Option
 	return tr.get(), nil
 }
 
+// defaults gives the window's settings left 0 their defaults.
+func (o *Options) defaults() {
+	if o.Window <= 0 {
+		o.Window = 2000
+	}
+	if o.Idle <= 0 {
+		o.Idle = 100 * time.Millisecond
+	}
+	if o.MaxAge <= 0 {
+		o.MaxAge = 250 * time.Millisecond
+	}
+}
+
 // reportWhileApplying calls the tracker's onStatus every interval from a
 // goroutine of its own, so that a window applied for longer shows its
 // progress (Status.Written); stop ends it.
@@ -247,6 +265,10 @@ func stopped(ctx context.Context, err error) error {
 	var lost *lostError
 	if errors.As(context.Cause(ctx), &lost) {
 		return lost.err
+	}
+	var audit *AuditError
+	if errors.As(context.Cause(ctx), &audit) {
+		return audit
 	}
 	return nil
 }
@@ -335,6 +357,13 @@ func (p *pipe) finish(ctx context.Context) error {
 	f, txs := p.flight, p.txs
 	p.flight, p.txs = nil, nil
 	res, err := f.Wait()
+	if f.repair != nil {
+		f.repair.done <- err
+		if err != nil {
+			return fmt.Errorf("audit repair: %w", err)
+		}
+		return nil
+	}
 	if err != nil {
 		return fmt.Errorf("apply changes %s: %w", upTo(txs), err)
 	}
@@ -367,10 +396,10 @@ func (p *pipe) checkIdle(ctx context.Context, a *Applier) error {
 // applies a window of no changes when it differs: the window compares it
 // in its snapshot and derives again what it changed, or stops.
 func (p *pipe) checkCatalog(ctx context.Context, a *Applier) error {
-	if time.Now().Before(p.catalogAt) {
+	if a.CatalogEvery <= 0 || time.Now().Before(p.catalogAt) {
 		return nil
 	}
-	p.catalogAt = time.Now().Add(CatalogInterval)
+	p.catalogAt = time.Now().Add(a.CatalogEvery)
 	due, err := a.CheckCatalog(ctx)
 	if err != nil || !due {
 		return err

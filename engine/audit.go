@@ -1,0 +1,209 @@
+package engine
+
+import (
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/pg2dynamo/pg2dynamo/follow"
+)
+
+// The rolling audit of migrate --follow (follow.Auditor): its flags, its
+// file of drifted items, its lines on stderr, and the exit code at stop.
+
+// DefaultAuditFile is --audit-file's default.
+const DefaultAuditFile = "pg2dynamo-drift.jsonl"
+
+// maxDriftLines is the most drifted items a cycle lists on stderr; the
+// audit file lists every one.
+const maxDriftLines = 20
+
+// followAudit is a follow's audit and its outputs.
+type followAudit struct {
+	au   *follow.Auditor
+	mode follow.AuditMode
+	path string
+	// appendTo: a resumed follow adds to the file of the last.
+	appendTo bool
+	mu       sync.Mutex // the file, and the cycle's lines
+	// file is created at the first drifted item (nil until then).
+	file *outputFile
+	enc  *json.Encoder
+	log  io.Writer
+	// listed counts the cycle's drifted items said on stderr.
+	listed, cycle int
+}
+
+// newFollowAudit makes the audit of the follow a applies, as the flags
+// ask (nil when --audit off, with --until-caught-up, or with no table to
+// read: --sink null), and opens its file. The caller closes it.
+func newFollowAudit(j *job, s *session, a *follow.Applier) (*followAudit, error) {
+	mode, err := follow.ParseAuditMode(cmp.Or(j.fol.Audit, "report"))
+	if err != nil {
+		return nil, refused(err)
+	}
+	if mode == follow.AuditOff || j.fol.UntilCaughtUp || s.client == nil {
+		return nil, nil
+	}
+	fa := &followAudit{mode: mode, path: cmp.Or(j.fol.AuditFile, DefaultAuditFile), log: j.log, appendTo: j.mig.Resume}
+	cycle := cmp.Or(j.fol.AuditCycle, follow.DefaultAuditCycle)
+	fa.au = follow.NewAuditor(j.cfg.Source, s.m, s.client, a, follow.AuditOptions{Mode: mode, Cycle: cycle,
+		OnDrift: fa.drift, OnCycle: fa.cycleDone,
+		OnSkip: func(err error) { fmt.Fprintf(j.log, "audit: %v\n", err) }})
+	fmt.Fprintf(j.log, "audit: %s, every item compared at least once every %s (--audit-cycle); drifted items are listed in %s\n", mode, cycle, fa.path)
+	return fa, nil
+}
+
+// auditor is the follow.Auditor for follow.Options; nil without an
+// audit.
+func (fa *followAudit) auditor() *follow.Auditor {
+	if fa == nil {
+		return nil
+	}
+	return fa.au
+}
+
+// drift lists one drifted item: in the file, and on stderr up to
+// maxDriftLines a cycle.
+func (fa *followAudit) drift(d follow.Drift) error {
+	fa.mu.Lock()
+	defer fa.mu.Unlock()
+	if d.Cycle != fa.cycle {
+		fa.cycle, fa.listed = d.Cycle, 0
+	}
+	if fa.file == nil {
+		f, err := createOutput(fa.path, fa.appendTo)
+		if err == nil {
+			if err = f.Publish(); err != nil {
+				f.Discard()
+			}
+		}
+		if err != nil {
+			return fmt.Errorf("--audit-file: %w", err)
+		}
+		fa.file, fa.enc = f, json.NewEncoder(f)
+	}
+	if err := fa.enc.Encode(driftLine{Time: time.Now().UTC().Format(time.RFC3339), Drift: d}); err != nil {
+		return fmt.Errorf("--audit-file %s: %w", fa.path, err)
+	}
+	fa.listed++
+	if fa.listed <= maxDriftLines {
+		done := ""
+		if d.Repaired {
+			done = ", repaired"
+		}
+		fmt.Fprintf(fa.log, "audit: %s item %s (entity %s, type %s)%s\n", d.Kind, keyText(d.Key), d.Entity, d.Type, done)
+	} else if fa.listed == maxDriftLines+1 {
+		fmt.Fprintf(fa.log, "audit: more drifted items in cycle %d: every one is listed in %s\n", d.Cycle, fa.path)
+	}
+	return nil
+}
+
+// driftLine is one line of the audit file.
+type driftLine struct {
+	Time string `json:"time"`
+	follow.Drift
+}
+
+// keyText prints an item key as name=value pairs, in name order.
+func keyText(key map[string]string) string {
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(key)) {
+		parts = append(parts, fmt.Sprintf("%s=%q", k, key[k]))
+	}
+	return strings.Join(parts, " ")
+}
+
+// cycleDone says what a cycle found.
+func (fa *followAudit) cycleDone(st follow.AuditStatus) {
+	over := ""
+	if st.Overran {
+		over = " (it took longer than --audit-cycle: the table is larger than a cycle can compare at this pace, or the source and the table are slow)"
+	}
+	repaired := ""
+	if fa.mode == follow.AuditRepair {
+		repaired = fmt.Sprintf(", %d repaired", st.Repaired)
+	}
+	fmt.Fprintf(fa.log, "audit: cycle %d done in %d slices%s: %d items compared, %d left out (written by the follow meanwhile), %d drifted%s\n",
+		st.Cycle, st.Slices, over, st.Compared, st.Skipped, st.Drifted, repaired)
+}
+
+// close closes the file and returns the error the follow stops with when
+// the audit found drift that the table may still hold (KindMismatch,
+// exit 4), with what to do; nil otherwise.
+func (fa *followAudit) close(j *job, slot string) error {
+	if fa == nil {
+		return nil
+	}
+	fa.mu.Lock()
+	defer fa.mu.Unlock()
+	if fa.file != nil {
+		if err := fa.file.Close(); err != nil {
+			return fmt.Errorf("--audit-file: %w", err)
+		}
+	}
+	st := fa.au.Status()
+	if !st.Unrepaired() {
+		return nil
+	}
+	how := "not repaired (--audit report)"
+	if fa.mode == follow.AuditRepair {
+		how = fmt.Sprintf("%d not yet repaired when the follow stopped", st.LastDrifted-st.LastRepaired)
+	}
+	return mismatch(fmt.Errorf("follow: the rolling audit found %d items that differ from the source in cycle %d (the last that found any), %s; "+
+		"every one is listed in %s. To rewrite them from the source: pg2dynamo migrate --follow --resume --audit repair (it goes on from slot %s and repairs what its audit finds)",
+		st.LastDrifted, st.LastDriftCycle, how, fa.path, slot))
+}
+
+// FollowAuditLine is the audit's part of the follow's status line: the
+// cycle's progress and the drift found ("" without an audit).
+func FollowAuditLine(a follow.AuditStatus) string {
+	if a.Mode == follow.AuditOff || a.Cycle == 0 {
+		return ""
+	}
+	line := fmt.Sprintf("; audit cycle %d: %d%%, %d drifted", a.Cycle, 100*a.Done/max(a.Slices, 1), a.Drifted)
+	if a.Mode == follow.AuditRepair {
+		line += fmt.Sprintf(", %d repaired", a.Repaired)
+	}
+	if a.Overran {
+		line += " (overran)"
+	}
+	if a.PrevDrifted > 0 && a.Mode == follow.AuditRepair {
+		line += fmt.Sprintf(" (cycle %d: %d drifted, %d repaired)", a.Cycle-1, a.PrevDrifted, a.PrevRepaired)
+	} else if a.PrevDrifted > 0 {
+		line += fmt.Sprintf(" (cycle %d: %d drifted)", a.Cycle-1, a.PrevDrifted)
+	}
+	if a.Mode == follow.AuditReport && a.Unrepaired() {
+		line += fmt.Sprintf(" (DRIFT: %d items in cycle %d, not repaired)", a.LastDrifted, a.LastDriftCycle)
+	}
+	return line
+}
+
+// lockedWriter serializes the writes of the follow's goroutines (the
+// status line, the audit's lines) to one writer.
+// lockLog returns w made safe for writes from several goroutines: a
+// StructuredLog is (its records are written whole, under its lock), any
+// other writer is wrapped in a lockedWriter.
+func lockLog(w io.Writer) io.Writer {
+	if _, ok := w.(StructuredLog); ok {
+		return w
+	}
+	return &lockedWriter{w: w}
+}
+
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}

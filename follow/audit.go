@@ -1,0 +1,734 @@
+package follow
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"hash/maphash"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/jackc/pglogrepl"
+	"github.com/jackc/pgx/v5/pgconn"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/pg2dynamo/pg2dynamo/ddbjson"
+	"github.com/pg2dynamo/pg2dynamo/extract"
+	"github.com/pg2dynamo/pg2dynamo/load"
+	"github.com/pg2dynamo/pg2dynamo/mapping"
+	"github.com/pg2dynamo/pg2dynamo/pipeline"
+	"github.com/pg2dynamo/pg2dynamo/transform"
+)
+
+// The rolling audit: while a follow streams, an Auditor compares the
+// table with the source, one slice of the item keys at a time, so that
+// drift the stream cannot show (an item changed or deleted in DynamoDB
+// behind the follow's back, a catalog-only change such as an enum label
+// renamed) is found within one cycle, and reported or repaired.
+//
+// A slice holds the items whose partition key hashes (FNV-1a) to it; the
+// number of slices is chosen so that one slice's keys fit AuditSliceItems.
+// For a slice the auditor
+//
+//  1. starts recording the keys the follow writes (its keyLog), and waits
+//     until every window whose writes began before is written: from then
+//     on, every write of the follow to the table is recorded;
+//  2. begins a read-only REPEATABLE READ snapshot on a connection of its
+//     own and reads the server's WAL insert position L in it (every
+//     transaction the snapshot sees ends before L), then flushes the WAL
+//     past L (a logical decoding message committed with synchronous_commit
+//     on, as Watch does) so that the walsender sends it at once;
+//  3. derives every item from the snapshot (pipeline.Run, as verify does)
+//     and keeps, for the slice's keys, a hash of each item's canonical
+//     form (ddbjson.Canonical, verify's comparison) and its entity;
+//  4. waits until the follow has applied up to L, then reads the table
+//     (a strongly consistent segmented Scan), keeping the slice's items;
+//  5. classifies each key: missing (derived, not in the table), changed
+//     (both, content differs) or stale (in the table with one of the
+//     mapping's types, not derived), and leaves out every key the follow
+//     wrote since step 1: its item may differ from the snapshot by lag
+//     alone. A key the follow did not write holds what it held at step 1,
+//     which, once the follow has applied every change the snapshot holds,
+//     is what the snapshot derives unless the table drifted.
+//
+// With AuditRepair, the drifted items are then written by the follow's
+// own write stage, between two windows (Run picks them up): the missing
+// and changed items as the snapshot derives them (derived again in the
+// same snapshot, in chunks), the stale ones deleted; a key the follow has
+// written since step 1 is left out at that moment, its item being newer
+// than the snapshot's, and a later window's writes of a repaired key wait
+// for the repair, so that each key's writes keep their order.
+
+// AuditMode is what the rolling audit does: nothing, report drift, or
+// report and repair it.
+type AuditMode int
+
+const (
+	AuditOff AuditMode = iota
+	AuditReport
+	AuditRepair
+)
+
+// AuditModes are the words of --audit, in AuditMode order.
+var AuditModes = []string{"off", "report", "repair"}
+
+func (m AuditMode) String() string { return AuditModes[m] }
+
+// ParseAuditMode parses off, report or repair.
+func ParseAuditMode(s string) (AuditMode, error) {
+	for i, w := range AuditModes {
+		if s == w {
+			return AuditMode(i), nil
+		}
+	}
+	return AuditOff, fmt.Errorf("--audit %q: expected off, report or repair", s)
+}
+
+// DefaultAuditCycle is the default period within which the audit compares
+// every item at least once: an hour, so that on a table of millions of
+// items the audit's reads (one pass over the source and one Scan of the
+// table per slice) stay a small share of what the follow and the source
+// do, while drift is found the same hour.
+const DefaultAuditCycle = time.Hour
+
+// AuditSliceItems is the number of items one slice aims at: the slice's
+// keys and content hashes are held in memory (with the pass's own reading,
+// 30 to 40 MB more peak RSS at this size, measured by the bench's (h′)),
+// and each slice costs a pass over the source and a Scan of
+// the table, so a table of n items is audited in ceil(n / AuditSliceItems)
+// slices a cycle.
+const AuditSliceItems = 100_000
+
+// AuditAPI is what the audit calls on DynamoDB: DescribeTable (the item
+// count, to size the slices) and Scan. *dynamodb.Client implements it.
+type AuditAPI interface {
+	dynamodb.DescribeTableAPIClient
+	dynamodb.ScanAPIClient
+}
+
+var _ AuditAPI = (*dynamodb.Client)(nil)
+
+// AuditOptions tune an Auditor.
+type AuditOptions struct {
+	Mode AuditMode
+	// Cycle is the period within which every item is compared at least
+	// once (default DefaultAuditCycle). The slices of a cycle are spread
+	// evenly over it, each at the start of its share; the first cycle
+	// begins a slice's share after the follow starts (the full load
+	// before it has just been checked). A slice that takes longer than
+	// its share is followed at once by the next, and a cycle that takes
+	// longer than Cycle is said to overrun (AuditStatus.Overran).
+	Cycle time.Duration
+	// SliceItems is the items a slice aims at (default AuditSliceItems).
+	SliceItems int
+	// Segments is the number of parallel Scan segments (default 2).
+	Segments int
+	// OnDrift, if set, is told of every drifted item a slice found, once
+	// the slice is done (after its repair, with AuditRepair). An error
+	// stops the audit, and the follow with it.
+	OnDrift func(Drift) error
+	// OnCycle, if set, is called at the end of each cycle with the status
+	// then. OnSkip, if set, is told why a slice was not compared (the
+	// mapping no longer fits the source's tables: the follow stops on it
+	// itself at its next window that reads them).
+	OnCycle func(AuditStatus)
+	OnSkip  func(error)
+}
+
+// DriftKind says how an item differs from the source.
+type DriftKind string
+
+const (
+	// DriftMissing: the source renders the item, the table lacks it.
+	DriftMissing DriftKind = "missing"
+	// DriftChanged: both have it, with different content.
+	DriftChanged DriftKind = "changed"
+	// DriftStale: the table holds an item of one of the mapping's types
+	// that the source does not render.
+	DriftStale DriftKind = "stale"
+)
+
+// Drift is one item the audit found different from the source.
+type Drift struct {
+	// Cycle is the audit cycle (from 1) that found it.
+	Cycle int       `json:"cycle"`
+	Kind  DriftKind `json:"kind"`
+	// Entity and Type are the item's entity (the one deriving it, or the
+	// first of its type for a stale item) and type attribute.
+	Entity string `json:"entity"`
+	Type   string `json:"type"`
+	// Key is the item's primary key: attribute name to value.
+	Key map[string]string `json:"key"`
+	// Repaired says the table no longer holds the drift: the audit wrote
+	// the snapshot's item (or deleted a stale one), or the follow wrote
+	// the key meanwhile from a newer state of the source. Always false
+	// with AuditReport.
+	Repaired bool `json:"repaired"`
+}
+
+// AuditStatus is the audit's progress, shown on the follow's status line.
+type AuditStatus struct {
+	Mode AuditMode
+	// Cycle is the cycle under way (from 1); Slices its number of slices
+	// and Done how many are compared; Overran says the cycle has taken
+	// longer than AuditOptions.Cycle.
+	Cycle, Slices, Done int
+	Overran             bool
+	// Compared counts the items compared in the cycle (derived or read,
+	// once per key), Skipped those left out because the follow wrote
+	// them during their slice, Drifted and Repaired the items found
+	// drifted and repaired.
+	Compared, Skipped, Drifted, Repaired int64
+	// PrevDrifted and PrevRepaired are what the cycle before found
+	// drifted and repaired.
+	PrevDrifted, PrevRepaired int64
+	// LastDriftCycle is the last cycle that found drift (0: none) and
+	// LastDrifted and LastRepaired what it found and repaired (so far,
+	// while it is under way).
+	LastDriftCycle            int
+	LastDrifted, LastRepaired int64
+	// Totals since the audit began, an item counted again by each cycle
+	// that finds it: items drifted, and repaired.
+	TotalDrifted, TotalRepaired int64
+	// Cycles is the number of cycles completed.
+	Cycles int
+}
+
+// Unrepaired reports whether the audit found drift it did not repair:
+// the table may still hold it.
+func (s AuditStatus) Unrepaired() bool { return s.TotalDrifted > s.TotalRepaired }
+
+// Auditor is the rolling audit of one follow (Options.Audit): Run starts
+// it with the follow and stops it when the follow ends.
+type Auditor struct {
+	opts       AuditOptions
+	connString string
+	m          *mapping.Mapping
+	client     AuditAPI
+	keyAttrs   [2]string
+	types      map[string]bool
+	seed       maphash.Seed
+	a          *Applier
+	keys       *keyLog
+	repairs    chan *repairReq
+	mu         sync.Mutex
+	st         AuditStatus
+	slices     int // of the next cycle
+	// derivedTotal and scannedTotal are the items the last slice derived
+	// and read, all slices': they size the next cycle.
+	derivedTotal, scannedTotal atomic.Int64
+}
+
+// NewAuditor returns the audit of the follow that a applies, reading the
+// source at connString (two connections of its own: the snapshot and the
+// WAL position) and the table of m through client. It hooks into a's
+// writes (the keys each window writes are recorded while a slice is
+// compared); pass it to Run in Options.Audit.
+func NewAuditor(connString string, m *mapping.Mapping, client AuditAPI, a *Applier, opts AuditOptions) *Auditor {
+	if opts.Cycle <= 0 {
+		opts.Cycle = DefaultAuditCycle
+	}
+	if opts.SliceItems <= 0 {
+		opts.SliceItems = AuditSliceItems
+	}
+	if opts.Segments <= 0 {
+		opts.Segments = 2
+	}
+	au := &Auditor{opts: opts, connString: connString, m: m, client: client, keyAttrs: [2]string{m.Table.PartitionKey, m.Table.SortKey},
+		types: map[string]bool{}, seed: maphash.MakeSeed(), a: a, keys: &keyLog{}, repairs: make(chan *repairReq)}
+	for _, e := range m.Entities {
+		au.types[e.Type] = true
+	}
+	a.keys = au.keys
+	au.st.Mode = opts.Mode
+	return au
+}
+
+// Status is the audit's progress now; the zero AuditStatus (AuditOff) for
+// a nil Auditor.
+func (au *Auditor) Status() AuditStatus {
+	if au == nil {
+		return AuditStatus{}
+	}
+	au.mu.Lock()
+	defer au.mu.Unlock()
+	return au.st
+}
+
+func (au *Auditor) update(f func(*AuditStatus)) {
+	au.mu.Lock()
+	defer au.mu.Unlock()
+	f(&au.st)
+}
+
+// AuditError is what stops a follow whose audit failed (a source or
+// DynamoDB error): a follow does not go on unaudited without a word.
+type AuditError struct{ Err error }
+
+func (e *AuditError) Error() string { return "audit: " + e.Err.Error() }
+func (e *AuditError) Unwrap() error { return e.Err }
+
+// start runs the audit from a goroutine of its own until stop is called
+// or ctx is done; applied reads how far the follow has applied. A
+// failure calls fail with an *AuditError and ends the audit.
+func (au *Auditor) start(ctx context.Context, applied func() pglogrepl.LSN, fail func(error)) (stop func()) {
+	if au == nil {
+		return func() {}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := au.run(ctx, applied); err != nil && ctx.Err() == nil {
+			fail(&AuditError{err})
+		}
+	}()
+	return func() {
+		cancel()
+		<-done
+	}
+}
+
+// run is the audit: cycle after cycle, each slice at its time.
+func (au *Auditor) run(ctx context.Context, applied func() pglogrepl.LSN) error {
+	var err error
+	if au.slices, err = au.sliceCount(ctx); err != nil {
+		return err
+	}
+	// The first slice a slice's share of the cycle after the follow
+	// starts: its full load has just been checked, and a resumed follow
+	// has the slot's backlog to apply first. The audit's connections are
+	// opened then.
+	begun := time.Now().Add(au.opts.Cycle / time.Duration(au.slices))
+	au.update(func(st *AuditStatus) { st.Cycle, st.Slices = 1, au.slices })
+	if err := sleepUntil(ctx, begun); err != nil {
+		return nil
+	}
+	sess, err := au.connect(ctx)
+	if err != nil {
+		return err
+	}
+	defer sess.close()
+	for cycle, resized := 1, false; ; cycle++ {
+		n := au.slices
+		au.update(func(st *AuditStatus) {
+			st.Cycle, st.Slices, st.Done, st.Overran = cycle, n, 0, false
+			if !resized {
+				st.PrevDrifted, st.PrevRepaired = st.Drifted, st.Repaired
+				st.Drifted, st.Repaired = 0, 0
+			}
+			st.Compared, st.Skipped = 0, 0
+		})
+		resized = false
+		share := au.opts.Cycle / time.Duration(n)
+		for i := 0; i < n; i++ {
+			// Slice i at the start of its share of the cycle, or at once
+			// when the slices before took longer.
+			if err := sleepUntil(ctx, begun.Add(share*time.Duration(i))); err != nil {
+				return nil
+			}
+			err := au.slice(ctx, sess, cycle, i, n, applied)
+			var mes mapping.Errors
+			switch {
+			case errors.Is(err, errResize):
+				// The source holds more items than the cycle was sized
+				// for: the cycle begins again in more slices.
+				resized = true
+			case errors.As(err, &mes) && au.opts.OnSkip != nil:
+				au.opts.OnSkip(fmt.Errorf("cycle %d, slice %d of %d not compared: %w", cycle, i+1, n, err))
+			case err != nil:
+				if ctx.Err() != nil {
+					return nil
+				}
+				return fmt.Errorf("cycle %d, slice %d of %d: %w", cycle, i+1, n, err)
+			}
+			if resized {
+				break
+			}
+			over := time.Since(begun) > au.opts.Cycle
+			au.update(func(st *AuditStatus) { st.Done, st.Overran = i+1, st.Overran || over })
+		}
+		if resized {
+			cycle-- // the same cycle, in au.slices slices
+			begun = time.Now()
+			continue
+		}
+		au.update(func(st *AuditStatus) { st.Cycles = cycle })
+		if au.opts.OnCycle != nil {
+			au.opts.OnCycle(au.Status())
+		}
+		// The next cycle when this one's time is up, or at once when it
+		// overran.
+		begun = later(time.Now(), begun.Add(au.opts.Cycle))
+	}
+}
+
+// later is the later of a and b.
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+// sleepUntil waits until t, or returns ctx's error first.
+func sleepUntil(ctx context.Context, t time.Time) error {
+	d := time.Until(t)
+	if d <= 0 {
+		return ctx.Err()
+	}
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-timer.C:
+		return nil
+	}
+}
+
+// sliceCount is the number of slices for a table of DynamoDB's item count
+// (refreshed by DynamoDB every few hours; each slice then counts the
+// table, and the next cycle is sized by that).
+func (au *Auditor) sliceCount(ctx context.Context) (int, error) {
+	td, err := load.DescribeTable(ctx, au.client, au.m.Table.Name)
+	if err != nil || td == nil {
+		return 1, err
+	}
+	return au.slicesFor(aws.ToInt64(td.ItemCount)), nil
+}
+
+// slicesFor is the number of slices for items items.
+func (au *Auditor) slicesFor(items int64) int {
+	return int(max(1, (items+int64(au.opts.SliceItems)-1)/int64(au.opts.SliceItems)))
+}
+
+// sliceOf is the slice of n that partition key pk falls in.
+func sliceOf(pk string, n int) int {
+	if n <= 1 {
+		return 0
+	}
+	h := fnv.New64a()
+	h.Write([]byte(pk))
+	return int(h.Sum64() % uint64(n))
+}
+
+// auditSession is the audit's connections to the source: the snapshot
+// the items are derived from, and a plain connection that flushes the
+// WAL.
+type auditSession struct {
+	src   *extract.Source
+	flush *pgconn.PgConn
+}
+
+func (au *Auditor) connect(ctx context.Context) (*auditSession, error) {
+	src, err := extract.Connect(ctx, au.connString)
+	if err != nil {
+		return nil, err
+	}
+	flush, err := pgconn.Connect(ctx, au.connString)
+	if err != nil {
+		src.Close(ctx)
+		return nil, fmt.Errorf("source: %w", err)
+	}
+	return &auditSession{src: src, flush: flush}, nil
+}
+
+func (s *auditSession) close() {
+	ctx := context.Background()
+	s.src.Close(ctx)
+	s.flush.Close(ctx)
+}
+
+// derived is what the snapshot renders for one key of the slice: its
+// item's content hash and entity.
+type derived struct {
+	hash   uint64
+	entity int32
+}
+
+// drifted is one key a slice found different, before the keys the follow
+// wrote are left out.
+type drifted struct {
+	key    [2]string
+	kind   DriftKind
+	entity int
+	typ    string
+}
+
+// slice compares slice i of n (see the package's audit comment).
+func (au *Auditor) slice(ctx context.Context, sess *auditSession, cycle, i, n int, applied func() pglogrepl.LSN) error {
+	in := func(pk string) bool { return sliceOf(pk, n) == i }
+	// Plans compiled again each slice: the source's columns may have
+	// changed since the follow began, and the follow derives with the
+	// catalog as it is now too.
+	plans, err := pipeline.Prepare(ctx, sess.src, au.m)
+	if err != nil {
+		return err
+	}
+	seq := au.keys.record(in)
+	defer au.keys.stop()
+	if err := au.keys.waitWindows(ctx, seq); err != nil {
+		return err
+	}
+	src := sess.src
+	if err := src.Begin(ctx); err != nil {
+		return err
+	}
+	defer src.End(context.WithoutCancel(ctx))
+	at, err := snapshotPosition(ctx, sess)
+	if err != nil {
+		return err
+	}
+	// The table's item count (DescribeTable's, which DynamoDB refreshes
+	// every few hours, and the last slice's) can be far below what the
+	// source holds: the source's own count sizes the slice too, so that
+	// its keys stay within SliceItems.
+	est, err := au.estimate(ctx, src, plans)
+	if err != nil {
+		return err
+	}
+	if need := au.slicesFor(est); need > n {
+		au.slices = need
+		return errResize
+	}
+	want, err := au.derive(ctx, src, plans, in)
+	if err != nil {
+		return err
+	}
+	if err := au.waitApplied(ctx, applied, at); err != nil {
+		return err
+	}
+	found, seen, err := au.scan(ctx, want, in)
+	if err != nil {
+		return err
+	}
+	for k, d := range want {
+		found = append(found, drifted{key: splitKey(k), kind: DriftMissing, entity: int(d.entity), typ: plans[d.entity].Entity().Type})
+	}
+	compared := int64(len(want)) + seen
+	clear(want) // the memory of the slice's hashes, before the repair
+	want = nil
+	var out []drifted
+	skipped := int64(0)
+	for _, d := range found {
+		if au.keys.wrote(d.key) {
+			skipped++
+			continue
+		}
+		out = append(out, d)
+	}
+	repaired := make([]bool, len(out))
+	if au.opts.Mode == AuditRepair && len(out) > 0 {
+		if err := au.repair(ctx, src, plans, out, repaired); err != nil {
+			return err
+		}
+	}
+	nRepaired := int64(0)
+	for j, d := range out {
+		if repaired[j] {
+			nRepaired++
+		}
+		if au.opts.OnDrift == nil {
+			continue
+		}
+		err := au.opts.OnDrift(Drift{Cycle: cycle, Kind: d.kind, Entity: au.m.Entities[d.entity].Name, Type: d.typ,
+			Key: pipeline.ItemKeyMap(d.key, au.keyAttrs), Repaired: repaired[j]})
+		if err != nil {
+			return err
+		}
+	}
+	au.update(func(st *AuditStatus) {
+		st.Compared += compared
+		st.Skipped += skipped
+		st.Drifted += int64(len(out))
+		st.Repaired += nRepaired
+		st.TotalDrifted += int64(len(out))
+		st.TotalRepaired += nRepaired
+		if len(out) > 0 {
+			st.LastDriftCycle, st.LastDrifted, st.LastRepaired = cycle, st.Drifted, st.Repaired
+		}
+	})
+	// The next cycle is sized by the items this slice counted.
+	au.slices = au.slicesFor(max(au.derivedTotal.Swap(0), au.scannedTotal.Swap(0)))
+	return nil
+}
+
+// snapshotPosition is the WAL insert position, read in the slice's
+// snapshot just begun, with the WAL flushed up to it (flushWAL): every
+// transaction the snapshot sees committed ends before it.
+func snapshotPosition(ctx context.Context, sess *auditSession) (pglogrepl.LSN, error) {
+	var lsnText string
+	if err := sess.src.Conn().QueryRow(ctx, "SELECT pg_current_wal_insert_lsn()::text").Scan(&lsnText); err != nil {
+		return 0, fmt.Errorf("current WAL position: %w", err)
+	}
+	at, err := pglogrepl.ParseLSN(lsnText)
+	if err != nil {
+		return 0, err
+	}
+	return at, flushWAL(ctx, sess.flush)
+}
+
+// errResize ends a slice whose cycle has too few slices for the items the
+// source holds (Auditor.estimate): the cycle begins again in more.
+var errResize = errors.New("audit: more slices needed")
+
+// estimate is the number of items the source derives in src's snapshot:
+// each entity's count(*), twice for an entity with a mirror item (as
+// verify counts them).
+func (au *Auditor) estimate(ctx context.Context, src *extract.Source, plans []*transform.Plan) (int64, error) {
+	var n int64
+	for _, p := range plans {
+		rows, err := src.Count(ctx, p.Entity())
+		if err != nil {
+			return 0, err
+		}
+		if p.KeySlots().Mirrored() {
+			rows *= 2
+		}
+		n += rows
+	}
+	return n, nil
+}
+
+// flushWAL commits a tiny transaction with synchronous_commit on (an empty
+// transactional logical decoding message, which pgoutput passes on only to
+// subscribers that ask for messages): the WAL is flushed up to its commit,
+// past the position the slice waits for, so that the walsender sends it
+// now rather than when the WAL writer flushes transactions committed with
+// synchronous_commit off, and decodes a record past it even on an idle
+// server (see Watch.flushedLSN).
+func flushWAL(ctx context.Context, conn *pgconn.PgConn) error {
+	_, err := conn.Exec(ctx, `BEGIN; SET LOCAL synchronous_commit = on; SELECT pg_logical_emit_message(true, 'pg2dynamo', ''); COMMIT`).ReadAll()
+	if err != nil {
+		return fmt.Errorf("flush the WAL: %w", err)
+	}
+	return nil
+}
+
+// waitApplied waits until the follow has applied every change up to at,
+// checking every 50 ms.
+func (au *Auditor) waitApplied(ctx context.Context, applied func() pglogrepl.LSN, at pglogrepl.LSN) error {
+	t := time.NewTicker(50 * time.Millisecond)
+	defer t.Stop()
+	for applied() < at {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
+	return nil
+}
+
+// itemKeyString is key k as one map key.
+func itemKeyString(k [2]string) string { return k[0] + "\x00" + k[1] }
+
+func splitKey(s string) [2]string {
+	for j := 0; j < len(s); j++ {
+		if s[j] == 0 {
+			return [2]string{s[:j], s[j+1:]}
+		}
+	}
+	return [2]string{s, ""}
+}
+
+// derive derives every item from src's snapshot by plans and returns the
+// content hash and entity of those of the slice (in).
+func (au *Auditor) derive(ctx context.Context, src *extract.Source, plans []*transform.Plan, in func(string) bool) (map[string]derived, error) {
+	want := map[string]derived{}
+	var mu sync.Mutex
+	var total int64
+	sink := load.SinkFunc(func(_ context.Context, batch []transform.Item) error {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, it := range batch {
+			total++
+			k := transform.ItemKey(it.Attrs, au.keyAttrs)
+			if !in(k[0]) {
+				continue
+			}
+			want[itemKeyString(k)] = derived{hash: maphash.Bytes(au.seed, ddbjson.Canonical(it.Attrs)), entity: int32(it.Entity)}
+		}
+		return nil
+	})
+	if _, err := pipeline.Run(ctx, pipeline.Postgres(src), au.m, plans, sink, pipeline.Options{Concurrency: 1}); err != nil {
+		return nil, err
+	}
+	au.derivedTotal.Store(total)
+	return want, nil
+}
+
+// scan reads the whole table and compares the slice's items with want,
+// taking out of want every key it finds: what is left of want is
+// missing. It returns the changed and stale keys, and how many items of
+// the slice it read that the source does not derive.
+func (au *Auditor) scan(ctx context.Context, want map[string]derived, in func(string) bool) ([]drifted, int64, error) {
+	var mu sync.Mutex
+	var found []drifted
+	var extra, total atomic.Int64
+	typeAttr := au.m.TypeAttribute
+	g, gctx := errgroup.WithContext(ctx)
+	segments := au.opts.Segments
+	for seg := range segments {
+		g.Go(func() error {
+			p := dynamodb.NewScanPaginator(au.client, &dynamodb.ScanInput{TableName: aws.String(au.m.Table.Name),
+				Segment: aws.Int32(int32(seg)), TotalSegments: aws.Int32(int32(segments)), ConsistentRead: aws.Bool(true),
+				Limit: aws.Int32(200)})
+			for p.HasMorePages() {
+				page, err := p.NextPage(gctx)
+				if err != nil {
+					return fmt.Errorf("scan %s segment %d: %w", au.m.Table.Name, seg, err)
+				}
+				total.Add(int64(len(page.Items)))
+				for _, it := range page.Items {
+					k := transform.ItemKey(it, au.keyAttrs)
+					if !in(k[0]) {
+						continue
+					}
+					h := maphash.Bytes(au.seed, ddbjson.Canonical(it))
+					typ := ""
+					if v, ok := it[typeAttr].(*types.AttributeValueMemberS); ok {
+						typ = v.Value
+					}
+					ks := itemKeyString(k)
+					mu.Lock()
+					d, ok := want[ks]
+					switch {
+					case ok:
+						delete(want, ks)
+						extra.Add(1) // counted as compared once, here
+						if d.hash != h {
+							found = append(found, drifted{key: k, kind: DriftChanged, entity: int(d.entity), typ: typ})
+						}
+					case au.types[typ]:
+						extra.Add(1)
+						found = append(found, drifted{key: k, kind: DriftStale, entity: au.entityOf(typ), typ: typ})
+					}
+					mu.Unlock()
+				}
+			}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, 0, err
+	}
+	au.scannedTotal.Store(total.Load())
+	return found, extra.Load(), nil
+}
+
+// entityOf is the first entity of item type typ.
+func (au *Auditor) entityOf(typ string) int {
+	for i, e := range au.m.Entities {
+		if e.Type == typ {
+			return i
+		}
+	}
+	return 0
+}

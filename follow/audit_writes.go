@@ -1,0 +1,292 @@
+package follow
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+
+	"github.com/pg2dynamo/pg2dynamo/extract"
+	"github.com/pg2dynamo/pg2dynamo/load"
+	"github.com/pg2dynamo/pg2dynamo/pipeline"
+	"github.com/pg2dynamo/pg2dynamo/transform"
+)
+
+// The audit's side of the follow's writes: the keys each window writes,
+// recorded while a slice is compared (keyLog), and the audit's repairs,
+// written by the follow between two windows (repairReq).
+
+// keyLog counts the follow's windows and, while a slice is compared,
+// records the keys they write that fall in it. Its methods are safe for
+// concurrent use (the follow's goroutine writes, the audit's reads) and
+// do nothing on a nil keyLog (a follow without an audit).
+type keyLog struct {
+	on atomic.Bool // recording: in is set
+	mu sync.Mutex
+	// started counts the windows (Applier.Start, repairs) begun, finished
+	// those whose writes are all done (Flight.Wait): windows finish in
+	// the order they start.
+	started, finished uint64
+	// moved is closed when finished moves (nil while nobody waits).
+	moved chan struct{}
+	in    func(pk string) bool
+	keys  map[string]struct{}
+}
+
+// window counts a window begun and returns its number.
+func (l *keyLog) window() uint64 {
+	if l == nil {
+		return 0
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.started++
+	return l.started
+}
+
+// done records that window seq's writes are all done (or abandoned).
+func (l *keyLog) done(seq uint64) {
+	if l == nil || seq == 0 {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.finished = max(l.finished, seq)
+	if l.moved != nil {
+		close(l.moved)
+		l.moved = nil
+	}
+}
+
+// add records the keys written, those in the slice recorded.
+func (l *keyLog) add(keys ...[2]string) {
+	if l == nil || !l.on.Load() {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.in == nil {
+		return
+	}
+	for _, k := range keys {
+		if l.in(k[0]) {
+			l.keys[itemKeyString(k)] = struct{}{}
+		}
+	}
+}
+
+// record begins recording the keys written whose partition key in
+// accepts, and returns the number of windows begun so far (waitWindows).
+func (l *keyLog) record(in func(pk string) bool) uint64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.in, l.keys = in, map[string]struct{}{}
+	l.on.Store(true)
+	return l.started
+}
+
+// stop ends recording and lets go of the keys.
+func (l *keyLog) stop() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.on.Store(false)
+	l.in, l.keys = nil, nil
+}
+
+// wrote reports whether key k was written since record.
+func (l *keyLog) wrote(k [2]string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	_, ok := l.keys[itemKeyString(k)]
+	return ok
+}
+
+// waitWindows waits until the windows up to seq have written everything:
+// after it, every write of the follow is recorded (a window begun later
+// records its keys before it hands them to the writers).
+func (l *keyLog) waitWindows(ctx context.Context, seq uint64) error {
+	for {
+		l.mu.Lock()
+		if l.finished >= seq {
+			l.mu.Unlock()
+			return nil
+		}
+		if l.moved == nil {
+			l.moved = make(chan struct{})
+		}
+		moved := l.moved
+		l.mu.Unlock()
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-moved:
+		}
+	}
+}
+
+// repairReq is a chunk of the audit's repairs for the follow to write
+// between two windows: items to put as derived, and deletes (Delete set,
+// key attributes only). The follow leaves out the key of an item it has
+// written since the slice began recording (skip): its item is newer than
+// the snapshot's. done receives the outcome once written (buffered: the
+// follow never waits on it).
+type repairReq struct {
+	items []transform.Item
+	skip  func([2]string) bool
+	done  chan error
+}
+
+// repairChunk is the most items one repair request holds: the audit
+// derives again, from the slice's snapshot, only the items to repair,
+// and holds at most this many of them at once.
+const repairChunk = 500
+
+// repair has the follow write out's drifted items, marking repaired those
+// the table then holds as the source: missing and changed items are
+// derived again in src's snapshot (the slice's) and put, stale ones
+// deleted.
+func (au *Auditor) repair(ctx context.Context, src *extract.Source, plans []*transform.Plan, out []drifted, repaired []bool) error {
+	need := map[string]int{}
+	var stale []int
+	for j, d := range out {
+		if d.kind == DriftStale {
+			stale = append(stale, j)
+		} else {
+			need[itemKeyString(d.key)] = j
+		}
+	}
+	var chunk []transform.Item
+	var slots []int
+	flush := func() error {
+		if len(chunk) == 0 {
+			return nil
+		}
+		err := au.send(ctx, chunk)
+		if err == nil {
+			for _, j := range slots {
+				repaired[j] = true
+			}
+		}
+		chunk, slots = nil, nil
+		return err
+	}
+	if len(need) > 0 {
+		// One writer: the sink is called from one goroutine.
+		sink := load.SinkFunc(func(_ context.Context, batch []transform.Item) error {
+			for _, it := range batch {
+				ks := itemKeyString(transform.ItemKey(it.Attrs, au.keyAttrs))
+				j, ok := need[ks]
+				if !ok {
+					continue
+				}
+				delete(need, ks)
+				chunk, slots = append(chunk, transform.Item{Entity: it.Entity, Attrs: it.Attrs}), append(slots, j)
+				if len(chunk) >= repairChunk {
+					if err := flush(); err != nil {
+						return err
+					}
+				}
+			}
+			return nil
+		})
+		if _, err := pipeline.Run(ctx, pipeline.Postgres(src), au.m, plans, sink, pipeline.Options{Concurrency: 1}); err != nil {
+			return err
+		}
+	}
+	for _, j := range stale {
+		chunk, slots = append(chunk, au.a.deleteItem(out[j].key)), append(slots, j)
+		if len(chunk) >= repairChunk {
+			if err := flush(); err != nil {
+				return err
+			}
+		}
+	}
+	return flush()
+}
+
+// send hands items to the follow (Run takes them between two windows)
+// and waits until they are written.
+func (au *Auditor) send(ctx context.Context, items []transform.Item) error {
+	req := &repairReq{items: items, skip: au.keys.wrote, done: make(chan error, 1)}
+	select {
+	case au.repairs <- req:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	select {
+	case err := <-req.done:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// takeRepair starts the writes of a repair the audit asks for, if one
+// waits, as the window after the one in flight: the keys that window
+// writes wait for it, as a window's do (Applier.Start's barrier).
+func (p *pipe) takeRepair(ctx context.Context, a *Applier, au *Auditor) error {
+	if au == nil {
+		return nil
+	}
+	var req *repairReq
+	select {
+	case req = <-au.repairs:
+	default:
+		return nil
+	}
+	var busy map[[2]string]bool
+	if p.flight != nil {
+		busy = p.flight.Keys()
+	}
+	f, err := a.startRepair(ctx, req, busy, func() error { return p.finish(ctx) })
+	if err != nil {
+		req.done <- err
+		return err
+	}
+	p.flight, p.txs = f, nil
+	return nil
+}
+
+// startRepair hands req's items to the write stage, as Start does a
+// window's: an item of a key busy waits for barrier, the deletes come
+// after it. barrier is called exactly once, unless it fails.
+func (a *Applier) startRepair(ctx context.Context, req *repairReq, busy map[[2]string]bool, barrier func() error) (*Flight, error) {
+	g := &gate{barrier: barrier, busy: busy, start: func() *pipeline.Group { return a.group(ctx) }}
+	f := &Flight{a: a, seq: a.keys.window(), repair: req}
+	f.w = &work{seen: map[[2]string]bool{}, out: g}
+	var err error
+	for _, it := range req.items {
+		k := transform.ItemKey(it.Attrs, a.keyAttrs)
+		if f.w.seen[k] || req.skip(k) {
+			continue
+		}
+		f.w.seen[k] = true
+		if it.Delete {
+			f.w.deletes = append(f.w.deletes, k)
+			continue
+		}
+		f.w.puts++
+		if err = g.add([][2]string{k}, []transform.Item{it}); err != nil {
+			break
+		}
+	}
+	if oerr := g.open(); oerr != nil {
+		if g.wr != nil {
+			g.wr.Cancel()
+			g.wr.Wait()
+		}
+		a.keys.done(f.seq)
+		return nil, oerr
+	}
+	f.wr = g.wr
+	for _, k := range f.w.deletes {
+		if err != nil {
+			break
+		}
+		err = f.wr.Add([]transform.Item{a.deleteItem(k)})
+	}
+	if err != nil {
+		f.abort()
+		return nil, err
+	}
+	return f, nil
+}
