@@ -382,4 +382,3 @@ func (o WriteOptions) fixedWriters() int {
 	}
 	return o.Concurrency
 }
-
