@@ -339,6 +339,7 @@ func (m *Mapping) validate() Errors {
 		}
 	}
 	errs = append(errs, m.validateSettings()...)
+	errs = append(errs, m.validateKeyTypes()...)
 
 	if slices.Contains(m.KeyAttributes(), m.TypeAttribute) {
 		add(KeyTypeAttribute, "%q is a key attribute of the table or a GSI: expected another attribute name for the entity type", m.TypeAttribute)
@@ -356,6 +357,7 @@ func (m *Mapping) validate() Errors {
 		}
 		errs = append(errs, m.validatePattern(ap)...)
 	}
+	errs = append(errs, m.validateTypedKeys()...)
 	errs = append(errs, m.validateLibrary()...)
 	return errs
 }
