@@ -45,16 +45,16 @@ type Design struct {
 // IndexRow describes one GSI. A GSI with multi-attribute keys has
 // PartitionKeys (and SortKeys) instead of PartitionKey (and SortKey).
 type IndexRow struct {
-	Name          string         `json:"name"`
-	PartitionKey  string         `json:"partition_key,omitempty"`
-	SortKey       string         `json:"sort_key,omitempty"`
+	Name         string `json:"name"`
+	PartitionKey string `json:"partition_key,omitempty"`
+	SortKey      string `json:"sort_key,omitempty"`
 	// PartitionKeyType and SortKeyType are the types of PartitionKey and
 	// SortKey: S, N or B (mapping.Table.KeyType), empty without them.
 	PartitionKeyType string         `json:"partition_key_type,omitempty"`
 	SortKeyType      string         `json:"sort_key_type,omitempty"`
-	PartitionKeys []KeyAttribute `json:"partition_keys,omitempty"`
-	SortKeys      []KeyAttribute `json:"sort_keys,omitempty"`
-	Projection    string         `json:"projection"`
+	PartitionKeys    []KeyAttribute `json:"partition_keys,omitempty"`
+	SortKeys         []KeyAttribute `json:"sort_keys,omitempty"`
+	Projection       string         `json:"projection"`
 	Throughput
 }
 
