@@ -169,7 +169,8 @@ func (m *Mapping) checkTypedKeyTemplate(s KeySlot) *Error {
 // or B, of every entity and access pattern (checkTypedKeyTemplate), and
 // that no access pattern takes begins_with on a number sort key (DynamoDB
 // allows it on strings and binaries only:
-// https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_Query.html#DDB-Query-request-KeyConditionExpression).
+// https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_Query.html#DDB-Query-request-KeyConditionExpression)
+// nor on a binary one, whose template is a whole value.
 func (m *Mapping) validateTypedKeys() Errors {
 	var errs Errors
 	for _, e := range m.Entities {
@@ -191,9 +192,14 @@ func (m *Mapping) validateTypedKeys() Errors {
 				errs = append(errs, err)
 			}
 		}
-		if kc := ap.Condition; kc.SortOp == "begins_with" && m.Table.KeyType(kc.SortAttr) == TypeNumber {
+		switch kc := ap.Condition; {
+		case kc.SortOp != "begins_with":
+		case m.Table.KeyType(kc.SortAttr) == TypeNumber:
 			errs = append(errs, m.Errorf(Path(KeyAccessPatterns, ap.Name, KeyKeyCondition),
 				"begins_with(%s, …): %s is a number (N), and DynamoDB takes begins_with on strings and binaries only: use a range (<, <=, >, >=, BETWEEN)", kc.SortAttr, kc.SortAttr))
+		case m.Table.KeyType(kc.SortAttr) == TypeBinary:
+			errs = append(errs, m.Errorf(Path(KeyAccessPatterns, ap.Name, KeyKeyCondition),
+				"begins_with(%s, …): %s is a binary (B), whose value is one placeholder: use = or a range", kc.SortAttr, kc.SortAttr))
 		}
 	}
 	return errs

@@ -532,6 +532,55 @@ func KeyAttributeValue(typ, text string) types.AttributeValue {
 	return &types.AttributeValueMemberS{Value: text}
 }
 
+// KeyMap returns the primary key of key text k (as ItemKey returns it) as
+// DynamoDB takes it in GetItem and DeleteItem: k[i] under keyAttrs[i], of
+// type keyTypes[i] (KeyAttributeValue); the sort key is left out when
+// keyAttrs[1] is "".
+func KeyMap(keyAttrs, keyTypes [2]string, k [2]string) map[string]types.AttributeValue {
+	out := map[string]types.AttributeValue{keyAttrs[0]: KeyAttributeValue(keyTypes[0], k[0])}
+	if keyAttrs[1] != "" {
+		out[keyAttrs[1]] = KeyAttributeValue(keyTypes[1], k[1])
+	}
+	return out
+}
+
+// SortText returns key text (as ItemKey returns it) of a key attribute of
+// type typ as text whose byte order is DynamoDB's order of such keys: the
+// text itself for a string (UTF-8 byte order) or a binary (its bytes, in
+// unsigned byte order), and for a number an order-preserving code of its
+// value (text that is not a number is returned as is). A number is coded
+// as a class ('0' below zero, '1' zero, '2' above), then for a non-zero
+// number its decimal exponent biased by 500 (DynamoDB's magnitudes are
+// 1E-130 to under 1E+126) in three digits and its significant digits;
+// below zero both are nines' complements and the digits end with '~', so
+// that -1.25 sorts before -1.2.
+// https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/HowItWorks.NamingRulesDataTypes.html#HowItWorks.DataTypes.Number
+func SortText(typ, text string) string {
+	if typ != mapping.TypeNumber {
+		return text
+	}
+	neg, digits, intLen, _, ok := numberParts(text)
+	if !ok {
+		return text
+	}
+	// The significant digits and the exponent of the first of them.
+	all := strings.Replace(digits, ".", "", 1)
+	lead := len(all) - len(strings.TrimLeft(all, "0"))
+	sig := strings.TrimRight(all[lead:], "0")
+	if sig == "" {
+		return "1"
+	}
+	exp := intLen - lead + 500 // the value is 0.<sig> × 10^(exp−500)
+	if !neg {
+		return fmt.Sprintf("2%03d%s", exp, sig)
+	}
+	comp := make([]byte, len(sig))
+	for i := range sig {
+		comp[i] = '0' + '9' - sig[i]
+	}
+	return fmt.Sprintf("0%03d%s~", 999-exp, comp)
+}
+
 // KeyText returns the key text of key attribute value v, as ItemKey does:
 // an S's text, an N's canonical number text (so "1.0" and "1", one
 // DynamoDB number, give one text), a B's bytes; false for another type.

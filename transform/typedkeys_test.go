@@ -238,3 +238,28 @@ func TestKeyTextOfTypes(t *testing.T) {
 }
 
 func posInf() float64 { return math.Inf(1) }
+
+// TestSortText checks that the order-preserving text of numbers sorts as
+// the numbers do, equal numbers of different text giving one text.
+func TestSortText(t *testing.T) {
+	ordered := []string{"-1e125", "-100", "-99.5", "-1.25", "-1.2", "-1", "-0.001", "0", "1e-130", "0.001", "0.5", "1", "1.2", "1.25", "9", "10", "99.5", "100", "12345678901234567890123456789012345678", "9.99e125"}
+	var texts []string
+	for _, n := range ordered {
+		c, err := transform.CanonicalNumber(n)
+		if err != nil {
+			t.Fatalf("CanonicalNumber(%s): %v", n, err)
+		}
+		texts = append(texts, transform.SortText("N", c))
+	}
+	for i := 1; i < len(texts); i++ {
+		if texts[i-1] >= texts[i] {
+			t.Errorf("SortText(%s) = %q is not below SortText(%s) = %q", ordered[i-1], texts[i-1], ordered[i], texts[i])
+		}
+	}
+	if a, b := transform.SortText("N", "1.0"), transform.SortText("N", "1"); a != b {
+		t.Errorf("SortText(1.0) = %q, SortText(1) = %q: one number", a, b)
+	}
+	if got := transform.SortText("S", "B#2"); got != "B#2" {
+		t.Errorf("SortText of a string = %q", got)
+	}
+}

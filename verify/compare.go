@@ -483,7 +483,7 @@ func (c *comparison) readBack() *readBack {
 	if c.opts.ReadBack == nil {
 		return nil
 	}
-	return &readBack{client: c.opts.ReadBack, table: c.m.Table.Name, keyAttrs: c.keyAttrs, typeAttr: c.m.TypeAttribute}
+	return &readBack{client: c.opts.ReadBack, table: c.m.Table.Name, keyAttrs: c.keyAttrs, keyTypes: c.m.Table.KeyTypes(), typeAttr: c.m.TypeAttribute}
 }
 
 // ScanName is the name verify's Progress is told the table's Scan under.
@@ -572,11 +572,12 @@ func (s *sourceSink) account(it transform.Item, mirror bool) error {
 	s.wcu[it.Entity] += w
 	s.bytes[it.Entity] += n
 	for attr, bySample := range s.byAttr {
-		v, ok := it.Attrs[attr].(*types.AttributeValueMemberS)
+		v, ok := it.Attrs[attr]
 		if !ok {
 			continue
 		}
-		for _, pc := range bySample[v.Value] {
+		text, _ := transform.KeyText(v)
+		for _, pc := range bySample[text] {
 			if err := pc.offer(s.c.m, s.c.orders, it, mirror); err != nil {
 				return err
 			}
