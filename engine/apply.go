@@ -8,7 +8,6 @@ import (
 	"sync"
 	"sync/atomic"
 
-
 	"github.com/pg2dynamo/pg2dynamo/load"
 	"github.com/pg2dynamo/pg2dynamo/pipeline"
 	"github.com/pg2dynamo/pg2dynamo/report"
