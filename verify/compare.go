@@ -623,11 +623,12 @@ func (c *comparison) itemInFlight(ctx context.Context, item []byte, readAt time.
 	if c.opts.InFlight == nil {
 		return false, nil
 	}
-	var attrs map[string]struct{ S string }
-	if err := json.Unmarshal(item, &attrs); err != nil {
+	attrs, err := ddbjson.DecodeItem(item)
+	if err != nil {
 		return false, fmt.Errorf("verify: item %s: %w", item, err)
 	}
-	return c.opts.InFlight(ctx, attrs[c.keyAttrs[0]].S, attrs[c.keyAttrs[1]].S, readAt)
+	k := transform.ItemKey(attrs, c.keyAttrs)
+	return c.opts.InFlight(ctx, k[0], k[1], readAt)
 }
 
 // Memory budgets, in bytes: the derived items that must answer the
