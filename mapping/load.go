@@ -537,8 +537,9 @@ func (c *entityCheck) checkAttributes() {
 }
 
 // KeyAttributes returns the names of the table's key attributes and of every
-// GSI key attribute, without repeats: these are always strings rendered from
-// templates and never come from columns directly. The attributes of
+// GSI key attribute, without repeats: these are rendered from templates
+// (strings unless declared N or B: Table.KeyType) and never come from
+// columns directly. The attributes of
 // multi-attribute GSI keys (GSI.PartitionKeys, GSI.SortKeys) are not among
 // them: items carry those as ordinary attributes (see
 // Table.KeyAttributeTypes for all key attributes with their types).

@@ -266,8 +266,8 @@ type GSI struct {
 	// A-Z, 0-9, '_', '-', '.'. Entities name it under indexes, access
 	// patterns under index.
 	Name string `yaml:"name"`
-	// PartitionKey is the name of the index's partition key attribute, a
-	// string rendered on each entity's items from its indexes templates,
+	// PartitionKey is the name of the index's partition key attribute,
+	// rendered on each entity's items from its indexes templates,
 	// e.g. GSI1PK (overloaded across entities). The table's sort key here,
 	// with its partition key as sort_key, makes an inverted index. Not with
 	// partition_keys.
