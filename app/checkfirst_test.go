@@ -185,7 +185,7 @@ func TestExistingTableWithOtherKeyTypesIsRefused(t *testing.T) {
 		}
 	})
 	differences := "table " + numberPK + " does not match the mapping: " +
-		"key attribute PK is of type N, key attribute GSI1SK is of type N: the mapping writes every key attribute as a string (S); " +
+		"key attribute PK is of type N, key attribute GSI1SK is of type N: the mapping writes every key attribute as a string (S) unless it declares its type (partition_key_type, sort_key_type); " +
 		"GSI GSI1 projects KEYS_ONLY, the mapping declares INCLUDE (balance); " +
 		"GSI Inverted projects INCLUDE (id), the mapping declares KEYS_ONLY"
 	args := migrateArgs(t, mappingFile, url, numberPK)

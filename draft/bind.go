@@ -32,6 +32,9 @@ type Bound struct {
 	// run (writes, Scan, BatchGetItem), each with why; they are not
 	// unbound: the draft says so in a comment.
 	Untranslated []string
+	// numberKeys are the design's number key attributes (NumberKeys),
+	// found once by keyType.
+	numberKeys map[string]bool
 }
 
 // Unbound is one part of the design the source does not give: where it

@@ -187,7 +187,7 @@ func (g *binder) keys(e *BoundEntity) {
 		e.Table = nil
 		return
 	}
-	e.PK, e.SK = pk, sk
+	e.PK, e.SK = g.b.typedTemplate(g.b.PartitionKey, pk), g.b.typedTemplate(g.b.SortKey, sk)
 	g.orderNotes(e)
 	for _, m := range de.GSIMappings {
 		if m.PKTemplates != nil || m.SKTemplates != nil {
@@ -215,6 +215,7 @@ func (g *binder) keys(e *BoundEntity) {
 			g.unbound(fmt.Sprintf("entity %s, GSI %s", de.Name, m.Name), "an sk_template for an index without a sort key")
 			continue
 		}
+		pk, sk = g.b.typedTemplate(gsi.PartitionKey, pk), g.b.typedTemplate(gsi.SortKey, sk)
 		var why string
 		if pk, why = g.tableKeyAttr(e, gsi.PartitionKey, pk); why == "" {
 			sk, why = g.tableKeyAttr(e, gsi.SortKey, sk)

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/pg2dynamo/pg2dynamo/mapping"
 )
 
 // pattern translates one access pattern of e. GetItem reads the item by
@@ -89,6 +91,14 @@ func (g *binder) condition(e *BoundEntity, p *MCPPattern) (string, string) {
 		}
 	case skAttr == "" || len(templateFields(skT)) == 0:
 		return "", fmt.Sprintf("a %s range condition needs a sort key with a field; %s has none", rc, cmpOr(skAttr, "the index's key"))
+	case g.b.keyType(skAttr) == mapping.TypeNumber && rc == "begins_with":
+		return "", fmt.Sprintf("begins_with on %s, a number sort key: DynamoDB takes it on strings and binaries only", skAttr)
+	case g.b.keyType(skAttr) == mapping.TypeNumber && rc == "between":
+		// The number itself bounds both ends: the pattern's parameters
+		// are values of the field.
+		sort, bounds = rc, []string{skT, skT}
+	case g.b.keyType(skAttr) == mapping.TypeNumber:
+		sort, bounds = rc, []string{skT}
 	case rc == "begins_with", rc == ">", rc == ">=":
 		sort, bounds = rc, []string{templatePrefix(skT)}
 	case rc == "<", rc == "<=":
@@ -115,15 +125,17 @@ func (g *binder) render(e *BoundEntity, pkAttr, skAttr, pkT, sort string, bounds
 		missing = append(missing, miss...)
 		return out
 	}
-	cond := fmt.Sprintf("%s = %s", pkAttr, tr(pkT))
+	pkTr := g.b.typedTemplate(pkAttr, tr(pkT))
+	skTr := func(tpl string) string { return g.b.typedTemplate(skAttr, tr(tpl)) }
+	cond := fmt.Sprintf("%s = %s", pkAttr, pkTr)
 	switch {
 	case sort == "":
 	case sort == "begins_with":
-		cond += fmt.Sprintf(" AND begins_with(%s, %s)", skAttr, tr(bounds[0]))
+		cond += fmt.Sprintf(" AND begins_with(%s, %s)", skAttr, skTr(bounds[0]))
 	case sort == "between":
-		cond += fmt.Sprintf(" AND %s BETWEEN %s AND %s", skAttr, tr(bounds[0]), tr(bounds[1]))
+		cond += fmt.Sprintf(" AND %s BETWEEN %s AND %s", skAttr, skTr(bounds[0]), skTr(bounds[1]))
 	default:
-		cond += fmt.Sprintf(" AND %s %s %s", skAttr, sort, tr(bounds[0]))
+		cond += fmt.Sprintf(" AND %s %s %s", skAttr, sort, skTr(bounds[0]))
 	}
 	if len(missing) > 0 {
 		return "", fmt.Sprintf("its key holds %s, which is no column of a bound entity's table: verify could not take a value for it from a row",

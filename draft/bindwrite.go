@@ -33,12 +33,21 @@ func WriteBound(w io.Writer, b *Bound, from string) error {
 // above the next bound one of its map, or below the last; the lists of
 // what is unbound or not translated go at the end of the file.
 func buildBound(b *Bound, from string) (*mapping.Mapping, layout) {
-	m := &mapping.Mapping{Version: 1, Name: MappingName(b.Table), Table: mapping.Table{Name: b.Table, PartitionKey: b.PartitionKey, SortKey: cmpOr(b.SortKey, mapping.DefaultSortKey)}}
+	m := &mapping.Mapping{Version: 1, Name: MappingName(b.Table), Table: mapping.Table{Name: b.Table, PartitionKey: b.PartitionKey, SortKey: cmpOr(b.SortKey, mapping.DefaultSortKey),
+		PartitionKeyType: b.keyType(b.PartitionKey), SortKeyType: b.keyType(b.SortKey)}}
 	var l layout
 	l.add(note{path: at(mapping.KeyVersion), head: boundHeader(b, from)})
 	l.add(note{path: at(mapping.KeyName), head: nameComment})
 	for _, x := range b.GSIs {
-		m.Table.GSIs = append(m.Table.GSIs, mapping.GSI{Name: x.Name, PartitionKey: x.PartitionKey, SortKey: x.SortKey})
+		g := mapping.GSI{Name: x.Name, PartitionKey: x.PartitionKey, SortKey: x.SortKey}
+		// A table key attribute the index reuses has the table's type.
+		if g.PartitionKey != b.PartitionKey && g.PartitionKey != b.SortKey {
+			g.PartitionKeyType = b.keyType(g.PartitionKey)
+		}
+		if g.SortKey != b.PartitionKey && g.SortKey != b.SortKey {
+			g.SortKeyType = b.keyType(g.SortKey)
+		}
+		m.Table.GSIs = append(m.Table.GSIs, g)
 	}
 	if b.TypeAttribute != mapping.DefaultTypeAttribute {
 		m.TypeAttribute = b.TypeAttribute

@@ -8,8 +8,6 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-
 	"github.com/pg2dynamo/pg2dynamo/load"
 	"github.com/pg2dynamo/pg2dynamo/metrics"
 	"github.com/pg2dynamo/pg2dynamo/pipeline"
@@ -33,6 +31,8 @@ type tableApplier struct {
 	ds       *load.DynamoDB
 	typeAttr string
 	keyAttrs [2]string
+	// keyTypes are the types of keyAttrs (mapping.Table.KeyTypes).
+	keyTypes [2]string
 	plans    []*transform.Plan
 	// entities is the index in plans of each entity, by name
 	// (verify.Write.Entity).
@@ -57,17 +57,17 @@ type applyStats struct {
 }
 
 // newTableApplier returns the applier writing with ds (a table whose key
-// attributes are keyAttrs and type attribute typeAttr) on writers
+// attributes are keyAttrs, of types keyTypes, and type attribute typeAttr) on writers
 // goroutines (at least 1); the items put are of plans' entities (Compare's
 // plans). reject, if not nil, is given the items refused. close stops it.
-func newTableApplier(ds *load.DynamoDB, typeAttr string, keyAttrs [2]string, plans []*transform.Plan, writers int, reject func(pipeline.Reject) error) *tableApplier {
+func newTableApplier(ds *load.DynamoDB, typeAttr string, keyAttrs, keyTypes [2]string, plans []*transform.Plan, writers int, reject func(pipeline.Reject) error) *tableApplier {
 	entities := make(map[string]int, len(plans))
 	for i, p := range plans {
 		if p != nil {
 			entities[p.Entity().Name] = i
 		}
 	}
-	return &tableApplier{ds: ds, typeAttr: typeAttr, keyAttrs: keyAttrs, plans: plans, entities: entities, reject: reject,
+	return &tableApplier{ds: ds, typeAttr: typeAttr, keyAttrs: keyAttrs, keyTypes: keyTypes, plans: plans, entities: entities, reject: reject,
 		writes: pipeline.NewWrites(ds, keyAttrs, max(1, writers))}
 }
 
@@ -149,10 +149,7 @@ func (a *tableApplier) handed(ctx context.Context, err error) error {
 // delete deletes w's item on the condition that its type attribute still
 // holds w.Type.
 func (a *tableApplier) delete(ctx context.Context, w verify.Write) error {
-	key := map[string]types.AttributeValue{a.keyAttrs[0]: &types.AttributeValueMemberS{Value: w.PK}}
-	if a.keyAttrs[1] != "" {
-		key[a.keyAttrs[1]] = &types.AttributeValueMemberS{Value: w.SK}
-	}
+	key := transform.KeyMap(a.keyAttrs, a.keyTypes, [2]string{w.PK, w.SK})
 	deleted, err := a.ds.DeleteIf(ctx, key, a.typeAttr, w.Type)
 	switch {
 	case err != nil:

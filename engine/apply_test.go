@@ -90,7 +90,7 @@ func TestTableApplier(t *testing.T) {
 	api := &writeAPI{invalid: map[string]bool{"P#30": true}, retyped: map[string]bool{"D#1": true}}
 	var rejects []pipeline.Reject
 	var mu sync.Mutex
-	a := newTableApplier(load.NewDynamoDB(api, "t", "PK", "SK"), "type", [2]string{"PK", "SK"}, entityE(t), 3, func(r pipeline.Reject) error {
+	a := newTableApplier(load.NewDynamoDB(api, "t", "PK", "SK"), "type", [2]string{"PK", "SK"}, [2]string{"S", "S"}, entityE(t), 3, func(r pipeline.Reject) error {
 		mu.Lock()
 		defer mu.Unlock()
 		rejects = append(rejects, r)
@@ -144,7 +144,7 @@ func TestTableApplier(t *testing.T) {
 func TestTableApplierStopsOnError(t *testing.T) {
 	ctx := context.Background()
 	denied := &smithy.GenericAPIError{Code: "AccessDeniedException", Message: "no"}
-	a := newTableApplier(load.NewDynamoDB(&writeAPI{err: denied}, "t", "PK", "SK"), "type", [2]string{"PK", "SK"}, entityE(t), 2, nil)
+	a := newTableApplier(load.NewDynamoDB(&writeAPI{err: denied}, "t", "PK", "SK"), "type", [2]string{"PK", "SK"}, [2]string{"S", "S"}, entityE(t), 2, nil)
 	defer a.close()
 	var err error
 	for i := 0; i < 10_000 && err == nil; i++ {

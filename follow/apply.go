@@ -13,8 +13,6 @@ import (
 	"github.com/jackc/pglogrepl"
 	"github.com/jackc/pgx/v5/pgconn"
 
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-
 	"github.com/pg2dynamo/pg2dynamo/extract"
 	"github.com/pg2dynamo/pg2dynamo/load"
 	"github.com/pg2dynamo/pg2dynamo/mapping"
@@ -623,9 +621,6 @@ func (a *Applier) reject(r pipeline.Reject) error {
 
 // deleteItem is the delete of the item of key k.
 func (a *Applier) deleteItem(k [2]string) transform.Item {
-	attrs := map[string]types.AttributeValue{a.keyAttrs[0]: &types.AttributeValueMemberS{Value: k[0]}}
-	if a.keyAttrs[1] != "" {
-		attrs[a.keyAttrs[1]] = &types.AttributeValueMemberS{Value: k[1]}
-	}
+	attrs := transform.KeyMap(a.keyAttrs, a.m.Table.KeyTypes(), k)
 	return transform.Item{Entity: -1, Attrs: attrs, Delete: true}
 }

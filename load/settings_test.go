@@ -348,7 +348,7 @@ func TestCheckSchemaMultiAttribute(t *testing.T) {
 			setType(td, "tenant_id", types.ScalarAttributeTypeB)
 			setType(td, "GSI1PK", types.ScalarAttributeTypeN)
 		}, []string{
-			"key attribute GSI1PK is of type N: the mapping writes every key attribute as a string (S)",
+			"key attribute GSI1PK is of type N: the mapping writes every key attribute as a string (S) unless it declares its type (partition_key_type, sort_key_type)",
 			"key attribute tenant_id is of type B, the mapping declares S",
 			"key attribute order_no is of type S, the mapping declares N",
 		}},

@@ -381,14 +381,14 @@ func keyTypeDiffs(m *mapping.Mapping, td *types.TableDescription) []string {
 		}
 		switch typ := td.AttributeDefinitions[i].AttributeType; {
 		case string(typ) == a.Type:
-		case slices.Contains(strs, a.Name):
+		case a.Type == mapping.TypeString && slices.Contains(strs, a.Name):
 			badS = append(badS, fmt.Sprintf("key attribute %s is of type %s", a.Name, typ))
 		default:
 			diffs = append(diffs, fmt.Sprintf("key attribute %s is of type %s, the mapping declares %s", a.Name, typ, a.Type))
 		}
 	}
 	if len(badS) > 0 {
-		diffs = append([]string{strings.Join(badS, ", ") + ": the mapping writes every key attribute as a string (S)"}, diffs...)
+		diffs = append([]string{strings.Join(badS, ", ") + ": the mapping writes every key attribute as a string (S) unless it declares its type (partition_key_type, sort_key_type)"}, diffs...)
 	}
 	return diffs
 }

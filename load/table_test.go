@@ -68,11 +68,11 @@ func TestCheckSchema(t *testing.T) {
 			td.GlobalSecondaryIndexes = append(td.GlobalSecondaryIndexes, types.GlobalSecondaryIndexDescription{IndexName: aws.String("Other")})
 		}, nil},
 		{"number partition key", func(td *types.TableDescription) { setType(td, "PK", types.ScalarAttributeTypeN) },
-			[]string{"key attribute PK is of type N: the mapping writes every key attribute as a string (S)"}},
+			[]string{"key attribute PK is of type N: the mapping writes every key attribute as a string (S) unless it declares its type (partition_key_type, sort_key_type)"}},
 		{"binary GSI keys", func(td *types.TableDescription) {
 			setType(td, "GSI1PK", types.ScalarAttributeTypeB)
 			setType(td, "GSI1SK", types.ScalarAttributeTypeN)
-		}, []string{"key attribute GSI1PK is of type B, key attribute GSI1SK is of type N: the mapping writes every key attribute as a string (S)"}},
+		}, []string{"key attribute GSI1PK is of type B, key attribute GSI1SK is of type N: the mapping writes every key attribute as a string (S) unless it declares its type (partition_key_type, sort_key_type)"}},
 		{"no sort key", func(td *types.TableDescription) { td.KeySchema = td.KeySchema[:1] },
 			[]string{"it has key schema (partition key PK), the mapping expects (partition key PK, sort key SK)"}},
 		{"GSI missing", func(td *types.TableDescription) { td.GlobalSecondaryIndexes = td.GlobalSecondaryIndexes[1:] },
@@ -199,7 +199,7 @@ func TestEnsureTable(t *testing.T) {
 		{name: "missing, created", api: &fakeTables{}, create: true, wantCreated: true},
 		{name: "exists and fits", api: &fakeTables{tables: map[string]*types.TableDescription{"tbl": describe(m)}}, create: true},
 		{name: "exists and does not fit", api: &fakeTables{tables: map[string]*types.TableDescription{"tbl": numberPK}}, create: true,
-			wantErr: "table tbl does not match the mapping: key attribute PK is of type N: the mapping writes every key attribute as a string (S)"},
+			wantErr: "table tbl does not match the mapping: key attribute PK is of type N: the mapping writes every key attribute as a string (S) unless it declares its type (partition_key_type, sort_key_type)"},
 		{name: "CreateTable refused", api: &fakeTables{createErr: denied}, create: true,
 			wantErr: "create table tbl: api error AccessDeniedException: no", wantIs: denied},
 		{name: "the wait for ACTIVE fails", api: &fakeTables{afterCreate: denied}, create: true, wantCreated: true,
@@ -208,10 +208,10 @@ func TestEnsureTable(t *testing.T) {
 			wantErr: "describe table tbl: api error AccessDeniedException: no", wantIs: denied},
 		{name: "being created by another client, fits", api: &fakeTables{tables: map[string]*types.TableDescription{"tbl": describe(m)}, creating: 2}},
 		{name: "being created by another client, does not fit", api: &fakeTables{tables: map[string]*types.TableDescription{"tbl": numberPK}, creating: 2},
-			wantErr: "table tbl does not match the mapping: key attribute PK is of type N: the mapping writes every key attribute as a string (S)"},
+			wantErr: "table tbl does not match the mapping: key attribute PK is of type N: the mapping writes every key attribute as a string (S) unless it declares its type (partition_key_type, sort_key_type)"},
 		{name: "created by another client since DescribeTable, fits", api: &fakeTables{racer: describe(m), creating: 2}, create: true},
 		{name: "created by another client since DescribeTable, does not fit", api: &fakeTables{racer: numberPK, creating: 2}, create: true,
-			wantErr: "table tbl does not match the mapping: key attribute PK is of type N: the mapping writes every key attribute as a string (S)"},
+			wantErr: "table tbl does not match the mapping: key attribute PK is of type N: the mapping writes every key attribute as a string (S) unless it declares its type (partition_key_type, sort_key_type)"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -324,5 +324,49 @@ func TestDescribeTableErrors(t *testing.T) {
 				t.Errorf("error %v does not wrap %v", err, tc.err)
 			}
 		})
+	}
+}
+
+// A mapping of N and B key attributes creates them so typed, matches a
+// table so typed, and names a table of other types, attribute by
+// attribute.
+func TestCheckSchemaTypedKeys(t *testing.T) {
+	m, err := mapping.Parse("m.yaml", []byte(`table:
+  name: tbl
+  sort_key_type: N
+  gsis:
+    - {name: ByDigest, partition_key: DPK, partition_key_type: B, sort_key: DSK, sort_key_type: N}
+entities:
+  E: {source: {table: e}, pk: "P#${id}", sk: "${n}", indexes: {ByDigest: {pk: "${d}", sk: "${n}"}}}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := CreateTableInput(m)
+	var defs []string
+	for _, d := range in.AttributeDefinitions {
+		defs = append(defs, aws.ToString(d.AttributeName)+":"+string(d.AttributeType))
+	}
+	if d := cmp.Diff([]string{"PK:S", "SK:N", "DPK:B", "DSK:N"}, defs); d != "" {
+		t.Errorf("AttributeDefinitions (-want +got):\n%s", d)
+	}
+	if err := checkSchema(m, describe(m)); err != nil {
+		t.Errorf("checkSchema of the table the mapping creates: %v", err)
+	}
+	td := describe(m)
+	setType(td, "SK", types.ScalarAttributeTypeS)
+	setType(td, "DPK", types.ScalarAttributeTypeS)
+	setType(td, "PK", types.ScalarAttributeTypeN)
+	var tm *TableMismatchError
+	if err := checkSchema(m, td); !errors.As(err, &tm) {
+		t.Fatalf("checkSchema = %v, want a mismatch", err)
+	}
+	want := []string{
+		"key attribute PK is of type N: the mapping writes every key attribute as a string (S) unless it declares its type (partition_key_type, sort_key_type)",
+		"key attribute SK is of type S, the mapping declares N",
+		"key attribute DPK is of type S, the mapping declares B",
+	}
+	if d := cmp.Diff(want, tm.Differences); d != "" {
+		t.Errorf("differences (-want +got):\n%s", d)
 	}
 }

@@ -19,6 +19,10 @@ type KeySlot struct {
 	// Sort: the sort key of its index (or of the table); else the
 	// partition key.
 	Sort bool
+	// Type is Attr's type (Table.KeyType): TypeString, or TypeNumber or
+	// TypeBinary, whose template is one placeholder (or, for a number, a
+	// literal number) written as the value itself.
+	Type string
 	// Sorted: some index sorts by Attr (Table.Sorts), so its numbers are
 	// zero-padded to sort in numeric order.
 	Sorted bool
@@ -41,7 +45,7 @@ func (m *Mapping) KeySlots(e *Entity) KeySlots {
 	t := &m.Table
 	ep := Path(KeyEntities, e.Name)
 	slot := func(attr string, tpl Template, sort bool, path string) KeySlot {
-		return KeySlot{Attr: attr, Template: tpl, Sort: sort, Sorted: t.Sorts(attr), Path: path}
+		return KeySlot{Attr: attr, Template: tpl, Type: t.KeyType(attr), Sort: sort, Sorted: t.Sorts(attr), Path: path}
 	}
 	out := KeySlots{
 		slot(t.PartitionKey, e.PKTemplate, false, Path(ep, KeyPK)),
@@ -83,7 +87,7 @@ func (ap *AccessPattern) KeySlots(t *Table) []KeySlot {
 	kc := ap.Condition
 	path := Path(KeyAccessPatterns, ap.Name, KeyKeyCondition)
 	slot := func(attr string, tpl Template, sort bool) KeySlot {
-		return KeySlot{Attr: attr, Template: tpl, Index: ap.Index, Sort: sort, Sorted: t.Sorts(attr), Path: path}
+		return KeySlot{Attr: attr, Template: tpl, Type: t.KeyType(attr), Index: ap.Index, Sort: sort, Sorted: t.Sorts(attr), Path: path}
 	}
 	out := []KeySlot{slot(kc.PartitionAttr, kc.Partition, false)}
 	if kc.SortAttr != "" {

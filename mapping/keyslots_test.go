@@ -41,13 +41,13 @@ access_patterns:
 	}
 	e := m.Entity("Order")
 	want := KeySlots{
-		{Attr: "PK", Template: tpl("CUSTOMER#${customer_id}"), Path: "entities.Order.pk", Sorted: true},
-		{Attr: "SK", Template: tpl("ORDER#${order_id:8}"), Sort: true, Sorted: true, Path: "entities.Order.sk"},
-		{Attr: "ZPK", Template: tpl("DAY#${day}"), Index: "Zeta", Sparse: true, Path: "entities.Order.indexes.Zeta.pk"},
-		{Attr: "ZSK", Template: tpl("${order_id}"), Index: "Zeta", Sort: true, Sorted: true, Sparse: true, Path: "entities.Order.indexes.Zeta.sk"},
-		{Attr: "APK", Template: tpl("ORDER#${order_id}"), Index: "Alpha", Path: "entities.Order.indexes.Alpha.pk"},
-		{Attr: "PK", Template: tpl("ORDER#${order_id}"), Mirror: true, Sorted: true, Path: "entities.Order.mirror.pk"},
-		{Attr: "SK", Template: tpl("CUSTOMER#${customer_id}"), Mirror: true, Sort: true, Sorted: true, Path: "entities.Order.mirror.sk"},
+		{Attr: "PK", Type: "S", Template: tpl("CUSTOMER#${customer_id}"), Path: "entities.Order.pk", Sorted: true},
+		{Attr: "SK", Type: "S", Template: tpl("ORDER#${order_id:8}"), Sort: true, Sorted: true, Path: "entities.Order.sk"},
+		{Attr: "ZPK", Type: "S", Template: tpl("DAY#${day}"), Index: "Zeta", Sparse: true, Path: "entities.Order.indexes.Zeta.pk"},
+		{Attr: "ZSK", Type: "S", Template: tpl("${order_id}"), Index: "Zeta", Sort: true, Sorted: true, Sparse: true, Path: "entities.Order.indexes.Zeta.sk"},
+		{Attr: "APK", Type: "S", Template: tpl("ORDER#${order_id}"), Index: "Alpha", Path: "entities.Order.indexes.Alpha.pk"},
+		{Attr: "PK", Type: "S", Template: tpl("ORDER#${order_id}"), Mirror: true, Sorted: true, Path: "entities.Order.mirror.pk"},
+		{Attr: "SK", Type: "S", Template: tpl("CUSTOMER#${customer_id}"), Mirror: true, Sort: true, Sorted: true, Path: "entities.Order.mirror.sk"},
 	}
 	slots := m.KeySlots(e)
 	if d := cmp.Diff(want, slots, cmpopts.EquateEmpty()); d != "" {
@@ -76,9 +76,9 @@ access_patterns:
 	ap := m.AccessPatterns[0]
 	path := "access_patterns.Range.key_condition"
 	wantAP := KeySlots{
-		{Attr: "ZPK", Template: tpl("DAY#${day}"), Index: "Zeta", Path: path},
-		{Attr: "ZSK", Template: tpl("${a}"), Index: "Zeta", Sort: true, Sorted: true, Path: path},
-		{Attr: "ZSK", Template: tpl("${b}"), Index: "Zeta", Sort: true, Sorted: true, Path: path},
+		{Attr: "ZPK", Type: "S", Template: tpl("DAY#${day}"), Index: "Zeta", Path: path},
+		{Attr: "ZSK", Type: "S", Template: tpl("${a}"), Index: "Zeta", Sort: true, Sorted: true, Path: path},
+		{Attr: "ZSK", Type: "S", Template: tpl("${b}"), Index: "Zeta", Sort: true, Sorted: true, Path: path},
 	}
 	if d := cmp.Diff(wantAP, KeySlots(ap.KeySlots(&m.Table)), cmpopts.EquateEmpty()); d != "" {
 		t.Errorf("AccessPattern.KeySlots (-want +got):\n%s", d)

@@ -339,6 +339,7 @@ func (m *Mapping) validate() Errors {
 		}
 	}
 	errs = append(errs, m.validateSettings()...)
+	errs = append(errs, m.validateKeyTypes()...)
 
 	if slices.Contains(m.KeyAttributes(), m.TypeAttribute) {
 		add(KeyTypeAttribute, "%q is a key attribute of the table or a GSI: expected another attribute name for the entity type", m.TypeAttribute)
@@ -356,6 +357,7 @@ func (m *Mapping) validate() Errors {
 		}
 		errs = append(errs, m.validatePattern(ap)...)
 	}
+	errs = append(errs, m.validateTypedKeys()...)
 	errs = append(errs, m.validateLibrary()...)
 	return errs
 }
@@ -535,8 +537,9 @@ func (c *entityCheck) checkAttributes() {
 }
 
 // KeyAttributes returns the names of the table's key attributes and of every
-// GSI key attribute, without repeats: these are always strings rendered from
-// templates and never come from columns directly. The attributes of
+// GSI key attribute, without repeats: these are rendered from templates
+// (strings unless declared N or B: Table.KeyType) and never come from
+// columns directly. The attributes of
 // multi-attribute GSI keys (GSI.PartitionKeys, GSI.SortKeys) are not among
 // them: items carry those as ordinary attributes (see
 // Table.KeyAttributeTypes for all key attributes with their types).

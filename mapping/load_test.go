@@ -309,7 +309,7 @@ table:
 entities:
   A: {source: {table: a}, pk: A, sk: A}
 `,
-			want: []string{`m.yaml:3:3: table.billing: unknown field "billing"; expected one of: name, partition_key, sort_key, billing_mode, read_capacity, write_capacity, gsis, warm_throughput, max_read_request_units, max_write_request_units, point_in_time_recovery, deletion_protection`},
+			want: []string{`m.yaml:3:3: table.billing: unknown field "billing"; expected one of: name, partition_key, sort_key, partition_key_type, sort_key_type, billing_mode, read_capacity, write_capacity, gsis, warm_throughput, max_read_request_units, max_write_request_units, point_in_time_recovery, deletion_protection`},
 		},
 		{
 			name: "unknown entity field lists the allowed fields",
@@ -348,7 +348,7 @@ table:
 entities:
   A: {source: {table: a}, pk: A, sk: A}
 `,
-			want: []string{`m.yaml:5:7: table.gsis[0].pk: unknown field "pk"; expected one of: name, partition_key, sort_key, partition_keys, sort_keys, projection, non_key_attributes, read_capacity, write_capacity, warm_throughput, max_read_request_units, max_write_request_units`},
+			want: []string{`m.yaml:5:7: table.gsis[0].pk: unknown field "pk"; expected one of: name, partition_key, sort_key, partition_key_type, sort_key_type, partition_keys, sort_keys, projection, non_key_attributes, read_capacity, write_capacity, warm_throughput, max_read_request_units, max_write_request_units`},
 		},
 		{
 			name: "unknown index field",

@@ -34,6 +34,8 @@ const (
 	KeyProjection    = "projection"
 	KeyNonKeyAttrs   = "non_key_attributes"
 
+	KeyPartitionKeyType     = "partition_key_type"
+	KeySortKeyType          = "sort_key_type"
 	KeyPartitionKeys        = "partition_keys"
 	KeySortKeys             = "sort_keys"
 	KeyWarmThroughput       = "warm_throughput"
@@ -95,8 +97,11 @@ const (
 	ProjectInclude  = "INCLUDE"
 )
 
-// Types of the attributes of a multi-attribute GSI key (KeyAttribute.Type),
-// as the DynamoDB API spells them: string, number, binary.
+// Types of key attributes, as the DynamoDB API spells them: string, number,
+// binary. The table's and an overloaded GSI's key attributes are S unless
+// declared otherwise (Table.PartitionKeyType, GSI.SortKeyType, …); each
+// attribute of a multi-attribute GSI key declares its own (KeyAttribute.Type).
+// https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/HowItWorks.NamingRulesDataTypes.html#HowItWorks.DataTypes
 const (
 	TypeString = "S"
 	TypeNumber = "N"
@@ -136,7 +141,8 @@ type Mapping struct {
 	// checking; required to create or tag a table.
 	Name string `yaml:"name"`
 	// Table is the single DynamoDB table every entity writes to. Its key
-	// attributes are of type S (string), rendered from the key templates.
+	// attributes are rendered from the key templates, as strings (S) unless
+	// declared numbers (N) or binaries (B).
 	Table Table `yaml:"table"`
 	// TypeAttribute is the name of the attribute that carries each item's
 	// entity type. Default "type"; with a library, the library's (_type,
@@ -169,8 +175,10 @@ type Mapping struct {
 	problems Errors
 }
 
-// Table describes the target DynamoDB table. Key attributes are always of
-// type S (string), as rendered by key templates.
+// Table describes the target DynamoDB table. Its key attributes are
+// rendered by key templates: strings (S) by default; a key attribute
+// declared N holds a number column's value (a template of one placeholder),
+// one declared B a bytea column's.
 //
 // The settings after GSIs are optional. pg2dynamo applies them when it
 // creates the table (migrate --create-table) and prints them in plan's
@@ -187,6 +195,15 @@ type Table struct {
 	// SortKey is the name of the table's sort key attribute, rendered from
 	// each entity's sk. Default SK; not the partition key's name.
 	SortKey string `yaml:"sort_key"`
+	// PartitionKeyType is the type of the partition key attribute: S
+	// (string, the default), N (number) or B (binary). An N key's templates
+	// are one placeholder of a number column (integers, numeric, floats) or
+	// a literal number; a B key's one placeholder of a bytea column.
+	PartitionKeyType string `yaml:"partition_key_type"`
+	// SortKeyType is the type of the sort key attribute: S (the default), N
+	// or B, with the rules of partition_key_type. A number sort key sorts
+	// in numeric order, with no padding.
+	SortKeyType string `yaml:"sort_key_type"`
 	// BillingMode is PAY_PER_REQUEST (on-demand, the default) or
 	// PROVISIONED, which needs read_capacity and write_capacity above 0 on
 	// the table and on every GSI
@@ -234,8 +251,9 @@ type Table struct {
 
 // GSI is a global secondary index of the table. It has keys of one of two
 // kinds:
-//   - PartitionKey and SortKey: string (S) attributes rendered per entity
-//     from the templates in Entity.Indexes (an overloaded index);
+//   - PartitionKey and SortKey: attributes rendered per entity from the
+//     templates in Entity.Indexes (an overloaded index), strings (S) unless
+//     PartitionKeyType or SortKeyType declares N or B;
 //   - PartitionKeys and SortKeys (multi-attribute keys): one to
 //     MaxKeyAttributes attributes each, of type S, N or B, that the items
 //     carry as ordinary attributes (a column, or a renamed one). No entity
@@ -248,8 +266,8 @@ type GSI struct {
 	// A-Z, 0-9, '_', '-', '.'. Entities name it under indexes, access
 	// patterns under index.
 	Name string `yaml:"name"`
-	// PartitionKey is the name of the index's partition key attribute, a
-	// string rendered on each entity's items from its indexes templates,
+	// PartitionKey is the name of the index's partition key attribute,
+	// rendered on each entity's items from its indexes templates,
 	// e.g. GSI1PK (overloaded across entities). The table's sort key here,
 	// with its partition key as sort_key, makes an inverted index. Not with
 	// partition_keys.
@@ -257,6 +275,14 @@ type GSI struct {
 	// SortKey is the name of the index's sort key attribute, e.g. GSI1SK.
 	// Optional; not the index's partition key. Not with sort_keys.
 	SortKey string `yaml:"sort_key"`
+	// PartitionKeyType is the type of partition_key: S (the default), N or
+	// B, with the rules of the table's partition_key_type. Where
+	// partition_key is one of the table's key attributes, its type is the
+	// table's (declared there); an attribute two GSIs share has one type.
+	PartitionKeyType string `yaml:"partition_key_type"`
+	// SortKeyType is the type of sort_key: S (the default), N or B, as
+	// partition_key_type.
+	SortKeyType string `yaml:"sort_key_type"`
 	// PartitionKeys is a multi-attribute partition key: 1 to 4 attributes
 	// the items carry (a column, or a renamed one), in order, instead of
 	// partition_key. No entity lists such an index under indexes, and an
@@ -670,9 +696,10 @@ func (g *GSI) KeyNames() []string {
 // KeyAttributeTypes returns every key attribute of the table and its GSIs
 // with its type, without repeats, in the order CreateTable defines them:
 // the table's partition and sort key, then each GSI's partition key(s) and
-// sort key(s). The string key attributes (see Mapping.KeyAttributes) are
-// of TypeString; a multi-attribute key's are of their declared type (the
-// first declaration, should two GSIs disagree: Load refuses that).
+// sort key(s). The key attributes rendered from templates (see
+// Mapping.KeyAttributes) are of their declared type (Table.KeyType); a
+// multi-attribute key's are of their declared type (the first declaration,
+// should two GSIs disagree: Load refuses that).
 func (t *Table) KeyAttributeTypes() []KeyAttribute {
 	var out []KeyAttribute
 	add := func(name, typ string) {
@@ -680,16 +707,46 @@ func (t *Table) KeyAttributeTypes() []KeyAttribute {
 			out = append(out, KeyAttribute{Name: name, Type: typ})
 		}
 	}
-	add(t.PartitionKey, TypeString)
-	add(t.SortKey, TypeString)
+	add(t.PartitionKey, t.KeyType(t.PartitionKey))
+	add(t.SortKey, t.KeyType(t.SortKey))
 	for _, g := range t.GSIs {
-		add(g.PartitionKey, TypeString)
-		add(g.SortKey, TypeString)
+		add(g.PartitionKey, t.KeyType(g.PartitionKey))
+		add(g.SortKey, t.KeyType(g.SortKey))
 		for _, a := range slices.Concat(g.PartitionKeys, g.SortKeys) {
 			add(a.Name, a.Type)
 		}
 	}
 	return out
+}
+
+// KeyType returns the type of attr, a key attribute rendered from templates
+// (the table's partition or sort key, or an overloaded GSI's): TypeString,
+// TypeNumber or TypeBinary, as declared (the table's declaration first,
+// then the GSIs' in order), TypeString when undeclared. Load refuses two
+// declarations that differ.
+func (t *Table) KeyType(attr string) string {
+	typ := ""
+	declare := func(name, declared string) {
+		if typ == "" && name == attr && declared != "" {
+			typ = declared
+		}
+	}
+	declare(t.PartitionKey, t.PartitionKeyType)
+	declare(t.SortKey, t.SortKeyType)
+	for _, g := range t.GSIs {
+		declare(g.PartitionKey, g.PartitionKeyType)
+		declare(g.SortKey, g.SortKeyType)
+	}
+	if typ == "" {
+		return TypeString
+	}
+	return typ
+}
+
+// KeyTypes returns the types of the table's partition and sort key
+// attributes (Table.KeyType), in that order.
+func (t *Table) KeyTypes() [2]string {
+	return [2]string{t.KeyType(t.PartitionKey), t.KeyType(t.SortKey)}
 }
 
 // IsQuery reports whether the source is a SQL query rather than a table.

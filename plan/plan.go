@@ -23,6 +23,10 @@ type Design struct {
 	BillingMode  string `json:"billing_mode"`
 	PartitionKey string `json:"partition_key"`
 	SortKey      string `json:"sort_key"`
+	// PartitionKeyType and SortKeyType are the key attributes' types: S, N
+	// or B (mapping.Table.KeyType).
+	PartitionKeyType string `json:"partition_key_type"`
+	SortKeyType      string `json:"sort_key_type"`
 	// Settings are the table's optional settings, nil when it has none.
 	Settings       *Settings      `json:"settings,omitempty"`
 	Indexes        []IndexRow     `json:"indexes,omitempty"`
@@ -41,12 +45,16 @@ type Design struct {
 // IndexRow describes one GSI. A GSI with multi-attribute keys has
 // PartitionKeys (and SortKeys) instead of PartitionKey (and SortKey).
 type IndexRow struct {
-	Name          string         `json:"name"`
-	PartitionKey  string         `json:"partition_key,omitempty"`
-	SortKey       string         `json:"sort_key,omitempty"`
-	PartitionKeys []KeyAttribute `json:"partition_keys,omitempty"`
-	SortKeys      []KeyAttribute `json:"sort_keys,omitempty"`
-	Projection    string         `json:"projection"`
+	Name         string `json:"name"`
+	PartitionKey string `json:"partition_key,omitempty"`
+	SortKey      string `json:"sort_key,omitempty"`
+	// PartitionKeyType and SortKeyType are the types of PartitionKey and
+	// SortKey: S, N or B (mapping.Table.KeyType), empty without them.
+	PartitionKeyType string         `json:"partition_key_type,omitempty"`
+	SortKeyType      string         `json:"sort_key_type,omitempty"`
+	PartitionKeys    []KeyAttribute `json:"partition_keys,omitempty"`
+	SortKeys         []KeyAttribute `json:"sort_keys,omitempty"`
+	Projection       string         `json:"projection"`
 	Throughput
 }
 
@@ -122,13 +130,22 @@ const MaxRejectReasons = 10
 // Build describes m. It does not touch any database.
 func Build(m *mapping.Mapping) *Design {
 	d := &Design{Table: m.Table.Name, BillingMode: m.Table.BillingMode, KeyAttributes: m.KeyAttributes(),
-		PartitionKey: m.Table.PartitionKey, SortKey: m.Table.SortKey}
+		PartitionKey: m.Table.PartitionKey, SortKey: m.Table.SortKey,
+		PartitionKeyType: m.Table.KeyType(m.Table.PartitionKey), SortKeyType: m.Table.KeyType(m.Table.SortKey)}
 	for _, g := range m.Table.GSIs {
 		proj := g.Projection
 		if len(g.NonKeyAttributes) > 0 {
 			proj += " " + strings.Join(g.NonKeyAttributes, ", ")
 		}
+		var pkType, skType string
+		if g.PartitionKey != "" {
+			pkType = m.Table.KeyType(g.PartitionKey)
+		}
+		if g.SortKey != "" {
+			skType = m.Table.KeyType(g.SortKey)
+		}
 		d.Indexes = append(d.Indexes, IndexRow{Name: g.Name, PartitionKey: g.PartitionKey, SortKey: g.SortKey, Projection: proj,
+			PartitionKeyType: pkType, SortKeyType: skType,
 			PartitionKeys: keyAttributes(g.PartitionKeys), SortKeys: keyAttributes(g.SortKeys), Throughput: throughput(g.WarmThroughput, g.MaxReadRequestUnits, g.MaxWriteRequestUnits)})
 	}
 	d.Settings = settings(m.Table)

@@ -39,6 +39,7 @@ func mappings(t *testing.T) map[string]string {
 	for _, d := range []string{"customers", "tickets", "attendance"} {
 		out[d] = filepath.Join(root, "fixtures", "mappings", "strategies", d+".yaml")
 	}
+	out["scores"] = filepath.Join(root, "plan", "testdata", "scores.yaml")
 	return out
 }
 
@@ -123,6 +124,16 @@ func TestCreateTableJSONAcceptedAsIs(t *testing.T) {
 			}
 			if d := cmp.Diff(want, got); d != "" {
 				t.Errorf("created table (-want +got):\n%s", d)
+			}
+			// Every key attribute of the type the mapping declares.
+			types := map[string]string{}
+			for _, a := range out.Table.AttributeDefinitions {
+				types[aws.ToString(a.AttributeName)] = string(a.AttributeType)
+			}
+			for _, a := range m.Table.KeyAttributeTypes() {
+				if types[a.Name] != a.Type {
+					t.Errorf("key attribute %s created of type %q, the mapping declares %s", a.Name, types[a.Name], a.Type)
+				}
 			}
 		})
 	}

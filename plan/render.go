@@ -6,6 +6,8 @@ import (
 	"io"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/pg2dynamo/pg2dynamo/mapping"
 )
 
 // Formats Render writes.
@@ -71,7 +73,7 @@ func renderTables(w io.Writer, d *Design, md bool) error {
 	} else {
 		fmt.Fprintf(&b, "TABLE %s\n", d.Table)
 	}
-	fmt.Fprintf(&b, "%s, partition key %s (S), sort key %s (S)\n", d.BillingMode, d.PartitionKey, d.SortKey)
+	fmt.Fprintf(&b, "%s, partition key %s (%s), sort key %s (%s)\n", d.BillingMode, d.PartitionKey, d.PartitionKeyType, d.SortKey, d.SortKeyType)
 	for _, n := range settingsNotes(d.Settings) {
 		if md {
 			fmt.Fprintf(&b, "- %s\n", n)
@@ -156,13 +158,23 @@ func indexTable(ixs []IndexRow) table {
 		t.head = append(t.head, "settings")
 	}
 	for _, ix := range ixs {
-		row := []string{ix.Name, keysText(ix.PartitionKey, ix.PartitionKeys), keysText(ix.SortKey, ix.SortKeys), ix.Projection}
+		row := []string{ix.Name, keysText(typedKey(ix.PartitionKey, ix.PartitionKeyType), ix.PartitionKeys), keysText(typedKey(ix.SortKey, ix.SortKeyType), ix.SortKeys), ix.Projection}
 		if withSettings {
 			row = append(row, strings.Join(throughputNotes(ix.Throughput), "; "))
 		}
 		t.rows = append(t.rows, row)
 	}
 	return t
+}
+
+// typedKey names a GSI's key attribute attr of type typ as the index
+// table shows it: the name alone for a string, "score (N)" for a number or
+// a binary.
+func typedKey(attr, typ string) string {
+	if attr == "" || typ == "" || typ == mapping.TypeString {
+		return attr
+	}
+	return attr + " (" + typ + ")"
 }
 
 func writeTable(b *strings.Builder, t table, md bool) {

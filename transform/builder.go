@@ -12,6 +12,8 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/jackc/pgx/v5/pgtype"
+
+	"github.com/pg2dynamo/pg2dynamo/mapping"
 )
 
 // Builder converts rows into items, as Plan.Items does, with few heap
@@ -317,9 +319,9 @@ func (b *Builder) putKeys(p *Plan, attrs map[string]types.AttributeValue, text s
 		}
 		switch r.state {
 		case keyRendered:
-			s := text[r.text.start:r.text.end]
-			attrs[k.attr] = b.newS(s)
-			size += len(k.attr) + len(s)
+			av := b.keyAttr(k, text[r.text.start:r.text.end])
+			attrs[k.attr] = av
+			size += len(k.attr) + valueSize(av)
 		case keyDeleteSibling:
 			name := p.gsiSibling(*k)
 			if v, ok := attrs[name]; ok {
@@ -408,6 +410,21 @@ func (p *Plan) checkItem(values []any, attrs map[string]types.AttributeValue, si
 	return nil
 }
 
+// keyAttr returns the attribute of key k whose rendered text is s, of k's
+// type: an S of the text, an N of the number's canonical text, a B of the
+// bytes (as KeyAttributeValue, from the Builder's chunks).
+func (b *Builder) keyAttr(k *keyPlan, s string) types.AttributeValue {
+	switch k.typ {
+	case mapping.TypeNumber:
+		return b.newN(s)
+	case mapping.TypeBinary:
+		av := b.b.one()
+		av.Value = []byte(s)
+		return av
+	}
+	return b.newS(s)
+}
+
 // mirrorAttrs returns the mirror item's attributes: the item's but its GSI
 // keys, with the mirror's own keys rendered by renderMirrorKeys.
 func (b *Builder) mirrorAttrs(p *Plan, attrs map[string]types.AttributeValue, text string) map[string]types.AttributeValue {
@@ -419,7 +436,7 @@ func (b *Builder) mirrorAttrs(p *Plan, attrs map[string]types.AttributeValue, te
 	}
 	for i := range p.keys {
 		if k, r := &p.keys[i], &b.keys[i]; k.gsi == mirrorKey {
-			mirror[k.attr] = b.newS(text[r.text.start:r.text.end])
+			mirror[k.attr] = b.keyAttr(k, text[r.text.start:r.text.end])
 		}
 	}
 	return mirror
@@ -459,6 +476,12 @@ func (b *Builder) renderKey(p *Plan, k *keyPlan, values []any) (span, int, strin
 			if v == nil {
 				return span{}, part.col, fmt.Sprintf("NULL in key attribute %s (template %q)", k.attr, k.template.Source)
 			}
+			if part.enc.kind == encBinary {
+				if _, ok := v.([]byte); !ok {
+					return span{}, part.col, fmt.Sprintf("key attribute %s: %v", k.attr, unexpected(v, "bytea"))
+				}
+				continue
+			}
 			if _, ok := b.colText(p, part.col, v); !ok {
 				// The reference text function says why.
 				_, err := p.texts[part.col](v)
@@ -477,6 +500,8 @@ func (b *Builder) renderKey(p *Plan, k *keyPlan, values []any) (span, int, strin
 			b.text = append(b.text, b.text[t.start:t.end]...)
 		case part.col < 0:
 			b.text = append(b.text, part.literal...)
+		case part.enc.kind == encBinary:
+			b.text = append(b.text, values[part.col].([]byte)...)
 		case b.cache[part.col].value:
 			b.text, ok = appendKey(b.text, values[part.col].(string), part.enc)
 		default:

@@ -41,6 +41,7 @@ const (
 	encPlain  encKind = iota // the value's text as is
 	encNumber                // fixed-width decimal, order-preserving sign
 	encTime                  // a time of day with six fraction digits at secondsEnd
+	encBinary                // a bytea value's bytes, for a key of type B
 )
 
 // keyEnc is how one placeholder's value text becomes key text.
@@ -300,6 +301,9 @@ func entityKeyFormats(m *mapping.Mapping, templates []keyTemplate) (keyFormats, 
 	f := keyFormats{}
 	var errs mapping.Errors
 	for _, kt := range templates {
+		if kt.Type != mapping.TypeString && kt.Type != "" {
+			continue // a number or binary key holds the value itself: no key text
+		}
 		for _, part := range kt.Template.Parts {
 			if part.Column == "" {
 				continue
@@ -425,15 +429,33 @@ type keyValue struct {
 // it belongs to). Problems are reported through add at kt's path.
 func buildKey(kt keyTemplate, lookup func(name string) (keyValue, keyFormats, bool),
 	add func(path, format string, args ...any)) keyPlan {
-	k := keyPlan{attr: kt.Attr, path: kt.Path, template: kt.Template, maxBytes: kt.maxBytes, gsi: kt.gsi, sparse: kt.Sparse, same: -1, lower: kt.lower}
+	k := keyPlan{attr: kt.Attr, typ: kt.Type, path: kt.Path, template: kt.Template, maxBytes: kt.maxBytes, gsi: kt.gsi, sparse: kt.Sparse, same: -1, lower: kt.lower}
+	if k.typ == "" {
+		k.typ = mapping.TypeString
+	}
 	for _, part := range kt.Template.Parts {
 		if part.Column == "" {
-			k.parts = append(k.parts, keyPart{literal: part.Literal, col: -1, id: -1})
+			lit := part.Literal
+			if k.typ == mapping.TypeNumber {
+				// The mapping holds it to a literal number (mapping.LiteralNumber).
+				if n, err := CanonicalNumber(lit); err == nil {
+					lit = n
+				}
+			}
+			k.parts = append(k.parts, keyPart{literal: lit, col: -1, id: -1})
 			continue
 		}
 		kv, formats, ok := lookup(part.Column)
 		if !ok {
 			continue // reported by lookup
+		}
+		if k.typ != mapping.TypeString {
+			if kp, reason := typedKeyPart(k, part.Column, kv); reason != "" {
+				add(kt.Path, "%s", reason)
+			} else {
+				k.parts = append(k.parts, kp)
+			}
+			continue
 		}
 		if kf := formats[part.Column]; kf != nil && kf.text.Lower {
 			k.lower = true // an access pattern's parameters render as its entity's keys
@@ -461,6 +483,120 @@ func buildKey(kt keyTemplate, lookup func(name string) (keyValue, keyFormats, bo
 		k.parts = append(k.parts, kp)
 	}
 	return k
+}
+
+// typedKeyPart returns the part of key k, of type N or B, for the
+// placeholder name whose value is kv, or why kv cannot be it: an N key
+// holds a number column's value, written as its N attribute is (canonical
+// text, within DynamoDB's 38 digits), a B key a bytea column's bytes.
+// https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/HowItWorks.NamingRulesDataTypes.html#HowItWorks.DataTypes
+func typedKeyPart(k keyPlan, name string, kv keyValue) (keyPart, string) {
+	kp := keyPart{col: kv.val, id: kv.id, enc: keyEnc{name: name}}
+	if kv.id >= 0 {
+		return kp, fmt.Sprintf("${%s}: key attribute %s is of type %s, and %s is a stable ID, a string", name, k.attr, k.typ, name)
+	}
+	c := kv.col
+	s := scalarFor(c.Type, c.AsText)
+	switch k.typ {
+	case mapping.TypeNumber:
+		if !c.Array && (s.kind == kindInt || s.kind == kindNumeric || s.kind == kindFloat) {
+			kp.enc.number, kp.text = true, s.text
+			return kp, ""
+		}
+		return kp, fmt.Sprintf("${%s}: key attribute %s is of type N (number), but column %q is %s: expected smallint, integer, bigint, numeric, real or double precision (cast it in a query source, or declare %s of type S)",
+			name, k.attr, c.Name, typeName(c), k.attr)
+	case mapping.TypeBinary:
+		if !c.Array && s.kind == kindBytes {
+			kp.enc.kind = encBinary
+			return kp, ""
+		}
+		return kp, fmt.Sprintf("${%s}: key attribute %s is of type B (binary), but column %q is %s: expected bytea (or declare %s of type S)",
+			name, k.attr, c.Name, typeName(c), k.attr)
+	}
+	return kp, fmt.Sprintf("key attribute %s: unknown type %q", k.attr, k.typ)
+}
+
+// KeyAttributeValue returns the attribute value of a key attribute of type
+// typ (mapping.TypeString, TypeNumber, TypeBinary; "" is a string) whose
+// key text is text (as ItemKey returns it): an S of the text, an N of the
+// number's text, a B of its bytes. Every stage that sends a key to DynamoDB
+// (GetItem, DeleteItem, a Query's key condition, ImportTable's files) builds
+// it here.
+func KeyAttributeValue(typ, text string) types.AttributeValue {
+	switch typ {
+	case mapping.TypeNumber:
+		return &types.AttributeValueMemberN{Value: text}
+	case mapping.TypeBinary:
+		return &types.AttributeValueMemberB{Value: []byte(text)}
+	}
+	return &types.AttributeValueMemberS{Value: text}
+}
+
+// KeyMap returns the primary key of key text k (as ItemKey returns it) as
+// DynamoDB takes it in GetItem and DeleteItem: k[i] under keyAttrs[i], of
+// type keyTypes[i] (KeyAttributeValue); the sort key is left out when
+// keyAttrs[1] is "".
+func KeyMap(keyAttrs, keyTypes [2]string, k [2]string) map[string]types.AttributeValue {
+	out := map[string]types.AttributeValue{keyAttrs[0]: KeyAttributeValue(keyTypes[0], k[0])}
+	if keyAttrs[1] != "" {
+		out[keyAttrs[1]] = KeyAttributeValue(keyTypes[1], k[1])
+	}
+	return out
+}
+
+// SortText returns key text (as ItemKey returns it) of a key attribute of
+// type typ as text whose byte order is DynamoDB's order of such keys: the
+// text itself for a string (UTF-8 byte order) or a binary (its bytes, in
+// unsigned byte order), and for a number an order-preserving code of its
+// value (text that is not a number is returned as is). A number is coded
+// as a class ('0' below zero, '1' zero, '2' above), then for a non-zero
+// number its decimal exponent biased by 500 (DynamoDB's magnitudes are
+// 1E-130 to under 1E+126) in three digits and its significant digits;
+// below zero both are nines' complements and the digits end with '~', so
+// that -1.25 sorts before -1.2.
+// https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/HowItWorks.NamingRulesDataTypes.html#HowItWorks.DataTypes.Number
+func SortText(typ, text string) string {
+	if typ != mapping.TypeNumber {
+		return text
+	}
+	neg, digits, intLen, _, ok := numberParts(text)
+	if !ok {
+		return text
+	}
+	// The significant digits and the exponent of the first of them.
+	all := strings.Replace(digits, ".", "", 1)
+	lead := len(all) - len(strings.TrimLeft(all, "0"))
+	sig := strings.TrimRight(all[lead:], "0")
+	if sig == "" {
+		return "1"
+	}
+	exp := intLen - lead + 500 // the value is 0.<sig> × 10^(exp−500)
+	if !neg {
+		return fmt.Sprintf("2%03d%s", exp, sig)
+	}
+	comp := make([]byte, len(sig))
+	for i := range sig {
+		comp[i] = '0' + '9' - sig[i]
+	}
+	return fmt.Sprintf("0%03d%s~", 999-exp, comp)
+}
+
+// KeyText returns the key text of key attribute value v, as ItemKey does:
+// an S's text, an N's canonical number text (so "1.0" and "1", one
+// DynamoDB number, give one text), a B's bytes; false for another type.
+func KeyText(v types.AttributeValue) (string, bool) {
+	switch v := v.(type) {
+	case *types.AttributeValueMemberS:
+		return v.Value, true
+	case *types.AttributeValueMemberN:
+		if n, err := CanonicalNumber(v.Value); err == nil {
+			return n, true
+		}
+		return v.Value, true
+	case *types.AttributeValueMemberB:
+		return string(v.Value), true
+	}
+	return "", false
 }
 
 // checkCollections reports number placeholders that follow the same
@@ -560,15 +696,19 @@ func (p *Plan) valueColumn(i int) (extract.Column, bool) {
 	return extract.Column{}, false
 }
 
-// ItemKey returns an item's primary key: the values of keyAttrs (the
-// table's partition key and sort key attributes), "" for an absent one.
-// Every stage that names an item by its key (the duplicate check, the
-// sink's failed items, verify's comparison, plan) takes it from here.
+// ItemKey returns an item's primary key: the key text (KeyText) of
+// keyAttrs (the table's partition key and sort key attributes), "" for an
+// absent one: a string's text, a number's canonical text, a binary's
+// bytes. Every stage that names an item by its key (the duplicate check,
+// the sink's failed items, verify's comparison, plan) takes it from here,
+// and KeyAttributeValue turns it back into the attribute.
 func ItemKey(attrs map[string]types.AttributeValue, keyAttrs [2]string) [2]string {
 	var k [2]string
 	for i, a := range keyAttrs {
 		if s, ok := attrs[a].(*types.AttributeValueMemberS); ok {
-			k[i] = s.Value
+			k[i] = s.Value // the common case, without the switch
+		} else if v, ok := attrs[a]; ok {
+			k[i], _ = KeyText(v)
 		}
 	}
 	return k

@@ -27,6 +27,19 @@ type PatternPlan struct {
 	plan *Plan
 }
 
+// KeyTypes returns the types of the partition and sort key attributes the
+// pattern's key condition names (mapping.Table.KeyType; sort "" without a
+// sort key condition), of the key text Render returns.
+func (pp *PatternPlan) KeyTypes() (partition, sort string) {
+	if len(pp.keys) > 0 {
+		partition = pp.keys[0].typ
+	}
+	if len(pp.keys) > 1 {
+		sort = pp.keys[1].typ
+	}
+	return partition, sort
+}
+
 // CompilePattern prepares ap for rendering with the one key renderer. Each
 // parameter is the column of that name in the entity whose template for
 // the same attribute places it after the same text, else in the first

@@ -144,7 +144,10 @@ type attrPlan struct {
 }
 
 type keyPlan struct {
-	attr     string
+	attr string
+	// typ is the attribute's type: mapping.TypeString, TypeNumber (the
+	// key text is a number's canonical text) or TypeBinary (its bytes).
+	typ      string
 	path     string // of the template in the mapping
 	template mapping.Template
 	maxBytes int

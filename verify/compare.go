@@ -471,7 +471,7 @@ func (c *comparison) listOptions(ctx context.Context) listOptions {
 	if f := c.opts.InFlight; f != nil {
 		scanned := time.Now() // every item of the Scan was read before
 		lo.inFlight = func(key string) (bool, error) {
-			pk, sk, _ := strings.Cut(key, "\x00")
+			pk, sk := splitItemKey(key)
 			return f(ctx, pk, sk, scanned)
 		}
 	}
@@ -483,7 +483,7 @@ func (c *comparison) readBack() *readBack {
 	if c.opts.ReadBack == nil {
 		return nil
 	}
-	return &readBack{client: c.opts.ReadBack, table: c.m.Table.Name, keyAttrs: c.keyAttrs, typeAttr: c.m.TypeAttribute}
+	return &readBack{client: c.opts.ReadBack, table: c.m.Table.Name, keyAttrs: c.keyAttrs, keyTypes: c.m.Table.KeyTypes(), typeAttr: c.m.TypeAttribute}
 }
 
 // ScanName is the name verify's Progress is told the table's Scan under.
@@ -572,11 +572,12 @@ func (s *sourceSink) account(it transform.Item, mirror bool) error {
 	s.wcu[it.Entity] += w
 	s.bytes[it.Entity] += n
 	for attr, bySample := range s.byAttr {
-		v, ok := it.Attrs[attr].(*types.AttributeValueMemberS)
+		v, ok := it.Attrs[attr]
 		if !ok {
 			continue
 		}
-		for _, pc := range bySample[v.Value] {
+		text, _ := transform.KeyText(v)
+		for _, pc := range bySample[text] {
 			if err := pc.offer(s.c.m, s.c.orders, it, mirror); err != nil {
 				return err
 			}
@@ -622,11 +623,12 @@ func (c *comparison) itemInFlight(ctx context.Context, item []byte, readAt time.
 	if c.opts.InFlight == nil {
 		return false, nil
 	}
-	var attrs map[string]struct{ S string }
-	if err := json.Unmarshal(item, &attrs); err != nil {
+	attrs, err := ddbjson.DecodeItem(item)
+	if err != nil {
 		return false, fmt.Errorf("verify: item %s: %w", item, err)
 	}
-	return c.opts.InFlight(ctx, attrs[c.keyAttrs[0]].S, attrs[c.keyAttrs[1]].S, readAt)
+	k := transform.ItemKey(attrs, c.keyAttrs)
+	return c.opts.InFlight(ctx, k[0], k[1], readAt)
 }
 
 // Memory budgets, in bytes: the derived items that must answer the
@@ -682,10 +684,30 @@ func cmp(v, def int) int {
 }
 
 // itemKey is an item's primary key (transform.ItemKey) as one string: the
-// partition key, a NUL, the sort key.
+// partition key, a NUL, the sort key. A binary key may hold NULs: then
+// each NUL of either key is written as NUL and 0x01, and the two are
+// separated by two NULs (splitItemKey tells the forms apart).
 func itemKey(item map[string]types.AttributeValue, keyAttrs [2]string) string {
-	k := transform.ItemKey(item, keyAttrs)
-	return k[0] + "\x00" + k[1]
+	return joinItemKey(transform.ItemKey(item, keyAttrs))
+}
+
+// joinItemKey is itemKey of key text k.
+func joinItemKey(k [2]string) string {
+	if !strings.Contains(k[0], "\x00") && !strings.Contains(k[1], "\x00") {
+		return k[0] + "\x00" + k[1]
+	}
+	esc := strings.NewReplacer("\x00", "\x00\x01")
+	return esc.Replace(k[0]) + "\x00\x00" + esc.Replace(k[1])
+}
+
+// splitItemKey returns the partition and sort key text of an itemKey.
+func splitItemKey(key string) (pk, sk string) {
+	if i := strings.Index(key, "\x00\x00"); i >= 0 {
+		unesc := strings.NewReplacer("\x00\x01", "\x00")
+		return unesc.Replace(key[:i]), unesc.Replace(key[i+2:])
+	}
+	pk, sk, _ = strings.Cut(key, "\x00")
+	return pk, sk
 }
 
 // scanPageItems bounds the items of one Scan page (ScanInput.Limit):
@@ -1015,7 +1037,7 @@ func (bc *bucketComparer) typeOf(entity int) string { return bc.plans[entity].En
 // itemRef names the item of key (itemKey: partition key, NUL, sort key)
 // and type typ.
 func itemRef(key, typ string) ItemRef {
-	pk, sk, _ := strings.Cut(key, "\x00")
+	pk, sk := splitItemKey(key)
 	return ItemRef{PK: pk, SK: sk, Type: typ}
 }
 

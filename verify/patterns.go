@@ -16,6 +16,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -25,6 +26,19 @@ import (
 	"github.com/pg2dynamo/pg2dynamo/mapping"
 	"github.com/pg2dynamo/pg2dynamo/transform"
 )
+
+// keyOperand is key text of a key attribute of type typ as the expression
+// builder's value, which it marshals with attributevalue: a string (S), an
+// attributevalue.Number (N) or the bytes (B), as transform.KeyAttributeValue.
+func keyOperand(typ, text string) expression.ValueBuilder {
+	switch typ {
+	case mapping.TypeNumber:
+		return expression.Value(attributevalue.Number(text))
+	case mapping.TypeBinary:
+		return expression.Value([]byte(text))
+	}
+	return expression.Value(text)
+}
 
 // PatternQuery builds the Query of an access pattern for one set of
 // parameter values (one Go value per pp.Params, as pgx decodes them), with
@@ -37,25 +51,26 @@ func PatternQuery(table string, pp *transform.PatternPlan, values []any) (*dynam
 		return nil, err
 	}
 	kc := pp.Pattern.Condition
-	cond := expression.Key(kc.PartitionAttr).Equal(expression.Value(pk))
+	pt, st := pp.KeyTypes()
+	cond := expression.Key(kc.PartitionAttr).Equal(keyOperand(pt, pk))
 	if kc.SortAttr != "" {
 		k := expression.Key(kc.SortAttr)
 		var sc expression.KeyConditionBuilder
 		switch kc.SortOp {
 		case "=":
-			sc = k.Equal(expression.Value(sk[0]))
+			sc = k.Equal(keyOperand(st, sk[0]))
 		case "<":
-			sc = k.LessThan(expression.Value(sk[0]))
+			sc = k.LessThan(keyOperand(st, sk[0]))
 		case "<=":
-			sc = k.LessThanEqual(expression.Value(sk[0]))
+			sc = k.LessThanEqual(keyOperand(st, sk[0]))
 		case ">":
-			sc = k.GreaterThan(expression.Value(sk[0]))
+			sc = k.GreaterThan(keyOperand(st, sk[0]))
 		case ">=":
-			sc = k.GreaterThanEqual(expression.Value(sk[0]))
+			sc = k.GreaterThanEqual(keyOperand(st, sk[0]))
 		case "begins_with":
-			sc = k.BeginsWith(sk[0])
+			sc = k.BeginsWith(sk[0]) // strings only (mapping.Load)
 		case "between":
-			sc = k.Between(expression.Value(sk[0]), expression.Value(sk[1]))
+			sc = k.Between(keyOperand(st, sk[0]), keyOperand(st, sk[1]))
 		default:
 			return nil, fmt.Errorf("pattern %s: unknown sort key operator %q", pp.Pattern.Name, kc.SortOp)
 		}
@@ -111,11 +126,14 @@ type patternCheck struct {
 	values []any
 	params map[string]string
 	pk     string
-	sk     []string
-	gsi    *mapping.GSI
+	// sk are the sort key condition's bounds as transform.SortText of the
+	// sort key's type: compared as strings, they compare as DynamoDB
+	// compares the keys (numbers by value).
+	sk  []string
+	gsi *mapping.GSI
 	// sortAttr is the attribute the Query's index sorts by ("" for a GSI
-	// without a sort key).
-	sortAttr string
+	// without a sort key), of type sortType (mapping.Table.KeyType).
+	sortAttr, sortType string
 	// want holds the derived items that must answer the Query, as want
 	// records (appendWant), in the order the Query must return them:
 	// by sort key value (descending when the Query reads backwards), then
@@ -288,13 +306,17 @@ func samplePatterns(ctx context.Context, src source, m *mapping.Mapping, plans [
 				ps.unrendered = err.Error()
 				continue // a tuple no item could have: nothing to check
 			}
-			c := &patternCheck{pp: pp, values: t, pk: pk, sk: sk, params: map[string]string{}, sortAttr: m.Table.SortKey}
+			c := &patternCheck{pp: pp, values: t, pk: pk, params: map[string]string{}, sortAttr: m.Table.SortKey}
 			for i, p := range pp.Params {
 				c.params[p] = fmt.Sprint(t[i])
 			}
 			if ap.Index != "" {
 				c.gsi = m.Table.GSI(ap.Index)
 				c.sortAttr = c.gsi.SortKey
+			}
+			c.sortType = m.Table.KeyType(c.sortAttr)
+			for _, b := range sk {
+				c.sk = append(c.sk, transform.SortText(c.sortType, b))
 			}
 			c.want = g.newSorter("want", compareWant(ap.ScanForward != nil && !*ap.ScanForward))
 			ps.checks = append(ps.checks, c)
@@ -350,9 +372,9 @@ func (c *patternCheck) offer(m *mapping.Mapping, orders *orderChecker, it transf
 	}
 	var sortVal string
 	if c.sortAttr != "" {
-		s, _ := item[c.sortAttr].(*types.AttributeValueMemberS)
-		if s != nil {
-			sortVal = s.Value
+		if v, ok := item[c.sortAttr]; ok {
+			text, _ := transform.KeyText(v)
+			sortVal = transform.SortText(c.sortType, text)
 		}
 	}
 	if kc.SortAttr != "" {
@@ -516,7 +538,7 @@ func (c *patternCheck) query(ctx context.Context, client dynamodb.QueryAPIClient
 	if c.gsi != nil {
 		// Items with equal GSI sort keys come back in no defined order:
 		// each run of them is ordered as want is.
-		got.sortAttr = c.gsi.SortKey
+		got.sortAttr, got.sortType = c.gsi.SortKey, c.sortType
 	}
 	want, err := c.want.iter()
 	if err != nil {
@@ -589,15 +611,17 @@ func (c *patternCheck) skip(ctx context.Context, item []byte, readAt time.Time) 
 // With sortAttr set (a GSI's sort key), each run of items with equal sort
 // keys is ordered by canonical item in ties, on disk past its budget.
 type answerReader struct {
-	ctx      context.Context
-	name     string
-	p        *dynamodb.QueryPaginator
-	page     []map[string]types.AttributeValue
-	i        int
-	n        int // items read
-	sortAttr string
-	ties     *sorter
-	run      recordSource // the current run of ties, ordered
+	ctx  context.Context
+	name string
+	p    *dynamodb.QueryPaginator
+	page []map[string]types.AttributeValue
+	i    int
+	n    int // items read
+	// sortAttr is the GSI's sort key, of type sortType, whose runs of
+	// equal values are ordered ("" for none).
+	sortAttr, sortType string
+	ties               *sorter
+	run                recordSource // the current run of ties, ordered
 	// readAt is when the last page was read: every item read so far was
 	// read before.
 	readAt  time.Time
@@ -628,8 +652,9 @@ func (a *answerReader) raw() (answerItem, error) {
 	a.n++
 	ai := answerItem{item: ddbjson.Canonical(it)}
 	if a.sortAttr != "" {
-		if s, ok := it[a.sortAttr].(*types.AttributeValueMemberS); ok {
-			ai.sort = s.Value
+		if v, ok := it[a.sortAttr]; ok {
+			text, _ := transform.KeyText(v)
+			ai.sort = transform.SortText(a.sortType, text)
 		}
 	}
 	return ai, nil

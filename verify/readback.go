@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/pg2dynamo/pg2dynamo/ddbjson"
+	"github.com/pg2dynamo/pg2dynamo/transform"
 )
 
 // BatchGetItem's limit of keys a request.
@@ -33,6 +34,8 @@ type readBack struct {
 	client   dynamodb.BatchGetItemAPIClient
 	table    string
 	keyAttrs [2]string
+	// keyTypes are the types of keyAttrs (mapping.Table.KeyTypes).
+	keyTypes [2]string
 	typeAttr string
 }
 
@@ -128,11 +131,7 @@ func (rb *readBack) chunk(ctx context.Context, entries []journalEntry, visit fun
 // key is the primary key of itemKey k, as DynamoDB takes it.
 func (rb *readBack) key(k string) map[string]types.AttributeValue {
 	ref := itemRef(k, "")
-	key := map[string]types.AttributeValue{rb.keyAttrs[0]: &types.AttributeValueMemberS{Value: ref.PK}}
-	if rb.keyAttrs[1] != "" {
-		key[rb.keyAttrs[1]] = &types.AttributeValueMemberS{Value: ref.SK}
-	}
-	return key
+	return transform.KeyMap(rb.keyAttrs, rb.keyTypes, [2]string{ref.PK, ref.SK})
 }
 
 // wait sleeps the backoff of round (from 1), or until ctx is done.

@@ -344,6 +344,7 @@ func table(s *schema) {
 	name.Type, name.Ref = "", "#/$defs/tableName"
 	prop(s, m.KeyPartitionKey).Default = m.DefaultPartitionKey
 	prop(s, m.KeySortKey).Default = m.DefaultSortKey
+	keyTypes(s)
 	bm := prop(s, m.KeyBillingMode)
 	enum(bm, []any{m.PayPerRequest, m.Provisioned},
 		"On-demand: no capacities.",
@@ -363,6 +364,7 @@ func gsi(s *schema) {
 	s.Required = []string{m.KeyName}
 	name := prop(s, m.KeyName)
 	name.Type, name.Ref = "", "#/$defs/tableName"
+	keyTypes(s)
 	pks := prop(s, m.KeyPartitionKeys)
 	pks.MinItems, pks.MaxItems = u(1), u(m.MaxKeyAttributes)
 	prop(s, m.KeySortKeys).MaxItems = u(m.MaxKeyAttributes)
@@ -388,6 +390,16 @@ func gsi(s *schema) {
 				m.KeySortKey, emptyString(bothKinds)), m.KeyPartitionKeys),
 			Else: withRequired(props(m.KeyPartitionKey, msg(&schema{Type: "string", MinLength: u(1)}, "missing: expected the index's partition key attribute name")), m.KeyPartitionKey),
 		},
+	}
+}
+
+// keyTypes makes the partition_key_type and sort_key_type of a table or a
+// GSI one of S (the default), N and B.
+func keyTypes(s *schema) {
+	for _, k := range []string{m.KeyPartitionKeyType, m.KeySortKeyType} {
+		enum(prop(s, k), []any{m.TypeString, m.TypeNumber, m.TypeBinary}, "String (the default).",
+			"Number: a template of one placeholder of a number column, or a literal number.", "Binary: a template of one placeholder of a bytea column.")
+		prop(s, k).Default = m.TypeString
 	}
 }
 

@@ -1,0 +1,264 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/pg2dynamo/pg2dynamo/internal/testenv"
+	"github.com/pg2dynamo/pg2dynamo/transform"
+)
+
+// typedKeysSQL is a leaderboard: scores of players in games, points with
+// cents and below zero (so text order is not numeric order), and each
+// player's bytea digest.
+const typedKeysSQL = `
+CREATE TABLE players (player_id int PRIMARY KEY, name text NOT NULL, digest bytea NOT NULL UNIQUE);
+CREATE TABLE scores (score_id bigint PRIMARY KEY, player_id int NOT NULL, game_id int NOT NULL, points numeric(12,2) NOT NULL);
+INSERT INTO players SELECT i, 'player ' || i, sha256(i::text::bytea) FROM generate_series(1, 20) i;
+INSERT INTO scores SELECT i, i % 20 + 1, i % 3 + 1, ((i * 7919) % 2000 - 1000) / 4.0 FROM generate_series(1, 400) i;
+ALTER TABLE players REPLICA IDENTITY FULL;
+ALTER TABLE scores REPLICA IDENTITY FULL;`
+
+// typedKeysMapping sorts the table by a number (the score's id) and a GSI
+// by a number (the points), and keys a GSI by a binary (the digest).
+const typedKeysMapping = `name: scores
+table:
+  name: scores
+  sort_key_type: N
+  gsis:
+    - {name: ByGame, partition_key: GPK, sort_key: GSK, sort_key_type: N}
+    - {name: ByDigest, partition_key: DPK, partition_key_type: B}
+entities:
+  Score:
+    source: {table: scores}
+    pk: PLAYER#${player_id}
+    sk: ${score_id}
+    indexes:
+      ByGame: {pk: "GAME#${game_id}", sk: "${points}"}
+  Player:
+    source: {table: players}
+    pk: PLAYER#${player_id}
+    sk: "0"
+    indexes:
+      ByDigest: {pk: "${digest}"}
+access_patterns:
+  PlayerScores:
+    key_condition: "PK = PLAYER#${player_id} AND SK > 0"
+  GameScoresFrom:
+    index: ByGame
+    key_condition: "GPK = GAME#${game_id} AND GSK >= ${points}"
+    scan_forward: false
+  PlayerByDigest:
+    index: ByDigest
+    key_condition: "DPK = ${digest}"
+`
+
+// canonicalItems is the table's items as canonical text, sorted.
+func canonicalItems(t *testing.T, c *dynamodb.Client, table string) []string {
+	t.Helper()
+	out := itemTexts(t, c, table)
+	slices.Sort(out)
+	return out
+}
+
+// A mapping whose table sort key and a GSI's sort key are numbers (N) and
+// another GSI's partition key a binary (B): migrate creates the keys so
+// typed and writes the values themselves; verify passes, its access
+// patterns queried with number and binary key conditions; a Query of the
+// number GSI with a range answers in PostgreSQL's numeric ORDER BY; a row
+// changed is rewritten by --changes-only, a row deleted pruned by --prune
+// (conditional deletes by N keys); a follow that moves rows to other keys
+// and deletes others (deletes by old N keys) leaves the table equal to a
+// fresh full load. Before N and B keys, the mapping did not load.
+func TestNumberAndBinaryKeys(t *testing.T) {
+	parallel(t)
+	url := testenv.NewDatabase(t)
+	testenv.Exec(t, url, typedKeysSQL)
+	file := writeMapping(t, typedKeysMapping)
+	table := testenv.TableName("typedkeys")
+	c := dynamoClient(t)
+	ctx := context.Background()
+
+	args := migrateArgs(t, file, url, table, "--create-table", "--follow", "--until-caught-up")
+	if r := runCLI(t, args...); r.code != ExitOK {
+		t.Fatalf("migrate --create-table --follow --until-caught-up: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	t.Cleanup(func() { runCLI(t, "drop-slot", "--mapping", file, "--source", url, "--table", table) })
+	td, err := c.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(table)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gotTypes := map[string]string{}
+	for _, d := range td.Table.AttributeDefinitions {
+		gotTypes[aws.ToString(d.AttributeName)] = string(d.AttributeType)
+	}
+	if d := cmp.Diff(map[string]string{"PK": "S", "SK": "N", "GPK": "S", "GSK": "N", "DPK": "B"}, gotTypes); d != "" {
+		t.Errorf("the created table's key attribute types (-want +got):\n%s", d)
+	}
+
+	verify := func(when string) {
+		t.Helper()
+		r := runCLI(t, "verify", "--mapping", file, "--source", url, "--endpoint-url", dynalite(t).Endpoint, "--table", table)
+		if r.code != ExitOK {
+			t.Fatalf("verify %s: exit %d\n%s\n%s", when, r.code, r.stdout, r.stderr)
+		}
+		summary := ""
+		for _, l := range strings.Split(r.stdout+r.stderr, "\n") {
+			if strings.HasPrefix(l, "verify PASSED") {
+				summary = l
+			}
+		}
+		if !strings.Contains(summary, "access-pattern queries, 0 wrong") || strings.Contains(summary, " 0 access-pattern queries") {
+			t.Errorf("verify %s ran no access pattern: %q", when, summary)
+		}
+		t.Logf("verify %s: %s", when, summary)
+	}
+	verify("after the load")
+
+	// A numeric range on the number GSI, newest first: DynamoDB's order
+	// is PostgreSQL's numeric ORDER BY (as text, "-99.5" would sort after
+	// "-100" and "5" after "20").
+	kc := expression.Key("GPK").Equal(expression.Value("GAME#0000000002")).
+		And(expression.Key("GSK").Between(expression.Value(attributevalue.Number("-120.5")), expression.Value(attributevalue.Number("75"))))
+	expr, err := expression.NewBuilder().WithKeyCondition(kc).Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	items := queryAll(t, c, &dynamodb.QueryInput{TableName: aws.String(table), IndexName: aws.String("ByGame"),
+		KeyConditionExpression: expr.KeyCondition(), ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
+		ScanIndexForward: aws.Bool(false)})
+	var got []string
+	for _, it := range items {
+		n, ok := it["GSK"].(*types.AttributeValueMemberN)
+		if !ok {
+			t.Fatalf("GSK of %s is not a number", testenv.CanonicalItem(it))
+		}
+		got = append(got, n.Value)
+	}
+	var want []string
+	for _, row := range psqlJSON(t, url, "SELECT json_build_object('p', points::text) FROM scores WHERE game_id = 2 AND points BETWEEN -120.5 AND 75 ORDER BY points DESC") {
+		n, err := transform.CanonicalNumber(row["p"].(string))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, n)
+	}
+	if len(want) < 20 {
+		t.Fatalf("only %d rows in the range: the data does not test the order", len(want))
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("Query of ByGame in a numeric range, descending (-PostgreSQL +DynamoDB):\n%s", d)
+	}
+
+	// --changes-only rewrites a changed row's items; --prune deletes the
+	// items of a deleted row, by their N keys.
+	testenv.Exec(t, url, "UPDATE scores SET points = 999.99 WHERE score_id = 5")
+	if r := runCLI(t, migrateArgs(t, file, url, table, "--changes-only")...); r.code != ExitOK {
+		t.Fatalf("migrate --changes-only: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	testenv.Exec(t, url, "DELETE FROM scores WHERE score_id IN (6, 7)")
+	r := runCLI(t, migrateArgs(t, file, url, table, "--prune")...)
+	if r.code != ExitOK {
+		t.Fatalf("migrate --prune: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	t.Logf("migrate --prune: %s", lastLine(r.stdout+r.stderr))
+	verify("after --changes-only and --prune")
+
+	// The follow: rows moved to other keys (a new score id: another N sort
+	// key; another player: another partition; new points: another GSI sort
+	// key; a new digest: another B GSI key), rows deleted and inserted.
+	testenv.Exec(t, url, `
+UPDATE scores SET score_id = score_id + 10000 WHERE score_id BETWEEN 10 AND 19;
+UPDATE scores SET player_id = 1 WHERE score_id BETWEEN 20 AND 25;
+UPDATE scores SET points = -points - 0.5 WHERE game_id = 3 AND score_id < 100;
+DELETE FROM scores WHERE score_id BETWEEN 30 AND 40;
+INSERT INTO scores VALUES (500, 3, 1, 1234567890.25), (501, 4, 2, -0.01);
+UPDATE players SET digest = sha256(digest) WHERE player_id = 3;
+DELETE FROM scores WHERE player_id = 20; DELETE FROM players WHERE player_id = 20;`)
+	resume := append(slices.Clip(args), "--resume")
+	if r := runCLI(t, resume...); r.code != ExitOK {
+		t.Fatalf("migrate --follow --resume --until-caught-up: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	fresh := table + "-fresh"
+	if r := runCLI(t, migrateArgs(t, file, url, fresh, "--create-table")...); r.code != ExitOK {
+		t.Fatalf("a fresh full load: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	followed, loaded := canonicalItems(t, c, table), canonicalItems(t, c, fresh)
+	if d := cmp.Diff(loaded, followed); d != "" {
+		t.Errorf("the followed table differs from a fresh full load (-fresh +followed):\n%s", d)
+	}
+	rows := psqlJSON(t, url, "SELECT json_build_object('n', (SELECT count(*) FROM players) + (SELECT count(*) FROM scores))")
+	if want := fmt.Sprint(rows[0]["n"]); fmt.Sprint(len(followed)) != want {
+		t.Errorf("%d items after the follow, want %s, one a row", len(followed), want)
+	}
+	verify("after the follow")
+}
+
+// A table whose partition key is a binary (B, a bytea digest) and sort key
+// a number: migrate writes them, verify passes with a pattern queried by a
+// binary key, --changes-only rewrites a changed row and --prune deletes a
+// deleted row's item by its B and N key. Before B keys, the mapping did
+// not load.
+func TestBinaryTableKey(t *testing.T) {
+	parallel(t)
+	url := testenv.NewDatabase(t)
+	testenv.Exec(t, url, `
+CREATE TABLE blobs (digest bytea, version int, body text NOT NULL, PRIMARY KEY (digest, version));
+INSERT INTO blobs SELECT sha256(d::text::bytea), v, 'body ' || d || '.' || v FROM generate_series(1, 30) d, generate_series(-2, 3) v;
+INSERT INTO blobs VALUES ('\x00'::bytea, 1, 'a zero byte'), ('\xff00'::bytea, 1, 'high bytes');`)
+	file := writeMapping(t, `name: blobs
+table:
+  name: blobs
+  partition_key_type: B
+  sort_key_type: N
+entities:
+  Blob:
+    source: {table: blobs}
+    pk: ${digest}
+    sk: ${version}
+access_patterns:
+  Versions:
+    key_condition: "PK = ${digest} AND SK >= ${version}"
+    scan_forward: false
+`)
+	table := testenv.TableName("blobkeys")
+	if r := runCLI(t, migrateArgs(t, file, url, table, "--create-table")...); r.code != ExitOK {
+		t.Fatalf("migrate: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	c := dynamoClient(t)
+	out, err := c.GetItem(context.Background(), &dynamodb.GetItemInput{TableName: aws.String(table), Key: map[string]types.AttributeValue{
+		"PK": &types.AttributeValueMemberB{Value: []byte{0xff, 0}}, "SK": &types.AttributeValueMemberN{Value: "1"}}})
+	if err != nil || str(out.Item["body"]) != "high bytes" {
+		t.Fatalf("GetItem by a binary and a number key: %v, %v", err, out.Item)
+	}
+	verify := func(when string) {
+		t.Helper()
+		r := runCLI(t, "verify", "--mapping", file, "--source", url, "--endpoint-url", dynalite(t).Endpoint, "--table", table)
+		if r.code != ExitOK || !strings.Contains(r.stdout+r.stderr, "access-pattern queries, 0 wrong") {
+			t.Fatalf("verify %s: exit %d\n%s\n%s", when, r.code, r.stdout, r.stderr)
+		}
+	}
+	verify("after the load")
+	testenv.Exec(t, url, `UPDATE blobs SET body = 'changed' WHERE digest = '\x00'::bytea`)
+	if r := runCLI(t, migrateArgs(t, file, url, table, "--changes-only")...); r.code != ExitOK {
+		t.Fatalf("migrate --changes-only: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	testenv.Exec(t, url, `DELETE FROM blobs WHERE digest = '\xff00'::bytea OR version = -2`)
+	if r := runCLI(t, migrateArgs(t, file, url, table, "--prune")...); r.code != ExitOK {
+		t.Fatalf("migrate --prune: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	verify("after --changes-only and --prune")
+	if n := len(scanAll(t, c, table)); n != 30*5+1 {
+		t.Errorf("%d items after --prune, want %d", n, 30*5+1)
+	}
+}
