@@ -117,7 +117,7 @@ func builtinChecks() []CutoverCheck {
 		checkFunc{"gsis", checkGSIs},
 		checkFunc{"rejects", checkRejects},
 		checkFunc{"lease", checkLeaseHolder},
-		NotCheckedYet("audit", "no audit in this build"),
+		checkFunc{"audit", checkAudit},
 	}
 }
 
@@ -148,6 +148,42 @@ func checkLeaseHolder(ctx context.Context, st *CutoverState) (CutoverResult, err
 		return CutoverResult{NoGo, fmt.Sprintf("the lease of slot %s is stale: its last heartbeat %s ago", l.Slot, age)}, nil
 	}
 	return CutoverResult{Go, fmt.Sprintf("slot %s holds the lease of table %s (its last heartbeat %s ago)", l.Slot, st.Table, max(age, 0))}, nil
+}
+
+// checkAudit is go when the follow's rolling audit, as its lease records
+// it, has completed a cycle (compared every item at least once) and left
+// no drifted item in the table. A follow without the audit, or a table
+// without a lease, is not checked.
+func checkAudit(ctx context.Context, st *CutoverState) (CutoverResult, error) {
+	td, err := load.DescribeTable(ctx, st.Client, st.Table)
+	if err != nil || td == nil {
+		return CutoverResult{NotChecked, fmt.Sprintf("table %s not found", st.Table)}, err
+	}
+	tags, err := load.TableTags(ctx, st.Client, aws.ToString(td.TableArn))
+	if errors.Is(err, load.ErrNoTags) {
+		return CutoverResult{NotChecked, "the endpoint has no tagging API"}, nil
+	}
+	if err != nil {
+		return CutoverResult{}, err
+	}
+	return auditVerdict(tags, st.Slot), nil
+}
+
+// auditVerdict is checkAudit's verdict on a table whose tags are tags,
+// for the follow of slot.
+func auditVerdict(tags map[string]string, slot string) CutoverResult {
+	l, ok := load.LeaseOf(tags)
+	switch {
+	case !ok || l.Slot != slot:
+		return CutoverResult{NotChecked, "no lease of this follow records an audit"}
+	case l.Audit == nil:
+		return CutoverResult{NotChecked, "the follow runs without the rolling audit (--audit off)"}
+	case l.Audit.Unrepaired > 0:
+		return CutoverResult{NoGo, fmt.Sprintf("the audit found %d drifted items it did not repair (see the follow's audit file; --audit repair rewrites them)", l.Audit.Unrepaired)}
+	case l.Audit.Cycles == 0:
+		return CutoverResult{NoGo, "no audit cycle has completed yet: not every item has been compared (--audit-cycle)"}
+	}
+	return CutoverResult{Go, fmt.Sprintf("%d audit cycles completed (%s), no drifted item left", l.Audit.Cycles, l.Audit.Mode)}
 }
 
 func checkSlot(_ context.Context, st *CutoverState) (CutoverResult, error) {

@@ -431,6 +431,9 @@ func (f *following) run(j *job, s *session, cp *checkpointFile, out sinkOut, rej
 		}
 		changes = st.Changes
 		j.meterFollow(st)
+		if a := st.Audit; a.Mode != follow.AuditOff {
+			j.lease.setAudit(load.LeaseAudit{Mode: a.Mode.String(), Cycles: a.Cycles, Unrepaired: auditUnrepaired(a)})
+		}
 		if time.Since(sp.last) >= every {
 			sp.print(st)
 		}

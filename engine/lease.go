@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -188,6 +189,27 @@ type leaseKeeper struct {
 	done   chan struct{}
 	wg     sync.WaitGroup
 	once   sync.Once
+	// audit is the follow's audit to record with the next heartbeat
+	// (setAudit); nudge has it written at once.
+	audit atomic.Pointer[load.LeaseAudit]
+	nudge chan struct{}
+}
+
+// setAudit records the follow's audit with the lease: at once when it
+// differs from what the lease holds (a cycle completed, drift found or
+// repaired), else with the next heartbeat. Safe on a nil keeper.
+func (k *leaseKeeper) setAudit(a load.LeaseAudit) {
+	if k == nil {
+		return
+	}
+	if old := k.audit.Load(); old != nil && *old == a {
+		return
+	}
+	k.audit.Store(&a)
+	select {
+	case k.nudge <- struct{}{}:
+	default:
+	}
 }
 
 // takeLease, on a follow's run (MigrateOptions.Follow), writes the
@@ -208,7 +230,7 @@ func takeLease(j *job, s *session, arn string) error {
 		every = DefaultLeasePeriod
 	}
 	k := &leaseKeeper{client: s.client, arn: arn, lease: load.Lease{Slot: slot, Heartbeat: time.Now(), Every: every},
-		log: func(format string, args ...any) { fmt.Fprintf(j.log, format, args...) }, done: make(chan struct{})}
+		log: func(format string, args ...any) { fmt.Fprintf(j.log, format, args...) }, done: make(chan struct{}), nudge: make(chan struct{}, 1)}
 	err = load.WriteLease(j.ctx, s.client, arn, k.lease)
 	if errors.Is(err, load.ErrNoTags) {
 		fmt.Fprintf(j.log, "table %s carries no lease of this follow (%v): other runs cannot tell that it streams into the table\n", s.m.Table.Name, err)
@@ -239,6 +261,7 @@ func (k *leaseKeeper) beat(ctx context.Context) {
 		case <-k.done:
 			return
 		case <-t.C:
+		case <-k.nudge:
 		}
 		if tags, err := load.TableTags(ctx, k.client, k.arn); err == nil {
 			if l, ok := load.LeaseOf(tags); ok && l.Slot != k.lease.Slot {
@@ -246,7 +269,7 @@ func (k *leaseKeeper) beat(ctx context.Context) {
 				return
 			}
 		}
-		k.lease.Heartbeat = time.Now()
+		k.lease.Heartbeat, k.lease.Audit = time.Now(), k.audit.Load()
 		if err := load.WriteLease(ctx, k.client, k.arn, k.lease); err != nil && ctx.Err() == nil {
 			k.log("follow: the lease's heartbeat failed (the next one is in %s): %v\n", k.lease.Every, err)
 		}

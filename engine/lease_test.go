@@ -108,3 +108,42 @@ func TestLeaseFreshFor(t *testing.T) {
 		t.Errorf("fresh for %s, want %s", got, 3*DefaultLeasePeriod)
 	}
 }
+
+// The follow's audit reaches its lease at once when it changes (setAudit),
+// and cutover's audit check reads it: go only once a cycle completed with
+// no drifted item left.
+func TestLeaseCarriesTheAudit(t *testing.T) {
+	store := &tagStore{tags: map[string]string{}, tagged: make(chan map[string]string, 100)}
+	j := newJob(context.Background(), Config{Log: &bytes.Buffer{}}, "migrate")
+	k := &leaseKeeper{client: store, arn: "arn", lease: load.Lease{Slot: "s1", Heartbeat: time.Now(), Every: time.Hour},
+		log: func(string, ...any) {}, done: make(chan struct{}), nudge: make(chan struct{}, 1)}
+	j.lease = k
+	k.wg.Add(1)
+	go k.beat(j.ctx)
+	if got := auditVerdict(map[string]string{load.TagLeaseSlot: "s1"}, "s1"); got.Verdict != NotChecked {
+		t.Errorf("a lease without an audit: %v, want not checked", got)
+	}
+	for _, c := range []struct {
+		audit   load.LeaseAudit
+		verdict Verdict
+		reason  string
+	}{
+		{load.LeaseAudit{Mode: "report"}, NoGo, "no audit cycle has completed yet"},
+		{load.LeaseAudit{Mode: "report", Cycles: 2, Unrepaired: 13}, NoGo, "found 13 drifted items it did not repair"},
+		{load.LeaseAudit{Mode: "repair", Cycles: 3}, Go, "3 audit cycles completed (repair)"},
+	} {
+		k.setAudit(c.audit)
+		tags := <-store.tagged // at once: the heartbeat is an hour away
+		got := auditVerdict(tags, "s1")
+		if got.Verdict != c.verdict || !strings.Contains(got.Reason, c.reason) {
+			t.Errorf("audit %+v in the lease: %v %q, want %v %q", c.audit, got.Verdict, got.Reason, c.verdict, c.reason)
+		}
+		if other := auditVerdict(tags, "s2"); other.Verdict != NotChecked {
+			t.Errorf("the audit of another slot's lease: %v, want not checked", other)
+		}
+	}
+	releaseLease(j)
+	if len(store.tags) != 0 {
+		t.Errorf("tags after the release: %v, want none", store.tags)
+	}
+}

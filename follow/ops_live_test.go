@@ -363,11 +363,14 @@ func TestCutoverWaitsForTheFollow(t *testing.T) {
 		t.Fatalf("cutover --wait --timeout 300ms without a follow running: exit %d, want 7\n%s", code, out)
 	}
 
-	p := startFollow(t, liveArgs(f)...)
+	// The audit's first cycle must complete (every item compared) before
+	// a go: a short cycle, and cutover waits for it.
+	p := startFollow(t, liveArgs(f, "--audit-cycle", "1s")...)
 	p.waitFor(t, following, "the follow streaming")
-	code, out = run(context.Background(), cut...)
-	if code != 0 || !strings.Contains(out, "cutover: GO") || !regexp.MustCompile(`lease\s+go\s+slot \S+ holds the lease of table`).MatchString(out) {
-		t.Fatalf("cutover with the follow streaming: exit %d, want 0 (go, the follow's slot holding the table's lease)\n%s", code, out)
+	code, out = run(context.Background(), append(cut, "--wait")...)
+	if code != 0 || !strings.Contains(out, "cutover: GO") || !regexp.MustCompile(`lease\s+go\s+slot \S+ holds the lease of table`).MatchString(out) ||
+		!regexp.MustCompile(`audit\s+go\s+[1-9]\d* audit cycles completed \(report\), no drifted item left`).MatchString(out) {
+		t.Fatalf("cutover with the follow streaming: exit %d, want 0 (go, the follow's slot holding the table's lease, an audit cycle completed)\n%s", code, out)
 	}
 
 	w := startWriter(t, f.url, 1000)
