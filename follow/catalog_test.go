@@ -131,8 +131,15 @@ func TestFollowSeesCatalogChangesWhileStopped(t *testing.T) {
 // stops naming the change (exit 1), and its advice ends in step.
 func TestFollowSeesCatalogChangesWhileStreaming(t *testing.T) {
 	t.Parallel()
+	// Every case with DDL capture; without it (the catalog checks alone),
+	// one of each kind: a publication narrowed, a change derived again, a
+	// change that stops the follow.
+	fallback := []string{"row filter", "enum label renamed", "partition detached"}
 	for _, c := range catalogCases() {
 		for _, capture := range []bool{true, false} {
+			if !capture && !slices.Contains(fallback, c.name) {
+				continue
+			}
 			name := c.name + map[bool]string{true: ", DDL capture", false: ", catalog checks"}[capture]
 			t.Run(name, func(t *testing.T) {
 				t.Parallel()
