@@ -44,12 +44,9 @@ type followAudit struct {
 // ask (nil when --audit off, with --until-caught-up, or with no table to
 // read: --sink null), and opens its file. The caller closes it.
 func newFollowAudit(j *job, s *session, a *follow.Applier) (*followAudit, error) {
-	mode, err := follow.ParseAuditMode(cmp.Or(j.fol.Audit, "report"))
-	if err != nil {
-		return nil, refused(err)
-	}
-	if mode == follow.AuditOff || j.fol.UntilCaughtUp || s.client == nil {
-		return nil, nil
+	mode, on, err := auditMode(j, s)
+	if err != nil || !on {
+		return nil, err
 	}
 	fa := &followAudit{mode: mode, path: cmp.Or(j.fol.AuditFile, DefaultAuditFile), log: j.log, appendTo: j.mig.Resume}
 	cycle := cmp.Or(j.fol.AuditCycle, follow.DefaultAuditCycle)
@@ -58,6 +55,16 @@ func newFollowAudit(j *job, s *session, a *follow.Applier) (*followAudit, error)
 		OnSkip: func(err error) { fmt.Fprintf(j.log, "audit: %v\n", err) }})
 	fmt.Fprintf(j.log, "audit: %s, every item compared at least once every %s (--audit-cycle); drifted items are listed in %s\n", mode, cycle, fa.path)
 	return fa, nil
+}
+
+// auditMode is the follow's audit mode, and whether it audits at all:
+// not with --audit off, --until-caught-up, or another sink than DynamoDB.
+func auditMode(j *job, s *session) (follow.AuditMode, bool, error) {
+	mode, err := follow.ParseAuditMode(cmp.Or(j.fol.Audit, "report"))
+	if err != nil {
+		return mode, false, refused(err)
+	}
+	return mode, mode != follow.AuditOff && !j.fol.UntilCaughtUp && s.client != nil, nil
 }
 
 // auditor is the follow.Auditor for follow.Options; nil without an

@@ -231,6 +231,12 @@ func takeLease(j *job, s *session, arn string) error {
 	}
 	k := &leaseKeeper{client: s.client, arn: arn, lease: load.Lease{Slot: slot, Heartbeat: time.Now(), Every: every},
 		log: func(format string, args ...any) { fmt.Fprintf(j.log, format, args...) }, done: make(chan struct{}), nudge: make(chan struct{}, 1)}
+	if mode, on, _ := auditMode(j, s); on {
+		// From the start: an audit that has compared nothing yet holds a
+		// cutover back (no cycle completed).
+		k.lease.Audit = &load.LeaseAudit{Mode: mode.String()}
+		k.audit.Store(k.lease.Audit)
+	}
 	err = load.WriteLease(j.ctx, s.client, arn, k.lease)
 	if errors.Is(err, load.ErrNoTags) {
 		fmt.Fprintf(j.log, "table %s carries no lease of this follow (%v): other runs cannot tell that it streams into the table\n", s.m.Table.Name, err)
