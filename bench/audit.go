@@ -59,20 +59,11 @@ var auditVariants = []auditRun{
 // per auditVariants entry, each on a fresh dynalite, on fix (whose
 // tables it alters and changes, as (h) does).
 func measureFollowAudit(ctx context.Context, cfg config, admin *pgx.Conn, root, bin, outDir string, m *mapping.Mapping, mappingFile string, fix *fixture) ([]auditRun, error) {
-	conn, err := pgx.Connect(ctx, fix.url)
+	conn, w, err := followedFixture(ctx, fix, m)
 	if err != nil {
 		return nil, err
 	}
 	defer conn.Close(context.Background())
-	for _, t := range []string{"orgs", "users", "tickets"} {
-		if _, err := conn.Exec(ctx, "ALTER TABLE "+t+" REPLICA IDENTITY FULL"); err != nil {
-			return nil, err
-		}
-	}
-	w, err := newWorkload(ctx, conn, m)
-	if err != nil {
-		return nil, err
-	}
 	// The variants alternate, -repeat times, so that a slow spell of a
 	// shared machine falls on each; each is reported by its median run.
 	all := make([][]auditRun, len(auditVariants))

@@ -143,20 +143,11 @@ func measureFollow(ctx context.Context, cfg config, admin *pgx.Conn, root, bin, 
 		fb.skipped = fmt.Sprintf("the server's wal_level is %s, not logical (-pg: a server with wal_level=logical)", walLevel)
 		return fb, nil
 	}
-	conn, err := pgx.Connect(ctx, fix.url)
+	conn, w, err := followedFixture(ctx, fix, m)
 	if err != nil {
 		return nil, err
 	}
 	defer conn.Close(context.Background())
-	for _, t := range []string{"orgs", "users", "tickets"} {
-		if _, err := conn.Exec(ctx, "ALTER TABLE "+t+" REPLICA IDENTITY FULL"); err != nil {
-			return nil, err
-		}
-	}
-	w, err := newWorkload(ctx, conn, m)
-	if err != nil {
-		return nil, err
-	}
 	slot := fix.db + "_h"
 	dropSlot(admin, slot) // an earlier run's, interrupted
 	defer dropSlot(admin, slot)
@@ -987,4 +978,26 @@ func medianInt(v []int64) int64 {
 	s := slices.Clone(v)
 	slices.Sort(s)
 	return s[len(s)/2]
+}
+
+// followedFixture readies fix's tables for a follow (REPLICA IDENTITY
+// FULL: (h)'s changes move rows between parents) and returns a connection
+// to it, which the caller closes, and the workload that changes them.
+func followedFixture(ctx context.Context, fix *fixture, m *mapping.Mapping) (*pgx.Conn, *workload, error) {
+	conn, err := pgx.Connect(ctx, fix.url)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, t := range []string{"orgs", "users", "tickets"} {
+		if _, err := conn.Exec(ctx, "ALTER TABLE "+t+" REPLICA IDENTITY FULL"); err != nil {
+			conn.Close(context.Background())
+			return nil, nil, err
+		}
+	}
+	w, err := newWorkload(ctx, conn, m)
+	if err != nil {
+		conn.Close(context.Background())
+		return nil, nil, err
+	}
+	return conn, w, nil
 }

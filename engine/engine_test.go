@@ -29,19 +29,28 @@ entities:
     sk: NOTE#${note_id}
 `
 
+// notesSource is a new database of 20 notes, one of them (7) with a NULL
+// owner (a reject: its key needs the owner), a directory for the run's
+// files, and notesMapping written in it.
+func notesSource(t *testing.T) (url, dir, mappingFile string) {
+	t.Helper()
+	url = testenv.NewDatabase(t)
+	testenv.Exec(t, url, `CREATE TABLE notes (note_id int PRIMARY KEY, owner text, body text);
+		INSERT INTO notes SELECT i, 'o' || (i % 3), 'note ' || i FROM generate_series(1, 20) i;
+		UPDATE notes SET owner = NULL WHERE note_id = 7`)
+	dir = t.TempDir()
+	mappingFile = filepath.Join(dir, "notes.yaml")
+	testenv.WriteFile(t, mappingFile, notesMapping, 0o600)
+	return url, dir, mappingFile
+}
+
 // The engine driven as a library, without the command line: a migration
 // with its check, a comparison that finds a planted item (KindMismatch),
 // a run refused before it writes (KindRefused), and a reject
 // (KindRejected) listed in the rejects file with its whole item key.
 func TestEngineAsALibrary(t *testing.T) {
 	ctx := context.Background()
-	url := testenv.NewDatabase(t)
-	testenv.Exec(t, url, `CREATE TABLE notes (note_id int PRIMARY KEY, owner text, body text);
-		INSERT INTO notes SELECT i, 'o' || (i % 3), 'note ' || i FROM generate_series(1, 20) i;
-		UPDATE notes SET owner = NULL WHERE note_id = 7`)
-	dir := t.TempDir()
-	mappingFile := filepath.Join(dir, "notes.yaml")
-	testenv.WriteFile(t, mappingFile, notesMapping, 0o600)
+	url, dir, mappingFile := notesSource(t)
 	endpoint := testenv.SharedDynalite(t).Endpoint
 	var log, out bytes.Buffer
 	cfg := engine.Config{Mapping: mappingFile, Source: url, Table: testenv.TableName("notes"),

@@ -20,13 +20,7 @@ import (
 // summary prints) reach the metrics.
 func TestMigrateFeedsMetrics(t *testing.T) {
 	ctx := context.Background()
-	url := testenv.NewDatabase(t)
-	testenv.Exec(t, url, `CREATE TABLE notes (note_id int PRIMARY KEY, owner text, body text);
-		INSERT INTO notes SELECT i, 'o' || (i % 3), 'note ' || i FROM generate_series(1, 20) i;
-		UPDATE notes SET owner = NULL WHERE note_id = 7`)
-	dir := t.TempDir()
-	mappingFile := filepath.Join(dir, "notes.yaml")
-	testenv.WriteFile(t, mappingFile, notesMapping, 0o600)
+	url, dir, mappingFile := notesSource(t)
 	rec := testenv.NewWriteRecorder(t, testenv.SharedDynalite(t).Endpoint, "PK", "SK")
 	r := metrics.New(metrics.Options{})
 	var log, out bytes.Buffer
@@ -115,13 +109,7 @@ func TestMigrateFeedsMetrics(t *testing.T) {
 // items written to its objects (what the summary says) and the reject.
 func TestExportFeedsMetrics(t *testing.T) {
 	ctx := context.Background()
-	url := testenv.NewDatabase(t)
-	testenv.Exec(t, url, `CREATE TABLE notes (note_id int PRIMARY KEY, owner text, body text);
-		INSERT INTO notes SELECT i, 'o' || (i % 3), 'note ' || i FROM generate_series(1, 20) i;
-		UPDATE notes SET owner = NULL WHERE note_id = 7`)
-	dir := t.TempDir()
-	mappingFile := filepath.Join(dir, "notes.yaml")
-	testenv.WriteFile(t, mappingFile, notesMapping, 0o600)
+	url, dir, mappingFile := notesSource(t)
 	r := metrics.New(metrics.Options{})
 	var log, out bytes.Buffer
 	cfg := engine.Config{Mapping: mappingFile, Source: url, Log: &log, Out: &out, Version: "test", Metrics: r}
