@@ -9,7 +9,7 @@ import (
 
 	"github.com/pg2dynamo/pg2dynamo/engine"
 	"github.com/pg2dynamo/pg2dynamo/pipeline"
-	"github.com/pg2dynamo/pg2dynamo/report"
+	"github.com/pg2dynamo/pg2dynamo/transform"
 )
 
 func migrateCommand() *cli.Command {
@@ -58,8 +58,8 @@ Example, against DynamoDB Local:
 			&cli.BoolFlag{Name: "no-verify", Usage: "skip the verification (as pg2dynamo verify) that follows the load"},
 			pruneFlag(),
 			changesOnlyFlag(),
-			&cli.Float64Flag{Name: "price-per-million", Value: report.DefaultPricePerMillion, Usage: "with --dry-run: on-demand price in US dollars per million write request units"},
-			&cli.Float64Flag{Name: "import-price-per-gb", Value: report.DefaultImportPricePerGB, Usage: "with --dry-run: ImportTable's price in US dollars per GB of source data, uncompressed"},
+			&cli.Float64Flag{Name: "price-per-million", Value: transform.PricePerMillionWrites, Usage: "with --dry-run: on-demand price in US dollars per million write request units"},
+			&cli.Float64Flag{Name: "import-price-per-gb", Value: transform.ImportPricePerGB, Usage: "with --dry-run: ImportTable's price in US dollars per GB of source data, uncompressed"},
 		}, append(append(append(append(progressFlags(), shardFlags()...), followFlags()...), ownerFlags()...), reportFlags()[1:]...)...),
 		Action: runMigrate,
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/pg2dynamo/pg2dynamo/engine"
 	"github.com/pg2dynamo/pg2dynamo/report"
+	"github.com/pg2dynamo/pg2dynamo/transform"
 	"github.com/pg2dynamo/pg2dynamo/verify"
 )
 
@@ -90,8 +91,8 @@ differences, it does not fail on them); 2 when nothing was compared (bad
 flags, an invalid mapping, a table migrate would refuse); 1 on any other
 failure; 130 or 143 when interrupted (SIGINT, SIGTERM).`,
 		Flags: append([]cli.Flag{mappingFlag(), sourceFlag(), endpointFlag(), regionFlag(), profileFlag(), maxBackoffFlag(), tableFlag(),
-			&cli.Float64Flag{Name: "price-per-million", Value: report.DefaultPricePerMillion, Usage: "on-demand price in US dollars per million write request units (https://aws.amazon.com/dynamodb/pricing/on-demand/)"},
-			&cli.Float64Flag{Name: "import-price-per-gb", Value: report.DefaultImportPricePerGB, Usage: "ImportTable's price in US dollars per GB of source data, uncompressed (https://aws.amazon.com/dynamodb/pricing/on-demand/, Import from S3)"},
+			&cli.Float64Flag{Name: "price-per-million", Value: transform.PricePerMillionWrites, Usage: "on-demand price in US dollars per million write request units (https://aws.amazon.com/dynamodb/pricing/on-demand/)"},
+			&cli.Float64Flag{Name: "import-price-per-gb", Value: transform.ImportPricePerGB, Usage: "ImportTable's price in US dollars per GB of source data, uncompressed (https://aws.amazon.com/dynamodb/pricing/on-demand/, Import from S3)"},
 		}, append(reportFlags(), progressFlags()...)...),
 		Action: func(c *cli.Context) error {
 			return runCompare(c, report.ModeDiff, c.Float64("price-per-million"))

@@ -78,15 +78,6 @@ type PatternRow struct {
 	Description  string `json:"description,omitempty"`
 }
 
-// Prices plan's cost lines use, in US dollars (us-east-1, on demand):
-// per million write request units, and ImportTable's per GB of source
-// data. The same as report's defaults, which diff's flags override.
-// https://aws.amazon.com/dynamodb/pricing/on-demand/
-const (
-	PricePerMillion  = 0.625
-	ImportPricePerGB = 0.15
-)
-
 // EntityStatsRow is what a full load of one entity writes. Sizes are in
 // bytes by DynamoDB's item size rules; WriteUnits counts one WCU per 1 KB
 // (rounded up) of each item, plus the same for each GSI the item lands in

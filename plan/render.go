@@ -8,6 +8,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/pg2dynamo/pg2dynamo/mapping"
+	"github.com/pg2dynamo/pg2dynamo/transform"
 )
 
 // Formats Render writes.
@@ -130,7 +131,7 @@ func renderTables(w io.Writer, d *Design, md bool) error {
 		fmt.Fprintf(&b, "\nThe full load's cost, us-east-1 prices (https://aws.amazon.com/dynamodb/pricing/on-demand/; diff takes others as flags):\n"+
 			"- migrate (BatchWriteItem, on demand): %d write units at $%.3f per million: $%.4f\n"+
 			"- export + import (ImportTable, a new table): %.3f GB of DynamoDB JSON at $%.2f per GB: $%.4f, no write units\n",
-			wcu, PricePerMillion, float64(wcu)*PricePerMillion/1e6, float64(exp)/1e9, ImportPricePerGB, float64(exp)/1e9*ImportPricePerGB)
+			wcu, transform.PricePerMillionWrites, float64(wcu)*transform.PricePerMillionWrites/1e6, float64(exp)/1e9, transform.ImportPricePerGB, float64(exp)/1e9*transform.ImportPricePerGB)
 	}
 
 	heading("CreateTable request (aws dynamodb create-table --cli-input-json)")

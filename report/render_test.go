@@ -10,6 +10,7 @@ import (
 
 	gocmp "github.com/google/go-cmp/cmp"
 
+	"github.com/pg2dynamo/pg2dynamo/transform"
 	"github.com/pg2dynamo/pg2dynamo/verify"
 )
 
@@ -53,7 +54,7 @@ func wrong() *Report {
 			{Pattern: "R", Index: "table", NotRun: true, OK: true, Note: "the source derives no item"},
 		},
 	}
-	return New(ModeVerify, res, DefaultPricePerMillion)
+	return New(ModeVerify, res, transform.PricePerMillionWrites)
 }
 
 // TestRenderGolden renders reports as text and markdown and compares with

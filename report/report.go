@@ -15,7 +15,6 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/pg2dynamo/pg2dynamo/plan"
 	"github.com/pg2dynamo/pg2dynamo/verify"
 )
 
@@ -24,11 +23,6 @@ const (
 	ModeVerify = "verify"
 	ModeDiff   = "diff"
 )
-
-// DefaultPricePerMillion is DynamoDB's on-demand price in US dollars per
-// million write request units (standard table class, us-east-1).
-// https://aws.amazon.com/dynamodb/pricing/on-demand/
-const DefaultPricePerMillion = plan.PricePerMillion
 
 // Report is what verify and diff print.
 //
@@ -100,11 +94,6 @@ type Cost struct {
 	ImportPricePerGB float64 `json:"import_price_per_gb,omitempty"`
 	ImportDollars    float64 `json:"import_dollars,omitempty"`
 }
-
-// DefaultImportPricePerGB is ImportTable's price in US dollars per GB of
-// source data, uncompressed (us-east-1).
-// https://aws.amazon.com/dynamodb/pricing/on-demand/ ("Import from S3")
-const DefaultImportPricePerGB = plan.ImportPricePerGB
 
 // New builds the report of res in mode (ModeVerify, ModeDiff or
 // ModeChanges); price is the price per million write units used by

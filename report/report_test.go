@@ -8,6 +8,7 @@ import (
 
 	gocmp "github.com/google/go-cmp/cmp"
 
+	"github.com/pg2dynamo/pg2dynamo/transform"
 	"github.com/pg2dynamo/pg2dynamo/verify"
 )
 
@@ -27,7 +28,7 @@ func sample() *Report {
 			Changed: verify.ListCount{Total: 1, Listed: 1}},
 		Patterns: []verify.PatternResult{{Pattern: "P", Index: "table", Params: map[string]string{"id": "1"}, Want: 2, Got: 1, Problem: "item 2 missing"}},
 	}
-	return New(ModeDiff, res, DefaultPricePerMillion)
+	return New(ModeDiff, res, transform.PricePerMillionWrites)
 }
 
 // WriteJSON, which streams the lists, writes what encoding/json writes

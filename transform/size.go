@@ -178,6 +178,17 @@ func WriteUnits(m *mapping.Mapping, item map[string]types.AttributeValue) int64 
 	return n
 }
 
+// Prices of writing, in US dollars (us-east-1, on demand, standard
+// table class): PricePerMillionWrites per million write request units
+// (WriteUnits), ImportPricePerGB ImportTable's per GB of source data,
+// uncompressed. The plan's cost lines use them, and diff's estimates by
+// default.
+// https://aws.amazon.com/dynamodb/pricing/on-demand/
+const (
+	PricePerMillionWrites = 0.625
+	ImportPricePerGB      = 0.15
+)
+
 // InIndex reports whether item is in GSI g: whether it has every key
 // attribute of g (GSI.KeyNames).
 func InIndex(g mapping.GSI, item map[string]types.AttributeValue) bool {
