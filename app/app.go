@@ -17,7 +17,6 @@ import (
 
 	"github.com/pg2dynamo/pg2dynamo/engine"
 	"github.com/pg2dynamo/pg2dynamo/internal/suggest"
-	"github.com/pg2dynamo/pg2dynamo/mapping"
 )
 
 // Exit codes, for scripts.
@@ -91,16 +90,12 @@ func runApp(ctx context.Context, a *cli.App, args []string, stderr io.Writer) in
 		return ExitOK
 	}
 	code := ExitFailed
-	var me mapping.Errors
-	var mel *mapping.Error
 	kind, hasKind := engine.KindOf(err)
 	switch {
 	case hasKind:
 		code = map[engine.Kind]int{engine.KindFailed: ExitFailed, engine.KindRefused: ExitUsage,
 			engine.KindRejected: ExitRejected, engine.KindMismatch: ExitMismatch, engine.KindUnbound: ExitUnbound,
 			engine.KindNoGo: ExitNoGo, engine.KindTimeout: ExitTimeout}[kind]
-	case errors.As(err, &me), errors.As(err, &mel):
-		code = ExitUsage
 	case isUsage(err):
 		code = ExitUsage
 	}

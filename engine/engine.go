@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/pg2dynamo/pg2dynamo/export"
+	"github.com/pg2dynamo/pg2dynamo/mapping"
 	"github.com/pg2dynamo/pg2dynamo/metrics"
 	"github.com/pg2dynamo/pg2dynamo/pipeline"
 )
@@ -207,12 +208,19 @@ type Error struct {
 func (e *Error) Error() string { return e.Err.Error() }
 func (e *Error) Unwrap() error { return e.Err }
 
-// KindOf is the Kind of err: that of the outermost *Error it wraps, else
-// KindFailed.
+// KindOf is the Kind of err: that of the outermost *Error it wraps;
+// KindRefused for the mapping's own errors (mapping.Errors,
+// *mapping.Error: a mapping that does not load, or that the source cannot
+// serve, refused before anything is written); else KindFailed, and false.
 func KindOf(err error) (Kind, bool) {
 	var e *Error
-	if errors.As(err, &e) {
+	var me mapping.Errors
+	var mel *mapping.Error
+	switch {
+	case errors.As(err, &e):
 		return e.Kind, true
+	case errors.As(err, &me), errors.As(err, &mel):
+		return KindRefused, true
 	}
 	return KindFailed, false
 }

@@ -1,0 +1,598 @@
+package engine_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/pg2dynamo/pg2dynamo/engine"
+	"github.com/pg2dynamo/pg2dynamo/export"
+	"github.com/pg2dynamo/pg2dynamo/follow"
+	"github.com/pg2dynamo/pg2dynamo/internal/testenv"
+	"github.com/pg2dynamo/pg2dynamo/pipeline"
+	"github.com/pg2dynamo/pg2dynamo/plan"
+	"github.com/pg2dynamo/pg2dynamo/report"
+)
+
+// shopSQL and shopMapping are the source of most single-purpose engine
+// tests: ten customers, each with a name and a tier.
+const shopSQL = `CREATE TABLE customers (id int PRIMARY KEY, name text NOT NULL, tier text NOT NULL);
+INSERT INTO customers SELECT i, 'c' || i, CASE WHEN i % 2 = 0 THEN 'gold' ELSE 'blue' END FROM generate_series(1, 10) i;`
+
+const shopMapping = `name: shop
+table: {name: shop}
+entities:
+  Customer:
+    source: {table: customers}
+    pk: C#${id}
+    sk: PROFILE
+`
+
+// shop is a fixture of shopSQL and shopMapping.
+func shop(t *testing.T) *fixture { return newFixture(t, shopSQL, shopMapping) }
+
+// loaded is shop, migrated (its check passed).
+func loaded(t *testing.T) *fixture {
+	t.Helper()
+	f := shop(t)
+	f.want("Migrate", f.migrate(f.options()), "ok", "")
+	return f
+}
+
+func containsLine(text, part string) bool { return strings.Contains(text, part) }
+
+// The null sink reads and converts every row and writes nothing: no
+// table is created, and the summary counts the ten rows.
+func TestMigrateNullSinkWritesNothing(t *testing.T) {
+	f := shop(t)
+	o := f.options()
+	o.Sink = "null"
+	f.want("Migrate --sink null", f.migrate(o), "ok", "")
+	if f.tableExists() {
+		t.Error("the null sink created the table")
+	}
+	if !strings.Contains(f.out.String(), "Customer") || !strings.Contains(f.log.String(), "null sink") {
+		t.Errorf("no summary of the null sink's run:\n%s\n%s", f.log, f.out)
+	}
+}
+
+// Without CreateTable, a table that does not exist is refused before a
+// row is read, and none is created.
+func TestMigrateWithoutTableRefused(t *testing.T) {
+	f := shop(t)
+	o := f.options()
+	o.CreateTable = false
+	f.want("Migrate without the table", f.migrate(o), "refused", f.cfg.Table)
+	if f.tableExists() {
+		t.Error("the table was created")
+	}
+}
+
+// A rejects file that cannot be created refuses the run before the table
+// is created.
+func TestMigrateUnwritableRejectsRefused(t *testing.T) {
+	f := shop(t)
+	o := f.options()
+	o.Rejects = filepath.Join(f.dir, "missing", "rejects.jsonl")
+	f.want("Migrate", f.migrate(o), "refused", "rejects file")
+	if f.tableExists() {
+		t.Error("the table was created")
+	}
+}
+
+// Resume without a checkpoint file is refused, nothing created.
+func TestResumeWithoutCheckpointRefused(t *testing.T) {
+	f := shop(t)
+	o := f.options()
+	o.Resume = true
+	f.want("Migrate --resume", f.migrate(o), "refused", "")
+	if f.tableExists() {
+		t.Error("the table was created")
+	}
+}
+
+// A checkpoint is for one mapping file: resuming with another mapping is
+// refused and writes nothing.
+func TestResumeRefusesAnotherMapping(t *testing.T) {
+	f := loaded(t)
+	testenv.WriteFile(t, f.cfg.Mapping, strings.Replace(shopMapping, "sk: PROFILE", "sk: P", 1), 0o600)
+	before := f.items()
+	o := f.options()
+	o.Resume = true
+	f.want("Migrate --resume with another mapping", f.migrate(o), "refused", "run without --resume to start over")
+	if d := cmp.Diff(before, f.items()); d != "" {
+		t.Errorf("the refused run wrote (-before +after):\n%s", d)
+	}
+}
+
+// A resumed run must write into the table its checkpoint was written
+// for: one deleted and created again lacks what the checkpoint records
+// as loaded, and is refused.
+func TestResumeRefusesTableCreatedAgain(t *testing.T) {
+	f := loaded(t)
+	if _, err := f.client.DeleteTable(context.Background(), deleteTable(f.cfg.Table)); err != nil {
+		t.Fatal(err)
+	}
+	o := f.options()
+	o.Resume = true
+	f.want("Migrate --resume into a new table", f.migrate(o), "refused", "is not the one checkpoint")
+	if n := len(f.items()); n != 0 {
+		t.Errorf("the refused run wrote %d items", n)
+	}
+}
+
+// A finished run resumed reads nothing again: its checkpoint records
+// every entity done, and the check still compares all ten items.
+func TestResumeOfFinishedRunReadsNothing(t *testing.T) {
+	f := loaded(t)
+	rec := testenv.NewWriteRecorder(t, f.cfg.AWS.EndpointURL, "PK", "SK")
+	f.cfg.AWS.EndpointURL = rec.URL
+	o := f.options()
+	o.Resume = true
+	f.out.Reset()
+	f.want("Migrate --resume", f.migrate(o), "ok", "")
+	if n := len(rec.Puts()); n != 0 {
+		t.Errorf("the resumed run put %d items, want none", n)
+	}
+	if !strings.Contains(f.out.String(), "verify PASSED") {
+		t.Errorf("no passed check:\n%s", f.out)
+	}
+}
+
+// A dry run writes nothing and reports what a run would change, as diff.
+func TestDryRunWritesNothing(t *testing.T) {
+	f := loaded(t)
+	f.exec(`UPDATE customers SET name = 'renamed' WHERE id = 1; INSERT INTO customers VALUES (11, 'c11', 'blue')`)
+	before := f.items()
+	rec := testenv.NewWriteRecorder(t, f.cfg.AWS.EndpointURL, "PK", "SK")
+	f.cfg.AWS.EndpointURL = rec.URL
+	o := f.options()
+	o.DryRun = true
+	o.JSON = f.path("dry-run.json")
+	f.want("Migrate --dry-run", f.migrate(o), "ok", "")
+	if ops := rec.Operations(); ops["BatchWriteItem"]+ops["PutItem"]+ops["DeleteItem"] != 0 {
+		t.Errorf("the dry run wrote: %v", ops)
+	}
+	if d := cmp.Diff(before, f.items()); d != "" {
+		t.Errorf("the table changed (-before +after):\n%s", d)
+	}
+	if s := readReport(t, o.JSON).Summary; s.New != 1 || s.Changed != 1 || s.Stale != 0 {
+		t.Errorf("dry run's report: %+v, want 1 new and 1 changed", s)
+	}
+}
+
+// --changes-only puts exactly the new and changed items and deletes the
+// stale one; the table is then what a fresh load would write.
+func TestChangesOnlyWritesTheDifferences(t *testing.T) {
+	f := loaded(t)
+	f.exec(`UPDATE customers SET name = 'renamed' WHERE id = 1; INSERT INTO customers VALUES (11, 'c11', 'blue');
+		DELETE FROM customers WHERE id = 2`)
+	rec := testenv.NewWriteRecorder(t, f.cfg.AWS.EndpointURL, "PK", "SK")
+	f.cfg.AWS.EndpointURL = rec.URL
+	o := f.options()
+	o.ChangesOnly = true
+	f.want("Migrate --changes-only", f.migrate(o), "ok", "")
+	want := []string{"C#0000000001 PROFILE", "C#0000000011 PROFILE"}
+	if d := cmp.Diff(want, rec.Puts()); d != "" {
+		t.Errorf("puts (-want +got):\n%s", d)
+	}
+	if d := cmp.Diff([]string{"C#0000000002 PROFILE"}, rec.Deletes()); d != "" {
+		t.Errorf("deletes (-want +got):\n%s", d)
+	}
+	f.wantFreshLoad()
+}
+
+// wantFreshLoad fails the test unless the table holds exactly what a
+// fresh load of the source writes into an empty table.
+func (f *fixture) wantFreshLoad() {
+	f.t.Helper()
+	fresh := fixtureOn(f.t, f.url, testenv.ReadFile(f.t, f.cfg.Mapping))
+	o := fresh.options()
+	o.NoVerify = true
+	fresh.want("a fresh load", fresh.migrate(o), "ok", "")
+	if d := cmp.Diff(fresh.items(), f.items()); d != "" {
+		f.t.Errorf("the table is not what a fresh load writes (-fresh +table):\n%s", d)
+	}
+}
+
+// --prune deletes the items of the mapping's types that no row derives
+// any more, and keeps the items of other types (another writer's).
+func TestPruneDeletesOnlyStaleItems(t *testing.T) {
+	f := loaded(t)
+	f.put("PK", "C#0000000099", "SK", "PROFILE", "type", "Customer")
+	f.put("PK", "X#1", "SK", "X", "type", "Other")
+	f.exec(`DELETE FROM customers WHERE id = 3`)
+	o := f.options()
+	o.Prune = true
+	f.want("Migrate --prune", f.migrate(o), "ok", "")
+	keys := f.keys()
+	for _, gone := range []string{"C#0000000099 PROFILE", "C#0000000003 PROFILE"} {
+		if slices.Contains(keys, gone) {
+			t.Errorf("stale item %s not pruned", gone)
+		}
+	}
+	if !slices.Contains(keys, "X#1 X") || len(keys) != 10 {
+		t.Errorf("table after --prune: %v; want the 9 customers and the Other item", keys)
+	}
+}
+
+// diff counts exactly what a run would change, new, changed and stale,
+// and writes nothing; verify of the same table fails (KindMismatch).
+func TestCompareCountsDifferences(t *testing.T) {
+	f := loaded(t)
+	f.exec(`UPDATE customers SET tier = 'gold' WHERE id IN (1, 3); INSERT INTO customers VALUES (11, 'c11', 'blue');
+		DELETE FROM customers WHERE id = 10`)
+	before := f.items()
+	out, r := f.compare(report.ModeDiff)
+	f.want("Compare diff", out, "ok", "")
+	want := report.Summary{New: 1, Changed: 2, Stale: 1, Unchanged: 7}
+	if r == nil || r.OK || r.Summary != want {
+		t.Fatalf("diff's report: %+v, want %+v and not OK", r, want)
+	}
+	if r.Cost == nil || r.Cost.Items != 10 {
+		t.Errorf("diff's cost: %+v, want a full run of 10 items", r.Cost)
+	}
+	out, r = f.compare(report.ModeVerify)
+	f.want("Compare verify", out, "mismatch", "")
+	if r == nil || r.Summary != want {
+		t.Errorf("verify's report: %+v, want %+v", r, want)
+	}
+	if d := cmp.Diff(before, f.items()); d != "" {
+		t.Errorf("Compare wrote (-before +after):\n%s", d)
+	}
+}
+
+// verify passes on a table that matches, and counts an item of no mapped
+// type as other, which does not fail it.
+func TestVerifyPassesAndCountsOthers(t *testing.T) {
+	f := loaded(t)
+	f.put("PK", "X#1", "SK", "X", "type", "Other")
+	out, r := f.compare(report.ModeVerify)
+	f.want("Compare verify", out, "ok", "")
+	if want := (report.Summary{Unchanged: 10, Other: 1}); r == nil || !r.OK || r.Summary != want {
+		t.Errorf("verify's report: %+v, want %+v and OK", r, want)
+	}
+}
+
+// verify runs the mapping's access patterns as real Queries, each
+// answered with the items the source derives for its parameters.
+func TestVerifyRunsAccessPatterns(t *testing.T) {
+	f := newFixture(t, shopSQL, shopMapping+`access_patterns:
+  CustomerProfile: {key_condition: "PK = C#${id} AND SK = PROFILE"}
+`)
+	out, r := f.compare(report.ModeVerify)
+	f.want("Compare before the load", out, "mismatch", "")
+	if r == nil || r.Summary.New != 10 {
+		t.Fatalf("verify of an empty table: %+v, want 10 new", r)
+	}
+	f.want("Migrate", f.migrate(f.options()), "ok", "")
+	out, r = f.compare(report.ModeVerify)
+	f.want("Compare", out, "ok", "")
+	if r == nil || len(r.Patterns) == 0 {
+		t.Fatalf("verify ran no access pattern: %+v", r)
+	}
+	for _, p := range r.Patterns {
+		if !p.OK || p.NotRun || p.Got != 1 || p.Want != 1 {
+			t.Errorf("pattern %s %v: got %d items, want %d (ok %v, not run %v)", p.Pattern, p.Params, p.Got, p.Want, p.OK, p.NotRun)
+		}
+	}
+}
+
+// A table whose key attributes are not the mapping's is refused by
+// Compare, as a migration would refuse it.
+func TestCompareRefusesTableOfOtherKeys(t *testing.T) {
+	f := loaded(t)
+	other := fixtureOn(t, f.url, strings.Replace(shopMapping, "table: {name: shop}", "table: {name: shop, partition_key: pk, sort_key: sk}", 1))
+	other.cfg.Table = f.cfg.Table
+	out, _ := other.compare(report.ModeVerify)
+	other.want("Compare", out, "refused", f.cfg.Table)
+}
+
+// AllowOtherMapping lets a run write into a table tagged for another
+// mapping.
+func TestAllowOtherMappingWrites(t *testing.T) {
+	f := loaded(t)
+	other := fixtureOn(t, f.url, strings.NewReplacer("name: shop\n", "name: other\n", "Customer:", "Client:", "sk: PROFILE", "sk: CLIENT").Replace(shopMapping))
+	other.cfg.Table = f.cfg.Table
+	o := other.options()
+	o.AllowOtherMapping, o.NoVerify = true, true
+	other.want("Migrate with AllowOtherMapping", other.migrate(o), "ok", "")
+	if n := len(f.keys()); n != 20 {
+		t.Errorf("%d items, want the 10 of each mapping", n)
+	}
+}
+
+// The JSON and HTML reports of the check after a load are written, the
+// JSON one OK with every item compared.
+func TestMigrateWritesReportFiles(t *testing.T) {
+	f := shop(t)
+	o := f.options()
+	o.JSON, o.HTML = f.path("r.json"), f.path("r.html")
+	f.want("Migrate", f.migrate(o), "ok", "")
+	if r := readReport(t, o.JSON); !r.OK || r.Summary.Unchanged != 10 {
+		t.Errorf("report: OK %v, %+v; want OK and 10 unchanged", r.OK, r.Summary)
+	}
+	if html := testenv.ReadFile(t, o.HTML); !strings.Contains(html, "<html") {
+		t.Errorf("the HTML report is not a page: %.200s", html)
+	}
+}
+
+// --concurrency auto writes every item.
+func TestMigrateAutoWriters(t *testing.T) {
+	f := shop(t)
+	o := f.options()
+	o.Auto = &pipeline.Autoscale{Max: 4}
+	f.want("Migrate --concurrency auto", f.migrate(o), "ok", "")
+	if n := len(f.keys()); n != 10 {
+		t.Errorf("%d items, want 10", n)
+	}
+}
+
+// Shards reading one held snapshot load every row exactly once between
+// them, and a row inserted after the snapshot is in none.
+func TestShardsShareHeldSnapshot(t *testing.T) {
+	f := shop(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	names, done := make(chan string, 1), make(chan error, 1)
+	go func() {
+		done <- engine.HoldSnapshot(ctx, f.cfg, func(name, _ string) { names <- name })
+	}()
+	var snapshot string
+	select {
+	case snapshot = <-names:
+	case err := <-done:
+		t.Fatalf("HoldSnapshot: %v", err)
+	}
+	f.exec(`INSERT INTO customers VALUES (11, 'late', 'blue')`)
+	for i := 1; i <= 3; i++ {
+		o := f.options()
+		o.Shard, o.Snapshot = pipeline.Shard{Index: i, Count: 3}, snapshot
+		o.Checkpoint, o.Rejects = f.path(fmt.Sprintf("cp%d.json", i)), f.path(fmt.Sprintf("rejects%d.jsonl", i))
+		f.want(fmt.Sprintf("shard %d/3", i), f.migrate(o), "ok", "")
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("HoldSnapshot ended with %v", err)
+	}
+	keys := f.keys()
+	if len(keys) != 10 || slices.Contains(keys, "C#0000000011 PROFILE") {
+		t.Errorf("the shards loaded %v, want the 10 rows of the snapshot", keys)
+	}
+}
+
+// Export writes every item, as DynamoDB JSON lines, into objects and a
+// manifest that counts them; a second export into the same destination
+// is refused.
+func TestExportWritesEveryItem(t *testing.T) {
+	f := shop(t)
+	o := engine.ExportOptions{LoadOptions: engine.LoadOptions{Readers: 1, Rejects: f.path("rejects.jsonl")},
+		To: export.Location{Dir: f.path("out")}, Compression: export.NONE, Objects: 2, ObjectSize: 1 << 20}
+	f.want("Export", outcomeOf(engine.Export(context.Background(), f.cfg, o)), "ok", "")
+	var lines []string
+	err := filepath.WalkDir(o.To.Dir, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".json") || strings.Contains(filepath.Base(path), "manifest") {
+			return err
+		}
+		for _, line := range strings.Split(strings.TrimSpace(testenv.ReadFile(t, path)), "\n") {
+			if line != "" {
+				lines = append(lines, line)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(lines) != 10 || !strings.HasPrefix(lines[0], `{"Item":{`) {
+		t.Errorf("export objects hold %d lines (first %.80q), want the 10 items as DynamoDB JSON", len(lines), first(lines))
+	}
+	var man export.Manifest
+	if err := json.Unmarshal([]byte(testenv.ReadFile(t, filepath.Join(o.To.Dir, export.ManifestKey))), &man); err != nil {
+		t.Fatal(err)
+	}
+	if man.Items != 10 || man.Rejected != 0 || len(man.Objects) == 0 {
+		t.Errorf("manifest: %d items, %d rejected, %d objects; want 10, 0 and some", man.Items, man.Rejected, len(man.Objects))
+	}
+	f.want("Export again", outcomeOf(engine.Export(context.Background(), f.cfg, o)), "refused", "")
+}
+
+func first(lines []string) string {
+	if len(lines) == 0 {
+		return ""
+	}
+	return lines[0]
+}
+
+// Plan with the source reads every row through the transformation and
+// estimates each entity's items; it creates no table.
+func TestPlanWithSourceEstimates(t *testing.T) {
+	f := newFixture(t, shopSQL+"ALTER TABLE customers ALTER name DROP NOT NULL; UPDATE customers SET name = NULL WHERE id = 4;",
+		strings.Replace(shopMapping, "pk: C#${id}", "pk: C#${name}", 1))
+	err := engine.Plan(context.Background(), f.cfg, engine.PlanOptions{Format: plan.FormatJSON, WithSource: true})
+	f.want("Plan", outcomeOf(err), "ok", "")
+	var design struct{ Stats []plan.EntityStatsRow }
+	if err := json.Unmarshal([]byte(f.out.String()), &design); err != nil {
+		t.Fatalf("plan's JSON: %v\n%s", err, f.out)
+	}
+	if len(design.Stats) != 1 || design.Stats[0].Rows != 10 || design.Stats[0].Items != 9 || design.Stats[0].Rejected != 1 {
+		t.Errorf("plan's estimates: %+v, want 10 rows, 9 items, 1 rejected (the NULL name)", design.Stats)
+	}
+	if f.tableExists() {
+		t.Error("plan created the table")
+	}
+}
+
+// A mapping that does not parse is refused by every operation that
+// reads it, before the source is read.
+func TestInvalidMappingRefused(t *testing.T) {
+	f := newFixture(t, shopSQL, "name: shop\ntable: {name: shop}\nentities:\n  Customer: {source: {table: customers}, pk: 'C#${id'}\n")
+	ctx := context.Background()
+	for name, err := range map[string]error{
+		"Migrate": engine.Migrate(ctx, f.cfg, f.options()),
+		"Plan":    engine.Plan(ctx, f.cfg, engine.PlanOptions{}),
+		"Compare": engine.Compare(ctx, f.cfg, engine.CompareOptions{Mode: report.ModeVerify, ReportOptions: engine.ReportOptions{Segments: 1, Sample: 1}}),
+	} {
+		f.want(name, outcomeOf(err), "refused", "entities.Customer")
+	}
+	if f.tableExists() {
+		t.Error("the table was created")
+	}
+}
+
+// A mapping naming a table the source lacks is refused by Open, which
+// checks it against the source.
+func TestOpenRefusesMissingSourceTable(t *testing.T) {
+	f := newFixture(t, shopSQL, strings.Replace(shopMapping, "{table: customers}", "{table: clients}", 1))
+	_, err := engine.Open(context.Background(), f.cfg)
+	f.want("Open", outcomeOf(err), "refused", "clients")
+}
+
+// A mapping file that cannot be read is refused, naming it.
+func TestLoadMappingUnreadableRefused(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "none.yaml")
+	_, err := engine.LoadMapping(context.Background(), path)
+	if k, _ := engine.KindOf(err); k != engine.KindRefused || !strings.Contains(fmt.Sprint(err), path) {
+		t.Errorf("LoadMapping of a missing file: %v (kind %v), want refused naming it", err, k)
+	}
+}
+
+// LoadMapping returns the context's cause as soon as it is done, even
+// while the file blocks (a FIFO no one writes).
+func TestLoadMappingReturnsWhenCancelled(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "mapping.yaml")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	t.Cleanup(func() { // unblock the reader left in the background
+		if w, err := os.OpenFile(fifo, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+			w.Close()
+		}
+	})
+	cause := errors.New("stopped by the test")
+	ctx, cancel := context.WithCancelCause(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := engine.LoadMapping(ctx, fifo)
+		done <- err
+	}()
+	cancel(cause)
+	select {
+	case err := <-done:
+		if !errors.Is(err, cause) {
+			t.Errorf("LoadMapping: %v, want the context's cause", err)
+		}
+	case <-time.After(time.Minute): // a bound on a hang
+		t.Fatal("LoadMapping did not return when its context was cancelled")
+	}
+}
+
+// KindOf reads the kind through wrapping, and an error of no kind is
+// KindFailed.
+func TestKindOf(t *testing.T) {
+	wrapped := fmt.Errorf("context: %w", &engine.Error{Kind: engine.KindMismatch, Err: errors.New("differs")})
+	if k, ok := engine.KindOf(wrapped); k != engine.KindMismatch || !ok {
+		t.Errorf("KindOf(wrapped mismatch) = %v, %v", k, ok)
+	}
+	if k, ok := engine.KindOf(errors.New("plain")); k != engine.KindFailed || ok {
+		t.Errorf("KindOf(plain) = %v, %v; want KindFailed, false", k, ok)
+	}
+}
+
+// Init drafts a mapping from the source's catalog that a migration then
+// loads and verifies; it refuses to overwrite its output without Force.
+func TestInitDraftMigrates(t *testing.T) {
+	f := newFixture(t, `CREATE TABLE authors (id int PRIMARY KEY, name text NOT NULL);
+		CREATE TABLE books (id int PRIMARY KEY, author_id int NOT NULL REFERENCES authors, title text NOT NULL);
+		INSERT INTO authors VALUES (1, 'a'), (2, 'b'); INSERT INTO books VALUES (1, 1, 'x'), (2, 1, 'y'), (3, 2, 'z')`, "")
+	ctx := context.Background()
+	o := engine.InitOptions{Schemas: []string{"public"}, Out: f.path("draft.yaml")}
+	f.want("Init", outcomeOf(engine.Init(ctx, f.cfg, o)), "ok", "")
+	f.want("Init again", outcomeOf(engine.Init(ctx, f.cfg, o)), "refused", "pass --force")
+	o.Force = true
+	f.want("Init --force", outcomeOf(engine.Init(ctx, f.cfg, o)), "ok", "")
+	f.cfg.Mapping = o.Out
+	f.want("Migrate the draft", f.migrate(f.options()), "ok", "")
+	if n := len(f.keys()); n == 0 || !strings.Contains(f.out.String(), "verify PASSED") {
+		t.Errorf("the draft's table holds %d items, and its check:\n%s", n, f.out)
+	}
+}
+
+// DropSlot without a follow has nothing to drop and says so.
+func TestDropSlotWithNothingToDrop(t *testing.T) {
+	f := shop(t)
+	f.want("DropSlot", outcomeOf(engine.DropSlot(context.Background(), f.cfg, engine.FollowOptions{})), "ok", "")
+	if !strings.Contains(f.log.String(), "nothing to drop") {
+		t.Errorf("DropSlot said:\n%s", f.log)
+	}
+}
+
+// Cutover without a follow is a no-go that names the missing slot.
+func TestCutoverWithoutFollowIsNoGo(t *testing.T) {
+	f := loaded(t)
+	err := engine.Cutover(context.Background(), f.cfg, engine.CutoverOptions{})
+	f.want("Cutover", outcomeOf(err), "no-go", "")
+	if !strings.Contains(f.out.String(), "slot") {
+		t.Errorf("the cutover report does not name the slot:\n%s", f.out)
+	}
+}
+
+// A follow started with the load and stopped once caught up leaves its
+// slot; resumed, it applies what changed meanwhile (an update, an
+// insert, a delete), so that the table is what a fresh load writes; then
+// DropSlot drops the slot and the publication.
+func TestFollowResumesFromItsSlot(t *testing.T) {
+	f := shop(t)
+	o := f.options()
+	o.Follow, o.UntilCaughtUp, o.NoDDLCapture, o.Audit = true, true, true, "off"
+	f.want("Migrate --follow", f.migrate(o), "ok", "")
+	f.exec(`UPDATE customers SET name = 'renamed' WHERE id = 1; INSERT INTO customers VALUES (11, 'c11', 'blue');
+		DELETE FROM customers WHERE id = 2`)
+	o.Resume = true
+	f.want("Migrate --follow --resume", f.migrate(o), "ok", "")
+	f.wantFreshLoad()
+	f.log.Reset()
+	f.want("DropSlot", outcomeOf(engine.DropSlot(context.Background(), f.cfg, engine.FollowOptions{})), "ok", "")
+	if !strings.Contains(f.log.String(), "dropped replication slot") {
+		t.Errorf("DropSlot said:\n%s", f.log)
+	}
+}
+
+// The follow's status line gives the position, totals, lag and rates.
+func TestFollowStatusLine(t *testing.T) {
+	line := engine.FollowStatusLine(followStatus(), 12.4, 30)
+	for _, part := range []string{"3 transactions, 7 changes, 5 items put, 2 deleted, 1 rejected", "lag 100 bytes", "12 changes/s, 30 items/s"} {
+		if !strings.Contains(line, part) {
+			t.Errorf("status line %q lacks %q", line, part)
+		}
+	}
+}
+
+func followStatus() follow.Status {
+	return follow.Status{Transactions: 3, Changes: 7, Puts: 5, Deletes: 2, Rejected: 1, LagBytes: 100, Lag: time.Second}
+}
+
+func deleteTable(name string) *dynamodb.DeleteTableInput {
+	return &dynamodb.DeleteTableInput{TableName: aws.String(name)}
+}
+
+// readReport reads a JSON report file.
+func readReport(t *testing.T, path string) *report.Report {
+	t.Helper()
+	var r report.Report
+	if err := json.Unmarshal([]byte(testenv.ReadFile(t, path)), &r); err != nil {
+		t.Fatalf("report %s: %v", path, err)
+	}
+	return &r
+}
