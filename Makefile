@@ -6,7 +6,8 @@ build:
 
 # Run the test suite: checks, starts, creates or installs PostgreSQL
 # (scripts/postgres.sh; PG2DYNAMO_TEST_PG names a server of your own),
-# installs the pinned dynalite (npm ci), then go vet, go test (-race for
+# installs the pinned dynalite (npm ci), then go vet, golangci-lint
+# (.golangci.yml, pinned in tools/lint/go.mod), go test (-race for
 # every package but the app end-to-end tests, which run without it plus
 # their concurrency tests with it; see scripts/test.sh) and a few seconds of
 # fuzzing per mapping parser (a fixed number of inputs).

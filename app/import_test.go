@@ -102,7 +102,7 @@ func (e *importEmulator) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// A 400 the SDK does not retry: one failure, reported once.
 		e.t.Errorf("emulating %s: %v", op, err)
 		w.Header().Set("Content-Type", "application/x-amz-json-1.0")
-		w.WriteHeader(400)
+		w.WriteHeader(http.StatusBadRequest)
 		fmt.Fprintf(w, `{"__type":"com.amazon.coral.validate#ValidationException","message":%q}`, err.Error())
 		return
 	}

@@ -68,15 +68,14 @@ type followBench struct {
 
 // saturation is phase 2.
 type saturation struct {
-	txs                      int
-	committed                int64         // row changes committed (rows affected)
-	commit                   time.Duration // PostgreSQL's time to commit them, the follow stopped
-	wall                     time.Duration // SIGCONT to the status line counting them all
-	changes, puts, deletes   int64         // what the follow counted over wall
-	cpu                      procCPU       // CPU over wall, by process
-	overlapped               bool          // the follow was continued before the burst was all committed
-	perWindow                []int64       // changes between consecutive status lines
-	statusLines, windowLines int
+	txs                    int
+	committed              int64         // row changes committed (rows affected)
+	commit                 time.Duration // PostgreSQL's time to commit them, the follow stopped
+	wall                   time.Duration // SIGCONT to the status line counting them all
+	changes, puts, deletes int64         // what the follow counted over wall
+	cpu                    procCPU       // CPU over wall, by process
+	overlapped             bool          // the follow was continued before the burst was all committed
+	perWindow              []int64       // changes between consecutive status lines
 }
 
 func (s saturation) items() int64 { return s.puts + s.deletes }
@@ -306,7 +305,6 @@ func (fb *followBench) saturate(ctx context.Context, fc followConfig, admin, con
 	s.cpu = procCPU{cpu1.pg2dynamo - cpu0.pg2dynamo, cpu1.dynalite - cpu0.dynalite, cpu1.postgres - cpu0.postgres}
 	prev := base.changes
 	for _, st := range feed.since(t0) {
-		s.statusLines++
 		if st.changes > prev {
 			s.perWindow = append(s.perWindow, st.changes-prev)
 			prev = st.changes

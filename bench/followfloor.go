@@ -129,7 +129,7 @@ func ticketItems(ctx context.Context, srcURL string, m *mapping.Mapping, ids []i
 	}
 	p := plans[i]
 	if n := len(p.Query().OrderBy); n != 1 {
-		return nil, fmt.Errorf("Ticket's primary key has %d columns, want 1 (ticket_id)", n)
+		return nil, fmt.Errorf("the primary key of Ticket has %d columns, want 1 (ticket_id)", n)
 	}
 	var out []map[string]types.AttributeValue
 	for chunk := range slices.Chunk(ids, 5000) {

@@ -30,7 +30,7 @@ func ExampleAppendLine() {
 
 func ExampleDecodeLine() {
 	item, err := ddbjson.DecodeLine([]byte(`{"Item":{"PK":{"S":"USER#1"},"blob":{"B":"AAH/"}}}`))
-	fmt.Println(item["blob"].(*types.AttributeValueMemberB).Value, err)
+	fmt.Println(item["blob"].(*types.AttributeValueMemberB).Value, err) //nolint:staticcheck // QF1010: the bytes themselves are the example's output
 
 	_, err = ddbjson.DecodeLine([]byte(`{"Item":{"PK":{"S":"USER#1"},"meta":{"M":{"tags":{"L":[{"S":"x"},{"Q":"y"}]}}}}}`))
 	var de *ddbjson.DecodeError

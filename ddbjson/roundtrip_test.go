@@ -33,7 +33,7 @@ func everyType() map[string]types.AttributeValue {
 // nesting, and escapes on every side of an 8-byte word.
 func roundTripItems() map[string]map[string]types.AttributeValue {
 	s := func(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
-	deep := types.AttributeValue(s("bottom"))
+	deep := s("bottom")
 	for i := range 32 {
 		if i%2 == 0 {
 			deep = &types.AttributeValueMemberL{Value: []types.AttributeValue{deep}}

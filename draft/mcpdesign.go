@@ -375,7 +375,7 @@ func translateTemplate(tpl string, col func(field string) (keyColumn, bool)) (ou
 		case !c.Number && !hasSpec:
 			b.WriteString("${" + c.Name + "}")
 		case c.Number && known:
-			b.WriteString(fmt.Sprintf("${%s:%d}", c.Name, w))
+			fmt.Fprintf(&b, "${%s:%d}", c.Name, w)
 		default:
 			unsupported = append(unsupported, tpl[loc[0]:loc[1]])
 			b.WriteString("${" + c.Name + "}")

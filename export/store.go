@@ -118,15 +118,18 @@ type S3 struct {
 
 // Create starts the upload of object key.
 func (s *S3) Create(ctx context.Context, key string) (Writer, error) {
-	up := manager.NewUploader(s.Client, func(u *manager.Uploader) {
+	// manager is deprecated for feature/s3/transfermanager, which is still
+	// v0.x (its API may change); the upload moves once it is v1.
+	up := manager.NewUploader(s.Client, func(u *manager.Uploader) { //nolint:staticcheck // SA1019: see above
 		u.PartSize = max(s.PartSize, manager.MinUploadPartSize)
 		u.Concurrency = 1
 	})
 	pr, pw := io.Pipe()
 	o := &s3Object{pw: pw, done: make(chan error, 1)}
 	go func() {
-		_, err := up.Upload(ctx, &s3.PutObjectInput{Bucket: aws.String(s.Loc.Bucket), Key: aws.String(s.Loc.Prefix + key), Body: pr})
-		pr.CloseWithError(err) // a writer blocked on a failed upload fails too
+		in := &s3.PutObjectInput{Bucket: aws.String(s.Loc.Bucket), Key: aws.String(s.Loc.Prefix + key), Body: pr}
+		_, err := up.Upload(ctx, in) //nolint:staticcheck // SA1019: see NewUploader above
+		pr.CloseWithError(err)       // a writer blocked on a failed upload fails too
 		o.done <- err
 	}()
 	return o, nil

@@ -512,8 +512,6 @@ func (au *Auditor) slice(ctx context.Context, sess *auditSession, cycle, i, n in
 		found = append(found, drifted{key: splitKey(k), kind: DriftMissing, entity: int(d.entity), typ: plans[d.entity].Entity().Type})
 	}
 	compared := int64(len(want)) + seen
-	clear(want) // the memory of the slice's hashes, before the repair
-	want = nil
 	var out []drifted
 	skipped := int64(0)
 	for _, d := range found {

@@ -373,7 +373,8 @@ func (b *progressBoard) entityRightText(e *boardEntity) string {
 	if e.earlier {
 		return fmt.Sprintf("%-*s", b.cols.rightW, earlierText)
 	}
-	done, items, d, state := e.rows, e.items, time.Duration(0), ""
+	done, items, d := e.rows, e.items, time.Duration(0)
+	var state string
 	switch {
 	case e.total == 0:
 		state = "empty  "

@@ -106,7 +106,7 @@ func TestSetAttributes(t *testing.T) {
 				"ints":   []any{int32(3), int32(-1), int32(3), int32(10)},
 				"bigs":   []any{int64(math.MaxInt64)},
 				"nums":   []any{num("1.0"), num("1"), num("0012.500"), num("-0.000"), pgtype.Numeric{Int: big.NewInt(1), Exp: 20, Valid: true}},
-				"floats": []any{0.1, 0.1, -0.0, 0.0, 1e-7},
+				"floats": []any{0.1, 0.1, math.Copysign(0, -1), 0.0, 1e-7},
 			},
 			want: map[string]string{
 				"int_set": `{"NS":["-1","10","3"]}`,

@@ -320,11 +320,6 @@ func awsError(w http.ResponseWriter, status int, typ, msg string) {
 	json.NewEncoder(w).Encode(map[string]string{"__type": "com.amazonaws.dynamodb.v20120810#" + typ, "message": msg})
 }
 
-type batchRequest struct {
-	RequestItems           map[string][]json.RawMessage `json:"RequestItems"`
-	ReturnConsumedCapacity string                       `json:"ReturnConsumedCapacity,omitempty"`
-}
-
 // partial forwards a share (keep, 0 to 1) of each table's requests, at
 // least one held back, and answers with the rest as UnprocessedItems,
 // merged into the server's own answer.
