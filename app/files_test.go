@@ -9,6 +9,20 @@ import (
 	"github.com/pg2dynamo/pg2dynamo/internal/testenv"
 )
 
+const friendsSQL = `
+CREATE TABLE friends (a integer, b integer, PRIMARY KEY (a, b));
+INSERT INTO friends VALUES (1, 1), (1, 2), (2, 1), (3, 4);`
+
+const friendsMapping = `name: friends
+table: {name: friends}
+entities:
+  Friend:
+    source: {query: "SELECT * FROM friends ORDER BY a, b"}
+    pk: U#${a}
+    sk: F#${b}
+    mirror: {pk: "U#${b}", sk: "F#${a}"}
+`
+
 // The files pg2dynamo writes for the user (--rejects, --checkpoint,
 // --report-json, --html) are never written through a symbolic link: the
 // file it points to keeps its content, and a dangling link's target is

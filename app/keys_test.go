@@ -112,30 +112,6 @@ func TestSortKeysFollowSourceOrder(t *testing.T) {
 	}
 }
 
-// Text '7' and '007' under ${code:5} would render one key and lose a row;
-// a width on a text column is refused when the mapping is checked: exit 2,
-// nothing created.
-func TestWidthOnTextRefused(t *testing.T) {
-	url := testenv.NewDatabase(t)
-	testenv.Exec(t, url, `CREATE TABLE codes (code text PRIMARY KEY); INSERT INTO codes VALUES ('7'), ('007');`)
-	table := testenv.TableName("codes")
-	r := runCLI(t, migrateArgs(t, writeMapping(t, `name: codes
-table: {name: codes}
-entities:
-  Code:
-    source: {table: codes}
-    pk: C#${code:5}
-    sk: C
-`), url, table, "--create-table")...)
-	want := `entities.Code.pk: ${code:5}: a width zero-pads integer and numeric columns, but "code" is text, whose distinct values could then share a key text ('7' and '007'); remove the width`
-	if r.code != ExitUsage || !strings.Contains(r.stderr, want) {
-		t.Fatalf("exit %d, want %d with %q\n%s%s", r.code, ExitUsage, want, r.stdout, r.stderr)
-	}
-	if tableExists(t, table) {
-		t.Errorf("table %s was created", table)
-	}
-}
-
 // Stable IDs and duplicated columns in key templates: tracks keyed under
 // their artist (a column of the album, brought by duplicate) and sorted by
 // a KSUID of their time, as the modeling guides' designs do.

@@ -369,3 +369,13 @@ func withEndpoint(args []string, endpoint string) []string {
 	}
 	return args
 }
+
+// rejectsPath returns the --rejects value of args.
+func rejectsPath(args []string) string {
+	for i, a := range args {
+		if a == "--rejects" {
+			return args[i+1]
+		}
+	}
+	return ""
+}
