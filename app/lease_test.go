@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"fmt"
 	"net/http/httptest"
 	"path/filepath"
 	"strings"
@@ -156,22 +157,14 @@ func indexOf(args []string, flag string) int {
 	return -1
 }
 
-// await waits for text in the follow's output, polling every 10 ms; it
-// fails when the run ends first or after eventWait.
+// await waits for text in the follow's output (testenv.Poll); it fails
+// when the run ends first or after eventWait.
 func (f *runningFollow) await(t *testing.T, text, what string) {
 	t.Helper()
-	deadline := time.After(eventWait)
-	for !strings.Contains(f.out.String(), text) {
-		select {
-		case <-f.ended:
-			if strings.Contains(f.out.String(), text) {
-				return
-			}
-			t.Fatalf("waiting for %s (%q): the run ended first\n%s", what, text, f.out.String())
-		case <-deadline:
-			t.Fatalf("waiting for %s (%q): not seen in %s\n%s", what, text, eventWait, f.out.String())
-		case <-time.After(10 * time.Millisecond):
-		}
+	if err := testenv.Poll(fmt.Sprintf("%s (%q)", what, text), eventWait, f.ended, func() bool {
+		return strings.Contains(f.out.String(), text)
+	}); err != nil {
+		t.Fatalf("%v\n%s", err, f.out.String())
 	}
 }
 

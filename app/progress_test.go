@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -79,23 +80,21 @@ func openPTY(t *testing.T, cols uint16) (*os.File, *syncBuffer) {
 // every one of want, in order, and returns it.
 func waitFor(t *testing.T, out *syncBuffer, want ...string) []string {
 	t.Helper()
-	deadline := time.Now().Add(eventWait)
-	for {
-		frame := lastFrame(out.String())
+	var frame []string
+	err := testenv.Poll[struct{}](fmt.Sprintf("a frame with %q", want), eventWait, nil, func() bool {
+		frame = lastFrame(out.String())
 		next := 0
 		for _, line := range frame {
 			if next < len(want) && strings.Contains(line, want[next]) {
 				next++
 			}
 		}
-		if next == len(want) {
-			return frame
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("waiting for a frame with %q: none in %s; the last:\n%s", want, eventWait, strings.Join(frame, "\n"))
-		}
-		time.Sleep(20 * time.Millisecond) // the poll interval
+		return next == len(want)
+	})
+	if err != nil {
+		t.Fatalf("%v; the last:\n%s", err, strings.Join(frame, "\n"))
 	}
+	return frame
 }
 
 // The bars, drawn in a pseudo-terminal on a clock the test moves: the

@@ -13,7 +13,6 @@ import (
 	"sync"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/pg2dynamo/pg2dynamo/fixtures"
 	"github.com/pg2dynamo/pg2dynamo/internal/testenv"
@@ -54,25 +53,16 @@ func TestResumeAfterSIGKILL(t *testing.T) {
 	startProcess(t, cmd)
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
-	deadline := time.After(eventWait)
 	var atKill int64
-poll:
-	for {
-		select {
-		case err := <-exited:
-			t.Fatalf("the run ended (%v) before its checkpoint recorded half the rows (%d of %d)\n%s%s", err, atKill, rows, out.String(), errOut.String())
-		case <-deadline:
-			syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-			<-exited
-			t.Fatalf("waiting for the checkpoint to record half the rows: %d of %d after %s\n%s", atKill, rows, eventWait, errOut.String())
-		case <-time.After(10 * time.Millisecond): // the poll interval
-		}
+	err = testenv.Poll("the checkpoint to record half the rows", eventWait, exited, func() bool {
 		if n, ok := checkpointedRows(t, cpPath, entityRows); ok {
 			atKill = n
-			if 2*n >= rows {
-				break poll
-			}
 		}
+		return 2*atKill >= rows
+	})
+	if err != nil {
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		t.Fatalf("%v: %d of %d rows\n%s%s", err, atKill, rows, out.String(), errOut.String())
 	}
 	if err := syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)

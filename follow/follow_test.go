@@ -480,24 +480,13 @@ func (b *lockedBuffer) String() string {
 	return b.b.String()
 }
 
-// awaitOutput waits until out holds text, polling every 10 ms, and fails,
+// awaitOutput waits until out holds text (testenv.Poll), and fails,
 // saying it waited for what, when ended is closed first (the run is over)
 // or after eventWait.
 func awaitOutput(out *lockedBuffer, text, what string, ended <-chan struct{}) error {
-	deadline := time.After(eventWait)
-	for !strings.Contains(out.String(), text) {
-		select {
-		case <-ended:
-			if strings.Contains(out.String(), text) {
-				return nil
-			}
-			return fmt.Errorf("waiting for %s (%q): the run ended first", what, text)
-		case <-deadline:
-			return fmt.Errorf("waiting for %s (%q): not seen in %s", what, text, eventWait)
-		case <-time.After(10 * time.Millisecond):
-		}
-	}
-	return nil
+	return testenv.Poll(fmt.Sprintf("%s (%q)", what, text), eventWait, ended, func() bool {
+		return strings.Contains(out.String(), text)
+	})
 }
 
 // SIGKILL at five points, during the full load and while streaming, with

@@ -341,18 +341,14 @@ func TestCutoverWaitsForTheFollow(t *testing.T) {
 	// the server notices its connection is gone.
 	conn := testenv.Connect(t, f.url)
 	slot := follow.DefaultName(f.table)
-	for deadline := time.Now().Add(follow.SlotReleaseWait); ; {
+	if err := testenv.Poll[struct{}]("replication slot "+slot+" released after the loading run ended", follow.SlotReleaseWait, nil, func() bool {
 		active, err := follow.SlotActive(context.Background(), conn, slot)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !active {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("replication slot %s still active %s after the loading run ended", slot, follow.SlotReleaseWait)
-		}
-		time.Sleep(20 * time.Millisecond)
+		return !active
+	}); err != nil {
+		t.Fatal(err)
 	}
 	code, out := run(context.Background(), cut...)
 	if code != 6 || !strings.Contains(out, "cutover: NO-GO") || !strings.Contains(out, "no follow streams from it") {
