@@ -13,6 +13,7 @@ import (
 
 	"github.com/pg2dynamo/pg2dynamo/extract"
 	"github.com/pg2dynamo/pg2dynamo/internal/testenv"
+	"github.com/pg2dynamo/pg2dynamo/internal/testenv/prepare"
 	"github.com/pg2dynamo/pg2dynamo/mapping"
 	"github.com/pg2dynamo/pg2dynamo/pipeline"
 	"github.com/pg2dynamo/pg2dynamo/transform"
@@ -49,23 +50,8 @@ func setup(t *testing.T, yaml string) (*extract.Source, *mapping.Mapping, []*tra
 	testenv.Exec(t, url, `CREATE TABLE a (id integer PRIMARY KEY); CREATE TABLE b (id integer PRIMARY KEY, x text);
 		INSERT INTO a SELECT generate_series(1, 100); INSERT INTO b SELECT generate_series(1, 100);
 		CREATE FUNCTION wipe_b() RETURNS integer LANGUAGE sql AS 'DELETE FROM b; SELECT 1';`)
-	ctx := context.Background()
-	m, err := mapping.Parse("snap.yaml", []byte(yaml))
-	if err != nil {
-		t.Fatal(err)
-	}
-	src, err := extract.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { src.Close(context.Background()) })
-	plans, err := pipeline.Prepare(ctx, src, m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := src.Begin(ctx); err != nil {
-		t.Fatal(err)
-	}
+	m := prepare.Mapping(t, "snap.yaml", yaml)
+	src, plans := prepare.Source(t, url, m)
 	return src, m, plans, url
 }
 
@@ -198,22 +184,8 @@ func TestParallelReadersShareOneSnapshot(t *testing.T) {
 	testenv.Exec(t, url, `CREATE TABLE c (g integer, id integer, PRIMARY KEY (g, id));
 		INSERT INTO c SELECT i % 3, i FROM generate_series(1, 60000) i;`)
 	ctx := context.Background()
-	m, err := mapping.Parse("c.yaml", []byte("table: {name: ccc}\nentities:\n  C:\n    source: {table: c}\n    pk: C#${g}\n    sk: C#${id}\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	src, err := extract.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer src.Close(ctx)
-	plans, err := pipeline.Prepare(ctx, src, m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := src.Begin(ctx); err != nil {
-		t.Fatal(err)
-	}
+	m := prepare.Mapping(t, "c.yaml", "table: {name: ccc}\nentities:\n  C:\n    source: {table: c}\n    pk: C#${g}\n    sk: C#${id}\n")
+	src, plans := prepare.Source(t, url, m)
 	writer := testenv.Connect(t, url)
 	hook := &startHook{hook: func() {
 		if _, err := writer.Exec(ctx, "DELETE FROM c; INSERT INTO c SELECT 9, generate_series(1, 100)"); err != nil {
@@ -255,22 +227,8 @@ func TestArraysKeepTheirShape(t *testing.T) {
 	testenv.Exec(t, url, `CREATE TABLE arr (id integer PRIMARY KEY, m integer[][], t text[]);
 		INSERT INTO arr VALUES (1, '{{1,2},{3,4},{5,6}}', '{a,NULL,c}'), (2, '{}', '{}'), (3, NULL, NULL);`)
 	ctx := context.Background()
-	m, err := mapping.Parse("arr.yaml", []byte("table: {name: arr}\nentities:\n  A:\n    source: {table: arr}\n    pk: A#${id}\n    sk: A\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	src, err := extract.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer src.Close(ctx)
-	plans, err := pipeline.Prepare(ctx, src, m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := src.Begin(ctx); err != nil {
-		t.Fatal(err)
-	}
+	m := prepare.Mapping(t, "arr.yaml", "table: {name: arr}\nentities:\n  A:\n    source: {table: arr}\n    pk: A#${id}\n    sk: A\n")
+	src, plans := prepare.Source(t, url, m)
 	sink := &recordSink{}
 	if _, err := pipeline.Run(ctx, pipeline.Postgres(src), m, plans, sink, pipeline.Options{}); err != nil {
 		t.Fatal(err)
@@ -326,24 +284,10 @@ func TestBatchCheckedWhenKeysProvenUnique(t *testing.T) {
 	testenv.Exec(t, url, `CREATE TABLE c (id integer PRIMARY KEY, code text);
 		INSERT INTO c VALUES (1, 'k'), (2, 'k'), (3, 'm');`)
 	ctx := context.Background()
-	m, err := mapping.Parse("c.yaml", []byte("table: {name: ccc}\nentities:\n  C:\n    source: {table: c}\n    pk: C#${code}\n    sk: C\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := prepare.Mapping(t, "c.yaml", "table: {name: ccc}\nentities:\n  C:\n    source: {table: c}\n    pk: C#${code}\n    sk: C\n")
 	for _, skip := range []bool{false, true} {
 		t.Run(fmt.Sprintf("SkipDuplicateCheck=%v", skip), func(t *testing.T) {
-			src, err := extract.Connect(ctx, url)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer src.Close(ctx)
-			plans, err := pipeline.Prepare(ctx, src, m)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := src.Begin(ctx); err != nil {
-				t.Fatal(err)
-			}
+			src, plans := prepare.Source(t, url, m)
 			sink := &batchKeySink{}
 			var rejects []pipeline.Reject
 			sum, err := pipeline.Run(ctx, pipeline.Postgres(src), m, plans, sink, pipeline.WithKeysUnique(pipeline.Options{SkipDuplicateCheck: skip,
@@ -375,28 +319,14 @@ func TestCollisionReasonNamesKeeper(t *testing.T) {
 	testenv.Exec(t, url, `CREATE TABLE t (id integer PRIMARY KEY, x text);
 		INSERT INTO t VALUES (1, 'B#1'), (2, 'z');`)
 	ctx := context.Background()
-	m, err := mapping.Parse("t.yaml", []byte(`table: {name: keeper}
+	m := prepare.Mapping(t, "t.yaml", `table: {name: keeper}
 entities:
   P: {source: {table: t}, pk: "P#${id}", sk: P}
   A: {source: {table: t}, pk: "K#A#${id}", sk: X}
   B: {source: {table: t}, pk: "K#${x}", sk: X}
   C: {source: {table: t}, pk: "K#B#${id:0}", sk: X}
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	src, err := extract.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer src.Close(ctx)
-	plans, err := pipeline.Prepare(ctx, src, m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := src.Begin(ctx); err != nil {
-		t.Fatal(err)
-	}
+`)
+	src, plans := prepare.Source(t, url, m)
 	var rejects []pipeline.Reject
 	if _, err := pipeline.Run(ctx, pipeline.Postgres(src), m, plans, &recordSink{}, pipeline.Options{Readers: 4,
 		OnReject: func(r pipeline.Reject) error { rejects = append(rejects, r); return nil }}); err != nil {
@@ -419,22 +349,8 @@ func TestShardsPartitionTheRows(t *testing.T) {
 	testenv.Exec(t, url, `CREATE TABLE c (g text, id integer, PRIMARY KEY (g, id));
 		INSERT INTO c SELECT chr(97 + i % 3), i FROM generate_series(1, 20) i;`)
 	ctx := context.Background()
-	m, err := mapping.Parse("c.yaml", []byte("table: {name: ccc}\nentities:\n  C:\n    source: {table: c}\n    pk: C#${g}\n    sk: C#${id}\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	src, err := extract.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer src.Close(ctx)
-	plans, err := pipeline.Prepare(ctx, src, m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := src.Begin(ctx); err != nil {
-		t.Fatal(err)
-	}
+	m := prepare.Mapping(t, "c.yaml", "table: {name: ccc}\nentities:\n  C:\n    source: {table: c}\n    pk: C#${g}\n    sk: C#${id}\n")
+	src, plans := prepare.Source(t, url, m)
 	for _, n := range []int{1, 2, 3, 7, 19, 20, 21, 50} {
 		t.Run(fmt.Sprintf("%d shards", n), func(t *testing.T) {
 			seen := map[string]int{}

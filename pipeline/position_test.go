@@ -6,10 +6,9 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/pg2dynamo/pg2dynamo/extract"
 	"github.com/pg2dynamo/pg2dynamo/internal/testenv"
+	"github.com/pg2dynamo/pg2dynamo/internal/testenv/prepare"
 	"github.com/pg2dynamo/pg2dynamo/load"
-	"github.com/pg2dynamo/pg2dynamo/mapping"
 	"github.com/pg2dynamo/pg2dynamo/pipeline"
 	"github.com/pg2dynamo/pg2dynamo/transform"
 )
@@ -48,28 +47,14 @@ func TestResumeByteaKeyLosesNothing(t *testing.T) {
 	// 1…300, unique), the first batches' below and above '[' (0x5b).
 	testenv.Exec(t, url, `CREATE TABLE b (k bytea PRIMARY KEY, n integer NOT NULL UNIQUE);
 		INSERT INTO b SELECT decode(lpad(to_hex((i * 2654435761) % 4294967296), 8, '0'), 'hex'), i FROM generate_series(1, 300) i;`)
-	m, err := mapping.Parse("b.yaml", []byte("table: {name: bbb}\nentities:\n  B:\n    source: {table: b}\n    pk: B#${n}\n    sk: B\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := prepare.Mapping(t, "b.yaml", "table: {name: bbb}\nentities:\n  B:\n    source: {table: b}\n    pk: B#${n}\n    sk: B\n")
 	ctx := context.Background()
 	run := func(t *testing.T, sink load.Sink, ranges []pipeline.Range) ([]pipeline.Range, error) {
 		t.Helper()
-		src, err := extract.Connect(ctx, url)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer src.Close(ctx)
-		plans, err := pipeline.Prepare(ctx, src, m)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := src.Begin(ctx); err != nil {
-			t.Fatal(err)
-		}
+		src, plans := prepare.Source(t, url, m)
 		cp := pipeline.NewCheckpoint("fp", src.Name(), "bbb", plans)
 		cp.Entities["B"].Ranges = ranges
-		_, err = pipeline.Run(ctx, pipeline.Postgres(src), m, plans, sink, pipeline.Options{Concurrency: 1, Readers: 1, Checkpoint: cp})
+		_, err := pipeline.Run(ctx, pipeline.Postgres(src), m, plans, sink, pipeline.Options{Concurrency: 1, Readers: 1, Checkpoint: cp})
 		return cp.Entities["B"].Ranges, err
 	}
 	ns := func(items ...[]transform.Item) map[int32]int {
