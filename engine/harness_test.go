@@ -215,8 +215,9 @@ func (f *fixture) put(attrs ...string) {
 	}
 }
 
-// rejects is the rejects file of o as "Entity col=value,…: reason" lines,
-// sorted; the source key's columns in name order, NULL as "null".
+// rejects is the rejects file of o as "Entity col=value,… (column c):
+// reason" lines, sorted; the source key's columns in name order, NULL as
+// "null", and the column the reject names, if any.
 func (f *fixture) rejects(o engine.MigrateOptions) []string {
 	f.t.Helper()
 	b, err := os.ReadFile(o.Rejects)
@@ -249,7 +250,11 @@ func rejectLine(r pipeline.Reject) string {
 		cols = append(cols, fmt.Sprintf("%s=%v", c, v))
 	}
 	slices.Sort(cols)
-	return r.Entity + " " + strings.Join(cols, ",") + ": " + r.Reason
+	column := ""
+	if r.Column != "" {
+		column = " (column " + r.Column + ")"
+	}
+	return r.Entity + " " + strings.Join(cols, ",") + column + ": " + r.Reason
 }
 
 // str is a string attribute's value, or the attribute in Go syntax.

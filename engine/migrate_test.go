@@ -70,7 +70,7 @@ func TestMigrateOutcomes(t *testing.T) {
 			name: "a NULL in a key rejects its row", schema: `CREATE TABLE notes (id int PRIMARY KEY, owner text);
 				INSERT INTO notes VALUES (1, 'a'), (2, NULL), (3, 'b')`,
 			mapping: "name: notes\ntable: {name: notes}\nentities:\n  Note: {source: {table: notes}, pk: 'O#${owner}', sk: 'N#${id}'}\n",
-			kind:    "rejected", rejects: []string{`Note id=2,owner=null: NULL in key attribute PK (template "O#${owner}")`},
+			kind:    "rejected", rejects: []string{`Note id=2,owner=null (column owner): NULL in key attribute PK (template "O#${owner}")`},
 			keys: []string{"O#a N#0000000001", "O#b N#0000000003"},
 		},
 		{
@@ -106,7 +106,7 @@ func TestMigrateOutcomes(t *testing.T) {
     ids:
       pid: {kind: ksuid, time: made, from: [id]}
 `),
-			kind: "rejected", rejects: []string{"P id=2: ID pid: KSUID: time 2010-01-01T00:00:00Z is outside 2014-05-13…2150-06-19; use kind: ulid"},
+			kind: "rejected", rejects: []string{"P id=2 (column made): ID pid: KSUID: time 2010-01-01T00:00:00Z is outside 2014-05-13…2150-06-19; use kind: ulid"},
 			keys: []string{"P#0000000001 P"},
 		},
 		{

@@ -1,17 +1,21 @@
-package app
+package engine_test
 
 import (
-	"path/filepath"
+	"bytes"
+	"context"
+	"encoding/json"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/pg2dynamo/pg2dynamo/internal/testenv"
-	"github.com/pg2dynamo/pg2dynamo/pipeline"
+	"github.com/pg2dynamo/pg2dynamo/report"
 )
 
 // setsSQL has array columns and child rows to write as DynamoDB sets:
@@ -66,30 +70,27 @@ func setText(av types.AttributeValue) string {
 	return testenv.CanonicalValue(av)
 }
 
-// TestMigrateSets migrates text[], integer[] and numeric[] columns as SS
-// and NS, and child rows embedded as sets, into dynalite; reads the items
-// back (types and members); and verify passes. A NULL element or a
-// two-dimensional value rejects its row; a set of a column declared
-// integer[][] is refused when the mapping is checked; diff shows a changed
-// set.
+// text[], integer[] and numeric[] columns migrate as SS and NS, and child
+// rows embedded as sets: the items hold their types and members, and the
+// check passes. A NULL element or a two-dimensional value rejects its
+// row; a set of a column declared integer[][] is refused when the mapping
+// is checked; diff shows a changed set.
 func TestMigrateSets(t *testing.T) {
-	url := testenv.NewDatabase(t)
-	testenv.Exec(t, url, setsSQL)
-	mappingFile := writeMapping(t, setsMapping)
-	table := testenv.TableName("sets")
-	r := runCLI(t, migrateArgs(t, mappingFile, url, table, "--create-table")...)
-	if r.code != ExitOK || !strings.Contains(r.stdout, "verify PASSED") {
-		t.Fatalf("migrate exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	f := newFixture(t, setsSQL, setsMapping)
+	f.want("Migrate", f.migrate(f.options()), "ok", "")
+	scan, err := f.client.Scan(context.Background(), &dynamodb.ScanInput{TableName: aws.String(f.cfg.Table)})
+	if err != nil {
+		t.Fatal(err)
 	}
-
 	var got []map[string]string
-	for _, it := range scanAll(t, dynamoClient(t), table) {
+	for _, it := range scan.Items {
 		row := map[string]string{}
 		for name, av := range it {
 			row[name] = setText(av)
 		}
 		got = append(got, row)
 	}
+	slices.SortFunc(got, func(a, b map[string]string) int { return strings.Compare(a["PK"], b["PK"]) })
 	want := []map[string]string{
 		{"PK": `{"S":"PROJECT#1"}`, "SK": `{"S":"PROJECT"}`, "type": `{"S":"Project"}`, "id": `{"N":"1"}`, "name": `{"S":"atlas"}`,
 			"tags": "SS |a|b", "score_set": "NS 1|3", "ratings": "NS 1|2.5",
@@ -103,21 +104,19 @@ func TestMigrateSets(t *testing.T) {
 	}
 
 	// verify on its own, from a new snapshot: the sets compare equal.
-	r = runCLI(t, "verify", "--mapping", mappingFile, "--source", url, "--endpoint-url", dynalite(t).Endpoint, "--table", table)
-	if r.code != ExitOK {
-		t.Fatalf("verify exit %d\n%s%s", r.code, r.stdout, r.stderr)
-	}
+	out, _ := f.compare(report.ModeVerify)
+	f.want("Compare verify", out, "ok", "")
 
 	t.Run("diff shows a changed set", func(t *testing.T) {
-		testenv.Exec(t, url, `UPDATE projects SET tags = '{c,a}' WHERE id = 3`)
-		reportFile := filepath.Join(t.TempDir(), "diff.json")
-		r := runCLI(t, "diff", "--mapping", mappingFile, "--source", url, "--endpoint-url", dynalite(t).Endpoint,
-			"--table", table, "--report-json", reportFile)
-		if r.code != ExitOK {
-			t.Fatalf("diff exit %d\n%s%s", r.code, r.stdout, r.stderr)
+		f.exec(`UPDATE projects SET tags = '{c,a}' WHERE id = 3`)
+		out, r := f.compare(report.ModeDiff)
+		f.want("Compare diff", out, "ok", "")
+		changed, err := r.Changed.Slice()
+		if err != nil {
+			t.Fatal(err)
 		}
 		var changes []string
-		for _, ch := range listed(t, readReport(t, reportFile).Changed) {
+		for _, ch := range changed {
 			for _, a := range ch.Changes {
 				changes = append(changes, ch.PK+" "+a.Attribute+" "+compact(a.Before)+" → "+compact(a.After))
 			}
@@ -128,29 +127,21 @@ func TestMigrateSets(t *testing.T) {
 	})
 
 	t.Run("a NULL element or a nested array rejects the row", func(t *testing.T) {
-		testenv.Exec(t, url, `INSERT INTO projects VALUES (4, 'dune', '{a,NULL}', NULL, NULL, NULL), (5, 'echo', NULL, '{{1,2}}', NULL, NULL);
+		f.exec(`INSERT INTO projects VALUES (4, 'dune', '{a,NULL}', NULL, NULL, NULL), (5, 'echo', NULL, '{{1,2}}', NULL, NULL);
 INSERT INTO project_technologies VALUES (14, 1, NULL, 2020);`)
-		args := migrateArgs(t, mappingFile, url, testenv.TableName("sets"), "--create-table")
-		r := runCLI(t, args...)
-		if r.code != ExitRejected {
-			t.Fatalf("migrate exit %d, want %d\n%s%s", r.code, ExitRejected, r.stdout, r.stderr)
-		}
-		want := []pipeline.Reject{
-			{Entity: "Project", SourceKey: map[string]any{"id": "1"},
-				Reason: `embed technologies: column "name" of child row 4 is NULL: a DynamoDB set cannot hold NULL`},
-			{Entity: "Project", SourceKey: map[string]any{"id": "4"},
-				Column: "tags", Reason: "element 2 is NULL: a DynamoDB set cannot hold NULL"},
-			{Entity: "Project", SourceKey: map[string]any{"id": "5"},
-				Column: "scores", Reason: "element 1 is an array: a multi-dimensional array cannot be a set"},
-		}
-		got := readRejects(t, rejectsPath(args))
-		slices.SortFunc(got, func(a, b pipeline.Reject) int {
-			return strings.Compare(a.SourceKey["id"].(string), b.SourceKey["id"].(string))
-		})
+		g := fixtureOn(t, f.url, setsMapping)
+		o := g.options()
+		g.want("Migrate", g.migrate(o), "rejected", "")
 		// The NULL child's place among the children is not fixed: a set
 		// has no order_by.
-		for i := range got {
-			got[i].Reason = regexp.MustCompile(`child row \d+`).ReplaceAllString(got[i].Reason, "child row 4")
+		var got []string
+		for _, r := range g.rejects(o) {
+			got = append(got, regexp.MustCompile(`child row \d+`).ReplaceAllString(r, "child row 4"))
+		}
+		want := []string{
+			`Project id=1: embed technologies: column "name" of child row 4 is NULL: a DynamoDB set cannot hold NULL`,
+			"Project id=4 (column tags): element 2 is NULL: a DynamoDB set cannot hold NULL",
+			"Project id=5 (column scores): element 1 is an array: a multi-dimensional array cannot be a set",
 		}
 		if d := cmp.Diff(want, got); d != "" {
 			t.Errorf("rejects (-want +got):\n%s", d)
@@ -160,15 +151,20 @@ INSERT INTO project_technologies VALUES (14, 1, NULL, 2020);`)
 	t.Run("a set of a column declared integer[][] is a mapping error", func(t *testing.T) {
 		bad := strings.Replace(setsMapping, "exclude: [grid], ", "", 1)
 		bad = strings.Replace(bad, "sets: [tags, scores, ratings]", "sets: [tags, grid]", 1)
-		table := testenv.TableName("sets")
-		file := writeMapping(t, bad)
-		r := runCLI(t, migrateArgs(t, file, url, table, "--create-table")...)
-		want := file + `:8:60: entities.Project.attributes.sets[1]: column "grid" is declared with 2 dimensions: a set is written from a one-dimensional array`
-		if r.code != ExitUsage || !strings.Contains(r.stderr, want) {
-			t.Errorf("exit %d, want %d and %q\n%s", r.code, ExitUsage, want, r.stderr)
-		}
-		if tableExists(t, table) {
+		g := fixtureOn(t, f.url, bad)
+		g.want("Migrate", g.migrate(g.options()), "refused",
+			`:8:60: entities.Project.attributes.sets[1]: column "grid" is declared with 2 dimensions: a set is written from a one-dimensional array`)
+		if g.tableExists() {
 			t.Error("the table was created")
 		}
 	})
+}
+
+// compact is JSON without its insignificant space.
+func compact(raw json.RawMessage) string {
+	var b bytes.Buffer
+	if err := json.Compact(&b, raw); err != nil {
+		return string(raw)
+	}
+	return b.String()
 }
