@@ -1,10 +1,7 @@
-package app
+package engine_test
 
 import (
 	"context"
-	"fmt"
-	"slices"
-	"strings"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -14,7 +11,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/pg2dynamo/pg2dynamo/engine"
 	"github.com/pg2dynamo/pg2dynamo/internal/testenv"
+	"github.com/pg2dynamo/pg2dynamo/report"
 	"github.com/pg2dynamo/pg2dynamo/transform"
 )
 
@@ -63,38 +62,39 @@ access_patterns:
     key_condition: "DPK = ${digest}"
 `
 
-// canonicalItems is the table's items as canonical text, sorted.
-func canonicalItems(t *testing.T, c *dynamodb.Client, table string) []string {
-	t.Helper()
-	out := itemTexts(t, c, table)
-	slices.Sort(out)
-	return out
+// wantVerified fails the test unless verify passes and ran every access
+// pattern, each answering as the source derives.
+func (f *fixture) wantVerified(when string) {
+	f.t.Helper()
+	out, r := f.compare(report.ModeVerify)
+	f.want("verify "+when, out, "ok", "")
+	if len(r.Patterns) == 0 {
+		f.t.Errorf("verify %s ran no access pattern", when)
+	}
+	for _, p := range r.Patterns {
+		if !p.OK || p.NotRun {
+			f.t.Errorf("verify %s: pattern %s %v: got %d, want %d (%s)", when, p.Pattern, p.Params, p.Got, p.Want, p.Problem)
+		}
+	}
 }
 
 // A mapping whose table sort key and a GSI's sort key are numbers (N) and
-// another GSI's partition key a binary (B): migrate creates the keys so
-// typed and writes the values themselves; verify passes, its access
+// another GSI's partition key a binary (B): the migration creates the keys
+// so typed and writes the values themselves; verify passes, its access
 // patterns queried with number and binary key conditions; a Query of the
 // number GSI with a range answers in PostgreSQL's numeric ORDER BY; a row
 // changed is rewritten by --changes-only, a row deleted pruned by --prune
 // (conditional deletes by N keys); a follow that moves rows to other keys
 // and deletes others (deletes by old N keys) leaves the table equal to a
-// fresh full load. Before N and B keys, the mapping did not load.
+// fresh full load.
 func TestNumberAndBinaryKeys(t *testing.T) {
-	parallel(t)
-	url := testenv.NewDatabase(t)
-	testenv.Exec(t, url, typedKeysSQL)
-	file := writeMapping(t, typedKeysMapping)
-	table := testenv.TableName("typedkeys")
-	c := dynamoClient(t)
+	f := newFixture(t, typedKeysSQL, typedKeysMapping)
 	ctx := context.Background()
-
-	args := migrateArgs(t, file, url, table, "--create-table", "--follow", "--until-caught-up")
-	if r := runCLI(t, args...); r.code != ExitOK {
-		t.Fatalf("migrate --create-table --follow --until-caught-up: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
-	}
-	t.Cleanup(func() { runCLI(t, "drop-slot", "--mapping", file, "--source", url, "--table", table) })
-	td, err := c.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(table)})
+	follows := f.options()
+	follows.Follow, follows.UntilCaughtUp = true, true
+	f.want("Migrate --follow --until-caught-up", f.migrate(follows), "ok", "")
+	t.Cleanup(func() { engine.DropSlot(context.Background(), f.cfg, engine.FollowOptions{}) })
+	td, err := f.client.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(f.cfg.Table)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,25 +105,7 @@ func TestNumberAndBinaryKeys(t *testing.T) {
 	if d := cmp.Diff(map[string]string{"PK": "S", "SK": "N", "GPK": "S", "GSK": "N", "DPK": "B"}, gotTypes); d != "" {
 		t.Errorf("the created table's key attribute types (-want +got):\n%s", d)
 	}
-
-	verify := func(when string) {
-		t.Helper()
-		r := runCLI(t, "verify", "--mapping", file, "--source", url, "--endpoint-url", dynalite(t).Endpoint, "--table", table)
-		if r.code != ExitOK {
-			t.Fatalf("verify %s: exit %d\n%s\n%s", when, r.code, r.stdout, r.stderr)
-		}
-		summary := ""
-		for _, l := range strings.Split(r.stdout+r.stderr, "\n") {
-			if strings.HasPrefix(l, "verify PASSED") {
-				summary = l
-			}
-		}
-		if !strings.Contains(summary, "access-pattern queries, 0 wrong") || strings.Contains(summary, " 0 access-pattern queries") {
-			t.Errorf("verify %s ran no access pattern: %q", when, summary)
-		}
-		t.Logf("verify %s: %s", when, summary)
-	}
-	verify("after the load")
+	f.wantVerified("after the load")
 
 	// A numeric range on the number GSI, newest first: DynamoDB's order
 	// is PostgreSQL's numeric ORDER BY (as text, "-99.5" would sort after
@@ -134,24 +116,41 @@ func TestNumberAndBinaryKeys(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	items := queryAll(t, c, &dynamodb.QueryInput{TableName: aws.String(table), IndexName: aws.String("ByGame"),
+	p := dynamodb.NewQueryPaginator(f.client, &dynamodb.QueryInput{TableName: aws.String(f.cfg.Table), IndexName: aws.String("ByGame"),
 		KeyConditionExpression: expr.KeyCondition(), ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
 		ScanIndexForward: aws.Bool(false)})
 	var got []string
-	for _, it := range items {
-		n, ok := it["GSK"].(*types.AttributeValueMemberN)
-		if !ok {
-			t.Fatalf("GSK of %s is not a number", testenv.CanonicalItem(it))
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			t.Fatal(err)
 		}
-		got = append(got, n.Value)
+		for _, it := range page.Items {
+			n, ok := it["GSK"].(*types.AttributeValueMemberN)
+			if !ok {
+				t.Fatalf("GSK of %s is not a number", testenv.CanonicalItem(it))
+			}
+			got = append(got, n.Value)
+		}
 	}
 	var want []string
-	for _, row := range psqlJSON(t, url, "SELECT json_build_object('p', points::text) FROM scores WHERE game_id = 2 AND points BETWEEN -120.5 AND 75 ORDER BY points DESC") {
-		n, err := transform.CanonicalNumber(row["p"].(string))
+	rows, err := testenv.Connect(t, f.url).Query(ctx, "SELECT points::text AS p FROM scores WHERE game_id = 2 AND points BETWEEN -120.5 AND 75 ORDER BY points DESC")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var text string
+		if err := rows.Scan(&text); err != nil {
+			t.Fatal(err)
+		}
+		n, err := transform.CanonicalNumber(text)
 		if err != nil {
 			t.Fatal(err)
 		}
 		want = append(want, n)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
 	}
 	if len(want) < 20 {
 		t.Fatalf("only %d rows in the range: the data does not test the order", len(want))
@@ -162,22 +161,20 @@ func TestNumberAndBinaryKeys(t *testing.T) {
 
 	// --changes-only rewrites a changed row's items; --prune deletes the
 	// items of a deleted row, by their N keys.
-	testenv.Exec(t, url, "UPDATE scores SET points = 999.99 WHERE score_id = 5")
-	if r := runCLI(t, migrateArgs(t, file, url, table, "--changes-only")...); r.code != ExitOK {
-		t.Fatalf("migrate --changes-only: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
-	}
-	testenv.Exec(t, url, "DELETE FROM scores WHERE score_id IN (6, 7)")
-	r := runCLI(t, migrateArgs(t, file, url, table, "--prune")...)
-	if r.code != ExitOK {
-		t.Fatalf("migrate --prune: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
-	}
-	t.Logf("migrate --prune: %s", lastLine(r.stdout+r.stderr))
-	verify("after --changes-only and --prune")
+	f.exec("UPDATE scores SET points = 999.99 WHERE score_id = 5")
+	o := f.options()
+	o.ChangesOnly, o.NoVerify = true, true
+	f.want("Migrate --changes-only", f.migrate(o), "ok", "")
+	f.exec("DELETE FROM scores WHERE score_id IN (6, 7)")
+	o = f.options()
+	o.Prune = true
+	f.want("Migrate --prune", f.migrate(o), "ok", "")
+	f.wantVerified("after --changes-only and --prune")
 
 	// The follow: rows moved to other keys (a new score id: another N sort
 	// key; another player: another partition; new points: another GSI sort
 	// key; a new digest: another B GSI key), rows deleted and inserted.
-	testenv.Exec(t, url, `
+	f.exec(`
 UPDATE scores SET score_id = score_id + 10000 WHERE score_id BETWEEN 10 AND 19;
 UPDATE scores SET player_id = 1 WHERE score_id BETWEEN 20 AND 25;
 UPDATE scores SET points = -points - 0.5 WHERE game_id = 3 AND score_id < 100;
@@ -185,38 +182,28 @@ DELETE FROM scores WHERE score_id BETWEEN 30 AND 40;
 INSERT INTO scores VALUES (500, 3, 1, 1234567890.25), (501, 4, 2, -0.01);
 UPDATE players SET digest = sha256(digest) WHERE player_id = 3;
 DELETE FROM scores WHERE player_id = 20; DELETE FROM players WHERE player_id = 20;`)
-	resume := append(slices.Clip(args), "--resume")
-	if r := runCLI(t, resume...); r.code != ExitOK {
-		t.Fatalf("migrate --follow --resume --until-caught-up: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	follows.Resume = true
+	f.want("Migrate --follow --resume --until-caught-up", f.migrate(follows), "ok", "")
+	f.wantFreshLoad()
+	var n int
+	if err := testenv.Connect(t, f.url).QueryRow(ctx, "SELECT (SELECT count(*) FROM players) + (SELECT count(*) FROM scores)").Scan(&n); err != nil {
+		t.Fatal(err)
 	}
-	fresh := table + "-fresh"
-	if r := runCLI(t, migrateArgs(t, file, url, fresh, "--create-table")...); r.code != ExitOK {
-		t.Fatalf("a fresh full load: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	if items := len(f.keys()); items != n {
+		t.Errorf("%d items after the follow, want %d, one a row", items, n)
 	}
-	followed, loaded := canonicalItems(t, c, table), canonicalItems(t, c, fresh)
-	if d := cmp.Diff(loaded, followed); d != "" {
-		t.Errorf("the followed table differs from a fresh full load (-fresh +followed):\n%s", d)
-	}
-	rows := psqlJSON(t, url, "SELECT json_build_object('n', (SELECT count(*) FROM players) + (SELECT count(*) FROM scores))")
-	if want := fmt.Sprint(rows[0]["n"]); fmt.Sprint(len(followed)) != want {
-		t.Errorf("%d items after the follow, want %s, one a row", len(followed), want)
-	}
-	verify("after the follow")
+	f.wantVerified("after the follow")
 }
 
 // A table whose partition key is a binary (B, a bytea digest) and sort key
-// a number: migrate writes them, verify passes with a pattern queried by a
-// binary key, --changes-only rewrites a changed row and --prune deletes a
-// deleted row's item by its B and N key. Before B keys, the mapping did
-// not load.
+// a number: the migration writes them, verify passes with a pattern
+// queried by a binary key, --changes-only rewrites a changed row and
+// --prune deletes a deleted row's item by its B and N key.
 func TestBinaryTableKey(t *testing.T) {
-	parallel(t)
-	url := testenv.NewDatabase(t)
-	testenv.Exec(t, url, `
+	f := newFixture(t, `
 CREATE TABLE blobs (digest bytea, version int, body text NOT NULL, PRIMARY KEY (digest, version));
 INSERT INTO blobs SELECT sha256(d::text::bytea), v, 'body ' || d || '.' || v FROM generate_series(1, 30) d, generate_series(-2, 3) v;
-INSERT INTO blobs VALUES ('\x00'::bytea, 1, 'a zero byte'), ('\xff00'::bytea, 1, 'high bytes');`)
-	file := writeMapping(t, `name: blobs
+INSERT INTO blobs VALUES ('\x00'::bytea, 1, 'a zero byte'), ('\xff00'::bytea, 1, 'high bytes');`, `name: blobs
 table:
   name: blobs
   partition_key_type: B
@@ -231,34 +218,23 @@ access_patterns:
     key_condition: "PK = ${digest} AND SK >= ${version}"
     scan_forward: false
 `)
-	table := testenv.TableName("blobkeys")
-	if r := runCLI(t, migrateArgs(t, file, url, table, "--create-table")...); r.code != ExitOK {
-		t.Fatalf("migrate: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
-	}
-	c := dynamoClient(t)
-	out, err := c.GetItem(context.Background(), &dynamodb.GetItemInput{TableName: aws.String(table), Key: map[string]types.AttributeValue{
+	f.want("Migrate", f.migrate(f.options()), "ok", "")
+	out, err := f.client.GetItem(context.Background(), &dynamodb.GetItemInput{TableName: aws.String(f.cfg.Table), Key: map[string]types.AttributeValue{
 		"PK": &types.AttributeValueMemberB{Value: []byte{0xff, 0}}, "SK": &types.AttributeValueMemberN{Value: "1"}}})
-	if err != nil || str(out.Item["body"]) != "high bytes" {
+	if err != nil || out.Item["body"] == nil || str(out.Item["body"]) != "high bytes" {
 		t.Fatalf("GetItem by a binary and a number key: %v, %v", err, out.Item)
 	}
-	verify := func(when string) {
-		t.Helper()
-		r := runCLI(t, "verify", "--mapping", file, "--source", url, "--endpoint-url", dynalite(t).Endpoint, "--table", table)
-		if r.code != ExitOK || !strings.Contains(r.stdout+r.stderr, "access-pattern queries, 0 wrong") {
-			t.Fatalf("verify %s: exit %d\n%s\n%s", when, r.code, r.stdout, r.stderr)
-		}
-	}
-	verify("after the load")
-	testenv.Exec(t, url, `UPDATE blobs SET body = 'changed' WHERE digest = '\x00'::bytea`)
-	if r := runCLI(t, migrateArgs(t, file, url, table, "--changes-only")...); r.code != ExitOK {
-		t.Fatalf("migrate --changes-only: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
-	}
-	testenv.Exec(t, url, `DELETE FROM blobs WHERE digest = '\xff00'::bytea OR version = -2`)
-	if r := runCLI(t, migrateArgs(t, file, url, table, "--prune")...); r.code != ExitOK {
-		t.Fatalf("migrate --prune: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
-	}
-	verify("after --changes-only and --prune")
-	if n := len(scanAll(t, c, table)); n != 30*5+1 {
+	f.wantVerified("after the load")
+	f.exec(`UPDATE blobs SET body = 'changed' WHERE digest = '\x00'::bytea`)
+	o := f.options()
+	o.ChangesOnly, o.NoVerify = true, true
+	f.want("Migrate --changes-only", f.migrate(o), "ok", "")
+	f.exec(`DELETE FROM blobs WHERE digest = '\xff00'::bytea OR version = -2`)
+	o = f.options()
+	o.Prune = true
+	f.want("Migrate --prune", f.migrate(o), "ok", "")
+	f.wantVerified("after --changes-only and --prune")
+	if n := len(f.items()); n != 30*5+1 {
 		t.Errorf("%d items after --prune, want %d", n, 30*5+1)
 	}
 }
