@@ -208,50 +208,6 @@ func TestSecretsStayOutOfOutput(t *testing.T) {
 	}
 }
 
-// An item over DynamoDB's 400 KB is rejected before it is sent, with the
-// size of its largest attributes; its neighbours are written.
-func TestMigrateOversizedItem(t *testing.T) {
-	url := testenv.NewDatabase(t)
-	testenv.Exec(t, url, `CREATE TABLE docs (id integer PRIMARY KEY, body text);
-		INSERT INTO docs SELECT i, CASE WHEN i = 7 THEN repeat('x', 410 * 1024) ELSE 'ok' END FROM generate_series(1, 30) i;`)
-	table := testenv.TableName("docs")
-	args := migrateArgs(t, writeMapping(t, "name: docs\ntable: {name: docs}\nentities:\n  Doc:\n    source: {table: docs}\n    pk: DOC#${id}\n    sk: DOC\n"),
-		url, table, "--create-table")
-	r := runCLI(t, args...)
-	if r.code != ExitRejected {
-		t.Fatalf("exit %d, want %d\n%s%s", r.code, ExitRejected, r.stdout, r.stderr)
-	}
-	rejects := readRejects(t, rejectsPath(args))
-	want := "item is 410.0 KB, over DynamoDB's 400 KB: body 410.0 KB, PK 16 B, type 7 B, SK 5 B, id 4 B"
-	if len(rejects) != 1 || rejects[0].SourceKey["id"] != "7" || rejects[0].Reason != want {
-		t.Fatalf("rejects = %+v, want only id 7: %s", rejects, want)
-	}
-	if got := len(scanAll(t, dynamoClient(t), table)); got != 29 {
-		t.Errorf("%d items in the table, want 29", got)
-	}
-}
-
-// Two rows that render the same primary key would silently overwrite each
-// other; the second is rejected and its reason names the first.
-func TestMigrateDuplicateKeys(t *testing.T) {
-	url := testenv.NewDatabase(t)
-	testenv.Exec(t, url, `CREATE TABLE people (id integer PRIMARY KEY, email text);
-		INSERT INTO people VALUES (1, 'a@x'), (2, 'b@x'), (3, 'a@x');`)
-	table := testenv.TableName("people")
-	args := migrateArgs(t, writeMapping(t, "name: people\ntable: {name: people}\nentities:\n  Person:\n    source: {table: people}\n    pk: EMAIL#${email}\n    sk: PERSON\n"),
-		url, table, "--create-table")
-	r := runCLI(t, args...)
-	if r.code != ExitRejected {
-		t.Fatalf("exit %d, want %d\n%s%s", r.code, ExitRejected, r.stdout, r.stderr)
-	}
-	want := []pipeline.Reject{{Entity: "Person", SourceKey: map[string]any{"id": "3", "email": "a@x"},
-		ItemKey: map[string]string{"PK": "EMAIL#a@x", "SK": "PERSON"},
-		Reason:  `duplicate primary key (PK "EMAIL#a@x", SK "PERSON"): row (email=a@x, id=1) of entity Person keeps it`}}
-	if d := cmp.Diff(want, readRejects(t, rejectsPath(args))); d != "" {
-		t.Errorf("rejects (-want +got):\n%s", d)
-	}
-}
-
 // Rows that render the same key far apart (in different batches) are
 // caught too: 1000 rows in 30 key groups give 30 items and 970 rejects.
 func TestMigrateDuplicateKeysAcrossBatches(t *testing.T) {

@@ -74,6 +74,28 @@ func TestMigrateOutcomes(t *testing.T) {
 			keys: []string{"O#a N#0000000001", "O#b N#0000000003"},
 		},
 		{
+			// An item over DynamoDB's 400 KB is rejected before it is
+			// sent, with the size of its largest attributes; its
+			// neighbours are written.
+			name: "an item over 400 KB rejects its row", schema: `CREATE TABLE docs (id integer PRIMARY KEY, body text);
+				INSERT INTO docs SELECT i, CASE WHEN i = 7 THEN repeat('x', 410 * 1024) ELSE 'ok' END FROM generate_series(1, 9) i;`,
+			mapping: "name: docs\ntable: {name: docs}\nentities:\n  Doc: {source: {table: docs}, pk: 'DOC#${id}', sk: DOC}\n",
+			kind:    "rejected", rejects: []string{"Doc id=7: item is 410.0 KB, over DynamoDB's 400 KB: body 410.0 KB, PK 16 B, type 7 B, SK 5 B, id 4 B"},
+			keys: []string{"DOC#0000000001 DOC", "DOC#0000000002 DOC", "DOC#0000000003 DOC", "DOC#0000000004 DOC", "DOC#0000000005 DOC",
+				"DOC#0000000006 DOC", "DOC#0000000008 DOC", "DOC#0000000009 DOC"},
+		},
+		{
+			// Two rows that render the same primary key would silently
+			// overwrite each other; the second is rejected and its reason
+			// names the first.
+			name: "a duplicate key rejects the later row", schema: `CREATE TABLE people (id integer PRIMARY KEY, email text);
+				INSERT INTO people VALUES (1, 'a@x'), (2, 'b@x'), (3, 'a@x');`,
+			mapping: "name: people\ntable: {name: people}\nentities:\n  Person: {source: {table: people}, pk: 'EMAIL#${email}', sk: PERSON}\n",
+			kind:    "rejected",
+			rejects: []string{`Person email=a@x,id=3: duplicate primary key (PK "EMAIL#a@x", SK "PERSON"): row (email=a@x, id=1) of entity Person keeps it`},
+			keys:    []string{"EMAIL#a@x PERSON", "EMAIL#b@x PERSON"},
+		},
+		{
 			name: "a domain column inside embedded records", schema: edgesSQL,
 			mapping: edge(`  P:
     source: {table: parents}
