@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -191,6 +192,35 @@ func (f *fixture) keys() []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// query runs in and its next pages, and returns every item in the order
+// DynamoDB answers.
+func (f *fixture) query(in *dynamodb.QueryInput) []map[string]types.AttributeValue {
+	f.t.Helper()
+	var items []map[string]types.AttributeValue
+	p := dynamodb.NewQueryPaginator(f.client, in)
+	for p.HasMorePages() {
+		page, err := p.NextPage(context.Background())
+		if err != nil {
+			f.t.Fatal(err)
+		}
+		items = append(items, page.Items...)
+	}
+	return items
+}
+
+// keyCond is the Query of the table's partition pk, its sort keys
+// beginning with skPrefix.
+func (f *fixture) keyCond(pk, skPrefix string) *dynamodb.QueryInput {
+	f.t.Helper()
+	kc := expression.Key("PK").Equal(expression.Value(pk)).And(expression.Key("SK").BeginsWith(skPrefix))
+	expr, err := expression.NewBuilder().WithKeyCondition(kc).Build()
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return &dynamodb.QueryInput{TableName: aws.String(f.cfg.Table), KeyConditionExpression: expr.KeyCondition(),
+		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values()}
 }
 
 // tableExists reports whether the fixture's table exists.

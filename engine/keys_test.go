@@ -1,7 +1,7 @@
-package app
+package engine_test
 
 import (
-	"strings"
+	"context"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -58,17 +58,9 @@ access_patterns:
 `
 
 func TestSortKeysFollowSourceOrder(t *testing.T) {
-	url := testenv.NewDatabase(t)
-	testenv.Exec(t, url, keyOrderSQL)
-	table := testenv.TableName("events")
-	r := runCLI(t, migrateArgs(t, writeMapping(t, keyOrderMapping), url, table, "--create-table")...)
-	if r.code != ExitOK {
-		t.Fatalf("exit %d, want 0\n%s%s", r.code, r.stdout, r.stderr)
-	}
-	if !strings.Contains(r.stdout, "EventsOfMember") {
-		t.Errorf("verify does not report the access pattern:\n%s", r.stdout)
-	}
-	c := dynamoClient(t)
+	f := newFixture(t, keyOrderSQL, keyOrderMapping)
+	f.want("Migrate", f.migrate(f.options()), "ok", "")
+	f.wantVerified("after the load")
 	ids := func(items []map[string]types.AttributeValue) []string {
 		var out []string
 		for _, it := range items {
@@ -80,13 +72,24 @@ func TestSortKeysFollowSourceOrder(t *testing.T) {
 	}
 	order := func(where, orderBy string) []string {
 		var out []string
-		for _, row := range psqlJSON(t, url, "SELECT json_build_object('id', id::text) FROM events "+where+" ORDER BY "+orderBy) {
-			out = append(out, row["id"].(string))
+		rows, err := testenv.Connect(t, f.url).Query(context.Background(), "SELECT id::text AS i FROM events "+where+" ORDER BY "+orderBy)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for rows.Next() {
+			var id string
+			if err := rows.Scan(&id); err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, id)
+		}
+		if err := rows.Err(); err != nil {
+			t.Fatal(err)
 		}
 		return out
 	}
 	// The member's partition: its events by time.
-	got := queryAll(t, c, keyCond(t, table, "M#0000000007", "AT#"))
+	got := f.query(f.keyCond("M#0000000007", "AT#"))
 	if d := cmp.Diff(order("WHERE member_id = 7", "at, id"), ids(got)); d != "" {
 		t.Errorf("events of member 7 by time (-PostgreSQL +Query):\n%s", d)
 	}
@@ -99,7 +102,7 @@ func TestSortKeysFollowSourceOrder(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		items := queryAll(t, c, &dynamodb.QueryInput{TableName: aws.String(table), IndexName: aws.String(tc.index),
+		items := f.query(&dynamodb.QueryInput{TableName: aws.String(f.cfg.Table), IndexName: aws.String(tc.index),
 			KeyConditionExpression: expr.KeyCondition(), ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values()})
 		if d := cmp.Diff(order("", tc.orderBy), ids(items)); d != "" {
 			t.Errorf("%s (-PostgreSQL +Query):\n%s", tc.index, d)
@@ -107,7 +110,7 @@ func TestSortKeysFollowSourceOrder(t *testing.T) {
 	}
 	// One column, one text: the Member item (member_id only in a
 	// partition key) shares its partition with the events (${member_id:10}).
-	if members := queryAll(t, c, keyCond(t, table, "M#0000000008", "MEMBER")); len(members) != 1 {
+	if members := f.query(f.keyCond("M#0000000008", "MEMBER")); len(members) != 1 {
 		t.Errorf("partition M#0000000008 holds %d Member items, want 1", len(members))
 	}
 }
@@ -116,8 +119,7 @@ func TestSortKeysFollowSourceOrder(t *testing.T) {
 // their artist (a column of the album, brought by duplicate) and sorted by
 // a KSUID of their time, as the modeling guides' designs do.
 func TestIDsAndDuplicatesInKeys(t *testing.T) {
-	url := testenv.NewDatabase(t)
-	testenv.Exec(t, url, `
+	f := newFixture(t, `
 CREATE TABLE artists (artist_id int PRIMARY KEY, name text NOT NULL);
 CREATE TABLE albums (album_id int PRIMARY KEY, artist_id int NOT NULL REFERENCES artists, title text NOT NULL);
 CREATE TABLE tracks (track_id int PRIMARY KEY, album_id int NOT NULL REFERENCES albums, added_at timestamptz NOT NULL, title text NOT NULL);
@@ -127,9 +129,7 @@ INSERT INTO tracks VALUES
   (100, 10, '2020-01-01 00:00:05+00', 'Be My Husband'),
   (101, 11, '2020-01-01 00:00:01+00', 'Go to Hell'),
   (102, 10, '2020-01-01 00:00:03+00', 'Sinnerman'),
-  (200, 20, '2020-01-01 00:00:02+00', 'So What');`)
-	table := testenv.TableName("music")
-	r := runCLI(t, migrateArgs(t, writeMapping(t, `name: music
+  (200, 20, '2020-01-01 00:00:02+00', 'So What');`, `name: music
 table: {name: music}
 entities:
   Artist:
@@ -148,12 +148,10 @@ entities:
       track_ksuid: {kind: ksuid, time: added_at, from: [track_id]}
 access_patterns:
   TracksOfArtist: {key_condition: "PK = ARTIST#${artist_id} AND begins_with(SK, TRACK#)"}
-`), url, table, "--create-table")...)
-	if r.code != ExitOK {
-		t.Fatalf("exit %d, want 0\n%s%s", r.code, r.stdout, r.stderr)
-	}
+`)
+	f.want("Migrate", f.migrate(f.options()), "ok", "")
 	var got []string
-	for _, it := range queryAll(t, dynamoClient(t), keyCond(t, table, "ARTIST#0000000001", "TRACK#")) {
+	for _, it := range f.query(f.keyCond("ARTIST#0000000001", "TRACK#")) {
 		got = append(got, str(it["title"]))
 		if k := str(it["track_ksuid"]); str(it["SK"]) != "TRACK#"+k || len(k) != 27 {
 			t.Errorf("item %v: sort key is not TRACK# and its KSUID attribute", it["SK"])
