@@ -58,6 +58,7 @@ access_patterns:
 `
 
 func TestSortKeysFollowSourceOrder(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, keyOrderSQL, keyOrderMapping)
 	f.want("Migrate", f.migrate(f.options()), "ok", "")
 	f.wantVerified("after the load")
@@ -119,6 +120,7 @@ func TestSortKeysFollowSourceOrder(t *testing.T) {
 // their artist (a column of the album, brought by duplicate) and sorted by
 // a KSUID of their time, as the modeling guides' designs do.
 func TestIDsAndDuplicatesInKeys(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, `
 CREATE TABLE artists (artist_id int PRIMARY KEY, name text NOT NULL);
 CREATE TABLE albums (album_id int PRIMARY KEY, artist_id int NOT NULL REFERENCES artists, title text NOT NULL);

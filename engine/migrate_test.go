@@ -46,6 +46,7 @@ type migrateCase struct {
 // before the table is created. Each case's keys are the whole table, and
 // a run that ends "ok" or "rejected" has passed its check after the load.
 func TestMigrateOutcomes(t *testing.T) {
+	t.Parallel()
 	mirrored := []string{"U#0000000001 F#0000000002", "U#0000000002 F#0000000001", "U#0000000003 F#0000000004", "U#0000000004 F#0000000003"}
 	mirrorRejects := []string{
 		`Friend a=1,b=1: duplicate primary key (PK "U#0000000001", SK "F#0000000001"): the row's own items (a mirror of itself) have the same key`,
@@ -162,7 +163,10 @@ func TestMigrateOutcomes(t *testing.T) {
 			kind:    "refused", says: `entities.Code.pk: ${code:5}: a width zero-pads integer and numeric columns, but "code" is text, whose distinct values could then share a key text ('7' and '007'); remove the width`,
 		},
 	} {
-		t.Run(tc.name, func(t *testing.T) { tc.run(t) })
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			tc.run(t)
+		})
 	}
 }
 

@@ -56,6 +56,7 @@ func containsLine(text, part string) bool { return strings.Contains(text, part) 
 // The null sink reads and converts every row and writes nothing: no
 // table is created, and the summary counts the ten rows.
 func TestMigrateNullSinkWritesNothing(t *testing.T) {
+	t.Parallel()
 	f := shop(t)
 	o := f.options()
 	o.Sink = "null"
@@ -71,6 +72,7 @@ func TestMigrateNullSinkWritesNothing(t *testing.T) {
 // Without CreateTable, a table that does not exist is refused before a
 // row is read, and none is created.
 func TestMigrateWithoutTableRefused(t *testing.T) {
+	t.Parallel()
 	f := shop(t)
 	o := f.options()
 	o.CreateTable = false
@@ -83,6 +85,7 @@ func TestMigrateWithoutTableRefused(t *testing.T) {
 // A rejects file that cannot be created refuses the run before the table
 // is created.
 func TestMigrateUnwritableRejectsRefused(t *testing.T) {
+	t.Parallel()
 	f := shop(t)
 	o := f.options()
 	o.Rejects = filepath.Join(f.dir, "missing", "rejects.jsonl")
@@ -94,6 +97,7 @@ func TestMigrateUnwritableRejectsRefused(t *testing.T) {
 
 // Resume without a checkpoint file is refused, nothing created.
 func TestResumeWithoutCheckpointRefused(t *testing.T) {
+	t.Parallel()
 	f := shop(t)
 	o := f.options()
 	o.Resume = true
@@ -106,6 +110,7 @@ func TestResumeWithoutCheckpointRefused(t *testing.T) {
 // A checkpoint is for one mapping file: resuming with another mapping is
 // refused and writes nothing.
 func TestResumeRefusesAnotherMapping(t *testing.T) {
+	t.Parallel()
 	f := loaded(t)
 	testenv.WriteFile(t, f.cfg.Mapping, strings.Replace(shopMapping, "sk: PROFILE", "sk: P", 1), 0o600)
 	before := f.items()
@@ -121,6 +126,7 @@ func TestResumeRefusesAnotherMapping(t *testing.T) {
 // for: one deleted and created again lacks what the checkpoint records
 // as loaded, and is refused.
 func TestResumeRefusesTableCreatedAgain(t *testing.T) {
+	t.Parallel()
 	f := loaded(t)
 	if _, err := f.client.DeleteTable(context.Background(), deleteTable(f.cfg.Table)); err != nil {
 		t.Fatal(err)
@@ -136,6 +142,7 @@ func TestResumeRefusesTableCreatedAgain(t *testing.T) {
 // A finished run resumed reads nothing again: its checkpoint records
 // every entity done, and the check still compares all ten items.
 func TestResumeOfFinishedRunReadsNothing(t *testing.T) {
+	t.Parallel()
 	f := loaded(t)
 	rec := testenv.NewWriteRecorder(t, f.cfg.AWS.EndpointURL, "PK", "SK")
 	f.cfg.AWS.EndpointURL = rec.URL
@@ -153,6 +160,7 @@ func TestResumeOfFinishedRunReadsNothing(t *testing.T) {
 
 // A dry run writes nothing and reports what a run would change, as diff.
 func TestDryRunWritesNothing(t *testing.T) {
+	t.Parallel()
 	f := loaded(t)
 	f.exec(`UPDATE customers SET name = 'renamed' WHERE id = 1; INSERT INTO customers VALUES (11, 'c11', 'blue')`)
 	before := f.items()
@@ -176,6 +184,7 @@ func TestDryRunWritesNothing(t *testing.T) {
 // --changes-only puts exactly the new and changed items and deletes the
 // stale one; the table is then what a fresh load would write.
 func TestChangesOnlyWritesTheDifferences(t *testing.T) {
+	t.Parallel()
 	f := loaded(t)
 	f.exec(`UPDATE customers SET name = 'renamed' WHERE id = 1; INSERT INTO customers VALUES (11, 'c11', 'blue');
 		DELETE FROM customers WHERE id = 2`)
@@ -210,6 +219,7 @@ func (f *fixture) wantFreshLoad() {
 // --prune deletes the items of the mapping's types that no row derives
 // any more, and keeps the items of other types (another writer's).
 func TestPruneDeletesOnlyStaleItems(t *testing.T) {
+	t.Parallel()
 	f := loaded(t)
 	f.put("PK", "C#0000000099", "SK", "PROFILE", "type", "Customer")
 	f.put("PK", "X#1", "SK", "X", "type", "Other")
@@ -231,6 +241,7 @@ func TestPruneDeletesOnlyStaleItems(t *testing.T) {
 // diff counts exactly what a run would change, new, changed and stale,
 // and writes nothing; verify of the same table fails (KindMismatch).
 func TestCompareCountsDifferences(t *testing.T) {
+	t.Parallel()
 	f := loaded(t)
 	f.exec(`UPDATE customers SET tier = 'gold' WHERE id IN (1, 3); INSERT INTO customers VALUES (11, 'c11', 'blue');
 		DELETE FROM customers WHERE id = 10`)
@@ -257,6 +268,7 @@ func TestCompareCountsDifferences(t *testing.T) {
 // verify passes on a table that matches, and counts an item of no mapped
 // type as other, which does not fail it.
 func TestVerifyPassesAndCountsOthers(t *testing.T) {
+	t.Parallel()
 	f := loaded(t)
 	f.put("PK", "X#1", "SK", "X", "type", "Other")
 	out, r := f.compare(report.ModeVerify)
@@ -269,6 +281,7 @@ func TestVerifyPassesAndCountsOthers(t *testing.T) {
 // verify runs the mapping's access patterns as real Queries, each
 // answered with the items the source derives for its parameters.
 func TestVerifyRunsAccessPatterns(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, shopSQL, shopMapping+`access_patterns:
   CustomerProfile: {key_condition: "PK = C#${id} AND SK = PROFILE"}
 `)
@@ -293,6 +306,7 @@ func TestVerifyRunsAccessPatterns(t *testing.T) {
 // A table whose key attributes are not the mapping's is refused by
 // Compare, as a migration would refuse it.
 func TestCompareRefusesTableOfOtherKeys(t *testing.T) {
+	t.Parallel()
 	f := loaded(t)
 	other := fixtureOn(t, f.url, strings.Replace(shopMapping, "table: {name: shop}", "table: {name: shop, partition_key: pk, sort_key: sk}", 1))
 	other.cfg.Table = f.cfg.Table
@@ -303,6 +317,7 @@ func TestCompareRefusesTableOfOtherKeys(t *testing.T) {
 // AllowOtherMapping lets a run write into a table tagged for another
 // mapping.
 func TestAllowOtherMappingWrites(t *testing.T) {
+	t.Parallel()
 	f := loaded(t)
 	other := fixtureOn(t, f.url, strings.NewReplacer("name: shop\n", "name: other\n", "Customer:", "Client:", "sk: PROFILE", "sk: CLIENT").Replace(shopMapping))
 	other.cfg.Table = f.cfg.Table
@@ -317,6 +332,7 @@ func TestAllowOtherMappingWrites(t *testing.T) {
 // The JSON and HTML reports of the check after a load are written, the
 // JSON one OK with every item compared.
 func TestMigrateWritesReportFiles(t *testing.T) {
+	t.Parallel()
 	f := shop(t)
 	o := f.options()
 	o.JSON, o.HTML = f.path("r.json"), f.path("r.html")
@@ -331,6 +347,7 @@ func TestMigrateWritesReportFiles(t *testing.T) {
 
 // --concurrency auto writes every item.
 func TestMigrateAutoWriters(t *testing.T) {
+	t.Parallel()
 	f := shop(t)
 	o := f.options()
 	o.Auto = &pipeline.Autoscale{Max: 4}
@@ -343,6 +360,7 @@ func TestMigrateAutoWriters(t *testing.T) {
 // Shards reading one held snapshot load every row exactly once between
 // them, and a row inserted after the snapshot is in none.
 func TestShardsShareHeldSnapshot(t *testing.T) {
+	t.Parallel()
 	f := shop(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	names, done := make(chan string, 1), make(chan error, 1)
@@ -376,6 +394,7 @@ func TestShardsShareHeldSnapshot(t *testing.T) {
 // manifest that counts them; a second export into the same destination
 // is refused.
 func TestExportWritesEveryItem(t *testing.T) {
+	t.Parallel()
 	f := shop(t)
 	o := engine.ExportOptions{LoadOptions: engine.LoadOptions{Readers: 1, Rejects: f.path("rejects.jsonl")},
 		To: export.Location{Dir: f.path("out")}, Compression: export.NONE, Objects: 2, ObjectSize: 1 << 20}
@@ -418,6 +437,7 @@ func first(lines []string) string {
 // Plan with the source reads every row through the transformation and
 // estimates each entity's items; it creates no table.
 func TestPlanWithSourceEstimates(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, shopSQL+"ALTER TABLE customers ALTER name DROP NOT NULL; UPDATE customers SET name = NULL WHERE id = 4;",
 		strings.Replace(shopMapping, "pk: C#${id}", "pk: C#${name}", 1))
 	err := engine.Plan(context.Background(), f.cfg, engine.PlanOptions{Format: plan.FormatJSON, WithSource: true})
@@ -437,6 +457,7 @@ func TestPlanWithSourceEstimates(t *testing.T) {
 // A mapping that does not parse is refused by every operation that
 // reads it, before the source is read.
 func TestInvalidMappingRefused(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, shopSQL, "name: shop\ntable: {name: shop}\nentities:\n  Customer: {source: {table: customers}, pk: 'C#${id'}\n")
 	ctx := context.Background()
 	for name, err := range map[string]error{
@@ -454,6 +475,7 @@ func TestInvalidMappingRefused(t *testing.T) {
 // A mapping naming a table the source lacks is refused by Open, which
 // checks it against the source.
 func TestOpenRefusesMissingSourceTable(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, shopSQL, strings.Replace(shopMapping, "{table: customers}", "{table: clients}", 1))
 	_, err := engine.Open(context.Background(), f.cfg)
 	f.want("Open", outcomeOf(err), "refused", "clients")
@@ -461,6 +483,7 @@ func TestOpenRefusesMissingSourceTable(t *testing.T) {
 
 // A mapping file that cannot be read is refused, naming it.
 func TestLoadMappingUnreadableRefused(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "none.yaml")
 	_, err := engine.LoadMapping(context.Background(), path)
 	if k, _ := engine.KindOf(err); k != engine.KindRefused || !strings.Contains(fmt.Sprint(err), path) {
@@ -471,6 +494,7 @@ func TestLoadMappingUnreadableRefused(t *testing.T) {
 // LoadMapping returns the context's cause as soon as it is done, even
 // while the file blocks (a FIFO no one writes).
 func TestLoadMappingReturnsWhenCancelled(t *testing.T) {
+	t.Parallel()
 	fifo := filepath.Join(t.TempDir(), "mapping.yaml")
 	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
 		t.Skipf("mkfifo: %v", err)
@@ -501,6 +525,7 @@ func TestLoadMappingReturnsWhenCancelled(t *testing.T) {
 // KindOf reads the kind through wrapping, and an error of no kind is
 // KindFailed.
 func TestKindOf(t *testing.T) {
+	t.Parallel()
 	wrapped := fmt.Errorf("context: %w", &engine.Error{Kind: engine.KindMismatch, Err: errors.New("differs")})
 	if k, ok := engine.KindOf(wrapped); k != engine.KindMismatch || !ok {
 		t.Errorf("KindOf(wrapped mismatch) = %v, %v", k, ok)
@@ -513,6 +538,7 @@ func TestKindOf(t *testing.T) {
 // Init drafts a mapping from the source's catalog that a migration then
 // loads and verifies; it refuses to overwrite its output without Force.
 func TestInitDraftMigrates(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, `CREATE TABLE authors (id int PRIMARY KEY, name text NOT NULL);
 		CREATE TABLE books (id int PRIMARY KEY, author_id int NOT NULL REFERENCES authors, title text NOT NULL);
 		INSERT INTO authors VALUES (1, 'a'), (2, 'b'); INSERT INTO books VALUES (1, 1, 'x'), (2, 1, 'y'), (3, 2, 'z')`, "")
@@ -531,6 +557,7 @@ func TestInitDraftMigrates(t *testing.T) {
 
 // DropSlot without a follow has nothing to drop and says so.
 func TestDropSlotWithNothingToDrop(t *testing.T) {
+	t.Parallel()
 	f := shop(t)
 	f.want("DropSlot", outcomeOf(engine.DropSlot(context.Background(), f.cfg, engine.FollowOptions{})), "ok", "")
 	if !strings.Contains(f.log.String(), "nothing to drop") {
@@ -540,6 +567,7 @@ func TestDropSlotWithNothingToDrop(t *testing.T) {
 
 // Cutover without a follow is a no-go that names the missing slot.
 func TestCutoverWithoutFollowIsNoGo(t *testing.T) {
+	t.Parallel()
 	f := loaded(t)
 	err := engine.Cutover(context.Background(), f.cfg, engine.CutoverOptions{})
 	f.want("Cutover", outcomeOf(err), "no-go", "")
@@ -553,6 +581,7 @@ func TestCutoverWithoutFollowIsNoGo(t *testing.T) {
 // insert, a delete), so that the table is what a fresh load writes; then
 // DropSlot drops the slot and the publication.
 func TestFollowResumesFromItsSlot(t *testing.T) {
+	t.Parallel()
 	f := shop(t)
 	o := f.options()
 	o.Follow, o.UntilCaughtUp, o.NoDDLCapture, o.Audit = true, true, true, "off"
@@ -571,6 +600,7 @@ func TestFollowResumesFromItsSlot(t *testing.T) {
 
 // The follow's status line gives the position, totals, lag and rates.
 func TestFollowStatusLine(t *testing.T) {
+	t.Parallel()
 	line := engine.FollowStatusLine(followStatus(), 12.4, 30)
 	for _, part := range []string{"3 transactions, 7 changes, 5 items put, 2 deleted, 1 rejected", "lag 100 bytes", "12 changes/s, 30 items/s"} {
 		if !strings.Contains(line, part) {

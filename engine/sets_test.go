@@ -76,6 +76,7 @@ func setText(av types.AttributeValue) string {
 // row; a set of a column declared integer[][] is refused when the mapping
 // is checked; diff shows a changed set.
 func TestMigrateSets(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, setsSQL, setsMapping)
 	f.want("Migrate", f.migrate(f.options()), "ok", "")
 	scan, err := f.client.Scan(context.Background(), &dynamodb.ScanInput{TableName: aws.String(f.cfg.Table)})

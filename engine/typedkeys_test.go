@@ -88,6 +88,7 @@ func (f *fixture) wantVerified(when string) {
 // and deletes others (deletes by old N keys) leaves the table equal to a
 // fresh full load.
 func TestNumberAndBinaryKeys(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, typedKeysSQL, typedKeysMapping)
 	ctx := context.Background()
 	follows := f.options()
@@ -193,6 +194,7 @@ DELETE FROM scores WHERE player_id = 20; DELETE FROM players WHERE player_id = 2
 // queried by a binary key, --changes-only rewrites a changed row and
 // --prune deletes a deleted row's item by its B and N key.
 func TestBinaryTableKey(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, `
 CREATE TABLE blobs (digest bytea, version int, body text NOT NULL, PRIMARY KEY (digest, version));
 INSERT INTO blobs SELECT sha256(d::text::bytea), v, 'body ' || d || '.' || v FROM generate_series(1, 30) d, generate_series(-2, 3) v;
