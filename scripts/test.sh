@@ -114,14 +114,17 @@ logs=$(mktemp -d)
 trap 'rm -rf "$logs"' EXIT
 # golangci-lint (.golangci.yml) beside the tests: the version pinned in
 # tools/lint/go.mod, a module of its own so that its dependencies stay out
-# of the product's go.mod; go tool builds it once into Go's build cache,
-# and its analyses are cached too (~/.cache/golangci-lint), so a run
-# after the first reads only the packages that changed.
-lint=$(go -C tools/lint tool -n golangci-lint) || {
-  echo "could not build golangci-lint from tools/lint/go.mod (go -C tools/lint tool -n golangci-lint)" >&2
-  exit 1
-}
-"$lint" run ./... >"$logs/lint" 2>&1 & lintrun=$!
+# of the product's go.mod; go tool builds it once into Go's build cache
+# (go tool -n prints its path), and its analyses are cached too
+# (~/.cache/golangci-lint), so a run after the first reads only the
+# packages that changed.
+{
+  lint=$(go -C tools/lint tool -n golangci-lint) || {
+    echo "could not build golangci-lint from tools/lint/go.mod (go -C tools/lint tool -n golangci-lint)"
+    exit 1
+  }
+  "$lint" run ./...
+} >"$logs/lint" 2>&1 & lintrun=$!
 go test -race -count=1 -timeout 30m -skip "$SLOW_SERIAL_TESTS" $(go list ./... | grep -v -e '/app$' -e '/follow$') >"$logs/race" 2>&1 & race=$!
 { go test -count=1 -timeout 30m -parallel 4 -skip "$APP_RACE_TESTS" ./app ./follow &&
   go test -count=1 -timeout 30m -run "$SLOW_SERIAL_TESTS" ./transform; } >"$logs/app" 2>&1 & app=$!
@@ -131,10 +134,13 @@ go test -race -count=1 -timeout 30m -skip "$SLOW_SERIAL_TESTS" $(go list ./... |
 # only a test binary running several CLIs at once meets it.
 go test -race -count=1 -timeout 30m -parallel 1 -run "$APP_RACE_TESTS" ./app >"$logs/app-race" 2>&1 & apprace=$!
 status=0
+echo "== golangci-lint"
 if ! wait $lintrun; then
   status=1
   cat "$logs/lint"
-  echo "golangci-lint found the problems above (.golangci.yml says which linters run): fix each at its cause; where a finding is wrong, mark its line //nolint:LINTER // why" >&2
+  echo "golangci-lint failed (above): fix each finding at its cause; where one is wrong, mark its line //nolint:LINTER // why (.golangci.yml says which linters run)" >&2
+else
+  cat "$logs/lint"
 fi
 for run in race:$race app:$app app-race:$apprace; do
   wait "${run#*:}" || status=1
