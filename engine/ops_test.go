@@ -21,6 +21,7 @@ import (
 	"github.com/pg2dynamo/pg2dynamo/export"
 	"github.com/pg2dynamo/pg2dynamo/follow"
 	"github.com/pg2dynamo/pg2dynamo/internal/testenv"
+	"github.com/pg2dynamo/pg2dynamo/mapping"
 	"github.com/pg2dynamo/pg2dynamo/pipeline"
 	"github.com/pg2dynamo/pg2dynamo/plan"
 	"github.com/pg2dynamo/pg2dynamo/report"
@@ -522,13 +523,20 @@ func TestLoadMappingReturnsWhenCancelled(t *testing.T) {
 	}
 }
 
-// KindOf reads the kind through wrapping, and an error of no kind is
-// KindFailed.
+// KindOf reads the kind through wrapping, a mapping's own error is
+// KindRefused, and an error of no kind is KindFailed.
 func TestKindOf(t *testing.T) {
 	t.Parallel()
 	wrapped := fmt.Errorf("context: %w", &engine.Error{Kind: engine.KindMismatch, Err: errors.New("differs")})
 	if k, ok := engine.KindOf(wrapped); k != engine.KindMismatch || !ok {
 		t.Errorf("KindOf(wrapped mismatch) = %v, %v", k, ok)
+	}
+	_, bad := mapping.Parse("m.yaml", []byte("table: {name: t}\nentities:\n  E: {source: {table: e}, pk: 'P#${id'}\n"))
+	if bad == nil {
+		t.Fatal("a mapping with an unclosed placeholder parsed")
+	}
+	if k, ok := engine.KindOf(fmt.Errorf("loading: %w", bad)); k != engine.KindRefused || !ok {
+		t.Errorf("KindOf(a mapping error) = %v, %v; want KindRefused, true", k, ok)
 	}
 	if k, ok := engine.KindOf(errors.New("plain")); k != engine.KindFailed || ok {
 		t.Errorf("KindOf(plain) = %v, %v; want KindFailed, false", k, ok)
