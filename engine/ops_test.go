@@ -400,21 +400,7 @@ func TestExportWritesEveryItem(t *testing.T) {
 	o := engine.ExportOptions{LoadOptions: engine.LoadOptions{Readers: 1, Rejects: f.path("rejects.jsonl")},
 		To: export.Location{Dir: f.path("out")}, Compression: export.NONE, Objects: 2, ObjectSize: 1 << 20}
 	f.want("Export", outcomeOf(engine.Export(context.Background(), f.cfg, o)), "ok", "")
-	var lines []string
-	err := filepath.WalkDir(o.To.Dir, func(path string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".json") || strings.Contains(filepath.Base(path), "manifest") {
-			return err
-		}
-		for _, line := range strings.Split(strings.TrimSpace(testenv.ReadFile(t, path)), "\n") {
-			if line != "" {
-				lines = append(lines, line)
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	lines := exportedLines(t, o.To.Dir)
 	if len(lines) != 10 || !strings.HasPrefix(lines[0], `{"Item":{`) {
 		t.Errorf("export objects hold %d lines (first %.80q), want the 10 items as DynamoDB JSON", len(lines), first(lines))
 	}
@@ -428,11 +414,79 @@ func TestExportWritesEveryItem(t *testing.T) {
 	f.want("Export again", outcomeOf(engine.Export(context.Background(), f.cfg, o)), "refused", "")
 }
 
+// exportedLines is every line of the data objects under dir (an
+// uncompressed export), read as files, not through the export's manifest.
+func exportedLines(t *testing.T, dir string) []string {
+	t.Helper()
+	var lines []string
+	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".json") || strings.Contains(filepath.Base(path), "manifest") {
+			return err
+		}
+		for _, line := range strings.Split(strings.TrimSpace(testenv.ReadFile(t, path)), "\n") {
+			if line != "" {
+				lines = append(lines, line)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return lines
+}
+
 func first(lines []string) string {
 	if len(lines) == 0 {
 		return ""
 	}
 	return lines[0]
+}
+
+// An export split into shards that read one held snapshot: each shard
+// writes its own manifest beside the others' objects, and between them
+// they hold every row of the snapshot once; a row inserted after it is
+// in none.
+func TestExportShardsShareHeldSnapshot(t *testing.T) {
+	t.Parallel()
+	f := shop(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	names, done := make(chan string, 1), make(chan error, 1)
+	go func() {
+		done <- engine.HoldSnapshot(ctx, f.cfg, func(name, _ string) { names <- name })
+	}()
+	var snapshot string
+	select {
+	case snapshot = <-names:
+	case err := <-done:
+		t.Fatalf("HoldSnapshot: %v", err)
+	}
+	f.exec(`INSERT INTO customers VALUES (11, 'late', 'blue')`)
+	dir := f.path("out")
+	var items, objects int64
+	for i := 1; i <= 2; i++ {
+		o := engine.ExportOptions{LoadOptions: engine.LoadOptions{Readers: 1, Rejects: f.path(fmt.Sprintf("rejects%d.jsonl", i)),
+			Shard: pipeline.Shard{Index: i, Count: 2}, Snapshot: snapshot},
+			To: export.Location{Dir: dir}, Compression: export.NONE, Objects: 1, ObjectSize: 1 << 20}
+		f.want(fmt.Sprintf("Export shard %d/2", i), outcomeOf(engine.Export(context.Background(), f.cfg, o)), "ok", "")
+		var man export.Manifest
+		path := filepath.Join(dir, "manifest-"+export.ShardTag(i, 2)+".json")
+		if err := json.Unmarshal([]byte(testenv.ReadFile(t, path)), &man); err != nil {
+			t.Fatal(err)
+		}
+		if man.Snapshot != snapshot || man.Shard == "" {
+			t.Errorf("shard %d's manifest: snapshot %q, shard %q; want %q and its shard", i, man.Snapshot, man.Shard, snapshot)
+		}
+		items += man.Items
+		objects += int64(len(man.Objects))
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("HoldSnapshot ended with %v", err)
+	}
+	if lines := exportedLines(t, dir); items != 10 || objects == 0 || len(lines) != 10 {
+		t.Errorf("the shards' manifests count %d items in %d objects, and their objects hold %d lines; want the 10 rows of the snapshot", items, objects, len(lines))
+	}
 }
 
 // Plan with the source reads every row through the transformation and
