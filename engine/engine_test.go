@@ -1,19 +1,13 @@
 package engine_test
 
 import (
-	"bytes"
 	"context"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-
 	"github.com/pg2dynamo/pg2dynamo/engine"
 	"github.com/pg2dynamo/pg2dynamo/internal/testenv"
-	"github.com/pg2dynamo/pg2dynamo/load"
 	"github.com/pg2dynamo/pg2dynamo/report"
 )
 
@@ -29,19 +23,12 @@ entities:
     sk: NOTE#${note_id}
 `
 
-// notesSource is a new database of 20 notes, one of them (7) with a NULL
-// owner (a reject: its key needs the owner), a directory for the run's
-// files, and notesMapping written in it.
-func notesSource(t *testing.T) (url, dir, mappingFile string) {
-	t.Helper()
-	url = testenv.NewDatabase(t)
-	testenv.Exec(t, url, `CREATE TABLE notes (note_id int PRIMARY KEY, owner text, body text);
+// notes is a fixture of a new database of 20 notes, one of them (7) with
+// a NULL owner (a reject: its key needs the owner), and notesMapping.
+func notes(t *testing.T) *fixture {
+	return newFixture(t, `CREATE TABLE notes (note_id int PRIMARY KEY, owner text, body text);
 		INSERT INTO notes SELECT i, 'o' || (i % 3), 'note ' || i FROM generate_series(1, 20) i;
-		UPDATE notes SET owner = NULL WHERE note_id = 7`)
-	dir = t.TempDir()
-	mappingFile = filepath.Join(dir, "notes.yaml")
-	testenv.WriteFile(t, mappingFile, notesMapping, 0o600)
-	return url, dir, mappingFile
+		UPDATE notes SET owner = NULL WHERE note_id = 7`, notesMapping)
 }
 
 // The engine driven as a library, without the command line: a migration
@@ -50,17 +37,8 @@ func notesSource(t *testing.T) (url, dir, mappingFile string) {
 // (KindRejected) listed in the rejects file with its whole item key.
 func TestEngineAsALibrary(t *testing.T) {
 	ctx := context.Background()
-	url, dir, mappingFile := notesSource(t)
-	endpoint := testenv.SharedDynalite(t).Endpoint
-	var log, out bytes.Buffer
-	cfg := engine.Config{Mapping: mappingFile, Source: url, Table: testenv.TableName("notes"),
-		AWS: engine.AWS{EndpointURL: endpoint, MaxAttempts: 3}, Log: &log, Out: &out, Version: "test"}
-	opts := engine.MigrateOptions{
-		LoadOptions:   engine.LoadOptions{Readers: 1, Rejects: filepath.Join(dir, "rejects.jsonl")},
-		WriteOptions:  engine.WriteOptions{Sink: "dynamodb", CreateTable: true, Concurrency: 2},
-		ReportOptions: engine.ReportOptions{Segments: 2, Sample: 5},
-		Checkpoint:    filepath.Join(dir, "checkpoint.json"),
-	}
+	f := notes(t)
+	cfg, dir, log, out, opts := f.cfg, f.dir, f.log, f.out, f.options()
 
 	s, err := engine.Open(ctx, cfg)
 	if err != nil {
@@ -83,15 +61,7 @@ func TestEngineAsALibrary(t *testing.T) {
 		t.Errorf("rejects file %s lacks %s", rejects, want)
 	}
 
-	client, err := load.NewClient(ctx, load.ClientConfig{EndpointURL: endpoint})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := client.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(cfg.Table), Item: map[string]types.AttributeValue{
-		"PK": &types.AttributeValueMemberS{Value: "OWNER#x"}, "SK": &types.AttributeValueMemberS{Value: "NOTE#99"},
-		"type": &types.AttributeValueMemberS{Value: "Note"}}}); err != nil {
-		t.Fatal(err)
-	}
+	f.put("PK", "OWNER#x", "SK", "NOTE#99", "type", "Note")
 	out.Reset()
 	err = engine.Compare(ctx, cfg, engine.CompareOptions{Mode: report.ModeVerify, ReportOptions: opts.ReportOptions})
 	if kind, _ := engine.KindOf(err); kind != engine.KindMismatch || !strings.Contains(out.String(), "1 stale") {
@@ -109,11 +79,7 @@ func TestEngineAsALibrary(t *testing.T) {
 	if kind, _ := engine.KindOf(err); kind != engine.KindRefused || !strings.Contains(err.Error(), "belongs to mapping notes") {
 		t.Errorf("Migrate into another mapping's table: %v (kind %v), want KindRefused naming the owner", err, kind)
 	}
-	n, err := client.Scan(ctx, &dynamodb.ScanInput{TableName: aws.String(cfg.Table), Select: types.SelectCount})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if n.Count != 20 { // 19 notes and the planted one
-		t.Errorf("%d items after the refused run, want 20: it wrote", n.Count)
+	if n := len(f.keys()); n != 20 { // 19 notes and the planted one
+		t.Errorf("%d items after the refused run, want 20: it wrote", n)
 	}
 }

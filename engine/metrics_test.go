@@ -1,9 +1,7 @@
 package engine_test
 
 import (
-	"bytes"
 	"context"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"testing"
@@ -20,17 +18,15 @@ import (
 // summary prints) reach the metrics.
 func TestMigrateFeedsMetrics(t *testing.T) {
 	ctx := context.Background()
-	url, dir, mappingFile := notesSource(t)
-	rec := testenv.NewWriteRecorder(t, testenv.SharedDynalite(t).Endpoint, "PK", "SK")
+	f := notes(t)
+	url, log, out := f.url, f.log, f.out
+	rec := testenv.NewWriteRecorder(t, f.cfg.AWS.EndpointURL, "PK", "SK")
 	r := metrics.New(metrics.Options{})
-	var log, out bytes.Buffer
-	cfg := engine.Config{Mapping: mappingFile, Source: url, Table: testenv.TableName("notes"),
-		AWS: engine.AWS{EndpointURL: rec.URL, MaxAttempts: 3}, Log: &log, Out: &out, Version: "test", Metrics: r}
-	err := engine.Migrate(ctx, cfg, engine.MigrateOptions{
-		LoadOptions:  engine.LoadOptions{Readers: 1, Rejects: filepath.Join(dir, "rejects.jsonl")},
-		WriteOptions: engine.WriteOptions{Sink: "dynamodb", CreateTable: true, Concurrency: 3},
-		Checkpoint:   filepath.Join(dir, "checkpoint.json"), NoVerify: true,
-	})
+	cfg := f.cfg
+	cfg.AWS.EndpointURL, cfg.Metrics = rec.URL, r
+	o := f.options()
+	o.Concurrency, o.NoVerify = 3, true
+	err := engine.Migrate(ctx, cfg, o)
 	if kind, _ := engine.KindOf(err); kind != engine.KindRejected {
 		t.Fatalf("Migrate: %v, want KindRejected\n%s%s", err, log.String(), out.String())
 	}
@@ -71,12 +67,9 @@ func TestMigrateFeedsMetrics(t *testing.T) {
 		DELETE FROM notes WHERE note_id = 2; UPDATE notes SET owner = 'o1' WHERE note_id = 7`)
 	rec.Reset()
 	cfg.Metrics = metrics.New(metrics.Options{})
-	if err := engine.Migrate(ctx, cfg, engine.MigrateOptions{
-		LoadOptions:   engine.LoadOptions{Readers: 1, Rejects: filepath.Join(dir, "rejects.jsonl")},
-		WriteOptions:  engine.WriteOptions{Sink: "dynamodb", Concurrency: 3},
-		ReportOptions: engine.ReportOptions{Segments: 2, Sample: 5},
-		Checkpoint:    filepath.Join(dir, "checkpoint.json"), ChangesOnly: true, NoVerify: true,
-	}); err != nil {
+	o = f.options()
+	o.Concurrency, o.CreateTable, o.ChangesOnly, o.NoVerify = 3, false, true, true
+	if err := engine.Migrate(ctx, cfg, o); err != nil {
 		t.Fatalf("Migrate --changes-only: %v\n%s%s", err, log.String(), out.String())
 	}
 	if puts, deletes := len(rec.Puts()), len(rec.Deletes()); puts != 3 || deletes != 1 {
@@ -109,13 +102,14 @@ func TestMigrateFeedsMetrics(t *testing.T) {
 // items written to its objects (what the summary says) and the reject.
 func TestExportFeedsMetrics(t *testing.T) {
 	ctx := context.Background()
-	url, dir, mappingFile := notesSource(t)
+	f := notes(t)
+	log, out := f.log, f.out
 	r := metrics.New(metrics.Options{})
-	var log, out bytes.Buffer
-	cfg := engine.Config{Mapping: mappingFile, Source: url, Log: &log, Out: &out, Version: "test", Metrics: r}
+	cfg := f.cfg
+	cfg.Metrics = r
 	err := engine.Export(ctx, cfg, engine.ExportOptions{
-		LoadOptions: engine.LoadOptions{Readers: 1, Rejects: filepath.Join(dir, "rejects.jsonl")},
-		To:          export.Location{Dir: filepath.Join(dir, "out")}, Compression: export.NONE, Objects: 2, ObjectSize: 1 << 20,
+		LoadOptions: engine.LoadOptions{Readers: 1, Rejects: f.path("rejects.jsonl")},
+		To:          export.Location{Dir: f.path("out")}, Compression: export.NONE, Objects: 2, ObjectSize: 1 << 20,
 	})
 	if kind, _ := engine.KindOf(err); kind != engine.KindRejected {
 		t.Fatalf("Export: %v, want KindRejected\n%s%s", err, log.String(), out.String())
