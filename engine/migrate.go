@@ -119,6 +119,12 @@ func (o MigrateOptions) check() error {
 		return errors.New("--shard with --follow: one follow keeps the whole table in step; follow after the shards are done, from one process")
 	case o.Prune && o.ChangesOnly:
 		return errors.New("--changes-only with --prune: --changes-only deletes the stale items itself, each conditional on its type as --prune does; leave out --prune")
+	case o.PreviousMapping != "" && !o.ChangesOnly && !(o.Follow && o.Resume):
+		return errors.New("--previous-mapping needs --changes-only, or --follow --resume: a new version of the mapping is applied to the table the previous one wrote, by comparing what changes")
+	case o.PreviousMapping != "" && o.Prune:
+		return errors.New("--previous-mapping with --prune: --prune loads every item again; --previous-mapping compares only the entities that change")
+	case o.DropGSIs && o.PreviousMapping == "":
+		return errors.New("--drop-gsis needs --previous-mapping: it deletes the GSIs the previous version of the mapping declares and the new one does not")
 	case (o.Prune || o.ChangesOnly) && o.Sink == "null":
 		return fmt.Errorf("--%s needs --sink dynamodb", map[bool]string{true: "prune", false: "changes-only"}[o.Prune])
 	}

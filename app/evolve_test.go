@@ -1,0 +1,198 @@
+package app
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/pg2dynamo/pg2dynamo/fixtures"
+	"github.com/pg2dynamo/pg2dynamo/internal/testenv"
+)
+
+// evolveV1 is the first version of a mapping of the tickets fixture, and
+// evolveV2 the next: OrgPlan removed, an attribute added to User (email,
+// excluded before), Ticket's sort key template changed and GSI1 keys
+// given to it, UserEmail added. Org does not change. GSI1 is in both
+// (dynalite creates no GSI on an existing table: CreateGSI's requests are
+// checked in package load).
+const evolveV1 = `
+name: tickets-evolve
+table:
+  name: tickets
+  gsis:
+    - {name: GSI1, partition_key: GSI1PK, sort_key: GSI1SK}
+entities:
+  Org:
+    source: {table: orgs}
+    pk: ORG#${org_id}
+    sk: ORG#${org_id}
+  OrgPlan:
+    source: {table: orgs}
+    pk: PLAN#${plan}
+    sk: ORG#${org_id}
+  User:
+    source: {table: users}
+    pk: ORG#${org_id}
+    sk: USER#${user_id}
+    attributes: {exclude: [email]}
+  Ticket:
+    source: {table: tickets}
+    pk: USER#${user_id}
+    sk: TICKET#${ticket_id}
+access_patterns:
+  OrgUsers:
+    key_condition: "PK = ORG#${org_id} AND begins_with(SK, USER#)"
+`
+
+var evolveV2 = strings.NewReplacer(
+	"  OrgPlan:\n    source: {table: orgs}\n    pk: PLAN#${plan}\n    sk: ORG#${org_id}\n", "",
+	"    attributes: {exclude: [email]}\n", "",
+	"    sk: TICKET#${ticket_id}\n", "    sk: TICKET#${priority}#${ticket_id}\n    indexes:\n      GSI1: {pk: \"ORG#${org_id}\", sk: \"TICKET#${ticket_id}\"}\n",
+	"access_patterns:\n", "  UserEmail:\n    source: {table: users}\n    pk: EMAIL#${email}\n    sk: EMAIL#${email}\naccess_patterns:\n",
+).Replace(evolveV1) + `  OrgTickets:
+    index: GSI1
+    key_condition: "GSI1PK = ORG#${org_id}"
+`
+
+// evolveFixture loads the tickets fixture (20 users, 200 tickets), writes
+// the two versions of the mapping, and migrates the first into a new
+// table.
+func evolveFixture(t *testing.T) (src, v1, v2, table string) {
+	t.Helper()
+	src = testenv.NewDatabase(t)
+	if _, err := fixtures.Load(context.Background(), testenv.Connect(t, src), "tickets", 0.01, 1); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	v1, v2 = filepath.Join(dir, "v1.yaml"), filepath.Join(dir, "v2.yaml")
+	testenv.WriteFile(t, v1, evolveV1, 0o644)
+	testenv.WriteFile(t, v2, evolveV2, 0o644)
+	table = testenv.TableName("evolve")
+	if r := runCLI(t, migrateArgs(t, v1, src, table, "--create-table", "--no-verify")...); r.code != ExitOK {
+		t.Fatalf("migrate v1: exit %d\n%s", r.code, r.stderr)
+	}
+	return src, v1, v2, table
+}
+
+// dumpByKey is the table's every item in canonical form, by "PK SK".
+func dumpByKey(t *testing.T, table string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for _, it := range scanAll(t, dynamoClient(t), table) {
+		out[str(it["PK"])+" "+str(it["SK"])] = testenv.CanonicalItem(it)
+	}
+	return out
+}
+
+// changedKeys are the keys whose item after differs from before (put),
+// and those only before holds (deleted), sorted.
+func changedKeys(before, after map[string]string) (puts, deletes []string) {
+	for k, v := range after {
+		if before[k] != v {
+			puts = append(puts, k)
+		}
+	}
+	for k := range before {
+		if _, ok := after[k]; !ok {
+			deletes = append(deletes, k)
+		}
+	}
+	slices.Sort(puts)
+	slices.Sort(deletes)
+	return puts, deletes
+}
+
+// freshV2 migrates the source with v2 into a new table and returns its
+// dump: what the evolved table must hold.
+func freshV2(t *testing.T, src, v2 string) map[string]string {
+	t.Helper()
+	table := testenv.TableName("evolve-fresh")
+	if r := runCLI(t, migrateArgs(t, v2, src, table, "--create-table", "--no-verify")...); r.code != ExitOK {
+		t.Fatalf("migrate v2 into a new table: exit %d\n%s", r.code, r.stderr)
+	}
+	return dumpByKey(t, table)
+}
+
+// migrate --changes-only --previous-mapping applies the second version of
+// the mapping to the table the first wrote, after the source changed: a
+// recording proxy sees exactly the items whose content changes put and
+// those that go deleted (none of Org, which does not change), the table
+// then equals a fresh migration with v2 (dumps compared), verify with v2
+// passes (its new access pattern on GSI1 included), the table is tagged
+// with v2, and a second run writes nothing.
+func TestEvolveChangesOnly(t *testing.T) {
+	parallel(t)
+	src, v1, v2, table := evolveFixture(t)
+	testenv.Exec(t, src, `UPDATE users SET name = name || ' (edited)' WHERE user_id <= 3;
+		UPDATE tickets SET priority = priority + 1 WHERE ticket_id % 7 = 0;
+		DELETE FROM tickets WHERE ticket_id % 11 = 0`)
+	before := dumpByKey(t, table)
+	rec := testenv.NewWriteRecorder(t, dynalite(t).Endpoint, "PK", "SK")
+	args := withEndpoint(migrateArgs(t, v2, src, table, "--changes-only", "--previous-mapping", v1), rec.URL)
+	r := runCLI(t, args...)
+	if r.code != ExitOK || !strings.Contains(r.stdout, "changes-only PASSED") {
+		t.Fatalf("migrate --changes-only --previous-mapping: exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	for _, says := range []string{"entity OrgPlan: entity removed", "entity User: excluded column removed: email",
+		"entity Ticket: sk: TICKET#${ticket_id} → TICKET#${priority}#${ticket_id}; GSI keys added: GSI1", "entity UserEmail: entity added"} {
+		if !strings.Contains(r.stderr, says) {
+			t.Errorf("stderr does not say %q\n%s", says, r.stderr)
+		}
+	}
+	want := freshV2(t, src, v2)
+	after := dumpByKey(t, table)
+	if d := cmp.Diff(want, after); d != "" {
+		t.Fatalf("the evolved table is not what a fresh migration with v2 writes (-fresh +evolved):\n%s", d)
+	}
+	wantPuts, wantDeletes := changedKeys(before, after)
+	if len(wantPuts) < 200 || len(wantDeletes) < 180 {
+		t.Fatalf("%d items changed and %d gone: the versions should change every User and Ticket item", len(wantPuts), len(wantDeletes))
+	}
+	if testing.Verbose() {
+		t.Logf("stderr:\n%s\nstdout:\n%s", r.stderr, r.stdout)
+	}
+	if d := cmp.Diff(wantPuts, rec.Puts()); d != "" {
+		t.Errorf("items put (-changed +put):\n%s", d)
+	}
+	if d := cmp.Diff(wantDeletes, rec.Deletes()); d != "" {
+		t.Errorf("items deleted (-gone +deleted):\n%s", d)
+	}
+	for _, k := range append(rec.Puts(), rec.Deletes()...) {
+		if strings.HasPrefix(k, "ORG#") && strings.Contains(k, " ORG#") {
+			t.Errorf("an Org item was written: %s", k)
+		}
+	}
+	if r := runCLI(t, "verify", "--mapping", v2, "--source", src, "--endpoint-url", dynalite(t).Endpoint, "--table", table); r.code != ExitOK || !strings.Contains(r.stdout, "OrgTickets") {
+		t.Errorf("verify with v2: exit %d\n%s", r.code, r.stdout)
+	}
+	tags := tableTags(t, dynamoClient(t), table)
+	if sha := fileSHA16(t, v2); tags["pg2dynamo:mapping-sha256"] != sha {
+		t.Errorf("tags %v; want the SHA-256 of v2 (%s)", tags, sha)
+	}
+	rec.Reset()
+	if r := runCLI(t, args...); r.code != ExitOK {
+		t.Fatalf("second run: exit %d\n%s", r.code, r.stderr)
+	}
+	if p, d := rec.Puts(), rec.Deletes(); len(p)+len(d) > 0 {
+		t.Errorf("second run wrote %d items and deleted %d", len(p), len(d))
+	}
+}
+
+// fileSHA16 is the first 16 hex digits of the SHA-256 of file, as the
+// table's tags record a mapping's.
+func fileSHA16(t *testing.T, file string) string {
+	t.Helper()
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])[:16]
+}
