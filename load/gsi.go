@@ -43,7 +43,9 @@ func CreateGSIInput(m *mapping.Mapping, name string) (*dynamodb.UpdateTableInput
 		Create: &types.CreateGlobalSecondaryIndexAction{IndexName: g.IndexName, KeySchema: g.KeySchema, Projection: g.Projection,
 			ProvisionedThroughput: g.ProvisionedThroughput, OnDemandThroughput: g.OnDemandThroughput, WarmThroughput: g.WarmThroughput}}}}
 	for _, d := range in.AttributeDefinitions {
-		if slices.ContainsFunc(g.KeySchema, func(k types.KeySchemaElement) bool { return aws.ToString(k.AttributeName) == aws.ToString(d.AttributeName) }) {
+		if slices.ContainsFunc(g.KeySchema, func(k types.KeySchemaElement) bool {
+			return aws.ToString(k.AttributeName) == aws.ToString(d.AttributeName)
+		}) {
 			up.AttributeDefinitions = append(up.AttributeDefinitions, d)
 		}
 	}
