@@ -3,6 +3,7 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/pg2dynamo/pg2dynamo/load"
 	"github.com/pg2dynamo/pg2dynamo/mapping"
 	"github.com/pg2dynamo/pg2dynamo/pipeline"
+	"github.com/pg2dynamo/pg2dynamo/transform"
 	"github.com/pg2dynamo/pg2dynamo/verify"
 )
 
@@ -42,6 +44,9 @@ type evolution struct {
 	// retired are the types only the previous version writes: their
 	// items are deleted.
 	retired []string
+	// sub is the session of the entities to compare (subset), with
+	// --follow --resume.
+	sub *session
 }
 
 // loadEvolution reads EvolveOptions.PreviousMapping and compares it with
@@ -283,4 +288,96 @@ func evolveChanges(j *job, op *opened) error {
 	fmt.Fprintf(j.log, "comparing %s with table %s (only their items are written; the Scan reads the whole table, and returns theirs)\n",
 		strings.Join(append(ev.affected(s.m), ev.retired...), ", "), s.m.Table.Name)
 	return writeChanges(j, sub, op, out, func(o *verify.Options) { ev.options(sub, o) }, done)
+}
+
+// previousFingerprint is the checkpoint fingerprint of the mapping file
+// path for table ("" when it cannot be read: no checkpoint has it).
+func previousFingerprint(path, table string) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	return pipeline.Fingerprint(b, table)
+}
+
+// startEvolve readies migrate --follow --resume --previous-mapping before
+// anything is written: the two versions compared (loadEvolution), the
+// checkpoint's full load done, the table checked (its lease: the follow's
+// own slot takes it over) and the new GSIs created, and the plans of the
+// entities to compare compiled.
+func startEvolve(j *job, s *session, cp *checkpointFile) (*evolution, error) {
+	ev, err := loadEvolution(j, s)
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range ev.prev.Entities {
+		if p := cp.Entities[e.Name]; p != nil && !p.Done && cp.Mapping != ev.fp(j) {
+			return nil, refused(fmt.Errorf("--previous-mapping: checkpoint %s records the full load of %s unfinished: finish it with the previous version first (pg2dynamo migrate --follow --resume --mapping %s), then apply this one; nothing was written",
+				cp.path, e.Name, j.mig.PreviousMapping))
+		}
+	}
+	ev.describe(j, s)
+	if err := s.dynamo(j, nil); err != nil {
+		return nil, err
+	}
+	if err := ev.checkTable(j, s); err != nil {
+		return nil, err
+	}
+	if err := ev.createGSIs(j, s); err != nil {
+		return nil, err
+	}
+	if ev.sub, err = ev.subset(j, s); err != nil {
+		return nil, err
+	}
+	return ev, nil
+}
+
+// fp is the checkpoint fingerprint of the run's mapping (the new
+// version).
+func (ev *evolution) fp(j *job) string {
+	return previousFingerprint(j.cfg.Mapping, ev.prev.Table.Name)
+}
+
+// applyFollowed is migrate --follow --resume --previous-mapping's step
+// in place of the full load: in the snapshot just begun (after the slot's
+// confirmed position, as no follow streams), the entities whose items
+// change are compared with the table and the differences written, as
+// --changes-only writes them; then the checkpoint records the new
+// version (its fingerprint and plan shapes), the removed GSIs are
+// deleted (--drop-gsis) and the table tagged. The follow then streams
+// from the slot's confirmed position with the new version: the changes
+// committed since are applied again, each from the source's state then
+// (follow.Applier), so none the comparison's snapshot predates is lost,
+// and none is overwritten by it: the stream waits for the comparison.
+func (ev *evolution) applyFollowed(j *job, s *session, cp *checkpointFile, out sinkOut, rejects *rejectFile, rf *reportFiles) error {
+	if len(ev.sub.m.Entities) > 0 || len(ev.retired) > 0 {
+		fmt.Fprintf(j.log, "comparing %s with table %s before following on (the follow waits for it; the slot keeps the changes meanwhile)\n",
+			strings.Join(append(ev.affected(s.m), ev.retired...), ", "), s.m.Table.Name)
+		r, res, err := applyChanges(j, ev.sub, out, rejects, func(o *verify.Options) { ev.options(ev.sub, o) })
+		if err != nil {
+			return err
+		}
+		defer res.Close()
+		if err := writeReport(j, r, j.out, rf); err != nil {
+			return err
+		}
+		if (r.Applied.ReadBack && !r.OK) || res.Applied.Withheld != "" {
+			return mismatch(fmt.Errorf("%s; the follow did not start: run the same command again", r.Headline()))
+		}
+	}
+	cp.Mapping, cp.Shapes = ev.fp(j), map[string]transform.Shape{}
+	for _, p := range s.plans {
+		cp.Shapes[p.Entity().Name] = p.Shape()
+		cp.Entities[p.Entity().Name] = &pipeline.EntityProgress{Done: true}
+	}
+	for _, e := range ev.prev.Entities {
+		if s.m.Entity(e.Name) == nil {
+			delete(cp.Entities, e.Name)
+		}
+	}
+	if err := cp.save(); err != nil {
+		return err
+	}
+	fmt.Fprintf(j.log, "checkpoint %s: recorded mapping %s\n", cp.path, j.cfg.Mapping)
+	return ev.finish(j, s)
 }

@@ -79,6 +79,12 @@ func Migrate(ctx context.Context, cfg Config, o MigrateOptions) (err error) {
 			}
 		}()
 	}
+	var ev *evolution
+	if o.Follow && o.PreviousMapping != "" {
+		if ev, err = startEvolve(j, s, cp); err != nil {
+			return err
+		}
+	}
 	out, err := openSink(j, s)
 	if err != nil {
 		return err
@@ -95,7 +101,12 @@ func Migrate(ctx context.Context, cfg Config, o MigrateOptions) (err error) {
 	if err := rejects.Start(); err != nil {
 		return err
 	}
-	sum, err := fullLoad(j, s, cp, out, rejects, fl != nil)
+	var sum *pipeline.Summary
+	if ev != nil {
+		err = ev.applyFollowed(j, s, cp, out, rejects, rf)
+	} else {
+		sum, err = fullLoad(j, s, cp, out, rejects, fl != nil)
+	}
 	if err != nil {
 		return err
 	}
@@ -105,8 +116,12 @@ func Migrate(ctx context.Context, cfg Config, o MigrateOptions) (err error) {
 	if err := rejects.Close(); err != nil {
 		return err
 	}
-	if t := sum.Total(); t.Rejected > 0 || fl.rejected() > 0 {
-		return rejected(fmt.Errorf("%d rows rejected: see %s", t.Rejected+fl.rejected(), rejects.path))
+	var loadRejected int64
+	if sum != nil {
+		loadRejected = sum.Total().Rejected
+	}
+	if n := loadRejected + fl.rejected(); n > 0 {
+		return rejected(fmt.Errorf("%d rows rejected: see %s", n, rejects.path))
 	}
 	return nil
 }
@@ -419,7 +434,12 @@ func startCheckpoint(j *job, mappingFile string, m *mapping.Mapping, source stri
 		return nil, err
 	}
 	if err := f.Check(fp, source); err != nil {
-		return nil, refused(fmt.Errorf("--resume: checkpoint %s: %w; run without --resume to start over", f.path, err))
+		prev := j.mig.PreviousMapping
+		if prev == "" || f.Check(previousFingerprint(prev, m.Table.Name), source) != nil {
+			return nil, refused(fmt.Errorf("--resume: checkpoint %s: %w; run without --resume to start over (or, when --mapping is a new version of the mapping the checkpoint was written for, give that one as --previous-mapping)", f.path, err))
+		}
+		fmt.Fprintf(j.log, "resuming from %s, written for the previous version of the mapping (%s)\n", f.path, prev)
+		return f, nil
 	}
 	fmt.Fprintf(j.log, "resuming from %s: %s\n", f.path, strings.Join(f.Describe(plans), ", "))
 	return f, f.save()
