@@ -297,3 +297,39 @@ func TestEvolveFollowed(t *testing.T) {
 		t.Errorf("verify with v2: exit %d\n%s", r.code, r.stdout)
 	}
 }
+
+// A new version the table cannot take in place, a previous version that
+// did not write the table, or --previous-mapping without a way to apply
+// it, are refused with exit 2, saying what to do, and the table is
+// unchanged.
+func TestEvolveRefusals(t *testing.T) {
+	parallel(t)
+	src, v1, v2, table := evolveFixture(t)
+	before := dumpByKey(t, table)
+	rekeyed := filepath.Join(t.TempDir(), "v3.yaml")
+	testenv.WriteFile(t, rekeyed, strings.NewReplacer("  name: tickets\n", "  name: tickets\n  sort_key: SK2\n", "AND begins_with(SK, USER#)", "AND begins_with(SK2, USER#)").Replace(evolveV2), 0o644)
+	for _, tc := range []struct {
+		name string
+		args []string
+		says string
+	}{
+		{"table key changed", migrateArgs(t, rekeyed, src, table, "--changes-only", "--previous-mapping", v1),
+			"the table's sort key attribute: SK → SK2; nothing was written. Migrate into a new table with the new mapping (--table NEW --create-table --follow), then cut over to it"},
+		{"not the version that wrote it", migrateArgs(t, v2, src, table, "--changes-only", "--previous-mapping", v2),
+			"give the file of the version that wrote it; nothing was written"},
+		{"without --changes-only", migrateArgs(t, v2, src, table, "--previous-mapping", v1),
+			"--previous-mapping needs --changes-only, or --follow --resume"},
+		{"--drop-gsis alone", migrateArgs(t, v2, src, table, "--changes-only", "--drop-gsis"),
+			"--drop-gsis needs --previous-mapping"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := runCLI(t, tc.args...)
+			if r.code != ExitUsage || !strings.Contains(r.stderr, tc.says) {
+				t.Errorf("exit %d, want %d saying %q\n%s", r.code, ExitUsage, tc.says, r.stderr)
+			}
+		})
+	}
+	if d := cmp.Diff(before, dumpByKey(t, table)); d != "" {
+		t.Errorf("a refused run changed the table (-before +after):\n%s", d)
+	}
+}
