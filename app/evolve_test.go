@@ -333,3 +333,32 @@ func TestEvolveRefusals(t *testing.T) {
 		t.Errorf("a refused run changed the table (-before +after):\n%s", d)
 	}
 }
+
+// diff --previous-mapping prices applying the second version of the
+// mapping before anything is written, and is what migrate --changes-only
+// --previous-mapping then does: the items it puts and deletes, and their
+// write units.
+func TestEvolveDiff(t *testing.T) {
+	parallel(t)
+	src, v1, v2, table := evolveFixture(t)
+	dir := t.TempDir()
+	r := runCLI(t, "diff", "--mapping", v2, "--previous-mapping", v1, "--source", src, "--endpoint-url", dynalite(t).Endpoint, "--table", table,
+		"--report-json", filepath.Join(dir, "diff.json"))
+	if r.code != ExitOK || !strings.Contains(r.stderr, "entity UserEmail: entity added") {
+		t.Fatalf("diff --previous-mapping: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	diff := readReport(t, filepath.Join(dir, "diff.json"))
+	// 20 users changed, 20 user emails and 200 tickets new; 200 tickets
+	// re-keyed and the one org's plan item stale.
+	if n := diff.Summary; n.New != 220 || n.Changed != 20 || n.Stale != 201 || n.Other != 0 {
+		t.Fatalf("diff: %+v; want 220 new, 20 changed, 201 stale, and no item of Org read", n)
+	}
+	r = runCLI(t, migrateArgs(t, v2, src, table, "--changes-only", "--previous-mapping", v1, "--report-json", filepath.Join(dir, "changes.json"))...)
+	if r.code != ExitOK {
+		t.Fatalf("migrate --changes-only --previous-mapping: exit %d\n%s", r.code, r.stderr)
+	}
+	a := readChangesReport(t, filepath.Join(dir, "changes.json")).Applied
+	if want := diff.Cost.ChangeWriteUnits + diff.Cost.StaleWriteUnits; a.Written != 240 || a.Deleted != 201 || a.WriteUnits != want {
+		t.Errorf("applied %+v; want 240 written, 201 deleted, %d write units as diff priced them", a, want)
+	}
+}

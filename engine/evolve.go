@@ -13,6 +13,7 @@ import (
 	"github.com/pg2dynamo/pg2dynamo/load"
 	"github.com/pg2dynamo/pg2dynamo/mapping"
 	"github.com/pg2dynamo/pg2dynamo/pipeline"
+	"github.com/pg2dynamo/pg2dynamo/report"
 	"github.com/pg2dynamo/pg2dynamo/transform"
 	"github.com/pg2dynamo/pg2dynamo/verify"
 )
@@ -103,10 +104,10 @@ func (ev *evolution) describe(j *job, s *session) {
 // checkTable refuses, before anything is written, a table that is not
 // the previous version's: another mapping's, or tagged with a SHA-256
 // that is neither version's (a version between them, never applied).
-// The table's lease is checked first (checkLease): a follow streaming
-// into it refuses the run, but its own resume. An endpoint without tags
-// is noted, and nothing is checked.
-func (ev *evolution) checkTable(j *job, s *session) error {
+// With lease, the table's lease is checked first (checkLease): a follow
+// streaming into it refuses the run, but its own resume. An endpoint
+// without tags is noted, and nothing is checked.
+func (ev *evolution) checkTable(j *job, s *session, lease bool) error {
 	name := s.m.Table.Name
 	td, err := load.DescribeTable(j.ctx, s.client, name)
 	if err != nil {
@@ -123,8 +124,10 @@ func (ev *evolution) checkTable(j *job, s *session) error {
 	if err != nil {
 		return err
 	}
-	if err := checkLease(j, s, tags); err != nil {
-		return err
+	if lease {
+		if err := checkLease(j, s, tags); err != nil {
+			return err
+		}
 	}
 	tagged, ok := load.OwnerOf(tags)
 	mine := owner(s.m, s.mappingSHA256)
@@ -266,7 +269,7 @@ func evolveChanges(j *job, op *opened) error {
 	if err := s.dynamo(j, nil); err != nil {
 		return err
 	}
-	if err := ev.checkTable(j, s); err != nil {
+	if err := ev.checkTable(j, s, true); err != nil {
 		return err
 	}
 	if err := ev.createGSIs(j, s); err != nil {
@@ -320,7 +323,7 @@ func startEvolve(j *job, s *session, cp *checkpointFile) (*evolution, error) {
 	if err := s.dynamo(j, nil); err != nil {
 		return nil, err
 	}
-	if err := ev.checkTable(j, s); err != nil {
+	if err := ev.checkTable(j, s, true); err != nil {
 		return nil, err
 	}
 	if err := ev.createGSIs(j, s); err != nil {
@@ -380,4 +383,52 @@ func (ev *evolution) applyFollowed(j *job, s *session, cp *checkpointFile, out s
 	}
 	fmt.Fprintf(j.log, "checkpoint %s: recorded mapping %s\n", cp.path, j.cfg.Mapping)
 	return ev.finish(j, s)
+}
+
+// evolveDiff is diff --previous-mapping: what applying the run's mapping,
+// a new version of the table's, would change and cost, writing nothing.
+// It says what changes (describe), checks the table is the previous
+// version's and fits the new one but for the GSIs to create, then
+// compares, in one snapshot, only the entities whose items change (and
+// the items of retired types) with the table, pricing the puts and
+// deletes in write units (report.ModeDiff).
+func evolveDiff(j *job, s *session, rf *reportFiles) error {
+	ev, err := loadEvolution(j, s)
+	if err != nil {
+		return err
+	}
+	ev.describe(j, s)
+	if err := ev.checkTable(j, s, false); err != nil {
+		return err
+	}
+	fits := *s.m
+	fits.Table.GSIs = slices.DeleteFunc(slices.Clone(fits.Table.GSIs), func(g mapping.GSI) bool { return slices.Contains(ev.diff.GSIsAdded, g.Name) })
+	if err := (&session{m: &fits, client: s.client}).checkTable(j); err != nil {
+		return err
+	}
+	sub, err := ev.subset(j, s)
+	if err != nil {
+		return err
+	}
+	if err := s.src.Begin(j.ctx); err != nil {
+		return err
+	}
+	if len(sub.m.Entities) == 0 && len(ev.retired) == 0 {
+		fmt.Fprintf(j.out, "diff: no entity's items change; applying it creates %d GSIs and writes no item\n", len(ev.diff.GSIsAdded))
+		return nil
+	}
+	fmt.Fprintf(j.log, "diff: comparing %s with table %s\n", strings.Join(append(ev.affected(s.m), ev.retired...), ", "), s.m.Table.Name)
+	prog, closeProg := j.progress()
+	run := sub.runInfo(j, time.Now())
+	opts := verify.Options{Segments: j.rep.Segments, ChangeCost: true, Progress: prog}
+	ev.options(sub, &opts)
+	res, err := verify.Compare(j.ctx, sub.src, sub.m, sub.plans, s.client, opts)
+	closeProg()
+	if err != nil {
+		return err
+	}
+	defer res.Close()
+	r := report.New(report.ModeDiff, res, j.rep.PricePerMillion)
+	r.Run = run
+	return writeReport(j, r, j.out, rf)
 }
