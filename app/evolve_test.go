@@ -201,7 +201,8 @@ func fileSHA16(t *testing.T, file string) string {
 
 // evolveWorkload changes the tickets fixture's source until ctx is done,
 // a transaction every few milliseconds: users renamed, tickets
-// re-prioritized (their v2 sort key), inserted and deleted. It returns
+// re-prioritized (their v2 sort key), inserted and deleted, notes
+// inserted and updated. It returns
 // the number of transactions committed.
 func evolveWorkload(ctx context.Context, t *testing.T, src string) int {
 	conn := testenv.Connect(t, src)
@@ -212,7 +213,9 @@ func evolveWorkload(ctx context.Context, t *testing.T, src string) int {
 			fmt.Sprintf("UPDATE tickets SET priority = priority %% 5 + 1 WHERE ticket_id = (SELECT min(ticket_id) FROM tickets WHERE ticket_id >= %d)", 1+(i*7)%200),
 			fmt.Sprintf(`INSERT INTO tickets SELECT (jsonb_populate_record(t, jsonb_build_object('ticket_id', %d))).* FROM tickets t WHERE ticket_id = (SELECT min(ticket_id) FROM tickets)`, 1_000_000+i),
 			fmt.Sprintf("DELETE FROM tickets WHERE ticket_id = (SELECT min(ticket_id) FROM tickets WHERE ticket_id >= %d)", 1+(i*13)%200),
-		}[i%4]
+			fmt.Sprintf("INSERT INTO notes VALUES (%d, %d, 'later')", 1000+i, i),
+			fmt.Sprintf("UPDATE notes SET body = body || '+' WHERE note_id = %d", 1+i%30),
+		}[i%6]
 		if _, err := conn.Exec(ctx, sql); err != nil {
 			if ctx.Err() == nil {
 				t.Errorf("workload: %s: %v", sql, err)
@@ -232,7 +235,9 @@ func evolveWorkload(ctx context.Context, t *testing.T, src string) int {
 // of the mapping to a followed table while a workload writes to the
 // source: the changed entities are compared at a snapshot and written
 // before the stream goes on with v2 from the slot, so that no change is
-// lost or overwritten by an older one. Once the workload stops and a
+// lost or overwritten by an older one; the table of the entity it adds,
+// which the first version did not follow, joins the publication. Once
+// the workload stops and a
 // resumed follow (v2, recorded by the checkpoint) catches up, the table
 // equals a fresh migration with v2 (dumps compared) and verify with v2
 // passes; no Org item (unchanged, and untouched by the workload) was
@@ -243,11 +248,15 @@ func TestEvolveFollowed(t *testing.T) {
 	if _, err := fixtures.Load(context.Background(), testenv.Connect(t, src), "tickets", 0.01, 1); err != nil {
 		t.Fatal(err)
 	}
-	testenv.Exec(t, src, "ALTER TABLE orgs REPLICA IDENTITY FULL; ALTER TABLE users REPLICA IDENTITY FULL; ALTER TABLE tickets REPLICA IDENTITY FULL")
+	testenv.Exec(t, src, `ALTER TABLE orgs REPLICA IDENTITY FULL; ALTER TABLE users REPLICA IDENTITY FULL; ALTER TABLE tickets REPLICA IDENTITY FULL;
+		CREATE TABLE notes (note_id int PRIMARY KEY, ticket_id bigint NOT NULL, body text NOT NULL);
+		INSERT INTO notes SELECT i, i, 'note ' || i FROM generate_series(1, 30) i`)
 	dir := t.TempDir()
 	v1, v2 := filepath.Join(dir, "v1.yaml"), filepath.Join(dir, "v2.yaml")
 	testenv.WriteFile(t, v1, evolveV1, 0o644)
-	testenv.WriteFile(t, v2, evolveV2, 0o644)
+	// The second version also follows a table the first did not: notes.
+	testenv.WriteFile(t, v2, strings.Replace(evolveV2, "access_patterns:\n",
+		"  Note:\n    source: {table: notes}\n    pk: NOTE#${note_id}\n    sk: NOTE#${note_id}\naccess_patterns:\n", 1), 0o644)
 	table := testenv.TableName("evolve-follow")
 	cp, rejects := filepath.Join(dir, "cp.json"), filepath.Join(dir, "rejects.jsonl")
 	followArgs := func(mappingFile, endpoint string, extra ...string) []string {

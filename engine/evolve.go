@@ -303,36 +303,31 @@ func previousFingerprint(path, table string) string {
 	return pipeline.Fingerprint(b, table)
 }
 
-// startEvolve readies migrate --follow --resume --previous-mapping before
-// anything is written: the two versions compared (loadEvolution), the
-// checkpoint's full load done, the table checked (its lease: the follow's
-// own slot takes it over) and the new GSIs created, and the plans of the
-// entities to compare compiled.
-func startEvolve(j *job, s *session, cp *checkpointFile) (*evolution, error) {
-	ev, err := loadEvolution(j, s)
-	if err != nil {
-		return nil, err
-	}
+// start readies migrate --follow --resume --previous-mapping before
+// anything is written, once loadEvolution has compared the two versions:
+// the checkpoint's full load done, the table checked (its lease: the
+// follow's own slot takes it over) and the new GSIs created, and the
+// plans of the entities to compare compiled.
+func (ev *evolution) start(j *job, s *session, cp *checkpointFile) error {
 	for _, e := range ev.prev.Entities {
 		if p := cp.Entities[e.Name]; p != nil && !p.Done && cp.Mapping != ev.fp(j) {
-			return nil, refused(fmt.Errorf("--previous-mapping: checkpoint %s records the full load of %s unfinished: finish it with the previous version first (pg2dynamo migrate --follow --resume --mapping %s), then apply this one; nothing was written",
+			return refused(fmt.Errorf("--previous-mapping: checkpoint %s records the full load of %s unfinished: finish it with the previous version first (pg2dynamo migrate --follow --resume --mapping %s), then apply this one; nothing was written",
 				cp.path, e.Name, j.mig.PreviousMapping))
 		}
 	}
 	ev.describe(j, s)
 	if err := s.dynamo(j, nil); err != nil {
-		return nil, err
+		return err
 	}
 	if err := ev.checkTable(j, s, true); err != nil {
-		return nil, err
+		return err
 	}
 	if err := ev.createGSIs(j, s); err != nil {
-		return nil, err
+		return err
 	}
-	if ev.sub, err = ev.subset(j, s); err != nil {
-		return nil, err
-	}
-	return ev, nil
+	var err error
+	ev.sub, err = ev.subset(j, s)
+	return err
 }
 
 // fp is the checkpoint fingerprint of the run's mapping (the new

@@ -66,6 +66,12 @@ func Migrate(ctx context.Context, cfg Config, o MigrateOptions) (err error) {
 		return err
 	}
 	var fl *following
+	var ev *evolution
+	if o.Follow && o.PreviousMapping != "" {
+		if ev, err = loadEvolution(j, s); err != nil {
+			return err
+		}
+	}
 	if o.Follow {
 		if err := checkLeaseFirst(j, s); err != nil {
 			return err
@@ -79,9 +85,8 @@ func Migrate(ctx context.Context, cfg Config, o MigrateOptions) (err error) {
 			}
 		}()
 	}
-	var ev *evolution
-	if o.Follow && o.PreviousMapping != "" {
-		if ev, err = startEvolve(j, s, cp); err != nil {
+	if ev != nil {
+		if err = ev.start(j, s, cp); err != nil {
 			return err
 		}
 	}
