@@ -310,7 +310,8 @@ func TestEvolveFollowed(t *testing.T) {
 // A new version the table cannot take in place, a previous version that
 // did not write the table, or --previous-mapping without a way to apply
 // it, are refused with exit 2, saying what to do, and the table is
-// unchanged.
+// unchanged; a GSI the endpoint does not create stops the run before any
+// item is written.
 func TestEvolveRefusals(t *testing.T) {
 	parallel(t)
 	src, v1, v2, table := evolveFixture(t)
@@ -337,6 +338,22 @@ func TestEvolveRefusals(t *testing.T) {
 				t.Errorf("exit %d, want %d saying %q\n%s", r.code, ExitUsage, tc.says, r.stderr)
 			}
 		})
+	}
+	// A new GSI is created before any item is written: dynalite, which
+	// creates no index on an existing table, refuses the UpdateTable of
+	// an on-demand table (it asks for a provisioned throughput, which
+	// DynamoDB refuses there), and the run stops at it.
+	withGSI := filepath.Join(t.TempDir(), "v4.yaml")
+	testenv.WriteFile(t, withGSI, strings.NewReplacer("    - {name: GSI1, partition_key: GSI1PK, sort_key: GSI1SK}\n",
+		"    - {name: GSI1, partition_key: GSI1PK, sort_key: GSI1SK}\n    - {name: GSI2, partition_key: GSI2PK}\n",
+		"  UserEmail:\n", "  UserEmail:\n    indexes:\n      GSI2: {pk: \"EMAIL\"}\n").Replace(evolveV2), 0o644)
+	rec := testenv.NewWriteRecorder(t, dynalite(t).Endpoint, "PK", "SK")
+	r := runCLI(t, withEndpoint(migrateArgs(t, withGSI, src, table, "--changes-only", "--previous-mapping", v1), rec.URL)...)
+	if r.code != ExitFailed || !strings.Contains(r.stderr, "create GSI GSI2 on table "+table+": ") {
+		t.Errorf("a GSI added on dynalite: exit %d, want %d saying the index could not be created\n%s", r.code, ExitFailed, r.stderr)
+	}
+	if ops := rec.Operations(); ops["UpdateTable"] != 1 || len(rec.Puts())+len(rec.Deletes()) > 0 {
+		t.Errorf("requests %v, %d puts, %d deletes; want one UpdateTable and no write", ops, len(rec.Puts()), len(rec.Deletes()))
 	}
 	if d := cmp.Diff(before, dumpByKey(t, table)); d != "" {
 		t.Errorf("a refused run changed the table (-before +after):\n%s", d)

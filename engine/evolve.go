@@ -96,8 +96,13 @@ func (ev *evolution) describe(j *job, s *session) {
 		}
 		fmt.Fprintf(j.log, "  GSI %s removed: %s\n", g, what)
 	}
-	for _, p := range d.PatternsAdded {
-		fmt.Fprintf(j.log, "  access pattern %s added\n", p)
+	for _, ps := range []struct {
+		names []string
+		what  string
+	}{{d.PatternsAdded, "added"}, {d.PatternsRemoved, "removed"}, {d.PatternsChanged, "changed"}} {
+		for _, p := range ps.names {
+			fmt.Fprintf(j.log, "  access pattern %s %s\n", p, ps.what)
+		}
 	}
 }
 
