@@ -349,7 +349,12 @@ func childColumns(fk *ForeignKey, parent *Entity) []string {
 }
 
 // join makes e a Join when its identifying key is exactly the columns of
-// two usable foreign keys, and it has no other.
+// two usable foreign keys, and it has no other. Its items live in the
+// collection of the first end, in key order, unless that end is a
+// category (over NestMaxAvg children per parent) and the other is not: a
+// collection or a GSI partition per category value would be hot (9
+// departments holding 331,000 department_employee items). A table both of
+// whose ends are categories is no join: it keeps its own collection.
 func (g *designer) join(e *Entity) {
 	t := e.Table
 	var usable []*ForeignKey
@@ -358,14 +363,29 @@ func (g *designer) join(e *Entity) {
 			usable = append(usable, fk)
 		}
 	}
-	if len(usable) == 2 && len(t.ForeignKeys) == 2 && coversExactly(e.Key, usable) {
-		e.Role = Join
-		e.Ends = [2]*ForeignKey{usable[0], usable[1]}
-		if slices.Index(e.Key, usable[1].Columns[0]) < slices.Index(e.Key, usable[0].Columns[0]) {
-			e.Ends = [2]*ForeignKey{usable[1], usable[0]}
-		}
+	if len(usable) != 2 || len(t.ForeignKeys) != 2 || !coversExactly(e.Key, usable) {
+		return
 	}
+	a, b := usable[0], usable[1]
+	if slices.Index(e.Key, b.Columns[0]) < slices.Index(e.Key, a.Columns[0]) {
+		a, b = b, a
+	}
+	if category(a) && !category(b) {
+		a, b = b, a
+	}
+	if category(a) {
+		e.Notes = append(e.Notes, fmt.Sprintf("Not an adjacency list: both %s (%s) and %s (%s) are categories, over %d children per parent on average; an item collection or a GSI partition per parent would be hot.",
+			a.RefTable, fanout(a), b.RefTable, fanout(b), NestMaxAvg))
+		return
+	}
+	e.Role = Join
+	e.Ends = [2]*ForeignKey{a, b}
 }
+
+// category reports whether fk's parents have over NestMaxAvg children on
+// average: a categorization (a status, a genre, a department), which no
+// item collection or GSI partition should be keyed by.
+func category(fk *ForeignKey) bool { return fk.Fanout.Avg() > NestMaxAvg }
 
 // candidates are the foreign keys that could own e: usable, NOT NULL (every
 // row has a parent), to another table, whose parents have at most
@@ -609,8 +629,10 @@ func (g *designer) keys(e *Entity) {
 		a, b := g.parentOf(e.Ends[0]), g.parentOf(e.Ends[1])
 		ak, bk := ref(a.Prefix, childColumns(e.Ends[0], a)), ref(b.Prefix, childColumns(e.Ends[1], b))
 		e.PK, e.SK = ak, bk
-		e.Index = &Index{PK: bk, SK: ak, FK: e.Ends[1], Parent: b}
-		g.d.UsesGSI = true
+		if !category(e.Ends[1]) {
+			e.Index = &Index{PK: bk, SK: ak, FK: e.Ends[1], Parent: b}
+			g.d.UsesGSI = true
+		}
 		return
 	case Embedded:
 		return
@@ -641,7 +663,7 @@ func (g *designer) distinctKeys() {
 		if e.Role != Embedded {
 			seen[shape(e.PK, e.SK)] = append(seen[shape(e.PK, e.SK)], e)
 		}
-		if e.Role == Join {
+		if e.Role == Join && e.Index != nil {
 			seen["GSI1"+shape(e.Index.PK, e.Index.SK)] = append(seen["GSI1"+shape(e.Index.PK, e.Index.SK)], e)
 		}
 	}
@@ -654,7 +676,10 @@ func (g *designer) distinctKeys() {
 				continue
 			}
 			e.lead = e.Prefix + "#"
-			e.SK, e.Index.SK = e.lead+e.SK, e.lead+e.Index.SK
+			e.SK = e.lead + e.SK
+			if e.Index != nil {
+				e.Index.SK = e.lead + e.Index.SK
+			}
 			var others []string
 			for _, o := range es {
 				if o != e {
@@ -896,8 +921,10 @@ func (g *designer) patterns(e *Entity) {
 		}
 		g.pattern(an, fmt.Sprintf("one %s's %s: adjacency-list items of %s in its item collection", singular(a.Table.Name), many(b.Table.Name), e.Table.Name),
 			"", fmt.Sprintf("PK = %s AND begins_with(SK, %s%s#)", ref(a.Prefix, childColumns(e.Ends[0], a)), e.lead, b.Prefix))
-		g.pattern(bn, fmt.Sprintf("one %s's %s: the same items, inverted in %s", singular(b.Table.Name), many(a.Table.Name), GSI),
-			GSI, fmt.Sprintf("%s = %s AND begins_with(%s, %s%s#)", GSIPK, ref(b.Prefix, childColumns(e.Ends[1], b)), GSISK, e.lead, a.Prefix))
+		if e.Index != nil {
+			g.pattern(bn, fmt.Sprintf("one %s's %s: the same items, inverted in %s", singular(b.Table.Name), many(a.Table.Name), GSI),
+				GSI, fmt.Sprintf("%s = %s AND begins_with(%s, %s%s#)", GSIPK, ref(b.Prefix, childColumns(e.Ends[1], b)), GSISK, e.lead, a.Prefix))
+		}
 		return
 	}
 	if ix := e.Index; ix != nil && ix.FK.Fanout.Children > 0 {

@@ -258,7 +258,12 @@ func roleNotes(e *Entity) []string {
 		}
 	case Join:
 		out = append(out, fmt.Sprintf("A join table: adjacency-list items in each %s's collection (%s),", singular(e.Ends[0].RefTable), fanout(e.Ends[0])))
-		out = append(out, fmt.Sprintf("inverted in %s for each %s (%s).", GSI, singular(e.Ends[1].RefTable), fanout(e.Ends[1])))
+		if e.Index != nil {
+			out = append(out, fmt.Sprintf("inverted in %s for each %s (%s).", GSI, singular(e.Ends[1].RefTable), fanout(e.Ends[1])))
+		} else {
+			out = append(out, fmt.Sprintf("not inverted in %s: %s (%s) is a category, over %d children per parent on average; a GSI partition per %s would be hot; to list them by %s, add a GSI whose key spreads them (write sharding).",
+				GSI, e.Ends[1].RefTable, fanout(e.Ends[1]), NestMaxAvg, singular(e.Ends[1].RefTable), singular(e.Ends[1].RefTable)))
+		}
 	}
 	if ix := e.Index; ix != nil && e.Role != Owned && e.Role != Join {
 		sparse := ""
