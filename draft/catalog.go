@@ -15,6 +15,7 @@ import (
 	"context"
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
@@ -43,9 +44,17 @@ type Table struct {
 	Columns []Column
 	// PrimaryKey is the primary key's columns in key order; nil without one.
 	PrimaryKey []string
-	// Uniques are the unique constraints' column lists, in constraint-name
-	// order (a unique index made by CREATE UNIQUE INDEX is not one).
+	// Uniques are the column lists of the unique keys other than the
+	// primary key: the UNIQUE constraints', in name order, then those of
+	// the unique indexes made by CREATE UNIQUE INDEX (of columns only, not
+	// partial), in name order. Each declares that no two rows have equal
+	// values in all its columns, NULLs aside.
 	Uniques [][]string
+	// UniqueColumns are, for a table nothing identifies (no primary key,
+	// no unique key of NOT NULL columns), the columns whose values are
+	// distinct and never NULL in the data (measured; nil when it has no
+	// rows): each could be its primary key.
+	UniqueColumns []string
 	// ForeignKeys are the table's outgoing foreign keys, in name order, each
 	// with its measured fan-out.
 	ForeignKeys []*ForeignKey
@@ -168,9 +177,11 @@ func fromCatalog(in []*extract.Table, exclude []string) []*Table {
 		if et.Parent != nil || Excluded(t, exclude) {
 			continue
 		}
-		for _, k := range et.Keys {
-			if !k.Primary && k.Constraint {
-				t.Uniques = append(t.Uniques, k.Columns)
+		for _, constraint := range []bool{true, false} {
+			for _, k := range et.Keys {
+				if !k.Primary && k.Constraint == constraint {
+					t.Uniques = append(t.Uniques, k.Columns)
+				}
 			}
 		}
 		out, from = append(out, t), append(from, et)
@@ -224,6 +235,11 @@ func measure(ctx context.Context, tx pgx.Tx, t *Table) error {
 	if err := tx.QueryRow(ctx, q).Scan(&t.Rows, &t.AvgRowBytes); err != nil {
 		return err
 	}
+	if key, _ := identity(t); key == nil && len(t.PrimaryKey) == 0 && t.Rows > 0 {
+		if err := measureUnique(ctx, tx, t); err != nil {
+			return err
+		}
+	}
 	for _, fk := range t.ForeignKeys {
 		cols := make([]string, len(fk.Columns))
 		for i, c := range fk.Columns {
@@ -234,6 +250,43 @@ func measure(ctx context.Context, tx pgx.Tx, t *Table) error {
 FROM (SELECT count(*) AS n FROM %s WHERE %s GROUP BY %s) AS g`, t.Ident(), notNull, strings.Join(cols, ", "))
 		if err := tx.QueryRow(ctx, q).Scan(&fk.Fanout.Children, &fk.Fanout.Parents, &fk.Fanout.Max); err != nil {
 			return fmt.Errorf("foreign key %s: %w", fk.Name, err)
+		}
+	}
+	return nil
+}
+
+// orderable are the type names (format_type, up to a '(' or '[') whose
+// values count(DISTINCT) compares: a table nothing identifies is
+// searched for a key among its columns of these types.
+var orderable = []string{"smallint", "integer", "bigint", "numeric", "text", "character varying", "character", "uuid",
+	"date", "timestamp without time zone", "timestamp with time zone"}
+
+// measureUnique sets t.UniqueColumns: the columns of an orderable type
+// (at most 20) whose values are all distinct and none NULL, in one scan.
+func measureUnique(ctx context.Context, tx pgx.Tx, t *Table) error {
+	var cols, exprs []string
+	for _, c := range t.Columns {
+		base, _, _ := strings.Cut(c.Type, "(")
+		if len(cols) == 20 || !slices.Contains(orderable, base) || strings.HasSuffix(c.Type, "]") {
+			continue
+		}
+		id := pgx.Identifier{c.Name}.Sanitize()
+		cols, exprs = append(cols, c.Name), append(exprs, fmt.Sprintf("count(DISTINCT %s), count(%s)", id, id))
+	}
+	if len(cols) == 0 {
+		return nil
+	}
+	counts := make([]int64, 2*len(cols))
+	dest := make([]any, len(counts))
+	for i := range counts {
+		dest[i] = &counts[i]
+	}
+	if err := tx.QueryRow(ctx, fmt.Sprintf("SELECT %s FROM %s", strings.Join(exprs, ", "), t.Ident())).Scan(dest...); err != nil {
+		return err
+	}
+	for i, c := range cols {
+		if counts[2*i] == t.Rows && counts[2*i+1] == t.Rows {
+			t.UniqueColumns = append(t.UniqueColumns, c)
 		}
 	}
 	return nil

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/pg2dynamo/pg2dynamo/mapping"
 )
 
@@ -265,7 +267,24 @@ func identity(t *Table) ([]string, string) {
 	if len(t.PrimaryKey) > 0 {
 		return nil, fmt.Sprintf("its primary key (%s) has a column whose name a key template cannot hold (a '}' or ':', \"${\", or spaces at an end), and no unique key of NOT NULL columns can stand in: rename the column, or map the table through a query source that renames it", strings.Join(t.PrimaryKey, ", "))
 	}
-	return nil, "no primary key and no unique key of NOT NULL columns: nothing identifies a row, so no key can be rendered"
+	return nil, "no primary key and no unique key of NOT NULL columns: nothing identifies a row, so no key can be rendered; " + keyAdvice(t)
+}
+
+// keyAdvice says how to give t, which nothing identifies, a key: a
+// column the data shows unique and never NULL, else an identity column.
+// Either way the table is migrated once init is run again.
+func keyAdvice(t *Table) string {
+	id := pgx.Identifier{t.Schema, t.Name}.Sanitize()
+	if len(t.UniqueColumns) > 0 {
+		c := t.UniqueColumns[0]
+		others := ""
+		if len(t.UniqueColumns) > 1 {
+			others = fmt.Sprintf(" (so are %s)", strings.Join(t.UniqueColumns[1:], ", "))
+		}
+		return fmt.Sprintf("%s is distinct and never NULL in all %s rows%s: make it the key, ALTER TABLE %s ADD PRIMARY KEY (%s); or add a UNIQUE index on NOT NULL columns; then run init again",
+			c, count(t.Rows), others, id, pgx.Identifier{c}.Sanitize())
+	}
+	return fmt.Sprintf("no column is distinct and never NULL in the data: add a key, ALTER TABLE %s ADD COLUMN id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY; or a UNIQUE index on NOT NULL columns; then run init again", id)
 }
 
 // placeable reports whether a key template can name every column of cols

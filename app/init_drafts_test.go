@@ -1,0 +1,77 @@
+package app
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/pg2dynamo/pg2dynamo/internal/testenv"
+	"github.com/pg2dynamo/pg2dynamo/mapping"
+)
+
+// A table nothing identifies is named, on stderr and in the draft, with
+// what to do: the statement that gives it a key, on a column the data
+// shows distinct and never NULL, else an identity column. Run as printed,
+// each statement makes the next init draft the table. A UNIQUE index on
+// NOT NULL columns identifies rows as a constraint does.
+func TestInitSaysWhatToDoWithKeylessTables(t *testing.T) {
+	t.Parallel()
+	src := testenv.NewDatabase(t)
+	testenv.Exec(t, src, `CREATE TABLE author (author_id integer PRIMARY KEY, name text NOT NULL);
+CREATE TABLE audit_log (id integer NOT NULL, at timestamptz NOT NULL, note text);
+CREATE TABLE page_view (author_id integer, viewed date);
+CREATE TABLE tag (tag text NOT NULL, label text);
+CREATE UNIQUE INDEX tag_tag ON tag (tag);
+INSERT INTO author VALUES (1, 'Ann'), (2, 'Bo');
+INSERT INTO audit_log VALUES (1, '2024-01-01', 'a'), (2, '2024-01-02', NULL), (3, '2024-01-03', 'a');
+INSERT INTO page_view VALUES (1, '2024-01-01'), (1, '2024-01-01'), (NULL, '2024-01-02');
+INSERT INTO tag VALUES ('go', 'Go'), ('sql', NULL);`)
+	file := filepath.Join(t.TempDir(), "mapping.yaml")
+	r := runCLI(t, "init", "--source", src, "--out", file)
+	if r.code != ExitOK {
+		t.Fatalf("init: exit %d\n%s", r.code, r.stderr)
+	}
+	m, err := mapping.Load(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !entityNames(m)["Tag"] {
+		t.Errorf("tag, keyed by a UNIQUE index on a NOT NULL column, is not drafted: %v", entityNames(m))
+	}
+	draft, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fix := regexp.MustCompile(`ALTER TABLE [^;]*`)
+	for table, want := range map[string]string{
+		"audit_log": `ALTER TABLE "public"."audit_log" ADD PRIMARY KEY ("id")`,
+		"page_view": `ALTER TABLE "public"."page_view" ADD COLUMN id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY`,
+	} {
+		_, line, ok := strings.Cut(r.stderr, "left out "+table+": ")
+		line, _, _ = strings.Cut(line, "\n")
+		if got := fix.FindString(line); !ok || got != want {
+			t.Errorf("%s: stderr says %q, want %q:\n%s", table, got, want, r.stderr)
+			continue
+		}
+		if !strings.Contains(strings.Join(strings.Fields(strings.ReplaceAll(string(draft), "#", "")), " "), want) {
+			t.Errorf("the draft's list of tables left out does not say %q:\n%s", want, draft)
+		}
+		testenv.Exec(t, src, want)
+	}
+	if strings.Contains(r.stderr, "(so are at)") == false {
+		t.Errorf("stderr does not name the other column distinct and never NULL (at):\n%s", r.stderr)
+	}
+	file2 := filepath.Join(t.TempDir(), "mapping.yaml")
+	if r := runCLI(t, "init", "--source", src, "--out", file2); r.code != ExitOK || strings.Contains(r.stderr, "left out") {
+		t.Fatalf("init after the statements: exit %d, or still leaves a table out:\n%s", r.code, r.stderr)
+	}
+	m2, err := mapping.Load(file2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if names := entityNames(m2); !names["AuditLog"] || !names["PageView"] {
+		t.Errorf("after the statements, the entities are %v: want AuditLog and PageView among them", entityNames(m2))
+	}
+}
