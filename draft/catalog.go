@@ -21,6 +21,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/pg2dynamo/pg2dynamo/extract"
+	"github.com/pg2dynamo/pg2dynamo/mapping"
 )
 
 // Catalog is what Read found: the tables of the schemas asked for, in
@@ -55,6 +56,13 @@ type Table struct {
 	// distinct and never NULL in the data (measured; nil when it has no
 	// rows): each could be its primary key.
 	UniqueColumns []string
+	// OwnID is, for a table whose primary key has more columns than its
+	// own id (Pagila's payment, keyed by (payment_date, payment_id)
+	// because a partitioned table's key must hold its partition key), the
+	// id column: named id or after the table (payment_id), of no foreign
+	// key, and distinct and never NULL in the data (measured); "" for
+	// others and for a table without rows.
+	OwnID string
 	// ForeignKeys are the table's outgoing foreign keys, in name order, each
 	// with its measured fan-out.
 	ForeignKeys []*ForeignKey
@@ -240,6 +248,16 @@ func measure(ctx context.Context, tx pgx.Tx, t *Table) error {
 			return err
 		}
 	}
+	if c := ownIDCandidate(t); c != "" && t.Rows > 0 {
+		id := pgx.Identifier{c}.Sanitize()
+		var distinct int64
+		if err := tx.QueryRow(ctx, fmt.Sprintf("SELECT count(DISTINCT %s) FROM %s", id, t.Ident())).Scan(&distinct); err != nil {
+			return err
+		}
+		if distinct == t.Rows {
+			t.OwnID = c
+		}
+	}
 	for _, fk := range t.ForeignKeys {
 		cols := make([]string, len(fk.Columns))
 		for i, c := range fk.Columns {
@@ -290,4 +308,24 @@ func measureUnique(ctx context.Context, tx pgx.Tx, t *Table) error {
 		}
 	}
 	return nil
+}
+
+// ownIDCandidate is the column of t's composite primary key named id or
+// after the table (payment_id of payment or payments), NOT NULL and of
+// no foreign key, that could be its own id (Table.OwnID); "" when none.
+func ownIDCandidate(t *Table) string {
+	if len(t.PrimaryKey) < 2 {
+		return ""
+	}
+	names := []string{"id", strings.ToLower(singular(asciiSnake(t.Name))) + "_id", strings.ToLower(asciiSnake(t.Name)) + "_id"}
+	for _, c := range t.PrimaryKey {
+		if !slices.Contains(names, strings.ToLower(c)) {
+			continue
+		}
+		inFK := slices.ContainsFunc(t.ForeignKeys, func(fk *ForeignKey) bool { return slices.Contains(fk.Columns, c) })
+		if col, _ := t.Column(c); col.NotNull && !inFK && mapping.Nameable(c) {
+			return c
+		}
+	}
+	return ""
 }

@@ -656,6 +656,11 @@ func (g *designer) keys(e *Entity) {
 	case Embedded:
 		return
 	}
+	if e.Table.OwnID != "" && slices.Equal(e.Key, e.Table.PrimaryKey) {
+		// Found by its own id alone, which its key holds with more.
+		e.ByKey = ref(e.Prefix, []string{e.Table.OwnID})
+		g.d.UsesKeyGSI = true
+	}
 	fk := e.Owner
 	if e.Role != Owned {
 		fk = g.lookupFK(e)
@@ -908,6 +913,10 @@ func (g *designer) patterns(e *Entity) {
 		return
 	}
 	one := singular(e.Table.Name)
+	if id := e.Table.OwnID; e.ByKey != "" && slices.Equal(e.Key, e.Table.PrimaryKey) && id != "" {
+		g.pattern("Get"+e.Name, fmt.Sprintf("one %s by its own id (%s) alone, through %s: its primary key (%s) holds more", one, id, KeyGSI, strings.Join(e.Key, ", ")),
+			KeyGSI, fmt.Sprintf("%s = %s", KeyGSIPK, e.ByKey))
+	}
 	switch e.Role {
 	case Root, Owned:
 		desc := "one " + one + " by its key"
@@ -918,13 +927,17 @@ func (g *designer) patterns(e *Entity) {
 			}
 			desc += ", with its " + strings.Join(names, " and ") + " embedded"
 		}
-		g.pattern("Get"+e.Name, desc, "", fmt.Sprintf("PK = %s AND SK = %s", self, self))
+		if e.ByKey == "" {
+			g.pattern("Get"+e.Name, desc, "", fmt.Sprintf("PK = %s AND SK = %s", self, self))
+		}
 	case Child:
 		p := g.parentOf(e.Owner)
-		if e.ByKey != "" {
+		switch {
+		case e.Table.OwnID != "" && e.ByKey != "":
+		case e.ByKey != "":
 			g.pattern("Get"+e.Name, fmt.Sprintf("one %s by its key alone, through %s (its item lives in its %s's collection)", one, KeyGSI, singular(p.Table.Name)),
 				KeyGSI, fmt.Sprintf("%s = %s", KeyGSIPK, e.ByKey))
-		} else {
+		default:
 			g.pattern("Get"+e.Name, fmt.Sprintf("one %s by its key, which holds its %s's", one, singular(p.Table.Name)),
 				"", fmt.Sprintf("PK = %s AND SK = %s", e.PK, self))
 		}

@@ -253,7 +253,7 @@ func roleNotes(e *Entity) []string {
 	case Child:
 		out = append(out, fmt.Sprintf("In each %s's item collection: owned by %s (%s).", singular(e.Owner.RefTable), e.Owner.RefTable, fanout(e.Owner)))
 		out = append(out, fmt.Sprintf("Not embedded: %s.", e.whyNotEmbedded))
-		if e.ByKey != "" {
+		if e.ByKey != "" && e.Table.OwnID == "" {
 			out = append(out, fmt.Sprintf("%s finds one by its own key alone; its partition key is its %s's.", KeyGSI, singular(e.Owner.RefTable)))
 		}
 	case Join:
@@ -264,6 +264,10 @@ func roleNotes(e *Entity) []string {
 			out = append(out, fmt.Sprintf("not inverted in %s: %s (%s) is a category, over %d children per parent on average; a GSI partition per %s would be hot; to list them by %s, add a GSI whose key spreads them (write sharding).",
 				GSI, e.Ends[1].RefTable, fanout(e.Ends[1]), NestMaxAvg, singular(e.Ends[1].RefTable), singular(e.Ends[1].RefTable)))
 		}
+	}
+	if id := e.Table.OwnID; id != "" && e.ByKey != "" {
+		out = append(out, fmt.Sprintf("%s finds one by its own id, %s, alone: distinct and never NULL in all %s rows, though its primary key also holds %s. No unique key enforces it (a partitioned table's must hold the partition key): should two rows share one, a Query of %s returns both.",
+			KeyGSI, id, count(e.Table.Rows), strings.Join(slices.DeleteFunc(slices.Clone(e.Key), func(c string) bool { return c == id }), ", "), KeyGSI))
 	}
 	if ix := e.Index; ix != nil && e.Role != Owned && e.Role != Join {
 		sparse := ""
