@@ -118,3 +118,71 @@ INSERT INTO shipment SELECT '2022-01-01'::date + i % 3, i % 5 FROM generate_seri
 	}
 	checkDraftedPatterns(t, file, src, table)
 }
+
+// suggestedSQL is shaped like the Rebrickable lego database, which
+// declares no foreign key: columns named after another table (theme_id
+// and themes keyed by id) or as its key (set_num and sets keyed by
+// set_num). A review's customer_id has values no customer has.
+const suggestedSQL = `
+CREATE TABLE themes (id integer PRIMARY KEY, name text NOT NULL, parent_id integer);
+CREATE TABLE sets (set_num text PRIMARY KEY, name text NOT NULL, theme_id integer NOT NULL);
+CREATE TABLE inventories (id integer PRIMARY KEY, version integer NOT NULL, set_num text NOT NULL);
+CREATE TABLE customer (customer_id integer PRIMARY KEY, name text NOT NULL);
+CREATE TABLE review (review_id integer PRIMARY KEY, customer_id integer, body text NOT NULL);
+INSERT INTO themes SELECT i, 'theme ' || i, NULLIF(i % 3, 0) FROM generate_series(1, 6) i;
+INSERT INTO sets SELECT 's-' || i, 'set ' || i, i % 6 + 1 FROM generate_series(1, 40) i;
+INSERT INTO inventories SELECT i, 1, 's-' || (i % 40 + 1) FROM generate_series(1, 60) i;
+INSERT INTO customer SELECT i, 'c' || i FROM generate_series(1, 5) i;
+INSERT INTO review SELECT i, i % 7, 'ok' FROM generate_series(1, 20) i;`
+
+// A database without foreign keys gets relations suggested by its column
+// names, each with its evidence in the draft: drafted as foreign keys
+// (sets found by theme through GSI1, inventories embedded in their set) when
+// every value has a parent row, named only when some have none. The draft
+// migrates, and verify runs every access pattern it declares.
+func TestInitSuggestsRelationsFromColumnNames(t *testing.T) {
+	parallel(t)
+	src := testenv.NewDatabase(t)
+	testenv.Exec(t, src, suggestedSQL)
+	file := filepath.Join(t.TempDir(), "mapping.yaml")
+	r := runCLI(t, "init", "--source", src, "--out", file)
+	if r.code != ExitOK {
+		t.Fatalf("init: exit %d\n%s", r.code, r.stderr)
+	}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	draft := strings.Join(strings.Fields(strings.ReplaceAll(string(data), "#", "")), " ")
+	for _, want := range []string{
+		"Suggested relation, drafted as a foreign key: theme_id → themes (id): no foreign key declares it, but the column is named after themes, keyed by id, of its type, and each of its 6 distinct values has a theme row",
+		"Suggested relation, drafted as a foreign key: set_num → sets (set_num): no foreign key declares it, but the column is named as sets's key set_num",
+		"Suggested relation, not drafted: customer_id → customer (customer_id): named as customer's key customer_id, of its type, but 2 of its 7 distinct values have no customer row",
+		"owned by themes (theme_id, NOT NULL, suggested by its name: no foreign key declares it;",
+	} {
+		if !strings.Contains(draft, want) {
+			t.Errorf("the draft does not say %q:\n%s", want, data)
+		}
+	}
+	if strings.Contains(draft, "parent_id →") {
+		t.Errorf("parent_id, named after no table, is suggested:\n%s", data)
+	}
+	for _, want := range []string{"suggested relation sets.theme_id → themes (id)", "suggested relation review.customer_id → customer (customer_id), from the column's name (no foreign key declares it): not drafted: 2 of its 7 values have no parent row"} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("stderr does not say %q:\n%s", want, r.stderr)
+		}
+	}
+	m, err := mapping.Load(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := m.Entity("Set")
+	if set == nil || set.Indexes["GSI1"].PK != "THEME#${theme_id}" || set.Embed["inventories"] == nil {
+		t.Errorf("sets: %+v: want found by theme through GSI1, its inventories embedded", set)
+	}
+	table := testenv.TableName("suggested")
+	if r := runCLI(t, migrateArgs(t, file, src, table, "--create-table")...); r.code != ExitOK {
+		t.Fatalf("migrate: exit %d\n%s", r.code, r.stderr)
+	}
+	checkDraftedPatterns(t, file, src, table)
+}

@@ -63,6 +63,9 @@ type Table struct {
 	// key, and distinct and never NULL in the data (measured); "" for
 	// others and for a table without rows.
 	OwnID string
+	// Suggestions are the relations that column names suggest and no
+	// foreign key declares (suggestRelations), in column order.
+	Suggestions []*Suggestion
 	// ForeignKeys are the table's outgoing foreign keys, in name order, each
 	// with its measured fan-out.
 	ForeignKeys []*ForeignKey
@@ -94,6 +97,10 @@ type ForeignKey struct {
 	// partial is true for a foreign key of a partitioned table that only
 	// some of its partitions declare (extract.ForeignKey.Partial).
 	partial bool
+	// suggested is, for a relation no constraint declares, the
+	// suggestion it was drafted from (suggestRelations); nil for a
+	// declared foreign key.
+	suggested *Suggestion
 }
 
 // Fanout is the measured shape of a relationship: of the child rows whose
@@ -169,6 +176,9 @@ func Read(ctx context.Context, conn *pgx.Conn, schemas, exclude []string, measur
 		if measured != nil {
 			measured(t, i+1, len(cat.Tables))
 		}
+	}
+	if err := suggestRelations(ctx, tx, cat); err != nil {
+		return nil, err
 	}
 	return cat, nil
 }

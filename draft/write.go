@@ -136,7 +136,11 @@ func mappingEntity(e *Entity, l *layout) *mapping.Entity {
 	me := &mapping.Entity{Name: e.Name, Source: sourceOf(t), PK: e.PK, SK: e.SK}
 	here := func(path ...any) []any { return append([]any{mapping.KeyEntities, e.Name}, path...) }
 	head := []string{commentText("%s: %s rows, about %s bytes each as stored; key: %s (%s).", t.Name, count(t.Rows), count(t.AvgRowBytes), strings.Join(e.Key, ", "), keyKind(e))}
-	for _, n := range slices.Concat(roleNotes(e), notOwners(e), e.Notes) {
+	var suggested []string
+	for _, sg := range t.Suggestions {
+		suggested = append(suggested, sg.evidence(t))
+	}
+	for _, n := range slices.Concat(roleNotes(e), notOwners(e), suggested, e.Notes) {
 		head = append(head, commentText("%s", n))
 	}
 	l.add(note{path: here(), head: head, blank: true})
@@ -186,10 +190,14 @@ func mappingEntity(e *Entity, l *layout) *mapping.Entity {
 // its comments.
 func embed(e, c *Entity, l *layout, path []any) *mapping.Embed {
 	f := c.Owner.Fanout
-	l.add(note{path: path, head: []string{
+	head := []string{
 		commentText("%s per %s: avg %.1f, max %d (at most %d), about %s bytes a row: small and bounded, so", c.Table.Name, singular(e.Table.Name), f.Avg(), f.Max, EmbedMaxChildren, count(c.Table.AvgRowBytes)),
 		commentText("embedded; one GetItem returns them. A %s with over %d is rejected, listed with the reason.", singular(e.Table.Name), EmbedMaxItems),
-	}})
+	}
+	for _, sg := range c.Table.Suggestions {
+		head = append(head, commentText("%s", sg.evidence(c.Table)))
+	}
+	l.add(note{path: path, head: head})
 	fkCols := childColumns(c.Owner, e)
 	me := &mapping.Embed{Source: sourceOf(c.Table), Join: join(fkCols, e.Key), OrderBy: slices.Clone(c.Key), MaxItems: EmbedMaxItems}
 	ex := slices.Clone(fkCols)
@@ -328,6 +336,9 @@ func fanout(fk *ForeignKey) string {
 	null := "NOT NULL"
 	if !fk.NotNull() {
 		null = "nullable"
+	}
+	if fk.suggested != nil {
+		null += ", suggested by its name: no foreign key declares it"
 	}
 	return fmt.Sprintf("%s, %s; %s rows over %s parents, per parent avg %.1f, max %d", strings.Join(fk.Columns, ", "), null, count(f.Children), count(f.Parents), f.Avg(), f.Max)
 }

@@ -238,6 +238,15 @@ func draftSummary(d *draft.Design, out, source string) string {
 	}
 	s := fmt.Sprintf("drafted %s from %s (%d with their own item collection, %d in an owner's, %d embedded, %d adjacency lists) and %d access patterns to %s",
 		report.Count(len(d.Entities)-roles[draft.Embedded], "entity", "entities"), report.Count(len(d.Catalog.Tables), "table", "tables"), roles[draft.Root]+roles[draft.Owned], roles[draft.Child], roles[draft.Embedded], roles[draft.Join], len(d.Patterns), where)
+	for _, t := range d.Catalog.Tables {
+		for _, sg := range t.Suggestions {
+			how := "drafted as a foreign key: every value has a parent row"
+			if sg.FK == nil {
+				how = fmt.Sprintf("not drafted: %d of its %d values have no parent row", sg.Orphans, sg.Values)
+			}
+			s += fmt.Sprintf("\nsuggested relation %s.%s → %s (%s), from the column's name (no foreign key declares it): %s; see the draft's comments", t.Name, sg.Column, sg.Parent.Name, sg.RefColumn, how)
+		}
+	}
 	for _, sk := range d.Skipped {
 		s += fmt.Sprintf("\nleft out %s: %s", sk.Table.Name, sk.Reason)
 	}
