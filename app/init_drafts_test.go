@@ -186,3 +186,31 @@ func TestInitSuggestsRelationsFromColumnNames(t *testing.T) {
 	}
 	checkDraftedPatterns(t, file, src, table)
 }
+
+// init checks its draft as plan --with-source does, reading every row
+// through it: a row whose item would pass DynamoDB's 400 KB is named with
+// its key and reason, the draft is written, and init exits 5; plan
+// --with-source on that draft counts the same reject.
+func TestInitChecksItsDraftAsPlanDoes(t *testing.T) {
+	t.Parallel()
+	src := testenv.NewDatabase(t)
+	testenv.Exec(t, src, `CREATE TABLE note (note_id integer PRIMARY KEY, body text NOT NULL);
+INSERT INTO note SELECT i, repeat(md5(i::text), CASE WHEN i = 2 THEN 14000 ELSE 3 END) FROM generate_series(1, 3) i;`)
+	file := filepath.Join(t.TempDir(), "mapping.yaml")
+	r := runCLI(t, "init", "--source", src, "--out", file)
+	if r.code != ExitUnbound {
+		t.Fatalf("init: exit %d, want %d:\n%s", r.code, ExitUnbound, r.stderr)
+	}
+	for _, want := range []string{"the draft is written, but it would reject 1 row (as plan --with-source and migrate would)", "entity Note: 1 of 3 rows", "first row note_id=2"} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("stderr does not say %q:\n%s", want, r.stderr)
+		}
+	}
+	p := runCLI(t, "plan", "--mapping", file, "--with-source", "--source", src, "--format", "json")
+	if p.code != ExitOK {
+		t.Fatalf("plan: exit %d\n%s", p.code, p.stderr)
+	}
+	if !strings.Contains(p.stdout, `"rejected": 1`) {
+		t.Errorf("plan --with-source does not count the rejected row:\n%.2000s", p.stdout)
+	}
+}
