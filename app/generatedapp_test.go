@@ -1,12 +1,10 @@
 package app
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"testing"
@@ -220,18 +218,10 @@ func parseEntry(t *testing.T, item map[string]types.AttributeValue) map[string]a
 // ORDER BY score. Skipped only when python3 lacks boto3, pydantic or
 // Jinja2 (the CI machine has them).
 func TestGeneratedRepositoriesReadTheTable(t *testing.T) {
-	if out, err := exec.Command("python3", "-c", "import boto3, pydantic, jinja2").CombinedOutput(); err != nil {
-		t.Skipf("running AWS's generated repositories needs python3 with boto3, pydantic 2 and Jinja2 (the CI machine has them): %v\n%s", err, out)
-	}
+	needPython(t)
 	parallel(t)
 	url, table := migratedLeaderboard(t)
-	gen := t.TempDir()
-	codegen := exec.Command("python3", "-m", "awslabs.dynamodb_mcp_server.repo_generation_tool.codegen",
-		"--schema", leaderboardDesign(t), "--output", gen, "--no-lint")
-	codegen.Env = append(os.Environ(), "PYTHONPATH="+testenv.RepoFile(t, "app", "testdata", "mcpcodegen"))
-	if out, err := codegen.CombinedOutput(); err != nil {
-		t.Fatalf("codegen: %v\n%s", err, out)
-	}
+	gen := generateRepositories(t, leaderboardDesign(t))
 
 	rows := psqlJSON(t, url, "SELECT row_to_json(e) FROM leaderboard_entries e ORDER BY game_id, score")
 	type request struct {
@@ -246,30 +236,12 @@ func TestGeneratedRepositoriesReadTheTable(t *testing.T) {
 	for p := range 9 {
 		req.Player = append(req.Player, fmt.Sprintf("player-%d", p))
 	}
-	in, err := json.Marshal(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	read := exec.Command("python3", testenv.RepoFile(t, "app", "testdata", "generatedapp", "read_leaderboard.py"), gen, table)
-	read.Env = append(os.Environ(), "AWS_ENDPOINT_URL_DYNAMODB="+dynalite(t).Endpoint, "AWS_ACCESS_KEY_ID=test",
-		"AWS_SECRET_ACCESS_KEY=test", "AWS_DEFAULT_REGION=us-east-1", "AWS_CONFIG_FILE=/dev/null", "AWS_SHARED_CREDENTIALS_FILE=/dev/null")
-	read.Stdin = bytes.NewReader(in)
-	var stderr bytes.Buffer
-	read.Stderr = &stderr
-	out, err := read.Output()
-	if err != nil {
-		t.Fatalf("read_leaderboard.py: %v\n%s", err, stderr.String())
-	}
 	var got struct {
 		Get    []map[string]any            `json:"get"`
 		Top    map[string][]map[string]any `json:"top"`
 		Player map[string][]map[string]any `json:"player"`
 	}
-	dec := json.NewDecoder(bytes.NewReader(out))
-	dec.UseNumber()
-	if err := dec.Decode(&got); err != nil {
-		t.Fatalf("answers: %v\n%s", err, out)
-	}
+	runGenerated(t, "read_leaderboard.py", gen, table, req, &got)
 	if len(rows) != 135 || len(got.Get) != len(rows) {
 		t.Fatalf("%d rows, %d answers to get_leaderboard_entry", len(rows), len(got.Get))
 	}
