@@ -81,17 +81,23 @@ INSERT INTO tag VALUES ('go', 'Go'), ('sql', NULL);`)
 // payment_date and so keyed by (payment_date, payment_id), is found by
 // payment_id alone through GSI2, since the data shows it distinct and
 // never NULL; a shipment whose shipment_id repeats across dates is found
-// by its whole key. verify runs both Get patterns against the migrated
-// table, each returning the item of every row sampled.
+// by its whole key. As in Pagila, only one partition declares the foreign
+// key to customer: every payment has its customer in the data, so the
+// draft keeps payments in their customer's collection, saying why. verify
+// runs every drafted pattern against the migrated table, each returning
+// the item of every row sampled.
 func TestInitFindsEachEntityByItsOwnID(t *testing.T) {
 	parallel(t)
 	src := testenv.NewDatabase(t)
-	testenv.Exec(t, src, `CREATE TABLE payment (payment_id integer NOT NULL, amount numeric(5,2) NOT NULL,
+	testenv.Exec(t, src, `CREATE TABLE customer (customer_id integer PRIMARY KEY, name text NOT NULL);
+CREATE TABLE payment (payment_id integer NOT NULL, customer_id integer NOT NULL, amount numeric(5,2) NOT NULL,
   payment_date timestamptz NOT NULL, PRIMARY KEY (payment_date, payment_id)) PARTITION BY RANGE (payment_date);
 CREATE TABLE payment_p2022_01 PARTITION OF payment FOR VALUES FROM ('2022-01-01') TO ('2022-02-01');
 CREATE TABLE payment_p2022_02 PARTITION OF payment FOR VALUES FROM ('2022-02-01') TO ('2022-03-01');
+ALTER TABLE ONLY payment_p2022_01 ADD CONSTRAINT payment_p2022_01_customer_id_fkey FOREIGN KEY (customer_id) REFERENCES customer;
+INSERT INTO customer SELECT i, 'c' || i FROM generate_series(1, 5) i;
 CREATE TABLE shipment (shipped_on date NOT NULL, shipment_id integer NOT NULL, PRIMARY KEY (shipped_on, shipment_id));
-INSERT INTO payment SELECT i, i % 7 + 0.99, '2022-01-01'::timestamptz + i * interval '9 hours' FROM generate_series(1, 100) i;
+INSERT INTO payment SELECT i, i % 5 + 1, i % 7 + 0.99, '2022-01-01'::timestamptz + i * interval '9 hours' FROM generate_series(1, 100) i;
 INSERT INTO shipment SELECT '2022-01-01'::date + i % 3, i % 5 FROM generate_series(1, 15) i;`)
 	file := filepath.Join(t.TempDir(), "mapping.yaml")
 	r := runCLI(t, "init", "--source", src, "--out", file)
@@ -111,6 +117,12 @@ INSERT INTO shipment SELECT '2022-01-01'::date + i % 3, i % 5 FROM generate_seri
 		if got := sortedCopy(m.AccessPatterns[i].Condition.Columns()); !slices.Equal(got, want) {
 			t.Errorf("%s takes %v, want %v", name, got, want)
 		}
+	}
+	if p := m.Entity("Payment"); p == nil || p.PK != "CUSTOMER#${customer_id}" {
+		t.Errorf("payment: %+v, want in its customer's collection", p)
+	}
+	if want := "suggested relation payment.customer_id → customer (customer_id), declared by some of its partitions only: drafted as a foreign key"; !strings.Contains(r.stderr, want) {
+		t.Errorf("stderr does not say %q:\n%s", want, r.stderr)
 	}
 	table := testenv.TableName("ownid")
 	if r := runCLI(t, migrateArgs(t, file, src, table, "--create-table")...); r.code != ExitOK {

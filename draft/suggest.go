@@ -25,6 +25,10 @@ type Suggestion struct {
 	// FK is the relation drafted as a foreign key, when every value has a
 	// parent row; nil otherwise, and the draft only names it.
 	FK *ForeignKey
+	// Partial is true for a foreign key of a partitioned table that only
+	// some of its partitions declare (Pagila's payment): suggested by
+	// those declarations rather than by the column's name.
+	Partial bool
 }
 
 // suggestRelations measures, for each column of each table that no
@@ -34,6 +38,9 @@ type Suggestion struct {
 // rules use it as a declared one; the others are noted on the table.
 func suggestRelations(ctx context.Context, tx pgx.Tx, cat *Catalog) error {
 	for _, t := range cat.Tables {
+		if err := suggestPartial(ctx, tx, cat, t); err != nil {
+			return err
+		}
 		for _, c := range t.Columns {
 			if slices.ContainsFunc(t.ForeignKeys, func(fk *ForeignKey) bool { return slices.Contains(fk.Columns, c.Name) }) {
 				continue
@@ -55,6 +62,29 @@ func suggestRelations(ctx context.Context, tx pgx.Tx, cat *Catalog) error {
 			}
 			t.Suggestions = append(t.Suggestions, s)
 		}
+	}
+	return nil
+}
+
+// suggestPartial measures each one-column foreign key of t that only
+// some of its partitions declare (not usable as it is: rows of the other
+// partitions may have no parent) as a suggestion: drafted as a foreign
+// key, marked, when every value has a parent row in the snapshot.
+func suggestPartial(ctx context.Context, tx pgx.Tx, cat *Catalog, t *Table) error {
+	for _, fk := range t.ForeignKeys {
+		p := cat.Table(fk.RefSchema, fk.RefTable)
+		if !fk.partial || !fk.valid || len(fk.Columns) != 1 || p == nil {
+			continue
+		}
+		s := &Suggestion{Column: fk.Columns[0], Parent: p, RefColumn: fk.RefColumns[0], Partial: true}
+		if err := measureSuggestion(ctx, tx, t, s, fk); err != nil {
+			return fmt.Errorf("measuring %s.%s as a reference to %s: %w", t.Ident(), s.Column, p.Ident(), err)
+		}
+		s.Values = fk.Fanout.Parents
+		if s.Orphans == 0 && fk.Fanout.Children > 0 {
+			s.FK, fk.partial, fk.suggested = fk, false, s
+		}
+		t.Suggestions = append(t.Suggestions, s)
 	}
 	return nil
 }
@@ -100,16 +130,25 @@ FROM (SELECT %s AS v, count(*) AS n FROM %s WHERE %s IS NOT NULL GROUP BY %s) AS
 // evidence says why s was suggested and what the data shows, and how to
 // declare it.
 func (s *Suggestion) evidence(t *Table) string {
+	decl := fmt.Sprintf("ALTER TABLE %s ADD FOREIGN KEY (%s) REFERENCES %s (%s)", t.Ident(), pgx.Identifier{s.Column}.Sanitize(),
+		s.Parent.Ident(), pgx.Identifier{s.RefColumn}.Sanitize())
+	rel := fmt.Sprintf("%s → %s (%s)", s.Column, s.Parent.Name, s.RefColumn)
+	if s.Partial {
+		if s.FK == nil {
+			return fmt.Sprintf("Foreign key declared by some partitions only, not drafted: %s: %s of its %s distinct values have no %s row; fix those rows and declare it on the table (%s) to draft with it.",
+				rel, count(s.Orphans), count(s.Values), singular(s.Parent.Name), decl)
+		}
+		return fmt.Sprintf("Foreign key declared by some partitions only, drafted as one: %s: rows of the other partitions could have no parent, but each of its %s distinct values has a %s row; declare it on the table (%s) to keep it so.",
+			rel, count(s.Values), singular(s.Parent.Name), decl)
+	}
 	how := fmt.Sprintf("named as %s's key %s", s.Parent.Name, s.RefColumn)
 	if s.RefColumn == "id" {
 		how = fmt.Sprintf("named after %s, keyed by id", s.Parent.Name)
 	}
-	decl := fmt.Sprintf("ALTER TABLE %s ADD FOREIGN KEY (%s) REFERENCES %s (%s)", t.Ident(), pgx.Identifier{s.Column}.Sanitize(),
-		s.Parent.Ident(), pgx.Identifier{s.RefColumn}.Sanitize())
 	if s.FK == nil {
-		return fmt.Sprintf("Suggested relation, not drafted: %s → %s (%s): %s, of its type, but %s of its %s distinct values have no %s row; fix those rows and declare it (%s) to draft with it.",
-			s.Column, s.Parent.Name, s.RefColumn, how, count(s.Orphans), count(s.Values), singular(s.Parent.Name), decl)
+		return fmt.Sprintf("Suggested relation, not drafted: %s: %s, of its type, but %s of its %s distinct values have no %s row; fix those rows and declare it (%s) to draft with it.",
+			rel, how, count(s.Orphans), count(s.Values), singular(s.Parent.Name), decl)
 	}
-	return fmt.Sprintf("Suggested relation, drafted as a foreign key: %s → %s (%s): no foreign key declares it, but the column is %s, of its type, and each of its %s distinct values has a %s row; declare it (%s) to keep it so.",
-		s.Column, s.Parent.Name, s.RefColumn, how, count(s.Values), singular(s.Parent.Name), decl)
+	return fmt.Sprintf("Suggested relation, drafted as a foreign key: %s: no foreign key declares it, but the column is %s, of its type, and each of its %s distinct values has a %s row; declare it (%s) to keep it so.",
+		rel, how, count(s.Values), singular(s.Parent.Name), decl)
 }

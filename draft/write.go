@@ -337,7 +337,10 @@ func fanout(fk *ForeignKey) string {
 	if !fk.NotNull() {
 		null = "nullable"
 	}
-	if fk.suggested != nil {
+	switch {
+	case fk.suggested != nil && fk.suggested.Partial:
+		null += ", declared by some partitions only, every value with a parent row"
+	case fk.suggested != nil:
 		null += ", suggested by its name: no foreign key declares it"
 	}
 	return fmt.Sprintf("%s, %s; %s rows over %s parents, per parent avg %.1f, max %d", strings.Join(fk.Columns, ", "), null, count(f.Children), count(f.Parents), f.Avg(), f.Max)

@@ -295,7 +295,11 @@ func draftSummary(d *draft.Design, out, source string) string {
 			if sg.FK == nil {
 				how = fmt.Sprintf("not drafted: %d of its %d values have no parent row", sg.Orphans, sg.Values)
 			}
-			s += fmt.Sprintf("\nsuggested relation %s.%s → %s (%s), from the column's name (no foreign key declares it): %s; see the draft's comments", t.Name, sg.Column, sg.Parent.Name, sg.RefColumn, how)
+			from := "from the column's name (no foreign key declares it)"
+			if sg.Partial {
+				from = "declared by some of its partitions only"
+			}
+			s += fmt.Sprintf("\nsuggested relation %s.%s → %s (%s), %s: %s; see the draft's comments", t.Name, sg.Column, sg.Parent.Name, sg.RefColumn, from, how)
 		}
 	}
 	for _, sk := range d.Skipped {
