@@ -179,6 +179,7 @@ func BindDesign(cat *Catalog, t *MCPTable, name string) *Bound {
 			g.pattern(e, &e.Design.Patterns[i])
 		}
 	}
+	g.crossPatterns()
 	return b
 }
 

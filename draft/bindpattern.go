@@ -11,7 +11,11 @@ import (
 // pattern translates one access pattern of e. GetItem reads the item by
 // its partition and sort key; a Query without a range condition reads the
 // partition, narrowed to the entity's items by begins_with of its sort
-// key's literal prefix when it has one (ORDER# of ORDER#{order_date}). A
+// key's literal prefix when it has one (ORDER# of ORDER#{order_date}), as
+// the design's generated code does for an entity_list. A Query returning
+// mixed_data reads the item collection: the whole partition, every entity
+// whose items share it, on the partition key alone (verify then checks
+// every item of the collection, in key order). A
 // range condition compares the sort key with the design's range values,
 // which it puts where the sort key's fields are: the application's value
 // stands for the first field (POST#{since_date} for POST#{posted_at}), so
@@ -85,6 +89,8 @@ func (g *binder) condition(e *BoundEntity, p *MCPPattern) (string, string) {
 		return "", "a GetItem has no range condition: make it a Query"
 	case p.Operation == "GetItem":
 		sort, bounds = "=", []string{skT}
+	case rc == "" && p.ReturnType == "mixed_data":
+		// The item collection, every entity in it: no sort key condition.
 	case rc == "":
 		if lit := literalPrefix(skT); skAttr != "" && lit != "" {
 			sort, bounds = "begins_with", []string{lit}
@@ -154,4 +160,25 @@ func (g *binder) anyColumn(c string) bool {
 		}
 	}
 	return false
+}
+
+// crossPatterns reports the design's cross-table patterns over this
+// table: a TransactGet reads another table's items, which a mapping of
+// one table neither holds nor verifies, so it is unbound, by name; a
+// TransactWrite is a write, not translated as the other writes are.
+func (g *binder) crossPatterns() {
+	own := g.b.Design.Config.TableName
+	for _, c := range g.b.Design.CrossPatterns {
+		others := slices.DeleteFunc(slices.Clone(c.Tables), func(t string) bool { return t == own })
+		if len(others) == 0 {
+			continue // a transaction over this table alone
+		}
+		what := fmt.Sprintf("a cross-table %s (pattern %d) over tables %s", c.Operation, c.ID, strings.Join(c.Tables, ", "))
+		if c.Operation == "TransactGet" {
+			g.unbound("access pattern "+c.Name, "%s reads %s, another table of the design: a mapping is one table, so verify cannot run it; bind each table with its own init --from-design --design-table, and read them apart",
+				what, strings.Join(others, ", "))
+			continue
+		}
+		g.b.Untranslated = append(g.b.Untranslated, fmt.Sprintf("%s: %s; the draft migrates and verifies reads", c.Name, what))
+	}
 }

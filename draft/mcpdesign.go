@@ -3,6 +3,7 @@ package draft
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -24,6 +25,19 @@ type MCPTable struct {
 	Config   MCPTableConfig
 	GSIList  []MCPGSI
 	Entities MCPEntities
+	// CrossPatterns are the design's cross_table_access_patterns whose
+	// entities_involved name this table, in file order.
+	CrossPatterns []MCPCrossPattern
+}
+
+// MCPCrossPattern is one of cross_table_access_patterns: a transaction
+// (TransactGet reads, TransactWrite writes) over the items of several
+// tables. Tables are the tables its entities_involved name, each once,
+// in order.
+type MCPCrossPattern struct {
+	ID              int
+	Name, Operation string
+	Tables          []string
 }
 
 // MCPTableConfig names the table and its key attributes (SortKey "" for
@@ -170,6 +184,12 @@ func buildDesign(root any) *MCPDesign {
 	}
 	cross, _ := doc.Vals["cross_table_access_patterns"].([]any)
 	d.CrossTable = len(cross)
+	var crossPatterns []MCPCrossPattern
+	for _, c := range cross {
+		if co, _ := c.(*jsonObject); co != nil {
+			crossPatterns = append(crossPatterns, buildCross(co))
+		}
+	}
 	ts, _ := doc.Vals["tables"].([]any)
 	for _, t := range ts {
 		to, _ := t.(*jsonObject)
@@ -195,9 +215,31 @@ func buildDesign(root any) *MCPDesign {
 				}
 			}
 		}
+		for _, c := range crossPatterns {
+			if slices.Contains(c.Tables, mt.Config.TableName) {
+				mt.CrossPatterns = append(mt.CrossPatterns, c)
+			}
+		}
 		d.Tables = append(d.Tables, mt)
 	}
 	return d
+}
+
+// buildCross takes a cross-table pattern out of its object.
+func buildCross(co *jsonObject) MCPCrossPattern {
+	var c MCPCrossPattern
+	c.ID, _ = integer(co.Vals["pattern_id"])
+	c.Name, _ = str(co.Vals["name"])
+	c.Operation, _ = str(co.Vals["operation"])
+	ents, _ := co.Vals["entities_involved"].([]any)
+	for _, e := range ents {
+		if eo, _ := e.(*jsonObject); eo != nil {
+			if t, _ := str(eo.Vals["table"]); t != "" && !slices.Contains(c.Tables, t) {
+				c.Tables = append(c.Tables, t)
+			}
+		}
+	}
+	return c
 }
 
 // strs returns v as a list of strings, and whether it is a list.
