@@ -140,7 +140,10 @@ type patternCheck struct {
 	// by canonical projected item. It keeps them on disk past the
 	// patterns' memory budget.
 	want *sorter
-	rec  []byte // scratch for offer
+	// members counts want's items by entity (and mirror), for the item
+	// collection check (patternSample.checkCollection).
+	members map[memberKey]int64
+	rec     []byte // scratch for offer
 	// inFlight, if set, says whether an item (canonical) was changed
 	// after the snapshot (Options.InFlight): such an item is skipped on
 	// both sides of the comparison.
@@ -264,6 +267,10 @@ type patternSample struct {
 	tuples     int
 	unrendered string
 	checks     []*patternCheck
+	// members are the entities of the item collection the pattern reads
+	// whole (collectionMembers); nil for a pattern with a sort key
+	// condition.
+	members []collectionMember
 }
 
 // samplePatterns compiles every access pattern and samples up to n
@@ -300,13 +307,14 @@ func samplePatterns(ctx context.Context, src source, m *mapping.Mapping, plans [
 			}
 		}
 		ps.tuples = len(tuples)
+		ps.members = collectionMembers(m, plans, pp, ps.from)
 		for _, t := range tuples {
 			pk, sk, err := pp.Render(t)
 			if err != nil {
 				ps.unrendered = err.Error()
 				continue // a tuple no item could have: nothing to check
 			}
-			c := &patternCheck{pp: pp, values: t, pk: pk, params: map[string]string{}, sortAttr: m.Table.SortKey}
+			c := &patternCheck{pp: pp, values: t, pk: pk, params: map[string]string{}, sortAttr: m.Table.SortKey, members: map[memberKey]int64{}}
 			for i, p := range pp.Params {
 				c.params[p] = fmt.Sprint(t[i])
 			}
@@ -411,6 +419,7 @@ func (c *patternCheck) offer(m *mapping.Mapping, orders *orderChecker, it transf
 	if c.rec, err = appendWant(c.rec[:0], sortVal, ddbjson.Canonical(projected), it.Entity, mirror, vals); err != nil {
 		return fmt.Errorf("pattern %s: %w", c.pp.Pattern.Name, err)
 	}
+	c.members[memberKey{it.Entity, mirror}]++
 	return c.want.add(c.rec)
 }
 
@@ -731,6 +740,10 @@ func (a *answerReader) drain() error {
 //   - a pattern with no check otherwise (no sampled row has its parameters
 //     all non-NULL, or no tuple renders a key) could not be checked, and
 //     fails;
+//   - a pattern that reads an item collection whole (on the partition
+//     key alone) has each check's answer compared, entity by entity, with
+//     the rows PostgreSQL counts in that collection
+//     (patternSample.checkCollection);
 //   - a pattern whose every check expected and got no item matches
 //     nothing: no sampled parameter reaches any item, which is what a key
 //     condition whose text differs from the items' keys does. Each of its
@@ -741,7 +754,7 @@ func (a *answerReader) drain() error {
 // table holds none, and the results pass with a Note saying the pattern
 // was not checked. rows gives each entity's source row count, for the
 // message.
-func (ps *patternSample) runAll(ctx context.Context, client dynamodb.QueryAPIClient, table string, wait *indexWait,
+func (ps *patternSample) runAll(ctx context.Context, src source, client dynamodb.QueryAPIClient, table string, wait *indexWait,
 	orders *orderChecker, ties *sorter, derived int64, rows []int64) ([]PatternResult, error) {
 	ap := ps.pp.Pattern
 	index := ap.Index
@@ -774,6 +787,9 @@ func (ps *patternSample) runAll(ctx context.Context, client dynamodb.QueryAPICli
 	for _, c := range ps.checks {
 		pr, err := c.run(ctx, client, table, wait, orders, ties)
 		if err != nil {
+			return nil, err
+		}
+		if err := ps.checkCollection(ctx, src, orders.plans, c, &pr); err != nil {
 			return nil, err
 		}
 		nothing = nothing && pr.OK && pr.Want == 0 && pr.Got == 0
