@@ -7,8 +7,7 @@ import (
 
 // collectionMapping puts a customer and its orders in one item
 // collection; CustomerCollection reads it whole.
-const collectionMapping = 
-`table: {name: shop}
+const collectionMapping = `table: {name: shop}
 entities:
   Customer:
     source: {table: customers}
