@@ -1,0 +1,152 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/pg2dynamo/pg2dynamo/internal/testenv"
+)
+
+// collectionSQL is a database built from the fields of
+// testdata/design/collection.json: twelve users, the twelfth without a
+// post, and 60 posts.
+const collectionSQL = `
+CREATE TABLE users (user_id integer PRIMARY KEY, handle text NOT NULL, email text NOT NULL UNIQUE, country text NOT NULL);
+CREATE TABLE posts (post_id integer PRIMARY KEY, user_id integer NOT NULL REFERENCES users, posted_at text NOT NULL,
+  title text NOT NULL, status text NOT NULL, likes integer NOT NULL);
+INSERT INTO users SELECT i, 'user' || i, 'u' || i || '@example.com', (ARRAY['FR', 'DE', 'US'])[i % 3 + 1] FROM generate_series(1, 12) i;
+INSERT INTO posts SELECT i, i % 11 + 1, '2024-06-' || lpad((i % 28 + 1)::text, 2, '0') || ' ' || lpad((i % 24)::text, 2, '0') || ':00',
+  'post ' || i, (ARRAY['draft', 'published', 'archived'])[i % 3 + 1], i * 7 % 50
+FROM generate_series(1, 60) i;`
+
+// bindAndMigrate binds design to a database made by sql with init
+// --from-design (exit 0), migrates with the draft and returns the
+// database, the table and the draft's path.
+func bindAndMigrate(t *testing.T, design, sql string) (src, table, file string) {
+	t.Helper()
+	src = testenv.NewDatabase(t)
+	testenv.Exec(t, src, sql)
+	table = testenv.TableName("design-patterns")
+	file = filepath.Join(t.TempDir(), "mapping.yaml")
+	if r := runCLI(t, "init", "--from-design", design, "--source", src, "--table", table, "--out", file); r.code != ExitOK {
+		t.Fatalf("init --from-design: exit %d\n%s", r.code, r.stderr)
+	}
+	if r := runCLI(t, migrateArgs(t, file, src, table, "--create-table")...); r.code != ExitOK {
+		drafted, _ := os.ReadFile(file)
+		t.Fatalf("migrate: exit %d\n%s\n%s\n%s", r.code, r.stdout, r.stderr, drafted)
+	}
+	return src, table, file
+}
+
+// A design's item collection (get_user_and_posts, mixed_data: a user's
+// profile and posts under one partition key) is drafted as a Query on the
+// partition key alone, and verify checks it whole: every sampled user's
+// answer holds its profile and each of its posts, as many as SQL counts,
+// in key order. The GSIs keep the design's projections (KEYS_ONLY,
+// INCLUDE handle): CreateTable declares them, an index returns only what
+// it projects, and verify's checks on them compare just that. Deleting
+// one post of the table fails the collection's check.
+func TestDesignItemCollectionAndProjections(t *testing.T) {
+	parallel(t)
+	src, table, file := bindAndMigrate(t, filepath.Join("testdata", "design", "collection.json"), collectionSQL)
+	drafted, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{
+		`key_condition: "PK = USER#${user_id:0}"`, // get_user_and_posts: the whole collection
+		`key_condition: "PK = USER#${user_id:0} AND begins_with(SK, POST#)"`,
+		"projection: KEYS_ONLY", "projection: INCLUDE", "non_key_attributes: [handle]",
+	} {
+		if !strings.Contains(string(drafted), s) {
+			t.Errorf("the draft lacks %q:\n%s", s, drafted)
+		}
+	}
+	r, rep := verifyReport(t, file, src, table)
+	if r.code != ExitOK {
+		t.Fatalf("verify exit %d:\n%s", r.code, r.stdout)
+	}
+	conn := testenv.Connect(t, src)
+	checked := map[string]int{}
+	for _, p := range rep.Patterns {
+		if !p.OK || p.Got != p.Want {
+			t.Errorf("%s %v: want %d got %d: %s", p.Pattern, p.Params, p.Want, p.Got, p.Problem)
+		}
+		if p.Pattern != "get_user_and_posts" {
+			continue
+		}
+		var n int
+		if err := conn.QueryRow(context.Background(), "SELECT 1 + count(*) FROM posts WHERE user_id = $1", p.Params["user_id"]).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if p.Want != n {
+			t.Errorf("get_user_and_posts(%s): %d items, SQL counts the profile and %d posts", p.Params["user_id"], p.Want, n-1)
+		}
+		checked[p.Params["user_id"]] = p.Want
+	}
+	if len(checked) != 12 {
+		t.Errorf("get_user_and_posts checked for %d users, want all 12: %v", len(checked), checked)
+	}
+
+	c := dynamoClient(t)
+	ctx := context.Background()
+	d, err := c.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(table)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, g := range d.Table.GlobalSecondaryIndexes {
+		got[aws.ToString(g.IndexName)] = fmt.Sprint(g.Projection.ProjectionType, g.Projection.NonKeyAttributes)
+	}
+	if diff := cmp.Diff(map[string]string{"ByEmail": "KEYS_ONLY[]", "ByCountry": "INCLUDE[handle]"}, got); diff != "" {
+		t.Errorf("the table's GSI projections (-want +got):\n%s", diff)
+	}
+	out, err := c.Query(ctx, &dynamodb.QueryInput{TableName: aws.String(table), IndexName: aws.String("ByEmail"),
+		KeyConditionExpression:    aws.String("GSI1PK = :e"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":e": &types.AttributeValueMemberS{Value: "EMAIL#u3@example.com"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Items) != 1 || len(out.Items[0]) != 3 {
+		t.Errorf("ByEmail (KEYS_ONLY) returned %v, want one item of PK, SK and GSI1PK", out.Items)
+	}
+
+	// One post of user 3 gone from the table: its collection's check fails.
+	if _, err := c.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(table), Key: map[string]types.AttributeValue{
+		"PK": &types.AttributeValueMemberS{Value: "USER#3"}, "SK": firstPostKey(t, c, table, "USER#3")}}); err != nil {
+		t.Fatal(err)
+	}
+	r, rep = verifyReport(t, file, src, table)
+	if r.code != ExitMismatch {
+		t.Fatalf("verify after a deletion: exit %d, want %d", r.code, ExitMismatch)
+	}
+	failed := false
+	for _, p := range rep.Patterns {
+		failed = failed || p.Pattern == "get_user_and_posts" && p.Params["user_id"] == "3" && !p.OK
+	}
+	if !failed {
+		t.Errorf("get_user_and_posts(3) passed with a post missing:\n%+v", rep.Patterns)
+	}
+}
+
+// firstPostKey is the sort key of the first post item of partition pk.
+func firstPostKey(t *testing.T, c *dynamodb.Client, table, pk string) types.AttributeValue {
+	t.Helper()
+	out, err := c.Query(context.Background(), &dynamodb.QueryInput{TableName: aws.String(table),
+		KeyConditionExpression: aws.String("PK = :p AND begins_with(SK, :s)"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":p": &types.AttributeValueMemberS{Value: pk},
+			":s": &types.AttributeValueMemberS{Value: "POST#"}}})
+	if err != nil || len(out.Items) == 0 {
+		t.Fatalf("no post in %s: %v", pk, err)
+	}
+	return out.Items[0]["SK"]
+}
