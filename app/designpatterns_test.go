@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -149,4 +150,59 @@ func firstPostKey(t *testing.T, c *dynamodb.Client, table, pk string) types.Attr
 		t.Fatalf("no post in %s: %v", pk, err)
 	}
 	return out.Items[0]["SK"]
+}
+
+// A cross-table pattern over the bound table (AWS's user_registration
+// design, each table given a sort key): the TransactGet that reads
+// another table is unbound by name, exit 5; the TransactWrites are listed
+// as writes not translated.
+func TestInitFromDesignCrossTable(t *testing.T) {
+	t.Parallel()
+	data, err := os.ReadFile(testenv.RepoFile(t, "draft", "testdata", "mcp", "valid", "user_registration_schema.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d map[string]any
+	if err := json.Unmarshal(data, &d); err != nil {
+		t.Fatal(err)
+	}
+	for _, tb := range d["tables"].([]any) {
+		tm := tb.(map[string]any)
+		tm["table_config"].(map[string]any)["sort_key"] = "sk"
+		for _, e := range tm["entities"].(map[string]any) {
+			e.(map[string]any)["sk_template"] = "PROFILE"
+		}
+	}
+	data, err = json.Marshal(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	design := filepath.Join(t.TempDir(), "schema.json")
+	if err := os.WriteFile(design, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	src := testenv.NewDatabase(t)
+	testenv.Exec(t, src, "CREATE TABLE users (user_id text PRIMARY KEY, email text NOT NULL, full_name text NOT NULL, created_at text NOT NULL)")
+	file := filepath.Join(t.TempDir(), "mapping.yaml")
+	r := runCLI(t, "init", "--from-design", design, "--design-table", "Users", "--source", src, "--out", file)
+	if r.code != ExitUnbound {
+		t.Fatalf("init exit %d, want %d\n%s", r.code, ExitUnbound, r.stderr)
+	}
+	for _, want := range []string{
+		"1 unbound",
+		"access pattern get_user_and_email: a cross-table TransactGet (pattern 102) over tables Users, EmailLookup reads EmailLookup, another table of the design",
+		"not translated: register_user: a cross-table TransactWrite (pattern 100)",
+		"not translated: delete_user_with_email: a cross-table TransactWrite (pattern 101)",
+	} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, r.stderr)
+		}
+	}
+	drafted, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(drafted), "# - access pattern get_user_and_email: ") {
+		t.Errorf("the draft does not list get_user_and_email as unbound:\n%s", drafted)
+	}
 }
