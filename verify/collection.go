@@ -37,11 +37,11 @@ type collectionMember struct {
 
 // collectionMembers returns the members of the item collection pattern
 // pp reads, whose parameters are sampled from the source of plans[from];
-// nil when pp has a sort key condition (it reads part of a collection) or
-// no parameter.
+// nil when pp has a sort key condition or a filter (it reads part of a
+// collection) or no parameter.
 func collectionMembers(m *mapping.Mapping, plans []*transform.Plan, pp *transform.PatternPlan, from int) []collectionMember {
 	kc := pp.Pattern.Condition
-	if kc.SortAttr != "" || from < 0 || len(pp.Params) == 0 {
+	if kc.SortAttr != "" || pp.Pattern.FilterExpr != nil || from < 0 || len(pp.Params) == 0 {
 		return nil
 	}
 	sortAttr := m.Table.SortKey

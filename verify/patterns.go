@@ -42,7 +42,7 @@ func keyOperand(typ, text string) expression.ValueBuilder {
 
 // PatternQuery builds the Query of an access pattern for one set of
 // parameter values (one Go value per pp.Params, as pgx decodes them), with
-// its key condition built by feature/dynamodb/expression. A Query of the
+// its key condition and filter built by feature/dynamodb/expression. A Query of the
 // table reads consistently (ConsistentRead, at twice the read capacity of an
 // eventually consistent read); a Query of a GSI cannot.
 func PatternQuery(table string, pp *transform.PatternPlan, values []any) (*dynamodb.QueryInput, error) {
@@ -76,7 +76,19 @@ func PatternQuery(table string, pp *transform.PatternPlan, values []any) (*dynam
 		}
 		cond = cond.And(sc)
 	}
-	expr, err := expression.NewBuilder().WithKeyCondition(cond).Build()
+	b := expression.NewBuilder().WithKeyCondition(cond)
+	if f := pp.Pattern.FilterExpr; f != nil {
+		vals, err := filterValues(pp, values)
+		if err != nil {
+			return nil, err
+		}
+		fc, err := filterCondition(f, vals)
+		if err != nil {
+			return nil, fmt.Errorf("pattern %s: %w", pp.Pattern.Name, err)
+		}
+		b = b.WithFilter(fc)
+	}
+	expr, err := b.Build()
 	if err != nil {
 		return nil, fmt.Errorf("pattern %s: %w", pp.Pattern.Name, err)
 	}
@@ -85,6 +97,7 @@ func PatternQuery(table string, pp *transform.PatternPlan, values []any) (*dynam
 		KeyConditionExpression:    expr.KeyCondition(),
 		ExpressionAttributeNames:  expr.Names(),
 		ExpressionAttributeValues: expr.Values(),
+		FilterExpression:          expr.Filter(),
 	}
 	if pp.Pattern.Index != "" {
 		in.IndexName = aws.String(pp.Pattern.Index)
@@ -143,6 +156,8 @@ type patternCheck struct {
 	// members counts want's items by entity (and mirror), for the item
 	// collection check (patternSample.checkCollection).
 	members map[memberKey]int64
+	// filter holds the values of the filter's parameters (filterValues).
+	filter map[string]types.AttributeValue
 	rec     []byte // scratch for offer
 	// inFlight, if set, says whether an item (canonical) was changed
 	// after the snapshot (Options.InFlight): such an item is skipped on
@@ -318,6 +333,9 @@ func samplePatterns(ctx context.Context, src source, m *mapping.Mapping, plans [
 			for i, p := range pp.Params {
 				c.params[p] = fmt.Sprint(t[i])
 			}
+			if c.filter, err = filterValues(pp, t); err != nil {
+				return nil, err
+			}
 			if ap.Index != "" {
 				c.gsi = m.Table.GSI(ap.Index)
 				c.sortAttr = c.gsi.SortKey
@@ -411,6 +429,10 @@ func (c *patternCheck) offer(m *mapping.Mapping, orders *orderChecker, it transf
 	projected := item
 	if c.gsi != nil {
 		projected = transform.Project(m, *c.gsi, item)
+	}
+	// DynamoDB filters what the index holds: the projected item.
+	if f := c.pp.Pattern.FilterExpr; f != nil && !matchFilter(f, projected, c.filter) {
+		return nil
 	}
 	vals, err := orders.values(it.Entity, mirror, c.sortAttr, it.Row)
 	if err != nil {
