@@ -158,7 +158,7 @@ type patternCheck struct {
 	members map[memberKey]int64
 	// filter holds the values of the filter's parameters (filterValues).
 	filter map[string]types.AttributeValue
-	rec     []byte // scratch for offer
+	rec    []byte // scratch for offer
 	// inFlight, if set, says whether an item (canonical) was changed
 	// after the snapshot (Options.InFlight): such an item is skipped on
 	// both sides of the comparison.
