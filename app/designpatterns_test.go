@@ -48,14 +48,30 @@ func bindAndMigrate(t *testing.T, design, sql string) (src, table, file string) 
 	return src, table, file
 }
 
+// designPatternSQL counts, for each pattern of testdata/design/collection.json
+// that reads a collection whole or filters, the rows SQL says it returns,
+// for the parameters verify sampled ($1 user_id, $2 status, $3 likes, $4
+// title; those a pattern lacks are ""): the filters as SQL reads them.
+var designPatternSQL = map[string]string{
+	"get_user_and_posts":                  "SELECT 1 + count(*) FROM posts WHERE user_id = $1::int AND $2 || $3 || $4 = ''",
+	"get_user_collection_without_profile": "SELECT count(*) FROM posts WHERE user_id = $1::int AND $2 || $3 || $4 = ''",
+	"get_user_posts_by_status":            "SELECT count(*) FROM posts WHERE user_id = $1::int AND status = $2 AND $3 || $4 = ''",
+	"get_popular_user_posts":              "SELECT count(*) FROM posts WHERE user_id = $1::int AND likes >= $3::int AND status <> $2 AND $4 = ''",
+	"get_user_posts_by_likes_or_title": "SELECT count(*) FROM posts WHERE user_id = $1::int AND " +
+		"(likes = $3::int OR starts_with(title, $4) OR status IN ($2, $2))",
+}
+
 // A design's item collection (get_user_and_posts, mixed_data: a user's
 // profile and posts under one partition key) is drafted as a Query on the
 // partition key alone, and verify checks it whole: every sampled user's
 // answer holds its profile and each of its posts, as many as SQL counts,
 // in key order. The GSIs keep the design's projections (KEYS_ONLY,
 // INCLUDE handle): CreateTable declares them, an index returns only what
-// it projects, and verify's checks on them compare just that. Deleting
-// one post of the table fails the collection's check.
+// it projects, and verify's checks on them compare just that. The
+// design's filter expressions are drafted as the patterns' filters, sent
+// as the Queries' FilterExpression, and each answer holds as many items as
+// SQL counts rows passing the filter. Deleting one post of the table fails
+// the collection's check.
 func TestDesignItemCollectionAndProjections(t *testing.T) {
 	parallel(t)
 	src, table, file := bindAndMigrate(t, filepath.Join("testdata", "design", "collection.json"), collectionSQL)
@@ -67,6 +83,8 @@ func TestDesignItemCollectionAndProjections(t *testing.T) {
 		`key_condition: "PK = USER#${user_id:0}"`, // get_user_and_posts: the whole collection
 		`key_condition: "PK = USER#${user_id:0} AND begins_with(SK, POST#)"`,
 		"projection: KEYS_ONLY", "projection: INCLUDE", "non_key_attributes: [handle]",
+		`filter: "attribute_not_exists(email)"`, `filter: "likes >= ${likes} AND status <> ${status}"`,
+		`filter: "likes BETWEEN ${likes} AND ${likes} OR begins_with(title, ${title}) OR status IN (${status}, ${status})"`,
 	} {
 		if !strings.Contains(string(drafted), s) {
 			t.Errorf("the draft lacks %q:\n%s", s, drafted)
@@ -82,20 +100,23 @@ func TestDesignItemCollectionAndProjections(t *testing.T) {
 		if !p.OK || p.Got != p.Want {
 			t.Errorf("%s %v: want %d got %d: %s", p.Pattern, p.Params, p.Want, p.Got, p.Problem)
 		}
-		if p.Pattern != "get_user_and_posts" {
+		q, ok := designPatternSQL[p.Pattern]
+		if !ok {
 			continue
 		}
 		var n int
-		if err := conn.QueryRow(context.Background(), "SELECT 1 + count(*) FROM posts WHERE user_id = $1", p.Params["user_id"]).Scan(&n); err != nil {
-			t.Fatal(err)
+		if err := conn.QueryRow(context.Background(), q, p.Params["user_id"], p.Params["status"], p.Params["likes"], p.Params["title"]).Scan(&n); err != nil {
+			t.Fatalf("%s: %v", p.Pattern, err)
 		}
 		if p.Want != n {
-			t.Errorf("get_user_and_posts(%s): %d items, SQL counts the profile and %d posts", p.Params["user_id"], p.Want, n-1)
+			t.Errorf("%s(%v): %d items, SQL counts %d", p.Pattern, p.Params, p.Want, n)
 		}
-		checked[p.Params["user_id"]] = p.Want
+		checked[p.Pattern]++
 	}
-	if len(checked) != 12 {
-		t.Errorf("get_user_and_posts checked for %d users, want all 12: %v", len(checked), checked)
+	for name := range designPatternSQL {
+		if checked[name] < 12 {
+			t.Errorf("%s checked %d times, want at least 12", name, checked[name])
+		}
 	}
 
 	c := dynamoClient(t)

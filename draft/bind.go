@@ -119,9 +119,12 @@ type BoundEmbed struct {
 // (Why set, KeyCondition empty).
 type BoundPattern struct {
 	Name, Description, Index, KeyCondition string
-	Design                                 *MCPPattern
-	Entity                                 *MCPEntity
-	Why                                    string
+	// Filter is the design's filter_expression as the mapping's filter
+	// ("" without one).
+	Filter string
+	Design *MCPPattern
+	Entity *MCPEntity
+	Why    string
 }
 
 // SelectMCPTable returns the design's table of that name, or its only

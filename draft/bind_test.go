@@ -409,3 +409,39 @@ func TestBindDesignCollectionProjectionCrossTable(t *testing.T) {
 	}
 	roundTripBound(t, b)
 }
+
+// A design's filter_expression becomes the pattern's filter over the
+// entity's attributes, each parameter the column of the field it is
+// compared with; a size() filter, whose parameter is a count no column
+// holds, leaves the pattern unbound.
+func TestBindDesignFilters(t *testing.T) {
+	d := parseBrief(t, `{"tables": [{
+	  "table_config": {"table_name": "Shop", "partition_key": "PK", "sort_key": "SK"},
+	  "entities": {
+	    "Customer": {"entity_type": "CUSTOMER", "pk_template": "CUSTOMER#{customer_id}", "sk_template": "PROFILE",
+	      "fields": [{"name": "customer_id", "type": "integer", "required": true}, {"name": "email", "type": "string", "required": true},
+	        {"name": "customer_nickname", "type": "string", "required": false}, {"name": "tags", "type": "array", "item_type": "string", "required": false}],
+	      "access_patterns": [
+	        {"pattern_id": 1, "name": "by_mail", "operation": "Query", "return_type": "entity_list",
+	         "parameters": [{"name": "customer_id", "type": "integer"}, {"name": "a", "type": "string"}, {"name": "b", "type": "string"}, {"name": "p", "type": "string"}],
+	         "filter_expression": {"logical_operator": "OR", "conditions": [{"field": "email", "operator": "between", "param": "a", "param2": "b"},
+	           {"field": "customer_nickname", "function": "begins_with", "param": "p"}, {"field": "email", "operator": "in", "params": ["a", "b"]}]}},
+	        {"pattern_id": 2, "name": "named", "operation": "Query", "return_type": "entity_list", "parameters": [{"name": "customer_id", "type": "integer"}],
+	         "filter_expression": {"conditions": [{"field": "customer_nickname", "function": "attribute_exists"}, {"field": "email", "function": "attribute_not_exists"}]}},
+	        {"pattern_id": 3, "name": "tagged", "operation": "Query", "return_type": "entity_list", "parameters": [{"name": "customer_id", "type": "integer"}, {"name": "n", "type": "integer"}],
+	         "filter_expression": {"conditions": [{"field": "tags", "function": "size", "operator": ">", "param": "n"}]}}]}}}]}`)
+	b := BindDesign(shop(), d.Tables[0], "")
+	got := map[string]string{}
+	for _, p := range b.Patterns {
+		got[p.Name] = p.Filter + "|" + p.Why
+	}
+	want := map[string]string{
+		"by_mail": "email BETWEEN ${email} AND ${email} OR begins_with(customer_nickname, ${nickname}) OR email IN (${email}, ${email})|",
+		"named":   "attribute_exists(customer_nickname) AND attribute_not_exists(email)|",
+		"tagged":  "|its filter compares size(tags) with a count, which no column gives for verify to take from a row",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("filters|why (-want +got):\n%s", diff)
+	}
+	roundTripBound(t, b)
+}

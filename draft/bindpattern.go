@@ -35,12 +35,55 @@ func (g *binder) pattern(e *BoundEntity, p *MCPPattern) {
 	bp.Description = strings.Replace(bp.Description, " )", ")", 1)
 	g.b.Patterns = append(g.b.Patterns, bp)
 	cond, why := g.condition(e, p)
+	var filter string
+	if why == "" && p.Filter != nil {
+		filter, why = filterOf(e, p.Filter)
+	}
 	if why != "" {
 		bp.Why = why
 		g.unbound("access pattern "+p.Name, "%s", why)
 		return
 	}
-	bp.KeyCondition = cond
+	bp.KeyCondition, bp.Filter = cond, filter
+}
+
+// filterOf translates a design's filter_expression into the mapping's
+// filter over e's attributes (the design's field names). Each parameter
+// is written as the column of the field it is compared with: verify takes
+// its value from a row, so that the row's own item is at the bound. A
+// field that is no column of e's table (copied from a parent, counted,
+// embedded), or compared by size (its parameter a count no column holds),
+// leaves the filter, and so the pattern, unbound.
+func filterOf(e *BoundEntity, f *MCPFilter) (string, string) {
+	var conds []string
+	for _, c := range f.Conditions {
+		col, ok := e.keyName[c.Field]
+		needsParam := c.Function != "attribute_exists" && c.Function != "attribute_not_exists"
+		switch {
+		case c.Function == "size":
+			return "", fmt.Sprintf("its filter compares size(%s) with a count, which no column gives for verify to take from a row", c.Field)
+		case needsParam && (!ok || e.dup[c.Field]):
+			return "", fmt.Sprintf("its filter compares field %s, which is no column of %s: verify could not take a value for it from a row", c.Field, e.Table.Name)
+		}
+		p := "${" + col.Name + "}"
+		switch {
+		case !needsParam:
+			conds = append(conds, fmt.Sprintf("%s(%s)", c.Function, c.Field))
+		case c.Function != "":
+			conds = append(conds, fmt.Sprintf("%s(%s, %s)", c.Function, c.Field, p))
+		case c.Operator == "between":
+			conds = append(conds, fmt.Sprintf("%s BETWEEN %s AND %s", c.Field, p, p))
+		case c.Operator == "in":
+			conds = append(conds, fmt.Sprintf("%s IN (%s)", c.Field, strings.Join(slices.Repeat([]string{p}, max(len(c.Params), 1)), ", ")))
+		default:
+			conds = append(conds, fmt.Sprintf("%s %s %s", c.Field, c.Operator, p))
+		}
+	}
+	op := " AND "
+	if strings.EqualFold(f.LogicalOperator, "OR") {
+		op = " OR "
+	}
+	return strings.Join(conds, op), ""
 }
 
 func untranslated(op string) string {

@@ -118,7 +118,7 @@ func boundPatterns(b *Bound, m *mapping.Mapping, l *layout) []string {
 			loose = nil
 		}
 		m.AccessPatterns = append(m.AccessPatterns, &mapping.AccessPattern{
-			Name: bp.Name, Description: bp.Description, Index: bp.Index, KeyCondition: bp.KeyCondition,
+			Name: bp.Name, Description: bp.Description, Index: bp.Index, KeyCondition: bp.KeyCondition, Filter: bp.Filter,
 		})
 	}
 	if len(loose) == 0 {
