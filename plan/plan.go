@@ -74,8 +74,10 @@ type PatternRow struct {
 	Pattern      string `json:"pattern"`
 	Index        string `json:"index"`
 	KeyCondition string `json:"key_condition"`
-	Order        string `json:"order"`
-	Description  string `json:"description,omitempty"`
+	// Filter is the pattern's filter expression, if any.
+	Filter      string `json:"filter,omitempty"`
+	Order       string `json:"order"`
+	Description string `json:"description,omitempty"`
 }
 
 // Prices plan's cost lines use, in US dollars (us-east-1, on demand):
@@ -169,7 +171,7 @@ func Build(m *mapping.Mapping) *Design {
 			order = "descending (ScanIndexForward=false)"
 		}
 		d.AccessPatterns = append(d.AccessPatterns, PatternRow{Pattern: ap.Name, Index: idx,
-			KeyCondition: ap.KeyCondition, Order: order, Description: ap.Description})
+			KeyCondition: ap.KeyCondition, Filter: ap.Filter, Order: order, Description: ap.Description})
 	}
 	d.CreateTable = createTableJSON(m)
 	d.CloudFormation = map[string]any{"Resources": map[string]any{logicalID(m.Table.Name): map[string]any{

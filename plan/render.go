@@ -102,7 +102,11 @@ func renderTables(w io.Writer, d *Design, md bool) error {
 		heading("Access patterns")
 		t := table{head: []string{"pattern", "index", "key condition", "order"}}
 		for _, p := range d.AccessPatterns {
-			t.rows = append(t.rows, []string{p.Pattern, p.Index, p.KeyCondition, p.Order})
+			kc := p.KeyCondition
+			if p.Filter != "" {
+				kc += " FILTER " + p.Filter
+			}
+			t.rows = append(t.rows, []string{p.Pattern, p.Index, kc, p.Order})
 		}
 		writeTable(&b, t, md)
 	}
