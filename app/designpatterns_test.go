@@ -227,3 +227,54 @@ func TestInitFromDesignCrossTable(t *testing.T) {
 		t.Errorf("the draft does not list get_user_and_email as unbound:\n%s", drafted)
 	}
 }
+
+// Where a design's sort key writes a number as plain digits
+// (POST#{post_id}) and its patterns read those keys in order, plan says
+// so and offers padding as a choice; plan --with-source counts the rows
+// that sort after a greater number of their partition, with examples
+// (post 2 after post 13, in user 3's posts). Taking the choice (the padded
+// template in the mapping) leaves nothing to warn of.
+func TestPlanWarnsOfPlainDigitOrder(t *testing.T) {
+	t.Parallel()
+	data, err := os.ReadFile(filepath.Join("testdata", "design", "collection.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	design := filepath.Join(t.TempDir(), "schema.json")
+	if err := os.WriteFile(design, []byte(strings.Replace(string(data), "POST#{posted_at}#{post_id}", "POST#{post_id}", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	src := testenv.NewDatabase(t)
+	testenv.Exec(t, src, collectionSQL)
+	file := filepath.Join(t.TempDir(), "mapping.yaml")
+	if r := runCLI(t, "init", "--from-design", design, "--source", src, "--out", file); r.code != ExitOK {
+		t.Fatalf("init: exit %d\n%s", r.code, r.stderr)
+	}
+	const warning = "ORDER: entity Post, sort key SK (table): POST#${post_id:0} writes post_id as plain digits, which sort as text (10 before 9); get_user_and_posts (partition), "
+	const choice = "To sort numerically, choose padding: POST#${post_id} (zero-padded to the column type's width, or ${col:N})."
+	r := runCLI(t, "plan", "--mapping", file)
+	if r.code != ExitOK || !strings.Contains(r.stdout, warning) || !strings.Contains(r.stdout, choice) {
+		t.Errorf("plan: exit %d, want the warning %q and the choice %q:\n%s", r.code, warning, choice, r.stdout)
+	}
+	// Users 3 to 10 each have a post of one digit after one of two.
+	const rows = "In the source, 8 rows sort after a greater number of their partition: post_id 13 before 2 (user_id=3); post_id 25 before 3 (user_id=4); post_id 37 before 4 (user_id=5)."
+	r = runCLI(t, "plan", "--mapping", file, "--with-source", "--source", src, "--progress", "none")
+	if r.code != ExitOK || !strings.Contains(r.stdout, rows) {
+		t.Errorf("plan --with-source: exit %d, want %q:\n%s\n%s", r.code, rows, r.stdout, r.stderr)
+	}
+	drafted, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	padded := strings.Replace(string(drafted), `sk: "POST#${post_id:0}"`, `sk: "POST#${post_id}"`, 1)
+	if padded == string(drafted) {
+		t.Fatalf("the draft has no sk POST#${post_id:0}:\n%s", drafted)
+	}
+	if err := os.WriteFile(file, []byte(padded), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r = runCLI(t, "plan", "--mapping", file, "--with-source", "--source", src, "--progress", "none")
+	if r.code != ExitOK || strings.Contains(r.stdout, "ORDER:") {
+		t.Errorf("plan --with-source of the padded mapping: exit %d, want no ORDER warning:\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+}
