@@ -12,9 +12,12 @@ import (
 )
 
 // ColumnPair pairs a column of one source (Home) with a column of another
-// (Other) whose values must have the same text.
+// (Other) whose values must have the same text. SameType says both
+// columns have one type, so that they are also compared with = (which an
+// index of Other's serves).
 type ColumnPair struct {
 	Home, Other string
+	SameType    bool
 }
 
 // CountMatching returns how many rows of the source other, in the
@@ -24,7 +27,9 @@ type ColumnPair struct {
 // them), and hold no NULL in the columns notNull. It is how many rows of
 // other give an item in the item collection whose partition key the home
 // row renders, counted by PostgreSQL alone, apart from the key renderer.
-// No home row with those values counts 0. Errors are PostgreSQL's.
+// Pairs of one type are compared with = too, which an index of other's
+// column serves (the text alone would read the whole of other). No home
+// row with those values counts 0. Errors are PostgreSQL's.
 func (s *Source) CountMatching(ctx context.Context, home mapping.Source, homeCols []string, values []any, other mapping.Source,
 	pairs []ColumnPair, notNull []string) (int64, error) {
 	if s.tx == nil {
@@ -42,6 +47,10 @@ func (s *Source) CountMatching(ctx context.Context, home mapping.Source, homeCol
 		alias := fmt.Sprintf("h%d", i)
 		texts = append(texts, fmt.Sprintf("(%s)::text AS %s", col(p.Home), alias))
 		where = append(where, fmt.Sprintf("(%s)::text = home.%s", col(p.Other), alias))
+		if p.SameType {
+			texts = append(texts, fmt.Sprintf("%s AS v%d", col(p.Home), i))
+			where = append(where, fmt.Sprintf("%s = home.v%d", col(p.Other), i))
+		}
 	}
 	for _, c := range notNull {
 		where = append(where, col(c)+" IS NOT NULL")

@@ -59,6 +59,9 @@ func collectionMembers(m *mapping.Mapping, plans []*transform.Plan, pp *transfor
 			if !ok {
 				continue
 			}
+			for j := range pairs {
+				pairs[j].SameType = sameType(plans[from], pairs[j].Home, p, pairs[j].Other)
+			}
 			cm := collectionMember{memberKey: memberKey{i, s.Mirror}, pairs: pairs}
 			if pp.Pattern.Index != "" && sortAttr != "" {
 				ss, ok := findSlot(slots, sortAttr, s.Mirror, pp.Pattern.Index)
@@ -78,6 +81,20 @@ func collectionMembers(m *mapping.Mapping, plans []*transform.Plan, pp *transfor
 		}
 	}
 	return out
+}
+
+// sameType reports whether column a of plan pa and column b of plan pb
+// have one type (neither an array).
+func sameType(pa *transform.Plan, a string, pb *transform.Plan, b string) bool {
+	find := func(p *transform.Plan, name string) *extract.Column {
+		cols := p.SourceColumns()
+		if i := slices.IndexFunc(cols, func(c extract.Column) bool { return c.Name == name }); i >= 0 {
+			return &cols[i]
+		}
+		return nil
+	}
+	ca, cb := find(pa, a), find(pb, b)
+	return ca != nil && cb != nil && ca.Type == cb.Type && !ca.Array && !cb.Array
 }
 
 // findSlot finds the slot of attr among slots, of the mirror or not, of
