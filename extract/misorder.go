@@ -24,16 +24,18 @@ type MisOrder struct {
 // col, ordered as text within each group of equal values of the columns
 // group (ORDER BY col::text COLLATE "C", as DynamoDB orders the digits of
 // a key), comes right after a greater number: how many, and up to n of
-// them. Rows with a NULL col are left out. Errors are PostgreSQL's.
+// them, the first in the order of the group's values and the number.
+// Rows with a NULL col are left out. Errors are PostgreSQL's.
 func (s *Source) MisOrdered(ctx context.Context, src mapping.Source, group []string, col string, n int) (int64, []MisOrder, error) {
 	if s.tx == nil {
 		return 0, nil, errors.New("source: MisOrdered before Begin")
 	}
 	q := func(c string) string { return "src." + pgx.Identifier{c}.Sanitize() }
-	var sel, outer, by []string
+	var sel, outer, by, order []string
 	for i, g := range group {
-		sel = append(sel, fmt.Sprintf("coalesce((%s)::text, 'NULL') AS g%d", q(g), i))
+		sel = append(sel, fmt.Sprintf("coalesce((%s)::text, 'NULL') AS g%d", q(g), i), fmt.Sprintf("%s AS r%d", q(g), i))
 		outer = append(outer, fmt.Sprintf("g%d", i))
+		order = append(order, fmt.Sprintf("r%d", i))
 		by = append(by, q(g))
 	}
 	partition := ""
@@ -43,8 +45,8 @@ func (s *Source) MisOrdered(ctx context.Context, src mapping.Source, group []str
 	c := q(col)
 	inner := fmt.Sprintf("SELECT %s %s AS c, lag(%s) OVER (%sORDER BY (%s)::text COLLATE \"C\") AS prev FROM %s WHERE %s IS NOT NULL",
 		strings.Join(append(sel, ""), ", "), c, c, partition, c, from(src), c)
-	sql := fmt.Sprintf("SELECT %s prev::text, c::text, count(*) OVER () FROM (%s) AS s WHERE prev > c LIMIT %d",
-		strings.Join(append(outer, ""), ", "), inner, n)
+	sql := fmt.Sprintf("SELECT %s prev::text, c::text, count(*) OVER () FROM (%s) AS s WHERE prev > c ORDER BY %s LIMIT %d",
+		strings.Join(append(outer, ""), ", "), inner, strings.Join(append(order, "c"), ", "), n)
 	rows, err := s.tx.Query(ctx, sql)
 	if err != nil {
 		return 0, nil, fmt.Errorf("order of %s in %s: %w", col, src, err)
