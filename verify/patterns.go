@@ -156,9 +156,12 @@ type patternCheck struct {
 	// members counts want's items by entity (and mirror), for the item
 	// collection check (patternSample.checkCollection).
 	members map[memberKey]int64
-	// filter holds the values of the filter's parameters (filterValues).
-	filter map[string]types.AttributeValue
-	rec    []byte // scratch for offer
+	// filter holds the values of the filter's parameters (filterValues);
+	// filtered counts the items the key condition reads that it leaves
+	// out, which the Query must leave out too.
+	filter   map[string]types.AttributeValue
+	filtered int64
+	rec      []byte // scratch for offer
 	// inFlight, if set, says whether an item (canonical) was changed
 	// after the snapshot (Options.InFlight): such an item is skipped on
 	// both sides of the comparison.
@@ -432,6 +435,7 @@ func (c *patternCheck) offer(m *mapping.Mapping, orders *orderChecker, it transf
 	}
 	// DynamoDB filters what the index holds: the projected item.
 	if f := c.pp.Pattern.FilterExpr; f != nil && !matchFilter(f, projected, c.filter) {
+		c.filtered++
 		return nil
 	}
 	vals, err := orders.values(it.Entity, mirror, c.sortAttr, it.Row)
@@ -766,7 +770,8 @@ func (a *answerReader) drain() error {
 //     key alone) has each check's answer compared, entity by entity, with
 //     the rows PostgreSQL counts in that collection
 //     (patternSample.checkCollection);
-//   - a pattern whose every check expected and got no item matches
+//   - a pattern whose every check expected and got no item (and whose
+//     filter, if any, left out no item the key condition reads) matches
 //     nothing: no sampled parameter reaches any item, which is what a key
 //     condition whose text differs from the items' keys does. Each of its
 //     results fails.
@@ -814,7 +819,8 @@ func (ps *patternSample) runAll(ctx context.Context, src source, client dynamodb
 		if err := ps.checkCollection(ctx, src, orders.plans, c, &pr); err != nil {
 			return nil, err
 		}
-		nothing = nothing && pr.OK && pr.Want == 0 && pr.Got == 0
+		// Items a filter left out on both sides were compared.
+		nothing = nothing && pr.OK && pr.Want == 0 && pr.Got == 0 && c.filtered == 0
 		out = append(out, pr)
 	}
 	if !nothing {
