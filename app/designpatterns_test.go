@@ -100,6 +100,20 @@ func TestDesignItemCollectionAndProjections(t *testing.T) {
 		if !p.OK || p.Got != p.Want {
 			t.Errorf("%s %v: want %d got %d: %s", p.Pattern, p.Params, p.Want, p.Got, p.Problem)
 		}
+		switch p.Pattern {
+		case "get_user_unless_handle":
+			// The filter leaves out the one profile read: compared, not
+			// "matching nothing".
+			if p.Want != 0 || !p.OK {
+				t.Errorf("%s(%v): want %d, ok %v; the filter leaves the profile out", p.Pattern, p.Params, p.Want, p.OK)
+			}
+		case "get_user_by_email_unless_handle":
+			// KEYS_ONLY: the index holds no handle, and a missing
+			// attribute passes <>.
+			if p.Want != 1 {
+				t.Errorf("%s(%v): want %d, the index's item passes a filter on an attribute it does not project", p.Pattern, p.Params, p.Want)
+			}
+		}
 		q, ok := designPatternSQL[p.Pattern]
 		if !ok {
 			continue
