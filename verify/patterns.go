@@ -42,9 +42,9 @@ func keyOperand(typ, text string) expression.ValueBuilder {
 
 // PatternQuery builds the Query of an access pattern for one set of
 // parameter values (one Go value per pp.Params, as pgx decodes them), with
-// its key condition and filter built by feature/dynamodb/expression. A Query of the
-// table reads consistently (ConsistentRead, at twice the read capacity of an
-// eventually consistent read); a Query of a GSI cannot.
+// its key condition and filter built by feature/dynamodb/expression. A
+// Query of the table reads consistently (ConsistentRead, at twice the read
+// capacity of an eventually consistent read); a Query of a GSI cannot.
 func PatternQuery(table string, pp *transform.PatternPlan, values []any) (*dynamodb.QueryInput, error) {
 	pk, sk, err := pp.Render(values)
 	if err != nil {
