@@ -36,12 +36,18 @@ type collectionMember struct {
 }
 
 // collectionMembers returns the members of the item collection pattern
-// pp reads, whose parameters are sampled from the source of plans[from];
-// nil when pp has a sort key condition or a filter (it reads part of a
-// collection) or no parameter.
+// pp reads, whose parameters are sampled from the source of plans[from]:
+// on the partition key alone, the whole collection; with begins_with of a
+// literal (begins_with(SK, ORDER#)), the entities whose sort key template
+// starts with that text. nil when pp has another sort key condition or a
+// filter (it reads part of a collection) or no parameter.
 func collectionMembers(m *mapping.Mapping, plans []*transform.Plan, pp *transform.PatternPlan, from int) []collectionMember {
 	kc := pp.Pattern.Condition
-	if kc.SortAttr != "" || pp.Pattern.FilterExpr != nil || from < 0 || len(pp.Params) == 0 {
+	prefix, byPrefix := "", kc.SortOp == "begins_with" && len(kc.Sort.Columns()) == 0
+	if byPrefix {
+		prefix = kc.Sort.Source
+	}
+	if kc.SortAttr != "" && !byPrefix || pp.Pattern.FilterExpr != nil || from < 0 || len(pp.Params) == 0 {
 		return nil
 	}
 	sortAttr := m.Table.SortKey
@@ -63,24 +69,47 @@ func collectionMembers(m *mapping.Mapping, plans []*transform.Plan, pp *transfor
 				pairs[j].SameType = sameType(plans[from], pairs[j].Home, p, pairs[j].Other)
 			}
 			cm := collectionMember{memberKey: memberKey{i, s.Mirror}, pairs: pairs}
-			if pp.Pattern.Index != "" && sortAttr != "" {
-				ss, ok := findSlot(slots, sortAttr, s.Mirror, pp.Pattern.Index)
-				if !ok {
-					continue // not in the index
-				}
+			ss, hasSort := findSlot(slots, sortAttr, s.Mirror, pp.Pattern.Index)
+			switch {
+			case pp.Pattern.Index != "" && sortAttr != "" && !hasSort:
+				continue // not in the index
+			case pp.Pattern.Index != "" && sortAttr != "":
 				cm.notNull = ss.Template.Columns()
+			}
+			if byPrefix {
+				in, why := startsWith(ss.Template, prefix)
+				if !in && why == "" {
+					continue // its keys never begin with the prefix
+				}
+				cm.skip = why
 			}
 			var cols []string
 			for _, pr := range pairs {
 				cols = append(cols, pr.Other)
 			}
-			if !hasColumns(p.SourceColumns(), slices.Concat(cols, cm.notNull)) {
+			if cm.skip == "" && !hasColumns(p.SourceColumns(), slices.Concat(cols, cm.notNull)) {
 				cm.skip = fmt.Sprintf("its template %q names a column its source does not have", s.Template.Source)
 			}
 			out = append(out, cm)
 		}
 	}
 	return out
+}
+
+// startsWith reports whether every key sort key template tpl renders
+// begins with prefix, by the template's literal text, or, when that text
+// is too short to say (POST# before a placeholder, for the prefix
+// POST#2024), why not.
+func startsWith(tpl mapping.Template, prefix string) (bool, string) {
+	lit := tpl.Prefix()
+	whole := len(tpl.Columns()) == 0
+	switch {
+	case strings.HasPrefix(lit, prefix):
+		return true, ""
+	case whole || !strings.HasPrefix(prefix, lit):
+		return false, ""
+	}
+	return false, fmt.Sprintf("its sort key template %q does not say whether its keys begin with %q", tpl.Source, prefix)
 }
 
 // sameType reports whether column a of plan pa and column b of plan pb

@@ -68,3 +68,29 @@ func TestCompareChecksItemCollectionsWhole(t *testing.T) {
 		})
 	}
 }
+
+// A pattern narrowed by begins_with of a literal reads the entities whose
+// sort key template starts with it: the orders of the collection, counted
+// by PostgreSQL, and not the profile.
+func TestCompareChecksPrefixOfCollection(t *testing.T) {
+	m, src := shopFrom(t, strings.Replace(collectionMapping, `CustomerCollection: {key_condition: "PK = CUSTOMER#${id:0}"}`,
+		`CustomerOrders: {key_condition: "PK = CUSTOMER#${id:0} AND begins_with(SK, ORDER#)"}`, 1))
+	src.lost = map[int][][]any{1: {{int32(6), int32(12), "f"}}}
+	// The fake's Query takes the partition key alone: its table holds the
+	// orders only, what begins_with(SK, ORDER#) reads.
+	var orders []item
+	for _, it := range src.tableItems(t) {
+		if sValue(it, "type") == "Order" {
+			orders = append(orders, it)
+		}
+	}
+	res, err := runCompare(t, m, src, &fakeTable{keys: [2]string{"PK", "SK"}, items: orders}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	problems := patternProblems(res)
+	want := "entity Order has 1 items in it, but PostgreSQL has 2 rows of table orders"
+	if len(problems) != 1 || !strings.Contains(problems["CustomerOrders 12"], want) {
+		t.Errorf("problems %v, want one for customer 12: %q", problems, want)
+	}
+}
