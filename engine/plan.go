@@ -66,6 +66,9 @@ func Plan(ctx context.Context, cfg Config, o PlanOptions) error {
 		if err != nil {
 			return err
 		}
+		if err := plan.OrderFromSource(ctx, s.src, d); err != nil {
+			return err
+		}
 	}
 	return plan.Render(j.out, d, o.Format)
 }

@@ -631,7 +631,7 @@ func (c *comparison) runPatterns(ctx context.Context, samples []*patternSample, 
 		for _, pc := range ps.checks {
 			pc.inFlight = c.itemInFlight
 		}
-		prs, err := ps.runAll(ctx, c.client, c.m.Table.Name, wait, c.orders, ties, derived, c.sourceRows)
+		prs, err := ps.runAll(ctx, c.src, c.client, c.m.Table.Name, wait, c.orders, ties, derived, c.sourceRows)
 		if err != nil {
 			return nil, err
 		}
