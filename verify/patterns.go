@@ -42,9 +42,9 @@ func keyOperand(typ, text string) expression.ValueBuilder {
 
 // PatternQuery builds the Query of an access pattern for one set of
 // parameter values (one Go value per pp.Params, as pgx decodes them), with
-// its key condition built by feature/dynamodb/expression. A Query of the
-// table reads consistently (ConsistentRead, at twice the read capacity of an
-// eventually consistent read); a Query of a GSI cannot.
+// its key condition and filter built by feature/dynamodb/expression. A
+// Query of the table reads consistently (ConsistentRead, at twice the read
+// capacity of an eventually consistent read); a Query of a GSI cannot.
 func PatternQuery(table string, pp *transform.PatternPlan, values []any) (*dynamodb.QueryInput, error) {
 	pk, sk, err := pp.Render(values)
 	if err != nil {
@@ -76,7 +76,19 @@ func PatternQuery(table string, pp *transform.PatternPlan, values []any) (*dynam
 		}
 		cond = cond.And(sc)
 	}
-	expr, err := expression.NewBuilder().WithKeyCondition(cond).Build()
+	b := expression.NewBuilder().WithKeyCondition(cond)
+	if f := pp.Pattern.FilterExpr; f != nil {
+		vals, err := filterValues(pp, values)
+		if err != nil {
+			return nil, err
+		}
+		fc, err := filterCondition(f, vals)
+		if err != nil {
+			return nil, fmt.Errorf("pattern %s: %w", pp.Pattern.Name, err)
+		}
+		b = b.WithFilter(fc)
+	}
+	expr, err := b.Build()
 	if err != nil {
 		return nil, fmt.Errorf("pattern %s: %w", pp.Pattern.Name, err)
 	}
@@ -85,6 +97,7 @@ func PatternQuery(table string, pp *transform.PatternPlan, values []any) (*dynam
 		KeyConditionExpression:    expr.KeyCondition(),
 		ExpressionAttributeNames:  expr.Names(),
 		ExpressionAttributeValues: expr.Values(),
+		FilterExpression:          expr.Filter(),
 	}
 	if pp.Pattern.Index != "" {
 		in.IndexName = aws.String(pp.Pattern.Index)
@@ -140,7 +153,15 @@ type patternCheck struct {
 	// by canonical projected item. It keeps them on disk past the
 	// patterns' memory budget.
 	want *sorter
-	rec  []byte // scratch for offer
+	// members counts want's items by entity (and mirror), for the item
+	// collection check (patternSample.checkCollection).
+	members map[memberKey]int64
+	// filter holds the values of the filter's parameters (filterValues);
+	// filtered counts the items the key condition reads that it leaves
+	// out, which the Query must leave out too.
+	filter   map[string]types.AttributeValue
+	filtered int64
+	rec      []byte // scratch for offer
 	// inFlight, if set, says whether an item (canonical) was changed
 	// after the snapshot (Options.InFlight): such an item is skipped on
 	// both sides of the comparison.
@@ -264,6 +285,10 @@ type patternSample struct {
 	tuples     int
 	unrendered string
 	checks     []*patternCheck
+	// members are the entities of the item collection the pattern reads
+	// whole (collectionMembers); nil for a pattern with a sort key
+	// condition.
+	members []collectionMember
 }
 
 // samplePatterns compiles every access pattern and samples up to n
@@ -300,15 +325,19 @@ func samplePatterns(ctx context.Context, src source, m *mapping.Mapping, plans [
 			}
 		}
 		ps.tuples = len(tuples)
+		ps.members = collectionMembers(m, plans, pp, ps.from)
 		for _, t := range tuples {
 			pk, sk, err := pp.Render(t)
 			if err != nil {
 				ps.unrendered = err.Error()
 				continue // a tuple no item could have: nothing to check
 			}
-			c := &patternCheck{pp: pp, values: t, pk: pk, params: map[string]string{}, sortAttr: m.Table.SortKey}
+			c := &patternCheck{pp: pp, values: t, pk: pk, params: map[string]string{}, sortAttr: m.Table.SortKey, members: map[memberKey]int64{}}
 			for i, p := range pp.Params {
 				c.params[p] = fmt.Sprint(t[i])
+			}
+			if c.filter, err = filterValues(pp, t); err != nil {
+				return nil, err
 			}
 			if ap.Index != "" {
 				c.gsi = m.Table.GSI(ap.Index)
@@ -404,6 +433,11 @@ func (c *patternCheck) offer(m *mapping.Mapping, orders *orderChecker, it transf
 	if c.gsi != nil {
 		projected = transform.Project(m, *c.gsi, item)
 	}
+	// DynamoDB filters what the index holds: the projected item.
+	if f := c.pp.Pattern.FilterExpr; f != nil && !matchFilter(f, projected, c.filter) {
+		c.filtered++
+		return nil
+	}
 	vals, err := orders.values(it.Entity, mirror, c.sortAttr, it.Row)
 	if err != nil {
 		return err
@@ -411,6 +445,7 @@ func (c *patternCheck) offer(m *mapping.Mapping, orders *orderChecker, it transf
 	if c.rec, err = appendWant(c.rec[:0], sortVal, ddbjson.Canonical(projected), it.Entity, mirror, vals); err != nil {
 		return fmt.Errorf("pattern %s: %w", c.pp.Pattern.Name, err)
 	}
+	c.members[memberKey{it.Entity, mirror}]++
 	return c.want.add(c.rec)
 }
 
@@ -731,7 +766,12 @@ func (a *answerReader) drain() error {
 //   - a pattern with no check otherwise (no sampled row has its parameters
 //     all non-NULL, or no tuple renders a key) could not be checked, and
 //     fails;
-//   - a pattern whose every check expected and got no item matches
+//   - a pattern that reads an item collection whole (on the partition
+//     key alone) has each check's answer compared, entity by entity, with
+//     the rows PostgreSQL counts in that collection
+//     (patternSample.checkCollection);
+//   - a pattern whose every check expected and got no item (and whose
+//     filter, if any, left out no item the key condition reads) matches
 //     nothing: no sampled parameter reaches any item, which is what a key
 //     condition whose text differs from the items' keys does. Each of its
 //     results fails.
@@ -741,7 +781,7 @@ func (a *answerReader) drain() error {
 // table holds none, and the results pass with a Note saying the pattern
 // was not checked. rows gives each entity's source row count, for the
 // message.
-func (ps *patternSample) runAll(ctx context.Context, client dynamodb.QueryAPIClient, table string, wait *indexWait,
+func (ps *patternSample) runAll(ctx context.Context, src source, client dynamodb.QueryAPIClient, table string, wait *indexWait,
 	orders *orderChecker, ties *sorter, derived int64, rows []int64) ([]PatternResult, error) {
 	ap := ps.pp.Pattern
 	index := ap.Index
@@ -776,7 +816,11 @@ func (ps *patternSample) runAll(ctx context.Context, client dynamodb.QueryAPICli
 		if err != nil {
 			return nil, err
 		}
-		nothing = nothing && pr.OK && pr.Want == 0 && pr.Got == 0
+		if err := ps.checkCollection(ctx, src, orders.plans, c, &pr); err != nil {
+			return nil, err
+		}
+		// Items a filter left out on both sides were compared.
+		nothing = nothing && pr.OK && pr.Want == 0 && pr.Got == 0 && c.filtered == 0
 		out = append(out, pr)
 	}
 	if !nothing {
