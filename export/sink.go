@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"io"
 	"math/rand/v2"
 	"slices"
@@ -122,16 +121,28 @@ func (s *Sink) Write(ctx context.Context, batch []transform.Item) error {
 			return errors.New("export: a delete cannot be exported")
 		}
 		k := transform.ItemKey(it.Attrs, s.keyAttrs)
-		h := fnv.New64a()
-		h.Write([]byte(k[0]))
-		h.Write([]byte{0})
-		h.Write([]byte(k[1]))
-		sl := s.slots[h.Sum64()%uint64(len(s.slots))]
+		sl := s.slots[keyHash(k)%uint64(len(s.slots))]
 		if err := sl.add(it); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// keyHash is the 64-bit FNV-1a hash of a primary key, its partition key
+// and sort key with a zero byte between them (hash/fnv's, without its
+// allocation per item).
+func keyHash(k [2]string) uint64 {
+	const offset, prime = 14695981039346656037, 1099511628211
+	h := uint64(offset)
+	for i := range len(k[0]) {
+		h = (h ^ uint64(k[0][i])) * prime
+	}
+	h *= prime // ^ 0
+	for i := range len(k[1]) {
+		h = (h ^ uint64(k[1][i])) * prime
+	}
+	return h
 }
 
 // Close writes out every slot's items and completes its object. It
@@ -140,14 +151,17 @@ func (s *Sink) Close() ([]Object, []int64, error) {
 	var errs []error
 	for _, sl := range s.slots {
 		sl.mu.Lock()
-		err := sl.flush()
-		if err == nil {
-			err = sl.closeObject()
-		}
+		full := sl.take()
 		for e, n := range sl.entities {
 			s.entities[e] += n
 		}
 		sl.mu.Unlock()
+		sl.outMu.Lock()
+		err := sl.flush(full)
+		if err == nil {
+			err = sl.closeObject()
+		}
+		sl.outMu.Unlock()
 		errs = append(errs, err)
 	}
 	if err := errors.Join(errs...); err != nil {
@@ -167,14 +181,14 @@ func (s *Sink) Close() ([]Object, []int64, error) {
 func (s *Sink) Abort(ctx context.Context) (left []string, err error) {
 	var errs []error
 	for _, sl := range s.slots {
-		sl.mu.Lock()
+		sl.outMu.Lock()
 		if sl.out != nil {
 			if aerr := sl.out.Abort(); aerr != nil {
 				left, errs = append(left, sl.obj.Key), append(errs, fmt.Errorf("%s: %w", s.store.URL(sl.obj.Key), aerr))
 			}
 			sl.out = nil
 		}
-		sl.mu.Unlock()
+		sl.outMu.Unlock()
 	}
 	s.mu.Lock()
 	objects := s.objects
@@ -208,18 +222,22 @@ func (s *Sink) newObject() (Writer, string, error) {
 }
 
 // slot is one open object and the items waiting to be shuffled into it.
+// Its two locks let writers add items while one of them writes a full
+// buffer out: mu guards the waiting items, outMu the object.
 type slot struct {
 	s        *Sink
 	mu       sync.Mutex
-	rng      *rand.Rand
-	lines    [][]byte // encoded, waiting
-	buf      []byte   // their bytes
+	pending  pending   // encoded, waiting
+	spare    []pending // emptied buffers, for reuse
 	entities []int64
 
-	// The open object: its store writer, a buffer over it (the
-	// compressor writes a few hundred bytes at a time: one system call,
-	// or one pipe handoff to the S3 upload, each), the compressor over
-	// that, the buffered writer over the compressor, and its counts.
+	// The open object: the shuffle's source of randomness, its store
+	// writer, a buffer over it (the compressor writes a few hundred
+	// bytes at a time: one system call, or one pipe handoff to the S3
+	// upload, each), the compressor over that, the buffered writer over
+	// the compressor, and its counts.
+	outMu  sync.Mutex
+	rng    *rand.Rand
 	out    Writer
 	outBuf *bufio.Writer
 	stored *countingWriter
@@ -228,31 +246,61 @@ type slot struct {
 	obj    Object
 }
 
-// add encodes it into the slot's buffer, written out when full.
+// pending are encoded lines waiting to be written out: the lines and
+// their bytes, in which they are sub-slices.
+type pending struct {
+	lines [][]byte
+	buf   []byte
+}
+
+// add encodes it into the slot's buffer; the writer that fills the buffer
+// writes it out, while others go on adding.
 func (sl *slot) add(it transform.Item) error {
 	sl.mu.Lock()
-	defer sl.mu.Unlock()
-	start := len(sl.buf)
+	p := &sl.pending
+	start := len(p.buf)
 	var err error
-	if sl.buf, err = ddbjson.AppendLine(sl.buf, it.Attrs); err != nil {
-		sl.buf = sl.buf[:start] // no part of a line the object cannot read
+	if p.buf, err = ddbjson.AppendLine(p.buf, it.Attrs); err != nil {
+		p.buf = p.buf[:start] // no part of a line the object cannot read
+		sl.mu.Unlock()
 		return err
 	}
-	sl.lines = append(sl.lines, sl.buf[start:len(sl.buf):len(sl.buf)])
+	p.lines = append(p.lines, p.buf[start:len(p.buf):len(p.buf)])
 	if it.Entity >= 0 && it.Entity < len(sl.entities) {
 		sl.entities[it.Entity]++
 	}
-	if len(sl.buf) >= shuffleBytes {
-		return sl.flush()
+	if len(p.buf) < shuffleBytes {
+		sl.mu.Unlock()
+		return nil
 	}
-	return nil
+	full := sl.take()
+	sl.mu.Unlock()
+	sl.outMu.Lock()
+	err = sl.flush(full)
+	sl.outMu.Unlock()
+	sl.mu.Lock()
+	sl.spare = append(sl.spare, pending{lines: full.lines[:0], buf: full.buf[:0]})
+	sl.mu.Unlock()
+	return err
 }
 
-// flush writes the waiting lines out in a random order, starting a new
-// object when the next line would take the current one over the bound.
-func (sl *slot) flush() error {
-	sl.rng.Shuffle(len(sl.lines), func(i, j int) { sl.lines[i], sl.lines[j] = sl.lines[j], sl.lines[i] })
-	for _, line := range sl.lines {
+// take returns the waiting lines and leaves a spare buffer in their
+// place; called with mu held.
+func (sl *slot) take() pending {
+	full := sl.pending
+	sl.pending = pending{}
+	if n := len(sl.spare); n > 0 {
+		sl.pending, sl.spare = sl.spare[n-1], sl.spare[:n-1]
+	}
+	return full
+}
+
+// flush writes p's lines out in a random order, starting a new object
+// when the next line would take the current one over the bound; called
+// with outMu held.
+func (sl *slot) flush(p pending) error {
+	sl.rng.Shuffle(len(p.lines), func(i, j int) { p.lines[i], p.lines[j] = p.lines[j], p.lines[i] })
+	for _, line := range p.lines {
 		if sl.out != nil && sl.obj.Bytes+int64(len(line)) > sl.s.opts.ObjectBytes {
 			if err := sl.closeObject(); err != nil {
 				return err
@@ -269,7 +317,6 @@ func (sl *slot) flush() error {
 		sl.obj.Items++
 		sl.obj.Bytes += int64(len(line))
 	}
-	sl.lines, sl.buf = sl.lines[:0], sl.buf[:0]
 	return nil
 }
 
