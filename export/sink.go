@@ -227,6 +227,7 @@ func (s *Sink) newObject() (Writer, string, error) {
 type slot struct {
 	s        *Sink
 	mu       sync.Mutex
+	enc      ddbjson.LineEncoder
 	pending  pending   // encoded, waiting
 	spare    []pending // emptied buffers, for reuse
 	entities []int64
@@ -260,7 +261,7 @@ func (sl *slot) add(it transform.Item) error {
 	p := &sl.pending
 	start := len(p.buf)
 	var err error
-	if p.buf, err = ddbjson.AppendLine(p.buf, it.Attrs); err != nil {
+	if p.buf, err = sl.enc.AppendLine(p.buf, it.Attrs); err != nil {
 		p.buf = p.buf[:start] // no part of a line the object cannot read
 		sl.mu.Unlock()
 		return err
