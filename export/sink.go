@@ -108,7 +108,9 @@ func NewSink(ctx context.Context, store Store, keyAttrs [2]string, entities int,
 	}
 	s := &Sink{ctx: ctx, store: store, opts: opts, keyAttrs: keyAttrs, entities: make([]int64, entities)}
 	for i := range opts.Slots {
-		s.slots = append(s.slots, &slot{s: s, rng: rand.New(rand.NewPCG(uint64(i), 0x9e3779b97f4a7c15)), entities: make([]int64, entities)})
+		sl := &slot{s: s, rng: rand.New(rand.NewPCG(uint64(i), 0x9e3779b97f4a7c15)), entities: make([]int64, entities)}
+		sl.flushed = sync.NewCond(&sl.mu)
+		s.slots = append(s.slots, sl)
 	}
 	return s, nil
 }
@@ -151,17 +153,14 @@ func (s *Sink) Close() ([]Object, []int64, error) {
 	var errs []error
 	for _, sl := range s.slots {
 		sl.mu.Lock()
-		full := sl.take()
+		err := sl.flush(sl.pending)
+		if err == nil {
+			err = sl.closeObject()
+		}
 		for e, n := range sl.entities {
 			s.entities[e] += n
 		}
 		sl.mu.Unlock()
-		sl.outMu.Lock()
-		err := sl.flush(full)
-		if err == nil {
-			err = sl.closeObject()
-		}
-		sl.outMu.Unlock()
 		errs = append(errs, err)
 	}
 	if err := errors.Join(errs...); err != nil {
@@ -181,14 +180,14 @@ func (s *Sink) Close() ([]Object, []int64, error) {
 func (s *Sink) Abort(ctx context.Context) (left []string, err error) {
 	var errs []error
 	for _, sl := range s.slots {
-		sl.outMu.Lock()
+		sl.mu.Lock()
 		if sl.out != nil {
 			if aerr := sl.out.Abort(); aerr != nil {
 				left, errs = append(left, sl.obj.Key), append(errs, fmt.Errorf("%s: %w", s.store.URL(sl.obj.Key), aerr))
 			}
 			sl.out = nil
 		}
-		sl.outMu.Unlock()
+		sl.mu.Unlock()
 	}
 	s.mu.Lock()
 	objects := s.objects
@@ -221,15 +220,20 @@ func (s *Sink) newObject() (Writer, string, error) {
 	return w, key, nil
 }
 
-// slot is one open object and the items waiting to be shuffled into it.
-// Its two locks let writers add items while one of them writes a full
-// buffer out: mu guards the waiting items, outMu the object.
+// slot is one open object and the items waiting to be shuffled into it,
+// double-buffered: while one writer writes a full buffer out (flushing),
+// the others go on adding items to the other buffer. mu guards the slot;
+// the flushing writer alone uses the object's fields without it.
 type slot struct {
 	s        *Sink
 	mu       sync.Mutex
 	enc      ddbjson.LineEncoder
-	pending  pending   // encoded, waiting
-	spare    []pending // emptied buffers, for reuse
+	pending  pending // encoded, waiting
+	spare    pending // the other buffer, emptied (none while flushing)
+	flushing bool
+	// flushed is signalled when a flush takes the pending buffer (or
+	// ends), for the writers that found it full.
+	flushed  *sync.Cond
 	entities []int64
 
 	// The open object: the shuffle's source of randomness, its store
@@ -237,7 +241,6 @@ type slot struct {
 	// bytes at a time: one system call, or one pipe handoff to the S3
 	// upload, each), the compressor over that, the buffered writer over
 	// the compressor, and its counts.
-	outMu  sync.Mutex
 	rng    *rand.Rand
 	out    Writer
 	outBuf *bufio.Writer
@@ -255,9 +258,13 @@ type pending struct {
 }
 
 // add encodes it into the slot's buffer; the writer that fills the buffer
-// writes it out, while others go on adding.
+// writes it out, while others go on adding to the other one. A writer
+// that finds both full waits for the flush under way to take one.
 func (sl *slot) add(it transform.Item) error {
 	sl.mu.Lock()
+	for sl.flushing && len(sl.pending.buf) >= shuffleBytes {
+		sl.flushed.Wait()
+	}
 	p := &sl.pending
 	start := len(p.buf)
 	var err error
@@ -270,35 +277,30 @@ func (sl *slot) add(it transform.Item) error {
 	if it.Entity >= 0 && it.Entity < len(sl.entities) {
 		sl.entities[it.Entity]++
 	}
-	if len(p.buf) < shuffleBytes {
+	if len(p.buf) < shuffleBytes || sl.flushing {
 		sl.mu.Unlock()
 		return nil
 	}
-	full := sl.take()
-	sl.mu.Unlock()
-	sl.outMu.Lock()
-	err = sl.flush(full)
-	sl.outMu.Unlock()
-	sl.mu.Lock()
-	sl.spare = append(sl.spare, pending{lines: full.lines[:0], buf: full.buf[:0]})
+	// This writer flushes, as long as the other buffer fills meanwhile.
+	sl.flushing = true
+	for err == nil && len(sl.pending.buf) >= shuffleBytes {
+		full := sl.pending
+		sl.pending, sl.spare = sl.spare, pending{}
+		sl.flushed.Broadcast()
+		sl.mu.Unlock()
+		err = sl.flush(full)
+		sl.mu.Lock()
+		sl.spare = pending{lines: full.lines[:0], buf: full.buf[:0]}
+	}
+	sl.flushing = false
+	sl.flushed.Broadcast()
 	sl.mu.Unlock()
 	return err
 }
 
-// take returns the waiting lines and leaves a spare buffer in their
-// place; called with mu held.
-func (sl *slot) take() pending {
-	full := sl.pending
-	sl.pending = pending{}
-	if n := len(sl.spare); n > 0 {
-		sl.pending, sl.spare = sl.spare[n-1], sl.spare[:n-1]
-	}
-	return full
-}
-
 // flush writes p's lines out in a random order, starting a new object
 // when the next line would take the current one over the bound; called
-// with outMu held.
+// by the flushing writer, or with mu held once no Write is under way.
 func (sl *slot) flush(p pending) error {
 	sl.rng.Shuffle(len(p.lines), func(i, j int) { p.lines[i], p.lines[j] = p.lines[j], p.lines[i] })
 	for _, line := range p.lines {
