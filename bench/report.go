@@ -156,6 +156,11 @@ How it is measured (this part does not depend on the run):
   number of writers, a fresh dynalite, UnprocessedItems re-sent. (c) also
   asks for ReturnConsumedCapacity (its summary reports write units); (b)
   does not.
+- (k) is (d) with ` + "`--metrics-addr`" + `, alternating with (d): the metrics'
+  cost on the fastest path, where a cost per item or per batch shows most.
+  Each (k) run scrapes /metrics once, halfway through the wall of the (d)
+  before it, and fails the bench if the server did not answer; its ratio is
+  the median of the pairs' ratios.
 - Both fixtures are vacuumed and analyzed after loading, so no measurement
   pays for setting hint bits on freshly copied rows.
 - Peak RSS is the ru_maxrss of the pg2dynamo process as seen by a small
