@@ -108,9 +108,7 @@ func NewSink(ctx context.Context, store Store, keyAttrs [2]string, entities int,
 	}
 	s := &Sink{ctx: ctx, store: store, opts: opts, keyAttrs: keyAttrs, entities: make([]int64, entities)}
 	for i := range opts.Slots {
-		sl := &slot{s: s, rng: rand.New(rand.NewPCG(uint64(i), 0x9e3779b97f4a7c15)), entities: make([]int64, entities)}
-		sl.flushed = sync.NewCond(&sl.mu)
-		s.slots = append(s.slots, sl)
+		s.slots = append(s.slots, &slot{s: s, rng: rand.New(rand.NewPCG(uint64(i), 0x9e3779b97f4a7c15)), entities: make([]int64, entities)})
 	}
 	return s, nil
 }
@@ -153,7 +151,7 @@ func (s *Sink) Close() ([]Object, []int64, error) {
 	var errs []error
 	for _, sl := range s.slots {
 		sl.mu.Lock()
-		err := sl.flush(sl.pending)
+		err := sl.flush()
 		if err == nil {
 			err = sl.closeObject()
 		}
@@ -220,28 +218,20 @@ func (s *Sink) newObject() (Writer, string, error) {
 	return w, key, nil
 }
 
-// slot is one open object and the items waiting to be shuffled into it,
-// double-buffered: while one writer writes a full buffer out (flushing),
-// the others go on adding items to the other buffer. mu guards the slot;
-// the flushing writer alone uses the object's fields without it.
+// slot is one open object and the items waiting to be shuffled into it.
 type slot struct {
 	s        *Sink
 	mu       sync.Mutex
 	enc      ddbjson.LineEncoder
-	pending  pending // encoded, waiting
-	spare    pending // the other buffer, emptied (none while flushing)
-	flushing bool
-	// flushed is signalled when a flush takes the pending buffer (or
-	// ends), for the writers that found it full.
-	flushed  *sync.Cond
+	rng      *rand.Rand
+	lines    [][]byte // encoded, waiting
+	buf      []byte   // their bytes
 	entities []int64
 
-	// The open object: the shuffle's source of randomness, its store
-	// writer, a buffer over it (the compressor writes a few hundred
-	// bytes at a time: one system call, or one pipe handoff to the S3
-	// upload, each), the compressor over that, the buffered writer over
-	// the compressor, and its counts.
-	rng    *rand.Rand
+	// The open object: its store writer, a buffer over it (the
+	// compressor writes a few hundred bytes at a time: one system call,
+	// or one pipe handoff to the S3 upload, each), the compressor over
+	// that, the buffered writer over the compressor, and its counts.
 	out    Writer
 	outBuf *bufio.Writer
 	stored *countingWriter
@@ -250,60 +240,31 @@ type slot struct {
 	obj    Object
 }
 
-// pending are encoded lines waiting to be written out: the lines and
-// their bytes, in which they are sub-slices.
-type pending struct {
-	lines [][]byte
-	buf   []byte
-}
-
-// add encodes it into the slot's buffer; the writer that fills the buffer
-// writes it out, while others go on adding to the other one. A writer
-// that finds both full waits for the flush under way to take one.
+// add encodes it into the slot's buffer, written out when full.
 func (sl *slot) add(it transform.Item) error {
 	sl.mu.Lock()
-	for sl.flushing && len(sl.pending.buf) >= shuffleBytes {
-		sl.flushed.Wait()
-	}
-	p := &sl.pending
-	start := len(p.buf)
+	defer sl.mu.Unlock()
+	start := len(sl.buf)
 	var err error
-	if p.buf, err = sl.enc.AppendLine(p.buf, it.Attrs); err != nil {
-		p.buf = p.buf[:start] // no part of a line the object cannot read
-		sl.mu.Unlock()
+	if sl.buf, err = sl.enc.AppendLine(sl.buf, it.Attrs); err != nil {
+		sl.buf = sl.buf[:start] // no part of a line the object cannot read
 		return err
 	}
-	p.lines = append(p.lines, p.buf[start:len(p.buf):len(p.buf)])
+	sl.lines = append(sl.lines, sl.buf[start:len(sl.buf):len(sl.buf)])
 	if it.Entity >= 0 && it.Entity < len(sl.entities) {
 		sl.entities[it.Entity]++
 	}
-	if len(p.buf) < shuffleBytes || sl.flushing {
-		sl.mu.Unlock()
-		return nil
+	if len(sl.buf) >= shuffleBytes {
+		return sl.flush()
 	}
-	// This writer flushes, as long as the other buffer fills meanwhile.
-	sl.flushing = true
-	for err == nil && len(sl.pending.buf) >= shuffleBytes {
-		full := sl.pending
-		sl.pending, sl.spare = sl.spare, pending{}
-		sl.flushed.Broadcast()
-		sl.mu.Unlock()
-		err = sl.flush(full)
-		sl.mu.Lock()
-		sl.spare = pending{lines: full.lines[:0], buf: full.buf[:0]}
-	}
-	sl.flushing = false
-	sl.flushed.Broadcast()
-	sl.mu.Unlock()
-	return err
+	return nil
 }
 
-// flush writes p's lines out in a random order, starting a new object
-// when the next line would take the current one over the bound; called
-// by the flushing writer, or with mu held once no Write is under way.
-func (sl *slot) flush(p pending) error {
-	sl.rng.Shuffle(len(p.lines), func(i, j int) { p.lines[i], p.lines[j] = p.lines[j], p.lines[i] })
-	for _, line := range p.lines {
+// flush writes the waiting lines out in a random order, starting a new
+// object when the next line would take the current one over the bound.
+func (sl *slot) flush() error {
+	sl.rng.Shuffle(len(sl.lines), func(i, j int) { sl.lines[i], sl.lines[j] = sl.lines[j], sl.lines[i] })
+	for _, line := range sl.lines {
 		if sl.out != nil && sl.obj.Bytes+int64(len(line)) > sl.s.opts.ObjectBytes {
 			if err := sl.closeObject(); err != nil {
 				return err
@@ -320,6 +281,7 @@ func (sl *slot) flush(p pending) error {
 		sl.obj.Items++
 		sl.obj.Bytes += int64(len(line))
 	}
+	sl.lines, sl.buf = sl.lines[:0], sl.buf[:0]
 	return nil
 }
 
