@@ -111,7 +111,7 @@ func main() {
 	flag.Float64Var(&cfg.writersCapacity, "writers-capacity", 5000, "(j′): write units a second the proxy's table takes (0: skip (j′))")
 	flag.BoolVar(&cfg.writersOnly, "writers-only", false, "measure (j) alone: no (a) to (i), no verify measurements; prints only unless -out is given")
 	flag.IntVar(&cfg.conc, "concurrency", 8, "writers, for (b) and (c)")
-	flag.IntVar(&cfg.repeat, "repeat", 3, "runs of (a) and of (d), alternately; each is reported by its median run")
+	flag.IntVar(&cfg.repeat, "repeat", 3, "runs of (a), (d), (k) and (i), in turn; each is reported by its median run")
 	flag.StringVar(&cfg.adminURL, "pg", testenv.AdminURL(), "PostgreSQL admin URL (databases are created and dropped through it)")
 	flag.StringVar(&cfg.db, "db", "pg2dynamo_bench", "name of the bench database (dropped and re-created; (e) uses NAME_flat); dropped at the end")
 	flag.StringVar(&cfg.out, "out", "BENCHMARKS.md", "file to rewrite with the results (empty: print only)")
