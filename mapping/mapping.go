@@ -193,7 +193,11 @@ type Table struct {
 	// rendered from each entity's pk. Default PK.
 	PartitionKey string `yaml:"partition_key"`
 	// SortKey is the name of the table's sort key attribute, rendered from
-	// each entity's sk. Default SK; not the partition key's name.
+	// each entity's sk. Default SK; not the partition key's name. Written
+	// as "" (sort_key: ""), the table has no sort key: the partition key
+	// alone is an item's primary key, entities have no sk, and two items
+	// (two rows, or two entities' rows) must not render the same
+	// partition key.
 	SortKey string `yaml:"sort_key"`
 	// PartitionKeyType is the type of the partition key attribute: S
 	// (string, the default), N (number) or B (binary). An N key's templates
@@ -744,7 +748,8 @@ func (t *Table) KeyType(attr string) string {
 }
 
 // KeyTypes returns the types of the table's partition and sort key
-// attributes (Table.KeyType), in that order.
+// attributes (Table.KeyType), in that order; the sort key's is
+// TypeString, unused, when the table has none.
 func (t *Table) KeyTypes() [2]string {
 	return [2]string{t.KeyType(t.PartitionKey), t.KeyType(t.SortKey)}
 }

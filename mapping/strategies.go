@@ -149,7 +149,7 @@ func (c *entityCheck) checkMirror() {
 	if mi := c.e.Mirror; mi != nil {
 		p := Path(c.ep, KeyMirror)
 		mi.PKTemplate = c.parse(Path(p, KeyPK), mi.PK, "partition key")
-		mi.SKTemplate = c.parse(Path(p, KeySK), mi.SK, "sort key")
+		mi.SKTemplate = c.parseSort(Path(p, KeySK), mi.SK)
 	}
 }
 
@@ -324,7 +324,9 @@ func (m *Mapping) validatePattern(ap *AccessPattern) Errors {
 	if kc.PartitionAttr != pk {
 		add(cp, "the condition names %q; the partition key of %s is %q", kc.PartitionAttr, indexName(ap.Index), pk)
 	}
-	if kc.SortAttr != "" && kc.SortAttr != sk {
+	if kc.SortAttr != "" && sk == "" {
+		add(cp, "the condition names a sort key %q; %s has no sort key: expected %s = … alone", kc.SortAttr, indexName(ap.Index), pk)
+	} else if kc.SortAttr != "" && kc.SortAttr != sk {
 		add(cp, "the condition names %q; the sort key of %s is %q", kc.SortAttr, indexName(ap.Index), sk)
 	}
 	ap.Condition = kc
