@@ -28,7 +28,8 @@ const PreflightTimeout = 20 * time.Second
 const TableActiveTimeout = 5 * time.Minute
 
 // CreateTableInput is the CreateTable request for the mapping's table: the
-// partition and sort key (type S), every GSI with its key schema (several
+// partition key and the sort key (a HASH element alone when the table has
+// none), every GSI with its key schema (several
 // HASH and RANGE elements, in order, for multi-attribute keys) and
 // projection, every key attribute with its type (mapping.Table.KeyAttributeTypes),
 // the billing mode with its capacities, and the optional settings CreateTable
