@@ -142,3 +142,45 @@ func TestNameableAndWhole(t *testing.T) {
 		}
 	}
 }
+
+// A table declared without a sort key (sort_key: "") has the partition
+// key alone in its key slots, its mirror's too; sort_key left without a
+// value is the default SK. The JSON Schema accepts the first as Load does.
+func TestKeySlotsWithoutSortKey(t *testing.T) {
+	const doc = `table:
+  name: shop
+  sort_key: ""
+  gsis:
+    - {name: ByEmail, partition_key: EPK, sort_key: ESK}
+entities:
+  User:
+    source: {table: users}
+    pk: "USER#${id}"
+    indexes:
+      ByEmail: {pk: "EMAIL#${email}", sk: "USER"}
+    mirror: {pk: "EMAIL#${email}"}
+access_patterns:
+  Get: {key_condition: "PK = USER#${id}"}
+`
+	m := mustParse(t, []byte(doc))
+	var got []string
+	for _, s := range m.KeySlots(m.Entities[0]) {
+		got = append(got, s.Attr+"="+s.Template.Source)
+	}
+	want := []string{"PK=USER#${id}", "EPK=EMAIL#${email}", "ESK=USER", "PK=EMAIL#${email}"}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("key slots (-want +got):\n%s", d)
+	}
+	if m.Table.SortKey != "" || m.Table.Sorts("") || len(m.KeyAttributes()) != 3 {
+		t.Errorf("sort key %q, Sorts(\"\") %v, key attributes %v", m.Table.SortKey, m.Table.Sorts(""), m.KeyAttributes())
+	}
+	if _, ok := m.KeySlots(m.Entities[0]).Find("", false); ok {
+		t.Error(`Find("") found a slot`)
+	}
+	if err := validateYAML(compileSchema(t), []byte(doc)); err != nil {
+		t.Errorf("schema: %v", err)
+	}
+	if d := mustParse(t, []byte("table: {name: shop, sort_key: }\nentities: {A: {source: {table: a}, pk: A, sk: A}}\n")); d.Table.SortKey != DefaultSortKey {
+		t.Errorf("sort_key without a value: %q, want the default %q", d.Table.SortKey, DefaultSortKey)
+	}
+}

@@ -256,10 +256,11 @@ var beyondSchema = map[string]string{
 	"pattern-on-an-unknown-index.yaml":    "an access pattern's index must name a GSI of table.gsis",
 
 	// A rule that depends on the GSI an entity's index names.
-	"index-sk-on-a-gsi-without-sort-key.yaml":       "whether an index takes an sk template depends on its GSI's sort_key",
-	"index-template-for-a-table-key-attribute.yaml": "whether an index takes a template depends on its GSI's key attributes",
-	"index-missing-its-pk-template.yaml":            "whether an index needs a pk template depends on its GSI's key attributes",
-	"pattern-on-the-wrong-key.yaml":                 "the key condition's attributes must be the key attributes of its table or GSI",
+	"index-sk-on-a-gsi-without-sort-key.yaml":           "whether an index takes an sk template depends on its GSI's sort_key",
+	"index-template-for-a-table-key-attribute.yaml":     "whether an index takes a template depends on its GSI's key attributes",
+	"index-missing-its-pk-template.yaml":                "whether an index needs a pk template depends on its GSI's key attributes",
+	"pattern-on-the-wrong-key.yaml":                     "the key condition's attributes must be the key attributes of its table or GSI",
+	"sort-condition-on-a-table-without-a-sort-key.yaml": "the key condition's attributes must be the key attributes of its table or GSI",
 
 	// Two values compared.
 	"sort-key-equal-to-partition-key.yaml":           "the table's sort_key must differ from its partition_key",
