@@ -15,11 +15,11 @@ var scalarItems = []string{"string", "integer", "float", "decimal", "number", "u
 func (g *binder) entity(de *MCPEntity) *BoundEntity {
 	e := &BoundEntity{Design: de, Rename: map[string]string{}, keyName: map[string]keyColumn{}, dup: map[string]bool{}, nullable: map[string]bool{}}
 	where := "entity " + de.Name
-	if g.b.SortKey == "" {
-		g.unbound(where, "the design's table has no sort key; a pg2dynamo table always has one: add a sort_key to table_config (the items can keep a constant one, such as METADATA)")
+	switch {
+	case g.b.SortKey == "" && de.SKTemplate != "":
+		g.unbound(where, "it has an sk_template, and the table has no sort key: remove sk_template, or add a sort_key to table_config")
 		return e
-	}
-	if de.SKTemplate == "" {
+	case g.b.SortKey != "" && de.SKTemplate == "":
 		g.unbound(where, "it has no sk_template, and the table has a sort key (%s): every item needs one", g.b.SortKey)
 		return e
 	}

@@ -83,6 +83,8 @@ func (g *binder) condition(e *BoundEntity, p *MCPPattern) (string, string) {
 	switch rc := p.RangeCondition; {
 	case p.Operation == "GetItem" && rc != "":
 		return "", "a GetItem has no range condition: make it a Query"
+	case p.Operation == "GetItem" && skAttr == "":
+		// A table without a sort key: the partition key alone.
 	case p.Operation == "GetItem":
 		sort, bounds = "=", []string{skT}
 	case rc == "":

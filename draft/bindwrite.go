@@ -33,7 +33,7 @@ func WriteBound(w io.Writer, b *Bound, from string) error {
 // above the next bound one of its map, or below the last; the lists of
 // what is unbound or not translated go at the end of the file.
 func buildBound(b *Bound, from string) (*mapping.Mapping, layout) {
-	m := &mapping.Mapping{Version: 1, Name: MappingName(b.Table), Table: mapping.Table{Name: b.Table, PartitionKey: b.PartitionKey, SortKey: cmpOr(b.SortKey, mapping.DefaultSortKey),
+	m := &mapping.Mapping{Version: 1, Name: MappingName(b.Table), Table: mapping.Table{Name: b.Table, PartitionKey: b.PartitionKey, SortKey: b.SortKey,
 		PartitionKeyType: b.keyType(b.PartitionKey), SortKeyType: b.keyType(b.SortKey)}}
 	var l layout
 	l.add(note{path: at(mapping.KeyVersion), head: boundHeader(b, from)})

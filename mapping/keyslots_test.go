@@ -3,6 +3,7 @@ package mapping
 import (
 	"testing"
 
+	"github.com/goccy/go-yaml"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 )
@@ -182,5 +183,23 @@ access_patterns:
 	}
 	if d := mustParse(t, []byte("table: {name: shop, sort_key: }\nentities: {A: {source: {table: a}, pk: A, sk: A}}\n")); d.Table.SortKey != DefaultSortKey {
 		t.Errorf("sort_key without a value: %q, want the default %q", d.Table.SortKey, DefaultSortKey)
+	}
+}
+
+// MarshalYAML writes a table without a sort key as sort_key: "", with
+// and without OmitEmpty, and Parse reads it back without one; a table
+// with another sort key keeps it.
+func TestMarshalWithoutSortKey(t *testing.T) {
+	for sk, entity := range map[string]string{`""`: "{source: {table: a}, pk: A}", "SORT": "{source: {table: a}, pk: A, sk: B}"} {
+		m := mustParse(t, []byte("table: {name: shop, sort_key: "+sk+"}\nentities: {A: "+entity+"}\n"))
+		for _, opts := range [][]yaml.EncodeOption{nil, {yaml.OmitEmpty(), yaml.OmitZero()}} {
+			b, err := yaml.MarshalWithOptions(m, opts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if back := mustParse(t, b); back.Table.SortKey != m.Table.SortKey {
+				t.Errorf("sort_key %s written as\n%s\nread back as %q", sk, b, back.Table.SortKey)
+			}
+		}
 	}
 }
