@@ -85,8 +85,13 @@ func (m *Mapping) KeySlots(e *Entity) KeySlots {
 // KeySlots returns the key templates of access pattern ap's key condition
 // as slots of the index it queries: the partition key, then the sort key
 // and, for BETWEEN, its upper bound (a second slot of the same attribute),
-// each at the path of the key condition.
+// each at the path of the key condition. A pattern on a GSI with
+// multi-attribute keys has none: its values are attributes' values, not
+// rendered keys (KeyCondition.Terms, AccessPattern.TermTypes).
 func (ap *AccessPattern) KeySlots(t *Table) []KeySlot {
+	if ap.MultiAttributeIndex(t) != nil {
+		return nil
+	}
 	kc := ap.Condition
 	path := Path(KeyAccessPatterns, ap.Name, KeyKeyCondition)
 	slot := func(attr string, tpl Template, sort bool) KeySlot {

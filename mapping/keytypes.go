@@ -184,8 +184,8 @@ func (m *Mapping) validateTypedKeys() Errors {
 		}
 	}
 	for _, ap := range m.AccessPatterns {
-		if ap.Condition.PartitionAttr == "" {
-			continue // not parsed: reported
+		if ap.Condition.PartitionAttr == "" || ap.MultiAttributeIndex(&m.Table) != nil {
+			continue // not parsed (reported), or checked by validateMultiPattern
 		}
 		for _, s := range ap.KeySlots(&m.Table) {
 			if err := m.checkTypedKeyTemplate(s); err != nil {

@@ -351,8 +351,8 @@ func (m *Mapping) validate() Errors {
 		errs = append(errs, m.validateEntity(e)...)
 	}
 	for _, ap := range m.AccessPatterns {
-		if g := t.GSI(ap.Index); ap.Index != "" && g != nil && g.MultiAttribute() {
-			add(Path(KeyAccessPatterns, ap.Name, KeyIndex), "index %s has multi-attribute keys (partition_keys, sort_keys): access patterns on it are not supported; query it directly", ap.Index)
+		if g := ap.MultiAttributeIndex(t); g != nil {
+			errs = append(errs, m.validateMultiPattern(ap, g)...)
 			continue
 		}
 		errs = append(errs, m.validatePattern(ap)...)

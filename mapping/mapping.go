@@ -396,10 +396,17 @@ type AccessPattern struct {
 	Condition KeyCondition `yaml:"-"`
 }
 
-// KeyCondition is a parsed access-pattern key condition.
+// KeyCondition is a parsed access-pattern key condition: the partition
+// key's equality, then, on a GSI with multi-attribute keys, the equalities
+// on its further key attributes (Equal, in the condition's order), then
+// the sort key condition. Terms lists them all in order.
 type KeyCondition struct {
 	PartitionAttr string
 	Partition     Template
+	// Equal are the equalities between the first and the last condition:
+	// only a multi-attribute key has them (Load checks which attributes
+	// they name).
+	Equal []KeyTerm
 	// SortAttr is empty when the condition names the partition key only.
 	SortAttr string
 	// SortOp is "=", "<", "<=", ">", ">=", "begins_with" or "between".
@@ -407,6 +414,29 @@ type KeyCondition struct {
 	Sort   Template
 	// SortHigh is the upper bound of "between".
 	SortHigh Template
+}
+
+// KeyTerm is one condition of a key condition: Attr Op Value (and
+// ValueHigh for between). Op is "=", "<", "<=", ">", ">=", "begins_with"
+// or "between".
+type KeyTerm struct {
+	Attr             string
+	Op               string
+	Value, ValueHigh Template
+}
+
+// Terms returns the condition's terms in order: the partition key's, the
+// further equalities, then the sort key condition's, if any.
+func (kc KeyCondition) Terms() []KeyTerm {
+	out := []KeyTerm{{Attr: kc.PartitionAttr, Op: "=", Value: kc.Partition}}
+	for _, t := range kc.Equal {
+		t.Op = "="
+		out = append(out, t)
+	}
+	if kc.SortAttr != "" {
+		out = append(out, KeyTerm{Attr: kc.SortAttr, Op: kc.SortOp, Value: kc.Sort, ValueHigh: kc.SortHigh})
+	}
+	return out
 }
 
 // Entity turns the rows of one source into items of one type.
