@@ -77,6 +77,9 @@ type BoundEntity struct {
 	dup     map[string]bool
 	// nullable marks the placeholders that may be NULL (sparse indexes).
 	nullable map[string]bool
+	// multi are the GSIs with multi-attribute keys the entity's items
+	// are in (their own attributes: no Indexes entry).
+	multi []string
 }
 
 // BoundIndex is an entity's key templates in one GSI.

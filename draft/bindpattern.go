@@ -73,6 +73,10 @@ func (g *binder) condition(e *BoundEntity, p *MCPPattern) (string, string) {
 			return "", "a GetItem cannot read an index: make it a Query"
 		case m == nil:
 			return "", fmt.Sprintf("entity %s has no gsi_mapping for %s", de.Name, p.IndexName)
+		case gsi != nil && g.b.multi(*gsi) && !slices.Contains(e.multi, p.IndexName):
+			return "", fmt.Sprintf("the entity's templates in %s are unbound", p.IndexName)
+		case gsi != nil && g.b.multi(*gsi):
+			return g.multiCondition(e, p, *gsi)
 		case e.index(p.IndexName) == nil:
 			return "", fmt.Sprintf("the entity's templates in %s are unbound", p.IndexName)
 		}

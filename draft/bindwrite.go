@@ -39,6 +39,12 @@ func buildBound(b *Bound, from string) (*mapping.Mapping, layout) {
 	l.add(note{path: at(mapping.KeyVersion), head: boundHeader(b, from)})
 	l.add(note{path: at(mapping.KeyName), head: nameComment})
 	for _, x := range b.GSIs {
+		if b.multi(x) {
+			g := mapping.GSI{Name: x.Name}
+			g.PartitionKeys, g.SortKeys = b.multiKeyAttrs(x)
+			m.Table.GSIs = append(m.Table.GSIs, g)
+			continue
+		}
 		g := mapping.GSI{Name: x.Name, PartitionKey: x.PartitionKey, SortKey: x.SortKey}
 		// A table key attribute the index reuses has the table's type.
 		if g.PartitionKey != b.PartitionKey && g.PartitionKey != b.SortKey {
