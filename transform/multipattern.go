@@ -56,9 +56,9 @@ func compileMultiPattern(m *mapping.Mapping, ap *mapping.AccessPattern, g *mappi
 			pp.Home = i
 		}
 	}
-	types := ap.TermTypes(g)
+	typs := ap.TermTypes(g)
 	for i, t := range kc.Terms() {
-		tp := termPlan{attr: t.Attr, op: t.Op, typ: types[i], bounds: 1}
+		tp := termPlan{attr: t.Attr, op: t.Op, typ: typs[i], bounds: 1}
 		if t.Op == "between" {
 			tp.bounds = 2
 		}
@@ -99,21 +99,13 @@ func termValueOf(pp *PatternPlan, v mapping.Template, typ string) (termValue, er
 	return termValue{param: -1, literal: KeyAttributeValue(typ, text)}, nil
 }
 
-// attrType is the DynamoDB type a column is written as: N for numbers, B
-// for bytea, S for the rest that can be a key ("" for what cannot).
+// attrType is the DynamoDB type a column is written as (kindType): N,
+// S or B, "" for what can be no key (an array, a boolean, JSON).
 func attrType(c extract.Column) string {
 	if c.Array {
 		return ""
 	}
-	switch scalarFor(c.Type, c.AsText).kind {
-	case kindInt, kindNumeric, kindFloat:
-		return mapping.TypeNumber
-	case kindBytes:
-		return mapping.TypeBinary
-	case kindBool:
-		return ""
-	}
-	return mapping.TypeString
+	return kindType(scalarFor(c.Type, c.AsText).kind)
 }
 
 func hasAll(p *Plan, names []string) bool {
