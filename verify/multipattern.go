@@ -155,4 +155,3 @@ func typedText(v types.AttributeValue, typ string) (string, bool) {
 	}
 	return transform.KeyText(v)
 }
-
