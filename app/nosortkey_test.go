@@ -96,7 +96,20 @@ func TestTableWithoutSortKey(t *testing.T) {
 	}
 	verify("after the load")
 
-	testenv.Exec(t, url, "UPDATE customers SET name = 'renamed' WHERE customer_id = 5")
+	testenv.Exec(t, url, `UPDATE customers SET name = 'renamed' WHERE customer_id = 5;
+DELETE FROM products WHERE sku = 'P-4'; INSERT INTO products VALUES ('P-99', 'product 99', 1)`)
+	report := filepath.Join(t.TempDir(), "diff.json")
+	if r := runCLI(t, "diff", "--mapping", file, "--source", url, "--endpoint-url", dynalite(t).Endpoint, "--table", table,
+		"--report-json", report); r.code != ExitOK {
+		t.Fatalf("diff: exit %d\n%s", r.code, r.stderr)
+	}
+	d := readReport(t, report)
+	if n := d.Summary; n.New != 1 || n.Changed != 1 || n.Stale != 1 {
+		t.Errorf("diff: %+v; want 1 new, 1 changed and 1 stale item", n)
+	}
+	if x := listed(t, d.Extra); len(x) != 1 || x[0].PK != "PRODUCT#P-4" || x[0].SK != "" {
+		t.Errorf("diff's stale item: %+v, want PRODUCT#P-4 without a sort key", x)
+	}
 	if r := runCLI(t, migrateArgs(t, file, url, table, "--changes-only")...); r.code != ExitOK {
 		t.Fatalf("migrate --changes-only: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
