@@ -386,7 +386,11 @@ type AccessPattern struct {
 	// of: SK = T, SK < T, SK <= T, SK > T, SK >= T, SK BETWEEN T AND T,
 	// begins_with(SK, T). PK and SK are the key attribute names of the
 	// table or the index; a template in single quotes may hold spaces,
-	// parentheses and commas.
+	// parentheses and commas. On a GSI with multi-attribute keys: A = T
+	// for each partition key attribute in order, then sort key attributes
+	// from the left joined by AND, each = T but the last, which may be any
+	// of the sort key conditions; each T a placeholder of a column written
+	// as that attribute, or a literal.
 	KeyCondition string `yaml:"key_condition"`
 	// ScanForward is false to read the sort key descending, newest first
 	// (ScanIndexForward=false). Default true.
