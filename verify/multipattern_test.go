@@ -3,6 +3,7 @@ package verify
 import (
 	"encoding/json"
 	"flag"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -176,5 +177,68 @@ func TestMultiAttributeMatch(t *testing.T) {
 	}
 	if a, b := sortTuple(item("x", "y", "2026-11-02", "5"), c.gsi.SortKeys), sortTuple(item("x", "y", "2026-11-02x", "1"), c.gsi.SortKeys); a >= b {
 		t.Errorf("a shorter first sort attribute sorts first: %q >= %q", a, b)
+	}
+}
+
+// verify's check of a pattern on a GSI with multi-attribute keys, against
+// a fake index (DynamoDB Local and dynalite have none) scripted with each
+// partition's answer: it passes when the answer is the entity's items of
+// that partition in the order of the sort key attributes (note, then
+// order_id as a number), and fails, naming the item, when the index
+// returns them in another order (order_id's) or leaves one out.
+func TestMultiAttributePatternCheck(t *testing.T) {
+	text := strings.Replace(shopMapping, "table: {name: shop}",
+		"table: {name: shop, gsis: [{name: ByCustomer, partition_keys: [{name: customer_id, type: N}], sort_keys: [{name: note, type: S}, {name: order_id, type: N}]}]}", 1)
+	m, src := shopFrom(t, text+"  CustomerOrders: {index: ByCustomer, key_condition: \"customer_id = ${customer_id}\"}\n")
+	src.rows[1][4][2] = "0" // order 5's note sorts first: by note, not by order_id
+	items := src.tableItems(t)
+	order := func(ids ...string) []item {
+		var out []item
+		for _, id := range ids {
+			for _, it := range items {
+				if n, ok := it["order_id"].(*types.AttributeValueMemberN); ok && n.Value == id {
+					out = append(out, it)
+				}
+			}
+		}
+		return out
+	}
+	right := map[string][][]item{"10": {order("5", "1", "2")}, "11": {order("3")}, "12": {order("4")}}
+	for _, tc := range []struct {
+		name    string
+		ten     []item
+		problem string
+	}{
+		{"in order", order("5", "1", "2"), ""},
+		{"in order_id's order", order("1", "2", "5"), "item 1 differs"},
+		{"one missing", order("5", "2"), "item 2 differs"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			answers := maps.Clone(right)
+			answers["10"] = [][]item{tc.ten}
+			table := &fakeTable{keys: [2]string{"PK", "SK"}, gsis: map[string][2]string{"ByCustomer": {"customer_id", ""}},
+				items: items, queryAnswers: answers}
+			res, err := runCompare(t, m, src, table, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var checked int
+			for _, p := range res.Patterns {
+				if p.Pattern != "CustomerOrders" {
+					continue
+				}
+				checked++
+				ten := p.Params["customer_id"] == "10"
+				switch {
+				case ten && tc.problem != "" && !strings.Contains(p.Problem, tc.problem):
+					t.Errorf("customer 10: OK %v, problem %q; want %q", p.OK, p.Problem, tc.problem)
+				case (!ten || tc.problem == "") && !p.OK:
+					t.Errorf("customer %s: %s", p.Params["customer_id"], p.Problem)
+				}
+			}
+			if checked != 3 {
+				t.Errorf("%d checks of CustomerOrders, want 3 (one a customer)", checked)
+			}
+		})
 	}
 }
