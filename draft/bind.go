@@ -170,6 +170,7 @@ func BindDesign(cat *Catalog, t *MCPTable, name string) *Bound {
 	b := &Bound{Catalog: cat, Design: t, Table: cmp.Or(name, t.Config.TableName), PartitionKey: t.Config.PartitionKey,
 		SortKey: t.Config.SortKey, GSIs: t.GSIs(), TypeAttribute: "type"}
 	g := &binder{b: b}
+	b.GSIs = g.gsis(b.GSIs)
 	for _, de := range t.Entities {
 		b.Entities = append(b.Entities, g.entity(de))
 	}

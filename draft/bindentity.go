@@ -190,6 +190,9 @@ func (g *binder) keys(e *BoundEntity) {
 	e.PK, e.SK = g.b.typedTemplate(g.b.PartitionKey, pk), g.b.typedTemplate(g.b.SortKey, sk)
 	g.orderNotes(e)
 	for _, m := range de.GSIMappings {
+		if gsi := g.b.Design.GSI(m.Name); gsi != nil && !slices.ContainsFunc(g.b.GSIs, func(x MCPGSI) bool { return x.Name == m.Name }) {
+			continue // the GSI is unbound (binder.gsis)
+		}
 		if gsi := g.b.Design.GSI(m.Name); gsi != nil && g.b.multi(*gsi) {
 			if why := g.multiIndex(e, m, *gsi); why != "" {
 				g.unbound(fmt.Sprintf("entity %s, GSI %s", de.Name, m.Name), "%s", why)

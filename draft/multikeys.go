@@ -38,6 +38,26 @@ func (b *Bound) multi(x MCPGSI) bool {
 	return false
 }
 
+// gsis returns the design's GSIs the draft can write: a GSI with
+// multi-attribute keys that names one of the table's key attributes is
+// unbound (the mapping renders those from templates; its multi-attribute
+// keys are the items' own attributes), and its entities' mappings with
+// it.
+func (g *binder) gsis(all []MCPGSI) []MCPGSI {
+	var out []MCPGSI
+	for _, x := range all {
+		if x.MultiAttribute() {
+			pks, sks := x.keyLists()
+			if i := slices.IndexFunc(slices.Concat(pks, sks), func(a string) bool { return a == g.b.PartitionKey || a == g.b.SortKey }); i >= 0 {
+				g.unbound("GSI "+x.Name, "its key attribute %s is the table's, which pg2dynamo renders from key templates; its multi-attribute keys are the items' own attributes", slices.Concat(pks, sks)[i])
+				continue
+			}
+		}
+		out = append(out, x)
+	}
+	return out
+}
+
 // keyLists returns g's partition and sort key attributes as lists (a
 // single attribute as a list of one; no sort key as none).
 func (g MCPGSI) keyLists() (pks, sks []string) {
@@ -79,8 +99,6 @@ func (g *binder) multiIndex(e *BoundEntity, m MCPGSIMapping, gsi MCPGSI) string 
 		tpl := slices.Concat(pkT, skT)[i]
 		f := templateFields(tpl)
 		switch {
-		case a == g.b.PartitionKey || a == g.b.SortKey:
-			return fmt.Sprintf("its key attribute %s is the table's, written from a key template; a multi-attribute key takes the items' own attributes", a)
 		case len(f) != 1 || tpl != "{"+f[0]+"}":
 			return fmt.Sprintf("template %q of key attribute %s: a multi-attribute key attribute holds one field's value itself ({field})", tpl, a)
 		case f[0] != a:
