@@ -32,18 +32,27 @@ complete mapping, with the evidence for each choice in comments:
   - a join table (its key is two foreign keys) becomes adjacency-list items
     in the first parent's collection, inverted in GSI1;
   - owners get a count of each child type; parents averaging over 100
-    children are categories (a status, a genre), neither owners nor indexed;
+    children are categories (a status, a genre), neither owners nor indexed,
+    nor a join table's collection or inversion;
+  - a column no foreign key holds, named as another table's key or after it
+    (theme_id and themes keyed by id), is a suggested relation: drafted as
+    a foreign key, marked, when every value has a parent row, else named;
+  - a primary key that holds more than the table's own id (payment_date,
+    payment_id), the id distinct in the data, also finds it by the id alone;
   - tsvector columns and columns named like secrets (password, passwd,
     token, secret, hash, salt) are left out of the items;
   - entity names and key prefixes are ASCII made from the table's name;
   - every entity gets a Get pattern by its key, and every relationship an
     access pattern, which verify runs.
 
-The file is checked before it is written: mapping.Load and the source both
-accept it, so plan and migrate take it unchanged. Tables without a primary
-key or a unique key of NOT NULL columns are listed at the end, left out;
---exclude leaves out others (audit_*, staging.*), unread.
-Reading costs one count(*) scan per table and one GROUP BY per foreign key.
+The file is checked as plan --with-source checks it: mapping.Load and the
+source accept it, and every row is read through it; rows it would reject
+are listed (init exits 5, the draft written). Tables without a primary key
+or a unique key of NOT NULL columns are listed at the end, left out, each
+with the ALTER TABLE that gives it one; --exclude leaves out others
+(audit_*, staging.*), unread. Reading costs one count(*) scan per table,
+one GROUP BY per foreign key or suggested relation, and one read of every
+row through the draft.
 
 --from-design FILE starts from a design instead: the schema.json of the
 DynamoDB MCP server (tables with table_config, entities with pk_template
@@ -62,7 +71,8 @@ server's own validator; its mistakes, each at its JSON path, are listed
 with what binding finds, and init exits 2, writing nothing.
 
 Exit codes: 0 written, 1 the source or the file failed, 2 usage,
-5 (--from-design) written, with parts of the design unbound.`,
+5 written, with parts of the design unbound (--from-design) or rows the
+draft would reject (listed).`,
 		Flags: append([]cli.Flag{
 			sourceFlag(),
 			&cli.StringSliceFlag{Name: "schema", Value: cli.NewStringSlice("public"), Usage: "schema `NAME` to read (repeat for several)"},

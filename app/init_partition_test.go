@@ -49,7 +49,9 @@ INSERT INTO payment SELECT i, r.customer_id, i % 2 + 1, r.rental_id, (i % 7) + 0
 // table's foreign keys are declared on its partitions only (issue 29): the
 // payments must be drafted under a parent, as for a foreign key the table
 // declares, not as an isolated collection, and the partitions must not be
-// entities of their own. The draft is the same on a second run and equal
+// entities of their own; a payment is found by payment_id alone (its key
+// also holds payment_date, as a partitioned table's must), which the data
+// shows distinct. The draft is the same on a second run and equal
 // to its golden file; it migrates with one item per row (0 rejects) and
 // verify runs every drafted access pattern.
 func TestInitDraftsPartitionForeignKeys(t *testing.T) {

@@ -58,6 +58,10 @@ Example, against DynamoDB Local:
 			&cli.BoolFlag{Name: "no-verify", Usage: "skip the verification (as pg2dynamo verify) that follows the load"},
 			pruneFlag(),
 			changesOnlyFlag(),
+			previousMappingFlag("with --changes-only, or --follow --resume: apply the mapping (--mapping), a new version of the table's own mapping (the same name), to the table in place. " +
+				"The table's tags (or the follow's checkpoint) must record this file's SHA-256. Changes the table cannot take in place are refused (its key attributes or their types, a GSI's keys): migrate into a new table then. " +
+				"New GSIs are created first (UpdateTable, one at a time, each waited for until backfilled); only the entities whose items change are compared with the table, their new and changed items put, their stale and re-keyed items deleted, and the items of removed entities deleted; the table is then tagged with the new version"),
+			&cli.BoolFlag{Name: "drop-gsis", Usage: "with --previous-mapping: delete the GSIs the previous version declares and this one does not, once the items are in line (kept otherwise: an application may still query them)"},
 			&cli.Float64Flag{Name: "price-per-million", Value: report.DefaultPricePerMillion, Usage: "with --dry-run: on-demand price in US dollars per million write request units"},
 			&cli.Float64Flag{Name: "import-price-per-gb", Value: report.DefaultImportPricePerGB, Usage: "with --dry-run: ImportTable's price in US dollars per GB of source data, uncompressed"},
 		}, append(append(append(append(progressFlags(), shardFlags()...), followFlags()...), ownerFlags()...), reportFlags()[1:]...)...),
@@ -77,6 +81,12 @@ func changesOnlyFlag() cli.Flag {
 		"as diff and verify do (in bounded memory), putting each new and changed item as the comparison finds it; then delete the stale items " +
 		"(each conditional on its type, as --prune), read every write back and run the access patterns (--no-verify skips those). " +
 		"Interrupted, run it again: its comparison finds what is left. Not with --follow, --shard, --prune or --resume"}
+}
+
+// previousMappingFlag is --previous-mapping, with usage saying what it
+// does in its command.
+func previousMappingFlag(usage string) cli.Flag {
+	return &cli.PathFlag{Name: "previous-mapping", TakesFile: true, Usage: "the mapping `FILE` the table was written with, the version before --mapping: " + usage}
 }
 
 // MaxConcurrency bounds --concurrency and --max-concurrency.
@@ -106,6 +116,7 @@ func runMigrate(c *cli.Context) error {
 		Checkpoint: c.Path("checkpoint"), CheckpointInterval: c.Duration("checkpoint-interval"), Resume: c.Bool("resume"),
 		NoVerify: c.Bool("no-verify"), Prune: c.Bool("prune"), ChangesOnly: c.Bool("changes-only"), DryRun: c.Bool("dry-run"),
 		Follow: c.Bool("follow"), FollowOptions: followOptions(c),
+		EvolveOptions: engine.EvolveOptions{PreviousMapping: c.Path("previous-mapping"), DropGSIs: c.Bool("drop-gsis")},
 	})
 }
 

@@ -122,9 +122,12 @@ type BoundEmbed struct {
 // (Why set, KeyCondition empty).
 type BoundPattern struct {
 	Name, Description, Index, KeyCondition string
-	Design                                 *MCPPattern
-	Entity                                 *MCPEntity
-	Why                                    string
+	// Filter is the design's filter_expression as the mapping's filter
+	// ("" without one).
+	Filter string
+	Design *MCPPattern
+	Entity *MCPEntity
+	Why    string
 }
 
 // SelectMCPTable returns the design's table of that name, or its only
@@ -183,6 +186,7 @@ func BindDesign(cat *Catalog, t *MCPTable, name string) *Bound {
 			g.pattern(e, &e.Design.Patterns[i])
 		}
 	}
+	g.crossPatterns()
 	return b
 }
 

@@ -402,3 +402,102 @@ func TestBindDesignNoSortKeyMultiAttribute(t *testing.T) {
 		t.Errorf("table sort key %q, ByCustomer %+v\n%s", m.Table.SortKey, g, out.String())
 	}
 }
+
+// A mixed_data Query reads the item collection, on the partition key
+// alone, while an entity_list Query keeps to its entity's sort key prefix;
+// the GSIs keep the design's projections; a cross-table TransactGet is
+// unbound by name, a cross-table TransactWrite is a write not translated.
+func TestBindDesignCollectionProjectionCrossTable(t *testing.T) {
+	d := parseBrief(t, `{"tables": [{
+	  "table_config": {"table_name": "Shop", "partition_key": "PK", "sort_key": "SK"},
+	  "gsi_list": [{"name": "ByEmail", "partition_key": "GSI1PK", "projection": "KEYS_ONLY"},
+	               {"name": "ByNick", "partition_key": "GSI2PK", "projection": "INCLUDE", "included_attributes": ["email"]},
+	               {"name": "ByAll", "partition_key": "GSI3PK"}],
+	  "entities": {
+	    "Customer": {"entity_type": "CUSTOMER", "pk_template": "CUSTOMER#{customer_id}", "sk_template": "#PROFILE",
+	      "gsi_mappings": [{"name": "ByEmail", "pk_template": "EMAIL#{email}"}, {"name": "ByNick", "pk_template": "N#{email}"},
+	                       {"name": "ByAll", "pk_template": "A#{email}"}],
+	      "fields": [{"name": "customer_id", "type": "integer", "required": true}, {"name": "email", "type": "string", "required": true}],
+	      "access_patterns": [
+	        {"pattern_id": 1, "name": "customer_and_orders", "operation": "Query", "return_type": "mixed_data", "parameters": [{"name": "customer_id", "type": "integer"}]},
+	        {"pattern_id": 2, "name": "customer_and_orders_by_email", "operation": "Query", "index_name": "ByEmail", "return_type": "mixed_data", "parameters": [{"name": "email", "type": "string"}]}]},
+	    "CustomerOrder": {"entity_type": "ORDER", "pk_template": "CUSTOMER#{customer_id}", "sk_template": "ORDER#{order_id}",
+	      "fields": [{"name": "customer_id", "type": "integer", "required": true}, {"name": "order_id", "type": "integer", "required": true}],
+	      "access_patterns": [
+	        {"pattern_id": 3, "name": "orders", "operation": "Query", "return_type": "entity_list", "parameters": [{"name": "customer_id", "type": "integer"}]}]}}},
+	  {"table_config": {"table_name": "Other", "partition_key": "PK"},
+	   "entities": {"Thing": {"entity_type": "THING", "pk_template": "T#{id}", "fields": [{"name": "id", "type": "string", "required": true}]}}}],
+	  "cross_table_access_patterns": [
+	    {"pattern_id": 100, "name": "read_both", "description": "d", "operation": "TransactGet", "return_type": "object", "parameters": [],
+	     "entities_involved": [{"table": "Shop", "entity": "Customer", "action": "Get"}, {"table": "Other", "entity": "Thing", "action": "Get"}]},
+	    {"pattern_id": 101, "name": "write_both", "description": "d", "operation": "TransactWrite", "return_type": "boolean", "parameters": [],
+	     "entities_involved": [{"table": "Shop", "entity": "Customer", "action": "Put"}, {"table": "Other", "entity": "Thing", "action": "Put"}]},
+	    {"pattern_id": 102, "name": "elsewhere", "description": "d", "operation": "TransactGet", "return_type": "object", "parameters": [],
+	     "entities_involved": [{"table": "Other", "entity": "Thing", "action": "Get"}]}]}`)
+	b := BindDesign(shop(), d.Tables[0], "")
+	conds := map[string]string{}
+	for _, p := range b.Patterns {
+		conds[p.Name] = p.KeyCondition
+	}
+	want := map[string]string{
+		"customer_and_orders":          "PK = CUSTOMER#${customer_id:0}",
+		"customer_and_orders_by_email": "GSI1PK = EMAIL#${email}",
+		"orders":                       "PK = CUSTOMER#${customer_id:0} AND begins_with(SK, ORDER#)",
+	}
+	if diff := cmp.Diff(want, conds); diff != "" {
+		t.Errorf("key conditions (-want +got):\n%s", diff)
+	}
+	wantUnbound := []Unbound{{"access pattern read_both", "a cross-table TransactGet (pattern 100) over tables Shop, Other reads Other, another table of the design: a mapping is one table, so verify cannot run it; bind each table with its own init --from-design --design-table, and read them apart"}}
+	if diff := cmp.Diff(wantUnbound, b.Unbound); diff != "" {
+		t.Errorf("unbound (-want +got):\n%s", diff)
+	}
+	if want := []string{"write_both: a cross-table TransactWrite (pattern 101) over tables Shop, Other; the draft migrates and verifies reads"}; !cmp.Equal(want, b.Untranslated) {
+		t.Errorf("untranslated %q, want %q", b.Untranslated, want)
+	}
+	m, _ := buildBound(b, "schema.json")
+	type proj struct{ Projection, Included string }
+	got := map[string]proj{}
+	for _, g := range m.Table.GSIs {
+		got[g.Name] = proj{g.Projection, strings.Join(g.NonKeyAttributes, ",")}
+	}
+	if diff := cmp.Diff(map[string]proj{"ByEmail": {"KEYS_ONLY", ""}, "ByNick": {"INCLUDE", "email"}, "ByAll": {"", ""}}, got); diff != "" {
+		t.Errorf("GSI projections (-want +got):\n%s", diff)
+	}
+	roundTripBound(t, b)
+}
+
+// A design's filter_expression becomes the pattern's filter over the
+// entity's attributes, each parameter the column of the field it is
+// compared with; a size() filter, whose parameter is a count no column
+// holds, leaves the pattern unbound.
+func TestBindDesignFilters(t *testing.T) {
+	d := parseBrief(t, `{"tables": [{
+	  "table_config": {"table_name": "Shop", "partition_key": "PK", "sort_key": "SK"},
+	  "entities": {
+	    "Customer": {"entity_type": "CUSTOMER", "pk_template": "CUSTOMER#{customer_id}", "sk_template": "PROFILE",
+	      "fields": [{"name": "customer_id", "type": "integer", "required": true}, {"name": "email", "type": "string", "required": true},
+	        {"name": "customer_nickname", "type": "string", "required": false}, {"name": "tags", "type": "array", "item_type": "string", "required": false}],
+	      "access_patterns": [
+	        {"pattern_id": 1, "name": "by_mail", "operation": "Query", "return_type": "entity_list",
+	         "parameters": [{"name": "customer_id", "type": "integer"}, {"name": "a", "type": "string"}, {"name": "b", "type": "string"}, {"name": "p", "type": "string"}],
+	         "filter_expression": {"logical_operator": "OR", "conditions": [{"field": "email", "operator": "between", "param": "a", "param2": "b"},
+	           {"field": "customer_nickname", "function": "begins_with", "param": "p"}, {"field": "email", "operator": "in", "params": ["a", "b"]}]}},
+	        {"pattern_id": 2, "name": "named", "operation": "Query", "return_type": "entity_list", "parameters": [{"name": "customer_id", "type": "integer"}],
+	         "filter_expression": {"conditions": [{"field": "customer_nickname", "function": "attribute_exists"}, {"field": "email", "function": "attribute_not_exists"}]}},
+	        {"pattern_id": 3, "name": "tagged", "operation": "Query", "return_type": "entity_list", "parameters": [{"name": "customer_id", "type": "integer"}, {"name": "n", "type": "integer"}],
+	         "filter_expression": {"conditions": [{"field": "tags", "function": "size", "operator": ">", "param": "n"}]}}]}}}]}`)
+	b := BindDesign(shop(), d.Tables[0], "")
+	got := map[string]string{}
+	for _, p := range b.Patterns {
+		got[p.Name] = p.Filter + "|" + p.Why
+	}
+	want := map[string]string{
+		"by_mail": "email BETWEEN ${email} AND ${email} OR begins_with(customer_nickname, ${nickname}) OR email IN (${email}, ${email})|",
+		"named":   "attribute_exists(customer_nickname) AND attribute_not_exists(email)|",
+		"tagged":  "|its filter compares size(tags) with a count, which no column gives for verify to take from a row",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("filters|why (-want +got):\n%s", diff)
+	}
+	roundTripBound(t, b)
+}

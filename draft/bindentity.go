@@ -321,8 +321,15 @@ func (g *binder) reserve(e *BoundEntity) {
 	}
 	keys := map[string]string{g.b.PartitionKey: e.PK, g.b.SortKey: e.SK}
 	for _, ix := range e.Indexes {
+		// An empty template is a GSI key attribute that is one of the
+		// table's: the item's own key, already in keys.
 		gsi := g.b.Design.GSI(ix.Name)
-		keys[gsi.PartitionKey], keys[gsi.SortKey] = ix.PK, ix.SK
+		if ix.PK != "" {
+			keys[gsi.PartitionKey] = ix.PK
+		}
+		if ix.SK != "" {
+			keys[gsi.SortKey] = ix.SK
+		}
 	}
 	reserved := func(n string) bool {
 		return n == g.b.PartitionKey || n == g.b.SortKey || n == g.b.TypeAttribute || g.keyAttr(n)
@@ -336,7 +343,11 @@ func (g *binder) reserve(e *BoundEntity) {
 			e.Select = slices.DeleteFunc(e.Select, func(s string) bool { return s == c })
 			delete(e.Rename, c)
 			e.Dropped = append(e.Dropped, c)
-			e.Notes = append(e.Notes, fmt.Sprintf("%s is not written as an attribute: the key attribute %s is the field (as its text).", c, attr))
+			as := "its text"
+			if g.b.keyType(attr) == mapping.TypeNumber {
+				as = "a number"
+			}
+			e.Notes = append(e.Notes, fmt.Sprintf("%s is not written as an attribute: the key attribute %s is the field (as %s).", c, attr, as))
 			continue
 		}
 		e.Rename[c] = attr + "_"

@@ -11,7 +11,11 @@ import (
 // pattern translates one access pattern of e. GetItem reads the item by
 // its partition and sort key; a Query without a range condition reads the
 // partition, narrowed to the entity's items by begins_with of its sort
-// key's literal prefix when it has one (ORDER# of ORDER#{order_date}). A
+// key's literal prefix when it has one (ORDER# of ORDER#{order_date}), as
+// the design's generated code does for an entity_list. A Query returning
+// mixed_data reads the item collection: the whole partition, every entity
+// whose items share it, on the partition key alone (verify then checks
+// every item of the collection, in key order). A
 // range condition compares the sort key with the design's range values,
 // which it puts where the sort key's fields are: the application's value
 // stands for the first field (POST#{since_date} for POST#{posted_at}), so
@@ -31,12 +35,55 @@ func (g *binder) pattern(e *BoundEntity, p *MCPPattern) {
 	bp.Description = strings.Replace(bp.Description, " )", ")", 1)
 	g.b.Patterns = append(g.b.Patterns, bp)
 	cond, why := g.condition(e, p)
+	var filter string
+	if why == "" && p.Filter != nil {
+		filter, why = filterOf(e, p.Filter)
+	}
 	if why != "" {
 		bp.Why = why
 		g.unbound("access pattern "+p.Name, "%s", why)
 		return
 	}
-	bp.KeyCondition = cond
+	bp.KeyCondition, bp.Filter = cond, filter
+}
+
+// filterOf translates a design's filter_expression into the mapping's
+// filter over e's attributes (the design's field names). Each parameter
+// is written as the column of the field it is compared with: verify takes
+// its value from a row, so that the row's own item is at the bound. A
+// field that is no column of e's table (copied from a parent, counted,
+// embedded), or compared by size (its parameter a count no column holds),
+// leaves the filter, and so the pattern, unbound.
+func filterOf(e *BoundEntity, f *MCPFilter) (string, string) {
+	var conds []string
+	for _, c := range f.Conditions {
+		col, ok := e.keyName[c.Field]
+		needsParam := c.Function != "attribute_exists" && c.Function != "attribute_not_exists"
+		switch {
+		case c.Function == "size":
+			return "", fmt.Sprintf("its filter compares size(%s) with a count, which no column gives for verify to take from a row", c.Field)
+		case needsParam && (!ok || e.dup[c.Field]):
+			return "", fmt.Sprintf("its filter compares field %s, which is no column of %s: verify could not take a value for it from a row", c.Field, e.Table.Name)
+		}
+		p := "${" + col.Name + "}"
+		switch {
+		case !needsParam:
+			conds = append(conds, fmt.Sprintf("%s(%s)", c.Function, c.Field))
+		case c.Function != "":
+			conds = append(conds, fmt.Sprintf("%s(%s, %s)", c.Function, c.Field, p))
+		case c.Operator == "between":
+			conds = append(conds, fmt.Sprintf("%s BETWEEN %s AND %s", c.Field, p, p))
+		case c.Operator == "in":
+			conds = append(conds, fmt.Sprintf("%s IN (%s)", c.Field, strings.Join(slices.Repeat([]string{p}, max(len(c.Params), 1)), ", ")))
+		default:
+			conds = append(conds, fmt.Sprintf("%s %s %s", c.Field, c.Operator, p))
+		}
+	}
+	op := " AND "
+	if strings.EqualFold(f.LogicalOperator, "OR") {
+		op = " OR "
+	}
+	return strings.Join(conds, op), ""
 }
 
 func untranslated(op string) string {
@@ -91,6 +138,8 @@ func (g *binder) condition(e *BoundEntity, p *MCPPattern) (string, string) {
 		// A table without a sort key: the partition key alone.
 	case p.Operation == "GetItem":
 		sort, bounds = "=", []string{skT}
+	case rc == "" && p.ReturnType == "mixed_data":
+		// The item collection, every entity in it: no sort key condition.
 	case rc == "":
 		if lit := literalPrefix(skT); skAttr != "" && lit != "" {
 			sort, bounds = "begins_with", []string{lit}
@@ -160,4 +209,25 @@ func (g *binder) anyColumn(c string) bool {
 		}
 	}
 	return false
+}
+
+// crossPatterns reports the design's cross-table patterns over this
+// table: a TransactGet reads another table's items, which a mapping of
+// one table neither holds nor verifies, so it is unbound, by name; a
+// TransactWrite is a write, not translated as the other writes are.
+func (g *binder) crossPatterns() {
+	own := g.b.Design.Config.TableName
+	for _, c := range g.b.Design.CrossPatterns {
+		others := slices.DeleteFunc(slices.Clone(c.Tables), func(t string) bool { return t == own })
+		if len(others) == 0 {
+			continue // a transaction over this table alone
+		}
+		what := fmt.Sprintf("a cross-table %s (pattern %d) over tables %s", c.Operation, c.ID, strings.Join(c.Tables, ", "))
+		if c.Operation == "TransactGet" {
+			g.unbound("access pattern "+c.Name, "%s reads %s, another table of the design: a mapping is one table, so verify cannot run it; bind each table with its own init --from-design --design-table, and read them apart",
+				what, strings.Join(others, ", "))
+			continue
+		}
+		g.b.Untranslated = append(g.b.Untranslated, fmt.Sprintf("%s: %s; the draft migrates and verifies reads", c.Name, what))
+	}
 }

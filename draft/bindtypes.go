@@ -92,11 +92,13 @@ func (g *binder) orderNotes(e *BoundEntity) {
 			}
 		}
 	}
-	if g.b.SortKey != "" {
+	// A number key attribute (keyType N) sorts numerically: no note.
+	text := func(attr string) bool { return attr != "" && g.b.keyType(attr) != mapping.TypeNumber }
+	if text(g.b.SortKey) {
 		add(g.b.SortKey, de.SKTemplate)
 	}
 	for _, m := range de.GSIMappings {
-		if gsi := g.b.Design.GSI(m.Name); gsi != nil && gsi.SortKey != "" {
+		if gsi := g.b.Design.GSI(m.Name); gsi != nil && text(gsi.SortKey) {
 			add(gsi.SortKey, m.SKTemplate)
 		}
 	}

@@ -39,13 +39,17 @@ func buildBound(b *Bound, from string) (*mapping.Mapping, layout) {
 	l.add(note{path: at(mapping.KeyVersion), head: boundHeader(b, from)})
 	l.add(note{path: at(mapping.KeyName), head: nameComment})
 	for _, x := range b.GSIs {
+		g := mapping.GSI{Name: x.Name, PartitionKey: x.PartitionKey, SortKey: x.SortKey}
+		// The design's projection; ALL is the mapping's default.
+		if x.Projection != mapping.ProjectAll {
+			g.Projection, g.NonKeyAttributes = x.Projection, nonEmpty(x.Included)
+		}
 		if b.multi(x) {
-			g := mapping.GSI{Name: x.Name}
+			g.PartitionKey, g.SortKey = "", ""
 			g.PartitionKeys, g.SortKeys = b.multiKeyAttrs(x)
 			m.Table.GSIs = append(m.Table.GSIs, g)
 			continue
 		}
-		g := mapping.GSI{Name: x.Name, PartitionKey: x.PartitionKey, SortKey: x.SortKey}
 		// A table key attribute the index reuses has the table's type.
 		if g.PartitionKey != b.PartitionKey && g.PartitionKey != b.SortKey {
 			g.PartitionKeyType = b.keyType(g.PartitionKey)
@@ -120,7 +124,7 @@ func boundPatterns(b *Bound, m *mapping.Mapping, l *layout) []string {
 			loose = nil
 		}
 		m.AccessPatterns = append(m.AccessPatterns, &mapping.AccessPattern{
-			Name: bp.Name, Description: bp.Description, Index: bp.Index, KeyCondition: bp.KeyCondition,
+			Name: bp.Name, Description: bp.Description, Index: bp.Index, KeyCondition: bp.KeyCondition, Filter: bp.Filter,
 		})
 	}
 	if len(loose) == 0 {

@@ -15,11 +15,13 @@ import (
 	"context"
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/pg2dynamo/pg2dynamo/extract"
+	"github.com/pg2dynamo/pg2dynamo/mapping"
 )
 
 // Catalog is what Read found: the tables of the schemas asked for, in
@@ -43,9 +45,27 @@ type Table struct {
 	Columns []Column
 	// PrimaryKey is the primary key's columns in key order; nil without one.
 	PrimaryKey []string
-	// Uniques are the unique constraints' column lists, in constraint-name
-	// order (a unique index made by CREATE UNIQUE INDEX is not one).
+	// Uniques are the column lists of the unique keys other than the
+	// primary key: the UNIQUE constraints', in name order, then those of
+	// the unique indexes made by CREATE UNIQUE INDEX (of columns only, not
+	// partial), in name order. Each declares that no two rows have equal
+	// values in all its columns, NULLs aside.
 	Uniques [][]string
+	// UniqueColumns are, for a table nothing identifies (no primary key,
+	// no unique key of NOT NULL columns), the columns whose values are
+	// distinct and never NULL in the data (measured; nil when it has no
+	// rows): each could be its primary key.
+	UniqueColumns []string
+	// OwnID is, for a table whose primary key has more columns than its
+	// own id (Pagila's payment, keyed by (payment_date, payment_id)
+	// because a partitioned table's key must hold its partition key), the
+	// id column: named id or after the table (payment_id), of no foreign
+	// key, and distinct and never NULL in the data (measured); "" for
+	// others and for a table without rows.
+	OwnID string
+	// Suggestions are the relations that column names suggest and no
+	// foreign key declares (suggestRelations), in column order.
+	Suggestions []*Suggestion
 	// ForeignKeys are the table's outgoing foreign keys, in name order, each
 	// with its measured fan-out.
 	ForeignKeys []*ForeignKey
@@ -77,6 +97,10 @@ type ForeignKey struct {
 	// partial is true for a foreign key of a partitioned table that only
 	// some of its partitions declare (extract.ForeignKey.Partial).
 	partial bool
+	// suggested is, for a relation no constraint declares, the
+	// suggestion it was drafted from (suggestRelations); nil for a
+	// declared foreign key.
+	suggested *Suggestion
 }
 
 // Fanout is the measured shape of a relationship: of the child rows whose
@@ -153,6 +177,9 @@ func Read(ctx context.Context, conn *pgx.Conn, schemas, exclude []string, measur
 			measured(t, i+1, len(cat.Tables))
 		}
 	}
+	if err := suggestRelations(ctx, tx, cat); err != nil {
+		return nil, err
+	}
 	return cat, nil
 }
 
@@ -168,9 +195,11 @@ func fromCatalog(in []*extract.Table, exclude []string) []*Table {
 		if et.Parent != nil || Excluded(t, exclude) {
 			continue
 		}
-		for _, k := range et.Keys {
-			if !k.Primary && k.Constraint {
-				t.Uniques = append(t.Uniques, k.Columns)
+		for _, constraint := range []bool{true, false} {
+			for _, k := range et.Keys {
+				if !k.Primary && k.Constraint == constraint {
+					t.Uniques = append(t.Uniques, k.Columns)
+				}
 			}
 		}
 		out, from = append(out, t), append(from, et)
@@ -224,6 +253,21 @@ func measure(ctx context.Context, tx pgx.Tx, t *Table) error {
 	if err := tx.QueryRow(ctx, q).Scan(&t.Rows, &t.AvgRowBytes); err != nil {
 		return err
 	}
+	if key, _ := identity(t); key == nil && len(t.PrimaryKey) == 0 && t.Rows > 0 {
+		if err := measureUnique(ctx, tx, t); err != nil {
+			return err
+		}
+	}
+	if c := ownIDCandidate(t); c != "" && t.Rows > 0 {
+		id := pgx.Identifier{c}.Sanitize()
+		var distinct int64
+		if err := tx.QueryRow(ctx, fmt.Sprintf("SELECT count(DISTINCT %s) FROM %s", id, t.Ident())).Scan(&distinct); err != nil {
+			return err
+		}
+		if distinct == t.Rows {
+			t.OwnID = c
+		}
+	}
 	for _, fk := range t.ForeignKeys {
 		cols := make([]string, len(fk.Columns))
 		for i, c := range fk.Columns {
@@ -237,4 +281,61 @@ FROM (SELECT count(*) AS n FROM %s WHERE %s GROUP BY %s) AS g`, t.Ident(), notNu
 		}
 	}
 	return nil
+}
+
+// orderable are the type names (format_type, up to a '(' or '[') whose
+// values count(DISTINCT) compares: a table nothing identifies is
+// searched for a key among its columns of these types.
+var orderable = []string{"smallint", "integer", "bigint", "numeric", "text", "character varying", "character", "uuid",
+	"date", "timestamp without time zone", "timestamp with time zone"}
+
+// measureUnique sets t.UniqueColumns: the columns of an orderable type
+// (at most 20) whose values are all distinct and none NULL, in one scan.
+func measureUnique(ctx context.Context, tx pgx.Tx, t *Table) error {
+	var cols, exprs []string
+	for _, c := range t.Columns {
+		base, _, _ := strings.Cut(c.Type, "(")
+		if len(cols) == 20 || !slices.Contains(orderable, base) || strings.HasSuffix(c.Type, "]") {
+			continue
+		}
+		id := pgx.Identifier{c.Name}.Sanitize()
+		cols, exprs = append(cols, c.Name), append(exprs, fmt.Sprintf("count(DISTINCT %s), count(%s)", id, id))
+	}
+	if len(cols) == 0 {
+		return nil
+	}
+	counts := make([]int64, 2*len(cols))
+	dest := make([]any, len(counts))
+	for i := range counts {
+		dest[i] = &counts[i]
+	}
+	if err := tx.QueryRow(ctx, fmt.Sprintf("SELECT %s FROM %s", strings.Join(exprs, ", "), t.Ident())).Scan(dest...); err != nil {
+		return err
+	}
+	for i, c := range cols {
+		if counts[2*i] == t.Rows && counts[2*i+1] == t.Rows {
+			t.UniqueColumns = append(t.UniqueColumns, c)
+		}
+	}
+	return nil
+}
+
+// ownIDCandidate is the column of t's composite primary key named id or
+// after the table (payment_id of payment or payments), NOT NULL and of
+// no foreign key, that could be its own id (Table.OwnID); "" when none.
+func ownIDCandidate(t *Table) string {
+	if len(t.PrimaryKey) < 2 {
+		return ""
+	}
+	names := []string{"id", strings.ToLower(singular(asciiSnake(t.Name))) + "_id", strings.ToLower(asciiSnake(t.Name)) + "_id"}
+	for _, c := range t.PrimaryKey {
+		if !slices.Contains(names, strings.ToLower(c)) {
+			continue
+		}
+		inFK := slices.ContainsFunc(t.ForeignKeys, func(fk *ForeignKey) bool { return slices.Contains(fk.Columns, c) })
+		if col, _ := t.Column(c); col.NotNull && !inFK && mapping.Nameable(c) {
+			return c
+		}
+	}
+	return ""
 }

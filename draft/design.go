@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/pg2dynamo/pg2dynamo/mapping"
 )
 
@@ -265,7 +267,24 @@ func identity(t *Table) ([]string, string) {
 	if len(t.PrimaryKey) > 0 {
 		return nil, fmt.Sprintf("its primary key (%s) has a column whose name a key template cannot hold (a '}' or ':', \"${\", or spaces at an end), and no unique key of NOT NULL columns can stand in: rename the column, or map the table through a query source that renames it", strings.Join(t.PrimaryKey, ", "))
 	}
-	return nil, "no primary key and no unique key of NOT NULL columns: nothing identifies a row, so no key can be rendered"
+	return nil, "no primary key and no unique key of NOT NULL columns: nothing identifies a row, so no key can be rendered; " + keyAdvice(t)
+}
+
+// keyAdvice says how to give t, which nothing identifies, a key: a
+// column the data shows unique and never NULL, else an identity column.
+// Either way the table is migrated once init is run again.
+func keyAdvice(t *Table) string {
+	id := pgx.Identifier{t.Schema, t.Name}.Sanitize()
+	if len(t.UniqueColumns) > 0 {
+		c := t.UniqueColumns[0]
+		others := ""
+		if len(t.UniqueColumns) > 1 {
+			others = fmt.Sprintf(" (so are %s)", strings.Join(t.UniqueColumns[1:], ", "))
+		}
+		return fmt.Sprintf("%s is distinct and never NULL in all %s rows%s: make it the key, ALTER TABLE %s ADD PRIMARY KEY (%s); or add a UNIQUE index on NOT NULL columns; then run init again",
+			c, count(t.Rows), others, id, pgx.Identifier{c}.Sanitize())
+	}
+	return fmt.Sprintf("no column is distinct and never NULL in the data: add a key, ALTER TABLE %s ADD COLUMN id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY; or a UNIQUE index on NOT NULL columns; then run init again", id)
 }
 
 // placeable reports whether a key template can name every column of cols
@@ -349,7 +368,12 @@ func childColumns(fk *ForeignKey, parent *Entity) []string {
 }
 
 // join makes e a Join when its identifying key is exactly the columns of
-// two usable foreign keys, and it has no other.
+// two usable foreign keys, and it has no other. Its items live in the
+// collection of the first end, in key order, unless that end is a
+// category (over NestMaxAvg children per parent) and the other is not: a
+// collection or a GSI partition per category value would be hot (9
+// departments holding 331,000 department_employee items). A table both of
+// whose ends are categories is no join: it keeps its own collection.
 func (g *designer) join(e *Entity) {
 	t := e.Table
 	var usable []*ForeignKey
@@ -358,14 +382,29 @@ func (g *designer) join(e *Entity) {
 			usable = append(usable, fk)
 		}
 	}
-	if len(usable) == 2 && len(t.ForeignKeys) == 2 && coversExactly(e.Key, usable) {
-		e.Role = Join
-		e.Ends = [2]*ForeignKey{usable[0], usable[1]}
-		if slices.Index(e.Key, usable[1].Columns[0]) < slices.Index(e.Key, usable[0].Columns[0]) {
-			e.Ends = [2]*ForeignKey{usable[1], usable[0]}
-		}
+	if len(usable) != 2 || len(t.ForeignKeys) != 2 || !coversExactly(e.Key, usable) {
+		return
 	}
+	a, b := usable[0], usable[1]
+	if slices.Index(e.Key, b.Columns[0]) < slices.Index(e.Key, a.Columns[0]) {
+		a, b = b, a
+	}
+	if category(a) && !category(b) {
+		a, b = b, a
+	}
+	if category(a) {
+		e.Notes = append(e.Notes, fmt.Sprintf("Not an adjacency list: both %s (%s) and %s (%s) are categories, over %d children per parent on average; an item collection or a GSI partition per parent would be hot.",
+			a.RefTable, fanout(a), b.RefTable, fanout(b), NestMaxAvg))
+		return
+	}
+	e.Role = Join
+	e.Ends = [2]*ForeignKey{a, b}
 }
+
+// category reports whether fk's parents have over NestMaxAvg children on
+// average: a categorization (a status, a genre, a department), which no
+// item collection or GSI partition should be keyed by.
+func category(fk *ForeignKey) bool { return fk.Fanout.Avg() > NestMaxAvg }
 
 // candidates are the foreign keys that could own e: usable, NOT NULL (every
 // row has a parent), to another table, whose parents have at most
@@ -609,11 +648,18 @@ func (g *designer) keys(e *Entity) {
 		a, b := g.parentOf(e.Ends[0]), g.parentOf(e.Ends[1])
 		ak, bk := ref(a.Prefix, childColumns(e.Ends[0], a)), ref(b.Prefix, childColumns(e.Ends[1], b))
 		e.PK, e.SK = ak, bk
-		e.Index = &Index{PK: bk, SK: ak, FK: e.Ends[1], Parent: b}
-		g.d.UsesGSI = true
+		if !category(e.Ends[1]) {
+			e.Index = &Index{PK: bk, SK: ak, FK: e.Ends[1], Parent: b}
+			g.d.UsesGSI = true
+		}
 		return
 	case Embedded:
 		return
+	}
+	if e.Table.OwnID != "" && slices.Equal(e.Key, e.Table.PrimaryKey) {
+		// Found by its own id alone, which its key holds with more.
+		e.ByKey = ref(e.Prefix, []string{e.Table.OwnID})
+		g.d.UsesKeyGSI = true
 	}
 	fk := e.Owner
 	if e.Role != Owned {
@@ -641,7 +687,7 @@ func (g *designer) distinctKeys() {
 		if e.Role != Embedded {
 			seen[shape(e.PK, e.SK)] = append(seen[shape(e.PK, e.SK)], e)
 		}
-		if e.Role == Join {
+		if e.Role == Join && e.Index != nil {
 			seen["GSI1"+shape(e.Index.PK, e.Index.SK)] = append(seen["GSI1"+shape(e.Index.PK, e.Index.SK)], e)
 		}
 	}
@@ -654,7 +700,10 @@ func (g *designer) distinctKeys() {
 				continue
 			}
 			e.lead = e.Prefix + "#"
-			e.SK, e.Index.SK = e.lead+e.SK, e.lead+e.Index.SK
+			e.SK = e.lead + e.SK
+			if e.Index != nil {
+				e.Index.SK = e.lead + e.Index.SK
+			}
 			var others []string
 			for _, o := range es {
 				if o != e {
@@ -864,6 +913,10 @@ func (g *designer) patterns(e *Entity) {
 		return
 	}
 	one := singular(e.Table.Name)
+	if id := e.Table.OwnID; e.ByKey != "" && slices.Equal(e.Key, e.Table.PrimaryKey) && id != "" {
+		g.pattern("Get"+e.Name, fmt.Sprintf("one %s by its own id (%s) alone, through %s: its primary key (%s) holds more", one, id, KeyGSI, strings.Join(e.Key, ", ")),
+			KeyGSI, fmt.Sprintf("%s = %s", KeyGSIPK, e.ByKey))
+	}
 	switch e.Role {
 	case Root, Owned:
 		desc := "one " + one + " by its key"
@@ -874,13 +927,17 @@ func (g *designer) patterns(e *Entity) {
 			}
 			desc += ", with its " + strings.Join(names, " and ") + " embedded"
 		}
-		g.pattern("Get"+e.Name, desc, "", fmt.Sprintf("PK = %s AND SK = %s", self, self))
+		if e.ByKey == "" {
+			g.pattern("Get"+e.Name, desc, "", fmt.Sprintf("PK = %s AND SK = %s", self, self))
+		}
 	case Child:
 		p := g.parentOf(e.Owner)
-		if e.ByKey != "" {
+		switch {
+		case e.Table.OwnID != "" && e.ByKey != "":
+		case e.ByKey != "":
 			g.pattern("Get"+e.Name, fmt.Sprintf("one %s by its key alone, through %s (its item lives in its %s's collection)", one, KeyGSI, singular(p.Table.Name)),
 				KeyGSI, fmt.Sprintf("%s = %s", KeyGSIPK, e.ByKey))
-		} else {
+		default:
 			g.pattern("Get"+e.Name, fmt.Sprintf("one %s by its key, which holds its %s's", one, singular(p.Table.Name)),
 				"", fmt.Sprintf("PK = %s AND SK = %s", e.PK, self))
 		}
@@ -896,8 +953,10 @@ func (g *designer) patterns(e *Entity) {
 		}
 		g.pattern(an, fmt.Sprintf("one %s's %s: adjacency-list items of %s in its item collection", singular(a.Table.Name), many(b.Table.Name), e.Table.Name),
 			"", fmt.Sprintf("PK = %s AND begins_with(SK, %s%s#)", ref(a.Prefix, childColumns(e.Ends[0], a)), e.lead, b.Prefix))
-		g.pattern(bn, fmt.Sprintf("one %s's %s: the same items, inverted in %s", singular(b.Table.Name), many(a.Table.Name), GSI),
-			GSI, fmt.Sprintf("%s = %s AND begins_with(%s, %s%s#)", GSIPK, ref(b.Prefix, childColumns(e.Ends[1], b)), GSISK, e.lead, a.Prefix))
+		if e.Index != nil {
+			g.pattern(bn, fmt.Sprintf("one %s's %s: the same items, inverted in %s", singular(b.Table.Name), many(a.Table.Name), GSI),
+				GSI, fmt.Sprintf("%s = %s AND begins_with(%s, %s%s#)", GSIPK, ref(b.Prefix, childColumns(e.Ends[1], b)), GSISK, e.lead, a.Prefix))
+		}
 		return
 	}
 	if ix := e.Index; ix != nil && ix.FK.Fanout.Children > 0 {

@@ -204,7 +204,11 @@ func reachable(t *testing.T, d *Design) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if cols := kc.Columns(); !slices.Equal(sorted(cols), sorted(e.Key)) {
+		want := e.Key
+		if e.Table.OwnID != "" {
+			want = []string{e.Table.OwnID}
+		}
+		if cols := kc.Columns(); !slices.Equal(sorted(cols), sorted(want)) {
 			t.Errorf("%s: Get pattern %q takes %v, want its key %v", e.Table.Name, d.Patterns[i].KeyCondition, cols, e.Key)
 		}
 	}
@@ -469,5 +473,52 @@ func TestProposeJoinsOfTheSameParents(t *testing.T) {
 	}
 	if _, err := mapping.Parse("draft", out.Bytes()); err != nil {
 		t.Errorf("the draft does not load: %v\n%s", err, out.String())
+	}
+}
+
+// The hot-partition rule holds for adjacency lists too (issue 36, on
+// Neon's employees schema: 331,000 department_employee items inverted
+// into GSI1 under 9 department keys). A join table of a category (a
+// department averaging over NestMaxAvg employees) lives in the other
+// end's collection whatever its key's column order, and is not inverted
+// by the category; one of two categories is no adjacency list at all.
+func TestProposeJoinsOfACategory(t *testing.T) {
+	employees := table("employee", 1000, []string{"id"}, "id integer!", "first_name text!")
+	departments := table("department", 9, []string{"id"}, "id integer!", "dept_name text!")
+	titles := table("title", 7, []string{"id"}, "id integer!", "title text!")
+	// Keyed department first: the order alone would put 1,100 items
+	// under 9 partition keys.
+	de := table("department_employee", 1100, []string{"department_id", "employee_id"}, "department_id integer!", "employee_id integer!")
+	fk(de, departments, []string{"department_id"}, 1100, 9, 140)
+	fk(de, employees, []string{"employee_id"}, 1100, 1000, 2)
+	dm := table("department_manager", 24, []string{"employee_id", "department_id"}, "employee_id integer!", "department_id integer!")
+	fk(dm, employees, []string{"employee_id"}, 24, 24, 1)
+	fk(dm, departments, []string{"department_id"}, 24, 9, 4)
+	dt := table("department_title", 1000, []string{"department_id", "title_id"}, "department_id integer!", "title_id integer!")
+	fk(dt, departments, []string{"department_id"}, 1000, 9, 120)
+	fk(dt, titles, []string{"title_id"}, 1000, 7, 160)
+	d := Propose(&Catalog{Database: "employees", Schemas: []string{"public"}, Tables: []*Table{employees, departments, titles, de, dm, dt}}, Options{})
+
+	e := entity(t, d, "department_employee")
+	if e.Role != Join || e.PK != "EMPLOYEE#${employee_id}" || e.Index != nil {
+		t.Errorf("department_employee: role %v, PK %s, index %+v: want a join in each employee's collection, not inverted", e.Role, e.PK, e.Index)
+	}
+	if m := entity(t, d, "department_manager"); m.Role != Join || m.Index == nil || m.Index.PK != "DEPARTMENT#${department_id}" {
+		t.Errorf("department_manager: role %v, index %+v: want a join inverted by department (2.7 a department)", m.Role, m.Index)
+	}
+	if x := entity(t, d, "department_title"); x.Role != Root || x.Index != nil || x.PK != "DEPARTMENT_TITLE#${department_id}#${title_id}" {
+		t.Errorf("department_title: role %v, PK %s, index %+v: want its own collection, no GSI1", x.Role, x.PK, x.Index)
+	}
+	out, _ := write(t, d)
+	for _, p := range d.Patterns {
+		if p.Index == GSI && strings.Contains(p.KeyCondition, "DEPARTMENT#") && strings.Contains(p.KeyCondition, "EMPLOYEE#") && !strings.Contains(p.KeyCondition, "DEPARTMENT_MANAGER#") {
+			t.Errorf("pattern %s queries department_employee by department in %s: %s", p.Name, GSI, p.KeyCondition)
+		}
+	}
+	for _, want := range []string{"not inverted in GSI1: department (department_id, NOT NULL; 1,100 rows over 9 parents, per parent avg 122.2, max 140) is a category",
+		"Not an adjacency list: both department (department_id"} {
+		if !strings.Contains(strings.Join(strings.Fields(strings.ReplaceAll(out, "#", "")), " "), want) {
+			t.Errorf("the draft does not say %q:\n%s", want, out)
+		}
 	}
 }

@@ -3,6 +3,7 @@ package draft
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -24,6 +25,19 @@ type MCPTable struct {
 	Config   MCPTableConfig
 	GSIList  []MCPGSI
 	Entities MCPEntities
+	// CrossPatterns are the design's cross_table_access_patterns whose
+	// entities_involved name this table, in file order.
+	CrossPatterns []MCPCrossPattern
+}
+
+// MCPCrossPattern is one of cross_table_access_patterns: a transaction
+// (TransactGet reads, TransactWrite writes) over the items of several
+// tables. Tables are the tables its entities_involved name, each once,
+// in order.
+type MCPCrossPattern struct {
+	ID              int
+	Name, Operation string
+	Tables          []string
 }
 
 // MCPTableConfig names the table and its key attributes (SortKey "" for
@@ -83,7 +97,7 @@ type MCPField struct {
 // MCPPattern is an access pattern: an operation (GetItem, Query, PutItem,
 // …) with its parameters, the GSI it reads (IndexName) and, for a range
 // Query, its sort key condition (begins_with, between, >, <, >=, <=).
-// Filter says whether it has a filter_expression.
+// Filter is its filter_expression, nil without one.
 type MCPPattern struct {
 	ID             int
 	Name           string
@@ -93,7 +107,25 @@ type MCPPattern struct {
 	Parameters     []MCPParameter
 	ReturnType     string
 	RangeCondition string
-	Filter         bool
+	Filter         *MCPFilter
+}
+
+// MCPFilter is a pattern's filter_expression: conditions joined by
+// LogicalOperator (AND, the default, or OR).
+type MCPFilter struct {
+	Conditions      []MCPFilterCondition
+	LogicalOperator string
+}
+
+// MCPFilterCondition is one condition of a filter_expression on Field:
+// an Operator (=, <>, <, <=, >, >=, between, in) or a Function
+// (attribute_exists, attribute_not_exists, begins_with, contains, size:
+// with an Operator too), over the pattern's parameters Param (and Param2
+// for between) or Params (in).
+type MCPFilterCondition struct {
+	Field, Operator, Function string
+	Param, Param2             string
+	Params                    []string
 }
 
 // MCPParameter is an access pattern's parameter; EntityType is set for a
@@ -170,6 +202,12 @@ func buildDesign(root any) *MCPDesign {
 	}
 	cross, _ := doc.Vals["cross_table_access_patterns"].([]any)
 	d.CrossTable = len(cross)
+	var crossPatterns []MCPCrossPattern
+	for _, c := range cross {
+		if co, _ := c.(*jsonObject); co != nil {
+			crossPatterns = append(crossPatterns, buildCross(co))
+		}
+	}
 	ts, _ := doc.Vals["tables"].([]any)
 	for _, t := range ts {
 		to, _ := t.(*jsonObject)
@@ -195,9 +233,31 @@ func buildDesign(root any) *MCPDesign {
 				}
 			}
 		}
+		for _, c := range crossPatterns {
+			if slices.Contains(c.Tables, mt.Config.TableName) {
+				mt.CrossPatterns = append(mt.CrossPatterns, c)
+			}
+		}
 		d.Tables = append(d.Tables, mt)
 	}
 	return d
+}
+
+// buildCross takes a cross-table pattern out of its object.
+func buildCross(co *jsonObject) MCPCrossPattern {
+	var c MCPCrossPattern
+	c.ID, _ = integer(co.Vals["pattern_id"])
+	c.Name, _ = str(co.Vals["name"])
+	c.Operation, _ = str(co.Vals["operation"])
+	ents, _ := co.Vals["entities_involved"].([]any)
+	for _, e := range ents {
+		if eo, _ := e.(*jsonObject); eo != nil {
+			if t, _ := str(eo.Vals["table"]); t != "" && !slices.Contains(c.Tables, t) {
+				c.Tables = append(c.Tables, t)
+			}
+		}
+	}
+	return c
 }
 
 // strs returns v as a list of strings, and whether it is a list.
@@ -286,7 +346,9 @@ func buildEntity(name string, eo *jsonObject) *MCPEntity {
 		mp.IndexName, _ = str(po.Vals["index_name"])
 		mp.ReturnType, _ = str(po.Vals["return_type"])
 		mp.RangeCondition, _ = str(po.Vals["range_condition"])
-		_, mp.Filter = po.get("filter_expression")
+		if fo, _ := po.Vals["filter_expression"].(*jsonObject); fo != nil {
+			mp.Filter = buildFilter(fo)
+		}
 		params, _ := po.Vals["parameters"].([]any)
 		for _, x := range params {
 			if xo, _ := x.(*jsonObject); xo != nil {
@@ -408,4 +470,26 @@ func numberWidth(spec string, scale int) (int, bool) {
 		return 0, false
 	}
 	return w - s - 1, true
+}
+
+// buildFilter takes a filter_expression out of its object.
+func buildFilter(fo *jsonObject) *MCPFilter {
+	f := &MCPFilter{}
+	f.LogicalOperator, _ = str(fo.Vals["logical_operator"])
+	conds, _ := fo.Vals["conditions"].([]any)
+	for _, c := range conds {
+		co, _ := c.(*jsonObject)
+		if co == nil {
+			continue
+		}
+		var fc MCPFilterCondition
+		fc.Field, _ = str(co.Vals["field"])
+		fc.Operator, _ = str(co.Vals["operator"])
+		fc.Function, _ = str(co.Vals["function"])
+		fc.Param, _ = str(co.Vals["param"])
+		fc.Param2, _ = str(co.Vals["param2"])
+		fc.Params, _ = strs(co.Vals["params"])
+		f.Conditions = append(f.Conditions, fc)
+	}
+	return f
 }

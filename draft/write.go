@@ -136,7 +136,11 @@ func mappingEntity(e *Entity, l *layout) *mapping.Entity {
 	me := &mapping.Entity{Name: e.Name, Source: sourceOf(t), PK: e.PK, SK: e.SK}
 	here := func(path ...any) []any { return append([]any{mapping.KeyEntities, e.Name}, path...) }
 	head := []string{commentText("%s: %s rows, about %s bytes each as stored; key: %s (%s).", t.Name, count(t.Rows), count(t.AvgRowBytes), strings.Join(e.Key, ", "), keyKind(e))}
-	for _, n := range slices.Concat(roleNotes(e), notOwners(e), e.Notes) {
+	var suggested []string
+	for _, sg := range t.Suggestions {
+		suggested = append(suggested, sg.evidence(t))
+	}
+	for _, n := range slices.Concat(roleNotes(e), notOwners(e), suggested, e.Notes) {
 		head = append(head, commentText("%s", n))
 	}
 	l.add(note{path: here(), head: head, blank: true})
@@ -186,10 +190,14 @@ func mappingEntity(e *Entity, l *layout) *mapping.Entity {
 // its comments.
 func embed(e, c *Entity, l *layout, path []any) *mapping.Embed {
 	f := c.Owner.Fanout
-	l.add(note{path: path, head: []string{
+	head := []string{
 		commentText("%s per %s: avg %.1f, max %d (at most %d), about %s bytes a row: small and bounded, so", c.Table.Name, singular(e.Table.Name), f.Avg(), f.Max, EmbedMaxChildren, count(c.Table.AvgRowBytes)),
 		commentText("embedded; one GetItem returns them. A %s with over %d is rejected, listed with the reason.", singular(e.Table.Name), EmbedMaxItems),
-	}})
+	}
+	for _, sg := range c.Table.Suggestions {
+		head = append(head, commentText("%s", sg.evidence(c.Table)))
+	}
+	l.add(note{path: path, head: head})
 	fkCols := childColumns(c.Owner, e)
 	me := &mapping.Embed{Source: sourceOf(c.Table), Join: join(fkCols, e.Key), OrderBy: slices.Clone(c.Key), MaxItems: EmbedMaxItems}
 	ex := slices.Clone(fkCols)
@@ -253,12 +261,21 @@ func roleNotes(e *Entity) []string {
 	case Child:
 		out = append(out, fmt.Sprintf("In each %s's item collection: owned by %s (%s).", singular(e.Owner.RefTable), e.Owner.RefTable, fanout(e.Owner)))
 		out = append(out, fmt.Sprintf("Not embedded: %s.", e.whyNotEmbedded))
-		if e.ByKey != "" {
+		if e.ByKey != "" && e.Table.OwnID == "" {
 			out = append(out, fmt.Sprintf("%s finds one by its own key alone; its partition key is its %s's.", KeyGSI, singular(e.Owner.RefTable)))
 		}
 	case Join:
 		out = append(out, fmt.Sprintf("A join table: adjacency-list items in each %s's collection (%s),", singular(e.Ends[0].RefTable), fanout(e.Ends[0])))
-		out = append(out, fmt.Sprintf("inverted in %s for each %s (%s).", GSI, singular(e.Ends[1].RefTable), fanout(e.Ends[1])))
+		if e.Index != nil {
+			out = append(out, fmt.Sprintf("inverted in %s for each %s (%s).", GSI, singular(e.Ends[1].RefTable), fanout(e.Ends[1])))
+		} else {
+			out = append(out, fmt.Sprintf("not inverted in %s: %s (%s) is a category, over %d children per parent on average; a GSI partition per %s would be hot; to list them by %s, add a GSI whose key spreads them (write sharding).",
+				GSI, e.Ends[1].RefTable, fanout(e.Ends[1]), NestMaxAvg, singular(e.Ends[1].RefTable), singular(e.Ends[1].RefTable)))
+		}
+	}
+	if id := e.Table.OwnID; id != "" && e.ByKey != "" {
+		out = append(out, fmt.Sprintf("%s finds one by its own id, %s, alone: distinct and never NULL in all %s rows, though its primary key also holds %s. No unique key enforces it (a partitioned table's must hold the partition key): should two rows share one, a Query of %s returns both.",
+			KeyGSI, id, count(e.Table.Rows), strings.Join(slices.DeleteFunc(slices.Clone(e.Key), func(c string) bool { return c == id }), ", "), KeyGSI))
 	}
 	if ix := e.Index; ix != nil && e.Role != Owned && e.Role != Join {
 		sparse := ""
@@ -319,6 +336,12 @@ func fanout(fk *ForeignKey) string {
 	null := "NOT NULL"
 	if !fk.NotNull() {
 		null = "nullable"
+	}
+	switch {
+	case fk.suggested != nil && fk.suggested.Partial:
+		null += ", declared by some partitions only, every value with a parent row"
+	case fk.suggested != nil:
+		null += ", suggested by its name: no foreign key declares it"
 	}
 	return fmt.Sprintf("%s, %s; %s rows over %s parents, per parent avg %.1f, max %d", strings.Join(fk.Columns, ", "), null, count(f.Children), count(f.Parents), f.Avg(), f.Max)
 }

@@ -18,7 +18,7 @@ var loaded = cmp.Options{
 	cmpopts.IgnoreFields(mapping.Mapping{}, "File"),
 	cmpopts.IgnoreFields(mapping.Entity{}, "PKTemplate", "SKTemplate", "IndexTemplate"),
 	cmpopts.IgnoreFields(mapping.Mirror{}, "PKTemplate", "SKTemplate"),
-	cmpopts.IgnoreFields(mapping.AccessPattern{}, "Condition"),
+	cmpopts.IgnoreFields(mapping.AccessPattern{}, "Condition", "FilterExpr"),
 }
 
 // withDefaults sets in m, as Load does, what the file leaves to defaults.

@@ -18,24 +18,35 @@ import (
 // and the check. Exit 4 when the check fails, 3 when rows or items were
 // rejected (see the rejects file).
 func changesOnly(j *job) error {
-	ctx := j.ctx
 	op, err := j.begin(opening{lock: true, rejects: true, reports: true})
 	if err != nil {
 		return err
 	}
 	defer op.close()
-	s, rejects, rf := op.s, op.rejects, op.rf
+	s := op.s
+	if j.mig.PreviousMapping != "" {
+		return evolveChanges(j, op)
+	}
 	out, err := openSink(j, s)
 	if err != nil {
 		return err
 	}
-	if err := s.src.Begin(ctx); err != nil {
+	return writeChanges(j, s, op, out, nil, nil)
+}
+
+// writeChanges is --changes-only's comparison of s with the table, which
+// writes as it goes, and its report and exit; narrow, if set, narrows the
+// comparison (applyChanges), and done, if set, runs once every difference
+// is applied and read back as applied (or not read back: --no-verify).
+func writeChanges(j *job, s *session, op *opened, out sinkOut, narrow func(*verify.Options), done func() error) error {
+	rejects, rf := op.rejects, op.rf
+	if err := s.src.Begin(j.ctx); err != nil {
 		return err
 	}
 	if err := rejects.Start(); err != nil {
 		return err
 	}
-	r, res, err := applyChanges(j, s, out, rejects)
+	r, res, err := applyChanges(j, s, out, rejects, narrow)
 	if err != nil {
 		fmt.Fprintln(j.log, "pg2dynamo: what was written before the error stays written; run migrate --changes-only again to finish: its comparison finds what is left")
 		return err
@@ -50,6 +61,11 @@ func changesOnly(j *job) error {
 	if r.Applied.ReadBack && !r.OK {
 		return mismatch(fmt.Errorf("%s", r.Headline()))
 	}
+	if done != nil && res.Applied.Withheld == "" {
+		if err := done(); err != nil {
+			return err
+		}
+	}
 	if n := r.Totals.Rejected + r.Applied.Rejected; n > 0 {
 		return rejected(fmt.Errorf("%d rows or items rejected: see %s", n, rejects.path))
 	}
@@ -57,8 +73,9 @@ func changesOnly(j *job) error {
 }
 
 // applyChanges runs --changes-only's comparison, which writes as it goes,
-// and returns its report; the caller closes the Result.
-func applyChanges(j *job, s *session, out sinkOut, rejects *rejectFile) (*report.Report, *verify.Result, error) {
+// and returns its report; the caller closes the Result. narrow, if set,
+// narrows the comparison's options (a new version of the mapping).
+func applyChanges(j *job, s *session, out sinkOut, rejects *rejectFile, narrow func(*verify.Options)) (*report.Report, *verify.Result, error) {
 	check := !j.mig.NoVerify
 	fmt.Fprintf(j.log, "changes-only: deriving items from %s and comparing them with table %s; the new and changed items are written as they are found, the stale ones deleted after\n",
 		s.src.Name(), s.m.Table.Name)
@@ -70,6 +87,9 @@ func applyChanges(j *job, s *session, out sinkOut, rejects *rejectFile) (*report
 		SkipPatterns: !check, Apply: ap, OnReject: rejects.Write}
 	if check {
 		opts.ReadBack = s.client
+	}
+	if narrow != nil {
+		narrow(&opts)
 	}
 	run := s.runInfo(j, time.Now())
 	res, err := verify.Compare(j.ctx, s.src, s.m, s.plans, s.client, opts)

@@ -171,6 +171,9 @@ type MigrateOptions struct {
 	// Follow keeps the table in step after the load, with FollowOptions.
 	Follow bool
 	FollowOptions
+	// EvolveOptions apply a new version of the table's mapping, with
+	// ChangesOnly or with Follow and Resume.
+	EvolveOptions
 }
 
 // Kind classifies the errors the engine returns, for a caller's exit

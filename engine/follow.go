@@ -156,6 +156,9 @@ func startFollowing(j *job, s *session, cp *checkpointFile) (_ *following, err e
 		return nil, refused(err)
 	}
 	if j.mig.Resume {
+		if err := f.addNewTables(j, s, cp); err != nil {
+			return nil, err
+		}
 		// Before EnsurePublication, which would add back a table taken
 		// out of the publication while no follow ran: the changes made
 		// meanwhile never reached the slot.
@@ -272,6 +275,26 @@ func (f *following) resumeCatalog(j *job, s *session, cp *checkpointFile) error 
 		f.rederive = entities
 	}
 	return nil
+}
+
+// addNewTables, resuming with a new version of the mapping
+// (--previous-mapping), adds to the publication the tables the new
+// version follows and the checkpoint's catalog does not record
+// (follow.Graph.AddNewTables): the comparison's snapshot, taken after,
+// holds what their changes before did.
+func (f *following) addNewTables(j *job, s *session, cp *checkpointFile) error {
+	if j.mig.PreviousMapping == "" || len(cp.Catalog) == 0 {
+		return nil
+	}
+	var recorded follow.Fingerprint
+	if err := json.Unmarshal(cp.Catalog, &recorded); err != nil {
+		return fmt.Errorf("checkpoint %s: catalog: %w", cp.path, err)
+	}
+	added, err := f.graph.AddNewTables(j.ctx, s.src.Conn(), f.pub, &recorded)
+	if len(added) > 0 {
+		fmt.Fprintf(j.log, "follow: added %s to publication %s (mapping %s follows them)\n", strings.Join(added, ", "), f.pub, j.cfg.Mapping)
+	}
+	return err
 }
 
 // catalogAdvice is what to do after ce.

@@ -6,15 +6,18 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"net/url"
 	"os"
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/pg2dynamo/pg2dynamo/draft"
 	"github.com/pg2dynamo/pg2dynamo/extract"
 	"github.com/pg2dynamo/pg2dynamo/mapping"
 	"github.com/pg2dynamo/pg2dynamo/pipeline"
+	"github.com/pg2dynamo/pg2dynamo/plan"
 	"github.com/pg2dynamo/pg2dynamo/report"
 )
 
@@ -143,15 +146,19 @@ func draftSchema(j *job, src *extract.Source, o InitOptions) error {
 		return err
 	}
 	// The draft must be a mapping that the rest of pg2dynamo accepts:
-	// checkDraft loads the bytes written, as migrate will, and prepares
-	// the mapping against the source.
-	if err := checkDraft(j, src, buf.Bytes()); err != nil {
+	// checkDraft loads the bytes written, as migrate will, prepares the
+	// mapping against the source and reads every row through it.
+	rejects, err := checkDraft(j, src, buf.Bytes())
+	if err != nil {
 		return fmt.Errorf("init drafted a mapping that does not load or that the source refuses (a bug in init; please report it):\n%w", err)
 	}
 	if err := writeDraft(j, o.Out, buf.Bytes()); err != nil {
 		return err
 	}
 	fmt.Fprintln(j.log, draftSummary(d, o.Out, sourceArg(j.cfg.Source, src.Name())))
+	if rejects != nil {
+		return unbound(fmt.Errorf("the draft is written, but %w", rejects))
+	}
 	return nil
 }
 
@@ -188,7 +195,7 @@ func bindDesign(j *job, src *extract.Source, o InitOptions, t *draft.MCPTable, f
 	if err := draft.WriteBound(&buf, b, o.Design); err != nil {
 		return err
 	}
-	notLoading := checkDraft(j, src, buf.Bytes())
+	rejects, notLoading := checkDraft(j, src, buf.Bytes())
 	if err := writeDraft(j, o.Out, buf.Bytes()); err != nil {
 		return err
 	}
@@ -196,19 +203,63 @@ func bindDesign(j *job, src *extract.Source, o InitOptions, t *draft.MCPTable, f
 	switch {
 	case notLoading != nil:
 		return unbound(fmt.Errorf("the draft is written, but it does not load against the source; resolve these, then run init again:\n%w", notLoading))
+	case rejects != nil:
+		return unbound(fmt.Errorf("the draft is written, but %w", rejects))
 	case len(b.Unbound) > 0:
 		return unbound(fmt.Errorf("%d parts of design table %s are unbound (listed above and in the draft): add what the source lacks or change the design, then run init again", len(b.Unbound), t.Config.TableName))
 	}
 	return nil
 }
 
-// checkDraft loads a drafted mapping and checks it against src.
-func checkDraft(j *job, src *extract.Source, data []byte) error {
+// checkDraft checks a drafted mapping as plan --with-source does: it
+// loads it, prepares it against src (err when either fails) and reads
+// every row through it in one snapshot (plan.Stats). rejects, when not
+// nil, lists the rows the draft would reject, entity by entity, with
+// each reason, its count and its first row's key: a duplicate key, an
+// item over 400 KB, a key attribute over its size limit.
+func checkDraft(j *job, src *extract.Source, data []byte) (rejects, err error) {
 	m, err := mapping.ParseContext(j.ctx, "drafted mapping", data)
-	if err == nil {
-		_, err = pipeline.Prepare(j.ctx, src, m)
+	if err != nil {
+		return nil, err
 	}
-	return err
+	plans, err := pipeline.Prepare(j.ctx, src, m)
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintln(j.log, "checking the draft as plan --with-source does: reading every row through it")
+	if err := src.Begin(j.ctx); err != nil {
+		return nil, err
+	}
+	defer src.End(j.ctx)
+	stats, err := plan.Stats(j.ctx, src, m, plans, nil)
+	if err != nil {
+		return nil, err
+	}
+	var lines []string
+	var total int64
+	for _, st := range stats {
+		if st.Rejected == 0 {
+			continue
+		}
+		total += st.Rejected
+		lines = append(lines, fmt.Sprintf("  entity %s: %d of %d rows", st.Entity, st.Rejected, st.Rows))
+		for _, r := range st.Rejects {
+			col := ""
+			if r.Column != "" {
+				col = " (column " + r.Column + ")"
+			}
+			var key []string
+			for _, k := range slices.Sorted(maps.Keys(r.Example)) {
+				key = append(key, fmt.Sprintf("%s=%v", k, r.Example[k]))
+			}
+			lines = append(lines, fmt.Sprintf("    %d: %s%s; first row %s", r.Rows, r.Reason, col, strings.Join(key, ", ")))
+		}
+	}
+	if total == 0 {
+		return nil, nil
+	}
+	return fmt.Errorf("it would reject %s (as plan --with-source and migrate would); change the draft or the rows, then run init again:\n%s",
+		report.Count(total, "row", "rows"), strings.Join(lines, "\n")), nil
 }
 
 // writeDraft writes data to out, or to Config.Out when out is "".
@@ -238,6 +289,19 @@ func draftSummary(d *draft.Design, out, source string) string {
 	}
 	s := fmt.Sprintf("drafted %s from %s (%d with their own item collection, %d in an owner's, %d embedded, %d adjacency lists) and %d access patterns to %s",
 		report.Count(len(d.Entities)-roles[draft.Embedded], "entity", "entities"), report.Count(len(d.Catalog.Tables), "table", "tables"), roles[draft.Root]+roles[draft.Owned], roles[draft.Child], roles[draft.Embedded], roles[draft.Join], len(d.Patterns), where)
+	for _, t := range d.Catalog.Tables {
+		for _, sg := range t.Suggestions {
+			how := "drafted as a foreign key: every value has a parent row"
+			if sg.FK == nil {
+				how = fmt.Sprintf("not drafted: %d of its %d values have no parent row", sg.Orphans, sg.Values)
+			}
+			from := "from the column's name (no foreign key declares it)"
+			if sg.Partial {
+				from = "declared by some of its partitions only"
+			}
+			s += fmt.Sprintf("\nsuggested relation %s.%s → %s (%s), %s: %s; see the draft's comments", t.Name, sg.Column, sg.Parent.Name, sg.RefColumn, from, how)
+		}
+	}
 	for _, sk := range d.Skipped {
 		s += fmt.Sprintf("\nleft out %s: %s", sk.Table.Name, sk.Reason)
 	}

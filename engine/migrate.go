@@ -66,6 +66,12 @@ func Migrate(ctx context.Context, cfg Config, o MigrateOptions) (err error) {
 		return err
 	}
 	var fl *following
+	var ev *evolution
+	if o.Follow && o.PreviousMapping != "" {
+		if ev, err = loadEvolution(j, s); err != nil {
+			return err
+		}
+	}
 	if o.Follow {
 		if err := checkLeaseFirst(j, s); err != nil {
 			return err
@@ -78,6 +84,11 @@ func Migrate(ctx context.Context, cfg Config, o MigrateOptions) (err error) {
 				fl.abandon(j, s)
 			}
 		}()
+	}
+	if ev != nil {
+		if err = ev.start(j, s, cp); err != nil {
+			return err
+		}
 	}
 	out, err := openSink(j, s)
 	if err != nil {
@@ -95,7 +106,12 @@ func Migrate(ctx context.Context, cfg Config, o MigrateOptions) (err error) {
 	if err := rejects.Start(); err != nil {
 		return err
 	}
-	sum, err := fullLoad(j, s, cp, out, rejects, fl != nil)
+	var sum *pipeline.Summary
+	if ev != nil {
+		err = ev.applyFollowed(j, s, cp, out, rejects, rf)
+	} else {
+		sum, err = fullLoad(j, s, cp, out, rejects, fl != nil)
+	}
 	if err != nil {
 		return err
 	}
@@ -105,8 +121,12 @@ func Migrate(ctx context.Context, cfg Config, o MigrateOptions) (err error) {
 	if err := rejects.Close(); err != nil {
 		return err
 	}
-	if t := sum.Total(); t.Rejected > 0 || fl.rejected() > 0 {
-		return rejected(fmt.Errorf("%d rows rejected: see %s", t.Rejected+fl.rejected(), rejects.path))
+	var loadRejected int64
+	if sum != nil {
+		loadRejected = sum.Total().Rejected
+	}
+	if n := loadRejected + fl.rejected(); n > 0 {
+		return rejected(fmt.Errorf("%d rows rejected: see %s", n, rejects.path))
 	}
 	return nil
 }
@@ -119,6 +139,12 @@ func (o MigrateOptions) check() error {
 		return errors.New("--shard with --follow: one follow keeps the whole table in step; follow after the shards are done, from one process")
 	case o.Prune && o.ChangesOnly:
 		return errors.New("--changes-only with --prune: --changes-only deletes the stale items itself, each conditional on its type as --prune does; leave out --prune")
+	case o.PreviousMapping != "" && !o.ChangesOnly && !(o.Follow && o.Resume):
+		return errors.New("--previous-mapping needs --changes-only, or --follow --resume: a new version of the mapping is applied to the table the previous one wrote, by comparing what changes")
+	case o.PreviousMapping != "" && o.Prune:
+		return errors.New("--previous-mapping with --prune: --prune loads every item again; --previous-mapping compares only the entities that change")
+	case o.DropGSIs && o.PreviousMapping == "":
+		return errors.New("--drop-gsis needs --previous-mapping: it deletes the GSIs the previous version of the mapping declares and the new one does not")
 	case (o.Prune || o.ChangesOnly) && o.Sink == "null":
 		return fmt.Errorf("--%s needs --sink dynamodb", map[bool]string{true: "prune", false: "changes-only"}[o.Prune])
 	}
@@ -413,7 +439,12 @@ func startCheckpoint(j *job, mappingFile string, m *mapping.Mapping, source stri
 		return nil, err
 	}
 	if err := f.Check(fp, source); err != nil {
-		return nil, refused(fmt.Errorf("--resume: checkpoint %s: %w; run without --resume to start over", f.path, err))
+		prev := j.mig.PreviousMapping
+		if prev == "" || f.Check(previousFingerprint(prev, m.Table.Name), source) != nil {
+			return nil, refused(fmt.Errorf("--resume: checkpoint %s: %w; run without --resume to start over (or, when --mapping is a new version of the mapping the checkpoint was written for, give that one as --previous-mapping)", f.path, err))
+		}
+		fmt.Fprintf(j.log, "resuming from %s, written for the previous version of the mapping (%s)\n", f.path, prev)
+		return f, nil
 	}
 	fmt.Fprintf(j.log, "resuming from %s: %s\n", f.path, strings.Join(f.Describe(plans), ", "))
 	return f, f.save()

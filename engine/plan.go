@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/pg2dynamo/pg2dynamo/mapping"
 	"github.com/pg2dynamo/pg2dynamo/plan"
@@ -15,6 +16,10 @@ type PlanOptions struct {
 	// WithSource checks the mapping against the source and reads every
 	// row through the transformation for the load's estimates.
 	WithSource bool
+	// PreviousMapping, when not "", is the version of the mapping before
+	// Config.Mapping: plan writes what changes, then both designs
+	// (plan.RenderVersions), text or markdown.
+	PreviousMapping string
 }
 
 // Plan writes the design of cfg.Mapping to Config.Out in o.Format: the
@@ -33,6 +38,9 @@ func Plan(ctx context.Context, cfg Config, o PlanOptions) error {
 		if o.Format == plan.FormatOneTable {
 			return planOneTable(j, m)
 		}
+	}
+	if o.PreviousMapping != "" {
+		return planVersions(j, m, o)
 	}
 	var s *session
 	if o.WithSource {
@@ -58,6 +66,9 @@ func Plan(ctx context.Context, cfg Config, o PlanOptions) error {
 		if err != nil {
 			return err
 		}
+		if err := plan.OrderFromSource(ctx, s.src, d); err != nil {
+			return err
+		}
 	}
 	return plan.Render(j.out, d, o.Format)
 }
@@ -75,4 +86,20 @@ func planOneTable(j *job, m *mapping.Mapping) error {
 	}
 	defer s.Close(j.ctx)
 	return plan.WriteOneTable(j.out, s.m, s.plans)
+}
+
+// planVersions writes what changes from the previous version of the
+// mapping to m, then both designs (plan.RenderVersions).
+func planVersions(j *job, m *mapping.Mapping, o PlanOptions) error {
+	if o.WithSource || (o.Format != plan.FormatText && o.Format != plan.FormatMarkdown) {
+		return refused(fmt.Errorf("--previous-mapping writes the two designs as text or markdown, without --with-source"))
+	}
+	prev, err := LoadMapping(j.ctx, o.PreviousMapping)
+	if err != nil {
+		return err
+	}
+	if prev.Name != m.Name {
+		return refused(fmt.Errorf("--previous-mapping %s is mapping %q, and %s is mapping %q: a new version of a mapping keeps its name", o.PreviousMapping, prev.Name, j.cfg.Mapping, m.Name))
+	}
+	return plan.RenderVersions(j.out, plan.Build(prev), plan.Build(m), mapping.CompareMappings(prev, m), o.Format)
 }

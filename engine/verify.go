@@ -93,6 +93,10 @@ type CompareOptions struct {
 	// Slot and Publication name a follow's (as FollowOptions): verify
 	// reads the table in step with a follow streaming into it.
 	Slot, Publication string
+	// PreviousMapping, with diff, is the mapping file the table was
+	// written with: diff then prices applying Config.Mapping, its new
+	// version (EvolveOptions), not a full run.
+	PreviousMapping string
 }
 
 // Compare derives every item from the source, in one snapshot, and
@@ -113,6 +117,10 @@ func Compare(ctx context.Context, cfg Config, o CompareOptions) error {
 	}
 	defer op.close()
 	s, rf := op.s, op.rf
+	if o.PreviousMapping != "" && mode == report.ModeDiff {
+		j.mig.PreviousMapping = o.PreviousMapping
+		return evolveDiff(j, s, rf)
+	}
 	var watch *follow.Watch
 	if mode == report.ModeVerify {
 		if watch, err = watchFollow(j, s); err != nil {

@@ -801,10 +801,12 @@ func TestVerifyWhileFollowing(t *testing.T) {
 		code, vout := run(context.Background(), "verify", "--mapping", w.mapping, "--source", url, "--endpoint-url", endpoint,
 			"--table", table, "--report-json", path)
 		var r report.Report
-		if b, err := os.ReadFile(path); err == nil {
-			if err := json.Unmarshal(b, &r); err != nil {
-				t.Fatal(err)
-			}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatalf("verify %s: exit %d and no JSON report (%v)\n%s", name, code, err, firstLines(vout, 40))
+		}
+		if err := json.Unmarshal(b, &r); err != nil {
+			t.Fatal(err)
 		}
 		return code, vout, r
 	}

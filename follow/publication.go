@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -210,4 +212,38 @@ func Drop(ctx context.Context, conn *pgx.Conn, slot, pub string) (dropped []stri
 		dropped = append(dropped, "publication "+pub)
 	}
 	return dropped, nil
+}
+
+// AddNewTables adds to publication pub the tables g follows that was (a
+// checkpoint's Fingerprint, written for an earlier version of the
+// mapping) does not record, and returns their names: the tables a new
+// version of the mapping follows besides the earlier one's. Their
+// changes reach the slot from the ALTER PUBLICATION's commit on; a
+// snapshot taken after it holds the rest. A table was records is left
+// alone: one taken out of the publication while no follow ran lost its
+// changes, which the catalog check refuses (CompareCatalog).
+// https://www.postgresql.org/docs/current/sql-alterpublication.html
+func (g *Graph) AddNewTables(ctx context.Context, conn *pgx.Conn, pub string, was *Fingerprint) ([]string, error) {
+	p, exists, err := extract.NewCatalog(conn).Publication(ctx, pub)
+	if err != nil || !exists {
+		return nil, err
+	}
+	var add []pgx.Identifier
+	var names []string
+	for _, oid := range slices.Sorted(maps.Keys(g.byOID)) {
+		t := g.byOID[oid]
+		id := pgx.Identifier{t.schema, t.name}
+		if _, recorded := was.Tables[oid]; recorded || p.Publishes(id) {
+			continue
+		}
+		add = append(add, id)
+		names = append(names, qualified(t.schema, t.name))
+	}
+	if len(add) == 0 {
+		return nil, nil
+	}
+	if _, err := conn.Exec(ctx, fmt.Sprintf("ALTER PUBLICATION %s ADD TABLE %s", quote(pub), list(add))); err != nil {
+		return nil, fmt.Errorf("add %s to publication %s: %w", list(add), pub, err)
+	}
+	return names, nil
 }

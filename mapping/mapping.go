@@ -81,6 +81,7 @@ const (
 	KeyAccessPatterns = "access_patterns"
 	KeyIndex          = "index"
 	KeyKeyCondition   = "key_condition"
+	KeyFilter         = "filter"
 	KeyScanForward    = "scan_forward"
 )
 
@@ -395,9 +396,22 @@ type AccessPattern struct {
 	// ScanForward is false to read the sort key descending, newest first
 	// (ScanIndexForward=false). Default true.
 	ScanForward *bool `yaml:"scan_forward"`
+	// Filter is the Query's filter expression, applied by DynamoDB to the
+	// items the key condition reads, before they are returned: conditions
+	// all joined by AND, or all by OR, each one of ATTR OP ${column} (OP
+	// one of = <> < <= > >=), ATTR BETWEEN ${a} AND ${b}, ATTR IN (${a},
+	// …), begins_with(ATTR, ${a}), contains(ATTR, ${a}),
+	// attribute_exists(ATTR), attribute_not_exists(ATTR) and size(ATTR)
+	// compared as ATTR is. ATTR is an attribute of the items, not a key
+	// attribute of the index queried; each ${column} is a parameter,
+	// sampled by verify with the key condition's from one row.
+	// https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Query.FilterExpression.html
+	Filter string `yaml:"filter"`
 
 	// Parsed, set by Load.
 	Condition KeyCondition `yaml:"-"`
+	// FilterExpr is Filter parsed; nil without one.
+	FilterExpr *Filter `yaml:"-"`
 }
 
 // KeyCondition is a parsed access-pattern key condition: the partition

@@ -180,8 +180,8 @@ type condToken struct {
 	quoted bool
 }
 
-// lexCondition splits a key condition into words, 'quoted templates',
-// parentheses, commas and the operators = < <= > >=. A ${…} placeholder
+// lexCondition splits a key condition (or a filter) into words, 'quoted
+// templates', parentheses, commas and the operators = < <= > >= <>. A ${…} placeholder
 // is part of its word whatever it contains.
 func lexCondition(s string) ([]condToken, error) {
 	var out []condToken
@@ -202,8 +202,11 @@ func lexCondition(s string) ([]condToken, error) {
 			i++
 		case c == '<' || c == '>' || c == '=':
 			op := string(c)
-			if c != '=' && i+1 < len(s) && s[i+1] == '=' {
+			switch {
+			case c != '=' && i+1 < len(s) && s[i+1] == '=':
 				op += "="
+			case c == '<' && i+1 < len(s) && s[i+1] == '>':
+				op += ">" // a filter's "not equal"
 			}
 			out = append(out, condToken{text: op})
 			i += len(op)
@@ -342,6 +345,22 @@ func (m *Mapping) validatePattern(ap *AccessPattern) Errors {
 		add(cp, "the condition names %q; the sort key of %s is %q", kc.SortAttr, indexName(ap.Index), sk)
 	}
 	ap.Condition = kc
+	if ap.Filter == "" {
+		return errs
+	}
+	fp := Path(p, KeyFilter)
+	f, err := ParseFilter(ap.Filter)
+	if err != nil {
+		add(fp, "%v", err)
+		return errs
+	}
+	for _, a := range f.Attrs() {
+		if a == pk || a == sk {
+			// https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Query.FilterExpression.html
+			add(fp, "the filter names %q, a key attribute of %s: DynamoDB takes key attributes in the key condition only", a, indexName(ap.Index))
+		}
+	}
+	ap.FilterExpr = f
 	return errs
 }
 

@@ -29,11 +29,14 @@ type Design struct {
 	PartitionKeyType string `json:"partition_key_type"`
 	SortKeyType      string `json:"sort_key_type,omitempty"`
 	// Settings are the table's optional settings, nil when it has none.
-	Settings       *Settings      `json:"settings,omitempty"`
-	Indexes        []IndexRow     `json:"indexes,omitempty"`
-	KeyAttributes  []string       `json:"key_attributes"`
-	Entities       []EntityRow    `json:"entities"`
-	AccessPatterns []PatternRow   `json:"access_patterns"`
+	Settings       *Settings    `json:"settings,omitempty"`
+	Indexes        []IndexRow   `json:"indexes,omitempty"`
+	KeyAttributes  []string     `json:"key_attributes"`
+	Entities       []EntityRow  `json:"entities"`
+	AccessPatterns []PatternRow `json:"access_patterns"`
+	// OrderWarnings are the sort keys whose numbers, written as plain
+	// digits, sort as text where access patterns read them in order.
+	OrderWarnings  []OrderWarning `json:"order_warnings,omitempty"`
 	CreateTable    map[string]any `json:"create_table"`
 	CloudFormation map[string]any `json:"cloudformation"`
 	// UpdateContinuousBackups is the request that enables point-in-time
@@ -75,8 +78,10 @@ type PatternRow struct {
 	Pattern      string `json:"pattern"`
 	Index        string `json:"index"`
 	KeyCondition string `json:"key_condition"`
-	Order        string `json:"order"`
-	Description  string `json:"description,omitempty"`
+	// Filter is the pattern's filter expression, if any.
+	Filter      string `json:"filter,omitempty"`
+	Order       string `json:"order"`
+	Description string `json:"description,omitempty"`
 }
 
 // Prices plan's cost lines use, in US dollars (us-east-1, on demand):
@@ -173,8 +178,9 @@ func Build(m *mapping.Mapping) *Design {
 			order = "descending (ScanIndexForward=false)"
 		}
 		d.AccessPatterns = append(d.AccessPatterns, PatternRow{Pattern: ap.Name, Index: idx,
-			KeyCondition: ap.KeyCondition, Order: order, Description: ap.Description})
+			KeyCondition: ap.KeyCondition, Filter: ap.Filter, Order: order, Description: ap.Description})
 	}
+	d.OrderWarnings = orderWarnings(m)
 	d.CreateTable = createTableJSON(m)
 	d.CloudFormation = map[string]any{"Resources": map[string]any{logicalID(m.Table.Name): map[string]any{
 		"Type": "AWS::DynamoDB::Table", "Properties": cloudFormationProperties(m, d.CreateTable)}}}

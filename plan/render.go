@@ -106,7 +106,11 @@ func renderTables(w io.Writer, d *Design, md bool) error {
 		heading("Access patterns")
 		t := table{head: []string{"pattern", "index", "key condition", "order"}}
 		for _, p := range d.AccessPatterns {
-			t.rows = append(t.rows, []string{p.Pattern, p.Index, p.KeyCondition, p.Order})
+			kc := p.KeyCondition
+			if p.Filter != "" {
+				kc += " FILTER " + p.Filter
+			}
+			t.rows = append(t.rows, []string{p.Pattern, p.Index, kc, p.Order})
 		}
 		writeTable(&b, t, md)
 	}
@@ -137,6 +141,7 @@ func renderTables(w io.Writer, d *Design, md bool) error {
 			wcu, PricePerMillion, float64(wcu)*PricePerMillion/1e6, float64(exp)/1e9, ImportPricePerGB, float64(exp)/1e9*ImportPricePerGB)
 	}
 
+	orderSection(&b, d, md, heading)
 	heading("CreateTable request (aws dynamodb create-table --cli-input-json)")
 	writeJSON(&b, d.CreateTable, md)
 	if d.UpdateContinuousBackups != nil {
@@ -212,5 +217,20 @@ func writeJSON(b *strings.Builder, v any, md bool) {
 		fmt.Fprintf(b, "```json\n%s\n```\n", out)
 	} else {
 		fmt.Fprintf(b, "%s\n", out)
+	}
+}
+
+// orderSection writes d's OrderWarnings, with what the source says of
+// them when d has its statistics (plan --with-source).
+func orderSection(b *strings.Builder, d *Design, md bool, heading func(string)) {
+	if len(d.OrderWarnings) == 0 {
+		return
+	}
+	heading("Key order (numbers written as plain digits)")
+	for _, l := range orderLines(d.OrderWarnings, d.Stats != nil) {
+		if md && !strings.HasPrefix(l, "  ") {
+			l = "- " + l
+		}
+		fmt.Fprintln(b, l)
 	}
 }

@@ -140,7 +140,9 @@ func New(mode string, res *verify.Result, price float64) *Report {
 		dollars := func(wu int64) float64 { return float64(wu) * price / 1e6 }
 		r.Cost = &Cost{PricePerMillion: price, Items: t.Derived + t.Duplicates, WriteUnits: t.WriteUnits, Dollars: dollars(t.WriteUnits),
 			ChangeItems: t.Missing + t.Changed, ChangeWriteUnits: t.ChangeWriteUnits, ChangeDollars: dollars(t.ChangeWriteUnits),
-			StaleItems: t.Stale, StaleWriteUnits: t.StaleWriteUnits, StaleDollars: dollars(t.StaleWriteUnits),
+			// The stale items of retired types (verify.Options.Retired) are
+			// of no entity: res's counts hold them.
+			StaleItems: res.Stale, StaleWriteUnits: t.StaleWriteUnits + res.RetiredWriteUnits, StaleDollars: dollars(t.StaleWriteUnits + res.RetiredWriteUnits),
 			ExportBytes: t.ExportBytes}
 	} else if mode == ModeChanges {
 		r.OK = res.AppliedOK()

@@ -2,6 +2,7 @@ package transform
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -29,13 +30,20 @@ type termValue struct {
 
 // compileMultiPattern compiles ap, a pattern on g, a GSI with
 // multi-attribute keys (mapping.Mapping.validateMultiPattern has checked
-// its terms): each parameter is the column of that name in the first
+// its terms), and its filter's parameters: each parameter is the column of that name in the first
 // entity whose source has it, converted as that entity writes it (the
 // items carry it as the key attribute); Home is the first entity whose
 // source has them all.
 func compileMultiPattern(m *mapping.Mapping, ap *mapping.AccessPattern, g *mapping.GSI, plans []*Plan) (*PatternPlan, error) {
 	kc := ap.Condition
 	pp := &PatternPlan{Pattern: ap, Params: kc.Columns(), Home: -1}
+	if f := ap.FilterExpr; f != nil {
+		for _, c := range f.Columns() {
+			if !slices.Contains(pp.Params, c) {
+				pp.Params = append(pp.Params, c) // a filter's own parameters, after the key condition's
+			}
+		}
+	}
 	path := mapping.Path(mapping.KeyAccessPatterns, ap.Name, mapping.KeyKeyCondition)
 	for _, name := range pp.Params {
 		var col *extract.Column

@@ -2,7 +2,10 @@ package transform
 
 import (
 	"fmt"
+	"slices"
 	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/pg2dynamo/pg2dynamo/extract"
 	"github.com/pg2dynamo/pg2dynamo/mapping"
@@ -12,7 +15,8 @@ import (
 // values, with the same text and zero padding as the items' keys.
 type PatternPlan struct {
 	Pattern *mapping.AccessPattern
-	// Params are the placeholders, in order: the parameters to supply.
+	// Params are the placeholders, in order: the parameters to supply,
+	// those of the key condition, then those only its filter has.
 	Params []string
 	keys   []keyPlan // partition, then sort and its upper bound if any
 	cols   []extract.Column
@@ -55,6 +59,13 @@ func CompilePattern(m *mapping.Mapping, ap *mapping.AccessPattern, plans []*Plan
 	}
 	kc := ap.Condition
 	pp := &PatternPlan{Pattern: ap, Params: kc.Columns()}
+	if f := ap.FilterExpr; f != nil {
+		for _, c := range f.Columns() {
+			if !slices.Contains(pp.Params, c) {
+				pp.Params = append(pp.Params, c)
+			}
+		}
+	}
 	// "B#${id}" matches entity B's "B#${id}", not entity A's "A#${id}".
 	patternTpl := map[string]mapping.Template{kc.PartitionAttr: kc.Partition}
 	if kc.SortAttr != "" {
@@ -155,12 +166,13 @@ func (pp *PatternPlan) Render(values []any) (pk string, sk []string, err error) 
 	return pk, sk, nil
 }
 
-// home finds PatternPlan.Home: a plan with every parameter, used in the
-// partition template where the pattern uses it; the first whose sort
-// template also starts with the pattern's literal sort prefix, else the
-// first.
+// home finds PatternPlan.Home: a plan with every parameter, each of the
+// key condition used in the partition template where the pattern uses it;
+// the first whose sort template also starts with the pattern's literal
+// sort prefix, else the first.
 func home(pp *PatternPlan, plans []*Plan, usedIn func(*Plan, string) bool) int {
 	kc := pp.Pattern.Condition
+	keyParams := kc.Columns()
 	prefix := kc.Sort.Prefix()
 	first := -1
 	for i, p := range plans {
@@ -169,7 +181,7 @@ func home(pp *PatternPlan, plans []*Plan, usedIn func(*Plan, string) bool) int {
 		}
 		ok := true
 		for _, name := range pp.Params {
-			ok = ok && p.colIndex(name) >= 0 && usedIn(p, name)
+			ok = ok && p.colIndex(name) >= 0 && (!slices.Contains(keyParams, name) || usedIn(p, name))
 		}
 		if !ok {
 			continue
@@ -184,4 +196,20 @@ func home(pp *PatternPlan, plans []*Plan, usedIn func(*Plan, string) bool) int {
 		}
 	}
 	return first
+}
+
+// ParamAttr returns the value of parameter name, of values as Render
+// takes them, as an attribute: as its column's values are written
+// (integers and numeric N, text S, bytea B, …). It fails on a name that
+// is no parameter, or a value of another type than the column's.
+func (pp *PatternPlan) ParamAttr(values []any, name string) (types.AttributeValue, error) {
+	i := indexOf(pp.Params, name)
+	if i < 0 || len(values) != len(pp.Params) {
+		return nil, fmt.Errorf("pattern %s: no parameter %q among %v", pp.Pattern.Name, name, pp.Params)
+	}
+	v, err := columnAttr(pp.cols[i])(values[i])
+	if err != nil {
+		return nil, fmt.Errorf("pattern %s: parameter %s: %w", pp.Pattern.Name, name, err)
+	}
+	return v, nil
 }

@@ -29,7 +29,8 @@ var _ ReadAPI = (*dynamodb.Client)(nil)
 
 // source is what Compare reads from PostgreSQL apart from the rows the
 // items are derived from (deriveFunc): each entity's count(*), parameter
-// tuples sampled for the access patterns, and the order of source values
+// tuples sampled for the access patterns, the rows of each item
+// collection a pattern reads whole, and the order of source values
 // (ranker). *extract.Source implements it, in the snapshot the caller
 // began; tests use a fake. Not called concurrently.
 type source interface {
@@ -40,6 +41,10 @@ type source interface {
 	// value per column in cols' order, each as extract.Source.Stream reads
 	// its column.
 	SampleParams(ctx context.Context, src mapping.Source, cols []string, n int) ([][]any, error)
+	// CountMatching is extract.Source.CountMatching: how many rows of
+	// other hold, pair by pair, the text of the home row's columns.
+	CountMatching(ctx context.Context, home mapping.Source, homeCols []string, values []any, other mapping.Source,
+		pairs []extract.ColumnPair, notNull []string) (int64, error)
 	ranker
 }
 

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	gocmp "github.com/google/go-cmp/cmp"
@@ -234,5 +235,35 @@ func TestCompareApplyNotWhileFollowing(t *testing.T) {
 	_, err := runCompare(t, m, src, table, Options{Apply: &fakeApplier{table: table}, InFlight: func(context.Context, string, string, time.Time) (bool, error) { return false, nil }})
 	if err == nil {
 		t.Fatal("Compare with Apply and InFlight: no error")
+	}
+}
+
+// The items of a retired type (an entity removed from the mapping) are
+// stale and deleted, priced as stale; with Types, the Scan asks DynamoDB
+// for the items of those types only (a FilterExpression on the type
+// attribute).
+func TestCompareRetiredTypes(t *testing.T) {
+	m, src := shop(t, "")
+	logItem := item{"PK": &types.AttributeValueMemberS{Value: "LOG#1"}, "SK": &types.AttributeValueMemberS{Value: "X"}, "type": &types.AttributeValueMemberS{Value: "Log"}}
+	table := &fakeTable{keys: [2]string{"PK", "SK"}, items: append(src.tableItems(t), logItem)}
+	ap := &fakeApplier{table: table, typeAttr: "type"}
+	res, err := runCompare(t, m, src, table, Options{Apply: ap, ReadBack: table, Retired: []string{"Log"}, Types: []string{"Customer", "Order", "Log"}, SkipPatterns: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := gocmp.Diff([]ItemRef{{PK: "LOG#1", SK: "X", Type: "Log"}}, ap.dels); d != "" {
+		t.Errorf("deletes (-want +got):\n%s", d)
+	}
+	if res.Stale != 1 || res.RetiredStale != 1 || res.RetiredWriteUnits != 1 || res.Unmanaged != 0 || !res.AppliedOK() {
+		t.Errorf("stale %d, retired %d (%d write units), unmanaged %d, applied OK %v; want 1, 1 (1), 0, true",
+			res.Stale, res.RetiredStale, res.RetiredWriteUnits, res.Unmanaged, res.AppliedOK())
+	}
+	for _, in := range table.scans {
+		if f := aws.ToString(in.FilterExpression); f != "#0 IN (:0, :1, :2)" || in.ExpressionAttributeNames["#0"] != "type" || len(in.ExpressionAttributeValues) != 3 {
+			t.Errorf("Scan filter %q, names %v: want the type attribute IN the three types", f, in.ExpressionAttributeNames)
+		}
+	}
+	if len(table.scans) == 0 {
+		t.Error("no Scan")
 	}
 }

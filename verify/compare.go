@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"golang.org/x/sync/errgroup"
@@ -90,6 +91,19 @@ type Options struct {
 	// migrate's rejects file is (pipeline.Options.OnReject); Compare's
 	// derivation only.
 	OnReject func(pipeline.Reject) error
+	// Types, if set, limits the table's side to the items whose type
+	// attribute holds one of these values (a Scan FilterExpression; at
+	// most 100, DynamoDB's bound on IN's operands): the comparison of some
+	// of a mapping's entities (migrate --changes-only with a new version
+	// of the mapping). A filtered Scan still reads, and is charged for,
+	// every item of the table; it returns only those.
+	// https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Scan.html#Scan.FilterExpression
+	Types []string
+	// Retired are types no entity of the mapping derives any more (an
+	// entity removed from it): items of them are stale, and deleted with
+	// Apply, as those of a mapped type are. Give them in Types too when
+	// Types is set.
+	Retired []string
 }
 
 // InFlightFunc reports whether a change committed after the check's
@@ -240,10 +254,15 @@ type Result struct {
 	// Duplicates are keys the source derives more than once that no
 	// duplicate check rejected (EntityCounts.Duplicates), one entry per
 	// extra item, typed by its entity.
-	Duplicates List[ItemRef]     `json:"duplicates"`
-	Stale      int64             `json:"stale"`
-	Unmanaged  int64             `json:"unmanaged"`
-	Changed    List[ChangedItem] `json:"changed"`
+	Duplicates List[ItemRef] `json:"duplicates"`
+	Stale      int64         `json:"stale"`
+	Unmanaged  int64         `json:"unmanaged"`
+	// RetiredStale counts the stale items of Options.Retired (in Stale
+	// too), and RetiredWriteUnits what deleting them consumes (priced as
+	// EntityCounts.StaleWriteUnits).
+	RetiredStale      int64             `json:"retired_stale,omitempty"`
+	RetiredWriteUnits int64             `json:"retired_write_units,omitempty"`
+	Changed           List[ChangedItem] `json:"changed"`
 	// InFlight items differ from the snapshot but changes committed after
 	// it, applied by a follow while the check ran, may have changed them
 	// (Options.InFlight): lag, not a mismatch; they are in no other list.
@@ -432,7 +451,11 @@ func (c *comparison) fill(ctx context.Context, res *Result, expected int64) erro
 	}
 	if !res.TableMissing {
 		read := c.scanProgress()
-		if err := scanInto(ctx, c.client, c.m.Table.Name, cmp(c.opts.Segments, 4), c.keyAttrs, c.m.TypeAttribute, sp, read); err != nil {
+		in := &dynamodb.ScanInput{TableName: aws.String(c.m.Table.Name)}
+		if err := typeFilter(in, c.m.TypeAttribute, c.opts.Types); err != nil {
+			return err
+		}
+		if err := scanInto(ctx, c.client, in, cmp(c.opts.Segments, 4), c.keyAttrs, c.m.TypeAttribute, sp, read); err != nil {
 			return err
 		}
 	}
@@ -461,7 +484,7 @@ func (c *comparison) fill(ctx context.Context, res *Result, expected int64) erro
 
 // listOptions are the options of c's bucket comparison, all but apply.
 func (c *comparison) listOptions(ctx context.Context) listOptions {
-	lo := listOptions{ctx: ctx, sampleChanged: cmp(c.opts.SampleChanged, 20), maxListed: cmp(c.opts.MaxListed, MaxListed)}
+	lo := listOptions{ctx: ctx, sampleChanged: cmp(c.opts.SampleChanged, 20), maxListed: cmp(c.opts.MaxListed, MaxListed), retired: c.opts.Retired}
 	if c.opts.ChangeCost || c.opts.Apply != nil {
 		lo.writeUnits = func(item []byte) (int64, error) {
 			attrs, err := ddbjson.DecodeItem(item)
@@ -608,7 +631,7 @@ func (c *comparison) runPatterns(ctx context.Context, samples []*patternSample, 
 		for _, pc := range ps.checks {
 			pc.inFlight = c.itemInFlight
 		}
-		prs, err := ps.runAll(ctx, c.client, c.m.Table.Name, wait, c.orders, ties, derived, c.sourceRows)
+		prs, err := ps.runAll(ctx, c.src, c.client, c.m.Table.Name, wait, c.orders, ties, derived, c.sourceRows)
 		if err != nil {
 			return nil, err
 		}
@@ -719,16 +742,40 @@ func splitItemKey(key string) (pk, sk string) {
 // https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Scan.html#Scan.Limit
 const scanPageItems = 200
 
-// scanInto reads the whole table with segments parallel Scans (strongly
-// consistent) and spills every item with the value of its type
-// attribute typeAttr, telling read (if not nil) the items of each page.
-func scanInto(ctx context.Context, client dynamodb.ScanAPIClient, table string, segments int, keyAttrs [2]string, typeAttr string, sp *spill, read func(n int)) error {
+// typeFilter sets in's FilterExpression to keep the items whose
+// attribute typeAttr holds one of types (none: every item).
+func typeFilter(in *dynamodb.ScanInput, typeAttr string, types []string) error {
+	if len(types) == 0 {
+		return nil
+	}
+	if len(types) > 100 {
+		return fmt.Errorf("verify: %d types to compare: a Scan's filter takes at most 100", len(types))
+	}
+	var ops []expression.OperandBuilder
+	for _, t := range types {
+		ops = append(ops, expression.Value(t))
+	}
+	cond := expression.Name(typeAttr).In(ops[0], ops[1:]...)
+	expr, err := expression.NewBuilder().WithFilter(cond).Build()
+	if err != nil {
+		return err
+	}
+	in.FilterExpression, in.ExpressionAttributeNames, in.ExpressionAttributeValues = expr.Filter(), expr.Names(), expr.Values()
+	return nil
+}
+
+// scanInto reads the table of in (with in's filter, if any) with
+// segments parallel Scans (strongly consistent) and spills every item
+// with the value of its type attribute typeAttr, telling read (if not
+// nil) the items of each page.
+func scanInto(ctx context.Context, client dynamodb.ScanAPIClient, in *dynamodb.ScanInput, segments int, keyAttrs [2]string, typeAttr string, sp *spill, read func(n int)) error {
 	g, gctx := errgroup.WithContext(ctx)
+	table := aws.ToString(in.TableName)
 	for seg := range segments {
 		g.Go(func() error {
-			p := dynamodb.NewScanPaginator(client, &dynamodb.ScanInput{TableName: aws.String(table),
-				Segment: aws.Int32(int32(seg)), TotalSegments: aws.Int32(int32(segments)), ConsistentRead: aws.Bool(true),
-				Limit: aws.Int32(scanPageItems)})
+			si := *in
+			si.Segment, si.TotalSegments, si.ConsistentRead, si.Limit = aws.Int32(int32(seg)), aws.Int32(int32(segments)), aws.Bool(true), aws.Int32(scanPageItems)
+			p := dynamodb.NewScanPaginator(client, &si)
 			for p.HasMorePages() {
 				page, err := p.NextPage(gctx)
 				if err != nil {
@@ -768,6 +815,8 @@ type listOptions struct {
 	writeUnits func(item []byte) (int64, error)
 	// apply, if set, is handed the differences (Options.Apply).
 	apply *applyRun
+	// retired are Options.Retired.
+	retired []string
 }
 
 // compareBuckets classifies every key, one bucket in memory at a time,
@@ -790,8 +839,10 @@ func (r *Result) compareBuckets(sp *spill, plans []*transform.Plan, opts listOpt
 type bucketComparer struct {
 	r     *Result
 	plans []*transform.Plan
-	// byType is the first entity of each item type.
+	// byType is the first entity of each item type; retired the types no
+	// entity derives any more (Options.Retired).
 	byType        map[string]int
+	retired       map[string]bool
 	sampleChanged int
 	missing       *listBuilder[ItemRef]
 	extra         *listBuilder[ItemRef]
@@ -812,7 +863,11 @@ func newBucketComparer(r *Result, plans []*transform.Plan, opts listOptions) *bu
 			byType[p.Entity().Type] = i
 		}
 	}
-	return &bucketComparer{r: r, plans: plans, byType: byType, sampleChanged: opts.sampleChanged,
+	retired := map[string]bool{}
+	for _, t := range opts.retired {
+		retired[t] = true
+	}
+	return &bucketComparer{r: r, plans: plans, byType: byType, retired: retired, sampleChanged: opts.sampleChanged,
 		missing:    newListBuilder[ItemRef](r.files, "missing", opts.maxListed),
 		extra:      newListBuilder[ItemRef](r.files, "extra", opts.maxListed),
 		dups:       newListBuilder[ItemRef](r.files, "duplicates", opts.maxListed),
@@ -912,10 +967,17 @@ func (bc *bucketComparer) extraItem(rc record) error {
 	if in, err := bc.flight(rc.key, rc.typ, e); in || err != nil {
 		return err
 	}
-	if mapped {
+	if mapped || bc.retired[rc.typ] {
 		bc.r.Stale++
-		bc.r.Entities[e].Stale++
-		units, err := bc.price(&bc.r.Entities[e].StaleWriteUnits, rc.item)
+		var units int64
+		var err error
+		if mapped {
+			bc.r.Entities[e].Stale++
+			units, err = bc.price(&bc.r.Entities[e].StaleWriteUnits, rc.item)
+		} else {
+			bc.r.RetiredStale++
+			units, err = bc.price(&bc.r.RetiredWriteUnits, rc.item)
+		}
 		if err != nil {
 			return err
 		}

@@ -224,6 +224,9 @@ type fakeSource struct {
 	rows      [][][]any
 	unordered bool
 	countErr  error
+	// lost are rows of plans[i] that CountMatching sees and the
+	// derivation does not: rows a defect of the transform loses.
+	lost map[int][][]any
 
 	ranks int // Rank calls
 }
@@ -374,4 +377,56 @@ func (s *fakeSource) tableItems(t *testing.T) []item {
 		}
 	}
 	return out
+}
+
+// CountMatching counts as PostgreSQL does, comparing the values' text
+// (fmt's) for ::text: the first row of home with values, then the rows of
+// other.
+func (s *fakeSource) CountMatching(_ context.Context, home mapping.Source, homeCols []string, values []any, other mapping.Source,
+	pairs []extract.ColumnPair, notNull []string) (int64, error) {
+	rowsOf := func(src mapping.Source) ([][]any, func(row []any, c string) any) {
+		for i, p := range s.plans {
+			if p.Entity().Source == src {
+				return append(slices.Clone(s.rows[i]), s.lost[i]...), func(row []any, c string) any {
+					k := slices.IndexFunc(p.Query().Columns, func(qc extract.Column) bool { return qc.Name == c })
+					return row[k]
+				}
+			}
+		}
+		return nil, nil
+	}
+	hr, hv := rowsOf(home)
+	or, ov := rowsOf(other)
+	if hv == nil || ov == nil {
+		return 0, fmt.Errorf("fake: no entity reads %s or %s", home, other)
+	}
+	text := func(v any) string { return fmt.Sprint(v) }
+	var h []any
+	for _, row := range hr {
+		match := true
+		for i, c := range homeCols {
+			match = match && text(hv(row, c)) == text(values[i])
+		}
+		if match {
+			h = row
+			break
+		}
+	}
+	if h == nil {
+		return 0, nil
+	}
+	var n int64
+	for _, row := range or {
+		match := true
+		for _, p := range pairs {
+			match = match && ov(row, p.Other) != nil && text(ov(row, p.Other)) == text(hv(h, p.Home))
+		}
+		for _, c := range notNull {
+			match = match && ov(row, c) != nil
+		}
+		if match {
+			n++
+		}
+	}
+	return n, nil
 }

@@ -40,7 +40,7 @@ func multiPatternQuery(table string, pp *transform.PatternPlan, values []any) (*
 	if len(conds) > 1 {
 		cond = expression.KeyAnd(conds...)
 	}
-	return patternInput(table, pp, cond)
+	return patternInput(table, pp, values, cond)
 }
 
 // termCondition is term t as a key condition.
@@ -75,8 +75,11 @@ func newMultiCheck(m *mapping.Mapping, pp *transform.PatternPlan, values []any) 
 	if err != nil {
 		return nil, err
 	}
-	c := &patternCheck{pp: pp, values: values, params: map[string]string{}, terms: terms, gsi: m.Table.GSI(pp.Pattern.Index)}
+	c := &patternCheck{pp: pp, values: values, params: map[string]string{}, terms: terms, gsi: m.Table.GSI(pp.Pattern.Index), members: map[memberKey]int64{}}
 	c.pk, _ = transform.KeyText(terms[0].Values[0])
+	if c.filter, err = filterValues(pp, values); err != nil {
+		return nil, err
+	}
 	for i, p := range pp.Params {
 		c.params[p] = fmt.Sprint(values[i])
 	}

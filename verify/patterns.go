@@ -42,9 +42,9 @@ func keyOperand(typ, text string) expression.ValueBuilder {
 
 // PatternQuery builds the Query of an access pattern for one set of
 // parameter values (one Go value per pp.Params, as pgx decodes them), with
-// its key condition built by feature/dynamodb/expression. A Query of the
-// table reads consistently (ConsistentRead, at twice the read capacity of an
-// eventually consistent read); a Query of a GSI cannot.
+// its key condition and filter built by feature/dynamodb/expression. A
+// Query of the table reads consistently (ConsistentRead, at twice the read
+// capacity of an eventually consistent read); a Query of a GSI cannot.
 func PatternQuery(table string, pp *transform.PatternPlan, values []any) (*dynamodb.QueryInput, error) {
 	if pp.MultiAttribute() {
 		return multiPatternQuery(table, pp, values)
@@ -79,12 +79,25 @@ func PatternQuery(table string, pp *transform.PatternPlan, values []any) (*dynam
 		}
 		cond = cond.And(sc)
 	}
-	return patternInput(table, pp, cond)
+	return patternInput(table, pp, values, cond)
 }
 
-// patternInput is the Query of pattern pp with key condition cond.
-func patternInput(table string, pp *transform.PatternPlan, cond expression.KeyConditionBuilder) (*dynamodb.QueryInput, error) {
-	expr, err := expression.NewBuilder().WithKeyCondition(cond).Build()
+// patternInput is the Query of pattern pp for parameter values, with key
+// condition cond and the pattern's filter.
+func patternInput(table string, pp *transform.PatternPlan, values []any, cond expression.KeyConditionBuilder) (*dynamodb.QueryInput, error) {
+	b := expression.NewBuilder().WithKeyCondition(cond)
+	if f := pp.Pattern.FilterExpr; f != nil {
+		vals, err := filterValues(pp, values)
+		if err != nil {
+			return nil, err
+		}
+		fc, err := filterCondition(f, vals)
+		if err != nil {
+			return nil, fmt.Errorf("pattern %s: %w", pp.Pattern.Name, err)
+		}
+		b = b.WithFilter(fc)
+	}
+	expr, err := b.Build()
 	if err != nil {
 		return nil, fmt.Errorf("pattern %s: %w", pp.Pattern.Name, err)
 	}
@@ -93,6 +106,7 @@ func patternInput(table string, pp *transform.PatternPlan, cond expression.KeyCo
 		KeyConditionExpression:    expr.KeyCondition(),
 		ExpressionAttributeNames:  expr.Names(),
 		ExpressionAttributeValues: expr.Values(),
+		FilterExpression:          expr.Filter(),
 	}
 	if pp.Pattern.Index != "" {
 		in.IndexName = aws.String(pp.Pattern.Index)
@@ -152,7 +166,15 @@ type patternCheck struct {
 	// by canonical projected item. It keeps them on disk past the
 	// patterns' memory budget.
 	want *sorter
-	rec  []byte // scratch for offer
+	// members counts want's items by entity (and mirror), for the item
+	// collection check (patternSample.checkCollection).
+	members map[memberKey]int64
+	// filter holds the values of the filter's parameters (filterValues);
+	// filtered counts the items the key condition reads that it leaves
+	// out, which the Query must leave out too.
+	filter   map[string]types.AttributeValue
+	filtered int64
+	rec      []byte // scratch for offer
 	// inFlight, if set, says whether an item (canonical) was changed
 	// after the snapshot (Options.InFlight): such an item is skipped on
 	// both sides of the comparison.
@@ -276,6 +298,10 @@ type patternSample struct {
 	tuples     int
 	unrendered string
 	checks     []*patternCheck
+	// members are the entities of the item collection the pattern reads
+	// whole (collectionMembers); nil for a pattern with a sort key
+	// condition.
+	members []collectionMember
 }
 
 // samplePatterns compiles every access pattern and samples up to n
@@ -312,6 +338,7 @@ func samplePatterns(ctx context.Context, src source, m *mapping.Mapping, plans [
 			}
 		}
 		ps.tuples = len(tuples)
+		ps.members = collectionMembers(m, plans, pp, ps.from)
 		for _, t := range tuples {
 			if pp.MultiAttribute() {
 				if c, err := newMultiCheck(m, pp, t); err != nil {
@@ -327,9 +354,12 @@ func samplePatterns(ctx context.Context, src source, m *mapping.Mapping, plans [
 				ps.unrendered = err.Error()
 				continue // a tuple no item could have: nothing to check
 			}
-			c := &patternCheck{pp: pp, values: t, pk: pk, params: map[string]string{}, sortAttr: m.Table.SortKey}
+			c := &patternCheck{pp: pp, values: t, pk: pk, params: map[string]string{}, sortAttr: m.Table.SortKey, members: map[memberKey]int64{}}
 			for i, p := range pp.Params {
 				c.params[p] = fmt.Sprint(t[i])
+			}
+			if c.filter, err = filterValues(pp, t); err != nil {
+				return nil, err
 			}
 			if ap.Index != "" {
 				c.gsi = m.Table.GSI(ap.Index)
@@ -439,6 +469,11 @@ func (c *patternCheck) addWant(m *mapping.Mapping, orders *orderChecker, it tran
 	if c.gsi != nil {
 		projected = transform.Project(m, *c.gsi, it.Attrs)
 	}
+	// DynamoDB filters what the index holds: the projected item.
+	if f := c.pp.Pattern.FilterExpr; f != nil && !matchFilter(f, projected, c.filter) {
+		c.filtered++
+		return nil
+	}
 	vals, err := orders.values(it.Entity, mirror, c.sortAttr, it.Row)
 	if err != nil {
 		return err
@@ -446,6 +481,7 @@ func (c *patternCheck) addWant(m *mapping.Mapping, orders *orderChecker, it tran
 	if c.rec, err = appendWant(c.rec[:0], sortVal, ddbjson.Canonical(projected), it.Entity, mirror, vals); err != nil {
 		return fmt.Errorf("pattern %s: %w", c.pp.Pattern.Name, err)
 	}
+	c.members[memberKey{it.Entity, mirror}]++
 	return c.want.add(c.rec)
 }
 
@@ -772,7 +808,12 @@ func (a *answerReader) drain() error {
 //   - a pattern with no check otherwise (no sampled row has its parameters
 //     all non-NULL, or no tuple renders a key) could not be checked, and
 //     fails;
-//   - a pattern whose every check expected and got no item matches
+//   - a pattern that reads an item collection whole (on the partition
+//     key alone) has each check's answer compared, entity by entity, with
+//     the rows PostgreSQL counts in that collection
+//     (patternSample.checkCollection);
+//   - a pattern whose every check expected and got no item (and whose
+//     filter, if any, left out no item the key condition reads) matches
 //     nothing: no sampled parameter reaches any item, which is what a key
 //     condition whose text differs from the items' keys does. Each of its
 //     results fails.
@@ -782,7 +823,7 @@ func (a *answerReader) drain() error {
 // table holds none, and the results pass with a Note saying the pattern
 // was not checked. rows gives each entity's source row count, for the
 // message.
-func (ps *patternSample) runAll(ctx context.Context, client dynamodb.QueryAPIClient, table string, wait *indexWait,
+func (ps *patternSample) runAll(ctx context.Context, src source, client dynamodb.QueryAPIClient, table string, wait *indexWait,
 	orders *orderChecker, ties *sorter, derived int64, rows []int64) ([]PatternResult, error) {
 	ap := ps.pp.Pattern
 	index := ap.Index
@@ -817,7 +858,11 @@ func (ps *patternSample) runAll(ctx context.Context, client dynamodb.QueryAPICli
 		if err != nil {
 			return nil, err
 		}
-		nothing = nothing && pr.OK && pr.Want == 0 && pr.Got == 0
+		if err := ps.checkCollection(ctx, src, orders.plans, c, &pr); err != nil {
+			return nil, err
+		}
+		// Items a filter left out on both sides were compared.
+		nothing = nothing && pr.OK && pr.Want == 0 && pr.Got == 0 && c.filtered == 0
 		out = append(out, pr)
 	}
 	if !nothing {

@@ -1,0 +1,65 @@
+package extract
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/pg2dynamo/pg2dynamo/mapping"
+)
+
+// ColumnPair pairs a column of one source (Home) with a column of another
+// (Other) whose values must have the same text. SameType says both
+// columns have one type, so that they are also compared with = (which an
+// index of Other's serves).
+type ColumnPair struct {
+	Home, Other string
+	SameType    bool
+}
+
+// CountMatching returns how many rows of the source other, in the
+// snapshot, hold in each pair's Other column the text (PostgreSQL's own
+// ::text) of the home source's Home column, on the home row whose columns
+// homeCols equal values (one Go value per column, as SampleParams returns
+// them), and hold no NULL in the columns notNull. It is how many rows of
+// other give an item in the item collection whose partition key the home
+// row renders, counted by PostgreSQL alone, apart from the key renderer.
+// Pairs of one type are compared with = too, which an index of other's
+// column serves (the text alone would read the whole of other). No home
+// row with those values counts 0. Errors are PostgreSQL's.
+func (s *Source) CountMatching(ctx context.Context, home mapping.Source, homeCols []string, values []any, other mapping.Source,
+	pairs []ColumnPair, notNull []string) (int64, error) {
+	if s.tx == nil {
+		return 0, errors.New("source: CountMatching before Begin")
+	}
+	if len(homeCols) != len(values) || len(pairs) == 0 {
+		return 0, fmt.Errorf("count matching rows: %d columns, %d values, %d pairs", len(homeCols), len(values), len(pairs))
+	}
+	col := func(c string) string { return "src." + pgx.Identifier{c}.Sanitize() }
+	var texts, eq, where []string
+	for i, c := range homeCols {
+		eq = append(eq, fmt.Sprintf("%s = $%d", col(c), i+1))
+	}
+	for i, p := range pairs {
+		alias := fmt.Sprintf("h%d", i)
+		texts = append(texts, fmt.Sprintf("(%s)::text AS %s", col(p.Home), alias))
+		where = append(where, fmt.Sprintf("(%s)::text = home.%s", col(p.Other), alias))
+		if p.SameType {
+			texts = append(texts, fmt.Sprintf("%s AS v%d", col(p.Home), i))
+			where = append(where, fmt.Sprintf("%s = home.v%d", col(p.Other), i))
+		}
+	}
+	for _, c := range notNull {
+		where = append(where, col(c)+" IS NOT NULL")
+	}
+	sql := fmt.Sprintf("SELECT count(*) FROM (SELECT %s FROM %s WHERE %s LIMIT 1) AS home, %s WHERE %s",
+		strings.Join(texts, ", "), from(home), strings.Join(eq, " AND "), from(other), strings.Join(where, " AND "))
+	var n int64
+	if err := s.tx.QueryRow(ctx, sql, values...).Scan(&n); err != nil {
+		return 0, fmt.Errorf("count the rows of %s matching %s: %w", other, strings.Join(homeCols, ", "), err)
+	}
+	return n, nil
+}

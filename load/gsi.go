@@ -1,0 +1,135 @@
+package load
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/pg2dynamo/pg2dynamo/mapping"
+)
+
+// GSIAPI is what CreateGSI and DeleteGSI call: UpdateTable and
+// DescribeTable. *dynamodb.Client implements it.
+type GSIAPI interface {
+	dynamodb.DescribeTableAPIClient
+	UpdateTable(ctx context.Context, in *dynamodb.UpdateTableInput, opts ...func(*dynamodb.Options)) (*dynamodb.UpdateTableOutput, error)
+}
+
+var _ GSIAPI = (*dynamodb.Client)(nil)
+
+// GSIPoll is how often CreateGSI and DeleteGSI read the table's
+// description while they wait.
+var GSIPoll = 2 * time.Second
+
+// CreateGSIInput is the UpdateTable request that adds the mapping's GSI
+// name to its existing table: the index's key schema, projection and
+// throughput settings as CreateTableInput declares them, and the
+// definitions of its key attributes. One index a request: DynamoDB
+// creates one at a time.
+// https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_UpdateTable.html
+func CreateGSIInput(m *mapping.Mapping, name string) (*dynamodb.UpdateTableInput, error) {
+	in := CreateTableInput(m)
+	i := slices.IndexFunc(in.GlobalSecondaryIndexes, func(g types.GlobalSecondaryIndex) bool { return aws.ToString(g.IndexName) == name })
+	if i < 0 {
+		return nil, fmt.Errorf("the mapping declares no GSI %s", name)
+	}
+	g := in.GlobalSecondaryIndexes[i]
+	up := &dynamodb.UpdateTableInput{TableName: in.TableName, GlobalSecondaryIndexUpdates: []types.GlobalSecondaryIndexUpdate{{
+		Create: &types.CreateGlobalSecondaryIndexAction{IndexName: g.IndexName, KeySchema: g.KeySchema, Projection: g.Projection,
+			ProvisionedThroughput: g.ProvisionedThroughput, OnDemandThroughput: g.OnDemandThroughput, WarmThroughput: g.WarmThroughput}}}}
+	for _, d := range in.AttributeDefinitions {
+		if slices.ContainsFunc(g.KeySchema, func(k types.KeySchemaElement) bool {
+			return aws.ToString(k.AttributeName) == aws.ToString(d.AttributeName)
+		}) {
+			up.AttributeDefinitions = append(up.AttributeDefinitions, d)
+		}
+	}
+	return up, nil
+}
+
+// CreateGSI adds the mapping's GSI name to its existing table
+// (CreateGSIInput) and waits, up to timeout, until the index is ACTIVE
+// and done backfilling: DynamoDB fills a new index from the table's items
+// before it answers queries.
+// https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/GSI.OnlineOps.html
+// An endpoint that accepts the request and lists no such index after it
+// (dynalite ignores index creation) is an error that says so.
+func CreateGSI(ctx context.Context, client GSIAPI, m *mapping.Mapping, name string, timeout time.Duration) error {
+	in, err := CreateGSIInput(m, name)
+	if err != nil {
+		return err
+	}
+	if _, err := client.UpdateTable(ctx, in); err != nil {
+		return fmt.Errorf("create GSI %s on table %s: %w", name, m.Table.Name, err)
+	}
+	return waitGSI(ctx, client, m.Table.Name, name, timeout, func(g *types.GlobalSecondaryIndexDescription) (bool, error) {
+		if g == nil {
+			return false, fmt.Errorf("create GSI %s on table %s: UpdateTable succeeded, and the table lists no such index: the endpoint does not create indexes on an existing table", name, m.Table.Name)
+		}
+		return g.IndexStatus == types.IndexStatusActive && !aws.ToBool(g.Backfilling), nil
+	})
+}
+
+// DeleteGSI removes GSI name from table and waits, up to timeout, until
+// the table no longer lists it.
+func DeleteGSI(ctx context.Context, client GSIAPI, table, name string, timeout time.Duration) error {
+	_, err := client.UpdateTable(ctx, &dynamodb.UpdateTableInput{TableName: aws.String(table),
+		GlobalSecondaryIndexUpdates: []types.GlobalSecondaryIndexUpdate{{Delete: &types.DeleteGlobalSecondaryIndexAction{IndexName: aws.String(name)}}}})
+	if err != nil {
+		return fmt.Errorf("delete GSI %s of table %s: %w", name, table, err)
+	}
+	return waitGSI(ctx, client, table, name, timeout, func(g *types.GlobalSecondaryIndexDescription) (bool, error) { return g == nil, nil })
+}
+
+// waitGSI reads table's description every GSIPoll until done says so of
+// its GSI name (nil when the table lists none), up to timeout.
+func waitGSI(ctx context.Context, client dynamodb.DescribeTableAPIClient, table, name string, timeout time.Duration,
+	done func(*types.GlobalSecondaryIndexDescription) (bool, error)) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		td, err := DescribeTable(ctx, client, table)
+		if err != nil {
+			return err
+		}
+		if td == nil {
+			return fmt.Errorf("table %s no longer exists", table)
+		}
+		ok, err := done(FindGSI(td, name))
+		if ok || err != nil {
+			return err
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("GSI %s of table %s: not done after %s (DescribeTable shows it %s); it goes on in DynamoDB: run again once it is", name, table, timeout, gsiState(FindGSI(td, name)))
+		}
+		select {
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		case <-time.After(GSIPoll):
+		}
+	}
+}
+
+// FindGSI returns td's GSI name, or nil.
+func FindGSI(td *types.TableDescription, name string) *types.GlobalSecondaryIndexDescription {
+	for i := range td.GlobalSecondaryIndexes {
+		if aws.ToString(td.GlobalSecondaryIndexes[i].IndexName) == name {
+			return &td.GlobalSecondaryIndexes[i]
+		}
+	}
+	return nil
+}
+
+func gsiState(g *types.GlobalSecondaryIndexDescription) string {
+	if g == nil {
+		return "absent"
+	}
+	if aws.ToBool(g.Backfilling) {
+		return string(g.IndexStatus) + ", backfilling"
+	}
+	return string(g.IndexStatus)
+}

@@ -1,0 +1,381 @@
+package mapping
+
+import (
+	"fmt"
+	"maps"
+	"reflect"
+	"slices"
+	"strings"
+)
+
+// Diff is what changes from one version of a mapping to the next (the
+// version a table was written with, and a new one of the same name):
+// per entity, what its items gain or lose; per table, the GSIs added and
+// removed; and the changes that cannot be applied to the table in place
+// (Refusals). Made by Compare; it reads no database.
+type Diff struct {
+	// Entities are the entities whose items change, in the new mapping's
+	// order, then the removed ones in the old mapping's order.
+	Entities []EntityDiff
+	// GSIsAdded are the new mapping's GSIs the old one lacks (in the new
+	// mapping's order); GSIsRemoved the old one's the new one lacks.
+	GSIsAdded, GSIsRemoved []string
+	// PatternsAdded and PatternsRemoved are the access patterns, by name,
+	// one version has and the other lacks; PatternsChanged those of one
+	// name that differ. They change no item.
+	PatternsAdded, PatternsRemoved, PatternsChanged []string
+	// Refusals are the changes that cannot be applied in place: each says
+	// what changed. A table with such a change needs a new table.
+	Refusals []string
+}
+
+// EntityDiff is one entity whose items change.
+type EntityDiff struct {
+	Entity string
+	// Added: only the new mapping has it (its items are new); Removed:
+	// only the old one has it (its items are to be deleted).
+	Added, Removed bool
+	// Changes says what changes, one entry a change: "attribute added:
+	// email", "sk: TICKET#${ticket_id} → T#${created_at}#${ticket_id}".
+	Changes []string
+	// Rekeyed: the entity's table keys change (its pk, sk or mirror's
+	// templates): the items under the old keys are deleted, the new ones
+	// put.
+	Rekeyed bool
+	// OldType and NewType are the entity's type attribute values in the
+	// old and the new mapping ("" where it has none).
+	OldType, NewType string
+}
+
+// Empty reports whether d changes nothing: no entity's items, no GSI, no
+// access pattern.
+func (d *Diff) Empty() bool {
+	return len(d.Entities) == 0 && len(d.GSIsAdded) == 0 && len(d.GSIsRemoved) == 0 &&
+		len(d.PatternsAdded) == 0 && len(d.PatternsRemoved) == 0 && len(d.PatternsChanged) == 0 && len(d.Refusals) == 0
+}
+
+// Affected returns the new mapping's entities whose items change, by
+// name: those to compare with the table (added entities included).
+func (d *Diff) Affected() []string {
+	var out []string
+	for _, e := range d.Entities {
+		if !e.Removed {
+			out = append(out, e.Entity)
+		}
+	}
+	return out
+}
+
+// RetiredTypes returns the types the old mapping's entities wrote and no
+// entity of the new mapping writes, sorted: every item of them is to be
+// deleted.
+func (d *Diff) RetiredTypes(old, new *Mapping) []string {
+	var out []string
+	for _, e := range old.Entities {
+		if !slices.ContainsFunc(new.Entities, func(n *Entity) bool { return n.Type == e.Type }) && !slices.Contains(out, e.Type) {
+			out = append(out, e.Type)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// RefusedError is the refusal of a new version of a mapping whose changes
+// cannot be applied to the table in place.
+type RefusedError struct {
+	Name     string
+	Refusals []string
+}
+
+func (e *RefusedError) Error() string {
+	return fmt.Sprintf("mapping %s: these changes cannot be applied to the table in place: %s; nothing was written. Migrate into a new table with the new mapping (--table NEW --create-table --follow), then cut over to it (pg2dynamo cutover)",
+		e.Name, strings.Join(e.Refusals, "; "))
+}
+
+// Err is a *RefusedError when d has refusals, else nil.
+func (d *Diff) Err(name string) error {
+	if len(d.Refusals) == 0 {
+		return nil
+	}
+	return &RefusedError{Name: name, Refusals: d.Refusals}
+}
+
+// CompareMappings returns what changes from old to new, two versions of
+// one mapping (Load's results). Entities are matched by name, GSIs and
+// access patterns by name. An entity is affected when anything that
+// shapes its items differs: its source, key templates, GSI keys,
+// attributes, type, embedded children, duplicates, aggregates, stable IDs
+// or mirror; every entity is when the library differs. Refused: the
+// table's key attributes or their types, the type attribute, and a GSI
+// kept under its name whose keys, key types or projection differ
+// (DynamoDB changes none of these in place:
+// https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_UpdateTable.html).
+func CompareMappings(old, new *Mapping) *Diff {
+	d := &Diff{}
+	d.compareTable(old, new)
+	library := !reflect.DeepEqual(old.Library, new.Library)
+	for _, e := range new.Entities {
+		o := old.Entity(e.Name)
+		if o == nil {
+			d.Entities = append(d.Entities, EntityDiff{Entity: e.Name, Added: true, NewType: e.Type, Changes: []string{"entity added"}})
+			continue
+		}
+		ed := compareEntity(o, e)
+		if library {
+			ed.Changes = append(ed.Changes, "library: "+libraryName(old.Library)+" → "+libraryName(new.Library))
+		}
+		if len(ed.Changes) > 0 {
+			d.Entities = append(d.Entities, ed)
+		}
+	}
+	for _, o := range old.Entities {
+		if new.Entity(o.Name) == nil {
+			d.Entities = append(d.Entities, EntityDiff{Entity: o.Name, Removed: true, OldType: o.Type, Changes: []string{"entity removed"}})
+		}
+	}
+	d.comparePatterns(old, new)
+	return d
+}
+
+func libraryName(l Library) string {
+	if l.Name == "" {
+		return "none"
+	}
+	return l.Name
+}
+
+// compareTable fills d's GSIs and the table's refusals.
+func (d *Diff) compareTable(old, new *Mapping) {
+	ot, nt := &old.Table, &new.Table
+	for i, attr := range [2][2]string{{ot.PartitionKey, nt.PartitionKey}, {ot.SortKey, nt.SortKey}} {
+		what := [2]string{"partition key", "sort key"}[i]
+		switch {
+		case attr[0] != attr[1]:
+			d.Refusals = append(d.Refusals, fmt.Sprintf("the table's %s attribute: %s → %s", what, orNone(attr[0]), orNone(attr[1])))
+		case attr[0] != "" && ot.KeyType(attr[0]) != nt.KeyType(attr[1]):
+			d.Refusals = append(d.Refusals, fmt.Sprintf("the type of the table's %s %s: %s → %s", what, attr[0], ot.KeyType(attr[0]), nt.KeyType(attr[1])))
+		}
+	}
+	if old.TypeAttribute != new.TypeAttribute {
+		d.Refusals = append(d.Refusals, fmt.Sprintf("the type attribute: %s → %s (it tells each entity's items apart in the table)", old.TypeAttribute, new.TypeAttribute))
+	}
+	for _, g := range nt.GSIs {
+		og := ot.GSI(g.Name)
+		if og == nil {
+			d.GSIsAdded = append(d.GSIsAdded, g.Name)
+			continue
+		}
+		if what := gsiKeyChange(ot, og, nt, &g); what != "" {
+			d.Refusals = append(d.Refusals, fmt.Sprintf("GSI %s: %s (give the new index another name, and drop this one with --drop-gsis once nothing reads it)", g.Name, what))
+		}
+	}
+	for _, g := range ot.GSIs {
+		if nt.GSI(g.Name) == nil {
+			d.GSIsRemoved = append(d.GSIsRemoved, g.Name)
+		}
+	}
+}
+
+// gsiKeyChange says how GSI n of table nt differs from GSI o of table ot
+// in what DynamoDB fixes when it creates an index: its key attributes,
+// their types and its projection ("" when none does).
+func gsiKeyChange(ot *Table, o *GSI, nt *Table, n *GSI) string {
+	switch {
+	case !slices.Equal(o.KeyNames(), n.KeyNames()):
+		return fmt.Sprintf("key attributes %s → %s", strings.Join(o.KeyNames(), ", "), strings.Join(n.KeyNames(), ", "))
+	case !slices.Equal(gsiKeyTypes(ot, o), gsiKeyTypes(nt, n)):
+		return fmt.Sprintf("key attribute types %s → %s", strings.Join(gsiKeyTypes(ot, o), ", "), strings.Join(gsiKeyTypes(nt, n), ", "))
+	case o.Projection != n.Projection || !slices.Equal(o.NonKeyAttributes, n.NonKeyAttributes):
+		return fmt.Sprintf("projection %s → %s", projection(o), projection(n))
+	}
+	return ""
+}
+
+// gsiKeyTypes are the types of g's key attributes, in KeyNames order.
+func gsiKeyTypes(t *Table, g *GSI) []string {
+	if g.MultiAttribute() {
+		var out []string
+		for _, a := range slices.Concat(g.PartitionKeys, g.SortKeys) {
+			out = append(out, a.Type)
+		}
+		return out
+	}
+	var out []string
+	for _, n := range g.KeyNames() {
+		out = append(out, t.KeyType(n))
+	}
+	return out
+}
+
+func projection(g *GSI) string {
+	p := cmpOr(g.Projection, "ALL")
+	if len(g.NonKeyAttributes) > 0 {
+		p += " (" + strings.Join(g.NonKeyAttributes, ", ") + ")"
+	}
+	return p
+}
+
+func cmpOr(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+func orNone(s string) string { return cmpOr(s, "none") }
+
+// compareEntity says what differs between two versions o and n of one
+// entity.
+func compareEntity(o, n *Entity) EntityDiff {
+	ed := EntityDiff{Entity: n.Name, OldType: o.Type, NewType: n.Type}
+	add := func(format string, args ...any) { ed.Changes = append(ed.Changes, fmt.Sprintf(format, args...)) }
+	if !reflect.DeepEqual(o.Source, n.Source) {
+		add("source: %s → %s", o.Source, n.Source)
+	}
+	for _, k := range [][3]string{{"pk", o.PK, n.PK}, {"sk", o.SK, n.SK}} {
+		if k[1] != k[2] {
+			add("%s: %s → %s", k[0], orNone(k[1]), orNone(k[2]))
+			ed.Rekeyed = true
+		}
+	}
+	if !reflect.DeepEqual(o.Mirror, n.Mirror) {
+		add("mirror: %s → %s", mirrorText(o.Mirror), mirrorText(n.Mirror))
+		ed.Rekeyed = true
+	}
+	if o.Type != n.Type {
+		add("type: %s → %s", o.Type, n.Type)
+	}
+	for _, g := range keysOf(o.Indexes, n.Indexes) {
+		ok, nk := o.Indexes[g], n.Indexes[g]
+		switch {
+		case ok == nk:
+		case ok == IndexKeys{}:
+			add("GSI keys added: %s (%s)", g, indexText(nk))
+		case nk == IndexKeys{}:
+			add("GSI keys removed: %s", g)
+		default:
+			add("GSI keys of %s: %s → %s", g, indexText(ok), indexText(nk))
+		}
+	}
+	compareAttributes(o.Attributes, n.Attributes, "", add)
+	compareNamed("embedded child", o.Embed, n.Embed, add)
+	compareNamed("aggregate", o.Aggregates, n.Aggregates, add)
+	compareNamed("stable ID", o.IDs, n.IDs, add)
+	compareDuplicates(o.Duplicate, n.Duplicate, add)
+	return ed
+}
+
+func mirrorText(m *Mirror) string {
+	if m == nil {
+		return "none"
+	}
+	return "pk " + m.PK + ", sk " + m.SK
+}
+
+func indexText(k IndexKeys) string {
+	if k.SK == "" {
+		return "pk " + k.PK
+	}
+	return "pk " + k.PK + ", sk " + k.SK
+}
+
+// keysOf returns the keys of a and b, sorted, without repeats.
+func keysOf[V any](a, b map[string]V) []string {
+	ks := slices.Collect(maps.Keys(a))
+	for k := range b {
+		if _, ok := a[k]; !ok {
+			ks = append(ks, k)
+		}
+	}
+	slices.Sort(ks)
+	return ks
+}
+
+// compareNamed says which of what's entries (by name) were added,
+// removed or changed.
+func compareNamed[V any](what string, o, n map[string]V, add func(string, ...any)) {
+	for _, k := range keysOf(o, n) {
+		ov, inOld := o[k]
+		nv, inNew := n[k]
+		switch {
+		case !inOld:
+			add("%s added: %s", what, k)
+		case !inNew:
+			add("%s removed: %s", what, k)
+		case !reflect.DeepEqual(ov, nv):
+			add("%s changed: %s", what, k)
+		}
+	}
+}
+
+// compareDuplicates says which duplicates (by source) were added,
+// removed or changed.
+func compareDuplicates(o, n []*Duplicate, add func(string, ...any)) {
+	bySource := func(ds []*Duplicate) map[string]*Duplicate {
+		out := map[string]*Duplicate{}
+		for i, d := range ds {
+			k := d.Source.String()
+			if _, ok := out[k]; ok || d.Source.IsQuery() {
+				k = fmt.Sprintf("%s (#%d)", k, i+1)
+			}
+			out[k] = d
+		}
+		return out
+	}
+	compareNamed("duplicate", bySource(o), bySource(n), add)
+}
+
+// compareAttributes says which attributes were selected, excluded,
+// renamed or made sets in n and not in o, and back.
+func compareAttributes(o, n Attributes, prefix string, add func(string, ...any)) {
+	lists := []struct {
+		what string
+		o, n []string
+	}{
+		{"attribute", o.Select, n.Select},
+		{"excluded column", o.Exclude, n.Exclude},
+		{"set attribute", o.Sets, n.Sets},
+	}
+	for _, l := range lists {
+		for _, a := range l.n {
+			if !slices.Contains(l.o, a) {
+				add("%s%s added: %s", prefix, l.what, a)
+			}
+		}
+		for _, a := range l.o {
+			if !slices.Contains(l.n, a) {
+				add("%s%s removed: %s", prefix, l.what, a)
+			}
+		}
+	}
+	for _, k := range keysOf(o.Rename, n.Rename) {
+		if ov, nv := o.Rename[k], n.Rename[k]; ov != nv {
+			add("%srename of %s: %s → %s", prefix, k, orNone(ov), orNone(nv))
+		}
+	}
+}
+
+// comparePatterns fills d's access patterns.
+func (d *Diff) comparePatterns(old, new *Mapping) {
+	find := func(m *Mapping, name string) *AccessPattern {
+		for _, p := range m.AccessPatterns {
+			if p.Name == name {
+				return p
+			}
+		}
+		return nil
+	}
+	for _, p := range new.AccessPatterns {
+		switch o := find(old, p.Name); {
+		case o == nil:
+			d.PatternsAdded = append(d.PatternsAdded, p.Name)
+		case o.Index != p.Index || o.KeyCondition != p.KeyCondition || !reflect.DeepEqual(o.ScanForward, p.ScanForward):
+			d.PatternsChanged = append(d.PatternsChanged, p.Name)
+		}
+	}
+	for _, p := range old.AccessPatterns {
+		if find(new, p.Name) == nil {
+			d.PatternsRemoved = append(d.PatternsRemoved, p.Name)
+		}
+	}
+}

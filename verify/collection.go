@@ -1,0 +1,206 @@
+package verify
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/pg2dynamo/pg2dynamo/extract"
+	"github.com/pg2dynamo/pg2dynamo/mapping"
+	"github.com/pg2dynamo/pg2dynamo/transform"
+)
+
+// memberKey names the items of one entity, or of its mirror.
+type memberKey struct {
+	entity int
+	mirror bool
+}
+
+// collectionMember is an entity (or its mirror) whose items are in the
+// item collection a pattern reads whole (a Query on the partition key
+// alone): its template for the pattern's partition key attribute has the
+// pattern's literal text, placeholder for placeholder. PostgreSQL counts
+// its rows in a collection (extract.Source.CountMatching) by its own
+// values, apart from the key renderer: pairs places each placeholder of
+// the pattern (a column of the sampled source) against the entity's
+// column, and notNull are the columns of its sort key in a GSI, without
+// which an item is not in the index. skip, when set, says why PostgreSQL
+// cannot count it (a placeholder that is no column of its source: a
+// duplicated parent column, a stable ID).
+type collectionMember struct {
+	memberKey
+	pairs   []extract.ColumnPair
+	notNull []string
+	skip    string
+}
+
+// collectionMembers returns the members of the item collection pattern
+// pp reads, whose parameters are sampled from the source of plans[from]:
+// on the partition key alone, the whole collection; with begins_with of a
+// literal (begins_with(SK, ORDER#)), the entities whose sort key template
+// starts with that text. nil when pp has another sort key condition or a
+// filter (it reads part of a collection) or no parameter.
+func collectionMembers(m *mapping.Mapping, plans []*transform.Plan, pp *transform.PatternPlan, from int) []collectionMember {
+	if pp.MultiAttribute() {
+		return nil // its partition key attributes are the items' own, no key templates
+	}
+	kc := pp.Pattern.Condition
+	prefix, byPrefix := "", kc.SortOp == "begins_with" && len(kc.Sort.Columns()) == 0
+	if byPrefix {
+		prefix = kc.Sort.Source
+	}
+	if kc.SortAttr != "" && !byPrefix || pp.Pattern.FilterExpr != nil || from < 0 || len(pp.Params) == 0 {
+		return nil
+	}
+	sortAttr := m.Table.SortKey
+	if g := m.Table.GSI(pp.Pattern.Index); g != nil {
+		sortAttr = g.SortKey
+	}
+	var out []collectionMember
+	for i, p := range plans {
+		slots := p.KeySlots()
+		for _, s := range slots {
+			if s.Attr != kc.PartitionAttr || s.Index != "" && s.Index != pp.Pattern.Index {
+				continue
+			}
+			pairs, ok := sameShape(kc.Partition, s.Template)
+			if !ok {
+				continue
+			}
+			for j := range pairs {
+				pairs[j].SameType = sameType(plans[from], pairs[j].Home, p, pairs[j].Other)
+			}
+			cm := collectionMember{memberKey: memberKey{i, s.Mirror}, pairs: pairs}
+			ss, hasSort := findSlot(slots, sortAttr, s.Mirror, pp.Pattern.Index)
+			switch {
+			case pp.Pattern.Index != "" && sortAttr != "" && !hasSort:
+				continue // not in the index
+			case pp.Pattern.Index != "" && sortAttr != "":
+				cm.notNull = ss.Template.Columns()
+			}
+			if byPrefix {
+				in, why := startsWith(ss.Template, prefix)
+				if !in && why == "" {
+					continue // its keys never begin with the prefix
+				}
+				cm.skip = why
+			}
+			var cols []string
+			for _, pr := range pairs {
+				cols = append(cols, pr.Other)
+			}
+			if cm.skip == "" && !hasColumns(p.SourceColumns(), slices.Concat(cols, cm.notNull)) {
+				cm.skip = fmt.Sprintf("its template %q names a column its source does not have", s.Template.Source)
+			}
+			out = append(out, cm)
+		}
+	}
+	return out
+}
+
+// startsWith reports whether every key sort key template tpl renders
+// begins with prefix, by the template's literal text, or, when that text
+// is too short to say (POST# before a placeholder, for the prefix
+// POST#2024), why not.
+func startsWith(tpl mapping.Template, prefix string) (bool, string) {
+	lit := tpl.Prefix()
+	whole := len(tpl.Columns()) == 0
+	switch {
+	case strings.HasPrefix(lit, prefix):
+		return true, ""
+	case whole || !strings.HasPrefix(prefix, lit):
+		return false, ""
+	}
+	return false, fmt.Sprintf("its sort key template %q does not say whether its keys begin with %q", tpl.Source, prefix)
+}
+
+// sameType reports whether column a of plan pa and column b of plan pb
+// have one type (neither an array).
+func sameType(pa *transform.Plan, a string, pb *transform.Plan, b string) bool {
+	find := func(p *transform.Plan, name string) *extract.Column {
+		cols := p.SourceColumns()
+		if i := slices.IndexFunc(cols, func(c extract.Column) bool { return c.Name == name }); i >= 0 {
+			return &cols[i]
+		}
+		return nil
+	}
+	ca, cb := find(pa, a), find(pb, b)
+	return ca != nil && cb != nil && ca.Type == cb.Type && !ca.Array && !cb.Array
+}
+
+// findSlot finds the slot of attr among slots, of the mirror or not, of
+// the table or of index.
+func findSlot(slots mapping.KeySlots, attr string, mirror bool, index string) (mapping.KeySlot, bool) {
+	for _, s := range slots {
+		if s.Attr == attr && s.Mirror == mirror && (s.Index == "" || s.Index == index) {
+			return s, true
+		}
+	}
+	return mapping.KeySlot{}, false
+}
+
+// sameShape reports whether templates t and u have the same literal text
+// and a placeholder at the same places, and pairs each placeholder of t
+// with u's (widths are not compared: a width that differs gives other key
+// text, which the count then finds).
+func sameShape(t, u mapping.Template) ([]extract.ColumnPair, bool) {
+	if len(t.Parts) != len(u.Parts) {
+		return nil, false
+	}
+	var pairs []extract.ColumnPair
+	for i, a := range t.Parts {
+		b := u.Parts[i]
+		switch {
+		case (a.Column == "") != (b.Column == ""):
+			return nil, false
+		case a.Column == "" && a.Literal != b.Literal:
+			return nil, false
+		case a.Column != "":
+			pairs = append(pairs, extract.ColumnPair{Home: a.Column, Other: b.Column})
+		}
+	}
+	return pairs, len(pairs) > 0
+}
+
+// checkCollection compares, for a check whose Query matched the derived
+// items, the items of each member of the collection in the answer with
+// the rows PostgreSQL counts in that collection for the check's
+// parameters. A difference fails res: an item of the collection is
+// missing from it, or is in it without being of it, the key text of an
+// entity differing from the one the pattern renders.
+func (ps *patternSample) checkCollection(ctx context.Context, src source, plans []*transform.Plan, c *patternCheck, res *PatternResult) error {
+	if len(ps.members) == 0 || !res.OK || res.InFlight > 0 {
+		return nil
+	}
+	home := plans[ps.from].Entity().Source
+	var problems []string
+	for _, cm := range ps.members {
+		if cm.skip != "" {
+			continue
+		}
+		e := plans[cm.entity].Entity()
+		n, err := src.CountMatching(ctx, home, ps.pp.Params, c.values, e.Source, cm.pairs, cm.notNull)
+		if err != nil {
+			return fmt.Errorf("pattern %s: %w", ps.pp.Pattern.Name, err)
+		}
+		if got := c.members[cm.memberKey]; got != n {
+			name := e.Name
+			if cm.mirror {
+				name += "'s mirror"
+			}
+			var on []string
+			for _, p := range cm.pairs {
+				on = append(on, p.Other+" has the text of the parameter "+p.Home)
+			}
+			problems = append(problems, fmt.Sprintf("entity %s has %d items in it, but PostgreSQL has %d rows of %s whose %s",
+				name, got, n, sourceName(e.Source), strings.Join(on, " and ")))
+		}
+	}
+	if len(problems) > 0 {
+		res.OK = false
+		res.Problem = "the item collection differs from the source's: " + strings.Join(problems, "; ") +
+			": an entity's partition key text differs from the pattern's, or rows give no item"
+	}
+	return nil
+}
