@@ -67,7 +67,8 @@ func (m *Mapping) validateMultiPattern(ap *AccessPattern, g *GSI) Errors {
 		return errs
 	}
 	for i, t := range terms {
-		want, what := KeyAttribute{}, ""
+		var want KeyAttribute
+		var what string
 		if i < len(pks) {
 			want, what = pks[i], fmt.Sprintf("partition key attribute %d", i+1)
 		} else {
