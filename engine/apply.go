@@ -8,6 +8,9 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
 	"github.com/pg2dynamo/pg2dynamo/load"
 	"github.com/pg2dynamo/pg2dynamo/metrics"
 	"github.com/pg2dynamo/pg2dynamo/pipeline"
@@ -38,6 +41,11 @@ type tableApplier struct {
 	// (verify.Write.Entity).
 	entities map[string]int
 	reject   func(pipeline.Reject) error
+	// guard, when set, are the types of the items the comparison reads
+	// (verify.Options.Types): an item found missing is put on the
+	// condition that the table holds no item of its key, or one of these
+	// types (putGuarded).
+	guard []string
 
 	writes *pipeline.Writes
 	g      *pipeline.Group // the writes since the last Wait; nil between Waits
@@ -72,11 +80,16 @@ func newTableApplier(ds *load.DynamoDB, typeAttr string, keyAttrs, keyTypes [2]s
 }
 
 // Put hands w's item to the writers, which batch it with the next ones;
-// once DynamoDB acknowledged it, it is counted with its write units.
+// once DynamoDB acknowledged it, it is counted with its write units. With
+// guard, a missing item (w.Missing) is a conditional put of its own
+// instead (putGuarded).
 func (a *tableApplier) Put(ctx context.Context, w verify.Write) error {
 	e, ok := a.entities[w.Entity]
 	if !ok {
 		return fmt.Errorf("put %s: entity %q is not the comparison's", w.PK, w.Entity)
+	}
+	if w.Missing && len(a.guard) > 0 {
+		return a.handed(ctx, a.group(ctx).Do(func(ctx context.Context) error { return a.putGuarded(ctx, w) }))
 	}
 	units := w.WriteUnits
 	row := []transform.Item{{Entity: e, Attrs: w.Item}}
@@ -168,6 +181,44 @@ func (a *tableApplier) delete(ctx context.Context, w verify.Write) error {
 	}
 	a.stats.byType[w.Type]++
 	return nil
+}
+
+// putGuarded puts w's item, which the comparison, reading only the items
+// of a.guard's types, found missing, on the condition that no item of
+// another type holds its key (load.DynamoDB.PutIf): the comparison did not
+// see such an item, another entity's, and a full migrate would reject the
+// second of the two as a duplicate key. An item the condition keeps is
+// rejected, its reason the type that holds the key; the read-back then
+// finds the key unapplied. BatchWriteItem takes no condition: one request
+// an item, at the same write units.
+func (a *tableApplier) putGuarded(ctx context.Context, w verify.Write) error {
+	types := make([]expression.OperandBuilder, len(a.guard))
+	for i, t := range a.guard {
+		types[i] = expression.Value(t)
+	}
+	cond := expression.AttributeNotExists(expression.Name(a.keyAttrs[0])).Or(expression.Name(a.typeAttr).In(types[0], types[1:]...))
+	put, old, err := a.ds.PutIf(ctx, w.Item, cond)
+	switch {
+	case err != nil:
+		return err
+	case put:
+		a.stats.written.Add(1)
+		a.stats.units.Add(w.WriteUnits)
+		a.metrics.Written(w.Entity, 1)
+		return nil
+	}
+	a.stats.rejected.Add(1)
+	holder := "an item of a type this comparison does not read"
+	if v, ok := old[a.typeAttr].(*ddbtypes.AttributeValueMemberS); ok {
+		holder = fmt.Sprintf("an item of type %s", v.Value)
+	}
+	key := pipeline.ItemKeyMap([2]string{w.PK, w.SK}, a.keyAttrs)
+	reason := fmt.Sprintf("duplicate primary key (%s %q, %s %q): %s, another entity's, holds it and was not overwritten",
+		a.keyAttrs[0], w.PK, a.keyAttrs[1], w.SK, holder)
+	if a.reject == nil {
+		return nil
+	}
+	return a.reject(pipeline.Reject{Entity: w.Entity, ItemKey: key, Reason: reason})
 }
 
 // deletedByType returns the deletes acknowledged, by item type.
