@@ -213,8 +213,11 @@ func (a *tableApplier) putGuarded(ctx context.Context, w verify.Write) error {
 		holder = fmt.Sprintf("an item of type %s", v.Value)
 	}
 	key := pipeline.ItemKeyMap([2]string{w.PK, w.SK}, a.keyAttrs)
-	reason := fmt.Sprintf("duplicate primary key (%s %q, %s %q): %s, another entity's, holds it and was not overwritten",
-		a.keyAttrs[0], w.PK, a.keyAttrs[1], w.SK, holder)
+	k := fmt.Sprintf("%s %q", a.keyAttrs[0], w.PK)
+	if a.keyAttrs[1] != "" {
+		k += fmt.Sprintf(", %s %q", a.keyAttrs[1], w.SK)
+	}
+	reason := fmt.Sprintf("duplicate primary key (%s): %s, another entity's, holds it and was not overwritten", k, holder)
 	if a.reject == nil {
 		return nil
 	}
