@@ -8,9 +8,6 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
-	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-
 	"github.com/pg2dynamo/pg2dynamo/load"
 	"github.com/pg2dynamo/pg2dynamo/metrics"
 	"github.com/pg2dynamo/pg2dynamo/pipeline"
@@ -184,20 +181,15 @@ func (a *tableApplier) delete(ctx context.Context, w verify.Write) error {
 }
 
 // putGuarded puts w's item, which the comparison, reading only the items
-// of a.guard's types, found missing, on the condition that no item of
-// another type holds its key (load.DynamoDB.PutIf): the comparison did not
-// see such an item, another entity's, and a full migrate would reject the
-// second of the two as a duplicate key. An item the condition keeps is
-// rejected, its reason the type that holds the key; the read-back then
-// finds the key unapplied. BatchWriteItem takes no condition: one request
-// an item, at the same write units.
+// of a.guard's types, found missing, unless an item of another type holds
+// its key (load.DynamoDB.PutIfTypes): the comparison did not see such an
+// item, another entity's, and a full migrate would reject the second of
+// the two as a duplicate key. An item so kept makes the put a reject
+// (collisionReject); the read-back then finds the key unapplied.
+// BatchWriteItem takes no condition: one request an item, at the same
+// write units.
 func (a *tableApplier) putGuarded(ctx context.Context, w verify.Write) error {
-	types := make([]expression.OperandBuilder, len(a.guard))
-	for i, t := range a.guard {
-		types[i] = expression.Value(t)
-	}
-	cond := expression.AttributeNotExists(expression.Name(a.keyAttrs[0])).Or(expression.Name(a.typeAttr).In(types[0], types[1:]...))
-	put, old, err := a.ds.PutIf(ctx, w.Item, cond)
+	put, holder, err := a.ds.PutIfTypes(ctx, w.Item, a.typeAttr, a.guard)
 	switch {
 	case err != nil:
 		return err
@@ -208,20 +200,26 @@ func (a *tableApplier) putGuarded(ctx context.Context, w verify.Write) error {
 		return nil
 	}
 	a.stats.rejected.Add(1)
-	holder := "an item of a type this comparison does not read"
-	if v, ok := old[a.typeAttr].(*ddbtypes.AttributeValueMemberS); ok {
-		holder = fmt.Sprintf("an item of type %s", v.Value)
-	}
-	key := pipeline.ItemKeyMap([2]string{w.PK, w.SK}, a.keyAttrs)
-	k := fmt.Sprintf("%s %q", a.keyAttrs[0], w.PK)
-	if a.keyAttrs[1] != "" {
-		k += fmt.Sprintf(", %s %q", a.keyAttrs[1], w.SK)
-	}
-	reason := fmt.Sprintf("duplicate primary key (%s): %s, another entity's, holds it and was not overwritten", k, holder)
 	if a.reject == nil {
 		return nil
 	}
-	return a.reject(pipeline.Reject{Entity: w.Entity, ItemKey: key, Reason: reason})
+	return a.reject(collisionReject(w, a.keyAttrs, holder))
+}
+
+// collisionReject is the reject of w, an item put unless an item of
+// another type held its key, which one of type holder ("": not known)
+// did: a duplicate primary key, as migrate's duplicate check words it.
+func collisionReject(w verify.Write, keyAttrs [2]string, holder string) pipeline.Reject {
+	k := fmt.Sprintf("%s %q", keyAttrs[0], w.PK)
+	if keyAttrs[1] != "" {
+		k += fmt.Sprintf(", %s %q", keyAttrs[1], w.SK)
+	}
+	who := "an item of a type the comparison does not read"
+	if holder != "" {
+		who = "an item of type " + holder
+	}
+	return pipeline.Reject{Entity: w.Entity, ItemKey: pipeline.ItemKeyMap([2]string{w.PK, w.SK}, keyAttrs),
+		Reason: fmt.Sprintf("duplicate primary key (%s): %s, another entity's, holds it and was not overwritten", k, who)}
 }
 
 // deletedByType returns the deletes acknowledged, by item type.

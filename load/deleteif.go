@@ -93,6 +93,29 @@ func (d *DynamoDB) PutIf(ctx context.Context, item map[string]types.AttributeVal
 	return put, old, err
 }
 
+// PutIfTypes puts item (PutIf) unless an item of another type holds its
+// key: on the condition that the table holds no item of the key, or one
+// whose attribute typeAttr is one of types (at least one). It reports
+// whether it put the item; when not, holder is the type of the item that
+// holds the key ("" when DynamoDB did not return it). A comparison that
+// reads only types' items (verify.Options.Types) puts the items it found
+// missing so: it did not see an item of another type under their keys.
+func (d *DynamoDB) PutIfTypes(ctx context.Context, item map[string]types.AttributeValue, typeAttr string, typeValues []string) (put bool, holder string, err error) {
+	if len(typeValues) == 0 {
+		return false, "", fmt.Errorf("PutIfTypes: no type given")
+	}
+	vals := make([]expression.OperandBuilder, len(typeValues))
+	for i, t := range typeValues {
+		vals[i] = expression.Value(t)
+	}
+	cond := expression.AttributeNotExists(expression.Name(d.keys[0])).Or(expression.Name(typeAttr).In(vals[0], vals[1:]...))
+	put, old, err := d.PutIf(ctx, item, cond)
+	if v, ok := old[typeAttr].(*types.AttributeValueMemberS); ok {
+		holder = v.Value
+	}
+	return put, holder, err
+}
+
 // conditional runs send, one conditional write (what: "put" or
 // "delete") estimated at estimate write units, within Deadline and the
 // write limit, and counts its request and consumed write units. It
