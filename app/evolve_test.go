@@ -143,7 +143,7 @@ func TestEvolveChangesOnly(t *testing.T) {
 		t.Fatalf("migrate --changes-only --previous-mapping: exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
 	}
 	for _, says := range []string{"entity OrgPlan: entity removed", "entity User: excluded column removed: email",
-		"entity Ticket: sk: TICKET#${ticket_id} → TICKET#${priority}#${ticket_id}; GSI keys added: GSI1", "entity UserEmail: entity added"} {
+		"entity Ticket: sk: TICKET#${ticket_id} → TICKET#${priority}#${ticket_id}\n", "entity Ticket: GSI keys added: GSI1", "entity UserEmail: entity added"} {
 		if !strings.Contains(r.stderr, says) {
 			t.Errorf("stderr does not say %q\n%s", says, r.stderr)
 		}
@@ -316,6 +316,11 @@ func TestEvolveRefusals(t *testing.T) {
 	parallel(t)
 	src, v1, v2, table := evolveFixture(t)
 	before := dumpByKey(t, table)
+	// Unnamed mappings have no versions: the table's identity is the name.
+	unnamed1, unnamed2 := filepath.Join(t.TempDir(), "u1.yaml"), filepath.Join(t.TempDir(), "u2.yaml")
+	testenv.WriteFile(t, unnamed1, strings.Replace(evolveV1, "name: tickets-evolve\n", "", 1), 0o644)
+	testenv.WriteFile(t, unnamed2, strings.Replace(evolveV2, "name: tickets-evolve\n", "", 1), 0o644)
+	const noName = "versions of a mapping are told apart by their common name"
 	rekeyed := filepath.Join(t.TempDir(), "v3.yaml")
 	testenv.WriteFile(t, rekeyed, strings.NewReplacer("  name: tickets\n", "  name: tickets\n  sort_key: SK2\n", "AND begins_with(SK, USER#)", "AND begins_with(SK2, USER#)").Replace(evolveV2), 0o644)
 	for _, tc := range []struct {
@@ -331,6 +336,8 @@ func TestEvolveRefusals(t *testing.T) {
 			"--previous-mapping needs --changes-only, or --follow --resume"},
 		{"--drop-gsis alone", migrateArgs(t, v2, src, table, "--changes-only", "--drop-gsis"),
 			"--drop-gsis needs --previous-mapping"},
+		{"unnamed versions", migrateArgs(t, unnamed2, src, table, "--changes-only", "--previous-mapping", unnamed1), noName},
+		{"plan of unnamed versions", []string{"plan", "--mapping", unnamed2, "--previous-mapping", unnamed1}, noName},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := runCLI(t, tc.args...)

@@ -38,6 +38,11 @@ type tableApplier struct {
 	// (verify.Write.Entity).
 	entities map[string]int
 	reject   func(pipeline.Reject) error
+	// guard, when set, are the types of the items the comparison reads
+	// (verify.Options.Types): an item found missing is put on the
+	// condition that the table holds no item of its key, or one of these
+	// types (putGuarded).
+	guard []string
 
 	writes *pipeline.Writes
 	g      *pipeline.Group // the writes since the last Wait; nil between Waits
@@ -72,11 +77,16 @@ func newTableApplier(ds *load.DynamoDB, typeAttr string, keyAttrs, keyTypes [2]s
 }
 
 // Put hands w's item to the writers, which batch it with the next ones;
-// once DynamoDB acknowledged it, it is counted with its write units.
+// once DynamoDB acknowledged it, it is counted with its write units. With
+// guard, a missing item (w.Missing) is a conditional put of its own
+// instead (putGuarded).
 func (a *tableApplier) Put(ctx context.Context, w verify.Write) error {
 	e, ok := a.entities[w.Entity]
 	if !ok {
 		return fmt.Errorf("put %s: entity %q is not the comparison's", w.PK, w.Entity)
+	}
+	if w.Missing && len(a.guard) > 0 {
+		return a.handed(ctx, a.group(ctx).Do(func(ctx context.Context) error { return a.putGuarded(ctx, w) }))
 	}
 	units := w.WriteUnits
 	row := []transform.Item{{Entity: e, Attrs: w.Item}}
@@ -168,6 +178,48 @@ func (a *tableApplier) delete(ctx context.Context, w verify.Write) error {
 	}
 	a.stats.byType[w.Type]++
 	return nil
+}
+
+// putGuarded puts w's item, which the comparison, reading only the items
+// of a.guard's types, found missing, unless an item of another type holds
+// its key (load.DynamoDB.PutIfTypes): the comparison did not see such an
+// item, another entity's, and a full migrate would reject the second of
+// the two as a duplicate key. An item so kept makes the put a reject
+// (collisionReject); the read-back then finds the key unapplied.
+// BatchWriteItem takes no condition: one request an item, at the same
+// write units.
+func (a *tableApplier) putGuarded(ctx context.Context, w verify.Write) error {
+	put, holder, err := a.ds.PutIfTypes(ctx, w.Item, a.typeAttr, a.guard)
+	switch {
+	case err != nil:
+		return err
+	case put:
+		a.stats.written.Add(1)
+		a.stats.units.Add(w.WriteUnits)
+		a.metrics.Written(w.Entity, 1)
+		return nil
+	}
+	a.stats.rejected.Add(1)
+	if a.reject == nil {
+		return nil
+	}
+	return a.reject(collisionReject(w, a.keyAttrs, holder))
+}
+
+// collisionReject is the reject of w, an item put unless an item of
+// another type held its key, which one of type holder ("": not known)
+// did: a duplicate primary key, as migrate's duplicate check words it.
+func collisionReject(w verify.Write, keyAttrs [2]string, holder string) pipeline.Reject {
+	k := fmt.Sprintf("%s %q", keyAttrs[0], w.PK)
+	if keyAttrs[1] != "" {
+		k += fmt.Sprintf(", %s %q", keyAttrs[1], w.SK)
+	}
+	who := "an item of a type the comparison does not read"
+	if holder != "" {
+		who = "an item of type " + holder
+	}
+	return pipeline.Reject{Entity: w.Entity, ItemKey: pipeline.ItemKeyMap([2]string{w.PK, w.SK}, keyAttrs),
+		Reason: fmt.Sprintf("duplicate primary key (%s): %s, another entity's, holds it and was not overwritten", k, who)}
 }
 
 // deletedByType returns the deletes acknowledged, by item type.

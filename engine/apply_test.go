@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -30,9 +32,15 @@ type writeAPI struct {
 	mu      sync.Mutex
 	invalid map[string]bool
 	retyped map[string]bool
+	// taken are keys an item of type Other holds: a conditional PutItem
+	// of them fails, returning that item.
+	taken   map[string]bool
 	err     error
 	batches []int
 	deletes []string
+	// guarded are the conditional PutItems, each as its key and its
+	// condition with the names and values put in.
+	guarded []string
 }
 
 var errInvalid = &smithy.GenericAPIError{Code: "ValidationException", Message: "Item size has exceeded the maximum allowed size"}
@@ -59,6 +67,23 @@ func (f *writeAPI) BatchWriteItem(_ context.Context, in *dynamodb.BatchWriteItem
 func (f *writeAPI) PutItem(_ context.Context, in *dynamodb.PutItemInput, _ ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error) {
 	if f.invalid[str(in.Item["PK"])] {
 		return nil, errInvalid
+	}
+	if in.ConditionExpression != nil {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		cond := aws.ToString(in.ConditionExpression)
+		for k, v := range in.ExpressionAttributeNames {
+			cond = strings.ReplaceAll(cond, k, v)
+		}
+		for k, v := range in.ExpressionAttributeValues {
+			cond = strings.ReplaceAll(cond, k, str(v))
+		}
+		pk := str(in.Item["PK"])
+		f.guarded = append(f.guarded, pk+": "+cond)
+		if f.taken[pk] {
+			return nil, &types.ConditionalCheckFailedException{Message: aws.String("The conditional request failed"),
+				Item: map[string]types.AttributeValue{"PK": in.Item["PK"], "SK": in.Item["SK"], "type": &types.AttributeValueMemberS{Value: "Other"}}}
+		}
 	}
 	return &dynamodb.PutItemOutput{}, nil
 }
@@ -184,4 +209,47 @@ func str(av types.AttributeValue) string {
 		return s.Value
 	}
 	return ""
+}
+
+// With guard (a comparison that reads only some types' items), an item
+// found missing is put alone on the condition that no item of another
+// type holds its key; one that does is kept, and the put is a reject
+// naming the type that holds the key. Changed items are batched as
+// ever.
+func TestTableApplierGuarded(t *testing.T) {
+	ctx := context.Background()
+	api := &writeAPI{taken: map[string]bool{"P#1": true}}
+	var rejects []pipeline.Reject
+	a := newTableApplier(load.NewDynamoDB(api, "t", "PK", "SK"), "type", [2]string{"PK", "SK"}, [2]string{"S", "S"}, entityE(t), 1, func(r pipeline.Reject) error {
+		rejects = append(rejects, r)
+		return nil
+	})
+	a.guard = []string{"T", "U"}
+	defer a.close()
+	for i := range 5 {
+		w := put(i)
+		w.Missing = i < 3
+		if err := a.Put(ctx, w); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := a.Wait(ctx); err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(api.guarded)
+	want := []string{
+		"P#0: (attribute_not_exists (PK)) OR (type IN (T, U))",
+		"P#1: (attribute_not_exists (PK)) OR (type IN (T, U))",
+		"P#2: (attribute_not_exists (PK)) OR (type IN (T, U))",
+	}
+	if !slices.Equal(api.guarded, want) || !slices.Equal(api.batches, []int{2}) {
+		t.Errorf("conditional puts %q and batches %v; want %q and one batch of the 2 changed items", api.guarded, api.batches, want)
+	}
+	if s := &a.stats; s.written.Load() != 4 || s.rejected.Load() != 1 || s.units.Load() != 8 {
+		t.Errorf("written %d, rejected %d, units %d; want 4, 1, 8", s.written.Load(), s.rejected.Load(), s.units.Load())
+	}
+	if len(rejects) != 1 || rejects[0].ItemKey["PK"] != "P#1" || rejects[0].Entity != "E" ||
+		!strings.Contains(rejects[0].Reason, "duplicate primary key") || !strings.Contains(rejects[0].Reason, "an item of type Other") {
+		t.Errorf("rejects %+v; want P#1's, a duplicate key held by an item of type Other", rejects)
+	}
 }

@@ -90,6 +90,7 @@ func applyChanges(j *job, s *session, out sinkOut, rejects *rejectFile, narrow f
 	}
 	if narrow != nil {
 		narrow(&opts)
+		ap.guard = opts.Types
 	}
 	run := s.runInfo(j, time.Now())
 	res, err := verify.Compare(j.ctx, s.src, s.m, s.plans, s.client, opts)

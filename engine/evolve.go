@@ -63,9 +63,8 @@ func loadEvolution(j *job, s *session) (*evolution, error) {
 		return nil, err
 	}
 	prev.Table.Name = s.m.Table.Name
-	if prev.Name == "" || prev.Name != s.m.Name {
-		return nil, refused(fmt.Errorf("--previous-mapping %s is mapping %q, and %s is mapping %q: a new version of a mapping keeps its name (the identity the table is tagged with); nothing was written",
-			path, prev.Name, j.cfg.Mapping, s.m.Name))
+	if err := mapping.CheckVersions(prev, s.m, path, j.cfg.Mapping); err != nil {
+		return nil, refused(fmt.Errorf("%w; nothing was written", err))
 	}
 	ev := &evolution{prev: prev, prevSHA: mappingSHA256(path), diff: mapping.CompareMappings(prev, s.m)}
 	if err := ev.diff.Err(s.m.Name); err != nil {
@@ -75,34 +74,16 @@ func loadEvolution(j *job, s *session) (*evolution, error) {
 	return ev, nil
 }
 
-// describe writes what changes, one line an entity or GSI, to j.log.
+// describe writes what changes (mapping.Diff.Changes), one line a
+// change, to j.log.
 func (ev *evolution) describe(j *job, s *session) {
-	d := ev.diff
-	if d.Empty() {
+	if ev.diff.Empty() {
 		fmt.Fprintf(j.log, "mapping %s: %s changes nothing of %s\n", s.m.Name, j.cfg.Mapping, j.mig.PreviousMapping)
 		return
 	}
 	fmt.Fprintf(j.log, "mapping %s: from %s to %s:\n", s.m.Name, j.mig.PreviousMapping, j.cfg.Mapping)
-	for _, e := range d.Entities {
-		fmt.Fprintf(j.log, "  entity %s: %s\n", e.Entity, strings.Join(e.Changes, "; "))
-	}
-	for _, g := range d.GSIsAdded {
-		fmt.Fprintf(j.log, "  GSI %s added: created before any item is compared\n", g)
-	}
-	for _, g := range d.GSIsRemoved {
-		what := "kept in the table (--drop-gsis deletes it)"
-		if j.mig.DropGSIs {
-			what = "deleted once the items are in line (--drop-gsis)"
-		}
-		fmt.Fprintf(j.log, "  GSI %s removed: %s\n", g, what)
-	}
-	for _, ps := range []struct {
-		names []string
-		what  string
-	}{{d.PatternsAdded, "added"}, {d.PatternsRemoved, "removed"}, {d.PatternsChanged, "changed"}} {
-		for _, p := range ps.names {
-			fmt.Fprintf(j.log, "  access pattern %s %s\n", p, ps.what)
-		}
+	for _, c := range ev.diff.Changes() {
+		fmt.Fprintf(j.log, "  %s: %s\n", c[0], c[1])
 	}
 }
 
@@ -152,22 +133,21 @@ func (ev *evolution) checkTable(j *job, s *session, lease bool) error {
 // createGSIs adds the new version's GSIs the table lacks, one at a time
 // as DynamoDB requires, each waited for until ACTIVE and backfilled,
 // before any item is compared: the items put next are indexed as they are
-// written.
+// written. A GSI the table has already (a run before created it, and may
+// have ended while DynamoDB was still building it) is waited for the
+// same way (load.EnsureGSI).
 func (ev *evolution) createGSIs(j *job, s *session) error {
-	td, err := load.DescribeTable(j.ctx, s.client, s.m.Table.Name)
-	if err != nil || td == nil {
-		return err
-	}
 	for _, g := range ev.diff.GSIsAdded {
-		if load.FindGSI(td, g) != nil {
-			fmt.Fprintf(j.log, "GSI %s: the table has it already\n", g)
-			continue
-		}
-		fmt.Fprintf(j.log, "GSI %s: creating it (UpdateTable) and waiting until it is ACTIVE and backfilled\n", g)
-		if err := load.CreateGSI(j.ctx, s.client, s.m, g, GSITimeout); err != nil {
+		fmt.Fprintf(j.log, "GSI %s: creating it (UpdateTable), or, if the table has it already, waiting until it is ACTIVE and backfilled\n", g)
+		created, err := load.EnsureGSI(j.ctx, s.client, s.m, g, GSITimeout)
+		if err != nil {
 			return err
 		}
-		fmt.Fprintf(j.log, "GSI %s: ACTIVE\n", g)
+		if created {
+			fmt.Fprintf(j.log, "GSI %s: created, ACTIVE\n", g)
+		} else {
+			fmt.Fprintf(j.log, "GSI %s: the table had it already; ACTIVE\n", g)
+		}
 	}
 	return nil
 }
@@ -223,34 +203,18 @@ func (ev *evolution) subset(j *job, s *session) (*session, error) {
 	return &sub, err
 }
 
-// affected names the entities of m (the new version) to compare: those
-// whose items change, and those whose type an entity removed or retyped
-// wrote, whose items of that type no entity derives any more.
+// affected names the entities of m (the new version) to compare
+// (mapping.Diff.Compared): those whose items change, and every other
+// entity of their types, old or new.
 func (ev *evolution) affected(m *mapping.Mapping) []string {
-	out := ev.diff.Affected()
-	for _, ed := range ev.diff.Entities {
-		if ed.OldType == "" || ed.OldType == ed.NewType {
-			continue
-		}
-		for _, e := range m.Entities {
-			if e.Type == ed.OldType && !slices.Contains(out, e.Name) {
-				out = append(out, e.Name)
-			}
-		}
-	}
-	return out
+	return ev.diff.Compared(m)
 }
 
 // options narrows a comparison of the subset (subset) to the items of
-// its types and of the retired ones, which it deletes.
+// its types and of the retired ones (mapping.Diff.ComparedTypes), and
+// deletes the retired ones' items.
 func (ev *evolution) options(sub *session, opts *verify.Options) {
-	var types []string
-	for _, e := range sub.m.Entities {
-		if !slices.Contains(types, e.Type) {
-			types = append(types, e.Type)
-		}
-	}
-	opts.Types = append(types, ev.retired...)
+	opts.Types = ev.diff.ComparedTypes()
 	opts.Retired = ev.retired
 	opts.SkipPatterns = true
 }

@@ -98,8 +98,8 @@ func planVersions(j *job, m *mapping.Mapping, o PlanOptions) error {
 	if err != nil {
 		return err
 	}
-	if prev.Name != m.Name {
-		return refused(fmt.Errorf("--previous-mapping %s is mapping %q, and %s is mapping %q: a new version of a mapping keeps its name", o.PreviousMapping, prev.Name, j.cfg.Mapping, m.Name))
+	if err := mapping.CheckVersions(prev, m, o.PreviousMapping, j.cfg.Mapping); err != nil {
+		return refused(err)
 	}
 	return plan.RenderVersions(j.out, plan.Build(prev), plan.Build(m), mapping.CompareMappings(prev, m), o.Format)
 }

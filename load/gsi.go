@@ -67,12 +67,38 @@ func CreateGSI(ctx context.Context, client GSIAPI, m *mapping.Mapping, name stri
 	if _, err := client.UpdateTable(ctx, in); err != nil {
 		return fmt.Errorf("create GSI %s on table %s: %w", name, m.Table.Name, err)
 	}
-	return waitGSI(ctx, client, m.Table.Name, name, timeout, func(g *types.GlobalSecondaryIndexDescription) (bool, error) {
+	return waitGSI(ctx, client, m.Table.Name, name, timeout, gsiReady(fmt.Errorf("create GSI %s on table %s: UpdateTable succeeded, and the table lists no such index: the endpoint does not create indexes on an existing table", name, m.Table.Name)))
+}
+
+// EnsureGSI makes sure the mapping's GSI name is on its existing table,
+// ACTIVE and done backfilling: it creates an index the table lacks
+// (CreateGSI), and waits, up to timeout, as CreateGSI does, for one the
+// table lists, which a run that ended before it was backfilled may have
+// left CREATING (or ACTIVE, still backfilling). created reports whether
+// it sent the UpdateTable.
+func EnsureGSI(ctx context.Context, client GSIAPI, m *mapping.Mapping, name string, timeout time.Duration) (created bool, err error) {
+	td, err := DescribeTable(ctx, client, m.Table.Name)
+	if err != nil {
+		return false, err
+	}
+	if td == nil {
+		return false, fmt.Errorf("GSI %s: table %s does not exist", name, m.Table.Name)
+	}
+	if FindGSI(td, name) == nil {
+		return true, CreateGSI(ctx, client, m, name, timeout)
+	}
+	return false, waitGSI(ctx, client, m.Table.Name, name, timeout, gsiReady(fmt.Errorf("GSI %s of table %s: the index is no longer listed (deleted meanwhile?)", name, m.Table.Name)))
+}
+
+// gsiReady is waitGSI's test of an index ACTIVE and done backfilling;
+// absent is its error for an index the table does not list.
+func gsiReady(absent error) func(*types.GlobalSecondaryIndexDescription) (bool, error) {
+	return func(g *types.GlobalSecondaryIndexDescription) (bool, error) {
 		if g == nil {
-			return false, fmt.Errorf("create GSI %s on table %s: UpdateTable succeeded, and the table lists no such index: the endpoint does not create indexes on an existing table", name, m.Table.Name)
+			return false, absent
 		}
 		return g.IndexStatus == types.IndexStatusActive && !aws.ToBool(g.Backfilling), nil
-	})
+	}
 }
 
 // DeleteGSI removes GSI name from table and waits, up to timeout, until

@@ -80,3 +80,33 @@ func TestCreateGSIIgnored(t *testing.T) {
 		t.Fatalf("CreateGSI on an endpoint that ignores it: %v after %d DescribeTable; want an error at once", err, f.calls)
 	}
 }
+
+// EnsureGSI on a table that lists the index already (a run that ended
+// while DynamoDB was building it) sends no UpdateTable and waits while
+// DescribeTable shows it CREATING, then ACTIVE but backfilling, until
+// ACTIVE and backfilled; on a table that lacks it, it creates it.
+func TestEnsureGSI(t *testing.T) {
+	defer func(p time.Duration) { GSIPoll = p }(GSIPoll)
+	GSIPoll = time.Millisecond
+	m, err := mapping.Parse("m.yaml", []byte(schemaMapping))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &gsiFake{states: [][]types.GlobalSecondaryIndexDescription{indexIn(types.IndexStatusCreating, false),
+		indexIn(types.IndexStatusCreating, false), indexIn(types.IndexStatusActive, true), indexIn(types.IndexStatusActive, false)}}
+	created, err := EnsureGSI(context.Background(), f, m, "Inverted", time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if created || len(f.updates) != 0 || f.calls != 4 {
+		t.Fatalf("index CREATING: created %v, %d UpdateTable and %d DescribeTable; want false, 0 and 4 (until ACTIVE and backfilled)", created, len(f.updates), f.calls)
+	}
+	f = &gsiFake{states: [][]types.GlobalSecondaryIndexDescription{nil, indexIn(types.IndexStatusCreating, false), indexIn(types.IndexStatusActive, false)}}
+	created, err = EnsureGSI(context.Background(), f, m, "Inverted", time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !created || len(f.updates) != 1 || f.calls != 3 {
+		t.Fatalf("index absent: created %v, %d UpdateTable and %d DescribeTable; want true, 1 and 3", created, len(f.updates), f.calls)
+	}
+}

@@ -66,6 +66,58 @@ func (d *Diff) Affected() []string {
 	return out
 }
 
+// Compared returns the entities of new (the version d leads to) to
+// compare with the table when d is applied, by name in new's order:
+// every entity whose type is the old or the new type of an entity of d
+// (changed, added or removed). A table tells the items of its entities
+// apart by their type attribute only, so the items of one type are
+// compared whole: an entity left out whose type a compared one shares
+// would have its items found without a derived counterpart, and deleted
+// as stale. Entities of new absent from d are unchanged, their old type
+// their new one, so one pass over d's types is the whole closure.
+func (d *Diff) Compared(new *Mapping) []string {
+	types := d.ComparedTypes()
+	var out []string
+	for _, e := range new.Entities {
+		if slices.Contains(types, e.Type) {
+			out = append(out, e.Name)
+		}
+	}
+	return out
+}
+
+// ComparedTypes returns the types whose items are compared with the
+// table when d is applied, sorted: the old and the new type of every
+// entity of d. They are the types of Compared's entities and the retired
+// ones (RetiredTypes).
+func (d *Diff) ComparedTypes() []string {
+	var out []string
+	for _, e := range d.Entities {
+		for _, t := range []string{e.OldType, e.NewType} {
+			if t != "" && !slices.Contains(out, t) {
+				out = append(out, t)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// CheckVersions refuses next as a new version of prev unless both have
+// the same name: a table is tagged with its mapping's name (its lease's
+// identity, load.OwnerOf), so a mapping of another name, or an unnamed
+// one, is no version of the table's. The error names both files (prevPath
+// and nextPath) and both names.
+func CheckVersions(prev, next *Mapping, prevPath, nextPath string) error {
+	if prev.Name == "" || next.Name == "" {
+		return fmt.Errorf("--previous-mapping %s is mapping %q, and %s is mapping %q: versions of a mapping are told apart by their common name (the identity the table is tagged with); give both the same name", prevPath, prev.Name, nextPath, next.Name)
+	}
+	if prev.Name != next.Name {
+		return fmt.Errorf("--previous-mapping %s is mapping %q, and %s is mapping %q: a new version of a mapping keeps its name (the identity the table is tagged with)", prevPath, prev.Name, nextPath, next.Name)
+	}
+	return nil
+}
+
 // RetiredTypes returns the types the old mapping's entities wrote and no
 // entity of the new mapping writes, sorted: every item of them is to be
 // deleted.
@@ -77,6 +129,42 @@ func (d *Diff) RetiredTypes(old, new *Mapping) []string {
 		}
 	}
 	slices.Sort(out)
+	return out
+}
+
+// Changes returns d as lines of what changes, each a pair of what (an
+// entity, GSI or access pattern, by name, or "refused") and the change,
+// in d's order: the entities' changes, the GSIs added then removed, the
+// access patterns added, removed and changed, the refusals. One line
+// "nothing" when d is Empty. plan's table of changes and migrate's log
+// write these lines.
+func (d *Diff) Changes() [][2]string {
+	var out [][2]string
+	for _, e := range d.Entities {
+		for _, c := range e.Changes {
+			out = append(out, [2]string{"entity " + e.Entity, c})
+		}
+	}
+	for _, g := range d.GSIsAdded {
+		out = append(out, [2]string{"GSI " + g, "added (created before any item is written)"})
+	}
+	for _, g := range d.GSIsRemoved {
+		out = append(out, [2]string{"GSI " + g, "removed (deleted once the items are in line with --drop-gsis, else kept in the table)"})
+	}
+	for _, ps := range []struct {
+		names []string
+		what  string
+	}{{d.PatternsAdded, "added"}, {d.PatternsRemoved, "removed"}, {d.PatternsChanged, "changed"}} {
+		for _, p := range ps.names {
+			out = append(out, [2]string{"access pattern " + p, ps.what})
+		}
+	}
+	for _, r := range d.Refusals {
+		out = append(out, [2]string{"refused", r + " (needs a new table)"})
+	}
+	if len(out) == 0 {
+		out = append(out, [2]string{"nothing", "the two versions write the same items"})
+	}
 	return out
 }
 
@@ -369,7 +457,7 @@ func (d *Diff) comparePatterns(old, new *Mapping) {
 		switch o := find(old, p.Name); {
 		case o == nil:
 			d.PatternsAdded = append(d.PatternsAdded, p.Name)
-		case o.Index != p.Index || o.KeyCondition != p.KeyCondition || !reflect.DeepEqual(o.ScanForward, p.ScanForward):
+		case o.Index != p.Index || o.KeyCondition != p.KeyCondition || o.Filter != p.Filter || !reflect.DeepEqual(o.ScanForward, p.ScanForward):
 			d.PatternsChanged = append(d.PatternsChanged, p.Name)
 		}
 	}

@@ -112,3 +112,103 @@ func TestCompareMappingsRefuses(t *testing.T) {
 		})
 	}
 }
+
+// Entities that share a type are compared together: Memo changes, Note
+// (type Doc too) does not, and Org (type Org) is left out. A retyped
+// entity takes in the entities of its old and new types.
+func TestCompareMappingsSharedType(t *testing.T) {
+	v1text := `
+name: docs
+table: {name: docs}
+entities:
+  Org:
+    source: {table: orgs}
+    pk: ORG#${org_id}
+    sk: ORG#${org_id}
+  Note:
+    source: {table: notes}
+    type: Doc
+    pk: OWNER#${owner}
+    sk: NOTE#${note_id}
+  Memo:
+    source: {table: memos}
+    type: Doc
+    pk: OWNER#${owner}
+    sk: MEMO#${memo_id}
+  Tag:
+    source: {table: tags}
+    type: Label
+    pk: TAG#${tag_id}
+    sk: TAG#${tag_id}
+  Pin:
+    source: {table: pins}
+    type: Label
+    pk: PIN#${pin_id}
+    sk: PIN#${pin_id}
+`
+	v1 := mustParse(t, yml(v1text))
+	v2 := mustParse(t, yml(strings.Replace(v1text, "    sk: MEMO#${memo_id}\n", "    sk: MEMO#${memo_id}\n    attributes: {exclude: [body]}\n", 1)))
+	d := CompareMappings(v1, v2)
+	if got := d.Compared(v2); !cmp.Equal(got, []string{"Note", "Memo"}) {
+		t.Errorf("Compared = %v, want [Note Memo]: Note's items are of type Doc too", got)
+	}
+	if got := d.ComparedTypes(); !cmp.Equal(got, []string{"Doc"}) {
+		t.Errorf("ComparedTypes = %v, want [Doc]", got)
+	}
+	// Tag moves from Label to Doc: Pin (Label) and Note, Memo (Doc) are
+	// compared with it.
+	v3 := mustParse(t, yml(strings.Replace(v1text, "    type: Label\n    pk: TAG#", "    type: Doc\n    pk: TAG#", 1)))
+	d = CompareMappings(v1, v3)
+	if got := d.Compared(v3); !cmp.Equal(got, []string{"Note", "Memo", "Tag", "Pin"}) {
+		t.Errorf("retyped: Compared = %v, want [Note Memo Tag Pin]", got)
+	}
+	if got := d.ComparedTypes(); !cmp.Equal(got, []string{"Doc", "Label"}) {
+		t.Errorf("retyped: ComparedTypes = %v, want [Doc Label]", got)
+	}
+}
+
+// A change to an access pattern's filter changes the pattern.
+func TestCompareMappingsPatternFilter(t *testing.T) {
+	v1text := diffV1 + "  openTickets: {key_condition: \"PK = USER#${user_id}\", filter: \"subject = ${subject}\"}\n"
+	v1 := mustParse(t, yml(v1text))
+	v2 := mustParse(t, yml(strings.Replace(v1text, "subject = ${subject}", "subject <> ${subject}", 1)))
+	d := CompareMappings(v1, v2)
+	if !cmp.Equal(d.PatternsChanged, []string{"openTickets"}) || d.Empty() {
+		t.Errorf("PatternsChanged = %v (empty %v), want [openTickets]", d.PatternsChanged, d.Empty())
+	}
+}
+
+// Versions of a mapping share a name; an unnamed mapping is no version of
+// any table's, not even of another unnamed one.
+func TestCheckVersions(t *testing.T) {
+	named := func(n string) *Mapping { return &Mapping{Name: n} }
+	for _, tc := range []struct {
+		prev, next string
+		ok         bool
+	}{{"shop", "shop", true}, {"shop", "store", false}, {"", "shop", false}, {"shop", "", false}, {"", "", false}} {
+		err := CheckVersions(named(tc.prev), named(tc.next), "v1.yaml", "v2.yaml")
+		if (err == nil) != tc.ok {
+			t.Errorf("CheckVersions(%q, %q) = %v, want ok %v", tc.prev, tc.next, err, tc.ok)
+		}
+		if err != nil && !strings.Contains(err.Error(), "v1.yaml") {
+			t.Errorf("CheckVersions(%q, %q) = %v: the error names no file", tc.prev, tc.next, err)
+		}
+	}
+}
+
+// Changes lists every change of a Diff once, and "nothing" for an empty
+// one.
+func TestDiffChanges(t *testing.T) {
+	d := &Diff{Entities: []EntityDiff{{Entity: "Tag", Changes: []string{"entity added"}}}, GSIsAdded: []string{"GSI2"},
+		GSIsRemoved: []string{"GSI1"}, PatternsChanged: []string{"byTag"}, Refusals: []string{"the type attribute: type → kind"}}
+	var got []string
+	for _, c := range d.Changes() {
+		got = append(got, c[0])
+	}
+	if want := []string{"entity Tag", "GSI GSI2", "GSI GSI1", "access pattern byTag", "refused"}; !cmp.Equal(got, want) {
+		t.Errorf("Changes lists %v, want %v", got, want)
+	}
+	if got := (&Diff{}).Changes(); len(got) != 1 || got[0][0] != "nothing" {
+		t.Errorf("Changes of an empty Diff = %v, want one line \"nothing\"", got)
+	}
+}

@@ -46,35 +46,11 @@ func RenderVersions(w io.Writer, before, after *Design, d *mapping.Diff, format 
 	return err
 }
 
-// changesTable is d as rows of what changes: one an entity change, a GSI
-// or an access pattern added or removed, a refusal.
+// changesTable is d as rows of what changes (mapping.Diff.Changes).
 func changesTable(d *mapping.Diff) table {
 	t := table{head: []string{"what", "change"}}
-	for _, e := range d.Entities {
-		for _, c := range e.Changes {
-			t.rows = append(t.rows, []string{"entity " + e.Entity, c})
-		}
-	}
-	for _, g := range d.GSIsAdded {
-		t.rows = append(t.rows, []string{"GSI " + g, "added (created before any item is written)"})
-	}
-	for _, g := range d.GSIsRemoved {
-		t.rows = append(t.rows, []string{"GSI " + g, "removed (deleted with --drop-gsis)"})
-	}
-	for _, p := range d.PatternsAdded {
-		t.rows = append(t.rows, []string{"access pattern " + p, "added"})
-	}
-	for _, p := range d.PatternsRemoved {
-		t.rows = append(t.rows, []string{"access pattern " + p, "removed"})
-	}
-	for _, p := range d.PatternsChanged {
-		t.rows = append(t.rows, []string{"access pattern " + p, "changed"})
-	}
-	for _, r := range d.Refusals {
-		t.rows = append(t.rows, []string{"refused", r + " (needs a new table)"})
-	}
-	if len(t.rows) == 0 {
-		t.rows = append(t.rows, []string{"nothing", "the two versions write the same items"})
+	for _, c := range d.Changes() {
+		t.rows = append(t.rows, []string{c[0], c[1]})
 	}
 	return t
 }

@@ -43,6 +43,13 @@ type Write struct {
 	// Item is the whole item as derived (ddbjson.DecodeItem of its canonical
 	// form), for Put; nil for Delete.
 	Item map[string]types.AttributeValue
+	// Missing, for Put, says that the table's side of the comparison held
+	// no item of the key: a new item, not a changed one. With
+	// Options.Types the table's side holds only those types' items, and
+	// an item of another type may hold the key: the Applier should put
+	// it on the condition that it overwrites none (another entity's,
+	// which a full migrate would reject as a duplicate key).
+	Missing bool
 	// WriteUnits is what the write consumes as diff prices it: a new item
 	// as derived, a changed one at the larger of its two versions (the
 	// put replaces the item in the table), a delete at the size of the
@@ -140,9 +147,9 @@ func newApplyRun(c *comparison, files *sortGroup, maxListed int) (*applyRun, err
 		unapplied: newListBuilder[ItemRef](files, "unapplied", maxListed)}, nil
 }
 
-// putItem hands the derived item s (canonical, of entity name entity) to
-// Put, and journals its key and the hash of its content.
-func (ar *applyRun) putItem(ctx context.Context, key string, ref ItemRef, entity string, s []byte, units int64) error {
+// putItem hands the derived item s (canonical, of key) to Put as w, and
+// journals its key and the hash of its content.
+func (ar *applyRun) putItem(ctx context.Context, w Write, key string, s []byte) error {
 	if ar.deleteOnly {
 		return nil
 	}
@@ -150,13 +157,14 @@ func (ar *applyRun) putItem(ctx context.Context, key string, ref ItemRef, entity
 	if err != nil {
 		return err
 	}
-	if err := ar.j.add(journalEntry{kind: journalPut, key: key, typ: ref.Type, units: units, sum: sha256.Sum256(s)}); err != nil {
+	if err := ar.j.add(journalEntry{kind: journalPut, key: key, typ: w.Type, units: w.WriteUnits, sum: sha256.Sum256(s)}); err != nil {
 		return err
 	}
-	if err := ar.put.add(key, ref); err != nil {
+	if err := ar.put.add(key, w.ItemRef); err != nil {
 		return err
 	}
-	return ar.a.Put(ctx, Write{ItemRef: ref, Entity: entity, Item: item, WriteUnits: units})
+	w.Item = item
+	return ar.a.Put(ctx, w)
 }
 
 // staleItem journals a stale item, to be deleted once the counts are

@@ -96,7 +96,11 @@ type Options struct {
 	// most 100, DynamoDB's bound on IN's operands): the comparison of some
 	// of a mapping's entities (migrate --changes-only with a new version
 	// of the mapping). A filtered Scan still reads, and is charged for,
-	// every item of the table; it returns only those.
+	// every item of the table; it returns only those. An item of another
+	// type is not seen: a derived item found missing (Write.Missing) may
+	// have its key, which Apply must not overwrite. Every entity of a
+	// type given must be in the mapping compared: items of the type no
+	// entity derives are stale.
 	// https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Scan.html#Scan.FilterExpression
 	Types []string
 	// Retired are types no entity of the mapping derives any more (an
@@ -1005,7 +1009,7 @@ func (bc *bucketComparer) changedItem(rc, s record) error {
 	if err != nil {
 		return err
 	}
-	if err := bc.put(rc.key, s, units); err != nil {
+	if err := bc.put(rc.key, s, units, false); err != nil {
 		return err
 	}
 	bc.found++
@@ -1044,7 +1048,7 @@ func (bc *bucketComparer) missingItems(recs []record, source map[string]record, 
 		if err := bc.missing.add(rc.key, itemRef(rc.key, bc.typeOf(s.entity))); err != nil {
 			return err
 		}
-		if err := bc.put(rc.key, s, units); err != nil {
+		if err := bc.put(rc.key, s, units, true); err != nil {
 			return err
 		}
 	}
@@ -1052,13 +1056,14 @@ func (bc *bucketComparer) missingItems(recs []record, source map[string]record, 
 }
 
 // put hands the derived item s, of key, to listOptions.apply, if any, with
-// the write units of putting it.
-func (bc *bucketComparer) put(key string, s record, units int64) error {
+// the write units of putting it; missing: the table's side had no item of
+// its key (Write.Missing).
+func (bc *bucketComparer) put(key string, s record, units int64, missing bool) error {
 	if bc.apply == nil {
 		return nil
 	}
 	e := bc.plans[s.entity].Entity()
-	return bc.apply.putItem(bc.ctx, key, itemRef(key, e.Type), e.Name, s.item, units)
+	return bc.apply.putItem(bc.ctx, Write{ItemRef: itemRef(key, e.Type), Entity: e.Name, WriteUnits: units, Missing: missing}, key, s.item)
 }
 
 // price adds to *sum the write units of writing the largest of items
