@@ -46,6 +46,12 @@ type Config struct {
 	// Metrics, when not nil, is fed the run's counters as it goes (see
 	// metrics.go); a nil Run counts nothing.
 	Metrics *metrics.Run
+	// Naming words the options the errors and notes name (nil: by their
+	// fields' names).
+	Naming Naming
+	// Summary, when not nil, is given the summary of each load (migrate's,
+	// export's) as it ends, before a follow goes on.
+	Summary func(Summary)
 }
 
 // AWS is how the DynamoDB (and S3) clients are made.

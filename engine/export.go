@@ -84,7 +84,7 @@ func Export(ctx context.Context, cfg Config, o ExportOptions) error {
 	})
 	closeProg()
 	if sum != nil {
-		printSummary(j.out, sum, nil)
+		j.summary(sum, nil)
 	}
 	if runErr != nil {
 		return abortExport(j, sink, loc, runErr)

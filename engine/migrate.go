@@ -11,11 +11,9 @@ import (
 	"io/fs"
 	"os"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"text/tabwriter"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -254,7 +252,7 @@ func fullLoad(j *job, s *session, cp *checkpointFile, out sinkOut, rejects *reje
 	}
 	closeProg()
 	if sum != nil {
-		printSummary(j.out, sum, out.stats)
+		j.summary(sum, out.stats)
 	}
 	if !following { // a follow lists rejects too
 		if err := rejects.Close(); err != nil && runErr == nil {
@@ -485,44 +483,6 @@ func loadWith(ctx context.Context, path string, load func(context.Context, strin
 	return l.m, l.err
 }
 
-// printSummary prints the per-entity table: rows read = rows written + rows
-// rejected (+ not written, a column shown only when the run stopped with
-// rows read but not written); items written counts items (two per row for
-// an entity with a mirror).
-func printSummary(w io.Writer, s *pipeline.Summary, stats func() load.Stats) {
-	total := s.Total()
-	stopped := total.NotWritten > 0
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	head := "entity\trows read\trows written\trows rejected\t"
-	if stopped {
-		head += "not written\t"
-	}
-	fmt.Fprintln(tw, head+"items written\telapsed\t")
-	for _, e := range append(s.Entities, total) {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t", e.Name, e.Rows, e.Written, e.Rejected)
-		if stopped {
-			fmt.Fprintf(tw, "%d\t", e.NotWritten)
-		}
-		fmt.Fprintf(tw, "%d\t%s\t\n", e.Items, e.Elapsed.Round(time.Millisecond))
-	}
-	tw.Flush()
-	if stopped {
-		fmt.Fprintf(w, "the run stopped: %d rows were read but not written; run again to write them\n", total.NotWritten)
-	}
-	if a := s.Autoscale; a != nil {
-		undone := ""
-		if a.Undone > 0 {
-			undone = fmt.Sprintf(" (%d undone: the throttling went on as much with fewer writers)", a.Undone)
-		}
-		fmt.Fprintf(w, "writers %s (auto): %s on throttling%s\n", writerRange(a.Min, a.Max), report.Count(a.Halvings, "halving", "halvings"), undone)
-	}
-	if stats != nil {
-		st := stats()
-		fmt.Fprintf(w, "%d BatchWriteItem/PutItem requests, %d retried by the SDK (throttling, 5xx, network), %d UnprocessedItems re-sends, %.0f write units consumed\n",
-			st.Requests, st.Retries, st.UnprocessedRetries, st.ConsumedWriteUnits)
-	}
-}
-
 // rejectFile writes rejects as JSON Lines. It is a new file (see
 // outputFile: mode 0600, never written through a link) published at the
 // path when the run starts, before any reject is written, so it always
@@ -670,12 +630,4 @@ func (r *rejectFile) Close() error {
 	err := r.f.Close()
 	r.f = nil
 	return err
-}
-
-// writerRange is "2–24", or "8" when lo is hi.
-func writerRange(lo, hi int) string {
-	if lo == hi {
-		return strconv.Itoa(lo)
-	}
-	return fmt.Sprintf("%d–%d", lo, hi)
 }
