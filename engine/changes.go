@@ -48,7 +48,7 @@ func writeChanges(j *job, s *session, op *opened, out sinkOut, narrow func(*veri
 	}
 	r, res, err := applyChanges(j, s, out, rejects, narrow)
 	if err != nil {
-		fmt.Fprintln(j.log, "pg2dynamo: what was written before the error stays written; run migrate --changes-only again to finish: its comparison finds what is left")
+		fmt.Fprintf(j.log, "pg2dynamo: what was written before the error stays written; run migrate %s again to finish: its comparison finds what is left\n", j.opt(OptChangesOnly))
 		return err
 	}
 	defer res.Close()

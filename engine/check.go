@@ -25,13 +25,13 @@ import (
 // host, as a usage error: the SDK would otherwise fail every request, and
 // the preflight report it as a DynamoDB that cannot be reached. "" (the
 // region's endpoint) is accepted.
-func checkEndpoint(raw string) error {
+func checkEndpoint(j *job, raw string) error {
 	if raw == "" {
 		return nil
 	}
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" {
-		return refused(fmt.Errorf("--endpoint-url %q: expected an http:// or https:// URL with a host, such as http://localhost:8000 (the flag, AWS_ENDPOINT_URL_DYNAMODB or AWS_ENDPOINT_URL)", raw))
+		return refused(fmt.Errorf("%s %q: expected an http:// or https:// URL with a host, such as http://localhost:8000 (the flag, AWS_ENDPOINT_URL_DYNAMODB or AWS_ENDPOINT_URL)", j.opt(OptEndpointURL), raw))
 	}
 	return nil
 }
@@ -94,9 +94,9 @@ func withSourceNote(j *job, err error, connected bool) error {
 	if !connected {
 		verb = "could not connect to"
 	}
-	why := "libpq defaults: no --source, DATABASE_URL or PG* variables"
+	why := "libpq defaults: no " + j.opt(OptSource) + ", DATABASE_URL or PG* variables"
 	if len(t.Env) > 0 {
-		why = "no --source or DATABASE_URL: libpq's " + strings.Join(t.Env, ", ") + " and its defaults"
+		why = "no " + j.opt(OptSource) + " or DATABASE_URL: libpq's " + strings.Join(t.Env, ", ") + " and its defaults"
 	}
 	return fmt.Errorf("%w\n%s %s (%s)", err, verb, t, why)
 }

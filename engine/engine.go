@@ -343,7 +343,7 @@ func (j *job) begin(o opening) (*opened, error) {
 
 func (op *opened) steps(j *job, o opening) error {
 	if o.lock {
-		release, err := lockCheckpoint(j.mig.Checkpoint) // one run at a time per checkpoint and rejects file
+		release, err := lockCheckpoint(j, j.mig.Checkpoint) // one run at a time per checkpoint and rejects file
 		if err != nil {
 			return err
 		}

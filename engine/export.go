@@ -40,7 +40,7 @@ func Export(ctx context.Context, cfg Config, o ExportOptions) error {
 			return err
 		}
 	} else if err := os.MkdirAll(loc.Dir, 0o755); err != nil {
-		return refused(fmt.Errorf("--to %s: %w", loc, err))
+		return refused(fmt.Errorf("%s %s: %w", j.opt(OptTo), loc, err))
 	}
 	store := export.NewStore(client, loc)
 	if err := beginSnapshot(j, s); err != nil {
@@ -159,8 +159,8 @@ func checkFreshDestination(j *job, store export.Store, loc export.Location, shar
 	if slices.ContainsFunc(found, export.IsTemporary) {
 		temporary = " (a name beginning with a dot is the temporary file of an export under way, or killed)"
 	}
-	return refused(fmt.Errorf("--to %s already holds %s (%s)%s: an import loads every object under %s, so each export goes to a prefix of its own, shared only by the other shards of its split; export to a new one, or delete these first",
-		loc, report.Count(len(found), "object", "objects"), strings.Join(head(found, 3), ", "), temporary, export.DataPrefix))
+	return refused(fmt.Errorf("%s %s already holds %s (%s)%s: an import loads every object under %s, so each export goes to a prefix of its own, shared only by the other shards of its split; export to a new one, or delete these first",
+		j.opt(OptTo), loc, report.Count(len(found), "object", "objects"), strings.Join(head(found, 3), ", "), temporary, export.DataPrefix))
 }
 
 // head is the first n of ss, and "…" when there are more.

@@ -117,7 +117,7 @@ func TestResumeRefusesAnotherMapping(t *testing.T) {
 	before := f.items()
 	o := f.options()
 	o.Resume = true
-	f.want("Migrate --resume with another mapping", f.migrate(o), "refused", "run without --resume to start over")
+	f.want("Migrate --resume with another mapping", f.migrate(o), "refused", "run without Resume to start over")
 	if d := cmp.Diff(before, f.items()); d != "" {
 		t.Errorf("the refused run wrote (-before +after):\n%s", d)
 	}

@@ -37,12 +37,17 @@ type UnnamedError struct {
 	// Tagged is the name an older pg2dynamo tagged the table with (its
 	// mapping file's base name), when it did.
 	Tagged string
+	// allowOther is AllowOtherMapping as Config.Naming words it.
+	allowOther string
 }
 
 func (e *UnnamedError) Error() string {
 	if e.Tagged != "" {
-		return fmt.Sprintf("mapping %s declares no name, and table %s was tagged by an older pg2dynamo for mapping file %s: a table is tagged with its mapping's declared name now; add \"name: %s\" at the top of the mapping if it is that mapping, or pass --allow-other-mapping to write into the table anyway; nothing was written",
-			e.File, e.Table, e.Tagged, e.Tagged)
+		if e.allowOther == "" {
+			e.allowOther = string(OptAllowOtherMapping)
+		}
+		return fmt.Sprintf("mapping %s declares no name, and table %s was tagged by an older pg2dynamo for mapping file %s: a table is tagged with its mapping's declared name now; add \"name: %s\" at the top of the mapping if it is that mapping, or pass %s to write into the table anyway; nothing was written",
+			e.File, e.Table, e.Tagged, e.Tagged, e.allowOther)
 	}
 	return fmt.Sprintf("mapping %s declares no name: a table it creates is tagged with the mapping's name, which tells its runs from another mapping's; add \"name: %s\" at the top of the mapping (a letter, then letters, digits, '_', '-' or '.'), then run again; nothing was written",
 		e.File, e.Suggest)
@@ -148,16 +153,16 @@ func checkTagged(j *job, s *session, arn string, mine, tagged load.Owner) error 
 		}
 		return nil
 	case j.wr.AllowOtherMapping:
-		fmt.Fprintf(w, "--allow-other-mapping: writing into table %s, which mapping %s created\n", name, tagged)
+		fmt.Fprintf(w, "%s: writing into table %s, which mapping %s created\n", j.opt(OptAllowOtherMapping), name, tagged)
 		return nil
 	case mine.Name == "" && tagged.Name == "":
-		return refused(&UnnamedError{File: j.cfg.Mapping, Table: name, Tagged: tagged.File})
+		return refused(&UnnamedError{File: j.cfg.Mapping, Table: name, Tagged: tagged.File, allowOther: j.opt(OptAllowOtherMapping)})
 	case mine.Name == "":
-		return refused(fmt.Errorf("table %s belongs to mapping %s (tag %s), and mapping %s declares no name: nothing was written; add \"name: %s\" at the top of the mapping if it is that mapping, give --table another name, or pass --allow-other-mapping to write into it anyway",
-			name, tagged, load.TagName, j.cfg.Mapping, tagged.Name))
+		return refused(fmt.Errorf("table %s belongs to mapping %s (tag %s), and mapping %s declares no name: nothing was written; add \"name: %s\" at the top of the mapping if it is that mapping, give %s another name, or pass %s to write into it anyway",
+			name, tagged, load.TagName, j.cfg.Mapping, tagged.Name, j.opt(OptTable), j.opt(OptAllowOtherMapping)))
 	}
-	return refused(fmt.Errorf("table %s belongs to mapping %s, not %s: nothing was written; give --table another name, or pass --allow-other-mapping to write into it anyway",
-		name, tagged, mine))
+	return refused(fmt.Errorf("table %s belongs to mapping %s, not %s: nothing was written; give %s another name, or pass %s to write into it anyway",
+		name, tagged, mine, j.opt(OptTable), j.opt(OptAllowOtherMapping)))
 }
 
 // checkSample checks an untagged table by a bounded sample of its items:
@@ -182,9 +187,9 @@ func checkSample(j *job, s *session) error {
 		fmt.Fprintf(w, "table %s is not tagged for a mapping and holds %s\n", name, sample)
 		return nil
 	case j.wr.AllowOtherItems:
-		fmt.Fprintf(w, "--allow-other-items: writing into table %s, which holds %s, none of the mapping's types\n", name, sample)
+		fmt.Fprintf(w, "%s: writing into table %s, which holds %s, none of the mapping's types\n", j.opt(OptAllowOtherItems), name, sample)
 		return nil
 	}
-	return refused(fmt.Errorf("table %s is not tagged for a mapping and holds %s, none of the mapping's types (%s): another mapping's or application's table? Nothing was written; give --table another name, or pass --allow-other-items to write into it anyway",
-		name, sample, strings.Join(types, ", ")))
+	return refused(fmt.Errorf("table %s is not tagged for a mapping and holds %s, none of the mapping's types (%s): another mapping's or application's table? Nothing was written; give %s another name, or pass %s to write into it anyway",
+		name, sample, strings.Join(types, ", "), j.opt(OptTable), j.opt(OptAllowOtherItems)))
 }

@@ -92,14 +92,14 @@ func planOneTable(j *job, m *mapping.Mapping) error {
 // mapping to m, then both designs (plan.RenderVersions).
 func planVersions(j *job, m *mapping.Mapping, o PlanOptions) error {
 	if o.WithSource || (o.Format != plan.FormatText && o.Format != plan.FormatMarkdown) {
-		return refused(fmt.Errorf("--previous-mapping writes the two designs as text or markdown, without --with-source"))
+		return optionError(j.opt(OptPreviousMapping)+" writes the two designs as text or markdown, without "+j.opt(OptWithSource), OptPreviousMapping)
 	}
 	prev, err := LoadMapping(j.ctx, o.PreviousMapping)
 	if err != nil {
 		return err
 	}
 	if prev.Name != m.Name {
-		return refused(fmt.Errorf("--previous-mapping %s is mapping %q, and %s is mapping %q: a new version of a mapping keeps its name", o.PreviousMapping, prev.Name, j.cfg.Mapping, m.Name))
+		return refused(fmt.Errorf("%s %s is mapping %q, and %s is mapping %q: a new version of a mapping keeps its name", j.opt(OptPreviousMapping), o.PreviousMapping, prev.Name, j.cfg.Mapping, m.Name))
 	}
 	return plan.RenderVersions(j.out, plan.Build(prev), plan.Build(m), mapping.CompareMappings(prev, m), o.Format)
 }

@@ -10,7 +10,7 @@ func beginSnapshot(j *job, s *session) error {
 		return s.src.BeginAt(j.ctx, name)
 	}
 	if j.ld.Shard.On() {
-		fmt.Fprintln(j.log, "this shard reads a snapshot of its own (no --snapshot): rows inserted or deleted while the shards start can be missed or read twice; see pg2dynamo snapshot hold")
+		fmt.Fprintf(j.log, "this shard reads a snapshot of its own (no %s): rows inserted or deleted while the shards start can be missed or read twice; see pg2dynamo snapshot hold\n", j.opt(OptSnapshot))
 	}
 	return s.src.Begin(j.ctx)
 }

@@ -51,7 +51,7 @@ func open(j *job) (*session, error) {
 	if path == "" {
 		return nil, refused(errors.New("no mapping file given"))
 	}
-	if err := checkEndpoint(j.cfg.AWS.EndpointURL); err != nil {
+	if err := checkEndpoint(j, j.cfg.AWS.EndpointURL); err != nil {
 		return nil, err
 	}
 	m, err := loadForCheck(j.ctx, path)

@@ -140,3 +140,6 @@ func (j *job) summary(sum *pipeline.Summary, stats func() load.Stats) {
 	}
 	j.cfg.Summary(s)
 }
+
+// opt is o as j's Config.Naming words it.
+func (j *job) opt(o Option) string { return j.cfg.name(o) }
