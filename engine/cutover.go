@@ -64,6 +64,8 @@ type CutoverState struct {
 	Confirmed, Current     pglogrepl.LSN
 	// Rejects is the rejects file ("": not given).
 	Rejects string
+	// cfg words the options a reason names (Config.Naming).
+	cfg Config
 }
 
 // Verdict is a check's outcome.
@@ -166,22 +168,22 @@ func checkAudit(ctx context.Context, st *CutoverState) (CutoverResult, error) {
 	if err != nil {
 		return CutoverResult{}, err
 	}
-	return auditVerdict(tags, st.Slot), nil
+	return auditVerdict(st.cfg, tags, st.Slot), nil
 }
 
 // auditVerdict is checkAudit's verdict on a table whose tags are tags,
-// for the follow of slot.
-func auditVerdict(tags map[string]string, slot string) CutoverResult {
+// for the follow of slot, naming options as cfg does.
+func auditVerdict(cfg Config, tags map[string]string, slot string) CutoverResult {
 	l, ok := load.LeaseOf(tags)
 	switch {
 	case !ok || l.Slot != slot:
 		return CutoverResult{NotChecked, "no lease of this follow records an audit"}
 	case l.Audit == nil:
-		return CutoverResult{NotChecked, "the follow runs without the rolling audit (--audit off)"}
+		return CutoverResult{NotChecked, "the follow runs without the rolling audit (" + cfg.name(OptAudit) + " off)"}
 	case l.Audit.Unrepaired > 0:
-		return CutoverResult{NoGo, fmt.Sprintf("the audit found %d drifted items it did not repair (see the follow's audit file; --audit repair rewrites them)", l.Audit.Unrepaired)}
+		return CutoverResult{NoGo, fmt.Sprintf("the audit found %d drifted items it did not repair (see the follow's audit file; %s repair rewrites them)", l.Audit.Unrepaired, cfg.name(OptAudit))}
 	case l.Audit.Cycles == 0:
-		return CutoverResult{NoGo, "no audit cycle has completed yet: not every item has been compared (--audit-cycle)"}
+		return CutoverResult{NoGo, "no audit cycle has completed yet: not every item has been compared (" + cfg.name(OptAuditCycle) + ")"}
 	}
 	return CutoverResult{Go, fmt.Sprintf("%d audit cycles completed (%s), no drifted item left", l.Audit.Cycles, l.Audit.Mode)}
 }
@@ -191,7 +193,7 @@ func checkSlot(_ context.Context, st *CutoverState) (CutoverResult, error) {
 	case !st.SlotExists:
 		return CutoverResult{NoGo, fmt.Sprintf("no replication slot %s: no follow keeps the table in step", st.Slot)}, nil
 	case !st.SlotActive:
-		return CutoverResult{NoGo, fmt.Sprintf("replication slot %s exists, but no follow streams from it (resume it: pg2dynamo migrate --follow --resume)", st.Slot)}, nil
+		return CutoverResult{NoGo, fmt.Sprintf("replication slot %s exists, but no follow streams from it (resume it: %s)", st.Slot, st.cfg.run("migrate", OptFollow, OptResume))}, nil
 	}
 	return CutoverResult{Go, fmt.Sprintf("a follow streams from replication slot %s, applied up to %s", st.Slot, st.Confirmed)}, nil
 }
@@ -289,7 +291,7 @@ func Cutover(ctx context.Context, cfg Config, o CutoverOptions) error {
 	if err != nil {
 		return err
 	}
-	st := &CutoverState{Conn: s.src.Conn(), Client: s.client, Table: s.m.Table.Name, Slot: slot, Rejects: o.Rejects}
+	st := &CutoverState{Conn: s.src.Conn(), Client: s.client, Table: s.m.Table.Name, Slot: slot, Rejects: o.Rejects, cfg: j.cfg}
 	checks := append(builtinChecks(), o.Checks...)
 	start := time.Now()
 	if err := waitForGo(j, st, checks, o.Wait); err != nil {

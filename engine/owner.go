@@ -43,11 +43,12 @@ type UnnamedError struct {
 
 func (e *UnnamedError) Error() string {
 	if e.Tagged != "" {
-		if e.allowOther == "" {
-			e.allowOther = string(OptAllowOtherMapping)
+		allow := e.allowOther
+		if allow == "" {
+			allow = string(OptAllowOtherMapping)
 		}
 		return fmt.Sprintf("mapping %s declares no name, and table %s was tagged by an older pg2dynamo for mapping file %s: a table is tagged with its mapping's declared name now; add \"name: %s\" at the top of the mapping if it is that mapping, or pass %s to write into the table anyway; nothing was written",
-			e.File, e.Table, e.Tagged, e.Tagged, e.allowOther)
+			e.File, e.Table, e.Tagged, e.Tagged, allow)
 	}
 	return fmt.Sprintf("mapping %s declares no name: a table it creates is tagged with the mapping's name, which tells its runs from another mapping's; add \"name: %s\" at the top of the mapping (a letter, then letters, digits, '_', '-' or '.'), then run again; nothing was written",
 		e.File, e.Suggest)

@@ -60,7 +60,7 @@ func open(j *job) (*session, error) {
 	}
 	if t := j.cfg.Table; t != "" {
 		if !mapping.ValidTableName(t) {
-			return nil, refused(fmt.Errorf("--table %q: expected 3-255 characters of a-z, A-Z, 0-9, '_', '-', '.'", t))
+			return nil, refused(fmt.Errorf("%s %q: expected 3-255 characters of a-z, A-Z, 0-9, '_', '-', '.'", j.opt(OptTable), t))
 		}
 		m.Table.Name = t
 	}
@@ -204,8 +204,8 @@ func followLag(j *job, conn *pgx.Conn, w *follow.Watch, slot string) error {
 		fmt.Fprintf(j.log, "verify: the follow (slot %s) has applied every change this check's snapshot holds (%s, waited %s); items changed after it while the check runs count as in flight\n",
 			slot, at, time.Since(start).Round(time.Millisecond))
 	case !active:
-		fmt.Fprintf(j.log, "verify: the follow of slot %s is not running, %d bytes behind this check's snapshot: the items the changes it has not applied explain count as in flight (resume it: migrate --follow --resume)\n",
-			slot, uint64(at)-uint64(confirmed))
+		fmt.Fprintf(j.log, "verify: the follow of slot %s is not running, %d bytes behind this check's snapshot: the items the changes it has not applied explain count as in flight (resume it: migrate %s)\n",
+			slot, uint64(at)-uint64(confirmed), j.cfg.names(OptFollow, OptResume))
 	default:
 		fmt.Fprintf(j.log, "verify: the follow (slot %s) is %d bytes behind this check's snapshot after %s: the items the changes it has not applied explain count as in flight\n",
 			slot, uint64(at)-uint64(confirmed), wait)
@@ -302,9 +302,9 @@ func compareAndReport(j *job, s *session, mode string, price float64, out io.Wri
 		return err
 	}
 	if mode == report.ModeVerify && !r.OK {
-		hint := staleHint(res)
+		hint := staleHint(j, res)
 		if running := runningFollow(j, s); running != "" {
-			hint = followAdvice(running) // never a run that writes beside it
+			hint = followAdvice(j, running) // never a run that writes beside it
 		}
 		return mismatch(fmt.Errorf("%s%s", r.Headline(), hint))
 	}
@@ -324,18 +324,18 @@ func writeReport(j *job, r *report.Report, out io.Writer, rf *reportFiles) error
 	}
 	if f := rf.json; f != nil {
 		if err := report.Render(f, r, report.FormatJSON, 0); err != nil {
-			return fmt.Errorf("--report-json: %w", err)
+			return fmt.Errorf("%s: %w", j.opt(OptReportJSON), err)
 		}
 		if err := f.Close(); err != nil {
-			return fmt.Errorf("--report-json: %w", err)
+			return fmt.Errorf("%s: %w", j.opt(OptReportJSON), err)
 		}
 	}
 	if f := rf.html; f != nil {
 		if err := report.HTML(f, r); err != nil {
-			return fmt.Errorf("--html: %w", err)
+			return fmt.Errorf("%s: %w", j.opt(OptHTML), err)
 		}
 		if err := f.Close(); err != nil {
-			return fmt.Errorf("--html: %w", err)
+			return fmt.Errorf("%s: %w", j.opt(OptHTML), err)
 		}
 	}
 	return nil
@@ -353,7 +353,7 @@ func exportBytes(mode string) func(map[string]types.AttributeValue) int64 {
 // staleHint, when stale items are the only difference (nothing missing,
 // changed or derived twice, every count agreeing), says what they are and
 // what removes them; "" otherwise.
-func staleHint(res *verify.Result) string {
+func staleHint(j *job, res *verify.Result) string {
 	c := res.Counts
 	if res.Stale == 0 || c.Missing.Total > 0 || c.Changed.Total > 0 || c.Duplicates.Total > 0 {
 		return ""
@@ -364,7 +364,7 @@ func staleHint(res *verify.Result) string {
 		}
 	}
 	return fmt.Sprintf("\nthe only difference: %d stale items, of the mapping's types but no longer produced by the source (a row deleted, or its key changed); "+
-		"pg2dynamo migrate --prune deletes them (migrate --changes-only too, writing only what differs), pg2dynamo diff lists them", res.Stale)
+		"%s deletes them (migrate %s too, writing only what differs), pg2dynamo diff lists them", res.Stale, j.cfg.run("migrate", OptPrune), j.opt(OptChangesOnly))
 }
 
 // runInfo describes the comparison beginning at start, for its report:
