@@ -248,14 +248,15 @@ type reportFiles struct{ json, html *outputFile }
 func openReportFiles(j *job) (*reportFiles, error) {
 	rf := &reportFiles{}
 	for _, f := range []struct {
-		flag, path string
-		dst        **outputFile
-	}{{"report-json", j.rep.JSON, &rf.json}, {"html", j.rep.HTML, &rf.html}} {
+		opt  Option
+		path string
+		dst  **outputFile
+	}{{OptReportJSON, j.rep.JSON, &rf.json}, {OptHTML, j.rep.HTML, &rf.html}} {
 		if p := f.path; p != "" {
 			file, err := createOutput(p, false)
 			if err != nil {
 				rf.discard()
-				return nil, refused(fmt.Errorf("--%s: %w", f.flag, err))
+				return nil, refused(fmt.Errorf("%s: %w", j.opt(f.opt), err))
 			}
 			*f.dst = file
 		}
