@@ -64,8 +64,8 @@ func loadEvolution(j *job, s *session) (*evolution, error) {
 	}
 	prev.Table.Name = s.m.Table.Name
 	if prev.Name == "" || prev.Name != s.m.Name {
-		return nil, refused(fmt.Errorf("--previous-mapping %s is mapping %q, and %s is mapping %q: a new version of a mapping keeps its name (the identity the table is tagged with); nothing was written",
-			path, prev.Name, j.cfg.Mapping, s.m.Name))
+		return nil, refused(fmt.Errorf("%s %s is mapping %q, and %s is mapping %q: a new version of a mapping keeps its name (the identity the table is tagged with); nothing was written",
+			j.opt(OptPreviousMapping), path, prev.Name, j.cfg.Mapping, s.m.Name))
 	}
 	ev := &evolution{prev: prev, prevSHA: mappingSHA256(path), diff: mapping.CompareMappings(prev, s.m)}
 	if err := ev.diff.Err(s.m.Name); err != nil {
@@ -90,9 +90,9 @@ func (ev *evolution) describe(j *job, s *session) {
 		fmt.Fprintf(j.log, "  GSI %s added: created before any item is compared\n", g)
 	}
 	for _, g := range d.GSIsRemoved {
-		what := "kept in the table (--drop-gsis deletes it)"
+		what := "kept in the table (" + j.opt(OptDropGSIs) + " deletes it)"
 		if j.mig.DropGSIs {
-			what = "deleted once the items are in line (--drop-gsis)"
+			what = "deleted once the items are in line (" + j.opt(OptDropGSIs) + ")"
 		}
 		fmt.Fprintf(j.log, "  GSI %s removed: %s\n", g, what)
 	}
@@ -119,7 +119,7 @@ func (ev *evolution) checkTable(j *job, s *session, lease bool) error {
 		return err
 	}
 	if td == nil {
-		return refused(fmt.Errorf("--previous-mapping: table %s does not exist: a new version of a mapping is applied to the table the previous one wrote; nothing was written", name))
+		return refused(fmt.Errorf("%s: table %s does not exist: a new version of a mapping is applied to the table the previous one wrote; nothing was written", j.opt(OptPreviousMapping), name))
 	}
 	tags, err := load.TableTags(j.ctx, s.client, aws.ToString(td.TableArn))
 	if errors.Is(err, load.ErrNoTags) {
@@ -139,12 +139,12 @@ func (ev *evolution) checkTable(j *job, s *session, lease bool) error {
 	prevHash := owner(ev.prev, ev.prevSHA).Hash
 	switch {
 	case !ok || tagged.Name != s.m.Name:
-		return refused(fmt.Errorf("--previous-mapping: table %s is not tagged as mapping %s's (tags: %v): nothing was written", name, s.m.Name, tagged))
+		return refused(fmt.Errorf("%s: table %s is not tagged as mapping %s's (tags: %v): nothing was written", j.opt(OptPreviousMapping), name, s.m.Name, tagged))
 	case tagged.Hash == mine.Hash:
 		fmt.Fprintf(j.log, "table %s is tagged with this version of mapping %s already (SHA-256 %s…): comparing its changed entities again\n", name, s.m.Name, mine.Hash)
 	case tagged.Hash != prevHash:
-		return refused(fmt.Errorf("--previous-mapping: table %s was written by the version of mapping %s whose SHA-256 begins %s, and %s's begins %s: give the file of the version that wrote it; nothing was written",
-			name, s.m.Name, tagged.Hash, j.mig.PreviousMapping, prevHash))
+		return refused(fmt.Errorf("%s: table %s was written by the version of mapping %s whose SHA-256 begins %s, and %s's begins %s: give the file of the version that wrote it; nothing was written",
+			j.opt(OptPreviousMapping), name, s.m.Name, tagged.Hash, j.mig.PreviousMapping, prevHash))
 	}
 	return nil
 }
@@ -183,9 +183,9 @@ func (ev *evolution) finish(j *job, s *session) error {
 		switch {
 		case load.FindGSI(td, g) == nil:
 		case !j.mig.DropGSIs:
-			fmt.Fprintf(j.log, "GSI %s: no longer in mapping %s, and kept (--drop-gsis deletes it)\n", g, s.m.Name)
+			fmt.Fprintf(j.log, "GSI %s: no longer in mapping %s, and kept (%s deletes it)\n", g, s.m.Name, j.opt(OptDropGSIs))
 		default:
-			fmt.Fprintf(j.log, "GSI %s: deleting it (--drop-gsis)\n", g)
+			fmt.Fprintf(j.log, "GSI %s: deleting it (%s)\n", g, j.opt(OptDropGSIs))
 			if err := load.DeleteGSI(j.ctx, s.client, s.m.Table.Name, g, GSITimeout); err != nil {
 				return err
 			}
@@ -316,8 +316,8 @@ func previousFingerprint(path, table string) string {
 func (ev *evolution) start(j *job, s *session, cp *checkpointFile) error {
 	for _, e := range ev.prev.Entities {
 		if p := cp.Entities[e.Name]; p != nil && !p.Done && cp.Mapping != ev.fp(j) {
-			return refused(fmt.Errorf("--previous-mapping: checkpoint %s records the full load of %s unfinished: finish it with the previous version first (pg2dynamo migrate --follow --resume --mapping %s), then apply this one; nothing was written",
-				cp.path, e.Name, j.mig.PreviousMapping))
+			return refused(fmt.Errorf("%s: checkpoint %s records the full load of %s unfinished: finish it with the previous version first (%s %s), then apply this one; nothing was written",
+				j.opt(OptPreviousMapping), cp.path, e.Name, j.cfg.run("migrate", OptFollow, OptResume, OptMapping), j.mig.PreviousMapping))
 		}
 	}
 	ev.describe(j, s)
