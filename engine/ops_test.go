@@ -607,7 +607,7 @@ func TestInitDraftMigrates(t *testing.T) {
 	ctx := context.Background()
 	o := engine.InitOptions{Schemas: []string{"public"}, Out: f.path("draft.yaml")}
 	f.want("Init", outcomeOf(engine.Init(ctx, f.cfg, o)), "ok", "")
-	f.want("Init again", outcomeOf(engine.Init(ctx, f.cfg, o)), "refused", "pass --force")
+	f.want("Init again", outcomeOf(engine.Init(ctx, f.cfg, o)), "refused", "pass Force")
 	o.Force = true
 	f.want("Init --force", outcomeOf(engine.Init(ctx, f.cfg, o)), "ok", "")
 	f.cfg.Mapping = o.Out
