@@ -73,11 +73,11 @@ func TestEngineNamesNoFlag(t *testing.T) {
 // TestFlagWord checks the recogniser on literals.
 func TestFlagWord(t *testing.T) {
 	for lit, want := range map[string]bool{
-		"--resume: no checkpoint":         true,
-		"run with --follow --resume":      true,
-		"--%s needs a sink":               true,
-		"a range 2–24 -- not a flag":      false,
-		"---":                             false,
+		"--resume: no checkpoint":          true,
+		"run with --follow --resume":       true,
+		"--%s needs a sink":                true,
+		"a range 2–24 -- not a flag":       false,
+		"---":                              false,
 		"pg2dynamo migrate --changes-only": true,
 	} {
 		if got := flagWord.MatchString(lit); got != want {
