@@ -14,10 +14,10 @@ import (
 	"github.com/pg2dynamo/pg2dynamo/follow"
 )
 
-// The rolling audit of migrate --follow (follow.Auditor): its flags, its
+// The rolling audit of migrate with Follow (follow.Auditor): its options, its
 // file of drifted items, its lines on stderr, and the exit code at stop.
 
-// DefaultAuditFile is --audit-file's default.
+// DefaultAuditFile is AuditFile's default.
 const DefaultAuditFile = "pg2dynamo-drift.jsonl"
 
 // maxDriftLines is the most drifted items a cycle lists on stderr; the
@@ -42,9 +42,9 @@ type followAudit struct {
 	listed, cycle int
 }
 
-// newFollowAudit makes the audit of the follow a applies, as the flags
-// ask (nil when --audit off, with --until-caught-up, or with no table to
-// read: --sink null), and opens its file. The caller closes it.
+// newFollowAudit makes the audit of the follow a applies, as the options
+// ask (nil when Audit off, with UntilCaughtUp, or with no table to
+// read: Sink null), and opens its file. The caller closes it.
 func newFollowAudit(j *job, s *session, a *follow.Applier) (*followAudit, error) {
 	mode, on, err := auditMode(j, s)
 	if err != nil || !on {
@@ -60,7 +60,7 @@ func newFollowAudit(j *job, s *session, a *follow.Applier) (*followAudit, error)
 }
 
 // auditMode is the follow's audit mode, and whether it audits at all:
-// not with --audit off, --until-caught-up, or another sink than DynamoDB.
+// not with Audit off, UntilCaughtUp, or another sink than DynamoDB.
 func auditMode(j *job, s *session) (follow.AuditMode, bool, error) {
 	mode, err := follow.ParseAuditMode(cmp.Or(j.fol.Audit, "report"))
 	if err != nil {

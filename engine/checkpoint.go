@@ -23,7 +23,7 @@ type checkpointFile struct {
 	*pipeline.Checkpoint
 	path string
 	// every is the least time between two saves while an entity is not
-	// done (--checkpoint-interval).
+	// done (CheckpointInterval).
 	every time.Duration
 }
 

@@ -23,7 +23,7 @@ import (
 
 // CutoverOptions are cutover's.
 type CutoverOptions struct {
-	// Slot and Publication name the follow's (as migrate --follow's).
+	// Slot and Publication name the follow's (as migrate with Follow's).
 	FollowOptions
 	// Rejects, when not "", is the follow's rejects file: a row listed in
 	// it is a no-go (the table lacks it).
@@ -199,7 +199,7 @@ func checkSlot(_ context.Context, st *CutoverState) (CutoverResult, error) {
 }
 
 // checkLag reports the WAL between the slot's confirmed position and the
-// server's; it holds no go back (--wait waits for it).
+// server's; it holds no go back (Wait waits for it).
 func checkLag(_ context.Context, st *CutoverState) (CutoverResult, error) {
 	if !st.SlotExists {
 		return CutoverResult{NotChecked, "no slot"}, nil
@@ -318,7 +318,7 @@ func Cutover(ctx context.Context, cfg Config, o CutoverOptions) error {
 	return nil
 }
 
-// CutoverPoll is the wait between two evaluations of cutover --wait.
+// CutoverPoll is the wait between two evaluations of cutover with Wait.
 const CutoverPoll = 200 * time.Millisecond
 
 var errCutoverTimeout = errors.New("cutover: timed out")

@@ -19,13 +19,13 @@ import (
 )
 
 // EvolveOptions apply a new version of the table's own mapping (the same
-// name) to the table in place: migrate --changes-only and migrate
-// --follow --resume with --previous-mapping, and diff with it.
+// name) to the table in place: migrate with ChangesOnly, or with Follow
+// and Resume, given PreviousMapping; and diff with it.
 type EvolveOptions struct {
 	// PreviousMapping is the mapping file the table was written with
 	// (the version before Config.Mapping): its SHA-256 must be the one
-	// the table's tags record (load.TagMappingHash), or, with --follow
-	// --resume, the checkpoint's. "": no new version is applied.
+	// the table's tags record (load.TagMappingHash), or, with Follow and
+	// Resume, the checkpoint's. "": no new version is applied.
 	PreviousMapping string
 	// DropGSIs deletes the GSIs the previous version declares and the new
 	// one does not, once the items are in line; without it they stay.
@@ -46,7 +46,7 @@ type evolution struct {
 	// items are deleted.
 	retired []string
 	// sub is the session of the entities to compare (subset), with
-	// --follow --resume.
+	// Follow and Resume.
 	sub *session
 }
 
@@ -173,7 +173,7 @@ func (ev *evolution) createGSIs(j *job, s *session) error {
 }
 
 // finish, once the items are in line, deletes the removed GSIs
-// (--drop-gsis) and tags the table with the new version.
+// (DropGSIs) and tags the table with the new version.
 func (ev *evolution) finish(j *job, s *session) error {
 	td, err := load.DescribeTable(j.ctx, s.client, s.m.Table.Name)
 	if err != nil || td == nil {
@@ -255,15 +255,15 @@ func (ev *evolution) options(sub *session, opts *verify.Options) {
 	opts.SkipPatterns = true
 }
 
-// evolveChanges is migrate --changes-only --previous-mapping: the new
+// evolveChanges is migrate with ChangesOnly and PreviousMapping: the new
 // version of the table's mapping applied to a table no follow holds. It
 // names what changes, refuses what cannot change in place, checks that
 // the table is the previous version's, creates the new GSIs, then
 // compares only the entities whose items change (and the items of the
 // types no entity writes any more) with the table, writing the new and
 // changed items and deleting the stale ones (re-keyed items among them)
-// as --changes-only does; then it deletes the removed GSIs
-// (--drop-gsis) and tags the table with the new version.
+// as ChangesOnly does; then it deletes the removed GSIs
+// (DropGSIs) and tags the table with the new version.
 func evolveChanges(j *job, op *opened) error {
 	s := op.s
 	ev, err := loadEvolution(j, s)
@@ -308,7 +308,7 @@ func previousFingerprint(path, table string) string {
 	return pipeline.Fingerprint(b, table)
 }
 
-// start readies migrate --follow --resume --previous-mapping before
+// start readies migrate with Follow, Resume and PreviousMapping before
 // anything is written, once loadEvolution has compared the two versions:
 // the checkpoint's full load done, the table checked (its lease: the
 // follow's own slot takes it over) and the new GSIs created, and the
@@ -341,13 +341,13 @@ func (ev *evolution) fp(j *job) string {
 	return previousFingerprint(j.cfg.Mapping, ev.prev.Table.Name)
 }
 
-// applyFollowed is migrate --follow --resume --previous-mapping's step
+// applyFollowed is migrate with Follow, Resume and PreviousMapping's step
 // in place of the full load: in the snapshot just begun (after the slot's
 // confirmed position, as no follow streams), the entities whose items
 // change are compared with the table and the differences written, as
-// --changes-only writes them; then the checkpoint records the new
+// ChangesOnly writes them; then the checkpoint records the new
 // version (its fingerprint and plan shapes), the removed GSIs are
-// deleted (--drop-gsis) and the table tagged. The follow then streams
+// deleted (DropGSIs) and the table tagged. The follow then streams
 // from the slot's confirmed position with the new version: the changes
 // committed since are applied again, each from the source's state then
 // (follow.Applier), so none the comparison's snapshot predates is lost,
@@ -385,7 +385,7 @@ func (ev *evolution) applyFollowed(j *job, s *session, cp *checkpointFile, out s
 	return ev.finish(j, s)
 }
 
-// evolveDiff is diff --previous-mapping: what applying the run's mapping,
+// evolveDiff is diff with PreviousMapping: what applying the run's mapping,
 // a new version of the table's, would change and cost, writing nothing.
 // It says what changes (describe), checks the table is the previous
 // version's and fits the new one but for the GSIs to create, then

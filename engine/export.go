@@ -182,8 +182,8 @@ func fileSHA256(path string) (string, error) {
 	return fmt.Sprintf("%x", sha256.Sum256(b)), nil
 }
 
-// s3Client is the S3 client of export's and import's flags (--region,
-// --profile, --s3-endpoint-url).
+// s3Client is the S3 client of export's and import's options (AWS's
+// Region, Profile and S3EndpointURL).
 func s3Client(j *job) (*s3.Client, error) {
 	return export.NewS3Client(j.ctx, export.S3Config{Region: j.cfg.AWS.Region, Profile: j.cfg.AWS.Profile,
 		EndpointURL: j.cfg.AWS.S3EndpointURL})

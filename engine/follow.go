@@ -83,7 +83,7 @@ func followNames(j *job, m *mapping.Mapping) (slot, pub string, err error) {
 	return slot, pub, nil
 }
 
-// following is the follow part of a migrate --follow run: the graph, the
+// following is the follow part of a migrate with Follow run: the graph, the
 // replication connection and where streaming starts.
 type following struct {
 	graph     *follow.Graph
@@ -108,7 +108,7 @@ type following struct {
 	pubCreated, slotCreated bool
 	// exactFrom is where the table is exact without the stream: the
 	// position before the snapshot of a full load of a resumed follow
-	// (--resume --prune; 0 otherwise).
+	// (Resume and Prune; 0 otherwise).
 	exactFrom pglogrepl.LSN
 	// catalog is the source's catalog as found at start, which the items
 	// agree with once the full load (or the entities in rederive) are
@@ -131,7 +131,7 @@ func (f *following) rejected() int64 {
 // generated column among those the follow needs from a change's rows, the
 // replica identities, the catalog against the checkpoint's record when
 // resuming), makes sure the publication exists, and creates the slot (or,
-// with --resume, finds it).
+// with Resume, finds it).
 func startFollowing(j *job, s *session, cp *checkpointFile) (_ *following, err error) {
 	ctx := j.ctx
 	f := &following{}
@@ -242,7 +242,7 @@ func reloadAdvice(j *job) string {
 // resumeCatalog compares the catalog now with the checkpoint's record of
 // it, before a follow resumes: a change it cannot derive its way out of
 // (a publication narrowed, a partition detached, …) is refused unless
-// --prune loads every item again; the rest is derived again first
+// Prune loads every item again; the rest is derived again first
 // (rederive).
 func (f *following) resumeCatalog(j *job, s *session, cp *checkpointFile) error {
 	now, err := follow.ReadFingerprint(j.ctx, s.src.Conn(), f.graph, f.pub)
@@ -280,7 +280,7 @@ func (f *following) resumeCatalog(j *job, s *session, cp *checkpointFile) error 
 }
 
 // addNewTables, resuming with a new version of the mapping
-// (--previous-mapping), adds to the publication the tables the new
+// (PreviousMapping), adds to the publication the tables the new
 // version follows and the checkpoint's catalog does not record
 // (follow.Graph.AddNewTables): the comparison's snapshot, taken after,
 // holds what their changes before did.
@@ -387,7 +387,7 @@ func (f *following) begin(j *job, s *session) error {
 }
 
 // run follows the slot after the full load until ctx is done or, with
-// --until-caught-up, until caught up.
+// UntilCaughtUp, until caught up.
 func (f *following) run(j *job, s *session, cp *checkpointFile, out sinkOut, rejects *rejectFile) error {
 	ctx := j.ctx
 	defer f.stream.Close(context.WithoutCancel(ctx))
@@ -587,7 +587,7 @@ func (p *statusPrinter) print(st follow.Status) {
 	p.last = now
 }
 
-// FollowStatusLine is the status line migrate --follow prints (make bench
+// FollowStatusLine is the status line migrate with Follow prints (make bench
 // parses it): the position applied and, while a window is being applied,
 // how far it goes, the totals, the lag in bytes and time, and the rates
 // given, in changes and items (put or deleted) a second.

@@ -20,7 +20,7 @@ import (
 	"github.com/pg2dynamo/pg2dynamo/transform"
 )
 
-// importPlan is what runImport decided from its flags and the manifests.
+// importPlan is what runImport decided from its options and the manifests.
 type importPlan struct {
 	from, reportTo export.Location
 	compression    string
@@ -316,7 +316,7 @@ func (e *missingOperationError) Error() string {
 
 func (e *missingOperationError) Unwrap() error { return e.Err }
 
-// poll calls fn every --poll-interval until it reports done or fails.
+// poll calls fn every PollInterval until it reports done or fails.
 // waitProgress shows the wait for an import (ImportTable or
 // StartBulkPutItems, which DynamoDB runs) as the load's progress: one
 // entity, its items processed of the export's, the rate and the ETA; and

@@ -163,7 +163,7 @@ func draftSchema(j *job, src *extract.Source, o InitOptions) error {
 	return nil
 }
 
-// bindDesign is init --from-design: the design's table bound to the
+// bindDesign is init with Design: the design's table bound to the
 // source's catalog, written even when parts are unbound (KindUnbound).
 //
 // A design with format mistakes is bound too, to report what binding
@@ -212,7 +212,7 @@ func bindDesign(j *job, src *extract.Source, o InitOptions, t *draft.MCPTable, f
 	return nil
 }
 
-// checkDraft checks a drafted mapping as plan --with-source does: it
+// checkDraft checks a drafted mapping as plan with WithSource does: it
 // loads it, prepares it against src (err when either fails) and reads
 // every row through it in one snapshot (plan.Stats). rejects, when not
 // nil, lists the rows the draft would reject, entity by entity, with
@@ -309,7 +309,7 @@ func draftSummary(cfg Config, d *draft.Design, out, source string) string {
 	return s + "\nnext: review the comments, then " + next
 }
 
-// sourceArg is the --source argument of a printed command that reaches
+// sourceArg is the Source argument of a printed command that reaches
 // the source init read: "" when the libpq environment gave it (no
 // connection string), the connection string as given, quoted for a POSIX
 // shell, or, when that holds a password, name (the source without it),

@@ -47,8 +47,8 @@ type LeaseHeldError struct {
 	// Active: a process streams from the lease's slot now
 	// (pg_replication_slots.active on the run's source).
 	Active bool
-	// Command is the run refused ("migrate", "migrate --follow", …, its
-	// options as Config.Naming words them).
+	// Command is the run refused ("migrate", or migrate with Follow,
+	// ChangesOnly or Prune, as Config.Naming words them).
 	Command string
 	// cfg words the options the error names (Config.Naming).
 	cfg Config
@@ -90,8 +90,8 @@ func checkLease(j *job, s *session, tags map[string]string) error {
 }
 
 // writerName names the run that would write, for messages: "import",
-// "migrate", or migrate with Follow, ChangesOnly or Prune, worded as
-// Config.Naming does ("migrate --follow").
+// "migrate", or migrate with Follow, ChangesOnly or Prune, the option
+// worded as Config.Naming does.
 func writerName(j *job) string {
 	switch {
 	case j.command != "migrate":
@@ -371,7 +371,7 @@ func checkImportTarget(j *job, s *session, exists bool) error {
 }
 
 // tagImported tags the table ImportTable created as the mapping's, as
-// migrate --create-table tags the table it creates.
+// migrate with CreateTable tags the table it creates.
 func tagImported(j *job, s *session) error {
 	td, err := load.DescribeTable(j.ctx, s.client, s.m.Table.Name)
 	if err != nil || td == nil {

@@ -29,7 +29,7 @@ import (
 )
 
 // Migrate runs a migration: the full load of every entity from one
-// snapshot into the table, then, by o, --prune, the follow, or the check
+// snapshot into the table, then, by o, Prune, the follow, or the check
 // (verify) in the load's snapshot; with o.DryRun it compares only (as
 // Compare in diff mode), with o.ChangesOnly it writes what differs (see
 // changesOnly). Before it writes, the table must be the mapping's and no
@@ -57,7 +57,7 @@ func Migrate(ctx context.Context, cfg Config, o MigrateOptions) (err error) {
 	defer op.close()
 	defer releaseLease(j) // a follow's, taken by openSink
 	s, rejects, rf := op.s, op.rejects, op.rf
-	// The checkpoint before the table: --resume without one (or with
+	// The checkpoint before the table: Resume without one (or with
 	// another run's) is refused before anything is created.
 	cp, err := startCheckpoint(j, cfg.Mapping, s.m, s.src.Name(), s.plans)
 	if err != nil {
@@ -173,8 +173,8 @@ func (o MigrateOptions) check(cfg Config) error {
 	return nil
 }
 
-// beforeLoad readies cp for the full load: with --follow --resume
-// --prune every item is loaded again (cp starts over), else a resumed run
+// beforeLoad readies cp for the full load: with Follow, Resume and
+// Prune every item is loaded again (cp starts over), else a resumed run
 // must write into the table cp was written for (checkTableIdentity).
 func beforeLoad(j *job, s *session, cp *checkpointFile, fl *following) error {
 	reload := fl != nil && fl.resume && j.mig.Prune
@@ -193,7 +193,7 @@ func beforeLoad(j *job, s *session, cp *checkpointFile, fl *following) error {
 	return checkTableIdentity(j, s, cp, j.mig.Resume && !reload)
 }
 
-// afterLoad is what follows the full load: --prune, then the follow; or
+// afterLoad is what follows the full load: Prune, then the follow; or
 // a sharded run's last word; or the verify in the load's snapshot.
 func afterLoad(j *job, s *session, cp *checkpointFile, fl *following, out sinkOut, rejects *rejectFile, rf *reportFiles) error {
 	if fl != nil {
@@ -267,7 +267,7 @@ func fullLoad(j *job, s *session, cp *checkpointFile, out sinkOut, rejects *reje
 	return sum, runErr
 }
 
-// dryRun is migrate --dry-run: what the run would change and cost, as
+// dryRun is migrate with DryRun: what the run would change and cost, as
 // pg2dynamo diff; nothing is written.
 func dryRun(j *job) error {
 	op, err := j.begin(opening{reports: true, dynamo: true})
@@ -294,8 +294,8 @@ type sinkOut struct {
 	created bool
 }
 
-// openSink returns --sink's sink. For DynamoDB it connects, makes sure the
-// table exists (creating it with --create-table) and sets the retry
+// openSink returns Sink's sink. For DynamoDB it connects, makes sure the
+// table exists (creating it with CreateTable) and sets the retry
 // deadline and the write-unit cap.
 func openSink(j *job, s *session) (sinkOut, error) {
 	if j.wr.Sink == "null" {
@@ -339,7 +339,7 @@ func openSink(j *job, s *session) (sinkOut, error) {
 // noteRerun says, when the table a full load is about to write already
 // holds items of the mapping's types (a sample of at most
 // load.SampleItems), that the load puts every item again and that
-// --changes-only would write only the differences, which diff estimates.
+// ChangesOnly would write only the differences, which diff estimates.
 func noteRerun(j *job, s *session) {
 	sample, err := load.SampleTable(j.ctx, s.client, s.m.Table.Name, s.m.TypeAttribute)
 	if err != nil {
@@ -419,7 +419,7 @@ func checkTableIdentity(j *job, s *session, cp *checkpointFile, resume bool) err
 }
 
 // startCheckpoint sets up the run's checkpoint and saves it: a fresh one,
-// or, with --resume, the recorded one, which must be for the same mapping
+// or, with Resume, the recorded one, which must be for the same mapping
 // file, table and source.
 func startCheckpoint(j *job, mappingFile string, m *mapping.Mapping, source string, plans []*transform.Plan) (*checkpointFile, error) {
 	b, err := os.ReadFile(mappingFile)

@@ -85,10 +85,10 @@ func checkNameToCreate(j *job, s *session) error {
 // and that no follow streams into it, before anything is written: a
 // table the run created is tagged as the mapping's (TagResource); a
 // table whose lease a follow holds is refused (checkLease); a table
-// tagged for another mapping name is refused unless --allow-other-mapping
+// tagged for another mapping name is refused unless AllowOtherMapping
 // (checkTagged); an untagged table that holds items, none of the
 // mapping's types in a bounded sample, is refused unless
-// --allow-other-items. A follow then takes the table's lease. Refusals are
+// AllowOtherItems. A follow then takes the table's lease. Refusals are
 // usage errors (exit 2). An endpoint without tagging is noted, only the
 // sample is checked, and no lease is kept.
 func checkOwner(j *job, s *session, created bool) error {
@@ -138,7 +138,7 @@ func checkOwner(j *job, s *session, created bool) error {
 // content changed since); a table an older pg2dynamo tagged with its
 // mapping file's base name (no name tag) is the mapping's when that base
 // name is the declared name, and its tags are then upgraded to the name;
-// any other is refused unless --allow-other-mapping.
+// any other is refused unless AllowOtherMapping.
 func checkTagged(j *job, s *session, arn string, mine, tagged load.Owner) error {
 	w, name := j.log, s.m.Table.Name
 	switch {
@@ -168,7 +168,7 @@ func checkTagged(j *job, s *session, arn string, mine, tagged load.Owner) error 
 
 // checkSample checks an untagged table by a bounded sample of its items:
 // one holding items, none of the mapping's types, is refused unless
-// --allow-other-items.
+// AllowOtherItems.
 func checkSample(j *job, s *session) error {
 	ctx, w, name := j.ctx, j.log, s.m.Table.Name
 	sample, err := load.SampleTable(ctx, s.client, name, s.m.TypeAttribute)

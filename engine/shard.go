@@ -4,7 +4,7 @@ import (
 	"fmt"
 )
 
-// beginSnapshot begins s's snapshot: --snapshot's, or a new one.
+// beginSnapshot begins s's snapshot: Snapshot's, or a new one.
 func beginSnapshot(j *job, s *session) error {
 	if name := j.ld.Snapshot; name != "" {
 		return s.src.BeginAt(j.ctx, name)

@@ -38,12 +38,12 @@ type session struct {
 	// mappingSHA256 is the hex SHA-256 of the mapping file, read again
 	// by open after loading it (mappingSHA256), for the reports.
 	mappingSHA256 string
-	// pruned is what migrate --prune deleted before the verify, for its
+	// pruned is what migrate with Prune deleted before the verify, for its
 	// report (pruneStale); nil otherwise.
 	pruned *report.Applied
 }
 
-// open checks --endpoint-url, loads the mapping, and connects to and
+// open checks EndpointURL, loads the mapping, and connects to and
 // checks the source (connectAndCheck); s.client is built by dynamo. The
 // caller closes s.src.
 func open(j *job) (*session, error) {
@@ -71,7 +71,7 @@ func open(j *job) (*session, error) {
 	return s, nil
 }
 
-// dynamo builds s.client from the command's AWS flags; writeRetries, if
+// dynamo builds s.client from the command's AWS options; writeRetries, if
 // not nil, counts the SDK's retries of writes (load.ClientConfig.WriteRetries).
 func (s *session) dynamo(j *job, writeRetries *atomic.Int64) error {
 	var err error
@@ -138,11 +138,11 @@ func Compare(ctx context.Context, cfg Config, o CompareOptions) error {
 }
 
 // watchFollow, when a follow's replication slot exists for the table
-// (migrate --follow streams into it), begins s's snapshot at a temporary
+// (migrate with Follow streams into it), begins s's snapshot at a temporary
 // slot's exported snapshot and sets s.inFlight to the follow.Watch of the
 // changes the follow has not applied: an item they changed while the
 // check ran, or that the follow has yet to put or delete, counts as in
-// flight, not as wrong. It first waits (up to --follow-wait) until the
+// flight, not as wrong. It first waits (up to FollowWait) until the
 // follow has applied every change the snapshot holds: its confirmed
 // position reaches the snapshot's. A follow that does not get there (it
 // lags, or is not running) has the changes committed before the snapshot
@@ -180,7 +180,7 @@ func watchFollow(j *job, s *session) (*follow.Watch, error) {
 	return w, nil
 }
 
-// followLag waits (up to --follow-wait) until the follow of slot has
+// followLag waits (up to FollowWait) until the follow of slot has
 // applied every change before w's snapshot, and says how far it got. A
 // follow behind it then has w watch the changes it has not applied
 // (follow.Watch.FromFollow), so that what it has not done yet counts as
@@ -236,14 +236,14 @@ func waitForSlot(ctx context.Context, conn *pgx.Conn, slot string, at pglogrepl.
 	}
 }
 
-// reportFiles are the --report-json and --html files of a command, each
+// reportFiles are the JSON and HTML files of a command, each
 // nil when not asked for. They are opened before the command's work, so
 // that a path that cannot be written fails it before the work, not after
 // (a migration of hours), and published when written (see outputFile): a
 // failed command leaves the files of the last run as they were.
 type reportFiles struct{ json, html *outputFile }
 
-// openReportFiles opens the report files c's flags ask for; the caller
+// openReportFiles opens the report files the options ask for; the caller
 // defers discard.
 func openReportFiles(j *job) (*reportFiles, error) {
 	rf := &reportFiles{}
@@ -295,7 +295,7 @@ func compareAndReport(j *job, s *session, mode string, price float64, out io.Wri
 	defer res.Close() // its lists' temporary files
 	r := report.New(mode, res, price)
 	r.Run = run
-	r.Applied = s.pruned // what migrate --prune deleted before this check, if anything
+	r.Applied = s.pruned // what migrate with Prune deleted before this check, if anything
 	if mode == report.ModeDiff {
 		r.PriceImport(j.rep.ImportPricePerGB)
 	}
@@ -312,12 +312,12 @@ func compareAndReport(j *job, s *session, mode string, price float64, out io.Wri
 	return nil
 }
 
-// writeReport writes r to out in --format (text when the command has no
-// --format) and to the report files rf holds, publishing each once
+// writeReport writes r to out in Format (text when the command has no
+// Format) and to the report files rf holds, publishing each once
 // written.
 func writeReport(j *job, r *report.Report, out io.Writer, rf *reportFiles) error {
 	format := j.rep.Format
-	if format == "" { // migrate has no --format: its report is text
+	if format == "" { // migrate has no Format: its report is text
 		format = report.FormatText
 	}
 	if err := report.Render(out, r, format, j.rep.Limit); err != nil {
@@ -430,7 +430,7 @@ func Connect(ctx context.Context, cfg Config) (*extract.Source, error) {
 
 // HoldSnapshot exports a snapshot of cfg.Source (a read-only REPEATABLE
 // READ transaction, pg_export_snapshot()), tells its name to held, and
-// keeps it open until ctx ends: the --snapshot NAME that every shard of a
+// keeps it open until ctx ends: the Snapshot NAME that every shard of a
 // run reads, so that each row belongs to exactly one shard.
 // https://www.postgresql.org/docs/current/functions-admin.html#FUNCTIONS-SNAPSHOT-SYNCHRONIZATION
 func HoldSnapshot(ctx context.Context, cfg Config, held func(name, source string)) error {

@@ -70,8 +70,8 @@ var Options = []Option{OptMapping, OptSource, OptTable, OptEndpointURL, OptSink,
 	OptFrom, OptReportTo, OptTier, OptPollInterval, OptFromDesign, OptDesignTable, OptDuplicateNames, OptExclude,
 	OptSchemas, OptOut, OptForce}
 
-// Naming is how a caller's user names an Option ("--resume" on a command
-// line). Config.Naming; nil names each Option by its field.
+// Naming is how a caller's user names an Option (a flag of a command
+// line, app's flagName). Config.Naming; nil names each Option by its field.
 type Naming func(Option) string
 
 // name is o as cfg's Naming words it.
@@ -82,8 +82,7 @@ func (cfg Config) name(o Option) string {
 	return cfg.Naming(o)
 }
 
-// names is opts as cfg's Naming words them, joined by spaces
-// ("--follow --resume").
+// names is opts as cfg's Naming words them, joined by spaces.
 func (cfg Config) names(opts ...Option) string {
 	s := make([]string, len(opts))
 	for i, o := range opts {
@@ -93,7 +92,7 @@ func (cfg Config) names(opts ...Option) string {
 }
 
 // run is a command with options as a person runs it again:
-// "pg2dynamo migrate --follow --resume".
+// "pg2dynamo migrate", then the options as cfg's Naming words them.
 func (cfg Config) run(command string, opts ...Option) string {
 	if len(opts) == 0 {
 		return "pg2dynamo " + command
