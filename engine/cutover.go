@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"strings"
 	"time"
@@ -37,6 +36,22 @@ type CutoverOptions struct {
 	// slot, the lag, the GSIs, the rejects): a table lease, an audit.
 	// Each runs at every evaluation.
 	Checks []CutoverCheck
+	// Report, when not nil, is given the evaluation of the checks the
+	// first time and whenever a verdict changes.
+	Report func(CutoverReport)
+}
+
+// CutoverReport is one evaluation of the cutover's checks, in order: a go
+// when no check is NoGo.
+type CutoverReport struct {
+	Go     bool
+	Checks []CheckResult
+}
+
+// CheckResult is a check's name and its result.
+type CheckResult struct {
+	Name string
+	CutoverResult
 }
 
 // CutoverCheck is one condition of a cutover's go.
@@ -294,7 +309,7 @@ func Cutover(ctx context.Context, cfg Config, o CutoverOptions) error {
 	st := &CutoverState{Conn: s.src.Conn(), Client: s.client, Table: s.m.Table.Name, Slot: slot, Rejects: o.Rejects, cfg: j.cfg}
 	checks := append(builtinChecks(), o.Checks...)
 	start := time.Now()
-	if err := waitForGo(j, st, checks, o.Wait); err != nil {
+	if err := waitForGo(j, st, checks, o); err != nil {
 		return timedOut(ctx, err)
 	}
 	if !o.Wait {
@@ -332,26 +347,26 @@ func timedOut(ctx context.Context, err error) error {
 	return err
 }
 
-// waitForGo evaluates checks until go (only once without wait), printing
-// the report the first time and whenever a verdict changes.
-func waitForGo(j *job, st *CutoverState, checks []CutoverCheck, wait bool) error {
+// waitForGo evaluates checks until go (only once without o.Wait), giving
+// o.Report the report the first time and whenever a verdict changes.
+func waitForGo(j *job, st *CutoverState, checks []CutoverCheck, o CutoverOptions) error {
 	last := ""
 	for {
 		results, err := evaluate(j.ctx, st, checks)
 		if err != nil {
 			return err
 		}
-		report, ok := cutoverReport(checks, results)
-		// The reasons change as the lag does: a report is printed again
+		report := cutoverReport(checks, results)
+		// The reasons change as the lag does: a report is given again
 		// when a verdict changes.
-		if key := verdicts(results); key != last {
-			io.WriteString(j.out, report)
+		if key := verdicts(results); key != last && o.Report != nil {
+			o.Report(report)
 			last = key
 		}
-		if ok {
+		if report.Go {
 			return nil
 		}
-		if !wait {
+		if !o.Wait {
 			return &Error{KindNoGo, errors.New("cutover: no-go")}
 		}
 		select {
@@ -382,22 +397,17 @@ func evaluate(ctx context.Context, st *CutoverState, checks []CutoverCheck) ([]C
 	return results, nil
 }
 
-// cutoverReport is the go or no-go, then one line per check: its name,
-// verdict and reason. ok is true when no check is NoGo.
-func cutoverReport(checks []CutoverCheck, results []CutoverResult) (report string, ok bool) {
-	ok = true
-	var b strings.Builder
-	for i, r := range results {
-		if r.Verdict == NoGo {
-			ok = false
+// cutoverReport is the report of checks' results: a go when none is
+// NoGo.
+func cutoverReport(checks []CutoverCheck, results []CutoverResult) CutoverReport {
+	r := CutoverReport{Go: true, Checks: make([]CheckResult, len(results))}
+	for i, res := range results {
+		if res.Verdict == NoGo {
+			r.Go = false
 		}
-		fmt.Fprintf(&b, "  %-8s %-12s %s\n", checks[i].Name(), r.Verdict, r.Reason)
+		r.Checks[i] = CheckResult{checks[i].Name(), res}
 	}
-	head := "cutover: GO\n"
-	if !ok {
-		head = "cutover: NO-GO\n"
-	}
-	return head + b.String(), ok
+	return r
 }
 
 // verdicts is the verdicts of results, as text to compare.
