@@ -35,7 +35,7 @@ import (
 // changesOnly). Before it writes, the table must be the mapping's and no
 // other follow's (checkOwner; a follow takes the table's lease until it
 // ends). Errors have a Kind (KindOf): KindRefused when nothing was
-// written (among them *UnnamedError and *LeaseHeldError), KindRejected when rows were rejected (listed in o.Rejects),
+// written (among them *OptionError, *UnnamedError and *LeaseHeldError), KindRejected when rows were rejected (listed in o.Rejects),
 // KindMismatch when the check failed.
 func Migrate(ctx context.Context, cfg Config, o MigrateOptions) (err error) {
 	if err := o.check(cfg); err != nil {
