@@ -152,3 +152,43 @@ func TestStatusLine(t *testing.T) {
 		t.Errorf("%q, a window in flight after one applied: got %+v", inFlight, f.all)
 	}
 }
+
+// -cases: the cases named, with (d) when (i) or (k) needs it as a
+// baseline; an unknown case is an error; no -cases is every case.
+func TestCaseSet(t *testing.T) {
+	var all caseSet
+	if !all.has("h") || !all.suite() {
+		t.Error("no -cases: not every case")
+	}
+	for _, tc := range []struct {
+		arg         string
+		has, hasNot []string
+		suite       bool
+	}{
+		{"i,k", []string{"i", "k", "d"}, []string{"a", "b", "c", "e", "h", "t", "j", "f"}, true},
+		{"j", []string{"j"}, []string{"d", "i"}, false},
+		{"a, d", []string{"a", "d"}, []string{"i", "k"}, true},
+	} {
+		var c caseSet
+		if err := c.Set(tc.arg); err != nil {
+			t.Fatalf("-cases %s: %v", tc.arg, err)
+		}
+		for _, k := range tc.has {
+			if !c.has(k) {
+				t.Errorf("-cases %s: (%s) not measured", tc.arg, k)
+			}
+		}
+		for _, k := range tc.hasNot {
+			if c.has(k) {
+				t.Errorf("-cases %s: (%s) measured", tc.arg, k)
+			}
+		}
+		if c.suite() != tc.suite {
+			t.Errorf("-cases %s: suite() = %v", tc.arg, c.suite())
+		}
+	}
+	var c caseSet
+	if err := c.Set("i,x"); err == nil {
+		t.Error("-cases i,x: no error")
+	}
+}

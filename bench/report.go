@@ -100,6 +100,15 @@ func render(r *report) string {
 		p("\n(a) and (d) ran %d times each, alternately, without a profiler; their rows are the median runs. Walls in run order: (a) %s; (d) %s; d/a of each pair %s.\n",
 			len(r.aRuns), walls(r.aRuns), walls(r.dRuns), pairRatios(r.aRuns, r.dRuns))
 	}
+	for _, x := range []struct {
+		key  string
+		runs []result
+	}{{"k", r.kRuns}, {"i", r.iRuns}} {
+		if len(x.runs) > 1 {
+			p("\n(%s) ran %d times, each after (d) of the same round, without a profiler; its row is the median run. Walls in run order: %s; CPU s per 1M items %s.\n",
+				x.key, len(x.runs), walls(x.runs), cpus(x.runs))
+		}
+	}
 	p("\nCPU s and peak RSS are those of the pg2dynamo process alone (getrusage), apart from PostgreSQL and dynalite; for (b), the CPU of the bench process's write loop.\n")
 
 	p("\n## Targets\n\n")
@@ -147,6 +156,11 @@ How it is measured (this part does not depend on the run):
   number of writers, a fresh dynalite, UnprocessedItems re-sent. (c) also
   asks for ReturnConsumedCapacity (its summary reports write units); (b)
   does not.
+- (k) is (d) with ` + "`--metrics-addr`" + `, alternating with (d): the metrics'
+  cost on the fastest path, where a cost per item or per batch shows most.
+  Each (k) run scrapes /metrics once, halfway through the wall of the (d)
+  before it, and fails the bench if the server did not answer; its ratio is
+  the median of the pairs' ratios.
 - Both fixtures are vacuumed and analyzed after loading, so no measurement
   pays for setting hint bits on freshly copied rows.
 - Peak RSS is the ru_maxrss of the pg2dynamo process as seen by a small
@@ -183,6 +197,15 @@ func walls(rs []result) string {
 	return strings.Join(w, ", ")
 }
 
+// cpus lists the runs' CPU seconds per million items.
+func cpus(rs []result) string {
+	var c []string
+	for _, x := range rs {
+		c = append(c, fmt.Sprintf("%.2f", x.perMillion(x.cpu)))
+	}
+	return strings.Join(c, ", ")
+}
+
 // pairRatios lists d/a (items/s over items/s) of each alternating pair.
 func pairRatios(as, ds []result) string {
 	var q []string
@@ -204,7 +227,7 @@ func label(key string) string {
 
 func (r *report) results() []*result {
 	var rs []*result
-	for _, x := range []*result{r.a, r.b, r.c, r.d, r.e, r.e2, r.i, r.i2} {
+	for _, x := range []*result{r.a, r.b, r.c, r.d, r.e, r.e2, r.i, r.i2, r.k} {
 		if x != nil {
 			rs = append(rs, x)
 		}
@@ -266,6 +289,9 @@ func (r *report) targets() []string {
 		t = append(t, fmt.Sprintf("export (i) vs the null sink (d), the same fixture, runs alternating: **%.2f**, target ≥ %.1f: %s (each pair's ratio: %s); peak RSS of (i) **%.1f MB**, target ≤ %s: %s",
 			id, targetExport, verdict(id, targetExport, true, "", 2), pairRatios(r.dRuns, r.iRuns),
 			float64(r.i.rssKB)/1024, rssTargetLabel, verdict(float64(r.i.rssKB)/1024, rssTargetKB/1024, false, " MB", 1)))
+	}
+	if r.k != nil && r.d != nil {
+		t = append(t, r.metricsTarget())
 	}
 	if r.i2 != nil {
 		t = append(t, fmt.Sprintf("export at %s source rows (i′): %.0f items/s, peak RSS **%.1f MB**, target ≤ %s: %s",

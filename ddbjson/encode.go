@@ -98,16 +98,7 @@ func appendMap(b []byte, m map[string]types.AttributeValue, f form) ([]byte, err
 	// Name and value together, on the stack, in one pass over the map:
 	// no second lookup per attribute.
 	var stack [32]attr
-	attrs := stack[:0]
-	for k, v := range m {
-		attrs = append(attrs, attr{k, v})
-	}
-	// Insertion sort: an item has a few dozen attributes at most.
-	for i := 1; i < len(attrs); i++ {
-		for j := i; j > 0 && nameLess(attrs[j].name, attrs[j-1].name); j-- {
-			attrs[j], attrs[j-1] = attrs[j-1], attrs[j]
-		}
-	}
+	attrs := sortedAttrs(m, stack[:0])
 	b = append(b, '{')
 	for i, a := range attrs {
 		if i > 0 {
@@ -121,6 +112,21 @@ func appendMap(b []byte, m map[string]types.AttributeValue, f form) ([]byte, err
 		}
 	}
 	return append(b, '}'), nil
+}
+
+// sortedAttrs appends m's attributes to attrs, in byte order of their
+// names, and returns attrs.
+func sortedAttrs(m map[string]types.AttributeValue, attrs []attr) []attr {
+	for k, v := range m {
+		attrs = append(attrs, attr{k, v})
+	}
+	// Insertion sort: an item has a few dozen attributes at most.
+	for i := 1; i < len(attrs); i++ {
+		for j := i; j > 0 && nameLess(attrs[j].name, attrs[j-1].name); j-- {
+			attrs[j], attrs[j-1] = attrs[j-1], attrs[j]
+		}
+	}
+	return attrs
 }
 
 // nameLess is x < y, deciding inline on the first bytes when they differ
@@ -264,14 +270,23 @@ func appendString(b []byte, s string) []byte {
 // Hacks", which may also flag the byte after a flagged one: harmless, the
 // word is then scanned byte by byte).
 func plainPrefix(s string) int {
-	const ones, highs = 0x0101010101010101, 0x8080808080808080
 	i := 0
 	for ; i+8 <= len(s); i += 8 {
-		x := binary.LittleEndian.Uint64([]byte(s[i : i+8]))
-		q, bs := x^(ones*'"'), x^(ones*'\\')
-		if ((x-ones*0x20)|(q-ones)|(bs-ones))&^x&highs != 0 {
+		if escapesIn(s[i : i+8]) {
 			return i
 		}
+	}
+	if i == len(s) {
+		return i
+	}
+	// The rest, shorter than a word: a string of a word or more tests
+	// its last word, which overlaps what was tested; a shorter one goes
+	// byte by byte.
+	if i > 0 {
+		if escapesIn(s[len(s)-8:]) {
+			return i
+		}
+		return len(s)
 	}
 	for ; i < len(s); i++ {
 		if c := s[i]; c < 0x20 || c == '"' || c == '\\' {
@@ -279,4 +294,13 @@ func plainPrefix(s string) int {
 		}
 	}
 	return len(s)
+}
+
+// escapesIn reports whether w, 8 bytes, may hold a byte JSON escapes
+// (see plainPrefix).
+func escapesIn(w string) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	x := binary.LittleEndian.Uint64([]byte(w))
+	q, bs := x^(ones*'"'), x^(ones*'\\')
+	return ((x-ones*0x20)|(q-ones)|(bs-ones))&^x&highs != 0
 }

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"io"
 	"math/rand/v2"
 	"slices"
@@ -122,16 +121,28 @@ func (s *Sink) Write(ctx context.Context, batch []transform.Item) error {
 			return errors.New("export: a delete cannot be exported")
 		}
 		k := transform.ItemKey(it.Attrs, s.keyAttrs)
-		h := fnv.New64a()
-		h.Write([]byte(k[0]))
-		h.Write([]byte{0})
-		h.Write([]byte(k[1]))
-		sl := s.slots[h.Sum64()%uint64(len(s.slots))]
+		sl := s.slots[keyHash(k)%uint64(len(s.slots))]
 		if err := sl.add(it); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// keyHash is the 64-bit FNV-1a hash of a primary key, its partition key
+// and sort key with a zero byte between them (hash/fnv's, without its
+// allocation per item).
+func keyHash(k [2]string) uint64 {
+	const offset, prime = 14695981039346656037, 1099511628211
+	h := uint64(offset)
+	for i := range len(k[0]) {
+		h = (h ^ uint64(k[0][i])) * prime
+	}
+	h *= prime // ^ 0
+	for i := range len(k[1]) {
+		h = (h ^ uint64(k[1][i])) * prime
+	}
+	return h
 }
 
 // Close writes out every slot's items and completes its object. It
@@ -211,6 +222,7 @@ func (s *Sink) newObject() (Writer, string, error) {
 type slot struct {
 	s        *Sink
 	mu       sync.Mutex
+	enc      ddbjson.LineEncoder
 	rng      *rand.Rand
 	lines    [][]byte // encoded, waiting
 	buf      []byte   // their bytes
@@ -234,7 +246,7 @@ func (sl *slot) add(it transform.Item) error {
 	defer sl.mu.Unlock()
 	start := len(sl.buf)
 	var err error
-	if sl.buf, err = ddbjson.AppendLine(sl.buf, it.Attrs); err != nil {
+	if sl.buf, err = sl.enc.AppendLine(sl.buf, it.Attrs); err != nil {
 		sl.buf = sl.buf[:start] // no part of a line the object cannot read
 		return err
 	}
