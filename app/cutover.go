@@ -2,6 +2,9 @@ package app
 
 import (
 	"errors"
+	"fmt"
+	"io"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -44,7 +47,23 @@ func runCutover(c *cli.Context) error {
 		return err
 	}
 	return engine.Cutover(c.Context, cfg, engine.CutoverOptions{FollowOptions: engine.FollowOptions{Slot: c.String("slot")},
-		Rejects: c.Path("rejects"), Wait: c.Bool("wait"), Timeout: c.Duration("timeout")})
+		Rejects: c.Path("rejects"), Wait: c.Bool("wait"), Timeout: c.Duration("timeout"),
+		Report: func(r engine.CutoverReport) { printCutoverReport(c.App.Writer, r) }})
+}
+
+// printCutoverReport prints the go or no-go, then one line per check: its
+// name, verdict and reason.
+func printCutoverReport(w io.Writer, r engine.CutoverReport) {
+	head := "cutover: GO\n"
+	if !r.Go {
+		head = "cutover: NO-GO\n"
+	}
+	var b strings.Builder
+	b.WriteString(head)
+	for _, c := range r.Checks {
+		fmt.Fprintf(&b, "  %-8s %-12s %s\n", c.Name, c.Verdict, c.Reason)
+	}
+	io.WriteString(w, b.String())
 }
 
 var errTimeoutWithoutWait = errors.New("--timeout without --wait: it bounds --wait's wait")

@@ -50,7 +50,8 @@ func connection(c *cli.Context) engine.Config {
 	return engine.Config{Source: c.String("source"), Table: c.String("table"),
 		AWS: engine.AWS{Region: c.String("region"), Profile: c.String("profile"), EndpointURL: c.String("endpoint-url"),
 			S3EndpointURL: c.String("s3-endpoint-url"), MaxAttempts: c.Int("max-attempts"), MaxBackoff: c.Duration("max-backoff")},
-		Log: c.App.ErrWriter, Out: c.App.Writer, Metrics: opsOf(c).metrics}
+		Log: c.App.ErrWriter, Out: c.App.Writer, Metrics: opsOf(c).metrics, Naming: flagName,
+		Summary: func(s engine.Summary) { printSummary(c.App.Writer, s) }}
 }
 
 // hasFlag says whether c's command defines the flag name.

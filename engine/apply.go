@@ -16,10 +16,10 @@ import (
 	"github.com/pg2dynamo/pg2dynamo/verify"
 )
 
-// tableApplier is the verify.Applier of migrate --changes-only and
-// --prune. It writes through pipeline.Writes, on the run's DynamoDB sink
+// tableApplier is the verify.Applier of migrate with ChangesOnly and
+// Prune. It writes through pipeline.Writes, on the run's DynamoDB sink
 // (load.DynamoDB: BatchWriteItem, 25 items a request, UnprocessedItems
-// re-sent, --max-write-units, --retry-deadline), and has no writers or
+// re-sent, MaxWriteUnits, RetryDeadline), and has no writers or
 // batching of its own: each item put is a row of its own (Row nil: its
 // reject names no source row), and the DeleteItem of a stale item,
 // conditional on its type (load.DynamoDB.DeleteIf), is a task on the same

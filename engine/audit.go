@@ -14,10 +14,10 @@ import (
 	"github.com/pg2dynamo/pg2dynamo/follow"
 )
 
-// The rolling audit of migrate --follow (follow.Auditor): its flags, its
+// The rolling audit of migrate with Follow (follow.Auditor): its options, its
 // file of drifted items, its lines on stderr, and the exit code at stop.
 
-// DefaultAuditFile is --audit-file's default.
+// DefaultAuditFile is AuditFile's default.
 const DefaultAuditFile = "pg2dynamo-drift.jsonl"
 
 // maxDriftLines is the most drifted items a cycle lists on stderr; the
@@ -36,29 +36,31 @@ type followAudit struct {
 	file *outputFile
 	enc  *json.Encoder
 	log  io.Writer
+	// cfg words the options its lines name (Config.Naming).
+	cfg Config
 	// listed counts the cycle's drifted items said on stderr.
 	listed, cycle int
 }
 
-// newFollowAudit makes the audit of the follow a applies, as the flags
-// ask (nil when --audit off, with --until-caught-up, or with no table to
-// read: --sink null), and opens its file. The caller closes it.
+// newFollowAudit makes the audit of the follow a applies, as the options
+// ask (nil when Audit off, with UntilCaughtUp, or with no table to
+// read: Sink null), and opens its file. The caller closes it.
 func newFollowAudit(j *job, s *session, a *follow.Applier) (*followAudit, error) {
 	mode, on, err := auditMode(j, s)
 	if err != nil || !on {
 		return nil, err
 	}
-	fa := &followAudit{mode: mode, path: cmp.Or(j.fol.AuditFile, DefaultAuditFile), log: j.log, appendTo: j.mig.Resume}
+	fa := &followAudit{mode: mode, path: cmp.Or(j.fol.AuditFile, DefaultAuditFile), log: j.log, appendTo: j.mig.Resume, cfg: j.cfg}
 	cycle := cmp.Or(j.fol.AuditCycle, follow.DefaultAuditCycle)
 	fa.au = follow.NewAuditor(j.cfg.Source, s.m, s.client, a, follow.AuditOptions{Mode: mode, Cycle: cycle,
 		OnDrift: fa.drift, OnCycle: fa.cycleDone,
 		OnSkip: func(err error) { fmt.Fprintf(j.log, "audit: %v\n", err) }})
-	fmt.Fprintf(j.log, "audit: %s, every item compared at least once every %s (--audit-cycle); drifted items are listed in %s\n", mode, cycle, fa.path)
+	fmt.Fprintf(j.log, "audit: %s, every item compared at least once every %s (%s); drifted items are listed in %s\n", mode, cycle, j.opt(OptAuditCycle), fa.path)
 	return fa, nil
 }
 
 // auditMode is the follow's audit mode, and whether it audits at all:
-// not with --audit off, --until-caught-up, or another sink than DynamoDB.
+// not with Audit off, UntilCaughtUp, or another sink than DynamoDB.
 func auditMode(j *job, s *session) (follow.AuditMode, bool, error) {
 	mode, err := follow.ParseAuditMode(cmp.Or(j.fol.Audit, "report"))
 	if err != nil {
@@ -92,12 +94,12 @@ func (fa *followAudit) drift(d follow.Drift) error {
 			}
 		}
 		if err != nil {
-			return fmt.Errorf("--audit-file: %w", err)
+			return fmt.Errorf("%s: %w", fa.cfg.name(OptAuditFile), err)
 		}
 		fa.file, fa.enc = f, json.NewEncoder(f)
 	}
 	if err := fa.enc.Encode(driftLine{Time: time.Now().UTC().Format(time.RFC3339), Drift: d}); err != nil {
-		return fmt.Errorf("--audit-file %s: %w", fa.path, err)
+		return fmt.Errorf("%s %s: %w", fa.cfg.name(OptAuditFile), fa.path, err)
 	}
 	fa.listed++
 	if fa.listed <= maxDriftLines {
@@ -131,7 +133,7 @@ func keyText(key map[string]string) string {
 func (fa *followAudit) cycleDone(st follow.AuditStatus) {
 	over := ""
 	if st.Overran {
-		over = " (it took longer than --audit-cycle: the table is larger than a cycle can compare at this pace, or the source and the table are slow)"
+		over = " (it took longer than " + fa.cfg.name(OptAuditCycle) + ": the table is larger than a cycle can compare at this pace, or the source and the table are slow)"
 	}
 	repaired := ""
 	if fa.mode == follow.AuditRepair {
@@ -152,20 +154,20 @@ func (fa *followAudit) close(j *job, slot string) error {
 	defer fa.mu.Unlock()
 	if fa.file != nil {
 		if err := fa.file.Close(); err != nil {
-			return fmt.Errorf("--audit-file: %w", err)
+			return fmt.Errorf("%s: %w", j.opt(OptAuditFile), err)
 		}
 	}
 	st := fa.au.Status()
 	if !st.Unrepaired() {
 		return nil
 	}
-	how := "not repaired (--audit report)"
+	how := "not repaired (" + j.opt(OptAudit) + " report)"
 	if fa.mode == follow.AuditRepair {
 		how = fmt.Sprintf("%d not yet repaired when the follow stopped", st.LastDrifted-st.LastRepaired)
 	}
 	return mismatch(fmt.Errorf("follow: the rolling audit found %d items that differ from the source in cycle %d (the last that found any), %s; "+
-		"every one is listed in %s. To rewrite them from the source: pg2dynamo migrate --follow --resume --audit repair (it goes on from slot %s and repairs what its audit finds)",
-		st.LastDrifted, st.LastDriftCycle, how, fa.path, slot))
+		"every one is listed in %s. To rewrite them from the source: %s repair (it goes on from slot %s and repairs what its audit finds)",
+		st.LastDrifted, st.LastDriftCycle, how, fa.path, j.cfg.run("migrate", OptFollow, OptResume, OptAudit), slot))
 }
 
 // FollowAuditLine is the audit's part of the follow's status line: the

@@ -8,13 +8,13 @@ import (
 	"github.com/pg2dynamo/pg2dynamo/verify"
 )
 
-// changesOnly is migrate --changes-only: in one snapshot, one comparison of
+// changesOnly is migrate with ChangesOnly: in one snapshot, one comparison of
 // every derived item with the table (verify.Compare) hands each new and
 // changed item to the run's DynamoDB sink as its bucket is compared, then,
 // when the counts agree, the stale items to conditional deletes
-// (tableApplier); then, unless --no-verify, every key written is read back
-// and the access patterns run. The report (text on stdout, --report-json,
-// --html) gives what was compared, written and deleted, the write units,
+// (tableApplier); then, unless NoVerify, every key written is read back
+// and the access patterns run. The report (text on stdout, JSON,
+// HTML) gives what was compared, written and deleted, the write units,
 // and the check. Exit 4 when the check fails, 3 when rows or items were
 // rejected (see the rejects file).
 func changesOnly(j *job) error {
@@ -34,10 +34,10 @@ func changesOnly(j *job) error {
 	return writeChanges(j, s, op, out, nil, nil)
 }
 
-// writeChanges is --changes-only's comparison of s with the table, which
+// writeChanges is ChangesOnly's comparison of s with the table, which
 // writes as it goes, and its report and exit; narrow, if set, narrows the
 // comparison (applyChanges), and done, if set, runs once every difference
-// is applied and read back as applied (or not read back: --no-verify).
+// is applied and read back as applied (or not read back: NoVerify).
 func writeChanges(j *job, s *session, op *opened, out sinkOut, narrow func(*verify.Options), done func() error) error {
 	rejects, rf := op.rejects, op.rf
 	if err := s.src.Begin(j.ctx); err != nil {
@@ -48,7 +48,7 @@ func writeChanges(j *job, s *session, op *opened, out sinkOut, narrow func(*veri
 	}
 	r, res, err := applyChanges(j, s, out, rejects, narrow)
 	if err != nil {
-		fmt.Fprintln(j.log, "pg2dynamo: what was written before the error stays written; run migrate --changes-only again to finish: its comparison finds what is left")
+		fmt.Fprintf(j.log, "pg2dynamo: what was written before the error stays written; run migrate %s again to finish: its comparison finds what is left\n", j.opt(OptChangesOnly))
 		return err
 	}
 	defer res.Close()
@@ -72,7 +72,7 @@ func writeChanges(j *job, s *session, op *opened, out sinkOut, narrow func(*veri
 	return nil
 }
 
-// applyChanges runs --changes-only's comparison, which writes as it goes,
+// applyChanges runs ChangesOnly's comparison, which writes as it goes,
 // and returns its report; the caller closes the Result. narrow, if set,
 // narrows the comparison's options (a new version of the mapping).
 func applyChanges(j *job, s *session, out sinkOut, rejects *rejectFile, narrow func(*verify.Options)) (*report.Report, *verify.Result, error) {

@@ -20,18 +20,18 @@ import (
 // The checks a command makes before it creates or writes anything, and
 // the exit code 2 ("nothing was written") of what they refuse.
 
-// checkEndpoint refuses an --endpoint-url (or AWS_ENDPOINT_URL_DYNAMODB,
+// checkEndpoint refuses an EndpointURL (or AWS_ENDPOINT_URL_DYNAMODB,
 // AWS_ENDPOINT_URL, which set it) that is not an http or https URL with a
 // host, as a usage error: the SDK would otherwise fail every request, and
 // the preflight report it as a DynamoDB that cannot be reached. "" (the
 // region's endpoint) is accepted.
-func checkEndpoint(raw string) error {
+func checkEndpoint(j *job, raw string) error {
 	if raw == "" {
 		return nil
 	}
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" {
-		return refused(fmt.Errorf("--endpoint-url %q: expected an http:// or https:// URL with a host, such as http://localhost:8000 (the flag, AWS_ENDPOINT_URL_DYNAMODB or AWS_ENDPOINT_URL)", raw))
+		return refused(fmt.Errorf("%s %q: expected an http:// or https:// URL with a host, such as http://localhost:8000 (the flag, AWS_ENDPOINT_URL_DYNAMODB or AWS_ENDPOINT_URL)", j.opt(OptEndpointURL), raw))
 	}
 	return nil
 }
@@ -49,10 +49,10 @@ func loadForCheck(ctx context.Context, path string) (*mapping.Mapping, error) {
 	return nil, err
 }
 
-// connectAndCheck connects to the command's source (--source or
+// connectAndCheck connects to the command's source (Source or
 // DATABASE_URL, else the libpq variables and defaults) and checks the
 // mapping against it (pipeline.Prepare), returning the plans. When neither
-// --source nor DATABASE_URL is given, a connection that fails, and a
+// Source nor DATABASE_URL is given, a connection that fails, and a
 // mapping the database refuses, say which database and user libpq chose,
 // and why. A mapping with problems (loadForCheck) is refused with them,
 // and with the source's when it could connect (exit 2). The caller closes
@@ -80,7 +80,7 @@ func connectAndCheck(j *job, m *mapping.Mapping) (*extract.Source, []*transform.
 
 // withSourceNote adds to err, on a line of its own, where libpq's rules
 // led when the command names no source: "connected to database root as
-// user root on /var/run/postgresql:5432 (libpq defaults: no --source,
+// user root on /var/run/postgresql:5432 (libpq defaults: no Source,
 // DATABASE_URL or PG* variables)". err is returned as is otherwise.
 func withSourceNote(j *job, err error, connected bool) error {
 	if j.cfg.Source != "" {
@@ -94,9 +94,9 @@ func withSourceNote(j *job, err error, connected bool) error {
 	if !connected {
 		verb = "could not connect to"
 	}
-	why := "libpq defaults: no --source, DATABASE_URL or PG* variables"
+	why := "libpq defaults: no " + j.opt(OptSource) + ", DATABASE_URL or PG* variables"
 	if len(t.Env) > 0 {
-		why = "no --source or DATABASE_URL: libpq's " + strings.Join(t.Env, ", ") + " and its defaults"
+		why = "no " + j.opt(OptSource) + " or DATABASE_URL: libpq's " + strings.Join(t.Env, ", ") + " and its defaults"
 	}
 	return fmt.Errorf("%w\n%s %s (%s)", err, verb, t, why)
 }
@@ -104,11 +104,11 @@ func withSourceNote(j *job, err error, connected bool) error {
 // tableRefused gives migrate's refusal of its table exit code 2, as
 // nothing was written: a table that does not fit the mapping
 // (load.TableMismatchError), or one that does not exist without
-// --create-table. Other errors are returned as they are.
+// CreateTable. Other errors are returned as they are.
 //
 // For a table that does not exist it lists the account's tables in the
 // region (ListTables, at most 1,000 names) and names the closest, as a
-// typo in --table or table.name is the likely cause.
+// typo in Table or table.name is the likely cause.
 func tableRefused(ctx context.Context, client dynamodb.ListTablesAPIClient, name string, err error) error {
 	var tm *load.TableMismatchError
 	if errors.Is(err, load.ErrTableNotFound) {
@@ -136,7 +136,7 @@ func tableHint(ctx context.Context, client dynamodb.ListTablesAPIClient, name st
 }
 
 // checkTable runs migrate's check of an existing table (load.CheckTable)
-// for a command that only reads it (verify, diff, migrate --dry-run): a
+// for a command that only reads it (verify, diff, migrate with DryRun): a
 // table migrate would refuse is refused here too, with exit code 2 and
 // every difference named, rather than compared item by item. A table that
 // does not exist passes (every item is new).

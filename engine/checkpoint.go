@@ -23,15 +23,15 @@ type checkpointFile struct {
 	*pipeline.Checkpoint
 	path string
 	// every is the least time between two saves while an entity is not
-	// done (--checkpoint-interval).
+	// done (CheckpointInterval).
 	every time.Duration
 }
 
 // loadCheckpoint reads path; a missing file is a usage error naming it.
-func loadCheckpoint(path string) (*pipeline.Checkpoint, error) {
+func loadCheckpoint(j *job, path string) (*pipeline.Checkpoint, error) {
 	b, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, refused(fmt.Errorf("--resume: no checkpoint at %s (a run writes one there as it goes; see --checkpoint)", path))
+		return nil, refused(fmt.Errorf("%s: no checkpoint at %s (a run writes one there as it goes; see %s)", j.opt(OptResume), path, j.opt(OptCheckpoint)))
 	}
 	if err != nil {
 		return nil, err
@@ -76,7 +76,7 @@ func (f *checkpointFile) onCheckpoint(_ *pipeline.Checkpoint, _ string, done boo
 // removed meanwhile (it opened the file before the removal) is given up
 // and taken again on the path's new file. The lock file is never
 // followed through a symbolic link and is readable by its owner only.
-func lockCheckpoint(path string) (release func(), err error) {
+func lockCheckpoint(j *job, path string) (release func(), err error) {
 	lockPath := path + ".lock"
 	for {
 		fl := flock.New(lockPath, flock.SetFlag(os.O_CREATE|os.O_RDWR|syscall.O_NOFOLLOW), flock.SetPermissions(0o600))
@@ -91,7 +91,7 @@ func lockCheckpoint(path string) (release func(), err error) {
 					holder = fmt.Sprintf("another pg2dynamo run (pid %d)", pid)
 				}
 			}
-			return nil, refused(fmt.Errorf("checkpoint %s is in use by %s: wait for it to end, or give this run its own --checkpoint and --rejects", path, holder))
+			return nil, refused(fmt.Errorf("checkpoint %s is in use by %s: wait for it to end, or give this run its own %s and %s", path, holder, j.opt(OptCheckpoint), j.opt(OptRejects)))
 		}
 		if _, err := os.Lstat(lockPath); errors.Is(err, fs.ErrNotExist) {
 			fl.Unlock() // removed by the run that held it: lock the new file

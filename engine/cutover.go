@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"strings"
 	"time"
@@ -23,7 +22,7 @@ import (
 
 // CutoverOptions are cutover's.
 type CutoverOptions struct {
-	// Slot and Publication name the follow's (as migrate --follow's).
+	// Slot and Publication name the follow's (as migrate with Follow's).
 	FollowOptions
 	// Rejects, when not "", is the follow's rejects file: a row listed in
 	// it is a no-go (the table lacks it).
@@ -37,6 +36,22 @@ type CutoverOptions struct {
 	// slot, the lag, the GSIs, the rejects): a table lease, an audit.
 	// Each runs at every evaluation.
 	Checks []CutoverCheck
+	// Report, when not nil, is given the evaluation of the checks the
+	// first time and whenever a verdict changes.
+	Report func(CutoverReport)
+}
+
+// CutoverReport is one evaluation of the cutover's checks, in order: a go
+// when no check is NoGo.
+type CutoverReport struct {
+	Go     bool
+	Checks []CheckResult
+}
+
+// CheckResult is a check's name and its result.
+type CheckResult struct {
+	Name string
+	CutoverResult
 }
 
 // CutoverCheck is one condition of a cutover's go.
@@ -64,6 +79,8 @@ type CutoverState struct {
 	Confirmed, Current     pglogrepl.LSN
 	// Rejects is the rejects file ("": not given).
 	Rejects string
+	// cfg words the options a reason names (Config.Naming).
+	cfg Config
 }
 
 // Verdict is a check's outcome.
@@ -166,22 +183,22 @@ func checkAudit(ctx context.Context, st *CutoverState) (CutoverResult, error) {
 	if err != nil {
 		return CutoverResult{}, err
 	}
-	return auditVerdict(tags, st.Slot), nil
+	return auditVerdict(st.cfg, tags, st.Slot), nil
 }
 
 // auditVerdict is checkAudit's verdict on a table whose tags are tags,
-// for the follow of slot.
-func auditVerdict(tags map[string]string, slot string) CutoverResult {
+// for the follow of slot, naming options as cfg does.
+func auditVerdict(cfg Config, tags map[string]string, slot string) CutoverResult {
 	l, ok := load.LeaseOf(tags)
 	switch {
 	case !ok || l.Slot != slot:
 		return CutoverResult{NotChecked, "no lease of this follow records an audit"}
 	case l.Audit == nil:
-		return CutoverResult{NotChecked, "the follow runs without the rolling audit (--audit off)"}
+		return CutoverResult{NotChecked, "the follow runs without the rolling audit (" + cfg.name(OptAudit) + " off)"}
 	case l.Audit.Unrepaired > 0:
-		return CutoverResult{NoGo, fmt.Sprintf("the audit found %d drifted items it did not repair (see the follow's audit file; --audit repair rewrites them)", l.Audit.Unrepaired)}
+		return CutoverResult{NoGo, fmt.Sprintf("the audit found %d drifted items it did not repair (see the follow's audit file; %s repair rewrites them)", l.Audit.Unrepaired, cfg.name(OptAudit))}
 	case l.Audit.Cycles == 0:
-		return CutoverResult{NoGo, "no audit cycle has completed yet: not every item has been compared (--audit-cycle)"}
+		return CutoverResult{NoGo, "no audit cycle has completed yet: not every item has been compared (" + cfg.name(OptAuditCycle) + ")"}
 	}
 	return CutoverResult{Go, fmt.Sprintf("%d audit cycles completed (%s), no drifted item left", l.Audit.Cycles, l.Audit.Mode)}
 }
@@ -191,13 +208,13 @@ func checkSlot(_ context.Context, st *CutoverState) (CutoverResult, error) {
 	case !st.SlotExists:
 		return CutoverResult{NoGo, fmt.Sprintf("no replication slot %s: no follow keeps the table in step", st.Slot)}, nil
 	case !st.SlotActive:
-		return CutoverResult{NoGo, fmt.Sprintf("replication slot %s exists, but no follow streams from it (resume it: pg2dynamo migrate --follow --resume)", st.Slot)}, nil
+		return CutoverResult{NoGo, fmt.Sprintf("replication slot %s exists, but no follow streams from it (resume it: %s)", st.Slot, st.cfg.run("migrate", OptFollow, OptResume))}, nil
 	}
 	return CutoverResult{Go, fmt.Sprintf("a follow streams from replication slot %s, applied up to %s", st.Slot, st.Confirmed)}, nil
 }
 
 // checkLag reports the WAL between the slot's confirmed position and the
-// server's; it holds no go back (--wait waits for it).
+// server's; it holds no go back (Wait waits for it).
 func checkLag(_ context.Context, st *CutoverState) (CutoverResult, error) {
 	if !st.SlotExists {
 		return CutoverResult{NotChecked, "no slot"}, nil
@@ -289,10 +306,10 @@ func Cutover(ctx context.Context, cfg Config, o CutoverOptions) error {
 	if err != nil {
 		return err
 	}
-	st := &CutoverState{Conn: s.src.Conn(), Client: s.client, Table: s.m.Table.Name, Slot: slot, Rejects: o.Rejects}
+	st := &CutoverState{Conn: s.src.Conn(), Client: s.client, Table: s.m.Table.Name, Slot: slot, Rejects: o.Rejects, cfg: j.cfg}
 	checks := append(builtinChecks(), o.Checks...)
 	start := time.Now()
-	if err := waitForGo(j, st, checks, o.Wait); err != nil {
+	if err := waitForGo(j, st, checks, o); err != nil {
 		return timedOut(ctx, err)
 	}
 	if !o.Wait {
@@ -316,7 +333,7 @@ func Cutover(ctx context.Context, cfg Config, o CutoverOptions) error {
 	return nil
 }
 
-// CutoverPoll is the wait between two evaluations of cutover --wait.
+// CutoverPoll is the wait between two evaluations of cutover with Wait.
 const CutoverPoll = 200 * time.Millisecond
 
 var errCutoverTimeout = errors.New("cutover: timed out")
@@ -330,26 +347,26 @@ func timedOut(ctx context.Context, err error) error {
 	return err
 }
 
-// waitForGo evaluates checks until go (only once without wait), printing
-// the report the first time and whenever a verdict changes.
-func waitForGo(j *job, st *CutoverState, checks []CutoverCheck, wait bool) error {
+// waitForGo evaluates checks until go (only once without o.Wait), giving
+// o.Report the report the first time and whenever a verdict changes.
+func waitForGo(j *job, st *CutoverState, checks []CutoverCheck, o CutoverOptions) error {
 	last := ""
 	for {
 		results, err := evaluate(j.ctx, st, checks)
 		if err != nil {
 			return err
 		}
-		report, ok := cutoverReport(checks, results)
-		// The reasons change as the lag does: a report is printed again
+		report := cutoverReport(checks, results)
+		// The reasons change as the lag does: a report is given again
 		// when a verdict changes.
-		if key := verdicts(results); key != last {
-			io.WriteString(j.out, report)
+		if key := verdicts(results); key != last && o.Report != nil {
+			o.Report(report)
 			last = key
 		}
-		if ok {
+		if report.Go {
 			return nil
 		}
-		if !wait {
+		if !o.Wait {
 			return &Error{KindNoGo, errors.New("cutover: no-go")}
 		}
 		select {
@@ -380,22 +397,17 @@ func evaluate(ctx context.Context, st *CutoverState, checks []CutoverCheck) ([]C
 	return results, nil
 }
 
-// cutoverReport is the go or no-go, then one line per check: its name,
-// verdict and reason. ok is true when no check is NoGo.
-func cutoverReport(checks []CutoverCheck, results []CutoverResult) (report string, ok bool) {
-	ok = true
-	var b strings.Builder
-	for i, r := range results {
-		if r.Verdict == NoGo {
-			ok = false
+// cutoverReport is the report of checks' results: a go when none is
+// NoGo.
+func cutoverReport(checks []CutoverCheck, results []CutoverResult) CutoverReport {
+	r := CutoverReport{Go: true, Checks: make([]CheckResult, len(results))}
+	for i, res := range results {
+		if res.Verdict == NoGo {
+			r.Go = false
 		}
-		fmt.Fprintf(&b, "  %-8s %-12s %s\n", checks[i].Name(), r.Verdict, r.Reason)
+		r.Checks[i] = CheckResult{checks[i].Name(), res}
 	}
-	head := "cutover: GO\n"
-	if !ok {
-		head = "cutover: NO-GO\n"
-	}
-	return head + b.String(), ok
+	return r
 }
 
 // verdicts is the verdicts of results, as text to compare.

@@ -1,5 +1,5 @@
 // Package engine is pg2dynamo as a library: every command's work (migrate
-// with its follow, prune and --changes-only; verify and diff; export and
+// with its follow, prune and ChangesOnly; verify and diff; export and
 // import; drop-slot) behind one configuration and a typed options struct
 // per command, with no command-line types. The app package parses flags
 // into these structs, calls the engine, and maps its errors to exit
@@ -46,6 +46,12 @@ type Config struct {
 	// Metrics, when not nil, is fed the run's counters as it goes (see
 	// metrics.go); a nil Run counts nothing.
 	Metrics *metrics.Run
+	// Naming words the options the errors and notes name (nil: by their
+	// fields' names).
+	Naming Naming
+	// Summary, when not nil, is given the summary of each load (migrate's,
+	// export's) as it ends, before a follow goes on.
+	Summary func(Summary)
 }
 
 // AWS is how the DynamoDB (and S3) clients are made.
@@ -125,7 +131,7 @@ type LoadOptions struct {
 	Rejects string
 }
 
-// FollowOptions are migrate --follow's.
+// FollowOptions are migrate with Follow's.
 type FollowOptions struct {
 	// Slot and Publication name the replication slot and publication ("":
 	// follow.DefaultName of the table, and the slot's name).
@@ -193,12 +199,12 @@ const (
 	KindRejected
 	// KindMismatch: the check found the table differs from the source.
 	KindMismatch
-	// KindUnbound: init --from-design wrote the draft, but parts of the
+	// KindUnbound: init with Design wrote the draft, but parts of the
 	// design are unbound (listed in it).
 	KindUnbound
 	// KindNoGo: cutover found a condition of the cutover not met.
 	KindNoGo
-	// KindTimeout: cutover --wait's timeout passed first.
+	// KindTimeout: cutover with Wait's timeout passed first.
 	KindTimeout
 )
 
@@ -247,8 +253,8 @@ type job struct {
 	fol      *FollowOptions
 	exp      ExportOptions
 	imp      ImportOptions
-	// command names the command in messages ("verify", "migrate
-	// --dry-run").
+	// command names the command in messages ("verify", migrate with
+	// DryRun as Config.Naming words it).
 	command string
 	// lease is the follow's lease on the table, kept until the run ends
 	// (takeLease, releaseLease); nil otherwise.
@@ -337,7 +343,7 @@ func (j *job) begin(o opening) (*opened, error) {
 
 func (op *opened) steps(j *job, o opening) error {
 	if o.lock {
-		release, err := lockCheckpoint(j.mig.Checkpoint) // one run at a time per checkpoint and rejects file
+		release, err := lockCheckpoint(j, j.mig.Checkpoint) // one run at a time per checkpoint and rejects file
 		if err != nil {
 			return err
 		}
@@ -385,7 +391,7 @@ func (op *opened) close() {
 }
 
 // fixedWriters is the writers of the parts of a run that do not adjust
-// them (--changes-only, --prune, the follow): Concurrency, or with Auto
+// them (ChangesOnly, Prune, the follow): Concurrency, or with Auto
 // pipeline.DefaultConcurrency, at most Auto.Max.
 func (o WriteOptions) fixedWriters() int {
 	if o.Auto != nil {

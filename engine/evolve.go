@@ -19,13 +19,13 @@ import (
 )
 
 // EvolveOptions apply a new version of the table's own mapping (the same
-// name) to the table in place: migrate --changes-only and migrate
-// --follow --resume with --previous-mapping, and diff with it.
+// name) to the table in place: migrate with ChangesOnly, or with Follow
+// and Resume, given PreviousMapping; and diff with it.
 type EvolveOptions struct {
 	// PreviousMapping is the mapping file the table was written with
 	// (the version before Config.Mapping): its SHA-256 must be the one
-	// the table's tags record (load.TagMappingHash), or, with --follow
-	// --resume, the checkpoint's. "": no new version is applied.
+	// the table's tags record (load.TagMappingHash), or, with Follow and
+	// Resume, the checkpoint's. "": no new version is applied.
 	PreviousMapping string
 	// DropGSIs deletes the GSIs the previous version declares and the new
 	// one does not, once the items are in line; without it they stay.
@@ -46,7 +46,7 @@ type evolution struct {
 	// items are deleted.
 	retired []string
 	// sub is the session of the entities to compare (subset), with
-	// --follow --resume.
+	// Follow and Resume.
 	sub *session
 }
 
@@ -100,7 +100,7 @@ func (ev *evolution) checkTable(j *job, s *session, lease bool) error {
 		return err
 	}
 	if td == nil {
-		return refused(fmt.Errorf("--previous-mapping: table %s does not exist: a new version of a mapping is applied to the table the previous one wrote; nothing was written", name))
+		return refused(fmt.Errorf("%s: table %s does not exist: a new version of a mapping is applied to the table the previous one wrote; nothing was written", j.opt(OptPreviousMapping), name))
 	}
 	tags, err := load.TableTags(j.ctx, s.client, aws.ToString(td.TableArn))
 	if errors.Is(err, load.ErrNoTags) {
@@ -120,12 +120,12 @@ func (ev *evolution) checkTable(j *job, s *session, lease bool) error {
 	prevHash := owner(ev.prev, ev.prevSHA).Hash
 	switch {
 	case !ok || tagged.Name != s.m.Name:
-		return refused(fmt.Errorf("--previous-mapping: table %s is not tagged as mapping %s's (tags: %v): nothing was written", name, s.m.Name, tagged))
+		return refused(fmt.Errorf("%s: table %s is not tagged as mapping %s's (tags: %v): nothing was written", j.opt(OptPreviousMapping), name, s.m.Name, tagged))
 	case tagged.Hash == mine.Hash:
 		fmt.Fprintf(j.log, "table %s is tagged with this version of mapping %s already (SHA-256 %s…): comparing its changed entities again\n", name, s.m.Name, mine.Hash)
 	case tagged.Hash != prevHash:
-		return refused(fmt.Errorf("--previous-mapping: table %s was written by the version of mapping %s whose SHA-256 begins %s, and %s's begins %s: give the file of the version that wrote it; nothing was written",
-			name, s.m.Name, tagged.Hash, j.mig.PreviousMapping, prevHash))
+		return refused(fmt.Errorf("%s: table %s was written by the version of mapping %s whose SHA-256 begins %s, and %s's begins %s: give the file of the version that wrote it; nothing was written",
+			j.opt(OptPreviousMapping), name, s.m.Name, tagged.Hash, j.mig.PreviousMapping, prevHash))
 	}
 	return nil
 }
@@ -153,7 +153,7 @@ func (ev *evolution) createGSIs(j *job, s *session) error {
 }
 
 // finish, once the items are in line, deletes the removed GSIs
-// (--drop-gsis) and tags the table with the new version.
+// (DropGSIs) and tags the table with the new version.
 func (ev *evolution) finish(j *job, s *session) error {
 	td, err := load.DescribeTable(j.ctx, s.client, s.m.Table.Name)
 	if err != nil || td == nil {
@@ -163,9 +163,9 @@ func (ev *evolution) finish(j *job, s *session) error {
 		switch {
 		case load.FindGSI(td, g) == nil:
 		case !j.mig.DropGSIs:
-			fmt.Fprintf(j.log, "GSI %s: no longer in mapping %s, and kept (--drop-gsis deletes it)\n", g, s.m.Name)
+			fmt.Fprintf(j.log, "GSI %s: no longer in mapping %s, and kept (%s deletes it)\n", g, s.m.Name, j.opt(OptDropGSIs))
 		default:
-			fmt.Fprintf(j.log, "GSI %s: deleting it (--drop-gsis)\n", g)
+			fmt.Fprintf(j.log, "GSI %s: deleting it (%s)\n", g, j.opt(OptDropGSIs))
 			if err := load.DeleteGSI(j.ctx, s.client, s.m.Table.Name, g, GSITimeout); err != nil {
 				return err
 			}
@@ -219,15 +219,15 @@ func (ev *evolution) options(sub *session, opts *verify.Options) {
 	opts.SkipPatterns = true
 }
 
-// evolveChanges is migrate --changes-only --previous-mapping: the new
+// evolveChanges is migrate with ChangesOnly and PreviousMapping: the new
 // version of the table's mapping applied to a table no follow holds. It
 // names what changes, refuses what cannot change in place, checks that
 // the table is the previous version's, creates the new GSIs, then
 // compares only the entities whose items change (and the items of the
 // types no entity writes any more) with the table, writing the new and
 // changed items and deleting the stale ones (re-keyed items among them)
-// as --changes-only does; then it deletes the removed GSIs
-// (--drop-gsis) and tags the table with the new version.
+// as ChangesOnly does; then it deletes the removed GSIs
+// (DropGSIs) and tags the table with the new version.
 func evolveChanges(j *job, op *opened) error {
 	s := op.s
 	ev, err := loadEvolution(j, s)
@@ -272,7 +272,7 @@ func previousFingerprint(path, table string) string {
 	return pipeline.Fingerprint(b, table)
 }
 
-// start readies migrate --follow --resume --previous-mapping before
+// start readies migrate with Follow, Resume and PreviousMapping before
 // anything is written, once loadEvolution has compared the two versions:
 // the checkpoint's full load done, the table checked (its lease: the
 // follow's own slot takes it over) and the new GSIs created, and the
@@ -280,8 +280,8 @@ func previousFingerprint(path, table string) string {
 func (ev *evolution) start(j *job, s *session, cp *checkpointFile) error {
 	for _, e := range ev.prev.Entities {
 		if p := cp.Entities[e.Name]; p != nil && !p.Done && cp.Mapping != ev.fp(j) {
-			return refused(fmt.Errorf("--previous-mapping: checkpoint %s records the full load of %s unfinished: finish it with the previous version first (pg2dynamo migrate --follow --resume --mapping %s), then apply this one; nothing was written",
-				cp.path, e.Name, j.mig.PreviousMapping))
+			return refused(fmt.Errorf("%s: checkpoint %s records the full load of %s unfinished: finish it with the previous version first (%s %s), then apply this one; nothing was written",
+				j.opt(OptPreviousMapping), cp.path, e.Name, j.cfg.run("migrate", OptFollow, OptResume, OptMapping), j.mig.PreviousMapping))
 		}
 	}
 	ev.describe(j, s)
@@ -305,13 +305,13 @@ func (ev *evolution) fp(j *job) string {
 	return previousFingerprint(j.cfg.Mapping, ev.prev.Table.Name)
 }
 
-// applyFollowed is migrate --follow --resume --previous-mapping's step
+// applyFollowed is migrate with Follow, Resume and PreviousMapping's step
 // in place of the full load: in the snapshot just begun (after the slot's
 // confirmed position, as no follow streams), the entities whose items
 // change are compared with the table and the differences written, as
-// --changes-only writes them; then the checkpoint records the new
+// ChangesOnly writes them; then the checkpoint records the new
 // version (its fingerprint and plan shapes), the removed GSIs are
-// deleted (--drop-gsis) and the table tagged. The follow then streams
+// deleted (DropGSIs) and the table tagged. The follow then streams
 // from the slot's confirmed position with the new version: the changes
 // committed since are applied again, each from the source's state then
 // (follow.Applier), so none the comparison's snapshot predates is lost,
@@ -349,7 +349,7 @@ func (ev *evolution) applyFollowed(j *job, s *session, cp *checkpointFile, out s
 	return ev.finish(j, s)
 }
 
-// evolveDiff is diff --previous-mapping: what applying the run's mapping,
+// evolveDiff is diff with PreviousMapping: what applying the run's mapping,
 // a new version of the table's, would change and cost, writing nothing.
 // It says what changes (describe), checks the table is the previous
 // version's and fits the new one but for the GSIs to create, then

@@ -40,7 +40,7 @@ func Export(ctx context.Context, cfg Config, o ExportOptions) error {
 			return err
 		}
 	} else if err := os.MkdirAll(loc.Dir, 0o755); err != nil {
-		return refused(fmt.Errorf("--to %s: %w", loc, err))
+		return refused(fmt.Errorf("%s %s: %w", j.opt(OptTo), loc, err))
 	}
 	store := export.NewStore(client, loc)
 	if err := beginSnapshot(j, s); err != nil {
@@ -84,7 +84,7 @@ func Export(ctx context.Context, cfg Config, o ExportOptions) error {
 	})
 	closeProg()
 	if sum != nil {
-		printSummary(j.out, sum, nil)
+		j.summary(sum, nil)
 	}
 	if runErr != nil {
 		return abortExport(j, sink, loc, runErr)
@@ -159,8 +159,8 @@ func checkFreshDestination(j *job, store export.Store, loc export.Location, shar
 	if slices.ContainsFunc(found, export.IsTemporary) {
 		temporary = " (a name beginning with a dot is the temporary file of an export under way, or killed)"
 	}
-	return refused(fmt.Errorf("--to %s already holds %s (%s)%s: an import loads every object under %s, so each export goes to a prefix of its own, shared only by the other shards of its split; export to a new one, or delete these first",
-		loc, report.Count(len(found), "object", "objects"), strings.Join(head(found, 3), ", "), temporary, export.DataPrefix))
+	return refused(fmt.Errorf("%s %s already holds %s (%s)%s: an import loads every object under %s, so each export goes to a prefix of its own, shared only by the other shards of its split; export to a new one, or delete these first",
+		j.opt(OptTo), loc, report.Count(len(found), "object", "objects"), strings.Join(head(found, 3), ", "), temporary, export.DataPrefix))
 }
 
 // head is the first n of ss, and "…" when there are more.
@@ -182,8 +182,8 @@ func fileSHA256(path string) (string, error) {
 	return fmt.Sprintf("%x", sha256.Sum256(b)), nil
 }
 
-// s3Client is the S3 client of export's and import's flags (--region,
-// --profile, --s3-endpoint-url).
+// s3Client is the S3 client of export's and import's options (AWS's
+// Region, Profile and S3EndpointURL).
 func s3Client(j *job) (*s3.Client, error) {
 	return export.NewS3Client(j.ctx, export.S3Config{Region: j.cfg.AWS.Region, Profile: j.cfg.AWS.Profile,
 		EndpointURL: j.cfg.AWS.S3EndpointURL})

@@ -10,7 +10,7 @@ import (
 )
 
 // outputFile is a file pg2dynamo writes for the user: the rejects file,
-// the --report-json and --html reports, the checkpoint, a CPU profile.
+// the JSON and HTML reports, the checkpoint, a CPU profile.
 // They hold source values, so they are readable by their owner only
 // (mode 0600), and they are never opened through the path they go to:
 //

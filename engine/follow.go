@@ -74,7 +74,7 @@ func followNames(j *job, m *mapping.Mapping) (slot, pub string, err error) {
 		slot = follow.DefaultName(m.Table.Name)
 	}
 	if err := follow.CheckSlot(slot); err != nil {
-		return "", "", refused(fmt.Errorf("--slot: %w", err))
+		return "", "", refused(fmt.Errorf("%s: %w", j.opt(OptSlot), err))
 	}
 	pub = j.fol.Publication
 	if pub == "" {
@@ -83,7 +83,7 @@ func followNames(j *job, m *mapping.Mapping) (slot, pub string, err error) {
 	return slot, pub, nil
 }
 
-// following is the follow part of a migrate --follow run: the graph, the
+// following is the follow part of a migrate with Follow run: the graph, the
 // replication connection and where streaming starts.
 type following struct {
 	graph     *follow.Graph
@@ -108,7 +108,7 @@ type following struct {
 	pubCreated, slotCreated bool
 	// exactFrom is where the table is exact without the stream: the
 	// position before the snapshot of a full load of a resumed follow
-	// (--resume --prune; 0 otherwise).
+	// (Resume and Prune; 0 otherwise).
 	exactFrom pglogrepl.LSN
 	// catalog is the source's catalog as found at start, which the items
 	// agree with once the full load (or the entities in rederive) are
@@ -131,7 +131,7 @@ func (f *following) rejected() int64 {
 // generated column among those the follow needs from a change's rows, the
 // replica identities, the catalog against the checkpoint's record when
 // resuming), makes sure the publication exists, and creates the slot (or,
-// with --resume, finds it).
+// with Resume, finds it).
 func startFollowing(j *job, s *session, cp *checkpointFile) (_ *following, err error) {
 	ctx := j.ctx
 	f := &following{}
@@ -179,10 +179,10 @@ func startFollowing(j *job, s *session, cp *checkpointFile) (_ *following, err e
 			// pgoutput filters changes by the publication as it was when
 			// they were made: those it did not publish are not in the
 			// slot, and a resume would never apply them.
-			return nil, refused(fmt.Errorf("--follow --resume: %w; the changes it did not publish never reached replication slot %s: once it publishes them, run pg2dynamo migrate --follow --resume --prune (it loads every item again, deletes the stale ones, and follows on from the slot)", err, f.slot))
+			return nil, refused(fmt.Errorf("%s: %w; the changes it did not publish never reached replication slot %s: once it publishes them, run %s (it loads every item again, deletes the stale ones, and follows on from the slot)", j.cfg.names(OptFollow, OptResume), err, f.slot, j.cfg.run("migrate", OptFollow, OptResume, OptPrune)))
 		}
 		if errors.As(err, &pe) {
-			return nil, refused(fmt.Errorf("--follow: %w", err))
+			return nil, refused(fmt.Errorf("%s: %w", j.opt(OptFollow), err))
 		}
 		return nil, err
 	}
@@ -192,16 +192,16 @@ func startFollowing(j *job, s *session, cp *checkpointFile) (_ *following, err e
 	}
 	switch {
 	case exists && !j.mig.Resume:
-		return nil, refused(fmt.Errorf("--follow: replication slot %s exists (an earlier run's): run with --resume to go on from it, or drop it first (pg2dynamo drop-slot)", f.slot))
+		return nil, refused(fmt.Errorf("%s: replication slot %s exists (an earlier run's): run with %s to go on from it, or drop it first (pg2dynamo drop-slot)", j.opt(OptFollow), f.slot, j.opt(OptResume)))
 	case !exists && j.mig.Resume:
-		return nil, refused(fmt.Errorf("--follow --resume: no replication slot %s: the changes since the earlier run are lost to it; run migrate --follow without --resume to load again", f.slot))
+		return nil, refused(fmt.Errorf("%s: no replication slot %s: the changes since the earlier run are lost to it; run migrate %s without %s to load again", j.cfg.names(OptFollow, OptResume), f.slot, j.opt(OptFollow), j.opt(OptResume)))
 	}
 	f.resume = exists
 	if f.catalog, err = follow.ReadFingerprint(ctx, s.src.Conn(), f.graph, f.pub); err != nil {
 		return nil, err
 	}
 	if err := f.graph.CheckPublication(f.catalog, f.pub); err != nil {
-		return nil, refused(fmt.Errorf("--follow: %w", err))
+		return nil, refused(fmt.Errorf("%s: %w", j.opt(OptFollow), err))
 	}
 	if err := f.ddlCapture(j, s, cp); err != nil {
 		return nil, err
@@ -226,21 +226,23 @@ func (f *following) abandon(j *job, s *session) {
 
 // catalogChecks says how a follow without DDL capture finds changes of
 // the catalog.
-func (o FollowOptions) catalogChecks() string {
+func (o FollowOptions) catalogChecks(cfg Config) string {
 	if o.CatalogInterval <= 0 {
-		return "the follow compares the catalog at every start only (--catalog-interval 0): a change made while it streams is found by the audit, if at all"
+		return "the follow compares the catalog at every start only (" + cfg.name(OptCatalogInterval) + " 0): a change made while it streams is found by the audit, if at all"
 	}
 	return fmt.Sprintf("the follow compares the catalog every %s and at every start", o.CatalogInterval)
 }
 
 // reloadAdvice is the way on after a change a follow cannot derive its
 // way out of.
-const reloadAdvice = "pg2dynamo migrate --follow --resume --prune (it loads every item again in a new snapshot, deletes the stale ones, and follows on from the slot)"
+func reloadAdvice(j *job) string {
+	return j.cfg.run("migrate", OptFollow, OptResume, OptPrune) + " (it loads every item again in a new snapshot, deletes the stale ones, and follows on from the slot)"
+}
 
 // resumeCatalog compares the catalog now with the checkpoint's record of
 // it, before a follow resumes: a change it cannot derive its way out of
 // (a publication narrowed, a partition detached, …) is refused unless
-// --prune loads every item again; the rest is derived again first
+// Prune loads every item again; the rest is derived again first
 // (rederive).
 func (f *following) resumeCatalog(j *job, s *session, cp *checkpointFile) error {
 	now, err := follow.ReadFingerprint(j.ctx, s.src.Conn(), f.graph, f.pub)
@@ -263,10 +265,10 @@ func (f *following) resumeCatalog(j *job, s *session, cp *checkpointFile) error 
 	var ce *follow.CatalogError
 	switch {
 	case errors.As(err, &ce) && j.mig.Prune:
-		fmt.Fprintf(j.log, "follow: %v; --prune loads every item again\n", ce)
+		fmt.Fprintf(j.log, "follow: %v; %s loads every item again\n", ce, j.opt(OptPrune))
 		return nil
 	case errors.As(err, &ce):
-		return refused(fmt.Errorf("--follow --resume: %w: nothing was written; %s", ce, catalogAdvice(ce)))
+		return refused(fmt.Errorf("%s: %w: nothing was written; %s", j.cfg.names(OptFollow, OptResume), ce, catalogAdvice(j, ce)))
 	case err != nil:
 		return err
 	}
@@ -278,7 +280,7 @@ func (f *following) resumeCatalog(j *job, s *session, cp *checkpointFile) error 
 }
 
 // addNewTables, resuming with a new version of the mapping
-// (--previous-mapping), adds to the publication the tables the new
+// (PreviousMapping), adds to the publication the tables the new
 // version follows and the checkpoint's catalog does not record
 // (follow.Graph.AddNewTables): the comparison's snapshot, taken after,
 // holds what their changes before did.
@@ -298,14 +300,14 @@ func (f *following) addNewTables(j *job, s *session, cp *checkpointFile) error {
 }
 
 // catalogAdvice is what to do after ce.
-func catalogAdvice(ce *follow.CatalogError) string {
+func catalogAdvice(j *job, ce *follow.CatalogError) string {
 	if len(ce.Fix) > 0 {
-		return fmt.Sprintf("once the publication publishes every change again (run: %s), run %s", strings.Join(ce.Fix, "; "), reloadAdvice)
+		return fmt.Sprintf("once the publication publishes every change again (run: %s), run %s", strings.Join(ce.Fix, "; "), reloadAdvice(j))
 	}
 	if ce.Publication {
-		return "run pg2dynamo drop-slot, then pg2dynamo migrate --follow --prune (a new full load; it creates the publication)"
+		return "run pg2dynamo drop-slot, then " + j.cfg.run("migrate", OptFollow, OptPrune) + " (a new full load; it creates the publication)"
 	}
-	return "run " + reloadAdvice
+	return "run " + reloadAdvice(j)
 }
 
 // ddlCapture installs DDL capture for a new slot (unless NoDDLCapture),
@@ -322,19 +324,19 @@ func (f *following) ddlCapture(j *job, s *session, cp *checkpointFile) error {
 		case f.ddl:
 			fmt.Fprintf(j.log, "follow: DDL capture on: DDL commands reach the follow in the stream (publication %s)\n", follow.DDLPublication)
 		case cp.DDLCapture:
-			fmt.Fprintf(j.log, "follow: DDL capture was removed (publication %s is gone): %s\n", follow.DDLPublication, j.fol.catalogChecks())
+			fmt.Fprintf(j.log, "follow: DDL capture was removed (publication %s is gone): %s\n", follow.DDLPublication, j.fol.catalogChecks(j.cfg))
 		default:
-			fmt.Fprintf(j.log, "follow: DDL capture off for slot %s (not installed when it was created): %s\n", f.slot, j.fol.catalogChecks())
+			fmt.Fprintf(j.log, "follow: DDL capture off for slot %s (not installed when it was created): %s\n", f.slot, j.fol.catalogChecks(j.cfg))
 		}
 		return nil
 	}
 	if j.fol.NoDDLCapture {
-		fmt.Fprintf(j.log, "follow: DDL capture off (--no-ddl-capture): %s\n", j.fol.catalogChecks())
+		fmt.Fprintf(j.log, "follow: DDL capture off (%s): %s\n", j.opt(OptNoDDLCapture), j.fol.catalogChecks(j.cfg))
 		return nil
 	}
 	err := follow.InstallDDLCapture(ctx, s.src.Conn())
 	if errors.Is(err, follow.ErrNoDDLCapture) {
-		fmt.Fprintf(j.log, "follow: DDL capture not installed (%v): %s\n", err, j.fol.catalogChecks())
+		fmt.Fprintf(j.log, "follow: DDL capture not installed (%v): %s\n", err, j.fol.catalogChecks(j.cfg))
 		return nil
 	}
 	if err != nil {
@@ -385,7 +387,7 @@ func (f *following) begin(j *job, s *session) error {
 }
 
 // run follows the slot after the full load until ctx is done or, with
-// --until-caught-up, until caught up.
+// UntilCaughtUp, until caught up.
 func (f *following) run(j *job, s *session, cp *checkpointFile, out sinkOut, rejects *rejectFile) error {
 	ctx := j.ctx
 	defer f.stream.Close(context.WithoutCancel(ctx))
@@ -482,7 +484,7 @@ func (f *following) run(j *job, s *session, cp *checkpointFile, out sinkOut, rej
 	if st.CaughtUp {
 		fmt.Fprintf(j.log, "caught up at %s\n", st.Applied)
 	} else {
-		fmt.Fprintf(j.log, "stopped at %s; replication slot %s keeps the server's WAL from there until a follow goes on (pg2dynamo migrate --follow --resume) or drops it (pg2dynamo drop-slot)\n", st.Applied, f.slot)
+		fmt.Fprintf(j.log, "stopped at %s; replication slot %s keeps the server's WAL from there until a follow goes on (%s) or drops it (pg2dynamo drop-slot)\n", st.Applied, f.slot, j.cfg.run("migrate", OptFollow, OptResume))
 	}
 	return auditErr
 }
@@ -511,11 +513,11 @@ func (f *following) stopped(j *job, err error) error {
 		pe *pgconn.PgError
 	)
 	table := j.cfg.Table
-	reload := "pg2dynamo migrate --follow --resume --prune (it loads every item again in a new snapshot, deletes the stale ones, and follows on from the slot)"
+	reload := reloadAdvice(j)
 	var advice string
 	switch {
 	case errors.As(err, &ce):
-		advice = catalogAdvice(ce)
+		advice = catalogAdvice(j, ce)
 	case errors.As(err, &ie):
 		advice = fmt.Sprintf("run ALTER TABLE %s REPLICA IDENTITY FULL, then %s", ie.Table, reload)
 	case errors.As(err, &te):
@@ -525,18 +527,18 @@ func (f *following) stopped(j *job, err error) error {
 	case errors.As(err, &se): // a key column retyped: the keys are rendered again
 		advice = "run " + reload
 	case errors.As(err, &me) && me.Streamed != "":
-		advice = fmt.Sprintf("rename it back (ALTER TABLE %s RENAME TO …), or give the mapping's source its new name, then run pg2dynamo migrate --follow --resume", me.Streamed)
+		advice = fmt.Sprintf("rename it back (ALTER TABLE %s RENAME TO …), or give the mapping's source its new name, then run %s", me.Streamed, j.cfg.run("migrate", OptFollow, OptResume))
 	case errors.As(err, &me):
-		advice = "restore the table, or take it out of the mapping, then run pg2dynamo drop-slot and pg2dynamo migrate --follow --prune (a new full load)"
+		advice = "restore the table, or take it out of the mapping, then run pg2dynamo drop-slot and " + j.cfg.run("migrate", OptFollow, OptPrune) + " (a new full load)"
 	case errors.As(err, &nf):
 		if table == "" {
 			table = "the mapping's"
 		}
-		advice = fmt.Sprintf("the DynamoDB table %s is gone (deleted, or the server holding it restarted): run %s with --create-table", table, reload)
+		advice = fmt.Sprintf("the DynamoDB table %s is gone (deleted, or the server holding it restarted): run %s with %s", table, reload, j.opt(OptCreateTable))
 	case errors.As(err, &pe) && pe.Code == "42704" && strings.Contains(pe.Message, "publication"):
-		advice = fmt.Sprintf("the publication %s was dropped under the follow, and a slot cannot stream past that: run pg2dynamo drop-slot, then pg2dynamo migrate --follow --prune (a new full load; it creates the publication)", f.pub)
+		advice = fmt.Sprintf("the publication %s was dropped under the follow, and a slot cannot stream past that: run pg2dynamo drop-slot, then %s (a new full load; it creates the publication)", f.pub, j.cfg.run("migrate", OptFollow, OptPrune))
 	default:
-		advice = "run pg2dynamo migrate --follow --resume"
+		advice = "run " + j.cfg.run("migrate", OptFollow, OptResume)
 	}
 	// Exit 1 whatever the cause (a mapping that no longer fits included):
 	// the run has written.
@@ -585,7 +587,7 @@ func (p *statusPrinter) print(st follow.Status) {
 	p.last = now
 }
 
-// FollowStatusLine is the status line migrate --follow prints (make bench
+// FollowStatusLine is the status line migrate with Follow prints (make bench
 // parses it): the position applied and, while a window is being applied,
 // how far it goes, the totals, the lag in bytes and time, and the rates
 // given, in changes and items (put or deleted) a second.

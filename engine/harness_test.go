@@ -29,15 +29,17 @@ import (
 // fixture is one engine test's world: a database made from a schema, a
 // mapping file, a table of its own on the shared dynalite, and the Config
 // that points every operation at them. Its log and out collect what the
-// operations say, for failure messages.
+// operations say, for failure messages; summaries the summaries of their
+// loads (Config.Summary).
 type fixture struct {
-	t      *testing.T
-	url    string
-	dir    string
-	cfg    engine.Config
-	log    *syncBuffer
-	out    *syncBuffer
-	client *dynamodb.Client
+	t         *testing.T
+	url       string
+	dir       string
+	cfg       engine.Config
+	log       *syncBuffer
+	out       *syncBuffer
+	summaries *summaries
+	client    *dynamodb.Client
 }
 
 // newFixture makes a database from schemaSQL, writes mappingYAML to a
@@ -55,12 +57,13 @@ func newFixture(t *testing.T, schemaSQL, mappingYAML string) *fixture {
 // fixtureOn is newFixture on an existing database.
 func fixtureOn(t *testing.T, url, mappingYAML string) *fixture {
 	t.Helper()
-	f := &fixture{t: t, url: url, dir: t.TempDir(), log: &syncBuffer{}, out: &syncBuffer{}}
+	f := &fixture{t: t, url: url, dir: t.TempDir(), log: &syncBuffer{}, out: &syncBuffer{}, summaries: &summaries{}}
 	mappingFile := filepath.Join(f.dir, "mapping.yaml")
 	testenv.WriteFile(t, mappingFile, mappingYAML, 0o600)
 	endpoint := testenv.SharedDynalite(t).Endpoint
 	f.cfg = engine.Config{Mapping: mappingFile, Source: url, Table: testenv.TableName("t"),
-		AWS: engine.AWS{EndpointURL: endpoint, MaxAttempts: 3}, Log: f.log, Out: f.out, Version: "test"}
+		AWS: engine.AWS{EndpointURL: endpoint, MaxAttempts: 3}, Log: f.log, Out: f.out, Version: "test",
+		Summary: f.summaries.add}
 	c, err := load.NewClient(context.Background(), load.ClientConfig{EndpointURL: endpoint})
 	if err != nil {
 		t.Fatal(err)
@@ -296,6 +299,29 @@ func str(av types.AttributeValue) string {
 }
 
 // syncBuffer is a bytes.Buffer safe for the engine's goroutines.
+// summaries collects the summaries a fixture's operations give.
+type summaries struct {
+	mu   sync.Mutex
+	list []engine.Summary
+}
+
+func (s *summaries) add(sum engine.Summary) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.list = append(s.list, sum)
+}
+
+// last is the last summary given, or fails t when none was.
+func (s *summaries) last(t *testing.T) engine.Summary {
+	t.Helper()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.list) == 0 {
+		t.Fatal("no summary was given")
+	}
+	return s.list[len(s.list)-1]
+}
+
 type syncBuffer struct {
 	mu sync.Mutex
 	b  bytes.Buffer

@@ -20,7 +20,7 @@ import (
 	"github.com/pg2dynamo/pg2dynamo/transform"
 )
 
-// importPlan is what runImport decided from its flags and the manifests.
+// importPlan is what runImport decided from its options and the manifests.
 type importPlan struct {
 	from, reportTo export.Location
 	compression    string
@@ -32,25 +32,25 @@ func checkImport(j *job, mappingFile string) (*importPlan, error) {
 	ip := &importPlan{}
 	var err error
 	if j.imp.From == "" {
-		return nil, refused(errors.New("--from is required: s3://BUCKET/PREFIX/ of an export"))
+		return nil, optionError(j.opt(OptFrom)+" is required: s3://BUCKET/PREFIX/ of an export", OptFrom)
 	}
 	if ip.from, err = export.ParseLocation(j.imp.From); err != nil || ip.from.Dir != "" {
-		return nil, refused(fmt.Errorf("--from %q: expected s3://BUCKET/PREFIX/ (DynamoDB imports from S3 only)", j.imp.From))
+		return nil, refused(&OptionError{Options: []Option{OptFrom}, Err: fmt.Errorf("%s %q: expected s3://BUCKET/PREFIX/ (DynamoDB imports from S3 only)", j.opt(OptFrom), j.imp.From)})
 	}
 	ip.reportTo = export.Location{Bucket: ip.from.Bucket, Prefix: ip.from.Prefix + "reports/"}
 	if r := j.imp.ReportTo; r != "" {
 		if ip.reportTo, err = export.ParseLocation(r); err != nil || ip.reportTo.Dir != "" {
-			return nil, refused(fmt.Errorf("--report-to %q: expected s3://BUCKET/PREFIX/", r))
+			return nil, refused(&OptionError{Options: []Option{OptReportTo}, Err: fmt.Errorf("%s %q: expected s3://BUCKET/PREFIX/", j.opt(OptReportTo), r)})
 		}
 	}
 	if t := j.imp.Tier; t != string(types.BulkOperationPerformanceTierStandard) && t != string(types.BulkOperationPerformanceTierAccelerated) {
-		return nil, refused(fmt.Errorf("--tier %q: expected STANDARD or ACCELERATED", t))
+		return nil, refused(&OptionError{Options: []Option{OptTier}, Err: fmt.Errorf("%s %q: expected STANDARD or ACCELERATED", j.opt(OptTier), t)})
 	}
 	if n := j.imp.MaxWriteUnits; n != 0 && n < export.MinBulkWriteUnits {
-		return nil, refused(fmt.Errorf("--max-write-units %d: StartBulkPutItems takes at least %d", n, export.MinBulkWriteUnits))
+		return nil, refused(&OptionError{Options: []Option{OptMaxWriteUnits}, Err: fmt.Errorf("%s %d: StartBulkPutItems takes at least %d", j.opt(OptMaxWriteUnits), n, export.MinBulkWriteUnits)})
 	}
 	if j.imp.PollInterval <= 0 {
-		return nil, refused(errors.New("--poll-interval: expected a positive duration"))
+		return nil, optionError(j.opt(OptPollInterval)+": expected a positive duration", OptPollInterval)
 	}
 	if ip.s3, err = s3Client(j); err != nil {
 		return nil, err
@@ -290,7 +290,7 @@ func bulkPut(j *job, s *session, ip *importPlan, rejects *rejectFile) (int64, er
 func operationError(j *job, op string, err error) error {
 	var ae smithy.APIError
 	if errors.As(err, &ae) && ae.ErrorCode() == "UnknownOperationException" {
-		return refused(&missingOperationError{Op: op, Endpoint: j.cfg.AWS.EndpointURL, Err: err})
+		return refused(&missingOperationError{Op: op, Endpoint: j.cfg.AWS.EndpointURL, Err: err, endpointURL: j.opt(OptEndpointURL)})
 	}
 	return fmt.Errorf("%s: %w", op, err)
 }
@@ -301,6 +301,8 @@ func operationError(j *job, op string, err error) error {
 type missingOperationError struct {
 	Op, Endpoint string
 	Err          error
+	// endpointURL is EndpointURL as Config.Naming words it.
+	endpointURL string
 }
 
 func (e *missingOperationError) Error() string {
@@ -308,13 +310,13 @@ func (e *missingOperationError) Error() string {
 	if e.Endpoint != "" {
 		at += " " + e.Endpoint
 	}
-	return fmt.Sprintf("%s does not have %s (UnknownOperationException): an emulator such as dynalite or DynamoDB Local cannot load from S3; import into DynamoDB itself (without --endpoint-url), or load the table with pg2dynamo migrate, which writes through BatchWriteItem",
-		at, e.Op)
+	return fmt.Sprintf("%s does not have %s (UnknownOperationException): an emulator such as dynalite or DynamoDB Local cannot load from S3; import into DynamoDB itself (without %s), or load the table with pg2dynamo migrate, which writes through BatchWriteItem",
+		at, e.Op, e.endpointURL)
 }
 
 func (e *missingOperationError) Unwrap() error { return e.Err }
 
-// poll calls fn every --poll-interval until it reports done or fails.
+// poll calls fn every PollInterval until it reports done or fails.
 // waitProgress shows the wait for an import (ImportTable or
 // StartBulkPutItems, which DynamoDB runs) as the load's progress: one
 // entity, its items processed of the export's, the rate and the ETA; and

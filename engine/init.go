@@ -54,14 +54,14 @@ func Init(ctx context.Context, cfg Config, o InitOptions) error {
 	var format error // the design file's format mistakes, reported with the binding's
 	if o.Design != "" {
 		var err error
-		if design, format, err = readDesign(o); err != nil {
+		if design, format, err = readDesign(cfg, o); err != nil {
 			return err
 		}
 	}
 	src, err := Connect(ctx, cfg)
 	if err != nil {
 		if format != nil {
-			return refused(fmt.Errorf("--from-design %s is not in the DynamoDB MCP server's format; nothing written (binding it to the source was not tried: %v):\n%w", o.Design, err, format))
+			return refused(fmt.Errorf("%s %s is not in the DynamoDB MCP server's format; nothing written (binding it to the source was not tried: %v):\n%w", cfg.name(OptFromDesign), o.Design, err, format))
 		}
 		return err
 	}
@@ -74,23 +74,24 @@ func Init(ctx context.Context, cfg Config, o InitOptions) error {
 
 // checkInit refuses init's options out of range (KindRefused).
 func checkInit(cfg Config, o InitOptions) error {
+	n := cfg.name
 	for _, p := range o.Exclude {
 		if _, err := path.Match(p, ""); err != nil {
-			return refused(fmt.Errorf("--exclude %q: %w", p, err))
+			return refused(&OptionError{Options: []Option{OptExclude}, Err: fmt.Errorf("%s %q: %w", n(OptExclude), p, err)})
 		}
 	}
-	if n := cfg.Table; n != "" && !mapping.ValidTableName(n) {
-		return refused(fmt.Errorf("--table %q: a DynamoDB table name is 3 to 255 characters of a-z, A-Z, 0-9, '_', '-' and '.'", n))
+	if t := cfg.Table; t != "" && !mapping.ValidTableName(t) {
+		return refused(&OptionError{Options: []Option{OptTable}, Err: fmt.Errorf("%s %q: a DynamoDB table name is 3 to 255 characters of a-z, A-Z, 0-9, '_', '-' and '.'", n(OptTable), t)})
 	}
 	switch {
 	case o.DesignTable != "" && o.Design == "":
-		return refused(errors.New("--design-table NAME chooses a table of --from-design FILE, which is missing"))
+		return optionError(n(OptDesignTable)+" NAME chooses a table of "+n(OptFromDesign)+" FILE, which is missing", OptDesignTable, OptFromDesign)
 	case o.Design != "" && o.DuplicateNames:
-		return refused(errors.New("--duplicate-names drafts from the schema alone; with --from-design the design names the fields to copy"))
+		return optionError(n(OptDuplicateNames)+" drafts from the schema alone; with "+n(OptFromDesign)+" the design names the fields to copy", OptDuplicateNames, OptFromDesign)
 	}
 	if o.Out != "" && !o.Force {
 		if _, err := os.Stat(o.Out); err == nil {
-			return refused(fmt.Errorf("--out %s exists: pass --force to overwrite it", o.Out))
+			return optionError(n(OptOut)+" "+o.Out+" exists: pass "+n(OptForce)+" to overwrite it", OptOut, OptForce)
 		} else if !errors.Is(err, fs.ErrNotExist) {
 			return err
 		}
@@ -102,20 +103,20 @@ func checkInit(cfg Config, o InitOptions) error {
 // file's format mistakes (draft.DesignErrors) when it is still a design
 // whose table can be bound, so that binding reports its own problems in
 // the same run; err refuses the file outright.
-func readDesign(o InitOptions) (t *draft.MCPTable, format, err error) {
+func readDesign(cfg Config, o InitOptions) (t *draft.MCPTable, format, err error) {
 	data, err := os.ReadFile(o.Design)
 	if err != nil {
-		return nil, nil, refused(fmt.Errorf("--from-design: %w", err))
+		return nil, nil, refused(fmt.Errorf("%s: %w", cfg.name(OptFromDesign), err))
 	}
 	d, format := draft.ParseMCPDesign(data)
 	if d == nil {
-		return nil, nil, refused(fmt.Errorf("--from-design %s: %w", o.Design, format))
+		return nil, nil, refused(fmt.Errorf("%s %s: %w", cfg.name(OptFromDesign), o.Design, format))
 	}
 	if t, err = draft.SelectMCPTable(d, o.DesignTable); err != nil {
 		if format != nil {
 			err = errors.Join(format, err)
 		}
-		return nil, nil, refused(fmt.Errorf("--from-design %s: %w", o.Design, err))
+		return nil, nil, refused(fmt.Errorf("%s %s: %w", cfg.name(OptFromDesign), o.Design, err))
 	}
 	return t, format, nil
 }
@@ -133,7 +134,7 @@ func draftSchema(j *job, src *extract.Source, o InitOptions) error {
 	if len(cat.Tables) == 0 {
 		err := fmt.Errorf("no tables in schema %v of %s: nothing to draft", cat.Schemas, src.Name())
 		if others, serr := src.Catalog().SchemasWithTables(j.ctx); serr == nil && len(others) > 0 {
-			err = fmt.Errorf("%w; the schemas with tables are %s: name them with --schema (--schema %s)", err, strings.Join(others, ", "), others[0])
+			err = fmt.Errorf("%w; the schemas with tables are %s: name them with %s (%s %s)", err, strings.Join(others, ", "), j.opt(OptSchemas), j.opt(OptSchemas), others[0])
 		}
 		return err
 	}
@@ -155,14 +156,14 @@ func draftSchema(j *job, src *extract.Source, o InitOptions) error {
 	if err := writeDraft(j, o.Out, buf.Bytes()); err != nil {
 		return err
 	}
-	fmt.Fprintln(j.log, draftSummary(d, o.Out, sourceArg(j.cfg.Source, src.Name())))
+	fmt.Fprintln(j.log, draftSummary(j.cfg, d, o.Out, sourceArg(j.cfg.Source, src.Name())))
 	if rejects != nil {
 		return unbound(fmt.Errorf("the draft is written, but %w", rejects))
 	}
 	return nil
 }
 
-// bindDesign is init --from-design: the design's table bound to the
+// bindDesign is init with Design: the design's table bound to the
 // source's catalog, written even when parts are unbound (KindUnbound).
 //
 // A design with format mistakes is bound too, to report what binding
@@ -186,10 +187,10 @@ func bindDesign(j *job, src *extract.Source, o InitOptions, t *draft.MCPTable, f
 				tail += "\n  " + u.String()
 			}
 		}
-		return refused(fmt.Errorf("--from-design %s is not in the DynamoDB MCP server's format; nothing written:\n%w%s", o.Design, format, tail))
+		return refused(fmt.Errorf("%s %s is not in the DynamoDB MCP server's format; nothing written:\n%w%s", j.opt(OptFromDesign), o.Design, format, tail))
 	}
 	if !mapping.ValidTableName(b.Table) {
-		return refused(fmt.Errorf("the design's table name %q is no DynamoDB table name: pass --table NAME", b.Table))
+		return refused(fmt.Errorf("the design's table name %q is no DynamoDB table name: pass %s NAME", b.Table, j.opt(OptTable)))
 	}
 	var buf bytes.Buffer
 	if err := draft.WriteBound(&buf, b, o.Design); err != nil {
@@ -211,7 +212,7 @@ func bindDesign(j *job, src *extract.Source, o InitOptions, t *draft.MCPTable, f
 	return nil
 }
 
-// checkDraft checks a drafted mapping as plan --with-source does: it
+// checkDraft checks a drafted mapping as plan with WithSource does: it
 // loads it, prepares it against src (err when either fails) and reads
 // every row through it in one snapshot (plan.Stats). rejects, when not
 // nil, lists the rows the draft would reject, entity by entity, with
@@ -226,7 +227,7 @@ func checkDraft(j *job, src *extract.Source, data []byte) (rejects, err error) {
 	if err != nil {
 		return nil, err
 	}
-	fmt.Fprintln(j.log, "checking the draft as plan --with-source does: reading every row through it")
+	fmt.Fprintf(j.log, "checking the draft as plan %s does: reading every row through it\n", j.opt(OptWithSource))
 	if err := src.Begin(j.ctx); err != nil {
 		return nil, err
 	}
@@ -258,8 +259,8 @@ func checkDraft(j *job, src *extract.Source, data []byte) (rejects, err error) {
 	if total == 0 {
 		return nil, nil
 	}
-	return fmt.Errorf("it would reject %s (as plan --with-source and migrate would); change the draft or the rows, then run init again:\n%s",
-		report.Count(total, "row", "rows"), strings.Join(lines, "\n")), nil
+	return fmt.Errorf("it would reject %s (as plan %s and migrate would); change the draft or the rows, then run init again:\n%s",
+		report.Count(total, "row", "rows"), j.opt(OptWithSource), strings.Join(lines, "\n")), nil
 }
 
 // writeDraft writes data to out, or to Config.Out when out is "".
@@ -273,8 +274,8 @@ func writeDraft(j *job, out string, data []byte) error {
 
 // draftSummary is init's closing line: what was drafted, where it went,
 // and the command to run next, as it works when pasted (source is its
-// --source argument, sourceArg).
-func draftSummary(d *draft.Design, out, source string) string {
+// Source argument, sourceArg), its options worded as cfg's Naming does.
+func draftSummary(cfg Config, d *draft.Design, out, source string) string {
 	roles := map[draft.Role]int{}
 	for _, e := range d.Entities {
 		roles[e.Role]++
@@ -283,9 +284,9 @@ func draftSummary(d *draft.Design, out, source string) string {
 	if out != "" {
 		where, file = out, shellQuote(out)
 	}
-	next := "pg2dynamo plan --mapping " + file + " --with-source"
+	next := cfg.run("plan", OptMapping) + " " + file + " " + cfg.name(OptWithSource)
 	if source != "" {
-		next += " --source " + source
+		next += " " + cfg.name(OptSource) + " " + source
 	}
 	s := fmt.Sprintf("drafted %s from %s (%d with their own item collection, %d in an owner's, %d embedded, %d adjacency lists) and %d access patterns to %s",
 		report.Count(len(d.Entities)-roles[draft.Embedded], "entity", "entities"), report.Count(len(d.Catalog.Tables), "table", "tables"), roles[draft.Root]+roles[draft.Owned], roles[draft.Child], roles[draft.Embedded], roles[draft.Join], len(d.Patterns), where)
@@ -308,7 +309,7 @@ func draftSummary(d *draft.Design, out, source string) string {
 	return s + "\nnext: review the comments, then " + next
 }
 
-// sourceArg is the --source argument of a printed command that reaches
+// sourceArg is the Source argument of a printed command that reaches
 // the source init read: "" when the libpq environment gave it (no
 // connection string), the connection string as given, quoted for a POSIX
 // shell, or, when that holds a password, name (the source without it),

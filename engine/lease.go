@@ -47,8 +47,11 @@ type LeaseHeldError struct {
 	// Active: a process streams from the lease's slot now
 	// (pg_replication_slots.active on the run's source).
 	Active bool
-	// Command is the run refused ("migrate", "migrate --follow", …).
+	// Command is the run refused ("migrate", or migrate with Follow,
+	// ChangesOnly or Prune, as Config.Naming words them).
 	Command string
+	// cfg words the options the error names (Config.Naming).
+	cfg Config
 }
 
 func (e *LeaseHeldError) Error() string {
@@ -56,8 +59,8 @@ func (e *LeaseHeldError) Error() string {
 	if e.Active {
 		state += ", and a process streams from the slot now"
 	}
-	return fmt.Sprintf("%s: a follow streams into table %s: replication slot %s holds its lease (%s): nothing was written; one writer at a time keeps the table exact: stop that follow first (SIGINT or SIGTERM: it removes the lease), or wait until it ends. A follow that crashed leaves a lease that goes stale %s after its last heartbeat, once its slot is not active; migrate --follow --resume with slot %s takes it over at once then",
-		e.Command, e.Table, e.Lease.Slot, state, e.FreshFor, e.Lease.Slot)
+	return fmt.Sprintf("%s: a follow streams into table %s: replication slot %s holds its lease (%s): nothing was written; one writer at a time keeps the table exact: stop that follow first (SIGINT or SIGTERM: it removes the lease), or wait until it ends. A follow that crashed leaves a lease that goes stale %s after its last heartbeat, once its slot is not active; migrate %s with slot %s takes it over at once then",
+		e.Command, e.Table, e.Lease.Slot, state, e.FreshFor, e.cfg.names(OptFollow, OptResume), e.Lease.Slot)
 }
 
 // leaseState is what the run's source says of lease l: its age, whether
@@ -87,18 +90,18 @@ func checkLease(j *job, s *session, tags map[string]string) error {
 }
 
 // writerName names the run that would write, for messages: "import",
-// "migrate", "migrate --follow", "migrate --changes-only", "migrate
-// --prune".
+// "migrate", or migrate with Follow, ChangesOnly or Prune, the option
+// worded as Config.Naming does.
 func writerName(j *job) string {
 	switch {
 	case j.command != "migrate":
 		return j.command
 	case j.mig.Follow:
-		return "migrate --follow"
+		return "migrate " + j.opt(OptFollow)
 	case j.mig.ChangesOnly:
-		return "migrate --changes-only"
+		return "migrate " + j.opt(OptChangesOnly)
 	case j.mig.Prune:
-		return "migrate --prune"
+		return "migrate " + j.opt(OptPrune)
 	}
 	return "migrate"
 }
@@ -130,7 +133,7 @@ func leaseNote(j *job, s *session, tags map[string]string) (string, error) {
 		}
 	}
 	if fresh || active {
-		return "", refused(&LeaseHeldError{Table: name, Lease: l, Age: age, FreshFor: leaseFreshFor(l), Active: active, Command: writerName(j)})
+		return "", refused(&LeaseHeldError{Table: name, Lease: l, Age: age, FreshFor: leaseFreshFor(l), Active: active, Command: writerName(j), cfg: j.cfg})
 	}
 	return fmt.Sprintf("table %s: the lease of replication slot %s is stale (last heartbeat %s ago, fresh for %s after one) and no process streams from the slot: its follow is gone",
 		name, l.Slot, age.Round(time.Second), leaseFreshFor(l)), nil
@@ -336,9 +339,9 @@ func runningFollow(j *job, s *session) string {
 // followAdvice is verify's advice when it found differences while a
 // follow (running, as runningFollow describes it) writes into the table:
 // nothing that writes beside it.
-func followAdvice(running string) string {
+func followAdvice(j *job, running string) string {
 	return "\n" + running + "; it is the table's one writer, and what it has not applied yet differs here: do not write into the table beside it. " +
-		"Wait until it has caught up and verify again; if it stopped, resume it (pg2dynamo migrate --follow --resume); to repair what it does not explain, stop it first (SIGINT) and verify again for what to run"
+		"Wait until it has caught up and verify again; if it stopped, resume it (" + j.cfg.run("migrate", OptFollow, OptResume) + "); to repair what it does not explain, stop it first (SIGINT) and verify again for what to run"
 }
 
 // checkImportTarget refuses, before anything is loaded, an import into a
@@ -368,7 +371,7 @@ func checkImportTarget(j *job, s *session, exists bool) error {
 }
 
 // tagImported tags the table ImportTable created as the mapping's, as
-// migrate --create-table tags the table it creates.
+// migrate with CreateTable tags the table it creates.
 func tagImported(j *job, s *session) error {
 	td, err := load.DescribeTable(j.ctx, s.client, s.m.Table.Name)
 	if err != nil || td == nil {

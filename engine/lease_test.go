@@ -120,7 +120,7 @@ func TestLeaseCarriesTheAudit(t *testing.T) {
 	j.lease = k
 	k.wg.Add(1)
 	go k.beat(j.ctx)
-	if got := auditVerdict(map[string]string{load.TagLeaseSlot: "s1"}, "s1"); got.Verdict != NotChecked {
+	if got := auditVerdict(Config{}, map[string]string{load.TagLeaseSlot: "s1"}, "s1"); got.Verdict != NotChecked {
 		t.Errorf("a lease without an audit: %v, want not checked", got)
 	}
 	for _, c := range []struct {
@@ -134,11 +134,11 @@ func TestLeaseCarriesTheAudit(t *testing.T) {
 	} {
 		k.setAudit(c.audit)
 		tags := <-store.tagged // at once: the heartbeat is an hour away
-		got := auditVerdict(tags, "s1")
+		got := auditVerdict(Config{}, tags, "s1")
 		if got.Verdict != c.verdict || !strings.Contains(got.Reason, c.reason) {
 			t.Errorf("audit %+v in the lease: %v %q, want %v %q", c.audit, got.Verdict, got.Reason, c.verdict, c.reason)
 		}
-		if other := auditVerdict(tags, "s2"); other.Verdict != NotChecked {
+		if other := auditVerdict(Config{}, tags, "s2"); other.Verdict != NotChecked {
 			t.Errorf("the audit of another slot's lease: %v, want not checked", other)
 		}
 	}

@@ -6,7 +6,7 @@ import (
 )
 
 // StructuredLog is a Config.Log that takes records with fields besides
-// lines of text (the CLI's --log-format json). The engine gives it the
+// lines of text (the CLI's JSON log format). The engine gives it the
 // run's fields as it learns them (the table), and, for the lines it has
 // facts for (a follow's status), the line with those facts; every other
 // line it writes as text, one Write per line or more.

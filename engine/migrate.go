@@ -11,11 +11,9 @@ import (
 	"io/fs"
 	"os"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"text/tabwriter"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -31,22 +29,22 @@ import (
 )
 
 // Migrate runs a migration: the full load of every entity from one
-// snapshot into the table, then, by o, --prune, the follow, or the check
+// snapshot into the table, then, by o, Prune, the follow, or the check
 // (verify) in the load's snapshot; with o.DryRun it compares only (as
 // Compare in diff mode), with o.ChangesOnly it writes what differs (see
 // changesOnly). Before it writes, the table must be the mapping's and no
 // other follow's (checkOwner; a follow takes the table's lease until it
 // ends). Errors have a Kind (KindOf): KindRefused when nothing was
-// written (among them *UnnamedError and *LeaseHeldError), KindRejected when rows were rejected (listed in o.Rejects),
+// written (among them *OptionError, *UnnamedError and *LeaseHeldError), KindRejected when rows were rejected (listed in o.Rejects),
 // KindMismatch when the check failed.
 func Migrate(ctx context.Context, cfg Config, o MigrateOptions) (err error) {
-	if err := o.check(); err != nil {
-		return refused(err)
+	if err := o.check(cfg); err != nil {
+		return err
 	}
 	j := newJob(ctx, cfg, "migrate")
 	j.mig = o
 	if o.DryRun {
-		j.command = "migrate --dry-run"
+		j.command = "migrate " + j.opt(OptDryRun)
 		return dryRun(j)
 	}
 	if o.ChangesOnly {
@@ -59,7 +57,7 @@ func Migrate(ctx context.Context, cfg Config, o MigrateOptions) (err error) {
 	defer op.close()
 	defer releaseLease(j) // a follow's, taken by openSink
 	s, rejects, rf := op.s, op.rejects, op.rf
-	// The checkpoint before the table: --resume without one (or with
+	// The checkpoint before the table: Resume without one (or with
 	// another run's) is refused before anything is created.
 	cp, err := startCheckpoint(j, cfg.Mapping, s.m, s.src.Name(), s.plans)
 	if err != nil {
@@ -131,50 +129,52 @@ func Migrate(ctx context.Context, cfg Config, o MigrateOptions) (err error) {
 	return nil
 }
 
-// check refuses the options that do not go together, naming them by
-// their flags, each with the reason.
-func (o MigrateOptions) check() error {
+// check refuses the options that do not go together, naming them as
+// cfg's Naming does, each with the reason: an *OptionError.
+func (o MigrateOptions) check(cfg Config) error {
+	n := cfg.name
 	switch {
 	case o.Shard.On() && o.Follow:
-		return errors.New("--shard with --follow: one follow keeps the whole table in step; follow after the shards are done, from one process")
+		return optionError(n(OptShard)+" with "+n(OptFollow)+": one follow keeps the whole table in step; follow after the shards are done, from one process", OptShard, OptFollow)
 	case o.Prune && o.ChangesOnly:
-		return errors.New("--changes-only with --prune: --changes-only deletes the stale items itself, each conditional on its type as --prune does; leave out --prune")
+		return optionError(n(OptChangesOnly)+" with "+n(OptPrune)+": "+n(OptChangesOnly)+" deletes the stale items itself, each conditional on its type as "+n(OptPrune)+" does; leave out "+n(OptPrune), OptChangesOnly, OptPrune)
 	case o.PreviousMapping != "" && !o.ChangesOnly && !(o.Follow && o.Resume):
-		return errors.New("--previous-mapping needs --changes-only, or --follow --resume: a new version of the mapping is applied to the table the previous one wrote, by comparing what changes")
+		return optionError(n(OptPreviousMapping)+" needs "+n(OptChangesOnly)+", or "+cfg.names(OptFollow, OptResume)+": a new version of the mapping is applied to the table the previous one wrote, by comparing what changes", OptPreviousMapping, OptChangesOnly, OptFollow, OptResume)
 	case o.PreviousMapping != "" && o.Prune:
-		return errors.New("--previous-mapping with --prune: --prune loads every item again; --previous-mapping compares only the entities that change")
+		return optionError(n(OptPreviousMapping)+" with "+n(OptPrune)+": "+n(OptPrune)+" loads every item again; "+n(OptPreviousMapping)+" compares only the entities that change", OptPreviousMapping, OptPrune)
 	case o.DropGSIs && o.PreviousMapping == "":
-		return errors.New("--drop-gsis needs --previous-mapping: it deletes the GSIs the previous version of the mapping declares and the new one does not")
+		return optionError(n(OptDropGSIs)+" needs "+n(OptPreviousMapping)+": it deletes the GSIs the previous version of the mapping declares and the new one does not", OptDropGSIs, OptPreviousMapping)
 	case (o.Prune || o.ChangesOnly) && o.Sink == "null":
-		return fmt.Errorf("--%s needs --sink dynamodb", map[bool]string{true: "prune", false: "changes-only"}[o.Prune])
+		opt := map[bool]Option{true: OptPrune, false: OptChangesOnly}[o.Prune]
+		return optionError(n(opt)+" needs "+n(OptSink)+" dynamodb", opt, OptSink)
 	}
 	if o.Prune {
 		for i, on := range []bool{o.NoVerify, o.DryRun, o.Shard.On()} {
-			if flag := []string{"no-verify", "dry-run", "shard"}[i]; on {
-				return fmt.Errorf("--prune with --%s: prune deletes what a full comparison after the load found stale, and --%s has none", flag, flag)
+			if opt := []Option{OptNoVerify, OptDryRun, OptShard}[i]; on {
+				return optionError(n(OptPrune)+" with "+n(opt)+": prune deletes what a full comparison after the load found stale, and "+n(opt)+" has none", OptPrune, opt)
 			}
 		}
 	}
 	if o.ChangesOnly {
 		for _, f := range []struct {
-			flag string
-			on   bool
-			why  string
+			opt Option
+			on  bool
+			why string
 		}{
-			{"follow", o.Follow, "a follow keeps the table in step itself, from its replication slot; --changes-only brings a table no follow keeps in step back in line (run it before migrate --follow)"},
-			{"shard", o.Shard.On(), "a shard reads only part of the source, so it cannot tell an item no row derives (stale) from another shard's; run --changes-only once, unsharded"},
-			{"resume", o.Resume, "--changes-only keeps no checkpoint: run it again, and its comparison finds what is left"},
+			{OptFollow, o.Follow, "a follow keeps the table in step itself, from its replication slot; " + n(OptChangesOnly) + " brings a table no follow keeps in step back in line (run it before migrate " + n(OptFollow) + ")"},
+			{OptShard, o.Shard.On(), "a shard reads only part of the source, so it cannot tell an item no row derives (stale) from another shard's; run " + n(OptChangesOnly) + " once, unsharded"},
+			{OptResume, o.Resume, n(OptChangesOnly) + " keeps no checkpoint: run it again, and its comparison finds what is left"},
 		} {
 			if f.on {
-				return fmt.Errorf("--changes-only with --%s: %s", f.flag, f.why)
+				return optionError(n(OptChangesOnly)+" with "+n(f.opt)+": "+f.why, OptChangesOnly, f.opt)
 			}
 		}
 	}
 	return nil
 }
 
-// beforeLoad readies cp for the full load: with --follow --resume
-// --prune every item is loaded again (cp starts over), else a resumed run
+// beforeLoad readies cp for the full load: with Follow, Resume and
+// Prune every item is loaded again (cp starts over), else a resumed run
 // must write into the table cp was written for (checkTableIdentity).
 func beforeLoad(j *job, s *session, cp *checkpointFile, fl *following) error {
 	reload := fl != nil && fl.resume && j.mig.Prune
@@ -182,7 +182,7 @@ func beforeLoad(j *job, s *session, cp *checkpointFile, fl *following) error {
 		// Every item is loaded again in a new snapshot, and the stale
 		// ones deleted, before following on.
 		cp.Checkpoint = pipeline.NewCheckpoint(cp.Mapping, cp.Source, cp.Table, s.plans)
-		fmt.Fprintln(j.log, "--prune: loading every item again, then deleting the stale ones, before following on from the slot")
+		fmt.Fprintln(j.log, j.opt(OptPrune)+": loading every item again, then deleting the stale ones, before following on from the slot")
 		// What the stream says of transactions committed before the
 		// load's snapshot is in the table once it is loaded.
 		var err error
@@ -193,7 +193,7 @@ func beforeLoad(j *job, s *session, cp *checkpointFile, fl *following) error {
 	return checkTableIdentity(j, s, cp, j.mig.Resume && !reload)
 }
 
-// afterLoad is what follows the full load: --prune, then the follow; or
+// afterLoad is what follows the full load: Prune, then the follow; or
 // a sharded run's last word; or the verify in the load's snapshot.
 func afterLoad(j *job, s *session, cp *checkpointFile, fl *following, out sinkOut, rejects *rejectFile, rf *reportFiles) error {
 	if fl != nil {
@@ -254,7 +254,7 @@ func fullLoad(j *job, s *session, cp *checkpointFile, out sinkOut, rejects *reje
 	}
 	closeProg()
 	if sum != nil {
-		printSummary(j.out, sum, out.stats)
+		j.summary(sum, out.stats)
 	}
 	if !following { // a follow lists rejects too
 		if err := rejects.Close(); err != nil && runErr == nil {
@@ -262,12 +262,12 @@ func fullLoad(j *job, s *session, cp *checkpointFile, out sinkOut, rejects *reje
 		}
 	}
 	if runErr != nil && ctx.Err() == nil {
-		fmt.Fprintln(j.log, "pg2dynamo: what was read before the error is written (see the summary); fix the cause and run again with --resume to finish")
+		fmt.Fprintln(j.log, "pg2dynamo: what was read before the error is written (see the summary); fix the cause and run again with "+j.opt(OptResume)+" to finish")
 	}
 	return sum, runErr
 }
 
-// dryRun is migrate --dry-run: what the run would change and cost, as
+// dryRun is migrate with DryRun: what the run would change and cost, as
 // pg2dynamo diff; nothing is written.
 func dryRun(j *job) error {
 	op, err := j.begin(opening{reports: true, dynamo: true})
@@ -294,8 +294,8 @@ type sinkOut struct {
 	created bool
 }
 
-// openSink returns --sink's sink. For DynamoDB it connects, makes sure the
-// table exists (creating it with --create-table) and sets the retry
+// openSink returns Sink's sink. For DynamoDB it connects, makes sure the
+// table exists (creating it with CreateTable) and sets the retry
 // deadline and the write-unit cap.
 func openSink(j *job, s *session) (sinkOut, error) {
 	if j.wr.Sink == "null" {
@@ -339,7 +339,7 @@ func openSink(j *job, s *session) (sinkOut, error) {
 // noteRerun says, when the table a full load is about to write already
 // holds items of the mapping's types (a sample of at most
 // load.SampleItems), that the load puts every item again and that
-// --changes-only would write only the differences, which diff estimates.
+// ChangesOnly would write only the differences, which diff estimates.
 func noteRerun(j *job, s *session) {
 	sample, err := load.SampleTable(j.ctx, s.client, s.m.Table.Name, s.m.TypeAttribute)
 	if err != nil {
@@ -358,8 +358,8 @@ func noteRerun(j *job, s *session) {
 	if sample.More {
 		held = fmt.Sprintf("items of the mapping's types (%d in a sample of %d)", ours, sample.Items)
 	}
-	fmt.Fprintf(j.log, "table %s already holds %s: this run puts every item again, changed or not; migrate --changes-only writes only the new and changed items and deletes the stale ones (pg2dynamo diff estimates how many, and what they cost)\n",
-		s.m.Table.Name, held)
+	fmt.Fprintf(j.log, "table %s already holds %s: this run puts every item again, changed or not; migrate %s writes only the new and changed items and deletes the stale ones (pg2dynamo diff estimates how many, and what they cost)\n",
+		s.m.Table.Name, held, j.opt(OptChangesOnly))
 }
 
 // keysNotProvenUnique names, in mapping order, the entities whose keys the
@@ -405,12 +405,12 @@ func checkTableIdentity(j *job, s *session, cp *checkpointFile, resume bool) err
 	id, created := aws.ToString(td.TableId), aws.ToTime(td.CreationDateTime).UTC()
 	if resume && (cp.TableID != "" || !cp.TableCreated.IsZero()) {
 		if cp.TableID != id || !cp.TableCreated.Equal(created) {
-			again := "migrate --prune without --resume"
+			again := "migrate " + j.opt(OptPrune) + " without " + j.opt(OptResume)
 			if j.mig.Follow {
-				again = "migrate --follow --resume --prune"
+				again = "migrate " + j.cfg.names(OptFollow, OptResume, OptPrune)
 			}
-			return refused(fmt.Errorf("--resume: table %s is not the one checkpoint %s was written for (that one was created %s, this one %s): it was deleted and created again, or restored, so it lacks what the checkpoint records as loaded; run %s to load every item again and delete the stale ones",
-				s.m.Table.Name, cp.path, cp.TableCreated.Format(time.RFC3339), created.Format(time.RFC3339), again))
+			return refused(fmt.Errorf("%s: table %s is not the one checkpoint %s was written for (that one was created %s, this one %s): it was deleted and created again, or restored, so it lacks what the checkpoint records as loaded; run %s to load every item again and delete the stale ones",
+				j.opt(OptResume), s.m.Table.Name, cp.path, cp.TableCreated.Format(time.RFC3339), created.Format(time.RFC3339), again))
 		}
 		return nil
 	}
@@ -419,7 +419,7 @@ func checkTableIdentity(j *job, s *session, cp *checkpointFile, resume bool) err
 }
 
 // startCheckpoint sets up the run's checkpoint and saves it: a fresh one,
-// or, with --resume, the recorded one, which must be for the same mapping
+// or, with Resume, the recorded one, which must be for the same mapping
 // file, table and source.
 func startCheckpoint(j *job, mappingFile string, m *mapping.Mapping, source string, plans []*transform.Plan) (*checkpointFile, error) {
 	b, err := os.ReadFile(mappingFile)
@@ -435,13 +435,14 @@ func startCheckpoint(j *job, mappingFile string, m *mapping.Mapping, source stri
 		f.Checkpoint = pipeline.NewCheckpoint(fp, source, m.Table.Name, plans)
 		return f, f.save()
 	}
-	if f.Checkpoint, err = loadCheckpoint(f.path); err != nil {
+	if f.Checkpoint, err = loadCheckpoint(j, f.path); err != nil {
 		return nil, err
 	}
 	if err := f.Check(fp, source); err != nil {
 		prev := j.mig.PreviousMapping
 		if prev == "" || f.Check(previousFingerprint(prev, m.Table.Name), source) != nil {
-			return nil, refused(fmt.Errorf("--resume: checkpoint %s: %w; run without --resume to start over (or, when --mapping is a new version of the mapping the checkpoint was written for, give that one as --previous-mapping)", f.path, err))
+			return nil, refused(fmt.Errorf("%s: checkpoint %s: %w; run without %s to start over (or, when %s is a new version of the mapping the checkpoint was written for, give that one as %s)",
+				j.opt(OptResume), f.path, err, j.opt(OptResume), j.opt(OptMapping), j.opt(OptPreviousMapping)))
 		}
 		fmt.Fprintf(j.log, "resuming from %s, written for the previous version of the mapping (%s)\n", f.path, prev)
 		return f, nil
@@ -483,44 +484,6 @@ func loadWith(ctx context.Context, path string, load func(context.Context, strin
 		return nil, refused(l.err)
 	}
 	return l.m, l.err
-}
-
-// printSummary prints the per-entity table: rows read = rows written + rows
-// rejected (+ not written, a column shown only when the run stopped with
-// rows read but not written); items written counts items (two per row for
-// an entity with a mirror).
-func printSummary(w io.Writer, s *pipeline.Summary, stats func() load.Stats) {
-	total := s.Total()
-	stopped := total.NotWritten > 0
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	head := "entity\trows read\trows written\trows rejected\t"
-	if stopped {
-		head += "not written\t"
-	}
-	fmt.Fprintln(tw, head+"items written\telapsed\t")
-	for _, e := range append(s.Entities, total) {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t", e.Name, e.Rows, e.Written, e.Rejected)
-		if stopped {
-			fmt.Fprintf(tw, "%d\t", e.NotWritten)
-		}
-		fmt.Fprintf(tw, "%d\t%s\t\n", e.Items, e.Elapsed.Round(time.Millisecond))
-	}
-	tw.Flush()
-	if stopped {
-		fmt.Fprintf(w, "the run stopped: %d rows were read but not written; run again to write them\n", total.NotWritten)
-	}
-	if a := s.Autoscale; a != nil {
-		undone := ""
-		if a.Undone > 0 {
-			undone = fmt.Sprintf(" (%d undone: the throttling went on as much with fewer writers)", a.Undone)
-		}
-		fmt.Fprintf(w, "writers %s (auto): %s on throttling%s\n", writerRange(a.Min, a.Max), report.Count(a.Halvings, "halving", "halvings"), undone)
-	}
-	if stats != nil {
-		st := stats()
-		fmt.Fprintf(w, "%d BatchWriteItem/PutItem requests, %d retried by the SDK (throttling, 5xx, network), %d UnprocessedItems re-sends, %.0f write units consumed\n",
-			st.Requests, st.Retries, st.UnprocessedRetries, st.ConsumedWriteUnits)
-	}
 }
 
 // rejectFile writes rejects as JSON Lines. It is a new file (see
@@ -670,12 +633,4 @@ func (r *rejectFile) Close() error {
 	err := r.f.Close()
 	r.f = nil
 	return err
-}
-
-// writerRange is "2–24", or "8" when lo is hi.
-func writerRange(lo, hi int) string {
-	if lo == hi {
-		return strconv.Itoa(lo)
-	}
-	return fmt.Sprintf("%d–%d", lo, hi)
 }

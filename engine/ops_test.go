@@ -65,8 +65,8 @@ func TestMigrateNullSinkWritesNothing(t *testing.T) {
 	if f.tableExists() {
 		t.Error("the null sink created the table")
 	}
-	if !strings.Contains(f.out.String(), "Customer") || !strings.Contains(f.log.String(), "null sink") {
-		t.Errorf("no summary of the null sink's run:\n%s\n%s", f.log, f.out)
+	if sum := f.summaries.last(t); sum.Total().Rows != 10 || sum.Requests != nil || !strings.Contains(f.log.String(), "null sink") {
+		t.Errorf("the null sink's run: summary %+v, want 10 rows and no DynamoDB requests\n%s", sum.Total(), f.log)
 	}
 }
 
@@ -117,7 +117,7 @@ func TestResumeRefusesAnotherMapping(t *testing.T) {
 	before := f.items()
 	o := f.options()
 	o.Resume = true
-	f.want("Migrate --resume with another mapping", f.migrate(o), "refused", "run without --resume to start over")
+	f.want("Migrate --resume with another mapping", f.migrate(o), "refused", "run without Resume to start over")
 	if d := cmp.Diff(before, f.items()); d != "" {
 		t.Errorf("the refused run wrote (-before +after):\n%s", d)
 	}
@@ -607,7 +607,7 @@ func TestInitDraftMigrates(t *testing.T) {
 	ctx := context.Background()
 	o := engine.InitOptions{Schemas: []string{"public"}, Out: f.path("draft.yaml")}
 	f.want("Init", outcomeOf(engine.Init(ctx, f.cfg, o)), "ok", "")
-	f.want("Init again", outcomeOf(engine.Init(ctx, f.cfg, o)), "refused", "pass --force")
+	f.want("Init again", outcomeOf(engine.Init(ctx, f.cfg, o)), "refused", "pass Force")
 	o.Force = true
 	f.want("Init --force", outcomeOf(engine.Init(ctx, f.cfg, o)), "ok", "")
 	f.cfg.Mapping = o.Out
@@ -627,14 +627,21 @@ func TestDropSlotWithNothingToDrop(t *testing.T) {
 	}
 }
 
-// Cutover without a follow is a no-go that names the missing slot.
+// Cutover without a follow is a no-go: its one report holds the slot
+// check's NoGo, whose reason names the missing slot.
 func TestCutoverWithoutFollowIsNoGo(t *testing.T) {
 	t.Parallel()
 	f := loaded(t)
-	err := engine.Cutover(context.Background(), f.cfg, engine.CutoverOptions{})
+	var reports []engine.CutoverReport
+	err := engine.Cutover(context.Background(), f.cfg, engine.CutoverOptions{
+		Report: func(r engine.CutoverReport) { reports = append(reports, r) }})
 	f.want("Cutover", outcomeOf(err), "no-go", "")
-	if !strings.Contains(f.out.String(), "slot") {
-		t.Errorf("the cutover report does not name the slot:\n%s", f.out)
+	if len(reports) != 1 || reports[0].Go {
+		t.Fatalf("Cutover reported %+v, want one no-go", reports)
+	}
+	i := slices.IndexFunc(reports[0].Checks, func(c engine.CheckResult) bool { return c.Name == "slot" })
+	if i < 0 || reports[0].Checks[i].Verdict != engine.NoGo || !strings.Contains(reports[0].Checks[i].Reason, "no replication slot") {
+		t.Errorf("the slot check: %+v, want a no-go naming the missing slot", reports[0].Checks)
 	}
 }
 

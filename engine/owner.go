@@ -37,12 +37,18 @@ type UnnamedError struct {
 	// Tagged is the name an older pg2dynamo tagged the table with (its
 	// mapping file's base name), when it did.
 	Tagged string
+	// allowOther is AllowOtherMapping as Config.Naming words it.
+	allowOther string
 }
 
 func (e *UnnamedError) Error() string {
 	if e.Tagged != "" {
-		return fmt.Sprintf("mapping %s declares no name, and table %s was tagged by an older pg2dynamo for mapping file %s: a table is tagged with its mapping's declared name now; add \"name: %s\" at the top of the mapping if it is that mapping, or pass --allow-other-mapping to write into the table anyway; nothing was written",
-			e.File, e.Table, e.Tagged, e.Tagged)
+		allow := e.allowOther
+		if allow == "" {
+			allow = string(OptAllowOtherMapping)
+		}
+		return fmt.Sprintf("mapping %s declares no name, and table %s was tagged by an older pg2dynamo for mapping file %s: a table is tagged with its mapping's declared name now; add \"name: %s\" at the top of the mapping if it is that mapping, or pass %s to write into the table anyway; nothing was written",
+			e.File, e.Table, e.Tagged, e.Tagged, allow)
 	}
 	return fmt.Sprintf("mapping %s declares no name: a table it creates is tagged with the mapping's name, which tells its runs from another mapping's; add \"name: %s\" at the top of the mapping (a letter, then letters, digits, '_', '-' or '.'), then run again; nothing was written",
 		e.File, e.Suggest)
@@ -79,10 +85,10 @@ func checkNameToCreate(j *job, s *session) error {
 // and that no follow streams into it, before anything is written: a
 // table the run created is tagged as the mapping's (TagResource); a
 // table whose lease a follow holds is refused (checkLease); a table
-// tagged for another mapping name is refused unless --allow-other-mapping
+// tagged for another mapping name is refused unless AllowOtherMapping
 // (checkTagged); an untagged table that holds items, none of the
 // mapping's types in a bounded sample, is refused unless
-// --allow-other-items. A follow then takes the table's lease. Refusals are
+// AllowOtherItems. A follow then takes the table's lease. Refusals are
 // usage errors (exit 2). An endpoint without tagging is noted, only the
 // sample is checked, and no lease is kept.
 func checkOwner(j *job, s *session, created bool) error {
@@ -132,7 +138,7 @@ func checkOwner(j *job, s *session, created bool) error {
 // content changed since); a table an older pg2dynamo tagged with its
 // mapping file's base name (no name tag) is the mapping's when that base
 // name is the declared name, and its tags are then upgraded to the name;
-// any other is refused unless --allow-other-mapping.
+// any other is refused unless AllowOtherMapping.
 func checkTagged(j *job, s *session, arn string, mine, tagged load.Owner) error {
 	w, name := j.log, s.m.Table.Name
 	switch {
@@ -148,21 +154,21 @@ func checkTagged(j *job, s *session, arn string, mine, tagged load.Owner) error 
 		}
 		return nil
 	case j.wr.AllowOtherMapping:
-		fmt.Fprintf(w, "--allow-other-mapping: writing into table %s, which mapping %s created\n", name, tagged)
+		fmt.Fprintf(w, "%s: writing into table %s, which mapping %s created\n", j.opt(OptAllowOtherMapping), name, tagged)
 		return nil
 	case mine.Name == "" && tagged.Name == "":
-		return refused(&UnnamedError{File: j.cfg.Mapping, Table: name, Tagged: tagged.File})
+		return refused(&UnnamedError{File: j.cfg.Mapping, Table: name, Tagged: tagged.File, allowOther: j.opt(OptAllowOtherMapping)})
 	case mine.Name == "":
-		return refused(fmt.Errorf("table %s belongs to mapping %s (tag %s), and mapping %s declares no name: nothing was written; add \"name: %s\" at the top of the mapping if it is that mapping, give --table another name, or pass --allow-other-mapping to write into it anyway",
-			name, tagged, load.TagName, j.cfg.Mapping, tagged.Name))
+		return refused(fmt.Errorf("table %s belongs to mapping %s (tag %s), and mapping %s declares no name: nothing was written; add \"name: %s\" at the top of the mapping if it is that mapping, give %s another name, or pass %s to write into it anyway",
+			name, tagged, load.TagName, j.cfg.Mapping, tagged.Name, j.opt(OptTable), j.opt(OptAllowOtherMapping)))
 	}
-	return refused(fmt.Errorf("table %s belongs to mapping %s, not %s: nothing was written; give --table another name, or pass --allow-other-mapping to write into it anyway",
-		name, tagged, mine))
+	return refused(fmt.Errorf("table %s belongs to mapping %s, not %s: nothing was written; give %s another name, or pass %s to write into it anyway",
+		name, tagged, mine, j.opt(OptTable), j.opt(OptAllowOtherMapping)))
 }
 
 // checkSample checks an untagged table by a bounded sample of its items:
 // one holding items, none of the mapping's types, is refused unless
-// --allow-other-items.
+// AllowOtherItems.
 func checkSample(j *job, s *session) error {
 	ctx, w, name := j.ctx, j.log, s.m.Table.Name
 	sample, err := load.SampleTable(ctx, s.client, name, s.m.TypeAttribute)
@@ -182,9 +188,9 @@ func checkSample(j *job, s *session) error {
 		fmt.Fprintf(w, "table %s is not tagged for a mapping and holds %s\n", name, sample)
 		return nil
 	case j.wr.AllowOtherItems:
-		fmt.Fprintf(w, "--allow-other-items: writing into table %s, which holds %s, none of the mapping's types\n", name, sample)
+		fmt.Fprintf(w, "%s: writing into table %s, which holds %s, none of the mapping's types\n", j.opt(OptAllowOtherItems), name, sample)
 		return nil
 	}
-	return refused(fmt.Errorf("table %s is not tagged for a mapping and holds %s, none of the mapping's types (%s): another mapping's or application's table? Nothing was written; give --table another name, or pass --allow-other-items to write into it anyway",
-		name, sample, strings.Join(types, ", ")))
+	return refused(fmt.Errorf("table %s is not tagged for a mapping and holds %s, none of the mapping's types (%s): another mapping's or application's table? Nothing was written; give %s another name, or pass %s to write into it anyway",
+		name, sample, strings.Join(types, ", "), j.opt(OptTable), j.opt(OptAllowOtherItems)))
 }

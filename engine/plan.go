@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/pg2dynamo/pg2dynamo/mapping"
 	"github.com/pg2dynamo/pg2dynamo/plan"
@@ -92,7 +91,7 @@ func planOneTable(j *job, m *mapping.Mapping) error {
 // mapping to m, then both designs (plan.RenderVersions).
 func planVersions(j *job, m *mapping.Mapping, o PlanOptions) error {
 	if o.WithSource || (o.Format != plan.FormatText && o.Format != plan.FormatMarkdown) {
-		return refused(fmt.Errorf("--previous-mapping writes the two designs as text or markdown, without --with-source"))
+		return optionError(j.opt(OptPreviousMapping)+" writes the two designs as text or markdown, without "+j.opt(OptWithSource), OptPreviousMapping)
 	}
 	prev, err := LoadMapping(j.ctx, o.PreviousMapping)
 	if err != nil {

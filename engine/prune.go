@@ -15,7 +15,7 @@ import (
 // deletes each stale item: one of a mapped type that no derived item has
 // the key of (verify.Compare with Options.Apply, DeleteOnly), through
 // out's DynamoDB sink (tableApplier: a DeleteItem conditional on the
-// item's type, --concurrency at a time, under --max-write-units). Items of
+// item's type, Concurrency at a time, under MaxWriteUnits). Items of
 // other types (unmanaged) are left alone, and an item another writer
 // retyped since the Scan is skipped, not deleted. When the derivation
 // itself is in doubt (an entity's count disagrees with count(*), or a key
@@ -43,7 +43,7 @@ func pruneStale(j *job, s *session, out sinkOut) (func(), error) {
 	return func() { res.Close() }, nil
 }
 
-// describePrune says on stderr what --prune deleted, or why nothing.
+// describePrune says on stderr what Prune deleted, or why nothing.
 func describePrune(stderr io.Writer, a *report.Applied, res *verify.Result) {
 	switch {
 	case a.Withheld != "":

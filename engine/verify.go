@@ -38,12 +38,12 @@ type session struct {
 	// mappingSHA256 is the hex SHA-256 of the mapping file, read again
 	// by open after loading it (mappingSHA256), for the reports.
 	mappingSHA256 string
-	// pruned is what migrate --prune deleted before the verify, for its
+	// pruned is what migrate with Prune deleted before the verify, for its
 	// report (pruneStale); nil otherwise.
 	pruned *report.Applied
 }
 
-// open checks --endpoint-url, loads the mapping, and connects to and
+// open checks EndpointURL, loads the mapping, and connects to and
 // checks the source (connectAndCheck); s.client is built by dynamo. The
 // caller closes s.src.
 func open(j *job) (*session, error) {
@@ -51,7 +51,7 @@ func open(j *job) (*session, error) {
 	if path == "" {
 		return nil, refused(errors.New("no mapping file given"))
 	}
-	if err := checkEndpoint(j.cfg.AWS.EndpointURL); err != nil {
+	if err := checkEndpoint(j, j.cfg.AWS.EndpointURL); err != nil {
 		return nil, err
 	}
 	m, err := loadForCheck(j.ctx, path)
@@ -60,7 +60,7 @@ func open(j *job) (*session, error) {
 	}
 	if t := j.cfg.Table; t != "" {
 		if !mapping.ValidTableName(t) {
-			return nil, refused(fmt.Errorf("--table %q: expected 3-255 characters of a-z, A-Z, 0-9, '_', '-', '.'", t))
+			return nil, refused(fmt.Errorf("%s %q: expected 3-255 characters of a-z, A-Z, 0-9, '_', '-', '.'", j.opt(OptTable), t))
 		}
 		m.Table.Name = t
 	}
@@ -71,7 +71,7 @@ func open(j *job) (*session, error) {
 	return s, nil
 }
 
-// dynamo builds s.client from the command's AWS flags; writeRetries, if
+// dynamo builds s.client from the command's AWS options; writeRetries, if
 // not nil, counts the SDK's retries of writes (load.ClientConfig.WriteRetries).
 func (s *session) dynamo(j *job, writeRetries *atomic.Int64) error {
 	var err error
@@ -138,11 +138,11 @@ func Compare(ctx context.Context, cfg Config, o CompareOptions) error {
 }
 
 // watchFollow, when a follow's replication slot exists for the table
-// (migrate --follow streams into it), begins s's snapshot at a temporary
+// (migrate with Follow streams into it), begins s's snapshot at a temporary
 // slot's exported snapshot and sets s.inFlight to the follow.Watch of the
 // changes the follow has not applied: an item they changed while the
 // check ran, or that the follow has yet to put or delete, counts as in
-// flight, not as wrong. It first waits (up to --follow-wait) until the
+// flight, not as wrong. It first waits (up to FollowWait) until the
 // follow has applied every change the snapshot holds: its confirmed
 // position reaches the snapshot's. A follow that does not get there (it
 // lags, or is not running) has the changes committed before the snapshot
@@ -180,7 +180,7 @@ func watchFollow(j *job, s *session) (*follow.Watch, error) {
 	return w, nil
 }
 
-// followLag waits (up to --follow-wait) until the follow of slot has
+// followLag waits (up to FollowWait) until the follow of slot has
 // applied every change before w's snapshot, and says how far it got. A
 // follow behind it then has w watch the changes it has not applied
 // (follow.Watch.FromFollow), so that what it has not done yet counts as
@@ -204,8 +204,8 @@ func followLag(j *job, conn *pgx.Conn, w *follow.Watch, slot string) error {
 		fmt.Fprintf(j.log, "verify: the follow (slot %s) has applied every change this check's snapshot holds (%s, waited %s); items changed after it while the check runs count as in flight\n",
 			slot, at, time.Since(start).Round(time.Millisecond))
 	case !active:
-		fmt.Fprintf(j.log, "verify: the follow of slot %s is not running, %d bytes behind this check's snapshot: the items the changes it has not applied explain count as in flight (resume it: migrate --follow --resume)\n",
-			slot, uint64(at)-uint64(confirmed))
+		fmt.Fprintf(j.log, "verify: the follow of slot %s is not running, %d bytes behind this check's snapshot: the items the changes it has not applied explain count as in flight (resume it: migrate %s)\n",
+			slot, uint64(at)-uint64(confirmed), j.cfg.names(OptFollow, OptResume))
 	default:
 		fmt.Fprintf(j.log, "verify: the follow (slot %s) is %d bytes behind this check's snapshot after %s: the items the changes it has not applied explain count as in flight\n",
 			slot, uint64(at)-uint64(confirmed), wait)
@@ -236,26 +236,27 @@ func waitForSlot(ctx context.Context, conn *pgx.Conn, slot string, at pglogrepl.
 	}
 }
 
-// reportFiles are the --report-json and --html files of a command, each
+// reportFiles are the JSON and HTML files of a command, each
 // nil when not asked for. They are opened before the command's work, so
 // that a path that cannot be written fails it before the work, not after
 // (a migration of hours), and published when written (see outputFile): a
 // failed command leaves the files of the last run as they were.
 type reportFiles struct{ json, html *outputFile }
 
-// openReportFiles opens the report files c's flags ask for; the caller
+// openReportFiles opens the report files the options ask for; the caller
 // defers discard.
 func openReportFiles(j *job) (*reportFiles, error) {
 	rf := &reportFiles{}
 	for _, f := range []struct {
-		flag, path string
-		dst        **outputFile
-	}{{"report-json", j.rep.JSON, &rf.json}, {"html", j.rep.HTML, &rf.html}} {
+		opt  Option
+		path string
+		dst  **outputFile
+	}{{OptReportJSON, j.rep.JSON, &rf.json}, {OptHTML, j.rep.HTML, &rf.html}} {
 		if p := f.path; p != "" {
 			file, err := createOutput(p, false)
 			if err != nil {
 				rf.discard()
-				return nil, refused(fmt.Errorf("--%s: %w", f.flag, err))
+				return nil, refused(fmt.Errorf("%s: %w", j.opt(f.opt), err))
 			}
 			*f.dst = file
 		}
@@ -294,7 +295,7 @@ func compareAndReport(j *job, s *session, mode string, price float64, out io.Wri
 	defer res.Close() // its lists' temporary files
 	r := report.New(mode, res, price)
 	r.Run = run
-	r.Applied = s.pruned // what migrate --prune deleted before this check, if anything
+	r.Applied = s.pruned // what migrate with Prune deleted before this check, if anything
 	if mode == report.ModeDiff {
 		r.PriceImport(j.rep.ImportPricePerGB)
 	}
@@ -302,21 +303,21 @@ func compareAndReport(j *job, s *session, mode string, price float64, out io.Wri
 		return err
 	}
 	if mode == report.ModeVerify && !r.OK {
-		hint := staleHint(res)
+		hint := staleHint(j, res)
 		if running := runningFollow(j, s); running != "" {
-			hint = followAdvice(running) // never a run that writes beside it
+			hint = followAdvice(j, running) // never a run that writes beside it
 		}
 		return mismatch(fmt.Errorf("%s%s", r.Headline(), hint))
 	}
 	return nil
 }
 
-// writeReport writes r to out in --format (text when the command has no
-// --format) and to the report files rf holds, publishing each once
+// writeReport writes r to out in Format (text when the command has no
+// Format) and to the report files rf holds, publishing each once
 // written.
 func writeReport(j *job, r *report.Report, out io.Writer, rf *reportFiles) error {
 	format := j.rep.Format
-	if format == "" { // migrate has no --format: its report is text
+	if format == "" { // migrate has no Format: its report is text
 		format = report.FormatText
 	}
 	if err := report.Render(out, r, format, j.rep.Limit); err != nil {
@@ -324,18 +325,18 @@ func writeReport(j *job, r *report.Report, out io.Writer, rf *reportFiles) error
 	}
 	if f := rf.json; f != nil {
 		if err := report.Render(f, r, report.FormatJSON, 0); err != nil {
-			return fmt.Errorf("--report-json: %w", err)
+			return fmt.Errorf("%s: %w", j.opt(OptReportJSON), err)
 		}
 		if err := f.Close(); err != nil {
-			return fmt.Errorf("--report-json: %w", err)
+			return fmt.Errorf("%s: %w", j.opt(OptReportJSON), err)
 		}
 	}
 	if f := rf.html; f != nil {
 		if err := report.HTML(f, r); err != nil {
-			return fmt.Errorf("--html: %w", err)
+			return fmt.Errorf("%s: %w", j.opt(OptHTML), err)
 		}
 		if err := f.Close(); err != nil {
-			return fmt.Errorf("--html: %w", err)
+			return fmt.Errorf("%s: %w", j.opt(OptHTML), err)
 		}
 	}
 	return nil
@@ -353,7 +354,7 @@ func exportBytes(mode string) func(map[string]types.AttributeValue) int64 {
 // staleHint, when stale items are the only difference (nothing missing,
 // changed or derived twice, every count agreeing), says what they are and
 // what removes them; "" otherwise.
-func staleHint(res *verify.Result) string {
+func staleHint(j *job, res *verify.Result) string {
 	c := res.Counts
 	if res.Stale == 0 || c.Missing.Total > 0 || c.Changed.Total > 0 || c.Duplicates.Total > 0 {
 		return ""
@@ -364,7 +365,7 @@ func staleHint(res *verify.Result) string {
 		}
 	}
 	return fmt.Sprintf("\nthe only difference: %d stale items, of the mapping's types but no longer produced by the source (a row deleted, or its key changed); "+
-		"pg2dynamo migrate --prune deletes them (migrate --changes-only too, writing only what differs), pg2dynamo diff lists them", res.Stale)
+		"%s deletes them (migrate %s too, writing only what differs), pg2dynamo diff lists them", res.Stale, j.cfg.run("migrate", OptPrune), j.opt(OptChangesOnly))
 }
 
 // runInfo describes the comparison beginning at start, for its report:
@@ -429,7 +430,7 @@ func Connect(ctx context.Context, cfg Config) (*extract.Source, error) {
 
 // HoldSnapshot exports a snapshot of cfg.Source (a read-only REPEATABLE
 // READ transaction, pg_export_snapshot()), tells its name to held, and
-// keeps it open until ctx ends: the --snapshot NAME that every shard of a
+// keeps it open until ctx ends: the Snapshot NAME that every shard of a
 // run reads, so that each row belongs to exactly one shard.
 // https://www.postgresql.org/docs/current/functions-admin.html#FUNCTIONS-SNAPSHOT-SYNCHRONIZATION
 func HoldSnapshot(ctx context.Context, cfg Config, held func(name, source string)) error {

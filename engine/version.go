@@ -9,7 +9,7 @@ import (
 // go build -ldflags "-X github.com/pg2dynamo/pg2dynamo/engine.version=v1.2.3".
 var version string
 
-// Version is pg2dynamo's version as `pg2dynamo --version` prints it and the
+// Version is pg2dynamo's version as the CLI prints it and the
 // reports record it: the link-time version if set, else the module version
 // of the build (a tagged `go install`), else "(devel)"; followed by the VCS
 // revision (12 hex digits, "+dirty" for a modified tree) when the build

@@ -110,10 +110,10 @@ func (d *Diff) ComparedTypes() []string {
 // and nextPath) and both names.
 func CheckVersions(prev, next *Mapping, prevPath, nextPath string) error {
 	if prev.Name == "" || next.Name == "" {
-		return fmt.Errorf("--previous-mapping %s is mapping %q, and %s is mapping %q: versions of a mapping are told apart by their common name (the identity the table is tagged with); give both the same name", prevPath, prev.Name, nextPath, next.Name)
+		return fmt.Errorf("the previous version %s is mapping %q, and %s is mapping %q: versions of a mapping are told apart by their common name (the identity the table is tagged with); give both the same name", prevPath, prev.Name, nextPath, next.Name)
 	}
 	if prev.Name != next.Name {
-		return fmt.Errorf("--previous-mapping %s is mapping %q, and %s is mapping %q: a new version of a mapping keeps its name (the identity the table is tagged with)", prevPath, prev.Name, nextPath, next.Name)
+		return fmt.Errorf("the previous version %s is mapping %q, and %s is mapping %q: a new version of a mapping keeps its name (the identity the table is tagged with)", prevPath, prev.Name, nextPath, next.Name)
 	}
 	return nil
 }

@@ -11,6 +11,10 @@
 // each string literal outside extract/ that names a system catalog
 // (pg_class, pg_publication_tables, …) or casts to regclass: extract.Catalog
 // is the one reader of PostgreSQL's catalog (issue 27).
+//
+// TestEngineNamesNoFlag fails naming each string literal of engine/ that
+// names a command-line flag ("--resume", or "--%s"): the engine names
+// option fields (engine.Option), and app words them as flags (issue 37).
 package codecheck
 
 // MaxFuncLines is the longest a function outside tests and bench/ may be, in
