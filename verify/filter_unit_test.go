@@ -23,7 +23,7 @@ func TestMatchFilter(t *testing.T) {
 	n := func(v string) types.AttributeValue { return &types.AttributeValueMemberN{Value: v} }
 	item := map[string]types.AttributeValue{"status": s("open"), "total": n("10.50"), "tags": &types.AttributeValueMemberSS{Value: []string{"a", "b"}},
 		"items": &types.AttributeValueMemberL{Value: []types.AttributeValue{s("x"), n("2")}},
-		"city": s("Zürich"), "mood": s("ok 😀")} // 6 characters, 7 bytes; 4 characters, 5 UTF-16 code units
+		"city":  s("Zürich"), "mood": s("ok 😀")} // 6 characters, 7 bytes; 4 characters, 5 UTF-16 code units
 	vals := map[string]types.AttributeValue{"open": s("open"), "closed": s("closed"), "ten": n("10.5"), "nine": n("9"), "b": s("b"),
 		"two": n("2"), "three": n("3"), "op": s("op"), "tenS": s("10.5"), "four": n("4"), "five": n("5"), "six": n("6"), "seven": n("7")}
 	const undecided = "undecided"
