@@ -647,8 +647,8 @@ func (c *patternCheck) query(ctx context.Context, client dynamodb.QueryAPIClient
 	}
 	res.Got = got.n - got.undecided
 	if len(c.undecided) > 0 {
-		res.Note = fmt.Sprintf("%d of the items the key condition reads are compared on neither side: whether they pass the filter "+
-			"is not decided by DynamoDB's documented rules (%s)", len(c.undecided), c.undecidedWhy)
+		addNote(&res, fmt.Sprintf("%d of the items the key condition reads are compared on neither side: whether they pass the filter "+
+			"is not decided by DynamoDB's documented rules (%s)", len(c.undecided), c.undecidedWhy))
 	}
 	c.checkScanned(&res, got.scanned)
 	return res, nil
