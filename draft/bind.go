@@ -77,6 +77,9 @@ type BoundEntity struct {
 	dup     map[string]bool
 	// nullable marks the placeholders that may be NULL (sparse indexes).
 	nullable map[string]bool
+	// multi are the GSIs with multi-attribute keys the entity's items
+	// are in (their own attributes: no Indexes entry).
+	multi []string
 }
 
 // BoundIndex is an entity's key templates in one GSI.
@@ -170,6 +173,7 @@ func BindDesign(cat *Catalog, t *MCPTable, name string) *Bound {
 	b := &Bound{Catalog: cat, Design: t, Table: cmp.Or(name, t.Config.TableName), PartitionKey: t.Config.PartitionKey,
 		SortKey: t.Config.SortKey, GSIs: t.GSIs(), TypeAttribute: "type"}
 	g := &binder{b: b}
+	b.GSIs = g.gsis(b.GSIs)
 	for _, de := range t.Entities {
 		b.Entities = append(b.Entities, g.entity(de))
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -344,6 +345,61 @@ func TestBindDesignGSIOnTableKeys(t *testing.T) {
 	}
 	if b.Entities[1].Table != nil {
 		t.Errorf("CustomerOrder bound over %s", b.Entities[1].Table.Name)
+	}
+}
+
+// A design table without a sort key binds (sort_key: "" in the mapping,
+// a GetItem on the partition key alone), and a GSI with multi-attribute
+// keys binds as partition_keys/sort_keys when each template is its field
+// alone: numbers typed N, its Query patterns as equalities on the
+// partition key attributes, then the sort key attributes from the left,
+// the range on the last one the parameters reach. A template with text
+// leaves the entity out of the index, unbound.
+func TestBindDesignNoSortKeyMultiAttribute(t *testing.T) {
+	d := parseBrief(t, `{"tables": [{
+	  "table_config": {"table_name": "Orders", "partition_key": "order_id"},
+	  "gsi_list": [{"name": "ByCustomer", "partition_key": "customer_id", "sort_key": ["placed_at"]},
+	               {"name": "ByOrder", "partition_key": ["customer_id"], "sort_key": ["placed_at", "order_id"]},
+	               {"name": "Tagged", "partition_key": ["customer_id"]}],
+	  "entities": {
+	    "Order": {"entity_type": "ORDER", "pk_template": "{order_id}",
+	      "gsi_mappings": [{"name": "ByCustomer", "pk_template": "{customer_id}", "sk_template": ["{placed_at}"]},
+	                       {"name": "ByOrder", "pk_template": ["{customer_id}"], "sk_template": ["{placed_at}", "{order_id}"]},
+	                       {"name": "Tagged", "pk_template": ["C#{customer_id}"]}],
+	      "fields": [{"name": "order_id", "type": "integer"}, {"name": "customer_id", "type": "integer"}, {"name": "placed_at", "type": "string"}],
+	      "access_patterns": [
+	        {"pattern_id": 1, "name": "get", "operation": "GetItem", "parameters": [{"name": "order_id", "type": "integer"}]},
+	        {"pattern_id": 2, "name": "all", "operation": "Query", "index_name": "ByCustomer", "parameters": [{"name": "customer_id", "type": "integer"}]},
+	        {"pattern_id": 3, "name": "since", "operation": "Query", "index_name": "ByCustomer", "range_condition": ">=",
+	         "parameters": [{"name": "customer_id", "type": "integer"}, {"name": "since", "type": "string"}]}]}}}]}`)
+	b := BindDesign(shop(), d.Tables[0], "")
+	want := []Unbound{
+		{"GSI ByOrder", "its key attribute order_id is the table's, which pg2dynamo renders from key templates; its multi-attribute keys are the items' own attributes"},
+		{"entity Order, GSI Tagged", `template "C#{customer_id}" of key attribute customer_id: a multi-attribute key attribute holds one field's value itself ({field})`},
+	}
+	if d := cmp.Diff(want, b.Unbound); d != "" {
+		t.Errorf("unbound (-want +got):\n%s", d)
+	}
+	conds := map[string]string{}
+	for _, p := range b.Patterns {
+		conds[p.Name] = p.KeyCondition
+	}
+	wantConds := map[string]string{"get": "order_id = ${order_id}", "all": "customer_id = ${customer_id}",
+		"since": "customer_id = ${customer_id} AND placed_at >= ${placed_at}"}
+	if d := cmp.Diff(wantConds, conds); d != "" {
+		t.Errorf("key conditions (-want +got):\n%s", d)
+	}
+	var out bytes.Buffer
+	if err := WriteBound(&out, b, "design.json"); err != nil {
+		t.Fatal(err)
+	}
+	m, err := mapping.Parse("draft.yaml", out.Bytes())
+	if err != nil {
+		t.Fatalf("the draft does not load: %v\n%s", err, out.String())
+	}
+	g := m.Table.GSI("ByCustomer")
+	if m.Table.SortKey != "" || g == nil || fmt.Sprint(g.PartitionKeys, g.SortKeys) != "[{customer_id N}] [{placed_at S}]" {
+		t.Errorf("table sort key %q, ByCustomer %+v\n%s", m.Table.SortKey, g, out.String())
 	}
 }
 

@@ -15,11 +15,11 @@ var scalarItems = []string{"string", "integer", "float", "decimal", "number", "u
 func (g *binder) entity(de *MCPEntity) *BoundEntity {
 	e := &BoundEntity{Design: de, Rename: map[string]string{}, keyName: map[string]keyColumn{}, dup: map[string]bool{}, nullable: map[string]bool{}}
 	where := "entity " + de.Name
-	if g.b.SortKey == "" {
-		g.unbound(where, "the design's table has no sort key; a pg2dynamo table always has one: add a sort_key to table_config (the items can keep a constant one, such as METADATA)")
+	switch {
+	case g.b.SortKey == "" && de.SKTemplate != "":
+		g.unbound(where, "it has an sk_template, and the table has no sort key: remove sk_template, or add a sort_key to table_config")
 		return e
-	}
-	if de.SKTemplate == "" {
+	case g.b.SortKey != "" && de.SKTemplate == "":
 		g.unbound(where, "it has no sk_template, and the table has a sort key (%s): every item needs one", g.b.SortKey)
 		return e
 	}
@@ -190,12 +190,19 @@ func (g *binder) keys(e *BoundEntity) {
 	e.PK, e.SK = g.b.typedTemplate(g.b.PartitionKey, pk), g.b.typedTemplate(g.b.SortKey, sk)
 	g.orderNotes(e)
 	for _, m := range de.GSIMappings {
-		if m.PKTemplates != nil || m.SKTemplates != nil {
-			g.unbound(fmt.Sprintf("entity %s, GSI %s", de.Name, m.Name), "its keys are multi-attribute (a list of templates), which pg2dynamo's mapping does not write yet")
+		if gsi := g.b.Design.GSI(m.Name); gsi != nil && !slices.ContainsFunc(g.b.GSIs, func(x MCPGSI) bool { return x.Name == m.Name }) {
+			continue // the GSI is unbound (binder.gsis)
+		}
+		if gsi := g.b.Design.GSI(m.Name); gsi != nil && g.b.multi(*gsi) {
+			if why := g.multiIndex(e, m, *gsi); why != "" {
+				g.unbound(fmt.Sprintf("entity %s, GSI %s", de.Name, m.Name), "%s", why)
+			} else {
+				e.multi = append(e.multi, m.Name)
+			}
 			continue
 		}
-		if gsi := g.b.Design.GSI(m.Name); gsi != nil && gsi.MultiAttribute() {
-			g.unbound(fmt.Sprintf("entity %s, GSI %s", de.Name, m.Name), "GSI %s has multi-attribute keys, which pg2dynamo's mapping does not write yet", m.Name)
+		if m.PKTemplates != nil || m.SKTemplates != nil {
+			g.unbound(fmt.Sprintf("entity %s, GSI %s", de.Name, m.Name), "a list of templates for an index whose keys are single attributes")
 			continue
 		}
 		pk, miss, u := translateTemplate(m.PKTemplate, place)
@@ -348,10 +355,11 @@ func (g *binder) reserve(e *BoundEntity) {
 	}
 }
 
-// keyAttr reports whether n is a key attribute of a GSI.
+// keyAttr reports whether n is a key attribute of a GSI rendered from
+// templates (a multi-attribute key's are the items' own attributes).
 func (g *binder) keyAttr(n string) bool {
 	for _, x := range g.b.GSIs {
-		if x.PartitionKey == n || x.SortKey == n {
+		if !g.b.multi(x) && (x.PartitionKey == n || x.SortKey == n) {
 			return true
 		}
 	}

@@ -120,6 +120,10 @@ func (g *binder) condition(e *BoundEntity, p *MCPPattern) (string, string) {
 			return "", "a GetItem cannot read an index: make it a Query"
 		case m == nil:
 			return "", fmt.Sprintf("entity %s has no gsi_mapping for %s", de.Name, p.IndexName)
+		case gsi != nil && g.b.multi(*gsi) && !slices.Contains(e.multi, p.IndexName):
+			return "", fmt.Sprintf("the entity's templates in %s are unbound", p.IndexName)
+		case gsi != nil && g.b.multi(*gsi):
+			return g.multiCondition(e, p, *gsi)
 		case e.index(p.IndexName) == nil:
 			return "", fmt.Sprintf("the entity's templates in %s are unbound", p.IndexName)
 		}
@@ -130,6 +134,8 @@ func (g *binder) condition(e *BoundEntity, p *MCPPattern) (string, string) {
 	switch rc := p.RangeCondition; {
 	case p.Operation == "GetItem" && rc != "":
 		return "", "a GetItem has no range condition: make it a Query"
+	case p.Operation == "GetItem" && skAttr == "":
+		// A table without a sort key: the partition key alone.
 	case p.Operation == "GetItem":
 		sort, bounds = "=", []string{skT}
 	case rc == "" && p.ReturnType == "mixed_data":

@@ -33,7 +33,7 @@ func WriteBound(w io.Writer, b *Bound, from string) error {
 // above the next bound one of its map, or below the last; the lists of
 // what is unbound or not translated go at the end of the file.
 func buildBound(b *Bound, from string) (*mapping.Mapping, layout) {
-	m := &mapping.Mapping{Version: 1, Name: MappingName(b.Table), Table: mapping.Table{Name: b.Table, PartitionKey: b.PartitionKey, SortKey: cmpOr(b.SortKey, mapping.DefaultSortKey),
+	m := &mapping.Mapping{Version: 1, Name: MappingName(b.Table), Table: mapping.Table{Name: b.Table, PartitionKey: b.PartitionKey, SortKey: b.SortKey,
 		PartitionKeyType: b.keyType(b.PartitionKey), SortKeyType: b.keyType(b.SortKey)}}
 	var l layout
 	l.add(note{path: at(mapping.KeyVersion), head: boundHeader(b, from)})
@@ -43,6 +43,12 @@ func buildBound(b *Bound, from string) (*mapping.Mapping, layout) {
 		// The design's projection; ALL is the mapping's default.
 		if x.Projection != mapping.ProjectAll {
 			g.Projection, g.NonKeyAttributes = x.Projection, nonEmpty(x.Included)
+		}
+		if b.multi(x) {
+			g.PartitionKey, g.SortKey = "", ""
+			g.PartitionKeys, g.SortKeys = b.multiKeyAttrs(x)
+			m.Table.GSIs = append(m.Table.GSIs, g)
+			continue
 		}
 		// A table key attribute the index reuses has the table's type.
 		if g.PartitionKey != b.PartitionKey && g.PartitionKey != b.SortKey {

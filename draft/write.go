@@ -55,7 +55,7 @@ func at(path ...any) []any { return path }
 // build returns the mapping d drafts, with nothing Load would fill in
 // (defaults, templates), and its layout.
 func build(d *Design) (*mapping.Mapping, layout) {
-	m := &mapping.Mapping{Version: 1, Name: MappingName(d.Table), Table: mapping.Table{Name: d.Table}}
+	m := &mapping.Mapping{Version: 1, Name: MappingName(d.Table), Table: mapping.Table{Name: d.Table, SortKey: mapping.DefaultSortKey}}
 	var l layout
 	l.add(note{path: at(mapping.KeyVersion), head: header(d)})
 	l.add(note{path: at(mapping.KeyName), head: nameComment})

@@ -564,7 +564,7 @@ func (a *Applier) derive(ctx context.Context, aff *affected, w *work) error {
 // item of another row derived before it in the window. "" when neither.
 func (a *Applier) duplicateKey(w *work, row rowID, keys [][2]string) (string, [2]string) {
 	head := func(key [2]string) string {
-		return fmt.Sprintf("duplicate primary key (%s %q, %s %q)", a.keyAttrs[0], key[0], a.keyAttrs[1], key[1])
+		return fmt.Sprintf("duplicate primary key (%s)", transform.DescribeKey(a.keyAttrs, key))
 	}
 	for i, key := range keys {
 		if slices.Contains(keys[:i], key) {

@@ -420,5 +420,8 @@ func TestEnsureTableDynalite(t *testing.T) {
 		if created || !errors.As(err, &ae) || ae.ErrorCode() != "ValidationException" || !strings.HasPrefix(err.Error(), "create table "+m.Table.Name+": ") {
 			t.Fatalf("created %v, error %v; want CreateTable refused with a ValidationException", created, err)
 		}
+		if !strings.Contains(err.Error(), "GSI ByTenant has multi-attribute keys") {
+			t.Errorf("the error does not name the GSI with multi-attribute keys: %v", err)
+		}
 	})
 }

@@ -28,7 +28,8 @@ const PreflightTimeout = 20 * time.Second
 const TableActiveTimeout = 5 * time.Minute
 
 // CreateTableInput is the CreateTable request for the mapping's table: the
-// partition and sort key (type S), every GSI with its key schema (several
+// partition key and the sort key (a HASH element alone when the table has
+// none), every GSI with its key schema (several
 // HASH and RANGE elements, in order, for multi-attribute keys) and
 // projection, every key attribute with its type (mapping.Table.KeyAttributeTypes),
 // the billing mode with its capacities, and the optional settings CreateTable
@@ -235,6 +236,13 @@ func createTable(ctx context.Context, client TableAPI, m *mapping.Mapping) (bool
 		if errors.As(err, &inUse) {
 			return false, nil
 		}
+		var ae smithy.APIError
+		if multi := multiAttributeGSIs(m); len(multi) > 0 && errors.As(err, &ae) && ae.ErrorCode() == "ValidationException" {
+			// dynalite and DynamoDB Local refuse a key schema of several
+			// HASH or RANGE elements: say which GSIs have one.
+			return false, fmt.Errorf("create table %s: GSI %s has multi-attribute keys, which DynamoDB has had since November 2025 and local servers (dynalite, DynamoDB Local) do not implement; create the table on DynamoDB, or remove the GSI from the mapping: %w",
+				name, strings.Join(multi, ", "), err)
+		}
 		return false, fmt.Errorf("create table %s: %w", name, err)
 	}
 	if _, err := waitActive(ctx, client, name); err != nil {
@@ -436,4 +444,16 @@ func describeKeys(ks []types.KeySchemaElement) string {
 		s += fmt.Sprintf("%s %s", role, aws.ToString(k.AttributeName))
 	}
 	return "(" + s + ")"
+}
+
+// multiAttributeGSIs returns the names of m's GSIs with multi-attribute
+// keys.
+func multiAttributeGSIs(m *mapping.Mapping) []string {
+	var out []string
+	for _, g := range m.Table.GSIs {
+		if g.MultiAttribute() {
+			out = append(out, g.Name)
+		}
+	}
+	return out
 }

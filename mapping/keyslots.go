@@ -37,19 +37,21 @@ type KeySlot struct {
 // KeySlots are an entity's key slots (Mapping.KeySlots).
 type KeySlots []KeySlot
 
-// KeySlots returns entity e's key slots: partition and sort key, then the
-// keys of each GSI the entity is in, in the table's GSI order (an index
-// key without a template is left out), then its mirror's partition and
-// sort key. The templates are those Load parsed.
+// KeySlots returns entity e's key slots: partition and sort key (the
+// partition key alone when the table has no sort key), then the keys of
+// each GSI the entity is in, in the table's GSI order (an index key
+// without a template is left out), then its mirror's partition and sort
+// key (its partition key alone without a table sort key). The templates
+// are those Load parsed.
 func (m *Mapping) KeySlots(e *Entity) KeySlots {
 	t := &m.Table
 	ep := Path(KeyEntities, e.Name)
 	slot := func(attr string, tpl Template, sort bool, path string) KeySlot {
 		return KeySlot{Attr: attr, Template: tpl, Type: t.KeyType(attr), Sort: sort, Sorted: t.Sorts(attr), Path: path}
 	}
-	out := KeySlots{
-		slot(t.PartitionKey, e.PKTemplate, false, Path(ep, KeyPK)),
-		slot(t.SortKey, e.SKTemplate, true, Path(ep, KeySK)),
+	out := KeySlots{slot(t.PartitionKey, e.PKTemplate, false, Path(ep, KeyPK))}
+	if t.SortKey != "" {
+		out = append(out, slot(t.SortKey, e.SKTemplate, true, Path(ep, KeySK)))
 	}
 	for _, g := range t.GSIs {
 		pair, ok := e.IndexTemplate[g.Name]
@@ -68,10 +70,11 @@ func (m *Mapping) KeySlots(e *Entity) KeySlots {
 	}
 	if mi := e.Mirror; mi != nil {
 		mp := Path(ep, KeyMirror)
-		for _, s := range []KeySlot{
-			slot(t.PartitionKey, mi.PKTemplate, false, Path(mp, KeyPK)),
-			slot(t.SortKey, mi.SKTemplate, true, Path(mp, KeySK)),
-		} {
+		keys := []KeySlot{slot(t.PartitionKey, mi.PKTemplate, false, Path(mp, KeyPK))}
+		if t.SortKey != "" {
+			keys = append(keys, slot(t.SortKey, mi.SKTemplate, true, Path(mp, KeySK)))
+		}
+		for _, s := range keys {
 			s.Mirror = true
 			out = append(out, s)
 		}
@@ -82,8 +85,13 @@ func (m *Mapping) KeySlots(e *Entity) KeySlots {
 // KeySlots returns the key templates of access pattern ap's key condition
 // as slots of the index it queries: the partition key, then the sort key
 // and, for BETWEEN, its upper bound (a second slot of the same attribute),
-// each at the path of the key condition.
+// each at the path of the key condition. A pattern on a GSI with
+// multi-attribute keys has none: its values are attributes' values, not
+// rendered keys (KeyCondition.Terms, AccessPattern.TermTypes).
 func (ap *AccessPattern) KeySlots(t *Table) []KeySlot {
+	if ap.MultiAttributeIndex(t) != nil {
+		return nil
+	}
 	kc := ap.Condition
 	path := Path(KeyAccessPatterns, ap.Name, KeyKeyCondition)
 	slot := func(attr string, tpl Template, sort bool) KeySlot {
@@ -101,13 +109,16 @@ func (ap *AccessPattern) KeySlots(t *Table) []KeySlot {
 
 // Find returns the slot of key attribute attr on the entity's own items
 // (on its mirror items if mirror), as the item writes it, and whether
-// there is one: the table's keys come from pk and sk (mirror.pk and
+// there is one (never for attr ""): the table's keys come from pk and sk (mirror.pk and
 // mirror.sk), a GSI's from its indexes entry, the last in the table's GSI
 // order when two GSIs share the attribute (a mirror item has no GSI
 // keys).
 func (ss KeySlots) Find(attr string, mirror bool) (KeySlot, bool) {
 	var found KeySlot
 	ok := false
+	if attr == "" {
+		return found, false // no such key (a table without a sort key)
+	}
 	for _, s := range ss {
 		if s.Attr != attr || s.Mirror != mirror {
 			continue
@@ -129,6 +140,9 @@ func (ss KeySlots) Mirrored() bool { return len(ss) > 0 && ss[len(ss)-1].Mirror 
 // Number placeholders are zero-padded in such attributes, so that string
 // order equals numeric order wherever order matters.
 func (t *Table) Sorts(attr string) bool {
+	if attr == "" {
+		return false
+	}
 	if attr == t.SortKey {
 		return true
 	}

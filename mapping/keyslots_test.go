@@ -3,6 +3,7 @@ package mapping
 import (
 	"testing"
 
+	"github.com/goccy/go-yaml"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 )
@@ -139,6 +140,66 @@ func TestNameableAndWhole(t *testing.T) {
 		}
 		if got, ok := tp.Whole(); got != want || ok != (want != "") {
 			t.Errorf("Whole(%q) = %q, %v; want %q", s, got, ok, want)
+		}
+	}
+}
+
+// A table declared without a sort key (sort_key: "") has the partition
+// key alone in its key slots, its mirror's too; sort_key left without a
+// value is the default SK. The JSON Schema accepts the first as Load does.
+func TestKeySlotsWithoutSortKey(t *testing.T) {
+	const doc = `table:
+  name: shop
+  sort_key: ""
+  gsis:
+    - {name: ByEmail, partition_key: EPK, sort_key: ESK}
+entities:
+  User:
+    source: {table: users}
+    pk: "USER#${id}"
+    indexes:
+      ByEmail: {pk: "EMAIL#${email}", sk: "USER"}
+    mirror: {pk: "EMAIL#${email}"}
+access_patterns:
+  Get: {key_condition: "PK = USER#${id}"}
+`
+	m := mustParse(t, []byte(doc))
+	var got []string
+	for _, s := range m.KeySlots(m.Entities[0]) {
+		got = append(got, s.Attr+"="+s.Template.Source)
+	}
+	want := []string{"PK=USER#${id}", "EPK=EMAIL#${email}", "ESK=USER", "PK=EMAIL#${email}"}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("key slots (-want +got):\n%s", d)
+	}
+	if m.Table.SortKey != "" || m.Table.Sorts("") || len(m.KeyAttributes()) != 3 {
+		t.Errorf("sort key %q, Sorts(\"\") %v, key attributes %v", m.Table.SortKey, m.Table.Sorts(""), m.KeyAttributes())
+	}
+	if _, ok := m.KeySlots(m.Entities[0]).Find("", false); ok {
+		t.Error(`Find("") found a slot`)
+	}
+	if err := validateYAML(compileSchema(t), []byte(doc)); err != nil {
+		t.Errorf("schema: %v", err)
+	}
+	if d := mustParse(t, []byte("table: {name: shop, sort_key: }\nentities: {A: {source: {table: a}, pk: A, sk: A}}\n")); d.Table.SortKey != DefaultSortKey {
+		t.Errorf("sort_key without a value: %q, want the default %q", d.Table.SortKey, DefaultSortKey)
+	}
+}
+
+// MarshalYAML writes a table without a sort key as sort_key: "", with
+// and without OmitEmpty, and Parse reads it back without one; a table
+// with another sort key keeps it.
+func TestMarshalWithoutSortKey(t *testing.T) {
+	for sk, entity := range map[string]string{`""`: "{source: {table: a}, pk: A}", "SORT": "{source: {table: a}, pk: A, sk: B}"} {
+		m := mustParse(t, []byte("table: {name: shop, sort_key: "+sk+"}\nentities: {A: "+entity+"}\n"))
+		for _, opts := range [][]yaml.EncodeOption{nil, {yaml.OmitEmpty(), yaml.OmitZero()}} {
+			b, err := yaml.MarshalWithOptions(m, opts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if back := mustParse(t, b); back.Table.SortKey != m.Table.SortKey {
+				t.Errorf("sort_key %s written as\n%s\nread back as %q", sk, b, back.Table.SortKey)
+			}
 		}
 	}
 }

@@ -89,7 +89,7 @@ func (m *Mapping) validateKeyTypes() Errors {
 		for _, k := range []struct {
 			attr, typ, key string
 		}{{pk, g.PartitionKeyType, KeyPartitionKeyType}, {sk, g.SortKeyType, KeySortKeyType}} {
-			if k.typ != "" && validKeyType(k.typ) && (k.attr == t.PartitionKey || k.attr == t.SortKey) {
+			if k.typ != "" && validKeyType(k.typ) && k.attr != "" && (k.attr == t.PartitionKey || k.attr == t.SortKey) {
 				if tt := tableKeyType(t, k.attr); tt != k.typ {
 					add(Path(gp, k.key), "%q is the table's key attribute, of type %s: an attribute has one type; declare it on the table", k.attr, tt)
 					continue
@@ -184,8 +184,8 @@ func (m *Mapping) validateTypedKeys() Errors {
 		}
 	}
 	for _, ap := range m.AccessPatterns {
-		if ap.Condition.PartitionAttr == "" {
-			continue // not parsed: reported
+		if ap.Condition.PartitionAttr == "" || ap.MultiAttributeIndex(&m.Table) != nil {
+			continue // not parsed (reported), or checked by validateMultiPattern
 		}
 		for _, s := range ap.KeySlots(&m.Table) {
 			if err := m.checkTypedKeyTemplate(s); err != nil {

@@ -344,11 +344,13 @@ func (m *Mapping) librarySlots(e *Entity) []KeySlot {
 	return out
 }
 
-// pairedKey reports whether slot k's index has a sort key (the table
-// always has; a GSI may have none).
+// pairedKey reports whether slot k's index (or the table) has a sort key.
 func (m *Mapping) pairedKey(k KeySlot) bool {
-	if k.Sort || k.Index == "" {
+	if k.Sort {
 		return true
+	}
+	if k.Index == "" {
+		return m.Table.SortKey != ""
 	}
 	g := m.Table.GSI(k.Index)
 	return g != nil && g.SortKey != ""

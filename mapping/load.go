@@ -216,8 +216,8 @@ func (m *Mapping) applyDefaults() {
 	if t.PartitionKey == "" {
 		t.PartitionKey = DefaultPartitionKey
 	}
-	if t.SortKey == "" {
-		t.SortKey = DefaultSortKey
+	if t.SortKey == "" && !m.pos.quoted[Path(KeyTable, KeySortKey)] {
+		t.SortKey = DefaultSortKey // sort_key: "" declares none; no value is the default
 	}
 	if t.BillingMode == "" {
 		t.BillingMode = PayPerRequest
@@ -286,7 +286,7 @@ func (m *Mapping) validate() Errors {
 	} else if !tableNameRE.MatchString(t.Name) {
 		add(Path(tp, KeyName), "invalid table name %q: expected 3-255 characters of a-z, A-Z, 0-9, '_', '-', '.'", t.Name)
 	}
-	if t.PartitionKey == t.SortKey {
+	if t.SortKey != "" && t.PartitionKey == t.SortKey {
 		add(Path(tp, KeySortKey), "the sort key attribute %q is also the partition key: expected two different attribute names", t.SortKey)
 	}
 	switch t.BillingMode {
@@ -351,8 +351,8 @@ func (m *Mapping) validate() Errors {
 		errs = append(errs, m.validateEntity(e)...)
 	}
 	for _, ap := range m.AccessPatterns {
-		if g := t.GSI(ap.Index); ap.Index != "" && g != nil && g.MultiAttribute() {
-			add(Path(KeyAccessPatterns, ap.Name, KeyIndex), "index %s has multi-attribute keys (partition_keys, sort_keys): access patterns on it are not supported; query it directly", ap.Index)
+		if g := ap.MultiAttributeIndex(t); g != nil {
+			errs = append(errs, m.validateMultiPattern(ap, g)...)
 			continue
 		}
 		errs = append(errs, m.validatePattern(ap)...)
@@ -387,7 +387,7 @@ func (m *Mapping) validateEntity(e *Entity) Errors {
 	}
 	c.checkSource()
 	e.PKTemplate = c.parse(Path(c.ep, KeyPK), e.PK, "partition key")
-	e.SKTemplate = c.parse(Path(c.ep, KeySK), e.SK, "sort key")
+	e.SKTemplate = c.parseSort(Path(c.ep, KeySK), e.SK)
 	c.checkIndexes()
 	c.checkMirror()
 	c.checkStrategies()
@@ -431,6 +431,18 @@ func (c *entityCheck) parse(path, text, what string) Template {
 		c.errs = append(c.errs, c.m.errorIn(path, text, be.Offset, be, "template %q: %v", text, be))
 	}
 	return tpl
+}
+
+// parseSort parses text, the sort key template at path, as parse does; on
+// a table without a sort key, text must be empty (and Template is zero).
+func (c *entityCheck) parseSort(path, text string) Template {
+	if c.m.Table.SortKey != "" {
+		return c.parse(path, text, "sort key")
+	}
+	if text != "" {
+		c.add(path, "the table has no sort key (table.sort_key is empty): remove %s, or declare the table's sort_key", KeySK)
+	}
+	return Template{}
 }
 
 // errorIn returns the *Error at path, whose value is text, about the
@@ -544,7 +556,10 @@ func (c *entityCheck) checkAttributes() {
 // them: items carry those as ordinary attributes (see
 // Table.KeyAttributeTypes for all key attributes with their types).
 func (m *Mapping) KeyAttributes() []string {
-	out := []string{m.Table.PartitionKey, m.Table.SortKey}
+	out := []string{m.Table.PartitionKey}
+	if m.Table.SortKey != "" {
+		out = append(out, m.Table.SortKey)
+	}
 	for _, g := range m.Table.GSIs {
 		for _, a := range []string{g.PartitionKey, g.SortKey} {
 			if a != "" && !slices.Contains(out, a) {

@@ -194,7 +194,11 @@ type Table struct {
 	// rendered from each entity's pk. Default PK.
 	PartitionKey string `yaml:"partition_key"`
 	// SortKey is the name of the table's sort key attribute, rendered from
-	// each entity's sk. Default SK; not the partition key's name.
+	// each entity's sk. Default SK; not the partition key's name. Written
+	// as "" (sort_key: ""), the table has no sort key: the partition key
+	// alone is an item's primary key, entities have no sk, and two items
+	// (two rows, or two entities' rows) must not render the same
+	// partition key.
 	SortKey string `yaml:"sort_key"`
 	// PartitionKeyType is the type of the partition key attribute: S
 	// (string, the default), N (number) or B (binary). An N key's templates
@@ -383,7 +387,11 @@ type AccessPattern struct {
 	// of: SK = T, SK < T, SK <= T, SK > T, SK >= T, SK BETWEEN T AND T,
 	// begins_with(SK, T). PK and SK are the key attribute names of the
 	// table or the index; a template in single quotes may hold spaces,
-	// parentheses and commas.
+	// parentheses and commas. On a GSI with multi-attribute keys: A = T
+	// for each partition key attribute in order, then sort key attributes
+	// from the left joined by AND, each = T but the last, which may be any
+	// of the sort key conditions; each T a placeholder of a column written
+	// as that attribute, or a literal.
 	KeyCondition string `yaml:"key_condition"`
 	// ScanForward is false to read the sort key descending, newest first
 	// (ScanIndexForward=false). Default true.
@@ -406,10 +414,17 @@ type AccessPattern struct {
 	FilterExpr *Filter `yaml:"-"`
 }
 
-// KeyCondition is a parsed access-pattern key condition.
+// KeyCondition is a parsed access-pattern key condition: the partition
+// key's equality, then, on a GSI with multi-attribute keys, the equalities
+// on its further key attributes (Equal, in the condition's order), then
+// the sort key condition. Terms lists them all in order.
 type KeyCondition struct {
 	PartitionAttr string
 	Partition     Template
+	// Equal are the equalities between the first and the last condition:
+	// only a multi-attribute key has them (Load checks which attributes
+	// they name).
+	Equal []KeyTerm
 	// SortAttr is empty when the condition names the partition key only.
 	SortAttr string
 	// SortOp is "=", "<", "<=", ">", ">=", "begins_with" or "between".
@@ -417,6 +432,29 @@ type KeyCondition struct {
 	Sort   Template
 	// SortHigh is the upper bound of "between".
 	SortHigh Template
+}
+
+// KeyTerm is one condition of a key condition: Attr Op Value (and
+// ValueHigh for between). Op is "=", "<", "<=", ">", ">=", "begins_with"
+// or "between".
+type KeyTerm struct {
+	Attr             string
+	Op               string
+	Value, ValueHigh Template
+}
+
+// Terms returns the condition's terms in order: the partition key's, the
+// further equalities, then the sort key condition's, if any.
+func (kc KeyCondition) Terms() []KeyTerm {
+	out := []KeyTerm{{Attr: kc.PartitionAttr, Op: "=", Value: kc.Partition}}
+	for _, t := range kc.Equal {
+		t.Op = "="
+		out = append(out, t)
+	}
+	if kc.SortAttr != "" {
+		out = append(out, KeyTerm{Attr: kc.SortAttr, Op: kc.SortOp, Value: kc.Sort, ValueHigh: kc.SortHigh})
+	}
+	return out
 }
 
 // Entity turns the rows of one source into items of one type.
@@ -758,7 +796,8 @@ func (t *Table) KeyType(attr string) string {
 }
 
 // KeyTypes returns the types of the table's partition and sort key
-// attributes (Table.KeyType), in that order.
+// attributes (Table.KeyType), in that order; the sort key's is
+// TypeString, unused, when the table has none.
 func (t *Table) KeyTypes() [2]string {
 	return [2]string{t.KeyType(t.PartitionKey), t.KeyType(t.SortKey)}
 }

@@ -6,12 +6,17 @@ import "github.com/goccy/go-yaml"
 // InterfaceMarshaler): the fields in the order of the file, and entities
 // and access patterns as maps whose keys are their names, in the order of
 // m.Entities and m.AccessPatterns, so that Parse reads them back in that
-// order. What Load derives (parsed templates, the file name) is not
-// written. Fields left at their zero value are written as such unless the
+// order. Table.SortKey "" is a table without a sort key, written
+// sort_key: "" as the file declares it; the default, SK, is left out (a
+// Mapping built in Go sets SortKey). What Load derives (parsed templates,
+// the file name) is not written. Fields left at their zero value are written as such unless the
 // encoder is given yaml.OmitEmpty and yaml.OmitZero; Parse reads either
 // back to the same Mapping, defaults applied.
 func (m *Mapping) MarshalYAML() (any, error) {
-	out := fileOut{Version: m.Version, Name: m.Name, Table: m.Table, TypeAttribute: m.TypeAttribute}
+	out := fileOut{Version: m.Version, Name: m.Name, Table: tableOut{Name: m.Table.Name, PartitionKey: m.Table.PartitionKey, Table: m.Table}, TypeAttribute: m.TypeAttribute}
+	if m.Table.SortKey != DefaultSortKey {
+		out.Table.SortKey = &m.Table.SortKey
+	}
 	if m.Library != (Library{}) {
 		out.Library = &m.Library
 	}
@@ -28,9 +33,20 @@ func (m *Mapping) MarshalYAML() (any, error) {
 type fileOut struct {
 	Version        int           `yaml:"version"`
 	Name           string        `yaml:"name"`
-	Table          Table         `yaml:"table"`
+	Table          tableOut      `yaml:"table"`
 	TypeAttribute  string        `yaml:"type_attribute"`
 	Library        *Library      `yaml:"library"`
 	Entities       yaml.MapSlice `yaml:"entities"`
 	AccessPatterns yaml.MapSlice `yaml:"access_patterns"`
+}
+
+// tableOut is the written shape of a Table: its fields in Table's order,
+// SortKey in place of Table's, a pointer so that an empty one (no sort
+// key) is written even under OmitEmpty, and nil (left out, or null) for
+// the default.
+type tableOut struct {
+	Name         string  `yaml:"name"`
+	PartitionKey string  `yaml:"partition_key"`
+	SortKey      *string `yaml:"sort_key"`
+	Table        `yaml:",inline"`
 }

@@ -256,10 +256,11 @@ var beyondSchema = map[string]string{
 	"pattern-on-an-unknown-index.yaml":    "an access pattern's index must name a GSI of table.gsis",
 
 	// A rule that depends on the GSI an entity's index names.
-	"index-sk-on-a-gsi-without-sort-key.yaml":       "whether an index takes an sk template depends on its GSI's sort_key",
-	"index-template-for-a-table-key-attribute.yaml": "whether an index takes a template depends on its GSI's key attributes",
-	"index-missing-its-pk-template.yaml":            "whether an index needs a pk template depends on its GSI's key attributes",
-	"pattern-on-the-wrong-key.yaml":                 "the key condition's attributes must be the key attributes of its table or GSI",
+	"index-sk-on-a-gsi-without-sort-key.yaml":           "whether an index takes an sk template depends on its GSI's sort_key",
+	"index-template-for-a-table-key-attribute.yaml":     "whether an index takes a template depends on its GSI's key attributes",
+	"index-missing-its-pk-template.yaml":                "whether an index needs a pk template depends on its GSI's key attributes",
+	"pattern-on-the-wrong-key.yaml":                     "the key condition's attributes must be the key attributes of its table or GSI",
+	"sort-condition-on-a-table-without-a-sort-key.yaml": "the key condition's attributes must be the key attributes of its table or GSI",
 
 	// Two values compared.
 	"sort-key-equal-to-partition-key.yaml":           "the table's sort_key must differ from its partition_key",
@@ -816,6 +817,7 @@ var keyConditionSeeds = []string{
 	"PK = ${ a }", "PK = A$${x y}", "PK = $", "PK = A$ AND SK = $$", "PK = A AND BEGINS_WITH ( SK , B )",
 	"( = A", "= = A", "PK = A AND SK = ''", "\tPK\n=\tA\n", "PK = A AND 'SK' <= B", "PK = ${a'b}",
 	"PK = 'A$${x' AND SK = B", "PK = A AND beginſ_with(SK, B)", "PK = A AND SK = ${x:0}",
+	"a = A AND b = ${b} AND c >= 3", "a = 'x y' and 'b' = B AND c = C AND begins_with(d, '')", "a=A AND b=B AND c BETWEEN 1 AND 2",
 }
 
 // badKeyConditions are refused by ParseKeyCondition, for their shape, and
@@ -824,7 +826,7 @@ var badKeyConditions = []string{
 	"", "PK", "PK =", "= A", "PK = ''", "PK = A AND", "PK = A AND SK LIKE B", "PK = 'A", "PK = A OR SK = B",
 	"PK = A AND begins_with(SK, B", "PK = A AND begins_with(SK B)", "PK = A#${id", "PK = ${}", "PK = A AND SK = ${}",
 	"PK = A AND SK = B C", "PK = A AND SK BETWEEN B", "PK = A AND SK = ", "PK = A = B", "PK = A AND SK = (B)",
-	"PK = A AND SK <> B", "PK = A AND SK == B", "PK = A AND SK = B AND C = D",
+	"PK = A AND SK <> B", "PK = A AND SK == B",
 }
 
 // TestKeyConditionPattern checks the schema's key condition pattern
@@ -871,6 +873,9 @@ func TestKeyConditionPatternGenerated(t *testing.T) {
 	valid := 0
 	for range 20000 {
 		s := space() + attr() + space() + "=" + space() + tpl()
+		for range r.IntN(3) { // a multi-attribute key's equalities
+			s += space() + " " + pick("AND", "and", "'AND'") + " " + space() + attr() + space() + "=" + space() + tpl()
+		}
 		if r.IntN(4) > 0 {
 			s += space() + " " + pick("AND", "and", "'AND'") + " " + space()
 			switch r.IntN(3) {

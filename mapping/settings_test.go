@@ -235,11 +235,11 @@ entities:
 access_patterns:
   byTenant:
     index: ByTenant
-    key_condition: "tenant = ${tenant}"
+    key_condition: "tenant = T#${tenant}"
 `,
 			want: []string{
 				`m.yaml:11:7: entities.A.indexes.ByTenant: index ByTenant has multi-attribute keys (partition_keys, sort_keys), which items carry as their own attributes: remove this entry`,
-				`m.yaml:14:12: access_patterns.byTenant.index: index ByTenant has multi-attribute keys (partition_keys, sort_keys): access patterns on it are not supported; query it directly`,
+				`m.yaml:15:20: access_patterns.byTenant.key_condition: tenant: "T#${tenant}": the value of a multi-attribute key attribute is one placeholder (${column}) or a literal, the attribute's value itself`,
 			},
 		},
 		{

@@ -149,7 +149,7 @@ func (c *entityCheck) checkMirror() {
 	if mi := c.e.Mirror; mi != nil {
 		p := Path(c.ep, KeyMirror)
 		mi.PKTemplate = c.parse(Path(p, KeyPK), mi.PK, "partition key")
-		mi.SKTemplate = c.parse(Path(p, KeySK), mi.SK, "sort key")
+		mi.SKTemplate = c.parseSort(Path(p, KeySK), mi.SK)
 	}
 }
 
@@ -266,6 +266,15 @@ func ParseKeyCondition(s string) (KeyCondition, error) {
 		return bad(`expected "AND" and a sort key condition after the partition key`)
 	}
 	toks = rest[1:]
+	// Equalities followed by another condition: a multi-attribute key's.
+	for len(toks) > 4 && is(1, "=") && strings.EqualFold(toks[3].text, "AND") {
+		v, ok := tpl(2)
+		if !ok {
+			return bad(fmt.Sprintf("bad template for %s", toks[0].text))
+		}
+		kc.Equal = append(kc.Equal, KeyTerm{Attr: toks[0].text, Op: "=", Value: v})
+		toks = toks[4:]
+	}
 	sortErr := `expected SK = T, SK < T, SK <= T, SK > T, SK >= T, SK BETWEEN T AND T or begins_with(SK, T)`
 	switch {
 	case is(0, "begins_with"):
@@ -324,10 +333,15 @@ func (m *Mapping) validatePattern(ap *AccessPattern) Errors {
 	if !knownIndex {
 		return errs
 	}
+	if len(kc.Equal) > 0 {
+		add(cp, "%d conditions: a key condition on %s is the partition key's and at most one on the sort key (only a GSI with partition_keys takes more)", len(kc.Terms()), indexName(ap.Index))
+	}
 	if kc.PartitionAttr != pk {
 		add(cp, "the condition names %q; the partition key of %s is %q", kc.PartitionAttr, indexName(ap.Index), pk)
 	}
-	if kc.SortAttr != "" && kc.SortAttr != sk {
+	if kc.SortAttr != "" && sk == "" {
+		add(cp, "the condition names a sort key %q; %s has no sort key: expected %s = … alone", kc.SortAttr, indexName(ap.Index), pk)
+	} else if kc.SortAttr != "" && kc.SortAttr != sk {
 		add(cp, "the condition names %q; the sort key of %s is %q", kc.SortAttr, indexName(ap.Index), sk)
 	}
 	ap.Condition = kc
@@ -361,7 +375,11 @@ func indexName(index string) string {
 // without repeats: the parameters a caller supplies.
 func (kc KeyCondition) Columns() []string {
 	var out []string
-	for _, t := range []Template{kc.Partition, kc.Sort, kc.SortHigh} {
+	var tpls []Template
+	for _, t := range kc.Terms() {
+		tpls = append(tpls, t.Value, t.ValueHigh)
+	}
+	for _, t := range tpls {
 		for _, c := range t.Columns() {
 			if !slices.Contains(out, c) {
 				out = append(out, c)

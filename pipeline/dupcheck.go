@@ -36,7 +36,7 @@ type duplicate struct {
 // more (the row is the first of that entity, in its read order, that
 // renders the key). batch is the batch being filled.
 func (d duplicate) reason(plans []*transform.Plan, batch []transform.Item, keyAttrs [2]string) string {
-	head := fmt.Sprintf("duplicate primary key (%s %q, %s %q)", keyAttrs[0], d.key[0], keyAttrs[1], d.key[1])
+	head := fmt.Sprintf("duplicate primary key (%s)", transform.DescribeKey(keyAttrs, d.key))
 	switch d.kind {
 	case dupOwnItems:
 		return head + ": the row's own items (a mirror of itself) have the same key"

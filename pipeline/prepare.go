@@ -369,8 +369,12 @@ func checkFixedKeys(ctx context.Context, src *extract.Source, m *mapping.Mapping
 			continue
 		}
 		for _, k := range fixed {
-			errs = append(errs, m.Errorf(k[0].Path, "the partition key %q and the sort key %q have no placeholder, and %s has more than one row: every row would render this one key, each item overwriting the one before; make the key tell the rows apart%s",
-				k[0].Template.Source, k[1].Template.Source, e.Source, keyExample(p)))
+			keys := fmt.Sprintf("the partition key %q and the sort key %q have no placeholder", k[0].Template.Source, k[1].Template.Source)
+			if m.Table.SortKey == "" {
+				keys = fmt.Sprintf("the partition key %q has no placeholder (the table has no sort key)", k[0].Template.Source)
+			}
+			errs = append(errs, m.Errorf(k[0].Path, "%s, and %s has more than one row: every row would render this one key, each item overwriting the one before; make the key tell the rows apart%s",
+				keys, e.Source, keyExample(p)))
 		}
 	}
 	return errs, nil

@@ -22,11 +22,12 @@ type Design struct {
 	Table        string `json:"table"`
 	BillingMode  string `json:"billing_mode"`
 	PartitionKey string `json:"partition_key"`
-	SortKey      string `json:"sort_key"`
+	// SortKey is "" (and left out) for a table without a sort key.
+	SortKey string `json:"sort_key,omitempty"`
 	// PartitionKeyType and SortKeyType are the key attributes' types: S, N
-	// or B (mapping.Table.KeyType).
+	// or B (mapping.Table.KeyType); SortKeyType "" without a sort key.
 	PartitionKeyType string `json:"partition_key_type"`
-	SortKeyType      string `json:"sort_key_type"`
+	SortKeyType      string `json:"sort_key_type,omitempty"`
 	// Settings are the table's optional settings, nil when it has none.
 	Settings       *Settings    `json:"settings,omitempty"`
 	Indexes        []IndexRow   `json:"indexes,omitempty"`
@@ -127,7 +128,10 @@ const MaxRejectReasons = 10
 func Build(m *mapping.Mapping) *Design {
 	d := &Design{Table: m.Table.Name, BillingMode: m.Table.BillingMode, KeyAttributes: m.KeyAttributes(),
 		PartitionKey: m.Table.PartitionKey, SortKey: m.Table.SortKey,
-		PartitionKeyType: m.Table.KeyType(m.Table.PartitionKey), SortKeyType: m.Table.KeyType(m.Table.SortKey)}
+		PartitionKeyType: m.Table.KeyType(m.Table.PartitionKey)}
+	if m.Table.SortKey != "" {
+		d.SortKeyType = m.Table.KeyType(m.Table.SortKey)
+	}
 	for _, g := range m.Table.GSIs {
 		proj := g.Projection
 		if len(g.NonKeyAttributes) > 0 {
@@ -249,7 +253,10 @@ func attributeNotes(m *mapping.Mapping, e *mapping.Entity) []string {
 		id := e.IDs[name]
 		out = append(out, fmt.Sprintf("%s: %s from %s and %s", name, id.Kind, id.Time, strings.Join(id.From, ", ")))
 	}
-	if e.Mirror != nil {
+	switch {
+	case e.Mirror != nil && m.Table.SortKey == "":
+		out = append(out, "mirrored as "+e.Mirror.PK)
+	case e.Mirror != nil:
 		out = append(out, fmt.Sprintf("mirrored as %s / %s", e.Mirror.PK, e.Mirror.SK))
 	}
 	out = append(out, fmt.Sprintf("%s = %q", m.TypeAttribute, e.Type))

@@ -74,7 +74,11 @@ func renderTables(w io.Writer, d *Design, md bool) error {
 	} else {
 		fmt.Fprintf(&b, "TABLE %s\n", d.Table)
 	}
-	fmt.Fprintf(&b, "%s, partition key %s (%s), sort key %s (%s)\n", d.BillingMode, d.PartitionKey, d.PartitionKeyType, d.SortKey, d.SortKeyType)
+	if d.SortKey == "" {
+		fmt.Fprintf(&b, "%s, partition key %s (%s), no sort key\n", d.BillingMode, d.PartitionKey, d.PartitionKeyType)
+	} else {
+		fmt.Fprintf(&b, "%s, partition key %s (%s), sort key %s (%s)\n", d.BillingMode, d.PartitionKey, d.PartitionKeyType, d.SortKey, d.SortKeyType)
+	}
 	for _, n := range settingsNotes(d.Settings) {
 		if md {
 			fmt.Fprintf(&b, "- %s\n", n)

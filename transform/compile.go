@@ -174,7 +174,7 @@ func (p *Plan) findKeyCols() {
 			p.keyCols = append(p.keyCols, i)
 		}
 	}
-	for _, k := range p.keys[:2] {
+	for _, k := range p.tableKeys() {
 		for _, part := range k.parts {
 			if part.col >= 0 && part.col < len(p.cols) && !slices.Contains(p.keyCols, part.col) {
 				p.keyCols = append(p.keyCols, part.col)

@@ -696,6 +696,16 @@ func (p *Plan) valueColumn(i int) (extract.Column, bool) {
 	return extract.Column{}, false
 }
 
+// DescribeKey names primary key k (as ItemKey returns it) for messages:
+// PK "A#1", SK "B" (the partition key alone, PK "A#1", when keyAttrs[1],
+// the table's sort key attribute, is "").
+func DescribeKey(keyAttrs, k [2]string) string {
+	if keyAttrs[1] == "" {
+		return fmt.Sprintf("%s %q", keyAttrs[0], k[0])
+	}
+	return fmt.Sprintf("%s %q, %s %q", keyAttrs[0], k[0], keyAttrs[1], k[1])
+}
+
 // ItemKey returns an item's primary key: the key text (KeyText) of
 // keyAttrs (the table's partition key and sort key attributes), "" for an
 // absent one: a string's text, a number's canonical text, a binary's

@@ -29,6 +29,9 @@ type PatternPlan struct {
 	Home int
 	// plan holds the parameters' columns as a row, for Builder.renderKey.
 	plan *Plan
+	// terms, for a pattern on a GSI with multi-attribute keys, are the
+	// values of its key condition's terms (RenderTerms); keys is empty.
+	terms []termPlan
 }
 
 // KeyTypes returns the types of the partition and sort key attributes the
@@ -51,6 +54,9 @@ func (pp *PatternPlan) KeyTypes() (partition, sort string) {
 // key text in that entity (width included). A parameter no source has, or
 // an explicit width other than the items', is a mapping error.
 func CompilePattern(m *mapping.Mapping, ap *mapping.AccessPattern, plans []*Plan) (*PatternPlan, error) {
+	if g := ap.MultiAttributeIndex(&m.Table); g != nil {
+		return compileMultiPattern(m, ap, g, plans)
+	}
 	kc := ap.Condition
 	pp := &PatternPlan{Pattern: ap, Params: kc.Columns()}
 	if f := ap.FilterExpr; f != nil {

@@ -83,3 +83,37 @@ entities:
 		t.Errorf("a shape without Columns (%+v) is not the same as %+v", old, was)
 	}
 }
+
+// A table without a sort key (sort_key: ""): the items, the mirror's
+// included, carry the partition key alone, and TableKeys gives it with an
+// empty sort key text, as ItemKey reads an item.
+func TestNoSortKeyItems(t *testing.T) {
+	cols := []extract.Column{{Name: "a", Type: "int4", PrimaryKey: true, KeyPos: 1}, {Name: "b", Type: "text"}}
+	p := compileFirst(t, `table: {name: tkeys, sort_key: ""}
+entities:
+  E:
+    source: {table: t}
+    pk: A#${a}
+    mirror: {pk: "B#${b}"}
+`, cols)
+	b := transform.NewBuilder()
+	items, err := b.Items(p, []any{int32(7), "x", "7"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got [][2]string
+	for _, it := range items {
+		if _, ok := it.Attrs["SK"]; ok {
+			t.Errorf("item %v has an SK", it.Attrs)
+		}
+		got = append(got, transform.ItemKey(it.Attrs, [2]string{"PK", ""}))
+	}
+	want := [][2]string{{"A#0000000007", ""}, {"B#x", ""}}
+	if !slices.Equal(got, want) {
+		t.Errorf("item keys = %v; want %v", got, want)
+	}
+	keys, err := b.TableKeys(p, []any{int32(7), "x"})
+	if err != nil || !slices.Equal(keys, want) {
+		t.Errorf("TableKeys = %v, %v; want %v", keys, err, want)
+	}
+}

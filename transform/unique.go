@@ -49,19 +49,37 @@ func KeysUnique(m *mapping.Mapping, plans []*Plan) []bool {
 }
 
 // keyPairs returns the (partition key, sort key) templates of the plan's
-// items: its own, and its mirror's.
+// items: its own, and its mirror's; the sort key's is the zero keyPlan
+// (no parts: it renders "" for every row) when the table has none.
 func (p *Plan) keyPairs() [][2]keyPlan {
-	pairs := [][2]keyPlan{{p.keys[0], p.keys[1]}}
-	var mirror []keyPlan
+	var own, mirror [2]keyPlan
+	var nOwn, nMirror int
 	for _, k := range p.keys {
-		if k.gsi == mirrorKey {
-			mirror = append(mirror, k)
+		switch {
+		case k.gsi == "" && nOwn < 2:
+			own[nOwn] = k
+			nOwn++
+		case k.gsi == mirrorKey && nMirror < 2:
+			mirror[nMirror] = k
+			nMirror++
 		}
 	}
-	if len(mirror) == 2 {
-		pairs = append(pairs, [2]keyPlan{mirror[0], mirror[1]})
+	pairs := [][2]keyPlan{own}
+	if nMirror > 0 {
+		pairs = append(pairs, mirror)
 	}
 	return pairs
+}
+
+// tableKeys returns the key plans of the item's primary key: its partition
+// key and, when the table has one, its sort key (the leading plans of
+// p.keys, whose gsi is "").
+func (p *Plan) tableKeys() []keyPlan {
+	n := 0
+	for n < len(p.keys) && n < 2 && p.keys[n].gsi == "" {
+		n++
+	}
+	return p.keys[:n]
 }
 
 // injectiveKeys reports whether distinct rows of the plan's table always
@@ -71,7 +89,7 @@ func (p *Plan) injectiveKeys() bool {
 		return false
 	}
 	used := map[int]bool{}
-	for _, k := range p.keys[:2] {
+	for _, k := range p.tableKeys() {
 		if !decodable(p, k) {
 			return false
 		}

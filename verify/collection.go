@@ -42,6 +42,9 @@ type collectionMember struct {
 // starts with that text. nil when pp has another sort key condition or a
 // filter (it reads part of a collection) or no parameter.
 func collectionMembers(m *mapping.Mapping, plans []*transform.Plan, pp *transform.PatternPlan, from int) []collectionMember {
+	if pp.MultiAttribute() {
+		return nil // its partition key attributes are the items' own, no key templates
+	}
 	kc := pp.Pattern.Condition
 	prefix, byPrefix := "", kc.SortOp == "begins_with" && len(kc.Sort.Columns()) == 0
 	if byPrefix {

@@ -210,8 +210,11 @@ func partitionValue(in *dynamodb.QueryInput, attr string) (string, error) {
 		if m == nil {
 			continue
 		}
-		if s, ok := in.ExpressionAttributeValues[m[1]].(*types.AttributeValueMemberS); ok {
-			return s.Value, nil
+		switch v := in.ExpressionAttributeValues[m[1]].(type) {
+		case *types.AttributeValueMemberS:
+			return v.Value, nil
+		case *types.AttributeValueMemberN: // a multi-attribute key's number
+			return v.Value, nil
 		}
 	}
 	return "", fmt.Errorf("fake: no condition on %s in %q", attr, aws.ToString(in.KeyConditionExpression))

@@ -46,6 +46,9 @@ func keyOperand(typ, text string) expression.ValueBuilder {
 // Query of the table reads consistently (ConsistentRead, at twice the read
 // capacity of an eventually consistent read); a Query of a GSI cannot.
 func PatternQuery(table string, pp *transform.PatternPlan, values []any) (*dynamodb.QueryInput, error) {
+	if pp.MultiAttribute() {
+		return multiPatternQuery(table, pp, values)
+	}
 	pk, sk, err := pp.Render(values)
 	if err != nil {
 		return nil, err
@@ -76,6 +79,12 @@ func PatternQuery(table string, pp *transform.PatternPlan, values []any) (*dynam
 		}
 		cond = cond.And(sc)
 	}
+	return patternInput(table, pp, values, cond)
+}
+
+// patternInput is the Query of pattern pp for parameter values, with key
+// condition cond and the pattern's filter.
+func patternInput(table string, pp *transform.PatternPlan, values []any, cond expression.KeyConditionBuilder) (*dynamodb.QueryInput, error) {
 	b := expression.NewBuilder().WithKeyCondition(cond)
 	if f := pp.Pattern.FilterExpr; f != nil {
 		vals, err := filterValues(pp, values)
@@ -145,8 +154,12 @@ type patternCheck struct {
 	sk  []string
 	gsi *mapping.GSI
 	// sortAttr is the attribute the Query's index sorts by ("" for a GSI
-	// without a sort key), of type sortType (mapping.Table.KeyType).
+	// without a sort key, or with multi-attribute keys), of type sortType
+	// (mapping.Table.KeyType).
 	sortAttr, sortType string
+	// terms, for a pattern on a GSI with multi-attribute keys, are its key
+	// condition's terms for values (transform.PatternPlan.RenderTerms).
+	terms []transform.Term
 	// want holds the derived items that must answer the Query, as want
 	// records (appendWant), in the order the Query must return them:
 	// by sort key value (descending when the Query reads backwards), then
@@ -333,6 +346,15 @@ func samplePatterns(ctx context.Context, src source, m *mapping.Mapping, plans [
 		ps.tuples = len(tuples)
 		ps.members = collectionMembers(m, plans, pp, ps.from)
 		for _, t := range tuples {
+			if pp.MultiAttribute() {
+				if c, err := newMultiCheck(m, pp, t); err != nil {
+					ps.unrendered = err.Error()
+				} else {
+					c.want = g.newSorter("want", compareWant(ap.ScanForward != nil && !*ap.ScanForward))
+					ps.checks = append(ps.checks, c)
+				}
+				continue
+			}
 			pk, sk, err := pp.Render(t)
 			if err != nil {
 				ps.unrendered = err.Error()
@@ -398,6 +420,13 @@ func indexChecks(checks []*patternCheck) map[string]map[string][]*patternCheck {
 func (c *patternCheck) offer(m *mapping.Mapping, orders *orderChecker, it transform.Item, mirror bool) error {
 	item := it.Attrs
 	kc := c.pp.Pattern.Condition
+	if c.terms != nil {
+		sortVal, ok := c.matchTerms(item)
+		if !ok {
+			return nil
+		}
+		return c.addWant(m, orders, it, mirror, sortVal)
+	}
 	if c.gsi != nil {
 		for _, a := range []string{c.gsi.PartitionKey, c.gsi.SortKey} {
 			if _, ok := item[a]; a != "" && !ok {
@@ -435,9 +464,16 @@ func (c *patternCheck) offer(m *mapping.Mapping, orders *orderChecker, it transf
 			return nil
 		}
 	}
-	projected := item
+	return c.addWant(m, orders, it, mirror, sortVal)
+}
+
+// addWant adds item it (its entity's mirror item if mirror), whose sort
+// key value is sortVal, to the check's expected answer, projected as its
+// index projects it.
+func (c *patternCheck) addWant(m *mapping.Mapping, orders *orderChecker, it transform.Item, mirror bool, sortVal string) error {
+	projected := it.Attrs
 	if c.gsi != nil {
-		projected = transform.Project(m, *c.gsi, item)
+		projected = transform.Project(m, *c.gsi, it.Attrs)
 	}
 	// DynamoDB filters what the index holds: the projected item.
 	if f := c.pp.Pattern.FilterExpr; f != nil {
@@ -591,6 +627,7 @@ func (c *patternCheck) query(ctx context.Context, client dynamodb.QueryAPIClient
 		// Items with equal GSI sort keys come back in no defined order:
 		// each run of them is ordered as want is.
 		got.sortAttr, got.sortType = c.gsi.SortKey, c.sortType
+		got.sortKeys = c.gsi.SortKeys
 	}
 	want, err := c.want.iter()
 	if err != nil {
@@ -716,8 +753,11 @@ type answerReader struct {
 	// sortAttr is the GSI's sort key, of type sortType, whose runs of
 	// equal values are ordered ("" for none).
 	sortAttr, sortType string
-	ties               *sorter
-	run                recordSource // the current run of ties, ordered
+	// sortKeys, for a GSI with multi-attribute keys, are its sort key
+	// attributes, whose runs of equal values (sortTuple) are ordered.
+	sortKeys []mapping.KeyAttribute
+	ties     *sorter
+	run      recordSource // the current run of ties, ordered
 	// undecided counts the items passed over as undecided
 	// (patternCheck.nextAnswer).
 	undecided int
@@ -754,7 +794,9 @@ func (a *answerReader) raw() (answerItem, error) {
 	a.i++
 	a.n++
 	ai := answerItem{item: ddbjson.Canonical(it)}
-	if a.sortAttr != "" {
+	if len(a.sortKeys) > 0 {
+		ai.sort = sortTuple(it, a.sortKeys)
+	} else if a.sortAttr != "" {
 		if v, ok := it[a.sortAttr]; ok {
 			text, _ := transform.KeyText(v)
 			ai.sort = transform.SortText(a.sortType, text)
@@ -766,7 +808,7 @@ func (a *answerReader) raw() (answerItem, error) {
 // next returns the next canonical item, runs of ties ordered; io.EOF at
 // the end. The slice is valid until the next call.
 func (a *answerReader) next() ([]byte, error) {
-	if a.sortAttr == "" {
+	if a.sortAttr == "" && len(a.sortKeys) == 0 {
 		it, err := a.raw()
 		return it.item, err
 	}

@@ -257,12 +257,29 @@ func fileRules(root *schema) {
 			Then: then,
 		})
 	}
+	root.AllOf = append(root.AllOf, noSortKey())
 	anyLibrary := &schema{AnyOf: []*schema{libraryIs(m.LibraryOneTable), libraryIs(m.LibraryElectroDB), libraryIs(m.LibraryToolbox)}}
 	root.AllOf = append(root.AllOf, &schema{
 		If: &schema{Required: []string{m.KeyLibrary}, Properties: props(m.KeyLibrary, anyLibrary).Properties},
 		Then: props(m.KeyEntities, &schema{AdditionalProperties: props(m.KeyMirror, absent(
 			"a library reads each item of an entity as one of its records, under one key format: a mirror would be read as a second copy of the row; model the other direction as an entity of its own"))}),
 	})
+}
+
+// noSortKey makes sk (an entity's and its mirror's) required when the
+// table has a sort key, and absent when it has none (sort_key: "").
+func noSortKey() *schema {
+	const none = `the table has no sort key (table.sort_key is ""): remove sk, or declare the table's sort_key`
+	withSK := withRequired(&schema{}, m.KeySK)
+	return &schema{
+		If: withRequired(props(m.KeyTable, is(m.KeySortKey, "")), m.KeyTable),
+		Then: props(m.KeyEntities, &schema{AdditionalProperties: props(
+			m.KeySK, emptyOrNull(none),
+			m.KeyMirror, props(m.KeySK, emptyOrNull(none)))}),
+		Else: props(m.KeyEntities, &schema{AdditionalProperties: &schema{
+			AllOf: []*schema{withSK, {If: withRequired(props(m.KeyMirror, &schema{Type: "object"}), m.KeyMirror), Then: props(m.KeyMirror, withRequired(&schema{}, m.KeySK))}},
+		}}),
+	}
 }
 
 func library(s *schema) {
@@ -439,7 +456,7 @@ func keyTemplate(s *schema, required bool) {
 }
 
 func entity(s *schema) {
-	s.Required = []string{m.KeySource, m.KeyPK, m.KeySK}
+	s.Required = []string{m.KeySource, m.KeyPK} // sk: see noSortKey
 	prop(s, m.KeySource).Ref = "#/$defs/entitySource"
 	keyTemplate(prop(s, m.KeyPK), true)
 	prop(s, m.KeyPK).Examples = []any{"CUSTOMER#${customer_id}"}
@@ -566,7 +583,7 @@ func stableID(s *schema) {
 
 func mirror(s *schema) {
 	types(s, "object", "null")
-	s.Required = []string{m.KeyPK, m.KeySK}
+	s.Required = []string{m.KeyPK} // sk: see noSortKey
 	keyTemplate(prop(s, m.KeyPK), true)
 	keyTemplate(prop(s, m.KeySK), true)
 }

@@ -68,8 +68,11 @@ var keyConditionPattern = func() string {
 		token + ws + between + ws + sort + ws + and + ws + sort,
 		token + ws + `(?:=|<=?|>=?)` + ws + sort,
 	}, "|")
-	return `^` + ws + token + ws + `=` + ws + partition +
-		`(?:` + ws + `(?:` + and + `|'` + and + `')` + ws + `(?:` + sortCond + `))?` + ws + `$`
+	andWord := `(?:` + and + `|'` + and + `')`
+	// Equalities before the last condition: a multi-attribute key's.
+	equal := `(?:` + ws + andWord + ws + token + ws + `=` + ws + sort + `)*`
+	return `^` + ws + token + ws + `=` + ws + partition + equal +
+		`(?:` + ws + andWord + ws + `(?:` + sortCond + `))?` + ws + `$`
 }()
 
 const keyConditionComment = `Matches every condition mapping.ParseKeyCondition parses (TestKeyConditionPattern, TestKeyConditionPatternGenerated and FuzzKeyConditionPattern check it) and refuses malformed ones. It follows the lexer's tokens (words, 'quoted' templates, ( ) , = < <= > >=, with ${…} kept whole in a word) and checks each template's syntax as the key template pattern does; it cannot tell two words written without a space between them from one.`

@@ -1,0 +1,55 @@
+package transform_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/pg2dynamo/pg2dynamo/extract"
+	"github.com/pg2dynamo/pg2dynamo/mapping"
+	"github.com/pg2dynamo/pg2dynamo/transform"
+)
+
+// A pattern on a GSI with multi-attribute keys takes each parameter as the
+// items carry the attribute: a column written as another type than the
+// attribute's is a mapping error at the key condition; a literal is of the
+// attribute's type; a NULL parameter renders no Query.
+func TestMultiAttributePatternValues(t *testing.T) {
+	doc := `table:
+  name: orders
+  gsis:
+    - {name: ByTenant, partition_keys: [{name: tenant_id, type: S}], sort_keys: [{name: total, type: N}]}
+entities:
+  Order: {source: {table: orders}, pk: "O#${order_id}", sk: O}
+access_patterns:
+  Good: {index: ByTenant, key_condition: "tenant_id = ${tenant_id} AND total >= 10"}
+  Bad: {index: ByTenant, key_condition: "tenant_id = ${order_id}"}
+`
+	m, err := mapping.Parse("m.yaml", []byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cols := []extract.Column{{Name: "order_id", Type: "int4", PrimaryKey: true, KeyPos: 1}, {Name: "tenant_id", Type: "text"}, {Name: "total", Type: "int8"}}
+	p, err := transform.Compile(m, 0, transform.Sources{Columns: cols})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plans := []*transform.Plan{p}
+	good, err := transform.CompilePattern(m, m.AccessPatterns[0], plans)
+	if err != nil {
+		t.Fatal(err)
+	}
+	terms, err := good.RenderTerms([]any{"acme"})
+	if err != nil || len(terms) != 2 || terms[1].Op != ">=" {
+		t.Fatalf("RenderTerms = %+v, %v", terms, err)
+	}
+	if n, ok := transform.KeyText(terms[1].Values[0]); !ok || n != "10" || terms[1].Type != mapping.TypeNumber {
+		t.Errorf("the literal bound: %#v, want the number 10", terms[1].Values[0])
+	}
+	if _, err := good.RenderTerms([]any{nil}); err == nil {
+		t.Error("RenderTerms with a NULL parameter: no error")
+	}
+	_, err = transform.CompilePattern(m, m.AccessPatterns[1], plans)
+	if err == nil || !strings.Contains(err.Error(), `access_patterns.Bad.key_condition: tenant_id: column "order_id" is written as N, and the key attribute is of type S`) {
+		t.Errorf("CompilePattern(Bad) = %v", err)
+	}
+}

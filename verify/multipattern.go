@@ -1,0 +1,160 @@
+package verify
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/pg2dynamo/pg2dynamo/mapping"
+	"github.com/pg2dynamo/pg2dynamo/transform"
+)
+
+// Access patterns on a GSI with multi-attribute keys: the key condition
+// names every partition key attribute with =, then sort key attributes
+// from the left, a range only on the last one named; the index sorts by
+// its sort key attributes in order, each by its type.
+// https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/GSI.DesignPattern.MultiAttributeKeys.html
+
+// multiPatternQuery builds the Query of pattern pp, on a GSI with
+// multi-attribute keys, for one set of parameter values: one condition a
+// term, joined by expression.KeyAnd (equalities, then the last term's
+// operator), each value the attribute value the items carry.
+func multiPatternQuery(table string, pp *transform.PatternPlan, values []any) (*dynamodb.QueryInput, error) {
+	terms, err := pp.RenderTerms(values)
+	if err != nil {
+		return nil, err
+	}
+	conds := make([]expression.KeyConditionBuilder, 0, len(terms))
+	for _, t := range terms {
+		c, err := termCondition(t)
+		if err != nil {
+			return nil, fmt.Errorf("pattern %s: %w", pp.Pattern.Name, err)
+		}
+		conds = append(conds, c)
+	}
+	cond := conds[0]
+	if len(conds) > 1 {
+		cond = expression.KeyAnd(conds...)
+	}
+	return patternInput(table, pp, values, cond)
+}
+
+// termCondition is term t as a key condition.
+func termCondition(t transform.Term) (expression.KeyConditionBuilder, error) {
+	k := expression.Key(t.Attr)
+	v := func(i int) expression.ValueBuilder { return expression.Value(t.Values[i]) }
+	switch t.Op {
+	case "=":
+		return k.Equal(v(0)), nil
+	case "<":
+		return k.LessThan(v(0)), nil
+	case "<=":
+		return k.LessThanEqual(v(0)), nil
+	case ">":
+		return k.GreaterThan(v(0)), nil
+	case ">=":
+		return k.GreaterThanEqual(v(0)), nil
+	case "begins_with":
+		s, _ := transform.KeyText(t.Values[0]) // a string (mapping.Load)
+		return k.BeginsWith(s), nil
+	case "between":
+		return k.Between(v(0), v(1)), nil
+	}
+	return expression.KeyConditionBuilder{}, fmt.Errorf("unknown key condition operator %q", t.Op)
+}
+
+// newMultiCheck is the check of pattern pp, on a GSI with multi-attribute
+// keys, for parameter values: its terms, indexed (indexChecks) by the
+// first partition key attribute's value.
+func newMultiCheck(m *mapping.Mapping, pp *transform.PatternPlan, values []any) (*patternCheck, error) {
+	terms, err := pp.RenderTerms(values)
+	if err != nil {
+		return nil, err
+	}
+	c := &patternCheck{pp: pp, values: values, params: map[string]string{}, terms: terms, gsi: m.Table.GSI(pp.Pattern.Index), members: map[memberKey]int64{}}
+	c.pk, _ = transform.KeyText(terms[0].Values[0])
+	if c.filter, err = filterValues(pp, values); err != nil {
+		return nil, err
+	}
+	for i, p := range pp.Params {
+		c.params[p] = fmt.Sprint(values[i])
+	}
+	return c, nil
+}
+
+// matchTerms reports whether item is in the check's index and satisfies
+// every term, and returns its sort key value there (sortTuple).
+func (c *patternCheck) matchTerms(item map[string]types.AttributeValue) (string, bool) {
+	for _, a := range slices.Concat(c.gsi.PartitionKeys, c.gsi.SortKeys) {
+		if _, ok := typedText(item[a.Name], a.Type); !ok {
+			return "", false // not in the (sparse) index
+		}
+	}
+	for _, t := range c.terms {
+		got, _ := typedText(item[t.Attr], t.Type)
+		got = transform.SortText(t.Type, got)
+		bound := func(i int) string {
+			s, _ := transform.KeyText(t.Values[i])
+			return transform.SortText(t.Type, s)
+		}
+		ok := false
+		switch t.Op {
+		case "=":
+			ok = got == bound(0)
+		case "<":
+			ok = got < bound(0)
+		case "<=":
+			ok = got <= bound(0)
+		case ">":
+			ok = got > bound(0)
+		case ">=":
+			ok = got >= bound(0)
+		case "begins_with":
+			ok = strings.HasPrefix(got, bound(0))
+		case "between":
+			ok = got >= bound(0) && got <= bound(1)
+		}
+		if !ok {
+			return "", false
+		}
+	}
+	return sortTuple(item, c.gsi.SortKeys), true
+}
+
+// sortTuple is the sort key value of item in a GSI whose sort key
+// attributes are keys: each attribute's transform.SortText, joined by
+// "\x00", so that byte order is the index's order (by the first
+// attribute, then the next).
+func sortTuple(item map[string]types.AttributeValue, keys []mapping.KeyAttribute) string {
+	var b strings.Builder
+	for i, a := range keys {
+		if i > 0 {
+			b.WriteByte(0)
+		}
+		text, _ := typedText(item[a.Name], a.Type)
+		b.WriteString(transform.SortText(a.Type, text))
+	}
+	return b.String()
+}
+
+// typedText is v's key text (transform.KeyText) when v is of type typ
+// (S, N or B): an attribute of another type is not a key of the index.
+func typedText(v types.AttributeValue, typ string) (string, bool) {
+	ok := false
+	switch v.(type) {
+	case *types.AttributeValueMemberS:
+		ok = typ == mapping.TypeString
+	case *types.AttributeValueMemberN:
+		ok = typ == mapping.TypeNumber
+	case *types.AttributeValueMemberB:
+		ok = typ == mapping.TypeBinary
+	}
+	if !ok {
+		return "", false
+	}
+	return transform.KeyText(v)
+}
