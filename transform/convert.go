@@ -95,6 +95,15 @@ func scalarFor(typ string, asText bool) scalar {
 	}
 }
 
+// writesString reports whether column c is written as a string (S).
+func writesString(c extract.Column) bool {
+	switch scalarFor(c.Type, c.AsText).kind {
+	case kindText, kindUUID, kindDate, kindTimestamp, kindTimestamptz:
+		return !c.Array
+	}
+	return false
+}
+
 // columnAttr returns the attribute conversion of column c: its scalar's,
 // or a list of them for an array (NULL elements become NULL attributes).
 func columnAttr(c extract.Column) func(v any) (types.AttributeValue, error) {

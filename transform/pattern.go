@@ -115,6 +115,19 @@ func CompilePattern(m *mapping.Mapping, ap *mapping.AccessPattern, plans []*Plan
 	}
 	var errs mapping.Errors
 	add := func(path, format string, args ...any) { errs = append(errs, m.Errorf(path, format, args...)) }
+	if f := ap.FilterExpr; f != nil {
+		fp := mapping.Path(mapping.KeyAccessPatterns, ap.Name, mapping.KeyFilter)
+		for _, c := range f.Conds {
+			if c.Func != "begins_with" {
+				continue
+			}
+			if col := pp.cols[indexOf(pp.Params, c.Params[0])]; !writesString(col) {
+				// The expression builder's BeginsWith takes a string prefix.
+				add(fp, "begins_with(%s, ${%s}): the parameter's column %s (%s) is not written as a string; begins_with in a filter takes a string column",
+					c.Attr, c.Params[0], col.Name, typeName(col))
+			}
+		}
+	}
 	lookup := func(name string) (keyValue, keyFormats, bool) {
 		i := indexOf(pp.Params, name)
 		return keyValue{col: pp.cols[i], val: i, id: -1}, owners[i].formats, true

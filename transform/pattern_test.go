@@ -1,6 +1,7 @@
 package transform_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/pg2dynamo/pg2dynamo/extract"
@@ -131,5 +132,45 @@ access_patterns:
 		if pp.Home != want {
 			t.Errorf("%s: Home %d, want %d", m.AccessPatterns[i].Name, pp.Home, want)
 		}
+	}
+}
+
+// begins_with in a filter takes a string prefix: a parameter whose column
+// is written as binary (bytea) or a number is refused where the pattern
+// is compiled against the source (pipeline.Prepare, before anything is
+// written), with the pattern's filter as the error's location; a text
+// column is taken.
+func TestFilterBeginsWithTakesAStringColumn(t *testing.T) {
+	for _, tc := range []struct{ typ, err string }{
+		{"text", ""},
+		{"bytea", `access_patterns.P.filter: begins_with(label, ${tag}): the parameter's column tag (bytea) is not written as a string`},
+		{"int4", `the parameter's column tag (int4) is not written as a string`},
+	} {
+		t.Run(tc.typ, func(t *testing.T) {
+			m, err := mapping.Parse("f.yaml", []byte(`table: {name: filtered}
+entities:
+  A:
+    source: {table: a}
+    pk: A#${id}
+    sk: A
+access_patterns:
+  P: {key_condition: "PK = A#${id}", filter: "begins_with(label, ${tag})"}
+`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			plans, err := transform.CompileAll(m, []*transform.Sources{{Columns: []extract.Column{
+				{Name: "id", Type: "int4", PrimaryKey: true}, {Name: "tag", Type: tc.typ}}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = transform.CompilePattern(m, m.AccessPatterns[0], plans)
+			switch {
+			case tc.err == "" && err != nil:
+				t.Errorf("refused: %v", err)
+			case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
+				t.Errorf("error %v, want it to hold %q", err, tc.err)
+			}
+		})
 	}
 }

@@ -169,8 +169,17 @@ func sameShape(t, u mapping.Template) ([]extract.ColumnPair, bool) {
 // parameters. A difference fails res: an item of the collection is
 // missing from it, or is in it without being of it, the key text of an
 // entity differing from the one the pattern renders.
+//
+// A member PostgreSQL cannot count (collectionMember.skip) is named in
+// res's Note with the reason; when no member can be counted, the Note
+// says the collection was not checked whole: its items were compared
+// with the derived items alone.
 func (ps *patternSample) checkCollection(ctx context.Context, src source, plans []*transform.Plan, c *patternCheck, res *PatternResult) error {
-	if len(ps.members) == 0 || !res.OK || res.InFlight > 0 {
+	if len(ps.members) == 0 {
+		return nil
+	}
+	addNote(res, ps.skippedMembers(plans))
+	if !res.OK || res.InFlight > 0 {
 		return nil
 	}
 	home := plans[ps.from].Entity().Source
@@ -180,15 +189,12 @@ func (ps *patternSample) checkCollection(ctx context.Context, src source, plans 
 			continue
 		}
 		e := plans[cm.entity].Entity()
+		name := memberName(e, cm.mirror)
 		n, err := src.CountMatching(ctx, home, ps.pp.Params, c.values, e.Source, cm.pairs, cm.notNull)
 		if err != nil {
 			return fmt.Errorf("pattern %s: %w", ps.pp.Pattern.Name, err)
 		}
 		if got := c.members[cm.memberKey]; got != n {
-			name := e.Name
-			if cm.mirror {
-				name += "'s mirror"
-			}
 			var on []string
 			for _, p := range cm.pairs {
 				on = append(on, p.Other+" has the text of the parameter "+p.Home)
@@ -203,4 +209,42 @@ func (ps *patternSample) checkCollection(ctx context.Context, src source, plans 
 			": an entity's partition key text differs from the pattern's, or rows give no item"
 	}
 	return nil
+}
+
+// memberName names an entity, or its mirror, in a message.
+func memberName(e *mapping.Entity, mirror bool) string {
+	if mirror {
+		return e.Name + "'s mirror"
+	}
+	return e.Name
+}
+
+// skippedMembers says which members of the collection PostgreSQL cannot
+// count, and why; "" when it counts them all.
+func (ps *patternSample) skippedMembers(plans []*transform.Plan) string {
+	var skipped []string
+	for _, cm := range ps.members {
+		if cm.skip != "" {
+			skipped = append(skipped, fmt.Sprintf("entity %s (%s)", memberName(plans[cm.entity].Entity(), cm.mirror), cm.skip))
+		}
+	}
+	switch {
+	case len(skipped) == 0:
+		return ""
+	case len(skipped) == len(ps.members):
+		return "the item collection is not checked whole: PostgreSQL can count none of its entities, " + strings.Join(skipped, "; ") +
+			"; its items are compared with the derived items alone"
+	}
+	return "not counted by PostgreSQL in the item collection: " + strings.Join(skipped, "; ")
+}
+
+// addNote adds note to res's Note.
+func addNote(res *PatternResult, note string) {
+	switch {
+	case note == "":
+	case res.Note == "":
+		res.Note = note
+	default:
+		res.Note += "; " + note
+	}
 }

@@ -94,3 +94,50 @@ func TestCompareChecksPrefixOfCollection(t *testing.T) {
 		t.Errorf("problems %v, want one for customer 12: %q", problems, want)
 	}
 }
+
+// A member of the collection PostgreSQL cannot count (here the orders:
+// their sort key template ORDER#${order_id} does not say whether a key
+// begins with ORDER#0) is named in the result's Note with the reason;
+// when it is the only member, the Note says the collection is not
+// checked whole, the items being compared with the derived ones alone.
+func TestCollectionNotesMembersNotCounted(t *testing.T) {
+	for _, tc := range []struct {
+		name, profileSK string
+		note            []string
+	}{
+		{"every member", "PROFILE", []string{"the item collection is not checked whole: PostgreSQL can count none of its entities, entity Order " +
+			`(its sort key template "ORDER#${order_id}" does not say whether its keys begin with "ORDER#0")`}},
+		{"one of two", "ORDER#0-PROFILE", []string{`not counted by PostgreSQL in the item collection: entity Order (its sort key template "ORDER#${order_id}"`}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			text := strings.Replace(collectionMapping, "sk: PROFILE", "sk: "+tc.profileSK, 1)
+			m, src := shopFrom(t, strings.Replace(text, `CustomerCollection: {key_condition: "PK = CUSTOMER#${id:0}"}`,
+				`CustomerOrders: {key_condition: "PK = CUSTOMER#${id:0} AND begins_with(SK, ORDER#0)"}`, 1))
+			// The fake's Query takes the partition key alone: its table
+			// holds what begins_with(SK, ORDER#0) reads.
+			var read []item
+			for _, it := range src.tableItems(t) {
+				if strings.HasPrefix(sValue(it, "SK"), "ORDER#0") {
+					read = append(read, it)
+				}
+			}
+			res, err := runCompare(t, m, src, &fakeTable{keys: [2]string{"PK", "SK"}, items: read}, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res.Patterns) != 3 {
+				t.Fatalf("%d results, want one per customer: %+v", len(res.Patterns), res.Patterns)
+			}
+			for _, p := range res.Patterns {
+				if !p.OK || p.Want == 0 || p.Got != p.Want {
+					t.Errorf("customer %s: ok %v, want %d got %d: %s", p.Params["id"], p.OK, p.Want, p.Got, p.Problem)
+				}
+				for _, s := range tc.note {
+					if !strings.Contains(p.Note, s) {
+						t.Errorf("customer %s: note %q, want it to hold %q", p.Params["id"], p.Note, s)
+					}
+				}
+			}
+		})
+	}
+}

@@ -231,7 +231,9 @@ type PatternResult struct {
 	// tuple to run it with.
 	NotRun bool `json:"not_run,omitempty"`
 	// Note says why a passing result checked nothing (the source derives
-	// no item, or the source of its parameters is empty).
+	// no item, or the source of its parameters is empty), or what it did
+	// not check: items whose passing the filter is undecided, members of
+	// an item collection PostgreSQL cannot count.
 	Note string `json:"note,omitempty"`
 	// Retries counts the GSI's re-reads (Options.IndexWait) before this
 	// result.
@@ -240,6 +242,11 @@ type PatternResult struct {
 	// differed and were skipped as changed after the snapshot
 	// (Options.InFlight).
 	InFlight int `json:"in_flight,omitempty"`
+	// Scanned is, for a pattern with a filter, the items its Query's key
+	// condition read before the filter (ScannedCount, summed over the
+	// pages): the items that passed, those it left out and those whose
+	// passing is undecided (Note).
+	Scanned int `json:"scanned,omitempty"`
 }
 
 // Result is the comparison of the table with what the source derives.

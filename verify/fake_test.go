@@ -55,6 +55,10 @@ type fakeTable struct {
 	// key value (by call, 0-based; the last one for later calls), to script
 	// a GSI that lags its table.
 	queryAnswers map[string][][]item
+	// filteredOut counts, by partition key value, the items a Query's
+	// FilterExpression leaves out, which the fake does not evaluate: its
+	// ScannedCount is the page's items, plus these on the first page.
+	filteredOut map[string]int32
 
 	mu         sync.Mutex
 	scans      []dynamodb.ScanInput
@@ -134,7 +138,11 @@ func (f *fakeTable) Query(_ context.Context, in *dynamodb.QueryInput, _ ...func(
 	}
 	keyAttrs := append([]string{f.keys[0], f.keys[1]}, idx[:]...)
 	page, last := f.page(answer, in.ExclusiveStartKey, in.Limit, keyAttrs)
-	return &dynamodb.QueryOutput{Items: page, LastEvaluatedKey: last, Count: int32(len(page))}, nil
+	scanned := int32(len(page))
+	if in.ExclusiveStartKey == nil {
+		scanned += f.filteredOut[pk]
+	}
+	return &dynamodb.QueryOutput{Items: page, LastEvaluatedKey: last, Count: int32(len(page)), ScannedCount: scanned}, nil
 }
 
 // page returns the page of items after the item whose keyAttrs are

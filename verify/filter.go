@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math/big"
 	"slices"
+	"unicode/utf16"
+	"unicode/utf8"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
@@ -116,24 +118,37 @@ func filterComparison(left expression.OperandBuilder, op string, ops []expressio
 }
 
 // matchFilter reports whether item passes f, its parameters' values vals,
-// as DynamoDB evaluates a filter expression (its own evaluation, not
+// as DynamoDB evaluates a filter expression (verify's own evaluation, not
 // DynamoDB's: the Query's answer is compared with it). A comparison holds
 // between values of one type only, numbers by value, strings and binaries
 // by their bytes; a missing attribute fails every comparison but <>,
-// which it passes, as values that differ do. size is a string's or
-// binary's length in bytes, a set's, list's or map's number of elements.
+// which it passes, as values that differ do. size (sizeOf) follows the
+// rules DynamoDB documents:
 // https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Expressions.OperatorsAndFunctions.html
-func matchFilter(f *mapping.Filter, item map[string]types.AttributeValue, vals map[string]types.AttributeValue) bool {
+//
+// Where those rules do not say what DynamoDB answers for this item,
+// undecided says why and pass is false: the item cannot be compared.
+// Conditions are joined as DynamoDB joins them: an AND with a condition
+// that fails fails, an OR with one that holds holds, whatever the
+// undecided conditions beside them.
+func matchFilter(f *mapping.Filter, item map[string]types.AttributeValue, vals map[string]types.AttributeValue) (pass bool, undecided string) {
 	for _, c := range f.Conds {
-		ok := matchCond(c, item, vals)
-		if ok == f.Or {
-			return ok // the first true of an OR, the first false of an AND
+		ok, why := matchCond(c, item, vals)
+		switch {
+		case why != "":
+			undecided = why
+		case ok == f.Or:
+			return ok, "" // the first true of an OR, the first false of an AND
 		}
 	}
-	return !f.Or
+	if undecided != "" {
+		return false, undecided
+	}
+	return !f.Or, ""
 }
 
-func matchCond(c mapping.FilterCond, item map[string]types.AttributeValue, vals map[string]types.AttributeValue) bool {
+// matchCond evaluates one condition of a filter (matchFilter).
+func matchCond(c mapping.FilterCond, item map[string]types.AttributeValue, vals map[string]types.AttributeValue) (bool, string) {
 	a, has := item[c.Attr]
 	ps := make([]types.AttributeValue, len(c.Params))
 	for i, p := range c.Params {
@@ -141,24 +156,42 @@ func matchCond(c mapping.FilterCond, item map[string]types.AttributeValue, vals 
 	}
 	switch c.Func {
 	case "attribute_exists":
-		return has
+		return has, ""
 	case "attribute_not_exists":
-		return !has
+		return !has, ""
 	case "begins_with":
-		return has && beginsWith(a, ps[0])
+		return has && beginsWith(a, ps[0]), ""
 	case "contains":
-		return has && contains(a, ps[0])
+		return has && contains(a, ps[0]), ""
 	case "size":
-		n, ok := size(a)
-		if !has || !ok {
-			return false
+		ns, why := sizeOf(a)
+		if ns == nil {
+			// Whether size() has no value (no comparison holds but <>)
+			// or the condition is false, only <> could hold.
+			if c.Op == "<>" {
+				return false, fmt.Sprintf("size(%s) <> …, where %s", c.Attr, why)
+			}
+			return false, ""
 		}
-		a = &types.AttributeValueMemberN{Value: fmt.Sprint(n)}
+		ok := holds(&types.AttributeValueMemberN{Value: fmt.Sprint(ns[0])}, c.Op, ps)
+		for _, n := range ns[1:] {
+			if holds(&types.AttributeValueMemberN{Value: fmt.Sprint(n)}, c.Op, ps) != ok {
+				return false, fmt.Sprintf("size(%s), where %s", c.Attr, why)
+			}
+		}
+		return ok, ""
 	}
 	if !has {
-		return c.Op == "<>"
+		return c.Op == "<>", ""
 	}
-	switch c.Op {
+	return holds(a, c.Op, ps), ""
+}
+
+// holds is a op ps: a comparator, BETWEEN or IN.
+func holds(a types.AttributeValue, op string, ps []types.AttributeValue) bool {
+	switch op {
+	case "=":
+		return equal(a, ps[0])
 	case "<>":
 		return !equal(a, ps[0])
 	case "in":
@@ -169,10 +202,7 @@ func matchCond(c mapping.FilterCond, item map[string]types.AttributeValue, vals 
 		return ok1 && ok2 && lo >= 0 && hi <= 0
 	}
 	d, ok := order(a, ps[0])
-	if c.Op == "=" {
-		return equal(a, ps[0])
-	}
-	switch c.Op {
+	switch op {
 	case "<":
 		return ok && d < 0
 	case "<=":
@@ -259,23 +289,58 @@ func contains(a, p types.AttributeValue) bool {
 	return false
 }
 
-// size is DynamoDB's size(a), and whether a has one.
-func size(a types.AttributeValue) (int, bool) {
+// sizeOf is DynamoDB's size(a), as its documentation defines it: a
+// string's length in characters ("size (Brand) <= :v_sub" checks "whether
+// the string Brand is less than or equal to 20 characters"), a binary's
+// number of bytes, a set's number of elements, a list's or map's number
+// of child elements.
+// https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Expressions.OperatorsAndFunctions.html#Expressions.OperatorsAndFunctions.Functions
+//
+// Where the documentation does not pin the size, why says so and sizes
+// holds the candidates: none for a missing attribute or one of another
+// type (number, boolean, null), which the documentation leaves out of
+// size's types (dynalite gives no value there, so that <> holds); two for
+// a string with a character outside the Basic Multilingual Plane, which
+// is one character but two UTF-16 code units (dynalite counts JavaScript's
+// length, the code units; in the BMP, characters and code units agree).
+func sizeOf(a types.AttributeValue) (sizes []int, why string) {
 	switch x := a.(type) {
+	case nil:
+		return nil, "the attribute is missing, which DynamoDB's documentation of size() leaves out"
 	case *types.AttributeValueMemberS:
-		return len(x.Value), true
+		chars := utf8.RuneCountInString(x.Value)
+		units := len(utf16.Encode([]rune(x.Value)))
+		if units != chars {
+			return []int{chars, units}, fmt.Sprintf("the string has %d characters but %d UTF-16 code units, "+
+				"and DynamoDB's documentation of size() does not say how a character outside the Basic Multilingual Plane counts", chars, units)
+		}
+		return []int{chars}, ""
 	case *types.AttributeValueMemberB:
-		return len(x.Value), true
+		return []int{len(x.Value)}, ""
 	case *types.AttributeValueMemberSS:
-		return len(x.Value), true
+		return []int{len(x.Value)}, ""
 	case *types.AttributeValueMemberNS:
-		return len(x.Value), true
+		return []int{len(x.Value)}, ""
 	case *types.AttributeValueMemberBS:
-		return len(x.Value), true
+		return []int{len(x.Value)}, ""
 	case *types.AttributeValueMemberL:
-		return len(x.Value), true
+		return []int{len(x.Value)}, ""
 	case *types.AttributeValueMemberM:
-		return len(x.Value), true
+		return []int{len(x.Value)}, ""
 	}
-	return 0, false
+	return nil, fmt.Sprintf("the attribute is of type %s, which DynamoDB's documentation of size() leaves out", typeName(a))
+}
+
+// typeName is the DynamoDB data type descriptor of a scalar a has no size
+// for: N, BOOL or NULL.
+func typeName(a types.AttributeValue) string {
+	switch a.(type) {
+	case *types.AttributeValueMemberN:
+		return "N (a number)"
+	case *types.AttributeValueMemberBOOL:
+		return "BOOL"
+	case *types.AttributeValueMemberNULL:
+		return "NULL"
+	}
+	return fmt.Sprintf("%T", a)
 }

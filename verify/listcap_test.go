@@ -15,14 +15,13 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	gocmp "github.com/google/go-cmp/cmp"
 
-	"github.com/pg2dynamo/pg2dynamo/extract"
 	"github.com/pg2dynamo/pg2dynamo/internal/testenv"
+	"github.com/pg2dynamo/pg2dynamo/internal/testenv/prepare"
 	"github.com/pg2dynamo/pg2dynamo/load"
 	"github.com/pg2dynamo/pg2dynamo/mapping"
 	"github.com/pg2dynamo/pg2dynamo/pipeline"
 	"github.com/pg2dynamo/pg2dynamo/report"
 	"github.com/pg2dynamo/pg2dynamo/report/reporttest"
-	"github.com/pg2dynamo/pg2dynamo/transform"
 	"github.com/pg2dynamo/pg2dynamo/verify"
 )
 
@@ -50,7 +49,7 @@ INSERT INTO c SELECT g, 'v' || g FROM generate_series(1, 6) g;`)
 	if _, err := load.EnsureTable(ctx, client, m, true); err != nil {
 		t.Fatal(err)
 	}
-	src, plans := snapshot(t, url, m)
+	src, plans := prepare.Source(t, url, m)
 	sink := load.NewDynamoDB(client, table, m.Table.PartitionKey, m.Table.SortKey)
 	if _, err := pipeline.Run(ctx, pipeline.Postgres(src), m, plans, sink, pipeline.Options{}); err != nil {
 		t.Fatal(err)
@@ -65,7 +64,7 @@ INSERT INTO c SELECT g, 'v' || g FROM generate_series(1, 6) g;`)
 		}
 	}
 
-	src, plans = snapshot(t, url, m)
+	src, plans = prepare.Source(t, url, m)
 	res, err := verify.Compare(ctx, src, m, plans, client, verify.Options{MaxListed: 2})
 	if err != nil {
 		t.Fatal(err)
@@ -138,25 +137,6 @@ INSERT INTO c SELECT g, 'v' || g FROM generate_series(1, 6) g;`)
 			t.Errorf("the HTML page does not say %q", s)
 		}
 	}
-}
-
-// snapshot connects to url, prepares m's plans and begins a snapshot.
-func snapshot(t *testing.T, url string, m *mapping.Mapping) (*extract.Source, []*transform.Plan) {
-	t.Helper()
-	ctx := context.Background()
-	src, err := extract.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { src.Close(context.Background()) })
-	plans, err := pipeline.Prepare(ctx, src, m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := src.Begin(ctx); err != nil {
-		t.Fatal(err)
-	}
-	return src, plans
 }
 
 // renderHTML opens the page at path in headless Chromium, with
