@@ -10,6 +10,7 @@ import (
 	"os"
 	"runtime/debug"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -100,8 +101,13 @@ type following struct {
 	// resume: the slot exists; streaming starts at its confirmed
 	// position.
 	resume bool
-	// status is the follow's last.
+	// status is the follow's last; live the last a window reported
+	// while it runs (OnStatus).
 	status follow.Status
+	live   atomic.Pointer[follow.Status]
+	// alongside, if set, runs beside the stream (follow.Options.Alongside)
+	// with the follow's applier: a new version's comparison.
+	alongside func(ctx context.Context, a *follow.Applier) error
 	// pubCreated is set when this run created the publication, and
 	// slotCreated once it created the slot: a start that fails between
 	// the two drops the publication again (abandon).
@@ -125,6 +131,15 @@ func (f *following) rejected() int64 {
 		return 0
 	}
 	return f.status.Rejected
+}
+
+// applied is the number of changes the follow has applied so far, as its
+// last window reported.
+func (f *following) applied() int64 {
+	if st := f.live.Load(); st != nil {
+		return st.Changes
+	}
+	return 0
 }
 
 // startFollowing checks that the mapping can be followed (the graph, no
@@ -419,7 +434,11 @@ func (f *following) run(j *job, s *session, cp *checkpointFile, out sinkOut, rej
 	// The status line and the audit's lines come from goroutines of
 	// their own.
 	j.log = lockLog(j.log)
-	audit, err := newFollowAudit(j, s, a)
+	var compared chan struct{} // closed once the comparison beside the follow is done
+	if f.alongside != nil {
+		compared = make(chan struct{})
+	}
+	audit, err := newFollowAudit(j, s, a, compared)
 	if err != nil {
 		return err
 	}
@@ -438,13 +457,22 @@ func (f *following) run(j *job, s *session, cp *checkpointFile, out sinkOut, rej
 		OnCatalog: func(fp *follow.Fingerprint) error { return f.saveCatalog(cp, fp) },
 		OnShapes: func(rederived []string, shapes map[string]transform.Shape) error {
 			fmt.Fprintf(j.log, "follow: derived every item of %s again (their columns changed)\n", strings.Join(rederived, ", "))
-			cp.Shapes = shapes
-			return cp.save()
+			return cp.update(func() { cp.Shapes = shapes })
 		}}
 	every := j.fol.StatusInterval
 	sp := &statusPrinter{w: j.log, last: time.Now()}
 	var changes int64
+	if f.alongside != nil {
+		opts.Alongside = func(ctx context.Context) error {
+			if err := f.alongside(ctx, a); err != nil {
+				return err
+			}
+			close(compared)
+			return nil
+		}
+	}
 	opts.OnStatus = func(st follow.Status) {
+		f.live.Store(&st)
 		// A window of many changes (a large transaction, which pgoutput's
 		// protocol 1 delivers whole, or a backlog) leaves a heap the size
 		// of its rows and items: returned to the system once applied, so
@@ -494,8 +522,7 @@ func (f *following) saveCatalog(cp *checkpointFile, fp *follow.Fingerprint) erro
 	if err != nil {
 		return err
 	}
-	cp.Catalog = b
-	return cp.save()
+	return cp.update(func() { cp.Catalog = b })
 }
 
 // stopped is the error a follow stops with: its cause, and the way to go
