@@ -102,6 +102,7 @@ func (l *keyLog) stop(r *recording) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	delete(l.recs, r)
+	r.keys = nil
 	l.on.Store(int32(len(l.recs)))
 }
 
