@@ -42,7 +42,9 @@ type followAudit struct {
 
 // newFollowAudit makes the audit of the follow a applies, as the flags
 // ask (nil when --audit off, with --until-caught-up, or with no table to
-// read: --sink null), and opens its file. The caller closes it.
+// read: --sink null), and opens its file. after, if not nil, holds its
+// first slice until closed (follow.AuditOptions.After). The caller
+// closes it.
 func newFollowAudit(j *job, s *session, a *follow.Applier, after <-chan struct{}) (*followAudit, error) {
 	mode, on, err := auditMode(j, s)
 	if err != nil || !on {

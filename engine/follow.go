@@ -133,6 +133,41 @@ func (f *following) rejected() int64 {
 	return f.status.Rejected
 }
 
+// readyToFollow readies the process and the sink for following once the
+// full load is done.
+func readyToFollow(out sinkOut) {
+	// Following holds one window at a time and spends little CPU: Go's
+	// default GC pace (GOGC=100, not the full load's 400; see main.go)
+	// keeps its memory near what a window needs, and the full load's
+	// garbage goes back to the system now.
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(100)
+	}
+	debug.FreeOSMemory()
+	// The follow reports no write units: its writes, mostly overwrites,
+	// do not ask for them (load.DynamoDB.CountWriteUnits).
+	if wc, ok := out.sink.(load.WriteUnitCounter); ok {
+		wc.CountWriteUnits(false)
+	}
+}
+
+// alongsideOf is follow.Options.Alongside for the comparison beside the
+// follow a applies (nil without one), and the channel it closes once the
+// comparison is done (nil without one), which the audit waits for.
+func (f *following) alongsideOf(a *follow.Applier) (func(context.Context) error, chan struct{}) {
+	if f.alongside == nil {
+		return nil, nil
+	}
+	compared := make(chan struct{})
+	return func(ctx context.Context) error {
+		if err := f.alongside(ctx, a); err != nil {
+			return err
+		}
+		close(compared)
+		return nil
+	}, compared
+}
+
 // applied is the number of changes the follow has applied so far, as its
 // last window reported.
 func (f *following) applied() int64 {
@@ -407,19 +442,7 @@ func (f *following) run(j *job, s *session, cp *checkpointFile, out sinkOut, rej
 	if err := s.src.End(ctx); err != nil {
 		return err
 	}
-	// Following holds one window at a time and spends little CPU: Go's
-	// default GC pace (GOGC=100, not the full load's 400; see main.go)
-	// keeps its memory near what a window needs, and the full load's
-	// garbage goes back to the system now.
-	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(100)
-	}
-	debug.FreeOSMemory()
-	// The follow reports no write units: its writes, mostly overwrites,
-	// do not ask for them (load.DynamoDB.CountWriteUnits).
-	if wc, ok := out.sink.(load.WriteUnitCounter); ok {
-		wc.CountWriteUnits(false)
-	}
+	readyToFollow(out)
 	a := follow.NewApplier(f.graph, s.m, s.src, out.sink)
 	a.OnReject, a.Concurrency, a.ExactFrom = rejects.Write, j.wr.fixedWriters(), f.exactFrom
 	a.Catalog, a.CatalogEvery = f.catalog, j.fol.CatalogInterval
@@ -434,10 +457,7 @@ func (f *following) run(j *job, s *session, cp *checkpointFile, out sinkOut, rej
 	// The status line and the audit's lines come from goroutines of
 	// their own.
 	j.log = lockLog(j.log)
-	var compared chan struct{} // closed once the comparison beside the follow is done
-	if f.alongside != nil {
-		compared = make(chan struct{})
-	}
+	alongside, compared := f.alongsideOf(a)
 	audit, err := newFollowAudit(j, s, a, compared)
 	if err != nil {
 		return err
@@ -455,6 +475,7 @@ func (f *following) run(j *job, s *session, cp *checkpointFile, out sinkOut, rej
 	}
 	opts := follow.Options{Slot: f.slot, Publication: f.pub, From: f.from, UntilCaughtUp: j.fol.UntilCaughtUp, Audit: audit.auditor(),
 		OnCatalog: func(fp *follow.Fingerprint) error { return f.saveCatalog(cp, fp) },
+		Alongside: alongside,
 		OnShapes: func(rederived []string, shapes map[string]transform.Shape) error {
 			fmt.Fprintf(j.log, "follow: derived every item of %s again (their columns changed)\n", strings.Join(rederived, ", "))
 			return cp.update(func() { cp.Shapes = shapes })
@@ -462,15 +483,6 @@ func (f *following) run(j *job, s *session, cp *checkpointFile, out sinkOut, rej
 	every := j.fol.StatusInterval
 	sp := &statusPrinter{w: j.log, last: time.Now()}
 	var changes int64
-	if f.alongside != nil {
-		opts.Alongside = func(ctx context.Context) error {
-			if err := f.alongside(ctx, a); err != nil {
-				return err
-			}
-			close(compared)
-			return nil
-		}
-	}
 	opts.OnStatus = func(st follow.Status) {
 		f.live.Store(&st)
 		// A window of many changes (a large transaction, which pgoutput's
