@@ -87,7 +87,11 @@ type config struct {
 	quick           bool
 	// followAuditOnly measures (h′) alone.
 	followAuditOnly bool
-	args            string // the command line, for the report
+	// evolveOnly measures (k) alone, on a shop of evolveOrders orders
+	// under evolveRate order updates a second.
+	evolveOnly               bool
+	evolveOrders, evolveRate int
+	args                     string // the command line, for the report
 }
 
 func main() {
@@ -118,6 +122,9 @@ func main() {
 	flag.IntVar(&cfg.follow.rate, "follow-rate", 500, "(h): row changes/s of the steady load whose lag is measured (transactions of 10)")
 	flag.DurationVar(&cfg.follow.duration, "follow-duration", 20*time.Second, "(h): how long the steady load lasts")
 	flag.BoolVar(&cfg.followAuditOnly, "follow-audit-only", false, "measure (h′) alone: (h)'s full load and saturation phase with --audit off, with the audit at its defaults, and with slices back to back, alternately -repeat times (each reported by its median run), on the fixture at -rows; prints only")
+	flag.BoolVar(&cfg.evolveOnly, "evolve-only", false, "measure (k) alone: a new version of shop's mapping (GSI keys added to Order) applied beside its follow (migrate --follow --resume --previous-mapping) against migrate --changes-only of Order alone, and the follow's lag meanwhile; prints only")
+	flag.IntVar(&cfg.evolveOrders, "evolve-orders", 1_000_000, "(k): orders of the shop fixture (and an eighth as many customers)")
+	flag.IntVar(&cfg.evolveRate, "evolve-rate", 200, "(k): order updates a second committed while the new version is applied")
 	flag.BoolVar(&cfg.quick, "quick", false, "a smoke run: the sizes not given default to -rows 50000 -flat-rows 0 -verify-rows 0 -repeat 1 -follow-changes 5000 -follow-duration 5s, no transform benchmark; prints only unless -out is given")
 	flag.Parse()
 	log.SetFlags(log.Ltime)
@@ -135,7 +142,7 @@ func main() {
 			cfg.out = ""
 		}
 	}
-	if (cfg.verifyOnly || cfg.writersOnly || cfg.followAuditOnly) && !outSet {
+	if (cfg.verifyOnly || cfg.writersOnly || cfg.followAuditOnly || cfg.evolveOnly) && !outSet {
 		cfg.out = "" // BENCHMARKS.md holds the whole suite
 	}
 	flag.Visit(func(f *flag.Flag) {
@@ -285,6 +292,14 @@ func run(ctx context.Context, cfg config) error {
 	}()
 	logDisk(ctx, admin)
 
+	if cfg.evolveOnly {
+		eb, err := measureEvolve(ctx, cfg, admin, root, bin, outDir, created, cfg.evolveOrders, cfg.evolveRate)
+		if err != nil {
+			return err
+		}
+		fmt.Print(eb.render())
+		return nil
+	}
 	if cfg.followAuditOnly {
 		fix, err := loadFixture(ctx, admin, cfg.adminURL, cfg.db, cfg.rows, created)
 		if err != nil {
