@@ -161,12 +161,19 @@ func (f *following) alongsideOf(a *follow.Applier) (func(context.Context) error,
 	compared := make(chan struct{})
 	return func(ctx context.Context) error {
 		if err := f.alongside(ctx, a); err != nil {
-			return err
+			return &besideFailed{err}
 		}
 		close(compared)
 		return nil
 	}, compared
 }
+
+// besideFailed is the error of the comparison beside the follow, which
+// stopped it.
+type besideFailed struct{ err error }
+
+func (e *besideFailed) Error() string { return e.err.Error() }
+func (e *besideFailed) Unwrap() error { return e.err }
 
 // applied is the number of changes the follow has applied so far, as its
 // last window reported.
@@ -549,6 +556,14 @@ func (f *following) stopped(j *job, err error) error {
 		nf *types.ResourceNotFoundException
 		pe *pgconn.PgError
 	)
+	var bf *besideFailed
+	if errors.As(err, &bf) {
+		var e *Error
+		if errors.As(bf.err, &e) {
+			return e // its kind and advice are the comparison's
+		}
+		return failed(fmt.Errorf("follow: the comparison beside it failed: %w\nthe checkpoint still records the previous version of the mapping: run the same command again (it compares again)", bf.err))
+	}
 	table := j.cfg.Table
 	reload := "pg2dynamo migrate --follow --resume --prune (it loads every item again in a new snapshot, deletes the stale ones, and follows on from the slot)"
 	var advice string

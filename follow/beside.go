@@ -43,10 +43,13 @@ type Beside struct {
 	Handed, SkippedPuts, SkippedDeletes int64
 }
 
-// besideChunk is the most items one chunk of a Beside holds: the follow
-// writes one chunk between two windows, and a window writing one of its
-// keys waits for it, so a chunk stays a fraction of a second of writes.
-const besideChunk = 1000
+// besideChunk is the most items one chunk of a Beside holds. The follow
+// takes one chunk between two windows, and its next window's writes share
+// the writers with the chunk's (a key of both waits for the chunk): a
+// chunk is what the writers put in about a second, so that the windows
+// between chunks do not hold the comparison's writes back, nor the chunk
+// the stream's.
+const besideChunk = 5000
 
 // Beside begins a comparison beside the follow a applies (see Beside):
 // it returns once every write of the follow is recorded. The follow must
