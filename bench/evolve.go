@@ -218,6 +218,7 @@ func (eb *evolveBench) render() string {
 	fmt.Fprintf(&b, "    migrate --changes-only of Order alone: %s\n", eb.baseline.Round(time.Millisecond))
 	fmt.Fprintf(&b, "    the comparison beside the follow:      %s (%.2f×; target ≤ %.1f×), %s changes applied by the follow meanwhile\n",
 		eb.evolve.Round(time.Millisecond), ratio, targetEvolveWall, eb.changes)
-	fmt.Fprintf(&b, "    the follow's lag meanwhile: max %s over %d status lines (target < %s)\n", maxLag, len(eb.lags), targetEvolveLag)
+	fmt.Fprintf(&b, "    the follow's lag meanwhile, over %d status lines: median %s, p95 %s, max %s (target < %s)\n",
+		len(eb.lags), quantile(eb.lags, 0.5), quantile(eb.lags, 0.95), maxLag, targetEvolveLag)
 	return b.String()
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/pg2dynamo/pg2dynamo/extract"
 	"github.com/pg2dynamo/pg2dynamo/load"
@@ -147,9 +148,12 @@ type repairReq struct {
 	items []transform.Item
 	skip  func([2]string) bool
 	done  chan error
-	// skipped counts the puts and the deletes skip left out (the
-	// follow's goroutine writes them before done).
+	// skipped counts the puts and the deletes skip left out, and took
+	// is how long the follow took to write the rest, from when it took
+	// the request (the follow's goroutine sets them before done).
 	skipped [2]int64
+	taken   time.Time
+	took    time.Duration
 }
 
 // repairChunk is the most items one repair request holds: the audit
@@ -266,6 +270,7 @@ func (p *pipe) takeRepair(ctx context.Context, a *Applier) error {
 // after it. barrier is called exactly once, unless it fails.
 func (a *Applier) startRepair(ctx context.Context, req *repairReq, busy map[[2]string]bool, barrier func() error) (*Flight, error) {
 	g := &gate{barrier: barrier, busy: busy, start: func() *pipeline.Group { return a.group(ctx) }}
+	req.taken = time.Now()
 	f := &Flight{a: a, seq: a.keys.window(), repair: req}
 	f.w = &work{seen: map[[2]string]bool{}, out: g}
 	var err error

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -35,6 +36,8 @@ type Beside struct {
 	a     *Applier
 	rec   *recording
 	chunk []transform.Item
+	// size is the items the next chunk holds (besideChunkTime).
+	size int
 	// sent are the chunks handed to the follow and not yet known written.
 	sent []*repairReq
 	// Handed counts the items handed (puts and deletes); SkippedPuts and
@@ -43,13 +46,17 @@ type Beside struct {
 	Handed, SkippedPuts, SkippedDeletes int64
 }
 
-// besideChunk is the most items one chunk of a Beside holds. The follow
-// takes one chunk between two windows, and its next window's writes share
-// the writers with the chunk's (a key of both waits for the chunk): a
-// chunk is what the writers put in about a second, so that the windows
-// between chunks do not hold the comparison's writes back, nor the chunk
-// the stream's.
-const besideChunk = 5000
+// A Beside's chunks are sized by time: the follow takes one chunk between
+// two windows, and the next window's writes queue behind the chunk's on
+// the follow's writers (and a key of both waits for the chunk). Each chunk
+// aims at besideChunkTime of writes, at the pace the chunk before was
+// written, within besideChunkMin and besideChunkMax items: long enough
+// that the windows between chunks leave the writers little idle, short
+// enough that a window waits that long at most.
+const (
+	besideChunkTime                = time.Second
+	besideChunkMin, besideChunkMax = 200, 20_000
+)
 
 // Beside begins a comparison beside the follow a applies (see Beside):
 // it returns once every write of the follow is recorded. The follow must
@@ -60,7 +67,7 @@ func (a *Applier) Beside(ctx context.Context) (*Beside, error) {
 		a.keys.stop(rec)
 		return nil, err
 	}
-	return &Beside{a: a, rec: rec}, nil
+	return &Beside{a: a, rec: rec, size: besideChunkMin}, nil
 }
 
 // Put hands item, derived by the mapping's entity named entity, to be
@@ -82,7 +89,7 @@ func (b *Beside) Delete(ctx context.Context, key [2]string) error {
 
 func (b *Beside) add(ctx context.Context, it transform.Item) error {
 	b.chunk = append(b.chunk, it)
-	if len(b.chunk) < besideChunk {
+	if len(b.chunk) < b.size {
 		return nil
 	}
 	return b.send(ctx)
@@ -127,6 +134,9 @@ func (b *Beside) written(req *repairReq, err error) error {
 	}
 	b.SkippedPuts += req.skipped[0]
 	b.SkippedDeletes += req.skipped[1]
+	if written := len(req.items) - int(req.skipped[0]+req.skipped[1]); written > 0 && req.took > 0 {
+		b.size = min(besideChunkMax, max(besideChunkMin, int(float64(written)*besideChunkTime.Seconds()/req.took.Seconds())))
+	}
 	return nil
 }
 

@@ -405,6 +405,7 @@ func (p *pipe) finish(ctx context.Context) error {
 	p.flight, p.txs = nil, nil
 	res, err := f.Wait()
 	if f.repair != nil {
+		f.repair.took = time.Since(f.repair.taken)
 		f.repair.done <- err
 		if err != nil {
 			return fmt.Errorf("writes beside the stream (an audit's repair, a comparison's): %w", err)
