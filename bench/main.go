@@ -91,7 +91,11 @@ type config struct {
 	cases caseSet
 	// followAuditOnly measures (h′) alone.
 	followAuditOnly bool
-	args            string // the command line, for the report
+	// evolveOnly measures (l) alone, on a shop of evolveOrders orders
+	// under evolveRate order updates a second.
+	evolveOnly               bool
+	evolveOrders, evolveRate int
+	args                     string // the command line, for the report
 }
 
 func main() {
@@ -123,6 +127,9 @@ func main() {
 	flag.DurationVar(&cfg.follow.duration, "follow-duration", 20*time.Second, "(h): how long the steady load lasts")
 	flag.BoolVar(&cfg.followAuditOnly, "follow-audit-only", false, "measure (h′) alone: (h)'s full load and saturation phase with --audit off, with the audit at its defaults, and with slices back to back, alternately -repeat times (each reported by its median run), on the fixture at -rows; prints only")
 	flag.Var(&cfg.cases, "cases", "measure only these cases, a comma-separated list of a, b, c, d, e, i, k, h, t (transform benchmark), j and f (verify's (f), (g), (n), (m), (o)); (i) and (k) bring (d), their baseline; prints only unless -out is given (default: all)")
+	flag.BoolVar(&cfg.evolveOnly, "evolve-only", false, "measure (l) alone: a new version of shop's mapping (GSI keys added to Order) applied beside its follow (migrate --follow --resume --previous-mapping) against migrate --changes-only of Order alone, and the follow's lag meanwhile; prints only")
+	flag.IntVar(&cfg.evolveOrders, "evolve-orders", 1_000_000, "(l): orders of the shop fixture (and an eighth as many customers)")
+	flag.IntVar(&cfg.evolveRate, "evolve-rate", 200, "(l): order updates a second committed while the new version is applied")
 	flag.BoolVar(&cfg.quick, "quick", false, "a smoke run: the sizes not given default to -rows 50000 -flat-rows 0 -verify-rows 0 -repeat 1 -follow-changes 5000 -follow-duration 5s, no transform benchmark; prints only unless -out is given")
 	flag.Parse()
 	log.SetFlags(log.Ltime)
@@ -140,7 +147,7 @@ func main() {
 			cfg.out = ""
 		}
 	}
-	if (cfg.verifyOnly || cfg.writersOnly || cfg.followAuditOnly || cfg.cases != nil) && !outSet {
+	if (cfg.verifyOnly || cfg.writersOnly || cfg.followAuditOnly || cfg.evolveOnly || cfg.cases != nil) && !outSet {
 		cfg.out = "" // BENCHMARKS.md holds the whole suite
 	}
 	flag.Visit(func(f *flag.Flag) {
@@ -294,6 +301,14 @@ func run(ctx context.Context, cfg config) error {
 	}()
 	logDisk(ctx, admin)
 
+	if cfg.evolveOnly {
+		eb, err := measureEvolve(ctx, cfg, admin, root, bin, outDir, created, cfg.evolveOrders, cfg.evolveRate)
+		if err != nil {
+			return err
+		}
+		fmt.Print(eb.render())
+		return nil
+	}
 	if cfg.followAuditOnly {
 		fix, err := loadFixture(ctx, admin, cfg.adminURL, cfg.db, cfg.rows, created)
 		if err != nil {

@@ -44,8 +44,10 @@ type followAudit struct {
 
 // newFollowAudit makes the audit of the follow a applies, as the options
 // ask (nil when Audit off, with UntilCaughtUp, or with no table to
-// read: Sink null), and opens its file. The caller closes it.
-func newFollowAudit(j *job, s *session, a *follow.Applier) (*followAudit, error) {
+// read: Sink null), and opens its file. after, if not nil, holds its
+// first slice until closed (follow.AuditOptions.After). The caller
+// closes it.
+func newFollowAudit(j *job, s *session, a *follow.Applier, after <-chan struct{}) (*followAudit, error) {
 	mode, on, err := auditMode(j, s)
 	if err != nil || !on {
 		return nil, err
@@ -53,7 +55,7 @@ func newFollowAudit(j *job, s *session, a *follow.Applier) (*followAudit, error)
 	fa := &followAudit{mode: mode, path: cmp.Or(j.fol.AuditFile, DefaultAuditFile), log: j.log, appendTo: j.mig.Resume, cfg: j.cfg}
 	cycle := cmp.Or(j.fol.AuditCycle, follow.DefaultAuditCycle)
 	fa.au = follow.NewAuditor(j.cfg.Source, s.m, s.client, a, follow.AuditOptions{Mode: mode, Cycle: cycle,
-		OnDrift: fa.drift, OnCycle: fa.cycleDone,
+		OnDrift: fa.drift, OnCycle: fa.cycleDone, After: after,
 		OnSkip: func(err error) { fmt.Fprintf(j.log, "audit: %v\n", err) }})
 	fmt.Fprintf(j.log, "audit: %s, every item compared at least once every %s (%s); drifted items are listed in %s\n", mode, cycle, j.opt(OptAuditCycle), fa.path)
 	return fa, nil

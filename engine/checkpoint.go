@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"strconv"
+	"sync"
 	"syscall"
 	"time"
 
@@ -25,6 +26,17 @@ type checkpointFile struct {
 	// every is the least time between two saves while an entity is not
 	// done (CheckpointInterval).
 	every time.Duration
+	// mu serializes the changes made while a follow runs (update): the
+	// follow's (catalog, shapes) and a comparison's beside it.
+	mu sync.Mutex
+}
+
+// update changes the checkpoint with f and saves it, under its lock.
+func (f *checkpointFile) update(change func()) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	change()
+	return f.save()
 }
 
 // loadCheckpoint reads path; a missing file is a usage error naming it.

@@ -1,15 +1,22 @@
 package engine
 
 import (
+	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"os"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/pg2dynamo/pg2dynamo/extract"
+	"github.com/pg2dynamo/pg2dynamo/follow"
 	"github.com/pg2dynamo/pg2dynamo/load"
 	"github.com/pg2dynamo/pg2dynamo/mapping"
 	"github.com/pg2dynamo/pg2dynamo/pipeline"
@@ -46,8 +53,10 @@ type evolution struct {
 	// items are deleted.
 	retired []string
 	// sub is the session of the entities to compare (subset), with
-	// Follow and Resume.
-	sub *session
+	// Follow and Resume; done is set once they are compared beside the
+	// follow and the checkpoint records the new version.
+	sub  *session
+	done atomic.Bool
 }
 
 // loadEvolution reads EvolveOptions.PreviousMapping and compares it with
@@ -305,22 +314,58 @@ func (ev *evolution) fp(j *job) string {
 	return previousFingerprint(j.cfg.Mapping, ev.prev.Table.Name)
 }
 
-// applyFollowed is migrate with Follow, Resume and PreviousMapping's step
-// in place of the full load: in the snapshot just begun (after the slot's
-// confirmed position, as no follow streams), the entities whose items
-// change are compared with the table and the differences written, as
-// ChangesOnly writes them; then the checkpoint records the new
-// version (its fingerprint and plan shapes), the removed GSIs are
-// deleted (DropGSIs) and the table tagged. The follow then streams
-// from the slot's confirmed position with the new version: the changes
-// committed since are applied again, each from the source's state then
-// (follow.Applier), so none the comparison's snapshot predates is lost,
-// and none is overwritten by it: the stream waits for the comparison.
-func (ev *evolution) applyFollowed(j *job, s *session, cp *checkpointFile, out sinkOut, rejects *rejectFile, rf *reportFiles) error {
+// follow readies migrate's step with Follow, Resume and PreviousMapping in
+// place of the full load: the follow streams with the new version from
+// the slot's confirmed position at once (the checkpoint's shapes are the
+// new version's, so that it does not derive the changed entities again
+// whole), and the entities whose items change are compared beside it
+// (compareBeside). The checkpoint records the new version once the
+// comparison is done: until then a run stopped or failed resumes with
+// the same command, and compares again.
+func (ev *evolution) follow(j *job, s *session, cp *checkpointFile, fl *following, rejects *rejectFile, rf *reportFiles) {
+	cp.Shapes = map[string]transform.Shape{}
+	for _, p := range s.plans {
+		cp.Shapes[p.Entity().Name] = p.Shape()
+	}
+	fl.alongside = func(ctx context.Context, a *follow.Applier) error {
+		return ev.compareBeside(ctx, j, s, cp, fl, a, rejects, rf)
+	}
+}
+
+// compareBeside runs beside the follow (follow.Options.Alongside): in a
+// snapshot of its own, taken once every write of the follow is recorded
+// (follow.Applier.Beside), the entities whose items change are compared
+// with the table, and the differences handed to the follow, which writes
+// them between its windows, leaving out the keys it has written since
+// (its items are newer than the snapshot's): no change of the stream is
+// lost, or overwritten by an older state. Then the checkpoint records
+// the new version (its fingerprint; the entities done), the removed GSIs
+// are deleted (DropGSIs) and the table tagged.
+func (ev *evolution) compareBeside(ctx context.Context, j *job, s *session, cp *checkpointFile, fl *following, a *follow.Applier, rejects *rejectFile, rf *reportFiles) error {
 	if len(ev.sub.m.Entities) > 0 || len(ev.retired) > 0 {
-		fmt.Fprintf(j.log, "comparing %s with table %s before following on (the follow waits for it; the slot keeps the changes meanwhile)\n",
-			strings.Join(append(ev.affected(s.m), ev.retired...), ", "), s.m.Table.Name)
-		r, res, err := applyChanges(j, ev.sub, out, rejects, func(o *verify.Options) { ev.options(ev.sub, o) })
+		src, err := extract.Connect(ctx, j.cfg.Source)
+		if err != nil {
+			return err
+		}
+		defer src.Close(context.WithoutCancel(ctx))
+		b, err := a.Beside(ctx)
+		if err != nil {
+			return err
+		}
+		defer b.Close()
+		sub := *ev.sub
+		sub.src = src
+		if sub.plans, err = pipeline.Prepare(ctx, src, sub.m); err != nil {
+			return err
+		}
+		if err := src.Begin(ctx); err != nil {
+			return err
+		}
+		defer src.End(context.WithoutCancel(ctx))
+		before := fl.applied()
+		fmt.Fprintf(j.log, "comparing %s with table %s beside the follow, in a snapshot of its own: the follow streams with %s meanwhile, and writes the differences between its windows, but for the keys it has written since the snapshot (theirs are newer); the follow has applied %d changes so far\n",
+			strings.Join(append(ev.affected(s.m), ev.retired...), ", "), s.m.Table.Name, j.cfg.Mapping, before)
+		r, res, err := compareBesideWith(ctx, j, &sub, b, rejects, func(o *verify.Options) { ev.options(&sub, o) })
 		if err != nil {
 			return err
 		}
@@ -328,25 +373,140 @@ func (ev *evolution) applyFollowed(j *job, s *session, cp *checkpointFile, out s
 		if err := writeReport(j, r, j.out, rf); err != nil {
 			return err
 		}
-		if (r.Applied.ReadBack && !r.OK) || res.Applied.Withheld != "" {
-			return mismatch(fmt.Errorf("%s; the follow did not start: run the same command again", r.Headline()))
+		if res.Applied.Withheld != "" {
+			return mismatch(fmt.Errorf("%s; the checkpoint still records %s: run the same command again", r.Headline(), j.mig.PreviousMapping))
 		}
+		fmt.Fprintf(j.log, "comparison done: the follow applied %d changes of the stream while it ran; of the comparison's %d writes, %d puts and %d deletes left out (the follow had written their keys since the snapshot)\n",
+			fl.applied()-before, b.Handed, b.SkippedPuts, b.SkippedDeletes)
 	}
-	cp.Mapping, cp.Shapes = ev.fp(j), map[string]transform.Shape{}
-	for _, p := range s.plans {
-		cp.Shapes[p.Entity().Name] = p.Shape()
-		cp.Entities[p.Entity().Name] = &pipeline.EntityProgress{Done: true}
-	}
-	for _, e := range ev.prev.Entities {
-		if s.m.Entity(e.Name) == nil {
-			delete(cp.Entities, e.Name)
+	err := cp.update(func() {
+		cp.Mapping = ev.fp(j)
+		for _, p := range s.plans {
+			cp.Entities[p.Entity().Name] = &pipeline.EntityProgress{Done: true}
 		}
-	}
-	if err := cp.save(); err != nil {
+		for _, e := range ev.prev.Entities {
+			if s.m.Entity(e.Name) == nil {
+				delete(cp.Entities, e.Name)
+			}
+		}
+	})
+	if err != nil {
 		return err
 	}
+	ev.done.Store(true)
 	fmt.Fprintf(j.log, "checkpoint %s: recorded mapping %s\n", cp.path, j.cfg.Mapping)
 	return ev.finish(j, s)
+}
+
+// compareBesideWith runs the comparison of s (the entities to compare)
+// with the table, its writes handed to b (besideApplier), and returns its
+// report; the caller closes the Result. The writes are not read back:
+// the follow writes the table meanwhile (verify, once it is caught up,
+// checks the table whole).
+func compareBesideWith(ctx context.Context, j *job, s *session, b *follow.Beside, rejects *rejectFile, narrow func(*verify.Options)) (*report.Report, *verify.Result, error) {
+	prog, closeProg := j.progress()
+	ap := &besideApplier{b: b, byType: map[string]int64{}, client: s.client, table: s.m.Table.Name, typeAttr: s.m.TypeAttribute,
+		keyAttrs: [2]string{s.m.Table.PartitionKey, s.m.Table.SortKey}, reject: rejects.Write}
+	opts := verify.Options{Segments: j.rep.Segments, Sample: j.rep.Sample, Progress: prog, Readers: j.ld.Readers,
+		SkipPatterns: true, Apply: ap, OnReject: rejects.Write}
+	narrow(&opts)
+	ap.guard = opts.Types
+	run := s.runInfo(j, time.Now())
+	res, err := verify.Compare(ctx, s.src, s.m, s.plans, s.client, opts)
+	closeProg()
+	if err != nil {
+		return nil, nil, err
+	}
+	r := report.New(report.ModeChanges, res, 0)
+	r.Run = run
+	r.Applied = &report.Applied{Command: report.CommandChangesOnly, Applied: res.Applied, Written: ap.puts - b.SkippedPuts, Deleted: ap.deletes - b.SkippedDeletes,
+		DeletedByType: ap.byType, WriteUnits: ap.units,
+		Unchecked: "the follow writes the table meanwhile: pg2dynamo verify checks it whole"}
+	for _, e := range res.Entities {
+		r.Applied.FullWriteUnits += e.WriteUnits
+	}
+	return r, res, nil
+}
+
+// besideApplier is the verify.Applier of a comparison beside the follow:
+// its puts and deletes are handed to the follow (follow.Beside), which
+// writes them between its windows. The deletes are not conditional on
+// the item's type: the follow, the table's one writer, leaves out the
+// keys it wrote since the comparison's snapshot. Its counts are of the
+// writes handed, the follow's left-out ones among them
+// (follow.Beside.SkippedPuts, SkippedDeletes).
+//
+// With guard (the types the comparison reads), an item the table did not
+// hold at its key among those types (w.Missing) is first looked up
+// (GetItem, strongly consistent): a key held by an item of another type
+// is another entity's, and the put is a reject (collisionReject) instead
+// of overwriting it. The follow writes no such key later over the put:
+// the keys it writes after the snapshot are left out of the handed writes.
+type besideApplier struct {
+	b                    *follow.Beside
+	puts, deletes, units int64
+	byType               map[string]int64
+	client               *dynamodb.Client
+	table, typeAttr      string
+	keyAttrs             [2]string
+	guard                []string
+	reject               func(pipeline.Reject) error
+}
+
+func (x *besideApplier) Put(ctx context.Context, w verify.Write) error {
+	if w.Missing && len(x.guard) > 0 {
+		holder, err := x.holder(ctx, w)
+		if err != nil {
+			return err
+		}
+		if holder != "" {
+			return x.reject(collisionReject(w, x.keyAttrs, holder))
+		}
+	}
+	x.puts++
+	x.units += w.WriteUnits
+	return x.b.Put(ctx, w.Entity, w.Item)
+}
+
+// holder returns the type of the item at w's key when that item is of
+// none of the guard's types, or "" when the key is free or held by one of
+// them.
+func (x *besideApplier) holder(ctx context.Context, w verify.Write) (string, error) {
+	key := map[string]types.AttributeValue{x.keyAttrs[0]: w.Item[x.keyAttrs[0]]}
+	if x.keyAttrs[1] != "" {
+		key[x.keyAttrs[1]] = w.Item[x.keyAttrs[1]]
+	}
+	out, err := x.client.GetItem(ctx, &dynamodb.GetItemInput{TableName: &x.table, Key: key, ConsistentRead: aws.Bool(true),
+		ProjectionExpression: aws.String("#t"), ExpressionAttributeNames: map[string]string{"#t": x.typeAttr}})
+	if err != nil || out.Item == nil {
+		return "", err
+	}
+	var typ string
+	if v, ok := out.Item[x.typeAttr].(*types.AttributeValueMemberS); ok {
+		typ = v.Value
+	}
+	if slices.Contains(x.guard, typ) {
+		return "", nil
+	}
+	return cmp.Or(typ, "(none)"), nil
+}
+
+func (x *besideApplier) Delete(ctx context.Context, w verify.Write) error {
+	x.deletes++
+	x.units += w.WriteUnits
+	x.byType[w.Type]++
+	return x.b.Delete(ctx, [2]string{w.PK, w.SK})
+}
+
+func (x *besideApplier) Wait(ctx context.Context) error { return x.b.Flush(ctx) }
+
+// stopped is the error of a run whose follow stopped before the
+// comparison beside it was done (nil when it was done, or none ran).
+func (ev *evolution) stopped(j *job) error {
+	if ev == nil || ev.done.Load() {
+		return nil
+	}
+	return failed(fmt.Errorf("the follow stopped before the comparison of the entities that change was done: the checkpoint still records %s; run the same command again (it compares them again)", j.mig.PreviousMapping))
 }
 
 // evolveDiff is diff with PreviousMapping: what applying the run's mapping,

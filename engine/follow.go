@@ -10,6 +10,7 @@ import (
 	"os"
 	"runtime/debug"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -100,8 +101,13 @@ type following struct {
 	// resume: the slot exists; streaming starts at its confirmed
 	// position.
 	resume bool
-	// status is the follow's last.
+	// status is the follow's last; live the last a window reported
+	// while it runs (OnStatus).
 	status follow.Status
+	live   atomic.Pointer[follow.Status]
+	// alongside, if set, runs beside the stream (follow.Options.Alongside)
+	// with the follow's applier: a new version's comparison.
+	alongside func(ctx context.Context, a *follow.Applier) error
 	// pubCreated is set when this run created the publication, and
 	// slotCreated once it created the slot: a start that fails between
 	// the two drops the publication again (abandon).
@@ -125,6 +131,57 @@ func (f *following) rejected() int64 {
 		return 0
 	}
 	return f.status.Rejected
+}
+
+// readyToFollow readies the process and the sink for following once the
+// full load is done.
+func readyToFollow(out sinkOut) {
+	// Following holds one window at a time and spends little CPU: Go's
+	// default GC pace (GOGC=100, not the full load's 400; see main.go)
+	// keeps its memory near what a window needs, and the full load's
+	// garbage goes back to the system now.
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(100)
+	}
+	debug.FreeOSMemory()
+	// The follow reports no write units: its writes, mostly overwrites,
+	// do not ask for them (load.DynamoDB.CountWriteUnits).
+	if wc, ok := out.sink.(load.WriteUnitCounter); ok {
+		wc.CountWriteUnits(false)
+	}
+}
+
+// alongsideOf is follow.Options.Alongside for the comparison beside the
+// follow a applies (nil without one), and the channel it closes once the
+// comparison is done (nil without one), which the audit waits for.
+func (f *following) alongsideOf(a *follow.Applier) (func(context.Context) error, chan struct{}) {
+	if f.alongside == nil {
+		return nil, nil
+	}
+	compared := make(chan struct{})
+	return func(ctx context.Context) error {
+		if err := f.alongside(ctx, a); err != nil {
+			return &besideFailed{err}
+		}
+		close(compared)
+		return nil
+	}, compared
+}
+
+// besideFailed is the error of the comparison beside the follow, which
+// stopped it.
+type besideFailed struct{ err error }
+
+func (e *besideFailed) Error() string { return e.err.Error() }
+func (e *besideFailed) Unwrap() error { return e.err }
+
+// applied is the number of changes the follow has applied so far, as its
+// last window reported.
+func (f *following) applied() int64 {
+	if st := f.live.Load(); st != nil {
+		return st.Changes
+	}
+	return 0
 }
 
 // startFollowing checks that the mapping can be followed (the graph, no
@@ -394,19 +451,7 @@ func (f *following) run(j *job, s *session, cp *checkpointFile, out sinkOut, rej
 	if err := s.src.End(ctx); err != nil {
 		return err
 	}
-	// Following holds one window at a time and spends little CPU: Go's
-	// default GC pace (GOGC=100, not the full load's 400; see main.go)
-	// keeps its memory near what a window needs, and the full load's
-	// garbage goes back to the system now.
-	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(100)
-	}
-	debug.FreeOSMemory()
-	// The follow reports no write units: its writes, mostly overwrites,
-	// do not ask for them (load.DynamoDB.CountWriteUnits).
-	if wc, ok := out.sink.(load.WriteUnitCounter); ok {
-		wc.CountWriteUnits(false)
-	}
+	readyToFollow(out)
 	a := follow.NewApplier(f.graph, s.m, s.src, out.sink)
 	a.OnReject, a.Concurrency, a.ExactFrom = rejects.Write, j.wr.fixedWriters(), f.exactFrom
 	a.Catalog, a.CatalogEvery = f.catalog, j.fol.CatalogInterval
@@ -421,7 +466,8 @@ func (f *following) run(j *job, s *session, cp *checkpointFile, out sinkOut, rej
 	// The status line and the audit's lines come from goroutines of
 	// their own.
 	j.log = lockLog(j.log)
-	audit, err := newFollowAudit(j, s, a)
+	alongside, compared := f.alongsideOf(a)
+	audit, err := newFollowAudit(j, s, a, compared)
 	if err != nil {
 		return err
 	}
@@ -438,15 +484,16 @@ func (f *following) run(j *job, s *session, cp *checkpointFile, out sinkOut, rej
 	}
 	opts := follow.Options{Slot: f.slot, Publication: f.pub, From: f.from, UntilCaughtUp: j.fol.UntilCaughtUp, Audit: audit.auditor(),
 		OnCatalog: func(fp *follow.Fingerprint) error { return f.saveCatalog(cp, fp) },
+		Alongside: alongside,
 		OnShapes: func(rederived []string, shapes map[string]transform.Shape) error {
 			fmt.Fprintf(j.log, "follow: derived every item of %s again (their columns changed)\n", strings.Join(rederived, ", "))
-			cp.Shapes = shapes
-			return cp.save()
+			return cp.update(func() { cp.Shapes = shapes })
 		}}
 	every := j.fol.StatusInterval
 	sp := &statusPrinter{w: j.log, last: time.Now()}
 	var changes int64
 	opts.OnStatus = func(st follow.Status) {
+		f.live.Store(&st)
 		// A window of many changes (a large transaction, which pgoutput's
 		// protocol 1 delivers whole, or a backlog) leaves a heap the size
 		// of its rows and items: returned to the system once applied, so
@@ -496,8 +543,7 @@ func (f *following) saveCatalog(cp *checkpointFile, fp *follow.Fingerprint) erro
 	if err != nil {
 		return err
 	}
-	cp.Catalog = b
-	return cp.save()
+	return cp.update(func() { cp.Catalog = b })
 }
 
 // stopped is the error a follow stops with: its cause, and the way to go
@@ -512,6 +558,14 @@ func (f *following) stopped(j *job, err error) error {
 		nf *types.ResourceNotFoundException
 		pe *pgconn.PgError
 	)
+	var bf *besideFailed
+	if errors.As(err, &bf) {
+		var e *Error
+		if errors.As(bf.err, &e) {
+			return e // its kind and advice are the comparison's
+		}
+		return failed(fmt.Errorf("follow: the comparison beside it failed: %w\nthe checkpoint still records the previous version of the mapping: run the same command again (it compares again)", bf.err))
+	}
 	table := j.cfg.Table
 	reload := reloadAdvice(j)
 	var advice string

@@ -106,7 +106,7 @@ func Migrate(ctx context.Context, cfg Config, o MigrateOptions) (err error) {
 	}
 	var sum *pipeline.Summary
 	if ev != nil {
-		err = ev.applyFollowed(j, s, cp, out, rejects, rf)
+		ev.follow(j, s, cp, fl, rejects, rf)
 	} else {
 		sum, err = fullLoad(j, s, cp, out, rejects, fl != nil)
 	}
@@ -114,6 +114,9 @@ func Migrate(ctx context.Context, cfg Config, o MigrateOptions) (err error) {
 		return err
 	}
 	if err := afterLoad(j, s, cp, fl, out, rejects, rf); err != nil {
+		return err
+	}
+	if err := ev.stopped(j); err != nil {
 		return err
 	}
 	if err := rejects.Close(); err != nil {

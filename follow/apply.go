@@ -75,9 +75,12 @@ type Applier struct {
 	// off: the catalog is then compared at a DDL command met in the
 	// stream (DDL capture) and at start only.
 	CatalogEvery time.Duration
-	// keys, when an Auditor audits the follow, counts the windows and
-	// records the keys they write (NewAuditor sets it; nil otherwise).
+	// keys counts the windows and records the keys they write for the
+	// comparisons run beside the follow (the audit's slices, Beside);
+	// side carries those comparisons' writes to Run, which makes them
+	// between two windows (takeRepair).
 	keys *keyLog
+	side chan *repairReq
 }
 
 // NewApplier returns an applier of g's changes reading src (a session of
@@ -85,7 +88,7 @@ type Applier struct {
 // to sink.
 func NewApplier(g *Graph, m *mapping.Mapping, src *extract.Source, sink load.Sink) *Applier {
 	return &Applier{graph: g, m: m, src: src, sink: sink, keyAttrs: [2]string{m.Table.PartitionKey, m.Table.SortKey},
-		b: transform.NewBuilder(), Concurrency: 8, CatalogEvery: CatalogInterval}
+		b: transform.NewBuilder(), Concurrency: 8, CatalogEvery: CatalogInterval, keys: &keyLog{}, side: make(chan *repairReq)}
 }
 
 // Applied counts what one window did.

@@ -138,6 +138,11 @@ type AuditOptions struct {
 	// itself at its next window that reads them).
 	OnCycle func(AuditStatus)
 	OnSkip  func(error)
+	// After, if set, holds the first slice until it is closed: a
+	// comparison beside the follow (Options.Alongside) brings the table
+	// in line with the mapping first, and the audit would find as drift
+	// what it has yet to write.
+	After <-chan struct{}
 }
 
 // DriftKind says how an item differs from the source.
@@ -214,11 +219,11 @@ type Auditor struct {
 	types      map[string]bool
 	seed       maphash.Seed
 	a          *Applier
-	keys       *keyLog
-	repairs    chan *repairReq
-	mu         sync.Mutex
-	st         AuditStatus
-	slices     int // of the next cycle
+	// rec is the slice's recording of the keys the follow writes.
+	rec    *recording
+	mu     sync.Mutex
+	st     AuditStatus
+	slices int // of the next cycle
 	// derivedTotal and scannedTotal are the items the last slice derived
 	// and read, all slices': they size the next cycle.
 	derivedTotal, scannedTotal atomic.Int64
@@ -240,11 +245,10 @@ func NewAuditor(connString string, m *mapping.Mapping, client AuditAPI, a *Appli
 		opts.Segments = 2
 	}
 	au := &Auditor{opts: opts, connString: connString, m: m, client: client, keyAttrs: [2]string{m.Table.PartitionKey, m.Table.SortKey},
-		types: map[string]bool{}, seed: maphash.MakeSeed(), a: a, keys: &keyLog{}, repairs: make(chan *repairReq)}
+		types: map[string]bool{}, seed: maphash.MakeSeed(), a: a}
 	for _, e := range m.Entities {
 		au.types[e.Type] = true
 	}
-	a.keys = au.keys
 	au.st.Mode = opts.Mode
 	return au
 }
@@ -308,6 +312,13 @@ func (au *Auditor) run(ctx context.Context, applied func() pglogrepl.LSN) error 
 	au.update(func(st *AuditStatus) { st.Cycle, st.Slices = 1, au.slices })
 	if err := sleepUntil(ctx, begun); err != nil {
 		return nil
+	}
+	if au.opts.After != nil {
+		select {
+		case <-au.opts.After:
+		case <-ctx.Done():
+			return nil
+		}
 	}
 	sess, err := au.connect(ctx)
 	if err != nil {
@@ -471,9 +482,10 @@ func (au *Auditor) slice(ctx context.Context, sess *auditSession, cycle, i, n in
 	if err != nil {
 		return err
 	}
-	seq := au.keys.record(in)
-	defer au.keys.stop()
-	if err := au.keys.waitWindows(ctx, seq); err != nil {
+	rec, seq := au.a.keys.record(in)
+	au.rec = rec
+	defer au.a.keys.stop(rec)
+	if err := au.a.keys.waitWindows(ctx, seq); err != nil {
 		return err
 	}
 	src := sess.src
@@ -515,7 +527,7 @@ func (au *Auditor) slice(ctx context.Context, sess *auditSession, cycle, i, n in
 	var out []drifted
 	skipped := int64(0)
 	for _, d := range found {
-		if au.keys.wrote(d.key) {
+		if au.a.keys.wrote(rec, d.key) {
 			skipped++
 			continue
 		}

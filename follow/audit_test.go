@@ -14,22 +14,32 @@ func TestKeyLogRecordsTheSlicesKeysWhileRecording(t *testing.T) {
 	var l keyLog
 	in := func(pk string) bool { return pk == "A" }
 	l.add([2]string{"A", "1"}) // before recording: not recorded
-	l.record(in)
+	slice, _ := l.record(in)
 	l.add([2]string{"A", "2"}, [2]string{"B", "3"})
+	// A second recording at once (a Beside comparison, every key): each
+	// holds the keys written since it began.
+	all, _ := l.record(nil)
+	l.add([2]string{"B", "6"})
 	for _, c := range []struct {
+		rec  *recording
 		key  [2]string
 		want bool
-	}{{[2]string{"A", "1"}, false}, {[2]string{"A", "2"}, true}, {[2]string{"B", "3"}, false}} {
-		if got := l.wrote(c.key); got != c.want {
+	}{{slice, [2]string{"A", "1"}, false}, {slice, [2]string{"A", "2"}, true}, {slice, [2]string{"B", "3"}, false}, {slice, [2]string{"B", "6"}, false},
+		{all, [2]string{"A", "2"}, false}, {all, [2]string{"B", "6"}, true}} {
+		if got := l.wrote(c.rec, c.key); got != c.want {
 			t.Errorf("wrote(%v) = %v, want %v", c.key, got, c.want)
 		}
 	}
-	l.stop()
+	l.stop(slice)
 	l.add([2]string{"A", "4"})
-	if l.wrote([2]string{"A", "2"}) || l.wrote([2]string{"A", "4"}) {
+	if l.wrote(slice, [2]string{"A", "2"}) || l.wrote(slice, [2]string{"A", "4"}) {
 		t.Error("keys kept after stop")
 	}
-	var none *keyLog // a follow without an audit
+	if !l.wrote(all, [2]string{"A", "4"}) {
+		t.Error("the other recording stopped with the first")
+	}
+	l.stop(all)
+	var none *keyLog
 	none.add([2]string{"A", "5"})
 	none.done(none.window())
 }
@@ -39,7 +49,7 @@ func TestKeyLogRecordsTheSlicesKeysWhileRecording(t *testing.T) {
 func TestKeyLogWaitsForTheWindowsBegunBefore(t *testing.T) {
 	var l keyLog
 	first, second := l.window(), l.window()
-	seq := l.record(func(string) bool { return true })
+	_, seq := l.record(func(string) bool { return true })
 	third := l.window()              // begun after: its keys are recorded, not waited for
 	done := func() context.Context { // a wait that must not block
 		ctx, cancel := context.WithCancel(context.Background())

@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/pg2dynamo/pg2dynamo/extract"
 	"github.com/pg2dynamo/pg2dynamo/load"
@@ -11,16 +12,18 @@ import (
 	"github.com/pg2dynamo/pg2dynamo/transform"
 )
 
-// The audit's side of the follow's writes: the keys each window writes,
-// recorded while a slice is compared (keyLog), and the audit's repairs,
-// written by the follow between two windows (repairReq).
+// The writes made beside the follow's stream: the keys each window
+// writes, recorded while a comparison at a snapshot of its own runs
+// (keyLog: the audit's slices, Beside), and that comparison's writes,
+// made by the follow between two windows (repairReq).
 
-// keyLog counts the follow's windows and, while a slice is compared,
-// records the keys they write that fall in it. Its methods are safe for
-// concurrent use (the follow's goroutine writes, the audit's reads) and
-// do nothing on a nil keyLog (a follow without an audit).
+// keyLog counts the follow's windows and, while recordings are under way
+// (a slice of the audit, a Beside comparison), records in each the keys
+// they write that fall in it. Its methods are safe for concurrent use
+// (the follow's goroutine writes, the comparisons read) and do nothing
+// on a nil keyLog.
 type keyLog struct {
-	on atomic.Bool // recording: in is set
+	on atomic.Int32 // recordings under way: len(recs)
 	mu sync.Mutex
 	// started counts the windows (Applier.Start, repairs) begun, finished
 	// those whose writes are all done (Flight.Wait): windows finish in
@@ -28,8 +31,15 @@ type keyLog struct {
 	started, finished uint64
 	// moved is closed when finished moves (nil while nobody waits).
 	moved chan struct{}
-	in    func(pk string) bool
-	keys  map[string]struct{}
+	recs  map[*recording]struct{}
+}
+
+// recording is one comparison's record of the keys the follow wrote
+// since it began.
+type recording struct {
+	// in accepts the partition keys recorded (nil: every key).
+	in   func(pk string) bool
+	keys map[string]struct{}
 }
 
 // window counts a window begun and returns its number.
@@ -57,46 +67,51 @@ func (l *keyLog) done(seq uint64) {
 	}
 }
 
-// add records the keys written, those in the slice recorded.
+// add records the keys written in each recording that accepts them.
 func (l *keyLog) add(keys ...[2]string) {
-	if l == nil || !l.on.Load() {
+	if l == nil || l.on.Load() == 0 {
 		return
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.in == nil {
-		return
-	}
-	for _, k := range keys {
-		if l.in(k[0]) {
-			l.keys[itemKeyString(k)] = struct{}{}
+	for r := range l.recs {
+		for _, k := range keys {
+			if r.in == nil || r.in(k[0]) {
+				r.keys[itemKeyString(k)] = struct{}{}
+			}
 		}
 	}
 }
 
-// record begins recording the keys written whose partition key in
-// accepts, and returns the number of windows begun so far (waitWindows).
-func (l *keyLog) record(in func(pk string) bool) uint64 {
+// record begins a recording of the keys written whose partition key in
+// accepts (nil: all), and returns it with the number of windows begun
+// so far (waitWindows).
+func (l *keyLog) record(in func(pk string) bool) (*recording, uint64) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.in, l.keys = in, map[string]struct{}{}
-	l.on.Store(true)
-	return l.started
+	r := &recording{in: in, keys: map[string]struct{}{}}
+	if l.recs == nil {
+		l.recs = map[*recording]struct{}{}
+	}
+	l.recs[r] = struct{}{}
+	l.on.Store(int32(len(l.recs)))
+	return r, l.started
 }
 
-// stop ends recording and lets go of the keys.
-func (l *keyLog) stop() {
+// stop ends recording r and lets go of its keys.
+func (l *keyLog) stop(r *recording) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.on.Store(false)
-	l.in, l.keys = nil, nil
+	delete(l.recs, r)
+	r.keys = nil
+	l.on.Store(int32(len(l.recs)))
 }
 
-// wrote reports whether key k was written since record.
-func (l *keyLog) wrote(k [2]string) bool {
+// wrote reports whether key k was written since r began.
+func (l *keyLog) wrote(r *recording, k [2]string) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	_, ok := l.keys[itemKeyString(k)]
+	_, ok := r.keys[itemKeyString(k)]
 	return ok
 }
 
@@ -133,6 +148,12 @@ type repairReq struct {
 	items []transform.Item
 	skip  func([2]string) bool
 	done  chan error
+	// skipped counts the puts and the deletes skip left out, and took
+	// is how long the follow took to write the rest, from when it took
+	// the request (the follow's goroutine sets them before done).
+	skipped [2]int64
+	taken   time.Time
+	took    time.Duration
 }
 
 // repairChunk is the most items one repair request holds: the audit
@@ -206,9 +227,10 @@ func (au *Auditor) repair(ctx context.Context, src *extract.Source, plans []*tra
 // send hands items to the follow (Run takes them between two windows)
 // and waits until they are written.
 func (au *Auditor) send(ctx context.Context, items []transform.Item) error {
-	req := &repairReq{items: items, skip: au.keys.wrote, done: make(chan error, 1)}
+	rec := au.rec
+	req := &repairReq{items: items, skip: func(k [2]string) bool { return au.a.keys.wrote(rec, k) }, done: make(chan error, 1)}
 	select {
-	case au.repairs <- req:
+	case au.a.side <- req:
 	case <-ctx.Done():
 		return ctx.Err()
 	}
@@ -223,13 +245,10 @@ func (au *Auditor) send(ctx context.Context, items []transform.Item) error {
 // takeRepair starts the writes of a repair the audit asks for, if one
 // waits, as the window after the one in flight: the keys that window
 // writes wait for it, as a window's do (Applier.Start's barrier).
-func (p *pipe) takeRepair(ctx context.Context, a *Applier, au *Auditor) error {
-	if au == nil {
-		return nil
-	}
+func (p *pipe) takeRepair(ctx context.Context, a *Applier) error {
 	var req *repairReq
 	select {
-	case req = <-au.repairs:
+	case req = <-a.side:
 	default:
 		return nil
 	}
@@ -251,12 +270,17 @@ func (p *pipe) takeRepair(ctx context.Context, a *Applier, au *Auditor) error {
 // after it. barrier is called exactly once, unless it fails.
 func (a *Applier) startRepair(ctx context.Context, req *repairReq, busy map[[2]string]bool, barrier func() error) (*Flight, error) {
 	g := &gate{barrier: barrier, busy: busy, start: func() *pipeline.Group { return a.group(ctx) }}
+	req.taken = time.Now()
 	f := &Flight{a: a, seq: a.keys.window(), repair: req}
 	f.w = &work{seen: map[[2]string]bool{}, out: g}
 	var err error
 	for _, it := range req.items {
 		k := transform.ItemKey(it.Attrs, a.keyAttrs)
-		if f.w.seen[k] || req.skip(k) {
+		if f.w.seen[k] {
+			continue
+		}
+		if req.skip(k) {
+			req.skipped[boolIndex(it.Delete)]++
 			continue
 		}
 		f.w.seen[k] = true
@@ -289,4 +313,12 @@ func (a *Applier) startRepair(ctx context.Context, req *repairReq, busy map[[2]s
 		return nil, err
 	}
 	return f, nil
+}
+
+// boolIndex is 1 for true, 0 for false.
+func boolIndex(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

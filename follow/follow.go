@@ -53,6 +53,12 @@ type Options struct {
 	// started with the follow, stopped when it ends; its failure stops
 	// the follow (an *AuditError).
 	Audit *Auditor
+	// Alongside, if set, runs from a goroutine of its own once streaming
+	// has started (a comparison at a snapshot of its own, writing through
+	// Applier.Beside): its error stops the follow (Run returns it), and
+	// with UntilCaughtUp, Run is not caught up before it has returned.
+	// Its ctx is done when Run stops.
+	Alongside func(ctx context.Context) error
 }
 
 // Status is the state of a follow.
@@ -149,6 +155,8 @@ func Run(ctx context.Context, s *Stream, a *Applier, conn *pgx.Conn, opts Option
 	defer s.KeepAlive(ctx, func(err error) { lose(&lostError{err}) })()
 	defer reportWhileApplying(ctx, tr, s.Interval())()
 	defer opts.Audit.start(ctx, func() pglogrepl.LSN { return tr.get().Applied }, lose)()
+	alongside, stopAlongside := startAlongside(ctx, opts.Alongside, lose)
+	defer stopAlongside()
 	// One window is written while the next is received, derived and
 	// written (pipe); the writes of a key keep commit order, and windows
 	// are acknowledged one after another, each once written.
@@ -162,7 +170,7 @@ func Run(ctx context.Context, s *Stream, a *Applier, conn *pgx.Conn, opts Option
 		}
 	}
 	for ctx.Err() == nil {
-		if err := p.takeRepair(ctx, a, opts.Audit); err != nil {
+		if err := p.takeRepair(ctx, a); err != nil {
 			return tr.get(), stopped(ctx, err)
 		}
 		txs, err := receiveWindow(ctx, s, opts)
@@ -186,7 +194,7 @@ func Run(ctx context.Context, s *Stream, a *Applier, conn *pgx.Conn, opts Option
 			if err := p.checkIdle(ctx, a); err != nil {
 				return tr.get(), stopped(ctx, err)
 			}
-			if opts.UntilCaughtUp {
+			if opts.UntilCaughtUp && alongside() {
 				caught, err := caughtUp(ctx, s, a, conn, opts, p)
 				if err != nil {
 					return tr.get(), stopped(ctx, err)
@@ -270,7 +278,46 @@ func stopped(ctx context.Context, err error) error {
 	if errors.As(context.Cause(ctx), &audit) {
 		return audit
 	}
+	var side *alongsideError
+	if errors.As(context.Cause(ctx), &side) {
+		return side.err
+	}
 	return nil
+}
+
+// alongsideError is the cause of a run's end when Options.Alongside
+// failed.
+type alongsideError struct{ err error }
+
+func (e *alongsideError) Error() string { return e.err.Error() }
+
+// startAlongside runs f (Options.Alongside; nil: nothing) from a
+// goroutine of its own; its error ends the run (lose). done reports
+// whether it has returned; stop cancels its ctx and waits for it.
+func startAlongside(ctx context.Context, f func(context.Context) error, lose func(error)) (done func() bool, stop func()) {
+	if f == nil {
+		return func() bool { return true }, func() {}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		if err := f(ctx); err != nil && ctx.Err() == nil {
+			lose(&alongsideError{err})
+		}
+	}()
+	done = func() bool {
+		select {
+		case <-finished:
+			return true
+		default:
+			return false
+		}
+	}
+	return done, func() {
+		cancel()
+		<-finished
+	}
 }
 
 // lostError is the cause of a run's end when its replication connection
@@ -358,9 +405,10 @@ func (p *pipe) finish(ctx context.Context) error {
 	p.flight, p.txs = nil, nil
 	res, err := f.Wait()
 	if f.repair != nil {
+		f.repair.took = time.Since(f.repair.taken)
 		f.repair.done <- err
 		if err != nil {
-			return fmt.Errorf("audit repair: %w", err)
+			return fmt.Errorf("writes beside the stream (an audit's repair, a comparison's): %w", err)
 		}
 		return nil
 	}

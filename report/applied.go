@@ -47,6 +47,8 @@ type Applied struct {
 	WriteUnits         int64   `json:"write_units"`
 	ConsumedWriteUnits float64 `json:"consumed_write_units"`
 	FullWriteUnits     int64   `json:"full_write_units"`
+	// Unchecked says why the writes were not read back ("": --no-verify).
+	Unchecked string `json:"unchecked,omitempty"`
 }
 
 // byType formats the deletes by type: "Order 2, Ticket 1".
@@ -67,6 +69,9 @@ func (r *Report) changesHeadline() string {
 		return fmt.Sprintf("changes-only on table %s: nothing applied", r.Table)
 	}
 	verdict := "done (not verified: --no-verify)"
+	if a.Unchecked != "" {
+		verdict = "done (not verified: " + a.Unchecked + ")"
+	}
 	switch {
 	case a.ReadBack && r.OK:
 		verdict = "PASSED"

@@ -28,6 +28,8 @@ type WriteRecorder struct {
 	puts     []string
 	deletes  []string
 	ops      map[string]int
+	// held are the operations whose requests wait until released (Hold).
+	held map[string]chan struct{}
 }
 
 // NewWriteRecorder starts a recording proxy to target, closed when the
@@ -39,7 +41,7 @@ func NewWriteRecorder(t testing.TB, target, pk, sk string) *WriteRecorder {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &WriteRecorder{keyAttrs: [2]string{pk, sk}, ops: map[string]int{}}
+	r := &WriteRecorder{keyAttrs: [2]string{pk, sk}, ops: map[string]int{}, held: map[string]chan struct{}{}}
 	proxy := httputil.NewSingleHostReverseProxy(u)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		body, err := io.ReadAll(req.Body)
@@ -48,6 +50,17 @@ func NewWriteRecorder(t testing.TB, target, pk, sk string) *WriteRecorder {
 			return
 		}
 		req.Body = io.NopCloser(bytes.NewReader(body))
+		op := strings.TrimPrefix(req.Header.Get("X-Amz-Target"), "DynamoDB_20120810.")
+		r.mu.Lock()
+		gate := r.held[op]
+		r.mu.Unlock()
+		if gate != nil {
+			select {
+			case <-gate:
+			case <-req.Context().Done():
+				return
+			}
+		}
 		r.record(strings.TrimPrefix(req.Header.Get("X-Amz-Target"), "DynamoDB_20120810."), body)
 		proxy.ServeHTTP(w, req)
 	}))
@@ -128,6 +141,25 @@ func (r *WriteRecorder) Operations() map[string]int {
 		out[k] = v
 	}
 	return out
+}
+
+// Hold makes the requests of operation op ("Scan") wait, from now on,
+// until release is called (or their client gives up); release is safe to
+// call more than once.
+func (r *WriteRecorder) Hold(op string) (release func()) {
+	gate := make(chan struct{})
+	r.mu.Lock()
+	r.held[op] = gate
+	r.mu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			r.mu.Lock()
+			delete(r.held, op)
+			r.mu.Unlock()
+			close(gate)
+		})
+	}
 }
 
 // Reset forgets what was recorded.

@@ -1,0 +1,224 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Targets of (l): applying a new version of the mapping that adds GSI
+// keys to one entity of shop, beside its follow, against a
+// --changes-only of that entity alone; and the follow's lag meanwhile.
+const (
+	targetEvolveWall = 1.1
+	targetEvolveLag  = 5 * time.Second
+)
+
+// evolveV1 is shop's mapping: customers and their orders in one item
+// collection. The table declares GSI1, which no entity of v1 writes:
+// dynalite creates no GSI on an existing table (its UpdateTable ignores
+// a GlobalSecondaryIndexUpdates Create), so the index exists from the
+// start, and (l) measures what applying the version costs in items.
+const evolveV1 = `name: shop
+table:
+  name: shop
+  gsis:
+    - {name: GSI1, partition_key: GSI1PK, sort_key: GSI1SK}
+entities:
+  Customer:
+    source: {table: customers}
+    pk: CUST#${customer_id}
+    sk: PROFILE
+  Order:
+    source: {table: orders}
+    pk: CUST#${customer_id}
+    sk: ORDER#${order_id}
+`
+
+// evolveV2 adds GSI keys to Order: every order's item changes.
+var evolveV2 = strings.Replace(evolveV1, "    sk: ORDER#${order_id}\n",
+	"    sk: ORDER#${order_id}\n    indexes:\n      GSI1: {pk: \"STATUS#${status}\", sk: \"ORDER#${order_id}\"}\n", 1)
+
+// evolveBench is (l)'s result.
+type evolveBench struct {
+	orders, customers int
+	// baseline is migrate --changes-only with Order alone (v2's), on a
+	// table v1 wrote; evolve the comparison beside the follow, from its
+	// "comparing" line to its "comparison done" line.
+	baseline, evolve time.Duration
+	// lags are the follow's status lines' lags while the comparison ran;
+	// changes what it applied meanwhile.
+	lags    []time.Duration
+	changes string
+}
+
+// measureEvolve runs (l) on a shop database of orders orders (and an
+// eighth as many customers): two tables loaded with v1, one brought to
+// v2 by migrate --changes-only of Order alone, the other by migrate
+// --follow --resume --previous-mapping under a steady load of order
+// updates (rate a second).
+func measureEvolve(ctx context.Context, cfg config, admin *pgx.Conn, root, bin, outDir string, created map[string]bool, orders, rate int) (*evolveBench, error) {
+	eb := &evolveBench{orders: orders, customers: max(1, orders/8)}
+	db := cfg.db + "_shop"
+	dropDatabase(admin, db)
+	if _, err := admin.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{db}.Sanitize()); err != nil {
+		return nil, err
+	}
+	created[db] = true
+	url := strings.Replace(cfg.adminURL, "/postgres?", "/"+db+"?", 1)
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close(context.Background())
+	log.Printf("(l) shop: %d customers, %d orders", eb.customers, orders)
+	if _, err := conn.Exec(ctx, fmt.Sprintf(`
+		CREATE TABLE customers (customer_id bigint PRIMARY KEY, name text NOT NULL, city text NOT NULL);
+		CREATE TABLE orders (order_id bigint PRIMARY KEY, customer_id bigint NOT NULL REFERENCES customers, status text NOT NULL, total numeric(10,2) NOT NULL);
+		INSERT INTO customers SELECT i, 'customer ' || i, (ARRAY['Lyon','Oslo','Lima','Pune'])[1 + i %% 4] FROM generate_series(1, %d) i;
+		INSERT INTO orders SELECT i, 1 + i %% %d, (ARRAY['placed','paid','shipped'])[1 + i %% 3], (i %% 1000) / 10.0 FROM generate_series(1, %d) i;
+		ALTER TABLE customers REPLICA IDENTITY FULL; ALTER TABLE orders REPLICA IDENTITY FULL; ANALYZE`, eb.customers, eb.customers, orders)); err != nil {
+		return nil, err
+	}
+	dir := filepath.Join(outDir, "evolve")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	v1, v2, order := filepath.Join(dir, "v1.yaml"), filepath.Join(dir, "v2.yaml"), filepath.Join(dir, "order.yaml")
+	orderOnly := strings.Replace(evolveV2, "  Customer:\n    source: {table: customers}\n    pk: CUST#${customer_id}\n    sk: PROFILE\n", "", 1)
+	for f, text := range map[string]string{v1: evolveV1, v2: evolveV2, order: orderOnly} {
+		if err := os.WriteFile(f, []byte(text), 0o644); err != nil {
+			return nil, err
+		}
+	}
+	dyn, err := startDynalite(ctx, root)
+	if err != nil {
+		return nil, err
+	}
+	defer dyn.stop()
+	common := func(mappingFile, table string, extra ...string) []string {
+		return append([]string{bin, "migrate", "--mapping", mappingFile, "--source", url, "--endpoint-url", dyn.endpoint, "--table", table,
+			"--progress", "none", "--rejects", filepath.Join(dir, table+"-rejects.jsonl")}, extra...)
+	}
+	// The baseline: --changes-only of Order alone (no read-back: the
+	// comparison beside the follow reads none back either).
+	if err := run1(ctx, common(v1, "shop-a", "--create-table")...); err != nil {
+		return nil, err
+	}
+	log.Printf("(l) migrate --changes-only of Order alone")
+	res, err := launch(ctx, common(order, "shop-a", "--changes-only", "--no-verify")...)
+	if err != nil || res.ExitCode != 0 {
+		return nil, fmt.Errorf("(l) migrate --changes-only: exit %d, %v", res.ExitCode, err)
+	}
+	eb.baseline = res.Wall
+	return eb, eb.followed(ctx, conn, common, v1, v2, dir, rate)
+}
+
+// run1 runs one command to its end, which must succeed.
+func run1(ctx context.Context, args ...string) error {
+	res, err := launch(ctx, args...)
+	if err == nil && res.ExitCode != 0 {
+		err = fmt.Errorf("exit %d", res.ExitCode)
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", strings.Join(args[1:3], " "), err)
+	}
+	return nil
+}
+
+var (
+	evolveLagRE     = regexp.MustCompile(`^follow: applied .*; lag \d+ bytes, ([^;]+);`)
+	evolveDoneRE    = regexp.MustCompile(`^comparison done: the follow applied (\d+) changes`)
+	evolveComparing = "beside the follow, in a snapshot of its own"
+)
+
+// followed loads shop-b with v1 under a follow, then applies v2 to it
+// beside the follow while rate order updates a second are committed,
+// timing the comparison and collecting the follow's lag meanwhile.
+func (eb *evolveBench) followed(ctx context.Context, conn *pgx.Conn, common func(string, string, ...string) []string, v1, v2, dir string, rate int) error {
+	cp := filepath.Join(dir, "shop-b.json")
+	slot := []string{"--follow", "--slot", "bench_evolve", "--checkpoint", cp, "--audit", "off"}
+	defer func() { _, _ = conn.Exec(context.Background(), "SELECT pg_drop_replication_slot('bench_evolve')") }()
+	if err := run1(ctx, common(v1, "shop-b", append(slot, "--create-table", "--until-caught-up")...)...); err != nil {
+		return err
+	}
+	wctx, stopLoad := context.WithCancel(ctx)
+	defer stopLoad()
+	go func() {
+		t := time.NewTicker(time.Second / time.Duration(max(1, rate)))
+		defer t.Stop()
+		for i := 1; wctx.Err() == nil; i++ {
+			_, _ = conn.Exec(wctx, "UPDATE orders SET total = total + 1 WHERE order_id = $1", 1+(i*7919)%eb.orders)
+			select {
+			case <-wctx.Done():
+			case <-t.C:
+			}
+		}
+	}()
+	var mu sync.Mutex
+	var began, ended time.Time
+	done := make(chan struct{})
+	onLine := func(line string, at time.Time) {
+		mu.Lock()
+		defer mu.Unlock()
+		switch {
+		case strings.Contains(line, evolveComparing):
+			began = at
+		case evolveDoneRE.MatchString(line) && ended.IsZero():
+			ended, eb.changes = at, evolveDoneRE.FindStringSubmatch(line)[1]
+			close(done)
+		case !began.IsZero() && ended.IsZero():
+			if m := evolveLagRE.FindStringSubmatch(line); m != nil {
+				if d, err := time.ParseDuration(m[1]); err == nil {
+					eb.lags = append(eb.lags, d)
+				}
+			}
+		}
+	}
+	log.Printf("(l) migrate --follow --resume --previous-mapping, %d order updates a second", rate)
+	proc, err := startLaunch(ctx, onLine, common(v2, "shop-b", append(slot, "--resume", "--previous-mapping", v1, "--progress-interval", "1s")...)...)
+	if err != nil {
+		return err
+	}
+	var exited error
+	select {
+	case <-done:
+	case <-ctx.Done():
+		exited = ctx.Err()
+	}
+	_ = proc.interrupt()
+	res, err := proc.wait()
+	if exited != nil {
+		return exited
+	}
+	if err != nil || began.IsZero() {
+		return fmt.Errorf("(l) the follow with v2: exit %d, %v (comparison began: %v)", res.ExitCode, err, !began.IsZero())
+	}
+	eb.evolve = ended.Sub(began)
+	return nil
+}
+
+// render prints (l).
+func (eb *evolveBench) render() string {
+	var b strings.Builder
+	ratio := eb.evolve.Seconds() / eb.baseline.Seconds()
+	maxLag := time.Duration(0)
+	for _, l := range eb.lags {
+		maxLag = max(maxLag, l)
+	}
+	fmt.Fprintf(&b, "(l) a new version of shop's mapping (GSI keys added to Order: %d customers, %d orders), beside the follow:\n", eb.customers, eb.orders)
+	fmt.Fprintf(&b, "    migrate --changes-only of Order alone: %s\n", eb.baseline.Round(time.Millisecond))
+	fmt.Fprintf(&b, "    the comparison beside the follow:      %s (%.2f×; target ≤ %.1f×), %s changes applied by the follow meanwhile\n",
+		eb.evolve.Round(time.Millisecond), ratio, targetEvolveWall, eb.changes)
+	fmt.Fprintf(&b, "    the follow's lag meanwhile, over %d status lines: median %s, p95 %s, max %s (target < %s)\n",
+		len(eb.lags), quantile(eb.lags, 0.5), quantile(eb.lags, 0.95), maxLag, targetEvolveLag)
+	return b.String()
+}
