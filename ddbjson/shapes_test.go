@@ -44,8 +44,8 @@ func TestLineEncoderIsAppendLine(t *testing.T) {
 			t.Errorf("item %d:\n got %s\nwant %s", i, got[start:], want)
 		}
 	}
-	if len(e.shapes) != maxShapes {
-		t.Errorf("%d shapes remembered, want %d", len(e.shapes), maxShapes)
+	if len(e.top.shapes) != maxShapes {
+		t.Errorf("%d shapes remembered, want %d", len(e.top.shapes), maxShapes)
 	}
 }
 
