@@ -2,7 +2,6 @@ package ddbjson
 
 import (
 	"encoding/base64"
-	"encoding/binary"
 	"fmt"
 	"slices"
 	"strconv"
@@ -236,18 +235,23 @@ const hex = "0123456789abcdef"
 // quoting escapes control characters as \x.., which JSON has not, so they
 // and the other JSON escapes are written here. A string that needs no
 // escape (nearly every one) is found so eight bytes at a time and copied
-// whole; runs without escapes are copied whole too.
+// whole.
 func appendString(b []byte, s string) []byte {
 	b = append(b, '"')
-	i := plainPrefix(s)
-	if i == len(s) {
+	if !needsEscape(s) {
 		b = append(b, s...)
 		return append(b, '"')
 	}
+	return appendEscaped(b, s)
+}
+
+// appendEscaped appends s, which needs escaping, and its closing quote:
+// runs without escapes are copied whole.
+func appendEscaped(b []byte, s string) []byte {
 	start := 0
-	for ; i < len(s); i++ {
+	for i := 0; i < len(s); i++ {
 		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' {
+		if !escaped[c] {
 			continue
 		}
 		b = append(b, s[start:i]...)
@@ -262,45 +266,50 @@ func appendString(b []byte, s string) []byte {
 	return append(b, '"')
 }
 
-// plainPrefix returns the length of s's longest prefix of whole 8-byte
-// words with no byte JSON escapes (a control character, '"' or '\\'),
-// or len(s) when s has none at all. A word is tested at once: a byte
-// below 0x20, or equal to '"' or '\\' once xored with it, sets its top
-// bit in (x - 0x01…) &^ x & 0x80… (the zero-byte test of "Bit Twiddling
-// Hacks", which may also flag the byte after a flagged one: harmless, the
-// word is then scanned byte by byte).
-func plainPrefix(s string) int {
-	i := 0
-	for ; i+8 <= len(s); i += 8 {
-		if escapesIn(s[i : i+8]) {
-			return i
+// escaped marks the bytes JSON escapes in a string: the control
+// characters, '"' and '\\'.
+var escaped = func() (t [256]bool) {
+	for c := range 0x20 {
+		t[c] = true
+	}
+	t['"'], t['\\'] = true, true
+	return t
+}()
+
+// needsEscape reports whether s holds a byte JSON escapes (escaped). A
+// string of eight bytes or more is tested a word at a time, its last
+// word overlapping the one before: a byte below 0x20, or equal to '"' or
+// '\\' once xored with it, sets its top bit in (x - 0x01…) &^ x & 0x80…
+// (the zero-byte test of "Bit Twiddling Hacks", exact as to whether a
+// word has one); the words' tests are or'ed, not branched on.
+func needsEscape(s string) bool {
+	if len(s) < 8 {
+		for i := 0; i < len(s); i++ {
+			if escaped[s[i]] {
+				return true
+			}
+		}
+		return false
+	}
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	var acc uint64
+	for i := 0; ; i += 8 {
+		if i > len(s)-8 {
+			i = len(s) - 8
+		}
+		x := load64(s[i:])
+		q, bs := x^(ones*'"'), x^(ones*'\\')
+		acc |= ((x - ones*0x20) | (q - ones) | (bs - ones)) &^ x
+		if i == len(s)-8 {
+			return acc&highs != 0
 		}
 	}
-	if i == len(s) {
-		return i
-	}
-	// The rest, shorter than a word: a string of a word or more tests
-	// its last word, which overlaps what was tested; a shorter one goes
-	// byte by byte.
-	if i > 0 {
-		if escapesIn(s[len(s)-8:]) {
-			return i
-		}
-		return len(s)
-	}
-	for ; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c == '"' || c == '\\' {
-			return i
-		}
-	}
-	return len(s)
 }
 
-// escapesIn reports whether w, 8 bytes, may hold a byte JSON escapes
-// (see plainPrefix).
-func escapesIn(w string) bool {
-	const ones, highs = 0x0101010101010101, 0x8080808080808080
-	x := binary.LittleEndian.Uint64([]byte(w))
-	q, bs := x^(ones*'"'), x^(ones*'\\')
-	return ((x-ones*0x20)|(q-ones)|(bs-ones))&^x&highs != 0
+// load64 is the first 8 bytes of s, at least 8 long, as a little-endian
+// word (one load, as the compiler combines them).
+func load64(s string) uint64 {
+	_ = s[7]
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
 }

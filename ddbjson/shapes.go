@@ -60,31 +60,50 @@ func (p *place) off() bool {
 	return p.learnt > maxLearnt && p.learnt*4 > p.uses
 }
 
-// appendMap appends m as appendMap does in the line form.
+// appendMap appends m as appendMap does in the line form. It writes m
+// in each remembered shape of its size, most recently used first, until
+// one holds all of m's names (each in m, as many as m has: the same set),
+// cutting b back after a shape that does not; then in m's own shape,
+// learnt.
 func (p *place) appendMap(b []byte, m map[string]types.AttributeValue) ([]byte, error) {
 	if p.off() {
 		return appendMap(b, m, line)
 	}
 	p.uses++
-	var stack [32]types.AttributeValue
-	values := stack[:0]
-	if len(m) > len(stack) {
-		values = make([]types.AttributeValue, 0, len(m))
-	}
-	values = values[:len(m)]
-	sh := p.find(m, values)
-	if sh == nil {
-		sh = p.learn(m, values)
-	}
-	b = append(b, '{')
-	for i, v := range values {
-		b = append(b, sh.keys[i]...)
-		var err error
-		if b, err = sh.subs[i].appendValue(b, v); err != nil {
+	start := len(b)
+	for i, sh := range p.shapes {
+		if len(sh.names) != len(m) {
+			continue
+		}
+		b, ok, err := sh.appendMap(b, m)
+		if err != nil || ok {
+			if i > 0 {
+				copy(p.shapes[1:i+1], p.shapes[:i])
+				p.shapes[0] = sh
+			}
 			return b, err
 		}
+		b = b[:start]
 	}
-	return append(b, '}'), nil
+	b, _, err := p.learn(m).appendMap(b, m)
+	return b, err
+}
+
+// appendMap appends m in shape sh; ok is false, with b extended by part
+// of the map, if a name of sh is not in m.
+func (sh *shape) appendMap(b []byte, m map[string]types.AttributeValue) (_ []byte, ok bool, err error) {
+	b = append(b, '{')
+	for i, name := range sh.names {
+		v, found := m[name]
+		if !found {
+			return b, false, nil
+		}
+		b = append(b, sh.keys[i]...)
+		if b, err = sh.subs[i].appendValue(b, v); err != nil {
+			return b, true, err
+		}
+	}
+	return append(b, '}'), true, nil
 }
 
 // appendValue appends v as appendValue does in the line form, its maps
@@ -117,39 +136,14 @@ func (p *place) appendValue(b []byte, v types.AttributeValue) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
-// find returns the remembered shape of m, moved to the front, with m's
-// values in its order in values (len(m) of them); nil if none is m's.
-func (p *place) find(m map[string]types.AttributeValue, values []types.AttributeValue) *shape {
-next:
-	for i, sh := range p.shapes {
-		if len(sh.names) != len(m) {
-			continue
-		}
-		// As many names as m has, each in m: the same set.
-		for j, name := range sh.names {
-			v, ok := m[name]
-			if !ok {
-				continue next
-			}
-			values[j] = v
-		}
-		if i > 0 {
-			copy(p.shapes[1:i+1], p.shapes[:i])
-			p.shapes[0] = sh
-		}
-		return sh
-	}
-	return nil
-}
-
 // learn remembers m's shape, in front, forgetting the least recently used
-// beyond maxShapes, and puts m's values in its order in values.
-func (p *place) learn(m map[string]types.AttributeValue, values []types.AttributeValue) *shape {
+// beyond maxShapes, and returns it.
+func (p *place) learn(m map[string]types.AttributeValue) *shape {
 	p.learnt++
 	attrs := sortedAttrs(m, make([]attr, 0, len(m)))
 	sh := &shape{names: make([]string, len(attrs)), keys: make([][]byte, len(attrs)), subs: make([]place, len(attrs))}
 	for i, a := range attrs {
-		sh.names[i], values[i] = a.name, a.value
+		sh.names[i] = a.name
 		var k []byte
 		if i > 0 {
 			k = append(k, ',')
