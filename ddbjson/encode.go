@@ -242,11 +242,22 @@ func appendString(b []byte, s string) []byte {
 		b = append(b, s...)
 		return append(b, '"')
 	}
-	return appendEscaped(b, s)
+	return append(appendEscaped(b, s), '"')
 }
 
-// appendEscaped appends s, which needs escaping, and its closing quote:
-// runs without escapes are copied whole.
+// appendStringValue appends the rest of an S or N value's object, whose
+// opening ({"S":") is written: s as the inside of a JSON string (as
+// appendString), then "}.
+func appendStringValue(b []byte, s string) []byte {
+	if !needsEscape(s) {
+		b = append(b, s...)
+		return append(b, '"', '}')
+	}
+	return append(appendEscaped(b, s), '"', '}')
+}
+
+// appendEscaped appends s, which needs escaping, as the inside of a JSON
+// string: runs without escapes are copied whole.
 func appendEscaped(b []byte, s string) []byte {
 	start := 0
 	for i := 0; i < len(s); i++ {
@@ -262,8 +273,7 @@ func appendEscaped(b []byte, s string) []byte {
 		}
 		start = i + 1
 	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
+	return append(b, s[start:]...)
 }
 
 // escaped marks the bytes JSON escapes in a string: the control

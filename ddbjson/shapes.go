@@ -38,11 +38,14 @@ type place struct {
 
 // shape is one set of attribute names: names in byte order, keys, the
 // names' JSON keys, each with its ':' and, after the first, the ','
-// before it, and subs, the place of each attribute's nested maps.
+// before it; keyS and keyN, the same keys with the opening of a string
+// or number value ({"S":" and {"N":"), the types most attributes have;
+// and subs, the place of each attribute's nested maps.
 type shape struct {
-	names []string
-	keys  [][]byte
-	subs  []place
+	names      []string
+	keys       [][]byte
+	keyS, keyN [][]byte
+	subs       []place
 }
 
 // AppendLine appends item to b as one line of the S3 import format, as
@@ -98,9 +101,15 @@ func (sh *shape) appendMap(b []byte, m map[string]types.AttributeValue) (_ []byt
 		if !found {
 			return b, false, nil
 		}
-		b = append(b, sh.keys[i]...)
-		if b, err = sh.subs[i].appendValue(b, v); err != nil {
-			return b, true, err
+		switch v := v.(type) {
+		case *types.AttributeValueMemberS:
+			b = appendStringValue(append(b, sh.keyS[i]...), v.Value)
+		case *types.AttributeValueMemberN:
+			b = appendStringValue(append(b, sh.keyN[i]...), v.Value)
+		default:
+			if b, err = sh.subs[i].appendValue(append(b, sh.keys[i]...), v); err != nil {
+				return b, true, err
+			}
 		}
 	}
 	return append(b, '}'), true, nil
@@ -112,9 +121,9 @@ func (p *place) appendValue(b []byte, v types.AttributeValue) ([]byte, error) {
 	var err error
 	switch v := v.(type) {
 	case *types.AttributeValueMemberS:
-		b = appendString(append(b, `{"S":`...), v.Value)
+		return appendStringValue(append(b, `{"S":"`...), v.Value), nil
 	case *types.AttributeValueMemberN:
-		b = appendString(append(b, `{"N":`...), v.Value)
+		return appendStringValue(append(b, `{"N":"`...), v.Value), nil
 	case *types.AttributeValueMemberM:
 		if b, err = p.appendMap(append(b, `{"M":`...), v.Value); err != nil {
 			return b, err
@@ -141,15 +150,18 @@ func (p *place) appendValue(b []byte, v types.AttributeValue) ([]byte, error) {
 func (p *place) learn(m map[string]types.AttributeValue) *shape {
 	p.learnt++
 	attrs := sortedAttrs(m, make([]attr, 0, len(m)))
-	sh := &shape{names: make([]string, len(attrs)), keys: make([][]byte, len(attrs)), subs: make([]place, len(attrs))}
+	n := len(attrs)
+	sh := &shape{names: make([]string, n), keys: make([][]byte, n), keyS: make([][]byte, n), keyN: make([][]byte, n), subs: make([]place, n)}
 	for i, a := range attrs {
 		sh.names[i] = a.name
 		var k []byte
 		if i > 0 {
 			k = append(k, ',')
 		}
-		k = line.appendString(k, a.name)
-		sh.keys[i] = append(k, ':')
+		k = append(appendString(k, a.name), ':')
+		sh.keys[i] = k[:len(k):len(k)]
+		sh.keyS[i] = append(sh.keys[i], `{"S":"`...)
+		sh.keyN[i] = append(sh.keys[i], `{"N":"`...)
 	}
 	if len(p.shapes) < maxShapes {
 		p.shapes = append(p.shapes, nil)
