@@ -286,34 +286,46 @@ var escaped = func() (t [256]bool) {
 	return t
 }()
 
-// needsEscape reports whether s holds a byte JSON escapes (escaped). A
-// string of eight bytes or more is tested a word at a time, its last
-// word overlapping the one before: a byte below 0x20, or equal to '"' or
+// needsEscape reports whether s holds a byte JSON escapes (escaped). It
+// tests a word of 8 bytes at once: a byte below 0x20, or equal to '"' or
 // '\\' once xored with it, sets its top bit in (x - 0x01…) &^ x & 0x80…
 // (the zero-byte test of "Bit Twiddling Hacks", exact as to whether a
-// word has one); the words' tests are or'ed, not branched on.
+// word has one). A string of 8 bytes or more is tested word by word, the
+// last overlapping the one before, the words' tests or'ed rather than
+// branched on; a shorter one as one word of its bytes, overlapping, and
+// of 'a's for those it lacks.
 func needsEscape(s string) bool {
-	if len(s) < 8 {
-		for i := 0; i < len(s); i++ {
-			if escaped[s[i]] {
-				return true
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	var x, acc uint64
+	switch n := len(s); {
+	case n >= 8:
+		for i := 0; ; i += 8 {
+			if i > n-8 {
+				i = n - 8
+			}
+			x = load64(s[i:])
+			q, bs := x^(ones*'"'), x^(ones*'\\')
+			acc |= ((x - ones*0x20) | (q - ones) | (bs - ones)) &^ x
+			if i == n-8 {
+				return acc&highs != 0
 			}
 		}
+	case n >= 4:
+		x = uint64(load32(s)) | uint64(load32(s[n-4:]))<<32
+	case n > 0:
+		x = uint64(s[0]) | uint64(s[n/2])<<8 | uint64(s[n-1])<<16 | 0x6161616161000000 // 'a's
+	default:
 		return false
 	}
-	const ones, highs = 0x0101010101010101, 0x8080808080808080
-	var acc uint64
-	for i := 0; ; i += 8 {
-		if i > len(s)-8 {
-			i = len(s) - 8
-		}
-		x := load64(s[i:])
-		q, bs := x^(ones*'"'), x^(ones*'\\')
-		acc |= ((x - ones*0x20) | (q - ones) | (bs - ones)) &^ x
-		if i == len(s)-8 {
-			return acc&highs != 0
-		}
-	}
+	q, bs := x^(ones*'"'), x^(ones*'\\')
+	return ((x-ones*0x20)|(q-ones)|(bs-ones))&^x&highs != 0
+}
+
+// load32 is the first 4 bytes of s, at least 4 long, as a little-endian
+// word (one load, as the compiler combines them).
+func load32(s string) uint32 {
+	_ = s[3]
+	return uint32(s[0]) | uint32(s[1])<<8 | uint32(s[2])<<16 | uint32(s[3])<<24
 }
 
 // load64 is the first 8 bytes of s, at least 8 long, as a little-endian
