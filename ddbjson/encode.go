@@ -2,7 +2,6 @@ package ddbjson
 
 import (
 	"encoding/base64"
-	"encoding/binary"
 	"fmt"
 	"slices"
 	"strconv"
@@ -236,18 +235,34 @@ const hex = "0123456789abcdef"
 // quoting escapes control characters as \x.., which JSON has not, so they
 // and the other JSON escapes are written here. A string that needs no
 // escape (nearly every one) is found so eight bytes at a time and copied
-// whole; runs without escapes are copied whole too.
+// whole.
 func appendString(b []byte, s string) []byte {
 	b = append(b, '"')
-	i := plainPrefix(s)
-	if i == len(s) {
+	if !needsEscape(s) {
 		b = append(b, s...)
 		return append(b, '"')
 	}
+	return append(appendEscaped(b, s), '"')
+}
+
+// appendStringValue appends the rest of an S or N value's object, whose
+// opening ({"S":") is written: s as the inside of a JSON string (as
+// appendString), then "}.
+func appendStringValue(b []byte, s string) []byte {
+	if !needsEscape(s) {
+		b = append(b, s...)
+		return append(b, '"', '}')
+	}
+	return append(appendEscaped(b, s), '"', '}')
+}
+
+// appendEscaped appends s, which needs escaping, as the inside of a JSON
+// string: runs without escapes are copied whole.
+func appendEscaped(b []byte, s string) []byte {
 	start := 0
-	for ; i < len(s); i++ {
+	for i := 0; i < len(s); i++ {
 		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' {
+		if !escaped[c] {
 			continue
 		}
 		b = append(b, s[start:i]...)
@@ -258,49 +273,65 @@ func appendString(b []byte, s string) []byte {
 		}
 		start = i + 1
 	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
+	return append(b, s[start:]...)
 }
 
-// plainPrefix returns the length of s's longest prefix of whole 8-byte
-// words with no byte JSON escapes (a control character, '"' or '\\'),
-// or len(s) when s has none at all. A word is tested at once: a byte
-// below 0x20, or equal to '"' or '\\' once xored with it, sets its top
-// bit in (x - 0x01…) &^ x & 0x80… (the zero-byte test of "Bit Twiddling
-// Hacks", which may also flag the byte after a flagged one: harmless, the
-// word is then scanned byte by byte).
-func plainPrefix(s string) int {
-	i := 0
-	for ; i+8 <= len(s); i += 8 {
-		if escapesIn(s[i : i+8]) {
-			return i
-		}
+// escaped marks the bytes JSON escapes in a string: the control
+// characters, '"' and '\\'.
+var escaped = func() (t [256]bool) {
+	for c := range 0x20 {
+		t[c] = true
 	}
-	if i == len(s) {
-		return i
-	}
-	// The rest, shorter than a word: a string of a word or more tests
-	// its last word, which overlaps what was tested; a shorter one goes
-	// byte by byte.
-	if i > 0 {
-		if escapesIn(s[len(s)-8:]) {
-			return i
-		}
-		return len(s)
-	}
-	for ; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c == '"' || c == '\\' {
-			return i
-		}
-	}
-	return len(s)
-}
+	t['"'], t['\\'] = true, true
+	return t
+}()
 
-// escapesIn reports whether w, 8 bytes, may hold a byte JSON escapes
-// (see plainPrefix).
-func escapesIn(w string) bool {
+// needsEscape reports whether s holds a byte JSON escapes (escaped). It
+// tests a word of 8 bytes at once: a byte below 0x20, or equal to '"' or
+// '\\' once xored with it, sets its top bit in (x - 0x01…) &^ x & 0x80…
+// (the zero-byte test of "Bit Twiddling Hacks", exact as to whether a
+// word has one). A string of 8 bytes or more is tested word by word, the
+// last overlapping the one before, the words' tests or'ed rather than
+// branched on; a shorter one as one word of its bytes, overlapping, and
+// of 'a's for those it lacks.
+func needsEscape(s string) bool {
 	const ones, highs = 0x0101010101010101, 0x8080808080808080
-	x := binary.LittleEndian.Uint64([]byte(w))
+	var x, acc uint64
+	switch n := len(s); {
+	case n >= 8:
+		for i := 0; ; i += 8 {
+			if i > n-8 {
+				i = n - 8
+			}
+			x = load64(s[i:])
+			q, bs := x^(ones*'"'), x^(ones*'\\')
+			acc |= ((x - ones*0x20) | (q - ones) | (bs - ones)) &^ x
+			if i == n-8 {
+				return acc&highs != 0
+			}
+		}
+	case n >= 4:
+		x = uint64(load32(s)) | uint64(load32(s[n-4:]))<<32
+	case n > 0:
+		x = uint64(s[0]) | uint64(s[n/2])<<8 | uint64(s[n-1])<<16 | 0x6161616161000000 // 'a's
+	default:
+		return false
+	}
 	q, bs := x^(ones*'"'), x^(ones*'\\')
 	return ((x-ones*0x20)|(q-ones)|(bs-ones))&^x&highs != 0
+}
+
+// load32 is the first 4 bytes of s, at least 4 long, as a little-endian
+// word (one load, as the compiler combines them).
+func load32(s string) uint32 {
+	_ = s[3]
+	return uint32(s[0]) | uint32(s[1])<<8 | uint32(s[2])<<16 | uint32(s[3])<<24
+}
+
+// load64 is the first 8 bytes of s, at least 8 long, as a little-endian
+// word (one load, as the compiler combines them).
+func load64(s string) uint64 {
+	_ = s[7]
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
 }

@@ -200,3 +200,21 @@ func checkCanonicalString(t *testing.T, s string) {
 		t.Fatalf("%q: canonical %s, encoding/json.Marshal %s", s, got, want)
 	}
 }
+
+// needsEscape finds a byte JSON escapes at any position of strings of
+// any length (short ones byte by byte, longer ones by words, the last
+// overlapping), and no other byte: its neighbours in value, high bytes.
+func TestNeedsEscape(t *testing.T) {
+	for n := 1; n <= 24; n++ {
+		for at := range n {
+			for _, c := range []byte{0x00, 0x1f, 0x20, 0x21, '"', '#', '[', '\\', ']', 0x7f, 0x80, 0xa2, 0xdc, 0xff} {
+				p := []byte(strings.Repeat("a", n))
+				p[at] = c
+				want := c < 0x20 || c == '"' || c == '\\'
+				if got := needsEscape(string(p)); got != want {
+					t.Errorf("needsEscape(%q) = %v, want %v", p, got, want)
+				}
+			}
+		}
+	}
+}

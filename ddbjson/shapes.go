@@ -8,91 +8,165 @@ import "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 // in byte order and each name already written as a JSON key, so that an
 // item of a known shape is written by looking its attributes up in that
 // order, with neither a pass over the map nor a sort, and without
-// escaping its names again. Nested maps (M) are written as AppendLine
-// writes them. The zero value is ready; a LineEncoder is not safe for
-// concurrent use.
+// escaping its names again. Nested maps (M, alone or as members of a
+// list L) are written the same way, each attribute of a shape
+// remembering the shapes of the maps it holds (a jsonb column's objects
+// mostly share their keys). A place whose maps keep changing shape (more
+// than one in four new, after maxLearnt) is written as AppendLine writes
+// it from then on, so that the encoder stops allocating for it. The zero
+// value is ready; a LineEncoder is not safe for concurrent use.
 type LineEncoder struct {
-	shapes []*shape // most recently used first, at most maxShapes
+	top place
 }
 
-// maxShapes bounds the shapes a LineEncoder remembers: a run's entities
-// and their sparse attributes rarely make more.
+// maxShapes bounds the shapes a place remembers: a run's entities and
+// their sparse attributes rarely make more.
 const maxShapes = 8
 
-// shape is one set of attribute names: names in byte order, and keys,
-// the names' JSON keys, each with its ':' and, after the first, the ','
-// before it.
+// maxLearnt is the number of shapes a place learns before it may give up
+// on shapes (see LineEncoder).
+const maxLearnt = 64
+
+// place is where maps are met in an item: the item itself, or an
+// attribute of a shape (its M value, or the maps in its L value). It
+// holds the shapes met there, most recently used first, at most
+// maxShapes, and counts the maps met (uses) and shapes learnt.
+type place struct {
+	shapes       []*shape
+	uses, learnt int
+}
+
+// shape is one set of attribute names: names in byte order, keys, the
+// names' JSON keys, each with its ':' and, after the first, the ','
+// before it; keyS and keyN, the same keys with the opening of a string
+// or number value ({"S":" and {"N":"), the types most attributes have;
+// and subs, the place of each attribute's nested maps.
 type shape struct {
-	names []string
-	keys  [][]byte
+	names      []string
+	keys       [][]byte
+	keyS, keyN [][]byte
+	subs       []place
 }
 
 // AppendLine appends item to b as one line of the S3 import format, as
 // the function AppendLine does (same bytes, same errors).
 func (e *LineEncoder) AppendLine(b []byte, item map[string]types.AttributeValue) ([]byte, error) {
-	b = append(b, `{"Item":`...)
-	var stack [32]types.AttributeValue
-	values := stack[:0]
-	if len(item) > len(stack) {
-		values = make([]types.AttributeValue, 0, len(item))
+	b, err := e.top.appendMap(append(b, `{"Item":`...), item)
+	if err != nil {
+		return b, err
 	}
-	values = values[:len(item)]
-	sh := e.find(item, values)
-	if sh == nil {
-		sh = e.learn(item, values)
-	}
-	b = append(b, '{')
-	for i, v := range values {
-		b = append(b, sh.keys[i]...)
-		var err error
-		if b, err = appendValue(b, v, line); err != nil {
-			return b, err
-		}
-	}
-	return append(b, "}}\n"...), nil
+	return append(b, "}\n"...), nil
 }
 
-// find returns the remembered shape of m, moved to the front, with m's
-// values in its order in values (len(m) of them); nil if none is m's.
-func (e *LineEncoder) find(m map[string]types.AttributeValue, values []types.AttributeValue) *shape {
-next:
-	for i, sh := range e.shapes {
+// off reports whether p's maps change shape too often to remember them.
+func (p *place) off() bool {
+	return p.learnt > maxLearnt && p.learnt*4 > p.uses
+}
+
+// appendMap appends m as appendMap does in the line form. It writes m
+// in each remembered shape of its size, most recently used first, until
+// one holds all of m's names (each in m, as many as m has: the same set),
+// cutting b back after a shape that does not; then in m's own shape,
+// learnt.
+func (p *place) appendMap(b []byte, m map[string]types.AttributeValue) ([]byte, error) {
+	if p.off() {
+		return appendMap(b, m, line)
+	}
+	p.uses++
+	start := len(b)
+	for i, sh := range p.shapes {
 		if len(sh.names) != len(m) {
 			continue
 		}
-		// As many names as m has, each in m: the same set.
-		for j, name := range sh.names {
-			v, ok := m[name]
-			if !ok {
-				continue next
+		b, ok, err := sh.appendMap(b, m)
+		if err != nil || ok {
+			if i > 0 {
+				copy(p.shapes[1:i+1], p.shapes[:i])
+				p.shapes[0] = sh
 			}
-			values[j] = v
+			return b, err
 		}
-		copy(e.shapes[1:i+1], e.shapes[:i])
-		e.shapes[0] = sh
-		return sh
+		b = b[:start]
 	}
-	return nil
+	b, _, err := p.learn(m).appendMap(b, m)
+	return b, err
+}
+
+// appendMap appends m in shape sh; ok is false, with b extended by part
+// of the map, if a name of sh is not in m.
+func (sh *shape) appendMap(b []byte, m map[string]types.AttributeValue) (_ []byte, ok bool, err error) {
+	b = append(b, '{')
+	for i, name := range sh.names {
+		v, found := m[name]
+		if !found {
+			return b, false, nil
+		}
+		switch v := v.(type) {
+		case *types.AttributeValueMemberS:
+			b = appendStringValue(append(b, sh.keyS[i]...), v.Value)
+		case *types.AttributeValueMemberN:
+			b = appendStringValue(append(b, sh.keyN[i]...), v.Value)
+		default:
+			if b, err = sh.subs[i].appendValue(append(b, sh.keys[i]...), v); err != nil {
+				return b, true, err
+			}
+		}
+	}
+	return append(b, '}'), true, nil
+}
+
+// appendValue appends v as appendValue does in the line form, its maps
+// (as M, or in an L) through p's shapes.
+func (p *place) appendValue(b []byte, v types.AttributeValue) ([]byte, error) {
+	var err error
+	switch v := v.(type) {
+	case *types.AttributeValueMemberS:
+		return appendStringValue(append(b, `{"S":"`...), v.Value), nil
+	case *types.AttributeValueMemberN:
+		return appendStringValue(append(b, `{"N":"`...), v.Value), nil
+	case *types.AttributeValueMemberM:
+		if b, err = p.appendMap(append(b, `{"M":`...), v.Value); err != nil {
+			return b, err
+		}
+	case *types.AttributeValueMemberL:
+		b = append(b, `{"L":[`...)
+		for i, x := range v.Value {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			if b, err = p.appendValue(b, x); err != nil {
+				return b, err
+			}
+		}
+		b = append(b, ']')
+	default:
+		return appendValue(b, v, line)
+	}
+	return append(b, '}'), nil
 }
 
 // learn remembers m's shape, in front, forgetting the least recently used
-// beyond maxShapes, and puts m's values in its order in values.
-func (e *LineEncoder) learn(m map[string]types.AttributeValue, values []types.AttributeValue) *shape {
+// beyond maxShapes, and returns it.
+func (p *place) learn(m map[string]types.AttributeValue) *shape {
+	p.learnt++
 	attrs := sortedAttrs(m, make([]attr, 0, len(m)))
-	sh := &shape{names: make([]string, len(attrs)), keys: make([][]byte, len(attrs))}
+	n := len(attrs)
+	sh := &shape{names: make([]string, n), keys: make([][]byte, n), keyS: make([][]byte, n), keyN: make([][]byte, n), subs: make([]place, n)}
 	for i, a := range attrs {
-		sh.names[i], values[i] = a.name, a.value
+		sh.names[i] = a.name
 		var k []byte
 		if i > 0 {
 			k = append(k, ',')
 		}
-		k = line.appendString(k, a.name)
-		sh.keys[i] = append(k, ':')
+		k = append(appendString(k, a.name), ':')
+		sh.keys[i] = k[:len(k):len(k)]
+		sh.keyS[i] = append(sh.keys[i], `{"S":"`...)
+		sh.keyN[i] = append(sh.keys[i], `{"N":"`...)
 	}
-	if len(e.shapes) < maxShapes {
-		e.shapes = append(e.shapes, nil)
+	if len(p.shapes) < maxShapes {
+		p.shapes = append(p.shapes, nil)
 	}
-	copy(e.shapes[1:], e.shapes)
-	e.shapes[0] = sh
+	copy(p.shapes[1:], p.shapes)
+	p.shapes[0] = sh
 	return sh
 }

@@ -44,8 +44,8 @@ func TestLineEncoderIsAppendLine(t *testing.T) {
 			t.Errorf("item %d:\n got %s\nwant %s", i, got[start:], want)
 		}
 	}
-	if len(e.shapes) != maxShapes {
-		t.Errorf("%d shapes remembered, want %d", len(e.shapes), maxShapes)
+	if len(e.top.shapes) != maxShapes {
+		t.Errorf("%d shapes remembered, want %d", len(e.top.shapes), maxShapes)
 	}
 }
 
@@ -56,6 +56,51 @@ func TestLineEncoderUnknownValueType(t *testing.T) {
 	for range 2 {
 		if _, err := e.AppendLine(nil, item); err == nil {
 			t.Fatal("no error for a nil attribute value")
+		}
+	}
+}
+
+// Nested maps are written as AppendLine writes them whether their keys
+// recur, change between items of one shape (a jsonb column's objects, in
+// M and in L), or change so often that the encoder stops remembering
+// their shapes; and their place does stop.
+func TestLineEncoderNestedShapes(t *testing.T) {
+	s := func(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
+	m := func(kv ...string) types.AttributeValue {
+		v := map[string]types.AttributeValue{}
+		for i := 0; i < len(kv); i += 2 {
+			v[kv[i]] = s(kv[i+1])
+		}
+		return &types.AttributeValueMemberM{Value: v}
+	}
+	var e LineEncoder
+	var got []byte
+	for i := range 300 {
+		varying := fmt.Sprintf("k%d", i) // a new key every item
+		item := map[string]types.AttributeValue{
+			"PK":  s(fmt.Sprint(i)),
+			"doc": m("a", "1", []string{"b", "c"}[i%2], "2\"q"),
+			"new": m(varying, "v", "z", "w"),
+			"list": &types.AttributeValueMemberL{Value: []types.AttributeValue{
+				m("x", "1"), m("y", "2"), &types.AttributeValueMemberL{Value: []types.AttributeValue{m("x", "3")}}, s("plain"),
+			}},
+		}
+		want, err := AppendLine(nil, item)
+		if err != nil {
+			t.Fatal(err)
+		}
+		start := len(got)
+		if got, err = e.AppendLine(got, item); err != nil {
+			t.Fatalf("item %d: %v", i, err)
+		}
+		if string(got[start:]) != string(want) {
+			t.Fatalf("item %d:\n got %s\nwant %s", i, got[start:], want)
+		}
+	}
+	top := e.top.shapes[0]
+	for i, name := range top.names {
+		if off := top.subs[i].off(); off != (name == "new") {
+			t.Errorf("%s: place off %v, want %v", name, off, name == "new")
 		}
 	}
 }
