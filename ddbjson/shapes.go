@@ -73,20 +73,20 @@ func (p *place) appendMap(b []byte, m map[string]types.AttributeValue) ([]byte, 
 		return appendMap(b, m, line)
 	}
 	p.uses++
-	start := len(b)
 	for i, sh := range p.shapes {
 		if len(sh.names) != len(m) {
 			continue
 		}
-		b, ok, err := sh.appendMap(b, m)
+		// A shape that does not fit leaves b as it was: its partial
+		// write is only in out's length, which is dropped.
+		out, ok, err := sh.appendMap(b, m)
 		if err != nil || ok {
 			if i > 0 {
 				copy(p.shapes[1:i+1], p.shapes[:i])
 				p.shapes[0] = sh
 			}
-			return b, err
+			return out, err
 		}
-		b = b[:start]
 	}
 	b, _, err := p.learn(m).appendMap(b, m)
 	return b, err
