@@ -117,13 +117,14 @@ trap 'rm -rf "$logs"' EXIT
 # of the product's go.mod; go tool builds it once into Go's build cache
 # (go tool -n prints its path), and its analyses are cached too
 # (~/.cache/golangci-lint), so a run after the first reads only the
-# packages that changed.
+# packages that changed. Another golangci-lint running on the machine
+# holds its lock: this one waits for it (--allow-serial-runners).
 {
   lint=$(go -C tools/lint tool -n golangci-lint) || {
     echo "could not build golangci-lint from tools/lint/go.mod (go -C tools/lint tool -n golangci-lint)"
     exit 1
   }
-  "$lint" run ./...
+  "$lint" run --allow-serial-runners ./...
 } >"$logs/lint" 2>&1 & lintrun=$!
 go test -race -count=1 -timeout 30m -skip "$SLOW_SERIAL_TESTS" $(go list ./... | grep -v -e '/app$' -e '/follow$') >"$logs/race" 2>&1 & race=$!
 { go test -count=1 -timeout 30m -parallel 4 -skip "$APP_RACE_TESTS" ./app ./follow &&
