@@ -871,7 +871,7 @@ func TestKeyConditionPatternGenerated(t *testing.T) {
 	}
 	attr := func() string { return pick("PK", "SK", "GSI1PK", "'PK'", "'a b'", "=", "(") }
 	valid := 0
-	for range 20000 {
+	for range 4000 {
 		s := space() + attr() + space() + "=" + space() + tpl()
 		for range r.IntN(3) { // a multi-attribute key's equalities
 			s += space() + " " + pick("AND", "and", "'AND'") + " " + space() + attr() + space() + "=" + space() + tpl()
@@ -896,8 +896,8 @@ func TestKeyConditionPatternGenerated(t *testing.T) {
 			t.Fatalf("%q: ParseKeyCondition parses it, the pattern does not match", s)
 		}
 	}
-	if valid < 5000 {
-		t.Errorf("only %d of 20000 generated conditions parse", valid)
+	if valid < 1000 {
+		t.Errorf("only %d of 4000 generated conditions parse", valid)
 	}
 }
 
