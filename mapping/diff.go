@@ -54,18 +54,6 @@ func (d *Diff) Empty() bool {
 		len(d.PatternsAdded) == 0 && len(d.PatternsRemoved) == 0 && len(d.PatternsChanged) == 0 && len(d.Refusals) == 0
 }
 
-// Affected returns the new mapping's entities whose items change, by
-// name: those to compare with the table (added entities included).
-func (d *Diff) Affected() []string {
-	var out []string
-	for _, e := range d.Entities {
-		if !e.Removed {
-			out = append(out, e.Entity)
-		}
-	}
-	return out
-}
-
 // Compared returns the entities of new (the version d leads to) to
 // compare with the table when d is applied, by name in new's order:
 // every entity whose type is the old or the new type of an entity of d

@@ -67,8 +67,8 @@ func TestCompareMappings(t *testing.T) {
 	if diff := cmp.Diff(want, d); diff != "" {
 		t.Errorf("CompareMappings (-want +got):\n%s", diff)
 	}
-	if got := d.Affected(); !cmp.Equal(got, []string{"Ticket", "Tag"}) {
-		t.Errorf("Affected = %v, want [Ticket Tag]", got)
+	if got := d.Compared(v2); !cmp.Equal(got, []string{"Ticket", "Tag"}) {
+		t.Errorf("Compared = %v, want [Ticket Tag]", got)
 	}
 	if got := d.RetiredTypes(v1, v2); !cmp.Equal(got, []string{"Note"}) {
 		t.Errorf("RetiredTypes = %v, want [Note]", got)
