@@ -517,7 +517,7 @@ func TestLiveFollowColumnRenamedOrRetyped(t *testing.T) {
 			change: `ALTER TABLE notes RENAME COLUMN body TO text_body`},
 		{name: "rename a column the mapping names", mapping: "notes-select.yaml",
 			change: `ALTER TABLE notes RENAME COLUMN body TO text_body`,
-			cause:  "the columns of public.notes changed (added text_body; dropped body)", fix: `ALTER TABLE notes RENAME COLUMN text_body TO body`},
+			cause:  "the columns of public.notes changed (added text_body; dropped body", fix: `ALTER TABLE notes RENAME COLUMN text_body TO body`},
 		{name: "retype a key column", mapping: "notes-whole.yaml",
 			change: `ALTER TABLE notes ALTER COLUMN owner TYPE varchar(40)`,
 			cause:  "the table keys of Note could render differently"},
