@@ -398,7 +398,7 @@ func compare(ctx context.Context, src source, derive deriveFunc, m *mapping.Mapp
 		return nil, err
 	}
 	c := &comparison{src: src, derive: derive, m: m, plans: plans, client: client, opts: opts,
-		keyAttrs: [2]string{m.Table.PartitionKey, m.Table.SortKey}, orders: newOrderChecker(src, m, plans)}
+		keyAttrs: m.Table.Keys(), orders: newOrderChecker(src, m, plans)}
 	expected, err := c.countSources(ctx)
 	if err != nil {
 		return nil, err
