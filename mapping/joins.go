@@ -9,11 +9,11 @@ import (
 // JoinKind is the kind of a join rule: the entity field that declares it.
 type JoinKind string
 
-// Join kinds, named by their key in the mapping file.
+// Join kinds.
 const (
-	JoinDuplicate JoinKind = KeyDuplicate
-	JoinEmbed     JoinKind = KeyEmbed
-	JoinAggregate JoinKind = KeyAggregates
+	JoinDuplicate JoinKind = "duplicate"
+	JoinEmbed     JoinKind = "embed"
+	JoinAggregate JoinKind = "aggregate"
 )
 
 // JoinKinds lists every join kind, in the order Entity.Joins lists them.
