@@ -143,7 +143,37 @@ func TestJoinsListEveryRule(t *testing.T) {
 		}
 		kinds[j.Kind] = true
 	}
+	if kept := e.withJoins(func(JoinRule) bool { return true }).Joins(); len(kept) != len(js) {
+		t.Errorf("withJoins keeping every rule keeps %d of %d", len(kept), len(js))
+	}
 	if len(kinds) != len(JoinKinds) || fields != len(JoinKinds) {
 		t.Errorf("%d kinds listed, %d join fields, JoinKinds %v: one kind per field", len(kinds), fields, JoinKinds)
+	}
+}
+
+// TestEveryJoinKindIsChecked: Load's checks reach a rule of every join
+// field of Entity (here each undefined, which they report as missing).
+func TestEveryJoinKindIsChecked(t *testing.T) {
+	e := &Entity{Name: "E", Source: Source{Table: "t"}, PK: "E#${id}", SK: "E"}
+	v := reflect.ValueOf(e).Elem()
+	for i := range v.NumField() {
+		f := v.Field(i)
+		switch ft := f.Type(); {
+		case ft.Kind() == reflect.Slice && ft.Elem().Kind() == reflect.Pointer:
+			f.Set(reflect.Append(f, reflect.Zero(ft.Elem())))
+		case ft.Kind() == reflect.Map && ft.Elem().Kind() == reflect.Pointer:
+			f.Set(reflect.MakeMap(ft))
+			f.SetMapIndex(reflect.ValueOf("a"), reflect.Zero(ft.Elem()))
+		}
+	}
+	m := &Mapping{Table: Table{Name: "tbl", PartitionKey: "PK", SortKey: "SK"}, Entities: []*Entity{e}}
+	errs := m.validateEntity(e)
+	if len(e.Joins()) != len(JoinKinds) {
+		t.Fatalf("%d joins, want one of each of %v", len(e.Joins()), JoinKinds)
+	}
+	for _, j := range e.Joins() {
+		if !slices.ContainsFunc(errs, func(err *Error) bool { return err.Path == j.Path }) {
+			t.Errorf("%s (kind %s): undefined, not reported; errors: %v", j.Path, j.Kind, errs)
+		}
 	}
 }
