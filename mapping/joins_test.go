@@ -177,3 +177,41 @@ func TestEveryJoinKindIsChecked(t *testing.T) {
 		}
 	}
 }
+
+// TestEveryJoinKindIsCompared: Diff reports a changed rule of every join
+// field of Entity.
+func TestEveryJoinKindIsCompared(t *testing.T) {
+	// entity returns an entity with one rule in join field i, of source table.
+	entity := func(i int, table string) *Entity {
+		e := &Entity{Name: "E"}
+		f := reflect.ValueOf(e).Elem().Field(i)
+		rule := reflect.New(f.Type().Elem().Elem())
+		rule.Elem().FieldByName("Source").Set(reflect.ValueOf(Source{Table: table}))
+		if f.Kind() == reflect.Slice {
+			f.Set(reflect.Append(f, rule))
+		} else {
+			f.Set(reflect.MakeMap(f.Type()))
+			f.SetMapIndex(reflect.ValueOf("a"), rule)
+		}
+		return e
+	}
+	fields := 0
+	ft := reflect.TypeFor[Entity]()
+	for i := range ft.NumField() {
+		typ := ft.Field(i).Type
+		if typ.Kind() != reflect.Slice && typ.Kind() != reflect.Map || typ.Elem().Kind() != reflect.Pointer {
+			continue
+		}
+		if _, ok := typ.Elem().Elem().FieldByName("Join"); !ok {
+			continue
+		}
+		fields++
+		o, n := entity(i, "a"), entity(i, "b")
+		if ed := compareEntity(o, n); len(ed.Changes) == 0 {
+			t.Errorf("Entity.%s: a rule's source changed from a to b, Diff reports nothing", ft.Field(i).Name)
+		}
+	}
+	if fields != len(JoinKinds) {
+		t.Errorf("%d join fields, %d JoinKinds", fields, len(JoinKinds))
+	}
+}
