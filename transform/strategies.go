@@ -161,7 +161,7 @@ func (c *compiler) join(j mapping.JoinRule) (joinPlan, bool) {
 	case mapping.JoinAggregate:
 		return c.aggregateJoin(j)
 	}
-	c.add(j.Path, "join kind %q is not compiled", j.Kind) // TestJoinKindsCompiled fails
+	c.add(j.Path, "join kind %q is not compiled", j.Kind) // TestPrepareDescribesEveryJoin fails
 	return joinPlan{}, false
 }
 
