@@ -70,16 +70,12 @@ func (s *Source) Name() string { return s.name }
 // Conn returns the underlying connection.
 func (s *Source) Conn() *pgx.Conn { return s.conn }
 
-// ForgetStatements drops every statement pgx prepared on the connection
-// and cached by its text (pgx.Conn.DeallocateAll: DEALLOCATE ALL, and the
-// statement and description caches reset), so that each statement is
-// prepared again at its next run. A prepared statement keeps the result
-// type it was planned with: once a column it reads is retyped, PostgreSQL
-// refuses to run it ("cached plan must not change result type", SQLSTATE
-// 0A000), and a statement whose text did not change with the column (the
-// text is the same for text and varchar) would stay cached. Call it after
-// a change of the catalog, before reading again; DEALLOCATE runs inside a
-// transaction too, which it leaves open.
+// ForgetStatements drops every statement pgx prepared and cached on the
+// connection (pgx.Conn.DeallocateAll), so that each is prepared again at
+// its next run: once a column a prepared statement reads is retyped,
+// PostgreSQL refuses to run it ("cached plan must not change result type",
+// SQLSTATE 0A000). Call it after a change of the catalog; it may run
+// inside a transaction, which it leaves open.
 // https://www.postgresql.org/docs/current/sql-deallocate.html
 func (s *Source) ForgetStatements(ctx context.Context) error {
 	if err := s.conn.DeallocateAll(ctx); err != nil {
@@ -123,14 +119,11 @@ func (s *Source) Begin(ctx context.Context) error {
 	return nil
 }
 
-// Lock takes ACCESS SHARE locks on tables in the snapshot's transaction,
-// held until End: an ALTER TABLE or DROP TABLE of one of them waits for
-// End. Called after Begin and before anything else reads, it makes the
-// snapshot (taken by the first statement that reads) show the tables'
-// columns as the snapshot's queries find them: in a REPEATABLE READ
-// transaction, catalog rows read with SQL are the snapshot's, while
-// queries are planned against the catalog as it is now. A table missing
-// is PostgreSQL's error (SQLSTATE 42P01).
+// Lock takes ACCESS SHARE locks on tables in the snapshot's transaction
+// until End, so that an ALTER TABLE or DROP TABLE of one waits. Called
+// after Begin and before anything reads, it makes the catalog rows the
+// snapshot reads agree with the catalog queries are planned against (the
+// current one). A missing table is PostgreSQL's error (SQLSTATE 42P01).
 // https://www.postgresql.org/docs/current/sql-lock.html
 func (s *Source) Lock(ctx context.Context, tables []pgx.Identifier) error {
 	if s.tx == nil {
@@ -216,11 +209,8 @@ func (s *Source) Fork(ctx context.Context) (*Source, error) {
 // Positions returns the positions (as Query.Position gives them) of q's
 // rows numbered at, counting from 1 in q's order within its After and
 // Until: out[j] is row at[j]'s, nil when q reads fewer rows. q must read
-// in order (q.OrderBy set, the source's primary key). It is one statement,
-// whatever the number of rows asked for: row_number() over q's order,
-// which PostgreSQL computes along the primary key's index and stops
-// reading at the last row asked for, so its cost is that of reading up to
-// max(at) keys, once (not one OFFSET scan per position).
+// in order (q.OrderBy set). It is one statement, row_number() along the
+// primary key's index up to max(at), not one OFFSET scan per position.
 func (s *Source) Positions(ctx context.Context, q Query, at []int64) ([][]string, error) {
 	if s.tx == nil {
 		return nil, errors.New("source: Positions before Begin")
@@ -281,14 +271,11 @@ func (s *Source) Positions(ctx context.Context, q Query, at []int64) ([][]string
 	return out, nil
 }
 
-// CanonicalPosition has PostgreSQL read pos, a position of q's read, with
-// each OrderBy column's input function and print it with its output
-// function, in the snapshot: what Query.Position gives for the row of
-// those values. ok is false when an input function refuses its text
-// (SQLSTATE class 22, data exception; the snapshot is kept, the attempt
-// being under a savepoint, released before it returns so that the
-// snapshot can still be exported) or pos has not one text per OrderBy
-// column.
+// CanonicalPosition has PostgreSQL read pos, a position of q's read,
+// through each OrderBy column's input and output functions: what
+// Query.Position gives for the row of those values. ok is false when pos
+// has not one text per OrderBy column or an input function refuses its
+// text (SQLSTATE class 22; tried under a savepoint, so the snapshot stays).
 func (s *Source) CanonicalPosition(ctx context.Context, q Query, pos []string) (canon []string, ok bool, err error) {
 	if s.tx == nil {
 		return nil, false, errors.New("source: CanonicalPosition before Begin")
@@ -302,9 +289,8 @@ func (s *Source) CanonicalPosition(ctx context.Context, q Query, pos []string) (
 		sel[i] = outputText(fmt.Sprintf("$%d::text::%s", i+1, typeExpr(c)))
 		args[i] = pos[i]
 	}
-	// pgx's nested transaction would roll back to its savepoint without
-	// releasing it, and pg_export_snapshot refuses to run in a
-	// subtransaction: the savepoint is handled here.
+	// Not pgx's nested transaction, which never releases its savepoint:
+	// pg_export_snapshot refuses to run in a subtransaction.
 	if _, err := s.tx.Exec(ctx, "SAVEPOINT pg2dynamo_position"); err != nil {
 		return nil, false, fmt.Errorf("read position: %w", err)
 	}
@@ -341,16 +327,12 @@ type Column struct {
 	// Array is true for an array column.
 	Array bool
 	// Dims is the number of dimensions an array column is declared with
-	// (pg_attribute.attndims of the table column the source reads: 1 for
-	// int[], 2 for int[][]), 0 when PostgreSQL does not know it (a view's
-	// column, an expression, a table made by CREATE TABLE AS). PostgreSQL
-	// does not enforce it: any value of an array column may have any
-	// number of dimensions.
+	// (pg_attribute.attndims: 1 for int[], 2 for int[][]), 0 when unknown
+	// (a view's column, an expression). PostgreSQL does not enforce it.
 	Dims int
-	// AsText is true when the column is read in its text form because
-	// pg2dynamo converts it from text: json, jsonb, enums and every type
-	// without a native conversion. The text is the type's output function's
-	// (text, or text[] element by element), what psql prints.
+	// AsText is true when the column is read in its text form (its output
+	// function's, what psql prints): json, jsonb, enums and every type
+	// without a native conversion.
 	AsText bool
 	// Delim is, for an array, the delimiter between its elements in its
 	// text form (pg_type.typdelim of the element type): ',' for every
@@ -517,12 +499,10 @@ func (s *Source) read(ctx context.Context, name string, q Query, sql string, arg
 		return fmt.Errorf("read %s: %w", name, err)
 	}
 	defer rows.Close()
-	// Scan (not Values) so that pgx plans each column's decoding once per
-	// statement; an array column is scanned into pgtype.Array to keep its
-	// dimensions, which Values flattens.
-	// A statement that failed before its first row (a column dropped or
-	// retyped since the plan, a table gone) describes no fields: its
-	// error comes from rows.Err below, not from the layout.
+	// Scan (not Values): pgx plans each column's decoding once, and an
+	// array is scanned into pgtype.Array to keep its dimensions. A
+	// statement that failed before its first row describes no fields: its
+	// error comes from rows.Err.
 	width := len(rows.FieldDescriptions())
 	isArray := make([]bool, width)
 	arrays := 0
@@ -614,13 +594,10 @@ func (s *Source) Images(ctx context.Context, name string, q Query, images []map[
 }
 
 // sessionEnded reports whether err ended the PostgreSQL session: the
-// connection is closed under a network error, or the server sent a FATAL or
-// PANIC error, after which it closes the session (SQLSTATE 57P01 from
-// pg_terminate_backend, 57P02 crash shutdown, …). The server's message can
-// reach pgx before the socket closes, so both are checked. The severity is
-// read from field V, never localized (PostgreSQL 9.6 and later), else from
-// field S, which lc_messages translates; see "Error and Notice Message
-// Fields" (https://www.postgresql.org/docs/current/protocol-error-fields.html).
+// connection is closed, or the server sent a FATAL or PANIC error (57P01
+// from pg_terminate_backend, …), which can reach pgx before the socket
+// closes. The severity is field V, never localized, else field S
+// (https://www.postgresql.org/docs/current/protocol-error-fields.html).
 func sessionEnded(err error, conn *pgx.Conn) bool {
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) {
