@@ -73,13 +73,10 @@ type Options struct {
 	InFlight InFlightFunc
 	// Apply, if set, brings the table in line with the source in the same
 	// pass (migrate --changes-only): each new and changed item goes to
-	// Apply.Put as its bucket is compared, whole as derived (unless
-	// DeleteOnly); once every bucket is compared, and only when the
-	// counts agree (no EntityCounts.CountProblem, no key derived twice),
-	// each stale item goes to Apply.Delete (items of no mapped type never
-	// do). Then, with ReadBack, every key put or deleted is read again,
-	// and only then are the access patterns run. Result.Applied says what
-	// was handed over and how it read back. Not with InFlight.
+	// Apply.Put as its bucket is compared (unless DeleteOnly); once all are
+	// compared, and only when the counts agree, each stale item of a mapped
+	// type goes to Apply.Delete. ReadBack then runs before the access
+	// patterns. Result.Applied says what was handed over. Not with InFlight.
 	Apply Applier
 	// DeleteOnly hands Apply the stale items alone (migrate --prune).
 	DeleteOnly bool
@@ -92,15 +89,11 @@ type Options struct {
 	// derivation only.
 	OnReject func(pipeline.Reject) error
 	// Types, if set, limits the table's side to the items whose type
-	// attribute holds one of these values (a Scan FilterExpression; at
-	// most 100, DynamoDB's bound on IN's operands): the comparison of some
-	// of a mapping's entities (migrate --changes-only with a new version
-	// of the mapping). A filtered Scan still reads, and is charged for,
-	// every item of the table; it returns only those. An item of another
-	// type is not seen: a derived item found missing (Write.Missing) may
-	// have its key, which Apply must not overwrite. Every entity of a
-	// type given must be in the mapping compared: items of the type no
-	// entity derives are stale.
+	// attribute holds one of these values (a Scan FilterExpression, at
+	// most 100 operands of IN; still charged for every item scanned). An
+	// item of another type is not seen, so a derived item found missing
+	// may have its key, which Apply must not overwrite. Items of a type
+	// given that no entity derives are stale.
 	// https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Scan.html#Scan.FilterExpression
 	Types []string
 	// Retired are types no entity of the mapping derives any more (an
@@ -156,9 +149,7 @@ type EntityCounts struct {
 	// SourceRows is PostgreSQL's count(*) of the entity's source.
 	SourceRows int64 `json:"source_rows"`
 	// Rows is the number of rows the transform read; Rejected the rows
-	// that give no item, rejected as migrate rejects them (a bad key, a
-	// value DynamoDB cannot hold, a duplicate key the run's duplicate
-	// check finds), each listed by migrate in its rejects file.
+	// that give no item, rejected as migrate rejects them.
 	Rows     int64 `json:"rows"`
 	Rejected int64 `json:"rejected"`
 	// ItemsPerRow is 1, or 2 for an entity with a mirror item.
@@ -187,11 +178,10 @@ type EntityCounts struct {
 	// WriteUnits a run writing every derived item consumes.
 	WriteUnits int64 `json:"write_units"`
 	// ChangeWriteUnits is what putting only the new and changed items
-	// consumes (Options.ChangeCost), as transform.WriteUnits counts them:
-	// a new item as derived; a changed one at the larger of its table and
-	// derived versions, as DynamoDB charges a put that replaces an item.
-	// StaleWriteUnits is what deleting the stale items consumes: a delete
-	// is charged the size of the item deleted (in each GSI too).
+	// consumes (Options.ChangeCost): a changed one at the larger of its
+	// table and derived versions, as DynamoDB charges a replacing put.
+	// StaleWriteUnits is what deleting the stale items consumes, charged
+	// at the deleted item's size (in each GSI too).
 	// https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/read-write-operations.html#write-operation-consumption
 	ChangeWriteUnits int64 `json:"change_write_units,omitempty"`
 	StaleWriteUnits  int64 `json:"stale_write_units,omitempty"`
@@ -334,29 +324,22 @@ func (r *Result) OK() bool {
 
 // Compare derives every item from src (which must have begun its snapshot)
 // by the plans, reads the whole table with a parallel segmented Scan, and
-// compares the two by canonical content, bucket by bucket on disk so that
-// memory does not grow with the table. It checks the items derived per
-// entity against PostgreSQL's own count(*) of its source, less the rows
-// rejected (EntityCounts). Then it runs each access pattern for parameters
-// sampled from the source and compares the Query's items, in order, with
-// the derived items that must answer it, which it keeps on disk; a check
-// on a GSI that does not match is queried again within opts.IndexWait.
-// Items that match are then checked to come back in the order PostgreSQL
-// gives their source values (OrderMismatch), and a pattern that could not
-// be run, or whose every Query found nothing, fails
-// (patternSample.runAll). It only reads DynamoDB, through client
-// (ReadAPI: DescribeTable, Scan, Query). Its temporary files are in
-// os.TempDir: the buckets and the patterns' answers are removed when it
-// returns, the Result's lists by Result.Close, which the caller must call.
-// It fails, before reading the source, when DynamoDB cannot be reached
-// (load.DescribeTable), and on a source, Scan, Query or temporary file
-// error; a mismatch is a result, not an error.
+// compares the two by canonical content, bucket by bucket on disk. It
+// checks each entity's derived items against PostgreSQL's count(*) of its
+// source (EntityCounts), then runs each access pattern for sampled
+// parameters and compares the Query's items, in order and in PostgreSQL's
+// order of their source values, with the derived items that must answer
+// it (patternSample.runAll; docs/verify.md gives the rules). It only reads
+// DynamoDB, through client (DescribeTable, Scan, Query). Its temporary
+// files are in os.TempDir, the Result's lists until Result.Close, which
+// the caller must call. It fails, before reading the source, when DynamoDB
+// cannot be reached, and on a source, Scan, Query or temporary file error;
+// a mismatch is a result, not an error.
 func Compare(ctx context.Context, src *extract.Source, m *mapping.Mapping, plans []*transform.Plan,
 	client ReadAPI, opts Options) (*Result, error) {
 	derive := func(ctx context.Context, sink load.Sink) (*pipeline.Summary, error) {
-		// The pipeline's own duplicate check rejects exactly the rows
-		// migrate rejects (whole rows, mirrors included), so only their
-		// items are expected, matched against patterns and costed.
+		// The pipeline's duplicate check rejects exactly the rows migrate
+		// rejects, so only the others' items are expected.
 		return pipeline.Run(ctx, pipeline.Postgres(src), m, plans, sink, pipeline.Options{Concurrency: 1, Readers: opts.Readers, Progress: opts.Progress, OnReject: opts.OnReject})
 	}
 	return compare(ctx, src, derive, m, plans, client, opts)
@@ -744,12 +727,10 @@ func splitItemKey(key string) (pk, sk string) {
 	return pk, sk
 }
 
-// scanPageItems bounds the items of one Scan page (ScanInput.Limit):
-// the SDK decodes a whole page at once, and a page of DynamoDB's 1 MB of
-// small items is several MB of Go values per segment. At 1M items on the
-// strategies mapping, 200 items a page took the live heap's peak from 13
-// to 10.5 MB (and peak RSS from 98 to 83 MB) against 500, at the same
-// speed against dynalite.
+// scanPageItems bounds the items of one Scan page (ScanInput.Limit): the
+// SDK decodes a whole page at once, and a full 1 MB page of small items is
+// several times that in Go values per segment (docs/performance.md gives
+// verify's memory budgets).
 // https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Scan.html#Scan.Limit
 const scanPageItems = 200
 
