@@ -133,16 +133,12 @@ type ChangedItem struct {
 	After  json.RawMessage `json:"after,omitempty"`
 }
 
-// EntityCounts compares one entity's items. The source's own count comes
-// first: SourceRows is PostgreSQL's count(*) of the entity's source, run
-// by verify in its snapshot, apart from the transform. Each row not
-// rejected must give ItemsPerRow items (2 with a mirror), so
-//
-//	Expected = (SourceRows − Rejected) × ItemsPerRow
-//
-// and the transform must derive exactly that many items, all with
-// distinct keys: Derived = Expected and Duplicates = 0. Otherwise
-// CountProblem says what differs, and verification fails.
+// EntityCounts compares one entity's items. PostgreSQL's count(*) of the
+// entity's source, apart from the transform, gives
+// Expected = (SourceRows − Rejected) × ItemsPerRow, and the transform must
+// derive exactly that many items with distinct keys (Derived = Expected,
+// Duplicates = 0); otherwise CountProblem says what differs, and
+// verification fails.
 type EntityCounts struct {
 	Entity string `json:"entity"`
 	Type   string `json:"type"`
@@ -157,9 +153,8 @@ type EntityCounts struct {
 	// Expected items: (SourceRows − Rejected) × ItemsPerRow.
 	Expected int64 `json:"expected"`
 	// Derived is the number of distinct items the transform derived;
-	// Duplicates the derived items whose key an earlier derived item
-	// already has (of this entity or another), which no duplicate check
-	// rejected: migrate writes them over each other and one survives.
+	// Duplicates the derived items whose key an earlier one already has
+	// (of any entity), which migrate would write over each other.
 	Derived    int64 `json:"derived"`
 	Duplicates int64 `json:"duplicates"`
 	// CountProblem says how the counts disagree; empty when they agree.
@@ -301,9 +296,7 @@ func (r *Result) Close() error {
 // OK reports whether the source's counts agree with the items derived
 // (EntityCounts), the table holds exactly the derived items, and every
 // access pattern returned what it should, in PostgreSQL's order. Items of
-// types the mapping does not have (Unmanaged) are another writer's: they
-// are counted and listed, and do not fail the check; stale items (of a
-// mapped type, not derived) do.
+// no mapped type (Unmanaged) are another writer's and do not fail it.
 func (r *Result) OK() bool {
 	c := r.Counts
 	if r.TableMissing || c.Missing.Total > 0 || r.Stale > 0 || c.Changed.Total > 0 || c.Duplicates.Total > 0 {
@@ -407,9 +400,8 @@ func compare(ctx context.Context, src source, derive deriveFunc, m *mapping.Mapp
 	return res, nil
 }
 
-// countSources runs PostgreSQL's own count(*) of every entity's source,
-// in the snapshot, into c.sourceRows: what the items derived are checked
-// against, apart from the transform. It returns the number of items those
+// countSources runs PostgreSQL's count(*) of every entity's source into
+// c.sourceRows (see EntityCounts). It returns the number of items those
 // rows give (with mirrors), to size the buckets.
 func (c *comparison) countSources(ctx context.Context) (int64, error) {
 	c.sourceRows = make([]int64, len(c.plans))
@@ -669,12 +661,10 @@ func itemsPerRow(p *transform.Plan) int64 {
 	return 1
 }
 
-// isMirror reports whether batch[j] is its entity's mirror item. The
-// pipeline hands a row's items to the sink together, in one batch, in the
-// order transform.Plan.Items appends them: the item, then its mirror, both
-// holding the row's one values slice (transform.Item.Row). So a mirror is
-// an item of a mirrored entity whose row is the previous item's, that
-// previous item not being a mirror itself.
+// isMirror reports whether batch[j] is its entity's mirror item: the
+// pipeline hands a row's items together, in transform.Plan.Items' order,
+// the mirror after the item and holding the same row slice
+// (transform.Item.Row).
 func isMirror(batch []transform.Item, j int, plans []*transform.Plan) bool {
 	it := batch[j]
 	if !plans[it.Entity].KeySlots().Mirrored() || j == 0 {
@@ -688,9 +678,8 @@ func isMirror(batch []transform.Item, j int, plans []*transform.Plan) bool {
 }
 
 // MaxListed is the default of Options.MaxListed: the entries kept per
-// list (missing, extra, duplicates, changed), so that a table unlike its
-// source does not fill the disk with lists nobody reads; the counts stay
-// exact (Result.Counts), and ListsTruncated says when a list was cut.
+// list, so that a table unlike its source does not fill the disk; the
+// counts stay exact (Result.Counts).
 const MaxListed = 100_000
 
 func cmp(v, def int) int {
