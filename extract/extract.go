@@ -1,8 +1,7 @@
 // Package extract reads an entity's rows from PostgreSQL with pgx: it
-// describes each source's columns, then streams rows inside one read-only
-// REPEATABLE READ transaction, so every entity is read from the same
-// snapshot. Rows are streamed as they arrive from the server; a table is
-// never held in memory.
+// describes each source's columns, then streams rows, never a whole
+// table, inside one read-only REPEATABLE READ transaction, so that every
+// entity is read from the same snapshot.
 package extract
 
 import (
@@ -141,11 +140,9 @@ func (s *Source) Lock(ctx context.Context, tables []pgx.Identifier) error {
 }
 
 // BeginAt is Begin on the snapshot snapshot, exported by another session
-// (pg_export_snapshot(), or a logical replication slot created with
-// EXPORT_SNAPSHOT, whose consistent point it is): the transaction reads
-// exactly what that session saw, and Fork shares it. The exporting session
-// must keep it alive (for a slot: run no other command) until every fork
-// has begun.
+// (pg_export_snapshot(), or a replication slot created with
+// EXPORT_SNAPSHOT); Fork shares it. The exporting session must keep it
+// alive (a slot's: run no other command) until every fork has begun.
 // https://www.postgresql.org/docs/current/sql-set-transaction.html
 func (s *Source) BeginAt(ctx context.Context, snapshot string) error {
 	if err := s.Begin(ctx); err != nil {
@@ -160,10 +157,8 @@ func (s *Source) BeginAt(ctx context.Context, snapshot string) error {
 }
 
 // ExportSnapshot exports the snapshot begun by Begin with
-// pg_export_snapshot(), so that other connections can read from the very
-// same point in time (SET TRANSACTION SNAPSHOT), as pg_dump -j does. It
-// returns the snapshot ID; the snapshot stays importable while s's
-// transaction is open, until End or Close.
+// pg_export_snapshot(), as pg_dump -j does, and returns its ID, importable
+// by other connections (SET TRANSACTION SNAPSHOT) until End or Close.
 // https://www.postgresql.org/docs/current/functions-admin.html#FUNCTIONS-SNAPSHOT-SYNCHRONIZATION
 func (s *Source) ExportSnapshot(ctx context.Context) (string, error) {
 	if s.tx == nil {
@@ -178,10 +173,8 @@ func (s *Source) ExportSnapshot(ctx context.Context) (string, error) {
 }
 
 // Fork opens another connection to the same database, with the same
-// settings, and begins a read-only REPEATABLE READ transaction on s's
-// snapshot (exported with ExportSnapshot if it is not yet), so that what
-// the fork reads is consistent with what s reads. Close the fork when done;
-// s must stay open until every fork has begun.
+// settings, reading in s's snapshot (ExportSnapshot). Close the fork when
+// done; s must stay open until every fork has begun.
 func (s *Source) Fork(ctx context.Context) (*Source, error) {
 	id, err := s.ExportSnapshot(ctx)
 	if err != nil {
@@ -554,12 +547,11 @@ func (s *Source) read(ctx context.Context, name string, q Query, sql string, arg
 	return nil
 }
 
-// Images reads row images, column name → text as PostgreSQL prints the
-// value (a nil is NULL; a column absent is NULL too), as Stream would read
-// rows of q's source holding those values: fn gets, per image and in
-// order, one value per column of q.Columns, converted by the same
-// expressions (no joins, no position). Array columns are always NULL.
-// Follow uses it to render the keys an old row had.
+// Images reads row images (column name → text as PostgreSQL prints the
+// value; nil or absent is NULL) as Stream would read rows holding those
+// values: fn gets, per image in order, one value per column of q.Columns
+// (no joins, no position; arrays always NULL). Follow renders an old
+// row's keys with it.
 func (s *Source) Images(ctx context.Context, name string, q Query, images []map[string]*string, fn func(values []any) error) error {
 	if s.tx == nil {
 		return errors.New("source: Images before Begin")
@@ -653,10 +645,8 @@ func tableIdent(src mapping.Source) pgx.Identifier {
 }
 
 // SampleParams returns up to n distinct tuples of the named columns of src
-// from the snapshot, in a stable pseudo-random order (by md5 of the tuple),
-// for checking access patterns: all of them when there are no more than n.
-// Each value is as Stream reads its column: a type without a native
-// conversion in its text form.
+// from the snapshot, in a stable pseudo-random order (md5 of the tuple),
+// for checking access patterns; each value as Stream reads its column.
 func (s *Source) SampleParams(ctx context.Context, src mapping.Source, cols []string, n int) ([][]any, error) {
 	if s.tx == nil {
 		return nil, errors.New("source: SampleParams before Begin")

@@ -13,10 +13,9 @@ import (
 )
 
 // Query is what Stream reads for one entity: the columns of its source,
-// then, per Join, the values the join adds. The joins are pushed down to
-// PostgreSQL (a LEFT JOIN to a parent, a grouped child subquery for embeds
-// and aggregates), so pg2dynamo never holds a table in memory: a row holds
-// at most its own item collection.
+// then, per Join, the values the join adds. Joins run in PostgreSQL (a
+// LEFT JOIN to a parent, a grouped child subquery for embeds and
+// aggregates), so a row holds at most its own item collection.
 type Query struct {
 	Source  mapping.Source
 	Columns []Column
@@ -346,10 +345,9 @@ func fromItem(src mapping.Source) string {
 	return strings.TrimSuffix(from(src), " AS src")
 }
 
-// CheckQuery has PostgreSQL plan q without running it, so that a join
-// PostgreSQL cannot do (columns of incompatible types, an aggregate the
-// column's type lacks) is reported, as a *mapping.Error at the entity,
-// before anything is written.
+// CheckQuery has PostgreSQL plan q without running it, so that a join it
+// cannot do (incompatible types, an aggregate the type lacks) is a
+// *mapping.Error at the entity before anything is written.
 func (s *Source) CheckQuery(ctx context.Context, m *mapping.Mapping, entity string, q Query) error {
 	if _, err := s.conn.Prepare(ctx, "", q.SQL()); err != nil {
 		var pe *pgconn.PgError
