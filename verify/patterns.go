@@ -42,9 +42,8 @@ func keyOperand(typ, text string) expression.ValueBuilder {
 
 // PatternQuery builds the Query of an access pattern for one set of
 // parameter values (one Go value per pp.Params, as pgx decodes them), with
-// its key condition and filter built by feature/dynamodb/expression. A
-// Query of the table reads consistently (ConsistentRead, at twice the read
-// capacity of an eventually consistent read); a Query of a GSI cannot.
+// feature/dynamodb/expression. A Query of the table reads consistently; a
+// Query of a GSI cannot.
 func PatternQuery(table string, pp *transform.PatternPlan, values []any) (*dynamodb.QueryInput, error) {
 	if pp.MultiAttribute() {
 		return multiPatternQuery(table, pp, values)
@@ -111,8 +110,6 @@ func patternInput(table string, pp *transform.PatternPlan, values []any, cond ex
 	if pp.Pattern.Index != "" {
 		in.IndexName = aws.String(pp.Pattern.Index)
 	} else {
-		// The table's own items: read them as written. (A GSI offers
-		// eventually consistent reads only.)
 		// https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/HowItWorks.ReadConsistency.html
 		in.ConsistentRead = aws.Bool(true)
 	}
@@ -161,10 +158,8 @@ type patternCheck struct {
 	// condition's terms for values (transform.PatternPlan.RenderTerms).
 	terms []transform.Term
 	// want holds the derived items that must answer the Query, as want
-	// records (appendWant), in the order the Query must return them:
-	// by sort key value (descending when the Query reads backwards), then
-	// by canonical projected item. It keeps them on disk past the
-	// patterns' memory budget.
+	// records (appendWant), in the order the Query must return them
+	// (compareWant); on disk past the patterns' memory budget.
 	want *sorter
 	// members counts want's items by entity (and mirror), for the item
 	// collection check (patternSample.checkCollection).
@@ -175,9 +170,8 @@ type patternCheck struct {
 	filter   map[string]types.AttributeValue
 	filtered int64
 	// undecided holds the derived items the key condition reads whose
-	// passing the filter DynamoDB's documentation does not decide
-	// (matchFilter), as canonical projected items, and why: they are
-	// compared on neither side.
+	// passing the filter is undecided (matchFilter), canonical, with why:
+	// they are compared on neither side.
 	undecided    map[string]struct{}
 	undecidedWhy string
 	rec          []byte // scratch for offer
@@ -313,9 +307,8 @@ type patternSample struct {
 // samplePatterns compiles every access pattern and samples up to n
 // parameter tuples for it from the entity it is written for
 // (transform.PatternPlan.Home), else the first entity source that has all
-// its parameters. Every pattern gets a patternSample, in mapping order, with
-// or without checks; each check keeps its expected answer in a sorter of
-// g.
+// its parameters. Every pattern gets a patternSample, in mapping order;
+// each check keeps its expected answer in a sorter of g.
 func samplePatterns(ctx context.Context, src source, m *mapping.Mapping, plans []*transform.Plan, n int, g *sortGroup) ([]*patternSample, error) {
 	var out []*patternSample
 	for _, ap := range m.AccessPatterns {
@@ -883,8 +876,7 @@ func (ps *patternSample) runAll(ctx context.Context, src source, client dynamodb
 		case derived == 0:
 			res.OK, res.Note = true, empty
 		case ps.tuples == 0 && ps.from >= 0 && rows[ps.from] == 0:
-			// Nothing is wrong: the rows a Query would be asked for are
-			// not there yet. (The Scan checks the entity has no item.)
+			// The rows a Query would be asked for are not there yet.
 			e := orders.plans[ps.from].Entity()
 			res.OK, res.Note = true, fmt.Sprintf("not checked: its parameters (%s) are sampled from the source of entity %s (%s), which is empty: no Query was run",
 				strings.Join(ps.pp.Params, ", "), e.Name, sourceName(e.Source))
@@ -907,8 +899,8 @@ func (ps *patternSample) runAll(ctx context.Context, src source, client dynamodb
 		if err := ps.checkCollection(ctx, src, orders.plans, c, &pr); err != nil {
 			return nil, err
 		}
-		// Items a filter left out on both sides were compared.
-		// (checkScanned compares their count with what the Query read.)
+		// Items a filter left out on both sides were compared
+		// (checkScanned).
 		nothing = nothing && pr.OK && pr.Want == 0 && pr.Got == 0 && c.filtered == 0 && len(c.undecided) == 0
 		out = append(out, pr)
 	}
