@@ -43,16 +43,13 @@ type Options struct {
 	// SkipPatterns leaves the access patterns out.
 	SkipPatterns bool
 	// IndexWait is how long, in all, access-pattern checks on a GSI that
-	// do not match are queried again: a GSI is updated asynchronously and
-	// read eventually consistently, so a Query right after a load can miss
-	// the latest writes. Zero or less: no second query.
+	// do not match are queried again, as a GSI is updated asynchronously.
+	// Zero or less: no second query.
 	// https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/GSI.html#GSI.Writes
 	IndexWait time.Duration
-	// Progress, if set, is told of the source pass, as pipeline.Run tells
-	// it (Plan, Start and Advance per entity), then of the table's Scan:
-	// Plan again, with one entity named ScanName(table) whose Rows are the
-	// items the source pass derived, and Advance(name, n, n) for every n
-	// items read. It is called one call at a time.
+	// Progress, if set, is told of the source pass as pipeline.Run tells
+	// it, then of the table's Scan as one entity named ScanName(table),
+	// its Rows the items derived. It is called one call at a time.
 	Progress pipeline.Progress
 	// MaxListed is how many entries each of the Result's lists keeps
 	// (default MaxListed); the counts stay exact (Result.Counts).
@@ -66,10 +63,9 @@ type Options struct {
 	// WriteUnits, a full run's (diff).
 	ChangeCost bool
 	// InFlight, if set, says which items changes committed after the
-	// check's snapshot may have changed: a follow streaming into the table
-	// while the check reads it. A missing, extra or differing item it
-	// names is counted in flight (Result.InFlight: lag, not a mismatch),
-	// and an access pattern's answer skips such items on both sides.
+	// check's snapshot may have changed (a follow streaming into the
+	// table). Such an item that differs is counted in flight, not as a
+	// mismatch, and access patterns skip it on both sides.
 	InFlight InFlightFunc
 	// Apply, if set, brings the table in line with the source in the same
 	// pass (migrate --changes-only): each new and changed item goes to
@@ -81,8 +77,7 @@ type Options struct {
 	// DeleteOnly hands Apply the stale items alone (migrate --prune).
 	DeleteOnly bool
 	// ReadBack, with Apply, reads every key put or deleted again once
-	// applied (BatchGetItem, strongly consistent), to check it holds what
-	// was derived, or is gone (Applied.ReadBack); nil: not read back.
+	// applied (Applied.ReadBack); nil: not read back.
 	ReadBack dynamodb.BatchGetItemAPIClient
 	// OnReject, if set, is told of every row the source pass rejects, as
 	// migrate's rejects file is (pipeline.Options.OnReject); Compare's
@@ -96,9 +91,8 @@ type Options struct {
 	// given that no entity derives are stale.
 	// https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Scan.html#Scan.FilterExpression
 	Types []string
-	// Retired are types no entity of the mapping derives any more (an
-	// entity removed from it): items of them are stale, and deleted with
-	// Apply, as those of a mapped type are. Give them in Types too when
+	// Retired are types no entity of the mapping derives any more: their
+	// items are stale, deleted with Apply. Give them in Types too when
 	// Types is set.
 	Retired []string
 }
