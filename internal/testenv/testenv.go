@@ -18,6 +18,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -354,23 +355,35 @@ func FreePort() (int, error) {
 // TableName returns a DynamoDB table name unique to this call.
 func TableName(prefix string) string { return prefix + "-" + randomHex(5) }
 
-// RepoRoot finds the module root (the directory holding go.mod) from the
-// working directory upward.
+// RepoRoot finds the repository's root, the directory holding the product
+// module's go.mod (module github.com/pg2dynamo/pg2dynamo), from the working
+// directory upward: the tools module's tests (tools/) find it too.
 func RepoRoot() (string, error) {
 	dir, err := os.Getwd()
 	if err != nil {
 		return "", err
 	}
 	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+		if b, err := os.ReadFile(filepath.Join(dir, "go.mod")); err == nil && productModule(b) {
 			return dir, nil
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
-			return "", fmt.Errorf("go.mod not found above the working directory")
+			return "", fmt.Errorf("the go.mod of module github.com/pg2dynamo/pg2dynamo is not found above the working directory")
 		}
 		dir = parent
 	}
+}
+
+// productModule reports whether gomod, a go.mod file, declares the product
+// module.
+func productModule(gomod []byte) bool {
+	for line := range strings.Lines(string(gomod)) {
+		if f := strings.Fields(line); len(f) == 2 && f[0] == "module" {
+			return f[1] == "github.com/pg2dynamo/pg2dynamo"
+		}
+	}
+	return false
 }
 
 // RepoFile is the path of the repository file at elems (joined below the
