@@ -51,8 +51,8 @@ func TestBesideApplierKeepsAnotherTypesItem(t *testing.T) {
 	if err := x.Put(ctx, w("P#1")); err != nil {
 		t.Fatal(err)
 	}
-	if len(rejects) != 1 || x.puts != 0 || !strings.Contains(rejects[0].Reason, "an item of type Other") || rejects[0].ItemKey["PK"] != "P#1" {
-		t.Errorf("put over another type's item: rejects %+v, %d handed; want P#1 rejected as held by type Other, none handed", rejects, x.puts)
+	if len(rejects) != 1 || x.puts != 0 || x.rejected != 1 || !strings.Contains(rejects[0].Reason, "an item of type Other") || rejects[0].ItemKey["PK"] != "P#1" {
+		t.Errorf("put over another type's item: rejects %+v, %d handed, %d counted rejected; want P#1 rejected as held by type Other, none handed, 1 counted", rejects, x.puts, x.rejected)
 	}
 	for _, pk := range []string{"P#2", "P#3"} {
 		if holder, err := x.holder(ctx, w(pk)); err != nil || holder != "" {

@@ -420,7 +420,7 @@ func compareBesideWith(ctx context.Context, j *job, s *session, b *follow.Beside
 	r := report.New(report.ModeChanges, res, 0)
 	r.Run = run
 	r.Applied = &report.Applied{Command: report.CommandChangesOnly, Applied: res.Applied, Written: ap.puts - b.SkippedPuts, Deleted: ap.deletes - b.SkippedDeletes,
-		DeletedByType: ap.byType, WriteUnits: ap.units,
+		DeletedByType: ap.byType, Rejected: ap.rejected, WriteUnits: ap.units,
 		Unchecked: "the follow writes the table meanwhile: pg2dynamo verify checks it whole"}
 	for _, e := range res.Entities {
 		r.Applied.FullWriteUnits += e.WriteUnits
@@ -445,12 +445,15 @@ func compareBesideWith(ctx context.Context, j *job, s *session, b *follow.Beside
 type besideApplier struct {
 	b                    *follow.Beside
 	puts, deletes, units int64
-	byType               map[string]int64
-	client               *dynamodb.Client
-	table, typeAttr      string
-	keyAttrs             [2]string
-	guard                []string
-	reject               func(pipeline.Reject) error
+	// rejected counts the puts kept from another type's item (the
+	// collision rejects), as tableApplier counts them.
+	rejected        int64
+	byType          map[string]int64
+	client          *dynamodb.Client
+	table, typeAttr string
+	keyAttrs        [2]string
+	guard           []string
+	reject          func(pipeline.Reject) error
 }
 
 func (x *besideApplier) Put(ctx context.Context, w verify.Write) error {
@@ -460,6 +463,7 @@ func (x *besideApplier) Put(ctx context.Context, w verify.Write) error {
 			return err
 		}
 		if holder != "" {
+			x.rejected++
 			return x.reject(collisionReject(w, x.keyAttrs, holder))
 		}
 	}

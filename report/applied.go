@@ -33,7 +33,8 @@ type Applied struct {
 	// Deleted the stale items deleted, DeletedByType by item type;
 	// Skipped the stale items whose delete's condition failed (another
 	// writer retyped or deleted them since the Scan); Rejected the items
-	// DynamoDB refused (listed in the rejects file).
+	// DynamoDB refused and the new items whose key an item of another
+	// type held (each listed in the rejects file).
 	Written       int64            `json:"written"`
 	Deleted       int64            `json:"deleted"`
 	DeletedByType map[string]int64 `json:"deleted_by_type,omitempty"`
@@ -82,7 +83,7 @@ func (r *Report) changesHeadline() string {
 		verdict, r.Table, r.Totals.Derived, r.Totals.Table+n.Other, a.Written, n.New, n.Changed)
 	s += ", " + deletedPhrase(a, n.Stale)
 	if a.Rejected > 0 {
-		s += fmt.Sprintf(", %d refused by DynamoDB (see the rejects file)", a.Rejected)
+		s += fmt.Sprintf(", %d rejected (see the rejects file)", a.Rejected)
 	}
 	s += fmt.Sprintf("; %d write units (a full re-put: %d)", a.WriteUnits, a.FullWriteUnits)
 	if n := countProblems(r.Entities); n > 0 {
@@ -143,7 +144,7 @@ func appliedRows(r *Report) [][2]string {
 		add("skipped", "%d stale items retyped by another writer since the Scan: the delete's condition left them", a.Skipped)
 	}
 	if a.Rejected > 0 {
-		add("refused", "%d items DynamoDB refused: see the rejects file", a.Rejected)
+		add("rejected", "%d items not written (DynamoDB refused them, or an item of another type held their key): see the rejects file", a.Rejected)
 	}
 	wu := fmt.Sprintf("%d as diff prices them; %.1f as DynamoDB reported them", a.WriteUnits, a.ConsumedWriteUnits)
 	if a.Command == CommandChangesOnly {
