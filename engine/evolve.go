@@ -57,6 +57,18 @@ type evolution struct {
 	// follow and the checkpoint records the new version.
 	sub  *session
 	done atomic.Bool
+	// rejected counts the comparison's rejects: its source rows rejected
+	// and the puts kept from another type's item (the rejects file lists
+	// each); the run ends rejected when it is not 0.
+	rejected atomic.Int64
+}
+
+// rejectedRows is ev.rejected, 0 without an evolution.
+func (ev *evolution) rejectedRows() int64 {
+	if ev == nil {
+		return 0
+	}
+	return ev.rejected.Load()
 }
 
 // loadEvolution reads EvolveOptions.PreviousMapping and compares it with
@@ -373,6 +385,7 @@ func (ev *evolution) compareBeside(ctx context.Context, j *job, s *session, cp *
 		if err := writeReport(j, r, j.out, rf); err != nil {
 			return err
 		}
+		ev.rejected.Store(r.Totals.Rejected + r.Applied.Rejected)
 		if res.Applied.Withheld != "" {
 			return mismatch(fmt.Errorf("%s; the checkpoint still records %s: run the same command again", r.Headline(), j.mig.PreviousMapping))
 		}

@@ -126,7 +126,7 @@ func Migrate(ctx context.Context, cfg Config, o MigrateOptions) (err error) {
 	if sum != nil {
 		loadRejected = sum.Total().Rejected
 	}
-	if n := loadRejected + fl.rejected(); n > 0 {
+	if n := loadRejected + fl.rejected() + ev.rejectedRows(); n > 0 {
 		return rejected(fmt.Errorf("%d rows rejected: see %s", n, rejects.path))
 	}
 	return nil
