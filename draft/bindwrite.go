@@ -12,9 +12,10 @@ import (
 // WriteBound renders b, designed table b.Design of the file named from,
 // as Write renders a draft: the *mapping.Mapping b binds (buildBound),
 // with a comment on how each entity's table was chosen and everything
-// unbound as comments where it belongs and in a list at the end. With no
-// entity bound the file does not load (a mapping needs one). An error is
-// the marshaller's or w's.
+// unbound as comments where it belongs and in a list at the end.
+// mapping.Parse reads the file back to that Mapping, its defaults applied
+// (with no entity bound the file does not load: a mapping needs one). The
+// output depends only on b and from. An error is the marshaller's or w's.
 func WriteBound(w io.Writer, b *Bound, from string) error {
 	m, l := buildBound(b, from)
 	data, err := marshal(m, l)

@@ -52,8 +52,9 @@ type Table struct {
 	UniqueColumns []string
 	// OwnID is, for a table whose primary key has more columns than its
 	// own id (Pagila's payment, keyed by (payment_date, payment_id)), the
-	// id column (ownIDCandidate) when distinct and never NULL in the data;
-	// "" otherwise.
+	// id column: named id or after the table (payment_id), of no foreign
+	// key, and distinct and never NULL in the data; "" for others and for
+	// a table without rows.
 	OwnID string
 	// Suggestions are the relations that column names suggest and no
 	// foreign key declares (suggestRelations), in column order.

@@ -18,10 +18,11 @@ type Setting struct {
 // other settings write the same items under the same keys. Every
 // connection of Connect (and so of Fork, verify and plan) sets them right
 // after connecting; a session's SET overrides the server's, the database's,
-// the role's and PGOPTIONS
-// (https://www.postgresql.org/docs/current/config-setting.html). Values are
-// PostgreSQL's defaults where it has one, as pg_dump pins the first four
-// (setup_connection in src/bin/pg_dump/pg_dump.c):
+// the role's, PGOPTIONS and the connection string's options
+// (https://www.postgresql.org/docs/current/config-setting.html). Values
+// print as with PostgreSQL's defaults (TimeZone and lc_monetary have none),
+// as pg_dump pins the first four for (setup_connection in
+// src/bin/pg_dump/pg_dump.c):
 //   - DateStyle 'ISO, MDY': dates inside values read as text print as
 //     2024-01-02 03:04:05; MDY fixes how ambiguous date literals read.
 //   - IntervalStyle postgres: "1 day 02:00:00".
@@ -34,7 +35,8 @@ type Setting struct {
 //   - bytea_output hex, lc_monetary C (money as $1,234.56 on any server),
 //     standard_conforming_strings on and client_encoding UTF8 (pgx needs both).
 //
-// Left alone: search_path (it resolves unqualified table names),
+// Left alone: search_path (it resolves unqualified table names; it also
+// changes how the reg* types print),
 // lc_numeric and lc_time (only to_char), xmloption and xmlbinary (XML
 // input only) and timeouts (no value changes).
 var SessionSettings = []Setting{

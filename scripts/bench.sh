@@ -7,6 +7,17 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+build() {
+  mkdir -p bench-out
+  go -C tools build -o "$PWD/bench-out/bench" ./bench
+}
+# -h needs neither PostgreSQL nor dynalite.
+for arg in "$@"; do
+  case $arg in
+  -h | -help | --help) build && exec bench-out/bench "$@" ;;
+  esac
+done
+
 PGHOST_CHECK=${PGHOST:-127.0.0.1}
 PGPORT_CHECK=${PGPORT:-5432}
 if ! pg_isready -q -h "$PGHOST_CHECK" -p "$PGPORT_CHECK"; then
@@ -18,6 +29,5 @@ if [ ! -f node_modules/dynalite/cli.js ]; then
   npm ci --no-audit --no-fund
 fi
 
-mkdir -p bench-out
-go -C tools build -o "$PWD/bench-out/bench" ./bench
+build
 exec bench-out/bench "$@"

@@ -120,17 +120,17 @@ trap 'rm -rf "$logs"' EXIT
 # (~/.cache/golangci-lint), so a run after the first reads only the
 # packages that changed. Another golangci-lint running on the machine
 # holds its lock: this one waits for it (--allow-serial-runners). The
-# tools module (tools/: make bench, the demo's helper) is linted and its
-# unit tests run in the same step.
+# tools module (tools/: make bench, the demo's helper) is linted in the
+# same step, and its unit tests run beside it.
 {
   lint=$(go -C tools/lint tool -n golangci-lint) || {
     echo "could not build golangci-lint from tools/lint/go.mod (go -C tools/lint tool -n golangci-lint)"
     exit 1
   }
   "$lint" run --allow-serial-runners ./... &&
-    (cd tools && "$lint" run --allow-serial-runners ./...) &&
-    go -C tools test -count=1 ./...
+    (cd tools && "$lint" run --allow-serial-runners ./...)
 } >"$logs/lint" 2>&1 & lintrun=$!
+go -C tools test -race -count=1 ./... >"$logs/tools" 2>&1 & tools=$!
 go test -race -count=1 -timeout 30m -skip "$SLOW_SERIAL_TESTS" $(go list ./... | grep -v -e '/app$' -e '/follow$') >"$logs/race" 2>&1 & race=$!
 { go test -count=1 -timeout 30m -parallel 4 -skip "$APP_RACE_TESTS" ./app ./follow &&
   go test -count=1 -timeout 30m -run "$SLOW_SERIAL_TESTS" ./transform; } >"$logs/app" 2>&1 & app=$!
@@ -148,7 +148,7 @@ if ! wait $lintrun; then
 else
   cat "$logs/lint"
 fi
-for run in race:$race app:$app app-race:$apprace; do
+for run in tools:$tools race:$race app:$app app-race:$apprace; do
   wait "${run#*:}" || status=1
   echo "== go test (${run%%:*})"
   cat "$logs/${run%%:*}"

@@ -859,7 +859,8 @@ func (a *answerReader) drain() error {
 // the rules of "Patterns that reach nothing fail" in docs/verify.md: an
 // empty parameter source, or no item derived at all (derived 0), passes
 // with a Note; no tuple to run with, or every check expecting and getting
-// no item, fails. A pattern that reads an item collection whole has each
+// no item, fails, unless a check's key condition read items its filter
+// left out (or left undecided): those were compared. A pattern that reads an item collection whole has each
 // answer compared with PostgreSQL's count of it (checkCollection). rows
 // gives each entity's source row count, for the message.
 func (ps *patternSample) runAll(ctx context.Context, src source, client dynamodb.QueryAPIClient, table string, wait *indexWait,

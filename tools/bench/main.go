@@ -25,7 +25,7 @@
 //	    (tools/bench/follow.go; needs wal_level=logical, else it is skipped).
 //
 // (f) and (g), verify's memory, and (n) and (m), migrate --changes-only
-// beside verify, are in bench/verify.go and bench/changes.go. -quick is a
+// beside verify, are in tools/bench/verify.go and tools/bench/changes.go. -quick is a
 // smoke run at small sizes; -cases measures some of the cases alone.
 //
 // It prints items/s for each, the ratios c/b and d/a, pg2dynamo's own CPU
