@@ -166,9 +166,17 @@ func (eb *evolveBench) followed(ctx context.Context, conn *pgx.Conn, common func
 	var mu sync.Mutex
 	var began, ended time.Time
 	done := make(chan struct{})
+	// The follow's log, each line with when the bench read it, for
+	// reading the lag and the comparison's pace after the run.
+	logFile, err := os.Create(filepath.Join(dir, "shop-b-follow.log"))
+	if err != nil {
+		return err
+	}
+	defer logFile.Close()
 	onLine := func(line string, at time.Time) {
 		mu.Lock()
 		defer mu.Unlock()
+		fmt.Fprintf(logFile, "%s %s\n", at.UTC().Format("15:04:05.000"), line)
 		switch {
 		case strings.Contains(line, evolveComparing):
 			began = at
