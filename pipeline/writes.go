@@ -29,8 +29,8 @@ import (
 type Writes struct {
 	sink     load.Sink
 	keyAttrs [2]string
-	// queue holds the work of the Groups, behind that of the Groups
-	// started with Behind; each holds up to queuedBatches.
+	// queue holds the work of the Groups (up to queuedBatches), behind
+	// that of the Groups started with Behind (up to BehindItems).
 	queue, behind chan groupBatch
 	done          sync.WaitGroup
 	// written counts the items every Group wrote (put or deleted).
@@ -54,12 +54,18 @@ type groupBatch struct {
 // without holding every item of a large window.
 const queuedBatches = 10_000 / load.MaxBatchItems
 
+// BehindItems bounds the items queued for the writers by the Groups
+// started with Behind (1,600 batches): work held in memory whole (the
+// chunks of a comparison beside a follow) is handed without waiting while
+// the items handed and not yet written stay under it.
+const BehindItems = 40_000
+
 // NewWrites starts concurrency (at least 1) writers of batches to sink, a
 // table whose partition and sort key attributes are keyAttrs (sort key ""
 // when the table has none). Close stops them.
 func NewWrites(sink load.Sink, keyAttrs [2]string, concurrency int) *Writes {
-	n := max(queuedBatches, concurrency)
-	w := &Writes{sink: sink, keyAttrs: keyAttrs, queue: make(chan groupBatch, n), behind: make(chan groupBatch, n)}
+	w := &Writes{sink: sink, keyAttrs: keyAttrs, queue: make(chan groupBatch, max(queuedBatches, concurrency)),
+		behind: make(chan groupBatch, BehindItems/load.MaxBatchItems)}
 	for range max(concurrency, 1) {
 		w.done.Add(1)
 		go func() {
