@@ -58,6 +58,9 @@ type evolveBench struct {
 	// changes what it applied meanwhile.
 	lags    []time.Duration
 	changes string
+	// slot is the follow's replication slot: the bench database's name
+	// and _evolve (slots are the server's, shared by its databases).
+	slot string
 }
 
 // measureEvolve runs (l) on a shop database of orders orders (and an
@@ -66,7 +69,7 @@ type evolveBench struct {
 // --follow --resume --previous-mapping under a steady load of order
 // updates (rate a second).
 func measureEvolve(ctx context.Context, cfg config, admin *pgx.Conn, root, bin, outDir string, created map[string]bool, orders, rate int) (*evolveBench, error) {
-	eb := &evolveBench{orders: orders, customers: max(1, orders/8)}
+	eb := &evolveBench{orders: orders, customers: max(1, orders/8), slot: cfg.db + "_evolve"}
 	db := cfg.db + "_shop"
 	dropDatabase(admin, db)
 	if _, err := admin.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{db}.Sanitize()); err != nil {
@@ -145,8 +148,8 @@ var (
 // timing the comparison and collecting the follow's lag meanwhile.
 func (eb *evolveBench) followed(ctx context.Context, conn *pgx.Conn, common func(string, string, ...string) []string, v1, v2, dir string, rate int) error {
 	cp := filepath.Join(dir, "shop-b.json")
-	slot := []string{"--follow", "--slot", "bench_evolve", "--checkpoint", cp, "--audit", "off"}
-	defer func() { _, _ = conn.Exec(context.Background(), "SELECT pg_drop_replication_slot('bench_evolve')") }()
+	slot := []string{"--follow", "--slot", eb.slot, "--checkpoint", cp, "--audit", "off"}
+	defer func() { _, _ = conn.Exec(context.Background(), "SELECT pg_drop_replication_slot($1)", eb.slot) }()
 	if err := run1(ctx, common(v1, "shop-b", append(slot, "--create-table", "--until-caught-up")...)...); err != nil {
 		return err
 	}
