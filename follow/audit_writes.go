@@ -267,8 +267,8 @@ const maxSides = 2
 
 // The chunks in flight beside the windows are handed to the writers
 // without waiting (pipeline.BehindItems): taking one never holds up the
-// windows.
-const _ = uint(pipeline.BehindItems - maxSides*max(besideChunkMax, repairChunk))
+// windows. (An array of negative length does not compile.)
+var _ [pipeline.BehindItems - maxSides*max(besideChunkMax, repairChunk)]struct{}
 
 // sideFlight is a chunk of the writes beside the stream (an audit's
 // repair, a Beside comparison's writes) being written beside the
