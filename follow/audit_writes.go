@@ -166,8 +166,10 @@ type repairReq struct {
 	skip  func([2]string) bool
 	done  chan error
 	// skipped counts the puts and the deletes skip left out, and took
-	// is how long the follow took to write the rest, from when it took
-	// the request (the follow's goroutine sets them before done).
+	// is how long the writers took to write the rest, from when they
+	// could begin it (the request taken, and the chunk queued before it
+	// written) until they ended it: their pace, whatever the windows'
+	// (the follow's goroutine sets them before done).
 	skipped [2]int64
 	taken   time.Time
 	took    time.Duration
@@ -279,6 +281,9 @@ type sideFlight struct {
 	written  chan struct{}
 	rejected []pipeline.Reject
 	err      error
+	// began is when the writers could begin the chunk (repairReq.took),
+	// ended when its writes ended; set before written is closed.
+	began, ended time.Time
 }
 
 // takeRepair starts the writes of a chunk a comparison beside the stream
@@ -309,10 +314,21 @@ func (p *pipe) takeRepair(ctx context.Context, a *Applier) error {
 		req.done <- err
 		return err
 	}
-	s := &sideFlight{f: f, written: make(chan struct{})}
+	s := &sideFlight{f: f, written: make(chan struct{}), began: req.taken}
+	var before *sideFlight // queued ahead of s
+	if len(p.sides) > 0 {
+		before = p.sides[len(p.sides)-1]
+	}
 	go func() {
 		defer close(s.written)
 		s.rejected, s.err = f.wr.Wait()
+		s.ended = time.Now()
+		if before != nil {
+			<-before.written
+			if before.ended.After(s.began) && before.ended.Before(s.ended) {
+				s.began = before.ended
+			}
+		}
 	}()
 	p.sides = append(p.sides, s)
 	return nil
@@ -351,7 +367,7 @@ func (p *pipe) collectSides(wait bool) error {
 		<-s.written
 		p.sides = p.sides[1:]
 		_, err := s.f.settle(s.rejected, s.err)
-		s.f.repair.took = time.Since(s.f.repair.taken)
+		s.f.repair.took = s.ended.Sub(s.began)
 		s.f.repair.done <- err
 		if err != nil {
 			return fmt.Errorf("writes beside the stream (an audit's repair, a comparison's): %w", err)
