@@ -348,7 +348,7 @@ func (ev *evolution) follow(j *job, s *session, cp *checkpointFile, fl *followin
 // snapshot of its own, taken once every write of the follow is recorded
 // (follow.Applier.Beside), the entities whose items change are compared
 // with the table, and the differences handed to the follow, which writes
-// them between its windows, leaving out the keys it has written since
+// them beside its windows, leaving out the keys it has written since
 // (its items are newer than the snapshot's): no change of the stream is
 // lost, or overwritten by an older state. Then the checkpoint records
 // the new version (its fingerprint; the entities done), the removed GSIs
@@ -375,7 +375,7 @@ func (ev *evolution) compareBeside(ctx context.Context, j *job, s *session, cp *
 		}
 		defer src.End(context.WithoutCancel(ctx))
 		before := fl.applied()
-		fmt.Fprintf(j.log, "comparing %s with table %s beside the follow, in a snapshot of its own: the follow streams with %s meanwhile, and writes the differences between its windows, but for the keys it has written since the snapshot (theirs are newer); the follow has applied %d changes so far\n",
+		fmt.Fprintf(j.log, "comparing %s with table %s beside the follow, in a snapshot of its own: the follow streams with %s meanwhile, and writes the differences beside its windows (theirs first), but for the keys it has written since the snapshot (theirs are newer); the follow has applied %d changes so far\n",
 			strings.Join(append(ev.affected(s.m), ev.retired...), ", "), s.m.Table.Name, j.cfg.Mapping, before)
 		r, res, err := compareBesideWith(ctx, j, &sub, b, rejects, func(o *verify.Options) { ev.options(&sub, o) })
 		if err != nil {
@@ -443,7 +443,7 @@ func compareBesideWith(ctx context.Context, j *job, s *session, b *follow.Beside
 
 // besideApplier is the verify.Applier of a comparison beside the follow:
 // its puts and deletes are handed to the follow (follow.Beside), which
-// writes them between its windows. The deletes are not conditional on
+// writes them beside its windows. The deletes are not conditional on
 // the item's type: the follow, the table's one writer, leaves out the
 // keys it wrote since the comparison's snapshot. Its counts are of the
 // writes handed, the follow's left-out ones among them

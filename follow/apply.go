@@ -199,6 +199,23 @@ type Flight struct {
 // fails or has nothing to write, unless barrier itself fails. The two
 // windows' writes share Concurrency.
 func (a *Applier) Start(ctx context.Context, txs []*Tx, busy map[[2]string]bool, barrier func() error) (*Flight, error) {
+	return a.start(ctx, txs, busy, barrier, beside{})
+}
+
+// beside are the chunks written beside the windows (pipe.sides) that a
+// window's or a chunk's writes may meet: keys reports whether a key is
+// one of theirs (nil: none are in flight), and await waits until they
+// are written. An item or delete of one of their keys is handed over
+// only after await, so that each key's writes keep their order.
+type beside struct {
+	keys  func(k [2]string) bool
+	await func() error
+}
+
+// start is Start, with the keys of the chunks in flight beside the
+// windows (side): an item or a delete of one waits until they are
+// written.
+func (a *Applier) start(ctx context.Context, txs []*Tx, busy map[[2]string]bool, barrier func() error, side beside) (*Flight, error) {
 	seq := a.keys.window()
 	whole, err := a.events(ctx, txs)
 	if err != nil {
@@ -212,7 +229,7 @@ func (a *Applier) Start(ctx context.Context, txs []*Tx, busy map[[2]string]bool,
 	}
 	whole = append(whole, a.pending...)
 	a.pending = nil
-	g := &gate{barrier: barrier, busy: busy, start: func() *pipeline.Group { return a.group(ctx) }, keys: a.keys}
+	g := &gate{barrier: barrier, busy: busy, start: func() *pipeline.Group { return a.group(ctx) }, keys: a.keys, side: side}
 	f := &Flight{a: a, seq: seq}
 	f.w = &work{seen: map[[2]string]bool{}, owners: map[[2]string]rowID{}, rejectedRows: map[rowID]bool{}, out: g}
 	if len(whole) > 0 || hasChanges(txs) || a.catalogDue || hasDDL(txs) {
@@ -240,7 +257,9 @@ func (a *Applier) Start(ctx context.Context, txs []*Tx, busy map[[2]string]bool,
 			break
 		}
 		a.keys.add(k)
-		err = f.wr.Add([]transform.Item{a.deleteItem(k)})
+		if err = g.passSide(k); err == nil {
+			err = f.wr.Add([]transform.Item{a.deleteItem(k)})
+		}
 	}
 	if err != nil {
 		// Stop the writes; the window is not applied.
@@ -358,7 +377,12 @@ func (f *Flight) Keys() map[[2]string]bool { return f.w.seen }
 // Wait waits for the window's writes and reports what it did; rows whose
 // items the sink refused are told to OnReject.
 func (f *Flight) Wait() (Applied, error) {
-	rejected, err := f.wr.Wait()
+	return f.settle(f.wr.Wait())
+}
+
+// settle is Wait once the window's writes are done, given what their
+// Group's Wait returned.
+func (f *Flight) settle(rejected []pipeline.Reject, err error) (Applied, error) {
 	f.a.keys.done(f.seq)
 	out := f.out
 	out.Puts, out.Deletes = f.w.puts, len(f.w.deletes)
@@ -401,6 +425,29 @@ type gate struct {
 	err     error // of open
 	// keys records the keys handed over for the audit (nil: none).
 	keys *keyLog
+	// side are the chunks in flight beside the windows: an item of one
+	// of their keys is held until the barrier has passed and side.await
+	// has returned (needSide), or, once open, waits for it (passSide).
+	side     beside
+	needSide bool
+	// sidePassed is set once side.await is called.
+	sidePassed bool
+}
+
+// onSide reports whether one of keys is a key of the chunks in flight
+// beside the windows, not yet waited for.
+func (g *gate) onSide(keys ...[2]string) bool {
+	return g.side.keys != nil && !g.sidePassed && slices.ContainsFunc(keys, g.side.keys)
+}
+
+// passSide waits, when one of keys is a key of the chunks in flight
+// beside the windows (onSide), until they are written.
+func (g *gate) passSide(keys ...[2]string) error {
+	if !g.onSide(keys...) {
+		return nil
+	}
+	g.sidePassed = true
+	return g.side.await()
 }
 
 // add hands over row, the items of one row whose keys are keys; row is
@@ -411,14 +458,19 @@ func (g *gate) add(keys [][2]string, row []transform.Item) error {
 		if g.err != nil {
 			return g.err
 		}
+		if err := g.passSide(keys...); err != nil {
+			return err
+		}
 		return g.wr.Add(row)
 	}
-	if !slices.ContainsFunc(keys, func(k [2]string) bool { return g.busy[k] }) {
+	onSide := g.onSide(keys...)
+	if !onSide && !slices.ContainsFunc(keys, func(k [2]string) bool { return g.busy[k] }) {
 		if g.wr == nil {
 			g.wr = g.start()
 		}
 		return g.wr.Add(row)
 	}
+	g.needSide = g.needSide || onSide
 	g.held = append(g.held, slices.Clone(row))
 	if g.nheld += len(row); g.nheld < aheadItems {
 		return nil
@@ -435,6 +487,12 @@ func (g *gate) open() error {
 	g.opened = true
 	if g.barrier != nil {
 		if g.err = g.barrier(); g.err != nil {
+			return g.err
+		}
+	}
+	if g.needSide && !g.sidePassed {
+		g.sidePassed = true
+		if g.err = g.side.await(); g.err != nil {
 			return g.err
 		}
 	}

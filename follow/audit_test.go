@@ -123,3 +123,22 @@ func BenchmarkKeyLogAdd(b *testing.B) {
 		}
 	})
 }
+
+// A window that ends before one begun earlier (a chunk written beside the
+// windows) does not count the earlier one done: a slice still waits for
+// it.
+func TestKeyLogWaitsForAnEarlierWindowEndingLast(t *testing.T) {
+	var l keyLog
+	side, window := l.window(), l.window()
+	_, seq := l.record(nil)
+	l.done(window)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := l.waitWindows(ctx, seq); err == nil {
+		t.Fatalf("waitWindows returned nil with window %d still writing (window %d done)", side, window)
+	}
+	l.done(side)
+	if err := l.waitWindows(ctx, seq); err != nil {
+		t.Fatalf("waitWindows once both are done: %v", err)
+	}
+}

@@ -2,6 +2,8 @@ package follow
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -26,9 +28,12 @@ type keyLog struct {
 	on atomic.Int32 // recordings under way: len(recs)
 	mu sync.Mutex
 	// started counts the windows (Applier.Start, repairs) begun, finished
-	// those whose writes are all done (Flight.Wait): windows finish in
-	// the order they start.
+	// the first ones whose writes are all done (Flight.Wait), up to the
+	// first not done; ahead holds the numbers above it done already (a
+	// repair is written beside the windows, and may end after the
+	// windows begun after it).
 	started, finished uint64
+	ahead             map[uint64]bool
 	// moved is closed when finished moves (nil while nobody waits).
 	moved chan struct{}
 	recs  map[*recording]struct{}
@@ -60,7 +65,19 @@ func (l *keyLog) done(seq uint64) {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.finished = max(l.finished, seq)
+	if seq <= l.finished {
+		return
+	}
+	if seq > l.finished+1 {
+		if l.ahead == nil {
+			l.ahead = map[uint64]bool{}
+		}
+		l.ahead[seq] = true
+		return
+	}
+	for l.finished = seq; l.ahead[l.finished+1]; l.finished++ {
+		delete(l.ahead, l.finished+1)
+	}
 	if l.moved != nil {
 		close(l.moved)
 		l.moved = nil
@@ -149,8 +166,10 @@ type repairReq struct {
 	skip  func([2]string) bool
 	done  chan error
 	// skipped counts the puts and the deletes skip left out, and took
-	// is how long the follow took to write the rest, from when it took
-	// the request (the follow's goroutine sets them before done).
+	// is how long the writers took to write the rest, from when they
+	// could begin it (the request taken, and the chunk queued before it
+	// written) until they ended it: their pace, whatever the windows'
+	// (the follow's goroutine sets them before done).
 	skipped [2]int64
 	taken   time.Time
 	took    time.Duration
@@ -242,10 +261,44 @@ func (au *Auditor) send(ctx context.Context, items []transform.Item) error {
 	}
 }
 
-// takeRepair starts the writes of a repair the audit asks for, if one
-// waits, as the window after the one in flight: the keys that window
-// writes wait for it, as a window's do (Applier.Start's barrier).
+// maxSides is the most chunks written beside the windows at once
+// (pipe.sides): one written while the next waits in the writers' queue
+// behind it, so that the writers have the comparison's next chunk as
+// they end one, whenever the follow takes it.
+const maxSides = 2
+
+// The chunks in flight beside the windows are handed to the writers
+// without waiting (pipeline.BehindItems): taking one never holds up the
+// windows. (An array of negative length does not compile.)
+var _ [pipeline.BehindItems - maxSides*max(besideChunkMax, repairChunk)]struct{}
+
+// sideFlight is a chunk of the writes beside the stream (an audit's
+// repair, a Beside comparison's writes) being written beside the
+// windows: written is closed once its writes are done, with their
+// Group's rejects and error.
+type sideFlight struct {
+	f        *Flight
+	written  chan struct{}
+	rejected []pipeline.Reject
+	err      error
+	// began is when the writers could begin the chunk (repairReq.took),
+	// ended when its writes ended; set before written is closed.
+	began, ended time.Time
+}
+
+// takeRepair starts the writes of a chunk a comparison beside the stream
+// hands over (an audit's repair, a Beside's writes), if one waits and
+// fewer than maxSides are in flight, beside the windows (pipe.sides):
+// its writes give way to the windows' (pipeline.Group.Behind), and the
+// windows after it hold the items and deletes of its keys until it is
+// written (Applier.start's side). It first collects the chunks written.
 func (p *pipe) takeRepair(ctx context.Context, a *Applier) error {
+	if err := p.collectSides(false); err != nil {
+		return err
+	}
+	if len(p.sides) >= maxSides {
+		return nil
+	}
 	var req *repairReq
 	select {
 	case req = <-a.side:
@@ -256,20 +309,96 @@ func (p *pipe) takeRepair(ctx context.Context, a *Applier) error {
 	if p.flight != nil {
 		busy = p.flight.Keys()
 	}
-	f, err := a.startRepair(ctx, req, busy, func() error { return p.finish(ctx) })
+	f, err := a.startRepair(ctx, req, busy, func() error { return p.finish(ctx) }, p.beside())
 	if err != nil {
 		req.done <- err
 		return err
 	}
-	p.flight, p.txs = f, nil
+	s := &sideFlight{f: f, written: make(chan struct{}), began: req.taken}
+	var before *sideFlight // queued ahead of s
+	if len(p.sides) > 0 {
+		before = p.sides[len(p.sides)-1]
+	}
+	go func() {
+		defer close(s.written)
+		s.rejected, s.err = f.wr.Wait()
+		s.ended = time.Now()
+		if before != nil {
+			<-before.written
+			if before.ended.After(s.began) && before.ended.Before(s.ended) {
+				s.began = before.ended
+			}
+		}
+	}()
+	p.sides = append(p.sides, s)
 	return nil
 }
 
+// beside is what the windows and chunks started next meet of the chunks
+// in flight (Applier.start's side): their keys, and the wait for their
+// writes (collectSides).
+func (p *pipe) beside() beside {
+	if len(p.sides) == 0 {
+		return beside{}
+	}
+	sides := slices.Clone(p.sides)
+	return beside{
+		keys: func(k [2]string) bool {
+			return slices.ContainsFunc(sides, func(s *sideFlight) bool { return s.f.w.seen[k] })
+		},
+		await: func() error { return p.collectSides(true) },
+	}
+}
+
+// collectSides tells the comparisons of their chunks written, oldest
+// first, and counts them done (keyLog.done): all of them, waiting for
+// their writes, with wait; else those written already. It returns the
+// first chunk's error (its comparison is told too).
+func (p *pipe) collectSides(wait bool) error {
+	for len(p.sides) > 0 {
+		s := p.sides[0]
+		if !wait {
+			select {
+			case <-s.written:
+			default:
+				return nil
+			}
+		}
+		<-s.written
+		p.sides = p.sides[1:]
+		_, err := s.f.settle(s.rejected, s.err)
+		s.f.repair.took = s.ended.Sub(s.began)
+		s.f.repair.done <- err
+		if err != nil {
+			return fmt.Errorf("writes beside the stream (an audit's repair, a comparison's): %w", err)
+		}
+	}
+	return nil
+}
+
+// abandonSides stops the writes of the chunks in flight at their next
+// batch and waits for them; their comparisons are not told (they stop
+// with the run's ctx).
+func (p *pipe) abandonSides() {
+	for _, s := range p.sides {
+		s.f.wr.Cancel()
+		<-s.written
+		s.f.a.keys.done(s.f.seq)
+	}
+	p.sides = nil
+}
+
 // startRepair hands req's items to the write stage, as Start does a
-// window's: an item of a key busy waits for barrier, the deletes come
-// after it. barrier is called exactly once, unless it fails.
-func (a *Applier) startRepair(ctx context.Context, req *repairReq, busy map[[2]string]bool, barrier func() error) (*Flight, error) {
-	g := &gate{barrier: barrier, busy: busy, start: func() *pipeline.Group { return a.group(ctx) }}
+// window's, in a Group that gives way to the windows' (Behind): an item
+// of a key busy waits for barrier, the deletes come after it, and an
+// item or delete of a key of the chunks in flight before it (side) waits
+// for them. barrier is called exactly once, unless it fails.
+func (a *Applier) startRepair(ctx context.Context, req *repairReq, busy map[[2]string]bool, barrier func() error, side beside) (*Flight, error) {
+	g := &gate{barrier: barrier, busy: busy, side: side, start: func() *pipeline.Group {
+		wr := a.group(ctx)
+		wr.Behind()
+		return wr
+	}}
 	req.taken = time.Now()
 	f := &Flight{a: a, seq: a.keys.window(), repair: req}
 	f.w = &work{seen: map[[2]string]bool{}, out: g}
@@ -306,7 +435,9 @@ func (a *Applier) startRepair(ctx context.Context, req *repairReq, busy map[[2]s
 		if err != nil {
 			break
 		}
-		err = f.wr.Add([]transform.Item{a.deleteItem(k)})
+		if err = g.passSide(k); err == nil {
+			err = f.wr.Add([]transform.Item{a.deleteItem(k)})
+		}
 	}
 	if err != nil {
 		f.abort()

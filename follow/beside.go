@@ -23,8 +23,10 @@ import (
 //     chunks: when Run takes a chunk, between two windows, it leaves out
 //     every key the follow has written since Beside began (its item
 //     derives from a state of the source at least as new as the
-//     snapshot's), and the windows after it that write a key of the
-//     chunk wait for its writes (the order of each key's writes kept).
+//     snapshot's), and writes the rest beside the windows after it,
+//     whose writes go first; those windows' items and deletes of a key
+//     of the chunk wait for its writes (the order of each key's writes
+//     kept).
 //
 // A key the follow did not write since Beside began holds what it held
 // before, written from a state of the source older than the snapshot's:
@@ -46,13 +48,14 @@ type Beside struct {
 	Handed, SkippedPuts, SkippedDeletes int64
 }
 
-// A Beside's chunks are sized by time: the follow takes one chunk between
-// two windows, and the next window's writes queue behind the chunk's on
-// the follow's writers (and a key of both waits for the chunk). Each chunk
-// aims at besideChunkTime of writes, at the pace the chunk before was
-// written, within besideChunkMin and besideChunkMax items: long enough
-// that the windows between chunks leave the writers little idle, short
-// enough that a window waits that long at most.
+// A Beside's chunks are sized by time: the follow takes a chunk between
+// two windows, up to maxSides in flight, and writes it beside the windows
+// that follow, whose writes the writers take first (a window writing a
+// key of the chunk waits for it). Each chunk aims at besideChunkTime of
+// writes, at the pace the chunk before was written, within besideChunkMin
+// and besideChunkMax items: long enough that the writers have the next
+// chunk queued when they end one, short enough that a window meeting one
+// of its keys waits that long at most.
 const (
 	besideChunkTime                = time.Second
 	besideChunkMin, besideChunkMax = 200, 20_000

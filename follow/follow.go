@@ -217,6 +217,9 @@ func Run(ctx context.Context, s *Stream, a *Applier, conn *pgx.Conn, opts Option
 	if err := p.finish(ctx); err != nil {
 		return tr.get(), stopped(ctx, err)
 	}
+	if err := p.collectSides(true); err != nil {
+		return tr.get(), stopped(ctx, err)
+	}
 	// Tell the slot what is applied before leaving.
 	if err := s.status(context.WithoutCancel(ctx), true); err != nil {
 		return tr.get(), err
@@ -362,6 +365,9 @@ type pipe struct {
 	onCatalog func(*Fingerprint) error
 	flight    *Flight
 	txs       []*Tx // the flight's
+	// sides are the chunks of the comparisons beside the stream being
+	// written beside the windows, oldest first (takeRepair).
+	sides []*sideFlight
 	// checkAt is when Run checks next, while idle, that the followed
 	// tables exist (Applier.dropped); catalogAt when it compares the
 	// catalog (Applier.CheckCatalog).
@@ -376,7 +382,7 @@ func (p *pipe) start(ctx context.Context, a *Applier, txs []*Tx) error {
 	if p.flight != nil {
 		busy = p.flight.Keys()
 	}
-	f, err := a.Start(ctx, txs, busy, func() error { return p.finish(ctx) })
+	f, err := a.start(ctx, txs, busy, func() error { return p.finish(ctx) }, p.beside())
 	if err != nil {
 		if ferr := p.finish(ctx); ferr != nil {
 			return ferr
@@ -404,14 +410,6 @@ func (p *pipe) finish(ctx context.Context) error {
 	f, txs := p.flight, p.txs
 	p.flight, p.txs = nil, nil
 	res, err := f.Wait()
-	if f.repair != nil {
-		f.repair.took = time.Since(f.repair.taken)
-		f.repair.done <- err
-		if err != nil {
-			return fmt.Errorf("writes beside the stream (an audit's repair, a comparison's): %w", err)
-		}
-		return nil
-	}
 	if err != nil {
 		return fmt.Errorf("apply changes %s: %w", upTo(txs), err)
 	}
@@ -477,6 +475,7 @@ func (p *pipe) abandon() {
 		p.flight.abort()
 		p.flight = nil
 	}
+	p.abandonSides()
 }
 
 // ackWindow acknowledges txs, applied as res, to the slot and counts them:

@@ -75,3 +75,109 @@ func TestParseSetting(t *testing.T) {
 		t.Error(`parseSetting("ten"): want an error`)
 	}
 }
+
+// An item of a key of the chunks written beside the windows (gate.side)
+// is held until the barrier and the wait for those chunks have passed,
+// once; an item of another key is written at once; once open, a row or a
+// delete of a side key not yet waited for waits for the chunks first.
+func TestGateWaitsForTheChunksBesideOnTheirKeys(t *testing.T) {
+	var mu sync.Mutex
+	var written []string
+	sink := load.SinkFunc(func(_ context.Context, batch []transform.Item) error {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, it := range batch {
+			written = append(written, transform.ItemKey(it.Attrs, [2]string{"PK", ""})[0])
+		}
+		return nil
+	})
+	a := &Applier{sink: sink, keyAttrs: [2]string{"PK", ""}, Concurrency: 1}
+	defer a.Close()
+	item := func(pk string) []transform.Item {
+		return []transform.Item{{Attrs: map[string]types.AttributeValue{"PK": &types.AttributeValueMemberS{Value: pk}}}}
+	}
+	key := func(pk string) [][2]string { return [][2]string{{pk, ""}} }
+	writtenNow := func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]string(nil), written...)
+	}
+	var events []string
+	newGate := func() *gate {
+		g := &gate{start: func() *pipeline.Group { return a.group(context.Background()) }}
+		g.barrier = func() error { events = append(events, "barrier"); return nil }
+		g.side = beside{keys: func(k [2]string) bool { return k[0] == "SIDE" || k[0] == "SIDE2" },
+			await: func() error {
+				if g.wr != nil { // what the window wrote before: never a side key
+					if _, err := g.wr.Wait(); err != nil {
+						return err
+					}
+					g.wr = a.group(context.Background())
+				}
+				events = append(events, fmt.Sprintf("await after %v", writtenNow()))
+				return nil
+			}}
+		return g
+	}
+
+	g := newGate()
+	for _, pk := range []string{"FREE", "SIDE", "FREE2"} {
+		if err := g.add(key(pk), item(pk)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(g.held) != 1 || !g.needSide {
+		t.Fatalf("%d items held (needSide %v), want the side key's", len(g.held), g.needSide)
+	}
+	if err := g.open(); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.add(key("SIDE2"), item("SIDE2")); err != nil { // passed already: no second wait
+		t.Fatal(err)
+	}
+	if _, err := g.wr.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"barrier", "await after [FREE FREE2]"}
+	if fmt.Sprint(events) != fmt.Sprint(want) || len(writtenNow()) != 4 {
+		t.Errorf("events %q, written %v; want %q and the 4 items", events, writtenNow(), want)
+	}
+
+	// Open with no side key met: a later row, then a delete, of one waits.
+	events, written = nil, nil
+	g = newGate()
+	if err := g.add(key("FREE"), item("FREE")); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.open(); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.add(key("SIDE"), item("SIDE")); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.passSide([2]string{"SIDE2", ""}); err != nil { // a delete's: passed already
+		t.Fatal(err)
+	}
+	if _, err := g.wr.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	want = []string{"barrier", "await after [FREE]"}
+	if fmt.Sprint(events) != fmt.Sprint(want) {
+		t.Errorf("events %q, want %q", events, want)
+	}
+	g = newGate()
+	events = nil
+	if err := g.open(); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.passSide([2]string{"FREE", ""}); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.passSide([2]string{"SIDE", ""}); err != nil {
+		t.Fatal(err)
+	}
+	want = []string{"barrier", "await after [FREE SIDE]"}
+	if fmt.Sprint(events) != fmt.Sprint(want) {
+		t.Errorf("a delete of a side key: events %q, want %q", events, want)
+	}
+}

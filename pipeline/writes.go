@@ -21,11 +21,18 @@ import (
 // Group, so that the writes of two windows in flight at once share them.
 // The sink's own limits (load.DynamoDB's write-unit cap, retries and
 // throttle counting) apply as they do to Run.
+//
+// The writers take the work of a Group started with Behind (a comparison's
+// writes beside a follow) only while no other Group's waits: a follow's
+// window queued behind a comparison's batches is written next, not after
+// them.
 type Writes struct {
 	sink     load.Sink
 	keyAttrs [2]string
-	queue    chan groupBatch
-	done     sync.WaitGroup
+	// queue holds the work of the Groups (up to queuedBatches), behind
+	// that of the Groups started with Behind (up to BehindItems).
+	queue, behind chan groupBatch
+	done          sync.WaitGroup
 	// written counts the items every Group wrote (put or deleted).
 	written atomic.Int64
 }
@@ -47,16 +54,28 @@ type groupBatch struct {
 // without holding every item of a large window.
 const queuedBatches = 10_000 / load.MaxBatchItems
 
+// BehindItems bounds the items queued for the writers by the Groups
+// started with Behind (1,600 batches): work held in memory whole (the
+// chunks of a comparison beside a follow) is handed without waiting while
+// the items handed and not yet written stay under it.
+const BehindItems = 40_000
+
 // NewWrites starts concurrency (at least 1) writers of batches to sink, a
 // table whose partition and sort key attributes are keyAttrs (sort key ""
 // when the table has none). Close stops them.
 func NewWrites(sink load.Sink, keyAttrs [2]string, concurrency int) *Writes {
-	w := &Writes{sink: sink, keyAttrs: keyAttrs, queue: make(chan groupBatch, max(queuedBatches, concurrency))}
+	w := &Writes{sink: sink, keyAttrs: keyAttrs, queue: make(chan groupBatch, max(queuedBatches, concurrency)),
+		behind: make(chan groupBatch, BehindItems/load.MaxBatchItems)}
 	for range max(concurrency, 1) {
 		w.done.Add(1)
 		go func() {
 			defer w.done.Done()
-			for gb := range w.queue {
+			queue, behind := w.queue, w.behind
+			for {
+				gb, ok := next(&queue, &behind)
+				if !ok {
+					return
+				}
 				gb.g.run(gb)
 			}
 		}()
@@ -64,10 +83,42 @@ func NewWrites(sink load.Sink, keyAttrs [2]string, concurrency int) *Writes {
 	return w
 }
 
+// next is the next unit of work for a writer: queue's first, or, while
+// queue holds none, whichever of queue and behind has one first. A
+// channel found closed and drained is set to nil; ok is false once both
+// are.
+func next(queue, behind *chan groupBatch) (gb groupBatch, ok bool) {
+	for *queue != nil || *behind != nil {
+		select {
+		case gb, ok = <-*queue:
+			if ok {
+				return gb, true
+			}
+			*queue = nil
+			continue
+		default:
+		}
+		select {
+		case gb, ok = <-*queue:
+			if ok {
+				return gb, true
+			}
+			*queue = nil
+		case gb, ok = <-*behind:
+			if ok {
+				return gb, true
+			}
+			*behind = nil
+		}
+	}
+	return groupBatch{}, false
+}
+
 // Close stops the writers once every batch handed to them is written. No
 // Group may be used after it.
 func (w *Writes) Close() {
 	close(w.queue)
+	close(w.behind)
 	w.done.Wait()
 }
 
@@ -97,17 +148,28 @@ type Group struct {
 	// onReject, when set, is given the rejects instead of Wait
 	// (StreamRejects).
 	onReject func(Reject) error
+	// queue is the Writes' queue the Group's work goes to: Writes.queue,
+	// or Writes.behind (Behind).
+	queue chan groupBatch
 }
 
 // Group starts a unit of writes whose items' Entity indexes plans. Its
 // writes stop when ctx is done, when Cancel is called or when a write
 // fails.
 func (w *Writes) Group(ctx context.Context, plans []*transform.Plan) *Group {
-	g := &Group{w: w, plans: plans}
+	g := &Group{w: w, plans: plans, queue: w.queue}
 	g.ctx, g.cancel = context.WithCancelCause(ctx)
 	g.cur = freshBatch()
 	return g
 }
+
+// Behind has the writers take the Group's batches and tasks only while no
+// Group without Behind has one waiting: the Group's work gives way to
+// theirs (a comparison's writes beside a follow give way to its
+// windows'). Its work still starts in the order it was handed, and a
+// batch being written is not interrupted. Called before the first Add or
+// Do.
+func (g *Group) Behind() { g.queue = g.w.behind }
 
 func freshBatch() batch {
 	return batch{items: make([]transform.Item, 0, load.MaxBatchItems), rowEnd: make([]bool, 0, load.MaxBatchItems)}
@@ -192,7 +254,7 @@ func (g *Group) flush() error {
 func (g *Group) send(gb groupBatch) error {
 	g.pending.Add(1)
 	select {
-	case g.w.queue <- gb:
+	case g.queue <- gb:
 		return nil
 	case <-g.ctx.Done():
 		g.pending.Done()

@@ -258,3 +258,59 @@ func TestWritesStreamRejects(t *testing.T) {
 		t.Errorf("Wait after the reject function failed: %v, want its error", err)
 	}
 }
+
+// A Group started with Behind gives way: with one writer busy with the
+// first of its batches, a batch of another Group handed after the rest of
+// them is written next, before them; both Groups' items are all written,
+// each Group's batches in the order handed; and Close drains both queues.
+func TestWritesBehindGivesWay(t *testing.T) {
+	started, release := make(chan struct{}), make(chan struct{})
+	var mu sync.Mutex
+	var order []string // the first key of each batch, as written
+	sink := load.SinkFunc(func(_ context.Context, batch []transform.Item) error {
+		mu.Lock()
+		order = append(order, transform.ItemKey(batch[0].Attrs, [2]string{"PK", ""})[0])
+		first := len(order) == 1
+		mu.Unlock()
+		if first {
+			close(started)
+			<-release
+		}
+		return nil
+	})
+	w := NewWrites(sink, [2]string{"PK", ""}, 1)
+	addBatch := func(g *Group, name string) {
+		for i := range load.MaxBatchItems { // a full batch: handed at once
+			if err := g.Add([]transform.Item{keyItem(fmt.Sprintf("%s#%d", name, i), false)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	cmp := w.Group(context.Background(), nil)
+	cmp.Behind()
+	addBatch(cmp, "C0")
+	<-started // the writer holds C0
+	for _, name := range []string{"C1", "C2", "C3"} {
+		addBatch(cmp, name)
+	}
+	win := w.Group(context.Background(), nil)
+	addBatch(win, "W0")
+	close(release)
+	if _, err := win.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cmp.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	late := w.Group(context.Background(), nil)
+	late.Behind()
+	addBatch(late, "L0")
+	w.Close() // writes L0 before it returns
+	want := []string{"C0#0", "W0#0", "C1#0", "C2#0", "C3#0", "L0#0"}
+	if !slices.Equal(order, want) {
+		t.Errorf("batches written in the order %v, want %v (the window's batch before the comparison's queued ahead of it)", order, want)
+	}
+	if n := w.Written(); n != 6*load.MaxBatchItems {
+		t.Errorf("Written() = %d, want %d", n, 6*load.MaxBatchItems)
+	}
+}

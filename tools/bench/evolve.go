@@ -58,6 +58,23 @@ type evolveBench struct {
 	// changes what it applied meanwhile.
 	lags    []time.Duration
 	changes string
+	// slot is the follow's replication slot: the bench database's name
+	// and _evolve (slots are the server's, shared by its databases).
+	slot string
+	// loads are the machine's 1-minute load averages (loadAvg) as the
+	// baseline began and ended, and as the comparison began and ended:
+	// the two sides ran at different times on a machine others share.
+	loads [4]string
+}
+
+// loadAvg is the machine's 1-minute load average (/proc/loadavg), or "?"
+// where it cannot be read.
+func loadAvg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if f := strings.Fields(string(b)); err == nil && len(f) > 0 {
+		return f[0]
+	}
+	return "?"
 }
 
 // measureEvolve runs (l) on a shop database of orders orders (and an
@@ -66,7 +83,7 @@ type evolveBench struct {
 // --follow --resume --previous-mapping under a steady load of order
 // updates (rate a second).
 func measureEvolve(ctx context.Context, cfg config, admin *pgx.Conn, root, bin, outDir string, created map[string]bool, orders, rate int) (*evolveBench, error) {
-	eb := &evolveBench{orders: orders, customers: max(1, orders/8)}
+	eb := &evolveBench{orders: orders, customers: max(1, orders/8), slot: cfg.db + "_evolve"}
 	db := cfg.db + "_shop"
 	dropDatabase(admin, db)
 	if _, err := admin.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{db}.Sanitize()); err != nil {
@@ -114,7 +131,9 @@ func measureEvolve(ctx context.Context, cfg config, admin *pgx.Conn, root, bin, 
 		return nil, err
 	}
 	log.Printf("(l) migrate --changes-only of Order alone")
+	eb.loads[0] = loadAvg()
 	res, err := launch(ctx, common(order, "shop-a", "--changes-only", "--no-verify")...)
+	eb.loads[1] = loadAvg()
 	if err != nil || res.ExitCode != 0 {
 		return nil, fmt.Errorf("(l) migrate --changes-only: exit %d, %v", res.ExitCode, err)
 	}
@@ -145,8 +164,8 @@ var (
 // timing the comparison and collecting the follow's lag meanwhile.
 func (eb *evolveBench) followed(ctx context.Context, conn *pgx.Conn, common func(string, string, ...string) []string, v1, v2, dir string, rate int) error {
 	cp := filepath.Join(dir, "shop-b.json")
-	slot := []string{"--follow", "--slot", "bench_evolve", "--checkpoint", cp, "--audit", "off"}
-	defer func() { _, _ = conn.Exec(context.Background(), "SELECT pg_drop_replication_slot('bench_evolve')") }()
+	slot := []string{"--follow", "--slot", eb.slot, "--checkpoint", cp, "--audit", "off"}
+	defer func() { _, _ = conn.Exec(context.Background(), "SELECT pg_drop_replication_slot($1)", eb.slot) }()
 	if err := run1(ctx, common(v1, "shop-b", append(slot, "--create-table", "--until-caught-up")...)...); err != nil {
 		return err
 	}
@@ -166,14 +185,22 @@ func (eb *evolveBench) followed(ctx context.Context, conn *pgx.Conn, common func
 	var mu sync.Mutex
 	var began, ended time.Time
 	done := make(chan struct{})
+	// The follow's log, each line with when the bench read it, for
+	// reading the lag and the comparison's pace after the run.
+	logFile, err := os.Create(filepath.Join(dir, "shop-b-follow.log"))
+	if err != nil {
+		return err
+	}
+	defer logFile.Close()
 	onLine := func(line string, at time.Time) {
 		mu.Lock()
 		defer mu.Unlock()
+		fmt.Fprintf(logFile, "%s %s\n", at.UTC().Format("15:04:05.000"), line)
 		switch {
 		case strings.Contains(line, evolveComparing):
-			began = at
+			began, eb.loads[2] = at, loadAvg()
 		case evolveDoneRE.MatchString(line) && ended.IsZero():
-			ended, eb.changes = at, evolveDoneRE.FindStringSubmatch(line)[1]
+			ended, eb.changes, eb.loads[3] = at, evolveDoneRE.FindStringSubmatch(line)[1], loadAvg()
 			close(done)
 		case !began.IsZero() && ended.IsZero():
 			if m := evolveLagRE.FindStringSubmatch(line); m != nil {
@@ -220,5 +247,7 @@ func (eb *evolveBench) render() string {
 		eb.evolve.Round(time.Millisecond), ratio, targetEvolveWall, eb.changes)
 	fmt.Fprintf(&b, "    the follow's lag meanwhile, over %d status lines: median %s, p95 %s, max %s (target < %s)\n",
 		len(eb.lags), quantile(eb.lags, 0.5), quantile(eb.lags, 0.95), maxLag, targetEvolveLag)
+	fmt.Fprintf(&b, "    the machine's 1-minute load average: %s to %s over the baseline, %s to %s over the comparison\n",
+		eb.loads[0], eb.loads[1], eb.loads[2], eb.loads[3])
 	return b.String()
 }
