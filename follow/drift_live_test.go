@@ -185,11 +185,11 @@ func liveArgs(f followedChange, more ...string) []string {
 	return append(append(args, "--resume", "--progress-interval", "1ms"), more...)
 }
 
-// The package's two longest tests come first: go test resumes parallel
-// tests in the order they are declared (files by name, which is why this
-// file is named drift_live_test.go), and these two spend most of their wall
-// waiting on a rate-limited fan-out and a huge transaction. Started
-// first, their waits overlap the other tests' work instead of ending the
+// Two tests that spend most of their wall waiting come early: go test
+// resumes parallel tests in the order they are declared (files by name,
+// which is why this file is named drift_live_test.go), and these two wait
+// on a rate-limited fan-out and on a 100,000-row transaction. Started
+// early, their waits overlap the other tests' work instead of ending the
 // package's run.
 
 // A one-row parent rename fanned out to 202 items under --max-write-units
