@@ -705,7 +705,11 @@ func TestHandoffIsGapFree(t *testing.T) {
 	ctx := context.Background()
 	w := workloads(t)[0] // tickets
 	url := logicalDatabase(t)
-	w.setup(t, url)
+	// Scale 0.1: 2,000 tickets, whose changes below (about 2,400) still
+	// fill more than one window (follow.Options.Window).
+	if _, err := fixtures.Load(ctx, testenv.Connect(t, url), "tickets", 0.1, 1); err != nil {
+		t.Fatal(err)
+	}
 	conn := testenv.Connect(t, url)
 	testenv.Exec(t, url, "ALTER TABLE tickets REPLICA IDENTITY FULL")
 	endpoint := ownDynalite(t)
