@@ -33,7 +33,8 @@ var _ io.Writer = discardWriter{}
 // hashing to objects, shuffling, compressing), the store apart.
 func BenchmarkSink(b *testing.B) {
 	const batch = 25
-	items := make([]transform.Item, 4*batch)
+	items := make([]transform.Item, 160*batch) // distinct lines beyond a 32 KiB window
+
 	for i := range items {
 		items[i] = transform.Item{Attrs: ticket(i)}
 	}
