@@ -38,7 +38,7 @@ func BenchmarkSink(b *testing.B) {
 	for i := range items {
 		items[i] = transform.Item{Attrs: ticket(i)}
 	}
-	s, err := NewSink(context.Background(), discard{}, [2]string{"PK", "SK"}, 1, Options{})
+	s, err := NewSink(context.Background(), discard{}, 1, Options{})
 	if err != nil {
 		b.Fatal(err)
 	}

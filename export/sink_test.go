@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"hash/fnv"
 	"io"
 	"os"
 	"path/filepath"
@@ -34,7 +33,7 @@ func TestSinkConcurrentWriters(t *testing.T) {
 func testSinkConcurrentWriters(t *testing.T, compression string) {
 	dir := t.TempDir()
 	const writers, perWriter = 6, 4000
-	s, err := NewSink(context.Background(), Dir{Path: dir}, [2]string{"PK", "SK"}, 2,
+	s, err := NewSink(context.Background(), Dir{Path: dir}, 2,
 		Options{Slots: 3, ObjectBytes: 1 << 20, Compression: compression})
 	if err != nil {
 		t.Fatal(err)
@@ -149,17 +148,4 @@ func readObject(t *testing.T, path, compression string, seen map[string]int) (it
 		t.Fatal(err)
 	}
 	return items, size
-}
-
-// TestKeyHashIsFNV1a: objects are chosen by hash/fnv's FNV-1a of the key.
-func TestKeyHashIsFNV1a(t *testing.T) {
-	for _, k := range [][2]string{{"", ""}, {"USER#1", ""}, {"ORG#0000000406", "USER#0000000000000046714"}, {"é", "\x00"}} {
-		h := fnv.New64a()
-		h.Write([]byte(k[0]))
-		h.Write([]byte{0})
-		h.Write([]byte(k[1]))
-		if got, want := keyHash(k), h.Sum64(); got != want {
-			t.Errorf("keyHash(%q) = %x, hash/fnv %x", k, got, want)
-		}
-	}
 }
