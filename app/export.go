@@ -20,7 +20,7 @@ migrate does (the same checks: rejects file, run-wide duplicate keys, items over
 400 KB), but writes them as DynamoDB JSON, one {"Item": {...}} a line, the format
 ImportTable and StartBulkPutItems read, instead of calling BatchWriteItem:
 
-  PREFIX/data/00001.json.zst …  zstd (--compression ZSTD, the default), GZIP or NONE
+  PREFIX/data/00001.json.gz …   gzip (--compression GZIP, the default), ZSTD or NONE
   PREFIX/manifest.json           items per entity, objects, bytes, the mapping's
                                  SHA-256, the snapshot time; written last
 
@@ -44,7 +44,7 @@ Example:
 			mappingFlag(), sourceFlag(), regionFlag(), profileFlag(), tableFlag(),
 			&cli.StringFlag{Name: "to", Usage: "where the files go, a `URL`: s3://BUCKET/PREFIX/ or file:///DIR/ (required)"},
 			&cli.StringFlag{Name: "s3-endpoint-url", Usage: "an S3-compatible server's `URL` instead of AWS's (path-style addressing)"},
-			&cli.StringFlag{Name: "compression", Value: export.ZSTD, Usage: "the objects' compression, `KIND`: ZSTD (its fastest level), GZIP (its fastest level) or NONE"},
+			&cli.StringFlag{Name: "compression", Value: export.GZIP, Usage: "the objects' compression, `KIND`: GZIP (its fastest level), ZSTD or NONE"},
 			&cli.Int64Flag{Name: "object-size", Value: export.DefaultObjectBytes, Action: atLeast[int64]("object-size", 1<<20, "expected at least 1 MiB (1048576)"), Usage: fmt.Sprintf("most `BYTES` of DynamoDB JSON in one object, before compression (an import reads at most %d objects)", export.MaxObjects)},
 			&cli.IntFlag{Name: "objects", Value: export.DefaultSlots, Action: between("objects", 1, 256), Usage: "`N` objects written at a time (each holds up to 256 KiB of items to shuffle, and a compressor)"},
 			&cli.IntFlag{Name: "readers", Value: defaultReaders(), Action: between("readers", 1, MaxReaders), Usage: "PostgreSQL connections reading in parallel, all on one exported snapshot"},

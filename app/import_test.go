@@ -326,7 +326,7 @@ func TestImportHandsTheExportToDynamoDB(t *testing.T) {
 		t.Errorf("ImportTable's table: %s, want the mapping's %s", g, w)
 	}
 	src, _ := json.Marshal(got["S3BucketSource"])
-	if string(src) != `{"S3Bucket":"exports","S3KeyPrefix":"run/data/"}` || got["InputFormat"] != "DYNAMODB_JSON" || got["InputCompressionType"] != "ZSTD" {
+	if string(src) != `{"S3Bucket":"exports","S3KeyPrefix":"run/data/"}` || got["InputFormat"] != "DYNAMODB_JSON" || got["InputCompressionType"] != "GZIP" {
 		t.Errorf("ImportTable's source: %s, format %v, compression %v", src, got["InputFormat"], got["InputCompressionType"])
 	}
 

@@ -8,7 +8,7 @@
 //	(d) pg2dynamo migrate into the null sink (extract and transform only);
 //	(e) (d) again on a larger fixture (-flat-rows, default 10M source rows),
 //	    to show whether peak RSS stays flat with table size;
-//	(i) pg2dynamo export of (c)'s fixture to a directory (zstd DynamoDB
+//	(i) pg2dynamo export of (c)'s fixture to a directory (gzip DynamoDB
 //	    JSON), alternating with (d): its items/s over (d)'s, and its peak
 //	    RSS; (i′) the same on (e)'s fixture;
 //	(k) (d) with --metrics-addr, alternating with (d): the metrics' cost,
@@ -486,7 +486,7 @@ const (
 	aName = "COPY (…) TO STDOUT into io.Discard, the queries migrate runs (extraction floor)"
 	dName = "pg2dynamo migrate --sink null (extract + transform)"
 	kName = "pg2dynamo migrate --sink null --metrics-addr (d with metrics served)"
-	iName = "pg2dynamo export to file:/// (zstd DynamoDB JSON objects)"
+	iName = "pg2dynamo export to file:/// (gzip DynamoDB JSON objects)"
 )
 
 // alternate measures (a), (d), (k) and (i), those selected, in turn,

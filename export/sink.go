@@ -49,9 +49,9 @@ type Options struct {
 	// ends before the item that would take it over the bound.
 	ObjectBytes int64
 	// Slots is the number of objects open at a time (default
-	// DefaultSlots): items are spread across them by a hash of their key.
+	// DefaultSlots): items go to them in turn.
 	Slots int
-	// Compression is ZSTD (the default), GZIP or NONE.
+	// Compression is GZIP (the default), ZSTD or NONE.
 	Compression string
 	// Prefix is put before every object's name, under data/ (e.g.
 	// "shard-1-of-3-").
@@ -102,7 +102,7 @@ func NewSink(ctx context.Context, store Store, entities int, opts Options) (*Sin
 	}
 	switch opts.Compression {
 	case "":
-		opts.Compression = ZSTD
+		opts.Compression = GZIP
 	case GZIP, ZSTD, NONE:
 	default:
 		return nil, fmt.Errorf("compression %q: expected GZIP, ZSTD or NONE", opts.Compression)
@@ -281,8 +281,7 @@ func (sl *slot) openObject() error {
 	sl.stored = &countingWriter{w: sl.outBuf}
 	// The fastest levels: an import is priced by the data's size before
 	// compression, so more compression saves only S3 bytes, at several
-	// times the CPU. zstd's fastest takes less than half the CPU of
-	// gzip's fastest for smaller objects, hence the default.
+	// times the CPU.
 	switch sl.s.opts.Compression {
 	case GZIP:
 		if sl.comp, err = gzip.NewWriterLevel(sl.stored, gzip.BestSpeed); err != nil {

@@ -23,9 +23,9 @@ import (
 // TestSinkConcurrentWriters has writers add items to few slots at once,
 // over several shuffle buffers and object cuts, and reads the objects
 // back: every item once, in the object its counts say, in each
-// compression ("" the default, ZSTD).
+// compression ("" the default, GZIP).
 func TestSinkConcurrentWriters(t *testing.T) {
-	for _, c := range []string{"", GZIP, NONE} {
+	for _, c := range []string{"", ZSTD, NONE} {
 		t.Run("compression="+c, func(t *testing.T) { testSinkConcurrentWriters(t, c) })
 	}
 }
@@ -92,7 +92,7 @@ func testSinkConcurrentWriters(t *testing.T, compression string) {
 	}
 }
 
-// readObject counts the lines of an object of compression ("": ZSTD) and
+// readObject counts the lines of an object of compression ("": GZIP) and
 // their bytes, and each item's key in seen. The object's name and first
 // bytes must be those of its compression.
 func readObject(t *testing.T, path, compression string, seen map[string]int) (items, size int64) {
@@ -111,7 +111,7 @@ func readObject(t *testing.T, path, compression string, seen map[string]int) (it
 		t.Fatal(err)
 	}
 	switch compression {
-	case "", ZSTD:
+	case ZSTD:
 		if !strings.HasSuffix(path, ".json.zst") || !bytes.Equal(head, []byte{0x28, 0xb5, 0x2f, 0xfd}) {
 			t.Fatalf("%s starts %x: want a zstd frame in a .json.zst", path, head)
 		}
@@ -121,7 +121,7 @@ func readObject(t *testing.T, path, compression string, seen map[string]int) (it
 		}
 		defer zr.Close()
 		r = zr
-	case GZIP:
+	case "", GZIP:
 		if !strings.HasSuffix(path, ".json.gz") || !bytes.Equal(head[:2], []byte{0x1f, 0x8b}) {
 			t.Fatalf("%s starts %x: want gzip in a .json.gz", path, head)
 		}
