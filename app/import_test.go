@@ -25,6 +25,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/jackc/pgx/v5"
+	"github.com/klauspost/compress/zstd"
 
 	"github.com/pg2dynamo/pg2dynamo/ddbjson"
 	"github.com/pg2dynamo/pg2dynamo/engine"
@@ -185,11 +186,27 @@ func (e *importEmulator) load(ctx context.Context, table, bucket, prefix, compre
 			if err != nil {
 				return n, err
 			}
+			// As InputCompressionType says, whatever the object's name.
 			var r io.Reader = bytes.NewReader(raw)
-			if compression == "GZIP" {
+			switch compression {
+			case "GZIP":
 				if r, err = gzip.NewReader(r); err != nil {
 					return n, err
 				}
+			case "ZSTD":
+				zr, err := zstd.NewReader(nil)
+				if err != nil {
+					return n, err
+				}
+				text, err := zr.DecodeAll(raw, nil)
+				zr.Close()
+				if err != nil {
+					return n, err
+				}
+				r = bytes.NewReader(text)
+			case "NONE":
+			default:
+				return n, fmt.Errorf("InputCompressionType %q: expected GZIP, ZSTD or NONE", compression)
 			}
 			sc := bufio.NewScanner(r)
 			sc.Buffer(nil, 1<<20)

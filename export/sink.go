@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/zstd"
@@ -48,7 +49,7 @@ type Options struct {
 	// ends before the item that would take it over the bound.
 	ObjectBytes int64
 	// Slots is the number of objects open at a time (default
-	// DefaultSlots): items are spread across them by a hash of their key.
+	// DefaultSlots): items go to them in turn.
 	Slots int
 	// Compression is GZIP (the default), ZSTD or NONE.
 	Compression string
@@ -67,9 +68,10 @@ type Object struct {
 }
 
 // Sink is a load.Sink that writes items as DynamoDB JSON to objects of a
-// Store: each item goes to one of Slots open objects, chosen by a hash of
-// its primary key (FNV-1a), so that the items of one item collection, which the
-// pipeline gives one after another, land in different objects; and each
+// Store: each item goes to the next of Slots open objects in turn, in the
+// order Write receives them, so that the items of one item collection,
+// which the pipeline gives one after another, land in different objects
+// (and the objects get as many items each, to one); and each
 // slot shuffles its items, 256 KiB of them at a time, before writing them.
 // Loaded in parallel, the objects then spread their writes over the
 // table's partitions rather than rolling through them in key order (AWS's
@@ -80,19 +82,18 @@ type Sink struct {
 	ctx      context.Context // of the uploads
 	store    Store
 	opts     Options
-	keyAttrs [2]string
 	slots    []*slot
-	mu       sync.Mutex // guards objects and next
+	turn     atomic.Uint64 // items given a slot so far
+	mu       sync.Mutex    // guards objects and next
 	objects  []Object
 	next     int     // the number of the next object
 	entities []int64 // items per entity index, summed by Close
 }
 
-// NewSink returns a sink writing to store; keyAttrs are the table's
-// partition and sort key attributes, entities the number of entities
-// (items are counted per entity). ctx bounds the objects' uploads, which
-// outlive the Write calls that start them.
-func NewSink(ctx context.Context, store Store, keyAttrs [2]string, entities int, opts Options) (*Sink, error) {
+// NewSink returns a sink writing to store; entities is the number of
+// entities (items are counted per entity). ctx bounds the objects'
+// uploads, which outlive the Write calls that start them.
+func NewSink(ctx context.Context, store Store, entities int, opts Options) (*Sink, error) {
 	if opts.ObjectBytes <= 0 {
 		opts.ObjectBytes = DefaultObjectBytes
 	}
@@ -106,43 +107,28 @@ func NewSink(ctx context.Context, store Store, keyAttrs [2]string, entities int,
 	default:
 		return nil, fmt.Errorf("compression %q: expected GZIP, ZSTD or NONE", opts.Compression)
 	}
-	s := &Sink{ctx: ctx, store: store, opts: opts, keyAttrs: keyAttrs, entities: make([]int64, entities)}
+	s := &Sink{ctx: ctx, store: store, opts: opts, entities: make([]int64, entities)}
 	for i := range opts.Slots {
 		s.slots = append(s.slots, &slot{s: s, rng: rand.New(rand.NewPCG(uint64(i), 0x9e3779b97f4a7c15)), entities: make([]int64, entities)})
 	}
 	return s, nil
 }
 
-// Write adds batch's items to their slots; a slot that fills its shuffle
-// buffer writes it out. Deletes are refused: an export only puts.
+// Write adds batch's items to their slots, in turn; a slot that fills
+// its shuffle buffer writes it out. Deletes are refused: an export only
+// puts.
 func (s *Sink) Write(ctx context.Context, batch []transform.Item) error {
-	for _, it := range batch {
+	n := uint64(len(s.slots))
+	turn := s.turn.Add(uint64(len(batch))) - uint64(len(batch))
+	for i, it := range batch {
 		if it.Delete {
 			return errors.New("export: a delete cannot be exported")
 		}
-		k := transform.ItemKey(it.Attrs, s.keyAttrs)
-		sl := s.slots[keyHash(k)%uint64(len(s.slots))]
-		if err := sl.add(it); err != nil {
+		if err := s.slots[(turn+uint64(i))%n].add(it); err != nil {
 			return err
 		}
 	}
 	return nil
-}
-
-// keyHash is the 64-bit FNV-1a hash of a primary key, its partition key
-// and sort key with a zero byte between them (hash/fnv's, without its
-// allocation per item).
-func keyHash(k [2]string) uint64 {
-	const offset, prime = 14695981039346656037, 1099511628211
-	h := uint64(offset)
-	for i := range len(k[0]) {
-		h = (h ^ uint64(k[0][i])) * prime
-	}
-	h *= prime // ^ 0
-	for i := range len(k[1]) {
-		h = (h ^ uint64(k[1][i])) * prime
-	}
-	return h
 }
 
 // Close writes out every slot's items and completes its object. It
@@ -293,11 +279,11 @@ func (sl *slot) openObject() error {
 	sl.out, sl.obj = out, Object{Key: key}
 	sl.outBuf = bufio.NewWriterSize(out, 64<<10)
 	sl.stored = &countingWriter{w: sl.outBuf}
+	// The fastest levels: an import is priced by the data's size before
+	// compression, so more compression saves only S3 bytes, at several
+	// times the CPU.
 	switch sl.s.opts.Compression {
 	case GZIP:
-		// The fastest level: an import is priced by the data's size
-		// before compression, so more compression saves only S3 bytes,
-		// at several times the CPU.
 		if sl.comp, err = gzip.NewWriterLevel(sl.stored, gzip.BestSpeed); err != nil {
 			return err
 		}

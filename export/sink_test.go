@@ -2,16 +2,19 @@ package export
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"fmt"
-	"hash/fnv"
+	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/klauspost/compress/gzip"
+	"github.com/klauspost/compress/zstd"
 
 	"github.com/pg2dynamo/pg2dynamo/ddbjson"
 	"github.com/pg2dynamo/pg2dynamo/transform"
@@ -19,12 +22,19 @@ import (
 
 // TestSinkConcurrentWriters has writers add items to few slots at once,
 // over several shuffle buffers and object cuts, and reads the objects
-// back: every item once, in the object its counts say.
+// back: every item once, in the object its counts say, in each
+// compression ("" the default, GZIP).
 func TestSinkConcurrentWriters(t *testing.T) {
+	for _, c := range []string{"", ZSTD, NONE} {
+		t.Run("compression="+c, func(t *testing.T) { testSinkConcurrentWriters(t, c) })
+	}
+}
+
+func testSinkConcurrentWriters(t *testing.T, compression string) {
 	dir := t.TempDir()
 	const writers, perWriter = 6, 4000
-	s, err := NewSink(context.Background(), Dir{Path: dir}, [2]string{"PK", "SK"}, 2,
-		Options{Slots: 3, ObjectBytes: 1 << 20})
+	s, err := NewSink(context.Background(), Dir{Path: dir}, 2,
+		Options{Slots: 3, ObjectBytes: 1 << 20, Compression: compression})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,9 +77,9 @@ func TestSinkConcurrentWriters(t *testing.T) {
 	}
 	seen := map[string]int{}
 	for _, o := range objects {
-		items, bytes := readObject(t, filepath.Join(dir, o.Key), seen)
-		if items != o.Items || bytes != o.Bytes || o.Bytes > 1<<20 {
-			t.Errorf("%s holds %d items, %d bytes; its record says %d, %d (bound 1 MiB)", o.Key, items, bytes, o.Items, o.Bytes)
+		items, size := readObject(t, filepath.Join(dir, o.Key), compression, seen)
+		if items != o.Items || size != o.Bytes || o.Bytes > 1<<20 {
+			t.Errorf("%s holds %d items, %d bytes; its record says %d, %d (bound 1 MiB)", o.Key, items, size, o.Items, o.Bytes)
 		}
 	}
 	if len(seen) != writers*perWriter {
@@ -82,20 +92,48 @@ func TestSinkConcurrentWriters(t *testing.T) {
 	}
 }
 
-// readObject counts the lines of a gzip object and their bytes, and each
-// item's key in seen.
-func readObject(t *testing.T, path string, seen map[string]int) (items, bytes int64) {
+// readObject counts the lines of an object of compression ("": GZIP) and
+// their bytes, and each item's key in seen. The object's name and first
+// bytes must be those of its compression.
+func readObject(t *testing.T, path, compression string, seen map[string]int) (items, size int64) {
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
+	var r io.Reader = f
+	head := make([]byte, 4)
+	if _, err := io.ReadFull(f, head); err != nil {
 		t.Fatal(err)
 	}
-	sc := bufio.NewScanner(zr)
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		t.Fatal(err)
+	}
+	switch compression {
+	case ZSTD:
+		if !strings.HasSuffix(path, ".json.zst") || !bytes.Equal(head, []byte{0x28, 0xb5, 0x2f, 0xfd}) {
+			t.Fatalf("%s starts %x: want a zstd frame in a .json.zst", path, head)
+		}
+		zr, err := zstd.NewReader(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer zr.Close()
+		r = zr
+	case "", GZIP:
+		if !strings.HasSuffix(path, ".json.gz") || !bytes.Equal(head[:2], []byte{0x1f, 0x8b}) {
+			t.Fatalf("%s starts %x: want gzip in a .json.gz", path, head)
+		}
+		if r, err = gzip.NewReader(f); err != nil {
+			t.Fatal(err)
+		}
+	default:
+		if !strings.HasSuffix(path, ".json") || head[0] != '{' {
+			t.Fatalf("%s starts %q: want a line of DynamoDB JSON in a .json", path, head)
+		}
+	}
+	sc := bufio.NewScanner(r)
 	for sc.Scan() {
 		item, err := ddbjson.DecodeLine(sc.Bytes())
 		if err != nil {
@@ -104,23 +142,10 @@ func readObject(t *testing.T, path string, seen map[string]int) (items, bytes in
 		k := transform.ItemKey(item, [2]string{"PK", "SK"})
 		seen[k[0]+"/"+k[1]]++
 		items++
-		bytes += int64(len(sc.Bytes()) + 1)
+		size += int64(len(sc.Bytes()) + 1)
 	}
 	if err := sc.Err(); err != nil {
 		t.Fatal(err)
 	}
-	return items, bytes
-}
-
-// TestKeyHashIsFNV1a: objects are chosen by hash/fnv's FNV-1a of the key.
-func TestKeyHashIsFNV1a(t *testing.T) {
-	for _, k := range [][2]string{{"", ""}, {"USER#1", ""}, {"ORG#0000000406", "USER#0000000000000046714"}, {"é", "\x00"}} {
-		h := fnv.New64a()
-		h.Write([]byte(k[0]))
-		h.Write([]byte{0})
-		h.Write([]byte(k[1]))
-		if got, want := keyHash(k), h.Sum64(); got != want {
-			t.Errorf("keyHash(%q) = %x, hash/fnv %x", k, got, want)
-		}
-	}
+	return items, size
 }
