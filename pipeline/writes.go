@@ -22,10 +22,10 @@ import (
 // The sink's own limits (load.DynamoDB's write-unit cap, retries and
 // throttle counting) apply as they do to Run.
 //
-// The writers take the work of a Group started with Behind (a comparison's
-// writes beside a follow) only while no other Group's waits: a follow's
-// window queued behind a comparison's batches is written next, not after
-// them.
+// The writers prefer the work of other Groups to that of a Group started
+// with Behind (a comparison's writes beside a follow): a follow's window
+// queued after a comparison's batches is written next, not after them
+// (each writer may take one Behind batch that arrived with it).
 type Writes struct {
 	sink     load.Sink
 	keyAttrs [2]string
@@ -163,9 +163,10 @@ func (w *Writes) Group(ctx context.Context, plans []*transform.Plan) *Group {
 	return g
 }
 
-// Behind has the writers take the Group's batches and tasks only while no
-// Group without Behind has one waiting: the Group's work gives way to
-// theirs (a comparison's writes beside a follow give way to its
+// Behind has the writers prefer the batches and tasks of the Groups
+// without Behind to this Group's: a writer takes this Group's work when it
+// finds none of theirs waiting (when both arrive while it waits, either
+// may come first). The Group's work gives way to theirs (a comparison's writes beside a follow give way to its
 // windows'). Its work still starts in the order it was handed, and a
 // batch being written is not interrupted. Called before the first Add or
 // Do.
