@@ -9,9 +9,8 @@
 //   - Encoding (AppendLine, AppendItem, AppendValue, LineBytes): the S3
 //     import format that export writes, one {"Item":{…}} object a line.
 //     Attribute names and map keys come in byte order; set members and
-//     list elements in the order given. It is on export's hot path:
-//     nothing is allocated per attribute (names are sorted on the stack,
-//     strings scanned eight bytes at a time).
+//     list elements in the order given. It is on export's hot path, so it
+//     allocates nothing per attribute.
 //   - Decoding (DecodeLine, DecodeItem, DecodeValue): the inverse, for
 //     import's reports of failed items, verify's spilled items and the
 //     reports; errors are *DecodeError, naming where in the item.
@@ -19,10 +18,9 @@
 //     which two items are equal exactly when their forms are equal byte
 //     for byte, what verify compares, hashes and reports.
 //
-// The canonical form differs from the line on purpose, and each is kept
-// byte for byte as pg2dynamo has always written it: the canonical form
-// sorts set members (DynamoDB sets have no order) and escapes strings as
-// encoding/json does (<, > and & as \u003c, \u003e and \u0026, invalid
-// UTF-8 as \ufffd, U+2028 and U+2029), where the line escapes only what
-// JSON requires. Both decode back to the same values.
+// The canonical form differs from the line on purpose, and neither may
+// change byte for byte (see Canonical): it sorts set members (DynamoDB
+// sets have no order) and escapes strings as encoding/json does, where the
+// line escapes only what JSON requires. Both decode back to the same
+// values.
 package ddbjson

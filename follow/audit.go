@@ -26,43 +26,34 @@ import (
 )
 
 // The rolling audit: while a follow streams, an Auditor compares the
-// table with the source, one slice of the item keys at a time, so that
-// drift the stream cannot show (an item changed or deleted in DynamoDB
-// behind the follow's back, a catalog-only change such as an enum label
-// renamed) is found within one cycle, and reported or repaired.
+// table with the source, one slice of the item keys (by FNV-1a hash of the
+// partition key, sized to AuditSliceItems) at a time, so that drift the
+// stream cannot show (an item changed or deleted in DynamoDB behind the
+// follow's back, a catalog-only change such as an enum label renamed) is
+// found within one cycle, and reported or repaired. For a slice it
 //
-// A slice holds the items whose partition key hashes (FNV-1a) to it; the
-// number of slices is chosen so that one slice's keys fit AuditSliceItems.
-// For a slice the auditor
+//  1. starts recording the keys the follow writes (keyLog), once every
+//     window begun before is written;
+//  2. begins a read-only REPEATABLE READ snapshot and reads the WAL insert
+//     position L in it (every transaction the snapshot sees ends before
+//     L), then flushes the WAL past L as Watch does, so the walsender sends
+//     it at once;
+//  3. derives every item from the snapshot (pipeline.Run, as verify does),
+//     keeping a hash of each slice item's ddbjson.Canonical form;
+//  4. waits until the follow has applied up to L, then Scans the table
+//     (strongly consistent);
+//  5. classifies each key as missing, changed or stale, leaving out every
+//     key the follow wrote since step 1: a key it did not write holds what
+//     it held at step 1, which, once the follow has applied everything the
+//     snapshot holds, is what the snapshot derives unless the table
+//     drifted.
 //
-//  1. starts recording the keys the follow writes (its keyLog), and waits
-//     until every window whose writes began before is written: from then
-//     on, every write of the follow to the table is recorded;
-//  2. begins a read-only REPEATABLE READ snapshot on a connection of its
-//     own and reads the server's WAL insert position L in it (every
-//     transaction the snapshot sees ends before L), then flushes the WAL
-//     past L (a logical decoding message committed with synchronous_commit
-//     on, as Watch does) so that the walsender sends it at once;
-//  3. derives every item from the snapshot (pipeline.Run, as verify does)
-//     and keeps, for the slice's keys, a hash of each item's canonical
-//     form (ddbjson.Canonical, verify's comparison) and its entity;
-//  4. waits until the follow has applied up to L, then reads the table
-//     (a strongly consistent segmented Scan), keeping the slice's items;
-//  5. classifies each key: missing (derived, not in the table), changed
-//     (both, content differs) or stale (in the table with one of the
-//     mapping's types, not derived), and leaves out every key the follow
-//     wrote since step 1: its item may differ from the snapshot by lag
-//     alone. A key the follow did not write holds what it held at step 1,
-//     which, once the follow has applied every change the snapshot holds,
-//     is what the snapshot derives unless the table drifted.
-//
-// With AuditRepair, the drifted items are then written by the follow's
-// own write stage, between two windows (Run picks them up): the missing
-// and changed items as the snapshot derives them (derived again in the
-// same snapshot, in chunks), the stale ones deleted; a key the follow has
-// written since step 1 is left out at that moment, its item being newer
-// than the snapshot's, and a later window's writes of a repaired key wait
-// for the repair, so that each key's writes keep their order.
+// With AuditRepair the follow's own write stage, between two windows,
+// writes the missing and changed items as the snapshot derives them and
+// deletes the stale ones, leaving out keys the follow wrote since step 1
+// (their items are newer); a later window's writes of a repaired key wait
+// for the repair, so each key's writes keep their order. docs/follow.md,
+// "The rolling audit", describes it for users.
 
 // AuditMode is what the rolling audit does: nothing, report drift, or
 // report and repair it.
@@ -90,18 +81,16 @@ func ParseAuditMode(s string) (AuditMode, error) {
 }
 
 // DefaultAuditCycle is the default period within which the audit compares
-// every item at least once: an hour, so that on a table of millions of
-// items the audit's reads (one pass over the source and one Scan of the
-// table per slice) stay a small share of what the follow and the source
-// do, while drift is found the same hour.
+// every item at least once: long enough that the audit's reads stay a small
+// share of the follow's on a table of millions of items, short enough that
+// drift is found the same hour.
 const DefaultAuditCycle = time.Hour
 
 // AuditSliceItems is the number of items one slice aims at: the slice's
-// keys and content hashes are held in memory (with the pass's own reading,
-// 30 to 40 MB more peak RSS at this size, measured by the bench's (h′)),
-// and each slice costs a pass over the source and a Scan of
-// the table, so a table of n items is audited in ceil(n / AuditSliceItems)
-// slices a cycle.
+// keys and content hashes are held in memory (docs/follow.md gives the
+// memory this costs), and each slice costs a pass over the source and a
+// Scan of the table, so a table of n items is audited in
+// ceil(n / AuditSliceItems) slices a cycle.
 const AuditSliceItems = 100_000
 
 // AuditAPI is what the audit calls on DynamoDB: DescribeTable (the item

@@ -14,26 +14,16 @@ import (
 
 // Beside is a comparison run beside the follow at a snapshot of its own
 // (a new version of the mapping compared with the table) whose writes the
-// follow makes, between two windows, as it makes the audit's repairs:
-//
-//   - Applier.Beside begins recording every key the follow writes, and
-//     waits until every window begun before has written everything; the
-//     caller takes its snapshot after it;
-//   - Put and Delete hand the comparison's writes to the follow in
-//     chunks: when Run takes a chunk, between two windows, it leaves out
-//     every key the follow has written since Beside began (its item
-//     derives from a state of the source at least as new as the
-//     snapshot's), and writes the rest beside the windows after it,
-//     whose writes go first; those windows' items and deletes of a key
-//     of the chunk wait for its writes (the order of each key's writes
-//     kept).
-//
-// A key the follow did not write since Beside began holds what it held
-// before, written from a state of the source older than the snapshot's:
-// the snapshot's item replaces it, and every later change to it reaches
-// the table after (the stream's windows come after the chunk). So no
-// stream change is lost, and none is overwritten by the snapshot's older
-// state. A Beside is used from one goroutine; Close ends the recording.
+// follow makes between two windows, as it makes the audit's repairs (the
+// file comment of audit.go gives the argument): Applier.Beside begins
+// recording every key the follow writes, once every window begun before is
+// written, and the caller takes its snapshot after it; Put and Delete hand
+// the comparison's writes to the follow in chunks, of which Run leaves out
+// every key the follow wrote since Beside began (its item derives from a
+// state at least as new as the snapshot's). The later windows' writes of a
+// key of the chunk wait for the chunk's, so no stream change is lost or
+// overwritten by the snapshot's older state. A Beside is used from one
+// goroutine; Close ends the recording.
 type Beside struct {
 	a     *Applier
 	rec   *recording

@@ -7,50 +7,17 @@ import (
 )
 
 // Library presets make the migrated table readable, as it is, by a
-// single-table library of the application: its entity-type attribute and
-// the other attributes it reads on every item are written, and the key
-// templates are held to what the library renders from the item's own
-// attributes. What each library reads was taken from its source (the npm
-// packages dynamodb-onetable 2.7.7, electrodb 3.9.3, dynamodb-toolbox
-// 2.10.6) and checked by writing items with it:
-//
-//   - onetable: the type attribute is "_type" (Schema params.typeField's
-//     default). Model.scan filters on it; find and get read every item
-//     under the key and parse each by the model its _type names. Keys are
-//     value templates over the item's properties, "${name:width:pad}"
-//     padding with String.padStart. `pg2dynamo plan --format onetable`
-//     writes the schema.
-//   - electrodb: "__edb_e__" holds the entity name and "__edb_v__" its
-//     version ("1"): ElectroDB reads an item only when both match its model
-//     (Entity.ownsItem; get returns null, query and scan leave it out).
-//     Its default keys are "$service#attribute_value…" for partition keys
-//     and "$entity_version#attribute_value…" for sort keys ("$collection#"
-//     before the entity in a collection; "$service$entity_version#…" for a
-//     GSI without a sort key), lower-cased whole, numbers as
-//     String(value) unless the attribute declares padding.
-//   - dynamodb-toolbox (v1 and later, the "dynamodb-toolbox" package from
-//     1.0): "_et" holds the entity name; Table scans and queries filter on
-//     it. With timestamps on (an Entity's default), "_ct" and "_md" are
-//     required on read: an item without them makes GetItem, and a Table
-//     scan or query that meets it, fail with formatter.missingAttribute.
-//     Keys are the application's own (computeKey), so the templates are
-//     free.
-//
-// Keys. OneTable and ElectroDB address an item read back by rendering its
-// keys again from its attributes (get, update, delete). So under either
-// preset every key placeholder must be a value written on the item
-// (a selected column, a stable ID or a duplicated column), and its text in
-// the key must be the text the library makes of that attribute (checked
-// against the source's types by transform.Compile: strings, uuid, boolean,
-// date, integers and numeric(p,0); not timestamps, whose key text carries
-// six fraction digits, nor fractions and floats). For ElectroDB the
-// templates are not translated but checked: each must be ElectroDB's
-// default format for its composite attributes, and a mapping whose
-// template is not is refused, naming the template ElectroDB expects (one
-// renderer renders keys; it lower-cases them under electrodb and writes
-// numbers without padding unless a width is given). Translating instead
-// would hide a key format in the mapping that nobody wrote down, and an
-// error costs the user one edit.
+// single-table library of the application (onetable, electrodb or
+// dynamodb-toolbox): the entity-type attribute and the other attributes
+// the library reads on every item are written, and under onetable and
+// electrodb every key placeholder must be a value written on the item, in
+// the text the library makes of it, since those libraries render the keys
+// again from the attributes to address an item (checked by
+// transform.Compile). ElectroDB templates are checked, not translated: one
+// not in ElectroDB's default format is refused, naming the one expected,
+// so that no key format hides in the mapping unwritten. What each library
+// reads, and the versions it was taken from: docs/mapping.md, "Library
+// presets".
 type Library struct {
 	// Name is onetable (dynamodb-onetable: type attribute _type),
 	// electrodb (__edb_e__ and __edb_v__ on every item, keys in

@@ -15,24 +15,10 @@ import (
 // (keyEnc, appendKeyText), which encoding each column gets across a whole
 // mapping (keyFormats), and the one builder of key plans (keyPlanner) used
 // by the items' keys, their mirrors, GSIs and the access patterns. The one
-// renderer is Builder.renderKey.
-//
-// The rules, as the README states them:
-//   - A number column (int2, int4, int8, numeric(p,s)) is zero-padded to its
-//     type's width (5, 10, 19 digits; p−s digits and s decimals) in every
-//     key of the mapping when some index sorts by a key attribute whose
-//     template holds a column of that name, and written plainly otherwise;
-//     ${col:N} sets the width for every use of the name, ${col:0} turns
-//     padding off (and with it numeric order).
-//   - A padded negative number is "-" and the nines' complement of its
-//     padded digits, so that it sorts before zero and in numeric order:
-//     −3 at width 5 is "-99996", −20 is "-99979".
-//   - Times always carry six fraction digits in keys (2024-01-02T03:04:05.500000Z),
-//     so that text order is time order; dates are YYYY-MM-DD.
-//   - In a sorted key attribute, a column whose text does not sort as
-//     PostgreSQL sorts its values (float, numeric without a declared scale,
-//     enums, intervals and other types read as text) is refused when the
-//     mapping is checked.
+// renderer is Builder.renderKey. The rules (padding, the nines' complement
+// of negative numbers, six fraction digits in times, types refused in
+// sorted keys) are docs/mapping.md's, "The padding rule" and the table of
+// key text after it.
 
 // encKind selects a key text encoding.
 type encKind uint8

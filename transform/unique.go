@@ -8,30 +8,28 @@ import (
 )
 
 // KeysUnique reports, per plan, whether no two rows of the run can render
-// the same primary key (partition key and sort key) when one of the rows
-// is of that plan's entity, so that the pipeline's run-wide duplicate
-// check, the one part of a run whose memory grows with the table, can
-// leave the entity out. It is a proof from the mapping and the source's
-// schema, never a guess; an entity is proven when:
+// the same primary key when one of the rows is of that plan's entity, so
+// that the pipeline's run-wide duplicate check, the one part of a run whose
+// memory grows with the table, can leave the entity out. It is a proof from
+// the mapping and the source's schema, never a guess; an entity is proven
+// when:
 //
-//   - its source is a table whose primary key's columns, or one of its
-//     unique indexes' (Sources.Unique), all appear in the partition and sort
-//     key templates (a NULL in a key rejects the row, so unique indexes
-//     need no NOT NULL), it has no mirror item, and each
-//     template can be read back into its columns' values: every placeholder
-//     is the last part, or is followed only by literals, or is followed by
-//     a literal whose first byte its type's key text never holds (an
-//     integer, numeric, uuid, boolean, date or timestamp before "#"); the
-//     key text of those types, and of text, is distinct for values the
-//     primary key holds distinct;
+//   - its source is a table, it has no mirror item, and all the columns of
+//     its primary key or of one of its unique indexes (Sources.Unique; a
+//     NULL in a key rejects the row, so no NOT NULL is needed) appear in
+//     its key templates, each of which can be read back into its columns'
+//     values (a placeholder is last, followed only by literals, or
+//     followed by a literal whose first byte its type's key text never
+//     holds, as "#" after an integer, numeric, uuid, boolean, date or
+//     timestamp), and the key text of the columns' types is distinct for
+//     distinct values;
 //   - and its keys cannot meet any other entity's (nor a mirror's): the
 //     literal prefixes of the partition keys, or of the sort keys, differ
 //     so that neither is a prefix of the other ("ORG#" and "USER#").
 //
-// Composite primary keys, expression-free templates and the usual
-// TYPE#id prefixes are proven; anything else (a query source, a text
-// column in the middle of a template, two entities sharing a prefix) is
-// not, and keeps the check.
+// Anything else (a query source, a text column in the middle of a
+// template, two entities sharing a prefix) keeps the check
+// (docs/reliability.md).
 func KeysUnique(m *mapping.Mapping, plans []*Plan) []bool {
 	out := make([]bool, len(plans))
 	for i, p := range plans {
