@@ -51,8 +51,8 @@ func AppendValue(b []byte, v types.AttributeValue) ([]byte, error) {
 
 // LineBytes is the size of item's line (AppendLine), newline included:
 // its share of an export before compression; 0 if AppendLine fails. Safe
-// for concurrent use; it encodes into a pooled buffer and allocates
-// nothing once the pool holds one (diff and plan call it for every item).
+// for concurrent use; it encodes into a pooled buffer, as diff and plan
+// call it for every item.
 func LineBytes(item map[string]types.AttributeValue) int64 {
 	bp := lineBufs.Get().(*[]byte)
 	b, err := AppendLine((*bp)[:0], item)

@@ -4,13 +4,10 @@ import "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 // LineEncoder appends lines as AppendLine does, byte for byte, faster for
 // items of a few recurring shapes (sets of attribute names, as the items
-// of one entity have): it remembers the last shapes it met, their names
-// in byte order and each name already written as a JSON key, so that an
-// item of a known shape is written by looking its attributes up in that
-// order, with neither a pass over the map nor a sort, and without
-// escaping its names again. Nested maps (M, alone or as members of a
-// list L) are written the same way, each attribute of a shape
-// remembering the shapes of the maps it holds (a jsonb column's objects
+// of one entity have): it remembers the last shapes it met, with their
+// names sorted and already escaped as JSON keys, so that an item of a
+// known shape is written with neither a sort nor escaping. Nested maps (M,
+// alone or in a list L) are written the same way (a jsonb column's objects
 // mostly share their keys). A place whose maps keep changing shape (more
 // than one in four new, after maxLearnt) is written as AppendLine writes
 // it from then on, so that the encoder stops allocating for it. The zero

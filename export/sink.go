@@ -68,16 +68,15 @@ type Object struct {
 }
 
 // Sink is a load.Sink that writes items as DynamoDB JSON to objects of a
-// Store: each item goes to the next of Slots open objects in turn, in the
-// order Write receives them, so that the items of one item collection,
-// which the pipeline gives one after another, land in different objects
-// (and the objects get as many items each, to one); and each
-// slot shuffles its items, 256 KiB of them at a time, before writing them.
-// Loaded in parallel, the objects then spread their writes over the
-// table's partitions rather than rolling through them in key order (AWS's
-// import guidance). Write is safe for concurrent use. Close completes the
-// objects; an item is in an object only once Close returns nil. A failed
-// export calls Abort instead, or after a failed Close.
+// Store: each item goes to the next of Slots open objects in turn, so that
+// the items of one item collection, which the pipeline gives one after
+// another, land in different objects, and each slot shuffles its items
+// (shuffleBytes at a time) before writing them. Loaded in parallel, the
+// objects then spread their writes over the table's partitions rather than
+// rolling through them in key order (AWS's import guidance). Write is safe
+// for concurrent use. Close completes the objects; an item is in an object
+// only once Close returns nil. A failed export calls Abort instead, or
+// after a failed Close.
 type Sink struct {
 	ctx      context.Context // of the uploads
 	store    Store

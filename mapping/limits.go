@@ -10,20 +10,18 @@ import (
 )
 
 // Bounds of a mapping file. A mapping file is input from anyone who can
-// hand one to pg2dynamo, and the YAML parser is not linear in every shape
-// of input: goccy/go-yaml v1.19.2 parses a block mapping of n keys in
-// O(n²) time (one recursion and one copy per key; goccy/go-yaml#889), a
-// nesting of depth d in O(d²), and it expands every alias again at each
-// use (a 1.5 KB file of nested aliases reached 942 MB). Parse refuses a
-// file past any of these bounds before it is parsed (size, keys, depth)
-// or decoded (aliases), so that a mapping costs at most about a second
-// of CPU and tens of MB of memory however it is written. Real mappings
-// are far inside them: the shipped ones are 0.4-2.4 KB for 3-14 entities.
+// hand one to pg2dynamo, and the YAML parser (goccy/go-yaml) is not linear
+// in every shape of input: a block mapping of n keys parses in O(n²) time
+// (goccy/go-yaml#889), a nesting of depth d in O(d²), and every use of an
+// alias expands its anchor again. Parse refuses a file past any of these
+// bounds before it is parsed (size, keys, depth) or decoded (aliases), so
+// that a mapping costs at most about a second of CPU and tens of MB of
+// memory however it is written (docs/mapping.md, "Bounds").
 const (
 	// MaxFileBytes is the largest mapping file, in bytes (256 KiB, about
-	// 600 entities written as the shipped strategies mappings are). The
-	// parser takes up to about 5 µs a token: a file of this size costs it
-	// at most about a second whatever its shape.
+	// 600 entities written as the shipped strategies mappings are): a file
+	// of this size costs the parser at most about a second whatever its
+	// shape.
 	MaxFileBytes = 256 << 10
 	// MaxMappingKeys is the most keys in one YAML mapping: entities,
 	// access patterns, a rename, an embed's keys. (PostgreSQL allows

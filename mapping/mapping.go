@@ -329,8 +329,8 @@ type GSI struct {
 // of the items (not rendered from a template) and its type, TypeString,
 // TypeNumber or TypeBinary. An item whose attribute has another type is
 // refused by DynamoDB, so the type must be the one its column is written
-// as (see the README's type table: integers and numeric are N, text S,
-// bytea B).
+// as (docs/mapping.md, "Types: PostgreSQL → DynamoDB": integers and
+// numeric are N, text S, bytea B).
 type KeyAttribute struct {
 	// Name is the attribute: a column written under this name, or renamed
 	// to it. Not a string key attribute of the table or a GSI, nor twice in

@@ -47,16 +47,13 @@ type OneTableParams struct {
 // keys ones OneTable renders from the items' attributes).
 //
 // Each entity is a model named by its type value. Its key attributes are
-// value templates translated from the key templates, with the widths the
-// compiled plan resolved: a number padded to 10 digits ("USER#${user_id}"
-// over an integer, or "${user_id:10}") becomes "${user_id:10:0}", which
-// OneTable pads with String.padStart; a placeholder names the attribute
-// its column is written as (renamed). Every other attribute is a field of
-// its DynamoDB type: string, number, boolean, binary, array, object (also
-// for json and jsonb), set. Dates and times are "string" fields, not
-// "date": they hold exactly what PostgreSQL had (microseconds; a timestamp
-// without time zone would be read as the reader's local time by Date), and
-// the key templates that hold them render from that text.
+// value templates with the widths the compiled plan resolved
+// ("USER#${user_id}" over an integer becomes "USER#${user_id:10:0}"), each
+// placeholder naming the attribute its column is written as. Every other
+// attribute is a field of its DynamoDB type (string, number, boolean,
+// binary, array, object, set); dates and times are "string" fields, not
+// "date", as they hold exactly PostgreSQL's text (microseconds; Date would
+// read a timestamp without time zone in the reader's local time).
 //
 // A GSI whose keys are not one string attribute each (a multi-attribute
 // key) has no OneTable index, and is left out.

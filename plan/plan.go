@@ -103,7 +103,7 @@ type EntityStatsRow struct {
 	ExportBytes int64 `json:"export_bytes"`
 	// ExampleKey is the primary key (partition key, then sort key) of the
 	// entity's first item in primary-key order, as the load writes it: the
-	// key text the README's "Key text" section describes.
+	// key text docs/mapping.md, "Key text of each type", describes.
 	ExampleKey []string `json:"example_key,omitempty"`
 	// Rejects are the reasons its rows would be rejected, each with how
 	// many and the first such row's source key (in read order), at most

@@ -690,7 +690,7 @@ func (b *Builder) renderElems(k kind, v any) bool {
 
 // appendTime appends t as t.AppendFormat does with the layout of kind k
 // (dateLayout, timestampLayout, timestamptzLayout), for years 1 to 9999.
-// (Those layouts are fixed; this is several times faster.)
+// It writes the fixed layouts directly rather than parse one per value.
 func appendTime(dst []byte, t time.Time, k kind) []byte {
 	y, mo, d := t.Date()
 	dst = append(dst, byte('0'+y/1000), byte('0'+y/100%10), byte('0'+y/10%10), byte('0'+y%10), '-',

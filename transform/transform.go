@@ -4,7 +4,8 @@
 //
 // Compile checks an entity of the mapping against the columns its source
 // really has (from extract.Describe) and returns a Plan; Plan.Item converts
-// one row. PostgreSQL types convert as documented in the README's type table.
+// one row. PostgreSQL types convert as docs/mapping.md, "Types:
+// PostgreSQL → DynamoDB", documents.
 package transform
 
 import (
@@ -202,13 +203,13 @@ func Compile(m *mapping.Mapping, index int, srcs Sources) (*Plan, error) {
 // CompileAll checks the entities of m against their sources (srcs[i] for
 // entity i; nil leaves the entity out, with a nil plan) and returns their
 // Plans, by entity index; with problems, the plans of the entities that
-// compiled (nil for the others), for checks of their own, with the
-// problems. Problems are returned together, in file order,
-// as mapping.Errors located in the mapping file: an unknown column (with
-// the columns that exist), a column type that cannot be part of a key or
-// cannot sort where an index sorts by it (README, "Key text"), two widths
-// for one column, numbers of two widths after the same key prefix in two
-// entities, an attribute name that collides with a key or type attribute.
+// compiled (nil for the others), for checks of their own, and the problems
+// together, in file order, as mapping.Errors located in the mapping file:
+// an unknown column (with the columns that exist), a column type that
+// cannot be part of a key or cannot sort where an index sorts by it
+// (docs/mapping.md, "Key text of each type"), two widths for one column,
+// numbers of two widths after the same key prefix in two entities, an
+// attribute name that collides with a key or type attribute.
 func CompileAll(m *mapping.Mapping, srcs []*Sources) ([]*Plan, error) {
 	var errs mapping.Errors
 	plans := make([]*Plan, len(m.Entities))
