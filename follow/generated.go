@@ -14,19 +14,13 @@ import (
 )
 
 // Generated columns and the follow. pgoutput leaves generated columns out
-// of every row it sends, the new row's and the old row's, whatever the
-// replica identity (PostgreSQL 18 can send STORED ones, with the
-// publication option publish_generated_columns = stored, which the
-// follow does not use; VIRTUAL ones never). A follow derives items from
-// the source's present state, so a generated column the items only read
-// (an attribute, a GSI key, a duplicated or embedded column) is always
-// right. What it takes from a change's rows are the graph's identity
-// columns (Graph.identity): the primary key that finds a changed row, the
-// columns of its table keys that render the keys of its items before the
-// change (to delete them when the row is gone or re-keyed), and the join
-// columns that find the rows embedding, counting or duplicating it. None
-// of those may be generated: the follow would find nothing, and leave
-// stale items.
+// of every row it sends, whatever the replica identity (the follow does
+// not use PostgreSQL 18's publish_generated_columns). Items are derived
+// from the source's present state, so a generated column the items only
+// read is always right; but none of the graph's identity columns
+// (Graph.identity: the primary key, the table key columns, the join
+// columns) may be generated, or the follow would find nothing from a
+// change's rows and leave stale items. docs/follow.md gives the rules.
 
 // identityUse is one reason a followed table's old row image must carry a
 // column: the mapping's path that names it and what the follow does with

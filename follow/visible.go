@@ -15,12 +15,11 @@ import (
 // A walsender may send a transaction as soon as its commit record is
 // flushed, before the committing backend has left the ProcArray: a
 // snapshot taken in between still sees the transaction in progress, and a
-// window reading in it would derive the rows as they were before it (an
-// inserted row missing, its item never put), then acknowledge the
-// transaction. Commit then ends in microseconds, unless it waits for a
-// synchronous standby: awaitVisible waits as long as that takes, checking
-// every millisecond, then every 10 ms at most. Visibility only grows: a
-// transaction a snapshot sees committed, every later snapshot sees too.
+// window reading in it would derive the rows as they were before it, then
+// acknowledge the transaction. awaitVisible waits as long as that takes
+// (longer when commit waits for a synchronous standby), polling with a
+// backoff. Visibility only grows: a transaction one snapshot sees
+// committed, every later snapshot (the window's) sees too.
 func awaitVisible(ctx context.Context, conn *pgx.Conn, txs []*Tx) error {
 	var xids []int64
 	for _, tx := range txs {
