@@ -7,17 +7,19 @@ import (
 )
 
 // Library presets make the migrated table readable, as it is, by a
-// single-table library of the application (onetable, electrodb or
-// dynamodb-toolbox): the entity-type attribute and the other attributes
-// the library reads on every item are written, and under onetable and
-// electrodb every key placeholder must be a value written on the item, in
-// the text the library makes of it, since those libraries render the keys
-// again from the attributes to address an item (checked by
-// transform.Compile). ElectroDB templates are checked, not translated: one
-// not in ElectroDB's default format is refused, naming the one expected,
-// so that no key format hides in the mapping unwritten. What each library
-// reads, and the versions it was taken from: docs/mapping.md, "Library
-// presets".
+// single-table library of the application: its entity-type attribute and
+// the other attributes it reads on every item are written, and the key
+// templates are held to what the library renders from the item's own
+// attributes.
+//
+// OneTable and ElectroDB render an item's keys again from its attributes
+// to address it, so under either preset every key placeholder must be a
+// value written on the item, in the text the library makes of it (checked
+// by transform.Compile). ElectroDB templates are checked, not translated:
+// one not in ElectroDB's default format is refused, naming the one
+// expected, so that no key format hides in the mapping unwritten. What
+// each library reads, and the versions it was taken from: docs/mapping.md,
+// "Library presets".
 type Library struct {
 	// Name is onetable (dynamodb-onetable: type attribute _type),
 	// electrodb (__edb_e__ and __edb_v__ on every item, keys in
