@@ -595,13 +595,9 @@ func (au *Auditor) estimate(ctx context.Context, src *extract.Source, plans []*t
 	return n, nil
 }
 
-// flushWAL commits a tiny transaction with synchronous_commit on (an empty
-// transactional logical decoding message, which pgoutput passes on only to
-// subscribers that ask for messages): the WAL is flushed up to its commit,
-// past the position the slice waits for, so that the walsender sends it
-// now rather than when the WAL writer flushes transactions committed with
-// synchronous_commit off, and decodes a record past it even on an idle
-// server (see Watch.flushedLSN).
+// flushWAL flushes the WAL past the position the slice waits for, as
+// FlushedLSN does and for its reason, so that the walsender sends it now
+// and decodes a record past it even on an idle server.
 func flushWAL(ctx context.Context, conn *pgconn.PgConn) error {
 	_, err := conn.Exec(ctx, `BEGIN; SET LOCAL synchronous_commit = on; SELECT pg_logical_emit_message(true, 'pg2dynamo', ''); COMMIT`).ReadAll()
 	if err != nil {
