@@ -1,6 +1,6 @@
 # pg2dynamo image: the static binary, the sample mappings (fixtures/mappings/),
 # the Northwind example (examples/northwind/) and the demo: scripts/demo.sh
-# with its DynamoDB helper (scripts/demo-ddb, as /usr/local/bin/demo-ddb), in
+# with its DynamoDB helper (tools/demo-ddb, as /usr/local/bin/demo-ddb), in
 # /app.
 #
 #   docker build -t pg2dynamo .
@@ -18,10 +18,11 @@ FROM golang:1.26.8 AS build
 ENV GOTOOLCHAIN=local
 WORKDIR /src
 COPY go.mod go.sum ./
-RUN go mod download
+COPY tools/go.mod tools/go.sum ./tools/
+RUN go mod download && go -C tools mod download
 COPY . .
 RUN CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' -o /out/pg2dynamo . \
-	&& CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' -o /out/demo-ddb ./scripts/demo-ddb
+	&& CGO_ENABLED=0 go -C tools build -trimpath -ldflags='-s -w' -o /out/demo-ddb ./demo-ddb
 
 FROM debian:12.15-slim
 # postgresql-client: psql, createdb, dropdb and pg_isready for scripts/demo.sh

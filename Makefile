@@ -31,9 +31,9 @@ demo:
 demo-stop:
 	./scripts/demo.sh stop
 
-# Measure pg2dynamo against its floors (see bench/main.go); rewrites
+# Measure pg2dynamo against its floors (see tools/bench/main.go); rewrites
 # BENCHMARKS.md. Installs the pinned dynalite (npm ci) if missing. Flags:
-# make bench BENCH_FLAGS="-rows 200000 -flat-rows 0" (go run ./bench -h).
+# make bench BENCH_FLAGS="-rows 200000 -flat-rows 0" (scripts/bench.sh -h).
 BENCH_FLAGS ?=
 bench:
 	./scripts/bench.sh $(BENCH_FLAGS)

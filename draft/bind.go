@@ -423,14 +423,11 @@ func (c candidate) evidence(de *MCPEntity) string {
 }
 
 // table chooses the source table of de among those whose columns hold its
-// key fields (a key of the table: one row, one item), none of them a
-// column of lists (ProbeDelimited): the one named
-// exactly as the entity, else alike but for case and singular or plural
-// (Titles → titles, never archived_titles), else the one with the most of
-// its fields as columns. Two tables equally good by that order are a tie;
-// without a name match, two with as many fields are too (a near miss):
-// each is unbound, listing the candidates with their evidence, and "" is
-// returned as why.
+// key fields, none a column of lists (ProbeDelimited): the one named as
+// the entity, else alike but for case and number (Titles → titles), else
+// the one with the most of its fields as columns. A tie (or, without a
+// name match, a near miss) leaves de unbound, listing the candidates, and
+// "" is returned as why.
 func (g *binder) table(de *MCPEntity) (*Table, string) {
 	var cands []candidate
 	var best candidate

@@ -9,21 +9,14 @@ import (
 )
 
 // pattern translates one access pattern of e. GetItem reads the item by
-// its partition and sort key; a Query without a range condition reads the
-// partition, narrowed to the entity's items by begins_with of its sort
-// key's literal prefix when it has one (ORDER# of ORDER#{order_date}), as
-// the design's generated code does for an entity_list. A Query returning
-// mixed_data reads the item collection: the whole partition, every entity
-// whose items share it, on the partition key alone (verify then checks
-// every item of the collection, in key order). A
-// range condition compares the sort key with the design's range values,
-// which it puts where the sort key's fields are: the application's value
-// stands for the first field (POST#{since_date} for POST#{posted_at}), so
-// the lower bounds (begins_with, >, >=, between's first) are the sort key
-// up to its first field, and the upper bounds (<, <=, between's second)
-// the whole sort key. verify takes the parameters from a row, so the
-// Query it runs reads that row's item (but for a strict bound equal to it).
-// Writes and Scans are not translated: verify runs reads by key.
+// its keys; a Query without a range condition reads the partition,
+// narrowed by begins_with of the sort key's literal prefix (ORDER# of
+// ORDER#{order_date}) as the design's generated code does, or whole for
+// mixed_data (the item collection). A range condition puts the design's
+// range value where the sort key's first field is: lower bounds are the
+// sort key up to that field, upper bounds the whole sort key, so that the
+// Query verify runs with a row's parameters reads that row's item. Writes
+// and Scans are not translated: verify runs reads by key.
 func (g *binder) pattern(e *BoundEntity, p *MCPPattern) {
 	de := e.Design
 	if p.Operation != "GetItem" && p.Operation != "Query" {
@@ -48,12 +41,9 @@ func (g *binder) pattern(e *BoundEntity, p *MCPPattern) {
 }
 
 // filterOf translates a design's filter_expression into the mapping's
-// filter over e's attributes (the design's field names). Each parameter
-// is written as the column of the field it is compared with: verify takes
-// its value from a row, so that the row's own item is at the bound. A
-// field that is no column of e's table (copied from a parent, counted,
-// embedded), or compared by size (its parameter a count no column holds),
-// leaves the filter, and so the pattern, unbound.
+// filter over e's attributes. Each parameter is named as the column of its
+// field, so that verify samples it from a row. A field that is no column
+// of e's table, or compared by size, leaves the pattern unbound.
 func filterOf(e *BoundEntity, f *MCPFilter) (string, string) {
 	var conds []string
 	for _, c := range f.Conditions {

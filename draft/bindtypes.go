@@ -41,14 +41,11 @@ func integralNumeric(typ string) bool {
 }
 
 // fieldFits says why column col cannot hold design field f, or "" when
-// it can: the generated code parses each item's attribute as the field's
-// type, so the column's values must be of it. An integer field takes an
-// integer column (or numeric without a fraction); a decimal one any
-// number; a boolean one a boolean; a uuid one a uuid or text; an array
-// an array, json or jsonb; an object json or jsonb; a string any column
-// but an array, json, jsonb or bytea (a number's or a date's text is the
-// string a client reads; the item then holds the column's own type, see
-// the entity's notes).
+// it can: the generated code parses each attribute as the field's type.
+// An integer takes an integer column (or numeric without a fraction); a
+// decimal any number; a boolean a boolean; a uuid a uuid or text; an array
+// an array or json(b); an object json(b); a string any column but an
+// array, json(b) or bytea.
 func fieldFits(f MCPField, col Column) string {
 	typ := col.Type
 	array := strings.HasSuffix(typ, "[]")
@@ -76,12 +73,10 @@ func fieldFits(f MCPField, col Column) string {
 	return fmt.Sprintf("field %s is typed %s in the design, but the column is %s: the generated code could not parse its values as %s; change the field's type or the column", f.Name, f.Type, typ, f.Type)
 }
 
-// orderNotes notes, on an entity whose sort keys (the table's, or a
-// GSI's) hold a number as plain digits, that those keys sort as text: the
-// design's code writes {field} with Python's str(), and so does the draft,
-// so a Query's order and its range conditions compare "10" before "9".
-// The draft keeps the design's text; padding is the design's choice, as a
-// format spec ({field:010d}), which the draft then renders too.
+// orderNotes notes, on an entity whose sort keys (the table's or a GSI's)
+// hold a number as plain digits as the design's code writes them, that
+// they sort as text ("10" before "9"); padding is the design's choice
+// ({field:010d}), which the draft then renders.
 func (g *binder) orderNotes(e *BoundEntity) {
 	de := e.Design
 	sorted := map[string][]string{}
@@ -112,11 +107,9 @@ func (g *binder) orderNotes(e *BoundEntity) {
 // castable reports whether string field f over column col is to be read
 // as text: a number or a boolean, whose attribute would hold another type
 // than the design's; or, in a key (inKey), a timestamp or a time, whose
-// key text (always six fraction digits: 05.120000) would differ from its
-// attribute's (05.12), so that the design's code, which builds a key
-// from the field it read, would not find the item. Read as PostgreSQL's
-// text (2024-01-02 03:04:05.12+00, in the session's UTC), key and
-// attribute are the same string, and it sorts in time order.
+// key text (six fraction digits) would differ from its attribute's, so
+// that the design's code, building a key from the attribute, would not
+// find the item. PostgreSQL's text is the same in both and sorts in time.
 func castable(f MCPField, col Column, inKey bool) bool {
 	switch {
 	case f.Type != "string":
@@ -144,11 +137,9 @@ func allKeyFields(de *MCPEntity) []string {
 	return out
 }
 
-// casts keeps, of e's columns to read as text, those no join of e uses:
-// a join compares the column with another table's of its own type. Each
-// is read as text by the entity's query source (entitySource), so that
-// its attribute is the S the design's string means; one a join uses
-// keeps its type, and the entity's note says so.
+// casts keeps, of e's columns to read as text (entitySource), those no
+// join of e uses: a join compares the column with another table's of its
+// own type, so it keeps its type and the entity's note says so.
 func (g *binder) casts(e *BoundEntity) {
 	joined := map[string]bool{}
 	for _, d := range e.Duplicates {

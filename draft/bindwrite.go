@@ -10,13 +10,11 @@ import (
 )
 
 // WriteBound renders b, designed table b.Design of the file named from,
-// as a mapping file: the *mapping.Mapping b binds (see buildBound),
-// marshalled as Write marshals a draft, with a comment on how each
-// entity's table was chosen, and everything unbound as comments where it
-// belongs and in a list at the end. mapping.Parse reads the file back to
-// that Mapping, its defaults applied (when no entity is bound, the file
-// does not load: a mapping needs one). The output depends only on b and
-// from. An error is the marshaller's or w's.
+// as Write renders a draft: the *mapping.Mapping b binds (buildBound),
+// with a comment on how each entity's table was chosen and everything
+// unbound as comments where it belongs and in a list at the end. With no
+// entity bound the file does not load (a mapping needs one). An error is
+// the marshaller's or w's.
 func WriteBound(w io.Writer, b *Bound, from string) error {
 	m, l := buildBound(b, from)
 	data, err := marshal(m, l)
@@ -28,10 +26,9 @@ func WriteBound(w io.Writer, b *Bound, from string) error {
 }
 
 // buildBound returns the mapping b binds, with nothing Load would fill in
-// but the table's key attributes, and its layout. An unbound entity or
-// access pattern has no value to hang its comment on: the comment goes
-// above the next bound one of its map, or below the last; the lists of
-// what is unbound or not translated go at the end of the file.
+// but the table's key attributes, and its layout: an unbound entity's or
+// pattern's comment goes above the next bound one of its map, or below
+// the last; the lists of what is unbound go at the end of the file.
 func buildBound(b *Bound, from string) (*mapping.Mapping, layout) {
 	m := &mapping.Mapping{Version: 1, Name: MappingName(b.Table), Table: mapping.Table{Name: b.Table, PartitionKey: b.PartitionKey, SortKey: b.SortKey,
 		PartitionKeyType: b.keyType(b.PartitionKey), SortKeyType: b.keyType(b.SortKey)}}
@@ -83,10 +80,9 @@ func buildBound(b *Bound, from string) (*mapping.Mapping, layout) {
 	return m, l
 }
 
-// boundEntities adds b's bound entities to m, laying out their comments,
-// an unbound entity's above the next bound one or below the last. It
-// returns the comment lines left to place at the end: those of the
-// unbound entities when none is bound.
+// boundEntities adds b's bound entities to m, laying out their comments
+// (see buildBound). It returns the comment lines left to place at the
+// end: the unbound entities' when none is bound.
 func boundEntities(b *Bound, m *mapping.Mapping, l *layout) []string {
 	// loose are the comment lines of unbound entities not yet placed,
 	// each followed by a blank line.
@@ -108,10 +104,8 @@ func boundEntities(b *Bound, m *mapping.Mapping, l *layout) []string {
 	return nil
 }
 
-// boundPatterns adds b's translated access patterns to m, laying out the
-// comment of each unbound one above the next translated one or below the
-// last. It returns the comment lines left to place at the end: those of
-// the unbound ones when none is translated.
+// boundPatterns adds b's translated access patterns to m as
+// boundEntities adds entities.
 func boundPatterns(b *Bound, m *mapping.Mapping, l *layout) []string {
 	var loose []string
 	for _, bp := range b.Patterns {

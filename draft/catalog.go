@@ -1,14 +1,8 @@
 // Package draft writes a first mapping from a PostgreSQL database's own
-// schema: its tables, primary, unique and foreign keys, row counts, and,
-// for each foreign key, how many children a parent has in the data.
-//
-// Data flows in two steps. Read takes the evidence from the catalog and the
-// tables in one REPEATABLE READ snapshot (Catalog). Propose applies the
-// single-table rules to it (entities, item collections, embeds, the
-// overloaded GSI, adjacency lists, counts, access patterns) and Write
-// renders the result as a commented mapping file that mapping.Load and
-// migrate accept unchanged. The comments carry the numbers each decision
-// rests on, so a user can change it with confidence.
+// schema and data: Read takes tables, keys, row counts and each foreign
+// key's fan-out in one REPEATABLE READ snapshot (Catalog), Propose applies
+// the single-table rules of docs/init-and-plan.md, and Write renders a
+// mapping file whose comments give the numbers each decision rests on.
 package draft
 
 import (
@@ -57,11 +51,9 @@ type Table struct {
 	// rows): each could be its primary key.
 	UniqueColumns []string
 	// OwnID is, for a table whose primary key has more columns than its
-	// own id (Pagila's payment, keyed by (payment_date, payment_id)
-	// because a partitioned table's key must hold its partition key), the
-	// id column: named id or after the table (payment_id), of no foreign
-	// key, and distinct and never NULL in the data (measured); "" for
-	// others and for a table without rows.
+	// own id (Pagila's payment, keyed by (payment_date, payment_id)), the
+	// id column (ownIDCandidate) when distinct and never NULL in the data;
+	// "" otherwise.
 	OwnID string
 	// Suggestions are the relations that column names suggest and no
 	// foreign key declares (suggestRelations), in column order.
@@ -137,15 +129,13 @@ func (t *Table) Column(name string) (Column, bool) {
 // Ident is the table's quoted, schema-qualified name for SQL.
 func (t *Table) Ident() string { return pgx.Identifier{t.Schema, t.Name}.Sanitize() }
 
-// Read reads the catalog of schemas (default: public) with
-// extract.Catalog.Tables and measures every table and foreign key, in one
-// REPEATABLE READ, READ ONLY transaction so that all numbers describe one
-// snapshot. It costs one count(*) scan per table and one GROUP BY scan per
-// foreign key. The tables exclude matches (Excluded) are left out,
-// unmeasured, and so are the foreign keys to them. measured, when not nil,
-// is called after each table is measured, with its 1-based position of n.
-// Errors are the database's, wrapped with the table they concern, or
-// path.ErrBadPattern for a malformed pattern.
+// Read reads the catalog of schemas (default: public) and measures every
+// table and foreign key in one REPEATABLE READ, READ ONLY snapshot: one
+// count(*) scan per table and one GROUP BY scan per foreign key. Tables
+// exclude matches (Excluded), and foreign keys to them, are left out
+// unmeasured. measured, when not nil, is called after each table with its
+// 1-based position of n. Errors are the database's, wrapped with the
+// table, or path.ErrBadPattern for a malformed pattern.
 func Read(ctx context.Context, conn *pgx.Conn, schemas, exclude []string, measured func(t *Table, i, n int)) (*Catalog, error) {
 	for _, p := range exclude {
 		if _, err := path.Match(p, ""); err != nil {

@@ -20,13 +20,12 @@ const (
 )
 
 // ProbeDelimited reads, for design table t, the text columns of cat's
-// tables that t's entities would put in a key beside the table's own key
-// (a key field that is no column of the table's primary key): a list in
-// one such value ("United States, India, France") would be one key, where
-// the design means an item per element, which only a child table of one
-// row per element gives. Each column found to hold lists is recorded in
-// its Table.Delimited. It reads at most DelimitedSample rows a column,
-// in conn's current transaction if any. An error is the query's.
+// tables that t's entities would put in a key beside the table's primary
+// key: a list in one value ("United States, India, France") would be one
+// key where the design means an item per element. Each column found to
+// hold lists is recorded in its Table.Delimited. It reads at most
+// DelimitedSample rows a column, in conn's transaction if any. An error
+// is the query's.
 func ProbeDelimited(ctx context.Context, conn *pgx.Conn, cat *Catalog, t *MCPTable) error {
 	fields := map[string]bool{}
 	for _, e := range t.Entities {

@@ -34,9 +34,8 @@ const (
 	// key attributes.
 	GSI, GSIPK, GSISK = "GSI1", "GSI1PK", "GSI1SK"
 	// KeyGSI is the drafted sparse index of own keys, KeyGSIPK its only key
-	// attribute: a Child whose partition key is its owner's (not made of
-	// its own key's columns) writes its own TYPE#key there, so that it is
-	// found by its key alone.
+	// attribute: a Child whose partition key is its owner's writes its own
+	// TYPE#key there, to be found by its key alone.
 	KeyGSI, KeyGSIPK = "GSI2", "GSI2PK"
 )
 
@@ -294,14 +293,11 @@ func placeable(cols []string) bool {
 }
 
 // names gives each entity a type name and key prefix from its table's
-// name (asciiSnake, then singular): order_lines → OrderLine, ORDER_LINE;
-// "Order Items" → OrderItem, ORDER_ITEM. A name with no ASCII letter or
-// digit (日本語テーブル) is named by its place in the catalog, table_3 →
-// Table3, TABLE_3, and the entity's comment says so; the source stays the
-// table's exact name. Names are qualified by schema when two schemas have
-// a table of the same name, and numbered (Order2, ORDER2) when two tables
-// still come out alike, so that no two entities share a name or a key
-// prefix: two types under one prefix would overwrite each other's items.
+// name (asciiSnake, then singular: order_lines → OrderLine, ORDER_LINE),
+// by the rules of "Names" in docs/init-and-plan.md: by its place in the
+// catalog without an ASCII letter or digit, qualified by schema, then
+// numbered, so that no two types share a prefix and overwrite each
+// other's items.
 func (g *designer) names(all []*Entity) {
 	pos := map[*Table]int{}
 	for i, t := range g.d.Catalog.Tables {
@@ -369,11 +365,10 @@ func childColumns(fk *ForeignKey, parent *Entity) []string {
 
 // join makes e a Join when its identifying key is exactly the columns of
 // two usable foreign keys, and it has no other. Its items live in the
-// collection of the first end, in key order, unless that end is a
-// category (over NestMaxAvg children per parent) and the other is not: a
-// collection or a GSI partition per category value would be hot (9
-// departments holding 331,000 department_employee items). A table both of
-// whose ends are categories is no join: it keeps its own collection.
+// collection of the first end, unless that end is a category and the
+// other is not, as a partition per category value would be hot ("No
+// partition is hot" in docs/init-and-plan.md). A table of two category
+// ends is no join: it keeps its own collection.
 func (g *designer) join(e *Entity) {
 	t := e.Table
 	var usable []*ForeignKey
@@ -442,29 +437,17 @@ func oneToOneDeclared(t *Table, fk *ForeignKey) bool {
 }
 
 // reference reports whether fk is a one-to-one reference of e: one to one
-// (oneToOne) and outside e's own key. Such a row has its parent, it is not
-// had by it (a customer has an address; a store has a manager), so it is
-// no ownership: nesting the row under the parent would hide it from its
-// own key and leave nothing to list in the collection. A one-to-one
-// foreign key inside the key (customer_profile keyed by customer_id)
-// extends its parent: that is ownership, and the item stays found by its
-// key.
+// (oneToOne) and outside e's own key, so no ownership (a customer has an
+// address; "Owners" in docs/init-and-plan.md says why).
 func reference(e *Entity, fk *ForeignKey) bool {
 	return oneToOne(e.Table, fk) && !subset(fk.Columns, e.Key)
 }
 
-// classify chooses e's owner among its candidates. Preferred, in order:
-//  1. one inside the table's own key (an identifying relationship: the
-//     row cannot exist without that parent);
-//  2. one whose parent's name starts the table's name (invoice_line →
-//     invoice);
-//  3. one whose parent is a root, owned by nothing (it has no candidates
-//     and is no join table): item collections gather around the entities
-//     the access patterns start from, a customer or an account. A rental
-//     goes in its customer's collection, not its inventory item's, which
-//     a film owns: that would bury it one level down;
-//  4. the fewest children per parent (the most specific owner);
-//  5. the name.
+// classify chooses e's owner among its candidates, preferring, in order
+// ("Owners" in docs/init-and-plan.md says why): one inside the table's own
+// key; one whose parent's name starts the table's (invoice_line →
+// invoice); one to a root (no candidates, no join table); the fewest
+// children per parent; the name.
 func (g *designer) classify(e *Entity) {
 	if e.Role == Join {
 		return
@@ -523,9 +506,8 @@ func subset(a, b []string) bool {
 // owner's item collection, or Embedded in the owner's item when it is
 // small and bounded: its only foreign key is the owner, no parent has more
 // than EmbedMaxChildren children and EmbedMaxItems rows fit EmbedMaxBytes.
-// A table that other tables refer to is not embedded either: an embedded
-// row has no item of its own, so their rows could not fetch it by its key.
-// Nor is one whose key order_by cannot name (a column with a space).
+// Not a table others refer to (an embedded row has no item to fetch by
+// key), nor one whose key order_by cannot name (a column with a space).
 func (g *designer) leaf(e *Entity) {
 	if e.Role != Owned || len(e.owned) > 0 || g.joinStart(e) {
 		return
@@ -674,12 +656,10 @@ func (g *designer) keys(e *Entity) {
 }
 
 // distinctKeys gives a Join whose item keys another entity's could equal
-// (the same partition key prefix and sort key prefix: two join tables of
-// the same two parents, such as department_employee and
-// department_manager, or a join and a Child of the same parent) its own
-// prefix at the start of its sort keys, in the table and inverted in
-// GSI1 (EMPLOYEE#1 / DEPARTMENT_MANAGER#DEPARTMENT#d1), so that no item
-// of one overwrites an item of the other.
+// (two joins of the same parents, or a join and a Child of one parent) its
+// own prefix at the start of its sort keys, in the table and in GSI1
+// (EMPLOYEE#1 / DEPARTMENT_MANAGER#DEPARTMENT#d1), so that neither
+// overwrites the other's items.
 func (g *designer) distinctKeys() {
 	shape := func(pk, sk string) string { return literalLead(pk) + "\x00" + literalLead(sk) }
 	seen := map[string][]*Entity{}
@@ -724,10 +704,9 @@ func literalLead(tpl string) string {
 }
 
 // lookupFK chooses the foreign key a Root or Child serves through GSI1: a
-// usable one other than the owner, parents averaging at most NestMaxAvg
-// children; one-to-many before one-to-one references (a parent's list of
-// children is a query; the one row that refers to a parent seldom is), then
-// the fewest children per parent, then by name.
+// usable one other than the owner, not a category; one-to-many before
+// one-to-one references (a parent's list of children is the likelier
+// query), then the fewest children per parent, then by name.
 func (g *designer) lookupFK(e *Entity) *ForeignKey {
 	var best *ForeignKey
 	better := func(fk *ForeignKey) bool {
@@ -834,14 +813,10 @@ func (g *designer) typeAttribute() {
 var secretWords = []string{"password", "passwd", "token", "secret", "hash", "salt"}
 
 // leftOut says why column c is left out of the items, or "" when it is
-// not: a tsvector is PostgreSQL's full-text index of other columns, which
-// DynamoDB can neither search nor needs (the columns it comes from are
-// copied); a column named like a secret (secretWords) is one a read of the
-// table should not return. The names are matched as substrings, so
-// password_hash and api_token match, and so do some innocent names
-// (hashtag): the comment beside the list says why each was left out, and
-// a column put back is one line. Missing a secret would copy it to every
-// reader of the table.
+// not: a tsvector (a full-text index DynamoDB cannot search), or a name
+// holding one of secretWords as a substring, which also catches innocent
+// names (hashtag): missing a secret would copy it to every reader of the
+// table ("Columns left out" in docs/init-and-plan.md).
 func leftOut(c Column) string {
 	if c.Type == "tsvector" {
 		return "a tsvector, PostgreSQL's full-text index of other columns, which DynamoDB cannot search"
@@ -895,14 +870,12 @@ func (g *designer) anyColumn(name string) bool {
 	return false
 }
 
-// patterns drafts the access patterns of e's relationships: a GetItem-like
-// Query of each entity's own item by its key (for a Child, in its owner's
-// collection when its key gives the partition key, else through GSI2), a
-// begins_with Query for each child type in a collection, and a GSI1 Query
-// for each reverse lookup. Parameters are named as in the child's key
-// template, so that verify samples them from the child's rows, each of
-// which the Query must return. An empty table gets none: verify could
-// check none.
+// patterns drafts the access patterns of e's relationships: a Query of
+// each entity's own item by its key (through GSI2 for a Child whose key
+// does not give its partition key), a begins_with Query for each child
+// type in a collection, and a GSI1 Query for each reverse lookup.
+// Parameters are named as in the child's key template, so that verify
+// samples them from the child's rows. An empty table gets none.
 func (g *designer) patterns(e *Entity) {
 	self := ref(e.Prefix, e.Key)
 	if e.Role == Embedded {

@@ -9,10 +9,9 @@ import (
 )
 
 // MCPDesign is a data model in the schema.json format of the DynamoDB MCP
-// server (awslabs/mcp, src/dynamodb-mcp-server, its repo_generation_tool:
-// docs/SCHEMA_VALIDATION.md there describes it). The server walks a team
-// from access patterns to this model; it moves no data. BindDesign binds
-// one of its tables to a PostgreSQL catalog as a mapping.
+// server (awslabs/mcp, src/dynamodb-mcp-server; its
+// docs/SCHEMA_VALIDATION.md describes it). BindDesign binds one of its
+// tables to a PostgreSQL catalog as a mapping.
 type MCPDesign struct {
 	Tables []*MCPTable
 	// CrossTable counts the cross_table_access_patterns (transactions
@@ -174,12 +173,10 @@ func (e *MCPEntity) GSIMapping(name string) *MCPGSIMapping {
 }
 
 // ParseMCPDesign reads a schema.json of the DynamoDB MCP server and
-// checks it against every rule of the server's own validator and a few
-// more (validateMCPDesign). A file that is not JSON gives (nil, an
+// checks it (validateMCPDesign). A file that is not JSON gives (nil, an
 // error). Otherwise the design is returned as far as it is well formed,
-// values of the wrong shape left zero, so that binding can still report
-// its own problems; err is then nil or DesignErrors, every mistake
-// located (tables[0].entities.User.fields[2].type) and sorted by path.
+// values of the wrong shape left zero, with err nil or DesignErrors
+// (every mistake located and sorted by path).
 func ParseMCPDesign(data []byte) (*MCPDesign, error) {
 	root, err := decodeOrdered(data)
 	if err != nil {
@@ -410,15 +407,11 @@ type keyColumn struct {
 }
 
 // translateTemplate turns a design template into a pg2dynamo key template
-// whose text is what the design's generated code builds: it formats each
-// {field} with Python's str() (an f-string), so a number is its plain
-// decimal digits (CUSTOMER#1, not the zero-padded CUSTOMER#0000000001 of a
-// bare ${customer_id}) and a string is as it is. So a number placeholder
-// is written ${name:0} (no padding), or ${name:N} for the design's
-// {field:0Nd}; a string's ${name}. A literal '$' becomes "$$". col places
-// each field (false when it cannot be placed: listed in missing); a
-// format spec other than d and 0Nd on a number, or any on a string, has
-// no pg2dynamo equivalent and is listed in unsupported.
+// rendering what the design's generated code builds with Python's str():
+// a number placeholder is ${name:0} (plain digits: CUSTOMER#1), or
+// ${name:N} for {field:0Nd}; a string's is ${name}; '$' becomes "$$". col
+// places each field (false: listed in missing); a format spec with no
+// pg2dynamo equivalent is listed in unsupported.
 func translateTemplate(tpl string, col func(field string) (keyColumn, bool)) (out string, missing, unsupported []string) {
 	var b strings.Builder
 	last := 0

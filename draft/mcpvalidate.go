@@ -69,14 +69,11 @@ func (v *validator) add(path, format string, args ...any) {
 }
 
 // validateMCPDesign checks a design file's tree (decodeOrdered) against
-// every rule of the MCP server's schema validator (its
-// repo_generation_tool/core: schema_validator.py, gsi_validator.py,
-// range_query_validator.py, filter_expression_validator.py and
-// cross_table_validator.py), and these of its own: a gsi_list inside
-// table_config (where the MCP server's code generator does not read it),
-// a key written twice in one object, a table sort_key that is not a
-// string, placeholders of the table's templates that are no field, or
-// malformed. Every mistake is reported, sorted by path.
+// every rule of the MCP server's validators (repo_generation_tool/core/
+// *_validator.py), and its own: a gsi_list inside table_config (which the
+// server's code generator ignores), a key written twice in one object, a
+// non-string table sort_key, and template placeholders that are malformed
+// or no field. Every mistake is reported, sorted by path.
 func validateMCPDesign(root any) DesignErrors {
 	v := &validator{entities: map[string]bool{}, fieldType: map[string]string{}, patternIDs: map[int]bool{}, tables: map[string]*jsonObject{}}
 	v.dups(root, "")
@@ -856,11 +853,9 @@ func (v *validator) parameterList(x any, path string, cross bool) []string {
 }
 
 // rangeQuery checks a range_condition: one of the format's, on a Query,
-// with as many parameters as the key needs: the partition key's (1, or a
-// multi-attribute GSI key's count), then equal values of the GSI sort
-// key's leading attributes (at most all but one), then the range values
-// (2 for between, else 1). Parameters a filter_expression uses do not
-// count.
+// with the partition key's parameters, then equal values of at most all
+// but one of a GSI sort key's leading attributes, then the range values
+// (2 for between, else 1); a filter_expression's parameters aside.
 func (v *validator) rangeQuery(rc any, path, op string, params []string, filterParams map[string]bool, gsi *gsiDef) {
 	s, isStr := str(rc)
 	n, known := rangeConditions[s]

@@ -39,10 +39,9 @@ func (b *Bound) multi(x MCPGSI) bool {
 }
 
 // gsis returns the design's GSIs the draft can write: a GSI with
-// multi-attribute keys that names one of the table's key attributes is
-// unbound (the mapping renders those from templates; its multi-attribute
-// keys are the items' own attributes), and its entities' mappings with
-// it.
+// multi-attribute keys naming one of the table's key attributes (which
+// the mapping renders from templates) is unbound, with its entities'
+// mappings.
 func (g *binder) gsis(all []MCPGSI) []MCPGSI {
 	var out []MCPGSI
 	for _, x := range all {

@@ -406,7 +406,7 @@ func (ev *evolution) compareBeside(ctx context.Context, j *job, s *session, cp *
 func compareBesideWith(ctx context.Context, j *job, s *session, b *follow.Beside, rejects *rejectFile, narrow func(*verify.Options)) (*report.Report, *verify.Result, error) {
 	prog, closeProg := j.progress()
 	ap := &besideApplier{b: b, byType: map[string]int64{}, client: s.client, table: s.m.Table.Name, typeAttr: s.m.TypeAttribute,
-		keyAttrs: [2]string{s.m.Table.PartitionKey, s.m.Table.SortKey}, reject: rejects.Write}
+		keyAttrs: s.m.Table.Keys(), reject: rejects.Write}
 	opts := verify.Options{Segments: j.rep.Segments, Sample: j.rep.Sample, Progress: prog, Readers: j.ld.Readers,
 		SkipPatterns: true, Apply: ap, OnReject: rejects.Write}
 	narrow(&opts)

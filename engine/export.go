@@ -69,7 +69,7 @@ func Export(ctx context.Context, cfg Config, o ExportOptions) error {
 	if err := checkFreshDestination(j, store, loc, shard); err != nil {
 		return err
 	}
-	sink, err := export.NewSink(ctx, store, [2]string{s.m.Table.PartitionKey, s.m.Table.SortKey}, len(s.plans), opts)
+	sink, err := export.NewSink(ctx, store, s.m.Table.Keys(), len(s.plans), opts)
 	if err != nil {
 		return err
 	}

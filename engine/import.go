@@ -261,7 +261,7 @@ func bulkPut(j *job, s *session, ip *importPlan, rejects *rejectFile) (int64, er
 	for _, p := range s.plans {
 		typeOf[p.Entity().Type] = p.Entity().Name
 	}
-	keyAttrs := [2]string{s.m.Table.PartitionKey, s.m.Table.SortKey}
+	keyAttrs := s.m.Table.Keys()
 	err = export.ReadReport(j.ctx, ip.s3, ip.reportTo, func(f export.Failed) error {
 		listed++
 		rej := pipeline.Reject{Reason: "StartBulkPutItems: " + f.Reason}

@@ -15,19 +15,13 @@ type Querier interface {
 	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
 }
 
-// Catalog reads PostgreSQL's system catalogs. It is pg2dynamo's one
-// reader of them: package extract describes sources with it, init
-// (package draft) drafts a mapping from its tables and keys, and follow
-// checks replica identities, publications and replication slots with it;
-// no other package names a catalog in a query (internal/codecheck checks
-// it). Each method runs its queries on the Querier it was made with,
-// inside that connection's transaction if one is open, and returns the
-// server's errors wrapped. A Catalog holds no state of its own; it is as
-// safe for concurrent use as its Querier (a *pgx.Conn is not).
-//
-// The catalogs are documented in
-// https://www.postgresql.org/docs/current/catalogs.html; each method names
-// those it reads.
+// Catalog reads PostgreSQL's system catalogs: it is pg2dynamo's one reader
+// of them (internal/codecheck checks that no other package names a
+// catalog). Each method runs on its Querier, in that connection's
+// transaction if one is open, names the catalogs it reads
+// (https://www.postgresql.org/docs/current/catalogs.html) and returns the
+// server's errors wrapped. A Catalog is as safe for concurrent use as its
+// Querier (a *pgx.Conn is not).
 type Catalog struct{ q Querier }
 
 // NewCatalog returns the catalog reader of q.

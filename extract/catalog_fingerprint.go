@@ -9,13 +9,10 @@ import (
 )
 
 // Fingerprint is the part of the source's catalog that decides what a
-// followed table's items hold, other than its rows: per table, its
-// columns (type with modifiers, generation expression, enum labels), its
-// storage (the relfilenode of each leaf: a rewrite changes it) and its
-// partitions with their bounds; and the publication (which kinds of
-// change it publishes, which followed tables, with which row filter and
-// column list). It is JSON in a checkpoint (pipeline.Checkpoint.Catalog), so that
-// a change made while no follow ran is found at the next start.
+// followed table's items hold, other than its rows: its tables' columns,
+// storage and partitions, and the publication. It is JSON in a checkpoint
+// (pipeline.Checkpoint.Catalog), so that a change made while no follow
+// ran is found at the next start.
 type Fingerprint struct {
 	// Tables are the followed tables by OID.
 	Tables map[uint32]*TablePrint `json:"tables"`

@@ -37,9 +37,8 @@ func (g GeneratedColumn) KindName() string {
 
 // GeneratedColumns returns the generated columns of the relations oids,
 // by OID, each in attnum order; a relation without any is absent. The
-// columns an expression reads are its dependencies in pg_depend: those
-// of its pg_attrdef row, or of the column itself (where a server
-// records them so).
+// columns an expression reads are the pg_depend dependencies of its
+// pg_attrdef row or of the column itself (servers differ).
 func (c Catalog) GeneratedColumns(ctx context.Context, oids []uint32) (map[uint32][]GeneratedColumn, error) {
 	rows, err := c.q.Query(ctx, `
 SELECT a.attrelid, a.attname::text, a.attgenerated::text, coalesce(pg_catalog.pg_get_expr(d.adbin, d.adrelid), ''),

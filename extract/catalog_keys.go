@@ -68,15 +68,11 @@ ORDER BY i.indrelid, i.indisprimary DESC, ic.relname COLLATE "C"`, oids)
 }
 
 // ForeignKey is one foreign key constraint of a child table (pg_constraint,
-// contype 'f').
-//
-// A partitioned table's foreign keys include those its partitions declare
-// and it does not (pg_dump writes Pagila's payment so: ALTER TABLE ONLY
-// payment_p2022_01 ADD CONSTRAINT … FOREIGN KEY): one per distinct
-// (Columns, referenced table, RefColumns), named as the first of its
-// constraints in byte order, with DeclaredOn and Partial set. A
-// partition's own foreign keys are those declared on it; those it
-// inherits from its partitioned table are the table's.
+// contype 'f'). A partitioned table's include those only its partitions
+// declare (as pg_dump writes Pagila's payment): one per distinct
+// (Columns, referenced table, RefColumns), named as the first in byte
+// order, with DeclaredOn and Partial set. A partition's own are those
+// declared on it.
 // https://www.postgresql.org/docs/current/catalog-pg-constraint.html
 type ForeignKey struct {
 	Name string

@@ -13,33 +13,28 @@ import (
 	"github.com/pg2dynamo/pg2dynamo/mapping"
 )
 
-// The checks of this file run before anything is read or written: they
-// ask PostgreSQL to parse and plan (never to run) what pg2dynamo will run,
-// so that a problem a read would meet is a mapping error, located in the
-// mapping file, found while nothing is created yet.
+// The checks of this file have PostgreSQL plan (never run) what pg2dynamo
+// will run, so that a read's problem is a mapping error found before
+// anything is created.
 
 // CheckQuerySource checks a query source (src.Query), named at path in the
 // mapping, for what the subquery Describe prepared cannot show, without
-// reading a row. It reports, as a *mapping.Error at path's "query":
-//   - a query that is not one complete statement on its own, such as one
-//     whose ")" closes the parenthesis pg2dynamo wraps it in
-//     (FROM (query) AS src) and so changes what is read;
-//   - a query with parameters ($1, …): nothing supplies their values;
-//   - a query that locks rows (FOR UPDATE, FOR SHARE, …), which PostgreSQL
-//     refuses in pg2dynamo's read-only transaction. EXPLAIN does not make
-//     that check, so the plan is searched for a LockRows node.
-//
-// It plans the query with EXPLAIN in a read-only transaction (s's snapshot
-// once Begin has run, under a savepoint). Other errors (the connection)
-// are returned wrapped. A table source is not checked: nil.
+// reading a row. It reports, as a *mapping.Error at path's "query", a
+// query that is not one complete statement (one whose ")" closes the
+// parenthesis of FROM (query) AS src), one with parameters ($1, …), and
+// one that locks rows (FOR UPDATE, …), which PostgreSQL refuses in a
+// read-only transaction but EXPLAIN does not check: the plan is searched
+// for a LockRows node. It plans with EXPLAIN in a read-only transaction
+// (s's snapshot under a savepoint once Begin has run). Other errors are
+// returned wrapped; a table source is not checked.
 func (s *Source) CheckQuerySource(ctx context.Context, m *mapping.Mapping, path string, src mapping.Source) error {
 	if !src.IsQuery() {
 		return nil
 	}
 	qpath := mapping.Path(path, mapping.KeyQuery)
 	text := queryText(src)
-	// Each step in the read-only transaction: a statement PostgreSQL
-	// refuses aborts it, never s's snapshot.
+	// A statement PostgreSQL refuses aborts the read-only transaction,
+	// never s's snapshot.
 	var problem string
 	err := s.readOnly(ctx, func(tx pgx.Tx) error {
 		sd, err := tx.Prepare(ctx, "", text)
@@ -86,13 +81,10 @@ func (s *Source) CheckQuerySource(ctx context.Context, m *mapping.Mapping, path 
 	return nil
 }
 
-// CheckRead has PostgreSQL plan, without running them, the two statements
-// that read entity e with q: its row count (as Count runs it) and its rows
-// (as Stream runs it, with q's arguments), each under EXPLAIN in a
-// read-only transaction (s's snapshot once Begin has run, under a
-// savepoint). A statement PostgreSQL cannot plan is reported as a
+// CheckRead has PostgreSQL plan, as CheckQuerySource does, the statements
+// Count and Stream run to read entity e with q. One it cannot plan is a
 // *mapping.Error at the entity's source query (a query source) or at the
-// entity; other errors (the connection) are returned wrapped.
+// entity; other errors are returned wrapped.
 func (s *Source) CheckRead(ctx context.Context, m *mapping.Mapping, e *mapping.Entity, q Query) error {
 	path := mapping.Path(mapping.KeyEntities, e.Name)
 	if e.Source.IsQuery() {
@@ -147,8 +139,6 @@ func (s *Source) readOnly(ctx context.Context, fn func(pgx.Tx) error) error {
 // (subplans and CTEs included); node "" only plans.
 func planHas(ctx context.Context, tx pgx.Tx, sql string, args []any, node string) (bool, error) {
 	var out string
-	// The JSON is scanned as text: pgx would otherwise decode it into
-	// maps itself.
 	if err := tx.QueryRow(ctx, "EXPLAIN (FORMAT JSON) "+sql, args...).Scan(&out); err != nil {
 		return false, err
 	}

@@ -21,15 +21,13 @@ type ColumnPair struct {
 }
 
 // CountMatching returns how many rows of the source other, in the
-// snapshot, hold in each pair's Other column the text (PostgreSQL's own
-// ::text) of the home source's Home column, on the home row whose columns
-// homeCols equal values (one Go value per column, as SampleParams returns
-// them), and hold no NULL in the columns notNull. It is how many rows of
-// other give an item in the item collection whose partition key the home
-// row renders, counted by PostgreSQL alone, apart from the key renderer.
-// Pairs of one type are compared with = too, which an index of other's
-// column serves (the text alone would read the whole of other). No home
-// row with those values counts 0. Errors are PostgreSQL's.
+// snapshot, hold in each pair's Other column the ::text of the home
+// source's Home column on the home row whose homeCols equal values (as
+// SampleParams returns them), with no NULL in notNull: the items of the
+// collection that home row's partition key holds, counted by PostgreSQL
+// apart from the key renderer. Pairs of one type are also compared with =,
+// so that an index of other's column serves. No such home row counts 0.
+// Errors are PostgreSQL's.
 func (s *Source) CountMatching(ctx context.Context, home mapping.Source, homeCols []string, values []any, other mapping.Source,
 	pairs []ColumnPair, notNull []string) (int64, error) {
 	if s.tx == nil {

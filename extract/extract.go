@@ -1,8 +1,7 @@
 // Package extract reads an entity's rows from PostgreSQL with pgx: it
-// describes each source's columns, then streams rows inside one read-only
-// REPEATABLE READ transaction, so every entity is read from the same
-// snapshot. Rows are streamed as they arrive from the server; a table is
-// never held in memory.
+// describes each source's columns, then streams rows, never a whole
+// table, inside one read-only REPEATABLE READ transaction, so that every
+// entity is read from the same snapshot.
 package extract
 
 import (
@@ -70,16 +69,12 @@ func (s *Source) Name() string { return s.name }
 // Conn returns the underlying connection.
 func (s *Source) Conn() *pgx.Conn { return s.conn }
 
-// ForgetStatements drops every statement pgx prepared on the connection
-// and cached by its text (pgx.Conn.DeallocateAll: DEALLOCATE ALL, and the
-// statement and description caches reset), so that each statement is
-// prepared again at its next run. A prepared statement keeps the result
-// type it was planned with: once a column it reads is retyped, PostgreSQL
-// refuses to run it ("cached plan must not change result type", SQLSTATE
-// 0A000), and a statement whose text did not change with the column (the
-// text is the same for text and varchar) would stay cached. Call it after
-// a change of the catalog, before reading again; DEALLOCATE runs inside a
-// transaction too, which it leaves open.
+// ForgetStatements drops every statement pgx prepared and cached on the
+// connection (pgx.Conn.DeallocateAll), so that each is prepared again at
+// its next run: once a column a prepared statement reads is retyped,
+// PostgreSQL refuses to run it ("cached plan must not change result type",
+// SQLSTATE 0A000). Call it after a change of the catalog; it may run
+// inside a transaction, which it leaves open.
 // https://www.postgresql.org/docs/current/sql-deallocate.html
 func (s *Source) ForgetStatements(ctx context.Context) error {
 	if err := s.conn.DeallocateAll(ctx); err != nil {
@@ -123,14 +118,11 @@ func (s *Source) Begin(ctx context.Context) error {
 	return nil
 }
 
-// Lock takes ACCESS SHARE locks on tables in the snapshot's transaction,
-// held until End: an ALTER TABLE or DROP TABLE of one of them waits for
-// End. Called after Begin and before anything else reads, it makes the
-// snapshot (taken by the first statement that reads) show the tables'
-// columns as the snapshot's queries find them: in a REPEATABLE READ
-// transaction, catalog rows read with SQL are the snapshot's, while
-// queries are planned against the catalog as it is now. A table missing
-// is PostgreSQL's error (SQLSTATE 42P01).
+// Lock takes ACCESS SHARE locks on tables in the snapshot's transaction
+// until End, so that an ALTER TABLE or DROP TABLE of one waits. Called
+// after Begin and before anything reads, it makes the catalog rows the
+// snapshot reads agree with the catalog queries are planned against (the
+// current one). A missing table is PostgreSQL's error (SQLSTATE 42P01).
 // https://www.postgresql.org/docs/current/sql-lock.html
 func (s *Source) Lock(ctx context.Context, tables []pgx.Identifier) error {
 	if s.tx == nil {
@@ -148,11 +140,9 @@ func (s *Source) Lock(ctx context.Context, tables []pgx.Identifier) error {
 }
 
 // BeginAt is Begin on the snapshot snapshot, exported by another session
-// (pg_export_snapshot(), or a logical replication slot created with
-// EXPORT_SNAPSHOT, whose consistent point it is): the transaction reads
-// exactly what that session saw, and Fork shares it. The exporting session
-// must keep it alive (for a slot: run no other command) until every fork
-// has begun.
+// (pg_export_snapshot(), or a replication slot created with
+// EXPORT_SNAPSHOT); Fork shares it. The exporting session must keep it
+// alive (a slot's: run no other command) until every fork has begun.
 // https://www.postgresql.org/docs/current/sql-set-transaction.html
 func (s *Source) BeginAt(ctx context.Context, snapshot string) error {
 	if err := s.Begin(ctx); err != nil {
@@ -167,10 +157,8 @@ func (s *Source) BeginAt(ctx context.Context, snapshot string) error {
 }
 
 // ExportSnapshot exports the snapshot begun by Begin with
-// pg_export_snapshot(), so that other connections can read from the very
-// same point in time (SET TRANSACTION SNAPSHOT), as pg_dump -j does. It
-// returns the snapshot ID; the snapshot stays importable while s's
-// transaction is open, until End or Close.
+// pg_export_snapshot(), as pg_dump -j does, and returns its ID, importable
+// by other connections (SET TRANSACTION SNAPSHOT) until End or Close.
 // https://www.postgresql.org/docs/current/functions-admin.html#FUNCTIONS-SNAPSHOT-SYNCHRONIZATION
 func (s *Source) ExportSnapshot(ctx context.Context) (string, error) {
 	if s.tx == nil {
@@ -185,10 +173,8 @@ func (s *Source) ExportSnapshot(ctx context.Context) (string, error) {
 }
 
 // Fork opens another connection to the same database, with the same
-// settings, and begins a read-only REPEATABLE READ transaction on s's
-// snapshot (exported with ExportSnapshot if it is not yet), so that what
-// the fork reads is consistent with what s reads. Close the fork when done;
-// s must stay open until every fork has begun.
+// settings, reading in s's snapshot (ExportSnapshot). Close the fork when
+// done; s must stay open until every fork has begun.
 func (s *Source) Fork(ctx context.Context) (*Source, error) {
 	id, err := s.ExportSnapshot(ctx)
 	if err != nil {
@@ -216,11 +202,8 @@ func (s *Source) Fork(ctx context.Context) (*Source, error) {
 // Positions returns the positions (as Query.Position gives them) of q's
 // rows numbered at, counting from 1 in q's order within its After and
 // Until: out[j] is row at[j]'s, nil when q reads fewer rows. q must read
-// in order (q.OrderBy set, the source's primary key). It is one statement,
-// whatever the number of rows asked for: row_number() over q's order,
-// which PostgreSQL computes along the primary key's index and stops
-// reading at the last row asked for, so its cost is that of reading up to
-// max(at) keys, once (not one OFFSET scan per position).
+// in order (q.OrderBy set). It is one statement, row_number() along the
+// primary key's index up to max(at), not one OFFSET scan per position.
 func (s *Source) Positions(ctx context.Context, q Query, at []int64) ([][]string, error) {
 	if s.tx == nil {
 		return nil, errors.New("source: Positions before Begin")
@@ -281,14 +264,11 @@ func (s *Source) Positions(ctx context.Context, q Query, at []int64) ([][]string
 	return out, nil
 }
 
-// CanonicalPosition has PostgreSQL read pos, a position of q's read, with
-// each OrderBy column's input function and print it with its output
-// function, in the snapshot: what Query.Position gives for the row of
-// those values. ok is false when an input function refuses its text
-// (SQLSTATE class 22, data exception; the snapshot is kept, the attempt
-// being under a savepoint, released before it returns so that the
-// snapshot can still be exported) or pos has not one text per OrderBy
-// column.
+// CanonicalPosition has PostgreSQL read pos, a position of q's read,
+// through each OrderBy column's input and output functions: what
+// Query.Position gives for the row of those values. ok is false when pos
+// has not one text per OrderBy column or an input function refuses its
+// text (SQLSTATE class 22; tried under a savepoint, so the snapshot stays).
 func (s *Source) CanonicalPosition(ctx context.Context, q Query, pos []string) (canon []string, ok bool, err error) {
 	if s.tx == nil {
 		return nil, false, errors.New("source: CanonicalPosition before Begin")
@@ -302,9 +282,8 @@ func (s *Source) CanonicalPosition(ctx context.Context, q Query, pos []string) (
 		sel[i] = outputText(fmt.Sprintf("$%d::text::%s", i+1, typeExpr(c)))
 		args[i] = pos[i]
 	}
-	// pgx's nested transaction would roll back to its savepoint without
-	// releasing it, and pg_export_snapshot refuses to run in a
-	// subtransaction: the savepoint is handled here.
+	// Not pgx's nested transaction, which never releases its savepoint:
+	// pg_export_snapshot refuses to run in a subtransaction.
 	if _, err := s.tx.Exec(ctx, "SAVEPOINT pg2dynamo_position"); err != nil {
 		return nil, false, fmt.Errorf("read position: %w", err)
 	}
@@ -341,16 +320,12 @@ type Column struct {
 	// Array is true for an array column.
 	Array bool
 	// Dims is the number of dimensions an array column is declared with
-	// (pg_attribute.attndims of the table column the source reads: 1 for
-	// int[], 2 for int[][]), 0 when PostgreSQL does not know it (a view's
-	// column, an expression, a table made by CREATE TABLE AS). PostgreSQL
-	// does not enforce it: any value of an array column may have any
-	// number of dimensions.
+	// (pg_attribute.attndims: 1 for int[], 2 for int[][]), 0 when unknown
+	// (a view's column, an expression). PostgreSQL does not enforce it.
 	Dims int
-	// AsText is true when the column is read in its text form because
-	// pg2dynamo converts it from text: json, jsonb, enums and every type
-	// without a native conversion. The text is the type's output function's
-	// (text, or text[] element by element), what psql prints.
+	// AsText is true when the column is read in its text form (its output
+	// function's, what psql prints): json, jsonb, enums and every type
+	// without a native conversion.
 	AsText bool
 	// Delim is, for an array, the delimiter between its elements in its
 	// text form (pg_type.typdelim of the element type): ',' for every
@@ -517,12 +492,10 @@ func (s *Source) read(ctx context.Context, name string, q Query, sql string, arg
 		return fmt.Errorf("read %s: %w", name, err)
 	}
 	defer rows.Close()
-	// Scan (not Values) so that pgx plans each column's decoding once per
-	// statement; an array column is scanned into pgtype.Array to keep its
-	// dimensions, which Values flattens.
-	// A statement that failed before its first row (a column dropped or
-	// retyped since the plan, a table gone) describes no fields: its
-	// error comes from rows.Err below, not from the layout.
+	// Scan (not Values): pgx plans each column's decoding once, and an
+	// array is scanned into pgtype.Array to keep its dimensions. A
+	// statement that failed before its first row describes no fields: its
+	// error comes from rows.Err.
 	width := len(rows.FieldDescriptions())
 	isArray := make([]bool, width)
 	arrays := 0
@@ -574,12 +547,11 @@ func (s *Source) read(ctx context.Context, name string, q Query, sql string, arg
 	return nil
 }
 
-// Images reads row images, column name → text as PostgreSQL prints the
-// value (a nil is NULL; a column absent is NULL too), as Stream would read
-// rows of q's source holding those values: fn gets, per image and in
-// order, one value per column of q.Columns, converted by the same
-// expressions (no joins, no position). Array columns are always NULL.
-// Follow uses it to render the keys an old row had.
+// Images reads row images (column name → text as PostgreSQL prints the
+// value; nil or absent is NULL) as Stream would read rows holding those
+// values: fn gets, per image in order, one value per column of q.Columns
+// (no joins, no position; arrays always NULL). Follow renders an old
+// row's keys with it.
 func (s *Source) Images(ctx context.Context, name string, q Query, images []map[string]*string, fn func(values []any) error) error {
 	if s.tx == nil {
 		return errors.New("source: Images before Begin")
@@ -614,13 +586,10 @@ func (s *Source) Images(ctx context.Context, name string, q Query, images []map[
 }
 
 // sessionEnded reports whether err ended the PostgreSQL session: the
-// connection is closed under a network error, or the server sent a FATAL or
-// PANIC error, after which it closes the session (SQLSTATE 57P01 from
-// pg_terminate_backend, 57P02 crash shutdown, …). The server's message can
-// reach pgx before the socket closes, so both are checked. The severity is
-// read from field V, never localized (PostgreSQL 9.6 and later), else from
-// field S, which lc_messages translates; see "Error and Notice Message
-// Fields" (https://www.postgresql.org/docs/current/protocol-error-fields.html).
+// connection is closed, or the server sent a FATAL or PANIC error (57P01
+// from pg_terminate_backend, …), which can reach pgx before the socket
+// closes. The severity is field V, never localized, else field S
+// (https://www.postgresql.org/docs/current/protocol-error-fields.html).
 func sessionEnded(err error, conn *pgx.Conn) bool {
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) {
@@ -676,10 +645,8 @@ func tableIdent(src mapping.Source) pgx.Identifier {
 }
 
 // SampleParams returns up to n distinct tuples of the named columns of src
-// from the snapshot, in a stable pseudo-random order (by md5 of the tuple),
-// for checking access patterns: all of them when there are no more than n.
-// Each value is as Stream reads its column: a type without a native
-// conversion in its text form.
+// from the snapshot, in a stable pseudo-random order (md5 of the tuple),
+// for checking access patterns; each value as Stream reads its column.
 func (s *Source) SampleParams(ctx context.Context, src mapping.Source, cols []string, n int) ([][]any, error) {
 	if s.tx == nil {
 		return nil, errors.New("source: SampleParams before Begin")

@@ -91,18 +91,12 @@ func orderTerm(expr string, c SortColumn, desc bool) string {
 var ErrUnordered = errors.New("a column's type has no ordering")
 
 // Rank asks PostgreSQL how it orders tuples (one []any per tuple, one value
-// per column of cols, as Stream decodes them; none NULL): it sends each
-// column's values as one typed array and runs
-//
-//	SELECT ord, dense_rank() OVER (ORDER BY c1 [COLLATE "C"] [DESC], …), c1::text, …
-//	FROM unnest($1::T1[], …) WITH ORDINALITY AS t(c1, …, ord)
-//
-// It returns each tuple's dense rank in that order (1 first; equal tuples
-// share a rank) and the text form of each value, both in the order of
-// tuples. It reads no table and runs on the source's connection, in its
+// per column of cols, as Stream decodes them; none NULL), with dense_rank()
+// over unnest of one typed array per column. It returns, in the order of
+// tuples, each one's dense rank (1 first; equal tuples share a rank) and
+// the text form of each value. It reads no table and runs in the source's
 // transaction if one is open. A type without an ordering gives an error
-// wrapping ErrUnordered; any other PostgreSQL error (a text form it cannot
-// cast back) is returned wrapped.
+// wrapping ErrUnordered; other PostgreSQL errors are returned wrapped.
 func (s *Source) Rank(ctx context.Context, cols []SortColumn, tuples [][]any, desc bool) (ranks []int64, texts [][]string, err error) {
 	if len(cols) == 0 {
 		return nil, nil, errors.New("rank: no column to order by")

@@ -13,10 +13,9 @@ import (
 )
 
 // Query is what Stream reads for one entity: the columns of its source,
-// then, per Join, the values the join adds. The joins are pushed down to
-// PostgreSQL (a LEFT JOIN to a parent, a grouped child subquery for embeds
-// and aggregates), so pg2dynamo never holds a table in memory: a row holds
-// at most its own item collection.
+// then, per Join, the values the join adds. Joins run in PostgreSQL (a
+// LEFT JOIN to a parent, a grouped child subquery for embeds and
+// aggregates), so a row holds at most its own item collection.
 type Query struct {
 	Source  mapping.Source
 	Columns []Column
@@ -45,13 +44,11 @@ type Match struct {
 	Values  [][]*string
 }
 
-// Position returns the position of a row Stream read with q: the text of
-// each OrderBy column's value as its type's output function gives it
-// (bytea \xdead, inet 10.1.2.3, timestamptz 2024-01-02 03:04:05+00 under
-// SessionSettings), read by PostgreSQL in the statement that read the row
-// and bound back through the type's input function (After, Until), so that
-// a position always stands for the very value it was read from. nil when q
-// reads in no order. The strings are the row's last len(q.OrderBy) values.
+// Position returns the position of a row Stream read with q: the row's
+// last len(q.OrderBy) values, each OrderBy column's text as its type's
+// output function gives it (bytea \xdead, inet 10.1.2.3), bound back
+// through the input function in After and Until, so that a position
+// stands for the very value it was read from. nil when q reads in no order.
 func (q Query) Position(row []any) []string {
 	if len(q.OrderBy) == 0 || len(row) < len(q.OrderBy) {
 		return nil
@@ -292,17 +289,12 @@ func colExpr(alias string, c Column) string {
 }
 
 // textForm renders SQL expression e, a value of column c, in its text
-// form: the text of its type's output function, which is what psql prints
-// and what the type's input function reads back. A cast to text is not
-// that for every type: inet's and cidr's cast is text(inet), which always
-// shows the netmask (10.1.2.3/32 where psql prints 10.1.2.3), and an
-// extension may declare any cast. format's %s always calls the output
-// function; it makes an empty text of NULL, so NULL is kept apart (IS
-// DISTINCT FROM, unlike IS NULL, holds for a composite value whose fields
-// are all NULL). An array keeps its dimensions: its text form (array_out,
-// which calls the elements' output function) is read back as a text[] when
-// its delimiter is a comma, as text[]'s is; otherwise (box) it is cast
-// element by element, which for box is its output function.
+// form: its type's output function's, what psql prints. A cast to text is
+// not that for every type (inet's shows the netmask: 10.1.2.3/32), so
+// format's %s is used, with NULL kept apart (IS DISTINCT FROM also holds
+// for a composite of NULL fields). An array keeps its dimensions: its text
+// form is read back as text[] when its delimiter is a comma; otherwise
+// (box) it is cast element by element.
 func textForm(e string, c Column) string {
 	switch {
 	case !c.Array:
@@ -353,10 +345,9 @@ func fromItem(src mapping.Source) string {
 	return strings.TrimSuffix(from(src), " AS src")
 }
 
-// CheckQuery has PostgreSQL plan q without running it, so that a join
-// PostgreSQL cannot do (columns of incompatible types, an aggregate the
-// column's type lacks) is reported, as a *mapping.Error at the entity,
-// before anything is written.
+// CheckQuery has PostgreSQL plan q without running it, so that a join it
+// cannot do (incompatible types, an aggregate the type lacks) is a
+// *mapping.Error at the entity before anything is written.
 func (s *Source) CheckQuery(ctx context.Context, m *mapping.Mapping, entity string, q Query) error {
 	if _, err := s.conn.Prepare(ctx, "", q.SQL()); err != nil {
 		var pe *pgconn.PgError

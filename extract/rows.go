@@ -9,12 +9,10 @@ import (
 	"github.com/pg2dynamo/pg2dynamo/mapping"
 )
 
-// RowsUpTo returns how many rows src holds, counting no further than limit:
-// the read stops at limit rows whatever the source's size, so that asking
-// whether a source has more than one row costs two rows. It reads in a
-// read-only transaction (s's snapshot once Begin has run, under a
-// savepoint). An error, such as a query source that fails while running,
-// is returned wrapped (a *pgconn.PgError for PostgreSQL's).
+// RowsUpTo returns how many rows src holds, reading no further than limit
+// rows, in a read-only transaction (s's snapshot under a savepoint once
+// Begin has run). Errors are returned wrapped (*pgconn.PgError for
+// PostgreSQL's).
 func (s *Source) RowsUpTo(ctx context.Context, src mapping.Source, limit int) (int, error) {
 	var n int
 	err := s.readOnly(ctx, func(tx pgx.Tx) error {

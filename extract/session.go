@@ -14,44 +14,29 @@ type Setting struct {
 }
 
 // SessionSettings are the settings that change the text PostgreSQL gives
-// for a value, or what a query source computes, pinned so that a run, a
-// re-run and a resumed run under other settings write the same items under
-// the same keys. Every connection of Connect (and so of Fork, and of verify
-// and plan, which connect through it) sets them with SET right after
-// connecting: a session's SET overrides postgresql.conf, ALTER DATABASE …
-// SET, ALTER ROLE … SET, PGOPTIONS and the connection string's options
-// ("Run-time parameters", https://www.postgresql.org/docs/current/config-setting.html).
-//
-// Values print as with PostgreSQL's defaults, so the documented forms do
-// not change (TimeZone and lc_monetary have none: initdb takes them from
-// its machine); pg_dump pins the first four for the same reason
+// for a value, or what a query source computes, pinned so that runs under
+// other settings write the same items under the same keys. Every
+// connection of Connect (and so of Fork, verify and plan) sets them right
+// after connecting; a session's SET overrides the server's, the database's,
+// the role's and PGOPTIONS
+// (https://www.postgresql.org/docs/current/config-setting.html). Values are
+// PostgreSQL's defaults where it has one, as pg_dump pins the first four
 // (setup_connection in src/bin/pg_dump/pg_dump.c):
-//   - DateStyle 'ISO, MDY': dates and timestamps inside values read as text
-//     (ranges, composites) print as 2024-01-02 03:04:05; MDY pins how a
-//     query source's ambiguous date literals read.
-//   - IntervalStyle postgres: interval prints as "1 day 02:00:00".
-//   - extra_float_digits 3: floats inside values read as text (point,
-//     composites) print exactly; from PostgreSQL 12 on, shortest
-//     round-trip digits, the same as the default 1.
-//   - synchronize_seqscans off: a sequential scan starts at the table's
-//     first page, not where a concurrent scan is, so rows read in no order
-//     (an embed without order_by, a source without a primary key) come in
-//     the same order from run to run whenever the plan is the same.
-//   - TimeZone UTC: timestamptz inside values read as text (tstzrange,
-//     composites) prints in UTC, as timestamptz attributes are written, and
-//     a query source's date arithmetic on timestamptz is the same anywhere.
-//   - bytea_output hex: bytea inside values read as text prints as \x….
-//   - lc_monetary C: money prints as $1,234.56 whatever the server's
-//     locale (C always exists; other locales are per server).
-//   - standard_conforming_strings on: a backslash in a query source's
-//     string literal is itself, as pgx also requires.
-//   - client_encoding UTF8: text arrives as UTF-8, as pgx requires.
+//   - DateStyle 'ISO, MDY': dates inside values read as text print as
+//     2024-01-02 03:04:05; MDY fixes how ambiguous date literals read.
+//   - IntervalStyle postgres: "1 day 02:00:00".
+//   - extra_float_digits 3: floats inside values read as text print
+//     exactly (shortest round-trip digits, as the default from 12 on).
+//   - synchronize_seqscans off: a sequential scan starts at the first
+//     page, so rows read in no order come in the same order run to run.
+//   - TimeZone UTC: timestamptz inside values read as text prints in UTC,
+//     and a query source's date arithmetic is the same anywhere.
+//   - bytea_output hex, lc_monetary C (money as $1,234.56 on any server),
+//     standard_conforming_strings on and client_encoding UTF8 (pgx needs both).
 //
-// Left alone: search_path (it resolves the mapping's unqualified table
-// names; it also changes how regclass and the other reg* types print),
-// lc_numeric and lc_time (they change only to_char), xmloption and
-// xmlbinary (they change XML input and XML functions, not output), and the
-// timeouts pg_dump turns off (they change no value).
+// Left alone: search_path (it resolves unqualified table names),
+// lc_numeric and lc_time (only to_char), xmloption and xmlbinary (XML
+// input only) and timeouts (no value changes).
 var SessionSettings = []Setting{
 	{"DateStyle", "ISO, MDY"},
 	{"IntervalStyle", "postgres"},
@@ -69,8 +54,6 @@ var SessionSettings = []Setting{
 func pinSession(ctx context.Context, conn *pgconn.PgConn) error {
 	var sql strings.Builder
 	for _, s := range SessionSettings {
-		// Names and values are constants above: no quoting beyond the
-		// literal's.
 		fmt.Fprintf(&sql, "SET %s = '%s';\n", s.Name, s.Value)
 	}
 	if _, err := conn.Exec(ctx, sql.String()).ReadAll(); err != nil {

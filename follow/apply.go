@@ -87,7 +87,7 @@ type Applier struct {
 // its own, outside any snapshot: each window reads in its own) and writing
 // to sink.
 func NewApplier(g *Graph, m *mapping.Mapping, src *extract.Source, sink load.Sink) *Applier {
-	return &Applier{graph: g, m: m, src: src, sink: sink, keyAttrs: [2]string{m.Table.PartitionKey, m.Table.SortKey},
+	return &Applier{graph: g, m: m, src: src, sink: sink, keyAttrs: m.Table.Keys(),
 		b: transform.NewBuilder(), Concurrency: 8, CatalogEvery: CatalogInterval, keys: &keyLog{}, side: make(chan *repairReq)}
 }
 

@@ -244,7 +244,7 @@ func NewAuditor(connString string, m *mapping.Mapping, client AuditAPI, a *Appli
 	if opts.Segments <= 0 {
 		opts.Segments = 2
 	}
-	au := &Auditor{opts: opts, connString: connString, m: m, client: client, keyAttrs: [2]string{m.Table.PartitionKey, m.Table.SortKey},
+	au := &Auditor{opts: opts, connString: connString, m: m, client: client, keyAttrs: m.Table.Keys(),
 		types: map[string]bool{}, seed: maphash.MakeSeed(), a: a}
 	for _, e := range m.Entities {
 		au.types[e.Type] = true

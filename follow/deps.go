@@ -120,19 +120,8 @@ func NewGraph(ctx context.Context, conn *pgx.Conn, m *mapping.Mapping, plans []*
 		if err := add(e.Source, mapping.Path(ep, mapping.KeySource), effect{kind: own, entity: i, on: pk}); err != nil {
 			return nil, err
 		}
-		for _, name := range slices.Sorted(maps.Keys(e.Embed)) {
-			if err := add(e.Embed[name].Source, mapping.Path(ep, mapping.KeyEmbed, name, mapping.KeySource), effect{kind: child, entity: i, on: e.Embed[name].Join.Pairs()}); err != nil {
-				return nil, err
-			}
-		}
-		for _, name := range slices.Sorted(maps.Keys(e.Aggregates)) {
-			if err := add(e.Aggregates[name].Source, mapping.Path(ep, mapping.KeyAggregates, name, mapping.KeySource), effect{kind: child, entity: i, on: e.Aggregates[name].Join.Pairs()}); err != nil {
-				return nil, err
-			}
-		}
-		for k, d := range e.Duplicate {
-			path := fmt.Sprintf("%s.%s[%d].%s", ep, mapping.KeyDuplicate, k, mapping.KeySource)
-			if err := add(d.Source, path, effect{kind: parent, entity: i, on: d.Join.Pairs()}); err != nil {
+		for _, j := range e.Joins() {
+			if err := add(j.Source, j.SourcePath(), joinEffect(j, i)); err != nil {
 				return nil, err
 			}
 		}
@@ -144,6 +133,15 @@ func NewGraph(ctx context.Context, conn *pgx.Conn, m *mapping.Mapping, plans []*
 		t.identity = g.identity(t)
 	}
 	return g, nil
+}
+
+// joinEffect is how a change of join rule j's source reaches the items of
+// entity i: through the rows j joins the changed row to (on j.On).
+func joinEffect(j mapping.JoinRule, i int) effect {
+	if j.Parent {
+		return effect{kind: parent, entity: i, on: j.On.Pairs()}
+	}
+	return effect{kind: child, entity: i, on: j.On.Pairs()}
 }
 
 // identity returns the columns of t an old row image must carry: for its

@@ -275,29 +275,9 @@ func (m *Mapping) Checkable() *Mapping {
 
 // checkableEntity is Checkable's copy of entity e.
 func (m *Mapping) checkableEntity(e *Entity) *Entity {
-	c := *e
-	ep := Path(KeyEntities, e.Name)
-	undefined := func(path string) bool {
-		return m.RefusedAt(path) || m.Refused(Path(path, KeySource)) || m.Refused(Path(path, KeyJoin))
-	}
-	c.Embed = map[string]*Embed{}
-	for name, em := range e.Embed {
-		if em != nil && !undefined(Path(ep, KeyEmbed, name)) {
-			c.Embed[name] = em
-		}
-	}
-	c.Aggregates = map[string]*Aggregate{}
-	for name, a := range e.Aggregates {
-		if a != nil && !undefined(Path(ep, KeyAggregates, name)) {
-			c.Aggregates[name] = a
-		}
-	}
-	c.Duplicate = make([]*Duplicate, len(e.Duplicate))
-	for i, d := range e.Duplicate {
-		if d != nil && !undefined(fmt.Sprintf("%s.%s[%d]", ep, KeyDuplicate, i)) {
-			c.Duplicate[i] = d
-		}
-	}
+	c := e.withJoins(func(j JoinRule) bool {
+		return j.Defined() && !m.RefusedAt(j.Path) && !m.Refused(j.SourcePath()) && !m.Refused(Path(j.Path, KeyJoin))
+	})
 	c.IDs = map[string]*StableID{}
 	for name, id := range e.IDs {
 		if id == nil {
@@ -305,5 +285,5 @@ func (m *Mapping) checkableEntity(e *Entity) *Entity {
 		}
 		c.IDs[name] = id
 	}
-	return &c
+	return c
 }

@@ -7,22 +7,22 @@ import (
 	"strings"
 )
 
-// checkStrategies checks the entity's embed, duplicate, aggregates and ids
-// rules (embeds, aggregates and IDs in name order). Column names are
-// checked later, against the database (transform.Compile).
+// checkStrategies checks the entity's join rules (Entity.Joins) and its
+// stable IDs (by name). Column names are checked later, against the
+// database (transform.Compile).
 func (c *entityCheck) checkStrategies() {
-	e := c.e
-	for _, name := range slices.Sorted(maps.Keys(e.Embed)) {
-		c.checkEmbed(name, e.Embed[name])
+	for _, j := range c.e.Joins() {
+		switch j.Kind {
+		case JoinDuplicate:
+			c.checkDuplicate(j.Path, j.Duplicate)
+		case JoinEmbed:
+			c.checkEmbed(j.Path, j.Embed)
+		case JoinAggregate:
+			c.checkAggregate(j.Path, j.Aggregate)
+		}
 	}
-	for i, d := range e.Duplicate {
-		c.checkDuplicate(i, d)
-	}
-	for _, name := range slices.Sorted(maps.Keys(e.Aggregates)) {
-		c.checkAggregate(name, e.Aggregates[name])
-	}
-	for _, name := range slices.Sorted(maps.Keys(e.IDs)) {
-		c.checkID(name, e.IDs[name])
+	for _, name := range slices.Sorted(maps.Keys(c.e.IDs)) {
+		c.checkID(name, c.e.IDs[name])
 	}
 }
 
@@ -46,10 +46,8 @@ func (c *entityCheck) checkJoin(path string, j Join) {
 	}
 }
 
-// checkEmbed checks the embed rule of attribute name; an empty as becomes
-// list.
-func (c *entityCheck) checkEmbed(name string, em *Embed) {
-	p := Path(c.ep, KeyEmbed, name)
+// checkEmbed checks the embed rule at path p; an empty as becomes list.
+func (c *entityCheck) checkEmbed(p string, em *Embed) {
 	if em == nil {
 		c.add(p, "missing: expected source, join and as")
 		return
@@ -84,10 +82,10 @@ func (c *entityCheck) checkEmbed(name string, em *Embed) {
 	}
 }
 
-// checkDuplicate checks duplicate rule i: a table source (whose unique keys
-// the join is checked against) and the parent columns to copy.
-func (c *entityCheck) checkDuplicate(i int, d *Duplicate) {
-	p := fmt.Sprintf("%s.%s[%d]", c.ep, KeyDuplicate, i)
+// checkDuplicate checks the duplicate rule at path p: a table source
+// (whose unique keys the join is checked against) and the parent columns
+// to copy.
+func (c *entityCheck) checkDuplicate(p string, d *Duplicate) {
 	if d == nil {
 		c.add(p, "missing: expected source, join and attributes")
 		return
@@ -100,10 +98,9 @@ func (c *entityCheck) checkDuplicate(i int, d *Duplicate) {
 	c.errs = append(c.errs, c.m.validateSets(Path(p, KeyAttributes), d.Attributes)...)
 }
 
-// checkAggregate checks the aggregate rule of attribute name: a known
-// function, with a column unless it counts.
-func (c *entityCheck) checkAggregate(name string, a *Aggregate) {
-	p := Path(c.ep, KeyAggregates, name)
+// checkAggregate checks the aggregate rule at path p: a known function,
+// with a column unless it counts.
+func (c *entityCheck) checkAggregate(p string, a *Aggregate) {
 	if a == nil {
 		c.add(p, "missing: expected function, source and join")
 		return

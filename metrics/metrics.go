@@ -1,14 +1,9 @@
 // Package metrics is what a run shows to monitoring: its counters and
 // gauges in the Prometheus text format on /metrics, and its health on
 // /healthz (200, or 503 with the reason). A Run holds a registry of its
-// own (not the global one), so that tests and several runs in one process
-// each read their own.
-//
-// The engine feeds a Run from the counters a run already keeps: the
-// pipeline's progress (rows finished and items written per entity), the
-// DynamoDB sink's request counters (read at each scrape), the rejects
-// file, and the follow's Status. A nil *Run is valid and does nothing, so
-// that callers need not check.
+// own, so that several runs in one process each read their own. The
+// engine feeds it from the counters a run already keeps; a nil *Run does
+// nothing.
 package metrics
 
 import (

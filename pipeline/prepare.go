@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 
@@ -135,10 +134,11 @@ func checkPlans(ctx context.Context, src *extract.Source, m *mapping.Mapping, pl
 }
 
 // describe reads the columns of an entity's source and of the sources its
-// embed, duplicate and aggregate rules join. A source that cannot be
-// described is a mapping error; the others are still described, so that
-// all are reported (the Sources are then incomplete). A nil duplicate rule
-// (see mapping.Mapping.Checkable) gets no columns.
+// join rules (mapping.Entity.Joins) join, and the unique keys of its own
+// and of a parent's. A source that cannot be described is a mapping
+// error; the others are still described, so that all are reported (the
+// Sources are then incomplete). An undefined rule (see
+// mapping.Mapping.Checkable) gets no columns.
 func describe(ctx context.Context, src *extract.Source, m *mapping.Mapping, e *mapping.Entity) (transform.Sources, mapping.Errors, error) {
 	var srcs transform.Sources
 	var errs mapping.Errors
@@ -153,37 +153,21 @@ func describe(ctx context.Context, src *extract.Source, m *mapping.Mapping, e *m
 	if srcs.Unique, err = src.UniqueKeys(ctx, e.Source); err != nil {
 		return srcs, nil, fmt.Errorf("describe %s: %w", mapping.Path(ep, mapping.KeySource), err)
 	}
-	srcs.Embed = map[string][]extract.Column{}
-	for _, name := range slices.Sorted(maps.Keys(e.Embed)) {
-		cols, err := src.DescribeSource(ctx, m, mapping.Path(ep, mapping.KeyEmbed, name, mapping.KeySource), e.Embed[name].Source)
-		if err := collect(&errs, err); err != nil {
-			return srcs, nil, err
-		}
-		srcs.Embed[name] = cols
-	}
-	for i, d := range e.Duplicate {
+	for _, j := range e.Joins() {
 		var cols []extract.Column
 		var keys []extract.UniqueKey
-		if d != nil {
-			path := fmt.Sprintf("%s.%s[%d].%s", ep, mapping.KeyDuplicate, i, mapping.KeySource)
-			if cols, err = src.DescribeSource(ctx, m, path, d.Source); err != nil {
+		if j.Defined() {
+			if cols, err = src.DescribeSource(ctx, m, j.SourcePath(), j.Source); err != nil {
 				if err := collect(&errs, err); err != nil {
 					return srcs, nil, err
 				}
-			} else if keys, err = src.UniqueKeys(ctx, d.Source); err != nil {
-				return srcs, nil, fmt.Errorf("describe %s: %w", path, err)
+			} else if j.Parent {
+				if keys, err = src.UniqueKeys(ctx, j.Source); err != nil {
+					return srcs, nil, fmt.Errorf("describe %s: %w", j.SourcePath(), err)
+				}
 			}
 		}
-		srcs.Duplicate = append(srcs.Duplicate, cols)
-		srcs.DuplicateKeys = append(srcs.DuplicateKeys, keys)
-	}
-	srcs.Aggregate = map[string][]extract.Column{}
-	for _, name := range slices.Sorted(maps.Keys(e.Aggregates)) {
-		cols, err := src.DescribeSource(ctx, m, mapping.Path(ep, mapping.KeyAggregates, name, mapping.KeySource), e.Aggregates[name].Source)
-		if err := collect(&errs, err); err != nil {
-			return srcs, nil, err
-		}
-		srcs.Aggregate[name] = cols
+		srcs.SetJoin(j, cols, keys)
 	}
 	return srcs, errs, nil
 }
@@ -199,7 +183,8 @@ type querySource struct {
 	src  mapping.Source
 }
 
-// querySources lists e's query sources in mapping order.
+// querySources lists e's query sources: its own, then its join rules'
+// (mapping.Entity.Joins order).
 func querySources(e *mapping.Entity) []querySource {
 	ep := mapping.Path(mapping.KeyEntities, e.Name)
 	var out []querySource
@@ -209,14 +194,8 @@ func querySources(e *mapping.Entity) []querySource {
 		}
 	}
 	add(mapping.Path(ep, mapping.KeySource), e.Source)
-	for _, name := range slices.Sorted(maps.Keys(e.Embed)) {
-		add(mapping.Path(ep, mapping.KeyEmbed, name, mapping.KeySource), e.Embed[name].Source)
-	}
-	for i, d := range e.Duplicate {
-		add(fmt.Sprintf("%s.%s[%d].%s", ep, mapping.KeyDuplicate, i, mapping.KeySource), d.Source)
-	}
-	for _, name := range slices.Sorted(maps.Keys(e.Aggregates)) {
-		add(mapping.Path(ep, mapping.KeyAggregates, name, mapping.KeySource), e.Aggregates[name].Source)
+	for _, j := range e.Joins() {
+		add(j.SourcePath(), j.Source)
 	}
 	return out
 }

@@ -82,7 +82,7 @@ func Run(ctx context.Context, src RowSource, m *mapping.Mapping, plans []*transf
 		auto = newAutoRun(*opts.Auto, sink)
 		writers = auto.cfg.Max
 	}
-	r := &run{plans: plans, keyAttrs: [2]string{m.Table.PartitionKey, m.Table.SortKey}, stats: newStats(totals),
+	r := &run{plans: plans, keyAttrs: m.Table.Keys(), stats: newStats(totals),
 		stop: newStopper(ctx, opts.WriteGrace), batches: make(chan batch, writers),
 		events: make(chan event, 4*writers+64), readDone: make(chan struct{}), auto: auto}
 	defer r.stop.end()

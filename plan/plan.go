@@ -214,40 +214,8 @@ func attributeNotes(m *mapping.Mapping, e *mapping.Entity) []string {
 	if len(a.Sets) > 0 {
 		out = append(out, "sets: "+strings.Join(a.Sets, ", "))
 	}
-	for _, d := range e.Duplicate {
-		cols := make([]string, len(d.Attributes.Select))
-		for i, c := range d.Attributes.Select {
-			cols[i] = c
-			if to, ok := d.Attributes.Rename[c]; ok {
-				cols[i] = c + " as " + to
-			}
-		}
-		out = append(out, fmt.Sprintf("duplicated from %s: %s%s", d.Source, strings.Join(cols, ", "), setsNote(d.Attributes)))
-	}
-	for _, name := range slices.Sorted(maps.Keys(e.Embed)) {
-		em := e.Embed[name]
-		s := fmt.Sprintf("%s: embedded %s of %s", name, em.As, em.Source)
-		if em.As == mapping.EmbedSet {
-			s = fmt.Sprintf("%s: embedded set of %s from %s", name, strings.Join(em.Attributes.Select, ", "), em.Source)
-		}
-		if em.As == mapping.EmbedMap {
-			s += " by " + em.Key
-		}
-		if len(em.OrderBy) > 0 {
-			s += " ordered by " + strings.Join(em.OrderBy, ", ")
-		}
-		if em.MaxItems > 0 {
-			s += fmt.Sprintf(", at most %d", em.MaxItems)
-		}
-		out = append(out, s+setsNote(em.Attributes))
-	}
-	for _, name := range slices.Sorted(maps.Keys(e.Aggregates)) {
-		ag := e.Aggregates[name]
-		arg := ""
-		if ag.Column != "" {
-			arg = " " + ag.Column
-		}
-		out = append(out, fmt.Sprintf("%s: %s%s of %s", name, ag.Function, arg, ag.Source))
+	for _, j := range e.Joins() {
+		out = append(out, joinNote(j))
 	}
 	for _, name := range slices.Sorted(maps.Keys(e.IDs)) {
 		id := e.IDs[name]
@@ -261,6 +229,46 @@ func attributeNotes(m *mapping.Mapping, e *mapping.Entity) []string {
 	}
 	out = append(out, fmt.Sprintf("%s = %q", m.TypeAttribute, e.Type))
 	return out
+}
+
+// joinNote says what join rule j writes.
+func joinNote(j mapping.JoinRule) string {
+	switch j.Kind {
+	case mapping.JoinDuplicate:
+		d := j.Duplicate
+		cols := make([]string, len(d.Attributes.Select))
+		for i, c := range d.Attributes.Select {
+			cols[i] = c
+			if to, ok := d.Attributes.Rename[c]; ok {
+				cols[i] = c + " as " + to
+			}
+		}
+		return fmt.Sprintf("duplicated from %s: %s%s", d.Source, strings.Join(cols, ", "), setsNote(d.Attributes))
+	case mapping.JoinEmbed:
+		em := j.Embed
+		s := fmt.Sprintf("%s: embedded %s of %s", j.Attr, em.As, em.Source)
+		if em.As == mapping.EmbedSet {
+			s = fmt.Sprintf("%s: embedded set of %s from %s", j.Attr, strings.Join(em.Attributes.Select, ", "), em.Source)
+		}
+		if em.As == mapping.EmbedMap {
+			s += " by " + em.Key
+		}
+		if len(em.OrderBy) > 0 {
+			s += " ordered by " + strings.Join(em.OrderBy, ", ")
+		}
+		if em.MaxItems > 0 {
+			s += fmt.Sprintf(", at most %d", em.MaxItems)
+		}
+		return s + setsNote(em.Attributes)
+	case mapping.JoinAggregate:
+		ag := j.Aggregate
+		arg := ""
+		if ag.Column != "" {
+			arg = " " + ag.Column
+		}
+		return fmt.Sprintf("%s: %s%s of %s", j.Attr, ag.Function, arg, ag.Source)
+	}
+	return "" // a kind without a note: TestJoinNotes fails
 }
 
 // setsNote is " (sets: a, b)" for attributes that write array columns as

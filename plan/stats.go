@@ -73,7 +73,7 @@ func (s *measureSink) Write(_ context.Context, batch []transform.Item) error {
 		a.wcu += transform.WriteUnits(s.m, it.Attrs)
 		a.json += ddbjson.LineBytes(it.Attrs)
 		if a.example == nil {
-			k := transform.ItemKey(it.Attrs, [2]string{s.m.Table.PartitionKey, s.m.Table.SortKey})
+			k := transform.ItemKey(it.Attrs, s.m.Table.Keys())
 			a.example = k[:]
 		}
 	}

@@ -23,11 +23,9 @@ import (
 )
 
 // progressBoard is what both progress displays show: one phase's entities
-// (a run's, or verify's source pass, then its Scan) in the mapping's
-// order, with their counts and times, and the phase's totals. The
-// pipeline tells it from one goroutine; the bars read it from mpb's. Its
-// columns have fixed widths, set by Plan from the largest total, so that
-// they do not move as the numbers grow.
+// in the mapping's order, with their counts and times, and the phase's
+// totals. The pipeline tells it from one goroutine; the bars read it from
+// mpb's. Its columns' widths are set by Plan from the largest total.
 type progressBoard struct {
 	mu      sync.Mutex
 	now     func() time.Time
@@ -65,9 +63,8 @@ type boardEntity struct {
 
 // columns is which of the bars' optional columns a line shows, and the
 // width of the right-hand columns, so that every bar has one length. On a
-// narrow terminal the bars drop columns rather than their bar: a line
-// must fit the terminal, since a wrapped line is drawn over by the next
-// frame one line short, leaving copies of the last frame on the screen.
+// narrow terminal the bars drop columns: a wrapped line would leave copies
+// of the last frame on the screen.
 type columns struct {
 	rate      bool // items/s
 	unit      bool // "rows" after the counts
@@ -273,10 +270,9 @@ func clock(d time.Duration) string {
 	return fmt.Sprintf("%dh%02dm", int(d.Hours()), int(d.Minutes())%60)
 }
 
-// etaWindow is how far back the ETA's rate looks: the rows finished in
-// about the last minute, not since the phase began, so that a load whose
-// rate changes (a slow start while the writers grow, a large entity
-// after small ones) is estimated by what it does now.
+// etaWindow is how far back the ETA's rate looks, so that a load whose
+// rate changes (writers growing, a large entity after small ones) is
+// estimated by what it does now.
 const etaWindow = time.Minute
 
 // etaSample is the rows finished at a time.
@@ -397,12 +393,9 @@ func (b *progressBoard) entityRightText(e *boardEntity) string {
 	return fmt.Sprintf("%-*s", b.cols.rightW, s.String())
 }
 
-// Bars draws the board as live bars (mpb): an overall bar, then,
-// when there is more than one entity, one bar per entity in the mapping's
-// order. On a terminal, or on any writer when --progress bars
-// asks for them (frames then go to the writer with the terminal's cursor
-// movements, every refresh). Each Plan (a new phase) ends the bars of the
-// last one.
+// Bars draws the board as live bars (mpb) on a terminal, or on any writer
+// --progress bars names: an overall bar, then one per entity when there is
+// more than one. Each Plan (a new phase) ends the last one's bars.
 type Bars struct {
 	w       io.Writer
 	board   *progressBoard
@@ -483,12 +476,10 @@ func (b *Bars) Advance(entity string, rows, items int) {
 	}
 }
 
-// Close ends every bar and waits for the last frame. mpb's Wait returns
-// only once every bar is completed or aborted, and a bar created with a
-// total above 0 completes only by reaching it (SetTotal does nothing on
-// it): a bar short of its total (a run stopped by a signal or an error,
-// or a resumed run reading the rest of an entity) is aborted, and stays
-// drawn at the count it reached. Abort does nothing to a completed bar.
+// Close ends every bar and waits for the last frame. A bar short of its
+// total (a stopped run, a resumed one) is aborted, as mpb's Wait returns
+// only once every bar is completed or aborted; it stays drawn at the
+// count it reached.
 func (b *Bars) Close() {
 	if b.p == nil {
 		return

@@ -17,20 +17,13 @@ import (
 const htmlListed = 100
 
 // HTML writes r as one self-contained, static page: no network, styles
-// inline, every count, table and value in the HTML itself, so that it
-// reads with JavaScript disabled and prints (a print stylesheet shows
-// every row). A small optional script only folds long lists.
-//
-// The page shows the verdict (verify's failure red, its success green; a
-// diff's headline as information: it previews changes), the run (time,
-// source, endpoint, table, mapping file and its SHA-256, pg2dynamo's
-// version), the counts in Summary's words, the counts per entity, a
-// diff's cost (the changes beside a full run), the first htmlListed
-// entries of each list, each changed item as a table of its attributes
-// aligned side by side (in the table | derived from the source, "absent"
-// for a missing side), values with their DynamoDB type, and the access
-// patterns. It fails on a write error, or when a list cannot be read
-// back from its temporary file.
+// inline, every value in the HTML itself, so that it reads with
+// JavaScript disabled and prints; an optional script only folds long
+// lists. It shows the verdict, the run, the counts in Summary's words and
+// per entity, a diff's cost, the first htmlListed entries of each list
+// (a changed item's attributes side by side, table | source), and the
+// access patterns. It fails on a write error, or when a list cannot be
+// read back from its temporary file.
 func HTML(w io.Writer, r *Report) error {
 	p, err := newPage(r)
 	if err != nil {
@@ -303,8 +296,7 @@ type attrRow struct {
 }
 
 // newChangedList reads the changed items the page shows: the first
-// htmlListed, and every item whose whole before and after the report
-// keeps (Options.SampleChanged: the first found, anywhere in the list).
+// htmlListed, and every item the report keeps whole (Options.SampleChanged).
 func newChangedList(r *Report) (*changedList, error) {
 	count := r.Counts.Changed
 	if count.Total == 0 {

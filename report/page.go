@@ -2,12 +2,10 @@ package report
 
 import "html/template"
 
-// pageTemplate renders a page (HTML). Every count is in the HTML; the
-// script at the end only folds lists longer than foldAbove rows to their
-// first foldTo, with a button to unfold them (the print stylesheet shows
-// every row), and marks the page "js" when it ran. The data-* attributes
-// name what a cell shows, in Summary's and EntityCounts' JSON names, for
-// tests and scripts.
+// pageTemplate renders a page (HTML). The script at the end only folds
+// lists longer than foldAbove rows to their first foldTo, and marks the
+// page "js" when it ran. The data-* attributes name what a cell shows, in
+// Summary's and EntityCounts' JSON names, for tests and scripts.
 var pageTemplate = template.Must(template.New("page").Parse(`<!DOCTYPE html>
 <html lang="en">
 <head>

@@ -27,9 +27,8 @@ const (
 // Report is what verify and diff print.
 //
 // Its words for an item are those of Summary: new, changed, stale. The
-// JSON names of the Result's lists and counts are older and kept for
-// compatibility: "missing" holds the new items, "extra" the stale items
-// and those of no mapped type (other), "changed" the changed items.
+// JSON names of the Result's lists and counts stay as scripts read them:
+// "missing" holds the new items, "extra" the stale and other items.
 type Report struct {
 	Mode string `json:"mode"`
 	// OK is true when the table matches the source (verify), or when a run
@@ -193,13 +192,11 @@ type jsonSkeleton struct {
 	Unapplied  *struct{} `json:"unapplied,omitempty"`
 }
 
-// WriteJSON writes r as one JSON object, indented by two spaces and
-// ending in a newline, as json.Encoder with SetIndent("", "  ") would,
+// WriteJSON writes r as json.Encoder with SetIndent("", "  ") would,
 // except that the lists (missing, extra, duplicates, changed, in_flight,
-// then, with Applied, written, deleted and unapplied: the keys put,
-// deleted and not read back as applied) come last and are streamed from
-// their files one entry at a time: memory does not grow with them. It
-// decodes into a Report, but for Applied's lists.
+// then Applied's written, deleted and unapplied) come last, streamed from
+// their files one entry at a time. It decodes into a Report, but for
+// Applied's lists.
 func WriteJSON(w io.Writer, r *Report) error {
 	head, err := json.MarshalIndent(jsonSkeleton{Report: r}, "", "  ")
 	if err != nil {

@@ -60,7 +60,7 @@
 #                             only if missing
 #   DEMO_MAPPINGS [fixtures/mappings/strategies]  the domains' mappings
 #   PG2DYNAMO_BIN             use this binary instead of `go build -o pg2dynamo .`
-#   DEMO_DDB_BIN              use this binary instead of building scripts/demo-ddb
+#   DEMO_DDB_BIN              use this binary instead of building tools/demo-ddb
 #                             (it deletes the tables and prints the Query)
 #   DEMO_HOST_DYNAMODB_ENDPOINT [DYNAMODB_ENDPOINT]  DEMO_HOST_PG [PGHOST:PGPORT]
 #                             the addresses printed in the closing commands,
@@ -255,7 +255,7 @@ if [[ -n ${DEMO_DDB_BIN:-} ]]; then
 	ddb="$DEMO_DDB_BIN"
 else
 	ddb_dir="$(mktemp -d "${TMPDIR:-/tmp}/pg2dynamo-demo.XXXXXX")"
-	go build -o "$ddb_dir/demo-ddb" ./scripts/demo-ddb
+	go -C tools build -o "$ddb_dir/demo-ddb" ./demo-ddb
 	ddb="$ddb_dir/demo-ddb"
 fi
 

@@ -77,6 +77,7 @@ if [ -n "$unformatted" ]; then
   exit 1
 fi
 go vet ./...
+go -C tools vet ./...
 
 # What runs under the race detector, by the numbers (2 CPUs, measured
 # 2026-11, go test -json): the app package's end-to-end tests took 257 s
@@ -118,13 +119,17 @@ trap 'rm -rf "$logs"' EXIT
 # (go tool -n prints its path), and its analyses are cached too
 # (~/.cache/golangci-lint), so a run after the first reads only the
 # packages that changed. Another golangci-lint running on the machine
-# holds its lock: this one waits for it (--allow-serial-runners).
+# holds its lock: this one waits for it (--allow-serial-runners). The
+# tools module (tools/: make bench, the demo's helper) is linted and its
+# unit tests run in the same step.
 {
   lint=$(go -C tools/lint tool -n golangci-lint) || {
     echo "could not build golangci-lint from tools/lint/go.mod (go -C tools/lint tool -n golangci-lint)"
     exit 1
   }
-  "$lint" run --allow-serial-runners ./...
+  "$lint" run --allow-serial-runners ./... &&
+    (cd tools && "$lint" run --allow-serial-runners ./...) &&
+    go -C tools test -count=1 ./...
 } >"$logs/lint" 2>&1 & lintrun=$!
 go test -race -count=1 -timeout 30m -skip "$SLOW_SERIAL_TESTS" $(go list ./... | grep -v -e '/app$' -e '/follow$') >"$logs/race" 2>&1 & race=$!
 { go test -count=1 -timeout 30m -parallel 4 -skip "$APP_RACE_TESTS" ./app ./follow &&

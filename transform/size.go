@@ -209,7 +209,8 @@ func Project(m *mapping.Mapping, g mapping.GSI, item map[string]types.AttributeV
 		return item
 	}
 	keep := map[string]types.AttributeValue{}
-	for _, a := range slices.Concat([]string{m.Table.PartitionKey, m.Table.SortKey}, g.KeyNames(), g.NonKeyAttributes) {
+	keys := m.Table.Keys()
+	for _, a := range slices.Concat(keys[:], g.KeyNames(), g.NonKeyAttributes) {
 		if v, ok := item[a]; ok && a != "" {
 			keep[a] = v
 		}

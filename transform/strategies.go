@@ -130,32 +130,61 @@ func aggregateType(fn, typ string) string {
 	return typ
 }
 
-// compileStrategies adds the entity's duplicate, embed and aggregate rules
-// to p as joins, in that order (embeds and aggregates by attribute name),
-// then its stable IDs. Problems go to c. A nil rule is left out (one the
-// mapping's own problems leave undefined: see mapping.ParsePartial).
+// compileStrategies adds the entity's join rules to p as joins, in
+// mapping.Entity.Joins order, then its stable IDs. Problems go to c. An
+// undefined rule is left out (one the mapping's own problems leave
+// undefined: see mapping.ParsePartial).
 func (p *Plan) compileStrategies(c *compiler) {
-	for i, d := range c.e.Duplicate {
-		if d != nil {
-			p.joins = append(p.joins, c.duplicateJoin(i, d))
+	for _, j := range c.e.Joins() {
+		if !j.Defined() {
+			continue
 		}
-	}
-	for _, name := range slices.Sorted(maps.Keys(c.e.Embed)) {
-		if em := c.e.Embed[name]; em != nil {
-			p.joins = append(p.joins, c.embedJoin(name, em))
-		}
-	}
-	for _, name := range slices.Sorted(maps.Keys(c.e.Aggregates)) {
-		if a := c.e.Aggregates[name]; a != nil {
-			if jp, ok := c.aggregateJoin(name, a); ok {
-				p.joins = append(p.joins, jp)
-			}
+		if jp, ok := c.join(j); ok {
+			p.joins = append(p.joins, jp)
 		}
 	}
 	for _, name := range slices.Sorted(maps.Keys(c.e.IDs)) {
 		if id := c.e.IDs[name]; id != nil {
 			p.ids = append(p.ids, c.idPlan(name, id))
 		}
+	}
+}
+
+// join compiles join rule j, a defined one. It returns false, having
+// reported why, for a rule that adds no join.
+func (c *compiler) join(j mapping.JoinRule) (joinPlan, bool) {
+	switch j.Kind {
+	case mapping.JoinDuplicate:
+		return c.duplicateJoin(j), true
+	case mapping.JoinEmbed:
+		return c.embedJoin(j), true
+	case mapping.JoinAggregate:
+		return c.aggregateJoin(j)
+	}
+	c.add(j.Path, "join kind %q is not compiled", j.Kind) // TestPrepareDescribesEveryJoin fails
+	return joinPlan{}, false
+}
+
+// SetJoin records cols, the columns of join rule j's source, and keys,
+// its unique keys (wanted for a j.Parent), where Compile reads them.
+func (s *Sources) SetJoin(j mapping.JoinRule, cols []extract.Column, keys []extract.UniqueKey) {
+	switch j.Kind {
+	case mapping.JoinDuplicate:
+		for len(s.Duplicate) <= j.Index {
+			s.Duplicate = append(s.Duplicate, nil)
+			s.DuplicateKeys = append(s.DuplicateKeys, nil)
+		}
+		s.Duplicate[j.Index], s.DuplicateKeys[j.Index] = cols, keys
+	case mapping.JoinEmbed:
+		if s.Embed == nil {
+			s.Embed = map[string][]extract.Column{}
+		}
+		s.Embed[j.Attr] = cols
+	case mapping.JoinAggregate:
+		if s.Aggregate == nil {
+			s.Aggregate = map[string][]extract.Column{}
+		}
+		s.Aggregate[j.Attr] = cols
 	}
 }
 
@@ -178,10 +207,10 @@ func (c *compiler) joinOn(path string, j mapping.Join, other []extract.Column) [
 	return pairs
 }
 
-// duplicateJoin compiles duplicate rule i, d: a join on the parent, which
+// duplicateJoin compiles duplicate rule j: a join on the parent, which
 // must be on a unique key of it, and the parent columns copied.
-func (c *compiler) duplicateJoin(i int, d *mapping.Duplicate) joinPlan {
-	path := fmt.Sprintf("%s.%s[%d]", c.ep, mapping.KeyDuplicate, i)
+func (c *compiler) duplicateJoin(j mapping.JoinRule) joinPlan {
+	d, path, i := j.Duplicate, j.Path, j.Index
 	cols := c.srcs.Duplicate[i]
 	on := c.joinOn(path, d.Join, cols)
 	parentCols := make([]string, len(on))
@@ -216,11 +245,11 @@ func (c *compiler) duplicateJoin(i int, d *mapping.Duplicate) joinPlan {
 	return jp
 }
 
-// embedJoin compiles the embed rule of attribute name: a join on the
-// child source, limited to one more row than max_items, in order_by order,
-// and the child columns each element holds.
-func (c *compiler) embedJoin(name string, em *mapping.Embed) joinPlan {
-	path := mapping.Path(c.ep, mapping.KeyEmbed, name)
+// embedJoin compiles embed rule j: a join on the child source, limited to
+// one more row than max_items, in order_by order, and the child columns
+// each element holds.
+func (c *compiler) embedJoin(j mapping.JoinRule) joinPlan {
+	em, path, name := j.Embed, j.Path, j.Attr
 	c.claim(path, name, "an embed")
 	cols := c.srcs.Embed[name]
 	jp := joinPlan{attr: name, asMap: em.As == mapping.EmbedMap, maxItems: em.MaxItems, keyField: -1,
@@ -288,11 +317,11 @@ func (c *compiler) embedMapKey(jp *joinPlan, path string, em *mapping.Embed, col
 	}
 }
 
-// aggregateJoin compiles the aggregate rule of attribute name: a join on
-// the child source computing a's function over its column. It returns
-// false, having reported why, for a column the function cannot take.
-func (c *compiler) aggregateJoin(name string, a *mapping.Aggregate) (joinPlan, bool) {
-	path := mapping.Path(c.ep, mapping.KeyAggregates, name)
+// aggregateJoin compiles aggregate rule j: a join on the child source
+// computing its function over its column. It returns false, having
+// reported why, for a column the function cannot take.
+func (c *compiler) aggregateJoin(j mapping.JoinRule) (joinPlan, bool) {
+	a, path, name := j.Aggregate, j.Path, j.Attr
 	c.claim(path, name, "an aggregate")
 	cols := c.srcs.Aggregate[name]
 	jp := joinPlan{attr: name, join: extract.Join{Kind: extract.JoinAggregate, Source: a.Source,

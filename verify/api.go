@@ -11,14 +11,11 @@ import (
 	"github.com/pg2dynamo/pg2dynamo/pipeline"
 )
 
-// ReadAPI is what verify calls on DynamoDB, and all of it: DescribeTable
-// once (does the table exist, and its approximate ItemCount), Scan for the
-// table pass (segmented, strongly consistent, pages of scanPageItems) and
-// Query for the access patterns (pages of queryPageItems, following
-// LastEvaluatedKey through the SDK's paginators). It writes nothing.
-// *dynamodb.Client implements it; tests use a fake at this seam. An
-// implementation must be safe for concurrent use: the Scan segments run
-// in parallel.
+// ReadAPI is all verify calls on DynamoDB: DescribeTable once, Scan for
+// the table pass (segmented, strongly consistent) and Query for the access
+// patterns, through the SDK's paginators. It writes nothing.
+// *dynamodb.Client implements it. An implementation must be safe for
+// concurrent use: the Scan segments run in parallel.
 type ReadAPI interface {
 	dynamodb.DescribeTableAPIClient
 	dynamodb.ScanAPIClient

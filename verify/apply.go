@@ -43,18 +43,12 @@ type Write struct {
 	// Item is the whole item as derived (ddbjson.DecodeItem of its canonical
 	// form), for Put; nil for Delete.
 	Item map[string]types.AttributeValue
-	// Missing, for Put, says that the table's side of the comparison held
-	// no item of the key: a new item, not a changed one. With
-	// Options.Types the table's side holds only those types' items, and
-	// an item of another type may hold the key: the Applier should put
-	// it on the condition that it overwrites none (another entity's,
-	// which a full migrate would reject as a duplicate key).
+	// Missing, for Put, says that the table's side held no item of the
+	// key. With Options.Types an item of another type may hold it: the
+	// Applier should put on the condition that it overwrites none.
 	Missing bool
-	// WriteUnits is what the write consumes as diff prices it: a new item
-	// as derived, a changed one at the larger of its two versions (the
-	// put replaces the item in the table), a delete at the size of the
-	// item deleted, each in every GSI it is in too (transform.WriteUnits;
-	// EntityCounts.ChangeWriteUnits and StaleWriteUnits sum them).
+	// WriteUnits is what the write consumes as diff prices it
+	// (EntityCounts.ChangeWriteUnits and StaleWriteUnits sum them).
 	WriteUnits int64
 }
 
@@ -77,12 +71,11 @@ type Applied struct {
 	// derivation is in doubt (an entity's count disagrees with count(*),
 	// or a key is derived twice). Empty when they were, or there were none.
 	Withheld string `json:"withheld,omitempty"`
-	// ReadBack is true when every key put or deleted was read again, with
-	// BatchGetItem, strongly consistent, after Apply.Wait. Of those,
-	// Matched items put read back as derived, Gone stale items are no
-	// longer in the table, and Retyped stale items are there with another
-	// type (another writer's since the Scan: the delete's condition kept
-	// them); the others are Unapplied.
+	// ReadBack is true when every key put or deleted was read again
+	// (strongly consistent, after Apply.Wait). Matched items put read back
+	// as derived, Gone stale items are no longer there, Retyped ones hold
+	// another type (another writer's since the Scan); the others are
+	// Unapplied.
 	ReadBack bool  `json:"read_back"`
 	Matched  int64 `json:"matched"`
 	Gone     int64 `json:"gone"`
@@ -103,10 +96,9 @@ func (a *Applied) truncated() bool {
 }
 
 // AppliedOK reports whether the table matched the source once the
-// differences were applied (Options.Apply): the counts agree with the
-// source's, no key is derived twice, no stale item was withheld from
-// deletion, every key put or deleted read back as applied, and every
-// access pattern answered as it should, run after the writes. False
+// differences were applied: the counts agree, no key is derived twice, no
+// stale item was withheld, every key read back as applied, and every
+// access pattern, run after the writes, answered as it should. False
 // without Apply or without the read-back.
 func (r *Result) AppliedOK() bool {
 	a := r.Applied

@@ -19,15 +19,12 @@ type memberKey struct {
 
 // collectionMember is an entity (or its mirror) whose items are in the
 // item collection a pattern reads whole (a Query on the partition key
-// alone): its template for the pattern's partition key attribute has the
-// pattern's literal text, placeholder for placeholder. PostgreSQL counts
-// its rows in a collection (extract.Source.CountMatching) by its own
-// values, apart from the key renderer: pairs places each placeholder of
-// the pattern (a column of the sampled source) against the entity's
-// column, and notNull are the columns of its sort key in a GSI, without
-// which an item is not in the index. skip, when set, says why PostgreSQL
-// cannot count it (a placeholder that is no column of its source: a
-// duplicated parent column, a stable ID).
+// alone): its partition key template has the pattern's literal text,
+// placeholder for placeholder. For extract.Source.CountMatching, pairs
+// places each of the pattern's columns against the entity's, and notNull
+// are its GSI sort key's columns, without which an item is not in the
+// index. skip says why PostgreSQL cannot count it (a placeholder that is
+// no column of its source: a duplicated parent column, a stable ID).
 type collectionMember struct {
 	memberKey
 	pairs   []extract.ColumnPair
@@ -164,16 +161,11 @@ func sameShape(t, u mapping.Template) ([]extract.ColumnPair, bool) {
 }
 
 // checkCollection compares, for a check whose Query matched the derived
-// items, the items of each member of the collection in the answer with
-// the rows PostgreSQL counts in that collection for the check's
-// parameters. A difference fails res: an item of the collection is
-// missing from it, or is in it without being of it, the key text of an
-// entity differing from the one the pattern renders.
-//
-// A member PostgreSQL cannot count (collectionMember.skip) is named in
-// res's Note with the reason; when no member can be counted, the Note
-// says the collection was not checked whole: its items were compared
-// with the derived items alone.
+// items, each member's items in the answer with the rows PostgreSQL counts
+// in that collection for the check's parameters; a difference (an entity's
+// key text differing from the pattern's) fails res. A member PostgreSQL
+// cannot count is named in res's Note with the reason, and when none can
+// be, the Note says the collection was not checked whole.
 func (ps *patternSample) checkCollection(ctx context.Context, src source, plans []*transform.Plan, c *patternCheck, res *PatternResult) error {
 	if len(ps.members) == 0 {
 		return nil

@@ -43,16 +43,13 @@ type Options struct {
 	// SkipPatterns leaves the access patterns out.
 	SkipPatterns bool
 	// IndexWait is how long, in all, access-pattern checks on a GSI that
-	// do not match are queried again: a GSI is updated asynchronously and
-	// read eventually consistently, so a Query right after a load can miss
-	// the latest writes. Zero or less: no second query.
+	// do not match are queried again, as a GSI is updated asynchronously.
+	// Zero or less: no second query.
 	// https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/GSI.html#GSI.Writes
 	IndexWait time.Duration
-	// Progress, if set, is told of the source pass, as pipeline.Run tells
-	// it (Plan, Start and Advance per entity), then of the table's Scan:
-	// Plan again, with one entity named ScanName(table) whose Rows are the
-	// items the source pass derived, and Advance(name, n, n) for every n
-	// items read. It is called one call at a time.
+	// Progress, if set, is told of the source pass as pipeline.Run tells
+	// it, then of the table's Scan as one entity named ScanName(table),
+	// its Rows the items derived. It is called one call at a time.
 	Progress pipeline.Progress
 	// MaxListed is how many entries each of the Result's lists keeps
 	// (default MaxListed); the counts stay exact (Result.Counts).
@@ -66,46 +63,36 @@ type Options struct {
 	// WriteUnits, a full run's (diff).
 	ChangeCost bool
 	// InFlight, if set, says which items changes committed after the
-	// check's snapshot may have changed: a follow streaming into the table
-	// while the check reads it. A missing, extra or differing item it
-	// names is counted in flight (Result.InFlight: lag, not a mismatch),
-	// and an access pattern's answer skips such items on both sides.
+	// check's snapshot may have changed (a follow streaming into the
+	// table). Such an item that differs is counted in flight, not as a
+	// mismatch, and access patterns skip it on both sides.
 	InFlight InFlightFunc
 	// Apply, if set, brings the table in line with the source in the same
 	// pass (migrate --changes-only): each new and changed item goes to
-	// Apply.Put as its bucket is compared, whole as derived (unless
-	// DeleteOnly); once every bucket is compared, and only when the
-	// counts agree (no EntityCounts.CountProblem, no key derived twice),
-	// each stale item goes to Apply.Delete (items of no mapped type never
-	// do). Then, with ReadBack, every key put or deleted is read again,
-	// and only then are the access patterns run. Result.Applied says what
-	// was handed over and how it read back. Not with InFlight.
+	// Apply.Put as its bucket is compared (unless DeleteOnly); once all are
+	// compared, and only when the counts agree, each stale item of a mapped
+	// type goes to Apply.Delete. ReadBack then runs before the access
+	// patterns. Result.Applied says what was handed over. Not with InFlight.
 	Apply Applier
 	// DeleteOnly hands Apply the stale items alone (migrate --prune).
 	DeleteOnly bool
 	// ReadBack, with Apply, reads every key put or deleted again once
-	// applied (BatchGetItem, strongly consistent), to check it holds what
-	// was derived, or is gone (Applied.ReadBack); nil: not read back.
+	// applied (Applied.ReadBack); nil: not read back.
 	ReadBack dynamodb.BatchGetItemAPIClient
 	// OnReject, if set, is told of every row the source pass rejects, as
 	// migrate's rejects file is (pipeline.Options.OnReject); Compare's
 	// derivation only.
 	OnReject func(pipeline.Reject) error
 	// Types, if set, limits the table's side to the items whose type
-	// attribute holds one of these values (a Scan FilterExpression; at
-	// most 100, DynamoDB's bound on IN's operands): the comparison of some
-	// of a mapping's entities (migrate --changes-only with a new version
-	// of the mapping). A filtered Scan still reads, and is charged for,
-	// every item of the table; it returns only those. An item of another
-	// type is not seen: a derived item found missing (Write.Missing) may
-	// have its key, which Apply must not overwrite. Every entity of a
-	// type given must be in the mapping compared: items of the type no
-	// entity derives are stale.
+	// attribute holds one of these values (a Scan FilterExpression, at
+	// most 100 operands of IN; still charged for every item scanned). An
+	// item of another type is not seen, so a derived item found missing
+	// may have its key, which Apply must not overwrite. Items of a type
+	// given that no entity derives are stale.
 	// https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Scan.html#Scan.FilterExpression
 	Types []string
-	// Retired are types no entity of the mapping derives any more (an
-	// entity removed from it): items of them are stale, and deleted with
-	// Apply, as those of a mapped type are. Give them in Types too when
+	// Retired are types no entity of the mapping derives any more: their
+	// items are stale, deleted with Apply. Give them in Types too when
 	// Types is set.
 	Retired []string
 }
@@ -140,25 +127,19 @@ type ChangedItem struct {
 	After  json.RawMessage `json:"after,omitempty"`
 }
 
-// EntityCounts compares one entity's items. The source's own count comes
-// first: SourceRows is PostgreSQL's count(*) of the entity's source, run
-// by verify in its snapshot, apart from the transform. Each row not
-// rejected must give ItemsPerRow items (2 with a mirror), so
-//
-//	Expected = (SourceRows − Rejected) × ItemsPerRow
-//
-// and the transform must derive exactly that many items, all with
-// distinct keys: Derived = Expected and Duplicates = 0. Otherwise
-// CountProblem says what differs, and verification fails.
+// EntityCounts compares one entity's items. PostgreSQL's count(*) of the
+// entity's source, apart from the transform, gives
+// Expected = (SourceRows − Rejected) × ItemsPerRow, and the transform must
+// derive exactly that many items with distinct keys (Derived = Expected,
+// Duplicates = 0); otherwise CountProblem says what differs, and
+// verification fails.
 type EntityCounts struct {
 	Entity string `json:"entity"`
 	Type   string `json:"type"`
 	// SourceRows is PostgreSQL's count(*) of the entity's source.
 	SourceRows int64 `json:"source_rows"`
 	// Rows is the number of rows the transform read; Rejected the rows
-	// that give no item, rejected as migrate rejects them (a bad key, a
-	// value DynamoDB cannot hold, a duplicate key the run's duplicate
-	// check finds), each listed by migrate in its rejects file.
+	// that give no item, rejected as migrate rejects them.
 	Rows     int64 `json:"rows"`
 	Rejected int64 `json:"rejected"`
 	// ItemsPerRow is 1, or 2 for an entity with a mirror item.
@@ -166,9 +147,8 @@ type EntityCounts struct {
 	// Expected items: (SourceRows − Rejected) × ItemsPerRow.
 	Expected int64 `json:"expected"`
 	// Derived is the number of distinct items the transform derived;
-	// Duplicates the derived items whose key an earlier derived item
-	// already has (of this entity or another), which no duplicate check
-	// rejected: migrate writes them over each other and one survives.
+	// Duplicates the derived items whose key an earlier one already has
+	// (of any entity), which migrate would write over each other.
 	Derived    int64 `json:"derived"`
 	Duplicates int64 `json:"duplicates"`
 	// CountProblem says how the counts disagree; empty when they agree.
@@ -187,11 +167,10 @@ type EntityCounts struct {
 	// WriteUnits a run writing every derived item consumes.
 	WriteUnits int64 `json:"write_units"`
 	// ChangeWriteUnits is what putting only the new and changed items
-	// consumes (Options.ChangeCost), as transform.WriteUnits counts them:
-	// a new item as derived; a changed one at the larger of its table and
-	// derived versions, as DynamoDB charges a put that replaces an item.
-	// StaleWriteUnits is what deleting the stale items consumes: a delete
-	// is charged the size of the item deleted (in each GSI too).
+	// consumes (Options.ChangeCost): a changed one at the larger of its
+	// table and derived versions, as DynamoDB charges a replacing put.
+	// StaleWriteUnits is what deleting the stale items consumes, charged
+	// at the deleted item's size (in each GSI too).
 	// https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/read-write-operations.html#write-operation-consumption
 	ChangeWriteUnits int64 `json:"change_write_units,omitempty"`
 	StaleWriteUnits  int64 `json:"stale_write_units,omitempty"`
@@ -311,9 +290,7 @@ func (r *Result) Close() error {
 // OK reports whether the source's counts agree with the items derived
 // (EntityCounts), the table holds exactly the derived items, and every
 // access pattern returned what it should, in PostgreSQL's order. Items of
-// types the mapping does not have (Unmanaged) are another writer's: they
-// are counted and listed, and do not fail the check; stale items (of a
-// mapped type, not derived) do.
+// no mapped type (Unmanaged) are another writer's and do not fail it.
 func (r *Result) OK() bool {
 	c := r.Counts
 	if r.TableMissing || c.Missing.Total > 0 || r.Stale > 0 || c.Changed.Total > 0 || c.Duplicates.Total > 0 {
@@ -334,29 +311,22 @@ func (r *Result) OK() bool {
 
 // Compare derives every item from src (which must have begun its snapshot)
 // by the plans, reads the whole table with a parallel segmented Scan, and
-// compares the two by canonical content, bucket by bucket on disk so that
-// memory does not grow with the table. It checks the items derived per
-// entity against PostgreSQL's own count(*) of its source, less the rows
-// rejected (EntityCounts). Then it runs each access pattern for parameters
-// sampled from the source and compares the Query's items, in order, with
-// the derived items that must answer it, which it keeps on disk; a check
-// on a GSI that does not match is queried again within opts.IndexWait.
-// Items that match are then checked to come back in the order PostgreSQL
-// gives their source values (OrderMismatch), and a pattern that could not
-// be run, or whose every Query found nothing, fails
-// (patternSample.runAll). It only reads DynamoDB, through client
-// (ReadAPI: DescribeTable, Scan, Query). Its temporary files are in
-// os.TempDir: the buckets and the patterns' answers are removed when it
-// returns, the Result's lists by Result.Close, which the caller must call.
-// It fails, before reading the source, when DynamoDB cannot be reached
-// (load.DescribeTable), and on a source, Scan, Query or temporary file
-// error; a mismatch is a result, not an error.
+// compares the two by canonical content, bucket by bucket on disk. It
+// checks each entity's derived items against PostgreSQL's count(*) of its
+// source (EntityCounts), then runs each access pattern for sampled
+// parameters and compares the Query's items, in order and in PostgreSQL's
+// order of their source values, with the derived items that must answer
+// it (patternSample.runAll; docs/verify.md gives the rules). It only reads
+// DynamoDB, through client (DescribeTable, Scan, Query). Its temporary
+// files are in os.TempDir, the Result's lists until Result.Close, which
+// the caller must call. It fails, before reading the source, when DynamoDB
+// cannot be reached, and on a source, Scan, Query or temporary file error;
+// a mismatch is a result, not an error.
 func Compare(ctx context.Context, src *extract.Source, m *mapping.Mapping, plans []*transform.Plan,
 	client ReadAPI, opts Options) (*Result, error) {
 	derive := func(ctx context.Context, sink load.Sink) (*pipeline.Summary, error) {
-		// The pipeline's own duplicate check rejects exactly the rows
-		// migrate rejects (whole rows, mirrors included), so only their
-		// items are expected, matched against patterns and costed.
+		// The pipeline's duplicate check rejects exactly the rows migrate
+		// rejects, so only the others' items are expected.
 		return pipeline.Run(ctx, pipeline.Postgres(src), m, plans, sink, pipeline.Options{Concurrency: 1, Readers: opts.Readers, Progress: opts.Progress, OnReject: opts.OnReject})
 	}
 	return compare(ctx, src, derive, m, plans, client, opts)
@@ -398,7 +368,7 @@ func compare(ctx context.Context, src source, derive deriveFunc, m *mapping.Mapp
 		return nil, err
 	}
 	c := &comparison{src: src, derive: derive, m: m, plans: plans, client: client, opts: opts,
-		keyAttrs: [2]string{m.Table.PartitionKey, m.Table.SortKey}, orders: newOrderChecker(src, m, plans)}
+		keyAttrs: m.Table.Keys(), orders: newOrderChecker(src, m, plans)}
 	expected, err := c.countSources(ctx)
 	if err != nil {
 		return nil, err
@@ -424,9 +394,8 @@ func compare(ctx context.Context, src source, derive deriveFunc, m *mapping.Mapp
 	return res, nil
 }
 
-// countSources runs PostgreSQL's own count(*) of every entity's source,
-// in the snapshot, into c.sourceRows: what the items derived are checked
-// against, apart from the transform. It returns the number of items those
+// countSources runs PostgreSQL's count(*) of every entity's source into
+// c.sourceRows (see EntityCounts). It returns the number of items those
 // rows give (with mirrors), to size the buckets.
 func (c *comparison) countSources(ctx context.Context) (int64, error) {
 	c.sourceRows = make([]int64, len(c.plans))
@@ -686,12 +655,10 @@ func itemsPerRow(p *transform.Plan) int64 {
 	return 1
 }
 
-// isMirror reports whether batch[j] is its entity's mirror item. The
-// pipeline hands a row's items to the sink together, in one batch, in the
-// order transform.Plan.Items appends them: the item, then its mirror, both
-// holding the row's one values slice (transform.Item.Row). So a mirror is
-// an item of a mirrored entity whose row is the previous item's, that
-// previous item not being a mirror itself.
+// isMirror reports whether batch[j] is its entity's mirror item: the
+// pipeline hands a row's items together, in transform.Plan.Items' order,
+// the mirror after the item and holding the same row slice
+// (transform.Item.Row).
 func isMirror(batch []transform.Item, j int, plans []*transform.Plan) bool {
 	it := batch[j]
 	if !plans[it.Entity].KeySlots().Mirrored() || j == 0 {
@@ -705,9 +672,8 @@ func isMirror(batch []transform.Item, j int, plans []*transform.Plan) bool {
 }
 
 // MaxListed is the default of Options.MaxListed: the entries kept per
-// list (missing, extra, duplicates, changed), so that a table unlike its
-// source does not fill the disk with lists nobody reads; the counts stay
-// exact (Result.Counts), and ListsTruncated says when a list was cut.
+// list, so that a table unlike its source does not fill the disk; the
+// counts stay exact (Result.Counts).
 const MaxListed = 100_000
 
 func cmp(v, def int) int {
@@ -744,12 +710,10 @@ func splitItemKey(key string) (pk, sk string) {
 	return pk, sk
 }
 
-// scanPageItems bounds the items of one Scan page (ScanInput.Limit):
-// the SDK decodes a whole page at once, and a page of DynamoDB's 1 MB of
-// small items is several MB of Go values per segment. At 1M items on the
-// strategies mapping, 200 items a page took the live heap's peak from 13
-// to 10.5 MB (and peak RSS from 98 to 83 MB) against 500, at the same
-// speed against dynalite.
+// scanPageItems bounds the items of one Scan page (ScanInput.Limit): the
+// SDK decodes a whole page at once, and a full 1 MB page of small items is
+// several times that in Go values per segment (docs/performance.md gives
+// verify's memory budgets).
 // https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Scan.html#Scan.Limit
 const scanPageItems = 200
 

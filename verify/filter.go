@@ -118,19 +118,14 @@ func filterComparison(left expression.OperandBuilder, op string, ops []expressio
 }
 
 // matchFilter reports whether item passes f, its parameters' values vals,
-// as DynamoDB evaluates a filter expression (verify's own evaluation, not
-// DynamoDB's: the Query's answer is compared with it). A comparison holds
-// between values of one type only, numbers by value, strings and binaries
-// by their bytes; a missing attribute fails every comparison but <>,
-// which it passes, as values that differ do. size (sizeOf) follows the
-// rules DynamoDB documents:
+// as DynamoDB documents filter evaluation (the Query's answer is compared
+// with it): a comparison holds between values of one type only, numbers by
+// value, strings and binaries by bytes; a missing attribute fails every
+// comparison but <>.
 // https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Expressions.OperatorsAndFunctions.html
-//
-// Where those rules do not say what DynamoDB answers for this item,
-// undecided says why and pass is false: the item cannot be compared.
-// Conditions are joined as DynamoDB joins them: an AND with a condition
-// that fails fails, an OR with one that holds holds, whatever the
-// undecided conditions beside them.
+// Where the rules do not decide for this item, undecided says why and pass
+// is false; an AND with a failing condition fails and an OR with a holding
+// one holds, whatever the undecided ones beside them.
 func matchFilter(f *mapping.Filter, item map[string]types.AttributeValue, vals map[string]types.AttributeValue) (pass bool, undecided string) {
 	for _, c := range f.Conds {
 		ok, why := matchCond(c, item, vals)
@@ -289,20 +284,15 @@ func contains(a, p types.AttributeValue) bool {
 	return false
 }
 
-// sizeOf is DynamoDB's size(a), as its documentation defines it: a
-// string's length in characters ("size (Brand) <= :v_sub" checks "whether
-// the string Brand is less than or equal to 20 characters"), a binary's
-// number of bytes, a set's number of elements, a list's or map's number
-// of child elements.
+// sizeOf is DynamoDB's size(a), as documented: a string's length in
+// characters, a binary's bytes, a set's elements, a list's or map's child
+// elements.
 // https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Expressions.OperatorsAndFunctions.html#Expressions.OperatorsAndFunctions.Functions
-//
 // Where the documentation does not pin the size, why says so and sizes
-// holds the candidates: none for a missing attribute or one of another
-// type (number, boolean, null), which the documentation leaves out of
-// size's types (dynalite gives no value there, so that <> holds); two for
-// a string with a character outside the Basic Multilingual Plane, which
-// is one character but two UTF-16 code units (dynalite counts JavaScript's
-// length, the code units; in the BMP, characters and code units agree).
+// holds the candidates: none for a missing attribute or a number, boolean
+// or null; two for a string with a character outside the Basic
+// Multilingual Plane, one character but two UTF-16 code units (what
+// dynalite counts).
 func sizeOf(a types.AttributeValue) (sizes []int, why string) {
 	switch x := a.(type) {
 	case nil:

@@ -13,12 +13,10 @@ import (
 
 // List is one of a Result's lists (Missing, Extra, Duplicates, Changed):
 // the entries listed, sorted by item key. Compare lists the first entries
-// it finds, up to Options.MaxListed; Result.Counts gives each list's exact
-// length. Compare keeps the entries on disk, in the Result's temporary
-// files (Result.Close), so that a list costs no memory however long it
-// is; a List made by NewList or decoded from JSON holds them in memory.
-// It marshals to JSON as an array of its entries (the whole array in
-// memory: report streams them instead, WriteJSON). The zero List is empty.
+// it finds, up to Options.MaxListed (Result.Counts gives exact lengths),
+// and keeps them on disk until Result.Close; a List made by NewList or
+// decoded from JSON holds them in memory. It marshals to JSON as an array
+// of its entries (report streams them instead). The zero List is empty.
 type List[T any] struct {
 	mem []T
 	// s holds the entries when they are on disk: records of a uvarint

@@ -172,17 +172,14 @@ func (o *orderChecker) check(ctx context.Context, items []wantItem, sortAttr str
 // attribute the Query's index sorts by (none: nothing to check); desc is
 // true when the Query reads backwards (ScanIndexForward false).
 //
-// The items of one entity, and of one template (an item or its mirror),
-// form a group; in answer order, a group's items with equal sort keys form
-// blocks, which come back in no defined order and are never out of order
-// with each other. Each block's lowest item in PostgreSQL's order must not
-// come strictly before the highest of the block before it. PostgreSQL
-// ranks a chunk of a group's items at a time (extract.Source.Rank), with
-// the items carried over from the chunk before (the previous block's
-// highest, the open block's lowest and highest), so that ranks compare
-// across chunks. Values of a type PostgreSQL cannot order (point, xml)
-// have no order to keep. Transform's key renderer is not used: PostgreSQL
-// orders the source values themselves.
+// The items of one entity and template (an item or its mirror) form a
+// group; a group's items with equal sort keys form blocks, in no defined
+// order among themselves. Each block's lowest item in PostgreSQL's order
+// must not come strictly before the highest of the block before it.
+// PostgreSQL ranks a chunk at a time (extract.Source.Rank), with the
+// previous block's highest and the open block's lowest and highest
+// carried over, so that ranks compare across chunks. Values PostgreSQL
+// cannot order (point, xml) have no order to keep.
 type orderStream struct {
 	o        *orderChecker
 	sortAttr string

@@ -42,9 +42,8 @@ func keyOperand(typ, text string) expression.ValueBuilder {
 
 // PatternQuery builds the Query of an access pattern for one set of
 // parameter values (one Go value per pp.Params, as pgx decodes them), with
-// its key condition and filter built by feature/dynamodb/expression. A
-// Query of the table reads consistently (ConsistentRead, at twice the read
-// capacity of an eventually consistent read); a Query of a GSI cannot.
+// feature/dynamodb/expression. A Query of the table reads consistently; a
+// Query of a GSI cannot.
 func PatternQuery(table string, pp *transform.PatternPlan, values []any) (*dynamodb.QueryInput, error) {
 	if pp.MultiAttribute() {
 		return multiPatternQuery(table, pp, values)
@@ -111,8 +110,6 @@ func patternInput(table string, pp *transform.PatternPlan, values []any, cond ex
 	if pp.Pattern.Index != "" {
 		in.IndexName = aws.String(pp.Pattern.Index)
 	} else {
-		// The table's own items: read them as written. (A GSI offers
-		// eventually consistent reads only.)
 		// https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/HowItWorks.ReadConsistency.html
 		in.ConsistentRead = aws.Bool(true)
 	}
@@ -161,10 +158,8 @@ type patternCheck struct {
 	// condition's terms for values (transform.PatternPlan.RenderTerms).
 	terms []transform.Term
 	// want holds the derived items that must answer the Query, as want
-	// records (appendWant), in the order the Query must return them:
-	// by sort key value (descending when the Query reads backwards), then
-	// by canonical projected item. It keeps them on disk past the
-	// patterns' memory budget.
+	// records (appendWant), in the order the Query must return them
+	// (compareWant); on disk past the patterns' memory budget.
 	want *sorter
 	// members counts want's items by entity (and mirror), for the item
 	// collection check (patternSample.checkCollection).
@@ -175,9 +170,8 @@ type patternCheck struct {
 	filter   map[string]types.AttributeValue
 	filtered int64
 	// undecided holds the derived items the key condition reads whose
-	// passing the filter DynamoDB's documentation does not decide
-	// (matchFilter), as canonical projected items, and why: they are
-	// compared on neither side.
+	// passing the filter is undecided (matchFilter), canonical, with why:
+	// they are compared on neither side.
 	undecided    map[string]struct{}
 	undecidedWhy string
 	rec          []byte // scratch for offer
@@ -313,9 +307,8 @@ type patternSample struct {
 // samplePatterns compiles every access pattern and samples up to n
 // parameter tuples for it from the entity it is written for
 // (transform.PatternPlan.Home), else the first entity source that has all
-// its parameters. Every pattern gets a patternSample, in mapping order, with
-// or without checks; each check keeps its expected answer in a sorter of
-// g.
+// its parameters. Every pattern gets a patternSample, in mapping order;
+// each check keeps its expected answer in a sorter of g.
 func samplePatterns(ctx context.Context, src source, m *mapping.Mapping, plans []*transform.Plan, n int, g *sortGroup) ([]*patternSample, error) {
 	var out []*patternSample
 	for _, ap := range m.AccessPatterns {
@@ -503,12 +496,10 @@ func (c *patternCheck) addWant(m *mapping.Mapping, orders *orderChecker, it tran
 }
 
 // indexWait is the time a verification may spend re-reading GSIs that do
-// not match yet: one budget for all its checks, counted from the first
-// check that needed it, so that a real mismatch in many checks costs the
-// budget once, not once per check. Between re-reads it waits as the SDK's
-// retry.ExponentialJitterBackoff with a 2 s maximum does: a random 0–2 s
-// before the first, 2 s before each later one, the last wait cut to what
-// is left of the budget.
+// not match yet: one budget for all its checks from the first that needed
+// it, so that a real mismatch in many checks costs it once. Between
+// re-reads it waits as retry.ExponentialJitterBackoff with a 2 s maximum
+// does, the last wait cut to what is left.
 type indexWait struct {
 	budget   time.Duration // <= 0: no re-reads
 	deadline time.Time     // zero until the first re-read
@@ -543,16 +534,13 @@ func (w *indexWait) delay(attempt int) (time.Duration, bool) {
 }
 
 // run queries the table and compares the items, in order, with want
-// (sorted by the sort key as DynamoDB does, by UTF-8 bytes; items with
-// equal sort keys, possible in a GSI, in any order). A query of the table
-// reads consistently (PatternQuery); a GSI can only be read eventually
-// consistently and may lag the writes just made, so a GSI check that does
-// not match is queried again, after jittered backoff (indexWait), while
-// wait allows. The result counts those re-reads. When the items match,
-// their order is checked against PostgreSQL's order of their source
-// values (orderStream): a mismatch fails the result, with its Order.
-// ties holds a GSI answer's runs of equal sort keys while they are
-// ordered. Both sides stream: memory does not grow with the answer.
+// (sorted by the sort key's UTF-8 bytes, as DynamoDB does; equal sort
+// keys, possible in a GSI, in any order). A GSI, read eventually
+// consistently, may lag the writes: a check of one that does not match is
+// queried again while wait allows, and the result counts the re-reads.
+// Matching items are then checked against PostgreSQL's order of their
+// source values (orderStream); ties holds a GSI answer's runs of equal
+// sort keys meanwhile. Both sides stream.
 func (c *patternCheck) run(ctx context.Context, client dynamodb.QueryAPIClient, table string, wait *indexWait, orders *orderChecker, ties *sorter) (PatternResult, error) {
 	ap := c.pp.Pattern
 	desc := ap.ScanForward != nil && !*ap.ScanForward
@@ -711,9 +699,8 @@ func (c *patternCheck) nextAnswer(got *answerReader) ([]byte, error) {
 // the key condition must read: those that pass the filter, those it
 // leaves out and those undecided. An item changed after the snapshot may
 // be read, or not, on either side: each skipped one (res.InFlight) widens
-// the count allowed by one. Without this, a Query whose key condition
-// reads nothing (an index that lacks the items) would match a filter that
-// leaves every derived item out.
+// the count allowed by one. Without it, a key condition that reads nothing
+// would match a filter that leaves every derived item out.
 // https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Query.FilterExpression.html
 func (c *patternCheck) checkScanned(res *PatternResult, scanned int64) {
 	if c.pp.Pattern.FilterExpr == nil || !res.OK {
@@ -868,29 +855,13 @@ func (a *answerReader) drain() error {
 	}
 }
 
-// runAll runs the sample's checks and judges the pattern as a whole:
-//
-//   - a pattern whose parameters come from an empty source has no tuple
-//     to query with: it is not checked, and passes with a Note saying so
-//     (an empty table is no mistake of the mapping);
-//   - a pattern with no check otherwise (no sampled row has its parameters
-//     all non-NULL, or no tuple renders a key) could not be checked, and
-//     fails;
-//   - a pattern that reads an item collection whole (on the partition
-//     key alone) has each check's answer compared, entity by entity, with
-//     the rows PostgreSQL counts in that collection
-//     (patternSample.checkCollection);
-//   - a pattern whose every check expected and got no item (and whose
-//     filter, if any, left out no item the key condition reads) matches
-//     nothing: no sampled parameter reaches any item, which is what a key
-//     condition whose text differs from the items' keys does. Each of its
-//     results fails.
-//
-// Both are failures only when the source derives some item: when it
-// derives none (derived is 0), no Query can find one, the Scan proves the
-// table holds none, and the results pass with a Note saying the pattern
-// was not checked. rows gives each entity's source row count, for the
-// message.
+// runAll runs the sample's checks and judges the pattern as a whole, by
+// the rules of "Patterns that reach nothing fail" in docs/verify.md: an
+// empty parameter source, or no item derived at all (derived 0), passes
+// with a Note; no tuple to run with, or every check expecting and getting
+// no item, fails. A pattern that reads an item collection whole has each
+// answer compared with PostgreSQL's count of it (checkCollection). rows
+// gives each entity's source row count, for the message.
 func (ps *patternSample) runAll(ctx context.Context, src source, client dynamodb.QueryAPIClient, table string, wait *indexWait,
 	orders *orderChecker, ties *sorter, derived int64, rows []int64) ([]PatternResult, error) {
 	ap := ps.pp.Pattern
@@ -905,8 +876,7 @@ func (ps *patternSample) runAll(ctx context.Context, src source, client dynamodb
 		case derived == 0:
 			res.OK, res.Note = true, empty
 		case ps.tuples == 0 && ps.from >= 0 && rows[ps.from] == 0:
-			// Nothing is wrong: the rows a Query would be asked for are
-			// not there yet. (The Scan checks the entity has no item.)
+			// The rows a Query would be asked for are not there yet.
 			e := orders.plans[ps.from].Entity()
 			res.OK, res.Note = true, fmt.Sprintf("not checked: its parameters (%s) are sampled from the source of entity %s (%s), which is empty: no Query was run",
 				strings.Join(ps.pp.Params, ", "), e.Name, sourceName(e.Source))
@@ -929,8 +899,8 @@ func (ps *patternSample) runAll(ctx context.Context, src source, client dynamodb
 		if err := ps.checkCollection(ctx, src, orders.plans, c, &pr); err != nil {
 			return nil, err
 		}
-		// Items a filter left out on both sides were compared.
-		// (checkScanned compares their count with what the Query read.)
+		// Items a filter left out on both sides were compared
+		// (checkScanned).
 		nothing = nothing && pr.OK && pr.Want == 0 && pr.Got == 0 && c.filtered == 0 && len(c.undecided) == 0
 		out = append(out, pr)
 	}

@@ -40,10 +40,8 @@ type readBack struct {
 }
 
 // run reads back every key of j, the stale ones only when deleted is true
-// (they were handed to Delete), and counts them into out: an item put
-// that holds what was derived is Matched, a stale item no longer there
-// Gone, one there with another type (or none) Retyped; the others are
-// listed in unapplied.
+// (they were handed to Delete), and counts them into out as
+// Applied.ReadBack says; the others are listed in unapplied.
 func (rb *readBack) run(ctx context.Context, j *journal, out *Applied, deleted bool, unapplied *listBuilder[ItemRef]) error {
 	var chunk []journalEntry
 	check := func() error {

@@ -11,12 +11,10 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
-// The source values an order check needs (the columns of a sort key
-// template) are kept on disk with the items that must answer a Query.
-// appendValue and readValue encode the values extract.Source.Stream
-// decodes for a column read natively (extract's nativeTypes) or in its
-// text form, so that PostgreSQL receives them back unchanged
-// (extract.Source.Rank): a tag byte, then the value.
+// appendValue and readValue encode, for the disk, the source values an
+// order check needs as extract.Source.Stream decodes them, so that
+// PostgreSQL receives them back unchanged (extract.Source.Rank): a tag
+// byte, then the value.
 const (
 	tagNil byte = iota
 	tagFalse

@@ -172,13 +172,13 @@ func TestBuildContext(t *testing.T) {
 		"go.mod", "go.sum", "main.go", "Dockerfile",
 		"fixtures/fixtures.go", "fixtures/sql/tickets.sql", "mapping/mapping.schema.json",
 		"fixtures/mappings/strategies/tickets.yaml", "examples/northwind/northwind.sql",
-		"scripts/demo.sh", "scripts/dynalite.sh", "scripts/demo-ddb/main.go",
+		"scripts/demo.sh", "scripts/dynalite.sh", "tools/demo-ddb/main.go", "tools/go.mod", "tools/go.sum",
 	} {
 		if d.excluded(rel) {
 			t.Errorf(".dockerignore leaves out %s, which the image is built from", rel)
 		}
 	}
-	for _, rel := range []string{".git/HEAD", "node_modules/dynalite/cli.js", "pg2dynamo", "app/app_test.go", "mapping/testdata/x.yaml"} {
+	for _, rel := range []string{".git/HEAD", "node_modules/dynalite/cli.js", "pg2dynamo", "app/app_test.go", "mapping/testdata/x.yaml", "tools/bench/main.go", "tools/lint/go.mod"} {
 		if !d.excluded(rel) {
 			t.Errorf(".dockerignore sends %s, which the image does not need", rel)
 		}

@@ -11,9 +11,8 @@ const FewShown = 5
 
 // Few formats a list for a failure message: its first FewShown elements
 // (each as %+v), then how many more there are ("… and 4,211 more"), or
-// "none" when it is empty. A failure that lists thousands of keys on one
-// line (TestVerifyWhileFollowing's was 50 KB) is read by nobody; the
-// first few and the count say what went wrong.
+// "none" when it is empty: a failure listing thousands of keys on one
+// line is read by nobody.
 func Few[T any](list []T) string {
 	if len(list) == 0 {
 		return "none"

@@ -9,13 +9,11 @@ import (
 const PollInterval = 10 * time.Millisecond
 
 // Poll waits for an event a test cannot be told of otherwise (a line in a
-// process's output, a checkpoint record, a slot released): it asks done
-// every PollInterval until it returns true, and returns nil then. It
-// returns an error naming what it waited for when ended is closed or
-// receives first (the run waited on is over; done is asked once more
-// first, so that an event just before the end counts), or when limit
-// passes: a bound on a hang, never a measure of speed. A nil ended never
-// fires.
+// process's output, a slot released): it asks done every PollInterval
+// until it returns true, and returns nil then. It returns an error naming
+// what it waited for when ended (nil: never) is closed or receives first,
+// after asking done once more, or when limit passes: a bound on a hang,
+// never a measure of speed.
 func Poll[T any](what string, limit time.Duration, ended <-chan T, done func() bool) error {
 	deadline := time.NewTimer(limit)
 	defer deadline.Stop()

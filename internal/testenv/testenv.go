@@ -2,10 +2,8 @@
 // PostgreSQL database per test on the local server, and a dynalite process
 // (the DynamoDB-compatible server pinned in package.json) per test binary.
 //
-// Nothing here is a mock: PostgreSQL is reached at AdminURL (default
-// 127.0.0.1:5432, user postgres, trust auth; scripts/test.sh sets
-// PG2DYNAMO_TEST_PG to the server it found or made) and dynalite over HTTP
-// on a free loopback port.
+// PostgreSQL is reached at AdminURL, dynalite over HTTP on a free
+// loopback port.
 package testenv
 
 import (
@@ -20,6 +18,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -56,10 +55,8 @@ func NewDatabase(t testing.TB) string {
 }
 
 // adminTimeout bounds creating or dropping one test database, retries
-// included: far above what a loaded server takes. DROP DATABASE waits for
-// the backends FORCE ends (up to 5 s a round) and for the database's files
-// to go; with CPU-bound work beside the suite, one ran past the 30 s this
-// used to be (issue 26).
+// included: far above what a loaded server takes, as DROP DATABASE waits
+// for the backends FORCE ends (up to 5 s a round) and for its files to go.
 const adminTimeout = 5 * time.Minute
 
 // CreateDatabase creates an empty database with a random name and returns
@@ -122,10 +119,8 @@ func dropDatabase(ctx context.Context, c *pgx.Conn, name string) error {
 // (https://www.postgresql.org/docs/current/errcodes-appendix.html).
 const (
 	// "database … is being accessed by other users" (a backend FORCE
-	// ended has not exited within 5 s, or one connected meanwhile), "…
-	// is used by an active logical replication slot", and CREATE
-	// DATABASE's "source database "template1" is being accessed by other
-	// users".
+	// ended has not exited yet), "… is used by an active logical
+	// replication slot", and CREATE DATABASE's on template1.
 	codeObjectInUse = "55006"
 	// Connection slots used up by the tests in parallel.
 	codeTooManyConnections = "53300"
@@ -320,17 +315,11 @@ const dynaliteStartWait = 2 * time.Minute
 
 // DynaliteArgs returns node's arguments to run the dynalite pinned in the
 // repository at root (node_modules, from npm ci) in memory on 127.0.0.1:port,
-// with the table-state delays (--createTableMs and the others) at 0, and
-// with scripts/dynalite-guard.cjs preloaded so that a client that goes away
-// mid-request does not end the server (see that file), and with V8's
-// garbage collector on node's main thread (--single-threaded-gc). It fails
-// when dynalite is not installed.
-//
-// dynalite is most of the suite's CPU, and the suite runs on 2 cores, busy
-// throughout: V8's helper threads for the collector cost more CPU than
-// they save wall. Measured (2026-11, 100,000 items migrated into one
-// dynalite, node's own CPU, two runs each): 13.2 and 11.3 s without the
-// flag, 11.5 and 9.8 s with it.
+// with the table-state delays (--createTableMs and the others) at 0,
+// scripts/dynalite-guard.cjs preloaded so that a client that goes away
+// mid-request does not end the server, and --single-threaded-gc: on the
+// suite's two busy cores V8's collector threads cost more CPU than they
+// save (docs/development.md). It fails when dynalite is not installed.
 func DynaliteArgs(root string, port int) ([]string, error) { return dynaliteArgs(root, port, 0) }
 
 // dynaliteArgs is DynaliteArgs with tables CREATING for createTable.
@@ -366,23 +355,35 @@ func FreePort() (int, error) {
 // TableName returns a DynamoDB table name unique to this call.
 func TableName(prefix string) string { return prefix + "-" + randomHex(5) }
 
-// RepoRoot finds the module root (the directory holding go.mod) from the
-// working directory upward.
+// RepoRoot finds the repository's root, the directory holding the product
+// module's go.mod (module github.com/pg2dynamo/pg2dynamo), from the working
+// directory upward: the tools module's tests (tools/) find it too.
 func RepoRoot() (string, error) {
 	dir, err := os.Getwd()
 	if err != nil {
 		return "", err
 	}
 	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+		if b, err := os.ReadFile(filepath.Join(dir, "go.mod")); err == nil && productModule(b) {
 			return dir, nil
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
-			return "", fmt.Errorf("go.mod not found above the working directory")
+			return "", fmt.Errorf("the go.mod of module github.com/pg2dynamo/pg2dynamo is not found above the working directory")
 		}
 		dir = parent
 	}
+}
+
+// productModule reports whether gomod, a go.mod file, declares the product
+// module.
+func productModule(gomod []byte) bool {
+	for line := range strings.Lines(string(gomod)) {
+		if f := strings.Fields(line); len(f) == 2 && f[0] == "module" {
+			return f[1] == "github.com/pg2dynamo/pg2dynamo"
+		}
+	}
+	return false
 }
 
 // RepoFile is the path of the repository file at elems (joined below the

@@ -9,10 +9,8 @@ import (
 )
 
 // noScript is a Chromium profile's Preferences that block JavaScript on
-// every site (content setting 2, "block"). The flags that would do it do
-// not serve: --disable-javascript is no Chromium flag, and
-// --blink-settings=scriptEnabled=false also stops --dump-dom, which new
-// headless mode reads through script.
+// every site (content setting 2): --disable-javascript is no Chromium
+// flag, and --blink-settings=scriptEnabled=false also stops --dump-dom.
 const noScript = `{"profile":{"default_content_setting_values":{"javascript":2}}}`
 
 // RenderStatic opens the page at path in headless Chromium (Debian's

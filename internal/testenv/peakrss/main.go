@@ -2,13 +2,11 @@
 // set size, in kilobytes, to a file: peakrss FILE COMMAND [ARG...].
 //
 // A test cannot read that figure from its own child: Go starts a child
-// with vfork (CLONE_VM), so at exec the kernel carries the parent's peak
-// into the child's ru_maxrss, and a test binary's peak is often larger
-// than the program measured. This runner is a few MB, so what it reports
-// is the command's own peak, or at most this runner's. SIGINT and SIGTERM
-// are passed on to the command, and the command is killed if the runner
-// dies; the exit code is the command's (125 when
-// the runner itself fails).
+// with vfork (CLONE_VM), so the kernel carries the test binary's peak into
+// the child's ru_maxrss; this small runner's own peak is below the
+// command's. SIGINT and SIGTERM are passed on, the command is killed if
+// the runner dies, and the exit code is the command's (125 when the
+// runner itself fails).
 package main
 
 import (

@@ -1,5 +1,5 @@
 // Command bench measures pg2dynamo against the floors of its source and its
-// target, side by side in one run (make bench, or go run ./bench):
+// target, side by side in one run (make bench, or scripts/bench.sh with its flags):
 //
 //	(a) extraction floor: COPY (…) TO STDOUT of the queries migrate runs, into io.Discard;
 //	(b) load floor: a minimal BatchWriteItem loader writing the items (c) writes,
@@ -12,17 +12,17 @@
 //	    JSON), alternating with (d): its items/s over (d)'s, and its peak
 //	    RSS; (i′) the same on (e)'s fixture;
 //	(k) (d) with --metrics-addr, alternating with (d): the metrics' cost,
-//	    its items/s over (d)'s (bench/metricscost.go);
+//	    its items/s over (d)'s (tools/bench/metricscost.go);
 //	(j) pg2dynamo migrate --concurrency auto against fixed 8, 16, 32 and
 //	    64 writers, through the fault proxy adding -writers-latency a
 //	    request; (j′) auto against a table of -writers-capacity write
 //	    units a second: the share held and the requests throttled
-//	    (bench/writers.go; -writers-only measures them alone);
+//	    (tools/bench/writers.go; -writers-only measures them alone);
 //	(h) pg2dynamo migrate --follow on (c)'s fixture, fresh dynalite: after
 //	    its full load, the changes/s and items/s it applies at saturation
 //	    (a burst of -follow-changes row changes), its lag under a steady
 //	    -follow-rate changes/s for -follow-duration, and its RSS meanwhile
-//	    (bench/follow.go; needs wal_level=logical, else it is skipped).
+//	    (tools/bench/follow.go; needs wal_level=logical, else it is skipped).
 //
 // (f) and (g), verify's memory, and (n) and (m), migrate --changes-only
 // beside verify, are in bench/verify.go and bench/changes.go. -quick is a

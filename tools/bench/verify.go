@@ -19,7 +19,7 @@ import (
 //
 //	(f) verify, the table matching the source;
 //	(n), (m) and (o), diff, migrate --changes-only and verify after
-//	    -changes-pct of the source rows changed (bench/changes.go), which
+//	    -changes-pct of the source rows changed (tools/bench/changes.go), which
 //	    bring the table back in line with the source;
 //	(g) verify after -verify-differ tickets changed in the source: as many
 //	    items differ (exit 4), with the JSON and HTML reports written.
@@ -30,7 +30,7 @@ type verifyBench struct {
 	f, g        *result
 	differ      int64 // tickets changed before (g)
 	skipped     string
-	// changes is (n) and (m), migrate --changes-only (bench/changes.go);
+	// changes is (n) and (m), migrate --changes-only (tools/bench/changes.go);
 	// nil with -changes-pct 0.
 	changes *changesBench
 }
