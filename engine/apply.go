@@ -62,10 +62,10 @@ type applyStats struct {
 }
 
 // newTableApplier returns the applier writing with ds (a table whose key
-// attributes are keyAttrs, of types keyTypes, and type attribute typeAttr) on writers
-// goroutines (at least 1); the items put are of plans' entities (Compare's
+// attributes are keyAttrs, of types keyTypes, and type attribute typeAttr) with
+// writers (pipeline.Writes); the items put are of plans' entities (Compare's
 // plans). reject, if not nil, is given the items refused. close stops it.
-func newTableApplier(ds *load.DynamoDB, typeAttr string, keyAttrs, keyTypes [2]string, plans []*transform.Plan, writers int, reject func(pipeline.Reject) error) *tableApplier {
+func newTableApplier(ds *load.DynamoDB, typeAttr string, keyAttrs, keyTypes [2]string, plans []*transform.Plan, writers pipeline.WritesOptions, reject func(pipeline.Reject) error) *tableApplier {
 	entities := make(map[string]int, len(plans))
 	for i, p := range plans {
 		if p != nil {
@@ -73,7 +73,7 @@ func newTableApplier(ds *load.DynamoDB, typeAttr string, keyAttrs, keyTypes [2]s
 		}
 	}
 	return &tableApplier{ds: ds, typeAttr: typeAttr, keyAttrs: keyAttrs, keyTypes: keyTypes, plans: plans, entities: entities, reject: reject,
-		writes: pipeline.NewWrites(ds, keyAttrs, max(1, writers))}
+		writes: pipeline.NewWrites(ds, keyAttrs, writers)}
 }
 
 // Put hands w's item to the writers, which batch it with the next ones;

@@ -38,7 +38,7 @@ func TestWritesRefusedDeleteStopsItsGroup(t *testing.T) {
 		}
 		return nil
 	})
-	w := NewWrites(sink, [2]string{"PK", ""}, 2)
+	w := NewWrites(sink, [2]string{"PK", ""}, WritesOptions{Concurrency: 2})
 	defer w.Close()
 	bad := w.Group(context.Background(), nil)
 	for i := range 3 {
@@ -88,7 +88,7 @@ func TestWritesAddThenToldOfEachRow(t *testing.T) {
 		return transform.Item{Entity: 0, Attrs: map[string]types.AttributeValue{
 			"PK": &types.AttributeValueMemberS{Value: pk}, "SK": &types.AttributeValueMemberS{Value: "S"}}}
 	}
-	w := NewWrites(sink, keyAttrs, 3)
+	w := NewWrites(sink, keyAttrs, WritesOptions{Concurrency: 3})
 	defer w.Close()
 	g := w.Group(context.Background(), plans)
 	var mu sync.Mutex
@@ -158,7 +158,7 @@ func TestWritesDoRunsOnThePool(t *testing.T) {
 		written.Add(int64(len(batch)))
 		return nil
 	})
-	w := NewWrites(sink, [2]string{"PK", ""}, 2)
+	w := NewWrites(sink, [2]string{"PK", ""}, WritesOptions{Concurrency: 2})
 	defer w.Close()
 
 	var ran, running, most atomic.Int64
@@ -227,7 +227,7 @@ func TestWritesStreamRejects(t *testing.T) {
 		return []transform.Item{{Entity: 0, Attrs: map[string]types.AttributeValue{
 			"PK": &types.AttributeValueMemberS{Value: fmt.Sprint("K#", i)}, "SK": &types.AttributeValueMemberS{Value: "S"}}}}
 	}
-	w := NewWrites(sink, keyAttrs, 2)
+	w := NewWrites(sink, keyAttrs, WritesOptions{Concurrency: 2})
 	defer w.Close()
 	var mu sync.Mutex
 	var streamed []string
@@ -278,7 +278,7 @@ func TestWritesBehindGivesWay(t *testing.T) {
 		}
 		return nil
 	})
-	w := NewWrites(sink, [2]string{"PK", ""}, 1)
+	w := NewWrites(sink, [2]string{"PK", ""}, WritesOptions{Concurrency: 1})
 	addBatch := func(g *Group, name string) {
 		for i := range load.MaxBatchItems { // a full batch: handed at once
 			if err := g.Add([]transform.Item{keyItem(fmt.Sprintf("%s#%d", name, i), false)}); err != nil {
