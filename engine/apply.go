@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"io"
 	"maps"
 	"sync"
 	"sync/atomic"
@@ -49,6 +50,10 @@ type tableApplier struct {
 	stats  applyStats
 	// metrics is told of each write acknowledged (nil: not).
 	metrics *metrics.Run
+	// log, when set, is told the writers of an autoscaled applier at
+	// close, after what (the command: "changes-only", "prune").
+	log  io.Writer
+	what string
 }
 
 var _ verify.Applier = (*tableApplier)(nil)
@@ -130,7 +135,14 @@ func (a *tableApplier) abandon(ctx context.Context) {
 }
 
 // close stops the writers, once the writes handed to them are done.
-func (a *tableApplier) close() { a.writes.Close() }
+func (a *tableApplier) close() {
+	a.writes.Close()
+	if as := a.writes.Autoscale(); as != nil && a.log != nil {
+		fmt.Fprintf(a.log, "%s: writers %s (auto): %s on throttling\n", a.what, as.Writers(),
+			report.Count(as.Halvings, "halving", "halvings"))
+	}
+}
+
 
 // group is the Group of the writes since the last Wait, started with ctx
 // by the first of them.

@@ -166,6 +166,14 @@ type AutoscaleSummary struct {
 	Decisions []Decision
 }
 
+// Writers is the range of writers: "2–24", or "8" when Min is Max.
+func (s AutoscaleSummary) Writers() string {
+	if s.Min == s.Max {
+		return strconv.Itoa(s.Min)
+	}
+	return fmt.Sprintf("%d–%d", s.Min, s.Max)
+}
+
 // maxDecisions bounds the decisions an AutoscaleSummary keeps: a run
 // probes every few seconds.
 const maxDecisions = 1000
