@@ -75,4 +75,3 @@ func printSummary(w io.Writer, s engine.Summary) {
 			st.Requests, st.Retries, st.UnprocessedRetries, st.ConsumedWriteUnits)
 	}
 }
-

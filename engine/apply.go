@@ -143,7 +143,6 @@ func (a *tableApplier) close() {
 	}
 }
 
-
 // group is the Group of the writes since the last Wait, started with ctx
 // by the first of them.
 func (a *tableApplier) group(ctx context.Context) *pipeline.Group {
