@@ -12,8 +12,8 @@ import (
 // default (--max-concurrency).
 const DefaultMaxConcurrency = 64
 
-// Autoscale lets a run choose its number of writers as it goes
-// (--concurrency auto): it starts with Start writers and, from what the
+// Autoscale lets a run (Options.Auto) or a Writes (WritesOptions.Auto)
+// choose its number of writers as it goes (--concurrency auto): it starts with Start writers and, from what the
 // writers do in each window of Interval (items written, time busy,
 // requests the sink reports throttled), an Autoscaler decides how many
 // write next. See Autoscaler for the rules.
