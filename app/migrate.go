@@ -41,7 +41,7 @@ Example, against DynamoDB Local:
 			mappingFlag(), sourceFlag(), endpointFlag(), regionFlag(), profileFlag(), maxBackoffFlag(),
 			tableFlag(),
 			&cli.BoolFlag{Name: "create-table", Usage: "create the table and its GSIs from the mapping if it does not exist, and wait until it is ACTIVE"},
-			&cli.StringFlag{Name: "concurrency", Aliases: []string{"c"}, Value: "auto", Usage: "parallel BatchWriteItem writers: a number (1 to 256), or auto to start with 4 and add writers while items/s rises, halving them (and pacing the writes) when DynamoDB throttles, up to --max-concurrency; --changes-only, --prune and the follow use 8 with auto"},
+			&cli.StringFlag{Name: "concurrency", Aliases: []string{"c"}, Value: "auto", Usage: "parallel BatchWriteItem writers: a number (1 to 256), or auto to start with 4 and add writers while items/s rises, halving them (and pacing the writes) when DynamoDB throttles, up to --max-concurrency (the full load, --changes-only, --prune and the follow alike)"},
 			&cli.IntFlag{Name: "max-concurrency", Value: pipeline.DefaultMaxConcurrency, Action: between("max-concurrency", 1, MaxConcurrency), Usage: "with --concurrency auto: the most writers"},
 			&cli.IntFlag{Name: "readers", Value: defaultReaders(), Action: between("readers", 1, MaxReaders), Usage: "PostgreSQL connections reading in parallel, all on one exported snapshot; a table of 40,000 rows or more is split into primary-key ranges, one per reader; the default is one per CPU, at most 4"},
 			&cli.IntFlag{Name: "max-write-units", Action: atLeast("max-write-units", 0, "expected a positive number (0: no cap)"), Usage: "cap the write capacity consumed per second (as DynamoDB reports it); throttling halves the rate, which then climbs back", DefaultText: "no cap"},

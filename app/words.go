@@ -3,7 +3,6 @@ package app
 import (
 	"fmt"
 	"io"
-	"strconv"
 	"text/tabwriter"
 	"time"
 
@@ -69,18 +68,10 @@ func printSummary(w io.Writer, s engine.Summary) {
 		if a.Undone > 0 {
 			undone = fmt.Sprintf(" (%d undone: the throttling went on as much with fewer writers)", a.Undone)
 		}
-		fmt.Fprintf(w, "writers %s (auto): %s on throttling%s\n", writerRange(a.Min, a.Max), report.Count(a.Halvings, "halving", "halvings"), undone)
+		fmt.Fprintf(w, "writers %s (auto): %s on throttling%s\n", a.Writers(), report.Count(a.Halvings, "halving", "halvings"), undone)
 	}
 	if st := s.Requests; st != nil {
 		fmt.Fprintf(w, "%d BatchWriteItem/PutItem requests, %d retried by the SDK (throttling, 5xx, network), %d UnprocessedItems re-sends, %.0f write units consumed\n",
 			st.Requests, st.Retries, st.UnprocessedRetries, st.ConsumedWriteUnits)
 	}
-}
-
-// writerRange is "2–24", or "8" when lo is hi.
-func writerRange(lo, hi int) string {
-	if lo == hi {
-		return strconv.Itoa(lo)
-	}
-	return fmt.Sprintf("%d–%d", lo, hi)
 }

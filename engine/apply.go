@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"io"
 	"maps"
 	"sync"
 	"sync/atomic"
@@ -49,6 +50,10 @@ type tableApplier struct {
 	stats  applyStats
 	// metrics is told of each write acknowledged (nil: not).
 	metrics *metrics.Run
+	// log, when set, is told the writers of an autoscaled applier at
+	// close, after what (the command: "changes-only", "prune").
+	log  io.Writer
+	what string
 }
 
 var _ verify.Applier = (*tableApplier)(nil)
@@ -62,10 +67,10 @@ type applyStats struct {
 }
 
 // newTableApplier returns the applier writing with ds (a table whose key
-// attributes are keyAttrs, of types keyTypes, and type attribute typeAttr) on writers
-// goroutines (at least 1); the items put are of plans' entities (Compare's
+// attributes are keyAttrs, of types keyTypes, and type attribute typeAttr) with
+// writers (pipeline.Writes); the items put are of plans' entities (Compare's
 // plans). reject, if not nil, is given the items refused. close stops it.
-func newTableApplier(ds *load.DynamoDB, typeAttr string, keyAttrs, keyTypes [2]string, plans []*transform.Plan, writers int, reject func(pipeline.Reject) error) *tableApplier {
+func newTableApplier(ds *load.DynamoDB, typeAttr string, keyAttrs, keyTypes [2]string, plans []*transform.Plan, writers pipeline.WritesOptions, reject func(pipeline.Reject) error) *tableApplier {
 	entities := make(map[string]int, len(plans))
 	for i, p := range plans {
 		if p != nil {
@@ -73,7 +78,7 @@ func newTableApplier(ds *load.DynamoDB, typeAttr string, keyAttrs, keyTypes [2]s
 		}
 	}
 	return &tableApplier{ds: ds, typeAttr: typeAttr, keyAttrs: keyAttrs, keyTypes: keyTypes, plans: plans, entities: entities, reject: reject,
-		writes: pipeline.NewWrites(ds, keyAttrs, max(1, writers))}
+		writes: pipeline.NewWrites(ds, keyAttrs, writers)}
 }
 
 // Put hands w's item to the writers, which batch it with the next ones;
@@ -130,7 +135,13 @@ func (a *tableApplier) abandon(ctx context.Context) {
 }
 
 // close stops the writers, once the writes handed to them are done.
-func (a *tableApplier) close() { a.writes.Close() }
+func (a *tableApplier) close() {
+	a.writes.Close()
+	if as := a.writes.Autoscale(); as != nil && a.log != nil {
+		fmt.Fprintf(a.log, "%s: writers %s (auto): %s on throttling\n", a.what, as.Writers(),
+			report.Count(as.Halvings, "halving", "halvings"))
+	}
+}
 
 // group is the Group of the writes since the last Wait, started with ctx
 // by the first of them.

@@ -115,7 +115,7 @@ func TestTableApplier(t *testing.T) {
 	api := &writeAPI{invalid: map[string]bool{"P#30": true}, retyped: map[string]bool{"D#1": true}}
 	var rejects []pipeline.Reject
 	var mu sync.Mutex
-	a := newTableApplier(load.NewDynamoDB(api, "t", "PK", "SK"), "type", [2]string{"PK", "SK"}, [2]string{"S", "S"}, entityE(t), 3, func(r pipeline.Reject) error {
+	a := newTableApplier(load.NewDynamoDB(api, "t", "PK", "SK"), "type", [2]string{"PK", "SK"}, [2]string{"S", "S"}, entityE(t), pipeline.WritesOptions{Concurrency: 3}, func(r pipeline.Reject) error {
 		mu.Lock()
 		defer mu.Unlock()
 		rejects = append(rejects, r)
@@ -169,7 +169,7 @@ func TestTableApplier(t *testing.T) {
 func TestTableApplierStopsOnError(t *testing.T) {
 	ctx := context.Background()
 	denied := &smithy.GenericAPIError{Code: "AccessDeniedException", Message: "no"}
-	a := newTableApplier(load.NewDynamoDB(&writeAPI{err: denied}, "t", "PK", "SK"), "type", [2]string{"PK", "SK"}, [2]string{"S", "S"}, entityE(t), 2, nil)
+	a := newTableApplier(load.NewDynamoDB(&writeAPI{err: denied}, "t", "PK", "SK"), "type", [2]string{"PK", "SK"}, [2]string{"S", "S"}, entityE(t), pipeline.WritesOptions{Concurrency: 2}, nil)
 	defer a.close()
 	var err error
 	for i := 0; i < 10_000 && err == nil; i++ {
@@ -220,7 +220,7 @@ func TestTableApplierGuarded(t *testing.T) {
 	ctx := context.Background()
 	api := &writeAPI{taken: map[string]bool{"P#1": true}}
 	var rejects []pipeline.Reject
-	a := newTableApplier(load.NewDynamoDB(api, "t", "PK", "SK"), "type", [2]string{"PK", "SK"}, [2]string{"S", "S"}, entityE(t), 1, func(r pipeline.Reject) error {
+	a := newTableApplier(load.NewDynamoDB(api, "t", "PK", "SK"), "type", [2]string{"PK", "SK"}, [2]string{"S", "S"}, entityE(t), pipeline.WritesOptions{Concurrency: 1}, func(r pipeline.Reject) error {
 		rejects = append(rejects, r)
 		return nil
 	})

@@ -80,8 +80,8 @@ func applyChanges(j *job, s *session, out sinkOut, rejects *rejectFile, narrow f
 	fmt.Fprintf(j.log, "changes-only: deriving items from %s and comparing them with table %s; the new and changed items are written as they are found, the stale ones deleted after\n",
 		s.src.Name(), s.m.Table.Name)
 	prog, closeProg := j.progress()
-	ap := newTableApplier(out.ds, s.m.TypeAttribute, s.m.Table.Keys(), s.m.Table.KeyTypes(), s.plans, j.wr.fixedWriters(), rejects.Write)
-	ap.metrics = j.cfg.Metrics
+	ap := newTableApplier(out.ds, s.m.TypeAttribute, s.m.Table.Keys(), s.m.Table.KeyTypes(), s.plans, j.writes(), rejects.Write)
+	ap.metrics, ap.log, ap.what = j.cfg.Metrics, j.log, "changes-only"
 	defer ap.close()
 	opts := verify.Options{Segments: j.rep.Segments, Sample: j.rep.Sample, IndexWait: j.rep.GSIWait, Progress: prog, Readers: j.ld.Readers,
 		SkipPatterns: !check, Apply: ap, OnReject: rejects.Write}

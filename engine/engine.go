@@ -390,12 +390,9 @@ func (op *opened) close() {
 	}
 }
 
-// fixedWriters is the writers of the parts of a run that do not adjust
-// them (ChangesOnly, Prune, the follow): Concurrency, or with Auto
-// pipeline.DefaultConcurrency, at most Auto.Max.
-func (o WriteOptions) fixedWriters() int {
-	if o.Auto != nil {
-		return min(pipeline.DefaultConcurrency, o.Auto.Max)
-	}
-	return o.Concurrency
+// writes is the writers of the parts of a run outside a full load
+// (ChangesOnly, Prune, the follow; pipeline.Writes): Concurrency, or
+// autoscaled with Auto, each number told to the metrics' writers gauge.
+func (j *job) writes() pipeline.WritesOptions {
+	return pipeline.WritesOptions{Concurrency: j.wr.Concurrency, Auto: j.wr.Auto, OnWriters: j.cfg.Metrics.Writers}
 }

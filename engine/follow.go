@@ -453,7 +453,7 @@ func (f *following) run(j *job, s *session, cp *checkpointFile, out sinkOut, rej
 	}
 	readyToFollow(out)
 	a := follow.NewApplier(f.graph, s.m, s.src, out.sink)
-	a.OnReject, a.Concurrency, a.ExactFrom = rejects.Write, j.wr.fixedWriters(), f.exactFrom
+	a.OnReject, a.Writers, a.ExactFrom = rejects.Write, j.writes(), f.exactFrom
 	a.Catalog, a.CatalogEvery = f.catalog, j.fol.CatalogInterval
 	a.OnCatalog = func(changes, rederived []string) {
 		fmt.Fprintf(j.log, "follow: %s: deriving every item of %s again\n", strings.Join(changes, "; "), strings.Join(rederived, ", "))
@@ -517,7 +517,6 @@ func (f *following) run(j *job, s *session, cp *checkpointFile, out sinkOut, rej
 		fmt.Fprintf(j.log, "follow: the full load is not verified before following (verify would hold the stream back): run pg2dynamo verify while the follow runs, which waits for it and counts the changes in flight\n")
 	}
 	fmt.Fprintf(j.log, "following slot %s from %s\n", f.slot, orSlot(opts.From))
-	j.cfg.Metrics.Writers(a.Concurrency)
 	st, err := follow.Run(ctx, f.stream, a, s.src.Conn(), opts)
 	f.status = st
 	j.meterFollow(st)

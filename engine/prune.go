@@ -27,8 +27,8 @@ func pruneStale(j *job, s *session, out sinkOut) (func(), error) {
 	stderr := j.log
 	fmt.Fprintf(stderr, "prune: comparing table %s with %s to find stale items\n", s.m.Table.Name, s.src.Name())
 	prog, closeProg := j.progress()
-	ap := newTableApplier(out.ds, s.m.TypeAttribute, s.m.Table.Keys(), s.m.Table.KeyTypes(), s.plans, j.wr.fixedWriters(), nil)
-	ap.metrics = j.cfg.Metrics
+	ap := newTableApplier(out.ds, s.m.TypeAttribute, s.m.Table.Keys(), s.m.Table.KeyTypes(), s.plans, j.writes(), nil)
+	ap.metrics, ap.log, ap.what = j.cfg.Metrics, j.log, "prune"
 	defer ap.close()
 	res, err := verify.Compare(j.ctx, s.src, s.m, s.plans, s.client, verify.Options{
 		Segments: j.rep.Segments, SkipPatterns: true, Progress: prog, Apply: ap, DeleteOnly: true,

@@ -36,10 +36,11 @@ type Applier struct {
 	keyAttrs [2]string
 	b        *transform.Builder
 	// OnReject is told of rows whose items cannot be written (nil:
-	// counted only). Concurrency is the number of parallel Writes, set
-	// before the first window (Start).
-	OnReject    func(pipeline.Reject) error
-	Concurrency int
+	// counted only). Writers are the windows' writers (pipeline.Writes:
+	// a number, default 8, or autoscaled), set before the first window
+	// (Start).
+	OnReject func(pipeline.Reject) error
+	Writers  pipeline.WritesOptions
 	// OnCatalog, if set, is told of catalog changes a window derives its
 	// way out of (changes described), with the entities it derives again
 	// whole.
@@ -88,7 +89,7 @@ type Applier struct {
 // to sink.
 func NewApplier(g *Graph, m *mapping.Mapping, src *extract.Source, sink load.Sink) *Applier {
 	return &Applier{graph: g, m: m, src: src, sink: sink, keyAttrs: m.Table.Keys(),
-		b: transform.NewBuilder(), Concurrency: 8, CatalogEvery: CatalogInterval, keys: &keyLog{}, side: make(chan *repairReq)}
+		b: transform.NewBuilder(), Writers: pipeline.WritesOptions{Concurrency: 8}, CatalogEvery: CatalogInterval, keys: &keyLog{}, side: make(chan *repairReq)}
 }
 
 // Applied counts what one window did.
@@ -125,7 +126,7 @@ func (a *Applier) Close() {
 // graph's plans as they are now.
 func (a *Applier) group(ctx context.Context) *pipeline.Group {
 	if a.writes == nil {
-		a.writes = pipeline.NewWrites(a.sink, a.keyAttrs, a.Concurrency)
+		a.writes = pipeline.NewWrites(a.sink, a.keyAttrs, a.Writers)
 	}
 	var plans []*transform.Plan
 	if a.graph != nil {
@@ -185,7 +186,7 @@ type Flight struct {
 
 // Start derives the items txs affect, in one snapshot taken after their
 // commits, and hands them, row by row, to the write stage
-// (pipeline.Writes, Concurrency batches at a time); the deletes follow
+// (pipeline.Writes, Writers batches at a time); the deletes follow
 // once every affected row is derived. It returns once every item is
 // handed over; Wait waits for the writes.
 //
@@ -197,7 +198,7 @@ type Flight struct {
 // aheadItems items wait for it in memory; past that, derivation waits
 // too. Start calls barrier (when not nil) exactly once, even when it
 // fails or has nothing to write, unless barrier itself fails. The two
-// windows' writes share Concurrency.
+// windows' writes share the Writers.
 func (a *Applier) Start(ctx context.Context, txs []*Tx, busy map[[2]string]bool, barrier func() error) (*Flight, error) {
 	return a.start(ctx, txs, busy, barrier, beside{})
 }

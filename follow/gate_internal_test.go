@@ -26,7 +26,7 @@ func TestGateHoldsItemsUntilTheBarrier(t *testing.T) {
 		written += len(batch)
 		return nil
 	})
-	a := &Applier{sink: sink, keyAttrs: [2]string{"PK", "SK"}, Concurrency: 2}
+	a := &Applier{sink: sink, keyAttrs: [2]string{"PK", "SK"}, Writers: pipeline.WritesOptions{Concurrency: 2}}
 	barriers, addedAtBarrier, heldAtBarrier := 0, 0, 0
 	added := 0
 	busyKey := [2]string{"BUSY", ""}
@@ -91,7 +91,7 @@ func TestGateWaitsForTheChunksBesideOnTheirKeys(t *testing.T) {
 		}
 		return nil
 	})
-	a := &Applier{sink: sink, keyAttrs: [2]string{"PK", ""}, Concurrency: 1}
+	a := &Applier{sink: sink, keyAttrs: [2]string{"PK", ""}, Writers: pipeline.WritesOptions{Concurrency: 1}}
 	defer a.Close()
 	item := func(pk string) []transform.Item {
 		return []transform.Item{{Attrs: map[string]types.AttributeValue{"PK": &types.AttributeValueMemberS{Value: pk}}}}

@@ -22,6 +22,7 @@ import (
 
 	"github.com/pg2dynamo/pg2dynamo/follow"
 	"github.com/pg2dynamo/pg2dynamo/internal/testenv"
+	"github.com/pg2dynamo/pg2dynamo/pipeline"
 )
 
 // A follow as an operations team runs it: metrics scraped with the
@@ -223,11 +224,14 @@ func TestFollowMetricsHealthAndJSONLogs(t *testing.T) {
 		{"pg2dynamo_rows_read_total", 20},
 		{"pg2dynamo_rejects_total", 0},
 		{"pg2dynamo_throttled_requests_total", 0},
-		{"pg2dynamo_writers", 8},
 	} {
 		if got := sum(fams, c.name); got != c.want {
 			t.Errorf("%s = %v, want %v", c.name, got, c.want)
 		}
+	}
+	// --concurrency auto: the follow's writers are autoscaled.
+	if n := sum(fams, "pg2dynamo_writers"); n < 1 || n > pipeline.DefaultMaxConcurrency {
+		t.Errorf("pg2dynamo_writers = %v, want the follow's autoscaled writers, 1 to %d", n, pipeline.DefaultMaxConcurrency)
 	}
 	if n := sum(fams, "pg2dynamo_write_units_total"); n < 20 {
 		t.Errorf("pg2dynamo_write_units_total = %v, want at least the full load's 20 items' units", n)

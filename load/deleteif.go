@@ -42,7 +42,7 @@ func (d *DynamoDB) DeleteIf(ctx context.Context, key map[string]types.AttributeV
 			ExpressionAttributeNames:  expr.Names(),
 			ExpressionAttributeValues: expr.Values(),
 			ReturnConsumedCapacity:    types.ReturnConsumedCapacityTotal,
-		})
+		}, d.countThrottles)
 		if err != nil {
 			k := d.keyOf(key)
 			return nil, fmt.Errorf("DeleteItem %s / %s on table %s: %w", k[0], k[1], d.table, err)
@@ -79,7 +79,7 @@ func (d *DynamoDB) PutIf(ctx context.Context, item map[string]types.AttributeVal
 			ExpressionAttributeValues:           expr.Values(),
 			ReturnConsumedCapacity:              types.ReturnConsumedCapacityTotal,
 			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
-		})
+		}, d.countThrottles)
 		var ccf *types.ConditionalCheckFailedException
 		if errors.As(err, &ccf) {
 			old = ccf.Item

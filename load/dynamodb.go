@@ -434,14 +434,15 @@ func (d *DynamoDB) write(ctx context.Context, batch []transform.Item) error {
 	}
 }
 
-// Throttles is the number of BatchWriteItem requests DynamoDB throttled
-// so far: answered ThrottlingException or
+// Throttles is the number of write requests (BatchWriteItem, and the
+// conditional DeleteItem and PutItem of DeleteIf and PutIf) DynamoDB
+// throttled so far: answered ThrottlingException or
 // ProvisionedThroughputExceededException, which the SDK retried (each
 // attempt counts), or with UnprocessedItems. It makes DynamoDB a
 // ThrottleCounter.
 func (d *DynamoDB) Throttles() int64 { return d.throttled.Load() }
 
-// countThrottles is a per-call option of BatchWriteItem: its retryer
+// countThrottles is a per-call option of the write requests: its retryer
 // counts the throttling errors it retries into d.throttled.
 func (d *DynamoDB) countThrottles(o *dynamodb.Options) {
 	if o.Retryer != nil {

@@ -674,7 +674,8 @@ func TestWriteRetriesCounted(t *testing.T) {
 // Throttles counts the BatchWriteItem answers that throttled: each
 // attempt the SDK retried after ProvisionedThroughputExceededException or
 // ThrottlingException, and each answer with UnprocessedItems; not other
-// errors the SDK retried (a 500), nor answers that wrote everything.
+// errors the SDK retried (a 500), nor answers that wrote everything. A
+// conditional delete's (DeleteIf) throttled attempts count too.
 func TestThrottlesCounted(t *testing.T) {
 	var calls atomic.Int64
 	answers := []struct {
@@ -685,6 +686,9 @@ func TestThrottlesCounted(t *testing.T) {
 		{400, `{"__type":"com.amazonaws.dynamodb.v20120810#ThrottlingException","message":"slow down"}`},
 		{500, `{"__type":"com.amazonaws.dynamodb.v20120810#InternalServerError","message":"try again"}`},
 		{200, `{"UnprocessedItems":{"t":[{"PutRequest":{"Item":{"PK":{"S":"a"}}}}]}}`},
+		{200, `{}`}, // the re-send of a
+		{200, `{}`}, // b
+		{400, `{"__type":"com.amazonaws.dynamodb.v20120810#ThrottlingException","message":"slow down"}`}, // DeleteIf
 	}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		status, body := 200, `{}`
@@ -722,5 +726,11 @@ func TestThrottlesCounted(t *testing.T) {
 	}
 	if got := tc.Throttles(); got != 3 {
 		t.Errorf("%d throttles after a write answered at once, want still 3", got)
+	}
+	if _, err := sink.DeleteIf(context.Background(), map[string]types.AttributeValue{"PK": &types.AttributeValueMemberS{Value: "c"}}, "type", "T"); err != nil {
+		t.Fatal(err)
+	}
+	if got := tc.Throttles(); got != 4 {
+		t.Errorf("%d throttles after a DeleteIf throttled once, want 4", got)
 	}
 }

@@ -75,6 +75,11 @@ func (m *meter) read(now time.Time) (batches, items int64, busy time.Duration) {
 	return m.batches, m.items, busy
 }
 
+// begin and end are writer i's work of items items (a batch, or a task
+// of Writes), on its meter: begin before the pace is waited for.
+func (ar *autoRun) begin(i int)          { ar.meters[i].begin(ar.now()) }
+func (ar *autoRun) end(i int, items int) { ar.meters[i].end(ar.now(), items) }
+
 // totals is every writer's counts at now, as a Sample of all the run so
 // far (Elapsed not set).
 func (ar *autoRun) totals(now time.Time) Sample {

@@ -12,8 +12,8 @@ import (
 // default (--max-concurrency).
 const DefaultMaxConcurrency = 64
 
-// Autoscale lets a run choose its number of writers as it goes
-// (--concurrency auto): it starts with Start writers and, from what the
+// Autoscale lets a run (Options.Auto) or a Writes (WritesOptions.Auto)
+// choose its number of writers as it goes (--concurrency auto): it starts with Start writers and, from what the
 // writers do in each window of Interval (items written, time busy,
 // requests the sink reports throttled), an Autoscaler decides how many
 // write next. See Autoscaler for the rules.
@@ -164,6 +164,14 @@ type AutoscaleSummary struct {
 	// Decisions are the Autoscaler's decisions, the first
 	// maxDecisions of them.
 	Decisions []Decision
+}
+
+// Writers is the range of writers: "2–24", or "8" when Min is Max.
+func (s AutoscaleSummary) Writers() string {
+	if s.Min == s.Max {
+		return strconv.Itoa(s.Min)
+	}
+	return fmt.Sprintf("%d–%d", s.Min, s.Max)
 }
 
 // maxDecisions bounds the decisions an AutoscaleSummary keeps: a run

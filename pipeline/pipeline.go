@@ -27,8 +27,7 @@ import (
 )
 
 // DefaultConcurrency is the default number of parallel writers of a
-// fixed number (Options.Concurrency), and the number of writers of the
-// parts of a run that Autoscale does not adjust.
+// fixed number (Options.Concurrency, WritesOptions.Concurrency).
 const DefaultConcurrency = 8
 
 // Reject is one source row that was not written, as one line of the

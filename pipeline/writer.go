@@ -38,8 +38,7 @@ func (w *writer) write(b batch) error {
 	if w.auto == nil {
 		return w.writeBatch(b)
 	}
-	m := &w.auto.meters[w.index]
-	m.begin(w.auto.now())
+	w.auto.begin(w.index)
 	if err := w.auto.pace.WaitN(w.stop.writing, len(b.items)); err != nil {
 		if w.stop.writing.Err() != nil {
 			return context.Cause(w.stop.writing)
@@ -47,7 +46,7 @@ func (w *writer) write(b batch) error {
 		return w.stop.fail(err)
 	}
 	err := w.writeBatch(b)
-	m.end(w.auto.now(), len(b.items))
+	w.auto.end(w.index, len(b.items))
 	return err
 }
 

@@ -16,11 +16,12 @@ import (
 // deletes of migrate --changes-only and --prune (package engine), hand it
 // rows, and it packs them into batches and writes them with the same
 // pieces as Run's writers (a row's items travel in one batch, whole rows
-// are written or rejected, a reject has the shape of Run's). Concurrency
-// goroutines write the batches, and run the tasks (Group.Do), of every
-// Group, so that the writes of two windows in flight at once share them.
-// The sink's own limits (load.DynamoDB's write-unit cap, retries and
-// throttle counting) apply as they do to Run.
+// are written or rejected, a reject has the shape of Run's). Its writers
+// (WritesOptions: a fixed number, or as many as an Autoscaler decides, at
+// its pace, as Run's with Options.Auto) write the batches, and run the
+// tasks (Group.Do), of every Group, so that the writes of two windows in
+// flight at once share them. The sink's own limits (load.DynamoDB's
+// write-unit cap, retries and throttle counting) apply as they do to Run.
 //
 // The writers prefer the work of other Groups to that of a Group started
 // with Behind (a comparison's writes beside a follow): a follow's window
@@ -33,6 +34,11 @@ type Writes struct {
 	// that of the Groups started with Behind (up to BehindItems).
 	queue, behind chan groupBatch
 	done          sync.WaitGroup
+	// auto is an Autoscale Writes' gate, pace and meters (nil for a fixed
+	// number of writers); closing, closed by Close, lets the writers the
+	// gate holds end and stops auto's windows, whose end driven tells.
+	auto            *autoRun
+	closing, driven chan struct{}
 	// written counts the items every Group wrote (put or deleted).
 	written atomic.Int64
 }
@@ -60,27 +66,84 @@ const queuedBatches = 10_000 / load.MaxBatchItems
 // the items handed and not yet written stay under it.
 const BehindItems = 40_000
 
-// NewWrites starts concurrency (at least 1) writers of batches to sink, a
-// table whose partition and sort key attributes are keyAttrs (sort key ""
-// when the table has none). Close stops them.
-func NewWrites(sink load.Sink, keyAttrs [2]string, concurrency int) *Writes {
-	w := &Writes{sink: sink, keyAttrs: keyAttrs, queue: make(chan groupBatch, max(queuedBatches, concurrency)),
-		behind: make(chan groupBatch, BehindItems/load.MaxBatchItems)}
-	for range max(concurrency, 1) {
-		w.done.Add(1)
+// WritesOptions are how a Writes writes.
+type WritesOptions struct {
+	// Concurrency is the number of writers (default DefaultConcurrency);
+	// ignored with Auto.
+	Concurrency int
+	// Auto, if not nil, has the writes choose their number of writers as
+	// they go, and pace them, as Run does with Options.Auto (the same
+	// Autoscaler, told what the writers did each window: items written,
+	// batches and tasks ended, time busy, the sink's throttles when it is
+	// a load.ThrottleCounter). A task (Group.Do) counts as a batch of one
+	// item. Windows in which the writers waited for work (between a
+	// follow's windows) add no writers.
+	Auto *Autoscale
+	// OnWriters, if set, is told the number of writers at the start and,
+	// with Auto, at each change, from the Autoscaler's goroutine.
+	OnWriters func(writers int)
+}
+
+// NewWrites starts the writers (opts) of batches to sink, a table whose
+// partition and sort key attributes are keyAttrs (sort key "" when the
+// table has none). Close stops them.
+func NewWrites(sink load.Sink, keyAttrs [2]string, opts WritesOptions) *Writes {
+	writers := opts.Concurrency
+	if writers <= 0 {
+		writers = DefaultConcurrency
+	}
+	w := &Writes{sink: sink, keyAttrs: keyAttrs, behind: make(chan groupBatch, BehindItems/load.MaxBatchItems),
+		closing: make(chan struct{}), driven: make(chan struct{})}
+	tell := opts.OnWriters
+	if tell == nil {
+		tell = func(int) {}
+	}
+	if opts.Auto != nil {
+		w.auto = newAutoRun(*opts.Auto, sink)
+		writers = w.auto.cfg.Max
 		go func() {
-			defer w.done.Done()
-			queue, behind := w.queue, w.behind
-			for {
-				gb, ok := next(&queue, &behind)
-				if !ok {
-					return
-				}
-				gb.g.run(gb)
-			}
+			defer close(w.driven)
+			w.auto.drive(w.closing, tell)
 		}()
+	} else {
+		close(w.driven)
+		tell(writers)
+	}
+	w.queue = make(chan groupBatch, max(queuedBatches, writers))
+	for i := range writers {
+		w.done.Add(1)
+		go w.writer(i)
 	}
 	return w
+}
+
+// writer is writer i's loop: it runs the work of the Groups, queue's
+// first (next), while the gate of an Autoscale Writes lets it, until
+// Close.
+func (w *Writes) writer(i int) {
+	defer w.done.Done()
+	queue, behind := w.queue, w.behind
+	for {
+		if w.auto != nil && !w.auto.gate.wait(i, w.closing) {
+			return // the writers let through write what is left
+		}
+		gb, ok := next(&queue, &behind)
+		if !ok {
+			return
+		}
+		if w.auto == nil {
+			gb.g.run(gb)
+			continue
+		}
+		items := max(1, len(gb.b.items)) // a task is one item
+		w.auto.begin(i)
+		// An error of the pace is the Group's ctx done (run skips the
+		// work) or its deadline before the pace allows the work, which
+		// is then done at once.
+		_ = w.auto.pace.WaitN(gb.g.ctx, items)
+		gb.g.run(gb)
+		w.auto.end(i, items)
+	}
 }
 
 // next is the next unit of work for a writer: queue's first, or, while
@@ -119,7 +182,19 @@ func next(queue, behind *chan groupBatch) (gb groupBatch, ok bool) {
 func (w *Writes) Close() {
 	close(w.queue)
 	close(w.behind)
+	close(w.closing)
 	w.done.Wait()
+	<-w.driven
+}
+
+// Autoscale is an Autoscale Writes' writers so far (nil for a fixed
+// number). Called after Close.
+func (w *Writes) Autoscale() *AutoscaleSummary {
+	if w.auto == nil {
+		return nil
+	}
+	s := w.auto.scale.Summary()
+	return &s
 }
 
 // Written is the number of items written (put or deleted) so far by every

@@ -13,6 +13,9 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"golang.org/x/time/rate"
+
+	"github.com/pg2dynamo/pg2dynamo/internal/testenv"
 
 	"github.com/pg2dynamo/pg2dynamo/load"
 	"github.com/pg2dynamo/pg2dynamo/transform"
@@ -38,7 +41,7 @@ func TestWritesRefusedDeleteStopsItsGroup(t *testing.T) {
 		}
 		return nil
 	})
-	w := NewWrites(sink, [2]string{"PK", ""}, 2)
+	w := NewWrites(sink, [2]string{"PK", ""}, WritesOptions{Concurrency: 2})
 	defer w.Close()
 	bad := w.Group(context.Background(), nil)
 	for i := range 3 {
@@ -88,7 +91,7 @@ func TestWritesAddThenToldOfEachRow(t *testing.T) {
 		return transform.Item{Entity: 0, Attrs: map[string]types.AttributeValue{
 			"PK": &types.AttributeValueMemberS{Value: pk}, "SK": &types.AttributeValueMemberS{Value: "S"}}}
 	}
-	w := NewWrites(sink, keyAttrs, 3)
+	w := NewWrites(sink, keyAttrs, WritesOptions{Concurrency: 3})
 	defer w.Close()
 	g := w.Group(context.Background(), plans)
 	var mu sync.Mutex
@@ -158,7 +161,7 @@ func TestWritesDoRunsOnThePool(t *testing.T) {
 		written.Add(int64(len(batch)))
 		return nil
 	})
-	w := NewWrites(sink, [2]string{"PK", ""}, 2)
+	w := NewWrites(sink, [2]string{"PK", ""}, WritesOptions{Concurrency: 2})
 	defer w.Close()
 
 	var ran, running, most atomic.Int64
@@ -227,7 +230,7 @@ func TestWritesStreamRejects(t *testing.T) {
 		return []transform.Item{{Entity: 0, Attrs: map[string]types.AttributeValue{
 			"PK": &types.AttributeValueMemberS{Value: fmt.Sprint("K#", i)}, "SK": &types.AttributeValueMemberS{Value: "S"}}}}
 	}
-	w := NewWrites(sink, keyAttrs, 2)
+	w := NewWrites(sink, keyAttrs, WritesOptions{Concurrency: 2})
 	defer w.Close()
 	var mu sync.Mutex
 	var streamed []string
@@ -278,7 +281,7 @@ func TestWritesBehindGivesWay(t *testing.T) {
 		}
 		return nil
 	})
-	w := NewWrites(sink, [2]string{"PK", ""}, 1)
+	w := NewWrites(sink, [2]string{"PK", ""}, WritesOptions{Concurrency: 1})
 	addBatch := func(g *Group, name string) {
 		for i := range load.MaxBatchItems { // a full batch: handed at once
 			if err := g.Add([]transform.Item{keyItem(fmt.Sprintf("%s#%d", name, i), false)}); err != nil {
@@ -312,5 +315,142 @@ func TestWritesBehindGivesWay(t *testing.T) {
 	}
 	if n := w.Written(); n != 6*load.MaxBatchItems {
 		t.Errorf("Written() = %d, want %d", n, 6*load.MaxBatchItems)
+	}
+}
+
+// tableSink is a sink at a seam whose latency and capacity a test sets:
+// each Write takes latency; with a capacity (items/s, a token bucket of
+// one batch), a write the bucket refuses counts a throttled request and
+// is tried again after latency, as the SDK retries a throttled request.
+// It records each key written and the most writes in flight at once.
+type tableSink struct {
+	latency   time.Duration
+	mu        sync.Mutex
+	capacity  *rate.Limiter
+	written   map[string]int
+	inFlight  int
+	most      int
+	throttles atomic.Int64
+}
+
+func (s *tableSink) Throttles() int64 { return s.throttles.Load() }
+
+// set gives the table a latency and a capacity of itemsPerSec (0: none)
+// from now on.
+func (s *tableSink) set(latency time.Duration, itemsPerSec float64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.latency, s.capacity = latency, nil
+	if itemsPerSec > 0 {
+		s.capacity = rate.NewLimiter(rate.Limit(itemsPerSec), load.MaxBatchItems)
+	}
+}
+
+// flight moves the writes in flight by d and returns the most so far.
+func (s *tableSink) flight(d int) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.inFlight += d
+	s.most = max(s.most, s.inFlight)
+	return s.most
+}
+
+func (s *tableSink) Write(ctx context.Context, batch []transform.Item) error {
+	s.flight(1)
+	defer s.flight(-1)
+	for {
+		s.mu.Lock()
+		latency, capacity := s.latency, s.capacity
+		s.mu.Unlock()
+		time.Sleep(latency)
+		if capacity == nil || capacity.AllowN(time.Now(), len(batch)) {
+			break
+		}
+		s.throttles.Add(1)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, it := range batch {
+		s.written[transform.ItemKey(it.Attrs, [2]string{"PK", ""})[0]]++
+	}
+	return ctx.Err()
+}
+
+var _ load.ThrottleCounter = (*tableSink)(nil)
+
+// With Auto, a Writes adds writers while a sink whose every request takes
+// 20 ms writes more items/s with more of them (the sink sees 16 or more
+// writes at once, where a fixed Writes has DefaultConcurrency), and halves
+// them when the sink, given a capacity below that rate, throttles; every
+// row is written once throughout.
+func TestWritesAutoscaleUpOnLatencyDownOnThrottling(t *testing.T) {
+	const latency = 20 * time.Millisecond
+	sink := &tableSink{latency: latency, written: map[string]int{}}
+	var mu sync.Mutex
+	var told []int
+	lastTold := func() (last, peak int) {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, n := range told {
+			peak = max(peak, n)
+		}
+		return told[len(told)-1], peak
+	}
+	w := NewWrites(sink, [2]string{"PK", ""}, WritesOptions{
+		Auto: &Autoscale{Start: 2, Max: 32, Interval: 50 * time.Millisecond},
+		OnWriters: func(n int) {
+			mu.Lock()
+			defer mu.Unlock()
+			told = append(told, n)
+		}})
+	g := w.Group(t.Context(), nil)
+	stop, fed := make(chan struct{}), make(chan error, 1)
+	var rows int
+	go func() {
+		for ; ; rows++ {
+			select {
+			case <-stop:
+				fed <- nil
+				return
+			default:
+			}
+			if err := g.Add([]transform.Item{keyItem(fmt.Sprint("K#", rows), false)}); err != nil {
+				fed <- err
+				return
+			}
+		}
+	}()
+	if err := testenv.Poll("16 writes in flight at once", 30*time.Second, fed, func() bool { return sink.flight(0) >= 16 }); err != nil {
+		t.Fatal(err)
+	}
+	_, peak := lastTold()
+	sink.set(latency, float64(peak)*load.MaxBatchItems/latency.Seconds()/4)
+	if err := testenv.Poll("fewer writers once throttled", 30*time.Second, fed, func() bool { last, peak := lastTold(); return last < peak }); err != nil {
+		t.Fatal(err)
+	}
+	sink.set(0, 0) // the rows queued are written at once
+	close(stop)
+	if err := <-fed; err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	if len(sink.written) != rows {
+		t.Errorf("%d keys written of %d rows", len(sink.written), rows)
+	}
+	for k, n := range sink.written {
+		if n != 1 {
+			t.Fatalf("%s written %d times, want once", k, n)
+		}
+	}
+	as := w.Autoscale()
+	t.Logf("writers told %v; %d rows", told, rows)
+	if as == nil || as.Halvings < 1 || as.Max < 16 || as.Last >= as.Max || as.Decisions[0].Writers != 2 {
+		t.Errorf("autoscale summary %+v; want 2 writers at first, 16 or more, then a halving", as)
+	}
+	if sink.Throttles() == 0 {
+		t.Error("the sink throttled no request")
 	}
 }

@@ -16,7 +16,8 @@
 //	(j) pg2dynamo migrate --concurrency auto against fixed 8, 16, 32 and
 //	    64 writers, through the fault proxy adding -writers-latency a
 //	    request; (j′) auto against a table of -writers-capacity write
-//	    units a second: the share held and the requests throttled
+//	    units a second: the share held and the requests throttled;
+//	    (j″) migrate --changes-only with the same settings as (j)
 //	    (tools/bench/writers.go; -writers-only measures them alone);
 //	(h) pg2dynamo migrate --follow on (c)'s fixture, fresh dynalite: after
 //	    its full load, the changes/s and items/s it applies at saturation

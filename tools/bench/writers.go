@@ -42,7 +42,10 @@ type writersBench struct {
 	latency  time.Duration
 	capacity float64
 	// runs are each setting's ("8", …, "auto") in run order.
-	runs    map[string][]writersRun
+	runs map[string][]writersRun
+	// changes are (j″)'s runs: migrate --changes-only with each setting,
+	// by setting, in run order.
+	changes map[string][]writersRun
 	capRuns []capacityRun
 	skipped string
 }
@@ -68,7 +71,7 @@ var autoLine = regexp.MustCompile(`writers (\d+)(?:–(\d+))? \(auto\): (\d+) ha
 // measureWriters runs (j) and (j′) on a fixture of cfg.writersRows source
 // rows in database cfg.db+"_writers" (dropped before it returns).
 func measureWriters(ctx context.Context, cfg config, admin *pgx.Conn, root, bin, outDir string, created map[string]bool) (*writersBench, error) {
-	wb := &writersBench{latency: cfg.writersLatency, capacity: cfg.writersCapacity, runs: map[string][]writersRun{}}
+	wb := &writersBench{latency: cfg.writersLatency, capacity: cfg.writersCapacity, runs: map[string][]writersRun{}, changes: map[string][]writersRun{}}
 	var err error
 	if wb.fix, err = loadFixture(ctx, admin, cfg.adminURL, cfg.db+"_writers", cfg.writersRows, created); err != nil {
 		return nil, err
@@ -105,6 +108,20 @@ func measureWriters(ctx context.Context, cfg config, admin *pgx.Conn, root, bin,
 				return nil, err
 			}
 			wb.runs[s] = append(wb.runs[s], r)
+		}
+	}
+	// (j″): the table (j) created is empty (the proxy dropped the items),
+	// so that each --changes-only finds every item missing and puts it,
+	// through pipeline.Writes.
+	for round := range cfg.repeat {
+		for k := range settings {
+			s := settings[(k+round)%len(settings)]
+			name := fmt.Sprintf("migrate --changes-only --concurrency %s, %s a request (%d of %d)", s, wb.latency, round+1, cfg.repeat)
+			r, err := changesMigrate(ctx, bin, name, mappingFile, wb.fix, proxy.URL, s, outDir)
+			if err != nil {
+				return nil, err
+			}
+			wb.changes[s] = append(wb.changes[s], r)
 		}
 	}
 	if wb.capacity > 0 {
@@ -163,6 +180,27 @@ func writersMigrate(ctx context.Context, bin, key, name string, rows int64, sett
 	return r, nil
 }
 
+// changesMigrate runs (j″): migrate --changes-only of fix into the empty
+// table behind endpoint with --concurrency setting; its items are those
+// its JSON report says it wrote.
+func changesMigrate(ctx context.Context, bin, name, mappingFile string, fix *fixture, endpoint, setting, outDir string) (writersRun, error) {
+	report := filepath.Join(outDir, "changes-writers.json")
+	var out changesJSON
+	r, err := runReported(ctx, bin, "j″", name, fix.rows, report, &out,
+		"migrate", "--changes-only", "--no-verify", "--mapping", mappingFile, "--source", fix.url, "--endpoint-url", endpoint,
+		"--progress", "none", "--rejects", os.DevNull, "--checkpoint", filepath.Join(outDir, "changes-checkpoint.json"),
+		"--concurrency", setting, "--report-json", report)
+	if err != nil {
+		return writersRun{}, err
+	}
+	if out.Applied == nil || out.Applied.Written == 0 || out.Applied.Written != out.Summary.New {
+		return writersRun{}, fmt.Errorf("(j″) %s: wrote %+v of %d new items; want every item, the table being empty", name, out.Applied, out.Summary.New)
+	}
+	r.items = out.Applied.Written
+	log.Printf("(j″) %d items in %s, %.0f items/s", r.items, r.wall.Round(time.Millisecond), r.perSecond())
+	return writersRun{setting: setting, result: r}, nil
+}
+
 func writerRange(lo, hi int) string {
 	if lo == hi {
 		return strconv.Itoa(lo)
@@ -171,18 +209,24 @@ func writerRange(lo, hi int) string {
 }
 
 // median is the setting's median run (writersRun of medianRun).
-func (wb *writersBench) median(setting string) writersRun {
-	rs := wb.runs[setting]
+func (wb *writersBench) median(setting string) writersRun { return medianOf(wb.runs, setting) }
+
+// medianOf is the setting's median run of runs.
+func medianOf(runs map[string][]writersRun, setting string) writersRun {
+	rs := runs[setting]
 	sorted := slices.Clone(rs)
 	slices.SortFunc(sorted, func(x, y writersRun) int { return int(x.wall - y.wall) })
 	return sorted[(len(sorted)-1)/2]
 }
 
 // best is the fixed setting of the most items/s (by median run).
-func (wb *writersBench) best() writersRun {
+func (wb *writersBench) best() writersRun { return bestOf(wb.runs) }
+
+// bestOf is the fixed setting of runs of the most items/s (by median run).
+func bestOf(runs map[string][]writersRun) writersRun {
 	var b writersRun
 	for i, n := range fixedWriters {
-		if m := wb.median(strconv.Itoa(n)); i == 0 || m.perSecond() > b.perSecond() {
+		if m := medianOf(runs, strconv.Itoa(n)); i == 0 || m.perSecond() > b.perSecond() {
 			b = m
 		}
 	}
@@ -198,6 +242,12 @@ func (wb *writersBench) targets() []string {
 	t := []string{fmt.Sprintf("--concurrency auto vs the best fixed writers (j), %s a request: **%.2f×** (%.0f items/s, writers %s, against %s's %.0f), target ≥ %.1f×: %s",
 		wb.latency, ratio, auto.perSecond(), writerRange(auto.lo, auto.hi), best.setting, best.perSecond(), targetAutoVsFixed,
 		verdict(ratio, targetAutoVsFixed, true, "", 2))}
+	if len(wb.changes) > 0 {
+		auto, best := medianOf(wb.changes, "auto"), bestOf(wb.changes)
+		ratio := auto.perSecond() / best.perSecond()
+		t = append(t, fmt.Sprintf("migrate --changes-only --concurrency auto vs the best fixed writers (j″), %s a request: **%.2f×** (%.0f items/s against %s's %.0f), target ≥ %.1f×: %s",
+			wb.latency, ratio, auto.perSecond(), best.setting, best.perSecond(), targetAutoVsFixed, verdict(ratio, targetAutoVsFixed, true, "", 2)))
+	}
 	for _, c := range wb.capRuns {
 		if c.setting != "auto" {
 			continue
@@ -234,7 +284,21 @@ func (wb *writersBench) render(p func(format string, args ...any)) {
 		p("| %s | %s | %.0f | %.2f× | %s | %.1f | %.1f MB | %s |\n", s, m.wall.Round(10*time.Millisecond), m.perSecond(),
 			m.perSecond()/best.perSecond(), writers, m.perMillion(m.cpu), float64(m.rssKB)/1024, strings.Join(walls, ", "))
 	}
-	p("\nAuto over the best fixed setting of each round (the settings ran in turn, so these pairs are nearest in time): %s.\n", wb.roundRatios())
+	p("\nAuto over the best fixed setting of each round (the settings ran in turn, so these pairs are nearest in time): %s.\n", roundRatios(wb.runs))
+	if len(wb.changes) > 0 {
+		cbest := bestOf(wb.changes)
+		p("\n(j″) `pg2dynamo migrate --changes-only --no-verify` of the same fixture into the table (j) left empty, through the same proxy: the comparison finds every item missing and puts it as it goes (`pipeline.Writes`). Items/s are the items written over the whole process's wall (the comparison's Scan and source read included); the ratios are to the best fixed setting (%s writers).\n\n", cbest.setting)
+		p("| `--concurrency` | wall | items/s | vs the best fixed | walls, in run order |\n|---|--:|--:|--:|---|\n")
+		for _, s := range append([]string{"auto"}, fixedSettings()...) {
+			m := medianOf(wb.changes, s)
+			var walls []string
+			for _, r := range wb.changes[s] {
+				walls = append(walls, r.wall.Round(10*time.Millisecond).String())
+			}
+			p("| %s | %s | %.0f | %.2f× | %s |\n", s, m.wall.Round(10*time.Millisecond), m.perSecond(), m.perSecond()/cbest.perSecond(), strings.Join(walls, ", "))
+		}
+		p("\nAuto over the best fixed setting of each round: %s.\n", roundRatios(wb.changes))
+	}
 	if len(wb.capRuns) > 0 {
 		p("\n(j′) The same fixture through a fresh proxy that takes %s write units a second (a token bucket of one second's units, full at first; each item its size in 1 KB units, these all 1): over what is left, the rest of a request comes back in UnprocessedItems, or the whole request is refused with ProvisionedThroughputExceededException. *Held* is the units accepted, less the bucket's first, over the time from the first accepted item to the last, as a share of the capacity.\n\n",
 			num(int64(wb.capacity)))
@@ -251,14 +315,14 @@ func (wb *writersBench) render(p func(format string, args ...any)) {
 	p("\nWalls are the whole process's (start, count(*), DescribeTable, the load); CPU s and peak RSS are pg2dynamo's alone. The proxy runs in the bench process, on the same CPUs.\n")
 }
 
-// roundRatios lists, for each round, auto's items/s over the best fixed
-// setting's of the same round.
-func (wb *writersBench) roundRatios() string {
+// roundRatios lists, for each round of runs, auto's items/s over the
+// best fixed setting's of the same round.
+func roundRatios(runs map[string][]writersRun) string {
 	var q []string
-	for i, a := range wb.runs["auto"] {
+	for i, a := range runs["auto"] {
 		best := 0.0
 		for _, s := range fixedSettings() {
-			if rs := wb.runs[s]; i < len(rs) {
+			if rs := runs[s]; i < len(rs) {
 				best = max(best, rs[i].perSecond())
 			}
 		}
