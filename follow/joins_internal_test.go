@@ -2,15 +2,11 @@ package follow
 
 import (
 	"context"
-	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 
-	"github.com/pg2dynamo/pg2dynamo/fixtures"
 	"github.com/pg2dynamo/pg2dynamo/internal/testenv"
 	"github.com/pg2dynamo/pg2dynamo/internal/testenv/prepare"
-	"github.com/pg2dynamo/pg2dynamo/mapping"
 )
 
 // TestGraphFollowsEveryJoin: for every join rule of the strategy
@@ -20,36 +16,16 @@ import (
 // rule's join columns. A kind that NewGraph does not follow (a change of
 // its source would silently leave the items as they were) fails here.
 func TestGraphFollowsEveryJoin(t *testing.T) {
-	root, err := testenv.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	files, err := filepath.Glob(filepath.Join(root, "fixtures", "mappings", "strategies", "*.yaml"))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("strategy fixtures: %v, %v", files, err)
-	}
-	kinds := map[mapping.JoinKind]bool{}
-	for _, file := range files {
-		domain := strings.TrimSuffix(filepath.Base(file), ".yaml")
-		t.Run(domain, func(t *testing.T) {
-			ddl, err := fixtures.Schema(domain)
-			if err != nil {
-				t.Fatal(err)
-			}
-			url := testenv.NewDatabase(t)
-			testenv.Exec(t, url, ddl)
-			m, err := mapping.Load(file)
-			if err != nil {
-				t.Fatal(err)
-			}
-			_, plans := prepare.Source(t, url, m)
+	for _, st := range prepare.Strategies(t) {
+		t.Run(st.Domain, func(t *testing.T) {
+			m := st.Mapping
+			url, _, plans := st.Source(t)
 			g, err := NewGraph(context.Background(), testenv.Connect(t, url), m, plans)
 			if err != nil {
 				t.Fatal(err)
 			}
 			for i, e := range m.Entities {
 				for _, r := range e.Joins() {
-					kinds[r.Kind] = true
 					want := effect{kind: child, entity: i, path: r.SourcePath(), on: r.On.Pairs()}
 					if r.Parent {
 						want.kind = parent
@@ -66,10 +42,5 @@ func TestGraphFollowsEveryJoin(t *testing.T) {
 				}
 			}
 		})
-	}
-	for _, k := range mapping.JoinKinds {
-		if !kinds[k] && !t.Failed() {
-			t.Errorf("no strategy fixture has a rule of kind %s: fixtures/mappings/strategies/ is to use every kind", k)
-		}
 	}
 }
