@@ -17,6 +17,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/pg2dynamo/pg2dynamo/fixtures"
+	"github.com/pg2dynamo/pg2dynamo/internal/faultproxy"
 	"github.com/pg2dynamo/pg2dynamo/internal/testenv"
 )
 
@@ -377,6 +378,73 @@ func TestEvolveRefusals(t *testing.T) {
 	}
 	if d := cmp.Diff(before, dumpByKey(t, table)); d != "" {
 		t.Errorf("a refused run changed the table (-before +after):\n%s", d)
+	}
+}
+
+// A run applying a new version that stops partway (DynamoDB refuses every
+// write after the first batch) leaves a table holding items of both
+// versions, tagged as partway through the change: a run of either version
+// alone is refused, writing nothing, until the change is taken back (the
+// previous version applied over the new one: the table then equals a
+// fresh migration with v1) or finished (the same run again: a fresh
+// migration with v2), which ends the mark.
+func TestEvolveStoppedIsFinishedOrTakenBack(t *testing.T) {
+	parallel(t)
+	src, v1, v2, table := evolveFixture(t)
+	freshV1 := dumpByKey(t, table)
+	stop := func() {
+		t.Helper()
+		proxy := startProxy(t, faultproxy.Rates{Permanent: "AccessDeniedException", PermanentAfter: 1,
+			Only: []string{"BatchWriteItem", "PutItem", "DeleteItem"}}, 1)
+		r := runCLI(t, withEndpoint(migrateArgs(t, v2, src, table, "--changes-only", "--previous-mapping", v1, "--concurrency", "1"), proxy.URL)...)
+		if r.code != ExitFailed || !strings.Contains(r.stderr, "AccessDeniedException") {
+			t.Fatalf("v2 over v1 with writes refused after the first batch: exit %d, want %d\n%s", r.code, ExitFailed, r.stderr)
+		}
+		tags := tableTags(t, dynamoClient(t), table)
+		if want := fileSHA16(t, v1) + " " + fileSHA16(t, v2); tags["pg2dynamo:evolving"] != want || tags["pg2dynamo:mapping-sha256"] != fileSHA16(t, v1) {
+			t.Fatalf("tags after the stopped run: %v; want pg2dynamo:evolving %q and v1's SHA-256", tags, want)
+		}
+	}
+	stop()
+	mixed := dumpByKey(t, table)
+	if cmp.Equal(freshV1, mixed) {
+		t.Fatal("the stopped run wrote nothing: there is no change to take back")
+	}
+	for _, args := range [][]string{
+		migrateArgs(t, v1, src, table, "--no-verify"),
+		migrateArgs(t, v1, src, table, "--changes-only"),
+		migrateArgs(t, v2, src, table, "--changes-only"),
+	} {
+		r := runCLI(t, args...)
+		if r.code != ExitUsage || !strings.Contains(r.stderr, "table "+table+" is partway through a new version of mapping tickets-evolve") ||
+			!strings.Contains(r.stderr, "take it back with the two files swapped") {
+			t.Errorf("%v on the table partway: exit %d, want %d saying so and what to do\n%s", args[1:3], r.code, ExitUsage, r.stderr)
+		}
+	}
+	if d := cmp.Diff(mixed, dumpByKey(t, table)); d != "" {
+		t.Fatalf("a refused run changed the table (-before +after):\n%s", d)
+	}
+	if r := runCLI(t, migrateArgs(t, v1, src, table, "--changes-only", "--previous-mapping", v2)...); r.code != ExitOK {
+		t.Fatalf("v1 over v2 (taking the change back): exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	if d := cmp.Diff(freshV1, dumpByKey(t, table)); d != "" {
+		t.Errorf("the table taken back is not what a fresh migration with v1 writes (-fresh +taken back):\n%s", d)
+	}
+	if tags := tableTags(t, dynamoClient(t), table); tags["pg2dynamo:evolving"] != "" || tags["pg2dynamo:mapping-sha256"] != fileSHA16(t, v1) {
+		t.Errorf("tags after taking it back: %v; want no change under way and v1's SHA-256", tags)
+	}
+	if r := runCLI(t, migrateArgs(t, v1, src, table, "--changes-only")...); r.code != ExitOK {
+		t.Errorf("v1 once the change is taken back: exit %d\n%s", r.code, r.stderr)
+	}
+	stop()
+	if r := runCLI(t, migrateArgs(t, v2, src, table, "--changes-only", "--previous-mapping", v1)...); r.code != ExitOK {
+		t.Fatalf("v2 over v1 again (finishing the change): exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	if d := cmp.Diff(freshV2(t, src, v2), dumpByKey(t, table)); d != "" {
+		t.Errorf("the finished table is not what a fresh migration with v2 writes (-fresh +finished):\n%s", d)
+	}
+	if tags := tableTags(t, dynamoClient(t), table); tags["pg2dynamo:evolving"] != "" || tags["pg2dynamo:mapping-sha256"] != fileSHA16(t, v2) {
+		t.Errorf("tags once finished: %v; want no change under way and v2's SHA-256", tags)
 	}
 }
 

@@ -61,6 +61,9 @@ type evolution struct {
 	// and the puts kept from another type's item (the rejects file lists
 	// each); the run ends rejected when it is not 0.
 	rejected atomic.Int64
+	// arn is the table's, once checkTable found it tagged: mark tags it
+	// there. "" on an endpoint without tags.
+	arn string
 }
 
 // rejectedRows is ev.rejected, 0 without an evolution.
@@ -139,6 +142,10 @@ func (ev *evolution) checkTable(j *job, s *session, lease bool) error {
 	tagged, ok := load.OwnerOf(tags)
 	mine := owner(s.m, s.mappingSHA256)
 	prevHash := owner(ev.prev, ev.prevSHA).Hash
+	if e, under := load.EvolvingOf(tags); under && !e.Between(prevHash, mine.Hash) {
+		return refused(evolvingError(j, name, s.m.Name, e))
+	}
+	ev.arn = aws.ToString(td.TableArn)
 	switch {
 	case !ok || tagged.Name != s.m.Name:
 		return refused(fmt.Errorf("%s: table %s is not tagged as mapping %s's (tags: %v): nothing was written", j.opt(OptPreviousMapping), name, s.m.Name, tagged))
@@ -149,6 +156,31 @@ func (ev *evolution) checkTable(j *job, s *session, lease bool) error {
 			j.opt(OptPreviousMapping), name, s.m.Name, tagged.Hash, j.mig.PreviousMapping, prevHash))
 	}
 	return nil
+}
+
+// mark tags the table as partway through this change (load.MarkEvolving)
+// before any item of it is written (a GSI added changes no item): until
+// finish records the new version, only a run applying one of the two
+// versions over the other writes into the table (checkOwner). An
+// endpoint without tags is not marked.
+func (ev *evolution) mark(j *job, s *session) error {
+	if ev.arn == "" {
+		return nil
+	}
+	e := load.Evolving{From: owner(ev.prev, ev.prevSHA).Hash, To: owner(s.m, s.mappingSHA256).Hash}
+	if err := load.MarkEvolving(j.ctx, s.client, ev.arn, e); err != nil && !errors.Is(err, load.ErrNoTags) {
+		return err
+	}
+	return nil
+}
+
+// evolvingError is the refusal of a run into table, tagged as partway
+// through e, a change of mapping name, that is not one of the two runs
+// that may write into it: the one applying e (to finish it) and the one
+// applying e's previous version over it (to take it back).
+func evolvingError(j *job, table, name string, e load.Evolving) error {
+	return fmt.Errorf("table %s is partway through a new version of mapping %s (tag %s): from the version whose SHA-256 begins %s to the one whose SHA-256 begins %s, which a run stopped applying; it holds items of both. Nothing was written: finish it with the run that started it (%s the new version's file, %s the previous one's), or take it back with the two files swapped",
+		table, name, load.TagEvolving, e.From, e.To, j.opt(OptMapping), j.opt(OptPreviousMapping))
 }
 
 // createGSIs adds the new version's GSIs the table lacks, one at a time
@@ -193,7 +225,7 @@ func (ev *evolution) finish(j *job, s *session) error {
 		}
 	}
 	mine := owner(s.m, s.mappingSHA256)
-	err = load.TagTable(j.ctx, s.client, aws.ToString(td.TableArn), mine)
+	err = load.TagEvolved(j.ctx, s.client, aws.ToString(td.TableArn), mine)
 	if errors.Is(err, load.ErrNoTags) {
 		fmt.Fprintf(j.log, "table %s is not tagged with the new version of mapping %s: %v\n", s.m.Table.Name, s.m.Name, err)
 		return nil
@@ -265,6 +297,9 @@ func evolveChanges(j *job, op *opened) error {
 	if err := ev.createGSIs(j, s); err != nil {
 		return err
 	}
+	if err := ev.mark(j, s); err != nil {
+		return err
+	}
 	out, err := openSink(j, s)
 	if err != nil {
 		return err
@@ -313,6 +348,9 @@ func (ev *evolution) start(j *job, s *session, cp *checkpointFile) error {
 		return err
 	}
 	if err := ev.createGSIs(j, s); err != nil {
+		return err
+	}
+	if err := ev.mark(j, s); err != nil {
 		return err
 	}
 	var err error

@@ -86,7 +86,9 @@ func checkNameToCreate(j *job, s *session) error {
 // table the run created is tagged as the mapping's (TagResource); a
 // table whose lease a follow holds is refused (checkLease); a table
 // tagged for another mapping name is refused unless AllowOtherMapping
-// (checkTagged); an untagged table that holds items, none of the
+// (checkTagged); a table partway through a new version of its mapping
+// (load.TagEvolving) is refused but to a run applying one (its
+// evolution.checkTable decides); an untagged table that holds items, none of the
 // mapping's types in a bounded sample, is refused unless
 // AllowOtherItems. A follow then takes the table's lease. Refusals are
 // usage errors (exit 2). An endpoint without tagging is noted, only the
@@ -122,6 +124,9 @@ func checkOwner(j *job, s *session, created bool) error {
 		return err
 	}
 	tagged, isTagged := load.OwnerOf(tags)
+	if e, under := load.EvolvingOf(tags); under && j.mig.PreviousMapping == "" {
+		return refused(evolvingError(j, name, tagged.Name, e))
+	}
 	if isTagged {
 		err = checkTagged(j, s, arn, mine, tagged)
 	} else {

@@ -42,7 +42,40 @@ const (
 	// Owner.File, and a run that accepts such a table replaces it by
 	// TagName (UpgradeTags).
 	TagMapping = "pg2dynamo:mapping"
+	// TagEvolving marks a table partway through a new version of its
+	// mapping (Evolving): set before the new version writes anything,
+	// emptied in the same TagResource that records the new version's
+	// TagMappingHash.
+	TagEvolving = "pg2dynamo:evolving"
 )
+
+// Evolving is a table's TagEvolving: a new version of its mapping is
+// being applied, from the version whose SHA-256 begins From (the one that
+// wrote the table, still its TagMappingHash) to the one whose SHA-256
+// begins To (16 hex digits each). Until it is done the table holds items
+// of both versions: only a run applying one of the two in place of the
+// other may write into it.
+type Evolving struct{ From, To string }
+
+// Between reports whether e is a change between versions a and b, in
+// either direction: applying a over b, or b over a, finishes it or takes
+// it back.
+func (e Evolving) Between(a, b string) bool {
+	return (e.From == a && e.To == b) || (e.From == b && e.To == a)
+}
+
+// EvolvingOf is the change tags record as under way (TagEvolving, its
+// value "FROM TO"), and whether one is: an absent or empty tag is none.
+func EvolvingOf(tags map[string]string) (Evolving, bool) {
+	from, to, ok := strings.Cut(tags[TagEvolving], " ")
+	return Evolving{From: from, To: to}, ok && from != "" && to != ""
+}
+
+// MarkEvolving tags the table of ARN arn as partway through e
+// (TagResource, TagEvolving).
+func MarkEvolving(ctx context.Context, client OwnerAPI, arn string, e Evolving) error {
+	return tagTable(ctx, client, arn, []types.Tag{{Key: aws.String(TagEvolving), Value: aws.String(e.From + " " + e.To)}})
+}
 
 // Owner is the mapping a table belongs to: its declared name, the first
 // 16 hex digits of the SHA-256 of the mapping file's content, and its
@@ -133,6 +166,14 @@ func noTags(err error) error {
 // same keys are replaced). An endpoint without tagging is ErrNoTags.
 func TagTable(ctx context.Context, client OwnerAPI, arn string, o Owner) error {
 	return tagTable(ctx, client, arn, o.Tags())
+}
+
+// TagEvolved tags the table of ARN arn as o's, a new version of its
+// mapping now applied: o's tags and TagEvolving emptied, in one
+// TagResource, so that no reader sees the new version's hash with the
+// change still under way, or the change done with the old hash.
+func TagEvolved(ctx context.Context, client OwnerAPI, arn string, o Owner) error {
+	return tagTable(ctx, client, arn, append(o.Tags(), types.Tag{Key: aws.String(TagEvolving), Value: aws.String("")}))
 }
 
 // UpgradeTags replaces an older pg2dynamo's TagMapping on the table of
