@@ -26,7 +26,7 @@ ImportTable and StartBulkPutItems read, instead of calling BatchWriteItem:
 
 Objects hold at most --object-size bytes of JSON before compression; --objects
 are written at a time, each item going to the next of them in turn, and each
-object's items are shuffled 256 KiB at a time: loaded in parallel, the objects
+object's items are shuffled 128 KiB at a time: loaded in parallel, the objects
 spread their writes over the table's partitions. Objects stream to S3 with
 multipart uploads (5 MiB parts): no object is held in memory or on disk whole.
 An export without manifest.json did not finish. Each export needs a prefix of
@@ -46,7 +46,7 @@ Example:
 			&cli.StringFlag{Name: "s3-endpoint-url", Usage: "an S3-compatible server's `URL` instead of AWS's (path-style addressing)"},
 			&cli.StringFlag{Name: "compression", Value: export.GZIP, Usage: "the objects' compression, `KIND`: GZIP (its fastest level), ZSTD or NONE"},
 			&cli.Int64Flag{Name: "object-size", Value: export.DefaultObjectBytes, Action: atLeast[int64]("object-size", 1<<20, "expected at least 1 MiB (1048576)"), Usage: fmt.Sprintf("most `BYTES` of DynamoDB JSON in one object, before compression (an import reads at most %d objects)", export.MaxObjects)},
-			&cli.IntFlag{Name: "objects", Value: export.DefaultSlots, Action: between("objects", 1, 256), Usage: "`N` objects written at a time (each holds up to 256 KiB of items to shuffle, and a compressor)"},
+			&cli.IntFlag{Name: "objects", Value: export.DefaultSlots, Action: between("objects", 1, 256), Usage: "`N` objects written at a time (each holds up to 128 KiB of items to shuffle, and a compressor)"},
 			&cli.IntFlag{Name: "readers", Value: defaultReaders(), Action: between("readers", 1, MaxReaders), Usage: "PostgreSQL connections reading in parallel, all on one exported snapshot"},
 			&cli.PathFlag{Name: "rejects", Value: "pg2dynamo-rejects.jsonl", TakesFile: true, Usage: "JSON Lines `FILE` listing rejected rows"},
 			&cli.BoolFlag{Name: "no-duplicate-check", Usage: "do not remember every item key to catch two rows that render the same primary key"},

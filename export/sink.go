@@ -39,7 +39,7 @@ const (
 	DefaultSlots = 8
 	// shuffleBytes is how much DynamoDB JSON a slot holds before it
 	// shuffles it and writes it out.
-	shuffleBytes = 256 << 10
+	shuffleBytes = 128 << 10
 )
 
 // Options tune a Sink. The zero value is usable.
@@ -276,7 +276,7 @@ func (sl *slot) openObject() error {
 		return err
 	}
 	sl.out, sl.obj = out, Object{Key: key}
-	sl.outBuf = bufio.NewWriterSize(out, 64<<10)
+	sl.outBuf = bufio.NewWriterSize(out, 32<<10)
 	sl.stored = &countingWriter{w: sl.outBuf}
 	// The fastest levels: an import is priced by the data's size before
 	// compression, so more compression saves only S3 bytes, at several
@@ -294,7 +294,7 @@ func (sl *slot) openObject() error {
 	default:
 		sl.comp = nopCloser{sl.stored}
 	}
-	sl.bw = bufio.NewWriterSize(sl.comp, 64<<10)
+	sl.bw = bufio.NewWriterSize(sl.comp, 32<<10)
 	return nil
 }
 
