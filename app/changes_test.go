@@ -251,26 +251,27 @@ func TestChangesOnlyRefusals(t *testing.T) {
 }
 
 // --changes-only reads the source with every --readers connection, as a
-// full load does (a table of 40,000 rows is split into two primary-key
-// ranges, one per reader), and shows the same progress lines.
+// full load does (a table of 4,000 rows, with --min-range-rows 2000, is
+// split into two primary-key ranges, one per reader), and shows the same
+// progress lines.
 func TestChangesOnlyReadsWithEveryReader(t *testing.T) {
 	parallel(t)
 	url := testenv.NewDatabase(t)
 	testenv.Exec(t, url, `CREATE TABLE t (id int PRIMARY KEY, v int);
-		INSERT INTO t SELECT i, i FROM generate_series(1, 40000) i`)
+		INSERT INTO t SELECT i, i FROM generate_series(1, 4000) i`)
 	mappingFile := writeMapping(t, "name: readers\ntable: {name: readers}\nentities:\n  T: {source: {table: t}, pk: \"T#${id}\", sk: T}\n")
 	table := testenv.TableName("readers")
 	if r := runCLI(t, migrateArgs(t, mappingFile, url, table, "--create-table", "--no-verify")...); r.code != ExitOK {
 		t.Fatalf("migrate: exit %d\n%s", r.code, r.stderr)
 	}
-	testenv.Exec(t, url, `UPDATE t SET v = -v WHERE id % 1000 = 0`)
+	testenv.Exec(t, url, `UPDATE t SET v = -v WHERE id % 100 = 0`)
 	conns := map[int]int64{}
 	for _, readers := range []int{1, 2} {
 		pg := testenv.NewStatementCounter(t, url)
-		args := migrateArgs(t, mappingFile, pg.URL, table, "--changes-only", "--no-verify", "--readers", strconv.Itoa(readers))
+		args := migrateArgs(t, mappingFile, pg.URL, table, "--changes-only", "--no-verify", "--readers", strconv.Itoa(readers), "--min-range-rows", "2000")
 		args[slices.Index(args, "--progress")+1] = "lines"
 		r := runCLI(t, args...)
-		if r.code != ExitOK || !strings.Contains(r.stderr, "T: 40000/40000 rows done") || !strings.Contains(r.stderr, "Scan of "+table+": 40000/40000 items done") {
+		if r.code != ExitOK || !strings.Contains(r.stderr, "T: 4000/4000 rows done") || !strings.Contains(r.stderr, "Scan of "+table+": 4000/4000 items done") {
 			t.Fatalf("--changes-only --readers %d: exit %d, want 0 and progress lines of the source and the Scan\n%s", readers, r.code, r.stderr)
 		}
 		conns[readers] = pg.Connections()

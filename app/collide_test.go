@@ -30,10 +30,10 @@ entities:
     sk: X
 `
 
-// collideSQL makes A large enough to be split into primary-key ranges for
-// parallel readers (2 × pipeline.MinRangeRows), with its colliding rows at
-// the tails of both halves, where a parallel reader of the small B would
-// race them. B's first 100 rows collide with them.
+// collideSQL makes A (4,000 rows) and B (1,000): B's first 100 rows
+// collide with 100 of A's, at the tails of A's two halves. Neither
+// entity's keys are proven unique, so the two are one collision group
+// (pipeline.Run), read one after another.
 var collideSQL = fmt.Sprintf(`
 CREATE TABLE a (id integer PRIMARY KEY, x text NOT NULL);
 INSERT INTO a SELECT i, 'a' || i FROM generate_series(1, %[1]d) i;
@@ -41,7 +41,7 @@ UPDATE a SET x = 'B#' || ((id - %[2]d) / 10) WHERE id > %[2]d AND id <= %[3]d AN
 UPDATE a SET x = 'B#' || (50 + (id - %[4]d) / 10) WHERE id > %[4]d AND id %% 10 = 0;
 CREATE TABLE b (id integer PRIMARY KEY, note text);
 INSERT INTO b SELECT i, 'b' FROM generate_series(1, 1000) i;`,
-	2*pipeline.MinRangeRows, pipeline.MinRangeRows-500, pipeline.MinRangeRows, 2*pipeline.MinRangeRows-500)
+	4000, 1500, 2000, 3500)
 
 // rejectIDs lists the rejects as "entity id", sorted.
 func rejectIDs(rejects []pipeline.Reject) []string {

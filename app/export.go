@@ -48,6 +48,7 @@ Example:
 			&cli.Int64Flag{Name: "object-size", Value: export.DefaultObjectBytes, Action: atLeast[int64]("object-size", 1<<20, "expected at least 1 MiB (1048576)"), Usage: fmt.Sprintf("most `BYTES` of DynamoDB JSON in one object, before compression (an import reads at most %d objects)", export.MaxObjects)},
 			&cli.IntFlag{Name: "objects", Value: export.DefaultSlots, Action: between("objects", 1, 256), Usage: "`N` objects written at a time (each holds up to 128 KiB of items to shuffle, and a compressor)"},
 			&cli.IntFlag{Name: "readers", Value: defaultReaders(), Action: between("readers", 1, MaxReaders), Usage: "PostgreSQL connections reading in parallel, all on one exported snapshot"},
+			minRangeRowsFlag(),
 			&cli.PathFlag{Name: "rejects", Value: "pg2dynamo-rejects.jsonl", TakesFile: true, Usage: "JSON Lines `FILE` listing rejected rows"},
 			&cli.BoolFlag{Name: "no-duplicate-check", Usage: "do not remember every item key to catch two rows that render the same primary key"},
 		}, append(progressFlags(), shardFlags()...)...),

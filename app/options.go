@@ -86,8 +86,14 @@ func writeOptions(c *cli.Context) engine.WriteOptions {
 	return o
 }
 
+// minRangeRowsFlag is --min-range-rows, of the commands with --readers.
+func minRangeRowsFlag() cli.Flag {
+	return &cli.Int64Flag{Name: "min-range-rows", Value: pipeline.MinRangeRows, Action: atLeast[int64]("min-range-rows", 1, "expected at least 1"),
+		Usage: "split a table's read across --readers only into primary-key ranges of at least `N` rows each"}
+}
+
 func loadOptions(c *cli.Context, shard pipeline.Shard) engine.LoadOptions {
-	return engine.LoadOptions{Readers: c.Int("readers"), NoDuplicateCheck: c.Bool("no-duplicate-check"), Shard: shard,
+	return engine.LoadOptions{Readers: c.Int("readers"), MinRangeRows: c.Int64("min-range-rows"), NoDuplicateCheck: c.Bool("no-duplicate-check"), Shard: shard,
 		Snapshot: c.String("snapshot"), Rejects: c.Path("rejects")}
 }
 

@@ -19,32 +19,32 @@ import (
 	"github.com/pg2dynamo/pg2dynamo/pipeline"
 )
 
-// A real pg2dynamo process migrating the tickets fixture (about 44,000
-// rows, its tickets split into primary-key ranges for parallel readers) is
-// killed with SIGKILL once its checkpoint records about half the rows as
-// written; a second process with --resume reads only the rows the
-// checkpoint does not record (between 30% and 70% of the whole), says what
-// it skips, and its verify passes: every row is in the table once, none
-// missing, none extra, none different.
+// A real pg2dynamo process migrating the tickets fixture (about 5,500
+// rows, its tickets split into primary-key ranges for parallel readers by
+// --min-range-rows, its writes paced by --max-write-units to last a few
+// seconds) is killed with SIGKILL once its checkpoint records about half
+// the rows as written; a second process with --resume reads only the rows
+// the checkpoint does not record (between 30% and 70% of the whole), says
+// what it skips, and its verify passes: every row is in the table once,
+// none missing, none extra, none different.
 func TestResumeAfterSIGKILL(t *testing.T) {
-	if testing.Short() {
-		t.Skip("a 44k-row migration")
-	}
 	parallel(t)
+	const rangeRows = 1000
 	bin := buildBinary(t)
 	url := testenv.NewDatabase(t)
-	counts, err := fixtures.Load(context.Background(), testenv.Connect(t, url), "tickets", 2, 1)
+	counts, err := fixtures.Load(context.Background(), testenv.Connect(t, url), "tickets", 0.25, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
 	rows := counts["orgs"] + counts["users"] + counts["tickets"]
-	if counts["tickets"] < 2*pipeline.MinRangeRows {
-		t.Fatalf("fixture has %d tickets, want at least %d (two ranges)", counts["tickets"], 2*pipeline.MinRangeRows)
+	if counts["tickets"] < 2*rangeRows {
+		t.Fatalf("fixture has %d tickets, want at least %d (two ranges)", counts["tickets"], 2*rangeRows)
 	}
 	entityRows := map[string]int64{"Org": counts["orgs"], "User": counts["users"], "Ticket": counts["tickets"]}
 	table := testenv.TableName("tickets")
 	mappingFile := testenv.RepoFile(t, "fixtures", "mappings", "tickets.yaml")
-	args := migrateArgs(t, mappingFile, url, table, "--create-table", "--checkpoint-interval", "50ms")
+	args := migrateArgs(t, mappingFile, url, table, "--create-table", "--checkpoint-interval", "50ms",
+		"--readers", "2", "--min-range-rows", strconv.Itoa(rangeRows), "--max-write-units", "1000")
 	cpPath := checkpointPath(args)
 
 	var out, errOut bytes.Buffer

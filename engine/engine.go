@@ -119,6 +119,10 @@ type WriteOptions struct {
 type LoadOptions struct {
 	// Readers is the number of source readers (at least 1).
 	Readers int
+	// MinRangeRows is the fewest rows of a primary-key range when a
+	// table's read is split across the readers (0:
+	// pipeline.MinRangeRows).
+	MinRangeRows int64
 	// NoDuplicateCheck turns the run-wide duplicate-key check off.
 	NoDuplicateCheck bool
 	// Shard is the part of the run this process does (the whole run when

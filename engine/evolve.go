@@ -458,7 +458,7 @@ func compareBesideWith(ctx context.Context, j *job, s *session, b *follow.Beside
 	prog, closeProg := j.progress()
 	ap := &besideApplier{b: b, byType: map[string]int64{}, client: s.client, table: s.m.Table.Name, typeAttr: s.m.TypeAttribute,
 		keyAttrs: s.m.Table.Keys(), reject: rejects.Write}
-	opts := verify.Options{Segments: j.rep.Segments, Sample: j.rep.Sample, Progress: prog, Readers: j.ld.Readers,
+	opts := verify.Options{Segments: j.rep.Segments, Sample: j.rep.Sample, Progress: prog, Readers: j.ld.Readers, MinRangeRows: j.ld.MinRangeRows,
 		SkipPatterns: true, Apply: ap, OnReject: rejects.Write}
 	narrow(&opts)
 	ap.guard = opts.Types

@@ -248,7 +248,7 @@ func fullLoad(j *job, s *session, cp *checkpointFile, out sinkOut, rejects *reje
 	describeDuplicateCheck(j, s)
 	sum, runErr := pipeline.Run(ctx, pipeline.Postgres(s.src), s.m, s.plans, out.sink, pipeline.Options{
 		Concurrency: j.wr.Concurrency, Auto: j.wr.Auto, OnReject: rejects.Write, Progress: prog,
-		Readers: j.ld.Readers, SkipDuplicateCheck: j.ld.NoDuplicateCheck,
+		Readers: j.ld.Readers, MinRangeRows: j.ld.MinRangeRows, SkipDuplicateCheck: j.ld.NoDuplicateCheck,
 		Checkpoint: cp.Checkpoint, OnCheckpoint: cp.onCheckpoint, Shard: j.ld.Shard,
 	})
 	// The last progress, however the run ended.

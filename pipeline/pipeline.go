@@ -120,6 +120,9 @@ type Options struct {
 	// Readers is the number of connections reading and transforming in
 	// parallel, all on one snapshot (default 1). See Run.
 	Readers int
+	// MinRangeRows is the fewest rows of each primary-key range when an
+	// entity's read is split across Readers (default MinRangeRows).
+	MinRangeRows int64
 	// SkipDuplicateCheck turns off the run-wide check that no two rows
 	// render the same primary key (11 to 21 bytes of memory per item of
 	// the entities whose keys transform.KeysUnique cannot prove unique,
@@ -193,6 +196,9 @@ func (o Options) withDefaults() Options {
 		o.Concurrency = DefaultConcurrency
 	}
 	o.Readers = max(o.Readers, 1)
+	if o.MinRangeRows <= 0 {
+		o.MinRangeRows = MinRangeRows
+	}
 	if o.WriteGrace <= 0 {
 		o.WriteGrace = WriteGrace
 	}
@@ -263,8 +269,9 @@ type Range struct {
 	Done  bool     `json:"done,omitempty"`
 }
 
-// MinRangeRows is the fewest rows per range when an entity's read is split
-// for parallel readers: a smaller table is read by one reader.
+// MinRangeRows is the default fewest rows per range when an entity's read
+// is split for parallel readers (Options.MinRangeRows): a table of fewer
+// than twice as many rows is read by one reader.
 const MinRangeRows = 20_000
 
 // ItemKeyMap is a reject's item_key: the item's partition key value under

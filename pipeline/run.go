@@ -64,7 +64,7 @@ func Run(ctx context.Context, src RowSource, m *mapping.Mapping, plans []*transf
 	if err != nil {
 		return nil, err
 	}
-	parts, byEntity, tasks, err := schedule(ctx, src, plans, totals, res, opts.Readers, opts.Shard, groups, groupOf)
+	parts, byEntity, tasks, err := schedule(ctx, src, plans, totals, res, opts.Readers, opts.MinRangeRows, opts.Shard, groups, groupOf)
 	if err != nil {
 		return nil, err
 	}

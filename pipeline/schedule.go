@@ -69,7 +69,7 @@ type task struct {
 // earlier run left it. On a shard, or resuming entity i from recorded
 // ranges, totals[i] becomes the number of rows of entity i this run reads.
 func schedule(ctx context.Context, src RowSource, plans []*transform.Plan, totals []int64, res resume,
-	readers int, shard Shard, groups [][]int, groupOf []int) (parts []part, byEntity [][]int, tasks []task, err error) {
+	readers int, minRangeRows int64, shard Shard, groups [][]int, groupOf []int) (parts []part, byEntity [][]int, tasks []task, err error) {
 	byEntity = make([][]int, len(plans))
 	grouped := make([]task, len(groups))
 	for g, members := range groups {
@@ -103,7 +103,7 @@ func schedule(ctx context.Context, src RowSource, plans []*transform.Plan, total
 			if g >= 0 {
 				n = 1 // read one after another anyway
 			}
-			if rs, err = split(ctx, src, p, totals[i], n); err != nil {
+			if rs, err = split(ctx, src, p, totals[i], n, minRangeRows); err != nil {
 				return nil, nil, nil, err
 			}
 		}
@@ -235,9 +235,9 @@ func shardRanges(ctx context.Context, src RowSource, p *transform.Plan, rows int
 func cut(rows int64, k, n int) int64 { return rows * int64(k) / int64(n) }
 
 // split returns the ranges of p's read: one per reader when p reads in
-// primary-key order and holds enough rows, else one.
-func split(ctx context.Context, src RowSource, p *transform.Plan, rows int64, readers int) ([]Range, error) {
-	n := int(min(int64(readers), rows/MinRangeRows))
+// primary-key order and holds at least minRows rows a range, else one.
+func split(ctx context.Context, src RowSource, p *transform.Plan, rows int64, readers int, minRows int64) ([]Range, error) {
+	n := int(min(int64(readers), rows/minRows))
 	if !p.Ordered() || n < 2 {
 		return []Range{{}}, nil
 	}

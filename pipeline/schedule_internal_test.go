@@ -49,7 +49,7 @@ func TestScheduleReplaysResumedGroup(t *testing.T) {
 	}
 	src := newFakeSource(map[string]int{"A": 30, "P": 30, "B": 30, "C": 30}, func(id int) string { return "n" })
 	totals := []int64{30, 30, 30, 30}
-	_, _, tasks, err := schedule(t.Context(), src, plans, totals, res, 4, Shard{}, groups, of)
+	_, _, tasks, err := schedule(t.Context(), src, plans, totals, res, 4, MinRangeRows, Shard{}, groups, of)
 	if err != nil {
 		t.Fatal(err)
 	}

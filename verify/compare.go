@@ -34,6 +34,9 @@ type Options struct {
 	// as a full load's (pipeline.Options.Readers; 0 or 1: one). More than
 	// one needs a source that exports its snapshot.
 	Readers int
+	// MinRangeRows is the fewest rows of a range when an entity's read is
+	// split across Readers (pipeline.Options.MinRangeRows).
+	MinRangeRows int64
 	// Sample is the number of parameter tuples tried per access pattern
 	// (default 20); all of them when the source has no more.
 	Sample int
@@ -327,7 +330,7 @@ func Compare(ctx context.Context, src *extract.Source, m *mapping.Mapping, plans
 	derive := func(ctx context.Context, sink load.Sink) (*pipeline.Summary, error) {
 		// The pipeline's duplicate check rejects exactly the rows migrate
 		// rejects, so only the others' items are expected.
-		return pipeline.Run(ctx, pipeline.Postgres(src), m, plans, sink, pipeline.Options{Concurrency: 1, Readers: opts.Readers, Progress: opts.Progress, OnReject: opts.OnReject})
+		return pipeline.Run(ctx, pipeline.Postgres(src), m, plans, sink, pipeline.Options{Concurrency: 1, Readers: opts.Readers, MinRangeRows: opts.MinRangeRows, Progress: opts.Progress, OnReject: opts.OnReject})
 	}
 	return compare(ctx, src, derive, m, plans, client, opts)
 }
