@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -164,26 +165,24 @@ func TestSourceConnectionDroppedMidRead(t *testing.T) {
 	parallel(t)
 	url := testenv.NewDatabase(t)
 	admin := testenv.Connect(t, url)
-	// Scale 2: 40,000 tickets, about 10 MB of result, more than the
-	// loopback socket buffers hold. At scale 1 PostgreSQL could have sent
-	// the whole read before the terminate, which then hit the next
-	// statement (verify's counts) instead of the read.
-	counts, err := fixtures.Load(context.Background(), admin, "tickets", 2, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rows := counts["orgs"] + counts["users"] + counts["tickets"]
-	table := testenv.TableName("tickets")
-	args := migrateArgs(t, testenv.RepoFile(t, "fixtures", "mappings", "tickets.yaml"), url, table,
+	// 4,000 rows of 3 KB: a 12 MB result, more than the loopback socket
+	// buffers hold. With less, PostgreSQL could have sent the whole read
+	// before the terminate, which then hit the next statement (verify's
+	// counts) instead of the read.
+	const rows = 4000
+	testenv.Exec(t, url, fmt.Sprintf(`CREATE TABLE docs (id int PRIMARY KEY, body text NOT NULL);
+		INSERT INTO docs SELECT i, repeat(md5(i::text), 94) FROM generate_series(1, %d) i`, rows))
+	table := testenv.TableName("docs")
+	args := migrateArgs(t, writeMapping(t, "name: docs\ntable: {name: docs}\nentities:\n  Doc: {source: {table: docs}, pk: \"DOC#${id}\", sk: DOC}\n"), url, table,
 		"--create-table", "--progress", "lines", "--progress-interval", "20ms",
-		// One reader: the backend terminated is the one reading Ticket.
+		// One reader: the backend terminated is the one reading Doc.
 		"--readers", "1")
 	var out bytes.Buffer
 	errOut := &syncBuffer{}
 	var once bool
 	var terminated sync.WaitGroup
 	errOut.onLine = func(s string) {
-		if !once && strings.HasPrefix(s, "Ticket: ") && strings.Contains(s, "rows done") {
+		if !once && strings.HasPrefix(s, "Doc: ") && strings.Contains(s, "rows done") {
 			once = true
 			terminated.Go(func() {
 				if _, err := admin.Exec(context.Background(),
@@ -195,8 +194,8 @@ func TestSourceConnectionDroppedMidRead(t *testing.T) {
 	}
 	code := RunContext(context.Background(), args, &out, errOut)
 	terminated.Wait()
-	if code != ExitFailed || !regexp.MustCompile(`read Ticket after \d+ rows: lost the connection to PostgreSQL`).MatchString(errOut.String()) {
-		t.Fatalf("exit %d, want %d with an error naming Ticket and its row count\n%s", code, ExitFailed, errOut.String())
+	if code != ExitFailed || !regexp.MustCompile(`read Doc after \d+ rows: lost the connection to PostgreSQL`).MatchString(errOut.String()) {
+		t.Fatalf("exit %d, want %d with an error naming Doc and its row count\n%s", code, ExitFailed, errOut.String())
 	}
 	if got := summaryTotal(t, out.String()); got[3] != "0" {
 		t.Errorf("rows read but not written after the drop: %v (what was read is written)", got)
