@@ -246,10 +246,8 @@ func (a *tableApplier) deletedByType() map[string]int64 {
 // counters (the write units DynamoDB reported).
 func (a *tableApplier) applied(command string, res *verify.Result, stats func() load.Stats) *report.Applied {
 	out := &report.Applied{Command: command, Applied: res.Applied, Written: a.stats.written.Load(), Deleted: a.stats.deleted.Load(),
-		DeletedByType: a.deletedByType(), Skipped: a.stats.skipped.Load(), Rejected: a.stats.rejected.Load(), WriteUnits: a.stats.units.Load()}
-	for _, e := range res.Entities {
-		out.FullWriteUnits += e.WriteUnits
-	}
+		DeletedByType: a.deletedByType(), Skipped: a.stats.skipped.Load(), Rejected: a.stats.rejected.Load(), WriteUnits: a.stats.units.Load(),
+		FullWriteUnits: res.WriteUnits()}
 	if stats != nil {
 		out.ConsumedWriteUnits = stats().ConsumedWriteUnits
 	}

@@ -471,11 +471,8 @@ func compareBesideWith(ctx context.Context, j *job, s *session, b *follow.Beside
 	r := report.New(report.ModeChanges, res, 0)
 	r.Run = run
 	r.Applied = &report.Applied{Command: report.CommandChangesOnly, Applied: res.Applied, Written: ap.puts - b.SkippedPuts, Deleted: ap.deletes - b.SkippedDeletes,
-		DeletedByType: ap.byType, Rejected: ap.rejected, WriteUnits: ap.units,
+		DeletedByType: ap.byType, Rejected: ap.rejected, WriteUnits: ap.units, FullWriteUnits: res.WriteUnits(),
 		Unchecked: "the follow writes the table meanwhile: pg2dynamo verify checks it whole"}
-	for _, e := range res.Entities {
-		r.Applied.FullWriteUnits += e.WriteUnits
-	}
 	return r, res, nil
 }
 

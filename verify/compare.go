@@ -290,6 +290,16 @@ func (r *Result) Close() error {
 	return err
 }
 
+// WriteUnits is what a run writing every derived item consumes: the
+// entities' EntityCounts.WriteUnits summed.
+func (r *Result) WriteUnits() int64 {
+	var n int64
+	for _, e := range r.Entities {
+		n += e.WriteUnits
+	}
+	return n
+}
+
 // OK reports whether the source's counts agree with the items derived
 // (EntityCounts), the table holds exactly the derived items, and every
 // access pattern returned what it should, in PostgreSQL's order. Items of
