@@ -88,8 +88,8 @@ func checkNameToCreate(j *job, s *session) error {
 // tagged for another mapping name is refused unless AllowOtherMapping
 // (checkTagged); a table partway through a new version of its mapping
 // (load.TagEvolving) is refused but to a run applying one (its
-// evolution.checkTable decides); an untagged table that holds items, none of the
-// mapping's types in a bounded sample, is refused unless
+// evolution.checkTable decides); an untagged table that holds items,
+// none of the mapping's types in a bounded sample, is refused unless
 // AllowOtherItems. A follow then takes the table's lease. Refusals are
 // usage errors (exit 2). An endpoint without tagging is noted, only the
 // sample is checked, and no lease is kept.

@@ -49,11 +49,10 @@ const (
 	TagEvolving = "pg2dynamo:evolving"
 )
 
-// Evolving is a table's TagEvolving: a new version of its mapping is
-// being applied, from the version whose SHA-256 begins From (the one that
-// wrote the table, still its TagMappingHash) to the one whose SHA-256
-// begins To (16 hex digits each). Until it is done the table holds items
-// of both versions: only a run applying one of the two in place of the
+// Evolving is a table's TagEvolving: a version of its mapping is being
+// applied over another, from the version whose SHA-256 begins From to the
+// one whose SHA-256 begins To (16 hex digits each). Until it is done the
+// table holds items of both: only a run applying one of the two over the
 // other may write into it.
 type Evolving struct{ From, To string }
 
