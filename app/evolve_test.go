@@ -312,6 +312,11 @@ func TestEvolveFollowed(t *testing.T) {
 	if r := runCLI(t, followArgs(v2, dynalite(t).Endpoint, "--resume", "--until-caught-up")...); r.code != ExitOK {
 		t.Fatalf("migrate --follow --resume with v2: exit %d\n%s", r.code, r.stderr)
 	}
+	// The run stopped once the checkpoint recorded v2, maybe before it
+	// tagged the table; the resume with v2 completes the tags then.
+	if tags := tableTags(t, dynamoClient(t), table); tags["pg2dynamo:evolving"] != "" || tags["pg2dynamo:mapping-sha256"] != fileSHA16(t, v2) {
+		t.Errorf("tags after the resume with v2: %v; want no change under way and v2's SHA-256", tags)
+	}
 	want := freshV2(t, src, v2)
 	if d := cmp.Diff(want, dumpByKey(t, table)); d != "" {
 		t.Fatalf("the evolved table is not what a fresh migration with v2 writes (-fresh +evolved):\n%s", d)
@@ -474,6 +479,39 @@ func TestEvolveDiff(t *testing.T) {
 	a := readChangesReport(t, filepath.Join(dir, "changes.json")).Applied
 	if want := diff.Cost.ChangeWriteUnits + diff.Cost.StaleWriteUnits; a.Written != 240 || a.Deleted != 201 || a.WriteUnits != want {
 		t.Errorf("applied %+v; want 240 written, 201 deleted, %d write units as diff priced them", a, want)
+	}
+}
+
+// A new version whose added entity renders the keys of an entity it does
+// not compare (OrgCopy over Org's ORG# keys): diff reads the new items'
+// keys again, names how many items of the other type hold them, and
+// applying the version rejects exactly those.
+func TestEvolveDiffNamesHeldKeys(t *testing.T) {
+	parallel(t)
+	src, v1, _, table := evolveFixture(t)
+	v3 := filepath.Join(t.TempDir(), "v3.yaml")
+	testenv.WriteFile(t, v3, strings.Replace(evolveV2, "access_patterns:\n",
+		"  OrgCopy:\n    source: {table: orgs}\n    pk: ORG#${org_id}\n    sk: ORG#${org_id}\naccess_patterns:\n", 1), 0o644)
+	var orgs int64
+	if err := testenv.Connect(t, src).QueryRow(context.Background(), "SELECT count(*) FROM orgs").Scan(&orgs); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	r := runCLI(t, "diff", "--mapping", v3, "--previous-mapping", v1, "--source", src, "--endpoint-url", dynalite(t).Endpoint, "--table", table,
+		"--report-json", filepath.Join(dir, "diff.json"))
+	says := fmt.Sprintf("new items' keys are held by items of other types (Org %d): applying it rejects them", orgs)
+	if orgs == 1 {
+		says = "1 new item's key is held by items of other types (Org 1): applying it rejects them"
+	}
+	if r.code != ExitOK || !strings.Contains(r.stdout, says) {
+		t.Fatalf("diff: exit %d, want 0 saying %q\n%s\n%s", r.code, says, r.stdout, r.stderr)
+	}
+	if held := readReport(t, filepath.Join(dir, "diff.json")).Held; held["Org"] != orgs || len(held) != 1 {
+		t.Errorf("diff's held keys %v; want Org %d", held, orgs)
+	}
+	r = runCLI(t, migrateArgs(t, v3, src, table, "--changes-only", "--previous-mapping", v1, "--report-json", filepath.Join(dir, "changes.json"))...)
+	if a := readChangesReport(t, filepath.Join(dir, "changes.json")).Applied; r.code != ExitMismatch || a.Rejected != orgs {
+		t.Errorf("applying it: exit %d and %d rejected; want %d (its check fails) and the %d rows diff named\n%s", r.code, a.Rejected, ExitMismatch, orgs, r.stderr)
 	}
 }
 

@@ -567,7 +567,9 @@ func (ev *evolution) stopped(j *job) error {
 // version's and fits the new one but for the GSIs to create, then
 // compares, in one snapshot, only the entities whose items change (and
 // the items of retired types) with the table, pricing the puts and
-// deletes in write units (report.ModeDiff).
+// deletes in write units (report.ModeDiff), and reads the new items' keys
+// again: those another type's items hold, applying rejects
+// (verify.Options.Holders).
 func evolveDiff(j *job, s *session, rf *reportFiles) error {
 	ev, err := loadEvolution(j, s)
 	if err != nil {
@@ -596,7 +598,7 @@ func evolveDiff(j *job, s *session, rf *reportFiles) error {
 	fmt.Fprintf(j.log, "diff: comparing %s with table %s\n", strings.Join(append(ev.affected(s.m), ev.retired...), ", "), s.m.Table.Name)
 	prog, closeProg := j.progress()
 	run := sub.runInfo(j, time.Now())
-	opts := verify.Options{Segments: j.rep.Segments, ChangeCost: true, Progress: prog}
+	opts := verify.Options{Segments: j.rep.Segments, ChangeCost: true, Progress: prog, Holders: s.client}
 	ev.options(sub, &opts)
 	res, err := verify.Compare(j.ctx, sub.src, sub.m, sub.plans, s.client, opts)
 	closeProg()

@@ -88,7 +88,8 @@ func checkNameToCreate(j *job, s *session) error {
 // tagged for another mapping name is refused unless AllowOtherMapping
 // (checkTagged); a table partway through a new version of its mapping
 // (load.TagEvolving) is refused but to a run applying one (its
-// evolution.checkTable decides); an untagged table that holds items,
+// evolution.checkTable decides) or a follow resumed with the version it
+// applied (evolvedByCheckpoint); an untagged table that holds items,
 // none of the mapping's types in a bounded sample, is refused unless
 // AllowOtherItems. A follow then takes the table's lease. Refusals are
 // usage errors (exit 2). An endpoint without tagging is noted, only the
@@ -125,7 +126,9 @@ func checkOwner(j *job, s *session, created bool) error {
 	}
 	tagged, isTagged := load.OwnerOf(tags)
 	if e, under := load.EvolvingOf(tags); under && j.mig.PreviousMapping == "" {
-		return refused(evolvingError(j, name, tagged.Name, e))
+		if err := evolvedByCheckpoint(j, s, arn, mine, e); err != nil {
+			return err
+		}
 	}
 	if isTagged {
 		err = checkTagged(j, s, arn, mine, tagged)
@@ -136,6 +139,24 @@ func checkOwner(j *job, s *session, created bool) error {
 		return err
 	}
 	return takeLease(j, s, arn)
+}
+
+// evolvedByCheckpoint decides on a run into a table tagged as partway
+// through e, which applies no version over another: refused, but for a
+// follow's resume with the version e applies. A resume's checkpoint
+// records the run's mapping, and a follow's checkpoint records a new
+// version only once its comparison is done: the change was done then,
+// but for the tags (a run stopped between the two), which it completes.
+func evolvedByCheckpoint(j *job, s *session, arn string, mine load.Owner, e load.Evolving) error {
+	if !j.mig.Follow || !j.mig.Resume || e.To != mine.Hash {
+		return refused(evolvingError(j, s.m.Table.Name, mine.Name, e))
+	}
+	if err := load.TagEvolved(j.ctx, s.client, arn, mine); err != nil {
+		return err
+	}
+	fmt.Fprintf(j.log, "table %s: the checkpoint records this version of mapping %s, so its change from the version whose SHA-256 begins %s is done; tagged with it\n",
+		s.m.Table.Name, mine.Name, e.From)
+	return nil
 }
 
 // checkTagged checks a table tagged as tagged against the mapping

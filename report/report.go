@@ -140,6 +140,23 @@ func New(mode string, res *verify.Result, price float64) *Report {
 	return r
 }
 
+// heldKeys says how many new items' keys items of other types hold
+// (verify.Result.Held), which applying the new version rejects; "" when
+// none do.
+func (r *Report) heldKeys() string {
+	var n int64
+	var by []string
+	for _, typ := range slices.Sorted(maps.Keys(r.Held)) {
+		n += r.Held[typ]
+		by = append(by, fmt.Sprintf("%s %d", typ, r.Held[typ]))
+	}
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s held by items of other types (%s): applying it rejects them (duplicate primary key), and its check fails",
+		Count(n, "new item's key is", "new items' keys are"), strings.Join(by, ", "))
+}
+
 // PriceImport prices the diff's items loaded by ImportTable at perGB US
 // dollars per GB of their DynamoDB JSON (Cost.ExportBytes).
 func (r *Report) PriceImport(perGB float64) {
@@ -242,6 +259,9 @@ func (r *Report) Headline() string {
 		}
 		if r.TableMissing {
 			s += fmt.Sprintf("; table %s does not exist: every item is new", r.Table)
+		}
+		if held := r.heldKeys(); held != "" {
+			s += "; " + held
 		}
 		return s
 	}

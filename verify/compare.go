@@ -94,6 +94,13 @@ type Options struct {
 	// given that no entity derives are stale.
 	// https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Scan.html#Scan.FilterExpression
 	Types []string
+	// Holders, with Types, reads the key of every item found missing
+	// again (BatchGetItem, 100 keys a request, strongly consistent): one
+	// held by an item of a type not in Types, which the Scan did not
+	// return, is counted in Result.Held. Putting the derived item there
+	// would overwrite another entity's item: migrate --changes-only
+	// --previous-mapping rejects it instead. Nil: not read.
+	Holders dynamodb.BatchGetItemAPIClient
 	// Retired are types no entity of the mapping derives any more: their
 	// items are stale, deleted with Apply. Give them in Types too when
 	// Types is set.
@@ -268,6 +275,11 @@ type Result struct {
 	// entries are listed.
 	Counts   ListCounts      `json:"counts"`
 	Patterns []PatternResult `json:"patterns,omitempty"`
+	// Held counts, by the type of the item that holds it ("(none)": an
+	// item without a type attribute), the keys of missing items (in
+	// Missing too) that an item of a type outside Options.Types holds
+	// (Options.Holders); nil without Holders.
+	Held map[string]int64 `json:"held,omitempty"`
 	// Applied is what Options.Apply was handed and how it read back; nil
 	// without Apply.
 	Applied *Applied `json:"applied,omitempty"`
@@ -458,10 +470,25 @@ func (c *comparison) fill(ctx context.Context, res *Result, expected int64) erro
 			return err
 		}
 	}
+	probe := c.opts.Holders != nil && len(c.opts.Types) > 0 && !res.TableMissing
+	if probe {
+		f, err := c.work.tempFile("held-*")
+		if err != nil {
+			return err
+		}
+		lo.held = newJournal(f)
+	}
 	if err := res.compareBuckets(sp, c.plans, lo); err != nil {
 		return err
 	}
 	sp.close() // the buckets' space, before the Queries
+	if probe {
+		rb := &readBack{client: c.opts.Holders, table: c.m.Table.Name, keyAttrs: c.keyAttrs, keyTypes: c.m.Table.KeyTypes(), typeAttr: c.m.TypeAttribute}
+		res.Held = map[string]int64{}
+		if err := rb.held(ctx, lo.held, c.opts.Types, res.Held); err != nil {
+			return err
+		}
+	}
 	derived := res.checkEntityCounts()
 	if lo.apply != nil {
 		if err := lo.apply.finish(ctx, res, c.readBack()); err != nil {
@@ -805,6 +832,9 @@ type listOptions struct {
 	apply *applyRun
 	// retired are Options.Retired.
 	retired []string
+	// held, if set, journals the key of every missing item, read again
+	// for Options.Holders.
+	held *journal
 }
 
 // compareBuckets classifies every key, one bucket in memory at a time,
@@ -842,6 +872,7 @@ type bucketComparer struct {
 	writeUnits    func(item []byte) (int64, error) // listOptions.writeUnits
 	ctx           context.Context                  // listOptions.ctx
 	apply         *applyRun                        // listOptions.apply
+	held          *journal                         // listOptions.held
 }
 
 func newBucketComparer(r *Result, plans []*transform.Plan, opts listOptions) *bucketComparer {
@@ -861,7 +892,7 @@ func newBucketComparer(r *Result, plans []*transform.Plan, opts listOptions) *bu
 		dups:       newListBuilder[ItemRef](r.files, "duplicates", opts.maxListed),
 		changed:    newListBuilder[ChangedItem](r.files, "changed", opts.maxListed),
 		inFlight:   newListBuilder[ItemRef](r.files, "in-flight", opts.maxListed),
-		isInFlight: opts.inFlight, writeUnits: opts.writeUnits, ctx: opts.ctx, apply: opts.apply}
+		isInFlight: opts.inFlight, writeUnits: opts.writeUnits, ctx: opts.ctx, apply: opts.apply, held: opts.held}
 }
 
 // flight counts and lists the item of key, of type typ and entity e (-1:
@@ -1031,6 +1062,11 @@ func (bc *bucketComparer) missingItems(recs []record, source map[string]record, 
 		}
 		if err := bc.missing.add(rc.key, itemRef(rc.key, bc.typeOf(s.entity))); err != nil {
 			return err
+		}
+		if bc.held != nil {
+			if err := bc.held.add(journalEntry{kind: journalPut, key: rc.key, typ: bc.typeOf(s.entity)}); err != nil {
+				return err
+			}
 		}
 		if err := bc.put(rc.key, s, units, true); err != nil {
 			return err

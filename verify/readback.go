@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -43,39 +44,65 @@ type readBack struct {
 // (they were handed to Delete), and counts them into out as
 // Applied.ReadBack says; the others are listed in unapplied.
 func (rb *readBack) run(ctx context.Context, j *journal, out *Applied, deleted bool, unapplied *listBuilder[ItemRef]) error {
-	var chunk []journalEntry
-	check := func() error {
-		err := rb.chunk(ctx, chunk, func(e journalEntry, got map[string]types.AttributeValue) error {
-			typ, _ := got[rb.typeAttr].(*types.AttributeValueMemberS)
-			switch {
-			case e.kind == journalPut && got != nil && sha256.Sum256(ddbjson.Canonical(got)) == e.sum:
-				out.Matched++
-			case e.kind == journalStale && got == nil:
-				out.Gone++
-			case e.kind == journalStale && (typ == nil || typ.Value != e.typ):
-				out.Retyped++
-			default:
-				return unapplied.add(e.key, itemRef(e.key, e.typ))
-			}
+	keep := func(e journalEntry) bool { return e.kind != journalStale || deleted }
+	return rb.each(ctx, j, keep, func(e journalEntry, got map[string]types.AttributeValue) error {
+		typ, _ := got[rb.typeAttr].(*types.AttributeValueMemberS)
+		switch {
+		case e.kind == journalPut && got != nil && sha256.Sum256(ddbjson.Canonical(got)) == e.sum:
+			out.Matched++
+		case e.kind == journalStale && got == nil:
+			out.Gone++
+		case e.kind == journalStale && (typ == nil || typ.Value != e.typ):
+			out.Retyped++
+		default:
+			return unapplied.add(e.key, itemRef(e.key, e.typ))
+		}
+		return nil
+	})
+}
+
+// held counts into held, by the holder's type ("(none)" for an item
+// without one), the keys of j (the items found missing) that an item of
+// a type not in compared holds (Options.Holders).
+func (rb *readBack) held(ctx context.Context, j *journal, compared []string, held map[string]int64) error {
+	return rb.each(ctx, j, func(journalEntry) bool { return true }, func(_ journalEntry, got map[string]types.AttributeValue) error {
+		if got == nil {
 			return nil
-		})
+		}
+		typ := "(none)"
+		if v, ok := got[rb.typeAttr].(*types.AttributeValueMemberS); ok {
+			typ = v.Value
+		}
+		if !slices.Contains(compared, typ) {
+			held[typ]++
+		}
+		return nil
+	})
+}
+
+// each reads the keys of j's entries that keep accepts, batchGetKeys a
+// BatchGetItem (chunk), and calls visit with each entry and its item.
+func (rb *readBack) each(ctx context.Context, j *journal, keep func(journalEntry) bool, visit func(journalEntry, map[string]types.AttributeValue) error) error {
+	var chunk []journalEntry
+	flush := func() error {
+		err := rb.chunk(ctx, chunk, visit)
 		chunk = chunk[:0]
 		return err
 	}
 	err := j.each(func(e journalEntry) error {
-		if e.kind == journalStale && !deleted {
+		if !keep(e) {
 			return nil
 		}
 		chunk = append(chunk, e)
 		if len(chunk) == batchGetKeys {
-			return check()
+			return flush()
 		}
 		return nil
 	})
 	if err != nil || len(chunk) == 0 {
 		return err
 	}
-	return check()
+	return flush()
 }
 
 // chunk reads the keys of entries (at most batchGetKeys, distinct) and
