@@ -25,6 +25,12 @@ const (
 	DDLPublication = "pg2dynamo_ddl"
 	// ddlTrigger names the event triggers (with _end and _drop).
 	ddlTrigger = "pg2dynamo_ddl"
+	// DDLKeep is how many of the latest rows DDLTable keeps: a follow
+	// meets each row in the stream, as the INSERT of it, so the table
+	// itself needs none; the last ones stay for a person to read. Each
+	// DDL command deletes the rows before them (the DELETE is not
+	// published: the publication publishes inserts only).
+	DDLKeep = 10_000
 )
 
 // ErrNoDDLCapture is why InstallDDLCapture installs nothing: the role may
@@ -35,6 +41,12 @@ var ErrNoDDLCapture = errors.New("the role is neither a superuser nor a member o
 // DDLTable and DDLPublication in one transaction on conn. It returns
 // ErrNoDDLCapture when the role may not, and nothing is changed then.
 func InstallDDLCapture(ctx context.Context, conn *pgx.Conn) error {
+	return installDDLCapture(ctx, conn, DDLKeep)
+}
+
+// installDDLCapture is InstallDDLCapture with DDLTable keeping the last
+// keep rows.
+func installDDLCapture(ctx context.Context, conn *pgx.Conn, keep int) error {
 	var super bool
 	var version int
 	err := conn.QueryRow(ctx, `SELECT r.rolsuper OR (EXISTS (SELECT FROM pg_roles WHERE rolname = 'rds_superuser')
@@ -47,7 +59,7 @@ FROM pg_roles r WHERE r.rolname = current_user`).Scan(&super, &version)
 		return ErrNoDDLCapture
 	}
 	return pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
-		for _, stmt := range ddlInstall(version) {
+		for _, stmt := range ddlInstall(version, keep) {
 			if _, err := tx.Exec(ctx, stmt); err != nil {
 				return fmt.Errorf("ddl capture: %w", err)
 			}
@@ -57,8 +69,9 @@ FROM pg_roles r WHERE r.rolname = current_user`).Scan(&super, &version)
 }
 
 // ddlInstall is the SQL that installs DDL capture on a server of version
-// (server_version_num).
-func ddlInstall(version int) []string {
+// (server_version_num), DDLTable keeping its last keep rows.
+func ddlInstall(version, keep int) []string {
+	trim := fmt.Sprintf("DELETE FROM %[1]s.%[2]s WHERE id <= (SELECT max(id) FROM %[1]s.%[2]s) - %[3]d;", DDLSchema, DDLTable, keep)
 	filter, columns := "''", "''"
 	if version >= 150000 {
 		filter = "coalesce(pg_get_expr(pr.prqual, pr.prrelid), '')"
@@ -86,6 +99,7 @@ BEGIN
 				VALUES (TG_TAG, r.object_type, r.object_identity);
 			END IF;
 		END LOOP;
+		` + trim + `
 		RETURN;
 	END IF;
 	FOR r IN SELECT * FROM pg_event_trigger_ddl_commands() LOOP
@@ -107,6 +121,7 @@ BEGIN
 			VALUES (r.command_tag, r.object_type, r.object_identity, pubs);
 		END IF;
 	END LOOP;
+	` + trim + `
 EXCEPTION WHEN OTHERS THEN
 	-- A DDL command never fails for its record: the follow's catalog
 	-- checks still find what it changed.
