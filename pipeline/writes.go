@@ -75,12 +75,11 @@ type WritesOptions struct {
 	// ignored with Auto.
 	Concurrency int
 	// Auto, if not nil, has the writes choose their number of writers as
-	// they go, and pace them, as Run does with Options.Auto (the same
-	// Autoscaler, told what the writers did each window: items written,
-	// batches and tasks ended, time busy, the sink's throttles when it is
-	// a load.ThrottleCounter). A task (Group.Do) counts as a batch of one
-	// item. Windows in which the writers waited for work (between a
-	// follow's windows) add no writers.
+	// they go, and pace them (an Autoscaler, told what the writers did
+	// each window: items written, batches and tasks ended, time busy, the
+	// sink's throttles when it is a load.ThrottleCounter). A task
+	// (Group.Do) counts as a batch of one item. Windows in which the
+	// writers waited for work (between a follow's windows) add no writers.
 	Auto *Autoscale
 	// OnWriters, if set, is told the number of writers at the start and,
 	// with Auto, at each change, from the Autoscaler's goroutine.
