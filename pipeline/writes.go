@@ -293,8 +293,8 @@ func (g *Group) Add(row []transform.Item) error { return g.AddThen(row, nil) }
 // before Wait returns, and not at all when the batch was not written (the
 // Group had stopped, or the write failed) or held a refused delete.
 func (g *Group) AddThen(row []transform.Item, done func(error)) error {
-	if err := context.Cause(g.ctx); err != nil {
-		return err
+	if g.ctx.Err() != nil { // an atomic load, where Cause takes a lock: once a row
+		return context.Cause(g.ctx)
 	}
 	if !g.cur.fits(len(row)) {
 		if err := g.Flush(); err != nil {
@@ -359,8 +359,8 @@ func (g *Group) StreamRejects(f func(Reject) error) { g.onReject = f }
 // Group's stop once it has stopped. A task is not counted in
 // Writes.Written: it counts what it does itself.
 func (g *Group) Do(task func(ctx context.Context) error) error {
-	if err := context.Cause(g.ctx); err != nil {
-		return err
+	if g.ctx.Err() != nil {
+		return context.Cause(g.ctx)
 	}
 	return g.send(groupBatch{g: g, task: task})
 }
