@@ -1,18 +1,20 @@
 // Package pipeline runs a migration: readers, each on its own connection
 // to one exported PostgreSQL snapshot, read every entity (a large table
 // split into primary-key ranges), convert rows to items and hand them in
-// batches to a fixed number of writers over a bounded channel, so a slow
-// sink slows the readers and memory stays flat. Every source row ends up
+// batches to the writers of a Writes over a bounded queue, so a slow sink
+// slows the readers and memory stays flat. Every source row ends up
 // written or listed as rejected with its reason; the Summary reconciles the
 // two.
 //
 // The parts, each in its own file: the rows come from a RowSource
 // (source.go: an extract.Source, or a fake in tests); schedule.go cuts the
 // entities into parts and tasks; a reader (reader.go) reads one task at a
-// time, converts rows (transform) and checks their keys (dupcheck.go); a
-// batcher (batch.go) packs whole rows into batches of up to 25 items; a
-// writer (writer.go) hands each batch to the load.Sink and turns failed
-// items into rejects; the acknowledger (ack.go) receives, in order, every
+// time, converts rows (transform) and checks their keys (dupcheck.go), and
+// hands the rows of each part to a Group of a Writes (writes.go, the write
+// stage of every writing command; autorun.go for --concurrency auto),
+// which packs whole rows into batches of up to 25 items (batch.go), hands
+// each to the load.Sink and turns failed items into rejects; the
+// acknowledger (ack.go) receives, in order, every
 // reject and acknowledgement and alone calls the callbacks of Options and
 // records positions in the Checkpoint (checkpoint.go); stop.go holds the
 // stopping rules and stats.go the counts.

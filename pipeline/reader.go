@@ -4,20 +4,23 @@ import (
 	"errors"
 
 	"github.com/pg2dynamo/pg2dynamo/extract"
+	"github.com/pg2dynamo/pg2dynamo/load"
 	"github.com/pg2dynamo/pg2dynamo/transform"
 )
 
 // reader reads tasks, one at a time and each whole, with its own
-// RowSource: it converts each row to items, checks their keys, and packs
-// the rows into batches for the writers. Rows that cannot become items,
-// and rows whose keys are taken, become rejects. One goroutine uses a
-// reader.
+// RowSource: it converts each row to items, checks their keys, and hands
+// the rows of each part to a Group of the run's Writes. Rows that cannot
+// become items, and rows whose keys are taken, become rejects. One
+// goroutine uses a reader.
 type reader struct {
 	*run
 	src   RowSource
 	items *transform.Builder
 	buf   []transform.Item // the items of the row being converted
 	check *keyCheck
+	// groups are the Groups of the parts read, to be waited for.
+	groups []*Group
 }
 
 func newReader(r *run, src RowSource) *reader {
@@ -49,32 +52,58 @@ func rangeQuery(p *transform.Plan, rg Range) (q extract.Query) {
 	return q
 }
 
-// read reads part pt of task t and hands its rows to the writers. Whatever
-// stops the reading, the rows read go to the writers if they still run.
+// read reads part pt of task t and hands its rows to the writers, in a
+// Group of its own. Whatever stops the reading, the rows read go to the
+// writers if they still run.
 func (r *reader) read(t *task, pt part) error {
 	i, p := pt.entity, r.plans[pt.entity]
 	if r.stats.begin(i) {
 		r.events <- event{kind: evStart, entity: i}
 	}
-	b := newBatcher(r.batches, r.stop.writing, p, pt, r.stats)
-	r.check.newBatch()
+	g := r.group(pt)
 	owner := t.owner[i] // in its collision group, if it has one
+	var read int64
 	err := r.src.Stream(r.stop.reading, p.Entity().Name, rangeQuery(p, pt.r), func(values []any) error {
-		return r.row(b, t.seen, owner, i, values)
+		read++
+		return r.row(g, t.seen, owner, i, values)
 	})
-	if ferr := r.flush(b); err == nil {
+	// Counted once a part: readers of one entity would otherwise contend
+	// for one counter on every row.
+	r.stats.entities[i].rows.Add(read)
+	if ferr := g.Flush(); err == nil {
 		err = ferr
 	}
 	if err == nil {
-		r.events <- event{kind: evReadDone, entity: i, part: pt.id, seq: b.sent()}
+		r.events <- event{kind: evReadDone, entity: i, part: pt.id, seq: g.Batches()}
 	}
 	return err
 }
 
-// row converts one row of entity i and adds it to b, or rejects it.
+// group starts the Group that writes part pt: its rejects and the
+// acknowledgement of each batch (its part, number and position) go to the
+// acknowledger, and its failure stops the run.
+func (r *reader) group(pt part) *Group {
+	g := r.writes.Group(r.stop.writing, r.plans)
+	g.StreamRejects(func(rej Reject) error {
+		r.events <- event{kind: evReject, entity: pt.entity, reject: rej}
+		return nil
+	})
+	g.OnBatch(func(a BatchAck) {
+		r.stats.finished(pt.entity, a.Written, a.Rejected, a.Items)
+		ev := event{kind: evAck, entity: pt.entity, rows: int(a.Written + a.Rejected), items: int(a.Items), part: pt.id, seq: a.Seq}
+		if r.positions {
+			ev.position = r.plans[pt.entity].Position(a.Last.Row)
+		}
+		r.events <- ev
+	})
+	g.OnStop(func(err error) { r.stop.fail(err) })
+	r.groups = append(r.groups, g)
+	return g
+}
+
+// row converts one row of entity i and adds it to g, or rejects it.
 // seen and owner are its collision group's key set and its owner index.
-func (r *reader) row(b *batcher, seen *keySet, owner, i int, values []any) error {
-	b.read++
+func (r *reader) row(g *Group, seen *keySet, owner, i int, values []any) error {
 	p := r.plans[i]
 	var err error
 	r.buf, err = r.items.Items(p, values, r.buf[:0])
@@ -85,10 +114,13 @@ func (r *reader) row(b *batcher, seen *keySet, owner, i int, values []any) error
 		}
 		return r.rejectRow(i, RowReject(re))
 	}
-	if !b.cur.fits(len(r.buf)) {
-		if err := r.flush(b); err != nil {
+	if len(g.Pending())+len(r.buf) > load.MaxBatchItems {
+		if err := g.Flush(); err != nil {
 			return err
 		}
+	}
+	if len(g.Pending()) == 0 {
+		r.check.newBatch() // the row starts a batch
 	}
 	// BatchWriteItem refuses two puts of one key, and writing them in
 	// turn would silently keep only the last: the batch is always
@@ -97,20 +129,10 @@ func (r *reader) row(b *batcher, seen *keySet, owner, i int, values []any) error
 	// they are not remembered).
 	if d, dup := r.check.check(r.buf, seen, owner); dup {
 		return r.rejectRow(i, Reject{Entity: p.Entity().Name, SourceKey: p.SourceKey(values),
-			ItemKey: ItemKeyMap(d.key, r.keyAttrs), Reason: d.reason(r.plans, b.cur.items, r.keyAttrs)})
+			ItemKey: ItemKeyMap(d.key, r.keyAttrs), Reason: d.reason(r.plans, g.Pending(), r.keyAttrs)})
 	}
 	r.check.accept()
-	if b.cur.add(r.buf) {
-		return r.flush(b)
-	}
-	return nil
-}
-
-// flush hands b's batch to the writers; the next batch starts with no keys.
-func (r *reader) flush(b *batcher) error {
-	err := b.flush()
-	r.check.newBatch()
-	return err
+	return g.Add(r.buf)
 }
 
 // rejectRow counts and reports a row of entity i rejected while reading.

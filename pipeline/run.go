@@ -22,8 +22,9 @@ import (
 // (transform.Plan.Ordered); an entity that does and holds at least
 // 2×MinRangeRows rows is split into key ranges, one per reader
 // (RowSource.Positions); the parts of all entities are handed out in mapping
-// order. Writing: opts.Concurrency writers call sink.Write; with
-// opts.Auto, as many as an Autoscaler decides, at its pace.
+// order. Writing: a Writes of opts.Concurrency writers (with opts.Auto, as
+// many as an Autoscaler decides, at its pace) calls sink.Write; each part
+// read is a Group of it.
 //
 // Duplicate keys: no batch holds two items of one primary key, and unless
 // opts.SkipDuplicateCheck, no two items of the run do. Entities whose keys
@@ -76,68 +77,56 @@ func Run(ctx context.Context, src RowSource, m *mapping.Mapping, plans []*transf
 		return nil, err
 	}
 	defer closeForks()
-	writers := opts.Concurrency
-	var auto *autoRun
-	if opts.Auto != nil {
-		auto = newAutoRun(*opts.Auto, sink)
-		writers = auto.cfg.Max
-	}
+	// One batch waits a writer: the readers keep no more than that in
+	// memory ahead of the writes (rows may be large).
+	wo := WritesOptions{Concurrency: opts.Concurrency, Auto: opts.Auto, Queue: 1}
 	r := &run{plans: plans, keyAttrs: m.Table.Keys(), stats: newStats(totals),
-		stop: newStopper(ctx, opts.WriteGrace), batches: make(chan batch, writers),
-		events: make(chan event, 4*writers+64), readDone: make(chan struct{}), auto: auto}
+		stop: newStopper(ctx, opts.WriteGrace), events: make(chan event, 4*wo.writers()+64),
+		positions: opts.Checkpoint != nil}
 	defer r.stop.end()
 	ack := newAcknowledger(opts, plans, r.stats, r.stop, parts, byEntity)
 	acked := make(chan struct{})
 	go func() { defer close(acked); ack.run(r.events) }()
-	var driven chan struct{}
-	stopDriving := make(chan struct{})
-	if auto != nil {
-		driven = make(chan struct{})
-		go func() {
-			defer close(driven)
-			auto.drive(stopDriving, func(n int) { r.events <- event{kind: evWriters, rows: n} })
-		}()
+	if opts.Auto != nil {
+		wo.OnWriters = func(n int) { r.events <- event{kind: evWriters, rows: n} }
 	}
-	err = r.execute(tasks, srcs, sink, writers)
-	close(stopDriving)
-	if driven != nil {
-		<-driven
-	}
+	r.writes = NewWrites(sink, r.keyAttrs, wo)
+	err = r.execute(tasks, srcs)
+	r.writes.Close()
 	close(r.events)
 	<-acked
 	if err == nil {
 		err = ack.err
 	}
 	sum := r.stats.summary(plans, started)
-	if auto != nil {
-		as := auto.scale.Summary()
-		sum.Autoscale = &as
-	}
+	sum.Autoscale = r.writes.Autoscale()
 	return sum, err
 }
 
-// run is what the readers and writers of one Run share.
+// run is what the readers of one Run and the Groups of its Writes share.
 type run struct {
 	plans    []*transform.Plan
 	keyAttrs [2]string
 	stats    *stats
 	stop     *stopper
-	batches  chan batch
-	// readDone is closed once the readers are done and batches closed.
-	readDone chan struct{}
+	writes   *Writes
 	// events go to the acknowledger, in order.
 	events chan event
-	// auto is an Autoscale run's (nil for a fixed number of writers).
-	auto *autoRun
+	// positions: the acknowledgements carry the position of their
+	// batch's last row (for the Checkpoint).
+	positions bool
 }
 
 // execute runs one reader per source, handing out tasks in order, each
-// read whole by one reader, and conc writers; it returns the first error.
-func (r *run) execute(tasks []task, srcs []RowSource, sink load.Sink, conc int) error {
-	var g, rg errgroup.Group
+// read whole by one reader, then waits for the Groups of the parts read to
+// be written; it returns the first error, the readers' before the Groups'.
+func (r *run) execute(tasks []task, srcs []RowSource) error {
+	var rg errgroup.Group
 	var next atomic.Int64
-	for _, src := range srcs {
+	readers := make([]*reader, len(srcs))
+	for j, src := range srcs {
 		rd := newReader(r, src)
+		readers[j] = rd
 		rg.Go(func() error {
 			for k := int(next.Add(1)) - 1; k < len(tasks); k = int(next.Add(1)) - 1 {
 				if err := rd.readTask(&tasks[k]); err != nil {
@@ -149,16 +138,15 @@ func (r *run) execute(tasks []task, srcs []RowSource, sink load.Sink, conc int) 
 			return nil
 		})
 	}
-	g.Go(func() error {
-		defer close(r.readDone)
-		defer close(r.batches)
-		return rg.Wait()
-	})
-	for i := range conc {
-		w := &writer{run: r, sink: sink, index: i}
-		g.Go(func() error { return w.loop(r.batches) })
+	err := rg.Wait()
+	for _, rd := range readers {
+		for _, g := range rd.groups {
+			if _, werr := g.Wait(); err == nil {
+				err = werr
+			}
+		}
 	}
-	return g.Wait()
+	return err
 }
 
 // planned is what Progress.Plan is told: plans with their row counts,

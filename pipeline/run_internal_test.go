@@ -340,26 +340,30 @@ func TestSlowCallbackDoesNotHoldWriters(t *testing.T) {
 }
 
 // A sink error that is not about items stops the run: Run returns it, no
-// more batches are written, and the summary counts the rows read but not
-// written.
+// more batches are written, of its part or of another read beside it, and
+// the summary counts the rows read but not written.
 func TestPermanentSinkErrorStops(t *testing.T) {
 	plans, m := compilePlans(t, oneEntity)
-	src := newFakeSource(map[string]int{"P": 5000}, func(int) string { return "n" })
-	down := errors.New("table deleted")
-	sink := newMemSink()
-	sink.before = func(_ context.Context, n int) error {
-		if n >= 3 {
-			return down
-		}
-		return nil
-	}
-	sum, err := Run(t.Context(), src, m, plans, sink, Options{Concurrency: 1})
-	if !errors.Is(err, down) {
-		t.Fatalf("error %v, want the sink's", err)
-	}
-	e := sum.Entities[0]
-	if e.Written != 2*load.MaxBatchItems || e.Rows != e.Written+e.NotWritten || e.NotWritten == 0 || sink.batches != 3 {
-		t.Errorf("summary %+v after %d Writes; want 2 batches written, the rest read counted not written, no Write after the error", e, sink.batches)
+	for _, readers := range []int{1, 2} {
+		t.Run(fmt.Sprintf("%d readers", readers), func(t *testing.T) {
+			src := newFakeSource(map[string]int{"P": 2 * MinRangeRows}, func(int) string { return "n" })
+			down := errors.New("table deleted")
+			sink := newMemSink()
+			sink.before = func(_ context.Context, n int) error {
+				if n >= 3 {
+					return down
+				}
+				return nil
+			}
+			sum, err := Run(t.Context(), src, m, plans, sink, Options{Concurrency: 1, Readers: readers})
+			if !errors.Is(err, down) {
+				t.Fatalf("error %v, want the sink's", err)
+			}
+			e := sum.Entities[0]
+			if e.Written != 2*load.MaxBatchItems || e.Rows != e.Written+e.NotWritten || e.NotWritten == 0 || sink.batches != 3 {
+				t.Errorf("summary %+v after %d Writes; want 2 batches written, the rest read counted not written, no Write after the error", e, sink.batches)
+			}
+		})
 	}
 }
 

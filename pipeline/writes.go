@@ -11,17 +11,18 @@ import (
 	"github.com/pg2dynamo/pg2dynamo/transform"
 )
 
-// Writes is the write stage of the writes outside a full load: a follow's
-// windows of changes (package follow), and the puts and conditional
-// deletes of migrate --changes-only and --prune (package engine), hand it
-// rows, and it packs them into batches and writes them with the same
-// pieces as Run's writers (a row's items travel in one batch, whole rows
-// are written or rejected, a reject has the shape of Run's). Its writers
-// (WritesOptions: a fixed number, or as many as an Autoscaler decides, at
-// its pace, as Run's with Options.Auto) write the batches, and run the
-// tasks (Group.Do), of every Group, so that the writes of two windows in
-// flight at once share them. The sink's own limits (load.DynamoDB's
-// write-unit cap, retries and throttle counting) apply as they do to Run.
+// Writes is the write stage of every writing command: Run (the full load
+// and export, a Group per part it reads), a follow's windows of changes
+// (package follow), and the puts and conditional deletes of migrate
+// --changes-only and --prune (package engine) hand it rows, and it packs
+// them into batches (a row's items travel in one batch, whole rows are
+// written or rejected) and writes them to a load.Sink (a DynamoDB table,
+// export's files, a test's sink). Its writers (WritesOptions: a fixed
+// number, or as many as an Autoscaler decides, at its pace) write the
+// batches, and run the tasks (Group.Do), of every Group, so that the
+// writes of two windows in flight at once share them. The sink's own
+// limits (load.DynamoDB's write-unit cap, retries and throttle counting)
+// apply.
 //
 // The writers prefer the work of other Groups to that of a Group started
 // with Behind (a comparison's writes beside a follow): a follow's window
@@ -30,7 +31,7 @@ import (
 type Writes struct {
 	sink     load.Sink
 	keyAttrs [2]string
-	// queue holds the work of the Groups (up to queuedBatches), behind
+	// queue holds the work of the Groups (WritesOptions.Queue), behind
 	// that of the Groups started with Behind (up to BehindItems).
 	queue, behind chan groupBatch
 	done          sync.WaitGroup
@@ -51,6 +52,8 @@ type groupBatch struct {
 	// done holds, by index in b.items, the callback of the row that item
 	// ends (Group.AddThen); nil when no row of b has one.
 	done []func(error)
+	// seq is b's number in the Group's batches (BatchAck.Seq).
+	seq  int
 	task func(context.Context) error
 }
 
@@ -72,26 +75,39 @@ type WritesOptions struct {
 	// ignored with Auto.
 	Concurrency int
 	// Auto, if not nil, has the writes choose their number of writers as
-	// they go, and pace them, as Run does with Options.Auto (the same
-	// Autoscaler, told what the writers did each window: items written,
-	// batches and tasks ended, time busy, the sink's throttles when it is
-	// a load.ThrottleCounter). A task (Group.Do) counts as a batch of one
-	// item. Windows in which the writers waited for work (between a
-	// follow's windows) add no writers.
+	// they go, and pace them (an Autoscaler, told what the writers did
+	// each window: items written, batches and tasks ended, time busy, the
+	// sink's throttles when it is a load.ThrottleCounter). A task
+	// (Group.Do) counts as a batch of one item. Windows in which the
+	// writers waited for work (between a follow's windows) add no writers.
 	Auto *Autoscale
 	// OnWriters, if set, is told the number of writers at the start and,
 	// with Auto, at each change, from the Autoscaler's goroutine.
 	OnWriters func(writers int)
+	// Queue bounds the batches and tasks of the Groups waiting for the
+	// writers, never below one a writer (Concurrency, or Auto's Max):
+	// default queuedBatches. Run, whose rows may be large and whose
+	// readers need not run ahead, asks for one a writer.
+	Queue int
 }
 
-// NewWrites starts the writers (opts) of batches to sink, a table whose
-// partition and sort key attributes are keyAttrs (sort key "" when the
-// table has none). Close stops them.
-func NewWrites(sink load.Sink, keyAttrs [2]string, opts WritesOptions) *Writes {
-	writers := opts.Concurrency
-	if writers <= 0 {
-		writers = DefaultConcurrency
+// writers is the number of writer goroutines: Concurrency (default
+// DefaultConcurrency), or Auto's Max.
+func (o WritesOptions) writers() int {
+	switch {
+	case o.Auto != nil:
+		return o.Auto.withDefaults().Max
+	case o.Concurrency <= 0:
+		return DefaultConcurrency
 	}
+	return o.Concurrency
+}
+
+// NewWrites starts the writers (opts) of batches to sink, whose items'
+// partition and sort key attributes are keyAttrs (sort key "" when there
+// is none; rejects name items by them). Close stops them.
+func NewWrites(sink load.Sink, keyAttrs [2]string, opts WritesOptions) *Writes {
+	writers := opts.writers()
 	w := &Writes{sink: sink, keyAttrs: keyAttrs, behind: make(chan groupBatch, BehindItems/load.MaxBatchItems),
 		closing: make(chan struct{}), driven: make(chan struct{})}
 	tell := opts.OnWriters
@@ -100,7 +116,6 @@ func NewWrites(sink load.Sink, keyAttrs [2]string, opts WritesOptions) *Writes {
 	}
 	if opts.Auto != nil {
 		w.auto = newAutoRun(*opts.Auto, sink)
-		writers = w.auto.cfg.Max
 		go func() {
 			defer close(w.driven)
 			w.auto.drive(w.closing, tell)
@@ -109,7 +124,11 @@ func NewWrites(sink load.Sink, keyAttrs [2]string, opts WritesOptions) *Writes {
 		close(w.driven)
 		tell(writers)
 	}
-	w.queue = make(chan groupBatch, max(queuedBatches, writers))
+	queue := opts.Queue
+	if queue <= 0 {
+		queue = queuedBatches
+	}
+	w.queue = make(chan groupBatch, max(queue, writers))
 	for i := range writers {
 		w.done.Add(1)
 		go w.writer(i)
@@ -201,10 +220,11 @@ func (w *Writes) Autoscale() *AutoscaleSummary {
 // Group, acknowledged by the sink.
 func (w *Writes) Written() int64 { return w.written.Load() }
 
-// Group is one unit of writes (a follow's window, the writes of a
-// comparison between two of its Waits): the rows Add hands to the writers
-// and the tasks Do hands them, whose end Wait waits for. Add, AddThen, Do
-// and Wait are called from one goroutine.
+// Group is one unit of writes (a part of Run's, a follow's window, the
+// writes of a comparison between two of its Waits): the rows Add hands to
+// the writers and the tasks Do hands them, whose end Wait waits for. Add,
+// AddThen, Do, Flush, Pending and Wait are called from one goroutine (one
+// at a time: Run's readers hand a Group's Wait to another).
 type Group struct {
 	w *Writes
 	// plans name the rows of rejects: an item's Entity indexes them.
@@ -223,6 +243,11 @@ type Group struct {
 	// onReject, when set, is given the rejects instead of Wait
 	// (StreamRejects).
 	onReject func(Reject) error
+	// onBatch and onStop, when set, are OnBatch's and OnStop's.
+	onBatch func(BatchAck)
+	onStop  func(error)
+	// sent counts the batches handed to the writers.
+	sent int
 	// queue is the Writes' queue the Group's work goes to: Writes.queue,
 	// or Writes.behind (Behind).
 	queue chan groupBatch
@@ -268,11 +293,11 @@ func (g *Group) Add(row []transform.Item) error { return g.AddThen(row, nil) }
 // before Wait returns, and not at all when the batch was not written (the
 // Group had stopped, or the write failed) or held a refused delete.
 func (g *Group) AddThen(row []transform.Item, done func(error)) error {
-	if err := context.Cause(g.ctx); err != nil {
-		return err
+	if g.ctx.Err() != nil { // an atomic load, where Cause takes a lock: once a row
+		return context.Cause(g.ctx)
 	}
 	if !g.cur.fits(len(row)) {
-		if err := g.flush(); err != nil {
+		if err := g.Flush(); err != nil {
 			return err
 		}
 	}
@@ -285,10 +310,37 @@ func (g *Group) AddThen(row []transform.Item, done func(error)) error {
 		g.curDone[len(g.cur.items)-1] = done
 	}
 	if full {
-		return g.flush()
+		return g.Flush()
 	}
 	return nil
 }
+
+// BatchAck is what OnBatch is told of one batch of a Group once the sink
+// wrote it (whole, or but for the rows it refused).
+type BatchAck struct {
+	// Seq is the batch's number in the Group, from 0, in the order the
+	// batches were handed to the writers (Batches counts them).
+	Seq int
+	// Written and Rejected are the batch's rows the sink wrote and
+	// refused; Items the items it wrote.
+	Written, Rejected, Items int64
+	// Last is the batch's last item (its Row is the batch's last row).
+	Last transform.Item
+}
+
+// OnBatch has f told of each batch of the Group the sink wrote, from the
+// writer's goroutine, after the batch's rejects went to StreamRejects' f
+// and its rows' AddThen callbacks were called; not of a batch that was not
+// written (the Group had stopped, or the write failed). f must be safe for
+// concurrent use: batches are written in parallel, in no set order.
+// Called before the first Add.
+func (g *Group) OnBatch(f func(BatchAck)) { g.onBatch = f }
+
+// OnStop has f told of the error of a write, a task or StreamRejects' f
+// that stops the Group (not of its ctx's end, nor of Cancel), from the
+// writer's goroutine: so that one unit of writes that fails stops others
+// (Run's parts). Called before the first Add or Do.
+func (g *Group) OnStop(f func(error)) { g.onStop = f }
 
 // StreamRejects has the Group's rejects go to f as their batches are
 // written, from the writers' goroutines (f must be safe for concurrent
@@ -307,20 +359,33 @@ func (g *Group) StreamRejects(f func(Reject) error) { g.onReject = f }
 // Group's stop once it has stopped. A task is not counted in
 // Writes.Written: it counts what it does itself.
 func (g *Group) Do(task func(ctx context.Context) error) error {
-	if err := context.Cause(g.ctx); err != nil {
-		return err
+	if g.ctx.Err() != nil {
+		return context.Cause(g.ctx)
 	}
 	return g.send(groupBatch{g: g, task: task})
 }
 
-// flush hands the batch being filled to the writers.
-func (g *Group) flush() error {
+// Pending is the items of the batch being filled, the rows added since
+// the last batch was handed to the writers (a batch is handed once
+// full, or by Flush or Wait, or when the next row does not fit:
+// load.MaxBatchItems items). Valid until the next Add or Flush; not to be
+// changed.
+func (g *Group) Pending() []transform.Item { return g.cur.items }
+
+// Batches is the number of batches handed to the writers so far.
+func (g *Group) Batches() int { return g.sent }
+
+// Flush hands the batch being filled, if it holds a row, to the writers,
+// without waiting for it to be written. It waits while the writers' queue
+// is full, and returns the cause of the Group's stop once it has stopped.
+func (g *Group) Flush() error {
 	if len(g.cur.items) == 0 {
 		return nil
 	}
-	if err := g.send(groupBatch{g: g, b: g.cur, done: g.curDone}); err != nil {
+	if err := g.send(groupBatch{g: g, b: g.cur, done: g.curDone, seq: g.sent}); err != nil {
 		return err
 	}
+	g.sent++
 	g.cur, g.curDone = freshBatch(), nil
 	return nil
 }
@@ -342,13 +407,25 @@ func (g *Group) send(gb groupBatch) error {
 // waits for those under way.
 func (g *Group) Cancel() { g.cancel(context.Canceled) }
 
+// fail stops the Group with err, the error of its work, and tells OnStop's
+// f unless the Group had stopped (err is then likely of that stop).
+func (g *Group) fail(err error) {
+	if g.ctx.Err() != nil {
+		return
+	}
+	g.cancel(err)
+	if g.onStop != nil {
+		g.onStop(err)
+	}
+}
+
 // Wait hands over the batch being filled and waits until every batch of
 // the Group is written. It returns the rows the sink refused, as Run's
 // rejects (in the order their batches were written; none with
 // StreamRejects), and the first error:
 // of a write (a refused delete is one), or the cause of a stop.
 func (g *Group) Wait() ([]Reject, error) {
-	err := g.flush()
+	err := g.Flush()
 	g.pending.Wait()
 	defer g.cancel(nil)
 	if cause := context.Cause(g.ctx); cause != nil {
@@ -367,31 +444,32 @@ func (g *Group) run(gb groupBatch) {
 	}
 	if gb.task != nil {
 		if err := gb.task(g.ctx); err != nil {
-			g.cancel(err)
+			g.fail(err)
 		}
 		return
 	}
-	g.write(gb.b, gb.done)
+	g.write(gb)
 }
 
-// write writes one batch of the Group and settles its rows: rejects, and
-// done (groupBatch.done) told of each row.
-func (g *Group) write(b batch, done []func(error)) {
+// write writes one batch of the Group and settles its rows: rejects, done
+// (groupBatch.done) told of each row, and OnBatch's f of the batch.
+func (g *Group) write(gb groupBatch) {
+	b := gb.b
 	failed, err := writeBatch(g.ctx, g.w.sink, b.items)
 	if err != nil {
-		g.cancel(err)
+		g.fail(err)
 		return
 	}
 	for i := range failed {
 		if it := b.items[i]; it.Delete {
-			g.cancel(fmt.Errorf("delete %v: %w", transform.ItemKey(it.Attrs, g.w.keyAttrs), failed[i]))
+			g.fail(fmt.Errorf("delete %v: %w", transform.ItemKey(it.Attrs, g.w.keyAttrs), failed[i]))
 			return
 		}
 	}
-	_, _, items := settleRows(b, failed, done, g.plans, g.w.keyAttrs, func(r Reject) {
+	written, rejected, items := settleRows(b, failed, gb.done, g.plans, g.w.keyAttrs, func(r Reject) {
 		if g.onReject != nil {
 			if err := g.onReject(r); err != nil {
-				g.cancel(err)
+				g.fail(err)
 			}
 			return
 		}
@@ -400,6 +478,9 @@ func (g *Group) write(b batch, done []func(error)) {
 		g.mu.Unlock()
 	})
 	g.w.written.Add(items)
+	if g.onBatch != nil {
+		g.onBatch(BatchAck{Seq: gb.seq, Written: written, Rejected: rejected, Items: items, Last: b.items[len(b.items)-1]})
+	}
 }
 
 // writeBatch writes items with sink: it returns the items the sink

@@ -152,6 +152,116 @@ func TestWritesAddThenToldOfEachRow(t *testing.T) {
 	}
 }
 
+// OnBatch is told of each batch written, numbered in the order the
+// batches were handed (Batches, Pending and Flush show them), with its
+// rows written and refused and its last item, after the batch's rejects
+// reached StreamRejects; OnStop is told of a failed write, not of Cancel.
+func TestWritesOnBatchAndOnStop(t *testing.T) {
+	keyAttrs := [2]string{"PK", ""}
+	down := errors.New("table deleted")
+	sink := load.SinkFunc(func(_ context.Context, batch []transform.Item) error {
+		be := &load.BatchError{}
+		for i, it := range batch {
+			switch pk := transform.ItemKey(it.Attrs, keyAttrs)[0]; {
+			case pk == "DOWN":
+				return down
+			case strings.HasPrefix(pk, "BAD#"):
+				be.Failed = append(be.Failed, load.ItemError{Index: i, Err: errors.New("refused")})
+			}
+		}
+		if len(be.Failed) > 0 {
+			return be
+		}
+		return nil
+	})
+	plans, _ := compilePlans(t, oneEntity)
+	item := func(pk string) transform.Item {
+		it := keyItem(pk, false)
+		it.Entity = 0
+		return it
+	}
+	w := NewWrites(sink, keyAttrs, WritesOptions{Concurrency: 3})
+	defer w.Close()
+	var mu sync.Mutex
+	var log []string // "reject BAD#i" and "ack seq"
+	acks := map[int]BatchAck{}
+	var stops []error
+	onStop := func(err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		stops = append(stops, err)
+	}
+	g := w.Group(context.Background(), plans)
+	g.StreamRejects(func(r Reject) error {
+		mu.Lock()
+		defer mu.Unlock()
+		log = append(log, "reject "+r.ItemKey["PK"])
+		return nil
+	})
+	g.OnBatch(func(a BatchAck) {
+		mu.Lock()
+		defer mu.Unlock()
+		log = append(log, fmt.Sprint("ack ", a.Seq))
+		acks[a.Seq] = a
+	})
+	g.OnStop(onStop)
+	for i := range 60 {
+		pk := fmt.Sprint("OK#", i)
+		if i%10 == 5 {
+			pk = fmt.Sprint("BAD#", i)
+		}
+		if err := g.Add([]transform.Item{item(pk)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if g.Batches() != 2 || len(g.Pending()) != 10 {
+		t.Fatalf("after 60 rows: %d batches handed, %d items pending; want 2 and 10", g.Batches(), len(g.Pending()))
+	}
+	if err := g.Flush(); err != nil || g.Batches() != 3 || len(g.Pending()) != 0 {
+		t.Fatalf("Flush: %v, %d batches handed, %d pending; want 3 and none", err, g.Batches(), len(g.Pending()))
+	}
+	if _, err := g.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	for seq, want := range []struct {
+		written, rejected int64
+		last              string
+	}{{23, 2, "OK#24"}, {22, 3, "OK#49"}, {9, 1, "OK#59"}} {
+		a, ok := acks[seq]
+		last := ""
+		if ok {
+			last = transform.ItemKey(a.Last.Attrs, keyAttrs)[0]
+		}
+		if !ok || a.Written != want.written || a.Rejected != want.rejected || a.Items != want.written || last != want.last {
+			t.Errorf("batch %d: acknowledged %v %+v (last %s); want %d rows written, %d refused, last %s", seq, ok, a, last, want.written, want.rejected, want.last)
+		}
+	}
+	for i := 5; i < 60; i += 10 {
+		r, a := slices.Index(log, fmt.Sprint("reject BAD#", i)), slices.Index(log, fmt.Sprint("ack ", i/25))
+		if r < 0 || a < r {
+			t.Errorf("reject of row %d at %d, its batch's acknowledgement at %d; want the reject first (%v)", i, r, a, log)
+		}
+	}
+	if len(acks) != 3 || len(stops) != 0 {
+		t.Errorf("%d batches acknowledged, OnStop told %v; want 3, nothing", len(acks), stops)
+	}
+
+	failed := w.Group(context.Background(), plans)
+	failed.OnStop(onStop)
+	if err := failed.Add([]transform.Item{item("DOWN")}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := failed.Wait(); !errors.Is(err, down) || len(stops) != 1 || !errors.Is(stops[0], down) {
+		t.Errorf("a failed write: Wait %v, OnStop told %v; want the sink's error, told once", err, stops)
+	}
+	cancelled := w.Group(context.Background(), plans)
+	cancelled.OnStop(onStop)
+	cancelled.Cancel()
+	if _, err := cancelled.Wait(); !errors.Is(err, context.Canceled) || len(stops) != 1 {
+		t.Errorf("Cancel: Wait %v, OnStop told %v; want cancelled, not told", err, stops)
+	}
+}
+
 // Do runs tasks on the writers of the pool, with the Group's context; a
 // task's error stops its Group (Wait returns it, a later Add too), and the
 // pool goes on writing for the next Group.
