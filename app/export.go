@@ -2,12 +2,14 @@ package app
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/pg2dynamo/pg2dynamo/engine"
 	"github.com/pg2dynamo/pg2dynamo/export"
+	"github.com/pg2dynamo/pg2dynamo/pipeline"
 )
 
 func exportCommand() *cli.Command {
@@ -47,6 +49,8 @@ Example:
 			&cli.StringFlag{Name: "compression", Value: export.GZIP, Usage: "the objects' compression, `KIND`: GZIP (its fastest level), ZSTD or NONE"},
 			&cli.Int64Flag{Name: "object-size", Value: export.DefaultObjectBytes, Action: atLeast[int64]("object-size", 1<<20, "expected at least 1 MiB (1048576)"), Usage: fmt.Sprintf("most `BYTES` of DynamoDB JSON in one object, before compression (an import reads at most %d objects)", export.MaxObjects)},
 			&cli.IntFlag{Name: "objects", Value: export.DefaultSlots, Action: between("objects", 1, 256), Usage: "`N` objects written at a time (each holds up to 128 KiB of items to shuffle, and a compressor)"},
+			&cli.StringFlag{Name: "concurrency", Aliases: []string{"c"}, Value: strconv.Itoa(pipeline.DefaultConcurrency), Usage: "parallel writers encoding and compressing items into the objects: a number (1 to 256), or auto to start with 4 and add writers while items/s rises, up to --max-concurrency (each writer holds a batch waiting for it)"},
+			&cli.IntFlag{Name: "max-concurrency", Value: pipeline.DefaultMaxConcurrency, Action: between("max-concurrency", 1, MaxConcurrency), Usage: "with --concurrency auto: the most writers"},
 			&cli.IntFlag{Name: "readers", Value: defaultReaders(), Action: between("readers", 1, MaxReaders), Usage: "PostgreSQL connections reading in parallel, all on one exported snapshot"},
 			minRangeRowsFlag(),
 			&cli.PathFlag{Name: "rejects", Value: "pg2dynamo-rejects.jsonl", TakesFile: true, Usage: "JSON Lines `FILE` listing rejected rows"},
@@ -69,8 +73,9 @@ func runExport(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	n, auto := concurrency(c)
 	return engine.Export(c.Context, cfg, engine.ExportOptions{LoadOptions: loadOptions(c, shard), To: loc, Compression: compression,
-		Objects: c.Int("objects"), ObjectSize: c.Int64("object-size")})
+		Objects: c.Int("objects"), ObjectSize: c.Int64("object-size"), Concurrency: n, Auto: auto})
 }
 
 // checkExportFlags refuses export's flags out of range (usage errors);
@@ -86,6 +91,9 @@ func checkExportFlags(c *cli.Context) (export.Location, string, error) {
 	loc, err := export.ParseLocation(to)
 	if err != nil {
 		return loc, "", usageError{fmt.Errorf("--to %w", err)}
+	}
+	if _, _, err := pipeline.ParseConcurrency(c.String("concurrency"), MaxConcurrency); err != nil {
+		return loc, "", usageError{err}
 	}
 	compression := strings.ToUpper(c.String("compression"))
 	if compression != export.GZIP && compression != export.ZSTD && compression != export.NONE {

@@ -75,9 +75,9 @@ func TestExportLoadsBackAndVerifies(t *testing.T) {
 	const objectBytes = 1 << 20
 	res := runCLI(t, "export", "--mapping", mappingFile, "--source", url, "--table", table, "--to", "s3://exports/run/",
 		"--s3-endpoint-url", endpoint, "--region", "us-east-1", "--object-size", fmt.Sprint(objectBytes), "--objects", "3",
-		"--progress", "none", "--rejects", filepath.Join(t.TempDir(), "rejects.jsonl"))
-	if res.code != 0 {
-		t.Fatalf("export: exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
+		"--concurrency", "auto", "--progress", "none", "--rejects", filepath.Join(t.TempDir(), "rejects.jsonl"))
+	if res.code != 0 || !strings.Contains(res.stdout, " (auto): 0 halvings on throttling") {
+		t.Fatalf("export --concurrency auto: exit %d, want 0 and the autoscaled writers in the summary\n%s\n%s", res.code, res.stdout, res.stderr)
 	}
 	loc := export.Location{Bucket: "exports", Prefix: "run/"}
 	man, err := export.ReadManifest(ctx, client, loc, export.ManifestKey)

@@ -77,13 +77,17 @@ func writeOptions(c *cli.Context) engine.WriteOptions {
 	o := engine.WriteOptions{Sink: c.String("sink"), CreateTable: c.Bool("create-table"),
 		MaxWriteUnits: c.Int("max-write-units"), RetryDeadline: c.Duration("retry-deadline"),
 		AllowOtherMapping: c.Bool("allow-other-mapping"), AllowOtherItems: c.Bool("allow-other-items")}
-	// --concurrency auto|N, checked by checkMigrateFlags.
-	if auto, n, _ := pipeline.ParseConcurrency(c.String("concurrency"), MaxConcurrency); auto {
-		o.Auto = &pipeline.Autoscale{Max: c.Int("max-concurrency")}
-	} else {
-		o.Concurrency = n
-	}
+	o.Concurrency, o.Auto = concurrency(c)
 	return o
+}
+
+// concurrency is --concurrency auto|N (checked by the command's flag
+// check) and --max-concurrency: a number of writers, or an Autoscale.
+func concurrency(c *cli.Context) (int, *pipeline.Autoscale) {
+	if auto, n, _ := pipeline.ParseConcurrency(c.String("concurrency"), MaxConcurrency); !auto {
+		return n, nil
+	}
+	return 0, &pipeline.Autoscale{Max: c.Int("max-concurrency")}
 }
 
 // minRangeRowsFlag is --min-range-rows, of the commands with --readers.

@@ -298,6 +298,11 @@ type ExportOptions struct {
 	// cut at ObjectSize bytes (at least 1 MiB).
 	Objects    int
 	ObjectSize int64
+	// Concurrency is the number of writers encoding and compressing
+	// items into the objects (0: pipeline.DefaultConcurrency); with Auto,
+	// an Autoscaler decides it as the run goes (pipeline.Options.Auto).
+	Concurrency int
+	Auto        *pipeline.Autoscale
 }
 
 // ImportOptions are import's.

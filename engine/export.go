@@ -79,6 +79,7 @@ func Export(ctx context.Context, cfg Config, o ExportOptions) error {
 	fmt.Fprintf(j.log, "exporting %d entities from %s to %s\n", len(s.plans), s.src.Name(), loc)
 	describeDuplicateCheck(j, s)
 	sum, runErr := pipeline.Run(ctx, pipeline.Postgres(s.src), s.m, s.plans, sink, pipeline.Options{
+		Concurrency: j.exp.Concurrency, Auto: j.exp.Auto,
 		OnReject: rejects.Write, Progress: prog, Readers: j.ld.Readers, MinRangeRows: j.ld.MinRangeRows, SkipDuplicateCheck: j.ld.NoDuplicateCheck,
 		Shard: shard,
 	})
