@@ -77,6 +77,7 @@ func newTableApplier(ds *load.DynamoDB, typeAttr string, keyAttrs, keyTypes [2]s
 			entities[p.Entity().Name] = i
 		}
 	}
+	writers.KeyTypes = keyTypes
 	return &tableApplier{ds: ds, typeAttr: typeAttr, keyAttrs: keyAttrs, keyTypes: keyTypes, plans: plans, entities: entities, reject: reject,
 		writes: pipeline.NewWrites(ds, keyAttrs, writers)}
 }
@@ -214,13 +215,14 @@ func (a *tableApplier) putGuarded(ctx context.Context, w verify.Write) error {
 	if a.reject == nil {
 		return nil
 	}
-	return a.reject(collisionReject(w, a.keyAttrs, holder))
+	return a.reject(collisionReject(w, a.keyAttrs, a.keyTypes, holder))
 }
 
 // collisionReject is the reject of w, an item put unless an item of
 // another type held its key, which one of type holder ("": not known)
 // did: a duplicate primary key, as migrate's duplicate check words it.
-func collisionReject(w verify.Write, keyAttrs [2]string, holder string) pipeline.Reject {
+// keyAttrs and keyTypes are the table's key attributes and their types.
+func collisionReject(w verify.Write, keyAttrs, keyTypes [2]string, holder string) pipeline.Reject {
 	k := fmt.Sprintf("%s %q", keyAttrs[0], w.PK)
 	if keyAttrs[1] != "" {
 		k += fmt.Sprintf(", %s %q", keyAttrs[1], w.SK)
@@ -229,7 +231,7 @@ func collisionReject(w verify.Write, keyAttrs [2]string, holder string) pipeline
 	if holder != "" {
 		who = "an item of type " + holder
 	}
-	return pipeline.Reject{Entity: w.Entity, ItemKey: pipeline.ItemKeyMap([2]string{w.PK, w.SK}, keyAttrs),
+	return pipeline.Reject{Entity: w.Entity, ItemKey: pipeline.ItemKeyMap([2]string{w.PK, w.SK}, keyAttrs, keyTypes),
 		Reason: fmt.Sprintf("duplicate primary key (%s): %s, another entity's, holds it and was not overwritten", k, who)}
 }
 

@@ -457,7 +457,7 @@ func (ev *evolution) compareBeside(ctx context.Context, j *job, s *session, cp *
 func compareBesideWith(ctx context.Context, j *job, s *session, b *follow.Beside, rejects *rejectFile, narrow func(*verify.Options)) (*report.Report, *verify.Result, error) {
 	prog, closeProg := j.progress()
 	ap := &besideApplier{b: b, byType: map[string]int64{}, client: s.client, table: s.m.Table.Name, typeAttr: s.m.TypeAttribute,
-		keyAttrs: s.m.Table.Keys(), reject: rejects.Write}
+		keyAttrs: s.m.Table.Keys(), keyTypes: s.m.Table.KeyTypes(), reject: rejects.Write}
 	opts := verify.Options{Segments: j.rep.Segments, Sample: j.rep.Sample, Progress: prog, Readers: j.ld.Readers, MinRangeRows: j.ld.MinRangeRows,
 		SkipPatterns: true, Apply: ap, OnReject: rejects.Write}
 	narrow(&opts)
@@ -500,6 +500,7 @@ type besideApplier struct {
 	client          *dynamodb.Client
 	table, typeAttr string
 	keyAttrs        [2]string
+	keyTypes        [2]string
 	guard           []string
 	reject          func(pipeline.Reject) error
 }
@@ -512,7 +513,7 @@ func (x *besideApplier) Put(ctx context.Context, w verify.Write) error {
 		}
 		if holder != "" {
 			x.rejected++
-			return x.reject(collisionReject(w, x.keyAttrs, holder))
+			return x.reject(collisionReject(w, x.keyAttrs, x.keyTypes, holder))
 		}
 	}
 	x.puts++

@@ -1,7 +1,10 @@
 package engine_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"os"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -13,6 +16,7 @@ import (
 
 	"github.com/pg2dynamo/pg2dynamo/engine"
 	"github.com/pg2dynamo/pg2dynamo/internal/testenv"
+	"github.com/pg2dynamo/pg2dynamo/pipeline"
 	"github.com/pg2dynamo/pg2dynamo/report"
 	"github.com/pg2dynamo/pg2dynamo/transform"
 )
@@ -231,5 +235,33 @@ access_patterns:
 	f.wantVerified("after --changes-only and --prune")
 	if n := len(f.items()); n != 30*5+1 {
 		t.Errorf("%d items after --prune, want %d", n, 30*5+1)
+	}
+}
+
+// A binary partition key names its item in the rejects file in base64, as
+// DynamoDB JSON writes B: its bytes (here 0xff 0x00, not UTF-8) as they are
+// would not survive the file's JSON.
+func TestBinaryKeyRejectsNameTheItemInBase64(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, `CREATE TABLE docs (id int PRIMARY KEY, digest bytea NOT NULL);
+		INSERT INTO docs VALUES (1, '\xff00'), (2, '\xff00')`, `name: docs
+table:
+  name: docs
+  partition_key_type: B
+entities:
+  Doc:
+    source: {table: docs}
+    pk: ${digest}
+    sk: DOC
+`)
+	o := f.options()
+	f.want("migrate", f.migrate(o), "rejected", "")
+	b, err := os.ReadFile(o.Rejects)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rej pipeline.Reject
+	if err := json.Unmarshal(bytes.TrimSpace(b), &rej); err != nil || rej.ItemKey["PK"] != "/wA=" || rej.ItemKey["SK"] != "DOC" {
+		t.Errorf("rejects file %s (%v); want one reject, its item key PK \"/wA=\" (0xff 0x00 in base64) and SK \"DOC\"", b, err)
 	}
 }

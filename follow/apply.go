@@ -126,7 +126,9 @@ func (a *Applier) Close() {
 // graph's plans as they are now.
 func (a *Applier) group(ctx context.Context) *pipeline.Group {
 	if a.writes == nil {
-		a.writes = pipeline.NewWrites(a.sink, a.keyAttrs, a.Writers)
+		opts := a.Writers
+		opts.KeyTypes = a.m.Table.KeyTypes()
+		a.writes = pipeline.NewWrites(a.sink, a.keyAttrs, opts)
 	}
 	var plans []*transform.Plan
 	if a.graph != nil {
@@ -595,7 +597,7 @@ func (a *Applier) derive(ctx context.Context, aff *affected, w *work) error {
 			if reason, key := a.duplicateKey(w, row, keys); reason != "" {
 				w.rejected++
 				w.rejectedRows[row] = true
-				return a.reject(pipeline.Reject{Entity: p.Entity().Name, SourceKey: p.SourceKey(values), ItemKey: pipeline.ItemKeyMap(key, a.keyAttrs), Reason: reason})
+				return a.reject(pipeline.Reject{Entity: p.Entity().Name, SourceKey: p.SourceKey(values), ItemKey: pipeline.ItemKeyMap(key, a.keyAttrs, a.m.Table.KeyTypes()), Reason: reason})
 			}
 			// The row's items of keys not yet written in the window, in
 			// one batch: written or rejected together.
@@ -648,7 +650,7 @@ func (a *Applier) gone(ctx context.Context, aff *affected, w *work) error {
 			if !w.seen[k] {
 				w.seen[k] = true
 				w.deletes = append(w.deletes, k)
-				nr.reject.Deleted = append(nr.reject.Deleted, pipeline.ItemKeyMap(k, a.keyAttrs))
+				nr.reject.Deleted = append(nr.reject.Deleted, pipeline.ItemKeyMap(k, a.keyAttrs, a.m.Table.KeyTypes()))
 			}
 		}
 	}

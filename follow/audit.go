@@ -537,7 +537,7 @@ func (au *Auditor) slice(ctx context.Context, sess *auditSession, cycle, i, n in
 			continue
 		}
 		err := au.opts.OnDrift(Drift{Cycle: cycle, Kind: d.kind, Entity: au.m.Entities[d.entity].Name, Type: d.typ,
-			Key: pipeline.ItemKeyMap(d.key, au.keyAttrs), Repaired: repaired[j]})
+			Key: pipeline.ItemKeyMap(d.key, au.keyAttrs, au.m.Table.KeyTypes()), Repaired: repaired[j]})
 		if err != nil {
 			return err
 		}

@@ -21,6 +21,7 @@
 package pipeline
 
 import (
+	"encoding/base64"
 	"fmt"
 	"time"
 
@@ -278,13 +279,22 @@ const MinRangeRows = 20_000
 
 // ItemKeyMap is a reject's item_key: the item's partition key value under
 // keyAttrs[0] and, when the table has a sort key (keyAttrs[1] not ""), its
-// sort key value under keyAttrs[1]. Every writer's rejects name the item
+// sort key value under keyAttrs[1], each the key text of k
+// (transform.KeyText), in base64 (standard, padded, as DynamoDB JSON
+// writes B) for an attribute whose type in keyTypes is B: its bytes as
+// they are would not survive JSON. Every writer's rejects name the item
 // this way, so that a row rejected by a full load and by a follow reads
 // the same.
-func ItemKeyMap(k [2]string, keyAttrs [2]string) map[string]string {
-	m := map[string]string{keyAttrs[0]: k[0]}
+func ItemKeyMap(k [2]string, keyAttrs, keyTypes [2]string) map[string]string {
+	text := func(i int) string {
+		if keyTypes[i] == "B" {
+			return base64.StdEncoding.EncodeToString([]byte(k[i]))
+		}
+		return k[i]
+	}
+	m := map[string]string{keyAttrs[0]: text(0)}
 	if keyAttrs[1] != "" {
-		m[keyAttrs[1]] = k[1]
+		m[keyAttrs[1]] = text(1)
 	}
 	return m
 }

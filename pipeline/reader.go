@@ -129,7 +129,7 @@ func (r *reader) row(g *Group, seen *keySet, owner, i int, values []any) error {
 	// they are not remembered).
 	if d, dup := r.check.check(r.buf, seen, owner); dup {
 		return r.rejectRow(i, Reject{Entity: p.Entity().Name, SourceKey: p.SourceKey(values),
-			ItemKey: ItemKeyMap(d.key, r.keyAttrs), Reason: d.reason(r.plans, g.Pending(), r.keyAttrs)})
+			ItemKey: ItemKeyMap(d.key, r.keyAttrs, r.keyTypes), Reason: d.reason(r.plans, g.Pending(), r.keyAttrs)})
 	}
 	r.check.accept()
 	return g.Add(r.buf)

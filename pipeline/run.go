@@ -79,8 +79,8 @@ func Run(ctx context.Context, src RowSource, m *mapping.Mapping, plans []*transf
 	defer closeForks()
 	// One batch waits a writer: the readers keep no more than that in
 	// memory ahead of the writes (rows may be large).
-	wo := WritesOptions{Concurrency: opts.Concurrency, Auto: opts.Auto, Queue: 1}
-	r := &run{plans: plans, keyAttrs: m.Table.Keys(), stats: newStats(totals),
+	wo := WritesOptions{Concurrency: opts.Concurrency, Auto: opts.Auto, Queue: 1, KeyTypes: m.Table.KeyTypes()}
+	r := &run{plans: plans, keyAttrs: m.Table.Keys(), keyTypes: m.Table.KeyTypes(), stats: newStats(totals),
 		stop: newStopper(ctx, opts.WriteGrace), events: make(chan event, 4*wo.writers()+64),
 		positions: opts.Checkpoint != nil}
 	defer r.stop.end()
@@ -107,6 +107,8 @@ func Run(ctx context.Context, src RowSource, m *mapping.Mapping, plans []*transf
 type run struct {
 	plans    []*transform.Plan
 	keyAttrs [2]string
+	// keyTypes are the key attributes' types (mapping.Table.KeyTypes).
+	keyTypes [2]string
 	stats    *stats
 	stop     *stopper
 	writes   *Writes

@@ -31,6 +31,7 @@ import (
 type Writes struct {
 	sink     load.Sink
 	keyAttrs [2]string
+	keyTypes [2]string // WritesOptions.KeyTypes
 	// queue holds the work of the Groups (WritesOptions.Queue), behind
 	// that of the Groups started with Behind (up to BehindItems).
 	queue, behind chan groupBatch
@@ -74,6 +75,9 @@ type WritesOptions struct {
 	// Concurrency is the number of writers (default DefaultConcurrency);
 	// ignored with Auto.
 	Concurrency int
+	// KeyTypes are the types of the key attributes (mapping.Table.KeyTypes;
+	// "" is S), which rejects name their items by (ItemKeyMap).
+	KeyTypes [2]string
 	// Auto, if not nil, has the writes choose their number of writers as
 	// they go, and pace them (an Autoscaler, told what the writers did
 	// each window: items written, batches and tasks ended, time busy, the
@@ -108,7 +112,7 @@ func (o WritesOptions) writers() int {
 // is none; rejects name items by them). Close stops them.
 func NewWrites(sink load.Sink, keyAttrs [2]string, opts WritesOptions) *Writes {
 	writers := opts.writers()
-	w := &Writes{sink: sink, keyAttrs: keyAttrs, behind: make(chan groupBatch, BehindItems/load.MaxBatchItems),
+	w := &Writes{sink: sink, keyAttrs: keyAttrs, keyTypes: opts.KeyTypes, behind: make(chan groupBatch, BehindItems/load.MaxBatchItems),
 		closing: make(chan struct{}), driven: make(chan struct{})}
 	tell := opts.OnWriters
 	if tell == nil {
@@ -466,7 +470,7 @@ func (g *Group) write(gb groupBatch) {
 			return
 		}
 	}
-	written, rejected, items := settleRows(b, failed, gb.done, g.plans, g.w.keyAttrs, func(r Reject) {
+	written, rejected, items := settleRows(b, failed, gb.done, g.plans, g.w.keyAttrs, g.w.keyTypes, func(r Reject) {
 		if g.onReject != nil {
 			if err := g.onReject(r); err != nil {
 				g.fail(err)
@@ -509,14 +513,14 @@ func writeBatch(ctx context.Context, sink load.Sink, items []transform.Item) (ma
 // done (by index of the row's last item; nil for none) holds one, with
 // that error or nil. It returns the rows written and rejected, and the
 // items written.
-func settleRows(b batch, failed map[int]error, done []func(error), plans []*transform.Plan, keyAttrs [2]string, reject func(Reject)) (written, rejected, items int64) {
+func settleRows(b batch, failed map[int]error, done []func(error), plans []*transform.Plan, keyAttrs, keyTypes [2]string, reject func(Reject)) (written, rejected, items int64) {
 	var rowErr error
 	var rowKey map[string]string
 	for idx, it := range b.items {
 		if ferr, bad := failed[idx]; !bad {
 			items++
 		} else if rowErr == nil {
-			rowErr, rowKey = ferr, ItemKeyMap(transform.ItemKey(it.Attrs, keyAttrs), keyAttrs)
+			rowErr, rowKey = ferr, ItemKeyMap(transform.ItemKey(it.Attrs, keyAttrs), keyAttrs, keyTypes)
 		}
 		if !b.rowEnd[idx] {
 			continue
