@@ -377,6 +377,13 @@ func (f *following) ddlCapture(j *job, s *session, cp *checkpointFile) error {
 			return err
 		}
 		f.ddl = cp.DDLCapture && installed
+		if f.ddl {
+			// Brought up to date: the event triggers' function of the
+			// version that installed them (CREATE OR REPLACE).
+			if err := follow.InstallDDLCapture(ctx, s.src.Conn()); err != nil && !errors.Is(err, follow.ErrNoDDLCapture) {
+				return err
+			}
+		}
 		switch {
 		case f.ddl:
 			fmt.Fprintf(j.log, "follow: DDL capture on: DDL commands reach the follow in the stream (publication %s)\n", follow.DDLPublication)

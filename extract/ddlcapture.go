@@ -28,8 +28,10 @@ const (
 	// DDLKeep is how many of the latest rows DDLTable keeps: a follow
 	// meets each row in the stream, as the INSERT of it, so the table
 	// itself needs none; the last ones stay for a person to read. Each
-	// DDL command deletes the rows before them (the DELETE is not
-	// published: the publication publishes inserts only).
+	// DDL command deletes the rows before them that no other transaction
+	// holds (the DELETE is not published: the publication publishes
+	// inserts only), so the table holds about DDLKeep rows, more while
+	// DDL commands run in open transactions.
 	DDLKeep = 10_000
 )
 
@@ -71,7 +73,15 @@ FROM pg_roles r WHERE r.rolname = current_user`).Scan(&super, &version)
 // ddlInstall is the SQL that installs DDL capture on a server of version
 // (server_version_num), DDLTable keeping its last keep rows.
 func ddlInstall(version, keep int) []string {
-	trim := fmt.Sprintf("DELETE FROM %[1]s.%[2]s WHERE id <= (SELECT max(id) FROM %[1]s.%[2]s) - %[3]d;", DDLSchema, DDLTable, keep)
+	// The trim takes only rows no other transaction holds (SKIP LOCKED):
+	// two sessions' DDL never wait on each other for it, and a failed trim
+	// (its own block) never takes the command's record with it.
+	trim := fmt.Sprintf(`BEGIN
+		DELETE FROM %[1]s.%[2]s WHERE id IN (SELECT id FROM %[1]s.%[2]s
+			WHERE id <= (SELECT max(id) FROM %[1]s.%[2]s) - %[3]d FOR UPDATE SKIP LOCKED);
+	EXCEPTION WHEN OTHERS THEN
+		NULL;
+	END;`, DDLSchema, DDLTable, keep)
 	filter, columns := "''", "''"
 	if version >= 150000 {
 		filter = "coalesce(pg_get_expr(pr.prqual, pr.prrelid), '')"
