@@ -199,6 +199,9 @@ func TestExistingTableWithOtherKeyTypesIsRefused(t *testing.T) {
 	if _, err := os.Lstat(rejectsPath(args)); !os.IsNotExist(err) {
 		t.Errorf("the refused run left a rejects file (%v): nothing was tried", err)
 	}
+	if _, err := os.Lstat(checkpointPath(args)); !os.IsNotExist(err) {
+		t.Errorf("the refused run left a checkpoint (%v): a refused run leaves the file as it was", err)
+	}
 
 	endpoint := dynalite(t).Endpoint
 	for name, args := range map[string][]string{

@@ -421,9 +421,11 @@ func checkTableIdentity(j *job, s *session, cp *checkpointFile, resume bool) err
 	return cp.save()
 }
 
-// startCheckpoint sets up the run's checkpoint and saves it: a fresh one,
-// or, with Resume, the recorded one, which must be for the same mapping
-// file, table and source.
+// startCheckpoint sets up the run's checkpoint: a fresh one, saved once
+// the run has passed its checks and found its table (checkTableIdentity),
+// so that a refused run leaves the file as it was; or, with Resume, the
+// recorded one, which must be for the same mapping file, table and
+// source.
 func startCheckpoint(j *job, mappingFile string, m *mapping.Mapping, source string, plans []*transform.Plan) (*checkpointFile, error) {
 	b, err := os.ReadFile(mappingFile)
 	if err != nil {
@@ -436,7 +438,7 @@ func startCheckpoint(j *job, mappingFile string, m *mapping.Mapping, source stri
 	f := &checkpointFile{path: j.mig.Checkpoint, every: j.mig.CheckpointInterval}
 	if !j.mig.Resume {
 		f.Checkpoint = pipeline.NewCheckpoint(fp, source, m.Table.Name, plans)
-		return f, f.save()
+		return f, nil
 	}
 	if f.Checkpoint, err = loadCheckpoint(j, f.path); err != nil {
 		return nil, err
