@@ -285,6 +285,11 @@ func TestEvolveFollowed(t *testing.T) {
 	began := f.awaitLine(t, regexp.MustCompile(`the follow has applied (\d+) changes so far\n`), nil, "the comparison to begin")
 	f.awaitLine(t, regexp.MustCompile(`follow: applied [^\n]*?: \d+ transactions, (\d+) changes`),
 		func(m []string) bool { return atoi(m[1]) > atoi(began[1]) }, "the stream's changes applied after the comparison began")
+	// The tags wait (TagResource held, the pg2dynamo:evolving mark made
+	// before the comparison began): the run stops once the checkpoint
+	// records v2, and before the table is tagged with it.
+	releaseTags := rec.Hold("TagResource")
+	defer releaseTags()
 	release()
 	during := f.awaitLine(t, regexp.MustCompile(`comparison done: the follow applied (\d+) changes of the stream while it ran`), nil, "the comparison to end")
 	if atoi(during[1]) == 0 {
@@ -296,6 +301,7 @@ func TestEvolveFollowed(t *testing.T) {
 	if code := f.halt(); !cleanStop(code) {
 		t.Fatalf("migrate --follow --resume --previous-mapping: exit %d\n%s", code, f.out.String())
 	}
+	releaseTags()
 	out := f.out.String()
 	if !strings.Contains(out, "changes-only done (not verified: the follow writes the table meanwhile") {
 		t.Fatalf("migrate --follow --resume --previous-mapping did not report its comparison:\n%s", out)
@@ -308,12 +314,27 @@ func TestEvolveFollowed(t *testing.T) {
 			t.Errorf("an Org item was written: %s", k)
 		}
 	}
-	// The rest of the workload, with v2 as the checkpoint records it.
-	if r := runCLI(t, followArgs(v2, dynalite(t).Endpoint, "--resume", "--until-caught-up")...); r.code != ExitOK {
-		t.Fatalf("migrate --follow --resume with v2: exit %d\n%s", r.code, r.stderr)
+	change := fileSHA16(t, v1) + " " + fileSHA16(t, v2)
+	if tags := tableTags(t, dynamoClient(t), table); tags["pg2dynamo:evolving"] != change || tags["pg2dynamo:mapping-sha256"] != fileSHA16(t, v1) {
+		t.Fatalf("tags after the run stopped before tagging: %v; want the change %q under way and v1's SHA-256", tags, change)
 	}
-	// The run stopped once the checkpoint recorded v2, maybe before it
-	// tagged the table; the resume with v2 completes the tags then.
+	recorded, err := os.ReadFile(cp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A checkpoint that does not record the change as done (here: the
+	// field taken out) resumes no follow with v2 into the marked table.
+	testenv.WriteFile(t, cp, strings.Replace(string(recorded), `"evolved": "`+change+`"`, `"evolved": ""`, 1), 0o644)
+	if r := runCLI(t, followArgs(v2, dynalite(t).Endpoint, "--resume", "--until-caught-up")...); r.code != ExitUsage || !strings.Contains(r.stderr, "is partway through a new version of mapping tickets-evolve") {
+		t.Fatalf("a resume with v2 whose checkpoint does not record the change: exit %d, want %d refused\n%s", r.code, ExitUsage, r.stderr)
+	}
+	testenv.WriteFile(t, cp, string(recorded), 0o644)
+	// The rest of the workload, with v2 as the checkpoint records it: the
+	// resume completes the tags.
+	r := runCLI(t, followArgs(v2, dynalite(t).Endpoint, "--resume", "--until-caught-up")...)
+	if r.code != ExitOK || !strings.Contains(r.stderr, "the checkpoint records the change of mapping tickets-evolve") {
+		t.Fatalf("migrate --follow --resume with v2: exit %d, want 0 completing the tags\n%s", r.code, r.stderr)
+	}
 	if tags := tableTags(t, dynamoClient(t), table); tags["pg2dynamo:evolving"] != "" || tags["pg2dynamo:mapping-sha256"] != fileSHA16(t, v2) {
 		t.Errorf("tags after the resume with v2: %v; want no change under way and v2's SHA-256", tags)
 	}

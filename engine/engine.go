@@ -263,6 +263,9 @@ type job struct {
 	// lease is the follow's lease on the table, kept until the run ends
 	// (takeLease, releaseLease); nil otherwise.
 	lease *leaseKeeper
+	// evolved is the change of mapping a resumed checkpoint records as
+	// done (pipeline.Checkpoint.Evolved); "" otherwise.
+	evolved string
 }
 
 func newJob(ctx context.Context, cfg Config, command string) *job {

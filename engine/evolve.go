@@ -167,11 +167,15 @@ func (ev *evolution) mark(j *job, s *session) error {
 	if ev.arn == "" {
 		return nil
 	}
-	e := load.Evolving{From: owner(ev.prev, ev.prevSHA).Hash, To: owner(s.m, s.mappingSHA256).Hash}
-	if err := load.MarkEvolving(j.ctx, s.client, ev.arn, e); err != nil && !errors.Is(err, load.ErrNoTags) {
+	if err := load.MarkEvolving(j.ctx, s.client, ev.arn, ev.change(s)); err != nil && !errors.Is(err, load.ErrNoTags) {
 		return err
 	}
 	return nil
+}
+
+// change is the change ev applies, from the previous version to s's.
+func (ev *evolution) change(s *session) load.Evolving {
+	return load.Evolving{From: owner(ev.prev, ev.prevSHA).Hash, To: owner(s.m, s.mappingSHA256).Hash}
 }
 
 // evolvingError is the refusal of a run into table, tagged as partway
@@ -432,6 +436,7 @@ func (ev *evolution) compareBeside(ctx context.Context, j *job, s *session, cp *
 	}
 	err := cp.update(func() {
 		cp.Mapping = ev.fp(j)
+		cp.Evolved = ev.change(s).From + " " + ev.change(s).To
 		for _, p := range s.plans {
 			cp.Entities[p.Entity().Name] = &pipeline.EntityProgress{Done: true}
 		}

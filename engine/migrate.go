@@ -63,6 +63,9 @@ func Migrate(ctx context.Context, cfg Config, o MigrateOptions) (err error) {
 	if err != nil {
 		return err
 	}
+	if o.Resume {
+		j.evolved = cp.Evolved
+	}
 	var fl *following
 	var ev *evolution
 	if o.Follow && o.PreviousMapping != "" {

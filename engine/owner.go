@@ -89,7 +89,8 @@ func checkNameToCreate(j *job, s *session) error {
 // (checkTagged); a table partway through a new version of its mapping
 // (load.TagEvolving) is refused but to a run applying one (its
 // evolution.checkTable decides) or a follow resumed with the version it
-// applied (evolvedByCheckpoint); an untagged table that holds items,
+// applied, whose checkpoint records it done (evolvedByCheckpoint: the run
+// then tags the table with it); an untagged table that holds items,
 // none of the mapping's types in a bounded sample, is refused unless
 // AllowOtherItems. A follow then takes the table's lease. Refusals are
 // usage errors (exit 2). An endpoint without tagging is noted, only the
@@ -125,10 +126,10 @@ func checkOwner(j *job, s *session, created bool) error {
 		return err
 	}
 	tagged, isTagged := load.OwnerOf(tags)
-	if e, under := load.EvolvingOf(tags); under && j.mig.PreviousMapping == "" {
-		if err := evolvedByCheckpoint(j, s, arn, mine, e); err != nil {
-			return err
-		}
+	e, under := load.EvolvingOf(tags)
+	under = under && j.mig.PreviousMapping == ""
+	if under && !evolvedByCheckpoint(j, mine, e) {
+		return refused(evolvingError(j, name, mine.Name, e))
 	}
 	if isTagged {
 		err = checkTagged(j, s, arn, mine, tagged)
@@ -138,25 +139,24 @@ func checkOwner(j *job, s *session, created bool) error {
 	if err != nil {
 		return err
 	}
+	if under {
+		if err := load.TagEvolved(ctx, s.client, arn, mine); err != nil {
+			return err
+		}
+		fmt.Fprintf(w, "table %s: the checkpoint records the change of mapping %s from the version whose SHA-256 begins %s to this one as done; tagged with this one (a GSI only the previous version declares is kept: the change's run again with %s deletes it)\n",
+			name, mine.Name, e.From, j.opt(OptDropGSIs))
+	}
 	return takeLease(j, s, arn)
 }
 
-// evolvedByCheckpoint decides on a run into a table tagged as partway
-// through e, which applies no version over another: refused, but for a
-// follow's resume with the version e applies. A resume's checkpoint
-// records the run's mapping, and a follow's checkpoint records a new
-// version only once its comparison is done: the change was done then,
-// but for the tags (a run stopped between the two), which it completes.
-func evolvedByCheckpoint(j *job, s *session, arn string, mine load.Owner, e load.Evolving) error {
-	if !j.mig.Follow || !j.mig.Resume || e.To != mine.Hash {
-		return refused(evolvingError(j, s.m.Table.Name, mine.Name, e))
-	}
-	if err := load.TagEvolved(j.ctx, s.client, arn, mine); err != nil {
-		return err
-	}
-	fmt.Fprintf(j.log, "table %s: the checkpoint records this version of mapping %s, so its change from the version whose SHA-256 begins %s is done; tagged with it\n",
-		s.m.Table.Name, mine.Name, e.From)
-	return nil
+// evolvedByCheckpoint reports whether a run into a table tagged as partway
+// through e, which applies no version over another, may write into it: a
+// follow's resume with the version e applies (mine), whose checkpoint
+// records e as done (pipeline.Checkpoint.Evolved, set with the new
+// version once the comparison beside the follow was done). The change was
+// done then but for the tags: a run stopped between the two.
+func evolvedByCheckpoint(j *job, mine load.Owner, e load.Evolving) bool {
+	return j.mig.Follow && j.mig.Resume && e.To == mine.Hash && j.evolved == e.From+" "+e.To
 }
 
 // checkTagged checks a table tagged as tagged against the mapping
