@@ -95,7 +95,9 @@ type Options struct {
 	// https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Scan.html#Scan.FilterExpression
 	Types []string
 	// Holders, with Types, reads the key of every item found missing
-	// again (BatchGetItem, 100 keys a request, strongly consistent): one
+	// again (BatchGetItem, 100 keys a request, Segments requests at once,
+	// eventually consistent, projected to the key and type attributes:
+	// half a read unit a key whose item is up to 4 KB, or absent): one
 	// held by an item of a type not in Types, which the Scan did not
 	// return, is counted in Result.Held. Putting the derived item there
 	// would overwrite another entity's item: migrate --changes-only
@@ -483,7 +485,8 @@ func (c *comparison) fill(ctx context.Context, res *Result, expected int64) erro
 	}
 	sp.close() // the buckets' space, before the Queries
 	if probe {
-		rb := &readBack{client: c.opts.Holders, table: c.m.Table.Name, keyAttrs: c.keyAttrs, keyTypes: c.m.Table.KeyTypes(), typeAttr: c.m.TypeAttribute}
+		rb := &readBack{client: c.opts.Holders, table: c.m.Table.Name, keyAttrs: c.keyAttrs, keyTypes: c.m.Table.KeyTypes(), typeAttr: c.m.TypeAttribute,
+			keysOnly: true, parallel: cmp(c.opts.Segments, 4)}
 		res.Held = map[string]int64{}
 		if err := rb.held(ctx, lo.held, c.opts.Types, res.Held); err != nil {
 			return err

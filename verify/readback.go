@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/pg2dynamo/pg2dynamo/ddbjson"
 	"github.com/pg2dynamo/pg2dynamo/transform"
@@ -38,6 +40,12 @@ type readBack struct {
 	// keyTypes are the types of keyAttrs (mapping.Table.KeyTypes).
 	keyTypes [2]string
 	typeAttr string
+	// keysOnly reads, eventually consistent, only the key attributes and
+	// typeAttr (held): half the read units of a strongly consistent read,
+	// and the items' other attributes not sent.
+	keysOnly bool
+	// parallel is how many chunks are read at once by held (at least 1).
+	parallel int
 }
 
 // run reads back every key of j, the stale ones only when deleted is true
@@ -64,8 +72,10 @@ func (rb *readBack) run(ctx context.Context, j *journal, out *Applied, deleted b
 // held counts into held, by the holder's type ("(none)" for an item
 // without one), the keys of j (the items found missing) that an item of
 // a type not in compared holds (Options.Holders).
+// The chunks are read rb.parallel at a time.
 func (rb *readBack) held(ctx context.Context, j *journal, compared []string, held map[string]int64) error {
-	return rb.each(ctx, j, func(journalEntry) bool { return true }, func(_ journalEntry, got map[string]types.AttributeValue) error {
+	var mu sync.Mutex
+	visit := func(_ journalEntry, got map[string]types.AttributeValue) error {
 		if got == nil {
 			return nil
 		}
@@ -74,10 +84,32 @@ func (rb *readBack) held(ctx context.Context, j *journal, compared []string, hel
 			typ = v.Value
 		}
 		if !slices.Contains(compared, typ) {
+			mu.Lock()
 			held[typ]++
+			mu.Unlock()
 		}
 		return nil
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(max(rb.parallel, 1))
+	var chunk []journalEntry
+	err := j.each(func(e journalEntry) error {
+		chunk = append(chunk, e)
+		if len(chunk) < batchGetKeys {
+			return gctx.Err()
+		}
+		c := chunk
+		chunk = nil
+		g.Go(func() error { return rb.chunk(gctx, c, visit) })
+		return nil
 	})
+	if len(chunk) > 0 && err == nil {
+		g.Go(func() error { return rb.chunk(gctx, chunk, visit) })
+	}
+	if werr := g.Wait(); err == nil {
+		err = werr
+	}
+	return err
 }
 
 // each reads the keys of j's entries that keep accepts, batchGetKeys a
@@ -115,9 +147,18 @@ func (rb *readBack) chunk(ctx context.Context, entries []journalEntry, visit fun
 		byKey[e.key] = e
 		keys = append(keys, rb.key(e.key))
 	}
+	ka := types.KeysAndAttributes{ConsistentRead: aws.Bool(true)}
+	if rb.keysOnly {
+		ka = types.KeysAndAttributes{ConsistentRead: aws.Bool(false), ProjectionExpression: aws.String("#k0, #t"),
+			ExpressionAttributeNames: map[string]string{"#k0": rb.keyAttrs[0], "#t": rb.typeAttr}}
+		if rb.keyAttrs[1] != "" {
+			ka.ProjectionExpression = aws.String("#k0, #k1, #t")
+			ka.ExpressionAttributeNames["#k1"] = rb.keyAttrs[1]
+		}
+	}
 	for round := 1; len(keys) > 0; round++ {
-		out, err := rb.client.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: map[string]types.KeysAndAttributes{
-			rb.table: {Keys: keys, ConsistentRead: aws.Bool(true)}}})
+		ka.Keys = keys
+		out, err := rb.client.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: map[string]types.KeysAndAttributes{rb.table: ka}})
 		if err != nil {
 			return fmt.Errorf("read back: BatchGetItem on table %s: %w", rb.table, err)
 		}
