@@ -250,6 +250,8 @@ type Group struct {
 	// onBatch and onStop, when set, are OnBatch's and OnStop's.
 	onBatch func(BatchAck)
 	onStop  func(error)
+	// failed is set by the first fail, which alone tells onStop.
+	failed atomic.Bool
 	// sent counts the batches handed to the writers.
 	sent int
 	// queue is the Writes' queue the Group's work goes to: Writes.queue,
@@ -412,9 +414,9 @@ func (g *Group) send(gb groupBatch) error {
 func (g *Group) Cancel() { g.cancel(context.Canceled) }
 
 // fail stops the Group with err, the error of its work, and tells OnStop's
-// f unless the Group had stopped (err is then likely of that stop).
+// f once, unless the Group had stopped (err is then likely of that stop).
 func (g *Group) fail(err error) {
-	if g.ctx.Err() != nil {
+	if g.ctx.Err() != nil || !g.failed.CompareAndSwap(false, true) {
 		return
 	}
 	g.cancel(err)
