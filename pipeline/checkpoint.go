@@ -45,15 +45,15 @@ type Checkpoint struct {
 	// (follow.Fingerprint, as JSON), which the table's items agree with;
 	// DDLCapture is set when its slot was created with DDL capture
 	// installed, so that a resumed follow streams it too.
-	Catalog    json.RawMessage            `json:"catalog,omitempty"`
-	DDLCapture bool                       `json:"ddl_capture,omitempty"`
+	Catalog    json.RawMessage `json:"catalog,omitempty"`
+	DDLCapture bool            `json:"ddl_capture,omitempty"`
 	// Evolved is the last new version of the mapping a follow applied
 	// to the table beside its stream, recorded with Mapping once its
 	// comparison was done: the first 16 hex digits of the SHA-256 of the
 	// version before and of Mapping's file, "FROM TO" (the table's
 	// pg2dynamo:evolving tag while the change was under way).
-	Evolved string `json:"evolved,omitempty"`
-	Entities   map[string]*EntityProgress `json:"entities"`
+	Evolved  string                     `json:"evolved,omitempty"`
+	Entities map[string]*EntityProgress `json:"entities"`
 	// Updated is when it was last encoded (UTC).
 	Updated time.Time `json:"updated"`
 }
