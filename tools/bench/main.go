@@ -99,7 +99,7 @@ type config struct {
 	// evolveProfile has (l)'s two timed runs write CPU profiles
 	// (changes.prof, evolve.prof in -profile-dir's evolve directory).
 	evolveProfile bool
-	args                     string // the command line, for the report
+	args          string // the command line, for the report
 }
 
 func main() {
