@@ -78,10 +78,10 @@ func loadAvg() string {
 }
 
 // measureEvolve runs (l) on a shop database of orders orders (and an
-// eighth as many customers): two tables loaded with v1, one brought to
-// v2 by migrate --changes-only of Order alone, the other by migrate
-// --follow --resume --previous-mapping under a steady load of order
-// updates (rate a second).
+// eighth as many customers): two tables loaded with v1, each in a
+// dynalite of its own, one brought to v2 by migrate --changes-only of
+// Order alone, the other by migrate --follow --resume --previous-mapping
+// under a steady load of order updates (rate a second).
 func measureEvolve(ctx context.Context, cfg config, admin *pgx.Conn, root, bin, outDir string, created map[string]bool, orders, rate int) (*evolveBench, error) {
 	eb := &evolveBench{orders: orders, customers: max(1, orders/8), slot: cfg.db + "_evolve"}
 	db := cfg.db + "_shop"
