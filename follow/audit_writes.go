@@ -165,14 +165,15 @@ type repairReq struct {
 	items []transform.Item
 	skip  func([2]string) bool
 	done  chan error
-	// skipped counts the puts and the deletes skip left out, and took
-	// is how long the writers took to write the rest, from when they
-	// could begin it (the request taken, and the chunk queued before it
-	// written) until they ended it: their pace, whatever the windows'
-	// (the follow's goroutine sets them before done).
+	// skipped counts the puts and the deletes skip left out; took is how
+	// long the writers took to write paced items, the rest of this chunk
+	// and, when they wrote it back to back with the chunk before, that
+	// one's too (sideFlight.pace): their pace, whatever the windows' (set
+	// before done).
 	skipped [2]int64
 	taken   time.Time
 	took    time.Duration
+	paced   int64
 }
 
 // repairChunk is the most items one repair request holds: the audit
@@ -281,9 +282,32 @@ type sideFlight struct {
 	written  chan struct{}
 	rejected []pipeline.Reject
 	err      error
-	// began is when the writers could begin the chunk (repairReq.took),
-	// ended when its writes ended; set before written is closed.
+	// items are the chunk's items written (those skip left out aside);
+	// began is when the writers could begin them (the request taken, or
+	// the chunk queued before it written), ended when its writes ended;
+	// set before written is closed.
+	items        int64
 	began, ended time.Time
+}
+
+// pace is how long the writers took to write how many items, measured
+// over s (repairReq.took, paced), given before, the chunk queued ahead of
+// it (nil: none), both written. When before was still being written as
+// s was taken, the writers wrote the two back to back, and their batches
+// overlap at the seam: s alone, from before's end to its own, can measure
+// a few batches in a few milliseconds (before's last batch slow, s's
+// written beside it), a pace far above theirs, and the chunk sized on it
+// would hold the windows meeting its keys for seconds. The two are then
+// measured together, from before's beginning to the later end.
+func (s *sideFlight) pace(before *sideFlight) (time.Duration, int64) {
+	if before == nil || !before.ended.After(s.began) {
+		return s.ended.Sub(s.began), s.items
+	}
+	end := s.ended
+	if before.ended.After(end) {
+		end = before.ended
+	}
+	return end.Sub(before.began), before.items + s.items
 }
 
 // takeRepair starts the writes of a chunk a comparison beside the stream
@@ -314,7 +338,7 @@ func (p *pipe) takeRepair(ctx context.Context, a *Applier) error {
 		req.done <- err
 		return err
 	}
-	s := &sideFlight{f: f, written: make(chan struct{}), began: req.taken}
+	s := &sideFlight{f: f, written: make(chan struct{}), began: req.taken, items: int64(len(req.items)) - req.skipped[0] - req.skipped[1]}
 	var before *sideFlight // queued ahead of s
 	if len(p.sides) > 0 {
 		before = p.sides[len(p.sides)-1]
@@ -325,9 +349,10 @@ func (p *pipe) takeRepair(ctx context.Context, a *Applier) error {
 		s.ended = time.Now()
 		if before != nil {
 			<-before.written
-			if before.ended.After(s.began) && before.ended.Before(s.ended) {
-				s.began = before.ended
-			}
+		}
+		req.took, req.paced = s.pace(before)
+		if before != nil && before.ended.After(s.began) && before.ended.Before(s.ended) {
+			s.began = before.ended
 		}
 	}()
 	p.sides = append(p.sides, s)
@@ -367,7 +392,6 @@ func (p *pipe) collectSides(wait bool) error {
 		<-s.written
 		p.sides = p.sides[1:]
 		_, err := s.f.settle(s.rejected, s.err)
-		s.f.repair.took = s.ended.Sub(s.began)
 		s.f.repair.done <- err
 		if err != nil {
 			return fmt.Errorf("writes beside the stream (an audit's repair, a comparison's): %w", err)

@@ -127,8 +127,8 @@ func (b *Beside) written(req *repairReq, err error) error {
 	}
 	b.SkippedPuts += req.skipped[0]
 	b.SkippedDeletes += req.skipped[1]
-	if written := len(req.items) - int(req.skipped[0]+req.skipped[1]); written > 0 && req.took > 0 {
-		b.size = min(besideChunkMax, max(besideChunkMin, int(float64(written)*besideChunkTime.Seconds()/req.took.Seconds())))
+	if req.paced > 0 && req.took > 0 {
+		b.size = min(besideChunkMax, max(besideChunkMin, int(float64(req.paced)*besideChunkTime.Seconds()/req.took.Seconds())))
 	}
 	return nil
 }

@@ -181,3 +181,30 @@ func TestGateWaitsForTheChunksBesideOnTheirKeys(t *testing.T) {
 		t.Errorf("a delete of a side key: events %q, want %q", events, want)
 	}
 }
+
+// A chunk beside the windows is paced alone when the one before it was
+// written by the time it was taken, and with that one when the writers
+// wrote the two back to back: the first's last batch slow, the second
+// ends 60 ms after it, which alone would read as 85,000 items a second.
+func TestSidePaceOverChunksBackToBack(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	first := &sideFlight{items: 5000, began: at(0), ended: at(1800)}
+	for _, tc := range []struct {
+		name   string
+		before *sideFlight
+		s      *sideFlight
+		took   time.Duration
+		paced  int64
+	}{
+		{"alone", nil, &sideFlight{items: 2000, began: at(0), ended: at(1000)}, time.Second, 2000},
+		{"after the one before", first, &sideFlight{items: 2000, began: at(2000), ended: at(3000)}, time.Second, 2000},
+		{"back to back", first, &sideFlight{items: 5100, began: at(900), ended: at(1860)}, 1860 * time.Millisecond, 10100},
+		{"ending first", first, &sideFlight{items: 100, began: at(900), ended: at(1700)}, 1800 * time.Millisecond, 5100},
+	} {
+		took, paced := tc.s.pace(tc.before)
+		if took != tc.took || paced != tc.paced {
+			t.Errorf("%s: paced %d items over %s, want %d over %s", tc.name, paced, took, tc.paced, tc.took)
+		}
+	}
+}

@@ -78,10 +78,10 @@ func loadAvg() string {
 }
 
 // measureEvolve runs (l) on a shop database of orders orders (and an
-// eighth as many customers): two tables loaded with v1, one brought to
-// v2 by migrate --changes-only of Order alone, the other by migrate
-// --follow --resume --previous-mapping under a steady load of order
-// updates (rate a second).
+// eighth as many customers): two tables loaded with v1, each in a
+// dynalite of its own, one brought to v2 by migrate --changes-only of
+// Order alone, the other by migrate --follow --resume --previous-mapping
+// under a steady load of order updates (rate a second).
 func measureEvolve(ctx context.Context, cfg config, admin *pgx.Conn, root, bin, outDir string, created map[string]bool, orders, rate int) (*evolveBench, error) {
 	eb := &evolveBench{orders: orders, customers: max(1, orders/8), slot: cfg.db + "_evolve"}
 	db := cfg.db + "_shop"
@@ -116,14 +116,32 @@ func measureEvolve(ctx context.Context, cfg config, admin *pgx.Conn, root, bin, 
 			return nil, err
 		}
 	}
+	// Each side runs against a dynalite of its own that holds its table
+	// alone. dynalite keeps every table in one V8 heap, and with the
+	// other side's table too (about 2 GB at 300,000 orders) its
+	// single-threaded major collections stop every request for seconds,
+	// more of them and longer as the heap grows: the side measured second
+	// would pay for the first's table, in its wall and in the follow's lag.
 	dyn, err := startDynalite(ctx, root)
 	if err != nil {
 		return nil, err
 	}
-	defer dyn.stop()
+	defer func() {
+		if dyn != nil {
+			dyn.stop()
+		}
+	}()
 	common := func(mappingFile, table string, extra ...string) []string {
 		return append([]string{bin, "migrate", "--mapping", mappingFile, "--source", url, "--endpoint-url", dyn.endpoint, "--table", table,
 			"--progress", "none", "--rejects", filepath.Join(dir, table+"-rejects.jsonl")}, extra...)
+	}
+	// profiled puts --cpuprofile FILE (in dir) before the command of
+	// args, with -evolve-profile.
+	profiled := func(file string, args []string) []string {
+		if !cfg.evolveProfile {
+			return args
+		}
+		return append([]string{args[0], "--cpuprofile", filepath.Join(dir, file)}, args[1:]...)
 	}
 	// The baseline: --changes-only of Order alone (no read-back: the
 	// comparison beside the follow reads none back either).
@@ -132,13 +150,17 @@ func measureEvolve(ctx context.Context, cfg config, admin *pgx.Conn, root, bin, 
 	}
 	log.Printf("(l) migrate --changes-only of Order alone")
 	eb.loads[0] = loadAvg()
-	res, err := launch(ctx, common(order, "shop-a", "--changes-only", "--no-verify")...)
+	res, err := launch(ctx, profiled("changes.prof", common(order, "shop-a", "--changes-only", "--no-verify"))...)
 	eb.loads[1] = loadAvg()
 	if err != nil || res.ExitCode != 0 {
 		return nil, fmt.Errorf("(l) migrate --changes-only: exit %d, %v", res.ExitCode, err)
 	}
 	eb.baseline = res.Wall
-	return eb, eb.followed(ctx, conn, common, v1, v2, dir, rate)
+	dyn.stop()
+	if dyn, err = startDynalite(ctx, root); err != nil {
+		return nil, err
+	}
+	return eb, eb.followed(ctx, conn, common, profiled, v1, v2, dir, rate)
 }
 
 // run1 runs one command to its end, which must succeed.
@@ -162,7 +184,8 @@ var (
 // followed loads shop-b with v1 under a follow, then applies v2 to it
 // beside the follow while rate order updates a second are committed,
 // timing the comparison and collecting the follow's lag meanwhile.
-func (eb *evolveBench) followed(ctx context.Context, conn *pgx.Conn, common func(string, string, ...string) []string, v1, v2, dir string, rate int) error {
+func (eb *evolveBench) followed(ctx context.Context, conn *pgx.Conn, common func(string, string, ...string) []string, profiled func(string, []string) []string,
+	v1, v2, dir string, rate int) error {
 	cp := filepath.Join(dir, "shop-b.json")
 	slot := []string{"--follow", "--slot", eb.slot, "--checkpoint", cp, "--audit", "off"}
 	defer func() { _, _ = conn.Exec(context.Background(), "SELECT pg_drop_replication_slot($1)", eb.slot) }()
@@ -211,7 +234,7 @@ func (eb *evolveBench) followed(ctx context.Context, conn *pgx.Conn, common func
 		}
 	}
 	log.Printf("(l) migrate --follow --resume --previous-mapping, %d order updates a second", rate)
-	proc, err := startLaunch(ctx, onLine, common(v2, "shop-b", append(slot, "--resume", "--previous-mapping", v1, "--progress-interval", "1s")...)...)
+	proc, err := startLaunch(ctx, onLine, profiled("evolve.prof", common(v2, "shop-b", append(slot, "--resume", "--previous-mapping", v1, "--progress-interval", "1s")...))...)
 	if err != nil {
 		return err
 	}

@@ -96,7 +96,10 @@ type config struct {
 	// under evolveRate order updates a second.
 	evolveOnly               bool
 	evolveOrders, evolveRate int
-	args                     string // the command line, for the report
+	// evolveProfile has (l)'s two timed runs write CPU profiles
+	// (changes.prof, evolve.prof in -profile-dir's evolve directory).
+	evolveProfile bool
+	args          string // the command line, for the report
 }
 
 func main() {
@@ -131,6 +134,7 @@ func main() {
 	flag.BoolVar(&cfg.evolveOnly, "evolve-only", false, "measure (l) alone: a new version of shop's mapping (GSI keys added to Order) applied beside its follow (migrate --follow --resume --previous-mapping) against migrate --changes-only of Order alone, and the follow's lag meanwhile; prints only")
 	flag.IntVar(&cfg.evolveOrders, "evolve-orders", 1_000_000, "(l): orders of the shop fixture (and an eighth as many customers)")
 	flag.IntVar(&cfg.evolveRate, "evolve-rate", 200, "(l): order updates a second committed while the new version is applied")
+	flag.BoolVar(&cfg.evolveProfile, "evolve-profile", false, "(l): write CPU profiles of the --changes-only and of the follow applying the new version (changes.prof, evolve.prof in -profile-dir/evolve)")
 	flag.BoolVar(&cfg.quick, "quick", false, "a smoke run: the sizes not given default to -rows 50000 -flat-rows 0 -verify-rows 0 -repeat 1 -follow-changes 5000 -follow-duration 5s, no transform benchmark; prints only unless -out is given")
 	flag.Parse()
 	log.SetFlags(log.Ltime)
