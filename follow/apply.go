@@ -34,6 +34,7 @@ type Applier struct {
 	src      *extract.Source
 	sink     load.Sink
 	keyAttrs [2]string
+	keyTypes [2]string // mapping.Table.KeyTypes: rejects name B keys in base64
 	b        *transform.Builder
 	// OnReject is told of rows whose items cannot be written (nil:
 	// counted only). Writers are the windows' writers (pipeline.Writes:
@@ -88,7 +89,7 @@ type Applier struct {
 // its own, outside any snapshot: each window reads in its own) and writing
 // to sink.
 func NewApplier(g *Graph, m *mapping.Mapping, src *extract.Source, sink load.Sink) *Applier {
-	return &Applier{graph: g, m: m, src: src, sink: sink, keyAttrs: m.Table.Keys(),
+	return &Applier{graph: g, m: m, src: src, sink: sink, keyAttrs: m.Table.Keys(), keyTypes: m.Table.KeyTypes(),
 		b: transform.NewBuilder(), Writers: pipeline.WritesOptions{Concurrency: 8}, CatalogEvery: CatalogInterval, keys: &keyLog{}, side: make(chan *repairReq)}
 }
 
@@ -127,7 +128,7 @@ func (a *Applier) Close() {
 func (a *Applier) group(ctx context.Context) *pipeline.Group {
 	if a.writes == nil {
 		opts := a.Writers
-		opts.KeyTypes = a.m.Table.KeyTypes()
+		opts.KeyTypes = a.keyTypes
 		a.writes = pipeline.NewWrites(a.sink, a.keyAttrs, opts)
 	}
 	var plans []*transform.Plan
@@ -597,7 +598,7 @@ func (a *Applier) derive(ctx context.Context, aff *affected, w *work) error {
 			if reason, key := a.duplicateKey(w, row, keys); reason != "" {
 				w.rejected++
 				w.rejectedRows[row] = true
-				return a.reject(pipeline.Reject{Entity: p.Entity().Name, SourceKey: p.SourceKey(values), ItemKey: pipeline.ItemKeyMap(key, a.keyAttrs, a.m.Table.KeyTypes()), Reason: reason})
+				return a.reject(pipeline.Reject{Entity: p.Entity().Name, SourceKey: p.SourceKey(values), ItemKey: pipeline.ItemKeyMap(key, a.keyAttrs, a.keyTypes), Reason: reason})
 			}
 			// The row's items of keys not yet written in the window, in
 			// one batch: written or rejected together.
@@ -650,7 +651,7 @@ func (a *Applier) gone(ctx context.Context, aff *affected, w *work) error {
 			if !w.seen[k] {
 				w.seen[k] = true
 				w.deletes = append(w.deletes, k)
-				nr.reject.Deleted = append(nr.reject.Deleted, pipeline.ItemKeyMap(k, a.keyAttrs, a.m.Table.KeyTypes()))
+				nr.reject.Deleted = append(nr.reject.Deleted, pipeline.ItemKeyMap(k, a.keyAttrs, a.keyTypes))
 			}
 		}
 	}
@@ -685,6 +686,6 @@ func (a *Applier) reject(r pipeline.Reject) error {
 
 // deleteItem is the delete of the item of key k.
 func (a *Applier) deleteItem(k [2]string) transform.Item {
-	attrs := transform.KeyMap(a.keyAttrs, a.m.Table.KeyTypes(), k)
+	attrs := transform.KeyMap(a.keyAttrs, a.keyTypes, k)
 	return transform.Item{Entity: -1, Attrs: attrs, Delete: true}
 }
