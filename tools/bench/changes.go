@@ -139,10 +139,7 @@ func measureChanges(ctx context.Context, cfg config, conn *pgx.Conn, bin, mappin
 // runReported runs pg2dynamo with args through the launcher, checks it
 // exits 0, and decodes the JSON report it wrote to report into into.
 func runReported(ctx context.Context, bin, key, name string, rows int64, report string, into any, args ...string) (result, error) {
-	log.Printf("(%s) %s", key, name)
-	stopLog := logEvery(time.Minute, func(elapsed time.Duration) { log.Printf("  (%s) running (%s)", key, elapsed.Round(time.Second)) })
-	lr, err := launch(ctx, append([]string{bin}, args...)...)
-	stopLog()
+	lr, err := launchLogged(ctx, key, name, append([]string{bin}, args...)...)
 	if err != nil {
 		return result{}, err
 	}

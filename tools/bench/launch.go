@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -223,4 +224,13 @@ func (l *launched) wait() (launchResult, error) {
 		return res, fmt.Errorf("start %s: %s", res.ProcessName, res.StartErr)
 	}
 	return res, nil
+}
+
+// launchLogged is launch of args, measurement key's (named name): it logs
+// the start, and every minute that the process is still running.
+func launchLogged(ctx context.Context, key, name string, args ...string) (launchResult, error) {
+	log.Printf("(%s) %s", key, name)
+	stopLog := logEvery(time.Minute, func(elapsed time.Duration) { log.Printf("  (%s) running (%s)", key, elapsed.Round(time.Second)) })
+	defer stopLog()
+	return launch(ctx, args...)
 }

@@ -650,10 +650,7 @@ func command(ctx context.Context, bin, cmd, key, name string, rows int64, profil
 	}
 	full = append(full, cmd)
 	full = append(full, args...)
-	log.Printf("(%s) %s", key, name)
-	stopLog := logEvery(time.Minute, func(elapsed time.Duration) { log.Printf("  (%s) running (%s)", key, elapsed.Round(time.Second)) })
-	lr, err := launch(ctx, full...)
-	stopLog()
+	lr, err := launchLogged(ctx, key, name, full...)
 	if err != nil {
 		return result{}, err
 	}

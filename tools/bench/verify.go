@@ -105,10 +105,7 @@ WHERE ticket_id IN (SELECT ticket_id FROM tickets ORDER BY ticket_id LIMIT $1)`,
 // runVerify runs pg2dynamo verify through the launcher and checks its exit
 // code and the number of differing items its headline gives.
 func runVerify(ctx context.Context, bin, key, name string, rows int64, wantExit int, wantDiffer int64, args ...string) (result, error) {
-	log.Printf("(%s) %s", key, name)
-	stopLog := logEvery(time.Minute, func(elapsed time.Duration) { log.Printf("  (%s) running (%s)", key, elapsed.Round(time.Second)) })
-	lr, err := launch(ctx, append([]string{bin}, args...)...)
-	stopLog()
+	lr, err := launchLogged(ctx, key, name, append([]string{bin}, args...)...)
 	if err != nil {
 		return result{}, err
 	}
