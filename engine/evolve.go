@@ -436,7 +436,7 @@ func (ev *evolution) compareBeside(ctx context.Context, j *job, s *session, cp *
 	}
 	err := cp.update(func() {
 		cp.Mapping = ev.fp(j)
-		cp.Evolved = ev.change(s).From + " " + ev.change(s).To
+		cp.Evolved = ev.change(s).String()
 		for _, p := range s.plans {
 			cp.Entities[p.Entity().Name] = &pipeline.EntityProgress{Done: true}
 		}

@@ -156,7 +156,7 @@ func checkOwner(j *job, s *session, created bool) error {
 // version once the comparison beside the follow was done). The change was
 // done then but for the tags: a run stopped between the two.
 func evolvedByCheckpoint(j *job, mine load.Owner, e load.Evolving) bool {
-	return j.mig.Follow && j.mig.Resume && e.To == mine.Hash && j.evolved == e.From+" "+e.To
+	return j.mig.Follow && j.mig.Resume && e.To == mine.Hash && j.evolved == e.String()
 }
 
 // checkTagged checks a table tagged as tagged against the mapping

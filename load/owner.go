@@ -63,8 +63,13 @@ func (e Evolving) Between(a, b string) bool {
 	return (e.From == a && e.To == b) || (e.From == b && e.To == a)
 }
 
+// String is e as TagEvolving's value (and pipeline.Checkpoint.Evolved's):
+// "FROM TO".
+func (e Evolving) String() string { return e.From + " " + e.To }
+
 // EvolvingOf is the change tags record as under way (TagEvolving, its
-// value "FROM TO"), and whether one is: an absent or empty tag is none.
+// value Evolving.String), and whether one is: an absent or empty tag is
+// none.
 func EvolvingOf(tags map[string]string) (Evolving, bool) {
 	from, to, ok := strings.Cut(tags[TagEvolving], " ")
 	return Evolving{From: from, To: to}, ok && from != "" && to != ""
@@ -73,7 +78,7 @@ func EvolvingOf(tags map[string]string) (Evolving, bool) {
 // MarkEvolving tags the table of ARN arn as partway through e
 // (TagResource, TagEvolving).
 func MarkEvolving(ctx context.Context, client OwnerAPI, arn string, e Evolving) error {
-	return tagTable(ctx, client, arn, []types.Tag{{Key: aws.String(TagEvolving), Value: aws.String(e.From + " " + e.To)}})
+	return tagTable(ctx, client, arn, []types.Tag{{Key: aws.String(TagEvolving), Value: aws.String(e.String())}})
 }
 
 // Owner is the mapping a table belongs to: its declared name, the first

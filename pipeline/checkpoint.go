@@ -50,8 +50,9 @@ type Checkpoint struct {
 	// Evolved is the last new version of the mapping a follow applied
 	// to the table beside its stream, recorded with Mapping once its
 	// comparison was done: the first 16 hex digits of the SHA-256 of the
-	// version before and of Mapping's file, "FROM TO" (the table's
-	// pg2dynamo:evolving tag while the change was under way).
+	// version before and of Mapping's file, "FROM TO" (load.Evolving's
+	// text, the table's pg2dynamo:evolving tag while the change was under
+	// way).
 	Evolved  string                     `json:"evolved,omitempty"`
 	Entities map[string]*EntityProgress `json:"entities"`
 	// Updated is when it was last encoded (UTC).

@@ -44,7 +44,8 @@ type readBack struct {
 	// typeAttr (held): half the read units of a strongly consistent read,
 	// and the items' other attributes not sent.
 	keysOnly bool
-	// parallel is how many chunks are read at once by held (at least 1).
+	// parallel is how many chunks are read at once (each; 0 or 1: one
+	// after another).
 	parallel int
 }
 
@@ -72,7 +73,6 @@ func (rb *readBack) run(ctx context.Context, j *journal, out *Applied, deleted b
 // held counts into held, by the holder's type ("(none)" for an item
 // without one), the keys of j (the items found missing) that an item of
 // a type not in compared holds (Options.Holders).
-// The chunks are read rb.parallel at a time.
 func (rb *readBack) held(ctx context.Context, j *journal, compared []string, held map[string]int64) error {
 	var mu sync.Mutex
 	visit := func(_ journalEntry, got map[string]types.AttributeValue) error {
@@ -90,51 +90,40 @@ func (rb *readBack) held(ctx context.Context, j *journal, compared []string, hel
 		}
 		return nil
 	}
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(max(rb.parallel, 1))
-	var chunk []journalEntry
-	err := j.each(func(e journalEntry) error {
-		chunk = append(chunk, e)
-		if len(chunk) < batchGetKeys {
-			return gctx.Err()
-		}
-		c := chunk
-		chunk = nil
-		g.Go(func() error { return rb.chunk(gctx, c, visit) })
-		return nil
-	})
-	if len(chunk) > 0 && err == nil {
-		g.Go(func() error { return rb.chunk(gctx, chunk, visit) })
-	}
-	if werr := g.Wait(); err == nil {
-		err = werr
-	}
-	return err
+	return rb.each(ctx, j, func(journalEntry) bool { return true }, visit)
 }
 
 // each reads the keys of j's entries that keep accepts, batchGetKeys a
-// BatchGetItem (chunk), and calls visit with each entry and its item.
+// BatchGetItem (chunk), rb.parallel at a time (one after another, in
+// journal order, when it is 0 or 1), and calls visit with each entry and
+// its item; visit is called from one chunk's goroutine at a time only when
+// they run one after another.
 func (rb *readBack) each(ctx context.Context, j *journal, keep func(journalEntry) bool, visit func(journalEntry, map[string]types.AttributeValue) error) error {
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(max(rb.parallel, 1))
 	var chunk []journalEntry
-	flush := func() error {
-		err := rb.chunk(ctx, chunk, visit)
-		chunk = chunk[:0]
-		return err
+	flush := func() {
+		c := chunk
+		chunk = nil
+		g.Go(func() error { return rb.chunk(gctx, c, visit) })
 	}
 	err := j.each(func(e journalEntry) error {
 		if !keep(e) {
 			return nil
 		}
-		chunk = append(chunk, e)
-		if len(chunk) == batchGetKeys {
-			return flush()
+		if chunk = append(chunk, e); len(chunk) == batchGetKeys {
+			flush()
 		}
-		return nil
+		return gctx.Err()
 	})
-	if err != nil || len(chunk) == 0 {
-		return err
+	if err == nil && len(chunk) > 0 {
+		flush()
 	}
-	return flush()
+	// A chunk's error ends the journal's walk with gctx's: it is the cause.
+	if werr := g.Wait(); werr != nil {
+		return werr
+	}
+	return err
 }
 
 // chunk reads the keys of entries (at most batchGetKeys, distinct) and
