@@ -118,7 +118,10 @@ func TestProgressBarsShowElapsedAndETA(t *testing.T) {
 	// 250 of 1000 rows in 25 s: 750 more take 75 s; 450 items in 25 s.
 	waitFor(t, out, "ETA  1m15s", "Org", "Ticket", "Label", "Tag")
 	clock.add(5 * time.Minute) // later frames: Org keeps its rate
-	frame := waitFor(t, out, "elapsed  5m25s")
+	// Each bar reads the clock as it is drawn, so a frame drawn across
+	// the step can show the old time on some lines: wait for one showing
+	// the new time on both the total and the bar still reading.
+	frame := waitFor(t, out, "elapsed  5m25s", "reading  5m15s")
 	want := []*regexp.Regexp{
 		regexp.MustCompile(`^total   250/1000 rows \[.*\]  25%      1 items/s  elapsed  5m25s  ETA 16m15s$`),
 		regexp.MustCompile(`^Org     200/200  rows \[.*\] 100%     40 items/s  done in    10s +$`),
