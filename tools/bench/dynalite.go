@@ -22,7 +22,9 @@ type dynalite struct {
 	exited   chan struct{} // closed once the process is reaped
 }
 
-func startDynalite(ctx context.Context, root string) (*dynalite, error) {
+// startDynalite starts one, with nodeFlags before node's other arguments
+// (a larger heap: --max-old-space-size=MB).
+func startDynalite(ctx context.Context, root string, nodeFlags ...string) (*dynalite, error) {
 	port, err := testenv.FreePort()
 	if err != nil {
 		return nil, err
@@ -31,7 +33,7 @@ func startDynalite(ctx context.Context, root string) (*dynalite, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w (make bench runs npm ci; or run it in %s)", err, root)
 	}
-	cmd := exec.Command("node", args...)
+	cmd := exec.Command("node", append(nodeFlags, args...)...)
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start dynalite: %w", err)

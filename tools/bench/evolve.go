@@ -122,7 +122,7 @@ func measureEvolve(ctx context.Context, cfg config, admin *pgx.Conn, root, bin, 
 	// single-threaded major collections stop every request for seconds,
 	// more of them and longer as the heap grows: the side measured second
 	// would pay for the first's table, in its wall and in the follow's lag.
-	dyn, err := startDynalite(ctx, root)
+	dyn, err := startDynalite(ctx, root, evolveHeap)
 	if err != nil {
 		return nil, err
 	}
@@ -157,11 +157,15 @@ func measureEvolve(ctx context.Context, cfg config, admin *pgx.Conn, root, bin, 
 	}
 	eb.baseline = res.Wall
 	dyn.stop()
-	if dyn, err = startDynalite(ctx, root); err != nil {
+	if dyn, err = startDynalite(ctx, root, evolveHeap); err != nil {
 		return nil, err
 	}
 	return eb, eb.followed(ctx, conn, common, profiled, v1, v2, dir, rate)
 }
+
+// evolveHeap lets a dynalite hold one side's table at 1M orders, past
+// node's default heap limit (about 4 GB on this kind of machine).
+const evolveHeap = "--max-old-space-size=12288"
 
 // run1 runs one command to its end, which must succeed.
 func run1(ctx context.Context, args ...string) error {
