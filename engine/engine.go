@@ -55,7 +55,7 @@ type AWS struct {
 
 // ReportOptions are what a comparison reads and how it reports.
 type ReportOptions struct {
-	// Segments is the Scan's segments (1 to 64); Sample, differences kept a
+	// Segments is the Scan's segments (1 to 64); Sample, differences kept per
 	// kind.
 	Segments, Sample int
 	// GSIWait bounds the wait for a GSI to catch up before its patterns run.
@@ -65,8 +65,8 @@ type ReportOptions struct {
 	Limit  int
 	// JSON and HTML, when not "", are files the report is written to too.
 	JSON, HTML string
-	// PricePerMillion (USD a million write units) and ImportPricePerGB price
-	// diff.
+	// PricePerMillion (USD per million write units) and ImportPricePerGB are
+	// diff's prices.
 	PricePerMillion, ImportPricePerGB float64
 	// FollowWait bounds verify's wait for a follow to reach its snapshot.
 	FollowWait time.Duration
@@ -107,10 +107,10 @@ type LoadOptions struct {
 
 // FollowOptions are migrate with Follow's.
 type FollowOptions struct {
-	// Slot and Publication name them ("": follow.DefaultName).
+	// Slot and Publication are the follow's ("": follow.DefaultName).
 	Slot, Publication string
-	// UntilCaughtUp stops once the changes committed before the start are
-	// applied.
+	// UntilCaughtUp stops the follow once it applied every change committed
+	// before its check.
 	UntilCaughtUp bool
 	// StatusInterval is the least time between two status lines.
 	StatusInterval time.Duration
