@@ -1,5 +1,4 @@
-// Command pg2dynamo moves a normalized PostgreSQL database into a DynamoDB
-// single-table design. See README.md and `pg2dynamo --help`.
+// Command pg2dynamo moves a normalized PostgreSQL database into a DynamoDB single-table design.
 package main
 
 import (
@@ -9,13 +8,7 @@ import (
 	"github.com/pg2dynamo/pg2dynamo/app"
 )
 
-// GC defaults, unless GOGC or GOMEMLIMIT is set. pg2dynamo's live heap is
-// small and steady (the batches in flight, ~10 MB) while rows stream
-// through as garbage, so Go's default GOGC=100 collects every few
-// megabytes: a quarter of a null-sink run's CPU. GOGC=400 collects a
-// quarter as often for about 40 MB more RSS; the 1 GiB soft limit keeps a
-// large live heap (a duplicate-check key set of tens of millions of items)
-// from growing its garbage fivefold. See BENCHMARKS.md.
+// GC pace unless GOGC or GOMEMLIMIT is set: a small live heap, much garbage (docs/performance.md).
 const (
 	gcPercent   = 400
 	memoryLimit = 1 << 30

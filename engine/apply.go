@@ -17,59 +17,45 @@ import (
 	"github.com/pg2dynamo/pg2dynamo/verify"
 )
 
-// tableApplier is the verify.Applier of migrate with ChangesOnly and
-// Prune. It writes through pipeline.Writes, on the run's DynamoDB sink
-// (load.DynamoDB: BatchWriteItem, 25 items a request, UnprocessedItems
-// re-sent, MaxWriteUnits, RetryDeadline), and has no writers or
-// batching of its own: each item put is a row of its own (Row nil: its
-// reject names no source row), and the DeleteItem of a stale item,
-// conditional on its type (load.DynamoDB.DeleteIf), is a task on the same
-// writers (pipeline.Group.Do). The writes between two Waits are one
-// pipeline.Group; a Put or Delete that finds the writers' queue full
-// waits. Items DynamoDB refuses (a *load.BatchError) are rejects, written
-// to reject as they come; any other error stops the comparison.
+// tableApplier is the verify.Applier of migrate with ChangesOnly and Prune. It
+// writes through pipeline.Writes on the run's DynamoDB sink: each put is a row
+// of its own (Row nil, so its reject names no source row), and each delete of a
+// stale item, conditional on its type, a task on the same writers. The writes
+// between two Waits are one Group. Items DynamoDB refuses are rejects, streamed
+// to reject; any other error stops the comparison.
 type tableApplier struct {
 	ds       *load.DynamoDB
 	typeAttr string
 	keyAttrs [2]string
-	// keyTypes are the types of keyAttrs (mapping.Table.KeyTypes).
 	keyTypes [2]string
 	plans    []*transform.Plan
-	// entities is the index in plans of each entity, by name
-	// (verify.Write.Entity).
+	// entities indexes plans by entity name (verify.Write.Entity).
 	entities map[string]int
 	reject   func(pipeline.Reject) error
-	// guard, when set, are the types of the items the comparison reads
-	// (verify.Options.Types): an item found missing is put on the
-	// condition that the table holds no item of its key, or one of these
-	// types (putGuarded).
+	// guard, when set, is the types the comparison reads: a missing item is put
+	// only if no item of another type holds its key (putGuarded).
 	guard []string
 
-	writes *pipeline.Writes
-	g      *pipeline.Group // the writes since the last Wait; nil between Waits
-	stats  applyStats
-	// metrics is told of each write acknowledged (nil: not).
+	writes  *pipeline.Writes
+	g       *pipeline.Group // the writes since the last Wait; nil between Waits
+	stats   applyStats
 	metrics *metrics.Run
-	// log, when set, is told the writers of an autoscaled applier at
-	// close, after what (the command: "changes-only", "prune").
+	// log, when set, is told an autoscaled applier's writers at close.
 	log  io.Writer
 	what string
 }
 
 var _ verify.Applier = (*tableApplier)(nil)
 
-// applyStats are a tableApplier's counts of writes acknowledged. Safe for
-// concurrent use.
+// applyStats count writes acknowledged; safe for concurrent use.
 type applyStats struct {
 	written, deleted, skipped, rejected, units atomic.Int64
 	mu                                         sync.Mutex
 	byType                                     map[string]int64 // deleted, by item type
 }
 
-// newTableApplier returns the applier writing with ds (a table whose key
-// attributes are keyAttrs, of types keyTypes, and type attribute typeAttr) with
-// writers (pipeline.Writes); the items put are of plans' entities (Compare's
-// plans). reject, if not nil, is given the items refused. close stops it.
+// newTableApplier returns an applier writing with ds the items of plans'
+// entities; reject, if set, gets refused items. close stops it.
 func newTableApplier(ds *load.DynamoDB, typeAttr string, keyAttrs, keyTypes [2]string, plans []*transform.Plan, writers pipeline.WritesOptions, reject func(pipeline.Reject) error) *tableApplier {
 	entities := make(map[string]int, len(plans))
 	for i, p := range plans {
@@ -82,10 +68,8 @@ func newTableApplier(ds *load.DynamoDB, typeAttr string, keyAttrs, keyTypes [2]s
 		writes: pipeline.NewWrites(ds, keyAttrs, writers)}
 }
 
-// Put hands w's item to the writers, which batch it with the next ones;
-// once DynamoDB acknowledged it, it is counted with its write units. With
-// guard, a missing item (w.Missing) is a conditional put of its own
-// instead (putGuarded).
+// Put hands w's item to the writers and counts it once acknowledged; with
+// guard, a missing item is a conditional put of its own (putGuarded).
 func (a *tableApplier) Put(ctx context.Context, w verify.Write) error {
 	e, ok := a.entities[w.Entity]
 	if !ok {
@@ -112,9 +96,8 @@ func (a *tableApplier) Delete(ctx context.Context, w verify.Write) error {
 	return a.handed(ctx, a.group(ctx).Do(func(ctx context.Context) error { return a.delete(ctx, w) }))
 }
 
-// Wait waits until every write handed since the last Wait is done, and
-// returns the first error of any (a write's, the rejects file's, or ctx's
-// cause).
+// Wait waits for every write handed since the last Wait and returns the first
+// error.
 func (a *tableApplier) Wait(ctx context.Context) error {
 	if a.g == nil {
 		return nil
@@ -125,9 +108,8 @@ func (a *tableApplier) Wait(ctx context.Context) error {
 	return cmp.Or(err, context.Cause(ctx))
 }
 
-// abandon stops the writes handed since the last Wait at their next batch
-// and waits for those under way (a comparison that failed): none is left
-// running, and the applier can be closed.
+// abandon cancels the writes since the last Wait and waits for those under way,
+// so the applier can be closed.
 func (a *tableApplier) abandon(ctx context.Context) {
 	if a.g != nil {
 		a.g.Cancel()
@@ -135,7 +117,7 @@ func (a *tableApplier) abandon(ctx context.Context) {
 	_ = a.Wait(ctx)
 }
 
-// close stops the writers, once the writes handed to them are done.
+// close stops the writers once the writes handed to them are done.
 func (a *tableApplier) close() {
 	a.writes.Close()
 	if as := a.writes.Autoscale(); as != nil && a.log != nil {
@@ -144,23 +126,20 @@ func (a *tableApplier) close() {
 	}
 }
 
-// group is the Group of the writes since the last Wait, started with ctx
-// by the first of them.
+// group is the Group of the writes since the last Wait.
 func (a *tableApplier) group(ctx context.Context) *pipeline.Group {
 	if a.g == nil {
 		a.g = a.writes.Group(ctx, a.plans)
 		if a.reject != nil {
-			// A comparison's writes have no bound: their rejects go to
-			// the file as they come, not held until Wait.
+			// A comparison's writes are unbounded: rejects go to the file as
+			// they come.
 			a.g.StreamRejects(a.reject)
 		}
 	}
 	return a.g
 }
 
-// handed passes on the error of handing a write to the Group: the Group
-// has stopped (a write failed, or ctx is done), so Wait waits for its
-// writes under way and returns the error.
+// handed passes on the error of a stopped Group, after Wait.
 func (a *tableApplier) handed(ctx context.Context, err error) error {
 	if err == nil {
 		return nil
@@ -168,8 +147,7 @@ func (a *tableApplier) handed(ctx context.Context, err error) error {
 	return cmp.Or(a.Wait(ctx), err)
 }
 
-// delete deletes w's item on the condition that its type attribute still
-// holds w.Type.
+// delete deletes w's item if its type attribute still holds w.Type.
 func (a *tableApplier) delete(ctx context.Context, w verify.Write) error {
 	key := transform.KeyMap(a.keyAttrs, a.keyTypes, [2]string{w.PK, w.SK})
 	deleted, err := a.ds.DeleteIf(ctx, key, a.typeAttr, w.Type)
@@ -192,14 +170,11 @@ func (a *tableApplier) delete(ctx context.Context, w verify.Write) error {
 	return nil
 }
 
-// putGuarded puts w's item, which the comparison, reading only the items
-// of a.guard's types, found missing, unless an item of another type holds
-// its key (load.DynamoDB.PutIfTypes): the comparison did not see such an
-// item, another entity's, and a full migrate would reject the second of
-// the two as a duplicate key. An item so kept makes the put a reject
-// (collisionReject); the read-back then finds the key unapplied.
-// BatchWriteItem takes no condition: one request an item, at the same
-// write units.
+// putGuarded puts a missing item unless an item of another type holds its key
+// (load.DynamoDB.PutIfTypes): the comparison did not see that other entity's
+// item, and a full migrate would reject the second as a duplicate. A kept item
+// makes the put a reject. BatchWriteItem takes no condition, hence one request
+// an item, at the same write units.
 func (a *tableApplier) putGuarded(ctx context.Context, w verify.Write) error {
 	put, holder, err := a.ds.PutIfTypes(ctx, w.Item, a.typeAttr, a.guard)
 	switch {
@@ -218,10 +193,8 @@ func (a *tableApplier) putGuarded(ctx context.Context, w verify.Write) error {
 	return a.reject(collisionReject(w, a.keyAttrs, a.keyTypes, holder))
 }
 
-// collisionReject is the reject of w, an item put unless an item of
-// another type held its key, which one of type holder ("": not known)
-// did: a duplicate primary key, as migrate's duplicate check words it.
-// keyAttrs and keyTypes are the table's key attributes and their types.
+// collisionReject is the reject of w, whose key an item of type holder ("":
+// unknown) holds, worded as migrate's duplicate check does.
 func collisionReject(w verify.Write, keyAttrs, keyTypes [2]string, holder string) pipeline.Reject {
 	k := fmt.Sprintf("%s %q", keyAttrs[0], w.PK)
 	if keyAttrs[1] != "" {
@@ -235,17 +208,14 @@ func collisionReject(w verify.Write, keyAttrs, keyTypes [2]string, holder string
 		Reason: fmt.Sprintf("duplicate primary key (%s): %s, another entity's, holds it and was not overwritten", k, who)}
 }
 
-// deletedByType returns the deletes acknowledged, by item type.
 func (a *tableApplier) deletedByType() map[string]int64 {
 	a.stats.mu.Lock()
 	defer a.stats.mu.Unlock()
 	return maps.Clone(a.stats.byType)
 }
 
-// applied is the report of a's writes for command
-// (report.CommandChangesOnly or report.CommandPrune): what a counted,
-// with res, the comparison that handed them over, and stats, the sink's
-// counters (the write units DynamoDB reported).
+// applied is the report of a's writes for command, with res the comparison and
+// stats the sink's counters.
 func (a *tableApplier) applied(command string, res *verify.Result, stats func() load.Stats) *report.Applied {
 	out := &report.Applied{Command: command, Applied: res.Applied, Written: a.stats.written.Load(), Deleted: a.stats.deleted.Load(),
 		DeletedByType: a.deletedByType(), Skipped: a.stats.skipped.Load(), Rejected: a.stats.rejected.Load(), WriteUnits: a.stats.units.Load(),

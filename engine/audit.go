@@ -14,38 +14,31 @@ import (
 	"github.com/pg2dynamo/pg2dynamo/follow"
 )
 
-// The rolling audit of migrate with Follow (follow.Auditor): its options, its
-// file of drifted items, its lines on stderr, and the exit code at stop.
+// The rolling audit of migrate with Follow: options, drift file, lines, exit
+// code.
 
 // DefaultAuditFile is AuditFile's default.
 const DefaultAuditFile = "pg2dynamo-drift.jsonl"
 
-// maxDriftLines is the most drifted items a cycle lists on stderr; the
-// audit file lists every one.
+// maxDriftLines bounds the drifted items a cycle lists on stderr.
 const maxDriftLines = 20
 
-// followAudit is a follow's audit and its outputs.
 type followAudit struct {
-	au   *follow.Auditor
-	mode follow.AuditMode
-	path string
-	// appendTo: a resumed follow adds to the file of the last.
+	au       *follow.Auditor
+	mode     follow.AuditMode
+	path     string
 	appendTo bool
 	mu       sync.Mutex // the file, and the cycle's lines
-	// file is created at the first drifted item (nil until then).
-	file *outputFile
-	enc  *json.Encoder
-	log  io.Writer
-	// cfg words the options its lines name (Config.Naming).
-	cfg Config
-	// listed counts the cycle's drifted items said on stderr.
+	// file is created at the first drifted item.
+	file          *outputFile
+	enc           *json.Encoder
+	log           io.Writer
+	cfg           Config
 	listed, cycle int
 }
 
-// newFollowAudit makes the audit of the follow a applies, as the options
-// ask (nil when Audit off, with UntilCaughtUp, or with no table to
-// read: Sink null), and opens its file. after, if not nil, holds its
-// first slice until closed (follow.AuditOptions.After). The caller
+// newFollowAudit makes the follow's audit and opens its file (nil when it does
+// not audit); after, if set, holds its first slice until closed. The caller
 // closes it.
 func newFollowAudit(j *job, s *session, a *follow.Applier, after <-chan struct{}) (*followAudit, error) {
 	mode, on, err := auditMode(j, s)
@@ -61,8 +54,8 @@ func newFollowAudit(j *job, s *session, a *follow.Applier, after <-chan struct{}
 	return fa, nil
 }
 
-// auditMode is the follow's audit mode, and whether it audits at all:
-// not with Audit off, UntilCaughtUp, or another sink than DynamoDB.
+// auditMode is the audit mode, and whether to audit (not with Audit off,
+// UntilCaughtUp, or a non-DynamoDB sink).
 func auditMode(j *job, s *session) (follow.AuditMode, bool, error) {
 	mode, err := follow.ParseAuditMode(cmp.Or(j.fol.Audit, "report"))
 	if err != nil {
@@ -71,8 +64,6 @@ func auditMode(j *job, s *session) (follow.AuditMode, bool, error) {
 	return mode, mode != follow.AuditOff && !j.fol.UntilCaughtUp && s.client != nil, nil
 }
 
-// auditor is the follow.Auditor for follow.Options; nil without an
-// audit.
 func (fa *followAudit) auditor() *follow.Auditor {
 	if fa == nil {
 		return nil
@@ -80,8 +71,7 @@ func (fa *followAudit) auditor() *follow.Auditor {
 	return fa.au
 }
 
-// drift lists one drifted item: in the file, and on stderr up to
-// maxDriftLines a cycle.
+// drift lists a drifted item in the file, and on stderr up to maxDriftLines.
 func (fa *followAudit) drift(d follow.Drift) error {
 	fa.mu.Lock()
 	defer fa.mu.Unlock()
@@ -116,7 +106,6 @@ func (fa *followAudit) drift(d follow.Drift) error {
 	return nil
 }
 
-// driftLine is one line of the audit file.
 type driftLine struct {
 	Time string `json:"time"`
 	follow.Drift
@@ -131,7 +120,6 @@ func keyText(key map[string]string) string {
 	return strings.Join(parts, " ")
 }
 
-// cycleDone says what a cycle found.
 func (fa *followAudit) cycleDone(st follow.AuditStatus) {
 	over := ""
 	if st.Overran {
@@ -145,9 +133,8 @@ func (fa *followAudit) cycleDone(st follow.AuditStatus) {
 		st.Cycle, st.Slices, over, st.Compared, st.Skipped, st.Drifted, repaired)
 }
 
-// close closes the file and returns the error the follow stops with when
-// the audit found drift that the table may still hold (KindMismatch,
-// exit 4), with what to do; nil otherwise.
+// close returns the KindMismatch error the follow stops with when the table may
+// still hold drift found, with what to do.
 func (fa *followAudit) close(j *job, slot string) error {
 	if fa == nil {
 		return nil
@@ -172,8 +159,7 @@ func (fa *followAudit) close(j *job, slot string) error {
 		st.LastDrifted, st.LastDriftCycle, how, fa.path, j.cfg.run("migrate", OptFollow, OptResume, OptAudit), slot))
 }
 
-// FollowAuditLine is the audit's part of the follow's status line: the
-// cycle's progress and the drift found ("" without an audit).
+// FollowAuditLine is the audit's part of the follow's status line ("" without).
 func FollowAuditLine(a follow.AuditStatus) string {
 	if a.Mode == follow.AuditOff || a.Cycle == 0 {
 		return ""
@@ -196,11 +182,7 @@ func FollowAuditLine(a follow.AuditStatus) string {
 	return line
 }
 
-// lockedWriter serializes the writes of the follow's goroutines (the
-// status line, the audit's lines) to one writer.
-// lockLog returns w made safe for writes from several goroutines: a
-// StructuredLog is (its records are written whole, under its lock), any
-// other writer is wrapped in a lockedWriter.
+// lockLog makes w safe for several goroutines: a StructuredLog already is.
 func lockLog(w io.Writer) io.Writer {
 	if _, ok := w.(StructuredLog); ok {
 		return w
@@ -208,6 +190,7 @@ func lockLog(w io.Writer) io.Writer {
 	return &lockedWriter{w: w}
 }
 
+// lockedWriter serializes writes to w.
 type lockedWriter struct {
 	mu sync.Mutex
 	w  io.Writer

@@ -8,15 +8,11 @@ import (
 	"github.com/pg2dynamo/pg2dynamo/verify"
 )
 
-// changesOnly is migrate with ChangesOnly: in one snapshot, one comparison of
-// every derived item with the table (verify.Compare) hands each new and
-// changed item to the run's DynamoDB sink as its bucket is compared, then,
-// when the counts agree, the stale items to conditional deletes
-// (tableApplier); then, unless NoVerify, every key written is read back
-// and the access patterns run. The report (text on stdout, JSON,
-// HTML) gives what was compared, written and deleted, the write units,
-// and the check. Exit 4 when the check fails, 3 when rows or items were
-// rejected (see the rejects file).
+// changesOnly is migrate with ChangesOnly: one comparison in one snapshot hands
+// new and changed items to the sink as each bucket is compared, then, when the
+// counts agree, the stale items to conditional deletes; then, unless NoVerify,
+// every key written is read back and the access patterns run. Exit 4 when the
+// check fails, 3 on rejects.
 func changesOnly(j *job) error {
 	op, err := j.begin(opening{lock: true, rejects: true, reports: true})
 	if err != nil {
@@ -34,10 +30,8 @@ func changesOnly(j *job) error {
 	return writeChanges(j, s, op, out, nil, nil)
 }
 
-// writeChanges is ChangesOnly's comparison of s with the table, which
-// writes as it goes, and its report and exit; narrow, if set, narrows the
-// comparison (applyChanges), and done, if set, runs once every difference
-// is applied and read back as applied (or not read back: NoVerify).
+// writeChanges runs applyChanges and reports; done, if set, runs once every
+// difference is applied and read back.
 func writeChanges(j *job, s *session, op *opened, out sinkOut, narrow func(*verify.Options), done func() error) error {
 	rejects, rf := op.rejects, op.rf
 	if err := s.src.Begin(j.ctx); err != nil {
@@ -72,9 +66,8 @@ func writeChanges(j *job, s *session, op *opened, out sinkOut, narrow func(*veri
 	return nil
 }
 
-// applyChanges runs ChangesOnly's comparison, which writes as it goes,
-// and returns its report; the caller closes the Result. narrow, if set,
-// narrows the comparison's options (a new version of the mapping).
+// applyChanges runs ChangesOnly's writing comparison, narrowed by narrow if
+// set; the caller closes the Result.
 func applyChanges(j *job, s *session, out sinkOut, rejects *rejectFile, narrow func(*verify.Options)) (*report.Report, *verify.Result, error) {
 	check := !j.mig.NoVerify
 	fmt.Fprintf(j.log, "changes-only: deriving items from %s and comparing them with table %s; the new and changed items are written as they are found, the stale ones deleted after\n",

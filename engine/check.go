@@ -17,14 +17,8 @@ import (
 	"github.com/pg2dynamo/pg2dynamo/transform"
 )
 
-// The checks a command makes before it creates or writes anything, and
-// the exit code 2 ("nothing was written") of what they refuse.
-
-// checkEndpoint refuses an EndpointURL (or AWS_ENDPOINT_URL_DYNAMODB,
-// AWS_ENDPOINT_URL, which set it) that is not an http or https URL with a
-// host, as a usage error: the SDK would otherwise fail every request, and
-// the preflight report it as a DynamoDB that cannot be reached. "" (the
-// region's endpoint) is accepted.
+// checkEndpoint refuses an EndpointURL that is not an http(s) URL with a host,
+// which would fail every request; "" is the region's.
 func checkEndpoint(j *job, raw string) error {
 	if raw == "" {
 		return nil
@@ -36,11 +30,9 @@ func checkEndpoint(j *job, raw string) error {
 	return nil
 }
 
-// loadForCheck loads the mapping file of a command that checks it against
-// its source (connectAndCheck) before it does anything else with it: as
-// loadMapping, but a file with problems that still decodes gives its
-// mapping (mapping.LoadPartial), whose problems connectAndCheck reports
-// with the source's, so that one run says every mistake it can.
+// loadForCheck loads the mapping as LoadMapping does, but a file with problems
+// that still decodes gives its mapping (mapping.LoadPartial), so
+// connectAndCheck reports its problems with the source's in one run.
 func loadForCheck(ctx context.Context, path string) (*mapping.Mapping, error) {
 	m, err := loadWith(ctx, path, mapping.LoadPartial)
 	if m != nil {
@@ -49,14 +41,10 @@ func loadForCheck(ctx context.Context, path string) (*mapping.Mapping, error) {
 	return nil, err
 }
 
-// connectAndCheck connects to the command's source (Source or
-// DATABASE_URL, else the libpq variables and defaults) and checks the
-// mapping against it (pipeline.Prepare), returning the plans. When neither
-// Source nor DATABASE_URL is given, a connection that fails, and a
-// mapping the database refuses, say which database and user libpq chose,
-// and why. A mapping with problems (loadForCheck) is refused with them,
-// and with the source's when it could connect (exit 2). The caller closes
-// the source.
+// connectAndCheck connects to the source and checks the mapping against it
+// (pipeline.Prepare), returning the plans. Without Source or DATABASE_URL,
+// failures say which database and user libpq chose. The caller closes the
+// source.
 func connectAndCheck(j *job, m *mapping.Mapping) (*extract.Source, []*transform.Plan, error) {
 	src, err := extract.Connect(j.ctx, j.cfg.Source)
 	if err != nil {
@@ -78,10 +66,9 @@ func connectAndCheck(j *job, m *mapping.Mapping) (*extract.Source, []*transform.
 	return src, plans, nil
 }
 
-// withSourceNote adds to err, on a line of its own, where libpq's rules
-// led when the command names no source: "connected to database root as
-// user root on /var/run/postgresql:5432 (libpq defaults: no Source,
-// DATABASE_URL or PG* variables)". err is returned as is otherwise.
+// withSourceNote adds to err where libpq's rules led when no source was named:
+// "connected to database root as user root on /var/run/postgresql:5432 (libpq
+// defaults: …)".
 func withSourceNote(j *job, err error, connected bool) error {
 	if j.cfg.Source != "" {
 		return err
@@ -101,14 +88,9 @@ func withSourceNote(j *job, err error, connected bool) error {
 	return fmt.Errorf("%w\n%s %s (%s)", err, verb, t, why)
 }
 
-// tableRefused gives migrate's refusal of its table exit code 2, as
-// nothing was written: a table that does not fit the mapping
-// (load.TableMismatchError), or one that does not exist without
-// CreateTable. Other errors are returned as they are.
-//
-// For a table that does not exist it lists the account's tables in the
-// region (ListTables, at most 1,000 names) and names the closest, as a
-// typo in Table or table.name is the likely cause.
+// tableRefused makes migrate's refusal of its table KindRefused: a table that
+// does not fit, or is missing without CreateTable, then naming the closest of
+// the region's tables as a likely typo.
 func tableRefused(ctx context.Context, client dynamodb.ListTablesAPIClient, name string, err error) error {
 	var tm *load.TableMismatchError
 	if errors.Is(err, load.ErrTableNotFound) {
@@ -120,8 +102,7 @@ func tableRefused(ctx context.Context, client dynamodb.ListTablesAPIClient, name
 	return err
 }
 
-// tableHint is a "did you mean" for a table name among the region's
-// tables, or "" (none close, or ListTables failed: the hint is optional).
+// tableHint is a "did you mean" among the region's tables, or "".
 func tableHint(ctx context.Context, client dynamodb.ListTablesAPIClient, name string) string {
 	var names []string
 	p := dynamodb.NewListTablesPaginator(client, &dynamodb.ListTablesInput{})
@@ -135,11 +116,9 @@ func tableHint(ctx context.Context, client dynamodb.ListTablesAPIClient, name st
 	return suggest.Hint(name, names)
 }
 
-// checkTable runs migrate's check of an existing table (load.CheckTable)
-// for a command that only reads it (verify, diff, migrate with DryRun): a
-// table migrate would refuse is refused here too, with exit code 2 and
-// every difference named, rather than compared item by item. A table that
-// does not exist passes (every item is new).
+// checkTable runs migrate's table check for a command that only reads it,
+// refusing what migrate would with every difference named; a missing table
+// passes.
 func (s *session) checkTable(j *job) error {
 	_, err := load.CheckTable(j.ctx, s.client, s.m)
 	var tm *load.TableMismatchError

@@ -16,22 +16,17 @@ import (
 	"github.com/pg2dynamo/pg2dynamo/pipeline"
 )
 
-// checkpointFile is a run's checkpoint (pipeline.Checkpoint: its content
-// and format are the pipeline's) and the file it is kept in, rewritten
-// atomically (a new file renamed over it; see outputFile) as the run
-// records progress.
+// checkpointFile is a run's pipeline.Checkpoint and the file it is kept in,
+// rewritten atomically (outputFile).
 type checkpointFile struct {
 	*pipeline.Checkpoint
 	path string
-	// every is the least time between two saves while an entity is not
-	// done (CheckpointInterval).
+	// every is the least time between two saves (CheckpointInterval).
 	every time.Duration
-	// mu serializes the changes made while a follow runs (update): the
-	// follow's (catalog, shapes) and a comparison's beside it.
+	// mu serializes a follow's changes and a comparison's beside it (update).
 	mu sync.Mutex
 }
 
-// update changes the checkpoint with f and saves it, under its lock.
 func (f *checkpointFile) update(change func()) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -39,7 +34,7 @@ func (f *checkpointFile) update(change func()) error {
 	return f.save()
 }
 
-// loadCheckpoint reads path; a missing file is a usage error naming it.
+// loadCheckpoint reads path; a missing file is a usage error.
 func loadCheckpoint(j *job, path string) (*pipeline.Checkpoint, error) {
 	b, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -55,7 +50,6 @@ func loadCheckpoint(j *job, path string) (*pipeline.Checkpoint, error) {
 	return cp, nil
 }
 
-// save writes the checkpoint file.
 func (f *checkpointFile) save() error {
 	b, err := f.Encode(time.Now()) // sets Updated
 	if err != nil {
@@ -67,10 +61,9 @@ func (f *checkpointFile) save() error {
 	return nil
 }
 
-// onCheckpoint is pipeline.Options.OnCheckpoint: it saves at most once an
-// interval, and whenever an entity is done. Rewriting the file for every
-// batch cost more CPU than the transform; a crash redoes at most an
-// interval.
+// onCheckpoint saves at most once an interval, and whenever an entity is done:
+// rewriting per batch would cost more than the transform, and a crash redoes at
+// most an interval.
 func (f *checkpointFile) onCheckpoint(_ *pipeline.Checkpoint, _ string, done bool) error {
 	if !done && time.Since(f.Updated) < f.every {
 		return nil
@@ -78,16 +71,11 @@ func (f *checkpointFile) onCheckpoint(_ *pipeline.Checkpoint, _ string, done boo
 	return f.save()
 }
 
-// lockCheckpoint takes an advisory lock (flock(2), through gofrs/flock) on
-// path+".lock", the lock file of checkpoint path, and writes this
-// process's pid into it, so that a second run started with the same
-// checkpoint (and so, by default, the same rejects file) is refused while
-// the first runs, naming the first's pid. release removes the lock file
-// and drops the lock; a process that ends another way (killed) leaves the
-// file, whose lock ended with it. A lock taken on a file another run
-// removed meanwhile (it opened the file before the removal) is given up
-// and taken again on the path's new file. The lock file is never
-// followed through a symbolic link and is readable by its owner only.
+// lockCheckpoint takes an advisory flock(2) on path+".lock" holding this pid,
+// so a second run with the same checkpoint (and rejects file) is refused,
+// naming the first. release removes the file and the lock; a killed process
+// leaves the file, its lock gone. A lock on a file removed meanwhile is retaken
+// on the new one. The file is never followed through a link and is mode 0600.
 func lockCheckpoint(j *job, path string) (release func(), err error) {
 	lockPath := path + ".lock"
 	for {

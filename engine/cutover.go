@@ -22,27 +22,24 @@ import (
 
 // CutoverOptions are cutover's.
 type CutoverOptions struct {
-	// Slot and Publication name the follow's (as migrate with Follow's).
+	// FollowOptions name the follow's slot and publication.
 	FollowOptions
-	// Rejects, when not "", is the follow's rejects file: a row listed in
-	// it is a no-go (the table lacks it).
+	// Rejects, when not "", is the follow's rejects file: a row in it is a
+	// no-go.
 	Rejects string
-	// Wait waits until go, then until the follow has applied the source's
-	// WAL position at that moment; Timeout, when above 0, bounds the
-	// whole wait (a KindTimeout error past it).
+	// Wait waits for a go, then for the follow to apply the source's WAL
+	// position at that moment; Timeout, above 0, bounds it all (KindTimeout).
 	Wait    bool
 	Timeout time.Duration
-	// Checks are more conditions of a go, after the built-in ones (the
-	// slot, the lag, the GSIs, the rejects): a table lease, an audit.
-	// Each runs at every evaluation.
+	// Checks are conditions of a go after the built-in ones, run at every
+	// evaluation.
 	Checks []CutoverCheck
-	// Report, when not nil, is given the evaluation of the checks the
-	// first time and whenever a verdict changes.
+	// Report, when set, gets the evaluation first and whenever a verdict
+	// changes.
 	Report func(CutoverReport)
 }
 
-// CutoverReport is one evaluation of the cutover's checks, in order: a go
-// when no check is NoGo.
+// CutoverReport is one evaluation of the checks: a go when no check is NoGo.
 type CutoverReport struct {
 	Go     bool
 	Checks []CheckResult
@@ -56,31 +53,27 @@ type CheckResult struct {
 
 // CutoverCheck is one condition of a cutover's go.
 type CutoverCheck interface {
-	// Name is the check's name in the report, one word ("slot").
+	// Name is the check's one-word name in the report ("slot").
 	Name() string
-	// Check evaluates the condition now against st. An error stops the
-	// cutover (a source or DynamoDB error); a condition not met is a
-	// CutoverResult of NoGo with its reason.
+	// Check evaluates the condition against st: an error stops the cutover; an
+	// unmet condition is NoGo with its reason.
 	Check(ctx context.Context, st *CutoverState) (CutoverResult, error)
 }
 
-// CutoverState is what the checks read: the follow's slot as the source
-// has it now, the source's WAL position, and the connections.
+// CutoverState is what the checks read.
 type CutoverState struct {
 	// Conn is a plain connection to the source; Client DynamoDB's.
 	Conn   *pgx.Conn
 	Client *dynamodb.Client
 	// Table is the DynamoDB table's name; Slot the follow's slot.
 	Table, Slot string
-	// SlotExists and SlotActive say whether the slot exists and a process
-	// streams from it; Confirmed is its confirmed_flush_lsn, Current the
-	// server's WAL write position (pg_current_wal_lsn()).
+	// SlotExists and SlotActive describe the slot; Confirmed is its
+	// confirmed_flush_lsn, Current pg_current_wal_lsn().
 	SlotExists, SlotActive bool
 	Confirmed, Current     pglogrepl.LSN
 	// Rejects is the rejects file ("": not given).
 	Rejects string
-	// cfg words the options a reason names (Config.Naming).
-	cfg Config
+	cfg     Config
 }
 
 // Verdict is a check's outcome.
@@ -91,8 +84,7 @@ const (
 	Go Verdict = iota
 	// NoGo: the condition does not hold; the cutover must wait.
 	NoGo
-	// NotChecked: the condition is not evaluated (what it reads is not
-	// available); it does not hold a go back.
+	// NotChecked: what the condition reads is unavailable; it holds no go back.
 	NotChecked
 )
 
@@ -104,7 +96,6 @@ type CutoverResult struct {
 	Reason  string
 }
 
-// checkFunc is a CutoverCheck of a name and a function.
 type checkFunc struct {
 	name string
 	f    func(context.Context, *CutoverState) (CutoverResult, error)
@@ -117,16 +108,15 @@ func (c checkFunc) Check(ctx context.Context, st *CutoverState) (CutoverResult, 
 
 var _ CutoverCheck = checkFunc{}
 
-// NotCheckedYet is a CutoverCheck that always answers NotChecked with
-// reason: a place for a condition this build cannot evaluate.
+// NotCheckedYet is a CutoverCheck always NotChecked with reason: a place for a
+// condition this build cannot evaluate.
 func NotCheckedYet(name, reason string) CutoverCheck {
 	return checkFunc{name, func(context.Context, *CutoverState) (CutoverResult, error) {
 		return CutoverResult{NotChecked, reason}, nil
 	}}
 }
 
-// builtinChecks are cutover's own conditions, then the places of the
-// table lease and the audit, which this build does not evaluate.
+// builtinChecks are cutover's own conditions.
 func builtinChecks() []CutoverCheck {
 	return []CutoverCheck{
 		checkFunc{"slot", checkSlot},
@@ -138,10 +128,8 @@ func builtinChecks() []CutoverCheck {
 	}
 }
 
-// checkLeaseHolder is go when the table's lease (its tags) is held by
-// the follow's slot and fresh: that follow is the table's one writer. A
-// lease of another slot, a stale lease, or none, is a no-go; an endpoint
-// without tagging is not checked.
+// checkLeaseHolder is go when the follow's slot holds the table's lease, fresh:
+// that follow is the one writer. Without tagging it is not checked.
 func checkLeaseHolder(ctx context.Context, st *CutoverState) (CutoverResult, error) {
 	td, err := load.DescribeTable(ctx, st.Client, st.Table)
 	if err != nil || td == nil {
@@ -167,10 +155,8 @@ func checkLeaseHolder(ctx context.Context, st *CutoverState) (CutoverResult, err
 	return CutoverResult{Go, fmt.Sprintf("slot %s holds the lease of table %s (its last heartbeat %s ago)", l.Slot, st.Table, max(age, 0))}, nil
 }
 
-// checkAudit is go when the follow's rolling audit, as its lease records
-// it, has completed a cycle (compared every item at least once) and left
-// no drifted item in the table. A follow without the audit, or a table
-// without a lease, is not checked.
+// checkAudit is go when the follow's audit, as its lease records it, completed
+// a cycle and left no drifted item; without audit or lease it is not checked.
 func checkAudit(ctx context.Context, st *CutoverState) (CutoverResult, error) {
 	td, err := load.DescribeTable(ctx, st.Client, st.Table)
 	if err != nil || td == nil {
@@ -186,8 +172,6 @@ func checkAudit(ctx context.Context, st *CutoverState) (CutoverResult, error) {
 	return auditVerdict(st.cfg, tags, st.Slot), nil
 }
 
-// auditVerdict is checkAudit's verdict on a table whose tags are tags,
-// for the follow of slot, naming options as cfg does.
 func auditVerdict(cfg Config, tags map[string]string, slot string) CutoverResult {
 	l, ok := load.LeaseOf(tags)
 	switch {
@@ -213,8 +197,7 @@ func checkSlot(_ context.Context, st *CutoverState) (CutoverResult, error) {
 	return CutoverResult{Go, fmt.Sprintf("a follow streams from replication slot %s, applied up to %s", st.Slot, st.Confirmed)}, nil
 }
 
-// checkLag reports the WAL between the slot's confirmed position and the
-// server's; it holds no go back (Wait waits for it).
+// checkLag reports the WAL lag; it holds no go back (Wait waits for it).
 func checkLag(_ context.Context, st *CutoverState) (CutoverResult, error) {
 	if !st.SlotExists {
 		return CutoverResult{NotChecked, "no slot"}, nil
@@ -260,7 +243,6 @@ func checkRejects(_ context.Context, st *CutoverState) (CutoverResult, error) {
 	return CutoverResult{Go, fmt.Sprintf("no row rejected (%s is empty)", st.Rejects)}, nil
 }
 
-// countLines counts the non-empty lines of the file at path.
 func countLines(path string) (int, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -278,15 +260,12 @@ func countLines(path string) (int, error) {
 	return n, sc.Err()
 }
 
-// Cutover reads a running follow's state and prints to Config.Out a go or
-// no-go with each check's verdict and reason. Without o.Wait, a no-go is a
-// KindNoGo error. With o.Wait it evaluates again (every CutoverPoll) until
-// go, printing the report when it changes; then it takes the source's WAL
-// position (follow.FlushedLSN: the moment the application stopped
-// writing, its commits flushed) and waits until the follow's slot has
-// confirmed it, printing the position and the time it took. Past
-// o.Timeout it is a KindTimeout error; a follow that stops while waited
-// for is a KindNoGo error.
+// Cutover reads a running follow's state and prints a go or no-go with each
+// check's verdict and reason; a no-go is KindNoGo. With o.Wait it evaluates
+// every CutoverPoll until go, then takes the source's flushed WAL position (the
+// moment the application stopped writing) and waits until the follow's slot
+// confirms it. Past o.Timeout it is KindTimeout; a follow that stops meanwhile,
+// KindNoGo.
 func Cutover(ctx context.Context, cfg Config, o CutoverOptions) error {
 	j := newJob(ctx, cfg, "cutover")
 	j.mig.FollowOptions = o.FollowOptions
@@ -338,8 +317,7 @@ const CutoverPoll = 200 * time.Millisecond
 
 var errCutoverTimeout = errors.New("cutover: timed out")
 
-// timedOut is err, or a KindTimeout error when ctx ended on the
-// cutover's timeout.
+// timedOut is err, or KindTimeout when ctx ended on the cutover's timeout.
 func timedOut(ctx context.Context, err error) error {
 	if errors.Is(context.Cause(ctx), errCutoverTimeout) {
 		return &Error{KindTimeout, fmt.Errorf("%w (%v)", errCutoverTimeout, err)}
@@ -347,8 +325,8 @@ func timedOut(ctx context.Context, err error) error {
 	return err
 }
 
-// waitForGo evaluates checks until go (only once without o.Wait), giving
-// o.Report the report the first time and whenever a verdict changes.
+// waitForGo evaluates checks until go (once without o.Wait), reporting when a
+// verdict changes.
 func waitForGo(j *job, st *CutoverState, checks []CutoverCheck, o CutoverOptions) error {
 	last := ""
 	for {
@@ -357,8 +335,6 @@ func waitForGo(j *job, st *CutoverState, checks []CutoverCheck, o CutoverOptions
 			return err
 		}
 		report := cutoverReport(checks, results)
-		// The reasons change as the lag does: a report is given again
-		// when a verdict changes.
 		if key := verdicts(results); key != last && o.Report != nil {
 			o.Report(report)
 			last = key
@@ -377,8 +353,7 @@ func waitForGo(j *job, st *CutoverState, checks []CutoverCheck, o CutoverOptions
 	}
 }
 
-// evaluate reads the slot and the server's position into st, then runs
-// every check.
+// evaluate reads the slot and server position into st and runs every check.
 func evaluate(ctx context.Context, st *CutoverState, checks []CutoverCheck) ([]CutoverResult, error) {
 	slot, exists, err := extract.NewCatalog(st.Conn).Slot(ctx, st.Slot)
 	if err != nil {
@@ -397,8 +372,6 @@ func evaluate(ctx context.Context, st *CutoverState, checks []CutoverCheck) ([]C
 	return results, nil
 }
 
-// cutoverReport is the report of checks' results: a go when none is
-// NoGo.
 func cutoverReport(checks []CutoverCheck, results []CutoverResult) CutoverReport {
 	r := CutoverReport{Go: true, Checks: make([]CheckResult, len(results))}
 	for i, res := range results {
@@ -410,7 +383,6 @@ func cutoverReport(checks []CutoverCheck, results []CutoverResult) CutoverReport
 	return r
 }
 
-// verdicts is the verdicts of results, as text to compare.
 func verdicts(results []CutoverResult) string {
 	v := make([]string, len(results))
 	for i, r := range results {

@@ -25,48 +25,40 @@ import (
 	"github.com/pg2dynamo/pg2dynamo/verify"
 )
 
-// EvolveOptions apply a new version of the table's own mapping (the same
-// name) to the table in place: migrate with ChangesOnly, or with Follow
-// and Resume, given PreviousMapping; and diff with it.
+// EvolveOptions apply a new version of the table's own mapping in place:
+// migrate with ChangesOnly, or with Follow and Resume; and diff.
 type EvolveOptions struct {
-	// PreviousMapping is the mapping file the table was written with
-	// (the version before Config.Mapping): its SHA-256 must be the one
-	// the table's tags record (load.TagMappingHash), or, with Follow and
-	// Resume, the checkpoint's. "": no new version is applied.
+	// PreviousMapping is the file the table was written with; its SHA-256 must
+	// match the table's tags (or, following, the checkpoint's). "": no new
+	// version.
 	PreviousMapping string
-	// DropGSIs deletes the GSIs the previous version declares and the new
-	// one does not, once the items are in line; without it they stay.
+	// DropGSIs deletes the GSIs only the previous version declares, once the
+	// items are in line.
 	DropGSIs bool
 }
 
-// GSITimeout bounds the wait for one GSI to be created (its backfill
-// included) or deleted.
+// GSITimeout bounds the wait for one GSI to be created (backfill included) or
+// deleted.
 const GSITimeout = 2 * time.Hour
 
-// evolution is a new version of the table's mapping, applied in place:
-// what changes from the previous one, and the entities to compare.
+// evolution is a new version of the table's mapping, applied in place.
 type evolution struct {
 	prev    *mapping.Mapping
 	prevSHA string
 	diff    *mapping.Diff
-	// retired are the types only the previous version writes: their
-	// items are deleted.
+	// retired are the types only the previous version writes: their items go.
 	retired []string
-	// sub is the session of the entities to compare (subset), with
-	// Follow and Resume; done is set once they are compared beside the
-	// follow and the checkpoint records the new version.
+	// sub is the session of the entities to compare, with Follow and Resume;
+	// done is set once they are compared and the checkpoint records the new
+	// version.
 	sub  *session
 	done atomic.Bool
-	// rejected counts the comparison's rejects: its source rows rejected
-	// and the puts kept from another type's item (the rejects file lists
-	// each); the run ends rejected when it is not 0.
+	// rejected counts the comparison's rejects; the run ends rejected if any.
 	rejected atomic.Int64
-	// arn is the table's, once checkTable found it tagged: mark tags it
-	// there. "" on an endpoint without tags.
+	// arn is the table's, once checkTable found it tagged ("" without tags).
 	arn string
 }
 
-// rejectedRows is ev.rejected, 0 without an evolution.
 func (ev *evolution) rejectedRows() int64 {
 	if ev == nil {
 		return 0
@@ -74,9 +66,8 @@ func (ev *evolution) rejectedRows() int64 {
 	return ev.rejected.Load()
 }
 
-// loadEvolution reads EvolveOptions.PreviousMapping and compares it with
-// the run's mapping: nil without it. Another name, or a change the table
-// cannot take in place (mapping.Diff.Refusals), is refused.
+// loadEvolution compares PreviousMapping with the run's mapping (nil without
+// it), refusing another name or a change the table cannot take in place.
 func loadEvolution(j *job, s *session) (*evolution, error) {
 	path := j.mig.PreviousMapping
 	if path == "" {
@@ -98,8 +89,6 @@ func loadEvolution(j *job, s *session) (*evolution, error) {
 	return ev, nil
 }
 
-// describe writes what changes (mapping.Diff.Changes), one line a
-// change, to j.log.
 func (ev *evolution) describe(j *job, s *session) {
 	if ev.diff.Empty() {
 		fmt.Fprintf(j.log, "mapping %s: %s changes nothing of %s\n", s.m.Name, j.cfg.Mapping, j.mig.PreviousMapping)
@@ -111,12 +100,10 @@ func (ev *evolution) describe(j *job, s *session) {
 	}
 }
 
-// checkTable refuses, before anything is written, a table that is not
-// the previous version's: another mapping's, or tagged with a SHA-256
-// that is neither version's (a version between them, never applied).
-// With lease, the table's lease is checked first (checkLease): a follow
-// streaming into it refuses the run, but its own resume. An endpoint
-// without tags is noted, and nothing is checked.
+// checkTable refuses, before anything is written, a table not the previous
+// version's: another mapping's, or tagged with a SHA-256 of neither version.
+// With lease, a follow streaming into it refuses the run, but its own resume.
+// Without tags nothing is checked.
 func (ev *evolution) checkTable(j *job, s *session, lease bool) error {
 	name := s.m.Table.Name
 	td, err := load.DescribeTable(j.ctx, s.client, name)
@@ -158,11 +145,9 @@ func (ev *evolution) checkTable(j *job, s *session, lease bool) error {
 	return nil
 }
 
-// mark tags the table as partway through this change (load.MarkEvolving)
-// before any item of it is written (a GSI added changes no item): until
-// finish records the new version, only a run applying one of the two
-// versions over the other writes into the table (checkOwner). An
-// endpoint without tags is not marked.
+// mark tags the table as partway through this change before any item is
+// written, so until finish only a run applying one of the two versions writes
+// into it (checkOwner).
 func (ev *evolution) mark(j *job, s *session) error {
 	if ev.arn == "" {
 		return nil
@@ -173,26 +158,20 @@ func (ev *evolution) mark(j *job, s *session) error {
 	return nil
 }
 
-// change is the change ev applies, from the previous version to s's.
 func (ev *evolution) change(s *session) load.Evolving {
 	return load.Evolving{From: owner(ev.prev, ev.prevSHA).Hash, To: owner(s.m, s.mappingSHA256).Hash}
 }
 
-// evolvingError is the refusal of a run into table, tagged as partway
-// through e, a change of mapping name, that is not one of the two runs
-// that may write into it: the one applying e (to finish it) and the one
-// applying e's previous version over it (to take it back).
+// evolvingError refuses a run into a table partway through e that neither
+// finishes e nor takes it back.
 func evolvingError(j *job, table, name string, e load.Evolving) error {
 	return fmt.Errorf("table %s is partway through a new version of mapping %s (tag %s): from the version whose SHA-256 begins %s to the one whose SHA-256 begins %s, which a run stopped applying; it holds items of both. Nothing was written: finish it with the run that started it (%s the new version's file, %s the previous one's), or take it back with the two files swapped",
 		table, name, load.TagEvolving, e.From, e.To, j.opt(OptMapping), j.opt(OptPreviousMapping))
 }
 
-// createGSIs adds the new version's GSIs the table lacks, one at a time
-// as DynamoDB requires, each waited for until ACTIVE and backfilled,
-// before any item is compared: the items put next are indexed as they are
-// written. A GSI the table has already (a run before created it, and may
-// have ended while DynamoDB was still building it) is waited for the
-// same way (load.EnsureGSI).
+// createGSIs adds the new GSIs one at a time, as DynamoDB requires, each ACTIVE
+// and backfilled before any item is compared, so the items put are indexed. One
+// a run before created is waited for the same way.
 func (ev *evolution) createGSIs(j *job, s *session) error {
 	for _, g := range ev.diff.GSIsAdded {
 		fmt.Fprintf(j.log, "GSI %s: creating it (UpdateTable), or, if the table has it already, waiting until it is ACTIVE and backfilled\n", g)
@@ -209,8 +188,7 @@ func (ev *evolution) createGSIs(j *job, s *session) error {
 	return nil
 }
 
-// finish, once the items are in line, deletes the removed GSIs
-// (DropGSIs) and tags the table with the new version.
+// finish deletes the removed GSIs (DropGSIs) and tags the new version.
 func (ev *evolution) finish(j *job, s *session) error {
 	td, err := load.DescribeTable(j.ctx, s.client, s.m.Table.Name)
 	if err != nil || td == nil {
@@ -240,10 +218,9 @@ func (ev *evolution) finish(j *job, s *session) error {
 	return err
 }
 
-// subset is s restricted to the entities whose items change: the
-// mapping with those entities only (and no access pattern: the others'
-// items answer them too), and their plans, compiled again for it (a
-// plan's items name their entity by its place in the mapping).
+// subset is s restricted to the entities to compare, with no access pattern
+// (the others' items answer them too) and plans compiled again (items name
+// their entity by its place in the mapping).
 func (ev *evolution) subset(j *job, s *session) (*session, error) {
 	affected := ev.affected(s.m)
 	sub := *s
@@ -260,31 +237,24 @@ func (ev *evolution) subset(j *job, s *session) (*session, error) {
 	return &sub, err
 }
 
-// affected names the entities of m (the new version) to compare
-// (mapping.Diff.Compared): those whose items change, and every other
-// entity of their types, old or new.
+// affected names the entities to compare: those whose items change, and every
+// other entity of their types (mapping.Diff.Compared).
 func (ev *evolution) affected(m *mapping.Mapping) []string {
 	return ev.diff.Compared(m)
 }
 
-// options narrows a comparison of the subset (subset) to the items of
-// its types and of the retired ones (mapping.Diff.ComparedTypes), and
-// deletes the retired ones' items.
+// options narrows a comparison to the compared and retired types, deleting the
+// retired ones' items.
 func (ev *evolution) options(sub *session, opts *verify.Options) {
 	opts.Types = ev.diff.ComparedTypes()
 	opts.Retired = ev.retired
 	opts.SkipPatterns = true
 }
 
-// evolveChanges is migrate with ChangesOnly and PreviousMapping: the new
-// version of the table's mapping applied to a table no follow holds. It
-// names what changes, refuses what cannot change in place, checks that
-// the table is the previous version's, creates the new GSIs, then
-// compares only the entities whose items change (and the items of the
-// types no entity writes any more) with the table, writing the new and
-// changed items and deleting the stale ones (re-keyed items among them)
-// as ChangesOnly does; then it deletes the removed GSIs
-// (DropGSIs) and tags the table with the new version.
+// evolveChanges is migrate with ChangesOnly and PreviousMapping, into a table
+// no follow holds: checked, new GSIs created, then the entities whose items
+// change (and retired types' items) compared and written as ChangesOnly does;
+// then finish.
 func evolveChanges(j *job, op *opened) error {
 	s := op.s
 	ev, err := loadEvolution(j, s)
@@ -322,8 +292,8 @@ func evolveChanges(j *job, op *opened) error {
 	return writeChanges(j, sub, op, out, func(o *verify.Options) { ev.options(sub, o) }, done)
 }
 
-// previousFingerprint is the checkpoint fingerprint of the mapping file
-// path for table ("" when it cannot be read: no checkpoint has it).
+// previousFingerprint is the checkpoint fingerprint of the mapping file path
+// for table ("" when unreadable).
 func previousFingerprint(path, table string) string {
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -332,11 +302,9 @@ func previousFingerprint(path, table string) string {
 	return pipeline.Fingerprint(b, table)
 }
 
-// start readies migrate with Follow, Resume and PreviousMapping before
-// anything is written, once loadEvolution has compared the two versions:
-// the checkpoint's full load done, the table checked (its lease: the
-// follow's own slot takes it over) and the new GSIs created, and the
-// plans of the entities to compare compiled.
+// start readies migrate with Follow, Resume and PreviousMapping before anything
+// is written: the previous full load done, the table checked (the follow's own
+// slot takes its lease over), the new GSIs created and the subset compiled.
 func (ev *evolution) start(j *job, s *session, cp *checkpointFile) error {
 	for _, e := range ev.prev.Entities {
 		if p := cp.Entities[e.Name]; p != nil && !p.Done && cp.Mapping != ev.fp(j) {
@@ -362,20 +330,15 @@ func (ev *evolution) start(j *job, s *session, cp *checkpointFile) error {
 	return err
 }
 
-// fp is the checkpoint fingerprint of the run's mapping (the new
-// version).
+// fp is the checkpoint fingerprint of the new version.
 func (ev *evolution) fp(j *job) string {
 	return previousFingerprint(j.cfg.Mapping, ev.prev.Table.Name)
 }
 
-// follow readies migrate's step with Follow, Resume and PreviousMapping in
-// place of the full load: the follow streams with the new version from
-// the slot's confirmed position at once (the checkpoint's shapes are the
-// new version's, so that it does not derive the changed entities again
-// whole), and the entities whose items change are compared beside it
-// (compareBeside). The checkpoint records the new version once the
-// comparison is done: until then a run stopped or failed resumes with
-// the same command, and compares again.
+// follow has the follow stream with the new version from the slot at once (the
+// checkpoint's shapes are the new version's, so changed entities are not
+// derived again whole) while compareBeside runs. Until the comparison is done,
+// a stopped run resumes with the same command and compares again.
 func (ev *evolution) follow(j *job, s *session, cp *checkpointFile, fl *following, rejects *rejectFile, rf *reportFiles) {
 	cp.Shapes = map[string]transform.Shape{}
 	for _, p := range s.plans {
@@ -386,15 +349,11 @@ func (ev *evolution) follow(j *job, s *session, cp *checkpointFile, fl *followin
 	}
 }
 
-// compareBeside runs beside the follow (follow.Options.Alongside): in a
-// snapshot of its own, taken once every write of the follow is recorded
-// (follow.Applier.Beside), the entities whose items change are compared
-// with the table, and the differences handed to the follow, which writes
-// them beside its windows, leaving out the keys it has written since
-// (its items are newer than the snapshot's): no change of the stream is
-// lost, or overwritten by an older state. Then the checkpoint records
-// the new version (its fingerprint; the entities done), the removed GSIs
-// are deleted (DropGSIs) and the table tagged.
+// compareBeside compares the changed entities in a snapshot of its own, taken
+// once every write of the follow is recorded (follow.Applier.Beside), and hands
+// the differences to the follow, which leaves out the keys it has written
+// since: no change of the stream is lost or overwritten by an older state. Then
+// the checkpoint records the new version, and finish.
 func (ev *evolution) compareBeside(ctx context.Context, j *job, s *session, cp *checkpointFile, fl *following, a *follow.Applier, rejects *rejectFile, rf *reportFiles) error {
 	if len(ev.sub.m.Entities) > 0 || len(ev.retired) > 0 {
 		src, err := extract.Connect(ctx, j.cfg.Source)
@@ -454,11 +413,9 @@ func (ev *evolution) compareBeside(ctx context.Context, j *job, s *session, cp *
 	return ev.finish(j, s)
 }
 
-// compareBesideWith runs the comparison of s (the entities to compare)
-// with the table, its writes handed to b (besideApplier), and returns its
-// report; the caller closes the Result. The writes are not read back:
-// the follow writes the table meanwhile (verify, once it is caught up,
-// checks the table whole).
+// compareBesideWith compares s with the table, handing its writes to b, and
+// returns the report; the caller closes the Result. The writes are not read
+// back: the follow writes the table meanwhile.
 func compareBesideWith(ctx context.Context, j *job, s *session, b *follow.Beside, rejects *rejectFile, narrow func(*verify.Options)) (*report.Report, *verify.Result, error) {
 	prog, closeProg := j.progress()
 	ap := &besideApplier{b: b, byType: map[string]int64{}, client: s.client, table: s.m.Table.Name, typeAttr: s.m.TypeAttribute,
@@ -481,25 +438,14 @@ func compareBesideWith(ctx context.Context, j *job, s *session, b *follow.Beside
 	return r, res, nil
 }
 
-// besideApplier is the verify.Applier of a comparison beside the follow:
-// its puts and deletes are handed to the follow (follow.Beside), which
-// writes them beside its windows. The deletes are not conditional on
-// the item's type: the follow, the table's one writer, leaves out the
-// keys it wrote since the comparison's snapshot. Its counts are of the
-// writes handed, the follow's left-out ones among them
-// (follow.Beside.SkippedPuts, SkippedDeletes).
-//
-// With guard (the types the comparison reads), an item the table did not
-// hold at its key among those types (w.Missing) is first looked up
-// (GetItem, strongly consistent): a key held by an item of another type
-// is another entity's, and the put is a reject (collisionReject) instead
-// of overwriting it. The follow writes no such key later over the put:
-// the keys it writes after the snapshot are left out of the handed writes.
+// besideApplier hands a comparison's writes to the follow (follow.Beside), the
+// table's one writer, which leaves out keys it wrote since the snapshot, so
+// deletes need no type condition. With guard, a missing item's key is looked
+// up first (consistent GetItem): another type's item there makes a reject.
 type besideApplier struct {
 	b                    *follow.Beside
 	puts, deletes, units int64
-	// rejected counts the puts kept from another type's item (the
-	// collision rejects), as tableApplier counts them.
+	// rejected counts the collision rejects, as tableApplier does.
 	rejected        int64
 	byType          map[string]int64
 	client          *dynamodb.Client
@@ -526,9 +472,8 @@ func (x *besideApplier) Put(ctx context.Context, w verify.Write) error {
 	return x.b.Put(ctx, w.Entity, w.Item)
 }
 
-// holder returns the type of the item at w's key when that item is of
-// none of the guard's types, or "" when the key is free or held by one of
-// them.
+// holder is the type of the item at w's key when of none of the guard's types,
+// or "".
 func (x *besideApplier) holder(ctx context.Context, w verify.Write) (string, error) {
 	key := map[string]types.AttributeValue{x.keyAttrs[0]: w.Item[x.keyAttrs[0]]}
 	if x.keyAttrs[1] != "" {
@@ -558,8 +503,8 @@ func (x *besideApplier) Delete(ctx context.Context, w verify.Write) error {
 
 func (x *besideApplier) Wait(ctx context.Context) error { return x.b.Flush(ctx) }
 
-// stopped is the error of a run whose follow stopped before the
-// comparison beside it was done (nil when it was done, or none ran).
+// stopped is the error of a run whose follow stopped before the comparison
+// beside it was done.
 func (ev *evolution) stopped(j *job) error {
 	if ev == nil || ev.done.Load() {
 		return nil
@@ -567,14 +512,10 @@ func (ev *evolution) stopped(j *job) error {
 	return failed(fmt.Errorf("the follow stopped before the comparison of the entities that change was done: the checkpoint still records %s; run the same command again (it compares them again)", j.mig.PreviousMapping))
 }
 
-// evolveDiff is diff with PreviousMapping: what applying the run's mapping,
-// a new version of the table's, would change and cost, writing nothing.
-// It says what changes (describe), checks the table is the previous
-// version's and fits the new one but for the GSIs to create, then
-// compares, in one snapshot, only the entities whose items change (and
-// the items of retired types) with the table, pricing the puts and
-// deletes in write units (report.ModeDiff), and reads the new items' keys
-// again: those another type's items hold, applying rejects
+// evolveDiff is diff with PreviousMapping: what applying the new version would
+// change and cost, writing nothing. It checks the table as evolveChanges does
+// (the new GSIs aside), compares the changed entities in one snapshot pricing
+// writes in write units, and reads new keys again for those another type holds
 // (verify.Options.Holders).
 func evolveDiff(j *job, s *session, rf *reportFiles) error {
 	ev, err := loadEvolution(j, s)

@@ -18,9 +18,9 @@ import (
 )
 
 // Export runs the full load into DynamoDB JSON objects at o.To (S3 or a
-// directory) for DynamoDB's import from S3, and writes the manifest last;
-// a failed export removes what it wrote. Rows rejected are a KindRejected
-// error; a destination holding other objects is KindRefused.
+// directory) for DynamoDB's import from S3, writing the manifest last; a failed
+// export removes what it wrote. Rejected rows are KindRejected; a destination
+// holding other objects, KindRefused.
 func Export(ctx context.Context, cfg Config, o ExportOptions) error {
 	j := newJob(ctx, cfg, "export")
 	j.mig.LoadOptions = o.LoadOptions
@@ -49,8 +49,8 @@ func Export(ctx context.Context, cfg Config, o ExportOptions) error {
 	opts := export.Options{ObjectBytes: j.exp.ObjectSize, Slots: j.exp.Objects, Compression: compression}
 	manifestKey := export.ManifestKey
 	if shard.On() {
-		// The shards' objects sit side by side under data/, which an
-		// import reads whole; each shard has a manifest of its own.
+		// Shards' objects share data/, which an import reads whole; each has
+		// its own manifest.
 		tag := export.ShardTag(shard.Index, shard.Count)
 		opts.Prefix, manifestKey = tag+"-", "manifest-"+tag+".json"
 	}
@@ -96,10 +96,8 @@ func Export(ctx context.Context, cfg Config, o ExportOptions) error {
 	return finishExport(j, man, store, loc, manifestKey, rejects)
 }
 
-// abortExport removes what a failed export wrote (its objects, complete
-// or not: Sink.Abort), so that it can run again into the same place, even
-// when interrupted; it returns err, the failure, and what could not be
-// removed.
+// abortExport removes a failed export's objects, so it can run again in the
+// same place; it returns err and what could not be removed.
 func abortExport(j *job, sink *export.Sink, loc export.Location, err error) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(j.ctx), abortTimeout)
 	defer cancel()
@@ -112,10 +110,8 @@ func abortExport(j *job, sink *export.Sink, loc export.Location, err error) erro
 	return err
 }
 
-// abortTimeout bounds the removal of a failed export's objects.
 const abortTimeout = time.Minute
 
-// completeExport completes the objects and writes the manifest, last.
 func completeExport(j *job, s *session, sink *export.Sink, sum *pipeline.Summary, man *export.Manifest,
 	store export.Store, manifestKey string) error {
 	objects, perEntity, err := sink.Close()
@@ -132,7 +128,6 @@ func completeExport(j *job, s *session, sink *export.Sink, sum *pipeline.Summary
 	return man.Write(j.ctx, store, manifestKey)
 }
 
-// finishExport says what was exported; rows rejected give ExitRejected.
 func finishExport(j *job, man *export.Manifest, store export.Store, loc export.Location, manifestKey string, rejects *rejectFile) error {
 	fmt.Fprintf(j.out, "exported %d items in %d objects (%s of DynamoDB JSON, %s %s) to %s; manifest %s\n",
 		man.Items, len(man.Objects), mib(man.Bytes), mib(man.Stored), strings.ToLower(man.Compression), loc, store.URL(manifestKey))
@@ -145,9 +140,8 @@ func finishExport(j *job, man *export.Manifest, store export.Store, loc export.L
 	return nil
 }
 
-// checkFreshDestination refuses to export into a location holding objects
-// this export would be mixed with (export.Conflicts): an import reads every
-// object under data/.
+// checkFreshDestination refuses a location holding objects this export would be
+// mixed with: an import reads all of data/.
 func checkFreshDestination(j *job, store export.Store, loc export.Location, shard pipeline.Shard) error {
 	found, err := export.Conflicts(j.ctx, store, shard.Index, shard.Count)
 	if err != nil {
@@ -164,7 +158,6 @@ func checkFreshDestination(j *job, store export.Store, loc export.Location, shar
 		j.opt(OptTo), loc, report.Count(len(found), "object", "objects"), strings.Join(head(found, 3), ", "), temporary, export.DataPrefix))
 }
 
-// head is the first n of ss, and "…" when there are more.
 func head(ss []string, n int) []string {
 	if len(ss) <= n {
 		return ss
@@ -174,7 +167,6 @@ func head(ss []string, n int) []string {
 
 func mib(n int64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }
 
-// fileSHA256 is the hex SHA-256 of the file at path.
 func fileSHA256(path string) (string, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -183,8 +175,7 @@ func fileSHA256(path string) (string, error) {
 	return fmt.Sprintf("%x", sha256.Sum256(b)), nil
 }
 
-// s3Client is the S3 client of export's and import's options (AWS's
-// Region, Profile and S3EndpointURL).
+// s3Client is the S3 client of the AWS options.
 func s3Client(j *job) (*s3.Client, error) {
 	return export.NewS3Client(j.ctx, export.S3Config{Region: j.cfg.AWS.Region, Profile: j.cfg.AWS.Profile,
 		EndpointURL: j.cfg.AWS.S3EndpointURL})

@@ -9,42 +9,26 @@ import (
 	"path/filepath"
 )
 
-// outputFile is a file pg2dynamo writes for the user: the rejects file,
-// the JSON and HTML reports, the checkpoint, a CPU profile.
-// They hold source values, so they are readable by their owner only
-// (mode 0600), and they are never opened through the path they go to:
-//
-//   - The content is written to a new file, created in the path's
-//     directory under a temporary name with O_CREATE|O_EXCL (so never an
-//     existing file, and never through a link), then renamed over the
-//     path by Publish or Close. Until then the path is left as it was,
-//     and Discard leaves it so for good.
-//   - A symbolic link at the path is refused when the file is created.
-//     Should one be put there later, the rename replaces the link
-//     itself: the file it points to is never written, and the target of
-//     a dangling link is never created.
-//   - A character device or a named pipe at the path (/dev/null, a FIFO)
-//     is written in place, without creating or truncating anything.
-//
-// Rename is atomic on POSIX file systems: a reader (or a run resumed
-// after a crash of the process) sees the old file or the new one, never
-// a part of it. The file is not synced to disk before the rename, so a
-// power loss may still leave it empty.
+// outputFile is a file pg2dynamo writes for the user (rejects, reports,
+// checkpoint, CPU profile). They hold source values, so they are mode 0600, and
+// never opened through their path: the content goes to a new file created
+// beside it with O_CREATE|O_EXCL, renamed over the path by Publish or Close,
+// which leaves the path as it was until then (and for good after Discard). A
+// symbolic link at the path is refused, and one put there later is replaced,
+// never followed. A character device or named pipe is written in place. The
+// rename is atomic, so a reader or a resumed run sees the old file or the new;
+// the file is not synced, so a power loss may leave it empty.
 type outputFile struct {
 	path string
 	f    *os.File
-	// tmp is the temporary name until the file is published; "" after,
-	// and for a device written in place.
+	// tmp is the temporary name until published ("" after, and for a device).
 	tmp string
 }
 
-// createOutput prepares the output file for path; see outputFile. With
-// keep, the new file starts with the content of the regular file at
-// path, if any (a resumed run's rejects file adds to the last one). It
-// fails, without changing anything at path, when path is a symbolic
-// link, a directory or another kind of file that is not a character
-// device or a named pipe, or when no file can be created in its
-// directory; the error names path and wraps the *fs.PathError.
+// createOutput prepares the output file for path; with keep it starts with the
+// regular file's content (a resumed run's rejects). It fails, changing nothing,
+// on a link, a directory or another non-device, or when its directory takes no
+// file; the error wraps the *fs.PathError.
 func createOutput(path string, keep bool) (*outputFile, error) {
 	if path == "" {
 		return nil, errors.New("empty path: expected a file name")
@@ -85,9 +69,8 @@ func createOutput(path string, keep bool) (*outputFile, error) {
 	return o, nil
 }
 
-// openDevice opens the device or named pipe at path, which Lstat
-// described as old, for writing in place; the file opened must be that
-// one (not a link put there since).
+// openDevice opens the device or pipe Lstat described as old, in place, making
+// sure it is that one and not a link put there since.
 func openDevice(path string, old fs.FileInfo) (*outputFile, error) {
 	f, err := os.OpenFile(path, os.O_WRONLY, 0)
 	if err != nil {
@@ -100,8 +83,7 @@ func openDevice(path string, old fs.FileInfo) (*outputFile, error) {
 	return &outputFile{path: path, f: f}, nil
 }
 
-// copyFrom appends the content of the regular file at o.path, which
-// Lstat described as old, to o.
+// copyFrom appends the regular file at o.path, which Lstat described as old.
 func (o *outputFile) copyFrom(old fs.FileInfo) error {
 	src, err := os.Open(o.path)
 	if err != nil {
@@ -129,11 +111,10 @@ func kindOf(m fs.FileMode) string {
 	return "special file"
 }
 
-// Write writes p to the file (the new one, published or not).
+// Write writes p to the new file, published or not.
 func (o *outputFile) Write(p []byte) (int, error) { return o.f.Write(p) }
 
-// Publish renames the new file over the path now; later writes still go
-// to it. Publishing twice, or a device, does nothing.
+// Publish renames the new file over the path now; later writes still go to it.
 func (o *outputFile) Publish() error {
 	if o.tmp == "" {
 		return nil
@@ -145,9 +126,7 @@ func (o *outputFile) Publish() error {
 	return nil
 }
 
-// Close closes the file and publishes it if it is not yet. On an error
-// the path is left as it was (or as Publish made it) and the new file is
-// removed.
+// Close closes and publishes the file; on error the new file is removed.
 func (o *outputFile) Close() error {
 	if o.f == nil {
 		return nil
@@ -163,8 +142,7 @@ func (o *outputFile) Close() error {
 	return err
 }
 
-// Discard closes the file and removes it if it is not published: the
-// path is left as it was. It does nothing after Close.
+// Discard closes and removes the file if not published; no-op after Close.
 func (o *outputFile) Discard() {
 	if o.f != nil {
 		o.f.Close()
@@ -176,8 +154,7 @@ func (o *outputFile) Discard() {
 	}
 }
 
-// writeOutput writes data to path as an outputFile: all of it, or,
-// on an error, nothing.
+// writeOutput writes all of data to path as an outputFile, or nothing.
 func writeOutput(path string, data []byte) error {
 	o, err := createOutput(path, false)
 	if err != nil {
@@ -190,11 +167,9 @@ func writeOutput(path string, data []byte) error {
 	return o.Close()
 }
 
-// OutputFile is a file written for the user, as the engine writes its
-// own (see outputFile): for the CLI's CPU profile.
+// OutputFile is outputFile for the CLI's CPU profile.
 type OutputFile = outputFile
 
-// CreateOutput prepares a new output file for path (see createOutput):
-// written by Write, published at path by Close, left unpublished by
-// Discard.
+// CreateOutput prepares a new output file for path: Close publishes it, Discard
+// does not.
 func CreateOutput(path string) (*OutputFile, error) { return createOutput(path, false) }

@@ -25,9 +25,9 @@ import (
 	"github.com/pg2dynamo/pg2dynamo/transform"
 )
 
-// DropSlot drops the replication slot and the publication of a follow of
-// the mapping's table (o's names, or their defaults), saying on
-// Config.Log what it dropped.
+// DropSlot drops the replication slot and publication of a follow of the
+// mapping's table (o's names, or their defaults), saying on Config.Log what it
+// dropped.
 func DropSlot(ctx context.Context, cfg Config, o FollowOptions) error {
 	j := newJob(ctx, cfg, "drop-slot")
 	j.mig.FollowOptions = o
@@ -67,8 +67,6 @@ func DropSlot(ctx context.Context, cfg Config, o FollowOptions) error {
 	return nil
 }
 
-// followNames returns the slot and publication names of the follow of m's
-// table.
 func followNames(j *job, m *mapping.Mapping) (slot, pub string, err error) {
 	slot = j.fol.Slot
 	if slot == "" {
@@ -84,48 +82,36 @@ func followNames(j *job, m *mapping.Mapping) (slot, pub string, err error) {
 	return slot, pub, nil
 }
 
-// following is the follow part of a migrate with Follow run: the graph, the
-// replication connection and where streaming starts.
+// following is the follow part of a migrate with Follow run.
 type following struct {
 	graph     *follow.Graph
 	stream    *follow.Stream
 	slot, pub string
-	// snapshot is the slot's exported snapshot, the full load's (empty
-	// when resuming: the full load, if it is not done, reads a new
-	// snapshot, and streaming replays from the slot's confirmed position,
-	// which is older).
+	// snapshot is the slot's exported snapshot, the full load's; empty when
+	// resuming, as streaming replays from the older confirmed position.
 	snapshot string
-	// from is where streaming starts: the slot's consistent point, or 0
-	// for its confirmed position (resuming).
-	from pglogrepl.LSN
-	// resume: the slot exists; streaming starts at its confirmed
-	// position.
+	// from is where streaming starts: the slot's consistent point, or 0 for its
+	// confirmed position (resume).
+	from   pglogrepl.LSN
 	resume bool
-	// status is the follow's last; live the last a window reported
-	// while it runs (OnStatus).
+	// status is the follow's last; live, the last a window reported.
 	status follow.Status
 	live   atomic.Pointer[follow.Status]
-	// alongside, if set, runs beside the stream (follow.Options.Alongside)
-	// with the follow's applier: a new version's comparison.
+	// alongside, if set, runs beside the stream: a new version's comparison.
 	alongside func(ctx context.Context, a *follow.Applier) error
-	// pubCreated is set when this run created the publication, and
-	// slotCreated once it created the slot: a start that fails between
-	// the two drops the publication again (abandon).
+	// pubCreated and slotCreated let a start failing between the two drop the
+	// publication again (abandon).
 	pubCreated, slotCreated bool
-	// exactFrom is where the table is exact without the stream: the
-	// position before the snapshot of a full load of a resumed follow
-	// (Resume and Prune; 0 otherwise).
+	// exactFrom is where the table is exact without the stream: before the
+	// snapshot of a resumed follow's full load (Resume and Prune).
 	exactFrom pglogrepl.LSN
-	// catalog is the source's catalog as found at start, which the items
-	// agree with once the full load (or the entities in rederive) are
-	// written; ddl is set when the slot streams DDL capture's
-	// publication too.
+	// catalog is the source's catalog at start, which the items agree with once
+	// loaded (or rederived); ddl: the slot streams DDL capture too.
 	catalog  *follow.Fingerprint
 	ddl      bool
 	rederive []string
 }
 
-// rejected is the number of rows the follow rejected.
 func (f *following) rejected() int64 {
 	if f == nil {
 		return 0
@@ -133,27 +119,21 @@ func (f *following) rejected() int64 {
 	return f.status.Rejected
 }
 
-// readyToFollow readies the process and the sink for following once the
-// full load is done.
 func readyToFollow(out sinkOut) {
-	// Following holds one window at a time and spends little CPU: Go's
-	// default GC pace (GOGC=100, not the full load's 400; see main.go)
-	// keeps its memory near what a window needs, and the full load's
-	// garbage goes back to the system now.
+	// One window at a time: Go's default GC pace (not main.go's GOGC=400)
+	// keeps memory near a window's; the full load's garbage goes back now.
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(100)
 	}
 	debug.FreeOSMemory()
-	// The follow reports no write units: its writes, mostly overwrites,
-	// do not ask for them (load.DynamoDB.CountWriteUnits).
+	// The follow's writes, mostly overwrites, report no write units.
 	if wc, ok := out.sink.(load.WriteUnitCounter); ok {
 		wc.CountWriteUnits(false)
 	}
 }
 
-// alongsideOf is follow.Options.Alongside for the comparison beside the
-// follow a applies (nil without one), and the channel it closes once the
-// comparison is done (nil without one), which the audit waits for.
+// alongsideOf is follow.Options.Alongside for the comparison beside the follow,
+// and the channel closed once it is done (for the audit); nil without one.
 func (f *following) alongsideOf(a *follow.Applier) (func(context.Context) error, chan struct{}) {
 	if f.alongside == nil {
 		return nil, nil
@@ -168,15 +148,13 @@ func (f *following) alongsideOf(a *follow.Applier) (func(context.Context) error,
 	}, compared
 }
 
-// besideFailed is the error of the comparison beside the follow, which
-// stopped it.
+// besideFailed is the error of the comparison beside the follow.
 type besideFailed struct{ err error }
 
 func (e *besideFailed) Error() string { return e.err.Error() }
 func (e *besideFailed) Unwrap() error { return e.err }
 
-// applied is the number of changes the follow has applied so far, as its
-// last window reported.
+// applied is the changes applied so far, as the last window reported.
 func (f *following) applied() int64 {
 	if st := f.live.Load(); st != nil {
 		return st.Changes
@@ -184,11 +162,9 @@ func (f *following) applied() int64 {
 	return 0
 }
 
-// startFollowing checks that the mapping can be followed (the graph, no
-// generated column among those the follow needs from a change's rows, the
-// replica identities, the catalog against the checkpoint's record when
-// resuming), makes sure the publication exists, and creates the slot (or,
-// with Resume, finds it).
+// startFollowing checks the mapping can be followed (graph, generated columns,
+// replica identities, the catalog when resuming), makes sure the publication
+// exists, and creates or (Resume) finds the slot.
 func startFollowing(j *job, s *session, cp *checkpointFile) (_ *following, err error) {
 	ctx := j.ctx
 	f := &following{}
@@ -216,9 +192,9 @@ func startFollowing(j *job, s *session, cp *checkpointFile) (_ *following, err e
 		if err := f.addNewTables(j, s, cp); err != nil {
 			return nil, err
 		}
-		// Before EnsurePublication, which would add back a table taken
-		// out of the publication while no follow ran: the changes made
-		// meanwhile never reached the slot.
+		// Before EnsurePublication, which would add back a table taken out of
+		// the publication while no follow ran: its changes meanwhile never
+		// reached the slot.
 		if err := f.resumeCatalog(j, s, cp); err != nil {
 			return nil, err
 		}
@@ -233,9 +209,8 @@ func startFollowing(j *job, s *session, cp *checkpointFile) (_ *following, err e
 	if err != nil {
 		var pe *follow.PublicationError
 		if errors.As(err, &pe) && j.mig.Resume {
-			// pgoutput filters changes by the publication as it was when
-			// they were made: those it did not publish are not in the
-			// slot, and a resume would never apply them.
+			// pgoutput filters changes by the publication as it was when they
+			// were made: those not published are not in the slot.
 			return nil, refused(fmt.Errorf("%s: %w; the changes it did not publish never reached replication slot %s: once it publishes them, run %s (it loads every item again, deletes the stale ones, and follows on from the slot)", j.cfg.names(OptFollow, OptResume), err, f.slot, j.cfg.run("migrate", OptFollow, OptResume, OptPrune)))
 		}
 		if errors.As(err, &pe) {
@@ -266,9 +241,8 @@ func startFollowing(j *job, s *session, cp *checkpointFile) (_ *following, err e
 	return f, nil
 }
 
-// abandon undoes what a follow's start created before it failed: the
-// publication, when this run created it and no slot streams it yet. A
-// follow whose slot exists keeps its publication (drop-slot drops both).
+// abandon drops the publication a failed start created, unless a slot streams
+// it (drop-slot drops both).
 func (f *following) abandon(j *job, s *session) {
 	if f == nil || !f.pubCreated || f.slotCreated {
 		return
@@ -281,8 +255,6 @@ func (f *following) abandon(j *job, s *session) {
 	fmt.Fprintf(j.log, "the follow did not start: dropped the publication %s it had created\n", f.pub)
 }
 
-// catalogChecks says how a follow without DDL capture finds changes of
-// the catalog.
 func (o FollowOptions) catalogChecks(cfg Config) string {
 	if o.CatalogInterval <= 0 {
 		return "the follow compares the catalog at every start only (" + cfg.name(OptCatalogInterval) + " 0): a change made while it streams is found by the audit, if at all"
@@ -290,17 +262,15 @@ func (o FollowOptions) catalogChecks(cfg Config) string {
 	return fmt.Sprintf("the follow compares the catalog every %s and at every start", o.CatalogInterval)
 }
 
-// reloadAdvice is the way on after a change a follow cannot derive its
-// way out of.
+// reloadAdvice is the way on after a change a follow cannot derive its way out
+// of.
 func reloadAdvice(j *job) string {
 	return j.cfg.run("migrate", OptFollow, OptResume, OptPrune) + " (it loads every item again in a new snapshot, deletes the stale ones, and follows on from the slot)"
 }
 
-// resumeCatalog compares the catalog now with the checkpoint's record of
-// it, before a follow resumes: a change it cannot derive its way out of
-// (a publication narrowed, a partition detached, …) is refused unless
-// Prune loads every item again; the rest is derived again first
-// (rederive).
+// resumeCatalog compares the catalog with the checkpoint's record before a
+// follow resumes: a change it cannot derive its way out of is refused unless
+// Prune loads everything again; the rest is rederived first.
 func (f *following) resumeCatalog(j *job, s *session, cp *checkpointFile) error {
 	now, err := follow.ReadFingerprint(j.ctx, s.src.Conn(), f.graph, f.pub)
 	if err != nil {
@@ -336,11 +306,9 @@ func (f *following) resumeCatalog(j *job, s *session, cp *checkpointFile) error 
 	return nil
 }
 
-// addNewTables, resuming with a new version of the mapping
-// (PreviousMapping), adds to the publication the tables the new
-// version follows and the checkpoint's catalog does not record
-// (follow.Graph.AddNewTables): the comparison's snapshot, taken after,
-// holds what their changes before did.
+// addNewTables, resuming with a new mapping version, adds the tables it follows
+// and the checkpoint's catalog lacks to the publication; the comparison's later
+// snapshot holds their earlier changes.
 func (f *following) addNewTables(j *job, s *session, cp *checkpointFile) error {
 	if j.mig.PreviousMapping == "" || len(cp.Catalog) == 0 {
 		return nil
@@ -356,7 +324,6 @@ func (f *following) addNewTables(j *job, s *session, cp *checkpointFile) error {
 	return err
 }
 
-// catalogAdvice is what to do after ce.
 func catalogAdvice(j *job, ce *follow.CatalogError) string {
 	if len(ce.Fix) > 0 {
 		return fmt.Sprintf("once the publication publishes every change again (run: %s), run %s", strings.Join(ce.Fix, "; "), reloadAdvice(j))
@@ -367,8 +334,8 @@ func catalogAdvice(j *job, ce *follow.CatalogError) string {
 	return "run " + reloadAdvice(j)
 }
 
-// ddlCapture installs DDL capture for a new slot (unless NoDDLCapture),
-// or finds whether a resumed slot streams it, and says which.
+// ddlCapture installs DDL capture for a new slot (unless NoDDLCapture), or
+// finds whether a resumed slot streams it, and says which.
 func (f *following) ddlCapture(j *job, s *session, cp *checkpointFile) error {
 	ctx := j.ctx
 	if f.resume {
@@ -378,8 +345,8 @@ func (f *following) ddlCapture(j *job, s *session, cp *checkpointFile) error {
 		}
 		f.ddl = cp.DDLCapture && installed
 		if f.ddl {
-			// Brought up to date: the event triggers' function of the
-			// version that installed them (CREATE OR REPLACE).
+			// Brought up to date (CREATE OR REPLACE) from the version that
+			// installed it.
 			if err := follow.InstallDDLCapture(ctx, s.src.Conn()); err != nil && !errors.Is(err, follow.ErrNoDDLCapture) {
 				return err
 			}
@@ -413,8 +380,7 @@ func (f *following) ddlCapture(j *job, s *session, cp *checkpointFile) error {
 }
 
 // createSlot opens the replication connection and creates the slot (or,
-// resuming, finds it). It comes after every check, so that a refused run
-// leaves no slot behind.
+// resuming, finds it), after every check, so a refused run leaves no slot.
 func (f *following) createSlot(j *job) error {
 	ctx := j.ctx
 	var err error
@@ -434,8 +400,7 @@ func (f *following) createSlot(j *job) error {
 	return nil
 }
 
-// begin begins the full load's snapshot: the slot's, created now, or a
-// new one.
+// begin begins the full load's snapshot: the slot's, created now, or a new one.
 func (f *following) begin(j *job, s *session) error {
 	ctx := j.ctx
 	if f == nil {
@@ -470,8 +435,7 @@ func (f *following) run(j *job, s *session, cp *checkpointFile, out sinkOut, rej
 	if len(f.rederive) > 0 {
 		a.Rederive(f.rederive)
 	}
-	// The status line and the audit's lines come from goroutines of
-	// their own.
+	// The status and audit lines come from goroutines of their own.
 	j.log = lockLog(j.log)
 	alongside, compared := f.alongsideOf(a)
 	audit, err := newFollowAudit(j, s, a, compared)
@@ -501,10 +465,8 @@ func (f *following) run(j *job, s *session, cp *checkpointFile, out sinkOut, rej
 	var changes int64
 	opts.OnStatus = func(st follow.Status) {
 		f.live.Store(&st)
-		// A window of many changes (a large transaction, which pgoutput's
-		// protocol 1 delivers whole, or a backlog) leaves a heap the size
-		// of its rows and items: returned to the system once applied, so
-		// that a burst does not raise the follow's memory for good.
+		// A large window (pgoutput's protocol 1 delivers a transaction
+		// whole) leaves a heap its size: return it after a burst.
 		if st.Changes-changes >= bigWindow {
 			debug.FreeOSMemory()
 		}
@@ -542,8 +504,7 @@ func (f *following) run(j *job, s *session, cp *checkpointFile, out sinkOut, rej
 	return auditErr
 }
 
-// saveCatalog records fp in the checkpoint: the catalog the table's
-// items agree with.
+// saveCatalog records fp, the catalog the items agree with, in the checkpoint.
 func (f *following) saveCatalog(cp *checkpointFile, fp *follow.Fingerprint) error {
 	b, err := json.Marshal(fp)
 	if err != nil {
@@ -552,8 +513,7 @@ func (f *following) saveCatalog(cp *checkpointFile, fp *follow.Fingerprint) erro
 	return cp.update(func() { cp.Catalog = b })
 }
 
-// stopped is the error a follow stops with: its cause, and the way to go
-// on that works for it.
+// stopped is the error a follow stops with: its cause and the way on.
 func (f *following) stopped(j *job, err error) error {
 	var (
 		ce *follow.CatalogError
@@ -600,18 +560,14 @@ func (f *following) stopped(j *job, err error) error {
 	default:
 		advice = "run " + j.cfg.run("migrate", OptFollow, OptResume)
 	}
-	// Exit 1 whatever the cause (a mapping that no longer fits included):
-	// the run has written.
+	// Exit 1 whatever the cause: the run has written.
 	return failed(fmt.Errorf("follow: %w\nwhat is applied is acknowledged to slot %s; to go on: %s", err, f.slot, advice))
 }
 
-// bigWindow is the number of row changes past which an applied window's
-// memory is returned to the system (debug.FreeOSMemory: a collection and
-// a scavenge, milliseconds for the follow's heap).
+// bigWindow is the row changes past which a window's memory is returned.
 const bigWindow = 1000
 
-// orSlot names where streaming starts: from, or the slot's confirmed
-// position when from is 0.
+// orSlot names where streaming starts (from 0: the slot's confirmed position).
 func orSlot(from pglogrepl.LSN) string {
 	if from != 0 {
 		return from.String()
@@ -619,21 +575,17 @@ func orSlot(from pglogrepl.LSN) string {
 	return "its confirmed position"
 }
 
-// statusPrinter prints the follow's status lines, with the rates over
-// the last second or more.
+// statusPrinter prints the follow's status lines.
 type statusPrinter struct {
 	w    io.Writer
 	last time.Time
-	// base and baseAt are the status the rates are measured from, moved
-	// once a second at most, so that two lines close together (before
-	// and after a window) do not make a rate of nothing.
+	// base and baseAt are where rates are measured from, moved once a second at
+	// most, so two close lines do not make a rate of nothing.
 	base   follow.Status
 	baseAt time.Time
 	rates  [2]float64
 }
 
-// print writes one status line: the position applied (and what is in
-// flight past it), totals, changes/s and items/s, and the lag.
 func (p *statusPrinter) print(st follow.Status) {
 	now := time.Now()
 	if p.baseAt.IsZero() {
@@ -648,9 +600,8 @@ func (p *statusPrinter) print(st follow.Status) {
 }
 
 // FollowStatusLine is the status line migrate with Follow prints (make bench
-// parses it): the position applied and, while a window is being applied,
-// how far it goes, the totals, the lag in bytes and time, and the rates
-// given, in changes and items (put or deleted) a second.
+// parses it): the position applied and in flight, totals, lag in bytes and
+// time, and changes and items a second.
 func FollowStatusLine(st follow.Status, changesPerSec, itemsPerSec float64) string {
 	flight := ""
 	if st.Received > st.Applied {
@@ -665,9 +616,7 @@ func FollowStatusLine(st follow.Status, changesPerSec, itemsPerSec float64) stri
 	return line + FollowAuditLine(st.Audit)
 }
 
-// followAttrs are a status line's facts, as a StructuredLog's fields:
-// positions as LSN text, lag in bytes and seconds, totals, and rates a
-// second.
+// followAttrs are a status line's facts as StructuredLog fields.
 func followAttrs(st follow.Status, rates [2]float64) []slog.Attr {
 	return []slog.Attr{slog.String("lsn", st.Applied.String()), slog.String("received_lsn", st.Received.String()),
 		slog.Int64("lag_bytes", st.LagBytes), slog.Float64("lag_seconds", st.Lag.Seconds()),
@@ -676,6 +625,5 @@ func followAttrs(st follow.Status, rates [2]float64) []slog.Attr {
 		slog.Float64("changes_per_second", rates[0]), slog.Float64("items_per_second", rates[1])}
 }
 
-// DefaultCatalogInterval is FollowOptions.CatalogInterval's default: the
-// follow compares the source's catalog at least this often.
+// DefaultCatalogInterval is FollowOptions.CatalogInterval's default.
 const DefaultCatalogInterval = follow.CatalogInterval

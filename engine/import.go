@@ -20,7 +20,6 @@ import (
 	"github.com/pg2dynamo/pg2dynamo/transform"
 )
 
-// importPlan is what runImport decided from its options and the manifests.
 type importPlan struct {
 	from, reportTo export.Location
 	compression    string
@@ -89,12 +88,10 @@ func checkImport(j *job, mappingFile string) (*importPlan, error) {
 	return ip, nil
 }
 
-// Import loads an export (Export) from S3 into DynamoDB: into a new
-// table with ImportTable, or into an existing one with
-// StartBulkPutItems, whose failed items are listed in o.Rejects; then,
-// unless o.NoVerify, it runs the check (Compare's verify) against the
-// source. Items not loaded are a KindRejected error; an endpoint without
-// these operations (an emulator) is KindRefused.
+// Import loads an export from S3 into DynamoDB, into a new table with
+// ImportTable or an existing one with StartBulkPutItems (failed items go to
+// o.Rejects), then, unless o.NoVerify, verifies it. Items not loaded are
+// KindRejected; an endpoint without these operations is KindRefused.
 func Import(ctx context.Context, cfg Config, o ImportOptions) error {
 	j := newJob(ctx, cfg, "import")
 	j.mig.ReportOptions = o.ReportOptions
@@ -148,8 +145,8 @@ func Import(ctx context.Context, cfg Config, o ImportOptions) error {
 	return nil
 }
 
-// importTable creates the table from the export with ImportTable and
-// waits for it; it returns the items in error.
+// importTable creates the table with ImportTable and returns the items in
+// error.
 func importTable(j *job, s *session, ip *importPlan) (int64, error) {
 	in := export.ImportTableInput(s.m, ip.from, ip.compression)
 	out, err := s.client.ImportTable(j.ctx, in)
@@ -189,9 +186,8 @@ func importTable(j *job, s *session, ip *importPlan) (int64, error) {
 	return d.ErrorCount, applyAfterImport(j, s)
 }
 
-// applyAfterImport gives the imported table the mapping's settings
-// ImportTable cannot carry (load.AfterImportInputs), and point-in-time
-// recovery. A failure says what is left to do by hand.
+// applyAfterImport applies what ImportTable cannot carry, and point-in-time
+// recovery; a failure says what is left to do.
 func applyAfterImport(j *job, s *session) error {
 	name := s.m.Table.Name
 	type step struct {
@@ -220,9 +216,7 @@ func applyAfterImport(j *job, s *session) error {
 	return nil
 }
 
-// bulkPut loads the export into the existing table with
-// StartBulkPutItems, waits for it, and lists the items of its report in
-// rejects; it returns their number.
+// bulkPut runs StartBulkPutItems and lists its report's items in rejects.
 func bulkPut(j *job, s *session, ip *importPlan, rejects *rejectFile) (int64, error) {
 	in := export.StartBulkPutItemsInput(s.m, ip.from, ip.compression, export.BulkPut{Report: ip.reportTo,
 		MaxWriteUnits: j.imp.MaxWriteUnits, Tier: j.imp.Tier})
@@ -283,10 +277,8 @@ func bulkPut(j *job, s *session, ip *importPlan, rejects *rejectFile) (int64, er
 	return max(d.FailedItemCount, listed), nil
 }
 
-// operationError is err, from operation op (ImportTable,
-// StartBulkPutItems), wrapped; from an endpoint that does not have op
-// (UnknownOperationException: dynalite, DynamoDB Local and other
-// emulators have neither) it is a *missingOperationError, a usage error.
+// operationError wraps err of op; an endpoint without op (emulators) gives a
+// *missingOperationError, KindRefused.
 func operationError(j *job, op string, err error) error {
 	var ae smithy.APIError
 	if errors.As(err, &ae) && ae.ErrorCode() == "UnknownOperationException" {
@@ -295,14 +287,12 @@ func operationError(j *job, op string, err error) error {
 	return fmt.Errorf("%s: %w", op, err)
 }
 
-// missingOperationError is the refusal of operation Op by a DynamoDB
-// endpoint (Endpoint, "" for AWS's) that does not have it. It says what
-// to do instead; nothing was loaded.
+// missingOperationError refuses an operation the endpoint lacks, saying what to
+// do instead.
 type missingOperationError struct {
 	Op, Endpoint string
 	Err          error
-	// endpointURL is EndpointURL as Config.Naming words it.
-	endpointURL string
+	endpointURL  string
 }
 
 func (e *missingOperationError) Error() string {
@@ -316,11 +306,8 @@ func (e *missingOperationError) Error() string {
 
 func (e *missingOperationError) Unwrap() error { return e.Err }
 
-// poll calls fn every PollInterval until it reports done or fails.
-// waitProgress shows the wait for an import (ImportTable or
-// StartBulkPutItems, which DynamoDB runs) as the load's progress: one
-// entity, its items processed of the export's, the rate and the ETA; and
-// a line whenever the operation's status changes.
+// waitProgress shows the wait for an import as the load's progress, and a line
+// at each status change.
 type waitProgress struct {
 	j                  *job
 	prog               pipeline.Progress
@@ -329,7 +316,6 @@ type waitProgress struct {
 	processed, written int64
 }
 
-// startWaitProgress starts the display of the wait for name's items.
 func startWaitProgress(j *job, name string, items int64) *waitProgress {
 	prog, closeProg := j.progress()
 	if prog != nil {
@@ -339,8 +325,7 @@ func startWaitProgress(j *job, name string, items int64) *waitProgress {
 	return &waitProgress{j: j, prog: prog, close: closeProg, name: name}
 }
 
-// update shows the operation's counts now: items processed and written
-// (each only grows); status is printed when it changed.
+// update shows the counts now (each only grows), printing a changed status.
 func (w *waitProgress) update(status string, processed, written int64) {
 	if status != w.status {
 		fmt.Fprintln(w.j.log, status)
@@ -352,6 +337,7 @@ func (w *waitProgress) update(status string, processed, written int64) {
 	w.processed, w.written = max(w.processed, processed), max(w.written, written)
 }
 
+// poll calls fn every PollInterval until it reports done or fails.
 func poll(j *job, fn func(context.Context) (bool, error)) error {
 	for {
 		done, err := fn(j.ctx)

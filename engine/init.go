@@ -21,30 +21,26 @@ import (
 	"github.com/pg2dynamo/pg2dynamo/report"
 )
 
-// InitOptions are init's: what to read of the source's catalog, where the
-// draft goes and, with Design, the single-table design to bind.
+// InitOptions are init's.
 type InitOptions struct {
-	// Schemas are the schemas read; Exclude the path.Match patterns of
-	// the tables left out (by name or schema.name).
+	// Schemas are the schemas read; Exclude, path.Match patterns of tables left
+	// out (name or schema.name).
 	Schemas, Exclude []string
 	// Out is the draft's file ("": Config.Out); Force overwrites it.
 	Out   string
 	Force bool
-	// DuplicateNames copies each owner's name column onto the items it
-	// owns (schema drafts only).
+	// DuplicateNames copies each owner's name column onto its items (schema
+	// drafts).
 	DuplicateNames bool
-	// Design is a DynamoDB MCP server schema.json to bind to the source
-	// instead of drafting from the schema; DesignTable chooses its table
-	// (required when it has several).
+	// Design is a DynamoDB MCP server schema.json to bind instead of drafting;
+	// DesignTable chooses its table when it has several.
 	Design, DesignTable string
 }
 
-// Init drafts a mapping from the source's catalog (draft.Propose) or, with
-// o.Design, binds a design to it (draft.BindDesign), and writes it to
-// o.Out, checked to load and to be accepted by the source. Its closing
-// note goes to Config.Log. A design with parts left unbound is written
-// and returned as a KindUnbound error; bad options, a design file that
-// does not parse, are KindRefused.
+// Init drafts a mapping from the source's catalog or, with o.Design, binds a
+// design to it, and writes it to o.Out, checked to load and be accepted by the
+// source. A design with unbound parts is written and returned as KindUnbound;
+// bad options or an unparsable design are KindRefused.
 func Init(ctx context.Context, cfg Config, o InitOptions) error {
 	j := newJob(ctx, cfg, "init")
 	if err := checkInit(cfg, o); err != nil {
@@ -72,7 +68,6 @@ func Init(ctx context.Context, cfg Config, o InitOptions) error {
 	return draftSchema(j, src, o)
 }
 
-// checkInit refuses init's options out of range (KindRefused).
 func checkInit(cfg Config, o InitOptions) error {
 	n := cfg.name
 	for _, p := range o.Exclude {
@@ -99,10 +94,9 @@ func checkInit(cfg Config, o InitOptions) error {
 	return nil
 }
 
-// readDesign reads o.Design and chooses its table. format holds the
-// file's format mistakes (draft.DesignErrors) when it is still a design
-// whose table can be bound, so that binding reports its own problems in
-// the same run; err refuses the file outright.
+// readDesign reads o.Design and chooses its table. format holds its format
+// mistakes when it can still be bound, so binding reports its own problems in
+// the same run; err refuses the file.
 func readDesign(cfg Config, o InitOptions) (t *draft.MCPTable, format, err error) {
 	data, err := os.ReadFile(o.Design)
 	if err != nil {
@@ -121,8 +115,7 @@ func readDesign(cfg Config, o InitOptions) (t *draft.MCPTable, format, err error
 	return t, format, nil
 }
 
-// draftSchema is init from the schema: every table read and measured,
-// the single-table rules applied.
+// draftSchema is init from the schema, every table read and measured.
 func draftSchema(j *job, src *extract.Source, o InitOptions) error {
 	fmt.Fprintf(j.log, "reading the catalog of %s (schema %v) and measuring each table and foreign key\n", src.Name(), o.Schemas)
 	cat, err := draft.Read(j.ctx, src.Conn(), o.Schemas, o.Exclude, func(t *draft.Table, i, n int) {
@@ -146,9 +139,8 @@ func draftSchema(j *job, src *extract.Source, o InitOptions) error {
 	if err := draft.Write(&buf, d); err != nil {
 		return err
 	}
-	// The draft must be a mapping that the rest of pg2dynamo accepts:
-	// checkDraft loads the bytes written, as migrate will, prepares the
-	// mapping against the source and reads every row through it.
+	// The draft must be a mapping the rest of pg2dynamo accepts: load it as
+	// migrate will, prepare it and read every row through it.
 	rejects, err := checkDraft(j, src, buf.Bytes())
 	if err != nil {
 		return fmt.Errorf("init drafted a mapping that does not load or that the source refuses (a bug in init; please report it):\n%w", err)
@@ -163,12 +155,9 @@ func draftSchema(j *job, src *extract.Source, o InitOptions) error {
 	return nil
 }
 
-// bindDesign is init with Design: the design's table bound to the
-// source's catalog, written even when parts are unbound (KindUnbound).
-//
-// A design with format mistakes is bound too, to report what binding
-// finds, but nothing is written: it is refused (KindRefused) with both
-// lists.
+// bindDesign binds the design's table to the catalog and writes it even when
+// parts are unbound (KindUnbound); with format mistakes it binds to report what
+// binding finds but writes nothing (KindRefused).
 func bindDesign(j *job, src *extract.Source, o InitOptions, t *draft.MCPTable, format error) error {
 	fmt.Fprintf(j.log, "reading the catalog of %s (schema %v) to bind design table %s\n", src.Name(), o.Schemas, t.Config.TableName)
 	cat, err := draft.Read(j.ctx, src.Conn(), o.Schemas, o.Exclude, nil)
@@ -212,12 +201,9 @@ func bindDesign(j *job, src *extract.Source, o InitOptions, t *draft.MCPTable, f
 	return nil
 }
 
-// checkDraft checks a drafted mapping as plan with WithSource does: it
-// loads it, prepares it against src (err when either fails) and reads
-// every row through it in one snapshot (plan.Stats). rejects, when not
-// nil, lists the rows the draft would reject, entity by entity, with
-// each reason, its count and its first row's key: a duplicate key, an
-// item over 400 KB, a key attribute over its size limit.
+// checkDraft loads a drafted mapping, prepares it against src and reads every
+// row through it in one snapshot; rejects lists the rows the draft would reject
+// per entity, with reason, count and first key.
 func checkDraft(j *job, src *extract.Source, data []byte) (rejects, err error) {
 	m, err := mapping.ParseContext(j.ctx, "drafted mapping", data)
 	if err != nil {
@@ -263,7 +249,6 @@ func checkDraft(j *job, src *extract.Source, data []byte) (rejects, err error) {
 		report.Count(total, "row", "rows"), j.opt(OptWithSource), strings.Join(lines, "\n")), nil
 }
 
-// writeDraft writes data to out, or to Config.Out when out is "".
 func writeDraft(j *job, out string, data []byte) error {
 	if out == "" {
 		_, err := j.out.Write(data)
@@ -272,9 +257,8 @@ func writeDraft(j *job, out string, data []byte) error {
 	return os.WriteFile(out, data, 0o644)
 }
 
-// draftSummary is init's closing line: what was drafted, where it went,
-// and the command to run next, as it works when pasted (source is its
-// Source argument, sourceArg), its options worded as cfg's Naming does.
+// draftSummary is init's closing line: what was drafted, where, and the next
+// command as it works when pasted.
 func draftSummary(cfg Config, d *draft.Design, out, source string) string {
 	roles := map[draft.Role]int{}
 	for _, e := range d.Entities {
@@ -309,12 +293,10 @@ func draftSummary(cfg Config, d *draft.Design, out, source string) string {
 	return s + "\nnext: review the comments, then " + next
 }
 
-// sourceArg is the Source argument of a printed command that reaches
-// the source init read: "" when the libpq environment gave it (no
-// connection string), the connection string as given, quoted for a POSIX
-// shell, or, when that holds a password, name (the source without it),
-// the password then coming from PGPASSWORD or ~/.pgpass as psql takes
-// it: a printed command never shows a password.
+// sourceArg is the Source argument of a printed command: "" for the libpq
+// environment, the connection string shell-quoted, or, if it holds a password,
+// name, the password then coming from PGPASSWORD or ~/.pgpass: a printed
+// command never shows one.
 func sourceArg(conn, name string) string {
 	switch {
 	case conn == "":
@@ -325,8 +307,7 @@ func sourceArg(conn, name string) string {
 	return shellQuote(conn)
 }
 
-// hasPassword reports whether connection string conn, a URL or
-// keyword/value pairs, holds a password.
+// hasPassword reports whether conn (a URL or keyword/value pairs) holds one.
 func hasPassword(conn string) bool {
 	if u, err := url.Parse(conn); err == nil && (u.Scheme == "postgres" || u.Scheme == "postgresql") {
 		_, set := u.User.Password()
@@ -335,8 +316,8 @@ func hasPassword(conn string) bool {
 	return strings.Contains(conn, "password")
 }
 
-// shellQuote quotes s for a POSIX shell when it holds anything but
-// letters, digits and /:@.,_+=%-.
+// shellQuote quotes s for a POSIX shell unless it is of letters, digits and
+// /:@.,_+=%-.
 func shellQuote(s string) string {
 	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/:@.,_+=%-") == "" {
 		return s

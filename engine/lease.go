@@ -14,20 +14,18 @@ import (
 	"github.com/pg2dynamo/pg2dynamo/load"
 )
 
-// Lease timing. A follow writes its heartbeat every DefaultLeasePeriod
-// (FollowOptions.LeasePeriod), and its lease is fresh for LeaseFreshPeriods
-// of its own periods after each heartbeat (the period is in the tags:
-// load.TagLeaseEvery). A follow that crashed leaves a lease that goes
-// stale that long after its last heartbeat. Each heartbeat is one
-// TagResource request; DynamoDB's tag limits:
+// Lease timing. A follow writes a heartbeat every DefaultLeasePeriod
+// (FollowOptions.LeasePeriod; the period is in load.TagLeaseEvery), and its
+// lease is fresh for LeaseFreshPeriods periods after each; a crashed follow's
+// lease goes stale that long after its last. Each heartbeat is one TagResource
+// request; DynamoDB's tag limits:
 // https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Tagging.html
 const (
 	DefaultLeasePeriod = 30 * time.Second
 	LeaseFreshPeriods  = 3
 )
 
-// leaseFreshFor is how long after its heartbeat l is fresh: LeaseFreshPeriods
-// of its period (DefaultLeasePeriod's when the tags do not say).
+// leaseFreshFor is how long after its heartbeat l is fresh.
 func leaseFreshFor(l load.Lease) time.Duration {
 	every := l.Every
 	if every <= 0 {
@@ -36,22 +34,18 @@ func leaseFreshFor(l load.Lease) time.Duration {
 	return LeaseFreshPeriods * every
 }
 
-// LeaseHeldError is the refusal of a run that would write into a table
-// a follow holds the lease of: nothing was written.
+// LeaseHeldError refuses a run into a table whose lease a follow holds; nothing
+// was written.
 type LeaseHeldError struct {
 	Table string
 	Lease load.Lease
-	// Age is the time since the lease's last heartbeat; FreshFor how long
-	// it is fresh after one.
+	// Age is the time since the last heartbeat; FreshFor, how long one lasts.
 	Age, FreshFor time.Duration
-	// Active: a process streams from the lease's slot now
-	// (pg_replication_slots.active on the run's source).
+	// Active: a process streams from the lease's slot now.
 	Active bool
-	// Command is the run refused ("migrate", or migrate with Follow,
-	// ChangesOnly or Prune, as Config.Naming words them).
+	// Command is the run refused, as Config.Naming words it.
 	Command string
-	// cfg words the options the error names (Config.Naming).
-	cfg Config
+	cfg     Config
 }
 
 func (e *LeaseHeldError) Error() string {
@@ -63,11 +57,10 @@ func (e *LeaseHeldError) Error() string {
 		e.Command, e.Table, e.Lease.Slot, state, e.FreshFor, e.cfg.names(OptFollow, OptResume), e.Lease.Slot)
 }
 
-// leaseState is what the run's source says of lease l: its age, whether
-// it is fresh, and whether its slot is active.
+// leaseState is lease l's age, freshness, and whether its slot is active.
 func leaseState(j *job, s *session, l load.Lease) (age time.Duration, fresh, active bool, err error) {
 	age = time.Since(l.Heartbeat)
-	// A heartbeat ahead of this clock (clocks apart) counts as fresh.
+	// A heartbeat ahead of this clock counts as fresh.
 	fresh = age < leaseFreshFor(l)
 	if s.src != nil {
 		active, err = follow.SlotActive(j.ctx, s.src.Conn(), l.Slot)
@@ -75,12 +68,10 @@ func leaseState(j *job, s *session, l load.Lease) (age time.Duration, fresh, act
 	return max(age, 0), fresh, active, err
 }
 
-// checkLease refuses a run into a table whose tags hold a follow's
-// lease that is fresh, or whose slot is active (a *LeaseHeldError, a
-// usage error), with one exception: a follow resuming from the lease's
-// own slot, when no process streams from it (the follow that held it is
-// gone), takes the lease over. A stale lease is noted and, by a follow,
-// replaced.
+// checkLease refuses a run into a table whose follow lease is fresh or whose
+// slot is active (*LeaseHeldError), except a follow resuming from that slot
+// when no process streams from it: it takes the lease over. A stale lease is
+// noted.
 func checkLease(j *job, s *session, tags map[string]string) error {
 	note, err := leaseNote(j, s, tags)
 	if note != "" {
@@ -89,9 +80,7 @@ func checkLease(j *job, s *session, tags map[string]string) error {
 	return err
 }
 
-// writerName names the run that would write, for messages: "import",
-// "migrate", or migrate with Follow, ChangesOnly or Prune, the option
-// worded as Config.Naming does.
+// writerName names the run that would write, for messages.
 func writerName(j *job) string {
 	switch {
 	case j.command != "migrate":
@@ -106,8 +95,7 @@ func writerName(j *job) string {
 	return "migrate"
 }
 
-// leaseNote is checkLease's decision: the refusal, or the note to print
-// ("" for none).
+// leaseNote is checkLease's decision: the refusal, or a note ("": none).
 func leaseNote(j *job, s *session, tags map[string]string) (string, error) {
 	l, ok := load.LeaseOf(tags)
 	if !ok {
@@ -120,9 +108,8 @@ func leaseNote(j *job, s *session, tags map[string]string) (string, error) {
 	name := s.m.Table.Name
 	if slot, _, err := followNames(j, s.m); err == nil && slot == l.Slot && j.mig.Follow && j.mig.Resume {
 		if active {
-			// After a crash the server lets the dead follow's walsender
-			// go once it notices the connection is gone: waited for as
-			// follow.Stream.Start waits for it.
+			// After a crash the server releases the dead walsender only once it
+			// notices the connection is gone: wait for it.
 			if active, err = awaitSlotReleased(j, s, slot); err != nil {
 				return "", err
 			}
@@ -139,8 +126,8 @@ func leaseNote(j *job, s *session, tags map[string]string) (string, error) {
 		name, l.Slot, age.Round(time.Second), leaseFreshFor(l)), nil
 }
 
-// awaitSlotReleased waits, up to follow.SlotBusyWait, until no process
-// streams from slot, and returns whether one still does.
+// awaitSlotReleased waits up to follow.SlotBusyWait for slot to be free, and
+// reports whether it is still active.
 func awaitSlotReleased(j *job, s *session, slot string) (bool, error) {
 	deadline := time.Now().Add(follow.SlotBusyWait)
 	for {
@@ -156,13 +143,10 @@ func awaitSlotReleased(j *job, s *session, slot string) (bool, error) {
 	}
 }
 
-// checkLeaseFirst refuses a follow into a table whose lease another
-// follow holds (leaseNote) before the follow's first step on the source
-// (its publication), so that a refused follow leaves nothing behind.
-// checkOwner decides again, and takes the lease, once the table is
-// known to exist. Nothing is checked with the null sink, on a missing
-// table, or when DynamoDB cannot be asked (an endpoint without tagging,
-// one that cannot be reached): openSink and checkOwner say so.
+// checkLeaseFirst refuses a follow into a table another follow holds before the
+// follow touches the source, so a refusal leaves nothing behind; checkOwner
+// decides again once the table exists. Unknowable cases pass: openSink and
+// checkOwner report them.
 func checkLeaseFirst(j *job, s *session) error {
 	if j.wr.Sink == "null" {
 		return nil
@@ -182,8 +166,8 @@ func checkLeaseFirst(j *job, s *session) error {
 	return err
 }
 
-// leaseKeeper keeps a follow's lease on a table: a heartbeat every
-// period until stop, which removes the lease.
+// leaseKeeper keeps a follow's lease: a heartbeat every period until stop,
+// which removes the lease.
 type leaseKeeper struct {
 	client load.OwnerAPI
 	arn    string
@@ -192,15 +176,13 @@ type leaseKeeper struct {
 	done   chan struct{}
 	wg     sync.WaitGroup
 	once   sync.Once
-	// audit is the follow's audit to record with the next heartbeat
-	// (setAudit); nudge has it written at once.
+	// audit is recorded with the next heartbeat; nudge has it written at once.
 	audit atomic.Pointer[load.LeaseAudit]
 	nudge chan struct{}
 }
 
-// setAudit records the follow's audit with the lease: at once when it
-// differs from what the lease holds (a cycle completed, drift found or
-// repaired), else with the next heartbeat. Safe on a nil keeper.
+// setAudit records the audit with the lease, at once when it changed. Safe on a
+// nil keeper.
 func (k *leaseKeeper) setAudit(a load.LeaseAudit) {
 	if k == nil {
 		return
@@ -215,11 +197,9 @@ func (k *leaseKeeper) setAudit(a load.LeaseAudit) {
 	}
 }
 
-// takeLease, on a follow's run (MigrateOptions.Follow), writes the
-// follow's lease on the table of ARN arn and starts its heartbeat; the
-// run removes it when it ends (releaseLease). Other runs take none. An
-// endpoint without tagging is noted, and the follow goes on without a
-// lease.
+// takeLease writes a follow's lease on table arn and starts its heartbeat until
+// releaseLease; other runs take none. Without tagging the follow goes on
+// without a lease.
 func takeLease(j *job, s *session, arn string) error {
 	if !j.mig.Follow {
 		return nil
@@ -236,7 +216,7 @@ func takeLease(j *job, s *session, arn string) error {
 		log: func(format string, args ...any) { fmt.Fprintf(j.log, format, args...) }, done: make(chan struct{}), nudge: make(chan struct{}, 1)}
 	if mode, on, _ := auditMode(j, s); on {
 		// From the start: an audit that has compared nothing yet holds a
-		// cutover back (no cycle completed).
+		// cutover back.
 		k.lease.Audit = &load.LeaseAudit{Mode: mode.String()}
 		k.audit.Store(k.lease.Audit)
 	}
@@ -256,9 +236,8 @@ func takeLease(j *job, s *session, arn string) error {
 	return nil
 }
 
-// beat writes a heartbeat every period until stop or ctx ends. It stops
-// beating when the table's lease names another slot (another follow took
-// it over), saying so.
+// beat writes a heartbeat every period until stop or ctx ends, and stops if
+// another follow took the lease over.
 func (k *leaseKeeper) beat(ctx context.Context) {
 	defer k.wg.Done()
 	t := time.NewTicker(k.lease.Every)
@@ -285,10 +264,8 @@ func (k *leaseKeeper) beat(ctx context.Context) {
 	}
 }
 
-// releaseLease stops the heartbeat of the run's lease, if it keeps one,
-// and removes the lease from the table unless another follow's lease
-// replaced it. It runs when the run ends, however it ends, with a
-// context of its own: the run's may be done (a signal).
+// releaseLease stops the heartbeat and removes the lease unless another
+// follow's replaced it, with a context of its own, as the run's may be done.
 func releaseLease(j *job) {
 	k := j.lease
 	if k == nil {
@@ -310,11 +287,9 @@ func releaseLease(j *job) {
 	})
 }
 
-// runningFollow describes the follow streaming into s's table, if one
-// does: the table's lease is fresh or its slot active, or the slot of
-// the follow j names (FollowOptions, or the default) is active. "" when
-// none is known to run. Errors reading the tags or the slots leave it
-// unknown.
+// runningFollow describes the follow streaming into s's table (a fresh lease,
+// or an active slot of the table's or j's follow); "" when none is known to
+// run.
 func runningFollow(j *job, s *session) string {
 	name := s.m.Table.Name
 	if s.client != nil {
@@ -336,17 +311,15 @@ func runningFollow(j *job, s *session) string {
 	return ""
 }
 
-// followAdvice is verify's advice when it found differences while a
-// follow (running, as runningFollow describes it) writes into the table:
-// nothing that writes beside it.
+// followAdvice is verify's advice on differences while a follow writes: nothing
+// that writes beside it.
 func followAdvice(j *job, running string) string {
 	return "\n" + running + "; it is the table's one writer, and what it has not applied yet differs here: do not write into the table beside it. " +
 		"Wait until it has caught up and verify again; if it stopped, resume it (" + j.cfg.run("migrate", OptFollow, OptResume) + "); to repair what it does not explain, stop it first (SIGINT) and verify again for what to run"
 }
 
-// checkImportTarget refuses, before anything is loaded, an import into a
-// table whose lease a follow holds (checkLease), or one that would create
-// the table (ImportTable) with a mapping that declares no name.
+// checkImportTarget refuses an import into a table a follow holds, or one
+// creating a table with a mapping that declares no name.
 func checkImportTarget(j *job, s *session, exists bool) error {
 	name := s.m.Table.Name
 	if !exists {
@@ -370,8 +343,7 @@ func checkImportTarget(j *job, s *session, exists bool) error {
 	return checkLease(j, s, tags)
 }
 
-// tagImported tags the table ImportTable created as the mapping's, as
-// migrate with CreateTable tags the table it creates.
+// tagImported tags the table ImportTable created as the mapping's.
 func tagImported(j *job, s *session) error {
 	td, err := load.DescribeTable(j.ctx, s.client, s.m.Table.Name)
 	if err != nil || td == nil {

@@ -5,22 +5,18 @@ import (
 	"log/slog"
 )
 
-// StructuredLog is a Config.Log that takes records with fields besides
-// lines of text (the CLI's JSON log format). The engine gives it the
-// run's fields as it learns them (the table), and, for the lines it has
-// facts for (a follow's status), the line with those facts; every other
-// line it writes as text, one Write per line or more.
+// StructuredLog is a Config.Log that takes records with fields (the CLI's JSON
+// log): the run's fields as learned, and facts for lines that have them; other
+// lines come as text.
 type StructuredLog interface {
 	io.Writer
 	// With adds attrs to every later record.
 	With(attrs ...slog.Attr)
-	// Log writes one record at level info: msg (one line, without its
-	// newline) with attrs.
+	// Log writes one info record: msg (one line, no newline) with attrs.
 	Log(msg string, attrs ...slog.Attr)
 }
 
-// logLine writes msg as one line to w, with attrs when w is a
-// StructuredLog.
+// logLine writes msg as one line to w, with attrs for a StructuredLog.
 func logLine(w io.Writer, msg string, attrs ...slog.Attr) {
 	if sl, ok := w.(StructuredLog); ok {
 		sl.Log(msg, attrs...)

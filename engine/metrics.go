@@ -9,13 +9,9 @@ import (
 	"github.com/pg2dynamo/pg2dynamo/pipeline"
 )
 
-// What a run tells Config.Metrics, from the counters it keeps anyway: the
-// pipeline's progress, the sink's request counters, the rejects file and
-// the follow's Status.
+// What a run tells Config.Metrics, from the counters it keeps anyway.
 
-// loadProgress is the display of a load (the full load, an export) with
-// its counts fed to Config.Metrics: rows finished and items written per
-// entity, and an Autoscale run's writers.
+// loadProgress is a load's display, its counts fed to Config.Metrics.
 func (j *job) loadProgress() (pipeline.Progress, func()) {
 	p, done := j.progress()
 	if j.cfg.Metrics == nil {
@@ -24,8 +20,8 @@ func (j *job) loadProgress() (pipeline.Progress, func()) {
 	return &meteredProgress{p: p, m: j.cfg.Metrics}, done
 }
 
-// meteredProgress passes a Progress's calls on to p (which may be nil)
-// and counts them in m.
+// meteredProgress passes a Progress's calls on to p (maybe nil), counting them
+// in m.
 type meteredProgress struct {
 	p pipeline.Progress
 	m *metrics.Run
@@ -66,8 +62,7 @@ func (mp *meteredProgress) Writers(n int) {
 	}
 }
 
-// startMetrics names the run's table (and entities) in Config.Metrics
-// and as a field of a StructuredLog's later records.
+// startMetrics names the run's table in Config.Metrics and the log's records.
 func (j *job) startMetrics(s *session) {
 	if sl, ok := j.log.(StructuredLog); ok {
 		sl.With(slog.String("table", s.m.Table.Name))
@@ -82,8 +77,7 @@ func (j *job) startMetrics(s *session) {
 	j.cfg.Metrics.Start(s.m.Table.Name, names)
 }
 
-// meterWrites has Config.Metrics read the sink's request counters at
-// each scrape.
+// meterWrites has Config.Metrics read the sink's counters at each scrape.
 func (j *job) meterWrites(ds *load.DynamoDB, stats func() load.Stats) {
 	if j.cfg.Metrics == nil || ds == nil {
 		return
@@ -95,7 +89,6 @@ func (j *job) meterWrites(ds *load.DynamoDB, stats func() load.Stats) {
 	})
 }
 
-// meterFollow records a follow's status in Config.Metrics.
 func (j *job) meterFollow(st follow.Status) {
 	j.cfg.Metrics.Follow(metrics.FollowStatus{Applied: uint64(st.Applied), LagBytes: st.LagBytes, Lag: st.Lag,
 		Changes: st.Changes, Puts: st.Puts, Deletes: st.Deletes})
@@ -105,8 +98,8 @@ func (j *job) meterFollow(st follow.Status) {
 	}
 }
 
-// auditUnrepaired is the drifted items the audit left in the table: those
-// of the cycle under way, or of the last completed one when more.
+// auditUnrepaired is the drift left in the table: the cycle's, or the last's
+// when more.
 func auditUnrepaired(a follow.AuditStatus) int64 {
 	n := a.Drifted - a.Repaired
 	if a.Cycles > 0 {

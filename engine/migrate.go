@@ -28,15 +28,13 @@ import (
 	"github.com/pg2dynamo/pg2dynamo/transform"
 )
 
-// Migrate runs a migration: the full load of every entity from one
-// snapshot into the table, then, by o, Prune, the follow, or the check
-// (verify) in the load's snapshot; with o.DryRun it compares only (as
-// Compare in diff mode), with o.ChangesOnly it writes what differs (see
-// changesOnly). Before it writes, the table must be the mapping's and no
-// other follow's (checkOwner; a follow takes the table's lease until it
-// ends). Errors have a Kind (KindOf): KindRefused when nothing was
-// written (among them *OptionError, *UnnamedError and *LeaseHeldError), KindRejected when rows were rejected (listed in o.Rejects),
-// KindMismatch when the check failed.
+// Migrate runs a migration: the full load of every entity from one snapshot
+// into the table, then Prune, the follow, or the check in the load's snapshot;
+// DryRun only compares, ChangesOnly writes what differs. The table must be the
+// mapping's and no other follow's (checkOwner). Errors have a Kind: KindRefused
+// when nothing was written (*OptionError, *UnnamedError, *LeaseHeldError among
+// them), KindRejected when rows were rejected, KindMismatch when the check
+// failed.
 func Migrate(ctx context.Context, cfg Config, o MigrateOptions) (err error) {
 	if err := o.check(cfg); err != nil {
 		return err
@@ -57,8 +55,7 @@ func Migrate(ctx context.Context, cfg Config, o MigrateOptions) (err error) {
 	defer op.close()
 	defer releaseLease(j) // a follow's, taken by openSink
 	s, rejects, rf := op.s, op.rejects, op.rf
-	// The checkpoint before the table: Resume without one (or with
-	// another run's) is refused before anything is created.
+	// The checkpoint before the table: a refused Resume creates nothing.
 	cp, err := startCheckpoint(j, cfg.Mapping, s.m, s.src.Name(), s.plans)
 	if err != nil {
 		return err
@@ -135,8 +132,7 @@ func Migrate(ctx context.Context, cfg Config, o MigrateOptions) (err error) {
 	return nil
 }
 
-// check refuses the options that do not go together, naming them as
-// cfg's Naming does, each with the reason: an *OptionError.
+// check refuses options that do not go together, as an *OptionError.
 func (o MigrateOptions) check(cfg Config) error {
 	n := cfg.name
 	switch {
@@ -179,18 +175,15 @@ func (o MigrateOptions) check(cfg Config) error {
 	return nil
 }
 
-// beforeLoad readies cp for the full load: with Follow, Resume and
-// Prune every item is loaded again (cp starts over), else a resumed run
-// must write into the table cp was written for (checkTableIdentity).
+// beforeLoad readies cp: Follow, Resume and Prune load everything again; else a
+// resumed run must write into cp's table.
 func beforeLoad(j *job, s *session, cp *checkpointFile, fl *following) error {
 	reload := fl != nil && fl.resume && j.mig.Prune
 	if reload {
-		// Every item is loaded again in a new snapshot, and the stale
-		// ones deleted, before following on.
 		cp.Checkpoint = pipeline.NewCheckpoint(cp.Mapping, cp.Source, cp.Table, s.plans)
 		fmt.Fprintln(j.log, j.opt(OptPrune)+": loading every item again, then deleting the stale ones, before following on from the slot")
-		// What the stream says of transactions committed before the
-		// load's snapshot is in the table once it is loaded.
+		// Changes committed before the load's snapshot are in the table once
+		// loaded.
 		var err error
 		if fl.exactFrom, err = follow.CurrentLSN(j.ctx, s.src.Conn()); err != nil {
 			return err
@@ -199,8 +192,8 @@ func beforeLoad(j *job, s *session, cp *checkpointFile, fl *following) error {
 	return checkTableIdentity(j, s, cp, j.mig.Resume && !reload)
 }
 
-// afterLoad is what follows the full load: Prune, then the follow; or
-// a sharded run's last word; or the verify in the load's snapshot.
+// afterLoad runs Prune then the follow, or a shard's last word, or the verify
+// in the load's snapshot.
 func afterLoad(j *job, s *session, cp *checkpointFile, fl *following, out sinkOut, rejects *rejectFile, rf *reportFiles) error {
 	if fl != nil {
 		if j.mig.Prune && s.client != nil {
@@ -219,8 +212,7 @@ func afterLoad(j *job, s *session, cp *checkpointFile, fl *following, out sinkOu
 	if s.client == nil || j.mig.NoVerify {
 		return nil
 	}
-	// The same snapshot: what was read is what is checked, all of it (a
-	// resumed run read only what was left).
+	// The same snapshot: what was read is checked, all of it.
 	fmt.Fprintln(j.out)
 	if j.mig.Prune {
 		done, err := pruneStale(j, s, out)
@@ -232,10 +224,9 @@ func afterLoad(j *job, s *session, cp *checkpointFile, fl *following, out sinkOu
 	return compareAndReport(j, s, report.ModeVerify, 0, j.out, rf)
 }
 
-// fullLoad runs the full load: every entity from the snapshot begun,
-// resuming what cp records, into out; then it saves cp, closes the
-// progress display, prints the summary and, unless a follow goes on
-// (following), closes the rejects file.
+// fullLoad loads every entity from the snapshot begun, resuming cp, into out;
+// then saves cp, prints the summary and, unless a follow goes on, closes the
+// rejects file.
 func fullLoad(j *job, s *session, cp *checkpointFile, out sinkOut, rejects *rejectFile, following bool) (*pipeline.Summary, error) {
 	ctx := j.ctx
 	prog, closeProg := j.loadProgress()
@@ -243,8 +234,7 @@ func fullLoad(j *job, s *session, cp *checkpointFile, out sinkOut, rejects *reje
 		j.cfg.Metrics.Writers(j.wr.Concurrency)
 	}
 	if th, ok := prog.(interface{ Then(string) }); ok && out.ds != nil && !following && !j.mig.NoVerify && !j.ld.Shard.On() {
-		// The ETA is the load's; the check that follows reads the source
-		// again and scans the table.
+		// The ETA is the load's; the check after it reads everything again.
 		th.Then("verify")
 	}
 	fmt.Fprintf(j.log, "migrating %s from %s to %s\n", report.Count(len(s.plans), "entity", "entities"), s.src.Name(), out.target)
@@ -254,7 +244,6 @@ func fullLoad(j *job, s *session, cp *checkpointFile, out sinkOut, rejects *reje
 		Readers: j.ld.Readers, MinRangeRows: j.ld.MinRangeRows, SkipDuplicateCheck: j.ld.NoDuplicateCheck,
 		Checkpoint: cp.Checkpoint, OnCheckpoint: cp.onCheckpoint, Shard: j.ld.Shard,
 	})
-	// The last progress, however the run ended.
 	if err := cp.save(); err != nil && runErr == nil {
 		runErr = err
 	}
@@ -273,8 +262,7 @@ func fullLoad(j *job, s *session, cp *checkpointFile, out sinkOut, rejects *reje
 	return sum, runErr
 }
 
-// dryRun is migrate with DryRun: what the run would change and cost, as
-// pg2dynamo diff; nothing is written.
+// dryRun is migrate with DryRun: pg2dynamo diff, writing nothing.
 func dryRun(j *job) error {
 	op, err := j.begin(opening{reports: true, dynamo: true})
 	if err != nil {
@@ -287,22 +275,18 @@ func dryRun(j *job) error {
 	return compareAndReport(j, op.s, report.ModeDiff, j.rep.PricePerMillion, j.out, op.rf)
 }
 
-// sinkOut is where a migration writes: the sink, its description and its
-// request counters (nil for the null sink).
+// sinkOut is where a migration writes; stats is nil for the null sink.
 type sinkOut struct {
 	sink   load.Sink
 	target string
 	stats  func() load.Stats
-	// ds is the DynamoDB sink (sink), for its conditional deletes; nil
-	// for the null sink.
-	ds *load.DynamoDB
-	// created is set when the run created the table.
+	// ds is the DynamoDB sink, for its conditional deletes (nil: null sink).
+	ds      *load.DynamoDB
 	created bool
 }
 
-// openSink returns Sink's sink. For DynamoDB it connects, makes sure the
-// table exists (creating it with CreateTable) and sets the retry
-// deadline and the write-unit cap.
+// openSink returns Sink's sink; for DynamoDB it makes sure the table exists and
+// sets the retry deadline and write-unit cap.
 func openSink(j *job, s *session) (sinkOut, error) {
 	if j.wr.Sink == "null" {
 		return sinkOut{sink: load.Null{}, target: "the null sink (nothing is written)"}, nil
@@ -342,10 +326,8 @@ func openSink(j *job, s *session) (sinkOut, error) {
 	return sinkOut{sink: ds, ds: ds, created: created, target: "DynamoDB table " + m.Table.Name, stats: stats}, nil
 }
 
-// noteRerun says, when the table a full load is about to write already
-// holds items of the mapping's types (a sample of at most
-// load.SampleItems), that the load puts every item again and that
-// ChangesOnly would write only the differences, which diff estimates.
+// noteRerun says, when the table already holds items of the mapping's types (by
+// sample), that ChangesOnly would write only the differences.
 func noteRerun(j *job, s *session) {
 	sample, err := load.SampleTable(j.ctx, s.client, s.m.Table.Name, s.m.TypeAttribute)
 	if err != nil {
@@ -368,9 +350,7 @@ func noteRerun(j *job, s *session) {
 		s.m.Table.Name, held, j.opt(OptChangesOnly))
 }
 
-// keysNotProvenUnique names, in mapping order, the entities whose keys the
-// mapping and the tables' unique keys do not prove unique
-// (transform.KeysUnique): the run-wide duplicate-key check covers them.
+// keysNotProvenUnique names the entities the run-wide duplicate check covers.
 func (s *session) keysNotProvenUnique() []string {
 	var names []string
 	for i, ok := range transform.KeysUnique(s.m, s.plans) {
@@ -381,8 +361,6 @@ func (s *session) keysNotProvenUnique() []string {
 	return names
 }
 
-// describeDuplicateCheck says which entities the run-wide duplicate-key
-// check covers.
 func describeDuplicateCheck(j *job, s *session) {
 	if j.ld.NoDuplicateCheck {
 		return
@@ -395,11 +373,9 @@ func describeDuplicateCheck(j *job, s *session) {
 	fmt.Fprintf(j.log, "duplicate-key check: on for %s (keys not proven unique: read one after another, so that the earlier row, in mapping then primary-key order, keeps a key; 11 to 21 bytes of memory per item)\n", strings.Join(checked, ", "))
 }
 
-// checkTableIdentity records in cp the table the run writes to
-// (DescribeTable's TableId and CreationDateTime) or, resuming, refuses a
-// table other than the one cp was written for: deleted and created again
-// (an emptied DynamoDB Local, a restore), it does not hold what cp says
-// is loaded. A usage error (exit 2): nothing is written.
+// checkTableIdentity records the table's TableId and CreationDateTime in cp or,
+// resuming, refuses another table: one deleted and created again, or restored,
+// lacks what cp records as loaded.
 func checkTableIdentity(j *job, s *session, cp *checkpointFile, resume bool) error {
 	if s.client == nil {
 		return nil
@@ -424,11 +400,9 @@ func checkTableIdentity(j *job, s *session, cp *checkpointFile, resume bool) err
 	return cp.save()
 }
 
-// startCheckpoint sets up the run's checkpoint: a fresh one, saved once
-// the run has passed its checks and found its table (checkTableIdentity),
-// so that a refused run leaves the file as it was; or, with Resume, the
-// recorded one, which must be for the same mapping file, table and
-// source.
+// startCheckpoint returns a fresh checkpoint, saved only once the table is
+// found so a refused run leaves the file as it was; or, with Resume, the
+// recorded one, which must match mapping, table and source.
 func startCheckpoint(j *job, mappingFile string, m *mapping.Mapping, source string, plans []*transform.Plan) (*checkpointFile, error) {
 	b, err := os.ReadFile(mappingFile)
 	if err != nil {
@@ -459,18 +433,14 @@ func startCheckpoint(j *job, mappingFile string, m *mapping.Mapping, source stri
 	return f, f.save()
 }
 
-// LoadMapping loads the mapping file; a file that cannot be read is a usage
-// error (exit 2), like an invalid one. It returns context.Cause(ctx) as
-// soon as ctx is done: reading a file that blocks (a FIFO) or the YAML
-// parser (which cannot be stopped; mapping's bounds limit it to about a
-// second) is left to finish in the background.
+// LoadMapping loads the mapping file; an unreadable file is a usage error. It
+// returns context.Cause(ctx) once ctx is done, leaving a blocking read (a FIFO)
+// or the YAML parser, which cannot be stopped, to finish in the background.
 func LoadMapping(ctx context.Context, path string) (*mapping.Mapping, error) {
 	return loadWith(ctx, path, mapping.LoadContext)
 }
 
-// loadWith runs load (mapping.LoadContext or mapping.LoadPartial) as
-// loadMapping says: in the background, returning context.Cause(ctx) as
-// soon as ctx is done, a file that cannot be read a usage error.
+// loadWith runs load as LoadMapping says.
 func loadWith(ctx context.Context, path string, load func(context.Context, string) (*mapping.Mapping, error)) (*mapping.Mapping, error) {
 	type loaded struct {
 		m   *mapping.Mapping
@@ -494,33 +464,28 @@ func loadWith(ctx context.Context, path string, load func(context.Context, strin
 	return l.m, l.err
 }
 
-// rejectFile writes rejects as JSON Lines. It is a new file (see
-// outputFile: mode 0600, never written through a link) published at the
-// path when the run starts, before any reject is written, so it always
-// describes the latest run, and after a crash it holds every reject
-// written, as the checkpoint expects; a resumed run's file starts with
-// the last one's content and lists no row twice (see createRejects).
+// rejectFile writes rejects as JSON Lines: a new file (outputFile) published
+// when the run starts, so it describes the latest run and after a crash holds
+// every reject the checkpoint expects; a resumed run's file starts with the
+// last one's content and lists no row twice.
 type rejectFile struct {
 	path string
 	mu   sync.Mutex
 	f    *outputFile
 	enc  *json.Encoder
-	// listed counts the rows the file listed before a resumed run, by
-	// rowID; each absorbs one reject of the same row.
-	listed map[uint64]int
-	seed   maphash.Seed
-	// started is set once Start published the file.
+	// listed counts the rows listed before a resume, by rowID; each absorbs one
+	// reject of the same row.
+	listed  map[uint64]int
+	seed    maphash.Seed
 	started bool
 	// onWrite, if set, is told the entity of each reject listed.
 	onWrite func(entity string)
 }
 
-// createRejects creates the rejects file at path, or, with appendTo (a
-// resumed run), opens it to append. A resumed run reads its rows again from
-// its checkpoint's positions, which trail what the earlier run read, so it
-// may reject rows that run listed: those are not listed again. A last line
-// cut short (the earlier run was killed while writing it) is dropped, and
-// its row listed anew. Errors are usage errors naming the file.
+// createRejects creates the rejects file, or with appendTo opens it to append:
+// a resumed run reads again from checkpoint positions that trail the earlier
+// run, so rows it listed are not listed again. A last line cut short is dropped
+// and its row listed anew. Errors are usage errors.
 func createRejects(path string, appendTo bool) (*rejectFile, error) {
 	r := &rejectFile{path: path, seed: maphash.MakeSeed()}
 	f, err := createOutput(path, appendTo)
@@ -537,10 +502,8 @@ func createRejects(path string, appendTo bool) (*rejectFile, error) {
 	return r, nil
 }
 
-// Start publishes the file at its path, once the run has got past its
-// checks and is about to read: from then on the file describes this run
-// however it ends. A run refused before Start (closed by abandon) leaves
-// the path as it was.
+// Start publishes the file once the run is past its checks; a run refused
+// before leaves the path as it was.
 func (r *rejectFile) Start() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -554,8 +517,7 @@ func (r *rejectFile) Start() error {
 	return nil
 }
 
-// abandon ends the file as a run ends that may not have called Close:
-// published (Close) once Start was called, else discarded.
+// abandon publishes the file if Start was called, else discards it.
 func (r *rejectFile) abandon() {
 	r.mu.Lock()
 	started := r.started
@@ -569,8 +531,7 @@ func (r *rejectFile) abandon() {
 	}
 }
 
-// readListed counts the rows f lists, truncates it after its last
-// complete line and leaves its offset there.
+// readListed counts f's rows and truncates it after its last whole line.
 func (r *rejectFile) readListed(f *os.File) error {
 	r.listed = map[uint64]int{}
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
@@ -599,9 +560,8 @@ func (r *rejectFile) readListed(f *os.File) error {
 	return err
 }
 
-// rowID identifies a reject's row: its entity and source key (which holds
-// its table's primary key), not the reason, which may name the row that
-// kept a duplicate key differently once a batch is cut elsewhere.
+// rowID is a reject's entity and source key, not its reason, which may name a
+// duplicate's keeper differently once batches are cut elsewhere.
 func (r *rejectFile) rowID(rej pipeline.Reject) uint64 {
 	key, _ := json.Marshal(rej.SourceKey) // map keys sorted; values strings or nil
 	var h maphash.Hash
@@ -612,8 +572,8 @@ func (r *rejectFile) rowID(rej pipeline.Reject) uint64 {
 	return h.Sum64()
 }
 
-// Write lists rej, unless a resumed run's rejects file listed its row
-// already. Safe for concurrent use.
+// Write lists rej unless a resumed run's file listed its row; safe for
+// concurrent use.
 func (r *rejectFile) Write(rej pipeline.Reject) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()

@@ -13,8 +13,8 @@ import (
 	"github.com/pg2dynamo/pg2dynamo/mapping"
 )
 
-// owner is the mapping's owner tags: its declared name, the first 16 hex
-// digits of the file's SHA-256 and its entity types, sorted.
+// owner is the mapping's owner tags: name, 16 hex digits of the file's SHA-256,
+// and sorted types.
 func owner(m *mapping.Mapping, sha256 string) load.Owner {
 	var types []string
 	for _, e := range m.Entities {
@@ -26,18 +26,14 @@ func owner(m *mapping.Mapping, sha256 string) load.Owner {
 	return load.Owner{Name: m.Name, Hash: sha256[:min(16, len(sha256))], Types: types}
 }
 
-// UnnamedError is the refusal of a run that would create or tag a table
-// with a mapping that declares no name: the tags record the name, and
-// without one no other mapping's run could be told apart. Nothing was
-// written.
+// UnnamedError refuses a run that would create or tag a table with a mapping
+// that declares no name: the tags record it, to tell mappings apart. Nothing
+// was written.
 type UnnamedError struct {
-	// File is the mapping file, Table the table, Suggest a name to add
-	// (the file's base name when it is a valid name, else the table's).
+	// File is the mapping file, Table the table, Suggest a name to add.
 	File, Table, Suggest string
-	// Tagged is the name an older pg2dynamo tagged the table with (its
-	// mapping file's base name), when it did.
-	Tagged string
-	// allowOther is AllowOtherMapping as Config.Naming words it.
+	// Tagged is the file base name an older pg2dynamo tagged the table with.
+	Tagged     string
 	allowOther string
 }
 
@@ -54,9 +50,7 @@ func (e *UnnamedError) Error() string {
 		e.File, e.Suggest)
 }
 
-// suggestName is a name for a mapping that has none: its file's base
-// name without extension when that is a valid name, else table's, else
-// "mapping".
+// suggestName is path's base name if valid, else table, else "mapping".
 func suggestName(path, table string) string {
 	base := filepath.Base(path)
 	for _, n := range []string{strings.TrimSuffix(base, filepath.Ext(base)), table} {
@@ -67,9 +61,7 @@ func suggestName(path, table string) string {
 	return "mapping"
 }
 
-// checkNameToCreate refuses, before the table is created, a run that
-// would create it (WriteOptions.CreateTable, and no such table) with a
-// mapping that declares no name: an *UnnamedError, a usage error.
+// checkNameToCreate refuses creating the table with an unnamed mapping.
 func checkNameToCreate(j *job, s *session) error {
 	if !j.wr.CreateTable || s.m.Name != "" {
 		return nil
@@ -81,20 +73,14 @@ func checkNameToCreate(j *job, s *session) error {
 	return refused(&UnnamedError{File: j.cfg.Mapping, Table: s.m.Table.Name, Suggest: suggestName(j.cfg.Mapping, s.m.Table.Name)})
 }
 
-// checkOwner makes sure the table the run writes into is the mapping's,
-// and that no follow streams into it, before anything is written: a
-// table the run created is tagged as the mapping's (TagResource); a
-// table whose lease a follow holds is refused (checkLease); a table
-// tagged for another mapping name is refused unless AllowOtherMapping
-// (checkTagged); a table partway through a new version of its mapping
-// (load.TagEvolving) is refused but to a run applying one (its
-// evolution.checkTable decides) or a follow resumed with the version it
-// applied, whose checkpoint records it done (evolvedByCheckpoint: the run
-// then tags the table with it); an untagged table that holds items,
-// none of the mapping's types in a bounded sample, is refused unless
-// AllowOtherItems. A follow then takes the table's lease. Refusals are
-// usage errors (exit 2). An endpoint without tagging is noted, only the
-// sample is checked, and no lease is kept.
+// checkOwner makes sure, before anything is written, that the table is the
+// mapping's and no follow streams into it: a table the run created is tagged; a
+// follow's lease refuses (checkLease); another mapping's name refuses unless
+// AllowOtherMapping (checkTagged); a table partway through a new version
+// refuses all but a run applying one, or a follow resumed with a checkpoint
+// recording it done; an untagged table holding none of the mapping's types (by
+// sample) refuses unless AllowOtherItems. A follow then takes the lease.
+// Without tagging, only the sample is checked.
 func checkOwner(j *job, s *session, created bool) error {
 	ctx, w, name := j.ctx, j.log, s.m.Table.Name
 	mine := owner(s.m, s.mappingSHA256)
@@ -149,22 +135,16 @@ func checkOwner(j *job, s *session, created bool) error {
 	return takeLease(j, s, arn)
 }
 
-// evolvedByCheckpoint reports whether a run into a table tagged as partway
-// through e, which applies no version over another, may write into it: a
-// follow's resume with the version e applies (mine), whose checkpoint
-// records e as done (pipeline.Checkpoint.Evolved, set with the new
-// version once the comparison beside the follow was done). The change was
-// done then but for the tags: a run stopped between the two.
+// evolvedByCheckpoint reports whether a follow resumes with the version e
+// applies and its checkpoint records e done: only the tags were left when a run
+// stopped between the two.
 func evolvedByCheckpoint(j *job, mine load.Owner, e load.Evolving) bool {
 	return j.mig.Follow && j.mig.Resume && e.To == mine.Hash && j.evolved == e.String()
 }
 
-// checkTagged checks a table tagged as tagged against the mapping
-// (mine): the same declared name is the mapping's own (a note when its
-// content changed since); a table an older pg2dynamo tagged with its
-// mapping file's base name (no name tag) is the mapping's when that base
-// name is the declared name, and its tags are then upgraded to the name;
-// any other is refused unless AllowOtherMapping.
+// checkTagged checks a tagged table: the same name is the mapping's (noting a
+// changed content); an older pg2dynamo's file base name tag equal to the name
+// is upgraded; any other is refused unless AllowOtherMapping.
 func checkTagged(j *job, s *session, arn string, mine, tagged load.Owner) error {
 	w, name := j.log, s.m.Table.Name
 	switch {
@@ -192,9 +172,8 @@ func checkTagged(j *job, s *session, arn string, mine, tagged load.Owner) error 
 		name, tagged, mine, j.opt(OptTable), j.opt(OptAllowOtherMapping)))
 }
 
-// checkSample checks an untagged table by a bounded sample of its items:
-// one holding items, none of the mapping's types, is refused unless
-// AllowOtherItems.
+// checkSample refuses an untagged table holding none of the mapping's types, by
+// a bounded sample, unless AllowOtherItems.
 func checkSample(j *job, s *session) error {
 	ctx, w, name := j.ctx, j.log, s.m.Table.Name
 	sample, err := load.SampleTable(ctx, s.client, name, s.m.TypeAttribute)

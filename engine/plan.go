@@ -9,23 +9,19 @@ import (
 
 // PlanOptions are plan's.
 type PlanOptions struct {
-	// Format is plan.FormatText, FormatMarkdown, FormatJSON or
-	// FormatOneTable (the dynamodb-onetable schema).
+	// Format is plan.FormatText, FormatMarkdown, FormatJSON or FormatOneTable.
 	Format string
-	// WithSource checks the mapping against the source and reads every
-	// row through the transformation for the load's estimates.
+	// WithSource checks against the source and reads every row, for estimates.
 	WithSource bool
-	// PreviousMapping, when not "", is the version of the mapping before
-	// Config.Mapping: plan writes what changes, then both designs
-	// (plan.RenderVersions), text or markdown.
+	// PreviousMapping, when set, has plan write what changes, then both
+	// designs.
 	PreviousMapping string
 }
 
-// Plan writes the design of cfg.Mapping to Config.Out in o.Format: the
-// entity chart, the access patterns, CreateTable and CloudFormation (its
-// tags the mapping's owner tags), with o.WithSource the per-entity
-// estimates; FormatOneTable writes the OneTable schema of a mapping with
-// library onetable, checked against the source, of which no row is read.
+// Plan writes the design of cfg.Mapping to Config.Out in o.Format: entity
+// chart, access patterns, CreateTable and CloudFormation, and with o.WithSource
+// the estimates; FormatOneTable writes a OneTable schema, checked against the
+// source.
 func Plan(ctx context.Context, cfg Config, o PlanOptions) error {
 	j := newJob(ctx, cfg, "plan")
 	var m *mapping.Mapping
@@ -43,8 +39,7 @@ func Plan(ctx context.Context, cfg Config, o PlanOptions) error {
 	}
 	var s *session
 	if o.WithSource {
-		// Checked before the design is built: the file's problems are
-		// reported with the source's.
+		// Checked first, so the file's problems are reported with the source's.
 		if s, err = open(j); err != nil {
 			return err
 		}
@@ -72,9 +67,8 @@ func Plan(ctx context.Context, cfg Config, o PlanOptions) error {
 	return plan.Render(j.out, d, o.Format)
 }
 
-// planOneTable writes the OneTable schema of m: a mapping with library
-// onetable, checked against the source (whose column types decide the key
-// templates' padding), of which no row is read.
+// planOneTable writes m's OneTable schema; the source's column types decide the
+// key templates' padding, and no row is read.
 func planOneTable(j *job, m *mapping.Mapping) error {
 	if _, err := plan.OneTableSchema(m, nil); err != nil {
 		return err // not library onetable: say so before connecting
@@ -87,8 +81,6 @@ func planOneTable(j *job, m *mapping.Mapping) error {
 	return plan.WriteOneTable(j.out, s.m, s.plans)
 }
 
-// planVersions writes what changes from the previous version of the
-// mapping to m, then both designs (plan.RenderVersions).
 func planVersions(j *job, m *mapping.Mapping, o PlanOptions) error {
 	if o.WithSource || (o.Format != plan.FormatText && o.Format != plan.FormatMarkdown) {
 		return optionError(j.opt(OptPreviousMapping)+" writes the two designs as text or markdown, without "+j.opt(OptWithSource), OptPreviousMapping)

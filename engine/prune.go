@@ -12,17 +12,11 @@ import (
 )
 
 // pruneStale compares the whole table with the source in s's snapshot and
-// deletes each stale item: one of a mapped type that no derived item has
-// the key of (verify.Compare with Options.Apply, DeleteOnly), through
-// out's DynamoDB sink (tableApplier: a DeleteItem conditional on the
-// item's type, Concurrency at a time, under MaxWriteUnits). Items of
-// other types (unmanaged) are left alone, and an item another writer
-// retyped since the Scan is skipped, not deleted. When the derivation
-// itself is in doubt (an entity's count disagrees with count(*), or a key
-// is derived twice) it deletes nothing and says why. What it deleted is
-// kept in s.pruned for the report of the verify that follows; the
-// comparison's lists it points into stay until the returned func is
-// called.
+// deletes each stale item (of a mapped type, no derived item's key),
+// conditional on its type so an item retyped since the Scan is skipped; other
+// types are left alone. When the derivation is in doubt (counts disagree, a key
+// derived twice) it deletes nothing and says why. s.pruned keeps the result for
+// the verify's report until the returned func is called.
 func pruneStale(j *job, s *session, out sinkOut) (func(), error) {
 	stderr := j.log
 	fmt.Fprintf(stderr, "prune: comparing table %s with %s to find stale items\n", s.m.Table.Name, s.src.Name())
@@ -43,7 +37,6 @@ func pruneStale(j *job, s *session, out sinkOut) (func(), error) {
 	return func() { res.Close() }, nil
 }
 
-// describePrune says on stderr what Prune deleted, or why nothing.
 func describePrune(stderr io.Writer, a *report.Applied, res *verify.Result) {
 	switch {
 	case a.Withheld != "":

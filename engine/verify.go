@@ -25,27 +25,23 @@ import (
 	"github.com/pg2dynamo/pg2dynamo/verify"
 )
 
-// session is what verify, diff and migrate share: the mapping, the source
-// with its compiled plans, and the DynamoDB client.
+// session is what verify, diff and migrate share.
 type session struct {
 	m      *mapping.Mapping
 	src    *extract.Source
 	plans  []*transform.Plan
 	client *dynamodb.Client
-	// inFlight, while a follow streams into the table, says which items
-	// changed after the check's snapshot (watchFollow); nil otherwise.
+	// inFlight says which items changed after the check's snapshot while a
+	// follow streams into the table (watchFollow).
 	inFlight verify.InFlightFunc
-	// mappingSHA256 is the hex SHA-256 of the mapping file, read again
-	// by open after loading it (mappingSHA256), for the reports.
+	// mappingSHA256 is the mapping file's hex SHA-256, for the reports.
 	mappingSHA256 string
-	// pruned is what migrate with Prune deleted before the verify, for its
-	// report (pruneStale); nil otherwise.
+	// pruned is what migrate with Prune deleted before the verify.
 	pruned *report.Applied
 }
 
-// open checks EndpointURL, loads the mapping, and connects to and
-// checks the source (connectAndCheck); s.client is built by dynamo. The
-// caller closes s.src.
+// open checks EndpointURL, loads the mapping, and connects to and checks the
+// source; dynamo builds s.client. The caller closes s.src.
 func open(j *job) (*session, error) {
 	path := j.cfg.Mapping
 	if path == "" {
@@ -71,8 +67,7 @@ func open(j *job) (*session, error) {
 	return s, nil
 }
 
-// dynamo builds s.client from the command's AWS options; writeRetries, if
-// not nil, counts the SDK's retries of writes (load.ClientConfig.WriteRetries).
+// dynamo builds s.client; writeRetries, if set, counts the SDK's write retries.
 func (s *session) dynamo(j *job, writeRetries *atomic.Int64) error {
 	var err error
 	s.client, err = load.NewClient(j.ctx, load.ClientConfig{Region: j.cfg.AWS.Region, Profile: j.cfg.AWS.Profile,
@@ -90,21 +85,17 @@ type CompareOptions struct {
 	ReportOptions
 	// Mode is report.ModeVerify or report.ModeDiff.
 	Mode string
-	// Slot and Publication name a follow's (as FollowOptions): verify
-	// reads the table in step with a follow streaming into it.
+	// Slot and Publication name a follow's, which verify reads in step with.
 	Slot, Publication string
-	// PreviousMapping, with diff, is the mapping file the table was
-	// written with: diff then prices applying Config.Mapping, its new
+	// PreviousMapping, with diff, prices applying Config.Mapping as its new
 	// version (EvolveOptions), not a full run.
 	PreviousMapping string
 }
 
-// Compare derives every item from the source, in one snapshot, and
-// compares them with the table (verify.Compare), then writes the report
-// to Config.Out in o.Format and to o.JSON and o.HTML. verify (o.Mode)
-// also runs the access patterns and, while a follow streams into the
-// table, counts what it changed after the snapshot as in flight; a failed
-// verification is a KindMismatch error. A table migrate would refuse is
+// Compare derives every item from the source in one snapshot, compares them
+// with the table and writes the report. verify also runs the access patterns
+// and counts what a streaming follow changed after the snapshot as in flight; a
+// failed verification is KindMismatch, a table migrate would refuse
 // KindRefused.
 func Compare(ctx context.Context, cfg Config, o CompareOptions) error {
 	j := newJob(ctx, cfg, o.Mode)
@@ -137,17 +128,10 @@ func Compare(ctx context.Context, cfg Config, o CompareOptions) error {
 	return compareAndReport(j, s, mode, price, j.out, rf)
 }
 
-// watchFollow, when a follow's replication slot exists for the table
-// (migrate with Follow streams into it), begins s's snapshot at a temporary
-// slot's exported snapshot and sets s.inFlight to the follow.Watch of the
-// changes the follow has not applied: an item they changed while the
-// check ran, or that the follow has yet to put or delete, counts as in
-// flight, not as wrong. It first waits (up to FollowWait) until the
-// follow has applied every change the snapshot holds: its confirmed
-// position reaches the snapshot's. A follow that does not get there (it
-// lags, or is not running) has the changes committed before the snapshot
-// that it has not applied watched too (follow.Watch.FromFollow). It
-// returns nil, with s's snapshot not begun, when there is no such slot.
+// watchFollow, when the table's follow slot exists, begins s's snapshot at a
+// temporary slot's and sets s.inFlight, so items the follow changed or has yet
+// to change count as in flight, not wrong. It returns nil, the snapshot not
+// begun, without such a slot.
 func watchFollow(j *job, s *session) (*follow.Watch, error) {
 	ctx := j.ctx
 	slot, pub, err := followNames(j, s.m)
@@ -180,11 +164,9 @@ func watchFollow(j *job, s *session) (*follow.Watch, error) {
 	return w, nil
 }
 
-// followLag waits (up to FollowWait) until the follow of slot has
-// applied every change before w's snapshot, and says how far it got. A
-// follow behind it then has w watch the changes it has not applied
-// (follow.Watch.FromFollow), so that what it has not done yet counts as
-// in flight, not as differences.
+// followLag waits up to FollowWait for the follow to apply every change before
+// w's snapshot; if it stays behind, w watches the changes it has not applied
+// too (follow.Watch.FromFollow).
 func followLag(j *job, conn *pgx.Conn, w *follow.Watch, slot string) error {
 	ctx := j.ctx
 	at := w.Consistent()
@@ -213,10 +195,8 @@ func followLag(j *job, conn *pgx.Conn, w *follow.Watch, slot string) error {
 	return nil
 }
 
-// waitForSlot waits, up to wait, until slot's confirmed position reaches
-// at, and returns the last position read and whether a process streams
-// from the slot. Only a follow that runs moves the slot: a stopped one (a
-// slot no process streams from) is not waited for.
+// waitForSlot waits up to wait for slot's confirmed position to reach at, and
+// says whether a process streams from it: a stopped follow is not waited for.
 func waitForSlot(ctx context.Context, conn *pgx.Conn, slot string, at pglogrepl.LSN, wait time.Duration) (pglogrepl.LSN, bool, error) {
 	start := time.Now()
 	for {
@@ -236,15 +216,11 @@ func waitForSlot(ctx context.Context, conn *pgx.Conn, slot string, at pglogrepl.
 	}
 }
 
-// reportFiles are the JSON and HTML files of a command, each
-// nil when not asked for. They are opened before the command's work, so
-// that a path that cannot be written fails it before the work, not after
-// (a migration of hours), and published when written (see outputFile): a
-// failed command leaves the files of the last run as they were.
+// reportFiles are a command's JSON and HTML files (nil if not asked for),
+// opened before the work so a bad path fails before hours of migration, and
+// published when written so a failed command leaves the last run's files.
 type reportFiles struct{ json, html *outputFile }
 
-// openReportFiles opens the report files the options ask for; the caller
-// defers discard.
 func openReportFiles(j *job) (*reportFiles, error) {
 	rf := &reportFiles{}
 	for _, f := range []struct {
@@ -264,7 +240,6 @@ func openReportFiles(j *job) (*reportFiles, error) {
 	return rf, nil
 }
 
-// discard removes what was not published.
 func (rf *reportFiles) discard() {
 	for _, f := range []*outputFile{rf.json, rf.html} {
 		if f != nil {
@@ -273,10 +248,8 @@ func (rf *reportFiles) discard() {
 	}
 }
 
-// compareAndReport checks the table as migrate would (session.checkTable),
-// runs verify.Compare in s's snapshot and writes the report in every
-// requested form, the files to rf (openReportFiles). A failed verification
-// returns exit code ExitMismatch.
+// compareAndReport checks the table as migrate would, compares in s's snapshot
+// and writes the report; a failed verification is KindMismatch.
 func compareAndReport(j *job, s *session, mode string, price float64, out io.Writer, rf *reportFiles) error {
 	if err := s.checkTable(j); err != nil {
 		return err
@@ -312,9 +285,7 @@ func compareAndReport(j *job, s *session, mode string, price float64, out io.Wri
 	return nil
 }
 
-// writeReport writes r to out in Format (text when the command has no
-// Format) and to the report files rf holds, publishing each once
-// written.
+// writeReport writes r to out in Format (text when none) and to rf's files.
 func writeReport(j *job, r *report.Report, out io.Writer, rf *reportFiles) error {
 	format := j.rep.Format
 	if format == "" { // migrate has no Format: its report is text
@@ -342,8 +313,7 @@ func writeReport(j *job, r *report.Report, out io.Writer, rf *reportFiles) error
 	return nil
 }
 
-// exportBytes sizes items as an export writes them, for a diff's cost of
-// the export + import path; nil for verify.
+// exportBytes sizes items as an export writes them, for diff's costs.
 func exportBytes(mode string) func(map[string]types.AttributeValue) int64 {
 	if mode != report.ModeDiff {
 		return nil
@@ -351,9 +321,7 @@ func exportBytes(mode string) func(map[string]types.AttributeValue) int64 {
 	return ddbjson.LineBytes
 }
 
-// staleHint, when stale items are the only difference (nothing missing,
-// changed or derived twice, every count agreeing), says what they are and
-// what removes them; "" otherwise.
+// staleHint, when stale items are the only difference, says what removes them.
 func staleHint(j *job, res *verify.Result) string {
 	c := res.Counts
 	if res.Stale == 0 || c.Missing.Total > 0 || c.Changed.Total > 0 || c.Duplicates.Total > 0 {
@@ -368,10 +336,7 @@ func staleHint(j *job, res *verify.Result) string {
 		"%s deletes them (migrate %s too, writing only what differs), pg2dynamo diff lists them", res.Stale, j.cfg.run("migrate", OptPrune), j.opt(OptChangesOnly))
 }
 
-// runInfo describes the comparison beginning at start, for its report:
-// the source without its password, the endpoint (its password, if any,
-// redacted) and region, the table, the mapping file and its hash, and
-// pg2dynamo's version.
+// runInfo describes the comparison for its report, passwords redacted.
 func (s *session) runInfo(j *job, start time.Time) *report.Run {
 	run := &report.Run{Time: report.RunTime(start), Source: s.src.Name(), Endpoint: report.Endpoint(j.cfg.AWS.EndpointURL),
 		Table: s.m.Table.Name, Mapping: j.cfg.Mapping, MappingSHA256: s.mappingSHA256, Version: j.cfg.Version}
@@ -381,9 +346,8 @@ func (s *session) runInfo(j *job, start time.Time) *report.Run {
 	return run
 }
 
-// mappingSHA256 returns the hex SHA-256 of the mapping file at path,
-// read again (fileSHA256); "" when it is not a regular file (a FIFO would
-// block, or give other bytes) or cannot be read.
+// mappingSHA256 is the hex SHA-256 of the file at path; "" unless it is a
+// readable regular file (a FIFO would block, or give other bytes).
 func mappingSHA256(path string) string {
 	if st, err := os.Stat(path); err != nil || !st.Mode().IsRegular() {
 		return ""
@@ -395,31 +359,26 @@ func mappingSHA256(path string) string {
 	return sum
 }
 
-// Session is a mapping checked against its source: what plan and other
-// readers of a design take from Open.
+// Session is a mapping checked against its source, as Open returns it.
 type Session = session
 
-// Open loads cfg.Mapping, connects to cfg.Source and checks the mapping
-// against it (every table and column it names, their types, the keys),
-// compiling its plans. A mapping with problems is refused (KindRefused, or
-// the mapping.Errors themselves) with every problem found, the source's
-// included. No DynamoDB client is made. The caller calls Close.
+// Open loads cfg.Mapping, connects to cfg.Source and checks the mapping against
+// it, compiling its plans; a mapping with problems is refused with every
+// problem found. No DynamoDB client is made. The caller calls Close.
 func Open(ctx context.Context, cfg Config) (*Session, error) {
 	return open(newJob(ctx, cfg, "open"))
 }
 
-// Mapping is the session's mapping (cfg.Table applied); Source its
-// source, in no transaction until a caller begins one; Plans the
-// compiled plan of each entity, in mapping order; MappingSHA256 the hex
-// SHA-256 of the mapping file ("" when it is not a regular file).
+// Mapping is the session's mapping (cfg.Table applied); Source is in no
+// transaction until a caller begins one; Plans are in mapping order.
 func (s *Session) Mapping() *mapping.Mapping { return s.m }
 func (s *Session) Source() *extract.Source   { return s.src }
 func (s *Session) Plans() []*transform.Plan  { return s.plans }
 func (s *Session) MappingSHA256() string     { return s.mappingSHA256 }
 func (s *Session) Close(ctx context.Context) { s.src.Close(ctx) }
 
-// Connect connects to cfg.Source; when it fails and cfg.Source is "", the
-// error says which database and user libpq's rules chose, and why.
+// Connect connects to cfg.Source; with cfg.Source "", a failure says which
+// database and user libpq's rules chose.
 func Connect(ctx context.Context, cfg Config) (*extract.Source, error) {
 	src, err := extract.Connect(ctx, cfg.Source)
 	if err != nil {
@@ -428,10 +387,8 @@ func Connect(ctx context.Context, cfg Config) (*extract.Source, error) {
 	return src, nil
 }
 
-// HoldSnapshot exports a snapshot of cfg.Source (a read-only REPEATABLE
-// READ transaction, pg_export_snapshot()), tells its name to held, and
-// keeps it open until ctx ends: the Snapshot NAME that every shard of a
-// run reads, so that each row belongs to exactly one shard.
+// HoldSnapshot exports a snapshot of cfg.Source (pg_export_snapshot()), tells
+// held its name, and holds it until ctx ends, for every shard to read.
 // https://www.postgresql.org/docs/current/functions-admin.html#FUNCTIONS-SNAPSHOT-SYNCHRONIZATION
 func HoldSnapshot(ctx context.Context, cfg Config, held func(name, source string)) error {
 	src, err := Connect(ctx, cfg)

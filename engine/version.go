@@ -9,11 +9,9 @@ import (
 // go build -ldflags "-X github.com/pg2dynamo/pg2dynamo/engine.version=v1.2.3".
 var version string
 
-// Version is pg2dynamo's version as the CLI prints it and the
-// reports record it: the link-time version if set, else the module version
-// of the build (a tagged `go install`), else "(devel)"; followed by the VCS
-// revision (12 hex digits, "+dirty" for a modified tree) when the build
-// recorded one.
+// Version is pg2dynamo's version: the link-time version, else the build's
+// module version, else "(devel)"; then the VCS revision (12 hex digits,
+// "+dirty" if modified) when recorded.
 func Version() string {
 	v := version
 	info, ok := debug.ReadBuildInfo()

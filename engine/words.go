@@ -8,11 +8,8 @@ import (
 	"github.com/pg2dynamo/pg2dynamo/pipeline"
 )
 
-// Option names a field of the option structs (Config, MigrateOptions and
-// the groups it embeds, ExportOptions, ImportOptions, InitOptions,
-// PlanOptions, CompareOptions), as the engine's errors and notes refer to
-// it. How a person names it (a command line's flag, a setting's key) is
-// the caller's: Config.Naming.
+// Option names a field of the option structs, as the engine's errors and notes
+// refer to it; the caller words it (Config.Naming).
 type Option string
 
 // The options the engine's messages name, each by its field.
@@ -61,8 +58,7 @@ const (
 	OptForce             Option = "Force"
 )
 
-// Options lists every Option the engine's messages name, for a caller's
-// check that its Naming names each.
+// Options lists every Option, so a caller can check its Naming names each.
 var Options = []Option{OptMapping, OptSource, OptTable, OptEndpointURL, OptSink, OptCreateTable, OptMaxWriteUnits,
 	OptAllowOtherMapping, OptAllowOtherItems, OptShard, OptSnapshot, OptRejects, OptCheckpoint, OptResume, OptDryRun,
 	OptNoVerify, OptPrune, OptChangesOnly, OptFollow, OptSlot, OptNoDDLCapture, OptCatalogInterval, OptAudit,
@@ -70,11 +66,9 @@ var Options = []Option{OptMapping, OptSource, OptTable, OptEndpointURL, OptSink,
 	OptFrom, OptReportTo, OptTier, OptPollInterval, OptFromDesign, OptDesignTable, OptDuplicateNames, OptExclude,
 	OptSchemas, OptOut, OptForce}
 
-// Naming is how a caller's user names an Option (a flag of a command
-// line, app's flagName). Config.Naming; nil names each Option by its field.
+// Naming is how a caller's user names an Option (a flag); nil: the field name.
 type Naming func(Option) string
 
-// name is o as cfg's Naming words it.
 func (cfg Config) name(o Option) string {
 	if cfg.Naming == nil {
 		return string(o)
@@ -82,7 +76,6 @@ func (cfg Config) name(o Option) string {
 	return cfg.Naming(o)
 }
 
-// names is opts as cfg's Naming words them, joined by spaces.
 func (cfg Config) names(opts ...Option) string {
 	s := make([]string, len(opts))
 	for i, o := range opts {
@@ -91,8 +84,7 @@ func (cfg Config) names(opts ...Option) string {
 	return strings.Join(s, " ")
 }
 
-// run is a command with options as a person runs it again:
-// "pg2dynamo migrate", then the options as cfg's Naming words them.
+// run is a command as a person runs it again, options worded by Naming.
 func (cfg Config) run(command string, opts ...Option) string {
 	if len(opts) == 0 {
 		return "pg2dynamo " + command
@@ -100,10 +92,9 @@ func (cfg Config) run(command string, opts ...Option) string {
 	return "pg2dynamo " + command + " " + cfg.names(opts...)
 }
 
-// OptionError is a refusal of options that do not go together, or of an
-// option's value: Options are the fields at fault, the refused one first
-// (Prune, then NoVerify for Prune with NoVerify); Err says why, naming them
-// through Config.Naming. KindOf is KindRefused.
+// OptionError refuses options that do not go together, or a value: Options are
+// the fields at fault, the refused one first; Err says why. KindOf is
+// KindRefused.
 type OptionError struct {
 	Options []Option
 	Err     error
@@ -112,22 +103,17 @@ type OptionError struct {
 func (e *OptionError) Error() string { return e.Err.Error() }
 func (e *OptionError) Unwrap() error { return e.Err }
 
-// optionError is an *OptionError of opts, worded msg, of kind KindRefused.
 func optionError(msg string, opts ...Option) error {
 	return refused(&OptionError{Options: opts, Err: errors.New(msg)})
 }
 
-// Summary is the summary of a load (migrate's, export's): the rows and
-// items of each entity, and, of a load into DynamoDB, its requests.
+// Summary is a load's summary, and of a load into DynamoDB its requests.
 type Summary struct {
 	*pipeline.Summary
-	// Requests counts what the load sent to DynamoDB; nil for another
-	// sink.
+	// Requests counts the load's DynamoDB requests; nil for another sink.
 	Requests *load.Stats
 }
 
-// summary gives Config.Summary the summary sum of a load, and the counts of
-// its DynamoDB requests when stats is not nil.
 func (j *job) summary(sum *pipeline.Summary, stats func() load.Stats) {
 	if j.cfg.Summary == nil {
 		return
@@ -140,5 +126,4 @@ func (j *job) summary(sum *pipeline.Summary, stats func() load.Stats) {
 	j.cfg.Summary(s)
 }
 
-// opt is o as j's Config.Naming words it.
 func (j *job) opt(o Option) string { return j.cfg.name(o) }

@@ -10,18 +10,14 @@ import (
 	"time"
 )
 
-// ShardTag names shard index of count in an export's object and manifest
-// keys: data/shard-2-of-3-00001.json.gz, manifest-shard-2-of-3.json.
+// ShardTag names a shard in object and manifest keys:
+// data/shard-2-of-3-00001.json.gz, manifest-shard-2-of-3.json.
 func ShardTag(index, count int) string { return fmt.Sprintf("shard-%d-of-%d", index, count) }
 
-// Conflicts returns the objects at a location that an export (of shard
-// index of count, or the whole export when count < 2) would mix with: an
-// import reads every object under DataPrefix, so only the other shards of
-// the same split may share a prefix. Their objects and manifests, and
-// their temporary files (IsTemporary: a sibling under way), are no
-// conflict. Every other data object or manifest is: an earlier export's,
-// this shard's own from an earlier run, or a temporary file of an export
-// that is not a sibling (under way, or killed).
+// Conflicts returns the objects at a location an export (shard index of count;
+// count < 2: whole) would mix with: an import reads all of DataPrefix, so only
+// the other shards of the same split, their temporary files included, may share
+// it.
 func Conflicts(ctx context.Context, store Store, index, count int) ([]string, error) {
 	var out []string
 	for _, prefix := range []string{DataPrefix, "manifest"} {
@@ -38,13 +34,9 @@ func Conflicts(ctx context.Context, store Store, index, count int) ([]string, er
 	return out, nil
 }
 
-// shardKey matches the keys of a shard's objects and manifest, and their
-// temporary files: data/shard-2-of-3-00001.json.gz,
-// data/.shard-2-of-3-00001.json.gz.123, manifest-shard-2-of-3.json.
+// shardKey matches a shard's object, temporary and manifest keys.
 var shardKey = regexp.MustCompile(`^(?:` + regexp.QuoteMeta(DataPrefix) + `\.?|manifest-)shard-([0-9]+)-of-([0-9]+)[-.]`)
 
-// siblingShard reports whether key belongs to another shard of the same
-// split (count ≥ 2) than index.
 func siblingShard(key string, index, count int) bool {
 	m := shardKey.FindStringSubmatch(key)
 	if count < 2 || m == nil {
@@ -55,10 +47,9 @@ func siblingShard(key string, index, count int) bool {
 	return jerr == nil && nerr == nil && n == count && j != index && j >= 1 && j <= n
 }
 
-// Unlisted compares the data objects at loc (keys) with those the
-// manifests list: extra are objects no manifest lists (an earlier export
-// into the same prefix, or a crashed one: an import would load them too);
-// missing are objects a manifest lists that are not there.
+// Unlisted compares the data objects at loc with the manifests' lists: extra
+// are objects none lists (which an import would load too), missing are listed
+// objects not there.
 func Unlisted(keys []string, mans []*Manifest) (extra, missing []string) {
 	listed := map[string]bool{}
 	for _, m := range mans {
@@ -82,13 +73,10 @@ func Unlisted(keys []string, mans []*Manifest) (extra, missing []string) {
 	return extra, missing
 }
 
-// CheckShards checks that mans, the manifests under one prefix (as
-// Manifests reads them), make one whole export: one manifest of an export
-// not split, or the manifests of every shard 1/N to N/N of one split, all
-// of which read one exported snapshot (the same --snapshot name). Its
-// error says which shards are missing or which snapshots differ: an
-// import of such a prefix would miss a shard's rows, or hold the rows
-// changed between two snapshots twice or not at all.
+// CheckShards checks that mans make one whole export: one unsplit manifest, or
+// every shard 1/N to N/N of one split on one snapshot; else an import would
+// miss a shard's rows or hold rows changed between snapshots twice or not at
+// all.
 func CheckShards(mans []*Manifest) error {
 	if len(mans) == 1 && mans[0].Shard == "" {
 		return nil
@@ -126,7 +114,6 @@ func CheckShards(mans []*Manifest) error {
 		return fmt.Errorf("shards %s of %d are missing (no %s: they have not finished, or they failed): run them with the other shards' --snapshot, or export every shard again, then import",
 			strings.Join(missing, ", "), count, strings.Join(keys, ", "))
 	}
-	// One snapshot name, shared by all.
 	shardsOf := map[string][]string{} // snapshot name → its shards
 	var names []string                // in the order of their first shard
 	first, last := byIndex[1].SnapshotTime, byIndex[1].SnapshotTime

@@ -15,29 +15,24 @@ import (
 	"github.com/pg2dynamo/pg2dynamo/load"
 )
 
-// ManifestKey is the manifest's key below the location (and the shard's
-// prefix): written last, so that a prefix without one holds an export
-// that did not finish.
+// ManifestKey is the manifest's key, written last: a prefix without one holds
+// an unfinished export.
 const ManifestKey = "manifest.json"
 
-// Manifest describes an export: what the objects hold and where they come
-// from. It is written beside the data, as JSON.
+// Manifest describes an export; it is written beside the data, as JSON.
 type Manifest struct {
-	// Format is DYNAMODB_JSON (InputFormat); Compression GZIP, ZSTD or
-	// NONE (InputCompressionType).
+	// Format is DYNAMODB_JSON; Compression GZIP, ZSTD or NONE.
 	Format      string `json:"format"`
 	Compression string `json:"compression"`
-	// Table is the mapping's table name; KeySchema its partition and sort
-	// key attributes.
+	// Table is the mapping's table name; KeySchema its key attributes.
 	Table        string    `json:"table"`
 	PartitionKey string    `json:"partition_key"`
 	SortKey      string    `json:"sort_key,omitempty"`
 	MappingHash  string    `json:"mapping_sha256"`
 	Source       string    `json:"source"`
 	SnapshotTime time.Time `json:"snapshot_time"`
-	// Snapshot is the name of the exported snapshot the export read
-	// (--snapshot), empty when it read one of its own: the shards of one
-	// export must all name the same (see CheckShards).
+	// Snapshot is the exported snapshot read (--snapshot), the same for every
+	// shard; empty when the export took its own.
 	Snapshot string `json:"snapshot,omitempty"`
 	// Shard is "i/N" for one shard of a split export (--shard).
 	Shard    string        `json:"shard,omitempty"`
@@ -87,8 +82,7 @@ func (m *Manifest) Write(ctx context.Context, store Store, key string) error {
 	return nil
 }
 
-// Open opens object key of a location for reading: the S3 object, or the
-// file.
+// Open opens object key of a location for reading.
 func Open(ctx context.Context, client *s3.Client, loc Location, key string) (io.ReadCloser, error) {
 	if loc.Dir != "" {
 		return os.Open(filepath.Join(loc.Dir, filepath.FromSlash(key)))
@@ -118,14 +112,12 @@ func ReadManifest(ctx context.Context, client *s3.Client, loc Location, key stri
 	return &m, nil
 }
 
-// S3Config configures the S3 client: the AWS region and profile, and an
-// endpoint (an S3-compatible server: path-style addressing) when set.
+// S3Config configures the S3 client; an endpoint means path-style addressing.
 type S3Config struct {
 	Region, Profile, EndpointURL string
 }
 
-// NewS3Client builds an S3 client from the default credential chain. It
-// fails without a region or credentials.
+// NewS3Client builds an S3 client from the default credential chain.
 func NewS3Client(ctx context.Context, sc S3Config) (*s3.Client, error) {
 	cfg, err := load.AWSConfig(ctx, sc.Region, sc.Profile)
 	if err != nil {
@@ -139,8 +131,7 @@ func NewS3Client(ctx context.Context, sc S3Config) (*s3.Client, error) {
 	}), nil
 }
 
-// NewStore returns the store of loc: S3 through client, or the
-// directory.
+// NewStore returns the store of loc: S3 through client, or the directory.
 func NewStore(client *s3.Client, loc Location) Store {
 	if loc.Dir != "" {
 		return Dir{Path: loc.Dir}

@@ -21,19 +21,15 @@ import (
 	"github.com/pg2dynamo/pg2dynamo/mapping"
 )
 
-// DataPrefix is the key prefix of an export's data objects below its
-// location: what an import reads (the manifests beside it are not data).
+// DataPrefix is the key prefix of an export's data objects, what an import
+// reads (the manifests beside it are not data).
 const DataPrefix = "data/"
 
-// ImportTableInput is the ImportTable request that creates m's table from
-// the export at loc: its key schema, GSIs (with their settings), billing
-// mode and maximum on-demand throughput are those CreateTable gets from
-// the mapping (load.CreateTableInput, the one owner of the table's
-// definition); the source is the export's data objects. The table's other
-// settings follow once it is imported (load.AfterImportInputs,
-// load.UpdateContinuousBackupsInput).
-// The ClientToken is left to the SDK, which makes one per call and keeps
-// it across the call's retries.
+// ImportTableInput is the ImportTable request creating m's table from the
+// export at loc, with the key schema, GSIs, billing mode and on-demand
+// throughput CreateTable gets (load.CreateTableInput); other settings follow
+// after import (load.AfterImportInputs). The SDK makes the ClientToken, kept
+// across retries.
 // https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_ImportTable.html
 func ImportTableInput(m *mapping.Mapping, loc Location, compression string) *dynamodb.ImportTableInput {
 	ct := load.CreateTableInput(m)
@@ -51,23 +47,20 @@ func ImportTableInput(m *mapping.Mapping, loc Location, compression string) *dyn
 
 // BulkPut tunes a StartBulkPutItems request.
 type BulkPut struct {
-	// Report is where DynamoDB writes the items it could not write
-	// (OutputS3Configuration, output type ERROR).
+	// Report is where DynamoDB writes the items it could not write.
 	Report Location
-	// MaxWriteUnits caps the operation's write request units per second
-	// (0: no cap; DynamoDB requires at least 1,024).
+	// MaxWriteUnits caps write request units a second (0: none; at least
+	// 1,024).
 	MaxWriteUnits int64
 	// Tier is STANDARD (the default) or ACCELERATED.
 	Tier string
 }
 
-// MinBulkWriteUnits is the least MaxWriteRequestUnits StartBulkPutItems
-// takes.
+// MinBulkWriteUnits is the least MaxWriteRequestUnits StartBulkPutItems takes.
 // https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_StartBulkPutItems.html
 const MinBulkWriteUnits = 1024
 
-// StartBulkPutItemsInput is the StartBulkPutItems request that loads the
-// export at loc into m's existing table.
+// StartBulkPutItemsInput loads the export at loc into m's existing table.
 // https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_StartBulkPutItems.html
 func StartBulkPutItemsInput(m *mapping.Mapping, loc Location, compression string, bp BulkPut) *dynamodb.StartBulkPutItemsInput {
 	in := &dynamodb.StartBulkPutItemsInput{
@@ -90,8 +83,7 @@ func StartBulkPutItemsInput(m *mapping.Mapping, loc Location, compression string
 	return in
 }
 
-// Manifests reads every manifest at loc (manifest.json, or one per shard:
-// manifest-shard-i-of-N.json), in key order. It fails when there is none.
+// Manifests reads every manifest at loc, in key order; none is an error.
 func Manifests(ctx context.Context, client *s3.Client, loc Location) ([]*Manifest, error) {
 	keys, err := ListKeys(ctx, client, loc, "manifest")
 	if err != nil {
@@ -122,12 +114,9 @@ type Failed struct {
 	Line string
 }
 
-// ReadReport reads the records of a StartBulkPutItems report at loc (every
-// object below it but its manifest files), one JSON record a line, as
-// items with their reason. A record's item is its "Item" (DynamoDB JSON);
-// its reason its string members named like a code and a message (see
-// reason). The record layout is read leniently: a record without an item
-// keeps its line whole.
+// ReadReport reads a StartBulkPutItems report at loc, one JSON record a line:
+// its "Item" (DynamoDB JSON) and its code and message as reason, read leniently
+// (a record without an item keeps its line).
 // https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/BulkPutItems.Output.html
 func ReadReport(ctx context.Context, client *s3.Client, loc Location, fn func(Failed) error) error {
 	p := s3.NewListObjectsV2Paginator(client, &s3.ListObjectsV2Input{Bucket: aws.String(loc.Bucket), Prefix: aws.String(loc.Prefix)})
@@ -186,8 +175,7 @@ func readReportObject(ctx context.Context, client *s3.Client, loc Location, key 
 	return nil
 }
 
-// reason is a report record's reason: its code and message members
-// (names holding "code", and "message" or "reason"), "code: message".
+// reason is a record's "code: message" from members named like them.
 func reason(rec map[string]json.RawMessage) string {
 	var code, msg []string
 	for _, k := range slices.Sorted(maps.Keys(rec)) {
@@ -209,7 +197,6 @@ func reason(rec map[string]json.RawMessage) string {
 	return strings.Join(parts, "; ")
 }
 
-// decompressed reads r as its name's compression says (.gz).
 func decompressed(r io.Reader, key string) (io.Reader, error) {
 	if strings.HasSuffix(key, ".gz") {
 		return gzip.NewReader(r)

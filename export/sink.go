@@ -19,8 +19,7 @@ import (
 	"github.com/pg2dynamo/pg2dynamo/transform"
 )
 
-// Compressions an export writes, as ImportTable and StartBulkPutItems name
-// them (InputCompressionType).
+// Compressions an export writes, as InputCompressionType names them.
 const (
 	GZIP = "GZIP"
 	ZSTD = "ZSTD"
@@ -29,37 +28,31 @@ const (
 
 // Limits of an export.
 const (
-	// MaxObjects is the most objects one ImportTable reads: 50,000.
+	// MaxObjects is the most objects one ImportTable reads.
 	// https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/S3DataImport.Validation.html
 	MaxObjects = 50_000
-	// DefaultObjectBytes bounds an object's DynamoDB JSON before
-	// compression: 256 MiB.
+	// DefaultObjectBytes bounds an object's DynamoDB JSON before compression.
 	DefaultObjectBytes = 256 << 20
 	// DefaultSlots is the number of objects written at a time.
 	DefaultSlots = 8
-	// shuffleBytes is how much DynamoDB JSON a slot holds before it
-	// shuffles it and writes it out.
+	// shuffleBytes is how much a slot holds before it shuffles and writes it.
 	shuffleBytes = 128 << 10
 )
 
 // Options tune a Sink. The zero value is usable.
 type Options struct {
-	// ObjectBytes bounds each object's DynamoDB JSON, before compression
-	// (default DefaultObjectBytes). An item is never split: an object
-	// ends before the item that would take it over the bound.
+	// ObjectBytes bounds each object's DynamoDB JSON before compression
+	// (default DefaultObjectBytes); an item is never split.
 	ObjectBytes int64
-	// Slots is the number of objects open at a time (default
-	// DefaultSlots): items go to them in turn.
+	// Slots is the objects open at a time, fed in turn (default DefaultSlots).
 	Slots int
 	// Compression is GZIP (the default), ZSTD or NONE.
 	Compression string
-	// Prefix is put before every object's name, under data/ (e.g.
-	// "shard-1-of-3-").
+	// Prefix goes before every object's name under data/ ("shard-1-of-3-").
 	Prefix string
 }
 
-// Object is one object written: its key, the items it holds, and its
-// bytes of DynamoDB JSON and as stored.
+// Object is one object written: key, items, and bytes as JSON and as stored.
 type Object struct {
 	Key             string `json:"key"`
 	Items           int64  `json:"items"`
@@ -67,16 +60,12 @@ type Object struct {
 	CompressedBytes int64  `json:"compressed_bytes"`
 }
 
-// Sink is a load.Sink that writes items as DynamoDB JSON to objects of a
-// Store: each item goes to the next of Slots open objects in turn, so that
-// the items of one item collection, which the pipeline gives one after
-// another, land in different objects, and each slot shuffles its items
-// (shuffleBytes at a time) before writing them. Loaded in parallel, the
-// objects then spread their writes over the table's partitions rather than
-// rolling through them in key order (AWS's import guidance). Write is safe
-// for concurrent use. Close completes the objects; an item is in an object
-// only once Close returns nil. A failed export calls Abort instead, or
-// after a failed Close.
+// Sink is a load.Sink writing DynamoDB JSON objects to a Store. Items go to
+// Slots open objects in turn, and each slot shuffles them, so one item
+// collection, which the pipeline gives in a row, is spread out and a parallel
+// import writes across the table's partitions, not through them in key order
+// (AWS's import guidance). Write is safe for concurrent use. Items are in
+// objects only once Close returns nil; a failed export calls Abort instead.
 type Sink struct {
 	ctx      context.Context // of the uploads
 	store    Store
@@ -89,9 +78,7 @@ type Sink struct {
 	entities []int64 // items per entity index, summed by Close
 }
 
-// NewSink returns a sink writing to store; entities is the number of
-// entities (items are counted per entity). ctx bounds the objects'
-// uploads, which outlive the Write calls that start them.
+// NewSink returns a sink into store; ctx bounds uploads, which outlive Writes.
 func NewSink(ctx context.Context, store Store, entities int, opts Options) (*Sink, error) {
 	if opts.ObjectBytes <= 0 {
 		opts.ObjectBytes = DefaultObjectBytes
@@ -113,9 +100,7 @@ func NewSink(ctx context.Context, store Store, entities int, opts Options) (*Sin
 	return s, nil
 }
 
-// Write adds batch's items to their slots, in turn; a slot that fills
-// its shuffle buffer writes it out. Deletes are refused: an export only
-// puts.
+// Write adds batch's items to their slots; an export refuses deletes.
 func (s *Sink) Write(ctx context.Context, batch []transform.Item) error {
 	n := uint64(len(s.slots))
 	turn := s.turn.Add(uint64(len(batch))) - uint64(len(batch))
@@ -130,8 +115,8 @@ func (s *Sink) Write(ctx context.Context, batch []transform.Item) error {
 	return nil
 }
 
-// Close writes out every slot's items and completes its object. It
-// returns the objects written, in key order, and the items per entity.
+// Close writes out every slot and completes its object; it returns the objects
+// in key order and the items per entity.
 func (s *Sink) Close() ([]Object, []int64, error) {
 	var errs []error
 	for _, sl := range s.slots {
@@ -155,11 +140,9 @@ func (s *Sink) Close() ([]Object, []int64, error) {
 	return s.objects, s.entities, nil
 }
 
-// Abort ends a failed export, in place of Close, once no Write is under
-// way: it discards the objects still open (Writer.Abort) and removes those
-// this sink completed (Store.Remove, under ctx), so that the store holds
-// nothing of the export and it can run again into the same place. left
-// are the keys it could not remove or discard, with err saying why.
+// Abort ends a failed export in place of Close, once no Write is under way: it
+// discards open objects and removes completed ones, so the store holds nothing
+// of the export. left are the keys it could not remove, err says why.
 func (s *Sink) Abort(ctx context.Context) (left []string, err error) {
 	var errs []error
 	for _, sl := range s.slots {
@@ -185,7 +168,6 @@ func (s *Sink) Abort(ctx context.Context) (left []string, err error) {
 	return left, errors.Join(errs...)
 }
 
-// newObject names and starts the next object.
 func (s *Sink) newObject() (Writer, string, error) {
 	s.mu.Lock()
 	s.next++
@@ -213,10 +195,8 @@ type slot struct {
 	buf      []byte   // their bytes
 	entities []int64
 
-	// The open object: its store writer, a buffer over it (the
-	// compressor writes a few hundred bytes at a time: one system call,
-	// or one pipe handoff to the S3 upload, each), the compressor over
-	// that, the buffered writer over the compressor, and its counts.
+	// The open object, a buffer over it (the compressor writes a few hundred
+	// bytes at a time), the compressor, the writer over it, and counts.
 	out    Writer
 	outBuf *bufio.Writer
 	stored *countingWriter
@@ -225,7 +205,6 @@ type slot struct {
 	obj    Object
 }
 
-// add encodes it into the slot's buffer, written out when full.
 func (sl *slot) add(it transform.Item) error {
 	sl.mu.Lock()
 	defer sl.mu.Unlock()
@@ -245,8 +224,7 @@ func (sl *slot) add(it transform.Item) error {
 	return nil
 }
 
-// flush writes the waiting lines out in a random order, starting a new
-// object when the next line would take the current one over the bound.
+// flush writes the waiting lines in random order.
 func (sl *slot) flush() error {
 	sl.rng.Shuffle(len(sl.lines), func(i, j int) { sl.lines[i], sl.lines[j] = sl.lines[j], sl.lines[i] })
 	for _, line := range sl.lines {
@@ -278,9 +256,8 @@ func (sl *slot) openObject() error {
 	sl.out, sl.obj = out, Object{Key: key}
 	sl.outBuf = bufio.NewWriterSize(out, 32<<10)
 	sl.stored = &countingWriter{w: sl.outBuf}
-	// The fastest levels: an import is priced by the data's size before
-	// compression, so more compression saves only S3 bytes, at several
-	// times the CPU.
+	// The fastest levels: an import is priced by the uncompressed size, so more
+	// compression saves only S3 bytes, at far more CPU.
 	switch sl.s.opts.Compression {
 	case GZIP:
 		if sl.comp, err = gzip.NewWriterLevel(sl.stored, gzip.BestSpeed); err != nil {
@@ -298,7 +275,6 @@ func (sl *slot) openObject() error {
 	return nil
 }
 
-// closeObject completes the open object, if any, and records it.
 func (sl *slot) closeObject() error {
 	if sl.out == nil {
 		return nil

@@ -1,9 +1,8 @@
-// Package export writes the items of a migration as files that DynamoDB
-// loads itself: DynamoDB JSON, one {"Item": {...}} object a line, gzip
-// (or zstd) compressed, in objects of a bounded size under an S3 prefix
-// (or a local directory), with a manifest beside them. ImportTable creates
-// a new table from such objects and StartBulkPutItems loads them into an
-// existing one, both reading the format described at
+// Package export writes a migration's items as files DynamoDB loads itself
+// (ImportTable into a new table, StartBulkPutItems into an existing one):
+// DynamoDB JSON, one {"Item": {...}} a line, gzip or zstd compressed, in
+// objects of bounded size under an S3 prefix or a local directory, with a
+// manifest. The format:
 // https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/S3DataImport.Format.html
 package export
 
@@ -26,51 +25,38 @@ import (
 
 // Store is where an export's objects go.
 type Store interface {
-	// Create starts object key (a path below the store's prefix, e.g.
-	// "data/00001.json.gz"); what is written streams to it, and Close
-	// completes it (the last part of an upload) or fails. An object not
-	// closed is not complete; Abort discards it.
+	// Create starts object key ("data/00001.json.gz"); Close completes it.
 	Create(ctx context.Context, key string) (Writer, error)
-	// Remove deletes the complete object key; an object that is not
-	// there is no error.
+	// Remove deletes the complete object key; a missing one is no error.
 	Remove(ctx context.Context, key string) error
 	// URL names object key, for messages and the manifest.
 	URL(key string) string
-	// List returns the keys of the objects whose key begins with prefix,
-	// in key order (a local directory's temporary files, of exports under
-	// way or killed, are objects too: see IsTemporary).
+	// List returns the keys beginning with prefix, in key order.
 	List(ctx context.Context, prefix string) ([]string, error)
 }
 
-// Writer is an object being written to a Store. Close completes it: only
-// then is it in the store, whole. Abort, instead of Close, discards it:
-// nothing of it is left (a local temporary file is removed, an S3
-// multipart upload aborted). Close or Abort is called once.
+// Writer is an object being written: Close completes it, whole; Abort, instead,
+// leaves nothing of it. One of them is called once.
 type Writer interface {
 	io.WriteCloser
 	Abort() error
 }
 
-// IsTemporary reports whether key (as List gives it) is a local
-// directory's temporary file, which Dir renames into place when complete:
-// its name, in its directory, begins with a dot, followed by the name of
-// the object it becomes and a random suffix
-// (data/.shard-1-of-2-00001.json.gz.3141592653). An S3 object is never
-// temporary: an upload shows only once complete.
+// IsTemporary reports whether key is a Dir's temporary file, a dot-name
+// (data/.shard-1-of-2-00001.json.gz.3141592653); S3 has none.
 func IsTemporary(key string) bool { return strings.HasPrefix(path.Base(key), ".") }
 
-// Location is a parsed --to or --from: an S3 bucket and key prefix, or a
-// local directory.
+// Location is a parsed --to or --from: an S3 bucket and prefix, or a directory.
 type Location struct {
-	// Bucket and Prefix of s3://bucket/prefix/ (Prefix without its
-	// leading slash, with a trailing one unless empty).
+	// Bucket and Prefix of s3://bucket/prefix/ (Prefix without a leading slash,
+	// with a trailing one unless empty).
 	Bucket, Prefix string
 	// Dir is the directory of file:///dir/.
 	Dir string
 }
 
-// ParseLocation parses s3://BUCKET/PREFIX/ or file:///DIR/. An S3 prefix
-// is a "directory": a trailing slash is added when missing.
+// ParseLocation parses s3://BUCKET/PREFIX/ (adding a missing trailing slash) or
+// file:///DIR/.
 func ParseLocation(s string) (Location, error) {
 	u, err := url.Parse(s)
 	if err != nil {
@@ -103,23 +89,20 @@ func (l Location) String() string {
 	return "s3://" + l.Bucket + "/" + l.Prefix
 }
 
-// S3 is a Store writing to an S3 bucket and prefix with multipart uploads
-// (feature/s3/manager): an object streams in parts of PartSize bytes, one
-// part in flight, so neither memory nor disk holds it whole.
+// S3 is a Store of multipart uploads (feature/s3/manager): an object streams in
+// parts, one in flight, so neither memory nor disk holds it whole.
 type S3 struct {
 	Client *s3.Client
 	Loc    Location
-	// PartSize is the size of an upload's parts (default and minimum
-	// manager.MinUploadPartSize, 5 MiB; S3 allows 10,000 parts, so an
-	// object can reach 48.8 GiB).
+	// PartSize is the parts' size (at least manager.MinUploadPartSize, 5 MiB;
+	// with S3's 10,000 parts an object reaches 48.8 GiB).
 	// https://docs.aws.amazon.com/AmazonS3/latest/userguide/qfacts.html
 	PartSize int64
 }
 
 // Create starts the upload of object key.
 func (s *S3) Create(ctx context.Context, key string) (Writer, error) {
-	// manager is deprecated for feature/s3/transfermanager, which is still
-	// v0.x (its API may change); the upload moves once it is v1.
+	// manager is deprecated for transfermanager, still v0.x; move at v1.
 	up := manager.NewUploader(s.Client, func(u *manager.Uploader) { //nolint:staticcheck // SA1019: see above
 		u.PartSize = max(s.PartSize, manager.MinUploadPartSize)
 		u.Concurrency = 1
@@ -147,14 +130,12 @@ func (s *S3) Remove(ctx context.Context, key string) error {
 // URL is s3://bucket/prefix/key.
 func (s *S3) URL(key string) string { return "s3://" + s.Loc.Bucket + "/" + s.Loc.Prefix + key }
 
-// List lists the objects below the location whose key begins with prefix
-// (ListObjectsV2, every page).
+// List lists the objects whose key begins with prefix.
 func (s *S3) List(ctx context.Context, prefix string) ([]string, error) {
 	return ListKeys(ctx, s.Client, s.Loc, prefix)
 }
 
-// ListKeys returns the keys, below loc's prefix, of loc's objects whose
-// key there begins with prefix, in key order (ListObjectsV2, every page).
+// ListKeys returns loc's keys beginning with prefix, in key order.
 func ListKeys(ctx context.Context, client *s3.Client, loc Location, prefix string) ([]string, error) {
 	p := s3.NewListObjectsV2Paginator(client, &s3.ListObjectsV2Input{Bucket: aws.String(loc.Bucket), Prefix: aws.String(loc.Prefix + prefix)})
 	var out []string
@@ -177,7 +158,6 @@ type s3Object struct {
 
 func (o *s3Object) Write(p []byte) (int, error) { return o.pw.Write(p) }
 
-// Close ends the body and waits for the upload to complete.
 func (o *s3Object) Close() error {
 	o.pw.Close()
 	if err := <-o.done; err != nil {
@@ -186,13 +166,10 @@ func (o *s3Object) Close() error {
 	return nil
 }
 
-// errAborted ends the body of an aborted upload.
 var errAborted = errors.New("export: object aborted")
 
-// Abort fails the body and waits for the upload to end: the uploader
-// aborts the multipart upload (AbortMultipartUpload) when its body
-// fails, and sends no single PutObject for a body it could not read
-// whole, so no object and no part is left.
+// Abort fails the body: the uploader then aborts the multipart upload and sends
+// no PutObject, so nothing is left.
 func (o *s3Object) Abort() error {
 	o.pw.CloseWithError(errAborted)
 	if err := <-o.done; err != nil && !errors.Is(err, errAborted) {
@@ -201,12 +178,10 @@ func (o *s3Object) Abort() error {
 	return nil
 }
 
-// Dir is a Store writing to a local directory: each object is written to
-// a temporary file and renamed into place when closed.
+// Dir is a Store of temporary files renamed into place when closed.
 type Dir struct{ Path string }
 
-// Create creates the file of key (and its directories): a temporary
-// file beside it (see IsTemporary), renamed to it by Close.
+// Create creates a temporary file beside key's (see IsTemporary).
 func (d Dir) Create(_ context.Context, key string) (Writer, error) {
 	path := filepath.Join(d.Path, filepath.FromSlash(key))
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
@@ -219,8 +194,7 @@ func (d Dir) Create(_ context.Context, key string) (Writer, error) {
 	return &dirFile{f: f, path: path}, nil
 }
 
-// List walks the directory for the files whose key (their path below
-// it, with slashes) begins with prefix.
+// List returns the files whose slash path begins with prefix.
 func (d Dir) List(_ context.Context, prefix string) ([]string, error) {
 	var out []string
 	err := filepath.WalkDir(d.Path, func(path string, e fs.DirEntry, err error) error {
@@ -273,7 +247,6 @@ func (f *dirFile) Close() error {
 	return err
 }
 
-// Abort closes and removes the temporary file.
 func (f *dirFile) Abort() error {
 	f.f.Close()
 	if err := os.Remove(f.f.Name()); err != nil && !errors.Is(err, fs.ErrNotExist) {

@@ -1,9 +1,6 @@
-// Package metrics is what a run shows to monitoring: its counters and
-// gauges in the Prometheus text format on /metrics, and its health on
-// /healthz (200, or 503 with the reason). A Run holds a registry of its
-// own, so that several runs in one process each read their own. The
-// engine feeds it from the counters a run already keeps; a nil *Run does
-// nothing.
+// Package metrics is what a run shows to monitoring: Prometheus metrics on
+// /metrics and its health on /healthz (200, or 503 with the reason). Each Run
+// has its own registry; a nil *Run does nothing.
 package metrics
 
 import (
@@ -18,13 +15,11 @@ import (
 
 // Options tune a Run.
 type Options struct {
-	// MaxLag, when above 0, makes /healthz answer 503 while a follow's
-	// lag (FollowStatus.Lag) is over it.
+	// MaxLag, above 0, makes /healthz answer 503 while a follow lags more.
 	MaxLag time.Duration
 }
 
-// Run is the metrics and the health of one command's run. Its methods
-// are safe for concurrent use.
+// Run is one command run's metrics and health, safe for concurrent use.
 type Run struct {
 	reg  *prometheus.Registry
 	opts Options
@@ -42,8 +37,7 @@ type Run struct {
 	drift  int64
 }
 
-// New returns a Run with its own registry, which also holds the Go
-// runtime's and the process's collectors.
+// New returns a Run with its own registry, Go and process collectors included.
 func New(o Options) *Run {
 	r := &Run{reg: prometheus.NewRegistry(), opts: o}
 	counter := func(name, help string, labels ...string) *prometheus.CounterVec {
@@ -75,8 +69,7 @@ func New(o Options) *Run {
 // Registry is the Run's registry (for promhttp.HandlerFor and tests).
 func (r *Run) Registry() *prometheus.Registry { return r.reg }
 
-// Start names the run's table and entities: every metric has its series
-// from then on, at 0 until fed.
+// Start names the run's table and entities, whose series then start at 0.
 func (r *Run) Start(table string, entities []string) {
 	if r == nil {
 		return
@@ -101,8 +94,7 @@ func (r *Run) tableName() string {
 	return r.table
 }
 
-// Advance counts rows more rows of entity finished (written or rejected)
-// and items items put: pipeline.Progress.Advance's counts.
+// Advance counts rows finished and items put, as pipeline.Progress.Advance.
 func (r *Run) Advance(entity string, rows, items int) {
 	if r == nil {
 		return
@@ -112,9 +104,7 @@ func (r *Run) Advance(entity string, rows, items int) {
 	r.itemsWritten.WithLabelValues(t, entity).Add(float64(items))
 }
 
-// Written counts n items of entity put outside a load (--changes-only);
-// Deleted n items deleted (--prune, --changes-only: entity "" when the
-// item's entity is not known, a stale item).
+// Written counts n items of entity put outside a load (--changes-only).
 func (r *Run) Written(entity string, n int) {
 	if r == nil {
 		return
@@ -122,7 +112,7 @@ func (r *Run) Written(entity string, n int) {
 	r.itemsWritten.WithLabelValues(r.tableName(), entity).Add(float64(n))
 }
 
-// Deleted: see Written.
+// Deleted counts n items deleted (entity "" for a stale item's unknown one).
 func (r *Run) Deleted(entity string, n int) {
 	if r == nil {
 		return
@@ -148,16 +138,13 @@ func (r *Run) Writers(n int) {
 
 // Writes are a DynamoDB sink's request counters, totals since it opened.
 type Writes struct {
-	// Requests is BatchWriteItem and PutItem calls; Throttled those
-	// DynamoDB throttled; Retries the HTTP attempts the SDK repeated plus
-	// the UnprocessedItems re-sends; WriteUnits the write capacity units
-	// DynamoDB reported consumed.
+	// Requests counts write calls; Throttled, those throttled; Retries, SDK
+	// retries and UnprocessedItems re-sends; WriteUnits, units consumed.
 	Requests, Throttled, Retries int64
 	WriteUnits                   float64
 }
 
-// SetWrites makes the Run read the sink's counters from f at each scrape
-// (f must be safe to call from any goroutine).
+// SetWrites has each scrape read the sink's counters from f (goroutine-safe).
 func (r *Run) SetWrites(f func() Writes) {
 	if r == nil {
 		return
@@ -169,8 +156,7 @@ func (r *Run) SetWrites(f func() Writes) {
 
 // FollowStatus is a follow's state, as follow.Status reports it.
 type FollowStatus struct {
-	// Applied is the WAL position up to which every change is in the
-	// table.
+	// Applied is the WAL position up to which every change is in the table.
 	Applied uint64
 	// LagBytes and Lag are the follow's lag in WAL bytes and in time.
 	LagBytes int64
@@ -179,8 +165,7 @@ type FollowStatus struct {
 	Changes, Puts, Deletes int64
 }
 
-// Follow records a follow's status: its gauges, and its totals' growth
-// since the last status in the counters.
+// Follow records a follow's status: gauges, and counters by its totals' growth.
 func (r *Run) Follow(st FollowStatus) {
 	if r == nil {
 		return
@@ -201,8 +186,7 @@ func (r *Run) Follow(st FollowStatus) {
 	r.appliedLSN.WithLabelValues(t).Set(float64(st.Applied))
 }
 
-// Stopped records that the run stopped on err (nil: nothing to record):
-// /healthz answers 503 from then on.
+// Stopped records that the run stopped on err: /healthz answers 503 from then.
 func (r *Run) Stopped(err error) {
 	if r == nil || err == nil {
 		return
@@ -214,8 +198,7 @@ func (r *Run) Stopped(err error) {
 	}
 }
 
-// AuditProgress records that the audit is at fraction (0 to 1) of its
-// cycle number cycle (from 1).
+// AuditProgress records the audit at fraction (0 to 1) of cycle (from 1).
 func (r *Run) AuditProgress(cycle int, fraction float64) {
 	if r == nil {
 		return
@@ -225,8 +208,7 @@ func (r *Run) AuditProgress(cycle int, fraction float64) {
 	r.auditProgress.WithLabelValues(t).Set(fraction)
 }
 
-// AuditDrift records the items the last audit found differing from the
-// source: /healthz answers 503 while there are any.
+// AuditDrift records the audit's drifted items: /healthz answers 503 if any.
 func (r *Run) AuditDrift(n int64) {
 	if r == nil {
 		return
@@ -238,9 +220,8 @@ func (r *Run) AuditDrift(n int64) {
 	r.auditDrift.WithLabelValues(t).Set(float64(n))
 }
 
-// Health reports whether the run is healthy, and if not why: a run
-// stopped on an error, a follow's lag over Options.MaxLag, drift found by
-// the audit. A run not yet following (loading, comparing) is healthy.
+// Health reports whether the run is healthy, else why: stopped on an error, a
+// follow's lag over MaxLag, or drift; a run not yet following is healthy.
 func (r *Run) Health() (ok bool, reason string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()

@@ -18,9 +18,8 @@ type Server struct {
 	done chan error
 }
 
-// Listen listens on addr (HOST:PORT; port 0 picks a free one) and serves
-// r from a goroutine of its own until Close. An address that cannot be
-// listened on (a port in use) is an error before anything is served.
+// Listen listens on addr (HOST:PORT; port 0 picks one) and serves r until
+// Close; an address in use is an error before anything is served.
 func Listen(addr string, r *Run) (*Server, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -44,8 +43,7 @@ func Listen(addr string, r *Run) (*Server, error) {
 // Addr is the address served (with the port chosen for port 0).
 func (s *Server) Addr() string { return s.ln.Addr().String() }
 
-// Close stops serving: it waits up to a second for the requests being
-// answered, then closes their connections.
+// Close stops serving, waiting up to a second for requests being answered.
 func (s *Server) Close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()

@@ -6,57 +6,40 @@ import (
 	"github.com/pg2dynamo/pg2dynamo/transform"
 )
 
-// eventKind says what an event reports.
 type eventKind int
 
 const (
-	// evStart: an entity's first part begins to be read.
 	evStart eventKind = iota
-	// evReject: a row was rejected; rows is 1 when a reader rejected it
-	// (it is in no batch), 0 when a writer did (its batch's evAck counts
-	// it).
+	// evReject: rows is 1 when a reader rejected the row, 0 when a writer did
+	// (its batch's evAck counts it).
 	evReject
-	// evAck: a writer is done with batch seq of part (rows rows).
 	evAck
-	// evReadDone: part's read ended after seq batches.
 	evReadDone
-	// evWriters: an Autoscale run has rows writers from now on.
 	evWriters
 )
 
-// event is what readers and writers tell the acknowledger.
 type event struct {
-	kind   eventKind
-	entity int
-	rows   int
-	// items is the number of items an evAck's rows put in the table.
+	kind      eventKind
+	entity    int
+	rows      int
 	items     int
 	reject    Reject
 	part, seq int
 	position  []string
 }
 
-// acknowledger receives every event of a run over one channel and alone
-// calls the callbacks of Options: Progress, OnReject, OnCheckpoint. A
-// reader sends a row's reject before the batch that follows it goes to
-// the writers, and a writer a batch's rejects before its acknowledgement,
-// so the rejects of a batch always reach OnReject before the batch's
-// position reaches the Checkpoint: after a crash, a row the checkpoint
-// counts as handled is written or listed. After a callback fails, the
-// acknowledger only drains, so the Checkpoint keeps the last state whose
-// rejects were all listed.
+// acknowledger alone calls Options' callbacks, in event order. A batch's
+// rejects precede its acknowledgement, so after a crash every row the
+// Checkpoint counts is written or listed. After a callback fails it only
+// drains.
 type acknowledger struct {
 	opts  Options
 	plans []*transform.Plan
 	stats *stats
 	stop  *stopper
-	// err is the first error of a callback.
-	err error
-	// parts are the run's parts; their ranges' After and Done move as
-	// batches are acknowledged. byEntity holds each entity's part ids in
-	// range order, next per part the next batch not yet acknowledged,
-	// acked the positions of batches acknowledged out of order, total the
-	// batches of a part whose read is over (-1 before).
+	err   error
+	// Per part: next batch to acknowledge, positions acked out of order, and
+	// total batches once read (-1 before).
 	parts    []part
 	byEntity [][]int
 	next     []int
@@ -74,7 +57,6 @@ func newAcknowledger(opts Options, plans []*transform.Plan, st *stats, stop *sto
 	return a
 }
 
-// run handles events until the channel is closed.
 func (a *acknowledger) run(events <-chan event) {
 	for ev := range events {
 		if a.err != nil {
@@ -121,8 +103,7 @@ func (a *acknowledger) advance(entity string, rows, items int) {
 	}
 }
 
-// ack records batch seq of part id as handled, and moves the part's
-// written prefix over every batch acknowledged in sequence.
+// ack moves part id's written prefix over the batches acknowledged in sequence.
 func (a *acknowledger) ack(id, seq int, position []string) error {
 	if a.opts.Checkpoint == nil {
 		return nil
@@ -148,7 +129,6 @@ func (a *acknowledger) ack(id, seq int, position []string) error {
 	return a.record(a.parts[id].entity)
 }
 
-// readDone records that part id's read ended after batches batches.
 func (a *acknowledger) readDone(id, batches int) error {
 	if a.opts.Checkpoint == nil {
 		return nil
@@ -161,8 +141,7 @@ func (a *acknowledger) readDone(id, batches int) error {
 	return a.record(a.parts[id].entity)
 }
 
-// record writes entity's ranges into the Checkpoint and calls
-// OnCheckpoint.
+// record writes entity's ranges into the Checkpoint and calls OnCheckpoint.
 func (a *acknowledger) record(entity int) error {
 	rs := make([]Range, len(a.byEntity[entity]))
 	for i, id := range a.byEntity[entity] {

@@ -9,23 +9,17 @@ import (
 	"github.com/pg2dynamo/pg2dynamo/load"
 )
 
-// autoRun is what an Autoscale run adds to the writers: the gate that
-// lets only the first Writers() of them take batches, the pace they
-// start batches at, and what each measured for the Autoscaler.
+// autoRun is an Autoscale run's gate (only the first Writers() work), pace and
+// meters.
 type autoRun struct {
 	cfg   Autoscale
 	scale *Autoscaler
 	gate  *gate
-	// pace limits the items/s the writers start (x/time/rate; rate.Inf
-	// when the Autoscaler sets none).
-	pace *rate.Limiter
-	// meters are the writers' own, by index.
-	meters []meter
-	// throttles counts the sink's throttled requests (nil: it counts
-	// none).
+	// pace is rate.Inf when the Autoscaler sets none.
+	pace      *rate.Limiter
+	meters    []meter
 	throttles load.ThrottleCounter
-	// now is the clock the writers and windows are measured on.
-	now func() time.Time
+	now       func() time.Time
 }
 
 func newAutoRun(cfg Autoscale, sink load.Sink) *autoRun {
@@ -39,8 +33,7 @@ func newAutoRun(cfg Autoscale, sink load.Sink) *autoRun {
 	return ar
 }
 
-// meter is what one writer did: batches and items finished, time busy,
-// and since when it is busy with the batch in hand (zero when idle).
+// meter is one writer's counts; since is when its work began (zero when idle).
 type meter struct {
 	mu             sync.Mutex
 	batches, items int64
@@ -63,8 +56,7 @@ func (m *meter) end(now time.Time, items int) {
 	m.mu.Unlock()
 }
 
-// read returns m's counts at now, its batch in hand counting as busy up
-// to now.
+// read returns m's counts, the work in hand counting as busy up to now.
 func (m *meter) read(now time.Time) (batches, items int64, busy time.Duration) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -75,13 +67,10 @@ func (m *meter) read(now time.Time) (batches, items int64, busy time.Duration) {
 	return m.batches, m.items, busy
 }
 
-// begin and end are writer i's work of items items (a batch, or a task
-// of Writes), on its meter: begin before the pace is waited for.
+// begin (before the pace) and end meter writer i's work.
 func (ar *autoRun) begin(i int)          { ar.meters[i].begin(ar.now()) }
 func (ar *autoRun) end(i int, items int) { ar.meters[i].end(ar.now(), items) }
 
-// totals is every writer's counts at now, as a Sample of all the run so
-// far (Elapsed not set).
 func (ar *autoRun) totals(now time.Time) Sample {
 	var s Sample
 	for i := range ar.meters {
@@ -96,9 +85,7 @@ func (ar *autoRun) totals(now time.Time) Sample {
 	return s
 }
 
-// drive ends a window at each tick until done is closed: it tells the
-// Autoscaler what the writers did since the last and applies its
-// decisions, each told to tell (the acknowledger, for Progress).
+// drive ends a window each tick until done, applying and telling decisions.
 func (ar *autoRun) drive(done <-chan struct{}, tell func(writers int)) {
 	ticks := ar.cfg.ticks
 	if ticks == nil {
@@ -128,7 +115,6 @@ func (ar *autoRun) drive(done <-chan struct{}, tell func(writers int)) {
 	}
 }
 
-// apply sets the gate and the pace to the Autoscaler's decision.
 func (ar *autoRun) apply() {
 	if p := ar.scale.Pace(); p > 0 {
 		ar.pace.SetLimit(rate.Limit(p))
@@ -138,7 +124,7 @@ func (ar *autoRun) apply() {
 	ar.gate.set(ar.scale.Writers())
 }
 
-// gate lets writers with an index below its number through.
+// gate lets writers with an index below n through.
 type gate struct {
 	mu sync.Mutex
 	n  int
@@ -158,8 +144,7 @@ func (g *gate) set(n int) {
 	}
 }
 
-// wait blocks while writer i is not let through; it returns false if
-// done is closed first.
+// wait blocks while writer i is shut out; false if done closes first.
 func (g *gate) wait(i int, done <-chan struct{}) bool {
 	for {
 		g.mu.Lock()

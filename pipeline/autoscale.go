@@ -8,36 +8,24 @@ import (
 	"time"
 )
 
-// DefaultMaxConcurrency is the most writers an Autoscale run adds by
-// default (--max-concurrency).
+// DefaultMaxConcurrency is Autoscale.Max's default (--max-concurrency).
 const DefaultMaxConcurrency = 64
 
-// Autoscale lets a run (Options.Auto) or a Writes (WritesOptions.Auto)
-// choose its number of writers as it goes (--concurrency auto): it starts with Start writers and, from what the
-// writers do in each window of Interval (items written, time busy,
-// requests the sink reports throttled), an Autoscaler decides how many
-// write next. See Autoscaler for the rules.
+// Autoscale lets a run or a Writes choose its writers (--concurrency auto).
 type Autoscale struct {
 	// Max is the most writers (default DefaultMaxConcurrency).
 	Max int
-	// Start is the number of writers at first (default min(4, Max)).
+	// Start is the writers at first (default min(4, Max)).
 	Start int
-	// Interval is the length of a measurement window (default
-	// DefaultAutoscaleInterval). A window is extended until the writers
-	// have finished as many batches as there are writers, so that a slow
-	// sink is measured over enough of its answers.
+	// Interval is a window's least length; a window lasts until each writer
+	// finished a batch, so a slow sink is measured over enough answers.
 	Interval time.Duration
-	// ticks, when set (tests), end windows instead of a ticker of
-	// Interval; now, when set, is the clock instead of time.Now.
+	// ticks and now replace the ticker and the clock in tests.
 	ticks <-chan time.Time
 	now   func() time.Time
 }
 
-// DefaultAutoscaleInterval is Autoscale.Interval's default: at 8 ms a
-// request, a writer finishes about a dozen batches in it. (250 ms windows
-// were steadier on a busy machine, but took 0.88 of the best fixed
-// writers' rate where 100 ms windows took 0.95, ramping up too slowly in
-// a short run; see autoscale_sim_test.go.)
+// DefaultAutoscaleInterval: about a dozen batches a writer, yet a fast ramp.
 const DefaultAutoscaleInterval = 100 * time.Millisecond
 
 func (a Autoscale) withDefaults() Autoscale {
@@ -54,8 +42,7 @@ func (a Autoscale) withDefaults() Autoscale {
 	return a
 }
 
-// ParseConcurrency parses a --concurrency value: "auto", or a number of
-// writers from 1 to most. It returns auto, or n.
+// ParseConcurrency parses a --concurrency value: "auto", or 1 to most writers.
 func ParseConcurrency(text string, most int) (auto bool, n int, err error) {
 	if strings.EqualFold(strings.TrimSpace(text), "auto") {
 		return true, 0, nil
@@ -67,24 +54,16 @@ func ParseConcurrency(text string, most int) (auto bool, n int, err error) {
 	return false, n, nil
 }
 
-// Sample is what the writers did during one stretch of time, as an
-// Autoscaler is told it.
+// Sample is what the writers did during one stretch of time.
 type Sample struct {
-	// Elapsed is the stretch's length (wall time).
+	// Elapsed is the stretch's wall time.
 	Elapsed time.Duration
-	// Items and Batches are the items and batches whose writes ended in
-	// it (written or rejected).
+	// Items and Batches are those whose writes ended in the stretch.
 	Items, Batches int64
-	// Busy is the writers' time spent on batches in it, summed over the
-	// writers: from a batch taken from the queue to its write's end,
-	// waits for the pace and the sink's retries included. Busy over
-	// writers × Elapsed near 1 means the writers, not the readers, set
-	// the rate.
+	// Busy is the writers' summed time on work, pace waits and retries
+	// included.
 	Busy time.Duration
-	// Throttles is the number of requests the sink reports throttled in
-	// it: answered ThrottlingException or
-	// ProvisionedThroughputExceededException (retried by the SDK), or with
-	// UnprocessedItems (see load.ThrottleCounter).
+	// Throttles counts requests throttled (load.ThrottleCounter).
 	Throttles int64
 }
 
@@ -96,7 +75,6 @@ func (s *Sample) add(o Sample) {
 	s.Throttles += o.Throttles
 }
 
-// rate is s's items per second.
 func (s Sample) rate() float64 {
 	if s.Elapsed <= 0 {
 		return 0
@@ -104,65 +82,50 @@ func (s Sample) rate() float64 {
 	return float64(s.Items) / s.Elapsed.Seconds()
 }
 
-// Reason says why an Autoscaler changed the number of writers or the pace.
+// Reason says why an Autoscaler changed the writers or the pace.
 type Reason string
 
 const (
 	// ReasonStart is the first decision: Autoscale.Start writers.
 	ReasonStart Reason = "start"
-	// ReasonDouble: items/s rose with the last doubling, or this is the
-	// first measure; double again (the start).
+	// ReasonDouble: items/s rose with the last doubling; double again.
 	ReasonDouble Reason = "double"
 	// ReasonProbe: items/s held for a while; try a few more writers.
 	ReasonProbe Reason = "probe"
-	// ReasonRising: items/s rose with the writers added: keep them.
+	// ReasonRising: items/s rose with the writers added; keep them.
 	ReasonRising Reason = "rising"
-	// ReasonFlat: items/s did not rise with the writers added, or the
-	// writers waited for batches (the source sets the pace): back to
-	// the writers before.
+	// ReasonFlat: no rise with the writers added, or they waited for work; go back.
 	ReasonFlat Reason = "flat"
-	// ReasonThrottled: the sink throttled requests: halve the writers and
-	// pace the writes below the rate that was throttled.
+	// ReasonThrottled: halve the writers and pace below the rate throttled.
 	ReasonThrottled Reason = "throttled"
-	// ReasonRepaced: after a halving, the share of requests throttled
-	// did not change and items/s fell: the pace goes down to what was
-	// written since (a burst may have run out), and the halving is judged
-	// again.
+	// ReasonRepaced: a halving did not help; pace at what was written since.
 	ReasonRepaced Reason = "repaced"
-	// ReasonUndone: the share of requests throttled did not change after
-	// a halving and the pace set again, though items/s fell: the writers
-	// and pace go back to what they were, and that share is tolerated.
+	// ReasonUndone: repacing did not help either; undo the halving.
 	ReasonUndone Reason = "undone"
 )
 
 // Decision is one change an Autoscaler made.
 type Decision struct {
-	// At is the time from the first sample to the decision: the sum of
-	// the samples' Elapsed.
+	// At is the sum of the samples' Elapsed up to the decision.
 	At time.Duration
 	// Writers is the number of writers from now on.
 	Writers int
-	// Pace is the most items per second the writers start from now on;
-	// 0 means no pace.
+	// Pace is the most items per second the writers start (0: none).
 	Pace   float64
 	Reason Reason
-	// Rate is the items per second measured that led to the decision (0
-	// for the start).
+	// Rate is the items/s that led to the decision (0 for the start).
 	Rate float64
 }
 
 // AutoscaleSummary is what an Autoscale run's writers were.
 type AutoscaleSummary struct {
-	// Min and Max are the fewest and most writers the run had; Last, the
-	// number at its end.
+	// Min and Max are the fewest and most writers; Last, the final number.
 	Min, Max, Last int
-	// Halvings is the number of times throttling halved the writers;
-	// Undone, how many of those halvings were undone (see Autoscaler).
+	// Halvings counts throttling halvings; Undone, those undone.
 	Halvings, Undone int
-	// Pace is the last pace, in items per second (0: none).
+	// Pace is the last pace in items/s (0: none).
 	Pace float64
-	// Decisions are the Autoscaler's decisions, the first
-	// maxDecisions of them.
+	// Decisions are the first maxDecisions decisions.
 	Decisions []Decision
 }
 
@@ -174,115 +137,52 @@ func (s AutoscaleSummary) Writers() string {
 	return fmt.Sprintf("%d–%d", s.Min, s.Max)
 }
 
-// maxDecisions bounds the decisions an AutoscaleSummary keeps: a run
-// probes every few seconds.
 const maxDecisions = 1000
 
-// phase is what an Autoscaler is doing.
 type phase int
 
 const (
-	// doubling: doubling the writers while items/s nearly doubles.
 	doubling phase = iota
-	// holding: measuring items/s at the current writers before probing.
 	holding
-	// probing: measuring items/s with writers added.
 	probing
 )
 
-// Autoscaler decides, window after window, how many writers write and at
-// what pace. It is the control logic alone: it is told Samples and reads
-// no clock, so that tests drive it with synthetic ones.
-//
-// The rules, each window of at least Autoscale.Interval (longer until the
-// writers finished as many batches as there are writers):
-//
-//   - Throttling halves the writers (rounding up, never below 1) and
-//     paces them: at most 95% of the items/s written over the last two
-//     seconds (or of the pace, if lower). It takes at least 3 throttled
-//     requests in those two seconds, more than chance would give at the
-//     share tolerated (none at first), and one halving at a time: a
-//     halving is judged a second or more after it, once the writers
-//     answered enough (20 requests without a throttle end it at once;
-//     else 10 throttles, or 10 s). Throttled requests come back from the
-//     SDK's backoff (up to 2 s), so what the next second says of the
-//     halving is not yet of the writers halved.
-//   - A halving after which items/s fell by over a third while the share
-//     of requests throttled stayed within half and twice what it was did
-//     not lower the throttling. That may be a table's burst capacity
-//     running out, leaving the pace above what the table takes: the pace
-//     goes down to 95% of what was written since. If that does not help
-//     either, the throttling is not the writers' doing (faults, a hot key
-//     at any rate): the halving is undone, and twice that share is
-//     tolerated from then on, decaying over five minutes.
-//   - At the start, writers double while items/s rises by at least a
-//     quarter with each doubling (by half in ideal conditions). The
-//     first doubling that does not ends the start: its writers are kept
-//     if items/s rose by at least 5%, else the writers before.
-//   - After that, additive increase: once items/s held for a few windows,
-//     a quarter more writers (at least one) are tried; they are kept if
-//     items/s rose by at least half their share (3% at least), and the
-//     next probe adds twice as many; else the writers go back and the
-//     next probe waits twice as long (up to 64 windows).
-//   - A doubling or a probe is measured over two windows (a doubling
-//     over one when it shows the rise it needs): on a shared machine one
-//     window's items/s can be half or twice the next.
-//   - A window in which the writers were busy less than 3/4 of the time
-//     is not a measure of the writers: they waited for batches (the
-//     source sets the rate); a probe in progress goes back.
-//   - While a halving is judged, no writers are added.
-//   - The pace, once set, grows while the writers are held by it: by 20%
-//     a second up to 90% of the items/s last throttled, then by 2% a
-//     second, doubling for every 10 s without throttling.
-//
-// The writers stay between 1 and Autoscale.Max; --max-write-units, when
-// set, caps the sink itself (load.DynamoDB.LimitWriteUnits) whatever the
-// writers.
+// Autoscaler decides, window after window, the writers and their pace
+// (docs/performance.md, "Writers: --concurrency auto"). It reads no clock, so
+// tests drive it with synthetic Samples. A measure spans two windows: one
+// window's rate on a shared machine can be half or twice the next. A halving is
+// judged only after the SDK's backoff (up to 2 s), as earlier throttles are of
+// the writers before it.
 type Autoscaler struct {
 	cfg   Autoscale
 	w     int
 	pace  float64
 	phase phase
-	// acc accumulates samples until a window is complete.
-	acc Sample
-	// clock is the sum of the samples' Elapsed.
+	acc   Sample
 	clock time.Duration
-	// settle discards the next complete window: the one after a change
-	// mixes old writers and new.
+	// settle discards the next window, which mixes old and new writers.
 	settle bool
-	// base is items/s at baseW writers (holding: averaged over baseN
-	// windows).
+	// base is items/s at baseW writers (holding: averaged over baseN windows).
 	base  float64
 	baseW int
 	baseN int
-	// meas is the measure of the current writers so far, over measN
-	// windows (doubling and probing).
 	meas  Sample
 	measN int
-	// step is the writers the next probe adds, at least a quarter more
-	// (0: a quarter).
-	step int
-	// holdLeft windows before the next probe; holdLen, the current hold.
-	holdLeft, holdLen int
-	// lastHalving is the clock at the last halving (-1: none);
-	// lastThrottle, at the last throttle seen.
+	// step is the writers the next probe adds (0: a quarter).
+	step                      int
+	holdLeft, holdLen         int
 	lastHalving, lastThrottle time.Duration
-	// recent is the windows of the last recentSpan, for the rate and the
-	// share throttled before a halving.
-	recent []Sample
-	// ep is the last halving, until it is judged (nil then);
-	// tolerance, the share of requests throttled that does not halve.
+	recent                    []Sample
+	// ep is the halving being judged; tolerance, the share throttled tolerated.
 	ep        *episode
 	tolerance float64
-	// paceHigh is the items/s at which the last halving's throttling came:
-	// the pace climbs back fast up to 90% of it, slowly beyond.
+	// paceHigh is the items/s last throttled.
 	paceHigh float64
 	sum      AutoscaleSummary
 }
 
-// episode is a halving, kept until it is judged: the share of requests
-// throttled and items/s over the recentSpan before it, what it changed,
-// and what the writers did since.
+// episode is a halving until judged: the state before it, and the writers
+// since.
 type episode struct {
 	at      time.Duration
 	share   float64
@@ -290,63 +190,34 @@ type episode struct {
 	writers int
 	pace    float64
 	after   Sample
-	// repaced: the pace was set again from what was written since (at is
-	// then when).
 	repaced bool
 }
 
-// Tuning of an Autoscaler.
 const (
-	// doubleGain: a doubling is kept going while items/s rises by this.
-	doubleGain = 1.25
-	// keepGain: the last doubling's writers are kept if items/s rose by this.
-	keepGain = 1.05
-	// minBusy: below this share of the writers' time busy, the writers
-	// waited for batches.
-	minBusy = 0.75
-	// firstHold and maxHold bound the windows held before a probe.
+	doubleGain         = 1.25
+	keepGain           = 1.05
+	minBusy            = 0.75
 	firstHold, maxHold = 3, 64
-	// measureWindows make a measure of writers doubled or probed (after
-	// one settling for a probe); a doubling's first window is enough when
-	// it shows the rise needed.
-	measureWindows = 2
-	// halvingGap is the least time between two halvings.
-	halvingGap = time.Second
-	// paceShare is the share of the throttled items/s paced at.
-	paceShare = 0.95
-	// paceGrowth is the pace's growth per second, doubled for every
-	// paceGrowthDoubling without throttling.
+	measureWindows     = 2
+	halvingGap         = time.Second
+	paceShare          = 0.95
 	paceGrowth         = 0.02
 	paceGrowthDoubling = 10 * time.Second
-	// paceRecovery is the pace's growth per second below 90% of the
-	// rate last throttled.
-	paceRecovery = 0.2
-	// noiseRate: a halving after which items/s fell below this share of
-	// what it was (the writers set the rate), with the share throttled
-	// unchanged, did not lower the throttling.
-	noiseRate = 0.65
-	// minThrottles in the last recentSpan halve the writers, not fewer.
-	minThrottles = 3
-	// judgeThrottles is the fewest throttles a halving is judged on, unless
-	// judgeLimit passed.
-	judgeThrottles = 10
-	// judgeRequests without a throttle end a halving's judgment.
-	judgeRequests = 20
-	judgeLimit    = 10 * time.Second
-	// minPace is the least pace, in items/s: one batch a second.
-	minPace = 25
-	// recentSpan is how far back the rate and the share throttled are
-	// measured before a halving.
-	recentSpan = 2 * time.Second
-	// toleranceMargin times the share throttled whatever the writers is
-	// tolerated, at most maxTolerance, decaying with time constant
-	// toleranceDecay.
+	paceRecovery       = 0.2
+	// noiseRate: items/s falling below this share marks a halving that did not
+	// help.
+	noiseRate                     = 0.65
+	minThrottles                  = 3
+	judgeThrottles                = 10
+	judgeRequests                 = 20
+	judgeLimit                    = 10 * time.Second
+	minPace                       = 25
+	recentSpan                    = 2 * time.Second
 	toleranceMargin, maxTolerance = 2, 0.5
 	toleranceDecay                = 5 * time.Minute
 )
 
-// NewAutoscaler returns an Autoscaler starting at cfg.Start writers
-// (after defaults), unpaced.
+// NewAutoscaler returns an unpaced Autoscaler at cfg.Start writers.
 func NewAutoscaler(cfg Autoscale) *Autoscaler {
 	cfg = cfg.withDefaults()
 	a := &Autoscaler{cfg: cfg, w: cfg.Start, phase: doubling, holdLen: firstHold, lastHalving: -1, lastThrottle: -1}
@@ -369,9 +240,7 @@ func (a *Autoscaler) Summary() AutoscaleSummary {
 	return s
 }
 
-// Observe takes what the writers did since the last call and returns
-// whether the writers or the pace changed (then Writers and Pace say
-// to what).
+// Observe takes the writers' Sample since the last call; it reports changes.
 func (a *Autoscaler) Observe(s Sample) (changed bool) {
 	a.clock += s.Elapsed
 	a.acc.add(s)
@@ -403,7 +272,6 @@ func (a *Autoscaler) Observe(s Sample) (changed bool) {
 	paced := a.growPace(win)
 	rate := win.rate()
 	if win.Busy.Seconds() < minBusy*float64(a.w)*win.Elapsed.Seconds() {
-		// The writers waited for batches: this window says nothing of them.
 		if a.phase == probing {
 			return a.back(rate) || paced
 		}
@@ -419,9 +287,8 @@ func (a *Autoscaler) Observe(s Sample) (changed bool) {
 	}
 }
 
-// overTolerance reports whether s's throttles are more than chance
-// would give at the share tolerated: at least minThrottles, and over the
-// tolerated number by two standard deviations (of a binomial count).
+// overTolerance: at least minThrottles, two deviations over the share
+// tolerated.
 func (a *Autoscaler) overTolerance(s Sample) bool {
 	if s.Throttles < minThrottles {
 		return false
@@ -431,8 +298,6 @@ func (a *Autoscaler) overTolerance(s Sample) bool {
 	return float64(s.Throttles) > expect+2*math.Sqrt(expect*(1-a.tolerance))
 }
 
-// throttledShare is the share of requests s's throttles were: each
-// throttled request is one more request than its batch's.
 func throttledShare(s Sample) float64 {
 	if s.Throttles == 0 {
 		return 0
@@ -440,7 +305,6 @@ func throttledShare(s Sample) float64 {
 	return float64(s.Throttles) / float64(s.Batches+s.Throttles)
 }
 
-// remember keeps win among the windows of the last recentSpan.
 func (a *Autoscaler) remember(win Sample) {
 	a.recent = append(a.recent, win)
 	var span time.Duration
@@ -453,8 +317,6 @@ func (a *Autoscaler) remember(win Sample) {
 	}
 }
 
-// recentSample is the windows of the last recentSpan and the window
-// being measured.
 func (a *Autoscaler) recentSample() Sample {
 	s := a.acc
 	for _, w := range a.recent {
@@ -463,9 +325,6 @@ func (a *Autoscaler) recentSample() Sample {
 	return s
 }
 
-// throttled halves the writers and lowers the pace: to 95% of what
-// was written over the last second, or of the pace if lower, but not
-// below half the pace.
 func (a *Autoscaler) throttled(share float64) bool {
 	r := a.recentSample().rate()
 	a.ep = &episode{at: a.clock, share: share, rate: r, writers: a.w, pace: a.pace}
@@ -482,25 +341,16 @@ func (a *Autoscaler) throttled(share float64) bool {
 	return true
 }
 
-// restart measures anew after a change of the throttling's doing.
 func (a *Autoscaler) restart() {
 	a.phase, a.holdLen, a.holdLeft = holding, firstHold, firstHold
 	a.base, a.baseN, a.baseW = 0, 0, a.w
 	a.acc, a.settle = Sample{}, true
 }
 
-// judge tells a halving that lowered the throttling from one that did
-// not, a second or more after it. The share of requests throttled since,
-// against the two seconds before: down by half or more, the halving
-// stands; up by more than twice, the writers are still over what the
-// table takes, and the next throttle halves again. In between, once ten
-// throttles or more came since (or ten seconds passed): when items/s fell
-// by over a third, the halving did not help. Then the pace goes down to
-// what was written since, and the halving is judged again the same way;
-// when that did not help either, the throttling is not the writers' doing
-// (faults, a hot key at any rate): the halving is undone and twice that
-// share is tolerated from now on, decaying over toleranceDecay. It
-// reports whether it changed the writers or the pace.
+// judge tells, a second or more after a halving, whether it lowered the
+// throttling. If the share throttled neither halved nor doubled and items/s
+// fell below noiseRate, it did not help: repace once, then undo it and tolerate
+// that share.
 func (a *Autoscaler) judge() bool {
 	e := a.ep
 	share, rate := throttledShare(e.after), e.after.rate()
@@ -516,10 +366,7 @@ func (a *Autoscaler) judge() bool {
 		return false
 	}
 	if !e.repaced {
-		// items/s fell, maybe only because a burst (a table's unused
-		// capacity) ran out, after which the pace set from the rate
-		// before is above what the table takes: pace at what was written
-		// since, and judge again.
+		// A burst (a table's unused capacity) may have run out.
 		e.repaced, e.at, e.after = true, a.clock, Sample{}
 		a.pace = max(paceShare*rate, minPace)
 		a.paceHigh = rate
@@ -536,8 +383,6 @@ func (a *Autoscaler) judge() bool {
 	return true
 }
 
-// growPace raises the pace when the writers were held by it: fast up to
-// 90% of the rate last throttled, slowly beyond.
 func (a *Autoscaler) growPace(win Sample) bool {
 	if a.pace == 0 || win.rate() < 0.9*a.pace {
 		return false
@@ -554,9 +399,7 @@ func (a *Autoscaler) growPace(win Sample) bool {
 	return true
 }
 
-// measured adds win to the measure of the current writers and returns
-// its items/s (ok) once clear says it is clear, or once it spans
-// measureWindows windows; then it starts the next measure.
+// measured returns the measure's items/s once clear or after measureWindows.
 func (a *Autoscaler) measured(win Sample, clear func(rate float64) bool) (rate float64, ok bool) {
 	a.meas.add(win)
 	a.measN++
@@ -568,7 +411,6 @@ func (a *Autoscaler) measured(win Sample, clear func(rate float64) bool) (rate f
 	return rate, true
 }
 
-// double is a window of the start.
 func (a *Autoscaler) double(win Sample) bool {
 	rate, ok := a.measured(win, func(r float64) bool { return a.base == 0 || r >= doubleGain*a.base })
 	if !ok {
@@ -581,8 +423,7 @@ func (a *Autoscaler) double(win Sample) bool {
 			a.phase, a.holdLeft, a.baseN = holding, a.holdLen, 1
 			return false
 		}
-		// No settling: a window is many requests long, and the writers
-		// added start at once.
+		// No settling: the writers added start at once.
 		a.w = min(a.cfg.Max, 2*a.w)
 		a.record(ReasonDouble, rate)
 		return true
@@ -599,7 +440,6 @@ func (a *Autoscaler) double(win Sample) bool {
 	}
 }
 
-// hold is a window between probes.
 func (a *Autoscaler) hold(rate float64) bool {
 	n := float64(min(a.baseN, 8))
 	a.base = (a.base*n + rate) / (n + 1)
@@ -615,8 +455,6 @@ func (a *Autoscaler) hold(rate float64) bool {
 	return true
 }
 
-// probe is a window of a probe. A probe kept makes the next one twice as
-// large.
 func (a *Autoscaler) probe(win Sample) bool {
 	added := float64(a.w-a.baseW) / float64(a.baseW)
 	gain := 1 + max(0.03, added/2)
@@ -634,8 +472,6 @@ func (a *Autoscaler) probe(win Sample) bool {
 	return a.back(rate)
 }
 
-// back ends a probe that did not pay: the writers before, and a longer
-// hold.
 func (a *Autoscaler) back(rate float64) bool {
 	a.w, a.step = a.baseW, 0
 	a.holdLen = min(2*a.holdLen, maxHold)

@@ -6,16 +6,15 @@ import (
 )
 
 // batch is what one Write gets: up to load.MaxBatchItems items, whole rows
-// only; rowEnd marks the last item of each row.
+// only; rowEnd marks each row's last item.
 type batch struct {
 	items  []transform.Item
 	rowEnd []bool
 }
 
-// fits reports whether a row of n items fits in b.
 func (b *batch) fits(n int) bool { return len(b.items)+n <= load.MaxBatchItems }
 
-// add appends one row's items; it reports whether b is now full.
+// add appends one row's items and reports whether b is full.
 func (b *batch) add(items []transform.Item) bool {
 	for j, it := range items {
 		b.items = append(b.items, it)

@@ -11,48 +11,31 @@ import (
 	"github.com/pg2dynamo/pg2dynamo/transform"
 )
 
-// CheckpointVersion is the version of the checkpoint format Encode
-// writes. Version 1 recorded one position per entity (After); Decode
-// reads it as one range.
+// CheckpointVersion is the format Encode writes; Decode also reads version 1.
 const CheckpointVersion = 2
 
-// Checkpoint is the durable record of a migration's progress: per entity,
-// whether it is done, or the ranges of its read with, in each, the
-// position (see Range) after which its rows remain to be written. It is
-// JSON (Encode, DecodeCheckpoint). Run resumes what one records
-// (Options.Checkpoint) and records into it as batches are acknowledged.
-// The application stores it: the pipeline owns its content, its format
-// and its positions, not the file.
+// Checkpoint is the durable JSON record of a migration's progress: per entity,
+// done, or its ranges with where rows remain. The application stores the file;
+// the pipeline owns its content.
 type Checkpoint struct {
 	Version int `json:"version"`
-	// Mapping is the fingerprint of the mapping file and the table name
-	// (Fingerprint): a resumed run must use the same.
+	// Mapping is Fingerprint's: a resumed run must use the same.
 	Mapping string `json:"mapping"`
 	// Source names the database, without its password.
 	Source string `json:"source"`
 	Table  string `json:"table"`
-	// TableID and TableCreated identify the table the run wrote to
-	// (DescribeTable's TableId and CreationDateTime, or the CreationDateTime
-	// alone where a server has no TableId): a resumed run goes on only
-	// into that table, not one re-created or restored under its name.
+	// TableID and TableCreated (DescribeTable's) bind a resumed run to that
+	// table, not one re-created or restored under its name.
 	TableID      string    `json:"table_id,omitempty"`
 	TableCreated time.Time `json:"table_created,omitzero"`
-	// Shapes are the shapes of the plans the table's items were derived
-	// with, by entity (transform.Plan.Shape): a follow that resumes after
-	// an entity's columns changed derives its items again.
+	// Shapes are the plans' shapes: a follow re-derives a changed entity.
 	Shapes map[string]transform.Shape `json:"shapes,omitempty"`
-	// Catalog is what a follow last found of the source's catalog
-	// (follow.Fingerprint, as JSON), which the table's items agree with;
-	// DDLCapture is set when its slot was created with DDL capture
-	// installed, so that a resumed follow streams it too.
+	// Catalog is a follow's last follow.Fingerprint; DDLCapture, its slot's DDL
+	// capture.
 	Catalog    json.RawMessage `json:"catalog,omitempty"`
 	DDLCapture bool            `json:"ddl_capture,omitempty"`
-	// Evolved is the last new version of the mapping a follow applied
-	// to the table beside its stream, recorded with Mapping once its
-	// comparison was done: the first 16 hex digits of the SHA-256 of the
-	// version before and of Mapping's file, "FROM TO" (load.Evolving's
-	// text, the table's pg2dynamo:evolving tag while the change was under
-	// way).
+	// Evolved is the last mapping change a follow applied ("FROM TO",
+	// load.Evolving).
 	Evolved  string                     `json:"evolved,omitempty"`
 	Entities map[string]*EntityProgress `json:"entities"`
 	// Updated is when it was last encoded (UTC).
@@ -62,18 +45,13 @@ type Checkpoint struct {
 // EntityProgress is one entity's progress in a Checkpoint.
 type EntityProgress struct {
 	Done bool `json:"done"`
-	// Ranges are the parts of the entity's read (one, or one per parallel
-	// reader) as the run last recorded them; each range's After is the
-	// position of its last row written or rejected with every earlier row
-	// of the range.
+	// Ranges are the read's parts; each After is its written prefix's last row.
 	Ranges []Range `json:"ranges,omitempty"`
-	// After is a version 1 checkpoint's position: one range. Decode moves
-	// it into Ranges.
+	// After is a version 1 position; Decode moves it into Ranges.
 	After []string `json:"after,omitempty"`
 }
 
-// Fingerprint identifies a mapping file's content and target table: the
-// hex SHA-256 of the file, a zero byte and the table name.
+// Fingerprint is the hex SHA-256 of the mapping file, a zero byte and table.
 func Fingerprint(mappingFile []byte, table string) string {
 	h := sha256.New()
 	h.Write(mappingFile)
@@ -82,9 +60,7 @@ func Fingerprint(mappingFile []byte, table string) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// NewCheckpoint returns an empty checkpoint of a run of the entities of
-// plans from source (named without its password) into table, with the
-// mapping's fingerprint.
+// NewCheckpoint returns an empty checkpoint of plans from source into table.
 func NewCheckpoint(fingerprint, source, table string, plans []*transform.Plan) *Checkpoint {
 	cp := &Checkpoint{Version: CheckpointVersion, Mapping: fingerprint, Source: source, Table: table,
 		Entities: map[string]*EntityProgress{}, Shapes: map[string]transform.Shape{}}
@@ -95,7 +71,7 @@ func NewCheckpoint(fingerprint, source, table string, plans []*transform.Plan) *
 	return cp
 }
 
-// DecodeCheckpoint parses a checkpoint Encode wrote, or a version 1 one.
+// DecodeCheckpoint parses a checkpoint of version 1 or CheckpointVersion.
 func DecodeCheckpoint(b []byte) (*Checkpoint, error) {
 	cp := &Checkpoint{}
 	if err := json.Unmarshal(b, cp); err != nil {
@@ -122,8 +98,7 @@ func (cp *Checkpoint) Encode(now time.Time) ([]byte, error) {
 	return json.MarshalIndent(cp, "", "  ")
 }
 
-// Check returns an error when cp was not written for the mapping of
-// fingerprint and for source.
+// Check returns an error when cp was not written for fingerprint and source.
 func (cp *Checkpoint) Check(fingerprint, source string) error {
 	switch {
 	case cp.Mapping != fingerprint:
@@ -134,7 +109,6 @@ func (cp *Checkpoint) Check(fingerprint, source string) error {
 	return nil
 }
 
-// track adds an empty record for each entity of plans cp lacks.
 func (cp *Checkpoint) track(plans []*transform.Plan) {
 	for _, p := range plans {
 		if cp.Entities[p.Entity().Name] == nil {
@@ -143,7 +117,7 @@ func (cp *Checkpoint) track(plans []*transform.Plan) {
 	}
 }
 
-// record sets entity's ranges, and reports whether the entity is done.
+// record sets entity's ranges and reports whether the entity is done.
 func (cp *Checkpoint) record(entity string, rs []Range) bool {
 	ep := cp.Entities[entity]
 	ep.Ranges, ep.After, ep.Done = rs, nil, true
@@ -153,10 +127,7 @@ func (cp *Checkpoint) record(entity string, rs []Range) bool {
 	return ep.Done
 }
 
-// resume is what a run resumes from a checkpoint, per entity (by index in
-// plans): skip, the entities done; ranges, the recorded ranges of the
-// others that read in order (nil: split afresh). A run without a
-// checkpoint resumes nothing.
+// resume is, by plan index, the entities done and ordered ones' ranges.
 type resume struct {
 	skip   []bool
 	ranges [][]Range
@@ -171,8 +142,7 @@ func (r resume) recorded(i int) []Range {
 	return nil
 }
 
-// resumeOf returns what a run of plans resumes from cp. An entity that
-// reads in no order is read again whole unless it is done.
+// resumeOf reads again whole an unordered entity that is not done.
 func (cp *Checkpoint) resumeOf(plans []*transform.Plan) resume {
 	r := resume{skip: make([]bool, len(plans)), ranges: make([][]Range, len(plans))}
 	if cp == nil {
@@ -191,8 +161,7 @@ func (cp *Checkpoint) resumeOf(plans []*transform.Plan) resume {
 	return r
 }
 
-// Describe says, per entity of plans with recorded progress, where a run
-// resumes it: "orders (done)", "lines (after [42]; from the start)".
+// Describe says where a run resumes each entity: "lines (after [42]; done)".
 func (cp *Checkpoint) Describe(plans []*transform.Plan) []string {
 	r := cp.resumeOf(plans)
 	var out []string

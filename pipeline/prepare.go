@@ -13,27 +13,12 @@ import (
 	"github.com/pg2dynamo/pg2dynamo/transform"
 )
 
-// Prepare checks every entity of m against the live source (tables and
-// columns exist, key columns have usable types) and compiles its Plan, one
-// per entity in mapping order. It then checks what a run would otherwise
-// meet only while reading or verifying: each query source on its own
-// (extract.Source.CheckQuerySource: one complete statement, no parameters,
-// no row locks), the statements that read each entity, planned by
-// PostgreSQL without running them (extract.Source.CheckRead), a table key
-// without a placeholder on a source of more than one row (checkFixedKeys),
-// and every access pattern against the plans (parameters, their widths,
-// one source with all of them). It reads no rows but the two that say
-// whether a source with a fixed key has more than one; the plans are made
-// in read-only transactions of src (its snapshot, under a savepoint, once
-// begun). All problems are returned together as mapping.Errors, in file
-// order; other errors (the connection) stop it.
-//
-// A mapping with Problems (mapping.ParsePartial) is checked as far as they
-// leave it defined (mapping.Mapping.Checkable): an entity whose source is
-// refused is not described, and what the checks find where the file's
-// problems are is not said again. Its problems are returned with the
-// checks' own, each "{name}" saying whether name is a column of the
-// source; such a mapping never gets plans.
+// Prepare checks every entity of m against the live source and compiles its
+// Plans. It also checks, reading no rows (but two in checkFixedKeys), what a
+// run would otherwise meet only while reading: query sources, read statements
+// as PostgreSQL plans them, fixed keys and access patterns. Problems come back
+// together as mapping.Errors in file order. A mapping with Problems
+// (mapping.ParsePartial) is checked as far as it is defined and gets no plans.
 func Prepare(ctx context.Context, src *extract.Source, m *mapping.Mapping) ([]*transform.Plan, error) {
 	cm := m.Checkable()
 	all, errs, err := describeAll(ctx, src, m, cm)
@@ -64,7 +49,6 @@ func Prepare(ctx context.Context, src *extract.Source, m *mapping.Mapping) ([]*t
 		return nil, err
 	}
 	errs = append(errs, cerrs...)
-	// What the file's problems already say, or leave undefined.
 	errs = slices.DeleteFunc(errs, func(e *mapping.Error) bool { return e.Path != "" && m.Refused(e.Path) })
 	if len(m.Problems()) > 0 {
 		errs = append(errs, problemsWithFacts(m, all)...)
@@ -76,10 +60,7 @@ func Prepare(ctx context.Context, src *extract.Source, m *mapping.Mapping) ([]*t
 	return plans, nil
 }
 
-// describeAll describes the sources of the entities of cm (m.Checkable())
-// that m's problems leave checkable: not one refused at the entity or in
-// its source. The Sources of an entity whose sources were all described
-// are at its index; nil for the others.
+// describeAll describes the checkable entities (nil Sources if incomplete).
 func describeAll(ctx context.Context, src *extract.Source, m, cm *mapping.Mapping) ([]*transform.Sources, mapping.Errors, error) {
 	var errs mapping.Errors
 	all := make([]*transform.Sources, len(cm.Entities))
@@ -101,11 +82,7 @@ func describeAll(ctx context.Context, src *extract.Source, m, cm *mapping.Mappin
 	return all, errs, nil
 }
 
-// checkPlans makes the checks of the compiled plans (nil for an entity
-// without one): the joins PostgreSQL must be able to do, the statements
-// that read each entity (but for those refused marks, whose query sources
-// failed), the fixed keys, and the access patterns when every entity has a
-// plan.
+// checkPlans checks joins, reads, fixed keys and, given every plan, patterns.
 func checkPlans(ctx context.Context, src *extract.Source, m *mapping.Mapping, plans []*transform.Plan, refused []bool) (mapping.Errors, error) {
 	var errs mapping.Errors
 	for i, p := range plans {
@@ -133,12 +110,8 @@ func checkPlans(ctx context.Context, src *extract.Source, m *mapping.Mapping, pl
 	return slices.Concat(errs, rerrs, ferrs, perrs), nil
 }
 
-// describe reads the columns of an entity's source and of the sources its
-// join rules (mapping.Entity.Joins) join, and the unique keys of its own
-// and of a parent's. A source that cannot be described is a mapping
-// error; the others are still described, so that all are reported (the
-// Sources are then incomplete). An undefined rule (see
-// mapping.Mapping.Checkable) gets no columns.
+// describe reads the columns and unique keys of an entity's sources; each that
+// cannot be described is a mapping error, the rest still described.
 func describe(ctx context.Context, src *extract.Source, m *mapping.Mapping, e *mapping.Entity) (transform.Sources, mapping.Errors, error) {
 	var srcs transform.Sources
 	var errs mapping.Errors
@@ -172,19 +145,12 @@ func describe(ctx context.Context, src *extract.Source, m *mapping.Mapping, e *m
 	return srcs, errs, nil
 }
 
-// The checks Prepare makes after describing the sources, so that what a
-// run would meet only while reading or verifying is refused before
-// anything is created or written.
-
-// querySource is one query source of an entity: its own, or that of an
-// embed, duplicate or aggregate rule, with its path in the mapping.
+// querySource is an entity's or a join rule's query source, with its path.
 type querySource struct {
 	path string
 	src  mapping.Source
 }
 
-// querySources lists e's query sources: its own, then its join rules'
-// (mapping.Entity.Joins order).
 func querySources(e *mapping.Entity) []querySource {
 	ep := mapping.Path(mapping.KeyEntities, e.Name)
 	var out []querySource
@@ -200,10 +166,7 @@ func querySources(e *mapping.Entity) []querySource {
 	return out
 }
 
-// checkQuerySources checks every query source of the entities described
-// (described[i] true) on its own (extract.Source.CheckQuerySource). It
-// returns the mapping errors and, per entity, whether one of its query
-// sources failed; any other error stops it.
+// checkQuerySources checks query sources alone; it says whose failed.
 func checkQuerySources(ctx context.Context, src *extract.Source, m *mapping.Mapping, described []bool) (mapping.Errors, []bool, error) {
 	var errs mapping.Errors
 	failed := make([]bool, len(m.Entities))
@@ -222,9 +185,6 @@ func checkQuerySources(ctx context.Context, src *extract.Source, m *mapping.Mapp
 	return errs, failed, nil
 }
 
-// checkReads has PostgreSQL plan the statements that read each entity
-// (extract.Source.CheckRead), but for those without a plan and those skip
-// marks (whose sources were already refused).
 func checkReads(ctx context.Context, src *extract.Source, m *mapping.Mapping, plans []*transform.Plan, skip []bool) (mapping.Errors, error) {
 	var errs mapping.Errors
 	for i, p := range plans {
@@ -238,14 +198,8 @@ func checkReads(ctx context.Context, src *extract.Source, m *mapping.Mapping, pl
 	return errs, nil
 }
 
-// checkPatterns compiles every access pattern against the plans, as verify
-// does before it samples them: each parameter must be a column of some
-// entity's source, rendered with that entity's key text and width
-// (transform.CompilePattern), and one entity's source must have all of a
-// pattern's parameters, to sample them from. The index and the key
-// attribute names are checked when the mapping is loaded. Patterns are
-// checked only when every entity has a plan: a parameter may be a column
-// of an entity that has none.
+// checkPatterns compiles every access pattern as verify does: one entity's
+// source must have all its parameters, to sample them from.
 func checkPatterns(m *mapping.Mapping, plans []*transform.Plan) (mapping.Errors, error) {
 	var errs mapping.Errors
 	if slices.Contains(plans, nil) {
@@ -271,7 +225,6 @@ func checkPatterns(m *mapping.Mapping, plans []*transform.Plan) (mapping.Errors,
 	return errs, nil
 }
 
-// hasColumns reports whether p's source has every named column.
 func hasColumns(p *transform.Plan, names []string) bool {
 	cols := p.SourceColumns()
 	for _, n := range names {
@@ -282,8 +235,7 @@ func hasColumns(p *transform.Plan, names []string) bool {
 	return true
 }
 
-// collect appends err's mapping errors to errs and returns nil, or returns
-// err when it is another kind of error.
+// collect appends err's mapping errors to errs, or returns another error.
 func collect(errs *mapping.Errors, err error) error {
 	if err == nil {
 		return nil
@@ -301,8 +253,6 @@ func collect(errs *mapping.Errors, err error) error {
 	return err
 }
 
-// sortErrors puts errs in file order (line, then column), as
-// mapping.Errors promises.
 func sortErrors(errs mapping.Errors) {
 	slices.SortStableFunc(errs, func(a, b *mapping.Error) int {
 		if a.Line != b.Line {
@@ -312,16 +262,8 @@ func sortErrors(errs mapping.Errors) {
 	})
 }
 
-// checkFixedKeys refuses each entity with a plan (and not marked by skip)
-// whose item key, or mirror key, has no placeholder in its partition key
-// nor in its sort key, when its source has more than one row: every row
-// would render that one key, and each item would overwrite the one
-// before (migrate would reject all rows but one as duplicates). Whether
-// a source has one row or more cannot be known from the file, and a
-// source of one row (settings, a total) may well have a fixed key; so
-// this is checked here, reading at most two rows (extract.Source.RowsUpTo).
-// A source that gains rows after the check meets the duplicate check of
-// the run.
+// checkFixedKeys refuses a key without placeholder on a source of more than one
+// row: every row would overwrite one item. Only the rows tell, so it reads two.
 func checkFixedKeys(ctx context.Context, src *extract.Source, m *mapping.Mapping, plans []*transform.Plan, skip []bool) (mapping.Errors, error) {
 	var errs mapping.Errors
 	for i, p := range plans {
@@ -359,14 +301,11 @@ func checkFixedKeys(ctx context.Context, src *extract.Source, m *mapping.Mapping
 	return errs, nil
 }
 
-// fixedKey reports whether a partition key and sort key template pair has
-// no placeholder: the same key for every row.
 func fixedKey(pk, sk mapping.Template) bool {
 	return len(pk.Columns()) == 0 && len(sk.Columns()) == 0
 }
 
-// keyExample is ", such as ${id}" with p's source's primary key columns, or
-// "" when it has none.
+// keyExample is ", such as ${id}" from p's primary key columns, or "".
 func keyExample(p *transform.Plan) string {
 	var names []string
 	for _, c := range p.SourceColumns() {
@@ -380,12 +319,7 @@ func keyExample(p *transform.Plan) string {
 	return ", such as " + strings.Join(names, "#")
 }
 
-// problemsWithFacts returns m's problems, each "{name}" among them (a
-// *mapping.BraceError) saying, now that the sources are known (all, the
-// entities' described sources: nil for one not described), whether name
-// is a column: of the entity's source for one of its key templates, of
-// some entity's source for an access pattern. A problem whose source is
-// not known is returned as it is.
+// problemsWithFacts adds to each "{name}" problem whether name is a column.
 func problemsWithFacts(m *mapping.Mapping, all []*transform.Sources) mapping.Errors {
 	var out mapping.Errors
 	for _, pr := range m.Problems() {
@@ -406,8 +340,7 @@ func problemsWithFacts(m *mapping.Mapping, all []*transform.Sources) mapping.Err
 	return out
 }
 
-// braceFact says whether name is a column where the "{name}" at path can
-// name one, or "" when that source is not known.
+// braceFact is "" when the source at path is not known.
 func braceFact(m *mapping.Mapping, all []*transform.Sources, path, name string) string {
 	for i, e := range m.Entities {
 		if all[i] == nil || !strings.HasPrefix(path, mapping.Path(mapping.KeyEntities, e.Name)+".") {
@@ -442,7 +375,6 @@ func braceFact(m *mapping.Mapping, all []*transform.Sources, path, name string) 
 	return fmt.Sprintf("no entity's source has a column %q either%s", name, suggest.Hint(name, cols))
 }
 
-// columnNames returns the names of cols.
 func columnNames(cols []extract.Column) []string {
 	out := make([]string, len(cols))
 	for i, c := range cols {

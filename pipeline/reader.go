@@ -8,18 +8,14 @@ import (
 	"github.com/pg2dynamo/pg2dynamo/transform"
 )
 
-// reader reads tasks, one at a time and each whole, with its own
-// RowSource: it converts each row to items, checks their keys, and hands
-// the rows of each part to a Group of the run's Writes. Rows that cannot
-// become items, and rows whose keys are taken, become rejects. One
-// goroutine uses a reader.
+// reader reads tasks whole with its own RowSource, converting rows and checking
+// keys, and hands each part's rows to a Group. One goroutine uses it.
 type reader struct {
 	*run
-	src   RowSource
-	items *transform.Builder
-	buf   []transform.Item // the items of the row being converted
-	check *keyCheck
-	// groups are the Groups of the parts read, to be waited for.
+	src    RowSource
+	items  *transform.Builder
+	buf    []transform.Item // the items of the row being converted
+	check  *keyCheck
 	groups []*Group
 }
 
@@ -27,7 +23,7 @@ func newReader(r *run, src RowSource) *reader {
 	return &reader{run: r, src: src, items: transform.NewBuilder(), check: newKeyCheck(r.keyAttrs)}
 }
 
-// readTask reads every part of t in order: replays (claims only) and reads.
+// readTask reads t's parts in order: replays (claims only) and reads.
 func (r *reader) readTask(t *task) error {
 	for _, pt := range t.parts {
 		var err error
@@ -43,7 +39,6 @@ func (r *reader) readTask(t *task) error {
 	return nil
 }
 
-// rangeQuery is p's Query bounded to range rg (when p reads in order).
 func rangeQuery(p *transform.Plan, rg Range) (q extract.Query) {
 	q = p.Query()
 	if p.Ordered() {
@@ -52,9 +47,8 @@ func rangeQuery(p *transform.Plan, rg Range) (q extract.Query) {
 	return q
 }
 
-// read reads part pt of task t and hands its rows to the writers, in a
-// Group of its own. Whatever stops the reading, the rows read go to the
-// writers if they still run.
+// read reads pt into a Group of its own; rows read go to the writers even if
+// reading stops.
 func (r *reader) read(t *task, pt part) error {
 	i, p := pt.entity, r.plans[pt.entity]
 	if r.stats.begin(i) {
@@ -67,8 +61,7 @@ func (r *reader) read(t *task, pt part) error {
 		read++
 		return r.row(g, t.seen, owner, i, values)
 	})
-	// Counted once a part: readers of one entity would otherwise contend
-	// for one counter on every row.
+	// Counted once a part, so readers do not contend on every row.
 	r.stats.entities[i].rows.Add(read)
 	if ferr := g.Flush(); err == nil {
 		err = ferr
@@ -79,9 +72,8 @@ func (r *reader) read(t *task, pt part) error {
 	return err
 }
 
-// group starts the Group that writes part pt: its rejects and the
-// acknowledgement of each batch (its part, number and position) go to the
-// acknowledger, and its failure stops the run.
+// group starts pt's Group, reporting to the acknowledger; its failure stops the
+// run.
 func (r *reader) group(pt part) *Group {
 	g := r.writes.Group(r.stop.writing, r.plans)
 	g.StreamRejects(func(rej Reject) error {
@@ -101,8 +93,7 @@ func (r *reader) group(pt part) *Group {
 	return g
 }
 
-// row converts one row of entity i and adds it to g, or rejects it.
-// seen and owner are its collision group's key set and its owner index.
+// row converts a row of entity i and adds it to g, or rejects it.
 func (r *reader) row(g *Group, seen *keySet, owner, i int, values []any) error {
 	p := r.plans[i]
 	var err error
@@ -122,11 +113,9 @@ func (r *reader) row(g *Group, seen *keySet, owner, i int, values []any) error {
 	if len(g.Pending()) == 0 {
 		r.check.newBatch() // the row starts a batch
 	}
-	// BatchWriteItem refuses two puts of one key, and writing them in
-	// turn would silently keep only the last: the batch is always
-	// checked, and a collision group's run-wide set too (keys proven
-	// unique by transform.KeysUnique cannot meet any other item's, so
-	// they are not remembered).
+	// BatchWriteItem refuses two puts of one key, and separate writes would
+	// silently keep the last: check the batch, and a collision group's keys
+	// run-wide.
 	if d, dup := r.check.check(r.buf, seen, owner); dup {
 		return r.rejectRow(i, Reject{Entity: p.Entity().Name, SourceKey: p.SourceKey(values),
 			ItemKey: ItemKeyMap(d.key, r.keyAttrs, r.keyTypes), Reason: d.reason(r.plans, g.Pending(), r.keyAttrs)})
@@ -135,23 +124,18 @@ func (r *reader) row(g *Group, seen *keySet, owner, i int, values []any) error {
 	return g.Add(r.buf)
 }
 
-// rejectRow counts and reports a row of entity i rejected while reading.
 func (r *reader) rejectRow(i int, rej Reject) error {
 	r.stats.finished(i, 0, 1, 0)
 	r.events <- event{kind: evReject, entity: i, rows: 1, reject: rej}
 	return nil
 }
 
-// replay reads part pt of task t (a range of an entity that an earlier run
-// wrote), converts its rows and claims their keys in t's key set in the
-// order that run did (primary-key order), so the rows that run rejected as
-// duplicates are rejected again and the others hold their keys. Nothing is
-// written, counted or listed.
+// replay claims the keys of a range an earlier run wrote, in its order, so its
+// duplicates are rejected again. Nothing is written, counted or listed.
 func (r *reader) replay(t *task, pt part) error {
 	p := r.plans[pt.entity]
 	owner := t.owner[pt.entity]
-	// No batch: the set alone holds every claim, those of rows that
-	// shared a batch too, so it rejects what the batch check rejected.
+	// No batch: the set alone rejects what the batch check rejected.
 	r.check.newBatch()
 	return r.src.Stream(r.stop.reading, p.Entity().Name, rangeQuery(p, pt.r), func(values []any) error {
 		var err error

@@ -13,40 +13,19 @@ import (
 	"github.com/pg2dynamo/pg2dynamo/transform"
 )
 
-// Run migrates the entities of plans from src into sink.
+// Run migrates the entities of plans from src into sink. Readers (src and its
+// forks, on one snapshot) read parts handed out in mapping order; an ordered
+// entity of 2×MinRangeRows rows or more is split into ranges.
 //
-// Reading: opts.Readers readers read and transform. Reader 0 uses src; the
-// others forks of it (RowSource.Fork: for PostgreSQL, connections on src's
-// exported snapshot), so all read one consistent point in time. Plans
-// read in primary-key order when their source has one
-// (transform.Plan.Ordered); an entity that does and holds at least
-// 2×MinRangeRows rows is split into key ranges, one per reader
-// (RowSource.Positions); the parts of all entities are handed out in mapping
-// order. Writing: a Writes of opts.Concurrency writers (with opts.Auto, as
-// many as an Autoscaler decides, at its pace) calls sink.Write; each part
-// read is a Group of it.
+// No two items of the run share a primary key unless opts.SkipDuplicateCheck
+// (batches are always checked). Entities not proven unique form collision
+// groups, each read by one reader in mapping and primary-key order while
+// claiming keys, so the earlier row keeps a key in every run, whatever the
+// readers; a resumed group first replays what was written.
 //
-// Duplicate keys: no batch holds two items of one primary key, and unless
-// opts.SkipDuplicateCheck, no two items of the run do. Entities whose keys
-// transform.KeysUnique proves unique are read in parallel parts and only
-// their batches checked. The others form collision groups (entities whose
-// keys may meet, transform.KeysMayMeet); a group is read by one reader, in
-// one range per entity, its entities in mapping order and each in
-// primary-key order, while it claims each row's keys in the group's key
-// set. So of two rows with one key the earlier in that order keeps it,
-// whatever opts.Readers, in every run over the same data; the later is
-// rejected, its reason naming the key and the row that keeps it. A
-// resumed run (opts.Checkpoint) first reads again what the group's
-// recorded ranges say was written, claiming keys without writing, counting
-// or rejecting, so that it reaches the decisions of an uninterrupted run.
-// A source without a primary key (a query) is claimed in the order it
-// returns its rows.
-//
-// Rows that cannot become items, and items the sink reports as failed, go
-// to opts.OnReject. Run returns the summary together with the first fatal
-// error (from the source, the sink, a callback, or ctx's cause). When the
-// reading stops early (ctx done, a source error), the rows already read
-// are still written, so that the summary describes the table.
+// Rejects go to opts.OnReject. Run returns the summary and the first fatal
+// error; rows read before a stop are still written, so the summary describes
+// the table.
 func Run(ctx context.Context, src RowSource, m *mapping.Mapping, plans []*transform.Plan, sink load.Sink, opts Options) (*Summary, error) {
 	started := time.Now()
 	opts = opts.withDefaults()
@@ -77,8 +56,7 @@ func Run(ctx context.Context, src RowSource, m *mapping.Mapping, plans []*transf
 		return nil, err
 	}
 	defer closeForks()
-	// One batch waits a writer: the readers keep no more than that in
-	// memory ahead of the writes (rows may be large).
+	// One batch a writer: readers keep no more ahead (rows may be large).
 	wo := WritesOptions{Concurrency: opts.Concurrency, Auto: opts.Auto, Queue: 1, KeyTypes: m.Table.KeyTypes()}
 	r := &run{plans: plans, keyAttrs: m.Table.Keys(), keyTypes: m.Table.KeyTypes(), stats: newStats(totals),
 		stop: newStopper(ctx, opts.WriteGrace), events: make(chan event, 4*wo.writers()+64),
@@ -107,21 +85,18 @@ func Run(ctx context.Context, src RowSource, m *mapping.Mapping, plans []*transf
 type run struct {
 	plans    []*transform.Plan
 	keyAttrs [2]string
-	// keyTypes are the key attributes' types (mapping.Table.KeyTypes).
 	keyTypes [2]string
 	stats    *stats
 	stop     *stopper
 	writes   *Writes
 	// events go to the acknowledger, in order.
 	events chan event
-	// positions: the acknowledgements carry the position of their
-	// batch's last row (for the Checkpoint).
+	// positions: acknowledgements carry their batch's last row's position.
 	positions bool
 }
 
-// execute runs one reader per source, handing out tasks in order, each
-// read whole by one reader, then waits for the Groups of the parts read to
-// be written; it returns the first error, the readers' before the Groups'.
+// execute runs a reader per source, then waits for the Groups; readers' errors
+// first.
 func (r *run) execute(tasks []task, srcs []RowSource) error {
 	var rg errgroup.Group
 	var next atomic.Int64
@@ -151,8 +126,6 @@ func (r *run) execute(tasks []task, srcs []RowSource) error {
 	return err
 }
 
-// planned is what Progress.Plan is told: plans with their row counts,
-// and which of them a resumed run skips.
 func planned(plans []*transform.Plan, totals []int64, skip []bool) []PlannedEntity {
 	out := make([]PlannedEntity, len(plans))
 	for i, p := range plans {
@@ -161,7 +134,6 @@ func planned(plans []*transform.Plan, totals []int64, skip []bool) []PlannedEnti
 	return out
 }
 
-// countRows returns each plan's row count in the snapshot.
 func countRows(ctx context.Context, src RowSource, plans []*transform.Plan) ([]int64, error) {
 	totals := make([]int64, len(plans))
 	for i, p := range plans {
@@ -174,8 +146,7 @@ func countRows(ctx context.Context, src RowSource, plans []*transform.Plan) ([]i
 	return totals, nil
 }
 
-// forkReaders returns n sources for n readers: src and n-1 forks, and a
-// function closing the forks.
+// forkReaders returns src and n-1 forks, and a function closing the forks.
 func forkReaders(ctx context.Context, src RowSource, n int) ([]RowSource, func(), error) {
 	srcs := []RowSource{src}
 	closeForks := func() {

@@ -8,7 +8,6 @@ import (
 	"github.com/pg2dynamo/pg2dynamo/transform"
 )
 
-// ungrouped is collisionGroups' of for n entities in no group.
 func ungrouped(n int) []int {
 	of := make([]int, n)
 	for i := range of {
@@ -17,12 +16,8 @@ func ungrouped(n int) []int {
 	return of
 }
 
-// collisionGroups returns the entities the run-wide duplicate check
-// covers, in groups: the entities whose keys transform.KeysUnique does not
-// prove unique, each with every entity whose keys may meet its own
-// (transform.KeysMayMeet), transitively. Keys of different groups never
-// meet. Groups, and the entities in each, are in mapping order; of[i] is
-// entity i's group, or -1 when it is in none.
+// collisionGroups groups, in mapping order, the entities not proven unique with
+// those whose keys may meet theirs, transitively; of[i] is -1 for none.
 func collisionGroups(plans []*transform.Plan, unique []bool) (groups [][]int, of []int) {
 	of = ungrouped(len(plans))
 	for i := range plans {
@@ -46,28 +41,18 @@ func collisionGroups(plans []*transform.Plan, unique []bool) (groups [][]int, of
 	return groups, of
 }
 
-// task is what one reader reads, part after part: one part of an entity
-// outside any collision group, or a whole collision group, its entities in
-// mapping order, each entity's ranges in order and each range's rows in
-// primary-key order. So the row that keeps a key is always the earlier in
-// that order, whatever the parallel readers do, and the same in migrate
-// and verify.
+// task is one part of an ungrouped entity, or a whole collision group read in
+// mapping, range and key order, so the earlier row keeps a key, in migrate and
+// verify alike.
 type task struct {
 	parts []part
-	// seen holds the keys the group claimed; nil outside a group.
-	seen *keySet
-	// owner maps an entity (index in plans) to its index in the group.
+	seen  *keySet
 	owner map[int]int
 }
 
-// schedule turns the entities into parts and the parts into tasks, in
-// mapping order (a group's task where its first entity is). parts and
-// byEntity are the parts written (by id, and each entity's in range
-// order), for progress. A group's entities are read in one range each;
-// a resumed group (res) first replays, without writing,
-// what the earlier run recorded as written, so that its key set is as the
-// earlier run left it. On a shard, or resuming entity i from recorded
-// ranges, totals[i] becomes the number of rows of entity i this run reads.
+// schedule turns the entities into parts (by id, and byEntity in range order)
+// and tasks, in mapping order. A resumed group first replays what was written
+// to rebuild its key set. totals[i] becomes the rows this run reads.
 func schedule(ctx context.Context, src RowSource, plans []*transform.Plan, totals []int64, res resume,
 	readers int, minRangeRows int64, shard Shard, groups [][]int, groupOf []int) (parts []part, byEntity [][]int, tasks []task, err error) {
 	byEntity = make([][]int, len(plans))
@@ -140,7 +125,6 @@ func schedule(ctx context.Context, src RowSource, plans []*transform.Plan, total
 			continue
 		}
 		t := grouped[g]
-		// Claims after the last part read change nothing.
 		for len(t.parts) > 0 && t.parts[len(t.parts)-1].replay {
 			t.parts = t.parts[:len(t.parts)-1]
 		}
@@ -149,9 +133,7 @@ func schedule(ctx context.Context, src RowSource, plans []*transform.Plan, total
 	return parts, byEntity, slices.DeleteFunc(tasks, func(t task) bool { return len(t.parts) == 0 }), nil
 }
 
-// replayed returns the part of range r (of entity i, starting after start)
-// that an earlier run wrote, to be replayed: the whole range when it is
-// done, up to its After when it has one past start, else nil.
+// replayed is the part of r an earlier run wrote, or nil.
 func replayed(i int, start []string, r Range) *part {
 	switch {
 	case r.Done:
@@ -162,18 +144,15 @@ func replayed(i int, start []string, r Range) *part {
 	return nil
 }
 
-// part is one range of one entity, read by one reader.
 type part struct {
 	entity int // index in plans
 	id     int // index in the run's parts; -1 for a replay
 	r      Range
-	// replay: the range was written by an earlier run; its rows are read
-	// only to claim their keys in the group's key set, as that run did.
+	// replay: read only to claim keys, as the earlier run did.
 	replay bool
 }
 
-// leftIn returns the number of rows of p in the ranges rs not done: what a
-// resumed run reads of it.
+// leftIn counts p's rows in the ranges not done.
 func leftIn(ctx context.Context, src RowSource, p *transform.Plan, rs []Range) (int64, error) {
 	var n int64
 	for _, r := range rs {
@@ -191,11 +170,7 @@ func leftIn(ctx context.Context, src RowSource, p *transform.Plan, rs []Range) (
 	return n, nil
 }
 
-// shardRanges returns the range of p's rows (rows of them) that shard sh
-// reads (see Shard), none or one, and the number of rows it holds. Shard
-// i of N reads the rows numbered after ⌊rows·(i−1)/N⌋ up to and including
-// ⌊rows·i/N⌋ (in primary-key order, from 1): it needs the positions of
-// those two rows only, read in one statement.
+// shardRanges returns sh's range of p (none or one) and its row count.
 func shardRanges(ctx context.Context, src RowSource, p *transform.Plan, rows int64, sh Shard) ([]Range, int64, error) {
 	if !p.Ordered() {
 		h := fnv.New32a()
@@ -209,8 +184,6 @@ func shardRanges(ctx context.Context, src RowSource, p *transform.Plan, rows int
 	if first == last { // fewer rows than shards
 		return nil, 0, nil
 	}
-	// Row first ends the shard before; row last ends this one (the last
-	// shard reads to the end).
 	at := []int64{first, 0}
 	if sh.Index < sh.Count {
 		at[1] = last
@@ -230,12 +203,10 @@ func shardRanges(ctx context.Context, src RowSource, p *transform.Plan, rows int
 	return []Range{r}, last - first, nil
 }
 
-// cut is the number of rows, of rows in all, before range k of n equal
-// ranges (0 ≤ k ≤ n): ⌊rows·k/n⌋.
+// cut is ⌊rows·k/n⌋, the rows before range k of n equal ranges.
 func cut(rows int64, k, n int) int64 { return rows * int64(k) / int64(n) }
 
-// split returns the ranges of p's read: one per reader when p reads in
-// primary-key order and holds at least minRows rows a range, else one.
+// split returns one range per reader when p is ordered and large enough.
 func split(ctx context.Context, src RowSource, p *transform.Plan, rows int64, readers int, minRows int64) ([]Range, error) {
 	n := int(min(int64(readers), rows/minRows))
 	if !p.Ordered() || n < 2 {

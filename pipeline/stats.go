@@ -8,8 +8,7 @@ import (
 	"github.com/pg2dynamo/pg2dynamo/transform"
 )
 
-// stats counts, per entity, what readers and writers did. Counters are
-// atomic: readers and writers update them without a lock.
+// stats counts per entity what readers and writers did, in atomics.
 type stats struct {
 	totals   []int64
 	entities []entityState
@@ -25,8 +24,7 @@ func newStats(totals []int64) *stats {
 	return &stats{totals: totals, entities: make([]entityState, len(totals))}
 }
 
-// begin marks entity i as being read, and reports whether this is its
-// first part (so Progress.Start is due).
+// begin reports whether this is entity i's first part (Progress.Start is due).
 func (s *stats) begin(i int) bool {
 	first := false
 	s.entities[i].started.Do(func() {
@@ -36,7 +34,6 @@ func (s *stats) begin(i int) bool {
 	return first
 }
 
-// finished records that rows of entity i were written or rejected now.
 func (s *stats) finished(i int, written, rejected, items int64) {
 	st := &s.entities[i]
 	st.written.Add(written)
@@ -45,7 +42,6 @@ func (s *stats) finished(i int, written, rejected, items int64) {
 	st.lastAck.Store(time.Now().UnixNano())
 }
 
-// summary is the outcome, entities in plans' order.
 func (s *stats) summary(plans []*transform.Plan, started time.Time) *Summary {
 	sum := &Summary{Elapsed: time.Since(started)}
 	for i, p := range plans {

@@ -6,17 +6,14 @@ import (
 	"time"
 )
 
-// stopper holds the run's stopping rules. Reading stops when the run's
-// context is done, a reader fails, a writer fails or a callback fails.
-// Writing goes on after reading stops, so that the batches already read
-// are written and the summary describes the table, unless a writer or a
-// callback failed, or grace has passed since the run's context was done.
+// stopper holds the stopping rules. Reading stops when ctx is done or a reader,
+// writer or callback fails. Writing goes on so the batches read are written and
+// the summary describes the table, unless a writer or callback failed or grace
+// passed since ctx was done.
 type stopper struct {
-	// reading is the readers' context; writing the writers'.
 	reading, writing         context.Context
 	stopReading, stopWriting context.CancelCauseFunc
-	// unwatch stops waiting for the run's context; mu guards grace, the
-	// timer started when it is done.
+	// unwatch stops waiting for ctx; mu guards grace, the timer started then.
 	unwatch func() bool
 	mu      sync.Mutex
 	grace   *time.Timer
@@ -37,16 +34,14 @@ func newStopper(ctx context.Context, grace time.Duration) *stopper {
 	return s
 }
 
-// fail stops reading and writing with err, and returns it.
 func (s *stopper) fail(err error) error {
 	s.stopWriting(err)
 	s.stopReading(err)
 	return err
 }
 
-// readErr is what a reader returns for err: the cause of the stop when
-// reading was stopped (the error that stopped it, not the cancellation
-// it caused), else err.
+// readErr is the cause that stopped reading (not the cancellation it caused),
+// else err.
 func (s *stopper) readErr(err error) error {
 	if s.reading.Err() != nil {
 		return context.Cause(s.reading)
@@ -54,7 +49,6 @@ func (s *stopper) readErr(err error) error {
 	return err
 }
 
-// end releases the contexts and the grace timer; the run is over.
 func (s *stopper) end() {
 	s.unwatch()
 	s.mu.Lock()

@@ -1,7 +1,6 @@
-// Package progress draws a run's progress on a terminal (bars, through
-// mpb) or as plain lines: the pipeline.Progress of the CLI. Each shows a
-// phase's entities in the mapping's order with rows done of the
-// snapshot's count(*), items/s, elapsed time and the ETA.
+// Package progress draws a run's progress on a terminal (mpb bars) or as plain
+// lines: per entity in mapping order, rows done of the snapshot's count(*),
+// items/s, elapsed time and ETA.
 package progress
 
 import (
@@ -22,31 +21,25 @@ import (
 	"github.com/pg2dynamo/pg2dynamo/report"
 )
 
-// progressBoard is what both progress displays show: one phase's entities
-// in the mapping's order, with their counts and times, and the phase's
-// totals. The pipeline tells it from one goroutine; the bars read it from
-// mpb's. Its columns' widths are set by Plan from the largest total.
+// progressBoard is what both displays show: one phase's entities with their
+// counts and times, and its totals. The pipeline tells it from one goroutine;
+// the bars read it from mpb's.
 type progressBoard struct {
 	mu      sync.Mutex
 	now     func() time.Time
 	started time.Time // when the phase was planned
-	// samples are the rows finished at times within about etaWindow,
-	// oldest first: the ETA's recent rate.
+	// samples are the rows finished within about etaWindow, oldest first.
 	samples []etaSample
-	// then is the phase that follows this one (Then), which the ETA
-	// leaves out; "" when none or not told.
+	// then is the phase that follows (Then), which the ETA leaves out.
 	then   string
 	ended  time.Time // when its last row was finished (zero until then)
 	unit   string    // what the counts count: rows, or items for a Scan
 	ents   []*boardEntity
 	byName map[string]*boardEntity
-	// nameW and numW are the widths of the name and of a count; namesW
-	// is the longest name's (nameW is less when the names are cut).
+	// nameW and numW are the name and count widths; namesW, the longest name's.
 	nameW, numW, namesW int
-	// writers is the number of writers an auto run has now (0: not told).
-	writers int
-	// cols is the bars' columns for a line of width (see fit); the
-	// lines ignore them.
+	writers             int
+	// cols is the bars' columns for a line (see fit).
 	cols  columns
 	width int
 }
@@ -56,15 +49,13 @@ type boardEntity struct {
 	total, rows, items int64
 	// earlier: a resumed run's checkpoint records it written.
 	earlier bool
-	// start is when its first rows were read, end when its last row was
-	// finished (zero until then).
+	// start is when its first rows were read, end when its last was finished.
 	start, end time.Time
 }
 
-// columns is which of the bars' optional columns a line shows, and the
-// width of the right-hand columns, so that every bar has one length. On a
-// narrow terminal the bars drop columns: a wrapped line would leave copies
-// of the last frame on the screen.
+// columns is which optional columns the bars show, and the right-hand width, so
+// every bar has one length. A narrow terminal drops columns: a wrapped line
+// would leave copies of the last frame on screen.
 type columns struct {
 	rate      bool // items/s
 	unit      bool // "rows" after the counts
@@ -73,12 +64,10 @@ type columns struct {
 	nameLimit int  // names longer than this are cut (0: no limit)
 }
 
-// minBar is the fewest columns a bar keeps, its brackets included.
 const minBar = 12
 
-// fit picks the columns for a line of width: the first of the layouts
-// from all columns to the fewest whose line leaves the bar minBar
-// columns; with the fewest, names are cut to make room.
+// fit picks the most columns that leave a bar minBar wide; with the fewest,
+// names are cut to make room.
 func (b *progressBoard) fit(width int) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -101,7 +90,6 @@ func (b *progressBoard) fit(width int) {
 	}
 }
 
-// cut shortens name to the columns' limit.
 func (b *progressBoard) cut(name string) string {
 	if r := []rune(name); b.cols.nameLimit > 0 && len(r) > b.cols.nameLimit {
 		return string(r[:b.cols.nameLimit-1]) + "…"
@@ -109,11 +97,9 @@ func (b *progressBoard) cut(name string) string {
 	return name
 }
 
-// overallName labels the line of the whole phase, when it has more than
-// one entity; a phase of one is shown as one line, of its name.
+// overallName labels the whole phase's line when it has more than one entity.
 const overallName = "total"
 
-// label is the overall line's label.
 func (b *progressBoard) label() string {
 	if len(b.ents) == 1 {
 		return b.ents[0].name
@@ -128,7 +114,6 @@ func newProgressBoard(now func() time.Time) *progressBoard {
 	return &progressBoard{now: now}
 }
 
-// plan begins a phase with ents.
 func (b *progressBoard) plan(ents []pipeline.PlannedEntity) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -150,8 +135,7 @@ func (b *progressBoard) plan(ents []pipeline.PlannedEntity) {
 	b.numW = len(strconv.FormatInt(sum, 10))
 }
 
-// setWriters records the writers an auto run has now. The first makes
-// room for them on the bars' lines.
+// setWriters records an auto run's writers; the first makes room for them.
 func (b *progressBoard) setWriters(n int) {
 	b.mu.Lock()
 	first := b.writers == 0 && b.width > 0
@@ -162,10 +146,7 @@ func (b *progressBoard) setWriters(n int) {
 	}
 }
 
-// writersNote is ", 12 writers" once an auto run told its writers, else
-// "".
-// thenNote is ", then " and the phase that follows this one, when told
-// (Then).
+// thenNote is ", then " and the phase that follows this one, when told.
 func (b *progressBoard) thenNote() string {
 	if b.then == "" {
 		return ""
@@ -173,6 +154,7 @@ func (b *progressBoard) thenNote() string {
 	return ", then " + b.then
 }
 
+// writersNote is ", 12 writers" once an auto run told its writers, else "".
 func (b *progressBoard) writersNote() string {
 	if b.writers == 0 {
 		return ""
@@ -188,8 +170,7 @@ func (b *progressBoard) start(name string) {
 	}
 }
 
-// advance counts rows and items of name; it reports whether name has just
-// finished (its rows reached its total).
+// advance counts rows and items of name; it reports whether name just finished.
 func (b *progressBoard) advance(name string, rows, items int) (finished bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -212,7 +193,6 @@ func (b *progressBoard) advance(name string, rows, items int) (finished bool) {
 	return true
 }
 
-// elapsed is the phase's time so far, or in all once it ended.
 func (b *progressBoard) elapsed() time.Duration {
 	if !b.ended.IsZero() {
 		return b.ended.Sub(b.started)
@@ -220,8 +200,7 @@ func (b *progressBoard) elapsed() time.Duration {
 	return b.now().Sub(b.started)
 }
 
-// sums returns the phase's rows finished, rows to read (less the entities
-// done earlier) and items.
+// sums returns rows finished, rows to read (less those done earlier), items.
 func (b *progressBoard) sums() (rows, total, items int64) {
 	for _, e := range b.ents {
 		rows += e.rows
@@ -233,7 +212,6 @@ func (b *progressBoard) sums() (rows, total, items int64) {
 	return rows, total, items
 }
 
-// counts formats done/total in the board's fixed widths.
 func (b *progressBoard) counts(done, total int64) string {
 	if !b.cols.unit {
 		return fmt.Sprintf("%*d/%-*d", b.numW, done, b.numW, total)
@@ -241,7 +219,6 @@ func (b *progressBoard) counts(done, total int64) string {
 	return fmt.Sprintf("%*d/%-*d %s", b.numW, done, b.numW, total, b.unit)
 }
 
-// rate formats items over d, in a fixed width.
 func rate(items int64, d time.Duration) string {
 	if d <= 0 {
 		return fmt.Sprintf("%6s items/s", "-")
@@ -249,7 +226,6 @@ func rate(items int64, d time.Duration) string {
 	return fmt.Sprintf("%6.0f items/s", float64(items)/d.Seconds())
 }
 
-// percent formats done of total; an empty total is whole.
 func percent(done, total int64) string {
 	if total <= 0 {
 		return "100%"
@@ -257,8 +233,7 @@ func percent(done, total int64) string {
 	return fmt.Sprintf("%3d%%", min(done*100/total, 100))
 }
 
-// clock formats d for people, in at most 6 characters: 42s, 12m05s,
-// 3h04m.
+// clock formats d in at most 6 characters: 42s, 12m05s, 3h04m.
 func clock(d time.Duration) string {
 	d = max(d, 0).Round(time.Second)
 	switch {
@@ -270,21 +245,17 @@ func clock(d time.Duration) string {
 	return fmt.Sprintf("%dh%02dm", int(d.Hours()), int(d.Minutes())%60)
 }
 
-// etaWindow is how far back the ETA's rate looks, so that a load whose
-// rate changes (writers growing, a large entity after small ones) is
-// estimated by what it does now.
+// etaWindow is how far back the ETA's rate looks, so a changing rate is
+// estimated by what the load does now.
 const etaWindow = time.Minute
 
-// etaSample is the rows finished at a time.
 type etaSample struct {
 	at   time.Time
 	rows int64
 }
 
-// eta is the time left at the phase's recent rate: the rows finished
-// since the oldest sample within etaWindow (the phase's average until the
-// phase is that old), at rows of total now. "-" before the first rows.
-// It records rows as a sample; b.mu must be held.
+// eta is the time left at the rate since the oldest sample within etaWindow;
+// "-" before the first rows. It records a sample; b.mu must be held.
 func (b *progressBoard) eta(rows, total int64) string {
 	now := b.now()
 	if rows >= total {
@@ -310,8 +281,7 @@ func (b *progressBoard) eta(rows, total int64) string {
 	return clock(time.Duration(float64(span) * float64(total-rows) / float64(done)))
 }
 
-// overallLeft and overallRight are the overall bar's columns: the
-// counts; and the percentage, the average rate, elapsed and ETA.
+// overallLeft and overallRight are the overall bar's columns.
 func (b *progressBoard) overallLeft() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -325,7 +295,6 @@ func (b *progressBoard) overallRight() string {
 	return b.overallRightText()
 }
 
-// overallRightText is overallRight with b.mu held.
 func (b *progressBoard) overallRightText() string {
 	rows, total, items := b.sums()
 	elapsed := b.elapsed()
@@ -346,8 +315,8 @@ func (b *progressBoard) overallRightText() string {
 	return fmt.Sprintf("%-*s", b.cols.rightW, s.String())
 }
 
-// entityLeft and entityRight are an entity bar's columns: its counts;
-// and its percentage, average rate (frozen when it finished) and state.
+// entityLeft and entityRight are an entity bar's columns; its rate freezes once
+// it finished.
 func (b *progressBoard) entityLeft(e *boardEntity) string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -360,11 +329,8 @@ func (b *progressBoard) entityRight(e *boardEntity) string {
 	return b.entityRightText(e)
 }
 
-// earlierText is the state of an entity a resumed run's checkpoint
-// records written.
 const earlierText = "done in an earlier run"
 
-// entityRightText is entityRight with b.mu held.
 func (b *progressBoard) entityRightText(e *boardEntity) string {
 	if e.earlier {
 		return fmt.Sprintf("%-*s", b.cols.rightW, earlierText)
@@ -393,9 +359,8 @@ func (b *progressBoard) entityRightText(e *boardEntity) string {
 	return fmt.Sprintf("%-*s", b.cols.rightW, s.String())
 }
 
-// Bars draws the board as live bars (mpb) on a terminal, or on any writer
-// --progress bars names: an overall bar, then one per entity when there is
-// more than one. Each Plan (a new phase) ends the last one's bars.
+// Bars draws the board as live mpb bars: an overall bar, then one per entity
+// when there are several. Each Plan ends the last phase's bars.
 type Bars struct {
 	w       io.Writer
 	board   *progressBoard
@@ -413,8 +378,8 @@ func (b *Bars) Plan(ents []pipeline.PlannedEntity) {
 	b.Close()
 	b.board.plan(ents)
 	b.board.fit(termWidth(b.w))
-	// The width asked for is the bar's most, on a terminal, where the bar
-	// takes what the columns leave of a line; and the line's, elsewhere.
+	// On a terminal the width asked for is the bar's most; elsewhere, the
+	// line's.
 	b.p = mpb.New(mpb.WithOutput(b.w), mpb.WithWidth(barLineWidth), mpb.WithRefreshRate(b.Refresh), mpb.WithAutoRefresh())
 	b.bars = map[string]*mpb.Bar{}
 	var sum int64
@@ -436,10 +401,9 @@ func (b *Bars) Plan(ents []pipeline.PlannedEntity) {
 	}
 }
 
-// barLineWidth is the width of a bar's line when not on a terminal.
+// barLineWidth is a bar's line width when not on a terminal.
 const barLineWidth = 120
 
-// termWidth is the columns of the terminal w is, or barLineWidth.
 func termWidth(w io.Writer) int {
 	if f, ok := w.(*os.File); ok {
 		if width, _, err := term.GetSize(int(f.Fd())); err == nil && width > 0 {
@@ -449,7 +413,6 @@ func termWidth(w io.Writer) int {
 	return barLineWidth
 }
 
-// addBar adds a bar of total whose columns left and right draw.
 func (b *Bars) addBar(total int64, left, right func() string) *mpb.Bar {
 	bar := b.p.AddBar(total,
 		mpb.PrependDecorators(decor.Any(func(decor.Statistics) string { return left() })),
@@ -476,10 +439,8 @@ func (b *Bars) Advance(entity string, rows, items int) {
 	}
 }
 
-// Close ends every bar and waits for the last frame. A bar short of its
-// total (a stopped run, a resumed one) is aborted, as mpb's Wait returns
-// only once every bar is completed or aborted; it stays drawn at the
-// count it reached.
+// Close ends every bar and waits for the last frame. A bar short of its total
+// is aborted, as mpb's Wait waits for every bar; it stays drawn where it got.
 func (b *Bars) Close() {
 	if b.p == nil {
 		return
@@ -494,9 +455,9 @@ func (b *Bars) Close() {
 	b.p = nil
 }
 
-// lineProgress prints the board as plain lines (logs, CI, pipes): every
-// interval, the overall line and one per entity that moved; a line when
-// an entity finishes; and the overall line at the end.
+// lineProgress prints the board as plain lines (logs, CI): every interval the
+// overall line and each entity that moved, a line when an entity finishes, and
+// the totals at the end.
 type lineProgress struct {
 	w        io.Writer
 	board    *progressBoard
@@ -532,8 +493,7 @@ func (l *lineProgress) Start(entity string) { l.board.start(entity) }
 // Writers shows an auto run's writers on the overall line.
 func (l *lineProgress) Writers(n int) { l.board.setWriters(n) }
 
-// Then names the phase that follows the one planned, which its ETA does
-// not count: the lines say ", then " and phase after it.
+// Then names the phase that follows, which the ETA does not count.
 func (l *lineProgress) Then(phase string) {
 	l.board.mu.Lock()
 	defer l.board.mu.Unlock()
@@ -570,8 +530,6 @@ func (l *lineProgress) loop() {
 	}
 }
 
-// tick prints the overall line and the entities still being read that
-// moved since the last tick.
 func (l *lineProgress) tick() {
 	b := l.board
 	b.mu.Lock()
@@ -597,7 +555,6 @@ func (l *lineProgress) tick() {
 	}
 }
 
-// printOverall prints the phase's totals, elapsed and ETA.
 func (l *lineProgress) printOverall() {
 	b := l.board
 	b.mu.Lock()
@@ -617,8 +574,8 @@ func (l *lineProgress) Close() {
 	l.closingLine()
 }
 
-// closingLine prints the overall line of the phase ending, unless it had
-// one entity, whose line when it finished said the same.
+// closingLine prints the ending phase's overall line, unless its one entity's
+// line said it.
 func (l *lineProgress) closingLine() {
 	b := l.board
 	b.mu.Lock()
@@ -629,15 +586,14 @@ func (l *lineProgress) closingLine() {
 	}
 }
 
-// New returns the display mode asks for on w and its closing (call it
-// once, at the end of the phase): "bars", "lines" (one line every
-// interval), "none" (nil), or "auto" (bars on a terminal with a size,
-// lines otherwise). Another mode is an error.
+// New returns the display mode asks for on w and its closing, called once at
+// the phase's end: "bars", "lines", "none" (nil), or "auto" (bars on a sized
+// terminal, else lines).
 func New(mode string, w io.Writer, interval time.Duration) (pipeline.Progress, func(), error) {
 	if mode == "auto" {
 		mode = "lines"
-		// A terminal without a size (some CI ptys) cannot show bars: mpb
-		// draws as many lines as the terminal has rows.
+		// A terminal without a size (some CI ptys) cannot show bars: mpb draws
+		// as many lines as the terminal has rows.
 		if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
 			if width, height, err := term.GetSize(int(f.Fd())); err == nil && width > 0 && height > 0 {
 				mode = "bars"
