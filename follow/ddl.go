@@ -97,7 +97,7 @@ func hasDDL(txs []*Tx) bool {
 	return false
 }
 
-// ErrNoDDLCapture: InstallDDLCapture installs nothing, the role may not create event triggers.
+// ErrNoDDLCapture means the role may not create event triggers: nothing is installed.
 var ErrNoDDLCapture = extract.ErrNoDDLCapture
 
 // InstallDDLCapture installs DDL capture (see extract.InstallDDLCapture).
