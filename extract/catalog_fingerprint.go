@@ -39,7 +39,8 @@ type ColumnPrint struct {
 	Enum []string `json:"enum,omitempty"`
 }
 
-// PublicationPrint is the publication part (pg_publication, pg_publication_tables/_rel).
+// PublicationPrint is the publication part, from pg_publication, pg_publication_tables
+// and pg_publication_rel.
 // https://www.postgresql.org/docs/current/catalog-pg-publication.html
 type PublicationPrint struct {
 	Exists                           bool `json:"exists"`
