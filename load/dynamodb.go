@@ -396,7 +396,6 @@ func (t throttleCounter) RetryDelay(attempt int, err error) (time.Duration, erro
 	return t.RetryerV2.RetryDelay(attempt, err)
 }
 
-// asRetryerV2 wraps r as an aws.RetryerV2, as the SDK's retry middleware does.
 func asRetryerV2(r aws.Retryer) aws.RetryerV2 {
 	if v2, ok := r.(aws.RetryerV2); ok {
 		return v2
@@ -433,6 +432,7 @@ func (d *DynamoDB) keyOf(item map[string]types.AttributeValue) [2]string {
 	return transform.ItemKey(item, d.keys)
 }
 
+// putEach writes items one by one with PutItem to single out the invalid.
 func (d *DynamoDB) putEach(ctx context.Context, batch []transform.Item) error {
 	be := &BatchError{}
 	for i, it := range batch {
