@@ -14,9 +14,8 @@ type Querier interface {
 	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
 }
 
-// Catalog is pg2dynamo's one reader of PostgreSQL's system catalogs
-// (internal/codecheck enforces it). Methods run on the Querier (in its open
-// transaction) and wrap the server's errors; as concurrency-safe as the Querier.
+// Catalog is pg2dynamo's one reader of PostgreSQL's system catalogs (internal/codecheck
+// enforces it). Methods run on the Querier, in its open transaction, and wrap its errors.
 // https://www.postgresql.org/docs/current/catalogs.html
 type Catalog struct{ q Querier }
 

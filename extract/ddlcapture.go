@@ -22,8 +22,7 @@ const (
 	DDLPublication = "pg2dynamo_ddl"
 	// ddlTrigger names the event triggers (with _end and _drop).
 	ddlTrigger = "pg2dynamo_ddl"
-	// DDLKeep is how many latest rows DDLTable keeps, for people: a follow reads
-	// the published INSERTs, and each DDL command deletes older unlocked rows.
+	// DDLKeep is how many latest rows DDLTable keeps, for people: follows read the INSERTs.
 	DDLKeep = 10_000
 )
 

@@ -430,7 +430,6 @@ func (s *Source) Stream(ctx context.Context, name string, q Query, fn func(value
 	return s.read(ctx, name, q, q.SQL(), q.Args(), fn)
 }
 
-// read runs sql (q's layout) and calls fn with each row's values.
 func (s *Source) read(ctx context.Context, name string, q Query, sql string, args []any, fn func(values []any) error) error {
 	rows, err := s.tx.Query(ctx, sql, args...)
 	if err != nil {

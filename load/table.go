@@ -271,8 +271,7 @@ func DescribeTable(ctx context.Context, client dynamodb.DescribeTableAPIClient, 
 	return out.Table, nil
 }
 
-// checkSchema returns a *TableMismatchError naming every difference of key
-// schemas, key types and mapped GSIs' projections, or nil.
+// checkSchema returns a *TableMismatchError naming every difference from the mapping, or nil.
 func checkSchema(m *mapping.Mapping, td *types.TableDescription) error {
 	t := m.Table
 	var diffs []string
@@ -308,8 +307,7 @@ func checkSchema(m *mapping.Mapping, td *types.TableDescription) error {
 	return nil
 }
 
-// keyTypeDiffs names the key attributes whose table type is not the mapping's:
-// DynamoDB refuses such items.
+// keyTypeDiffs names key attributes whose table type is not the mapping's (DynamoDB refuses them).
 func keyTypeDiffs(m *mapping.Mapping, td *types.TableDescription) []string {
 	strs := m.KeyAttributes()
 	var badS, diffs []string

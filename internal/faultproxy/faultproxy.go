@@ -88,7 +88,8 @@ type Capacity struct {
 	Units       float64
 	Items       int64
 	First, Last time.Time
-	// Requests is the BatchWriteItems the bucket saw; Exceeded and Partial those refused or partly written.
+	// Requests is the BatchWriteItems the bucket saw; Exceeded and Partial
+	// those refused or partly written.
 	Requests, Exceeded, Partial int64
 	// Burst is the bucket's size (its units at first).
 	Burst float64
@@ -140,7 +141,8 @@ func Start(target string, rates Rates, seed uint64) (*Proxy, error) {
 // Close stops the proxy.
 func (p *Proxy) Close() { p.srv.Close() }
 
-// Counts returns how often each fault was injected ("throttle", …) and each operation requested ("op:…").
+// Counts returns how often each fault was injected ("throttle", …) and
+// each operation requested ("op:BatchWriteItem").
 func (p *Proxy) Counts() map[string]int {
 	p.mu.Lock()
 	defer p.mu.Unlock()

@@ -42,7 +42,8 @@ type Harness struct {
 	Name string
 	// PartitionKey (required) and SortKey ("" for none) are the S key attributes of the items written.
 	PartitionKey, SortKey string
-	// New returns a sink on its own empty destination for one subtest, cleaned up by t.Cleanup. Required.
+	// New returns a sink on its own empty destination for one subtest,
+	// cleaned up by t.Cleanup. Required.
 	New func(t *testing.T) Target
 	// Refusals turn a good item into one the destination refuses, by name; each
 	// is a Rejects subtest. nil: Rejects is skipped.
@@ -263,7 +264,8 @@ func testPermanent(t *testing.T, h Harness) {
 	}
 }
 
-// checkCancelled fails t unless err suits a cancelled Write; it reports whether the batch was acknowledged.
+// checkCancelled fails t unless err suits a cancelled Write; it reports
+// whether the batch was acknowledged.
 func (h Harness) checkCancelled(t *testing.T, err error, took time.Duration) bool {
 	t.Helper()
 	if took > CancelWithin {
