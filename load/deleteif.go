@@ -91,7 +91,7 @@ func (d *DynamoDB) PutIfTypes(ctx context.Context, item map[string]types.Attribu
 	return put, holder, err
 }
 
-// conditional runs send (estimate units) within Deadline and the write limit; false: condition failed.
+// conditional runs send (estimate units) within Deadline and write limit; false: condition failed.
 func (d *DynamoDB) conditional(ctx context.Context, what string, estimate int64, send func(context.Context) (*types.ConsumedCapacity, error)) (bool, error) {
 	if d.Deadline > 0 {
 		var cancel context.CancelFunc
