@@ -15,7 +15,8 @@ type Querier interface {
 }
 
 // Catalog is pg2dynamo's one reader of PostgreSQL's system catalogs (internal/codecheck
-// enforces it). Methods run on the Querier, in its open transaction, and wrap its errors.
+// enforces it). Methods run on the Querier, in its open transaction, name the catalogs
+// they read and wrap the server's errors; as concurrency-safe as the Querier.
 // https://www.postgresql.org/docs/current/catalogs.html
 type Catalog struct{ q Querier }
 

@@ -8,8 +8,8 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// Fingerprint is the catalog state that decides followed tables' items besides
-// their rows. Stored in a checkpoint (JSON), it finds changes made while no follow ran.
+// Fingerprint is the catalog state that decides followed tables' items besides their
+// rows. A checkpoint stores it (JSON), so changes made while no follow ran are found.
 type Fingerprint struct {
 	// Tables are the followed tables by OID.
 	Tables map[uint32]*TablePrint `json:"tables"`
@@ -35,7 +35,7 @@ type ColumnPrint struct {
 	Type string `json:"type"`
 	// Generated is the expression of a STORED generated column.
 	Generated string `json:"generated,omitempty"`
-	// Enum are the labels, in sort order, of the enum the column holds (maybe via a domain or array).
+	// Enum are the labels, in enum order, of the enum the column holds (directly or not).
 	Enum []string `json:"enum,omitempty"`
 }
 

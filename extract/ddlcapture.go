@@ -23,6 +23,7 @@ const (
 	// ddlTrigger names the event triggers (with _end and _drop).
 	ddlTrigger = "pg2dynamo_ddl"
 	// DDLKeep is how many latest rows DDLTable keeps, for people: follows read the INSERTs.
+	// Each DDL command trims older rows; the publication publishes inserts only.
 	DDLKeep = 10_000
 )
 

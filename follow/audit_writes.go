@@ -153,7 +153,7 @@ type repairReq struct {
 	paced   int64
 }
 
-// repairChunk is the most repairs one request, and so the audit's memory, holds.
+// repairChunk is the most repairs one request holds, which bounds the audit's memory.
 const repairChunk = 500
 
 // repair has the follow put the slice snapshot's items for out's missing and

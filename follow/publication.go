@@ -23,7 +23,7 @@ const maxName = 63
 var nameChars = regexp.MustCompile(`[^a-z0-9_]+`)
 
 // DefaultName is the default slot and publication name for a follow of table:
-// pg2dynamo_ and the lower-cased name, other than [a-z0-9_] as _, at most 63 bytes.
+// pg2dynamo_ and the lower-cased name, bytes outside [a-z0-9_] as _, at most 63 bytes.
 func DefaultName(table string) string {
 	n := "pg2dynamo_" + nameChars.ReplaceAllString(strings.ToLower(table), "_")
 	return n[:min(len(n), maxName)]
@@ -55,7 +55,7 @@ func (e *PublicationError) Error() string {
 
 // EnsurePublication makes publication name publish g's tables: it creates it,
 // or checks an existing one (else a *PublicationError) and adds the tables it
-// lacks. It must exist before the slot streams the changes it is to carry.
+// lacks. The publication must exist before the slot streams its changes.
 // https://www.postgresql.org/docs/current/sql-createpublication.html
 func EnsurePublication(ctx context.Context, conn *pgx.Conn, name string, g *Graph) (created bool, err error) {
 	tables := g.Tables()

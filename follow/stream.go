@@ -81,8 +81,8 @@ type Stream struct {
 	DDL bool
 }
 
-// StatusInterval is how often the follow reports its position to the server,
-// and at most a quarter of wal_sender_timeout, past which it disconnects.
+// StatusInterval is the most time between the follow's position reports; a short
+// wal_sender_timeout, past which the server disconnects, gets one a quarter of it.
 // https://www.postgresql.org/docs/current/runtime-config-replication.html#GUC-WAL-SENDER-TIMEOUT
 const StatusInterval = 5 * time.Second
 

@@ -73,8 +73,8 @@ func (d *DynamoDB) PutIf(ctx context.Context, item map[string]types.AttributeVal
 	return put, old, err
 }
 
-// PutIfTypes puts item (PutIf) unless an item whose typeAttr is not among
-// typeValues holds its key; holder is that item's type ("" if not returned).
+// PutIfTypes puts item (PutIf) unless an item whose typeAttr is not among typeValues
+// (at least one) holds its key; holder is that item's type ("" if not returned).
 func (d *DynamoDB) PutIfTypes(ctx context.Context, item map[string]types.AttributeValue, typeAttr string, typeValues []string) (put bool, holder string, err error) {
 	if len(typeValues) == 0 {
 		return false, "", fmt.Errorf("PutIfTypes: no type given")

@@ -151,6 +151,7 @@ type DynamoDB struct {
 }
 
 // CountWriteUnits says whether BatchWriteItem asks for consumed write units (default on).
+// Off, it asks only for LimitWriteUnits: free on DynamoDB, the answer costs emulators CPU.
 func (d *DynamoDB) CountWriteUnits(on bool) { d.uncounted.Store(!on) }
 
 // writeLimit caps write units per second, halving on throttling and regaining 10% a second.
@@ -184,9 +185,9 @@ func (wallClock) SleepUntil(ctx context.Context, t time.Time) error {
 	}
 }
 
-// LimitWriteUnits caps the sink at units (> 0) reported write units per second,
-// bucket min(units, 50): estimate's units are waited for before sending, the
-// rest after. Waits end at once when ctx is done or Deadline passes.
+// LimitWriteUnits caps the sink at units (> 0) write units per second, as DynamoDB
+// reports them, with a bucket of min(units, 50): estimate's units are waited for
+// before sending, the rest after. Waits end when ctx is done or Deadline passes.
 func (d *DynamoDB) LimitWriteUnits(units int, estimate func(map[string]types.AttributeValue) int64) {
 	d.limitWriteUnits(units, estimate, wallClock{})
 }
@@ -471,7 +472,7 @@ func apiMessage(err error) error {
 	return err
 }
 
-// writeRequest is it's BatchWriteItem request: a put, or a delete of its key.
+// writeRequest is the BatchWriteItem request for it: a put, or a delete of its key.
 func writeRequest(it transform.Item) types.WriteRequest {
 	if it.Delete {
 		return types.WriteRequest{DeleteRequest: &types.DeleteRequest{Key: it.Attrs}}

@@ -196,7 +196,6 @@ func createTable(ctx context.Context, client TableAPI, m *mapping.Mapping) (bool
 		}
 		var ae smithy.APIError
 		if multi := multiAttributeGSIs(m); len(multi) > 0 && errors.As(err, &ae) && ae.ErrorCode() == "ValidationException" {
-			// Local servers refuse multi-attribute key schemas: name the GSIs.
 			return false, fmt.Errorf("create table %s: GSI %s has multi-attribute keys, which DynamoDB has had since November 2025 and local servers (dynalite, DynamoDB Local) do not implement; create the table on DynamoDB, or remove the GSI from the mapping: %w",
 				name, strings.Join(multi, ", "), err)
 		}
