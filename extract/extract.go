@@ -105,6 +105,7 @@ func (s *Source) Begin(ctx context.Context) error {
 
 // Lock takes ACCESS SHARE locks on tables until End, so ALTER and DROP TABLE
 // wait; taken before any read, the snapshot's catalog matches the planner's.
+// A missing table is SQLSTATE 42P01.
 // https://www.postgresql.org/docs/current/sql-lock.html
 func (s *Source) Lock(ctx context.Context, tables []pgx.Identifier) error {
 	if s.tx == nil {
@@ -311,8 +312,7 @@ var nativeTypes = map[string]bool{
 	"date": true, "timestamp": true, "timestamptz": true,
 }
 
-// Describe returns the columns of e's source without reading a row. An unknown
-// table or a rejected query is a *mapping.Error located at the entity's source.
+// Describe returns e's source columns without reading a row; a bad source is a *mapping.Error.
 func (s *Source) Describe(ctx context.Context, m *mapping.Mapping, e *mapping.Entity) ([]Column, error) {
 	return s.DescribeSource(ctx, m, mapping.Path(mapping.KeyEntities, e.Name, mapping.KeySource), e.Source)
 }

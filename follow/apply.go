@@ -89,7 +89,7 @@ func (a *Applier) Written() int64 {
 	return a.writes.Written()
 }
 
-// Close stops the writers once the windows handed to them are written.
+// Close stops the writers once the windows handed to them are written; the Applier is done.
 func (a *Applier) Close() {
 	if a.writes != nil {
 		a.writes.Close()
