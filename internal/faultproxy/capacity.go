@@ -153,7 +153,8 @@ func (p *Proxy) spend(items map[string][]json.RawMessage, units map[string][]flo
 	return accepted, held
 }
 
-// writeUnits is DynamoDB's charge for a put: its size rounded up to 1 KB; a delete, 1.
+// writeUnits is DynamoDB's charge for a put: its size rounded up to 1 KB; a
+// delete, 1.
 func writeUnits(raw json.RawMessage) float64 {
 	var wr writeRequest
 	if json.Unmarshal(raw, &wr) != nil || wr.PutRequest == nil {

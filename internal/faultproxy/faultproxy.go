@@ -24,20 +24,23 @@ import (
 	"golang.org/x/time/rate"
 )
 
-// Rates are per-request probabilities (0 to 1), tried in field order; at most one fault a request.
+// Rates are per-request probabilities (0 to 1), tried in field order; at most
+// one fault a request.
 type Rates struct {
-	// ProvisionedThroughputExceeded and Throttling answer HTTP 400 with those errors, unforwarded.
+	// ProvisionedThroughputExceeded and Throttling answer HTTP 400 with those
+	// errors, unforwarded.
 	ProvisionedThroughputExceeded float64
 	Throttling                    float64
-	// Unprocessed forwards part of a BatchWriteItem, returning the rest as UnprocessedItems.
+	// Unprocessed forwards part of a BatchWriteItem, returning the rest as
+	// UnprocessedItems.
 	Unprocessed float64
 	// Status500 and Status503 answer with those statuses, unforwarded.
 	Status500 float64
 	Status503 float64
 	// Reset closes the connection without an answer, without forwarding.
 	Reset float64
-	// Permanent, when set, is a DynamoDB error type (HTTP 400) answered to every
-	// eligible request from the PermanentAfter-th on.
+	// Permanent, when set, is a DynamoDB error type (HTTP 400) answered to
+	// every eligible request from the PermanentAfter-th on.
 	Permanent      string
 	PermanentAfter int
 	// Latency is added to every forwarded request.
@@ -49,14 +52,15 @@ type Rates struct {
 	IndexLag int
 	// WriteUnits, when above 0, is the table's write capacity per second (a
 	// bucket of WriteBurst units, full at first; 0 means a second's worth, at
-	// least 400), spent by unfaulted BatchWriteItems as DynamoDB does: each item
-	// its size rounded up to 1 KB, in order. Too few units for the first item is
-	// ProvisionedThroughputExceededException, for later ones UnprocessedItems.
+	// least 400), spent by unfaulted BatchWriteItems as DynamoDB does: each
+	// item its size rounded up to 1 KB, in order. Too few units for the first
+	// item is ProvisionedThroughputExceededException, for later ones
+	// UnprocessedItems.
 	WriteUnits float64
 	WriteBurst float64
 	// AnswerWrites answers BatchWriteItems itself, dropping the items and
-	// reporting one unit each (their size with WriteUnits): a costless server for
-	// measuring a client against Latency or WriteUnits alone.
+	// reporting one unit each (their size with WriteUnits): a costless server
+	// for measuring a client against Latency or WriteUnits alone.
 	AnswerWrites bool
 }
 
@@ -103,7 +107,8 @@ func (c Capacity) Throttled() float64 {
 	return float64(c.Exceeded+c.Partial) / float64(c.Requests)
 }
 
-// Held is the share of capacity (units a second) the accepted items used, less the initial burst.
+// Held is the share of capacity (units a second) the accepted items used, less
+// the initial burst.
 func (c Capacity) Held(units float64) float64 {
 	span := c.Last.Sub(c.First).Seconds()
 	if span <= 0 || units <= 0 {
@@ -260,7 +265,8 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// lagIndex reports whether Query r (read and put back) names a GSI and is among the first IndexLag.
+// lagIndex reports whether Query r (read and put back) names a GSI and is among
+// the first IndexLag.
 func (p *Proxy) lagIndex(r *http.Request) bool {
 	p.mu.Lock()
 	spent := p.counts["index-lag"] >= p.rates.IndexLag

@@ -40,7 +40,7 @@ const readBackWait = 5 * time.Minute
 type Harness struct {
 	// Name names the sink in messages, e.g. "load.DynamoDB".
 	Name string
-	// PartitionKey (required) and SortKey ("" for none) are the S key attributes of the items written.
+	// PartitionKey (required) and SortKey ("" for none) are the S keys.
 	PartitionKey, SortKey string
 	// New returns a sink on its own empty destination for one subtest,
 	// cleaned up by t.Cleanup. Required.
@@ -48,7 +48,7 @@ type Harness struct {
 	// Refusals turn a good item into one the destination refuses, by name; each
 	// is a Rejects subtest. nil: Rejects is skipped.
 	Refusals map[string]func(transform.Item) transform.Item
-	// Unwritable returns a sink whose destination cannot be written (nil: PermanentError is skipped).
+	// Unwritable returns a sink that cannot write (nil: skip PermanentError).
 	Unwritable func(t *testing.T) load.Sink
 }
 
@@ -56,7 +56,7 @@ type Harness struct {
 type Target struct {
 	Sink load.Sink
 	// Read returns the items held under keys, in any order, each as often as
-	// held. nil: nothing can be read back (load.Null); only Write's result is checked.
+	// held. nil: nothing to read back (load.Null); only Write's result counts.
 	Read func(ctx context.Context, keys []map[string]types.AttributeValue) ([]map[string]types.AttributeValue, error)
 }
 
@@ -108,7 +108,8 @@ func (h Harness) key(it transform.Item) map[string]types.AttributeValue {
 	return k
 }
 
-// expectHeld fails t unless the destination holds exactly want, once each, under asked's keys.
+// expectHeld fails t unless the destination holds exactly want, once each,
+// under asked's keys.
 func (h Harness) expectHeld(t *testing.T, tg Target, asked, want []transform.Item) {
 	t.Helper()
 	keys := make([]map[string]types.AttributeValue, len(asked))
