@@ -17,7 +17,7 @@ func Canonical(item map[string]types.AttributeValue) []byte {
 	return b
 }
 
-// CanonicalValue returns one attribute value in Canonical's form; null for nil or unknown types.
+// CanonicalValue returns one value in Canonical's form; null for nil, unknown.
 func CanonicalValue(v types.AttributeValue) []byte {
 	b, _ := appendValue(nil, v, canonical) // the canonical form never fails
 	return b
@@ -31,8 +31,8 @@ var htmlSafe = func() (t [utf8.RuneSelf]bool) {
 	return t
 }()
 
-// appendCanonicalString appends s as a JSON string exactly as encoding/json.Marshal
-// writes it (TestCanonicalStringIsEncodingJSON and FuzzCanonicalString check).
+// appendCanonicalString appends s exactly as encoding/json.Marshal writes it
+// (TestCanonicalStringIsEncodingJSON and FuzzCanonicalString check).
 func appendCanonicalString(b []byte, s string) []byte {
 	b = append(b, '"')
 	start := 0

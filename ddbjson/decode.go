@@ -13,7 +13,7 @@ import (
 
 // A DecodeError is input that is not DynamoDB JSON: where in it, and why.
 type DecodeError struct {
-	// Path locates the value: "tags[2]", "meta.source.ip"; "" for the whole input.
+	// Path locates the value: "tags[2]", "meta.source.ip"; "" for the input.
 	Path string
 	// Err is encoding/json's or encoding/base64's error, ErrNotTyped or ErrNull.
 	Err error

@@ -24,7 +24,7 @@ func AppendLine(b []byte, item map[string]types.AttributeValue) ([]byte, error) 
 	return append(b, "}\n"...), nil
 }
 
-// AppendItem appends item as AppendLine does, without the "Item" wrapper and newline.
+// AppendItem appends item as AppendLine does, without wrapper and newline.
 func AppendItem(b []byte, item map[string]types.AttributeValue) ([]byte, error) {
 	return appendMap(b, item, line)
 }
@@ -54,9 +54,9 @@ var lineBufs = sync.Pool{New: func() any { return new([]byte) }}
 type form bool
 
 const (
-	// line is the import format: sets as given, minimal escapes, unknown types an error.
+	// line is the import format: sets as given, minimal escapes, unknowns fail.
 	line form = false
-	// canonical is Canonical's: sets sorted, encoding/json escapes, unknown types null.
+	// canonical is Canonical's: sets sorted, json escapes, unknown types null.
 	canonical form = true
 )
 
@@ -67,7 +67,6 @@ func (f form) appendString(b []byte, s string) []byte {
 	return appendString(b, s)
 }
 
-// attr is one attribute of a map being encoded.
 type attr struct {
 	name  string
 	value types.AttributeValue
@@ -106,7 +105,7 @@ func sortedAttrs(m map[string]types.AttributeValue, attrs []attr) []attr {
 	return attrs
 }
 
-// nameLess is x < y, deciding inline on differing first bytes (the common case).
+// nameLess is x < y, deciding inline on differing first bytes (the usual case).
 func nameLess(x, y string) bool {
 	if len(x) > 0 && len(y) > 0 && x[0] != y[0] {
 		return x[0] < y[0]
@@ -164,7 +163,7 @@ func appendBase64(b, p []byte) []byte {
 	return append(b, '"')
 }
 
-// appendStrings appends a string or number set, sorted in canonical form (sets have no order).
+// appendStrings appends a string or number set, sorted in canonical form.
 func appendStrings(b []byte, ss []string, f form) []byte {
 	if f == canonical && !slices.IsSorted(ss) {
 		ss = slices.Sorted(slices.Values(ss))
@@ -179,7 +178,7 @@ func appendStrings(b []byte, ss []string, f form) []byte {
 	return append(b, ']')
 }
 
-// appendBinaries appends a binary set as base64, sorted by that text in canonical form.
+// appendBinaries appends a binary set as base64, sorted so in canonical form.
 func appendBinaries(b []byte, bs [][]byte, f form) []byte {
 	if f == canonical {
 		enc := make([]string, len(bs))
@@ -212,7 +211,7 @@ func appendString(b []byte, s string) []byte {
 	return append(appendEscaped(b, s), '"')
 }
 
-// appendStringValue appends an S or N value's string, after its opening, then "}.
+// appendStringValue appends an S or N value's string and "}, after its opening.
 func appendStringValue(b []byte, s string) []byte {
 	if !needsEscape(s) {
 		b = append(b, s...)

@@ -35,7 +35,7 @@ type shape struct {
 	subs       []place
 }
 
-// AppendLine appends item to b as the function AppendLine does (same bytes, same errors).
+// AppendLine appends item to b as the function AppendLine does, byte for byte.
 func (e *LineEncoder) AppendLine(b []byte, item map[string]types.AttributeValue) ([]byte, error) {
 	b, err := e.top.appendMap(append(b, `{"Item":`...), item)
 	if err != nil {
@@ -74,7 +74,7 @@ func (p *place) appendMap(b []byte, m map[string]types.AttributeValue) ([]byte, 
 	return b, err
 }
 
-// appendMap appends m in shape sh; ok is false (b partly extended) when a name of sh is not in m.
+// appendMap appends m in shape sh; false (b partly extended) if m lacks a name.
 func (sh *shape) appendMap(b []byte, m map[string]types.AttributeValue) (_ []byte, ok bool, err error) {
 	b = append(b, '{')
 	for i, name := range sh.names {
@@ -125,7 +125,7 @@ func (p *place) appendValue(b []byte, v types.AttributeValue) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
-// learn remembers m's shape in front, forgetting beyond maxShapes, and returns it.
+// learn remembers m's shape first, forgetting past maxShapes, and returns it.
 func (p *place) learn(m map[string]types.AttributeValue) *shape {
 	p.learnt++
 	attrs := sortedAttrs(m, make([]attr, 0, len(m)))
