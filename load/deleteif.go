@@ -73,8 +73,9 @@ func (d *DynamoDB) PutIf(ctx context.Context, item map[string]types.AttributeVal
 	return put, old, err
 }
 
-// PutIfTypes puts item (PutIf) unless an item whose typeAttr is not among typeValues
-// (at least one) holds its key; holder is that item's type ("" if not returned).
+// PutIfTypes puts item (PutIf) unless an item whose typeAttr is not among
+// typeValues (at least one) holds its key; holder is that item's type ("" if
+// not returned).
 func (d *DynamoDB) PutIfTypes(ctx context.Context, item map[string]types.AttributeValue, typeAttr string, typeValues []string) (put bool, holder string, err error) {
 	if len(typeValues) == 0 {
 		return false, "", fmt.Errorf("PutIfTypes: no type given")
@@ -91,7 +92,8 @@ func (d *DynamoDB) PutIfTypes(ctx context.Context, item map[string]types.Attribu
 	return put, holder, err
 }
 
-// conditional runs send (estimate units) within Deadline and write limit; false: condition failed.
+// conditional runs send (estimate units) in Deadline and the write limit;
+// false, nil: its condition failed.
 func (d *DynamoDB) conditional(ctx context.Context, what string, estimate int64, send func(context.Context) (*types.ConsumedCapacity, error)) (bool, error) {
 	if d.Deadline > 0 {
 		var cancel context.CancelFunc

@@ -23,7 +23,7 @@ import (
 	"github.com/pg2dynamo/pg2dynamo/transform"
 )
 
-// ClientConfig says how to reach DynamoDB; empty fields default as for the AWS CLI.
+// ClientConfig says how to reach DynamoDB; empty fields default as for the CLI.
 type ClientConfig struct {
 	Region      string
 	Profile     string
@@ -34,7 +34,7 @@ type ClientConfig struct {
 	WriteRetries *atomic.Int64
 }
 
-// retryCounter counts attempts numbered past 1, so a call cancelled unsent never counts -1.
+// retryCounter counts attempts numbered past 1: a call never sent counts 0.
 type retryCounter struct {
 	inner aws.HTTPClient
 	n     *atomic.Int64
@@ -60,8 +60,8 @@ func attemptNumber(h string) int {
 	return 0
 }
 
-// NewClient builds a DynamoDB client without client-side retry quotas (a long
-// run must not fail on old throttling); it fails fast without region or credentials.
+// NewClient builds a DynamoDB client without retry quotas (a long run must not
+// fail on old throttling); it fails fast without region or credentials.
 func NewClient(ctx context.Context, cc ClientConfig) (*dynamodb.Client, error) {
 	attempts := cc.MaxAttempts
 	if attempts <= 0 {
@@ -73,7 +73,7 @@ func NewClient(ctx context.Context, cc ClientConfig) (*dynamodb.Client, error) {
 				o.MaxAttempts = attempts
 				o.MaxBackoff = 20 * time.Second
 				o.RateLimiter = ratelimit.None
-				// A truncated response is retried: every call is a read or an idempotent put.
+				// A truncated response is retried: every call is a read or idempotent.
 				o.Retryables = append(o.Retryables, retry.IsErrorRetryableFunc(func(err error) aws.Ternary {
 					var de *smithy.DeserializationError
 					if errors.As(err, &de) {
@@ -98,7 +98,7 @@ func NewClient(ctx context.Context, cc ClientConfig) (*dynamodb.Client, error) {
 	}), nil
 }
 
-// AWSConfig loads every client's AWS configuration (default chain, region, profile, opts).
+// AWSConfig loads every client's AWS configuration (default chain and opts).
 func AWSConfig(ctx context.Context, region, profile string, opts ...func(*config.LoadOptions) error) (aws.Config, error) {
 	if region != "" {
 		opts = append(opts, config.WithRegion(region))
@@ -131,7 +131,7 @@ type DynamoDB struct {
 	client WriteAPI
 	table  string
 	keys   [2]string
-	// Backoff gives the wait before the nth UnprocessedItems re-send (SDK backoff, capped at 20 s).
+	// Backoff gives the wait before the nth UnprocessedItems re-send (≤ 20 s).
 	Backoff retry.BackoffDelayer
 	// maxRounds bounds how often one batch's UnprocessedItems are re-sent.
 	maxRounds int
@@ -150,11 +150,11 @@ type DynamoDB struct {
 	Deadline time.Duration
 }
 
-// CountWriteUnits says whether BatchWriteItem asks for consumed write units (default on).
-// Off, it asks only for LimitWriteUnits: free on DynamoDB, the answer costs emulators CPU.
+// CountWriteUnits says whether BatchWriteItem asks for consumed write units
+// (default on; always for LimitWriteUnits): the answer costs emulators CPU.
 func (d *DynamoDB) CountWriteUnits(on bool) { d.uncounted.Store(!on) }
 
-// writeLimit caps write units per second, halving on throttling and regaining 10% a second.
+// writeLimit caps write units a second, halving on throttles, regaining 10%/s.
 type writeLimit struct {
 	cap      float64
 	limiter  *rate.Limiter
@@ -185,9 +185,9 @@ func (wallClock) SleepUntil(ctx context.Context, t time.Time) error {
 	}
 }
 
-// LimitWriteUnits caps the sink at units (> 0) write units per second, as DynamoDB
-// reports them, with a bucket of min(units, 50): estimate's units are waited for
-// before sending, the rest after. Waits end when ctx is done or Deadline passes.
+// LimitWriteUnits caps the sink at units (> 0) reported write units a second,
+// bucket min(units, 50): estimate's units are awaited before sending, the rest
+// after. Waits end when ctx is done or Deadline passes.
 func (d *DynamoDB) LimitWriteUnits(units int, estimate func(map[string]types.AttributeValue) int64) {
 	d.limitWriteUnits(units, estimate, wallClock{})
 }
@@ -198,10 +198,9 @@ func (d *DynamoDB) limitWriteUnits(units int, estimate func(map[string]types.Att
 }
 
 // wait blocks until n write units may be consumed, in bucket-sized steps, or
-// returns ctx.Err() (cancelling the step). Not WaitN: it fails at once when
-// the wait outlasts ctx's deadline, and the batch's Deadline must end it
-// then. The clock is read under l.mu: the limiter would count a stale time
-// as a pause and hand its tokens out twice.
+// returns ctx.Err(). Not WaitN: it fails at once when the wait outlasts ctx's
+// deadline, which Deadline must end then. The clock is read under l.mu, or the
+// limiter would count a stale time as a pause and pay its tokens twice.
 func (l *writeLimit) wait(ctx context.Context, n int64) error {
 	for n > 0 {
 		step := min(n, int64(l.limiter.Burst()))
@@ -253,7 +252,7 @@ func (l *writeLimit) succeeded() {
 	}
 }
 
-// NewDynamoDB returns a sink writing to table through client, keyed by partitionKey and sortKey.
+// NewDynamoDB returns a sink writing to table through client, keyed as named.
 func NewDynamoDB(client WriteAPI, table, partitionKey, sortKey string) *DynamoDB {
 	return &DynamoDB{
 		client:    client,
@@ -266,13 +265,13 @@ func NewDynamoDB(client WriteAPI, table, partitionKey, sortKey string) *DynamoDB
 
 // Stats are counters of a DynamoDB sink.
 type Stats struct {
-	// Requests is the number of BatchWriteItem and PutItem calls (SDK retries aside).
+	// Requests counts BatchWriteItem and PutItem calls (SDK retries aside).
 	Requests int64
 	// UnprocessedRetries is the number of UnprocessedItems re-sends.
 	UnprocessedRetries int64
-	// Retries is the HTTP attempts the SDK repeated (ClientConfig.WriteRetries).
+	// Retries is the HTTP attempts the SDK repeated (from WriteRetries).
 	Retries int64
-	// ConsumedWriteUnits is the write capacity BatchWriteItem reported consumed.
+	// ConsumedWriteUnits is the write capacity BatchWriteItem reported used.
 	ConsumedWriteUnits float64
 }
 
@@ -283,10 +282,9 @@ func (d *DynamoDB) Stats() Stats {
 }
 
 // Write puts batch with BatchWriteItem (deleting items marked Delete) and
-// re-sends UnprocessedItems up to 20 rounds; items left are a *BatchError.
-// When DynamoDB rejects the whole request (ValidationException: over 400 KB,
-// a wrong key type), items are written alone so only the invalid fail. Other
-// errors stop the run; ctx and Deadline end it with their messages.
+// re-sends UnprocessedItems up to 20 rounds; items left are a *BatchError. A
+// request DynamoDB rejects whole (ValidationException) is written item by
+// item, so only invalid items fail. Other errors stop the run.
 // https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/ServiceQuotas.html
 func (d *DynamoDB) Write(ctx context.Context, batch []transform.Item) error {
 	if d.Deadline > 0 {
@@ -372,7 +370,7 @@ func (d *DynamoDB) write(ctx context.Context, batch []transform.Item) error {
 	}
 }
 
-// Throttles is the number of write requests DynamoDB throttled so far (each attempt).
+// Throttles counts write requests DynamoDB throttled so far (each attempt).
 func (d *DynamoDB) Throttles() int64 { return d.throttled.Load() }
 
 // countThrottles is a call option counting throttling retries into d.throttled.
@@ -472,7 +470,7 @@ func apiMessage(err error) error {
 	return err
 }
 
-// writeRequest is the BatchWriteItem request for it: a put, or a delete of its key.
+// writeRequest is it as a BatchWriteItem request: a put, or its key's delete.
 func writeRequest(it transform.Item) types.WriteRequest {
 	if it.Delete {
 		return types.WriteRequest{DeleteRequest: &types.DeleteRequest{Key: it.Attrs}}

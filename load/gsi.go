@@ -86,7 +86,7 @@ func gsiReady(absent error) func(*types.GlobalSecondaryIndexDescription) (bool, 
 	}
 }
 
-// DeleteGSI removes GSI name from table and waits, up to timeout, until it is gone.
+// DeleteGSI removes GSI name from table and waits, up to timeout, for it.
 func DeleteGSI(ctx context.Context, client GSIAPI, table, name string, timeout time.Duration) error {
 	_, err := client.UpdateTable(ctx, &dynamodb.UpdateTableInput{TableName: aws.String(table),
 		GlobalSecondaryIndexUpdates: []types.GlobalSecondaryIndexUpdate{{Delete: &types.DeleteGlobalSecondaryIndexAction{IndexName: aws.String(name)}}}})
@@ -96,7 +96,7 @@ func DeleteGSI(ctx context.Context, client GSIAPI, table, name string, timeout t
 	return waitGSI(ctx, client, table, name, timeout, func(g *types.GlobalSecondaryIndexDescription) (bool, error) { return g == nil, nil })
 }
 
-// waitGSI polls table until done holds for GSI name (nil when unlisted), up to timeout.
+// waitGSI polls table until done holds for GSI name, up to timeout.
 func waitGSI(ctx context.Context, client dynamodb.DescribeTableAPIClient, table, name string, timeout time.Duration,
 	done func(*types.GlobalSecondaryIndexDescription) (bool, error)) error {
 	deadline := time.Now().Add(timeout)

@@ -21,13 +21,13 @@ const (
 	TagLeaseSlot = "pg2dynamo:follow-slot"
 	// TagLeaseHeartbeat is the last heartbeat, RFC 3339 in UTC to the second.
 	TagLeaseHeartbeat = "pg2dynamo:follow-heartbeat"
-	// TagLeaseEvery is the time between heartbeats, as time.Duration.String spells it.
+	// TagLeaseEvery is the time between heartbeats (time.Duration.String).
 	TagLeaseEvery = "pg2dynamo:follow-heartbeat-every"
-	// TagLeaseAudit is the follow's rolling audit at the heartbeat (LeaseAudit.String).
+	// TagLeaseAudit is the follow's audit at the heartbeat (LeaseAudit.String).
 	TagLeaseAudit = "pg2dynamo:follow-audit"
 )
 
-// LeaseAudit is a follow's rolling audit in its lease: mode, cycles done, unrepaired items.
+// LeaseAudit is a lease's audit record: mode, cycles done, unrepaired items.
 type LeaseAudit struct {
 	Mode       string
 	Cycles     int
@@ -46,7 +46,7 @@ func ParseLeaseAudit(v string) (LeaseAudit, bool) {
 	return a, err == nil && n == 3
 }
 
-// Lease is a follow's lease on a table: slot, last heartbeat and period (0 if unreadable).
+// Lease is a follow's lease: slot, last heartbeat and period (0: unreadable).
 type Lease struct {
 	Slot      string
 	Heartbeat time.Time
@@ -68,7 +68,7 @@ func (l Lease) Tags() []types.Tag {
 	return tags
 }
 
-// LeaseOf is the lease tags hold and whether they hold one; a bad heartbeat is the zero time.
+// LeaseOf is the lease tags hold, if any; a bad heartbeat is the zero time.
 func LeaseOf(tags map[string]string) (Lease, bool) {
 	l := Lease{Slot: tags[TagLeaseSlot]}
 	if l.Slot == "" {
@@ -82,7 +82,7 @@ func LeaseOf(tags map[string]string) (Lease, bool) {
 	return l, true
 }
 
-// WriteLease writes (replaces) l on the table of ARN arn; ErrNoTags without tagging.
+// WriteLease writes (replaces) l on the table of ARN arn.
 func WriteLease(ctx context.Context, client OwnerAPI, arn string, l Lease) error {
 	return tagTable(ctx, client, arn, l.Tags())
 }

@@ -17,8 +17,8 @@ import (
 	"github.com/aws/smithy-go"
 )
 
-// A table that stays yours: a mapping's table carries its name, hash and
-// entity types as tags, which a run checks (or samples an untagged table) before writing.
+// A table that stays yours: a mapping's table carries its name, hash and types
+// as tags, checked (or an untagged table sampled) before a run writes.
 // https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Tagging.html
 
 // Tag keys of a table pg2dynamo created (TagResource).
@@ -27,11 +27,11 @@ const (
 	TagName = "pg2dynamo:name"
 	// TagMappingHash is the first 16 hex digits of the mapping file's SHA-256.
 	TagMappingHash = "pg2dynamo:mapping-sha256"
-	// TagTypes is the sorted entity types, space-separated (left out when too long: TypesTag).
+	// TagTypes is the sorted entity types, space-separated, when they fit.
 	TagTypes = "pg2dynamo:types"
-	// TagMapping is an older pg2dynamo's tag (the file's base name), upgraded to TagName.
+	// TagMapping is an older pg2dynamo's tag (the file's base name), for TagName.
 	TagMapping = "pg2dynamo:mapping"
-	// TagEvolving marks a table partway through a new mapping version, until TagEvolved.
+	// TagEvolving marks a table partway through a new mapping version.
 	TagEvolving = "pg2dynamo:evolving"
 )
 
@@ -47,7 +47,7 @@ func (e Evolving) Between(a, b string) bool {
 // String is e as TagEvolving's value: "FROM TO".
 func (e Evolving) String() string { return e.From + " " + e.To }
 
-// EvolvingOf is the change tags record as under way; an absent or empty tag is none.
+// EvolvingOf is the change tags record as under way; an empty tag is none.
 func EvolvingOf(tags map[string]string) (Evolving, bool) {
 	from, to, ok := strings.Cut(tags[TagEvolving], " ")
 	return Evolving{From: from, To: to}, ok && from != "" && to != ""
@@ -120,7 +120,7 @@ type OwnerAPI interface {
 	ListTagsOfResource(ctx context.Context, in *dynamodb.ListTagsOfResourceInput, opts ...func(*dynamodb.Options)) (*dynamodb.ListTagsOfResourceOutput, error)
 }
 
-// ErrNoTags means the endpoint has no tagging API: ownership cannot be recorded or checked.
+// ErrNoTags means the endpoint has no tagging: ownership cannot be recorded.
 var ErrNoTags = errors.New("the DynamoDB endpoint does not support TagResource and ListTagsOfResource")
 
 func noTags(err error) error {
@@ -131,7 +131,7 @@ func noTags(err error) error {
 	return err
 }
 
-// TagTable tags the table of ARN arn as o's (same keys replaced); ErrNoTags without tagging.
+// TagTable tags the table of ARN arn as o's, replacing same-key tags.
 func TagTable(ctx context.Context, client OwnerAPI, arn string, o Owner) error {
 	return tagTable(ctx, client, arn, o.Tags())
 }
@@ -141,7 +141,7 @@ func TagEvolved(ctx context.Context, client OwnerAPI, arn string, o Owner) error
 	return tagTable(ctx, client, arn, append(o.Tags(), types.Tag{Key: aws.String(TagEvolving), Value: aws.String("")}))
 }
 
-// UpgradeTags replaces an older pg2dynamo's TagMapping on the table by o's tags.
+// UpgradeTags replaces an older pg2dynamo's TagMapping by o's tags.
 func UpgradeTags(ctx context.Context, client OwnerAPI, arn string, o Owner) error {
 	if err := TagTable(ctx, client, arn, o); err != nil {
 		return err
@@ -163,7 +163,7 @@ func untagTable(ctx context.Context, client OwnerAPI, arn string, keys ...string
 	return nil
 }
 
-// TableTags returns every tag of the table of ARN arn by key; ErrNoTags without tagging.
+// TableTags returns every tag of the table of ARN arn, by key.
 func TableTags(ctx context.Context, client OwnerAPI, arn string) (map[string]string, error) {
 	tags := map[string]string{}
 	var next *string
@@ -190,7 +190,7 @@ func OwnerOf(tags map[string]string) (Owner, bool) {
 	return o, o.Name != "" || o.File != "" || o.Hash != ""
 }
 
-// TableOwner returns the owner the table of ARN arn is tagged with, and whether it is tagged.
+// TableOwner returns the owner the table of ARN arn is tagged with, if any.
 func TableOwner(ctx context.Context, client OwnerAPI, arn string) (Owner, bool, error) {
 	tags, err := TableTags(ctx, client, arn)
 	if err != nil {
@@ -200,7 +200,7 @@ func TableOwner(ctx context.Context, client OwnerAPI, arn string) (Owner, bool, 
 	return o, ok, nil
 }
 
-// ItemSample is what a bounded Scan found: items, count per type ("" none), whether more exist.
+// ItemSample is a bounded Scan's find: items, count per type, whether more.
 type ItemSample struct {
 	Items  int
 	ByType map[string]int

@@ -18,20 +18,20 @@ const MaxBatchItems = 25
 // Sink receives items in batches. Implementations must be safe for concurrent
 // use (several writers call Write); load/sinktest checks the contract.
 type Sink interface {
-	// Write puts each item of batch (1 to MaxBatchItems, distinct keys) or deletes
-	// those marked Delete. It returns nil, a *BatchError for items not written,
-	// or another error when the run cannot go on; it honours ctx.
+	// Write puts each item of batch (1 to MaxBatchItems, distinct keys) or
+	// deletes those marked Delete. It returns nil, a *BatchError for items not
+	// written, or another error when the run cannot go on; it honours ctx.
 	Write(ctx context.Context, batch []transform.Item) error
 }
 
-// WriteUnitCounter is a Sink that can stop asking for the write units its writes consume.
+// WriteUnitCounter is a Sink that can stop asking for consumed write units.
 type WriteUnitCounter interface {
 	CountWriteUnits(on bool)
 }
 
 var _ WriteUnitCounter = (*DynamoDB)(nil)
 
-// ThrottleCounter is a Sink counting throttled requests, for pipeline.Autoscale.
+// ThrottleCounter is a Sink counting throttled requests (pipeline.Autoscale).
 type ThrottleCounter interface {
 	// Throttles is the number of write requests throttled so far.
 	Throttles() int64
@@ -45,7 +45,7 @@ type ItemError struct {
 	Err error
 }
 
-// BatchError lists the items of a batch not written; the pipeline records each as a reject.
+// BatchError lists a batch's items not written; the pipeline rejects each.
 type BatchError struct {
 	Failed []ItemError
 }

@@ -16,13 +16,13 @@ import (
 	"github.com/pg2dynamo/pg2dynamo/mapping"
 )
 
-// ErrTableNotFound is returned by EnsureTable for a missing table it may not create.
+// ErrTableNotFound is EnsureTable's error for a table it may not create.
 var ErrTableNotFound = errors.New("table does not exist")
 
 // PreflightTimeout bounds the first DescribeTable of a run.
 const PreflightTimeout = 20 * time.Second
 
-// TableActiveTimeout bounds the wait for a table being created to become ACTIVE.
+// TableActiveTimeout bounds the wait for a table being created to be ACTIVE.
 const TableActiveTimeout = 5 * time.Minute
 
 // CreateTableInput is the CreateTable request for the mapping's table: keys,
@@ -84,7 +84,7 @@ func onDemandThroughput(read, write *int64) *types.OnDemandThroughput {
 	return &types.OnDemandThroughput{MaxReadRequestUnits: read, MaxWriteRequestUnits: write}
 }
 
-// UpdateContinuousBackupsInput enables the mapping's point-in-time recovery (nil: none).
+// UpdateContinuousBackupsInput enables point-in-time recovery (nil: none).
 // https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_UpdateContinuousBackups.html
 func UpdateContinuousBackupsInput(m *mapping.Mapping) *dynamodb.UpdateContinuousBackupsInput {
 	p := m.Table.PointInTimeRecovery
@@ -99,8 +99,7 @@ func UpdateContinuousBackupsInput(m *mapping.Mapping) *dynamodb.UpdateContinuous
 }
 
 // AfterImportInputs are the UpdateTable requests, one change each, giving an
-// imported table deletion protection and warm throughput, which
-// TableCreationParameters cannot carry.
+// imported table what TableCreationParameters cannot carry.
 // https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_TableCreationParameters.html
 // https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_UpdateTable.html
 func AfterImportInputs(m *mapping.Mapping) []*dynamodb.UpdateTableInput {
@@ -115,7 +114,7 @@ func AfterImportInputs(m *mapping.Mapping) []*dynamodb.UpdateTableInput {
 	return out
 }
 
-// indexKeySchema is GSI g's key schema, multi-attribute keys HASH then RANGE in order.
+// indexKeySchema is GSI g's key schema (multi-attribute: HASH then RANGE).
 func indexKeySchema(g mapping.GSI) []types.KeySchemaElement {
 	if !g.MultiAttribute() {
 		return keySchema(g.PartitionKey, g.SortKey)
@@ -138,13 +137,14 @@ func keySchema(pk, sk string) []types.KeySchemaElement {
 	return ks
 }
 
-// TableAPI is what EnsureTable calls; point-in-time recovery also needs ContinuousBackupsAPI.
+// TableAPI is what EnsureTable calls; point-in-time recovery also needs
+// ContinuousBackupsAPI.
 type TableAPI interface {
 	dynamodb.DescribeTableAPIClient
 	CreateTable(ctx context.Context, in *dynamodb.CreateTableInput, opts ...func(*dynamodb.Options)) (*dynamodb.CreateTableOutput, error)
 }
 
-// ContinuousBackupsAPI is what EnsureTable calls to enable point-in-time recovery.
+// ContinuousBackupsAPI enables point-in-time recovery for EnsureTable.
 type ContinuousBackupsAPI interface {
 	UpdateContinuousBackups(ctx context.Context, in *dynamodb.UpdateContinuousBackupsInput, opts ...func(*dynamodb.Options)) (*dynamodb.UpdateContinuousBackupsOutput, error)
 }
@@ -154,10 +154,9 @@ type ContinuousBackupsAPI interface {
 var ErrNoContinuousBackups = errors.New("the DynamoDB client cannot call UpdateContinuousBackups")
 
 // EnsureTable checks that the mapping's table exists and fits it, creating a
-// missing one when create is true (else ErrTableNotFound), waiting until it
-// is ACTIVE and enabling point-in-time recovery. A failure after CreateTable
-// says the table exists: later runs do not apply its settings. A table other
-// runs are creating is awaited, then checked. A misfit is a *TableMismatchError.
+// missing one if create (else ErrTableNotFound), waiting for ACTIVE, enabling
+// point-in-time recovery. After CreateTable, a failure says the table exists.
+// Tables other runs create are awaited. A misfit is a *TableMismatchError.
 func EnsureTable(ctx context.Context, client TableAPI, m *mapping.Mapping, create bool) (created bool, err error) {
 	name := m.Table.Name
 	td, err := DescribeTable(ctx, client, name)
@@ -181,7 +180,7 @@ func EnsureTable(ctx context.Context, client TableAPI, m *mapping.Mapping, creat
 	return false, checkSchema(m, td)
 }
 
-// createTable creates the mapping's table; false when another client created it first.
+// createTable creates the mapping's table; false if another client was first.
 func createTable(ctx context.Context, client TableAPI, m *mapping.Mapping) (bool, error) {
 	name := m.Table.Name
 	pitr := UpdateContinuousBackupsInput(m)
@@ -213,7 +212,7 @@ func createTable(ctx context.Context, client TableAPI, m *mapping.Mapping) (bool
 	return true, nil
 }
 
-// waitActive waits up to TableActiveTimeout for table name to be ACTIVE, returning its description.
+// waitActive waits up to TableActiveTimeout for table name to become ACTIVE.
 func waitActive(ctx context.Context, client dynamodb.DescribeTableAPIClient, name string) (*types.TableDescription, error) {
 	w := dynamodb.NewTableExistsWaiter(client, func(o *dynamodb.TableExistsWaiterOptions) {
 		o.MinDelay = 100 * time.Millisecond
@@ -270,7 +269,7 @@ func DescribeTable(ctx context.Context, client dynamodb.DescribeTableAPIClient, 
 	return out.Table, nil
 }
 
-// checkSchema returns a *TableMismatchError naming every difference from the mapping, or nil.
+// checkSchema returns a *TableMismatchError naming every difference, or nil.
 func checkSchema(m *mapping.Mapping, td *types.TableDescription) error {
 	t := m.Table
 	var diffs []string
@@ -306,7 +305,7 @@ func checkSchema(m *mapping.Mapping, td *types.TableDescription) error {
 	return nil
 }
 
-// keyTypeDiffs names key attributes whose table type is not the mapping's (DynamoDB refuses them).
+// keyTypeDiffs names key attributes typed unlike the mapping's (refused items).
 func keyTypeDiffs(m *mapping.Mapping, td *types.TableDescription) []string {
 	strs := m.KeyAttributes()
 	var badS, diffs []string
