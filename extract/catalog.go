@@ -8,15 +8,15 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// Querier is what a Catalog reads through: a *pgx.Conn, or a pgx.Tx for its snapshot.
+// Querier is what a Catalog reads through: a *pgx.Conn, or a pgx.Tx.
 type Querier interface {
 	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
 	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
 }
 
-// Catalog is pg2dynamo's one reader of PostgreSQL's system catalogs (internal/codecheck
-// enforces it). Methods run on the Querier, in its open transaction, name the catalogs
-// they read and wrap the server's errors; as concurrency-safe as the Querier.
+// Catalog is pg2dynamo's one reader of PostgreSQL's system catalogs
+// (internal/codecheck enforces it). Methods run on the Querier, in its open
+// transaction, and wrap its errors; as concurrency-safe as the Querier.
 // https://www.postgresql.org/docs/current/catalogs.html
 type Catalog struct{ q Querier }
 
@@ -28,7 +28,7 @@ type RelKind byte
 
 // The kinds of table Catalog.Tables reads.
 const (
-	// OrdinaryTable is a table that holds its rows (relkind 'r'), partitions included.
+	// OrdinaryTable holds its rows (relkind 'r'), partitions included.
 	OrdinaryTable RelKind = 'r'
 	// PartitionedTable is a table whose partitions hold its rows (relkind 'p').
 	PartitionedTable RelKind = 'p'
@@ -46,14 +46,14 @@ type Table struct {
 	Parent pgx.Identifier
 	// Columns are the table's columns in attnum order, without dropped ones.
 	Columns []TableColumn
-	// Keys are the table's unique keys: the primary key first, then by index name.
+	// Keys are the unique keys: the primary key first, then by index name.
 	Keys []UniqueKey
-	// ForeignKeys are the outgoing foreign keys by name, partitions' lifted (see ForeignKey).
+	// ForeignKeys are the outgoing foreign keys by name (see ForeignKey).
 	ForeignKeys []ForeignKey
 	// ReplicaIdentity is what the old row of its changes carries.
 	ReplicaIdentity ReplicaIdentity
 
-	// leaves are the OIDs of a partitioned table's leaf partitions, at any depth.
+	// leaves are the OIDs of a partitioned table's leaf partitions.
 	leaves []uint32
 }
 
@@ -61,17 +61,17 @@ type Table struct {
 // https://www.postgresql.org/docs/current/catalog-pg-attribute.html
 type TableColumn struct {
 	Name string
-	// Type is format_type(atttypid, atttypmod): "integer", "character varying(40)".
+	// Type is format_type(atttypid, atttypmod): "character varying(40)".
 	Type string
 	// TypeOID is atttypid.
 	TypeOID uint32
-	// TypeMod is atttypmod (a varchar's length, a numeric's precision and scale), -1 without one.
+	// TypeMod is atttypmod (length, precision and scale), -1 without one.
 	TypeMod int32
 	// Collation is attcollation, 0 for a type without one.
 	Collation uint32
 	// NotNull is attnotnull: the column has a NOT NULL constraint.
 	NotNull bool
-	// Generated is attgenerated set: logical replication does not send the column.
+	// Generated is attgenerated set: logical replication does not send it.
 	Generated bool
 }
 
@@ -96,7 +96,7 @@ func (c Catalog) Tables(ctx context.Context, schemas []string) ([]*Table, error)
 	return tables, nil
 }
 
-// Table returns the table ident names (resolved as in a statement) as Tables describes it.
+// Table returns the table ident names (resolved as in a statement).
 func (c Catalog) Table(ctx context.Context, ident pgx.Identifier) (*Table, error) {
 	tables, err := c.tables(ctx, "c.oid = to_regclass($1)", ident.Sanitize())
 	if err == nil && len(tables) == 0 {
@@ -111,7 +111,7 @@ func (c Catalog) Table(ctx context.Context, ident pgx.Identifier) (*Table, error
 	return tables[0], nil
 }
 
-// tables reads the tables matching where (on pg_class c, pg_namespace n; arg is $1), unfilled.
+// tables reads the tables matching where (on pg_class c, pg_namespace n).
 func (c Catalog) tables(ctx context.Context, where string, arg any) ([]*Table, error) {
 	rows, err := c.q.Query(ctx, `
 SELECT c.oid, n.nspname, c.relname, c.relkind::text, coalesce(pn.nspname, ''), coalesce(pc.relname, ''),
@@ -167,7 +167,7 @@ func (c Catalog) fill(ctx context.Context, tables []*Table) error {
 	return nil
 }
 
-// columns returns the relations' columns by OID, in attnum order, without dropped ones.
+// columns returns the relations' live columns by OID, in attnum order.
 func (c Catalog) columns(ctx context.Context, oids []uint32) (map[uint32][]TableColumn, error) {
 	rows, err := c.q.Query(ctx, `
 SELECT a.attrelid, a.attname::text, format_type(a.atttypid, a.atttypmod), a.atttypid, a.atttypmod, a.attcollation, a.attnotnull, a.attgenerated <> ''
@@ -193,11 +193,11 @@ type Relation struct {
 	OID          uint32
 	Schema, Name string
 	Columns      []RelationColumn
-	// Partitioned is true for relkind 'p' (published as its partitions unless via root).
+	// Partitioned is true for relkind 'p'.
 	Partitioned bool
 }
 
-// RelationColumn is one column of a Relation, as pgoutput gives it, plus attcollation.
+// RelationColumn is one column of a Relation, as pgoutput gives it.
 type RelationColumn struct {
 	Name      string
 	Type      uint32
@@ -205,8 +205,7 @@ type RelationColumn struct {
 	Collation uint32
 }
 
-// Relation returns the relation ident names, resolved as in a statement, from
-// pg_class, pg_namespace and pg_attribute.
+// Relation returns the relation ident names, resolved as in a statement.
 func (c Catalog) Relation(ctx context.Context, ident pgx.Identifier) (Relation, error) {
 	var r Relation
 	var kind string
@@ -228,8 +227,7 @@ func (c Catalog) Relation(ctx context.Context, ident pgx.Identifier) (Relation, 
 	return r, nil
 }
 
-// RelationsByOID returns the relations of oids that exist, by OID, with their
-// current names and columns; a dropped one is absent.
+// RelationsByOID returns the existing relations of oids, by OID, as now.
 func (c Catalog) RelationsByOID(ctx context.Context, oids []uint32) (map[uint32]Relation, error) {
 	rows, err := c.q.Query(ctx, `SELECT c.oid, n.nspname, c.relname, c.relkind::text FROM pg_catalog.pg_class c
 		JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = ANY($1)`, oids)

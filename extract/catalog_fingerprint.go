@@ -8,8 +8,8 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// Fingerprint is the catalog state that decides followed tables' items besides their
-// rows. A checkpoint stores it (JSON), so changes made while no follow ran are found.
+// Fingerprint is the catalog state that decides followed tables' items besides
+// their rows; a checkpoint keeps it to find changes made while stopped.
 type Fingerprint struct {
 	// Tables are the followed tables by OID.
 	Tables map[uint32]*TablePrint `json:"tables"`
@@ -23,9 +23,9 @@ type TablePrint struct {
 	Name string `json:"name"`
 	// Columns are by name, without dropped columns.
 	Columns map[string]ColumnPrint `json:"columns"`
-	// Storage is "name:relfilenode" per leaf (the table, or each partition), sorted.
+	// Storage is "name:relfilenode" per leaf partition (or the table), sorted.
 	Storage []string `json:"storage"`
-	// Partitions are "name bound" (relpartbound) of every partition below the table, sorted.
+	// Partitions are "name bound" of every partition below the table, sorted.
 	Partitions []string `json:"partitions,omitempty"`
 }
 
@@ -35,18 +35,17 @@ type ColumnPrint struct {
 	Type string `json:"type"`
 	// Generated is the expression of a STORED generated column.
 	Generated string `json:"generated,omitempty"`
-	// Enum are the labels, in enum order, of the enum the column holds (directly or not).
+	// Enum are the labels, in enum order, of the enum the column holds.
 	Enum []string `json:"enum,omitempty"`
 }
 
-// PublicationPrint is the publication part, from pg_publication, pg_publication_tables
-// and pg_publication_rel.
+// PublicationPrint is the publication part of a Fingerprint.
 // https://www.postgresql.org/docs/current/catalog-pg-publication.html
 type PublicationPrint struct {
 	Exists                           bool `json:"exists"`
 	Insert, Update, Delete, Truncate bool
 	ViaRoot                          bool `json:"via_root"`
-	// Tables are the followed tables it publishes by OID, with row filter and column list.
+	// Tables are the followed tables it publishes by OID.
 	Tables map[uint32]PublishedTable `json:"tables"`
 }
 
@@ -56,8 +55,7 @@ type PublishedTable struct {
 	Columns   string `json:"columns,omitempty"`
 }
 
-// Fingerprint reads the Fingerprint of tables oids and publication pub; a
-// dropped table is absent from Tables.
+// Fingerprint reads the Fingerprint of tables oids and publication pub.
 func (c Catalog) Fingerprint(ctx context.Context, oids []uint32, pub string) (*Fingerprint, error) {
 	q := c.q
 	fp := &Fingerprint{Tables: map[uint32]*TablePrint{}, Publication: PublicationPrint{Tables: map[uint32]PublishedTable{}}}

@@ -8,8 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// GeneratedColumn is a generated column of a table, from pg_attribute,
-// pg_attrdef and pg_depend.
+// GeneratedColumn is a generated column (pg_attribute, pg_attrdef, pg_depend).
 // https://www.postgresql.org/docs/current/ddl-generated-columns.html
 type GeneratedColumn struct {
 	Name string
@@ -30,8 +29,7 @@ func (g GeneratedColumn) KindName() string {
 }
 
 // GeneratedColumns returns the relations' generated columns by OID in attnum
-// order. Reads come from pg_depend on the pg_attrdef row or the column
-// (servers differ).
+// order; Reads come from pg_depend (on the default or column: servers differ).
 func (c Catalog) GeneratedColumns(ctx context.Context, oids []uint32) (map[uint32][]GeneratedColumn, error) {
 	rows, err := c.q.Query(ctx, `
 SELECT a.attrelid, a.attname::text, a.attgenerated::text, coalesce(pg_catalog.pg_get_expr(d.adbin, d.adrelid), ''),

@@ -17,14 +17,13 @@ type UniqueKey struct {
 	Columns []string
 	// Primary is true for the primary key.
 	Primary bool
-	// Name is the index's name (a constraint's index is named as the constraint).
+	// Name is the index's name (a constraint's, for a constraint's index).
 	Name string
-	// Constraint is true when the index backs a PRIMARY KEY or UNIQUE constraint.
+	// Constraint is true for the index of a PRIMARY KEY or UNIQUE constraint.
 	Constraint bool
 }
 
-// UniqueKeys returns the unique keys of the table ident names, as Table.Keys
-// lists them; none for a view. An unresolved name is the server's error.
+// UniqueKeys returns the unique keys of table ident, as Table.Keys lists them.
 func (c Catalog) UniqueKeys(ctx context.Context, ident pgx.Identifier) ([]UniqueKey, error) {
 	var oid uint32
 	if err := c.q.QueryRow(ctx, "SELECT $1::text::regclass::oid", ident.Sanitize()).Scan(&oid); err != nil {
@@ -65,13 +64,13 @@ ORDER BY i.indrelid, i.indisprimary DESC, ic.relname COLLATE "C"`, oids)
 // https://www.postgresql.org/docs/current/catalog-pg-constraint.html
 type ForeignKey struct {
 	Name string
-	// Columns are the child's columns in constraint order; RefColumns those they reference, pairwise.
+	// Columns are the child's columns; RefColumns those they reference, pairwise.
 	Columns             []string
 	RefSchema, RefTable string
 	RefColumns          []string
-	// DeclaredOn lists the partitions declaring a lifted key; nil when the table declares it.
+	// DeclaredOn lists the partitions declaring a lifted key, else nil.
 	DeclaredOn []pgx.Identifier
-	// Partial is true when DeclaredOn misses a leaf partition, whose rows may reference nothing.
+	// Partial is true when DeclaredOn misses a leaf partition.
 	Partial bool
 }
 
@@ -80,7 +79,7 @@ func (fk *ForeignKey) signature() string {
 	return strings.Join(fk.Columns, "\x00") + "\x01" + fk.RefSchema + "\x00" + fk.RefTable + "\x01" + strings.Join(fk.RefColumns, "\x00")
 }
 
-// foreignKeys sets ForeignKeys of the tables byOID: their own (conparentid = 0) and lifted ones.
+// foreignKeys sets ForeignKeys of the tables byOID: their own and lifted ones.
 func (c Catalog) foreignKeys(ctx context.Context, byOID map[uint32]*Table, oids []uint32) error {
 	rows, err := c.q.Query(ctx, `
 SELECT k.conrelid, k.conname::text,
@@ -125,7 +124,7 @@ ORDER BY k.conname COLLATE "C", n.nspname COLLATE "C", c.relname COLLATE "C"`, o
 	return nil
 }
 
-// partitionKey is a foreign key declared on a partition of root, holding for leaves' rows.
+// partitionKey is a foreign key declared on a partition of root.
 type partitionKey struct {
 	root   *Table
 	fk     ForeignKey
@@ -133,7 +132,7 @@ type partitionKey struct {
 	leaves []uint32
 }
 
-// liftForeignKeys lifts partitions' foreign keys to their root, one per signature, sorted by name.
+// liftForeignKeys lifts partitions' foreign keys to their root, one each.
 func liftForeignKeys(partitions []partitionKey) {
 	type lift struct {
 		root    *Table
@@ -168,10 +167,10 @@ func liftForeignKeys(partitions []partitionKey) {
 	}
 }
 
-// ReplicaIdentity is what the old row of a table's changes carries (relreplident, indisreplident).
+// ReplicaIdentity is what the old row of a table's changes carries.
 // https://www.postgresql.org/docs/current/sql-altertable.html#SQL-ALTERTABLE-REPLICA-IDENTITY
 type ReplicaIdentity struct {
-	// Kind is relreplident: 'd' DEFAULT (primary key), 'n' NOTHING, 'f' FULL, 'i' USING INDEX.
+	// Kind is relreplident: 'd' DEFAULT, 'n' NOTHING, 'f' FULL, 'i' USING INDEX.
 	Kind byte
 	// Columns are the columns carried, in attnum order.
 	Columns []string

@@ -10,16 +10,15 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// Publication is a logical replication publication (pg_publication, pg_publication_tables).
+// Publication is a logical replication publication.
 // https://www.postgresql.org/docs/current/catalog-pg-publication.html
 type Publication struct {
 	Name string
-	// Insert, Update, Delete and Truncate say whether it sends each kind of change.
+	// Insert, Update, Delete and Truncate say which changes it sends.
 	Insert, Update, Delete, Truncate bool
-	// ViaRoot is publish_via_partition_root: partitions' changes go as the root's.
+	// ViaRoot is publish_via_partition_root.
 	ViaRoot bool
-	// Tables are the tables it publishes, in byte order: a partitioned table with
-	// ViaRoot, its partitions without.
+	// Tables are the tables it publishes in byte order (roots with ViaRoot).
 	Tables []pgx.Identifier
 }
 
@@ -28,7 +27,7 @@ func (p *Publication) Publishes(table pgx.Identifier) bool {
 	return slices.ContainsFunc(p.Tables, func(t pgx.Identifier) bool { return slices.Equal(t, table) })
 }
 
-// Publication returns publication name and true, or false when it does not exist.
+// Publication returns publication name and whether it exists.
 func (c Catalog) Publication(ctx context.Context, name string) (*Publication, bool, error) {
 	p := &Publication{Name: name}
 	err := c.q.QueryRow(ctx, "SELECT pubinsert, pubupdate, pubdelete, pubtruncate, pubviaroot FROM pg_catalog.pg_publication WHERE pubname = $1",
@@ -58,8 +57,7 @@ ORDER BY schemaname COLLATE "C", tablename COLLATE "C"`, name)
 // Slot is a replication slot (pg_replication_slots).
 type Slot struct {
 	Name string
-	// ConfirmedFlush is confirmed_flush_lsn, where a logical slot streams from
-	// again; 0 when the server has none.
+	// ConfirmedFlush is where a logical slot streams from again; 0 for none.
 	ConfirmedFlush pglogrepl.LSN
 	// Active is true while a process streams from the slot.
 	Active bool

@@ -7,7 +7,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 )
 
-// typeInfo is a type's name and, for an array, its element's name and delimiter.
+// typeInfo is a type's name and, for an array, its element's and delimiter.
 type typeInfo struct {
 	name, elem string
 	delim      string
@@ -25,7 +25,7 @@ func (t typeInfo) column() Column {
 	return c
 }
 
-// types returns by OID each type's name and, for an array, its element's name and delimiter.
+// types returns by OID each type's typeInfo (pg_type).
 // https://www.postgresql.org/docs/current/catalog-pg-type.html
 func (c Catalog) types(ctx context.Context, oids []uint32) (map[uint32]typeInfo, error) {
 	rows, err := c.q.Query(ctx, `
@@ -81,7 +81,7 @@ JOIN pg_catalog.pg_attribute a ON a.attrelid = f.rel AND a.attnum = f.num`, rels
 	return dims, err
 }
 
-// sortType returns format_type of oid with typmod, and whether it has a collation.
+// sortType returns format_type of oid with typmod, and whether it collates.
 func (c Catalog) sortType(ctx context.Context, oid uint32, typmod int32) (name string, collatable bool, err error) {
 	err = c.q.QueryRow(ctx, `SELECT format_type(t.oid, $2), t.typcollation <> 0 FROM pg_catalog.pg_type t WHERE t.oid = $1`,
 		oid, typmod).Scan(&name, &collatable)

@@ -16,10 +16,10 @@ import (
 // These checks have PostgreSQL plan (never run) what pg2dynamo will run, so a
 // read's problem is a mapping error found before anything is created.
 
-// CheckQuerySource checks query source src, named at path, for what
-// Describe's prepare cannot show: not one complete statement, parameters, or
-// row locks (refused read-only but not by EXPLAIN: the plan is searched for
-// LockRows). Those are *mapping.Errors at path's "query"; tables are not checked.
+// CheckQuerySource checks query source src, named at path, for what Describe's
+// prepare cannot show: not one complete statement, parameters, or row locks
+// (refused read-only but not by EXPLAIN: the plan is searched for LockRows).
+// Those are *mapping.Errors at path's "query"; tables are not checked.
 func (s *Source) CheckQuerySource(ctx context.Context, m *mapping.Mapping, path string, src mapping.Source) error {
 	if !src.IsQuery() {
 		return nil
@@ -73,8 +73,7 @@ func (s *Source) CheckQuerySource(ctx context.Context, m *mapping.Mapping, path 
 	return nil
 }
 
-// CheckRead has PostgreSQL plan the statements Count and Stream run to read e
-// with q; a failure is a *mapping.Error at the source query or the entity.
+// CheckRead has PostgreSQL plan Count's and Stream's statements for e and q.
 func (s *Source) CheckRead(ctx context.Context, m *mapping.Mapping, e *mapping.Entity, q Query) error {
 	path := mapping.Path(mapping.KeyEntities, e.Name)
 	if e.Source.IsQuery() {
@@ -103,8 +102,7 @@ func (s *Source) CheckRead(ctx context.Context, m *mapping.Mapping, e *mapping.E
 	return nil
 }
 
-// readOnly runs fn in a rolled-back read-only transaction: a savepoint of s's
-// snapshot once Begin has run, else its own.
+// readOnly runs fn in a rolled-back read-only transaction (or savepoint).
 func (s *Source) readOnly(ctx context.Context, fn func(pgx.Tx) error) error {
 	var tx pgx.Tx
 	var err error
@@ -123,8 +121,7 @@ func (s *Source) readOnly(ctx context.Context, fn func(pgx.Tx) error) error {
 	return err
 }
 
-// planHas plans sql with EXPLAIN (FORMAT JSON) and reports whether a node of
-// type node appears anywhere in the plan; node "" only plans.
+// planHas plans sql with EXPLAIN and reports whether node is in the plan.
 func planHas(ctx context.Context, tx pgx.Tx, sql string, args []any, node string) (bool, error) {
 	var out string
 	if err := tx.QueryRow(ctx, "EXPLAIN (FORMAT JSON) "+sql, args...).Scan(&out); err != nil {
@@ -163,8 +160,7 @@ func planHas(ctx context.Context, tx pgx.Tx, sql string, args []any, node string
 	return false, nil
 }
 
-// queryText is a query source's text without surrounding space or a final
-// semicolon, which a subquery cannot hold.
+// queryText is a query's text, trimmed of space and a final semicolon.
 func queryText(src mapping.Source) string {
 	return strings.TrimRight(strings.TrimSpace(src.Query), "; \t\r\n")
 }

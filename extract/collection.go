@@ -11,17 +11,16 @@ import (
 	"github.com/pg2dynamo/pg2dynamo/mapping"
 )
 
-// ColumnPair pairs column Home of one source with Other of another, whose
-// values must have the same text; SameType also compares them with = (indexable).
+// ColumnPair pairs column Home with Other, whose values share their text;
+// SameType also compares them with = (indexable).
 type ColumnPair struct {
 	Home, Other string
 	SameType    bool
 }
 
-// CountMatching returns how many rows of other hold in each pair's Other the
-// text of Home on the home row whose homeCols equal values (no NULL in
-// notNull): the items of that row's collection, counted by PostgreSQL apart
-// from the key renderer. No such home row counts 0.
+// CountMatching returns how many rows of other match, by pairs, the home row
+// whose homeCols equal values: its collection's items, counted apart from
+// the key renderer. No such home row counts 0.
 func (s *Source) CountMatching(ctx context.Context, home mapping.Source, homeCols []string, values []any, other mapping.Source,
 	pairs []ColumnPair, notNull []string) (int64, error) {
 	if s.tx == nil {

@@ -8,9 +8,9 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// DDL capture: event triggers record each DDL command and the objects it
-// touched as a row of DDLSchema.DDLTable, published by DDLPublication, so a
-// follow meets each command at its LSN. They need a superuser (or rds_superuser).
+// DDL capture: event triggers record each DDL command as a row of
+// DDLSchema.DDLTable, published by DDLPublication, so a follow meets each
+// command at its LSN. They need a superuser (or rds_superuser).
 // https://www.postgresql.org/docs/current/event-triggers.html
 
 const (
@@ -22,12 +22,12 @@ const (
 	DDLPublication = "pg2dynamo_ddl"
 	// ddlTrigger names the event triggers (with _end and _drop).
 	ddlTrigger = "pg2dynamo_ddl"
-	// DDLKeep is how many latest rows DDLTable keeps, for people: follows read the INSERTs.
-	// Each DDL command trims older rows; the publication publishes inserts only.
+	// DDLKeep is how many latest rows DDLTable keeps, for people; each DDL
+	// command trims older ones (the publication publishes inserts only).
 	DDLKeep = 10_000
 )
 
-// ErrNoDDLCapture means InstallDDLCapture installs nothing: the role may not create event triggers.
+// ErrNoDDLCapture means the role may not create event triggers.
 var ErrNoDDLCapture = errors.New("the role is neither a superuser nor a member of rds_superuser, which event triggers need")
 
 // InstallDDLCapture installs or updates the event triggers, DDLTable and
@@ -59,7 +59,7 @@ FROM pg_roles r WHERE r.rolname = current_user`).Scan(&super, &version)
 	})
 }
 
-// ddlInstall is the SQL installing DDL capture on server version (server_version_num).
+// ddlInstall is the SQL installing DDL capture on a server of version.
 func ddlInstall(version, keep int) []string {
 	// The trim skips rows other transactions hold (SKIP LOCKED), so DDL never
 	// waits on it, and runs in its own block, so its failure keeps the record.
@@ -148,8 +148,8 @@ func DDLCaptureInstalled(ctx context.Context, conn *pgx.Conn) (bool, error) {
 	return ok, nil
 }
 
-// DropDDLCapture drops the event triggers, DDLPublication and DDLSchema, unless
-// another follow's slot (pg2dynamo_*, not except) may stream it: then it names them.
+// DropDDLCapture drops the event triggers, DDLPublication and DDLSchema,
+// unless another follow's slot may stream it: then it names those slots.
 func DropDDLCapture(ctx context.Context, conn *pgx.Conn, except string) (dropped []string, keptFor []string, err error) {
 	rows, err := conn.Query(ctx, `SELECT slot_name::text FROM pg_replication_slots
 WHERE slot_name LIKE 'pg2dynamo\_%' AND slot_name NOT LIKE 'pg2dynamo\_verify\_%' AND slot_name <> $1 AND NOT temporary

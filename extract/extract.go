@@ -1,6 +1,5 @@
-// Package extract reads entities' rows from PostgreSQL with pgx, streaming
-// them inside one read-only REPEATABLE READ transaction, so every entity is
-// read from the same snapshot.
+// Package extract reads entities' rows from PostgreSQL with pgx, all in one
+// read-only REPEATABLE READ snapshot.
 package extract
 
 import (
@@ -19,7 +18,7 @@ import (
 	"github.com/pg2dynamo/pg2dynamo/mapping"
 )
 
-// DefaultConnectTimeout bounds connecting when the connection string sets no connect_timeout.
+// DefaultConnectTimeout bounds connecting when no connect_timeout is set.
 const DefaultConnectTimeout = 10 * time.Second
 
 // Source is one connection to the source database; not safe for concurrent use.
@@ -32,8 +31,8 @@ type Source struct {
 	snapshot string
 }
 
-// Connect opens a connection (connString: URL, keyword/value, or "" for the
-// libpq environment), pinned to SessionSettings. Errors never contain the password.
+// Connect opens a connection (a URL, keyword/value, or "" for the libpq
+// environment), pinned to SessionSettings; errors never hold the password.
 func Connect(ctx context.Context, connString string) (*Source, error) {
 	cfg, err := pgx.ParseConfig(connString)
 	if err != nil {
@@ -55,14 +54,14 @@ func Connect(ctx context.Context, connString string) (*Source, error) {
 	return &Source{conn: conn, cfg: cfg, name: name}, nil
 }
 
-// Name identifies the source without the password: "postgres://user@host:port/database".
+// Name is "postgres://user@host:port/database", without the password.
 func (s *Source) Name() string { return s.name }
 
 // Conn returns the underlying connection.
 func (s *Source) Conn() *pgx.Conn { return s.conn }
 
-// ForgetStatements drops pgx's prepared statements: PostgreSQL refuses to run
-// one whose column was retyped (SQLSTATE 0A000). Call it after a catalog change.
+// ForgetStatements drops pgx's prepared statements: PostgreSQL refuses one
+// whose column was retyped (SQLSTATE 0A000). Call it after catalog changes.
 // https://www.postgresql.org/docs/current/sql-deallocate.html
 func (s *Source) ForgetStatements(ctx context.Context) error {
 	if err := s.conn.DeallocateAll(ctx); err != nil {
@@ -71,7 +70,7 @@ func (s *Source) ForgetStatements(ctx context.Context) error {
 	return nil
 }
 
-// Catalog returns the connection's catalog reader (in the snapshot once Begin has run).
+// Catalog returns the connection's catalog reader.
 func (s *Source) Catalog() Catalog { return NewCatalog(s.conn) }
 
 // Close ends the snapshot, if any, and closes the connection.
@@ -90,7 +89,7 @@ func (s *Source) End(ctx context.Context) error {
 	return err
 }
 
-// Begin starts the read-only REPEATABLE READ transaction later reads share: one snapshot.
+// Begin starts the read-only REPEATABLE READ transaction later reads share.
 func (s *Source) Begin(ctx context.Context) error {
 	if s.tx != nil {
 		return errors.New("source: snapshot already begun")
@@ -136,7 +135,7 @@ func (s *Source) BeginAt(ctx context.Context, snapshot string) error {
 	return nil
 }
 
-// ExportSnapshot exports Begin's snapshot and returns its ID, importable until End.
+// ExportSnapshot exports Begin's snapshot and returns its ID (until End).
 // https://www.postgresql.org/docs/current/functions-admin.html#FUNCTIONS-SNAPSHOT-SYNCHRONIZATION
 func (s *Source) ExportSnapshot(ctx context.Context) (string, error) {
 	if s.tx == nil {
@@ -283,27 +282,27 @@ func (s *Source) CanonicalPosition(ctx context.Context, q Query, pos []string) (
 type Column struct {
 	// Name is the column name as PostgreSQL reports it.
 	Name string
-	// Type is the type name (pg_type.typname; the element's for an array): "int4", "jsonb", …
+	// Type is the (element) type name, pg_type.typname: "int4", "jsonb", …
 	Type string
 	// Array is true for an array column.
 	Array bool
-	// Dims is an array column's declared dimensions (attndims, not enforced), 0 when unknown.
+	// Dims is an array's declared dimensions (attndims), 0 when unknown.
 	Dims int
-	// AsText is true for columns read as text: json, jsonb, enums and types without native conversion.
+	// AsText is true for columns read as text (json, enums, non-native types).
 	AsText bool
 	// Delim is an array's text delimiter (pg_type.typdelim), 0 when unknown.
 	Delim byte
 	// IntDigits is p−s for numeric(p,s), else 0.
 	IntDigits int
-	// Precision and Scale are p and s of numeric(p,s); Precision is 0 when not declared.
+	// Precision and Scale are p and s of numeric(p,s) (0, 0 when undeclared).
 	Precision, Scale int
-	// PrimaryKey is true for a column of a table source's primary key; rejects name rows by them.
+	// PrimaryKey marks a table source's primary key columns (naming rejects).
 	PrimaryKey bool
 	// KeyPos is the column's 1-based position in the primary key, else 0.
 	KeyPos int
 }
 
-// nativeTypes are read in binary and converted by package transform; others are read as text.
+// nativeTypes are read in binary and converted by transform; others as text.
 var nativeTypes = map[string]bool{
 	"int2": true, "int4": true, "int8": true, "numeric": true,
 	"float4": true, "float8": true,
@@ -312,7 +311,8 @@ var nativeTypes = map[string]bool{
 	"date": true, "timestamp": true, "timestamptz": true,
 }
 
-// Describe returns e's source columns without reading a row; a bad source is a *mapping.Error.
+// Describe returns e's source columns without reading a row; an unknown table
+// or a rejected query is a *mapping.Error at the entity's source.
 func (s *Source) Describe(ctx context.Context, m *mapping.Mapping, e *mapping.Entity) ([]Column, error) {
 	return s.DescribeSource(ctx, m, mapping.Path(mapping.KeyEntities, e.Name, mapping.KeySource), e.Source)
 }
@@ -387,8 +387,8 @@ func (s *Source) DescribeSource(ctx context.Context, m *mapping.Mapping, path st
 	return cols, nil
 }
 
-// UniqueKeys returns a table source's primary key (first) and other unique
-// indexes, without partial and expression indexes; none for a view or a query.
+// UniqueKeys returns a table source's primary key (first) and other plain
+// unique indexes; none for a view or a query.
 func (s *Source) UniqueKeys(ctx context.Context, src mapping.Source) ([]UniqueKey, error) {
 	if src.IsQuery() {
 		return nil, nil
@@ -524,7 +524,7 @@ func (s *Source) Images(ctx context.Context, name string, q Query, images []map[
 }
 
 // sessionEnded reports whether err ended the session: the connection closed,
-// or a FATAL or PANIC (field V, else S), which can arrive before the socket closes.
+// or a FATAL or PANIC, which may arrive before the socket closes.
 // https://www.postgresql.org/docs/current/protocol-error-fields.html
 func sessionEnded(err error, conn *pgx.Conn) bool {
 	var pe *pgconn.PgError
@@ -538,7 +538,7 @@ func sessionEnded(err error, conn *pgx.Conn) bool {
 	return conn.IsClosed()
 }
 
-// nestArray nests an array's flat elements per dimension; lower bounds are dropped.
+// nestArray nests an array's flat elements per dimension, from index 0.
 func nestArray(arr pgtype.Array[any]) any {
 	if len(arr.Dims) <= 1 {
 		if arr.Elements == nil {
@@ -578,7 +578,7 @@ func tableIdent(src mapping.Source) pgx.Identifier {
 	return pgx.Identifier{src.Table}
 }
 
-// SampleParams returns up to n distinct tuples of src's cols in a stable pseudo-random order.
+// SampleParams returns up to n distinct tuples of cols, in a stable order.
 func (s *Source) SampleParams(ctx context.Context, src mapping.Source, cols []string, n int) ([][]any, error) {
 	if s.tx == nil {
 		return nil, errors.New("source: SampleParams before Begin")

@@ -11,8 +11,8 @@ import (
 	"github.com/pg2dynamo/pg2dynamo/mapping"
 )
 
-// MisOrder is a row whose number, as plain digits, sorts as text right after
-// a greater number of its group: Group's values, Before the greater, After its own.
+// MisOrder is a row whose digits sort as text right after a greater number of
+// its group: Group's values, Before the greater, After its own.
 type MisOrder struct {
 	Group         []string
 	Before, After string

@@ -20,14 +20,15 @@ type SortColumn struct {
 	// Type is the format_type name, with modifier, schema-qualified when not
 	// visible: "character(3)", "shop.ticket_status".
 	Type string
-	// Collatable is true for a type with a collation: it is compared with COLLATE
-	// "C", the byte order of DynamoDB's string keys.
+	// Collatable is true for a type with a collation: it is compared with
+	// COLLATE "C", the byte order of DynamoDB's string keys.
 	Collatable bool
-	// AsText is true when the values are the column's text form, cast back to Type.
+	// AsText is true when the values are the text form, cast back to Type.
 	AsText bool
 }
 
-// SortColumns describes cols of src for Rank (types, collatability) from pg_type, reading no row.
+// SortColumns describes cols of src for Rank (types, collatability) from
+// pg_type, reading no row.
 func (s *Source) SortColumns(ctx context.Context, src mapping.Source, cols []Column) ([]SortColumn, error) {
 	if len(cols) == 0 {
 		return nil, nil
@@ -51,7 +52,7 @@ func (s *Source) SortColumns(ctx context.Context, src mapping.Source, cols []Col
 	return out, nil
 }
 
-// OrderBy renders for messages the ORDER BY list Rank uses: `delta, name COLLATE "C" DESC`.
+// OrderBy renders Rank's ORDER BY list for messages: `name COLLATE "C" DESC`.
 func OrderBy(cols []SortColumn, desc bool) string {
 	parts := make([]string, len(cols))
 	for i, c := range cols {
@@ -76,7 +77,7 @@ func orderTerm(expr string, c SortColumn, desc bool) string {
 	return expr
 }
 
-// ErrUnordered is returned (wrapped) by Rank when a column's type has no ordering (point, xml, …).
+// ErrUnordered is returned (wrapped) by Rank for a type without ordering.
 var ErrUnordered = errors.New("a column's type has no ordering")
 
 // Rank asks PostgreSQL how it orders tuples (one value per column of cols,

@@ -13,13 +13,13 @@ import (
 )
 
 // Query is what Stream reads for one entity: its source's columns, then each
-// Join's values, joined in PostgreSQL so a row holds at most its own collection.
+// Join's values, joined in PostgreSQL (a row holds one collection at most).
 type Query struct {
 	Source  mapping.Source
 	Columns []Column
 	Joins   []Join
-	// OrderBy, when set, orders rows by these columns (the primary key); each row
-	// then ends with its Position.
+	// OrderBy, when set, orders rows by these columns (the primary key); each
+	// row then ends with its Position.
 	OrderBy []Column
 	// After, when set (a position), reads only the rows after it.
 	After []string
@@ -76,9 +76,9 @@ type JoinKind int
 const (
 	// JoinParent adds the columns of the one parent row (Columns values).
 	JoinParent JoinKind = iota
-	// JoinEmbed adds the child rows as a record[] (by OrderBy; NULL without children) and their count.
+	// JoinEmbed adds the child rows as a record[] (NULL for none) and their count.
 	JoinEmbed
-	// JoinAggregate adds Function over the child rows (count 0 without children, others NULL).
+	// JoinAggregate adds Function over the child rows (none: count 0, else NULL).
 	JoinAggregate
 )
 
@@ -92,7 +92,7 @@ type Join struct {
 	Columns []Column
 	// OrderBy orders an embed's records.
 	OrderBy []mapping.Order
-	// Limit, when above 0, caps an embed's records; the count is of all of them.
+	// Limit, when above 0, caps an embed's records; the count counts all.
 	Limit int
 	// Function and Column of a JoinAggregate.
 	Function, Column string
@@ -268,7 +268,8 @@ func colExpr(alias string, c Column) string {
 
 // textForm renders expression e of column c in its output function's text
 // (format's %s: a text cast differs, e.g. inet's netmask), NULL kept apart.
-// Arrays keep their dimensions: text[] when comma-delimited, else cast per element.
+// Arrays keep their dimensions: text[] when comma-delimited, else cast per
+// element.
 func textForm(e string, c Column) string {
 	switch {
 	case !c.Array:
@@ -279,7 +280,7 @@ func textForm(e string, c Column) string {
 	return e + "::text[]"
 }
 
-// outputText renders e as its output function's text (an array as one), NULL for NULL.
+// outputText renders e as its output function's text, NULL for NULL.
 func outputText(e string) string {
 	return "(CASE WHEN " + e + " IS DISTINCT FROM NULL THEN format('%s', " + e + ") END)"
 }
@@ -297,7 +298,7 @@ func recordField(c Column) string {
 	return e + "::" + ident(c.Type)
 }
 
-// onClause renders alias.other = src.own pairs; grouped subqueries name keys k0, k1, ….
+// onClause renders alias.other = src.own pairs (grouped keys as k0, k1, …).
 func onClause(alias string, on [][2]string, grouped bool) string {
 	parts := make([]string, len(on))
 	for i, p := range on {

@@ -33,7 +33,7 @@ var SessionSettings = []Setting{
 	{"client_encoding", "UTF8"},
 }
 
-// pinSession sets SessionSettings on a new connection (pgconn.Config.AfterConnect).
+// pinSession sets SessionSettings on a new connection (AfterConnect).
 func pinSession(ctx context.Context, conn *pgconn.PgConn) error {
 	var sql strings.Builder
 	for _, s := range SessionSettings {

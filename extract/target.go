@@ -14,17 +14,17 @@ type Target struct {
 	User string
 	// Database is the database connected to (default: the user name).
 	Database string
-	// Host is the first host tried (name, address or socket directory); Port its port.
+	// Host is the first host tried (name, address or socket dir); Port its port.
 	Host string
 	Port uint16
-	// Env lists the libpq variables naming the target that are set, in targetVars order.
+	// Env lists the target-naming libpq variables set, in targetVars order.
 	Env []string
 }
 
 // targetVars are the libpq variables choosing the server, database or user.
 var targetVars = []string{"PGHOST", "PGHOSTADDR", "PGPORT", "PGDATABASE", "PGUSER", "PGSERVICE", "PGSERVICEFILE"}
 
-// ResolveTarget resolves connString to its Target; errors never contain the password.
+// ResolveTarget resolves connString to its Target, never leaking the password.
 func ResolveTarget(connString string) (Target, error) {
 	cfg, err := pgx.ParseConfig(connString)
 	if err != nil {
