@@ -20,10 +20,9 @@ import (
 	"github.com/pg2dynamo/pg2dynamo/transform"
 )
 
-// Applier brings the table in step with a window of changes: it derives again,
-// from the source as it is now, the items the changes affect and puts them,
-// and deletes the items of rows gone or re-keyed. Reading the present state,
-// not the row image, makes applying idempotent and order-safe.
+// Applier brings the table in step with a window of changes: it derives the
+// affected items again from the source as it is now, puts them, and deletes
+// those of rows gone or re-keyed, so applying is idempotent and order-safe.
 type Applier struct {
 	graph    *Graph
 	m        *mapping.Mapping
@@ -32,15 +31,13 @@ type Applier struct {
 	keyAttrs [2]string
 	keyTypes [2]string // mapping.Table.KeyTypes: rejects name B keys in base64
 	b        *transform.Builder
-	// OnReject is told of rows whose items cannot be written (nil: counted
-	// only). Writers configures the windows' writers; set it before Start.
+	// OnReject is told of unwritable rows (nil: counted only). Writers configures
+	// the windows' writers; set it before Start.
 	OnReject func(pipeline.Reject) error
 	Writers  pipeline.WritesOptions
-	// OnCatalog, if set, is told of the catalog changes a window derives its way
-	// out of, with the entities it derives again whole.
+	// OnCatalog, if set, is told of the catalog changes a window adapts to.
 	OnCatalog func(changes, rederived []string)
-	// ExactFrom is the WAL position before which the table is exact without the
-	// stream: earlier transactions need no TRUNCATE or description check.
+	// ExactFrom is the WAL position before which the table needs no stream checks.
 	ExactFrom pglogrepl.LSN
 	// writes is the write stage every window shares.
 	writes *pipeline.Writes
@@ -48,19 +45,19 @@ type Applier struct {
 	pending []int
 	// publication is the publication streamed, whose catalog the follow checks.
 	publication string
-	// Catalog is the Fingerprint the table's items agree with, moved by each
-	// window that compares the catalog (settle); nil: the first check records it.
+	// Catalog is the Fingerprint the table's items agree with, moved by windows
+	// that compare the catalog; nil: the first check records it.
 	Catalog *Fingerprint
-	// catalogDue makes the next window compare the catalog; catalogAt is the next periodic comparison.
+	// catalogDue makes the next window compare the catalog; catalogAt is when due.
 	catalogDue bool
 	catalogAt  time.Time
 	// catalogMoved is set when a window's check moved Catalog.
 	catalogMoved bool
-	// CatalogEvery is the longest the follow goes without comparing the catalog
-	// (default CatalogInterval); 0 compares only at start and at DDL commands.
+	// CatalogEvery is the longest between catalog comparisons (default
+	// CatalogInterval); 0 compares only at start and at DDL commands.
 	CatalogEvery time.Duration
-	// keys records the keys windows write for the comparisons beside the follow;
-	// side carries their writes to Run, which makes them between two windows.
+	// keys records the keys windows write, for comparisons beside the follow;
+	// side carries their writes to Run, which makes them between windows.
 	keys *keyLog
 	side chan *repairReq
 }
@@ -75,7 +72,7 @@ func NewApplier(g *Graph, m *mapping.Mapping, src *extract.Source, sink load.Sin
 type Applied struct {
 	// Changes is the number of row changes of followed tables.
 	Changes int
-	// Puts and Deletes count items written and deleted; Rejected the rows refused.
+	// Puts and Deletes count items written and deleted; Rejected refused rows.
 	Puts, Deletes, Rejected int
 	// Rederived are the entities derived again whole (their columns changed).
 	Rederived []string
@@ -89,7 +86,7 @@ func (a *Applier) Written() int64 {
 	return a.writes.Written()
 }
 
-// Close stops the writers once the windows handed to them are written; the Applier is done.
+// Close stops the writers once handed windows are written; a is done then.
 func (a *Applier) Close() {
 	if a.writes != nil {
 		a.writes.Close()
@@ -123,7 +120,7 @@ func (a *Applier) Rederive(entities []string) {
 func (a *Applier) Pending() bool { return len(a.pending) > 0 }
 
 // Stale returns the entities whose items, derived with a checkpoint's shapes,
-// read differently under a's plans; a table key that could change is a *ShapeError.
+// read differently now; a table key that could change is a *ShapeError.
 func (a *Applier) Stale(recorded map[string]transform.Shape) ([]string, error) {
 	idx, err := a.stale(recorded)
 	var out []string
@@ -133,7 +130,7 @@ func (a *Applier) Stale(recorded map[string]transform.Shape) ([]string, error) {
 	return out, err
 }
 
-// aheadItems is the most items a window derives before the previous window is
+// aheadItems is the most items a window derives before the previous one is
 // written; past it, Start waits for that window's barrier.
 const aheadItems = 10_000
 
@@ -143,25 +140,24 @@ type Flight struct {
 	wr  *pipeline.Group
 	w   *work
 	out Applied
-	// catalog is the Fingerprint the window moved Applier.Catalog to (nil: unchanged).
+	// catalog is the Fingerprint the window moved Applier.Catalog to, or nil.
 	catalog *Fingerprint
-	// seq is the window's number in a.keys (0 without an audit); repair, if set,
-	// is the audit's repair the flight writes instead.
+	// seq is the window's number in a.keys (0 without audit); repair, if set, is
+	// the audit's repair written instead.
 	seq    uint64
 	repair *repairReq
 }
 
 // Start derives the items txs affect, in one snapshot taken after their
-// commits, and hands them row by row to the write stage, deletes last. busy
-// holds the keys of the previous window (nil: none): their items wait for
-// barrier, so each key's writes stay in commit order. Start calls barrier (if
-// not nil) exactly once, even on failure, unless barrier itself fails.
+// commits, and hands them row by row to the write stage, deletes last. Items
+// of busy keys (the previous window's) wait for barrier, keeping each key's
+// writes in commit order. Start calls barrier (if not nil) exactly once.
 func (a *Applier) Start(ctx context.Context, txs []*Tx, busy map[[2]string]bool, barrier func() error) (*Flight, error) {
 	return a.start(ctx, txs, busy, barrier, beside{})
 }
 
-// beside are the side chunks in flight (pipe.sides): keys reports whether a
-// key is theirs (nil: none), and await waits for their writes.
+// beside are the side chunks in flight: keys reports whether a key is theirs
+// (nil: none), and await waits for their writes.
 type beside struct {
 	keys  func(k [2]string) bool
 	await func() error
@@ -225,7 +221,7 @@ func hasChanges(txs []*Tx) bool {
 	return slices.ContainsFunc(txs, func(tx *Tx) bool { return len(tx.Changes) > 0 })
 }
 
-// read derives, in the snapshot just begun, the items txs and whole affect, into f.
+// read derives, in the new snapshot, the items txs and whole affect, into f.
 func (a *Applier) read(ctx context.Context, txs []*Tx, whole []int, f *Flight) error {
 	more, err := a.settle(ctx, txs)
 	if err != nil {
@@ -251,8 +247,8 @@ func (a *Applier) read(ctx context.Context, txs []*Tx, whole []int, f *Flight) e
 	return a.gone(ctx, aff, f.w)
 }
 
-// MissingTableError is a followed table the source no longer has under the
-// mapping's name: dropped, or renamed (to Streamed, per the stream).
+// MissingTableError is a followed table gone from the mapping's name: dropped,
+// or renamed (to Streamed).
 type MissingTableError struct {
 	Table, Streamed string
 	Err             error
@@ -267,7 +263,7 @@ func (e *MissingTableError) Error() string {
 
 func (e *MissingTableError) Unwrap() error { return e.Err }
 
-// missingTable makes err (SQLSTATE 42P01) a *MissingTableError naming the table's new name.
+// missingTable makes err (42P01) a *MissingTableError naming the new name.
 func (a *Applier) missingTable(ctx context.Context, err error) error {
 	var pe *pgconn.PgError
 	if !errors.As(err, &pe) || pe.Code != "42P01" {
@@ -297,8 +293,7 @@ func (a *Applier) missingTable(ctx context.Context, err error) error {
 	return err
 }
 
-// dropped returns a *MissingTableError when a followed table no longer exists
-// (the stream says nothing of DROP TABLE).
+// dropped returns a *MissingTableError for a dropped table (not streamed).
 func (a *Applier) dropped(ctx context.Context) error {
 	oids := slices.Sorted(maps.Keys(a.graph.byOID))
 	rels, err := a.src.Catalog().RelationsByOID(ctx, oids)
@@ -350,7 +345,7 @@ func (f *Flight) abort() {
 	f.a.keys.done(f.seq)
 }
 
-// gate hands a window's rows to its writes, holding those with a busy key until the barrier.
+// gate hands a window's rows to its writes, busy keys' after the barrier.
 type gate struct {
 	barrier func() error
 	busy    map[[2]string]bool
@@ -362,8 +357,7 @@ type gate struct {
 	err     error // of open
 	// keys records the keys handed over, for the audit (nil: none).
 	keys *keyLog
-	// side are the side chunks in flight: an item of their keys is held until the
-	// barrier and side.await, or waits for them once open.
+	// side are the side chunks in flight: their keys' items wait for them.
 	side     beside
 	needSide bool
 	// sidePassed is set once side.await is called.
@@ -441,7 +435,7 @@ func (g *gate) open() error {
 
 type work struct {
 	seen map[[2]string]bool
-	// owners are the rows whose items hold the keys put: a second row rendering one is rejected.
+	// owners are the rows whose items hold the keys put.
 	owners       map[[2]string]rowID
 	rejectedRows map[rowID]bool
 	keys         [][2]string // scratch: the keys of the row being derived
@@ -467,12 +461,10 @@ type rowID struct {
 	pk     string
 }
 
-// derive reads the rows aff names and hands their items to the writers, entity
-// by entity, each match in primary-key order. A row is rejected whole, as
-// migrate does, when two of its items share a key or one has the key of an
-// earlier row in the window. A window keeps the row it derives first and
-// cannot see other windows: migrate --follow names at start the entities
-// whose keys are not proven unique.
+// derive reads the rows aff names and hands their items to the writers,
+// entity by entity, each match in key order. A row is rejected whole, as
+// migrate does, when its items share a key with each other or with an earlier
+// row. A window keeps the row it derives first and cannot see other windows.
 func (a *Applier) derive(ctx context.Context, aff *affected, w *work) error {
 	order := slices.SortedFunc(maps.Keys(aff.matches), func(x, y string) int {
 		return cmp.Or(cmp.Compare(aff.matches[x].entity, aff.matches[y].entity), strings.Compare(x, y))
@@ -495,7 +487,7 @@ func (a *Applier) derive(ctx context.Context, aff *affected, w *work) error {
 			if re != nil {
 				w.rejected++
 				w.rejectedRows[row] = true
-				// A full load would not write the row: its old items go unless another row holds the key.
+				// A full load would not write the row: its old items go.
 				nr := newReject{reject: pipeline.RowReject(re)}
 				if keys, kerr := a.b.TableKeys(p, values); kerr == nil {
 					nr.keys = keys
@@ -513,7 +505,7 @@ func (a *Applier) derive(ctx context.Context, aff *affected, w *work) error {
 				w.rejectedRows[row] = true
 				return a.reject(pipeline.Reject{Entity: p.Entity().Name, SourceKey: p.SourceKey(values), ItemKey: pipeline.ItemKeyMap(key, a.keyAttrs, a.keyTypes), Reason: reason})
 			}
-			// The row's new keys' items, in one batch: written or rejected together.
+			// The row's new keys' items, written or rejected together.
 			w.row, w.rowKeys = w.row[:0], w.rowKeys[:0]
 			for i, it := range buf {
 				if key := keys[i]; !w.seen[key] {
@@ -535,8 +527,7 @@ func (a *Applier) derive(ctx context.Context, aff *affected, w *work) error {
 	return nil
 }
 
-// duplicateKey returns why row cannot be written (in migrate's words) and the
-// key, or "" when it can.
+// duplicateKey returns why row cannot be written, and the key; "" if it can.
 func (a *Applier) duplicateKey(w *work, row rowID, keys [][2]string) (string, [2]string) {
 	head := func(key [2]string) string {
 		return fmt.Sprintf("duplicate primary key (%s)", transform.DescribeKey(a.keyAttrs, key))
@@ -552,7 +543,7 @@ func (a *Applier) duplicateKey(w *work, row rowID, keys [][2]string) (string, [2
 	return "", [2]string{}
 }
 
-// gone adds to w the keys the affected rows' images rendered that no row renders now.
+// gone adds to w the keys the affected rows' images rendered, now unrendered.
 func (a *Applier) gone(ctx context.Context, aff *affected, w *work) error {
 	for i := range w.newRejects {
 		nr := &w.newRejects[i]

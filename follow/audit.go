@@ -26,16 +26,14 @@ import (
 )
 
 // The rolling audit: while a follow streams, an Auditor compares the table
-// with the source one slice of keys (by FNV-1a hash of the partition key) at
-// a time, finding within a cycle drift the stream cannot show (items changed
-// behind the follow's back, catalog-only changes). A slice records the keys
-// the follow writes, reads WAL position L in a REPEATABLE READ snapshot,
-// derives the slice's items, waits until the follow has applied L, then Scans
-// the table; keys the follow wrote meanwhile are left out, so any difference
-// is drift. With AuditRepair the follow's write stage writes the repairs
-// between windows, keeping each key's writes in order. See docs/follow.md.
+// with the source one slice of keys (FNV-1a of the partition key) at a time,
+// finding drift the stream cannot show within a cycle. A slice records the
+// keys the follow writes, reads WAL position L in a snapshot, derives its
+// items, waits until the follow has applied L and Scans the table; keys the
+// follow wrote meanwhile are left out. With AuditRepair the follow's write
+// stage writes the repairs between windows. See docs/follow.md.
 
-// AuditMode is what the rolling audit does: nothing, report drift, or repair it.
+// AuditMode is what the rolling audit does: nothing, report, or repair.
 type AuditMode int
 
 const (
@@ -59,12 +57,11 @@ func ParseAuditMode(s string) (AuditMode, error) {
 	return AuditOff, fmt.Errorf("--audit %q: expected off, report or repair", s)
 }
 
-// DefaultAuditCycle is the default period within which every item is compared
-// once: reads stay a small share of the follow's, drift is found within the hour.
+// DefaultAuditCycle is the default period for comparing every item once: a
+// small share of the follow's reads, drift found within the hour.
 const DefaultAuditCycle = time.Hour
 
-// AuditSliceItems is the number of items a slice aims at. A slice holds its
-// keys and content hashes in memory and costs a source pass and a table Scan.
+// AuditSliceItems is the items a slice aims at, held in memory as hashes.
 const AuditSliceItems = 100_000
 
 // AuditAPI is what the audit calls on DynamoDB (DescribeTable, Scan).
@@ -78,22 +75,20 @@ var _ AuditAPI = (*dynamodb.Client)(nil)
 // AuditOptions tune an Auditor.
 type AuditOptions struct {
 	Mode AuditMode
-	// Cycle is the period within which every item is compared (default
-	// DefaultAuditCycle); its slices are spread evenly over it.
+	// Cycle is the period in which every item is compared, slices spread evenly.
 	Cycle time.Duration
 	// SliceItems is the items a slice aims at (default AuditSliceItems).
 	SliceItems int
 	// Segments is the number of parallel Scan segments (default 2).
 	Segments int
-	// OnDrift, if set, is told of each drifted item once its slice is done
-	// (after the repair); an error stops the audit, and the follow with it.
+	// OnDrift, if set, is told of each drifted item once its slice is done; an
+	// error stops the audit and the follow.
 	OnDrift func(Drift) error
-	// OnCycle, if set, gets the status at the end of each cycle. OnSkip, if set,
-	// is told why a slice was skipped (the mapping no longer fits the source).
+	// OnCycle, if set, gets the status after each cycle; OnSkip, if set, why a
+	// slice was skipped.
 	OnCycle func(AuditStatus)
 	OnSkip  func(error)
-	// After, if set, holds the first slice until it is closed: a comparison
-	// beside the follow (Options.Alongside) brings the table in line first.
+	// After, if set, holds the first slice until closed (Options.Alongside).
 	After <-chan struct{}
 }
 
@@ -105,7 +100,7 @@ const (
 	DriftMissing DriftKind = "missing"
 	// DriftChanged: both have it, with different content.
 	DriftChanged DriftKind = "changed"
-	// DriftStale: the table holds an item of a mapped type the source does not render.
+	// DriftStale: the table holds a mapped type's item the source lacks.
 	DriftStale DriftKind = "stale"
 )
 
@@ -114,29 +109,29 @@ type Drift struct {
 	// Cycle is the audit cycle (from 1) that found it.
 	Cycle int       `json:"cycle"`
 	Kind  DriftKind `json:"kind"`
-	// Entity and Type are the item's entity (for a stale item, its type's first) and type.
+	// Entity and Type are the item's entity (stale: its type's first) and type.
 	Entity string `json:"entity"`
 	Type   string `json:"type"`
 	// Key is the item's primary key: attribute name to value.
 	Key map[string]string `json:"key"`
-	// Repaired says the table no longer holds the drift. Always false with AuditReport.
+	// Repaired says the table no longer holds the drift (never with AuditReport).
 	Repaired bool `json:"repaired"`
 }
 
 // AuditStatus is the audit's progress, shown on the follow's status line.
 type AuditStatus struct {
 	Mode AuditMode
-	// Cycle is the cycle under way, of Slices slices, Done compared; Overran: past AuditOptions.Cycle.
+	// Cycle is the cycle under way, of Slices, Done compared; Overran: too long.
 	Cycle, Slices, Done int
 	Overran             bool
-	// Item counts of the cycle; Skipped are those the follow wrote during their slice.
+	// Item counts of the cycle; Skipped are those the follow wrote meanwhile.
 	Compared, Skipped, Drifted, Repaired int64
 	// PrevDrifted and PrevRepaired are the previous cycle's counts.
 	PrevDrifted, PrevRepaired int64
-	// LastDriftCycle is the last cycle that found drift (0: none), with its counts.
+	// LastDriftCycle is the last cycle that found drift (0: none), and its counts.
 	LastDriftCycle            int
 	LastDrifted, LastRepaired int64
-	// Totals since the audit began, an item counted once per cycle that finds it.
+	// Totals since the audit began, once per cycle that finds an item.
 	TotalDrifted, TotalRepaired int64
 	// Cycles is the number of cycles completed.
 	Cycles int
@@ -145,7 +140,7 @@ type AuditStatus struct {
 // Unrepaired reports whether the audit found drift it did not repair.
 func (s AuditStatus) Unrepaired() bool { return s.TotalDrifted > s.TotalRepaired }
 
-// Auditor is the rolling audit of one follow (Options.Audit); Run starts and stops it.
+// Auditor is the rolling audit of one follow (Options.Audit).
 type Auditor struct {
 	opts       AuditOptions
 	connString string
@@ -165,8 +160,7 @@ type Auditor struct {
 }
 
 // NewAuditor returns the audit of the follow a applies, reading the source at
-// connString (two connections of its own) and m's table through client. It
-// records the keys a's windows write; pass it to Run in Options.Audit.
+// connString and m's table through client; pass it in Options.Audit.
 func NewAuditor(connString string, m *mapping.Mapping, client AuditAPI, a *Applier, opts AuditOptions) *Auditor {
 	if opts.Cycle <= 0 {
 		opts.Cycle = DefaultAuditCycle
@@ -202,13 +196,13 @@ func (au *Auditor) update(f func(*AuditStatus)) {
 	f(&au.st)
 }
 
-// AuditError stops a follow whose audit failed: a follow never goes on unaudited silently.
+// AuditError stops a follow whose audit failed: it never goes on unaudited.
 type AuditError struct{ Err error }
 
 func (e *AuditError) Error() string { return "audit: " + e.Err.Error() }
 func (e *AuditError) Unwrap() error { return e.Err }
 
-// start runs the audit in a goroutine; a failure calls fail with an *AuditError.
+// start runs the audit in a goroutine; failures go to fail as *AuditError.
 func (au *Auditor) start(ctx context.Context, applied func() pglogrepl.LSN, fail func(error)) (stop func()) {
 	if au == nil {
 		return func() {}
@@ -232,7 +226,7 @@ func (au *Auditor) run(ctx context.Context, applied func() pglogrepl.LSN) error 
 	if au.slices, err = au.sliceCount(ctx); err != nil {
 		return err
 	}
-	// The first slice waits a share: the full load was just checked, or a backlog awaits.
+	// The first slice waits a share: the load was just checked, or backlog waits.
 	begun := time.Now().Add(au.opts.Cycle / time.Duration(au.slices))
 	au.update(func(st *AuditStatus) { st.Cycle, st.Slices = 1, au.slices })
 	if err := sleepUntil(ctx, begun); err != nil {
@@ -263,7 +257,7 @@ func (au *Auditor) run(ctx context.Context, applied func() pglogrepl.LSN) error 
 		resized = false
 		share := au.opts.Cycle / time.Duration(n)
 		for i := 0; i < n; i++ {
-			// Each slice at the start of its share, or at once when running late.
+			// Each slice at the start of its share, or at once when late.
 			if err := sleepUntil(ctx, begun.Add(share*time.Duration(i))); err != nil {
 				return nil
 			}
@@ -271,7 +265,7 @@ func (au *Auditor) run(ctx context.Context, applied func() pglogrepl.LSN) error 
 			var mes mapping.Errors
 			switch {
 			case errors.Is(err, errResize):
-				// The source outgrew the cycle's sizing: it begins again in more slices.
+				// The source outgrew the cycle's sizing: begin again in more slices.
 				resized = true
 			case errors.As(err, &mes) && au.opts.OnSkip != nil:
 				au.opts.OnSkip(fmt.Errorf("cycle %d, slice %d of %d not compared: %w", cycle, i+1, n, err))
@@ -323,7 +317,7 @@ func sleepUntil(ctx context.Context, t time.Time) error {
 	}
 }
 
-// sliceCount sizes the cycle by DynamoDB's item count (refreshed every few hours).
+// sliceCount sizes the cycle by DynamoDB's (hours-old) item count.
 func (au *Auditor) sliceCount(ctx context.Context) (int, error) {
 	td, err := load.DescribeTable(ctx, au.client, au.m.Table.Name)
 	if err != nil || td == nil {
@@ -346,7 +340,7 @@ func sliceOf(pk string, n int) int {
 	return int(h.Sum64() % uint64(n))
 }
 
-// auditSession is the audit's snapshot connection and a plain one that flushes the WAL.
+// auditSession is the audit's snapshot connection and a WAL-flushing one.
 type auditSession struct {
 	src   *extract.Source
 	flush *pgconn.PgConn
@@ -371,13 +365,13 @@ func (s *auditSession) close() {
 	s.flush.Close(ctx)
 }
 
-// derived is the snapshot's item for one key of the slice: content hash and entity.
+// derived is a slice key's item in the snapshot: content hash and entity.
 type derived struct {
 	hash   uint64
 	entity int32
 }
 
-// drifted is one key a slice found different, before the follow's keys are left out.
+// drifted is one key a slice found different.
 type drifted struct {
 	key    [2]string
 	kind   DriftKind
@@ -388,7 +382,7 @@ type drifted struct {
 // slice compares slice i of n (see the package's audit comment).
 func (au *Auditor) slice(ctx context.Context, sess *auditSession, cycle, i, n int, applied func() pglogrepl.LSN) error {
 	in := func(pk string) bool { return sliceOf(pk, n) == i }
-	// Compiled each slice: the source's columns may have changed since the follow began.
+	// Compiled each slice: the source's columns may have changed.
 	plans, err := pipeline.Prepare(ctx, sess.src, au.m)
 	if err != nil {
 		return err
@@ -408,7 +402,7 @@ func (au *Auditor) slice(ctx context.Context, sess *auditSession, cycle, i, n in
 	if err != nil {
 		return err
 	}
-	// DescribeTable's stale count may be far below the source's, which sizes the slice too.
+	// DescribeTable's count may be far below the source's, which sizes it too.
 	est, err := au.estimate(ctx, src, plans)
 	if err != nil {
 		return err
@@ -477,7 +471,7 @@ func (au *Auditor) slice(ctx context.Context, sess *auditSession, cycle, i, n in
 	return nil
 }
 
-// snapshotPosition is the WAL position every transaction the slice's snapshot sees ends before.
+// snapshotPosition is the WAL position the slice's snapshot's commits precede.
 func snapshotPosition(ctx context.Context, sess *auditSession) (pglogrepl.LSN, error) {
 	var lsnText string
 	if err := sess.src.Conn().QueryRow(ctx, "SELECT pg_current_wal_insert_lsn()::text").Scan(&lsnText); err != nil {
@@ -493,7 +487,7 @@ func snapshotPosition(ctx context.Context, sess *auditSession) (pglogrepl.LSN, e
 // errResize ends a slice whose cycle has too few slices for the source's items.
 var errResize = errors.New("audit: more slices needed")
 
-// estimate is the items src's snapshot derives: count(*) per entity, doubled for mirrors.
+// estimate is the items src's snapshot derives (count(*), mirrors twice).
 func (au *Auditor) estimate(ctx context.Context, src *extract.Source, plans []*transform.Plan) (int64, error) {
 	var n int64
 	for _, p := range plans {
@@ -543,7 +537,7 @@ func splitKey(s string) [2]string {
 	return [2]string{s, ""}
 }
 
-// derive returns the content hash and entity of each slice item src's snapshot derives.
+// derive returns the content hash and entity of each slice item derived.
 func (au *Auditor) derive(ctx context.Context, src *extract.Source, plans []*transform.Plan, in func(string) bool) (map[string]derived, error) {
 	want := map[string]derived{}
 	var mu sync.Mutex
@@ -568,8 +562,8 @@ func (au *Auditor) derive(ctx context.Context, src *extract.Source, plans []*tra
 	return want, nil
 }
 
-// scan reads the whole table, taking each key found out of want (what is left
-// is missing), and returns the changed and stale keys and the extra items read.
+// scan reads the table, taking keys found out of want (the rest is missing),
+// and returns the changed and stale keys and the extra items read.
 func (au *Auditor) scan(ctx context.Context, want map[string]derived, in func(string) bool) ([]drifted, int64, error) {
 	var mu sync.Mutex
 	var found []drifted

@@ -14,16 +14,16 @@ import (
 	"github.com/pg2dynamo/pg2dynamo/transform"
 )
 
-// The writes beside the follow's stream: the keys windows write, recorded for
-// comparisons at their own snapshot (keyLog), and those comparisons' writes (repairReq).
+// The writes beside the follow's stream: keys windows write, recorded for
+// comparisons at their own snapshot (keyLog), and their writes (repairReq).
 
 // keyLog counts the follow's windows and records, per recording under way, the
 // keys written that fall in it. Safe for concurrent use; nil does nothing.
 type keyLog struct {
 	on atomic.Int32 // recordings under way: len(recs)
 	mu sync.Mutex
-	// started counts the windows begun, finished those done up to the first not
-	// done; ahead holds later ones done already (a repair may end out of order).
+	// started counts windows begun, finished those done in order; ahead holds
+	// later ones done already (a repair may end out of order).
 	started, finished uint64
 	ahead             map[uint64]bool
 	// moved is closed when finished moves (nil while nobody waits).
@@ -31,7 +31,7 @@ type keyLog struct {
 	recs  map[*recording]struct{}
 }
 
-// recording is one comparison's record of the keys the follow wrote since it began.
+// recording is one comparison's record of the keys the follow wrote.
 type recording struct {
 	// in accepts the partition keys recorded (nil: every key).
 	in   func(pk string) bool
@@ -118,7 +118,8 @@ func (l *keyLog) wrote(r *recording, k [2]string) bool {
 	return ok
 }
 
-// waitWindows waits until windows up to seq are written: after it, every follow write is recorded.
+// waitWindows waits until windows up to seq are written: then every follow
+// write is recorded.
 func (l *keyLog) waitWindows(ctx context.Context, seq uint64) error {
 	for {
 		l.mu.Lock()
@@ -146,14 +147,14 @@ type repairReq struct {
 	items []transform.Item
 	skip  func([2]string) bool
 	done  chan error
-	// skipped counts the puts and deletes skipped; took is the writers' pace on this chunk.
+	// skipped counts the puts and deletes skipped; took the writers' pace.
 	skipped [2]int64
 	taken   time.Time
 	took    time.Duration
 	paced   int64
 }
 
-// repairChunk is the most repairs one request holds, which bounds the audit's memory.
+// repairChunk is the most repairs one request holds (bounding memory).
 const repairChunk = 500
 
 // repair has the follow put the slice snapshot's items for out's missing and
@@ -217,7 +218,7 @@ func (au *Auditor) repair(ctx context.Context, src *extract.Source, plans []*tra
 	return flush()
 }
 
-// send hands items to the follow (taken between two windows) and waits until they are written.
+// send hands items to the follow and waits until they are written.
 func (au *Auditor) send(ctx context.Context, items []transform.Item) error {
 	rec := au.rec
 	req := &repairReq{items: items, skip: func(k [2]string) bool { return au.a.keys.wrote(rec, k) }, done: make(chan error, 1)}
@@ -234,21 +235,20 @@ func (au *Auditor) send(ctx context.Context, items []transform.Item) error {
 	}
 }
 
-// maxSides is the most side chunks in flight: one written, the next queued behind it.
+// maxSides is the most side chunks in flight: one written, one queued.
 const maxSides = 2
 
 // Side chunks fit behind the windows without waiting (pipeline.BehindItems);
 // a negative array length fails the build.
 var _ [pipeline.BehindItems - maxSides*max(besideChunkMax, repairChunk)]struct{}
 
-// sideFlight is a side chunk (audit repair, Beside writes) being written beside
-// the windows; written is closed once done.
+// sideFlight is a side chunk being written beside the windows.
 type sideFlight struct {
 	f        *Flight
 	written  chan struct{}
 	rejected []pipeline.Reject
 	err      error
-	// items are the chunk's items written, between began and ended; set before written closes.
+	// items are the chunk's items written, from began to ended.
 	items        int64
 	began, ended time.Time
 }
@@ -327,8 +327,8 @@ func (p *pipe) beside() beside {
 	}
 }
 
-// collectSides tells the comparisons of their written chunks, oldest first (all
-// of them with wait), and returns the first chunk's error.
+// collectSides tells the comparisons of their written chunks, oldest first,
+// and returns the first chunk's error.
 func (p *pipe) collectSides(wait bool) error {
 	for len(p.sides) > 0 {
 		s := p.sides[0]
@@ -350,7 +350,7 @@ func (p *pipe) collectSides(wait bool) error {
 	return nil
 }
 
-// abandonSides stops the chunks in flight and waits; their comparisons stop with ctx.
+// abandonSides stops the chunks in flight and waits for them.
 func (p *pipe) abandonSides() {
 	for _, s := range p.sides {
 		s.f.wr.Cancel()
@@ -360,8 +360,8 @@ func (p *pipe) abandonSides() {
 	p.sides = nil
 }
 
-// startRepair hands req's items to the write stage as Start does, in a Group
-// behind the windows'. barrier is called exactly once, unless it fails.
+// startRepair hands req's items to the write stage as Start does, behind the
+// windows'. barrier is called exactly once, unless it fails.
 func (a *Applier) startRepair(ctx context.Context, req *repairReq, busy map[[2]string]bool, barrier func() error, side beside) (*Flight, error) {
 	g := &gate{barrier: barrier, busy: busy, side: side, start: func() *pipeline.Group {
 		wr := a.group(ctx)

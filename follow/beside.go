@@ -58,7 +58,8 @@ func (b *Beside) Put(ctx context.Context, entity string, item map[string]types.A
 	return b.add(ctx, transform.Item{Entity: e, Attrs: item})
 }
 
-// Delete hands the delete of the item of key (partition, sort) to the follow, as Put.
+// Delete hands the delete of the item of key (partition, sort) to the follow,
+// as Put.
 func (b *Beside) Delete(ctx context.Context, key [2]string) error {
 	return b.add(ctx, b.a.deleteItem(key))
 }
@@ -71,7 +72,8 @@ func (b *Beside) add(ctx context.Context, it transform.Item) error {
 	return b.send(ctx)
 }
 
-// send hands the chunk over once earlier ones are taken, collecting those written.
+// send hands the chunk over once earlier ones are taken, collecting those
+// written.
 func (b *Beside) send(ctx context.Context) error {
 	if len(b.chunk) == 0 {
 		return nil

@@ -13,11 +13,11 @@ import (
 	"github.com/pg2dynamo/pg2dynamo/extract"
 )
 
-// What the catalog alone says of the followed tables: changes that reach
-// items without row changes in the WAL (enum labels renamed, tables rewritten,
-// partitions attached or detached, the publication narrowed). A follow
-// compares a Fingerprint of them at start, at DDL commands and every
-// CatalogInterval: each difference is derived again or stops it (*CatalogError).
+// What the catalog alone says of the followed tables: changes that reach items
+// without row changes in the WAL (enum labels renamed, tables rewritten,
+// partitions attached or detached, the publication narrowed). A follow compares
+// a Fingerprint of them at start, at DDL commands and every CatalogInterval:
+// each difference is derived again or stops it (*CatalogError).
 
 // Fingerprint and its parts are extract's.
 type (
@@ -84,7 +84,8 @@ func (g *Graph) CompareCatalog(was, is *Fingerprint, pub string) (changes, entit
 }
 
 // compare returns what the differences from was to is ask of a follow of g
-// streaming pub; column changes and dropped tables are left to the stream's checks.
+// streaming pub; column changes and dropped tables are left to the stream's
+// checks.
 func (g *Graph) compare(was, is *Fingerprint, pub string) catalogVerdict {
 	var v catalogVerdict
 	if p := g.publicationProblems(is.Publication, pub); p != nil {
@@ -151,8 +152,9 @@ func (g *Graph) compare(was, is *Fingerprint, pub string) catalogVerdict {
 			rederive = true
 		}
 		if !slices.Equal(old.Storage, now.Storage) && len(detached) == 0 && len(attached) == 0 {
-			// Rewritten: ALTER TABLE … TYPE … USING, VACUUM FULL or CLUSTER. A retype
-			// the stream describes is derived again there; the rest here.
+			// Rewritten: ALTER TABLE … TYPE … USING, VACUUM FULL or CLUSTER. A
+			// retype the stream describes is derived again there; the rest
+			// here.
 			v.changes = append(v.changes, fmt.Sprintf("%s rewritten (ALTER TABLE … USING, VACUUM FULL or CLUSTER)", name))
 			rederive = true
 		}
@@ -171,7 +173,8 @@ func (g *Graph) compare(was, is *Fingerprint, pub string) catalogVerdict {
 	return v
 }
 
-// CheckPublication returns a *CatalogError when publication pub leaves out changes of g's tables.
+// CheckPublication returns a *CatalogError when publication pub leaves out
+// changes of g's tables.
 func (g *Graph) CheckPublication(fp *Fingerprint, pub string) error {
 	if p := g.publicationProblems(fp.Publication, pub); p != nil {
 		return p
@@ -179,12 +182,14 @@ func (g *Graph) CheckPublication(fp *Fingerprint, pub string) error {
 	return nil
 }
 
-// ownsItems reports whether t is an entity's own source: a row gone takes an item with it.
+// ownsItems reports whether t is an entity's own source: a row gone takes an
+// item with it.
 func (g *Graph) ownsItems(t *table) bool {
 	return slices.ContainsFunc(t.effects, func(e effect) bool { return e.kind == own })
 }
 
-// lostLabels returns the labels of was renamed or reordered in is; added labels change no row.
+// lostLabels returns the labels of was renamed or reordered in is; added labels
+// change no row.
 func lostLabels(was, is []string) []string {
 	var out []string
 	j := 0

@@ -25,18 +25,22 @@ const (
 	DDLPublication = extract.DDLPublication
 )
 
-// DDLEvent is one object a DDL command touched, as the event trigger recorded it.
+// DDLEvent is one object a DDL command touched, as the event trigger recorded
+// it.
 type DDLEvent struct {
 	// Command is the command tag: ALTER TABLE, DROP TABLE, …
 	Command string
 	// ObjectType and Object are the object_type and object_identity of
-	// pg_event_trigger_ddl_commands (pg_event_trigger_dropped_objects for a drop).
+	// pg_event_trigger_ddl_commands (pg_event_trigger_dropped_objects for a
+	// drop).
 	ObjectType, Object string
-	// Publications is, for a command on a publication, every publication's state just after it.
+	// Publications is, for a command on a publication, every publication's
+	// state just after it.
 	Publications map[string]ddlPublication
 }
 
-// ddlPublication is a publication's state as the event trigger records it (JSON).
+// ddlPublication is a publication's state as the event trigger records it
+// (JSON).
 type ddlPublication struct {
 	Insert   bool `json:"insert"`
 	Update   bool `json:"update"`
@@ -97,7 +101,8 @@ func hasDDL(txs []*Tx) bool {
 	return false
 }
 
-// ErrNoDDLCapture means the role may not create event triggers: nothing is installed.
+// ErrNoDDLCapture means the role may not create event triggers: nothing is
+// installed.
 var ErrNoDDLCapture = extract.ErrNoDDLCapture
 
 // InstallDDLCapture installs DDL capture (see extract.InstallDDLCapture).
@@ -105,12 +110,14 @@ func InstallDDLCapture(ctx context.Context, conn *pgx.Conn) error {
 	return extract.InstallDDLCapture(ctx, conn)
 }
 
-// DDLCaptureInstalled reports whether DDL capture is installed on conn's database.
+// DDLCaptureInstalled reports whether DDL capture is installed on conn's
+// database.
 func DDLCaptureInstalled(ctx context.Context, conn *pgx.Conn) (bool, error) {
 	return extract.DDLCaptureInstalled(ctx, conn)
 }
 
-// DropDDLCapture removes DDL capture unless another follow's slot may stream it.
+// DropDDLCapture removes DDL capture unless another follow's slot may stream
+// it.
 func DropDDLCapture(ctx context.Context, conn *pgx.Conn, except string) (dropped, keptFor []string, err error) {
 	return extract.DropDDLCapture(ctx, conn, except)
 }
@@ -119,7 +126,8 @@ func isDDLTable(namespace, name string) bool {
 	return namespace == DDLSchema && name == DDLTable
 }
 
-// publicationNames is pgoutput's publication_names: pub, plus DDLPublication with ddl.
+// publicationNames is pgoutput's publication_names: pub, plus DDLPublication
+// with ddl.
 func publicationNames(pub string, ddl bool) string {
 	names := []string{pub}
 	if ddl {

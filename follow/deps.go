@@ -19,11 +19,11 @@ import (
 type effectKind int
 
 const (
-	// own: the table is the entity's source; the row's items change, appear or go.
+	// own: the table is the entity's source; its rows' items change.
 	own effectKind = iota
-	// child: the entity embeds or aggregates the table's rows; its parent rows are derived again.
+	// child: the entity embeds or aggregates the rows; parents are derived again.
 	child
-	// parent: the entity duplicates the table's columns; the child rows joining it are derived again.
+	// parent: the entity duplicates the rows' columns; children derive again.
 	parent
 )
 
@@ -36,15 +36,18 @@ type effect struct {
 	on     [][2]string
 }
 
-// table is a followed table: its qualified name and what a change of it affects.
+// table is a followed table: its qualified name and what a change of it
+// affects.
 type table struct {
 	schema, name string
 	// rel is the table as cataloged when the graph was built: OID and columns.
 	rel extract.Relation
-	// streamed is the table's name as the stream last described it ("" until then).
+	// streamed is the table's name as the stream last described it ("" until
+	// then).
 	streamed string
 	effects  []effect
-	// identity lists the columns a change's old row image must carry (checkIdentity).
+	// identity lists the columns a change's old row image must carry
+	// (checkIdentity).
 	identity []string
 }
 
@@ -154,7 +157,8 @@ func (g *Graph) partitioned() bool {
 	return false
 }
 
-// Tables returns the followed tables, qualified and sorted: what the publication publishes.
+// Tables returns the followed tables, qualified and sorted: what the
+// publication publishes.
 func (g *Graph) Tables() []pgx.Identifier {
 	var out []pgx.Identifier
 	for _, k := range slices.Sorted(maps.Keys(g.tables)) {
@@ -164,7 +168,8 @@ func (g *Graph) Tables() []pgx.Identifier {
 }
 
 // CheckIdentity checks that each followed table's replica identity carries the
-// columns its old row images need; the error names each table short and the fix.
+// columns its old row images need; the error names each table short and the
+// fix.
 // https://www.postgresql.org/docs/current/sql-altertable.html#SQL-ALTERTABLE-REPLICA-IDENTITY
 func (g *Graph) CheckIdentity(ctx context.Context, conn *pgx.Conn) error {
 	idents, err := extract.NewCatalog(conn).ReplicaIdentities(ctx, slices.Collect(maps.Keys(g.byOID)))
@@ -270,7 +275,8 @@ func (a *affected) addImage(e int, cols []string, img map[string]*string) {
 	}
 }
 
-// add records what change c affects; tables the graph does not know are ignored.
+// add records what change c affects; tables the graph does not know are
+// ignored.
 func (g *Graph) add(a *affected, c Change) {
 	t := g.byOID[c.Rel]
 	if t == nil {

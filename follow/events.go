@@ -216,7 +216,7 @@ func (a *Applier) settle(ctx context.Context, txs []*Tx) ([]int, error) {
 	var table, change string
 	for _, oid := range oids {
 		t := a.graph.byOID[oid]
-		// The lock found a table of its name; another OID means dropped or renamed.
+		// The lock found a table of its name; another OID: dropped or renamed.
 		r, ok := rels[oid]
 		if !ok {
 			return nil, &MissingTableError{Table: qualified(t.schema, t.name),
@@ -248,8 +248,8 @@ func (a *Applier) settle(ctx context.Context, txs []*Tx) ([]int, error) {
 	return append(whole, more...), err
 }
 
-// catalog compares, in the window's snapshot, the catalog with the items'
-// Fingerprint when due, returning the entities to derive again whole or a *CatalogError.
+// catalog compares the catalog with the items' Fingerprint in the window's
+// snapshot when due, returning entities to derive again or a *CatalogError.
 func (a *Applier) catalog(ctx context.Context, txs []*Tx) ([]int, error) {
 	var at pglogrepl.LSN
 	if len(txs) > 0 {
@@ -373,7 +373,7 @@ func (a *Applier) Shapes() map[string]transform.Shape {
 	return out
 }
 
-// stale returns the entities whose recorded shapes differ from a's plans (none recorded: same).
+// stale returns the entities whose recorded shapes differ from a's plans.
 func (a *Applier) stale(recorded map[string]transform.Shape) ([]int, error) {
 	var out []int
 	for i, p := range a.graph.plans {

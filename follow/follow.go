@@ -17,24 +17,24 @@ import (
 type Options struct {
 	// Slot and Publication name the replication slot and its publication.
 	Slot, Publication string
-	// From is where streaming starts: the slot's consistent point, or 0 for its confirmed position.
+	// From is where streaming starts; 0 means the slot's confirmed position.
 	From pglogrepl.LSN
-	// Window is the most row changes applied together, in one snapshot (default 2000).
+	// Window is the most row changes applied together (default 2000).
 	Window int
 	// Idle is how long Receive waits for more changes before applying (default
 	// 100 ms); MaxAge the longest a window stays open (default 250 ms).
 	Idle, MaxAge time.Duration
-	// UntilCaughtUp stops Run once caught up; otherwise Run follows until ctx is done.
+	// UntilCaughtUp stops Run once caught up, not when ctx is done.
 	UntilCaughtUp bool
 	// OnStatus, if set, is called after each window, when idle, and every
 	// Stream.Interval during a window; never concurrently.
 	OnStatus func(Status)
-	// OnCatalog, if set, gets the new Fingerprint once a window that moved it is acknowledged.
+	// OnCatalog, if set, gets a window's new Fingerprint once acknowledged.
 	OnCatalog func(*Fingerprint) error
 	// OnShapes, if set, gets the entities derived again whole and the plans'
 	// shapes once their window is acknowledged (for the checkpoint).
 	OnShapes func(rederived []string, shapes map[string]transform.Shape) error
-	// Audit, if set, is the rolling audit run alongside; its failure stops the follow.
+	// Audit, if set, is the rolling audit run alongside; its failure stops Run.
 	Audit *Auditor
 	// Alongside, if set, runs in its own goroutine once streaming starts: its
 	// error stops the follow, and with UntilCaughtUp Run waits for it.
@@ -47,10 +47,10 @@ type Status struct {
 	// acknowledged; Received the end of the last transaction received.
 	Applied, Received pglogrepl.LSN
 	// LagBytes is the WAL between Applied and the server's position; Lag the time
-	// from the last window's oldest commit to its application (0 when caught up).
+	// from the last window's oldest commit to its application.
 	LagBytes int64
 	Lag      time.Duration
-	// Totals of acknowledged windows; Written also counts items of windows in flight.
+	// Totals of acknowledged windows; Written counts items in flight too.
 	Transactions, Changes, Puts, Deletes, Rejected int64
 	Written                                        int64
 	CaughtUp                                       bool
@@ -114,7 +114,7 @@ func Run(ctx context.Context, s *Stream, a *Applier, conn *pgx.Conn, opts Option
 		return tr.get(), err
 	}
 	tr.update(func(st *Status) { st.Applied, st.Received = opts.From, opts.From })
-	// A lost connection cancels the window at once; the run then returns that loss.
+	// A lost connection cancels the window at once; Run returns that loss.
 	ctx, lose := context.WithCancelCause(ctx)
 	defer lose(nil)
 	defer s.KeepAlive(ctx, func(err error) { lose(&lostError{err}) })()
@@ -122,11 +122,11 @@ func Run(ctx context.Context, s *Stream, a *Applier, conn *pgx.Conn, opts Option
 	defer opts.Audit.start(ctx, func() pglogrepl.LSN { return tr.get().Applied }, lose)()
 	alongside, stopAlongside := startAlongside(ctx, opts.Alongside, lose)
 	defer stopAlongside()
-	// One window is written while the next is derived; windows are acknowledged in order.
+	// One window is written while the next is derived; acks go in order.
 	p := &pipe{s: s, tr: tr, onShapes: opts.OnShapes, onCatalog: opts.OnCatalog}
 	defer p.abandon()
 	if a.Pending() {
-		// Entities whose columns changed while no follow ran, derived again first.
+		// Entities whose columns changed while stopped, derived again first.
 		if err := p.start(ctx, a, nil); err != nil {
 			return tr.get(), stopped(ctx, err)
 		}
@@ -173,7 +173,7 @@ func Run(ctx context.Context, s *Stream, a *Applier, conn *pgx.Conn, opts Option
 	if err := stopped(ctx, nil); err != nil {
 		return tr.get(), err // the connection lost
 	}
-	// Unless the run was stopped, the window in flight is written and acknowledged.
+	// Unless stopped, the window in flight is written and acknowledged.
 	if err := p.finish(ctx); err != nil {
 		return tr.get(), stopped(ctx, err)
 	}
@@ -199,7 +199,7 @@ func (o *Options) defaults() {
 	}
 }
 
-// reportWhileApplying calls onStatus every interval until stop, showing a long window's progress.
+// reportWhileApplying calls onStatus every interval until stop.
 func reportWhileApplying(ctx context.Context, tr *tracker, every time.Duration) (stop func()) {
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
@@ -222,7 +222,7 @@ func reportWhileApplying(ctx context.Context, tr *tracker, every time.Duration) 
 	}
 }
 
-// stopped is err, nil for a clean stop, or the replication connection's loss when that ended ctx.
+// stopped is err, nil for a clean stop, or the connection loss that ended ctx.
 func stopped(ctx context.Context, err error) error {
 	if ctx.Err() == nil {
 		return err
@@ -280,7 +280,7 @@ type lostError struct{ err error }
 
 func (e *lostError) Error() string { return e.err.Error() }
 
-// receiveWindow receives until Window changes, Idle without one, or MaxAge since the first.
+// receiveWindow receives until Window changes, Idle or MaxAge passes.
 func receiveWindow(ctx context.Context, s *Stream, opts Options) ([]*Tx, error) {
 	var txs []*Tx
 	changes := 0
@@ -313,14 +313,13 @@ type pipe struct {
 	onCatalog func(*Fingerprint) error
 	flight    *Flight
 	txs       []*Tx // the flight's
-	// sides are the chunks of comparisons beside the stream, oldest first (takeRepair).
+	// sides are the comparisons' chunks beside the stream, oldest first.
 	sides []*sideFlight
-	// checkAt and catalogAt are when Run, while idle, next checks the tables and the catalog.
+	// checkAt and catalogAt are when Run, idle, next checks tables and catalog.
 	checkAt, catalogAt time.Time
 }
 
-// start derives txs and hands their items to the writers; keys the window in
-// flight also writes wait for it.
+// start derives txs for the writers; keys the flight writes wait for it.
 func (p *pipe) start(ctx context.Context, a *Applier, txs []*Tx) error {
 	var busy map[[2]string]bool
 	if p.flight != nil {
@@ -378,8 +377,8 @@ func (p *pipe) checkIdle(ctx context.Context, a *Applier) error {
 	return p.checkCatalog(ctx, a)
 }
 
-// checkCatalog, while idle, compares the catalog at most every CatalogEvery;
-// when it differs it applies an empty window, which derives again what changed.
+// checkCatalog, idle, compares the catalog at most every CatalogEvery, and
+// applies an empty window when it differs.
 func (p *pipe) checkCatalog(ctx context.Context, a *Applier) error {
 	if a.CatalogEvery <= 0 || time.Now().Before(p.catalogAt) {
 		return nil
@@ -395,7 +394,7 @@ func (p *pipe) checkCatalog(ctx context.Context, a *Applier) error {
 	return p.finish(ctx)
 }
 
-// checkTables, while idle, returns Applier.dropped's error at most every status interval.
+// checkTables, idle, returns Applier.dropped's error at most every interval.
 func (p *pipe) checkTables(ctx context.Context, a *Applier) error {
 	if time.Now().Before(p.checkAt) {
 		return nil
@@ -404,7 +403,7 @@ func (p *pipe) checkTables(ctx context.Context, a *Applier) error {
 	return a.dropped(ctx)
 }
 
-// abandon stops a window in flight when Run fails; the slot sends it again next run.
+// abandon stops a window in flight when Run fails; the slot resends it.
 func (p *pipe) abandon() {
 	if p.flight != nil {
 		p.flight.abort()
@@ -413,7 +412,7 @@ func (p *pipe) abandon() {
 	p.abandonSides()
 }
 
-// ackWindow acknowledges txs up to the end of the last whole transaction, and counts them.
+// ackWindow acknowledges txs up to the last whole transaction's end.
 func ackWindow(ctx context.Context, s *Stream, txs []*Tx, res Applied, tr *tracker) error {
 	var end pglogrepl.LSN
 	whole := 0
@@ -424,7 +423,7 @@ func ackWindow(ctx context.Context, s *Stream, txs []*Tx, res Applied, tr *track
 	}
 	if end != 0 {
 		s.Ack(end)
-		// At once, so the server may recycle WAL and a restart replays only the window in flight.
+		// At once: the server may recycle WAL, and a restart replays less.
 		if err := s.status(ctx, true); err != nil {
 			return err
 		}

@@ -23,7 +23,8 @@ const maxName = 63
 var nameChars = regexp.MustCompile(`[^a-z0-9_]+`)
 
 // DefaultName is the default slot and publication name for a follow of table:
-// pg2dynamo_ and the lower-cased name, bytes outside [a-z0-9_] as _, at most 63 bytes.
+// pg2dynamo_ and the lower-cased name, bytes outside [a-z0-9_] as _, at most 63
+// bytes.
 func DefaultName(table string) string {
 	n := "pg2dynamo_" + nameChars.ReplaceAllString(strings.ToLower(table), "_")
 	return n[:min(len(n), maxName)]
@@ -39,9 +40,9 @@ func CheckSlot(name string) error {
 	return nil
 }
 
-// PublicationError is an existing publication that does not send every
-// insert, update, delete and truncate of the followed tables, or partitions'
-// changes as the table's own (publish_via_partition_root). Fix says what to run.
+// PublicationError is an existing publication that does not send every insert,
+// update, delete and truncate of the followed tables, or partitions' changes as
+// the table's own (publish_via_partition_root). Fix says what to run.
 type PublicationError struct {
 	Name    string
 	Missing []string
@@ -124,13 +125,15 @@ func SlotPosition(ctx context.Context, conn *pgx.Conn, name string) (pglogrepl.L
 	return s.ConfirmedFlush, exists, err
 }
 
-// SlotActive reports whether a process streams from slot name now (false when it does not exist).
+// SlotActive reports whether a process streams from slot name now (false when
+// it does not exist).
 func SlotActive(ctx context.Context, conn *pgx.Conn, name string) (bool, error) {
 	s, _, err := extract.NewCatalog(conn).Slot(ctx, name)
 	return s.Active, err
 }
 
-// dropSlot drops slot, waiting up to SlotReleaseWait for another connection to let it go.
+// dropSlot drops slot, waiting up to SlotReleaseWait for another connection to
+// let it go.
 func dropSlot(ctx context.Context, conn *pgx.Conn, slot string) error {
 	deadline := time.Now().Add(SlotReleaseWait)
 	for {

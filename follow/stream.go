@@ -1,9 +1,7 @@
 // Package follow keeps a DynamoDB table in step with PostgreSQL after the full
-// load: it streams the source's changes (pgoutput, over a publication of the
-// mapped tables), derives the items each changed row affects again from the
-// source, and puts them or deletes the items of rows gone. The handoff is
-// gap-free: the full load reads the snapshot the slot exports at creation,
-// and streaming starts at the slot's consistent point.
+// load: it streams the source's changes (pgoutput), derives the items each
+// changed row affects again, and puts them or deletes those of rows gone. The
+// full load reads the slot's exported snapshot, so the handoff is gap-free.
 // https://www.postgresql.org/docs/current/protocol-replication.html
 package follow
 
@@ -26,7 +24,7 @@ import (
 
 // Change is one row change, its values in PostgreSQL's text form.
 type Change struct {
-	// Rel is the table's OID (a rename keeps it); Schema and Table as last described.
+	// Rel is the table's OID (kept by renames); Schema and Table as described.
 	Rel           uint32
 	Schema, Table string
 	// Kind is 'I' (insert), 'U' (update) or 'D' (delete).
@@ -41,7 +39,7 @@ type Change struct {
 // them (past Stream.MaxChanges). Every part is committed, so each is applied
 // as it comes; only the last ends the transaction.
 type Tx struct {
-	// Commit is the LSN of the commit record; End the LSN after the transaction (0 when Partial).
+	// Commit is the commit record's LSN; End the LSN after it (0 when Partial).
 	Commit, End pglogrepl.LSN
 	// Xid is the transaction's ID (32 bits, as pgoutput sends it).
 	Xid     uint32
@@ -52,13 +50,13 @@ type Tx struct {
 	// Truncated the OIDs of tables a TRUNCATE emptied.
 	Relations []*pglogrepl.RelationMessage
 	Truncated []uint32
-	// DDL are the DDL commands the transaction ran, in order, when Stream.DDL is set.
+	// DDL are the DDL commands the transaction ran, with Stream.DDL.
 	DDL []DDLEvent
 }
 
-// Stream is a logical replication connection: it manages slots and streams committed transactions.
+// Stream is a logical replication connection: slots and their transactions.
 type Stream struct {
-	// mu serializes the connection between Receive and KeepAlive; it also guards
+	// mu serializes the connection between Receive and KeepAlive, and guards
 	// flushed and nextStatus.
 	mu   sync.Mutex
 	conn *pgconn.PgConn
@@ -67,28 +65,27 @@ type Stream struct {
 	// relations are the tables pgoutput described, by relation ID.
 	relations map[uint32]*pglogrepl.RelationMessage
 	cur       *Tx
-	// flushed is the position acknowledged (Ack); serverEnd the server's WAL end.
+	// flushed is the position acknowledged; serverEnd the server's WAL end.
 	flushed, serverEnd pglogrepl.LSN
 	// sent is the WAL position a keepalive last reported sent.
 	sent       pglogrepl.LSN
 	nextStatus time.Time
 	// interval is the time between status updates (StatusInterval or less).
 	interval time.Duration
-	// MaxChanges is the most changes Receive holds before returning a part; 0: no limit.
+	// MaxChanges is the most changes held before a part is returned; 0: none.
 	MaxChanges int
-	// DDL makes Start stream DDLPublication too (Tx.DDL). Set it only when that
-	// publication predates the slot, or pgoutput fails.
+	// DDL makes Start stream DDLPublication too; pgoutput fails unless it
+	// predates the slot.
 	DDL bool
 }
 
-// StatusInterval is the most time between the follow's position reports; a short
-// wal_sender_timeout, past which the server disconnects, gets one a quarter of it.
+// StatusInterval is the most time between position reports; a short
+// wal_sender_timeout, past which the server disconnects, gets a quarter of it.
 // https://www.postgresql.org/docs/current/runtime-config-replication.html#GUC-WAL-SENDER-TIMEOUT
 const StatusInterval = 5 * time.Second
 
-// Dial opens a replication connection (replication=database) to connString
-// with extract.SessionSettings as startup parameters, so pgoutput prints
-// values as the full load reads them.
+// Dial opens a replication connection to connString with SessionSettings as
+// startup parameters, so pgoutput prints values as the full load reads them.
 func Dial(ctx context.Context, connString string) (*Stream, error) {
 	cfg, err := pgconn.ParseConfig(connString)
 	if err != nil {
@@ -152,8 +149,8 @@ func parseSetting(v string) (time.Duration, error) {
 func (s *Stream) Interval() time.Duration { return s.interval }
 
 // KeepAlive sends a status update every Interval until stop, so a long window
-// does not get the connection closed; it reports only acknowledged positions.
-// When an update fails it calls lost and stops, so the window stops at once.
+// keeps the connection; it reports only acknowledged positions. A failed
+// update calls lost, stopping the window at once.
 func (s *Stream) KeepAlive(ctx context.Context, lost func(error)) (stop func()) {
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
@@ -189,8 +186,8 @@ type Slot struct {
 	Snapshot   string
 }
 
-// CreateSlot creates logical slot name (pgoutput) and exports a snapshot at
-// its consistent point, importable until s runs another command.
+// CreateSlot creates logical slot name and exports a snapshot at its
+// consistent point, importable until s runs another command.
 func (s *Stream) CreateSlot(ctx context.Context, name string) (Slot, error) {
 	res, err := pglogrepl.CreateReplicationSlot(ctx, s.conn, quoteSlot(name), "pgoutput",
 		pglogrepl.CreateReplicationSlotOptions{SnapshotAction: "EXPORT_SNAPSHOT", Mode: pglogrepl.LogicalReplication})
@@ -206,12 +203,11 @@ func (s *Stream) CreateSlot(ctx context.Context, name string) (Slot, error) {
 
 func quoteSlot(name string) string { return `"` + strings.ReplaceAll(name, `"`, `""`) + `"` }
 
-// SlotBusyWait is how long Start waits for a slot another connection holds:
-// after a crash the server frees it only once it notices.
+// SlotBusyWait is how long Start waits for a slot a crashed client held.
 const SlotBusyWait = 30 * time.Second
 
-// Start streams slot's changes of publication from from (0: the confirmed
-// position), pgoutput protocol 1, waiting up to SlotBusyWait for a busy slot.
+// Start streams slot's changes of publication from from (0: confirmed), with
+// pgoutput protocol 1, waiting up to SlotBusyWait for a busy slot.
 func (s *Stream) Start(ctx context.Context, slot, publication string, from pglogrepl.LSN) error {
 	deadline := time.Now().Add(SlotBusyWait)
 	for {
@@ -243,8 +239,7 @@ func (s *Stream) Start(ctx context.Context, slot, publication string, from pglog
 	return nil
 }
 
-// Ack records that every transaction ending at or before lsn is in the table,
-// letting the server recycle that WAL.
+// Ack records that every transaction ending by lsn is in the table.
 func (s *Stream) Ack(lsn pglogrepl.LSN) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -262,7 +257,7 @@ func (s *Stream) Receive(ctx context.Context, wait time.Duration) (*Tx, error) {
 	return s.receive(ctx, wait, math.MaxUint64)
 }
 
-// receive also returns nil once a keepalive reports everything before until sent.
+// receive also returns nil once a keepalive reports until sent.
 func (s *Stream) receive(ctx context.Context, wait time.Duration, until pglogrepl.LSN) (*Tx, error) {
 	deadline := time.Now().Add(wait)
 	for {
@@ -415,7 +410,7 @@ func (s *Stream) add(rel uint32, kind byte, old, new *pglogrepl.TupleData) (*Tx,
 	return part, nil
 }
 
-// tuple returns a row image as column name → text (nil: NULL), without unsent columns.
+// tuple returns a row image as column → text (nil: NULL), sent columns only.
 func tuple(r *pglogrepl.RelationMessage, t *pglogrepl.TupleData) map[string]*string {
 	if t == nil {
 		return nil

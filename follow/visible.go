@@ -43,9 +43,9 @@ func awaitVisible(ctx context.Context, conn *pgx.Conn, txs []*Tx) error {
 	}
 }
 
-// visibleQuery counts the transactions of $1 (32-bit IDs) that a snapshot
-// taken now does not see committed. Each ID is widened to the xid8 of the
-// snapshot's epoch: a streamed transaction is far less than 2^31 older than xmax.
+// visibleQuery counts the transactions of $1 (32-bit IDs) that a snapshot taken
+// now does not see committed. Each ID is widened to the xid8 of the snapshot's
+// epoch: a streamed transaction is far less than 2^31 older than xmax.
 const visibleQuery = `SELECT count(*) FROM (SELECT pg_current_snapshot() AS snap) s, unnest($1::bigint[]) AS x(id)
 WHERE NOT pg_visible_in_snapshot(((pg_snapshot_xmax(snap)::text::bigint)
 	- (((pg_snapshot_xmax(snap)::text::bigint) % 4294967296 - id + 4294967296) % 4294967296))::text::xid8, snap)`

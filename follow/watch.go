@@ -28,7 +28,7 @@ type Watch struct {
 	plain *pgconn.PgConn // not replication: reads and flushes the WAL position
 	pub   string
 	slot  Slot
-	// from is the slot received from: slot, or a copy of the follow's (FromFollow).
+	// from is the slot received from: slot, or a copy of the follow's.
 	from   Slot
 	keys   map[[2]string]bool
 	asOf   time.Time // the keys cover every change committed before it
@@ -187,7 +187,7 @@ func (w *Watch) advance(ctx context.Context, src *extract.Source) error {
 	return nil
 }
 
-// resolve adds the table keys of the items aff reaches, from src's snapshot and the row images.
+// resolve adds the table keys of the items aff reaches.
 func (w *Watch) resolve(ctx context.Context, src *extract.Source, aff *affected) error {
 	add := func(p *transform.Plan) func([]any) error {
 		return func(values []any) error {
