@@ -66,12 +66,12 @@ func noteKey(id int) map[string]types.AttributeValue {
 	}
 }
 
-// tamper drifts the table behind the follow's back: note 1's item changed
-// (UpdateItem) and note 3's deleted (DeleteItem), both done notes, an item of
-// the mapping's type planted for a note that does not exist (PutItem: stale),
-// and the enum label pending renamed in the catalog, which no row change
-// carries: the items of the ten pending notes hold the old label. It returns
-// the number of cycles the audit had completed before.
+// tamper drifts the table behind the follow's back: note 1's item
+// changed (UpdateItem) and note 3's deleted (DeleteItem), both done
+// notes, an item of the mapping's type planted for a note that does not
+// exist (PutItem: stale), and the enum label pending renamed in the catalog, which no row
+// change carries: the items of the ten pending notes hold the old label.
+// It returns the number of cycles the audit had completed before.
 func tamper(t *testing.T, f followedChange, p *liveFollow) int {
 	t.Helper()
 	before := len(cycleDone.FindAllString(p.out.String(), -1))
@@ -174,10 +174,10 @@ func withinOneCycle(t *testing.T, cycles []int, before int) {
 	}
 }
 
-// report: an item changed, one deleted and one planted in DynamoDB, and an enum
-// label renamed in the catalog, are found within one cycle and listed (stderr,
-// the audit file, the status line's count), and the follow exits 4 at SIGINT
-// saying so; the table is left as it is.
+// report: an item changed, one deleted and one planted in DynamoDB, and an enum label
+// renamed in the catalog, are found within one cycle and listed (stderr,
+// the audit file, the status line's count), and the follow exits 4 at
+// SIGINT saying so; the table is left as it is.
 func TestAuditReportsDrift(t *testing.T) {
 	t.Parallel()
 	f, p, file := auditedFollow(t, "report")

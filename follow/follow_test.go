@@ -167,8 +167,7 @@ func workloads(t *testing.T) []workload {
 				func(r *rand.Rand) []string {
 					return []string{fmt.Sprintf("DELETE FROM attendance WHERE (student_id, lecture_id) = (SELECT student_id, lecture_id FROM attendance WHERE student_id >= %d ORDER BY student_id, lecture_id LIMIT 1)", 1+r.IntN(500))}
 				},
-				// A key column update: the association moves to another
-				// lecture.
+				// A key column update: the association moves to another lecture.
 				func(r *rand.Rand) []string {
 					l := 1 + r.IntN(50)
 					return []string{fmt.Sprintf(`UPDATE attendance a SET lecture_id = %d WHERE (student_id, lecture_id) = (SELECT student_id, lecture_id FROM attendance WHERE student_id >= %d ORDER BY 1, 2 LIMIT 1)
