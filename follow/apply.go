@@ -86,7 +86,7 @@ func (a *Applier) Written() int64 {
 	return a.writes.Written()
 }
 
-// Close stops the writers once handed windows are written; a is done then.
+// Close stops the writers once handed windows are written; a is unusable after.
 func (a *Applier) Close() {
 	if a.writes != nil {
 		a.writes.Close()
@@ -151,7 +151,8 @@ type Flight struct {
 // Start derives the items txs affect, in one snapshot taken after their
 // commits, and hands them row by row to the write stage, deletes last. Items
 // of busy keys (the previous window's) wait for barrier, keeping each key's
-// writes in commit order. Start calls barrier (if not nil) exactly once.
+// writes in commit order. Start calls barrier (if not nil) exactly once, even
+// when it fails, unless barrier itself fails.
 func (a *Applier) Start(ctx context.Context, txs []*Tx, busy map[[2]string]bool, barrier func() error) (*Flight, error) {
 	return a.start(ctx, txs, busy, barrier, beside{})
 }

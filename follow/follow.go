@@ -24,7 +24,7 @@ type Options struct {
 	// Idle is how long Receive waits for more changes before applying (default
 	// 100 ms); MaxAge the longest a window stays open (default 250 ms).
 	Idle, MaxAge time.Duration
-	// UntilCaughtUp stops Run once caught up, not when ctx is done.
+	// UntilCaughtUp also stops Run once caught up (else only ctx stops it).
 	UntilCaughtUp bool
 	// OnStatus, if set, is called after each window, when idle, and every
 	// Stream.Interval during a window; never concurrently.

@@ -54,7 +54,7 @@ type Tx struct {
 	DDL []DDLEvent
 }
 
-// Stream is a logical replication connection: slots and their transactions.
+// Stream is a logical replication connection: it manages and streams slots.
 type Stream struct {
 	// mu serializes the connection between Receive and KeepAlive, and guards
 	// flushed and nextStatus.
