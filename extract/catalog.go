@@ -96,7 +96,7 @@ func (c Catalog) Tables(ctx context.Context, schemas []string) ([]*Table, error)
 	return tables, nil
 }
 
-// Table returns the table ident names (resolved as in a statement).
+// Table returns the table ident names, as a statement resolves it, or an error.
 func (c Catalog) Table(ctx context.Context, ident pgx.Identifier) (*Table, error) {
 	tables, err := c.tables(ctx, "c.oid = to_regclass($1)", ident.Sanitize())
 	if err == nil && len(tables) == 0 {

@@ -70,7 +70,7 @@ func (s *Source) ForgetStatements(ctx context.Context) error {
 	return nil
 }
 
-// Catalog returns the connection's catalog reader.
+// Catalog returns the connection's catalog reader (in the snapshot once begun).
 func (s *Source) Catalog() Catalog { return NewCatalog(s.conn) }
 
 // Close ends the snapshot, if any, and closes the connection.
@@ -135,7 +135,7 @@ func (s *Source) BeginAt(ctx context.Context, snapshot string) error {
 	return nil
 }
 
-// ExportSnapshot exports Begin's snapshot and returns its ID (until End).
+// ExportSnapshot exports Begin's snapshot; its ID is importable until End.
 // https://www.postgresql.org/docs/current/functions-admin.html#FUNCTIONS-SNAPSHOT-SYNCHRONIZATION
 func (s *Source) ExportSnapshot(ctx context.Context) (string, error) {
 	if s.tx == nil {
@@ -578,7 +578,7 @@ func tableIdent(src mapping.Source) pgx.Identifier {
 	return pgx.Identifier{src.Table}
 }
 
-// SampleParams returns up to n distinct tuples of cols, in a stable order.
+// SampleParams returns up to n distinct tuples of cols, in pseudo-random order.
 func (s *Source) SampleParams(ctx context.Context, src mapping.Source, cols []string, n int) ([][]any, error) {
 	if s.tx == nil {
 		return nil, errors.New("source: SampleParams before Begin")

@@ -252,7 +252,7 @@ func (l *writeLimit) succeeded() {
 	}
 }
 
-// NewDynamoDB returns a sink writing to table through client, keyed as named.
+// NewDynamoDB returns a sink writing to table, keyed by partitionKey, sortKey.
 func NewDynamoDB(client WriteAPI, table, partitionKey, sortKey string) *DynamoDB {
 	return &DynamoDB{
 		client:    client,

@@ -86,7 +86,7 @@ func gsiReady(absent error) func(*types.GlobalSecondaryIndexDescription) (bool, 
 	}
 }
 
-// DeleteGSI removes GSI name from table and waits, up to timeout, for it.
+// DeleteGSI removes GSI name from table and waits, up to timeout, until gone.
 func DeleteGSI(ctx context.Context, client GSIAPI, table, name string, timeout time.Duration) error {
 	_, err := client.UpdateTable(ctx, &dynamodb.UpdateTableInput{TableName: aws.String(table),
 		GlobalSecondaryIndexUpdates: []types.GlobalSecondaryIndexUpdate{{Delete: &types.DeleteGlobalSecondaryIndexAction{IndexName: aws.String(name)}}}})
