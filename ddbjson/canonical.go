@@ -6,34 +6,24 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
 
-// Canonical returns item as DynamoDB JSON in its canonical form, so that
-// two items are equal exactly when their canonical forms are equal byte
-// for byte: {"attr":{"S":"…"},…} with attribute names and map keys in byte
-// order, set members sorted (a binary set by the members' base64 text),
-// lists in their order, and every string (names included) escaped as
-// encoding/json.Marshal escapes it. Numbers are compared as their text,
-// which is DynamoDB's and the transform's canonical decimal text. A value
-// of a type it does not know (nil, *types.UnknownUnionMember) is written
-// as null, so Canonical never fails; DecodeItem refuses that null.
-//
-// It is what verify compares, hashes into its journal and reports as an
-// item's before and after, so its bytes are a format: change them and
-// journals and reports written before no longer match.
+// Canonical returns item as canonical DynamoDB JSON: two items are equal
+// exactly when these bytes are. Names and map keys in byte order, set members
+// sorted (binary by base64), lists in order, strings escaped as encoding/json
+// does, numbers as their canonical text. Unknown value types are written as
+// null, so it never fails. Verify compares, hashes and reports it: the bytes
+// are a format, and changing them breaks existing journals and reports.
 func Canonical(item map[string]types.AttributeValue) []byte {
 	b, _ := appendMap(nil, item, canonical) // the canonical form never fails
 	return b
 }
 
-// CanonicalValue returns one attribute value in Canonical's form:
-// {"SS":["a","b"]}; null for nil or a type it does not know.
+// CanonicalValue returns one value in Canonical's form; null for nil, unknown.
 func CanonicalValue(v types.AttributeValue) []byte {
 	b, _ := appendValue(nil, v, canonical) // the canonical form never fails
 	return b
 }
 
-// htmlSafe is the ASCII bytes encoding/json writes as they are, with its
-// HTML escaping on: all but control characters, '"', '\\', '<', '>' and
-// '&'.
+// htmlSafe is the ASCII bytes encoding/json, escaping HTML, writes unescaped.
 var htmlSafe = func() (t [utf8.RuneSelf]bool) {
 	for c := 0x20; c < utf8.RuneSelf; c++ {
 		t[c] = c != '"' && c != '\\' && c != '<' && c != '>' && c != '&'
@@ -41,11 +31,8 @@ var htmlSafe = func() (t [utf8.RuneSelf]bool) {
 	return t
 }()
 
-// appendCanonicalString appends s as a JSON string exactly as
-// encoding/json.Marshal writes it (TestCanonicalStringIsEncodingJSON and
-// FuzzCanonicalString hold it to that): short escapes for \b, \f, \n, \r
-// and \t, \u00XX for the other control characters and for <, > and &,
-// \ufffd for each byte of invalid UTF-8, \u2028 and \u2029.
+// appendCanonicalString appends s exactly as encoding/json.Marshal writes it
+// (TestCanonicalStringIsEncodingJSON and FuzzCanonicalString check).
 func appendCanonicalString(b []byte, s string) []byte {
 	b = append(b, '"')
 	start := 0

@@ -11,15 +11,11 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
 
-// A DecodeError is input that DecodeLine, DecodeItem or DecodeValue could
-// not read as DynamoDB JSON: where in it, and why.
+// A DecodeError is input that is not DynamoDB JSON: where in it, and why.
 type DecodeError struct {
-	// Path locates the value: an attribute's name, then ".name" for each
-	// map member and "[i]" for each list element or set member below it
-	// ("tags[2]", "meta.source.ip"); "" for the input as a whole.
+	// Path locates the value: "tags[2]", "meta.source.ip"; "" for the input.
 	Path string
-	// Err is the cause: encoding/json's or encoding/base64's error, or
-	// one of this package's (ErrNotTyped, ErrNull).
+	// Err is encoding/json's or encoding/base64's error, ErrNotTyped or ErrNull.
 	Err error
 }
 
@@ -33,19 +29,15 @@ func (e *DecodeError) Error() string {
 func (e *DecodeError) Unwrap() error { return e.Err }
 
 var (
-	// ErrNotTyped is a value that is not an object of exactly one known
-	// type descriptor (S, N, B, BOOL, NULL, L, M, SS, NS, BS), or a line
-	// that is not {"Item":{…}}.
+	// ErrNotTyped is a value that is not an object of exactly one known type
+	// descriptor, or a line that is not {"Item":{…}}.
 	ErrNotTyped = errors.New("not DynamoDB JSON")
-	// ErrNull is JSON null where an attribute value must be: an
-	// attribute, a list element.
+	// ErrNull is JSON null where an attribute value must be.
 	ErrNull = errors.New("null where a value must be")
 )
 
-// DecodeLine decodes one line of the S3 import format, {"Item":{…}} (as
-// AppendLine writes it, the newline optional), into an item. It fails with
-// a *DecodeError: on JSON that is not an object whose one member is "Item",
-// and as DecodeItem fails.
+// DecodeLine decodes one S3 import line, {"Item":{…}} (newline optional),
+// into an item; a *DecodeError otherwise.
 // https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/S3DataImport.Format.html
 func DecodeLine(b []byte) (map[string]types.AttributeValue, error) {
 	var doc map[string]json.RawMessage
@@ -59,18 +51,10 @@ func DecodeLine(b []byte) (map[string]types.AttributeValue, error) {
 	return DecodeItem(raw)
 }
 
-// DecodeItem decodes an item's DynamoDB JSON, {"attr":{"S":"…"},…}, as
-// AppendItem and Canonical write it and as DynamoDB's reports of failed
-// items hold it. It reads either form: escapes are JSON's, set members and
-// list elements keep their order (so DecodeItem inverts Canonical up to
-// the order of set members, which Canonical sorts). B and BS members are
-// standard, padded base64; N is kept as its text, unchecked; a NULL's
-// body is not read. JSON null as the whole input gives an empty item.
-//
-// It fails with a *DecodeError naming the attribute: on input that is not
-// a JSON object, on a value that is not an object of exactly one known
-// type descriptor (ErrNotTyped), on JSON null as an attribute or list
-// element (ErrNull), on a body of the wrong JSON type and on bad base64.
+// DecodeItem decodes an item's DynamoDB JSON in either form (as AppendItem,
+// Canonical and DynamoDB's failure reports hold it), keeping set and list
+// order; B is padded standard base64 and N its unchecked text. JSON null
+// gives an empty item. It fails with a *DecodeError naming the attribute.
 func DecodeItem(b []byte) (map[string]types.AttributeValue, error) {
 	var raw map[string]json.RawMessage
 	if err := json.Unmarshal(b, &raw); err != nil {
@@ -79,10 +63,8 @@ func DecodeItem(b []byte) (map[string]types.AttributeValue, error) {
 	return decodeMap(raw)
 }
 
-// DecodeValue decodes one attribute value's DynamoDB JSON ({"S":"Ada"}),
-// as AppendValue and CanonicalValue write it. JSON null, or nothing but
-// white space, gives nil and no error: an absent value, as verify's
-// reports of a changed attribute hold it. It fails as DecodeItem does.
+// DecodeValue decodes one attribute value's DynamoDB JSON ({"S":"Ada"}). JSON
+// null or blank input gives nil (an absent value in verify's reports).
 func DecodeValue(b []byte) (types.AttributeValue, error) {
 	if t := bytes.TrimSpace(b); len(t) == 0 || string(t) == "null" {
 		return nil, nil
@@ -120,8 +102,7 @@ func decodeValue(b []byte) (types.AttributeValue, error) {
 	panic("not reached")
 }
 
-// decodeTagged decodes the body of a value of type descriptor tag: the
-// one switch over DynamoDB JSON's types.
+// decodeTagged decodes the body of a value of type descriptor tag.
 func decodeTagged(tag string, body json.RawMessage) (types.AttributeValue, error) {
 	var err error
 	switch tag {
@@ -205,8 +186,7 @@ func decodeSet(tag string, body json.RawMessage) (types.AttributeValue, error) {
 	return &types.AttributeValueMemberBS{Value: bs}, nil
 }
 
-// at puts seg, a map member's name or a list index ("[2]"), in front of
-// the path of err, a *DecodeError.
+// at prefixes err's *DecodeError path with seg (a member name or "[2]").
 func at(seg string, err error) error {
 	var de *DecodeError
 	if !errors.As(err, &de) {

@@ -10,21 +10,10 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
 
-// AppendLine appends item to b as one line of the S3 import format,
-// {"Item":{"attr":{"S":"…"},…}} and a newline, and returns the extended
-// buffer. Attributes (and map keys, at every depth) come in byte order of
-// their names: a JSON object's members have no order, but lines alike
-// then repeat each other, which gzip compresses in fewer and longer
-// matches, faster. Binary values are base64 (standard alphabet, padded),
-// numbers their decimal text as given, BOOL true or false, NULL true;
-// strings escape only what JSON requires ('"', '\\' and control
-// characters, as \u00XX) and are otherwise copied as they are (DynamoDB
-// holds strings in UTF-8; invalid UTF-8 would be copied too, and read
-// back as U+FFFD).
-//
-// It fails, with b extended by part of the line, on a value of a type it
-// does not know (nil, or the SDK's *types.UnknownUnionMember); a caller
-// that keeps b must cut it back.
+// AppendLine appends item to b as one S3 import line, {"Item":{…}} and a
+// newline: attributes in byte order (alike lines compress better), padded
+// standard base64, numbers as given, strings escaping only what JSON
+// requires. An unknown value type fails, leaving a partial line in b.
 // https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/S3DataImport.Format.html
 func AppendLine(b []byte, item map[string]types.AttributeValue) ([]byte, error) {
 	b = append(b, `{"Item":`...)
@@ -35,24 +24,18 @@ func AppendLine(b []byte, item map[string]types.AttributeValue) ([]byte, error) 
 	return append(b, "}\n"...), nil
 }
 
-// AppendItem appends item as AppendLine does, but as the plain object
-// {"attr":{"S":"…"},…}, with no "Item" wrapper and no newline. It fails
-// as AppendLine does.
+// AppendItem appends item as AppendLine does, without wrapper and newline.
 func AppendItem(b []byte, item map[string]types.AttributeValue) ([]byte, error) {
 	return appendMap(b, item, line)
 }
 
-// AppendValue appends one attribute value as AppendLine writes it, the
-// object of its type descriptor: {"S":"Ada"}, {"L":[{"N":"1"}]}. It fails
-// as AppendLine does.
+// AppendValue appends one attribute value as AppendLine writes it: {"S":"Ada"}.
 func AppendValue(b []byte, v types.AttributeValue) ([]byte, error) {
 	return appendValue(b, v, line)
 }
 
-// LineBytes is the size of item's line (AppendLine), newline included:
-// its share of an export before compression; 0 if AppendLine fails. Safe
-// for concurrent use; it encodes into a pooled buffer, as diff and plan
-// call it for every item.
+// LineBytes is the size of item's line, newline included (0 if AppendLine
+// fails). Safe for concurrent use; it encodes into a pooled buffer.
 func LineBytes(item map[string]types.AttributeValue) int64 {
 	bp := lineBufs.Get().(*[]byte)
 	b, err := AppendLine((*bp)[:0], item)
@@ -71,15 +54,12 @@ var lineBufs = sync.Pool{New: func() any { return new([]byte) }}
 type form bool
 
 const (
-	// line is the import format's: sets as given, strings escaped only
-	// as JSON requires, an unknown value type an error.
+	// line is the import format: sets as given, minimal escapes, unknowns fail.
 	line form = false
-	// canonical is Canonical's: sets sorted, strings escaped as
-	// encoding/json escapes them, an unknown value type null.
+	// canonical is Canonical's: sets sorted, json escapes, unknown types null.
 	canonical form = true
 )
 
-// appendString appends s as a JSON string in form f.
 func (f form) appendString(b []byte, s string) []byte {
 	if f == canonical {
 		return appendCanonicalString(b, s)
@@ -87,15 +67,13 @@ func (f form) appendString(b []byte, s string) []byte {
 	return appendString(b, s)
 }
 
-// attr is one attribute of a map being encoded.
 type attr struct {
 	name  string
 	value types.AttributeValue
 }
 
 func appendMap(b []byte, m map[string]types.AttributeValue, f form) ([]byte, error) {
-	// Name and value together, on the stack, in one pass over the map:
-	// no second lookup per attribute.
+	// Name and value together on the stack: no second lookup per attribute.
 	var stack [32]attr
 	attrs := sortedAttrs(m, stack[:0])
 	b = append(b, '{')
@@ -113,8 +91,7 @@ func appendMap(b []byte, m map[string]types.AttributeValue, f form) ([]byte, err
 	return append(b, '}'), nil
 }
 
-// sortedAttrs appends m's attributes to attrs, in byte order of their
-// names, and returns attrs.
+// sortedAttrs appends m's attributes to attrs in byte order of their names.
 func sortedAttrs(m map[string]types.AttributeValue, attrs []attr) []attr {
 	for k, v := range m {
 		attrs = append(attrs, attr{k, v})
@@ -128,8 +105,7 @@ func sortedAttrs(m map[string]types.AttributeValue, attrs []attr) []attr {
 	return attrs
 }
 
-// nameLess is x < y, deciding inline on the first bytes when they differ
-// (as they mostly do between an item's attribute names).
+// nameLess is x < y, deciding inline on differing first bytes (the usual case).
 func nameLess(x, y string) bool {
 	if len(x) > 0 && len(y) > 0 && x[0] != y[0] {
 		return x[0] < y[0]
@@ -137,16 +113,14 @@ func nameLess(x, y string) bool {
 	return x < y
 }
 
-// appendValue is the one switch over the attribute value types that
-// writes DynamoDB JSON, in either form.
+// appendValue is the one switch writing DynamoDB JSON values, in either form.
 func appendValue(b []byte, v types.AttributeValue, f form) ([]byte, error) {
 	var err error
 	switch v := v.(type) {
 	case *types.AttributeValueMemberS:
 		b = f.appendString(append(b, `{"S":`...), v.Value)
 	case *types.AttributeValueMemberN:
-		// A number's text (digits, sign, point, exponent) needs no
-		// escape, as the transform's canonical numbers have it.
+		// A number's text needs no escape.
 		b = f.appendString(append(b, `{"N":`...), v.Value)
 	case *types.AttributeValueMemberB:
 		b = appendBase64(append(b, `{"B":`...), v.Value)
@@ -184,16 +158,12 @@ func appendValue(b []byte, v types.AttributeValue, f form) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
-// appendBase64 appends p as a JSON string of its base64: its alphabet
-// needs no escape.
 func appendBase64(b, p []byte) []byte {
 	b = base64.StdEncoding.AppendEncode(append(b, '"'), p)
 	return append(b, '"')
 }
 
-// appendStrings appends a string or number set, its members sorted in
-// the canonical form (DynamoDB sets have no order; the set itself is
-// left as it is).
+// appendStrings appends a string or number set, sorted in canonical form.
 func appendStrings(b []byte, ss []string, f form) []byte {
 	if f == canonical && !slices.IsSorted(ss) {
 		ss = slices.Sorted(slices.Values(ss))
@@ -208,8 +178,7 @@ func appendStrings(b []byte, ss []string, f form) []byte {
 	return append(b, ']')
 }
 
-// appendBinaries appends a binary set as base64 strings; the canonical
-// form sorts them by their base64 text.
+// appendBinaries appends a binary set as base64, sorted so in canonical form.
 func appendBinaries(b []byte, bs [][]byte, f form) []byte {
 	if f == canonical {
 		enc := make([]string, len(bs))
@@ -231,11 +200,8 @@ func appendBinaries(b []byte, bs [][]byte, f form) []byte {
 
 const hex = "0123456789abcdef"
 
-// appendString appends s as a JSON string, the line's way: strconv's
-// quoting escapes control characters as \x.., which JSON has not, so they
-// and the other JSON escapes are written here. A string that needs no
-// escape (nearly every one) is found so eight bytes at a time and copied
-// whole.
+// appendString appends s as a JSON string, the line's way (strconv's \x escapes
+// are not JSON), copying strings needing no escape whole.
 func appendString(b []byte, s string) []byte {
 	b = append(b, '"')
 	if !needsEscape(s) {
@@ -245,9 +211,7 @@ func appendString(b []byte, s string) []byte {
 	return append(appendEscaped(b, s), '"')
 }
 
-// appendStringValue appends the rest of an S or N value's object, whose
-// opening ({"S":") is written: s as the inside of a JSON string (as
-// appendString), then "}.
+// appendStringValue appends an S or N value's string and "}, after its opening.
 func appendStringValue(b []byte, s string) []byte {
 	if !needsEscape(s) {
 		b = append(b, s...)
@@ -256,8 +220,7 @@ func appendStringValue(b []byte, s string) []byte {
 	return append(appendEscaped(b, s), '"', '}')
 }
 
-// appendEscaped appends s, which needs escaping, as the inside of a JSON
-// string: runs without escapes are copied whole.
+// appendEscaped appends s's escaped inside, copying runs without escapes whole.
 func appendEscaped(b []byte, s string) []byte {
 	start := 0
 	for i := 0; i < len(s); i++ {
@@ -276,8 +239,7 @@ func appendEscaped(b []byte, s string) []byte {
 	return append(b, s[start:]...)
 }
 
-// escaped marks the bytes JSON escapes in a string: the control
-// characters, '"' and '\\'.
+// escaped marks the bytes JSON escapes: control characters, '"' and '\\'.
 var escaped = func() (t [256]bool) {
 	for c := range 0x20 {
 		t[c] = true
@@ -286,14 +248,10 @@ var escaped = func() (t [256]bool) {
 	return t
 }()
 
-// needsEscape reports whether s holds a byte JSON escapes (escaped). It
-// tests a word of 8 bytes at once: a byte below 0x20, or equal to '"' or
-// '\\' once xored with it, sets its top bit in (x - 0x01…) &^ x & 0x80…
-// (the zero-byte test of "Bit Twiddling Hacks", exact as to whether a
-// word has one). A string of 8 bytes or more is tested word by word, the
-// last overlapping the one before, the words' tests or'ed rather than
-// branched on; a shorter one as one word of its bytes, overlapping, and
-// of 'a's for those it lacks.
+// needsEscape reports whether s holds a byte JSON escapes, a word of 8 bytes
+// at a time: a byte below 0x20, or '"' or '\\' once xored, sets its top bit
+// in (x - 0x01…) &^ x & 0x80… (the exact zero-byte test of "Bit Twiddling
+// Hacks"). Words overlap at the end; a short string is padded with 'a's.
 func needsEscape(s string) bool {
 	const ones, highs = 0x0101010101010101, 0x8080808080808080
 	var x, acc uint64
@@ -321,15 +279,13 @@ func needsEscape(s string) bool {
 	return ((x-ones*0x20)|(q-ones)|(bs-ones))&^x&highs != 0
 }
 
-// load32 is the first 4 bytes of s, at least 4 long, as a little-endian
-// word (one load, as the compiler combines them).
+// load32 is s's first 4 bytes as a little-endian word (one load).
 func load32(s string) uint32 {
 	_ = s[3]
 	return uint32(s[0]) | uint32(s[1])<<8 | uint32(s[2])<<16 | uint32(s[3])<<24
 }
 
-// load64 is the first 8 bytes of s, at least 8 long, as a little-endian
-// word (one load, as the compiler combines them).
+// load64 is s's first 8 bytes as a little-endian word (one load).
 func load64(s string) uint64 {
 	_ = s[7]
 	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |

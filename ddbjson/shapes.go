@@ -3,41 +3,31 @@ package ddbjson
 import "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 // LineEncoder appends lines as AppendLine does, byte for byte, faster for
-// items of a few recurring shapes (sets of attribute names, as the items
-// of one entity have): it remembers the last shapes it met, with their
-// names sorted and already escaped as JSON keys, so that an item of a
-// known shape is written with neither a sort nor escaping. Nested maps (M,
-// alone or in a list L) are written the same way (a jsonb column's objects
-// mostly share their keys). A place whose maps keep changing shape (more
-// than one in four new, after maxLearnt) is written as AppendLine writes
-// it from then on, so that the encoder stops allocating for it. The zero
-// value is ready; a LineEncoder is not safe for concurrent use.
+// items of a few recurring shapes (sets of attribute names): it remembers
+// recent shapes with their names sorted and escaped, so a known shape needs
+// neither sort nor escaping; nested maps likewise. A place whose maps keep
+// changing shape (over one in four new after maxLearnt) falls back to
+// AppendLine. The zero value is ready; not safe for concurrent use.
 type LineEncoder struct {
 	top place
 }
 
-// maxShapes bounds the shapes a place remembers: a run's entities and
-// their sparse attributes rarely make more.
+// maxShapes bounds the shapes a place remembers.
 const maxShapes = 8
 
-// maxLearnt is the number of shapes a place learns before it may give up
-// on shapes (see LineEncoder).
+// maxLearnt is the shapes a place learns before it may give up on shapes.
 const maxLearnt = 64
 
-// place is where maps are met in an item: the item itself, or an
-// attribute of a shape (its M value, or the maps in its L value). It
-// holds the shapes met there, most recently used first, at most
-// maxShapes, and counts the maps met (uses) and shapes learnt.
+// place is where maps are met in an item (the item, or an attribute's nested
+// maps): its shapes, most recently used first, and its counts.
 type place struct {
 	shapes       []*shape
 	uses, learnt int
 }
 
-// shape is one set of attribute names: names in byte order, keys, the
-// names' JSON keys, each with its ':' and, after the first, the ','
-// before it; keyS and keyN, the same keys with the opening of a string
-// or number value ({"S":" and {"N":"), the types most attributes have;
-// and subs, the place of each attribute's nested maps.
+// shape is one set of attribute names in byte order, with their JSON keys
+// (keyS, keyN: with a string or number value's opening) and each attribute's
+// nested-map place (subs).
 type shape struct {
 	names      []string
 	keys       [][]byte
@@ -45,8 +35,7 @@ type shape struct {
 	subs       []place
 }
 
-// AppendLine appends item to b as one line of the S3 import format, as
-// the function AppendLine does (same bytes, same errors).
+// AppendLine appends item to b as the function AppendLine does, byte for byte.
 func (e *LineEncoder) AppendLine(b []byte, item map[string]types.AttributeValue) ([]byte, error) {
 	b, err := e.top.appendMap(append(b, `{"Item":`...), item)
 	if err != nil {
@@ -60,11 +49,8 @@ func (p *place) off() bool {
 	return p.learnt > maxLearnt && p.learnt*4 > p.uses
 }
 
-// appendMap appends m as appendMap does in the line form. It writes m
-// in each remembered shape of its size, most recently used first, until
-// one holds all of m's names (each in m, as many as m has: the same set),
-// cutting b back after a shape that does not; then in m's own shape,
-// learnt.
+// appendMap appends m in the line form, trying each remembered shape of its
+// size, most recent first, until one holds m's names; else it learns m's.
 func (p *place) appendMap(b []byte, m map[string]types.AttributeValue) ([]byte, error) {
 	if p.off() {
 		return appendMap(b, m, line)
@@ -74,8 +60,7 @@ func (p *place) appendMap(b []byte, m map[string]types.AttributeValue) ([]byte, 
 		if len(sh.names) != len(m) {
 			continue
 		}
-		// A shape that does not fit leaves b as it was: its partial
-		// write is only in out's length, which is dropped.
+		// A misfit's partial write lies only past b's length, which is dropped.
 		out, ok, err := sh.appendMap(b, m)
 		if err != nil || ok {
 			if i > 0 {
@@ -89,8 +74,7 @@ func (p *place) appendMap(b []byte, m map[string]types.AttributeValue) ([]byte, 
 	return b, err
 }
 
-// appendMap appends m in shape sh; ok is false, with b extended by part
-// of the map, if a name of sh is not in m.
+// appendMap appends m in shape sh; false (b partly extended) if m lacks a name.
 func (sh *shape) appendMap(b []byte, m map[string]types.AttributeValue) (_ []byte, ok bool, err error) {
 	b = append(b, '{')
 	for i, name := range sh.names {
@@ -112,8 +96,7 @@ func (sh *shape) appendMap(b []byte, m map[string]types.AttributeValue) (_ []byt
 	return append(b, '}'), true, nil
 }
 
-// appendValue appends v as appendValue does in the line form, its maps
-// (as M, or in an L) through p's shapes.
+// appendValue appends v in the line form, its maps through p's shapes.
 func (p *place) appendValue(b []byte, v types.AttributeValue) ([]byte, error) {
 	var err error
 	switch v := v.(type) {
@@ -142,8 +125,7 @@ func (p *place) appendValue(b []byte, v types.AttributeValue) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
-// learn remembers m's shape, in front, forgetting the least recently used
-// beyond maxShapes, and returns it.
+// learn remembers m's shape first, forgetting past maxShapes, and returns it.
 func (p *place) learn(m map[string]types.AttributeValue) *shape {
 	p.learnt++
 	attrs := sortedAttrs(m, make([]attr, 0, len(m)))

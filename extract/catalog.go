@@ -8,20 +8,16 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// Querier is what a Catalog reads through: a *pgx.Conn, or a pgx.Tx to
-// read the catalog in that transaction's snapshot.
+// Querier is what a Catalog reads through: a *pgx.Conn, or a pgx.Tx.
 type Querier interface {
 	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
 	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
 }
 
-// Catalog reads PostgreSQL's system catalogs: it is pg2dynamo's one reader
-// of them (internal/codecheck checks that no other package names a
-// catalog). Each method runs on its Querier, in that connection's
-// transaction if one is open, names the catalogs it reads
-// (https://www.postgresql.org/docs/current/catalogs.html) and returns the
-// server's errors wrapped. A Catalog is as safe for concurrent use as its
-// Querier (a *pgx.Conn is not).
+// Catalog is pg2dynamo's one reader of PostgreSQL's system catalogs
+// (internal/codecheck enforces it). Methods run on the Querier, in its open
+// transaction, and wrap its errors; as concurrency-safe as the Querier.
+// https://www.postgresql.org/docs/current/catalogs.html
 type Catalog struct{ q Querier }
 
 // NewCatalog returns the catalog reader of q.
@@ -32,44 +28,32 @@ type RelKind byte
 
 // The kinds of table Catalog.Tables reads.
 const (
-	// OrdinaryTable is a table that holds its rows (relkind 'r'),
-	// partitions included.
+	// OrdinaryTable holds its rows (relkind 'r'), partitions included.
 	OrdinaryTable RelKind = 'r'
-	// PartitionedTable is a table whose rows its partitions hold
-	// (relkind 'p').
+	// PartitionedTable is a table whose partitions hold its rows (relkind 'p').
 	PartitionedTable RelKind = 'p'
 )
 
-// Table is one ordinary or partitioned table as the catalog describes it.
-//
-// Sources: pg_class and pg_namespace (name, kind, replica identity),
-// pg_inherits (a partition's parent), pg_attribute (columns), pg_index
-// (unique keys) and pg_constraint (foreign keys).
+// Table is one ordinary or partitioned table, from pg_class, pg_namespace,
+// pg_inherits, pg_attribute, pg_index and pg_constraint.
 // https://www.postgresql.org/docs/current/catalog-pg-class.html
 type Table struct {
 	// OID is pg_class.oid, which a rename keeps.
 	OID          uint32
 	Schema, Name string
 	Kind         RelKind
-	// Parent is, for a partition (pg_class.relispartition), the
-	// partitioned table it is attached to: {schema, name}. Nil for a
-	// table that is no partition.
+	// Parent is a partition's partitioned table {schema, name}; nil otherwise.
 	Parent pgx.Identifier
-	// Columns are the table's columns in attnum order, dropped ones left
-	// out.
+	// Columns are the table's columns in attnum order, without dropped ones.
 	Columns []TableColumn
-	// Keys are the table's unique keys (see UniqueKey): the primary key
-	// first, then the others by index name in byte order.
+	// Keys are the unique keys: the primary key first, then by index name.
 	Keys []UniqueKey
-	// ForeignKeys are the table's outgoing foreign keys by name, in byte
-	// order (see ForeignKey). A partitioned table's include those its
-	// partitions declare and it does not.
+	// ForeignKeys are the outgoing foreign keys by name (see ForeignKey).
 	ForeignKeys []ForeignKey
 	// ReplicaIdentity is what the old row of its changes carries.
 	ReplicaIdentity ReplicaIdentity
 
-	// leaves are the OIDs of a partitioned table's leaf partitions
-	// (pg_partition_tree), at any depth.
+	// leaves are the OIDs of a partitioned table's leaf partitions.
 	leaves []uint32
 }
 
@@ -77,26 +61,21 @@ type Table struct {
 // https://www.postgresql.org/docs/current/catalog-pg-attribute.html
 type TableColumn struct {
 	Name string
-	// Type is format_type(atttypid, atttypmod), modifier included:
-	// "integer", "character varying(40)", "numeric(5,2)".
+	// Type is format_type(atttypid, atttypmod): "character varying(40)".
 	Type string
 	// TypeOID is atttypid.
 	TypeOID uint32
-	// TypeMod is atttypmod: the type's modifier (a varchar's length, a
-	// numeric's precision and scale, encoded), -1 without one.
+	// TypeMod is atttypmod (length, precision and scale), -1 without one.
 	TypeMod int32
-	// Collation is attcollation: the OID of the column's collation, 0 for
-	// a type that has none.
+	// Collation is attcollation, 0 for a type without one.
 	Collation uint32
 	// NotNull is attnotnull: the column has a NOT NULL constraint.
 	NotNull bool
-	// Generated is true for a generated column (attgenerated), which
-	// logical replication does not send.
+	// Generated is attgenerated set: logical replication does not send it.
 	Generated bool
 }
 
-// PrimaryKey returns the columns of t's primary key in key order, nil
-// without one.
+// PrimaryKey returns t's primary key columns in key order, nil without one.
 func (t *Table) PrimaryKey() []string {
 	if len(t.Keys) > 0 && t.Keys[0].Primary {
 		return t.Keys[0].Columns
@@ -104,10 +83,8 @@ func (t *Table) PrimaryKey() []string {
 	return nil
 }
 
-// Tables returns the ordinary and partitioned tables of schemas (the
-// partitions of a partitioned table too, each with its Parent) with their
-// columns, keys, foreign keys and replica identity, in (schema, name) byte
-// order. It reads every catalog Table names.
+// Tables returns the ordinary and partitioned tables of schemas, partitions
+// included, fully described, in (schema, name) byte order.
 func (c Catalog) Tables(ctx context.Context, schemas []string) ([]*Table, error) {
 	tables, err := c.tables(ctx, "n.nspname = ANY($1)", schemas)
 	if err != nil {
@@ -119,9 +96,7 @@ func (c Catalog) Tables(ctx context.Context, schemas []string) ([]*Table, error)
 	return tables, nil
 }
 
-// Table returns the table ident names, resolved as PostgreSQL resolves a
-// name in a statement (on the search_path when unqualified), as Tables
-// describes it. A name that resolves to no table is an error.
+// Table returns the table ident names, as a statement resolves it, or an error.
 func (c Catalog) Table(ctx context.Context, ident pgx.Identifier) (*Table, error) {
 	tables, err := c.tables(ctx, "c.oid = to_regclass($1)", ident.Sanitize())
 	if err == nil && len(tables) == 0 {
@@ -136,8 +111,7 @@ func (c Catalog) Table(ctx context.Context, ident pgx.Identifier) (*Table, error
 	return tables[0], nil
 }
 
-// tables reads the tables matching where (a condition on pg_class c and
-// pg_namespace n, with arg as $1), without their columns and keys.
+// tables reads the tables matching where (on pg_class c, pg_namespace n).
 func (c Catalog) tables(ctx context.Context, where string, arg any) ([]*Table, error) {
 	rows, err := c.q.Query(ctx, `
 SELECT c.oid, n.nspname, c.relname, c.relkind::text, coalesce(pn.nspname, ''), coalesce(pc.relname, ''),
@@ -166,8 +140,6 @@ ORDER BY n.nspname COLLATE "C", c.relname COLLATE "C"`, arg)
 	return out, err
 }
 
-// fill reads the columns, keys, foreign keys and replica identity of
-// tables.
 func (c Catalog) fill(ctx context.Context, tables []*Table) error {
 	byOID := make(map[uint32]*Table, len(tables))
 	oids := make([]uint32, len(tables))
@@ -195,8 +167,7 @@ func (c Catalog) fill(ctx context.Context, tables []*Table) error {
 	return nil
 }
 
-// columns returns the columns of the relations oids, by OID, each in
-// attnum order (pg_attribute; dropped columns left out).
+// columns returns the relations' live columns by OID, in attnum order.
 func (c Catalog) columns(ctx context.Context, oids []uint32) (map[uint32][]TableColumn, error) {
 	rows, err := c.q.Query(ctx, `
 SELECT a.attrelid, a.attname::text, format_type(a.atttypid, a.atttypmod), a.atttypid, a.atttypmod, a.attcollation, a.attnotnull, a.attgenerated <> ''
@@ -216,24 +187,17 @@ ORDER BY a.attrelid, a.attnum`, oids)
 	return out, err
 }
 
-// Relation is a table as logical replication describes it: its OID (which
-// a rename keeps), its name as PostgreSQL resolves the mapping's, and its
-// columns in attnum order without the dropped and generated ones (as
-// pgoutput's Relation message lists them), each with its type's OID.
+// Relation is a table as logical replication describes it: OID, name and
+// columns in attnum order without dropped and generated ones.
 type Relation struct {
 	OID          uint32
 	Schema, Name string
 	Columns      []RelationColumn
-	// Partitioned is true for a partitioned table (relkind 'p'), whose
-	// changes a publication sends as its partitions' unless
-	// publish_via_partition_root.
+	// Partitioned is true for relkind 'p'.
 	Partitioned bool
 }
 
-// RelationColumn is one column of a Relation: its name, its type's OID
-// and the type's modifier (atttypmod), as pgoutput's Relation message
-// gives them, and its collation (attcollation), which that message does
-// not give (0 there).
+// RelationColumn is one column of a Relation, as pgoutput gives it.
 type RelationColumn struct {
 	Name      string
 	Type      uint32
@@ -241,9 +205,7 @@ type RelationColumn struct {
 	Collation uint32
 }
 
-// Relation returns the relation ident names (a table, a view or any
-// other), resolved as PostgreSQL resolves it (search_path for an
-// unqualified name), from pg_class, pg_namespace and pg_attribute.
+// Relation returns the relation ident names, resolved as in a statement.
 func (c Catalog) Relation(ctx context.Context, ident pgx.Identifier) (Relation, error) {
 	var r Relation
 	var kind string
@@ -265,9 +227,7 @@ func (c Catalog) Relation(ctx context.Context, ident pgx.Identifier) (Relation, 
 	return r, nil
 }
 
-// RelationsByOID returns the relations oids that exist, by OID, as
-// Relation describes them: their names now (a rename keeps the OID) and
-// their columns. A relation dropped is absent from the map.
+// RelationsByOID returns the existing relations of oids, by OID, as now.
 func (c Catalog) RelationsByOID(ctx context.Context, oids []uint32) (map[uint32]Relation, error) {
 	rows, err := c.q.Query(ctx, `SELECT c.oid, n.nspname, c.relname, c.relkind::text FROM pg_catalog.pg_class c
 		JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = ANY($1)`, oids)
@@ -299,10 +259,8 @@ func (c Catalog) RelationsByOID(ctx context.Context, oids []uint32) (map[uint32]
 	return out, nil
 }
 
-// RelationNames returns the names of the tables, partitioned tables,
-// views, materialized views and foreign tables of schema (of the schemas
-// on the search path when schema is ""), in byte order, at most 10,000
-// (pg_class, pg_namespace): the candidates of a "did you mean".
+// RelationNames returns the names of the relations of schema (the search
+// path's when "") in byte order, at most 10,000: "did you mean" candidates.
 func (c Catalog) RelationNames(ctx context.Context, schema string) ([]string, error) {
 	rows, err := c.q.Query(ctx, `SELECT c.relname::text FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
 WHERE c.relkind IN ('r', 'p', 'v', 'm', 'f') AND n.nspname = ANY(CASE WHEN $1 = '' THEN current_schemas(false) ELSE ARRAY[$1] END)
@@ -313,10 +271,8 @@ ORDER BY c.relname COLLATE "C" LIMIT 10000`, schema)
 	return pgx.CollectRows(rows, pgx.RowTo[string])
 }
 
-// SchemasWithTables are the schemas of the database
-// that hold an ordinary or partitioned table, in name order, but for
-// PostgreSQL's own (pg_catalog, information_schema, pg_toast): where to
-// point --schema when the schemas asked for hold none.
+// SchemasWithTables are the non-system schemas holding a table, in name
+// order: where to point --schema when the schemas asked hold none.
 func (c Catalog) SchemasWithTables(ctx context.Context) ([]string, error) {
 	rows, err := c.q.Query(ctx, `SELECT DISTINCT n.nspname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
 WHERE c.relkind IN ('r', 'p') AND NOT c.relispartition AND n.nspname NOT IN ('pg_catalog', 'information_schema') AND n.nspname NOT LIKE 'pg\_%'

@@ -8,11 +8,8 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// Fingerprint is the part of the source's catalog that decides what a
-// followed table's items hold, other than its rows: its tables' columns,
-// storage and partitions, and the publication. It is JSON in a checkpoint
-// (pipeline.Checkpoint.Catalog), so that a change made while no follow
-// ran is found at the next start.
+// Fingerprint is the catalog state that decides followed tables' items besides
+// their rows; a checkpoint keeps it to find changes made while stopped.
 type Fingerprint struct {
 	// Tables are the followed tables by OID.
 	Tables map[uint32]*TablePrint `json:"tables"`
@@ -22,15 +19,13 @@ type Fingerprint struct {
 
 // TablePrint is a followed table's part of a Fingerprint.
 type TablePrint struct {
-	// Name is schema.name, quoted where SQL needs it, at the time read.
+	// Name is schema.name, quoted where SQL needs it, when read.
 	Name string `json:"name"`
-	// Columns are by name (dropped columns left out).
+	// Columns are by name, without dropped columns.
 	Columns map[string]ColumnPrint `json:"columns"`
-	// Storage is, per leaf (the table itself, or each partition of a
-	// partitioned one), "name:relfilenode", sorted.
+	// Storage is "name:relfilenode" per leaf partition (or the table), sorted.
 	Storage []string `json:"storage"`
-	// Partitions are "name bound" of every partition below the table,
-	// sorted (pg_get_expr of relpartbound).
+	// Partitions are "name bound" of every partition below the table, sorted.
 	Partitions []string `json:"partitions,omitempty"`
 }
 
@@ -40,20 +35,17 @@ type ColumnPrint struct {
 	Type string `json:"type"`
 	// Generated is the expression of a STORED generated column.
 	Generated string `json:"generated,omitempty"`
-	// Enum are the labels, in their sort order, of the enum the column
-	// holds (directly, as a domain's base or as an array's element).
+	// Enum are the labels, in enum order, of the enum the column holds.
 	Enum []string `json:"enum,omitempty"`
 }
 
-// PublicationPrint is the publication's part of a Fingerprint
-// (pg_publication, pg_publication_tables, pg_publication_rel).
+// PublicationPrint is the publication part of a Fingerprint.
 // https://www.postgresql.org/docs/current/catalog-pg-publication.html
 type PublicationPrint struct {
 	Exists                           bool `json:"exists"`
 	Insert, Update, Delete, Truncate bool
 	ViaRoot                          bool `json:"via_root"`
-	// Tables are the followed tables it publishes, by OID, each with its
-	// row filter and column list ("" when none; PostgreSQL 15 and later).
+	// Tables are the followed tables it publishes by OID.
 	Tables map[uint32]PublishedTable `json:"tables"`
 }
 
@@ -63,9 +55,7 @@ type PublishedTable struct {
 	Columns   string `json:"columns,omitempty"`
 }
 
-// Fingerprint reads the Fingerprint of the tables oids and publication
-// pub (in a snapshot's transaction, or on a plain connection). A table
-// dropped is absent from Tables.
+// Fingerprint reads the Fingerprint of tables oids and publication pub.
 func (c Catalog) Fingerprint(ctx context.Context, oids []uint32, pub string) (*Fingerprint, error) {
 	q := c.q
 	fp := &Fingerprint{Tables: map[uint32]*TablePrint{}, Publication: PublicationPrint{Tables: map[uint32]PublishedTable{}}}
@@ -125,8 +115,7 @@ WHERE a.attrelid = ANY($1) AND a.attnum > 0 AND NOT a.attisdropped`, oids)
 	return fp, nil
 }
 
-// readPublicationPrint reads pub's part of a Fingerprint for the tables
-// oids.
+// readPublicationPrint reads pub's part of a Fingerprint for oids.
 func readPublicationPrint(ctx context.Context, q Querier, pub string, oids []uint32, p *PublicationPrint) error {
 	err := q.QueryRow(ctx, "SELECT pubinsert, pubupdate, pubdelete, pubtruncate, pubviaroot FROM pg_catalog.pg_publication WHERE pubname = $1",
 		pub).Scan(&p.Insert, &p.Update, &p.Delete, &p.Truncate, &p.ViaRoot)

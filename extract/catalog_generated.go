@@ -8,22 +8,15 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// GeneratedColumn is a generated column of a table: one whose value
-// PostgreSQL computes from the row's other columns
-// (https://www.postgresql.org/docs/current/ddl-generated-columns.html).
-//
-// Sources: pg_attribute (attgenerated), pg_attrdef (the expression) and
-// pg_depend (the columns it reads).
+// GeneratedColumn is a generated column (pg_attribute, pg_attrdef, pg_depend).
+// https://www.postgresql.org/docs/current/ddl-generated-columns.html
 type GeneratedColumn struct {
 	Name string
-	// Kind is pg_attribute.attgenerated: 's' for STORED, 'v' for VIRTUAL
-	// (PostgreSQL 18 on).
+	// Kind is attgenerated: 's' STORED, 'v' VIRTUAL (PostgreSQL 18 on).
 	Kind byte
-	// Expression is the generation expression as pg_get_expr prints it,
-	// e.g. "lower(title)".
+	// Expression is the generation expression from pg_get_expr: "lower(title)".
 	Expression string
-	// Reads are the columns of the table the expression reads, in attnum
-	// order.
+	// Reads are the table's columns the expression reads, in attnum order.
 	Reads []string
 }
 
@@ -35,10 +28,8 @@ func (g GeneratedColumn) KindName() string {
 	return "STORED"
 }
 
-// GeneratedColumns returns the generated columns of the relations oids,
-// by OID, each in attnum order; a relation without any is absent. The
-// columns an expression reads are the pg_depend dependencies of its
-// pg_attrdef row or of the column itself (servers differ).
+// GeneratedColumns returns the relations' generated columns by OID in attnum
+// order; Reads come from pg_depend (on the default or column: servers differ).
 func (c Catalog) GeneratedColumns(ctx context.Context, oids []uint32) (map[uint32][]GeneratedColumn, error) {
 	rows, err := c.q.Query(ctx, `
 SELECT a.attrelid, a.attname::text, a.attgenerated::text, coalesce(pg_catalog.pg_get_expr(d.adbin, d.adrelid), ''),

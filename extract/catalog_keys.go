@@ -9,29 +9,21 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// UniqueKey is the column list of a primary key or unique index: one of
-// pg_index's rows with indisunique, neither partial (indpred) nor on an
-// expression (indexprs), so that no two rows of the table have equal
-// values in all of Columns (NULLs aside).
+// UniqueKey is a primary key or unique index (pg_index.indisunique), neither
+// partial nor on an expression: no two rows share all of Columns (NULLs aside).
 // https://www.postgresql.org/docs/current/catalog-pg-index.html
 type UniqueKey struct {
-	// Columns are the key columns in index order, without the INCLUDE
-	// columns.
+	// Columns are the key columns in index order, without INCLUDE columns.
 	Columns []string
 	// Primary is true for the primary key.
 	Primary bool
-	// Name is the index's name; a constraint's index is named as the
-	// constraint.
+	// Name is the index's name (a constraint's, for a constraint's index).
 	Name string
-	// Constraint is true when the index backs a PRIMARY KEY or UNIQUE
-	// constraint (pg_constraint.conindid), false for one made by CREATE
-	// UNIQUE INDEX.
+	// Constraint is true for the index of a PRIMARY KEY or UNIQUE constraint.
 	Constraint bool
 }
 
-// UniqueKeys returns the unique keys of the table ident names (resolved
-// as a statement resolves it), as Table.Keys lists them; none for a view.
-// A name that resolves to no relation is the server's error.
+// UniqueKeys returns the unique keys of table ident, as Table.Keys lists them.
 func (c Catalog) UniqueKeys(ctx context.Context, ident pgx.Identifier) ([]UniqueKey, error) {
 	var oid uint32
 	if err := c.q.QueryRow(ctx, "SELECT $1::text::regclass::oid", ident.Sanitize()).Scan(&oid); err != nil {
@@ -41,7 +33,6 @@ func (c Catalog) UniqueKeys(ctx context.Context, ident pgx.Identifier) ([]Unique
 	return keys[oid], err
 }
 
-// uniqueKeys returns the unique keys of the relations oids, by OID.
 func (c Catalog) uniqueKeys(ctx context.Context, oids []uint32) (map[uint32][]UniqueKey, error) {
 	rows, err := c.q.Query(ctx, `
 SELECT i.indrelid, ic.relname::text, i.indisprimary,
@@ -67,26 +58,19 @@ ORDER BY i.indrelid, i.indisprimary DESC, ic.relname COLLATE "C"`, oids)
 	return out, err
 }
 
-// ForeignKey is one foreign key constraint of a child table (pg_constraint,
-// contype 'f'). A partitioned table's include those only its partitions
-// declare (as pg_dump writes Pagila's payment): one per distinct
-// (Columns, referenced table, RefColumns), named as the first in byte
-// order, with DeclaredOn and Partial set. A partition's own are those
-// declared on it.
+// ForeignKey is one foreign key of a child table (pg_constraint, contype 'f').
+// A partitioned table's include those only its partitions declare, lifted
+// once per signature with DeclaredOn and Partial set.
 // https://www.postgresql.org/docs/current/catalog-pg-constraint.html
 type ForeignKey struct {
 	Name string
-	// Columns are the child's columns, in constraint order; RefColumns are
-	// the columns of the referenced table they reference, pairwise.
+	// Columns are the child's columns; RefColumns those they reference, pairwise.
 	Columns             []string
 	RefSchema, RefTable string
 	RefColumns          []string
-	// DeclaredOn is, for a foreign key of a partitioned table that its
-	// partitions declare, those partitions ({schema, name}, in the order
-	// of their constraints' names); nil for one the table declares.
+	// DeclaredOn lists the partitions declaring a lifted key, else nil.
 	DeclaredOn []pgx.Identifier
-	// Partial is true when DeclaredOn leaves out some leaf partition: the
-	// rows of that partition may reference no row.
+	// Partial is true when DeclaredOn misses a leaf partition.
 	Partial bool
 }
 
@@ -95,9 +79,7 @@ func (fk *ForeignKey) signature() string {
 	return strings.Join(fk.Columns, "\x00") + "\x01" + fk.RefSchema + "\x00" + fk.RefTable + "\x01" + strings.Join(fk.RefColumns, "\x00")
 }
 
-// foreignKeys sets ForeignKeys of the tables byOID: those each declares
-// (conparentid = 0: not a clone of an ancestor's), and for a partitioned
-// one those declared on its partitions, lifted to it (see ForeignKey).
+// foreignKeys sets ForeignKeys of the tables byOID: their own and lifted ones.
 func (c Catalog) foreignKeys(ctx context.Context, byOID map[uint32]*Table, oids []uint32) error {
 	rows, err := c.q.Query(ctx, `
 SELECT k.conrelid, k.conname::text,
@@ -142,8 +124,7 @@ ORDER BY k.conname COLLATE "C", n.nspname COLLATE "C", c.relname COLLATE "C"`, o
 	return nil
 }
 
-// partitionKey is a foreign key declared on a partition of root, which
-// holds for the rows of leaves.
+// partitionKey is a foreign key declared on a partition of root.
 type partitionKey struct {
 	root   *Table
 	fk     ForeignKey
@@ -151,9 +132,7 @@ type partitionKey struct {
 	leaves []uint32
 }
 
-// liftForeignKeys adds to each partitioned table the foreign keys its
-// partitions declare (partitions, in constraint-name order) and it does
-// not, one per signature, then sorts its foreign keys by name.
+// liftForeignKeys lifts partitions' foreign keys to their root, one each.
 func liftForeignKeys(partitions []partitionKey) {
 	type lift struct {
 		root    *Table
@@ -188,22 +167,16 @@ func liftForeignKeys(partitions []partitionKey) {
 	}
 }
 
-// ReplicaIdentity is what the old row of a table's changes carries in the
-// write-ahead log, and so what logical replication sends of a row updated
-// or deleted (pg_class.relreplident, pg_index.indisreplident).
+// ReplicaIdentity is what the old row of a table's changes carries.
 // https://www.postgresql.org/docs/current/sql-altertable.html#SQL-ALTERTABLE-REPLICA-IDENTITY
 type ReplicaIdentity struct {
-	// Kind is relreplident: 'd' DEFAULT (the primary key's columns), 'n'
-	// NOTHING, 'f' FULL (every column), 'i' USING INDEX (that index's
-	// columns).
+	// Kind is relreplident: 'd' DEFAULT, 'n' NOTHING, 'f' FULL, 'i' USING INDEX.
 	Kind byte
-	// Columns are the columns carried, in attnum order: every column for
-	// FULL, none for NOTHING or for DEFAULT without a primary key.
+	// Columns are the columns carried, in attnum order.
 	Columns []string
 }
 
-// ReplicaIdentities returns the replica identity of each relation of
-// oids, by OID; an OID no relation has is left out.
+// ReplicaIdentities returns each existing relation's replica identity by OID.
 func (c Catalog) ReplicaIdentities(ctx context.Context, oids []uint32) (map[uint32]ReplicaIdentity, error) {
 	rows, err := c.q.Query(ctx, `
 SELECT c.oid, c.relreplident::text,

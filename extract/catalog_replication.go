@@ -10,21 +10,15 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// Publication is a publication of logical replication, as pg_publication
-// and pg_publication_tables describe it.
+// Publication is a logical replication publication.
 // https://www.postgresql.org/docs/current/catalog-pg-publication.html
-// https://www.postgresql.org/docs/current/view-pg-publication-tables.html
 type Publication struct {
 	Name string
-	// Insert, Update, Delete and Truncate are pubinsert, pubupdate,
-	// pubdelete and pubtruncate: whether it sends changes of each kind.
+	// Insert, Update, Delete and Truncate say which changes it sends.
 	Insert, Update, Delete, Truncate bool
-	// ViaRoot is pubviaroot (publish_via_partition_root): it sends a
-	// partition's changes as its partitioned table's.
+	// ViaRoot is publish_via_partition_root.
 	ViaRoot bool
-	// Tables are the tables it publishes, {schema, name}, in byte order:
-	// with ViaRoot a partitioned table itself, without it its partitions
-	// (pg_publication_tables' rows).
+	// Tables are the tables it publishes in byte order (roots with ViaRoot).
 	Tables []pgx.Identifier
 }
 
@@ -33,8 +27,7 @@ func (p *Publication) Publishes(table pgx.Identifier) bool {
 	return slices.ContainsFunc(p.Tables, func(t pgx.Identifier) bool { return slices.Equal(t, table) })
 }
 
-// Publication returns the publication name and true, or false when it
-// does not exist.
+// Publication returns publication name and whether it exists.
 func (c Catalog) Publication(ctx context.Context, name string) (*Publication, bool, error) {
 	p := &Publication{Name: name}
 	err := c.q.QueryRow(ctx, "SELECT pubinsert, pubupdate, pubdelete, pubtruncate, pubviaroot FROM pg_catalog.pg_publication WHERE pubname = $1",
@@ -61,21 +54,16 @@ ORDER BY schemaname COLLATE "C", tablename COLLATE "C"`, name)
 	return p, true, nil
 }
 
-// Slot is a replication slot, as pg_replication_slots describes it.
-// https://www.postgresql.org/docs/current/view-pg-replication-slots.html
+// Slot is a replication slot (pg_replication_slots).
 type Slot struct {
 	Name string
-	// ConfirmedFlush is confirmed_flush_lsn: the position up to which the
-	// consumer of a logical slot has confirmed receiving changes, from
-	// which it streams again; 0 when the server has none (a physical
-	// slot).
+	// ConfirmedFlush is where a logical slot streams from again; 0 for none.
 	ConfirmedFlush pglogrepl.LSN
 	// Active is true while a process streams from the slot.
 	Active bool
 }
 
-// Slot returns the replication slot name and true, or false when it does
-// not exist.
+// Slot returns slot name and true, or false when it does not exist.
 func (c Catalog) Slot(ctx context.Context, name string) (Slot, bool, error) {
 	s := Slot{Name: name}
 	var lsn *string

@@ -7,14 +7,12 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 )
 
-// typeInfo is a type's name and, for an array, its element type's name
-// and delimiter.
+// typeInfo is a type's name and, for an array, its element's and delimiter.
 type typeInfo struct {
 	name, elem string
 	delim      string
 }
 
-// column returns a column of the type: Type, Array, Delim and AsText set.
 func (t typeInfo) column() Column {
 	c := Column{Type: t.name}
 	if t.elem != "" {
@@ -27,8 +25,7 @@ func (t typeInfo) column() Column {
 	return c
 }
 
-// types returns, by OID, the name of each type of oids and, for an array
-// type, its element type's name and delimiter (pg_type).
+// types returns by OID each type's typeInfo (pg_type).
 // https://www.postgresql.org/docs/current/catalog-pg-type.html
 func (c Catalog) types(ctx context.Context, oids []uint32) (map[uint32]typeInfo, error) {
 	rows, err := c.q.Query(ctx, `
@@ -49,9 +46,8 @@ WHERE t.oid = ANY($1)`, oids)
 	return out, err
 }
 
-// arrayDims returns, by field, the declared dimensions of each array field
-// that comes from a table column (see Column.Dims; pg_attribute.attndims),
-// 0 for the others. It asks PostgreSQL only when there is such a field.
+// arrayDims returns each array field's declared dimensions (attndims) when it
+// comes from a table column, else 0; it queries only when needed.
 func (c Catalog) arrayDims(ctx context.Context, fields []pgconn.FieldDescription, types map[uint32]typeInfo) ([]int, error) {
 	dims := make([]int, len(fields))
 	var rels []uint32
@@ -85,9 +81,7 @@ JOIN pg_catalog.pg_attribute a ON a.attrelid = f.rel AND a.attnum = f.num`, rels
 	return dims, err
 }
 
-// sortType returns the type oid with modifier typmod as format_type names
-// it, and whether it has a collation (pg_type.typcollation), for
-// SortColumn.
+// sortType returns format_type of oid with typmod, and whether it collates.
 func (c Catalog) sortType(ctx context.Context, oid uint32, typmod int32) (name string, collatable bool, err error) {
 	err = c.q.QueryRow(ctx, `SELECT format_type(t.oid, $2), t.typcollation <> 0 FROM pg_catalog.pg_type t WHERE t.oid = $1`,
 		oid, typmod).Scan(&name, &collatable)

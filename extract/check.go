@@ -13,28 +13,20 @@ import (
 	"github.com/pg2dynamo/pg2dynamo/mapping"
 )
 
-// The checks of this file have PostgreSQL plan (never run) what pg2dynamo
-// will run, so that a read's problem is a mapping error found before
-// anything is created.
+// These checks have PostgreSQL plan (never run) what pg2dynamo will run, so a
+// read's problem is a mapping error found before anything is created.
 
-// CheckQuerySource checks a query source (src.Query), named at path in the
-// mapping, for what the subquery Describe prepared cannot show, without
-// reading a row. It reports, as a *mapping.Error at path's "query", a
-// query that is not one complete statement (one whose ")" closes the
-// parenthesis of FROM (query) AS src), one with parameters ($1, …), and
-// one that locks rows (FOR UPDATE, …), which PostgreSQL refuses in a
-// read-only transaction but EXPLAIN does not check: the plan is searched
-// for a LockRows node. It plans with EXPLAIN in a read-only transaction
-// (s's snapshot under a savepoint once Begin has run). Other errors are
-// returned wrapped; a table source is not checked.
+// CheckQuerySource checks query source src, named at path, for what Describe's
+// prepare cannot show: not one complete statement, parameters, or row locks
+// (refused read-only but not by EXPLAIN: the plan is searched for LockRows).
+// Those are *mapping.Errors at path's "query"; tables are not checked.
 func (s *Source) CheckQuerySource(ctx context.Context, m *mapping.Mapping, path string, src mapping.Source) error {
 	if !src.IsQuery() {
 		return nil
 	}
 	qpath := mapping.Path(path, mapping.KeyQuery)
 	text := queryText(src)
-	// A statement PostgreSQL refuses aborts the read-only transaction,
-	// never s's snapshot.
+	// A refused statement aborts the read-only transaction, never s's snapshot.
 	var problem string
 	err := s.readOnly(ctx, func(tx pgx.Tx) error {
 		sd, err := tx.Prepare(ctx, "", text)
@@ -81,10 +73,7 @@ func (s *Source) CheckQuerySource(ctx context.Context, m *mapping.Mapping, path 
 	return nil
 }
 
-// CheckRead has PostgreSQL plan, as CheckQuerySource does, the statements
-// Count and Stream run to read entity e with q. One it cannot plan is a
-// *mapping.Error at the entity's source query (a query source) or at the
-// entity; other errors are returned wrapped.
+// CheckRead has PostgreSQL plan Count's and Stream's statements for e and q.
 func (s *Source) CheckRead(ctx context.Context, m *mapping.Mapping, e *mapping.Entity, q Query) error {
 	path := mapping.Path(mapping.KeyEntities, e.Name)
 	if e.Source.IsQuery() {
@@ -113,9 +102,7 @@ func (s *Source) CheckRead(ctx context.Context, m *mapping.Mapping, e *mapping.E
 	return nil
 }
 
-// readOnly runs fn in a read-only transaction that is rolled back: a
-// savepoint of s's snapshot once Begin has run, else a REPEATABLE READ
-// READ ONLY transaction of its own.
+// readOnly runs fn in a rolled-back read-only transaction (or savepoint).
 func (s *Source) readOnly(ctx context.Context, fn func(pgx.Tx) error) error {
 	var tx pgx.Tx
 	var err error
@@ -134,9 +121,7 @@ func (s *Source) readOnly(ctx context.Context, fn func(pgx.Tx) error) error {
 	return err
 }
 
-// planHas plans sql with EXPLAIN (FORMAT JSON), which does not run it, and
-// reports whether a node of type node appears anywhere in the plan
-// (subplans and CTEs included); node "" only plans.
+// planHas plans sql with EXPLAIN and reports whether node is in the plan.
 func planHas(ctx context.Context, tx pgx.Tx, sql string, args []any, node string) (bool, error) {
 	var out string
 	if err := tx.QueryRow(ctx, "EXPLAIN (FORMAT JSON) "+sql, args...).Scan(&out); err != nil {
@@ -175,12 +160,9 @@ func planHas(ctx context.Context, tx pgx.Tx, sql string, args []any, node string
 	return false, nil
 }
 
-// queryText is a query source's text as pg2dynamo runs it: without
-// surrounding space or a final semicolon, which is natural at the end of
-// a query but not inside a subquery.
+// queryText is a query's text, trimmed of space and a final semicolon.
 func queryText(src mapping.Source) string {
 	return strings.TrimRight(strings.TrimSpace(src.Query), "; \t\r\n")
 }
 
-// countSQL is the statement Count runs for a source.
 func countSQL(src mapping.Source) string { return "SELECT count(*) FROM " + from(src) }

@@ -11,23 +11,16 @@ import (
 	"github.com/pg2dynamo/pg2dynamo/mapping"
 )
 
-// ColumnPair pairs a column of one source (Home) with a column of another
-// (Other) whose values must have the same text. SameType says both
-// columns have one type, so that they are also compared with = (which an
-// index of Other's serves).
+// ColumnPair pairs column Home with Other, whose values share their text;
+// SameType also compares them with = (indexable).
 type ColumnPair struct {
 	Home, Other string
 	SameType    bool
 }
 
-// CountMatching returns how many rows of the source other, in the
-// snapshot, hold in each pair's Other column the ::text of the home
-// source's Home column on the home row whose homeCols equal values (as
-// SampleParams returns them), with no NULL in notNull: the items of the
-// collection that home row's partition key holds, counted by PostgreSQL
-// apart from the key renderer. Pairs of one type are also compared with =,
-// so that an index of other's column serves. No such home row counts 0.
-// Errors are PostgreSQL's.
+// CountMatching returns how many rows of other match, by pairs, the home row
+// whose homeCols equal values: its collection's items, counted apart from
+// the key renderer. No such home row counts 0.
 func (s *Source) CountMatching(ctx context.Context, home mapping.Source, homeCols []string, values []any, other mapping.Source,
 	pairs []ColumnPair, notNull []string) (int64, error) {
 	if s.tx == nil {

@@ -8,12 +8,9 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// DDL capture: an event trigger (ddl_command_end and sql_drop) records
-// each DDL command, and the objects it touched, as a row of
-// DDLSchema.DDLTable, which publication DDLPublication publishes, so that
-// a follow streaming it meets each DDL command at its LSN (see
-// follow.DDLEvent). Event triggers need a superuser (rds_superuser on
-// Amazon RDS and Aurora).
+// DDL capture: event triggers record each DDL command as a row of
+// DDLSchema.DDLTable, published by DDLPublication, so a follow meets each
+// command at its LSN. They need a superuser (or rds_superuser).
 // https://www.postgresql.org/docs/current/event-triggers.html
 
 const (
@@ -25,29 +22,21 @@ const (
 	DDLPublication = "pg2dynamo_ddl"
 	// ddlTrigger names the event triggers (with _end and _drop).
 	ddlTrigger = "pg2dynamo_ddl"
-	// DDLKeep is how many of the latest rows DDLTable keeps: a follow
-	// meets each row in the stream, as the INSERT of it, so the table
-	// itself needs none; the last ones stay for a person to read. Each
-	// DDL command deletes the rows before them that no other transaction
-	// holds (the DELETE is not published: the publication publishes
-	// inserts only), so the table holds about DDLKeep rows, more while
-	// DDL commands run in open transactions.
+	// DDLKeep is how many latest rows DDLTable keeps, for people; each DDL
+	// command trims older ones (the publication publishes inserts only).
 	DDLKeep = 10_000
 )
 
-// ErrNoDDLCapture is why InstallDDLCapture installs nothing: the role may
-// not create event triggers.
+// ErrNoDDLCapture means the role may not create event triggers.
 var ErrNoDDLCapture = errors.New("the role is neither a superuser nor a member of rds_superuser, which event triggers need")
 
-// InstallDDLCapture installs (or brings up to date) the event triggers,
-// DDLTable and DDLPublication in one transaction on conn. It returns
-// ErrNoDDLCapture when the role may not, and nothing is changed then.
+// InstallDDLCapture installs or updates the event triggers, DDLTable and
+// DDLPublication in one transaction; ErrNoDDLCapture when the role may not.
 func InstallDDLCapture(ctx context.Context, conn *pgx.Conn) error {
 	return installDDLCapture(ctx, conn, DDLKeep)
 }
 
-// installDDLCapture is InstallDDLCapture with DDLTable keeping the last
-// keep rows.
+// installDDLCapture is InstallDDLCapture keeping keep rows.
 func installDDLCapture(ctx context.Context, conn *pgx.Conn, keep int) error {
 	var super bool
 	var version int
@@ -70,12 +59,10 @@ FROM pg_roles r WHERE r.rolname = current_user`).Scan(&super, &version)
 	})
 }
 
-// ddlInstall is the SQL that installs DDL capture on a server of version
-// (server_version_num), DDLTable keeping its last keep rows.
+// ddlInstall is the SQL installing DDL capture on a server of version.
 func ddlInstall(version, keep int) []string {
-	// The trim takes only rows no other transaction holds (SKIP LOCKED):
-	// two sessions' DDL never wait on each other for it, and a failed trim
-	// (its own block) never takes the command's record with it.
+	// The trim skips rows other transactions hold (SKIP LOCKED), so DDL never
+	// waits on it, and runs in its own block, so its failure keeps the record.
 	trim := fmt.Sprintf(`BEGIN
 		DELETE FROM %[1]s.%[2]s WHERE id IN (SELECT id FROM %[1]s.%[2]s
 			WHERE id <= (SELECT max(id) FROM %[1]s.%[2]s) - %[3]d FOR UPDATE SKIP LOCKED);
@@ -150,8 +137,7 @@ END $do$`,
 	}
 }
 
-// DDLCaptureInstalled reports whether DDLPublication exists (and so the
-// capture is installed) on conn's database.
+// DDLCaptureInstalled reports whether DDLPublication exists on conn's database.
 func DDLCaptureInstalled(ctx context.Context, conn *pgx.Conn) (bool, error) {
 	var ok bool
 	err := conn.QueryRow(ctx, "SELECT EXISTS (SELECT FROM pg_publication WHERE pubname = $1) AND EXISTS (SELECT FROM pg_event_trigger WHERE evtname = $2)",
@@ -162,11 +148,8 @@ func DDLCaptureInstalled(ctx context.Context, conn *pgx.Conn) (bool, error) {
 	return ok, nil
 }
 
-// DropDDLCapture removes the event triggers, DDLPublication and
-// DDLSchema, unless another follow's slot may still stream the
-// publication (a slot other than except whose name starts with
-// pg2dynamo_, not a verify's temporary one): then it names those slots
-// and removes nothing. It returns what it dropped.
+// DropDDLCapture drops the event triggers, DDLPublication and DDLSchema,
+// unless another follow's slot may stream it: then it names those slots.
 func DropDDLCapture(ctx context.Context, conn *pgx.Conn, except string) (dropped []string, keptFor []string, err error) {
 	rows, err := conn.Query(ctx, `SELECT slot_name::text FROM pg_replication_slots
 WHERE slot_name LIKE 'pg2dynamo\_%' AND slot_name NOT LIKE 'pg2dynamo\_verify\_%' AND slot_name <> $1 AND NOT temporary

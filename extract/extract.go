@@ -1,7 +1,5 @@
-// Package extract reads an entity's rows from PostgreSQL with pgx: it
-// describes each source's columns, then streams rows, never a whole
-// table, inside one read-only REPEATABLE READ transaction, so that every
-// entity is read from the same snapshot.
+// Package extract reads entities' rows from PostgreSQL with pgx, all in one
+// read-only REPEATABLE READ snapshot.
 package extract
 
 import (
@@ -20,27 +18,21 @@ import (
 	"github.com/pg2dynamo/pg2dynamo/mapping"
 )
 
-// DefaultConnectTimeout bounds connecting to PostgreSQL when the connection
-// string sets no connect_timeout.
+// DefaultConnectTimeout bounds connecting when no connect_timeout is set.
 const DefaultConnectTimeout = 10 * time.Second
 
-// Source is one connection to the source database. Its methods are not safe
-// for concurrent use.
+// Source is one connection to the source database; not safe for concurrent use.
 type Source struct {
 	conn *pgx.Conn
 	cfg  *pgx.ConnConfig
 	tx   pgx.Tx
 	name string
-	// snapshot is the ID of the snapshot exported from tx, once
-	// ExportSnapshot has run.
+	// snapshot is the ID exported from tx by ExportSnapshot.
 	snapshot string
 }
 
-// Connect opens a connection. connString is a PostgreSQL URL or keyword/value
-// string; empty means the libpq environment (PGHOST, PGPORT, PGUSER,
-// PGDATABASE, PGPASSWORD, …) as psql reads it. The session is pinned to
-// SessionSettings, and so is every Fork of it. Errors never contain the
-// password.
+// Connect opens a connection (a URL, keyword/value, or "" for the libpq
+// environment), pinned to SessionSettings; errors never hold the password.
 func Connect(ctx context.Context, connString string) (*Source, error) {
 	cfg, err := pgx.ParseConfig(connString)
 	if err != nil {
@@ -62,19 +54,14 @@ func Connect(ctx context.Context, connString string) (*Source, error) {
 	return &Source{conn: conn, cfg: cfg, name: name}, nil
 }
 
-// Name identifies the source for messages, without the password:
-// "postgres://user@host:port/database".
+// Name is "postgres://user@host:port/database", without the password.
 func (s *Source) Name() string { return s.name }
 
 // Conn returns the underlying connection.
 func (s *Source) Conn() *pgx.Conn { return s.conn }
 
-// ForgetStatements drops every statement pgx prepared and cached on the
-// connection (pgx.Conn.DeallocateAll), so that each is prepared again at
-// its next run: once a column a prepared statement reads is retyped,
-// PostgreSQL refuses to run it ("cached plan must not change result type",
-// SQLSTATE 0A000). Call it after a change of the catalog; it may run
-// inside a transaction, which it leaves open.
+// ForgetStatements drops pgx's prepared statements: PostgreSQL refuses one
+// whose column was retyped (SQLSTATE 0A000). Call it after catalog changes.
 // https://www.postgresql.org/docs/current/sql-deallocate.html
 func (s *Source) ForgetStatements(ctx context.Context) error {
 	if err := s.conn.DeallocateAll(ctx); err != nil {
@@ -83,18 +70,16 @@ func (s *Source) ForgetStatements(ctx context.Context) error {
 	return nil
 }
 
-// Catalog returns the catalog reader of the source's connection: it reads
-// in the snapshot's transaction once Begin has run.
+// Catalog returns the connection's catalog reader (in the snapshot once begun).
 func (s *Source) Catalog() Catalog { return NewCatalog(s.conn) }
 
-// Close ends the snapshot transaction, if any, and closes the connection.
+// Close ends the snapshot, if any, and closes the connection.
 func (s *Source) Close(ctx context.Context) error {
 	_ = s.End(ctx)
 	return s.conn.Close(ctx)
 }
 
-// End ends the snapshot begun by Begin (the transaction is rolled back: it
-// only read). It is a no-op without a snapshot.
+// End rolls back the snapshot transaction begun by Begin, if any.
 func (s *Source) End(ctx context.Context) error {
 	if s.tx == nil {
 		return nil
@@ -104,8 +89,7 @@ func (s *Source) End(ctx context.Context) error {
 	return err
 }
 
-// Begin starts the read-only REPEATABLE READ transaction that every later
-// Count and Stream reads from: one snapshot, one consistent point in time.
+// Begin starts the read-only REPEATABLE READ transaction later reads share.
 func (s *Source) Begin(ctx context.Context) error {
 	if s.tx != nil {
 		return errors.New("source: snapshot already begun")
@@ -118,11 +102,9 @@ func (s *Source) Begin(ctx context.Context) error {
 	return nil
 }
 
-// Lock takes ACCESS SHARE locks on tables in the snapshot's transaction
-// until End, so that an ALTER TABLE or DROP TABLE of one waits. Called
-// after Begin and before anything reads, it makes the catalog rows the
-// snapshot reads agree with the catalog queries are planned against (the
-// current one). A missing table is PostgreSQL's error (SQLSTATE 42P01).
+// Lock takes ACCESS SHARE locks on tables until End, so ALTER and DROP TABLE
+// wait; taken before any read, the snapshot's catalog matches the planner's.
+// A missing table is SQLSTATE 42P01.
 // https://www.postgresql.org/docs/current/sql-lock.html
 func (s *Source) Lock(ctx context.Context, tables []pgx.Identifier) error {
 	if s.tx == nil {
@@ -139,10 +121,7 @@ func (s *Source) Lock(ctx context.Context, tables []pgx.Identifier) error {
 	return nil
 }
 
-// BeginAt is Begin on the snapshot snapshot, exported by another session
-// (pg_export_snapshot(), or a replication slot created with
-// EXPORT_SNAPSHOT); Fork shares it. The exporting session must keep it
-// alive (a slot's: run no other command) until every fork has begun.
+// BeginAt is Begin on a snapshot another session exported and keeps alive.
 // https://www.postgresql.org/docs/current/sql-set-transaction.html
 func (s *Source) BeginAt(ctx context.Context, snapshot string) error {
 	if err := s.Begin(ctx); err != nil {
@@ -156,9 +135,7 @@ func (s *Source) BeginAt(ctx context.Context, snapshot string) error {
 	return nil
 }
 
-// ExportSnapshot exports the snapshot begun by Begin with
-// pg_export_snapshot(), as pg_dump -j does, and returns its ID, importable
-// by other connections (SET TRANSACTION SNAPSHOT) until End or Close.
+// ExportSnapshot exports Begin's snapshot; its ID is importable until End.
 // https://www.postgresql.org/docs/current/functions-admin.html#FUNCTIONS-SNAPSHOT-SYNCHRONIZATION
 func (s *Source) ExportSnapshot(ctx context.Context) (string, error) {
 	if s.tx == nil {
@@ -172,9 +149,8 @@ func (s *Source) ExportSnapshot(ctx context.Context) (string, error) {
 	return s.snapshot, nil
 }
 
-// Fork opens another connection to the same database, with the same
-// settings, reading in s's snapshot (ExportSnapshot). Close the fork when
-// done; s must stay open until every fork has begun.
+// Fork opens another connection with the same settings reading in s's
+// snapshot. s must stay open until every fork has begun.
 func (s *Source) Fork(ctx context.Context) (*Source, error) {
 	id, err := s.ExportSnapshot(ctx)
 	if err != nil {
@@ -187,8 +163,6 @@ func (s *Source) Fork(ctx context.Context) (*Source, error) {
 	f := &Source{conn: conn, cfg: s.cfg, name: s.name}
 	tx, err := conn.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
 	if err == nil {
-		// SET takes no parameters; the ID is PostgreSQL's own text
-		// (hex digits and dashes), quoted as a literal all the same.
 		_, err = tx.Exec(ctx, "SET TRANSACTION SNAPSHOT '"+strings.ReplaceAll(id, "'", "''")+"'")
 	}
 	if err != nil {
@@ -199,11 +173,8 @@ func (s *Source) Fork(ctx context.Context) (*Source, error) {
 	return f, nil
 }
 
-// Positions returns the positions (as Query.Position gives them) of q's
-// rows numbered at, counting from 1 in q's order within its After and
-// Until: out[j] is row at[j]'s, nil when q reads fewer rows. q must read
-// in order (q.OrderBy set). It is one statement, row_number() along the
-// primary key's index up to max(at), not one OFFSET scan per position.
+// Positions returns the positions of q's (ordered) rows numbered at, from 1
+// within After and Until, nil past the last, in one row_number() statement.
 func (s *Source) Positions(ctx context.Context, q Query, at []int64) ([][]string, error) {
 	if s.tx == nil {
 		return nil, errors.New("source: Positions before Begin")
@@ -234,8 +205,7 @@ func (s *Source) Positions(ctx context.Context, q Query, at []int64) ([][]string
 		sel[i] = outputText("numbered." + names[i])
 	}
 	args := q.Args()
-	// The LIMIT lets the executor stop at the last row asked for; the
-	// rows come back in any order, each with its number.
+	// The LIMIT lets the executor stop at the last row asked for.
 	sql := fmt.Sprintf("SELECT numbered.n, %s FROM (SELECT row_number() OVER (ORDER BY %s), %s FROM %s%s) AS numbered(n, %s) WHERE numbered.n = ANY($%d::int8[]) LIMIT %d",
 		strings.Join(sel, ", "), strings.Join(keys, ", "), strings.Join(keys, ", "), from(q.Source), q.whereClause(),
 		strings.Join(names, ", "), len(args)+1, len(numbers))
@@ -264,11 +234,9 @@ func (s *Source) Positions(ctx context.Context, q Query, at []int64) ([][]string
 	return out, nil
 }
 
-// CanonicalPosition has PostgreSQL read pos, a position of q's read,
-// through each OrderBy column's input and output functions: what
-// Query.Position gives for the row of those values. ok is false when pos
-// has not one text per OrderBy column or an input function refuses its
-// text (SQLSTATE class 22; tried under a savepoint, so the snapshot stays).
+// CanonicalPosition reads pos through each OrderBy column's input and output
+// functions: what Query.Position gives for those values. ok is false when
+// pos has the wrong length or an input function refuses it.
 func (s *Source) CanonicalPosition(ctx context.Context, q Query, pos []string) (canon []string, ok bool, err error) {
 	if s.tx == nil {
 		return nil, false, errors.New("source: CanonicalPosition before Begin")
@@ -282,7 +250,7 @@ func (s *Source) CanonicalPosition(ctx context.Context, q Query, pos []string) (
 		sel[i] = outputText(fmt.Sprintf("$%d::text::%s", i+1, typeExpr(c)))
 		args[i] = pos[i]
 	}
-	// Not pgx's nested transaction, which never releases its savepoint:
+	// Not pgx's nested transaction: it never releases the savepoint, and
 	// pg_export_snapshot refuses to run in a subtransaction.
 	if _, err := s.tx.Exec(ctx, "SAVEPOINT pg2dynamo_position"); err != nil {
 		return nil, false, fmt.Errorf("read position: %w", err)
@@ -314,40 +282,27 @@ func (s *Source) CanonicalPosition(ctx context.Context, q Query, pos []string) (
 type Column struct {
 	// Name is the column name as PostgreSQL reports it.
 	Name string
-	// Type is the PostgreSQL type name (pg_type.typname), of the element
-	// for an array: "int4", "numeric", "jsonb", "ticket_status".
+	// Type is the (element) type name, pg_type.typname: "int4", "jsonb", …
 	Type string
 	// Array is true for an array column.
 	Array bool
-	// Dims is the number of dimensions an array column is declared with
-	// (pg_attribute.attndims: 1 for int[], 2 for int[][]), 0 when unknown
-	// (a view's column, an expression). PostgreSQL does not enforce it.
+	// Dims is an array's declared dimensions (attndims), 0 when unknown.
 	Dims int
-	// AsText is true when the column is read in its text form (its output
-	// function's, what psql prints): json, jsonb, enums and every type
-	// without a native conversion.
+	// AsText is true for columns read as text (json, enums, non-native types).
 	AsText bool
-	// Delim is, for an array, the delimiter between its elements in its
-	// text form (pg_type.typdelim of the element type): ',' for every
-	// built-in type but box, whose is ';'. 0 when not known.
+	// Delim is an array's text delimiter (pg_type.typdelim), 0 when unknown.
 	Delim byte
-	// IntDigits is, for numeric(p,s), the digits before the decimal point
-	// (p−s). 0 otherwise.
+	// IntDigits is p−s for numeric(p,s), else 0.
 	IntDigits int
-	// Precision and Scale are, for numeric(p,s), p and s: the default key
-	// width is p−s digits and s decimals. Precision is 0 for a numeric
-	// without a declared precision, and for every other type.
+	// Precision and Scale are p and s of numeric(p,s) (0, 0 when undeclared).
 	Precision, Scale int
-	// PrimaryKey is true for a column of the source table's primary key
-	// (never for a query source). Rejects name rows by these columns.
+	// PrimaryKey marks a table source's primary key columns (naming rejects).
 	PrimaryKey bool
-	// KeyPos is the column's 1-based position in the primary key, 0 when
-	// it is not part of it.
+	// KeyPos is the column's 1-based position in the primary key, else 0.
 	KeyPos int
 }
 
-// nativeTypes are read in pgx's binary form and converted natively by
-// package transform. Everything else is read as text.
+// nativeTypes are read in binary and converted by transform; others as text.
 var nativeTypes = map[string]bool{
 	"int2": true, "int4": true, "int8": true, "numeric": true,
 	"float4": true, "float8": true,
@@ -356,16 +311,13 @@ var nativeTypes = map[string]bool{
 	"date": true, "timestamp": true, "timestamptz": true,
 }
 
-// Describe returns the columns of e's source without reading any row. An
-// unknown table or a query PostgreSQL rejects is reported as a
-// *mapping.Error located at the entity's source in the mapping file.
+// Describe returns e's source columns without reading a row; an unknown table
+// or a rejected query is a *mapping.Error at the entity's source.
 func (s *Source) Describe(ctx context.Context, m *mapping.Mapping, e *mapping.Entity) ([]Column, error) {
 	return s.DescribeSource(ctx, m, mapping.Path(mapping.KeyEntities, e.Name, mapping.KeySource), e.Source)
 }
 
-// relationHint is a "did you mean" for src's table among the relations of
-// its schema (of the search path when unqualified), or "" when none is
-// close or the catalog cannot be read.
+// relationHint is a "did you mean" for src's table in its schema, or "".
 func (s *Source) relationHint(ctx context.Context, src mapping.Source) string {
 	names, err := s.Catalog().RelationNames(ctx, src.Schema)
 	if err != nil {
@@ -374,8 +326,7 @@ func (s *Source) relationHint(ctx context.Context, src mapping.Source) string {
 	return suggest.Hint(src.Table, names)
 }
 
-// DescribeSource returns the columns of src, a source named at path in the
-// mapping (errors about it are located there).
+// DescribeSource returns the columns of src, named at path in the mapping.
 func (s *Source) DescribeSource(ctx context.Context, m *mapping.Mapping, path string, src mapping.Source) ([]Column, error) {
 	sd, err := s.conn.Prepare(ctx, "", "SELECT * FROM "+from(src))
 	if err != nil {
@@ -436,9 +387,8 @@ func (s *Source) DescribeSource(ctx context.Context, m *mapping.Mapping, path st
 	return cols, nil
 }
 
-// UniqueKeys returns the primary key (first) and the other unique indexes
-// of a table source, leaving out partial and expression indexes; none for a
-// view or a query (see Catalog.UniqueKeys).
+// UniqueKeys returns a table source's primary key (first) and other plain
+// unique indexes; none for a view or a query.
 func (s *Source) UniqueKeys(ctx context.Context, src mapping.Source) ([]UniqueKey, error) {
 	if src.IsQuery() {
 		return nil, nil
@@ -458,9 +408,7 @@ func (s *Source) Count(ctx context.Context, e *mapping.Entity) (int64, error) {
 	return n, nil
 }
 
-// CountRange returns the number of rows q reads in the snapshot: those of
-// its source after q.After and up to q.Until (PostgreSQL's count(*) over
-// the same WHERE as Stream's).
+// CountRange returns the number of rows q reads in the snapshot (After, Until).
 func (s *Source) CountRange(ctx context.Context, q Query) (int64, error) {
 	if s.tx == nil {
 		return 0, errors.New("source: CountRange before Begin")
@@ -472,11 +420,9 @@ func (s *Source) CountRange(ctx context.Context, q Query) (int64, error) {
 	return n, nil
 }
 
-// Stream reads the rows of q from the snapshot and calls fn with each
-// row's values (q.Columns, then each join's values), as pgx decodes them
-// (nil for NULL; arrays nested per dimension). fn must not keep the slice.
-// Stream stops at fn's first error and returns it; errors from PostgreSQL
-// are wrapped with name (the entity) and the number of rows read.
+// Stream reads q's rows from the snapshot and calls fn with each row's values
+// (q.Columns, then each join's; nil for NULL, arrays nested); fn must not keep
+// the slice. PostgreSQL's errors are wrapped with name and the rows read.
 func (s *Source) Stream(ctx context.Context, name string, q Query, fn func(values []any) error) error {
 	if s.tx == nil {
 		return errors.New("source: Stream before Begin")
@@ -484,18 +430,13 @@ func (s *Source) Stream(ctx context.Context, name string, q Query, fn func(value
 	return s.read(ctx, name, q, q.SQL(), q.Args(), fn)
 }
 
-// read runs sql (a statement reading q's layout) and calls fn with each
-// row's values.
 func (s *Source) read(ctx context.Context, name string, q Query, sql string, args []any, fn func(values []any) error) error {
 	rows, err := s.tx.Query(ctx, sql, args...)
 	if err != nil {
 		return fmt.Errorf("read %s: %w", name, err)
 	}
 	defer rows.Close()
-	// Scan (not Values): pgx plans each column's decoding once, and an
-	// array is scanned into pgtype.Array to keep its dimensions. A
-	// statement that failed before its first row describes no fields: its
-	// error comes from rows.Err.
+	// Scan: pgx plans decoding once and arrays keep their dimensions.
 	width := len(rows.FieldDescriptions())
 	isArray := make([]bool, width)
 	arrays := 0
@@ -547,11 +488,8 @@ func (s *Source) read(ctx context.Context, name string, q Query, sql string, arg
 	return nil
 }
 
-// Images reads row images (column name → text as PostgreSQL prints the
-// value; nil or absent is NULL) as Stream would read rows holding those
-// values: fn gets, per image in order, one value per column of q.Columns
-// (no joins, no position; arrays always NULL). Follow renders an old
-// row's keys with it.
+// Images reads row images (column → text; nil or absent is NULL) as Stream
+// would read rows of those values, q.Columns only: follow renders old keys so.
 func (s *Source) Images(ctx context.Context, name string, q Query, images []map[string]*string, fn func(values []any) error) error {
 	if s.tx == nil {
 		return errors.New("source: Images before Begin")
@@ -585,11 +523,9 @@ func (s *Source) Images(ctx context.Context, name string, q Query, images []map[
 	return s.read(ctx, name, Query{Columns: q.Columns}, sql, args, fn)
 }
 
-// sessionEnded reports whether err ended the PostgreSQL session: the
-// connection is closed, or the server sent a FATAL or PANIC error (57P01
-// from pg_terminate_backend, …), which can reach pgx before the socket
-// closes. The severity is field V, never localized, else field S
-// (https://www.postgresql.org/docs/current/protocol-error-fields.html).
+// sessionEnded reports whether err ended the session: the connection closed,
+// or a FATAL or PANIC, which may arrive before the socket closes.
+// https://www.postgresql.org/docs/current/protocol-error-fields.html
 func sessionEnded(err error, conn *pgx.Conn) bool {
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) {
@@ -602,9 +538,7 @@ func sessionEnded(err error, conn *pgx.Conn) bool {
 	return conn.IsClosed()
 }
 
-// nestArray returns an array's elements as nested []any, one level per
-// dimension (pgtype.Array holds them flat). Lower bounds other than 1 are
-// dropped: a list starts at 0.
+// nestArray nests an array's flat elements per dimension, from index 0.
 func nestArray(arr pgtype.Array[any]) any {
 	if len(arr.Dims) <= 1 {
 		if arr.Elements == nil {
@@ -644,9 +578,7 @@ func tableIdent(src mapping.Source) pgx.Identifier {
 	return pgx.Identifier{src.Table}
 }
 
-// SampleParams returns up to n distinct tuples of the named columns of src
-// from the snapshot, in a stable pseudo-random order (md5 of the tuple),
-// for checking access patterns; each value as Stream reads its column.
+// SampleParams returns up to n distinct tuples of cols, in pseudo-random order.
 func (s *Source) SampleParams(ctx context.Context, src mapping.Source, cols []string, n int) ([][]any, error) {
 	if s.tx == nil {
 		return nil, errors.New("source: SampleParams before Begin")

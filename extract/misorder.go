@@ -11,21 +11,16 @@ import (
 	"github.com/pg2dynamo/pg2dynamo/mapping"
 )
 
-// MisOrder is a row whose number column, written as plain digits, sorts
-// as text right after a greater number of its group: Group are the
-// group's values (PostgreSQL's text), Before the greater number, After
-// the row's.
+// MisOrder is a row whose digits sort as text right after a greater number of
+// its group: Group's values, Before the greater, After its own.
 type MisOrder struct {
 	Group         []string
 	Before, After string
 }
 
-// MisOrdered finds the rows of src, in the snapshot, whose number column
-// col, ordered as text within each group of equal values of the columns
-// group (ORDER BY col::text COLLATE "C", as DynamoDB orders the digits of
-// a key), comes right after a greater number: how many, and up to n of
-// them, the first in the order of the group's values and the number.
-// Rows with a NULL col are left out. Errors are PostgreSQL's.
+// MisOrdered finds the rows of src whose number column col, ordered as text
+// within each group (COLLATE "C", as DynamoDB orders key digits), comes right
+// after a greater number: how many, and up to n of them. NULL col is skipped.
 func (s *Source) MisOrdered(ctx context.Context, src mapping.Source, group []string, col string, n int) (int64, []MisOrder, error) {
 	if s.tx == nil {
 		return 0, nil, errors.New("source: MisOrdered before Begin")

@@ -17,24 +17,18 @@ import (
 type SortColumn struct {
 	// Name is the column's name in its source.
 	Name string
-	// Type is the column's type as PostgreSQL's format_type names it,
-	// modifier included and schema-qualified when the type is not visible
-	// on the search path: "integer", "character(3)",
-	// "timestamp with time zone", "shop.ticket_status".
+	// Type is the format_type name, with modifier, schema-qualified when not
+	// visible: "character(3)", "shop.ticket_status".
 	Type string
-	// Collatable is true when the type has a collation (text, varchar,
-	// char, name, and domains over them): it is compared with COLLATE "C",
-	// byte order, the order of DynamoDB's string keys.
+	// Collatable is true for a type with a collation: it is compared with
+	// COLLATE "C", the byte order of DynamoDB's string keys.
 	Collatable bool
-	// AsText is true when the values are the column's text form (as Stream
-	// reads a Column with AsText): PostgreSQL casts them back to Type.
+	// AsText is true when the values are the text form, cast back to Type.
 	AsText bool
 }
 
-// SortColumns describes cols (columns of src, as Describe returns them)
-// for Rank: their types and collatability, from a description of
-// "SELECT cols FROM src" (no row is read) and pg_type. It runs on the
-// source's connection, in its transaction if one is open.
+// SortColumns describes cols of src for Rank (types, collatability) from
+// pg_type, reading no row.
 func (s *Source) SortColumns(ctx context.Context, src mapping.Source, cols []Column) ([]SortColumn, error) {
 	if len(cols) == 0 {
 		return nil, nil
@@ -58,9 +52,7 @@ func (s *Source) SortColumns(ctx context.Context, src mapping.Source, cols []Col
 	return out, nil
 }
 
-// OrderBy renders, for messages, the ORDER BY list Rank uses for cols,
-// by column name (quoted unless plain lower-case), without the keywords:
-// `delta, name COLLATE "C" DESC`.
+// OrderBy renders Rank's ORDER BY list for messages: `name COLLATE "C" DESC`.
 func OrderBy(cols []SortColumn, desc bool) string {
 	parts := make([]string, len(cols))
 	for i, c := range cols {
@@ -85,18 +77,13 @@ func orderTerm(expr string, c SortColumn, desc bool) string {
 	return expr
 }
 
-// ErrUnordered is returned (wrapped) by Rank when PostgreSQL has no
-// ordering for a column's type (point, xml, …): its values have no order
-// to respect.
+// ErrUnordered is returned (wrapped) by Rank for a type without ordering.
 var ErrUnordered = errors.New("a column's type has no ordering")
 
-// Rank asks PostgreSQL how it orders tuples (one []any per tuple, one value
-// per column of cols, as Stream decodes them; none NULL), with dense_rank()
-// over unnest of one typed array per column. It returns, in the order of
-// tuples, each one's dense rank (1 first; equal tuples share a rank) and
-// the text form of each value. It reads no table and runs in the source's
-// transaction if one is open. A type without an ordering gives an error
-// wrapping ErrUnordered; other PostgreSQL errors are returned wrapped.
+// Rank asks PostgreSQL how it orders tuples (one value per column of cols,
+// none NULL) with dense_rank() over unnest of typed arrays. It returns each
+// tuple's dense rank (1 first; equal tuples share one) and each value's text
+// form, reading no table. A type without ordering wraps ErrUnordered.
 func (s *Source) Rank(ctx context.Context, cols []SortColumn, tuples [][]any, desc bool) (ranks []int64, texts [][]string, err error) {
 	if len(cols) == 0 {
 		return nil, nil, errors.New("rank: no column to order by")

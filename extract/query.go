@@ -12,43 +12,32 @@ import (
 	"github.com/pg2dynamo/pg2dynamo/mapping"
 )
 
-// Query is what Stream reads for one entity: the columns of its source,
-// then, per Join, the values the join adds. Joins run in PostgreSQL (a
-// LEFT JOIN to a parent, a grouped child subquery for embeds and
-// aggregates), so a row holds at most its own item collection.
+// Query is what Stream reads for one entity: its source's columns, then each
+// Join's values, joined in PostgreSQL (a row holds one collection at most).
 type Query struct {
 	Source  mapping.Source
 	Columns []Column
 	Joins   []Join
-	// OrderBy, when set, orders the rows by these columns (the source's
-	// primary key), so that a position in the read can be recorded: each
-	// row then ends with its position (see Position).
+	// OrderBy, when set, orders rows by these columns (the primary key); each
+	// row then ends with its Position.
 	OrderBy []Column
-	// After, when set (a position: one text per OrderBy column), reads only
-	// the rows after it: a resumed read, or a range of a split one.
+	// After, when set (a position), reads only the rows after it.
 	After []string
-	// Until, when set (a position), reads only the rows up to and
-	// including it: a range of a split read (see Source.Positions).
+	// Until, when set (a position), reads only the rows up to and including it.
 	Until []string
-	// Match, when set, reads only the rows whose Match.Columns hold one
-	// of Match.Values: the rows a change touches (package follow).
+	// Match, when set, reads only the rows a change touches (package follow).
 	Match *Match
 }
 
-// Match restricts a Query to the rows whose Columns (of its source, not
-// arrays) equal one of the tuples of Values, each a text per column bound
-// through the column's input function (as PostgreSQL prints the value; a
-// nil is NULL, which matches no row, as in a join).
+// Match restricts a Query to rows whose Columns equal a tuple of Values (texts
+// through the input function; nil is NULL and matches nothing).
 type Match struct {
 	Columns []Column
 	Values  [][]*string
 }
 
-// Position returns the position of a row Stream read with q: the row's
-// last len(q.OrderBy) values, each OrderBy column's text as its type's
-// output function gives it (bytea \xdead, inet 10.1.2.3), bound back
-// through the input function in After and Until, so that a position
-// stands for the very value it was read from. nil when q reads in no order.
+// Position returns a row's position: its last len(q.OrderBy) values as output
+// text, which After and Until bind back exactly; nil when q is unordered.
 func (q Query) Position(row []any) []string {
 	if len(q.OrderBy) == 0 || len(row) < len(q.OrderBy) {
 		return nil
@@ -60,8 +49,7 @@ func (q Query) Position(row []any) []string {
 	return out
 }
 
-// Args are the statement's parameters: the After values, then the Until
-// values.
+// Args are the statement's parameters: the After values, then the Until values.
 func (q Query) Args() []any {
 	args := make([]any, 0, len(q.After)+len(q.Until))
 	for _, v := range q.After {
@@ -85,15 +73,12 @@ func (q Query) Args() []any {
 // JoinKind says what a Join adds to each row.
 type JoinKind int
 
-// Join kinds.
 const (
 	// JoinParent adds the columns of the one parent row (Columns values).
 	JoinParent JoinKind = iota
-	// JoinEmbed adds the child rows as a record[] (ordered by OrderBy,
-	// fields in Columns order; NULL without children) and their count.
+	// JoinEmbed adds the child rows as a record[] (NULL for none) and their count.
 	JoinEmbed
-	// JoinAggregate adds Function over the child rows (count: 0 without
-	// children; the others NULL).
+	// JoinAggregate adds Function over the child rows (none: count 0, else NULL).
 	JoinAggregate
 )
 
@@ -107,8 +92,7 @@ type Join struct {
 	Columns []Column
 	// OrderBy orders an embed's records.
 	OrderBy []mapping.Order
-	// Limit, when above 0, is the most records of an embed sent; the count
-	// is of all of them.
+	// Limit, when above 0, caps an embed's records; the count counts all.
 	Limit int
 	// Function and Column of a JoinAggregate.
 	Function, Column string
@@ -125,10 +109,8 @@ func (j Join) Width() int {
 	return 1
 }
 
-// SQL renders the statement: identifiers quoted with pgx.Identifier,
-// columns read as text in their text form (the output function's). A row
-// holds q.Columns' values, then each join's, then, with OrderBy, its
-// position (Position).
+// SQL renders the statement, identifiers quoted, text columns in their output
+// form. A row holds q.Columns' values, each join's, then its Position.
 func (q Query) SQL() string {
 	var sel []string
 	for _, c := range q.Columns {
@@ -206,9 +188,8 @@ func (q Query) SQL() string {
 	return sql + q.orderClause()
 }
 
-// orderClause renders the WHERE of After, Until and Match and the ORDER
-// BY of OrderBy. Positions are compared as row values, so a composite
-// primary key orders as its index does.
+// orderClause renders the WHERE and the ORDER BY; positions compare as row
+// values, so a composite key orders as its index does.
 func (q Query) orderClause() string {
 	sql := q.whereClause()
 	if len(q.OrderBy) == 0 {
@@ -221,7 +202,6 @@ func (q Query) orderClause() string {
 	return sql + "\nORDER BY " + strings.Join(cols, ", ")
 }
 
-// whereClause renders the WHERE of After, Until and Match, or "".
 func (q Query) whereClause() string {
 	var match string
 	base := len(q.After) + len(q.Until) // Match's parameters follow theirs (Args)
@@ -271,8 +251,6 @@ func (q Query) whereClause() string {
 
 func ident(name string) string { return pgx.Identifier{name}.Sanitize() }
 
-// typeExpr names column c's type in SQL: its type name, with [] for an
-// array.
 func typeExpr(c Column) string {
 	if c.Array {
 		return ident(c.Type) + "[]"
@@ -288,13 +266,10 @@ func colExpr(alias string, c Column) string {
 	return e
 }
 
-// textForm renders SQL expression e, a value of column c, in its text
-// form: its type's output function's, what psql prints. A cast to text is
-// not that for every type (inet's shows the netmask: 10.1.2.3/32), so
-// format's %s is used, with NULL kept apart (IS DISTINCT FROM also holds
-// for a composite of NULL fields). An array keeps its dimensions: its text
-// form is read back as text[] when its delimiter is a comma; otherwise
-// (box) it is cast element by element.
+// textForm renders expression e of column c in its output function's text
+// (format's %s: a text cast differs, e.g. inet's netmask), NULL kept apart.
+// Arrays keep their dimensions: text[] when comma-delimited, else cast per
+// element.
 func textForm(e string, c Column) string {
 	switch {
 	case !c.Array:
@@ -305,15 +280,13 @@ func textForm(e string, c Column) string {
 	return e + "::text[]"
 }
 
-// outputText renders SQL expression e as the text of its type's output
-// function (an array's as one text), NULL for NULL.
+// outputText renders e as its output function's text, NULL for NULL.
 func outputText(e string) string {
 	return "(CASE WHEN " + e + " IS DISTINCT FROM NULL THEN format('%s', " + e + ") END)"
 }
 
-// recordField is a column inside an embed's ROW(…): cast to its type name,
-// because inside a record PostgreSQL reports a domain's own type, which
-// pgx cannot decode, where a plain column reports the base type.
+// recordField is a column inside an embed's ROW(…), cast to its type name: in
+// a record PostgreSQL reports a domain's own type, which pgx cannot decode.
 func recordField(c Column) string {
 	e := "c." + ident(c.Name)
 	switch {
@@ -325,8 +298,7 @@ func recordField(c Column) string {
 	return e + "::" + ident(c.Type)
 }
 
-// onClause renders alias.other = src.own pairs; grouped subqueries expose
-// their keys as k0, k1, ….
+// onClause renders alias.other = src.own pairs (grouped keys as k0, k1, …).
 func onClause(alias string, on [][2]string, grouped bool) string {
 	parts := make([]string, len(on))
 	for i, p := range on {
@@ -339,15 +311,12 @@ func onClause(alias string, on [][2]string, grouped bool) string {
 	return strings.Join(parts, " AND ")
 }
 
-// fromItem renders a source without an alias: a table, or a parenthesised
-// query.
 func fromItem(src mapping.Source) string {
 	return strings.TrimSuffix(from(src), " AS src")
 }
 
-// CheckQuery has PostgreSQL plan q without running it, so that a join it
-// cannot do (incompatible types, an aggregate the type lacks) is a
-// *mapping.Error at the entity before anything is written.
+// CheckQuery has PostgreSQL plan q without running it, so a join it cannot do
+// is a *mapping.Error at the entity before anything is written.
 func (s *Source) CheckQuery(ctx context.Context, m *mapping.Mapping, entity string, q Query) error {
 	if _, err := s.conn.Prepare(ctx, "", q.SQL()); err != nil {
 		var pe *pgconn.PgError

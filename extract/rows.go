@@ -9,10 +9,8 @@ import (
 	"github.com/pg2dynamo/pg2dynamo/mapping"
 )
 
-// RowsUpTo returns how many rows src holds, reading no further than limit
-// rows, in a read-only transaction (s's snapshot under a savepoint once
-// Begin has run). Errors are returned wrapped (*pgconn.PgError for
-// PostgreSQL's).
+// RowsUpTo returns how many rows src holds, reading at most limit, read-only
+// (under a savepoint of s's snapshot once Begin has run).
 func (s *Source) RowsUpTo(ctx context.Context, src mapping.Source, limit int) (int, error) {
 	var n int
 	err := s.readOnly(ctx, func(tx pgx.Tx) error {

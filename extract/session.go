@@ -13,32 +13,14 @@ type Setting struct {
 	Name, Value string
 }
 
-// SessionSettings are the settings that change the text PostgreSQL gives
-// for a value, or what a query source computes, pinned so that runs under
-// other settings write the same items under the same keys. Every
-// connection of Connect (and so of Fork, verify and plan) sets them right
-// after connecting; a session's SET overrides the server's, the database's,
-// the role's, PGOPTIONS and the connection string's options
-// (https://www.postgresql.org/docs/current/config-setting.html). Values
-// print as with PostgreSQL's defaults (TimeZone and lc_monetary have none),
-// as pg_dump pins the first four for (setup_connection in
-// src/bin/pg_dump/pg_dump.c):
-//   - DateStyle 'ISO, MDY': dates inside values read as text print as
-//     2024-01-02 03:04:05; MDY fixes how ambiguous date literals read.
-//   - IntervalStyle postgres: "1 day 02:00:00".
-//   - extra_float_digits 3: floats inside values read as text print
-//     exactly (shortest round-trip digits, as the default from 12 on).
-//   - synchronize_seqscans off: a sequential scan starts at the first
-//     page, so rows read in no order come in the same order run to run.
-//   - TimeZone UTC: timestamptz inside values read as text prints in UTC,
-//     and a query source's date arithmetic is the same anywhere.
-//   - bytea_output hex, lc_monetary C (money as $1,234.56 on any server),
-//     standard_conforming_strings on and client_encoding UTF8 (pgx needs both).
-//
-// Left alone: search_path (it resolves unqualified table names; it also
-// changes how the reg* types print),
-// lc_numeric and lc_time (only to_char), xmloption and xmlbinary (XML
-// input only) and timeouts (no value changes).
+// SessionSettings are pinned on every connection Connect makes, so runs under
+// other server, role or PGOPTIONS settings write the same items under the
+// same keys. Like pg_dump's, they fix the text PostgreSQL gives for values:
+// ISO dates, postgres intervals, exact floats (extra_float_digits 3), UTC
+// time zone, hex bytea, C money, and UTF8 with standard strings (pgx needs
+// both); synchronize_seqscans off keeps unordered reads in the same order.
+// search_path is left alone: it resolves unqualified names.
+// https://www.postgresql.org/docs/current/config-setting.html
 var SessionSettings = []Setting{
 	{"DateStyle", "ISO, MDY"},
 	{"IntervalStyle", "postgres"},
@@ -51,8 +33,7 @@ var SessionSettings = []Setting{
 	{"client_encoding", "UTF8"},
 }
 
-// pinSession sets SessionSettings on a new connection: the
-// pgconn.Config.AfterConnect of every connection Connect configures.
+// pinSession sets SessionSettings on a new connection (AfterConnect).
 func pinSession(ctx context.Context, conn *pgconn.PgConn) error {
 	var sql strings.Builder
 	for _, s := range SessionSettings {

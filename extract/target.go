@@ -7,32 +7,24 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// Target is where a connection string leads, as Connect would resolve it
-// (pgx follows libpq: the string, then the PG* variables, then libpq's
-// defaults), without connecting.
+// Target is where a connection string leads as Connect would resolve it (the
+// string, then PG* variables, then libpq's defaults), without connecting.
 type Target struct {
-	// User is the role connected as; the operating-system user when
-	// nothing names one.
+	// User is the role connected as (default: the operating-system user).
 	User string
-	// Database is the database connected to; the user name when nothing
-	// names one (the server's default).
+	// Database is the database connected to (default: the user name).
 	Database string
-	// Host is the first host tried: a name, an address, or the directory
-	// of a Unix-domain socket; Port its port.
+	// Host is the first host tried (name, address or socket dir); Port its port.
 	Host string
 	Port uint16
-	// Env lists the libpq variables that name the target (PGHOST,
-	// PGHOSTADDR, PGPORT, PGDATABASE, PGUSER, PGSERVICE, PGSERVICEFILE)
-	// and are set, in that order.
+	// Env lists the target-naming libpq variables set, in targetVars order.
 	Env []string
 }
 
-// targetVars are the libpq variables that choose the server, the database
-// or the user.
+// targetVars are the libpq variables choosing the server, database or user.
 var targetVars = []string{"PGHOST", "PGHOSTADDR", "PGPORT", "PGDATABASE", "PGUSER", "PGSERVICE", "PGSERVICEFILE"}
 
-// ResolveTarget resolves connString (as Connect takes it) to its Target.
-// Errors are pgconn's, which never contain the password.
+// ResolveTarget resolves connString to its Target, never leaking the password.
 func ResolveTarget(connString string) (Target, error) {
 	cfg, err := pgx.ParseConfig(connString)
 	if err != nil {

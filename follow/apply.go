@@ -20,14 +20,9 @@ import (
 	"github.com/pg2dynamo/pg2dynamo/transform"
 )
 
-// Applier brings the table in step with a window of changes: it derives
-// again, from the source as it is now, the items the changes affect
-// (Graph), puts them, and deletes the items of rows that are gone or whose
-// keys changed. Reading the source's present state, not the change's row
-// image, makes applying idempotent and order-safe: a window applied twice,
-// or a change replayed after a crash, writes the same items, and once
-// every change is applied the table holds exactly what a full load would
-// write.
+// Applier brings the table in step with a window of changes: it derives the
+// affected items again from the source as it is now, puts them, and deletes
+// those of rows gone or re-keyed, so applying is idempotent and order-safe.
 type Applier struct {
 	graph    *Graph
 	m        *mapping.Mapping
@@ -36,58 +31,38 @@ type Applier struct {
 	keyAttrs [2]string
 	keyTypes [2]string // mapping.Table.KeyTypes: rejects name B keys in base64
 	b        *transform.Builder
-	// OnReject is told of rows whose items cannot be written (nil:
-	// counted only). Writers are the windows' writers (pipeline.Writes:
-	// a number, default 8, or autoscaled), set before the first window
-	// (Start).
+	// OnReject is told of unwritable rows (nil: counted only). Writers configures
+	// the windows' writers; set it before Start.
 	OnReject func(pipeline.Reject) error
 	Writers  pipeline.WritesOptions
-	// OnCatalog, if set, is told of catalog changes a window derives its
-	// way out of (changes described), with the entities it derives again
-	// whole.
+	// OnCatalog, if set, is told of the catalog changes a window adapts to.
 	OnCatalog func(changes, rederived []string)
-	// ExactFrom is the WAL position before which the table is known
-	// exact without the stream (a full load read a snapshot taken after
-	// it): the TRUNCATEs and table descriptions of transactions committed
-	// before it need no check (events).
+	// ExactFrom is the WAL position before which the table needs no stream checks.
 	ExactFrom pglogrepl.LSN
-	// writes is the write stage every window hands its items to (started
-	// by the first window, stopped by Close).
+	// writes is the write stage every window shares.
 	writes *pipeline.Writes
-	// pending are entities to derive again whole in the next window
-	// (Rederive).
+	// pending are entities the next window derives again whole (Rederive).
 	pending []int
-	// publication is the publication streamed (Run's Options), whose
-	// part of the catalog the follow checks (Fingerprint).
+	// publication is the publication streamed, whose catalog the follow checks.
 	publication string
-	// Catalog is the Fingerprint the table's items agree with: set before
-	// the first window (read at start, or a checkpoint's), moved by each
-	// window that compares the catalog (settle). nil: the first check
-	// only records it.
+	// Catalog is the Fingerprint the table's items agree with, moved by windows
+	// that compare the catalog; nil: the first check records it.
 	Catalog *Fingerprint
-	// catalogDue makes the next window compare the catalog, whatever its
-	// changes (a DDL command met in the stream, or the idle check found a
-	// difference); catalogAt is when a window compares it next anyway.
+	// catalogDue makes the next window compare the catalog; catalogAt is when due.
 	catalogDue bool
 	catalogAt  time.Time
 	// catalogMoved is set when a window's check moved Catalog.
 	catalogMoved bool
-	// CatalogEvery is the longest the follow goes without comparing the
-	// catalog (CatalogInterval by default); 0 turns those periodic checks
-	// off: the catalog is then compared at a DDL command met in the
-	// stream (DDL capture) and at start only.
+	// CatalogEvery is the longest between catalog comparisons (default
+	// CatalogInterval); 0 compares only at start and at DDL commands.
 	CatalogEvery time.Duration
-	// keys counts the windows and records the keys they write for the
-	// comparisons run beside the follow (the audit's slices, Beside);
-	// side carries those comparisons' writes to Run, which makes them
-	// between two windows (takeRepair).
+	// keys records the keys windows write, for comparisons beside the follow;
+	// side carries their writes to Run, which makes them between windows.
 	keys *keyLog
 	side chan *repairReq
 }
 
-// NewApplier returns an applier of g's changes reading src (a session of
-// its own, outside any snapshot: each window reads in its own) and writing
-// to sink.
+// NewApplier returns an applier of g's changes reading src and writing to sink.
 func NewApplier(g *Graph, m *mapping.Mapping, src *extract.Source, sink load.Sink) *Applier {
 	return &Applier{graph: g, m: m, src: src, sink: sink, keyAttrs: m.Table.Keys(), keyTypes: m.Table.KeyTypes(),
 		b: transform.NewBuilder(), Writers: pipeline.WritesOptions{Concurrency: 8}, CatalogEvery: CatalogInterval, keys: &keyLog{}, side: make(chan *repairReq)}
@@ -97,16 +72,13 @@ func NewApplier(g *Graph, m *mapping.Mapping, src *extract.Source, sink load.Sin
 type Applied struct {
 	// Changes is the number of row changes of followed tables.
 	Changes int
-	// Puts and Deletes are the items written and deleted; Rejected the
-	// rows whose items could not be written.
+	// Puts and Deletes count items written and deleted; Rejected refused rows.
 	Puts, Deletes, Rejected int
-	// Rederived are the entities whose every item the window derived
-	// again (their columns changed: Applier.Shapes changed with them).
+	// Rederived are the entities derived again whole (their columns changed).
 	Rederived []string
 }
 
-// Written is the number of items every window put or deleted so far, as
-// the sink acknowledged them: a window's progress.
+// Written is the number of items every window put or deleted so far.
 func (a *Applier) Written() int64 {
 	if a.writes == nil {
 		return 0
@@ -114,8 +86,7 @@ func (a *Applier) Written() int64 {
 	return a.writes.Written()
 }
 
-// Close stops the writers once the windows handed to them are written
-// (Flight.Wait). The Applier is not used after it.
+// Close stops the writers once handed windows are written; a is unusable after.
 func (a *Applier) Close() {
 	if a.writes != nil {
 		a.writes.Close()
@@ -123,8 +94,6 @@ func (a *Applier) Close() {
 	}
 }
 
-// group starts the writes of one window: its items' Entity indexes the
-// graph's plans as they are now.
 func (a *Applier) group(ctx context.Context) *pipeline.Group {
 	if a.writes == nil {
 		opts := a.Writers
@@ -138,9 +107,7 @@ func (a *Applier) group(ctx context.Context) *pipeline.Group {
 	return a.writes.Group(ctx, plans)
 }
 
-// Rederive has the next window derive every item of entities (by name)
-// again, whatever its changes: the items in the table were derived with
-// other plans (Stale).
+// Rederive has the next window derive every item of entities (by name) again.
 func (a *Applier) Rederive(entities []string) {
 	for i, p := range a.graph.plans {
 		if slices.Contains(entities, p.Entity().Name) {
@@ -149,14 +116,11 @@ func (a *Applier) Rederive(entities []string) {
 	}
 }
 
-// Pending reports whether the next window derives entities again whole
-// (Rederive), even without changes.
+// Pending reports whether the next window derives entities again whole.
 func (a *Applier) Pending() bool { return len(a.pending) > 0 }
 
-// Stale returns the entities whose items, derived with the plans whose
-// shapes recorded gives (a checkpoint's), read differently under a's
-// plans: their columns changed while no follow ran. An entity whose
-// table keys could render differently is a *ShapeError.
+// Stale returns the entities whose items, derived with a checkpoint's shapes,
+// read differently now; a table key that could change is a *ShapeError.
 func (a *Applier) Stale(recorded map[string]transform.Shape) ([]string, error) {
 	idx, err := a.stale(recorded)
 	var out []string
@@ -166,59 +130,41 @@ func (a *Applier) Stale(recorded map[string]transform.Shape) ([]string, error) {
 	return out, err
 }
 
-// aheadItems is the most items a window derives before the window before
-// it is written: past it, Start waits for that window (its barrier), so
-// that a window's items are never all held in memory at once.
+// aheadItems is the most items a window derives before the previous one is
+// written; past it, Start waits for that window's barrier.
 const aheadItems = 10_000
 
-// Flight is a window whose items are all derived and handed to the
-// writers, which may still be writing them.
+// Flight is a window whose items are all derived and handed to the writers.
 type Flight struct {
 	a   *Applier
 	wr  *pipeline.Group
 	w   *work
 	out Applied
-	// catalog is the Fingerprint the window moved Applier.Catalog to
-	// (nil: unchanged), which the items agree with once it is written.
+	// catalog is the Fingerprint the window moved Applier.Catalog to, or nil.
 	catalog *Fingerprint
-	// seq is the window's number in a.keys (0 without an audit); repair,
-	// when set, the audit's repair the flight writes instead of a window.
+	// seq is the window's number in a.keys (0 without audit); repair, if set, is
+	// the audit's repair written instead.
 	seq    uint64
 	repair *repairReq
 }
 
 // Start derives the items txs affect, in one snapshot taken after their
-// commits, and hands them, row by row, to the write stage
-// (pipeline.Writes, Writers batches at a time); the deletes follow
-// once every affected row is derived. It returns once every item is
-// handed over; Wait waits for the writes.
-//
-// busy holds the keys of the window before this one, which may still be
-// being written (Flight.Keys; nil when there is none): an item of one of
-// those keys waits for barrier, which the caller returns from once that
-// window is written, so that each key's writes stay in commit order;
-// other items are written at once, and the deletes after barrier. Up to
-// aheadItems items wait for it in memory; past that, derivation waits
-// too. Start calls barrier (when not nil) exactly once, even when it
-// fails or has nothing to write, unless barrier itself fails. The two
-// windows' writes share the Writers.
+// commits, and hands them row by row to the write stage, deletes last. Items
+// of busy keys (the previous window's) wait for barrier, keeping each key's
+// writes in commit order. Start calls barrier (if not nil) exactly once, even
+// when it fails, unless barrier itself fails.
 func (a *Applier) Start(ctx context.Context, txs []*Tx, busy map[[2]string]bool, barrier func() error) (*Flight, error) {
 	return a.start(ctx, txs, busy, barrier, beside{})
 }
 
-// beside are the chunks written beside the windows (pipe.sides) that a
-// window's or a chunk's writes may meet: keys reports whether a key is
-// one of theirs (nil: none are in flight), and await waits until they
-// are written. An item or delete of one of their keys is handed over
-// only after await, so that each key's writes keep their order.
+// beside are the side chunks in flight: keys reports whether a key is theirs
+// (nil: none), and await waits for their writes.
 type beside struct {
 	keys  func(k [2]string) bool
 	await func() error
 }
 
-// start is Start, with the keys of the chunks in flight beside the
-// windows (side): an item or a delete of one waits until they are
-// written.
+// start is Start with the chunks in flight beside the windows (side).
 func (a *Applier) start(ctx context.Context, txs []*Tx, busy map[[2]string]bool, barrier func() error, side beside) (*Flight, error) {
 	seq := a.keys.window()
 	whole, err := a.events(ctx, txs)
@@ -266,21 +212,17 @@ func (a *Applier) start(ctx context.Context, txs []*Tx, busy map[[2]string]bool,
 		}
 	}
 	if err != nil {
-		// Stop the writes; the window is not applied.
 		f.abort()
 		return nil, a.missingTable(ctx, err)
 	}
 	return f, nil
 }
 
-// hasChanges reports whether txs hold a row change.
 func hasChanges(txs []*Tx) bool {
 	return slices.ContainsFunc(txs, func(tx *Tx) bool { return len(tx.Changes) > 0 })
 }
 
-// read derives, in the snapshot just begun, the items txs affect and
-// those of the entities whole (every row), and finds the keys to delete,
-// into f.
+// read derives, in the new snapshot, the items txs and whole affect, into f.
 func (a *Applier) read(ctx context.Context, txs []*Tx, whole []int, f *Flight) error {
 	more, err := a.settle(ctx, txs)
 	if err != nil {
@@ -306,9 +248,8 @@ func (a *Applier) read(ctx context.Context, txs []*Tx, whole []int, f *Flight) e
 	return a.gone(ctx, aff, f.w)
 }
 
-// MissingTableError is a followed table the source no longer has under
-// the mapping's name when a window reads it: dropped, or renamed (the
-// stream's description names it Streamed then).
+// MissingTableError is a followed table gone from the mapping's name: dropped,
+// or renamed (to Streamed).
 type MissingTableError struct {
 	Table, Streamed string
 	Err             error
@@ -323,10 +264,7 @@ func (e *MissingTableError) Error() string {
 
 func (e *MissingTableError) Unwrap() error { return e.Err }
 
-// missingTable makes err a *MissingTableError when PostgreSQL found no
-// relation of a followed table's name (SQLSTATE 42P01), naming the table
-// renamed under the follow: the catalog's name of its OID now, or the
-// stream's.
+// missingTable makes err (42P01) a *MissingTableError naming the new name.
 func (a *Applier) missingTable(ctx context.Context, err error) error {
 	var pe *pgconn.PgError
 	if !errors.As(err, &pe) || pe.Code != "42P01" {
@@ -356,9 +294,7 @@ func (a *Applier) missingTable(ctx context.Context, err error) error {
 	return err
 }
 
-// dropped returns a *MissingTableError when a followed table no longer
-// exists (DROP TABLE): the stream says nothing of it, and with no change
-// for a window to read it, a follow would go on unaware.
+// dropped returns a *MissingTableError for a dropped table (not streamed).
 func (a *Applier) dropped(ctx context.Context) error {
 	oids := slices.Sorted(maps.Keys(a.graph.byOID))
 	rels, err := a.src.Catalog().RelationsByOID(ctx, oids)
@@ -374,18 +310,14 @@ func (a *Applier) dropped(ctx context.Context) error {
 	return nil
 }
 
-// Keys are the keys the window puts or deletes: the busy keys of the
-// window after it (Start). Not changed once Start has returned.
+// Keys are the keys the window writes: the next window's busy keys.
 func (f *Flight) Keys() map[[2]string]bool { return f.w.seen }
 
-// Wait waits for the window's writes and reports what it did; rows whose
-// items the sink refused are told to OnReject.
+// Wait waits for the window's writes and reports what it did.
 func (f *Flight) Wait() (Applied, error) {
 	return f.settle(f.wr.Wait())
 }
 
-// settle is Wait once the window's writes are done, given what their
-// Group's Wait returned.
 func (f *Flight) settle(rejected []pipeline.Reject, err error) (Applied, error) {
 	f.a.keys.done(f.seq)
 	out := f.out
@@ -406,8 +338,6 @@ func (f *Flight) settle(rejected []pipeline.Reject, err error) (Applied, error) 
 	return out, err
 }
 
-// abort stops the window's writes at their next batch and waits for the
-// writers; the window is not applied.
 func (f *Flight) abort() {
 	if f.wr != nil {
 		f.wr.Cancel()
@@ -416,8 +346,7 @@ func (f *Flight) abort() {
 	f.a.keys.done(f.seq)
 }
 
-// gate hands a window's rows to its writes, but holds those with an item
-// of a busy key until its barrier has passed, up to aheadItems items.
+// gate hands a window's rows to its writes, busy keys' after the barrier.
 type gate struct {
 	barrier func() error
 	busy    map[[2]string]bool
@@ -427,25 +356,19 @@ type gate struct {
 	wr      *pipeline.Group
 	opened  bool
 	err     error // of open
-	// keys records the keys handed over for the audit (nil: none).
+	// keys records the keys handed over, for the audit (nil: none).
 	keys *keyLog
-	// side are the chunks in flight beside the windows: an item of one
-	// of their keys is held until the barrier has passed and side.await
-	// has returned (needSide), or, once open, waits for it (passSide).
+	// side are the side chunks in flight: their keys' items wait for them.
 	side     beside
 	needSide bool
 	// sidePassed is set once side.await is called.
 	sidePassed bool
 }
 
-// onSide reports whether one of keys is a key of the chunks in flight
-// beside the windows, not yet waited for.
 func (g *gate) onSide(keys ...[2]string) bool {
 	return g.side.keys != nil && !g.sidePassed && slices.ContainsFunc(keys, g.side.keys)
 }
 
-// passSide waits, when one of keys is a key of the chunks in flight
-// beside the windows (onSide), until they are written.
 func (g *gate) passSide(keys ...[2]string) error {
 	if !g.onSide(keys...) {
 		return nil
@@ -454,8 +377,7 @@ func (g *gate) passSide(keys ...[2]string) error {
 	return g.side.await()
 }
 
-// add hands over row, the items of one row whose keys are keys; row is
-// not kept (a held row is copied).
+// add hands over one row's items, with their keys; row is not kept.
 func (g *gate) add(keys [][2]string, row []transform.Item) error {
 	g.keys.add(keys...)
 	if g.opened {
@@ -482,8 +404,7 @@ func (g *gate) add(keys [][2]string, row []transform.Item) error {
 	return g.open()
 }
 
-// open passes the barrier, once, and hands the held items to the
-// writers it starts.
+// open passes the barrier once and hands the held items to the writers.
 func (g *gate) open() error {
 	if g.opened {
 		return g.err
@@ -513,11 +434,9 @@ func (g *gate) open() error {
 	return nil
 }
 
-// work is what a window writes: each key once.
 type work struct {
 	seen map[[2]string]bool
-	// owners are the rows whose items hold the keys put (seen): a key a
-	// second row renders is that row's reject.
+	// owners are the rows whose items hold the keys put.
 	owners       map[[2]string]rowID
 	rejectedRows map[rowID]bool
 	keys         [][2]string // scratch: the keys of the row being derived
@@ -527,14 +446,11 @@ type work struct {
 	puts         int
 	deletes      [][2]string
 	rejected     int
-	// newRejects are the rows rejected whole (a transform.RowError): their
-	// items are deleted unless a row of the window renders the key (gone),
-	// and they are told to OnReject once the window is written (Wait).
+	// newRejects are the rows rejected whole: their items are deleted unless a
+	// window row renders the key, and they go to OnReject once written.
 	newRejects []newReject
 }
 
-// newReject is a row a window rejects whole, with the table keys it
-// renders.
 type newReject struct {
 	reject pipeline.Reject
 	keys   [][2]string
@@ -547,17 +463,9 @@ type rowID struct {
 }
 
 // derive reads the rows aff names and hands their items to the writers,
-// entity by entity in mapping order, each entity's rows match by match
-// (by primary key, by a join column), each match's in primary-key order.
-// A row derived twice (two matches find it) is written, or rejected, once.
-// A row is rejected whole, as migrate's duplicate-key check rejects it,
-// when two of its own items share a key or one has the key of an item of
-// another row derived before it in the window. Where migrate keeps the
-// earlier row in primary-key order, a window keeps the one it derives
-// first, which differs only when both rows of one entity come through
-// different matches; and a window cannot see the rows of other windows:
-// migrate --follow names at its start the entities whose keys are not
-// proven unique.
+// entity by entity, each match in key order. A row is rejected whole, as
+// migrate does, when its items share a key with each other or with an earlier
+// row. A window keeps the row it derives first and cannot see other windows.
 func (a *Applier) derive(ctx context.Context, aff *affected, w *work) error {
 	order := slices.SortedFunc(maps.Keys(aff.matches), func(x, y string) int {
 		return cmp.Or(cmp.Compare(aff.matches[x].entity, aff.matches[y].entity), strings.Compare(x, y))
@@ -580,9 +488,7 @@ func (a *Applier) derive(ctx context.Context, aff *affected, w *work) error {
 			if re != nil {
 				w.rejected++
 				w.rejectedRows[row] = true
-				// A full load would not have written the row's items: the
-				// ones it had go (gone), unless another row holds the key,
-				// and the reject lists them (told once they are gone).
+				// A full load would not write the row: its old items go.
 				nr := newReject{reject: pipeline.RowReject(re)}
 				if keys, kerr := a.b.TableKeys(p, values); kerr == nil {
 					nr.keys = keys
@@ -600,8 +506,7 @@ func (a *Applier) derive(ctx context.Context, aff *affected, w *work) error {
 				w.rejectedRows[row] = true
 				return a.reject(pipeline.Reject{Entity: p.Entity().Name, SourceKey: p.SourceKey(values), ItemKey: pipeline.ItemKeyMap(key, a.keyAttrs, a.keyTypes), Reason: reason})
 			}
-			// The row's items of keys not yet written in the window, in
-			// one batch: written or rejected together.
+			// The row's new keys' items, written or rejected together.
 			w.row, w.rowKeys = w.row[:0], w.rowKeys[:0]
 			for i, it := range buf {
 				if key := keys[i]; !w.seen[key] {
@@ -623,10 +528,7 @@ func (a *Applier) derive(ctx context.Context, aff *affected, w *work) error {
 	return nil
 }
 
-// duplicateKey returns why row, whose items have keys, cannot be written,
-// as migrate's duplicate-key check words it, and the key: two of its own
-// items (an item and its mirror) share a key, or one has the key of an
-// item of another row derived before it in the window. "" when neither.
+// duplicateKey returns why row cannot be written, and the key; "" if it can.
 func (a *Applier) duplicateKey(w *work, row rowID, keys [][2]string) (string, [2]string) {
 	head := func(key [2]string) string {
 		return fmt.Sprintf("duplicate primary key (%s)", transform.DescribeKey(a.keyAttrs, key))
@@ -642,8 +544,7 @@ func (a *Applier) duplicateKey(w *work, row rowID, keys [][2]string) (string, [2
 	return "", [2]string{}
 }
 
-// gone adds to w the keys the affected rows' old and new images render
-// that no row renders now: items of rows deleted, or of keys changed.
+// gone adds to w the keys the affected rows' images rendered, now unrendered.
 func (a *Applier) gone(ctx context.Context, aff *affected, w *work) error {
 	for i := range w.newRejects {
 		nr := &w.newRejects[i]
@@ -684,7 +585,6 @@ func (a *Applier) reject(r pipeline.Reject) error {
 	return a.OnReject(r)
 }
 
-// deleteItem is the delete of the item of key k.
 func (a *Applier) deleteItem(k [2]string) transform.Item {
 	attrs := transform.KeyMap(a.keyAttrs, a.keyTypes, k)
 	return transform.Item{Entity: -1, Attrs: attrs, Delete: true}

@@ -25,38 +25,15 @@ import (
 	"github.com/pg2dynamo/pg2dynamo/transform"
 )
 
-// The rolling audit: while a follow streams, an Auditor compares the
-// table with the source, one slice of the item keys (by FNV-1a hash of the
-// partition key, sized to AuditSliceItems) at a time, so that drift the
-// stream cannot show (an item changed or deleted in DynamoDB behind the
-// follow's back, a catalog-only change such as an enum label renamed) is
-// found within one cycle, and reported or repaired. For a slice it
-//
-//  1. starts recording the keys the follow writes (keyLog), once every
-//     window begun before is written;
-//  2. begins a read-only REPEATABLE READ snapshot and reads the WAL insert
-//     position L in it (every transaction the snapshot sees ends before
-//     L), then flushes the WAL past L as Watch does, so the walsender sends
-//     it at once;
-//  3. derives every item from the snapshot (pipeline.Run, as verify does),
-//     keeping a hash of each slice item's ddbjson.Canonical form;
-//  4. waits until the follow has applied up to L, then Scans the table
-//     (strongly consistent);
-//  5. classifies each key as missing, changed or stale, leaving out every
-//     key the follow wrote since step 1: a key it did not write holds what
-//     it held at step 1, which, once the follow has applied everything the
-//     snapshot holds, is what the snapshot derives unless the table
-//     drifted.
-//
-// With AuditRepair the follow's own write stage, between two windows,
-// writes the missing and changed items as the snapshot derives them and
-// deletes the stale ones, leaving out keys the follow wrote since step 1
-// (their items are newer); a later window's writes of a repaired key wait
-// for the repair, so each key's writes keep their order. docs/follow.md,
-// "The rolling audit", describes it for users.
+// The rolling audit: while a follow streams, an Auditor compares the table
+// with the source one slice of keys (FNV-1a of the partition key) at a time,
+// finding drift the stream cannot show within a cycle. A slice records the
+// keys the follow writes, reads WAL position L in a snapshot, derives its
+// items, waits until the follow has applied L and Scans the table; keys the
+// follow wrote meanwhile are left out. With AuditRepair the follow's write
+// stage writes the repairs between windows. See docs/follow.md.
 
-// AuditMode is what the rolling audit does: nothing, report drift, or
-// report and repair it.
+// AuditMode is what the rolling audit does: nothing, report, or repair.
 type AuditMode int
 
 const (
@@ -80,21 +57,14 @@ func ParseAuditMode(s string) (AuditMode, error) {
 	return AuditOff, fmt.Errorf("--audit %q: expected off, report or repair", s)
 }
 
-// DefaultAuditCycle is the default period within which the audit compares
-// every item at least once: long enough that the audit's reads stay a small
-// share of the follow's on a table of millions of items, short enough that
-// drift is found the same hour.
+// DefaultAuditCycle is the default period for comparing every item once: a
+// small share of the follow's reads, drift found within the hour.
 const DefaultAuditCycle = time.Hour
 
-// AuditSliceItems is the number of items one slice aims at: the slice's
-// keys and content hashes are held in memory (docs/follow.md gives the
-// memory this costs), and each slice costs a pass over the source and a
-// Scan of the table, so a table of n items is audited in
-// ceil(n / AuditSliceItems) slices a cycle.
+// AuditSliceItems is the items a slice aims at, held in memory as hashes.
 const AuditSliceItems = 100_000
 
-// AuditAPI is what the audit calls on DynamoDB: DescribeTable (the item
-// count, to size the slices) and Scan. *dynamodb.Client implements it.
+// AuditAPI is what the audit calls on DynamoDB (DescribeTable, Scan).
 type AuditAPI interface {
 	dynamodb.DescribeTableAPIClient
 	dynamodb.ScanAPIClient
@@ -105,32 +75,20 @@ var _ AuditAPI = (*dynamodb.Client)(nil)
 // AuditOptions tune an Auditor.
 type AuditOptions struct {
 	Mode AuditMode
-	// Cycle is the period within which every item is compared at least
-	// once (default DefaultAuditCycle). The slices of a cycle are spread
-	// evenly over it, each at the start of its share; the first cycle
-	// begins a slice's share after the follow starts (the full load
-	// before it has just been checked). A slice that takes longer than
-	// its share is followed at once by the next, and a cycle that takes
-	// longer than Cycle is said to overrun (AuditStatus.Overran).
+	// Cycle is the period in which every item is compared, slices spread evenly.
 	Cycle time.Duration
 	// SliceItems is the items a slice aims at (default AuditSliceItems).
 	SliceItems int
 	// Segments is the number of parallel Scan segments (default 2).
 	Segments int
-	// OnDrift, if set, is told of every drifted item a slice found, once
-	// the slice is done (after its repair, with AuditRepair). An error
-	// stops the audit, and the follow with it.
+	// OnDrift, if set, is told of each drifted item once its slice is done; an
+	// error stops the audit and the follow.
 	OnDrift func(Drift) error
-	// OnCycle, if set, is called at the end of each cycle with the status
-	// then. OnSkip, if set, is told why a slice was not compared (the
-	// mapping no longer fits the source's tables: the follow stops on it
-	// itself at its next window that reads them).
+	// OnCycle, if set, gets the status after each cycle; OnSkip, if set, why a
+	// slice was skipped.
 	OnCycle func(AuditStatus)
 	OnSkip  func(error)
-	// After, if set, holds the first slice until it is closed: a
-	// comparison beside the follow (Options.Alongside) brings the table
-	// in line with the mapping first, and the audit would find as drift
-	// what it has yet to write.
+	// After, if set, holds the first slice until closed (Options.Alongside).
 	After <-chan struct{}
 }
 
@@ -142,8 +100,7 @@ const (
 	DriftMissing DriftKind = "missing"
 	// DriftChanged: both have it, with different content.
 	DriftChanged DriftKind = "changed"
-	// DriftStale: the table holds an item of one of the mapping's types
-	// that the source does not render.
+	// DriftStale: the table holds a mapped type's item the source lacks.
 	DriftStale DriftKind = "stale"
 )
 
@@ -152,53 +109,38 @@ type Drift struct {
 	// Cycle is the audit cycle (from 1) that found it.
 	Cycle int       `json:"cycle"`
 	Kind  DriftKind `json:"kind"`
-	// Entity and Type are the item's entity (the one deriving it, or the
-	// first of its type for a stale item) and type attribute.
+	// Entity and Type are the item's entity (stale: its type's first) and type.
 	Entity string `json:"entity"`
 	Type   string `json:"type"`
 	// Key is the item's primary key: attribute name to value.
 	Key map[string]string `json:"key"`
-	// Repaired says the table no longer holds the drift: the audit wrote
-	// the snapshot's item (or deleted a stale one), or the follow wrote
-	// the key meanwhile from a newer state of the source. Always false
-	// with AuditReport.
+	// Repaired says the table no longer holds the drift (never with AuditReport).
 	Repaired bool `json:"repaired"`
 }
 
 // AuditStatus is the audit's progress, shown on the follow's status line.
 type AuditStatus struct {
 	Mode AuditMode
-	// Cycle is the cycle under way (from 1); Slices its number of slices
-	// and Done how many are compared; Overran says the cycle has taken
-	// longer than AuditOptions.Cycle.
+	// Cycle is the cycle under way, of Slices, Done compared; Overran: too long.
 	Cycle, Slices, Done int
 	Overran             bool
-	// Compared counts the items compared in the cycle (derived or read,
-	// once per key), Skipped those left out because the follow wrote
-	// them during their slice, Drifted and Repaired the items found
-	// drifted and repaired.
+	// Item counts of the cycle; Skipped are those the follow wrote meanwhile.
 	Compared, Skipped, Drifted, Repaired int64
-	// PrevDrifted and PrevRepaired are what the cycle before found
-	// drifted and repaired.
+	// PrevDrifted and PrevRepaired are the previous cycle's counts.
 	PrevDrifted, PrevRepaired int64
-	// LastDriftCycle is the last cycle that found drift (0: none) and
-	// LastDrifted and LastRepaired what it found and repaired (so far,
-	// while it is under way).
+	// LastDriftCycle is the last cycle that found drift (0: none), and its counts.
 	LastDriftCycle            int
 	LastDrifted, LastRepaired int64
-	// Totals since the audit began, an item counted again by each cycle
-	// that finds it: items drifted, and repaired.
+	// Totals since the audit began, once per cycle that finds an item.
 	TotalDrifted, TotalRepaired int64
 	// Cycles is the number of cycles completed.
 	Cycles int
 }
 
-// Unrepaired reports whether the audit found drift it did not repair:
-// the table may still hold it.
+// Unrepaired reports whether the audit found drift it did not repair.
 func (s AuditStatus) Unrepaired() bool { return s.TotalDrifted > s.TotalRepaired }
 
-// Auditor is the rolling audit of one follow (Options.Audit): Run starts
-// it with the follow and stops it when the follow ends.
+// Auditor is the rolling audit of one follow (Options.Audit).
 type Auditor struct {
 	opts       AuditOptions
 	connString string
@@ -213,16 +155,12 @@ type Auditor struct {
 	mu     sync.Mutex
 	st     AuditStatus
 	slices int // of the next cycle
-	// derivedTotal and scannedTotal are the items the last slice derived
-	// and read, all slices': they size the next cycle.
+	// derivedTotal and scannedTotal size the next cycle.
 	derivedTotal, scannedTotal atomic.Int64
 }
 
-// NewAuditor returns the audit of the follow that a applies, reading the
-// source at connString (two connections of its own: the snapshot and the
-// WAL position) and the table of m through client. It hooks into a's
-// writes (the keys each window writes are recorded while a slice is
-// compared); pass it to Run in Options.Audit.
+// NewAuditor returns the audit of the follow a applies, reading the source at
+// connString and m's table through client; pass it in Options.Audit.
 func NewAuditor(connString string, m *mapping.Mapping, client AuditAPI, a *Applier, opts AuditOptions) *Auditor {
 	if opts.Cycle <= 0 {
 		opts.Cycle = DefaultAuditCycle
@@ -242,8 +180,7 @@ func NewAuditor(connString string, m *mapping.Mapping, client AuditAPI, a *Appli
 	return au
 }
 
-// Status is the audit's progress now; the zero AuditStatus (AuditOff) for
-// a nil Auditor.
+// Status is the audit's progress; the zero AuditStatus for a nil Auditor.
 func (au *Auditor) Status() AuditStatus {
 	if au == nil {
 		return AuditStatus{}
@@ -259,16 +196,13 @@ func (au *Auditor) update(f func(*AuditStatus)) {
 	f(&au.st)
 }
 
-// AuditError is what stops a follow whose audit failed (a source or
-// DynamoDB error): a follow does not go on unaudited without a word.
+// AuditError stops a follow whose audit failed: it never goes on unaudited.
 type AuditError struct{ Err error }
 
 func (e *AuditError) Error() string { return "audit: " + e.Err.Error() }
 func (e *AuditError) Unwrap() error { return e.Err }
 
-// start runs the audit from a goroutine of its own until stop is called
-// or ctx is done; applied reads how far the follow has applied. A
-// failure calls fail with an *AuditError and ends the audit.
+// start runs the audit in a goroutine; failures go to fail as *AuditError.
 func (au *Auditor) start(ctx context.Context, applied func() pglogrepl.LSN, fail func(error)) (stop func()) {
 	if au == nil {
 		return func() {}
@@ -287,16 +221,12 @@ func (au *Auditor) start(ctx context.Context, applied func() pglogrepl.LSN, fail
 	}
 }
 
-// run is the audit: cycle after cycle, each slice at its time.
 func (au *Auditor) run(ctx context.Context, applied func() pglogrepl.LSN) error {
 	var err error
 	if au.slices, err = au.sliceCount(ctx); err != nil {
 		return err
 	}
-	// The first slice a slice's share of the cycle after the follow
-	// starts: its full load has just been checked, and a resumed follow
-	// has the slot's backlog to apply first. The audit's connections are
-	// opened then.
+	// The first slice waits a share: the load was just checked, or backlog waits.
 	begun := time.Now().Add(au.opts.Cycle / time.Duration(au.slices))
 	au.update(func(st *AuditStatus) { st.Cycle, st.Slices = 1, au.slices })
 	if err := sleepUntil(ctx, begun); err != nil {
@@ -327,8 +257,7 @@ func (au *Auditor) run(ctx context.Context, applied func() pglogrepl.LSN) error 
 		resized = false
 		share := au.opts.Cycle / time.Duration(n)
 		for i := 0; i < n; i++ {
-			// Slice i at the start of its share of the cycle, or at once
-			// when the slices before took longer.
+			// Each slice at the start of its share, or at once when late.
 			if err := sleepUntil(ctx, begun.Add(share*time.Duration(i))); err != nil {
 				return nil
 			}
@@ -336,8 +265,7 @@ func (au *Auditor) run(ctx context.Context, applied func() pglogrepl.LSN) error 
 			var mes mapping.Errors
 			switch {
 			case errors.Is(err, errResize):
-				// The source holds more items than the cycle was sized
-				// for: the cycle begins again in more slices.
+				// The source outgrew the cycle's sizing: begin again in more slices.
 				resized = true
 			case errors.As(err, &mes) && au.opts.OnSkip != nil:
 				au.opts.OnSkip(fmt.Errorf("cycle %d, slice %d of %d not compared: %w", cycle, i+1, n, err))
@@ -362,13 +290,11 @@ func (au *Auditor) run(ctx context.Context, applied func() pglogrepl.LSN) error 
 		if au.opts.OnCycle != nil {
 			au.opts.OnCycle(au.Status())
 		}
-		// The next cycle when this one's time is up, or at once when it
-		// overran.
+		// The next cycle when this one's time is up, or at once if it overran.
 		begun = later(time.Now(), begun.Add(au.opts.Cycle))
 	}
 }
 
-// later is the later of a and b.
 func later(a, b time.Time) time.Time {
 	if a.After(b) {
 		return a
@@ -376,7 +302,6 @@ func later(a, b time.Time) time.Time {
 	return b
 }
 
-// sleepUntil waits until t, or returns ctx's error first.
 func sleepUntil(ctx context.Context, t time.Time) error {
 	d := time.Until(t)
 	if d <= 0 {
@@ -392,9 +317,7 @@ func sleepUntil(ctx context.Context, t time.Time) error {
 	}
 }
 
-// sliceCount is the number of slices for a table of DynamoDB's item count
-// (refreshed by DynamoDB every few hours; each slice then counts the
-// table, and the next cycle is sized by that).
+// sliceCount sizes the cycle by DynamoDB's (hours-old) item count.
 func (au *Auditor) sliceCount(ctx context.Context) (int, error) {
 	td, err := load.DescribeTable(ctx, au.client, au.m.Table.Name)
 	if err != nil || td == nil {
@@ -403,7 +326,6 @@ func (au *Auditor) sliceCount(ctx context.Context) (int, error) {
 	return au.slicesFor(aws.ToInt64(td.ItemCount)), nil
 }
 
-// slicesFor is the number of slices for items items.
 func (au *Auditor) slicesFor(items int64) int {
 	return int(max(1, (items+int64(au.opts.SliceItems)-1)/int64(au.opts.SliceItems)))
 }
@@ -418,9 +340,7 @@ func sliceOf(pk string, n int) int {
 	return int(h.Sum64() % uint64(n))
 }
 
-// auditSession is the audit's connections to the source: the snapshot
-// the items are derived from, and a plain connection that flushes the
-// WAL.
+// auditSession is the audit's snapshot connection and a WAL-flushing one.
 type auditSession struct {
 	src   *extract.Source
 	flush *pgconn.PgConn
@@ -445,15 +365,13 @@ func (s *auditSession) close() {
 	s.flush.Close(ctx)
 }
 
-// derived is what the snapshot renders for one key of the slice: its
-// item's content hash and entity.
+// derived is a slice key's item in the snapshot: content hash and entity.
 type derived struct {
 	hash   uint64
 	entity int32
 }
 
-// drifted is one key a slice found different, before the keys the follow
-// wrote are left out.
+// drifted is one key a slice found different.
 type drifted struct {
 	key    [2]string
 	kind   DriftKind
@@ -464,9 +382,7 @@ type drifted struct {
 // slice compares slice i of n (see the package's audit comment).
 func (au *Auditor) slice(ctx context.Context, sess *auditSession, cycle, i, n int, applied func() pglogrepl.LSN) error {
 	in := func(pk string) bool { return sliceOf(pk, n) == i }
-	// Plans compiled again each slice: the source's columns may have
-	// changed since the follow began, and the follow derives with the
-	// catalog as it is now too.
+	// Compiled each slice: the source's columns may have changed.
 	plans, err := pipeline.Prepare(ctx, sess.src, au.m)
 	if err != nil {
 		return err
@@ -486,10 +402,7 @@ func (au *Auditor) slice(ctx context.Context, sess *auditSession, cycle, i, n in
 	if err != nil {
 		return err
 	}
-	// The table's item count (DescribeTable's, which DynamoDB refreshes
-	// every few hours, and the last slice's) can be far below what the
-	// source holds: the source's own count sizes the slice too, so that
-	// its keys stay within SliceItems.
+	// DescribeTable's count may be far below the source's, which sizes it too.
 	est, err := au.estimate(ctx, src, plans)
 	if err != nil {
 		return err
@@ -558,9 +471,7 @@ func (au *Auditor) slice(ctx context.Context, sess *auditSession, cycle, i, n in
 	return nil
 }
 
-// snapshotPosition is the WAL insert position, read in the slice's
-// snapshot just begun, with the WAL flushed up to it (flushWAL): every
-// transaction the snapshot sees committed ends before it.
+// snapshotPosition is the WAL position the slice's snapshot's commits precede.
 func snapshotPosition(ctx context.Context, sess *auditSession) (pglogrepl.LSN, error) {
 	var lsnText string
 	if err := sess.src.Conn().QueryRow(ctx, "SELECT pg_current_wal_insert_lsn()::text").Scan(&lsnText); err != nil {
@@ -573,13 +484,10 @@ func snapshotPosition(ctx context.Context, sess *auditSession) (pglogrepl.LSN, e
 	return at, flushWAL(ctx, sess.flush)
 }
 
-// errResize ends a slice whose cycle has too few slices for the items the
-// source holds (Auditor.estimate): the cycle begins again in more.
+// errResize ends a slice whose cycle has too few slices for the source's items.
 var errResize = errors.New("audit: more slices needed")
 
-// estimate is the number of items the source derives in src's snapshot:
-// each entity's count(*), twice for an entity with a mirror item (as
-// verify counts them).
+// estimate is the items src's snapshot derives (count(*), mirrors twice).
 func (au *Auditor) estimate(ctx context.Context, src *extract.Source, plans []*transform.Plan) (int64, error) {
 	var n int64
 	for _, p := range plans {
@@ -595,9 +503,7 @@ func (au *Auditor) estimate(ctx context.Context, src *extract.Source, plans []*t
 	return n, nil
 }
 
-// flushWAL flushes the WAL past the position the slice waits for, as
-// FlushedLSN does and for its reason, so that the walsender sends it now
-// and decodes a record past it even on an idle server.
+// flushWAL flushes the WAL past the slice's position, as FlushedLSN does.
 func flushWAL(ctx context.Context, conn *pgconn.PgConn) error {
 	_, err := conn.Exec(ctx, `BEGIN; SET LOCAL synchronous_commit = on; SELECT pg_logical_emit_message(true, 'pg2dynamo', ''); COMMIT`).ReadAll()
 	if err != nil {
@@ -606,8 +512,7 @@ func flushWAL(ctx context.Context, conn *pgconn.PgConn) error {
 	return nil
 }
 
-// waitApplied waits until the follow has applied every change up to at,
-// checking every 50 ms.
+// waitApplied waits until the follow has applied every change up to at.
 func (au *Auditor) waitApplied(ctx context.Context, applied func() pglogrepl.LSN, at pglogrepl.LSN) error {
 	t := time.NewTicker(50 * time.Millisecond)
 	defer t.Stop()
@@ -621,7 +526,6 @@ func (au *Auditor) waitApplied(ctx context.Context, applied func() pglogrepl.LSN
 	return nil
 }
 
-// itemKeyString is key k as one map key.
 func itemKeyString(k [2]string) string { return k[0] + "\x00" + k[1] }
 
 func splitKey(s string) [2]string {
@@ -633,8 +537,7 @@ func splitKey(s string) [2]string {
 	return [2]string{s, ""}
 }
 
-// derive derives every item from src's snapshot by plans and returns the
-// content hash and entity of those of the slice (in).
+// derive returns the content hash and entity of each slice item derived.
 func (au *Auditor) derive(ctx context.Context, src *extract.Source, plans []*transform.Plan, in func(string) bool) (map[string]derived, error) {
 	want := map[string]derived{}
 	var mu sync.Mutex
@@ -659,10 +562,8 @@ func (au *Auditor) derive(ctx context.Context, src *extract.Source, plans []*tra
 	return want, nil
 }
 
-// scan reads the whole table and compares the slice's items with want,
-// taking out of want every key it finds: what is left of want is
-// missing. It returns the changed and stale keys, and how many items of
-// the slice it read that the source does not derive.
+// scan reads the table, taking keys found out of want (the rest is missing),
+// and returns the changed and stale keys and the extra items read.
 func (au *Auditor) scan(ctx context.Context, want map[string]derived, in func(string) bool) ([]drifted, int64, error) {
 	var mu sync.Mutex
 	var found []drifted

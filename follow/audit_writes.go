@@ -14,24 +14,16 @@ import (
 	"github.com/pg2dynamo/pg2dynamo/transform"
 )
 
-// The writes made beside the follow's stream: the keys each window
-// writes, recorded while a comparison at a snapshot of its own runs
-// (keyLog: the audit's slices, Beside), and that comparison's writes,
-// made by the follow between two windows (repairReq).
+// The writes beside the follow's stream: keys windows write, recorded for
+// comparisons at their own snapshot (keyLog), and their writes (repairReq).
 
-// keyLog counts the follow's windows and, while recordings are under way
-// (a slice of the audit, a Beside comparison), records in each the keys
-// they write that fall in it. Its methods are safe for concurrent use
-// (the follow's goroutine writes, the comparisons read) and do nothing
-// on a nil keyLog.
+// keyLog counts the follow's windows and records, per recording under way, the
+// keys written that fall in it. Safe for concurrent use; nil does nothing.
 type keyLog struct {
 	on atomic.Int32 // recordings under way: len(recs)
 	mu sync.Mutex
-	// started counts the windows (Applier.Start, repairs) begun, finished
-	// the first ones whose writes are all done (Flight.Wait), up to the
-	// first not done; ahead holds the numbers above it done already (a
-	// repair is written beside the windows, and may end after the
-	// windows begun after it).
+	// started counts windows begun, finished those done in order; ahead holds
+	// later ones done already (a repair may end out of order).
 	started, finished uint64
 	ahead             map[uint64]bool
 	// moved is closed when finished moves (nil while nobody waits).
@@ -39,15 +31,13 @@ type keyLog struct {
 	recs  map[*recording]struct{}
 }
 
-// recording is one comparison's record of the keys the follow wrote
-// since it began.
+// recording is one comparison's record of the keys the follow wrote.
 type recording struct {
 	// in accepts the partition keys recorded (nil: every key).
 	in   func(pk string) bool
 	keys map[string]struct{}
 }
 
-// window counts a window begun and returns its number.
 func (l *keyLog) window() uint64 {
 	if l == nil {
 		return 0
@@ -84,7 +74,6 @@ func (l *keyLog) done(seq uint64) {
 	}
 }
 
-// add records the keys written in each recording that accepts them.
 func (l *keyLog) add(keys ...[2]string) {
 	if l == nil || l.on.Load() == 0 {
 		return
@@ -100,9 +89,8 @@ func (l *keyLog) add(keys ...[2]string) {
 	}
 }
 
-// record begins a recording of the keys written whose partition key in
-// accepts (nil: all), and returns it with the number of windows begun
-// so far (waitWindows).
+// record begins a recording of the keys whose partition key in accepts (nil:
+// all), returning it with the number of windows begun so far (waitWindows).
 func (l *keyLog) record(in func(pk string) bool) (*recording, uint64) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -115,7 +103,6 @@ func (l *keyLog) record(in func(pk string) bool) (*recording, uint64) {
 	return r, l.started
 }
 
-// stop ends recording r and lets go of its keys.
 func (l *keyLog) stop(r *recording) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -124,7 +111,6 @@ func (l *keyLog) stop(r *recording) {
 	l.on.Store(int32(len(l.recs)))
 }
 
-// wrote reports whether key k was written since r began.
 func (l *keyLog) wrote(r *recording, k [2]string) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -132,9 +118,8 @@ func (l *keyLog) wrote(r *recording, k [2]string) bool {
 	return ok
 }
 
-// waitWindows waits until the windows up to seq have written everything:
-// after it, every write of the follow is recorded (a window begun later
-// records its keys before it hands them to the writers).
+// waitWindows waits until windows up to seq are written: then every follow
+// write is recorded.
 func (l *keyLog) waitWindows(ctx context.Context, seq uint64) error {
 	for {
 		l.mu.Lock()
@@ -155,36 +140,25 @@ func (l *keyLog) waitWindows(ctx context.Context, seq uint64) error {
 	}
 }
 
-// repairReq is a chunk of the audit's repairs for the follow to write
-// between two windows: items to put as derived, and deletes (Delete set,
-// key attributes only). The follow leaves out the key of an item it has
-// written since the slice began recording (skip): its item is newer than
-// the snapshot's. done receives the outcome once written (buffered: the
-// follow never waits on it).
+// repairReq is a chunk of the audit's repairs for the follow to write between
+// windows: puts, and deletes (key attributes only). Keys the follow wrote
+// since the slice began are skipped (newer). done is buffered: never waited on.
 type repairReq struct {
 	items []transform.Item
 	skip  func([2]string) bool
 	done  chan error
-	// skipped counts the puts and the deletes skip left out; took is how
-	// long the writers took to write paced items, the rest of this chunk
-	// and, when they wrote it back to back with the chunk before, that
-	// one's too (sideFlight.pace): their pace, whatever the windows' (set
-	// before done).
+	// skipped counts the puts and deletes skipped; took the writers' pace.
 	skipped [2]int64
 	taken   time.Time
 	took    time.Duration
 	paced   int64
 }
 
-// repairChunk is the most items one repair request holds: the audit
-// derives again, from the slice's snapshot, only the items to repair,
-// and holds at most this many of them at once.
+// repairChunk is the most repairs one request holds (bounding memory).
 const repairChunk = 500
 
-// repair has the follow write out's drifted items, marking repaired those
-// the table then holds as the source: missing and changed items are
-// derived again in src's snapshot (the slice's) and put, stale ones
-// deleted.
+// repair has the follow put the slice snapshot's items for out's missing and
+// changed keys and delete the stale ones, marking those repaired.
 func (au *Auditor) repair(ctx context.Context, src *extract.Source, plans []*transform.Plan, out []drifted, repaired []bool) error {
 	need := map[string]int{}
 	var stale []int
@@ -244,8 +218,7 @@ func (au *Auditor) repair(ctx context.Context, src *extract.Source, plans []*tra
 	return flush()
 }
 
-// send hands items to the follow (Run takes them between two windows)
-// and waits until they are written.
+// send hands items to the follow and waits until they are written.
 func (au *Auditor) send(ctx context.Context, items []transform.Item) error {
 	rec := au.rec
 	req := &repairReq{items: items, skip: func(k [2]string) bool { return au.a.keys.wrote(rec, k) }, done: make(chan error, 1)}
@@ -262,43 +235,27 @@ func (au *Auditor) send(ctx context.Context, items []transform.Item) error {
 	}
 }
 
-// maxSides is the most chunks written beside the windows at once
-// (pipe.sides): one written while the next waits in the writers' queue
-// behind it, so that the writers have the comparison's next chunk as
-// they end one, whenever the follow takes it.
+// maxSides is the most side chunks in flight: one written, one queued.
 const maxSides = 2
 
-// The chunks in flight beside the windows are handed to the writers
-// without waiting (pipeline.BehindItems): taking one never holds up the
-// windows. (An array of negative length does not compile.)
+// Side chunks fit behind the windows without waiting (pipeline.BehindItems);
+// a negative array length fails the build.
 var _ [pipeline.BehindItems - maxSides*max(besideChunkMax, repairChunk)]struct{}
 
-// sideFlight is a chunk of the writes beside the stream (an audit's
-// repair, a Beside comparison's writes) being written beside the
-// windows: written is closed once its writes are done, with their
-// Group's rejects and error.
+// sideFlight is a side chunk being written beside the windows.
 type sideFlight struct {
 	f        *Flight
 	written  chan struct{}
 	rejected []pipeline.Reject
 	err      error
-	// items are the chunk's items written (those skip left out aside);
-	// began is when the writers could begin them (the request taken, or
-	// the chunk queued before it written), ended when its writes ended;
-	// set before written is closed.
+	// items are the chunk's items written, from began to ended.
 	items        int64
 	began, ended time.Time
 }
 
-// pace is how long the writers took to write how many items, measured
-// over s (repairReq.took, paced), given before, the chunk queued ahead of
-// it (nil: none), both written. When before was still being written as
-// s was taken, the writers wrote the two back to back, and their batches
-// overlap at the seam: s alone, from before's end to its own, can measure
-// a few batches in a few milliseconds (before's last batch slow, s's
-// written beside it), a pace far above theirs, and the chunk sized on it
-// would hold the windows meeting its keys for seconds. The two are then
-// measured together, from before's beginning to the later end.
+// pace is the writers' time and item count for s. When before, the chunk
+// queued ahead, was still writing as s was taken, their batches overlap and s
+// alone would measure too fast a pace, so the two are measured together.
 func (s *sideFlight) pace(before *sideFlight) (time.Duration, int64) {
 	if before == nil || !before.ended.After(s.began) {
 		return s.ended.Sub(s.began), s.items
@@ -310,12 +267,9 @@ func (s *sideFlight) pace(before *sideFlight) (time.Duration, int64) {
 	return end.Sub(before.began), before.items + s.items
 }
 
-// takeRepair starts the writes of a chunk a comparison beside the stream
-// hands over (an audit's repair, a Beside's writes), if one waits and
-// fewer than maxSides are in flight, beside the windows (pipe.sides):
-// its writes give way to the windows' (pipeline.Group.Behind), and the
-// windows after it hold the items and deletes of its keys until it is
-// written (Applier.start's side). It first collects the chunks written.
+// takeRepair starts a waiting side chunk when fewer than maxSides are in
+// flight: its writes give way to the windows' (pipeline.Group.Behind), and
+// later windows hold its keys until it is written.
 func (p *pipe) takeRepair(ctx context.Context, a *Applier) error {
 	if err := p.collectSides(false); err != nil {
 		return err
@@ -359,9 +313,7 @@ func (p *pipe) takeRepair(ctx context.Context, a *Applier) error {
 	return nil
 }
 
-// beside is what the windows and chunks started next meet of the chunks
-// in flight (Applier.start's side): their keys, and the wait for their
-// writes (collectSides).
+// beside is what later windows and chunks meet of the chunks in flight.
 func (p *pipe) beside() beside {
 	if len(p.sides) == 0 {
 		return beside{}
@@ -375,10 +327,8 @@ func (p *pipe) beside() beside {
 	}
 }
 
-// collectSides tells the comparisons of their chunks written, oldest
-// first, and counts them done (keyLog.done): all of them, waiting for
-// their writes, with wait; else those written already. It returns the
-// first chunk's error (its comparison is told too).
+// collectSides tells the comparisons of their written chunks, oldest first,
+// and returns the first chunk's error.
 func (p *pipe) collectSides(wait bool) error {
 	for len(p.sides) > 0 {
 		s := p.sides[0]
@@ -400,9 +350,7 @@ func (p *pipe) collectSides(wait bool) error {
 	return nil
 }
 
-// abandonSides stops the writes of the chunks in flight at their next
-// batch and waits for them; their comparisons are not told (they stop
-// with the run's ctx).
+// abandonSides stops the chunks in flight and waits for them.
 func (p *pipe) abandonSides() {
 	for _, s := range p.sides {
 		s.f.wr.Cancel()
@@ -412,11 +360,8 @@ func (p *pipe) abandonSides() {
 	p.sides = nil
 }
 
-// startRepair hands req's items to the write stage, as Start does a
-// window's, in a Group that gives way to the windows' (Behind): an item
-// of a key busy waits for barrier, the deletes come after it, and an
-// item or delete of a key of the chunks in flight before it (side) waits
-// for them. barrier is called exactly once, unless it fails.
+// startRepair hands req's items to the write stage as Start does, behind the
+// windows'. barrier is called exactly once, unless it fails.
 func (a *Applier) startRepair(ctx context.Context, req *repairReq, busy map[[2]string]bool, barrier func() error, side beside) (*Flight, error) {
 	g := &gate{barrier: barrier, busy: busy, side: side, start: func() *pipeline.Group {
 		wr := a.group(ctx)
@@ -470,7 +415,6 @@ func (a *Applier) startRepair(ctx context.Context, req *repairReq, busy map[[2]s
 	return f, nil
 }
 
-// boolIndex is 1 for true, 0 for false.
 func boolIndex(b bool) int {
 	if b {
 		return 1

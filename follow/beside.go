@@ -12,18 +12,11 @@ import (
 	"github.com/pg2dynamo/pg2dynamo/transform"
 )
 
-// Beside is a comparison run beside the follow at a snapshot of its own
-// (a new version of the mapping compared with the table) whose writes the
-// follow makes between two windows, as it makes the audit's repairs (the
-// file comment of audit.go gives the argument): Applier.Beside begins
-// recording every key the follow writes, once every window begun before is
-// written, and the caller takes its snapshot after it; Put and Delete hand
-// the comparison's writes to the follow in chunks, of which Run leaves out
-// every key the follow wrote since Beside began (its item derives from a
-// state at least as new as the snapshot's). The later windows' writes of a
-// key of the chunk wait for the chunk's, so no stream change is lost or
-// overwritten by the snapshot's older state. A Beside is used from one
-// goroutine; Close ends the recording.
+// Beside is a comparison at its own snapshot (a new mapping version against
+// the table) whose writes the follow makes between windows, like the audit's
+// repairs: keys the follow wrote since Applier.Beside are left out, and
+// later windows' writes of a chunk's keys wait for it, so the older snapshot
+// never overwrites a stream change. Use from one goroutine.
 type Beside struct {
 	a     *Applier
 	rec   *recording
@@ -33,27 +26,19 @@ type Beside struct {
 	// sent are the chunks handed to the follow and not yet known written.
 	sent []*repairReq
 	// Handed counts the items handed (puts and deletes); SkippedPuts and
-	// SkippedDeletes those the follow left out (it wrote their key since
-	// Beside began). Final once Flush has returned.
+	// SkippedDeletes those the follow left out. Final once Flush returns.
 	Handed, SkippedPuts, SkippedDeletes int64
 }
 
-// A Beside's chunks are sized by time: the follow takes a chunk between
-// two windows, up to maxSides in flight, and writes it beside the windows
-// that follow, whose writes the writers take first (a window writing a
-// key of the chunk waits for it). Each chunk aims at besideChunkTime of
-// writes, at the pace the chunk before was written, within besideChunkMin
-// and besideChunkMax items: long enough that the writers have the next
-// chunk queued when they end one, short enough that a window meeting one
-// of its keys waits that long at most.
+// Chunks aim at besideChunkTime of writes at the previous chunk's pace, within
+// besideChunkMin and besideChunkMax items: the time a window may wait on one.
 const (
 	besideChunkTime                = time.Second
 	besideChunkMin, besideChunkMax = 200, 20_000
 )
 
-// Beside begins a comparison beside the follow a applies (see Beside):
-// it returns once every write of the follow is recorded. The follow must
-// run (Run) for Flush to return.
+// Beside begins a comparison beside the follow a applies, returning once
+// every follow write is recorded. Run must be running for Flush to return.
 func (a *Applier) Beside(ctx context.Context) (*Beside, error) {
 	rec, seq := a.keys.record(nil)
 	if err := a.keys.waitWindows(ctx, seq); err != nil {
@@ -63,9 +48,8 @@ func (a *Applier) Beside(ctx context.Context) (*Beside, error) {
 	return &Beside{a: a, rec: rec, size: besideChunkMin}, nil
 }
 
-// Put hands item, derived by the mapping's entity named entity, to be
-// put; it may return before it is written (Flush), and blocks while the
-// follow has not taken the chunk before.
+// Put hands item, derived by entity, to be put; it may return before the
+// write (Flush), and blocks while the follow has not taken the previous chunk.
 func (b *Beside) Put(ctx context.Context, entity string, item map[string]types.AttributeValue) error {
 	e := slices.IndexFunc(b.a.m.Entities, func(me *mapping.Entity) bool { return me.Name == entity })
 	if e < 0 {
@@ -74,8 +58,8 @@ func (b *Beside) Put(ctx context.Context, entity string, item map[string]types.A
 	return b.add(ctx, transform.Item{Entity: e, Attrs: item})
 }
 
-// Delete hands the delete of the item of key (partition and sort key
-// values) to the follow, as Put.
+// Delete hands the delete of the item of key (partition, sort) to the follow,
+// as Put.
 func (b *Beside) Delete(ctx context.Context, key [2]string) error {
 	return b.add(ctx, b.a.deleteItem(key))
 }
@@ -88,8 +72,8 @@ func (b *Beside) add(ctx context.Context, it transform.Item) error {
 	return b.send(ctx)
 }
 
-// send hands the chunk to the follow, once the chunks handed before
-// are taken, and collects the outcome of those already written.
+// send hands the chunk over once earlier ones are taken, collecting those
+// written.
 func (b *Beside) send(ctx context.Context) error {
 	if len(b.chunk) == 0 {
 		return nil
@@ -119,8 +103,7 @@ func (b *Beside) send(ctx context.Context) error {
 	return nil
 }
 
-// written counts req's items left out once it is written, and returns
-// its error.
+// written counts req's items left out once written, and returns its error.
 func (b *Beside) written(req *repairReq, err error) error {
 	if err != nil {
 		return fmt.Errorf("the follow's writes of the comparison: %w", err)
@@ -133,8 +116,7 @@ func (b *Beside) written(req *repairReq, err error) error {
 	return nil
 }
 
-// Flush hands the items held to the follow and waits until every one
-// handed is written.
+// Flush hands the held items over and waits until all handed are written.
 func (b *Beside) Flush(ctx context.Context) error {
 	if err := b.send(ctx); err != nil {
 		return err

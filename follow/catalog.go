@@ -13,21 +13,13 @@ import (
 	"github.com/pg2dynamo/pg2dynamo/extract"
 )
 
-// What the catalog alone says of the followed tables. Some changes reach
-// an item without any row change in the WAL, so the stream never carries
-// them: an enum label renamed (ALTER TYPE … RENAME VALUE), a table
-// rewritten with new values of the same type (ALTER TABLE … ALTER COLUMN
-// … TYPE … USING), a partition attached with its rows or detached with
-// them, and the publication narrowed (a row filter, a column list, a kind
-// of change no longer published, a table taken out), after which pgoutput
-// leaves changes out. A follow reads a Fingerprint of all that at start,
-// when a DDL command is met in the stream (ddl.go) and at commit
-// boundaries every CatalogInterval at most, and compares it with the
-// last: each difference is derived again (Applier.catalog) or stops the
-// follow with a *CatalogError that names it.
+// What the catalog alone says of the followed tables: changes that reach items
+// without row changes in the WAL (enum labels renamed, tables rewritten,
+// partitions attached or detached, the publication narrowed). A follow compares
+// a Fingerprint of them at start, at DDL commands and every CatalogInterval:
+// each difference is derived again or stops it (*CatalogError).
 
-// Fingerprint and its parts are extract's (extract.Catalog.Fingerprint
-// reads one).
+// Fingerprint and its parts are extract's.
 type (
 	Fingerprint      = extract.Fingerprint
 	TablePrint       = extract.TablePrint
@@ -37,29 +29,24 @@ type (
 )
 
 // ReadFingerprint reads the Fingerprint of g's tables and publication pub
-// through q (in a window's snapshot, or on a plain connection). A table
-// dropped is absent from Tables.
+// through q; a dropped table is absent from Tables.
 func ReadFingerprint(ctx context.Context, q extract.Querier, g *Graph, pub string) (*Fingerprint, error) {
 	return extract.NewCatalog(q).Fingerprint(ctx, slices.Sorted(maps.Keys(g.byOID)), pub)
 }
 
 // CatalogInterval is the longest a follow streams without comparing the
-// catalog with its last Fingerprint while it applies changes or idles (a
-// DDL command met in the stream is compared at once).
+// catalog with its last Fingerprint (a DDL command is compared at once).
 const CatalogInterval = 2 * time.Second
 
-// CatalogError is a change of the source's catalog, found at or before
-// LSN At, that the follow cannot derive its way out of: the items it
-// leaves wrong cannot be found from the stream (Why). Publication is set
-// when the change is the publication's (changes from there on were left
-// out of the stream); Fix is then the statements that publish them again.
+// CatalogError is a catalog change, found at or before LSN At, whose wrong
+// items the stream cannot find (Why). Publication is set when the publication
+// changed; Fix then holds the statements publishing its changes again.
 type CatalogError struct {
 	At          pglogrepl.LSN
 	Change, Why string
 	Publication bool
 	Fix         []string
-	// WhileStopped is set when the change was made while no follow ran
-	// (found against the checkpoint's Fingerprint at start).
+	// WhileStopped is set when the change was made while no follow ran.
 	WhileStopped bool
 }
 
@@ -73,19 +60,17 @@ func (e *CatalogError) Error() string {
 	return fmt.Sprintf("%s %s: %s", when, e.Change, e.Why)
 }
 
-// catalogVerdict is what a difference between two Fingerprints asks of a
-// follow: the entities (plan indexes) to derive again whole, and the
-// changes it cannot derive its way out of.
+// catalogVerdict is what a Fingerprint difference asks of a follow: entities
+// to derive again whole, and changes it cannot derive its way out of.
 type catalogVerdict struct {
 	whole   []int
 	changes []string // described, for the log
 	stop    *CatalogError
 }
 
-// CompareCatalog compares was, a checkpoint's Fingerprint, with is, the
-// catalog now, for a follow that resumes: it returns the changes it can
-// derive its way out of, described, and the entities to derive again
-// whole for them (Applier.Rederive), or a *CatalogError (WhileStopped).
+// CompareCatalog compares a checkpoint's Fingerprint was with the catalog is:
+// it returns the changes it can derive its way out of and the entities to
+// derive again whole for them, or a *CatalogError.
 func (g *Graph) CompareCatalog(was, is *Fingerprint, pub string) (changes, entities []string, err error) {
 	v := g.compare(was, is, pub)
 	if v.stop != nil {
@@ -98,10 +83,9 @@ func (g *Graph) CompareCatalog(was, is *Fingerprint, pub string) (changes, entit
 	return v.changes, entities, nil
 }
 
-// compare returns what the differences from was to is ask of a follow of
-// g streaming publication pub. Column changes the stream describes
-// (added, dropped, retyped: Graph.describe and Applier.settle) are left
-// to them; a table dropped to Applier.dropped.
+// compare returns what the differences from was to is ask of a follow of g
+// streaming pub; column changes and dropped tables are left to the stream's
+// checks.
 func (g *Graph) compare(was, is *Fingerprint, pub string) catalogVerdict {
 	var v catalogVerdict
 	if p := g.publicationProblems(is.Publication, pub); p != nil {
@@ -168,10 +152,9 @@ func (g *Graph) compare(was, is *Fingerprint, pub string) catalogVerdict {
 			rederive = true
 		}
 		if !slices.Equal(old.Storage, now.Storage) && len(detached) == 0 && len(attached) == 0 {
-			// Rewritten: ALTER TABLE … TYPE … USING (the rewritten
-			// column's values may change, the others are copied as they
-			// are), VACUUM FULL, CLUSTER. A retype the stream describes
-			// is derived again through it; the rest here.
+			// Rewritten: ALTER TABLE … TYPE … USING, VACUUM FULL or CLUSTER. A
+			// retype the stream describes is derived again there; the rest
+			// here.
 			v.changes = append(v.changes, fmt.Sprintf("%s rewritten (ALTER TABLE … USING, VACUUM FULL or CLUSTER)", name))
 			rederive = true
 		}
@@ -190,8 +173,8 @@ func (g *Graph) compare(was, is *Fingerprint, pub string) catalogVerdict {
 	return v
 }
 
-// CheckPublication returns a *CatalogError when fp's publication pub
-// leaves out changes of g's tables (see publicationProblems).
+// CheckPublication returns a *CatalogError when publication pub leaves out
+// changes of g's tables.
 func (g *Graph) CheckPublication(fp *Fingerprint, pub string) error {
 	if p := g.publicationProblems(fp.Publication, pub); p != nil {
 		return p
@@ -199,16 +182,14 @@ func (g *Graph) CheckPublication(fp *Fingerprint, pub string) error {
 	return nil
 }
 
-// ownsItems reports whether t is an entity's own source: its rows are
-// items (a row gone takes an item with it), not only embedded, counted or
-// duplicated into other rows' items.
+// ownsItems reports whether t is an entity's own source: a row gone takes an
+// item with it.
 func (g *Graph) ownsItems(t *table) bool {
 	return slices.ContainsFunc(t.effects, func(e effect) bool { return e.kind == own })
 }
 
-// lostLabels returns the labels of was that is lacks or holds at another
-// place in the sort order: a rename (ALTER TYPE … RENAME VALUE) or a
-// reorder. Labels added (ADD VALUE) change no row.
+// lostLabels returns the labels of was renamed or reordered in is; added labels
+// change no row.
 func lostLabels(was, is []string) []string {
 	var out []string
 	j := 0
@@ -223,10 +204,8 @@ func lostLabels(was, is []string) []string {
 	return out
 }
 
-// publicationProblems returns a *CatalogError when p (publication pub)
-// leaves out changes of g's tables: it is gone, does not publish a kind of
-// change, via the partition root where a table is partitioned, or every
-// followed table whole (no row filter, no column list).
+// publicationProblems returns a *CatalogError when p leaves out changes of g's
+// tables (gone, skipping a kind, not via the root, or not every table whole).
 func (g *Graph) publicationProblems(p PublicationPrint, pub string) *CatalogError {
 	if !p.Exists {
 		return &CatalogError{Publication: true, Change: fmt.Sprintf("publication %s was dropped", pub),

@@ -11,16 +11,11 @@ import (
 	"github.com/pg2dynamo/pg2dynamo/extract"
 )
 
-// DDL capture: an event trigger (ddl_command_end and sql_drop) records
-// each DDL command, and the objects it touched, as a row of
-// pg2dynamo.ddl_events, which publication pg2dynamo_ddl publishes. A
-// follow streams that publication beside its own, so that it meets each
-// DDL command in the stream at the command's LSN, in commit order with
-// the row changes, and compares the catalog there (Applier.catalog). For a
-// command on a publication the row also holds every publication's state
-// just after it, so that one narrowed and restored between two checks is
-// found too. Event triggers need a superuser (rds_superuser on Amazon RDS
-// and Aurora); without one the follow relies on its catalog checks alone.
+// DDL capture: an event trigger records each DDL command and the objects it
+// touched as a row of pg2dynamo.ddl_events, published by pg2dynamo_ddl. A
+// follow streams it too, meeting each command in commit order, and compares
+// the catalog there. Event triggers need a superuser (rds_superuser on RDS);
+// without one the follow relies on its periodic catalog checks.
 // https://www.postgresql.org/docs/current/event-triggers.html
 
 // The names of DDL capture's objects (extract.InstallDDLCapture).
@@ -30,36 +25,34 @@ const (
 	DDLPublication = extract.DDLPublication
 )
 
-// DDLEvent is one object a DDL command touched, as the event trigger
-// recorded it.
+// DDLEvent is one object a DDL command touched, as the event trigger recorded
+// it.
 type DDLEvent struct {
-	// Command is the command tag: ALTER TABLE, ALTER TYPE, ALTER
-	// PUBLICATION, DROP TABLE, …
+	// Command is the command tag: ALTER TABLE, DROP TABLE, …
 	Command string
-	// ObjectType and Object are pg_event_trigger_ddl_commands' (or, for a
-	// drop, pg_event_trigger_dropped_objects') object_type and
-	// object_identity.
+	// ObjectType and Object are the object_type and object_identity of
+	// pg_event_trigger_ddl_commands (pg_event_trigger_dropped_objects for a
+	// drop).
 	ObjectType, Object string
-	// Publications is, for a command on a publication, every
-	// publication's state just after it, by name.
+	// Publications is, for a command on a publication, every publication's
+	// state just after it.
 	Publications map[string]ddlPublication
 }
 
-// ddlPublication is a publication's state as the event trigger records
-// it (JSON).
+// ddlPublication is a publication's state as the event trigger records it
+// (JSON).
 type ddlPublication struct {
 	Insert   bool `json:"insert"`
 	Update   bool `json:"update"`
 	Delete   bool `json:"delete"`
 	Truncate bool `json:"truncate"`
 	ViaRoot  bool `json:"via_root"`
-	// Tables are [oid, row filter, column list] of each table it
-	// publishes.
+	// Tables are [oid, row filter, column list] of each table it publishes.
 	Tables [][3]any `json:"tables"`
 }
 
-// publication returns the state of publication pub as d recorded it for
-// g's tables, or nil when d is not a command on a publication.
+// publication returns publication pub's state for g's tables as d recorded
+// it, or nil when d is not a command on a publication.
 func (d DDLEvent) publication(pub string, g *Graph) *PublicationPrint {
 	if d.Publications == nil {
 		return nil
@@ -99,7 +92,6 @@ func ddlEvent(img map[string]*string) (DDLEvent, error) {
 	return d, nil
 }
 
-// hasDDL reports whether txs hold a DDL command.
 func hasDDL(txs []*Tx) bool {
 	for _, tx := range txs {
 		if len(tx.DDL) > 0 {
@@ -109,8 +101,8 @@ func hasDDL(txs []*Tx) bool {
 	return false
 }
 
-// ErrNoDDLCapture is why InstallDDLCapture installs nothing: the role may
-// not create event triggers.
+// ErrNoDDLCapture means the role may not create event triggers: nothing is
+// installed.
 var ErrNoDDLCapture = extract.ErrNoDDLCapture
 
 // InstallDDLCapture installs DDL capture (see extract.InstallDDLCapture).
@@ -119,25 +111,23 @@ func InstallDDLCapture(ctx context.Context, conn *pgx.Conn) error {
 }
 
 // DDLCaptureInstalled reports whether DDL capture is installed on conn's
-// database (see extract.DDLCaptureInstalled).
+// database.
 func DDLCaptureInstalled(ctx context.Context, conn *pgx.Conn) (bool, error) {
 	return extract.DDLCaptureInstalled(ctx, conn)
 }
 
-// DropDDLCapture removes DDL capture unless another follow's slot may
-// stream it (see extract.DropDDLCapture).
+// DropDDLCapture removes DDL capture unless another follow's slot may stream
+// it.
 func DropDDLCapture(ctx context.Context, conn *pgx.Conn, except string) (dropped, keptFor []string, err error) {
 	return extract.DropDDLCapture(ctx, conn, except)
 }
 
-// isDDLTable reports whether a relation the stream describes is
-// DDLTable.
 func isDDLTable(namespace, name string) bool {
 	return namespace == DDLSchema && name == DDLTable
 }
 
-// publicationNames is pgoutput's publication_names option: pub, and
-// DDLPublication when the follow streams DDL commands.
+// publicationNames is pgoutput's publication_names: pub, plus DDLPublication
+// with ddl.
 func publicationNames(pub string, ddl bool) string {
 	names := []string{pub}
 	if ddl {

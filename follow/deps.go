@@ -19,20 +19,16 @@ import (
 type effectKind int
 
 const (
-	// own: the table is the entity's source; the changed row is one of
-	// its rows, whose items (and mirror) change, appear or go.
+	// own: the table is the entity's source; its rows' items change.
 	own effectKind = iota
-	// child: the entity embeds or aggregates the table's rows; the
-	// parent rows the changed row joins are derived again.
+	// child: the entity embeds or aggregates the rows; parents are derived again.
 	child
-	// parent: the entity duplicates columns of the table's rows; the
-	// child rows joining the changed row are derived again.
+	// parent: the entity duplicates the rows' columns; children derive again.
 	parent
 )
 
-// effect is one way a change of a table reaches an entity's items: the
-// entity's rows to derive again are those whose own columns on[i][1] hold
-// the changed row's values of its columns on[i][0].
+// effect is one way a change reaches an entity's items: the rows whose columns
+// on[i][1] hold the changed row's values of on[i][0] are derived again.
 type effect struct {
 	kind   effectKind
 	entity int // index in plans
@@ -40,42 +36,35 @@ type effect struct {
 	on     [][2]string
 }
 
-// table is a followed table: its schema-qualified name and what a change
-// of it affects.
+// table is a followed table: its qualified name and what a change of it
+// affects.
 type table struct {
 	schema, name string
-	// rel is the table as the catalog described it when the graph was
-	// built: its OID, by which changes are matched (a rename keeps it),
-	// and its columns, against which the stream's descriptions of it are
-	// checked (Graph.Relation).
+	// rel is the table as cataloged when the graph was built: OID and columns.
 	rel extract.Relation
-	// streamed is the table's name as the stream last described it
-	// ("" until it does): another than schema.name after a rename.
+	// streamed is the table's name as the stream last described it ("" until
+	// then).
 	streamed string
 	effects  []effect
-	// identity lists the columns a change's old row image must carry for
-	// the effects to find what it affected (see checkIdentity).
+	// identity lists the columns a change's old row image must carry
+	// (checkIdentity).
 	identity []string
 }
 
-// Graph is the mapping's dependency graph, table by table: for a change of
-// a table, the entities whose items it affects and how to find them. It
-// is built from the compiled plans (NewGraph) against the live source,
-// which resolves each table's schema.
+// Graph is the mapping's dependency graph: for a change of a table, the
+// entities whose items it affects and how to find them. NewGraph builds it
+// from the compiled plans against the live source.
 type Graph struct {
 	plans  []*transform.Plan
 	tables map[string]*table // by "schema.name"
 	byOID  map[uint32]*table
-	// keyCols are, per entity, the source columns its table keys (pk, sk,
-	// the mirror's) use: the old row image must carry them to delete the
-	// items of a row that changed key or is gone.
+	// keyCols are, per entity, the source columns of its table keys.
 	keyCols [][]string
 }
 
-// NewGraph builds the dependency graph of plans. Entities whose source, or
-// the source of an embed, aggregate or duplicate rule, is a query, and
-// entities whose table keys use a stable ID or a duplicated column, cannot
-// be followed: the error lists them all (a mapping.Errors).
+// NewGraph builds the dependency graph of plans. Entities from a query, or
+// whose keys use a stable ID or a duplicated column, cannot be followed; the
+// mapping.Errors lists them all.
 func NewGraph(ctx context.Context, conn *pgx.Conn, m *mapping.Mapping, plans []*transform.Plan) (*Graph, error) {
 	g := &Graph{plans: plans, tables: map[string]*table{}, byOID: map[uint32]*table{}, keyCols: make([][]string, len(plans))}
 	var errs mapping.Errors
@@ -135,8 +124,7 @@ func NewGraph(ctx context.Context, conn *pgx.Conn, m *mapping.Mapping, plans []*
 	return g, nil
 }
 
-// joinEffect is how a change of join rule j's source reaches the items of
-// entity i: through the rows j joins the changed row to (on j.On).
+// joinEffect is how a change of join rule j's source reaches entity i's items.
 func joinEffect(j mapping.JoinRule, i int) effect {
 	if j.Parent {
 		return effect{kind: parent, entity: i, on: j.On.Pairs()}
@@ -144,10 +132,8 @@ func joinEffect(j mapping.JoinRule, i int) effect {
 	return effect{kind: child, entity: i, on: j.On.Pairs()}
 }
 
-// identity returns the columns of t an old row image must carry: for its
-// own entities, their primary key and table key columns (to delete the
-// items of a row gone or re-keyed), for the others the join columns (to
-// find the rows the old row joined).
+// identity returns the columns of t an old row image must carry: key columns
+// for its own entities, join columns for the others.
 func (g *Graph) identity(t *table) []string {
 	var cols []string
 	for _, e := range t.effects {
@@ -162,7 +148,6 @@ func (g *Graph) identity(t *table) []string {
 	return slices.Compact(cols)
 }
 
-// partitioned reports whether a followed table is partitioned.
 func (g *Graph) partitioned() bool {
 	for _, t := range g.tables {
 		if t.rel.Partitioned {
@@ -172,7 +157,7 @@ func (g *Graph) partitioned() bool {
 	return false
 }
 
-// Tables returns the followed tables, schema-qualified, sorted: what the
+// Tables returns the followed tables, qualified and sorted: what the
 // publication publishes.
 func (g *Graph) Tables() []pgx.Identifier {
 	var out []pgx.Identifier
@@ -182,12 +167,9 @@ func (g *Graph) Tables() []pgx.Identifier {
 	return out
 }
 
-// CheckIdentity checks that each followed table's replica identity carries
-// the columns its changes' old row images need (Graph.identity): a table
-// with REPLICA IDENTITY FULL always does; DEFAULT carries the primary
-// key, USING INDEX that index's columns; NOTHING none. The error names
-// each table that falls short, the columns missing, and the statement
-// that fixes it.
+// CheckIdentity checks that each followed table's replica identity carries the
+// columns its old row images need; the error names each table short and the
+// fix.
 // https://www.postgresql.org/docs/current/sql-altertable.html#SQL-ALTERTABLE-REPLICA-IDENTITY
 func (g *Graph) CheckIdentity(ctx context.Context, conn *pgx.Conn) error {
 	idents, err := extract.NewCatalog(conn).ReplicaIdentities(ctx, slices.Collect(maps.Keys(g.byOID)))
@@ -239,20 +221,16 @@ func (g *Graph) needs(t *table) string {
 	return strings.Join(slices.Compact(why), "; ")
 }
 
-// match is the rows of one entity a window derives again: those whose
-// columns cols hold one of values.
+// match is the rows of one entity whose columns cols hold one of values.
 type match struct {
 	entity int
 	cols   []string
 	values map[string][]*string // by a joined text, for dedup
 }
 
-// affected collects, over a window of changes, what to derive again: per
-// entity and set of columns, the values (match); and per entity, the old
-// and new row images of its own rows, whose keys may have to be deleted:
-// one image per set of table key column values (two images that agree on
-// them render the same keys), so that an update that leaves the keys as
-// they were sends one image, not two.
+// affected collects over a window what to derive again (match) and, per
+// entity, one old or new image per set of key column values, whose keys may
+// need deleting.
 type affected struct {
 	matches map[string]*match // by entity and columns
 	images  map[int][]map[string]*string
@@ -261,7 +239,6 @@ type affected struct {
 	changes   int
 }
 
-// whole has every row of entity e derived again.
 func (a *affected) whole(e int) {
 	a.matches[fmt.Sprint(e, " *")] = &match{entity: e}
 }
@@ -270,9 +247,7 @@ func newAffected() *affected {
 	return &affected{matches: map[string]*match{}, images: map[int][]map[string]*string{}, imageKeys: map[int]map[string]bool{}}
 }
 
-// addImage adds img, a row image of entity e's source, unless an image
-// with the same values of the key columns cols is there already. An image
-// that lacks one of them (not sent) is always added.
+// addImage adds img unless an image with the same key column values is there.
 func (a *affected) addImage(e int, cols []string, img map[string]*string) {
 	var sb strings.Builder
 	for _, c := range cols {
@@ -300,8 +275,8 @@ func (a *affected) addImage(e int, cols []string, img map[string]*string) {
 	}
 }
 
-// add records what change c of a followed table affects. A change of a
-// table the graph does not know is ignored (another publication's).
+// add records what change c affects; tables the graph does not know are
+// ignored.
 func (g *Graph) add(a *affected, c Change) {
 	t := g.byOID[c.Rel]
 	if t == nil {
@@ -348,7 +323,6 @@ func (g *Graph) add(a *affected, c Change) {
 	}
 }
 
-// query returns the plan's query restricted to mt's rows.
 func (g *Graph) query(mt *match) extract.Query {
 	p := g.plans[mt.entity]
 	q := p.Query()

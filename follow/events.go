@@ -19,18 +19,12 @@ import (
 	"github.com/pg2dynamo/pg2dynamo/transform"
 )
 
-// What the stream says of the followed tables besides their rows: their
-// descriptions (pgoutput's Relation message, sent at a table's first
-// change and again after ALTER TABLE) and TRUNCATE. A follow either adapts
-// (a rename; a column added, dropped or retyped that the mapping still
-// maps: the entities whose items read differently are derived again
-// whole) or stops with one of the errors below, which say what happened
-// and how to go on.
+// What the stream says of followed tables besides rows: their descriptions
+// (pgoutput's Relation message) and TRUNCATE. A follow adapts, deriving the
+// affected entities again whole, or stops with one of the errors below.
 
-// IdentityError is a followed table whose replica identity, at LSN At, no
-// longer carries the old values a change must bring (ALTER TABLE …
-// REPLICA IDENTITY DEFAULT, USING INDEX or NOTHING, mid-stream): the
-// changes from there on cannot say which items to delete.
+// IdentityError is a followed table whose replica identity, from LSN At, no
+// longer carries the old values needed to find the items to delete.
 type IdentityError struct {
 	Table    string
 	At       pglogrepl.LSN
@@ -44,8 +38,8 @@ func (e *IdentityError) Error() string {
 		e.At, e.Table, e.Identity, strings.Join(e.Missing, ", "), e.Needs)
 }
 
-// TruncateError is a TRUNCATE of followed tables, at LSN At: every item
-// of their rows is to go, and the stream does not say which those are.
+// TruncateError is a TRUNCATE of followed tables at LSN At: every item of
+// their rows must go, and the stream does not say which.
 type TruncateError struct {
 	Tables []string
 	At     pglogrepl.LSN
@@ -55,10 +49,8 @@ func (e *TruncateError) Error() string {
 	return fmt.Sprintf("at %s a TRUNCATE emptied %s: the stream does not list the rows it removed", e.At, strings.Join(e.Tables, ", "))
 }
 
-// ShapeError is a change of a followed table's columns, at LSN At, that
-// the follow cannot adapt to: the mapping no longer holds (Err, located
-// in the mapping file), or an entity's table keys could render
-// differently for the same rows (a key column retyped).
+// ShapeError is a column change of a followed table at LSN At the follow cannot
+// adapt to: the mapping no longer holds (Err), or a table key could change.
 type ShapeError struct {
 	Table  string
 	At     pglogrepl.LSN
@@ -75,10 +67,8 @@ func (e *ShapeError) Error() string {
 
 func (e *ShapeError) Unwrap() error { return e.Err }
 
-// plainName is a name SQL takes without quotes.
 var plainName = regexp.MustCompile(`^[a-z_][a-z0-9_$]*$`)
 
-// quote quotes name for SQL where it needs it.
 func quote(name string) string {
 	if plainName.MatchString(name) {
 		return name
@@ -86,19 +76,13 @@ func quote(name string) string {
 	return pgx.Identifier{name}.Sanitize()
 }
 
-// qualified is schema.name, each quoted where SQL needs it: for messages
-// and the statements they suggest.
 func qualified(schema, name string) string { return quote(schema) + "." + quote(name) }
 
-// identityNames are pg_class.relreplident's values, as ALTER TABLE names
-// them.
+// identityNames are pg_class.relreplident's values, as ALTER TABLE names them.
 var identityNames = map[byte]string{'d': "DEFAULT", 'n': "NOTHING", 'f': "FULL", 'i': "USING INDEX"}
 
-// describe checks m, the stream's description of a table, against what
-// the graph needs of it: it records the table's name as streamed (a
-// rename), returns what changed in its columns ("" when nothing did) and
-// an *IdentityError when its replica identity falls short. Tables the
-// graph does not follow are ignored.
+// describe checks the stream's description m of a followed table: it records
+// a rename, returns the column changes ("" if none) or an *IdentityError.
 func (g *Graph) describe(m *pglogrepl.RelationMessage, at pglogrepl.LSN) (changed string, err error) {
 	t := g.byOID[m.RelationID]
 	if t == nil {
@@ -132,13 +116,9 @@ func (g *Graph) describe(m *pglogrepl.RelationMessage, at pglogrepl.LSN) (change
 	return changed, nil
 }
 
-// columnChanges describes how cols (the stream's or the catalog's
-// description of t now) differ from t's columns when the graph was built:
-// "added x; dropped y; retyped z", or "". A column retyped within its
-// type (varchar(100) to varchar(200)) or given another collation is
-// retyped too: the follow's prepared statements that read it would fail
-// (Applier.adapt). The stream's descriptions give no collation (0): a
-// change of collation alone is found by the catalog's (settle).
+// columnChanges describes how cols differ from t's columns when the graph was
+// built ("added x; dropped y; retyped z", or ""). A type modifier or collation
+// change counts as retyped: prepared statements reading it would fail.
 func columnChanges(t *table, cols []extract.RelationColumn) string {
 	was := map[string]extract.RelationColumn{}
 	for _, c := range t.rel.Columns {
@@ -176,12 +156,9 @@ func columnChanges(t *table, cols []extract.RelationColumn) string {
 	return strings.Join(parts, "; ")
 }
 
-// events handles what txs say of the followed tables before their changes
-// are applied: it stops at a TRUNCATE or a replica identity that falls
-// short, and adapts to changed columns (adapt). Events of transactions
-// committed before a.ExactFrom are covered by the full load that
-// preceded the follow and pass without a check. It returns the entities
-// to derive again whole.
+// events handles what txs say of the followed tables before their changes are
+// applied: it stops at a TRUNCATE or a short replica identity and adapts to
+// changed columns, returning the entities to derive again whole.
 func (a *Applier) events(ctx context.Context, txs []*Tx) ([]int, error) {
 	var whole []int
 	for _, tx := range txs {
@@ -210,7 +187,6 @@ func (a *Applier) events(ctx context.Context, txs []*Tx) ([]int, error) {
 					return nil, aerr
 				}
 				whole = append(whole, more...)
-				// The replica identity, checked against the new graph.
 				_, err = a.graph.describe(m, tx.Commit)
 			}
 			if err != nil {
@@ -222,18 +198,11 @@ func (a *Applier) events(ctx context.Context, txs []*Tx) ([]int, error) {
 	return slices.Compact(whole), nil
 }
 
-// settle readies a window's snapshot, in the source's transaction just
-// begun (before it reads): it locks the followed tables (extract.Source.
-// Lock: no ALTER TABLE of them commits until the window ends, and the
-// snapshot shows their columns as the window's queries find them), then
-// checks them against the graph's. The stream describes a table's new
-// columns only with its next change, so a window whose changes were
-// committed before an ALTER TABLE, and read after it, would read with
-// plans of the old columns: a column the mapping names dropped, or a
-// retyped one converted as its old type. A table changed so adapts the
-// graph (adapt: the entities returned are derived again whole; a
-// *ShapeError when the mapping no longer fits); one dropped, or renamed,
-// is a *MissingTableError (missingTable).
+// settle readies a window's snapshot: it locks the followed tables (no ALTER
+// TABLE commits until the window ends) and checks their columns against the
+// graph's, since the stream describes new columns only with a table's next
+// change. A changed table adapts the graph (a *ShapeError when the mapping no
+// longer fits); a dropped or renamed one is a *MissingTableError.
 func (a *Applier) settle(ctx context.Context, txs []*Tx) ([]int, error) {
 	var err error
 	if err := a.src.Lock(ctx, a.graph.Tables()); err != nil {
@@ -247,8 +216,7 @@ func (a *Applier) settle(ctx context.Context, txs []*Tx) ([]int, error) {
 	var table, change string
 	for _, oid := range oids {
 		t := a.graph.byOID[oid]
-		// The lock found a table of its name; when it is another one,
-		// the followed table was dropped, or renamed.
+		// The lock found a table of its name; another OID: dropped or renamed.
 		r, ok := rels[oid]
 		if !ok {
 			return nil, &MissingTableError{Table: qualified(t.schema, t.name),
@@ -280,19 +248,15 @@ func (a *Applier) settle(ctx context.Context, txs []*Tx) ([]int, error) {
 	return append(whole, more...), err
 }
 
-// catalog compares, in the window's snapshot, the catalog with the
-// Fingerprint the items agree with, when one is due (a DDL command in
-// txs, the idle check's find, or CatalogInterval passed): it returns the
-// entities to derive again whole, or a *CatalogError. The new Fingerprint
-// is the items' once the window is applied.
+// catalog compares the catalog with the items' Fingerprint in the window's
+// snapshot when due, returning entities to derive again or a *CatalogError.
 func (a *Applier) catalog(ctx context.Context, txs []*Tx) ([]int, error) {
 	var at pglogrepl.LSN
 	if len(txs) > 0 {
 		at = txs[len(txs)-1].Commit
 	}
-	// A DDL command's own record of the publication, as it was just
-	// after the command: one narrowed and restored between two checks is
-	// found too.
+	// A DDL command's own record of the publication just after it: one narrowed
+	// and restored between two checks is found too.
 	for _, tx := range txs {
 		if tx.Commit < a.ExactFrom {
 			continue
@@ -332,7 +296,6 @@ func (a *Applier) catalog(ctx context.Context, txs []*Tx) ([]int, error) {
 	return v.whole, nil
 }
 
-// names returns the entity names of plan indexes.
 func (a *Applier) names(idx []int) []string {
 	var out []string
 	for _, i := range idx {
@@ -341,10 +304,8 @@ func (a *Applier) names(idx []int) []string {
 	return out
 }
 
-// CheckCatalog compares the catalog, on the applier's plain connection
-// (outside any window), with the Fingerprint the items agree with; when
-// it differs, the next window compares it in its snapshot and acts on it
-// (Run starts one when idle). It returns whether one differs.
+// CheckCatalog reports whether the catalog, read outside any window, differs
+// from the items' Fingerprint; the next window then acts on it.
 func (a *Applier) CheckCatalog(ctx context.Context) (bool, error) {
 	if a.Catalog == nil {
 		return false, nil
@@ -359,16 +320,10 @@ func (a *Applier) CheckCatalog(ctx context.Context) (bool, error) {
 	return a.catalogDue, nil
 }
 
-// adapt compiles the mapping again against the source's catalog as it is
-// now and follows with the new plans: it returns the entities whose items
-// read differently (to derive again whole), or a *ShapeError when the
-// mapping no longer compiles, an entity's table keys could change, or a
-// column the follow needs from a change's rows is generated now
-// (Graph.CheckGenerated). First it drops the statements prepared on the source's connection (the
-// one connection the follow reads with): one that reads a retyped column
-// keeps its text when the plans change only in a type (a column another
-// entity duplicates, retyped from text to varchar), and PostgreSQL would
-// refuse to run it again.
+// adapt compiles the mapping against the catalog now and follows with the new
+// plans, returning the entities whose items read differently, or a
+// *ShapeError. It first drops the prepared statements: one reading a retyped
+// column keeps its text, and PostgreSQL would refuse to run it.
 func (a *Applier) adapt(ctx context.Context) ([]int, error) {
 	if err := a.src.ForgetStatements(ctx); err != nil {
 		return nil, err
@@ -379,8 +334,6 @@ func (a *Applier) adapt(ctx context.Context) ([]int, error) {
 	}
 	g, err := NewGraph(ctx, a.src.Conn(), a.m, plans)
 	if err == nil {
-		// A column the follow needs from a change's rows may have become
-		// generated (dropped and added again).
 		err = g.CheckGenerated(ctx, a.src.Conn(), a.m)
 	}
 	if err != nil {
@@ -401,8 +354,6 @@ func (a *Applier) adapt(ctx context.Context) ([]int, error) {
 	return whole, nil
 }
 
-// differ returns the entities whose items plans derive differently from
-// a's plans.
 func (a *Applier) differ(plans []*transform.Plan) []int {
 	var out []int
 	for i, p := range plans {
@@ -413,8 +364,7 @@ func (a *Applier) differ(plans []*transform.Plan) []int {
 	return out
 }
 
-// Shapes are the plans' shapes by entity name: what a checkpoint records
-// of the items in the table (see Applier.Recorded).
+// Shapes are the plans' shapes by entity name, as a checkpoint records them.
 func (a *Applier) Shapes() map[string]transform.Shape {
 	out := map[string]transform.Shape{}
 	for _, p := range a.graph.plans {
@@ -423,10 +373,7 @@ func (a *Applier) Shapes() map[string]transform.Shape {
 	return out
 }
 
-// stale returns the entities whose recorded shapes (the plans the items
-// in the table were derived with) differ from a's plans: to derive again
-// whole before following. Entities without a record are taken as
-// derived with a's plans.
+// stale returns the entities whose recorded shapes differ from a's plans.
 func (a *Applier) stale(recorded map[string]transform.Shape) ([]int, error) {
 	var out []int
 	for i, p := range a.graph.plans {

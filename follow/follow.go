@@ -15,67 +15,42 @@ import (
 
 // Options tune Run.
 type Options struct {
-	// Slot and Publication name the replication slot streamed and the
-	// publication whose changes it sends.
+	// Slot and Publication name the replication slot and its publication.
 	Slot, Publication string
-	// From is where streaming starts: the slot's consistent point after a
-	// full load on its snapshot, or 0 for the slot's confirmed position
-	// (a resumed follow).
+	// From is where streaming starts; 0 means the slot's confirmed position.
 	From pglogrepl.LSN
-	// Window is the most row changes applied together (default 2000):
-	// one snapshot, one derivation per affected entity, one round of
-	// writes.
+	// Window is the most row changes applied together (default 2000).
 	Window int
-	// Idle is how long Receive waits for more changes before a window is
-	// applied (default 100 ms); MaxAge the longest a window stays open
-	// after its first transaction arrives (default 250 ms).
+	// Idle is how long Receive waits for more changes before applying (default
+	// 100 ms); MaxAge the longest a window stays open (default 250 ms).
 	Idle, MaxAge time.Duration
-	// UntilCaughtUp stops Run once every change committed before the
-	// moment it checks is applied (see caughtUp); otherwise Run follows
-	// until ctx is done.
+	// UntilCaughtUp also stops Run once caught up (else only ctx stops it).
 	UntilCaughtUp bool
-	// OnStatus, if set, is called after each window, when idle, and
-	// every Stream.Interval while a window is applied; never two calls at
-	// once.
+	// OnStatus, if set, is called after each window, when idle, and every
+	// Stream.Interval during a window; never concurrently.
 	OnStatus func(Status)
-	// OnCatalog, if set, is called once a window whose catalog check
-	// moved Applier.Catalog is acknowledged, with the new Fingerprint
-	// (for the checkpoint: Applier.StaleCatalog compares it at the next
-	// start).
+	// OnCatalog, if set, gets a window's new Fingerprint once acknowledged.
 	OnCatalog func(*Fingerprint) error
-	// OnShapes, if set, is called once a window that derived entities
-	// again whole (their columns changed) is acknowledged, with their
-	// names and the shapes of the plans the table's items are now derived
-	// with (for the checkpoint: Applier.Stale compares them at the next
-	// start).
+	// OnShapes, if set, gets the entities derived again whole and the plans'
+	// shapes once their window is acknowledged (for the checkpoint).
 	OnShapes func(rederived []string, shapes map[string]transform.Shape) error
-	// Audit, if set, is the rolling audit run alongside (NewAuditor):
-	// started with the follow, stopped when it ends; its failure stops
-	// the follow (an *AuditError).
+	// Audit, if set, is the rolling audit run alongside; its failure stops Run.
 	Audit *Auditor
-	// Alongside, if set, runs from a goroutine of its own once streaming
-	// has started (a comparison at a snapshot of its own, writing through
-	// Applier.Beside): its error stops the follow (Run returns it), and
-	// with UntilCaughtUp, Run is not caught up before it has returned.
-	// Its ctx is done when Run stops.
+	// Alongside, if set, runs in its own goroutine once streaming starts: its
+	// error stops the follow, and with UntilCaughtUp Run waits for it.
 	Alongside func(ctx context.Context) error
 }
 
 // Status is the state of a follow.
 type Status struct {
-	// Applied is the position up to which every change is in the table
-	// (and acknowledged to the slot). Received is the end of the last
-	// transaction received: past Applied while a window is being applied
-	// (in flight; a crash then replays it from the slot).
+	// Applied is the position up to which every change is in the table and
+	// acknowledged; Received the end of the last transaction received.
 	Applied, Received pglogrepl.LSN
-	// LagBytes is the WAL between Applied and the server's position last
-	// reported; Lag the time between the commit of the oldest transaction
-	// of the last window and the window's application (0 when caught up).
+	// LagBytes is the WAL between Applied and the server's position; Lag the time
+	// from the last window's oldest commit to its application.
 	LagBytes int64
 	Lag      time.Duration
-	// Totals since Run began, of the windows acknowledged; Written
-	// counts also the items of windows in flight (put or deleted so
-	// far): the progress of a long window.
+	// Totals of acknowledged windows; Written counts items in flight too.
 	Transactions, Changes, Puts, Deletes, Rejected int64
 	Written                                        int64
 	CaughtUp                                       bool
@@ -83,8 +58,7 @@ type Status struct {
 	Audit AuditStatus
 }
 
-// tracker is a run's Status, updated by the run and read by the
-// goroutine that reports progress while a window is applied.
+// tracker is a run's Status, shared with the progress-reporting goroutine.
 type tracker struct {
 	mu       sync.Mutex
 	st       Status
@@ -93,14 +67,12 @@ type tracker struct {
 	onStatus func(Status)
 }
 
-// update changes the status.
 func (t *tracker) update(f func(*Status)) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	f(&t.st)
 }
 
-// get returns the status, with the items written so far.
 func (t *tracker) get() Status {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -109,7 +81,6 @@ func (t *tracker) get() Status {
 	return t.st
 }
 
-// emit calls onStatus with the status.
 func (t *tracker) emit() {
 	if t.onStatus == nil {
 		return
@@ -121,21 +92,18 @@ func (t *tracker) emit() {
 	t.onStatus(t.st)
 }
 
-// Run streams the slot's changes and applies them with a, window after
-// window, in commit order, acknowledging a window's end to the slot only
-// once the table holds it: delivery is at least once, and applying is
-// idempotent, so the end state is exact. It returns nil when ctx is done
-// (a clean stop: everything acknowledged is applied) or, with
-// UntilCaughtUp, when caught up; conn (a plain connection) reads the
-// server's WAL position for that.
+// Run streams the slot's changes and applies them with a, window after window
+// in commit order, acknowledging a window only once the table holds it:
+// delivery is at least once and applying idempotent, so the end state is
+// exact. It returns nil when ctx is done or, with UntilCaughtUp, when caught
+// up (conn reads the server's WAL position).
 func Run(ctx context.Context, s *Stream, a *Applier, conn *pgx.Conn, opts Options) (Status, error) {
 	opts.defaults()
 	s.MaxChanges = opts.Window
 	tr := &tracker{a: a, audit: opts.Audit, onStatus: opts.OnStatus}
 	a.publication = opts.Publication
 	if opts.From == 0 {
-		// Resuming: streaming starts at the slot's confirmed position,
-		// which the status then shows.
+		// Resuming: streaming starts at the slot's confirmed position.
 		from, _, err := SlotPosition(ctx, conn, opts.Slot)
 		if err != nil {
 			return tr.get(), err
@@ -146,10 +114,7 @@ func Run(ctx context.Context, s *Stream, a *Applier, conn *pgx.Conn, opts Option
 		return tr.get(), err
 	}
 	tr.update(func(st *Status) { st.Applied, st.Received = opts.From, opts.From })
-	// The walsender hears from the follow while a window is applied, and
-	// the status shows the window's progress. The connection lost ends
-	// what the run does (ctx: the window's reads and writes) at once; the
-	// run then returns that loss (lost).
+	// A lost connection cancels the window at once; Run returns that loss.
 	ctx, lose := context.WithCancelCause(ctx)
 	defer lose(nil)
 	defer s.KeepAlive(ctx, func(err error) { lose(&lostError{err}) })()
@@ -157,14 +122,11 @@ func Run(ctx context.Context, s *Stream, a *Applier, conn *pgx.Conn, opts Option
 	defer opts.Audit.start(ctx, func() pglogrepl.LSN { return tr.get().Applied }, lose)()
 	alongside, stopAlongside := startAlongside(ctx, opts.Alongside, lose)
 	defer stopAlongside()
-	// One window is written while the next is received, derived and
-	// written (pipe); the writes of a key keep commit order, and windows
-	// are acknowledged one after another, each once written.
+	// One window is written while the next is derived; acks go in order.
 	p := &pipe{s: s, tr: tr, onShapes: opts.OnShapes, onCatalog: opts.OnCatalog}
 	defer p.abandon()
 	if a.Pending() {
-		// Entities whose columns changed while no follow ran, derived
-		// again whole before the stream's first window.
+		// Entities whose columns changed while stopped, derived again first.
 		if err := p.start(ctx, a, nil); err != nil {
 			return tr.get(), stopped(ctx, err)
 		}
@@ -211,16 +173,13 @@ func Run(ctx context.Context, s *Stream, a *Applier, conn *pgx.Conn, opts Option
 	if err := stopped(ctx, nil); err != nil {
 		return tr.get(), err // the connection lost
 	}
-	// The window in flight is written, unless the run was stopped: then
-	// its writes stop at the next batch, and it is not acknowledged (the
-	// slot sends it again to the next run).
+	// Unless stopped, the window in flight is written and acknowledged.
 	if err := p.finish(ctx); err != nil {
 		return tr.get(), stopped(ctx, err)
 	}
 	if err := p.collectSides(true); err != nil {
 		return tr.get(), stopped(ctx, err)
 	}
-	// Tell the slot what is applied before leaving.
 	if err := s.status(context.WithoutCancel(ctx), true); err != nil {
 		return tr.get(), err
 	}
@@ -228,7 +187,6 @@ func Run(ctx context.Context, s *Stream, a *Applier, conn *pgx.Conn, opts Option
 	return tr.get(), nil
 }
 
-// defaults gives the window's settings left 0 their defaults.
 func (o *Options) defaults() {
 	if o.Window <= 0 {
 		o.Window = 2000
@@ -241,9 +199,7 @@ func (o *Options) defaults() {
 	}
 }
 
-// reportWhileApplying calls the tracker's onStatus every interval from a
-// goroutine of its own, so that a window applied for longer shows its
-// progress (Status.Written); stop ends it.
+// reportWhileApplying calls onStatus every interval until stop.
 func reportWhileApplying(ctx context.Context, tr *tracker, every time.Duration) (stop func()) {
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
@@ -266,9 +222,7 @@ func reportWhileApplying(ctx context.Context, tr *tracker, every time.Duration) 
 	}
 }
 
-// stopped is err, or nil when it came from ctx being done (a clean
-// stop), or, when ctx ended because the replication connection was lost
-// (KeepAlive), that loss.
+// stopped is err, nil for a clean stop, or the connection loss that ended ctx.
 func stopped(ctx context.Context, err error) error {
 	if ctx.Err() == nil {
 		return err
@@ -288,15 +242,13 @@ func stopped(ctx context.Context, err error) error {
 	return nil
 }
 
-// alongsideError is the cause of a run's end when Options.Alongside
-// failed.
+// alongsideError is why a run ended when Options.Alongside failed.
 type alongsideError struct{ err error }
 
 func (e *alongsideError) Error() string { return e.err.Error() }
 
-// startAlongside runs f (Options.Alongside; nil: nothing) from a
-// goroutine of its own; its error ends the run (lose). done reports
-// whether it has returned; stop cancels its ctx and waits for it.
+// startAlongside runs f (nil: nothing) in its own goroutine; its error ends
+// the run. done reports whether it returned; stop cancels and waits.
 func startAlongside(ctx context.Context, f func(context.Context) error, lose func(error)) (done func() bool, stop func()) {
 	if f == nil {
 		return func() bool { return true }, func() {}
@@ -323,15 +275,12 @@ func startAlongside(ctx context.Context, f func(context.Context) error, lose fun
 	}
 }
 
-// lostError is the cause of a run's end when its replication connection
-// was lost.
+// lostError is why a run ended when its replication connection was lost.
 type lostError struct{ err error }
 
 func (e *lostError) Error() string { return e.err.Error() }
 
-// receiveWindow receives transactions until Window changes, Idle passes
-// without one, or MaxAge passes since the window's first: under a steady
-// stream a window still closes within MaxAge.
+// receiveWindow receives until Window changes, Idle or MaxAge passes.
 func receiveWindow(ctx context.Context, s *Stream, opts Options) ([]*Tx, error) {
 	var txs []*Tx
 	changes := 0
@@ -356,8 +305,7 @@ func receiveWindow(ctx context.Context, s *Stream, opts Options) ([]*Tx, error) 
 	return txs, nil
 }
 
-// pipe is the window being written, while the next one is received and
-// derived (Applier.Start, Flight.Wait).
+// pipe is the window being written while the next is received and derived.
 type pipe struct {
 	s         *Stream
 	tr        *tracker
@@ -365,18 +313,13 @@ type pipe struct {
 	onCatalog func(*Fingerprint) error
 	flight    *Flight
 	txs       []*Tx // the flight's
-	// sides are the chunks of the comparisons beside the stream being
-	// written beside the windows, oldest first (takeRepair).
+	// sides are the comparisons' chunks beside the stream, oldest first.
 	sides []*sideFlight
-	// checkAt is when Run checks next, while idle, that the followed
-	// tables exist (Applier.dropped); catalogAt when it compares the
-	// catalog (Applier.CheckCatalog).
+	// checkAt and catalogAt are when Run, idle, next checks tables and catalog.
 	checkAt, catalogAt time.Time
 }
 
-// start derives txs and hands their items to the writers: at once, but
-// for the keys the window in flight writes too, which wait until it is
-// written and acknowledged (finish, Start's barrier).
+// start derives txs for the writers; keys the flight writes wait for it.
 func (p *pipe) start(ctx context.Context, a *Applier, txs []*Tx) error {
 	var busy map[[2]string]bool
 	if p.flight != nil {
@@ -393,7 +336,6 @@ func (p *pipe) start(ctx context.Context, a *Applier, txs []*Tx) error {
 	return nil
 }
 
-// upTo names how far txs go: "up to" the end (or commit) of the last.
 func upTo(txs []*Tx) string {
 	if len(txs) == 0 {
 		return "(none: entities derived again)"
@@ -413,7 +355,7 @@ func (p *pipe) finish(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("apply changes %s: %w", upTo(txs), err)
 	}
-	// Told even when the run is stopping: the window is in the table.
+	// Acknowledged even when stopping: the window is in the table.
 	if err := ackWindow(context.WithoutCancel(ctx), p.s, txs, res, p.tr); err != nil {
 		return err
 	}
@@ -428,8 +370,6 @@ func (p *pipe) finish(ctx context.Context) error {
 	return nil
 }
 
-// checkIdle is what Run checks while idle: that the followed tables
-// exist (checkTables), and the catalog (checkCatalog).
 func (p *pipe) checkIdle(ctx context.Context, a *Applier) error {
 	if err := p.checkTables(ctx, a); err != nil {
 		return err
@@ -437,10 +377,8 @@ func (p *pipe) checkIdle(ctx context.Context, a *Applier) error {
 	return p.checkCatalog(ctx, a)
 }
 
-// checkCatalog, called while idle, compares the catalog with the
-// Fingerprint the items agree with at most every CatalogInterval, and
-// applies a window of no changes when it differs: the window compares it
-// in its snapshot and derives again what it changed, or stops.
+// checkCatalog, idle, compares the catalog at most every CatalogEvery, and
+// applies an empty window when it differs.
 func (p *pipe) checkCatalog(ctx context.Context, a *Applier) error {
 	if a.CatalogEvery <= 0 || time.Now().Before(p.catalogAt) {
 		return nil
@@ -456,9 +394,7 @@ func (p *pipe) checkCatalog(ctx context.Context, a *Applier) error {
 	return p.finish(ctx)
 }
 
-// checkTables, called while idle, returns Applier.dropped's error when a
-// followed table was dropped and no window stopped on it, checking at
-// most every status interval.
+// checkTables, idle, returns Applier.dropped's error at most every interval.
 func (p *pipe) checkTables(ctx context.Context, a *Applier) error {
 	if time.Now().Before(p.checkAt) {
 		return nil
@@ -467,9 +403,7 @@ func (p *pipe) checkTables(ctx context.Context, a *Applier) error {
 	return a.dropped(ctx)
 }
 
-// abandon stops the writers of a window in flight when Run returns early
-// with an error, at their next batch, and waits for them; the window is
-// not acknowledged (the slot sends it again to the next run).
+// abandon stops a window in flight when Run fails; the slot resends it.
 func (p *pipe) abandon() {
 	if p.flight != nil {
 		p.flight.abort()
@@ -478,9 +412,7 @@ func (p *pipe) abandon() {
 	p.abandonSides()
 }
 
-// ackWindow acknowledges txs, applied as res, to the slot and counts them:
-// up to the end of the last whole transaction (a part of one is
-// acknowledged with its last part).
+// ackWindow acknowledges txs up to the last whole transaction's end.
 func ackWindow(ctx context.Context, s *Stream, txs []*Tx, res Applied, tr *tracker) error {
 	var end pglogrepl.LSN
 	whole := 0
@@ -491,8 +423,7 @@ func ackWindow(ctx context.Context, s *Stream, txs []*Tx, res Applied, tr *track
 	}
 	if end != 0 {
 		s.Ack(end)
-		// Told at once, so that the server may recycle the WAL and a
-		// restart replays no more than the window in flight.
+		// At once: the server may recycle WAL, and a restart replays less.
 		if err := s.status(ctx, true); err != nil {
 			return err
 		}
@@ -513,15 +444,10 @@ func ackWindow(ctx context.Context, s *Stream, txs []*Tx, res Applied, tr *track
 	return nil
 }
 
-// idleAck acknowledges, when nothing is pending, the position up to which
-// the walsender reported having sent (a keepalive's): every transaction
-// committed before it was received before that keepalive and is applied,
-// so the slot may let go of the WAL before it, and Applied (and the lag in
-// bytes) does not stall at the last transaction of the mapping's tables
-// while other tables and databases write.
+// idleAck acknowledges, when nothing is pending, the position the walsender
+// reported sent, so the slot releases WAL while other tables write.
 func idleAck(ctx context.Context, s *Stream, tr *tracker) error {
-	// Not in the middle of a transaction received in parts: the
-	// walsender may have sent past its commit already.
+	// Not mid-transaction: the walsender may have sent past its commit already.
 	if s.cur != nil || s.sent <= tr.get().Applied {
 		return nil
 	}
@@ -530,11 +456,9 @@ func idleAck(ctx context.Context, s *Stream, tr *tracker) error {
 	return s.status(ctx, true)
 }
 
-// caughtUp reports whether every change committed before now is applied:
-// it reads the server's WAL position L, asks the walsender for a
-// keepalive, and receives until the walsender reports having sent WAL up
-// to L. A transaction arriving meanwhile is applied, and the answer is
-// no (the caller checks again when idle).
+// caughtUp reports whether every change committed before now is applied: it
+// reads the server's WAL position L and receives until a keepalive reports L
+// sent. A transaction arriving meanwhile is applied and the answer is no.
 func caughtUp(ctx context.Context, s *Stream, a *Applier, conn *pgx.Conn, opts Options, p *pipe) (bool, error) {
 	l, err := CurrentLSN(ctx, conn)
 	if err != nil {

@@ -13,27 +13,21 @@ import (
 	"github.com/pg2dynamo/pg2dynamo/mapping"
 )
 
-// Generated columns and the follow. pgoutput leaves generated columns out
-// of every row it sends, whatever the replica identity (the follow does
-// not use PostgreSQL 18's publish_generated_columns). Items are derived
-// from the source's present state, so a generated column the items only
-// read is always right; but none of the graph's identity columns
-// (Graph.identity: the primary key, the table key columns, the join
-// columns) may be generated, or the follow would find nothing from a
-// change's rows and leave stale items. docs/follow.md gives the rules.
+// Generated columns and the follow: pgoutput leaves them out of every row it
+// sends. Items derive from the present state, so a generated column they read
+// is right, but an identity column (Graph.identity) must not be generated, or
+// the follow finds nothing from a change's rows. See docs/follow.md.
 
 // identityUse is one reason a followed table's old row image must carry a
-// column: the mapping's path that names it and what the follow does with
-// it.
+// column: the mapping path naming it and what the follow does with it.
 type identityUse struct {
 	col, path string
-	// what the column is to the mapping, why the follow needs it from a
-	// change's row, and what to do instead: phrases of the message.
+	// what, why and instead are phrases of the message.
 	what, why, instead string
 }
 
-// identityUses lists, for each column of t.identity, where the mapping
-// uses it and why a change's rows must carry it, in effect order.
+// identityUses lists where the mapping uses each column of t.identity and
+// why a change's rows must carry it, in effect order.
 func (g *Graph) identityUses(t *table) []identityUse {
 	var uses []identityUse
 	for _, e := range t.effects {
@@ -73,7 +67,6 @@ func (g *Graph) identityUses(t *table) []identityUse {
 	return uses
 }
 
-// keyTemplate is a table key template of an entity and its mapping path.
 type keyTemplate struct {
 	path string
 	t    mapping.Template
@@ -90,15 +83,9 @@ func tableKeyTemplates(e *mapping.Entity) []keyTemplate {
 	return out
 }
 
-// CheckGenerated refuses generated columns among the followed tables'
-// identity columns (see identityUses): the old and new rows of a change
-// never carry them, so the follow could neither find the rows a change
-// affects nor delete the items of a row gone or re-keyed. A generated
-// column the items only read is allowed. The error is a mapping.Errors,
-// one *mapping.Error per use, located at the mapping's path that names
-// the column (a key template, a join, the entity's source for its
-// primary key), naming the table, the column, its generation expression
-// and the columns that expression reads; other errors are the catalog's.
+// CheckGenerated refuses generated identity columns of the followed tables: a
+// change's rows never carry them. The error is a mapping.Errors, one per use,
+// at the mapping path naming the column, with its generation expression.
 func (g *Graph) CheckGenerated(ctx context.Context, conn *pgx.Conn, m *mapping.Mapping) error {
 	gens, err := extract.NewCatalog(conn).GeneratedColumns(ctx, slices.Collect(maps.Keys(g.byOID)))
 	if err != nil {
@@ -131,9 +118,8 @@ func (g *Graph) CheckGenerated(ctx context.Context, conn *pgx.Conn, m *mapping.M
 	return nil
 }
 
-// parenthesized is expr in parentheses, as CREATE TABLE writes a
-// generation expression: pg_get_expr prints an operator's expression in
-// them already ("(a || b)"), a function call without ("lower(title)").
+// parenthesized is expr in parentheses as CREATE TABLE writes it:
+// pg_get_expr parenthesizes an operator expression but not a function call.
 func parenthesized(expr string) string {
 	if strings.HasPrefix(expr, "(") {
 		depth, quoted := 0, false

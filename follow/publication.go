@@ -22,10 +22,9 @@ const maxName = 63
 
 var nameChars = regexp.MustCompile(`[^a-z0-9_]+`)
 
-// DefaultName is the default name of the slot and the publication of a
-// follow of table: pg2dynamo_ and the table's name in lower case, other
-// characters than a-z, 0-9 and _ replaced by _, at most 63 bytes (slot
-// names allow only those characters).
+// DefaultName is the default slot and publication name for a follow of table:
+// pg2dynamo_ and the lower-cased name, bytes outside [a-z0-9_] as _, at most 63
+// bytes.
 func DefaultName(table string) string {
 	n := "pg2dynamo_" + nameChars.ReplaceAllString(strings.ToLower(table), "_")
 	return n[:min(len(n), maxName)]
@@ -33,8 +32,7 @@ func DefaultName(table string) string {
 
 var slotName = regexp.MustCompile(`^[a-z0-9_]{1,63}$`)
 
-// CheckSlot refuses a slot name PostgreSQL would refuse: 1 to 63 of
-// a-z, 0-9 and _.
+// CheckSlot refuses a slot name PostgreSQL would: 1 to 63 of a-z, 0-9 and _.
 func CheckSlot(name string) error {
 	if !slotName.MatchString(name) {
 		return fmt.Errorf("slot name %q: expected 1 to 63 characters of a-z, 0-9 and _", name)
@@ -42,10 +40,9 @@ func CheckSlot(name string) error {
 	return nil
 }
 
-// PublicationError is an existing publication that does not send what a
-// follow needs: every insert, update, delete and truncate of the followed
-// tables, and the changes of a partitioned table's partitions as the
-// table's own (publish_via_partition_root). Fix says what to run.
+// PublicationError is an existing publication that does not send every insert,
+// update, delete and truncate of the followed tables, or partitions' changes as
+// the table's own (publish_via_partition_root). Fix says what to run.
 type PublicationError struct {
 	Name    string
 	Missing []string
@@ -57,13 +54,9 @@ func (e *PublicationError) Error() string {
 		e.Name, strings.Join(e.Missing, ", "), strings.Join(e.Fix, "; "))
 }
 
-// EnsurePublication makes publication name publish g's tables: it
-// creates it (publishing every kind of change, and partitions as their
-// partitioned table), or adds the tables an existing one lacks, after
-// checking that it publishes inserts, updates, deletes and truncates (and
-// via the partition root when a followed table is partitioned); one that
-// does not is a *PublicationError. The publication must exist before the
-// slot streams, and before the changes it is to carry.
+// EnsurePublication makes publication name publish g's tables: it creates it,
+// or checks an existing one (else a *PublicationError) and adds the tables it
+// lacks. The publication must exist before the slot streams its changes.
 // https://www.postgresql.org/docs/current/sql-createpublication.html
 func EnsurePublication(ctx context.Context, conn *pgx.Conn, name string, g *Graph) (created bool, err error) {
 	tables := g.Tables()
@@ -118,7 +111,6 @@ func EnsurePublication(ctx context.Context, conn *pgx.Conn, name string, g *Grap
 	return false, nil
 }
 
-// list renders tables for a statement: quoted, comma-separated.
 func list(tables []pgx.Identifier) string {
 	out := make([]string, len(tables))
 	for i, t := range tables {
@@ -127,23 +119,21 @@ func list(tables []pgx.Identifier) string {
 	return strings.Join(out, ", ")
 }
 
-// SlotPosition returns the confirmed position of slot name
-// (extract.Slot.ConfirmedFlush), and whether the slot exists.
+// SlotPosition returns slot name's confirmed position, and whether it exists.
 func SlotPosition(ctx context.Context, conn *pgx.Conn, name string) (pglogrepl.LSN, bool, error) {
 	s, exists, err := extract.NewCatalog(conn).Slot(ctx, name)
 	return s.ConfirmedFlush, exists, err
 }
 
-// SlotActive reports whether a process streams from slot name now (a
-// follow running: pg_replication_slots.active); false when the slot does
-// not exist.
+// SlotActive reports whether a process streams from slot name now (false when
+// it does not exist).
 func SlotActive(ctx context.Context, conn *pgx.Conn, name string) (bool, error) {
 	s, _, err := extract.NewCatalog(conn).Slot(ctx, name)
 	return s.Active, err
 }
 
-// dropSlot drops slot, waiting up to SlotReleaseWait for another
-// connection to let it go.
+// dropSlot drops slot, waiting up to SlotReleaseWait for another connection to
+// let it go.
 func dropSlot(ctx context.Context, conn *pgx.Conn, slot string) error {
 	deadline := time.Now().Add(SlotReleaseWait)
 	for {
@@ -166,11 +156,9 @@ func dropSlot(ctx context.Context, conn *pgx.Conn, slot string) error {
 	}
 }
 
-// CurrentLSN is the server's WAL write position now
-// (pg_current_wal_lsn()), always the end of a record: every transaction
-// committed with synchronous_commit on so far ends before it. One
-// committed with it off may not be written yet (Watch.flushedLSN takes the
-// insert position and flushes up to it).
+// CurrentLSN is the server's WAL write position now (pg_current_wal_lsn()):
+// every transaction committed with synchronous_commit on ends before it; one
+// committed with it off may not be written yet (see FlushedLSN).
 func CurrentLSN(ctx context.Context, conn *pgx.Conn) (pglogrepl.LSN, error) {
 	var text string
 	if err := conn.QueryRow(ctx, "SELECT pg_current_wal_lsn()::text").Scan(&text); err != nil {
@@ -179,17 +167,12 @@ func CurrentLSN(ctx context.Context, conn *pgx.Conn) (pglogrepl.LSN, error) {
 	return pglogrepl.ParseLSN(text)
 }
 
-// SlotReleaseWait is how long Drop waits for a slot another connection
-// holds: a follow that has just ended leaves its walsender holding the
-// slot until the server notices the connection is gone, which takes
-// milliseconds; a follow still running holds it for good.
+// SlotReleaseWait is how long Drop waits for a slot another connection holds
+// (a follow just ended holds it until the server notices).
 const SlotReleaseWait = 5 * time.Second
 
-// Drop drops slot name and publication pub, each if it exists, so that
-// the server keeps no more WAL for them. It reports what it dropped. A
-// slot still active for another connection (SQLSTATE 55006) is tried
-// again every 100 ms for up to SlotReleaseWait, then refused: a follow
-// streams from it.
+// Drop drops slot name and publication pub, each if it exists, and reports
+// what it dropped. A slot active elsewhere after SlotReleaseWait is refused.
 func Drop(ctx context.Context, conn *pgx.Conn, slot, pub string) (dropped []string, err error) {
 	_, exists, err := SlotPosition(ctx, conn, slot)
 	if err != nil {
@@ -214,14 +197,10 @@ func Drop(ctx context.Context, conn *pgx.Conn, slot, pub string) (dropped []stri
 	return dropped, nil
 }
 
-// AddNewTables adds to publication pub the tables g follows that was (a
-// checkpoint's Fingerprint, written for an earlier version of the
-// mapping) does not record, and returns their names: the tables a new
-// version of the mapping follows besides the earlier one's. Their
-// changes reach the slot from the ALTER PUBLICATION's commit on; a
-// snapshot taken after it holds the rest. A table was records is left
-// alone: one taken out of the publication while no follow ran lost its
-// changes, which the catalog check refuses (CompareCatalog).
+// AddNewTables adds to publication pub the tables g follows that the
+// checkpoint's Fingerprint was lacks, and returns their names: their changes
+// reach the slot from the ALTER PUBLICATION's commit, a later snapshot holds
+// the rest. A table taken out while no follow ran is left to CompareCatalog.
 // https://www.postgresql.org/docs/current/sql-alterpublication.html
 func (g *Graph) AddNewTables(ctx context.Context, conn *pgx.Conn, pub string, was *Fingerprint) ([]string, error) {
 	p, exists, err := extract.NewCatalog(conn).Publication(ctx, pub)

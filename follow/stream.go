@@ -1,17 +1,7 @@
-// Package follow keeps a DynamoDB table in step with PostgreSQL after the
-// full load: it reads the source's changes through logical replication
-// (PostgreSQL's pgoutput plugin, over a publication of the mapping's
-// tables, from a replication slot), finds for each changed row the items
-// it affects through the mapping (the entity's own items and mirrors, the
-// parents that embed or aggregate it, the children that duplicate from
-// it), derives those items again from the source, and puts them, or
-// deletes the items whose source rows are gone.
-//
-// The handoff from the full load is gap-free: the slot is created with an
-// exported snapshot (CREATE_REPLICATION_SLOT … EXPORT_SNAPSHOT), the full
-// load reads that snapshot, and streaming starts at the slot's consistent
-// point, so every change committed after the snapshot arrives and none
-// before it is needed.
+// Package follow keeps a DynamoDB table in step with PostgreSQL after the full
+// load: it streams the source's changes (pgoutput), derives the items each
+// changed row affects again, and puts them or deletes those of rows gone. The
+// full load reads the slot's exported snapshot, so the handoff is gap-free.
 // https://www.postgresql.org/docs/current/protocol-replication.html
 package follow
 
@@ -32,58 +22,42 @@ import (
 	"github.com/pg2dynamo/pg2dynamo/extract"
 )
 
-// Change is one row change of a transaction, its values in PostgreSQL's
-// text form (the type's output function, under extract.SessionSettings).
+// Change is one row change, its values in PostgreSQL's text form.
 type Change struct {
-	// Rel is the changed table's OID, which a rename keeps; Schema and
-	// Table name it as the stream last described it.
+	// Rel is the table's OID (kept by renames); Schema and Table as described.
 	Rel           uint32
 	Schema, Table string
 	// Kind is 'I' (insert), 'U' (update) or 'D' (delete).
 	Kind byte
-	// Old is the old row image (update, delete) as the table's replica
-	// identity gives it: the identity's columns, or all with REPLICA
-	// IDENTITY FULL; nil when PostgreSQL sent none (an update that did not
-	// change the identity). New is the new row (insert, update). A column
-	// absent from a map was not sent (an unchanged TOASTed value); a nil
-	// value is NULL.
+	// Old is the old row image (update, delete) per the replica identity, nil
+	// when none was sent; New the new row. A column absent from a map was not
+	// sent (an unchanged TOASTed value); a nil value is NULL.
 	Old, New map[string]*string
 }
 
-// Tx is one committed transaction's changes, in commit order, or a part
-// of them: a transaction of more than Stream.MaxChanges changes comes in
-// parts of that many, so that memory holds a part, not the transaction.
-// Every part is committed (pgoutput's protocol 1 sends a transaction once
-// it commits), so each can be applied as it comes; only the last one
-// ends the transaction.
+// Tx is one committed transaction's changes in commit order, or a part of
+// them (past Stream.MaxChanges). Every part is committed, so each is applied
+// as it comes; only the last ends the transaction.
 type Tx struct {
-	// Commit is the LSN of the commit record; End the LSN just after the
-	// transaction, which the slot is told once the transaction is
-	// applied (0 in a part that is not the last: Partial).
+	// Commit is the commit record's LSN; End the LSN after it (0 when Partial).
 	Commit, End pglogrepl.LSN
 	// Xid is the transaction's ID (32 bits, as pgoutput sends it).
 	Xid     uint32
 	Partial bool
 	Time    time.Time
 	Changes []Change
-	// Relations are the descriptions of tables pgoutput sent before this
-	// part's changes: at a table's first change in the session and after
-	// its definition changed (ALTER TABLE: columns, replica identity,
-	// name). Truncated are the OIDs of the tables a TRUNCATE emptied.
+	// Relations are the table descriptions pgoutput sent before this part;
+	// Truncated the OIDs of tables a TRUNCATE emptied.
 	Relations []*pglogrepl.RelationMessage
 	Truncated []uint32
-	// DDL are the DDL commands the transaction ran, as DDL capture
-	// recorded them (in the order run), when the follow streams them
-	// (Stream.DDL).
+	// DDL are the DDL commands the transaction ran, with Stream.DDL.
 	DDL []DDLEvent
 }
 
-// Stream is a logical replication connection to the source: it creates
-// and drops slots, and streams a slot's committed transactions.
+// Stream is a logical replication connection: it manages and streams slots.
 type Stream struct {
-	// mu serializes the connection's use: Receive (the run's goroutine)
-	// and the status updates KeepAlive sends while a window is applied.
-	// It also guards flushed and nextStatus.
+	// mu serializes the connection between Receive and KeepAlive, and guards
+	// flushed and nextStatus.
 	mu   sync.Mutex
 	conn *pgconn.PgConn
 	cfg  *pgconn.Config
@@ -91,38 +65,27 @@ type Stream struct {
 	// relations are the tables pgoutput described, by relation ID.
 	relations map[uint32]*pglogrepl.RelationMessage
 	cur       *Tx
-	// flushed is the position acknowledged (Ack), reported to the server
-	// in standby status updates; serverEnd the server's WAL end as last
-	// reported.
+	// flushed is the position acknowledged; serverEnd the server's WAL end.
 	flushed, serverEnd pglogrepl.LSN
-	// sent is the WAL position up to which the walsender reported, in a
-	// keepalive, having decoded and sent.
+	// sent is the WAL position a keepalive last reported sent.
 	sent       pglogrepl.LSN
 	nextStatus time.Time
-	// interval is the time between status updates (StatusInterval, or
-	// less under a short wal_sender_timeout).
+	// interval is the time between status updates (StatusInterval or less).
 	interval time.Duration
-	// MaxChanges is the most changes of a transaction Receive holds
-	// before it returns them as a part (Tx.Partial); 0: no limit.
+	// MaxChanges is the most changes held before a part is returned; 0: none.
 	MaxChanges int
-	// DDL makes Start stream DDLPublication too, whose rows Receive
-	// returns as Tx.DDL: set it only when the publication existed before
-	// the slot was created (pgoutput fails on a publication its
-	// historic catalog does not have).
+	// DDL makes Start stream DDLPublication too; pgoutput fails unless it
+	// predates the slot.
 	DDL bool
 }
 
-// StatusInterval is how often the follow reports the position applied to
-// the server (and so how often the server hears the client is alive):
-// at most this, and at most a quarter of the server's wal_sender_timeout
-// (60 s by default), past which the server ends a silent connection.
+// StatusInterval is the most time between position reports; a short
+// wal_sender_timeout, past which the server disconnects, gets a quarter of it.
 // https://www.postgresql.org/docs/current/runtime-config-replication.html#GUC-WAL-SENDER-TIMEOUT
 const StatusInterval = 5 * time.Second
 
-// Dial opens a replication connection (replication=database) to the
-// database of connString, with the session settings every pg2dynamo
-// session pins (extract.SessionSettings), given as startup parameters so
-// that pgoutput prints values as the full load reads them.
+// Dial opens a replication connection to connString with SessionSettings as
+// startup parameters, so pgoutput prints values as the full load reads them.
 func Dial(ctx context.Context, connString string) (*Stream, error) {
 	cfg, err := pgconn.ParseConfig(connString)
 	if err != nil {
@@ -154,8 +117,7 @@ func Dial(ctx context.Context, connString string) (*Stream, error) {
 	return s, nil
 }
 
-// senderTimeout reads the session's wal_sender_timeout (0: none), which
-// SHOW prints with its unit: 0, 500ms, 10s, 1min, 2h, 1d.
+// senderTimeout reads wal_sender_timeout (0: none).
 func senderTimeout(ctx context.Context, conn *pgconn.PgConn) (time.Duration, error) {
 	res, err := conn.Exec(ctx, "SHOW wal_sender_timeout").ReadAll()
 	if err != nil {
@@ -167,8 +129,7 @@ func senderTimeout(ctx context.Context, conn *pgconn.PgConn) (time.Duration, err
 	return parseSetting(string(res[0].Rows[0][0]))
 }
 
-// parseSetting parses a time setting as SHOW prints it (a number and a
-// unit, milliseconds when none).
+// parseSetting parses a time setting as SHOW prints it (no unit: ms).
 func parseSetting(v string) (time.Duration, error) {
 	i := strings.IndexFunc(v, func(r rune) bool { return r < '0' || r > '9' })
 	num, unit := v, "ms"
@@ -184,18 +145,12 @@ func parseSetting(v string) (time.Duration, error) {
 	return time.Duration(n) * u, nil
 }
 
-// Interval is the time between two status updates (see StatusInterval).
+// Interval is the time between two status updates.
 func (s *Stream) Interval() time.Duration { return s.interval }
 
-// KeepAlive sends the server a status update every Interval from its own
-// goroutine, until stop is called: while a window is applied (read from
-// the source, written to the table) for longer than wal_sender_timeout,
-// the walsender still hears from the client and does not end the
-// connection. The updates report the position acknowledged, never a
-// window in flight. When one fails (the connection is lost: the
-// walsender ended, the server restarted), KeepAlive calls lost with the
-// error and sends no more, so that a window being applied then stops at
-// once rather than when it is written.
+// KeepAlive sends a status update every Interval until stop, so a long window
+// keeps the connection; it reports only acknowledged positions. A failed
+// update calls lost, stopping the window at once.
 func (s *Stream) KeepAlive(ctx context.Context, lost func(error)) (stop func()) {
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
@@ -224,18 +179,15 @@ func (s *Stream) KeepAlive(ctx context.Context, lost func(error)) (stop func()) 
 // Close closes the connection; the slot stays.
 func (s *Stream) Close(ctx context.Context) error { return s.conn.Close(ctx) }
 
-// Slot is a replication slot just created: its consistent point, and the
-// snapshot exported at it, valid until the Stream runs another command.
+// Slot is a slot just created: its consistent point and exported snapshot.
 type Slot struct {
 	Name       string
 	Consistent pglogrepl.LSN
 	Snapshot   string
 }
 
-// CreateSlot creates the logical replication slot name with the pgoutput
-// plugin and exports a snapshot at its consistent point. The snapshot is
-// importable (extract.Source.BeginAt) until s runs another command: begin
-// every reader of the full load before StartReplication.
+// CreateSlot creates logical slot name and exports a snapshot at its
+// consistent point, importable until s runs another command.
 func (s *Stream) CreateSlot(ctx context.Context, name string) (Slot, error) {
 	res, err := pglogrepl.CreateReplicationSlot(ctx, s.conn, quoteSlot(name), "pgoutput",
 		pglogrepl.CreateReplicationSlotOptions{SnapshotAction: "EXPORT_SNAPSHOT", Mode: pglogrepl.LogicalReplication})
@@ -249,20 +201,13 @@ func (s *Stream) CreateSlot(ctx context.Context, name string) (Slot, error) {
 	return Slot{Name: name, Consistent: lsn, Snapshot: res.SnapshotName}, nil
 }
 
-// quoteSlot quotes a slot name for the replication protocol's commands.
-// Slot names are lower-case letters, digits and underscores (CheckSlot).
 func quoteSlot(name string) string { return `"` + strings.ReplaceAll(name, `"`, `""`) + `"` }
 
-// SlotBusyWait is how long Start waits for a slot another connection
-// still holds: after a crash, the server lets the dead client's walsender
-// go once it notices the connection is gone.
+// SlotBusyWait is how long Start waits for a slot a crashed client held.
 const SlotBusyWait = 30 * time.Second
 
-// Start starts streaming slot's changes of publication from position
-// from (0: where the slot's confirmed position is). pgoutput protocol
-// version 1: whole transactions, sent at commit. A slot still active for
-// another connection (SQLSTATE 55006) is waited for, up to SlotBusyWait,
-// on a new connection each try.
+// Start streams slot's changes of publication from from (0: confirmed), with
+// pgoutput protocol 1, waiting up to SlotBusyWait for a busy slot.
 func (s *Stream) Start(ctx context.Context, slot, publication string, from pglogrepl.LSN) error {
 	deadline := time.Now().Add(SlotBusyWait)
 	for {
@@ -294,9 +239,7 @@ func (s *Stream) Start(ctx context.Context, slot, publication string, from pglog
 	return nil
 }
 
-// Ack records that every transaction ending at or before lsn is applied:
-// the next status update tells the server, which may then recycle the
-// WAL before it. Acknowledge only what the table holds.
+// Ack records that every transaction ending by lsn is in the table.
 func (s *Stream) Ack(lsn pglogrepl.LSN) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -305,19 +248,16 @@ func (s *Stream) Ack(lsn pglogrepl.LSN) {
 	}
 }
 
-// ServerEnd is the server's WAL end as it last reported it: the lag in
-// bytes is ServerEnd − the position applied.
+// ServerEnd is the server's WAL end as last reported.
 func (s *Stream) ServerEnd() pglogrepl.LSN { return s.serverEnd }
 
 // Receive returns the next committed transaction, or nil when none came
-// before wait passed. It answers the server's keepalives and sends the
-// acknowledged position at least every StatusInterval.
+// within wait, answering keepalives and reporting progress meanwhile.
 func (s *Stream) Receive(ctx context.Context, wait time.Duration) (*Tx, error) {
 	return s.receive(ctx, wait, math.MaxUint64)
 }
 
-// receive is Receive that also returns nil as soon as the server reports
-// (in a keepalive) having sent everything before until.
+// receive also returns nil once a keepalive reports until sent.
 func (s *Stream) receive(ctx context.Context, wait time.Duration, until pglogrepl.LSN) (*Tx, error) {
 	deadline := time.Now().Add(wait)
 	for {
@@ -367,8 +307,7 @@ func (s *Stream) status(ctx context.Context, now bool) error {
 	return nil
 }
 
-// requestKeepalive sends a status update asking the walsender to answer
-// with a keepalive at once (which reports how far it has sent).
+// requestKeepalive asks the walsender for a keepalive at once.
 func (s *Stream) requestKeepalive(ctx context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -379,8 +318,6 @@ func (s *Stream) requestKeepalive(ctx context.Context) error {
 	return nil
 }
 
-// handle handles one message of the stream; it returns a transaction
-// when msg completes one.
 func (s *Stream) handle(ctx context.Context, msg pgproto3.BackendMessage) (*Tx, error) {
 	switch msg := msg.(type) {
 	case *pgproto3.CopyData:
@@ -446,8 +383,7 @@ func (s *Stream) decode(data []byte) (*Tx, error) {
 	return nil, nil
 }
 
-// add appends a change of relation rel to the transaction; once it holds
-// MaxChanges, it returns them as a part and goes on with the next.
+// add appends a change of rel; at MaxChanges it returns the changes as a part.
 func (s *Stream) add(rel uint32, kind byte, old, new *pglogrepl.TupleData) (*Tx, error) {
 	r, ok := s.relations[rel]
 	if !ok || s.cur == nil {
@@ -474,8 +410,7 @@ func (s *Stream) add(rel uint32, kind byte, old, new *pglogrepl.TupleData) (*Tx,
 	return part, nil
 }
 
-// tuple returns a row image as column name → text (nil for NULL), without
-// the columns not sent.
+// tuple returns a row image as column → text (nil: NULL), sent columns only.
 func tuple(r *pglogrepl.RelationMessage, t *pglogrepl.TupleData) map[string]*string {
 	if t == nil {
 		return nil

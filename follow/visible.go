@@ -8,18 +8,13 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// awaitVisible waits until every transaction of txs is visible to a
-// snapshot taken now, on conn (outside a transaction), so that the
-// window's snapshot, taken after, reads what they committed.
-//
-// A walsender may send a transaction as soon as its commit record is
-// flushed, before the committing backend has left the ProcArray: a
-// snapshot taken in between still sees the transaction in progress, and a
-// window reading in it would derive the rows as they were before it, then
-// acknowledge the transaction. awaitVisible waits as long as that takes
-// (longer when commit waits for a synchronous standby), polling with a
-// backoff. Visibility only grows: a transaction one snapshot sees
-// committed, every later snapshot (the window's) sees too.
+// awaitVisible waits until every transaction of txs is visible to a snapshot
+// taken now on conn, so that the window's snapshot, taken after, reads them.
+// A walsender may send a transaction once its commit record is flushed,
+// before the backend has left the ProcArray: a snapshot taken in between
+// sees it in progress, and the window would derive the old rows yet
+// acknowledge it. Visibility only grows, so once one snapshot sees a
+// transaction, every later one does.
 func awaitVisible(ctx context.Context, conn *pgx.Conn, txs []*Tx) error {
 	var xids []int64
 	for _, tx := range txs {
@@ -48,11 +43,9 @@ func awaitVisible(ctx context.Context, conn *pgx.Conn, txs []*Tx) error {
 	}
 }
 
-// visibleQuery counts the transactions of $1 (32-bit IDs, as pgoutput
-// sends them) that a snapshot taken now does not see committed. Each ID
-// is widened to the xid8 of the snapshot's epoch: the most recent ID
-// before the snapshot's xmax with those 32 bits (a transaction streamed is
-// older than xmax by far less than 2^31).
+// visibleQuery counts the transactions of $1 (32-bit IDs) that a snapshot taken
+// now does not see committed. Each ID is widened to the xid8 of the snapshot's
+// epoch: a streamed transaction is far less than 2^31 older than xmax.
 const visibleQuery = `SELECT count(*) FROM (SELECT pg_current_snapshot() AS snap) s, unnest($1::bigint[]) AS x(id)
 WHERE NOT pg_visible_in_snapshot(((pg_snapshot_xmax(snap)::text::bigint)
 	- (((pg_snapshot_xmax(snap)::text::bigint) % 4294967296 - id + 4294967296) % 4294967296))::text::xid8, snap)`

@@ -18,18 +18,9 @@ import (
 )
 
 // Watch tells which items the changes committed after a snapshot may have
-// changed: what verify, run while a follow streams into the table, counts
-// as in flight (lag) rather than as wrong. It creates a temporary
-// replication slot that exports the snapshot the check reads
-// (CREATE_REPLICATION_SLOT … TEMPORARY … EXPORT_SNAPSHOT), and later
-// receives from it the changes committed since, up to the server's WAL
-// position at the moment asked about, and finds through the graph the
-// items they affect, as the follow would: their keys are rendered from
-// the rows the changes match in the snapshot and from the changes' old
-// and new row images. When the follow has not applied every change
-// before the snapshot, the watch receives those it has not applied too
-// (FromFollow). The temporary slots go when the watch's connection closes
-// (Close, or the process's end).
+// changed: what verify, run beside a follow, counts as lag rather than wrong.
+// It creates a temporary slot exporting the check's snapshot, then receives
+// the changes since and finds the items they affect as the follow would.
 type Watch struct {
 	g     *Graph
 	b     *transform.Builder
@@ -37,19 +28,15 @@ type Watch struct {
 	plain *pgconn.PgConn // not replication: reads and flushes the WAL position
 	pub   string
 	slot  Slot
-	// from is the slot the changes are received from, and where from:
-	// slot at its consistent point, or a copy of the follow's
-	// (FromFollow).
+	// from is the slot received from: slot, or a copy of the follow's.
 	from   Slot
 	keys   map[[2]string]bool
 	asOf   time.Time // the keys cover every change committed before it
 	pulled int       // changes received
 }
 
-// NewWatch creates the watch's temporary slot on a replication connection
-// to connString, streaming publication pub (the follow's). Its exported
-// snapshot (Snapshot) must be imported, by the source the check reads
-// (extract.Source.BeginAt), before the first call of Changed.
+// NewWatch creates the watch's temporary slot on connString, streaming pub.
+// Import its Snapshot (extract.Source.BeginAt) before the first Changed.
 func NewWatch(ctx context.Context, connString string, g *Graph, pub string) (*Watch, error) {
 	s, err := Dial(ctx, connString)
 	if err != nil {
@@ -76,20 +63,12 @@ func NewWatch(ctx context.Context, connString string, g *Graph, pub string) (*Wa
 	return &Watch{g: g, b: transform.NewBuilder(), s: s, plain: plain, pub: pub, keys: map[[2]string]bool{}, slot: slot, from: slot}, nil
 }
 
-// FromFollow makes the watch receive, besides the changes committed after
-// the snapshot, those before it that the follow streaming from slot has
-// not applied yet: an item such a change explains (the old key of a row
-// re-keyed, the key of a row deleted, a row the follow has not put yet)
-// differs from the snapshot for the same reason as one a later change
-// explains, lag. It copies the follow's slot as a temporary slot of the
-// watch's connection (pg_copy_logical_replication_slot, which keeps the
-// follow's confirmed position: everything before it is in the table), and
-// the watch receives from the copy instead. Call it after the snapshot is
-// imported (the connection's next command ends its export) and before
-// the table is read: a change the follow applies between the copy and the
-// read is received, one applied before the copy is in the table. It
-// returns the follow's position as copied, and false, dropping the copy,
-// when the follow has applied every change before the snapshot by then.
+// FromFollow makes the watch also receive the changes before the snapshot that
+// the follow on slot has not applied: they explain differences too. It copies
+// the follow's slot (keeping its confirmed position) and receives from the
+// copy. Call it after the snapshot is imported and before the table is read.
+// It returns the follow's position, and false, dropping the copy, when the
+// follow has applied everything before the snapshot.
 func (w *Watch) FromFollow(ctx context.Context, slot string) (pglogrepl.LSN, bool, error) {
 	if w.s.slot != "" {
 		return 0, false, errors.New("watch: FromFollow after the first Changed")
@@ -117,27 +96,18 @@ func (w *Watch) FromFollow(ctx context.Context, slot string) (pglogrepl.LSN, boo
 	return lsn, true, nil
 }
 
-// quoteLiteral quotes s as an SQL string literal (standard_conforming_strings
-// on, as every pg2dynamo session has it).
 func quoteLiteral(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
 
-// flushedLSN is FlushedLSN on the watch's plain connection.
 func (w *Watch) flushedLSN(ctx context.Context) (pglogrepl.LSN, error) {
 	return FlushedLSN(ctx, w.plain)
 }
 
-// FlushedLSN returns the server's WAL insert position now, having made
-// the server flush the WAL up to it, on conn (a plain connection, not in
-// a transaction). A transaction committed with
-// synchronous_commit = off is visible as soon as its commit record is
-// inserted, but a walsender sends only flushed WAL, and the WAL writer
-// flushes such commits only every wal_writer_delay (200 ms by default):
-// a transaction of its own that writes WAL, committed with
-// synchronous_commit on, flushes everything before its commit record at
-// once. What it writes is an empty transactional logical decoding message
-// (pg_logical_emit_message, prefix "pg2dynamo"), which pgoutput sends
-// only to subscribers that ask for messages; a transaction that wrote no
-// WAL would not flush.
+// FlushedLSN returns the server's WAL insert position now, with the WAL
+// flushed up to it, on conn (not in a transaction). A walsender sends only
+// flushed WAL, and synchronous_commit = off commits wait for the WAL writer;
+// a transaction committed with synchronous_commit on flushes everything
+// before it. It writes an empty logical message, as one writing no WAL would
+// flush nothing.
 func FlushedLSN(ctx context.Context, conn *pgconn.PgConn) (pglogrepl.LSN, error) {
 	res, err := conn.Exec(ctx, `SELECT pg_current_wal_insert_lsn()::text; BEGIN; SET LOCAL synchronous_commit = on; `+
 		`SELECT pg_logical_emit_message(true, 'pg2dynamo', ''); COMMIT`).ReadAll()
@@ -150,31 +120,24 @@ func FlushedLSN(ctx context.Context, conn *pgconn.PgConn) (pglogrepl.LSN, error)
 	return pglogrepl.ParseLSN(string(res[0].Rows[0][0]))
 }
 
-// Snapshot is the exported snapshot: the check's, and the point after
-// which the watch receives changes.
+// Snapshot is the exported snapshot the check reads.
 func (w *Watch) Snapshot() string { return w.slot.Snapshot }
 
-// Consistent is the WAL position of the snapshot: every change committed
-// before it is in the snapshot, every later one reaches the watch.
+// Consistent is the snapshot's WAL position: later commits reach the watch.
 func (w *Watch) Consistent() pglogrepl.LSN { return w.slot.Consistent }
 
 // Changes is the number of row changes of followed tables received.
 func (w *Watch) Changes() int { return w.pulled }
 
-// Close closes the watch's connections; closing the replication
-// connection drops the temporary slot.
+// Close closes the watch's connections, dropping the temporary slot.
 func (w *Watch) Close(ctx context.Context) error {
 	return errors.Join(w.plain.Close(ctx), w.s.Close(ctx))
 }
 
 // Changed reports whether a change committed after the snapshot may have
-// changed the item of table key (pk, sk), as the table was read at readAt
-// or before. src is the check's source, in the snapshot: its rows give the
-// keys a change's match reaches. When the keys known do not cover readAt,
-// it first receives every change committed up to the server's WAL insert
-// position now (flushedLSN), which a follow reading the source at or
-// before readAt cannot be ahead of. It fails on a replication or source
-// error.
+// changed the item of key (pk, sk) as read at readAt or before; src is the
+// check's source. It first receives everything up to the server's WAL
+// position now when the keys known do not cover readAt.
 func (w *Watch) Changed(ctx context.Context, src *extract.Source, pk, sk string, readAt time.Time) (bool, error) {
 	if !w.asOf.After(readAt) {
 		if err := w.advance(ctx, src); err != nil {
@@ -184,8 +147,7 @@ func (w *Watch) Changed(ctx context.Context, src *extract.Source, pk, sk string,
 	return w.keys[[2]string{pk, sk}], nil
 }
 
-// advance receives the changes up to the server's WAL position now and
-// adds the keys they affect.
+// advance receives the changes up to the server's WAL position now.
 func (w *Watch) advance(ctx context.Context, src *extract.Source) error {
 	asOf := time.Now()
 	target, err := w.flushedLSN(ctx)
@@ -212,8 +174,6 @@ func (w *Watch) advance(ctx context.Context, src *extract.Source) error {
 		for _, c := range tx.Changes {
 			w.g.add(aff, c)
 		}
-		// Received is not applied, but the watch keeps nothing: the
-		// temporary slot need not hold the WAL behind it.
 		w.s.Ack(tx.End)
 		if tx.End >= target {
 			break
@@ -227,9 +187,7 @@ func (w *Watch) advance(ctx context.Context, src *extract.Source) error {
 	return nil
 }
 
-// resolve adds the table keys of the items aff reaches: those of the rows
-// its matches find in src's snapshot, and those its own rows' old and new
-// images render.
+// resolve adds the table keys of the items aff reaches.
 func (w *Watch) resolve(ctx context.Context, src *extract.Source, aff *affected) error {
 	add := func(p *transform.Plan) func([]any) error {
 		return func(values []any) error {

@@ -11,24 +11,11 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
 
-// DeleteIf deletes the item of key (its partition and sort key
-// attributes) with DeleteItem, on the condition that its attribute attr
-// still holds the string value (a condition expression built with
-// feature/dynamodb/expression): an item another writer gave another value
-// since it was read is left alone. It reports whether the item was
-// deleted; false with a nil error when the condition failed
-// (ConditionalCheckFailedException), which includes an item already gone.
-// BatchWriteItem's delete requests take no condition, hence one request an
-// item.
-//
-// As for Write: the SDK retries throttling, 5xx and network errors; the
-// write limit (LimitWriteUnits) is waited for, a write unit before the
-// request and what DynamoDB reports beyond it after; the call counts as a
-// request and its consumed write units are summed into Stats (a delete is
-// charged the deleted item's size; a failed condition, a write unit
-// https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/read-write-operations.html#write-operation-consumption);
-// past Deadline it ends with the deadline's message. Other errors are
-// returned wrapped, naming the key.
+// DeleteIf deletes the item of key with DeleteItem if its attribute attr still
+// holds value, and reports whether it did (false, nil error: the condition
+// failed or the item is gone). One request an item: BatchWriteItem takes no
+// conditions. Otherwise as Write; a failed condition costs a write unit.
+// https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/read-write-operations.html#write-operation-consumption
 func (d *DynamoDB) DeleteIf(ctx context.Context, key map[string]types.AttributeValue, attr, value string) (bool, error) {
 	expr, err := expression.NewBuilder().WithCondition(expression.Name(attr).Equal(expression.Value(value))).Build()
 	if err != nil {
@@ -51,16 +38,9 @@ func (d *DynamoDB) DeleteIf(ctx context.Context, key map[string]types.AttributeV
 	})
 }
 
-// PutIf puts item with PutItem on condition cond (built with
-// feature/dynamodb/expression): an item of its key that fails cond is
-// left alone. It reports whether the item was put; false with a nil error
-// when the condition failed (ConditionalCheckFailedException), with old
-// the item that holds the key as DynamoDB returns it
-// (ReturnValuesOnConditionCheckFailure ALL_OLD; nil from an endpoint that
-// returns none). BatchWriteItem's put requests take no condition, hence
-// one request an item. Retries, the write limit (the item's estimated
-// write units waited for before the request), Stats and Deadline are as
-// DeleteIf's; a failed condition is charged a write unit too.
+// PutIf puts item with PutItem if cond holds and reports whether it did; on a
+// failed condition old is the item holding the key (ALL_OLD; nil if none
+// returned). Otherwise as DeleteIf.
 // https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Expressions.ConditionExpressions.html
 func (d *DynamoDB) PutIf(ctx context.Context, item map[string]types.AttributeValue, cond expression.ConditionBuilder) (put bool, old map[string]types.AttributeValue, err error) {
 	expr, err := expression.NewBuilder().WithCondition(cond).Build()
@@ -93,13 +73,9 @@ func (d *DynamoDB) PutIf(ctx context.Context, item map[string]types.AttributeVal
 	return put, old, err
 }
 
-// PutIfTypes puts item (PutIf) unless an item of another type holds its
-// key: on the condition that the table holds no item of the key, or one
-// whose attribute typeAttr is one of types (at least one). It reports
-// whether it put the item; when not, holder is the type of the item that
-// holds the key ("" when DynamoDB did not return it). A comparison that
-// reads only types' items (verify.Options.Types) puts the items it found
-// missing so: it did not see an item of another type under their keys.
+// PutIfTypes puts item (PutIf) unless an item whose typeAttr is not among
+// typeValues (at least one) holds its key; holder is that item's type ("" if
+// not returned).
 func (d *DynamoDB) PutIfTypes(ctx context.Context, item map[string]types.AttributeValue, typeAttr string, typeValues []string) (put bool, holder string, err error) {
 	if len(typeValues) == 0 {
 		return false, "", fmt.Errorf("PutIfTypes: no type given")
@@ -116,10 +92,8 @@ func (d *DynamoDB) PutIfTypes(ctx context.Context, item map[string]types.Attribu
 	return put, holder, err
 }
 
-// conditional runs send, one conditional write (what: "put" or
-// "delete") estimated at estimate write units, within Deadline and the
-// write limit, and counts its request and consumed write units. It
-// reports false with a nil error when send's condition failed.
+// conditional runs send (estimate units) in Deadline and the write limit;
+// false, nil: its condition failed.
 func (d *DynamoDB) conditional(ctx context.Context, what string, estimate int64, send func(context.Context) (*types.ConsumedCapacity, error)) (bool, error) {
 	if d.Deadline > 0 {
 		var cancel context.CancelFunc

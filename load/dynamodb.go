@@ -23,28 +23,18 @@ import (
 	"github.com/pg2dynamo/pg2dynamo/transform"
 )
 
-// ClientConfig says how to reach DynamoDB. Empty fields mean what they mean
-// to the AWS CLI: the default credential chain, AWS_REGION / the profile's
-// region, AWS_ENDPOINT_URL(_DYNAMODB) or the service's public endpoint.
+// ClientConfig says how to reach DynamoDB; empty fields default as for the CLI.
 type ClientConfig struct {
 	Region      string
 	Profile     string
 	EndpointURL string
-	// MaxAttempts bounds the SDK's attempts per request (throttling, 5xx,
-	// network errors), with exponential backoff and jitter. 0 means 10.
+	// MaxAttempts bounds the SDK's attempts per request (0 means 10).
 	MaxAttempts int
-	// WriteRetries, if not nil, counts the HTTP attempts of BatchWriteItem,
-	// PutItem and DeleteItem calls that the SDK repeated (throttling, 5xx,
-	// network errors): those past a call's first (retryCounter).
+	// WriteRetries, if not nil, counts write attempts past each call's first.
 	WriteRetries *atomic.Int64
 }
 
-// retryCounter counts the HTTP attempts of write operations that repeat
-// one: those the SDK's retry middleware numbers past 1 in the
-// amz-sdk-request header it sets on each ("attempt=2; max=10"). Counting
-// the repeats themselves, rather than all attempts less the calls made,
-// keeps a call that never reached the network (its context cancelled when
-// another writer failed) from counting as minus one retry.
+// retryCounter counts attempts numbered past 1: a call never sent counts 0.
 type retryCounter struct {
 	inner aws.HTTPClient
 	n     *atomic.Int64
@@ -60,8 +50,6 @@ func (c retryCounter) Do(r *http.Request) (*http.Response, error) {
 	return c.inner.Do(r)
 }
 
-// attemptNumber is the attempt of an amz-sdk-request header's value
-// ("attempt=2; max=10"), 0 when it has none.
 func attemptNumber(h string) int {
 	for part := range strings.SplitSeq(h, ";") {
 		if v, ok := strings.CutPrefix(strings.TrimSpace(part), "attempt="); ok {
@@ -72,10 +60,8 @@ func attemptNumber(h string) int {
 	return 0
 }
 
-// NewClient builds a DynamoDB client. Client-side retry quotas are off
-// (ratelimit.None): a long run must not fail because many requests were
-// throttled earlier. It fails fast when no region or no credentials can be
-// found, naming the settings that provide them.
+// NewClient builds a DynamoDB client without retry quotas (a long run must not
+// fail on old throttling); it fails fast without region or credentials.
 func NewClient(ctx context.Context, cc ClientConfig) (*dynamodb.Client, error) {
 	attempts := cc.MaxAttempts
 	if attempts <= 0 {
@@ -87,8 +73,7 @@ func NewClient(ctx context.Context, cc ClientConfig) (*dynamodb.Client, error) {
 				o.MaxAttempts = attempts
 				o.MaxBackoff = 20 * time.Second
 				o.RateLimiter = ratelimit.None
-				// A response cut short (seen through proxies) is retried:
-				// every call pg2dynamo makes is a read or an idempotent put.
+				// A truncated response is retried: every call is a read or idempotent.
 				o.Retryables = append(o.Retryables, retry.IsErrorRetryableFunc(func(err error) aws.Ternary {
 					var de *smithy.DeserializationError
 					if errors.As(err, &de) {
@@ -113,10 +98,7 @@ func NewClient(ctx context.Context, cc ClientConfig) (*dynamodb.Client, error) {
 	}), nil
 }
 
-// AWSConfig loads the AWS configuration of the default chain, with
-// region and profile when set, and opts: the one place pg2dynamo's clients
-// (DynamoDB, S3) get theirs. It fails fast when no region or no
-// credentials can be found, naming the settings that provide them.
+// AWSConfig loads every client's AWS configuration (default chain and opts).
 func AWSConfig(ctx context.Context, region, profile string, opts ...func(*config.LoadOptions) error) (aws.Config, error) {
 	if region != "" {
 		opts = append(opts, config.WithRegion(region))
@@ -137,8 +119,7 @@ func AWSConfig(ctx context.Context, region, profile string, opts ...func(*config
 	return cfg, nil
 }
 
-// WriteAPI is what the DynamoDB sink calls: *dynamodb.Client, or a fake
-// at this seam in tests.
+// WriteAPI is what the DynamoDB sink calls: *dynamodb.Client, or a test fake.
 type WriteAPI interface {
 	BatchWriteItem(ctx context.Context, in *dynamodb.BatchWriteItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.BatchWriteItemOutput, error)
 	PutItem(ctx context.Context, in *dynamodb.PutItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error)
@@ -150,16 +131,14 @@ type DynamoDB struct {
 	client WriteAPI
 	table  string
 	keys   [2]string
-	// Backoff gives the wait before the nth re-send of UnprocessedItems
-	// (n from 1): the SDK's exponential backoff with full jitter, capped
-	// at 20 s, unless replaced (tests).
+	// Backoff gives the wait before the nth UnprocessedItems re-send (≤ 20 s).
 	Backoff retry.BackoffDelayer
 	// maxRounds bounds how often one batch's UnprocessedItems are re-sent.
 	maxRounds int
 
 	requests   atomic.Int64
 	unprocRetr atomic.Int64
-	// throttled counts write requests throttled (Throttles).
+	// throttled counts throttled write requests (Throttles).
 	throttled atomic.Int64
 	consumed  atomic.Int64 // write units DynamoDB reported, ×10 (it reports tenths)
 	// uncounted: ask for no ConsumedCapacity (CountWriteUnits).
@@ -167,26 +146,15 @@ type DynamoDB struct {
 
 	limit *writeLimit
 
-	// Deadline, when above 0, bounds the time one batch may take,
-	// retries of throttling and UnprocessedItems included; past it the
-	// batch fails and the run stops (with its checkpoint).
+	// Deadline, when above 0, bounds one batch's time, retries included.
 	Deadline time.Duration
 }
 
-// CountWriteUnits says whether BatchWriteItem asks for the write units
-// it consumed (ReturnConsumedCapacity TOTAL; on by default), which
-// Stats().ConsumedWriteUnits sums. Off, it asks for none, unless
-// LimitWriteUnits needs them. DynamoDB charges nothing for the answer, but
-// a server emulating it may work for it: dynalite spends about a fifth
-// more CPU per item overwritten when asked (72-81 against 93-95 µs an
-// item, measured with 8 writers over 200k items), which following changes,
-// mostly overwrites and reporting no write units, does not need.
+// CountWriteUnits says whether BatchWriteItem asks for consumed write units
+// (default on; always for LimitWriteUnits): the answer costs emulators CPU.
 func (d *DynamoDB) CountWriteUnits(on bool) { d.uncounted.Store(!on) }
 
-// writeLimit caps consumed write units per second with a token bucket
-// (golang.org/x/time/rate), halving the rate when DynamoDB throttles
-// (answers with UnprocessedItems) and climbing back 10% a second up to
-// the cap. Its time is clock's: the wall clock, or a fake one in tests.
+// writeLimit caps write units a second, halving on throttles, regaining 10%/s.
 type writeLimit struct {
 	cap      float64
 	limiter  *rate.Limiter
@@ -196,15 +164,12 @@ type writeLimit struct {
 	clock    clock
 }
 
-// clock is the time a write limit reads and waits on.
 type clock interface {
 	Now() time.Time
-	// SleepUntil blocks until t, or until ctx is done (then it returns
-	// ctx.Err()).
+	// SleepUntil blocks until t, or returns ctx.Err() when ctx is done first.
 	SleepUntil(ctx context.Context, t time.Time) error
 }
 
-// wallClock is the real time.
 type wallClock struct{}
 
 func (wallClock) Now() time.Time { return time.Now() }
@@ -220,35 +185,22 @@ func (wallClock) SleepUntil(ctx context.Context, t time.Time) error {
 	}
 }
 
-// LimitWriteUnits caps the sink at units write units per second (units
-// must be above 0), measured from the ConsumedCapacity DynamoDB reports,
-// with a bucket of min(units, 50). estimate gives an item's write units
-// before it is sent (transform.WriteUnits); the difference to what
-// DynamoDB then reports is waited for after. Waiting for units honours
-// ctx: a cancelled run or a batch past its Deadline stops waiting at once.
+// LimitWriteUnits caps the sink at units (> 0) reported write units a second,
+// bucket min(units, 50): estimate's units are awaited before sending, the rest
+// after. Waits end when ctx is done or Deadline passes.
 func (d *DynamoDB) LimitWriteUnits(units int, estimate func(map[string]types.AttributeValue) int64) {
 	d.limitWriteUnits(units, estimate, wallClock{})
 }
 
-// limitWriteUnits is LimitWriteUnits on clock c (tests give a fake one).
 func (d *DynamoDB) limitWriteUnits(units int, estimate func(map[string]types.AttributeValue) int64, c clock) {
 	burst := min(units, 50)
 	d.limit = &writeLimit{cap: float64(units), limiter: rate.NewLimiter(rate.Limit(units), burst), estimate: estimate, clock: c}
 }
 
-// wait blocks until n write units may be consumed, in steps no larger than
-// the bucket, or until ctx is done (then it returns ctx.Err() and gives
-// back the step's reservation). It reserves rather than calling
-// rate.Limiter.WaitN, which fails at once, with an error of its own that
-// wraps nothing, when the wait would outlast ctx's deadline: the batch's
-// Deadline must end it with the deadline's message, at the deadline.
-//
-// The clock is read under l.mu, with the reservation: the limiter counts
-// the time from its last event to the time it is given as tokens earned,
-// and takes an earlier time than its last as the new last, so a writer
-// that read the clock, then lost the CPU while another reserved, would
-// hand the next one the tokens of that pause again (seen with a fake
-// clock, eight writers: 25 units over the cap).
+// wait blocks until n write units may be consumed, in bucket-sized steps, or
+// returns ctx.Err(). Not WaitN: it fails at once when the wait outlasts ctx's
+// deadline, which Deadline must end then. The clock is read under l.mu, or the
+// limiter would count a stale time as a pause and pay its tokens twice.
 func (l *writeLimit) wait(ctx context.Context, n int64) error {
 	for n > 0 {
 		step := min(n, int64(l.limiter.Burst()))
@@ -300,9 +252,7 @@ func (l *writeLimit) succeeded() {
 	}
 }
 
-// NewDynamoDB returns a sink writing to table through client (a
-// *dynamodb.Client), whose partition and sort key attributes are
-// partitionKey and sortKey.
+// NewDynamoDB returns a sink writing to table, keyed by partitionKey, sortKey.
 func NewDynamoDB(client WriteAPI, table, partitionKey, sortKey string) *DynamoDB {
 	return &DynamoDB{
 		client:    client,
@@ -315,17 +265,13 @@ func NewDynamoDB(client WriteAPI, table, partitionKey, sortKey string) *DynamoDB
 
 // Stats are counters of a DynamoDB sink.
 type Stats struct {
-	// Requests is the number of BatchWriteItem and PutItem calls made
-	// (each may have been retried by the SDK).
+	// Requests counts BatchWriteItem and PutItem calls (SDK retries aside).
 	Requests int64
-	// UnprocessedRetries is the number of times UnprocessedItems were
-	// re-sent.
+	// UnprocessedRetries is the number of UnprocessedItems re-sends.
 	UnprocessedRetries int64
-	// Retries is the number of HTTP attempts the SDK repeated (filled in
-	// by the caller from ClientConfig.WriteRetries).
+	// Retries is the HTTP attempts the SDK repeated (from WriteRetries).
 	Retries int64
-	// ConsumedWriteUnits is the write capacity DynamoDB reported consumed
-	// by BatchWriteItem (ReturnConsumedCapacity TOTAL).
+	// ConsumedWriteUnits is the write capacity BatchWriteItem reported used.
 	ConsumedWriteUnits float64
 }
 
@@ -335,21 +281,11 @@ func (d *DynamoDB) Stats() Stats {
 		ConsumedWriteUnits: float64(d.consumed.Load()) / 10}
 }
 
-// Write puts batch with BatchWriteItem (or deletes the items marked
-// transform.Item.Delete, by their key) and re-sends UnprocessedItems with
-// exponential backoff and full jitter (the SDK's own backoff, capped at
-// 20 s), up to 20 rounds; items still unprocessed then are returned in a
-// *BatchError. When DynamoDB rejects the whole request as invalid
-// (ValidationException: an item over 400 KB, a key attribute of the wrong
-// type; https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/ServiceQuotas.html),
-// each item is put alone with PutItem (deleted with DeleteItem) so that
-// only the invalid ones fail,
-// each ItemError carrying DynamoDB's code and message. Other errors (after
-// the SDK's own retries) are returned wrapped, naming the operation and
-// the table, and stop the run. A cancelled ctx ends the call with
-// ctx.Err() (wrapped when the SDK returned it); past Deadline it ends with
-// the deadline's message. Write blocks for the write limit
-// (LimitWriteUnits), the requests and the backoffs.
+// Write puts batch with BatchWriteItem (deleting items marked Delete) and
+// re-sends UnprocessedItems up to 20 rounds; items left are a *BatchError. A
+// request DynamoDB rejects whole (ValidationException) is written item by
+// item, so only invalid items fail. Other errors stop the run.
+// https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/ServiceQuotas.html
 func (d *DynamoDB) Write(ctx context.Context, batch []transform.Item) error {
 	if d.Deadline > 0 {
 		var cancel context.CancelFunc
@@ -434,25 +370,17 @@ func (d *DynamoDB) write(ctx context.Context, batch []transform.Item) error {
 	}
 }
 
-// Throttles is the number of write requests (BatchWriteItem, and the
-// conditional DeleteItem and PutItem of DeleteIf and PutIf) DynamoDB
-// throttled so far: answered ThrottlingException or
-// ProvisionedThroughputExceededException, which the SDK retried (each
-// attempt counts), or with UnprocessedItems. It makes DynamoDB a
-// ThrottleCounter.
+// Throttles counts write requests DynamoDB throttled so far (each attempt).
 func (d *DynamoDB) Throttles() int64 { return d.throttled.Load() }
 
-// countThrottles is a per-call option of the write requests: its retryer
-// counts the throttling errors it retries into d.throttled.
+// countThrottles is a call option counting throttling retries into d.throttled.
 func (d *DynamoDB) countThrottles(o *dynamodb.Options) {
 	if o.Retryer != nil {
 		o.Retryer = throttleCounter{RetryerV2: asRetryerV2(o.Retryer), n: &d.throttled}
 	}
 }
 
-// throttleCounter is a retryer that counts the throttling errors it is
-// asked to retry after (retry.DefaultThrottles: ThrottlingException,
-// ProvisionedThroughputExceededException and the like).
+// throttleCounter is a retryer counting the throttling errors it retries after.
 type throttleCounter struct {
 	aws.RetryerV2
 	n *atomic.Int64
@@ -467,8 +395,6 @@ func (t throttleCounter) RetryDelay(attempt int, err error) (time.Duration, erro
 	return t.RetryerV2.RetryDelay(attempt, err)
 }
 
-// asRetryerV2 is r as an aws.RetryerV2, as the SDK's retry middleware
-// wraps one that is not.
 func asRetryerV2(r aws.Retryer) aws.RetryerV2 {
 	if v2, ok := r.(aws.RetryerV2); ok {
 		return v2
@@ -482,7 +408,6 @@ func (r retryerV2) GetAttemptToken(context.Context) (func(error) error, error) {
 	return r.GetInitialToken(), nil
 }
 
-// unprocessed reports the items still in UnprocessedItems after rounds.
 func (d *DynamoDB) unprocessed(batch []transform.Item, left []types.WriteRequest, rounds int) error {
 	index := make(map[[2]string]int, len(batch))
 	for i, it := range batch {
@@ -502,7 +427,6 @@ func (d *DynamoDB) unprocessed(batch []transform.Item, left []types.WriteRequest
 	return be
 }
 
-// keyOf is an item's primary key (transform.ItemKey) as one map key.
 func (d *DynamoDB) keyOf(item map[string]types.AttributeValue) [2]string {
 	return transform.ItemKey(item, d.keys)
 }
@@ -537,8 +461,7 @@ func isValidation(err error) bool {
 	return errors.As(err, &ae) && ae.ErrorCode() == "ValidationException"
 }
 
-// apiMessage keeps DynamoDB's own message and code, without the SDK's
-// operation and request-id decoration.
+// apiMessage keeps DynamoDB's message and code, without the SDK's decoration.
 func apiMessage(err error) error {
 	var ae smithy.APIError
 	if errors.As(err, &ae) {
@@ -547,8 +470,7 @@ func apiMessage(err error) error {
 	return err
 }
 
-// writeRequest is it's request in a BatchWriteItem: a put, or a delete of
-// its key (transform.Item.Delete).
+// writeRequest is it as a BatchWriteItem request: a put, or its key's delete.
 func writeRequest(it transform.Item) types.WriteRequest {
 	if it.Delete {
 		return types.WriteRequest{DeleteRequest: &types.DeleteRequest{Key: it.Attrs}}
@@ -556,7 +478,6 @@ func writeRequest(it transform.Item) types.WriteRequest {
 	return types.WriteRequest{PutRequest: &types.PutRequest{Item: it.Attrs}}
 }
 
-// requestItem is the item of a put request, or the key of a delete.
 func requestItem(r types.WriteRequest) map[string]types.AttributeValue {
 	switch {
 	case r.PutRequest != nil:

@@ -13,8 +13,7 @@ import (
 	"github.com/pg2dynamo/pg2dynamo/mapping"
 )
 
-// GSIAPI is what CreateGSI and DeleteGSI call: UpdateTable and
-// DescribeTable. *dynamodb.Client implements it.
+// GSIAPI is what CreateGSI and DeleteGSI call: UpdateTable and DescribeTable.
 type GSIAPI interface {
 	dynamodb.DescribeTableAPIClient
 	UpdateTable(ctx context.Context, in *dynamodb.UpdateTableInput, opts ...func(*dynamodb.Options)) (*dynamodb.UpdateTableOutput, error)
@@ -22,15 +21,11 @@ type GSIAPI interface {
 
 var _ GSIAPI = (*dynamodb.Client)(nil)
 
-// GSIPoll is how often CreateGSI and DeleteGSI read the table's
-// description while they wait.
+// GSIPoll is how often CreateGSI and DeleteGSI poll the table while waiting.
 var GSIPoll = 2 * time.Second
 
-// CreateGSIInput is the UpdateTable request that adds the mapping's GSI
-// name to its existing table: the index's key schema, projection and
-// throughput settings as CreateTableInput declares them, and the
-// definitions of its key attributes. One index a request: DynamoDB
-// creates one at a time.
+// CreateGSIInput is the UpdateTable request adding the mapping's GSI name, one
+// index a request.
 // https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_UpdateTable.html
 func CreateGSIInput(m *mapping.Mapping, name string) (*dynamodb.UpdateTableInput, error) {
 	in := CreateTableInput(m)
@@ -52,13 +47,9 @@ func CreateGSIInput(m *mapping.Mapping, name string) (*dynamodb.UpdateTableInput
 	return up, nil
 }
 
-// CreateGSI adds the mapping's GSI name to its existing table
-// (CreateGSIInput) and waits, up to timeout, until the index is ACTIVE
-// and done backfilling: DynamoDB fills a new index from the table's items
-// before it answers queries.
+// CreateGSI adds the mapping's GSI name and waits, up to timeout, until it is
+// ACTIVE and backfilled; an endpoint that ignores it (dynalite) is an error.
 // https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/GSI.OnlineOps.html
-// An endpoint that accepts the request and lists no such index after it
-// (dynalite ignores index creation) is an error that says so.
 func CreateGSI(ctx context.Context, client GSIAPI, m *mapping.Mapping, name string, timeout time.Duration) error {
 	in, err := CreateGSIInput(m, name)
 	if err != nil {
@@ -70,12 +61,8 @@ func CreateGSI(ctx context.Context, client GSIAPI, m *mapping.Mapping, name stri
 	return waitGSI(ctx, client, m.Table.Name, name, timeout, gsiReady(fmt.Errorf("create GSI %s on table %s: UpdateTable succeeded, and the table lists no such index: the endpoint does not create indexes on an existing table", name, m.Table.Name)))
 }
 
-// EnsureGSI makes sure the mapping's GSI name is on its existing table,
-// ACTIVE and done backfilling: it creates an index the table lacks
-// (CreateGSI), and waits, up to timeout, as CreateGSI does, for one the
-// table lists, which a run that ended before it was backfilled may have
-// left CREATING (or ACTIVE, still backfilling). created reports whether
-// it sent the UpdateTable.
+// EnsureGSI makes sure the mapping's GSI name is ACTIVE and backfilled,
+// creating or awaiting it; created reports whether it sent UpdateTable.
 func EnsureGSI(ctx context.Context, client GSIAPI, m *mapping.Mapping, name string, timeout time.Duration) (created bool, err error) {
 	td, err := DescribeTable(ctx, client, m.Table.Name)
 	if err != nil {
@@ -90,8 +77,6 @@ func EnsureGSI(ctx context.Context, client GSIAPI, m *mapping.Mapping, name stri
 	return false, waitGSI(ctx, client, m.Table.Name, name, timeout, gsiReady(fmt.Errorf("GSI %s of table %s: the index is no longer listed (deleted meanwhile?)", name, m.Table.Name)))
 }
 
-// gsiReady is waitGSI's test of an index ACTIVE and done backfilling;
-// absent is its error for an index the table does not list.
 func gsiReady(absent error) func(*types.GlobalSecondaryIndexDescription) (bool, error) {
 	return func(g *types.GlobalSecondaryIndexDescription) (bool, error) {
 		if g == nil {
@@ -101,8 +86,7 @@ func gsiReady(absent error) func(*types.GlobalSecondaryIndexDescription) (bool, 
 	}
 }
 
-// DeleteGSI removes GSI name from table and waits, up to timeout, until
-// the table no longer lists it.
+// DeleteGSI removes GSI name from table and waits, up to timeout, until gone.
 func DeleteGSI(ctx context.Context, client GSIAPI, table, name string, timeout time.Duration) error {
 	_, err := client.UpdateTable(ctx, &dynamodb.UpdateTableInput{TableName: aws.String(table),
 		GlobalSecondaryIndexUpdates: []types.GlobalSecondaryIndexUpdate{{Delete: &types.DeleteGlobalSecondaryIndexAction{IndexName: aws.String(name)}}}})
@@ -112,8 +96,7 @@ func DeleteGSI(ctx context.Context, client GSIAPI, table, name string, timeout t
 	return waitGSI(ctx, client, table, name, timeout, func(g *types.GlobalSecondaryIndexDescription) (bool, error) { return g == nil, nil })
 }
 
-// waitGSI reads table's description every GSIPoll until done says so of
-// its GSI name (nil when the table lists none), up to timeout.
+// waitGSI polls table until done holds for GSI name, up to timeout.
 func waitGSI(ctx context.Context, client dynamodb.DescribeTableAPIClient, table, name string, timeout time.Duration,
 	done func(*types.GlobalSecondaryIndexDescription) (bool, error)) error {
 	deadline := time.Now().Add(timeout)

@@ -9,38 +9,25 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
 
-// One writer per table: while migrate --follow streams into a table, the
-// table carries a lease, three tags naming the follow's replication slot,
-// its last heartbeat and how often it beats. Other runs read them before
-// they write and refuse a table whose lease is fresh. Tags are DynamoDB's
-// (TagResource, UntagResource, ListTagsOfResource; their limits:
-// https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Tagging.html).
-// TagResource and UntagResource take up to five calls a second per
-// account, and ListTagsOfResource reflects them only after a few seconds
-// (https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_TagResource.html):
-// a run started within seconds of a follow may find the table free. The
-// lease keeps honest processes apart; it is no lock.
+// One writer per table: while migrate --follow streams into a table, the table
+// carries a lease (tags naming the slot, last heartbeat and period), and other
+// runs refuse a table with a fresh lease. Tag writes propagate in seconds, so
+// the lease keeps honest processes apart; it is no lock.
+// https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_TagResource.html
 
 // Tag keys of a follow's lease.
 const (
-	// TagLeaseSlot is the replication slot of the follow holding the
-	// lease.
+	// TagLeaseSlot is the replication slot of the follow holding the lease.
 	TagLeaseSlot = "pg2dynamo:follow-slot"
-	// TagLeaseHeartbeat is the lease's last heartbeat, RFC 3339 in UTC to
-	// the second.
+	// TagLeaseHeartbeat is the last heartbeat, RFC 3339 in UTC to the second.
 	TagLeaseHeartbeat = "pg2dynamo:follow-heartbeat"
-	// TagLeaseEvery is the time between two heartbeats, as
-	// time.Duration.String spells it ("30s").
+	// TagLeaseEvery is the time between heartbeats (time.Duration.String).
 	TagLeaseEvery = "pg2dynamo:follow-heartbeat-every"
-	// TagLeaseAudit is the follow's rolling audit as of the heartbeat
-	// (LeaseAudit.String), when it runs one.
+	// TagLeaseAudit is the follow's audit at the heartbeat (LeaseAudit.String).
 	TagLeaseAudit = "pg2dynamo:follow-audit"
 )
 
-// LeaseAudit is a follow's rolling audit as its lease records it: the
-// mode (report or repair), the cycles completed, and the drifted items it
-// left in the table (found and not repaired, by the cycle under way or
-// the last one completed).
+// LeaseAudit is a lease's audit record: mode, cycles done, unrepaired items.
 type LeaseAudit struct {
 	Mode       string
 	Cycles     int
@@ -59,15 +46,12 @@ func ParseLeaseAudit(v string) (LeaseAudit, bool) {
 	return a, err == nil && n == 3
 }
 
-// Lease is a follow's lease on a table: the slot it streams from, its
-// last heartbeat and the time between two heartbeats (0 when the tag is
-// missing or unreadable).
+// Lease is a follow's lease: slot, last heartbeat and period (0: unreadable).
 type Lease struct {
 	Slot      string
 	Heartbeat time.Time
 	Every     time.Duration
-	// Audit is the follow's audit as of the heartbeat (nil: none, or not
-	// recorded).
+	// Audit is the follow's audit at the heartbeat (nil: none recorded).
 	Audit *LeaseAudit
 }
 
@@ -84,8 +68,7 @@ func (l Lease) Tags() []types.Tag {
 	return tags
 }
 
-// LeaseOf is the lease tags hold, and whether they hold one (a slot). A
-// heartbeat that does not parse is the zero time: a lease long stale.
+// LeaseOf is the lease tags hold, if any; a bad heartbeat is the zero time.
 func LeaseOf(tags map[string]string) (Lease, bool) {
 	l := Lease{Slot: tags[TagLeaseSlot]}
 	if l.Slot == "" {
@@ -99,14 +82,12 @@ func LeaseOf(tags map[string]string) (Lease, bool) {
 	return l, true
 }
 
-// WriteLease writes l on the table of ARN arn (TagResource: it replaces
-// the lease there). An endpoint without tagging is ErrNoTags.
+// WriteLease writes (replaces) l on the table of ARN arn.
 func WriteLease(ctx context.Context, client OwnerAPI, arn string, l Lease) error {
 	return tagTable(ctx, client, arn, l.Tags())
 }
 
-// RemoveLease removes the lease's tags from the table of ARN arn
-// (UntagResource; a table without them is left as it is).
+// RemoveLease removes the lease's tags from the table of ARN arn, if any.
 func RemoveLease(ctx context.Context, client OwnerAPI, arn string) error {
 	return untagTable(ctx, client, arn, TagLeaseSlot, TagLeaseHeartbeat, TagLeaseEvery, TagLeaseAudit)
 }

@@ -17,89 +17,60 @@ import (
 	"github.com/aws/smithy-go"
 )
 
-// A table that stays yours: the table a mapping created carries the
-// mapping's name, hash and entity types as tags, and a run checks them
-// (or, on an untagged table, a sample of its items) before it writes.
-//
-// DynamoDB's tag rules (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Tagging.html):
-// at most 50 tags a table, a key of at most 128 characters and a value of
-// at most 256, both of letters, digits, spaces and + - = . _ : / @; tags
-// are applied and read eventually, so that a tag just written may not be
-// listed at once.
+// A table that stays yours: a mapping's table carries its name, hash and types
+// as tags, checked (or an untagged table sampled) before a run writes.
+// https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Tagging.html
 
 // Tag keys of a table pg2dynamo created (TagResource).
 const (
 	// TagName is the mapping's declared name (mapping.Mapping.Name).
 	TagName = "pg2dynamo:name"
-	// TagMappingHash is the first 16 hex digits of the mapping file's
-	// SHA-256.
+	// TagMappingHash is the first 16 hex digits of the mapping file's SHA-256.
 	TagMappingHash = "pg2dynamo:mapping-sha256"
-	// TagTypes is the mapping's entity types, sorted, one space between
-	// two (left out when they do not fit a tag value: TypesTag).
+	// TagTypes is the sorted entity types, space-separated, when they fit.
 	TagTypes = "pg2dynamo:types"
-	// TagMapping is the tag of an older pg2dynamo, which named a mapping
-	// by its file's base name without extension; TableOwner reads it as
-	// Owner.File, and a run that accepts such a table replaces it by
-	// TagName (UpgradeTags).
+	// TagMapping is an older pg2dynamo's tag (the file's base name), for TagName.
 	TagMapping = "pg2dynamo:mapping"
-	// TagEvolving marks a table partway through a new version of its
-	// mapping (Evolving): set before the new version writes anything,
-	// emptied in the same TagResource that records the new version's
-	// TagMappingHash.
+	// TagEvolving marks a table partway through a new mapping version.
 	TagEvolving = "pg2dynamo:evolving"
 )
 
-// Evolving is a table's TagEvolving: a version of its mapping is being
-// applied over another, from the version whose SHA-256 begins From to the
-// one whose SHA-256 begins To (16 hex digits each). Until it is done the
-// table holds items of both: only a run applying one of the two over the
-// other may write into it.
+// Evolving is a table's TagEvolving: the version whose SHA-256 begins From is
+// being replaced by To's; only a run applying one over the other may write.
 type Evolving struct{ From, To string }
 
-// Between reports whether e is a change between versions a and b, in
-// either direction: applying a over b, or b over a, finishes it or takes
-// it back.
+// Between reports whether e is a change between versions a and b, either way.
 func (e Evolving) Between(a, b string) bool {
 	return (e.From == a && e.To == b) || (e.From == b && e.To == a)
 }
 
-// String is e as TagEvolving's value (and pipeline.Checkpoint.Evolved's):
-// "FROM TO".
+// String is e as TagEvolving's value: "FROM TO".
 func (e Evolving) String() string { return e.From + " " + e.To }
 
-// EvolvingOf is the change tags record as under way (TagEvolving, its
-// value Evolving.String), and whether one is: an absent or empty tag is
-// none.
+// EvolvingOf is the change tags record as under way; an empty tag is none.
 func EvolvingOf(tags map[string]string) (Evolving, bool) {
 	from, to, ok := strings.Cut(tags[TagEvolving], " ")
 	return Evolving{From: from, To: to}, ok && from != "" && to != ""
 }
 
-// MarkEvolving tags the table of ARN arn as partway through e
-// (TagResource, TagEvolving).
+// MarkEvolving tags the table of ARN arn as partway through e.
 func MarkEvolving(ctx context.Context, client OwnerAPI, arn string, e Evolving) error {
 	return tagTable(ctx, client, arn, []types.Tag{{Key: aws.String(TagEvolving), Value: aws.String(e.String())}})
 }
 
-// Owner is the mapping a table belongs to: its declared name, the first
-// 16 hex digits of the SHA-256 of the mapping file's content, and its
-// entity types. File is set only when read from a table an older
-// pg2dynamo tagged: the base name of its mapping file (TagMapping), Name
-// then "".
+// Owner is the mapping a table belongs to: name, SHA-256 prefix and entity
+// types; File (Name "") comes from an older pg2dynamo's TagMapping.
 type Owner struct {
 	Name, Hash string
 	Types      []string
 	File       string
 }
 
-// maxTagValue is the longest tag value DynamoDB takes, in characters.
 const maxTagValue = 256
 
-// tagValueRE is the characters DynamoDB takes in a tag value.
 var tagValueRE = regexp.MustCompile(`^[\p{L}\p{Z}\p{N}_.:/=+\-@]*$`)
 
-// Tags are o's tags: TagName, TagMappingHash and, when the types fit one
-// tag value, TagTypes.
+// Tags are o's tags: TagName, TagMappingHash and, when they fit, TagTypes.
 func (o Owner) Tags() []types.Tag {
 	tags := []types.Tag{{Key: aws.String(TagName), Value: aws.String(o.Name)}, {Key: aws.String(TagMappingHash), Value: aws.String(o.Hash)}}
 	if v, ok := o.typesValue(); ok {
@@ -108,9 +79,7 @@ func (o Owner) Tags() []types.Tag {
 	return tags
 }
 
-// typesValue is o.Types as TagTypes' value, and whether it is one: every
-// type free of spaces and of the characters a tag value refuses, and the
-// whole at most maxTagValue characters.
+// typesValue is o.Types as TagTypes' value, and whether it fits a tag value.
 func (o Owner) typesValue() (string, bool) {
 	v := strings.Join(o.Types, " ")
 	for _, t := range o.Types {
@@ -121,13 +90,11 @@ func (o Owner) typesValue() (string, bool) {
 	return v, len(o.Types) > 0 && utf8.RuneCountInString(v) <= maxTagValue && tagValueRE.MatchString(v)
 }
 
-// Same reports whether a table tagged as other is o's: both declare a
-// name, and it is the same. The hash does not decide (a mapping edited
-// stays its own), nor does a file's name.
+// Same reports whether a table tagged as other is o's: the same declared name
+// (the hash does not decide: an edited mapping stays its own).
 func (o Owner) Same(other Owner) bool { return o.Name != "" && o.Name == other.Name }
 
-// String is "tickets (types Org, Ticket, User; SHA-256 0123456789abcdef…)",
-// or, for an older pg2dynamo's tag, "file tickets (SHA-256 …)".
+// String is "tickets (types Org, Ticket, User; SHA-256 0123456789abcdef…)".
 func (o Owner) String() string {
 	var parts []string
 	if len(o.Types) > 0 {
@@ -153,11 +120,9 @@ type OwnerAPI interface {
 	ListTagsOfResource(ctx context.Context, in *dynamodb.ListTagsOfResourceInput, opts ...func(*dynamodb.Options)) (*dynamodb.ListTagsOfResourceOutput, error)
 }
 
-// ErrNoTags is returned when the endpoint has no tagging API (an
-// UnknownOperationException): ownership cannot be recorded or checked.
+// ErrNoTags means the endpoint has no tagging: ownership cannot be recorded.
 var ErrNoTags = errors.New("the DynamoDB endpoint does not support TagResource and ListTagsOfResource")
 
-// noTags makes an unknown operation ErrNoTags.
 func noTags(err error) error {
 	var ae smithy.APIError
 	if errors.As(err, &ae) && strings.Contains(ae.ErrorCode(), "UnknownOperation") {
@@ -166,22 +131,17 @@ func noTags(err error) error {
 	return err
 }
 
-// TagTable tags the table of ARN arn as o's (TagResource; tags of the
-// same keys are replaced). An endpoint without tagging is ErrNoTags.
+// TagTable tags the table of ARN arn as o's, replacing same-key tags.
 func TagTable(ctx context.Context, client OwnerAPI, arn string, o Owner) error {
 	return tagTable(ctx, client, arn, o.Tags())
 }
 
-// TagEvolved tags the table of ARN arn as o's, a new version of its
-// mapping now applied: o's tags and TagEvolving emptied, in one
-// TagResource, so that no reader sees the new version's hash with the
-// change still under way, or the change done with the old hash.
+// TagEvolved tags the table as o's and empties TagEvolving in one TagResource.
 func TagEvolved(ctx context.Context, client OwnerAPI, arn string, o Owner) error {
 	return tagTable(ctx, client, arn, append(o.Tags(), types.Tag{Key: aws.String(TagEvolving), Value: aws.String("")}))
 }
 
-// UpgradeTags replaces an older pg2dynamo's TagMapping on the table of
-// ARN arn by o's tags (TagResource, then UntagResource).
+// UpgradeTags replaces an older pg2dynamo's TagMapping by o's tags.
 func UpgradeTags(ctx context.Context, client OwnerAPI, arn string, o Owner) error {
 	if err := TagTable(ctx, client, arn, o); err != nil {
 		return err
@@ -203,9 +163,7 @@ func untagTable(ctx context.Context, client OwnerAPI, arn string, keys ...string
 	return nil
 }
 
-// TableTags returns every tag of the table of ARN arn, by key
-// (ListTagsOfResource, following NextToken). An endpoint without tagging
-// is ErrNoTags.
+// TableTags returns every tag of the table of ARN arn, by key.
 func TableTags(ctx context.Context, client OwnerAPI, arn string) (map[string]string, error) {
 	tags := map[string]string{}
 	var next *string
@@ -223,8 +181,7 @@ func TableTags(ctx context.Context, client OwnerAPI, arn string) (map[string]str
 	}
 }
 
-// OwnerOf is the owner tags hold, and whether they name one (TagName, or
-// an older pg2dynamo's TagMapping).
+// OwnerOf is the owner tags hold, and whether they name one.
 func OwnerOf(tags map[string]string) (Owner, bool) {
 	o := Owner{Name: tags[TagName], Hash: tags[TagMappingHash], File: tags[TagMapping]}
 	if v := tags[TagTypes]; v != "" {
@@ -233,8 +190,7 @@ func OwnerOf(tags map[string]string) (Owner, bool) {
 	return o, o.Name != "" || o.File != "" || o.Hash != ""
 }
 
-// TableOwner returns the owner the table of ARN arn is tagged with, and
-// whether it is tagged at all (TableTags, OwnerOf).
+// TableOwner returns the owner the table of ARN arn is tagged with, if any.
 func TableOwner(ctx context.Context, client OwnerAPI, arn string) (Owner, bool, error) {
 	tags, err := TableTags(ctx, client, arn)
 	if err != nil {
@@ -244,9 +200,7 @@ func TableOwner(ctx context.Context, client OwnerAPI, arn string) (Owner, bool, 
 	return o, ok, nil
 }
 
-// ItemSample is what a bounded Scan found in a table: the items read (at
-// most SampleItems) and their count per value of the type attribute (""
-// for items without one), and whether the table holds more.
+// ItemSample is a bounded Scan's find: items, count per type, whether more.
 type ItemSample struct {
 	Items  int
 	ByType map[string]int
@@ -256,9 +210,7 @@ type ItemSample struct {
 // SampleItems is the most items SampleTable reads.
 const SampleItems = 1000
 
-// SampleTable reads up to SampleItems items of table, projected to
-// typeAttr, with Scan: enough to say whether it holds items and of which
-// types, for the cost of at most a few read units.
+// SampleTable Scans up to SampleItems items of table, projected to typeAttr.
 func SampleTable(ctx context.Context, client dynamodb.ScanAPIClient, table, typeAttr string) (ItemSample, error) {
 	s := ItemSample{ByType: map[string]int{}}
 	in := &dynamodb.ScanInput{TableName: aws.String(table), Limit: aws.Int32(SampleItems),

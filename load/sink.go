@@ -1,6 +1,5 @@
-// Package load writes items to their destination through a Sink: DynamoDB
-// with BatchWriteItem today, a null sink for measuring extract and
-// transform alone. It also creates the target table.
+// Package load writes items to their destination through a Sink (DynamoDB, or
+// a null sink) and creates the target table.
 package load
 
 import (
@@ -16,34 +15,25 @@ import (
 // https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_BatchWriteItem.html
 const MaxBatchItems = 25
 
-// Sink receives items in batches. Implementations must be safe for
-// concurrent use: the pipeline calls Write from several writers at once.
-// Package load/sinktest checks this contract; every Sink passes it.
+// Sink receives items in batches. Implementations must be safe for concurrent
+// use (several writers call Write); load/sinktest checks the contract.
 type Sink interface {
-	// Write writes batch (1 to MaxBatchItems items, no two with the same
-	// primary key): puts each item, or deletes it by its key when it is
-	// marked transform.Item.Delete. It returns nil when every item was written; a
-	// *BatchError when some could not be (the others were written); any
-	// other error when the run cannot go on. It honours ctx cancellation.
+	// Write puts each item of batch (1 to MaxBatchItems, distinct keys) or
+	// deletes those marked Delete. It returns nil, a *BatchError for items not
+	// written, or another error when the run cannot go on; it honours ctx.
 	Write(ctx context.Context, batch []transform.Item) error
 }
 
-// WriteUnitCounter is a Sink that can stop asking for the write units
-// its writes consume (DynamoDB's ReturnConsumedCapacity), for a writer
-// that reports none.
+// WriteUnitCounter is a Sink that can stop asking for consumed write units.
 type WriteUnitCounter interface {
 	CountWriteUnits(on bool)
 }
 
 var _ WriteUnitCounter = (*DynamoDB)(nil)
 
-// ThrottleCounter is a Sink that counts the requests its destination
-// throttled, for a pipeline adjusting its writers (pipeline.Autoscale).
+// ThrottleCounter is a Sink counting throttled requests (pipeline.Autoscale).
 type ThrottleCounter interface {
-	// Throttles is the number of write requests throttled so far: for
-	// DynamoDB, answered ThrottlingException or
-	// ProvisionedThroughputExceededException (then retried by the SDK),
-	// or with UnprocessedItems.
+	// Throttles is the number of write requests throttled so far.
 	Throttles() int64
 }
 
@@ -55,8 +45,7 @@ type ItemError struct {
 	Err error
 }
 
-// BatchError lists the items of a batch that were not written. Per-item
-// failure is data: the pipeline records each in the rejects file.
+// BatchError lists a batch's items not written; the pipeline rejects each.
 type BatchError struct {
 	Failed []ItemError
 }
@@ -69,8 +58,7 @@ func (e *BatchError) Error() string {
 	return fmt.Sprintf("%d items not written: %s", len(e.Failed), strings.Join(msgs, "; "))
 }
 
-// SinkFunc is a function used as a Sink (as http.HandlerFunc is a
-// Handler): Write calls it. It must be safe for concurrent use.
+// SinkFunc is a function used as a Sink; it must be safe for concurrent use.
 type SinkFunc func(ctx context.Context, batch []transform.Item) error
 
 // Write calls f.
@@ -79,6 +67,5 @@ func (f SinkFunc) Write(ctx context.Context, batch []transform.Item) error { ret
 // Null is a Sink that discards every item: extract and transform alone.
 type Null struct{}
 
-// Write discards batch and returns nil, cancelled ctx or not: there is
-// nothing to stop.
+// Write discards batch and returns nil, cancelled ctx or not.
 func (Null) Write(context.Context, []transform.Item) error { return nil }

@@ -16,26 +16,18 @@ import (
 	"github.com/pg2dynamo/pg2dynamo/mapping"
 )
 
-// ErrTableNotFound is returned by EnsureTable when the table does not exist
-// and creating it was not asked for.
+// ErrTableNotFound is EnsureTable's error for a table it may not create.
 var ErrTableNotFound = errors.New("table does not exist")
 
 // PreflightTimeout bounds the first DescribeTable of a run.
 const PreflightTimeout = 20 * time.Second
 
-// TableActiveTimeout bounds the wait for a table being created (by this
-// run or another) to become ACTIVE.
+// TableActiveTimeout bounds the wait for a table being created to be ACTIVE.
 const TableActiveTimeout = 5 * time.Minute
 
-// CreateTableInput is the CreateTable request for the mapping's table: the
-// partition key and the sort key (a HASH element alone when the table has
-// none), every GSI with its key schema (several
-// HASH and RANGE elements, in order, for multi-attribute keys) and
-// projection, every key attribute with its type (mapping.Table.KeyAttributeTypes),
-// the billing mode with its capacities, and the optional settings CreateTable
-// takes: warm throughput and maximum on-demand throughput (of the table and
-// of each GSI) and deletion protection. Point-in-time recovery is not among
-// them: see UpdateContinuousBackupsInput.
+// CreateTableInput is the CreateTable request for the mapping's table: keys,
+// GSIs, attribute types, billing, throughput settings and deletion
+// protection (point-in-time recovery: UpdateContinuousBackupsInput).
 // https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_CreateTable.html
 func CreateTableInput(m *mapping.Mapping) *dynamodb.CreateTableInput {
 	t := m.Table
@@ -77,8 +69,6 @@ func CreateTableInput(m *mapping.Mapping) *dynamodb.CreateTableInput {
 	return in
 }
 
-// warmThroughput is w as the API takes it, nil for none.
-// https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_WarmThroughput.html
 func warmThroughput(w *mapping.WarmThroughput) *types.WarmThroughput {
 	if w == nil {
 		return nil
@@ -86,9 +76,7 @@ func warmThroughput(w *mapping.WarmThroughput) *types.WarmThroughput {
 	return &types.WarmThroughput{ReadUnitsPerSecond: w.ReadUnitsPerSecond, WriteUnitsPerSecond: w.WriteUnitsPerSecond}
 }
 
-// onDemandThroughput is a maximum on-demand throughput as the API takes
-// it, nil when neither read nor write is capped.
-// https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_OnDemandThroughput.html
+// onDemandThroughput is a maximum on-demand throughput, nil when uncapped.
 func onDemandThroughput(read, write *int64) *types.OnDemandThroughput {
 	if read == nil && write == nil {
 		return nil
@@ -96,10 +84,7 @@ func onDemandThroughput(read, write *int64) *types.OnDemandThroughput {
 	return &types.OnDemandThroughput{MaxReadRequestUnits: read, MaxWriteRequestUnits: write}
 }
 
-// UpdateContinuousBackupsInput is the request that enables point-in-time
-// recovery, with its recovery period, on the mapping's table, or nil when
-// the mapping does not enable it. CreateTable cannot: EnsureTable sends it
-// once the table it created is ACTIVE.
+// UpdateContinuousBackupsInput enables point-in-time recovery (nil: none).
 // https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_UpdateContinuousBackups.html
 func UpdateContinuousBackupsInput(m *mapping.Mapping) *dynamodb.UpdateContinuousBackupsInput {
 	p := m.Table.PointInTimeRecovery
@@ -113,14 +98,8 @@ func UpdateContinuousBackupsInput(m *mapping.Mapping) *dynamodb.UpdateContinuous
 	return &dynamodb.UpdateContinuousBackupsInput{TableName: aws.String(m.Table.Name), PointInTimeRecoverySpecification: spec}
 }
 
-// AfterImportInputs are the UpdateTable requests that give a table
-// ImportTable created the mapping's settings ImportTable's
-// TableCreationParameters cannot carry: deletion protection, then the
-// table's warm throughput, one request each (UpdateTable changes one
-// thing at a time); none when the mapping sets neither. Point-in-time
-// recovery goes by UpdateContinuousBackupsInput, as after CreateTable.
-// The GSIs' settings and the table's maximum on-demand throughput travel
-// in the import request itself.
+// AfterImportInputs are the UpdateTable requests, one change each, giving an
+// imported table what TableCreationParameters cannot carry.
 // https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_TableCreationParameters.html
 // https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_UpdateTable.html
 func AfterImportInputs(m *mapping.Mapping) []*dynamodb.UpdateTableInput {
@@ -135,9 +114,7 @@ func AfterImportInputs(m *mapping.Mapping) []*dynamodb.UpdateTableInput {
 	return out
 }
 
-// indexKeySchema is the key schema of GSI g: its string partition and sort
-// key, or the attributes of its multi-attribute keys, partition key
-// attributes (HASH) then sort key attributes (RANGE), each in order.
+// indexKeySchema is GSI g's key schema (multi-attribute: HASH then RANGE).
 func indexKeySchema(g mapping.GSI) []types.KeySchemaElement {
 	if !g.MultiAttribute() {
 		return keySchema(g.PartitionKey, g.SortKey)
@@ -160,42 +137,26 @@ func keySchema(pk, sk string) []types.KeySchemaElement {
 	return ks
 }
 
-// TableAPI is what EnsureTable calls: *dynamodb.Client, or a fake at this
-// seam in tests. DescribeTable is also what dynamodb.NewTableExistsWaiter
-// polls. A mapping that enables point-in-time recovery also needs
+// TableAPI is what EnsureTable calls; point-in-time recovery also needs
 // ContinuousBackupsAPI.
 type TableAPI interface {
 	dynamodb.DescribeTableAPIClient
 	CreateTable(ctx context.Context, in *dynamodb.CreateTableInput, opts ...func(*dynamodb.Options)) (*dynamodb.CreateTableOutput, error)
 }
 
-// ContinuousBackupsAPI is UpdateContinuousBackups, which EnsureTable calls
-// on a table it created when the mapping enables point-in-time recovery.
-// *dynamodb.Client has it.
+// ContinuousBackupsAPI enables point-in-time recovery for EnsureTable.
 type ContinuousBackupsAPI interface {
 	UpdateContinuousBackups(ctx context.Context, in *dynamodb.UpdateContinuousBackupsInput, opts ...func(*dynamodb.Options)) (*dynamodb.UpdateContinuousBackupsOutput, error)
 }
 
-// ErrNoContinuousBackups is returned by EnsureTable, before it creates
-// anything, when the mapping enables point-in-time recovery and the
-// client has no UpdateContinuousBackups (is no ContinuousBackupsAPI).
+// ErrNoContinuousBackups is returned by EnsureTable, before creating anything,
+// for point-in-time recovery without a ContinuousBackupsAPI client.
 var ErrNoContinuousBackups = errors.New("the DynamoDB client cannot call UpdateContinuousBackups")
 
-// EnsureTable checks that the mapping's table exists and fits the mapping
-// (see CheckTable). If it does not exist and create is true, it creates it
-// (CreateTableInput), waits (up to TableActiveTimeout) until it is ACTIVE
-// and, when the mapping enables point-in-time recovery, enables it
-// (UpdateContinuousBackupsInput); if create is false it returns an error
-// wrapping ErrTableNotFound. A failure after CreateTable leaves the table
-// created and says so: a later run finds it and neither applies nor checks
-// the settings. A table another client is creating (found CREATING, or
-// created between the DescribeTable and the CreateTable, which then fails
-// with ResourceInUseException: several migrate --shard runs started at
-// once) is waited for until ACTIVE, then checked as an existing table: no
-// write is sent to a table that is not ACTIVE, which DynamoDB refuses with
-// ResourceNotFoundException. An existing table that does not fit is a
-// *TableMismatchError. created reports whether this call created the
-// table.
+// EnsureTable checks that the mapping's table exists and fits it, creating a
+// missing one if create (else ErrTableNotFound), waiting for ACTIVE, enabling
+// point-in-time recovery. After CreateTable, a failure says the table exists.
+// Tables other runs create are awaited. A misfit is a *TableMismatchError.
 func EnsureTable(ctx context.Context, client TableAPI, m *mapping.Mapping, create bool) (created bool, err error) {
 	name := m.Table.Name
 	td, err := DescribeTable(ctx, client, name)
@@ -219,11 +180,7 @@ func EnsureTable(ctx context.Context, client TableAPI, m *mapping.Mapping, creat
 	return false, checkSchema(m, td)
 }
 
-// createTable creates the mapping's table, waits until it is ACTIVE and
-// enables point-in-time recovery if the mapping asks for it (see
-// EnsureTable). It returns false and no error when CreateTable finds the
-// table exists already (ResourceInUseException): another client created
-// it since the caller looked.
+// createTable creates the mapping's table; false if another client was first.
 func createTable(ctx context.Context, client TableAPI, m *mapping.Mapping) (bool, error) {
 	name := m.Table.Name
 	pitr := UpdateContinuousBackupsInput(m)
@@ -238,8 +195,6 @@ func createTable(ctx context.Context, client TableAPI, m *mapping.Mapping) (bool
 		}
 		var ae smithy.APIError
 		if multi := multiAttributeGSIs(m); len(multi) > 0 && errors.As(err, &ae) && ae.ErrorCode() == "ValidationException" {
-			// dynalite and DynamoDB Local refuse a key schema of several
-			// HASH or RANGE elements: say which GSIs have one.
 			return false, fmt.Errorf("create table %s: GSI %s has multi-attribute keys, which DynamoDB has had since November 2025 and local servers (dynalite, DynamoDB Local) do not implement; create the table on DynamoDB, or remove the GSI from the mapping: %w",
 				name, strings.Join(multi, ", "), err)
 		}
@@ -257,9 +212,7 @@ func createTable(ctx context.Context, client TableAPI, m *mapping.Mapping) (bool
 	return true, nil
 }
 
-// waitActive waits, up to TableActiveTimeout, until table name is ACTIVE
-// (dynamodb.TableExistsWaiter, polling DescribeTable every 100 ms to 5 s),
-// and returns its description then.
+// waitActive waits up to TableActiveTimeout for table name to become ACTIVE.
 func waitActive(ctx context.Context, client dynamodb.DescribeTableAPIClient, name string) (*types.TableDescription, error) {
 	w := dynamodb.NewTableExistsWaiter(client, func(o *dynamodb.TableExistsWaiterOptions) {
 		o.MinDelay = 100 * time.Millisecond
@@ -272,12 +225,8 @@ func waitActive(ctx context.Context, client dynamodb.DescribeTableAPIClient, nam
 	return out.Table, nil
 }
 
-// CheckTable checks, with one DescribeTable (see DescribeTable), that the
-// mapping's table, if it exists, fits the mapping as EnsureTable requires
-// before writing, and writes nothing: for the commands that only read
-// (diff, migrate --dry-run, verify). exists reports whether the table
-// exists; a table that does not is no error. A table that does not fit is
-// a *TableMismatchError.
+// CheckTable checks, without writing, that the mapping's table fits it if it
+// exists (exists false is no error); a misfit is a *TableMismatchError.
 func CheckTable(ctx context.Context, client dynamodb.DescribeTableAPIClient, m *mapping.Mapping) (exists bool, err error) {
 	td, err := DescribeTable(ctx, client, m.Table.Name)
 	if err != nil || td == nil {
@@ -286,17 +235,12 @@ func CheckTable(ctx context.Context, client dynamodb.DescribeTableAPIClient, m *
 	return true, checkSchema(m, td)
 }
 
-// TableMismatchError is an existing table that does not fit the mapping:
-// items built from the mapping could not be written to it (a key
-// attribute of another type fails every write) or would not be read back
-// as the mapping declares (a GSI that projects other attributes).
+// TableMismatchError is an existing table whose items the mapping could not
+// write (a key attribute's type) or read back as declared (a GSI projection).
 type TableMismatchError struct {
 	// Table is the table's name.
 	Table string
-	// Differences are the table's differences from the mapping, one
-	// clause each: the key schema, the types of key attributes, then each
-	// GSI of the mapping (missing, its key schema, its projection), in
-	// mapping order.
+	// Differences are the differences, one clause each, in mapping order.
 	Differences []string
 }
 
@@ -304,15 +248,9 @@ func (e *TableMismatchError) Error() string {
 	return fmt.Sprintf("table %s does not match the mapping: %s", e.Table, strings.Join(e.Differences, "; "))
 }
 
-// DescribeTable returns the description of table name, or nil when it does
-// not exist. It is the first request of every command that talks to
-// DynamoDB (EnsureTable for migrate; CheckTable, before verify.Compare,
-// for verify, diff and migrate --dry-run): DescribeTable with at most 3
-// attempts, all within PreflightTimeout, so that a DynamoDB that cannot be
-// reached fails the command in seconds, with an error that says so, rather
-// than after the client's full retry budget (minutes). DynamoDB's own errors (access
-// denied, …) are returned wrapped; so is a retried error of DynamoDB's
-// (throttling, 5xx) that the timeout cut short.
+// DescribeTable returns table name's description, or nil when it does not
+// exist. Every command's first request, it tries at most 3 times within
+// PreflightTimeout: an unreachable DynamoDB fails in seconds, not minutes.
 func DescribeTable(ctx context.Context, client dynamodb.DescribeTableAPIClient, name string) (*types.TableDescription, error) {
 	pctx, cancel := context.WithTimeout(ctx, PreflightTimeout)
 	defer cancel()
@@ -331,14 +269,7 @@ func DescribeTable(ctx context.Context, client dynamodb.DescribeTableAPIClient, 
 	return out.Table, nil
 }
 
-// checkSchema compares an existing table with the mapping: the key
-// schema of the table and of each of the mapping's GSIs (attribute names
-// and roles, in order), the type of every key attribute (S for those the
-// mapping renders, the declared type for a multi-attribute key's), and
-// each GSI's projection (its type, and the non-key attributes of
-// INCLUDE, in any order). GSIs of the table that the mapping does not
-// declare are left alone. It returns a *TableMismatchError naming every
-// difference, or nil.
+// checkSchema returns a *TableMismatchError naming every difference, or nil.
 func checkSchema(m *mapping.Mapping, td *types.TableDescription) error {
 	t := m.Table
 	var diffs []string
@@ -374,11 +305,7 @@ func checkSchema(m *mapping.Mapping, td *types.TableDescription) error {
 	return nil
 }
 
-// keyTypeDiffs names the key attributes whose type in the table (td) is not
-// the mapping's, as clauses of a *TableMismatchError: DynamoDB refuses an
-// item whose key attribute has another type than the table's. Every string
-// key attribute is S, in one clause; each attribute of a multi-attribute
-// key has its declared type.
+// keyTypeDiffs names key attributes typed unlike the mapping's (refused items).
 func keyTypeDiffs(m *mapping.Mapping, td *types.TableDescription) []string {
 	strs := m.KeyAttributes()
 	var badS, diffs []string
@@ -401,8 +328,7 @@ func keyTypeDiffs(m *mapping.Mapping, td *types.TableDescription) []string {
 	return diffs
 }
 
-// sameProjection compares projection types and, as sets, the non-key
-// attributes.
+// sameProjection compares projection types and non-key attribute sets.
 func sameProjection(a, b types.Projection) bool {
 	x, y := slices.Clone(a.NonKeyAttributes), slices.Clone(b.NonKeyAttributes)
 	slices.Sort(x)
@@ -410,8 +336,6 @@ func sameProjection(a, b types.Projection) bool {
 	return a.ProjectionType == b.ProjectionType && slices.Equal(x, y)
 }
 
-// describeProjection renders "ALL", "KEYS_ONLY" or "INCLUDE (a, b)", the
-// attributes sorted.
 func describeProjection(p types.Projection) string {
 	s := string(p.ProjectionType)
 	if s == "" {
@@ -446,8 +370,6 @@ func describeKeys(ks []types.KeySchemaElement) string {
 	return "(" + s + ")"
 }
 
-// multiAttributeGSIs returns the names of m's GSIs with multi-attribute
-// keys.
 func multiAttributeGSIs(m *mapping.Mapping) []string {
 	var out []string
 	for _, g := range m.Table.GSIs {

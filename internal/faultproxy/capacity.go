@@ -14,8 +14,7 @@ import (
 // maxItemUnits is the write units of DynamoDB's largest item (400 KB).
 const maxItemUnits = 400
 
-// writeRequest is one put or delete of a BatchWriteItem, decoded for
-// its size.
+// writeRequest is one put or delete of a BatchWriteItem, decoded for its size.
 type writeRequest struct {
 	PutRequest *struct {
 		Item map[string]attrValue
@@ -31,12 +30,9 @@ type attrValue struct {
 	M          map[string]attrValue
 }
 
-// write handles a BatchWriteItem under Rates.WriteUnits and
-// Rates.AnswerWrites: the items the bucket has units for are written (by
-// the server behind, or dropped), the rest returned in UnprocessedItems,
-// or, when the first item finds too few, the request is refused with
-// ProvisionedThroughputExceededException. Latency is added as to any
-// request.
+// write handles a BatchWriteItem under WriteUnits and AnswerWrites: items the
+// bucket has units for are written (or dropped), the rest returned as
+// UnprocessedItems, or all refused when the first finds too few.
 func (p *Proxy) write(w http.ResponseWriter, r *http.Request) {
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
@@ -103,17 +99,14 @@ func answer(w http.ResponseWriter, v any) {
 	w.Write(out)
 }
 
-// spend takes the units of items' requests (units, by table, in the
-// same order; one each without WriteUnits), in order, from the bucket
-// now; those it has no units for are held back: each table's accepted
-// are a prefix of its requests.
+// spend takes items' units from the bucket in order; those it lacks units for
+// are held back, so each table's accepted items are a prefix.
 func (p *Proxy) spend(items map[string][]json.RawMessage, units map[string][]float64) (accepted, held map[string][]json.RawMessage) {
 	accepted, held = map[string][]json.RawMessage{}, map[string][]json.RawMessage{}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	// The bucket's time is read under the lock: rate.Limiter takes a
-	// time earlier than its last as its new last, so requests handing it
-	// their arrival times out of order would earn the same tokens twice.
+	// The bucket's time is read under the lock: rate.Limiter would earn tokens
+	// twice from arrival times handed out of order.
 	arrived := time.Now()
 	var spent float64
 	var n int64
@@ -160,9 +153,8 @@ func (p *Proxy) spend(items map[string][]json.RawMessage, units map[string][]flo
 	return accepted, held
 }
 
-// writeUnits is what DynamoDB charges a put request: its item's size
-// rounded up to 1 KB; a delete (whose item's size the proxy does not
-// know), 1.
+// writeUnits is DynamoDB's charge for a put: its size rounded up to 1 KB; a
+// delete, 1.
 func writeUnits(raw json.RawMessage) float64 {
 	var wr writeRequest
 	if json.Unmarshal(raw, &wr) != nil || wr.PutRequest == nil {
@@ -175,11 +167,9 @@ func writeUnits(raw json.RawMessage) float64 {
 	return max(1, math.Ceil(float64(size)/1024))
 }
 
-// size is the size DynamoDB counts for v
-// (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/CapacityUnitCalculations.html):
-// a string its UTF-8 bytes, a number about one byte per two digits plus
-// one, binary its bytes, a boolean or null one, a list or map 3 plus one
-// per element plus its elements (a map's names too), a set its elements.
+// size is the size DynamoDB counts for v: strings their UTF-8 bytes, numbers
+// about a byte per two digits plus one, containers 3 plus one per element.
+// https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/CapacityUnitCalculations.html
 func (v attrValue) size() int {
 	switch {
 	case v.S != nil:

@@ -1,8 +1,7 @@
-// Package faultproxy is an HTTP reverse proxy that sits in front of a real
-// DynamoDB-compatible server and injects the faults DynamoDB shows in
-// production, at configurable rates: throttling errors, partial
-// UnprocessedItems, HTTP 500/503, connection resets and latency. Tests put
-// it between pg2dynamo and dynalite; nothing is mocked.
+// Package faultproxy is an HTTP reverse proxy in front of a real
+// DynamoDB-compatible server that injects production faults at set rates:
+// throttling, partial UnprocessedItems, HTTP 500/503, resets and latency.
+// Tests put it between pg2dynamo and dynalite: nothing is mocked.
 package faultproxy
 
 import (
@@ -25,55 +24,43 @@ import (
 	"golang.org/x/time/rate"
 )
 
-// Rates are probabilities (0 to 1) per request; they are tried in field
-// order and at most one fault is injected per request.
+// Rates are per-request probabilities (0 to 1), tried in field order; at most
+// one fault a request.
 type Rates struct {
-	// ProvisionedThroughputExceeded and Throttling answer HTTP 400 with
-	// those DynamoDB error types, without forwarding.
+	// ProvisionedThroughputExceeded and Throttling answer HTTP 400 with those
+	// errors, unforwarded.
 	ProvisionedThroughputExceeded float64
 	Throttling                    float64
-	// Unprocessed forwards only part of a BatchWriteItem's puts and returns
-	// the rest in UnprocessedItems.
+	// Unprocessed forwards part of a BatchWriteItem, returning the rest as
+	// UnprocessedItems.
 	Unprocessed float64
-	// Status500 and Status503 answer with those statuses, without
-	// forwarding.
+	// Status500 and Status503 answer with those statuses, unforwarded.
 	Status500 float64
 	Status503 float64
 	// Reset closes the connection without an answer, without forwarding.
 	Reset float64
-	// Permanent, when set, is a DynamoDB error type answered (HTTP 400)
-	// to every eligible request from the PermanentAfter-th on:
-	// "AccessDeniedException", "UnrecognizedClientException" (bad
-	// credentials), "ResourceNotFoundException".
+	// Permanent, when set, is a DynamoDB error type (HTTP 400) answered to
+	// every eligible request from the PermanentAfter-th on.
 	Permanent      string
 	PermanentAfter int
 	// Latency is added to every forwarded request.
 	Latency time.Duration
-	// Only, when set, limits faults to these operations
-	// ("BatchWriteItem"); other requests pass untouched.
+	// Only, when set, limits faults to these operations ("BatchWriteItem").
 	Only []string
-	// IndexLag answers the first IndexLag Queries of a GSI (those that
-	// name an IndexName) with an empty page, as a GSI does before the
-	// writes just made have reached it: DynamoDB updates GSIs
-	// asynchronously. Counted as "index-lag" (not as "op:Query").
+	// IndexLag answers the first IndexLag GSI Queries with an empty page, as a
+	// GSI not yet updated (asynchronously) does. Counted as "index-lag".
 	IndexLag int
-	// WriteUnits, when above 0, is the table's write capacity in write
-	// units a second (a token bucket of WriteBurst units, full at first;
-	// 0 means one second's worth, at least 400, an item's most), which
-	// BatchWriteItem requests that no fault was injected into spend as
-	// DynamoDB does: each item its size rounded up to 1 KB (a delete,
-	// 1), in the request's order. A request whose first item finds too
-	// few units is answered ProvisionedThroughputExceededException
-	// (counted "capacity-exceeded"); one whose later items do, with those
-	// items in UnprocessedItems ("capacity-partial"). See Capacity.
+	// WriteUnits, when above 0, is the table's write capacity per second (a
+	// bucket of WriteBurst units, full at first; 0 means a second's worth, at
+	// least 400), spent by unfaulted BatchWriteItems as DynamoDB does: each
+	// item its size rounded up to 1 KB, in order. Too few units for the first
+	// item is ProvisionedThroughputExceededException, for later ones
+	// UnprocessedItems.
 	WriteUnits float64
 	WriteBurst float64
-	// AnswerWrites answers BatchWriteItem requests itself, without
-	// forwarding them: their items are dropped, and ConsumedCapacity is
-	// one unit per item (their size with WriteUnits). A server with no
-	// cost of its own, for measuring a client against Latency alone, or
-	// against WriteUnits; the table still has to exist behind the proxy
-	// for the other operations.
+	// AnswerWrites answers BatchWriteItems itself, dropping the items and
+	// reporting one unit each (their size with WriteUnits): a costless server
+	// for measuring a client against Latency or WriteUnits alone.
 	AnswerWrites bool
 }
 
@@ -87,31 +74,26 @@ type Proxy struct {
 
 	mu   sync.Mutex
 	seed uint64
-	// rngs holds one random stream per operation, so that the faults one
-	// operation gets do not depend on how many requests of others (table
-	// waiters, DescribeTable polls) happened to come in between.
+	// rngs holds one random stream per operation, so one operation's faults do
+	// not depend on other requests (waiters, polls) in between.
 	rngs   map[string]*rand.Rand
 	counts map[string]int
-	// consumed is the write capacity DynamoDB reported, summed by the
-	// wall-clock second the request reached the proxy.
+	// consumed is the write capacity reported, by wall-clock second of arrival.
 	consumed map[int64]float64
-	// capacity is WriteUnits' bucket (nil without), and what it let
-	// through.
+	// capacity is WriteUnits' bucket (nil without), and what it let through.
 	capacity *rate.Limiter
 	capStats Capacity
 }
 
 // Capacity is what the WriteUnits bucket let through.
 type Capacity struct {
-	// Units is the write units of the items accepted, Items their number;
-	// First and Last are when the first and the last accepted items
-	// arrived.
+	// Units is the write units of the items accepted, Items their number; First
+	// and Last when the first and last arrived.
 	Units       float64
 	Items       int64
 	First, Last time.Time
-	// Requests is the number of BatchWriteItem requests the bucket saw;
-	// Exceeded and Partial, those answered
-	// ProvisionedThroughputExceededException and with UnprocessedItems.
+	// Requests is the BatchWriteItems the bucket saw; Exceeded and Partial
+	// those refused or partly written.
 	Requests, Exceeded, Partial int64
 	// Burst is the bucket's size (its units at first).
 	Burst float64
@@ -125,8 +107,8 @@ func (c Capacity) Throttled() float64 {
 	return float64(c.Exceeded+c.Partial) / float64(c.Requests)
 }
 
-// Held is the share of the capacity (units a second) the accepted items
-// used from the first to the last, less the bucket's first units.
+// Held is the share of capacity (units a second) the accepted items used, less
+// the initial burst.
 func (c Capacity) Held(units float64) float64 {
 	span := c.Last.Sub(c.First).Seconds()
 	if span <= 0 || units <= 0 {
@@ -135,8 +117,7 @@ func (c Capacity) Held(units float64) float64 {
 	return (c.Units - c.Burst) / span / units
 }
 
-// arrivalKey is the request context key of the time a request reached
-// the proxy.
+// arrivalKey is the request context key of a request's arrival time.
 type arrivalKey struct{}
 
 // Start starts a proxy to target with the given rates and seed.
@@ -165,9 +146,8 @@ func Start(target string, rates Rates, seed uint64) (*Proxy, error) {
 // Close stops the proxy.
 func (p *Proxy) Close() { p.srv.Close() }
 
-// Counts returns how many times each fault was injected ("throttle",
-// "unprocessed", "500", …) and how many requests each operation had
-// ("op:BatchWriteItem").
+// Counts returns how often each fault was injected ("throttle", …) and
+// each operation requested ("op:BatchWriteItem").
 func (p *Proxy) Counts() map[string]int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -178,11 +158,8 @@ func (p *Proxy) Counts() map[string]int {
 	return out
 }
 
-// ConsumedPerSecond returns the write capacity units DynamoDB reported as
-// consumed (ReturnConsumedCapacity), summed by the wall-clock second
-// (Unix time) its BatchWriteItem request reached the proxy: when the
-// client's rate limiter let it go, give or take the network, whatever
-// dynalite's answer then took.
+// ConsumedPerSecond returns the write units DynamoDB reported consumed, by
+// the Unix second the BatchWriteItem reached the proxy.
 func (p *Proxy) ConsumedPerSecond() map[int64]float64 {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -200,7 +177,6 @@ func (p *Proxy) Capacity() Capacity {
 	return p.capStats
 }
 
-// rng returns op's random stream; p.mu is held.
 func (p *Proxy) rng(op string) *rand.Rand {
 	r := p.rngs[op]
 	if r == nil {
@@ -289,8 +265,8 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// lagIndex reports whether Query r, which it reads and puts back, names a
-// GSI and is one of the first IndexLag such Queries.
+// lagIndex reports whether Query r (read and put back) names a GSI and is among
+// the first IndexLag.
 func (p *Proxy) lagIndex(r *http.Request) bool {
 	p.mu.Lock()
 	spent := p.counts["index-lag"] >= p.rates.IndexLag
@@ -320,9 +296,8 @@ func awsError(w http.ResponseWriter, status int, typ, msg string) {
 	json.NewEncoder(w).Encode(map[string]string{"__type": "com.amazonaws.dynamodb.v20120810#" + typ, "message": msg})
 }
 
-// partial forwards a share (keep, 0 to 1) of each table's requests, at
-// least one held back, and answers with the rest as UnprocessedItems,
-// merged into the server's own answer.
+// partial forwards a share keep of each table's requests, holding back at
+// least one, which it adds to the answer's UnprocessedItems.
 func (p *Proxy) partial(w http.ResponseWriter, r *http.Request, keep float64) {
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
@@ -357,10 +332,8 @@ func (p *Proxy) partial(w http.ResponseWriter, r *http.Request, keep float64) {
 	p.forwardHolding(w, r, req, items, held)
 }
 
-// forwardHolding forwards the BatchWriteItem request req with the
-// requests of forwarded only, and answers with the server's answer, the
-// requests of held added to its UnprocessedItems (as DynamoDB hands back
-// what it did not write).
+// forwardHolding forwards req with forwarded's requests only, adding held's
+// to the server's UnprocessedItems.
 func (p *Proxy) forwardHolding(w http.ResponseWriter, r *http.Request, req map[string]json.RawMessage, forwarded, held map[string][]json.RawMessage) {
 	req["RequestItems"], _ = json.Marshal(forwarded)
 	newBody, _ := json.Marshal(req)

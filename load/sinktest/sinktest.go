@@ -1,26 +1,15 @@
-// Package sinktest is the conformance suite every load.Sink passes, after
-// golang-migrate's database/testing: a sink's own tests call Test with a
-// Harness that builds the sink and says what it can do. A capability the
-// sink lacks (reading back what it wrote, refusing an item, an
-// unwritable destination) is declared by leaving its field nil, and the
-// subtests that need it are skipped with a reason naming the sink; nothing
-// is faked.
-//
-// The contract checked is load.Sink's:
-//
-//   - Acknowledgement: when Write returns nil, every item of the batch is
-//     in the destination, as written, once; this holds for batches of 1 to
-//     load.MaxBatchItems items and for Writes from several goroutines.
-//   - Rejects: a batch mixing good items with ones the destination refuses
-//     returns a *load.BatchError listing exactly the refused indexes; the
-//     good items are written.
-//   - Permanent errors: a destination that cannot be written returns an
-//     error that is not a *load.BatchError (the run stops).
-//   - Cancellation: a Write whose context is cancelled, before or during
-//     the call, returns within CancelWithin, with an error for which
-//     errors.Is(err, context.Canceled) holds and that is not a
-//     *load.BatchError (the pipeline would record its items as rejected),
-//     or with nil, and then its items are written.
+// Package sinktest is the conformance suite every load.Sink passes (after
+// golang-migrate's database/testing): a sink's tests call Test with a
+// Harness; a capability the sink lacks is a nil field, and the subtests
+// needing it are skipped naming the sink. It checks load.Sink's contract:
+//   - Write returning nil means every item is in the destination once, as
+//     written, for 1 to load.MaxBatchItems items and concurrent Writes.
+//   - Refused items give a *load.BatchError with exactly their indexes; the
+//     others are written.
+//   - An unwritable destination gives an error that is not a *load.BatchError.
+//   - A Write cancelled before or during the call returns within CancelWithin
+//     with an error that errors.Is context.Canceled and is not a
+//     *load.BatchError, or with nil and its items written.
 package sinktest
 
 import (
@@ -40,10 +29,8 @@ import (
 	"github.com/pg2dynamo/pg2dynamo/transform"
 )
 
-// CancelWithin is how soon a Write must return once its context is
-// cancelled: a bound on a Write that goes on retrying (the DynamoDB sink's
-// backoffs alone reach minutes), far above what an honoured cancellation
-// takes on a loaded machine, not a measure of speed.
+// CancelWithin is how soon a cancelled Write must return: a bound on a Write
+// that keeps retrying, not a measure of speed.
 const CancelWithin = time.Minute
 
 // readBackWait bounds reading the written items back.
@@ -53,31 +40,23 @@ const readBackWait = 5 * time.Minute
 type Harness struct {
 	// Name names the sink in messages, e.g. "load.DynamoDB".
 	Name string
-	// PartitionKey and SortKey are the key attributes of the items the
-	// suite writes, both of type S; SortKey is "" for a destination keyed
-	// by partition key alone. PartitionKey is required.
+	// PartitionKey (required) and SortKey ("" for none) are the S keys.
 	PartitionKey, SortKey string
-	// New returns a sink on a destination of its own, empty, for one
-	// subtest; it registers its cleanup with t.Cleanup. Required.
+	// New returns a sink on its own empty destination for one subtest,
+	// cleaned up by t.Cleanup. Required.
 	New func(t *testing.T) Target
-	// Refusals are ways to turn a good item into one the destination
-	// refuses, by name (e.g. "item over 400 KB"); each is a subtest of
-	// Rejects. nil: the sink refuses nothing (Rejects is skipped).
+	// Refusals turn a good item into one the destination refuses, by name; each
+	// is a Rejects subtest. nil: Rejects is skipped.
 	Refusals map[string]func(transform.Item) transform.Item
-	// Unwritable returns a sink whose destination cannot be written at
-	// all (for DynamoDB, a table that does not exist). nil: the sink has
-	// no such destination (PermanentError is skipped).
+	// Unwritable returns a sink that cannot write (nil: skip PermanentError).
 	Unwritable func(t *testing.T) load.Sink
 }
 
 // Target is a sink and the way to read back what it wrote.
 type Target struct {
 	Sink load.Sink
-	// Read returns the items the destination holds under the given
-	// primary keys (maps of PartitionKey and SortKey to S values), in any
-	// order, each as often as it holds it; keys it does not hold are left
-	// out. nil: the destination keeps nothing to read (load.Null), and
-	// only what Write returns is checked.
+	// Read returns the items held under keys, in any order, each as often as
+	// held. nil: nothing to read back (load.Null); only Write's result counts.
 	Read func(ctx context.Context, keys []map[string]types.AttributeValue) ([]map[string]types.AttributeValue, error)
 }
 
@@ -95,9 +74,8 @@ func Test(t *testing.T, h Harness) {
 	t.Run("CancelledDuring", func(t *testing.T) { testCancelledDuring(t, h) })
 }
 
-// Items returns n items keyed "<tag>#<i>" (partition key) and "item" (sort
-// key), each with an attribute of every DynamoDB type but sets, whose
-// values depend on i.
+// Items returns n items keyed "<tag>#<i>" and "item", with an attribute of
+// every DynamoDB type but sets.
 func (h Harness) Items(tag string, n int) []transform.Item {
 	out := make([]transform.Item, n)
 	for i := range out {
@@ -130,8 +108,8 @@ func (h Harness) key(it transform.Item) map[string]types.AttributeValue {
 	return k
 }
 
-// expectHeld fails t unless the destination holds exactly want (each once,
-// as written) under the keys of asked.
+// expectHeld fails t unless the destination holds exactly want, once each,
+// under asked's keys.
 func (h Harness) expectHeld(t *testing.T, tg Target, asked, want []transform.Item) {
 	t.Helper()
 	keys := make([]map[string]types.AttributeValue, len(asked))
@@ -178,9 +156,8 @@ func testAcknowledged(t *testing.T, h Harness) {
 	h.expectHeld(t, tg, all, all)
 }
 
-// testDeletes: items marked Delete, by their key alone, are gone once
-// Write returns nil; a batch mixes puts and deletes; deleting a key the
-// destination does not hold is no error.
+// testDeletes: items marked Delete are gone once Write returns nil, also
+// mixed with puts; deleting a missing key is no error.
 func testDeletes(t *testing.T, h Harness) {
 	tg := h.New(t)
 	items := h.Items("del", 6)
@@ -288,8 +265,8 @@ func testPermanent(t *testing.T, h Harness) {
 	}
 }
 
-// checkCancelled fails t unless err is what a cancelled Write of batch may
-// return; it reports whether the batch was acknowledged.
+// checkCancelled fails t unless err suits a cancelled Write; it reports
+// whether the batch was acknowledged.
 func (h Harness) checkCancelled(t *testing.T, err error, took time.Duration) bool {
 	t.Helper()
 	if took > CancelWithin {
@@ -321,10 +298,8 @@ func testCancelledBefore(t *testing.T, h Harness) {
 	h.expectHeld(t, tg, batch, batch)
 }
 
-// testCancelledDuring cancels the context while Writes of full batches run
-// one after another, and checks each Write's outcome: every batch
-// acknowledged is held, and the first not acknowledged returned a
-// cancellation.
+// testCancelledDuring cancels while full batches are written: every batch
+// acknowledged is held, and the first not acknowledged returned a cancellation.
 func testCancelledDuring(t *testing.T, h Harness) {
 	const maxBatches = 40
 	tg := h.New(t)
