@@ -275,10 +275,11 @@ type AccessPattern struct {
 	// Index is a GSI name from table.gsis; empty for the table.
 	Index string `yaml:"index"`
 	// KeyCondition is PK = T, optionally AND SK = T, SK < T, SK <= T, SK > T, SK >= T, SK BETWEEN T
-	// AND T or begins_with(SK, T); a 'quoted' template may hold spaces, parentheses and commas. On
-	// a multi-attribute GSI: A = T for each partition key attribute in order, then sort key
-	// attributes from the left joined by AND, each = T but the last; each T a column placeholder or
-	// literal.
+	// AND T or begins_with(SK, T), PK and SK being the key attribute names of the table or index; a
+	// 'quoted' template may hold spaces, parentheses and commas. On a multi-attribute GSI: A = T
+	// for each partition key attribute in order, then sort key attributes from the left joined by
+	// AND, each = T but the last, which may take any sort key condition; each T a column
+	// placeholder or a literal.
 	KeyCondition string `yaml:"key_condition"`
 	// ScanForward false reads the sort key descending (ScanIndexForward=false). Default true.
 	ScanForward *bool `yaml:"scan_forward"`
