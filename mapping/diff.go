@@ -325,7 +325,7 @@ func keysOf[V any](a, b map[string]V) []string {
 	return ks
 }
 
-// compareNamed reports what's entries added, removed or changed.
+// compareNamed reports which of o's and n's entries (by name) were added, removed or changed.
 func compareNamed[V any](what string, o, n map[string]V, add func(string, ...any)) {
 	for _, k := range keysOf(o, n) {
 		ov, inOld := o[k]
