@@ -317,7 +317,7 @@ func (p *Plan) KeySlots() mapping.KeySlots { return p.slots }
 // become items: a NULL, empty or oversized key, a value DynamoDB cannot hold (over 38 digits, NaN,
 // infinite date), a NULL or array in a set, an embed over max_items, an item over 400 KB (naming
 // its largest attributes). Other errors mean values do not fit the plan. Items borrows a pooled
-// Builder; converting many rows, use one Builder per goroutine.
+// Builder; a goroutine converting many rows does better with a Builder of its own.
 func (p *Plan) Items(values []any, dst []Item) ([]Item, error) {
 	b := builders.Get().(*Builder)
 	defer builders.Put(b)
