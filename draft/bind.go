@@ -8,46 +8,39 @@ import (
 	"strings"
 )
 
-// Bound is one designed table of an MCPDesign bound to a Catalog: each
-// designed entity over the source table that holds its fields, its other
-// fields as the single-table strategies that fill them (duplicate, count,
-// embed), its templates and GSI mappings as key templates, and its
-// GetItem and Query access patterns as access patterns that verify runs.
-// What cannot be bound is in Unbound, never left out silently.
+// Bound is one MCPDesign table bound to a Catalog: each entity over the source table holding its
+// fields, other fields as strategies (duplicate, count, embed), templates and GSI mappings as key
+// templates, GetItem and Query patterns as access patterns. What cannot be bound is in Unbound,
+// never dropped silently.
 type Bound struct {
 	Catalog *Catalog
 	Design  *MCPTable
-	// Table is the DynamoDB table name; PartitionKey, SortKey and GSIs
-	// are the design's key attributes.
+	// Table is the DynamoDB table name; PartitionKey, SortKey and GSIs the design's key attributes.
 	Table, PartitionKey, SortKey string
 	GSIs                         []MCPGSI
 	TypeAttribute                string
 	Entities                     []*BoundEntity
 	Patterns                     []*BoundPattern
-	// Unbound lists what the draft lacks, in design order: an entity no
-	// table holds, a field nothing fills, a GSI mapping or access pattern
-	// over such a field.
+	// Unbound lists what the draft lacks in design order: unheld entities, unfilled fields, GSI
+	// mappings or patterns over them.
 	Unbound []Unbound
-	// Untranslated are the access patterns that are not reads verify can
-	// run (writes, Scan, BatchGetItem), each with why; they are not
-	// unbound: the draft says so in a comment.
+	// Untranslated are patterns verify cannot run (writes, Scan, BatchGetItem) with why; the draft
+	// comments them.
 	Untranslated []string
-	// numberKeys are the design's number key attributes (NumberKeys),
-	// found once by keyType.
+	// numberKeys are the design's number key attributes (NumberKeys), found once by keyType.
 	numberKeys map[string]bool
 }
 
-// Unbound is one part of the design the source does not give: where it
-// is (entity Order, field loyalty_points) and why.
+// Unbound is a part of the design the source does not give: where (entity Order, field
+// loyalty_points) and why.
 type Unbound struct {
 	Where, Why string
 }
 
 func (u Unbound) String() string { return u.Where + ": " + u.Why }
 
-// BoundEntity is a designed entity and how the source fills it. Table is
-// nil when no table holds it (the entity is then in Bound.Unbound and
-// drafted as a comment).
+// BoundEntity is a designed entity and how the source fills it; Table nil when no table holds it
+// (then Unbound and commented).
 type BoundEntity struct {
 	Design *MCPEntity
 	Table  *Table
@@ -55,30 +48,26 @@ type BoundEntity struct {
 	Why     string
 	PK, SK  string
 	Indexes []BoundIndex
-	// Select are the source columns written, Rename the ones written
-	// under the design's name (column → field).
+	// Select are the written source columns, Rename those written under the design's name (column →
+	// field).
 	Select []string
 	Rename map[string]string
-	// Dropped are the columns left out because a key attribute of the same
-	// name holds them (a design whose key attribute is the field).
+	// Dropped are columns left out because a same-named key attribute holds them.
 	Dropped []string
-	// Casts are the columns read as text, through a query source, so that
-	// their attributes hold the design's string (a string field over a
-	// number or boolean column no join uses).
+	// Casts are columns read as text through a query source, so their attributes hold the design's
+	// string.
 	Casts      []string
 	Duplicates []*BoundDuplicate
 	Counts     []BoundCount
 	Embeds     []BoundEmbed
 	Notes      []string
-	// keyName gives each field placeable in a key its placeholder: its
-	// source column, or its duplicated attribute (dup marks the latter),
-	// and whether it is a number.
+	// keyName gives each key-placeable field its placeholder (source column or duplicated
+	// attribute, marked in dup) and whether it is a number.
 	keyName map[string]keyColumn
 	dup     map[string]bool
 	// nullable marks the placeholders that may be NULL (sparse indexes).
 	nullable map[string]bool
-	// multi are the GSIs with multi-attribute keys the entity's items
-	// are in (their own attributes: no Indexes entry).
+	// multi are the multi-attribute-key GSIs the items are in (no Indexes entry).
 	multi []string
 }
 
@@ -106,8 +95,8 @@ type BoundCount struct {
 	Join [][2]string
 }
 
-// BoundEmbed is a child table's rows embedded in an array field: a list of
-// maps, or, for an array of scalars, a set of one column's values.
+// BoundEmbed is a child table's rows in an array field: a list of maps, or for scalars a set of one
+// column.
 type BoundEmbed struct {
 	Attr    string
 	Child   *Table
@@ -118,20 +107,18 @@ type BoundEmbed struct {
 	Max     int64
 }
 
-// BoundPattern is a translated access pattern, or one that could not be
-// (Why set, KeyCondition empty).
+// BoundPattern is a translated access pattern, or one that could not be (Why set, KeyCondition
+// empty).
 type BoundPattern struct {
 	Name, Description, Index, KeyCondition string
-	// Filter is the design's filter_expression as the mapping's filter
-	// ("" without one).
+	// Filter is filter_expression as the mapping's filter ("" for none).
 	Filter string
 	Design *MCPPattern
 	Entity *MCPEntity
 	Why    string
 }
 
-// SelectMCPTable returns the design's table of that name, or its only
-// table when name is "".
+// SelectMCPTable returns the design's table of that name, or its only one when name is "".
 func SelectMCPTable(d *MCPDesign, name string) (*MCPTable, error) {
 	var names []string
 	for _, t := range d.Tables {
@@ -146,15 +133,13 @@ func SelectMCPTable(d *MCPDesign, name string) (*MCPTable, error) {
 	return nil, fmt.Errorf("the design has no table %q; its tables: %s", name, strings.Join(names, ", "))
 }
 
-// link is a relationship of a table: to a parent (Join pairs the
-// parent's columns with the table's) or from a child (the child's columns
-// with the table's).
+// link is a table's relationship: to a parent (Join pairs the parent's columns with the table's) or
+// from a child.
 type link struct {
 	Other *Table
 	Join  [][2]string
-	// Bases are the names a field may start with to name the parent's
-	// column through this foreign key: its column without _id
-	// (author_id → author) and without _<parent>_id (owner_user_id → owner).
+	// Bases are field name starts naming a parent column through this foreign key: the column
+	// without _id (author_id → author) or _<parent>_id (owner_user_id → owner).
 	Bases []string
 	Via   string
 	// NotNull: every row has the parent.
@@ -167,8 +152,8 @@ type binder struct {
 	b *Bound
 }
 
-// BindDesign binds the designed table t to cat: see Bound. name is the
-// DynamoDB table name (default: the design's table_name).
+// BindDesign binds designed table t to cat (see Bound); name is the table name (default
+// table_name).
 func BindDesign(cat *Catalog, t *MCPTable, name string) *Bound {
 	b := &Bound{Catalog: cat, Design: t, Table: cmp.Or(name, t.Config.TableName), PartitionKey: t.Config.PartitionKey,
 		SortKey: t.Config.SortKey, GSIs: t.GSIs(), TypeAttribute: "type"}
@@ -194,9 +179,8 @@ func (g *binder) unbound(where, format string, args ...any) {
 	g.b.Unbound = append(g.b.Unbound, Unbound{Where: where, Why: fmt.Sprintf(format, args...)})
 }
 
-// parents are t's parents through its foreign keys, and through their
-// foreign keys whose columns t holds too (a task's tenant, through its
-// project's (tenant_id, project_id)).
+// parents are t's parents through its foreign keys, and through theirs whose columns t holds too (a
+// task's tenant, via its project's (tenant_id, project_id)).
 func (g *binder) parents(t *Table) []link {
 	var out []link
 	for _, fk := range t.ForeignKeys {
@@ -236,11 +220,8 @@ func (g *binder) parents(t *Table) []link {
 	return out
 }
 
-// bases are the names a field may start with to name a column of parent p
-// through fk: the column of fk that names the parent (the one not named as
-// the parent's own, in a composite foreign key that carries a tenant
-// along), without _<p's singular>_id (owner_user_id → owner) or _id
-// (author_id → author).
+// bases are the name starts for parent p's columns through fk: the parent-naming column of fk (not
+// the tenant one) without _<p's singular>_id (owner_user_id → owner) or _id (author_id → author).
 func bases(fk *ForeignKey, p *Table) []string {
 	var own []string
 	for i, c := range fk.Columns {
@@ -280,8 +261,8 @@ func (g *binder) children(t *Table) []link {
 	return out
 }
 
-// direct finds field f among t's columns: the column f, else the column c
-// of a field named <t's singular>_c (product_name → products.name).
+// direct finds field f among t's columns: column f, else c for <t's singular>_c (product_name →
+// products.name).
 func direct(t *Table, f string) (string, bool) {
 	if _, ok := t.Column(f); ok {
 		return f, true
@@ -294,9 +275,8 @@ func direct(t *Table, f string) (string, bool) {
 	return "", false
 }
 
-// fromParent finds field f in a parent of t: a column c of it named by
-// the foreign key (author_handle → author_id's users.handle), by the
-// parent (user_handle → users.handle) or f itself (email → users.email).
+// fromParent finds f in a parent: a column named via the foreign key (author_handle →
+// users.handle), the parent (user_handle) or f itself (email).
 func fromParent(parents []link, f string) (link, string, bool) {
 	for _, pass := range []int{0, 1, 2} {
 		for _, l := range parents {
@@ -323,12 +303,9 @@ func fromParent(parents []link, f string) (link, string, bool) {
 
 var countField = regexp.MustCompile(`^(?:(.+)_count|num_(.+))$`)
 
-// childNamed finds the child table a field names: its name's singular is
-// the child's (lines → order_lines, topics → post_topics: its last words)
-// or its first words (player → player_achievements); else the child's
-// other foreign key is named so: a user's followers are the rows of
-// follows that reach the user through followee_id, each with its
-// follower_id.
+// childNamed finds the child table a field names: by singular matching the child's last words
+// (lines → order_lines) or first words (player → player_achievements), else by the child's other
+// foreign key (a user's followers: follows rows reaching the user via followee_id).
 func childNamed(children []link, name string) (link, bool) {
 	s := singularSnake(name)
 	for _, l := range children {
@@ -347,8 +324,7 @@ func childNamed(children []link, name string) (link, bool) {
 	return link{}, false
 }
 
-// keyOf reports whether cols hold t's primary key or a unique key, so
-// that no two rows render one item key.
+// keyOf reports whether cols hold a unique key of t, so no two rows render one item key.
 func keyOf(t *Table, cols []string) bool {
 	for _, k := range append([][]string{t.PrimaryKey}, t.Uniques...) {
 		if len(k) > 0 && subset(k, cols) {
@@ -363,9 +339,8 @@ func keyFields(de *MCPEntity) []string {
 	return slices.Concat(templateFields(de.PKTemplate), templateFields(de.SKTemplate))
 }
 
-// fit measures how well table t holds entity de: whether its key fields
-// are placeable (columns of t, or of a parent) and hold a key of t, how
-// many fields are t's columns, how well the names match (nameMatch).
+// fit measures how well t holds de: placeable key fields holding a key of t, fields that are t's
+// columns, name match.
 func (g *binder) fit(de *MCPEntity, t *Table) (keys bool, cols, name int) {
 	parents := g.parents(t)
 	var keyCols []string
@@ -422,12 +397,10 @@ func (c candidate) evidence(de *MCPEntity) string {
 	return fmt.Sprintf("%s (%d of its %d fields are columns, %s)", c.t.Name, c.cols, len(de.Fields), how)
 }
 
-// table chooses the source table of de among those whose columns hold its
-// key fields, none a column of lists (ProbeDelimited): the one named as
-// the entity, else alike but for case and number (Titles → titles), else
-// the one with the most of its fields as columns. A tie (or, without a
-// name match, a near miss) leaves de unbound, listing the candidates, and
-// "" is returned as why.
+// table chooses de's source table among those whose columns hold its key fields, none a column of
+// lists: named as the entity, else alike but for case and number (Titles → titles), else the most
+// fields as columns. A tie or near miss leaves de unbound, listing candidates, and returns "" as
+// why.
 func (g *binder) table(de *MCPEntity) (*Table, string) {
 	var cands []candidate
 	var best candidate
@@ -498,8 +471,7 @@ func (g *binder) table(de *MCPEntity) (*Table, string) {
 	return top.t, why
 }
 
-// listKey says which key field of de would be a column of lists in t
-// (Table.Delimited), or "".
+// listKey says which key field of de is a column of lists in t, or "".
 func listKey(de *MCPEntity, t *Table) string {
 	for _, f := range keyFields(de) {
 		if c, ok := direct(t, f); ok && t.Delimited[c] != "" {

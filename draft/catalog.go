@@ -1,8 +1,7 @@
-// Package draft writes a first mapping from a PostgreSQL database's own
-// schema and data: Read takes tables, keys, row counts and each foreign
-// key's fan-out in one REPEATABLE READ snapshot (Catalog), Propose applies
-// the single-table rules of docs/init-and-plan.md, and Write renders a
-// mapping file whose comments give the numbers each decision rests on.
+// Package draft writes a first mapping from a PostgreSQL database's schema and data: Read takes
+// tables, keys, row counts and foreign key fan-outs in one REPEATABLE READ snapshot (Catalog),
+// Propose applies docs/init-and-plan.md's single-table rules, and Write renders a mapping whose
+// comments give each decision's numbers.
 package draft
 
 import (
@@ -18,8 +17,7 @@ import (
 	"github.com/pg2dynamo/pg2dynamo/mapping"
 )
 
-// Catalog is what Read found: the tables of the schemas asked for, in
-// (schema, name) order, each with its keys and measurements.
+// Catalog is what Read found: the tables in (schema, name) order, with keys and measurements.
 type Catalog struct {
 	// Database is current_database() of the connection.
 	Database string
@@ -30,75 +28,57 @@ type Catalog struct {
 	Tables  []*Table
 }
 
-// Table is one ordinary or partitioned table (partitions are read through
-// their parent and not listed; the foreign keys they declare are their
-// parent's, see extract.ForeignKey).
+// Table is one ordinary or partitioned table (partitions are read through their parent, not
+// listed).
 type Table struct {
 	Schema, Name string
 	// Columns in attnum order.
 	Columns []Column
 	// PrimaryKey is the primary key's columns in key order; nil without one.
 	PrimaryKey []string
-	// Uniques are the column lists of the unique keys other than the
-	// primary key: the UNIQUE constraints', in name order, then those of
-	// the unique indexes made by CREATE UNIQUE INDEX (of columns only, not
-	// partial), in name order. Each declares that no two rows have equal
-	// values in all its columns, NULLs aside.
+	// Uniques are the non-primary unique keys: UNIQUE constraints by name, then CREATE UNIQUE INDEX
+	// column indexes (not partial) by name. No two rows share all their values, NULLs aside.
 	Uniques [][]string
-	// UniqueColumns are, for a table nothing identifies (no primary key,
-	// no unique key of NOT NULL columns), the columns whose values are
-	// distinct and never NULL in the data (measured; nil when it has no
-	// rows): each could be its primary key.
+	// UniqueColumns are, for an unidentified table, columns distinct and never NULL in the data
+	// (nil without rows): each could be its primary key.
 	UniqueColumns []string
-	// OwnID is, for a table whose primary key has more columns than its
-	// own id (Pagila's payment, keyed by (payment_date, payment_id)), the
-	// id column: named id or after the table (payment_id), of no foreign
-	// key, and distinct and never NULL in the data; "" for others and for
-	// a table without rows.
+	// OwnID is, when the primary key has more columns than the own id (Pagila's payment:
+	// (payment_date, payment_id)), that id column: id or named after the table, in no foreign key,
+	// distinct and never NULL in the data; else "".
 	OwnID string
-	// Suggestions are the relations that column names suggest and no
-	// foreign key declares (suggestRelations), in column order.
+	// Suggestions are relations column names suggest and no foreign key declares, in column order.
 	Suggestions []*Suggestion
-	// ForeignKeys are the table's outgoing foreign keys, in name order, each
-	// with its measured fan-out.
+	// ForeignKeys are the outgoing foreign keys by name, each with its measured fan-out.
 	ForeignKeys []*ForeignKey
 	// Rows is count(*) of the table.
 	Rows int64
-	// AvgRowBytes is the average pg_column_size of a row (bytes, as stored,
-	// possibly compressed): a lower bound of the DynamoDB item size.
+	// AvgRowBytes is a row's average pg_column_size (stored, maybe compressed): a lower bound of
+	// its item size.
 	AvgRowBytes int64
-	// Delimited are the text columns ProbeDelimited found to hold lists
-	// (a comma in at least DelimitedShare of the values sampled), each
-	// with one of its values.
+	// Delimited are the text columns ProbeDelimited found holding lists, each with a sample value.
 	Delimited map[string]string
 }
 
-// Column is one column of a table: its name, type (format_type, e.g.
-// "character varying(40)") and NOT NULL constraint.
+// Column is a table column: name, format_type (e.g. "character varying(40)") and NOT NULL.
 type Column = extract.TableColumn
 
 // ForeignKey is one foreign key constraint of a child table.
 type ForeignKey struct {
 	Name string
-	// Columns of the child, in constraint order; RefColumns are the parent's
-	// columns they reference, pairwise.
+	// Columns of the child in constraint order; RefColumns the parent's they reference, pairwise.
 	Columns               []string
 	RefSchema, RefTable   string
 	RefColumns            []string
 	Fanout                Fanout
 	columnsNotNull, valid bool
-	// partial is true for a foreign key of a partitioned table that only
-	// some of its partitions declare (extract.ForeignKey.Partial).
+	// partial: only some partitions of a partitioned table declare it (extract.ForeignKey.Partial).
 	partial bool
-	// suggested is, for a relation no constraint declares, the
-	// suggestion it was drafted from (suggestRelations); nil for a
-	// declared foreign key.
+	// suggested is the undeclared relation it was drafted from; nil for a declared foreign key.
 	suggested *Suggestion
 }
 
-// Fanout is the measured shape of a relationship: of the child rows whose
-// foreign key columns are all non-NULL (Children), how they group by
-// parent (Parents: distinct key values among them).
+// Fanout is a relationship's measured shape: child rows with all foreign key columns set
+// (Children), grouped by parent (Parents: distinct keys).
 type Fanout struct {
 	Children, Parents int64
 	// Max is the largest number of children of one parent.
@@ -113,8 +93,7 @@ func (f Fanout) Avg() float64 {
 	return float64(f.Children) / float64(f.Parents)
 }
 
-// NotNull reports whether every column of the foreign key is NOT NULL, so
-// that every child row has a parent.
+// NotNull reports whether every foreign key column is NOT NULL, so every child has a parent.
 func (fk *ForeignKey) NotNull() bool { return fk.columnsNotNull }
 
 // Column returns the named column and whether it exists.
@@ -130,13 +109,11 @@ func (t *Table) Column(name string) (Column, bool) {
 // Ident is the table's quoted, schema-qualified name for SQL.
 func (t *Table) Ident() string { return pgx.Identifier{t.Schema, t.Name}.Sanitize() }
 
-// Read reads the catalog of schemas (default: public) and measures every
-// table and foreign key in one REPEATABLE READ, READ ONLY snapshot: one
-// count(*) scan per table and one GROUP BY scan per foreign key. Tables
-// exclude matches (Excluded), and foreign keys to them, are left out
-// unmeasured. measured, when not nil, is called after each table with its
-// 1-based position of n. Errors are the database's, wrapped with the
-// table, or path.ErrBadPattern for a malformed pattern.
+// Read reads schemas' catalog (default public) and measures every table and foreign key in one
+// REPEATABLE READ, READ ONLY snapshot (a count(*) scan per table, a GROUP BY scan per foreign key).
+// Tables exclude matches, and foreign keys to them, are left unmeasured. measured, if set, is
+// called after each table with its 1-based position of n. Errors are the database's wrapped with
+// the table, or path.ErrBadPattern.
 func Read(ctx context.Context, conn *pgx.Conn, schemas, exclude []string, measured func(t *Table, i, n int)) (*Catalog, error) {
 	for _, p := range exclude {
 		if _, err := path.Match(p, ""); err != nil {
@@ -174,10 +151,9 @@ func Read(ctx context.Context, conn *pgx.Conn, schemas, exclude []string, measur
 	return cat, nil
 }
 
-// fromCatalog turns the catalog's tables into the draft's, in the same
-// order. Partitions and the tables exclude matches are left out; foreign
-// keys to them are kept, but not valid: nothing can be nested under a
-// parent that is not migrated.
+// fromCatalog turns the catalog's tables into the draft's in order, without partitions and excluded
+// tables; foreign keys to those stay but are invalid, since nothing nests under an unmigrated
+// parent.
 func fromCatalog(in []*extract.Table, exclude []string) []*Table {
 	var out []*Table
 	var from []*extract.Table
@@ -212,9 +188,8 @@ func fromCatalog(in []*extract.Table, exclude []string) []*Table {
 	return out
 }
 
-// Excluded reports whether a pattern of exclude (path.Match's syntax:
-// *, ?, [a-z]) matches t's name or its schema-qualified name
-// (audit_*, staging.*).
+// Excluded reports whether an exclude pattern (path.Match syntax) matches t's name or
+// schema-qualified name.
 func Excluded(t *Table, exclude []string) bool {
 	for _, p := range exclude {
 		if ok, _ := path.Match(p, t.Name); ok {
@@ -237,8 +212,7 @@ func (c *Catalog) Table(schema, name string) *Table {
 	return nil
 }
 
-// measure counts the table's rows and their average stored size, and the
-// fan-out of each of its foreign keys.
+// measure counts the rows and their average stored size, and each foreign key's fan-out.
 func measure(ctx context.Context, tx pgx.Tx, t *Table) error {
 	q := fmt.Sprintf("SELECT count(*), coalesce(avg(pg_column_size(t.*)), 0)::bigint FROM %s AS t", t.Ident())
 	if err := tx.QueryRow(ctx, q).Scan(&t.Rows, &t.AvgRowBytes); err != nil {
@@ -274,14 +248,13 @@ FROM (SELECT count(*) AS n FROM %s WHERE %s GROUP BY %s) AS g`, t.Ident(), notNu
 	return nil
 }
 
-// orderable are the type names (format_type, up to a '(' or '[') whose
-// values count(DISTINCT) compares: a table nothing identifies is
-// searched for a key among its columns of these types.
+// orderable are the type names (format_type up to '(' or '[') count(DISTINCT) compares, searched
+// for a key of an unidentified table.
 var orderable = []string{"smallint", "integer", "bigint", "numeric", "text", "character varying", "character", "uuid",
 	"date", "timestamp without time zone", "timestamp with time zone"}
 
-// measureUnique sets t.UniqueColumns: the columns of an orderable type
-// (at most 20) whose values are all distinct and none NULL, in one scan.
+// measureUnique sets t.UniqueColumns: orderable columns (at most 20) all distinct and non-NULL, in
+// one scan.
 func measureUnique(ctx context.Context, tx pgx.Tx, t *Table) error {
 	var cols, exprs []string
 	for _, c := range t.Columns {
@@ -311,9 +284,8 @@ func measureUnique(ctx context.Context, tx pgx.Tx, t *Table) error {
 	return nil
 }
 
-// ownIDCandidate is the column of t's composite primary key named id or
-// after the table (payment_id of payment or payments), NOT NULL and of
-// no foreign key, that could be its own id (Table.OwnID); "" when none.
+// ownIDCandidate is the composite primary key's id column (id, or named after the table), NOT NULL
+// and in no foreign key (Table.OwnID); "" for none.
 func ownIDCandidate(t *Table) string {
 	if len(t.PrimaryKey) < 2 {
 		return ""

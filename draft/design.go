@@ -13,29 +13,24 @@ import (
 	"github.com/pg2dynamo/pg2dynamo/mapping"
 )
 
-// The thresholds Design decides by. They are starting points for a human
-// review, stated in the drafted file's comments next to the numbers.
+// Design's thresholds: starting points for human review, stated in the drafted file's comments.
 const (
 	// EmbedMaxChildren: a child table is embedded in its parent when no
 	// parent has more children than this in the data.
 	EmbedMaxChildren = 10
-	// EmbedMaxItems is the max_items of a drafted embed: twice
-	// EmbedMaxChildren, room to grow before a parent row is rejected.
+	// EmbedMaxItems is a drafted embed's max_items: twice EmbedMaxChildren, room to grow.
 	EmbedMaxItems = 2 * EmbedMaxChildren
-	// EmbedMaxBytes bounds the stored size of a parent's embedded children
-	// (average row size × EmbedMaxItems), well under DynamoDB's 400 KB item
-	// limit (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/ServiceQuotas.html).
+	// EmbedMaxBytes bounds a parent's embedded children (average row size × EmbedMaxItems), well
+	// under the 400 KB item limit
+	// (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/ServiceQuotas.html).
 	EmbedMaxBytes = 64 << 10
-	// NestMaxAvg: a foreign key whose parents have more children than this
-	// on average is a categorization (a status, a genre, a shipper), not an
-	// ownership: nesting or indexing by it would make large, hot partitions.
+	// NestMaxAvg: a foreign key averaging more children per parent is a categorization (status,
+	// genre), not ownership; keying by it makes large, hot partitions.
 	NestMaxAvg = 100
-	// GSI is the name of the drafted overloaded index, GSIPK and GSISK its
-	// key attributes.
+	// GSI is the overloaded index's name, GSIPK and GSISK its keys.
 	GSI, GSIPK, GSISK = "GSI1", "GSI1PK", "GSI1SK"
-	// KeyGSI is the drafted sparse index of own keys, KeyGSIPK its only key
-	// attribute: a Child whose partition key is its owner's writes its own
-	// TYPE#key there, to be found by its key alone.
+	// KeyGSI is the sparse index of own keys (key KeyGSIPK), where a Child keyed by its owner
+	// writes its own TYPE#key.
 	KeyGSI, KeyGSIPK = "GSI2", "GSI2PK"
 )
 
@@ -45,16 +40,15 @@ type Role int
 const (
 	// Root: its own item collection, PK = SK = TYPE#key.
 	Root Role = iota
-	// Owned: its own item collection like a root, and its owner's
-	// collection reaches it through the GSI.
+	// Owned: its own collection like a root, reached from its owner's through the GSI.
 	Owned
-	// Child: items in the owner's item collection (PK = OWNER#key); found
-	// by its own key through KeyGSI unless that key holds the owner's.
+	// Child: in the owner's collection (PK = OWNER#key), found by its key via KeyGSI unless that
+	// key holds the owner's.
 	Child
 	// Embedded: no items of its own; the owner's item holds its rows.
 	Embedded
-	// Join: a table of two foreign keys, as adjacency-list items in the first
-	// parent's collection, inverted in the GSI.
+	// Join: a two-foreign-key table, as adjacency-list items in the first parent's collection,
+	// inverted in the GSI.
 	Join
 )
 
@@ -63,14 +57,12 @@ type Design struct {
 	Catalog       *Catalog
 	Table         string
 	TypeAttribute string
-	// Entities in mapping order: roots, then each owner before what it
-	// owns, then join tables.
+	// Entities in mapping order: roots, then owners before what they own, then join tables.
 	Entities []*Entity
 	Patterns []*Pattern
 	// Skipped are tables left out, each with why.
 	Skipped []Skip
-	// UsesGSI says whether any entity writes GSI1, UsesKeyGSI whether any
-	// writes GSI2.
+	// UsesGSI and UsesKeyGSI say whether any entity writes GSI1, GSI2.
 	UsesGSI, UsesKeyGSI bool
 }
 
@@ -82,22 +74,19 @@ type Skip struct {
 
 // Entity is one drafted entity.
 type Entity struct {
-	// Name is the entity's name and type, Prefix its key prefix: ASCII,
-	// unique among the entities (see designer.names).
+	// Name is the entity's name and type, Prefix its key prefix: ASCII, unique (designer.names).
 	Name   string
 	Prefix string
 	Table  *Table
-	// Key are the columns that identify a row (the primary key, or a unique
-	// key of NOT NULL columns).
+	// Key are the identifying columns (primary key, or a unique key of NOT NULL columns).
 	Key  []string
 	Role Role
-	// Owner is the foreign key to the parent a Child, Owned or Embedded
-	// table belongs to; Ends are a Join table's two foreign keys.
+	// Owner is the foreign key to a Child's, Owned's or Embedded's parent; Ends a Join's two
+	// foreign keys.
 	Owner *ForeignKey
 	Ends  [2]*ForeignKey
-	// PK and SK are the key templates; Index the GSI1 templates, if any;
-	// ByKey the GSI2 partition key template (a Child's own TYPE#key), if
-	// any.
+	// PK and SK are the key templates, Index the GSI1 templates, ByKey a Child's GSI2 partition key
+	// template.
 	PK, SK string
 	Index  *Index
 	ByKey  string
@@ -105,26 +94,23 @@ type Entity struct {
 	Embeds     []*Entity
 	Counts     []Count
 	Duplicates []Duplicate
-	// As is the attribute of the owner's item that holds an Embedded
-	// table's rows.
+	// As is the owner's attribute holding an Embedded table's rows.
 	As string
 	// Rename renames columns that would clash with key or type attributes.
 	Rename map[string]string
-	// Exclude are the columns left out of the items (secrets, full-text
-	// vectors: see leftOut), each with why, in column order.
+	// Exclude are the columns left out (secrets, full-text vectors: leftOut) with why, in column
+	// order.
 	Exclude []LeftOut
 	// Notes are the comment lines written above the entity.
 	Notes []string
 	owned []*Entity
-	// words is the table's name as ASCII snake_case (asciiSnake), or
-	// table_N when it has none; base is the singular the entity's name and
-	// prefix come from, in lower case (order_line, sales_order).
+	// words is the table name as ASCII snake_case (table_N without one); base the lower-case
+	// singular the name and prefix come from (order_line).
 	words, base string
 	// whyNotEmbedded says why a Child is not Embedded.
 	whyNotEmbedded string
-	// lead is the text a Join's sort keys start with before the other
-	// parent's prefix: "" or its own prefix and '#' when another entity
-	// has the same keys (distinctKeys).
+	// lead starts a Join's sort keys before the other parent's prefix: "" or its own prefix and '#'
+	// when another entity has the same keys.
 	lead string
 }
 
@@ -136,8 +122,7 @@ type Index struct {
 	Parent *Entity
 }
 
-// LeftOut is a column left out of an entity's (or an embed's) items and
-// why.
+// LeftOut is a column left out of an entity's or embed's items, and why.
 type LeftOut struct {
 	Column, Why string
 }
@@ -166,8 +151,7 @@ type Pattern struct {
 type Options struct {
 	// Table is the DynamoDB table name (default: the database's name).
 	Table string
-	// DuplicateNames copies each owner's name column (name, title, *_name)
-	// onto the items it owns.
+	// DuplicateNames copies each owner's name column (name, title, *_name) onto its owned items.
 	DuplicateNames bool
 }
 
@@ -179,9 +163,8 @@ type designer struct {
 	cands map[*Entity][]*ForeignKey
 }
 
-// Propose applies the drafting rules to cat. It does not fail: a table it
-// cannot map (no primary key or NOT NULL unique key whose columns a key
-// template can name) is in Skipped.
+// Propose applies the drafting rules to cat. It never fails: a table it cannot map (no placeable
+// primary or NOT NULL unique key) goes to Skipped.
 func Propose(cat *Catalog, opts Options) *Design {
 	d := &Design{Catalog: cat, Table: tableName(opts.Table, cat.Database), TypeAttribute: "type"}
 	g := &designer{d: d, opts: opts, byName: map[*Table]*Entity{}, cands: map[*Entity][]*ForeignKey{}}
@@ -245,9 +228,7 @@ func tableName(asked, db string) string {
 	return n
 }
 
-// identity is the primary key, or the first unique key of NOT NULL
-// columns, whose columns a key template can name (placeable); or nil and
-// why there is none.
+// identity is the primary key, or the first placeable NOT NULL unique key; or nil and why none.
 func identity(t *Table) ([]string, string) {
 	if len(t.PrimaryKey) > 0 && placeable(t.PrimaryKey) {
 		return t.PrimaryKey, ""
@@ -269,9 +250,8 @@ func identity(t *Table) ([]string, string) {
 	return nil, "no primary key and no unique key of NOT NULL columns: nothing identifies a row, so no key can be rendered; " + keyAdvice(t)
 }
 
-// keyAdvice says how to give t, which nothing identifies, a key: a
-// column the data shows unique and never NULL, else an identity column.
-// Either way the table is migrated once init is run again.
+// keyAdvice says how to give an unidentified t a key: a column the data shows unique and never
+// NULL, else an identity column; then rerun init.
 func keyAdvice(t *Table) string {
 	id := pgx.Identifier{t.Schema, t.Name}.Sanitize()
 	if len(t.UniqueColumns) > 0 {
@@ -286,18 +266,15 @@ func keyAdvice(t *Table) string {
 	return fmt.Sprintf("no column is distinct and never NULL in the data: add a key, ALTER TABLE %s ADD COLUMN id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY; or a UNIQUE index on NOT NULL columns; then run init again", id)
 }
 
-// placeable reports whether a key template can name every column of cols
-// as a placeholder, ${column} (mapping.Nameable).
+// placeable reports whether every column can be a ${column} placeholder (mapping.Nameable).
 func placeable(cols []string) bool {
 	return !slices.ContainsFunc(cols, func(c string) bool { return !mapping.Nameable(c) })
 }
 
-// names gives each entity a type name and key prefix from its table's
-// name (asciiSnake, then singular: order_lines → OrderLine, ORDER_LINE),
-// by the rules of "Names" in docs/init-and-plan.md: by its place in the
-// catalog without an ASCII letter or digit, qualified by schema, then
-// numbered, so that no two types share a prefix and overwrite each
-// other's items.
+// names gives each entity a type name and key prefix from its table name (asciiSnake, singular:
+// order_lines → OrderLine, ORDER_LINE), per docs/init-and-plan.md "Names": catalog position without
+// an ASCII letter or digit, then schema-qualified, then numbered, so no two types share a prefix
+// and overwrite each other's items.
 func (g *designer) names(all []*Entity) {
 	pos := map[*Table]int{}
 	for i, t := range g.d.Catalog.Tables {
@@ -333,11 +310,9 @@ func (g *designer) names(all []*Entity) {
 	}
 }
 
-// parentOf returns the entity a usable foreign key references: a mapped
-// table whose identifying key the foreign key references in full. Key
-// templates of both sides then render the same value. A foreign key only
-// some partitions declare is not usable: rows of the others may have no
-// parent.
+// parentOf returns the mapped table a usable foreign key references by its full identifying key, so
+// both sides' templates render one value. A foreign key only some partitions declare is unusable:
+// other rows may lack a parent.
 func (g *designer) parentOf(fk *ForeignKey) *Entity {
 	if !fk.valid || fk.partial || !placeable(fk.Columns) {
 		return nil
@@ -363,12 +338,9 @@ func childColumns(fk *ForeignKey, parent *Entity) []string {
 	return out
 }
 
-// join makes e a Join when its identifying key is exactly the columns of
-// two usable foreign keys, and it has no other. Its items live in the
-// collection of the first end, unless that end is a category and the
-// other is not, as a partition per category value would be hot ("No
-// partition is hot" in docs/init-and-plan.md). A table of two category
-// ends is no join: it keeps its own collection.
+// join makes e a Join when its identifying key is exactly two usable foreign keys and it has no
+// other. Its items live in the first end's collection, unless that end is a category and the other
+// not (a partition per category is hot: docs/init-and-plan.md). Two category ends make no join.
 func (g *designer) join(e *Entity) {
 	t := e.Table
 	var usable []*ForeignKey
@@ -396,15 +368,12 @@ func (g *designer) join(e *Entity) {
 	e.Ends = [2]*ForeignKey{a, b}
 }
 
-// category reports whether fk's parents have over NestMaxAvg children on
-// average: a categorization (a status, a genre, a department), which no
-// item collection or GSI partition should be keyed by.
+// category reports whether fk averages over NestMaxAvg children per parent: a categorization no
+// collection or GSI partition should be keyed by.
 func category(fk *ForeignKey) bool { return fk.Fanout.Avg() > NestMaxAvg }
 
-// candidates are the foreign keys that could own e: usable, NOT NULL (every
-// row has a parent), to another table, whose parents have at most
-// NestMaxAvg children on average (more is a category), and not a
-// one-to-one reference (reference).
+// candidates are the foreign keys that could own e: usable, NOT NULL, to another table, not a
+// category, not a one-to-one reference.
 func (g *designer) candidates(e *Entity) []*ForeignKey {
 	var out []*ForeignKey
 	for _, fk := range e.Table.ForeignKeys {
@@ -415,15 +384,13 @@ func (g *designer) candidates(e *Entity) []*ForeignKey {
 	return out
 }
 
-// oneToOne reports whether each parent has at most one child through fk:
-// declared, when fk's columns hold t's primary key or one of its unique
-// keys, or measured: some child rows, and no parent with two.
+// oneToOne reports whether each parent has at most one child through fk: declared (fk holds a
+// unique key of t) or measured (rows exist, no parent has two).
 func oneToOne(t *Table, fk *ForeignKey) bool {
 	return oneToOneDeclared(t, fk) || fk.Fanout.Children > 0 && fk.Fanout.Max <= 1
 }
 
-// oneToOneDeclared reports whether fk's columns hold t's primary key or
-// one of its unique keys.
+// oneToOneDeclared reports whether fk's columns hold a unique key of t.
 func oneToOneDeclared(t *Table, fk *ForeignKey) bool {
 	if len(t.PrimaryKey) > 0 && subset(t.PrimaryKey, fk.Columns) {
 		return true
@@ -436,18 +403,15 @@ func oneToOneDeclared(t *Table, fk *ForeignKey) bool {
 	return false
 }
 
-// reference reports whether fk is a one-to-one reference of e: one to one
-// (oneToOne) and outside e's own key, so no ownership (a customer has an
-// address; "Owners" in docs/init-and-plan.md says why).
+// reference reports whether fk is a one-to-one reference outside e's own key, hence no ownership (a
+// customer has an address; docs/init-and-plan.md "Owners").
 func reference(e *Entity, fk *ForeignKey) bool {
 	return oneToOne(e.Table, fk) && !subset(fk.Columns, e.Key)
 }
 
-// classify chooses e's owner among its candidates, preferring, in order
-// ("Owners" in docs/init-and-plan.md says why): one inside the table's own
-// key; one whose parent's name starts the table's (invoice_line →
-// invoice); one to a root (no candidates, no join table); the fewest
-// children per parent; the name.
+// classify chooses e's owner among candidates, preferring (docs/init-and-plan.md "Owners"): one
+// inside the table's key; one whose parent's name starts the table's (invoice_line → invoice); one
+// to a root; fewest children per parent; name.
 func (g *designer) classify(e *Entity) {
 	if e.Role == Join {
 		return
@@ -502,12 +466,10 @@ func subset(a, b []string) bool {
 	return true
 }
 
-// leaf turns an owned table that nothing hangs from into a Child in its
-// owner's item collection, or Embedded in the owner's item when it is
-// small and bounded: its only foreign key is the owner, no parent has more
-// than EmbedMaxChildren children and EmbedMaxItems rows fit EmbedMaxBytes.
-// Not a table others refer to (an embedded row has no item to fetch by
-// key), nor one whose key order_by cannot name (a column with a space).
+// leaf makes an owned table nothing hangs from a Child in its owner's collection, or Embedded in
+// the owner's item when small and bounded: its only foreign key is the owner, at most
+// EmbedMaxChildren children per parent, EmbedMaxItems rows within EmbedMaxBytes. Never a referenced
+// table (embedded rows have no item) or one whose key order_by cannot name.
 func (g *designer) leaf(e *Entity) {
 	if e.Role != Owned || len(e.owned) > 0 || g.joinStart(e) {
 		return
@@ -531,8 +493,7 @@ func (g *designer) leaf(e *Entity) {
 	}
 }
 
-// referrers are the tables, other than e's, with a usable foreign key to
-// e, in catalog order.
+// referrers are the other tables with a usable foreign key to e, in catalog order.
 func (g *designer) referrers(e *Entity) []string {
 	var out []string
 	for _, t := range g.d.Catalog.Tables {
@@ -549,8 +510,7 @@ func (g *designer) referrers(e *Entity) []string {
 	return out
 }
 
-// spaced reports whether column c has a space, which an embed's order_by
-// cannot name.
+// spaced reports whether c has a space, which order_by cannot name.
 func spaced(c string) bool { return len(strings.Fields(c)) != 1 }
 
 // joinStart reports whether a join table's items live in e's collection.
@@ -563,10 +523,8 @@ func (g *designer) joinStart(e *Entity) bool {
 	return false
 }
 
-// order puts roots first, then every owned table right after the tables
-// before it that own it (breadth first), then join tables; each group in
-// catalog order. Parents come before children, so an access pattern's
-// parameters are sampled from the parent.
+// order puts roots first, each owned table after its owners (breadth first), then joins, each group
+// in catalog order; parents first so patterns sample parameters from the parent.
 func order(all []*Entity) []*Entity {
 	var out []*Entity
 	placed := map[*Entity]bool{}
@@ -598,9 +556,8 @@ func order(all []*Entity) []*Entity {
 	return out
 }
 
-// ref renders "PREFIX#${a}#${b}" over cols, which must be placeable.
-// A placeholder's name is taken as written up to its '}': a '$' in it
-// needs no escape ("$$" is one only in literal text).
+// ref renders "PREFIX#${a}#${b}" over placeable cols; a '$' in a placeholder name needs no escape
+// ("$$" escapes only literal text).
 func ref(prefix string, cols []string) string {
 	var b strings.Builder
 	b.WriteString(prefix)
@@ -612,8 +569,8 @@ func ref(prefix string, cols []string) string {
 	return b.String()
 }
 
-// keys renders the key templates and chooses the GSI1 entry, and the
-// GSI2 entry of a Child whose partition key its own key does not give.
+// keys renders the key templates and picks the GSI1 entry, and a Child's GSI2 entry when its key
+// lacks the partition key.
 func (g *designer) keys(e *Entity) {
 	self := ref(e.Prefix, e.Key)
 	switch e.Role {
@@ -655,11 +612,9 @@ func (g *designer) keys(e *Entity) {
 	g.d.UsesGSI = true
 }
 
-// distinctKeys gives a Join whose item keys another entity's could equal
-// (two joins of the same parents, or a join and a Child of one parent) its
-// own prefix at the start of its sort keys, in the table and in GSI1
-// (EMPLOYEE#1 / DEPARTMENT_MANAGER#DEPARTMENT#d1), so that neither
-// overwrites the other's items.
+// distinctKeys prefixes a Join's sort keys (table and GSI1) with its own prefix when another
+// entity's keys could equal its own (two joins of the same parents, a join and a Child of one
+// parent): EMPLOYEE#1 / DEPARTMENT_MANAGER#DEPARTMENT#d1.
 func (g *designer) distinctKeys() {
 	shape := func(pk, sk string) string { return literalLead(pk) + "\x00" + literalLead(sk) }
 	seen := map[string][]*Entity{}
@@ -703,10 +658,8 @@ func literalLead(tpl string) string {
 	return tpl
 }
 
-// lookupFK chooses the foreign key a Root or Child serves through GSI1: a
-// usable one other than the owner, not a category; one-to-many before
-// one-to-one references (a parent's list of children is the likelier
-// query), then the fewest children per parent, then by name.
+// lookupFK picks the foreign key a Root or Child serves through GSI1: usable, not the owner, not a
+// category; one-to-many before one-to-one, then fewest children per parent, then name.
 func (g *designer) lookupFK(e *Entity) *ForeignKey {
 	var best *ForeignKey
 	better := func(fk *ForeignKey) bool {
@@ -726,8 +679,7 @@ func (g *designer) lookupFK(e *Entity) *ForeignKey {
 	return best
 }
 
-// parentSide adds to e's parent what e's role asks of it: the embed, a
-// count of the children, the duplicated name.
+// parentSide adds to e's parent what e's role asks: the embed, a child count, the duplicated name.
 func (g *designer) parentSide(e *Entity) {
 	if e.Owner == nil {
 		return
@@ -763,9 +715,8 @@ func (g *designer) parentSide(e *Entity) {
 
 var nameType = regexp.MustCompile(`^(text|character varying\((\d+)\)|character\((\d+)\))$`)
 
-// nameColumn is a parent's short name column: name, title, or *_name of
-// type text or (var)char up to 80 characters; "" when there is none.
-// "text" has no declared bound; it is taken as short because names are.
+// nameColumn is a parent's short name column: name, title or *_name of text or (var)char up to 80
+// ("text" is taken as short, as names are); "" for none.
 func nameColumn(t *Table) string {
 	for _, c := range t.Columns {
 		if c.Name != "name" && c.Name != "title" && !strings.HasSuffix(c.Name, "_name") {
@@ -783,8 +734,8 @@ func nameColumn(t *Table) string {
 	return ""
 }
 
-// typeAttribute keeps "type" unless a column of some entity is named so,
-// and renames any column that clashes with a key attribute.
+// typeAttribute keeps "type" unless a column has that name, and renames columns clashing with key
+// attributes.
 func (g *designer) typeAttribute() {
 	if g.anyColumn("type") {
 		g.d.TypeAttribute = "entity_type"
@@ -808,15 +759,12 @@ func (g *designer) typeAttribute() {
 	}
 }
 
-// secretWords mark a column whose value is a secret, or a digest of one,
-// when its name contains one of them (any case).
+// secretWords in a column name (any case) mark a secret or its digest.
 var secretWords = []string{"password", "passwd", "token", "secret", "hash", "salt"}
 
-// leftOut says why column c is left out of the items, or "" when it is
-// not: a tsvector (a full-text index DynamoDB cannot search), or a name
-// holding one of secretWords as a substring, which also catches innocent
-// names (hashtag): missing a secret would copy it to every reader of the
-// table ("Columns left out" in docs/init-and-plan.md).
+// leftOut says why c is left out, or "": a tsvector (DynamoDB cannot search it), or a name
+// containing a secretWord, which also catches innocent names (hashtag): copying a secret to every
+// reader is worse (docs/init-and-plan.md "Columns left out").
 func leftOut(c Column) string {
 	if c.Type == "tsvector" {
 		return "a tsvector, PostgreSQL's full-text index of other columns, which DynamoDB cannot search"
@@ -830,10 +778,8 @@ func leftOut(c Column) string {
 	return ""
 }
 
-// exclude lists the columns leftOut leaves out of e's items (and, for an
-// Embedded e, of the embedded rows), but for those its key templates
-// render: a key holds its columns whatever the attributes are, so such a
-// column is kept and the entity's comment says so.
+// exclude lists leftOut's columns of e's items (and embedded rows) except those key templates
+// render, which a key holds anyway; the entity's comment says so.
 func (g *designer) exclude(e *Entity) {
 	inKeys := slices.Clone(e.Key)
 	for _, fk := range append([]*ForeignKey{e.Owner, e.Ends[0], e.Ends[1]}, indexFK(e)) {
@@ -870,12 +816,10 @@ func (g *designer) anyColumn(name string) bool {
 	return false
 }
 
-// patterns drafts the access patterns of e's relationships: a Query of
-// each entity's own item by its key (through GSI2 for a Child whose key
-// does not give its partition key), a begins_with Query for each child
-// type in a collection, and a GSI1 Query for each reverse lookup.
-// Parameters are named as in the child's key template, so that verify
-// samples them from the child's rows. An empty table gets none.
+// patterns drafts e's relationship access patterns: a Query of each own item by key (via GSI2 when
+// needed), a begins_with Query per child type in a collection, a GSI1 Query per reverse lookup.
+// Parameters are named as in the child's key template so verify samples them from child rows. An
+// empty table gets none.
 func (g *designer) patterns(e *Entity) {
 	self := ref(e.Prefix, e.Key)
 	if e.Role == Embedded {
@@ -918,8 +862,7 @@ func (g *designer) patterns(e *Entity) {
 			"", fmt.Sprintf("PK = %s AND begins_with(SK, %s#)", e.PK, e.Prefix))
 	case Join:
 		a, b := g.parentOf(e.Ends[0]), g.parentOf(e.Ends[1])
-		// Named after the other parent, or, for a join that shares its
-		// keys' prefixes with another (distinctKeys), after its own table.
+		// Named after the other parent, or after its own table when distinctKeys prefixed it.
 		an, bn := a.Name+pascal(many(b.words)), b.Name+pascal(many(a.words))
 		if e.lead != "" {
 			an, bn = a.Name+pascal(many(e.words)), b.Name+pascal(many(e.words))
@@ -947,9 +890,8 @@ func (g *designer) patterns(e *Entity) {
 	}
 }
 
-// pattern adds an access pattern. Names are unique: one taken already
-// (two relationships named alike) gets "In" and its index, or "InTable",
-// when that is free, and a number only as a last resort.
+// pattern adds an access pattern under a unique name: a taken one gets "In" and its index, or
+// "InTable", and a number last.
 func (g *designer) pattern(name, desc, index, cond string) {
 	taken := func(n string) bool {
 		return slices.ContainsFunc(g.d.Patterns, func(p *Pattern) bool { return p.Name == n })

@@ -8,14 +8,11 @@ import (
 	"strings"
 )
 
-// MCPDesign is a data model in the schema.json format of the DynamoDB MCP
-// server (awslabs/mcp, src/dynamodb-mcp-server; its
-// docs/SCHEMA_VALIDATION.md describes it). BindDesign binds one of its
-// tables to a PostgreSQL catalog as a mapping.
+// MCPDesign is a data model in the DynamoDB MCP server's schema.json format (awslabs/mcp,
+// src/dynamodb-mcp-server, docs/SCHEMA_VALIDATION.md). BindDesign binds one table to a catalog.
 type MCPDesign struct {
 	Tables []*MCPTable
-	// CrossTable counts the cross_table_access_patterns (transactions
-	// over several tables), which no one-table mapping holds.
+	// CrossTable counts cross_table_access_patterns, which no one-table mapping holds.
 	CrossTable int
 }
 
@@ -24,32 +21,26 @@ type MCPTable struct {
 	Config   MCPTableConfig
 	GSIList  []MCPGSI
 	Entities MCPEntities
-	// CrossPatterns are the design's cross_table_access_patterns whose
-	// entities_involved name this table, in file order.
+	// CrossPatterns are the cross-table patterns naming this table, in file order.
 	CrossPatterns []MCPCrossPattern
 }
 
-// MCPCrossPattern is one of cross_table_access_patterns: a transaction
-// (TransactGet reads, TransactWrite writes) over the items of several
-// tables. Tables are the tables its entities_involved name, each once,
-// in order.
+// MCPCrossPattern is a cross-table transaction (TransactGet, TransactWrite); Tables are its
+// entities' tables, each once, in order.
 type MCPCrossPattern struct {
 	ID              int
 	Name, Operation string
 	Tables          []string
 }
 
-// MCPTableConfig names the table and its key attributes (SortKey "" for
-// a table without a sort key).
+// MCPTableConfig names the table and its key attributes (SortKey "" for none).
 type MCPTableConfig struct {
 	TableName, PartitionKey, SortKey string
 }
 
-// MCPGSI is a GSI of gsi_list: its name and key attributes. A key of one
-// attribute is in PartitionKey (SortKey; "" for a partition-key-only
-// index); a multi-attribute key (a list of 1 to 4 in the file) is in
-// PartitionKeys (SortKeys) with PartitionKey (SortKey) "". Projection is
-// ALL, KEYS_ONLY or INCLUDE (with Included).
+// MCPGSI is a gsi_list GSI. A one-attribute key is PartitionKey (SortKey, "" for none); a
+// multi-attribute key (1 to 4) is PartitionKeys (SortKeys) with PartitionKey (SortKey) "".
+// Projection is ALL, KEYS_ONLY or INCLUDE (Included).
 type MCPGSI struct {
 	Name                    string
 	PartitionKey, SortKey   string
@@ -61,9 +52,8 @@ type MCPGSI struct {
 // MultiAttribute reports whether a key of g is a list of attributes.
 func (g MCPGSI) MultiAttribute() bool { return g.PartitionKeys != nil || g.SortKeys != nil }
 
-// MCPEntity is one designed entity: its type prefix, key templates over
-// its fields ("USER#{user_id}"), GSI key templates, fields and access
-// patterns.
+// MCPEntity is a designed entity: type prefix, key templates ("USER#{user_id}"), GSI templates,
+// fields, patterns.
 type MCPEntity struct {
 	// Name is its key in "entities".
 	Name        string
@@ -75,17 +65,15 @@ type MCPEntity struct {
 	Patterns    []MCPPattern
 }
 
-// MCPGSIMapping is an entity's key templates in one GSI: one template a
-// key, or, for a multi-attribute key, a list of them (PKTemplates,
-// SKTemplates, with PKTemplate, SKTemplate "").
+// MCPGSIMapping is an entity's templates in one GSI; multi-attribute keys use PKTemplates,
+// SKTemplates.
 type MCPGSIMapping struct {
 	Name                     string
 	PKTemplate, SKTemplate   string
 	PKTemplates, SKTemplates []string
 }
 
-// MCPField is a typed field of an entity: string, integer, decimal,
-// boolean, array (with ItemType), object or uuid.
+// MCPField is a typed field: string, integer, decimal, boolean, array (ItemType), object or uuid.
 type MCPField struct {
 	Name     string
 	Type     string
@@ -93,10 +81,8 @@ type MCPField struct {
 	ItemType string
 }
 
-// MCPPattern is an access pattern: an operation (GetItem, Query, PutItem,
-// …) with its parameters, the GSI it reads (IndexName) and, for a range
-// Query, its sort key condition (begins_with, between, >, <, >=, <=).
-// Filter is its filter_expression, nil without one.
+// MCPPattern is an access pattern: an operation with parameters, IndexName, a range Query's sort
+// key condition, and Filter (nil for none).
 type MCPPattern struct {
 	ID             int
 	Name           string
@@ -109,26 +95,23 @@ type MCPPattern struct {
 	Filter         *MCPFilter
 }
 
-// MCPFilter is a pattern's filter_expression: conditions joined by
-// LogicalOperator (AND, the default, or OR).
+// MCPFilter is a filter_expression: conditions joined by LogicalOperator (AND by default, or OR).
 type MCPFilter struct {
 	Conditions      []MCPFilterCondition
 	LogicalOperator string
 }
 
-// MCPFilterCondition is one condition of a filter_expression on Field:
-// an Operator (=, <>, <, <=, >, >=, between, in) or a Function
-// (attribute_exists, attribute_not_exists, begins_with, contains, size:
-// with an Operator too), over the pattern's parameters Param (and Param2
-// for between) or Params (in).
+// MCPFilterCondition is a condition on Field: an Operator (=, <>, <, <=, >, >=, between, in) or
+// Function (attribute_exists, attribute_not_exists, begins_with, contains, size with an Operator),
+// over Param (Param2 for between) or Params (in).
 type MCPFilterCondition struct {
 	Field, Operator, Function string
 	Param, Param2             string
 	Params                    []string
 }
 
-// MCPParameter is an access pattern's parameter; EntityType is set for a
-// parameter of type "entity" (a whole item, for writes).
+// MCPParameter is a pattern parameter; EntityType is set for type "entity" (a whole item, for
+// writes).
 type MCPParameter struct {
 	Name       string
 	Type       string
@@ -161,8 +144,7 @@ func (e *MCPEntity) Field(name string) *MCPField {
 	return nil
 }
 
-// GSIMapping returns the entity's templates for the GSI of that name, or
-// nil.
+// GSIMapping returns the entity's templates for GSI name, or nil.
 func (e *MCPEntity) GSIMapping(name string) *MCPGSIMapping {
 	for i := range e.GSIMappings {
 		if e.GSIMappings[i].Name == name {
@@ -172,11 +154,8 @@ func (e *MCPEntity) GSIMapping(name string) *MCPGSIMapping {
 	return nil
 }
 
-// ParseMCPDesign reads a schema.json of the DynamoDB MCP server and
-// checks it (validateMCPDesign). A file that is not JSON gives (nil, an
-// error). Otherwise the design is returned as far as it is well formed,
-// values of the wrong shape left zero, with err nil or DesignErrors
-// (every mistake located and sorted by path).
+// ParseMCPDesign reads and checks an MCP server schema.json. Non-JSON gives (nil, error); otherwise
+// the design as far as well formed (wrong shapes zero), err nil or DesignErrors sorted by path.
 func ParseMCPDesign(data []byte) (*MCPDesign, error) {
 	root, err := decodeOrdered(data)
 	if err != nil {
@@ -189,8 +168,7 @@ func ParseMCPDesign(data []byte) (*MCPDesign, error) {
 	return d, nil
 }
 
-// buildDesign takes the design out of the file's tree, each value of the
-// expected shape, others left zero.
+// buildDesign takes the design from the file's tree, wrong shapes left zero.
 func buildDesign(root any) *MCPDesign {
 	d := &MCPDesign{}
 	doc, _ := root.(*jsonObject)
@@ -361,9 +339,8 @@ func buildEntity(name string, eo *jsonObject) *MCPEntity {
 	return e
 }
 
-// placeholder is a {field} of a template, as the MCP server reads one: a
-// name of letters, digits and '_', with an optional Python format spec
-// after ':' ({score:05d}) that the generated code applies to the value.
+// placeholder is a template {field} as the MCP server reads it: letters, digits and '_', maybe a
+// Python format spec after ':' ({score:05d}).
 var placeholder = regexp.MustCompile(`\{(\w+)(?::([^}]*))?\}`)
 
 // templateFields are the fields a template names, in order.
@@ -375,9 +352,8 @@ func templateFields(tpl string) []string {
 	return out
 }
 
-// templatePrefix is the template's text up to and including its first
-// placeholder ("ORDER#{order_date}#{order_id}" → "ORDER#{order_date}"), or
-// the whole template when it has none.
+// templatePrefix is the template up to and including its first placeholder, or all of it without
+// one.
 func templatePrefix(tpl string) string {
 	loc := placeholder.FindStringIndex(tpl)
 	if loc == nil {
@@ -394,24 +370,18 @@ func literalPrefix(tpl string) string {
 	return tpl
 }
 
-// keyColumn is how a design field is placed in a key template: Name its
-// placeholder's name (a column, or a duplicated attribute); Number
-// whether its value is a number (whose key text pg2dynamo zero-pads
-// unless told a width).
+// keyColumn places a design field in a key template: Name its placeholder name (column or
+// duplicated attribute), Number whether pg2dynamo zero-pads it unless told a width.
 type keyColumn struct {
 	Name   string
 	Number bool
-	// Scale is a numeric(p,s) column's s, which a {field:0W.Sf} must
-	// match.
+	// Scale is a numeric(p,s) column's s, which {field:0W.Sf} must match.
 	Scale int
 }
 
-// translateTemplate turns a design template into a pg2dynamo key template
-// rendering what the design's generated code builds with Python's str():
-// a number placeholder is ${name:0} (plain digits: CUSTOMER#1), or
-// ${name:N} for {field:0Nd}; a string's is ${name}; '$' becomes "$$". col
-// places each field (false: listed in missing); a format spec with no
-// pg2dynamo equivalent is listed in unsupported.
+// translateTemplate turns a design template into a pg2dynamo one rendering what the design's Python
+// str() builds: ${name:0} for a plain number (CUSTOMER#1), ${name:N} for {field:0Nd}, ${name} for
+// strings, '$' as "$$". Unplaceable fields go to missing, specs without equivalent to unsupported.
 func translateTemplate(tpl string, col func(field string) (keyColumn, bool)) (out string, missing, unsupported []string) {
 	var b strings.Builder
 	last := 0
@@ -441,14 +411,12 @@ func translateTemplate(tpl string, col func(field string) (keyColumn, bool)) (ou
 	return b.String(), missing, unsupported
 }
 
-// numberSpec is a Python format spec that zero-pads a number to a
-// width ("05d", "011.2f") or writes an integer plainly ("d", "").
+// numberSpec is a Python spec zero-padding a number ("05d", "011.2f") or writing an integer plainly
+// ("d", "").
 var numberSpec = regexp.MustCompile(`^(?:0(\d{1,2}))?(?:d|\.(\d{1,2})f)?$`)
 
-// numberWidth is the pg2dynamo width of a number placeholder with format
-// spec spec over a column of that scale: 0 for none, N for 0Nd, the
-// integer digits W−S−1 for 0W.Sf on a numeric(p,S); false for a spec it
-// cannot render as Python does.
+// numberWidth is the pg2dynamo width for spec over a column of that scale: 0 for none, N for 0Nd,
+// W−S−1 for 0W.Sf on numeric(p,S); false when it cannot match Python.
 func numberWidth(spec string, scale int) (int, bool) {
 	m := numberSpec.FindStringSubmatch(spec)
 	if m == nil {

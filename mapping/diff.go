@@ -8,61 +8,43 @@ import (
 	"strings"
 )
 
-// Diff is what changes from one version of a mapping to the next (the
-// version a table was written with, and a new one of the same name):
-// per entity, what its items gain or lose; per table, the GSIs added and
-// removed; and the changes that cannot be applied to the table in place
-// (Refusals). Made by Compare; it reads no database.
+// Diff is what changes between two versions of a mapping: per entity what its items gain or lose,
+// the GSIs and access patterns added and removed, and the changes the table cannot take in place.
+// It reads no database.
 type Diff struct {
-	// Entities are the entities whose items change, in the new mapping's
-	// order, then the removed ones in the old mapping's order.
+	// Entities are the changed entities in new order, then the removed ones in old order.
 	Entities []EntityDiff
-	// GSIsAdded are the new mapping's GSIs the old one lacks (in the new
-	// mapping's order); GSIsRemoved the old one's the new one lacks.
+	// GSIsAdded are the new mapping's GSIs the old lacks, in new order; GSIsRemoved the reverse.
 	GSIsAdded, GSIsRemoved []string
-	// PatternsAdded and PatternsRemoved are the access patterns, by name,
-	// one version has and the other lacks; PatternsChanged those of one
-	// name that differ. They change no item.
+	// PatternsAdded, PatternsRemoved and PatternsChanged name access patterns; they change no item.
 	PatternsAdded, PatternsRemoved, PatternsChanged []string
-	// Refusals are the changes that cannot be applied in place: each says
-	// what changed. A table with such a change needs a new table.
+	// Refusals say what changed that needs a new table.
 	Refusals []string
 }
 
 // EntityDiff is one entity whose items change.
 type EntityDiff struct {
 	Entity string
-	// Added: only the new mapping has it (its items are new); Removed:
-	// only the old one has it (its items are to be deleted).
+	// Added: only the new mapping has it; Removed: only the old one (its items are deleted).
 	Added, Removed bool
-	// Changes says what changes, one entry a change: "attribute added:
-	// email", "sk: TICKET#${ticket_id} → T#${created_at}#${ticket_id}".
+	// Changes are one entry a change, e.g. "attribute added: email".
 	Changes []string
-	// Rekeyed: the entity's table keys change (its pk, sk or mirror's
-	// templates): the items under the old keys are deleted, the new ones
-	// put.
+	// Rekeyed: pk, sk or mirror templates change; old-key items are deleted and new ones put.
 	Rekeyed bool
-	// OldType and NewType are the entity's type attribute values in the
-	// old and the new mapping ("" where it has none).
+	// OldType and NewType are the type attribute values in each mapping ("" where absent).
 	OldType, NewType string
 }
 
-// Empty reports whether d changes nothing: no entity's items, no GSI, no
-// access pattern.
+// Empty reports whether d changes no entity's items, GSI or access pattern.
 func (d *Diff) Empty() bool {
 	return len(d.Entities) == 0 && len(d.GSIsAdded) == 0 && len(d.GSIsRemoved) == 0 &&
 		len(d.PatternsAdded) == 0 && len(d.PatternsRemoved) == 0 && len(d.PatternsChanged) == 0 && len(d.Refusals) == 0
 }
 
-// Compared returns the entities of new (the version d leads to) to
-// compare with the table when d is applied, by name in new's order:
-// every entity whose type is the old or the new type of an entity of d
-// (changed, added or removed). A table tells the items of its entities
-// apart by their type attribute only, so the items of one type are
-// compared whole: an entity left out whose type a compared one shares
-// would have its items found without a derived counterpart, and deleted
-// as stale. Entities of new absent from d are unchanged, their old type
-// their new one, so one pass over d's types is the whole closure.
+// Compared returns the entities of new to compare with the table when d is applied: every entity
+// whose type is an old or new type of d's entities. Types are all a table tells entities apart by,
+// so a type's items are compared whole; an omitted entity of a compared type would have its items
+// deleted as stale.
 func (d *Diff) Compared(new *Mapping) []string {
 	types := d.ComparedTypes()
 	var out []string
@@ -74,10 +56,7 @@ func (d *Diff) Compared(new *Mapping) []string {
 	return out
 }
 
-// ComparedTypes returns the types whose items are compared with the
-// table when d is applied, sorted: the old and the new type of every
-// entity of d. They are the types of Compared's entities and the retired
-// ones (RetiredTypes).
+// ComparedTypes returns, sorted, every old and new type of d's entities.
 func (d *Diff) ComparedTypes() []string {
 	var out []string
 	for _, e := range d.Entities {
@@ -91,11 +70,8 @@ func (d *Diff) ComparedTypes() []string {
 	return out
 }
 
-// CheckVersions refuses next as a new version of prev unless both have
-// the same name: a table is tagged with its mapping's name (its lease's
-// identity, load.OwnerOf), so a mapping of another name, or an unnamed
-// one, is no version of the table's. The error names both files (prevPath
-// and nextPath) and both names.
+// CheckVersions refuses next as a version of prev unless both share a non-empty name, the table's
+// tag (load.OwnerOf). The error names both paths and names.
 func CheckVersions(prev, next *Mapping, prevPath, nextPath string) error {
 	if prev.Name == "" || next.Name == "" {
 		return fmt.Errorf("the previous version %s is mapping %q, and %s is mapping %q: versions of a mapping are told apart by their common name (the identity the table is tagged with); give both the same name", prevPath, prev.Name, nextPath, next.Name)
@@ -106,9 +82,7 @@ func CheckVersions(prev, next *Mapping, prevPath, nextPath string) error {
 	return nil
 }
 
-// RetiredTypes returns the types the old mapping's entities wrote and no
-// entity of the new mapping writes, sorted: every item of them is to be
-// deleted.
+// RetiredTypes returns, sorted, the types old wrote and new does not; their items are deleted.
 func (d *Diff) RetiredTypes(old, new *Mapping) []string {
 	var out []string
 	for _, e := range old.Entities {
@@ -120,12 +94,8 @@ func (d *Diff) RetiredTypes(old, new *Mapping) []string {
 	return out
 }
 
-// Changes returns d as lines of what changes, each a pair of what (an
-// entity, GSI or access pattern, by name, or "refused") and the change,
-// in d's order: the entities' changes, the GSIs added then removed, the
-// access patterns added, removed and changed, the refusals. One line
-// "nothing" when d is Empty. plan's table of changes and migrate's log
-// write these lines.
+// Changes returns d as (what, change) lines in d's order, what an entity, GSI, pattern or
+// "refused"; one "nothing" line when Empty.
 func (d *Diff) Changes() [][2]string {
 	var out [][2]string
 	for _, e := range d.Entities {
@@ -156,8 +126,7 @@ func (d *Diff) Changes() [][2]string {
 	return out
 }
 
-// RefusedError is the refusal of a new version of a mapping whose changes
-// cannot be applied to the table in place.
+// RefusedError refuses a new mapping version whose changes the table cannot take in place.
 type RefusedError struct {
 	Name     string
 	Refusals []string
@@ -176,16 +145,10 @@ func (d *Diff) Err(name string) error {
 	return &RefusedError{Name: name, Refusals: d.Refusals}
 }
 
-// CompareMappings returns what changes from old to new, two versions of
-// one mapping (Load's results). Entities are matched by name, GSIs and
-// access patterns by name. An entity is affected when anything that
-// shapes its items differs: its source, key templates, GSI keys,
-// attributes, type, embedded children, duplicates, aggregates, stable IDs
-// or mirror; every entity is when the library differs. Refused: the
-// table's key attributes or their types, the type attribute, and a GSI
-// kept under its name whose keys, key types or projection differ
-// (DynamoDB changes none of these in place:
-// https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_UpdateTable.html).
+// CompareMappings returns what changes from old to new, matching by name. An entity changes when
+// anything shaping its items differs, every entity when the library does. Refused: table key
+// attributes or types, the type attribute, a kept GSI's keys, key types or projection
+// (https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_UpdateTable.html).
 func CompareMappings(old, new *Mapping) *Diff {
 	d := &Diff{}
 	d.compareTable(old, new)
@@ -252,9 +215,7 @@ func (d *Diff) compareTable(old, new *Mapping) {
 	}
 }
 
-// gsiKeyChange says how GSI n of table nt differs from GSI o of table ot
-// in what DynamoDB fixes when it creates an index: its key attributes,
-// their types and its projection ("" when none does).
+// gsiKeyChange says how GSI n differs from o in what DynamoDB fixes at creation, or "".
 func gsiKeyChange(ot *Table, o *GSI, nt *Table, n *GSI) string {
 	switch {
 	case !slices.Equal(o.KeyNames(), n.KeyNames()):
@@ -300,8 +261,6 @@ func cmpOr(s, def string) string {
 
 func orNone(s string) string { return cmpOr(s, "none") }
 
-// compareEntity says what differs between two versions o and n of one
-// entity.
 func compareEntity(o, n *Entity) EntityDiff {
 	ed := EntityDiff{Entity: n.Name, OldType: o.Type, NewType: n.Type}
 	add := func(format string, args ...any) { ed.Changes = append(ed.Changes, fmt.Sprintf(format, args...)) }
@@ -355,7 +314,6 @@ func indexText(k IndexKeys) string {
 	return "pk " + k.PK + ", sk " + k.SK
 }
 
-// keysOf returns the keys of a and b, sorted, without repeats.
 func keysOf[V any](a, b map[string]V) []string {
 	ks := slices.Collect(maps.Keys(a))
 	for k := range b {
@@ -367,8 +325,7 @@ func keysOf[V any](a, b map[string]V) []string {
 	return ks
 }
 
-// compareNamed says which of what's entries (by name) were added,
-// removed or changed.
+// compareNamed reports which of o's and n's entries (by name) were added, removed or changed.
 func compareNamed[V any](what string, o, n map[string]V, add func(string, ...any)) {
 	for _, k := range keysOf(o, n) {
 		ov, inOld := o[k]
@@ -384,8 +341,7 @@ func compareNamed[V any](what string, o, n map[string]V, add func(string, ...any
 	}
 }
 
-// compareDuplicates says which duplicates (by source) were added,
-// removed or changed.
+// compareDuplicates reports duplicates (by source) added, removed or changed.
 func compareDuplicates(o, n []*Duplicate, add func(string, ...any)) {
 	bySource := func(ds []*Duplicate) map[string]*Duplicate {
 		out := map[string]*Duplicate{}
@@ -401,8 +357,7 @@ func compareDuplicates(o, n []*Duplicate, add func(string, ...any)) {
 	compareNamed("duplicate", bySource(o), bySource(n), add)
 }
 
-// compareAttributes says which attributes were selected, excluded,
-// renamed or made sets in n and not in o, and back.
+// compareAttributes reports selects, excludes, renames and sets that differ, both ways.
 func compareAttributes(o, n Attributes, prefix string, add func(string, ...any)) {
 	lists := []struct {
 		what string

@@ -5,20 +5,15 @@ import (
 	"strings"
 )
 
-// Error is a problem with a mapping file, located in it. Line and Column are
-// 1-based; they are 0 when the place is not in the file (a missing field is
-// reported at its parent).
+// Error is a located problem in a mapping file. Line and Column are 1-based, 0 outside the file.
 type Error struct {
 	File   string
 	Line   int
 	Column int
-	// Path is the dotted path of the value, e.g. "entities.Order.pk" or
-	// "table.gsis[0].name".
+	// Path is the value's dotted path, e.g. "entities.Order.pk" or "table.gsis[0].name".
 	Path string
-	// Msg says what is wrong and what was expected.
-	Msg string
-	// Err is the typed cause, when there is one (a *TemplateError, a
-	// *BraceError), for errors.As; Msg already says what it says.
+	Msg  string
+	// Err is the typed cause (*TemplateError, *BraceError) for errors.As; Msg already says it.
 	Err error
 }
 
@@ -37,11 +32,10 @@ func (e *Error) Error() string {
 	return b.String()
 }
 
-// Unwrap returns the typed cause, Err (nil when there is none).
+// Unwrap returns Err.
 func (e *Error) Unwrap() error { return e.Err }
 
-// Errors is every problem found in one mapping, in file order. Load and
-// Check return it (as error) when there is at least one.
+// Errors is every problem of one mapping, in file order; Load returns it when non-empty.
 type Errors []*Error
 
 func (es Errors) Error() string {
@@ -61,8 +55,7 @@ func (es Errors) Unwrap() []error {
 	return out
 }
 
-// Errorf returns an *Error at path, located at the path's value in the file
-// (or at its nearest ancestor present in the file).
+// Errorf returns an *Error at path, located at its value or nearest ancestor in the file.
 func (m *Mapping) Errorf(path, format string, args ...any) *Error {
 	e := &Error{File: m.File, Path: path, Msg: fmt.Sprintf(format, args...)}
 	if m.pos != nil {

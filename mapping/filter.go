@@ -7,30 +7,22 @@ import (
 	"strings"
 )
 
-// Filter is a parsed access pattern filter (AccessPattern.Filter): its
-// conditions, all joined by AND, or all by OR.
+// Filter is a parsed AccessPattern.Filter: its conditions, all joined by AND or all by OR.
 type Filter struct {
 	Or    bool
 	Conds []FilterCond
 }
 
-// FilterCond is one condition of a filter, on the attribute Attr:
-//
-//   - Func "" : Attr Op Params (Op =, <>, <, <=, >, >=, one parameter;
-//     between, two; in, one or more);
-//   - Func "size": size(Attr) Op Params, Op as above but in;
-//   - Func "begins_with" or "contains": one parameter, Op "";
-//   - Func "attribute_exists" or "attribute_not_exists": no parameter.
-//
-// Params are the columns the parameters are sampled from, as placeholders
-// of a key condition are.
+// FilterCond is one filter condition on Attr. Func "": Attr Op Params (=, <>, <, <=, >, >= one
+// parameter; between two; in one or more). Func "size": size(Attr) Op Params, Op as above but in.
+// Func "begins_with" or "contains": one parameter, Op "". Func "attribute_exists" or
+// "attribute_not_exists": none. Params are the columns the parameters are sampled from.
 type FilterCond struct {
 	Func, Attr, Op string
 	Params         []string
 }
 
-// Filter functions and operators, as DynamoDB's condition expressions
-// spell them.
+// Filter functions and operators, as DynamoDB spells them.
 // https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Expressions.OperatorsAndFunctions.html
 var (
 	filterComparators = []string{"=", "<>", "<", "<=", ">", ">="}
@@ -69,7 +61,6 @@ func ParseFilter(s string) (*Filter, error) {
 	}
 }
 
-// filterParser reads a filter's tokens, from i on.
 type filterParser struct {
 	toks []condToken
 	i    int
@@ -79,7 +70,6 @@ func (p *filterParser) is(text string) bool {
 	return p.i < len(p.toks) && !p.toks[p.i].quoted && strings.EqualFold(p.toks[p.i].text, text)
 }
 
-// expect takes the token text, or fails naming what was expected.
 func (p *filterParser) expect(text string) error {
 	if !p.is(text) {
 		return p.wanted(fmt.Sprintf("%q", text))
@@ -95,7 +85,6 @@ func (p *filterParser) wanted(what string) error {
 	return fmt.Errorf("expected %s, got %q", what, p.toks[p.i].text)
 }
 
-// attr takes an attribute name.
 func (p *filterParser) attr() (string, error) {
 	if p.i >= len(p.toks) || p.toks[p.i].quoted || !attrNameRE.MatchString(p.toks[p.i].text) {
 		return "", p.wanted("an attribute name")
@@ -104,7 +93,6 @@ func (p *filterParser) attr() (string, error) {
 	return p.toks[p.i-1].text, nil
 }
 
-// param takes a parameter: a ${column} placeholder alone.
 func (p *filterParser) param() (string, error) {
 	if p.i < len(p.toks) {
 		if t, err := ParseTemplate(p.toks[p.i].text); err == nil && len(t.Parts) == 1 && t.Parts[0].Column != "" && t.Parts[0].Width == WidthAuto {
@@ -115,7 +103,6 @@ func (p *filterParser) param() (string, error) {
 	return "", p.wanted("a parameter ${column}")
 }
 
-// cond reads one condition.
 func (p *filterParser) cond() (FilterCond, error) {
 	var c FilterCond
 	var err error
@@ -147,8 +134,6 @@ func (p *filterParser) cond() (FilterCond, error) {
 	return c, p.comparison(&c)
 }
 
-// comparison reads the operator and parameters after an attribute or
-// size(attribute).
 func (p *filterParser) comparison(c *FilterCond) error {
 	switch {
 	case p.is("BETWEEN"):
@@ -207,8 +192,7 @@ func (f *Filter) Columns() []string {
 	return out
 }
 
-// Attrs returns the attributes the filter reads, in order, without
-// repeats.
+// Attrs returns the attributes the filter reads, in order, without repeats.
 func (f *Filter) Attrs() []string {
 	var out []string
 	for _, c := range f.Conds {

@@ -6,7 +6,7 @@ import (
 	"slices"
 )
 
-// JoinKind is the kind of a join rule: the entity field that declares it.
+// JoinKind is the entity field that declares a join rule.
 type JoinKind string
 
 // Join kinds.
@@ -16,35 +16,24 @@ const (
 	JoinAggregate JoinKind = "aggregate"
 )
 
-// JoinKinds lists every join kind, in the order Entity.Joins lists them.
-// A stage that handles joins kind by kind is tested against each.
+// JoinKinds lists every kind in Entity.Joins order; kind-by-kind stages are tested against each.
 var JoinKinds = []JoinKind{JoinDuplicate, JoinEmbed, JoinAggregate}
 
-// JoinRule is one rule of an entity that joins another source to its
-// rows: a duplicate, an embed or an aggregate. It is the one list of an
-// entity's joins that every stage reads (Load checks them, prepare
-// describes their sources, transform compiles them, follow follows their
-// tables, plan prints them).
+// JoinRule is one duplicate, embed or aggregate joining another source to an entity's rows.
 type JoinRule struct {
 	Kind JoinKind
-	// Attr is the attribute the rule fills (an embed's, an aggregate's);
-	// "" for a duplicate, whose Duplicate.Attributes name those it copies.
-	Attr string
-	// Index is a duplicate's position in Entity.Duplicate; 0 otherwise.
+	// Attr is what an embed or aggregate fills; "" for a duplicate.
+	Attr  string
 	Index int
-	// Path is the rule's dotted path: entities.Order.duplicate[0],
-	// entities.Order.embed.lines.
+	// Path is the rule's dotted path: entities.Order.duplicate[0], entities.Order.embed.lines.
 	Path string
-	// Source is the joined source; On the equi-join, {its column: the
-	// entity's column}. Zero for an undefined rule.
+	// Source is the joined source, On the equi-join {its column: entity's column}; zero when
+	// undefined.
 	Source Source
 	On     Join
-	// Parent: each row joins at most one row of Source (a duplicate),
-	// whose join columns must be a unique key of it; else Source's rows
-	// are children, any number per row.
+	// Parent: each row joins at most one Source row (a duplicate); else any number of children.
 	Parent bool
-	// The rule itself: the field of its kind is set, nil for a rule the
-	// file leaves undefined (an empty value, or one Checkable leaves out).
+	// The rule itself, nil when undefined (empty in the file, or left out by Checkable).
 	Duplicate *Duplicate
 	Embed     *Embed
 	Aggregate *Aggregate
@@ -56,10 +45,8 @@ func (j JoinRule) Defined() bool { return j.Duplicate != nil || j.Embed != nil |
 // SourcePath is the dotted path of the rule's source.
 func (j JoinRule) SourcePath() string { return Path(j.Path, KeySource) }
 
-// Joins returns entity e's join rules: its duplicates in Duplicate
-// order, then its embeds, then its aggregates, each by attribute name.
-// An undefined rule (nil) is listed too, with only Kind, Attr, Index and
-// Path set (Defined is false).
+// Joins returns e's duplicates, embeds, then aggregates by attribute name; an undefined rule has
+// only Kind, Attr, Index and Path.
 func (e *Entity) Joins() []JoinRule {
 	ep := Path(KeyEntities, e.Name)
 	out := make([]JoinRule, 0, len(e.Duplicate)+len(e.Embed)+len(e.Aggregates))
@@ -89,9 +76,8 @@ func (e *Entity) Joins() []JoinRule {
 	return out
 }
 
-// withJoins returns a copy of e holding only the join rules keep accepts
-// (a duplicate left out stays as nil, so that the others keep their index
-// and path).
+// withJoins copies e keeping the rules keep accepts (a dropped duplicate stays nil, keeping
+// indexes).
 func (e *Entity) withJoins(keep func(JoinRule) bool) *Entity {
 	c := *e
 	c.Duplicate = make([]*Duplicate, len(e.Duplicate))
@@ -113,6 +99,5 @@ func (e *Entity) withJoins(keep func(JoinRule) bool) *Entity {
 	return &c
 }
 
-// Keys returns the names of the table's partition and sort key
-// attributes, in that order; the sort key's is "" when the table has none.
+// Keys returns the table's partition and sort key names; the sort key's is "" without one.
 func (t *Table) Keys() [2]string { return [2]string{t.PartitionKey, t.SortKey} }

@@ -1,48 +1,31 @@
 package mapping
 
-// KeySlot is one key attribute an entity's items carry and the parsed
-// template that renders it: the table's partition or sort key, a GSI's, or
-// one of the mirror item's. It is the one list of an entity's keys that
-// every stage reads (transform compiles its slots into key plans, the
-// library checks hold them to the preset, verify orders by them, plan
-// prints them).
+// KeySlot is one key attribute an entity's items carry (table, GSI or mirror key) and the template
+// rendering it: the one list of an entity's keys every stage reads.
 type KeySlot struct {
-	// Attr is the key attribute.
-	Attr string
-	// Template renders it.
+	Attr     string
 	Template Template
-	// Index is the GSI the attribute keys; "" for the table's keys (and
-	// the mirror's).
+	// Index is the GSI; "" for the table's keys and the mirror's.
 	Index string
-	// Mirror: a key of the entity's mirror item (always a table key).
+	// Mirror: a key of the mirror item (always a table key).
 	Mirror bool
-	// Sort: the sort key of its index (or of the table); else the
-	// partition key.
+	// Sort: a sort key; else a partition key.
 	Sort bool
-	// Type is Attr's type (Table.KeyType): TypeString, or TypeNumber or
-	// TypeBinary, whose template is one placeholder (or, for a number, a
-	// literal number) written as the value itself.
+	// Type is Attr's type (Table.KeyType); an N or B template is written as the value itself.
 	Type string
-	// Sorted: some index sorts by Attr (Table.Sorts), so its numbers are
-	// zero-padded to sort in numeric order.
+	// Sorted: some index sorts by Attr (Table.Sorts), so its numbers are zero-padded.
 	Sorted bool
-	// Sparse: Index is sparse for the entity (IndexKeys.Sparse): a NULL
-	// placeholder leaves the item out of it.
+	// Sparse: a NULL placeholder leaves the item out of Index (IndexKeys.Sparse).
 	Sparse bool
-	// Path is the template's dotted path in the mapping file
-	// (entities.Order.indexes.ByDate.sk).
+	// Path is the template's dotted path (entities.Order.indexes.ByDate.sk).
 	Path string
 }
 
 // KeySlots are an entity's key slots (Mapping.KeySlots).
 type KeySlots []KeySlot
 
-// KeySlots returns entity e's key slots: partition and sort key (the
-// partition key alone when the table has no sort key), then the keys of
-// each GSI the entity is in, in the table's GSI order (an index key
-// without a template is left out), then its mirror's partition and sort
-// key (its partition key alone without a table sort key). The templates
-// are those Load parsed.
+// KeySlots returns e's key slots: table keys, then each templated GSI key in table order, then the
+// mirror's.
 func (m *Mapping) KeySlots(e *Entity) KeySlots {
 	t := &m.Table
 	ep := Path(KeyEntities, e.Name)
@@ -82,12 +65,9 @@ func (m *Mapping) KeySlots(e *Entity) KeySlots {
 	return out
 }
 
-// KeySlots returns the key templates of access pattern ap's key condition
-// as slots of the index it queries: the partition key, then the sort key
-// and, for BETWEEN, its upper bound (a second slot of the same attribute),
-// each at the path of the key condition. A pattern on a GSI with
-// multi-attribute keys has none: its values are attributes' values, not
-// rendered keys (KeyCondition.Terms, AccessPattern.TermTypes).
+// KeySlots returns ap's key condition templates as slots of the queried index (a BETWEEN's upper
+// bound a second slot), at the key condition's path; none on a multi-attribute GSI
+// (KeyCondition.Terms).
 func (ap *AccessPattern) KeySlots(t *Table) []KeySlot {
 	if ap.MultiAttributeIndex(t) != nil {
 		return nil
@@ -107,12 +87,8 @@ func (ap *AccessPattern) KeySlots(t *Table) []KeySlot {
 	return out
 }
 
-// Find returns the slot of key attribute attr on the entity's own items
-// (on its mirror items if mirror), as the item writes it, and whether
-// there is one (never for attr ""): the table's keys come from pk and sk (mirror.pk and
-// mirror.sk), a GSI's from its indexes entry, the last in the table's GSI
-// order when two GSIs share the attribute (a mirror item has no GSI
-// keys).
+// Find returns the slot of attr on the own items (mirror items if mirror), and whether there is
+// one. When two GSIs share attr, the last in table order wins.
 func (ss KeySlots) Find(attr string, mirror bool) (KeySlot, bool) {
 	var found KeySlot
 	ok := false
@@ -131,14 +107,11 @@ func (ss KeySlots) Find(attr string, mirror bool) (KeySlot, bool) {
 	return found, ok
 }
 
-// Mirrored reports whether the entity writes a mirror item: its slots
-// end with the mirror's keys.
+// Mirrored reports whether the slots end with a mirror's keys.
 func (ss KeySlots) Mirrored() bool { return len(ss) > 0 && ss[len(ss)-1].Mirror }
 
-// Sorts reports whether some index sorts by attr: the table's sort key, or
-// a GSI's sort key (an inverted index sorts by the table's partition key).
-// Number placeholders are zero-padded in such attributes, so that string
-// order equals numeric order wherever order matters.
+// Sorts reports whether some index sorts by attr (a sort key, or an inverted index's table
+// partition key): its numbers are zero-padded.
 func (t *Table) Sorts(attr string) bool {
 	if attr == "" {
 		return false

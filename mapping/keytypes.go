@@ -6,25 +6,18 @@ import (
 	"strings"
 )
 
-// This file checks the declared types of the key attributes rendered from
-// templates (Table.PartitionKeyType, GSI.SortKeyType, …) and the templates
-// of the attributes declared N or B: DynamoDB holds such a key as the value
-// itself, so its template cannot mix literal text and placeholders.
+// Declared key types: DynamoDB holds an N or B key as the value itself, so its template cannot mix
+// literal text and placeholders.
 // https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/HowItWorks.NamingRulesDataTypes.html#HowItWorks.DataTypes
 
-// MaxNumberDigits is the precision of a DynamoDB number: up to 38
-// significant digits; a literal number of a key template with more is
-// refused.
+// MaxNumberDigits is a DynamoDB number's precision in significant digits.
 // https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/HowItWorks.NamingRulesDataTypes.html#HowItWorks.DataTypes.Number
 const MaxNumberDigits = 38
 
-// literalNumberRE is the literal number an N key's template may be: an
-// optional minus sign, digits and an optional fraction.
 var literalNumberRE = regexp.MustCompile(`^-?[0-9]+(\.[0-9]+)?$`)
 
-// LiteralNumber reports whether s is a number an N key template may hold
-// as its only text: decimal digits with an optional sign and fraction, of
-// at most MaxNumberDigits significant digits.
+// LiteralNumber reports whether s may be an N key template's only text: a decimal of at most
+// MaxNumberDigits significant digits.
 func LiteralNumber(s string) bool {
 	if !literalNumberRE.MatchString(s) {
 		return false
@@ -36,8 +29,6 @@ func LiteralNumber(s string) bool {
 	return len(digits) <= MaxNumberDigits
 }
 
-// validKeyType reports whether typ is a key attribute type one may declare:
-// empty (S) or TypeString, TypeNumber, TypeBinary.
 func validKeyType(typ string) bool {
 	switch typ {
 	case "", TypeString, TypeNumber, TypeBinary:
@@ -46,10 +37,8 @@ func validKeyType(typ string) bool {
 	return false
 }
 
-// validateKeyTypes checks the declared types of the table's and the
-// overloaded GSIs' key attributes: each S, N or B; a GSI's only with the
-// key it types; an attribute declared twice (a GSI reusing the table's
-// key attribute, or two GSIs sharing one) of one type.
+// validateKeyTypes checks declared key types: S, N or B, a GSI's only with its key, one type per
+// attribute.
 func (m *Mapping) validateKeyTypes() Errors {
 	var errs Errors
 	add := func(path, format string, args ...any) { errs = append(errs, m.Errorf(path, format, args...)) }
@@ -84,8 +73,7 @@ func (m *Mapping) validateKeyTypes() Errors {
 			add(gp, "%s/%s type partition_key and sort_key: a multi-attribute key gives each attribute its type in %s/%s", KeyPartitionKeyType, KeySortKeyType, KeyPartitionKeys, KeySortKeys)
 			continue
 		}
-		// A table key attribute reused by the index (an inverted index)
-		// has the table's type, S when the table leaves it undeclared.
+		// An inverted index's reused table key has the table's type.
 		for _, k := range []struct {
 			attr, typ, key string
 		}{{pk, g.PartitionKeyType, KeyPartitionKeyType}, {sk, g.SortKeyType, KeySortKeyType}} {
@@ -108,8 +96,7 @@ func (m *Mapping) validateKeyTypes() Errors {
 	return errs
 }
 
-// tableKeyType is the type the table declares for attr, one of its key
-// attributes: TypeString when undeclared.
+// tableKeyType is the table's declared type of its key attribute attr, TypeString when undeclared.
 func tableKeyType(t *Table, attr string) string {
 	typ := t.SortKeyType
 	if attr == t.PartitionKey {
@@ -121,8 +108,6 @@ func tableKeyType(t *Table, attr string) string {
 	return typ
 }
 
-// isMultiAttributeKey reports whether attr is an attribute of some GSI's
-// multi-attribute key.
 func isMultiAttributeKey(t *Table, attr string) bool {
 	for _, g := range t.GSIs {
 		for _, a := range g.PartitionKeys {
@@ -139,12 +124,8 @@ func isMultiAttributeKey(t *Table, attr string) bool {
 	return false
 }
 
-// checkTypedKeyTemplate checks the template of slot s, a key attribute
-// declared N or B: an N key's template is one placeholder without a width
-// or a literal number; a B key's one placeholder. DynamoDB holds such a key
-// as a value, not as text, so literal text beside a placeholder has
-// nowhere to go. The column's type is checked against the source
-// (transform.Compile).
+// checkTypedKeyTemplate checks an N or B slot's template: one placeholder (an N key's without
+// width) or, for N, a literal number.
 func (m *Mapping) checkTypedKeyTemplate(s KeySlot) *Error {
 	parts := s.Template.Parts
 	switch {
@@ -165,12 +146,9 @@ func (m *Mapping) checkTypedKeyTemplate(s KeySlot) *Error {
 		s.Template.Source, s.Attr, TypeBinary, s.Attr, TypeString)
 }
 
-// validateTypedKeys checks the templates of every key attribute declared N
-// or B, of every entity and access pattern (checkTypedKeyTemplate), and
-// that no access pattern takes begins_with on a number sort key (DynamoDB
-// allows it on strings and binaries only:
-// https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_Query.html#DDB-Query-request-KeyConditionExpression)
-// nor on a binary one, whose template is a whole value.
+// validateTypedKeys checks every N or B key template and refuses begins_with on a number or binary
+// sort key
+// (https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_Query.html#DDB-Query-request-KeyConditionExpression).
 func (m *Mapping) validateTypedKeys() Errors {
 	var errs Errors
 	for _, e := range m.Entities {

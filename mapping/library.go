@@ -6,52 +6,30 @@ import (
 	"strings"
 )
 
-// Library presets make the migrated table readable, as it is, by a
-// single-table library of the application: its entity-type attribute and
-// the other attributes it reads on every item are written, and the key
-// templates are held to what the library renders from the item's own
-// attributes.
-//
-// OneTable and ElectroDB render an item's keys again from its attributes
-// to address it, so under either preset every key placeholder must be a
-// value written on the item, in the text the library makes of it (checked
-// by transform.Compile). ElectroDB templates are checked, not translated:
-// one not in ElectroDB's default format is refused, naming the one
-// expected, so that no key format hides in the mapping unwritten. What
-// each library reads, and the versions it was taken from: docs/mapping.md,
+// Library presets make the table readable by the application's single-table library: its attributes
+// are written on every item and key templates are held to what it renders. OneTable and ElectroDB
+// re-render keys from item attributes, so each key placeholder must be a written value
+// (transform.Compile checks). ElectroDB templates are checked, not translated. docs/mapping.md,
 // "Library presets".
 type Library struct {
-	// Name is onetable (dynamodb-onetable: type attribute _type),
-	// electrodb (__edb_e__ and __edb_v__ on every item, keys in
-	// ElectroDB's default format) or dynamodb-toolbox (_et, and _ct and
-	// _md unless timestamps: false); empty for none.
+	// Name is onetable (_type), electrodb (__edb_e__, __edb_v__, default key format) or
+	// dynamodb-toolbox (_et, _ct, _md); empty for none.
 	Name string `yaml:"name"`
-	// Service, for electrodb, is the model's service. Default: the table
-	// name. Without '#' and '$', ElectroDB's key separators.
+	// Service, for electrodb, is the model's service; default the table name. Without '#' and '$'.
 	Service string `yaml:"service"`
-	// Version, for electrodb, is the model's version, written as __edb_v__
-	// on every item. Default "1". Without '#' and '$'.
+	// Version, for electrodb, is the model's version (__edb_v__). Default "1". Without '#' and '$'.
 	Version string `yaml:"version"`
-	// Created, for dynamodb-toolbox, is the column whose value becomes _ct
-	// on every item (an Entity's creation time), in the form toolbox
-	// writes it (JavaScript's toISOString: UTC, milliseconds). Every
-	// entity's source must have it (a query source can alias one); a row
-	// whose created value is NULL is rejected. Required unless
-	// timestamps: false.
+	// Created, for dynamodb-toolbox, is the column written as _ct (toISOString: UTC, milliseconds);
+	// every source needs it and a NULL rejects the row. Required unless timestamps: false.
 	Created string `yaml:"created"`
-	// Modified, for dynamodb-toolbox, is the column whose value becomes
-	// _md on every item (its modification time). An entity whose source
-	// has no such column, or a row whose value is NULL, gets the created
+	// Modified, for dynamodb-toolbox, is the column written as _md; absent or NULL, the created
 	// time.
 	Modified string `yaml:"modified"`
-	// Timestamps, for dynamodb-toolbox, is false when the application's
-	// Entities are built with timestamps: false: no _ct and _md are
-	// written, and Created and Modified are not given. Default true.
+	// Timestamps false, for dynamodb-toolbox, writes no _ct and _md. Default true.
 	Timestamps *bool `yaml:"timestamps"`
 }
 
-// UnmarshalYAML reads a library as a name ("library: onetable") or as a
-// mapping of its fields.
+// UnmarshalYAML reads a library as a name ("library: onetable") or a mapping.
 func (l *Library) UnmarshalYAML(decode func(any) error) error {
 	var name string
 	if err := decode(&name); err == nil {
@@ -96,8 +74,7 @@ const (
 
 var libraryNames = []string{LibraryOneTable, LibraryElectroDB, LibraryToolbox}
 
-// TypeAttribute is the attribute the library reads the entity type from
-// (DefaultTypeAttribute without a library).
+// TypeAttribute is the library's entity-type attribute (DefaultTypeAttribute without one).
 func (l Library) TypeAttribute() string {
 	switch l.Name {
 	case LibraryOneTable:
@@ -110,31 +87,20 @@ func (l Library) TypeAttribute() string {
 	return DefaultTypeAttribute
 }
 
-// KeyText is what a library preset asks of key text beyond pg2dynamo's
-// own rules: the preset's key rules, which the mapping's checks
-// (checkLibraryKeys) and the one key renderer (transform) read from here.
-// The zero KeyText is no preset's.
+// KeyText is a preset's key rules beyond pg2dynamo's own; the zero KeyText is no preset's.
 type KeyText struct {
-	// Library is the preset that renders keys again from the items'
-	// attributes (onetable, electrodb), "" for none. Its key placeholders
-	// must be values the item carries, whose text in the key is the text
-	// the library makes of the attribute (transform checks the columns'
-	// types), and a number below zero has no key text: the library pads
-	// with zeros in front (JavaScript's padStart: -3 is "00000000-3"),
-	// which does not sort in numeric order.
+	// Library is the preset that re-renders keys from item attributes (onetable, electrodb), or "".
+	// A negative number has no key text: the library zero-pads in front (-3 is "00000000-3"), which
+	// does not sort.
 	Library string
-	// Lower: keys are lower-cased whole (ElectroDB's default key casing).
+	// Lower: keys are lower-cased (ElectroDB's default).
 	Lower bool
-	// Plain: a number placeholder without a width is the number's plain
-	// text (ElectroDB's String(value)), not padded to its type's width.
+	// Plain: an unwidthed number placeholder is its plain text (ElectroDB's String(value)).
 	Plain bool
-	// Variables: the library's keys are value templates over the
-	// attributes (OneTable's "${name}"), so a literal "${" would start a
-	// variable and an attribute a key names cannot hold ':', '}', '.' or
-	// '['.
+	// Variables: keys are templates over attributes (OneTable's "${name}"): a literal "${" starts a
+	// variable, and a named attribute cannot hold ':', '}', '.' or '['.
 	Variables bool
-	// DefaultFormat: every key must be in the library's default format
-	// for its composite attributes (ElectroDB's, electroTemplate).
+	// DefaultFormat: every key must be in ElectroDB's default format (electroTemplate).
 	DefaultFormat bool
 }
 
@@ -157,8 +123,7 @@ func (l Library) ElectroDBVersion() string {
 	return l.Version
 }
 
-// Constants are the attributes the library writes with the same value on
-// every item, name and value: ElectroDB's __edb_v__.
+// Constants are the same-value attributes the library writes on every item: ElectroDB's __edb_v__.
 func (l Library) Constants() [][2]string {
 	if l.Name == LibraryElectroDB {
 		return [][2]string{{ElectroDBVersionAttr, l.ElectroDBVersion()}}
@@ -166,14 +131,12 @@ func (l Library) Constants() [][2]string {
 	return nil
 }
 
-// ToolboxTimestamps reports whether items carry dynamodb-toolbox's _ct and
-// _md.
+// ToolboxTimestamps reports whether items carry dynamodb-toolbox's _ct and _md.
 func (l Library) ToolboxTimestamps() bool {
 	return l.Name == LibraryToolbox && (l.Timestamps == nil || *l.Timestamps)
 }
 
-// ElectroDBService is the service of the ElectroDB model: library.service,
-// else the table name.
+// ElectroDBService is library.service, else the table name.
 func (m *Mapping) ElectroDBService() string {
 	if m.Library.Service != "" {
 		return m.Library.Service
@@ -181,8 +144,7 @@ func (m *Mapping) ElectroDBService() string {
 	return m.Table.Name
 }
 
-// LibraryAttributes are the attributes the library preset writes on every
-// item besides the type attribute: __edb_v__, or _ct and _md.
+// LibraryAttributes are what the preset writes besides the type attribute.
 func (m *Mapping) LibraryAttributes() []string {
 	switch {
 	case m.Library.Name == LibraryElectroDB:
@@ -193,8 +155,7 @@ func (m *Mapping) LibraryAttributes() []string {
 	return nil
 }
 
-// validateLibrary checks the library settings and what the library needs
-// of every entity. It runs after the entities' templates are parsed.
+// validateLibrary checks the settings and each entity's needs, after templates are parsed.
 func (m *Mapping) validateLibrary() Errors {
 	l := m.Library
 	if l == (Library{}) {
@@ -220,8 +181,7 @@ func (m *Mapping) validateLibrary() Errors {
 	return errs
 }
 
-// checkLibrarySettings checks the fields of the library setting against its
-// name, and the type attribute against the library's.
+// checkLibrarySettings checks the library's fields against its name, and the type attribute.
 func (m *Mapping) checkLibrarySettings() Errors {
 	var errs Errors
 	add := func(path, format string, args ...any) { errs = append(errs, m.Errorf(path, format, args...)) }
@@ -263,8 +223,7 @@ func (m *Mapping) checkLibrarySettings() Errors {
 	return errs
 }
 
-// checkLibraryKeys checks the key templates of entity e (at path ep)
-// against what onetable and electrodb render from its attributes.
+// checkLibraryKeys checks e's key templates against what onetable and electrodb render.
 func (m *Mapping) checkLibraryKeys(e *Entity, ep string) Errors {
 	kt := m.Library.KeyText()
 	if kt.Library == "" {
@@ -300,8 +259,7 @@ func (m *Mapping) checkLibraryKeys(e *Entity, ep string) Errors {
 	return errs
 }
 
-// librarySlots returns the key slots of e's own items (a library refuses
-// a mirror), the table's first, then the GSIs' in name order.
+// librarySlots returns e's own key slots: the table's, then the GSIs' by name.
 func (m *Mapping) librarySlots(e *Entity) []KeySlot {
 	var out []KeySlot
 	for _, s := range m.KeySlots(e) {
@@ -313,7 +271,6 @@ func (m *Mapping) librarySlots(e *Entity) []KeySlot {
 	return out
 }
 
-// pairedKey reports whether slot k's index (or the table) has a sort key.
 func (m *Mapping) pairedKey(k KeySlot) bool {
 	if k.Sort {
 		return true
@@ -337,10 +294,8 @@ func (m *Mapping) electroForm(k KeySlot) string {
 	return `"$" and the service, ` + comp
 }
 
-// keyAttribute returns the name of the attribute entity e writes the value
-// of key placeholder name as, or why it writes none: a stable ID, a column
-// a duplicate copies (by attribute name), or a column of the source that
-// its attributes rules keep (renamed).
+// keyAttribute returns the attribute e writes placeholder name as (stable ID, duplicate or kept
+// column), or why none.
 func keyAttribute(e *Entity, name string) (string, string) {
 	if e.IDs[name] != nil {
 		return name, ""
@@ -365,9 +320,8 @@ func keyAttribute(e *Entity, name string) (string, string) {
 	return name, ""
 }
 
-// electroTemplate returns ElectroDB's default format of key k of e for the
-// composite attributes k's placeholders name, as a template over the same
-// placeholders, and whether k is that format.
+// electroTemplate returns ElectroDB's default format of k over its placeholders, and whether k is
+// in it.
 func (m *Mapping) electroTemplate(e *Entity, k KeySlot) (string, bool) {
 	entity := strings.ToLower(e.Type) + "_" + m.Library.ElectroDBVersion()
 	first := "$" + strings.ToLower(m.ElectroDBService())
@@ -413,7 +367,6 @@ func (m *Mapping) electroTemplate(e *Entity, k KeySlot) (string, bool) {
 	return text.String(), ok
 }
 
-// placeholderText writes placeholder p back as template text.
 func placeholderText(p Part) string {
 	if p.Width == WidthAuto {
 		return "${" + p.Column + "}"

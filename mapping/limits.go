@@ -9,39 +9,22 @@ import (
 	"github.com/goccy/go-yaml/token"
 )
 
-// Bounds of a mapping file. A mapping file is input from anyone who can
-// hand one to pg2dynamo, and the YAML parser (goccy/go-yaml) is not linear
-// in every shape of input: a block mapping of n keys parses in O(n²) time
-// (goccy/go-yaml#889), a nesting of depth d in O(d²), and every use of an
-// alias expands its anchor again. Parse refuses a file past any of these
-// bounds before it is parsed (size, keys, depth) or decoded (aliases), so
-// that a mapping costs at most about a second of CPU and tens of MB of
-// memory however it is written (docs/mapping.md, "Bounds").
+// Bounds of a mapping file, which anyone may hand to pg2dynamo. goccy/go-yaml is quadratic in a
+// mapping's keys (goccy/go-yaml#889) and in depth, and re-expands anchors at each alias, so Parse
+// refuses a file past these bounds before parsing or decoding. docs/mapping.md, "Bounds".
 const (
-	// MaxFileBytes is the largest mapping file, in bytes (256 KiB, about
-	// 600 entities written as the shipped strategies mappings are): a file
-	// of this size costs the parser at most about a second whatever its
-	// shape.
+	// MaxFileBytes is the largest mapping file in bytes (about 600 entities).
 	MaxFileBytes = 256 << 10
-	// MaxMappingKeys is the most keys in one YAML mapping: entities,
-	// access patterns, a rename, an embed's keys. (PostgreSQL allows
-	// 1,600 columns a table; a single-table design has tens of entities.)
+	// MaxMappingKeys is the most keys in one YAML mapping (entities, access patterns, a rename, …).
 	MaxMappingKeys = 1000
-	// MaxKeysSquared bounds the parser's time over the whole file: the
-	// sum, over every YAML mapping of the file, of its number of keys
-	// squared. One mapping of 1,000 keys counts 1,000,000; a mapping of
-	// 1,000 entities of 10 keys each counts 1,100,000.
+	// MaxKeysSquared bounds the sum, over every YAML mapping of the file, of its key count squared.
 	MaxKeysSquared = 4_000_000
-	// MaxDepth is the deepest nesting of mappings and lists (the mapping
-	// language itself needs about 8).
+	// MaxDepth is the deepest nesting of mappings and lists (the language needs about 8).
 	MaxDepth = 32
-	// MaxAliasNodes is the most YAML nodes that aliases may add to the
-	// document in all, each use of an alias counting every node of its
-	// anchor again.
+	// MaxAliasNodes is the most nodes alias expansion may add in all.
 	MaxAliasNodes = 100_000
 )
 
-// checkSize refuses data longer than MaxFileBytes.
 func checkSize(name string, size int64) *Error {
 	if size <= MaxFileBytes {
 		return nil
@@ -49,9 +32,7 @@ func checkSize(name string, size int64) *Error {
 	return &Error{File: name, Msg: fmt.Sprintf("the file is larger than %d bytes (256 KiB): a mapping file is at most %d bytes", MaxFileBytes, MaxFileBytes)}
 }
 
-// scanFrame is one open mapping or list while scanning tokens: a block
-// collection is known by the column of its keys or entries, a flow one
-// by its brackets.
+// scanFrame is one open collection: a block one known by its column, a flow one by brackets.
 type scanFrame struct {
 	flow bool
 	seq  bool // a block list ("- " entries)
@@ -60,10 +41,8 @@ type scanFrame struct {
 	name string // the key whose value is this frame's parent, for paths
 }
 
-// checkShape scans data's tokens (the lexer is linear) and refuses a YAML
-// mapping with more than MaxMappingKeys keys or a nesting deeper than
-// MaxDepth, before the quadratic parser sees them. It returns nil for
-// input it cannot judge; the parser then reports any syntax error.
+// checkShape refuses, from the linear lexer's tokens, a mapping over MaxMappingKeys keys or nesting
+// past MaxDepth before the quadratic parser runs; nil for input it cannot judge.
 func checkShape(name, data string) *Error {
 	tokens := lexer.Tokenize(data)
 	var stack []scanFrame
@@ -83,12 +62,10 @@ func checkShape(name, data string) *Error {
 		e.Path = strings.Join(path, ".")
 		return e
 	}
-	// block opens or continues the block collection at tk's column.
 	block := func(tk *token.Token, seq bool) *scanFrame {
 		col := tk.Position.Column
-		// A block collection ends at the first key or entry left of its
-		// column; a list indented like its parent's keys ends at the
-		// next key of that column.
+		// A block collection ends at the first key or entry left of its column; a list indented
+		// like its parent's keys ends at the next such key.
 		for n := len(stack); n > 0; n = len(stack) {
 			top := stack[n-1]
 			if top.flow || top.col < col || (top.col == col && top.seq == seq) {
@@ -157,18 +134,15 @@ func checkShape(name, data string) *Error {
 	return nil
 }
 
-// aliasCounter counts the nodes aliases add to a document when every
-// alias is expanded, without expanding any: an anchor's size is
-// remembered where it is defined, and each alias adds it.
+// aliasCounter counts the nodes alias expansion would add without expanding: each alias adds its
+// anchor's remembered size.
 type aliasCounter struct {
 	anchors map[string]int
 	added   int
-	// over is the alias at which the count passed MaxAliasNodes.
-	over *ast.AliasNode
+	over    *ast.AliasNode
 }
 
-// size returns the number of nodes of n with its aliases expanded,
-// saturated above MaxAliasNodes (so it cannot overflow).
+// size returns n's node count with aliases expanded, saturated above MaxAliasNodes.
 func (c *aliasCounter) size(n ast.Node) int {
 	if c.over != nil {
 		return 0
@@ -221,8 +195,6 @@ func (c *aliasCounter) size(n ast.Node) int {
 	return 1
 }
 
-// checkAliases refuses a document whose aliases would add more than
-// MaxAliasNodes nodes once expanded (as the decoder expands them).
 func (m *Mapping) checkAliases(f *ast.File) *Error {
 	c := &aliasCounter{anchors: map[string]int{}}
 	for _, doc := range f.Docs {

@@ -38,10 +38,8 @@ func Load(path string) (*Mapping, error) {
 	return LoadContext(context.Background(), path)
 }
 
-// LoadContext reads and parses the mapping file at path, as ParseContext.
-// It reads at most MaxFileBytes+1 bytes: a larger file (or a device that
-// never ends) is refused, as Errors, without being read whole. An error
-// reading the file wraps the *fs.PathError.
+// LoadContext is Load as ParseContext. A file over MaxFileBytes is refused as Errors unread; a read
+// error wraps the *fs.PathError.
 func LoadContext(ctx context.Context, path string) (*Mapping, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -55,26 +53,16 @@ func LoadContext(ctx context.Context, path string) (*Mapping, error) {
 	return ParseContext(ctx, path, data)
 }
 
-// Parse parses a mapping from data; name is used in error messages. It
-// decodes strictly (unknown fields are errors), applies defaults, parses
-// every key template and validates the result. On failure the error is
-// Errors (one or more *Error, each with file, line, column and path).
-// Parse does not look at any database; see transform.Compile for the check
-// against the live schema.
-//
-// Input past the bounds MaxFileBytes, MaxMappingKeys, MaxDepth and
-// MaxAliasNodes is refused with one *Error naming the bound, before the
-// YAML parser (for size, keys and depth) or the decoder (for aliases)
-// spends time or memory on it.
+// Parse parses a mapping from data (named name in errors): strict decoding, defaults, key
+// templates, validation. A failure is Errors. It reads no database (transform.Compile checks the
+// live schema). Input past MaxFileBytes, MaxMappingKeys, MaxDepth or MaxAliasNodes is refused
+// before the YAML parser or decoder spends time on it.
 func Parse(name string, data []byte) (*Mapping, error) {
 	return ParseContext(context.Background(), name, data)
 }
 
-// ParseContext is Parse that stops between its phases (bounds, YAML
-// parse, decoding, validation) once ctx is done, returning an error that
-// wraps context.Cause(ctx). Each phase is bounded by the limits above
-// (well under a second for a file inside them); the YAML parser itself
-// cannot be interrupted.
+// ParseContext is Parse that stops between phases once ctx is done, with an error wrapping
+// context.Cause(ctx); the YAML parser itself cannot be interrupted.
 func ParseContext(ctx context.Context, name string, data []byte) (*Mapping, error) {
 	m, err := ParsePartial(ctx, name, data)
 	if err != nil {
@@ -83,8 +71,7 @@ func ParseContext(ctx context.Context, name string, data []byte) (*Mapping, erro
 	return m, nil
 }
 
-// LoadPartial reads the mapping file at path as LoadContext does, and
-// parses it as ParsePartial.
+// LoadPartial reads the file at path as LoadContext and parses it as ParsePartial.
 func LoadPartial(ctx context.Context, path string) (*Mapping, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -98,15 +85,10 @@ func LoadPartial(ctx context.Context, path string) (*Mapping, error) {
 	return ParsePartial(ctx, path, data)
 }
 
-// ParsePartial is ParseContext for a caller that goes on to check the
-// mapping against its source, so that one run reports every problem it
-// can. It reports the same Errors; when the file could be decoded, it
-// returns with them the mapping as far as the file defines it: every
-// value of the wrong type left out (as if absent), every template that
-// does not parse empty. Such a mapping is good for nothing but checking:
-// its Problems are the errors, and pipeline.Prepare checks what they
-// leave defined and reports them with its own. A file that is not YAML,
-// is past a bound or holds no mapping gives a nil mapping.
+// ParsePartial is ParseContext that, with the same Errors, returns the mapping as far as the file
+// defines it (wrong-typed values left out, bad templates empty), so a caller checking it against
+// the source reports every problem in one run; its Problems are the errors. nil when the file is
+// not YAML, is past a bound or holds no mapping.
 func ParsePartial(ctx context.Context, name string, data []byte) (*Mapping, error) {
 	m := &Mapping{File: name}
 	stopped := func() error {
@@ -174,8 +156,6 @@ func ParsePartial(ctx context.Context, name string, data []byte) (*Mapping, erro
 	return m, nil
 }
 
-// build sets m's fields from the decoded file, entities and access
-// patterns in file order, and applies the defaults.
 func (m *Mapping) build(raw file) {
 	m.Version, m.Name, m.Table, m.TypeAttribute, m.Library = raw.Version, raw.Name, raw.Table, raw.TypeAttribute, raw.Library
 	for _, name := range m.pos.entityOrder {
@@ -198,7 +178,6 @@ func (m *Mapping) build(raw file) {
 	m.applyDefaults()
 }
 
-// sortByPosition puts errs in file order: by line, then column.
 func sortByPosition(errs Errors) {
 	sort.SliceStable(errs, func(i, j int) bool {
 		if errs[i].Line != errs[j].Line {
@@ -237,36 +216,30 @@ func (m *Mapping) applyDefaults() {
 	}
 }
 
-// tableNameRE is DynamoDB's rule for table and index names: 3 to 255
-// characters of a-z, A-Z, 0-9, '_', '-', '.'.
+// tableNameRE is DynamoDB's rule for table and index names.
 // https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/HowItWorks.NamingRulesDataTypes.html
 var tableNameRE = regexp.MustCompile(TableNamePattern)
 
 // TableNamePattern is tableNameRE's expression, for the JSON Schema.
 const TableNamePattern = `^[a-zA-Z0-9_.-]{3,255}$`
 
-// entityNameRE is the form of entity names: they appear in dotted paths
-// and are the default type value.
+// entityNameRE: entity names appear in dotted paths and are the default type value.
 var entityNameRE = regexp.MustCompile(EntityNamePattern)
 
 // EntityNamePattern is entityNameRE's expression, for the JSON Schema.
 const EntityNamePattern = `^[A-Za-z][A-Za-z0-9_-]*$`
 
-// mappingNameRE is the form of a mapping's name: an identifier that is
-// also a valid DynamoDB tag value (at most 256 characters of letters,
-// digits, spaces and + - = . _ : / @).
+// mappingNameRE: a mapping name is also a valid DynamoDB tag value.
 // https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Tagging.html
 var mappingNameRE = regexp.MustCompile(MappingNamePattern)
 
 // MappingNamePattern is mappingNameRE's expression, for the JSON Schema.
 const MappingNamePattern = `^[A-Za-z][A-Za-z0-9_.-]{0,127}$`
 
-// ValidMappingName reports whether name is a valid mapping name (1 to 128
-// characters: a letter, then letters, digits, '_', '-' or '.').
+// ValidMappingName reports whether name is a valid mapping name (MappingNamePattern).
 func ValidMappingName(name string) bool { return mappingNameRE.MatchString(name) }
 
-// ValidTableName reports whether name follows DynamoDB's naming rules for
-// tables and indexes (3-255 characters of a-z, A-Z, 0-9, '_', '-', '.').
+// ValidTableName reports whether name follows DynamoDB's table and index naming rules.
 func ValidTableName(name string) bool { return tableNameRE.MatchString(name) }
 
 func (m *Mapping) validate() Errors {
@@ -362,8 +335,6 @@ func (m *Mapping) validate() Errors {
 	return errs
 }
 
-// entityCheck collects the problems of one entity of m as validateEntity
-// finds them.
 type entityCheck struct {
 	m    *Mapping
 	e    *Entity
@@ -371,14 +342,11 @@ type entityCheck struct {
 	errs Errors
 }
 
-// add records a problem at path.
 func (c *entityCheck) add(path, format string, args ...any) {
 	c.errs = append(c.errs, c.m.Errorf(path, format, args...))
 }
 
-// validateEntity checks entity e and parses its key templates (into
-// PKTemplate, SKTemplate, IndexTemplate and the mirror's). Column names
-// are checked later, against the database (transform.Compile).
+// validateEntity checks e and parses its key templates; transform.Compile checks columns later.
 func (m *Mapping) validateEntity(e *Entity) Errors {
 	c := &entityCheck{m: m, e: e, ep: Path(KeyEntities, e.Name)}
 	if !entityNameRE.MatchString(e.Name) {
@@ -395,8 +363,6 @@ func (m *Mapping) validateEntity(e *Entity) Errors {
 	return c.errs
 }
 
-// checkSource checks that the entity reads exactly one of a table and a
-// query, and a schema only with a table.
 func (c *entityCheck) checkSource() {
 	s := c.e.Source
 	switch {
@@ -409,9 +375,8 @@ func (c *entityCheck) checkSource() {
 	}
 }
 
-// parse parses text, the template at path (what names it in messages), or
-// records why it cannot, located at the fault in the template, and returns
-// the zero Template.
+// parse parses the template at path, or records why not (at the fault) and returns the zero
+// Template.
 func (c *entityCheck) parse(path, text, what string) Template {
 	if text == "" {
 		c.add(path, "missing: expected the %s template, e.g. %q", what, "ORDER#${order_id}")
@@ -433,8 +398,7 @@ func (c *entityCheck) parse(path, text, what string) Template {
 	return tpl
 }
 
-// parseSort parses text, the sort key template at path, as parse does; on
-// a table without a sort key, text must be empty (and Template is zero).
+// parseSort is parse for a sort key; without a table sort key, text must be empty.
 func (c *entityCheck) parseSort(path, text string) Template {
 	if c.m.Table.SortKey != "" {
 		return c.parse(path, text, "sort key")
@@ -445,9 +409,7 @@ func (c *entityCheck) parseSort(path, text string) Template {
 	return Template{}
 }
 
-// errorIn returns the *Error at path, whose value is text, about the
-// character at byte offset of text (located at the value when offset is
-// negative), with cause err.
+// errorIn returns an *Error at path about byte offset of its value (the value when offset < 0).
 func (m *Mapping) errorIn(path, text string, offset int, err error, format string, args ...any) *Error {
 	e := m.Errorf(path, format, args...)
 	e.Err = err
@@ -457,8 +419,6 @@ func (m *Mapping) errorIn(path, text string, offset int, err error, format strin
 	return e
 }
 
-// checkIndexes checks the entity's indexes, in name order, against the
-// table's GSIs and parses their templates into IndexTemplate.
 func (c *entityCheck) checkIndexes() {
 	e, t := c.e, &c.m.Table
 	names := make([]string, 0, len(e.Indexes))
@@ -486,9 +446,8 @@ func (c *entityCheck) checkIndexes() {
 	}
 }
 
-// indexTemplates parses the partition and sort key templates of index n
-// (at path ip), whose GSI is g. A template is an error where g has no such
-// key, or where the key is one of the table's (written from pk and sk).
+// indexTemplates parses index n's key templates; one is an error where g lacks the key or it is the
+// table's.
 func (c *entityCheck) indexTemplates(ip, n string, g *GSI, ik IndexKeys) [2]Template {
 	t := &c.m.Table
 	var pair [2]Template
@@ -513,9 +472,8 @@ func (c *entityCheck) indexTemplates(ip, n string, g *GSI, ik IndexKeys) [2]Temp
 	return pair
 }
 
-// checkAttributes checks the entity's attributes rules: renames (in column
-// order) to a non-empty name that is not a key or type attribute, no empty
-// column names in select and exclude, and the sets.
+// checkAttributes checks renames (non-empty, not a key or type attribute), select, exclude and
+// sets.
 func (c *entityCheck) checkAttributes() {
 	a := c.e.Attributes
 	reserved := c.m.KeyAttributes()
@@ -548,13 +506,8 @@ func (c *entityCheck) checkAttributes() {
 	c.errs = append(c.errs, c.m.validateSets(Path(c.ep, KeyAttributes), a)...)
 }
 
-// KeyAttributes returns the names of the table's key attributes and of every
-// GSI key attribute, without repeats: these are rendered from templates
-// (strings unless declared N or B: Table.KeyType) and never come from
-// columns directly. The attributes of
-// multi-attribute GSI keys (GSI.PartitionKeys, GSI.SortKeys) are not among
-// them: items carry those as ordinary attributes (see
-// Table.KeyAttributeTypes for all key attributes with their types).
+// KeyAttributes returns the table's and template GSIs' key attribute names, once each; never from
+// columns. Multi-attribute GSI keys are ordinary attributes (see Table.KeyAttributeTypes).
 func (m *Mapping) KeyAttributes() []string {
 	out := []string{m.Table.PartitionKey}
 	if m.Table.SortKey != "" {
@@ -580,7 +533,6 @@ func (m *Mapping) gsiNames() []string {
 	return out
 }
 
-// yamlError converts a go-yaml error into a located *Error.
 func (m *Mapping) yamlError(err error) *Error {
 	e := &Error{File: m.File, Msg: err.Error()}
 	var ye yaml.Error
@@ -620,8 +572,6 @@ func (m *Mapping) yamlError(err error) *Error {
 	return e
 }
 
-// quotedScalar returns ` ("value")` for a scalar token, "" for the start
-// of a list or mapping.
 func quotedScalar(tk *token.Token) string {
 	if tk == nil {
 		return ""
@@ -674,8 +624,7 @@ func kindName(t reflect.Type) string {
 	return t.String()
 }
 
-// allowedFields lists the field names valid next to the unknown field at
-// path, or nil where any key is allowed (a map such as entities or rename).
+// allowedFields lists the valid field names beside the unknown one at path; nil for any-key maps.
 func allowedFields(path string) []string {
 	parent, _, _ := cutLast(path)
 	t := typeAt(parent)
@@ -692,9 +641,7 @@ func allowedFields(path string) []string {
 	return out
 }
 
-// typeAt follows a dotted path ("entities.Order.embed.lines.source") from
-// the file's type through struct fields (by YAML name), map values and
-// list elements ("gsis[0]"), and returns the Go type there, or nil.
+// typeAt follows a dotted path ("entities.Order.embed.lines.source") to its Go type, or nil.
 func typeAt(path string) reflect.Type {
 	t := reflect.TypeOf(file{})
 	if path == "" {
@@ -750,9 +697,7 @@ func cutLast(path string) (parent, last string, ok bool) {
 	return path[:i], path[i+1:], true
 }
 
-// unknownFields reports every key the mapping language does not define, in
-// file order, where it is written. (The decoder stops at one, chosen in map
-// order.)
+// unknownFields reports every undefined key in file order (the decoder stops at one, in map order).
 func (m *Mapping) unknownFields() Errors {
 	var errs Errors
 	for _, k := range m.pos.keys {
@@ -766,9 +711,7 @@ func (m *Mapping) unknownFields() Errors {
 	return errs
 }
 
-// fractions reports every number written with a fraction for a whole
-// number. The YAML decoder truncates a fraction into an integer field (1.5
-// to 1): refused here, where the field's Go type is known.
+// fractions reports fractions written for integer fields, which the decoder would truncate.
 func (m *Mapping) fractions() Errors {
 	var errs Errors
 	for _, f := range m.pos.fractions {
@@ -790,15 +733,11 @@ type positions struct {
 	byPos        map[posKey]string
 	entityOrder  []string
 	patternOrder []string
-	// keys are every mapping key in file order.
-	keys []keyAt
-	// quoted marks the paths whose scalar value is quoted.
-	quoted map[string]bool
-	// fractions are the scalar values written with a fraction (1.5).
-	fractions []fraction
+	keys         []keyAt
+	quoted       map[string]bool
+	fractions    []fraction
 }
 
-// fraction is a number with a fractional part, at path.
 type fraction struct {
 	keyAt
 	text string
@@ -809,7 +748,6 @@ type keyAt struct {
 	line, col int
 }
 
-// has reports whether the value at path is written in the file.
 func (p *positions) has(path string) bool {
 	_, ok := p.byPath[path]
 	return ok
@@ -870,8 +808,7 @@ func (p *positions) walk(n ast.Node, path string) {
 	}
 }
 
-// startToken is the first token of a node: for a block mapping, its first
-// key (the node's own token is the ':' after it).
+// startToken is a node's first token: a block mapping's first key, not its ':'.
 func startToken(n ast.Node) *token.Token {
 	switch n := n.(type) {
 	case *ast.MappingNode:
@@ -884,8 +821,7 @@ func startToken(n ast.Node) *token.Token {
 	return n.GetToken()
 }
 
-// valueOffset is 1 when the scalar at path is quoted: the text starts one
-// column after the token.
+// valueOffset is 1 when the scalar at path is quoted.
 func (p *positions) valueOffset(path string) int {
 	if p.quoted[path] {
 		return 1
@@ -893,7 +829,6 @@ func (p *positions) valueOffset(path string) int {
 	return 0
 }
 
-// keyName is the name of mv's key, as paths spell it.
 func keyName(mv *ast.MappingValueNode) string {
 	switch v := mv.Key.(type) {
 	case *ast.NullNode:
@@ -904,7 +839,6 @@ func keyName(mv *ast.MappingValueNode) string {
 	return mv.Key.String()
 }
 
-// childPath is the path of key under parent.
 func childPath(parent, key string) string {
 	if parent == "" {
 		return key
@@ -930,8 +864,8 @@ func (p *positions) walkPair(mv *ast.MappingValueNode, parent string) {
 	if tk := mv.Value.GetToken(); tk != nil && (tk.Type == token.DoubleQuoteType || tk.Type == token.SingleQuoteType) {
 		p.quoted[path] = true
 	}
-	// Errors about a scalar point at the value; about a mapping or list, at its key.
-	// Children, walked after, take over positions they share with their parent.
+	// Errors point at a scalar's value, at a mapping's or list's key; children walked later take
+	// over shared positions.
 	switch v := mv.Value.(type) {
 	case *ast.MappingNode, *ast.MappingValueNode, *ast.SequenceNode:
 		p.add(path, mv.Key.GetToken(), true)

@@ -5,15 +5,12 @@ import (
 	"strings"
 )
 
-// Access patterns on a GSI with multi-attribute keys (GSI.PartitionKeys,
-// GSI.SortKeys). Their key condition names the index's attributes in
-// order: every partition key attribute with =, then sort key attributes
-// from the left, none skipped, a range (<, <=, >, >=, BETWEEN,
-// begins_with) only on the last one named.
+// Access patterns on a multi-attribute GSI name its attributes in order: every partition key
+// attribute with =, then sort key attributes from the left, none skipped, a range (<, <=, >, >=,
+// BETWEEN, begins_with) only on the last.
 // https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/GSI.DesignPattern.MultiAttributeKeys.html
 
-// MultiAttributeIndex returns the GSI the pattern queries when that GSI
-// has multi-attribute keys, else nil.
+// MultiAttributeIndex returns the queried GSI when it has multi-attribute keys, else nil.
 func (ap *AccessPattern) MultiAttributeIndex(t *Table) *GSI {
 	if ap.Index == "" {
 		return nil
@@ -24,9 +21,7 @@ func (ap *AccessPattern) MultiAttributeIndex(t *Table) *GSI {
 	return nil
 }
 
-// TermTypes returns the type (S, N or B) of each term of the pattern's
-// key condition (KeyCondition.Terms) on multi-attribute index g: the
-// declared type of the attribute it names, in order.
+// TermTypes returns the declared type (S, N or B) of each KeyCondition.Terms attribute on g.
 func (ap *AccessPattern) TermTypes(g *GSI) []string {
 	var out []string
 	attrs := append(append([]KeyAttribute(nil), g.PartitionKeys...), g.SortKeys...)
@@ -40,10 +35,8 @@ func (ap *AccessPattern) TermTypes(g *GSI) []string {
 	return out
 }
 
-// validateMultiPattern checks pattern ap on g, a GSI with multi-attribute
-// keys: the condition's terms against the index's attributes, and each
-// value, which is one placeholder (a column written as the attribute is)
-// or a literal of the attribute's type.
+// validateMultiPattern checks ap's terms against g's attributes; each value is one placeholder (a
+// column written as the attribute) or a literal of its type.
 func (m *Mapping) validateMultiPattern(ap *AccessPattern, g *GSI) Errors {
 	var errs Errors
 	cp := Path(KeyAccessPatterns, ap.Name, KeyKeyCondition)
@@ -93,8 +86,7 @@ func (m *Mapping) validateMultiPattern(ap *AccessPattern, g *GSI) Errors {
 	return errs
 }
 
-// multiValue says why template v cannot be the value of a multi-attribute
-// key attribute of type typ in a term with operator op, or "".
+// multiValue says why v cannot be a typ attribute's value under op, or "".
 func multiValue(v Template, typ, op string) string {
 	switch {
 	case len(v.Parts) == 0:

@@ -11,36 +11,24 @@ import (
 	"github.com/goccy/go-yaml/token"
 )
 
-// What ParsePartial keeps of a mapping with problems, and what says which
-// parts of it the problems touch.
-
-// maxTypeErrors and maxDecodeBytes bound the values of the wrong type
-// decode reports, as each costs one more decoding of the whole file: at
-// most maxTypeErrors, and no more than decode maxDecodeBytes in all.
+// Each reported wrong-typed value costs a whole decoding more.
 const (
 	maxTypeErrors  = 50
 	maxDecodeBytes = 2 << 20
 )
 
-// decoded is what decode made of a document.
 type decoded struct {
 	raw file
-	// errs are the values of the wrong type, and unknown fields the AST
-	// walk cannot see (in an alias).
+	// errs are the wrong-typed values and the unknown fields the AST walk cannot see (in an alias).
 	errs Errors
-	// left are the paths of the values left out (decoded as absent).
 	left []string
-	// ok is false when the document could not be decoded: raw is then
-	// not to be used.
+	// ok is false when the document could not be decoded, and raw is unusable.
 	ok bool
 }
 
-// decode decodes body into a file. The decoder stops at the first value of
-// the wrong type; decode reports it, replaces it by null (as if absent) and
-// decodes again, so that every such value is reported, up to
-// maxTypeErrors and maxDecodeBytes (size is the file's). Unknown fields are reported by unknownFields, which sees
-// every key where it is written; when it found none (strict), the decoder
-// checks for them once more, as it expands aliases.
+// decode decodes body. The decoder stops at the first wrong-typed value, so decode reports it,
+// nulls it and decodes again, within maxTypeErrors and maxDecodeBytes. Unless unknownFields found
+// some (strict false), the decoder rechecks unknown fields as it expands aliases.
 func (m *Mapping) decode(body ast.Node, size int, strict bool) decoded {
 	var d decoded
 	most := min(maxTypeErrors, maxDecodeBytes/max(size, 1))
@@ -81,10 +69,8 @@ func (m *Mapping) decode(body ast.Node, size int, strict bool) decoded {
 	return d
 }
 
-// decodeNode decodes node into v, refusing unknown fields if strict.
-// go-yaml v1.19.2 panics on some malformed input (found by FuzzParse, e.g.
-// an unknown tag on a mapping value: "gsis: !00000 00"); such a panic is
-// returned as an error rather than crashing the run.
+// decodeNode decodes node into v, strictly if strict; a go-yaml panic on malformed input ("gsis:
+// !00000 00") becomes an error.
 func decodeNode(node ast.Node, v any, strict bool) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
@@ -98,10 +84,8 @@ func decodeNode(node ast.Node, v any, strict bool) (err error) {
 	return yaml.NewDecoder(bytes.NewReader(nil), opts...).DecodeFromNode(node, v)
 }
 
-// nullValue replaces by null the innermost value under n (at path) whose
-// first token is tk: a mapping's value, a list's element or an anchor's
-// value (the anchor stays, for its aliases). It returns the value's path
-// and whether it found it.
+// nullValue nulls the innermost value under n starting at tk (an anchor stays for its aliases),
+// returning its path and whether found.
 func nullValue(n ast.Node, tk *token.Token, path string) (string, bool) {
 	switch n := n.(type) {
 	case *ast.MappingNode:
@@ -144,8 +128,7 @@ func nullValue(n ast.Node, tk *token.Token, path string) (string, bool) {
 	return "", false
 }
 
-// startsWith reports whether tk is n's own token (the decoder's errors
-// name a value by it), or that of the value a tag or anchor marks.
+// startsWith reports whether tk is n's token or that of the value its tag or anchor marks.
 func startsWith(n ast.Node, tk *token.Token) bool {
 	switch v := n.(type) {
 	case nil:
@@ -158,8 +141,6 @@ func startsWith(n ast.Node, tk *token.Token) bool {
 	return n.GetToken() == tk
 }
 
-// nullAt returns a null node where n is: errors that name it are located
-// there.
 func nullAt(n ast.Node) ast.Node {
 	var pos *token.Position
 	if tk := n.GetToken(); tk != nil && tk.Position != nil {
@@ -169,12 +150,9 @@ func nullAt(n ast.Node) ast.Node {
 	return ast.Null(token.New("null", "null", pos))
 }
 
-// follows reports whether what validation finds at path follows from an
-// error already reported, and so would say it again: at a value left out
-// (of the wrong type) or reported (a fraction), inside it or at the value
-// holding it (a "missing" that is not); or, beside an unknown field, a
-// value absent from the file (the field is most likely that value
-// misspelt: "sort_key" for "sk") or the value holding both.
+// follows reports whether an error at path repeats one reported: at, inside or holding a value left
+// out or reported; or, beside an unknown field (likely a misspelling: "sort_key" for "sk"), a value
+// absent from the file or the one holding both.
 func (m *Mapping) follows(path string, unknown Errors, left []string) bool {
 	for _, l := range left {
 		if leftOutBy(path, l) {
@@ -190,7 +168,6 @@ func (m *Mapping) follows(path string, unknown Errors, left []string) bool {
 	return false
 }
 
-// paths returns the paths of errs.
 func paths(errs Errors) []string {
 	out := make([]string, len(errs))
 	for i, e := range errs {
@@ -199,14 +176,11 @@ func paths(errs Errors) []string {
 	return out
 }
 
-// leftOutBy reports whether an error at path follows from the value at
-// left being left out: path is left, inside it, or the value holding it.
 func leftOutBy(path, left string) bool {
 	return within(path, left) || path == parentOf(left)
 }
 
-// within reports whether path is inner or a path inside it
-// ("entities.A.pk" is within "entities.A"; "entities.AB" is not).
+// within reports whether path is inner or inside it ("entities.AB" is not within "entities.A").
 func within(path, inner string) bool {
 	if !strings.HasPrefix(path, inner) {
 		return false
@@ -215,8 +189,7 @@ func within(path, inner string) bool {
 	return rest == "" || inner == "" || rest[0] == '.' || rest[0] == '['
 }
 
-// parentOf is the path of the value holding the value at path ("" at the
-// top).
+// parentOf is the path of the value holding path ("" at the top).
 func parentOf(path string) string {
 	i := strings.LastIndexAny(path, ".[")
 	if i < 0 {
@@ -225,13 +198,11 @@ func parentOf(path string) string {
 	return path[:i]
 }
 
-// Problems returns the errors ParsePartial returned m with, in file order:
-// nil for a mapping without any.
+// Problems returns the errors ParsePartial returned m with, in file order.
 func (m *Mapping) Problems() Errors { return m.problems }
 
-// Refused reports whether one of m's Problems is at path, inside the value
-// at path or at a value holding it: whether what is at path is in doubt.
-// A problem without a path (located in the file alone) refuses nothing.
+// Refused reports whether a Problem is at, inside or holding path. A problem without a path refuses
+// nothing.
 func (m *Mapping) Refused(path string) bool {
 	for _, e := range m.problems {
 		if e.Path != "" && (within(path, e.Path) || within(e.Path, path)) {
@@ -241,8 +212,7 @@ func (m *Mapping) Refused(path string) bool {
 	return false
 }
 
-// RefusedAt reports whether one of m's Problems is at path or at a value
-// holding it (not inside it: see Refused).
+// RefusedAt is Refused without problems inside path.
 func (m *Mapping) RefusedAt(path string) bool {
 	for _, e := range m.problems {
 		if e.Path != "" && within(path, e.Path) {
@@ -252,14 +222,9 @@ func (m *Mapping) RefusedAt(path string) bool {
 	return false
 }
 
-// Checkable returns m as the checks against the source can take it despite
-// its Problems: a copy whose entities leave out each embed, aggregate and
-// duplicate rule that is refused at itself, its source or its join (a nil
-// duplicate in its place, so that the others keep their index and path),
-// and hold an empty stable ID for one left undefined (its placeholders
-// still name it). What else the problems touch stays: the checks' errors
-// about it are for the caller to leave out (Refused). m itself when it
-// has no problems.
+// Checkable returns a copy of m the source checks can take despite its Problems: without refused
+// embeds, aggregates and duplicates (a nil duplicate keeps indexes and paths), an undefined stable
+// ID empty. Callers drop other refused errors (Refused). m itself without problems.
 func (m *Mapping) Checkable() *Mapping {
 	if len(m.problems) == 0 {
 		return m
@@ -272,7 +237,6 @@ func (m *Mapping) Checkable() *Mapping {
 	return &c
 }
 
-// checkableEntity is Checkable's copy of entity e.
 func (m *Mapping) checkableEntity(e *Entity) *Entity {
 	c := e.withJoins(func(j JoinRule) bool {
 		return j.Defined() && !m.RefusedAt(j.Path) && !m.Refused(j.SourcePath()) && !m.Refused(Path(j.Path, KeyJoin))

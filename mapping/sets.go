@@ -6,11 +6,8 @@ import (
 	"strings"
 )
 
-// validateSets checks the sets list of the attributes at path (an
-// entity's, an embed's or a duplicate's): each entry names a column once,
-// and a column that becomes an attribute, so neither excluded nor left out
-// by select. Whether the column exists and is an array of a type a set can
-// hold is checked against the database (transform.Compile).
+// validateSets checks each sets entry names a written column once; transform.Compile checks its
+// type.
 func (m *Mapping) validateSets(path string, a Attributes) Errors {
 	var errs Errors
 	for i, c := range a.Sets {
@@ -29,9 +26,7 @@ func (m *Mapping) validateSets(path string, a Attributes) Errors {
 	return errs
 }
 
-// validateEmbedSet checks an embed with as: set at path: one selected
-// child column, whose values are the set, and none of the options of a
-// list or map (key, order_by, exclude, rename, sets).
+// validateEmbedSet checks an as: set embed: one selected column, no list or map option.
 func (m *Mapping) validateEmbedSet(path string, em *Embed) Errors {
 	var errs Errors
 	add := func(path, format string, args ...any) { errs = append(errs, m.Errorf(path, format, args...)) }

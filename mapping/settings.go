@@ -5,14 +5,11 @@ import (
 	"slices"
 )
 
-// settingsCheck collects the problems of m's table settings as
-// validateSettings finds them.
 type settingsCheck struct {
 	m    *Mapping
 	errs Errors
 }
 
-// add records a problem at path.
 func (c *settingsCheck) add(path, format string, args ...any) {
 	c.errs = append(c.errs, c.m.Errorf(path, format, args...))
 }
@@ -20,10 +17,7 @@ func (c *settingsCheck) add(path, format string, args ...any) {
 // declared is where a multi-attribute key attribute was first given a type.
 type declared struct{ typ, gsi string }
 
-// validateSettings checks the optional settings of the table and of each
-// GSI (warm throughput, maximum on-demand throughput, point-in-time
-// recovery) and the GSIs' multi-attribute keys. The GSIs' names,
-// projections and string keys are checked by validate.
+// validateSettings checks the optional table and GSI settings and multi-attribute keys.
 func (m *Mapping) validateSettings() Errors {
 	c := &settingsCheck{m: m}
 	t := &m.Table
@@ -42,9 +36,7 @@ func (m *Mapping) validateSettings() Errors {
 	return c.errs
 }
 
-// warmThroughput checks the warm throughput at path: at least one of its
-// values, each at least 1 (the API's minimum; DynamoDB itself refuses a
-// value it does not accept for the table's billing mode).
+// warmThroughput checks at least one value, each at least 1.
 func (c *settingsCheck) warmThroughput(path string, w *WarmThroughput) {
 	if w == nil {
 		return
@@ -56,8 +48,7 @@ func (c *settingsCheck) warmThroughput(path string, w *WarmThroughput) {
 	c.atLeastOne(Path(path, KeyWriteUnitsPerSecond), w.WriteUnitsPerSecond, "units per second")
 }
 
-// onDemand checks the maximum on-demand throughput of the table or GSI at
-// path: only with billing mode PAY_PER_REQUEST, each value at least 1.
+// onDemand checks the maximum on-demand throughput: PAY_PER_REQUEST only, each value at least 1.
 func (c *settingsCheck) onDemand(path string, read, write *int64) {
 	for _, u := range []struct {
 		key string
@@ -81,8 +72,7 @@ func (c *settingsCheck) atLeastOne(path string, v *int64, unit string) {
 	}
 }
 
-// pointInTimeRecovery checks the recovery period: only with enabled, from
-// MinRecoveryPeriodDays to MaxRecoveryPeriodDays.
+// pointInTimeRecovery checks the recovery period: only with enabled, within its bounds.
 func (c *settingsCheck) pointInTimeRecovery(path string, p *PointInTimeRecovery) {
 	if p == nil || p.RecoveryPeriodInDays == nil {
 		return
@@ -96,10 +86,8 @@ func (c *settingsCheck) pointInTimeRecovery(path string, p *PointInTimeRecovery)
 	}
 }
 
-// multiAttributeKeys checks the multi-attribute keys of GSI g (at path gp):
-// not mixed with string keys, a partition key for any sort key, at most
-// MaxKeyAttributes attributes each, and each attribute (see keyAttribute).
-// types holds the type each attribute was given by an earlier GSI.
+// multiAttributeKeys checks g's multi-attribute keys (not mixed with string keys, at most
+// MaxKeyAttributes each); types holds earlier GSIs' declarations.
 func (c *settingsCheck) multiAttributeKeys(gp string, g *GSI, types map[string]declared) {
 	if !g.MultiAttribute() {
 		return
@@ -126,10 +114,8 @@ func (c *settingsCheck) multiAttributeKeys(gp string, g *GSI, types map[string]d
 	}
 }
 
-// keyAttribute checks attribute a of a multi-attribute key of index gsi,
-// at path ap: a name that is no string key attribute and not already in
-// the index, a type S, N or B, S for the type attribute, and the type
-// another GSI gave it.
+// keyAttribute checks a multi-attribute key attribute: not a string key nor repeated, S, N or B,
+// one type across GSIs.
 func (c *settingsCheck) keyAttribute(ap, gsi string, a KeyAttribute, inIndex map[string]bool, types map[string]declared) {
 	np, tp := Path(ap, KeyName), Path(ap, KeyType)
 	switch {

@@ -7,9 +7,7 @@ import (
 	"strings"
 )
 
-// checkStrategies checks the entity's join rules (Entity.Joins) and its
-// stable IDs (by name). Column names are checked later, against the
-// database (transform.Compile).
+// checkStrategies checks the join rules and stable IDs (columns: transform.Compile).
 func (c *entityCheck) checkStrategies() {
 	for _, j := range c.e.Joins() {
 		switch j.Kind {
@@ -26,8 +24,7 @@ func (c *entityCheck) checkStrategies() {
 	}
 }
 
-// checkJoinSource checks the source of a rule at path: exactly one of a
-// table and a query, and a table if tableOnly.
+// checkJoinSource checks for exactly one of table and query, a table if tableOnly.
 func (c *entityCheck) checkJoinSource(path string, s Source, tableOnly bool) {
 	switch {
 	case s.Table == "" && s.Query == "":
@@ -39,7 +36,6 @@ func (c *entityCheck) checkJoinSource(path string, s Source, tableOnly bool) {
 	}
 }
 
-// checkJoin checks that the join of a rule at path names columns.
 func (c *entityCheck) checkJoin(path string, j Join) {
 	if len(j) == 0 {
 		c.add(Path(path, KeyJoin), "missing: expected the join columns, e.g. {customer_id: customer_id}")
@@ -82,9 +78,7 @@ func (c *entityCheck) checkEmbed(p string, em *Embed) {
 	}
 }
 
-// checkDuplicate checks the duplicate rule at path p: a table source
-// (whose unique keys the join is checked against) and the parent columns
-// to copy.
+// checkDuplicate checks a table source (its unique keys must match the join) and columns to copy.
 func (c *entityCheck) checkDuplicate(p string, d *Duplicate) {
 	if d == nil {
 		c.add(p, "missing: expected source, join and attributes")
@@ -98,8 +92,6 @@ func (c *entityCheck) checkDuplicate(p string, d *Duplicate) {
 	c.errs = append(c.errs, c.m.validateSets(Path(p, KeyAttributes), d.Attributes)...)
 }
 
-// checkAggregate checks the aggregate rule at path p: a known function,
-// with a column unless it counts.
 func (c *entityCheck) checkAggregate(p string, a *Aggregate) {
 	if a == nil {
 		c.add(p, "missing: expected function, source and join")
@@ -121,8 +113,7 @@ func (c *entityCheck) checkAggregate(p string, a *Aggregate) {
 	c.checkJoin(p, a.Join)
 }
 
-// checkID checks the stable ID of attribute name: a known kind, a time
-// column and the columns it is made from.
+// checkID checks a stable ID: a known kind, a time column and its from columns.
 func (c *entityCheck) checkID(name string, id *StableID) {
 	p := Path(c.ep, KeyIDs, name)
 	if id == nil {
@@ -140,8 +131,6 @@ func (c *entityCheck) checkID(name string, id *StableID) {
 	}
 }
 
-// checkMirror parses the templates of the entity's mirror item, if it has
-// one, into its PKTemplate and SKTemplate.
 func (c *entityCheck) checkMirror() {
 	if mi := c.e.Mirror; mi != nil {
 		p := Path(c.ep, KeyMirror)
@@ -170,16 +159,14 @@ func ParseOrder(s string) (Order, error) {
 	return Order{}, fmt.Errorf("order %q: expected a column, optionally followed by ASC or DESC", s)
 }
 
-// condToken is one token of a key condition: a word or quoted template
-// (quoted reports whether it was in single quotes), or punctuation.
+// condToken is a word, a 'quoted' template, or punctuation.
 type condToken struct {
 	text   string
 	quoted bool
 }
 
-// lexCondition splits a key condition (or a filter) into words, 'quoted
-// templates', parentheses, commas and the operators = < <= > >= <>. A ${…} placeholder
-// is part of its word whatever it contains.
+// lexCondition splits a key condition or filter into words, 'quoted templates', parentheses, commas
+// and operators; a ${…} placeholder stays in its word.
 func lexCondition(s string) ([]condToken, error) {
 	var out []condToken
 	for i := 0; i < len(s); {
@@ -225,9 +212,7 @@ func lexCondition(s string) ([]condToken, error) {
 	return out, nil
 }
 
-// ParseKeyCondition parses an access pattern's key condition (see
-// AccessPattern.KeyCondition). Templates may be written in single quotes,
-// which they must be to hold spaces, parentheses or commas.
+// ParseKeyCondition parses AccessPattern.KeyCondition.
 func ParseKeyCondition(s string) (KeyCondition, error) {
 	var kc KeyCondition
 	toks, err := lexCondition(s)
@@ -306,8 +291,7 @@ func (m *Mapping) validatePattern(ap *AccessPattern) Errors {
 	p := Path(KeyAccessPatterns, ap.Name)
 	add := func(path, format string, args ...any) { errs = append(errs, m.Errorf(path, format, args...)) }
 	pk, sk := m.Table.PartitionKey, m.Table.SortKey
-	// An unknown index leaves the key attributes unknown; the condition
-	// is still checked on its own.
+	// An unknown index leaves the key attributes unknown; the condition is still checked alone.
 	knownIndex := true
 	if ap.Index != "" {
 		g := m.Table.GSI(ap.Index)
@@ -368,8 +352,7 @@ func indexName(index string) string {
 	return "index " + index
 }
 
-// Columns returns the placeholders of the pattern's templates in order,
-// without repeats: the parameters a caller supplies.
+// Columns returns the templates' placeholders in order, without repeats: the caller's parameters.
 func (kc KeyCondition) Columns() []string {
 	var out []string
 	var tpls []Template

@@ -8,34 +8,27 @@ import (
 	"strings"
 )
 
-// Template is a parsed key template such as "ORDER#${order_id}".
-//
-// Syntax: literal text with placeholders "${column}" or "${column:width}";
-// "$$" is a literal "$". A placeholder's width zero-pads integer values to
-// that many digits so that string order equals numeric order; without a
-// width, integer columns in sort-key templates are padded to the width of
-// their PostgreSQL type (see transform), and ":0" turns padding off.
+// Template is a parsed key template such as "ORDER#${order_id}": literal text with placeholders
+// "${column}" or "${column:width}", "$$" a literal "$". A width zero-pads integers so string order
+// is numeric order; without one, sort-key integers pad to their PostgreSQL type's width, and ":0"
+// turns padding off.
 type Template struct {
-	// Source is the template text as written.
 	Source string
-	// Parts are the literal and placeholder pieces in order.
-	Parts []Part
+	Parts  []Part
 }
 
 // Part is a literal (Column == "") or a placeholder.
 type Part struct {
 	Literal string
 	Column  string
-	// Width is the zero-padding width of a placeholder: WidthAuto when not
-	// given, 0 for no padding.
+	// Width is WidthAuto when not given, 0 for no padding.
 	Width int
 }
 
 // WidthAuto marks a placeholder written without ":width".
 const WidthAuto = -1
 
-// TemplateError is a syntax error in a template. Offset is the 0-based
-// byte offset in the template text where the problem starts.
+// TemplateError is a template syntax error at 0-based byte Offset.
 type TemplateError struct {
 	Offset int
 	Msg    string
@@ -45,8 +38,8 @@ func (e *TemplateError) Error() string {
 	return fmt.Sprintf("%s (at character %d)", e.Msg, e.Offset+1)
 }
 
-// ParseTemplate parses s. It returns a *TemplateError for an unclosed or
-// empty placeholder or a bad width. An empty s is a valid, empty template.
+// ParseTemplate parses s (empty is valid), with a *TemplateError for an unclosed or empty
+// placeholder or a bad width.
 func ParseTemplate(s string) (Template, error) {
 	t := Template{Source: s}
 	var lit strings.Builder
@@ -105,8 +98,7 @@ func ParseTemplate(s string) (Template, error) {
 	return t, nil
 }
 
-// Columns returns the columns the template refers to, in order, without
-// repeats.
+// Columns returns the template's columns in order, without repeats.
 func (t Template) Columns() []string {
 	var out []string
 	for _, p := range t.Parts {
@@ -122,12 +114,9 @@ func (t Template) IsZero() bool { return len(t.Parts) == 0 }
 
 func (t Template) String() string { return t.Source }
 
-// BraceError is a "{name}" in a key template or key condition that is
-// literal text to pg2dynamo although name looks like a column: the
-// placeholder syntax of other tools (the DynamoDB MCP server writes
-// CUSTOMER#{customer_id}), which pg2dynamo writes ${customer_id}. Kept as
-// text, it renders the same key for every row. Offset is the 0-based byte
-// offset of the "{" in the text checked.
+// BraceError is a "{name}" written as another tool's placeholder (the DynamoDB MCP server's
+// CUSTOMER#{customer_id}): literal text to pg2dynamo, rendering one key for every row. Offset is
+// the "{"'s byte offset.
 type BraceError struct {
 	Name   string
 	Offset int
@@ -137,11 +126,8 @@ func (e *BraceError) Error() string {
 	return fmt.Sprintf("%q is literal text, not a placeholder: did you mean ${%s}? (at character %d)", "{"+e.Name+"}", e.Name, e.Offset+1)
 }
 
-// Braces returns a *BraceError for each "{name}" of s, a key template or a
-// key condition, whose name is an identifier (a letter or '_', then
-// letters, digits or '_') and whose "{" follows no "$": a "${…}" is a
-// placeholder, and "$${name}" the literal text "${name}", written so on
-// purpose. The braces inside a placeholder are its own.
+// Braces returns a *BraceError for each "{name}" of s with an identifier name not after "$"
+// ("$${name}" is deliberate literal text).
 func Braces(s string) []*BraceError {
 	var out []*BraceError
 	for i := 0; i < len(s); i++ {
@@ -168,11 +154,9 @@ func Braces(s string) []*BraceError {
 	return out
 }
 
-// identRE is what Braces takes for a column name.
 var identRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
-// Prefix returns the template's leading literal text: what every key it
-// renders starts with ("" when it starts with a placeholder).
+// Prefix returns the leading literal every rendered key starts with ("" when a placeholder leads).
 func (t Template) Prefix() string {
 	if len(t.Parts) == 0 || t.Parts[0].Column != "" {
 		return ""
@@ -180,35 +164,26 @@ func (t Template) Prefix() string {
 	return t.Parts[0].Literal
 }
 
-// PlacesAlike reports whether t and u both hold a placeholder of column
-// and the same parts before the first one: both place the column's value
-// after the same text ("B#${id}" and "B#${id}#${at}" place id alike,
-// "A#${id}" does not). The width of that placeholder is not compared.
+// PlacesAlike reports whether t and u both place column after the same parts, ignoring width
+// ("B#${id}" and "B#${id}#${at}" do).
 func (t Template) PlacesAlike(u Template, column string) bool {
 	i, j := t.placeholder(column), u.placeholder(column)
 	return i >= 0 && i == j && slices.Equal(t.Parts[:i], u.Parts[:j])
 }
 
-// placeholder returns the index in t.Parts of the first placeholder of
-// column, or -1.
 func (t Template) placeholder(column string) int {
 	return slices.IndexFunc(t.Parts, func(p Part) bool { return p.Column == column })
 }
 
-// Nameable reports whether a placeholder can name column: whether
-// "${column}" parses as one placeholder of exactly that name. A name that
-// is empty, holds '}' or ':' or "${", or has spaces at an end cannot be
-// (the syntax ends a name at '}', reads a width after ':' and trims
-// spaces).
+// Nameable reports whether "${column}" parses as one placeholder of exactly column.
 func Nameable(column string) bool {
 	t, err := ParseTemplate("${" + column + "}")
 	c, ok := t.Whole()
 	return err == nil && ok && c == column
 }
 
-// Whole returns the column of a template that is one placeholder without
-// a width ("${user_id}"), and whether it is one: its key text is the
-// column's whole.
+// Whole returns the column of a template that is one unwidthed placeholder ("${user_id}"), and
+// whether it is.
 func (t Template) Whole() (string, bool) {
 	if len(t.Parts) != 1 || t.Parts[0].Column == "" || t.Parts[0].Width != WidthAuto {
 		return "", false

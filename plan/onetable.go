@@ -12,13 +12,11 @@ import (
 	"github.com/pg2dynamo/pg2dynamo/transform"
 )
 
-// FormatOneTable is plan's format that writes the dynamodb-onetable schema
-// of a mapping with library onetable (OneTableSchema).
+// FormatOneTable writes a library onetable mapping's dynamodb-onetable schema (OneTableSchema).
 const FormatOneTable = "onetable"
 
-// OneTable is a dynamodb-onetable schema, the object `new Table({schema})`
-// takes (its shape: dynamodb-onetable 2.7.7's Schema.js and its README's
-// "Schemas"): the table's indexes, a model per entity and the params.
+// OneTable is the schema `new Table({schema})` takes (dynamodb-onetable 2.7.7's Schema.js, README
+// "Schemas"): indexes, a model per entity, params.
 type OneTable struct {
 	// Format and Version are what Table.saveSchema writes.
 	Format  string         `json:"format"`
@@ -28,11 +26,9 @@ type OneTable struct {
 	Params  OneTableParams `json:"params"`
 }
 
-// OneTableParams are the schema params pg2dynamo's items were written for.
-// TypeField is "_type"; Timestamps is false, as no created and updated
-// attributes are written; IsoDates, false, only matters to date fields,
-// and the schema declares none (dates and times are strings: see
-// OneTableSchema); Nulls is false: a NULL column's attribute is absent.
+// OneTableParams are the params pg2dynamo's items suit: TypeField "_type"; Timestamps false (no
+// created or updated attributes); IsoDates false, as no field is a date; Nulls false, as a NULL
+// column's attribute is absent.
 type OneTableParams struct {
 	TypeField  string `json:"typeField"`
 	Separator  string `json:"separator"`
@@ -41,22 +37,13 @@ type OneTableParams struct {
 	Nulls      bool   `json:"nulls"`
 }
 
-// OneTableSchema returns the OneTable schema that reads the items plans
-// (one per entity of m, from transform.CompileAll) write, for a mapping
-// with library onetable (an error otherwise: the preset is what makes the
-// keys ones OneTable renders from the items' attributes).
-//
-// Each entity is a model named by its type value. Its key attributes are
-// value templates with the widths the compiled plan resolved
-// ("USER#${user_id}" over an integer becomes "USER#${user_id:10:0}"), each
-// placeholder naming the attribute its column is written as. Every other
-// attribute is a field of its DynamoDB type (string, number, boolean,
-// binary, array, object, set); dates and times are "string" fields, not
-// "date", as they hold exactly PostgreSQL's text (microseconds; Date would
-// read a timestamp without time zone in the reader's local time).
-//
-// A GSI whose keys are not one string attribute each (a multi-attribute
-// key) has no OneTable index, and is left out.
+// OneTableSchema returns the OneTable schema reading the items plans (transform.CompileAll, one per
+// entity) write; it needs library onetable, whose preset makes keys OneTable renders from
+// attributes. Each entity is a model named by its type value. Key attributes are value templates
+// with the compiled widths ("USER#${user_id}" over an integer is "USER#${user_id:10:0}"), each
+// placeholder naming its column's attribute. Other attributes are fields of their DynamoDB type;
+// dates and times are "string", holding PostgreSQL's exact text (Date would read a timestamp
+// without time zone in local time). A multi-attribute GSI has no OneTable index and is left out.
 func OneTableSchema(m *mapping.Mapping, plans []*transform.Plan) (*OneTable, error) {
 	if m.Library.Name != mapping.LibraryOneTable {
 		return nil, mapping.Errors{m.Errorf(mapping.KeyLibrary,
@@ -100,9 +87,8 @@ func OneTableSchema(m *mapping.Mapping, plans []*transform.Plan) (*OneTable, err
 	return s, nil
 }
 
-// oneTableFields returns the fields of plan p's model: its key attributes
-// (value templates), then its other attributes but the type attribute,
-// which OneTable adds to every model.
+// oneTableFields returns p's model fields: key attributes (value templates), then the others but
+// the type attribute, which OneTable adds.
 func oneTableFields(m *mapping.Mapping, p *transform.Plan) (object, error) {
 	var fields object
 	seen := map[string]bool{m.TypeAttribute: true}
@@ -127,9 +113,8 @@ func oneTableFields(m *mapping.Mapping, p *transform.Plan) (object, error) {
 	return fields, nil
 }
 
-// oneTableTemplate translates key template k into a OneTable value
-// template: literals as they are, a placeholder as ${attribute}, or
-// ${attribute:width:0} for a number zero-padded to width.
+// oneTableTemplate makes key template k a OneTable value template: literals as is, ${attribute}, or
+// ${attribute:width:0} for a padded number.
 func oneTableTemplate(k transform.KeyShape) (string, error) {
 	var b strings.Builder
 	for _, part := range k.Parts {
@@ -147,8 +132,7 @@ func oneTableTemplate(k transform.KeyShape) (string, error) {
 	return b.String(), nil
 }
 
-// oneTableType is the OneTable field type of an attribute of DynamoDB type
-// t (transform.Shape*).
+// oneTableType is the OneTable field type of DynamoDB type t.
 func oneTableType(t string) string {
 	switch t {
 	case transform.ShapeN:
@@ -167,8 +151,7 @@ func oneTableType(t string) string {
 	return "string"
 }
 
-// WriteOneTable writes the OneTable schema of m (OneTableSchema) to w as
-// indented JSON.
+// WriteOneTable writes m's OneTable schema to w as indented JSON.
 func WriteOneTable(w io.Writer, m *mapping.Mapping, plans []*transform.Plan) error {
 	s, err := OneTableSchema(m, plans)
 	if err != nil {

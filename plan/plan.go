@@ -1,9 +1,7 @@
-// Package plan describes a mapping's single-table design the way the
-// modeling guides draw it: the entity chart (entity | PK | SK | GSI keys |
-// attributes), the access-pattern table, the CreateTable request (as the
-// AWS CLI's --cli-input-json and as a CloudFormation resource) and, from a
-// source, per-entity row counts, item sizes and the write units a full
-// load consumes. It reads the mapping only; Stats reads the source.
+// Package plan describes a mapping's single-table design as the modeling guides draw it: entity
+// chart, access-pattern table, CreateTable request (AWS CLI --cli-input-json and CloudFormation)
+// and, from a source, per-entity rows, item sizes and a full load's write units. Only Stats reads
+// the source.
 package plan
 
 import (
@@ -24,8 +22,8 @@ type Design struct {
 	PartitionKey string `json:"partition_key"`
 	// SortKey is "" (and left out) for a table without a sort key.
 	SortKey string `json:"sort_key,omitempty"`
-	// PartitionKeyType and SortKeyType are the key attributes' types: S, N
-	// or B (mapping.Table.KeyType); SortKeyType "" without a sort key.
+	// PartitionKeyType and SortKeyType are S, N or B (mapping.Table.KeyType); SortKeyType ""
+	// without a sort key.
 	PartitionKeyType string `json:"partition_key_type"`
 	SortKeyType      string `json:"sort_key_type,omitempty"`
 	// Settings are the table's optional settings, nil when it has none.
@@ -34,26 +32,23 @@ type Design struct {
 	KeyAttributes  []string     `json:"key_attributes"`
 	Entities       []EntityRow  `json:"entities"`
 	AccessPatterns []PatternRow `json:"access_patterns"`
-	// OrderWarnings are the sort keys whose numbers, written as plain
-	// digits, sort as text where access patterns read them in order.
+	// OrderWarnings are sort keys whose plain-digit numbers sort as text where patterns read in
+	// order.
 	OrderWarnings  []OrderWarning `json:"order_warnings,omitempty"`
 	CreateTable    map[string]any `json:"create_table"`
 	CloudFormation map[string]any `json:"cloudformation"`
-	// UpdateContinuousBackups is the request that enables point-in-time
-	// recovery once the table is ACTIVE (load.UpdateContinuousBackupsInput),
-	// nil when the mapping does not enable it.
+	// UpdateContinuousBackups enables point-in-time recovery once the table is ACTIVE; nil when not
+	// enabled.
 	UpdateContinuousBackups map[string]any   `json:"update_continuous_backups,omitempty"`
 	Stats                   []EntityStatsRow `json:"stats,omitempty"`
 }
 
-// IndexRow describes one GSI. A GSI with multi-attribute keys has
-// PartitionKeys (and SortKeys) instead of PartitionKey (and SortKey).
+// IndexRow describes a GSI; multi-attribute keys use PartitionKeys and SortKeys.
 type IndexRow struct {
 	Name         string `json:"name"`
 	PartitionKey string `json:"partition_key,omitempty"`
 	SortKey      string `json:"sort_key,omitempty"`
-	// PartitionKeyType and SortKeyType are the types of PartitionKey and
-	// SortKey: S, N or B (mapping.Table.KeyType), empty without them.
+	// PartitionKeyType and SortKeyType are S, N or B, empty without the key.
 	PartitionKeyType string         `json:"partition_key_type,omitempty"`
 	SortKeyType      string         `json:"sort_key_type,omitempty"`
 	PartitionKeys    []KeyAttribute `json:"partition_keys,omitempty"`
@@ -62,9 +57,8 @@ type IndexRow struct {
 	Throughput
 }
 
-// EntityRow is one line of the entity chart. Keys maps each key attribute
-// (table and GSI) to the template the entity writes, empty when it writes
-// none.
+// EntityRow is an entity chart line; Keys maps each table and GSI key attribute to the entity's
+// template, empty for none.
 type EntityRow struct {
 	Entity     string            `json:"entity"`
 	Type       string            `json:"type"`
@@ -84,10 +78,9 @@ type PatternRow struct {
 	Description string `json:"description,omitempty"`
 }
 
-// EntityStatsRow is what a full load of one entity writes. Sizes are in
-// bytes by DynamoDB's item size rules; WriteUnits counts one WCU per 1 KB
-// (rounded up) of each item, plus the same for each GSI the item lands in
-// (its projected size).
+// EntityStatsRow is what a full load of one entity writes. Sizes are bytes by DynamoDB's rules;
+// WriteUnits counts one WCU per KB (rounded up) of each item, plus each GSI it lands in at
+// projected size.
 // https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/provisioned-capacity-mode.html
 type EntityStatsRow struct {
 	Entity       string `json:"entity"`
@@ -97,17 +90,13 @@ type EntityStatsRow struct {
 	AvgItemBytes int64  `json:"avg_item_bytes"`
 	MaxItemBytes int64  `json:"max_item_bytes"`
 	WriteUnits   int64  `json:"write_units"`
-	// ExportBytes is the entity's items as DynamoDB JSON, as pg2dynamo
-	// export writes them before compression: what ImportTable is priced
-	// by (per GB of source data).
+	// ExportBytes is the items as uncompressed export DynamoDB JSON: what ImportTable is priced by.
 	ExportBytes int64 `json:"export_bytes"`
-	// ExampleKey is the primary key (partition key, then sort key) of the
-	// entity's first item in primary-key order, as the load writes it: the
-	// key text docs/mapping.md, "Key text of each type", describes.
+	// ExampleKey is the first item's primary key in primary-key order, as loaded (docs/mapping.md,
+	// "Key text of each type").
 	ExampleKey []string `json:"example_key,omitempty"`
-	// Rejects are the reasons its rows would be rejected, each with how
-	// many and the first such row's source key (in read order), at most
-	// MaxRejectReasons of them; the rest are counted in Rejected only.
+	// Rejects are the rejection reasons, each with its count and first row's source key, at most
+	// MaxRejectReasons; the rest only count in Rejected.
 	Rejects []RejectReason `json:"rejects,omitempty"`
 }
 
@@ -116,8 +105,7 @@ type RejectReason struct {
 	Reason string `json:"reason"`
 	Column string `json:"column,omitempty"`
 	Rows   int64  `json:"rows"`
-	// Example is the first such row's source key (its primary key and
-	// key template columns; nil for NULL).
+	// Example is that row's source key (primary key and key template columns; nil for NULL).
 	Example map[string]any `json:"example"`
 }
 
@@ -271,8 +259,7 @@ func joinNote(j mapping.JoinRule) string {
 	return "" // a kind without a note: TestJoinNotes fails
 }
 
-// setsNote is " (sets: a, b)" for attributes that write array columns as
-// sets, else "".
+// setsNote is " (sets: a, b)" for set-written array columns, else "".
 func setsNote(a mapping.Attributes) string {
 	if len(a.Sets) == 0 {
 		return ""
@@ -280,13 +267,12 @@ func setsNote(a mapping.Attributes) string {
 	return " (sets: " + strings.Join(a.Sets, ", ") + ")"
 }
 
-// createTableJSON is load.CreateTableInput as the JSON the DynamoDB API and
-// `aws dynamodb create-table --cli-input-json` take (unset fields left out).
+// createTableJSON is load.CreateTableInput as the API and `aws dynamodb create-table
+// --cli-input-json` take it.
 func createTableJSON(m *mapping.Mapping) map[string]any { return apiJSON(load.CreateTableInput(m)) }
 
-// apiJSON is an SDK input struct as the JSON the DynamoDB API and the AWS
-// CLI's --cli-input-json take (unset fields left out): the Go field names
-// are the API's member names.
+// apiJSON is an SDK input as the API's JSON (unset fields left out): Go field names are the API's
+// member names.
 func apiJSON(in any) map[string]any {
 	b, err := json.Marshal(in)
 	if err != nil {
@@ -331,8 +317,7 @@ func dropEmpty(v any) any {
 	return v
 }
 
-// logicalID is a CloudFormation logical ID from a table name: letters and
-// digits only.
+// logicalID is a letters-and-digits CloudFormation logical ID from a table name.
 func logicalID(name string) string {
 	var b strings.Builder
 	up := true

@@ -18,8 +18,7 @@ const (
 	FormatJSON     = "json"
 )
 
-// Render writes d to w as text, markdown or json. It returns an error for
-// an unknown format or a failed write.
+// Render writes d as text, markdown or json; it fails on an unknown format or a write error.
 func Render(w io.Writer, d *Design, format string) error {
 	switch format {
 	case FormatJSON:
@@ -38,8 +37,7 @@ type table struct {
 	rows [][]string
 }
 
-// rejectsTable lists, per entity, the reasons its rows would be
-// rejected (EntityStatsRow.Rejects).
+// rejectsTable lists per entity its rows' rejection reasons.
 func rejectsTable(stats []EntityStatsRow) table {
 	rt := table{head: []string{"entity", "rows rejected", "reason", "first such row"}}
 	for _, s := range stats {
@@ -155,9 +153,8 @@ func renderTables(w io.Writer, d *Design, md bool) error {
 	return err
 }
 
-// indexTable is the GSI table: name, keys (a multi-attribute key's
-// attributes with their types), projection and, when some index has any,
-// a column of throughput settings.
+// indexTable is the GSI table: name, keys (multi-attribute ones typed), projection, and throughput
+// when any index has some.
 func indexTable(ixs []IndexRow) table {
 	t := table{head: []string{"index", "partition key", "sort key", "projection"}}
 	withSettings := false
@@ -177,9 +174,8 @@ func indexTable(ixs []IndexRow) table {
 	return t
 }
 
-// typedKey names a GSI's key attribute attr of type typ as the index
-// table shows it: the name alone for a string, "score (N)" for a number or
-// a binary.
+// typedKey names a GSI key attribute as the index table does: alone for a string, "score (N)"
+// otherwise.
 func typedKey(attr, typ string) string {
 	if attr == "" || typ == "" || typ == mapping.TypeString {
 		return attr
@@ -221,8 +217,7 @@ func writeJSON(b *strings.Builder, v any, md bool) {
 	}
 }
 
-// orderSection writes d's OrderWarnings, with what the source says of
-// them when d has its statistics (plan --with-source).
+// orderSection writes d's OrderWarnings, with the source's findings when d has statistics.
 func orderSection(b *strings.Builder, d *Design, md bool, heading func(string)) {
 	if len(d.OrderWarnings) == 0 {
 		return

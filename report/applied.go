@@ -9,8 +9,7 @@ import (
 	"github.com/pg2dynamo/pg2dynamo/verify"
 )
 
-// ModeChanges is the report of migrate --changes-only: the comparison
-// that found the differences, what was written and deleted
+// ModeChanges is migrate --changes-only's report: the comparison, what was written and deleted
 // (Report.Applied), and the check of the result.
 const ModeChanges = "changes"
 
@@ -20,31 +19,25 @@ const (
 	CommandPrune       = "prune"
 )
 
-// Applied is what a run wrote to bring the table in line with the source,
-// for its report: migrate --changes-only's puts and deletes, or migrate
-// --prune's deletes before the verify. Its counts are exact, as the
-// writer had them acknowledged; the lists (verify.Applied: put, delete,
-// unapplied) hold the first verify.MaxListed keys, and the read-back.
+// Applied is what a run wrote to bring the table in line (migrate --changes-only's puts and
+// deletes, or --prune's deletes before the verify). Counts are exact, as acknowledged; the lists
+// (verify.Applied) hold the first verify.MaxListed keys, and the read-back.
 type Applied struct {
 	// Command is CommandChangesOnly or CommandPrune.
 	Command string `json:"command"`
 	*verify.Applied
-	// Written counts the items put (new and changed) and acknowledged;
-	// Deleted the stale items deleted, DeletedByType by item type;
-	// Skipped the stale items whose delete's condition failed (another
-	// writer retyped or deleted them since the Scan); Rejected the items
-	// DynamoDB refused and the new items whose key an item of another
-	// type held (each listed in the rejects file).
+	// Written counts acknowledged puts (new and changed); Deleted stale items deleted,
+	// DeletedByType by type; Skipped deletes whose condition failed (retyped or deleted by another
+	// writer since the Scan); Rejected items DynamoDB refused or whose key another type held (each
+	// in the rejects file).
 	Written       int64            `json:"written"`
 	Deleted       int64            `json:"deleted"`
 	DeletedByType map[string]int64 `json:"deleted_by_type,omitempty"`
 	Skipped       int64            `json:"skipped"`
 	Rejected      int64            `json:"rejected"`
-	// WriteUnits is what the writes acknowledged consume as diff prices
-	// them (verify.Write.WriteUnits): the diff run before, of the same
-	// differences, estimates exactly this. ConsumedWriteUnits is what
-	// DynamoDB reported consumed (ReturnConsumedCapacity). FullWriteUnits
-	// is what putting every derived item consumes: a full migrate.
+	// WriteUnits is the acknowledged writes' cost as diff prices them (verify.Write.WriteUnits),
+	// which the preceding diff estimates exactly. ConsumedWriteUnits is what DynamoDB reported
+	// (ReturnConsumedCapacity); FullWriteUnits a full migrate's.
 	WriteUnits         int64   `json:"write_units"`
 	ConsumedWriteUnits float64 `json:"consumed_write_units"`
 	FullWriteUnits     int64   `json:"full_write_units"`
@@ -61,9 +54,8 @@ func (a *Applied) byType() string {
 	return strings.Join(parts, ", ")
 }
 
-// changesHeadline is a ModeChanges report's verdict: PASSED when the
-// writes read back as applied and everything checks (verify.Result.AppliedOK),
-// FAILED when they did not, "done" when they were not read back.
+// changesHeadline is a ModeChanges verdict: PASSED when the writes read back and everything checks
+// (verify.Result.AppliedOK), FAILED when not, "done" without read-back.
 func (r *Report) changesHeadline() string {
 	n, a := r.Summary, r.Applied
 	if a == nil || a.Applied == nil {
@@ -175,8 +167,8 @@ const (
 	titleUnapplied = "Writes that did not read back as applied"
 )
 
-// changesTitle is the title of a ModeChanges report's list of new,
-// changed or stale items (kind), saying what became of them.
+// changesTitle titles a ModeChanges list of new, changed or stale items, saying what became of
+// them.
 func changesTitle(r *Report, kind string) string {
 	switch kind {
 	case "new":
@@ -193,10 +185,8 @@ func changesTitle(r *Report, kind string) string {
 	return "Stale items, deleted"
 }
 
-// appliedLists are the lists of r.Applied the text and HTML reports show
-// apart from the Result's: the keys --prune deleted (a ModeChanges
-// report's are its new, changed and stale lists), and the writes that did
-// not read back as applied.
+// appliedLists are r.Applied's lists the reports show besides the Result's: the keys --prune
+// deleted, and writes that did not read back.
 func appliedLists(r *Report) []struct {
 	id, title string
 	list      verify.List[verify.ItemRef]

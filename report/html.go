@@ -12,18 +12,14 @@ import (
 	"github.com/pg2dynamo/pg2dynamo/verify"
 )
 
-// htmlListed is how many entries of each list the HTML page shows; it
-// gives every list's exact count.
+// htmlListed is how many entries of each list the page shows; every exact count is given.
 const htmlListed = 100
 
-// HTML writes r as one self-contained, static page: no network, styles
-// inline, every value in the HTML itself, so that it reads with
-// JavaScript disabled and prints; an optional script only folds long
-// lists. It shows the verdict, the run, the counts in Summary's words and
-// per entity, a diff's cost, the first htmlListed entries of each list
-// (a changed item's attributes side by side, table | source), and the
-// access patterns. It fails on a write error, or when a list cannot be
-// read back from its temporary file.
+// HTML writes r as one self-contained, static page (no network, inline styles), readable with
+// JavaScript disabled and printable; an optional script only folds long lists. It shows the
+// verdict, run, counts in Summary's words and per entity, a diff's cost, the first htmlListed
+// entries of each list (changed attributes side by side) and the access patterns. It fails on a
+// write error or an unreadable list file.
 func HTML(w io.Writer, r *Report) error {
 	p, err := newPage(r)
 	if err != nil {
@@ -44,8 +40,7 @@ type page struct {
 	// Priced shows the write units per entity (a diff, a changes-only run).
 	Priced   bool
 	Headline string
-	// Verdict is the headline's class: "ok" (verify passed), "bad"
-	// (verify failed) or "info" (a diff).
+	// Verdict is the headline's class: "ok", "bad" (verify failed) or "info" (a diff).
 	Verdict string
 	Lead    string
 	Facts   []fact
@@ -59,12 +54,11 @@ type page struct {
 	Changed    *changedList
 	Stale      *refList
 	Others     []*refList // duplicate keys, items in flight
-	// Patterns sums the access patterns up (summarizePatterns); Wrong
-	// holds their first wrong answers.
+	// Patterns sums the access patterns up; Wrong holds their first wrong answers.
 	Patterns []patternRow
 	Wrong    []verify.PatternResult
-	// Kind names the command; AppliedTitle and Applied are what the run
-	// wrote before the check (Report.Applied), if anything.
+	// Kind names the command; AppliedTitle and Applied are what the run wrote before the check, if
+	// anything.
 	Kind         string
 	AppliedTitle string
 	Applied      []fact
@@ -73,8 +67,7 @@ type page struct {
 // fact is one line of the run's description.
 type fact struct{ Key, Label, Value string }
 
-// summaryCount is one of Summary's counts, with its word and meaning;
-// Bad marks one that fails verify.
+// summaryCount is a Summary count with word and meaning; Bad marks one failing verify.
 type summaryCount struct {
 	Key, Word, Meaning string
 	N                  int64
@@ -143,8 +136,7 @@ func newPage(r *Report) (*page, error) {
 	return p, err
 }
 
-// pageVerdict is the page's command, the headline's class ("ok", "bad" or
-// "info") and the sentence under it.
+// pageVerdict is the command, headline class and the sentence under it.
 func pageVerdict(r *Report) (kind, verdict, lead string) {
 	switch {
 	case r.Mode == ModeDiff:
@@ -164,8 +156,7 @@ func pageVerdict(r *Report) (kind, verdict, lead string) {
 	return "pg2dynamo verify", "bad", "The table does not match the source: the counts below say where. Nothing was written."
 }
 
-// runFacts describes the run (Report.Run), or only the table when the
-// report does not say.
+// runFacts describes the run, or only the table when the report does not say.
 func runFacts(r *Report) []fact {
 	run := r.Run
 	if run == nil {
@@ -187,8 +178,8 @@ func runFacts(r *Report) []fact {
 		{"version", "pg2dynamo", run.Version}}
 }
 
-// summaryCounts are the Summary's counts the page shows: new, changed,
-// stale and unchanged always, the others when not zero.
+// summaryCounts are the shown counts: new, changed, stale and unchanged always, others when
+// non-zero.
 func summaryCounts(r *Report) []summaryCount {
 	n, verifying := r.Summary, r.Mode == ModeVerify
 	out := []summaryCount{
@@ -225,8 +216,7 @@ func sentence(s string) string {
 	return strings.ToUpper(s[:1]) + s[1:] + "."
 }
 
-// newRefList holds the first htmlListed keys of l, whose length is count;
-// nil when l is empty.
+// newRefList holds l's first htmlListed keys (count its length); nil when empty.
 func newRefList(id, title, meaning string, l verify.List[verify.ItemRef], count verify.ListCount) (*refList, error) {
 	if count.Total == 0 {
 		return nil, nil
@@ -235,8 +225,8 @@ func newRefList(id, title, meaning string, l verify.List[verify.ItemRef], count 
 	return &refList{ID: id, Title: title, Meaning: meaning, Total: count.Total, Refs: refs, Note: shownNote(count, len(refs), "")}, err
 }
 
-// shownNote says how many of a list's count entries the page shows, when
-// not all, and how many the JSON report lists; extra qualifies them.
+// shownNote says how many of count entries the page and the JSON report show, when not all; extra
+// qualifies them.
 func shownNote(count verify.ListCount, shown int, extra string) string {
 	if int64(shown) >= count.Total {
 		return ""
@@ -248,8 +238,7 @@ func shownNote(count verify.ListCount, shown int, extra string) string {
 	return fmt.Sprintf("The first %d shown%s; %s.", shown, extra, json)
 }
 
-// patternRows sums results up by pattern (summarizePatterns), with the
-// first htmlListed wrong answers of each.
+// patternRows sums results up by pattern, with each one's first htmlListed wrong answers.
 func patternRows(results []verify.PatternResult) ([]patternRow, []verify.PatternResult) {
 	order, per := summarizePatterns(results, htmlListed)
 	var rows []patternRow
@@ -277,26 +266,22 @@ type changedList struct {
 	Items []changedItem
 }
 
-// changedItem is one changed item: its attributes aligned, the two sides
-// of each in a row. Whole is true when every attribute is shown (the
-// report keeps the whole item), false when only those that differ are.
+// changedItem is a changed item's attributes aligned, both sides a row; Whole when all are shown,
+// not only those that differ.
 type changedItem struct {
 	verify.ItemRef
 	Whole bool
 	Rows  []attrRow
 }
 
-// attrRow is one attribute of a changed item. Tag says how it differs:
-// "changed", "added" (absent in the table, derived from the source) or
-// "removed" (in the table, not derived); "" when it does not (Before is
-// then shown once, for both sides).
+// attrRow is one attribute of a changed item; Tag is "changed", "added" (derived, absent in the
+// table), "removed" (in the table, not derived) or "" (same: Before shown once).
 type attrRow struct {
 	Name, Tag     string
 	Before, After value
 }
 
-// newChangedList reads the changed items the page shows: the first
-// htmlListed, and every item the report keeps whole (Options.SampleChanged).
+// newChangedList reads the changed items shown: the first htmlListed and every one kept whole.
 func newChangedList(r *Report) (*changedList, error) {
 	count := r.Counts.Changed
 	if count.Total == 0 {
@@ -327,8 +312,7 @@ func newChangedList(r *Report) (*changedList, error) {
 	return l, nil
 }
 
-// newChangedItem aligns c's attributes: all of them when c keeps its
-// whole before and after, else those that differ.
+// newChangedItem aligns c's attributes: all when c is kept whole, else those that differ.
 func newChangedItem(c verify.ChangedItem) changedItem {
 	out := changedItem{ItemRef: c.ItemRef}
 	differs := map[string]verify.AttrChange{}

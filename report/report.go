@@ -1,6 +1,5 @@
-// Package report presents a verify.Result: as a terminal summary, markdown,
-// JSON, or a self-contained HTML page (no network) for verify and for the
-// dry-run diff.
+// Package report presents a verify.Result as a terminal summary, markdown, JSON, or a
+// self-contained HTML page, for verify and the dry-run diff.
 package report
 
 import (
@@ -24,18 +23,13 @@ const (
 	ModeDiff   = "diff"
 )
 
-// Report is what verify and diff print.
-//
-// Its words for an item are those of Summary: new, changed, stale. The
-// JSON names of the Result's lists and counts stay as scripts read them:
-// "missing" holds the new items, "extra" the stale and other items.
+// Report is what verify and diff print, in Summary's words (new, changed, stale). JSON names stay
+// as scripts read them: "missing" holds the new items, "extra" the stale and other items.
 type Report struct {
 	Mode string `json:"mode"`
-	// OK is true when the table matches the source (verify), or when a run
-	// would change nothing (diff).
+	// OK: the table matches the source (verify), or a run would change nothing (diff).
 	OK bool `json:"ok"`
-	// Run says when, against what and by which pg2dynamo the report was
-	// made; nil when the caller did not say.
+	// Run says when, against what and by which pg2dynamo; nil when the caller did not say.
 	Run *Run `json:"run,omitempty"`
 	*verify.Result
 	// Totals sums Entities.
@@ -44,20 +38,16 @@ type Report struct {
 	Summary Summary `json:"summary"`
 	// Cost of the changes and of a run writing every derived item (diff).
 	Cost *Cost `json:"cost,omitempty"`
-	// Applied is what the run wrote to bring the table in line before the
-	// check: migrate --changes-only's writes (ModeChanges) or migrate
-	// --prune's deletes (ModeVerify); nil otherwise. The caller sets it.
+	// Applied is what the run wrote before the check (--changes-only's writes, --prune's deletes);
+	// set by the caller, else nil.
 	Applied *Applied `json:"applied,omitempty"`
 }
 
-// Summary counts a report's items in the words every form of the report
-// uses: New items are derived from the source and not in the table;
-// Changed items are in both, with other content; Stale items are in the
-// table, of a mapped type, and no longer derived from the source;
-// Unchanged items are in the table as derived; Other items are in the
-// table, of no type the mapping declares (another writer's). Duplicates
-// are keys derived more than once; InFlight items differed because a
-// follow changed them while the check ran. Every count is exact.
+// Summary counts a report's items in every form's words: New items are derived but not in the
+// table; Changed in both with other content; Stale in the table, of a mapped type, no longer
+// derived; Unchanged in the table as derived; Other in the table of no mapped type (another
+// writer's). Duplicates are keys derived more than once; InFlight items differed because a follow
+// changed them during the check. All counts are exact.
 type Summary struct {
 	New        int64 `json:"new"`
 	Changed    int64 `json:"changed"`
@@ -68,14 +58,10 @@ type Summary struct {
 	InFlight   int64 `json:"in_flight"`
 }
 
-// Cost prices a diff, on demand, at PricePerMillion US dollars per
-// million write request units (WCU as transform.WriteUnits counts them):
-// a full run, which puts every derived item (Items, WriteUnits, Dollars:
-// what migrate writes); the changes alone, putting only the new and
-// changed items (Change*); and deleting the stale items (Stale*, what
-// migrate --prune deletes). Beside them, the same items loaded by
-// ImportTable from an export, priced at ImportPricePerGB US dollars per
-// GB of the export's DynamoDB JSON before compression.
+// Cost prices a diff on demand at PricePerMillion US dollars per million write units
+// (transform.WriteUnits): a full run putting every derived item (Items, WriteUnits, Dollars), the
+// changes alone (Change*), and deleting stale items (Stale*, what --prune deletes). Beside them,
+// the same items via ImportTable at ImportPricePerGB per GB of uncompressed export DynamoDB JSON.
 type Cost struct {
 	PricePerMillion float64 `json:"price_per_million"`
 	Items           int64   `json:"items"`
@@ -94,10 +80,9 @@ type Cost struct {
 	ImportDollars    float64 `json:"import_dollars,omitempty"`
 }
 
-// New builds the report of res in mode (ModeVerify, ModeDiff or
-// ModeChanges); price is the price per million write units used by
-// ModeDiff. A ModeChanges report is OK when the table matched the source
-// once the differences were applied (verify.Result.AppliedOK).
+// New builds res's report in mode (ModeVerify, ModeDiff, ModeChanges); price is ModeDiff's price
+// per million write units. A ModeChanges report is OK when the table matched once the differences
+// were applied (verify.Result.AppliedOK).
 func New(mode string, res *verify.Result, price float64) *Report {
 	r := &Report{Mode: mode, Result: res}
 	t := &r.Totals
@@ -128,8 +113,8 @@ func New(mode string, res *verify.Result, price float64) *Report {
 		dollars := func(wu int64) float64 { return float64(wu) * price / 1e6 }
 		r.Cost = &Cost{PricePerMillion: price, Items: t.Derived + t.Duplicates, WriteUnits: t.WriteUnits, Dollars: dollars(t.WriteUnits),
 			ChangeItems: t.Missing + t.Changed, ChangeWriteUnits: t.ChangeWriteUnits, ChangeDollars: dollars(t.ChangeWriteUnits),
-			// The stale items of retired types (verify.Options.Retired) are
-			// of no entity: res's counts hold them.
+			// Retired types' stale items (verify.Options.Retired) belong to no entity; res's counts
+			// hold them.
 			StaleItems: res.Stale, StaleWriteUnits: t.StaleWriteUnits + res.RetiredWriteUnits, StaleDollars: dollars(t.StaleWriteUnits + res.RetiredWriteUnits),
 			ExportBytes: t.ExportBytes}
 	} else if mode == ModeChanges {
@@ -140,9 +125,8 @@ func New(mode string, res *verify.Result, price float64) *Report {
 	return r
 }
 
-// heldKeys says how many new items' keys items of other types hold
-// (verify.Result.Held), which applying the new version rejects; "" when
-// none do.
+// heldKeys says how many new items' keys other types hold (verify.Result.Held), which applying
+// rejects; "" for none.
 func (r *Report) heldKeys() string {
 	var n int64
 	var by []string
@@ -157,8 +141,7 @@ func (r *Report) heldKeys() string {
 		Count(n, "new item's key is", "new items' keys are"), strings.Join(by, ", "))
 }
 
-// PriceImport prices the diff's items loaded by ImportTable at perGB US
-// dollars per GB of their DynamoDB JSON (Cost.ExportBytes).
+// PriceImport prices the diff's items via ImportTable at perGB US dollars per GB of DynamoDB JSON.
 func (r *Report) PriceImport(perGB float64) {
 	if r.Cost == nil || r.Cost.ExportBytes == 0 {
 		return
@@ -174,11 +157,9 @@ const (
 	FormatJSON     = "json"
 )
 
-// Render writes r as text (limit keys per list), markdown (the same) or
-// JSON (every key listed, WriteJSON). Every count it prints is exact; a
-// list longer than the entries the Result keeps says how many it lists.
-// It fails on a write error, or when a list cannot be read back from its
-// temporary file.
+// Render writes r as text or markdown (limit keys per list) or JSON (every key, WriteJSON). Counts
+// are exact; a list longer than the Result keeps says how many it lists. It fails on a write error
+// or an unreadable list file.
 func Render(w io.Writer, r *Report, format string, limit int) error {
 	switch format {
 	case FormatJSON:
@@ -194,9 +175,8 @@ func Render(w io.Writer, r *Report, format string, limit int) error {
 	return fmt.Errorf("unknown format %q: expected text, markdown or json", format)
 }
 
-// jsonSkeleton is a Report without its lists: these nil fields hide the
-// Result's own (encoding/json prefers the shallower field of a name) and
-// are omitted, so that WriteJSON can stream the lists after it.
+// jsonSkeleton is a Report without its lists: these nil fields shadow the Result's (encoding/json
+// prefers the shallower field) and are omitted, so WriteJSON can stream the lists after.
 type jsonSkeleton struct {
 	*Report
 	Missing    *struct{} `json:"missing,omitempty"`
@@ -209,11 +189,9 @@ type jsonSkeleton struct {
 	Unapplied  *struct{} `json:"unapplied,omitempty"`
 }
 
-// WriteJSON writes r as json.Encoder with SetIndent("", "  ") would,
-// except that the lists (missing, extra, duplicates, changed, in_flight,
-// then Applied's written, deleted and unapplied) come last, streamed from
-// their files one entry at a time. It decodes into a Report, but for
-// Applied's lists.
+// WriteJSON writes r as json.Encoder with SetIndent("", "  ") would, but with the lists (missing,
+// extra, duplicates, changed, in_flight, then Applied's) last, streamed one entry at a time. It
+// decodes into a Report, except Applied's lists.
 func WriteJSON(w io.Writer, r *Report) error {
 	head, err := json.MarshalIndent(jsonSkeleton{Report: r}, "", "  ")
 	if err != nil {
@@ -309,18 +287,16 @@ func countProblems(es []verify.EntityCounts) int {
 	return n
 }
 
-// tableWriter writes a report's tables as text or markdown (md) into b,
-// listing at most limit entries of each list.
+// tableWriter writes a report's tables as text or markdown (md) into b, at most limit entries a
+// list.
 type tableWriter struct {
 	b     *strings.Builder
 	md    bool
 	limit int
 }
 
-// writeTables writes r into b as text or markdown (md): the headline, the
-// counts per entity, the lists (limit entries each: new, changed, stale,
-// duplicate and in-flight items), the access patterns and the cost. It
-// fails when a list cannot be read back.
+// writeTables writes r into b: headline, counts per entity, lists (limit entries each), access
+// patterns and cost. It fails when a list cannot be read back.
 func writeTables(b *strings.Builder, r *Report, md bool, limit int) error {
 	w := &tableWriter{b: b, md: md, limit: limit}
 	if md {
@@ -363,9 +339,8 @@ const (
 	meaningOther     = "in the table, of no type the mapping declares: another writer's, not compared"
 )
 
-// entities writes the counts per entity and their total, with what the
-// words mean when an item is new, changed or stale, then the entities
-// whose counts disagree, if any.
+// entities writes the counts per entity and total, what new, changed and stale mean when present,
+// then entities whose counts disagree.
 func (w *tableWriter) entities(r *Report) {
 	diff := r.Mode == ModeDiff || r.Mode == ModeChanges
 	head := []string{"entity", "type", "source rows", "rejected", "expected", "in table", "new", "changed", "unchanged", "stale"}
@@ -397,8 +372,7 @@ func (w *tableWriter) entities(r *Report) {
 	}
 }
 
-// staleTitle names the list of items in the table the source does not
-// derive (Result.Extra): stale items and, if any, other items.
+// staleTitle names Result.Extra's list: stale items and any other items.
 func staleTitle(r *Report) string {
 	switch {
 	case r.Summary.Other == 0:
@@ -415,9 +389,8 @@ const (
 	titleInFlight   = "Items in flight: changed after the check's snapshot by the follow, while the check ran"
 )
 
-// itemLists writes the lists of new, changed, stale (and other),
-// duplicate and in-flight items. Each is written even when reading
-// another fails; the errors are joined.
+// itemLists writes the new, changed, stale, duplicate and in-flight lists, each even when another
+// fails; errors are joined.
 func (w *tableWriter) itemLists(r *Report) error {
 	c := r.Counts
 	newTitle, stale := "New items", staleTitle(r)
@@ -444,8 +417,7 @@ func (w *tableWriter) applied(r *Report) {
 	w.table([]string{"what", "count"}, rows)
 }
 
-// itemList writes the first keys of list l, whose length is count, under
-// title, unless it is empty.
+// itemList writes list l's first keys under title (count its length), unless empty.
 func (w *tableWriter) itemList(title string, l verify.List[verify.ItemRef], count verify.ListCount) error {
 	if count.Total == 0 {
 		return nil
@@ -472,8 +444,8 @@ const (
 	headSource  = "derived from the source"
 )
 
-// changed writes the first changed items, an attribute that differs a
-// row, each value with its type ("absent" for a missing side).
+// changed writes the first changed items, a differing attribute a row, values typed ("absent" for a
+// missing side).
 func (w *tableWriter) changed(r *Report) error {
 	c := r.Counts
 	if c.Changed.Total == 0 {
@@ -501,14 +473,13 @@ func (w *tableWriter) changed(r *Report) error {
 	return nil
 }
 
-// costRow is one line of a diff's costs. Key names it ("changes",
-// "stale", "full"); Prefix is that of its fields in Cost's JSON.
+// costRow is a cost line: Key "changes", "stale" or "full"; Prefix its fields' prefix in Cost's
+// JSON.
 type costRow struct {
 	Key, Prefix, Label, Items, WriteUnits, Dollars string
 }
 
-// costRows are a diff's costs: the changes, the stale items' deletes (if
-// any) and a full run.
+// costRows are the changes, stale deletes (if any) and a full run.
 func costRows(c *Cost) []costRow {
 	row := func(key, prefix, label string, items, wu int64, d float64) costRow {
 		return costRow{key, prefix, label, num(items), num(wu), dollars(d)}
@@ -520,8 +491,8 @@ func costRows(c *Cost) []costRow {
 	return append(rows, row("full", "", "a full run: put every item (migrate)", c.Items, c.WriteUnits, c.Dollars))
 }
 
-// dollars formats d US dollars to the cent, or to two significant digits
-// below 10 cents: "$12.50", "$0.063", "$0.0000044".
+// dollars formats d to the cent, or two significant digits below 10 cents: "$12.50", "$0.063",
+// "$0.0000044".
 func dollars(d float64) string {
 	places := 2
 	for x := d; x > 0 && x < 0.1 && places < 12; x *= 10 {
@@ -552,9 +523,7 @@ func (w *tableWriter) cost(c *Cost) {
 	}
 }
 
-// more is the last row of a list whose first shown entries are printed:
-// how many are left out, and how many of the list the JSON report holds
-// (all, or the first Listed).
+// more is a truncated list's last row: how many are left out, and how many the JSON report holds.
 func more(count verify.ListCount, shown int) string {
 	if count.Truncated() {
 		return fmt.Sprintf("… %d more; --format json lists the first %d of %d", count.Total-int64(shown), count.Listed, count.Total)
@@ -562,8 +531,7 @@ func more(count verify.ListCount, shown int) string {
 	return fmt.Sprintf("… %d more (all in --format json)", count.Total-int64(shown))
 }
 
-// patternSummary is what the report says of one access pattern: its
-// queries run, how many were wrong, a note, and the first wrong answers.
+// patternSummary is one access pattern's queries run, wrong count, note and first wrong answers.
 type patternSummary struct {
 	index         string
 	queries, bad  int
@@ -571,8 +539,8 @@ type patternSummary struct {
 	firstProblems []verify.PatternResult
 }
 
-// patterns writes one row per access pattern (in the order first seen),
-// then the first wrong answers of each, at most limit (at least one).
+// patterns writes a row per access pattern (first-seen order), then each one's first wrong answers,
+// at most limit (at least one).
 func (w *tableWriter) patterns(results []verify.PatternResult) {
 	w.heading("Access patterns")
 	order, per := summarizePatterns(results, max(w.limit, 1))
@@ -601,8 +569,8 @@ func (w *tableWriter) patterns(results []verify.PatternResult) {
 	}
 }
 
-// summarizePatterns sums results up by pattern, keeping the first keep
-// wrong answers of each; order is the patterns in the order first seen.
+// summarizePatterns sums results by pattern, keeping each one's first keep wrong answers; order is
+// first-seen.
 func summarizePatterns(results []verify.PatternResult, keep int) (order []string, per map[string]*patternSummary) {
 	per = map[string]*patternSummary{}
 	for _, p := range results {

@@ -5,25 +5,21 @@ import (
 	"time"
 )
 
-// Run describes the run a report is of: when, against what, with which
-// mapping and by which pg2dynamo. No field holds a password.
+// Run describes the run a report is of: when, against what, with which mapping and pg2dynamo. No
+// field holds a password.
 type Run struct {
-	// Time is when the comparison began, RFC 3339 in UTC
-	// ("2025-01-02T15:04:05Z"); see RunTime.
+	// Time is when the comparison began, RFC 3339 UTC ("2025-01-02T15:04:05Z"); see RunTime.
 	Time string `json:"time"`
-	// Source is the PostgreSQL source without its password
-	// (extract.Source.Name: "postgres://user@host:port/database").
+	// Source is the PostgreSQL source without password (extract.Source.Name).
 	Source string `json:"source"`
-	// Endpoint is the DynamoDB endpoint URL (--endpoint-url,
-	// AWS_ENDPOINT_URL_DYNAMODB or AWS_ENDPOINT_URL) with any password
-	// redacted (see Endpoint); empty for the region's AWS endpoint.
+	// Endpoint is the DynamoDB endpoint URL (--endpoint-url, AWS_ENDPOINT_URL_DYNAMODB or
+	// AWS_ENDPOINT_URL), password redacted; empty for the region's.
 	Endpoint string `json:"endpoint,omitempty"`
 	// Region is the AWS region the client was configured with.
 	Region string `json:"region,omitempty"`
 	Table  string `json:"table"`
-	// Mapping is the mapping file's path as given; MappingSHA256 is the
-	// hex SHA-256 of its bytes, empty when they could not be read again
-	// (not a regular file: a FIFO is read once).
+	// Mapping is the mapping path as given; MappingSHA256 the hex SHA-256 of its bytes, empty when
+	// unreadable again (a FIFO reads once).
 	Mapping       string `json:"mapping"`
 	MappingSHA256 string `json:"mapping_sha256,omitempty"`
 	// Version is pg2dynamo's version (engine.Version).
@@ -33,9 +29,8 @@ type Run struct {
 // RunTime formats t as Run.Time: RFC 3339, UTC, to the second.
 func RunTime(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 
-// Endpoint returns raw, a DynamoDB endpoint URL, with the password of any
-// user information replaced by "xxxxx" (url.URL.Redacted); raw as it is
-// when it does not parse.
+// Endpoint returns endpoint URL raw with any user password replaced by "xxxxx" (url.URL.Redacted);
+// raw when unparsable.
 func Endpoint(raw string) string {
 	u, err := url.Parse(raw)
 	if err != nil || u.User == nil {

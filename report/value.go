@@ -13,17 +13,14 @@ import (
 	"github.com/pg2dynamo/pg2dynamo/ddbjson"
 )
 
-// A value is an attribute value as the reports show it: its text and its
-// DynamoDB type, `"Ada"` S, 42 N, true BOOL, binary as base64 with B, and
-// lists, maps and sets nested; or absent.
+// A value is an attribute value as reports show it: text and DynamoDB type (`"Ada"` S, 42 N, true
+// BOOL, base64 B), lists, maps and sets nested; or absent.
 type value struct {
-	// Kind is "absent", "scalar" (S, N, B, BOOL, NULL), "set" (SS, NS,
-	// BS), "list" (L) or "map" (M).
+	// Kind is "absent", "scalar", "set", "list" or "map".
 	Kind string
 	// Type is DynamoDB's type descriptor; Title names it ("string").
 	Type, Title string
-	// Text is a scalar's, or a set member's: a string quoted as in JSON,
-	// a number as DynamoDB holds it, binary in base64.
+	// Text is a scalar's or set member's: a JSON-quoted string, a DynamoDB number, base64 binary.
 	Text   string
 	Elems  []value // a list's elements or a set's members, in order
 	Fields []field // a map's entries, by name
@@ -42,9 +39,8 @@ var typeTitles = map[string]string{"S": "string", "N": "number", "B": "binary, i
 
 var absent = value{Kind: "absent"}
 
-// parseValue reads one attribute value's DynamoDB JSON (an AttrChange's
-// Before or After): null is absent. JSON it cannot read is shown as its
-// text, of type "JSON".
+// parseValue reads an attribute value's DynamoDB JSON (null is absent); unreadable JSON shows as
+// its text, type "JSON".
 func parseValue(raw json.RawMessage) value {
 	av, err := ddbjson.DecodeValue(raw)
 	if err != nil {
@@ -53,8 +49,7 @@ func parseValue(raw json.RawMessage) value {
 	return toValue(av)
 }
 
-// parseItem reads an item's DynamoDB JSON (ChangedItem.Before, After);
-// false when it cannot.
+// parseItem reads an item's DynamoDB JSON; false when it cannot.
 func parseItem(raw json.RawMessage) (map[string]value, bool) {
 	item, err := ddbjson.DecodeItem(raw)
 	if err != nil {
@@ -131,9 +126,8 @@ func quoted(s string) string {
 	return strings.TrimSuffix(b.String(), "\n")
 }
 
-// String is v on one line, as the text and markdown reports print it:
-// `"Ada" S`, `[1 N, "x" S] L`, `{name: "x" S} M`, `{"a", "b"} SS`, or
-// "absent".
+// String is v on one line, as text and markdown print it: `"Ada" S`, `[1 N, "x" S] L`, `{name: "x"
+// S} M`, `{"a", "b"} SS`, or "absent".
 func (v value) String() string {
 	var b strings.Builder
 	v.write(&b)

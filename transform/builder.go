@@ -16,28 +16,21 @@ import (
 	"github.com/pg2dynamo/pg2dynamo/mapping"
 )
 
-// Builder converts rows into items, as Plan.Items does, with few heap
-// allocations per row: the attribute values of many rows are carved from
-// shared chunks, and the text a row renders (keys, numbers, timestamps,
-// UUIDs) becomes one string of which the attributes hold substrings.
-//
-// A Builder is not safe for concurrent use: give each goroutine its own.
-// One Builder may convert rows of any number of plans. Items it returns stay
-// valid and unchanged after later calls: a Builder never reuses memory it
-// has handed out, it only starts new chunks. Items share memory with each
-// other (the type attribute, BOOL and NULL values) and with the row's values
-// (strings, bytea, json text), so treat them as read-only.
-//
-// The zero Builder is ready to use.
+// Builder converts rows into items as Plan.Items does, with few heap allocations: attribute values
+// are carved from shared chunks, and a row's rendered text (keys, numbers, times, UUIDs) becomes
+// one string the attributes hold substrings of. Not safe for concurrent use; one Builder may serve
+// any plans. Returned items stay valid after later calls (handed-out memory is never reused) but
+// share memory with each other and the row's values, so treat them as read-only. The zero Builder
+// is ready to use.
 type Builder struct {
 	// text collects the text the row renders, before it becomes one string.
 	text []byte
 	row  uint64 // counts rows, to tell this row's cache entries
-	// cache holds each column's rendered text in this row (by index in
-	// Plan.cols), so that a placeholder is rendered at most once a row.
+	// cache holds each column's rendered text this row (by Plan.cols index), so a placeholder
+	// renders once a row.
 	cache []cachedText
-	// keys and attrs hold what the first pass rendered for each key plan
-	// and attribute plan; elems the text of array elements.
+	// keys and attrs hold the first pass's text per key and attribute plan; elems array elements'
+	// text.
 	keys  []renderedKey
 	attrs []renderedAttr
 	elems []span
@@ -73,16 +66,15 @@ func boolValue(b bool) types.AttributeValue {
 	return falseAttr
 }
 
-// Chunk lengths, in values: a slab's chunks start at minChunk and double up
-// to maxChunk, so that a short-lived Builder allocates little.
+// Chunk lengths in values: chunks start at minChunk and double up to maxChunk, so a short-lived
+// Builder allocates little.
 const (
 	minChunk = 16
 	maxChunk = 256
 )
 
-// slab hands out distinct T from chunks. A chunk is never reallocated or
-// reused: when it is used up a new one is started, and the old one lives on
-// as long as any value in it is referenced.
+// slab hands out distinct T from chunks never reallocated or reused: a used-up chunk lives on while
+// any value in it is referenced.
 type slab[T any] struct {
 	chunk []T
 	used  int
@@ -96,8 +88,7 @@ func (s *slab[T]) one() *T {
 	return &s.chunk[s.used-1]
 }
 
-// many returns n zeroed values with no spare capacity, so that an append to
-// them cannot reach a neighbour.
+// many returns n zeroed values without spare capacity, so an append cannot reach a neighbour.
 func (s *slab[T]) many(n int) []T {
 	if n > len(s.chunk)-s.used {
 		if n > maxChunk/4 {
@@ -121,7 +112,6 @@ func (b *Builder) newN(v string) *types.AttributeValueMemberN {
 	return av
 }
 
-// newList returns a list of n values (never nil).
 func (b *Builder) newList(n int) []types.AttributeValue {
 	if n == 0 {
 		return []types.AttributeValue{}
@@ -129,11 +119,10 @@ func (b *Builder) newList(n int) []types.AttributeValue {
 	return b.list.many(n)
 }
 
-// span is a part of the row's text, text[start:end].
 type span struct{ start, end int }
 
-// cachedText is a column's text in row row: a span of the row's text, or
-// (value) the column's value itself, a string.
+// cachedText is a column's text this row: a span of the row's text, or (value) the column's string
+// value.
 type cachedText struct {
 	row   uint64
 	text  span
@@ -154,16 +143,15 @@ const (
 	keyDeleteSibling                 // a sparse GSI left out: remove its other key
 )
 
-// renderedAttr is what the first pass made of an attribute plan of a
-// textual kind: its text, or for an array elems[from:to].
+// renderedAttr is a textual attribute's first-pass result: its text, or for an array
+// elems[from:to].
 type renderedAttr struct {
 	ok       bool
 	text     span
 	from, to int
 }
 
-// textual reports whether values of kind k are rendered as text (numbers,
-// UUIDs, dates and times).
+// textual reports whether kind k renders as text (numbers, UUIDs, dates, times).
 func textual(k kind) bool {
 	switch k {
 	case kindInt, kindNumeric, kindFloat, kindUUID, kindDate, kindTimestamp, kindTimestamptz:
@@ -172,13 +160,10 @@ func textual(k kind) bool {
 	return false
 }
 
-// Items converts one row as Plan.Items does (the same items, the same
-// errors) and appends its items to dst. values are as p.Query reads them,
-// nil for NULL; the items keep values as their Row.
-//
-// It works in two passes: the first renders every text of the row into
-// b.text (keys, then textual attributes, then the mirror's keys), which then
-// becomes one string; the second builds the item's attributes from it.
+// Items converts one row as Plan.Items does (same items, same errors), appending to dst; values are
+// as p.Query reads them, nil for NULL, and become the items' Row. The first pass renders all the
+// row's text into b.text (keys, textual attributes, mirror keys), which becomes one string; the
+// second builds the attributes from it.
 func (b *Builder) Items(p *Plan, values []any, dst []Item) ([]Item, error) {
 	if want := p.width(); len(values) != want {
 		return dst, fmt.Errorf("transform %s: got %d values, want %d", p.entity.Name, len(values), want)
@@ -234,10 +219,8 @@ func (b *Builder) Items(p *Plan, values []any, dst []Item) ([]Item, error) {
 	return append(dst, Item{Entity: p.index, Attrs: b.mirrorAttrs(p, attrs, text), Row: values}), nil
 }
 
-// renderKeys is the first pass over p's keys but the mirror's: each key's
-// text into b.text and b.keys. A key that cannot be rendered is the row's
-// error, except a sparse GSI's on a NULL column, which leaves the item out
-// of that GSI (keyDeleteSibling).
+// renderKeys renders p's non-mirror keys into b.text and b.keys. A failing key is the row's error,
+// except a sparse GSI's on a NULL column, which leaves the item out of that GSI.
 func (b *Builder) renderKeys(p *Plan, values []any) error {
 	var skipGSI string
 	for i := range p.keys {
@@ -256,7 +239,6 @@ func (b *Builder) renderKeys(p *Plan, values []any) error {
 		text, col, reason := b.renderKey(p, k, values)
 		if reason != "" {
 			if k.sparse && col >= 0 && values[col] == nil {
-				// Sparse index: leave the item out of this GSI entirely.
 				r.state, skipGSI = keyDeleteSibling, k.gsi
 				continue
 			}
@@ -267,10 +249,8 @@ func (b *Builder) renderKeys(p *Plan, values []any) error {
 	return nil
 }
 
-// renderAttrs is the first pass over p's attributes of a textual kind: their
-// text into b.text and b.attrs. An attribute that fails is left with ok
-// false for the second pass, where the reference conversion gives its error
-// in attribute order.
+// renderAttrs renders p's textual attributes into b.text and b.attrs; a failure leaves ok false so
+// the second pass's reference conversion gives the error in attribute order.
 func (b *Builder) renderAttrs(p *Plan, values []any) {
 	for i := range p.attrs {
 		a, r := &p.attrs[i], &b.attrs[i]
@@ -292,9 +272,8 @@ func (b *Builder) renderAttrs(p *Plan, values []any) {
 	}
 }
 
-// renderMirrorKeys renders the keys of p's mirror item into b.text and
-// b.keys. The first failure is returned (its column and reason) rather than
-// reported, as it comes after the item's own errors.
+// renderMirrorKeys renders the mirror's keys into b.text and b.keys, returning the first failure
+// rather than reporting it, as it follows the item's own errors.
 func (b *Builder) renderMirrorKeys(p *Plan, values []any) (col int, reason string) {
 	col = -1
 	for i := range p.keys {
@@ -307,9 +286,8 @@ func (b *Builder) renderMirrorKeys(p *Plan, values []any) (col int, reason strin
 	return col, reason
 }
 
-// putKeys puts the keys rendered by renderKeys (substrings of text) into
-// attrs, removing the other key of a sparse GSI left out, and returns the
-// size they add.
+// putKeys puts the rendered keys into attrs (dropping a left-out sparse GSI's other key) and
+// returns the size added.
 func (b *Builder) putKeys(p *Plan, attrs map[string]types.AttributeValue, text string) int {
 	size := 0
 	for i := range p.keys {
@@ -333,9 +311,8 @@ func (b *Builder) putKeys(p *Plan, attrs map[string]types.AttributeValue, text s
 	return size
 }
 
-// putAttrs converts the row's non-NULL attributes into attrs, through the
-// fast path or else the reference conversion, and returns the size they
-// add. Its error is the first attribute's that fails or nests too deep.
+// putAttrs converts the row's non-NULL attributes into attrs (fast path, else reference conversion)
+// and returns the size added, or the first failing attribute's error.
 func (b *Builder) putAttrs(p *Plan, values []any, attrs map[string]types.AttributeValue, text string) (int, error) {
 	size := 0
 	for i := range p.attrs {
@@ -346,8 +323,7 @@ func (b *Builder) putAttrs(p *Plan, values []any, attrs map[string]types.Attribu
 		}
 		av, depth, n, ok := b.attr(a, &b.attrs[i], v, text)
 		if !ok {
-			// What the fast path does not take, the reference conversion
-			// does: its result, or its error.
+			// The reference conversion decides what the fast path does not take.
 			var err error
 			if av, err = a.convert(v); err != nil {
 				return size, p.rowError(values, a.col, err.Error())
@@ -366,8 +342,8 @@ func (b *Builder) putAttrs(p *Plan, values []any, attrs map[string]types.Attribu
 	return size, nil
 }
 
-// putIDs puts the row's stable ID attributes into attrs, taking the text a
-// key already rendered where there is one, and returns the size they add.
+// putIDs puts the stable ID attributes into attrs, reusing a key's rendered text, and returns the
+// size added.
 func (b *Builder) putIDs(p *Plan, values []any, attrs map[string]types.AttributeValue, text string) (int, error) {
 	size := 0
 	for i, ip := range p.ids {
@@ -387,9 +363,8 @@ func (b *Builder) putIDs(p *Plan, values []any, attrs map[string]types.Attribute
 	return size, nil
 }
 
-// checkItem checks the whole item against DynamoDB's limits: the nesting
-// depth of joined attributes (the others were checked one by one) and the
-// item size, size as summed by parts unless p cannot size by parts.
+// checkItem checks the item against DynamoDB's limits: joined attributes' nesting depth and the
+// item size (summed by parts when p allows).
 func (p *Plan) checkItem(values []any, attrs map[string]types.AttributeValue, size int) error {
 	if len(p.joins) > 0 {
 		for name, v := range attrs {
@@ -410,9 +385,8 @@ func (p *Plan) checkItem(values []any, attrs map[string]types.AttributeValue, si
 	return nil
 }
 
-// keyAttr returns the attribute of key k whose rendered text is s, of k's
-// type: an S of the text, an N of the number's canonical text, a B of the
-// bytes (as KeyAttributeValue, from the Builder's chunks).
+// keyAttr returns key k's attribute of rendered text s, of k's type, from the Builder's chunks (as
+// KeyAttributeValue).
 func (b *Builder) keyAttr(k *keyPlan, s string) types.AttributeValue {
 	switch k.typ {
 	case mapping.TypeNumber:
@@ -425,8 +399,8 @@ func (b *Builder) keyAttr(k *keyPlan, s string) types.AttributeValue {
 	return b.newS(s)
 }
 
-// mirrorAttrs returns the mirror item's attributes: the item's but its GSI
-// keys, with the mirror's own keys rendered by renderMirrorKeys.
+// mirrorAttrs returns the mirror's attributes: the item's without GSI keys, with its own rendered
+// keys.
 func (b *Builder) mirrorAttrs(p *Plan, attrs map[string]types.AttributeValue, text string) map[string]types.AttributeValue {
 	mirror := make(map[string]types.AttributeValue, len(attrs))
 	for name, v := range attrs {
@@ -442,7 +416,6 @@ func (b *Builder) mirrorAttrs(p *Plan, attrs map[string]types.AttributeValue, te
 	return mirror
 }
 
-// beginRow makes the Builder ready for a row of p.
 func (b *Builder) beginRow(p *Plan) {
 	b.text = b.text[:0]
 	b.elems = b.elems[:0]
@@ -459,9 +432,9 @@ func (b *Builder) beginRow(p *Plan) {
 	}
 }
 
-// renderKey renders key k into the row's text: the one key renderer, for
-// items, mirrors, GSIs and access patterns (PatternPlan.Render). On
-// failure it returns the column at fault (-1 for none) and the reason.
+// renderKey renders key k into the row's text: the one key renderer, for items, mirrors, GSIs and
+// access patterns (PatternPlan.Render). On failure it returns the column at fault (-1 for none) and
+// why.
 func (b *Builder) renderKey(p *Plan, k *keyPlan, values []any) (span, int, string) {
 	// The placeholders' text first, so that the key's text is contiguous.
 	for i := range k.parts {
@@ -483,7 +456,6 @@ func (b *Builder) renderKey(p *Plan, k *keyPlan, values []any) (span, int, strin
 				continue
 			}
 			if _, ok := b.colText(p, part.col, v); !ok {
-				// The reference text function says why.
 				_, err := p.texts[part.col](v)
 				return span{}, part.col, fmt.Sprintf("key attribute %s: %v", k.attr, err)
 			}
@@ -533,9 +505,7 @@ func (b *Builder) renderKey(p *Plan, k *keyPlan, values []any) (span, int, strin
 	return span{start, len(b.text)}, -1, ""
 }
 
-// idText returns the text of stable ID i of the plan in this row, rendered
-// at most once a row into the row's text, or the column at fault and why
-// the row has none.
+// idText returns stable ID i's text this row (rendered once), or the column at fault and why none.
 func (b *Builder) idText(p *Plan, i int, values []any) (cachedText, int, string) {
 	c := &b.cache[len(p.kinds)+i]
 	if c.row == b.row {
@@ -551,8 +521,8 @@ func (b *Builder) idText(p *Plan, i int, values []any) (cachedText, int, string)
 	return *c, -1, ""
 }
 
-// colText returns the text of column col's non-NULL value v, rendered at
-// most once a row, or false if the column's text function fails for v.
+// colText returns column col's text for non-NULL v (rendered once a row), false if the text
+// function fails.
 func (b *Builder) colText(p *Plan, col int, v any) (cachedText, bool) {
 	c := &b.cache[col]
 	if c.row == b.row {
@@ -569,8 +539,7 @@ func (b *Builder) colText(p *Plan, col int, v any) (cachedText, bool) {
 	default:
 		start := len(b.text)
 		if !b.renderText(k, v) {
-			// The reference text function, for what the fast path does
-			// not take (nothing, today, that it accepts).
+			// The reference text function, for what the fast path does not take.
 			s, err := p.texts[col](v)
 			if err != nil {
 				return t, false
@@ -584,8 +553,8 @@ func (b *Builder) colText(p *Plan, col int, v any) (cachedText, bool) {
 	return t, true
 }
 
-// renderText appends v's text as the text function of kind k does, or
-// reports false (appending nothing) when that function must decide.
+// renderText appends v's text as kind k's text function does, or reports false when that function
+// must decide.
 func (b *Builder) renderText(k kind, v any) bool {
 	start := len(b.text)
 	switch k {
@@ -663,8 +632,8 @@ func (b *Builder) renderText(k kind, v any) bool {
 	return false
 }
 
-// renderElems renders the text of an array's elements (nested []any for
-// more dimensions) into elems, in order, or reports false.
+// renderElems renders an array's elements (nested []any for more dimensions) into elems, or reports
+// false.
 func (b *Builder) renderElems(k kind, v any) bool {
 	elems, ok := v.([]any)
 	if !ok {
@@ -688,9 +657,8 @@ func (b *Builder) renderElems(k kind, v any) bool {
 	return true
 }
 
-// appendTime appends t as t.AppendFormat does with the layout of kind k
-// (dateLayout, timestampLayout, timestamptzLayout), for years 1 to 9999.
-// It writes the fixed layouts directly rather than parse one per value.
+// appendTime appends t as t.AppendFormat with kind k's layout does, for years 1 to 9999, writing
+// the fixed layouts directly.
 func appendTime(dst []byte, t time.Time, k kind) []byte {
 	y, mo, d := t.Date()
 	dst = append(dst, byte('0'+y/1000), byte('0'+y/100%10), byte('0'+y/10%10), byte('0'+y%10), '-',
@@ -757,9 +725,8 @@ func appendUUID(dst []byte, u [16]byte) []byte {
 	return append(dst, buf[:]...)
 }
 
-// attr converts attribute a's non-NULL value v, r being what the first
-// pass rendered of it into text, and returns its nesting depth and size
-// (as valueSize counts it); or reports false when a.convert must decide.
+// attr converts a's non-NULL value v (r its first-pass text) and returns its nesting depth and size
+// (valueSize), or false when a.convert must decide.
 func (b *Builder) attr(a *attrPlan, r *renderedAttr, v any, text string) (types.AttributeValue, int, int, bool) {
 	switch {
 	case a.textual && !r.ok:
@@ -774,8 +741,7 @@ func (b *Builder) attr(a *attrPlan, r *renderedAttr, v any, text string) (types.
 	return b.scalarAttr(a.kind, v)
 }
 
-// textAttr is the N or S attribute of a value of kind k with text s, and
-// its size.
+// textAttr is the N or S attribute of kind k with text s, and its size.
 func (b *Builder) textAttr(k kind, s string) (types.AttributeValue, int) {
 	switch k {
 	case kindInt, kindNumeric, kindFloat:
@@ -784,8 +750,7 @@ func (b *Builder) textAttr(k kind, s string) (types.AttributeValue, int) {
 	return b.newS(s), len(s)
 }
 
-// scalarAttr converts a non-NULL value of a kind that is not textual, or
-// reports false.
+// scalarAttr converts a non-NULL non-textual value, or reports false.
 func (b *Builder) scalarAttr(k kind, v any) (types.AttributeValue, int, int, bool) {
 	switch k {
 	case kindText:
@@ -810,9 +775,8 @@ func (b *Builder) scalarAttr(k kind, v any) (types.AttributeValue, int, int, boo
 	return nil, 0, 0, false
 }
 
-// convertList converts an array (nested []any for more dimensions, nil
-// elements NULL) into an L; the text of textual elements is rendered, from
-// elems[b.next]. It reports false when a.convert must decide.
+// convertList converts an array (nested []any, nil elements NULL) into an L, textual elements' text
+// from elems[b.next]; false when a.convert must decide.
 func (b *Builder) convertList(k kind, v any, text string) (types.AttributeValue, int, int, bool) {
 	elems, ok := v.([]any)
 	if !ok {

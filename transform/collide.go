@@ -1,16 +1,11 @@
 package transform
 
-// KeysMayMeet reports whether an item of plan p (its own item or its
-// mirror's) and an item of plan o can have the same primary key
-// (partition key and sort key), as KeysUnique judges it: they cannot when,
-// for every pair of their key templates, the literal prefixes of the
-// partition keys, or of the sort keys, differ before either ends ("ORG#"
-// and "USER#"). With p == o it reports true: a plan's items can meet each
-// other unless KeysUnique proves its keys unique. Nil plans meet nothing.
-//
-// The pipeline reads entities whose keys may meet one after another, in
-// mapping order, so that the earlier row keeps a key whatever the parallel
-// readers do.
+// KeysMayMeet reports whether an item (or mirror) of p and one of o can share a primary key, as
+// KeysUnique judges: not when every pair of their templates has partition or sort key literal
+// prefixes differing before either ends ("ORG#", "USER#"). With p == o it is true unless KeysUnique
+// proves p's keys unique; nil plans meet nothing. The pipeline reads entities whose keys may meet
+// one after another, in mapping order, so the earlier row keeps a key whatever the parallel readers
+// do.
 func KeysMayMeet(p, o *Plan) bool {
 	if p == nil || o == nil {
 		return false

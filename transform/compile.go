@@ -8,28 +8,24 @@ import (
 	"github.com/pg2dynamo/pg2dynamo/mapping"
 )
 
-// compiler is what compile checks one entity against, and what it has found
-// so far: the problems (as mapping errors, in the order found), the columns
-// of the entity's source the plan must read, and the attribute names taken.
+// compiler is what compile checks one entity against and has found: problems in order, the source
+// columns to read, and attribute names taken.
 type compiler struct {
 	m    *mapping.Mapping
 	e    *mapping.Entity
 	ep   string // the entity's dotted path, entities.<name>
 	srcs Sources
 	cols []extract.Column // of the entity's own source: srcs.Columns
-	// byName indexes cols by name (the last of two of the same name).
+	// byName indexes cols by name (the last of two).
 	byName map[string]int
-	// need holds the names of the columns the plan reads.
-	need map[string]bool
-	// reserved are the key and type attributes; attrOf says what writes
-	// each attribute name claimed so far.
+	need   map[string]bool
+	// reserved are the key and type attributes; attrOf says what claimed each attribute name.
 	reserved []string
 	attrOf   map[string]string
 	errs     mapping.Errors
 }
 
-// newCompiler returns the compiler of entity e of m, whose sources are
-// srcs, having checked that the source's column names are distinct.
+// newCompiler returns the compiler of e, having checked the source's column names are distinct.
 func newCompiler(m *mapping.Mapping, e *mapping.Entity, srcs Sources) *compiler {
 	c := &compiler{m: m, e: e, ep: mapping.Path(mapping.KeyEntities, e.Name), srcs: srcs, cols: srcs.Columns,
 		byName: map[string]int{}, need: map[string]bool{}, attrOf: map[string]string{},
@@ -43,13 +39,11 @@ func newCompiler(m *mapping.Mapping, e *mapping.Entity, srcs Sources) *compiler 
 	return c
 }
 
-// add records a problem at path of the mapping.
 func (c *compiler) add(path, format string, args ...any) {
 	c.errs = append(c.errs, c.m.Errorf(path, format, args...))
 }
 
-// known reports whether col is a column of the entity's source, and records
-// a problem at path if it is not.
+// known reports whether col is an own source column, recording a problem at path if not.
 func (c *compiler) known(path, col string) bool {
 	if _, ok := c.byName[col]; ok {
 		return true
@@ -58,7 +52,6 @@ func (c *compiler) known(path, col string) bool {
 	return false
 }
 
-// knownNeeded is known, and marks a known column read.
 func (c *compiler) knownNeeded(path, col string) bool {
 	if c.known(path, col) {
 		c.need[col] = true
@@ -67,19 +60,16 @@ func (c *compiler) knownNeeded(path, col string) bool {
 	return false
 }
 
-// unknownOwn reports an unknown column of the entity's own source, as
-// known does; it has the signature of chooseAttributes' unknown.
+// unknownOwn reports an unknown own column, with chooseAttributes' unknown signature.
 func (c *compiler) unknownOwn(path, col string, _ []extract.Column) { c.known(path, col) }
 
-// unknown reports col, at path, as not one of in (another source's
-// columns).
+// unknown reports col at path as not one of in (another source's columns).
 func (c *compiler) unknown(path, col string, in []extract.Column) {
 	c.add(path, "unknown column %q%s; it has columns: %s", col, columnHint(col, in), columnList(in))
 }
 
-// claim reserves attribute name attr for what (say, `column "email"`), or
-// records at path why it cannot have it: empty, a key or type attribute,
-// or already claimed.
+// claim reserves attribute name attr for what (`column "email"`), or records why not: empty, key or
+// type attribute, or taken.
 func (c *compiler) claim(path, attr, what string) bool {
 	switch {
 	case attr == "":
@@ -95,10 +85,8 @@ func (c *compiler) claim(path, attr, what string) bool {
 	return false
 }
 
-// chooseAttributes returns the columns of the entity's source that become
-// attributes (all, or the selected ones, minus the excluded, renamed),
-// having claimed their names and marked them read, and the indexes in
-// c.cols of those written as sets.
+// chooseAttributes returns the own columns that become attributes, names claimed and marked read,
+// and the c.cols indexes of those written as sets.
 func (c *compiler) chooseAttributes() ([]chosenAttr, map[int]bool) {
 	ap := mapping.Path(c.ep, mapping.KeyAttributes)
 	var chosen []chosenAttr
@@ -112,9 +100,9 @@ func (c *compiler) chooseAttributes() ([]chosenAttr, map[int]bool) {
 	return chosen, sets
 }
 
-// checkKeyTemplates marks read the table's primary key (which names a row
-// in rejects) and the columns the entity's key templates use. A placeholder names a column of the source, else a stable
-// ID, else a column a duplicate of p copies; anything else is a problem.
+// checkKeyTemplates marks read the primary key (naming a row in rejects) and the key templates'
+// columns. A placeholder names a source column, else a stable ID, else a duplicated column;
+// anything else is a problem.
 func (c *compiler) checkKeyTemplates(p *Plan, templates []keyTemplate) {
 	for _, col := range c.cols {
 		if col.PrimaryKey {
@@ -135,9 +123,8 @@ func (c *compiler) checkKeyTemplates(p *Plan, templates []keyTemplate) {
 	}
 }
 
-// readColumns sets p.cols to the columns of cols that need names, in
-// source order, and points p's stable IDs at them. It returns each read
-// column's index in p.cols by its index in cols.
+// readColumns sets p.cols to the needed columns in source order, points the stable IDs at them, and
+// returns each one's p.cols index by its cols index.
 func (p *Plan) readColumns(cols []extract.Column, need map[string]bool) map[int]int {
 	remap := map[int]int{}
 	for i, c := range cols {
@@ -155,8 +142,7 @@ func (p *Plan) readColumns(cols []extract.Column, need map[string]bool) map[int]
 	return remap
 }
 
-// buildKeys sets p.keys to the key plans of templates, placeholders
-// resolved against p's columns and IDs; problems go to c.
+// buildKeys sets p.keys from templates, resolving placeholders against p's columns and IDs.
 func (c *compiler) buildKeys(p *Plan, templates []keyTemplate) {
 	for _, kt := range templates {
 		p.keys = append(p.keys, buildKey(kt, func(name string) (keyValue, keyFormats, bool) {
@@ -166,8 +152,7 @@ func (c *compiler) buildKeys(p *Plan, templates []keyTemplate) {
 	}
 }
 
-// findKeyCols sets p.keyCols, the columns that name a row in rejects: the
-// table's primary key, then the columns of the item's own key.
+// findKeyCols sets p.keyCols, naming a row in rejects: primary key, then own key columns.
 func (p *Plan) findKeyCols() {
 	for i, c := range p.cols {
 		if c.PrimaryKey {
@@ -183,8 +168,8 @@ func (p *Plan) findKeyCols() {
 	}
 }
 
-// findSameKeys points each key plan but the mirror's at the first earlier
-// one with the same parts (keyPlan.same), whose text it can reuse.
+// findSameKeys points each non-mirror key plan at the first earlier one with the same parts, to
+// reuse its text.
 func (p *Plan) findSameKeys() {
 	for i := range p.keys {
 		if p.keys[i].gsi == mirrorKey {
@@ -199,8 +184,7 @@ func (p *Plan) findSameKeys() {
 	}
 }
 
-// addAttrPlans appends to p.attrs the plans of the chosen columns of cols
-// (sets by index in cols as written as sets); remap is readColumns'.
+// addAttrPlans appends the chosen columns' plans to p.attrs; remap is readColumns'.
 func (p *Plan) addAttrPlans(chosen []chosenAttr, sets map[int]bool, cols []extract.Column, remap map[int]int) {
 	for _, a := range chosen {
 		c := cols[a.col]
@@ -215,8 +199,7 @@ func (p *Plan) addAttrPlans(chosen []chosenAttr, sets map[int]bool, cols []extra
 	}
 }
 
-// findKinds sets p.kinds and p.texts: the kind and text function of each
-// value of a row (its columns, then the joins' values), kindless for an
+// findKinds sets p.kinds and p.texts for each row value (columns, then joins), kindless for an
 // array.
 func (p *Plan) findKinds() {
 	for i := range len(p.cols) + p.joinWidth() {
@@ -230,9 +213,8 @@ func (p *Plan) findKinds() {
 	}
 }
 
-// measureItems sets what Builder needs to know of the size of p's items:
-// typeSize, sizeByParts, gsiAttrs, and mapSize counting the attributes,
-// IDs, type and keys (the joins' attributes are added by compile).
+// measureItems sets what Builder needs for sizing: typeSize, sizeByParts, gsiAttrs, and mapSize
+// (compile adds the joins' attributes).
 func (p *Plan) measureItems() {
 	p.mapSize = len(p.attrs) + len(p.ids) + 1
 	p.typeSize = len(p.typeAttr) + valueSize(p.typeVal)

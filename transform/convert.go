@@ -24,23 +24,21 @@ const (
 	timestamptzLayout = "2006-01-02T15:04:05.999999Z"
 )
 
-// scalar converts one non-NULL value of a PostgreSQL type, as pgx decodes
-// it, to a DynamoDB attribute value and, for types allowed in keys, to key
-// text.
+// scalar converts one non-NULL pgx-decoded value to a DynamoDB attribute value and, for key types,
+// key text.
 type scalar struct {
 	attr func(v any) (types.AttributeValue, error)
-	// text renders the value for a key template; nil when the type cannot
-	// be part of a key.
+	// text renders the value for a key template; nil when the type cannot be in a key.
 	text func(v any) (string, error)
-	// intWidth is the zero-padding width used by default in sort keys: the
-	// digits of the type's largest value; 0 for non-integer types.
+	// intWidth is the default sort key padding width: the digits of the type's largest value; 0 for
+	// non-integers.
 	intWidth int
 	// kind selects Builder's allocation-free conversion of the same values.
 	kind kind
 }
 
-// kind is a scalar conversion Builder implements without the attr and text
-// functions (which stay the reference and its fallback).
+// kind is a scalar conversion Builder implements itself (attr and text stay the reference and
+// fallback).
 type kind uint8
 
 const (
@@ -58,8 +56,8 @@ const (
 	kindJSON
 )
 
-// scalarFor returns the conversion of PostgreSQL type typ (pg_type.typname)
-// read as extract reads it (text form when asText).
+// scalarFor returns the conversion of type typ (pg_type.typname) as extract reads it (text form
+// when asText).
 func scalarFor(typ string, asText bool) scalar {
 	if asText {
 		if typ == "json" || typ == "jsonb" {
@@ -104,8 +102,8 @@ func writesString(c extract.Column) bool {
 	return false
 }
 
-// columnAttr returns the attribute conversion of column c: its scalar's,
-// or a list of them for an array (NULL elements become NULL attributes).
+// columnAttr returns c's conversion: its scalar's, or a list of them for an array (NULL elements
+// NULL).
 func columnAttr(c extract.Column) func(v any) (types.AttributeValue, error) {
 	s := scalarFor(c.Type, c.AsText)
 	if !c.Array {
@@ -201,8 +199,7 @@ func floatText(v any) (string, error) {
 	if math.IsNaN(f) || math.IsInf(f, 0) {
 		return "", ErrNotANumber
 	}
-	// The shortest decimal that reads back as the same float: 0.1::real is
-	// "0.1", as psql prints it, not 0.10000000149011612.
+	// The shortest decimal reading back as the same float: 0.1::real is "0.1", as psql prints it.
 	return CanonicalNumber(strconv.FormatFloat(f, 'e', -1, bits))
 }
 
@@ -214,9 +211,8 @@ func stringAttr(v any) (types.AttributeValue, error) {
 	return &types.AttributeValueMemberS{Value: s}, nil
 }
 
-// errNotUTF8 rejects text that is not UTF-8 (possible in a SQL_ASCII
-// database): DynamoDB strings are UTF-8, and replacing the bad bytes could
-// make two different keys one.
+// errNotUTF8 rejects non-UTF-8 text (possible in SQL_ASCII): replacing bad bytes could merge two
+// keys.
 var errNotUTF8 = errors.New("text is not valid UTF-8 (is the database encoding SQL_ASCII?)")
 
 func stringText(v any) (string, error) {
@@ -281,13 +277,9 @@ func timeText(typ string) func(any) (string, error) {
 	}
 }
 
-// jsonAttr converts json/jsonb text to M, L, S, N, BOOL or NULL, keeping
-// numbers exact (never through float64). Builder.fromJSON does the same
-// without decoding into interface values; jsonAttr stays its reference and
-// the fallback for what it does not take. Text that is not UTF-8, and a
-// string escape of a lone UTF-16 surrogate (which a json column keeps;
-// jsonb refuses it), are errors: encoding/json would replace them with
-// U+FFFD.
+// jsonAttr converts json/jsonb text to M, L, S, N, BOOL or NULL, numbers exact (never via float64);
+// it is Builder.fromJSON's reference and fallback. Non-UTF-8 text and lone UTF-16 surrogate escapes
+// (json keeps them, jsonb refuses) are errors, since encoding/json would make them U+FFFD.
 func jsonAttr(v any) (types.AttributeValue, error) {
 	s, ok := v.(string)
 	if !ok {
@@ -311,10 +303,8 @@ func jsonAttr(v any) (types.AttributeValue, error) {
 	return jsonValue(doc)
 }
 
-// checkSurrogates reports the first \u escape of s that is a UTF-16
-// surrogate not in a high-low pair: it stands for no character, so no
-// UTF-8 text holds it. Outside strings a backslash is invalid JSON, which
-// the decoder reports, so s is scanned whole.
+// checkSurrogates reports s's first \u escape of an unpaired UTF-16 surrogate, which no UTF-8 text
+// holds. Outside strings a backslash is invalid JSON, so s is scanned whole.
 func checkSurrogates(s string) error {
 	hex4 := func(i int) (rune, bool) {
 		if i+6 > len(s) || s[i] != '\\' || s[i+1] != 'u' {

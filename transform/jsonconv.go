@@ -13,24 +13,19 @@ import (
 type jsonScratch struct {
 	r   strings.Reader
 	dec *jsontext.Decoder
-	// vals are the elements of the arrays being converted, innermost
-	// last.
+	// vals are the elements of the arrays being converted, innermost last.
 	vals []types.AttributeValue
 	tmp  []byte
 }
 
-// jsonOptions: RFC 8259 JSON, strict UTF-8 (text that is not, and a lone
-// surrogate escape, are left to jsonAttr, which rejects them); a duplicate
-// name is not an error, and its last value wins, as with jsonAttr.
+// jsonOptions: RFC 8259, strict UTF-8 (jsonAttr rejects the rest); the last of duplicate names
+// wins, as in jsonAttr.
 var jsonOptions = jsontext.AllowDuplicateNames(true)
 
-// fromJSON converts JSON text as jsonAttr does — the same attribute value,
-// numbers exact and canonical, never through float64 — streaming it from
-// the text: names, strings and numbers without escapes are substrings of s.
-// It returns the value's nesting depth and size (as valueSize counts it),
-// or false for text it does not take: invalid JSON, trailing data, invalid
-// UTF-8, a number DynamoDB cannot hold. jsonAttr then gives the result or
-// the error.
+// fromJSON converts JSON text as jsonAttr does (same value, exact canonical numbers), streaming:
+// unescaped names, strings and numbers are substrings of s. It returns the nesting depth and size
+// (valueSize), or false for what it does not take (invalid JSON or UTF-8, trailing data, an
+// unholdable number), left to jsonAttr.
 func (b *Builder) fromJSON(s string) (types.AttributeValue, int, int, bool) {
 	j := &b.json
 	j.r.Reset(s)
@@ -55,11 +50,8 @@ func (b *Builder) fromJSON(s string) (types.AttributeValue, int, int, bool) {
 	return av, depth, size, true
 }
 
-// jsonValue converts the decoder's next value, s being the whole text, and
-// returns its nesting depth and size. Objects and arrays are converted by
-// jsonObject and jsonArray; the scalars, the leaves of the recursion, here,
-// without another call: a string or a number without escapes is a
-// substring of s.
+// jsonValue converts the decoder's next value, returning its depth and size: objects and arrays via
+// jsonObject and jsonArray, scalars here without recursion.
 func (b *Builder) jsonValue(s string) (types.AttributeValue, int, int, bool) {
 	j := &b.json
 	switch j.dec.PeekKind() {
@@ -120,8 +112,7 @@ func (b *Builder) jsonObject(s string) (types.AttributeValue, int, int, bool) {
 	if _, err := d.ReadToken(); err != nil {
 		return nil, 0, 0, false
 	}
-	// Members go straight into the map: the last of duplicate names
-	// wins. Up to 8 members fit the map's first allocation.
+	// The last of duplicate names wins. Up to 8 members fit the map's first allocation.
 	m := make(map[string]types.AttributeValue)
 	depth, size, dup := 0, 3, false
 	for {
@@ -160,9 +151,7 @@ func (b *Builder) jsonObject(s string) (types.AttributeValue, int, int, bool) {
 	}
 }
 
-// jsonArray converts the array the decoder is at into an L, as jsonValue.
-// Its elements wait in b.json.vals (after those of the arrays around it)
-// until their number is known.
+// jsonArray converts the current array into an L; its elements wait in b.json.vals until counted.
 func (b *Builder) jsonArray(s string) (types.AttributeValue, int, int, bool) {
 	j := &b.json
 	d := j.dec
@@ -196,8 +185,7 @@ func (b *Builder) jsonSpan(raw []byte) (start, end int) {
 	return end - len(raw), end
 }
 
-// jsonName returns the object member name just read (raw, quoted): a
-// substring of s when it has no escapes.
+// jsonName returns the member name just read; a substring of s without escapes.
 func (b *Builder) jsonName(s string, raw []byte) (string, bool) {
 	start, end := b.jsonSpan(raw)
 	if bytes.IndexByte(raw, '\\') < 0 {

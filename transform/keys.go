@@ -11,14 +11,11 @@ import (
 	"github.com/pg2dynamo/pg2dynamo/mapping"
 )
 
-// This file owns key text: how a placeholder's value becomes part of a key
-// (keyEnc, appendKeyText), which encoding each column gets across a whole
-// mapping (keyFormats), and the one builder of key plans (keyPlanner) used
-// by the items' keys, their mirrors, GSIs and the access patterns. The one
-// renderer is Builder.renderKey. The rules (padding, the nines' complement
-// of negative numbers, six fraction digits in times, types refused in
-// sorted keys) are docs/mapping.md's, "The padding rule" and the table of
-// key text after it.
+// Key text: how a placeholder's value becomes part of a key (keyEnc, appendKeyText), each column's
+// encoding across a mapping (keyFormats), and the one key-plan builder (keyPlanner) for item,
+// mirror, GSI and access pattern keys; Builder.renderKey is the one renderer. The rules (padding,
+// nines' complement of negatives, six fraction digits in times, types refused in sorted keys) are
+// docs/mapping.md's, "The padding rule".
 
 // encKind selects a key text encoding.
 type encKind uint8
@@ -33,32 +30,26 @@ const (
 // keyEnc is how one placeholder's value text becomes key text.
 type keyEnc struct {
 	kind encKind
-	// width is, for encNumber, the digits before the decimal point (at
-	// least 1).
+	// width is, for encNumber, the digits before the decimal point (at least 1).
 	width int
-	// scale is, for encNumber, the fixed number of fraction digits.
+	// scale is, for encNumber, the fixed fraction digits.
 	scale int
-	// secondsEnd is, for encTime, the offset just after the seconds in the
-	// value's text ("2006-01-02T15:04:05" 19, "15:04:05" 8).
+	// secondsEnd is, for encTime, the offset after the seconds ("2006-01-02T15:04:05" 19,
+	// "15:04:05" 8).
 	secondsEnd int
 	// number: the value is a number (padded or plain).
 	number bool
-	// noNegative, for encNumber: a value below zero has no key text. A
-	// library that renders keys (mapping.KeyText.Library) pads with
-	// zeros in front (JavaScript's padStart: -3 is "00000000-3"), which
-	// sorts out of order and is not the nines' complement written here.
+	// noNegative, for encNumber: a negative value has no key text, since a key-rendering library
+	// zero-pads in front (-3 is "00000000-3"), which sorts out of order.
 	noNegative bool
-	// name is the placeholder's column, for messages.
-	name string
+	name       string
 }
 
-// keyFracDigits is the fixed number of fraction digits of a time in a key:
-// PostgreSQL keeps microseconds.
+// keyFracDigits is a key time's fixed fraction digits: PostgreSQL keeps microseconds.
 const keyFracDigits = 6
 
-// appendKeyText appends the key text of a value whose text (as its
-// attribute renders it: canonical decimal, ISO-8601) is s, or returns dst
-// unchanged and why the value has no key text under e.
+// appendKeyText appends the key text of value text s (canonical decimal, ISO-8601), or returns dst
+// and why s has none under e.
 func appendKeyText[T string | []byte](dst []byte, s T, e keyEnc) ([]byte, string) {
 	if out, ok := appendKey(dst, s, e); ok {
 		return out, ""
@@ -66,8 +57,7 @@ func appendKeyText[T string | []byte](dst []byte, s T, e keyEnc) ([]byte, string
 	return dst, keyTextError(s, e)
 }
 
-// appendKey is appendKeyText without the reason, for the hot path: false
-// when s has no key text under e (keyTextError says why).
+// appendKey is appendKeyText without the reason, for the hot path.
 func appendKey[T string | []byte](dst []byte, s T, e keyEnc) ([]byte, bool) {
 	switch e.kind {
 	case encNumber:
@@ -78,8 +68,8 @@ func appendKey[T string | []byte](dst []byte, s T, e keyEnc) ([]byte, bool) {
 	return append(dst, s...), true
 }
 
-// numberParts splits decimal text into sign, integer digits and fraction
-// digits, and reports whether it is decimal text.
+// numberParts splits decimal text into sign, integer and fraction digits, reporting whether it is
+// decimal.
 func numberParts[T string | []byte](s T) (neg bool, digits T, intLen, fracLen int, ok bool) {
 	neg = len(s) > 0 && s[0] == '-'
 	digits = s
@@ -131,9 +121,8 @@ func keyTextError[T string | []byte](s T, e keyEnc) string {
 	return fmt.Sprintf("%s: no key text for %q", e.name, string(s))
 }
 
-// appendKeyNumber appends canonical decimal text s at e's width and scale:
-// zero-padded for zero and above, "-" and the nines' complement of the
-// padded digits below zero.
+// appendKeyNumber appends decimal s at e's width and scale: zero-padded when not negative, else "-"
+// and the nines' complement of the padded digits.
 func appendKeyNumber[T string | []byte](dst []byte, s T, e keyEnc) ([]byte, bool) {
 	neg, digits, intLen, fracLen, ok := numberParts(s)
 	if !ok || intLen > e.width || fracLen > e.scale || neg && e.noNegative {
@@ -167,15 +156,15 @@ func appendKeyNumber[T string | []byte](dst []byte, s T, e keyEnc) ([]byte, bool
 	return dst, true
 }
 
-// zeroDigits and nineDigits are the padding of key numbers: widths go up to
-// 64 (mapping.ParseTemplate), scales up to 1000.
+// zeroDigits and nineDigits pad key numbers: widths up to 64 (mapping.ParseTemplate), scales up to
+// 1000.
 var (
 	zeroDigits = strings.Repeat("0", 1000)
 	nineDigits = strings.Repeat("9", 1000)
 )
 
-// appendKeyTime appends time text s ("…15:04:05", then maybe ".5", then
-// maybe "Z") with exactly six fraction digits.
+// appendKeyTime appends time text s ("…15:04:05", maybe ".5", maybe "Z") with exactly six fraction
+// digits.
 func appendKeyTime[T string | []byte](dst []byte, s T, e keyEnc) ([]byte, bool) {
 	at := e.secondsEnd
 	if len(s) < at || s[at-3] != ':' {
@@ -200,12 +189,11 @@ func appendKeyTime[T string | []byte](dst []byte, s T, e keyEnc) ([]byte, bool) 
 	return append(dst, rest...), true
 }
 
-// numberWidths are the default key widths of the integer types: the digits
-// of their largest value.
+// numberWidths are the integer types' default key widths: the digits of their largest value.
 var numberWidths = map[string]int{"int2": 5, "int4": 10, "int8": 19}
 
-// textSorted are the types read natively whose key text sorts as
-// PostgreSQL sorts their values (text by COLLATE "C", which is byte order).
+// textSorted are natively read types whose key text sorts as PostgreSQL sorts them (text by COLLATE
+// "C": byte order).
 var textSorted = map[string]bool{
 	"text": true, "varchar": true, "bpchar": true, "name": true,
 	"uuid": true, "bool": true, "date": true,
@@ -216,35 +204,26 @@ type keyFormat struct {
 	// width is the width written in a template ("${id:6}"), or WidthAuto.
 	width     int
 	widthPath string
-	// widths is true when the templates give the column two widths (an
-	// error already reported): no width is then compared again.
+	// widths: the templates give two widths (already reported), so none is compared again.
 	widths bool
-	// sortedBy names a sorted key attribute whose template holds the
-	// column ("" when none).
+	// sortedBy names a sorted key attribute whose template holds the column, or "".
 	sortedBy string
-	// text is the key rules of the mapping's library preset.
-	text mapping.KeyText
+	text     mapping.KeyText
 }
 
-// keyFormats holds, by placeholder name, what an entity's key templates
-// say of each column, so that a column renders one text in every key of
-// the entity: its keys, mirror and GSIs (and the access patterns that
-// query them).
+// keyFormats holds, by placeholder name, what an entity's key templates say of each column, so a
+// column renders one text in all the entity's keys (and patterns querying them).
 type keyFormats map[string]*keyFormat
 
-// keyTemplate is one key slot (of an entity, or of an access pattern) as
-// the key-plan builder reads it: the slot, the most bytes its key text
-// may have, its key group in the plan (its GSI, mirrorKey for the
-// mirror's, "" for the table's) and whether it is lower-cased whole.
+// keyTemplate is a key slot as the key-plan builder reads it: the slot, its key text's byte limit,
+// its plan key group (its GSI, mirrorKey, or "" for the table) and whether it is lower-cased.
 type keyTemplate struct {
 	mapping.KeySlot
 	maxBytes int
 	gsi      string
-	// lower: the key is lower-cased whole (mapping.KeyText.Lower).
-	lower bool
+	lower    bool
 }
 
-// newKeyTemplate returns slot s as the key-plan builder reads it.
 func newKeyTemplate(s mapping.KeySlot, text mapping.KeyText) keyTemplate {
 	kt := keyTemplate{KeySlot: s, maxBytes: MaxPartitionKeyBytes, gsi: s.Index, lower: text.Lower}
 	if s.Sort {
@@ -256,9 +235,7 @@ func newKeyTemplate(s mapping.KeySlot, text mapping.KeyText) keyTemplate {
 	return kt
 }
 
-// keyTemplates returns an entity's key slots (mapping.Mapping.KeySlots)
-// as the key-plan builder reads them, under the key rules of the
-// mapping's library preset.
+// keyTemplates returns an entity's key slots under the library preset's key rules.
 func keyTemplates(slots mapping.KeySlots, text mapping.KeyText) []keyTemplate {
 	out := make([]keyTemplate, 0, len(slots))
 	for _, s := range slots {
@@ -267,10 +244,8 @@ func keyTemplates(slots mapping.KeySlots, text mapping.KeyText) []keyTemplate {
 	return out
 }
 
-// patternTemplates returns an access pattern's key slots as the key-plan
-// builder reads them: partition, then sort and its upper bound. Their
-// keys form no group of a plan, and they are lower-cased as the entity
-// whose column each parameter is renders it (buildKey).
+// patternTemplates returns an access pattern's key slots (partition, sort, upper bound). They form
+// no plan key group, and are lower-cased as the entity of each parameter's column renders it.
 func patternTemplates(m *mapping.Mapping, ap *mapping.AccessPattern) []keyTemplate {
 	var out []keyTemplate
 	for _, s := range ap.KeySlots(&m.Table) {
@@ -281,8 +256,8 @@ func patternTemplates(m *mapping.Mapping, ap *mapping.AccessPattern) []keyTempla
 	return out
 }
 
-// entityKeyFormats gathers what an entity's key templates say of each
-// column. A column given two different widths is an error.
+// entityKeyFormats gathers what an entity's key templates say of each column; two widths is an
+// error.
 func entityKeyFormats(m *mapping.Mapping, templates []keyTemplate) (keyFormats, mapping.Errors) {
 	f := keyFormats{}
 	var errs mapping.Errors
@@ -317,8 +292,8 @@ func entityKeyFormats(m *mapping.Mapping, templates []keyTemplate) (keyFormats, 
 	return f, errs
 }
 
-// typeWidth is the default key width of a number column: the digits of
-// its type's largest value (p−s for numeric(p,s)); 0 when it has none.
+// typeWidth is a number column's default key width: its type's largest value's digits (p−s for
+// numeric(p,s)); 0 for none.
 func typeWidth(c extract.Column) int {
 	if w := numberWidths[c.Type]; w > 0 {
 		return w
@@ -329,8 +304,7 @@ func typeWidth(c extract.Column) int {
 	return 0
 }
 
-// encoding returns the key encoding of column c in placeholders of name,
-// or why c cannot be part of a key as the entity uses it.
+// encoding returns column c's key encoding for placeholders of name, or why c cannot be in a key.
 func (f keyFormats) encoding(name string, c extract.Column) (keyEnc, string) {
 	kf := f[name]
 	if kf == nil {
@@ -401,18 +375,16 @@ func (f keyFormats) encoding(name string, c extract.Column) (keyEnc, string) {
 	return e, ""
 }
 
-// keyValue is what a placeholder stands for in an entity's rows: a value of
-// the row (a column of its source, or a column a duplicate copies from its
-// parent), or one of its stable IDs.
+// keyValue is what a placeholder stands for: a row value (a source column or a duplicated parent
+// column) or a stable ID.
 type keyValue struct {
 	col extract.Column
 	val int // index in the row's values; -1 for an ID
 	id  int // index in Plan.ids; -1 for a value
 }
 
-// buildKey is the one builder of key plans: template kt with each
-// placeholder resolved by lookup (its value and the formats of the entity
-// it belongs to). Problems are reported through add at kt's path.
+// buildKey is the one builder of key plans: kt with each placeholder resolved by lookup; problems
+// go to add at kt's path.
 func buildKey(kt keyTemplate, lookup func(name string) (keyValue, keyFormats, bool),
 	add func(path, format string, args ...any)) keyPlan {
 	k := keyPlan{attr: kt.Attr, typ: kt.Type, path: kt.Path, template: kt.Template, maxBytes: kt.maxBytes, gsi: kt.gsi, sparse: kt.Sparse, same: -1, lower: kt.lower}
@@ -471,10 +443,9 @@ func buildKey(kt keyTemplate, lookup func(name string) (keyValue, keyFormats, bo
 	return k
 }
 
-// typedKeyPart returns the part of key k, of type N or B, for the
-// placeholder name whose value is kv, or why kv cannot be it: an N key
-// holds a number column's value, written as its N attribute is (canonical
-// text, within DynamoDB's 38 digits), a B key a bytea column's bytes.
+// typedKeyPart returns the part of N or B key k for placeholder name, or why kv cannot be it: an N
+// key holds a number column's value as its N attribute (canonical, within DynamoDB's 38 digits), a
+// B key a bytea column's bytes.
 // https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/HowItWorks.NamingRulesDataTypes.html#HowItWorks.DataTypes
 func typedKeyPart(k keyPlan, name string, kv keyValue) (keyPart, string) {
 	kp := keyPart{col: kv.val, id: kv.id, enc: keyEnc{name: name}}
@@ -502,12 +473,9 @@ func typedKeyPart(k keyPlan, name string, kv keyValue) (keyPart, string) {
 	return kp, fmt.Sprintf("key attribute %s: unknown type %q", k.attr, k.typ)
 }
 
-// KeyAttributeValue returns the attribute value of a key attribute of type
-// typ (mapping.TypeString, TypeNumber, TypeBinary; "" is a string) whose
-// key text is text (as ItemKey returns it): an S of the text, an N of the
-// number's text, a B of its bytes. Every stage that sends a key to DynamoDB
-// (GetItem, DeleteItem, a Query's key condition, ImportTable's files) builds
-// it here.
+// KeyAttributeValue returns the attribute value of key text (as ItemKey returns it) of type typ (""
+// is S): an S of the text, an N of the number, a B of the bytes. Every stage sending a key to
+// DynamoDB builds it here.
 func KeyAttributeValue(typ, text string) types.AttributeValue {
 	switch typ {
 	case mapping.TypeNumber:
@@ -518,10 +486,8 @@ func KeyAttributeValue(typ, text string) types.AttributeValue {
 	return &types.AttributeValueMemberS{Value: text}
 }
 
-// KeyMap returns the primary key of key text k (as ItemKey returns it) as
-// DynamoDB takes it in GetItem and DeleteItem: k[i] under keyAttrs[i], of
-// type keyTypes[i] (KeyAttributeValue); the sort key is left out when
-// keyAttrs[1] is "".
+// KeyMap returns key text k as GetItem and DeleteItem take it: k[i] under keyAttrs[i] of type
+// keyTypes[i]; no sort key when keyAttrs[1] is "".
 func KeyMap(keyAttrs, keyTypes [2]string, k [2]string) map[string]types.AttributeValue {
 	out := map[string]types.AttributeValue{keyAttrs[0]: KeyAttributeValue(keyTypes[0], k[0])}
 	if keyAttrs[1] != "" {
@@ -530,16 +496,11 @@ func KeyMap(keyAttrs, keyTypes [2]string, k [2]string) map[string]types.Attribut
 	return out
 }
 
-// SortText returns key text (as ItemKey returns it) of a key attribute of
-// type typ as text whose byte order is DynamoDB's order of such keys: the
-// text itself for a string (UTF-8 byte order) or a binary (its bytes, in
-// unsigned byte order), and for a number an order-preserving code of its
-// value (text that is not a number is returned as is). A number is coded
-// as a class ('0' below zero, '1' zero, '2' above), then for a non-zero
-// number its decimal exponent biased by 500 (DynamoDB's magnitudes are
-// 1E-130 to under 1E+126) in three digits and its significant digits;
-// below zero both are nines' complements and the digits end with '~', so
-// that -1.25 sorts before -1.2.
+// SortText returns key text of type typ as text whose byte order is DynamoDB's key order: strings
+// and binaries as is, numbers as an order-preserving code (non-numbers as is). The code is a class
+// ('0' negative, '1' zero, '2' positive), then for non-zero a three-digit exponent biased by 500
+// (DynamoDB's magnitudes are 1E-130 to under 1E+126) and the significant digits; negatives take
+// nines' complements and end with '~', so -1.25 sorts before -1.2.
 // https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/HowItWorks.NamingRulesDataTypes.html#HowItWorks.DataTypes.Number
 func SortText(typ, text string) string {
 	if typ != mapping.TypeNumber {
@@ -567,9 +528,8 @@ func SortText(typ, text string) string {
 	return fmt.Sprintf("0%03d%s~", 999-exp, comp)
 }
 
-// KeyText returns the key text of key attribute value v, as ItemKey does:
-// an S's text, an N's canonical number text (so "1.0" and "1", one
-// DynamoDB number, give one text), a B's bytes; false for another type.
+// KeyText returns v's key text as ItemKey does: an S's text, an N's canonical text ("1.0" and "1"
+// give one text), a B's bytes; false for other types.
 func KeyText(v types.AttributeValue) (string, bool) {
 	switch v := v.(type) {
 	case *types.AttributeValueMemberS:
@@ -585,10 +545,9 @@ func KeyText(v types.AttributeValue) (string, bool) {
 	return "", false
 }
 
-// checkCollections reports number placeholders that follow the same
-// leading literal in the same key attribute but render differently across
-// the plans: items meant for one item collection (or one GSI partition) would
-// get different keys ("CUSTOMER#${id:6}" and "CUSTOMER#${customer_id}").
+// checkCollections reports number placeholders after the same leading literal in the same key
+// attribute that render differently across plans: items meant for one collection or GSI partition
+// would get different keys ("CUSTOMER#${id:6}" and "CUSTOMER#${customer_id}").
 func checkCollections(m *mapping.Mapping, plans []*Plan) mapping.Errors {
 	type slot struct{ attr, literal string }
 	type seen struct {
@@ -602,8 +561,7 @@ func checkCollections(m *mapping.Mapping, plans []*Plan) mapping.Errors {
 			continue
 		}
 		for _, k := range p.keys {
-			// The first placeholder after the template's leading literal
-			// (the "CUSTOMER#" of "CUSTOMER#${id}"): the item-type prefix.
+			// The first placeholder after the leading literal ("CUSTOMER#"): the item-type prefix.
 			if len(k.parts) < 2 || !k.parts[0].isLiteral() || !k.parts[1].enc.number {
 				continue
 			}
@@ -634,13 +592,11 @@ func describeEnc(e keyEnc) string {
 	return fmt.Sprintf("%d digits", e.width)
 }
 
-// isLiteral reports whether the part is literal text.
 func (kp keyPart) isLiteral() bool { return kp.col < 0 && kp.id < 0 }
 
-// keyValue returns the key value a placeholder of the entity names: its
-// source's columns first, then its stable IDs, then the columns its
-// duplicates copy (by attribute name). Value indexes are those of Plan's
-// row: p.cols, then the joins' values.
+// keyValue returns the key value a placeholder names: source columns first, then stable IDs, then
+// duplicated columns by attribute name. Value indexes are the Plan row's: p.cols, then the joins'
+// values.
 func (p *Plan) keyValue(name string) (keyValue, bool) {
 	if i := slices.IndexFunc(p.cols, func(c extract.Column) bool { return c.Name == name }); i >= 0 {
 		return keyValue{col: p.cols[i], val: i, id: -1}, true
@@ -660,8 +616,7 @@ func (p *Plan) keyValue(name string) (keyValue, bool) {
 	return keyValue{}, false
 }
 
-// valueColumn returns the column of value index i of the plan's rows, and
-// false for a value that is not a column (an embed or aggregate).
+// valueColumn returns the column of row value i, false for an embed or aggregate.
 func (p *Plan) valueColumn(i int) (extract.Column, bool) {
 	if i < 0 {
 		return extract.Column{}, false
@@ -682,9 +637,7 @@ func (p *Plan) valueColumn(i int) (extract.Column, bool) {
 	return extract.Column{}, false
 }
 
-// DescribeKey names primary key k (as ItemKey returns it) for messages:
-// PK "A#1", SK "B" (the partition key alone, PK "A#1", when keyAttrs[1],
-// the table's sort key attribute, is "").
+// DescribeKey names key k for messages: PK "A#1", SK "B" (PK "A#1" alone without a table sort key).
 func DescribeKey(keyAttrs, k [2]string) string {
 	if keyAttrs[1] == "" {
 		return fmt.Sprintf("%s %q", keyAttrs[0], k[0])
@@ -692,12 +645,9 @@ func DescribeKey(keyAttrs, k [2]string) string {
 	return fmt.Sprintf("%s %q, %s %q", keyAttrs[0], k[0], keyAttrs[1], k[1])
 }
 
-// ItemKey returns an item's primary key: the key text (KeyText) of
-// keyAttrs (the table's partition key and sort key attributes), "" for an
-// absent one: a string's text, a number's canonical text, a binary's
-// bytes. Every stage that names an item by its key (the duplicate check,
-// the sink's failed items, verify's comparison, plan) takes it from here,
-// and KeyAttributeValue turns it back into the attribute.
+// ItemKey returns an item's primary key: the KeyText of keyAttrs (table partition and sort key), ""
+// when absent. Every stage naming an item by key takes it from here; KeyAttributeValue turns it
+// back.
 func ItemKey(attrs map[string]types.AttributeValue, keyAttrs [2]string) [2]string {
 	var k [2]string
 	for i, a := range keyAttrs {

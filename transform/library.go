@@ -14,20 +14,14 @@ import (
 	"github.com/pg2dynamo/pg2dynamo/mapping"
 )
 
-// This file holds what a library preset (mapping.Library) adds to an
-// entity's plan: the attributes the library reads on every item besides the
-// type attribute (ElectroDB's __edb_v__, dynamodb-toolbox's _ct and _md),
-// and which columns may be key placeholders when the library renders keys
-// from the item's attributes (onetable, electrodb). How a library renders
-// keys is in the one key renderer (keyEnc.noNegative, keyPlan.lower), by
-// the preset's key rules (mapping.KeyText).
+// What a library preset adds to a plan: the attributes it reads besides the type attribute
+// (ElectroDB's __edb_v__, dynamodb-toolbox's _ct and _md), and which columns may be key
+// placeholders when it renders keys from attributes (onetable, electrodb). Its key rendering lives
+// in the one key renderer (keyEnc.noNegative, keyPlan.lower) per mapping.KeyText.
 
-// libraryPlan is what a plan writes for its mapping's library.
 type libraryPlan struct {
-	// consts are attributes of the same value on every item.
 	consts []libraryConst
-	// created and modified are the indexes in Plan.cols of the columns
-	// of dynamodb-toolbox's _ct and _md; -1 for none.
+	// created and modified index Plan.cols for dynamodb-toolbox's _ct and _md; -1 for none.
 	created, modified int
 }
 
@@ -36,10 +30,8 @@ type libraryConst struct {
 	val  types.AttributeValue
 }
 
-// compileLibrary checks the columns the library preset reads in entity
-// c.e's source (marking them read) and returns the names of its
-// dynamodb-toolbox timestamp columns: created, and modified ("" when the
-// source has none: _md is then the created time).
+// compileLibrary checks (and marks read) the columns the preset reads and returns the toolbox
+// timestamp columns: created and modified ("" when absent: _md is then created).
 func (c *compiler) compileLibrary() (created, modified string) {
 	l := c.m.Library
 	if !l.ToolboxTimestamps() || l.Created == "" {
@@ -80,8 +72,7 @@ func (c *compiler) compileLibrary() (created, modified string) {
 	return created, modified
 }
 
-// setLibrary sets p.lib for mapping m, whose timestamp columns compile
-// found (named, among p.cols).
+// setLibrary sets p.lib from m and the timestamp columns compile found.
 func (p *Plan) setLibrary(m *mapping.Mapping, created, modified string) {
 	p.lib = libraryPlan{created: -1, modified: -1}
 	for _, c := range m.Library.Constants() {
@@ -97,9 +88,8 @@ func (p *Plan) setLibrary(m *mapping.Mapping, created, modified string) {
 	p.mapSize += len(m.LibraryAttributes())
 }
 
-// putLibraryAttrs puts the library's attributes of the row into attrs and
-// returns the size they add. A row whose created column is NULL, or not a
-// time JavaScript's Date holds, is rejected: toolbox cannot read its item.
+// putLibraryAttrs puts the library's attributes into attrs and returns the size added. A created
+// column NULL or beyond JavaScript's Date rejects the row: toolbox cannot read its item.
 func (p *Plan) putLibraryAttrs(values []any, attrs map[string]types.AttributeValue) (int, error) {
 	size := 0
 	for _, c := range p.lib.consts {
@@ -124,13 +114,12 @@ func (p *Plan) putLibraryAttrs(values []any, attrs map[string]types.AttributeVal
 	return size + len(mapping.ToolboxCreatedAttr) + len(ct) + len(mapping.ToolboxModifiedAttr) + len(md), nil
 }
 
-// toolboxTimeLayout is JavaScript's Date.prototype.toISOString, which
-// dynamodb-toolbox writes _ct and _md with: UTC, milliseconds.
+// toolboxTimeLayout is JavaScript's toISOString, which toolbox writes _ct and _md with: UTC,
+// milliseconds.
 const toolboxTimeLayout = "2006-01-02T15:04:05.000Z"
 
-// toolboxTime renders a date, timestamp or timestamptz value (a timestamp
-// without time zone read as UTC, a date as its midnight) as toolbox does,
-// dropping what is finer than a millisecond.
+// toolboxTime renders a date or timestamp as toolbox does (no time zone read as UTC, a date at
+// midnight), dropping sub-milliseconds.
 func toolboxTime(v any) (string, error) {
 	switch t := v.(type) {
 	case nil:
@@ -147,15 +136,11 @@ func toolboxTime(v any) (string, error) {
 	return "", fmt.Errorf("unexpected Go value %T for a time", v)
 }
 
-// libraryKeyReason says why column c cannot be placeholder name in a key
-// under library lib, which renders keys from the item's attributes: the
-// text the library makes of the attribute c is written as (String(value),
-// padded with zeros in front for a width) must be c's key text. Strings,
-// uuid, boolean, date and the types read as text are their attribute's
-// text; integers and numeric(p,0) are too, padded as the library pads.
-// Times are not (a key holds six fraction digits, an attribute only those
-// it has), nor fractions and floats (a padded numeric(p,s) keeps s
-// decimals; JavaScript writes 1e-7 for 0.0000001). Empty when c can be.
+// libraryKeyReason says why c cannot be key placeholder name under lib, which renders keys from
+// attributes: the library's text of c's attribute (String(value), zero-padded for a width) must be
+// c's key text. Strings, uuid, boolean, date and text-read types qualify, as do integers and
+// numeric(p,0); times (six key fraction digits against the attribute's own), fractions and floats
+// (JavaScript writes 1e-7) do not. Empty when c can be.
 func libraryKeyReason(lib, name string, c extract.Column) string {
 	switch {
 	case c.AsText && c.Type != "time",
@@ -171,9 +156,8 @@ func libraryKeyReason(lib, name string, c extract.Column) string {
 		name, lib, c.Name, typeName(c))
 }
 
-// lowerTail lower-cases text[start:] as ElectroDB lower-cases a key
-// (String.prototype.toLowerCase; Go's strings.ToLower differs only where
-// Unicode's special casing does, as for U+0130), in place when it is ASCII.
+// lowerTail lower-cases text[start:] as ElectroDB does (toLowerCase; strings.ToLower differs only
+// in special casing, as U+0130), in place when ASCII.
 func lowerTail(text []byte, start int) []byte {
 	for i := start; i < len(text); i++ {
 		c := text[i]

@@ -8,22 +8,17 @@ import (
 	"github.com/pg2dynamo/pg2dynamo/mapping"
 )
 
-// nativeKey is one attribute of a multi-attribute GSI key that an entity
-// writes from its own data: its declared type (S, N or B) and the most
-// bytes its value may have.
+// nativeKey is a multi-attribute GSI key attribute an entity writes: its declared type and byte
+// limit.
 type nativeKey struct {
 	attr, typ, role string
 	max             int
 }
 
-// compileNativeKeys finds the multi-attribute GSI key attributes that p's
-// items carry and checks their source at compile time: an own column must
-// be of the declared type (N: integer, numeric or floating point; S: text,
-// uuid, date or time, rendered as text; B: bytea), an aggregate is a
-// number, and an embed (a list or map) can be no key. A duplicated parent
-// column is checked per item only. Every item is checked again by
-// checkNativeKeys, so a value DynamoDB would refuse rejects its row instead
-// of failing the whole batch.
+// compileNativeKeys finds the multi-attribute GSI key attributes p's items carry and checks their
+// source: an own column of the declared type (N numbers; S text, uuid, dates, times; B bytea), an
+// aggregate a number, never an embed. Duplicated columns and every item are checked by
+// checkNativeKeys, so a value DynamoDB would refuse rejects its row instead of failing the batch.
 func (c *compiler) compileNativeKeys(p *Plan) {
 	for gi, g := range c.m.Table.GSIs {
 		for _, set := range []struct {
@@ -41,8 +36,7 @@ func (c *compiler) compileNativeKeys(p *Plan) {
 	}
 }
 
-// nativeKeySource reports whether p writes attribute ka, adding a mapping
-// error when its source cannot be of ka's type.
+// nativeKeySource reports whether p writes ka, adding an error when its source cannot be ka's type.
 func (c *compiler) nativeKeySource(p *Plan, path string, ka mapping.KeyAttribute) bool {
 	for _, a := range p.attrs {
 		if a.name != ka.Name {
@@ -66,8 +60,7 @@ func (c *compiler) nativeKeySource(p *Plan, path string, ka mapping.KeyAttribute
 	return false
 }
 
-// kindType is the DynamoDB scalar type Builder writes a column kind as,
-// "" for one that is no key type (boolean, JSON, or not known).
+// kindType is the scalar type Builder writes a kind as, "" for non-key types.
 func kindType(k kind) string {
 	switch k {
 	case kindInt, kindNumeric, kindFloat:
@@ -90,10 +83,9 @@ func describeType(t string, nested bool) string {
 	return "type " + t
 }
 
-// checkNativeKeys checks an item's multi-attribute GSI key values as
-// DynamoDB will: of the declared type, not empty, within the key size
-// limit (MaxPartitionKeyBytes, MaxSortKeyBytes; DynamoDB refuses an empty
-// key value too). An absent attribute is fine (the item is not indexed).
+// checkNativeKeys checks an item's multi-attribute GSI key values as DynamoDB will: declared type,
+// not empty, within MaxPartitionKeyBytes or MaxSortKeyBytes. Absent attributes just leave the item
+// unindexed.
 func (p *Plan) checkNativeKeys(values []any, attrs map[string]types.AttributeValue) error {
 	for _, nk := range p.nativeKeys {
 		v, ok := attrs[nk.attr]

@@ -16,16 +16,12 @@ const (
 	MaxNumberExponent = 125
 )
 
-// ErrNotANumber is returned for NaN and ±Infinity, which DynamoDB numbers
-// cannot hold.
+// ErrNotANumber is returned for NaN and ±Infinity, which DynamoDB cannot hold.
 var ErrNotANumber = errors.New("NaN and Infinity are not DynamoDB numbers")
 
-// CanonicalNumber converts decimal text — an optional sign, digits with an
-// optional fraction, an optional exponent ("-0012.50", "1.5e-7") — into the
-// canonical form DynamoDB itself returns: no exponent, no leading or
-// trailing zeros, no "-0" ("-12.5", "0.00000015"). The conversion is exact:
-// no float64 is involved. It fails for text that is not a number, for more
-// than 38 significant digits and for a magnitude outside DynamoDB's range.
+// CanonicalNumber converts decimal text ("-0012.50", "1.5e-7") exactly, without float64, into
+// DynamoDB's canonical form: no exponent, no leading or trailing zeros, no "-0" ("-12.5",
+// "0.00000015"). It fails for non-numbers, over 38 significant digits, or a magnitude out of range.
 func CanonicalNumber(s string) (string, error) {
 	var buf [64]byte
 	b, err := appendCanonical(buf[:0], s)
@@ -35,8 +31,7 @@ func CanonicalNumber(s string) (string, error) {
 	return string(b), nil
 }
 
-// appendCanonical appends CanonicalNumber(s) to dst. On error dst is
-// returned unchanged.
+// appendCanonical appends CanonicalNumber(s) to dst, unchanged on error.
 func appendCanonical(dst []byte, s string) ([]byte, error) {
 	t := s
 	neg := false
@@ -61,9 +56,8 @@ func appendCanonical(dst []byte, s string) ([]byte, error) {
 	return appendDecimal(dst, neg, coeff, exp-len(frac))
 }
 
-// isCanonicalInt reports whether s is an integer CanonicalNumber returns
-// unchanged: "0", or up to 38 digits without a leading zero, maybe after a
-// minus sign.
+// isCanonicalInt reports whether s is an integer CanonicalNumber keeps: "0", or up to 38 digits
+// without leading zero, maybe negative.
 func isCanonicalInt(s string) bool {
 	if s == "0" {
 		return true
@@ -77,15 +71,13 @@ func isCanonicalInt(s string) bool {
 	return allDigits(s)
 }
 
-// notDecimal is the error for text that is not a decimal number. It copies
-// s so that s does not escape.
+// notDecimal is the non-decimal error; it copies s so s does not escape.
 func notDecimal(s string) error {
 	return fmt.Errorf("%q is not a decimal number", strings.Clone(s))
 }
 
-// appendDecimal appends the canonical text of the number ±coeff×10^exp
-// (coeff: decimal digits, leading and trailing zeros allowed) to dst, or
-// returns dst unchanged and why DynamoDB cannot hold the number.
+// appendDecimal appends ±coeff×10^exp canonically (coeff digits may have leading and trailing
+// zeros), or returns dst and why DynamoDB cannot hold it.
 func appendDecimal(dst []byte, neg bool, coeff []byte, exp int) ([]byte, error) {
 	// Strip leading zeros, then trailing zeros into the exponent.
 	i := 0

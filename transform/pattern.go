@@ -11,32 +11,27 @@ import (
 	"github.com/pg2dynamo/pg2dynamo/mapping"
 )
 
-// PatternPlan renders the key values of one access pattern from parameter
-// values, with the same text and zero padding as the items' keys.
+// PatternPlan renders an access pattern's key values from parameters, with the items' key text and
+// padding.
 type PatternPlan struct {
 	Pattern *mapping.AccessPattern
-	// Params are the placeholders, in order: the parameters to supply,
-	// those of the key condition, then those only its filter has.
+	// Params are the parameters to supply, in order: the key condition's, then the filter's own.
 	Params []string
 	keys   []keyPlan // partition, then sort and its upper bound if any
 	cols   []extract.Column
-	// Home is the index in plans of the entity the pattern is written for,
-	// the first that has every parameter as a column and renders the
-	// partition attribute with the pattern's text before each parameter,
-	// preferring one whose sort key starts with the pattern's literal sort
-	// prefix; -1 when none does. Parameters sampled from Home's rows reach
-	// items.
+	// Home is the plans index of the pattern's entity: the first with every parameter as a column
+	// that renders the partition attribute with the pattern's text before each, preferring one
+	// whose sort key starts with the pattern's literal sort prefix; -1 for none. Parameters sampled
+	// from Home's rows reach items.
 	Home int
 	// plan holds the parameters' columns as a row, for Builder.renderKey.
 	plan *Plan
-	// terms, for a pattern on a GSI with multi-attribute keys, are the
-	// values of its key condition's terms (RenderTerms); keys is empty.
+	// terms are a multi-attribute GSI pattern's term values (RenderTerms); keys is then empty.
 	terms []termPlan
 }
 
-// KeyTypes returns the types of the partition and sort key attributes the
-// pattern's key condition names (mapping.Table.KeyType; sort "" without a
-// sort key condition), of the key text Render returns.
+// KeyTypes returns the types of the partition and sort key the condition names (sort "" without a
+// sort condition).
 func (pp *PatternPlan) KeyTypes() (partition, sort string) {
 	if len(pp.keys) > 0 {
 		partition = pp.keys[0].typ
@@ -47,12 +42,10 @@ func (pp *PatternPlan) KeyTypes() (partition, sort string) {
 	return partition, sort
 }
 
-// CompilePattern prepares ap for rendering with the one key renderer. Each
-// parameter is the column of that name in the entity whose template for
-// the same attribute places it after the same text, else in the first
-// entity that has one (from plans); it takes that column's type and its
-// key text in that entity (width included). A parameter no source has, or
-// an explicit width other than the items', is a mapping error.
+// CompilePattern prepares ap for the one key renderer. Each parameter is the column of that name in
+// the entity placing it after the same text for the same attribute, else the first entity having
+// it, taking its type and key text (width included). A parameter no source has, or an explicit
+// width other than the items', is a mapping error.
 func CompilePattern(m *mapping.Mapping, ap *mapping.AccessPattern, plans []*Plan) (*PatternPlan, error) {
 	if g := ap.MultiAttributeIndex(&m.Table); g != nil {
 		return compileMultiPattern(m, ap, g, plans)
@@ -105,8 +98,8 @@ func CompilePattern(m *mapping.Mapping, ap *mapping.AccessPattern, plans []*Plan
 		owners = append(owners, owner)
 	}
 	pp.Home = home(pp, plans, usedIn)
-	// The parameters are rendered by the one key renderer over a plan
-	// whose row is the parameters, each with its entity's key formats.
+	// The one key renderer renders the parameters over a plan whose row is the parameters, each
+	// with its entity's formats.
 	pp.plan = &Plan{entity: &mapping.Entity{Name: "access pattern " + ap.Name}, cols: pp.cols}
 	for _, c := range pp.cols {
 		s := scalarFor(c.Type, c.AsText)
@@ -150,10 +143,9 @@ func indexOf(list []string, s string) int {
 	return -1
 }
 
-// Render returns the partition key value and, when the condition has one,
-// the sort key value (and the upper bound of BETWEEN), as the items' keys
-// render them. values holds one Go value per Params entry, as pgx decodes
-// the column. A begins_with prefix may render empty; other keys may not.
+// Render returns the partition key value and, if any, the sort key value and BETWEEN's upper bound,
+// as the items render them; values holds one pgx-decoded Go value per Params. Only a begins_with
+// prefix may render empty.
 func (pp *PatternPlan) Render(values []any) (pk string, sk []string, err error) {
 	if len(values) != len(pp.Params) {
 		return "", nil, fmt.Errorf("pattern %s: got %d values for parameters %v", pp.Pattern.Name, len(values), pp.Params)
@@ -179,10 +171,8 @@ func (pp *PatternPlan) Render(values []any) (pk string, sk []string, err error) 
 	return pk, sk, nil
 }
 
-// home finds PatternPlan.Home: a plan with every parameter, each of the
-// key condition used in the partition template where the pattern uses it;
-// the first whose sort template also starts with the pattern's literal
-// sort prefix, else the first.
+// home finds PatternPlan.Home: a plan with every parameter, each partition parameter placed as the
+// pattern does; preferring one whose sort template starts with the pattern's literal sort prefix.
 func home(pp *PatternPlan, plans []*Plan, usedIn func(*Plan, string) bool) int {
 	kc := pp.Pattern.Condition
 	keyParams := kc.Columns()
@@ -211,10 +201,8 @@ func home(pp *PatternPlan, plans []*Plan, usedIn func(*Plan, string) bool) int {
 	return first
 }
 
-// ParamAttr returns the value of parameter name, of values as Render
-// takes them, as an attribute: as its column's values are written
-// (integers and numeric N, text S, bytea B, …). It fails on a name that
-// is no parameter, or a value of another type than the column's.
+// ParamAttr returns parameter name's value (as Render takes it) as its column's attribute (integers
+// and numeric N, text S, bytea B, …); it fails for a non-parameter or a value of another type.
 func (pp *PatternPlan) ParamAttr(values []any, name string) (types.AttributeValue, error) {
 	i := indexOf(pp.Params, name)
 	if i < 0 || len(values) != len(pp.Params) {

@@ -12,19 +12,13 @@ import (
 	"github.com/pg2dynamo/pg2dynamo/mapping"
 )
 
-// DynamoDB sets: an array column listed in attributes.sets, or the values
-// of one child column (embed as: set), written as an SS, NS or BS.
-// DynamoDB sets hold distinct, non-NULL values of one type, in no order,
-// and are never empty
-// (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/HowItWorks.NamingRulesDataTypes.html#HowItWorks.DataTypes.SetTypes).
-// So duplicates collapse (numbers compared by their canonical text, the
-// text N attributes hold: 1.0 and 1 are one member), a NULL rejects the
-// row, no values leave the attribute out, and the members are written
-// sorted (by bytes), so that a row always gives the same item.
-//
-// A set attribute takes no fast path in Builder: its attrPlan has kind
-// kindOther, so Builder.attr declines it and a.convert (setAttr) builds it.
-// Mappings without sets pay nothing.
+// DynamoDB sets (attributes.sets arrays, or embed as: set child values) as SS, NS or BS. Sets hold
+// distinct non-NULL values of one type, unordered and never empty
+// (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/HowItWorks.NamingRulesDataTypes.html#HowItWorks.DataTypes.SetTypes):
+// duplicates collapse (numbers by canonical text: 1.0 and 1 are one), a NULL rejects the row, no
+// values leave the attribute out, and members are sorted by bytes so a row always gives the same
+// item. Sets take no Builder fast path (kindOther: setAttr builds them), so mappings without sets
+// pay nothing.
 
 // setKind is the DynamoDB set type a column's values make.
 type setKind uint8
@@ -46,10 +40,8 @@ var (
 	errSetDims   = errors.New("a multi-dimensional array cannot be a set")
 )
 
-// setKindOf returns the set the values of column c (of an array's
-// elements) make: NS for numbers, BS for bytea, none for boolean and json,
-// SS for everything written as S (text, uuid, enums, dates, timestamps and
-// the types read as text).
+// setKindOf returns the set c's (element) values make: NS for numbers, BS for bytea, none for
+// boolean and json, SS for everything written as S.
 func setKindOf(c extract.Column) setKind {
 	switch scalarFor(c.Type, c.AsText).kind {
 	case kindInt, kindNumeric, kindFloat:
@@ -62,11 +54,9 @@ func setKindOf(c extract.Column) setKind {
 	return setS
 }
 
-// setConv builds the set of one column's values.
 type setConv struct {
 	kind setKind
-	// text is the member text of a non-NULL value (SS and NS): the text
-	// of the S or N attribute the value would be alone.
+	// text is a non-NULL value's member text: its S or N attribute's text alone.
 	text func(any) (string, error)
 }
 
@@ -74,10 +64,8 @@ func newSetConv(c extract.Column) setConv {
 	return setConv{kind: setKindOf(c), text: scalarFor(c.Type, c.AsText).text}
 }
 
-// build returns the set of vals: an SS, NS or BS, members distinct and
-// sorted, or nil (and no error) when vals is empty. A NULL value, a nested
-// array or a value the member conversion refuses is an error naming the
-// value by where(i), i its index in vals.
+// build returns vals' set, members distinct and sorted, or nil when empty. A NULL, nested array or
+// refused value is an error naming it by where(i).
 func (sc setConv) build(vals []any, where func(i int) string) (types.AttributeValue, error) {
 	if len(vals) == 0 {
 		return nil, nil
@@ -125,8 +113,7 @@ func (sc setConv) build(vals []any, where func(i int) string) (types.AttributeVa
 	return &types.AttributeValueMemberSS{Value: out}, nil
 }
 
-// setAttr returns the conversion of array column c to a set: nil (and no
-// error) for an empty array, which leaves the attribute out.
+// setAttr converts array column c to a set; nil for an empty array, leaving the attribute out.
 func setAttr(c extract.Column) func(any) (types.AttributeValue, error) {
 	sc := newSetConv(c)
 	return func(v any) (types.AttributeValue, error) {
@@ -138,8 +125,7 @@ func setAttr(c extract.Column) func(any) (types.AttributeValue, error) {
 	}
 }
 
-// convertOf is the attribute conversion of column c: setAttr when it is
-// written as a set, else columnAttr.
+// convertOf is c's conversion: setAttr for a set, else columnAttr.
 func convertOf(c extract.Column, set bool) func(any) (types.AttributeValue, error) {
 	if set {
 		return setAttr(c)
@@ -147,16 +133,13 @@ func convertOf(c extract.Column, set bool) func(any) (types.AttributeValue, erro
 	return columnAttr(c)
 }
 
-// setAttrPlan is the plan of attribute name, column col (c) written as a
-// set: no fast path (kindOther), so Builder converts it with setAttr.
+// setAttrPlan plans column col as a set: kindOther, so Builder uses setAttr.
 func setAttrPlan(col int, name string, c extract.Column) attrPlan {
 	return attrPlan{col: col, name: name, convert: setAttr(c), kind: kindOther}
 }
 
-// compileSets checks the sets list of attributes a (at path) against
-// cols, and returns the indexes in cols of the columns written as sets.
-// An unknown column is reported through unknown; a column that is not a
-// one-dimensional array of a type a set can hold through add.
+// compileSets checks attributes a's sets against cols, returning their indexes; unknown columns go
+// to unknown, non-one-dimensional or unsettable arrays to add.
 func compileSets(cols []extract.Column, a mapping.Attributes, path string,
 	add func(path, format string, args ...any), unknown func(path, col string, cols []extract.Column)) map[int]bool {
 	if len(a.Sets) == 0 {
@@ -185,8 +168,7 @@ func compileSets(cols []extract.Column, a mapping.Attributes, path string,
 	return out
 }
 
-// compileEmbedSet checks the one child column of an embed with as: set
-// (at path): a column, not an array, of a type a set can hold.
+// compileEmbedSet checks an as: set embed's one column: not an array, of a settable type.
 func compileEmbedSet(path string, c extract.Column, add func(path, format string, args ...any)) (setConv, bool) {
 	sc := newSetConv(c)
 	switch {
@@ -200,8 +182,7 @@ func compileEmbedSet(path string, c extract.Column, add func(path, format string
 	return setConv{}, false
 }
 
-// embedSet converts the records of an embed with as: set (one field each)
-// into the set of their values; nil without children.
+// embedSet converts an as: set embed's records into their values' set; nil without children.
 func (j joinPlan) embedSet(records []any) (types.AttributeValue, string) {
 	vals := make([]any, len(records))
 	for r, rec := range records {

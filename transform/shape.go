@@ -7,9 +7,8 @@ import (
 	"github.com/pg2dynamo/pg2dynamo/mapping"
 )
 
-// Attribute types of AttributeShape, as DynamoDB names them; JSON is a
-// json or jsonb column, which becomes whatever its document is (M, L, S,
-// N, BOOL or NULL).
+// AttributeShape types as DynamoDB names them; JSON is a json or jsonb column, whatever its
+// document is.
 const (
 	ShapeS    = "S"
 	ShapeN    = "N"
@@ -23,17 +22,15 @@ const (
 	ShapeJSON = "JSON"
 )
 
-// AttributeShape is one non-key attribute a plan's items may carry: its
-// name and its DynamoDB type.
+// AttributeShape is a non-key attribute a plan's items may carry, with its DynamoDB type.
 type AttributeShape struct {
 	Name string
 	Type string
 }
 
-// Attributes returns the non-key attributes the plan's items may carry, in
-// the order Items writes them: the columns, the type attribute and the
-// library's, the duplicated columns, embeds and aggregates, the stable
-// IDs. A NULL column's attribute is absent from an item.
+// Attributes returns the non-key attributes the items may carry, in Items' order: columns, type and
+// library attributes, duplicates, embeds, aggregates, stable IDs. A NULL column's attribute is
+// absent.
 func (p *Plan) Attributes() []AttributeShape {
 	var out []AttributeShape
 	for _, a := range p.attrs {
@@ -70,8 +67,7 @@ func (p *Plan) Attributes() []AttributeShape {
 	return out
 }
 
-// duplicateSet reports whether a duplicate rule writes attribute name as a
-// set.
+// duplicateSet reports whether a duplicate writes name as a set.
 func (p *Plan) duplicateSet(name string) bool {
 	for _, d := range p.entity.Duplicate {
 		for _, col := range d.Attributes.Sets {
@@ -83,8 +79,7 @@ func (p *Plan) duplicateSet(name string) bool {
 	return false
 }
 
-// columnShape is the DynamoDB type column c is written as (set: in a
-// set).
+// columnShape is c's DynamoDB type (set: in a set).
 func columnShape(c extract.Column, set bool) string {
 	switch {
 	case set:
@@ -105,8 +100,7 @@ func columnShape(c extract.Column, set bool) string {
 	return ShapeS
 }
 
-// setShape is the set type of c's values: NS for numbers, BS for bytea, SS
-// for the rest.
+// setShape is c's set type: NS for numbers, BS for bytea, SS for the rest.
 func setShape(c extract.Column) string {
 	switch scalarFor(c.Type, c.AsText).kind {
 	case kindInt, kindNumeric, kindFloat:
@@ -117,9 +111,8 @@ func setShape(c extract.Column) string {
 	return ShapeSS
 }
 
-// KeyShape is one key template of a plan, resolved against its source:
-// the attribute it renders (and its GSI, "" for the table's keys) and its
-// parts.
+// KeyShape is one resolved key template: the attribute it renders (its GSI, "" for the table's) and
+// its parts.
 type KeyShape struct {
 	Attr string
 	GSI  string
@@ -129,10 +122,8 @@ type KeyShape struct {
 	Lower bool
 }
 
-// KeyShapePart is a literal (Attribute == "") or a placeholder: the
-// attribute its value is written as on the item ("" when it is written as
-// none), and for a number the width its key text is zero-padded to (0 for
-// none).
+// KeyShapePart is a literal (Attribute == "") or a placeholder: the item attribute its value is
+// written as ("" for none) and a number's zero-padding width (0 for none).
 type KeyShapePart struct {
 	Literal   string
 	Column    string
@@ -141,8 +132,7 @@ type KeyShapePart struct {
 	Number    bool
 }
 
-// Keys returns the plan's key templates but its mirror's: partition key,
-// sort key, then the GSI keys in table order.
+// Keys returns the non-mirror key templates: partition, sort, then GSI keys in table order.
 func (p *Plan) Keys() []KeyShape {
 	var out []KeyShape
 	for _, k := range p.keys {
@@ -170,9 +160,8 @@ func (p *Plan) Keys() []KeyShape {
 	return out
 }
 
-// valueAttr returns the attribute value index i of a row is written as:
-// the (renamed) attribute of a column of the source, the name a duplicate
-// copies a parent column as; "" when it is written as none.
+// valueAttr returns the attribute row value i is written as (a renamed column or a duplicated one),
+// "" for none.
 func (p *Plan) valueAttr(i int) string {
 	if i < len(p.cols) {
 		if j := slices.IndexFunc(p.attrs, func(a attrPlan) bool { return a.col == i }); j >= 0 {

@@ -10,8 +10,7 @@ import (
 	"github.com/pg2dynamo/pg2dynamo/mapping"
 )
 
-// MaxItemBytes is DynamoDB's item size limit: 400 KB, attribute names and
-// values together.
+// MaxItemBytes is DynamoDB's item size limit, names and values together.
 // https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/ServiceQuotas.html#limits-items
 const MaxItemBytes = 400 * 1024
 
@@ -37,11 +36,9 @@ func nestingDepth(v types.AttributeValue) int {
 	return 0
 }
 
-// ItemSize returns the size of an item in bytes by DynamoDB's rules:
-// attribute names plus values, where a string is its UTF-8 length, a
-// binary its length, a number 1 byte plus 1 per 2 significant digits, a
-// boolean or null 1 byte, and a list or map 3 bytes plus 1 per element
-// plus its elements (map keys counted as names).
+// ItemSize returns an item's size in bytes by DynamoDB's rules: names plus values; a string its
+// UTF-8 length, a binary its length, a number 1 byte plus 1 per 2 significant digits, a boolean or
+// null 1, a list or map 3 plus 1 per element plus the elements.
 // https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/CapacityUnitCalculations.html
 func ItemSize(item map[string]types.AttributeValue) int {
 	n := 0
@@ -95,11 +92,9 @@ func valueSize(v types.AttributeValue) int {
 	return 0
 }
 
-// numberSize is 1 byte plus 1 per two significant digits of canonical
-// decimal text.
+// numberSize is 1 byte plus 1 per two significant digits of decimal text.
 func numberSize(s string) int {
-	// Significant digits: from the first non-zero digit to the last,
-	// not counting the sign and the decimal point.
+	// Significant digits run from the first non-zero digit to the last, without sign or point.
 	first, last, dot := -1, -1, -1
 	for i := 0; i < len(s); i++ {
 		switch c := s[i]; {
@@ -122,8 +117,8 @@ func numberSize(s string) int {
 	return 1 + (n+1)/2
 }
 
-// sizeBreakdown lists the largest attributes of an item, for the message
-// that rejects it: "lines 398.2 KB, notes 3.1 KB, 7 more 0.4 KB".
+// sizeBreakdown lists an item's largest attributes for its rejection: "lines 398.2 KB, notes 3.1
+// KB, 7 more 0.4 KB".
 func sizeBreakdown(item map[string]types.AttributeValue) string {
 	type part struct {
 		name string
@@ -162,10 +157,8 @@ func kb(n int) string {
 	return fmt.Sprintf("%.1f KB", float64(n)/1024)
 }
 
-// WriteUnits is what writing item costs: one write unit per 1 KB of the
-// item, rounded up, plus the same for each GSI the item lands in (it has
-// the index's key attributes), at the size the index stores (all of the
-// item, its keys, or its keys and included attributes).
+// WriteUnits is item's write cost: one unit per KB rounded up, plus the same for each GSI it lands
+// in, at the size the index stores.
 // https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/provisioned-capacity-mode.html
 // https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/GSI.html#GSI.ThroughputConsiderations.Writes
 func WriteUnits(m *mapping.Mapping, item map[string]types.AttributeValue) int64 {
@@ -178,19 +171,16 @@ func WriteUnits(m *mapping.Mapping, item map[string]types.AttributeValue) int64 
 	return n
 }
 
-// Prices of writing, in US dollars (us-east-1, on demand, standard
-// table class): PricePerMillionWrites per million write request units
-// (WriteUnits), ImportPricePerGB ImportTable's per GB of source data,
-// uncompressed. The plan's cost lines use them, and diff's estimates by
-// default.
+// Write prices in US dollars (us-east-1, on demand, standard class): PricePerMillionWrites per
+// million write units, ImportPricePerGB per uncompressed GB ImportTable reads. Plan's cost lines
+// and diff's defaults use them.
 // https://aws.amazon.com/dynamodb/pricing/on-demand/
 const (
 	PricePerMillionWrites = 0.625
 	ImportPricePerGB      = 0.15
 )
 
-// InIndex reports whether item is in GSI g: whether it has every key
-// attribute of g (GSI.KeyNames).
+// InIndex reports whether item has every key attribute of GSI g.
 func InIndex(g mapping.GSI, item map[string]types.AttributeValue) bool {
 	for _, a := range g.KeyNames() {
 		if _, ok := item[a]; !ok {
@@ -202,8 +192,7 @@ func InIndex(g mapping.GSI, item map[string]types.AttributeValue) bool {
 
 func units(n int) int64 { return int64(max(1, (n+1023)/1024)) }
 
-// Project returns the item as GSI g stores it: all of it, its table and
-// index keys, or those and the included attributes.
+// Project returns item as GSI g stores it: all, keys only, or keys and included attributes.
 func Project(m *mapping.Mapping, g mapping.GSI, item map[string]types.AttributeValue) map[string]types.AttributeValue {
 	if g.Projection == mapping.ProjectAll {
 		return item

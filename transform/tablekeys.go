@@ -8,15 +8,11 @@ import (
 	"strings"
 )
 
-// Keys of a row without its item: what following changes needs to delete
-// the items of a source row that is gone or whose keys changed, from the
-// row's old image alone (package follow).
+// Keys of a row without its item: what follow needs to delete a gone or rekeyed row's items from
+// the old image alone.
 
-// TableKeyColumns returns the names of the source columns the table key
-// templates of p's items use (the partition and sort key, and the
-// mirror's), sorted. ok is false when one of them uses a stable ID or a
-// column a duplicate rule copies: a value that is not one of the row's own
-// columns, so an old row image cannot give the key.
+// TableKeyColumns returns, sorted, the source columns p's table key templates use (mirror's too);
+// ok is false when one uses a stable ID or duplicated column, which an old row image cannot give.
 func (p *Plan) TableKeyColumns() (cols []string, ok bool) {
 	ok = true
 	for i := range p.keys {
@@ -39,12 +35,9 @@ func (p *Plan) TableKeyColumns() (cols []string, ok bool) {
 	return slices.Compact(cols), ok
 }
 
-// TableKeys returns the primary keys (partition key text, sort key text)
-// of the items a row of p gives: the item's, then, with a mirror, the
-// mirror's, rendered by the one key renderer. values holds at least p's
-// columns, in Plan.Columns order; only the key columns are read. It fails
-// as Items does when a key column is NULL or its text cannot be a key (a
-// *RowError).
+// TableKeys returns the (partition, sort) key text of the items a row of p gives (item, then
+// mirror), by the one key renderer. values holds at least p's columns in Plan.Columns order. It
+// fails as Items does (a *RowError) on a NULL or unkeyable key column.
 func (b *Builder) TableKeys(p *Plan, values []any) ([][2]string, error) {
 	b.beginRow(p)
 	out := make([][2]string, 0, 2)
@@ -70,16 +63,11 @@ func (b *Builder) TableKeys(p *Plan, values []any) ([][2]string, error) {
 	return out, nil
 }
 
-// Shape fingerprints the items p derives from a row: Query is a hash of
-// the statement that reads the entity's rows (its columns and their
-// conversions, its embeds, aggregates and duplicated columns), which
-// changes when a column the entity takes is added, dropped or renamed;
-// Columns a hash of the types of every column it reads (its own and its
-// joins'), which changes when one is retyped (a column read as it comes,
-// int4 or text, is read by the same statement, and converted differently:
-// a number, a string); Keys is a hash of the table key columns and their
-// types, which changes when a key could render differently for the same
-// row.
+// Shape fingerprints the items p derives from a row. Query hashes the statement reading the
+// entity's rows (columns, conversions, embeds, aggregates, duplicates), changing when a column is
+// added, dropped or renamed; Columns hashes the read columns' types, changing when one is retyped
+// (the same statement, converted differently); Keys hashes the table key columns and types,
+// changing when a key could render differently.
 type Shape struct {
 	Query string `json:"query"`
 	Keys  string `json:"keys"`
@@ -87,9 +75,8 @@ type Shape struct {
 	Columns string `json:"columns,omitempty"`
 }
 
-// Same reports whether s and o fingerprint the same items; a Columns
-// missing from either (a checkpoint written before it was recorded) is
-// taken as the same.
+// Same reports whether s and o fingerprint the same items; a Columns missing from either (an older
+// checkpoint) counts as same.
 func (s Shape) Same(o Shape) bool {
 	return s.Query == o.Query && s.Keys == o.Keys && (s.Columns == o.Columns || s.Columns == "" || o.Columns == "")
 }

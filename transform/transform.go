@@ -1,11 +1,7 @@
-// Package transform turns source rows into DynamoDB items by the rules of a
-// mapping. It is pure: rows in, items out, no I/O, so it is tested and
-// benchmarked without a database.
-//
-// Compile checks an entity of the mapping against the columns its source
-// really has (from extract.Describe) and returns a Plan; Plan.Item converts
-// one row. PostgreSQL types convert as docs/mapping.md, "Types:
-// PostgreSQL → DynamoDB", documents.
+// Package transform turns source rows into DynamoDB items by a mapping's rules. It is pure (rows
+// in, items out, no I/O), so it is tested without a database. Compile checks an entity against its
+// source's real columns (extract.Describe) and returns a Plan; Plan.Items converts one row. Types
+// convert as docs/mapping.md, "Types: PostgreSQL → DynamoDB", documents.
 package transform
 
 import (
@@ -32,29 +28,24 @@ const (
 type Item struct {
 	// Entity is the index of the entity in mapping.Mapping.Entities.
 	Entity int
-	// Attrs is the item: key attributes, the type attribute and the
-	// converted columns (NULL columns are absent).
+	// Attrs is the item: key and type attributes and the converted columns (NULLs absent).
 	Attrs map[string]types.AttributeValue
-	// Row is the source row the item came from (values in Plan.Columns
-	// order), kept to name the row if writing the item fails.
+	// Row is the source row (Plan.Columns order), kept to name it if writing the item fails.
 	Row []any
-	// Delete, when set, asks the sink to delete the item with Attrs' key
-	// attributes (Attrs then holds only those): the item of a source row
-	// that is gone, or of an old key (package follow).
+	// Delete asks the sink to delete the item of Attrs' key attributes (all Attrs holds then): a
+	// gone source row's item, or an old key's (package follow).
 	Delete bool
 }
 
-// RowError is why one source row produced no item. It is data, not a
-// failure of the run: the row is listed in the rejects file.
+// RowError is why one source row gave no item: data, not a run failure; the row goes to the rejects
+// file.
 type RowError struct {
 	Entity string
-	// SourceKey holds the row's values of its table's primary key columns
-	// and of the columns its key templates use, as key text (nil for
+	// SourceKey holds the row's primary key and key template column values as key text (nil for
 	// NULL), to find the row in PostgreSQL.
 	SourceKey map[string]any
 	// Column is the column at fault, if any.
 	Column string
-	// Reason says what is wrong.
 	Reason string
 }
 
@@ -87,10 +78,9 @@ func FormatSourceKey(k map[string]any) string {
 	return "(" + strings.Join(parts, ", ") + ")"
 }
 
-// Plan converts rows of one entity. A Plan does not change once compiled:
-// Items is safe for concurrent use, and so is Builder.Items on one plan
-// with a Builder per goroutine. Its Query reads the source's rows in
-// primary-key order when the source has one (Ordered).
+// Plan converts rows of one entity and never changes once compiled: Items is safe for concurrent
+// use, as is Builder.Items with a Builder per goroutine. Query reads rows in primary-key order when
+// the source has one (Ordered).
 type Plan struct {
 	entity   *mapping.Entity
 	index    int
@@ -105,28 +95,22 @@ type Plan struct {
 	joins   []joinPlan
 	ids     []idPlan
 	query   extract.Query
-	// unique: the source's unique keys (Sources.Unique).
-	unique []extract.UniqueKey
-	// kinds and texts are each column's kind and text function (nil if
-	// it has none), by index in cols.
+	unique  []extract.UniqueKey
+	// kinds and texts are each column's kind and text function (nil for none), by cols index.
 	kinds []kind
 	texts []func(any) (string, error)
-	// nativeKeys are the multi-attribute GSI key attributes p's items
-	// carry, checked per item (checkNativeKeys).
+	// nativeKeys are the multi-attribute GSI key attributes the items carry, checked per item.
 	nativeKeys []nativeKey
 	// mapSize is the most attributes an item can have.
 	mapSize int
-	// typeSize is the size of the type attribute; sizeByParts says an
-	// item's size is the sum of its attributes' as they are added (no
-	// joins, no two keys of the same name).
+	// typeSize is the type attribute's size; sizeByParts: an item's size is its attributes' sum as
+	// added (no joins, no two keys of one name).
 	typeSize    int
 	sizeByParts bool
 	// gsiAttrs are the GSI key attributes (left out of a mirror).
 	gsiAttrs []string
-	// slots are the entity's key slots, which keys are compiled from.
-	slots mapping.KeySlots
-	// formats say how each column renders in the entity's keys (and in
-	// the access patterns that query them).
+	slots    mapping.KeySlots
+	// formats say how each column renders in the entity's keys and their patterns.
 	formats keyFormats
 	// lib is what the mapping's library preset adds to every item.
 	lib libraryPlan
@@ -138,16 +122,15 @@ type attrPlan struct {
 	convert func(any) (types.AttributeValue, error)
 	// nested: json or array values, checked against MaxNestingDepth.
 	nested bool
-	// kind is the column's (its elements' for an array); textual says
-	// Builder renders its values as text in its first pass.
+	// kind is the column's (its elements' for an array); textual: Builder renders it as text in its
+	// first pass.
 	kind           kind
 	array, textual bool
 }
 
 type keyPlan struct {
 	attr string
-	// typ is the attribute's type: mapping.TypeString, TypeNumber (the
-	// key text is a number's canonical text) or TypeBinary (its bytes).
+	// typ is mapping.TypeString, TypeNumber (canonical number text) or TypeBinary (the bytes).
 	typ      string
 	path     string // of the template in the mapping
 	template mapping.Template
@@ -156,12 +139,10 @@ type keyPlan struct {
 	// sparse: a NULL leaves the attribute (and its GSI sibling) out.
 	sparse bool
 	gsi    string
-	// lower: the key is lower-cased whole once rendered (library
-	// electrodb).
+	// lower: the rendered key is lower-cased (electrodb).
 	lower bool
-	// same is the index of an earlier key plan, not a mirror's, with the
-	// same parts (an inverted or overloaded GSI often repeats the sort
-	// key's template), whose text this key reuses; -1 for none.
+	// same is an earlier non-mirror key plan with the same parts (GSIs often repeat the sort key's
+	// template), whose text this key reuses; -1 for none.
 	same int
 }
 
@@ -175,21 +156,17 @@ func sameParts(a, b []keyPart) bool {
 // keyPart is a literal or a placeholder of a key template.
 type keyPart struct {
 	literal string
-	// col is the index in the row's values of the placeholder's value (a
-	// column of the source, or one a duplicate copies); -1 for a literal
-	// or an ID.
+	// col is the row value index of the placeholder's value (a source or duplicated column); -1 for
+	// a literal or ID.
 	col int
-	// id is the index in Plan.ids of the placeholder's stable ID; -1 for
-	// none.
+	// id is the Plan.ids index of the placeholder's stable ID; -1 for none.
 	id   int
 	enc  keyEnc
 	text func(any) (string, error)
 }
 
-// Compile checks entity number index of m against srcs, what its sources
-// really have (from extract.Describe), and returns the Plan to convert its
-// rows. It is CompileAll for one entity, without the checks across
-// entities; a whole mapping is compiled with CompileAll.
+// Compile checks entity index of m against srcs (from extract.Describe) and returns its Plan:
+// CompileAll for one entity, without cross-entity checks.
 func Compile(m *mapping.Mapping, index int, srcs Sources) (*Plan, error) {
 	all := make([]*Sources, len(m.Entities))
 	all[index] = &srcs
@@ -200,16 +177,12 @@ func Compile(m *mapping.Mapping, index int, srcs Sources) (*Plan, error) {
 	return plans[index], nil
 }
 
-// CompileAll checks the entities of m against their sources (srcs[i] for
-// entity i; nil leaves the entity out, with a nil plan) and returns their
-// Plans, by entity index; with problems, the plans of the entities that
-// compiled (nil for the others), for checks of their own, and the problems
-// together, in file order, as mapping.Errors located in the mapping file:
-// an unknown column (with the columns that exist), a column type that
-// cannot be part of a key or cannot sort where an index sorts by it
-// (docs/mapping.md, "Key text of each type"), two widths for one column,
-// numbers of two widths after the same key prefix in two entities, an
-// attribute name that collides with a key or type attribute.
+// CompileAll checks m's entities against their sources (srcs[i] for entity i; nil leaves it out
+// with a nil plan) and returns their Plans by index. With problems it also returns the plans that
+// compiled (nil for others) and all problems in file order as mapping.Errors: unknown columns
+// (listing those that exist), column types that cannot be keys or cannot sort where an index sorts
+// (docs/mapping.md, "Key text of each type"), two widths for one column, numbers of two widths
+// after one key prefix across entities, attribute names colliding with key or type attributes.
 func CompileAll(m *mapping.Mapping, srcs []*Sources) ([]*Plan, error) {
 	var errs mapping.Errors
 	plans := make([]*Plan, len(m.Entities))
@@ -242,8 +215,7 @@ func CompileAll(m *mapping.Mapping, srcs []*Sources) ([]*Plan, error) {
 	return plans, nil
 }
 
-// compile is Compile without the checks across entities; its problems are
-// mapping.Errors, in the order found.
+// compile is Compile without cross-entity checks; problems come in the order found.
 func compile(m *mapping.Mapping, index int, srcs Sources) (*Plan, error) {
 	e := m.Entities[index]
 	c := newCompiler(m, e, srcs)
@@ -256,9 +228,7 @@ func compile(m *mapping.Mapping, index int, srcs Sources) (*Plan, error) {
 	p.compileStrategies(c)
 	created, modified := c.compileLibrary()
 	c.checkKeyTemplates(p, templates)
-	// Past an unknown column, what is known is still checked (a key
-	// column's type, a key attribute's source), so that one run reports
-	// every problem: what was not found is left out of the plan, which
+	// Past an unknown column the rest is still checked so one run reports every problem; the plan
 	// is then not returned.
 	remap := p.readColumns(srcs.Columns, c.need)
 	c.buildKeys(p, templates)
@@ -287,8 +257,7 @@ func compile(m *mapping.Mapping, index int, srcs Sources) (*Plan, error) {
 	return p, nil
 }
 
-// Duplicates reports whether one of the plan's duplicate rules copies a
-// parent column as attribute name (a name key templates may use).
+// Duplicates reports whether a duplicate rule copies a parent column as attribute name.
 func (p *Plan) Duplicates(name string) bool {
 	for _, j := range p.joins {
 		if j.join.Kind == extract.JoinParent && slices.Contains(j.names, name) {
@@ -298,15 +267,14 @@ func (p *Plan) Duplicates(name string) bool {
 	return false
 }
 
-// Derived reports whether key placeholder name is a value the plan
-// derives rather than a column of the entity's source: one of its stable
-// IDs, or a column a duplicate rule copies from the parent.
+// Derived reports whether key placeholder name is a value the plan derives (stable ID or duplicated
+// column), not a source column.
 func (p *Plan) Derived(name string) bool {
 	return slices.ContainsFunc(p.ids, func(ip idPlan) bool { return ip.attr == name }) || p.Duplicates(name)
 }
 
-// keyExtras lists, for an unknown-column message, the other names a key
-// placeholder can use: stable IDs and duplicated columns.
+// keyExtras lists, for an unknown-column message, the stable IDs and duplicated columns a
+// placeholder can use.
 func (p *Plan) keyExtras() string {
 	var names []string
 	for _, ip := range p.ids {
@@ -330,33 +298,26 @@ func (p *Plan) keyExtras() string {
 // mirrorKey marks the key plans of an entity's mirror item.
 const mirrorKey = "\x00mirror"
 
-// colIndex returns the index of a column of the entity's source, or -1.
 func (p *Plan) colIndex(name string) int {
 	return slices.IndexFunc(p.srcCols, func(c extract.Column) bool { return c.Name == name })
 }
 
-// Query returns what extract.Source.Stream reads for this entity: the
-// columns Items expects, then the joins' values.
+// Query returns what extract.Source.Stream reads for this entity: Items' columns, then the joins'
+// values.
 func (p *Plan) Query() extract.Query { return p.query }
 
 // Entity returns the entity the plan converts.
 func (p *Plan) Entity() *mapping.Entity { return p.entity }
 
-// KeySlots returns the entity's key slots (mapping.Mapping.KeySlots):
-// the templates the plan's keys render, parsed, with their attributes.
+// KeySlots returns the entity's parsed key slots (mapping.Mapping.KeySlots).
 func (p *Plan) KeySlots() mapping.KeySlots { return p.slots }
 
-// Items converts one row (values as Query reads them, nil for NULL) and
-// appends its items to dst: one item, or two for an entity with a mirror
-// (same attributes, the mirror's keys, no GSI keys). It returns a
-// *RowError when the row cannot become items: a NULL or empty key, a key
-// over DynamoDB's size limit, a value DynamoDB cannot hold (a number over
-// 38 digits, NaN, an infinite date), a NULL or an array in a set, an
-// embed over max_items, an item over 400 KB (with the size of its largest
-// attributes); any other error means values do not fit the plan.
-//
-// Items borrows a Builder from a pool for the call; a goroutine that
-// converts many rows does better with a Builder of its own.
+// Items converts one row (values as Query reads them, nil for NULL) and appends one item, or two
+// with a mirror (same attributes, the mirror's keys, no GSI keys). A *RowError means the row cannot
+// become items: a NULL, empty or oversized key, a value DynamoDB cannot hold (over 38 digits, NaN,
+// infinite date), a NULL or array in a set, an embed over max_items, an item over 400 KB (naming
+// its largest attributes). Other errors mean values do not fit the plan. Items borrows a pooled
+// Builder; a goroutine converting many rows does better with a Builder of its own.
 func (p *Plan) Items(values []any, dst []Item) ([]Item, error) {
 	b := builders.Get().(*Builder)
 	defer builders.Put(b)
@@ -371,7 +332,6 @@ func (p *Plan) joinWidth() int {
 	return n
 }
 
-// isGSIAttr reports whether attr is a GSI key attribute.
 func (p *Plan) isGSIAttr(attr string) bool { return slices.Contains(p.gsiAttrs, attr) }
 
 // gsiSibling returns the other key attribute of k's GSI.
@@ -392,9 +352,8 @@ func (p *Plan) rowError(values []any, col int, reason string) *RowError {
 	return re
 }
 
-// SourceKey returns the row's values of its table's primary key columns and
-// of the columns used by its partition and sort key templates, rendered as
-// key text (nil for NULL).
+// SourceKey returns the row's primary key and key template column values as key text (nil for
+// NULL).
 func (p *Plan) SourceKey(values []any) map[string]any {
 	k := make(map[string]any, len(p.keyCols))
 	for _, ci := range p.keyCols {
@@ -430,8 +389,7 @@ func columnList(cols []extract.Column) string {
 	return strings.Join(names, ", ")
 }
 
-// columnHint is " (did you mean "x"?)" for the column name closest to name
-// (internal/suggest), or "".
+// columnHint is " (did you mean "x"?)" for the closest column name (internal/suggest), or "".
 func columnHint(name string, cols []extract.Column) string {
 	names := make([]string, len(cols))
 	for i, c := range cols {
@@ -443,9 +401,8 @@ func columnHint(name string, cols []extract.Column) string {
 // SourceColumns returns every column of the entity's source, read or not.
 func (p *Plan) SourceColumns() []extract.Column { return p.srcCols }
 
-// keyOrder returns the primary key columns of cols in key order: what a
-// plan's Query orders its rows by, so that every row it reads carries its
-// position (nil when the source has no primary key: a view or a query).
+// keyOrder returns cols' primary key columns in key order, which a plan's Query orders by so each
+// row carries its position; nil without a primary key (a view or query).
 func keyOrder(cols []extract.Column) []extract.Column {
 	var pos []extract.Column
 	for _, c := range cols {
@@ -457,21 +414,17 @@ func keyOrder(cols []extract.Column) []extract.Column {
 	return pos
 }
 
-// Ordered reports whether the plan reads in primary-key order (its source
-// has a primary key), so that each row it reads ends with its position,
-// which Position gives, and its read can be split into ranges and resumed.
+// Ordered reports whether the plan reads in primary-key order, so each row ends with its Position
+// and the read can be split into ranges and resumed.
 func (p *Plan) Ordered() bool { return len(p.query.OrderBy) > 0 }
 
-// Position returns the position of a row the plan's Query read, for
-// resuming after it: its primary key in PostgreSQL's own text, as read
-// with the row (extract.Query.Position); nil when the plan reads in no
-// order.
+// Position returns a row's primary key in PostgreSQL's text, read with it, to resume after it; nil
+// when the plan reads in no order.
 func (p *Plan) Position(values []any) []string {
 	return p.query.Position(values)
 }
 
-// width is the number of values in a row the plan's Query reads: its
-// columns', its joins', and its position's.
+// width is the values in a row the plan's Query reads: columns, joins, position.
 func (p *Plan) width() int {
 	return len(p.cols) + p.joinWidth() + len(p.query.OrderBy)
 }

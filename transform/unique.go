@@ -7,29 +7,16 @@ import (
 	"github.com/pg2dynamo/pg2dynamo/mapping"
 )
 
-// KeysUnique reports, per plan, whether no two rows of the run can render
-// the same primary key when one of the rows is of that plan's entity, so
-// that the pipeline's run-wide duplicate check, the one part of a run whose
-// memory grows with the table, can leave the entity out. It is a proof from
-// the mapping and the source's schema, never a guess; an entity is proven
-// when:
-//
-//   - its source is a table, it has no mirror item, and all the columns of
-//     its primary key or of one of its unique indexes (Sources.Unique; a
-//     NULL in a key rejects the row, so no NOT NULL is needed) appear in
-//     its key templates, each of which can be read back into its columns'
-//     values (a placeholder is last, followed only by literals, or
-//     followed by a literal whose first byte its type's key text never
-//     holds, as "#" after an integer, numeric, uuid, boolean, date or
-//     timestamp), and the key text of the columns' types is distinct for
-//     distinct values;
-//   - and its keys cannot meet any other entity's (nor a mirror's): the
-//     literal prefixes of the partition keys, or of the sort keys, differ
-//     so that neither is a prefix of the other ("ORG#" and "USER#").
-//
-// Anything else (a query source, a text column in the middle of a
-// template, two entities sharing a prefix) keeps the check
-// (docs/reliability.md).
+// KeysUnique reports, per plan, whether no two rows of a run can render the same primary key when
+// one is that plan's entity's, so the run-wide duplicate check (the one part of a run whose memory
+// grows with the table) can leave the entity out. It is a proof from the mapping and schema, never
+// a guess. An entity is proven when its source is a table without a mirror item whose primary key
+// or a unique index (Sources.Unique; a NULL key rejects the row) appears wholly in its key
+// templates, each decodable back into column values (a placeholder last, or followed by a literal
+// whose first byte its type's key text never holds, as "#" after an integer, uuid or timestamp)
+// with distinct key text for distinct values; and its keys cannot meet another entity's or
+// mirror's, their literal partition or sort key prefixes differing so neither is a prefix of the
+// other ("ORG#", "USER#"). Anything else keeps the check (docs/reliability.md).
 func KeysUnique(m *mapping.Mapping, plans []*Plan) []bool {
 	out := make([]bool, len(plans))
 	for i, p := range plans {
@@ -46,9 +33,8 @@ func KeysUnique(m *mapping.Mapping, plans []*Plan) []bool {
 	return out
 }
 
-// keyPairs returns the (partition key, sort key) templates of the plan's
-// items: its own, and its mirror's; the sort key's is the zero keyPlan
-// (no parts: it renders "" for every row) when the table has none.
+// keyPairs returns the (partition, sort) key templates of the plan's items and mirror; the sort key
+// is the zero keyPlan (rendering "") without a table sort key.
 func (p *Plan) keyPairs() [][2]keyPlan {
 	var own, mirror [2]keyPlan
 	var nOwn, nMirror int
@@ -69,9 +55,7 @@ func (p *Plan) keyPairs() [][2]keyPlan {
 	return pairs
 }
 
-// tableKeys returns the key plans of the item's primary key: its partition
-// key and, when the table has one, its sort key (the leading plans of
-// p.keys, whose gsi is "").
+// tableKeys returns the primary key's plans: p.keys' leading entries, whose gsi is "".
 func (p *Plan) tableKeys() []keyPlan {
 	n := 0
 	for n < len(p.keys) && n < 2 && p.keys[n].gsi == "" {
@@ -80,8 +64,7 @@ func (p *Plan) tableKeys() []keyPlan {
 	return p.keys[:n]
 }
 
-// injectiveKeys reports whether distinct rows of the plan's table always
-// render distinct (partition key, sort key) pairs.
+// injectiveKeys reports whether distinct rows always render distinct (partition, sort) pairs.
 func (p *Plan) injectiveKeys() bool {
 	if p.entity.Mirror != nil || p.entity.Source.IsQuery() {
 		return false
@@ -123,8 +106,8 @@ func (p *Plan) injectiveKeys() bool {
 	return false
 }
 
-// decodable reports whether template k's rendering can be split back into
-// its placeholders' texts, each of them being distinct for distinct values.
+// decodable reports whether k's rendering splits back into placeholder texts, each distinct for
+// distinct values.
 func decodable(p *Plan, k keyPlan) bool {
 	for j, part := range k.parts {
 		if part.isLiteral() || part.id >= 0 {
@@ -155,8 +138,7 @@ func onlyLiterals(parts []keyPart) bool {
 	return true
 }
 
-// keyTextChars holds, per type whose key text is distinct for distinct
-// values, the bytes that text can hold; "" means any (text).
+// keyTextChars holds, per type with injective key text, the bytes that text can hold; "" means any.
 var keyTextChars = map[string]string{
 	"int2": "-0123456789", "int4": "-0123456789", "int8": "-0123456789",
 	"numeric": "-.0123456789", "uuid": "-0123456789abcdef", "bool": "truefals",
@@ -164,8 +146,7 @@ var keyTextChars = map[string]string{
 	"text": "", "varchar": "", "bpchar": "",
 }
 
-// disjoint reports whether two key templates can never render the same
-// text: their leading literals differ before either ends.
+// disjoint reports whether two templates' leading literals differ before either ends.
 func disjoint(a, b keyPlan) bool {
 	pa, fullA := literalPrefix(a)
 	pb, fullB := literalPrefix(b)
@@ -175,8 +156,7 @@ func disjoint(a, b keyPlan) bool {
 	return !strings.HasPrefix(pa, pb) && !strings.HasPrefix(pb, pa)
 }
 
-// literalPrefix returns the literal text a template starts with, and
-// whether that is the whole template.
+// literalPrefix returns a template's leading literal and whether that is all of it.
 func literalPrefix(k keyPlan) (string, bool) {
 	var b strings.Builder
 	for _, part := range k.parts {

@@ -11,11 +11,9 @@ import (
 	"github.com/pg2dynamo/pg2dynamo/pipeline"
 )
 
-// ReadAPI is all verify calls on DynamoDB: DescribeTable once, Scan for
-// the table pass (segmented, strongly consistent) and Query for the access
-// patterns, through the SDK's paginators. It writes nothing.
-// *dynamodb.Client implements it. An implementation must be safe for
-// concurrent use: the Scan segments run in parallel.
+// ReadAPI is all verify calls on DynamoDB: DescribeTable, Scan (segmented, strongly consistent) and
+// Query, through the SDK's paginators; it writes nothing. *dynamodb.Client implements it.
+// Implementations must be safe for concurrent use (parallel Scan segments).
 type ReadAPI interface {
 	dynamodb.DescribeTableAPIClient
 	dynamodb.ScanAPIClient
@@ -24,22 +22,16 @@ type ReadAPI interface {
 
 var _ ReadAPI = (*dynamodb.Client)(nil)
 
-// source is what Compare reads from PostgreSQL apart from the rows the
-// items are derived from (deriveFunc): each entity's count(*), parameter
-// tuples sampled for the access patterns, the rows of each item
-// collection a pattern reads whole, and the order of source values
-// (ranker). *extract.Source implements it, in the snapshot the caller
-// began; tests use a fake. Not called concurrently.
+// source is what Compare reads from PostgreSQL besides the rows (deriveFunc): counts, sampled
+// parameter tuples, item collection row counts and source value order. *extract.Source implements
+// it in the caller's snapshot. Not called concurrently.
 type source interface {
 	// Count is PostgreSQL's count(*) of entity e's source.
 	Count(ctx context.Context, e *mapping.Entity) (int64, error)
-	// SampleParams returns up to n distinct tuples of the columns cols of
-	// src (all of them when there are no more), none with a NULL, one Go
-	// value per column in cols' order, each as extract.Source.Stream reads
-	// its column.
+	// SampleParams returns up to n distinct NULL-free tuples of src's cols, one Go value per column
+	// as extract.Source.Stream reads it.
 	SampleParams(ctx context.Context, src mapping.Source, cols []string, n int) ([][]any, error)
-	// CountMatching is extract.Source.CountMatching: how many rows of
-	// other hold, pair by pair, the text of the home row's columns.
+	// CountMatching is extract.Source.CountMatching.
 	CountMatching(ctx context.Context, home mapping.Source, homeCols []string, values []any, other mapping.Source,
 		pairs []extract.ColumnPair, notNull []string) (int64, error)
 	ranker
@@ -47,8 +39,6 @@ type source interface {
 
 var _ source = (*extract.Source)(nil)
 
-// deriveFunc derives every item from the source and hands them to sink,
-// as pipeline.Run does (rows the duplicate check rejects give no item);
-// the summary has one EntityStats per plan, in plan order. Compare's is
-// pipeline.Run on its *extract.Source, with one writer.
+// deriveFunc derives every item into sink as pipeline.Run does (duplicate-check rejects give none),
+// returning one EntityStats per plan in order.
 type deriveFunc func(ctx context.Context, sink load.Sink) (*pipeline.Summary, error)

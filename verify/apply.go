@@ -15,67 +15,52 @@ import (
 	"github.com/pg2dynamo/pg2dynamo/ddbjson"
 )
 
-// Applier brings the table in line with the source while Compare finds
-// the differences (Options.Apply: migrate --changes-only, and --prune's
-// deletes). Compare calls it from one goroutine, one call at a time, and
-// calls Wait before it reads the table again.
+// Applier brings the table in line with the source as Compare finds differences (migrate
+// --changes-only and --prune). Compare calls it one call at a time from one goroutine, and calls
+// Wait before reading the table again.
 type Applier interface {
-	// Put puts w.Item, a new or changed item. It may return before the
-	// item is written (Wait waits for it) and may block while earlier
-	// writes are pending, which bounds the memory they hold. An error
-	// stops the comparison.
+	// Put puts w.Item, new or changed. It may return before the write (Wait waits) and may block
+	// while earlier writes are pending, bounding their memory. An error stops the comparison.
 	Put(ctx context.Context, w Write) error
-	// Delete deletes the stale item of w.ItemRef on the condition that
-	// its type attribute still holds w.Type; as Put, it may return before.
+	// Delete deletes w.ItemRef's stale item on condition its type attribute still holds w.Type; it
+	// may return early as Put.
 	Delete(ctx context.Context, w Write) error
-	// Wait returns once every Put and Delete handed so far is done, with
-	// the first error of any. Put and Delete may be called again after.
+	// Wait returns once every Put and Delete so far is done, with the first error. Calls may resume
+	// after.
 	Wait(ctx context.Context) error
 }
 
-// Write is one write Compare hands an Applier. It is the Applier's: Compare
-// keeps no reference to it.
+// Write is one write Compare hands an Applier, which owns it.
 type Write struct {
 	ItemRef
-	// Entity is the name of the entity that derives the item (Put); ""
-	// for Delete.
+	// Entity names the deriving entity (Put); "" for Delete.
 	Entity string
-	// Item is the whole item as derived (ddbjson.DecodeItem of its canonical
-	// form), for Put; nil for Delete.
+	// Item is the derived item (ddbjson.DecodeItem of its canonical form) for Put; nil for Delete.
 	Item map[string]types.AttributeValue
-	// Missing, for Put, says that the table's side held no item of the
-	// key. With Options.Types an item of another type may hold it: the
-	// Applier should put on the condition that it overwrites none.
+	// Missing, for Put: the table's side held no item of the key. With Options.Types another type
+	// may hold it, so the Applier should put only if overwriting none.
 	Missing bool
-	// WriteUnits is what the write consumes as diff prices it
-	// (EntityCounts.ChangeWriteUnits and StaleWriteUnits sum them).
+	// WriteUnits is the write's cost as diff prices it.
 	WriteUnits int64
 }
 
-// Applied is what Compare handed to Options.Apply, and how the table read
-// once it was applied (Options.ReadBack). Its lists keep the first
-// Options.MaxListed keys each, in bucket order then sorted; Counts are
-// exact. They live in the Result's temporary files (Result.Close).
+// Applied is what Compare handed to Options.Apply and how the table read back (Options.ReadBack).
+// Each list keeps the first Options.MaxListed keys; Counts are exact. The lists live in the
+// Result's temporary files.
 type Applied struct {
-	// Put lists the new and changed items handed to be put.
 	Put List[ItemRef] `json:"-"`
-	// Delete lists the stale items handed to be deleted, none when
-	// Withheld.
+	// Delete lists the stale items handed to be deleted; none when Withheld.
 	Delete List[ItemRef] `json:"-"`
-	// Unapplied lists the keys that did not read back as applied: an item
-	// put that is absent or holds other content, a stale item still there
-	// with its type.
+	// Unapplied lists keys that did not read back as applied: a put item absent or different, a
+	// stale item still there with its type.
 	Unapplied List[ItemRef] `json:"-"`
 	Counts    AppliedCounts `json:"counts"`
-	// Withheld says why no stale item was handed to be deleted: the
-	// derivation is in doubt (an entity's count disagrees with count(*),
-	// or a key is derived twice). Empty when they were, or there were none.
+	// Withheld says why no stale item was deleted: the derivation is in doubt (a count disagrees
+	// with count(*), or a key is derived twice).
 	Withheld string `json:"withheld,omitempty"`
-	// ReadBack is true when every key put or deleted was read again
-	// (strongly consistent, after Apply.Wait). Matched items put read back
-	// as derived, Gone stale items are no longer there, Retyped ones hold
-	// another type (another writer's since the Scan); the others are
-	// Unapplied.
+	// ReadBack: every key put or deleted was read again (strongly consistent, after Wait). Matched
+	// puts read back as derived, Gone stale items are gone, Retyped ones hold another writer's
+	// type; the rest are Unapplied.
 	ReadBack bool  `json:"read_back"`
 	Matched  int64 `json:"matched"`
 	Gone     int64 `json:"gone"`
@@ -89,17 +74,14 @@ type AppliedCounts struct {
 	Unapplied ListCount `json:"unapplied"`
 }
 
-// truncated reports whether a list of a was cut.
 func (a *Applied) truncated() bool {
 	c := a.Counts
 	return c.Put.Truncated() || c.Delete.Truncated() || c.Unapplied.Truncated()
 }
 
-// AppliedOK reports whether the table matched the source once the
-// differences were applied: the counts agree, no key is derived twice, no
-// stale item was withheld, every key read back as applied, and every
-// access pattern, run after the writes, answered as it should. False
-// without Apply or without the read-back.
+// AppliedOK reports whether the table matched the source once the differences were applied: counts
+// agree, no key derived twice, nothing withheld, every key read back as applied, every access
+// pattern answered right after the writes. False without Apply or read-back.
 func (r *Result) AppliedOK() bool {
 	a := r.Applied
 	if a == nil || !a.ReadBack || a.Withheld != "" || a.Counts.Unapplied.Total > 0 || r.Counts.Duplicates.Total > 0 {
@@ -118,9 +100,8 @@ func (r *Result) AppliedOK() bool {
 	return true
 }
 
-// applyRun is one comparison's Options.Apply: what it hands over, and the
-// journal of it on disk, which the stale items wait in until the counts
-// are checked and which the read-back reads.
+// applyRun is one comparison's Options.Apply and its on-disk journal, where stale items wait until
+// the counts are checked and which the read-back reads.
 type applyRun struct {
 	a          Applier
 	deleteOnly bool
@@ -139,8 +120,7 @@ func newApplyRun(c *comparison, files *sortGroup, maxListed int) (*applyRun, err
 		unapplied: newListBuilder[ItemRef](files, "unapplied", maxListed)}, nil
 }
 
-// putItem hands the derived item s (canonical, of key) to Put as w, and
-// journals its key and the hash of its content.
+// putItem hands s to Put and journals its key and content hash.
 func (ar *applyRun) putItem(ctx context.Context, w Write, key string, s []byte) error {
 	if ar.deleteOnly {
 		return nil
@@ -159,15 +139,13 @@ func (ar *applyRun) putItem(ctx context.Context, w Write, key string, s []byte) 
 	return ar.a.Put(ctx, w)
 }
 
-// staleItem journals a stale item, to be deleted once the counts are
-// checked (deleteStale).
+// staleItem journals a stale item for deleteStale, after the counts are checked.
 func (ar *applyRun) staleItem(key string, ref ItemRef, units int64) error {
 	return ar.j.add(journalEntry{kind: journalStale, key: key, typ: ref.Type, units: units})
 }
 
-// finish waits for the puts, then hands the stale items to Delete unless
-// res's derivation is in doubt (Applied.Withheld), waits for them, and,
-// with rb, reads every key put or deleted back. It sets res.Applied.
+// finish waits for the puts, hands the stale items to Delete unless the derivation is in doubt,
+// waits, and with rb reads every key back. It sets res.Applied.
 func (ar *applyRun) finish(ctx context.Context, res *Result, rb *readBack) error {
 	out := &Applied{}
 	if err := ar.a.Wait(ctx); err != nil {
@@ -206,9 +184,8 @@ func (ar *applyRun) finish(ctx context.Context, res *Result, rb *readBack) error
 	return nil
 }
 
-// withheld says why res's stale items must not be deleted: an entity's
-// count disagrees with count(*), or a key is derived twice; "" when the
-// derivation is sound, or there is nothing stale.
+// withheld says why res's stale items must not be deleted, or "" when the derivation is sound or
+// nothing is stale.
 func withheld(res *Result) string {
 	if res.Stale == 0 {
 		return ""
@@ -224,9 +201,8 @@ func withheld(res *Result) string {
 	return ""
 }
 
-// journal is an append-only file of the keys an applyRun handed over
-// (journalEntry), read back in order. Its file is unlinked when created
-// (sortGroup.tempFile). Not safe for concurrent use.
+// journal is an append-only, unlinked file of the keys an applyRun handed over, read back in order.
+// Not safe for concurrent use.
 type journal struct {
 	f *os.File
 	w *bufio.Writer
@@ -239,8 +215,8 @@ const (
 	journalStale journalKind = 'S'
 )
 
-// journalEntry is a key put (with the SHA-256 of the derived item's
-// canonical form) or stale, its type and the write units of its write.
+// journalEntry is a key put (with the SHA-256 of its canonical item) or stale, its type and write
+// units.
 type journalEntry struct {
 	kind  journalKind
 	key   string // itemKey
@@ -251,8 +227,7 @@ type journalEntry struct {
 
 func newJournal(f *os.File) *journal { return &journal{f: f, w: bufio.NewWriterSize(f, 32<<10)} }
 
-// journalHeader is the size of an entry's header: kind, units, the
-// lengths of the key and the type, and the hash.
+// journalHeader is an entry header's size: kind, units, key and type lengths, hash.
 const journalHeader = 1 + 8 + 4 + 4 + sha256.Size
 
 func (j *journal) add(e journalEntry) error {
@@ -270,8 +245,7 @@ func (j *journal) add(e journalEntry) error {
 	return nil
 }
 
-// each flushes the journal and calls fn with every entry, in the order
-// added. Entries may be added again after it returns.
+// each flushes the journal and calls fn with every entry in order; adding may resume after.
 func (j *journal) each(fn func(journalEntry) error) error {
 	if err := j.w.Flush(); err != nil {
 		return fmt.Errorf("verify: write journal: %w", err)

@@ -17,14 +17,11 @@ type memberKey struct {
 	mirror bool
 }
 
-// collectionMember is an entity (or its mirror) whose items are in the
-// item collection a pattern reads whole (a Query on the partition key
-// alone): its partition key template has the pattern's literal text,
-// placeholder for placeholder. For extract.Source.CountMatching, pairs
-// places each of the pattern's columns against the entity's, and notNull
-// are its GSI sort key's columns, without which an item is not in the
-// index. skip says why PostgreSQL cannot count it (a placeholder that is
-// no column of its source: a duplicated parent column, a stable ID).
+// collectionMember is an entity (or its mirror) in the item collection a pattern reads whole: its
+// partition key template matches the pattern's, placeholder for placeholder. For
+// extract.Source.CountMatching, pairs places the pattern's columns against the entity's and notNull
+// are its GSI sort key's columns. skip says why PostgreSQL cannot count it (a duplicated parent
+// column or stable ID placeholder).
 type collectionMember struct {
 	memberKey
 	pairs   []extract.ColumnPair
@@ -32,12 +29,10 @@ type collectionMember struct {
 	skip    string
 }
 
-// collectionMembers returns the members of the item collection pattern
-// pp reads, whose parameters are sampled from the source of plans[from]:
-// on the partition key alone, the whole collection; with begins_with of a
-// literal (begins_with(SK, ORDER#)), the entities whose sort key template
-// starts with that text. nil when pp has another sort key condition or a
-// filter (it reads part of a collection) or no parameter.
+// collectionMembers returns the members of the collection pp reads, parameters sampled from
+// plans[from]: all of it on the partition key alone; with begins_with of a literal, the entities
+// whose sort key template starts with it. nil for another sort key condition, a filter, or no
+// parameter.
 func collectionMembers(m *mapping.Mapping, plans []*transform.Plan, pp *transform.PatternPlan, from int) []collectionMember {
 	if pp.MultiAttribute() {
 		return nil // its partition key attributes are the items' own, no key templates
@@ -96,10 +91,8 @@ func collectionMembers(m *mapping.Mapping, plans []*transform.Plan, pp *transfor
 	return out
 }
 
-// startsWith reports whether every key sort key template tpl renders
-// begins with prefix, by the template's literal text, or, when that text
-// is too short to say (POST# before a placeholder, for the prefix
-// POST#2024), why not.
+// startsWith reports whether every sort key tpl renders begins with prefix, by its literal text, or
+// why that text is too short to say (POST# then a placeholder, for POST#2024).
 func startsWith(tpl mapping.Template, prefix string) (bool, string) {
 	lit := tpl.Prefix()
 	whole := len(tpl.Columns()) == 0
@@ -112,8 +105,7 @@ func startsWith(tpl mapping.Template, prefix string) (bool, string) {
 	return false, fmt.Sprintf("its sort key template %q does not say whether its keys begin with %q", tpl.Source, prefix)
 }
 
-// sameType reports whether column a of plan pa and column b of plan pb
-// have one type (neither an array).
+// sameType reports whether the two columns have one type, neither an array.
 func sameType(pa *transform.Plan, a string, pb *transform.Plan, b string) bool {
 	find := func(p *transform.Plan, name string) *extract.Column {
 		cols := p.SourceColumns()
@@ -126,8 +118,6 @@ func sameType(pa *transform.Plan, a string, pb *transform.Plan, b string) bool {
 	return ca != nil && cb != nil && ca.Type == cb.Type && !ca.Array && !cb.Array
 }
 
-// findSlot finds the slot of attr among slots, of the mirror or not, of
-// the table or of index.
 func findSlot(slots mapping.KeySlots, attr string, mirror bool, index string) (mapping.KeySlot, bool) {
 	for _, s := range slots {
 		if s.Attr == attr && s.Mirror == mirror && (s.Index == "" || s.Index == index) {
@@ -137,10 +127,8 @@ func findSlot(slots mapping.KeySlots, attr string, mirror bool, index string) (m
 	return mapping.KeySlot{}, false
 }
 
-// sameShape reports whether templates t and u have the same literal text
-// and a placeholder at the same places, and pairs each placeholder of t
-// with u's (widths are not compared: a width that differs gives other key
-// text, which the count then finds).
+// sameShape reports whether t and u have the same literals and placeholder places, pairing t's
+// placeholders with u's. Widths are not compared: the count finds their different key text.
 func sameShape(t, u mapping.Template) ([]extract.ColumnPair, bool) {
 	if len(t.Parts) != len(u.Parts) {
 		return nil, false
@@ -160,12 +148,9 @@ func sameShape(t, u mapping.Template) ([]extract.ColumnPair, bool) {
 	return pairs, len(pairs) > 0
 }
 
-// checkCollection compares, for a check whose Query matched the derived
-// items, each member's items in the answer with the rows PostgreSQL counts
-// in that collection for the check's parameters; a difference (an entity's
-// key text differing from the pattern's) fails res. A member PostgreSQL
-// cannot count is named in res's Note with the reason, and when none can
-// be, the Note says the collection was not checked whole.
+// checkCollection compares, for a matched check, each member's items in the answer with
+// PostgreSQL's count of that collection for the check's parameters; a difference fails res. Members
+// PostgreSQL cannot count are named in res's Note, which says so when none can be.
 func (ps *patternSample) checkCollection(ctx context.Context, src source, plans []*transform.Plan, c *patternCheck, res *PatternResult) error {
 	if len(ps.members) == 0 {
 		return nil
@@ -211,8 +196,7 @@ func memberName(e *mapping.Entity, mirror bool) string {
 	return e.Name
 }
 
-// skippedMembers says which members of the collection PostgreSQL cannot
-// count, and why; "" when it counts them all.
+// skippedMembers says which members PostgreSQL cannot count and why; "" for none.
 func (ps *patternSample) skippedMembers(plans []*transform.Plan) string {
 	var skipped []string
 	for _, cm := range ps.members {
@@ -230,7 +214,6 @@ func (ps *patternSample) skippedMembers(plans []*transform.Plan) string {
 	return "not counted by PostgreSQL in the item collection: " + strings.Join(skipped, "; ")
 }
 
-// addNote adds note to res's Note.
 func addNote(res *PatternResult, note string) {
 	switch {
 	case note == "":

@@ -30,89 +30,66 @@ import (
 type Options struct {
 	// Segments is the number of parallel Scan segments (default 4).
 	Segments int
-	// Readers is the number of connections the source pass reads with,
-	// as a full load's (pipeline.Options.Readers; 0 or 1: one). More than
-	// one needs a source that exports its snapshot.
+	// Readers is the source pass's connection count, as a full load's (pipeline.Options.Readers; 0
+	// or 1: one); more needs a source that exports its snapshot.
 	Readers int
-	// MinRangeRows is the fewest rows of a range when an entity's read is
-	// split across Readers (pipeline.Options.MinRangeRows).
+	// MinRangeRows is the fewest rows of a range split across Readers
+	// (pipeline.Options.MinRangeRows).
 	MinRangeRows int64
-	// Sample is the number of parameter tuples tried per access pattern
-	// (default 20); all of them when the source has no more.
+	// Sample is the parameter tuples tried per access pattern (default 20; all when the source has
+	// fewer).
 	Sample int
-	// SampleChanged is how many changed items keep their whole before and
-	// after (default 20); every changed item keeps its attribute changes.
+	// SampleChanged is how many changed items keep their whole before and after (default 20).
 	SampleChanged int
 	// SkipPatterns leaves the access patterns out.
 	SkipPatterns bool
-	// IndexWait is how long, in all, access-pattern checks on a GSI that
-	// do not match are queried again, as a GSI is updated asynchronously.
-	// Zero or less: no second query.
+	// IndexWait is the total time a non-matching GSI pattern check is re-queried, as GSIs update
+	// asynchronously; zero or less: no retry.
 	// https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/GSI.html#GSI.Writes
 	IndexWait time.Duration
-	// Progress, if set, is told of the source pass as pipeline.Run tells
-	// it, then of the table's Scan as one entity named ScanName(table),
-	// its Rows the items derived. It is called one call at a time.
+	// Progress, if set, is told of the source pass as pipeline.Run tells it, then of the Scan as an
+	// entity named ScanName(table); one call at a time.
 	Progress pipeline.Progress
-	// MaxListed is how many entries each of the Result's lists keeps
-	// (default MaxListed); the counts stay exact (Result.Counts).
+	// MaxListed is the entries each Result list keeps (default MaxListed); counts stay exact.
 	MaxListed int
-	// ExportBytes, if set, gives the bytes an item takes in an export
-	// (ddbjson.AppendLine's DynamoDB JSON), summed per entity into
+	// ExportBytes, if set, sizes an item as an export writes it (ddbjson.AppendLine), summed into
 	// EntityCounts.ExportBytes: what ImportTable is priced by.
 	ExportBytes func(item map[string]types.AttributeValue) int64
-	// ChangeCost, if set, prices writing only the differences, per
-	// entity: EntityCounts.ChangeWriteUnits and StaleWriteUnits, beside
-	// WriteUnits, a full run's (diff).
+	// ChangeCost prices writing only the differences: EntityCounts.ChangeWriteUnits and
+	// StaleWriteUnits.
 	ChangeCost bool
-	// InFlight, if set, says which items changes committed after the
-	// check's snapshot may have changed (a follow streaming into the
-	// table). Such an item that differs is counted in flight, not as a
-	// mismatch, and access patterns skip it on both sides.
+	// InFlight, if set, says which items changes committed after the snapshot may have changed (a
+	// follow streaming into the table); such a differing item counts in flight, not as a mismatch,
+	// and access patterns skip it on both sides.
 	InFlight InFlightFunc
-	// Apply, if set, brings the table in line with the source in the same
-	// pass (migrate --changes-only): each new and changed item goes to
-	// Apply.Put as its bucket is compared (unless DeleteOnly); once all are
-	// compared, and only when the counts agree, each stale item of a mapped
-	// type goes to Apply.Delete. ReadBack then runs before the access
-	// patterns. Result.Applied says what was handed over. Not with InFlight.
+	// Apply, if set, brings the table in line in the same pass (migrate --changes-only): new and
+	// changed items go to Apply.Put as their bucket is compared (unless DeleteOnly); then, only
+	// when the counts agree, stale items of mapped types go to Apply.Delete. ReadBack runs before
+	// the access patterns. Not with InFlight.
 	Apply Applier
 	// DeleteOnly hands Apply the stale items alone (migrate --prune).
 	DeleteOnly bool
-	// ReadBack, with Apply, reads every key put or deleted again once
-	// applied (Applied.ReadBack); nil: not read back.
+	// ReadBack, with Apply, reads every put or deleted key again once applied; nil: not read back.
 	ReadBack dynamodb.BatchGetItemAPIClient
-	// OnReject, if set, is told of every row the source pass rejects, as
-	// migrate's rejects file is (pipeline.Options.OnReject); Compare's
-	// derivation only.
+	// OnReject, if set, is told of every row the source pass rejects (pipeline.Options.OnReject).
 	OnReject func(pipeline.Reject) error
-	// Types, if set, limits the table's side to the items whose type
-	// attribute holds one of these values (a Scan FilterExpression, at
-	// most 100 operands of IN; still charged for every item scanned). An
-	// item of another type is not seen, so a derived item found missing
-	// may have its key, which Apply must not overwrite. Items of a type
-	// given that no entity derives are stale.
+	// Types, if set, limits the table's side to items whose type attribute is one of these (a Scan
+	// FilterExpression of at most 100 IN operands; every scanned item is still charged). A derived
+	// item found missing may then have its key held by an unseen type, which Apply must not
+	// overwrite. A given type no entity derives is stale.
 	// https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Scan.html#Scan.FilterExpression
 	Types []string
-	// Holders, with Types, reads the key of every item found missing
-	// again (BatchGetItem, 100 keys a request, Segments requests at once,
-	// eventually consistent, projected to the key and type attributes:
-	// half a read unit a key whose item is up to 4 KB, or absent): one
-	// held by an item of a type not in Types, which the Scan did not
-	// return, is counted in Result.Held. Putting the derived item there
-	// would overwrite another entity's item: migrate --changes-only
-	// --previous-mapping rejects it instead. Nil: not read.
+	// Holders, with Types, re-reads every missing item's key (BatchGetItem, Segments requests at
+	// once, projected to key and type): one held by a type outside Types counts in Result.Held,
+	// since putting there would overwrite another entity's item. Nil: not read.
 	Holders dynamodb.BatchGetItemAPIClient
-	// Retired are types no entity of the mapping derives any more: their
-	// items are stale, deleted with Apply. Give them in Types too when
-	// Types is set.
+	// Retired are types no entity derives any more: stale, deleted with Apply. Also list them in
+	// Types when set.
 	Retired []string
 }
 
-// InFlightFunc reports whether a change committed after the check's
-// snapshot may have changed the item of table key (pk, sk), as the table
-// was read at readAt or before (follow.Watch.Changed). It fails on a
-// replication or source error, which fails the check.
+// InFlightFunc reports whether a change committed after the snapshot may have changed the item of
+// key (pk, sk) as read at readAt or before (follow.Watch.Changed). Its errors fail the check.
 type InFlightFunc func(ctx context.Context, pk, sk string, readAt time.Time) (bool, error)
 
 // ItemRef names an item by its primary key and type.
@@ -122,8 +99,7 @@ type ItemRef struct {
 	Type string `json:"type,omitempty"`
 }
 
-// AttrChange is one attribute that differs: its value in the table
-// (Before) and as the source derives it (After); null for absent.
+// AttrChange is one differing attribute: Before in the table, After as derived; null for absent.
 type AttrChange struct {
 	Attribute string          `json:"attribute"`
 	Before    json.RawMessage `json:"before"`
@@ -139,28 +115,21 @@ type ChangedItem struct {
 	After  json.RawMessage `json:"after,omitempty"`
 }
 
-// EntityCounts compares one entity's items. PostgreSQL's count(*) of the
-// entity's source, apart from the transform, gives
-// Expected = (SourceRows − Rejected) × ItemsPerRow, and the transform must
-// derive exactly that many items with distinct keys (Derived = Expected,
-// Duplicates = 0); otherwise CountProblem says what differs, and
-// verification fails.
+// EntityCounts compares one entity's items. PostgreSQL's count(*) of its source gives Expected =
+// (SourceRows − Rejected) × ItemsPerRow; the transform must derive that many items with distinct
+// keys, else CountProblem says what differs and verification fails.
 type EntityCounts struct {
 	Entity string `json:"entity"`
 	Type   string `json:"type"`
 	// SourceRows is PostgreSQL's count(*) of the entity's source.
 	SourceRows int64 `json:"source_rows"`
-	// Rows is the number of rows the transform read; Rejected the rows
-	// that give no item, rejected as migrate rejects them.
-	Rows     int64 `json:"rows"`
-	Rejected int64 `json:"rejected"`
-	// ItemsPerRow is 1, or 2 for an entity with a mirror item.
+	// Rows is the rows the transform read; Rejected those giving no item, as migrate rejects them.
+	Rows        int64 `json:"rows"`
+	Rejected    int64 `json:"rejected"`
 	ItemsPerRow int64 `json:"items_per_row"`
-	// Expected items: (SourceRows − Rejected) × ItemsPerRow.
-	Expected int64 `json:"expected"`
-	// Derived is the number of distinct items the transform derived;
-	// Duplicates the derived items whose key an earlier one already has
-	// (of any entity), which migrate would write over each other.
+	Expected    int64 `json:"expected"`
+	// Derived is the distinct items derived; Duplicates the items whose key an earlier one (of any
+	// entity) has, which migrate would write over each other.
 	Derived    int64 `json:"derived"`
 	Duplicates int64 `json:"duplicates"`
 	// CountProblem says how the counts disagree; empty when they agree.
@@ -172,22 +141,19 @@ type EntityCounts struct {
 	Unchanged int64 `json:"unchanged"`
 	// Stale items of this type the source no longer produces.
 	Stale int64 `json:"stale"`
-	// InFlight items of this type differ (missing, extra or changed) but
-	// were changed after the snapshot while the check ran
-	// (Options.InFlight): lag, not a mismatch.
+	// InFlight items of this type differ but changed after the snapshot (Options.InFlight): lag,
+	// not a mismatch.
 	InFlight int64 `json:"in_flight,omitempty"`
 	// WriteUnits a run writing every derived item consumes.
 	WriteUnits int64 `json:"write_units"`
-	// ChangeWriteUnits is what putting only the new and changed items
-	// consumes (Options.ChangeCost): a changed one at the larger of its
-	// table and derived versions, as DynamoDB charges a replacing put.
-	// StaleWriteUnits is what deleting the stale items consumes, charged
-	// at the deleted item's size (in each GSI too).
+	// ChangeWriteUnits is putting only new and changed items (Options.ChangeCost), a changed one at
+	// the larger of its versions, as DynamoDB charges a replacing put; StaleWriteUnits is deleting
+	// stale items at their size (in each GSI too).
 	// https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/read-write-operations.html#write-operation-consumption
 	ChangeWriteUnits int64 `json:"change_write_units,omitempty"`
 	StaleWriteUnits  int64 `json:"stale_write_units,omitempty"`
-	// ExportBytes is the size of every derived item as DynamoDB JSON, as
-	// pg2dynamo export writes it before compression (Options.ExportBytes).
+	// ExportBytes is every derived item's size as uncompressed export DynamoDB JSON
+	// (Options.ExportBytes).
 	ExportBytes int64 `json:"export_bytes,omitempty"`
 }
 
@@ -205,9 +171,8 @@ func (e *EntityCounts) checkCounts() {
 	}
 }
 
-// PatternResult is one access pattern run for one parameter tuple, or a
-// pattern that could not be run (no parameter tuple: Params empty, Want
-// and Got 0).
+// PatternResult is one access pattern run for one parameter tuple, or one not run (Params empty,
+// Want and Got 0).
 type PatternResult struct {
 	Pattern string            `json:"pattern"`
 	Index   string            `json:"index"`
@@ -218,79 +183,61 @@ type PatternResult struct {
 	Problem string            `json:"problem,omitempty"`
 	// Order, when set, is the order mismatch Problem describes.
 	Order *OrderMismatch `json:"order,omitempty"`
-	// NotRun is true when no Query was run: the pattern had no parameter
-	// tuple to run it with.
+	// NotRun: no parameter tuple to run the Query with.
 	NotRun bool `json:"not_run,omitempty"`
-	// Note says why a passing result checked nothing (the source derives
-	// no item, or the source of its parameters is empty), or what it did
-	// not check: items whose passing the filter is undecided, members of
-	// an item collection PostgreSQL cannot count.
+	// Note says why a passing result checked nothing (no item derived, no parameters), or what it
+	// left unchecked: items whose filter result is undecided, collection members PostgreSQL cannot
+	// count.
 	Note string `json:"note,omitempty"`
-	// Retries counts the GSI's re-reads (Options.IndexWait) before this
-	// result.
+	// Retries counts the GSI re-reads (Options.IndexWait) before this result.
 	Retries int `json:"retries,omitempty"`
-	// InFlight counts the items, of the answer or of the source's, that
-	// differed and were skipped as changed after the snapshot
-	// (Options.InFlight).
+	// InFlight counts differing items skipped as changed after the snapshot (Options.InFlight).
 	InFlight int `json:"in_flight,omitempty"`
-	// Scanned is, for a pattern with a filter, the items its Query's key
-	// condition read before the filter (ScannedCount, summed over the
-	// pages): the items that passed, those it left out and those whose
-	// passing is undecided (Note).
+	// Scanned is, with a filter, the items the key condition read before filtering (ScannedCount
+	// over the pages).
 	Scanned int `json:"scanned,omitempty"`
 }
 
-// Result is the comparison of the table with what the source derives.
-// Its lists are kept in temporary files until Close.
+// Result compares the table with what the source derives; its lists live in temporary files until
+// Close.
 type Result struct {
 	Table string `json:"table"`
-	// TableMissing is true when the table does not exist: every item is
-	// missing (new).
+	// TableMissing: the table does not exist, so every item is missing.
 	TableMissing bool           `json:"table_missing"`
 	Entities     []EntityCounts `json:"entities"`
 	// Missing items are derived from the source but not in the table.
 	Missing List[ItemRef] `json:"missing"`
-	// Extra items are in the table but not derived from the source: of a
-	// mapped type (stale) or not (unmanaged).
+	// Extra items are in the table but not derived: of a mapped type (stale) or not (unmanaged).
 	Extra List[ItemRef] `json:"extra"`
-	// Duplicates are keys the source derives more than once that no
-	// duplicate check rejected (EntityCounts.Duplicates), one entry per
-	// extra item, typed by its entity.
+	// Duplicates are keys derived more than once that no duplicate check rejected, one entry per
+	// extra item.
 	Duplicates List[ItemRef] `json:"duplicates"`
 	Stale      int64         `json:"stale"`
 	Unmanaged  int64         `json:"unmanaged"`
-	// RetiredStale counts the stale items of Options.Retired (in Stale
-	// too), and RetiredWriteUnits what deleting them consumes (priced as
-	// EntityCounts.StaleWriteUnits).
+	// RetiredStale counts Options.Retired's stale items (in Stale too), RetiredWriteUnits their
+	// deletion.
 	RetiredStale      int64             `json:"retired_stale,omitempty"`
 	RetiredWriteUnits int64             `json:"retired_write_units,omitempty"`
 	Changed           List[ChangedItem] `json:"changed"`
-	// InFlight items differ from the snapshot but changes committed after
-	// it, applied by a follow while the check ran, may have changed them
-	// (Options.InFlight): lag, not a mismatch; they are in no other list.
+	// InFlight items differ but changes a follow committed after the snapshot may explain
+	// (Options.InFlight); they are in no other list.
 	InFlight List[ItemRef] `json:"in_flight"`
-	// ListsTruncated is true when a list holds only its first
-	// Options.MaxListed entries (in bucket order); Counts and the counts
-	// per entity are complete.
+	// ListsTruncated: some list holds only its first Options.MaxListed entries; the counts are
+	// complete.
 	ListsTruncated bool `json:"lists_truncated,omitempty"`
-	// Counts gives the exact length of each list, and how many of its
-	// entries are listed.
+	// Counts gives each list's exact length and how many entries it lists.
 	Counts   ListCounts      `json:"counts"`
 	Patterns []PatternResult `json:"patterns,omitempty"`
-	// Held counts, by the type of the item that holds it ("(none)": an
-	// item without a type attribute), the keys of missing items (in
-	// Missing too) that an item of a type outside Options.Types holds
-	// (Options.Holders); nil without Holders.
+	// Held counts, by holding type ("(none)" without type attribute), missing keys an item outside
+	// Options.Types holds (Options.Holders); nil without Holders.
 	Held map[string]int64 `json:"held,omitempty"`
-	// Applied is what Options.Apply was handed and how it read back; nil
-	// without Apply.
+	// Applied is what Options.Apply was handed and read back; nil without Apply.
 	Applied *Applied `json:"applied,omitempty"`
 
 	files *sortGroup // the lists' files
 }
 
-// Close removes the Result's temporary files; its lists are empty
-// afterwards. A Result made by hand or decoded from JSON has none.
+// Close removes the temporary files, emptying the lists; hand-made or decoded Results have none.
 func (r *Result) Close() error {
 	if r.files == nil {
 		return nil
@@ -304,8 +251,7 @@ func (r *Result) Close() error {
 	return err
 }
 
-// WriteUnits is what a run writing every derived item consumes: the
-// entities' EntityCounts.WriteUnits summed.
+// WriteUnits is what writing every derived item consumes (EntityCounts.WriteUnits summed).
 func (r *Result) WriteUnits() int64 {
 	var n int64
 	for _, e := range r.Entities {
@@ -314,10 +260,9 @@ func (r *Result) WriteUnits() int64 {
 	return n
 }
 
-// OK reports whether the source's counts agree with the items derived
-// (EntityCounts), the table holds exactly the derived items, and every
-// access pattern returned what it should, in PostgreSQL's order. Items of
-// no mapped type (Unmanaged) are another writer's and do not fail it.
+// OK reports whether the counts agree (EntityCounts), the table holds exactly the derived items,
+// and every access pattern answered right in PostgreSQL's order. Unmanaged items are another
+// writer's and do not fail it.
 func (r *Result) OK() bool {
 	c := r.Counts
 	if r.TableMissing || c.Missing.Total > 0 || r.Stale > 0 || c.Changed.Total > 0 || c.Duplicates.Total > 0 {
@@ -336,31 +281,23 @@ func (r *Result) OK() bool {
 	return true
 }
 
-// Compare derives every item from src (which must have begun its snapshot)
-// by the plans, reads the whole table with a parallel segmented Scan, and
-// compares the two by canonical content, bucket by bucket on disk. It
-// checks each entity's derived items against PostgreSQL's count(*) of its
-// source (EntityCounts), then runs each access pattern for sampled
-// parameters and compares the Query's items, in order and in PostgreSQL's
-// order of their source values, with the derived items that must answer
-// it (patternSample.runAll; docs/verify.md gives the rules). It only reads
-// DynamoDB, through client (DescribeTable, Scan, Query). Its temporary
-// files are in os.TempDir, the Result's lists until Result.Close, which
-// the caller must call. It fails, before reading the source, when DynamoDB
-// cannot be reached, and on a source, Scan, Query or temporary file error;
-// a mismatch is a result, not an error.
+// Compare derives every item from src (its snapshot begun) by the plans, reads the table with a
+// parallel segmented Scan, and compares both by canonical content, bucket by bucket on disk. It
+// checks each entity against PostgreSQL's count(*) of its source, then runs each access pattern for
+// sampled parameters and compares the Query's items, in PostgreSQL's order, with the derived items
+// that must answer it (docs/verify.md). It only reads DynamoDB (DescribeTable, Scan, Query). The
+// caller must Close the Result. It fails before reading the source when DynamoDB is unreachable,
+// and on source, Scan, Query or temporary file errors; a mismatch is a result.
 func Compare(ctx context.Context, src *extract.Source, m *mapping.Mapping, plans []*transform.Plan,
 	client ReadAPI, opts Options) (*Result, error) {
 	derive := func(ctx context.Context, sink load.Sink) (*pipeline.Summary, error) {
-		// The pipeline's duplicate check rejects exactly the rows migrate
-		// rejects, so only the others' items are expected.
+		// The pipeline's duplicate check rejects exactly what migrate rejects, so only the others'
+		// items are expected.
 		return pipeline.Run(ctx, pipeline.Postgres(src), m, plans, sink, pipeline.Options{Concurrency: 1, Readers: opts.Readers, MinRangeRows: opts.MinRangeRows, Progress: opts.Progress, OnReject: opts.OnReject})
 	}
 	return compare(ctx, src, derive, m, plans, client, opts)
 }
 
-// comparison is one run of Compare: its inputs, and what its passes
-// share.
 type comparison struct {
 	src      source
 	derive   deriveFunc
@@ -370,23 +307,19 @@ type comparison struct {
 	opts     Options
 	keyAttrs [2]string // the table's partition and sort key attributes
 	orders   *orderChecker
-	// sourceRows is PostgreSQL's count(*) of each entity's source, by
-	// plan (countSources).
+	// sourceRows is PostgreSQL's count(*) of each plan's source.
 	sourceRows []int64
-	// derived is the number of items the source pass derived.
-	derived int64
-	// work holds the buckets and the patterns' expected answers; it is
-	// removed when compare returns.
+	derived    int64
+	// work holds the buckets and the patterns' expected answers, removed when compare returns.
 	work *sortGroup
 }
 
-// compare is Compare with the source behind seams: src for the counts,
-// the parameter samples and the order checks, derive for the items.
+// compare is Compare with the source behind seams: src for counts, samples and order checks, derive
+// for items.
 func compare(ctx context.Context, src source, derive deriveFunc, m *mapping.Mapping, plans []*transform.Plan,
 	client ReadAPI, opts Options) (*Result, error) {
-	// The table first: a DynamoDB that cannot be reached fails the command
-	// in seconds, before the source is counted (count(*) of every table)
-	// and read.
+	// The table first: an unreachable DynamoDB fails in seconds, before every source is counted and
+	// read.
 	if opts.Apply != nil && opts.InFlight != nil {
 		return nil, errors.New("verify: Options.Apply with Options.InFlight: a follow keeps the table in step itself")
 	}
@@ -402,8 +335,8 @@ func compare(ctx context.Context, src source, derive deriveFunc, m *mapping.Mapp
 	}
 	res := &Result{Table: m.Table.Name, TableMissing: td == nil}
 	if td != nil {
-		// The table may hold more than the source derives (an approximate
-		// count, refreshed by DynamoDB every few hours): size for both.
+		// ItemCount is approximate (refreshed every few hours) and may exceed the source: size for
+		// both.
 		expected = max(expected, aws.ToInt64(td.ItemCount))
 	}
 	if c.work, err = newSortGroup("pg2dynamo-verify-", patternBudget); err != nil {
@@ -421,9 +354,8 @@ func compare(ctx context.Context, src source, derive deriveFunc, m *mapping.Mapp
 	return res, nil
 }
 
-// countSources runs PostgreSQL's count(*) of every entity's source into
-// c.sourceRows (see EntityCounts). It returns the number of items those
-// rows give (with mirrors), to size the buckets.
+// countSources fills c.sourceRows and returns the items those rows give (mirrors too), to size the
+// buckets.
 func (c *comparison) countSources(ctx context.Context) (int64, error) {
 	c.sourceRows = make([]int64, len(c.plans))
 	var expected int64
@@ -438,9 +370,8 @@ func (c *comparison) countSources(ctx context.Context) (int64, error) {
 	return expected, nil
 }
 
-// fill makes res: the source pass and the table pass into buckets sized
-// for about expected items of each side, the buckets compared, the counts
-// checked, then the access patterns run (not against a missing table).
+// fill runs the source and table passes into buckets sized for about expected items each, compares
+// them, checks counts, then runs the access patterns (not against a missing table).
 func (c *comparison) fill(ctx context.Context, res *Result, expected int64) error {
 	sp, err := newSpill(c.work, expected)
 	if err != nil {
@@ -505,7 +436,6 @@ func (c *comparison) fill(ctx context.Context, res *Result, expected int64) erro
 	return err
 }
 
-// listOptions are the options of c's bucket comparison, all but apply.
 func (c *comparison) listOptions(ctx context.Context) listOptions {
 	lo := listOptions{ctx: ctx, sampleChanged: cmp(c.opts.SampleChanged, 20), maxListed: cmp(c.opts.MaxListed, MaxListed), retired: c.opts.Retired}
 	if c.opts.ChangeCost || c.opts.Apply != nil {
@@ -535,9 +465,8 @@ func (c *comparison) readBack() *readBack {
 // ScanName is the name verify's Progress is told the table's Scan under.
 func ScanName(table string) string { return "Scan of " + table }
 
-// scanProgress tells c.opts.Progress that the Scan begins, with the items
-// derived as its total, and returns what the Scan's segments report the
-// items of each page to (nil without a Progress).
+// scanProgress announces the Scan to c.opts.Progress (total: items derived) and returns the
+// per-page callback, nil without Progress.
 func (c *comparison) scanProgress() func(n int) {
 	p := c.opts.Progress
 	if p == nil {
@@ -554,10 +483,8 @@ func (c *comparison) scanProgress() func(n int) {
 	}
 }
 
-// sourcePass derives every item (c.derive) into sp, adding up its write
-// units and offering it to the checks of samples whose partition it is
-// in. It returns the counts per entity the source pass knows: the
-// source's rows, the rows read and rejected, and the write units.
+// sourcePass derives every item into sp, summing write units and offering each to the checks of
+// samples whose partition it is in; it returns the per-entity counts the source pass knows.
 func (c *comparison) sourcePass(ctx context.Context, sp *spill, samples []*patternSample) ([]EntityCounts, error) {
 	var checks []*patternCheck
 	for _, ps := range samples {
@@ -577,9 +504,7 @@ func (c *comparison) sourcePass(ctx context.Context, sp *spill, samples []*patte
 	return out, nil
 }
 
-// sourceSink is the source pass's load.Sink: it spills each derived item,
-// adds up its write units per entity, and offers it to the checks whose
-// partition it is in. Safe for concurrent use.
+// sourceSink is the source pass's load.Sink. Safe for concurrent use.
 type sourceSink struct {
 	c      *comparison
 	sp     *spill
@@ -589,8 +514,6 @@ type sourceSink struct {
 	bytes  []int64                               // export bytes by entity
 }
 
-// Write spills and accounts for every item of batch; it fails on a
-// bucket write or an order check's encoding error.
 func (s *sourceSink) Write(_ context.Context, batch []transform.Item) error {
 	for j, it := range batch {
 		key := itemKey(it.Attrs, s.c.keyAttrs)
@@ -604,9 +527,7 @@ func (s *sourceSink) Write(_ context.Context, batch []transform.Item) error {
 	return nil
 }
 
-// account adds it's write units to its entity's and offers it to the
-// checks of every partition it is in; mirror says it is its entity's
-// mirror item.
+// account adds the item's write units to its entity's and offers it to every check of its partitions.
 func (s *sourceSink) account(it transform.Item, mirror bool) error {
 	w := transform.WriteUnits(s.c.m, it.Attrs)
 	var n int64
@@ -632,8 +553,6 @@ func (s *sourceSink) account(it transform.Item, mirror bool) error {
 	return nil
 }
 
-// checkEntityCounts checks every entity's counts
-// (EntityCounts.checkCounts) and returns the items derived in all.
 func (r *Result) checkEntityCounts() int64 {
 	var derived int64
 	for i := range r.Entities {
@@ -643,9 +562,7 @@ func (r *Result) checkEntityCounts() int64 {
 	return derived
 }
 
-// runPatterns runs the checks of every sample (patternSample.runAll), in
-// mapping order, with one GSI re-read budget (Options.IndexWait) for them
-// all; derived is the number of items derived in all.
+// runPatterns runs every sample's checks in mapping order, sharing one IndexWait budget.
 func (c *comparison) runPatterns(ctx context.Context, samples []*patternSample, derived int64) ([]PatternResult, error) {
 	wait := newIndexWait(c.opts.IndexWait)
 	ties := c.work.sub(tiesBudget).newSorter("ties", bytes.Compare)
@@ -663,8 +580,7 @@ func (c *comparison) runPatterns(ctx context.Context, samples []*patternSample, 
 	return out, nil
 }
 
-// itemInFlight is Options.InFlight for an item in canonical form, of a
-// table read at readAt or before; false without Options.InFlight.
+// itemInFlight is Options.InFlight for a canonical item read at readAt or before; false without it.
 func (c *comparison) itemInFlight(ctx context.Context, item []byte, readAt time.Time) (bool, error) {
 	if c.opts.InFlight == nil {
 		return false, nil
@@ -677,20 +593,15 @@ func (c *comparison) itemInFlight(ctx context.Context, item []byte, readAt time.
 	return c.opts.InFlight(ctx, k[0], k[1], readAt)
 }
 
-// Memory budgets, in bytes: the derived items that must answer the
-// sampled Queries (all the checks together) and the lists' entries (the
-// four lists together) are held in memory up to these, and on disk past
-// them. See sorter.
-// tiesBudget bounds a GSI answer's run of equal sort keys held while it
-// is ordered.
+// Memory budgets in bytes, past which data goes to disk (see sorter): the derived items answering
+// sampled Queries (all checks together), the lists' entries (all four together), and a GSI answer's
+// run of equal sort keys while it is ordered.
 const (
 	patternBudget = 2 << 20
 	listBudget    = 1 << 20
 	tiesBudget    = 1 << 20
 )
 
-// itemsPerRow is the number of items a row of p's entity gives: 2 with a
-// mirror, else 1.
 func itemsPerRow(p *transform.Plan) int64 {
 	if p.KeySlots().Mirrored() {
 		return 2
@@ -698,10 +609,8 @@ func itemsPerRow(p *transform.Plan) int64 {
 	return 1
 }
 
-// isMirror reports whether batch[j] is its entity's mirror item: the
-// pipeline hands a row's items together, in transform.Plan.Items' order,
-// the mirror after the item and holding the same row slice
-// (transform.Item.Row).
+// isMirror reports whether batch[j] is a mirror item: the pipeline hands a row's items together in
+// transform.Plan.Items order, the mirror last, sharing the row slice.
 func isMirror(batch []transform.Item, j int, plans []*transform.Plan) bool {
 	it := batch[j]
 	if !plans[it.Entity].KeySlots().Mirrored() || j == 0 {
@@ -714,9 +623,7 @@ func isMirror(batch []transform.Item, j int, plans []*transform.Plan) bool {
 	return !isMirror(batch, j-1, plans)
 }
 
-// MaxListed is the default of Options.MaxListed: the entries kept per
-// list, so that a table unlike its source does not fill the disk; the
-// counts stay exact (Result.Counts).
+// MaxListed is Options.MaxListed's default, so a table unlike its source does not fill the disk.
 const MaxListed = 100_000
 
 func cmp(v, def int) int {
@@ -726,15 +633,13 @@ func cmp(v, def int) int {
 	return def
 }
 
-// itemKey is an item's primary key (transform.ItemKey) as one string: the
-// partition key, a NUL, the sort key. A binary key may hold NULs: then
-// each NUL of either key is written as NUL and 0x01, and the two are
-// separated by two NULs (splitItemKey tells the forms apart).
+// itemKey is an item's primary key as one string: partition key, NUL, sort key. When a binary key
+// holds NULs, each is written NUL 0x01 and the keys are separated by two NULs (splitItemKey tells
+// the forms apart).
 func itemKey(item map[string]types.AttributeValue, keyAttrs [2]string) string {
 	return joinItemKey(transform.ItemKey(item, keyAttrs))
 }
 
-// joinItemKey is itemKey of key text k.
 func joinItemKey(k [2]string) string {
 	if !strings.Contains(k[0], "\x00") && !strings.Contains(k[1], "\x00") {
 		return k[0] + "\x00" + k[1]
@@ -753,15 +658,12 @@ func splitItemKey(key string) (pk, sk string) {
 	return pk, sk
 }
 
-// scanPageItems bounds the items of one Scan page (ScanInput.Limit): the
-// SDK decodes a whole page at once, and a full 1 MB page of small items is
-// several times that in Go values per segment (docs/performance.md gives
-// verify's memory budgets).
+// scanPageItems bounds a Scan page (ScanInput.Limit): the SDK decodes a page at once, and a full
+// page of small items is several times larger in Go values, per segment (docs/performance.md).
 // https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Scan.html#Scan.Limit
 const scanPageItems = 200
 
-// typeFilter sets in's FilterExpression to keep the items whose
-// attribute typeAttr holds one of types (none: every item).
+// typeFilter keeps the items whose typeAttr is one of types (none: every item).
 func typeFilter(in *dynamodb.ScanInput, typeAttr string, types []string) error {
 	if len(types) == 0 {
 		return nil
@@ -782,10 +684,8 @@ func typeFilter(in *dynamodb.ScanInput, typeAttr string, types []string) error {
 	return nil
 }
 
-// scanInto reads the table of in (with in's filter, if any) with
-// segments parallel Scans (strongly consistent) and spills every item
-// with the value of its type attribute typeAttr, telling read (if not
-// nil) the items of each page.
+// scanInto reads in's table with segments parallel strongly consistent Scans and spills every item
+// with its typeAttr value, telling read (if set) each page's item count.
 func scanInto(ctx context.Context, client dynamodb.ScanAPIClient, in *dynamodb.ScanInput, segments int, keyAttrs [2]string, typeAttr string, sp *spill, read func(n int)) error {
 	g, gctx := errgroup.WithContext(ctx)
 	table := aws.ToString(in.TableName)
@@ -819,33 +719,26 @@ func scanInto(ctx context.Context, client dynamodb.ScanAPIClient, in *dynamodb.S
 	return g.Wait()
 }
 
-// listOptions tune the lists compareBuckets makes: the changed items that
-// keep their whole before and after, and the entries kept per list.
+// listOptions tune compareBuckets' lists.
 type listOptions struct {
 	// ctx is the comparison's, for apply.
 	ctx                      context.Context
 	sampleChanged, maxListed int
-	// inFlight, if set, says whether the item of a key (itemKey) that
-	// differs was changed after the snapshot (Options.InFlight).
+	// inFlight says whether a differing key's item changed after the snapshot (Options.InFlight).
 	inFlight func(key string) (bool, error)
-	// writeUnits, if set, prices writing an item given as its canonical
-	// JSON (Options.ChangeCost, Options.Apply).
+	// writeUnits prices writing a canonical JSON item (Options.ChangeCost, Options.Apply).
 	writeUnits func(item []byte) (int64, error)
 	// apply, if set, is handed the differences (Options.Apply).
 	apply *applyRun
 	// retired are Options.Retired.
 	retired []string
-	// held, if set, journals the key of every missing item, read again
-	// for Options.Holders.
+	// held journals every missing key, re-read for Options.Holders.
 	held *journal
 }
 
-// compareBuckets classifies every key, one bucket in memory at a time,
-// counting per entity and listing the keys in r's lists (in r.files): a
-// key derived but not in the table is missing; one in the table but not
-// derived is extra (stale when of a mapped type, else unmanaged); one in
-// both is unchanged or changed, by canonical content; a key derived more
-// than once is a duplicate. It fails on a bucket or list file error.
+// compareBuckets classifies every key one bucket at a time into r's counts and lists: derived only
+// is missing; table only is extra (stale when of a mapped type, else unmanaged); both is unchanged
+// or changed by canonical content; derived more than once is a duplicate.
 func (r *Result) compareBuckets(sp *spill, plans []*transform.Plan, opts listOptions) error {
 	bc := newBucketComparer(r, plans, opts)
 	if err := sp.each(bc.bucket); err != nil {
@@ -855,13 +748,12 @@ func (r *Result) compareBuckets(sp *spill, plans []*transform.Plan, opts listOpt
 	return nil
 }
 
-// bucketComparer classifies the records of one bucket at a time into the
-// counts of a Result and the builders of its lists.
+// bucketComparer classifies one bucket's records at a time into a Result's counts and list
+// builders.
 type bucketComparer struct {
 	r     *Result
 	plans []*transform.Plan
-	// byType is the first entity of each item type; retired the types no
-	// entity derives any more (Options.Retired).
+	// byType is the first entity of each type; retired the types of Options.Retired.
 	byType        map[string]int
 	retired       map[string]bool
 	sampleChanged int
@@ -898,9 +790,8 @@ func newBucketComparer(r *Result, plans []*transform.Plan, opts listOptions) *bu
 		isInFlight: opts.inFlight, writeUnits: opts.writeUnits, ctx: opts.ctx, apply: opts.apply, held: opts.held}
 }
 
-// flight counts and lists the item of key, of type typ and entity e (-1:
-// of no mapped type), and returns true, when it differs because it was
-// changed after the snapshot (listOptions.inFlight).
+// flight counts and lists the item of key (entity e, -1 for none) and returns true when it differs
+// because it changed after the snapshot.
 func (bc *bucketComparer) flight(key, typ string, e int) (bool, error) {
 	if bc.isInFlight == nil {
 		return false, nil
@@ -933,9 +824,8 @@ func (bc *bucketComparer) bucket(recs []record) error {
 	return bc.missingItems(recs, source, seen)
 }
 
-// sourceItems returns the first derived item of each key of recs, and the
-// others with that key (duplicates, counted and listed): the table holds
-// whichever a run wrote last.
+// sourceItems returns each key's first derived item and the others with it (duplicates, counted and
+// listed): the table holds whichever a run wrote last.
 func (bc *bucketComparer) sourceItems(recs []record) (map[string]record, map[string][]record, error) {
 	source := map[string]record{}
 	others := map[string][]record{}
@@ -944,8 +834,7 @@ func (bc *bucketComparer) sourceItems(recs []record) (map[string]record, map[str
 			continue
 		}
 		if _, dup := source[rc.key]; dup {
-			// Not rejected by the pipeline's duplicate check, which
-			// rejects what migrate rejects: migrate wrote both.
+			// The duplicate check rejects what migrate rejects, so migrate wrote both.
 			bc.r.Entities[rc.entity].Duplicates++
 			if err := bc.dups.add(rc.key, itemRef(rc.key, bc.typeOf(rc.entity))); err != nil {
 				return nil, nil, err
@@ -959,10 +848,8 @@ func (bc *bucketComparer) sourceItems(recs []record) (map[string]record, map[str
 	return source, others, nil
 }
 
-// tableItem classifies table record rc: extra when no item is derived
-// with its key, else unchanged when its content is that of one of the
-// items derived with its key, else changed. A derived key it finds is
-// marked in seen.
+// tableItem classifies table record rc: extra without a derived item of its key, unchanged when its
+// content is one's, else changed. It marks derived keys it finds in seen.
 func (bc *bucketComparer) tableItem(rc record, source map[string]record, others map[string][]record, seen map[string]bool) error {
 	if e, ok := bc.byType[rc.typ]; ok {
 		bc.r.Entities[e].Table++
@@ -979,8 +866,7 @@ func (bc *bucketComparer) tableItem(rc record, source map[string]record, others 
 	return bc.changedItem(rc, s)
 }
 
-// extraItem counts and lists table record rc, which no derived item has
-// the key of: stale when its type is an entity's, else unmanaged.
+// extraItem counts and lists rc: stale when its type is an entity's, else unmanaged.
 func (bc *bucketComparer) extraItem(rc record) error {
 	e, mapped := bc.byType[rc.typ]
 	if !mapped {
@@ -1014,10 +900,8 @@ func (bc *bucketComparer) extraItem(rc record) error {
 	return bc.extra.add(rc.key, itemRef(rc.key, rc.typ))
 }
 
-// changedItem counts and lists table record rc, whose content differs
-// from s's, the item derived with its key: with its attribute changes
-// and, for the first sampleChanged found, both whole items. Past the
-// list's cap it is only counted.
+// changedItem counts and lists rc, differing from s, with its attribute changes and, for the first
+// sampleChanged, both whole items; past the list's cap it is only counted.
 func (bc *bucketComparer) changedItem(rc, s record) error {
 	if in, err := bc.flight(rc.key, bc.typeOf(s.entity), s.entity); in || err != nil {
 		return err
@@ -1042,9 +926,8 @@ func (bc *bucketComparer) changedItem(rc, s record) error {
 	return bc.changed.add(rc.key, ci)
 }
 
-// missingItems counts and lists the derived keys of recs not seen in the
-// table, in record order, so that a truncated list keeps the same keys on
-// every run.
+// missingItems counts and lists the derived keys of recs not seen in the table, in record order so
+// a truncated list is stable.
 func (bc *bucketComparer) missingItems(recs []record, source map[string]record, seen map[string]bool) error {
 	for _, rc := range recs {
 		if rc.side != fromSource || seen[rc.key] {
@@ -1078,9 +961,8 @@ func (bc *bucketComparer) missingItems(recs []record, source map[string]record, 
 	return nil
 }
 
-// put hands the derived item s, of key, to listOptions.apply, if any, with
-// the write units of putting it; missing: the table's side had no item of
-// its key (Write.Missing).
+// put hands s to listOptions.apply, if any, with its write units; missing: the table had no item of
+// its key.
 func (bc *bucketComparer) put(key string, s record, units int64, missing bool) error {
 	if bc.apply == nil {
 		return nil
@@ -1089,10 +971,8 @@ func (bc *bucketComparer) put(key string, s record, units int64, missing bool) e
 	return bc.apply.putItem(bc.ctx, Write{ItemRef: itemRef(key, e.Type), Entity: e.Name, WriteUnits: units, Missing: missing}, key, s.item)
 }
 
-// price adds to *sum the write units of writing the largest of items
-// (canonical JSON), when the comparison prices changes
-// (listOptions.writeUnits), and returns them (0 when it does not). It
-// fails on JSON it cannot decode.
+// price adds to *sum, and returns, the write units of the largest of items (canonical JSON) when
+// changes are priced (listOptions.writeUnits); 0 otherwise.
 func (bc *bucketComparer) price(sum *int64, items ...[]byte) (int64, error) {
 	if bc.writeUnits == nil {
 		return 0, nil
@@ -1124,8 +1004,7 @@ func (bc *bucketComparer) finish() {
 // typeOf is the item type of entity (an index in the plans).
 func (bc *bucketComparer) typeOf(entity int) string { return bc.plans[entity].Entity().Type }
 
-// itemRef names the item of key (itemKey: partition key, NUL, sort key)
-// and type typ.
+// itemRef names the item of key (itemKey) and type typ.
 func itemRef(key, typ string) ItemRef {
 	pk, sk := splitItemKey(key)
 	return ItemRef{PK: pk, SK: sk, Type: typ}

@@ -17,9 +17,8 @@ import (
 	"github.com/pg2dynamo/pg2dynamo/transform"
 )
 
-// filterValues returns the attribute value of each parameter of pp's
-// filter for values (transform.PatternPlan.ParamAttr); nil without a
-// filter.
+// filterValues returns each filter parameter's attribute value for values
+// (transform.PatternPlan.ParamAttr); nil without a filter.
 func filterValues(pp *transform.PatternPlan, values []any) (map[string]types.AttributeValue, error) {
 	f := pp.Pattern.FilterExpr
 	if f == nil {
@@ -36,8 +35,7 @@ func filterValues(pp *transform.PatternPlan, values []any) (map[string]types.Att
 	return out, nil
 }
 
-// operand is a filter parameter's value for the expression builder, which
-// marshals it with attributevalue: a scalar, as its Go value.
+// operand is a filter parameter's Go value for the expression builder.
 func operand(v types.AttributeValue) (expression.ValueBuilder, error) {
 	switch x := v.(type) {
 	case *types.AttributeValueMemberS:
@@ -52,8 +50,7 @@ func operand(v types.AttributeValue) (expression.ValueBuilder, error) {
 	return expression.ValueBuilder{}, fmt.Errorf("a filter parameter of type %T: expected a string, number, binary or boolean column", v)
 }
 
-// filterCondition builds the Query's FilterExpression of f, its
-// parameters' values vals (filterValues), with the expression builder.
+// filterCondition builds f's FilterExpression with parameter values vals.
 func filterCondition(f *mapping.Filter, vals map[string]types.AttributeValue) (expression.ConditionBuilder, error) {
 	var conds []expression.ConditionBuilder
 	for _, c := range f.Conds {
@@ -117,15 +114,11 @@ func filterComparison(left expression.OperandBuilder, op string, ops []expressio
 	return expression.In(left, ops[0], ops[1:]...)
 }
 
-// matchFilter reports whether item passes f, its parameters' values vals,
-// as DynamoDB documents filter evaluation (the Query's answer is compared
-// with it): a comparison holds between values of one type only, numbers by
-// value, strings and binaries by bytes; a missing attribute fails every
-// comparison but <>.
+// matchFilter reports whether item passes f as DynamoDB documents filter evaluation: comparisons
+// hold between values of one type only (numbers by value, strings and binaries by bytes), and a
+// missing attribute fails all but <>. Where the rules do not decide, undecided says why and pass is
+// false; an AND with a failing condition fails and an OR with a holding one holds regardless.
 // https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Expressions.OperatorsAndFunctions.html
-// Where the rules do not decide for this item, undecided says why and pass
-// is false; an AND with a failing condition fails and an OR with a holding
-// one holds, whatever the undecided ones beside them.
 func matchFilter(f *mapping.Filter, item map[string]types.AttributeValue, vals map[string]types.AttributeValue) (pass bool, undecided string) {
 	for _, c := range f.Conds {
 		ok, why := matchCond(c, item, vals)
@@ -142,7 +135,6 @@ func matchFilter(f *mapping.Filter, item map[string]types.AttributeValue, vals m
 	return !f.Or, ""
 }
 
-// matchCond evaluates one condition of a filter (matchFilter).
 func matchCond(c mapping.FilterCond, item map[string]types.AttributeValue, vals map[string]types.AttributeValue) (bool, string) {
 	a, has := item[c.Attr]
 	ps := make([]types.AttributeValue, len(c.Params))
@@ -161,8 +153,7 @@ func matchCond(c mapping.FilterCond, item map[string]types.AttributeValue, vals 
 	case "size":
 		ns, why := sizeOf(a)
 		if ns == nil {
-			// Whether size() has no value (no comparison holds but <>)
-			// or the condition is false, only <> could hold.
+			// Whether size() has no value or the condition is false, only <> could hold.
 			if c.Op == "<>" {
 				return false, fmt.Sprintf("size(%s) <> …, where %s", c.Attr, why)
 			}
@@ -208,8 +199,7 @@ func holds(a types.AttributeValue, op string, ps []types.AttributeValue) bool {
 	return ok && d >= 0 // >=
 }
 
-// order compares a with b when both are numbers, strings or binaries of
-// one type; false otherwise.
+// order compares numbers, strings or binaries of one type; false otherwise.
 func order(a, b types.AttributeValue) (int, bool) {
 	switch x := a.(type) {
 	case *types.AttributeValueMemberN:
@@ -239,8 +229,7 @@ func order(a, b types.AttributeValue) (int, bool) {
 	return 0, false
 }
 
-// equal reports whether a and b are equal values of one type: numbers by
-// value, the rest by content (ddbjson.Canonical: sets in any order).
+// equal compares values of one type: numbers by value, the rest by content (ddbjson.Canonical).
 func equal(a, b types.AttributeValue) bool {
 	if d, ok := order(a, b); ok {
 		return d == 0
@@ -260,8 +249,7 @@ func beginsWith(a, p types.AttributeValue) bool {
 	return false
 }
 
-// contains is DynamoDB's contains(a, p): a substring of a string, a member
-// of a set, an element of a list.
+// contains is DynamoDB's contains(a, p): substring, set member or list element.
 func contains(a, p types.AttributeValue) bool {
 	switch x := a.(type) {
 	case *types.AttributeValueMemberS:
@@ -284,15 +272,11 @@ func contains(a, p types.AttributeValue) bool {
 	return false
 }
 
-// sizeOf is DynamoDB's size(a), as documented: a string's length in
-// characters, a binary's bytes, a set's elements, a list's or map's child
-// elements.
+// sizeOf is DynamoDB's size(a): a string's characters, a binary's bytes, a set's, list's or map's
+// elements. Where the documentation does not pin it, why says so and sizes holds the candidates:
+// none for a missing attribute, number, boolean or null; two for a string with a character outside
+// the Basic Multilingual Plane (dynalite counts UTF-16 code units).
 // https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Expressions.OperatorsAndFunctions.html#Expressions.OperatorsAndFunctions.Functions
-// Where the documentation does not pin the size, why says so and sizes
-// holds the candidates: none for a missing attribute or a number, boolean
-// or null; two for a string with a character outside the Basic
-// Multilingual Plane, one character but two UTF-16 code units (what
-// dynalite counts).
 func sizeOf(a types.AttributeValue) (sizes []int, why string) {
 	switch x := a.(type) {
 	case nil:
@@ -321,8 +305,7 @@ func sizeOf(a types.AttributeValue) (sizes []int, why string) {
 	return nil, fmt.Sprintf("the attribute is of type %s, which DynamoDB's documentation of size() leaves out", typeName(a))
 }
 
-// typeName is the DynamoDB data type descriptor of a scalar a has no size
-// for: N, BOOL or NULL.
+// typeName is the type descriptor (N, BOOL, NULL) of a scalar without size.
 func typeName(a types.AttributeValue) string {
 	switch a.(type) {
 	case *types.AttributeValueMemberN:

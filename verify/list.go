@@ -11,17 +11,12 @@ import (
 	"iter"
 )
 
-// List is one of a Result's lists (Missing, Extra, Duplicates, Changed):
-// the entries listed, sorted by item key. Compare lists the first entries
-// it finds, up to Options.MaxListed (Result.Counts gives exact lengths),
-// and keeps them on disk until Result.Close; a List made by NewList or
-// decoded from JSON holds them in memory. It marshals to JSON as an array
-// of its entries (report streams them instead). The zero List is empty.
+// List is one of a Result's lists, sorted by item key: the first entries found, up to
+// Options.MaxListed, on disk until Result.Close (in memory when made by NewList or decoded). It
+// marshals as a JSON array. The zero List is empty.
 type List[T any] struct {
 	mem []T
-	// s holds the entries when they are on disk: records of a uvarint
-	// key length, the item key (partition key, NUL, sort key), and the
-	// entry's JSON.
+	// s holds on-disk records: a uvarint key length, the item key, the entry's JSON.
 	s *sorter
 }
 
@@ -36,8 +31,7 @@ func (l List[T]) Len() int {
 	return len(l.mem)
 }
 
-// All yields the entries in order, each with the error, if any, of
-// reading it back from disk (then the iteration ends).
+// All yields the entries in order with any disk read error, which ends the iteration.
 func (l List[T]) All() iter.Seq2[T, error] {
 	return func(yield func(T, error) bool) {
 		if l.s == nil {
@@ -78,8 +72,7 @@ func (l List[T]) Slice() ([]T, error) {
 	return out, nil
 }
 
-// Head returns the first n entries (all of them if there are fewer), in
-// memory.
+// Head returns the first n entries (all if fewer), in memory.
 func (l List[T]) Head(n int) ([]T, error) {
 	var out []T
 	if n <= 0 {
@@ -116,9 +109,8 @@ func (l *List[T]) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// WriteJSON writes the entries to w as a JSON array, one entry in memory
-// at a time, laid out as json.MarshalIndent(entries, prefix, indent) lays
-// it out (compact when indent is empty): "[]" when empty.
+// WriteJSON streams the entries to w as json.MarshalIndent(entries, prefix, indent) lays them out
+// (compact when indent is empty); "[]" when empty.
 func (l List[T]) WriteJSON(w io.Writer, prefix, indent string) error {
 	bw := bufio.NewWriterSize(w, 32<<10)
 	n := 0
@@ -170,13 +162,11 @@ func (l List[T]) WriteJSON(w io.Writer, prefix, indent string) error {
 	return bw.Flush()
 }
 
-// listEntryJSON returns the JSON of a list record.
 func listEntryJSON(rec []byte) []byte {
 	kl, n := binary.Uvarint(rec)
 	return rec[n+int(kl):]
 }
 
-// listKey returns the item key of a list record.
 func listKey(rec []byte) []byte {
 	kl, n := binary.Uvarint(rec)
 	return rec[n : n+int(kl)]
@@ -194,8 +184,7 @@ func compareListRecords(a, b []byte) int {
 type ListCount struct {
 	// Total is how many entries the list has in all: an exact count.
 	Total int64 `json:"total"`
-	// Listed is how many of them the List holds: the first found, at
-	// most Options.MaxListed.
+	// Listed is how many the List holds: the first found, at most Options.MaxListed.
 	Listed int `json:"listed"`
 }
 
@@ -211,8 +200,7 @@ type ListCounts struct {
 	InFlight   ListCount `json:"in_flight"`
 }
 
-// listBuilder collects a list's entries on disk: it counts every entry
-// offered and keeps the first max.
+// listBuilder counts every entry offered and keeps the first max on disk.
 type listBuilder[T any] struct {
 	s     *sorter
 	max   int
@@ -224,8 +212,7 @@ func newListBuilder[T any](g *sortGroup, name string, max int) *listBuilder[T] {
 	return &listBuilder[T]{s: g.newSorter(name, compareListRecords), max: max}
 }
 
-// add counts an entry with item key key, and keeps it while the list is
-// not full.
+// add counts an entry and keeps it while the list is not full.
 func (b *listBuilder[T]) add(key string, e T) error {
 	b.total++
 	if b.s.len() >= int64(b.max) {

@@ -13,16 +13,13 @@ import (
 	"github.com/pg2dynamo/pg2dynamo/transform"
 )
 
-// Access patterns on a GSI with multi-attribute keys: the key condition
-// names every partition key attribute with =, then sort key attributes
-// from the left, a range only on the last one named; the index sorts by
-// its sort key attributes in order, each by its type.
+// Access patterns on a multi-attribute GSI: = on every partition key attribute, then sort key
+// attributes from the left, a range only on the last; the index sorts by its sort key attributes in
+// order, each by type.
 // https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/GSI.DesignPattern.MultiAttributeKeys.html
 
-// multiPatternQuery builds the Query of pattern pp, on a GSI with
-// multi-attribute keys, for one set of parameter values: one condition a
-// term, joined by expression.KeyAnd (equalities, then the last term's
-// operator), each value the attribute value the items carry.
+// multiPatternQuery builds a multi-attribute GSI pattern's Query: one condition a term, joined by
+// expression.KeyAnd, each value the attribute value the items carry.
 func multiPatternQuery(table string, pp *transform.PatternPlan, values []any) (*dynamodb.QueryInput, error) {
 	terms, err := pp.RenderTerms(values)
 	if err != nil {
@@ -67,8 +64,7 @@ func termCondition(t transform.Term) (expression.KeyConditionBuilder, error) {
 	return expression.KeyConditionBuilder{}, fmt.Errorf("unknown key condition operator %q", t.Op)
 }
 
-// newMultiCheck is the check of pattern pp, on a GSI with multi-attribute
-// keys, for parameter values: its terms, indexed (indexChecks) by the
+// newMultiCheck is a multi-attribute GSI pattern's check for values: its terms, indexed by the
 // first partition key attribute's value.
 func newMultiCheck(m *mapping.Mapping, pp *transform.PatternPlan, values []any) (*patternCheck, error) {
 	terms, err := pp.RenderTerms(values)
@@ -86,8 +82,8 @@ func newMultiCheck(m *mapping.Mapping, pp *transform.PatternPlan, values []any) 
 	return c, nil
 }
 
-// matchTerms reports whether item is in the check's index and satisfies
-// every term, and returns its sort key value there (sortTuple).
+// matchTerms reports whether item is in the index and meets every term, with its sort key value
+// (sortTuple).
 func (c *patternCheck) matchTerms(item map[string]types.AttributeValue) (string, bool) {
 	for _, a := range slices.Concat(c.gsi.PartitionKeys, c.gsi.SortKeys) {
 		if _, ok := typedText(item[a.Name], a.Type); !ok {
@@ -125,10 +121,8 @@ func (c *patternCheck) matchTerms(item map[string]types.AttributeValue) (string,
 	return sortTuple(item, c.gsi.SortKeys), true
 }
 
-// sortTuple is the sort key value of item in a GSI whose sort key
-// attributes are keys: each attribute's transform.SortText, joined by
-// "\x00", so that byte order is the index's order (by the first
-// attribute, then the next).
+// sortTuple is item's sort key value in a GSI with sort key attributes keys: each
+// transform.SortText joined by "\x00", so byte order is the index's order.
 func sortTuple(item map[string]types.AttributeValue, keys []mapping.KeyAttribute) string {
 	var b strings.Builder
 	for i, a := range keys {
@@ -141,8 +135,7 @@ func sortTuple(item map[string]types.AttributeValue, keys []mapping.KeyAttribute
 	return b.String()
 }
 
-// typedText is v's key text (transform.KeyText) when v is of type typ
-// (S, N or B): an attribute of another type is not a key of the index.
+// typedText is v's key text when v is of type typ; another type is not an index key.
 func typedText(v types.AttributeValue, typ string) (string, bool) {
 	ok := false
 	switch v.(type) {

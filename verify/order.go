@@ -13,15 +13,12 @@ import (
 	"github.com/pg2dynamo/pg2dynamo/transform"
 )
 
-// OrderMismatch is two items of one entity, and of one sort key template,
-// that a Query returned in an order PostgreSQL contradicts: ordering the
-// source values of the template's columns (ORDER BY those columns in
-// template order, text-like ones COLLATE "C", in the Query's direction),
-// PostgreSQL puts Second strictly before First.
+// OrderMismatch is two items of one entity and sort key template that a Query returned in an order
+// PostgreSQL contradicts: ordering the template columns' source values (ORDER BY them in template
+// order, text-like ones COLLATE "C", in the Query's direction) puts Second strictly before First.
 type OrderMismatch struct {
 	Entity string `json:"entity"`
-	// SortKey is the attribute the Query's index sorts by; Template the
-	// entity's template for it.
+	// SortKey is the index's sort attribute; Template the entity's template for it.
 	SortKey  string `json:"sort_key"`
 	Template string `json:"template"`
 	// OrderBy is the ORDER BY PostgreSQL ran: `delta`, `name COLLATE "C" DESC`.
@@ -36,34 +33,29 @@ type OrderedItem struct {
 	Position int `json:"position"`
 	// Key is its sort key value.
 	Key string `json:"key"`
-	// Values are the source values of the template's columns, in
-	// PostgreSQL's text form.
+	// Values are the template columns' source values, in PostgreSQL's text form.
 	Values map[string]string `json:"values"`
 }
 
-// ranker is what the order check needs of the source: extract.Source.
 type ranker interface {
 	SortColumns(ctx context.Context, src mapping.Source, cols []extract.Column) ([]extract.SortColumn, error)
 	Rank(ctx context.Context, cols []extract.SortColumn, tuples [][]any, desc bool) ([]int64, [][]string, error)
 }
 
-// orderChecker checks the order of Query answers against PostgreSQL, with
-// the column descriptions it has asked for so far. Not safe for
-// concurrent use.
+// orderChecker checks Query answer order against PostgreSQL, caching column descriptions. Not safe
+// for concurrent use.
 type orderChecker struct {
 	src   ranker
 	plans []*transform.Plan
-	// cols caches columns by entity, mirror and sort key attribute;
-	// sortCols caches SortColumns by entity and column list.
+	// cols caches columns by entity, mirror and sort attribute; sortCols SortColumns by entity and
+	// columns.
 	cols     map[orderColsKey]*orderCols
 	sortCols map[string][]extract.SortColumn
-	// chunk is how many items of a group one Rank call ranks (orderChunk).
-	chunk int
+	chunk    int
 }
 
-// newOrderChecker returns the order checker of plans, whose key slots
-// (transform.Plan.KeySlots) say what each item's sort key is made of; the
-// mapping is the plans'.
+// newOrderChecker returns the order checker of plans, whose key slots say what each sort key is
+// made of.
 func newOrderChecker(src ranker, _ *mapping.Mapping, plans []*transform.Plan) *orderChecker {
 	return &orderChecker{src: src, plans: plans, cols: map[orderColsKey]*orderCols{}, sortCols: map[string][]extract.SortColumn{},
 		chunk: orderChunk}
@@ -75,27 +67,22 @@ type orderColsKey struct {
 	sortAttr string
 }
 
-// orderCols are the source columns whose order the items of one entity
-// (or its mirror) must keep along a sort key: the columns of its template
-// for the sort key attribute, in template order.
+// orderCols are the source columns, in template order, whose order an entity's (or mirror's) items
+// keep along a sort key.
 type orderCols struct {
 	tpl   mapping.Template
 	names []string
-	// idx are the columns' positions in a row of the plan
-	// (transform.Item.Row), cols their descriptions.
+	// idx are the columns' positions in transform.Item.Row, cols their descriptions.
 	idx  []int
 	cols []extract.Column
 }
 
-// orderChunk is how many items of one group an order check sends to
-// PostgreSQL at once (extract.Source.Rank): memory holds a chunk per
-// group, whatever the length of the answer.
+// orderChunk is how many items of one group a Rank call sends, so memory holds a chunk per group
+// whatever the answer's length.
 const orderChunk = 4096
 
-// columns returns the columns the items of entity (its mirror items if
-// mirror) are ordered by along sortAttr, or nil when they have no order
-// to keep: no sort key attribute, no template for it, or a template of
-// literals only (every item has the same key).
+// columns returns the columns entity's (or its mirror's) items are ordered by along sortAttr, or
+// nil without an order to keep: no sort attribute, no template, or literals only.
 func (o *orderChecker) columns(entity int, mirror bool, sortAttr string) (*orderCols, error) {
 	if sortAttr == "" {
 		return nil, nil
@@ -121,9 +108,8 @@ func (o *orderChecker) columns(entity int, mirror bool, sortAttr string) (*order
 	for _, n := range c.names {
 		i := slices.IndexFunc(qcols, func(c extract.Column) bool { return c.Name == n })
 		if i < 0 {
-			// A stable ID (ordered by its own time and hash) or a column a
-			// duplicate copies from the parent: not a column of the
-			// entity's source, whose order PostgreSQL gives here.
+			// A stable ID or a duplicated parent column is not a source column PostgreSQL can order
+			// here.
 			if p.Derived(n) {
 				o.cols[k] = nil
 				return nil, nil
@@ -137,9 +123,8 @@ func (o *orderChecker) columns(entity int, mirror bool, sortAttr string) (*order
 	return c, nil
 }
 
-// values returns the values of row (transform.Item.Row of an item of
-// entity) that the item's order along sortAttr depends on, in the order
-// of columns; nil when it has no order to keep.
+// values returns the values of row that the item's order along sortAttr depends on, in columns
+// order; nil without an order.
 func (o *orderChecker) values(entity int, mirror bool, sortAttr string, row []any) ([]any, error) {
 	c, err := o.columns(entity, mirror, sortAttr)
 	if c == nil || err != nil {
@@ -152,11 +137,9 @@ func (o *orderChecker) values(entity int, mirror bool, sortAttr string, row []an
 	return vals, nil
 }
 
-// check takes a Query's answer, items in the order DynamoDB returned them
-// (each with its entity and the source values of its sort key template,
-// orderChecker.values), and returns the first pair of items of one
-// entity and sort key template whose order PostgreSQL contradicts, or
-// nil. See orderStream, which it feeds.
+// check takes a Query's answer in DynamoDB's order (each item with entity and orderChecker.values)
+// and returns the first pair of one entity and template whose order PostgreSQL contradicts, or nil.
+// See orderStream.
 func (o *orderChecker) check(ctx context.Context, items []wantItem, sortAttr string, desc bool) (*OrderMismatch, error) {
 	st := o.stream(sortAttr, desc)
 	for _, it := range items {
@@ -167,18 +150,12 @@ func (o *orderChecker) check(ctx context.Context, items []wantItem, sortAttr str
 	return st.finish(ctx)
 }
 
-// orderStream checks the order of one Query's answer as its items arrive,
-// in memory bounded by orderChunk items per group. sortAttr is the
-// attribute the Query's index sorts by (none: nothing to check); desc is
-// true when the Query reads backwards (ScanIndexForward false).
-//
-// The items of one entity and template (an item or its mirror) form a
-// group; a group's items with equal sort keys form blocks, in no defined
-// order among themselves. Each block's lowest item in PostgreSQL's order
-// must not come strictly before the highest of the block before it.
-// PostgreSQL ranks a chunk at a time (extract.Source.Rank), with the
-// previous block's highest and the open block's lowest and highest
-// carried over, so that ranks compare across chunks. Values PostgreSQL
+// orderStream checks one Query answer's order as items arrive, holding orderChunk items per group.
+// sortAttr is the index's sort attribute (none: nothing to check); desc when ScanIndexForward is
+// false. An entity's items of one template form a group; equal sort keys form blocks in no defined
+// order. Each block's lowest item in PostgreSQL's order must not come strictly before the previous
+// block's highest. PostgreSQL ranks a chunk at a time, with the previous block's highest and the
+// open block's lowest and highest carried over so ranks compare across chunks. Values PostgreSQL
 // cannot order (point, xml) have no order to keep.
 type orderStream struct {
 	o        *orderChecker
@@ -188,7 +165,6 @@ type orderStream struct {
 	groups   []*orderGroup
 }
 
-// orderGroup is one group of an orderStream.
 type orderGroup struct {
 	entity int
 	mirror bool
@@ -196,17 +172,16 @@ type orderGroup struct {
 	sc     []extract.SortColumn
 	n      int // items added
 	chunk  []*orderItem
-	// prevMax is the highest item of the last closed block; lo and hi the
-	// lowest and highest of the open block, whose sort key is key.
+	// prevMax is the last closed block's highest item; lo and hi the open block's lowest and
+	// highest, of sort key key.
 	prevMax, lo, hi *orderItem
 	key             string
 	done            bool // a mismatch found, or no order to keep
 	mm              *OrderMismatch
 }
 
-// orderItem is an item of a group: its 1-based position in the answer,
-// its sort key, its source values and, once ranked, its rank in the
-// current Rank call and its values' text.
+// orderItem is a group's item: 1-based answer position, sort key, source values, and once ranked
+// its rank in the current Rank call and its values' text.
 type orderItem struct {
 	pos   int
 	key   string
@@ -219,9 +194,7 @@ func (o *orderChecker) stream(sortAttr string, desc bool) *orderStream {
 	return &orderStream{o: o, sortAttr: sortAttr, desc: desc}
 }
 
-// add takes the next item of the answer: its entity, whether it is a
-// mirror item, its sort key value and its source values
-// (orderChecker.values).
+// add takes the answer's next item.
 func (s *orderStream) add(ctx context.Context, entity int, mirror bool, key string, vals []any) error {
 	s.pos++
 	if s.sortAttr == "" {
@@ -248,8 +221,7 @@ func (s *orderStream) add(ctx context.Context, entity int, mirror bool, key stri
 	return nil
 }
 
-// finish checks what is left and returns the mismatch of the first group
-// (in answer order) that has one, or nil.
+// finish checks what is left and returns the first group's mismatch in answer order, or nil.
 func (s *orderStream) finish(ctx context.Context) (*OrderMismatch, error) {
 	for _, g := range s.groups {
 		if err := s.flush(ctx, g, true); err != nil {
@@ -264,8 +236,8 @@ func (s *orderStream) finish(ctx context.Context) (*OrderMismatch, error) {
 	return nil, nil
 }
 
-// flush ranks g's chunk with the items carried over, walks its blocks, and
-// on the last flush closes the open block.
+// flush ranks g's chunk with the carried items and walks its blocks, closing the open block on the
+// last flush.
 func (s *orderStream) flush(ctx context.Context, g *orderGroup, last bool) error {
 	if g.done || g.n < 2 {
 		return nil
@@ -337,9 +309,8 @@ func (s *orderStream) rank(ctx context.Context, g *orderGroup) error {
 	return nil
 }
 
-// closeBlock closes g's open block, if any: it reports whether its lowest
-// item comes before the highest of the block before it, and records the
-// mismatch.
+// closeBlock closes g's open block, recording a mismatch when its lowest item precedes the previous
+// block's highest.
 func (s *orderStream) closeBlock(g *orderGroup) bool {
 	if g.lo == nil {
 		return false

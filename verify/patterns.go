@@ -1,7 +1,6 @@
-// Package verify proves a migration from the source, not from its own
-// writes: it derives every item from PostgreSQL again, compares the table
-// with them by content (Compare), and runs the mapping's access patterns as
-// real Queries for parameters sampled from the source.
+// Package verify proves a migration from the source, not from its own writes: it derives every item
+// from PostgreSQL again, compares the table with them by content (Compare), and runs the access
+// patterns as real Queries for parameters sampled from the source.
 package verify
 
 import (
@@ -27,9 +26,8 @@ import (
 	"github.com/pg2dynamo/pg2dynamo/transform"
 )
 
-// keyOperand is key text of a key attribute of type typ as the expression
-// builder's value, which it marshals with attributevalue: a string (S), an
-// attributevalue.Number (N) or the bytes (B), as transform.KeyAttributeValue.
+// keyOperand is key text of type typ as an expression value: a string (S), an attributevalue.Number
+// (N) or bytes (B), as transform.KeyAttributeValue.
 func keyOperand(typ, text string) expression.ValueBuilder {
 	switch typ {
 	case mapping.TypeNumber:
@@ -40,10 +38,8 @@ func keyOperand(typ, text string) expression.ValueBuilder {
 	return expression.Value(text)
 }
 
-// PatternQuery builds the Query of an access pattern for one set of
-// parameter values (one Go value per pp.Params, as pgx decodes them), with
-// feature/dynamodb/expression. A Query of the table reads consistently; a
-// Query of a GSI cannot.
+// PatternQuery builds pp's Query for one parameter tuple (one Go value per pp.Params, as pgx
+// decodes them). A table Query reads consistently; a GSI's cannot.
 func PatternQuery(table string, pp *transform.PatternPlan, values []any) (*dynamodb.QueryInput, error) {
 	if pp.MultiAttribute() {
 		return multiPatternQuery(table, pp, values)
@@ -81,8 +77,7 @@ func PatternQuery(table string, pp *transform.PatternPlan, values []any) (*dynam
 	return patternInput(table, pp, values, cond)
 }
 
-// patternInput is the Query of pattern pp for parameter values, with key
-// condition cond and the pattern's filter.
+// patternInput is pp's Query for values, with key condition cond and the pattern's filter.
 func patternInput(table string, pp *transform.PatternPlan, values []any, cond expression.KeyConditionBuilder) (*dynamodb.QueryInput, error) {
 	b := expression.NewBuilder().WithKeyCondition(cond)
 	if f := pp.Pattern.FilterExpr; f != nil {
@@ -119,8 +114,8 @@ func patternInput(table string, pp *transform.PatternPlan, values []any, cond ex
 	return in, nil
 }
 
-// RunPattern runs the access pattern's Query for values, following every
-// page, and returns the items in the order DynamoDB returned them.
+// RunPattern runs the pattern's Query for values over every page and returns the items in
+// DynamoDB's order.
 func RunPattern(ctx context.Context, client dynamodb.QueryAPIClient, table string, pp *transform.PatternPlan, values []any) ([]map[string]types.AttributeValue, error) {
 	in, err := PatternQuery(table, pp, values)
 	if err != nil {
@@ -138,53 +133,44 @@ func RunPattern(ctx context.Context, client dynamodb.QueryAPIClient, table strin
 	return items, nil
 }
 
-// patternCheck is one access pattern with one parameter tuple: the key
-// values it renders to and the derived items that must answer it.
+// patternCheck is one access pattern with one parameter tuple: its rendered key values and the
+// derived items that must answer it.
 type patternCheck struct {
 	pp     *transform.PatternPlan
 	values []any
 	params map[string]string
 	pk     string
-	// sk are the sort key condition's bounds as transform.SortText of the
-	// sort key's type: compared as strings, they compare as DynamoDB
-	// compares the keys (numbers by value).
+	// sk are the sort key condition's bounds as transform.SortText, which compare as strings as
+	// DynamoDB compares the keys.
 	sk  []string
 	gsi *mapping.GSI
-	// sortAttr is the attribute the Query's index sorts by ("" for a GSI
-	// without a sort key, or with multi-attribute keys), of type sortType
-	// (mapping.Table.KeyType).
+	// sortAttr is the attribute the index sorts by, of type sortType ("" without a sort key or with
+	// multi-attribute keys).
 	sortAttr, sortType string
-	// terms, for a pattern on a GSI with multi-attribute keys, are its key
-	// condition's terms for values (transform.PatternPlan.RenderTerms).
+	// terms are a multi-attribute GSI pattern's key condition terms
+	// (transform.PatternPlan.RenderTerms).
 	terms []transform.Term
-	// want holds the derived items that must answer the Query, as want
-	// records (appendWant), in the order the Query must return them
-	// (compareWant); on disk past the patterns' memory budget.
+	// want holds the answer's derived items as want records in the Query's order (compareWant), on
+	// disk past the memory budget.
 	want *sorter
-	// members counts want's items by entity (and mirror), for the item
-	// collection check (patternSample.checkCollection).
+	// members counts want's items by entity and mirror (patternSample.checkCollection).
 	members map[memberKey]int64
-	// filter holds the values of the filter's parameters (filterValues);
-	// filtered counts the items the key condition reads that it leaves
-	// out, which the Query must leave out too.
+	// filter holds the filter's parameter values; filtered counts items the key condition reads and
+	// the filter leaves out, which the Query must leave out too.
 	filter   map[string]types.AttributeValue
 	filtered int64
-	// undecided holds the derived items the key condition reads whose
-	// passing the filter is undecided (matchFilter), canonical, with why:
-	// they are compared on neither side.
+	// undecided holds the canonical items whose filter result is undecided (matchFilter), with why;
+	// neither side compares them.
 	undecided    map[string]struct{}
 	undecidedWhy string
 	rec          []byte // scratch for offer
-	// inFlight, if set, says whether an item (canonical) was changed
-	// after the snapshot (Options.InFlight): such an item is skipped on
-	// both sides of the comparison.
+	// inFlight says whether a canonical item changed after the snapshot; such items are skipped on
+	// both sides.
 	inFlight func(ctx context.Context, item []byte, readAt time.Time) (bool, error)
 }
 
-// wantItem is an item that must answer a pattern's Query: its sort key
-// value, its canonical projected form, and where it comes from: its
-// entity (index in the plans), whether it is the entity's mirror item,
-// and the source values its order depends on (orderChecker.values).
+// wantItem is an item that must answer a Query: sort key value, canonical projected form, entity
+// index, mirror flag, and the source values its order depends on.
 type wantItem struct {
 	sort   string
 	item   []byte
@@ -193,9 +179,8 @@ type wantItem struct {
 	vals   []any
 }
 
-// appendWant appends a want record: the sort key value and the canonical
-// item, each with a uvarint length, the entity (uvarint), a mirror byte
-// and the encoded values.
+// appendWant appends a want record: sort key value and canonical item (each
+// uvarint-length-prefixed), entity (uvarint), mirror byte, encoded values.
 func appendWant(b []byte, sort string, item []byte, entity int, mirror bool, vals []any) ([]byte, error) {
 	b = appendBytes(b, []byte(sort))
 	b = appendBytes(b, item)
@@ -215,7 +200,6 @@ func appendWant(b []byte, sort string, item []byte, entity int, mirror bool, val
 	return b, nil
 }
 
-// wantRecord is a want record read back: its parts are slices of it.
 type wantRecord struct {
 	sort, item []byte
 	entity     int
@@ -241,7 +225,6 @@ func parseWant(rec []byte) wantRecord {
 	return w
 }
 
-// values decodes the record's source values.
 func (w wantRecord) values() ([]any, error) {
 	b := w.vals
 	n, k := binary.Uvarint(b)
@@ -262,8 +245,8 @@ func (w wantRecord) values() ([]any, error) {
 	return vals, nil
 }
 
-// compareWant orders want records as a Query returns their items: by sort
-// key value (reversed when desc), then by canonical item.
+// compareWant orders want records as a Query returns them: by sort key value (reversed when desc),
+// then canonical item.
 func compareWant(desc bool) func(a, b []byte) int {
 	return func(a, b []byte) int {
 		wa, wb := parseWantKey(a), parseWantKey(b)
@@ -277,7 +260,6 @@ func compareWant(desc bool) func(a, b []byte) int {
 	}
 }
 
-// parseWantKey returns a want record's sort key value and item.
 func parseWantKey(rec []byte) [2][]byte {
 	l, n := binary.Uvarint(rec)
 	sort := rec[n : n+int(l)]
@@ -286,29 +268,24 @@ func parseWantKey(rec []byte) [2][]byte {
 	return [2][]byte{sort, rec[n : n+int(l)]}
 }
 
-// patternSample is one access pattern and the checks of the parameter
-// tuples sampled for it.
+// patternSample is one access pattern and the checks of its sampled parameter tuples.
 type patternSample struct {
 	pp *transform.PatternPlan
-	// from is the index of the entity whose source the parameters are
-	// sampled from; -1 when the pattern has none.
+	// from is the entity whose source the parameters are sampled from; -1 when none.
 	from int
-	// tuples is how many parameter tuples were sampled; unrendered says
-	// why the last of those that give no check did not render a key.
+	// tuples is how many tuples were sampled; unrendered says why the last one without a check
+	// rendered no key.
 	tuples     int
 	unrendered string
 	checks     []*patternCheck
-	// members are the entities of the item collection the pattern reads
-	// whole (collectionMembers); nil for a pattern with a sort key
+	// members are the entities of the item collection the pattern reads whole; nil with a sort key
 	// condition.
 	members []collectionMember
 }
 
-// samplePatterns compiles every access pattern and samples up to n
-// parameter tuples for it from the entity it is written for
-// (transform.PatternPlan.Home), else the first entity source that has all
-// its parameters. Every pattern gets a patternSample, in mapping order;
-// each check keeps its expected answer in a sorter of g.
+// samplePatterns compiles every access pattern and samples up to n parameter tuples from its home
+// entity (transform.PatternPlan.Home), else the first source with all its parameters. Every pattern
+// gets a patternSample in mapping order, each check's answer in a sorter of g.
 func samplePatterns(ctx context.Context, src source, m *mapping.Mapping, plans []*transform.Plan, n int, g *sortGroup) ([]*patternSample, error) {
 	var out []*patternSample
 	for _, ap := range m.AccessPatterns {
@@ -321,7 +298,6 @@ func samplePatterns(ctx context.Context, src source, m *mapping.Mapping, plans [
 		if len(pp.Params) == 0 {
 			tuples = [][]any{{}}
 		} else {
-			// The entity the pattern is written for, else any with them all.
 			ps.from = pp.Home
 			for i, p := range plans {
 				if ps.from < 0 && hasColumns(p.SourceColumns(), pp.Params) {
@@ -392,8 +368,8 @@ func hasColumns(cols []extract.Column, names []string) bool {
 	return true
 }
 
-// indexChecks indexes checks by partition attribute and value, so that each
-// derived item is matched against the few checks whose partition it is in.
+// indexChecks indexes checks by partition attribute and value, so each derived item meets only its
+// partition's checks.
 func indexChecks(checks []*patternCheck) map[string]map[string][]*patternCheck {
 	out := map[string]map[string][]*patternCheck{}
 	for _, c := range checks {
@@ -406,10 +382,8 @@ func indexChecks(checks []*patternCheck) map[string]map[string][]*patternCheck {
 	return out
 }
 
-// offer adds it to the expected answer if it is in the pattern's index
-// and satisfies its sort key condition; mirror says it is its entity's
-// mirror item. orders picks the source values its order depends on. The
-// caller holds the lock.
+// offer adds it to the expected answer if it is in the index and meets the sort key condition;
+// orders picks its order values. The caller holds the lock.
 func (c *patternCheck) offer(m *mapping.Mapping, orders *orderChecker, it transform.Item, mirror bool) error {
 	item := it.Attrs
 	kc := c.pp.Pattern.Condition
@@ -460,9 +434,8 @@ func (c *patternCheck) offer(m *mapping.Mapping, orders *orderChecker, it transf
 	return c.addWant(m, orders, it, mirror, sortVal)
 }
 
-// addWant adds item it (its entity's mirror item if mirror), whose sort
-// key value is sortVal, to the check's expected answer, projected as its
-// index projects it.
+// addWant adds it, with sort key value sortVal, to the expected answer, projected as the index
+// projects it.
 func (c *patternCheck) addWant(m *mapping.Mapping, orders *orderChecker, it transform.Item, mirror bool, sortVal string) error {
 	projected := it.Attrs
 	if c.gsi != nil {
@@ -495,26 +468,22 @@ func (c *patternCheck) addWant(m *mapping.Mapping, orders *orderChecker, it tran
 	return c.want.add(c.rec)
 }
 
-// indexWait is the time a verification may spend re-reading GSIs that do
-// not match yet: one budget for all its checks from the first that needed
-// it, so that a real mismatch in many checks costs it once. Between
-// re-reads it waits as retry.ExponentialJitterBackoff with a 2 s maximum
-// does, the last wait cut to what is left.
+// indexWait is the time a verification may spend re-reading GSIs that do not match yet: one budget
+// for all checks from the first that needs it, so a real mismatch in many checks costs it once.
+// Waits follow retry.ExponentialJitterBackoff, the last cut to what is left.
 type indexWait struct {
 	budget   time.Duration // <= 0: no re-reads
 	deadline time.Time     // zero until the first re-read
 	backoff  *retry.ExponentialJitterBackoff
 }
 
-// indexBackoffMax is the longest wait between two re-reads of a GSI.
 const indexBackoffMax = 2 * time.Second
 
 func newIndexWait(budget time.Duration) *indexWait {
 	return &indexWait{budget: budget, backoff: retry.NewExponentialJitterBackoff(indexBackoffMax)}
 }
 
-// delay returns how long to wait before re-read attempt (1 for the first
-// re-read), or false when the budget does not allow it.
+// delay returns the wait before re-read attempt (1 first), or false past the budget.
 func (w *indexWait) delay(attempt int) (time.Duration, bool) {
 	if w.budget <= 0 {
 		return 0, false
@@ -533,14 +502,11 @@ func (w *indexWait) delay(attempt int) (time.Duration, bool) {
 	return min(d, left), true
 }
 
-// run queries the table and compares the items, in order, with want
-// (sorted by the sort key's UTF-8 bytes, as DynamoDB does; equal sort
-// keys, possible in a GSI, in any order). A GSI, read eventually
-// consistently, may lag the writes: a check of one that does not match is
-// queried again while wait allows, and the result counts the re-reads.
-// Matching items are then checked against PostgreSQL's order of their
-// source values (orderStream); ties holds a GSI answer's runs of equal
-// sort keys meanwhile. Both sides stream.
+// run queries the table and compares the items, in order, with want (sorted by the sort key's UTF-8
+// bytes, as DynamoDB does; equal GSI sort keys in any order). A GSI is eventually consistent, so a
+// non-matching check is re-queried while wait allows. Matching items are then checked against
+// PostgreSQL's order of their source values (orderStream); ties holds a GSI answer's runs of equal
+// sort keys. Both sides stream.
 func (c *patternCheck) run(ctx context.Context, client dynamodb.QueryAPIClient, table string, wait *indexWait, orders *orderChecker, ties *sorter) (PatternResult, error) {
 	ap := c.pp.Pattern
 	desc := ap.ScanForward != nil && !*ap.ScanForward
@@ -593,12 +559,11 @@ func (c *patternCheck) checkOrder(ctx context.Context, orders *orderChecker, des
 	return st.finish(ctx)
 }
 
-// queryPageItems bounds the items of one Query page (QueryInput.Limit),
-// as scanPageItems does for the Scan.
+// queryPageItems bounds a Query page (QueryInput.Limit), as scanPageItems does a Scan's.
 const queryPageItems = 200
 
-// query runs the check's Query once and compares its items with want, one
-// item of each at a time; it reads every page, to count them.
+// query runs the Query once, comparing with want an item of each at a time; it reads every page to
+// count them.
 func (c *patternCheck) query(ctx context.Context, client dynamodb.QueryAPIClient, table string, ties *sorter) (PatternResult, error) {
 	ap := c.pp.Pattern
 	res := PatternResult{Pattern: ap.Name, Index: ap.Index, Params: c.params, Want: int(c.want.len())}
@@ -612,8 +577,7 @@ func (c *patternCheck) query(ctx context.Context, client dynamodb.QueryAPIClient
 	in.Limit = aws.Int32(queryPageItems)
 	got := &answerReader{ctx: ctx, name: ap.Name, p: dynamodb.NewQueryPaginator(client, in), ties: ties}
 	if c.gsi != nil {
-		// Items with equal GSI sort keys come back in no defined order:
-		// each run of them is ordered as want is.
+		// Equal GSI sort keys come back in no defined order: each run is ordered as want is.
 		got.sortAttr, got.sortType = c.gsi.SortKey, c.sortType
 		got.sortKeys = c.gsi.SortKeys
 	}
@@ -679,8 +643,7 @@ func (c *patternCheck) query(ctx context.Context, client dynamodb.QueryAPIClient
 	return res, nil
 }
 
-// nextAnswer returns the next item of the answer that is not one of the
-// undecided items (patternCheck.undecided); io.EOF at the end.
+// nextAnswer returns the answer's next item that is not undecided; io.EOF at the end.
 func (c *patternCheck) nextAnswer(got *answerReader) ([]byte, error) {
 	for {
 		g, err := got.next()
@@ -694,13 +657,10 @@ func (c *patternCheck) nextAnswer(got *answerReader) ([]byte, error) {
 	}
 }
 
-// checkScanned fails res, an answer that matched, when its Query with a
-// filter read (ScannedCount, summed over the pages) other than the items
-// the key condition must read: those that pass the filter, those it
-// leaves out and those undecided. An item changed after the snapshot may
-// be read, or not, on either side: each skipped one (res.InFlight) widens
-// the count allowed by one. Without it, a key condition that reads nothing
-// would match a filter that leaves every derived item out.
+// checkScanned fails res, a matched filtered answer, when ScannedCount differs from the items the
+// key condition must read (passing, left out, undecided); each in-flight skip widens the allowance
+// by one. Otherwise a key condition reading nothing would match a filter that leaves every derived
+// item out.
 // https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Query.FilterExpression.html
 func (c *patternCheck) checkScanned(res *PatternResult, scanned int64) {
 	if c.pp.Pattern.FilterExpr == nil || !res.OK {
@@ -717,9 +677,8 @@ func (c *patternCheck) checkScanned(res *PatternResult, scanned int64) {
 		scanned, want, c.want.len(), c.filtered, len(c.undecided), res.Index)
 }
 
-// skip reports whether item, which differs from the other side's in a
-// Query answer read at readAt or before, was changed after the snapshot
-// (patternCheck.inFlight).
+// skip reports whether item, differing from the other side's and read at readAt or before, changed
+// after the snapshot.
 func (c *patternCheck) skip(ctx context.Context, item []byte, readAt time.Time) (bool, error) {
 	if c.inFlight == nil {
 		return false, nil
@@ -727,9 +686,8 @@ func (c *patternCheck) skip(ctx context.Context, item []byte, readAt time.Time) 
 	return c.inFlight(ctx, item, readAt)
 }
 
-// answerReader reads a Query's answer page by page, as canonical items.
-// With sortAttr set (a GSI's sort key), each run of items with equal sort
-// keys is ordered by canonical item in ties, on disk past its budget.
+// answerReader reads a Query's answer page by page as canonical items; with a GSI sort key, each
+// run of equal sort keys is ordered by canonical item in ties (on disk past its budget).
 type answerReader struct {
 	ctx  context.Context
 	name string
@@ -737,22 +695,18 @@ type answerReader struct {
 	page []map[string]types.AttributeValue
 	i    int
 	n    int // items read
-	// sortAttr is the GSI's sort key, of type sortType, whose runs of
-	// equal values are ordered ("" for none).
+	// sortAttr is the GSI's sort key, of type sortType ("" for none).
 	sortAttr, sortType string
-	// sortKeys, for a GSI with multi-attribute keys, are its sort key
-	// attributes, whose runs of equal values (sortTuple) are ordered.
+	// sortKeys are a multi-attribute GSI's sort key attributes, whose runs of equal values are
+	// ordered.
 	sortKeys []mapping.KeyAttribute
 	ties     *sorter
 	run      recordSource // the current run of ties, ordered
-	// undecided counts the items passed over as undecided
-	// (patternCheck.nextAnswer).
+	// undecided counts items passed over as undecided.
 	undecided int
-	// scanned sums the pages' ScannedCount: the items the key condition
-	// read, before the filter.
+	// scanned sums ScannedCount: items the key condition read before the filter.
 	scanned int64
-	// readAt is when the last page was read: every item read so far was
-	// read before.
+	// readAt is when the last page was read.
 	readAt  time.Time
 	pending *answerItem // the first item of the next run
 }
@@ -792,8 +746,8 @@ func (a *answerReader) raw() (answerItem, error) {
 	return ai, nil
 }
 
-// next returns the next canonical item, runs of ties ordered; io.EOF at
-// the end. The slice is valid until the next call.
+// next returns the next canonical item, tie runs ordered; io.EOF at the end. Valid until the next
+// call.
 func (a *answerReader) next() ([]byte, error) {
 	if a.sortAttr == "" && len(a.sortKeys) == 0 {
 		it, err := a.raw()
@@ -855,14 +809,11 @@ func (a *answerReader) drain() error {
 	}
 }
 
-// runAll runs the sample's checks and judges the pattern as a whole, by
-// the rules of "Patterns that reach nothing fail" in docs/verify.md: an
-// empty parameter source, or no item derived at all (derived 0), passes
-// with a Note; no tuple to run with, or every check expecting and getting
-// no item, fails, unless a check's key condition read items its filter
-// left out (or left undecided): those were compared. A pattern that reads an item collection whole has each
-// answer compared with PostgreSQL's count of it (checkCollection). rows
-// gives each entity's source row count, for the message.
+// runAll runs the sample's checks and judges the pattern by docs/verify.md, "Patterns that reach
+// nothing fail": an empty parameter source or no item derived passes with a Note; no tuple, or
+// every check expecting and getting nothing, fails, unless some filter left items out or undecided
+// (those were compared). A pattern reading a whole item collection is compared with PostgreSQL's
+// count of it (checkCollection). rows gives each entity's source row count, for the message.
 func (ps *patternSample) runAll(ctx context.Context, src source, client dynamodb.QueryAPIClient, table string, wait *indexWait,
 	orders *orderChecker, ties *sorter, derived int64, rows []int64) ([]PatternResult, error) {
 	ap := ps.pp.Pattern
@@ -900,8 +851,7 @@ func (ps *patternSample) runAll(ctx context.Context, src source, client dynamodb
 		if err := ps.checkCollection(ctx, src, orders.plans, c, &pr); err != nil {
 			return nil, err
 		}
-		// Items a filter left out on both sides were compared
-		// (checkScanned).
+		// Items a filter left out on both sides were compared (checkScanned).
 		nothing = nothing && pr.OK && pr.Want == 0 && pr.Got == 0 && c.filtered == 0 && len(c.undecided) == 0
 		out = append(out, pr)
 	}

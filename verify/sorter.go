@@ -11,25 +11,21 @@ import (
 	"slices"
 )
 
-// sortGroup is the memory budget and the temporary directory shared by a
-// set of sorters: together they hold at most about budget bytes of
-// records in memory; past it, the sorter holding the most writes its
-// records, sorted, to a run file. Not safe for concurrent use: a caller
-// that adds from several goroutines holds its own lock.
+// sortGroup is the memory budget and temporary directory a set of sorters share: past about budget
+// bytes in memory, the sorter holding most writes its records, sorted, to a run file. Not safe for
+// concurrent use.
 type sortGroup struct {
 	dir     string
 	budget  int
 	used    int // bytes held in memory by all the sorters (arena and spans capacity)
 	sorters []*sorter
-	// named is true when a file could not be unlinked on creation (a
-	// system that keeps open files' names): it goes with the directory.
+	// named: a file could not be unlinked on creation, so it goes with the directory.
 	named bool
-	// shared is true for a group made by sub: dir is its parent's.
+	// shared: a sub group, dir is its parent's.
 	shared bool
 }
 
-// newSortGroup creates the group's temporary directory (under os.TempDir)
-// with the name prefix; budget is in bytes.
+// newSortGroup creates the group's directory under os.TempDir; budget is in bytes.
 func newSortGroup(prefix string, budget int) (*sortGroup, error) {
 	dir, err := os.MkdirTemp("", prefix)
 	if err != nil {
@@ -38,15 +34,13 @@ func newSortGroup(prefix string, budget int) (*sortGroup, error) {
 	return &sortGroup{dir: dir, budget: budget}, nil
 }
 
-// sub returns a group with its own budget whose files go in g's
-// directory; closing it leaves the directory to g.
+// sub returns a group with its own budget in g's directory, which closing it leaves to g.
 func (g *sortGroup) sub(budget int) *sortGroup {
 	return &sortGroup{dir: g.dir, budget: budget, shared: true}
 }
 
-// tempFile creates a temporary file in the group's directory and unlinks
-// it at once where the system allows (its space is freed when it is
-// closed, or when the process ends however it ends).
+// tempFile creates a file in the group's directory and unlinks it at once where possible, so its
+// space is freed however the process ends.
 func (g *sortGroup) tempFile(name string) (*os.File, error) {
 	f, err := os.CreateTemp(g.dir, name)
 	if err != nil {
@@ -58,8 +52,7 @@ func (g *sortGroup) tempFile(name string) (*os.File, error) {
 	return f, nil
 }
 
-// close closes every sorter's files and removes the directory (unless
-// the group is a sub group).
+// close closes every sorter's files and removes the directory (not a sub group's).
 func (g *sortGroup) close() error {
 	for _, s := range g.sorters {
 		s.closeRuns()
@@ -71,10 +64,9 @@ func (g *sortGroup) close() error {
 	return os.RemoveAll(g.dir)
 }
 
-// sorter sorts records (byte strings) by cmp in bounded memory: it holds
-// them in memory within its group's budget, writes them sorted to run
-// files past it, and merges the runs when read (iter). Records are
-// written as a uvarint length and the bytes. Not safe for concurrent use.
+// sorter sorts records (uvarint-length-prefixed bytes) by cmp in bounded memory: within the group's
+// budget in memory, past it as sorted run files merged when read (iter). Not safe for concurrent
+// use.
 type sorter struct {
 	g     *sortGroup
 	name  string
@@ -83,15 +75,15 @@ type sorter struct {
 	spans []span // records in arena, in the order added until sorted
 	runs  []*os.File
 	n     int64 // records added
-	// sorted is true when spans are in order; reading is true once iter
-	// has been called (until reset): the records in memory stay there.
+	// sorted: spans are in order; reading: iter was called (until reset), so in-memory records
+	// stay.
 	sorted, reading bool
 }
 
 type span struct{ start, end int }
 
-// maxFanIn bounds the runs one merge reads at once (open files, and a
-// 32 KB buffer each): more runs are merged in passes.
+// maxFanIn bounds the runs one merge reads at once (an open file and 32 KB buffer each); more merge
+// in passes.
 const maxFanIn = 64
 
 // newSorter adds a sorter to g; name names its run files.
@@ -103,11 +95,9 @@ func (g *sortGroup) newSorter(name string, cmp func(a, b []byte) int) *sorter {
 
 func (s *sorter) mem() int { return cap(s.arena) + cap(s.spans)*16 }
 
-// len returns the number of records added.
 func (s *sorter) len() int64 { return s.n }
 
-// add copies rec into the sorter. When the group is over its budget, the
-// sorter holding the most memory writes its records as a run.
+// add copies rec in; over the group's budget, the sorter holding most memory writes a run.
 func (s *sorter) add(rec []byte) error {
 	before := s.mem()
 	start := len(s.arena)
@@ -133,7 +123,6 @@ func (s *sorter) add(rec []byte) error {
 	return nil
 }
 
-// sortMem sorts the records held in memory.
 func (s *sorter) sortMem() {
 	if s.sorted {
 		return
@@ -144,8 +133,7 @@ func (s *sorter) sortMem() {
 	})
 }
 
-// spill writes the records in memory, sorted, as a new run and releases
-// their memory.
+// spill writes the in-memory records, sorted, as a new run and releases them.
 func (s *sorter) spill() error {
 	s.sortMem()
 	f, err := s.g.tempFile(s.name + "-run-*")
@@ -192,8 +180,7 @@ func writeRecord(w *bufio.Writer, rec []byte) error {
 	return err
 }
 
-// recordSource yields records in order; io.EOF ends it. The slice it
-// returns is valid until the next call.
+// recordSource yields records in order until io.EOF; a slice is valid until the next call.
 type recordSource interface {
 	next() ([]byte, error)
 }
@@ -244,8 +231,7 @@ func (r *runSource) next() ([]byte, error) {
 // mergeSource merges sorted sources by cmp.
 type mergeSource struct {
 	h mergeHeap
-	// last is the source whose record was returned last: it advances on
-	// the next call.
+	// last is the source whose record was returned last, advanced on the next call.
 	last *mergeHead
 	cmp  func(a, b []byte) int
 }
@@ -313,10 +299,8 @@ func (m *mergeSource) next() ([]byte, error) {
 	return m.last.rec, nil
 }
 
-// iter returns the records in order, by cmp (records equal by cmp in the
-// order added, within one run). It can be called again, and no record may
-// be added while its result is read. Past maxFanIn runs, runs are first
-// merged into fewer, on disk.
+// iter returns the records by cmp (ties in insertion order within a run). It may be called again;
+// nothing may be added while its result is read. Past maxFanIn runs, runs merge on disk first.
 func (s *sorter) iter() (recordSource, error) {
 	s.reading = true
 	s.sortMem()

@@ -11,12 +11,9 @@ import (
 	"sync"
 )
 
-// spill partitions records by a hash of their key into bucket files, so
-// that a comparison can hold one bucket in memory at a time: memory grows
-// with the bucket (about itemsPerBucket items of each side), never with
-// the table, up to maxBuckets buckets. Its write buffers share
-// spillBuffer bytes. Its files are unlinked as they are created (see
-// sortGroup.tempFile). Safe for concurrent use.
+// spill partitions records by key hash into bucket files so a comparison holds one bucket in memory
+// at a time: memory grows with the bucket, not the table. Its files are unlinked on creation. Safe
+// for concurrent use.
 type spill struct {
 	g     *sortGroup
 	files []*os.File
@@ -24,10 +21,8 @@ type spill struct {
 	mus   []sync.Mutex
 }
 
-// Bucket sizing: buckets = expected items / itemsPerBucket, at least 1 and
-// at most maxBuckets (open files): up to 1M items, a bucket holds about
-// 1,000 items of each side (one or two MB); past it, buckets grow with the
-// table. The write buffers share spillBuffer bytes, each between 2 and
+// Bucket sizing: expected items / itemsPerBucket buckets, from 1 to maxBuckets (open files); past
+// that, buckets grow with the table. The write buffers share spillBuffer bytes, each between 2 and
 // 64 KB.
 const (
 	itemsPerBucket = 1_000
@@ -35,7 +30,6 @@ const (
 	spillBuffer    = 2 << 20
 )
 
-// side tells which side of the comparison a record comes from.
 type side byte
 
 const (
@@ -43,8 +37,7 @@ const (
 	fromTable  side = 'T'
 )
 
-// newSpill creates the bucket files for about expected items of each side
-// in g's directory.
+// newSpill creates bucket files for about expected items a side in g's directory.
 func newSpill(g *sortGroup, expected int64) (*spill, error) {
 	n := int(min(expected/itemsPerBucket+1, maxBuckets))
 	size := min(max(spillBuffer/n, 2<<10), 64<<10)
@@ -67,13 +60,11 @@ func (s *spill) bucket(key string) int {
 	return int(h.Sum64() % uint64(len(s.files)))
 }
 
-// recordHeader is the size of a record's header: side, entity, and the
-// lengths of the key, the item and the type.
+// recordHeader is a record header's size: side, entity, key, item and type lengths.
 const recordHeader = 1 + 4 + 4 + 4 + 4
 
-// add appends one record: its side, its entity index (a source item) or
-// -1 (a table item), its key, its canonical item and, for a table item,
-// the value of its type attribute.
+// add appends a record: side, entity index (-1 for a table item), key, canonical item and, for a
+// table item, its type.
 func (s *spill) add(sd side, entity int, key string, item []byte, typ string) error {
 	i := s.bucket(key)
 	s.mus[i].Lock()
@@ -102,9 +93,8 @@ type record struct {
 	typ    string
 }
 
-// each flushes the buckets and calls fn with the records of each bucket
-// in turn. The records are valid during the call. No record may be added
-// afterwards.
+// each flushes the buckets and calls fn with each bucket's records, valid during the call; no add
+// after.
 func (s *spill) each(fn func(records []record) error) error {
 	for _, w := range s.bufs {
 		if err := w.Flush(); err != nil {
@@ -142,7 +132,6 @@ func (s *spill) each(fn func(records []record) error) error {
 	return nil
 }
 
-// close closes the bucket files (unlinked: their space is freed).
 func (s *spill) close() {
 	for _, f := range s.files {
 		f.Close()

@@ -11,10 +11,9 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
-// appendValue and readValue encode, for the disk, the source values an
-// order check needs as extract.Source.Stream decodes them, so that
-// PostgreSQL receives them back unchanged (extract.Source.Rank): a tag
-// byte, then the value.
+// appendValue and readValue encode to disk the source values an order check needs, as
+// extract.Source.Stream decodes them, so PostgreSQL gets them back unchanged (extract.Source.Rank):
+// a tag byte, then the value.
 const (
 	tagNil byte = iota
 	tagFalse
@@ -32,12 +31,11 @@ const (
 	tagInfinity // pgtype.InfinityModifier: an infinite date or timestamp
 )
 
-// errValueType is returned (wrapped) by appendValue for a Go type it does
-// not encode.
+// errValueType is wrapped by appendValue for a Go type it does not encode.
 var errValueType = errors.New("no encoding for the value's type")
 
-// appendValue appends v's encoding to b. It fails, wrapping errValueType,
-// for a type Stream does not return for a scalar column.
+// appendValue appends v's encoding to b, failing with errValueType for a type Stream does not
+// return for a scalar column.
 func appendValue(b []byte, v any) ([]byte, error) {
 	switch v := v.(type) {
 	case nil:
@@ -64,9 +62,8 @@ func appendValue(b []byte, v any) ([]byte, error) {
 	case [16]byte:
 		return append(append(b, tagUUID), v[:]...), nil
 	case time.Time:
-		// MarshalBinary keeps the instant, the wall clock and the zone
-		// offset (not the zone's name): what pgx encodes a date,
-		// timestamp or timestamptz from.
+		// MarshalBinary keeps the instant, wall clock and zone offset (not name): what pgx encodes
+		// dates and timestamps from.
 		t, err := v.MarshalBinary()
 		if err != nil {
 			return nil, fmt.Errorf("time %v: %w", v, err)
@@ -105,10 +102,8 @@ func appendBytes(b, v []byte) []byte {
 // errValueData is returned for an encoding appendValue did not write.
 var errValueData = errors.New("verify: corrupt value encoding")
 
-// readValue decodes the value at the start of b (appendValue's encoding)
-// and returns it with the rest of b. It fails with errValueData (wrapped
-// for a time that does not decode) on an unknown tag or a short or
-// corrupt encoding.
+// readValue decodes the value at b's start and returns it with the rest; errValueData (wrapped for
+// a bad time) on an unknown tag or short or corrupt encoding.
 func readValue(b []byte) (any, []byte, error) {
 	if len(b) == 0 {
 		return nil, nil, errValueData
@@ -121,10 +116,8 @@ func readValue(b []byte) (any, []byte, error) {
 	return v, r.b, nil
 }
 
-// valueReader decodes one value's encoding: b is what is left of it.
 type valueReader struct{ b []byte }
 
-// value decodes the value of the tag just read.
 func (r *valueReader) value(tag byte) (any, error) {
 	switch tag {
 	case tagNil:
@@ -159,8 +152,7 @@ func (r *valueReader) value(tag byte) (any, error) {
 	return nil, errValueData
 }
 
-// integer decodes a varint as the Go type of tag: int16, int32, int64 or
-// pgtype.InfinityModifier.
+// integer decodes a varint as tag's type: int16, int32, int64 or pgtype.InfinityModifier.
 func (r *valueReader) integer(tag byte) (any, error) {
 	v, err := r.varint()
 	if err != nil {
@@ -177,8 +169,7 @@ func (r *valueReader) integer(tag byte) (any, error) {
 	return v, nil
 }
 
-// byteString decodes a length-prefixed field as the Go type of tag:
-// string, []byte (a copy) or time.Time.
+// byteString decodes a length-prefixed field as tag's type: string, []byte (a copy) or time.Time.
 func (r *valueReader) byteString(tag byte) (any, error) {
 	v, err := r.bytesField()
 	if err != nil {
@@ -197,8 +188,8 @@ func (r *valueReader) byteString(tag byte) (any, error) {
 	return t, nil
 }
 
-// numeric decodes a pgtype.Numeric: flags (valid, NaN, negative), the
-// infinity modifier and exponent (varints), and the magnitude's bytes.
+// numeric decodes a pgtype.Numeric: flags (valid, NaN, negative), infinity modifier and exponent
+// varints, magnitude bytes.
 func (r *valueReader) numeric() (any, error) {
 	f, err := r.fixed(1)
 	if err != nil {
@@ -227,7 +218,6 @@ func (r *valueReader) numeric() (any, error) {
 	return n, nil
 }
 
-// varint consumes a signed varint.
 func (r *valueReader) varint() (int64, error) {
 	v, n := binary.Varint(r.b)
 	if n <= 0 {
@@ -237,8 +227,7 @@ func (r *valueReader) varint() (int64, error) {
 	return v, nil
 }
 
-// bytesField consumes a uvarint length and that many bytes, returned as
-// a slice of the encoding.
+// bytesField consumes a uvarint length and that many bytes.
 func (r *valueReader) bytesField() ([]byte, error) {
 	l, n := binary.Uvarint(r.b)
 	if n <= 0 || uint64(len(r.b)-n) < l {
@@ -249,7 +238,6 @@ func (r *valueReader) bytesField() ([]byte, error) {
 	return v, nil
 }
 
-// fixed consumes n bytes, returned as a slice of the encoding.
 func (r *valueReader) fixed(n int) ([]byte, error) {
 	if len(r.b) < n {
 		return nil, errValueData

@@ -1,7 +1,4 @@
-// Package suggest finds the name a user probably meant, for "did you mean"
-// hints on flags, commands and table names. It scores with the
-// Jaro-Winkler similarity of github.com/xrash/smetrics, the measure
-// urfave/cli uses for its own suggestions.
+// Package suggest finds the name a user probably meant (Jaro-Winkler, as urfave/cli).
 package suggest
 
 import (
@@ -10,13 +7,10 @@ import (
 	"github.com/xrash/smetrics"
 )
 
-// MinScore is the similarity (0 to 1) below which no name is suggested: a
-// typo of one or two characters in a name of five or more scores above it.
+// MinScore is the similarity (0 to 1) a suggestion needs; one- or two-character typos of 5+ pass.
 const MinScore = 0.85
 
-// Closest returns the candidate most similar to provided, compared without
-// regard to case, or "" when none scores MinScore or more, or when provided
-// is itself a candidate. Ties go to the earlier candidate.
+// Closest returns the case-insensitively closest candidate scoring MinScore, "" if provided is one.
 func Closest(provided string, candidates []string) string {
 	best, score := "", 0.0
 	lower := strings.ToLower(provided)
@@ -42,9 +36,7 @@ func Hint(provided string, candidates []string) string {
 	return ""
 }
 
-// FlagHint is " (did you mean --X?)" when msg is the flag package's error
-// for an undefined flag ("flag provided but not defined: -x") close to
-// one of flags, or "".
+// FlagHint is " (did you mean --X?)" for the flag package's undefined-flag error msg, or "".
 func FlagHint(msg string, flags []string) string {
 	provided, ok := strings.CutPrefix(msg, "flag provided but not defined: ")
 	if s := Closest(strings.TrimLeft(provided, "-"), flags); ok && s != "" {

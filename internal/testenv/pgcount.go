@@ -12,12 +12,9 @@ import (
 	"testing"
 )
 
-// StatementCounter is a TCP proxy in front of PostgreSQL that counts the
-// statements its clients run: the Execute messages of the extended query
-// protocol (one per statement pgx runs, prepared or not) and the Query
-// messages of the simple one. It reads the frontend's messages only to
-// count them and forwards every byte unchanged. Connections go through it
-// without TLS (sslmode=disable): it has to read the messages.
+// StatementCounter is a TCP proxy before PostgreSQL counting its clients' statements:
+// extended-protocol Execute messages (one per pgx statement) and simple-protocol Query messages. It
+// forwards every byte unchanged; connections are without TLS (sslmode=disable) so it can read them.
 // https://www.postgresql.org/docs/current/protocol-message-formats.html
 type StatementCounter struct {
 	// URL is the database's connection string, through the proxy.
@@ -28,8 +25,8 @@ type StatementCounter struct {
 	wg          sync.WaitGroup
 }
 
-// NewStatementCounter starts a counting proxy for the database of
-// connection string pgURL (a postgres:// URL), stopped when the test ends.
+// NewStatementCounter starts a counting proxy for postgres:// URL pgURL, stopped when the test
+// ends.
 func NewStatementCounter(t testing.TB, pgURL string) *StatementCounter {
 	t.Helper()
 	u, err := url.Parse(pgURL)
@@ -78,16 +75,13 @@ func NewStatementCounter(t testing.TB, pgURL string) *StatementCounter {
 	return c
 }
 
-// Statements returns the number of statements run through the proxy so
-// far.
+// Statements returns the statements run through the proxy so far.
 func (c *StatementCounter) Statements() int64 { return c.statements.Load() }
 
-// Connections returns the number of connections opened through the proxy
-// so far.
+// Connections returns the connections opened through the proxy so far.
 func (c *StatementCounter) Connections() int64 { return c.connections.Load() }
 
-// serve forwards one client connection to the server, counting the
-// statements on the way.
+// serve forwards one client connection, counting statements.
 func (c *StatementCounter) serve(client net.Conn) {
 	defer client.Close()
 	server, err := net.Dial("tcp", c.target)
@@ -100,9 +94,8 @@ func (c *StatementCounter) serve(client net.Conn) {
 		client.Close()
 	}()
 	r := bufio.NewReader(client)
-	// The startup phase: untyped messages (length, then code). An
-	// SSLRequest or GSSENCRequest is answered by one byte (refused: the
-	// URL disables TLS), then the startup message follows.
+	// Startup: untyped messages (length, code). An SSLRequest or GSSENCRequest gets one refusing
+	// byte (the URL disables TLS), then the startup message follows.
 	for {
 		msg, err := readUntyped(r)
 		if err != nil {

@@ -9,8 +9,8 @@ import (
 	"testing"
 )
 
-// Recorder is an HTTP reverse proxy in front of a real server that records
-// the DynamoDB operation (X-Amz-Target) of every request it forwards.
+// Recorder is an HTTP reverse proxy recording each forwarded request's DynamoDB operation
+// (X-Amz-Target).
 type Recorder struct {
 	// URL is the proxy's address, to use as the endpoint.
 	URL string
@@ -18,8 +18,7 @@ type Recorder struct {
 	ops []string
 }
 
-// NewRecorder starts a recording proxy to target, closed when the test
-// ends.
+// NewRecorder starts a recording proxy to target, closed when the test ends.
 func NewRecorder(t testing.TB, target string) *Recorder {
 	t.Helper()
 	u, err := url.Parse(target)
@@ -39,8 +38,7 @@ func NewRecorder(t testing.TB, target string) *Recorder {
 	return r
 }
 
-// Operations returns the X-Amz-Target of every request so far, e.g.
-// "DynamoDB_20120810.Scan".
+// Operations returns every request's X-Amz-Target so far, e.g. "DynamoDB_20120810.Scan".
 func (r *Recorder) Operations() []string {
 	r.mu.Lock()
 	defer r.mu.Unlock()

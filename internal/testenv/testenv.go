@@ -1,9 +1,6 @@
-// Package testenv gives tests the real services they run against: a fresh
-// PostgreSQL database per test on the local server, and a dynalite process
-// (the DynamoDB-compatible server pinned in package.json) per test binary.
-//
-// PostgreSQL is reached at AdminURL, dynalite over HTTP on a free
-// loopback port.
+// Package testenv gives tests the real services they run against: a fresh PostgreSQL database per
+// test on the local server (AdminURL), and a dynalite (pinned in package.json) per test binary on a
+// free loopback port.
 package testenv
 
 import (
@@ -27,8 +24,8 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 )
 
-// AdminURL is the connection string of the maintenance database used to
-// create and drop per-test databases. PG2DYNAMO_TEST_PG overrides it.
+// AdminURL is the maintenance database creating and dropping test databases; PG2DYNAMO_TEST_PG
+// overrides it.
 func AdminURL() string {
 	if u := os.Getenv("PG2DYNAMO_TEST_PG"); u != "" {
 		return u
@@ -36,10 +33,9 @@ func AdminURL() string {
 	return "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"
 }
 
-// NewDatabase creates an empty database with a random name, drops it (with
-// FORCE) when the test ends, and returns its connection string. The test
-// fails at once if the server cannot be reached, and fails at its end if
-// the database cannot be dropped (the error names it).
+// NewDatabase creates an empty, randomly named database, dropped WITH (FORCE) when the test ends,
+// and returns its URL. The test fails at once if the server is unreachable, and at its end if the
+// drop fails.
 func NewDatabase(t testing.TB) string {
 	t.Helper()
 	url, drop, err := CreateDatabase()
@@ -54,17 +50,13 @@ func NewDatabase(t testing.TB) string {
 	return url
 }
 
-// adminTimeout bounds creating or dropping one test database, retries
-// included: far above what a loaded server takes, as DROP DATABASE waits
-// for the backends FORCE ends (up to 5 s a round) and for its files to go.
+// adminTimeout bounds creating or dropping one database, retries included, well above a loaded
+// server's time: DROP DATABASE waits for the backends FORCE ends and for its files.
 const adminTimeout = 5 * time.Minute
 
-// CreateDatabase creates an empty database with a random name and returns
-// its connection string and a function that drops it, for a database
-// that outlives one test (shared by a test binary's tests, dropped in
-// TestMain). It fails if the server cannot be reached. Both retry what a
-// busy server answers for a while (retryable) for up to adminTimeout;
-// drop's error names the database left behind and how to drop it.
+// CreateDatabase creates an empty, randomly named database for a whole test binary (dropped in
+// TestMain), returning its URL and a drop function. Both retry a busy server's transient answers up
+// to adminTimeout; drop's error says how to drop a leftover.
 func CreateDatabase() (url string, drop func() error, err error) {
 	admin := AdminURL()
 	u, err := neturl.Parse(admin)
@@ -100,11 +92,8 @@ func CreateDatabase() (url string, drop func() error, err error) {
 	return u.String(), drop, nil
 }
 
-// dropDatabase drops database name, if it exists, through the admin
-// connection c. WITH (FORCE) ends the sessions connected to it, but not a
-// walsender streaming from one of its replication slots (a follow still
-// running: "database … is used by an active logical replication slot"),
-// so those are ended first; DROP DATABASE then drops its slots.
+// dropDatabase drops name if it exists. WITH (FORCE) does not end a walsender streaming from one of
+// its slots (a running follow), so those are ended first; DROP DATABASE then drops the slots.
 func dropDatabase(ctx context.Context, c *pgx.Conn, name string) error {
 	if _, err := c.Exec(ctx, `SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots
 		WHERE database = $1 AND active_pid IS NOT NULL`, name); err != nil {
@@ -114,18 +103,15 @@ func dropDatabase(ctx context.Context, c *pgx.Conn, name string) error {
 	return err
 }
 
-// SQLSTATEs a busy server answers for a while, which creating or dropping
-// a database outlives by trying again
+// SQLSTATEs a busy server answers for a while, outlived by retrying
 // (https://www.postgresql.org/docs/current/errcodes-appendix.html).
 const (
-	// "database … is being accessed by other users" (a backend FORCE
-	// ended has not exited yet), "… is used by an active logical
-	// replication slot", and CREATE DATABASE's on template1.
+	// "database … is being accessed by other users" (a FORCE-ended backend still exiting), "… is
+	// used by an active logical replication slot", and CREATE DATABASE's on template1.
 	codeObjectInUse = "55006"
 	// Connection slots used up by the tests in parallel.
 	codeTooManyConnections = "53300"
-	// The server is starting up or shutting down (scripts/test.sh
-	// restarting it).
+	// The server is starting or stopping (scripts/test.sh restarting it).
 	codeCannotConnectNow = "57P03"
 )
 
@@ -142,10 +128,8 @@ func retryable(err error) bool {
 	return false
 }
 
-// retryAdmin runs op on a connection of its own to admin until op
-// succeeds or fails with an error that is not retryable, or ctx ends;
-// between attempts it waits 100 ms, doubling up to 5 s. Its error is the
-// last attempt's, with how many were made.
+// retryAdmin runs op on its own admin connection until success, a non-retryable error or ctx's end,
+// backing off from 100 ms to 5 s; the error is the last attempt's with the count.
 func retryAdmin(ctx context.Context, admin string, op func(context.Context, *pgx.Conn) error) error {
 	wait := 100 * time.Millisecond
 	start := time.Now()
@@ -214,9 +198,8 @@ var (
 	dynErr  error
 )
 
-// SharedDynalite returns the dynalite server of this test binary, starting it
-// on first use. Tests sharing it must use distinct table names (see
-// TableName). Call StopDynalite from TestMain to stop it.
+// SharedDynalite returns the test binary's dynalite, started on first use. Sharing tests need
+// distinct table names (TableName); TestMain calls StopDynalite.
 func SharedDynalite(t testing.TB) *Dynalite {
 	t.Helper()
 	dynOnce.Do(func() { dyn, dynErr = StartDynalite() })
@@ -226,9 +209,8 @@ func SharedDynalite(t testing.TB) *Dynalite {
 	return dyn
 }
 
-// UseDynaliteCredentials sets what the AWS SDK needs to sign requests to
-// dynalite, which accepts any credentials: dummy access keys, region
-// us-east-1, and no EC2 metadata lookup.
+// UseDynaliteCredentials sets what the SDK needs to sign for dynalite, which takes any: dummy keys,
+// us-east-1, no EC2 metadata.
 func UseDynaliteCredentials() {
 	os.Setenv("AWS_ACCESS_KEY_ID", "test")
 	os.Setenv("AWS_SECRET_ACCESS_KEY", "test")
@@ -236,8 +218,7 @@ func UseDynaliteCredentials() {
 	os.Setenv("AWS_EC2_METADATA_DISABLED", "true")
 }
 
-// Main is the TestMain of a package whose tests use dynalite:
-// UseDynaliteCredentials, the tests, then Stop.
+// Main is the TestMain of dynalite-using tests: UseDynaliteCredentials, the tests, then Stop.
 func Main(m *testing.M) {
 	UseDynaliteCredentials()
 	code := m.Run()
@@ -245,8 +226,8 @@ func Main(m *testing.M) {
 	os.Exit(code)
 }
 
-// Stop stops the shared dynalite if it was started and removes the
-// peakrss runner if a test built it: what a TestMain does after the tests.
+// Stop stops the shared dynalite and removes a built peakrss runner, as TestMain does after the
+// tests.
 func Stop() {
 	if dyn != nil {
 		dyn.Stop()
@@ -256,16 +237,12 @@ func Stop() {
 	}
 }
 
-// StartDynalite starts dynalite in memory with --createTableMs 0 (and the
-// other table-state delays at 0) on a free loopback port and waits until it
-// accepts connections. It needs `npm ci` to have been run in the repository
-// root.
+// StartDynalite starts dynalite in memory, table-state delays at 0, on a free loopback port, and
+// waits until it accepts connections. It needs `npm ci` at the repository root.
 func StartDynalite() (*Dynalite, error) { return StartDynaliteCreating(0) }
 
-// StartDynaliteCreating is StartDynalite with a table CREATING for
-// createTable after CreateTable (--createTableMs, in whole milliseconds),
-// as DynamoDB's tables are for seconds: for the tests of what a client
-// does while another's table is not ACTIVE yet.
+// StartDynaliteCreating is StartDynalite with tables CREATING for createTable after CreateTable
+// (--createTableMs, whole milliseconds), as DynamoDB's are for seconds.
 func StartDynaliteCreating(createTable time.Duration) (*Dynalite, error) {
 	root, err := RepoRoot()
 	if err != nil {
@@ -309,17 +286,14 @@ func StartDynaliteCreating(createTable time.Duration) (*Dynalite, error) {
 	return &Dynalite{Endpoint: "http://" + addr, cmd: cmd, exited: exited}, nil
 }
 
-// dynaliteStartWait bounds the wait for a new dynalite to listen: node
-// starts it in about a second, far longer on a loaded machine.
+// dynaliteStartWait bounds a new dynalite's start, much slower on a loaded machine.
 const dynaliteStartWait = 2 * time.Minute
 
-// DynaliteArgs returns node's arguments to run the dynalite pinned in the
-// repository at root (node_modules, from npm ci) in memory on 127.0.0.1:port,
-// with the table-state delays (--createTableMs and the others) at 0,
-// scripts/dynalite-guard.cjs preloaded so that a client that goes away
-// mid-request does not end the server, and --single-threaded-gc: on the
-// suite's two busy cores V8's collector threads cost more CPU than they
-// save (docs/development.md). It fails when dynalite is not installed.
+// DynaliteArgs returns node's arguments to run the dynalite pinned at root (node_modules) in memory
+// on 127.0.0.1:port, table-state delays at 0, with scripts/dynalite-guard.cjs preloaded so a client
+// leaving mid-request does not end it, and --single-threaded-gc, as on two busy cores V8's
+// collector threads cost more than they save (docs/development.md). It fails when dynalite is not
+// installed.
 func DynaliteArgs(root string, port int) ([]string, error) { return dynaliteArgs(root, port, 0) }
 
 // dynaliteArgs is DynaliteArgs with tables CREATING for createTable.
@@ -333,8 +307,7 @@ func dynaliteArgs(root string, port int, createTable time.Duration) ([]string, e
 		"--createTableMs", strconv.FormatInt(createTable.Milliseconds(), 10), "--deleteTableMs", "0", "--updateTableMs", "0"}, nil
 }
 
-// Stop kills the server and waits for it to exit. A second Stop does
-// nothing.
+// Stop kills the server and waits for it; a second Stop does nothing.
 func (d *Dynalite) Stop() {
 	d.stopOnce.Do(func() {
 		_ = d.cmd.Process.Kill()
@@ -355,9 +328,8 @@ func FreePort() (int, error) {
 // TableName returns a DynamoDB table name unique to this call.
 func TableName(prefix string) string { return prefix + "-" + randomHex(5) }
 
-// RepoRoot finds the repository's root, the directory holding the product
-// module's go.mod (module github.com/pg2dynamo/pg2dynamo), from the working
-// directory upward: the tools module's tests (tools/) find it too.
+// RepoRoot finds the directory holding the product module's go.mod, from the working directory
+// upward (so tools/ tests find it too).
 func RepoRoot() (string, error) {
 	dir, err := os.Getwd()
 	if err != nil {
@@ -375,8 +347,7 @@ func RepoRoot() (string, error) {
 	}
 }
 
-// productModule reports whether gomod, a go.mod file, declares the product
-// module.
+// productModule reports whether gomod declares the product module.
 func productModule(gomod []byte) bool {
 	for line := range strings.Lines(string(gomod)) {
 		if f := strings.Fields(line); len(f) == 2 && f[0] == "module" {
@@ -386,8 +357,7 @@ func productModule(gomod []byte) bool {
 	return false
 }
 
-// RepoFile is the path of the repository file at elems (joined below the
-// module root), or fails t when the root cannot be found.
+// RepoFile is the path of repository file elems below the root, or fails t.
 func RepoFile(t testing.TB, elems ...string) string {
 	t.Helper()
 	root, err := RepoRoot()
@@ -423,8 +393,7 @@ func Symlink(t testing.TB, target, link string) string {
 	return link
 }
 
-// ReadFile returns the content of path, "<absent>" when there is no
-// file, or fails t.
+// ReadFile returns path's content, "<absent>" for no file, or fails t.
 func ReadFile(t testing.TB, path string) string {
 	t.Helper()
 	b, err := os.ReadFile(path)

@@ -14,12 +14,9 @@ import (
 	"testing"
 )
 
-// WriteRecorder is an HTTP reverse proxy in front of a real
-// DynamoDB-compatible server that records every write a client sends: the
-// key of each PutRequest and DeleteRequest of a BatchWriteItem, of each
-// PutItem, DeleteItem and UpdateItem, and how many requests of each
-// operation it forwarded. A re-sent write (UnprocessedItems, a retry) is
-// recorded each time it is sent.
+// WriteRecorder is an HTTP reverse proxy before a DynamoDB-compatible server recording every
+// write's key (BatchWriteItem puts and deletes, PutItem, DeleteItem, UpdateItem) and request counts
+// per operation. Re-sent writes are recorded each time.
 type WriteRecorder struct {
 	// URL is the proxy's address, to use as the endpoint.
 	URL      string
@@ -32,9 +29,8 @@ type WriteRecorder struct {
 	held map[string]chan struct{}
 }
 
-// NewWriteRecorder starts a recording proxy to target, closed when the
-// test ends; keys are recorded as the values of the partition and sort key
-// attributes pk and sk, joined by a space.
+// NewWriteRecorder starts a recording proxy to target, closed when the test ends; keys are pk's and
+// sk's values joined by a space.
 func NewWriteRecorder(t testing.TB, target, pk, sk string) *WriteRecorder {
 	t.Helper()
 	u, err := url.Parse(target)
@@ -106,8 +102,7 @@ func (r *WriteRecorder) record(op string, body []byte) {
 	}
 }
 
-// key is the recorded form of an item's key: its key attributes' string
-// values, joined by a space.
+// key is an item key's recorded form: its key attributes' string values, space-joined.
 func (r *WriteRecorder) key(a attrs) string {
 	s := func(name string) string {
 		var v string
@@ -131,8 +126,7 @@ func (r *WriteRecorder) Deletes() []string {
 	return sortedCopy(r.deletes)
 }
 
-// Operations returns how many requests of each operation ("Scan",
-// "BatchWriteItem") were forwarded so far.
+// Operations returns how many requests of each operation ("Scan") were forwarded so far.
 func (r *WriteRecorder) Operations() map[string]int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -143,9 +137,8 @@ func (r *WriteRecorder) Operations() map[string]int {
 	return out
 }
 
-// Hold makes the requests of operation op ("Scan") wait, from now on,
-// until release is called (or their client gives up); release is safe to
-// call more than once.
+// Hold makes op's requests wait from now until release is called (or the client gives up); release
+// is idempotent.
 func (r *WriteRecorder) Hold(op string) (release func()) {
 	gate := make(chan struct{})
 	r.mu.Lock()

@@ -8,16 +8,12 @@ import (
 	"testing"
 )
 
-// noScript is a Chromium profile's Preferences that block JavaScript on
-// every site (content setting 2): --disable-javascript is no Chromium
-// flag, and --blink-settings=scriptEnabled=false also stops --dump-dom.
+// noScript is Chromium Preferences blocking JavaScript everywhere: --disable-javascript is no
+// Chromium flag, and --blink-settings=scriptEnabled=false also stops --dump-dom.
 const noScript = `{"profile":{"default_content_setting_values":{"javascript":2}}}`
 
-// RenderStatic opens the page at path in headless Chromium (Debian's
-// chromium, which scripts/test.sh installs) with JavaScript disabled and
-// returns the DOM it shows: the page as HTML alone renders it. ok is false
-// when there is no Chromium and PG2DYNAMO_SKIP_BROWSER allows skipping;
-// otherwise no Chromium, or one that fails, fails t.
+// RenderStatic returns the DOM headless Chromium shows for path without JavaScript; ok is false
+// when Chromium is absent and PG2DYNAMO_SKIP_BROWSER allows skipping, else t fails.
 func RenderStatic(t testing.TB, path string) (dom string, ok bool) {
 	t.Helper()
 	browser, err := exec.LookPath("chromium")

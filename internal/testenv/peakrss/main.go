@@ -1,12 +1,7 @@
-// Command peakrss runs a command and writes the command's peak resident
-// set size, in kilobytes, to a file: peakrss FILE COMMAND [ARG...].
-//
-// A test cannot read that figure from its own child: Go starts a child
-// with vfork (CLONE_VM), so the kernel carries the test binary's peak into
-// the child's ru_maxrss; this small runner's own peak is below the
-// command's. SIGINT and SIGTERM are passed on, the command is killed if
-// the runner dies, and the exit code is the command's (125 when the
-// runner itself fails).
+// Command peakrss runs COMMAND and writes its peak RSS in kilobytes to FILE: peakrss FILE COMMAND
+// [ARG...]. Go forks children with vfork, so a test's child inherits the test binary's ru_maxrss;
+// this small runner's is below the command's. Signals pass on, the command dies with the runner,
+// and the exit code is the command's (125 when the runner fails).
 package main
 
 import (
@@ -26,7 +21,6 @@ func main() {
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	cmd := exec.Command(os.Args[2], os.Args[3:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
-	// A runner killed outright (a test's cleanup) takes the command with it.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		fmt.Fprintln(os.Stderr, "peakrss:", err)

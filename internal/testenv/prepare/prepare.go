@@ -1,8 +1,6 @@
-// Package prepare is the set-up of the tests that run a stage after
-// extract on a real source: a mapping parsed, the source connected, the
-// mapping checked and compiled against it (pipeline.Prepare), and the
-// snapshot begun. It is apart from testenv, which the pipeline's own
-// internal tests import, because it imports pipeline.
+// Package prepare sets up tests running a stage after extract on a real source: mapping parsed,
+// source connected, mapping checked and compiled (pipeline.Prepare), snapshot begun. It imports
+// pipeline, so it is apart from testenv.
 package prepare
 
 import (
@@ -15,8 +13,7 @@ import (
 	"github.com/pg2dynamo/pg2dynamo/transform"
 )
 
-// Mapping parses yaml as the mapping file name (mapping.Parse), failing
-// t on an error.
+// Mapping parses yaml as mapping file name, failing t on an error.
 func Mapping(t testing.TB, name, yaml string) *mapping.Mapping {
 	t.Helper()
 	m, err := mapping.Parse(name, []byte(yaml))
@@ -26,9 +23,8 @@ func Mapping(t testing.TB, name, yaml string) *mapping.Mapping {
 	return m
 }
 
-// Source connects to the database at url, checks and compiles m against
-// it (pipeline.Prepare) and begins the snapshot the stages read, failing
-// t on an error. The source is closed when t ends.
+// Source connects to url, prepares m (pipeline.Prepare) and begins the snapshot, failing t on an
+// error; closed when t ends.
 func Source(t testing.TB, url string, m *mapping.Mapping) (*extract.Source, []*transform.Plan) {
 	t.Helper()
 	ctx := context.Background()

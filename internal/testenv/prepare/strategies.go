@@ -12,17 +12,14 @@ import (
 	"github.com/pg2dynamo/pg2dynamo/transform"
 )
 
-// Strategy is one domain of fixtures/mappings/strategies/ with its
-// mapping loaded (mapping.Load).
+// Strategy is a fixtures/mappings/strategies/ domain with its loaded mapping.
 type Strategy struct {
 	Domain  string
 	Mapping *mapping.Mapping
 }
 
-// Strategies loads the mappings of fixtures/mappings/strategies/, which
-// together are to use every kind of mapping.JoinKinds: the tests that
-// hold each stage to every join kind range over them. It fails t when
-// there are none or when they leave a kind unused.
+// Strategies loads fixtures/mappings/strategies/, which together use every mapping.JoinKinds kind,
+// so per-kind stage tests range over them; t fails when none exist or a kind is unused.
 func Strategies(t testing.TB) []Strategy {
 	t.Helper()
 	root, err := testenv.RepoRoot()
@@ -55,8 +52,8 @@ func Strategies(t testing.TB) []Strategy {
 	return out
 }
 
-// Source creates a database holding s's domain schema (no rows) and
-// prepares s.Mapping against it (Source), returning its URL too.
+// Source creates a database with s's schema (no rows), prepares s.Mapping against it and returns
+// its URL too.
 func (s Strategy) Source(t testing.TB) (string, *extract.Source, []*transform.Plan) {
 	t.Helper()
 	ddl, err := fixtures.Schema(s.Domain)

@@ -1,10 +1,7 @@
-// Package schemagen generates mapping.schema.json, the JSON Schema of the
-// mapping file, from the Go types Load decodes it into: the structs are the
-// source of the keys, their types and their descriptions (the fields' doc
-// comments), and this package adds what a struct cannot say (enums,
-// defaults, patterns, bounds, and the rules within one mapping that Load
-// checks in code). `go generate ./mapping` runs it; a test of the mapping
-// package fails when the committed file differs from its output.
+// Package schemagen generates mapping.schema.json from the Go types Load decodes into: the structs
+// give the keys, types and descriptions (doc comments), and this package adds what a struct cannot
+// say (enums, defaults, patterns, bounds, and rules Load checks in code). `go generate ./mapping`
+// runs it; a mapping test fails when the committed file differs.
 package schemagen
 
 import (
@@ -22,16 +19,11 @@ import (
 	"github.com/pg2dynamo/pg2dynamo/mapping"
 )
 
-// pkgPath is the import path of the mapping package, whose types'
-// comments become descriptions.
 const pkgPath = "github.com/pg2dynamo/pg2dynamo/mapping"
 
-// Generate returns the schema as mapping.schema.json holds it: JSON
-// indented by two spaces, keys in a fixed order (properties in struct
-// field order, keywords in jsonschema.Schema's field order, extra keywords
-// sorted), with a final newline. srcDir is the directory of the mapping
-// package's Go source, read for the doc comments. An error is a source
-// that does not parse, or a rule naming a key the structs do not have.
+// Generate returns the schema as mapping.schema.json holds it: JSON indented by two spaces, keys in
+// a fixed order, a final newline. srcDir holds the mapping package's source, read for doc comments.
+// It fails on unparsable source or a rule naming a key the structs lack.
 func Generate(srcDir string) (out []byte, err error) {
 	r := &jsonschema.Reflector{
 		FieldNameTag:               "yaml",
@@ -66,10 +58,9 @@ func Generate(srcDir string) (out []byte, err error) {
 	return buf.Bytes(), nil
 }
 
-// goComments returns the doc comments of the mapping package's types and
-// fields under srcDir, keyed as jsonschema.Reflector.CommentMap wants
-// ("<import path>.Type.Field"), each one paragraph per blank-line-separated
-// block with its lines joined, as an editor shows it.
+// goComments returns the mapping package's type and field doc comments keyed as
+// jsonschema.Reflector.CommentMap wants ("<import path>.Type.Field"), paragraphs joined as an
+// editor shows them.
 func goComments(r *jsonschema.Reflector, srcDir string) (map[string]string, error) {
 	// AddGoComments keys a file's comments by base joined with the file's
 	// directory: read them under a placeholder base and rename.
@@ -111,9 +102,8 @@ func defName(t reflect.Type) string {
 	return string(name)
 }
 
-// fileFields adds to Mapping the two keys of the file it holds in another
-// form (Entities and AccessPatterns are slices in file order, decoded from
-// maps by name): the fields of the file struct Load decodes.
+// fileFields adds to Mapping the file's entities and access_patterns maps, which Mapping holds as
+// slices.
 func fileFields(t reflect.Type) []reflect.StructField {
 	if t != reflect.TypeFor[mapping.Mapping]() {
 		return nil
@@ -124,9 +114,8 @@ func fileFields(t reflect.Type) []reflect.StructField {
 	}
 }
 
-// unescapeHTML undoes encoding/json's escaping of <, > and & in strings
-// (\u003c, \u003e, \u0026), which the patterns are full of. It reads
-// escapes pairwise, so an escaped backslash before "u003c" stays as is.
+// unescapeHTML undoes encoding/json's escaping of <, > and & (\u003c, …), which the patterns are
+// full of; escapes are read pairwise so an escaped backslash stays.
 func unescapeHTML(b []byte) []byte {
 	out := make([]byte, 0, len(b))
 	for i := 0; i < len(b); i++ {

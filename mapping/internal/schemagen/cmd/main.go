@@ -1,7 +1,5 @@
-// Command schemagen writes mapping.schema.json from the mapping package's
-// Go types. Run it in the mapping package's directory, as
-// `go generate ./mapping` does: it reads the Go source there for the
-// descriptions and writes the file there.
+// Command schemagen writes mapping.schema.json from the mapping package's Go types and doc
+// comments. Run it in that package's directory, as `go generate ./mapping` does.
 package main
 
 import (
