@@ -8,39 +8,42 @@ import (
 	"strings"
 )
 
-// Bound is one MCPDesign table bound to a Catalog: each entity over the source table holding its
-// fields, other fields as strategies (duplicate, count, embed), templates and GSI mappings as key
-// templates, GetItem and Query patterns as access patterns. What cannot be bound is in Unbound,
-// never dropped silently.
+// Bound is one MCPDesign table bound to a Catalog: each entity over the source
+// table holding its fields, other fields as strategies (duplicate, count,
+// embed), templates and GSI mappings as key templates, GetItem and Query
+// patterns as access patterns. What cannot be bound is in Unbound, never
+// dropped silently.
 type Bound struct {
 	Catalog *Catalog
 	Design  *MCPTable
-	// Table is the DynamoDB table name; PartitionKey, SortKey and GSIs the design's key attributes.
+	// Table is the DynamoDB table name; PartitionKey, SortKey and GSIs the
+	// design's key attributes.
 	Table, PartitionKey, SortKey string
 	GSIs                         []MCPGSI
 	TypeAttribute                string
 	Entities                     []*BoundEntity
 	Patterns                     []*BoundPattern
-	// Unbound lists what the draft lacks in design order: unheld entities, unfilled fields, GSI
-	// mappings or patterns over them.
+	// Unbound lists what the draft lacks in design order: unheld entities,
+	// unfilled fields, GSI mappings or patterns over them.
 	Unbound []Unbound
-	// Untranslated are patterns verify cannot run (writes, Scan, BatchGetItem) with why; the draft
-	// comments them.
+	// Untranslated are patterns verify cannot run (writes, Scan, BatchGetItem)
+	// with why; the draft comments them.
 	Untranslated []string
-	// numberKeys are the design's number key attributes (NumberKeys), found once by keyType.
+	// numberKeys are the design's number key attributes (NumberKeys), found
+	// once by keyType.
 	numberKeys map[string]bool
 }
 
-// Unbound is a part of the design the source does not give: where (entity Order, field
-// loyalty_points) and why.
+// Unbound is a part of the design the source does not give: where (entity
+// Order, field loyalty_points) and why.
 type Unbound struct {
 	Where, Why string
 }
 
 func (u Unbound) String() string { return u.Where + ": " + u.Why }
 
-// BoundEntity is a designed entity and how the source fills it; Table nil when no table holds it
-// (then Unbound and commented).
+// BoundEntity is a designed entity and how the source fills it; Table nil when
+// no table holds it (then Unbound and commented).
 type BoundEntity struct {
 	Design *MCPEntity
 	Table  *Table
@@ -48,26 +51,28 @@ type BoundEntity struct {
 	Why     string
 	PK, SK  string
 	Indexes []BoundIndex
-	// Select are the written source columns, Rename those written under the design's name (column →
-	// field).
+	// Select are the written source columns, Rename those written under the
+	// design's name (column → field).
 	Select []string
 	Rename map[string]string
-	// Dropped are columns left out because a same-named key attribute holds them.
+	// Dropped are columns left out because a same-named key attribute holds
+	// them.
 	Dropped []string
-	// Casts are columns read as text through a query source, so their attributes hold the design's
-	// string.
+	// Casts are columns read as text through a query source, so their
+	// attributes hold the design's string.
 	Casts      []string
 	Duplicates []*BoundDuplicate
 	Counts     []BoundCount
 	Embeds     []BoundEmbed
 	Notes      []string
-	// keyName gives each key-placeable field its placeholder (source column or duplicated
-	// attribute, marked in dup) and whether it is a number.
+	// keyName gives each key-placeable field its placeholder (source column or
+	// duplicated attribute, marked in dup) and whether it is a number.
 	keyName map[string]keyColumn
 	dup     map[string]bool
 	// nullable marks the placeholders that may be NULL (sparse indexes).
 	nullable map[string]bool
-	// multi are the multi-attribute-key GSIs the items are in (no Indexes entry).
+	// multi are the multi-attribute-key GSIs the items are in (no Indexes
+	// entry).
 	multi []string
 }
 
@@ -95,8 +100,8 @@ type BoundCount struct {
 	Join [][2]string
 }
 
-// BoundEmbed is a child table's rows in an array field: a list of maps, or for scalars a set of one
-// column.
+// BoundEmbed is a child table's rows in an array field: a list of maps, or for
+// scalars a set of one column.
 type BoundEmbed struct {
 	Attr    string
 	Child   *Table
@@ -107,8 +112,8 @@ type BoundEmbed struct {
 	Max     int64
 }
 
-// BoundPattern is a translated access pattern, or one that could not be (Why set, KeyCondition
-// empty).
+// BoundPattern is a translated access pattern, or one that could not be (Why
+// set, KeyCondition empty).
 type BoundPattern struct {
 	Name, Description, Index, KeyCondition string
 	// Filter is filter_expression as the mapping's filter ("" for none).
@@ -118,7 +123,8 @@ type BoundPattern struct {
 	Why    string
 }
 
-// SelectMCPTable returns the design's table of that name, or its only one when name is "".
+// SelectMCPTable returns the design's table of that name, or its only one when
+// name is "".
 func SelectMCPTable(d *MCPDesign, name string) (*MCPTable, error) {
 	var names []string
 	for _, t := range d.Tables {
@@ -133,13 +139,14 @@ func SelectMCPTable(d *MCPDesign, name string) (*MCPTable, error) {
 	return nil, fmt.Errorf("the design has no table %q; its tables: %s", name, strings.Join(names, ", "))
 }
 
-// link is a table's relationship: to a parent (Join pairs the parent's columns with the table's) or
-// from a child.
+// link is a table's relationship: to a parent (Join pairs the parent's columns
+// with the table's) or from a child.
 type link struct {
 	Other *Table
 	Join  [][2]string
-	// Bases are field name starts naming a parent column through this foreign key: the column
-	// without _id (author_id → author) or _<parent>_id (owner_user_id → owner).
+	// Bases are field name starts naming a parent column through this foreign
+	// key: the column without _id (author_id → author) or _<parent>_id
+	// (owner_user_id → owner).
 	Bases []string
 	Via   string
 	// NotNull: every row has the parent.
@@ -152,8 +159,8 @@ type binder struct {
 	b *Bound
 }
 
-// BindDesign binds designed table t to cat (see Bound); name is the table name (default
-// table_name).
+// BindDesign binds designed table t to cat (see Bound); name is the table name
+// (default table_name).
 func BindDesign(cat *Catalog, t *MCPTable, name string) *Bound {
 	b := &Bound{Catalog: cat, Design: t, Table: cmp.Or(name, t.Config.TableName), PartitionKey: t.Config.PartitionKey,
 		SortKey: t.Config.SortKey, GSIs: t.GSIs(), TypeAttribute: "type"}
@@ -179,8 +186,9 @@ func (g *binder) unbound(where, format string, args ...any) {
 	g.b.Unbound = append(g.b.Unbound, Unbound{Where: where, Why: fmt.Sprintf(format, args...)})
 }
 
-// parents are t's parents through its foreign keys, and through theirs whose columns t holds too (a
-// task's tenant, via its project's (tenant_id, project_id)).
+// parents are t's parents through its foreign keys, and through theirs whose
+// columns t holds too (a task's tenant, via its project's (tenant_id,
+// project_id)).
 func (g *binder) parents(t *Table) []link {
 	var out []link
 	for _, fk := range t.ForeignKeys {
@@ -220,8 +228,9 @@ func (g *binder) parents(t *Table) []link {
 	return out
 }
 
-// bases are the name starts for parent p's columns through fk: the parent-naming column of fk (not
-// the tenant one) without _<p's singular>_id (owner_user_id → owner) or _id (author_id → author).
+// bases are the name starts for parent p's columns through fk: the
+// parent-naming column of fk (not the tenant one) without _<p's singular>_id
+// (owner_user_id → owner) or _id (author_id → author).
 func bases(fk *ForeignKey, p *Table) []string {
 	var own []string
 	for i, c := range fk.Columns {
@@ -261,8 +270,8 @@ func (g *binder) children(t *Table) []link {
 	return out
 }
 
-// direct finds field f among t's columns: column f, else c for <t's singular>_c (product_name →
-// products.name).
+// direct finds field f among t's columns: column f, else c for <t's singular>_c
+// (product_name → products.name).
 func direct(t *Table, f string) (string, bool) {
 	if _, ok := t.Column(f); ok {
 		return f, true
@@ -275,8 +284,8 @@ func direct(t *Table, f string) (string, bool) {
 	return "", false
 }
 
-// fromParent finds f in a parent: a column named via the foreign key (author_handle →
-// users.handle), the parent (user_handle) or f itself (email).
+// fromParent finds f in a parent: a column named via the foreign key
+// (author_handle → users.handle), the parent (user_handle) or f itself (email).
 func fromParent(parents []link, f string) (link, string, bool) {
 	for _, pass := range []int{0, 1, 2} {
 		for _, l := range parents {
@@ -303,9 +312,10 @@ func fromParent(parents []link, f string) (link, string, bool) {
 
 var countField = regexp.MustCompile(`^(?:(.+)_count|num_(.+))$`)
 
-// childNamed finds the child table a field names: by singular matching the child's last words
-// (lines → order_lines) or first words (player → player_achievements), else by the child's other
-// foreign key (a user's followers: follows rows reaching the user via followee_id).
+// childNamed finds the child table a field names: by singular matching the
+// child's last words (lines → order_lines) or first words (player →
+// player_achievements), else by the child's other foreign key (a user's
+// followers: follows rows reaching the user via followee_id).
 func childNamed(children []link, name string) (link, bool) {
 	s := singularSnake(name)
 	for _, l := range children {
@@ -324,7 +334,8 @@ func childNamed(children []link, name string) (link, bool) {
 	return link{}, false
 }
 
-// keyOf reports whether cols hold a unique key of t, so no two rows render one item key.
+// keyOf reports whether cols hold a unique key of t, so no two rows render one
+// item key.
 func keyOf(t *Table, cols []string) bool {
 	for _, k := range append([][]string{t.PrimaryKey}, t.Uniques...) {
 		if len(k) > 0 && subset(k, cols) {
@@ -339,8 +350,8 @@ func keyFields(de *MCPEntity) []string {
 	return slices.Concat(templateFields(de.PKTemplate), templateFields(de.SKTemplate))
 }
 
-// fit measures how well t holds de: placeable key fields holding a key of t, fields that are t's
-// columns, name match.
+// fit measures how well t holds de: placeable key fields holding a key of t,
+// fields that are t's columns, name match.
 func (g *binder) fit(de *MCPEntity, t *Table) (keys bool, cols, name int) {
 	parents := g.parents(t)
 	var keyCols []string
@@ -397,10 +408,10 @@ func (c candidate) evidence(de *MCPEntity) string {
 	return fmt.Sprintf("%s (%d of its %d fields are columns, %s)", c.t.Name, c.cols, len(de.Fields), how)
 }
 
-// table chooses de's source table among those whose columns hold its key fields, none a column of
-// lists: named as the entity, else alike but for case and number (Titles → titles), else the most
-// fields as columns. A tie or near miss leaves de unbound, listing candidates, and returns "" as
-// why.
+// table chooses de's source table among those whose columns hold its key
+// fields, none a column of lists: named as the entity, else alike but for case
+// and number (Titles → titles), else the most fields as columns. A tie or near
+// miss leaves de unbound, listing candidates, and returns "" as why.
 func (g *binder) table(de *MCPEntity) (*Table, string) {
 	var cands []candidate
 	var best candidate

@@ -1,7 +1,8 @@
-// Package draft writes a first mapping from a PostgreSQL database's schema and data: Read takes
-// tables, keys, row counts and foreign key fan-outs in one REPEATABLE READ snapshot (Catalog),
-// Propose applies docs/init-and-plan.md's single-table rules, and Write renders a mapping whose
-// comments give each decision's numbers.
+// Package draft writes a first mapping from a PostgreSQL database's schema and
+// data: Read takes tables, keys, row counts and foreign key fan-outs in one
+// REPEATABLE READ snapshot (Catalog), Propose applies docs/init-and-plan.md's
+// single-table rules, and Write renders a mapping whose comments give each
+// decision's numbers.
 package draft
 
 import (
@@ -17,7 +18,8 @@ import (
 	"github.com/pg2dynamo/pg2dynamo/mapping"
 )
 
-// Catalog is what Read found: the tables in (schema, name) order, with keys and measurements.
+// Catalog is what Read found: the tables in (schema, name) order, with keys and
+// measurements.
 type Catalog struct {
 	// Database is current_database() of the connection.
 	Database string
@@ -28,57 +30,66 @@ type Catalog struct {
 	Tables  []*Table
 }
 
-// Table is one ordinary or partitioned table (partitions are read through their parent, not
-// listed).
+// Table is one ordinary or partitioned table (partitions are read through their
+// parent, not listed).
 type Table struct {
 	Schema, Name string
 	// Columns in attnum order.
 	Columns []Column
 	// PrimaryKey is the primary key's columns in key order; nil without one.
 	PrimaryKey []string
-	// Uniques are the non-primary unique keys: UNIQUE constraints by name, then CREATE UNIQUE INDEX
-	// column indexes (not partial) by name. No two rows share all their values, NULLs aside.
+	// Uniques are the non-primary unique keys: UNIQUE constraints by name, then
+	// CREATE UNIQUE INDEX column indexes (not partial) by name. No two rows
+	// share all their values, NULLs aside.
 	Uniques [][]string
-	// UniqueColumns are, for an unidentified table, columns distinct and never NULL in the data
-	// (nil without rows): each could be its primary key.
+	// UniqueColumns are, for an unidentified table, columns distinct and never
+	// NULL in the data (nil without rows): each could be its primary key.
 	UniqueColumns []string
-	// OwnID is, when the primary key has more columns than the own id (Pagila's payment:
-	// (payment_date, payment_id)), that id column: id or named after the table, in no foreign key,
-	// distinct and never NULL in the data; else "".
+	// OwnID is, when the primary key has more columns than the own id (Pagila's
+	// payment: (payment_date, payment_id)), that id column: id or named after
+	// the table, in no foreign key, distinct and never NULL in the data; else
+	// "".
 	OwnID string
-	// Suggestions are relations column names suggest and no foreign key declares, in column order.
+	// Suggestions are relations column names suggest and no foreign key
+	// declares, in column order.
 	Suggestions []*Suggestion
-	// ForeignKeys are the outgoing foreign keys by name, each with its measured fan-out.
+	// ForeignKeys are the outgoing foreign keys by name, each with its measured
+	// fan-out.
 	ForeignKeys []*ForeignKey
 	// Rows is count(*) of the table.
 	Rows int64
-	// AvgRowBytes is a row's average pg_column_size (stored, maybe compressed): a lower bound of
-	// its item size.
+	// AvgRowBytes is a row's average pg_column_size (stored, maybe compressed):
+	// a lower bound of its item size.
 	AvgRowBytes int64
-	// Delimited are the text columns ProbeDelimited found holding lists, each with a sample value.
+	// Delimited are the text columns ProbeDelimited found holding lists, each
+	// with a sample value.
 	Delimited map[string]string
 }
 
-// Column is a table column: name, format_type (e.g. "character varying(40)") and NOT NULL.
+// Column is a table column: name, format_type (e.g. "character varying(40)")
+// and NOT NULL.
 type Column = extract.TableColumn
 
 // ForeignKey is one foreign key constraint of a child table.
 type ForeignKey struct {
 	Name string
-	// Columns of the child in constraint order; RefColumns the parent's they reference, pairwise.
+	// Columns of the child in constraint order; RefColumns the parent's they
+	// reference, pairwise.
 	Columns               []string
 	RefSchema, RefTable   string
 	RefColumns            []string
 	Fanout                Fanout
 	columnsNotNull, valid bool
-	// partial: only some partitions of a partitioned table declare it (extract.ForeignKey.Partial).
+	// partial: only some partitions of a partitioned table declare it
+	// (extract.ForeignKey.Partial).
 	partial bool
-	// suggested is the undeclared relation it was drafted from; nil for a declared foreign key.
+	// suggested is the undeclared relation it was drafted from; nil for a
+	// declared foreign key.
 	suggested *Suggestion
 }
 
-// Fanout is a relationship's measured shape: child rows with all foreign key columns set
-// (Children), grouped by parent (Parents: distinct keys).
+// Fanout is a relationship's measured shape: child rows with all foreign key
+// columns set (Children), grouped by parent (Parents: distinct keys).
 type Fanout struct {
 	Children, Parents int64
 	// Max is the largest number of children of one parent.
@@ -93,7 +104,8 @@ func (f Fanout) Avg() float64 {
 	return float64(f.Children) / float64(f.Parents)
 }
 
-// NotNull reports whether every foreign key column is NOT NULL, so every child has a parent.
+// NotNull reports whether every foreign key column is NOT NULL, so every child
+// has a parent.
 func (fk *ForeignKey) NotNull() bool { return fk.columnsNotNull }
 
 // Column returns the named column and whether it exists.
@@ -109,10 +121,11 @@ func (t *Table) Column(name string) (Column, bool) {
 // Ident is the table's quoted, schema-qualified name for SQL.
 func (t *Table) Ident() string { return pgx.Identifier{t.Schema, t.Name}.Sanitize() }
 
-// Read reads schemas' catalog (default public) and measures every table and foreign key in one
-// REPEATABLE READ, READ ONLY snapshot (a count(*) scan per table, a GROUP BY scan per foreign key).
-// Tables exclude matches, and foreign keys to them, are left unmeasured. measured, if set, is
-// called after each table with its 1-based position of n. Errors are the database's wrapped with
+// Read reads schemas' catalog (default public) and measures every table and
+// foreign key in one REPEATABLE READ, READ ONLY snapshot (a count(*) scan per
+// table, a GROUP BY scan per foreign key). Tables exclude matches, and foreign
+// keys to them, are left unmeasured. measured, if set, is called after each
+// table with its 1-based position of n. Errors are the database's wrapped with
 // the table, or path.ErrBadPattern.
 func Read(ctx context.Context, conn *pgx.Conn, schemas, exclude []string, measured func(t *Table, i, n int)) (*Catalog, error) {
 	for _, p := range exclude {
@@ -151,9 +164,9 @@ func Read(ctx context.Context, conn *pgx.Conn, schemas, exclude []string, measur
 	return cat, nil
 }
 
-// fromCatalog turns the catalog's tables into the draft's in order, without partitions and excluded
-// tables; foreign keys to those stay but are invalid, since nothing nests under an unmigrated
-// parent.
+// fromCatalog turns the catalog's tables into the draft's in order, without
+// partitions and excluded tables; foreign keys to those stay but are invalid,
+// since nothing nests under an unmigrated parent.
 func fromCatalog(in []*extract.Table, exclude []string) []*Table {
 	var out []*Table
 	var from []*extract.Table
@@ -188,8 +201,8 @@ func fromCatalog(in []*extract.Table, exclude []string) []*Table {
 	return out
 }
 
-// Excluded reports whether an exclude pattern (path.Match syntax) matches t's name or
-// schema-qualified name.
+// Excluded reports whether an exclude pattern (path.Match syntax) matches t's
+// name or schema-qualified name.
 func Excluded(t *Table, exclude []string) bool {
 	for _, p := range exclude {
 		if ok, _ := path.Match(p, t.Name); ok {
@@ -212,7 +225,8 @@ func (c *Catalog) Table(schema, name string) *Table {
 	return nil
 }
 
-// measure counts the rows and their average stored size, and each foreign key's fan-out.
+// measure counts the rows and their average stored size, and each foreign key's
+// fan-out.
 func measure(ctx context.Context, tx pgx.Tx, t *Table) error {
 	q := fmt.Sprintf("SELECT count(*), coalesce(avg(pg_column_size(t.*)), 0)::bigint FROM %s AS t", t.Ident())
 	if err := tx.QueryRow(ctx, q).Scan(&t.Rows, &t.AvgRowBytes); err != nil {
@@ -248,13 +262,13 @@ FROM (SELECT count(*) AS n FROM %s WHERE %s GROUP BY %s) AS g`, t.Ident(), notNu
 	return nil
 }
 
-// orderable are the type names (format_type up to '(' or '[') count(DISTINCT) compares, searched
-// for a key of an unidentified table.
+// orderable are the type names (format_type up to '(' or '[') count(DISTINCT)
+// compares, searched for a key of an unidentified table.
 var orderable = []string{"smallint", "integer", "bigint", "numeric", "text", "character varying", "character", "uuid",
 	"date", "timestamp without time zone", "timestamp with time zone"}
 
-// measureUnique sets t.UniqueColumns: orderable columns (at most 20) all distinct and non-NULL, in
-// one scan.
+// measureUnique sets t.UniqueColumns: orderable columns (at most 20) all
+// distinct and non-NULL, in one scan.
 func measureUnique(ctx context.Context, tx pgx.Tx, t *Table) error {
 	var cols, exprs []string
 	for _, c := range t.Columns {
@@ -284,8 +298,8 @@ func measureUnique(ctx context.Context, tx pgx.Tx, t *Table) error {
 	return nil
 }
 
-// ownIDCandidate is the composite primary key's id column (id, or named after the table), NOT NULL
-// and in no foreign key (Table.OwnID); "" for none.
+// ownIDCandidate is the composite primary key's id column (id, or named after
+// the table), NOT NULL and in no foreign key (Table.OwnID); "" for none.
 func ownIDCandidate(t *Table) string {
 	if len(t.PrimaryKey) < 2 {
 		return ""

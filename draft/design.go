@@ -13,24 +13,27 @@ import (
 	"github.com/pg2dynamo/pg2dynamo/mapping"
 )
 
-// Design's thresholds: starting points for human review, stated in the drafted file's comments.
+// Design's thresholds: starting points for human review, stated in the drafted
+// file's comments.
 const (
 	// EmbedMaxChildren: a child table is embedded in its parent when no
 	// parent has more children than this in the data.
 	EmbedMaxChildren = 10
-	// EmbedMaxItems is a drafted embed's max_items: twice EmbedMaxChildren, room to grow.
+	// EmbedMaxItems is a drafted embed's max_items: twice EmbedMaxChildren,
+	// room to grow.
 	EmbedMaxItems = 2 * EmbedMaxChildren
-	// EmbedMaxBytes bounds a parent's embedded children (average row size × EmbedMaxItems), well
-	// under the 400 KB item limit
+	// EmbedMaxBytes bounds a parent's embedded children (average row size ×
+	// EmbedMaxItems), well under the 400 KB item limit
 	// (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/ServiceQuotas.html).
 	EmbedMaxBytes = 64 << 10
-	// NestMaxAvg: a foreign key averaging more children per parent is a categorization (status,
-	// genre), not ownership; keying by it makes large, hot partitions.
+	// NestMaxAvg: a foreign key averaging more children per parent is a
+	// categorization (status, genre), not ownership; keying by it makes large,
+	// hot partitions.
 	NestMaxAvg = 100
 	// GSI is the overloaded index's name, GSIPK and GSISK its keys.
 	GSI, GSIPK, GSISK = "GSI1", "GSI1PK", "GSI1SK"
-	// KeyGSI is the sparse index of own keys (key KeyGSIPK), where a Child keyed by its owner
-	// writes its own TYPE#key.
+	// KeyGSI is the sparse index of own keys (key KeyGSIPK), where a Child
+	// keyed by its owner writes its own TYPE#key.
 	KeyGSI, KeyGSIPK = "GSI2", "GSI2PK"
 )
 
@@ -40,15 +43,16 @@ type Role int
 const (
 	// Root: its own item collection, PK = SK = TYPE#key.
 	Root Role = iota
-	// Owned: its own collection like a root, reached from its owner's through the GSI.
+	// Owned: its own collection like a root, reached from its owner's through
+	// the GSI.
 	Owned
-	// Child: in the owner's collection (PK = OWNER#key), found by its key via KeyGSI unless that
-	// key holds the owner's.
+	// Child: in the owner's collection (PK = OWNER#key), found by its key via
+	// KeyGSI unless that key holds the owner's.
 	Child
 	// Embedded: no items of its own; the owner's item holds its rows.
 	Embedded
-	// Join: a two-foreign-key table, as adjacency-list items in the first parent's collection,
-	// inverted in the GSI.
+	// Join: a two-foreign-key table, as adjacency-list items in the first
+	// parent's collection, inverted in the GSI.
 	Join
 )
 
@@ -57,7 +61,8 @@ type Design struct {
 	Catalog       *Catalog
 	Table         string
 	TypeAttribute string
-	// Entities in mapping order: roots, then owners before what they own, then join tables.
+	// Entities in mapping order: roots, then owners before what they own, then
+	// join tables.
 	Entities []*Entity
 	Patterns []*Pattern
 	// Skipped are tables left out, each with why.
@@ -74,19 +79,21 @@ type Skip struct {
 
 // Entity is one drafted entity.
 type Entity struct {
-	// Name is the entity's name and type, Prefix its key prefix: ASCII, unique (designer.names).
+	// Name is the entity's name and type, Prefix its key prefix: ASCII, unique
+	// (designer.names).
 	Name   string
 	Prefix string
 	Table  *Table
-	// Key are the identifying columns (primary key, or a unique key of NOT NULL columns).
+	// Key are the identifying columns (primary key, or a unique key of NOT NULL
+	// columns).
 	Key  []string
 	Role Role
-	// Owner is the foreign key to a Child's, Owned's or Embedded's parent; Ends a Join's two
-	// foreign keys.
+	// Owner is the foreign key to a Child's, Owned's or Embedded's parent; Ends
+	// a Join's two foreign keys.
 	Owner *ForeignKey
 	Ends  [2]*ForeignKey
-	// PK and SK are the key templates, Index the GSI1 templates, ByKey a Child's GSI2 partition key
-	// template.
+	// PK and SK are the key templates, Index the GSI1 templates, ByKey a
+	// Child's GSI2 partition key template.
 	PK, SK string
 	Index  *Index
 	ByKey  string
@@ -98,19 +105,19 @@ type Entity struct {
 	As string
 	// Rename renames columns that would clash with key or type attributes.
 	Rename map[string]string
-	// Exclude are the columns left out (secrets, full-text vectors: leftOut) with why, in column
-	// order.
+	// Exclude are the columns left out (secrets, full-text vectors: leftOut)
+	// with why, in column order.
 	Exclude []LeftOut
 	// Notes are the comment lines written above the entity.
 	Notes []string
 	owned []*Entity
-	// words is the table name as ASCII snake_case (table_N without one); base the lower-case
-	// singular the name and prefix come from (order_line).
+	// words is the table name as ASCII snake_case (table_N without one); base
+	// the lower-case singular the name and prefix come from (order_line).
 	words, base string
 	// whyNotEmbedded says why a Child is not Embedded.
 	whyNotEmbedded string
-	// lead starts a Join's sort keys before the other parent's prefix: "" or its own prefix and '#'
-	// when another entity has the same keys.
+	// lead starts a Join's sort keys before the other parent's prefix: "" or
+	// its own prefix and '#' when another entity has the same keys.
 	lead string
 }
 
@@ -151,7 +158,8 @@ type Pattern struct {
 type Options struct {
 	// Table is the DynamoDB table name (default: the database's name).
 	Table string
-	// DuplicateNames copies each owner's name column (name, title, *_name) onto its owned items.
+	// DuplicateNames copies each owner's name column (name, title, *_name) onto
+	// its owned items.
 	DuplicateNames bool
 }
 
@@ -163,8 +171,8 @@ type designer struct {
 	cands map[*Entity][]*ForeignKey
 }
 
-// Propose applies the drafting rules to cat. It never fails: a table it cannot map (no placeable
-// primary or NOT NULL unique key) goes to Skipped.
+// Propose applies the drafting rules to cat. It never fails: a table it cannot
+// map (no placeable primary or NOT NULL unique key) goes to Skipped.
 func Propose(cat *Catalog, opts Options) *Design {
 	d := &Design{Catalog: cat, Table: tableName(opts.Table, cat.Database), TypeAttribute: "type"}
 	g := &designer{d: d, opts: opts, byName: map[*Table]*Entity{}, cands: map[*Entity][]*ForeignKey{}}
@@ -228,7 +236,8 @@ func tableName(asked, db string) string {
 	return n
 }
 
-// identity is the primary key, or the first placeable NOT NULL unique key; or nil and why none.
+// identity is the primary key, or the first placeable NOT NULL unique key; or
+// nil and why none.
 func identity(t *Table) ([]string, string) {
 	if len(t.PrimaryKey) > 0 && placeable(t.PrimaryKey) {
 		return t.PrimaryKey, ""
@@ -250,8 +259,8 @@ func identity(t *Table) ([]string, string) {
 	return nil, "no primary key and no unique key of NOT NULL columns: nothing identifies a row, so no key can be rendered; " + keyAdvice(t)
 }
 
-// keyAdvice says how to give an unidentified t a key: a column the data shows unique and never
-// NULL, else an identity column; then rerun init.
+// keyAdvice says how to give an unidentified t a key: a column the data shows
+// unique and never NULL, else an identity column; then rerun init.
 func keyAdvice(t *Table) string {
 	id := pgx.Identifier{t.Schema, t.Name}.Sanitize()
 	if len(t.UniqueColumns) > 0 {
@@ -266,14 +275,16 @@ func keyAdvice(t *Table) string {
 	return fmt.Sprintf("no column is distinct and never NULL in the data: add a key, ALTER TABLE %s ADD COLUMN id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY; or a UNIQUE index on NOT NULL columns; then run init again", id)
 }
 
-// placeable reports whether every column can be a ${column} placeholder (mapping.Nameable).
+// placeable reports whether every column can be a ${column} placeholder
+// (mapping.Nameable).
 func placeable(cols []string) bool {
 	return !slices.ContainsFunc(cols, func(c string) bool { return !mapping.Nameable(c) })
 }
 
-// names gives each entity a type name and key prefix from its table name (asciiSnake, singular:
-// order_lines → OrderLine, ORDER_LINE), per docs/init-and-plan.md "Names": catalog position without
-// an ASCII letter or digit, then schema-qualified, then numbered, so no two types share a prefix
+// names gives each entity a type name and key prefix from its table name
+// (asciiSnake, singular: order_lines → OrderLine, ORDER_LINE), per
+// docs/init-and-plan.md "Names": catalog position without an ASCII letter or
+// digit, then schema-qualified, then numbered, so no two types share a prefix
 // and overwrite each other's items.
 func (g *designer) names(all []*Entity) {
 	pos := map[*Table]int{}
@@ -310,9 +321,9 @@ func (g *designer) names(all []*Entity) {
 	}
 }
 
-// parentOf returns the mapped table a usable foreign key references by its full identifying key, so
-// both sides' templates render one value. A foreign key only some partitions declare is unusable:
-// other rows may lack a parent.
+// parentOf returns the mapped table a usable foreign key references by its full
+// identifying key, so both sides' templates render one value. A foreign key
+// only some partitions declare is unusable: other rows may lack a parent.
 func (g *designer) parentOf(fk *ForeignKey) *Entity {
 	if !fk.valid || fk.partial || !placeable(fk.Columns) {
 		return nil
@@ -338,9 +349,10 @@ func childColumns(fk *ForeignKey, parent *Entity) []string {
 	return out
 }
 
-// join makes e a Join when its identifying key is exactly two usable foreign keys and it has no
-// other. Its items live in the first end's collection, unless that end is a category and the other
-// not (a partition per category is hot: docs/init-and-plan.md). Two category ends make no join.
+// join makes e a Join when its identifying key is exactly two usable foreign
+// keys and it has no other. Its items live in the first end's collection,
+// unless that end is a category and the other not (a partition per category is
+// hot: docs/init-and-plan.md). Two category ends make no join.
 func (g *designer) join(e *Entity) {
 	t := e.Table
 	var usable []*ForeignKey
@@ -368,12 +380,12 @@ func (g *designer) join(e *Entity) {
 	e.Ends = [2]*ForeignKey{a, b}
 }
 
-// category reports whether fk averages over NestMaxAvg children per parent: a categorization no
-// collection or GSI partition should be keyed by.
+// category reports whether fk averages over NestMaxAvg children per parent: a
+// categorization no collection or GSI partition should be keyed by.
 func category(fk *ForeignKey) bool { return fk.Fanout.Avg() > NestMaxAvg }
 
-// candidates are the foreign keys that could own e: usable, NOT NULL, to another table, not a
-// category, not a one-to-one reference.
+// candidates are the foreign keys that could own e: usable, NOT NULL, to
+// another table, not a category, not a one-to-one reference.
 func (g *designer) candidates(e *Entity) []*ForeignKey {
 	var out []*ForeignKey
 	for _, fk := range e.Table.ForeignKeys {
@@ -384,8 +396,9 @@ func (g *designer) candidates(e *Entity) []*ForeignKey {
 	return out
 }
 
-// oneToOne reports whether each parent has at most one child through fk: declared (fk holds a
-// unique key of t) or measured (rows exist, no parent has two).
+// oneToOne reports whether each parent has at most one child through fk:
+// declared (fk holds a unique key of t) or measured (rows exist, no parent has
+// two).
 func oneToOne(t *Table, fk *ForeignKey) bool {
 	return oneToOneDeclared(t, fk) || fk.Fanout.Children > 0 && fk.Fanout.Max <= 1
 }
@@ -403,15 +416,17 @@ func oneToOneDeclared(t *Table, fk *ForeignKey) bool {
 	return false
 }
 
-// reference reports whether fk is a one-to-one reference outside e's own key, hence no ownership (a
-// customer has an address; docs/init-and-plan.md "Owners").
+// reference reports whether fk is a one-to-one reference outside e's own key,
+// hence no ownership (a customer has an address; docs/init-and-plan.md
+// "Owners").
 func reference(e *Entity, fk *ForeignKey) bool {
 	return oneToOne(e.Table, fk) && !subset(fk.Columns, e.Key)
 }
 
-// classify chooses e's owner among candidates, preferring (docs/init-and-plan.md "Owners"): one
-// inside the table's key; one whose parent's name starts the table's (invoice_line → invoice); one
-// to a root; fewest children per parent; name.
+// classify chooses e's owner among candidates, preferring
+// (docs/init-and-plan.md "Owners"): one inside the table's key; one whose
+// parent's name starts the table's (invoice_line → invoice); one to a root;
+// fewest children per parent; name.
 func (g *designer) classify(e *Entity) {
 	if e.Role == Join {
 		return
@@ -466,10 +481,11 @@ func subset(a, b []string) bool {
 	return true
 }
 
-// leaf makes an owned table nothing hangs from a Child in its owner's collection, or Embedded in
-// the owner's item when small and bounded: its only foreign key is the owner, at most
-// EmbedMaxChildren children per parent, EmbedMaxItems rows within EmbedMaxBytes. Never a referenced
-// table (embedded rows have no item) or one whose key order_by cannot name.
+// leaf makes an owned table nothing hangs from a Child in its owner's
+// collection, or Embedded in the owner's item when small and bounded: its only
+// foreign key is the owner, at most EmbedMaxChildren children per parent,
+// EmbedMaxItems rows within EmbedMaxBytes. Never a referenced table (embedded
+// rows have no item) or one whose key order_by cannot name.
 func (g *designer) leaf(e *Entity) {
 	if e.Role != Owned || len(e.owned) > 0 || g.joinStart(e) {
 		return
@@ -493,7 +509,8 @@ func (g *designer) leaf(e *Entity) {
 	}
 }
 
-// referrers are the other tables with a usable foreign key to e, in catalog order.
+// referrers are the other tables with a usable foreign key to e, in catalog
+// order.
 func (g *designer) referrers(e *Entity) []string {
 	var out []string
 	for _, t := range g.d.Catalog.Tables {
@@ -523,8 +540,9 @@ func (g *designer) joinStart(e *Entity) bool {
 	return false
 }
 
-// order puts roots first, each owned table after its owners (breadth first), then joins, each group
-// in catalog order; parents first so patterns sample parameters from the parent.
+// order puts roots first, each owned table after its owners (breadth first),
+// then joins, each group in catalog order; parents first so patterns sample
+// parameters from the parent.
 func order(all []*Entity) []*Entity {
 	var out []*Entity
 	placed := map[*Entity]bool{}
@@ -556,8 +574,8 @@ func order(all []*Entity) []*Entity {
 	return out
 }
 
-// ref renders "PREFIX#${a}#${b}" over placeable cols; a '$' in a placeholder name needs no escape
-// ("$$" escapes only literal text).
+// ref renders "PREFIX#${a}#${b}" over placeable cols; a '$' in a placeholder
+// name needs no escape ("$$" escapes only literal text).
 func ref(prefix string, cols []string) string {
 	var b strings.Builder
 	b.WriteString(prefix)
@@ -569,8 +587,8 @@ func ref(prefix string, cols []string) string {
 	return b.String()
 }
 
-// keys renders the key templates and picks the GSI1 entry, and a Child's GSI2 entry when its key
-// lacks the partition key.
+// keys renders the key templates and picks the GSI1 entry, and a Child's GSI2
+// entry when its key lacks the partition key.
 func (g *designer) keys(e *Entity) {
 	self := ref(e.Prefix, e.Key)
 	switch e.Role {
@@ -612,9 +630,10 @@ func (g *designer) keys(e *Entity) {
 	g.d.UsesGSI = true
 }
 
-// distinctKeys prefixes a Join's sort keys (table and GSI1) with its own prefix when another
-// entity's keys could equal its own (two joins of the same parents, a join and a Child of one
-// parent): EMPLOYEE#1 / DEPARTMENT_MANAGER#DEPARTMENT#d1.
+// distinctKeys prefixes a Join's sort keys (table and GSI1) with its own prefix
+// when another entity's keys could equal its own (two joins of the same
+// parents, a join and a Child of one parent): EMPLOYEE#1 /
+// DEPARTMENT_MANAGER#DEPARTMENT#d1.
 func (g *designer) distinctKeys() {
 	shape := func(pk, sk string) string { return literalLead(pk) + "\x00" + literalLead(sk) }
 	seen := map[string][]*Entity{}
@@ -658,8 +677,9 @@ func literalLead(tpl string) string {
 	return tpl
 }
 
-// lookupFK picks the foreign key a Root or Child serves through GSI1: usable, not the owner, not a
-// category; one-to-many before one-to-one, then fewest children per parent, then name.
+// lookupFK picks the foreign key a Root or Child serves through GSI1: usable,
+// not the owner, not a category; one-to-many before one-to-one, then fewest
+// children per parent, then name.
 func (g *designer) lookupFK(e *Entity) *ForeignKey {
 	var best *ForeignKey
 	better := func(fk *ForeignKey) bool {
@@ -679,7 +699,8 @@ func (g *designer) lookupFK(e *Entity) *ForeignKey {
 	return best
 }
 
-// parentSide adds to e's parent what e's role asks: the embed, a child count, the duplicated name.
+// parentSide adds to e's parent what e's role asks: the embed, a child count,
+// the duplicated name.
 func (g *designer) parentSide(e *Entity) {
 	if e.Owner == nil {
 		return
@@ -715,8 +736,8 @@ func (g *designer) parentSide(e *Entity) {
 
 var nameType = regexp.MustCompile(`^(text|character varying\((\d+)\)|character\((\d+)\))$`)
 
-// nameColumn is a parent's short name column: name, title or *_name of text or (var)char up to 80
-// ("text" is taken as short, as names are); "" for none.
+// nameColumn is a parent's short name column: name, title or *_name of text or
+// (var)char up to 80 ("text" is taken as short, as names are); "" for none.
 func nameColumn(t *Table) string {
 	for _, c := range t.Columns {
 		if c.Name != "name" && c.Name != "title" && !strings.HasSuffix(c.Name, "_name") {
@@ -734,8 +755,8 @@ func nameColumn(t *Table) string {
 	return ""
 }
 
-// typeAttribute keeps "type" unless a column has that name, and renames columns clashing with key
-// attributes.
+// typeAttribute keeps "type" unless a column has that name, and renames columns
+// clashing with key attributes.
 func (g *designer) typeAttribute() {
 	if g.anyColumn("type") {
 		g.d.TypeAttribute = "entity_type"
@@ -762,9 +783,10 @@ func (g *designer) typeAttribute() {
 // secretWords in a column name (any case) mark a secret or its digest.
 var secretWords = []string{"password", "passwd", "token", "secret", "hash", "salt"}
 
-// leftOut says why c is left out, or "": a tsvector (DynamoDB cannot search it), or a name
-// containing a secretWord, which also catches innocent names (hashtag): copying a secret to every
-// reader is worse (docs/init-and-plan.md "Columns left out").
+// leftOut says why c is left out, or "": a tsvector (DynamoDB cannot search
+// it), or a name containing a secretWord, which also catches innocent names
+// (hashtag): copying a secret to every reader is worse (docs/init-and-plan.md
+// "Columns left out").
 func leftOut(c Column) string {
 	if c.Type == "tsvector" {
 		return "a tsvector, PostgreSQL's full-text index of other columns, which DynamoDB cannot search"
@@ -778,8 +800,8 @@ func leftOut(c Column) string {
 	return ""
 }
 
-// exclude lists leftOut's columns of e's items (and embedded rows) except those key templates
-// render, which a key holds anyway; the entity's comment says so.
+// exclude lists leftOut's columns of e's items (and embedded rows) except those
+// key templates render, which a key holds anyway; the entity's comment says so.
 func (g *designer) exclude(e *Entity) {
 	inKeys := slices.Clone(e.Key)
 	for _, fk := range append([]*ForeignKey{e.Owner, e.Ends[0], e.Ends[1]}, indexFK(e)) {
@@ -816,10 +838,11 @@ func (g *designer) anyColumn(name string) bool {
 	return false
 }
 
-// patterns drafts e's relationship access patterns: a Query of each own item by key (via GSI2 when
-// needed), a begins_with Query per child type in a collection, a GSI1 Query per reverse lookup.
-// Parameters are named as in the child's key template so verify samples them from child rows. An
-// empty table gets none.
+// patterns drafts e's relationship access patterns: a Query of each own item by
+// key (via GSI2 when needed), a begins_with Query per child type in a
+// collection, a GSI1 Query per reverse lookup. Parameters are named as in the
+// child's key template so verify samples them from child rows. An empty table
+// gets none.
 func (g *designer) patterns(e *Entity) {
 	self := ref(e.Prefix, e.Key)
 	if e.Role == Embedded {
@@ -862,7 +885,8 @@ func (g *designer) patterns(e *Entity) {
 			"", fmt.Sprintf("PK = %s AND begins_with(SK, %s#)", e.PK, e.Prefix))
 	case Join:
 		a, b := g.parentOf(e.Ends[0]), g.parentOf(e.Ends[1])
-		// Named after the other parent, or after its own table when distinctKeys prefixed it.
+		// Named after the other parent, or after its own table when
+		// distinctKeys prefixed it.
 		an, bn := a.Name+pascal(many(b.words)), b.Name+pascal(many(a.words))
 		if e.lead != "" {
 			an, bn = a.Name+pascal(many(e.words)), b.Name+pascal(many(e.words))
@@ -890,8 +914,8 @@ func (g *designer) patterns(e *Entity) {
 	}
 }
 
-// pattern adds an access pattern under a unique name: a taken one gets "In" and its index, or
-// "InTable", and a number last.
+// pattern adds an access pattern under a unique name: a taken one gets "In" and
+// its index, or "InTable", and a number last.
 func (g *designer) pattern(name, desc, index, cond string) {
 	taken := func(n string) bool {
 		return slices.ContainsFunc(g.d.Patterns, func(p *Pattern) bool { return p.Name == n })

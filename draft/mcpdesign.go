@@ -8,11 +8,13 @@ import (
 	"strings"
 )
 
-// MCPDesign is a data model in the DynamoDB MCP server's schema.json format (awslabs/mcp,
-// src/dynamodb-mcp-server, docs/SCHEMA_VALIDATION.md). BindDesign binds one table to a catalog.
+// MCPDesign is a data model in the DynamoDB MCP server's schema.json format
+// (awslabs/mcp, src/dynamodb-mcp-server, docs/SCHEMA_VALIDATION.md). BindDesign
+// binds one table to a catalog.
 type MCPDesign struct {
 	Tables []*MCPTable
-	// CrossTable counts cross_table_access_patterns, which no one-table mapping holds.
+	// CrossTable counts cross_table_access_patterns, which no one-table mapping
+	// holds.
 	CrossTable int
 }
 
@@ -21,12 +23,13 @@ type MCPTable struct {
 	Config   MCPTableConfig
 	GSIList  []MCPGSI
 	Entities MCPEntities
-	// CrossPatterns are the cross-table patterns naming this table, in file order.
+	// CrossPatterns are the cross-table patterns naming this table, in file
+	// order.
 	CrossPatterns []MCPCrossPattern
 }
 
-// MCPCrossPattern is a cross-table transaction (TransactGet, TransactWrite); Tables are its
-// entities' tables, each once, in order.
+// MCPCrossPattern is a cross-table transaction (TransactGet, TransactWrite);
+// Tables are its entities' tables, each once, in order.
 type MCPCrossPattern struct {
 	ID              int
 	Name, Operation string
@@ -38,9 +41,10 @@ type MCPTableConfig struct {
 	TableName, PartitionKey, SortKey string
 }
 
-// MCPGSI is a gsi_list GSI. A one-attribute key is PartitionKey (SortKey, "" for none); a
-// multi-attribute key (1 to 4) is PartitionKeys (SortKeys) with PartitionKey (SortKey) "".
-// Projection is ALL, KEYS_ONLY or INCLUDE (Included).
+// MCPGSI is a gsi_list GSI. A one-attribute key is PartitionKey (SortKey, ""
+// for none); a multi-attribute key (1 to 4) is PartitionKeys (SortKeys) with
+// PartitionKey (SortKey) "". Projection is ALL, KEYS_ONLY or INCLUDE
+// (Included).
 type MCPGSI struct {
 	Name                    string
 	PartitionKey, SortKey   string
@@ -52,8 +56,8 @@ type MCPGSI struct {
 // MultiAttribute reports whether a key of g is a list of attributes.
 func (g MCPGSI) MultiAttribute() bool { return g.PartitionKeys != nil || g.SortKeys != nil }
 
-// MCPEntity is a designed entity: type prefix, key templates ("USER#{user_id}"), GSI templates,
-// fields, patterns.
+// MCPEntity is a designed entity: type prefix, key templates
+// ("USER#{user_id}"), GSI templates, fields, patterns.
 type MCPEntity struct {
 	// Name is its key in "entities".
 	Name        string
@@ -65,15 +69,16 @@ type MCPEntity struct {
 	Patterns    []MCPPattern
 }
 
-// MCPGSIMapping is an entity's templates in one GSI; multi-attribute keys use PKTemplates,
-// SKTemplates.
+// MCPGSIMapping is an entity's templates in one GSI; multi-attribute keys use
+// PKTemplates, SKTemplates.
 type MCPGSIMapping struct {
 	Name                     string
 	PKTemplate, SKTemplate   string
 	PKTemplates, SKTemplates []string
 }
 
-// MCPField is a typed field: string, integer, decimal, boolean, array (ItemType), object or uuid.
+// MCPField is a typed field: string, integer, decimal, boolean, array
+// (ItemType), object or uuid.
 type MCPField struct {
 	Name     string
 	Type     string
@@ -81,8 +86,8 @@ type MCPField struct {
 	ItemType string
 }
 
-// MCPPattern is an access pattern: an operation with parameters, IndexName, a range Query's sort
-// key condition, and Filter (nil for none).
+// MCPPattern is an access pattern: an operation with parameters, IndexName, a
+// range Query's sort key condition, and Filter (nil for none).
 type MCPPattern struct {
 	ID             int
 	Name           string
@@ -95,23 +100,25 @@ type MCPPattern struct {
 	Filter         *MCPFilter
 }
 
-// MCPFilter is a filter_expression: conditions joined by LogicalOperator (AND by default, or OR).
+// MCPFilter is a filter_expression: conditions joined by LogicalOperator (AND
+// by default, or OR).
 type MCPFilter struct {
 	Conditions      []MCPFilterCondition
 	LogicalOperator string
 }
 
-// MCPFilterCondition is a condition on Field: an Operator (=, <>, <, <=, >, >=, between, in) or
-// Function (attribute_exists, attribute_not_exists, begins_with, contains, size with an Operator),
-// over Param (Param2 for between) or Params (in).
+// MCPFilterCondition is a condition on Field: an Operator (=, <>, <, <=, >, >=,
+// between, in) or Function (attribute_exists, attribute_not_exists,
+// begins_with, contains, size with an Operator), over Param (Param2 for
+// between) or Params (in).
 type MCPFilterCondition struct {
 	Field, Operator, Function string
 	Param, Param2             string
 	Params                    []string
 }
 
-// MCPParameter is a pattern parameter; EntityType is set for type "entity" (a whole item, for
-// writes).
+// MCPParameter is a pattern parameter; EntityType is set for type "entity" (a
+// whole item, for writes).
 type MCPParameter struct {
 	Name       string
 	Type       string
@@ -154,8 +161,9 @@ func (e *MCPEntity) GSIMapping(name string) *MCPGSIMapping {
 	return nil
 }
 
-// ParseMCPDesign reads and checks an MCP server schema.json. Non-JSON gives (nil, error); otherwise
-// the design as far as well formed (wrong shapes zero), err nil or DesignErrors sorted by path.
+// ParseMCPDesign reads and checks an MCP server schema.json. Non-JSON gives
+// (nil, error); otherwise the design as far as well formed (wrong shapes zero),
+// err nil or DesignErrors sorted by path.
 func ParseMCPDesign(data []byte) (*MCPDesign, error) {
 	root, err := decodeOrdered(data)
 	if err != nil {
@@ -339,8 +347,8 @@ func buildEntity(name string, eo *jsonObject) *MCPEntity {
 	return e
 }
 
-// placeholder is a template {field} as the MCP server reads it: letters, digits and '_', maybe a
-// Python format spec after ':' ({score:05d}).
+// placeholder is a template {field} as the MCP server reads it: letters, digits
+// and '_', maybe a Python format spec after ':' ({score:05d}).
 var placeholder = regexp.MustCompile(`\{(\w+)(?::([^}]*))?\}`)
 
 // templateFields are the fields a template names, in order.
@@ -352,8 +360,8 @@ func templateFields(tpl string) []string {
 	return out
 }
 
-// templatePrefix is the template up to and including its first placeholder, or all of it without
-// one.
+// templatePrefix is the template up to and including its first placeholder, or
+// all of it without one.
 func templatePrefix(tpl string) string {
 	loc := placeholder.FindStringIndex(tpl)
 	if loc == nil {
@@ -370,8 +378,9 @@ func literalPrefix(tpl string) string {
 	return tpl
 }
 
-// keyColumn places a design field in a key template: Name its placeholder name (column or
-// duplicated attribute), Number whether pg2dynamo zero-pads it unless told a width.
+// keyColumn places a design field in a key template: Name its placeholder name
+// (column or duplicated attribute), Number whether pg2dynamo zero-pads it
+// unless told a width.
 type keyColumn struct {
 	Name   string
 	Number bool
@@ -379,9 +388,10 @@ type keyColumn struct {
 	Scale int
 }
 
-// translateTemplate turns a design template into a pg2dynamo one rendering what the design's Python
-// str() builds: ${name:0} for a plain number (CUSTOMER#1), ${name:N} for {field:0Nd}, ${name} for
-// strings, '$' as "$$". Unplaceable fields go to missing, specs without equivalent to unsupported.
+// translateTemplate turns a design template into a pg2dynamo one rendering what
+// the design's Python str() builds: ${name:0} for a plain number (CUSTOMER#1),
+// ${name:N} for {field:0Nd}, ${name} for strings, '$' as "$$". Unplaceable
+// fields go to missing, specs without equivalent to unsupported.
 func translateTemplate(tpl string, col func(field string) (keyColumn, bool)) (out string, missing, unsupported []string) {
 	var b strings.Builder
 	last := 0
@@ -411,12 +421,13 @@ func translateTemplate(tpl string, col func(field string) (keyColumn, bool)) (ou
 	return b.String(), missing, unsupported
 }
 
-// numberSpec is a Python spec zero-padding a number ("05d", "011.2f") or writing an integer plainly
-// ("d", "").
+// numberSpec is a Python spec zero-padding a number ("05d", "011.2f") or
+// writing an integer plainly ("d", "").
 var numberSpec = regexp.MustCompile(`^(?:0(\d{1,2}))?(?:d|\.(\d{1,2})f)?$`)
 
-// numberWidth is the pg2dynamo width for spec over a column of that scale: 0 for none, N for 0Nd,
-// W−S−1 for 0W.Sf on numeric(p,S); false when it cannot match Python.
+// numberWidth is the pg2dynamo width for spec over a column of that scale: 0
+// for none, N for 0Nd, W−S−1 for 0W.Sf on numeric(p,S); false when it cannot
+// match Python.
 func numberWidth(spec string, scale int) (int, bool) {
 	m := numberSpec.FindStringSubmatch(spec)
 	if m == nil {

@@ -8,15 +8,18 @@ import (
 	"strings"
 )
 
-// Diff is what changes between two versions of a mapping: per entity what its items gain or lose,
-// the GSIs and access patterns added and removed, and the changes the table cannot take in place.
-// It reads no database.
+// Diff is what changes between two versions of a mapping: per entity what its
+// items gain or lose, the GSIs and access patterns added and removed, and the
+// changes the table cannot take in place. It reads no database.
 type Diff struct {
-	// Entities are the changed entities in new order, then the removed ones in old order.
+	// Entities are the changed entities in new order, then the removed ones in
+	// old order.
 	Entities []EntityDiff
-	// GSIsAdded are the new mapping's GSIs the old lacks, in new order; GSIsRemoved the reverse.
+	// GSIsAdded are the new mapping's GSIs the old lacks, in new order;
+	// GSIsRemoved the reverse.
 	GSIsAdded, GSIsRemoved []string
-	// PatternsAdded, PatternsRemoved and PatternsChanged name access patterns; they change no item.
+	// PatternsAdded, PatternsRemoved and PatternsChanged name access patterns;
+	// they change no item.
 	PatternsAdded, PatternsRemoved, PatternsChanged []string
 	// Refusals say what changed that needs a new table.
 	Refusals []string
@@ -25,13 +28,16 @@ type Diff struct {
 // EntityDiff is one entity whose items change.
 type EntityDiff struct {
 	Entity string
-	// Added: only the new mapping has it; Removed: only the old one (its items are deleted).
+	// Added: only the new mapping has it; Removed: only the old one (its items
+	// are deleted).
 	Added, Removed bool
 	// Changes are one entry a change, e.g. "attribute added: email".
 	Changes []string
-	// Rekeyed: pk, sk or mirror templates change; old-key items are deleted and new ones put.
+	// Rekeyed: pk, sk or mirror templates change; old-key items are deleted and
+	// new ones put.
 	Rekeyed bool
-	// OldType and NewType are the type attribute values in each mapping ("" where absent).
+	// OldType and NewType are the type attribute values in each mapping (""
+	// where absent).
 	OldType, NewType string
 }
 
@@ -41,10 +47,11 @@ func (d *Diff) Empty() bool {
 		len(d.PatternsAdded) == 0 && len(d.PatternsRemoved) == 0 && len(d.PatternsChanged) == 0 && len(d.Refusals) == 0
 }
 
-// Compared returns the entities of new to compare with the table when d is applied: every entity
-// whose type is an old or new type of d's entities. Types are all a table tells entities apart by,
-// so a type's items are compared whole; an omitted entity of a compared type would have its items
-// deleted as stale.
+// Compared returns the entities of new to compare with the table when d is
+// applied: every entity whose type is an old or new type of d's entities. Types
+// are all a table tells entities apart by, so a type's items are compared
+// whole; an omitted entity of a compared type would have its items deleted as
+// stale.
 func (d *Diff) Compared(new *Mapping) []string {
 	types := d.ComparedTypes()
 	var out []string
@@ -70,8 +77,8 @@ func (d *Diff) ComparedTypes() []string {
 	return out
 }
 
-// CheckVersions refuses next as a version of prev unless both share a non-empty name, the table's
-// tag (load.OwnerOf). The error names both paths and names.
+// CheckVersions refuses next as a version of prev unless both share a non-empty
+// name, the table's tag (load.OwnerOf). The error names both paths and names.
 func CheckVersions(prev, next *Mapping, prevPath, nextPath string) error {
 	if prev.Name == "" || next.Name == "" {
 		return fmt.Errorf("the previous version %s is mapping %q, and %s is mapping %q: versions of a mapping are told apart by their common name (the identity the table is tagged with); give both the same name", prevPath, prev.Name, nextPath, next.Name)
@@ -82,7 +89,8 @@ func CheckVersions(prev, next *Mapping, prevPath, nextPath string) error {
 	return nil
 }
 
-// RetiredTypes returns, sorted, the types old wrote and new does not; their items are deleted.
+// RetiredTypes returns, sorted, the types old wrote and new does not; their
+// items are deleted.
 func (d *Diff) RetiredTypes(old, new *Mapping) []string {
 	var out []string
 	for _, e := range old.Entities {
@@ -94,8 +102,8 @@ func (d *Diff) RetiredTypes(old, new *Mapping) []string {
 	return out
 }
 
-// Changes returns d as (what, change) lines in d's order, what an entity, GSI, pattern or
-// "refused"; one "nothing" line when Empty.
+// Changes returns d as (what, change) lines in d's order, what an entity, GSI,
+// pattern or "refused"; one "nothing" line when Empty.
 func (d *Diff) Changes() [][2]string {
 	var out [][2]string
 	for _, e := range d.Entities {
@@ -126,7 +134,8 @@ func (d *Diff) Changes() [][2]string {
 	return out
 }
 
-// RefusedError refuses a new mapping version whose changes the table cannot take in place.
+// RefusedError refuses a new mapping version whose changes the table cannot
+// take in place.
 type RefusedError struct {
 	Name     string
 	Refusals []string
@@ -145,9 +154,10 @@ func (d *Diff) Err(name string) error {
 	return &RefusedError{Name: name, Refusals: d.Refusals}
 }
 
-// CompareMappings returns what changes from old to new, matching by name. An entity changes when
-// anything shaping its items differs, every entity when the library does. Refused: table key
-// attributes or types, the type attribute, a kept GSI's keys, key types or projection
+// CompareMappings returns what changes from old to new, matching by name. An
+// entity changes when anything shaping its items differs, every entity when the
+// library does. Refused: table key attributes or types, the type attribute, a
+// kept GSI's keys, key types or projection
 // (https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_UpdateTable.html).
 func CompareMappings(old, new *Mapping) *Diff {
 	d := &Diff{}
@@ -215,7 +225,8 @@ func (d *Diff) compareTable(old, new *Mapping) {
 	}
 }
 
-// gsiKeyChange says how GSI n differs from o in what DynamoDB fixes at creation, or "".
+// gsiKeyChange says how GSI n differs from o in what DynamoDB fixes at
+// creation, or "".
 func gsiKeyChange(ot *Table, o *GSI, nt *Table, n *GSI) string {
 	switch {
 	case !slices.Equal(o.KeyNames(), n.KeyNames()):
@@ -325,7 +336,8 @@ func keysOf[V any](a, b map[string]V) []string {
 	return ks
 }
 
-// compareNamed reports which of o's and n's entries (by name) were added, removed or changed.
+// compareNamed reports which of o's and n's entries (by name) were added,
+// removed or changed.
 func compareNamed[V any](what string, o, n map[string]V, add func(string, ...any)) {
 	for _, k := range keysOf(o, n) {
 		ov, inOld := o[k]
@@ -357,7 +369,8 @@ func compareDuplicates(o, n []*Duplicate, add func(string, ...any)) {
 	compareNamed("duplicate", bySource(o), bySource(n), add)
 }
 
-// compareAttributes reports selects, excludes, renames and sets that differ, both ways.
+// compareAttributes reports selects, excludes, renames and sets that differ,
+// both ways.
 func compareAttributes(o, n Attributes, prefix string, add func(string, ...any)) {
 	lists := []struct {
 		what string

@@ -5,15 +5,18 @@ import (
 	"strings"
 )
 
-// Error is a located problem in a mapping file. Line and Column are 1-based, 0 outside the file.
+// Error is a located problem in a mapping file. Line and Column are 1-based, 0
+// outside the file.
 type Error struct {
 	File   string
 	Line   int
 	Column int
-	// Path is the value's dotted path, e.g. "entities.Order.pk" or "table.gsis[0].name".
+	// Path is the value's dotted path, e.g. "entities.Order.pk" or
+	// "table.gsis[0].name".
 	Path string
 	Msg  string
-	// Err is the typed cause (*TemplateError, *BraceError) for errors.As; Msg already says it.
+	// Err is the typed cause (*TemplateError, *BraceError) for errors.As; Msg
+	// already says it.
 	Err error
 }
 
@@ -35,7 +38,8 @@ func (e *Error) Error() string {
 // Unwrap returns Err.
 func (e *Error) Unwrap() error { return e.Err }
 
-// Errors is every problem of one mapping, in file order; Load returns it when non-empty.
+// Errors is every problem of one mapping, in file order; Load returns it when
+// non-empty.
 type Errors []*Error
 
 func (es Errors) Error() string {
@@ -55,7 +59,8 @@ func (es Errors) Unwrap() []error {
 	return out
 }
 
-// Errorf returns an *Error at path, located at its value or nearest ancestor in the file.
+// Errorf returns an *Error at path, located at its value or nearest ancestor in
+// the file.
 func (m *Mapping) Errorf(path, format string, args ...any) *Error {
 	e := &Error{File: m.File, Path: path, Msg: fmt.Sprintf(format, args...)}
 	if m.pos != nil {

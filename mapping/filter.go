@@ -7,16 +7,18 @@ import (
 	"strings"
 )
 
-// Filter is a parsed AccessPattern.Filter: its conditions, all joined by AND or all by OR.
+// Filter is a parsed AccessPattern.Filter: its conditions, all joined by AND or
+// all by OR.
 type Filter struct {
 	Or    bool
 	Conds []FilterCond
 }
 
-// FilterCond is one filter condition on Attr. Func "": Attr Op Params (=, <>, <, <=, >, >= one
-// parameter; between two; in one or more). Func "size": size(Attr) Op Params, Op as above but in.
-// Func "begins_with" or "contains": one parameter, Op "". Func "attribute_exists" or
-// "attribute_not_exists": none. Params are the columns the parameters are sampled from.
+// FilterCond is one filter condition on Attr. Func "": Attr Op Params (=, <>,
+// <, <=, >, >= one parameter; between two; in one or more). Func "size":
+// size(Attr) Op Params, Op as above but in. Func "begins_with" or "contains":
+// one parameter, Op "". Func "attribute_exists" or "attribute_not_exists":
+// none. Params are the columns the parameters are sampled from.
 type FilterCond struct {
 	Func, Attr, Op string
 	Params         []string

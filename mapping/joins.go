@@ -16,24 +16,29 @@ const (
 	JoinAggregate JoinKind = "aggregate"
 )
 
-// JoinKinds lists every kind in Entity.Joins order; kind-by-kind stages are tested against each.
+// JoinKinds lists every kind in Entity.Joins order; kind-by-kind stages are
+// tested against each.
 var JoinKinds = []JoinKind{JoinDuplicate, JoinEmbed, JoinAggregate}
 
-// JoinRule is one duplicate, embed or aggregate joining another source to an entity's rows.
+// JoinRule is one duplicate, embed or aggregate joining another source to an
+// entity's rows.
 type JoinRule struct {
 	Kind JoinKind
 	// Attr is what an embed or aggregate fills; "" for a duplicate.
 	Attr  string
 	Index int
-	// Path is the rule's dotted path: entities.Order.duplicate[0], entities.Order.embed.lines.
+	// Path is the rule's dotted path: entities.Order.duplicate[0],
+	// entities.Order.embed.lines.
 	Path string
-	// Source is the joined source, On the equi-join {its column: entity's column}; zero when
-	// undefined.
+	// Source is the joined source, On the equi-join {its column: entity's
+	// column}; zero when undefined.
 	Source Source
 	On     Join
-	// Parent: each row joins at most one Source row (a duplicate); else any number of children.
+	// Parent: each row joins at most one Source row (a duplicate); else any
+	// number of children.
 	Parent bool
-	// The rule itself, nil when undefined (empty in the file, or left out by Checkable).
+	// The rule itself, nil when undefined (empty in the file, or left out by
+	// Checkable).
 	Duplicate *Duplicate
 	Embed     *Embed
 	Aggregate *Aggregate
@@ -45,8 +50,8 @@ func (j JoinRule) Defined() bool { return j.Duplicate != nil || j.Embed != nil |
 // SourcePath is the dotted path of the rule's source.
 func (j JoinRule) SourcePath() string { return Path(j.Path, KeySource) }
 
-// Joins returns e's duplicates, embeds, then aggregates by attribute name; an undefined rule has
-// only Kind, Attr, Index and Path.
+// Joins returns e's duplicates, embeds, then aggregates by attribute name; an
+// undefined rule has only Kind, Attr, Index and Path.
 func (e *Entity) Joins() []JoinRule {
 	ep := Path(KeyEntities, e.Name)
 	out := make([]JoinRule, 0, len(e.Duplicate)+len(e.Embed)+len(e.Aggregates))
@@ -76,8 +81,8 @@ func (e *Entity) Joins() []JoinRule {
 	return out
 }
 
-// withJoins copies e keeping the rules keep accepts (a dropped duplicate stays nil, keeping
-// indexes).
+// withJoins copies e keeping the rules keep accepts (a dropped duplicate stays
+// nil, keeping indexes).
 func (e *Entity) withJoins(keep func(JoinRule) bool) *Entity {
 	c := *e
 	c.Duplicate = make([]*Duplicate, len(e.Duplicate))
@@ -99,5 +104,6 @@ func (e *Entity) withJoins(keep func(JoinRule) bool) *Entity {
 	return &c
 }
 
-// Keys returns the table's partition and sort key names; the sort key's is "" without one.
+// Keys returns the table's partition and sort key names; the sort key's is ""
+// without one.
 func (t *Table) Keys() [2]string { return [2]string{t.PartitionKey, t.SortKey} }

@@ -1,7 +1,8 @@
 package mapping
 
-// KeySlot is one key attribute an entity's items carry (table, GSI or mirror key) and the template
-// rendering it: the one list of an entity's keys every stage reads.
+// KeySlot is one key attribute an entity's items carry (table, GSI or mirror
+// key) and the template rendering it: the one list of an entity's keys every
+// stage reads.
 type KeySlot struct {
 	Attr     string
 	Template Template
@@ -11,11 +12,14 @@ type KeySlot struct {
 	Mirror bool
 	// Sort: a sort key; else a partition key.
 	Sort bool
-	// Type is Attr's type (Table.KeyType); an N or B template is written as the value itself.
+	// Type is Attr's type (Table.KeyType); an N or B template is written as the
+	// value itself.
 	Type string
-	// Sorted: some index sorts by Attr (Table.Sorts), so its numbers are zero-padded.
+	// Sorted: some index sorts by Attr (Table.Sorts), so its numbers are
+	// zero-padded.
 	Sorted bool
-	// Sparse: a NULL placeholder leaves the item out of Index (IndexKeys.Sparse).
+	// Sparse: a NULL placeholder leaves the item out of Index
+	// (IndexKeys.Sparse).
 	Sparse bool
 	// Path is the template's dotted path (entities.Order.indexes.ByDate.sk).
 	Path string
@@ -24,8 +28,8 @@ type KeySlot struct {
 // KeySlots are an entity's key slots (Mapping.KeySlots).
 type KeySlots []KeySlot
 
-// KeySlots returns e's key slots: table keys, then each templated GSI key in table order, then the
-// mirror's.
+// KeySlots returns e's key slots: table keys, then each templated GSI key in
+// table order, then the mirror's.
 func (m *Mapping) KeySlots(e *Entity) KeySlots {
 	t := &m.Table
 	ep := Path(KeyEntities, e.Name)
@@ -65,9 +69,9 @@ func (m *Mapping) KeySlots(e *Entity) KeySlots {
 	return out
 }
 
-// KeySlots returns ap's key condition templates as slots of the queried index (a BETWEEN's upper
-// bound a second slot), at the key condition's path; none on a multi-attribute GSI
-// (KeyCondition.Terms).
+// KeySlots returns ap's key condition templates as slots of the queried index
+// (a BETWEEN's upper bound a second slot), at the key condition's path; none on
+// a multi-attribute GSI (KeyCondition.Terms).
 func (ap *AccessPattern) KeySlots(t *Table) []KeySlot {
 	if ap.MultiAttributeIndex(t) != nil {
 		return nil
@@ -87,8 +91,8 @@ func (ap *AccessPattern) KeySlots(t *Table) []KeySlot {
 	return out
 }
 
-// Find returns the slot of attr on the own items (mirror items if mirror), and whether there is
-// one. When two GSIs share attr, the last in table order wins.
+// Find returns the slot of attr on the own items (mirror items if mirror), and
+// whether there is one. When two GSIs share attr, the last in table order wins.
 func (ss KeySlots) Find(attr string, mirror bool) (KeySlot, bool) {
 	var found KeySlot
 	ok := false
@@ -110,8 +114,8 @@ func (ss KeySlots) Find(attr string, mirror bool) (KeySlot, bool) {
 // Mirrored reports whether the slots end with a mirror's keys.
 func (ss KeySlots) Mirrored() bool { return len(ss) > 0 && ss[len(ss)-1].Mirror }
 
-// Sorts reports whether some index sorts by attr (a sort key, or an inverted index's table
-// partition key): its numbers are zero-padded.
+// Sorts reports whether some index sorts by attr (a sort key, or an inverted
+// index's table partition key): its numbers are zero-padded.
 func (t *Table) Sorts(attr string) bool {
 	if attr == "" {
 		return false

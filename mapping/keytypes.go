@@ -6,8 +6,8 @@ import (
 	"strings"
 )
 
-// Declared key types: DynamoDB holds an N or B key as the value itself, so its template cannot mix
-// literal text and placeholders.
+// Declared key types: DynamoDB holds an N or B key as the value itself, so its
+// template cannot mix literal text and placeholders.
 // https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/HowItWorks.NamingRulesDataTypes.html#HowItWorks.DataTypes
 
 // MaxNumberDigits is a DynamoDB number's precision in significant digits.
@@ -16,8 +16,8 @@ const MaxNumberDigits = 38
 
 var literalNumberRE = regexp.MustCompile(`^-?[0-9]+(\.[0-9]+)?$`)
 
-// LiteralNumber reports whether s may be an N key template's only text: a decimal of at most
-// MaxNumberDigits significant digits.
+// LiteralNumber reports whether s may be an N key template's only text: a
+// decimal of at most MaxNumberDigits significant digits.
 func LiteralNumber(s string) bool {
 	if !literalNumberRE.MatchString(s) {
 		return false
@@ -37,8 +37,8 @@ func validKeyType(typ string) bool {
 	return false
 }
 
-// validateKeyTypes checks declared key types: S, N or B, a GSI's only with its key, one type per
-// attribute.
+// validateKeyTypes checks declared key types: S, N or B, a GSI's only with its
+// key, one type per attribute.
 func (m *Mapping) validateKeyTypes() Errors {
 	var errs Errors
 	add := func(path, format string, args ...any) { errs = append(errs, m.Errorf(path, format, args...)) }
@@ -96,7 +96,8 @@ func (m *Mapping) validateKeyTypes() Errors {
 	return errs
 }
 
-// tableKeyType is the table's declared type of its key attribute attr, TypeString when undeclared.
+// tableKeyType is the table's declared type of its key attribute attr,
+// TypeString when undeclared.
 func tableKeyType(t *Table, attr string) string {
 	typ := t.SortKeyType
 	if attr == t.PartitionKey {
@@ -124,8 +125,8 @@ func isMultiAttributeKey(t *Table, attr string) bool {
 	return false
 }
 
-// checkTypedKeyTemplate checks an N or B slot's template: one placeholder (an N key's without
-// width) or, for N, a literal number.
+// checkTypedKeyTemplate checks an N or B slot's template: one placeholder (an N
+// key's without width) or, for N, a literal number.
 func (m *Mapping) checkTypedKeyTemplate(s KeySlot) *Error {
 	parts := s.Template.Parts
 	switch {
@@ -146,8 +147,8 @@ func (m *Mapping) checkTypedKeyTemplate(s KeySlot) *Error {
 		s.Template.Source, s.Attr, TypeBinary, s.Attr, TypeString)
 }
 
-// validateTypedKeys checks every N or B key template and refuses begins_with on a number or binary
-// sort key
+// validateTypedKeys checks every N or B key template and refuses begins_with on
+// a number or binary sort key
 // (https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_Query.html#DDB-Query-request-KeyConditionExpression).
 func (m *Mapping) validateTypedKeys() Errors {
 	var errs Errors

@@ -6,26 +6,31 @@ import (
 	"strings"
 )
 
-// Library presets make the table readable by the application's single-table library: its attributes
-// are written on every item and key templates are held to what it renders. OneTable and ElectroDB
-// re-render keys from item attributes, so each key placeholder must be a written value
-// (transform.Compile checks). ElectroDB templates are checked, not translated. docs/mapping.md,
-// "Library presets".
+// Library presets make the table readable by the application's single-table
+// library: its attributes are written on every item and key templates are held
+// to what it renders. OneTable and ElectroDB re-render keys from item
+// attributes, so each key placeholder must be a written value
+// (transform.Compile checks). ElectroDB templates are checked, not translated.
+// docs/mapping.md, "Library presets".
 type Library struct {
-	// Name is onetable (_type), electrodb (__edb_e__, __edb_v__, default key format) or
-	// dynamodb-toolbox (_et, _ct, _md); empty for none.
+	// Name is onetable (_type), electrodb (__edb_e__, __edb_v__, default key
+	// format) or dynamodb-toolbox (_et, _ct, _md); empty for none.
 	Name string `yaml:"name"`
-	// Service, for electrodb, is the model's service; default the table name. Without '#' and '$'.
+	// Service, for electrodb, is the model's service; default the table name.
+	// Without '#' and '$'.
 	Service string `yaml:"service"`
-	// Version, for electrodb, is the model's version (__edb_v__). Default "1". Without '#' and '$'.
+	// Version, for electrodb, is the model's version (__edb_v__). Default "1".
+	// Without '#' and '$'.
 	Version string `yaml:"version"`
-	// Created, for dynamodb-toolbox, is the column written as _ct (toISOString: UTC, milliseconds);
-	// every source needs it and a NULL rejects the row. Required unless timestamps: false.
+	// Created, for dynamodb-toolbox, is the column written as _ct (toISOString:
+	// UTC, milliseconds); every source needs it and a NULL rejects the row.
+	// Required unless timestamps: false.
 	Created string `yaml:"created"`
-	// Modified, for dynamodb-toolbox, is the column written as _md; absent or NULL, the created
-	// time.
+	// Modified, for dynamodb-toolbox, is the column written as _md; absent or
+	// NULL, the created time.
 	Modified string `yaml:"modified"`
-	// Timestamps false, for dynamodb-toolbox, writes no _ct and _md. Default true.
+	// Timestamps false, for dynamodb-toolbox, writes no _ct and _md. Default
+	// true.
 	Timestamps *bool `yaml:"timestamps"`
 }
 
@@ -74,7 +79,8 @@ const (
 
 var libraryNames = []string{LibraryOneTable, LibraryElectroDB, LibraryToolbox}
 
-// TypeAttribute is the library's entity-type attribute (DefaultTypeAttribute without one).
+// TypeAttribute is the library's entity-type attribute (DefaultTypeAttribute
+// without one).
 func (l Library) TypeAttribute() string {
 	switch l.Name {
 	case LibraryOneTable:
@@ -87,20 +93,24 @@ func (l Library) TypeAttribute() string {
 	return DefaultTypeAttribute
 }
 
-// KeyText is a preset's key rules beyond pg2dynamo's own; the zero KeyText is no preset's.
+// KeyText is a preset's key rules beyond pg2dynamo's own; the zero KeyText is
+// no preset's.
 type KeyText struct {
-	// Library is the preset that re-renders keys from item attributes (onetable, electrodb), or "".
-	// A negative number has no key text: the library zero-pads in front (-3 is "00000000-3"), which
-	// does not sort.
+	// Library is the preset that re-renders keys from item attributes
+	// (onetable, electrodb), or "". A negative number has no key text: the
+	// library zero-pads in front (-3 is "00000000-3"), which does not sort.
 	Library string
 	// Lower: keys are lower-cased (ElectroDB's default).
 	Lower bool
-	// Plain: an unwidthed number placeholder is its plain text (ElectroDB's String(value)).
+	// Plain: an unwidthed number placeholder is its plain text (ElectroDB's
+	// String(value)).
 	Plain bool
-	// Variables: keys are templates over attributes (OneTable's "${name}"): a literal "${" starts a
-	// variable, and a named attribute cannot hold ':', '}', '.' or '['.
+	// Variables: keys are templates over attributes (OneTable's "${name}"): a
+	// literal "${" starts a variable, and a named attribute cannot hold ':',
+	// '}', '.' or '['.
 	Variables bool
-	// DefaultFormat: every key must be in ElectroDB's default format (electroTemplate).
+	// DefaultFormat: every key must be in ElectroDB's default format
+	// (electroTemplate).
 	DefaultFormat bool
 }
 
@@ -123,7 +133,8 @@ func (l Library) ElectroDBVersion() string {
 	return l.Version
 }
 
-// Constants are the same-value attributes the library writes on every item: ElectroDB's __edb_v__.
+// Constants are the same-value attributes the library writes on every item:
+// ElectroDB's __edb_v__.
 func (l Library) Constants() [][2]string {
 	if l.Name == LibraryElectroDB {
 		return [][2]string{{ElectroDBVersionAttr, l.ElectroDBVersion()}}
@@ -155,7 +166,8 @@ func (m *Mapping) LibraryAttributes() []string {
 	return nil
 }
 
-// validateLibrary checks the settings and each entity's needs, after templates are parsed.
+// validateLibrary checks the settings and each entity's needs, after templates
+// are parsed.
 func (m *Mapping) validateLibrary() Errors {
 	l := m.Library
 	if l == (Library{}) {
@@ -181,7 +193,8 @@ func (m *Mapping) validateLibrary() Errors {
 	return errs
 }
 
-// checkLibrarySettings checks the library's fields against its name, and the type attribute.
+// checkLibrarySettings checks the library's fields against its name, and the
+// type attribute.
 func (m *Mapping) checkLibrarySettings() Errors {
 	var errs Errors
 	add := func(path, format string, args ...any) { errs = append(errs, m.Errorf(path, format, args...)) }
@@ -223,7 +236,8 @@ func (m *Mapping) checkLibrarySettings() Errors {
 	return errs
 }
 
-// checkLibraryKeys checks e's key templates against what onetable and electrodb render.
+// checkLibraryKeys checks e's key templates against what onetable and electrodb
+// render.
 func (m *Mapping) checkLibraryKeys(e *Entity, ep string) Errors {
 	kt := m.Library.KeyText()
 	if kt.Library == "" {
@@ -294,8 +308,8 @@ func (m *Mapping) electroForm(k KeySlot) string {
 	return `"$" and the service, ` + comp
 }
 
-// keyAttribute returns the attribute e writes placeholder name as (stable ID, duplicate or kept
-// column), or why none.
+// keyAttribute returns the attribute e writes placeholder name as (stable ID,
+// duplicate or kept column), or why none.
 func keyAttribute(e *Entity, name string) (string, string) {
 	if e.IDs[name] != nil {
 		return name, ""
@@ -320,8 +334,8 @@ func keyAttribute(e *Entity, name string) (string, string) {
 	return name, ""
 }
 
-// electroTemplate returns ElectroDB's default format of k over its placeholders, and whether k is
-// in it.
+// electroTemplate returns ElectroDB's default format of k over its
+// placeholders, and whether k is in it.
 func (m *Mapping) electroTemplate(e *Entity, k KeySlot) (string, bool) {
 	entity := strings.ToLower(e.Type) + "_" + m.Library.ElectroDBVersion()
 	first := "$" + strings.ToLower(m.ElectroDBService())

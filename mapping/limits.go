@@ -9,17 +9,21 @@ import (
 	"github.com/goccy/go-yaml/token"
 )
 
-// Bounds of a mapping file, which anyone may hand to pg2dynamo. goccy/go-yaml is quadratic in a
-// mapping's keys (goccy/go-yaml#889) and in depth, and re-expands anchors at each alias, so Parse
-// refuses a file past these bounds before parsing or decoding. docs/mapping.md, "Bounds".
+// Bounds of a mapping file, which anyone may hand to pg2dynamo. goccy/go-yaml
+// is quadratic in a mapping's keys (goccy/go-yaml#889) and in depth, and
+// re-expands anchors at each alias, so Parse refuses a file past these bounds
+// before parsing or decoding. docs/mapping.md, "Bounds".
 const (
 	// MaxFileBytes is the largest mapping file in bytes (about 600 entities).
 	MaxFileBytes = 256 << 10
-	// MaxMappingKeys is the most keys in one YAML mapping (entities, access patterns, a rename, …).
+	// MaxMappingKeys is the most keys in one YAML mapping (entities, access
+	// patterns, a rename, …).
 	MaxMappingKeys = 1000
-	// MaxKeysSquared bounds the sum, over every YAML mapping of the file, of its key count squared.
+	// MaxKeysSquared bounds the sum, over every YAML mapping of the file, of
+	// its key count squared.
 	MaxKeysSquared = 4_000_000
-	// MaxDepth is the deepest nesting of mappings and lists (the language needs about 8).
+	// MaxDepth is the deepest nesting of mappings and lists (the language needs
+	// about 8).
 	MaxDepth = 32
 	// MaxAliasNodes is the most nodes alias expansion may add in all.
 	MaxAliasNodes = 100_000
@@ -32,7 +36,8 @@ func checkSize(name string, size int64) *Error {
 	return &Error{File: name, Msg: fmt.Sprintf("the file is larger than %d bytes (256 KiB): a mapping file is at most %d bytes", MaxFileBytes, MaxFileBytes)}
 }
 
-// scanFrame is one open collection: a block one known by its column, a flow one by brackets.
+// scanFrame is one open collection: a block one known by its column, a flow one
+// by brackets.
 type scanFrame struct {
 	flow bool
 	seq  bool // a block list ("- " entries)
@@ -41,8 +46,9 @@ type scanFrame struct {
 	name string // the key whose value is this frame's parent, for paths
 }
 
-// checkShape refuses, from the linear lexer's tokens, a mapping over MaxMappingKeys keys or nesting
-// past MaxDepth before the quadratic parser runs; nil for input it cannot judge.
+// checkShape refuses, from the linear lexer's tokens, a mapping over
+// MaxMappingKeys keys or nesting past MaxDepth before the quadratic parser
+// runs; nil for input it cannot judge.
 func checkShape(name, data string) *Error {
 	tokens := lexer.Tokenize(data)
 	var stack []scanFrame
@@ -64,8 +70,8 @@ func checkShape(name, data string) *Error {
 	}
 	block := func(tk *token.Token, seq bool) *scanFrame {
 		col := tk.Position.Column
-		// A block collection ends at the first key or entry left of its column; a list indented
-		// like its parent's keys ends at the next such key.
+		// A block collection ends at the first key or entry left of its column;
+		// a list indented like its parent's keys ends at the next such key.
 		for n := len(stack); n > 0; n = len(stack) {
 			top := stack[n-1]
 			if top.flow || top.col < col || (top.col == col && top.seq == seq) {
@@ -134,15 +140,16 @@ func checkShape(name, data string) *Error {
 	return nil
 }
 
-// aliasCounter counts the nodes alias expansion would add without expanding: each alias adds its
-// anchor's remembered size.
+// aliasCounter counts the nodes alias expansion would add without expanding:
+// each alias adds its anchor's remembered size.
 type aliasCounter struct {
 	anchors map[string]int
 	added   int
 	over    *ast.AliasNode
 }
 
-// size returns n's node count with aliases expanded, saturated above MaxAliasNodes.
+// size returns n's node count with aliases expanded, saturated above
+// MaxAliasNodes.
 func (c *aliasCounter) size(n ast.Node) int {
 	if c.over != nil {
 		return 0

@@ -38,8 +38,8 @@ func Load(path string) (*Mapping, error) {
 	return LoadContext(context.Background(), path)
 }
 
-// LoadContext is Load as ParseContext. A file over MaxFileBytes is refused as Errors unread; a read
-// error wraps the *fs.PathError.
+// LoadContext is Load as ParseContext. A file over MaxFileBytes is refused as
+// Errors unread; a read error wraps the *fs.PathError.
 func LoadContext(ctx context.Context, path string) (*Mapping, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -53,16 +53,18 @@ func LoadContext(ctx context.Context, path string) (*Mapping, error) {
 	return ParseContext(ctx, path, data)
 }
 
-// Parse parses a mapping from data (named name in errors): strict decoding, defaults, key
-// templates, validation. A failure is Errors. It reads no database (transform.Compile checks the
-// live schema). Input past MaxFileBytes, MaxMappingKeys, MaxDepth or MaxAliasNodes is refused
-// before the YAML parser or decoder spends time on it.
+// Parse parses a mapping from data (named name in errors): strict decoding,
+// defaults, key templates, validation. A failure is Errors. It reads no
+// database (transform.Compile checks the live schema). Input past MaxFileBytes,
+// MaxMappingKeys, MaxDepth or MaxAliasNodes is refused before the YAML parser
+// or decoder spends time on it.
 func Parse(name string, data []byte) (*Mapping, error) {
 	return ParseContext(context.Background(), name, data)
 }
 
-// ParseContext is Parse that stops between phases once ctx is done, with an error wrapping
-// context.Cause(ctx); the YAML parser itself cannot be interrupted.
+// ParseContext is Parse that stops between phases once ctx is done, with an
+// error wrapping context.Cause(ctx); the YAML parser itself cannot be
+// interrupted.
 func ParseContext(ctx context.Context, name string, data []byte) (*Mapping, error) {
 	m, err := ParsePartial(ctx, name, data)
 	if err != nil {
@@ -71,7 +73,8 @@ func ParseContext(ctx context.Context, name string, data []byte) (*Mapping, erro
 	return m, nil
 }
 
-// LoadPartial reads the file at path as LoadContext and parses it as ParsePartial.
+// LoadPartial reads the file at path as LoadContext and parses it as
+// ParsePartial.
 func LoadPartial(ctx context.Context, path string) (*Mapping, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -85,10 +88,11 @@ func LoadPartial(ctx context.Context, path string) (*Mapping, error) {
 	return ParsePartial(ctx, path, data)
 }
 
-// ParsePartial is ParseContext that, with the same Errors, returns the mapping as far as the file
-// defines it (wrong-typed values left out, bad templates empty), so a caller checking it against
-// the source reports every problem in one run; its Problems are the errors. nil when the file is
-// not YAML, is past a bound or holds no mapping.
+// ParsePartial is ParseContext that, with the same Errors, returns the mapping
+// as far as the file defines it (wrong-typed values left out, bad templates
+// empty), so a caller checking it against the source reports every problem in
+// one run; its Problems are the errors. nil when the file is not YAML, is past
+// a bound or holds no mapping.
 func ParsePartial(ctx context.Context, name string, data []byte) (*Mapping, error) {
 	m := &Mapping{File: name}
 	stopped := func() error {
@@ -223,7 +227,8 @@ var tableNameRE = regexp.MustCompile(TableNamePattern)
 // TableNamePattern is tableNameRE's expression, for the JSON Schema.
 const TableNamePattern = `^[a-zA-Z0-9_.-]{3,255}$`
 
-// entityNameRE: entity names appear in dotted paths and are the default type value.
+// entityNameRE: entity names appear in dotted paths and are the default type
+// value.
 var entityNameRE = regexp.MustCompile(EntityNamePattern)
 
 // EntityNamePattern is entityNameRE's expression, for the JSON Schema.
@@ -236,10 +241,12 @@ var mappingNameRE = regexp.MustCompile(MappingNamePattern)
 // MappingNamePattern is mappingNameRE's expression, for the JSON Schema.
 const MappingNamePattern = `^[A-Za-z][A-Za-z0-9_.-]{0,127}$`
 
-// ValidMappingName reports whether name is a valid mapping name (MappingNamePattern).
+// ValidMappingName reports whether name is a valid mapping name
+// (MappingNamePattern).
 func ValidMappingName(name string) bool { return mappingNameRE.MatchString(name) }
 
-// ValidTableName reports whether name follows DynamoDB's table and index naming rules.
+// ValidTableName reports whether name follows DynamoDB's table and index naming
+// rules.
 func ValidTableName(name string) bool { return tableNameRE.MatchString(name) }
 
 func (m *Mapping) validate() Errors {
@@ -346,7 +353,8 @@ func (c *entityCheck) add(path, format string, args ...any) {
 	c.errs = append(c.errs, c.m.Errorf(path, format, args...))
 }
 
-// validateEntity checks e and parses its key templates; transform.Compile checks columns later.
+// validateEntity checks e and parses its key templates; transform.Compile
+// checks columns later.
 func (m *Mapping) validateEntity(e *Entity) Errors {
 	c := &entityCheck{m: m, e: e, ep: Path(KeyEntities, e.Name)}
 	if !entityNameRE.MatchString(e.Name) {
@@ -375,8 +383,8 @@ func (c *entityCheck) checkSource() {
 	}
 }
 
-// parse parses the template at path, or records why not (at the fault) and returns the zero
-// Template.
+// parse parses the template at path, or records why not (at the fault) and
+// returns the zero Template.
 func (c *entityCheck) parse(path, text, what string) Template {
 	if text == "" {
 		c.add(path, "missing: expected the %s template, e.g. %q", what, "ORDER#${order_id}")
@@ -398,7 +406,8 @@ func (c *entityCheck) parse(path, text, what string) Template {
 	return tpl
 }
 
-// parseSort is parse for a sort key; without a table sort key, text must be empty.
+// parseSort is parse for a sort key; without a table sort key, text must be
+// empty.
 func (c *entityCheck) parseSort(path, text string) Template {
 	if c.m.Table.SortKey != "" {
 		return c.parse(path, text, "sort key")
@@ -409,7 +418,8 @@ func (c *entityCheck) parseSort(path, text string) Template {
 	return Template{}
 }
 
-// errorIn returns an *Error at path about byte offset of its value (the value when offset < 0).
+// errorIn returns an *Error at path about byte offset of its value (the value
+// when offset < 0).
 func (m *Mapping) errorIn(path, text string, offset int, err error, format string, args ...any) *Error {
 	e := m.Errorf(path, format, args...)
 	e.Err = err
@@ -446,8 +456,8 @@ func (c *entityCheck) checkIndexes() {
 	}
 }
 
-// indexTemplates parses index n's key templates; one is an error where g lacks the key or it is the
-// table's.
+// indexTemplates parses index n's key templates; one is an error where g lacks
+// the key or it is the table's.
 func (c *entityCheck) indexTemplates(ip, n string, g *GSI, ik IndexKeys) [2]Template {
 	t := &c.m.Table
 	var pair [2]Template
@@ -472,8 +482,8 @@ func (c *entityCheck) indexTemplates(ip, n string, g *GSI, ik IndexKeys) [2]Temp
 	return pair
 }
 
-// checkAttributes checks renames (non-empty, not a key or type attribute), select, exclude and
-// sets.
+// checkAttributes checks renames (non-empty, not a key or type attribute),
+// select, exclude and sets.
 func (c *entityCheck) checkAttributes() {
 	a := c.e.Attributes
 	reserved := c.m.KeyAttributes()
@@ -506,8 +516,9 @@ func (c *entityCheck) checkAttributes() {
 	c.errs = append(c.errs, c.m.validateSets(Path(c.ep, KeyAttributes), a)...)
 }
 
-// KeyAttributes returns the table's and template GSIs' key attribute names, once each; never from
-// columns. Multi-attribute GSI keys are ordinary attributes (see Table.KeyAttributeTypes).
+// KeyAttributes returns the table's and template GSIs' key attribute names,
+// once each; never from columns. Multi-attribute GSI keys are ordinary
+// attributes (see Table.KeyAttributeTypes).
 func (m *Mapping) KeyAttributes() []string {
 	out := []string{m.Table.PartitionKey}
 	if m.Table.SortKey != "" {
@@ -624,7 +635,8 @@ func kindName(t reflect.Type) string {
 	return t.String()
 }
 
-// allowedFields lists the valid field names beside the unknown one at path; nil for any-key maps.
+// allowedFields lists the valid field names beside the unknown one at path; nil
+// for any-key maps.
 func allowedFields(path string) []string {
 	parent, _, _ := cutLast(path)
 	t := typeAt(parent)
@@ -641,7 +653,8 @@ func allowedFields(path string) []string {
 	return out
 }
 
-// typeAt follows a dotted path ("entities.Order.embed.lines.source") to its Go type, or nil.
+// typeAt follows a dotted path ("entities.Order.embed.lines.source") to its Go
+// type, or nil.
 func typeAt(path string) reflect.Type {
 	t := reflect.TypeOf(file{})
 	if path == "" {
@@ -697,7 +710,8 @@ func cutLast(path string) (parent, last string, ok bool) {
 	return path[:i], path[i+1:], true
 }
 
-// unknownFields reports every undefined key in file order (the decoder stops at one, in map order).
+// unknownFields reports every undefined key in file order (the decoder stops at
+// one, in map order).
 func (m *Mapping) unknownFields() Errors {
 	var errs Errors
 	for _, k := range m.pos.keys {
@@ -711,7 +725,8 @@ func (m *Mapping) unknownFields() Errors {
 	return errs
 }
 
-// fractions reports fractions written for integer fields, which the decoder would truncate.
+// fractions reports fractions written for integer fields, which the decoder
+// would truncate.
 func (m *Mapping) fractions() Errors {
 	var errs Errors
 	for _, f := range m.pos.fractions {
@@ -864,8 +879,8 @@ func (p *positions) walkPair(mv *ast.MappingValueNode, parent string) {
 	if tk := mv.Value.GetToken(); tk != nil && (tk.Type == token.DoubleQuoteType || tk.Type == token.SingleQuoteType) {
 		p.quoted[path] = true
 	}
-	// Errors point at a scalar's value, at a mapping's or list's key; children walked later take
-	// over shared positions.
+	// Errors point at a scalar's value, at a mapping's or list's key; children
+	// walked later take over shared positions.
 	switch v := mv.Value.(type) {
 	case *ast.MappingNode, *ast.MappingValueNode, *ast.SequenceNode:
 		p.add(path, mv.Key.GetToken(), true)

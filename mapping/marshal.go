@@ -2,10 +2,11 @@ package mapping
 
 import "github.com/goccy/go-yaml"
 
-// MarshalYAML gives m a mapping file's shape for goccy/go-yaml: fields in file order, entities and
-// access patterns as maps in slice order. SortKey "" is written sort_key: "" and the default SK
-// left out; what Load derives is not written. Parse reads the output back to the same Mapping, with
-// or without yaml.OmitEmpty and yaml.OmitZero.
+// MarshalYAML gives m a mapping file's shape for goccy/go-yaml: fields in file
+// order, entities and access patterns as maps in slice order. SortKey "" is
+// written sort_key: "" and the default SK left out; what Load derives is not
+// written. Parse reads the output back to the same Mapping, with or without
+// yaml.OmitEmpty and yaml.OmitZero.
 func (m *Mapping) MarshalYAML() (any, error) {
 	out := fileOut{Version: m.Version, Name: m.Name, Table: tableOut{Name: m.Table.Name, PartitionKey: m.Table.PartitionKey, Table: m.Table}, TypeAttribute: m.TypeAttribute}
 	if m.Table.SortKey != DefaultSortKey {
@@ -34,8 +35,8 @@ type fileOut struct {
 	AccessPatterns yaml.MapSlice `yaml:"access_patterns"`
 }
 
-// tableOut is Table's written shape, SortKey a pointer so "" survives OmitEmpty and nil is the
-// default.
+// tableOut is Table's written shape, SortKey a pointer so "" survives OmitEmpty
+// and nil is the default.
 type tableOut struct {
 	Name         string  `yaml:"name"`
 	PartitionKey string  `yaml:"partition_key"`

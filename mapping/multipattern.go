@@ -5,12 +5,13 @@ import (
 	"strings"
 )
 
-// Access patterns on a multi-attribute GSI name its attributes in order: every partition key
-// attribute with =, then sort key attributes from the left, none skipped, a range (<, <=, >, >=,
-// BETWEEN, begins_with) only on the last.
+// Access patterns on a multi-attribute GSI name its attributes in order: every
+// partition key attribute with =, then sort key attributes from the left, none
+// skipped, a range (<, <=, >, >=, BETWEEN, begins_with) only on the last.
 // https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/GSI.DesignPattern.MultiAttributeKeys.html
 
-// MultiAttributeIndex returns the queried GSI when it has multi-attribute keys, else nil.
+// MultiAttributeIndex returns the queried GSI when it has multi-attribute keys,
+// else nil.
 func (ap *AccessPattern) MultiAttributeIndex(t *Table) *GSI {
 	if ap.Index == "" {
 		return nil
@@ -21,7 +22,8 @@ func (ap *AccessPattern) MultiAttributeIndex(t *Table) *GSI {
 	return nil
 }
 
-// TermTypes returns the declared type (S, N or B) of each KeyCondition.Terms attribute on g.
+// TermTypes returns the declared type (S, N or B) of each KeyCondition.Terms
+// attribute on g.
 func (ap *AccessPattern) TermTypes(g *GSI) []string {
 	var out []string
 	attrs := append(append([]KeyAttribute(nil), g.PartitionKeys...), g.SortKeys...)
@@ -35,8 +37,8 @@ func (ap *AccessPattern) TermTypes(g *GSI) []string {
 	return out
 }
 
-// validateMultiPattern checks ap's terms against g's attributes; each value is one placeholder (a
-// column written as the attribute) or a literal of its type.
+// validateMultiPattern checks ap's terms against g's attributes; each value is
+// one placeholder (a column written as the attribute) or a literal of its type.
 func (m *Mapping) validateMultiPattern(ap *AccessPattern, g *GSI) Errors {
 	var errs Errors
 	cp := Path(KeyAccessPatterns, ap.Name, KeyKeyCondition)

@@ -19,16 +19,18 @@ const (
 
 type decoded struct {
 	raw file
-	// errs are the wrong-typed values and the unknown fields the AST walk cannot see (in an alias).
+	// errs are the wrong-typed values and the unknown fields the AST walk
+	// cannot see (in an alias).
 	errs Errors
 	left []string
 	// ok is false when the document could not be decoded, and raw is unusable.
 	ok bool
 }
 
-// decode decodes body. The decoder stops at the first wrong-typed value, so decode reports it,
-// nulls it and decodes again, within maxTypeErrors and maxDecodeBytes. Unless unknownFields found
-// some (strict false), the decoder rechecks unknown fields as it expands aliases.
+// decode decodes body. The decoder stops at the first wrong-typed value, so
+// decode reports it, nulls it and decodes again, within maxTypeErrors and
+// maxDecodeBytes. Unless unknownFields found some (strict false), the decoder
+// rechecks unknown fields as it expands aliases.
 func (m *Mapping) decode(body ast.Node, size int, strict bool) decoded {
 	var d decoded
 	most := min(maxTypeErrors, maxDecodeBytes/max(size, 1))
@@ -69,8 +71,8 @@ func (m *Mapping) decode(body ast.Node, size int, strict bool) decoded {
 	return d
 }
 
-// decodeNode decodes node into v, strictly if strict; a go-yaml panic on malformed input ("gsis:
-// !00000 00") becomes an error.
+// decodeNode decodes node into v, strictly if strict; a go-yaml panic on
+// malformed input ("gsis: !00000 00") becomes an error.
 func decodeNode(node ast.Node, v any, strict bool) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
@@ -84,8 +86,8 @@ func decodeNode(node ast.Node, v any, strict bool) (err error) {
 	return yaml.NewDecoder(bytes.NewReader(nil), opts...).DecodeFromNode(node, v)
 }
 
-// nullValue nulls the innermost value under n starting at tk (an anchor stays for its aliases),
-// returning its path and whether found.
+// nullValue nulls the innermost value under n starting at tk (an anchor stays
+// for its aliases), returning its path and whether found.
 func nullValue(n ast.Node, tk *token.Token, path string) (string, bool) {
 	switch n := n.(type) {
 	case *ast.MappingNode:
@@ -128,7 +130,8 @@ func nullValue(n ast.Node, tk *token.Token, path string) (string, bool) {
 	return "", false
 }
 
-// startsWith reports whether tk is n's token or that of the value its tag or anchor marks.
+// startsWith reports whether tk is n's token or that of the value its tag or
+// anchor marks.
 func startsWith(n ast.Node, tk *token.Token) bool {
 	switch v := n.(type) {
 	case nil:
@@ -150,9 +153,10 @@ func nullAt(n ast.Node) ast.Node {
 	return ast.Null(token.New("null", "null", pos))
 }
 
-// follows reports whether an error at path repeats one reported: at, inside or holding a value left
-// out or reported; or, beside an unknown field (likely a misspelling: "sort_key" for "sk"), a value
-// absent from the file or the one holding both.
+// follows reports whether an error at path repeats one reported: at, inside or
+// holding a value left out or reported; or, beside an unknown field (likely a
+// misspelling: "sort_key" for "sk"), a value absent from the file or the one
+// holding both.
 func (m *Mapping) follows(path string, unknown Errors, left []string) bool {
 	for _, l := range left {
 		if leftOutBy(path, l) {
@@ -180,7 +184,8 @@ func leftOutBy(path, left string) bool {
 	return within(path, left) || path == parentOf(left)
 }
 
-// within reports whether path is inner or inside it ("entities.AB" is not within "entities.A").
+// within reports whether path is inner or inside it ("entities.AB" is not
+// within "entities.A").
 func within(path, inner string) bool {
 	if !strings.HasPrefix(path, inner) {
 		return false
@@ -201,8 +206,8 @@ func parentOf(path string) string {
 // Problems returns the errors ParsePartial returned m with, in file order.
 func (m *Mapping) Problems() Errors { return m.problems }
 
-// Refused reports whether a Problem is at, inside or holding path. A problem without a path refuses
-// nothing.
+// Refused reports whether a Problem is at, inside or holding path. A problem
+// without a path refuses nothing.
 func (m *Mapping) Refused(path string) bool {
 	for _, e := range m.problems {
 		if e.Path != "" && (within(path, e.Path) || within(e.Path, path)) {
@@ -222,9 +227,10 @@ func (m *Mapping) RefusedAt(path string) bool {
 	return false
 }
 
-// Checkable returns a copy of m the source checks can take despite its Problems: without refused
-// embeds, aggregates and duplicates (a nil duplicate keeps indexes and paths), an undefined stable
-// ID empty. Callers drop other refused errors (Refused). m itself without problems.
+// Checkable returns a copy of m the source checks can take despite its
+// Problems: without refused embeds, aggregates and duplicates (a nil duplicate
+// keeps indexes and paths), an undefined stable ID empty. Callers drop other
+// refused errors (Refused). m itself without problems.
 func (m *Mapping) Checkable() *Mapping {
 	if len(m.problems) == 0 {
 		return m

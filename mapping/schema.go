@@ -2,12 +2,13 @@ package mapping
 
 import _ "embed" // for JSONSchema
 
-// JSONSchema is the JSON Schema (draft 2020-12) of the mapping file (mapping.schema.json), for
-// editors to validate a mapping as it is typed. It checks keys, types, values and rules within one
-// mapping or list; cross-key rules and database checks are Load's and transform.Compile's alone, so
-// a file it accepts can still be refused. Callers must not modify the slice. internal/schemagen
-// generates it from this package's types and doc comments (go generate ./mapping); a test fails
-// when the committed file differs.
+// JSONSchema is the JSON Schema (draft 2020-12) of the mapping file
+// (mapping.schema.json), for editors to validate a mapping as it is typed. It
+// checks keys, types, values and rules within one mapping or list; cross-key
+// rules and database checks are Load's and transform.Compile's alone, so a file
+// it accepts can still be refused. Callers must not modify the slice.
+// internal/schemagen generates it from this package's types and doc comments
+// (go generate ./mapping); a test fails when the committed file differs.
 //
 //go:generate go run ./internal/schemagen/cmd
 //go:embed mapping.schema.json

@@ -6,8 +6,8 @@ import (
 	"strings"
 )
 
-// validateSets checks each sets entry names a written column once; transform.Compile checks its
-// type.
+// validateSets checks each sets entry names a written column once;
+// transform.Compile checks its type.
 func (m *Mapping) validateSets(path string, a Attributes) Errors {
 	var errs Errors
 	for i, c := range a.Sets {
@@ -26,7 +26,8 @@ func (m *Mapping) validateSets(path string, a Attributes) Errors {
 	return errs
 }
 
-// validateEmbedSet checks an as: set embed: one selected column, no list or map option.
+// validateEmbedSet checks an as: set embed: one selected column, no list or map
+// option.
 func (m *Mapping) validateEmbedSet(path string, em *Embed) Errors {
 	var errs Errors
 	add := func(path, format string, args ...any) { errs = append(errs, m.Errorf(path, format, args...)) }

@@ -17,7 +17,8 @@ func (c *settingsCheck) add(path, format string, args ...any) {
 // declared is where a multi-attribute key attribute was first given a type.
 type declared struct{ typ, gsi string }
 
-// validateSettings checks the optional table and GSI settings and multi-attribute keys.
+// validateSettings checks the optional table and GSI settings and
+// multi-attribute keys.
 func (m *Mapping) validateSettings() Errors {
 	c := &settingsCheck{m: m}
 	t := &m.Table
@@ -48,7 +49,8 @@ func (c *settingsCheck) warmThroughput(path string, w *WarmThroughput) {
 	c.atLeastOne(Path(path, KeyWriteUnitsPerSecond), w.WriteUnitsPerSecond, "units per second")
 }
 
-// onDemand checks the maximum on-demand throughput: PAY_PER_REQUEST only, each value at least 1.
+// onDemand checks the maximum on-demand throughput: PAY_PER_REQUEST only, each
+// value at least 1.
 func (c *settingsCheck) onDemand(path string, read, write *int64) {
 	for _, u := range []struct {
 		key string
@@ -72,7 +74,8 @@ func (c *settingsCheck) atLeastOne(path string, v *int64, unit string) {
 	}
 }
 
-// pointInTimeRecovery checks the recovery period: only with enabled, within its bounds.
+// pointInTimeRecovery checks the recovery period: only with enabled, within its
+// bounds.
 func (c *settingsCheck) pointInTimeRecovery(path string, p *PointInTimeRecovery) {
 	if p == nil || p.RecoveryPeriodInDays == nil {
 		return
@@ -86,8 +89,8 @@ func (c *settingsCheck) pointInTimeRecovery(path string, p *PointInTimeRecovery)
 	}
 }
 
-// multiAttributeKeys checks g's multi-attribute keys (not mixed with string keys, at most
-// MaxKeyAttributes each); types holds earlier GSIs' declarations.
+// multiAttributeKeys checks g's multi-attribute keys (not mixed with string
+// keys, at most MaxKeyAttributes each); types holds earlier GSIs' declarations.
 func (c *settingsCheck) multiAttributeKeys(gp string, g *GSI, types map[string]declared) {
 	if !g.MultiAttribute() {
 		return
@@ -114,8 +117,8 @@ func (c *settingsCheck) multiAttributeKeys(gp string, g *GSI, types map[string]d
 	}
 }
 
-// keyAttribute checks a multi-attribute key attribute: not a string key nor repeated, S, N or B,
-// one type across GSIs.
+// keyAttribute checks a multi-attribute key attribute: not a string key nor
+// repeated, S, N or B, one type across GSIs.
 func (c *settingsCheck) keyAttribute(ap, gsi string, a KeyAttribute, inIndex map[string]bool, types map[string]declared) {
 	np, tp := Path(ap, KeyName), Path(ap, KeyType)
 	switch {

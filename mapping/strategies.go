@@ -7,7 +7,8 @@ import (
 	"strings"
 )
 
-// checkStrategies checks the join rules and stable IDs (columns: transform.Compile).
+// checkStrategies checks the join rules and stable IDs (columns:
+// transform.Compile).
 func (c *entityCheck) checkStrategies() {
 	for _, j := range c.e.Joins() {
 		switch j.Kind {
@@ -24,7 +25,8 @@ func (c *entityCheck) checkStrategies() {
 	}
 }
 
-// checkJoinSource checks for exactly one of table and query, a table if tableOnly.
+// checkJoinSource checks for exactly one of table and query, a table if
+// tableOnly.
 func (c *entityCheck) checkJoinSource(path string, s Source, tableOnly bool) {
 	switch {
 	case s.Table == "" && s.Query == "":
@@ -78,7 +80,8 @@ func (c *entityCheck) checkEmbed(p string, em *Embed) {
 	}
 }
 
-// checkDuplicate checks a table source (its unique keys must match the join) and columns to copy.
+// checkDuplicate checks a table source (its unique keys must match the join)
+// and columns to copy.
 func (c *entityCheck) checkDuplicate(p string, d *Duplicate) {
 	if d == nil {
 		c.add(p, "missing: expected source, join and attributes")
@@ -165,8 +168,8 @@ type condToken struct {
 	quoted bool
 }
 
-// lexCondition splits a key condition or filter into words, 'quoted templates', parentheses, commas
-// and operators; a ${…} placeholder stays in its word.
+// lexCondition splits a key condition or filter into words, 'quoted templates',
+// parentheses, commas and operators; a ${…} placeholder stays in its word.
 func lexCondition(s string) ([]condToken, error) {
 	var out []condToken
 	for i := 0; i < len(s); {
@@ -291,7 +294,8 @@ func (m *Mapping) validatePattern(ap *AccessPattern) Errors {
 	p := Path(KeyAccessPatterns, ap.Name)
 	add := func(path, format string, args ...any) { errs = append(errs, m.Errorf(path, format, args...)) }
 	pk, sk := m.Table.PartitionKey, m.Table.SortKey
-	// An unknown index leaves the key attributes unknown; the condition is still checked alone.
+	// An unknown index leaves the key attributes unknown; the condition is
+	// still checked alone.
 	knownIndex := true
 	if ap.Index != "" {
 		g := m.Table.GSI(ap.Index)
@@ -352,7 +356,8 @@ func indexName(index string) string {
 	return "index " + index
 }
 
-// Columns returns the templates' placeholders in order, without repeats: the caller's parameters.
+// Columns returns the templates' placeholders in order, without repeats: the
+// caller's parameters.
 func (kc KeyCondition) Columns() []string {
 	var out []string
 	var tpls []Template

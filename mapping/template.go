@@ -8,10 +8,11 @@ import (
 	"strings"
 )
 
-// Template is a parsed key template such as "ORDER#${order_id}": literal text with placeholders
-// "${column}" or "${column:width}", "$$" a literal "$". A width zero-pads integers so string order
-// is numeric order; without one, sort-key integers pad to their PostgreSQL type's width, and ":0"
-// turns padding off.
+// Template is a parsed key template such as "ORDER#${order_id}": literal text
+// with placeholders "${column}" or "${column:width}", "$$" a literal "$". A
+// width zero-pads integers so string order is numeric order; without one,
+// sort-key integers pad to their PostgreSQL type's width, and ":0" turns
+// padding off.
 type Template struct {
 	Source string
 	Parts  []Part
@@ -38,8 +39,8 @@ func (e *TemplateError) Error() string {
 	return fmt.Sprintf("%s (at character %d)", e.Msg, e.Offset+1)
 }
 
-// ParseTemplate parses s (empty is valid), with a *TemplateError for an unclosed or empty
-// placeholder or a bad width.
+// ParseTemplate parses s (empty is valid), with a *TemplateError for an
+// unclosed or empty placeholder or a bad width.
 func ParseTemplate(s string) (Template, error) {
 	t := Template{Source: s}
 	var lit strings.Builder
@@ -114,9 +115,9 @@ func (t Template) IsZero() bool { return len(t.Parts) == 0 }
 
 func (t Template) String() string { return t.Source }
 
-// BraceError is a "{name}" written as another tool's placeholder (the DynamoDB MCP server's
-// CUSTOMER#{customer_id}): literal text to pg2dynamo, rendering one key for every row. Offset is
-// the "{"'s byte offset.
+// BraceError is a "{name}" written as another tool's placeholder (the DynamoDB
+// MCP server's CUSTOMER#{customer_id}): literal text to pg2dynamo, rendering
+// one key for every row. Offset is the "{"'s byte offset.
 type BraceError struct {
 	Name   string
 	Offset int
@@ -126,8 +127,8 @@ func (e *BraceError) Error() string {
 	return fmt.Sprintf("%q is literal text, not a placeholder: did you mean ${%s}? (at character %d)", "{"+e.Name+"}", e.Name, e.Offset+1)
 }
 
-// Braces returns a *BraceError for each "{name}" of s with an identifier name not after "$"
-// ("$${name}" is deliberate literal text).
+// Braces returns a *BraceError for each "{name}" of s with an identifier name
+// not after "$" ("$${name}" is deliberate literal text).
 func Braces(s string) []*BraceError {
 	var out []*BraceError
 	for i := 0; i < len(s); i++ {
@@ -156,7 +157,8 @@ func Braces(s string) []*BraceError {
 
 var identRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
-// Prefix returns the leading literal every rendered key starts with ("" when a placeholder leads).
+// Prefix returns the leading literal every rendered key starts with ("" when a
+// placeholder leads).
 func (t Template) Prefix() string {
 	if len(t.Parts) == 0 || t.Parts[0].Column != "" {
 		return ""
@@ -164,8 +166,8 @@ func (t Template) Prefix() string {
 	return t.Parts[0].Literal
 }
 
-// PlacesAlike reports whether t and u both place column after the same parts, ignoring width
-// ("B#${id}" and "B#${id}#${at}" do).
+// PlacesAlike reports whether t and u both place column after the same parts,
+// ignoring width ("B#${id}" and "B#${id}#${at}" do).
 func (t Template) PlacesAlike(u Template, column string) bool {
 	i, j := t.placeholder(column), u.placeholder(column)
 	return i >= 0 && i == j && slices.Equal(t.Parts[:i], u.Parts[:j])
@@ -175,15 +177,16 @@ func (t Template) placeholder(column string) int {
 	return slices.IndexFunc(t.Parts, func(p Part) bool { return p.Column == column })
 }
 
-// Nameable reports whether "${column}" parses as one placeholder of exactly column.
+// Nameable reports whether "${column}" parses as one placeholder of exactly
+// column.
 func Nameable(column string) bool {
 	t, err := ParseTemplate("${" + column + "}")
 	c, ok := t.Whole()
 	return err == nil && ok && c == column
 }
 
-// Whole returns the column of a template that is one unwidthed placeholder ("${user_id}"), and
-// whether it is.
+// Whole returns the column of a template that is one unwidthed placeholder
+// ("${user_id}"), and whether it is.
 func (t Template) Whole() (string, bool) {
 	if len(t.Parts) != 1 || t.Parts[0].Column == "" || t.Parts[0].Width != WidthAuto {
 		return "", false

@@ -8,9 +8,10 @@ import (
 	"github.com/pg2dynamo/pg2dynamo/mapping"
 )
 
-// RenderVersions writes a mapping's design before and after a change as text or markdown: the
-// changes (d, from mapping.CompareMappings) as a table of entity and GSI changes, then each design
-// whole (Render). No JSON: each design is one Render away.
+// RenderVersions writes a mapping's design before and after a change as text or
+// markdown: the changes (d, from mapping.CompareMappings) as a table of entity
+// and GSI changes, then each design whole (Render). No JSON: each design is one
+// Render away.
 func RenderVersions(w io.Writer, before, after *Design, d *mapping.Diff, format string) error {
 	if format != FormatText && format != FormatMarkdown {
 		return fmt.Errorf("two versions of a design are written as text or markdown, not %q", format)

@@ -12,11 +12,12 @@ import (
 	"github.com/pg2dynamo/pg2dynamo/transform"
 )
 
-// FormatOneTable writes a library onetable mapping's dynamodb-onetable schema (OneTableSchema).
+// FormatOneTable writes a library onetable mapping's dynamodb-onetable schema
+// (OneTableSchema).
 const FormatOneTable = "onetable"
 
-// OneTable is the schema `new Table({schema})` takes (dynamodb-onetable 2.7.7's Schema.js, README
-// "Schemas"): indexes, a model per entity, params.
+// OneTable is the schema `new Table({schema})` takes (dynamodb-onetable 2.7.7's
+// Schema.js, README "Schemas"): indexes, a model per entity, params.
 type OneTable struct {
 	// Format and Version are what Table.saveSchema writes.
 	Format  string         `json:"format"`
@@ -26,9 +27,9 @@ type OneTable struct {
 	Params  OneTableParams `json:"params"`
 }
 
-// OneTableParams are the params pg2dynamo's items suit: TypeField "_type"; Timestamps false (no
-// created or updated attributes); IsoDates false, as no field is a date; Nulls false, as a NULL
-// column's attribute is absent.
+// OneTableParams are the params pg2dynamo's items suit: TypeField "_type";
+// Timestamps false (no created or updated attributes); IsoDates false, as no
+// field is a date; Nulls false, as a NULL column's attribute is absent.
 type OneTableParams struct {
 	TypeField  string `json:"typeField"`
 	Separator  string `json:"separator"`
@@ -37,13 +38,16 @@ type OneTableParams struct {
 	Nulls      bool   `json:"nulls"`
 }
 
-// OneTableSchema returns the OneTable schema reading the items plans (transform.CompileAll, one per
-// entity) write; it needs library onetable, whose preset makes keys OneTable renders from
-// attributes. Each entity is a model named by its type value. Key attributes are value templates
-// with the compiled widths ("USER#${user_id}" over an integer is "USER#${user_id:10:0}"), each
-// placeholder naming its column's attribute. Other attributes are fields of their DynamoDB type;
-// dates and times are "string", holding PostgreSQL's exact text (Date would read a timestamp
-// without time zone in local time). A multi-attribute GSI has no OneTable index and is left out.
+// OneTableSchema returns the OneTable schema reading the items plans
+// (transform.CompileAll, one per entity) write; it needs library onetable,
+// whose preset makes keys OneTable renders from attributes. Each entity is a
+// model named by its type value. Key attributes are value templates with the
+// compiled widths ("USER#${user_id}" over an integer is
+// "USER#${user_id:10:0}"), each placeholder naming its column's attribute.
+// Other attributes are fields of their DynamoDB type; dates and times are
+// "string", holding PostgreSQL's exact text (Date would read a timestamp
+// without time zone in local time). A multi-attribute GSI has no OneTable index
+// and is left out.
 func OneTableSchema(m *mapping.Mapping, plans []*transform.Plan) (*OneTable, error) {
 	if m.Library.Name != mapping.LibraryOneTable {
 		return nil, mapping.Errors{m.Errorf(mapping.KeyLibrary,
@@ -87,8 +91,8 @@ func OneTableSchema(m *mapping.Mapping, plans []*transform.Plan) (*OneTable, err
 	return s, nil
 }
 
-// oneTableFields returns p's model fields: key attributes (value templates), then the others but
-// the type attribute, which OneTable adds.
+// oneTableFields returns p's model fields: key attributes (value templates),
+// then the others but the type attribute, which OneTable adds.
 func oneTableFields(m *mapping.Mapping, p *transform.Plan) (object, error) {
 	var fields object
 	seen := map[string]bool{m.TypeAttribute: true}
@@ -113,8 +117,8 @@ func oneTableFields(m *mapping.Mapping, p *transform.Plan) (object, error) {
 	return fields, nil
 }
 
-// oneTableTemplate makes key template k a OneTable value template: literals as is, ${attribute}, or
-// ${attribute:width:0} for a padded number.
+// oneTableTemplate makes key template k a OneTable value template: literals as
+// is, ${attribute}, or ${attribute:width:0} for a padded number.
 func oneTableTemplate(k transform.KeyShape) (string, error) {
 	var b strings.Builder
 	for _, part := range k.Parts {

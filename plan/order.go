@@ -10,36 +10,38 @@ import (
 	"github.com/pg2dynamo/pg2dynamo/mapping"
 )
 
-// OrderWarning is a sort key template writing number columns as plain digits (${col:0}), which sort
-// as text ("10" before "9"), in an attribute access patterns read in order or by range (any sort
-// key condition but "="). It is a choice, not a mistake (design code and its draft write plain
-// digits), so plan notes it and offers the padded template, which that code's keys then no longer
-// match.
+// OrderWarning is a sort key template writing number columns as plain digits
+// (${col:0}), which sort as text ("10" before "9"), in an attribute access
+// patterns read in order or by range (any sort key condition but "="). It is a
+// choice, not a mistake (design code and its draft write plain digits), so plan
+// notes it and offers the padded template, which that code's keys then no
+// longer match.
 type OrderWarning struct {
 	Entity string `json:"entity"`
-	// Index is "table" or the GSI; SortKey its sort attribute; Template the entity's template for
-	// it.
+	// Index is "table" or the GSI; SortKey its sort attribute; Template the
+	// entity's template for it.
 	Index    string `json:"index"`
 	SortKey  string `json:"sort_key"`
 	Template string `json:"template"`
 	// Columns are the number columns written as plain digits.
 	Columns []string `json:"columns"`
-	// Patterns read the attribute in order, each with its sort key operator ("partition" for none).
+	// Patterns read the attribute in order, each with its sort key operator
+	// ("partition" for none).
 	Patterns []string `json:"patterns"`
 	// Padded is Template with those columns zero-padded to their type's width.
 	Padded string `json:"padded"`
-	// MisOrdered and Examples (plan --with-source): how many rows sort as text right after a
-	// greater number of their partition, and a few.
+	// MisOrdered and Examples (plan --with-source): how many rows sort as text
+	// right after a greater number of their partition, and a few.
 	MisOrdered int64         `json:"mis_ordered,omitempty"`
 	Examples   []MisOrdering `json:"examples,omitempty"`
-	// group are the columns partitioning each column's order: the partition template's and the sort
-	// template's before it.
+	// group are the columns partitioning each column's order: the partition
+	// template's and the sort template's before it.
 	group map[string][]string
 	src   mapping.Source
 }
 
-// MisOrdering is a row sorting as text after a greater number: its partition values, the number
-// before it, its own.
+// MisOrdering is a row sorting as text after a greater number: its partition
+// values, the number before it, its own.
 type MisOrdering struct {
 	Column string            `json:"column"`
 	Group  map[string]string `json:"group"`
@@ -101,8 +103,8 @@ func cmpIndex(index string) string {
 	return index
 }
 
-// orderedPatterns are patterns on s's index whose answer follows s's order: a sort condition other
-// than "=", or none.
+// orderedPatterns are patterns on s's index whose answer follows s's order: a
+// sort condition other than "=", or none.
 func orderedPatterns(m *mapping.Mapping, s mapping.KeySlot) []string {
 	var out []string
 	for _, ap := range m.AccessPatterns {
@@ -127,9 +129,9 @@ type misOrderer interface {
 // MaxMisOrdered is how many rows OrderFromSource lists per warning.
 const MaxMisOrdered = 3
 
-// OrderFromSource asks src (snapshot begun), for each OrderWarning, which rows sort as text after a
-// greater number of their partition (extract.Source.MisOrdered), recording how many and the first
-// MaxMisOrdered.
+// OrderFromSource asks src (snapshot begun), for each OrderWarning, which rows
+// sort as text after a greater number of their partition
+// (extract.Source.MisOrdered), recording how many and the first MaxMisOrdered.
 func OrderFromSource(ctx context.Context, src misOrderer, d *Design) error {
 	for i := range d.OrderWarnings {
 		w := &d.OrderWarnings[i]

@@ -1,7 +1,7 @@
-// Package plan describes a mapping's single-table design as the modeling guides draw it: entity
-// chart, access-pattern table, CreateTable request (AWS CLI --cli-input-json and CloudFormation)
-// and, from a source, per-entity rows, item sizes and a full load's write units. Only Stats reads
-// the source.
+// Package plan describes a mapping's single-table design as the modeling guides
+// draw it: entity chart, access-pattern table, CreateTable request (AWS CLI
+// --cli-input-json and CloudFormation) and, from a source, per-entity rows,
+// item sizes and a full load's write units. Only Stats reads the source.
 package plan
 
 import (
@@ -22,8 +22,8 @@ type Design struct {
 	PartitionKey string `json:"partition_key"`
 	// SortKey is "" (and left out) for a table without a sort key.
 	SortKey string `json:"sort_key,omitempty"`
-	// PartitionKeyType and SortKeyType are S, N or B (mapping.Table.KeyType); SortKeyType ""
-	// without a sort key.
+	// PartitionKeyType and SortKeyType are S, N or B (mapping.Table.KeyType);
+	// SortKeyType "" without a sort key.
 	PartitionKeyType string `json:"partition_key_type"`
 	SortKeyType      string `json:"sort_key_type,omitempty"`
 	// Settings are the table's optional settings, nil when it has none.
@@ -32,18 +32,19 @@ type Design struct {
 	KeyAttributes  []string     `json:"key_attributes"`
 	Entities       []EntityRow  `json:"entities"`
 	AccessPatterns []PatternRow `json:"access_patterns"`
-	// OrderWarnings are sort keys whose plain-digit numbers sort as text where patterns read in
-	// order.
+	// OrderWarnings are sort keys whose plain-digit numbers sort as text where
+	// patterns read in order.
 	OrderWarnings  []OrderWarning `json:"order_warnings,omitempty"`
 	CreateTable    map[string]any `json:"create_table"`
 	CloudFormation map[string]any `json:"cloudformation"`
-	// UpdateContinuousBackups enables point-in-time recovery once the table is ACTIVE; nil when not
-	// enabled.
+	// UpdateContinuousBackups enables point-in-time recovery once the table is
+	// ACTIVE; nil when not enabled.
 	UpdateContinuousBackups map[string]any   `json:"update_continuous_backups,omitempty"`
 	Stats                   []EntityStatsRow `json:"stats,omitempty"`
 }
 
-// IndexRow describes a GSI; multi-attribute keys use PartitionKeys and SortKeys.
+// IndexRow describes a GSI; multi-attribute keys use PartitionKeys and
+// SortKeys.
 type IndexRow struct {
 	Name         string `json:"name"`
 	PartitionKey string `json:"partition_key,omitempty"`
@@ -57,8 +58,8 @@ type IndexRow struct {
 	Throughput
 }
 
-// EntityRow is an entity chart line; Keys maps each table and GSI key attribute to the entity's
-// template, empty for none.
+// EntityRow is an entity chart line; Keys maps each table and GSI key attribute
+// to the entity's template, empty for none.
 type EntityRow struct {
 	Entity     string            `json:"entity"`
 	Type       string            `json:"type"`
@@ -78,9 +79,9 @@ type PatternRow struct {
 	Description string `json:"description,omitempty"`
 }
 
-// EntityStatsRow is what a full load of one entity writes. Sizes are bytes by DynamoDB's rules;
-// WriteUnits counts one WCU per KB (rounded up) of each item, plus each GSI it lands in at
-// projected size.
+// EntityStatsRow is what a full load of one entity writes. Sizes are bytes by
+// DynamoDB's rules; WriteUnits counts one WCU per KB (rounded up) of each item,
+// plus each GSI it lands in at projected size.
 // https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/provisioned-capacity-mode.html
 type EntityStatsRow struct {
 	Entity       string `json:"entity"`
@@ -90,13 +91,14 @@ type EntityStatsRow struct {
 	AvgItemBytes int64  `json:"avg_item_bytes"`
 	MaxItemBytes int64  `json:"max_item_bytes"`
 	WriteUnits   int64  `json:"write_units"`
-	// ExportBytes is the items as uncompressed export DynamoDB JSON: what ImportTable is priced by.
+	// ExportBytes is the items as uncompressed export DynamoDB JSON: what
+	// ImportTable is priced by.
 	ExportBytes int64 `json:"export_bytes"`
-	// ExampleKey is the first item's primary key in primary-key order, as loaded (docs/mapping.md,
-	// "Key text of each type").
+	// ExampleKey is the first item's primary key in primary-key order, as
+	// loaded (docs/mapping.md, "Key text of each type").
 	ExampleKey []string `json:"example_key,omitempty"`
-	// Rejects are the rejection reasons, each with its count and first row's source key, at most
-	// MaxRejectReasons; the rest only count in Rejected.
+	// Rejects are the rejection reasons, each with its count and first row's
+	// source key, at most MaxRejectReasons; the rest only count in Rejected.
 	Rejects []RejectReason `json:"rejects,omitempty"`
 }
 
@@ -105,7 +107,8 @@ type RejectReason struct {
 	Reason string `json:"reason"`
 	Column string `json:"column,omitempty"`
 	Rows   int64  `json:"rows"`
-	// Example is that row's source key (primary key and key template columns; nil for NULL).
+	// Example is that row's source key (primary key and key template columns;
+	// nil for NULL).
 	Example map[string]any `json:"example"`
 }
 
@@ -267,12 +270,12 @@ func setsNote(a mapping.Attributes) string {
 	return " (sets: " + strings.Join(a.Sets, ", ") + ")"
 }
 
-// createTableJSON is load.CreateTableInput as the API and `aws dynamodb create-table
-// --cli-input-json` take it.
+// createTableJSON is load.CreateTableInput as the API and `aws dynamodb
+// create-table --cli-input-json` take it.
 func createTableJSON(m *mapping.Mapping) map[string]any { return apiJSON(load.CreateTableInput(m)) }
 
-// apiJSON is an SDK input as the API's JSON (unset fields left out): Go field names are the API's
-// member names.
+// apiJSON is an SDK input as the API's JSON (unset fields left out): Go field
+// names are the API's member names.
 func apiJSON(in any) map[string]any {
 	b, err := json.Marshal(in)
 	if err != nil {
@@ -317,7 +320,8 @@ func dropEmpty(v any) any {
 	return v
 }
 
-// logicalID is a letters-and-digits CloudFormation logical ID from a table name.
+// logicalID is a letters-and-digits CloudFormation logical ID from a table
+// name.
 func logicalID(name string) string {
 	var b strings.Builder
 	up := true

@@ -18,7 +18,8 @@ const (
 	FormatJSON     = "json"
 )
 
-// Render writes d as text, markdown or json; it fails on an unknown format or a write error.
+// Render writes d as text, markdown or json; it fails on an unknown format or a
+// write error.
 func Render(w io.Writer, d *Design, format string) error {
 	switch format {
 	case FormatJSON:
@@ -153,8 +154,8 @@ func renderTables(w io.Writer, d *Design, md bool) error {
 	return err
 }
 
-// indexTable is the GSI table: name, keys (multi-attribute ones typed), projection, and throughput
-// when any index has some.
+// indexTable is the GSI table: name, keys (multi-attribute ones typed),
+// projection, and throughput when any index has some.
 func indexTable(ixs []IndexRow) table {
 	t := table{head: []string{"index", "partition key", "sort key", "projection"}}
 	withSettings := false
@@ -174,8 +175,8 @@ func indexTable(ixs []IndexRow) table {
 	return t
 }
 
-// typedKey names a GSI key attribute as the index table does: alone for a string, "score (N)"
-// otherwise.
+// typedKey names a GSI key attribute as the index table does: alone for a
+// string, "score (N)" otherwise.
 func typedKey(attr, typ string) string {
 	if attr == "" || typ == "" || typ == mapping.TypeString {
 		return attr
@@ -217,7 +218,8 @@ func writeJSON(b *strings.Builder, v any, md bool) {
 	}
 }
 
-// orderSection writes d's OrderWarnings, with the source's findings when d has statistics.
+// orderSection writes d's OrderWarnings, with the source's findings when d has
+// statistics.
 func orderSection(b *strings.Builder, d *Design, md bool, heading func(string)) {
 	if len(d.OrderWarnings) == 0 {
 		return

@@ -11,28 +11,30 @@ import (
 	"github.com/pg2dynamo/pg2dynamo/mapping"
 )
 
-// KeyAttribute is one attribute of a multi-attribute GSI key and its type (S, N or B).
+// KeyAttribute is one attribute of a multi-attribute GSI key and its type (S, N
+// or B).
 type KeyAttribute struct {
 	Name string `json:"name"`
 	Type string `json:"type"`
 }
 
-// WarmThroughput is a table's or GSI's read and write units per second at once; nil is unset.
+// WarmThroughput is a table's or GSI's read and write units per second at once;
+// nil is unset.
 type WarmThroughput struct {
 	ReadUnitsPerSecond  *int64 `json:"read_units_per_second,omitempty"`
 	WriteUnitsPerSecond *int64 `json:"write_units_per_second,omitempty"`
 }
 
-// Throughput is a table's or GSI's optional warm and maximum on-demand throughput in request units
-// per second; nil is unset.
+// Throughput is a table's or GSI's optional warm and maximum on-demand
+// throughput in request units per second; nil is unset.
 type Throughput struct {
 	WarmThroughput       *WarmThroughput `json:"warm_throughput,omitempty"`
 	MaxReadRequestUnits  *int64          `json:"max_read_request_units,omitempty"`
 	MaxWriteRequestUnits *int64          `json:"max_write_request_units,omitempty"`
 }
 
-// PointInTimeRecovery is the continuous backups setting; RecoveryPeriodInDays nil means DynamoDB's
-// default (35 days).
+// PointInTimeRecovery is the continuous backups setting; RecoveryPeriodInDays
+// nil means DynamoDB's default (35 days).
 type PointInTimeRecovery struct {
 	Enabled              bool   `json:"enabled"`
 	RecoveryPeriodInDays *int64 `json:"recovery_period_in_days,omitempty"`
@@ -74,9 +76,9 @@ func settings(t mapping.Table) *Settings {
 	return s
 }
 
-// cloudFormationProperties are the AWS::DynamoDB::Table resource's properties: the CreateTable
-// request (same member names) plus any PointInTimeRecoverySpecification, which CreateTable does not
-// take.
+// cloudFormationProperties are the AWS::DynamoDB::Table resource's properties:
+// the CreateTable request (same member names) plus any
+// PointInTimeRecoverySpecification, which CreateTable does not take.
 // https://docs.aws.amazon.com/AWSCloudFormation/latest/TemplateReference/aws-resource-dynamodb-table.html
 func cloudFormationProperties(m *mapping.Mapping, createTable map[string]any) map[string]any {
 	p := m.Table.PointInTimeRecovery
@@ -92,8 +94,8 @@ func cloudFormationProperties(m *mapping.Mapping, createTable map[string]any) ma
 	return props
 }
 
-// keysText renders a GSI key: its string attribute, or typed attributes, "tenant_id (S) + region
-// (S)".
+// keysText renders a GSI key: its string attribute, or typed attributes,
+// "tenant_id (S) + region (S)".
 func keysText(attr string, attrs []KeyAttribute) string {
 	if len(attrs) == 0 {
 		return attr
@@ -151,8 +153,9 @@ func settingsNotes(s *Settings) []string {
 	return out
 }
 
-// Tag adds tags to the CloudFormation resource's Tags: those migrate --create-table gives
-// (load.Owner), so a stack-made table is recognised as the mapping's.
+// Tag adds tags to the CloudFormation resource's Tags: those migrate
+// --create-table gives (load.Owner), so a stack-made table is recognised as the
+// mapping's.
 func (d *Design) Tag(tags []types.Tag) {
 	if len(tags) == 0 {
 		return

@@ -11,9 +11,10 @@ import (
 	"github.com/pg2dynamo/pg2dynamo/transform"
 )
 
-// Stats reads every entity from src (snapshot begun) through the real pipeline into a measuring
-// sink and returns per entity a full load's rows, items, rejects, sizes and write units. prog, if
-// set, is told of the reading as pipeline.Run tells it.
+// Stats reads every entity from src (snapshot begun) through the real pipeline
+// into a measuring sink and returns per entity a full load's rows, items,
+// rejects, sizes and write units. prog, if set, is told of the reading as
+// pipeline.Run tells it.
 func Stats(ctx context.Context, src *extract.Source, m *mapping.Mapping, plans []*transform.Plan, prog pipeline.Progress) ([]EntityStatsRow, error) {
 	ms := &measureSink{m: m, acc: make([]acc, len(plans))}
 	rejects := map[string][]RejectReason{}
@@ -30,7 +31,8 @@ func Stats(ctx context.Context, src *extract.Source, m *mapping.Mapping, plans [
 		}
 		return nil
 	}
-	// One reader and writer: example keys are the first rows', and rejects come from one goroutine.
+	// One reader and writer: example keys are the first rows', and rejects come
+	// from one goroutine.
 	sum, err := pipeline.Run(ctx, pipeline.Postgres(src), m, plans, ms, pipeline.Options{Concurrency: 1, Readers: 1, Progress: prog, OnReject: onReject})
 	if err != nil {
 		return nil, err

@@ -9,8 +9,8 @@ import (
 	"github.com/pg2dynamo/pg2dynamo/verify"
 )
 
-// ModeChanges is migrate --changes-only's report: the comparison, what was written and deleted
-// (Report.Applied), and the check of the result.
+// ModeChanges is migrate --changes-only's report: the comparison, what was
+// written and deleted (Report.Applied), and the check of the result.
 const ModeChanges = "changes"
 
 // Commands that write what a comparison found (Applied.Command).
@@ -19,25 +19,28 @@ const (
 	CommandPrune       = "prune"
 )
 
-// Applied is what a run wrote to bring the table in line (migrate --changes-only's puts and
-// deletes, or --prune's deletes before the verify). Counts are exact, as acknowledged; the lists
-// (verify.Applied) hold the first verify.MaxListed keys, and the read-back.
+// Applied is what a run wrote to bring the table in line (migrate
+// --changes-only's puts and deletes, or --prune's deletes before the verify).
+// Counts are exact, as acknowledged; the lists (verify.Applied) hold the first
+// verify.MaxListed keys, and the read-back.
 type Applied struct {
 	// Command is CommandChangesOnly or CommandPrune.
 	Command string `json:"command"`
 	*verify.Applied
-	// Written counts acknowledged puts (new and changed); Deleted stale items deleted,
-	// DeletedByType by type; Skipped deletes whose condition failed (retyped or deleted by another
-	// writer since the Scan); Rejected items DynamoDB refused or whose key another type held (each
-	// in the rejects file).
+	// Written counts acknowledged puts (new and changed); Deleted stale items
+	// deleted, DeletedByType by type; Skipped deletes whose condition failed
+	// (retyped or deleted by another writer since the Scan); Rejected items
+	// DynamoDB refused or whose key another type held (each in the rejects
+	// file).
 	Written       int64            `json:"written"`
 	Deleted       int64            `json:"deleted"`
 	DeletedByType map[string]int64 `json:"deleted_by_type,omitempty"`
 	Skipped       int64            `json:"skipped"`
 	Rejected      int64            `json:"rejected"`
-	// WriteUnits is the acknowledged writes' cost as diff prices them (verify.Write.WriteUnits),
-	// which the preceding diff estimates exactly. ConsumedWriteUnits is what DynamoDB reported
-	// (ReturnConsumedCapacity); FullWriteUnits a full migrate's.
+	// WriteUnits is the acknowledged writes' cost as diff prices them
+	// (verify.Write.WriteUnits), which the preceding diff estimates exactly.
+	// ConsumedWriteUnits is what DynamoDB reported (ReturnConsumedCapacity);
+	// FullWriteUnits a full migrate's.
 	WriteUnits         int64   `json:"write_units"`
 	ConsumedWriteUnits float64 `json:"consumed_write_units"`
 	FullWriteUnits     int64   `json:"full_write_units"`
@@ -54,8 +57,9 @@ func (a *Applied) byType() string {
 	return strings.Join(parts, ", ")
 }
 
-// changesHeadline is a ModeChanges verdict: PASSED when the writes read back and everything checks
-// (verify.Result.AppliedOK), FAILED when not, "done" without read-back.
+// changesHeadline is a ModeChanges verdict: PASSED when the writes read back
+// and everything checks (verify.Result.AppliedOK), FAILED when not, "done"
+// without read-back.
 func (r *Report) changesHeadline() string {
 	n, a := r.Summary, r.Applied
 	if a == nil || a.Applied == nil {
@@ -167,8 +171,8 @@ const (
 	titleUnapplied = "Writes that did not read back as applied"
 )
 
-// changesTitle titles a ModeChanges list of new, changed or stale items, saying what became of
-// them.
+// changesTitle titles a ModeChanges list of new, changed or stale items, saying
+// what became of them.
 func changesTitle(r *Report, kind string) string {
 	switch kind {
 	case "new":
@@ -185,8 +189,8 @@ func changesTitle(r *Report, kind string) string {
 	return "Stale items, deleted"
 }
 
-// appliedLists are r.Applied's lists the reports show besides the Result's: the keys --prune
-// deleted, and writes that did not read back.
+// appliedLists are r.Applied's lists the reports show besides the Result's: the
+// keys --prune deleted, and writes that did not read back.
 func appliedLists(r *Report) []struct {
 	id, title string
 	list      verify.List[verify.ItemRef]

@@ -12,14 +12,16 @@ import (
 	"github.com/pg2dynamo/pg2dynamo/verify"
 )
 
-// htmlListed is how many entries of each list the page shows; every exact count is given.
+// htmlListed is how many entries of each list the page shows; every exact count
+// is given.
 const htmlListed = 100
 
-// HTML writes r as one self-contained, static page (no network, inline styles), readable with
-// JavaScript disabled and printable; an optional script only folds long lists. It shows the
-// verdict, run, counts in Summary's words and per entity, a diff's cost, the first htmlListed
-// entries of each list (changed attributes side by side) and the access patterns. It fails on a
-// write error or an unreadable list file.
+// HTML writes r as one self-contained, static page (no network, inline styles),
+// readable with JavaScript disabled and printable; an optional script only
+// folds long lists. It shows the verdict, run, counts in Summary's words and
+// per entity, a diff's cost, the first htmlListed entries of each list (changed
+// attributes side by side) and the access patterns. It fails on a write error
+// or an unreadable list file.
 func HTML(w io.Writer, r *Report) error {
 	p, err := newPage(r)
 	if err != nil {
@@ -40,7 +42,8 @@ type page struct {
 	// Priced shows the write units per entity (a diff, a changes-only run).
 	Priced   bool
 	Headline string
-	// Verdict is the headline's class: "ok", "bad" (verify failed) or "info" (a diff).
+	// Verdict is the headline's class: "ok", "bad" (verify failed) or "info" (a
+	// diff).
 	Verdict string
 	Lead    string
 	Facts   []fact
@@ -54,11 +57,12 @@ type page struct {
 	Changed    *changedList
 	Stale      *refList
 	Others     []*refList // duplicate keys, items in flight
-	// Patterns sums the access patterns up; Wrong holds their first wrong answers.
+	// Patterns sums the access patterns up; Wrong holds their first wrong
+	// answers.
 	Patterns []patternRow
 	Wrong    []verify.PatternResult
-	// Kind names the command; AppliedTitle and Applied are what the run wrote before the check, if
-	// anything.
+	// Kind names the command; AppliedTitle and Applied are what the run wrote
+	// before the check, if anything.
 	Kind         string
 	AppliedTitle string
 	Applied      []fact
@@ -67,7 +71,8 @@ type page struct {
 // fact is one line of the run's description.
 type fact struct{ Key, Label, Value string }
 
-// summaryCount is a Summary count with word and meaning; Bad marks one failing verify.
+// summaryCount is a Summary count with word and meaning; Bad marks one failing
+// verify.
 type summaryCount struct {
 	Key, Word, Meaning string
 	N                  int64
@@ -178,8 +183,8 @@ func runFacts(r *Report) []fact {
 		{"version", "pg2dynamo", run.Version}}
 }
 
-// summaryCounts are the shown counts: new, changed, stale and unchanged always, others when
-// non-zero.
+// summaryCounts are the shown counts: new, changed, stale and unchanged always,
+// others when non-zero.
 func summaryCounts(r *Report) []summaryCount {
 	n, verifying := r.Summary, r.Mode == ModeVerify
 	out := []summaryCount{
@@ -216,7 +221,8 @@ func sentence(s string) string {
 	return strings.ToUpper(s[:1]) + s[1:] + "."
 }
 
-// newRefList holds l's first htmlListed keys (count its length); nil when empty.
+// newRefList holds l's first htmlListed keys (count its length); nil when
+// empty.
 func newRefList(id, title, meaning string, l verify.List[verify.ItemRef], count verify.ListCount) (*refList, error) {
 	if count.Total == 0 {
 		return nil, nil
@@ -225,8 +231,8 @@ func newRefList(id, title, meaning string, l verify.List[verify.ItemRef], count 
 	return &refList{ID: id, Title: title, Meaning: meaning, Total: count.Total, Refs: refs, Note: shownNote(count, len(refs), "")}, err
 }
 
-// shownNote says how many of count entries the page and the JSON report show, when not all; extra
-// qualifies them.
+// shownNote says how many of count entries the page and the JSON report show,
+// when not all; extra qualifies them.
 func shownNote(count verify.ListCount, shown int, extra string) string {
 	if int64(shown) >= count.Total {
 		return ""
@@ -238,7 +244,8 @@ func shownNote(count verify.ListCount, shown int, extra string) string {
 	return fmt.Sprintf("The first %d shown%s; %s.", shown, extra, json)
 }
 
-// patternRows sums results up by pattern, with each one's first htmlListed wrong answers.
+// patternRows sums results up by pattern, with each one's first htmlListed
+// wrong answers.
 func patternRows(results []verify.PatternResult) ([]patternRow, []verify.PatternResult) {
 	order, per := summarizePatterns(results, htmlListed)
 	var rows []patternRow
@@ -266,22 +273,24 @@ type changedList struct {
 	Items []changedItem
 }
 
-// changedItem is a changed item's attributes aligned, both sides a row; Whole when all are shown,
-// not only those that differ.
+// changedItem is a changed item's attributes aligned, both sides a row; Whole
+// when all are shown, not only those that differ.
 type changedItem struct {
 	verify.ItemRef
 	Whole bool
 	Rows  []attrRow
 }
 
-// attrRow is one attribute of a changed item; Tag is "changed", "added" (derived, absent in the
-// table), "removed" (in the table, not derived) or "" (same: Before shown once).
+// attrRow is one attribute of a changed item; Tag is "changed", "added"
+// (derived, absent in the table), "removed" (in the table, not derived) or ""
+// (same: Before shown once).
 type attrRow struct {
 	Name, Tag     string
 	Before, After value
 }
 
-// newChangedList reads the changed items shown: the first htmlListed and every one kept whole.
+// newChangedList reads the changed items shown: the first htmlListed and every
+// one kept whole.
 func newChangedList(r *Report) (*changedList, error) {
 	count := r.Counts.Changed
 	if count.Total == 0 {
@@ -312,7 +321,8 @@ func newChangedList(r *Report) (*changedList, error) {
 	return l, nil
 }
 
-// newChangedItem aligns c's attributes: all when c is kept whole, else those that differ.
+// newChangedItem aligns c's attributes: all when c is kept whole, else those
+// that differ.
 func newChangedItem(c verify.ChangedItem) changedItem {
 	out := changedItem{ItemRef: c.ItemRef}
 	differs := map[string]verify.AttrChange{}

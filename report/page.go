@@ -2,9 +2,10 @@ package report
 
 import "html/template"
 
-// pageTemplate renders a page. Its closing script only folds lists over foldAbove rows to their
-// first foldTo and marks the page "js"; data-* attributes name cells by Summary's and EntityCounts'
-// JSON names, for tests and scripts.
+// pageTemplate renders a page. Its closing script only folds lists over
+// foldAbove rows to their first foldTo and marks the page "js"; data-*
+// attributes name cells by Summary's and EntityCounts' JSON names, for tests
+// and scripts.
 var pageTemplate = template.Must(template.New("page").Parse(`<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -167,7 +168,8 @@ button.unfold { margin: .2em 0 .6em; }
 }
 `
 
-// Folding: a list over foldAbove rows (or changed items) shows its first foldTo until unfolded.
+// Folding: a list over foldAbove rows (or changed items) shows its first foldTo
+// until unfolded.
 const pageScript = `
 "use strict";
 (() => {

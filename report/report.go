@@ -1,5 +1,5 @@
-// Package report presents a verify.Result as a terminal summary, markdown, JSON, or a
-// self-contained HTML page, for verify and the dry-run diff.
+// Package report presents a verify.Result as a terminal summary, markdown,
+// JSON, or a self-contained HTML page, for verify and the dry-run diff.
 package report
 
 import (
@@ -23,13 +23,16 @@ const (
 	ModeDiff   = "diff"
 )
 
-// Report is what verify and diff print, in Summary's words (new, changed, stale). JSON names stay
-// as scripts read them: "missing" holds the new items, "extra" the stale and other items.
+// Report is what verify and diff print, in Summary's words (new, changed,
+// stale). JSON names stay as scripts read them: "missing" holds the new items,
+// "extra" the stale and other items.
 type Report struct {
 	Mode string `json:"mode"`
-	// OK: the table matches the source (verify), or a run would change nothing (diff).
+	// OK: the table matches the source (verify), or a run would change nothing
+	// (diff).
 	OK bool `json:"ok"`
-	// Run says when, against what and by which pg2dynamo; nil when the caller did not say.
+	// Run says when, against what and by which pg2dynamo; nil when the caller
+	// did not say.
 	Run *Run `json:"run,omitempty"`
 	*verify.Result
 	// Totals sums Entities.
@@ -38,16 +41,17 @@ type Report struct {
 	Summary Summary `json:"summary"`
 	// Cost of the changes and of a run writing every derived item (diff).
 	Cost *Cost `json:"cost,omitempty"`
-	// Applied is what the run wrote before the check (--changes-only's writes, --prune's deletes);
-	// set by the caller, else nil.
+	// Applied is what the run wrote before the check (--changes-only's writes,
+	// --prune's deletes); set by the caller, else nil.
 	Applied *Applied `json:"applied,omitempty"`
 }
 
-// Summary counts a report's items in every form's words: New items are derived but not in the
-// table; Changed in both with other content; Stale in the table, of a mapped type, no longer
-// derived; Unchanged in the table as derived; Other in the table of no mapped type (another
-// writer's). Duplicates are keys derived more than once; InFlight items differed because a follow
-// changed them during the check. All counts are exact.
+// Summary counts a report's items in every form's words: New items are derived
+// but not in the table; Changed in both with other content; Stale in the table,
+// of a mapped type, no longer derived; Unchanged in the table as derived; Other
+// in the table of no mapped type (another writer's). Duplicates are keys
+// derived more than once; InFlight items differed because a follow changed them
+// during the check. All counts are exact.
 type Summary struct {
 	New        int64 `json:"new"`
 	Changed    int64 `json:"changed"`
@@ -58,10 +62,11 @@ type Summary struct {
 	InFlight   int64 `json:"in_flight"`
 }
 
-// Cost prices a diff on demand at PricePerMillion US dollars per million write units
-// (transform.WriteUnits): a full run putting every derived item (Items, WriteUnits, Dollars), the
-// changes alone (Change*), and deleting stale items (Stale*, what --prune deletes). Beside them,
-// the same items via ImportTable at ImportPricePerGB per GB of uncompressed export DynamoDB JSON.
+// Cost prices a diff on demand at PricePerMillion US dollars per million write
+// units (transform.WriteUnits): a full run putting every derived item (Items,
+// WriteUnits, Dollars), the changes alone (Change*), and deleting stale items
+// (Stale*, what --prune deletes). Beside them, the same items via ImportTable
+// at ImportPricePerGB per GB of uncompressed export DynamoDB JSON.
 type Cost struct {
 	PricePerMillion float64 `json:"price_per_million"`
 	Items           int64   `json:"items"`
@@ -80,9 +85,9 @@ type Cost struct {
 	ImportDollars    float64 `json:"import_dollars,omitempty"`
 }
 
-// New builds res's report in mode (ModeVerify, ModeDiff, ModeChanges); price is ModeDiff's price
-// per million write units. A ModeChanges report is OK when the table matched once the differences
-// were applied (verify.Result.AppliedOK).
+// New builds res's report in mode (ModeVerify, ModeDiff, ModeChanges); price is
+// ModeDiff's price per million write units. A ModeChanges report is OK when the
+// table matched once the differences were applied (verify.Result.AppliedOK).
 func New(mode string, res *verify.Result, price float64) *Report {
 	r := &Report{Mode: mode, Result: res}
 	t := &r.Totals
@@ -113,8 +118,8 @@ func New(mode string, res *verify.Result, price float64) *Report {
 		dollars := func(wu int64) float64 { return float64(wu) * price / 1e6 }
 		r.Cost = &Cost{PricePerMillion: price, Items: t.Derived + t.Duplicates, WriteUnits: t.WriteUnits, Dollars: dollars(t.WriteUnits),
 			ChangeItems: t.Missing + t.Changed, ChangeWriteUnits: t.ChangeWriteUnits, ChangeDollars: dollars(t.ChangeWriteUnits),
-			// Retired types' stale items (verify.Options.Retired) belong to no entity; res's counts
-			// hold them.
+			// Retired types' stale items (verify.Options.Retired) belong to no
+			// entity; res's counts hold them.
 			StaleItems: res.Stale, StaleWriteUnits: t.StaleWriteUnits + res.RetiredWriteUnits, StaleDollars: dollars(t.StaleWriteUnits + res.RetiredWriteUnits),
 			ExportBytes: t.ExportBytes}
 	} else if mode == ModeChanges {
@@ -125,8 +130,8 @@ func New(mode string, res *verify.Result, price float64) *Report {
 	return r
 }
 
-// heldKeys says how many new items' keys other types hold (verify.Result.Held), which applying
-// rejects; "" for none.
+// heldKeys says how many new items' keys other types hold (verify.Result.Held),
+// which applying rejects; "" for none.
 func (r *Report) heldKeys() string {
 	var n int64
 	var by []string
@@ -141,7 +146,8 @@ func (r *Report) heldKeys() string {
 		Count(n, "new item's key is", "new items' keys are"), strings.Join(by, ", "))
 }
 
-// PriceImport prices the diff's items via ImportTable at perGB US dollars per GB of DynamoDB JSON.
+// PriceImport prices the diff's items via ImportTable at perGB US dollars per
+// GB of DynamoDB JSON.
 func (r *Report) PriceImport(perGB float64) {
 	if r.Cost == nil || r.Cost.ExportBytes == 0 {
 		return
@@ -157,9 +163,9 @@ const (
 	FormatJSON     = "json"
 )
 
-// Render writes r as text or markdown (limit keys per list) or JSON (every key, WriteJSON). Counts
-// are exact; a list longer than the Result keeps says how many it lists. It fails on a write error
-// or an unreadable list file.
+// Render writes r as text or markdown (limit keys per list) or JSON (every key,
+// WriteJSON). Counts are exact; a list longer than the Result keeps says how
+// many it lists. It fails on a write error or an unreadable list file.
 func Render(w io.Writer, r *Report, format string, limit int) error {
 	switch format {
 	case FormatJSON:
@@ -175,8 +181,9 @@ func Render(w io.Writer, r *Report, format string, limit int) error {
 	return fmt.Errorf("unknown format %q: expected text, markdown or json", format)
 }
 
-// jsonSkeleton is a Report without its lists: these nil fields shadow the Result's (encoding/json
-// prefers the shallower field) and are omitted, so WriteJSON can stream the lists after.
+// jsonSkeleton is a Report without its lists: these nil fields shadow the
+// Result's (encoding/json prefers the shallower field) and are omitted, so
+// WriteJSON can stream the lists after.
 type jsonSkeleton struct {
 	*Report
 	Missing    *struct{} `json:"missing,omitempty"`
@@ -189,9 +196,10 @@ type jsonSkeleton struct {
 	Unapplied  *struct{} `json:"unapplied,omitempty"`
 }
 
-// WriteJSON writes r as json.Encoder with SetIndent("", "  ") would, but with the lists (missing,
-// extra, duplicates, changed, in_flight, then Applied's) last, streamed one entry at a time. It
-// decodes into a Report, except Applied's lists.
+// WriteJSON writes r as json.Encoder with SetIndent("", " ") would, but with
+// the lists (missing, extra, duplicates, changed, in_flight, then Applied's)
+// last, streamed one entry at a time. It decodes into a Report, except
+// Applied's lists.
 func WriteJSON(w io.Writer, r *Report) error {
 	head, err := json.MarshalIndent(jsonSkeleton{Report: r}, "", "  ")
 	if err != nil {
@@ -287,16 +295,17 @@ func countProblems(es []verify.EntityCounts) int {
 	return n
 }
 
-// tableWriter writes a report's tables as text or markdown (md) into b, at most limit entries a
-// list.
+// tableWriter writes a report's tables as text or markdown (md) into b, at most
+// limit entries a list.
 type tableWriter struct {
 	b     *strings.Builder
 	md    bool
 	limit int
 }
 
-// writeTables writes r into b: headline, counts per entity, lists (limit entries each), access
-// patterns and cost. It fails when a list cannot be read back.
+// writeTables writes r into b: headline, counts per entity, lists (limit
+// entries each), access patterns and cost. It fails when a list cannot be read
+// back.
 func writeTables(b *strings.Builder, r *Report, md bool, limit int) error {
 	w := &tableWriter{b: b, md: md, limit: limit}
 	if md {
@@ -339,8 +348,8 @@ const (
 	meaningOther     = "in the table, of no type the mapping declares: another writer's, not compared"
 )
 
-// entities writes the counts per entity and total, what new, changed and stale mean when present,
-// then entities whose counts disagree.
+// entities writes the counts per entity and total, what new, changed and stale
+// mean when present, then entities whose counts disagree.
 func (w *tableWriter) entities(r *Report) {
 	diff := r.Mode == ModeDiff || r.Mode == ModeChanges
 	head := []string{"entity", "type", "source rows", "rejected", "expected", "in table", "new", "changed", "unchanged", "stale"}
@@ -389,8 +398,8 @@ const (
 	titleInFlight   = "Items in flight: changed after the check's snapshot by the follow, while the check ran"
 )
 
-// itemLists writes the new, changed, stale, duplicate and in-flight lists, each even when another
-// fails; errors are joined.
+// itemLists writes the new, changed, stale, duplicate and in-flight lists, each
+// even when another fails; errors are joined.
 func (w *tableWriter) itemLists(r *Report) error {
 	c := r.Counts
 	newTitle, stale := "New items", staleTitle(r)
@@ -417,7 +426,8 @@ func (w *tableWriter) applied(r *Report) {
 	w.table([]string{"what", "count"}, rows)
 }
 
-// itemList writes list l's first keys under title (count its length), unless empty.
+// itemList writes list l's first keys under title (count its length), unless
+// empty.
 func (w *tableWriter) itemList(title string, l verify.List[verify.ItemRef], count verify.ListCount) error {
 	if count.Total == 0 {
 		return nil
@@ -444,8 +454,8 @@ const (
 	headSource  = "derived from the source"
 )
 
-// changed writes the first changed items, a differing attribute a row, values typed ("absent" for a
-// missing side).
+// changed writes the first changed items, a differing attribute a row, values
+// typed ("absent" for a missing side).
 func (w *tableWriter) changed(r *Report) error {
 	c := r.Counts
 	if c.Changed.Total == 0 {
@@ -473,8 +483,8 @@ func (w *tableWriter) changed(r *Report) error {
 	return nil
 }
 
-// costRow is a cost line: Key "changes", "stale" or "full"; Prefix its fields' prefix in Cost's
-// JSON.
+// costRow is a cost line: Key "changes", "stale" or "full"; Prefix its fields'
+// prefix in Cost's JSON.
 type costRow struct {
 	Key, Prefix, Label, Items, WriteUnits, Dollars string
 }
@@ -491,8 +501,8 @@ func costRows(c *Cost) []costRow {
 	return append(rows, row("full", "", "a full run: put every item (migrate)", c.Items, c.WriteUnits, c.Dollars))
 }
 
-// dollars formats d to the cent, or two significant digits below 10 cents: "$12.50", "$0.063",
-// "$0.0000044".
+// dollars formats d to the cent, or two significant digits below 10 cents:
+// "$12.50", "$0.063", "$0.0000044".
 func dollars(d float64) string {
 	places := 2
 	for x := d; x > 0 && x < 0.1 && places < 12; x *= 10 {
@@ -523,7 +533,8 @@ func (w *tableWriter) cost(c *Cost) {
 	}
 }
 
-// more is a truncated list's last row: how many are left out, and how many the JSON report holds.
+// more is a truncated list's last row: how many are left out, and how many the
+// JSON report holds.
 func more(count verify.ListCount, shown int) string {
 	if count.Truncated() {
 		return fmt.Sprintf("… %d more; --format json lists the first %d of %d", count.Total-int64(shown), count.Listed, count.Total)
@@ -531,7 +542,8 @@ func more(count verify.ListCount, shown int) string {
 	return fmt.Sprintf("… %d more (all in --format json)", count.Total-int64(shown))
 }
 
-// patternSummary is one access pattern's queries run, wrong count, note and first wrong answers.
+// patternSummary is one access pattern's queries run, wrong count, note and
+// first wrong answers.
 type patternSummary struct {
 	index         string
 	queries, bad  int
@@ -539,8 +551,8 @@ type patternSummary struct {
 	firstProblems []verify.PatternResult
 }
 
-// patterns writes a row per access pattern (first-seen order), then each one's first wrong answers,
-// at most limit (at least one).
+// patterns writes a row per access pattern (first-seen order), then each one's
+// first wrong answers, at most limit (at least one).
 func (w *tableWriter) patterns(results []verify.PatternResult) {
 	w.heading("Access patterns")
 	order, per := summarizePatterns(results, max(w.limit, 1))
@@ -569,8 +581,8 @@ func (w *tableWriter) patterns(results []verify.PatternResult) {
 	}
 }
 
-// summarizePatterns sums results by pattern, keeping each one's first keep wrong answers; order is
-// first-seen.
+// summarizePatterns sums results by pattern, keeping each one's first keep
+// wrong answers; order is first-seen.
 func summarizePatterns(results []verify.PatternResult, keep int) (order []string, per map[string]*patternSummary) {
 	per = map[string]*patternSummary{}
 	for _, p := range results {

@@ -13,14 +13,16 @@ import (
 	"github.com/pg2dynamo/pg2dynamo/ddbjson"
 )
 
-// A value is an attribute value as reports show it: text and DynamoDB type (`"Ada"` S, 42 N, true
-// BOOL, base64 B), lists, maps and sets nested; or absent.
+// A value is an attribute value as reports show it: text and DynamoDB type
+// (`"Ada"` S, 42 N, true BOOL, base64 B), lists, maps and sets nested; or
+// absent.
 type value struct {
 	// Kind is "absent", "scalar", "set", "list" or "map".
 	Kind string
 	// Type is DynamoDB's type descriptor; Title names it ("string").
 	Type, Title string
-	// Text is a scalar's or set member's: a JSON-quoted string, a DynamoDB number, base64 binary.
+	// Text is a scalar's or set member's: a JSON-quoted string, a DynamoDB
+	// number, base64 binary.
 	Text   string
 	Elems  []value // a list's elements or a set's members, in order
 	Fields []field // a map's entries, by name
@@ -39,8 +41,8 @@ var typeTitles = map[string]string{"S": "string", "N": "number", "B": "binary, i
 
 var absent = value{Kind: "absent"}
 
-// parseValue reads an attribute value's DynamoDB JSON (null is absent); unreadable JSON shows as
-// its text, type "JSON".
+// parseValue reads an attribute value's DynamoDB JSON (null is absent);
+// unreadable JSON shows as its text, type "JSON".
 func parseValue(raw json.RawMessage) value {
 	av, err := ddbjson.DecodeValue(raw)
 	if err != nil {
@@ -126,8 +128,8 @@ func quoted(s string) string {
 	return strings.TrimSuffix(b.String(), "\n")
 }
 
-// String is v on one line, as text and markdown print it: `"Ada" S`, `[1 N, "x" S] L`, `{name: "x"
-// S} M`, `{"a", "b"} SS`, or "absent".
+// String is v on one line, as text and markdown print it: `"Ada" S`, `[1 N, "x"
+// S] L`, `{name: "x" S} M`, `{"a", "b"} SS`, or "absent".
 func (v value) String() string {
 	var b strings.Builder
 	v.write(&b)

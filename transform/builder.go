@@ -16,21 +16,22 @@ import (
 	"github.com/pg2dynamo/pg2dynamo/mapping"
 )
 
-// Builder converts rows into items as Plan.Items does, with few heap allocations: attribute values
-// are carved from shared chunks, and a row's rendered text (keys, numbers, times, UUIDs) becomes
-// one string the attributes hold substrings of. Not safe for concurrent use; one Builder may serve
-// any plans. Returned items stay valid after later calls (handed-out memory is never reused) but
-// share memory with each other and the row's values, so treat them as read-only. The zero Builder
-// is ready to use.
+// Builder converts rows into items as Plan.Items does, with few heap
+// allocations: attribute values are carved from shared chunks, and a row's
+// rendered text (keys, numbers, times, UUIDs) becomes one string the attributes
+// hold substrings of. Not safe for concurrent use; one Builder may serve any
+// plans. Returned items stay valid after later calls (handed-out memory is
+// never reused) but share memory with each other and the row's values, so treat
+// them as read-only. The zero Builder is ready to use.
 type Builder struct {
 	// text collects the text the row renders, before it becomes one string.
 	text []byte
 	row  uint64 // counts rows, to tell this row's cache entries
-	// cache holds each column's rendered text this row (by Plan.cols index), so a placeholder
-	// renders once a row.
+	// cache holds each column's rendered text this row (by Plan.cols index), so
+	// a placeholder renders once a row.
 	cache []cachedText
-	// keys and attrs hold the first pass's text per key and attribute plan; elems array elements'
-	// text.
+	// keys and attrs hold the first pass's text per key and attribute plan;
+	// elems array elements' text.
 	keys  []renderedKey
 	attrs []renderedAttr
 	elems []span
@@ -66,15 +67,15 @@ func boolValue(b bool) types.AttributeValue {
 	return falseAttr
 }
 
-// Chunk lengths in values: chunks start at minChunk and double up to maxChunk, so a short-lived
-// Builder allocates little.
+// Chunk lengths in values: chunks start at minChunk and double up to maxChunk,
+// so a short-lived Builder allocates little.
 const (
 	minChunk = 16
 	maxChunk = 256
 )
 
-// slab hands out distinct T from chunks never reallocated or reused: a used-up chunk lives on while
-// any value in it is referenced.
+// slab hands out distinct T from chunks never reallocated or reused: a used-up
+// chunk lives on while any value in it is referenced.
 type slab[T any] struct {
 	chunk []T
 	used  int
@@ -88,7 +89,8 @@ func (s *slab[T]) one() *T {
 	return &s.chunk[s.used-1]
 }
 
-// many returns n zeroed values without spare capacity, so an append cannot reach a neighbour.
+// many returns n zeroed values without spare capacity, so an append cannot
+// reach a neighbour.
 func (s *slab[T]) many(n int) []T {
 	if n > len(s.chunk)-s.used {
 		if n > maxChunk/4 {
@@ -121,8 +123,8 @@ func (b *Builder) newList(n int) []types.AttributeValue {
 
 type span struct{ start, end int }
 
-// cachedText is a column's text this row: a span of the row's text, or (value) the column's string
-// value.
+// cachedText is a column's text this row: a span of the row's text, or (value)
+// the column's string value.
 type cachedText struct {
 	row   uint64
 	text  span
@@ -143,15 +145,16 @@ const (
 	keyDeleteSibling                 // a sparse GSI left out: remove its other key
 )
 
-// renderedAttr is a textual attribute's first-pass result: its text, or for an array
-// elems[from:to].
+// renderedAttr is a textual attribute's first-pass result: its text, or for an
+// array elems[from:to].
 type renderedAttr struct {
 	ok       bool
 	text     span
 	from, to int
 }
 
-// textual reports whether kind k renders as text (numbers, UUIDs, dates, times).
+// textual reports whether kind k renders as text (numbers, UUIDs, dates,
+// times).
 func textual(k kind) bool {
 	switch k {
 	case kindInt, kindNumeric, kindFloat, kindUUID, kindDate, kindTimestamp, kindTimestamptz:
@@ -160,10 +163,11 @@ func textual(k kind) bool {
 	return false
 }
 
-// Items converts one row as Plan.Items does (same items, same errors), appending to dst; values are
-// as p.Query reads them, nil for NULL, and become the items' Row. The first pass renders all the
-// row's text into b.text (keys, textual attributes, mirror keys), which becomes one string; the
-// second builds the attributes from it.
+// Items converts one row as Plan.Items does (same items, same errors),
+// appending to dst; values are as p.Query reads them, nil for NULL, and become
+// the items' Row. The first pass renders all the row's text into b.text (keys,
+// textual attributes, mirror keys), which becomes one string; the second builds
+// the attributes from it.
 func (b *Builder) Items(p *Plan, values []any, dst []Item) ([]Item, error) {
 	if want := p.width(); len(values) != want {
 		return dst, fmt.Errorf("transform %s: got %d values, want %d", p.entity.Name, len(values), want)
@@ -219,8 +223,9 @@ func (b *Builder) Items(p *Plan, values []any, dst []Item) ([]Item, error) {
 	return append(dst, Item{Entity: p.index, Attrs: b.mirrorAttrs(p, attrs, text), Row: values}), nil
 }
 
-// renderKeys renders p's non-mirror keys into b.text and b.keys. A failing key is the row's error,
-// except a sparse GSI's on a NULL column, which leaves the item out of that GSI.
+// renderKeys renders p's non-mirror keys into b.text and b.keys. A failing key
+// is the row's error, except a sparse GSI's on a NULL column, which leaves the
+// item out of that GSI.
 func (b *Builder) renderKeys(p *Plan, values []any) error {
 	var skipGSI string
 	for i := range p.keys {
@@ -249,8 +254,9 @@ func (b *Builder) renderKeys(p *Plan, values []any) error {
 	return nil
 }
 
-// renderAttrs renders p's textual attributes into b.text and b.attrs; a failure leaves ok false so
-// the second pass's reference conversion gives the error in attribute order.
+// renderAttrs renders p's textual attributes into b.text and b.attrs; a failure
+// leaves ok false so the second pass's reference conversion gives the error in
+// attribute order.
 func (b *Builder) renderAttrs(p *Plan, values []any) {
 	for i := range p.attrs {
 		a, r := &p.attrs[i], &b.attrs[i]
@@ -272,8 +278,9 @@ func (b *Builder) renderAttrs(p *Plan, values []any) {
 	}
 }
 
-// renderMirrorKeys renders the mirror's keys into b.text and b.keys, returning the first failure
-// rather than reporting it, as it follows the item's own errors.
+// renderMirrorKeys renders the mirror's keys into b.text and b.keys, returning
+// the first failure rather than reporting it, as it follows the item's own
+// errors.
 func (b *Builder) renderMirrorKeys(p *Plan, values []any) (col int, reason string) {
 	col = -1
 	for i := range p.keys {
@@ -286,8 +293,8 @@ func (b *Builder) renderMirrorKeys(p *Plan, values []any) (col int, reason strin
 	return col, reason
 }
 
-// putKeys puts the rendered keys into attrs (dropping a left-out sparse GSI's other key) and
-// returns the size added.
+// putKeys puts the rendered keys into attrs (dropping a left-out sparse GSI's
+// other key) and returns the size added.
 func (b *Builder) putKeys(p *Plan, attrs map[string]types.AttributeValue, text string) int {
 	size := 0
 	for i := range p.keys {
@@ -311,8 +318,9 @@ func (b *Builder) putKeys(p *Plan, attrs map[string]types.AttributeValue, text s
 	return size
 }
 
-// putAttrs converts the row's non-NULL attributes into attrs (fast path, else reference conversion)
-// and returns the size added, or the first failing attribute's error.
+// putAttrs converts the row's non-NULL attributes into attrs (fast path, else
+// reference conversion) and returns the size added, or the first failing
+// attribute's error.
 func (b *Builder) putAttrs(p *Plan, values []any, attrs map[string]types.AttributeValue, text string) (int, error) {
 	size := 0
 	for i := range p.attrs {
@@ -323,7 +331,8 @@ func (b *Builder) putAttrs(p *Plan, values []any, attrs map[string]types.Attribu
 		}
 		av, depth, n, ok := b.attr(a, &b.attrs[i], v, text)
 		if !ok {
-			// The reference conversion decides what the fast path does not take.
+			// The reference conversion decides what the fast path does not
+			// take.
 			var err error
 			if av, err = a.convert(v); err != nil {
 				return size, p.rowError(values, a.col, err.Error())
@@ -342,8 +351,8 @@ func (b *Builder) putAttrs(p *Plan, values []any, attrs map[string]types.Attribu
 	return size, nil
 }
 
-// putIDs puts the stable ID attributes into attrs, reusing a key's rendered text, and returns the
-// size added.
+// putIDs puts the stable ID attributes into attrs, reusing a key's rendered
+// text, and returns the size added.
 func (b *Builder) putIDs(p *Plan, values []any, attrs map[string]types.AttributeValue, text string) (int, error) {
 	size := 0
 	for i, ip := range p.ids {
@@ -363,8 +372,8 @@ func (b *Builder) putIDs(p *Plan, values []any, attrs map[string]types.Attribute
 	return size, nil
 }
 
-// checkItem checks the item against DynamoDB's limits: joined attributes' nesting depth and the
-// item size (summed by parts when p allows).
+// checkItem checks the item against DynamoDB's limits: joined attributes'
+// nesting depth and the item size (summed by parts when p allows).
 func (p *Plan) checkItem(values []any, attrs map[string]types.AttributeValue, size int) error {
 	if len(p.joins) > 0 {
 		for name, v := range attrs {
@@ -385,8 +394,8 @@ func (p *Plan) checkItem(values []any, attrs map[string]types.AttributeValue, si
 	return nil
 }
 
-// keyAttr returns key k's attribute of rendered text s, of k's type, from the Builder's chunks (as
-// KeyAttributeValue).
+// keyAttr returns key k's attribute of rendered text s, of k's type, from the
+// Builder's chunks (as KeyAttributeValue).
 func (b *Builder) keyAttr(k *keyPlan, s string) types.AttributeValue {
 	switch k.typ {
 	case mapping.TypeNumber:
@@ -399,8 +408,8 @@ func (b *Builder) keyAttr(k *keyPlan, s string) types.AttributeValue {
 	return b.newS(s)
 }
 
-// mirrorAttrs returns the mirror's attributes: the item's without GSI keys, with its own rendered
-// keys.
+// mirrorAttrs returns the mirror's attributes: the item's without GSI keys,
+// with its own rendered keys.
 func (b *Builder) mirrorAttrs(p *Plan, attrs map[string]types.AttributeValue, text string) map[string]types.AttributeValue {
 	mirror := make(map[string]types.AttributeValue, len(attrs))
 	for name, v := range attrs {
@@ -432,9 +441,9 @@ func (b *Builder) beginRow(p *Plan) {
 	}
 }
 
-// renderKey renders key k into the row's text: the one key renderer, for items, mirrors, GSIs and
-// access patterns (PatternPlan.Render). On failure it returns the column at fault (-1 for none) and
-// why.
+// renderKey renders key k into the row's text: the one key renderer, for items,
+// mirrors, GSIs and access patterns (PatternPlan.Render). On failure it returns
+// the column at fault (-1 for none) and why.
 func (b *Builder) renderKey(p *Plan, k *keyPlan, values []any) (span, int, string) {
 	// The placeholders' text first, so that the key's text is contiguous.
 	for i := range k.parts {
@@ -505,7 +514,8 @@ func (b *Builder) renderKey(p *Plan, k *keyPlan, values []any) (span, int, strin
 	return span{start, len(b.text)}, -1, ""
 }
 
-// idText returns stable ID i's text this row (rendered once), or the column at fault and why none.
+// idText returns stable ID i's text this row (rendered once), or the column at
+// fault and why none.
 func (b *Builder) idText(p *Plan, i int, values []any) (cachedText, int, string) {
 	c := &b.cache[len(p.kinds)+i]
 	if c.row == b.row {
@@ -521,8 +531,8 @@ func (b *Builder) idText(p *Plan, i int, values []any) (cachedText, int, string)
 	return *c, -1, ""
 }
 
-// colText returns column col's text for non-NULL v (rendered once a row), false if the text
-// function fails.
+// colText returns column col's text for non-NULL v (rendered once a row), false
+// if the text function fails.
 func (b *Builder) colText(p *Plan, col int, v any) (cachedText, bool) {
 	c := &b.cache[col]
 	if c.row == b.row {
@@ -539,7 +549,8 @@ func (b *Builder) colText(p *Plan, col int, v any) (cachedText, bool) {
 	default:
 		start := len(b.text)
 		if !b.renderText(k, v) {
-			// The reference text function, for what the fast path does not take.
+			// The reference text function, for what the fast path does not
+			// take.
 			s, err := p.texts[col](v)
 			if err != nil {
 				return t, false
@@ -553,8 +564,8 @@ func (b *Builder) colText(p *Plan, col int, v any) (cachedText, bool) {
 	return t, true
 }
 
-// renderText appends v's text as kind k's text function does, or reports false when that function
-// must decide.
+// renderText appends v's text as kind k's text function does, or reports false
+// when that function must decide.
 func (b *Builder) renderText(k kind, v any) bool {
 	start := len(b.text)
 	switch k {
@@ -632,8 +643,8 @@ func (b *Builder) renderText(k kind, v any) bool {
 	return false
 }
 
-// renderElems renders an array's elements (nested []any for more dimensions) into elems, or reports
-// false.
+// renderElems renders an array's elements (nested []any for more dimensions)
+// into elems, or reports false.
 func (b *Builder) renderElems(k kind, v any) bool {
 	elems, ok := v.([]any)
 	if !ok {
@@ -657,8 +668,8 @@ func (b *Builder) renderElems(k kind, v any) bool {
 	return true
 }
 
-// appendTime appends t as t.AppendFormat with kind k's layout does, for years 1 to 9999, writing
-// the fixed layouts directly.
+// appendTime appends t as t.AppendFormat with kind k's layout does, for years 1
+// to 9999, writing the fixed layouts directly.
 func appendTime(dst []byte, t time.Time, k kind) []byte {
 	y, mo, d := t.Date()
 	dst = append(dst, byte('0'+y/1000), byte('0'+y/100%10), byte('0'+y/10%10), byte('0'+y%10), '-',
@@ -725,8 +736,8 @@ func appendUUID(dst []byte, u [16]byte) []byte {
 	return append(dst, buf[:]...)
 }
 
-// attr converts a's non-NULL value v (r its first-pass text) and returns its nesting depth and size
-// (valueSize), or false when a.convert must decide.
+// attr converts a's non-NULL value v (r its first-pass text) and returns its
+// nesting depth and size (valueSize), or false when a.convert must decide.
 func (b *Builder) attr(a *attrPlan, r *renderedAttr, v any, text string) (types.AttributeValue, int, int, bool) {
 	switch {
 	case a.textual && !r.ok:
@@ -775,8 +786,8 @@ func (b *Builder) scalarAttr(k kind, v any) (types.AttributeValue, int, int, boo
 	return nil, 0, 0, false
 }
 
-// convertList converts an array (nested []any, nil elements NULL) into an L, textual elements' text
-// from elems[b.next]; false when a.convert must decide.
+// convertList converts an array (nested []any, nil elements NULL) into an L,
+// textual elements' text from elems[b.next]; false when a.convert must decide.
 func (b *Builder) convertList(k kind, v any, text string) (types.AttributeValue, int, int, bool) {
 	elems, ok := v.([]any)
 	if !ok {

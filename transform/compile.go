@@ -8,8 +8,8 @@ import (
 	"github.com/pg2dynamo/pg2dynamo/mapping"
 )
 
-// compiler is what compile checks one entity against and has found: problems in order, the source
-// columns to read, and attribute names taken.
+// compiler is what compile checks one entity against and has found: problems in
+// order, the source columns to read, and attribute names taken.
 type compiler struct {
 	m    *mapping.Mapping
 	e    *mapping.Entity
@@ -19,13 +19,15 @@ type compiler struct {
 	// byName indexes cols by name (the last of two).
 	byName map[string]int
 	need   map[string]bool
-	// reserved are the key and type attributes; attrOf says what claimed each attribute name.
+	// reserved are the key and type attributes; attrOf says what claimed each
+	// attribute name.
 	reserved []string
 	attrOf   map[string]string
 	errs     mapping.Errors
 }
 
-// newCompiler returns the compiler of e, having checked the source's column names are distinct.
+// newCompiler returns the compiler of e, having checked the source's column
+// names are distinct.
 func newCompiler(m *mapping.Mapping, e *mapping.Entity, srcs Sources) *compiler {
 	c := &compiler{m: m, e: e, ep: mapping.Path(mapping.KeyEntities, e.Name), srcs: srcs, cols: srcs.Columns,
 		byName: map[string]int{}, need: map[string]bool{}, attrOf: map[string]string{},
@@ -43,7 +45,8 @@ func (c *compiler) add(path, format string, args ...any) {
 	c.errs = append(c.errs, c.m.Errorf(path, format, args...))
 }
 
-// known reports whether col is an own source column, recording a problem at path if not.
+// known reports whether col is an own source column, recording a problem at
+// path if not.
 func (c *compiler) known(path, col string) bool {
 	if _, ok := c.byName[col]; ok {
 		return true
@@ -60,7 +63,8 @@ func (c *compiler) knownNeeded(path, col string) bool {
 	return false
 }
 
-// unknownOwn reports an unknown own column, with chooseAttributes' unknown signature.
+// unknownOwn reports an unknown own column, with chooseAttributes' unknown
+// signature.
 func (c *compiler) unknownOwn(path, col string, _ []extract.Column) { c.known(path, col) }
 
 // unknown reports col at path as not one of in (another source's columns).
@@ -68,8 +72,8 @@ func (c *compiler) unknown(path, col string, in []extract.Column) {
 	c.add(path, "unknown column %q%s; it has columns: %s", col, columnHint(col, in), columnList(in))
 }
 
-// claim reserves attribute name attr for what (`column "email"`), or records why not: empty, key or
-// type attribute, or taken.
+// claim reserves attribute name attr for what (`column "email"`), or records
+// why not: empty, key or type attribute, or taken.
 func (c *compiler) claim(path, attr, what string) bool {
 	switch {
 	case attr == "":
@@ -85,8 +89,8 @@ func (c *compiler) claim(path, attr, what string) bool {
 	return false
 }
 
-// chooseAttributes returns the own columns that become attributes, names claimed and marked read,
-// and the c.cols indexes of those written as sets.
+// chooseAttributes returns the own columns that become attributes, names
+// claimed and marked read, and the c.cols indexes of those written as sets.
 func (c *compiler) chooseAttributes() ([]chosenAttr, map[int]bool) {
 	ap := mapping.Path(c.ep, mapping.KeyAttributes)
 	var chosen []chosenAttr
@@ -100,9 +104,9 @@ func (c *compiler) chooseAttributes() ([]chosenAttr, map[int]bool) {
 	return chosen, sets
 }
 
-// checkKeyTemplates marks read the primary key (naming a row in rejects) and the key templates'
-// columns. A placeholder names a source column, else a stable ID, else a duplicated column;
-// anything else is a problem.
+// checkKeyTemplates marks read the primary key (naming a row in rejects) and
+// the key templates' columns. A placeholder names a source column, else a
+// stable ID, else a duplicated column; anything else is a problem.
 func (c *compiler) checkKeyTemplates(p *Plan, templates []keyTemplate) {
 	for _, col := range c.cols {
 		if col.PrimaryKey {
@@ -123,8 +127,8 @@ func (c *compiler) checkKeyTemplates(p *Plan, templates []keyTemplate) {
 	}
 }
 
-// readColumns sets p.cols to the needed columns in source order, points the stable IDs at them, and
-// returns each one's p.cols index by its cols index.
+// readColumns sets p.cols to the needed columns in source order, points the
+// stable IDs at them, and returns each one's p.cols index by its cols index.
 func (p *Plan) readColumns(cols []extract.Column, need map[string]bool) map[int]int {
 	remap := map[int]int{}
 	for i, c := range cols {
@@ -142,7 +146,8 @@ func (p *Plan) readColumns(cols []extract.Column, need map[string]bool) map[int]
 	return remap
 }
 
-// buildKeys sets p.keys from templates, resolving placeholders against p's columns and IDs.
+// buildKeys sets p.keys from templates, resolving placeholders against p's
+// columns and IDs.
 func (c *compiler) buildKeys(p *Plan, templates []keyTemplate) {
 	for _, kt := range templates {
 		p.keys = append(p.keys, buildKey(kt, func(name string) (keyValue, keyFormats, bool) {
@@ -152,7 +157,8 @@ func (c *compiler) buildKeys(p *Plan, templates []keyTemplate) {
 	}
 }
 
-// findKeyCols sets p.keyCols, naming a row in rejects: primary key, then own key columns.
+// findKeyCols sets p.keyCols, naming a row in rejects: primary key, then own
+// key columns.
 func (p *Plan) findKeyCols() {
 	for i, c := range p.cols {
 		if c.PrimaryKey {
@@ -168,8 +174,8 @@ func (p *Plan) findKeyCols() {
 	}
 }
 
-// findSameKeys points each non-mirror key plan at the first earlier one with the same parts, to
-// reuse its text.
+// findSameKeys points each non-mirror key plan at the first earlier one with
+// the same parts, to reuse its text.
 func (p *Plan) findSameKeys() {
 	for i := range p.keys {
 		if p.keys[i].gsi == mirrorKey {
@@ -184,7 +190,8 @@ func (p *Plan) findSameKeys() {
 	}
 }
 
-// addAttrPlans appends the chosen columns' plans to p.attrs; remap is readColumns'.
+// addAttrPlans appends the chosen columns' plans to p.attrs; remap is
+// readColumns'.
 func (p *Plan) addAttrPlans(chosen []chosenAttr, sets map[int]bool, cols []extract.Column, remap map[int]int) {
 	for _, a := range chosen {
 		c := cols[a.col]
@@ -199,8 +206,8 @@ func (p *Plan) addAttrPlans(chosen []chosenAttr, sets map[int]bool, cols []extra
 	}
 }
 
-// findKinds sets p.kinds and p.texts for each row value (columns, then joins), kindless for an
-// array.
+// findKinds sets p.kinds and p.texts for each row value (columns, then joins),
+// kindless for an array.
 func (p *Plan) findKinds() {
 	for i := range len(p.cols) + p.joinWidth() {
 		c, ok := p.valueColumn(i)
@@ -213,8 +220,8 @@ func (p *Plan) findKinds() {
 	}
 }
 
-// measureItems sets what Builder needs for sizing: typeSize, sizeByParts, gsiAttrs, and mapSize
-// (compile adds the joins' attributes).
+// measureItems sets what Builder needs for sizing: typeSize, sizeByParts,
+// gsiAttrs, and mapSize (compile adds the joins' attributes).
 func (p *Plan) measureItems() {
 	p.mapSize = len(p.attrs) + len(p.ids) + 1
 	p.typeSize = len(p.typeAttr) + valueSize(p.typeVal)

@@ -24,21 +24,22 @@ const (
 	timestamptzLayout = "2006-01-02T15:04:05.999999Z"
 )
 
-// scalar converts one non-NULL pgx-decoded value to a DynamoDB attribute value and, for key types,
-// key text.
+// scalar converts one non-NULL pgx-decoded value to a DynamoDB attribute value
+// and, for key types, key text.
 type scalar struct {
 	attr func(v any) (types.AttributeValue, error)
-	// text renders the value for a key template; nil when the type cannot be in a key.
+	// text renders the value for a key template; nil when the type cannot be in
+	// a key.
 	text func(v any) (string, error)
-	// intWidth is the default sort key padding width: the digits of the type's largest value; 0 for
-	// non-integers.
+	// intWidth is the default sort key padding width: the digits of the type's
+	// largest value; 0 for non-integers.
 	intWidth int
 	// kind selects Builder's allocation-free conversion of the same values.
 	kind kind
 }
 
-// kind is a scalar conversion Builder implements itself (attr and text stay the reference and
-// fallback).
+// kind is a scalar conversion Builder implements itself (attr and text stay the
+// reference and fallback).
 type kind uint8
 
 const (
@@ -56,8 +57,8 @@ const (
 	kindJSON
 )
 
-// scalarFor returns the conversion of type typ (pg_type.typname) as extract reads it (text form
-// when asText).
+// scalarFor returns the conversion of type typ (pg_type.typname) as extract
+// reads it (text form when asText).
 func scalarFor(typ string, asText bool) scalar {
 	if asText {
 		if typ == "json" || typ == "jsonb" {
@@ -102,8 +103,8 @@ func writesString(c extract.Column) bool {
 	return false
 }
 
-// columnAttr returns c's conversion: its scalar's, or a list of them for an array (NULL elements
-// NULL).
+// columnAttr returns c's conversion: its scalar's, or a list of them for an
+// array (NULL elements NULL).
 func columnAttr(c extract.Column) func(v any) (types.AttributeValue, error) {
 	s := scalarFor(c.Type, c.AsText)
 	if !c.Array {
@@ -199,7 +200,8 @@ func floatText(v any) (string, error) {
 	if math.IsNaN(f) || math.IsInf(f, 0) {
 		return "", ErrNotANumber
 	}
-	// The shortest decimal reading back as the same float: 0.1::real is "0.1", as psql prints it.
+	// The shortest decimal reading back as the same float: 0.1::real is "0.1",
+	// as psql prints it.
 	return CanonicalNumber(strconv.FormatFloat(f, 'e', -1, bits))
 }
 
@@ -211,8 +213,8 @@ func stringAttr(v any) (types.AttributeValue, error) {
 	return &types.AttributeValueMemberS{Value: s}, nil
 }
 
-// errNotUTF8 rejects non-UTF-8 text (possible in SQL_ASCII): replacing bad bytes could merge two
-// keys.
+// errNotUTF8 rejects non-UTF-8 text (possible in SQL_ASCII): replacing bad
+// bytes could merge two keys.
 var errNotUTF8 = errors.New("text is not valid UTF-8 (is the database encoding SQL_ASCII?)")
 
 func stringText(v any) (string, error) {
@@ -277,9 +279,10 @@ func timeText(typ string) func(any) (string, error) {
 	}
 }
 
-// jsonAttr converts json/jsonb text to M, L, S, N, BOOL or NULL, numbers exact (never via float64);
-// it is Builder.fromJSON's reference and fallback. Non-UTF-8 text and lone UTF-16 surrogate escapes
-// (json keeps them, jsonb refuses) are errors, since encoding/json would make them U+FFFD.
+// jsonAttr converts json/jsonb text to M, L, S, N, BOOL or NULL, numbers exact
+// (never via float64); it is Builder.fromJSON's reference and fallback.
+// Non-UTF-8 text and lone UTF-16 surrogate escapes (json keeps them, jsonb
+// refuses) are errors, since encoding/json would make them U+FFFD.
 func jsonAttr(v any) (types.AttributeValue, error) {
 	s, ok := v.(string)
 	if !ok {
@@ -303,8 +306,9 @@ func jsonAttr(v any) (types.AttributeValue, error) {
 	return jsonValue(doc)
 }
 
-// checkSurrogates reports s's first \u escape of an unpaired UTF-16 surrogate, which no UTF-8 text
-// holds. Outside strings a backslash is invalid JSON, so s is scanned whole.
+// checkSurrogates reports s's first \u escape of an unpaired UTF-16 surrogate,
+// which no UTF-8 text holds. Outside strings a backslash is invalid JSON, so s
+// is scanned whole.
 func checkSurrogates(s string) error {
 	hex4 := func(i int) (rune, bool) {
 		if i+6 > len(s) || s[i] != '\\' || s[i+1] != 'u' {

@@ -18,14 +18,15 @@ type jsonScratch struct {
 	tmp  []byte
 }
 
-// jsonOptions: RFC 8259, strict UTF-8 (jsonAttr rejects the rest); the last of duplicate names
-// wins, as in jsonAttr.
+// jsonOptions: RFC 8259, strict UTF-8 (jsonAttr rejects the rest); the last of
+// duplicate names wins, as in jsonAttr.
 var jsonOptions = jsontext.AllowDuplicateNames(true)
 
-// fromJSON converts JSON text as jsonAttr does (same value, exact canonical numbers), streaming:
-// unescaped names, strings and numbers are substrings of s. It returns the nesting depth and size
-// (valueSize), or false for what it does not take (invalid JSON or UTF-8, trailing data, an
-// unholdable number), left to jsonAttr.
+// fromJSON converts JSON text as jsonAttr does (same value, exact canonical
+// numbers), streaming: unescaped names, strings and numbers are substrings of
+// s. It returns the nesting depth and size (valueSize), or false for what it
+// does not take (invalid JSON or UTF-8, trailing data, an unholdable number),
+// left to jsonAttr.
 func (b *Builder) fromJSON(s string) (types.AttributeValue, int, int, bool) {
 	j := &b.json
 	j.r.Reset(s)
@@ -50,8 +51,9 @@ func (b *Builder) fromJSON(s string) (types.AttributeValue, int, int, bool) {
 	return av, depth, size, true
 }
 
-// jsonValue converts the decoder's next value, returning its depth and size: objects and arrays via
-// jsonObject and jsonArray, scalars here without recursion.
+// jsonValue converts the decoder's next value, returning its depth and size:
+// objects and arrays via jsonObject and jsonArray, scalars here without
+// recursion.
 func (b *Builder) jsonValue(s string) (types.AttributeValue, int, int, bool) {
 	j := &b.json
 	switch j.dec.PeekKind() {
@@ -112,7 +114,8 @@ func (b *Builder) jsonObject(s string) (types.AttributeValue, int, int, bool) {
 	if _, err := d.ReadToken(); err != nil {
 		return nil, 0, 0, false
 	}
-	// The last of duplicate names wins. Up to 8 members fit the map's first allocation.
+	// The last of duplicate names wins. Up to 8 members fit the map's first
+	// allocation.
 	m := make(map[string]types.AttributeValue)
 	depth, size, dup := 0, 3, false
 	for {
@@ -151,7 +154,8 @@ func (b *Builder) jsonObject(s string) (types.AttributeValue, int, int, bool) {
 	}
 }
 
-// jsonArray converts the current array into an L; its elements wait in b.json.vals until counted.
+// jsonArray converts the current array into an L; its elements wait in
+// b.json.vals until counted.
 func (b *Builder) jsonArray(s string) (types.AttributeValue, int, int, bool) {
 	j := &b.json
 	d := j.dec

@@ -11,11 +11,12 @@ import (
 	"github.com/pg2dynamo/pg2dynamo/mapping"
 )
 
-// Key text: how a placeholder's value becomes part of a key (keyEnc, appendKeyText), each column's
-// encoding across a mapping (keyFormats), and the one key-plan builder (keyPlanner) for item,
-// mirror, GSI and access pattern keys; Builder.renderKey is the one renderer. The rules (padding,
-// nines' complement of negatives, six fraction digits in times, types refused in sorted keys) are
-// docs/mapping.md's, "The padding rule".
+// Key text: how a placeholder's value becomes part of a key (keyEnc,
+// appendKeyText), each column's encoding across a mapping (keyFormats), and the
+// one key-plan builder (keyPlanner) for item, mirror, GSI and access pattern
+// keys; Builder.renderKey is the one renderer. The rules (padding, nines'
+// complement of negatives, six fraction digits in times, types refused in
+// sorted keys) are docs/mapping.md's, "The padding rule".
 
 // encKind selects a key text encoding.
 type encKind uint8
@@ -30,26 +31,29 @@ const (
 // keyEnc is how one placeholder's value text becomes key text.
 type keyEnc struct {
 	kind encKind
-	// width is, for encNumber, the digits before the decimal point (at least 1).
+	// width is, for encNumber, the digits before the decimal point (at least
+	// 1).
 	width int
 	// scale is, for encNumber, the fixed fraction digits.
 	scale int
-	// secondsEnd is, for encTime, the offset after the seconds ("2006-01-02T15:04:05" 19,
-	// "15:04:05" 8).
+	// secondsEnd is, for encTime, the offset after the seconds
+	// ("2006-01-02T15:04:05" 19, "15:04:05" 8).
 	secondsEnd int
 	// number: the value is a number (padded or plain).
 	number bool
-	// noNegative, for encNumber: a negative value has no key text, since a key-rendering library
-	// zero-pads in front (-3 is "00000000-3"), which sorts out of order.
+	// noNegative, for encNumber: a negative value has no key text, since a
+	// key-rendering library zero-pads in front (-3 is "00000000-3"), which
+	// sorts out of order.
 	noNegative bool
 	name       string
 }
 
-// keyFracDigits is a key time's fixed fraction digits: PostgreSQL keeps microseconds.
+// keyFracDigits is a key time's fixed fraction digits: PostgreSQL keeps
+// microseconds.
 const keyFracDigits = 6
 
-// appendKeyText appends the key text of value text s (canonical decimal, ISO-8601), or returns dst
-// and why s has none under e.
+// appendKeyText appends the key text of value text s (canonical decimal,
+// ISO-8601), or returns dst and why s has none under e.
 func appendKeyText[T string | []byte](dst []byte, s T, e keyEnc) ([]byte, string) {
 	if out, ok := appendKey(dst, s, e); ok {
 		return out, ""
@@ -68,8 +72,8 @@ func appendKey[T string | []byte](dst []byte, s T, e keyEnc) ([]byte, bool) {
 	return append(dst, s...), true
 }
 
-// numberParts splits decimal text into sign, integer and fraction digits, reporting whether it is
-// decimal.
+// numberParts splits decimal text into sign, integer and fraction digits,
+// reporting whether it is decimal.
 func numberParts[T string | []byte](s T) (neg bool, digits T, intLen, fracLen int, ok bool) {
 	neg = len(s) > 0 && s[0] == '-'
 	digits = s
@@ -121,8 +125,8 @@ func keyTextError[T string | []byte](s T, e keyEnc) string {
 	return fmt.Sprintf("%s: no key text for %q", e.name, string(s))
 }
 
-// appendKeyNumber appends decimal s at e's width and scale: zero-padded when not negative, else "-"
-// and the nines' complement of the padded digits.
+// appendKeyNumber appends decimal s at e's width and scale: zero-padded when
+// not negative, else "-" and the nines' complement of the padded digits.
 func appendKeyNumber[T string | []byte](dst []byte, s T, e keyEnc) ([]byte, bool) {
 	neg, digits, intLen, fracLen, ok := numberParts(s)
 	if !ok || intLen > e.width || fracLen > e.scale || neg && e.noNegative {
@@ -156,15 +160,15 @@ func appendKeyNumber[T string | []byte](dst []byte, s T, e keyEnc) ([]byte, bool
 	return dst, true
 }
 
-// zeroDigits and nineDigits pad key numbers: widths up to 64 (mapping.ParseTemplate), scales up to
-// 1000.
+// zeroDigits and nineDigits pad key numbers: widths up to 64
+// (mapping.ParseTemplate), scales up to 1000.
 var (
 	zeroDigits = strings.Repeat("0", 1000)
 	nineDigits = strings.Repeat("9", 1000)
 )
 
-// appendKeyTime appends time text s ("…15:04:05", maybe ".5", maybe "Z") with exactly six fraction
-// digits.
+// appendKeyTime appends time text s ("…15:04:05", maybe ".5", maybe "Z") with
+// exactly six fraction digits.
 func appendKeyTime[T string | []byte](dst []byte, s T, e keyEnc) ([]byte, bool) {
 	at := e.secondsEnd
 	if len(s) < at || s[at-3] != ':' {
@@ -189,11 +193,12 @@ func appendKeyTime[T string | []byte](dst []byte, s T, e keyEnc) ([]byte, bool) 
 	return append(dst, rest...), true
 }
 
-// numberWidths are the integer types' default key widths: the digits of their largest value.
+// numberWidths are the integer types' default key widths: the digits of their
+// largest value.
 var numberWidths = map[string]int{"int2": 5, "int4": 10, "int8": 19}
 
-// textSorted are natively read types whose key text sorts as PostgreSQL sorts them (text by COLLATE
-// "C": byte order).
+// textSorted are natively read types whose key text sorts as PostgreSQL sorts
+// them (text by COLLATE "C": byte order).
 var textSorted = map[string]bool{
 	"text": true, "varchar": true, "bpchar": true, "name": true,
 	"uuid": true, "bool": true, "date": true,
@@ -204,19 +209,23 @@ type keyFormat struct {
 	// width is the width written in a template ("${id:6}"), or WidthAuto.
 	width     int
 	widthPath string
-	// widths: the templates give two widths (already reported), so none is compared again.
+	// widths: the templates give two widths (already reported), so none is
+	// compared again.
 	widths bool
-	// sortedBy names a sorted key attribute whose template holds the column, or "".
+	// sortedBy names a sorted key attribute whose template holds the column, or
+	// "".
 	sortedBy string
 	text     mapping.KeyText
 }
 
-// keyFormats holds, by placeholder name, what an entity's key templates say of each column, so a
-// column renders one text in all the entity's keys (and patterns querying them).
+// keyFormats holds, by placeholder name, what an entity's key templates say of
+// each column, so a column renders one text in all the entity's keys (and
+// patterns querying them).
 type keyFormats map[string]*keyFormat
 
-// keyTemplate is a key slot as the key-plan builder reads it: the slot, its key text's byte limit,
-// its plan key group (its GSI, mirrorKey, or "" for the table) and whether it is lower-cased.
+// keyTemplate is a key slot as the key-plan builder reads it: the slot, its key
+// text's byte limit, its plan key group (its GSI, mirrorKey, or "" for the
+// table) and whether it is lower-cased.
 type keyTemplate struct {
 	mapping.KeySlot
 	maxBytes int
@@ -235,7 +244,8 @@ func newKeyTemplate(s mapping.KeySlot, text mapping.KeyText) keyTemplate {
 	return kt
 }
 
-// keyTemplates returns an entity's key slots under the library preset's key rules.
+// keyTemplates returns an entity's key slots under the library preset's key
+// rules.
 func keyTemplates(slots mapping.KeySlots, text mapping.KeyText) []keyTemplate {
 	out := make([]keyTemplate, 0, len(slots))
 	for _, s := range slots {
@@ -244,8 +254,9 @@ func keyTemplates(slots mapping.KeySlots, text mapping.KeyText) []keyTemplate {
 	return out
 }
 
-// patternTemplates returns an access pattern's key slots (partition, sort, upper bound). They form
-// no plan key group, and are lower-cased as the entity of each parameter's column renders it.
+// patternTemplates returns an access pattern's key slots (partition, sort,
+// upper bound). They form no plan key group, and are lower-cased as the entity
+// of each parameter's column renders it.
 func patternTemplates(m *mapping.Mapping, ap *mapping.AccessPattern) []keyTemplate {
 	var out []keyTemplate
 	for _, s := range ap.KeySlots(&m.Table) {
@@ -256,8 +267,8 @@ func patternTemplates(m *mapping.Mapping, ap *mapping.AccessPattern) []keyTempla
 	return out
 }
 
-// entityKeyFormats gathers what an entity's key templates say of each column; two widths is an
-// error.
+// entityKeyFormats gathers what an entity's key templates say of each column;
+// two widths is an error.
 func entityKeyFormats(m *mapping.Mapping, templates []keyTemplate) (keyFormats, mapping.Errors) {
 	f := keyFormats{}
 	var errs mapping.Errors
@@ -292,8 +303,8 @@ func entityKeyFormats(m *mapping.Mapping, templates []keyTemplate) (keyFormats, 
 	return f, errs
 }
 
-// typeWidth is a number column's default key width: its type's largest value's digits (p−s for
-// numeric(p,s)); 0 for none.
+// typeWidth is a number column's default key width: its type's largest value's
+// digits (p−s for numeric(p,s)); 0 for none.
 func typeWidth(c extract.Column) int {
 	if w := numberWidths[c.Type]; w > 0 {
 		return w
@@ -304,7 +315,8 @@ func typeWidth(c extract.Column) int {
 	return 0
 }
 
-// encoding returns column c's key encoding for placeholders of name, or why c cannot be in a key.
+// encoding returns column c's key encoding for placeholders of name, or why c
+// cannot be in a key.
 func (f keyFormats) encoding(name string, c extract.Column) (keyEnc, string) {
 	kf := f[name]
 	if kf == nil {
@@ -375,16 +387,16 @@ func (f keyFormats) encoding(name string, c extract.Column) (keyEnc, string) {
 	return e, ""
 }
 
-// keyValue is what a placeholder stands for: a row value (a source column or a duplicated parent
-// column) or a stable ID.
+// keyValue is what a placeholder stands for: a row value (a source column or a
+// duplicated parent column) or a stable ID.
 type keyValue struct {
 	col extract.Column
 	val int // index in the row's values; -1 for an ID
 	id  int // index in Plan.ids; -1 for a value
 }
 
-// buildKey is the one builder of key plans: kt with each placeholder resolved by lookup; problems
-// go to add at kt's path.
+// buildKey is the one builder of key plans: kt with each placeholder resolved
+// by lookup; problems go to add at kt's path.
 func buildKey(kt keyTemplate, lookup func(name string) (keyValue, keyFormats, bool),
 	add func(path, format string, args ...any)) keyPlan {
 	k := keyPlan{attr: kt.Attr, typ: kt.Type, path: kt.Path, template: kt.Template, maxBytes: kt.maxBytes, gsi: kt.gsi, sparse: kt.Sparse, same: -1, lower: kt.lower}
@@ -395,7 +407,8 @@ func buildKey(kt keyTemplate, lookup func(name string) (keyValue, keyFormats, bo
 		if part.Column == "" {
 			lit := part.Literal
 			if k.typ == mapping.TypeNumber {
-				// The mapping holds it to a literal number (mapping.LiteralNumber).
+				// The mapping holds it to a literal number
+				// (mapping.LiteralNumber).
 				if n, err := CanonicalNumber(lit); err == nil {
 					lit = n
 				}
@@ -443,9 +456,9 @@ func buildKey(kt keyTemplate, lookup func(name string) (keyValue, keyFormats, bo
 	return k
 }
 
-// typedKeyPart returns the part of N or B key k for placeholder name, or why kv cannot be it: an N
-// key holds a number column's value as its N attribute (canonical, within DynamoDB's 38 digits), a
-// B key a bytea column's bytes.
+// typedKeyPart returns the part of N or B key k for placeholder name, or why kv
+// cannot be it: an N key holds a number column's value as its N attribute
+// (canonical, within DynamoDB's 38 digits), a B key a bytea column's bytes.
 // https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/HowItWorks.NamingRulesDataTypes.html#HowItWorks.DataTypes
 func typedKeyPart(k keyPlan, name string, kv keyValue) (keyPart, string) {
 	kp := keyPart{col: kv.val, id: kv.id, enc: keyEnc{name: name}}
@@ -473,9 +486,9 @@ func typedKeyPart(k keyPlan, name string, kv keyValue) (keyPart, string) {
 	return kp, fmt.Sprintf("key attribute %s: unknown type %q", k.attr, k.typ)
 }
 
-// KeyAttributeValue returns the attribute value of key text (as ItemKey returns it) of type typ (""
-// is S): an S of the text, an N of the number, a B of the bytes. Every stage sending a key to
-// DynamoDB builds it here.
+// KeyAttributeValue returns the attribute value of key text (as ItemKey returns
+// it) of type typ ("" is S): an S of the text, an N of the number, a B of the
+// bytes. Every stage sending a key to DynamoDB builds it here.
 func KeyAttributeValue(typ, text string) types.AttributeValue {
 	switch typ {
 	case mapping.TypeNumber:
@@ -486,8 +499,8 @@ func KeyAttributeValue(typ, text string) types.AttributeValue {
 	return &types.AttributeValueMemberS{Value: text}
 }
 
-// KeyMap returns key text k as GetItem and DeleteItem take it: k[i] under keyAttrs[i] of type
-// keyTypes[i]; no sort key when keyAttrs[1] is "".
+// KeyMap returns key text k as GetItem and DeleteItem take it: k[i] under
+// keyAttrs[i] of type keyTypes[i]; no sort key when keyAttrs[1] is "".
 func KeyMap(keyAttrs, keyTypes [2]string, k [2]string) map[string]types.AttributeValue {
 	out := map[string]types.AttributeValue{keyAttrs[0]: KeyAttributeValue(keyTypes[0], k[0])}
 	if keyAttrs[1] != "" {
@@ -496,11 +509,12 @@ func KeyMap(keyAttrs, keyTypes [2]string, k [2]string) map[string]types.Attribut
 	return out
 }
 
-// SortText returns key text of type typ as text whose byte order is DynamoDB's key order: strings
-// and binaries as is, numbers as an order-preserving code (non-numbers as is). The code is a class
-// ('0' negative, '1' zero, '2' positive), then for non-zero a three-digit exponent biased by 500
-// (DynamoDB's magnitudes are 1E-130 to under 1E+126) and the significant digits; negatives take
-// nines' complements and end with '~', so -1.25 sorts before -1.2.
+// SortText returns key text of type typ as text whose byte order is DynamoDB's
+// key order: strings and binaries as is, numbers as an order-preserving code
+// (non-numbers as is). The code is a class ('0' negative, '1' zero, '2'
+// positive), then for non-zero a three-digit exponent biased by 500 (DynamoDB's
+// magnitudes are 1E-130 to under 1E+126) and the significant digits; negatives
+// take nines' complements and end with '~', so -1.25 sorts before -1.2.
 // https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/HowItWorks.NamingRulesDataTypes.html#HowItWorks.DataTypes.Number
 func SortText(typ, text string) string {
 	if typ != mapping.TypeNumber {
@@ -528,8 +542,8 @@ func SortText(typ, text string) string {
 	return fmt.Sprintf("0%03d%s~", 999-exp, comp)
 }
 
-// KeyText returns v's key text as ItemKey does: an S's text, an N's canonical text ("1.0" and "1"
-// give one text), a B's bytes; false for other types.
+// KeyText returns v's key text as ItemKey does: an S's text, an N's canonical
+// text ("1.0" and "1" give one text), a B's bytes; false for other types.
 func KeyText(v types.AttributeValue) (string, bool) {
 	switch v := v.(type) {
 	case *types.AttributeValueMemberS:
@@ -545,9 +559,10 @@ func KeyText(v types.AttributeValue) (string, bool) {
 	return "", false
 }
 
-// checkCollections reports number placeholders after the same leading literal in the same key
-// attribute that render differently across plans: items meant for one collection or GSI partition
-// would get different keys ("CUSTOMER#${id:6}" and "CUSTOMER#${customer_id}").
+// checkCollections reports number placeholders after the same leading literal
+// in the same key attribute that render differently across plans: items meant
+// for one collection or GSI partition would get different keys
+// ("CUSTOMER#${id:6}" and "CUSTOMER#${customer_id}").
 func checkCollections(m *mapping.Mapping, plans []*Plan) mapping.Errors {
 	type slot struct{ attr, literal string }
 	type seen struct {
@@ -561,7 +576,8 @@ func checkCollections(m *mapping.Mapping, plans []*Plan) mapping.Errors {
 			continue
 		}
 		for _, k := range p.keys {
-			// The first placeholder after the leading literal ("CUSTOMER#"): the item-type prefix.
+			// The first placeholder after the leading literal ("CUSTOMER#"):
+			// the item-type prefix.
 			if len(k.parts) < 2 || !k.parts[0].isLiteral() || !k.parts[1].enc.number {
 				continue
 			}
@@ -594,9 +610,9 @@ func describeEnc(e keyEnc) string {
 
 func (kp keyPart) isLiteral() bool { return kp.col < 0 && kp.id < 0 }
 
-// keyValue returns the key value a placeholder names: source columns first, then stable IDs, then
-// duplicated columns by attribute name. Value indexes are the Plan row's: p.cols, then the joins'
-// values.
+// keyValue returns the key value a placeholder names: source columns first,
+// then stable IDs, then duplicated columns by attribute name. Value indexes are
+// the Plan row's: p.cols, then the joins' values.
 func (p *Plan) keyValue(name string) (keyValue, bool) {
 	if i := slices.IndexFunc(p.cols, func(c extract.Column) bool { return c.Name == name }); i >= 0 {
 		return keyValue{col: p.cols[i], val: i, id: -1}, true
@@ -616,7 +632,8 @@ func (p *Plan) keyValue(name string) (keyValue, bool) {
 	return keyValue{}, false
 }
 
-// valueColumn returns the column of row value i, false for an embed or aggregate.
+// valueColumn returns the column of row value i, false for an embed or
+// aggregate.
 func (p *Plan) valueColumn(i int) (extract.Column, bool) {
 	if i < 0 {
 		return extract.Column{}, false
@@ -637,7 +654,8 @@ func (p *Plan) valueColumn(i int) (extract.Column, bool) {
 	return extract.Column{}, false
 }
 
-// DescribeKey names key k for messages: PK "A#1", SK "B" (PK "A#1" alone without a table sort key).
+// DescribeKey names key k for messages: PK "A#1", SK "B" (PK "A#1" alone
+// without a table sort key).
 func DescribeKey(keyAttrs, k [2]string) string {
 	if keyAttrs[1] == "" {
 		return fmt.Sprintf("%s %q", keyAttrs[0], k[0])
@@ -645,9 +663,9 @@ func DescribeKey(keyAttrs, k [2]string) string {
 	return fmt.Sprintf("%s %q, %s %q", keyAttrs[0], k[0], keyAttrs[1], k[1])
 }
 
-// ItemKey returns an item's primary key: the KeyText of keyAttrs (table partition and sort key), ""
-// when absent. Every stage naming an item by key takes it from here; KeyAttributeValue turns it
-// back.
+// ItemKey returns an item's primary key: the KeyText of keyAttrs (table
+// partition and sort key), "" when absent. Every stage naming an item by key
+// takes it from here; KeyAttributeValue turns it back.
 func ItemKey(attrs map[string]types.AttributeValue, keyAttrs [2]string) [2]string {
 	var k [2]string
 	for i, a := range keyAttrs {

@@ -14,14 +14,16 @@ import (
 	"github.com/pg2dynamo/pg2dynamo/mapping"
 )
 
-// What a library preset adds to a plan: the attributes it reads besides the type attribute
-// (ElectroDB's __edb_v__, dynamodb-toolbox's _ct and _md), and which columns may be key
-// placeholders when it renders keys from attributes (onetable, electrodb). Its key rendering lives
-// in the one key renderer (keyEnc.noNegative, keyPlan.lower) per mapping.KeyText.
+// What a library preset adds to a plan: the attributes it reads besides the
+// type attribute (ElectroDB's __edb_v__, dynamodb-toolbox's _ct and _md), and
+// which columns may be key placeholders when it renders keys from attributes
+// (onetable, electrodb). Its key rendering lives in the one key renderer
+// (keyEnc.noNegative, keyPlan.lower) per mapping.KeyText.
 
 type libraryPlan struct {
 	consts []libraryConst
-	// created and modified index Plan.cols for dynamodb-toolbox's _ct and _md; -1 for none.
+	// created and modified index Plan.cols for dynamodb-toolbox's _ct and _md;
+	// -1 for none.
 	created, modified int
 }
 
@@ -30,8 +32,9 @@ type libraryConst struct {
 	val  types.AttributeValue
 }
 
-// compileLibrary checks (and marks read) the columns the preset reads and returns the toolbox
-// timestamp columns: created and modified ("" when absent: _md is then created).
+// compileLibrary checks (and marks read) the columns the preset reads and
+// returns the toolbox timestamp columns: created and modified ("" when absent:
+// _md is then created).
 func (c *compiler) compileLibrary() (created, modified string) {
 	l := c.m.Library
 	if !l.ToolboxTimestamps() || l.Created == "" {
@@ -88,8 +91,9 @@ func (p *Plan) setLibrary(m *mapping.Mapping, created, modified string) {
 	p.mapSize += len(m.LibraryAttributes())
 }
 
-// putLibraryAttrs puts the library's attributes into attrs and returns the size added. A created
-// column NULL or beyond JavaScript's Date rejects the row: toolbox cannot read its item.
+// putLibraryAttrs puts the library's attributes into attrs and returns the size
+// added. A created column NULL or beyond JavaScript's Date rejects the row:
+// toolbox cannot read its item.
 func (p *Plan) putLibraryAttrs(values []any, attrs map[string]types.AttributeValue) (int, error) {
 	size := 0
 	for _, c := range p.lib.consts {
@@ -114,12 +118,12 @@ func (p *Plan) putLibraryAttrs(values []any, attrs map[string]types.AttributeVal
 	return size + len(mapping.ToolboxCreatedAttr) + len(ct) + len(mapping.ToolboxModifiedAttr) + len(md), nil
 }
 
-// toolboxTimeLayout is JavaScript's toISOString, which toolbox writes _ct and _md with: UTC,
-// milliseconds.
+// toolboxTimeLayout is JavaScript's toISOString, which toolbox writes _ct and
+// _md with: UTC, milliseconds.
 const toolboxTimeLayout = "2006-01-02T15:04:05.000Z"
 
-// toolboxTime renders a date or timestamp as toolbox does (no time zone read as UTC, a date at
-// midnight), dropping sub-milliseconds.
+// toolboxTime renders a date or timestamp as toolbox does (no time zone read as
+// UTC, a date at midnight), dropping sub-milliseconds.
 func toolboxTime(v any) (string, error) {
 	switch t := v.(type) {
 	case nil:
@@ -136,11 +140,12 @@ func toolboxTime(v any) (string, error) {
 	return "", fmt.Errorf("unexpected Go value %T for a time", v)
 }
 
-// libraryKeyReason says why c cannot be key placeholder name under lib, which renders keys from
-// attributes: the library's text of c's attribute (String(value), zero-padded for a width) must be
-// c's key text. Strings, uuid, boolean, date and text-read types qualify, as do integers and
-// numeric(p,0); times (six key fraction digits against the attribute's own), fractions and floats
-// (JavaScript writes 1e-7) do not. Empty when c can be.
+// libraryKeyReason says why c cannot be key placeholder name under lib, which
+// renders keys from attributes: the library's text of c's attribute
+// (String(value), zero-padded for a width) must be c's key text. Strings, uuid,
+// boolean, date and text-read types qualify, as do integers and numeric(p,0);
+// times (six key fraction digits against the attribute's own), fractions and
+// floats (JavaScript writes 1e-7) do not. Empty when c can be.
 func libraryKeyReason(lib, name string, c extract.Column) string {
 	switch {
 	case c.AsText && c.Type != "time",
@@ -156,8 +161,9 @@ func libraryKeyReason(lib, name string, c extract.Column) string {
 		name, lib, c.Name, typeName(c))
 }
 
-// lowerTail lower-cases text[start:] as ElectroDB does (toLowerCase; strings.ToLower differs only
-// in special casing, as U+0130), in place when ASCII.
+// lowerTail lower-cases text[start:] as ElectroDB does (toLowerCase;
+// strings.ToLower differs only in special casing, as U+0130), in place when
+// ASCII.
 func lowerTail(text []byte, start int) []byte {
 	for i := start; i < len(text); i++ {
 		c := text[i]

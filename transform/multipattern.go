@@ -10,24 +10,27 @@ import (
 	"github.com/pg2dynamo/pg2dynamo/mapping"
 )
 
-// termPlan is one multi-attribute key condition term's value (and between's upper bound): a
-// parameter converted as the items write its column, or a literal of the attribute's type.
+// termPlan is one multi-attribute key condition term's value (and between's
+// upper bound): a parameter converted as the items write its column, or a
+// literal of the attribute's type.
 type termPlan struct {
 	attr, op, typ string
 	vals          [2]termValue
 	bounds        int // 1, or 2 for between
 }
 
-// termValue is a parameter (param >= 0, its Params index) or a literal's attribute value.
+// termValue is a parameter (param >= 0, its Params index) or a literal's
+// attribute value.
 type termValue struct {
 	param   int
 	literal types.AttributeValue
 	convert func(any) (types.AttributeValue, error)
 }
 
-// compileMultiPattern compiles ap on multi-attribute GSI g (terms already checked by mapping) and
-// its filter's parameters: each is the column of that name in the first entity having it, converted
-// as written; Home is the first entity having them all.
+// compileMultiPattern compiles ap on multi-attribute GSI g (terms already
+// checked by mapping) and its filter's parameters: each is the column of that
+// name in the first entity having it, converted as written; Home is the first
+// entity having them all.
 func compileMultiPattern(m *mapping.Mapping, ap *mapping.AccessPattern, g *mapping.GSI, plans []*Plan) (*PatternPlan, error) {
 	kc := ap.Condition
 	pp := &PatternPlan{Pattern: ap, Params: kc.Columns(), Home: -1}
@@ -76,7 +79,8 @@ func compileMultiPattern(m *mapping.Mapping, ap *mapping.AccessPattern, g *mappi
 	return pp, nil
 }
 
-// termValueOf is template v (a placeholder or literal) as a typ attribute value.
+// termValueOf is template v (a placeholder or literal) as a typ attribute
+// value.
 func termValueOf(pp *PatternPlan, v mapping.Template, typ string) (termValue, error) {
 	if len(v.Parts) == 1 && v.Parts[0].Column != "" {
 		i := indexOf(pp.Params, v.Parts[0].Column)
@@ -100,7 +104,8 @@ func termValueOf(pp *PatternPlan, v mapping.Template, typ string) (termValue, er
 	return termValue{param: -1, literal: KeyAttributeValue(typ, text)}, nil
 }
 
-// attrType is a column's written type (kindType): N, S or B, "" for non-key types.
+// attrType is a column's written type (kindType): N, S or B, "" for non-key
+// types.
 func attrType(c extract.Column) string {
 	if c.Array {
 		return ""
@@ -117,8 +122,8 @@ func hasAll(p *Plan, names []string) bool {
 	return true
 }
 
-// Term is one rendered multi-attribute key condition term: Attr Op Values[0] (Values[1] for
-// between).
+// Term is one rendered multi-attribute key condition term: Attr Op Values[0]
+// (Values[1] for between).
 type Term struct {
 	Attr, Op string
 	// Type is the attribute's declared type: S, N or B.
@@ -126,13 +131,13 @@ type Term struct {
 	Values []types.AttributeValue
 }
 
-// MultiAttribute reports whether the pattern queries a multi-attribute GSI: RenderTerms gives its
-// condition, Render nothing.
+// MultiAttribute reports whether the pattern queries a multi-attribute GSI:
+// RenderTerms gives its condition, Render nothing.
 func (pp *PatternPlan) MultiAttribute() bool { return pp.terms != nil }
 
-// RenderTerms returns a multi-attribute GSI pattern's terms for values (one pgx-decoded value per
-// Params), as the items' attribute values. A NULL parameter is an error: such items are not
-// indexed.
+// RenderTerms returns a multi-attribute GSI pattern's terms for values (one
+// pgx-decoded value per Params), as the items' attribute values. A NULL
+// parameter is an error: such items are not indexed.
 func (pp *PatternPlan) RenderTerms(values []any) ([]Term, error) {
 	if len(values) != len(pp.Params) {
 		return nil, fmt.Errorf("pattern %s: got %d values for parameters %v", pp.Pattern.Name, len(values), pp.Params)

@@ -8,17 +8,18 @@ import (
 	"github.com/pg2dynamo/pg2dynamo/mapping"
 )
 
-// nativeKey is a multi-attribute GSI key attribute an entity writes: its declared type and byte
-// limit.
+// nativeKey is a multi-attribute GSI key attribute an entity writes: its
+// declared type and byte limit.
 type nativeKey struct {
 	attr, typ, role string
 	max             int
 }
 
-// compileNativeKeys finds the multi-attribute GSI key attributes p's items carry and checks their
-// source: an own column of the declared type (N numbers; S text, uuid, dates, times; B bytea), an
-// aggregate a number, never an embed. Duplicated columns and every item are checked by
-// checkNativeKeys, so a value DynamoDB would refuse rejects its row instead of failing the batch.
+// compileNativeKeys finds the multi-attribute GSI key attributes p's items
+// carry and checks their source: an own column of the declared type (N numbers;
+// S text, uuid, dates, times; B bytea), an aggregate a number, never an embed.
+// Duplicated columns and every item are checked by checkNativeKeys, so a value
+// DynamoDB would refuse rejects its row instead of failing the batch.
 func (c *compiler) compileNativeKeys(p *Plan) {
 	for gi, g := range c.m.Table.GSIs {
 		for _, set := range []struct {
@@ -36,7 +37,8 @@ func (c *compiler) compileNativeKeys(p *Plan) {
 	}
 }
 
-// nativeKeySource reports whether p writes ka, adding an error when its source cannot be ka's type.
+// nativeKeySource reports whether p writes ka, adding an error when its source
+// cannot be ka's type.
 func (c *compiler) nativeKeySource(p *Plan, path string, ka mapping.KeyAttribute) bool {
 	for _, a := range p.attrs {
 		if a.name != ka.Name {
@@ -83,9 +85,9 @@ func describeType(t string, nested bool) string {
 	return "type " + t
 }
 
-// checkNativeKeys checks an item's multi-attribute GSI key values as DynamoDB will: declared type,
-// not empty, within MaxPartitionKeyBytes or MaxSortKeyBytes. Absent attributes just leave the item
-// unindexed.
+// checkNativeKeys checks an item's multi-attribute GSI key values as DynamoDB
+// will: declared type, not empty, within MaxPartitionKeyBytes or
+// MaxSortKeyBytes. Absent attributes just leave the item unindexed.
 func (p *Plan) checkNativeKeys(values []any, attrs map[string]types.AttributeValue) error {
 	for _, nk := range p.nativeKeys {
 		v, ok := attrs[nk.attr]

@@ -19,9 +19,10 @@ const (
 // ErrNotANumber is returned for NaN and ±Infinity, which DynamoDB cannot hold.
 var ErrNotANumber = errors.New("NaN and Infinity are not DynamoDB numbers")
 
-// CanonicalNumber converts decimal text ("-0012.50", "1.5e-7") exactly, without float64, into
-// DynamoDB's canonical form: no exponent, no leading or trailing zeros, no "-0" ("-12.5",
-// "0.00000015"). It fails for non-numbers, over 38 significant digits, or a magnitude out of range.
+// CanonicalNumber converts decimal text ("-0012.50", "1.5e-7") exactly, without
+// float64, into DynamoDB's canonical form: no exponent, no leading or trailing
+// zeros, no "-0" ("-12.5", "0.00000015"). It fails for non-numbers, over 38
+// significant digits, or a magnitude out of range.
 func CanonicalNumber(s string) (string, error) {
 	var buf [64]byte
 	b, err := appendCanonical(buf[:0], s)
@@ -56,8 +57,8 @@ func appendCanonical(dst []byte, s string) ([]byte, error) {
 	return appendDecimal(dst, neg, coeff, exp-len(frac))
 }
 
-// isCanonicalInt reports whether s is an integer CanonicalNumber keeps: "0", or up to 38 digits
-// without leading zero, maybe negative.
+// isCanonicalInt reports whether s is an integer CanonicalNumber keeps: "0", or
+// up to 38 digits without leading zero, maybe negative.
 func isCanonicalInt(s string) bool {
 	if s == "0" {
 		return true
@@ -76,8 +77,8 @@ func notDecimal(s string) error {
 	return fmt.Errorf("%q is not a decimal number", strings.Clone(s))
 }
 
-// appendDecimal appends ±coeff×10^exp canonically (coeff digits may have leading and trailing
-// zeros), or returns dst and why DynamoDB cannot hold it.
+// appendDecimal appends ±coeff×10^exp canonically (coeff digits may have
+// leading and trailing zeros), or returns dst and why DynamoDB cannot hold it.
 func appendDecimal(dst []byte, neg bool, coeff []byte, exp int) ([]byte, error) {
 	// Strip leading zeros, then trailing zeros into the exponent.
 	i := 0

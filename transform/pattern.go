@@ -11,27 +11,30 @@ import (
 	"github.com/pg2dynamo/pg2dynamo/mapping"
 )
 
-// PatternPlan renders an access pattern's key values from parameters, with the items' key text and
-// padding.
+// PatternPlan renders an access pattern's key values from parameters, with the
+// items' key text and padding.
 type PatternPlan struct {
 	Pattern *mapping.AccessPattern
-	// Params are the parameters to supply, in order: the key condition's, then the filter's own.
+	// Params are the parameters to supply, in order: the key condition's, then
+	// the filter's own.
 	Params []string
 	keys   []keyPlan // partition, then sort and its upper bound if any
 	cols   []extract.Column
-	// Home is the plans index of the pattern's entity: the first with every parameter as a column
-	// that renders the partition attribute with the pattern's text before each, preferring one
-	// whose sort key starts with the pattern's literal sort prefix; -1 for none. Parameters sampled
-	// from Home's rows reach items.
+	// Home is the plans index of the pattern's entity: the first with every
+	// parameter as a column that renders the partition attribute with the
+	// pattern's text before each, preferring one whose sort key starts with the
+	// pattern's literal sort prefix; -1 for none. Parameters sampled from
+	// Home's rows reach items.
 	Home int
 	// plan holds the parameters' columns as a row, for Builder.renderKey.
 	plan *Plan
-	// terms are a multi-attribute GSI pattern's term values (RenderTerms); keys is then empty.
+	// terms are a multi-attribute GSI pattern's term values (RenderTerms); keys
+	// is then empty.
 	terms []termPlan
 }
 
-// KeyTypes returns the types of the partition and sort key the condition names (sort "" without a
-// sort condition).
+// KeyTypes returns the types of the partition and sort key the condition names
+// (sort "" without a sort condition).
 func (pp *PatternPlan) KeyTypes() (partition, sort string) {
 	if len(pp.keys) > 0 {
 		partition = pp.keys[0].typ
@@ -42,10 +45,11 @@ func (pp *PatternPlan) KeyTypes() (partition, sort string) {
 	return partition, sort
 }
 
-// CompilePattern prepares ap for the one key renderer. Each parameter is the column of that name in
-// the entity placing it after the same text for the same attribute, else the first entity having
-// it, taking its type and key text (width included). A parameter no source has, or an explicit
-// width other than the items', is a mapping error.
+// CompilePattern prepares ap for the one key renderer. Each parameter is the
+// column of that name in the entity placing it after the same text for the same
+// attribute, else the first entity having it, taking its type and key text
+// (width included). A parameter no source has, or an explicit width other than
+// the items', is a mapping error.
 func CompilePattern(m *mapping.Mapping, ap *mapping.AccessPattern, plans []*Plan) (*PatternPlan, error) {
 	if g := ap.MultiAttributeIndex(&m.Table); g != nil {
 		return compileMultiPattern(m, ap, g, plans)
@@ -98,8 +102,8 @@ func CompilePattern(m *mapping.Mapping, ap *mapping.AccessPattern, plans []*Plan
 		owners = append(owners, owner)
 	}
 	pp.Home = home(pp, plans, usedIn)
-	// The one key renderer renders the parameters over a plan whose row is the parameters, each
-	// with its entity's formats.
+	// The one key renderer renders the parameters over a plan whose row is the
+	// parameters, each with its entity's formats.
 	pp.plan = &Plan{entity: &mapping.Entity{Name: "access pattern " + ap.Name}, cols: pp.cols}
 	for _, c := range pp.cols {
 		s := scalarFor(c.Type, c.AsText)
@@ -143,9 +147,9 @@ func indexOf(list []string, s string) int {
 	return -1
 }
 
-// Render returns the partition key value and, if any, the sort key value and BETWEEN's upper bound,
-// as the items render them; values holds one pgx-decoded Go value per Params. Only a begins_with
-// prefix may render empty.
+// Render returns the partition key value and, if any, the sort key value and
+// BETWEEN's upper bound, as the items render them; values holds one pgx-decoded
+// Go value per Params. Only a begins_with prefix may render empty.
 func (pp *PatternPlan) Render(values []any) (pk string, sk []string, err error) {
 	if len(values) != len(pp.Params) {
 		return "", nil, fmt.Errorf("pattern %s: got %d values for parameters %v", pp.Pattern.Name, len(values), pp.Params)
@@ -171,8 +175,9 @@ func (pp *PatternPlan) Render(values []any) (pk string, sk []string, err error) 
 	return pk, sk, nil
 }
 
-// home finds PatternPlan.Home: a plan with every parameter, each partition parameter placed as the
-// pattern does; preferring one whose sort template starts with the pattern's literal sort prefix.
+// home finds PatternPlan.Home: a plan with every parameter, each partition
+// parameter placed as the pattern does; preferring one whose sort template
+// starts with the pattern's literal sort prefix.
 func home(pp *PatternPlan, plans []*Plan, usedIn func(*Plan, string) bool) int {
 	kc := pp.Pattern.Condition
 	keyParams := kc.Columns()
@@ -201,8 +206,9 @@ func home(pp *PatternPlan, plans []*Plan, usedIn func(*Plan, string) bool) int {
 	return first
 }
 
-// ParamAttr returns parameter name's value (as Render takes it) as its column's attribute (integers
-// and numeric N, text S, bytea B, …); it fails for a non-parameter or a value of another type.
+// ParamAttr returns parameter name's value (as Render takes it) as its column's
+// attribute (integers and numeric N, text S, bytea B, …); it fails for a
+// non-parameter or a value of another type.
 func (pp *PatternPlan) ParamAttr(values []any, name string) (types.AttributeValue, error) {
 	i := indexOf(pp.Params, name)
 	if i < 0 || len(values) != len(pp.Params) {

@@ -12,13 +12,14 @@ import (
 	"github.com/pg2dynamo/pg2dynamo/mapping"
 )
 
-// DynamoDB sets (attributes.sets arrays, or embed as: set child values) as SS, NS or BS. Sets hold
-// distinct non-NULL values of one type, unordered and never empty
+// DynamoDB sets (attributes.sets arrays, or embed as: set child values) as SS,
+// NS or BS. Sets hold distinct non-NULL values of one type, unordered and never
+// empty
 // (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/HowItWorks.NamingRulesDataTypes.html#HowItWorks.DataTypes.SetTypes):
-// duplicates collapse (numbers by canonical text: 1.0 and 1 are one), a NULL rejects the row, no
-// values leave the attribute out, and members are sorted by bytes so a row always gives the same
-// item. Sets take no Builder fast path (kindOther: setAttr builds them), so mappings without sets
-// pay nothing.
+// duplicates collapse (numbers by canonical text: 1.0 and 1 are one), a NULL
+// rejects the row, no values leave the attribute out, and members are sorted by
+// bytes so a row always gives the same item. Sets take no Builder fast path
+// (kindOther: setAttr builds them), so mappings without sets pay nothing.
 
 // setKind is the DynamoDB set type a column's values make.
 type setKind uint8
@@ -40,8 +41,8 @@ var (
 	errSetDims   = errors.New("a multi-dimensional array cannot be a set")
 )
 
-// setKindOf returns the set c's (element) values make: NS for numbers, BS for bytea, none for
-// boolean and json, SS for everything written as S.
+// setKindOf returns the set c's (element) values make: NS for numbers, BS for
+// bytea, none for boolean and json, SS for everything written as S.
 func setKindOf(c extract.Column) setKind {
 	switch scalarFor(c.Type, c.AsText).kind {
 	case kindInt, kindNumeric, kindFloat:
@@ -56,7 +57,8 @@ func setKindOf(c extract.Column) setKind {
 
 type setConv struct {
 	kind setKind
-	// text is a non-NULL value's member text: its S or N attribute's text alone.
+	// text is a non-NULL value's member text: its S or N attribute's text
+	// alone.
 	text func(any) (string, error)
 }
 
@@ -64,8 +66,8 @@ func newSetConv(c extract.Column) setConv {
 	return setConv{kind: setKindOf(c), text: scalarFor(c.Type, c.AsText).text}
 }
 
-// build returns vals' set, members distinct and sorted, or nil when empty. A NULL, nested array or
-// refused value is an error naming it by where(i).
+// build returns vals' set, members distinct and sorted, or nil when empty. A
+// NULL, nested array or refused value is an error naming it by where(i).
 func (sc setConv) build(vals []any, where func(i int) string) (types.AttributeValue, error) {
 	if len(vals) == 0 {
 		return nil, nil
@@ -113,7 +115,8 @@ func (sc setConv) build(vals []any, where func(i int) string) (types.AttributeVa
 	return &types.AttributeValueMemberSS{Value: out}, nil
 }
 
-// setAttr converts array column c to a set; nil for an empty array, leaving the attribute out.
+// setAttr converts array column c to a set; nil for an empty array, leaving the
+// attribute out.
 func setAttr(c extract.Column) func(any) (types.AttributeValue, error) {
 	sc := newSetConv(c)
 	return func(v any) (types.AttributeValue, error) {
@@ -138,8 +141,9 @@ func setAttrPlan(col int, name string, c extract.Column) attrPlan {
 	return attrPlan{col: col, name: name, convert: setAttr(c), kind: kindOther}
 }
 
-// compileSets checks attributes a's sets against cols, returning their indexes; unknown columns go
-// to unknown, non-one-dimensional or unsettable arrays to add.
+// compileSets checks attributes a's sets against cols, returning their indexes;
+// unknown columns go to unknown, non-one-dimensional or unsettable arrays to
+// add.
 func compileSets(cols []extract.Column, a mapping.Attributes, path string,
 	add func(path, format string, args ...any), unknown func(path, col string, cols []extract.Column)) map[int]bool {
 	if len(a.Sets) == 0 {
@@ -168,7 +172,8 @@ func compileSets(cols []extract.Column, a mapping.Attributes, path string,
 	return out
 }
 
-// compileEmbedSet checks an as: set embed's one column: not an array, of a settable type.
+// compileEmbedSet checks an as: set embed's one column: not an array, of a
+// settable type.
 func compileEmbedSet(path string, c extract.Column, add func(path, format string, args ...any)) (setConv, bool) {
 	sc := newSetConv(c)
 	switch {
@@ -182,7 +187,8 @@ func compileEmbedSet(path string, c extract.Column, add func(path, format string
 	return setConv{}, false
 }
 
-// embedSet converts an as: set embed's records into their values' set; nil without children.
+// embedSet converts an as: set embed's records into their values' set; nil
+// without children.
 func (j joinPlan) embedSet(records []any) (types.AttributeValue, string) {
 	vals := make([]any, len(records))
 	for r, rec := range records {

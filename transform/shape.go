@@ -7,8 +7,8 @@ import (
 	"github.com/pg2dynamo/pg2dynamo/mapping"
 )
 
-// AttributeShape types as DynamoDB names them; JSON is a json or jsonb column, whatever its
-// document is.
+// AttributeShape types as DynamoDB names them; JSON is a json or jsonb column,
+// whatever its document is.
 const (
 	ShapeS    = "S"
 	ShapeN    = "N"
@@ -22,15 +22,16 @@ const (
 	ShapeJSON = "JSON"
 )
 
-// AttributeShape is a non-key attribute a plan's items may carry, with its DynamoDB type.
+// AttributeShape is a non-key attribute a plan's items may carry, with its
+// DynamoDB type.
 type AttributeShape struct {
 	Name string
 	Type string
 }
 
-// Attributes returns the non-key attributes the items may carry, in Items' order: columns, type and
-// library attributes, duplicates, embeds, aggregates, stable IDs. A NULL column's attribute is
-// absent.
+// Attributes returns the non-key attributes the items may carry, in Items'
+// order: columns, type and library attributes, duplicates, embeds, aggregates,
+// stable IDs. A NULL column's attribute is absent.
 func (p *Plan) Attributes() []AttributeShape {
 	var out []AttributeShape
 	for _, a := range p.attrs {
@@ -111,8 +112,8 @@ func setShape(c extract.Column) string {
 	return ShapeSS
 }
 
-// KeyShape is one resolved key template: the attribute it renders (its GSI, "" for the table's) and
-// its parts.
+// KeyShape is one resolved key template: the attribute it renders (its GSI, ""
+// for the table's) and its parts.
 type KeyShape struct {
 	Attr string
 	GSI  string
@@ -122,8 +123,9 @@ type KeyShape struct {
 	Lower bool
 }
 
-// KeyShapePart is a literal (Attribute == "") or a placeholder: the item attribute its value is
-// written as ("" for none) and a number's zero-padding width (0 for none).
+// KeyShapePart is a literal (Attribute == "") or a placeholder: the item
+// attribute its value is written as ("" for none) and a number's zero-padding
+// width (0 for none).
 type KeyShapePart struct {
 	Literal   string
 	Column    string
@@ -132,7 +134,8 @@ type KeyShapePart struct {
 	Number    bool
 }
 
-// Keys returns the non-mirror key templates: partition, sort, then GSI keys in table order.
+// Keys returns the non-mirror key templates: partition, sort, then GSI keys in
+// table order.
 func (p *Plan) Keys() []KeyShape {
 	var out []KeyShape
 	for _, k := range p.keys {
@@ -160,8 +163,8 @@ func (p *Plan) Keys() []KeyShape {
 	return out
 }
 
-// valueAttr returns the attribute row value i is written as (a renamed column or a duplicated one),
-// "" for none.
+// valueAttr returns the attribute row value i is written as (a renamed column
+// or a duplicated one), "" for none.
 func (p *Plan) valueAttr(i int) string {
 	if i < len(p.cols) {
 		if j := slices.IndexFunc(p.attrs, func(a attrPlan) bool { return a.col == i }); j >= 0 {

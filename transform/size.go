@@ -36,9 +36,10 @@ func nestingDepth(v types.AttributeValue) int {
 	return 0
 }
 
-// ItemSize returns an item's size in bytes by DynamoDB's rules: names plus values; a string its
-// UTF-8 length, a binary its length, a number 1 byte plus 1 per 2 significant digits, a boolean or
-// null 1, a list or map 3 plus 1 per element plus the elements.
+// ItemSize returns an item's size in bytes by DynamoDB's rules: names plus
+// values; a string its UTF-8 length, a binary its length, a number 1 byte plus
+// 1 per 2 significant digits, a boolean or null 1, a list or map 3 plus 1 per
+// element plus the elements.
 // https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/CapacityUnitCalculations.html
 func ItemSize(item map[string]types.AttributeValue) int {
 	n := 0
@@ -94,7 +95,8 @@ func valueSize(v types.AttributeValue) int {
 
 // numberSize is 1 byte plus 1 per two significant digits of decimal text.
 func numberSize(s string) int {
-	// Significant digits run from the first non-zero digit to the last, without sign or point.
+	// Significant digits run from the first non-zero digit to the last, without
+	// sign or point.
 	first, last, dot := -1, -1, -1
 	for i := 0; i < len(s); i++ {
 		switch c := s[i]; {
@@ -117,8 +119,8 @@ func numberSize(s string) int {
 	return 1 + (n+1)/2
 }
 
-// sizeBreakdown lists an item's largest attributes for its rejection: "lines 398.2 KB, notes 3.1
-// KB, 7 more 0.4 KB".
+// sizeBreakdown lists an item's largest attributes for its rejection: "lines
+// 398.2 KB, notes 3.1 KB, 7 more 0.4 KB".
 func sizeBreakdown(item map[string]types.AttributeValue) string {
 	type part struct {
 		name string
@@ -157,8 +159,8 @@ func kb(n int) string {
 	return fmt.Sprintf("%.1f KB", float64(n)/1024)
 }
 
-// WriteUnits is item's write cost: one unit per KB rounded up, plus the same for each GSI it lands
-// in, at the size the index stores.
+// WriteUnits is item's write cost: one unit per KB rounded up, plus the same
+// for each GSI it lands in, at the size the index stores.
 // https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/provisioned-capacity-mode.html
 // https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/GSI.html#GSI.ThroughputConsiderations.Writes
 func WriteUnits(m *mapping.Mapping, item map[string]types.AttributeValue) int64 {
@@ -171,10 +173,10 @@ func WriteUnits(m *mapping.Mapping, item map[string]types.AttributeValue) int64 
 	return n
 }
 
-// Write prices in US dollars (us-east-1, on demand, standard class): PricePerMillionWrites per
-// million write units, ImportPricePerGB per uncompressed GB ImportTable reads. Plan's cost lines
-// and diff's defaults use them.
-// https://aws.amazon.com/dynamodb/pricing/on-demand/
+// Write prices in US dollars (us-east-1, on demand, standard class):
+// PricePerMillionWrites per million write units, ImportPricePerGB per
+// uncompressed GB ImportTable reads. Plan's cost lines and diff's defaults use
+// them. https://aws.amazon.com/dynamodb/pricing/on-demand/
 const (
 	PricePerMillionWrites = 0.625
 	ImportPricePerGB      = 0.15
@@ -192,7 +194,8 @@ func InIndex(g mapping.GSI, item map[string]types.AttributeValue) bool {
 
 func units(n int) int64 { return int64(max(1, (n+1023)/1024)) }
 
-// Project returns item as GSI g stores it: all, keys only, or keys and included attributes.
+// Project returns item as GSI g stores it: all, keys only, or keys and included
+// attributes.
 func Project(m *mapping.Mapping, g mapping.GSI, item map[string]types.AttributeValue) map[string]types.AttributeValue {
 	if g.Projection == mapping.ProjectAll {
 		return item

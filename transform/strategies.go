@@ -18,20 +18,21 @@ import (
 	"github.com/pg2dynamo/pg2dynamo/mapping"
 )
 
-// Sources is what Compile knows of an entity's sources (extract.Source.DescribeSource and
-// UniqueKeys).
+// Sources is what Compile knows of an entity's sources
+// (extract.Source.DescribeSource and UniqueKeys).
 type Sources struct {
 	// Columns of the entity's own source.
 	Columns []extract.Column
 	// Embed holds the columns of each embed's child source, by attribute.
 	Embed map[string][]extract.Column
-	// Duplicate holds each duplicate's parent columns by index, DuplicateKeys the parent's unique
-	// keys.
+	// Duplicate holds each duplicate's parent columns by index, DuplicateKeys
+	// the parent's unique keys.
 	Duplicate     [][]extract.Column
 	DuplicateKeys [][]extract.UniqueKey
 	// Aggregate holds the columns of each aggregate's child source.
 	Aggregate map[string][]extract.Column
-	// Unique holds the own source's unique keys (primary key and unique indexes), for KeysUnique.
+	// Unique holds the own source's unique keys (primary key and unique
+	// indexes), for KeysUnique.
 	Unique []extract.UniqueKey
 }
 
@@ -41,8 +42,8 @@ type chosenAttr struct {
 	name string
 }
 
-// chooseAttributes applies select, exclude and rename to cols, reporting unknown columns through
-// unknown.
+// chooseAttributes applies select, exclude and rename to cols, reporting
+// unknown columns through unknown.
 func chooseAttributes(cols []extract.Column, a mapping.Attributes, path string, unknown func(path, col string, cols []extract.Column)) []chosenAttr {
 	index := func(name string) int {
 		return slices.IndexFunc(cols, func(c extract.Column) bool { return c.Name == name })
@@ -129,8 +130,9 @@ func aggregateType(fn, typ string) string {
 	return typ
 }
 
-// compileStrategies adds the join rules to p in mapping.Entity.Joins order, then the stable IDs;
-// rules undefined by the mapping's own problems are left out (mapping.ParsePartial).
+// compileStrategies adds the join rules to p in mapping.Entity.Joins order,
+// then the stable IDs; rules undefined by the mapping's own problems are left
+// out (mapping.ParsePartial).
 func (p *Plan) compileStrategies(c *compiler) {
 	for _, j := range c.e.Joins() {
 		if !j.Defined() {
@@ -147,7 +149,8 @@ func (p *Plan) compileStrategies(c *compiler) {
 	}
 }
 
-// join compiles defined rule j, returning false (having reported why) when it adds no join.
+// join compiles defined rule j, returning false (having reported why) when it
+// adds no join.
 func (c *compiler) join(j mapping.JoinRule) (joinPlan, bool) {
 	switch j.Kind {
 	case mapping.JoinDuplicate:
@@ -161,8 +164,8 @@ func (c *compiler) join(j mapping.JoinRule) (joinPlan, bool) {
 	return joinPlan{}, false
 }
 
-// SetJoin records rule j's source columns and unique keys (wanted for a j.Parent) where Compile
-// reads them.
+// SetJoin records rule j's source columns and unique keys (wanted for a
+// j.Parent) where Compile reads them.
 func (s *Sources) SetJoin(j mapping.JoinRule, cols []extract.Column, keys []extract.UniqueKey) {
 	switch j.Kind {
 	case mapping.JoinDuplicate:
@@ -188,8 +191,8 @@ func columnIndex(cols []extract.Column, name string) int {
 	return slices.IndexFunc(cols, func(c extract.Column) bool { return c.Name == name })
 }
 
-// joinOn returns j's (other's, entity's) column pairs, having checked both sides' columns (the
-// entity's then read).
+// joinOn returns j's (other's, entity's) column pairs, having checked both
+// sides' columns (the entity's then read).
 func (c *compiler) joinOn(path string, j mapping.Join, other []extract.Column) [][2]string {
 	pairs := j.Pairs()
 	for _, pr := range pairs {
@@ -201,7 +204,8 @@ func (c *compiler) joinOn(path string, j mapping.Join, other []extract.Column) [
 	return pairs
 }
 
-// duplicateJoin compiles a duplicate: a join on a unique key of the parent, and the columns copied.
+// duplicateJoin compiles a duplicate: a join on a unique key of the parent, and
+// the columns copied.
 func (c *compiler) duplicateJoin(j mapping.JoinRule) joinPlan {
 	d, path, i := j.Duplicate, j.Path, j.Index
 	cols := c.srcs.Duplicate[i]
@@ -237,8 +241,8 @@ func (c *compiler) duplicateJoin(j mapping.JoinRule) joinPlan {
 	return jp
 }
 
-// embedJoin compiles an embed: a join on the child source, limited to max_items+1 rows in order_by
-// order, and each element's columns.
+// embedJoin compiles an embed: a join on the child source, limited to
+// max_items+1 rows in order_by order, and each element's columns.
 func (c *compiler) embedJoin(j mapping.JoinRule) joinPlan {
 	em, path, name := j.Embed, j.Path, j.Attr
 	c.claim(path, name, "an embed")
@@ -262,8 +266,8 @@ func (c *compiler) embedJoin(j mapping.JoinRule) joinPlan {
 	return jp
 }
 
-// embedColumns adds each element's child columns to jp under their names, and for as: set its one
-// column's set.
+// embedColumns adds each element's child columns to jp under their names, and
+// for as: set its one column's set.
 func (c *compiler) embedColumns(jp *joinPlan, path string, em *mapping.Embed, cols []extract.Column) {
 	ap := mapping.Path(path, mapping.KeyAttributes)
 	inElement := map[string]string{}
@@ -285,7 +289,8 @@ func (c *compiler) embedColumns(jp *joinPlan, path string, em *mapping.Embed, co
 	}
 }
 
-// embedMapKey sets an as: map embed's key column, read even when not an element attribute.
+// embedMapKey sets an as: map embed's key column, read even when not an element
+// attribute.
 func (c *compiler) embedMapKey(jp *joinPlan, path string, em *mapping.Embed, cols []extract.Column) {
 	k := columnIndex(cols, em.Key)
 	switch {
@@ -305,8 +310,8 @@ func (c *compiler) embedMapKey(jp *joinPlan, path string, em *mapping.Embed, col
 	}
 }
 
-// aggregateJoin compiles an aggregate: a join computing its function over its column; false
-// (reported) when the function cannot take the column.
+// aggregateJoin compiles an aggregate: a join computing its function over its
+// column; false (reported) when the function cannot take the column.
 func (c *compiler) aggregateJoin(j mapping.JoinRule) (joinPlan, bool) {
 	a, path, name := j.Aggregate, j.Path, j.Attr
 	c.claim(path, name, "an aggregate")
@@ -331,8 +336,9 @@ func (c *compiler) aggregateJoin(j mapping.JoinRule) (joinPlan, bool) {
 	return jp, true
 }
 
-// idPlan compiles stable ID name: its time column (date or timestamp) and from columns, all read
-// from the own source; indexes are into c.cols until readColumns.
+// idPlan compiles stable ID name: its time column (date or timestamp) and from
+// columns, all read from the own source; indexes are into c.cols until
+// readColumns.
 func (c *compiler) idPlan(name string, id *mapping.StableID) idPlan {
 	path := mapping.Path(c.ep, mapping.KeyIDs, name)
 	c.claim(path, name, "an ID")
@@ -403,8 +409,9 @@ func (p *Plan) applyJoins(values []any, attrs map[string]types.AttributeValue) (
 	return "", ""
 }
 
-// embed converts an embed's records: a list of maps, or a map of maps keyed by the key column
-// (empty without children); for as: set, the set, nil without children.
+// embed converts an embed's records: a list of maps, or a map of maps keyed by
+// the key column (empty without children); for as: set, the set, nil without
+// children.
 func (j joinPlan) embed(items, count any) (types.AttributeValue, string) {
 	n, _ := count.(int64)
 	if j.maxItems > 0 && n > int64(j.maxItems) {
@@ -466,8 +473,8 @@ func (j joinPlan) embed(items, count any) (types.AttributeValue, string) {
 // ksuidEpoch is the KSUID time origin (2014-05-13T16:53:20Z) in Unix seconds.
 const ksuidEpoch = 1400000000
 
-// stableID renders the ID: time from the time column, random part the first bytes of SHA-256 over
-// the from columns' key text.
+// stableID renders the ID: time from the time column, random part the first
+// bytes of SHA-256 over the from columns' key text.
 func (ip idPlan) stableID(values []any) (string, int, string) {
 	tv, ok := values[ip.time].(time.Time)
 	if !ok {
@@ -493,8 +500,8 @@ func (ip idPlan) stableID(values []any) (string, int, string) {
 		}
 		return id.String(), -1, ""
 	}
-	// KSUID time is 32-bit seconds since 2014-05-13: outside that it would wrap and stop sorting by
-	// time.
+	// KSUID time is 32-bit seconds since 2014-05-13: outside that it would wrap
+	// and stop sorting by time.
 	if secs := tv.Unix() - ksuidEpoch; secs < 0 || secs > math.MaxUint32 {
 		return "", ip.time, fmt.Sprintf("KSUID: time %s is outside 2014-05-13…2150-06-19; use kind: ulid", tv.UTC().Format(time.RFC3339))
 	}

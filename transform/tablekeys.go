@@ -8,11 +8,12 @@ import (
 	"strings"
 )
 
-// Keys of a row without its item: what follow needs to delete a gone or rekeyed row's items from
-// the old image alone.
+// Keys of a row without its item: what follow needs to delete a gone or rekeyed
+// row's items from the old image alone.
 
-// TableKeyColumns returns, sorted, the source columns p's table key templates use (mirror's too);
-// ok is false when one uses a stable ID or duplicated column, which an old row image cannot give.
+// TableKeyColumns returns, sorted, the source columns p's table key templates
+// use (mirror's too); ok is false when one uses a stable ID or duplicated
+// column, which an old row image cannot give.
 func (p *Plan) TableKeyColumns() (cols []string, ok bool) {
 	ok = true
 	for i := range p.keys {
@@ -35,9 +36,10 @@ func (p *Plan) TableKeyColumns() (cols []string, ok bool) {
 	return slices.Compact(cols), ok
 }
 
-// TableKeys returns the (partition, sort) key text of the items a row of p gives (item, then
-// mirror), by the one key renderer. values holds at least p's columns in Plan.Columns order. It
-// fails as Items does (a *RowError) on a NULL or unkeyable key column.
+// TableKeys returns the (partition, sort) key text of the items a row of p
+// gives (item, then mirror), by the one key renderer. values holds at least p's
+// columns in Plan.Columns order. It fails as Items does (a *RowError) on a NULL
+// or unkeyable key column.
 func (b *Builder) TableKeys(p *Plan, values []any) ([][2]string, error) {
 	b.beginRow(p)
 	out := make([][2]string, 0, 2)
@@ -63,11 +65,12 @@ func (b *Builder) TableKeys(p *Plan, values []any) ([][2]string, error) {
 	return out, nil
 }
 
-// Shape fingerprints the items p derives from a row. Query hashes the statement reading the
-// entity's rows (columns, conversions, embeds, aggregates, duplicates), changing when a column is
-// added, dropped or renamed; Columns hashes the read columns' types, changing when one is retyped
-// (the same statement, converted differently); Keys hashes the table key columns and types,
-// changing when a key could render differently.
+// Shape fingerprints the items p derives from a row. Query hashes the statement
+// reading the entity's rows (columns, conversions, embeds, aggregates,
+// duplicates), changing when a column is added, dropped or renamed; Columns
+// hashes the read columns' types, changing when one is retyped (the same
+// statement, converted differently); Keys hashes the table key columns and
+// types, changing when a key could render differently.
 type Shape struct {
 	Query string `json:"query"`
 	Keys  string `json:"keys"`
@@ -75,8 +78,8 @@ type Shape struct {
 	Columns string `json:"columns,omitempty"`
 }
 
-// Same reports whether s and o fingerprint the same items; a Columns missing from either (an older
-// checkpoint) counts as same.
+// Same reports whether s and o fingerprint the same items; a Columns missing
+// from either (an older checkpoint) counts as same.
 func (s Shape) Same(o Shape) bool {
 	return s.Query == o.Query && s.Keys == o.Keys && (s.Columns == o.Columns || s.Columns == "" || o.Columns == "")
 }

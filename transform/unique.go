@@ -7,16 +7,19 @@ import (
 	"github.com/pg2dynamo/pg2dynamo/mapping"
 )
 
-// KeysUnique reports, per plan, whether no two rows of a run can render the same primary key when
-// one is that plan's entity's, so the run-wide duplicate check (the one part of a run whose memory
-// grows with the table) can leave the entity out. It is a proof from the mapping and schema, never
-// a guess. An entity is proven when its source is a table without a mirror item whose primary key
-// or a unique index (Sources.Unique; a NULL key rejects the row) appears wholly in its key
-// templates, each decodable back into column values (a placeholder last, or followed by a literal
-// whose first byte its type's key text never holds, as "#" after an integer, uuid or timestamp)
-// with distinct key text for distinct values; and its keys cannot meet another entity's or
-// mirror's, their literal partition or sort key prefixes differing so neither is a prefix of the
-// other ("ORG#", "USER#"). Anything else keeps the check (docs/reliability.md).
+// KeysUnique reports, per plan, whether no two rows of a run can render the
+// same primary key when one is that plan's entity's, so the run-wide duplicate
+// check (the one part of a run whose memory grows with the table) can leave the
+// entity out. It is a proof from the mapping and schema, never a guess. An
+// entity is proven when its source is a table without a mirror item whose
+// primary key or a unique index (Sources.Unique; a NULL key rejects the row)
+// appears wholly in its key templates, each decodable back into column values
+// (a placeholder last, or followed by a literal whose first byte its type's key
+// text never holds, as "#" after an integer, uuid or timestamp) with distinct
+// key text for distinct values; and its keys cannot meet another entity's or
+// mirror's, their literal partition or sort key prefixes differing so neither
+// is a prefix of the other ("ORG#", "USER#"). Anything else keeps the check
+// (docs/reliability.md).
 func KeysUnique(m *mapping.Mapping, plans []*Plan) []bool {
 	out := make([]bool, len(plans))
 	for i, p := range plans {
@@ -33,8 +36,9 @@ func KeysUnique(m *mapping.Mapping, plans []*Plan) []bool {
 	return out
 }
 
-// keyPairs returns the (partition, sort) key templates of the plan's items and mirror; the sort key
-// is the zero keyPlan (rendering "") without a table sort key.
+// keyPairs returns the (partition, sort) key templates of the plan's items and
+// mirror; the sort key is the zero keyPlan (rendering "") without a table sort
+// key.
 func (p *Plan) keyPairs() [][2]keyPlan {
 	var own, mirror [2]keyPlan
 	var nOwn, nMirror int
@@ -55,7 +59,8 @@ func (p *Plan) keyPairs() [][2]keyPlan {
 	return pairs
 }
 
-// tableKeys returns the primary key's plans: p.keys' leading entries, whose gsi is "".
+// tableKeys returns the primary key's plans: p.keys' leading entries, whose gsi
+// is "".
 func (p *Plan) tableKeys() []keyPlan {
 	n := 0
 	for n < len(p.keys) && n < 2 && p.keys[n].gsi == "" {
@@ -64,7 +69,8 @@ func (p *Plan) tableKeys() []keyPlan {
 	return p.keys[:n]
 }
 
-// injectiveKeys reports whether distinct rows always render distinct (partition, sort) pairs.
+// injectiveKeys reports whether distinct rows always render distinct
+// (partition, sort) pairs.
 func (p *Plan) injectiveKeys() bool {
 	if p.entity.Mirror != nil || p.entity.Source.IsQuery() {
 		return false
@@ -106,8 +112,8 @@ func (p *Plan) injectiveKeys() bool {
 	return false
 }
 
-// decodable reports whether k's rendering splits back into placeholder texts, each distinct for
-// distinct values.
+// decodable reports whether k's rendering splits back into placeholder texts,
+// each distinct for distinct values.
 func decodable(p *Plan, k keyPlan) bool {
 	for j, part := range k.parts {
 		if part.isLiteral() || part.id >= 0 {
@@ -138,7 +144,8 @@ func onlyLiterals(parts []keyPart) bool {
 	return true
 }
 
-// keyTextChars holds, per type with injective key text, the bytes that text can hold; "" means any.
+// keyTextChars holds, per type with injective key text, the bytes that text can
+// hold; "" means any.
 var keyTextChars = map[string]string{
 	"int2": "-0123456789", "int4": "-0123456789", "int8": "-0123456789",
 	"numeric": "-.0123456789", "uuid": "-0123456789abcdef", "bool": "truefals",
@@ -146,7 +153,8 @@ var keyTextChars = map[string]string{
 	"text": "", "varchar": "", "bpchar": "",
 }
 
-// disjoint reports whether two templates' leading literals differ before either ends.
+// disjoint reports whether two templates' leading literals differ before either
+// ends.
 func disjoint(a, b keyPlan) bool {
 	pa, fullA := literalPrefix(a)
 	pb, fullB := literalPrefix(b)
@@ -156,7 +164,8 @@ func disjoint(a, b keyPlan) bool {
 	return !strings.HasPrefix(pa, pb) && !strings.HasPrefix(pb, pa)
 }
 
-// literalPrefix returns a template's leading literal and whether that is all of it.
+// literalPrefix returns a template's leading literal and whether that is all of
+// it.
 func literalPrefix(k keyPlan) (string, bool) {
 	var b strings.Builder
 	for _, part := range k.parts {

@@ -15,18 +15,19 @@ import (
 	"github.com/pg2dynamo/pg2dynamo/ddbjson"
 )
 
-// Applier brings the table in line with the source as Compare finds differences (migrate
-// --changes-only and --prune). Compare calls it one call at a time from one goroutine, and calls
-// Wait before reading the table again.
+// Applier brings the table in line with the source as Compare finds differences
+// (migrate --changes-only and --prune). Compare calls it one call at a time
+// from one goroutine, and calls Wait before reading the table again.
 type Applier interface {
-	// Put puts w.Item, new or changed. It may return before the write (Wait waits) and may block
-	// while earlier writes are pending, bounding their memory. An error stops the comparison.
+	// Put puts w.Item, new or changed. It may return before the write (Wait
+	// waits) and may block while earlier writes are pending, bounding their
+	// memory. An error stops the comparison.
 	Put(ctx context.Context, w Write) error
-	// Delete deletes w.ItemRef's stale item on condition its type attribute still holds w.Type; it
-	// may return early as Put.
+	// Delete deletes w.ItemRef's stale item on condition its type attribute
+	// still holds w.Type; it may return early as Put.
 	Delete(ctx context.Context, w Write) error
-	// Wait returns once every Put and Delete so far is done, with the first error. Calls may resume
-	// after.
+	// Wait returns once every Put and Delete so far is done, with the first
+	// error. Calls may resume after.
 	Wait(ctx context.Context) error
 }
 
@@ -35,32 +36,34 @@ type Write struct {
 	ItemRef
 	// Entity names the deriving entity (Put); "" for Delete.
 	Entity string
-	// Item is the derived item (ddbjson.DecodeItem of its canonical form) for Put; nil for Delete.
+	// Item is the derived item (ddbjson.DecodeItem of its canonical form) for
+	// Put; nil for Delete.
 	Item map[string]types.AttributeValue
-	// Missing, for Put: the table's side held no item of the key. With Options.Types another type
-	// may hold it, so the Applier should put only if overwriting none.
+	// Missing, for Put: the table's side held no item of the key. With
+	// Options.Types another type may hold it, so the Applier should put only if
+	// overwriting none.
 	Missing bool
 	// WriteUnits is the write's cost as diff prices it.
 	WriteUnits int64
 }
 
-// Applied is what Compare handed to Options.Apply and how the table read back (Options.ReadBack).
-// Each list keeps the first Options.MaxListed keys; Counts are exact. The lists live in the
-// Result's temporary files.
+// Applied is what Compare handed to Options.Apply and how the table read back
+// (Options.ReadBack). Each list keeps the first Options.MaxListed keys; Counts
+// are exact. The lists live in the Result's temporary files.
 type Applied struct {
 	Put List[ItemRef] `json:"-"`
 	// Delete lists the stale items handed to be deleted; none when Withheld.
 	Delete List[ItemRef] `json:"-"`
-	// Unapplied lists keys that did not read back as applied: a put item absent or different, a
-	// stale item still there with its type.
+	// Unapplied lists keys that did not read back as applied: a put item absent
+	// or different, a stale item still there with its type.
 	Unapplied List[ItemRef] `json:"-"`
 	Counts    AppliedCounts `json:"counts"`
-	// Withheld says why no stale item was deleted: the derivation is in doubt (a count disagrees
-	// with count(*), or a key is derived twice).
+	// Withheld says why no stale item was deleted: the derivation is in doubt
+	// (a count disagrees with count(*), or a key is derived twice).
 	Withheld string `json:"withheld,omitempty"`
-	// ReadBack: every key put or deleted was read again (strongly consistent, after Wait). Matched
-	// puts read back as derived, Gone stale items are gone, Retyped ones hold another writer's
-	// type; the rest are Unapplied.
+	// ReadBack: every key put or deleted was read again (strongly consistent,
+	// after Wait). Matched puts read back as derived, Gone stale items are
+	// gone, Retyped ones hold another writer's type; the rest are Unapplied.
 	ReadBack bool  `json:"read_back"`
 	Matched  int64 `json:"matched"`
 	Gone     int64 `json:"gone"`
@@ -79,9 +82,10 @@ func (a *Applied) truncated() bool {
 	return c.Put.Truncated() || c.Delete.Truncated() || c.Unapplied.Truncated()
 }
 
-// AppliedOK reports whether the table matched the source once the differences were applied: counts
-// agree, no key derived twice, nothing withheld, every key read back as applied, every access
-// pattern answered right after the writes. False without Apply or read-back.
+// AppliedOK reports whether the table matched the source once the differences
+// were applied: counts agree, no key derived twice, nothing withheld, every key
+// read back as applied, every access pattern answered right after the writes.
+// False without Apply or read-back.
 func (r *Result) AppliedOK() bool {
 	a := r.Applied
 	if a == nil || !a.ReadBack || a.Withheld != "" || a.Counts.Unapplied.Total > 0 || r.Counts.Duplicates.Total > 0 {
@@ -100,8 +104,8 @@ func (r *Result) AppliedOK() bool {
 	return true
 }
 
-// applyRun is one comparison's Options.Apply and its on-disk journal, where stale items wait until
-// the counts are checked and which the read-back reads.
+// applyRun is one comparison's Options.Apply and its on-disk journal, where
+// stale items wait until the counts are checked and which the read-back reads.
 type applyRun struct {
 	a          Applier
 	deleteOnly bool
@@ -139,13 +143,15 @@ func (ar *applyRun) putItem(ctx context.Context, w Write, key string, s []byte) 
 	return ar.a.Put(ctx, w)
 }
 
-// staleItem journals a stale item for deleteStale, after the counts are checked.
+// staleItem journals a stale item for deleteStale, after the counts are
+// checked.
 func (ar *applyRun) staleItem(key string, ref ItemRef, units int64) error {
 	return ar.j.add(journalEntry{kind: journalStale, key: key, typ: ref.Type, units: units})
 }
 
-// finish waits for the puts, hands the stale items to Delete unless the derivation is in doubt,
-// waits, and with rb reads every key back. It sets res.Applied.
+// finish waits for the puts, hands the stale items to Delete unless the
+// derivation is in doubt, waits, and with rb reads every key back. It sets
+// res.Applied.
 func (ar *applyRun) finish(ctx context.Context, res *Result, rb *readBack) error {
 	out := &Applied{}
 	if err := ar.a.Wait(ctx); err != nil {
@@ -184,8 +190,8 @@ func (ar *applyRun) finish(ctx context.Context, res *Result, rb *readBack) error
 	return nil
 }
 
-// withheld says why res's stale items must not be deleted, or "" when the derivation is sound or
-// nothing is stale.
+// withheld says why res's stale items must not be deleted, or "" when the
+// derivation is sound or nothing is stale.
 func withheld(res *Result) string {
 	if res.Stale == 0 {
 		return ""
@@ -201,8 +207,8 @@ func withheld(res *Result) string {
 	return ""
 }
 
-// journal is an append-only, unlinked file of the keys an applyRun handed over, read back in order.
-// Not safe for concurrent use.
+// journal is an append-only, unlinked file of the keys an applyRun handed over,
+// read back in order. Not safe for concurrent use.
 type journal struct {
 	f *os.File
 	w *bufio.Writer
@@ -215,8 +221,8 @@ const (
 	journalStale journalKind = 'S'
 )
 
-// journalEntry is a key put (with the SHA-256 of its canonical item) or stale, its type and write
-// units.
+// journalEntry is a key put (with the SHA-256 of its canonical item) or stale,
+// its type and write units.
 type journalEntry struct {
 	kind  journalKind
 	key   string // itemKey
@@ -227,7 +233,8 @@ type journalEntry struct {
 
 func newJournal(f *os.File) *journal { return &journal{f: f, w: bufio.NewWriterSize(f, 32<<10)} }
 
-// journalHeader is an entry header's size: kind, units, key and type lengths, hash.
+// journalHeader is an entry header's size: kind, units, key and type lengths,
+// hash.
 const journalHeader = 1 + 8 + 4 + 4 + sha256.Size
 
 func (j *journal) add(e journalEntry) error {
@@ -245,7 +252,8 @@ func (j *journal) add(e journalEntry) error {
 	return nil
 }
 
-// each flushes the journal and calls fn with every entry in order; adding may resume after.
+// each flushes the journal and calls fn with every entry in order; adding may
+// resume after.
 func (j *journal) each(fn func(journalEntry) error) error {
 	if err := j.w.Flush(); err != nil {
 		return fmt.Errorf("verify: write journal: %w", err)

@@ -17,11 +17,12 @@ type memberKey struct {
 	mirror bool
 }
 
-// collectionMember is an entity (or its mirror) in the item collection a pattern reads whole: its
-// partition key template matches the pattern's, placeholder for placeholder. For
-// extract.Source.CountMatching, pairs places the pattern's columns against the entity's and notNull
-// are its GSI sort key's columns. skip says why PostgreSQL cannot count it (a duplicated parent
-// column or stable ID placeholder).
+// collectionMember is an entity (or its mirror) in the item collection a
+// pattern reads whole: its partition key template matches the pattern's,
+// placeholder for placeholder. For extract.Source.CountMatching, pairs places
+// the pattern's columns against the entity's and notNull are its GSI sort key's
+// columns. skip says why PostgreSQL cannot count it (a duplicated parent column
+// or stable ID placeholder).
 type collectionMember struct {
 	memberKey
 	pairs   []extract.ColumnPair
@@ -29,10 +30,10 @@ type collectionMember struct {
 	skip    string
 }
 
-// collectionMembers returns the members of the collection pp reads, parameters sampled from
-// plans[from]: all of it on the partition key alone; with begins_with of a literal, the entities
-// whose sort key template starts with it. nil for another sort key condition, a filter, or no
-// parameter.
+// collectionMembers returns the members of the collection pp reads, parameters
+// sampled from plans[from]: all of it on the partition key alone; with
+// begins_with of a literal, the entities whose sort key template starts with
+// it. nil for another sort key condition, a filter, or no parameter.
 func collectionMembers(m *mapping.Mapping, plans []*transform.Plan, pp *transform.PatternPlan, from int) []collectionMember {
 	if pp.MultiAttribute() {
 		return nil // its partition key attributes are the items' own, no key templates
@@ -91,8 +92,9 @@ func collectionMembers(m *mapping.Mapping, plans []*transform.Plan, pp *transfor
 	return out
 }
 
-// startsWith reports whether every sort key tpl renders begins with prefix, by its literal text, or
-// why that text is too short to say (POST# then a placeholder, for POST#2024).
+// startsWith reports whether every sort key tpl renders begins with prefix, by
+// its literal text, or why that text is too short to say (POST# then a
+// placeholder, for POST#2024).
 func startsWith(tpl mapping.Template, prefix string) (bool, string) {
 	lit := tpl.Prefix()
 	whole := len(tpl.Columns()) == 0
@@ -127,8 +129,9 @@ func findSlot(slots mapping.KeySlots, attr string, mirror bool, index string) (m
 	return mapping.KeySlot{}, false
 }
 
-// sameShape reports whether t and u have the same literals and placeholder places, pairing t's
-// placeholders with u's. Widths are not compared: the count finds their different key text.
+// sameShape reports whether t and u have the same literals and placeholder
+// places, pairing t's placeholders with u's. Widths are not compared: the count
+// finds their different key text.
 func sameShape(t, u mapping.Template) ([]extract.ColumnPair, bool) {
 	if len(t.Parts) != len(u.Parts) {
 		return nil, false
@@ -148,9 +151,10 @@ func sameShape(t, u mapping.Template) ([]extract.ColumnPair, bool) {
 	return pairs, len(pairs) > 0
 }
 
-// checkCollection compares, for a matched check, each member's items in the answer with
-// PostgreSQL's count of that collection for the check's parameters; a difference fails res. Members
-// PostgreSQL cannot count are named in res's Note, which says so when none can be.
+// checkCollection compares, for a matched check, each member's items in the
+// answer with PostgreSQL's count of that collection for the check's parameters;
+// a difference fails res. Members PostgreSQL cannot count are named in res's
+// Note, which says so when none can be.
 func (ps *patternSample) checkCollection(ctx context.Context, src source, plans []*transform.Plan, c *patternCheck, res *PatternResult) error {
 	if len(ps.members) == 0 {
 		return nil
@@ -196,7 +200,8 @@ func memberName(e *mapping.Entity, mirror bool) string {
 	return e.Name
 }
 
-// skippedMembers says which members PostgreSQL cannot count and why; "" for none.
+// skippedMembers says which members PostgreSQL cannot count and why; "" for
+// none.
 func (ps *patternSample) skippedMembers(plans []*transform.Plan) string {
 	var skipped []string
 	for _, cm := range ps.members {

@@ -30,66 +30,77 @@ import (
 type Options struct {
 	// Segments is the number of parallel Scan segments (default 4).
 	Segments int
-	// Readers is the source pass's connection count, as a full load's (pipeline.Options.Readers; 0
-	// or 1: one); more needs a source that exports its snapshot.
+	// Readers is the source pass's connection count, as a full load's
+	// (pipeline.Options.Readers; 0 or 1: one); more needs a source that exports
+	// its snapshot.
 	Readers int
 	// MinRangeRows is the fewest rows of a range split across Readers
 	// (pipeline.Options.MinRangeRows).
 	MinRangeRows int64
-	// Sample is the parameter tuples tried per access pattern (default 20; all when the source has
-	// fewer).
+	// Sample is the parameter tuples tried per access pattern (default 20; all
+	// when the source has fewer).
 	Sample int
-	// SampleChanged is how many changed items keep their whole before and after (default 20).
+	// SampleChanged is how many changed items keep their whole before and after
+	// (default 20).
 	SampleChanged int
 	// SkipPatterns leaves the access patterns out.
 	SkipPatterns bool
-	// IndexWait is the total time a non-matching GSI pattern check is re-queried, as GSIs update
-	// asynchronously; zero or less: no retry.
+	// IndexWait is the total time a non-matching GSI pattern check is
+	// re-queried, as GSIs update asynchronously; zero or less: no retry.
 	// https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/GSI.html#GSI.Writes
 	IndexWait time.Duration
-	// Progress, if set, is told of the source pass as pipeline.Run tells it, then of the Scan as an
-	// entity named ScanName(table); one call at a time.
+	// Progress, if set, is told of the source pass as pipeline.Run tells it,
+	// then of the Scan as an entity named ScanName(table); one call at a time.
 	Progress pipeline.Progress
-	// MaxListed is the entries each Result list keeps (default MaxListed); counts stay exact.
+	// MaxListed is the entries each Result list keeps (default MaxListed);
+	// counts stay exact.
 	MaxListed int
-	// ExportBytes, if set, sizes an item as an export writes it (ddbjson.AppendLine), summed into
-	// EntityCounts.ExportBytes: what ImportTable is priced by.
+	// ExportBytes, if set, sizes an item as an export writes it
+	// (ddbjson.AppendLine), summed into EntityCounts.ExportBytes: what
+	// ImportTable is priced by.
 	ExportBytes func(item map[string]types.AttributeValue) int64
-	// ChangeCost prices writing only the differences: EntityCounts.ChangeWriteUnits and
-	// StaleWriteUnits.
+	// ChangeCost prices writing only the differences:
+	// EntityCounts.ChangeWriteUnits and StaleWriteUnits.
 	ChangeCost bool
-	// InFlight, if set, says which items changes committed after the snapshot may have changed (a
-	// follow streaming into the table); such a differing item counts in flight, not as a mismatch,
-	// and access patterns skip it on both sides.
+	// InFlight, if set, says which items changes committed after the snapshot
+	// may have changed (a follow streaming into the table); such a differing
+	// item counts in flight, not as a mismatch, and access patterns skip it on
+	// both sides.
 	InFlight InFlightFunc
-	// Apply, if set, brings the table in line in the same pass (migrate --changes-only): new and
-	// changed items go to Apply.Put as their bucket is compared (unless DeleteOnly); then, only
-	// when the counts agree, stale items of mapped types go to Apply.Delete. ReadBack runs before
-	// the access patterns. Not with InFlight.
+	// Apply, if set, brings the table in line in the same pass (migrate
+	// --changes-only): new and changed items go to Apply.Put as their bucket is
+	// compared (unless DeleteOnly); then, only when the counts agree, stale
+	// items of mapped types go to Apply.Delete. ReadBack runs before the access
+	// patterns. Not with InFlight.
 	Apply Applier
 	// DeleteOnly hands Apply the stale items alone (migrate --prune).
 	DeleteOnly bool
-	// ReadBack, with Apply, reads every put or deleted key again once applied; nil: not read back.
+	// ReadBack, with Apply, reads every put or deleted key again once applied;
+	// nil: not read back.
 	ReadBack dynamodb.BatchGetItemAPIClient
-	// OnReject, if set, is told of every row the source pass rejects (pipeline.Options.OnReject).
+	// OnReject, if set, is told of every row the source pass rejects
+	// (pipeline.Options.OnReject).
 	OnReject func(pipeline.Reject) error
-	// Types, if set, limits the table's side to items whose type attribute is one of these (a Scan
-	// FilterExpression of at most 100 IN operands; every scanned item is still charged). A derived
-	// item found missing may then have its key held by an unseen type, which Apply must not
-	// overwrite. A given type no entity derives is stale.
+	// Types, if set, limits the table's side to items whose type attribute is
+	// one of these (a Scan FilterExpression of at most 100 IN operands; every
+	// scanned item is still charged). A derived item found missing may then
+	// have its key held by an unseen type, which Apply must not overwrite. A
+	// given type no entity derives is stale.
 	// https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Scan.html#Scan.FilterExpression
 	Types []string
-	// Holders, with Types, re-reads every missing item's key (BatchGetItem, Segments requests at
-	// once, projected to key and type): one held by a type outside Types counts in Result.Held,
-	// since putting there would overwrite another entity's item. Nil: not read.
+	// Holders, with Types, re-reads every missing item's key (BatchGetItem,
+	// Segments requests at once, projected to key and type): one held by a type
+	// outside Types counts in Result.Held, since putting there would overwrite
+	// another entity's item. Nil: not read.
 	Holders dynamodb.BatchGetItemAPIClient
-	// Retired are types no entity derives any more: stale, deleted with Apply. Also list them in
-	// Types when set.
+	// Retired are types no entity derives any more: stale, deleted with Apply.
+	// Also list them in Types when set.
 	Retired []string
 }
 
-// InFlightFunc reports whether a change committed after the snapshot may have changed the item of
-// key (pk, sk) as read at readAt or before (follow.Watch.Changed). Its errors fail the check.
+// InFlightFunc reports whether a change committed after the snapshot may have
+// changed the item of key (pk, sk) as read at readAt or before
+// (follow.Watch.Changed). Its errors fail the check.
 type InFlightFunc func(ctx context.Context, pk, sk string, readAt time.Time) (bool, error)
 
 // ItemRef names an item by its primary key and type.
@@ -99,7 +110,8 @@ type ItemRef struct {
 	Type string `json:"type,omitempty"`
 }
 
-// AttrChange is one differing attribute: Before in the table, After as derived; null for absent.
+// AttrChange is one differing attribute: Before in the table, After as derived;
+// null for absent.
 type AttrChange struct {
 	Attribute string          `json:"attribute"`
 	Before    json.RawMessage `json:"before"`
@@ -115,21 +127,24 @@ type ChangedItem struct {
 	After  json.RawMessage `json:"after,omitempty"`
 }
 
-// EntityCounts compares one entity's items. PostgreSQL's count(*) of its source gives Expected =
-// (SourceRows − Rejected) × ItemsPerRow; the transform must derive that many items with distinct
-// keys, else CountProblem says what differs and verification fails.
+// EntityCounts compares one entity's items. PostgreSQL's count(*) of its source
+// gives Expected = (SourceRows − Rejected) × ItemsPerRow; the transform must
+// derive that many items with distinct keys, else CountProblem says what
+// differs and verification fails.
 type EntityCounts struct {
 	Entity string `json:"entity"`
 	Type   string `json:"type"`
 	// SourceRows is PostgreSQL's count(*) of the entity's source.
 	SourceRows int64 `json:"source_rows"`
-	// Rows is the rows the transform read; Rejected those giving no item, as migrate rejects them.
+	// Rows is the rows the transform read; Rejected those giving no item, as
+	// migrate rejects them.
 	Rows        int64 `json:"rows"`
 	Rejected    int64 `json:"rejected"`
 	ItemsPerRow int64 `json:"items_per_row"`
 	Expected    int64 `json:"expected"`
-	// Derived is the distinct items derived; Duplicates the items whose key an earlier one (of any
-	// entity) has, which migrate would write over each other.
+	// Derived is the distinct items derived; Duplicates the items whose key an
+	// earlier one (of any entity) has, which migrate would write over each
+	// other.
 	Derived    int64 `json:"derived"`
 	Duplicates int64 `json:"duplicates"`
 	// CountProblem says how the counts disagree; empty when they agree.
@@ -141,19 +156,20 @@ type EntityCounts struct {
 	Unchanged int64 `json:"unchanged"`
 	// Stale items of this type the source no longer produces.
 	Stale int64 `json:"stale"`
-	// InFlight items of this type differ but changed after the snapshot (Options.InFlight): lag,
-	// not a mismatch.
+	// InFlight items of this type differ but changed after the snapshot
+	// (Options.InFlight): lag, not a mismatch.
 	InFlight int64 `json:"in_flight,omitempty"`
 	// WriteUnits a run writing every derived item consumes.
 	WriteUnits int64 `json:"write_units"`
-	// ChangeWriteUnits is putting only new and changed items (Options.ChangeCost), a changed one at
-	// the larger of its versions, as DynamoDB charges a replacing put; StaleWriteUnits is deleting
-	// stale items at their size (in each GSI too).
+	// ChangeWriteUnits is putting only new and changed items
+	// (Options.ChangeCost), a changed one at the larger of its versions, as
+	// DynamoDB charges a replacing put; StaleWriteUnits is deleting stale items
+	// at their size (in each GSI too).
 	// https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/read-write-operations.html#write-operation-consumption
 	ChangeWriteUnits int64 `json:"change_write_units,omitempty"`
 	StaleWriteUnits  int64 `json:"stale_write_units,omitempty"`
-	// ExportBytes is every derived item's size as uncompressed export DynamoDB JSON
-	// (Options.ExportBytes).
+	// ExportBytes is every derived item's size as uncompressed export DynamoDB
+	// JSON (Options.ExportBytes).
 	ExportBytes int64 `json:"export_bytes,omitempty"`
 }
 
@@ -171,8 +187,8 @@ func (e *EntityCounts) checkCounts() {
 	}
 }
 
-// PatternResult is one access pattern run for one parameter tuple, or one not run (Params empty,
-// Want and Got 0).
+// PatternResult is one access pattern run for one parameter tuple, or one not
+// run (Params empty, Want and Got 0).
 type PatternResult struct {
 	Pattern string            `json:"pattern"`
 	Index   string            `json:"index"`
@@ -185,21 +201,22 @@ type PatternResult struct {
 	Order *OrderMismatch `json:"order,omitempty"`
 	// NotRun: no parameter tuple to run the Query with.
 	NotRun bool `json:"not_run,omitempty"`
-	// Note says why a passing result checked nothing (no item derived, no parameters), or what it
-	// left unchecked: items whose filter result is undecided, collection members PostgreSQL cannot
-	// count.
+	// Note says why a passing result checked nothing (no item derived, no
+	// parameters), or what it left unchecked: items whose filter result is
+	// undecided, collection members PostgreSQL cannot count.
 	Note string `json:"note,omitempty"`
 	// Retries counts the GSI re-reads (Options.IndexWait) before this result.
 	Retries int `json:"retries,omitempty"`
-	// InFlight counts differing items skipped as changed after the snapshot (Options.InFlight).
+	// InFlight counts differing items skipped as changed after the snapshot
+	// (Options.InFlight).
 	InFlight int `json:"in_flight,omitempty"`
-	// Scanned is, with a filter, the items the key condition read before filtering (ScannedCount
-	// over the pages).
+	// Scanned is, with a filter, the items the key condition read before
+	// filtering (ScannedCount over the pages).
 	Scanned int `json:"scanned,omitempty"`
 }
 
-// Result compares the table with what the source derives; its lists live in temporary files until
-// Close.
+// Result compares the table with what the source derives; its lists live in
+// temporary files until Close.
 type Result struct {
 	Table string `json:"table"`
 	// TableMissing: the table does not exist, so every item is missing.
@@ -207,37 +224,41 @@ type Result struct {
 	Entities     []EntityCounts `json:"entities"`
 	// Missing items are derived from the source but not in the table.
 	Missing List[ItemRef] `json:"missing"`
-	// Extra items are in the table but not derived: of a mapped type (stale) or not (unmanaged).
+	// Extra items are in the table but not derived: of a mapped type (stale) or
+	// not (unmanaged).
 	Extra List[ItemRef] `json:"extra"`
-	// Duplicates are keys derived more than once that no duplicate check rejected, one entry per
-	// extra item.
+	// Duplicates are keys derived more than once that no duplicate check
+	// rejected, one entry per extra item.
 	Duplicates List[ItemRef] `json:"duplicates"`
 	Stale      int64         `json:"stale"`
 	Unmanaged  int64         `json:"unmanaged"`
-	// RetiredStale counts Options.Retired's stale items (in Stale too), RetiredWriteUnits their
-	// deletion.
+	// RetiredStale counts Options.Retired's stale items (in Stale too),
+	// RetiredWriteUnits their deletion.
 	RetiredStale      int64             `json:"retired_stale,omitempty"`
 	RetiredWriteUnits int64             `json:"retired_write_units,omitempty"`
 	Changed           List[ChangedItem] `json:"changed"`
-	// InFlight items differ but changes a follow committed after the snapshot may explain
-	// (Options.InFlight); they are in no other list.
+	// InFlight items differ but changes a follow committed after the snapshot
+	// may explain (Options.InFlight); they are in no other list.
 	InFlight List[ItemRef] `json:"in_flight"`
-	// ListsTruncated: some list holds only its first Options.MaxListed entries; the counts are
-	// complete.
+	// ListsTruncated: some list holds only its first Options.MaxListed entries;
+	// the counts are complete.
 	ListsTruncated bool `json:"lists_truncated,omitempty"`
 	// Counts gives each list's exact length and how many entries it lists.
 	Counts   ListCounts      `json:"counts"`
 	Patterns []PatternResult `json:"patterns,omitempty"`
-	// Held counts, by holding type ("(none)" without type attribute), missing keys an item outside
-	// Options.Types holds (Options.Holders); nil without Holders.
+	// Held counts, by holding type ("(none)" without type attribute), missing
+	// keys an item outside Options.Types holds (Options.Holders); nil without
+	// Holders.
 	Held map[string]int64 `json:"held,omitempty"`
-	// Applied is what Options.Apply was handed and read back; nil without Apply.
+	// Applied is what Options.Apply was handed and read back; nil without
+	// Apply.
 	Applied *Applied `json:"applied,omitempty"`
 
 	files *sortGroup // the lists' files
 }
 
-// Close removes the temporary files, emptying the lists; hand-made or decoded Results have none.
+// Close removes the temporary files, emptying the lists; hand-made or decoded
+// Results have none.
 func (r *Result) Close() error {
 	if r.files == nil {
 		return nil
@@ -251,7 +272,8 @@ func (r *Result) Close() error {
 	return err
 }
 
-// WriteUnits is what writing every derived item consumes (EntityCounts.WriteUnits summed).
+// WriteUnits is what writing every derived item consumes
+// (EntityCounts.WriteUnits summed).
 func (r *Result) WriteUnits() int64 {
 	var n int64
 	for _, e := range r.Entities {
@@ -260,9 +282,9 @@ func (r *Result) WriteUnits() int64 {
 	return n
 }
 
-// OK reports whether the counts agree (EntityCounts), the table holds exactly the derived items,
-// and every access pattern answered right in PostgreSQL's order. Unmanaged items are another
-// writer's and do not fail it.
+// OK reports whether the counts agree (EntityCounts), the table holds exactly
+// the derived items, and every access pattern answered right in PostgreSQL's
+// order. Unmanaged items are another writer's and do not fail it.
 func (r *Result) OK() bool {
 	c := r.Counts
 	if r.TableMissing || c.Missing.Total > 0 || r.Stale > 0 || c.Changed.Total > 0 || c.Duplicates.Total > 0 {
@@ -281,18 +303,20 @@ func (r *Result) OK() bool {
 	return true
 }
 
-// Compare derives every item from src (its snapshot begun) by the plans, reads the table with a
-// parallel segmented Scan, and compares both by canonical content, bucket by bucket on disk. It
-// checks each entity against PostgreSQL's count(*) of its source, then runs each access pattern for
-// sampled parameters and compares the Query's items, in PostgreSQL's order, with the derived items
-// that must answer it (docs/verify.md). It only reads DynamoDB (DescribeTable, Scan, Query). The
-// caller must Close the Result. It fails before reading the source when DynamoDB is unreachable,
-// and on source, Scan, Query or temporary file errors; a mismatch is a result.
+// Compare derives every item from src (its snapshot begun) by the plans, reads
+// the table with a parallel segmented Scan, and compares both by canonical
+// content, bucket by bucket on disk. It checks each entity against PostgreSQL's
+// count(*) of its source, then runs each access pattern for sampled parameters
+// and compares the Query's items, in PostgreSQL's order, with the derived items
+// that must answer it (docs/verify.md). It only reads DynamoDB (DescribeTable,
+// Scan, Query). The caller must Close the Result. It fails before reading the
+// source when DynamoDB is unreachable, and on source, Scan, Query or temporary
+// file errors; a mismatch is a result.
 func Compare(ctx context.Context, src *extract.Source, m *mapping.Mapping, plans []*transform.Plan,
 	client ReadAPI, opts Options) (*Result, error) {
 	derive := func(ctx context.Context, sink load.Sink) (*pipeline.Summary, error) {
-		// The pipeline's duplicate check rejects exactly what migrate rejects, so only the others'
-		// items are expected.
+		// The pipeline's duplicate check rejects exactly what migrate rejects,
+		// so only the others' items are expected.
 		return pipeline.Run(ctx, pipeline.Postgres(src), m, plans, sink, pipeline.Options{Concurrency: 1, Readers: opts.Readers, MinRangeRows: opts.MinRangeRows, Progress: opts.Progress, OnReject: opts.OnReject})
 	}
 	return compare(ctx, src, derive, m, plans, client, opts)
@@ -310,16 +334,17 @@ type comparison struct {
 	// sourceRows is PostgreSQL's count(*) of each plan's source.
 	sourceRows []int64
 	derived    int64
-	// work holds the buckets and the patterns' expected answers, removed when compare returns.
+	// work holds the buckets and the patterns' expected answers, removed when
+	// compare returns.
 	work *sortGroup
 }
 
-// compare is Compare with the source behind seams: src for counts, samples and order checks, derive
-// for items.
+// compare is Compare with the source behind seams: src for counts, samples and
+// order checks, derive for items.
 func compare(ctx context.Context, src source, derive deriveFunc, m *mapping.Mapping, plans []*transform.Plan,
 	client ReadAPI, opts Options) (*Result, error) {
-	// The table first: an unreachable DynamoDB fails in seconds, before every source is counted and
-	// read.
+	// The table first: an unreachable DynamoDB fails in seconds, before every
+	// source is counted and read.
 	if opts.Apply != nil && opts.InFlight != nil {
 		return nil, errors.New("verify: Options.Apply with Options.InFlight: a follow keeps the table in step itself")
 	}
@@ -335,8 +360,8 @@ func compare(ctx context.Context, src source, derive deriveFunc, m *mapping.Mapp
 	}
 	res := &Result{Table: m.Table.Name, TableMissing: td == nil}
 	if td != nil {
-		// ItemCount is approximate (refreshed every few hours) and may exceed the source: size for
-		// both.
+		// ItemCount is approximate (refreshed every few hours) and may exceed
+		// the source: size for both.
 		expected = max(expected, aws.ToInt64(td.ItemCount))
 	}
 	if c.work, err = newSortGroup("pg2dynamo-verify-", patternBudget); err != nil {
@@ -354,8 +379,8 @@ func compare(ctx context.Context, src source, derive deriveFunc, m *mapping.Mapp
 	return res, nil
 }
 
-// countSources fills c.sourceRows and returns the items those rows give (mirrors too), to size the
-// buckets.
+// countSources fills c.sourceRows and returns the items those rows give
+// (mirrors too), to size the buckets.
 func (c *comparison) countSources(ctx context.Context) (int64, error) {
 	c.sourceRows = make([]int64, len(c.plans))
 	var expected int64
@@ -370,8 +395,9 @@ func (c *comparison) countSources(ctx context.Context) (int64, error) {
 	return expected, nil
 }
 
-// fill runs the source and table passes into buckets sized for about expected items each, compares
-// them, checks counts, then runs the access patterns (not against a missing table).
+// fill runs the source and table passes into buckets sized for about expected
+// items each, compares them, checks counts, then runs the access patterns (not
+// against a missing table).
 func (c *comparison) fill(ctx context.Context, res *Result, expected int64) error {
 	sp, err := newSpill(c.work, expected)
 	if err != nil {
@@ -465,8 +491,8 @@ func (c *comparison) readBack() *readBack {
 // ScanName is the name verify's Progress is told the table's Scan under.
 func ScanName(table string) string { return "Scan of " + table }
 
-// scanProgress announces the Scan to c.opts.Progress (total: items derived) and returns the
-// per-page callback, nil without Progress.
+// scanProgress announces the Scan to c.opts.Progress (total: items derived) and
+// returns the per-page callback, nil without Progress.
 func (c *comparison) scanProgress() func(n int) {
 	p := c.opts.Progress
 	if p == nil {
@@ -483,8 +509,9 @@ func (c *comparison) scanProgress() func(n int) {
 	}
 }
 
-// sourcePass derives every item into sp, summing write units and offering each to the checks of
-// samples whose partition it is in; it returns the per-entity counts the source pass knows.
+// sourcePass derives every item into sp, summing write units and offering each
+// to the checks of samples whose partition it is in; it returns the per-entity
+// counts the source pass knows.
 func (c *comparison) sourcePass(ctx context.Context, sp *spill, samples []*patternSample) ([]EntityCounts, error) {
 	var checks []*patternCheck
 	for _, ps := range samples {
@@ -527,7 +554,8 @@ func (s *sourceSink) Write(_ context.Context, batch []transform.Item) error {
 	return nil
 }
 
-// account adds the item's write units to its entity's and offers it to every check of its partitions.
+// account adds the item's write units to its entity's and offers it to every
+// check of its partitions.
 func (s *sourceSink) account(it transform.Item, mirror bool) error {
 	w := transform.WriteUnits(s.c.m, it.Attrs)
 	var n int64
@@ -562,7 +590,8 @@ func (r *Result) checkEntityCounts() int64 {
 	return derived
 }
 
-// runPatterns runs every sample's checks in mapping order, sharing one IndexWait budget.
+// runPatterns runs every sample's checks in mapping order, sharing one
+// IndexWait budget.
 func (c *comparison) runPatterns(ctx context.Context, samples []*patternSample, derived int64) ([]PatternResult, error) {
 	wait := newIndexWait(c.opts.IndexWait)
 	ties := c.work.sub(tiesBudget).newSorter("ties", bytes.Compare)
@@ -580,7 +609,8 @@ func (c *comparison) runPatterns(ctx context.Context, samples []*patternSample, 
 	return out, nil
 }
 
-// itemInFlight is Options.InFlight for a canonical item read at readAt or before; false without it.
+// itemInFlight is Options.InFlight for a canonical item read at readAt or
+// before; false without it.
 func (c *comparison) itemInFlight(ctx context.Context, item []byte, readAt time.Time) (bool, error) {
 	if c.opts.InFlight == nil {
 		return false, nil
@@ -593,9 +623,10 @@ func (c *comparison) itemInFlight(ctx context.Context, item []byte, readAt time.
 	return c.opts.InFlight(ctx, k[0], k[1], readAt)
 }
 
-// Memory budgets in bytes, past which data goes to disk (see sorter): the derived items answering
-// sampled Queries (all checks together), the lists' entries (all four together), and a GSI answer's
-// run of equal sort keys while it is ordered.
+// Memory budgets in bytes, past which data goes to disk (see sorter): the
+// derived items answering sampled Queries (all checks together), the lists'
+// entries (all four together), and a GSI answer's run of equal sort keys while
+// it is ordered.
 const (
 	patternBudget = 2 << 20
 	listBudget    = 1 << 20
@@ -609,8 +640,9 @@ func itemsPerRow(p *transform.Plan) int64 {
 	return 1
 }
 
-// isMirror reports whether batch[j] is a mirror item: the pipeline hands a row's items together in
-// transform.Plan.Items order, the mirror last, sharing the row slice.
+// isMirror reports whether batch[j] is a mirror item: the pipeline hands a
+// row's items together in transform.Plan.Items order, the mirror last, sharing
+// the row slice.
 func isMirror(batch []transform.Item, j int, plans []*transform.Plan) bool {
 	it := batch[j]
 	if !plans[it.Entity].KeySlots().Mirrored() || j == 0 {
@@ -623,7 +655,8 @@ func isMirror(batch []transform.Item, j int, plans []*transform.Plan) bool {
 	return !isMirror(batch, j-1, plans)
 }
 
-// MaxListed is Options.MaxListed's default, so a table unlike its source does not fill the disk.
+// MaxListed is Options.MaxListed's default, so a table unlike its source does
+// not fill the disk.
 const MaxListed = 100_000
 
 func cmp(v, def int) int {
@@ -633,9 +666,9 @@ func cmp(v, def int) int {
 	return def
 }
 
-// itemKey is an item's primary key as one string: partition key, NUL, sort key. When a binary key
-// holds NULs, each is written NUL 0x01 and the keys are separated by two NULs (splitItemKey tells
-// the forms apart).
+// itemKey is an item's primary key as one string: partition key, NUL, sort key.
+// When a binary key holds NULs, each is written NUL 0x01 and the keys are
+// separated by two NULs (splitItemKey tells the forms apart).
 func itemKey(item map[string]types.AttributeValue, keyAttrs [2]string) string {
 	return joinItemKey(transform.ItemKey(item, keyAttrs))
 }
@@ -658,8 +691,9 @@ func splitItemKey(key string) (pk, sk string) {
 	return pk, sk
 }
 
-// scanPageItems bounds a Scan page (ScanInput.Limit): the SDK decodes a page at once, and a full
-// page of small items is several times larger in Go values, per segment (docs/performance.md).
+// scanPageItems bounds a Scan page (ScanInput.Limit): the SDK decodes a page at
+// once, and a full page of small items is several times larger in Go values,
+// per segment (docs/performance.md).
 // https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Scan.html#Scan.Limit
 const scanPageItems = 200
 
@@ -684,8 +718,9 @@ func typeFilter(in *dynamodb.ScanInput, typeAttr string, types []string) error {
 	return nil
 }
 
-// scanInto reads in's table with segments parallel strongly consistent Scans and spills every item
-// with its typeAttr value, telling read (if set) each page's item count.
+// scanInto reads in's table with segments parallel strongly consistent Scans
+// and spills every item with its typeAttr value, telling read (if set) each
+// page's item count.
 func scanInto(ctx context.Context, client dynamodb.ScanAPIClient, in *dynamodb.ScanInput, segments int, keyAttrs [2]string, typeAttr string, sp *spill, read func(n int)) error {
 	g, gctx := errgroup.WithContext(ctx)
 	table := aws.ToString(in.TableName)
@@ -724,9 +759,11 @@ type listOptions struct {
 	// ctx is the comparison's, for apply.
 	ctx                      context.Context
 	sampleChanged, maxListed int
-	// inFlight says whether a differing key's item changed after the snapshot (Options.InFlight).
+	// inFlight says whether a differing key's item changed after the snapshot
+	// (Options.InFlight).
 	inFlight func(key string) (bool, error)
-	// writeUnits prices writing a canonical JSON item (Options.ChangeCost, Options.Apply).
+	// writeUnits prices writing a canonical JSON item (Options.ChangeCost,
+	// Options.Apply).
 	writeUnits func(item []byte) (int64, error)
 	// apply, if set, is handed the differences (Options.Apply).
 	apply *applyRun
@@ -736,9 +773,10 @@ type listOptions struct {
 	held *journal
 }
 
-// compareBuckets classifies every key one bucket at a time into r's counts and lists: derived only
-// is missing; table only is extra (stale when of a mapped type, else unmanaged); both is unchanged
-// or changed by canonical content; derived more than once is a duplicate.
+// compareBuckets classifies every key one bucket at a time into r's counts and
+// lists: derived only is missing; table only is extra (stale when of a mapped
+// type, else unmanaged); both is unchanged or changed by canonical content;
+// derived more than once is a duplicate.
 func (r *Result) compareBuckets(sp *spill, plans []*transform.Plan, opts listOptions) error {
 	bc := newBucketComparer(r, plans, opts)
 	if err := sp.each(bc.bucket); err != nil {
@@ -748,12 +786,13 @@ func (r *Result) compareBuckets(sp *spill, plans []*transform.Plan, opts listOpt
 	return nil
 }
 
-// bucketComparer classifies one bucket's records at a time into a Result's counts and list
-// builders.
+// bucketComparer classifies one bucket's records at a time into a Result's
+// counts and list builders.
 type bucketComparer struct {
 	r     *Result
 	plans []*transform.Plan
-	// byType is the first entity of each type; retired the types of Options.Retired.
+	// byType is the first entity of each type; retired the types of
+	// Options.Retired.
 	byType        map[string]int
 	retired       map[string]bool
 	sampleChanged int
@@ -790,8 +829,8 @@ func newBucketComparer(r *Result, plans []*transform.Plan, opts listOptions) *bu
 		isInFlight: opts.inFlight, writeUnits: opts.writeUnits, ctx: opts.ctx, apply: opts.apply, held: opts.held}
 }
 
-// flight counts and lists the item of key (entity e, -1 for none) and returns true when it differs
-// because it changed after the snapshot.
+// flight counts and lists the item of key (entity e, -1 for none) and returns
+// true when it differs because it changed after the snapshot.
 func (bc *bucketComparer) flight(key, typ string, e int) (bool, error) {
 	if bc.isInFlight == nil {
 		return false, nil
@@ -824,8 +863,8 @@ func (bc *bucketComparer) bucket(recs []record) error {
 	return bc.missingItems(recs, source, seen)
 }
 
-// sourceItems returns each key's first derived item and the others with it (duplicates, counted and
-// listed): the table holds whichever a run wrote last.
+// sourceItems returns each key's first derived item and the others with it
+// (duplicates, counted and listed): the table holds whichever a run wrote last.
 func (bc *bucketComparer) sourceItems(recs []record) (map[string]record, map[string][]record, error) {
 	source := map[string]record{}
 	others := map[string][]record{}
@@ -834,7 +873,8 @@ func (bc *bucketComparer) sourceItems(recs []record) (map[string]record, map[str
 			continue
 		}
 		if _, dup := source[rc.key]; dup {
-			// The duplicate check rejects what migrate rejects, so migrate wrote both.
+			// The duplicate check rejects what migrate rejects, so migrate
+			// wrote both.
 			bc.r.Entities[rc.entity].Duplicates++
 			if err := bc.dups.add(rc.key, itemRef(rc.key, bc.typeOf(rc.entity))); err != nil {
 				return nil, nil, err
@@ -848,8 +888,9 @@ func (bc *bucketComparer) sourceItems(recs []record) (map[string]record, map[str
 	return source, others, nil
 }
 
-// tableItem classifies table record rc: extra without a derived item of its key, unchanged when its
-// content is one's, else changed. It marks derived keys it finds in seen.
+// tableItem classifies table record rc: extra without a derived item of its
+// key, unchanged when its content is one's, else changed. It marks derived keys
+// it finds in seen.
 func (bc *bucketComparer) tableItem(rc record, source map[string]record, others map[string][]record, seen map[string]bool) error {
 	if e, ok := bc.byType[rc.typ]; ok {
 		bc.r.Entities[e].Table++
@@ -866,7 +907,8 @@ func (bc *bucketComparer) tableItem(rc record, source map[string]record, others 
 	return bc.changedItem(rc, s)
 }
 
-// extraItem counts and lists rc: stale when its type is an entity's, else unmanaged.
+// extraItem counts and lists rc: stale when its type is an entity's, else
+// unmanaged.
 func (bc *bucketComparer) extraItem(rc record) error {
 	e, mapped := bc.byType[rc.typ]
 	if !mapped {
@@ -900,8 +942,9 @@ func (bc *bucketComparer) extraItem(rc record) error {
 	return bc.extra.add(rc.key, itemRef(rc.key, rc.typ))
 }
 
-// changedItem counts and lists rc, differing from s, with its attribute changes and, for the first
-// sampleChanged, both whole items; past the list's cap it is only counted.
+// changedItem counts and lists rc, differing from s, with its attribute changes
+// and, for the first sampleChanged, both whole items; past the list's cap it is
+// only counted.
 func (bc *bucketComparer) changedItem(rc, s record) error {
 	if in, err := bc.flight(rc.key, bc.typeOf(s.entity), s.entity); in || err != nil {
 		return err
@@ -926,8 +969,8 @@ func (bc *bucketComparer) changedItem(rc, s record) error {
 	return bc.changed.add(rc.key, ci)
 }
 
-// missingItems counts and lists the derived keys of recs not seen in the table, in record order so
-// a truncated list is stable.
+// missingItems counts and lists the derived keys of recs not seen in the table,
+// in record order so a truncated list is stable.
 func (bc *bucketComparer) missingItems(recs []record, source map[string]record, seen map[string]bool) error {
 	for _, rc := range recs {
 		if rc.side != fromSource || seen[rc.key] {
@@ -961,8 +1004,8 @@ func (bc *bucketComparer) missingItems(recs []record, source map[string]record, 
 	return nil
 }
 
-// put hands s to listOptions.apply, if any, with its write units; missing: the table had no item of
-// its key.
+// put hands s to listOptions.apply, if any, with its write units; missing: the
+// table had no item of its key.
 func (bc *bucketComparer) put(key string, s record, units int64, missing bool) error {
 	if bc.apply == nil {
 		return nil
@@ -971,8 +1014,9 @@ func (bc *bucketComparer) put(key string, s record, units int64, missing bool) e
 	return bc.apply.putItem(bc.ctx, Write{ItemRef: itemRef(key, e.Type), Entity: e.Name, WriteUnits: units, Missing: missing}, key, s.item)
 }
 
-// price adds to *sum, and returns, the write units of the largest of items (canonical JSON) when
-// changes are priced (listOptions.writeUnits); 0 otherwise.
+// price adds to *sum, and returns, the write units of the largest of items
+// (canonical JSON) when changes are priced (listOptions.writeUnits); 0
+// otherwise.
 func (bc *bucketComparer) price(sum *int64, items ...[]byte) (int64, error) {
 	if bc.writeUnits == nil {
 		return 0, nil

@@ -114,10 +114,12 @@ func filterComparison(left expression.OperandBuilder, op string, ops []expressio
 	return expression.In(left, ops[0], ops[1:]...)
 }
 
-// matchFilter reports whether item passes f as DynamoDB documents filter evaluation: comparisons
-// hold between values of one type only (numbers by value, strings and binaries by bytes), and a
-// missing attribute fails all but <>. Where the rules do not decide, undecided says why and pass is
-// false; an AND with a failing condition fails and an OR with a holding one holds regardless.
+// matchFilter reports whether item passes f as DynamoDB documents filter
+// evaluation: comparisons hold between values of one type only (numbers by
+// value, strings and binaries by bytes), and a missing attribute fails all but
+// <>. Where the rules do not decide, undecided says why and pass is false; an
+// AND with a failing condition fails and an OR with a holding one holds
+// regardless.
 // https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Expressions.OperatorsAndFunctions.html
 func matchFilter(f *mapping.Filter, item map[string]types.AttributeValue, vals map[string]types.AttributeValue) (pass bool, undecided string) {
 	for _, c := range f.Conds {
@@ -153,7 +155,8 @@ func matchCond(c mapping.FilterCond, item map[string]types.AttributeValue, vals 
 	case "size":
 		ns, why := sizeOf(a)
 		if ns == nil {
-			// Whether size() has no value or the condition is false, only <> could hold.
+			// Whether size() has no value or the condition is false, only <>
+			// could hold.
 			if c.Op == "<>" {
 				return false, fmt.Sprintf("size(%s) <> …, where %s", c.Attr, why)
 			}
@@ -229,7 +232,8 @@ func order(a, b types.AttributeValue) (int, bool) {
 	return 0, false
 }
 
-// equal compares values of one type: numbers by value, the rest by content (ddbjson.Canonical).
+// equal compares values of one type: numbers by value, the rest by content
+// (ddbjson.Canonical).
 func equal(a, b types.AttributeValue) bool {
 	if d, ok := order(a, b); ok {
 		return d == 0
@@ -272,10 +276,11 @@ func contains(a, p types.AttributeValue) bool {
 	return false
 }
 
-// sizeOf is DynamoDB's size(a): a string's characters, a binary's bytes, a set's, list's or map's
-// elements. Where the documentation does not pin it, why says so and sizes holds the candidates:
-// none for a missing attribute, number, boolean or null; two for a string with a character outside
-// the Basic Multilingual Plane (dynalite counts UTF-16 code units).
+// sizeOf is DynamoDB's size(a): a string's characters, a binary's bytes, a
+// set's, list's or map's elements. Where the documentation does not pin it, why
+// says so and sizes holds the candidates: none for a missing attribute, number,
+// boolean or null; two for a string with a character outside the Basic
+// Multilingual Plane (dynalite counts UTF-16 code units).
 // https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Expressions.OperatorsAndFunctions.html#Expressions.OperatorsAndFunctions.Functions
 func sizeOf(a types.AttributeValue) (sizes []int, why string) {
 	switch x := a.(type) {

@@ -11,12 +11,13 @@ import (
 	"iter"
 )
 
-// List is one of a Result's lists, sorted by item key: the first entries found, up to
-// Options.MaxListed, on disk until Result.Close (in memory when made by NewList or decoded). It
-// marshals as a JSON array. The zero List is empty.
+// List is one of a Result's lists, sorted by item key: the first entries found,
+// up to Options.MaxListed, on disk until Result.Close (in memory when made by
+// NewList or decoded). It marshals as a JSON array. The zero List is empty.
 type List[T any] struct {
 	mem []T
-	// s holds on-disk records: a uvarint key length, the item key, the entry's JSON.
+	// s holds on-disk records: a uvarint key length, the item key, the entry's
+	// JSON.
 	s *sorter
 }
 
@@ -31,7 +32,8 @@ func (l List[T]) Len() int {
 	return len(l.mem)
 }
 
-// All yields the entries in order with any disk read error, which ends the iteration.
+// All yields the entries in order with any disk read error, which ends the
+// iteration.
 func (l List[T]) All() iter.Seq2[T, error] {
 	return func(yield func(T, error) bool) {
 		if l.s == nil {
@@ -109,8 +111,8 @@ func (l *List[T]) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// WriteJSON streams the entries to w as json.MarshalIndent(entries, prefix, indent) lays them out
-// (compact when indent is empty); "[]" when empty.
+// WriteJSON streams the entries to w as json.MarshalIndent(entries, prefix,
+// indent) lays them out (compact when indent is empty); "[]" when empty.
 func (l List[T]) WriteJSON(w io.Writer, prefix, indent string) error {
 	bw := bufio.NewWriterSize(w, 32<<10)
 	n := 0
@@ -184,7 +186,8 @@ func compareListRecords(a, b []byte) int {
 type ListCount struct {
 	// Total is how many entries the list has in all: an exact count.
 	Total int64 `json:"total"`
-	// Listed is how many the List holds: the first found, at most Options.MaxListed.
+	// Listed is how many the List holds: the first found, at most
+	// Options.MaxListed.
 	Listed int `json:"listed"`
 }
 

@@ -13,13 +13,14 @@ import (
 	"github.com/pg2dynamo/pg2dynamo/transform"
 )
 
-// Access patterns on a multi-attribute GSI: = on every partition key attribute, then sort key
-// attributes from the left, a range only on the last; the index sorts by its sort key attributes in
-// order, each by type.
+// Access patterns on a multi-attribute GSI: = on every partition key attribute,
+// then sort key attributes from the left, a range only on the last; the index
+// sorts by its sort key attributes in order, each by type.
 // https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/GSI.DesignPattern.MultiAttributeKeys.html
 
-// multiPatternQuery builds a multi-attribute GSI pattern's Query: one condition a term, joined by
-// expression.KeyAnd, each value the attribute value the items carry.
+// multiPatternQuery builds a multi-attribute GSI pattern's Query: one condition
+// a term, joined by expression.KeyAnd, each value the attribute value the items
+// carry.
 func multiPatternQuery(table string, pp *transform.PatternPlan, values []any) (*dynamodb.QueryInput, error) {
 	terms, err := pp.RenderTerms(values)
 	if err != nil {
@@ -64,8 +65,8 @@ func termCondition(t transform.Term) (expression.KeyConditionBuilder, error) {
 	return expression.KeyConditionBuilder{}, fmt.Errorf("unknown key condition operator %q", t.Op)
 }
 
-// newMultiCheck is a multi-attribute GSI pattern's check for values: its terms, indexed by the
-// first partition key attribute's value.
+// newMultiCheck is a multi-attribute GSI pattern's check for values: its terms,
+// indexed by the first partition key attribute's value.
 func newMultiCheck(m *mapping.Mapping, pp *transform.PatternPlan, values []any) (*patternCheck, error) {
 	terms, err := pp.RenderTerms(values)
 	if err != nil {
@@ -82,8 +83,8 @@ func newMultiCheck(m *mapping.Mapping, pp *transform.PatternPlan, values []any) 
 	return c, nil
 }
 
-// matchTerms reports whether item is in the index and meets every term, with its sort key value
-// (sortTuple).
+// matchTerms reports whether item is in the index and meets every term, with
+// its sort key value (sortTuple).
 func (c *patternCheck) matchTerms(item map[string]types.AttributeValue) (string, bool) {
 	for _, a := range slices.Concat(c.gsi.PartitionKeys, c.gsi.SortKeys) {
 		if _, ok := typedText(item[a.Name], a.Type); !ok {
@@ -121,8 +122,8 @@ func (c *patternCheck) matchTerms(item map[string]types.AttributeValue) (string,
 	return sortTuple(item, c.gsi.SortKeys), true
 }
 
-// sortTuple is item's sort key value in a GSI with sort key attributes keys: each
-// transform.SortText joined by "\x00", so byte order is the index's order.
+// sortTuple is item's sort key value in a GSI with sort key attributes keys:
+// each transform.SortText joined by "\x00", so byte order is the index's order.
 func sortTuple(item map[string]types.AttributeValue, keys []mapping.KeyAttribute) string {
 	var b strings.Builder
 	for i, a := range keys {
@@ -135,7 +136,8 @@ func sortTuple(item map[string]types.AttributeValue, keys []mapping.KeyAttribute
 	return b.String()
 }
 
-// typedText is v's key text when v is of type typ; another type is not an index key.
+// typedText is v's key text when v is of type typ; another type is not an index
+// key.
 func typedText(v types.AttributeValue, typ string) (string, bool) {
 	ok := false
 	switch v.(type) {

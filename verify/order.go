@@ -13,12 +13,14 @@ import (
 	"github.com/pg2dynamo/pg2dynamo/transform"
 )
 
-// OrderMismatch is two items of one entity and sort key template that a Query returned in an order
-// PostgreSQL contradicts: ordering the template columns' source values (ORDER BY them in template
-// order, text-like ones COLLATE "C", in the Query's direction) puts Second strictly before First.
+// OrderMismatch is two items of one entity and sort key template that a Query
+// returned in an order PostgreSQL contradicts: ordering the template columns'
+// source values (ORDER BY them in template order, text-like ones COLLATE "C",
+// in the Query's direction) puts Second strictly before First.
 type OrderMismatch struct {
 	Entity string `json:"entity"`
-	// SortKey is the index's sort attribute; Template the entity's template for it.
+	// SortKey is the index's sort attribute; Template the entity's template for
+	// it.
 	SortKey  string `json:"sort_key"`
 	Template string `json:"template"`
 	// OrderBy is the ORDER BY PostgreSQL ran: `delta`, `name COLLATE "C" DESC`.
@@ -33,7 +35,8 @@ type OrderedItem struct {
 	Position int `json:"position"`
 	// Key is its sort key value.
 	Key string `json:"key"`
-	// Values are the template columns' source values, in PostgreSQL's text form.
+	// Values are the template columns' source values, in PostgreSQL's text
+	// form.
 	Values map[string]string `json:"values"`
 }
 
@@ -42,20 +45,20 @@ type ranker interface {
 	Rank(ctx context.Context, cols []extract.SortColumn, tuples [][]any, desc bool) ([]int64, [][]string, error)
 }
 
-// orderChecker checks Query answer order against PostgreSQL, caching column descriptions. Not safe
-// for concurrent use.
+// orderChecker checks Query answer order against PostgreSQL, caching column
+// descriptions. Not safe for concurrent use.
 type orderChecker struct {
 	src   ranker
 	plans []*transform.Plan
-	// cols caches columns by entity, mirror and sort attribute; sortCols SortColumns by entity and
-	// columns.
+	// cols caches columns by entity, mirror and sort attribute; sortCols
+	// SortColumns by entity and columns.
 	cols     map[orderColsKey]*orderCols
 	sortCols map[string][]extract.SortColumn
 	chunk    int
 }
 
-// newOrderChecker returns the order checker of plans, whose key slots say what each sort key is
-// made of.
+// newOrderChecker returns the order checker of plans, whose key slots say what
+// each sort key is made of.
 func newOrderChecker(src ranker, _ *mapping.Mapping, plans []*transform.Plan) *orderChecker {
 	return &orderChecker{src: src, plans: plans, cols: map[orderColsKey]*orderCols{}, sortCols: map[string][]extract.SortColumn{},
 		chunk: orderChunk}
@@ -67,22 +70,24 @@ type orderColsKey struct {
 	sortAttr string
 }
 
-// orderCols are the source columns, in template order, whose order an entity's (or mirror's) items
-// keep along a sort key.
+// orderCols are the source columns, in template order, whose order an entity's
+// (or mirror's) items keep along a sort key.
 type orderCols struct {
 	tpl   mapping.Template
 	names []string
-	// idx are the columns' positions in transform.Item.Row, cols their descriptions.
+	// idx are the columns' positions in transform.Item.Row, cols their
+	// descriptions.
 	idx  []int
 	cols []extract.Column
 }
 
-// orderChunk is how many items of one group a Rank call sends, so memory holds a chunk per group
-// whatever the answer's length.
+// orderChunk is how many items of one group a Rank call sends, so memory holds
+// a chunk per group whatever the answer's length.
 const orderChunk = 4096
 
-// columns returns the columns entity's (or its mirror's) items are ordered by along sortAttr, or
-// nil without an order to keep: no sort attribute, no template, or literals only.
+// columns returns the columns entity's (or its mirror's) items are ordered by
+// along sortAttr, or nil without an order to keep: no sort attribute, no
+// template, or literals only.
 func (o *orderChecker) columns(entity int, mirror bool, sortAttr string) (*orderCols, error) {
 	if sortAttr == "" {
 		return nil, nil
@@ -108,8 +113,8 @@ func (o *orderChecker) columns(entity int, mirror bool, sortAttr string) (*order
 	for _, n := range c.names {
 		i := slices.IndexFunc(qcols, func(c extract.Column) bool { return c.Name == n })
 		if i < 0 {
-			// A stable ID or a duplicated parent column is not a source column PostgreSQL can order
-			// here.
+			// A stable ID or a duplicated parent column is not a source column
+			// PostgreSQL can order here.
 			if p.Derived(n) {
 				o.cols[k] = nil
 				return nil, nil
@@ -123,8 +128,8 @@ func (o *orderChecker) columns(entity int, mirror bool, sortAttr string) (*order
 	return c, nil
 }
 
-// values returns the values of row that the item's order along sortAttr depends on, in columns
-// order; nil without an order.
+// values returns the values of row that the item's order along sortAttr depends
+// on, in columns order; nil without an order.
 func (o *orderChecker) values(entity int, mirror bool, sortAttr string, row []any) ([]any, error) {
 	c, err := o.columns(entity, mirror, sortAttr)
 	if c == nil || err != nil {
@@ -137,9 +142,9 @@ func (o *orderChecker) values(entity int, mirror bool, sortAttr string, row []an
 	return vals, nil
 }
 
-// check takes a Query's answer in DynamoDB's order (each item with entity and orderChecker.values)
-// and returns the first pair of one entity and template whose order PostgreSQL contradicts, or nil.
-// See orderStream.
+// check takes a Query's answer in DynamoDB's order (each item with entity and
+// orderChecker.values) and returns the first pair of one entity and template
+// whose order PostgreSQL contradicts, or nil. See orderStream.
 func (o *orderChecker) check(ctx context.Context, items []wantItem, sortAttr string, desc bool) (*OrderMismatch, error) {
 	st := o.stream(sortAttr, desc)
 	for _, it := range items {
@@ -150,13 +155,15 @@ func (o *orderChecker) check(ctx context.Context, items []wantItem, sortAttr str
 	return st.finish(ctx)
 }
 
-// orderStream checks one Query answer's order as items arrive, holding orderChunk items per group.
-// sortAttr is the index's sort attribute (none: nothing to check); desc when ScanIndexForward is
-// false. An entity's items of one template form a group; equal sort keys form blocks in no defined
-// order. Each block's lowest item in PostgreSQL's order must not come strictly before the previous
-// block's highest. PostgreSQL ranks a chunk at a time, with the previous block's highest and the
-// open block's lowest and highest carried over so ranks compare across chunks. Values PostgreSQL
-// cannot order (point, xml) have no order to keep.
+// orderStream checks one Query answer's order as items arrive, holding
+// orderChunk items per group. sortAttr is the index's sort attribute (none:
+// nothing to check); desc when ScanIndexForward is false. An entity's items of
+// one template form a group; equal sort keys form blocks in no defined order.
+// Each block's lowest item in PostgreSQL's order must not come strictly before
+// the previous block's highest. PostgreSQL ranks a chunk at a time, with the
+// previous block's highest and the open block's lowest and highest carried over
+// so ranks compare across chunks. Values PostgreSQL cannot order (point, xml)
+// have no order to keep.
 type orderStream struct {
 	o        *orderChecker
 	sortAttr string
@@ -172,16 +179,17 @@ type orderGroup struct {
 	sc     []extract.SortColumn
 	n      int // items added
 	chunk  []*orderItem
-	// prevMax is the last closed block's highest item; lo and hi the open block's lowest and
-	// highest, of sort key key.
+	// prevMax is the last closed block's highest item; lo and hi the open
+	// block's lowest and highest, of sort key key.
 	prevMax, lo, hi *orderItem
 	key             string
 	done            bool // a mismatch found, or no order to keep
 	mm              *OrderMismatch
 }
 
-// orderItem is a group's item: 1-based answer position, sort key, source values, and once ranked
-// its rank in the current Rank call and its values' text.
+// orderItem is a group's item: 1-based answer position, sort key, source
+// values, and once ranked its rank in the current Rank call and its values'
+// text.
 type orderItem struct {
 	pos   int
 	key   string
@@ -221,7 +229,8 @@ func (s *orderStream) add(ctx context.Context, entity int, mirror bool, key stri
 	return nil
 }
 
-// finish checks what is left and returns the first group's mismatch in answer order, or nil.
+// finish checks what is left and returns the first group's mismatch in answer
+// order, or nil.
 func (s *orderStream) finish(ctx context.Context) (*OrderMismatch, error) {
 	for _, g := range s.groups {
 		if err := s.flush(ctx, g, true); err != nil {
@@ -236,8 +245,8 @@ func (s *orderStream) finish(ctx context.Context) (*OrderMismatch, error) {
 	return nil, nil
 }
 
-// flush ranks g's chunk with the carried items and walks its blocks, closing the open block on the
-// last flush.
+// flush ranks g's chunk with the carried items and walks its blocks, closing
+// the open block on the last flush.
 func (s *orderStream) flush(ctx context.Context, g *orderGroup, last bool) error {
 	if g.done || g.n < 2 {
 		return nil
@@ -309,8 +318,8 @@ func (s *orderStream) rank(ctx context.Context, g *orderGroup) error {
 	return nil
 }
 
-// closeBlock closes g's open block, recording a mismatch when its lowest item precedes the previous
-// block's highest.
+// closeBlock closes g's open block, recording a mismatch when its lowest item
+// precedes the previous block's highest.
 func (s *orderStream) closeBlock(g *orderGroup) bool {
 	if g.lo == nil {
 		return false

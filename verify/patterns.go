@@ -1,6 +1,7 @@
-// Package verify proves a migration from the source, not from its own writes: it derives every item
-// from PostgreSQL again, compares the table with them by content (Compare), and runs the access
-// patterns as real Queries for parameters sampled from the source.
+// Package verify proves a migration from the source, not from its own writes:
+// it derives every item from PostgreSQL again, compares the table with them by
+// content (Compare), and runs the access patterns as real Queries for
+// parameters sampled from the source.
 package verify
 
 import (
@@ -26,8 +27,8 @@ import (
 	"github.com/pg2dynamo/pg2dynamo/transform"
 )
 
-// keyOperand is key text of type typ as an expression value: a string (S), an attributevalue.Number
-// (N) or bytes (B), as transform.KeyAttributeValue.
+// keyOperand is key text of type typ as an expression value: a string (S), an
+// attributevalue.Number (N) or bytes (B), as transform.KeyAttributeValue.
 func keyOperand(typ, text string) expression.ValueBuilder {
 	switch typ {
 	case mapping.TypeNumber:
@@ -38,8 +39,9 @@ func keyOperand(typ, text string) expression.ValueBuilder {
 	return expression.Value(text)
 }
 
-// PatternQuery builds pp's Query for one parameter tuple (one Go value per pp.Params, as pgx
-// decodes them). A table Query reads consistently; a GSI's cannot.
+// PatternQuery builds pp's Query for one parameter tuple (one Go value per
+// pp.Params, as pgx decodes them). A table Query reads consistently; a GSI's
+// cannot.
 func PatternQuery(table string, pp *transform.PatternPlan, values []any) (*dynamodb.QueryInput, error) {
 	if pp.MultiAttribute() {
 		return multiPatternQuery(table, pp, values)
@@ -77,7 +79,8 @@ func PatternQuery(table string, pp *transform.PatternPlan, values []any) (*dynam
 	return patternInput(table, pp, values, cond)
 }
 
-// patternInput is pp's Query for values, with key condition cond and the pattern's filter.
+// patternInput is pp's Query for values, with key condition cond and the
+// pattern's filter.
 func patternInput(table string, pp *transform.PatternPlan, values []any, cond expression.KeyConditionBuilder) (*dynamodb.QueryInput, error) {
 	b := expression.NewBuilder().WithKeyCondition(cond)
 	if f := pp.Pattern.FilterExpr; f != nil {
@@ -114,8 +117,8 @@ func patternInput(table string, pp *transform.PatternPlan, values []any, cond ex
 	return in, nil
 }
 
-// RunPattern runs the pattern's Query for values over every page and returns the items in
-// DynamoDB's order.
+// RunPattern runs the pattern's Query for values over every page and returns
+// the items in DynamoDB's order.
 func RunPattern(ctx context.Context, client dynamodb.QueryAPIClient, table string, pp *transform.PatternPlan, values []any) ([]map[string]types.AttributeValue, error) {
 	in, err := PatternQuery(table, pp, values)
 	if err != nil {
@@ -133,44 +136,47 @@ func RunPattern(ctx context.Context, client dynamodb.QueryAPIClient, table strin
 	return items, nil
 }
 
-// patternCheck is one access pattern with one parameter tuple: its rendered key values and the
-// derived items that must answer it.
+// patternCheck is one access pattern with one parameter tuple: its rendered key
+// values and the derived items that must answer it.
 type patternCheck struct {
 	pp     *transform.PatternPlan
 	values []any
 	params map[string]string
 	pk     string
-	// sk are the sort key condition's bounds as transform.SortText, which compare as strings as
-	// DynamoDB compares the keys.
+	// sk are the sort key condition's bounds as transform.SortText, which
+	// compare as strings as DynamoDB compares the keys.
 	sk  []string
 	gsi *mapping.GSI
-	// sortAttr is the attribute the index sorts by, of type sortType ("" without a sort key or with
-	// multi-attribute keys).
+	// sortAttr is the attribute the index sorts by, of type sortType (""
+	// without a sort key or with multi-attribute keys).
 	sortAttr, sortType string
 	// terms are a multi-attribute GSI pattern's key condition terms
 	// (transform.PatternPlan.RenderTerms).
 	terms []transform.Term
-	// want holds the answer's derived items as want records in the Query's order (compareWant), on
-	// disk past the memory budget.
+	// want holds the answer's derived items as want records in the Query's
+	// order (compareWant), on disk past the memory budget.
 	want *sorter
-	// members counts want's items by entity and mirror (patternSample.checkCollection).
+	// members counts want's items by entity and mirror
+	// (patternSample.checkCollection).
 	members map[memberKey]int64
-	// filter holds the filter's parameter values; filtered counts items the key condition reads and
-	// the filter leaves out, which the Query must leave out too.
+	// filter holds the filter's parameter values; filtered counts items the key
+	// condition reads and the filter leaves out, which the Query must leave out
+	// too.
 	filter   map[string]types.AttributeValue
 	filtered int64
-	// undecided holds the canonical items whose filter result is undecided (matchFilter), with why;
-	// neither side compares them.
+	// undecided holds the canonical items whose filter result is undecided
+	// (matchFilter), with why; neither side compares them.
 	undecided    map[string]struct{}
 	undecidedWhy string
 	rec          []byte // scratch for offer
-	// inFlight says whether a canonical item changed after the snapshot; such items are skipped on
-	// both sides.
+	// inFlight says whether a canonical item changed after the snapshot; such
+	// items are skipped on both sides.
 	inFlight func(ctx context.Context, item []byte, readAt time.Time) (bool, error)
 }
 
-// wantItem is an item that must answer a Query: sort key value, canonical projected form, entity
-// index, mirror flag, and the source values its order depends on.
+// wantItem is an item that must answer a Query: sort key value, canonical
+// projected form, entity index, mirror flag, and the source values its order
+// depends on.
 type wantItem struct {
 	sort   string
 	item   []byte
@@ -245,8 +251,8 @@ func (w wantRecord) values() ([]any, error) {
 	return vals, nil
 }
 
-// compareWant orders want records as a Query returns them: by sort key value (reversed when desc),
-// then canonical item.
+// compareWant orders want records as a Query returns them: by sort key value
+// (reversed when desc), then canonical item.
 func compareWant(desc bool) func(a, b []byte) int {
 	return func(a, b []byte) int {
 		wa, wb := parseWantKey(a), parseWantKey(b)
@@ -268,24 +274,27 @@ func parseWantKey(rec []byte) [2][]byte {
 	return [2][]byte{sort, rec[n : n+int(l)]}
 }
 
-// patternSample is one access pattern and the checks of its sampled parameter tuples.
+// patternSample is one access pattern and the checks of its sampled parameter
+// tuples.
 type patternSample struct {
 	pp *transform.PatternPlan
-	// from is the entity whose source the parameters are sampled from; -1 when none.
+	// from is the entity whose source the parameters are sampled from; -1 when
+	// none.
 	from int
-	// tuples is how many tuples were sampled; unrendered says why the last one without a check
-	// rendered no key.
+	// tuples is how many tuples were sampled; unrendered says why the last one
+	// without a check rendered no key.
 	tuples     int
 	unrendered string
 	checks     []*patternCheck
-	// members are the entities of the item collection the pattern reads whole; nil with a sort key
-	// condition.
+	// members are the entities of the item collection the pattern reads whole;
+	// nil with a sort key condition.
 	members []collectionMember
 }
 
-// samplePatterns compiles every access pattern and samples up to n parameter tuples from its home
-// entity (transform.PatternPlan.Home), else the first source with all its parameters. Every pattern
-// gets a patternSample in mapping order, each check's answer in a sorter of g.
+// samplePatterns compiles every access pattern and samples up to n parameter
+// tuples from its home entity (transform.PatternPlan.Home), else the first
+// source with all its parameters. Every pattern gets a patternSample in mapping
+// order, each check's answer in a sorter of g.
 func samplePatterns(ctx context.Context, src source, m *mapping.Mapping, plans []*transform.Plan, n int, g *sortGroup) ([]*patternSample, error) {
 	var out []*patternSample
 	for _, ap := range m.AccessPatterns {
@@ -368,8 +377,8 @@ func hasColumns(cols []extract.Column, names []string) bool {
 	return true
 }
 
-// indexChecks indexes checks by partition attribute and value, so each derived item meets only its
-// partition's checks.
+// indexChecks indexes checks by partition attribute and value, so each derived
+// item meets only its partition's checks.
 func indexChecks(checks []*patternCheck) map[string]map[string][]*patternCheck {
 	out := map[string]map[string][]*patternCheck{}
 	for _, c := range checks {
@@ -382,8 +391,8 @@ func indexChecks(checks []*patternCheck) map[string]map[string][]*patternCheck {
 	return out
 }
 
-// offer adds it to the expected answer if it is in the index and meets the sort key condition;
-// orders picks its order values. The caller holds the lock.
+// offer adds it to the expected answer if it is in the index and meets the sort
+// key condition; orders picks its order values. The caller holds the lock.
 func (c *patternCheck) offer(m *mapping.Mapping, orders *orderChecker, it transform.Item, mirror bool) error {
 	item := it.Attrs
 	kc := c.pp.Pattern.Condition
@@ -434,8 +443,8 @@ func (c *patternCheck) offer(m *mapping.Mapping, orders *orderChecker, it transf
 	return c.addWant(m, orders, it, mirror, sortVal)
 }
 
-// addWant adds it, with sort key value sortVal, to the expected answer, projected as the index
-// projects it.
+// addWant adds it, with sort key value sortVal, to the expected answer,
+// projected as the index projects it.
 func (c *patternCheck) addWant(m *mapping.Mapping, orders *orderChecker, it transform.Item, mirror bool, sortVal string) error {
 	projected := it.Attrs
 	if c.gsi != nil {
@@ -468,9 +477,10 @@ func (c *patternCheck) addWant(m *mapping.Mapping, orders *orderChecker, it tran
 	return c.want.add(c.rec)
 }
 
-// indexWait is the time a verification may spend re-reading GSIs that do not match yet: one budget
-// for all checks from the first that needs it, so a real mismatch in many checks costs it once.
-// Waits follow retry.ExponentialJitterBackoff, the last cut to what is left.
+// indexWait is the time a verification may spend re-reading GSIs that do not
+// match yet: one budget for all checks from the first that needs it, so a real
+// mismatch in many checks costs it once. Waits follow
+// retry.ExponentialJitterBackoff, the last cut to what is left.
 type indexWait struct {
 	budget   time.Duration // <= 0: no re-reads
 	deadline time.Time     // zero until the first re-read
@@ -483,7 +493,8 @@ func newIndexWait(budget time.Duration) *indexWait {
 	return &indexWait{budget: budget, backoff: retry.NewExponentialJitterBackoff(indexBackoffMax)}
 }
 
-// delay returns the wait before re-read attempt (1 first), or false past the budget.
+// delay returns the wait before re-read attempt (1 first), or false past the
+// budget.
 func (w *indexWait) delay(attempt int) (time.Duration, bool) {
 	if w.budget <= 0 {
 		return 0, false
@@ -502,10 +513,11 @@ func (w *indexWait) delay(attempt int) (time.Duration, bool) {
 	return min(d, left), true
 }
 
-// run queries the table and compares the items, in order, with want (sorted by the sort key's UTF-8
-// bytes, as DynamoDB does; equal GSI sort keys in any order). A GSI is eventually consistent, so a
-// non-matching check is re-queried while wait allows. Matching items are then checked against
-// PostgreSQL's order of their source values (orderStream); ties holds a GSI answer's runs of equal
+// run queries the table and compares the items, in order, with want (sorted by
+// the sort key's UTF-8 bytes, as DynamoDB does; equal GSI sort keys in any
+// order). A GSI is eventually consistent, so a non-matching check is re-queried
+// while wait allows. Matching items are then checked against PostgreSQL's order
+// of their source values (orderStream); ties holds a GSI answer's runs of equal
 // sort keys. Both sides stream.
 func (c *patternCheck) run(ctx context.Context, client dynamodb.QueryAPIClient, table string, wait *indexWait, orders *orderChecker, ties *sorter) (PatternResult, error) {
 	ap := c.pp.Pattern
@@ -559,11 +571,12 @@ func (c *patternCheck) checkOrder(ctx context.Context, orders *orderChecker, des
 	return st.finish(ctx)
 }
 
-// queryPageItems bounds a Query page (QueryInput.Limit), as scanPageItems does a Scan's.
+// queryPageItems bounds a Query page (QueryInput.Limit), as scanPageItems does
+// a Scan's.
 const queryPageItems = 200
 
-// query runs the Query once, comparing with want an item of each at a time; it reads every page to
-// count them.
+// query runs the Query once, comparing with want an item of each at a time; it
+// reads every page to count them.
 func (c *patternCheck) query(ctx context.Context, client dynamodb.QueryAPIClient, table string, ties *sorter) (PatternResult, error) {
 	ap := c.pp.Pattern
 	res := PatternResult{Pattern: ap.Name, Index: ap.Index, Params: c.params, Want: int(c.want.len())}
@@ -577,7 +590,8 @@ func (c *patternCheck) query(ctx context.Context, client dynamodb.QueryAPIClient
 	in.Limit = aws.Int32(queryPageItems)
 	got := &answerReader{ctx: ctx, name: ap.Name, p: dynamodb.NewQueryPaginator(client, in), ties: ties}
 	if c.gsi != nil {
-		// Equal GSI sort keys come back in no defined order: each run is ordered as want is.
+		// Equal GSI sort keys come back in no defined order: each run is
+		// ordered as want is.
 		got.sortAttr, got.sortType = c.gsi.SortKey, c.sortType
 		got.sortKeys = c.gsi.SortKeys
 	}
@@ -643,7 +657,8 @@ func (c *patternCheck) query(ctx context.Context, client dynamodb.QueryAPIClient
 	return res, nil
 }
 
-// nextAnswer returns the answer's next item that is not undecided; io.EOF at the end.
+// nextAnswer returns the answer's next item that is not undecided; io.EOF at
+// the end.
 func (c *patternCheck) nextAnswer(got *answerReader) ([]byte, error) {
 	for {
 		g, err := got.next()
@@ -657,10 +672,10 @@ func (c *patternCheck) nextAnswer(got *answerReader) ([]byte, error) {
 	}
 }
 
-// checkScanned fails res, a matched filtered answer, when ScannedCount differs from the items the
-// key condition must read (passing, left out, undecided); each in-flight skip widens the allowance
-// by one. Otherwise a key condition reading nothing would match a filter that leaves every derived
-// item out.
+// checkScanned fails res, a matched filtered answer, when ScannedCount differs
+// from the items the key condition must read (passing, left out, undecided);
+// each in-flight skip widens the allowance by one. Otherwise a key condition
+// reading nothing would match a filter that leaves every derived item out.
 // https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Query.FilterExpression.html
 func (c *patternCheck) checkScanned(res *PatternResult, scanned int64) {
 	if c.pp.Pattern.FilterExpr == nil || !res.OK {
@@ -677,8 +692,8 @@ func (c *patternCheck) checkScanned(res *PatternResult, scanned int64) {
 		scanned, want, c.want.len(), c.filtered, len(c.undecided), res.Index)
 }
 
-// skip reports whether item, differing from the other side's and read at readAt or before, changed
-// after the snapshot.
+// skip reports whether item, differing from the other side's and read at readAt
+// or before, changed after the snapshot.
 func (c *patternCheck) skip(ctx context.Context, item []byte, readAt time.Time) (bool, error) {
 	if c.inFlight == nil {
 		return false, nil
@@ -686,8 +701,9 @@ func (c *patternCheck) skip(ctx context.Context, item []byte, readAt time.Time) 
 	return c.inFlight(ctx, item, readAt)
 }
 
-// answerReader reads a Query's answer page by page as canonical items; with a GSI sort key, each
-// run of equal sort keys is ordered by canonical item in ties (on disk past its budget).
+// answerReader reads a Query's answer page by page as canonical items; with a
+// GSI sort key, each run of equal sort keys is ordered by canonical item in
+// ties (on disk past its budget).
 type answerReader struct {
 	ctx  context.Context
 	name string
@@ -697,14 +713,15 @@ type answerReader struct {
 	n    int // items read
 	// sortAttr is the GSI's sort key, of type sortType ("" for none).
 	sortAttr, sortType string
-	// sortKeys are a multi-attribute GSI's sort key attributes, whose runs of equal values are
-	// ordered.
+	// sortKeys are a multi-attribute GSI's sort key attributes, whose runs of
+	// equal values are ordered.
 	sortKeys []mapping.KeyAttribute
 	ties     *sorter
 	run      recordSource // the current run of ties, ordered
 	// undecided counts items passed over as undecided.
 	undecided int
-	// scanned sums ScannedCount: items the key condition read before the filter.
+	// scanned sums ScannedCount: items the key condition read before the
+	// filter.
 	scanned int64
 	// readAt is when the last page was read.
 	readAt  time.Time
@@ -746,8 +763,8 @@ func (a *answerReader) raw() (answerItem, error) {
 	return ai, nil
 }
 
-// next returns the next canonical item, tie runs ordered; io.EOF at the end. Valid until the next
-// call.
+// next returns the next canonical item, tie runs ordered; io.EOF at the end.
+// Valid until the next call.
 func (a *answerReader) next() ([]byte, error) {
 	if a.sortAttr == "" && len(a.sortKeys) == 0 {
 		it, err := a.raw()
@@ -809,11 +826,13 @@ func (a *answerReader) drain() error {
 	}
 }
 
-// runAll runs the sample's checks and judges the pattern by docs/verify.md, "Patterns that reach
-// nothing fail": an empty parameter source or no item derived passes with a Note; no tuple, or
-// every check expecting and getting nothing, fails, unless some filter left items out or undecided
-// (those were compared). A pattern reading a whole item collection is compared with PostgreSQL's
-// count of it (checkCollection). rows gives each entity's source row count, for the message.
+// runAll runs the sample's checks and judges the pattern by docs/verify.md,
+// "Patterns that reach nothing fail": an empty parameter source or no item
+// derived passes with a Note; no tuple, or every check expecting and getting
+// nothing, fails, unless some filter left items out or undecided (those were
+// compared). A pattern reading a whole item collection is compared with
+// PostgreSQL's count of it (checkCollection). rows gives each entity's source
+// row count, for the message.
 func (ps *patternSample) runAll(ctx context.Context, src source, client dynamodb.QueryAPIClient, table string, wait *indexWait,
 	orders *orderChecker, ties *sorter, derived int64, rows []int64) ([]PatternResult, error) {
 	ap := ps.pp.Pattern

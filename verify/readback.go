@@ -22,16 +22,17 @@ import (
 // https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_BatchGetItem.html
 const batchGetKeys = 100
 
-// readBackRounds bounds the re-asks of UnprocessedKeys before the read-back fails, with full-jitter
-// backoff from readBackBaseDelay doubling to readBackMaxDelay.
+// readBackRounds bounds the re-asks of UnprocessedKeys before the read-back
+// fails, with full-jitter backoff from readBackBaseDelay doubling to
+// readBackMaxDelay.
 const (
 	readBackRounds    = 20
 	readBackBaseDelay = 50 * time.Millisecond
 	readBackMaxDelay  = 2 * time.Second
 )
 
-// readBack re-reads an applyRun's journaled keys, batchGetKeys per strongly consistent
-// BatchGetItem.
+// readBack re-reads an applyRun's journaled keys, batchGetKeys per strongly
+// consistent BatchGetItem.
 type readBack struct {
 	client   dynamodb.BatchGetItemAPIClient
 	table    string
@@ -39,15 +40,15 @@ type readBack struct {
 	// keyTypes are the types of keyAttrs (mapping.Table.KeyTypes).
 	keyTypes [2]string
 	typeAttr string
-	// keysOnly reads only the key attributes and typeAttr, eventually consistent: half the read
-	// units, and no other attribute sent.
+	// keysOnly reads only the key attributes and typeAttr, eventually
+	// consistent: half the read units, and no other attribute sent.
 	keysOnly bool
 	// parallel is how many chunks are read at once (0 or 1: one after another).
 	parallel int
 }
 
-// run reads back every key of j (stale ones only when deleted) into out's counts; the rest are
-// listed in unapplied.
+// run reads back every key of j (stale ones only when deleted) into out's
+// counts; the rest are listed in unapplied.
 func (rb *readBack) run(ctx context.Context, j *journal, out *Applied, deleted bool, unapplied *listBuilder[ItemRef]) error {
 	keep := func(e journalEntry) bool { return e.kind != journalStale || deleted }
 	return rb.each(ctx, j, keep, func(e journalEntry, got map[string]types.AttributeValue) error {
@@ -66,8 +67,8 @@ func (rb *readBack) run(ctx context.Context, j *journal, out *Applied, deleted b
 	})
 }
 
-// held counts, by holder type ("(none)" without one), keys of j held by an item of a type not in
-// compared.
+// held counts, by holder type ("(none)" without one), keys of j held by an item
+// of a type not in compared.
 func (rb *readBack) held(ctx context.Context, j *journal, compared []string, held map[string]int64) error {
 	var mu sync.Mutex
 	visit := func(_ journalEntry, got map[string]types.AttributeValue) error {
@@ -88,9 +89,9 @@ func (rb *readBack) held(ctx context.Context, j *journal, compared []string, hel
 	return rb.each(ctx, j, func(journalEntry) bool { return true }, visit)
 }
 
-// each reads the keys of j's entries keep accepts in BatchGetItem chunks, rb.parallel at a time,
-// calling visit with each entry and item; visit runs in journal order from one goroutine only when
-// chunks run one after another.
+// each reads the keys of j's entries keep accepts in BatchGetItem chunks,
+// rb.parallel at a time, calling visit with each entry and item; visit runs in
+// journal order from one goroutine only when chunks run one after another.
 func (rb *readBack) each(ctx context.Context, j *journal, keep func(journalEntry) bool, visit func(journalEntry, map[string]types.AttributeValue) error) error {
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(max(rb.parallel, 1))
@@ -119,8 +120,9 @@ func (rb *readBack) each(ctx context.Context, j *journal, keep func(journalEntry
 	return err
 }
 
-// chunk reads entries' keys (at most batchGetKeys, distinct) and calls visit with each and its
-// item, nil when absent; UnprocessedKeys are re-asked after a backoff.
+// chunk reads entries' keys (at most batchGetKeys, distinct) and calls visit
+// with each and its item, nil when absent; UnprocessedKeys are re-asked after a
+// backoff.
 func (rb *readBack) chunk(ctx context.Context, entries []journalEntry, visit func(journalEntry, map[string]types.AttributeValue) error) error {
 	byKey := make(map[string]journalEntry, len(entries))
 	keys := make([]map[string]types.AttributeValue, 0, len(entries))

@@ -11,21 +11,23 @@ import (
 	"slices"
 )
 
-// sortGroup is the memory budget and temporary directory a set of sorters share: past about budget
-// bytes in memory, the sorter holding most writes its records, sorted, to a run file. Not safe for
-// concurrent use.
+// sortGroup is the memory budget and temporary directory a set of sorters
+// share: past about budget bytes in memory, the sorter holding most writes its
+// records, sorted, to a run file. Not safe for concurrent use.
 type sortGroup struct {
 	dir     string
 	budget  int
 	used    int // bytes held in memory by all the sorters (arena and spans capacity)
 	sorters []*sorter
-	// named: a file could not be unlinked on creation, so it goes with the directory.
+	// named: a file could not be unlinked on creation, so it goes with the
+	// directory.
 	named bool
 	// shared: a sub group, dir is its parent's.
 	shared bool
 }
 
-// newSortGroup creates the group's directory under os.TempDir; budget is in bytes.
+// newSortGroup creates the group's directory under os.TempDir; budget is in
+// bytes.
 func newSortGroup(prefix string, budget int) (*sortGroup, error) {
 	dir, err := os.MkdirTemp("", prefix)
 	if err != nil {
@@ -34,13 +36,14 @@ func newSortGroup(prefix string, budget int) (*sortGroup, error) {
 	return &sortGroup{dir: dir, budget: budget}, nil
 }
 
-// sub returns a group with its own budget in g's directory, which closing it leaves to g.
+// sub returns a group with its own budget in g's directory, which closing it
+// leaves to g.
 func (g *sortGroup) sub(budget int) *sortGroup {
 	return &sortGroup{dir: g.dir, budget: budget, shared: true}
 }
 
-// tempFile creates a file in the group's directory and unlinks it at once where possible, so its
-// space is freed however the process ends.
+// tempFile creates a file in the group's directory and unlinks it at once where
+// possible, so its space is freed however the process ends.
 func (g *sortGroup) tempFile(name string) (*os.File, error) {
 	f, err := os.CreateTemp(g.dir, name)
 	if err != nil {
@@ -52,7 +55,8 @@ func (g *sortGroup) tempFile(name string) (*os.File, error) {
 	return f, nil
 }
 
-// close closes every sorter's files and removes the directory (not a sub group's).
+// close closes every sorter's files and removes the directory (not a sub
+// group's).
 func (g *sortGroup) close() error {
 	for _, s := range g.sorters {
 		s.closeRuns()
@@ -64,9 +68,9 @@ func (g *sortGroup) close() error {
 	return os.RemoveAll(g.dir)
 }
 
-// sorter sorts records (uvarint-length-prefixed bytes) by cmp in bounded memory: within the group's
-// budget in memory, past it as sorted run files merged when read (iter). Not safe for concurrent
-// use.
+// sorter sorts records (uvarint-length-prefixed bytes) by cmp in bounded
+// memory: within the group's budget in memory, past it as sorted run files
+// merged when read (iter). Not safe for concurrent use.
 type sorter struct {
 	g     *sortGroup
 	name  string
@@ -75,15 +79,15 @@ type sorter struct {
 	spans []span // records in arena, in the order added until sorted
 	runs  []*os.File
 	n     int64 // records added
-	// sorted: spans are in order; reading: iter was called (until reset), so in-memory records
-	// stay.
+	// sorted: spans are in order; reading: iter was called (until reset), so
+	// in-memory records stay.
 	sorted, reading bool
 }
 
 type span struct{ start, end int }
 
-// maxFanIn bounds the runs one merge reads at once (an open file and 32 KB buffer each); more merge
-// in passes.
+// maxFanIn bounds the runs one merge reads at once (an open file and 32 KB
+// buffer each); more merge in passes.
 const maxFanIn = 64
 
 // newSorter adds a sorter to g; name names its run files.
@@ -97,7 +101,8 @@ func (s *sorter) mem() int { return cap(s.arena) + cap(s.spans)*16 }
 
 func (s *sorter) len() int64 { return s.n }
 
-// add copies rec in; over the group's budget, the sorter holding most memory writes a run.
+// add copies rec in; over the group's budget, the sorter holding most memory
+// writes a run.
 func (s *sorter) add(rec []byte) error {
 	before := s.mem()
 	start := len(s.arena)
@@ -180,7 +185,8 @@ func writeRecord(w *bufio.Writer, rec []byte) error {
 	return err
 }
 
-// recordSource yields records in order until io.EOF; a slice is valid until the next call.
+// recordSource yields records in order until io.EOF; a slice is valid until the
+// next call.
 type recordSource interface {
 	next() ([]byte, error)
 }
@@ -231,7 +237,8 @@ func (r *runSource) next() ([]byte, error) {
 // mergeSource merges sorted sources by cmp.
 type mergeSource struct {
 	h mergeHeap
-	// last is the source whose record was returned last, advanced on the next call.
+	// last is the source whose record was returned last, advanced on the next
+	// call.
 	last *mergeHead
 	cmp  func(a, b []byte) int
 }
@@ -299,8 +306,9 @@ func (m *mergeSource) next() ([]byte, error) {
 	return m.last.rec, nil
 }
 
-// iter returns the records by cmp (ties in insertion order within a run). It may be called again;
-// nothing may be added while its result is read. Past maxFanIn runs, runs merge on disk first.
+// iter returns the records by cmp (ties in insertion order within a run). It
+// may be called again; nothing may be added while its result is read. Past
+// maxFanIn runs, runs merge on disk first.
 func (s *sorter) iter() (recordSource, error) {
 	s.reading = true
 	s.sortMem()

@@ -11,9 +11,9 @@ import (
 	"sync"
 )
 
-// spill partitions records by key hash into bucket files so a comparison holds one bucket in memory
-// at a time: memory grows with the bucket, not the table. Its files are unlinked on creation. Safe
-// for concurrent use.
+// spill partitions records by key hash into bucket files so a comparison holds
+// one bucket in memory at a time: memory grows with the bucket, not the table.
+// Its files are unlinked on creation. Safe for concurrent use.
 type spill struct {
 	g     *sortGroup
 	files []*os.File
@@ -21,9 +21,9 @@ type spill struct {
 	mus   []sync.Mutex
 }
 
-// Bucket sizing: expected items / itemsPerBucket buckets, from 1 to maxBuckets (open files); past
-// that, buckets grow with the table. The write buffers share spillBuffer bytes, each between 2 and
-// 64 KB.
+// Bucket sizing: expected items / itemsPerBucket buckets, from 1 to maxBuckets
+// (open files); past that, buckets grow with the table. The write buffers share
+// spillBuffer bytes, each between 2 and 64 KB.
 const (
 	itemsPerBucket = 1_000
 	maxBuckets     = 1024
@@ -37,7 +37,8 @@ const (
 	fromTable  side = 'T'
 )
 
-// newSpill creates bucket files for about expected items a side in g's directory.
+// newSpill creates bucket files for about expected items a side in g's
+// directory.
 func newSpill(g *sortGroup, expected int64) (*spill, error) {
 	n := int(min(expected/itemsPerBucket+1, maxBuckets))
 	size := min(max(spillBuffer/n, 2<<10), 64<<10)
@@ -60,11 +61,12 @@ func (s *spill) bucket(key string) int {
 	return int(h.Sum64() % uint64(len(s.files)))
 }
 
-// recordHeader is a record header's size: side, entity, key, item and type lengths.
+// recordHeader is a record header's size: side, entity, key, item and type
+// lengths.
 const recordHeader = 1 + 4 + 4 + 4 + 4
 
-// add appends a record: side, entity index (-1 for a table item), key, canonical item and, for a
-// table item, its type.
+// add appends a record: side, entity index (-1 for a table item), key,
+// canonical item and, for a table item, its type.
 func (s *spill) add(sd side, entity int, key string, item []byte, typ string) error {
 	i := s.bucket(key)
 	s.mus[i].Lock()
@@ -93,8 +95,8 @@ type record struct {
 	typ    string
 }
 
-// each flushes the buckets and calls fn with each bucket's records, valid during the call; no add
-// after.
+// each flushes the buckets and calls fn with each bucket's records, valid
+// during the call; no add after.
 func (s *spill) each(fn func(records []record) error) error {
 	for _, w := range s.bufs {
 		if err := w.Flush(); err != nil {

@@ -11,9 +11,9 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
-// appendValue and readValue encode to disk the source values an order check needs, as
-// extract.Source.Stream decodes them, so PostgreSQL gets them back unchanged (extract.Source.Rank):
-// a tag byte, then the value.
+// appendValue and readValue encode to disk the source values an order check
+// needs, as extract.Source.Stream decodes them, so PostgreSQL gets them back
+// unchanged (extract.Source.Rank): a tag byte, then the value.
 const (
 	tagNil byte = iota
 	tagFalse
@@ -34,8 +34,8 @@ const (
 // errValueType is wrapped by appendValue for a Go type it does not encode.
 var errValueType = errors.New("no encoding for the value's type")
 
-// appendValue appends v's encoding to b, failing with errValueType for a type Stream does not
-// return for a scalar column.
+// appendValue appends v's encoding to b, failing with errValueType for a type
+// Stream does not return for a scalar column.
 func appendValue(b []byte, v any) ([]byte, error) {
 	switch v := v.(type) {
 	case nil:
@@ -62,8 +62,8 @@ func appendValue(b []byte, v any) ([]byte, error) {
 	case [16]byte:
 		return append(append(b, tagUUID), v[:]...), nil
 	case time.Time:
-		// MarshalBinary keeps the instant, wall clock and zone offset (not name): what pgx encodes
-		// dates and timestamps from.
+		// MarshalBinary keeps the instant, wall clock and zone offset (not
+		// name): what pgx encodes dates and timestamps from.
 		t, err := v.MarshalBinary()
 		if err != nil {
 			return nil, fmt.Errorf("time %v: %w", v, err)
@@ -102,8 +102,9 @@ func appendBytes(b, v []byte) []byte {
 // errValueData is returned for an encoding appendValue did not write.
 var errValueData = errors.New("verify: corrupt value encoding")
 
-// readValue decodes the value at b's start and returns it with the rest; errValueData (wrapped for
-// a bad time) on an unknown tag or short or corrupt encoding.
+// readValue decodes the value at b's start and returns it with the rest;
+// errValueData (wrapped for a bad time) on an unknown tag or short or corrupt
+// encoding.
 func readValue(b []byte) (any, []byte, error) {
 	if len(b) == 0 {
 		return nil, nil, errValueData
@@ -152,7 +153,8 @@ func (r *valueReader) value(tag byte) (any, error) {
 	return nil, errValueData
 }
 
-// integer decodes a varint as tag's type: int16, int32, int64 or pgtype.InfinityModifier.
+// integer decodes a varint as tag's type: int16, int32, int64 or
+// pgtype.InfinityModifier.
 func (r *valueReader) integer(tag byte) (any, error) {
 	v, err := r.varint()
 	if err != nil {
@@ -169,7 +171,8 @@ func (r *valueReader) integer(tag byte) (any, error) {
 	return v, nil
 }
 
-// byteString decodes a length-prefixed field as tag's type: string, []byte (a copy) or time.Time.
+// byteString decodes a length-prefixed field as tag's type: string, []byte (a
+// copy) or time.Time.
 func (r *valueReader) byteString(tag byte) (any, error) {
 	v, err := r.bytesField()
 	if err != nil {
@@ -188,8 +191,8 @@ func (r *valueReader) byteString(tag byte) (any, error) {
 	return t, nil
 }
 
-// numeric decodes a pgtype.Numeric: flags (valid, NaN, negative), infinity modifier and exponent
-// varints, magnitude bytes.
+// numeric decodes a pgtype.Numeric: flags (valid, NaN, negative), infinity
+// modifier and exponent varints, magnitude bytes.
 func (r *valueReader) numeric() (any, error) {
 	f, err := r.fixed(1)
 	if err != nil {

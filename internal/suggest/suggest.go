@@ -1,4 +1,5 @@
-// Package suggest finds the name a user probably meant (Jaro-Winkler, as urfave/cli).
+// Package suggest finds the name a user probably meant (Jaro-Winkler, as
+// urfave/cli).
 package suggest
 
 import (
@@ -7,10 +8,12 @@ import (
 	"github.com/xrash/smetrics"
 )
 
-// MinScore is the similarity (0 to 1) a suggestion needs; one- or two-character typos of 5+ pass.
+// MinScore is the similarity (0 to 1) a suggestion needs; one- or two-character
+// typos of 5+ pass.
 const MinScore = 0.85
 
-// Closest returns the case-insensitively closest candidate scoring MinScore, "" if provided is one.
+// Closest returns the case-insensitively closest candidate scoring MinScore, ""
+// if provided is one.
 func Closest(provided string, candidates []string) string {
 	best, score := "", 0.0
 	lower := strings.ToLower(provided)
@@ -36,7 +39,8 @@ func Hint(provided string, candidates []string) string {
 	return ""
 }
 
-// FlagHint is " (did you mean --X?)" for the flag package's undefined-flag error msg, or "".
+// FlagHint is " (did you mean --X?)" for the flag package's undefined-flag
+// error msg, or "".
 func FlagHint(msg string, flags []string) string {
 	provided, ok := strings.CutPrefix(msg, "flag provided but not defined: ")
 	if s := Closest(strings.TrimLeft(provided, "-"), flags); ok && s != "" {

@@ -9,8 +9,8 @@ import (
 // FewShown is how many elements Few shows.
 const FewShown = 5
 
-// Few formats a list for a failure message: its first FewShown elements (%+v), then "… and 4,211
-// more", or "none" when empty.
+// Few formats a list for a failure message: its first FewShown elements (%+v),
+// then "… and 4,211 more", or "none" when empty.
 func Few[T any](list []T) string {
 	if len(list) == 0 {
 		return "none"

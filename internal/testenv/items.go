@@ -6,8 +6,8 @@ import (
 	"github.com/pg2dynamo/pg2dynamo/ddbjson"
 )
 
-// CanonicalItem renders an item in ddbjson's canonical form (names and set members sorted), so
-// equal items are equal strings.
+// CanonicalItem renders an item in ddbjson's canonical form (names and set
+// members sorted), so equal items are equal strings.
 func CanonicalItem(item map[string]types.AttributeValue) string {
 	return string(ddbjson.Canonical(item))
 }

@@ -16,12 +16,14 @@ var (
 	peakErr  error
 )
 
-// PeakRSS is a command's peak resident set size via the peakrss runner, which sees the command's
-// own peak (a test's child's ru_maxrss starts at the test binary's).
+// PeakRSS is a command's peak resident set size via the peakrss runner, which
+// sees the command's own peak (a test's child's ru_maxrss starts at the test
+// binary's).
 type PeakRSS struct{ file string }
 
-// WithPeakRSS returns a command running name under the peakrss runner (built once per test binary)
-// and the PeakRSS to read after it ends. Signals reach name; the exit code is name's.
+// WithPeakRSS returns a command running name under the peakrss runner (built
+// once per test binary) and the PeakRSS to read after it ends. Signals reach
+// name; the exit code is name's.
 func WithPeakRSS(t testing.TB, name string, args ...string) (*exec.Cmd, PeakRSS) {
 	t.Helper()
 	peakOnce.Do(func() {

@@ -12,9 +12,10 @@ import (
 	"testing"
 )
 
-// StatementCounter is a TCP proxy before PostgreSQL counting its clients' statements:
-// extended-protocol Execute messages (one per pgx statement) and simple-protocol Query messages. It
-// forwards every byte unchanged; connections are without TLS (sslmode=disable) so it can read them.
+// StatementCounter is a TCP proxy before PostgreSQL counting its clients'
+// statements: extended-protocol Execute messages (one per pgx statement) and
+// simple-protocol Query messages. It forwards every byte unchanged; connections
+// are without TLS (sslmode=disable) so it can read them.
 // https://www.postgresql.org/docs/current/protocol-message-formats.html
 type StatementCounter struct {
 	// URL is the database's connection string, through the proxy.
@@ -25,8 +26,8 @@ type StatementCounter struct {
 	wg          sync.WaitGroup
 }
 
-// NewStatementCounter starts a counting proxy for postgres:// URL pgURL, stopped when the test
-// ends.
+// NewStatementCounter starts a counting proxy for postgres:// URL pgURL,
+// stopped when the test ends.
 func NewStatementCounter(t testing.TB, pgURL string) *StatementCounter {
 	t.Helper()
 	u, err := url.Parse(pgURL)
@@ -94,8 +95,9 @@ func (c *StatementCounter) serve(client net.Conn) {
 		client.Close()
 	}()
 	r := bufio.NewReader(client)
-	// Startup: untyped messages (length, code). An SSLRequest or GSSENCRequest gets one refusing
-	// byte (the URL disables TLS), then the startup message follows.
+	// Startup: untyped messages (length, code). An SSLRequest or GSSENCRequest
+	// gets one refusing byte (the URL disables TLS), then the startup message
+	// follows.
 	for {
 		msg, err := readUntyped(r)
 		if err != nil {

@@ -8,9 +8,10 @@ import (
 // PollInterval is how often Poll asks its condition again.
 const PollInterval = 10 * time.Millisecond
 
-// Poll waits for an event a test cannot be told of (an output line, a released slot), asking done
-// every PollInterval until true. It errs, naming what it waited for, when ended (nil: never) closes
-// or receives first (after one last ask), or at limit: a bound on a hang, not a speed measure.
+// Poll waits for an event a test cannot be told of (an output line, a released
+// slot), asking done every PollInterval until true. It errs, naming what it
+// waited for, when ended (nil: never) closes or receives first (after one last
+// ask), or at limit: a bound on a hang, not a speed measure.
 func Poll[T any](what string, limit time.Duration, ended <-chan T, done func() bool) error {
 	deadline := time.NewTimer(limit)
 	defer deadline.Stop()

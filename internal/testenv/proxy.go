@@ -9,8 +9,8 @@ import (
 	"testing"
 )
 
-// Recorder is an HTTP reverse proxy recording each forwarded request's DynamoDB operation
-// (X-Amz-Target).
+// Recorder is an HTTP reverse proxy recording each forwarded request's DynamoDB
+// operation (X-Amz-Target).
 type Recorder struct {
 	// URL is the proxy's address, to use as the endpoint.
 	URL string
@@ -38,7 +38,8 @@ func NewRecorder(t testing.TB, target string) *Recorder {
 	return r
 }
 
-// Operations returns every request's X-Amz-Target so far, e.g. "DynamoDB_20120810.Scan".
+// Operations returns every request's X-Amz-Target so far, e.g.
+// "DynamoDB_20120810.Scan".
 func (r *Recorder) Operations() []string {
 	r.mu.Lock()
 	defer r.mu.Unlock()

@@ -1,6 +1,6 @@
-// Package testenv gives tests the real services they run against: a fresh PostgreSQL database per
-// test on the local server (AdminURL), and a dynalite (pinned in package.json) per test binary on a
-// free loopback port.
+// Package testenv gives tests the real services they run against: a fresh
+// PostgreSQL database per test on the local server (AdminURL), and a dynalite
+// (pinned in package.json) per test binary on a free loopback port.
 package testenv
 
 import (
@@ -24,8 +24,8 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 )
 
-// AdminURL is the maintenance database creating and dropping test databases; PG2DYNAMO_TEST_PG
-// overrides it.
+// AdminURL is the maintenance database creating and dropping test databases;
+// PG2DYNAMO_TEST_PG overrides it.
 func AdminURL() string {
 	if u := os.Getenv("PG2DYNAMO_TEST_PG"); u != "" {
 		return u
@@ -33,9 +33,9 @@ func AdminURL() string {
 	return "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"
 }
 
-// NewDatabase creates an empty, randomly named database, dropped WITH (FORCE) when the test ends,
-// and returns its URL. The test fails at once if the server is unreachable, and at its end if the
-// drop fails.
+// NewDatabase creates an empty, randomly named database, dropped WITH (FORCE)
+// when the test ends, and returns its URL. The test fails at once if the server
+// is unreachable, and at its end if the drop fails.
 func NewDatabase(t testing.TB) string {
 	t.Helper()
 	url, drop, err := CreateDatabase()
@@ -50,13 +50,15 @@ func NewDatabase(t testing.TB) string {
 	return url
 }
 
-// adminTimeout bounds creating or dropping one database, retries included, well above a loaded
-// server's time: DROP DATABASE waits for the backends FORCE ends and for its files.
+// adminTimeout bounds creating or dropping one database, retries included, well
+// above a loaded server's time: DROP DATABASE waits for the backends FORCE ends
+// and for its files.
 const adminTimeout = 5 * time.Minute
 
-// CreateDatabase creates an empty, randomly named database for a whole test binary (dropped in
-// TestMain), returning its URL and a drop function. Both retry a busy server's transient answers up
-// to adminTimeout; drop's error says how to drop a leftover.
+// CreateDatabase creates an empty, randomly named database for a whole test
+// binary (dropped in TestMain), returning its URL and a drop function. Both
+// retry a busy server's transient answers up to adminTimeout; drop's error says
+// how to drop a leftover.
 func CreateDatabase() (url string, drop func() error, err error) {
 	admin := AdminURL()
 	u, err := neturl.Parse(admin)
@@ -92,8 +94,9 @@ func CreateDatabase() (url string, drop func() error, err error) {
 	return u.String(), drop, nil
 }
 
-// dropDatabase drops name if it exists. WITH (FORCE) does not end a walsender streaming from one of
-// its slots (a running follow), so those are ended first; DROP DATABASE then drops the slots.
+// dropDatabase drops name if it exists. WITH (FORCE) does not end a walsender
+// streaming from one of its slots (a running follow), so those are ended first;
+// DROP DATABASE then drops the slots.
 func dropDatabase(ctx context.Context, c *pgx.Conn, name string) error {
 	if _, err := c.Exec(ctx, `SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots
 		WHERE database = $1 AND active_pid IS NOT NULL`, name); err != nil {
@@ -106,8 +109,9 @@ func dropDatabase(ctx context.Context, c *pgx.Conn, name string) error {
 // SQLSTATEs a busy server answers for a while, outlived by retrying
 // (https://www.postgresql.org/docs/current/errcodes-appendix.html).
 const (
-	// "database … is being accessed by other users" (a FORCE-ended backend still exiting), "… is
-	// used by an active logical replication slot", and CREATE DATABASE's on template1.
+	// "database … is being accessed by other users" (a FORCE-ended backend
+	// still exiting), "… is used by an active logical replication slot", and
+	// CREATE DATABASE's on template1.
 	codeObjectInUse = "55006"
 	// Connection slots used up by the tests in parallel.
 	codeTooManyConnections = "53300"
@@ -128,8 +132,9 @@ func retryable(err error) bool {
 	return false
 }
 
-// retryAdmin runs op on its own admin connection until success, a non-retryable error or ctx's end,
-// backing off from 100 ms to 5 s; the error is the last attempt's with the count.
+// retryAdmin runs op on its own admin connection until success, a non-retryable
+// error or ctx's end, backing off from 100 ms to 5 s; the error is the last
+// attempt's with the count.
 func retryAdmin(ctx context.Context, admin string, op func(context.Context, *pgx.Conn) error) error {
 	wait := 100 * time.Millisecond
 	start := time.Now()
@@ -173,7 +178,8 @@ func Connect(t testing.TB, url string) *pgx.Conn {
 	return conn
 }
 
-// Exec runs sql on url (a whole script is fine: simple protocol) or fails the test.
+// Exec runs sql on url (a whole script is fine: simple protocol) or fails the
+// test.
 func Exec(t testing.TB, url, sql string) {
 	t.Helper()
 	conn := Connect(t, url)
@@ -198,8 +204,9 @@ var (
 	dynErr  error
 )
 
-// SharedDynalite returns the test binary's dynalite, started on first use. Sharing tests need
-// distinct table names (TableName); TestMain calls StopDynalite.
+// SharedDynalite returns the test binary's dynalite, started on first use.
+// Sharing tests need distinct table names (TableName); TestMain calls
+// StopDynalite.
 func SharedDynalite(t testing.TB) *Dynalite {
 	t.Helper()
 	dynOnce.Do(func() { dyn, dynErr = StartDynalite() })
@@ -209,8 +216,8 @@ func SharedDynalite(t testing.TB) *Dynalite {
 	return dyn
 }
 
-// UseDynaliteCredentials sets what the SDK needs to sign for dynalite, which takes any: dummy keys,
-// us-east-1, no EC2 metadata.
+// UseDynaliteCredentials sets what the SDK needs to sign for dynalite, which
+// takes any: dummy keys, us-east-1, no EC2 metadata.
 func UseDynaliteCredentials() {
 	os.Setenv("AWS_ACCESS_KEY_ID", "test")
 	os.Setenv("AWS_SECRET_ACCESS_KEY", "test")
@@ -218,7 +225,8 @@ func UseDynaliteCredentials() {
 	os.Setenv("AWS_EC2_METADATA_DISABLED", "true")
 }
 
-// Main is the TestMain of dynalite-using tests: UseDynaliteCredentials, the tests, then Stop.
+// Main is the TestMain of dynalite-using tests: UseDynaliteCredentials, the
+// tests, then Stop.
 func Main(m *testing.M) {
 	UseDynaliteCredentials()
 	code := m.Run()
@@ -226,8 +234,8 @@ func Main(m *testing.M) {
 	os.Exit(code)
 }
 
-// Stop stops the shared dynalite and removes a built peakrss runner, as TestMain does after the
-// tests.
+// Stop stops the shared dynalite and removes a built peakrss runner, as
+// TestMain does after the tests.
 func Stop() {
 	if dyn != nil {
 		dyn.Stop()
@@ -237,12 +245,14 @@ func Stop() {
 	}
 }
 
-// StartDynalite starts dynalite in memory, table-state delays at 0, on a free loopback port, and
-// waits until it accepts connections. It needs `npm ci` at the repository root.
+// StartDynalite starts dynalite in memory, table-state delays at 0, on a free
+// loopback port, and waits until it accepts connections. It needs `npm ci` at
+// the repository root.
 func StartDynalite() (*Dynalite, error) { return StartDynaliteCreating(0) }
 
-// StartDynaliteCreating is StartDynalite with tables CREATING for createTable after CreateTable
-// (--createTableMs, whole milliseconds), as DynamoDB's are for seconds.
+// StartDynaliteCreating is StartDynalite with tables CREATING for createTable
+// after CreateTable (--createTableMs, whole milliseconds), as DynamoDB's are
+// for seconds.
 func StartDynaliteCreating(createTable time.Duration) (*Dynalite, error) {
 	root, err := RepoRoot()
 	if err != nil {
@@ -286,13 +296,15 @@ func StartDynaliteCreating(createTable time.Duration) (*Dynalite, error) {
 	return &Dynalite{Endpoint: "http://" + addr, cmd: cmd, exited: exited}, nil
 }
 
-// dynaliteStartWait bounds a new dynalite's start, much slower on a loaded machine.
+// dynaliteStartWait bounds a new dynalite's start, much slower on a loaded
+// machine.
 const dynaliteStartWait = 2 * time.Minute
 
-// DynaliteArgs returns node's arguments to run the dynalite pinned at root (node_modules) in memory
-// on 127.0.0.1:port, table-state delays at 0, with scripts/dynalite-guard.cjs preloaded so a client
-// leaving mid-request does not end it, and --single-threaded-gc, as on two busy cores V8's
-// collector threads cost more than they save (docs/development.md). It fails when dynalite is not
+// DynaliteArgs returns node's arguments to run the dynalite pinned at root
+// (node_modules) in memory on 127.0.0.1:port, table-state delays at 0, with
+// scripts/dynalite-guard.cjs preloaded so a client leaving mid-request does not
+// end it, and --single-threaded-gc, as on two busy cores V8's collector threads
+// cost more than they save (docs/development.md). It fails when dynalite is not
 // installed.
 func DynaliteArgs(root string, port int) ([]string, error) { return dynaliteArgs(root, port, 0) }
 
@@ -328,8 +340,8 @@ func FreePort() (int, error) {
 // TableName returns a DynamoDB table name unique to this call.
 func TableName(prefix string) string { return prefix + "-" + randomHex(5) }
 
-// RepoRoot finds the directory holding the product module's go.mod, from the working directory
-// upward (so tools/ tests find it too).
+// RepoRoot finds the directory holding the product module's go.mod, from the
+// working directory upward (so tools/ tests find it too).
 func RepoRoot() (string, error) {
 	dir, err := os.Getwd()
 	if err != nil {

@@ -14,9 +14,10 @@ import (
 	"testing"
 )
 
-// WriteRecorder is an HTTP reverse proxy before a DynamoDB-compatible server recording every
-// write's key (BatchWriteItem puts and deletes, PutItem, DeleteItem, UpdateItem) and request counts
-// per operation. Re-sent writes are recorded each time.
+// WriteRecorder is an HTTP reverse proxy before a DynamoDB-compatible server
+// recording every write's key (BatchWriteItem puts and deletes, PutItem,
+// DeleteItem, UpdateItem) and request counts per operation. Re-sent writes are
+// recorded each time.
 type WriteRecorder struct {
 	// URL is the proxy's address, to use as the endpoint.
 	URL      string
@@ -29,8 +30,8 @@ type WriteRecorder struct {
 	held map[string]chan struct{}
 }
 
-// NewWriteRecorder starts a recording proxy to target, closed when the test ends; keys are pk's and
-// sk's values joined by a space.
+// NewWriteRecorder starts a recording proxy to target, closed when the test
+// ends; keys are pk's and sk's values joined by a space.
 func NewWriteRecorder(t testing.TB, target, pk, sk string) *WriteRecorder {
 	t.Helper()
 	u, err := url.Parse(target)
@@ -102,7 +103,8 @@ func (r *WriteRecorder) record(op string, body []byte) {
 	}
 }
 
-// key is an item key's recorded form: its key attributes' string values, space-joined.
+// key is an item key's recorded form: its key attributes' string values,
+// space-joined.
 func (r *WriteRecorder) key(a attrs) string {
 	s := func(name string) string {
 		var v string
@@ -126,7 +128,8 @@ func (r *WriteRecorder) Deletes() []string {
 	return sortedCopy(r.deletes)
 }
 
-// Operations returns how many requests of each operation ("Scan") were forwarded so far.
+// Operations returns how many requests of each operation ("Scan") were
+// forwarded so far.
 func (r *WriteRecorder) Operations() map[string]int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -137,8 +140,8 @@ func (r *WriteRecorder) Operations() map[string]int {
 	return out
 }
 
-// Hold makes op's requests wait from now until release is called (or the client gives up); release
-// is idempotent.
+// Hold makes op's requests wait from now until release is called (or the client
+// gives up); release is idempotent.
 func (r *WriteRecorder) Hold(op string) (release func()) {
 	gate := make(chan struct{})
 	r.mu.Lock()

@@ -8,12 +8,14 @@ import (
 	"testing"
 )
 
-// noScript is Chromium Preferences blocking JavaScript everywhere: --disable-javascript is no
-// Chromium flag, and --blink-settings=scriptEnabled=false also stops --dump-dom.
+// noScript is Chromium Preferences blocking JavaScript everywhere:
+// --disable-javascript is no Chromium flag, and
+// --blink-settings=scriptEnabled=false also stops --dump-dom.
 const noScript = `{"profile":{"default_content_setting_values":{"javascript":2}}}`
 
-// RenderStatic returns the DOM headless Chromium shows for path without JavaScript; ok is false
-// when Chromium is absent and PG2DYNAMO_SKIP_BROWSER allows skipping, else t fails.
+// RenderStatic returns the DOM headless Chromium shows for path without
+// JavaScript; ok is false when Chromium is absent and PG2DYNAMO_SKIP_BROWSER
+// allows skipping, else t fails.
 func RenderStatic(t testing.TB, path string) (dom string, ok bool) {
 	t.Helper()
 	browser, err := exec.LookPath("chromium")

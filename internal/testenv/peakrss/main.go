@@ -1,7 +1,8 @@
-// Command peakrss runs COMMAND and writes its peak RSS in kilobytes to FILE: peakrss FILE COMMAND
-// [ARG...]. Go forks children with vfork, so a test's child inherits the test binary's ru_maxrss;
-// this small runner's is below the command's. Signals pass on, the command dies with the runner,
-// and the exit code is the command's (125 when the runner fails).
+// Command peakrss runs COMMAND and writes its peak RSS in kilobytes to FILE:
+// peakrss FILE COMMAND [ARG...]. Go forks children with vfork, so a test's
+// child inherits the test binary's ru_maxrss; this small runner's is below the
+// command's. Signals pass on, the command dies with the runner, and the exit
+// code is the command's (125 when the runner fails).
 package main
 
 import (

@@ -1,6 +1,7 @@
-// Package prepare sets up tests running a stage after extract on a real source: mapping parsed,
-// source connected, mapping checked and compiled (pipeline.Prepare), snapshot begun. It imports
-// pipeline, so it is apart from testenv.
+// Package prepare sets up tests running a stage after extract on a real source:
+// mapping parsed, source connected, mapping checked and compiled
+// (pipeline.Prepare), snapshot begun. It imports pipeline, so it is apart from
+// testenv.
 package prepare
 
 import (
@@ -23,8 +24,8 @@ func Mapping(t testing.TB, name, yaml string) *mapping.Mapping {
 	return m
 }
 
-// Source connects to url, prepares m (pipeline.Prepare) and begins the snapshot, failing t on an
-// error; closed when t ends.
+// Source connects to url, prepares m (pipeline.Prepare) and begins the
+// snapshot, failing t on an error; closed when t ends.
 func Source(t testing.TB, url string, m *mapping.Mapping) (*extract.Source, []*transform.Plan) {
 	t.Helper()
 	ctx := context.Background()

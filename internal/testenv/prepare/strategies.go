@@ -18,8 +18,9 @@ type Strategy struct {
 	Mapping *mapping.Mapping
 }
 
-// Strategies loads fixtures/mappings/strategies/, which together use every mapping.JoinKinds kind,
-// so per-kind stage tests range over them; t fails when none exist or a kind is unused.
+// Strategies loads fixtures/mappings/strategies/, which together use every
+// mapping.JoinKinds kind, so per-kind stage tests range over them; t fails when
+// none exist or a kind is unused.
 func Strategies(t testing.TB) []Strategy {
 	t.Helper()
 	root, err := testenv.RepoRoot()
@@ -52,8 +53,8 @@ func Strategies(t testing.TB) []Strategy {
 	return out
 }
 
-// Source creates a database with s's schema (no rows), prepares s.Mapping against it and returns
-// its URL too.
+// Source creates a database with s's schema (no rows), prepares s.Mapping
+// against it and returns its URL too.
 func (s Strategy) Source(t testing.TB) (string, *extract.Source, []*transform.Plan) {
 	t.Helper()
 	ddl, err := fixtures.Schema(s.Domain)

@@ -1,6 +1,7 @@
-// Package schemagen generates mapping.schema.json from the Go types Load decodes into: the structs
-// give the keys, types and descriptions (doc comments), and this package adds what a struct cannot
-// say (enums, defaults, patterns, bounds, and rules Load checks in code). `go generate ./mapping`
+// Package schemagen generates mapping.schema.json from the Go types Load
+// decodes into: the structs give the keys, types and descriptions (doc
+// comments), and this package adds what a struct cannot say (enums, defaults,
+// patterns, bounds, and rules Load checks in code). `go generate ./mapping`
 // runs it; a mapping test fails when the committed file differs.
 package schemagen
 
@@ -21,9 +22,10 @@ import (
 
 const pkgPath = "github.com/pg2dynamo/pg2dynamo/mapping"
 
-// Generate returns the schema as mapping.schema.json holds it: JSON indented by two spaces, keys in
-// a fixed order, a final newline. srcDir holds the mapping package's source, read for doc comments.
-// It fails on unparsable source or a rule naming a key the structs lack.
+// Generate returns the schema as mapping.schema.json holds it: JSON indented by
+// two spaces, keys in a fixed order, a final newline. srcDir holds the mapping
+// package's source, read for doc comments. It fails on unparsable source or a
+// rule naming a key the structs lack.
 func Generate(srcDir string) (out []byte, err error) {
 	r := &jsonschema.Reflector{
 		FieldNameTag:               "yaml",
@@ -59,8 +61,8 @@ func Generate(srcDir string) (out []byte, err error) {
 }
 
 // goComments returns the mapping package's type and field doc comments keyed as
-// jsonschema.Reflector.CommentMap wants ("<import path>.Type.Field"), paragraphs joined as an
-// editor shows them.
+// jsonschema.Reflector.CommentMap wants ("<import path>.Type.Field"),
+// paragraphs joined as an editor shows them.
 func goComments(r *jsonschema.Reflector, srcDir string) (map[string]string, error) {
 	// AddGoComments keys a file's comments by base joined with the file's
 	// directory: read them under a placeholder base and rename.
@@ -102,8 +104,8 @@ func defName(t reflect.Type) string {
 	return string(name)
 }
 
-// fileFields adds to Mapping the file's entities and access_patterns maps, which Mapping holds as
-// slices.
+// fileFields adds to Mapping the file's entities and access_patterns maps,
+// which Mapping holds as slices.
 func fileFields(t reflect.Type) []reflect.StructField {
 	if t != reflect.TypeFor[mapping.Mapping]() {
 		return nil
@@ -114,8 +116,9 @@ func fileFields(t reflect.Type) []reflect.StructField {
 	}
 }
 
-// unescapeHTML undoes encoding/json's escaping of <, > and & (\u003c, …), which the patterns are
-// full of; escapes are read pairwise so an escaped backslash stays.
+// unescapeHTML undoes encoding/json's escaping of <, > and & (\u003c, …), which
+// the patterns are full of; escapes are read pairwise so an escaped backslash
+// stays.
 func unescapeHTML(b []byte) []byte {
 	out := make([]byte, 0, len(b))
 	for i := 0; i < len(b); i++ {

@@ -1,5 +1,6 @@
-// Command schemagen writes mapping.schema.json from the mapping package's Go types and doc
-// comments. Run it in that package's directory, as `go generate ./mapping` does.
+// Command schemagen writes mapping.schema.json from the mapping package's Go
+// types and doc comments. Run it in that package's directory, as `go generate
+// ./mapping` does.
 package main
 
 import (
