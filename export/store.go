@@ -158,6 +158,7 @@ type s3Object struct {
 
 func (o *s3Object) Write(p []byte) (int, error) { return o.pw.Write(p) }
 
+// Close ends the body and waits for the upload to complete.
 func (o *s3Object) Close() error {
 	o.pw.Close()
 	if err := <-o.done; err != nil {
@@ -247,6 +248,7 @@ func (f *dirFile) Close() error {
 	return err
 }
 
+// Abort closes and removes the temporary file.
 func (f *dirFile) Abort() error {
 	f.f.Close()
 	if err := os.Remove(f.f.Name()); err != nil && !errors.Is(err, fs.ErrNotExist) {

@@ -14,7 +14,8 @@ type Error struct {
 	// Path is the value's dotted path, e.g. "entities.Order.pk" or
 	// "table.gsis[0].name".
 	Path string
-	Msg  string
+	// Msg says what is wrong and what was expected.
+	Msg string
 	// Err is the typed cause (*TemplateError, *BraceError) for errors.As; Msg
 	// already says it.
 	Err error

@@ -25,7 +25,8 @@ var JoinKinds = []JoinKind{JoinDuplicate, JoinEmbed, JoinAggregate}
 type JoinRule struct {
 	Kind JoinKind
 	// Attr is what an embed or aggregate fills; "" for a duplicate.
-	Attr  string
+	Attr string
+	// Index is a duplicate's position in Entity.Duplicate; 0 otherwise.
 	Index int
 	// Path is the rule's dotted path: entities.Order.duplicate[0],
 	// entities.Order.embed.lines.

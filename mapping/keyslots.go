@@ -4,7 +4,9 @@ package mapping
 // key) and the template rendering it: the one list of an entity's keys every
 // stage reads.
 type KeySlot struct {
-	Attr     string
+	// Attr is the key attribute.
+	Attr string
+	// Template renders it.
 	Template Template
 	// Index is the GSI; "" for the table's keys and the mirror's.
 	Index string

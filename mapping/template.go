@@ -14,8 +14,10 @@ import (
 // sort-key integers pad to their PostgreSQL type's width, and ":0" turns
 // padding off.
 type Template struct {
+	// Source is the template text as written.
 	Source string
-	Parts  []Part
+	// Parts are the literal and placeholder pieces in order.
+	Parts []Part
 }
 
 // Part is a literal (Column == "") or a placeholder.

@@ -50,6 +50,7 @@ type RowError struct {
 	SourceKey map[string]any
 	// Column is the column at fault, if any.
 	Column string
+	// Reason says what is wrong.
 	Reason string
 }
 

@@ -51,6 +51,7 @@ type Write struct {
 // (Options.ReadBack). Each list keeps the first Options.MaxListed keys; Counts
 // are exact. The lists live in the Result's temporary files.
 type Applied struct {
+	// Put lists the new and changed items handed to be put.
 	Put List[ItemRef] `json:"-"`
 	// Delete lists the stale items handed to be deleted; none when Withheld.
 	Delete List[ItemRef] `json:"-"`

@@ -138,10 +138,12 @@ type EntityCounts struct {
 	SourceRows int64 `json:"source_rows"`
 	// Rows is the rows the transform read; Rejected those giving no item, as
 	// migrate rejects them.
-	Rows        int64 `json:"rows"`
-	Rejected    int64 `json:"rejected"`
+	Rows     int64 `json:"rows"`
+	Rejected int64 `json:"rejected"`
+	// ItemsPerRow is 1, or 2 for an entity with a mirror item.
 	ItemsPerRow int64 `json:"items_per_row"`
-	Expected    int64 `json:"expected"`
+	// Expected is (SourceRows − Rejected) × ItemsPerRow.
+	Expected int64 `json:"expected"`
 	// Derived is the distinct items derived; Duplicates the items whose key an
 	// earlier one (of any entity) has, which migrate would write over each
 	// other.
@@ -541,6 +543,8 @@ type sourceSink struct {
 	bytes  []int64                               // export bytes by entity
 }
 
+// Write spills and accounts for every item of batch; it fails on a bucket
+// write or an order check's encoding error.
 func (s *sourceSink) Write(_ context.Context, batch []transform.Item) error {
 	for j, it := range batch {
 		key := itemKey(it.Attrs, s.c.keyAttrs)
