@@ -57,6 +57,7 @@ func newAcknowledger(opts Options, plans []*transform.Plan, st *stats, stop *sto
 	return a
 }
 
+// run handles events until the channel is closed.
 func (a *acknowledger) run(events <-chan event) {
 	for ev := range events {
 		if a.err != nil {

@@ -17,15 +17,17 @@ type Autoscale struct {
 	Max int
 	// Start is the writers at first (default min(4, Max)).
 	Start int
-	// Interval is a window's least length; a window lasts until each writer
-	// finished a batch, so a slow sink is measured over enough answers.
+	// Interval is a window's least length (default DefaultAutoscaleInterval);
+	// a window lasts until each writer finished a batch, so a slow sink is
+	// measured over enough answers.
 	Interval time.Duration
 	// ticks and now replace the ticker and the clock in tests.
 	ticks <-chan time.Time
 	now   func() time.Time
 }
 
-// DefaultAutoscaleInterval: about a dozen batches a writer, yet a fast ramp.
+// DefaultAutoscaleInterval is Autoscale.Interval's default: about a dozen
+// batches a writer, yet a fast ramp.
 const DefaultAutoscaleInterval = 100 * time.Millisecond
 
 func (a Autoscale) withDefaults() Autoscale {
@@ -217,7 +219,8 @@ const (
 	toleranceDecay                = 5 * time.Minute
 )
 
-// NewAutoscaler returns an unpaced Autoscaler at cfg.Start writers.
+// NewAutoscaler returns an unpaced Autoscaler at cfg.Start writers (after
+// defaults).
 func NewAutoscaler(cfg Autoscale) *Autoscaler {
 	cfg = cfg.withDefaults()
 	a := &Autoscaler{cfg: cfg, w: cfg.Start, phase: doubling, holdLen: firstHold, lastHalving: -1, lastThrottle: -1}

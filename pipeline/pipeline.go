@@ -19,13 +19,15 @@ const DefaultConcurrency = 8
 // Reject is a row not written: a line of the rejects file (JSON Lines).
 type Reject struct {
 	Entity string `json:"entity"`
-	// SourceKey holds the row's primary key and key-template columns.
+	// SourceKey holds the row's primary key and key-template columns (nil for
+	// NULL).
 	SourceKey map[string]any `json:"source_key"`
 	// ItemKey is the item's primary key, when one was rendered.
 	ItemKey map[string]string `json:"item_key,omitempty"`
 	Column  string            `json:"column,omitempty"`
 	Reason  string            `json:"reason"`
-	// Deleted are the items a follow deleted for a row a change rejected.
+	// Deleted are the items a follow deleted for a row a change rejected;
+	// empty in a full load.
 	Deleted []map[string]string `json:"deleted,omitempty"`
 }
 
@@ -36,7 +38,8 @@ func RowReject(re *transform.RowError) Reject {
 
 // Progress receives counts as the run goes, from one goroutine (see Options).
 type Progress interface {
-	// Plan is called once, before any row is read, with every entity.
+	// Plan is called once, before any row is read, with every entity in
+	// mapping order.
 	Plan(entities []PlannedEntity)
 	// Start is called when entity's first rows are read.
 	Start(entity string)
@@ -45,7 +48,8 @@ type Progress interface {
 	Advance(entity string, rows, items int)
 }
 
-// WritersProgress is a Progress also told an Autoscale run's writers.
+// WritersProgress is a Progress also told an Autoscale run's writers, at the
+// start and at each change, from the goroutine of its other calls.
 type WritersProgress interface {
 	Progress
 	Writers(n int)
@@ -68,17 +72,21 @@ type PlannedEntity struct {
 // slows the run, a failing one stops it.
 type Options struct {
 	keysUnique func(*mapping.Mapping, []*transform.Plan) []bool
-	// Concurrency is the number of writers; ignored with Auto.
+	// Concurrency is the number of writers (default DefaultConcurrency);
+	// ignored with Auto.
 	Concurrency int
 	// Auto, if set, has an Autoscaler choose and pace the writers.
 	Auto *Autoscale
-	// OnReject gets each rejected row before its batch reaches the Checkpoint.
+	// OnReject gets each rejected row before its batch reaches the Checkpoint;
+	// nil discards rejects (still counted).
 	OnReject func(Reject) error
 	// Progress, if set, is told of each entity's progress.
 	Progress Progress
-	// Readers is the connections reading in parallel on one snapshot.
+	// Readers is the connections reading in parallel on one snapshot (default
+	// 1).
 	Readers int
-	// MinRangeRows is the fewest rows of a range split across Readers.
+	// MinRangeRows is the fewest rows of a range split across Readers (default
+	// MinRangeRows).
 	MinRangeRows int64
 	// SkipDuplicateCheck turns off the run-wide check that no two rows render
 	// one primary key (11 to 21 bytes an item not proven unique; such entities
@@ -87,9 +95,11 @@ type Options struct {
 	// Checkpoint, if set, records how far each entity is written; Run resumes
 	// it.
 	Checkpoint *Checkpoint
-	// OnCheckpoint is called at each change; it may save cp, not keep it.
+	// OnCheckpoint is called at each change of Checkpoint, with the entity and
+	// whether it is done; it may save cp, not keep it.
 	OnCheckpoint func(cp *Checkpoint, entity string, done bool) error
-	// WriteGrace is how long writers finish the batches read after ctx is done.
+	// WriteGrace is how long writers finish the batches read after ctx is done
+	// (default WriteGrace).
 	WriteGrace time.Duration
 	// Shard, when its Count is over 1, reads only this shard's rows.
 	Shard Shard

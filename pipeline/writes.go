@@ -45,13 +45,15 @@ const BehindItems = 40_000
 
 // WritesOptions are how a Writes writes.
 type WritesOptions struct {
-	// Concurrency is the number of writers; ignored with Auto.
+	// Concurrency is the number of writers (default DefaultConcurrency);
+	// ignored with Auto.
 	Concurrency int
 	// KeyTypes are the key attributes' types, for ItemKeyMap.
 	KeyTypes [2]string
 	// Auto, if set, has an Autoscaler choose and pace the writers.
 	Auto *Autoscale
-	// OnWriters, if set, is told the writers at the start and at each change.
+	// OnWriters, if set, is told the writers at the start and at each change,
+	// from the Autoscaler's goroutine.
 	OnWriters func(writers int)
 	// Queue bounds the work waiting (default queuedBatches, at least a
 	// writer's).
@@ -216,8 +218,9 @@ func freshBatch() batch {
 // change until written.
 func (g *Group) Add(row []transform.Item) error { return g.AddThen(row, nil) }
 
-// AddThen is Add, and calls done from a writer once the sink answered for the
-// row (nil, or the first refused item's error); not when it was not written.
+// AddThen is Add, and calls done from a writer, before Wait returns, once the
+// sink answered for the row (nil, or the first refused item's error); not when
+// it was not written.
 func (g *Group) AddThen(row []transform.Item, done func(error)) error {
 	if g.ctx.Err() != nil { // an atomic load, where Cause takes a lock: once a row
 		return context.Cause(g.ctx)
@@ -263,8 +266,9 @@ func (g *Group) OnStop(f func(error)) { g.onStop = f }
 func (g *Group) StreamRejects(f func(Reject) error) { g.onReject = f }
 
 // Do hands task to a writer, so unbatched writes (conditional deletes) share
-// the writers; its error stops the Group. Unordered with the rows, it is not
-// counted in Written.
+// the writers; task's ctx is done once the Group stops, and its error stops
+// the Group. Unordered with the rows, it is not counted in Written. Do waits
+// and returns as Add.
 func (g *Group) Do(task func(ctx context.Context) error) error {
 	if g.ctx.Err() != nil {
 		return context.Cause(g.ctx)
@@ -272,13 +276,15 @@ func (g *Group) Do(task func(ctx context.Context) error) error {
 	return g.send(groupBatch{g: g, task: task})
 }
 
-// Pending is the batch being filled; valid until the next Add or Flush.
+// Pending is the batch being filled; valid until the next Add or Flush, not
+// to be changed.
 func (g *Group) Pending() []transform.Item { return g.cur.items }
 
 // Batches is the number of batches handed to the writers so far.
 func (g *Group) Batches() int { return g.sent }
 
-// Flush hands the batch being filled to the writers, without waiting.
+// Flush hands the batch being filled to the writers, without waiting for the
+// write; it waits and returns as Add.
 func (g *Group) Flush() error {
 	if len(g.cur.items) == 0 {
 		return nil
@@ -316,8 +322,9 @@ func (g *Group) fail(err error) {
 	}
 }
 
-// Wait flushes and waits for every batch. It returns the refused rows (none
-// with StreamRejects) and the first error of a write or the stop.
+// Wait flushes and waits for every batch. It returns the refused rows in the
+// order their batches were written (none with StreamRejects) and the first
+// error of a write (a refused delete is one) or the stop.
 func (g *Group) Wait() ([]Reject, error) {
 	err := g.Flush()
 	g.pending.Wait()
