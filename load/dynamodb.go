@@ -99,6 +99,7 @@ func NewClient(ctx context.Context, cc ClientConfig) (*dynamodb.Client, error) {
 }
 
 // AWSConfig loads every client's AWS configuration (default chain and opts).
+// It fails fast, naming the settings, when no region or credentials are found.
 func AWSConfig(ctx context.Context, region, profile string, opts ...func(*config.LoadOptions) error) (aws.Config, error) {
 	if region != "" {
 		opts = append(opts, config.WithRegion(region))
@@ -146,7 +147,8 @@ type DynamoDB struct {
 
 	limit *writeLimit
 
-	// Deadline, when above 0, bounds one batch's time, retries included.
+	// Deadline, when above 0, bounds one batch's time, retries included; past
+	// it the batch fails and the run stops.
 	Deadline time.Duration
 }
 
@@ -283,8 +285,12 @@ func (d *DynamoDB) Stats() Stats {
 
 // Write puts batch with BatchWriteItem (deleting items marked Delete) and
 // re-sends UnprocessedItems up to 20 rounds; items left are a *BatchError. A
-// request DynamoDB rejects whole (ValidationException) is written item by
-// item, so only invalid items fail. Other errors stop the run.
+// request DynamoDB rejects whole (ValidationException: an item over 400 KB, a
+// key of the wrong type) is written item by item, so only invalid items fail,
+// each ItemError with DynamoDB's code and message. Other errors stop the run.
+// Write blocks for the write limit (LimitWriteUnits), requests and backoffs; a
+// cancelled ctx ends it with ctx.Err(), past Deadline with the deadline's
+// message.
 // https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/ServiceQuotas.html
 func (d *DynamoDB) Write(ctx context.Context, batch []transform.Item) error {
 	if d.Deadline > 0 {

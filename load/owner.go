@@ -31,7 +31,8 @@ const (
 	TagTypes = "pg2dynamo:types"
 	// TagMapping is an older pg2dynamo's tag (the file's base name), for TagName.
 	TagMapping = "pg2dynamo:mapping"
-	// TagEvolving marks a table partway through a new mapping version.
+	// TagEvolving marks a table partway through a new mapping version: set
+	// before it writes anything, emptied with the new TagMappingHash.
 	TagEvolving = "pg2dynamo:evolving"
 )
 
@@ -66,8 +67,10 @@ type Owner struct {
 	File       string
 }
 
+// maxTagValue is the longest tag value DynamoDB takes, in characters.
 const maxTagValue = 256
 
+// tagValueRE is the characters DynamoDB takes in a tag value.
 var tagValueRE = regexp.MustCompile(`^[\p{L}\p{Z}\p{N}_.:/=+\-@]*$`)
 
 // Tags are o's tags: TagName, TagMappingHash and, when they fit, TagTypes.
@@ -121,6 +124,7 @@ type OwnerAPI interface {
 }
 
 // ErrNoTags means the endpoint has no tagging: ownership cannot be recorded.
+// TagTable, TagEvolved, TableTags and WriteLease fail with it there.
 var ErrNoTags = errors.New("the DynamoDB endpoint does not support TagResource and ListTagsOfResource")
 
 func noTags(err error) error {
@@ -136,7 +140,8 @@ func TagTable(ctx context.Context, client OwnerAPI, arn string, o Owner) error {
 	return tagTable(ctx, client, arn, o.Tags())
 }
 
-// TagEvolved tags the table as o's and empties TagEvolving in one TagResource.
+// TagEvolved tags the table as o's and empties TagEvolving in one TagResource,
+// so no reader sees the new hash with the change under way, or the reverse.
 func TagEvolved(ctx context.Context, client OwnerAPI, arn string, o Owner) error {
 	return tagTable(ctx, client, arn, append(o.Tags(), types.Tag{Key: aws.String(TagEvolving), Value: aws.String("")}))
 }

@@ -20,7 +20,8 @@ const MaxBatchItems = 25
 type Sink interface {
 	// Write puts each item of batch (1 to MaxBatchItems, distinct keys) or
 	// deletes those marked Delete. It returns nil, a *BatchError for items not
-	// written, or another error when the run cannot go on; it honours ctx.
+	// written (the others were), or another error when the run cannot go on;
+	// it honours ctx.
 	Write(ctx context.Context, batch []transform.Item) error
 }
 

@@ -155,7 +155,8 @@ var ErrNoContinuousBackups = errors.New("the DynamoDB client cannot call UpdateC
 
 // EnsureTable checks that the mapping's table exists and fits it, creating a
 // missing one if create (else ErrTableNotFound), waiting for ACTIVE, enabling
-// point-in-time recovery. After CreateTable, a failure says the table exists.
+// point-in-time recovery. After CreateTable, a failure says the table exists:
+// a later run finds it and neither applies nor checks the settings.
 // Tables other runs create are awaited. A misfit is a *TableMismatchError.
 func EnsureTable(ctx context.Context, client TableAPI, m *mapping.Mapping, create bool) (created bool, err error) {
 	name := m.Table.Name
