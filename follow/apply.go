@@ -32,7 +32,8 @@ type Applier struct {
 	keyTypes [2]string // mapping.Table.KeyTypes: rejects name B keys in base64
 	b        *transform.Builder
 	// OnReject is told of unwritable rows (nil: counted only). Writers configures
-	// the windows' writers; set it before Start.
+	// the windows' writers (default pipeline.DefaultConcurrency); set both
+	// before the first Start.
 	OnReject func(pipeline.Reject) error
 	Writers  pipeline.WritesOptions
 	// OnCatalog, if set, is told of the catalog changes a window adapts to.
@@ -310,7 +311,8 @@ func (a *Applier) dropped(ctx context.Context) error {
 	return nil
 }
 
-// Keys are the keys the window writes: the next window's busy keys.
+// Keys are the keys the window writes: the next window's busy keys. Not
+// changed once Start has returned.
 func (f *Flight) Keys() map[[2]string]bool { return f.w.seen }
 
 // Wait waits for the window's writes and reports what it did.

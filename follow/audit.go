@@ -75,7 +75,8 @@ var _ AuditAPI = (*dynamodb.Client)(nil)
 // AuditOptions tune an Auditor.
 type AuditOptions struct {
 	Mode AuditMode
-	// Cycle is the period in which every item is compared, slices spread evenly.
+	// Cycle is the period in which every item is compared, slices spread evenly
+	// (default DefaultAuditCycle); a longer cycle overruns (AuditStatus.Overran).
 	Cycle time.Duration
 	// SliceItems is the items a slice aims at (default AuditSliceItems).
 	SliceItems int
@@ -202,7 +203,8 @@ type AuditError struct{ Err error }
 func (e *AuditError) Error() string { return "audit: " + e.Err.Error() }
 func (e *AuditError) Unwrap() error { return e.Err }
 
-// start runs the audit in a goroutine; failures go to fail as *AuditError.
+// start runs the audit in a goroutine until stop or ctx's end; a failure goes
+// to fail as an *AuditError and ends it.
 func (au *Auditor) start(ctx context.Context, applied func() pglogrepl.LSN, fail func(error)) (stop func()) {
 	if au == nil {
 		return func() {}

@@ -119,7 +119,7 @@ func (l *keyLog) wrote(r *recording, k [2]string) bool {
 }
 
 // waitWindows waits until windows up to seq are written: then every follow
-// write is recorded.
+// write is recorded (a later window records its keys before writing them).
 func (l *keyLog) waitWindows(ctx context.Context, seq uint64) error {
 	for {
 		l.mu.Lock()
@@ -244,11 +244,13 @@ var _ [pipeline.BehindItems - maxSides*max(besideChunkMax, repairChunk)]struct{}
 
 // sideFlight is a side chunk being written beside the windows.
 type sideFlight struct {
-	f        *Flight
+	f *Flight
+	// written is closed once the writes are done, rejected and err set.
 	written  chan struct{}
 	rejected []pipeline.Reject
 	err      error
-	// items are the chunk's items written, from began to ended.
+	// items are the chunk's items written, from began to ended; all three set
+	// before written is closed.
 	items        int64
 	began, ended time.Time
 }

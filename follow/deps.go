@@ -58,7 +58,8 @@ type Graph struct {
 	plans  []*transform.Plan
 	tables map[string]*table // by "schema.name"
 	byOID  map[uint32]*table
-	// keyCols are, per entity, the source columns of its table keys.
+	// keyCols are, per entity, the source columns of its table keys, which old
+	// row images must carry to delete a re-keyed or gone row's items.
 	keyCols [][]string
 }
 

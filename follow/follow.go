@@ -24,7 +24,8 @@ type Options struct {
 	// Idle is how long Receive waits for more changes before applying (default
 	// 100 ms); MaxAge the longest a window stays open (default 250 ms).
 	Idle, MaxAge time.Duration
-	// UntilCaughtUp also stops Run once caught up (else only ctx stops it).
+	// UntilCaughtUp also stops Run once every change committed before it checks
+	// is applied (caughtUp); else only ctx stops it.
 	UntilCaughtUp bool
 	// OnStatus, if set, is called after each window, when idle, and every
 	// Stream.Interval during a window; never concurrently.
@@ -36,8 +37,9 @@ type Options struct {
 	OnShapes func(rederived []string, shapes map[string]transform.Shape) error
 	// Audit, if set, is the rolling audit run alongside; its failure stops Run.
 	Audit *Auditor
-	// Alongside, if set, runs in its own goroutine once streaming starts: its
-	// error stops the follow, and with UntilCaughtUp Run waits for it.
+	// Alongside, if set, runs in its own goroutine once streaming starts, its
+	// ctx done when Run stops: its error stops the follow (Run returns it), and
+	// with UntilCaughtUp Run waits for it.
 	Alongside func(ctx context.Context) error
 }
 

@@ -148,9 +148,10 @@ func parseSetting(v string) (time.Duration, error) {
 // Interval is the time between two status updates.
 func (s *Stream) Interval() time.Duration { return s.interval }
 
-// KeepAlive sends a status update every Interval until stop, so a long window
-// keeps the connection; it reports only acknowledged positions. A failed
-// update calls lost, stopping the window at once.
+// KeepAlive sends a status update every Interval, from its own goroutine,
+// until stop, so a long window keeps the connection; it reports only
+// acknowledged positions. A failed update calls lost, stopping the window at
+// once.
 func (s *Stream) KeepAlive(ctx context.Context, lost func(error)) (stop func()) {
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
@@ -187,7 +188,8 @@ type Slot struct {
 }
 
 // CreateSlot creates logical slot name and exports a snapshot at its
-// consistent point, importable until s runs another command.
+// consistent point, importable until s runs another command: begin every
+// reader of the full load before Start.
 func (s *Stream) CreateSlot(ctx context.Context, name string) (Slot, error) {
 	res, err := pglogrepl.CreateReplicationSlot(ctx, s.conn, quoteSlot(name), "pgoutput",
 		pglogrepl.CreateReplicationSlotOptions{SnapshotAction: "EXPORT_SNAPSHOT", Mode: pglogrepl.LogicalReplication})
@@ -239,7 +241,8 @@ func (s *Stream) Start(ctx context.Context, slot, publication string, from pglog
 	return nil
 }
 
-// Ack records that every transaction ending by lsn is in the table.
+// Ack records that every transaction ending by lsn is in the table; the server
+// may then recycle the WAL before it.
 func (s *Stream) Ack(lsn pglogrepl.LSN) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -248,7 +251,8 @@ func (s *Stream) Ack(lsn pglogrepl.LSN) {
 	}
 }
 
-// ServerEnd is the server's WAL end as last reported.
+// ServerEnd is the server's WAL end as last reported: lag in bytes is
+// ServerEnd − the position applied.
 func (s *Stream) ServerEnd() pglogrepl.LSN { return s.serverEnd }
 
 // Receive returns the next committed transaction, or nil when none came

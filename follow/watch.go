@@ -137,7 +137,8 @@ func (w *Watch) Close(ctx context.Context) error {
 // Changed reports whether a change committed after the snapshot may have
 // changed the item of key (pk, sk) as read at readAt or before; src is the
 // check's source. It first receives everything up to the server's WAL
-// position now when the keys known do not cover readAt.
+// position now when the keys known do not cover readAt. It fails on a
+// replication or source error.
 func (w *Watch) Changed(ctx context.Context, src *extract.Source, pk, sk string, readAt time.Time) (bool, error) {
 	if !w.asOf.After(readAt) {
 		if err := w.advance(ctx, src); err != nil {
@@ -174,6 +175,8 @@ func (w *Watch) advance(ctx context.Context, src *extract.Source) error {
 		for _, c := range tx.Changes {
 			w.g.add(aff, c)
 		}
+		// Received is not applied, but the watch keeps nothing: its temporary
+		// slot need not hold the WAL behind it.
 		w.s.Ack(tx.End)
 		if tx.End >= target {
 			break
