@@ -26,9 +26,11 @@ type Config struct {
 	// Table, when not "", replaces the mapping's table.name.
 	Table string
 	AWS   AWS
-	// Log gets notes and status lines; Out, summaries and reports.
+	// Log gets notes and status lines; Out, summaries and reports (nil:
+	// io.Discard).
 	Log, Out io.Writer
-	// Progress, when set, makes one long phase's display and its closing.
+	// Progress, when set, makes one long phase's display and its closing; each
+	// phase calls it once.
 	Progress func() (pipeline.Progress, func())
 	// Version is pg2dynamo's, as reports record it ("": Version()).
 	Version string
@@ -60,7 +62,8 @@ type ReportOptions struct {
 	Segments, Sample int
 	// GSIWait bounds the wait for a GSI to catch up before its patterns run.
 	GSIWait time.Duration
-	// Format is report.FormatText, FormatMarkdown or FormatJSON ("": text).
+	// Format is report.FormatText, FormatMarkdown or FormatJSON ("": text);
+	// Limit the keys a list shows (0: report.Render's default).
 	Format string
 	Limit  int
 	// JSON and HTML, when not "", are files the report is written to too.
@@ -121,7 +124,8 @@ type FollowOptions struct {
 	// LeasePeriod is the time between lease heartbeats (0: DefaultLeasePeriod).
 	LeasePeriod time.Duration
 	// Audit is the audit's mode (off, report, repair; "": report), AuditCycle
-	// the period to compare every item, AuditFile its drift file.
+	// the period to compare every item (0: follow.DefaultAuditCycle),
+	// AuditFile its drift file ("": DefaultAuditFile).
 	Audit      string
 	AuditCycle time.Duration
 	AuditFile  string

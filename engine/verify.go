@@ -363,8 +363,9 @@ func mappingSHA256(path string) string {
 type Session = session
 
 // Open loads cfg.Mapping, connects to cfg.Source and checks the mapping against
-// it, compiling its plans; a mapping with problems is refused with every
-// problem found. No DynamoDB client is made. The caller calls Close.
+// it, compiling its plans; a mapping with problems is refused (KindRefused, or
+// the mapping.Errors) with every problem found. No DynamoDB client is made.
+// The caller calls Close.
 func Open(ctx context.Context, cfg Config) (*Session, error) {
 	return open(newJob(ctx, cfg, "open"))
 }
