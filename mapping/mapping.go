@@ -145,7 +145,8 @@ type Mapping struct {
 	// settings ({name: electrodb, service: shop}).
 	Library Library `yaml:"library"`
 	// Entities by name ("entities" in the file), in file order: a letter, then
-	// letters, digits, '_' or '-'. At least one.
+	// letters, digits, '_' or '-', also the type attribute's default value. At
+	// least one.
 	Entities []*Entity `yaml:"-"`
 	// AccessPatterns are the named Queries the design serves
 	// ("access_patterns", in file order); verify checks their order against
@@ -292,7 +293,7 @@ type PointInTimeRecovery struct {
 	// Enabled, when true, turns point-in-time recovery on.
 	Enabled bool `yaml:"enabled"`
 	// RecoveryPeriodInDays is how many days back the table can be restored: 1
-	// to 35 (default 35).
+	// to 35 (default 35); only with enabled: true.
 	RecoveryPeriodInDays *int64 `yaml:"recovery_period_in_days"`
 }
 
@@ -458,7 +459,8 @@ const (
 	EmbedSet  = "set"
 )
 
-// Duplicate copies columns of the one parent row Join finds onto the item.
+// Duplicate copies columns of the one parent row Join finds onto the item; a
+// row without one gets none of them.
 type Duplicate struct {
 	// Source is the parent table, not a query: its join columns must be a
 	// unique key, checked in the database.
@@ -592,6 +594,7 @@ func (g *GSI) MultiAttribute() bool { return len(g.PartitionKeys) > 0 || len(g.S
 
 // KeyNames returns the GSI's key attributes; only items with all of them are in
 // the index.
+// https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/GSI.html#GSI.sparse
 func (g *GSI) KeyNames() []string {
 	if g.MultiAttribute() {
 		out := make([]string, 0, len(g.PartitionKeys)+len(g.SortKeys))

@@ -203,7 +203,8 @@ func parentOf(path string) string {
 	return path[:i]
 }
 
-// Problems returns the errors ParsePartial returned m with, in file order.
+// Problems returns the errors ParsePartial returned m with, in file order (nil:
+// none).
 func (m *Mapping) Problems() Errors { return m.problems }
 
 // Refused reports whether a Problem is at, inside or holding path. A problem

@@ -215,7 +215,8 @@ func lexCondition(s string) ([]condToken, error) {
 	return out, nil
 }
 
-// ParseKeyCondition parses AccessPattern.KeyCondition.
+// ParseKeyCondition parses AccessPattern.KeyCondition; a template holding
+// spaces, parentheses or commas must be in single quotes.
 func ParseKeyCondition(s string) (KeyCondition, error) {
 	var kc KeyCondition
 	toks, err := lexCondition(s)
