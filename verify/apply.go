@@ -49,7 +49,7 @@ type Write struct {
 
 // Applied is what Compare handed to Options.Apply and how the table read back
 // (Options.ReadBack). Each list keeps the first Options.MaxListed keys; Counts
-// are exact. The lists live in the Result's temporary files.
+// are exact. The lists live in the Result's temporary files until Result.Close.
 type Applied struct {
 	// Put lists the new and changed items handed to be put.
 	Put List[ItemRef] `json:"-"`
@@ -60,7 +60,8 @@ type Applied struct {
 	Unapplied List[ItemRef] `json:"-"`
 	Counts    AppliedCounts `json:"counts"`
 	// Withheld says why no stale item was deleted: the derivation is in doubt
-	// (a count disagrees with count(*), or a key is derived twice).
+	// (a count disagrees with count(*), or a key is derived twice); "" when
+	// they were, or there were none.
 	Withheld string `json:"withheld,omitempty"`
 	// ReadBack: every key put or deleted was read again (strongly consistent,
 	// after Wait). Matched puts read back as derived, Gone stale items are
