@@ -117,7 +117,8 @@ type S3Config struct {
 	Region, Profile, EndpointURL string
 }
 
-// NewS3Client builds an S3 client from the default credential chain.
+// NewS3Client builds an S3 client from the default credential chain; it fails
+// without a region or credentials.
 func NewS3Client(ctx context.Context, sc S3Config) (*s3.Client, error) {
 	cfg, err := load.AWSConfig(ctx, sc.Region, sc.Profile)
 	if err != nil {

@@ -94,8 +94,9 @@ func (l Location) String() string {
 type S3 struct {
 	Client *s3.Client
 	Loc    Location
-	// PartSize is the parts' size (at least manager.MinUploadPartSize, 5 MiB;
-	// with S3's 10,000 parts an object reaches 48.8 GiB).
+	// PartSize is the parts' size in bytes (default and least
+	// manager.MinUploadPartSize, 5 MiB; with S3's 10,000 parts an object
+	// reaches 48.8 GiB).
 	// https://docs.aws.amazon.com/AmazonS3/latest/userguide/qfacts.html
 	PartSize int64
 }

@@ -172,7 +172,8 @@ func liftForeignKeys(partitions []partitionKey) {
 type ReplicaIdentity struct {
 	// Kind is relreplident: 'd' DEFAULT, 'n' NOTHING, 'f' FULL, 'i' USING INDEX.
 	Kind byte
-	// Columns are the columns carried, in attnum order.
+	// Columns are the columns carried, in attnum order: all for FULL, none for
+	// NOTHING or for DEFAULT without a primary key.
 	Columns []string
 }
 

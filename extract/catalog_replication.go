@@ -55,6 +55,7 @@ ORDER BY schemaname COLLATE "C", tablename COLLATE "C"`, name)
 }
 
 // Slot is a replication slot (pg_replication_slots).
+// https://www.postgresql.org/docs/current/view-pg-replication-slots.html
 type Slot struct {
 	Name string
 	// ConfirmedFlush is where a logical slot streams from again; 0 for none.

@@ -74,6 +74,8 @@ func (s *Source) CheckQuerySource(ctx context.Context, m *mapping.Mapping, path 
 }
 
 // CheckRead has PostgreSQL plan Count's and Stream's statements for e and q.
+// One it cannot plan is a *mapping.Error at the entity (or its query); other
+// errors are returned wrapped.
 func (s *Source) CheckRead(ctx context.Context, m *mapping.Mapping, e *mapping.Entity, q Query) error {
 	path := mapping.Path(mapping.KeyEntities, e.Name)
 	if e.Source.IsQuery() {

@@ -121,7 +121,8 @@ func (s *Source) Lock(ctx context.Context, tables []pgx.Identifier) error {
 	return nil
 }
 
-// BeginAt is Begin on a snapshot another session exported and keeps alive.
+// BeginAt is Begin on a snapshot another session exported and keeps alive
+// until every fork has begun (a slot's session: by running no other command).
 // https://www.postgresql.org/docs/current/sql-set-transaction.html
 func (s *Source) BeginAt(ctx context.Context, snapshot string) error {
 	if err := s.Begin(ctx); err != nil {
@@ -163,6 +164,8 @@ func (s *Source) Fork(ctx context.Context) (*Source, error) {
 	f := &Source{conn: conn, cfg: s.cfg, name: s.name}
 	tx, err := conn.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
 	if err == nil {
+		// SET takes no parameters: the ID (PostgreSQL's own hex and dashes) is
+		// quoted as a literal all the same.
 		_, err = tx.Exec(ctx, "SET TRANSACTION SNAPSHOT '"+strings.ReplaceAll(id, "'", "''")+"'")
 	}
 	if err != nil {
@@ -436,7 +439,8 @@ func (s *Source) read(ctx context.Context, name string, q Query, sql string, arg
 		return fmt.Errorf("read %s: %w", name, err)
 	}
 	defer rows.Close()
-	// Scan: pgx plans decoding once and arrays keep their dimensions.
+	// Scan: pgx plans decoding once and arrays keep their dimensions. A
+	// statement failing before its first row has no fields: rows.Err has it.
 	width := len(rows.FieldDescriptions())
 	isArray := make([]bool, width)
 	arrays := 0

@@ -186,7 +186,8 @@ func (r *Run) Follow(st FollowStatus) {
 	r.appliedLSN.WithLabelValues(t).Set(float64(st.Applied))
 }
 
-// Stopped records that the run stopped on err: /healthz answers 503 from then.
+// Stopped records that the run stopped on err (nil: nothing to record):
+// /healthz answers 503 from then.
 func (r *Run) Stopped(err error) {
 	if r == nil || err == nil {
 		return

@@ -587,8 +587,8 @@ func (l *lineProgress) closingLine() {
 }
 
 // New returns the display mode asks for on w and its closing, called once at
-// the phase's end: "bars", "lines", "none" (nil), or "auto" (bars on a sized
-// terminal, else lines).
+// the phase's end: "bars", "lines" (one every interval), "none" (nil), or
+// "auto" (bars on a sized terminal, else lines); another mode is an error.
 func New(mode string, w io.Writer, interval time.Duration) (pipeline.Progress, func(), error) {
 	if mode == "auto" {
 		mode = "lines"
