@@ -76,7 +76,8 @@ var _ AuditAPI = (*dynamodb.Client)(nil)
 type AuditOptions struct {
 	Mode AuditMode
 	// Cycle is the period in which every item is compared, slices spread evenly
-	// (default DefaultAuditCycle); a longer cycle overruns (AuditStatus.Overran).
+	// (default DefaultAuditCycle); a cycle taking longer overruns
+	// (AuditStatus.Overran).
 	Cycle time.Duration
 	// SliceItems is the items a slice aims at (default AuditSliceItems).
 	SliceItems int

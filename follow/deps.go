@@ -47,7 +47,7 @@ type table struct {
 	streamed string
 	effects  []effect
 	// identity lists the columns a change's old row image must carry
-	// (checkIdentity).
+	// (CheckIdentity).
 	identity []string
 }
 

@@ -13,7 +13,7 @@ import (
 
 // Key text: how a placeholder's value becomes part of a key (keyEnc,
 // appendKeyText), each column's encoding across a mapping (keyFormats), and the
-// one key-plan builder (keyPlanner) for item, mirror, GSI and access pattern
+// one key-plan builder (buildKey) for item, mirror, GSI and access pattern
 // keys; Builder.renderKey is the one renderer. The rules (padding, nines'
 // complement of negatives, six fraction digits in times, types refused in
 // sorted keys) are docs/mapping.md's, "The padding rule".

@@ -145,7 +145,7 @@ func (ar *applyRun) putItem(ctx context.Context, w Write, key string, s []byte) 
 	return ar.a.Put(ctx, w)
 }
 
-// staleItem journals a stale item for deleteStale, after the counts are
+// staleItem journals a stale item for finish to delete, after the counts are
 // checked.
 func (ar *applyRun) staleItem(key string, ref ItemRef, units int64) error {
 	return ar.j.add(journalEntry{kind: journalStale, key: key, typ: ref.Type, units: units})
