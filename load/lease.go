@@ -11,8 +11,9 @@ import (
 
 // One writer per table: while migrate --follow streams into a table, the table
 // carries a lease (tags naming the slot, last heartbeat and period), and other
-// runs refuse a table with a fresh lease. Tag writes propagate in seconds, so
-// the lease keeps honest processes apart; it is no lock.
+// runs refuse a table with a fresh lease. Tag writes (five a second per
+// account) propagate in seconds, so the lease keeps honest processes apart; it
+// is no lock.
 // https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_TagResource.html
 
 // Tag keys of a follow's lease.

@@ -21,8 +21,9 @@ type Writes struct {
 	keyTypes      [2]string // WritesOptions.KeyTypes
 	queue, behind chan groupBatch
 	done          sync.WaitGroup
-	// Close closes closing, releasing gated writers and auto's windows
-	// (driven).
+	// auto is an Autoscale Writes' gate, pace and meters (nil: fixed writers).
+	// Close closes closing, releasing gated writers and ending auto's windows,
+	// whose end closes driven.
 	auto            *autoRun
 	closing, driven chan struct{}
 	written         atomic.Int64
