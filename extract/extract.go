@@ -151,7 +151,7 @@ func (s *Source) ExportSnapshot(ctx context.Context) (string, error) {
 }
 
 // Fork opens another connection with the same settings reading in s's
-// snapshot. s must stay open until every fork has begun.
+// snapshot; close it when done. s must stay open until every fork has begun.
 func (s *Source) Fork(ctx context.Context) (*Source, error) {
 	id, err := s.ExportSnapshot(ctx)
 	if err != nil {
