@@ -35,7 +35,8 @@ type Options struct {
 	// OnShapes, if set, gets the entities derived again whole and the plans'
 	// shapes once their window is acknowledged (for the checkpoint).
 	OnShapes func(rederived []string, shapes map[string]transform.Shape) error
-	// Audit, if set, is the rolling audit run alongside; its failure stops Run.
+	// Audit, if set, is the rolling audit run alongside; its failure (an
+	// *AuditError) stops Run.
 	Audit *Auditor
 	// Alongside, if set, runs in its own goroutine once streaming starts, its
 	// ctx done when Run stops: its error stops the follow (Run returns it), and
@@ -49,7 +50,7 @@ type Status struct {
 	// acknowledged; Received the end of the last transaction received.
 	Applied, Received pglogrepl.LSN
 	// LagBytes is the WAL between Applied and the server's position; Lag the time
-	// from the last window's oldest commit to its application.
+	// from the last window's oldest commit to its application (0 caught up).
 	LagBytes int64
 	Lag      time.Duration
 	// Totals of acknowledged windows; Written counts items in flight too.
