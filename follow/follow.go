@@ -49,8 +49,9 @@ type Status struct {
 	// Applied is the position up to which every change is in the table and
 	// acknowledged; Received the end of the last transaction received.
 	Applied, Received pglogrepl.LSN
-	// LagBytes is the WAL between Applied and the server's position; Lag the time
-	// from the last window's oldest commit to its application (0 caught up).
+	// LagBytes is the WAL between Applied and the server's position; Lag, the
+	// time from the last window's oldest commit to its application (0 when
+	// caught up).
 	LagBytes int64
 	Lag      time.Duration
 	// Totals of acknowledged windows; Written counts items in flight too.
