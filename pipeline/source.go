@@ -9,7 +9,7 @@ import (
 )
 
 // RowSource is the rows of one snapshot of the source: Postgres, or test fakes.
-// One goroutine uses it; parallel readers use Forks.
+// One goroutine at a time uses it; parallel readers use their own Forks.
 type RowSource interface {
 	// Count is PostgreSQL's count(*) of e's source in the snapshot.
 	Count(ctx context.Context, e *mapping.Entity) (int64, error)
