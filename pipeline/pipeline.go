@@ -82,8 +82,8 @@ type Options struct {
 	OnReject func(Reject) error
 	// Progress, if set, is told of each entity's progress.
 	Progress Progress
-	// Readers is the connections reading in parallel on one snapshot (default
-	// 1).
+	// Readers is the number of connections reading in parallel on one
+	// snapshot (default 1).
 	Readers int
 	// MinRangeRows is the fewest rows of a range split across Readers (default
 	// MinRangeRows).
