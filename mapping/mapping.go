@@ -145,8 +145,8 @@ type Mapping struct {
 	// settings ({name: electrodb, service: shop}).
 	Library Library `yaml:"library"`
 	// Entities by name ("entities" in the file), in file order: a letter, then
-	// letters, digits, '_' or '-', also the type attribute's default value. At
-	// least one.
+	// letters, digits, '_' or '-'; a name is also its type attribute's default
+	// value. At least one.
 	Entities []*Entity `yaml:"-"`
 	// AccessPatterns are the named Queries the design serves
 	// ("access_patterns", in file order); verify checks their order against
