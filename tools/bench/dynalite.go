@@ -1,12 +1,17 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
+	"regexp"
+	"slices"
 	"strconv"
+	"sync"
 	"syscall"
 	"time"
 
@@ -20,6 +25,66 @@ type dynalite struct {
 	endpoint string
 	cmd      *exec.Cmd
 	exited   chan struct{} // closed once the process is reaped
+	// gcs are its collections, when started with --trace-gc, each
+	// stamped when the bench read its line.
+	mu  sync.Mutex
+	gcs []gcEvent
+}
+
+// gcEvent is one collection of V8's, from node --trace-gc: the time its
+// main thread stopped for it, and for a Mark-Compact the incremental
+// marking steps before it (also on the main thread, between requests).
+type gcEvent struct {
+	at           time.Time
+	major        bool
+	pause, steps time.Duration
+}
+
+// gcLine reads a --trace-gc line: "[pid:isolate] N ms: Scavenge|Mark-Compact
+// A (B) -> C (D) MB, PAUSE / E ms  (+ STEPS ms in K steps ...".
+var gcLine = regexp.MustCompile(`ms: (Scavenge|Mark-Compact|Mark-Compact \(reduce\)) .* MB, (?:pooled: [0-9.]+ MB, )?([0-9.]+) / [0-9.]+ ms(?:  \(\+ ([0-9.]+) ms in)?`)
+
+// gcStats sums the collections read between from and to: the time the
+// server's one thread spent collecting, the Mark-Compacts and the longest
+// single stop.
+func (d *dynalite) gcStats(from, to time.Time) (spent time.Duration, majors int, longest time.Duration) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, e := range d.gcs {
+		if e.at.Before(from) || e.at.After(to) {
+			continue
+		}
+		spent += e.pause + e.steps
+		longest = max(longest, e.pause)
+		if e.major {
+			majors++
+		}
+	}
+	return spent, majors, longest
+}
+
+// readGC reads node's stdout: collections into d.gcs, other lines to
+// stderr.
+func (d *dynalite) readGC(r io.Reader) {
+	sc := bufio.NewScanner(r)
+	ms := func(s string) time.Duration {
+		f, _ := strconv.ParseFloat(s, 64)
+		return time.Duration(f * float64(time.Millisecond))
+	}
+	for sc.Scan() {
+		m := gcLine.FindStringSubmatch(sc.Text())
+		if m == nil {
+			fmt.Fprintln(os.Stderr, sc.Text())
+			continue
+		}
+		e := gcEvent{at: time.Now(), major: m[1] != "Scavenge", pause: ms(m[2])}
+		if m[3] != "" {
+			e.steps = ms(m[3])
+		}
+		d.mu.Lock()
+		d.gcs = append(d.gcs, e)
+		d.mu.Unlock()
+	}
 }
 
 // startDynalite starts one, with nodeFlags before node's other arguments
@@ -34,12 +99,25 @@ func startDynalite(ctx context.Context, root string, nodeFlags ...string) (*dyna
 		return nil, fmt.Errorf("%w (make bench runs npm ci; or run it in %s)", err, root)
 	}
 	cmd := exec.Command("node", append(nodeFlags, args...)...)
+	d := &dynalite{endpoint: "http://127.0.0.1:" + strconv.Itoa(port), cmd: cmd, exited: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	var traced io.ReadCloser
+	if slices.Contains(nodeFlags, "--trace-gc") {
+		if traced, err = cmd.StdoutPipe(); err != nil {
+			return nil, err
+		}
+	}
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start dynalite: %w", err)
 	}
-	d := &dynalite{endpoint: "http://127.0.0.1:" + strconv.Itoa(port), cmd: cmd, exited: make(chan struct{})}
+	read := make(chan struct{})
+	if traced != nil {
+		go func() { defer close(read); d.readGC(traced) }()
+	} else {
+		close(read)
+	}
 	go func() {
+		<-read // Wait closes the pipe: read it to its end first
 		_ = cmd.Wait()
 		close(d.exited)
 	}()

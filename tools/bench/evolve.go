@@ -65,6 +65,15 @@ type evolveBench struct {
 	// baseline began and ended, and as the comparison began and ended:
 	// the two sides ran at different times on a machine others share.
 	loads [4]string
+	// gcs are each side's dynalite's collections over its timed run (the
+	// baseline's, the comparison's): time its one thread spent in them,
+	// Mark-Compacts, the longest stop.
+	gcs [2]struct {
+		spent, longest time.Duration
+		majors         int
+	}
+	// began and ended bound the comparison.
+	began, ended time.Time
 }
 
 // loadAvg is the machine's 1-minute load average (/proc/loadavg), or "?"
@@ -122,7 +131,7 @@ func measureEvolve(ctx context.Context, cfg config, admin *pgx.Conn, root, bin, 
 	// single-threaded major collections stop every request for seconds,
 	// more of them and longer as the heap grows: the side measured second
 	// would pay for the first's table, in its wall and in the follow's lag.
-	dyn, err := startDynalite(ctx, root, evolveHeap)
+	dyn, err := startDynalite(ctx, root, evolveHeap, "--trace-gc")
 	if err != nil {
 		return nil, err
 	}
@@ -150,17 +159,25 @@ func measureEvolve(ctx context.Context, cfg config, admin *pgx.Conn, root, bin, 
 	}
 	log.Printf("(l) migrate --changes-only of Order alone")
 	eb.loads[0] = loadAvg()
+	from := time.Now()
 	res, err := launch(ctx, profiled("changes.prof", common(order, "shop-a", "--changes-only", "--no-verify"))...)
 	eb.loads[1] = loadAvg()
+	g := &eb.gcs[0]
+	g.spent, g.majors, g.longest = dyn.gcStats(from, time.Now())
 	if err != nil || res.ExitCode != 0 {
 		return nil, fmt.Errorf("(l) migrate --changes-only: exit %d, %v", res.ExitCode, err)
 	}
 	eb.baseline = res.Wall
 	dyn.stop()
-	if dyn, err = startDynalite(ctx, root, evolveHeap); err != nil {
+	if dyn, err = startDynalite(ctx, root, evolveHeap, "--trace-gc"); err != nil {
 		return nil, err
 	}
-	return eb, eb.followed(ctx, conn, common, profiled, v1, v2, dir, rate)
+	if err := eb.followed(ctx, conn, common, profiled, v1, v2, dir, rate); err != nil {
+		return nil, err
+	}
+	g = &eb.gcs[1]
+	g.spent, g.majors, g.longest = dyn.gcStats(eb.began, eb.ended)
+	return eb, nil
 }
 
 // evolveHeap lets a dynalite hold one side's table at 1M orders, past
@@ -256,7 +273,7 @@ func (eb *evolveBench) followed(ctx context.Context, conn *pgx.Conn, common func
 	if err != nil || began.IsZero() {
 		return fmt.Errorf("(l) the follow with v2: exit %d, %v (comparison began: %v)", res.ExitCode, err, !began.IsZero())
 	}
-	eb.evolve = ended.Sub(began)
+	eb.evolve, eb.began, eb.ended = ended.Sub(began), began, ended
 	return nil
 }
 
@@ -274,6 +291,14 @@ func (eb *evolveBench) render() string {
 		eb.evolve.Round(time.Millisecond), ratio, targetEvolveWall, eb.changes)
 	fmt.Fprintf(&b, "    the follow's lag meanwhile, over %d status lines: median %s, p95 %s, max %s (target < %s)\n",
 		len(eb.lags), quantile(eb.lags, 0.5), quantile(eb.lags, 0.95), maxLag, targetEvolveLag)
+	for i, side := range []struct {
+		name string
+		wall time.Duration
+	}{{"the baseline", eb.baseline}, {"the comparison", eb.evolve}} {
+		g := eb.gcs[i]
+		fmt.Fprintf(&b, "    dynalite's one thread collecting garbage over %s: %s (%.0f%% of it), %d Mark-Compacts, the longest stop %s\n",
+			side.name, g.spent.Round(time.Millisecond), 100*g.spent.Seconds()/side.wall.Seconds(), g.majors, g.longest.Round(time.Millisecond))
+	}
 	fmt.Fprintf(&b, "    the machine's 1-minute load average: %s to %s over the baseline, %s to %s over the comparison\n",
 		eb.loads[0], eb.loads[1], eb.loads[2], eb.loads[3])
 	return b.String()
