@@ -100,12 +100,14 @@ func startDynalite(ctx context.Context, root string, nodeFlags ...string) (*dyna
 	}
 	cmd := exec.Command("node", append(nodeFlags, args...)...)
 	d := &dynalite{endpoint: "http://127.0.0.1:" + strconv.Itoa(port), cmd: cmd, exited: make(chan struct{})}
-	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	cmd.Stderr = os.Stderr
 	var traced io.ReadCloser
 	if slices.Contains(nodeFlags, "--trace-gc") {
 		if traced, err = cmd.StdoutPipe(); err != nil {
 			return nil, err
 		}
+	} else {
+		cmd.Stdout = os.Stderr
 	}
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start dynalite: %w", err)
