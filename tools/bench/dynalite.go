@@ -41,8 +41,8 @@ type gcEvent struct {
 }
 
 // gcLine reads a --trace-gc line: "[pid:isolate] N ms: Scavenge|Mark-Compact
-// A (B) -> C (D) MB, PAUSE / E ms  (+ STEPS ms in K steps ...".
-var gcLine = regexp.MustCompile(`ms: (Scavenge|Mark-Compact|Mark-Compact \(reduce\)) .* MB, (?:pooled: [0-9.]+ MB, )?([0-9.]+) / [0-9.]+ ms(?:  \(\+ ([0-9.]+) ms in)?`)
+// [(reduce)] A (B) -> C (D) MB, PAUSE / E ms  (+ STEPS ms in K steps ...".
+var gcLine = regexp.MustCompile(`ms: (Scavenge|Mark-Compact)\b.* MB, (?:pooled: [0-9.]+ MB, )?([0-9.]+) / [0-9.]+ ms(?:  \(\+ ([0-9.]+) ms in)?`)
 
 // gcStats sums the collections read between from and to: the time the
 // server's one thread spent collecting, the Mark-Compacts and the longest
