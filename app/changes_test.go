@@ -18,7 +18,7 @@ import (
 	"github.com/pg2dynamo/pg2dynamo/fixtures"
 	"github.com/pg2dynamo/pg2dynamo/internal/faultproxy"
 	"github.com/pg2dynamo/pg2dynamo/internal/testenv"
-	"github.com/pg2dynamo/pg2dynamo/verify"
+	"github.com/pg2dynamo/pg2dynamo/verify/outcome"
 )
 
 // changedTickets changes the tickets fixture's source after a migration:
@@ -70,9 +70,9 @@ type changesReport struct {
 		ConsumedWriteUnits float64 `json:"consumed_write_units"`
 		FullWriteUnits     int64   `json:"full_write_units"`
 		ReadBack           bool    `json:"read_back"`
-		Counts             verify.AppliedCounts
+		Counts             outcome.AppliedCounts
 	}
-	Written, Deleted, Unapplied []verify.ItemRef
+	Written, Deleted, Unapplied []outcome.ItemRef
 }
 
 func readChangesReport(t *testing.T, path string) changesReport {
@@ -88,7 +88,7 @@ func readChangesReport(t *testing.T, path string) changesReport {
 	return r
 }
 
-func refStrings(refs []verify.ItemRef) []string {
+func refStrings(refs []outcome.ItemRef) []string {
 	out := make([]string, len(refs))
 	for i, r := range refs {
 		out[i] = r.PK + " " + r.SK
@@ -172,8 +172,8 @@ func TestChangesOnlyWritesOnlyTheDifferences(t *testing.T) {
 }
 
 // changedRefs are the keys of changed items.
-func changedRefs(items []verify.ChangedItem) []verify.ItemRef {
-	out := make([]verify.ItemRef, len(items))
+func changedRefs(items []outcome.ChangedItem) []outcome.ItemRef {
+	out := make([]outcome.ItemRef, len(items))
 	for i, c := range items {
 		out[i] = c.ItemRef
 	}

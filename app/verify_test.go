@@ -25,7 +25,7 @@ import (
 	"github.com/pg2dynamo/pg2dynamo/internal/testenv"
 	"github.com/pg2dynamo/pg2dynamo/report"
 	"github.com/pg2dynamo/pg2dynamo/report/reporttest"
-	"github.com/pg2dynamo/pg2dynamo/verify"
+	"github.com/pg2dynamo/pg2dynamo/verify/outcome"
 )
 
 // readReport decodes a --report-json file.
@@ -43,7 +43,7 @@ func readReport(t *testing.T, path string) report.Report {
 }
 
 // listed returns the entries of a report's list.
-func listed[T any](t *testing.T, l verify.List[T]) []T {
+func listed[T any](t *testing.T, l outcome.List[T]) []T {
 	t.Helper()
 	out, err := l.Slice()
 	if err != nil {
@@ -52,7 +52,7 @@ func listed[T any](t *testing.T, l verify.List[T]) []T {
 	return out
 }
 
-func refKeys(t *testing.T, l verify.List[verify.ItemRef]) []string {
+func refKeys(t *testing.T, l outcome.List[outcome.ItemRef]) []string {
 	refs := listed(t, l)
 	out := make([]string, len(refs))
 	for i, r := range refs {

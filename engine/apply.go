@@ -15,6 +15,7 @@ import (
 	"github.com/pg2dynamo/pg2dynamo/report"
 	"github.com/pg2dynamo/pg2dynamo/transform"
 	"github.com/pg2dynamo/pg2dynamo/verify"
+	"github.com/pg2dynamo/pg2dynamo/verify/outcome"
 )
 
 // tableApplier is the verify.Applier of migrate with ChangesOnly and Prune. It
@@ -216,7 +217,7 @@ func (a *tableApplier) deletedByType() map[string]int64 {
 
 // applied is the report of a's writes for command, with res the comparison and
 // stats the sink's counters.
-func (a *tableApplier) applied(command string, res *verify.Result, stats func() load.Stats) *report.Applied {
+func (a *tableApplier) applied(command string, res *outcome.Result, stats func() load.Stats) *report.Applied {
 	out := &report.Applied{Command: command, Applied: res.Applied, Written: a.stats.written.Load(), Deleted: a.stats.deleted.Load(),
 		DeletedByType: a.deletedByType(), Skipped: a.stats.skipped.Load(), Rejected: a.stats.rejected.Load(), WriteUnits: a.stats.units.Load(),
 		FullWriteUnits: res.WriteUnits()}

@@ -21,6 +21,7 @@ import (
 	"github.com/pg2dynamo/pg2dynamo/pipeline"
 	"github.com/pg2dynamo/pg2dynamo/transform"
 	"github.com/pg2dynamo/pg2dynamo/verify"
+	"github.com/pg2dynamo/pg2dynamo/verify/outcome"
 )
 
 // writeAPI is DynamoDB at load.WriteAPI's seam: BatchWriteItem refuses
@@ -101,7 +102,7 @@ func (f *writeAPI) DeleteItem(_ context.Context, in *dynamodb.DeleteItemInput, _
 
 func put(i int) verify.Write {
 	pk := fmt.Sprintf("P#%d", i)
-	return verify.Write{ItemRef: verify.ItemRef{PK: pk, SK: "S", Type: "T"}, Entity: "E", WriteUnits: 2,
+	return verify.Write{ItemRef: outcome.ItemRef{PK: pk, SK: "S", Type: "T"}, Entity: "E", WriteUnits: 2,
 		Item: map[string]types.AttributeValue{"PK": &types.AttributeValueMemberS{Value: pk}, "SK": &types.AttributeValueMemberS{Value: "S"}}}
 }
 
@@ -131,7 +132,7 @@ func TestTableApplier(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := range 3 {
-		if err := a.Delete(ctx, verify.Write{ItemRef: verify.ItemRef{PK: fmt.Sprintf("D#%d", i), SK: "S", Type: "T"}, WriteUnits: 1}); err != nil {
+		if err := a.Delete(ctx, verify.Write{ItemRef: outcome.ItemRef{PK: fmt.Sprintf("D#%d", i), SK: "S", Type: "T"}, WriteUnits: 1}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/pg2dynamo/pg2dynamo/load"
 	"github.com/pg2dynamo/pg2dynamo/pipeline"
 	"github.com/pg2dynamo/pg2dynamo/verify"
+	"github.com/pg2dynamo/pg2dynamo/verify/outcome"
 )
 
 // A comparison beside the follow that would put a new item under a key an
@@ -45,7 +46,7 @@ func TestBesideApplierKeepsAnotherTypesItem(t *testing.T) {
 	x := &besideApplier{byType: map[string]int64{}, client: c, table: table, typeAttr: "type", keyAttrs: [2]string{"PK", "SK"},
 		guard: []string{"T"}, reject: func(r pipeline.Reject) error { rejects = append(rejects, r); return nil }}
 	w := func(pk string) verify.Write {
-		return verify.Write{ItemRef: verify.ItemRef{PK: pk, SK: "A"}, Entity: "E", Item: item(pk, "T"), Missing: true}
+		return verify.Write{ItemRef: outcome.ItemRef{PK: pk, SK: "A"}, Entity: "E", Item: item(pk, "T"), Missing: true}
 	}
 	// x.b is nil: a write handed to the follow would panic.
 	if err := x.Put(ctx, w("P#1")); err != nil {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/pg2dynamo/pg2dynamo/report"
 	"github.com/pg2dynamo/pg2dynamo/verify"
+	"github.com/pg2dynamo/pg2dynamo/verify/outcome"
 )
 
 // changesOnly is migrate with ChangesOnly: one comparison in one snapshot hands
@@ -68,7 +69,7 @@ func writeChanges(j *job, s *session, op *opened, out sinkOut, narrow func(*veri
 
 // applyChanges runs ChangesOnly's writing comparison, narrowed by narrow if
 // set; the caller closes the Result.
-func applyChanges(j *job, s *session, out sinkOut, rejects *rejectFile, narrow func(*verify.Options)) (*report.Report, *verify.Result, error) {
+func applyChanges(j *job, s *session, out sinkOut, rejects *rejectFile, narrow func(*verify.Options)) (*report.Report, *outcome.Result, error) {
 	check := !j.mig.NoVerify
 	fmt.Fprintf(j.log, "changes-only: deriving items from %s and comparing them with table %s; the new and changed items are written as they are found, the stale ones deleted after\n",
 		s.src.Name(), s.m.Table.Name)

@@ -23,6 +23,7 @@ import (
 	"github.com/pg2dynamo/pg2dynamo/report"
 	"github.com/pg2dynamo/pg2dynamo/transform"
 	"github.com/pg2dynamo/pg2dynamo/verify"
+	"github.com/pg2dynamo/pg2dynamo/verify/outcome"
 )
 
 // EvolveOptions apply a new version of the table's own mapping in place:
@@ -416,7 +417,7 @@ func (ev *evolution) compareBeside(ctx context.Context, j *job, s *session, cp *
 // compareBesideWith compares s with the table, handing its writes to b, and
 // returns the report; the caller closes the Result. The writes are not read
 // back: the follow writes the table meanwhile.
-func compareBesideWith(ctx context.Context, j *job, s *session, b *follow.Beside, rejects *rejectFile, narrow func(*verify.Options)) (*report.Report, *verify.Result, error) {
+func compareBesideWith(ctx context.Context, j *job, s *session, b *follow.Beside, rejects *rejectFile, narrow func(*verify.Options)) (*report.Report, *outcome.Result, error) {
 	prog, closeProg := j.progress()
 	ap := &besideApplier{b: b, byType: map[string]int64{}, client: s.client, table: s.m.Table.Name, typeAttr: s.m.TypeAttribute,
 		keyAttrs: s.m.Table.Keys(), keyTypes: s.m.Table.KeyTypes(), reject: rejects.Write}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/pg2dynamo/pg2dynamo/report"
 	"github.com/pg2dynamo/pg2dynamo/verify"
+	"github.com/pg2dynamo/pg2dynamo/verify/outcome"
 )
 
 // pruneStale compares the whole table with the source in s's snapshot and
@@ -37,7 +38,7 @@ func pruneStale(j *job, s *session, out sinkOut) (func(), error) {
 	return func() { res.Close() }, nil
 }
 
-func describePrune(stderr io.Writer, a *report.Applied, res *verify.Result) {
+func describePrune(stderr io.Writer, a *report.Applied, res *outcome.Result) {
 	switch {
 	case a.Withheld != "":
 		fmt.Fprintf(stderr, "prune: deleting nothing: %s\n", a.Withheld)

@@ -23,6 +23,7 @@ import (
 	"github.com/pg2dynamo/pg2dynamo/report"
 	"github.com/pg2dynamo/pg2dynamo/transform"
 	"github.com/pg2dynamo/pg2dynamo/verify"
+	"github.com/pg2dynamo/pg2dynamo/verify/outcome"
 )
 
 // session is what verify, diff and migrate share.
@@ -322,7 +323,7 @@ func exportBytes(mode string) func(map[string]types.AttributeValue) int64 {
 }
 
 // staleHint, when stale items are the only difference, says what removes them.
-func staleHint(j *job, res *verify.Result) string {
+func staleHint(j *job, res *outcome.Result) string {
 	c := res.Counts
 	if res.Stale == 0 || c.Missing.Total > 0 || c.Changed.Total > 0 || c.Duplicates.Total > 0 {
 		return ""

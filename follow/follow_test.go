@@ -32,7 +32,7 @@ import (
 	"github.com/pg2dynamo/pg2dynamo/pipeline"
 	"github.com/pg2dynamo/pg2dynamo/report"
 	"github.com/pg2dynamo/pg2dynamo/transform"
-	"github.com/pg2dynamo/pg2dynamo/verify"
+	"github.com/pg2dynamo/pg2dynamo/verify/outcome"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
@@ -866,7 +866,7 @@ func TestVerifyWhileFollowing(t *testing.T) {
 	}
 }
 
-func patternsInFlight(prs []verify.PatternResult) int {
+func patternsInFlight(prs []outcome.PatternResult) int {
 	n := 0
 	for _, p := range prs {
 		n += p.InFlight

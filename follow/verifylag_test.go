@@ -19,7 +19,7 @@ import (
 	"github.com/pg2dynamo/pg2dynamo/internal/testenv"
 	"github.com/pg2dynamo/pg2dynamo/load"
 	"github.com/pg2dynamo/pg2dynamo/report"
-	"github.com/pg2dynamo/pg2dynamo/verify"
+	"github.com/pg2dynamo/pg2dynamo/verify/outcome"
 )
 
 // verify while the follow has not applied changes committed before the
@@ -54,14 +54,14 @@ func TestVerifyCountsWhatTheFollowHasNotAppliedInFlight(t *testing.T) {
 		DELETE FROM tasks WHERE task_id = 2;
 		INSERT INTO tasks VALUES (51, 'owner1', 'added');
 		UPDATE tasks SET title = 'retitled' WHERE task_id = 3`)
-	want := []verify.ItemRef{
+	want := []outcome.ItemRef{
 		{PK: "OWNER#owner1", SK: "TASK#0000000001", Type: "Task"}, // the old key, still in the table
 		{PK: "OWNER#owner1", SK: "TASK#0000000051", Type: "Task"},
 		{PK: "OWNER#owner2", SK: "TASK#0000000002", Type: "Task"}, // deleted, still in the table
 		{PK: "OWNER#owner3", SK: "TASK#0000000003", Type: "Task"},
 		{PK: "OWNER#owner9", SK: "TASK#0000000001", Type: "Task"},
 	}
-	check := func(name string, wantCode int, wantExtra []verify.ItemRef, wantSaid string, flags ...string) {
+	check := func(name string, wantCode int, wantExtra []outcome.ItemRef, wantSaid string, flags ...string) {
 		t.Helper()
 		path := filepath.Join(dir, name+".json")
 		code, out := run(ctx, append([]string{"verify", "--mapping", mappingFile, "--source", url, "--endpoint-url", endpoint,
@@ -113,18 +113,18 @@ func TestVerifyCountsWhatTheFollowHasNotAppliedInFlight(t *testing.T) {
 	if _, err := client.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(table), Item: planted}); err != nil {
 		t.Fatal(err)
 	}
-	check("planted", app.ExitMismatch, []verify.ItemRef{{PK: "OWNER#owner4", SK: "TASK#planted", Type: "Task"}},
+	check("planted", app.ExitMismatch, []outcome.ItemRef{{PK: "OWNER#owner4", SK: "TASK#planted", Type: "Task"}},
 		"bytes behind this check's snapshot after", "--follow-wait", "100ms")
 }
 
 // itemRefs returns a report list's keys, sorted.
-func itemRefs(t *testing.T, l verify.List[verify.ItemRef]) []verify.ItemRef {
+func itemRefs(t *testing.T, l outcome.List[outcome.ItemRef]) []outcome.ItemRef {
 	t.Helper()
 	refs, err := l.Slice()
 	if err != nil {
 		t.Fatal(err)
 	}
-	slices.SortFunc(refs, func(a, b verify.ItemRef) int { return strings.Compare(a.PK+"\x00"+a.SK, b.PK+"\x00"+b.SK) })
+	slices.SortFunc(refs, func(a, b outcome.ItemRef) int { return strings.Compare(a.PK+"\x00"+a.SK, b.PK+"\x00"+b.SK) })
 	if len(refs) == 0 {
 		return nil
 	}

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/pg2dynamo/pg2dynamo/verify"
+	"github.com/pg2dynamo/pg2dynamo/verify/outcome"
 )
 
 // ModeChanges is migrate --changes-only's report: the comparison, what was
@@ -21,12 +21,12 @@ const (
 
 // Applied is what a run wrote to bring the table in line (migrate
 // --changes-only's puts and deletes, or --prune's deletes before the verify).
-// Counts are exact, as acknowledged; the lists (verify.Applied) hold the first
+// Counts are exact, as acknowledged; the lists (outcome.Applied) hold the first
 // verify.MaxListed keys, and the read-back.
 type Applied struct {
 	// Command is CommandChangesOnly or CommandPrune.
 	Command string `json:"command"`
-	*verify.Applied
+	*outcome.Applied
 	// Written counts acknowledged puts (new and changed); Deleted stale items
 	// deleted, DeletedByType by type; Skipped deletes whose condition failed
 	// (retyped or deleted by another writer since the Scan); Rejected items
@@ -58,7 +58,7 @@ func (a *Applied) byType() string {
 }
 
 // changesHeadline is a ModeChanges verdict: PASSED when the writes read back
-// and everything checks (verify.Result.AppliedOK), FAILED when not, "done"
+// and everything checks (outcome.Result.AppliedOK), FAILED when not, "done"
 // without read-back.
 func (r *Report) changesHeadline() string {
 	n, a := r.Summary, r.Applied
@@ -193,8 +193,8 @@ func changesTitle(r *Report, kind string) string {
 // keys --prune deleted, and writes that did not read back.
 func appliedLists(r *Report) []struct {
 	id, title string
-	list      verify.List[verify.ItemRef]
-	count     verify.ListCount
+	list      outcome.List[outcome.ItemRef]
+	count     outcome.ListCount
 } {
 	a := r.Applied
 	if a == nil || a.Applied == nil {
@@ -202,8 +202,8 @@ func appliedLists(r *Report) []struct {
 	}
 	type l = struct {
 		id, title string
-		list      verify.List[verify.ItemRef]
-		count     verify.ListCount
+		list      outcome.List[outcome.ItemRef]
+		count     outcome.ListCount
 	}
 	var out []l
 	if a.Command == CommandPrune {

@@ -8,7 +8,7 @@ import (
 
 	gocmp "github.com/google/go-cmp/cmp"
 
-	"github.com/pg2dynamo/pg2dynamo/verify"
+	"github.com/pg2dynamo/pg2dynamo/verify/outcome"
 )
 
 // changes is a migrate --changes-only report: the comparison found one new
@@ -17,13 +17,13 @@ import (
 func changes() *Report {
 	r := sample()
 	res := r.Result
-	res.Patterns = []verify.PatternResult{{Pattern: "P", Index: "table", Params: map[string]string{"id": "1"}, Want: 2, Got: 2, OK: true}}
-	res.Applied = &verify.Applied{
-		Put:       verify.NewList(verify.ItemRef{PK: "E#1", SK: "<&>", Type: "E"}, verify.ItemRef{PK: "E#2", SK: "x", Type: "E"}),
-		Delete:    verify.NewList(verify.ItemRef{PK: "E#8", SK: "x", Type: "E"}, verify.ItemRef{PK: "E#9", SK: "x", Type: "E"}),
-		Unapplied: verify.NewList(verify.ItemRef{PK: "E#2", SK: "x", Type: "E"}),
-		Counts: verify.AppliedCounts{Put: verify.ListCount{Total: 2, Listed: 2}, Delete: verify.ListCount{Total: 2, Listed: 2},
-			Unapplied: verify.ListCount{Total: 1, Listed: 1}},
+	res.Patterns = []outcome.PatternResult{{Pattern: "P", Index: "table", Params: map[string]string{"id": "1"}, Want: 2, Got: 2, OK: true}}
+	res.Applied = &outcome.Applied{
+		Put:       outcome.NewList(outcome.ItemRef{PK: "E#1", SK: "<&>", Type: "E"}, outcome.ItemRef{PK: "E#2", SK: "x", Type: "E"}),
+		Delete:    outcome.NewList(outcome.ItemRef{PK: "E#8", SK: "x", Type: "E"}, outcome.ItemRef{PK: "E#9", SK: "x", Type: "E"}),
+		Unapplied: outcome.NewList(outcome.ItemRef{PK: "E#2", SK: "x", Type: "E"}),
+		Counts: outcome.AppliedCounts{Put: outcome.ListCount{Total: 2, Listed: 2}, Delete: outcome.ListCount{Total: 2, Listed: 2},
+			Unapplied: outcome.ListCount{Total: 1, Listed: 1}},
 		ReadBack: true, Matched: 1, Gone: 2,
 	}
 	c := New(ModeChanges, res, 0)
@@ -36,9 +36,9 @@ func changes() *Report {
 // one more skipped.
 func pruned() *Report {
 	r := wrong()
-	r.Applied = &Applied{Command: CommandPrune, Applied: &verify.Applied{
-		Delete: verify.NewList(verify.ItemRef{PK: "E#8", SK: "x", Type: "E"}, verify.ItemRef{PK: "E#9", SK: "x", Type: "E"}),
-		Counts: verify.AppliedCounts{Delete: verify.ListCount{Total: 3, Listed: 2}}},
+	r.Applied = &Applied{Command: CommandPrune, Applied: &outcome.Applied{
+		Delete: outcome.NewList(outcome.ItemRef{PK: "E#8", SK: "x", Type: "E"}, outcome.ItemRef{PK: "E#9", SK: "x", Type: "E"}),
+		Counts: outcome.AppliedCounts{Delete: outcome.ListCount{Total: 3, Listed: 2}}},
 		Deleted: 2, DeletedByType: map[string]int64{"E": 2}, Skipped: 1, WriteUnits: 2, ConsumedWriteUnits: 2}
 	return r
 }
@@ -53,11 +53,11 @@ func TestChangesReport(t *testing.T) {
 	if r.OK || r.Headline() != want {
 		t.Errorf("OK %v, headline\n%s\nwant not OK and\n%s", r.OK, r.Headline(), want)
 	}
-	r.Applied.Applied.Unapplied, r.Applied.Counts.Unapplied, r.Applied.Matched = verify.List[verify.ItemRef]{}, verify.ListCount{}, 2
+	r.Applied.Applied.Unapplied, r.Applied.Counts.Unapplied, r.Applied.Matched = outcome.List[outcome.ItemRef]{}, outcome.ListCount{}, 2
 	if r = New(ModeChanges, r.Result, 0); !r.OK {
 		t.Errorf("every write read back: not OK")
 	}
-	r.Applied = &Applied{Command: CommandChangesOnly, Applied: &verify.Applied{}}
+	r.Applied = &Applied{Command: CommandChangesOnly, Applied: &outcome.Applied{}}
 	if h := r.Headline(); !strings.HasPrefix(h, "changes-only done (not verified: --no-verify)") || strings.Contains(h, "access-pattern") {
 		t.Errorf("not read back: headline %q", h)
 	}
@@ -77,10 +77,10 @@ func TestChangesReportJSON(t *testing.T) {
 			Written, Deleted int64
 			WriteUnits       int64 `json:"write_units"`
 			FullWriteUnits   int64 `json:"full_write_units"`
-			Counts           verify.AppliedCounts
+			Counts           outcome.AppliedCounts
 			ReadBack         bool `json:"read_back"`
 		}
-		Written, Deleted, Unapplied []verify.ItemRef
+		Written, Deleted, Unapplied []outcome.ItemRef
 	}
 	if err := json.Unmarshal(b.Bytes(), &got); err != nil {
 		t.Fatalf("%v\n%s", err, b.String())
@@ -89,7 +89,7 @@ func TestChangesReportJSON(t *testing.T) {
 		got.Applied.WriteUnits != 5 || got.Applied.FullWriteUnits != 7 || !got.Applied.ReadBack || got.Applied.Counts.Unapplied.Total != 1 {
 		t.Errorf("applied %+v", got.Applied)
 	}
-	if d := gocmp.Diff([]verify.ItemRef{{PK: "E#1", SK: "<&>", Type: "E"}, {PK: "E#2", SK: "x", Type: "E"}}, got.Written); d != "" {
+	if d := gocmp.Diff([]outcome.ItemRef{{PK: "E#1", SK: "<&>", Type: "E"}, {PK: "E#2", SK: "x", Type: "E"}}, got.Written); d != "" {
 		t.Errorf("written (-want +got):\n%s", d)
 	}
 	if len(got.Deleted) != 2 || len(got.Unapplied) != 1 {

@@ -9,7 +9,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/pg2dynamo/pg2dynamo/verify"
+	"github.com/pg2dynamo/pg2dynamo/verify/outcome"
 )
 
 // htmlListed is how many entries of each list the page shows; every exact count
@@ -48,9 +48,9 @@ type page struct {
 	Lead    string
 	Facts   []fact
 	Counts  []summaryCount
-	Rows    []verify.EntityCounts // the entities, then their total
+	Rows    []outcome.EntityCounts // the entities, then their total
 	// Problems are the entities whose counts disagree.
-	Problems   []verify.EntityCounts
+	Problems   []outcome.EntityCounts
 	CostRows   []costRow
 	ImportNote string
 	New        *refList
@@ -60,7 +60,7 @@ type page struct {
 	// Patterns sums the access patterns up; Wrong holds their first wrong
 	// answers.
 	Patterns []patternRow
-	Wrong    []verify.PatternResult
+	Wrong    []outcome.PatternResult
 	// Kind names the command; AppliedTitle and Applied are what the run wrote
 	// before the check, if anything.
 	Kind         string
@@ -83,7 +83,7 @@ type summaryCount struct {
 type refList struct {
 	ID, Title, Meaning, Note string
 	Total                    int64
-	Refs                     []verify.ItemRef
+	Refs                     []outcome.ItemRef
 }
 
 // patternRow is one access pattern, summed up.
@@ -127,8 +127,8 @@ func newPage(r *Report) (*page, error) {
 	err = errors.Join(err, e)
 	others := []struct {
 		id, title string
-		list      verify.List[verify.ItemRef]
-		count     verify.ListCount
+		list      outcome.List[outcome.ItemRef]
+		count     outcome.ListCount
 	}{{"duplicates", titleDuplicates, r.Duplicates, c.Duplicates}, {"in_flight", titleInFlight, r.InFlight, c.InFlight}}
 	for _, l := range append(others, appliedLists(r)...) {
 		rl, e := newRefList(l.id, l.title, "", l.list, l.count)
@@ -223,7 +223,7 @@ func sentence(s string) string {
 
 // newRefList holds l's first htmlListed keys (count its length); nil when
 // empty.
-func newRefList(id, title, meaning string, l verify.List[verify.ItemRef], count verify.ListCount) (*refList, error) {
+func newRefList(id, title, meaning string, l outcome.List[outcome.ItemRef], count outcome.ListCount) (*refList, error) {
 	if count.Total == 0 {
 		return nil, nil
 	}
@@ -233,7 +233,7 @@ func newRefList(id, title, meaning string, l verify.List[verify.ItemRef], count 
 
 // shownNote says how many of count entries the page and the JSON report show,
 // when not all; extra qualifies them.
-func shownNote(count verify.ListCount, shown int, extra string) string {
+func shownNote(count outcome.ListCount, shown int, extra string) string {
 	if int64(shown) >= count.Total {
 		return ""
 	}
@@ -246,10 +246,10 @@ func shownNote(count verify.ListCount, shown int, extra string) string {
 
 // patternRows sums results up by pattern, with each one's first htmlListed
 // wrong answers.
-func patternRows(results []verify.PatternResult) ([]patternRow, []verify.PatternResult) {
+func patternRows(results []outcome.PatternResult) ([]patternRow, []outcome.PatternResult) {
 	order, per := summarizePatterns(results, htmlListed)
 	var rows []patternRow
-	var wrong []verify.PatternResult
+	var wrong []outcome.PatternResult
 	for _, name := range order {
 		a := per[name]
 		row := patternRow{Name: name, Index: a.index, Queries: a.queries, Result: "ok", OK: a.bad == 0}
@@ -276,7 +276,7 @@ type changedList struct {
 // changedItem is a changed item's attributes aligned, both sides a row; Whole
 // when all are shown, not only those that differ.
 type changedItem struct {
-	verify.ItemRef
+	outcome.ItemRef
 	Whole bool
 	Rows  []attrRow
 }
@@ -323,9 +323,9 @@ func newChangedList(r *Report) (*changedList, error) {
 
 // newChangedItem aligns c's attributes: all when c is kept whole, else those
 // that differ.
-func newChangedItem(c verify.ChangedItem) changedItem {
+func newChangedItem(c outcome.ChangedItem) changedItem {
 	out := changedItem{ItemRef: c.ItemRef}
-	differs := map[string]verify.AttrChange{}
+	differs := map[string]outcome.AttrChange{}
 	for _, ch := range c.Changes {
 		differs[ch.Attribute] = ch
 	}

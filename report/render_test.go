@@ -11,7 +11,7 @@ import (
 	gocmp "github.com/google/go-cmp/cmp"
 
 	"github.com/pg2dynamo/pg2dynamo/transform"
-	"github.com/pg2dynamo/pg2dynamo/verify"
+	"github.com/pg2dynamo/pg2dynamo/verify/outcome"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
@@ -21,33 +21,33 @@ var update = flag.Bool("update", false, "rewrite the golden files under testdata
 // duplicate keys, and patterns that pass, pass with a note, are not run
 // and fail more often than the limit shows.
 func wrong() *Report {
-	refs := func(prefix string, n int) []verify.ItemRef {
-		out := make([]verify.ItemRef, n)
+	refs := func(prefix string, n int) []outcome.ItemRef {
+		out := make([]outcome.ItemRef, n)
 		for i := range out {
-			out[i] = verify.ItemRef{PK: fmt.Sprintf("%s#%d", prefix, i), SK: "x|y", Type: "E"}
+			out[i] = outcome.ItemRef{PK: fmt.Sprintf("%s#%d", prefix, i), SK: "x|y", Type: "E"}
 		}
 		return out
 	}
-	res := &verify.Result{
+	res := &outcome.Result{
 		Table: "t",
-		Entities: []verify.EntityCounts{
+		Entities: []outcome.EntityCounts{
 			{Entity: "E", Type: "E", SourceRows: 5, Rows: 5, ItemsPerRow: 1, Expected: 5, Derived: 5, Table: 6, Missing: 3, Changed: 3, Unchanged: 1, Stale: 2},
 			{Entity: "F", Type: "F", SourceRows: 3, Rejected: 1, Rows: 2, ItemsPerRow: 2, Expected: 4, Derived: 3, Duplicates: 1, Table: 3, Unchanged: 3, CountProblem: "3 items derived, 4 expected"},
 		},
-		Missing:    verify.NewList(refs("M", 2)...),
-		Extra:      verify.NewList(refs("X", 2)...),
-		Duplicates: verify.NewList(refs("D", 1)...),
-		Changed: verify.NewList(verify.ChangedItem{ItemRef: verify.ItemRef{PK: "E#2", SK: "x", Type: "E"},
-			Changes: []verify.AttrChange{{Attribute: "v", Before: []byte(`{"S":"a"}`), After: []byte(`{"S":"b"}`)},
+		Missing:    outcome.NewList(refs("M", 2)...),
+		Extra:      outcome.NewList(refs("X", 2)...),
+		Duplicates: outcome.NewList(refs("D", 1)...),
+		Changed: outcome.NewList(outcome.ChangedItem{ItemRef: outcome.ItemRef{PK: "E#2", SK: "x", Type: "E"},
+			Changes: []outcome.AttrChange{{Attribute: "v", Before: []byte(`{"S":"a"}`), After: []byte(`{"S":"b"}`)},
 				{Attribute: "w", Before: []byte(`{"N":"1"}`), After: []byte(`{"N":"2"}`)},
 				{Attribute: "x", Before: []byte(`{"L":[{"N":"1"},{"S":"a|b"},{"B":"AAE="}]}`), After: []byte(`null`)},
 				{Attribute: "y", Before: []byte(`null`), After: []byte(`{"M":{"k":{"BOOL":true},"s":{"SS":["p","q"]},"z":{"NULL":true}}}`)}}},
-			verify.ChangedItem{ItemRef: verify.ItemRef{PK: "E#3", SK: "x", Type: "E"},
-				Changes: []verify.AttrChange{{Attribute: "v", Before: []byte(`{"S":"c"}`), After: []byte(`{"S":"d"}`)}}}),
+			outcome.ChangedItem{ItemRef: outcome.ItemRef{PK: "E#3", SK: "x", Type: "E"},
+				Changes: []outcome.AttrChange{{Attribute: "v", Before: []byte(`{"S":"c"}`), After: []byte(`{"S":"d"}`)}}}),
 		Stale: 2,
-		Counts: verify.ListCounts{Missing: verify.ListCount{Total: 3, Listed: 2}, Extra: verify.ListCount{Total: 2, Listed: 2},
-			Duplicates: verify.ListCount{Total: 1, Listed: 1}, Changed: verify.ListCount{Total: 3, Listed: 2}},
-		Patterns: []verify.PatternResult{
+		Counts: outcome.ListCounts{Missing: outcome.ListCount{Total: 3, Listed: 2}, Extra: outcome.ListCount{Total: 2, Listed: 2},
+			Duplicates: outcome.ListCount{Total: 1, Listed: 1}, Changed: outcome.ListCount{Total: 3, Listed: 2}},
+		Patterns: []outcome.PatternResult{
 			{Pattern: "P", Index: "table", Params: map[string]string{"id": "1"}, Want: 2, Got: 2, OK: true},
 			{Pattern: "Q", Index: "GSI1", Params: map[string]string{"b": "2", "a": "1"}, Want: 2, Got: 1, Problem: "item 2 missing"},
 			{Pattern: "Q", Index: "GSI1", Params: map[string]string{"a": "3"}, Want: 1, Got: 0, Problem: "item 1 missing"},

@@ -1,4 +1,4 @@
-// Package report presents a verify.Result as a terminal summary, markdown,
+// Package report presents a outcome.Result as a terminal summary, markdown,
 // JSON, or a self-contained HTML page, for verify and the dry-run diff.
 package report
 
@@ -14,7 +14,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/pg2dynamo/pg2dynamo/verify"
+	"github.com/pg2dynamo/pg2dynamo/verify/outcome"
 )
 
 // Modes of a report.
@@ -34,9 +34,9 @@ type Report struct {
 	// Run says when, against what and by which pg2dynamo; nil when the caller
 	// did not say.
 	Run *Run `json:"run,omitempty"`
-	*verify.Result
+	*outcome.Result
 	// Totals sums Entities.
-	Totals verify.EntityCounts `json:"totals"`
+	Totals outcome.EntityCounts `json:"totals"`
 	// Summary gives the exact counts in the report's words.
 	Summary Summary `json:"summary"`
 	// Cost of the changes and of a run writing every derived item (diff).
@@ -87,8 +87,8 @@ type Cost struct {
 
 // New builds res's report in mode (ModeVerify, ModeDiff, ModeChanges); price is
 // ModeDiff's price per million write units. A ModeChanges report is OK when the
-// table matched once the differences were applied (verify.Result.AppliedOK).
-func New(mode string, res *verify.Result, price float64) *Report {
+// table matched once the differences were applied (outcome.Result.AppliedOK).
+func New(mode string, res *outcome.Result, price float64) *Report {
 	r := &Report{Mode: mode, Result: res}
 	t := &r.Totals
 	t.Entity = "total"
@@ -130,7 +130,7 @@ func New(mode string, res *verify.Result, price float64) *Report {
 	return r
 }
 
-// heldKeys says how many new items' keys other types hold (verify.Result.Held),
+// heldKeys says how many new items' keys other types hold (outcome.Result.Held),
 // which applying rejects; "" for none.
 func (r *Report) heldKeys() string {
 	var n int64
@@ -285,7 +285,7 @@ func (r *Report) Headline() string {
 	return s
 }
 
-func countProblems(es []verify.EntityCounts) int {
+func countProblems(es []outcome.EntityCounts) int {
 	n := 0
 	for _, e := range es {
 		if e.CountProblem != "" {
@@ -428,7 +428,7 @@ func (w *tableWriter) applied(r *Report) {
 
 // itemList writes list l's first keys under title (count its length), unless
 // empty.
-func (w *tableWriter) itemList(title string, l verify.List[verify.ItemRef], count verify.ListCount) error {
+func (w *tableWriter) itemList(title string, l outcome.List[outcome.ItemRef], count outcome.ListCount) error {
 	if count.Total == 0 {
 		return nil
 	}
@@ -535,7 +535,7 @@ func (w *tableWriter) cost(c *Cost) {
 
 // more is a truncated list's last row: how many are left out, and how many the
 // JSON report holds.
-func more(count verify.ListCount, shown int) string {
+func more(count outcome.ListCount, shown int) string {
 	if count.Truncated() {
 		return fmt.Sprintf("… %d more; --format json lists the first %d of %d", count.Total-int64(shown), count.Listed, count.Total)
 	}
@@ -548,12 +548,12 @@ type patternSummary struct {
 	index         string
 	queries, bad  int
 	note          string
-	firstProblems []verify.PatternResult
+	firstProblems []outcome.PatternResult
 }
 
 // patterns writes a row per access pattern (first-seen order), then each one's
 // first wrong answers, at most limit (at least one).
-func (w *tableWriter) patterns(results []verify.PatternResult) {
+func (w *tableWriter) patterns(results []outcome.PatternResult) {
 	w.heading("Access patterns")
 	order, per := summarizePatterns(results, max(w.limit, 1))
 	var rows [][]string
@@ -583,7 +583,7 @@ func (w *tableWriter) patterns(results []verify.PatternResult) {
 
 // summarizePatterns sums results by pattern, keeping each one's first keep
 // wrong answers; order is first-seen.
-func summarizePatterns(results []verify.PatternResult, keep int) (order []string, per map[string]*patternSummary) {
+func summarizePatterns(results []outcome.PatternResult, keep int) (order []string, per map[string]*patternSummary) {
 	per = map[string]*patternSummary{}
 	for _, p := range results {
 		a := per[p.Pattern]

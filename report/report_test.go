@@ -9,24 +9,24 @@ import (
 	gocmp "github.com/google/go-cmp/cmp"
 
 	"github.com/pg2dynamo/pg2dynamo/transform"
-	"github.com/pg2dynamo/pg2dynamo/verify"
+	"github.com/pg2dynamo/pg2dynamo/verify/outcome"
 )
 
 // sample is a report with every part filled in, lists held in memory.
 func sample() *Report {
-	res := &verify.Result{
+	res := &outcome.Result{
 		Table: "t",
-		Entities: []verify.EntityCounts{{Entity: "E", Type: "E", SourceRows: 5, Rows: 5, ItemsPerRow: 1, Expected: 5, Derived: 5, Table: 6, Missing: 1, Changed: 1, Unchanged: 3, Stale: 2,
+		Entities: []outcome.EntityCounts{{Entity: "E", Type: "E", SourceRows: 5, Rows: 5, ItemsPerRow: 1, Expected: 5, Derived: 5, Table: 6, Missing: 1, Changed: 1, Unchanged: 3, Stale: 2,
 			WriteUnits: 7, ChangeWriteUnits: 3, StaleWriteUnits: 2}},
-		Missing: verify.NewList(verify.ItemRef{PK: "E#1", SK: "<&>", Type: "E"}),
-		Extra:   verify.NewList(verify.ItemRef{PK: "E#8", SK: "x", Type: "E"}, verify.ItemRef{PK: "E#9", SK: "x", Type: "E"}),
-		Changed: verify.NewList(verify.ChangedItem{ItemRef: verify.ItemRef{PK: "E#2", SK: "x", Type: "E"},
-			Changes: []verify.AttrChange{{Attribute: "v", Before: json.RawMessage(`{"S":"a"}`), After: json.RawMessage(`{"S":"b"}`)}},
+		Missing: outcome.NewList(outcome.ItemRef{PK: "E#1", SK: "<&>", Type: "E"}),
+		Extra:   outcome.NewList(outcome.ItemRef{PK: "E#8", SK: "x", Type: "E"}, outcome.ItemRef{PK: "E#9", SK: "x", Type: "E"}),
+		Changed: outcome.NewList(outcome.ChangedItem{ItemRef: outcome.ItemRef{PK: "E#2", SK: "x", Type: "E"},
+			Changes: []outcome.AttrChange{{Attribute: "v", Before: json.RawMessage(`{"S":"a"}`), After: json.RawMessage(`{"S":"b"}`)}},
 			Before:  json.RawMessage(`{"v":{"S":"a"}}`), After: json.RawMessage(`{"v":{"S":"b"}}`)}),
 		Stale: 2,
-		Counts: verify.ListCounts{Missing: verify.ListCount{Total: 1, Listed: 1}, Extra: verify.ListCount{Total: 2, Listed: 2},
-			Changed: verify.ListCount{Total: 1, Listed: 1}},
-		Patterns: []verify.PatternResult{{Pattern: "P", Index: "table", Params: map[string]string{"id": "1"}, Want: 2, Got: 1, Problem: "item 2 missing"}},
+		Counts: outcome.ListCounts{Missing: outcome.ListCount{Total: 1, Listed: 1}, Extra: outcome.ListCount{Total: 2, Listed: 2},
+			Changed: outcome.ListCount{Total: 1, Listed: 1}},
+		Patterns: []outcome.PatternResult{{Pattern: "P", Index: "table", Params: map[string]string{"id": "1"}, Want: 2, Got: 1, Problem: "item 2 missing"}},
 	}
 	return New(ModeDiff, res, transform.PricePerMillionWrites)
 }

@@ -13,6 +13,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/pg2dynamo/pg2dynamo/ddbjson"
+	"github.com/pg2dynamo/pg2dynamo/verify/internal/extsort"
+	"github.com/pg2dynamo/pg2dynamo/verify/outcome"
 )
 
 // Applier brings the table in line with the source as Compare finds differences
@@ -33,7 +35,7 @@ type Applier interface {
 
 // Write is one write Compare hands an Applier, which owns it.
 type Write struct {
-	ItemRef
+	outcome.ItemRef
 	// Entity names the deriving entity (Put); "" for Delete.
 	Entity string
 	// Item is the derived item (ddbjson.DecodeItem of its canonical form) for
@@ -47,83 +49,24 @@ type Write struct {
 	WriteUnits int64
 }
 
-// Applied is what Compare handed to Options.Apply and how the table read back
-// (Options.ReadBack). Each list keeps the first Options.MaxListed keys; Counts
-// are exact. The lists live in the Result's temporary files until Result.Close.
-type Applied struct {
-	// Put lists the new and changed items handed to be put.
-	Put List[ItemRef] `json:"-"`
-	// Delete lists the stale items handed to be deleted; none when Withheld.
-	Delete List[ItemRef] `json:"-"`
-	// Unapplied lists keys that did not read back as applied: a put item absent
-	// or different, a stale item still there with its type.
-	Unapplied List[ItemRef] `json:"-"`
-	Counts    AppliedCounts `json:"counts"`
-	// Withheld says why no stale item was deleted: the derivation is in doubt
-	// (a count disagrees with count(*), or a key is derived twice); "" when
-	// they were, or there were none.
-	Withheld string `json:"withheld,omitempty"`
-	// ReadBack: every key put or deleted was read again (strongly consistent,
-	// after Wait). Matched puts read back as derived, Gone stale items are
-	// gone, Retyped ones hold another writer's type; the rest are Unapplied.
-	ReadBack bool  `json:"read_back"`
-	Matched  int64 `json:"matched"`
-	Gone     int64 `json:"gone"`
-	Retyped  int64 `json:"retyped"`
-}
-
-// AppliedCounts gives the exact length of each of Applied's lists.
-type AppliedCounts struct {
-	Put       ListCount `json:"put"`
-	Delete    ListCount `json:"delete"`
-	Unapplied ListCount `json:"unapplied"`
-}
-
-func (a *Applied) truncated() bool {
-	c := a.Counts
-	return c.Put.Truncated() || c.Delete.Truncated() || c.Unapplied.Truncated()
-}
-
-// AppliedOK reports whether the table matched the source once the differences
-// were applied: counts agree, no key derived twice, nothing withheld, every key
-// read back as applied, every access pattern answered right after the writes.
-// False without Apply or read-back.
-func (r *Result) AppliedOK() bool {
-	a := r.Applied
-	if a == nil || !a.ReadBack || a.Withheld != "" || a.Counts.Unapplied.Total > 0 || r.Counts.Duplicates.Total > 0 {
-		return false
-	}
-	for _, e := range r.Entities {
-		if e.CountProblem != "" {
-			return false
-		}
-	}
-	for _, p := range r.Patterns {
-		if !p.OK {
-			return false
-		}
-	}
-	return true
-}
-
 // applyRun is one comparison's Options.Apply and its on-disk journal, where
 // stale items wait until the counts are checked and which the read-back reads.
 type applyRun struct {
 	a          Applier
 	deleteOnly bool
 	j          *journal
-	put, del   *listBuilder[ItemRef]
-	unapplied  *listBuilder[ItemRef]
+	put, del   *outcome.ListBuilder[outcome.ItemRef]
+	unapplied  *outcome.ListBuilder[outcome.ItemRef]
 }
 
-func newApplyRun(c *comparison, files *sortGroup, maxListed int) (*applyRun, error) {
-	f, err := c.work.tempFile("applied-*")
+func newApplyRun(c *comparison, files *extsort.Group, maxListed int) (*applyRun, error) {
+	f, err := c.work.TempFile("applied-*")
 	if err != nil {
 		return nil, err
 	}
 	return &applyRun{a: c.opts.Apply, deleteOnly: c.opts.DeleteOnly, j: newJournal(f),
-		put: newListBuilder[ItemRef](files, "put", maxListed), del: newListBuilder[ItemRef](files, "delete", maxListed),
-		unapplied: newListBuilder[ItemRef](files, "unapplied", maxListed)}, nil
+		put: outcome.NewListBuilder[outcome.ItemRef](files, "put", maxListed), del: outcome.NewListBuilder[outcome.ItemRef](files, "delete", maxListed),
+		unapplied: outcome.NewListBuilder[outcome.ItemRef](files, "unapplied", maxListed)}, nil
 }
 
 // putItem hands s to Put and journals its key and content hash.
@@ -138,7 +81,7 @@ func (ar *applyRun) putItem(ctx context.Context, w Write, key string, s []byte) 
 	if err := ar.j.add(journalEntry{kind: journalPut, key: key, typ: w.Type, units: w.WriteUnits, sum: sha256.Sum256(s)}); err != nil {
 		return err
 	}
-	if err := ar.put.add(key, w.ItemRef); err != nil {
+	if err := ar.put.Add(key, w.ItemRef); err != nil {
 		return err
 	}
 	w.Item = item
@@ -147,15 +90,15 @@ func (ar *applyRun) putItem(ctx context.Context, w Write, key string, s []byte) 
 
 // staleItem journals a stale item for finish to delete, after the counts are
 // checked.
-func (ar *applyRun) staleItem(key string, ref ItemRef, units int64) error {
+func (ar *applyRun) staleItem(key string, ref outcome.ItemRef, units int64) error {
 	return ar.j.add(journalEntry{kind: journalStale, key: key, typ: ref.Type, units: units})
 }
 
 // finish waits for the puts, hands the stale items to Delete unless the
 // derivation is in doubt, waits, and with rb reads every key back. It sets
 // res.Applied.
-func (ar *applyRun) finish(ctx context.Context, res *Result, rb *readBack) error {
-	out := &Applied{}
+func (ar *applyRun) finish(ctx context.Context, res *outcome.Result, rb *readBack) error {
+	out := &outcome.Applied{}
 	if err := ar.a.Wait(ctx); err != nil {
 		return err
 	}
@@ -166,7 +109,7 @@ func (ar *applyRun) finish(ctx context.Context, res *Result, rb *readBack) error
 				return nil
 			}
 			ref := itemRef(e.key, e.typ)
-			if err := ar.del.add(e.key, ref); err != nil {
+			if err := ar.del.Add(e.key, ref); err != nil {
 				return err
 			}
 			return ar.a.Delete(ctx, Write{ItemRef: ref, WriteUnits: e.units})
@@ -184,17 +127,17 @@ func (ar *applyRun) finish(ctx context.Context, res *Result, rb *readBack) error
 		}
 		out.ReadBack = true
 	}
-	out.Put, out.Counts.Put = ar.put.list()
-	out.Delete, out.Counts.Delete = ar.del.list()
-	out.Unapplied, out.Counts.Unapplied = ar.unapplied.list()
+	out.Put, out.Counts.Put = ar.put.List()
+	out.Delete, out.Counts.Delete = ar.del.List()
+	out.Unapplied, out.Counts.Unapplied = ar.unapplied.List()
 	res.Applied = out
-	res.ListsTruncated = res.ListsTruncated || out.truncated()
+	res.ListsTruncated = res.ListsTruncated || out.Truncated()
 	return nil
 }
 
 // withheld says why res's stale items must not be deleted, or "" when the
 // derivation is sound or nothing is stale.
-func withheld(res *Result) string {
+func withheld(res *outcome.Result) string {
 	if res.Stale == 0 {
 		return ""
 	}

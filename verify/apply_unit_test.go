@@ -12,6 +12,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	gocmp "github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/pg2dynamo/pg2dynamo/verify/outcome"
 )
 
 // BatchGetItem answers from the fake's items, leaving the last key of a
@@ -49,7 +51,7 @@ type fakeApplier struct {
 	table        *fakeTable
 	typeAttr     string
 	garble       map[string]bool
-	puts, dels   []ItemRef
+	puts, dels   []outcome.ItemRef
 	units, waits int64
 }
 
@@ -110,44 +112,44 @@ func TestCompareApplies(t *testing.T) {
 		other := item{"PK": &types.AttributeValueMemberS{Value: "LOG#1"}, "SK": &types.AttributeValueMemberS{Value: "X"}, "type": &types.AttributeValueMemberS{Value: "Log"}}
 		return append(items, stale, other)
 	}
-	wantPut := []ItemRef{{PK: c10, SK: o2, Type: "Order"}, {PK: c11, SK: o3, Type: "Order"}}
-	wantDel := []ItemRef{{PK: c10, SK: o99, Type: "Order"}}
+	wantPut := []outcome.ItemRef{{PK: c10, SK: o2, Type: "Order"}, {PK: c11, SK: o3, Type: "Order"}}
+	wantDel := []outcome.ItemRef{{PK: c10, SK: o99, Type: "Order"}}
 	tests := []struct {
 		name      string
 		opts      Options
 		garble    map[string]bool
 		retype    bool // another writer retypes the stale item after the Scan
 		duplicate bool // the source derives a key twice
-		wantPut   []ItemRef
-		wantDel   []ItemRef
-		want      Applied // its counts and read-back, not its lists
+		wantPut   []outcome.ItemRef
+		wantDel   []outcome.ItemRef
+		want      outcome.Applied // its counts and read-back, not its lists
 		wantOK    bool
 		wantTable int // items in the table after
-		wantUnapp []ItemRef
+		wantUnapp []outcome.ItemRef
 		wantUnits int64
 		wantWaits int64
 		// wantProblems are the failing access patterns, run after the writes.
 		wantProblems []string
 	}{{
 		name: "puts and deletes, read back", wantPut: wantPut, wantDel: wantDel, wantOK: true, wantTable: 9, wantUnits: 3, wantWaits: 2,
-		want: Applied{Counts: AppliedCounts{Put: ListCount{2, 2}, Delete: ListCount{1, 1}}, ReadBack: true, Matched: 2, Gone: 1},
+		want: outcome.Applied{Counts: outcome.AppliedCounts{Put: outcome.ListCount{Total: 2, Listed: 2}, Delete: outcome.ListCount{Total: 1, Listed: 1}}, ReadBack: true, Matched: 2, Gone: 1},
 	}, {
 		name: "delete only", opts: Options{DeleteOnly: true}, wantDel: wantDel, wantTable: 8, wantUnits: 1, wantWaits: 2,
-		want:         Applied{Counts: AppliedCounts{Delete: ListCount{1, 1}}, ReadBack: true, Gone: 1},
+		want:         outcome.Applied{Counts: outcome.AppliedCounts{Delete: outcome.ListCount{Total: 1, Listed: 1}}, ReadBack: true, Gone: 1},
 		wantProblems: []string{"OrdersOfCustomer 10", "OrdersOfCustomer 11"},
 	}, {
 		name: "a put that does not land as derived", garble: map[string]bool{c11 + " " + o3: true}, wantPut: wantPut, wantDel: wantDel,
-		wantTable: 9, wantUnapp: []ItemRef{{PK: c11, SK: o3, Type: "Order"}}, wantUnits: 3, wantWaits: 2,
-		want:         Applied{Counts: AppliedCounts{Put: ListCount{2, 2}, Delete: ListCount{1, 1}, Unapplied: ListCount{1, 1}}, ReadBack: true, Matched: 1, Gone: 1},
+		wantTable: 9, wantUnapp: []outcome.ItemRef{{PK: c11, SK: o3, Type: "Order"}}, wantUnits: 3, wantWaits: 2,
+		want:         outcome.Applied{Counts: outcome.AppliedCounts{Put: outcome.ListCount{Total: 2, Listed: 2}, Delete: outcome.ListCount{Total: 1, Listed: 1}, Unapplied: outcome.ListCount{Total: 1, Listed: 1}}, ReadBack: true, Matched: 1, Gone: 1},
 		wantProblems: []string{"OrdersOfCustomer 11"},
 	}, {
 		name: "a stale item retyped since the Scan", retype: true, wantPut: wantPut, wantDel: wantDel, wantTable: 10, wantUnits: 3, wantWaits: 2,
-		want:         Applied{Counts: AppliedCounts{Put: ListCount{2, 2}, Delete: ListCount{1, 1}}, ReadBack: true, Matched: 2, Retyped: 1},
+		want:         outcome.Applied{Counts: outcome.AppliedCounts{Put: outcome.ListCount{Total: 2, Listed: 2}, Delete: outcome.ListCount{Total: 1, Listed: 1}}, ReadBack: true, Matched: 2, Retyped: 1},
 		wantProblems: []string{"OrdersOfCustomer 10"}, // the retyped item is in the pattern's answer
 	}, {
 		name: "a key derived twice: nothing deleted", duplicate: true, wantPut: wantPut, wantTable: 10, wantUnits: 2, wantWaits: 1,
 		wantProblems: []string{"CustomerProfile 12", "OrdersOfCustomer 10"}, // the key derived twice, the stale item
-		want: Applied{Counts: AppliedCounts{Put: ListCount{2, 2}}, ReadBack: true, Matched: 2,
+		want: outcome.Applied{Counts: outcome.AppliedCounts{Put: outcome.ListCount{Total: 2, Listed: 2}}, ReadBack: true, Matched: 2,
 			Withheld: "entity Customer's items disagree with the source's count (PostgreSQL counts 4 rows, 0 rejected: 4 items expected (1 a row); the transform read 4 rows and derived 3 items with distinct keys, and 1 more with the key of another derived item, which no duplicate check rejected: a run writes them over each other)"},
 	}}
 	for _, tc := range tests {
@@ -168,8 +170,8 @@ func TestCompareApplies(t *testing.T) {
 				t.Fatal(err)
 			}
 			a := res.Applied
-			got := Applied{Counts: a.Counts, Withheld: a.Withheld, ReadBack: a.ReadBack, Matched: a.Matched, Gone: a.Gone, Retyped: a.Retyped}
-			if d := gocmp.Diff(tc.want, got, cmpopts.IgnoreFields(Applied{}, "Put", "Delete", "Unapplied")); d != "" {
+			got := outcome.Applied{Counts: a.Counts, Withheld: a.Withheld, ReadBack: a.ReadBack, Matched: a.Matched, Gone: a.Gone, Retyped: a.Retyped}
+			if d := gocmp.Diff(tc.want, got, cmpopts.IgnoreFields(outcome.Applied{}, "Put", "Delete", "Unapplied")); d != "" {
 				t.Errorf("Applied (-want +got):\n%s", d)
 			}
 			if d := gocmp.Diff(tc.wantPut, ap.puts, byKey); d != "" {
@@ -179,8 +181,8 @@ func TestCompareApplies(t *testing.T) {
 				t.Errorf("deletes handed over (-want +got):\n%s", d)
 			}
 			for name, l := range map[string]struct {
-				list List[ItemRef]
-				want []ItemRef
+				list outcome.List[outcome.ItemRef]
+				want []outcome.ItemRef
 			}{"put": {a.Put, tc.wantPut}, "delete": {a.Delete, tc.wantDel}, "unapplied": {a.Unapplied, tc.wantUnapp}} {
 				got, err := l.list.Slice()
 				if err != nil {
@@ -206,7 +208,7 @@ func TestCompareApplies(t *testing.T) {
 
 // byKey sorts lists of ItemRef by key: an Applier is handed them in
 // bucket order.
-var byKey = cmpopts.SortSlices(func(a, b ItemRef) bool { return a.PK+"\x00"+a.SK < b.PK+"\x00"+b.SK })
+var byKey = cmpopts.SortSlices(func(a, b outcome.ItemRef) bool { return a.PK+"\x00"+a.SK < b.PK+"\x00"+b.SK })
 
 // retypingApplier is a fakeApplier whose table's item of key gets another
 // type just before it is deleted, as another writer may do after the
@@ -251,7 +253,7 @@ func TestCompareRetiredTypes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d := gocmp.Diff([]ItemRef{{PK: "LOG#1", SK: "X", Type: "Log"}}, ap.dels); d != "" {
+	if d := gocmp.Diff([]outcome.ItemRef{{PK: "LOG#1", SK: "X", Type: "Log"}}, ap.dels); d != "" {
 		t.Errorf("deletes (-want +got):\n%s", d)
 	}
 	if res.Stale != 1 || res.RetiredStale != 1 || res.RetiredWriteUnits != 1 || res.Unmanaged != 0 || !res.AppliedOK() {

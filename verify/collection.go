@@ -9,6 +9,7 @@ import (
 	"github.com/pg2dynamo/pg2dynamo/extract"
 	"github.com/pg2dynamo/pg2dynamo/mapping"
 	"github.com/pg2dynamo/pg2dynamo/transform"
+	"github.com/pg2dynamo/pg2dynamo/verify/outcome"
 )
 
 // memberKey names the items of one entity, or of its mirror.
@@ -155,7 +156,7 @@ func sameShape(t, u mapping.Template) ([]extract.ColumnPair, bool) {
 // answer with PostgreSQL's count of that collection for the check's parameters;
 // a difference fails res. Members PostgreSQL cannot count are named in res's
 // Note, which says so when none can be.
-func (ps *patternSample) checkCollection(ctx context.Context, src source, plans []*transform.Plan, c *patternCheck, res *PatternResult) error {
+func (ps *patternSample) checkCollection(ctx context.Context, src source, plans []*transform.Plan, c *patternCheck, res *outcome.PatternResult) error {
 	if len(ps.members) == 0 {
 		return nil
 	}
@@ -219,7 +220,7 @@ func (ps *patternSample) skippedMembers(plans []*transform.Plan) string {
 	return "not counted by PostgreSQL in the item collection: " + strings.Join(skipped, "; ")
 }
 
-func addNote(res *PatternResult, note string) {
+func addNote(res *outcome.PatternResult, note string) {
 	switch {
 	case note == "":
 	case res.Note == "":

@@ -24,6 +24,8 @@ import (
 	"github.com/pg2dynamo/pg2dynamo/mapping"
 	"github.com/pg2dynamo/pg2dynamo/pipeline"
 	"github.com/pg2dynamo/pg2dynamo/transform"
+	"github.com/pg2dynamo/pg2dynamo/verify/internal/extsort"
+	"github.com/pg2dynamo/pg2dynamo/verify/outcome"
 )
 
 // Options tune Compare. The zero value is usable.
@@ -52,15 +54,15 @@ type Options struct {
 	// Progress, if set, is told of the source pass as pipeline.Run tells it,
 	// then of the Scan as an entity named ScanName(table); one call at a time.
 	Progress pipeline.Progress
-	// MaxListed is the entries each Result list keeps (default MaxListed);
-	// counts stay exact.
+	// MaxListed is the entries each outcome.Result list keeps (default
+	// MaxListed); counts stay exact.
 	MaxListed int
 	// ExportBytes, if set, sizes an item as an export writes it
-	// (ddbjson.AppendLine), summed into EntityCounts.ExportBytes: what
-	// ImportTable is priced by.
+	// (ddbjson.AppendLine), summed into outcome.EntityCounts.ExportBytes:
+	// what ImportTable is priced by.
 	ExportBytes func(item map[string]types.AttributeValue) int64
 	// ChangeCost prices writing only the differences:
-	// EntityCounts.ChangeWriteUnits and StaleWriteUnits.
+	// outcome.EntityCounts.ChangeWriteUnits and StaleWriteUnits.
 	ChangeCost bool
 	// InFlight, if set, says which items changes committed after the snapshot
 	// may have changed (a follow streaming into the table); such a differing
@@ -90,8 +92,8 @@ type Options struct {
 	Types []string
 	// Holders, with Types, re-reads every missing item's key (BatchGetItem,
 	// Segments requests at once, projected to key and type): one held by a type
-	// outside Types counts in Result.Held, since putting there would overwrite
-	// another entity's item. Nil: not read.
+	// outside Types counts in outcome.Result.Held, since putting there would
+	// overwrite another entity's item. Nil: not read.
 	Holders dynamodb.BatchGetItemAPIClient
 	// Retired are types no entity derives any more: stale, deleted with Apply.
 	// Also list them in Types when set.
@@ -103,80 +105,8 @@ type Options struct {
 // (follow.Watch.Changed). Its errors fail the check.
 type InFlightFunc func(ctx context.Context, pk, sk string, readAt time.Time) (bool, error)
 
-// ItemRef names an item by its primary key and type.
-type ItemRef struct {
-	PK   string `json:"pk"`
-	SK   string `json:"sk"`
-	Type string `json:"type,omitempty"`
-}
-
-// AttrChange is one differing attribute: Before in the table, After as derived;
-// null for absent.
-type AttrChange struct {
-	Attribute string          `json:"attribute"`
-	Before    json.RawMessage `json:"before"`
-	After     json.RawMessage `json:"after"`
-}
-
-// ChangedItem is an item whose content differs.
-type ChangedItem struct {
-	ItemRef
-	Changes []AttrChange `json:"changes"`
-	// Before and After are the whole items, for the first SampleChanged.
-	Before json.RawMessage `json:"before,omitempty"`
-	After  json.RawMessage `json:"after,omitempty"`
-}
-
-// EntityCounts compares one entity's items. PostgreSQL's count(*) of its source
-// gives Expected = (SourceRows − Rejected) × ItemsPerRow; the transform must
-// derive that many items with distinct keys, else CountProblem says what
-// differs and verification fails.
-type EntityCounts struct {
-	Entity string `json:"entity"`
-	Type   string `json:"type"`
-	// SourceRows is PostgreSQL's count(*) of the entity's source.
-	SourceRows int64 `json:"source_rows"`
-	// Rows is the rows the transform read; Rejected those giving no item, as
-	// migrate rejects them.
-	Rows     int64 `json:"rows"`
-	Rejected int64 `json:"rejected"`
-	// ItemsPerRow is 1, or 2 for an entity with a mirror item.
-	ItemsPerRow int64 `json:"items_per_row"`
-	// Expected is (SourceRows − Rejected) × ItemsPerRow.
-	Expected int64 `json:"expected"`
-	// Derived is the distinct items derived; Duplicates the items whose key an
-	// earlier one (of any entity) has, which migrate would write over each
-	// other.
-	Derived    int64 `json:"derived"`
-	Duplicates int64 `json:"duplicates"`
-	// CountProblem says how the counts disagree; empty when they agree.
-	CountProblem string `json:"count_problem,omitempty"`
-	// Table items of this type.
-	Table     int64 `json:"table"`
-	Missing   int64 `json:"missing"`
-	Changed   int64 `json:"changed"`
-	Unchanged int64 `json:"unchanged"`
-	// Stale items of this type the source no longer produces.
-	Stale int64 `json:"stale"`
-	// InFlight items of this type differ but changed after the snapshot
-	// (Options.InFlight): lag, not a mismatch.
-	InFlight int64 `json:"in_flight,omitempty"`
-	// WriteUnits a run writing every derived item consumes.
-	WriteUnits int64 `json:"write_units"`
-	// ChangeWriteUnits is putting only new and changed items
-	// (Options.ChangeCost), a changed one at the larger of its versions, as
-	// DynamoDB charges a replacing put; StaleWriteUnits is deleting stale items
-	// at their size (in each GSI too).
-	// https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/read-write-operations.html#write-operation-consumption
-	ChangeWriteUnits int64 `json:"change_write_units,omitempty"`
-	StaleWriteUnits  int64 `json:"stale_write_units,omitempty"`
-	// ExportBytes is every derived item's size as uncompressed export DynamoDB
-	// JSON (Options.ExportBytes).
-	ExportBytes int64 `json:"export_bytes,omitempty"`
-}
-
 // checkCounts sets Expected and CountProblem from the other counts.
-func (e *EntityCounts) checkCounts() {
+func checkCounts(e *outcome.EntityCounts) {
 	e.Expected = (e.SourceRows - e.Rejected) * e.ItemsPerRow
 	e.CountProblem = ""
 	if e.Derived == e.Expected && e.Duplicates == 0 {
@@ -189,122 +119,6 @@ func (e *EntityCounts) checkCounts() {
 	}
 }
 
-// PatternResult is one access pattern run for one parameter tuple, or one not
-// run (Params empty, Want and Got 0).
-type PatternResult struct {
-	Pattern string            `json:"pattern"`
-	Index   string            `json:"index"`
-	Params  map[string]string `json:"params"`
-	Want    int               `json:"want"`
-	Got     int               `json:"got"`
-	OK      bool              `json:"ok"`
-	Problem string            `json:"problem,omitempty"`
-	// Order, when set, is the order mismatch Problem describes.
-	Order *OrderMismatch `json:"order,omitempty"`
-	// NotRun: no parameter tuple to run the Query with.
-	NotRun bool `json:"not_run,omitempty"`
-	// Note says why a passing result checked nothing (no item derived, no
-	// parameters), or what it left unchecked: items whose filter result is
-	// undecided, collection members PostgreSQL cannot count.
-	Note string `json:"note,omitempty"`
-	// Retries counts the GSI re-reads (Options.IndexWait) before this result.
-	Retries int `json:"retries,omitempty"`
-	// InFlight counts differing items skipped as changed after the snapshot
-	// (Options.InFlight).
-	InFlight int `json:"in_flight,omitempty"`
-	// Scanned is, with a filter, the items the key condition read before
-	// filtering (ScannedCount over the pages).
-	Scanned int `json:"scanned,omitempty"`
-}
-
-// Result compares the table with what the source derives; its lists live in
-// temporary files until Close.
-type Result struct {
-	Table string `json:"table"`
-	// TableMissing: the table does not exist, so every item is missing.
-	TableMissing bool           `json:"table_missing"`
-	Entities     []EntityCounts `json:"entities"`
-	// Missing items are derived from the source but not in the table.
-	Missing List[ItemRef] `json:"missing"`
-	// Extra items are in the table but not derived: of a mapped type (stale) or
-	// not (unmanaged).
-	Extra List[ItemRef] `json:"extra"`
-	// Duplicates are keys derived more than once that no duplicate check
-	// rejected, one entry per extra item.
-	Duplicates List[ItemRef] `json:"duplicates"`
-	Stale      int64         `json:"stale"`
-	Unmanaged  int64         `json:"unmanaged"`
-	// RetiredStale counts Options.Retired's stale items (in Stale too),
-	// RetiredWriteUnits their deletion.
-	RetiredStale      int64             `json:"retired_stale,omitempty"`
-	RetiredWriteUnits int64             `json:"retired_write_units,omitempty"`
-	Changed           List[ChangedItem] `json:"changed"`
-	// InFlight items differ but changes a follow committed after the snapshot
-	// may explain (Options.InFlight); they are in no other list.
-	InFlight List[ItemRef] `json:"in_flight"`
-	// ListsTruncated: some list holds only its first Options.MaxListed entries;
-	// the counts are complete.
-	ListsTruncated bool `json:"lists_truncated,omitempty"`
-	// Counts gives each list's exact length and how many entries it lists.
-	Counts   ListCounts      `json:"counts"`
-	Patterns []PatternResult `json:"patterns,omitempty"`
-	// Held counts, by holding type ("(none)" without type attribute), missing
-	// keys an item outside Options.Types holds (Options.Holders); nil without
-	// Holders.
-	Held map[string]int64 `json:"held,omitempty"`
-	// Applied is what Options.Apply was handed and read back; nil without
-	// Apply.
-	Applied *Applied `json:"applied,omitempty"`
-
-	files *sortGroup // the lists' files
-}
-
-// Close removes the temporary files, emptying the lists; hand-made or decoded
-// Results have none.
-func (r *Result) Close() error {
-	if r.files == nil {
-		return nil
-	}
-	err := r.files.close()
-	r.files = nil
-	r.Missing, r.Extra, r.Duplicates, r.Changed, r.InFlight = List[ItemRef]{}, List[ItemRef]{}, List[ItemRef]{}, List[ChangedItem]{}, List[ItemRef]{}
-	if a := r.Applied; a != nil {
-		a.Put, a.Delete, a.Unapplied = List[ItemRef]{}, List[ItemRef]{}, List[ItemRef]{}
-	}
-	return err
-}
-
-// WriteUnits is what writing every derived item consumes
-// (EntityCounts.WriteUnits summed).
-func (r *Result) WriteUnits() int64 {
-	var n int64
-	for _, e := range r.Entities {
-		n += e.WriteUnits
-	}
-	return n
-}
-
-// OK reports whether the counts agree (EntityCounts), the table holds exactly
-// the derived items, and every access pattern answered right in PostgreSQL's
-// order. Unmanaged items are another writer's and do not fail it.
-func (r *Result) OK() bool {
-	c := r.Counts
-	if r.TableMissing || c.Missing.Total > 0 || r.Stale > 0 || c.Changed.Total > 0 || c.Duplicates.Total > 0 {
-		return false
-	}
-	for _, e := range r.Entities {
-		if e.CountProblem != "" {
-			return false
-		}
-	}
-	for _, p := range r.Patterns {
-		if !p.OK {
-			return false
-		}
-	}
-	return true
-}
-
 // Compare derives every item from src (its snapshot begun) by the plans, reads
 // the table with a parallel segmented Scan, and compares both by canonical
 // content, bucket by bucket on disk. It checks each entity against PostgreSQL's
@@ -315,7 +129,7 @@ func (r *Result) OK() bool {
 // source when DynamoDB is unreachable, and on source, Scan, Query or temporary
 // file errors; a mismatch is a result.
 func Compare(ctx context.Context, src *extract.Source, m *mapping.Mapping, plans []*transform.Plan,
-	client ReadAPI, opts Options) (*Result, error) {
+	client ReadAPI, opts Options) (*outcome.Result, error) {
 	derive := func(ctx context.Context, sink load.Sink) (*pipeline.Summary, error) {
 		// The pipeline's duplicate check rejects exactly what migrate rejects,
 		// so only the others' items are expected.
@@ -338,13 +152,13 @@ type comparison struct {
 	derived    int64
 	// work holds the buckets and the patterns' expected answers, removed when
 	// compare returns.
-	work *sortGroup
+	work *extsort.Group
 }
 
 // compare is Compare with the source behind seams: src for counts, samples and
 // order checks, derive for items.
 func compare(ctx context.Context, src source, derive deriveFunc, m *mapping.Mapping, plans []*transform.Plan,
-	client ReadAPI, opts Options) (*Result, error) {
+	client ReadAPI, opts Options) (*outcome.Result, error) {
 	// The table first: an unreachable DynamoDB fails in seconds, before every
 	// source is counted and read.
 	if opts.Apply != nil && opts.InFlight != nil {
@@ -360,18 +174,18 @@ func compare(ctx context.Context, src source, derive deriveFunc, m *mapping.Mapp
 	if err != nil {
 		return nil, err
 	}
-	res := &Result{Table: m.Table.Name, TableMissing: td == nil}
+	res := &outcome.Result{Table: m.Table.Name, TableMissing: td == nil}
 	if td != nil {
 		// ItemCount is approximate (refreshed every few hours) and may exceed
 		// the source: size for both.
 		expected = max(expected, aws.ToInt64(td.ItemCount))
 	}
-	if c.work, err = newSortGroup("pg2dynamo-verify-", patternBudget); err != nil {
+	if c.work, err = extsort.NewGroup("pg2dynamo-verify-", patternBudget); err != nil {
 		return nil, err
 	}
-	defer c.work.close()
-	// res.files holds the lists, removed by res.Close.
-	if res.files, err = newSortGroup("pg2dynamo-verify-lists-", listBudget); err != nil {
+	defer c.work.Close()
+	// res.Files holds the lists, removed by res.Close.
+	if res.Files, err = extsort.NewGroup("pg2dynamo-verify-lists-", listBudget); err != nil {
 		return nil, err
 	}
 	if err := c.fill(ctx, res, expected); err != nil {
@@ -400,7 +214,7 @@ func (c *comparison) countSources(ctx context.Context) (int64, error) {
 // fill runs the source and table passes into buckets sized for about expected
 // items each, compares them, checks counts, then runs the access patterns (not
 // against a missing table).
-func (c *comparison) fill(ctx context.Context, res *Result, expected int64) error {
+func (c *comparison) fill(ctx context.Context, res *outcome.Result, expected int64) error {
 	sp, err := newSpill(c.work, expected)
 	if err != nil {
 		return err
@@ -427,19 +241,19 @@ func (c *comparison) fill(ctx context.Context, res *Result, expected int64) erro
 	}
 	lo := c.listOptions(ctx)
 	if c.opts.Apply != nil {
-		if lo.apply, err = newApplyRun(c, res.files, lo.maxListed); err != nil {
+		if lo.apply, err = newApplyRun(c, res.Files, lo.maxListed); err != nil {
 			return err
 		}
 	}
 	probe := c.opts.Holders != nil && len(c.opts.Types) > 0 && !res.TableMissing
 	if probe {
-		f, err := c.work.tempFile("held-*")
+		f, err := c.work.TempFile("held-*")
 		if err != nil {
 			return err
 		}
 		lo.held = newJournal(f)
 	}
-	if err := res.compareBuckets(sp, c.plans, lo); err != nil {
+	if err := compareBuckets(res, sp, c.plans, lo); err != nil {
 		return err
 	}
 	sp.close() // the buckets' space, before the Queries
@@ -451,7 +265,7 @@ func (c *comparison) fill(ctx context.Context, res *Result, expected int64) erro
 			return err
 		}
 	}
-	derived := res.checkEntityCounts()
+	derived := checkEntityCounts(res)
 	if lo.apply != nil {
 		if err := lo.apply.finish(ctx, res, c.readBack()); err != nil {
 			return err
@@ -514,7 +328,7 @@ func (c *comparison) scanProgress() func(n int) {
 // sourcePass derives every item into sp, summing write units and offering each
 // to the checks of samples whose partition it is in; it returns the per-entity
 // counts the source pass knows.
-func (c *comparison) sourcePass(ctx context.Context, sp *spill, samples []*patternSample) ([]EntityCounts, error) {
+func (c *comparison) sourcePass(ctx context.Context, sp *spill, samples []*patternSample) ([]outcome.EntityCounts, error) {
 	var checks []*patternCheck
 	for _, ps := range samples {
 		checks = append(checks, ps.checks...)
@@ -524,10 +338,10 @@ func (c *comparison) sourcePass(ctx context.Context, sp *spill, samples []*patte
 	if err != nil {
 		return nil, err
 	}
-	var out []EntityCounts
+	var out []outcome.EntityCounts
 	for i, e := range sum.Entities {
 		c.derived += e.Items
-		out = append(out, EntityCounts{Entity: e.Name, Type: c.plans[i].Entity().Type, SourceRows: c.sourceRows[i],
+		out = append(out, outcome.EntityCounts{Entity: e.Name, Type: c.plans[i].Entity().Type, SourceRows: c.sourceRows[i],
 			Rows: e.Rows, Rejected: e.Rejected, ItemsPerRow: itemsPerRow(c.plans[i]), WriteUnits: sink.wcu[i], ExportBytes: sink.bytes[i]})
 	}
 	return out, nil
@@ -585,10 +399,10 @@ func (s *sourceSink) account(it transform.Item, mirror bool) error {
 	return nil
 }
 
-func (r *Result) checkEntityCounts() int64 {
+func checkEntityCounts(r *outcome.Result) int64 {
 	var derived int64
 	for i := range r.Entities {
-		r.Entities[i].checkCounts()
+		checkCounts(&r.Entities[i])
 		derived += r.Entities[i].Derived
 	}
 	return derived
@@ -596,10 +410,10 @@ func (r *Result) checkEntityCounts() int64 {
 
 // runPatterns runs every sample's checks in mapping order, sharing one
 // IndexWait budget.
-func (c *comparison) runPatterns(ctx context.Context, samples []*patternSample, derived int64) ([]PatternResult, error) {
+func (c *comparison) runPatterns(ctx context.Context, samples []*patternSample, derived int64) ([]outcome.PatternResult, error) {
 	wait := newIndexWait(c.opts.IndexWait)
-	ties := c.work.sub(tiesBudget).newSorter("ties", bytes.Compare)
-	var out []PatternResult
+	ties := c.work.Sub(tiesBudget).NewSorter("ties", bytes.Compare)
+	var out []outcome.PatternResult
 	for _, ps := range samples {
 		for _, pc := range ps.checks {
 			pc.inFlight = c.itemInFlight
@@ -627,7 +441,7 @@ func (c *comparison) itemInFlight(ctx context.Context, item []byte, readAt time.
 	return c.opts.InFlight(ctx, k[0], k[1], readAt)
 }
 
-// Memory budgets in bytes, past which data goes to disk (see sorter): the
+// Memory budgets in bytes, past which data goes to disk (see extsort): the
 // derived items answering sampled Queries (all checks together), the lists'
 // entries (all four together), and a GSI answer's run of equal sort keys while
 // it is ordered.
@@ -781,7 +595,7 @@ type listOptions struct {
 // lists: derived only is missing; table only is extra (stale when of a mapped
 // type, else unmanaged); both is unchanged or changed by canonical content;
 // derived more than once is a duplicate.
-func (r *Result) compareBuckets(sp *spill, plans []*transform.Plan, opts listOptions) error {
+func compareBuckets(r *outcome.Result, sp *spill, plans []*transform.Plan, opts listOptions) error {
 	bc := newBucketComparer(r, plans, opts)
 	if err := sp.each(bc.bucket); err != nil {
 		return err
@@ -793,18 +607,18 @@ func (r *Result) compareBuckets(sp *spill, plans []*transform.Plan, opts listOpt
 // bucketComparer classifies one bucket's records at a time into a Result's
 // counts and list builders.
 type bucketComparer struct {
-	r     *Result
+	r     *outcome.Result
 	plans []*transform.Plan
 	// byType is the first entity of each type; retired the types of
 	// Options.Retired.
 	byType        map[string]int
 	retired       map[string]bool
 	sampleChanged int
-	missing       *listBuilder[ItemRef]
-	extra         *listBuilder[ItemRef]
-	dups          *listBuilder[ItemRef]
-	changed       *listBuilder[ChangedItem]
-	inFlight      *listBuilder[ItemRef]
+	missing       *outcome.ListBuilder[outcome.ItemRef]
+	extra         *outcome.ListBuilder[outcome.ItemRef]
+	dups          *outcome.ListBuilder[outcome.ItemRef]
+	changed       *outcome.ListBuilder[outcome.ChangedItem]
+	inFlight      *outcome.ListBuilder[outcome.ItemRef]
 	found         int64 // changed items found, in bucket order
 	isInFlight    func(key string) (bool, error)
 	writeUnits    func(item []byte) (int64, error) // listOptions.writeUnits
@@ -813,7 +627,7 @@ type bucketComparer struct {
 	held          *journal                         // listOptions.held
 }
 
-func newBucketComparer(r *Result, plans []*transform.Plan, opts listOptions) *bucketComparer {
+func newBucketComparer(r *outcome.Result, plans []*transform.Plan, opts listOptions) *bucketComparer {
 	byType := map[string]int{}
 	for i, p := range plans {
 		if _, ok := byType[p.Entity().Type]; !ok {
@@ -825,11 +639,11 @@ func newBucketComparer(r *Result, plans []*transform.Plan, opts listOptions) *bu
 		retired[t] = true
 	}
 	return &bucketComparer{r: r, plans: plans, byType: byType, retired: retired, sampleChanged: opts.sampleChanged,
-		missing:    newListBuilder[ItemRef](r.files, "missing", opts.maxListed),
-		extra:      newListBuilder[ItemRef](r.files, "extra", opts.maxListed),
-		dups:       newListBuilder[ItemRef](r.files, "duplicates", opts.maxListed),
-		changed:    newListBuilder[ChangedItem](r.files, "changed", opts.maxListed),
-		inFlight:   newListBuilder[ItemRef](r.files, "in-flight", opts.maxListed),
+		missing:    outcome.NewListBuilder[outcome.ItemRef](r.Files, "missing", opts.maxListed),
+		extra:      outcome.NewListBuilder[outcome.ItemRef](r.Files, "extra", opts.maxListed),
+		dups:       outcome.NewListBuilder[outcome.ItemRef](r.Files, "duplicates", opts.maxListed),
+		changed:    outcome.NewListBuilder[outcome.ChangedItem](r.Files, "changed", opts.maxListed),
+		inFlight:   outcome.NewListBuilder[outcome.ItemRef](r.Files, "in-flight", opts.maxListed),
 		isInFlight: opts.inFlight, writeUnits: opts.writeUnits, ctx: opts.ctx, apply: opts.apply, held: opts.held}
 }
 
@@ -846,7 +660,7 @@ func (bc *bucketComparer) flight(key, typ string, e int) (bool, error) {
 	if e >= 0 {
 		bc.r.Entities[e].InFlight++
 	}
-	return true, bc.inFlight.add(key, itemRef(key, typ))
+	return true, bc.inFlight.Add(key, itemRef(key, typ))
 }
 
 // bucket classifies the records of one bucket (spill.each's fn).
@@ -880,7 +694,7 @@ func (bc *bucketComparer) sourceItems(recs []record) (map[string]record, map[str
 			// The duplicate check rejects what migrate rejects, so migrate
 			// wrote both.
 			bc.r.Entities[rc.entity].Duplicates++
-			if err := bc.dups.add(rc.key, itemRef(rc.key, bc.typeOf(rc.entity))); err != nil {
+			if err := bc.dups.Add(rc.key, itemRef(rc.key, bc.typeOf(rc.entity))); err != nil {
 				return nil, nil, err
 			}
 			others[rc.key] = append(others[rc.key], rc)
@@ -943,7 +757,7 @@ func (bc *bucketComparer) extraItem(rc record) error {
 	} else {
 		bc.r.Unmanaged++
 	}
-	return bc.extra.add(rc.key, itemRef(rc.key, rc.typ))
+	return bc.extra.Add(rc.key, itemRef(rc.key, rc.typ))
 }
 
 // changedItem counts and lists rc, differing from s, with its attribute changes
@@ -962,15 +776,14 @@ func (bc *bucketComparer) changedItem(rc, s record) error {
 		return err
 	}
 	bc.found++
-	if bc.changed.full() {
-		bc.changed.total++
-		return nil
+	if bc.changed.Full() {
+		return bc.changed.Add(rc.key, outcome.ChangedItem{}) // counted only
 	}
-	ci := ChangedItem{ItemRef: itemRef(rc.key, bc.typeOf(s.entity)), Changes: attrChanges(rc.item, s.item)}
+	ci := outcome.ChangedItem{ItemRef: itemRef(rc.key, bc.typeOf(s.entity)), Changes: attrChanges(rc.item, s.item)}
 	if bc.found <= int64(bc.sampleChanged) {
 		ci.Before, ci.After = rc.item, s.item
 	}
-	return bc.changed.add(rc.key, ci)
+	return bc.changed.Add(rc.key, ci)
 }
 
 // missingItems counts and lists the derived keys of recs not seen in the table,
@@ -993,7 +806,7 @@ func (bc *bucketComparer) missingItems(recs []record, source map[string]record, 
 		if err != nil {
 			return err
 		}
-		if err := bc.missing.add(rc.key, itemRef(rc.key, bc.typeOf(s.entity))); err != nil {
+		if err := bc.missing.Add(rc.key, itemRef(rc.key, bc.typeOf(s.entity))); err != nil {
 			return err
 		}
 		if bc.held != nil {
@@ -1040,11 +853,11 @@ func (bc *bucketComparer) price(sum *int64, items ...[]byte) (int64, error) {
 // finish sets the Result's lists, their counts and ListsTruncated.
 func (bc *bucketComparer) finish() {
 	r := bc.r
-	r.Missing, r.Counts.Missing = bc.missing.list()
-	r.Extra, r.Counts.Extra = bc.extra.list()
-	r.Duplicates, r.Counts.Duplicates = bc.dups.list()
-	r.Changed, r.Counts.Changed = bc.changed.list()
-	r.InFlight, r.Counts.InFlight = bc.inFlight.list()
+	r.Missing, r.Counts.Missing = bc.missing.List()
+	r.Extra, r.Counts.Extra = bc.extra.List()
+	r.Duplicates, r.Counts.Duplicates = bc.dups.List()
+	r.Changed, r.Counts.Changed = bc.changed.List()
+	r.InFlight, r.Counts.InFlight = bc.inFlight.List()
 	c := r.Counts
 	r.ListsTruncated = c.Missing.Truncated() || c.Extra.Truncated() || c.Duplicates.Truncated() || c.Changed.Truncated() || c.InFlight.Truncated()
 }
@@ -1053,13 +866,13 @@ func (bc *bucketComparer) finish() {
 func (bc *bucketComparer) typeOf(entity int) string { return bc.plans[entity].Entity().Type }
 
 // itemRef names the item of key (itemKey) and type typ.
-func itemRef(key, typ string) ItemRef {
+func itemRef(key, typ string) outcome.ItemRef {
 	pk, sk := splitItemKey(key)
-	return ItemRef{PK: pk, SK: sk, Type: typ}
+	return outcome.ItemRef{PK: pk, SK: sk, Type: typ}
 }
 
 // attrChanges lists the attributes whose canonical values differ.
-func attrChanges(before, after []byte) []AttrChange {
+func attrChanges(before, after []byte) []outcome.AttrChange {
 	var b, a map[string]json.RawMessage
 	_ = json.Unmarshal(before, &b)
 	_ = json.Unmarshal(after, &a)
@@ -1070,10 +883,10 @@ func attrChanges(before, after []byte) []AttrChange {
 	for k := range a {
 		names[k] = true
 	}
-	var out []AttrChange
+	var out []outcome.AttrChange
 	for _, k := range slices.Sorted(maps.Keys(names)) {
 		if !bytes.Equal(b[k], a[k]) {
-			out = append(out, AttrChange{Attribute: k, Before: nullIfEmpty(b[k]), After: nullIfEmpty(a[k])})
+			out = append(out, outcome.AttrChange{Attribute: k, Before: nullIfEmpty(b[k]), After: nullIfEmpty(a[k])})
 		}
 	}
 	return out

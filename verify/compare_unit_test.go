@@ -17,6 +17,7 @@ import (
 	"github.com/pg2dynamo/pg2dynamo/extract"
 	"github.com/pg2dynamo/pg2dynamo/mapping"
 	"github.com/pg2dynamo/pg2dynamo/transform"
+	"github.com/pg2dynamo/pg2dynamo/verify/outcome"
 )
 
 // shopMapping has two entities in two partitions, and an access pattern
@@ -85,7 +86,7 @@ func compilePattern(t *testing.T, m *mapping.Mapping, src *fakeSource, name stri
 
 // runCompare runs compare with fakes, closing the Result at the end of
 // the test.
-func runCompare(t *testing.T, m *mapping.Mapping, src *fakeSource, table *fakeTable, opts Options) (*Result, error) {
+func runCompare(t *testing.T, m *mapping.Mapping, src *fakeSource, table *fakeTable, opts Options) (*outcome.Result, error) {
 	t.Helper()
 	res, err := compare(context.Background(), src, src.derive(), m, src.plans, table, opts)
 	if res != nil {
@@ -115,7 +116,7 @@ func with(it item, attr string, v types.AttributeValue) item {
 
 // patternProblems maps each failing pattern result to its problem, by
 // pattern and parameters.
-func patternProblems(res *Result) map[string]string {
+func patternProblems(res *outcome.Result) map[string]string {
 	out := map[string]string{}
 	for _, p := range res.Patterns {
 		if !p.OK {
@@ -141,24 +142,24 @@ func TestCompareFindsEachDifference(t *testing.T) {
 		table func([]item) []item
 		// want are the counts and lists of the Result.
 		wantOK                   bool
-		wantCounts               ListCounts
-		wantMissing, wantExtra   []ItemRef
-		wantChanged              []ChangedItem
-		wantOrder                EntityCounts // Order's counts, but its write units
+		wantCounts               outcome.ListCounts
+		wantMissing, wantExtra   []outcome.ItemRef
+		wantChanged              []outcome.ChangedItem
+		wantOrder                outcome.EntityCounts // Order's counts, but its write units
 		wantStale, wantUnmanaged int64
 		wantProblems             []string // failing pattern results: pattern and parameter
 	}{{
 		name:       "as migrated",
 		table:      func(items []item) []item { return items },
 		wantOK:     true,
-		wantOrder:  EntityCounts{Entity: "Order", Type: "Order", SourceRows: 5, Rows: 5, ItemsPerRow: 1, Expected: 5, Derived: 5, Table: 5, Unchanged: 5},
-		wantCounts: ListCounts{},
+		wantOrder:  outcome.EntityCounts{Entity: "Order", Type: "Order", SourceRows: 5, Rows: 5, ItemsPerRow: 1, Expected: 5, Derived: 5, Table: 5, Unchanged: 5},
+		wantCounts: outcome.ListCounts{},
 	}, {
 		name:         "an item missing",
 		table:        func(items []item) []item { return without(items, c10, o2) },
-		wantCounts:   ListCounts{Missing: ListCount{Total: 1, Listed: 1}},
-		wantMissing:  []ItemRef{{PK: c10, SK: o2, Type: "Order"}},
-		wantOrder:    EntityCounts{Entity: "Order", Type: "Order", SourceRows: 5, Rows: 5, ItemsPerRow: 1, Expected: 5, Derived: 5, Table: 4, Unchanged: 4, Missing: 1},
+		wantCounts:   outcome.ListCounts{Missing: outcome.ListCount{Total: 1, Listed: 1}},
+		wantMissing:  []outcome.ItemRef{{PK: c10, SK: o2, Type: "Order"}},
+		wantOrder:    outcome.EntityCounts{Entity: "Order", Type: "Order", SourceRows: 5, Rows: 5, ItemsPerRow: 1, Expected: 5, Derived: 5, Table: 4, Unchanged: 4, Missing: 1},
 		wantProblems: []string{"OrdersOfCustomer 10"},
 	}, {
 		name: "extra items, stale and unmanaged",
@@ -167,9 +168,9 @@ func TestCompareFindsEachDifference(t *testing.T) {
 			other := item{"PK": &types.AttributeValueMemberS{Value: "LOG#1"}, "SK": &types.AttributeValueMemberS{Value: "X"}, "type": &types.AttributeValueMemberS{Value: "Log"}}
 			return append(items, stale, other)
 		},
-		wantCounts: ListCounts{Extra: ListCount{Total: 2, Listed: 2}},
-		wantExtra:  []ItemRef{{PK: c10, SK: "ORDER#0000000099", Type: "Order"}, {PK: "LOG#1", SK: "X", Type: "Log"}},
-		wantOrder:  EntityCounts{Entity: "Order", Type: "Order", SourceRows: 5, Rows: 5, ItemsPerRow: 1, Expected: 5, Derived: 5, Table: 6, Unchanged: 5, Stale: 1},
+		wantCounts: outcome.ListCounts{Extra: outcome.ListCount{Total: 2, Listed: 2}},
+		wantExtra:  []outcome.ItemRef{{PK: c10, SK: "ORDER#0000000099", Type: "Order"}, {PK: "LOG#1", SK: "X", Type: "Log"}},
+		wantOrder:  outcome.EntityCounts{Entity: "Order", Type: "Order", SourceRows: 5, Rows: 5, ItemsPerRow: 1, Expected: 5, Derived: 5, Table: 6, Unchanged: 5, Stale: 1},
 		wantStale:  1, wantUnmanaged: 1,
 		wantProblems: []string{"OrdersOfCustomer 10"},
 	}, {
@@ -179,9 +180,9 @@ func TestCompareFindsEachDifference(t *testing.T) {
 			return append(items, other)
 		},
 		wantOK:        true,
-		wantCounts:    ListCounts{Extra: ListCount{Total: 1, Listed: 1}},
-		wantExtra:     []ItemRef{{PK: "LOG#1", SK: "X", Type: "Log"}},
-		wantOrder:     EntityCounts{Entity: "Order", Type: "Order", SourceRows: 5, Rows: 5, ItemsPerRow: 1, Expected: 5, Derived: 5, Table: 5, Unchanged: 5},
+		wantCounts:    outcome.ListCounts{Extra: outcome.ListCount{Total: 1, Listed: 1}},
+		wantExtra:     []outcome.ItemRef{{PK: "LOG#1", SK: "X", Type: "Log"}},
+		wantOrder:     outcome.EntityCounts{Entity: "Order", Type: "Order", SourceRows: 5, Rows: 5, ItemsPerRow: 1, Expected: 5, Derived: 5, Table: 5, Unchanged: 5},
 		wantUnmanaged: 1,
 	}, {
 		name: "an attribute differs",
@@ -193,10 +194,10 @@ func TestCompareFindsEachDifference(t *testing.T) {
 			}
 			return items
 		},
-		wantCounts: ListCounts{Changed: ListCount{Total: 1, Listed: 1}},
-		wantChanged: []ChangedItem{{ItemRef: ItemRef{PK: "CUSTOMER#0000000011", SK: o3, Type: "Order"},
-			Changes: []AttrChange{{Attribute: "note", Before: []byte(`{"S":"X"}`), After: []byte(`{"S":"c"}`)}}}},
-		wantOrder:    EntityCounts{Entity: "Order", Type: "Order", SourceRows: 5, Rows: 5, ItemsPerRow: 1, Expected: 5, Derived: 5, Table: 5, Unchanged: 4, Changed: 1},
+		wantCounts: outcome.ListCounts{Changed: outcome.ListCount{Total: 1, Listed: 1}},
+		wantChanged: []outcome.ChangedItem{{ItemRef: outcome.ItemRef{PK: "CUSTOMER#0000000011", SK: o3, Type: "Order"},
+			Changes: []outcome.AttrChange{{Attribute: "note", Before: []byte(`{"S":"X"}`), After: []byte(`{"S":"c"}`)}}}},
+		wantOrder:    outcome.EntityCounts{Entity: "Order", Type: "Order", SourceRows: 5, Rows: 5, ItemsPerRow: 1, Expected: 5, Derived: 5, Table: 5, Unchanged: 4, Changed: 1},
 		wantProblems: []string{"OrdersOfCustomer 11"},
 	}}
 	for _, tc := range tests {
@@ -454,14 +455,14 @@ func TestCompareInFlight(t *testing.T) {
 		name     string
 		inFlight []string // sort keys
 		wantOK   bool
-		want     ListCounts
+		want     outcome.ListCounts
 		problems []string
 	}{
 		{name: "the missing and the differing item in flight", inFlight: []string{"ORDER#0000000002", "ORDER#0000000003"},
-			want:     ListCounts{Extra: ListCount{Total: 1, Listed: 1}, InFlight: ListCount{Total: 2, Listed: 2}},
+			want:     outcome.ListCounts{Extra: outcome.ListCount{Total: 1, Listed: 1}, InFlight: outcome.ListCount{Total: 2, Listed: 2}},
 			problems: []string{"OrdersOfCustomer 10"}},
 		{name: "every difference in flight", inFlight: []string{"ORDER#0000000002", "ORDER#0000000003", "ORDER#0000000099"}, wantOK: true,
-			want: ListCounts{InFlight: ListCount{Total: 3, Listed: 3}}},
+			want: outcome.ListCounts{InFlight: outcome.ListCount{Total: 3, Listed: 3}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var asked []string
@@ -503,4 +504,17 @@ func TestCompareInFlight(t *testing.T) {
 			}
 		})
 	}
+}
+
+func sortedRefs(refs []outcome.ItemRef) []outcome.ItemRef {
+	out := slices.Clone(refs)
+	slices.SortFunc(out, func(a, b outcome.ItemRef) int { return strings.Compare(a.PK+"\x00"+a.SK, b.PK+"\x00"+b.SK) })
+	return out
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
 }

@@ -9,6 +9,8 @@ import (
 	"github.com/pg2dynamo/pg2dynamo/extract"
 	"github.com/pg2dynamo/pg2dynamo/mapping"
 	"github.com/pg2dynamo/pg2dynamo/transform"
+	"github.com/pg2dynamo/pg2dynamo/verify/internal/extsort"
+	"github.com/pg2dynamo/pg2dynamo/verify/outcome"
 )
 
 // Two derived items with one key are a duplicate no check rejected, never
@@ -24,11 +26,11 @@ func TestCompareBucketsCountsDuplicatesApart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := newSortGroup("pg2dynamo-test-", 1<<20)
+	g, err := extsort.NewGroup("pg2dynamo-test-", 1<<20)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer g.close()
+	defer g.Close()
 	sp, err := newSpill(g, 10)
 	if err != nil {
 		t.Fatal(err)
@@ -51,11 +53,11 @@ func TestCompareBucketsCountsDuplicatesApart(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	r := &Result{Entities: []EntityCounts{{Entity: "C", SourceRows: 3, Rows: 3, ItemsPerRow: 1}}, files: g}
-	if err := r.compareBuckets(sp, []*transform.Plan{p}, listOptions{sampleChanged: 20, maxListed: MaxListed}); err != nil {
+	r := &outcome.Result{Entities: []outcome.EntityCounts{{Entity: "C", SourceRows: 3, Rows: 3, ItemsPerRow: 1}}, Files: g}
+	if err := compareBuckets(r, sp, []*transform.Plan{p}, listOptions{sampleChanged: 20, maxListed: MaxListed}); err != nil {
 		t.Fatal(err)
 	}
-	r.Entities[0].checkCounts()
+	checkCounts(&r.Entities[0])
 	e := r.Entities[0]
 	got := [6]int64{e.Rejected, e.Expected, e.Derived, e.Duplicates, e.Unchanged, e.Changed}
 	if want := [6]int64{0, 3, 2, 1, 2, 0}; got != want {
@@ -65,7 +67,7 @@ func TestCompareBucketsCountsDuplicatesApart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d := gocmp.Diff([]ItemRef{{PK: "C#1", SK: "C", Type: "C"}}, dups); d != "" {
+	if d := gocmp.Diff([]outcome.ItemRef{{PK: "C#1", SK: "C", Type: "C"}}, dups); d != "" {
 		t.Errorf("duplicates (-want +got):\n%s", d)
 	}
 	if !strings.Contains(e.CountProblem, "and 1 more with the key of another derived item") {
@@ -81,23 +83,23 @@ func TestCompareBucketsCountsDuplicatesApart(t *testing.T) {
 func TestCheckCounts(t *testing.T) {
 	tests := []struct {
 		name string
-		in   EntityCounts
+		in   outcome.EntityCounts
 		want string // a part of CountProblem; "" for none
 	}{
-		{"all rows give items", EntityCounts{SourceRows: 5, Rows: 5, Rejected: 1, ItemsPerRow: 1, Derived: 4}, ""},
-		{"mirrors give two", EntityCounts{SourceRows: 5, Rows: 5, Rejected: 1, ItemsPerRow: 2, Derived: 8}, ""},
-		{"empty", EntityCounts{ItemsPerRow: 1}, ""},
-		{"a row the transform never read", EntityCounts{SourceRows: 5, Rows: 4, ItemsPerRow: 1, Derived: 4},
+		{"all rows give items", outcome.EntityCounts{SourceRows: 5, Rows: 5, Rejected: 1, ItemsPerRow: 1, Derived: 4}, ""},
+		{"mirrors give two", outcome.EntityCounts{SourceRows: 5, Rows: 5, Rejected: 1, ItemsPerRow: 2, Derived: 8}, ""},
+		{"empty", outcome.EntityCounts{ItemsPerRow: 1}, ""},
+		{"a row the transform never read", outcome.EntityCounts{SourceRows: 5, Rows: 4, ItemsPerRow: 1, Derived: 4},
 			"PostgreSQL counts 5 rows, 0 rejected: 5 items expected (1 a row); the transform read 4 rows and derived 4 items with distinct keys"},
-		{"a mirror item missing", EntityCounts{SourceRows: 2, Rows: 2, ItemsPerRow: 2, Derived: 3},
+		{"a mirror item missing", outcome.EntityCounts{SourceRows: 2, Rows: 2, ItemsPerRow: 2, Derived: 3},
 			"4 items expected (2 a row)"},
-		{"a duplicate", EntityCounts{SourceRows: 2, Rows: 2, ItemsPerRow: 1, Derived: 1, Duplicates: 1},
+		{"a duplicate", outcome.EntityCounts{SourceRows: 2, Rows: 2, ItemsPerRow: 1, Derived: 1, Duplicates: 1},
 			"derived 1 items with distinct keys, and 1 more with the key of another derived item"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			e := tc.in
-			e.checkCounts()
+			checkCounts(&e)
 			if want := (e.SourceRows - e.Rejected) * e.ItemsPerRow; e.Expected != want {
 				t.Errorf("expected %d, want %d", e.Expected, want)
 			}

@@ -23,6 +23,7 @@ import (
 	"github.com/pg2dynamo/pg2dynamo/report"
 	"github.com/pg2dynamo/pg2dynamo/report/reporttest"
 	"github.com/pg2dynamo/pg2dynamo/verify"
+	"github.com/pg2dynamo/pg2dynamo/verify/outcome"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
@@ -70,8 +71,8 @@ INSERT INTO c SELECT g, 'v' || g FROM generate_series(1, 6) g;`)
 		t.Fatal(err)
 	}
 	defer res.Close()
-	want := verify.ListCounts{Missing: verify.ListCount{Total: 2, Listed: 2}, Extra: verify.ListCount{Total: 5, Listed: 2},
-		Changed: verify.ListCount{Total: 3, Listed: 2}}
+	want := outcome.ListCounts{Missing: outcome.ListCount{Total: 2, Listed: 2}, Extra: outcome.ListCount{Total: 5, Listed: 2},
+		Changed: outcome.ListCount{Total: 3, Listed: 2}}
 	if d := gocmp.Diff(want, res.Counts); d != "" {
 		t.Errorf("list counts (-want +got):\n%s", d)
 	}

@@ -11,34 +11,8 @@ import (
 	"github.com/pg2dynamo/pg2dynamo/extract"
 	"github.com/pg2dynamo/pg2dynamo/mapping"
 	"github.com/pg2dynamo/pg2dynamo/transform"
+	"github.com/pg2dynamo/pg2dynamo/verify/outcome"
 )
-
-// OrderMismatch is two items of one entity and sort key template that a Query
-// returned in an order PostgreSQL contradicts: ordering the template columns'
-// source values (ORDER BY them in template order, text-like ones COLLATE "C",
-// in the Query's direction) puts Second strictly before First.
-type OrderMismatch struct {
-	Entity string `json:"entity"`
-	// SortKey is the index's sort attribute; Template the entity's template for
-	// it.
-	SortKey  string `json:"sort_key"`
-	Template string `json:"template"`
-	// OrderBy is the ORDER BY PostgreSQL ran: `delta`, `name COLLATE "C" DESC`.
-	OrderBy string      `json:"order_by"`
-	First   OrderedItem `json:"first"`
-	Second  OrderedItem `json:"second"`
-}
-
-// OrderedItem is an item of an OrderMismatch.
-type OrderedItem struct {
-	// Position is the item's 1-based position in the Query's answer.
-	Position int `json:"position"`
-	// Key is its sort key value.
-	Key string `json:"key"`
-	// Values are the template columns' source values, in PostgreSQL's text
-	// form.
-	Values map[string]string `json:"values"`
-}
 
 type ranker interface {
 	SortColumns(ctx context.Context, src mapping.Source, cols []extract.Column) ([]extract.SortColumn, error)
@@ -145,7 +119,7 @@ func (o *orderChecker) values(entity int, mirror bool, sortAttr string, row []an
 // check takes a Query's answer in DynamoDB's order (each item with entity and
 // orderChecker.values) and returns the first pair of one entity and template
 // whose order PostgreSQL contradicts, or nil. See orderStream.
-func (o *orderChecker) check(ctx context.Context, items []wantItem, sortAttr string, desc bool) (*OrderMismatch, error) {
+func (o *orderChecker) check(ctx context.Context, items []wantItem, sortAttr string, desc bool) (*outcome.OrderMismatch, error) {
 	st := o.stream(sortAttr, desc)
 	for _, it := range items {
 		if err := st.add(ctx, it.entity, it.mirror, it.sort, it.vals); err != nil {
@@ -184,7 +158,7 @@ type orderGroup struct {
 	prevMax, lo, hi *orderItem
 	key             string
 	done            bool // a mismatch found, or no order to keep
-	mm              *OrderMismatch
+	mm              *outcome.OrderMismatch
 }
 
 // orderItem is a group's item: 1-based answer position, sort key, source
@@ -231,7 +205,7 @@ func (s *orderStream) add(ctx context.Context, entity int, mirror bool, key stri
 
 // finish checks what is left and returns the first group's mismatch in answer
 // order, or nil.
-func (s *orderStream) finish(ctx context.Context) (*OrderMismatch, error) {
+func (s *orderStream) finish(ctx context.Context) (*outcome.OrderMismatch, error) {
 	for _, g := range s.groups {
 		if err := s.flush(ctx, g, true); err != nil {
 			return nil, err
@@ -325,14 +299,14 @@ func (s *orderStream) closeBlock(g *orderGroup) bool {
 		return false
 	}
 	if g.prevMax != nil && g.lo.rank < g.prevMax.rank {
-		item := func(it *orderItem) OrderedItem {
+		item := func(it *orderItem) outcome.OrderedItem {
 			vals := make(map[string]string, len(g.cols.names))
 			for j, n := range g.cols.names {
 				vals[n] = it.texts[j]
 			}
-			return OrderedItem{Position: it.pos, Key: it.key, Values: vals}
+			return outcome.OrderedItem{Position: it.pos, Key: it.key, Values: vals}
 		}
-		g.mm = &OrderMismatch{Entity: s.o.plans[g.entity].Entity().Name, SortKey: s.sortAttr, Template: g.cols.tpl.Source,
+		g.mm = &outcome.OrderMismatch{Entity: s.o.plans[g.entity].Entity().Name, SortKey: s.sortAttr, Template: g.cols.tpl.Source,
 			OrderBy: extract.OrderBy(g.sc, s.desc), First: item(g.prevMax), Second: item(g.lo)}
 		g.done, g.chunk = true, nil
 		return true
@@ -341,13 +315,13 @@ func (s *orderStream) closeBlock(g *orderGroup) bool {
 	return false
 }
 
-// describe renders an order mismatch for PatternResult.Problem.
-func (mm *OrderMismatch) describe(desc bool) string {
+// describe renders an order mismatch for outcome.PatternResult.Problem.
+func describe(mm *outcome.OrderMismatch, desc bool) string {
 	dir := "the Query"
 	if desc {
 		dir = "the Query, reading backwards (scan_forward: false),"
 	}
-	item := func(it OrderedItem) string {
+	item := func(it outcome.OrderedItem) string {
 		var vals []string
 		for _, k := range slices.Sorted(maps.Keys(it.Values)) {
 			vals = append(vals, k+"="+it.Values[k])

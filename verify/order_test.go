@@ -14,6 +14,7 @@ import (
 	"github.com/pg2dynamo/pg2dynamo/mapping"
 	"github.com/pg2dynamo/pg2dynamo/pipeline"
 	"github.com/pg2dynamo/pg2dynamo/transform"
+	"github.com/pg2dynamo/pg2dynamo/verify/outcome"
 )
 
 const eventsSQL = `
@@ -138,8 +139,8 @@ func TestOrderCheckAsksPostgreSQL(t *testing.T) {
 	}
 	label := func(key, l string) keyed { return keyed{key, map[string]any{"label": l}} }
 	stage := func(st string) keyed { return keyed{"S#" + st, map[string]any{"st": st}} }
-	item := func(pos int, key string, vals map[string]string) OrderedItem {
-		return OrderedItem{Position: pos, Key: key, Values: vals}
+	item := func(pos int, key string, vals map[string]string) outcome.OrderedItem {
+		return outcome.OrderedItem{Position: pos, Key: key, Values: vals}
 	}
 	tests := []struct {
 		name     string
@@ -147,17 +148,17 @@ func TestOrderCheckAsksPostgreSQL(t *testing.T) {
 		sortAttr string
 		desc     bool
 		items    []keyed
-		want     *OrderMismatch
+		want     *outcome.OrderMismatch
 	}{
 		{
 			name: "timestamptz rendered with a bare Z", entity: 0, sortAttr: "SK", items: today,
-			want: &OrderMismatch{Entity: "AtEvent", SortKey: "SK", Template: "T#${at}#${id}", OrderBy: "at, id",
+			want: &outcome.OrderMismatch{Entity: "AtEvent", SortKey: "SK", Template: "T#${at}#${id}", OrderBy: "at, id",
 				First:  item(3, "T#2024-01-01T00:00:00.5Z#3", map[string]string{"at": "2024-01-01 00:00:00.5+00", "id": "3"}),
 				Second: item(4, "T#2024-01-01T00:00:00Z#4", map[string]string{"at": "2024-01-01 00:00:00+00", "id": "4"})},
 		},
 		{
 			name: "timestamptz with a bare Z, read backwards", entity: 0, sortAttr: "SK", desc: true, items: reversed,
-			want: &OrderMismatch{Entity: "AtEvent", SortKey: "SK", Template: "T#${at}#${id}", OrderBy: "at DESC, id DESC",
+			want: &outcome.OrderMismatch{Entity: "AtEvent", SortKey: "SK", Template: "T#${at}#${id}", OrderBy: "at DESC, id DESC",
 				First:  item(2, "T#2024-01-01T00:00:00Z#4", map[string]string{"at": "2024-01-01 00:00:00+00", "id": "4"}),
 				Second: item(3, "T#2024-01-01T00:00:00.5Z#3", map[string]string{"at": "2024-01-01 00:00:00.5+00", "id": "3"})},
 		},
@@ -171,7 +172,7 @@ func TestOrderCheckAsksPostgreSQL(t *testing.T) {
 		{
 			name: "text in bytes, a mismatch named with COLLATE", entity: 1, sortAttr: "SK",
 			items: []keyed{label("L#a", "a"), label("L#B", "B")},
-			want: &OrderMismatch{Entity: "LabelEvent", SortKey: "SK", Template: "L#${label}", OrderBy: `label COLLATE "C"`,
+			want: &outcome.OrderMismatch{Entity: "LabelEvent", SortKey: "SK", Template: "L#${label}", OrderBy: `label COLLATE "C"`,
 				First:  item(1, "L#a", map[string]string{"label": "a"}),
 				Second: item(2, "L#B", map[string]string{"label": "B"})},
 		},
@@ -183,14 +184,14 @@ func TestOrderCheckAsksPostgreSQL(t *testing.T) {
 		{
 			name: "an equal-key run still has to follow the item before it", entity: 1, sortAttr: "GSI1SK",
 			items: []keyed{label("a", "m"), label("same", "c"), label("same", "x")},
-			want: &OrderMismatch{Entity: "LabelEvent", SortKey: "GSI1SK", Template: "${label}", OrderBy: `label COLLATE "C"`,
+			want: &outcome.OrderMismatch{Entity: "LabelEvent", SortKey: "GSI1SK", Template: "${label}", OrderBy: `label COLLATE "C"`,
 				First:  item(1, "a", map[string]string{"label": "m"}),
 				Second: item(2, "same", map[string]string{"label": "c"})},
 		},
 		{
 			name: "enum labels sort as declared, not as text", entity: 2, sortAttr: "SK",
 			items: []keyed{stage("closed"), stage("new"), stage("open")},
-			want: &OrderMismatch{Entity: "StageEvent", SortKey: "SK", Template: "S#${st:0}", OrderBy: "st",
+			want: &outcome.OrderMismatch{Entity: "StageEvent", SortKey: "SK", Template: "S#${st:0}", OrderBy: "st",
 				First:  item(1, "S#closed", map[string]string{"st": "closed"}),
 				Second: item(2, "S#new", map[string]string{"st": "new"})},
 		},

@@ -25,6 +25,8 @@ import (
 	"github.com/pg2dynamo/pg2dynamo/extract"
 	"github.com/pg2dynamo/pg2dynamo/mapping"
 	"github.com/pg2dynamo/pg2dynamo/transform"
+	"github.com/pg2dynamo/pg2dynamo/verify/internal/extsort"
+	"github.com/pg2dynamo/pg2dynamo/verify/outcome"
 )
 
 // keyOperand is key text of type typ as an expression value: a string (S), an
@@ -155,7 +157,7 @@ type patternCheck struct {
 	terms []transform.Term
 	// want holds the answer's derived items as want records in the Query's
 	// order (compareWant), on disk past the memory budget.
-	want *sorter
+	want *extsort.Sorter
 	// members counts want's items by entity and mirror
 	// (patternSample.checkCollection).
 	members map[memberKey]int64
@@ -295,7 +297,7 @@ type patternSample struct {
 // tuples from its home entity (transform.PatternPlan.Home), else the first
 // source with all its parameters. Every pattern gets a patternSample in mapping
 // order, each check's answer in a sorter of g.
-func samplePatterns(ctx context.Context, src source, m *mapping.Mapping, plans []*transform.Plan, n int, g *sortGroup) ([]*patternSample, error) {
+func samplePatterns(ctx context.Context, src source, m *mapping.Mapping, plans []*transform.Plan, n int, g *extsort.Group) ([]*patternSample, error) {
 	var out []*patternSample
 	for _, ap := range m.AccessPatterns {
 		pp, err := transform.CompilePattern(m, ap, plans)
@@ -328,7 +330,7 @@ func samplePatterns(ctx context.Context, src source, m *mapping.Mapping, plans [
 				if c, err := newMultiCheck(m, pp, t); err != nil {
 					ps.unrendered = err.Error()
 				} else {
-					c.want = g.newSorter("want", compareWant(ap.ScanForward != nil && !*ap.ScanForward))
+					c.want = g.NewSorter("want", compareWant(ap.ScanForward != nil && !*ap.ScanForward))
 					ps.checks = append(ps.checks, c)
 				}
 				continue
@@ -353,7 +355,7 @@ func samplePatterns(ctx context.Context, src source, m *mapping.Mapping, plans [
 			for _, b := range sk {
 				c.sk = append(c.sk, transform.SortText(c.sortType, b))
 			}
-			c.want = g.newSorter("want", compareWant(ap.ScanForward != nil && !*ap.ScanForward))
+			c.want = g.NewSorter("want", compareWant(ap.ScanForward != nil && !*ap.ScanForward))
 			ps.checks = append(ps.checks, c)
 		}
 		out = append(out, ps)
@@ -474,7 +476,7 @@ func (c *patternCheck) addWant(m *mapping.Mapping, orders *orderChecker, it tran
 		return fmt.Errorf("pattern %s: %w", c.pp.Pattern.Name, err)
 	}
 	c.members[memberKey{it.Entity, mirror}]++
-	return c.want.add(c.rec)
+	return c.want.Add(c.rec)
 }
 
 // indexWait is the time a verification may spend re-reading GSIs that do not
@@ -519,7 +521,7 @@ func (w *indexWait) delay(attempt int) (time.Duration, bool) {
 // while wait allows. Matching items are then checked against PostgreSQL's order
 // of their source values (orderStream); ties holds a GSI answer's runs of equal
 // sort keys. Both sides stream.
-func (c *patternCheck) run(ctx context.Context, client dynamodb.QueryAPIClient, table string, wait *indexWait, orders *orderChecker, ties *sorter) (PatternResult, error) {
+func (c *patternCheck) run(ctx context.Context, client dynamodb.QueryAPIClient, table string, wait *indexWait, orders *orderChecker, ties *extsort.Sorter) (outcome.PatternResult, error) {
 	ap := c.pp.Pattern
 	desc := ap.ScanForward != nil && !*ap.ScanForward
 	for attempt := 1; ; attempt++ {
@@ -535,7 +537,7 @@ func (c *patternCheck) run(ctx context.Context, client dynamodb.QueryAPIClient, 
 				return res, fmt.Errorf("pattern %s: %w", ap.Name, err)
 			}
 			if mm != nil {
-				res.OK, res.Order, res.Problem = false, mm, mm.describe(desc)
+				res.OK, res.Order, res.Problem = false, mm, describe(mm, desc)
 			}
 			return res, nil
 		}
@@ -555,9 +557,9 @@ func (c *patternCheck) run(ctx context.Context, client dynamodb.QueryAPIClient, 
 }
 
 // checkOrder feeds want, in order, to an order stream.
-func (c *patternCheck) checkOrder(ctx context.Context, orders *orderChecker, desc bool) (*OrderMismatch, error) {
+func (c *patternCheck) checkOrder(ctx context.Context, orders *orderChecker, desc bool) (*outcome.OrderMismatch, error) {
 	st := orders.stream(c.sortAttr, desc)
-	err := c.want.each(func(rec []byte) error {
+	err := c.want.Each(func(rec []byte) error {
 		w := parseWant(rec)
 		vals, err := w.values()
 		if err != nil {
@@ -577,9 +579,9 @@ const queryPageItems = 200
 
 // query runs the Query once, comparing with want an item of each at a time; it
 // reads every page to count them.
-func (c *patternCheck) query(ctx context.Context, client dynamodb.QueryAPIClient, table string, ties *sorter) (PatternResult, error) {
+func (c *patternCheck) query(ctx context.Context, client dynamodb.QueryAPIClient, table string, ties *extsort.Sorter) (outcome.PatternResult, error) {
 	ap := c.pp.Pattern
-	res := PatternResult{Pattern: ap.Name, Index: ap.Index, Params: c.params, Want: int(c.want.len())}
+	res := outcome.PatternResult{Pattern: ap.Name, Index: ap.Index, Params: c.params, Want: int(c.want.Len())}
 	if res.Index == "" {
 		res.Index = "table"
 	}
@@ -595,7 +597,7 @@ func (c *patternCheck) query(ctx context.Context, client dynamodb.QueryAPIClient
 		got.sortAttr, got.sortType = c.gsi.SortKey, c.sortType
 		got.sortKeys = c.gsi.SortKeys
 	}
-	want, err := c.want.iter()
+	want, err := c.want.Iter()
 	if err != nil {
 		return res, err
 	}
@@ -609,7 +611,7 @@ func (c *patternCheck) query(ctx context.Context, client dynamodb.QueryAPIClient
 			}
 		}
 		if nextW {
-			if w, werr = want.next(); werr != nil && !errors.Is(werr, io.EOF) {
+			if w, werr = want.Next(); werr != nil && !errors.Is(werr, io.EOF) {
 				return res, werr
 			}
 		}
@@ -677,19 +679,19 @@ func (c *patternCheck) nextAnswer(got *answerReader) ([]byte, error) {
 // each in-flight skip widens the allowance by one. Otherwise a key condition
 // reading nothing would match a filter that leaves every derived item out.
 // https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Query.FilterExpression.html
-func (c *patternCheck) checkScanned(res *PatternResult, scanned int64) {
+func (c *patternCheck) checkScanned(res *outcome.PatternResult, scanned int64) {
 	if c.pp.Pattern.FilterExpr == nil || !res.OK {
 		return
 	}
 	res.Scanned = int(scanned)
-	want := c.want.len() + c.filtered + int64(len(c.undecided))
+	want := c.want.Len() + c.filtered + int64(len(c.undecided))
 	if d := scanned - want; d <= int64(res.InFlight) && -d <= int64(res.InFlight) {
 		return
 	}
 	res.OK = false
 	res.Problem = fmt.Sprintf("the Query's key condition read %d items (its ScannedCount), but the source derives %d items it must read "+
 		"(%d that pass the filter, %d that the filter leaves out, %d undecided): the %s lacks items, or holds items it should not",
-		scanned, want, c.want.len(), c.filtered, len(c.undecided), res.Index)
+		scanned, want, c.want.Len(), c.filtered, len(c.undecided), res.Index)
 }
 
 // skip reports whether item, differing from the other side's and read at readAt
@@ -716,8 +718,8 @@ type answerReader struct {
 	// sortKeys are a multi-attribute GSI's sort key attributes, whose runs of
 	// equal values are ordered.
 	sortKeys []mapping.KeyAttribute
-	ties     *sorter
-	run      recordSource // the current run of ties, ordered
+	ties     *extsort.Sorter
+	run      extsort.Source // the current run of ties, ordered
 	// undecided counts items passed over as undecided.
 	undecided int
 	// scanned sums ScannedCount: items the key condition read before the
@@ -772,7 +774,7 @@ func (a *answerReader) next() ([]byte, error) {
 	}
 	for {
 		if a.run != nil {
-			rec, err := a.run.next()
+			rec, err := a.run.Next()
 			if !errors.Is(err, io.EOF) {
 				return rec, err
 			}
@@ -787,8 +789,8 @@ func (a *answerReader) next() ([]byte, error) {
 			}
 			first = &it
 		}
-		a.ties.reset()
-		if err := a.ties.add(first.item); err != nil {
+		a.ties.Reset()
+		if err := a.ties.Add(first.item); err != nil {
 			return nil, err
 		}
 		for {
@@ -803,12 +805,12 @@ func (a *answerReader) next() ([]byte, error) {
 				a.pending = &it
 				break
 			}
-			if err := a.ties.add(it.item); err != nil {
+			if err := a.ties.Add(it.item); err != nil {
 				return nil, err
 			}
 		}
 		var err error
-		if a.run, err = a.ties.iter(); err != nil {
+		if a.run, err = a.ties.Iter(); err != nil {
 			return nil, err
 		}
 	}
@@ -834,7 +836,7 @@ func (a *answerReader) drain() error {
 // PostgreSQL's count of it (checkCollection). rows gives each entity's source
 // row count, for the message.
 func (ps *patternSample) runAll(ctx context.Context, src source, client dynamodb.QueryAPIClient, table string, wait *indexWait,
-	orders *orderChecker, ties *sorter, derived int64, rows []int64) ([]PatternResult, error) {
+	orders *orderChecker, ties *extsort.Sorter, derived int64, rows []int64) ([]outcome.PatternResult, error) {
 	ap := ps.pp.Pattern
 	index := ap.Index
 	if index == "" {
@@ -842,7 +844,7 @@ func (ps *patternSample) runAll(ctx context.Context, src source, client dynamodb
 	}
 	const empty = "not checked: the source derives no item, so no Query can find one (the Scan checks the table holds none)"
 	if len(ps.checks) == 0 {
-		res := PatternResult{Pattern: ap.Name, Index: index, Params: map[string]string{}, NotRun: true}
+		res := outcome.PatternResult{Pattern: ap.Name, Index: index, Params: map[string]string{}, NotRun: true}
 		switch {
 		case derived == 0:
 			res.OK, res.Note = true, empty
@@ -858,9 +860,9 @@ func (ps *patternSample) runAll(ctx context.Context, src source, client dynamodb
 		default:
 			res.Problem = fmt.Sprintf("not checked: none of the %d sampled parameter tuples renders a key (%s): no Query was run", ps.tuples, ps.unrendered)
 		}
-		return []PatternResult{res}, nil
+		return []outcome.PatternResult{res}, nil
 	}
-	out := make([]PatternResult, 0, len(ps.checks))
+	out := make([]outcome.PatternResult, 0, len(ps.checks))
 	nothing := true
 	for _, c := range ps.checks {
 		pr, err := c.run(ctx, client, table, wait, orders, ties)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/pg2dynamo/pg2dynamo/ddbjson"
 	"github.com/pg2dynamo/pg2dynamo/transform"
+	"github.com/pg2dynamo/pg2dynamo/verify/outcome"
 )
 
 // BatchGetItem's limit of keys a request.
@@ -49,7 +50,7 @@ type readBack struct {
 
 // run reads back every key of j (stale ones only when deleted) into out's
 // counts; the rest are listed in unapplied.
-func (rb *readBack) run(ctx context.Context, j *journal, out *Applied, deleted bool, unapplied *listBuilder[ItemRef]) error {
+func (rb *readBack) run(ctx context.Context, j *journal, out *outcome.Applied, deleted bool, unapplied *outcome.ListBuilder[outcome.ItemRef]) error {
 	keep := func(e journalEntry) bool { return e.kind != journalStale || deleted }
 	return rb.each(ctx, j, keep, func(e journalEntry, got map[string]types.AttributeValue) error {
 		typ, _ := got[rb.typeAttr].(*types.AttributeValueMemberS)
@@ -61,7 +62,7 @@ func (rb *readBack) run(ctx context.Context, j *journal, out *Applied, deleted b
 		case e.kind == journalStale && (typ == nil || typ.Value != e.typ):
 			out.Retyped++
 		default:
-			return unapplied.add(e.key, itemRef(e.key, e.typ))
+			return unapplied.Add(e.key, itemRef(e.key, e.typ))
 		}
 		return nil
 	})

@@ -9,13 +9,15 @@ import (
 	"io"
 	"os"
 	"sync"
+
+	"github.com/pg2dynamo/pg2dynamo/verify/internal/extsort"
 )
 
 // spill partitions records by key hash into bucket files so a comparison holds
 // one bucket in memory at a time: memory grows with the bucket, not the table.
 // Its files are unlinked on creation. Safe for concurrent use.
 type spill struct {
-	g     *sortGroup
+	g     *extsort.Group
 	files []*os.File
 	bufs  []*bufio.Writer
 	mus   []sync.Mutex
@@ -39,12 +41,12 @@ const (
 
 // newSpill creates bucket files for about expected items a side in g's
 // directory.
-func newSpill(g *sortGroup, expected int64) (*spill, error) {
+func newSpill(g *extsort.Group, expected int64) (*spill, error) {
 	n := int(min(expected/itemsPerBucket+1, maxBuckets))
 	size := min(max(spillBuffer/n, 2<<10), 64<<10)
 	s := &spill{g: g, mus: make([]sync.Mutex, n)}
 	for range n {
-		f, err := g.tempFile("bucket-*")
+		f, err := g.TempFile("bucket-*")
 		if err != nil {
 			s.close()
 			return nil, err

@@ -8,7 +8,7 @@ import (
 	"github.com/pg2dynamo/pg2dynamo/engine"
 	"github.com/pg2dynamo/pg2dynamo/follow"
 	vreport "github.com/pg2dynamo/pg2dynamo/report"
-	"github.com/pg2dynamo/pg2dynamo/verify"
+	"github.com/pg2dynamo/pg2dynamo/verify/outcome"
 )
 
 func TestSummaryTotal(t *testing.T) {
@@ -114,8 +114,8 @@ func TestVerdict(t *testing.T) {
 // The bench reads verify's counts from the headline report.Headline
 // writes: a report with counts above the lists' lengths parses to them.
 func TestVerifyHeadline(t *testing.T) {
-	res := &verify.Result{Table: "tickets", Stale: 3, Counts: verify.ListCounts{Missing: verify.ListCount{Total: 2},
-		Extra: verify.ListCount{Total: 3}, Changed: verify.ListCount{Total: 100000, Listed: 10}}}
+	res := &outcome.Result{Table: "tickets", Stale: 3, Counts: outcome.ListCounts{Missing: outcome.ListCount{Total: 2},
+		Extra: outcome.ListCount{Total: 3}, Changed: outcome.ListCount{Total: 100000, Listed: 10}}}
 	r := vreport.New(vreport.ModeVerify, res, 0)
 	r.Totals.Expected = 1000000
 	m := verifyHeadline.FindStringSubmatch(r.Headline())

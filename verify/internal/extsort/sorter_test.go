@@ -1,4 +1,4 @@
-package verify
+package extsort
 
 import (
 	"bytes"
@@ -27,33 +27,33 @@ func TestSorterOrdersWithinAnyBudget(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			g, err := newSortGroup("pg2dynamo-test-", tc.budget)
+			g, err := NewGroup("pg2dynamo-test-", tc.budget)
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer g.close()
-			s := g.newSorter("t", byFirstByte)
+			defer g.Close()
+			s := g.NewSorter("t", byFirstByte)
 			r := rand.New(rand.NewPCG(1, 2))
 			var want [][]byte
 			for i := range tc.records {
 				rec := []byte(fmt.Sprintf("%c%06d", 'a'+r.IntN(20), i)) // many equal first bytes
 				want = append(want, rec)
-				if err := s.add(rec); err != nil {
+				if err := s.Add(rec); err != nil {
 					t.Fatal(err)
 				}
 			}
 			slices.SortStableFunc(want, byFirstByte)
 			for pass := range 2 {
 				var got [][]byte
-				if err := s.each(func(rec []byte) error { got = append(got, bytes.Clone(rec)); return nil }); err != nil {
+				if err := s.Each(func(rec []byte) error { got = append(got, bytes.Clone(rec)); return nil }); err != nil {
 					t.Fatal(err)
 				}
 				if d := gocmp.Diff(want, got); d != "" {
 					t.Fatalf("pass %d, %d runs (-want +got):\n%s", pass+1, len(s.runs), d)
 				}
 			}
-			if s.len() != int64(tc.records) {
-				t.Errorf("len %d, want %d", s.len(), tc.records)
+			if s.Len() != int64(tc.records) {
+				t.Errorf("len %d, want %d", s.Len(), tc.records)
 			}
 		})
 	}
@@ -62,20 +62,20 @@ func TestSorterOrdersWithinAnyBudget(t *testing.T) {
 // Sorters of one group share its budget: past it, the one holding the
 // most writes a run, and the group's memory stays within the budget.
 func TestSortGroupSpillsTheLargest(t *testing.T) {
-	g, err := newSortGroup("pg2dynamo-test-", 64<<10)
+	g, err := NewGroup("pg2dynamo-test-", 64<<10)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer g.close()
-	big, small := g.newSorter("big", bytes.Compare), g.newSorter("small", bytes.Compare)
+	defer g.Close()
+	big, small := g.NewSorter("big", bytes.Compare), g.NewSorter("small", bytes.Compare)
 	rec := bytes.Repeat([]byte("x"), 100)
 	for range 10 {
-		if err := small.add(rec); err != nil {
+		if err := small.Add(rec); err != nil {
 			t.Fatal(err)
 		}
 	}
 	for range 5000 {
-		if err := big.add(rec); err != nil {
+		if err := big.Add(rec); err != nil {
 			t.Fatal(err)
 		}
 		if g.used > g.budget {

@@ -1,4 +1,4 @@
-package verify
+package outcome
 
 import (
 	"bytes"
@@ -9,27 +9,29 @@ import (
 	"testing"
 
 	gocmp "github.com/google/go-cmp/cmp"
+
+	"github.com/pg2dynamo/pg2dynamo/verify/internal/extsort"
 )
 
 // A list counts every entry it is offered and keeps the first of them,
 // sorted by item key, on disk; it writes them as json.MarshalIndent
 // writes the slice, indented or not, and decodes back into memory.
 func TestListKeepsTheFirstAndCountsAll(t *testing.T) {
-	g, err := newSortGroup("pg2dynamo-test-", 512) // a few entries a run
+	g, err := extsort.NewGroup("pg2dynamo-test-", 512) // a few entries a run
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer g.close()
-	b := newListBuilder[ItemRef](g, "t", 50)
+	defer g.Close()
+	b := NewListBuilder[ItemRef](g, "t", 50)
 	var offered []ItemRef
 	for i := range 80 {
 		ref := ItemRef{PK: fmt.Sprintf("P#%02d<&>", (i*37)%80), SK: "S", Type: "T"}
 		offered = append(offered, ref)
-		if err := b.add(ref.PK+"\x00"+ref.SK, ref); err != nil {
+		if err := b.Add(ref.PK+"\x00"+ref.SK, ref); err != nil {
 			t.Fatal(err)
 		}
 	}
-	l, count := b.list()
+	l, count := b.List()
 	if want := (ListCount{Total: 80, Listed: 50}); count != want || !count.Truncated() {
 		t.Errorf("count %+v, want %+v, truncated", count, want)
 	}

@@ -1,4 +1,7 @@
-package verify
+// Package extsort sorts byte records in bounded memory, spilling sorted runs
+// to temporary files: verify's buckets and expected answers, and the result
+// lists of verify/outcome.
+package extsort
 
 import (
 	"bufio"
@@ -11,14 +14,14 @@ import (
 	"slices"
 )
 
-// sortGroup is the memory budget and temporary directory a set of sorters
+// Group is the memory budget and temporary directory a set of sorters
 // share: past about budget bytes in memory, the sorter holding most writes its
 // records, sorted, to a run file. Not safe for concurrent use.
-type sortGroup struct {
+type Group struct {
 	dir     string
 	budget  int
 	used    int // bytes held in memory by all the sorters (arena and spans capacity)
-	sorters []*sorter
+	sorters []*Sorter
 	// named: a file could not be unlinked on creation, so it goes with the
 	// directory.
 	named bool
@@ -26,25 +29,25 @@ type sortGroup struct {
 	shared bool
 }
 
-// newSortGroup creates the group's directory under os.TempDir; budget is in
+// NewGroup creates the group's directory under os.TempDir; budget is in
 // bytes.
-func newSortGroup(prefix string, budget int) (*sortGroup, error) {
+func NewGroup(prefix string, budget int) (*Group, error) {
 	dir, err := os.MkdirTemp("", prefix)
 	if err != nil {
 		return nil, fmt.Errorf("verify: temporary directory: %w", err)
 	}
-	return &sortGroup{dir: dir, budget: budget}, nil
+	return &Group{dir: dir, budget: budget}, nil
 }
 
-// sub returns a group with its own budget in g's directory, which closing it
+// Sub returns a group with its own budget in g's directory, which closing it
 // leaves to g.
-func (g *sortGroup) sub(budget int) *sortGroup {
-	return &sortGroup{dir: g.dir, budget: budget, shared: true}
+func (g *Group) Sub(budget int) *Group {
+	return &Group{dir: g.dir, budget: budget, shared: true}
 }
 
-// tempFile creates a file in the group's directory and unlinks it at once where
+// TempFile creates a file in the group's directory and unlinks it at once where
 // possible, so its space is freed however the process ends.
-func (g *sortGroup) tempFile(name string) (*os.File, error) {
+func (g *Group) TempFile(name string) (*os.File, error) {
 	f, err := os.CreateTemp(g.dir, name)
 	if err != nil {
 		return nil, fmt.Errorf("verify: temporary file: %w", err)
@@ -55,9 +58,9 @@ func (g *sortGroup) tempFile(name string) (*os.File, error) {
 	return f, nil
 }
 
-// close closes every sorter's files and removes the directory (not a sub
+// Close closes every sorter's files and removes the directory (not a sub
 // group's).
-func (g *sortGroup) close() error {
+func (g *Group) Close() error {
 	for _, s := range g.sorters {
 		s.closeRuns()
 	}
@@ -68,18 +71,18 @@ func (g *sortGroup) close() error {
 	return os.RemoveAll(g.dir)
 }
 
-// sorter sorts records (uvarint-length-prefixed bytes) by cmp in bounded
+// Sorter sorts records (uvarint-length-prefixed bytes) by cmp in bounded
 // memory: within the group's budget in memory, past it as sorted run files
-// merged when read (iter). Not safe for concurrent use.
-type sorter struct {
-	g     *sortGroup
+// merged when read (Iter). Not safe for concurrent use.
+type Sorter struct {
+	g     *Group
 	name  string
 	cmp   func(a, b []byte) int
 	arena []byte
 	spans []span // records in arena, in the order added until sorted
 	runs  []*os.File
 	n     int64 // records added
-	// sorted: spans are in order; reading: iter was called (until reset), so
+	// sorted: spans are in order; reading: Iter was called (until Reset), so
 	// in-memory records stay.
 	sorted, reading bool
 }
@@ -90,20 +93,20 @@ type span struct{ start, end int }
 // buffer each); more merge in passes.
 const maxFanIn = 64
 
-// newSorter adds a sorter to g; name names its run files.
-func (g *sortGroup) newSorter(name string, cmp func(a, b []byte) int) *sorter {
-	s := &sorter{g: g, name: name, cmp: cmp}
+// NewSorter adds a sorter to g; name names its run files.
+func (g *Group) NewSorter(name string, cmp func(a, b []byte) int) *Sorter {
+	s := &Sorter{g: g, name: name, cmp: cmp}
 	g.sorters = append(g.sorters, s)
 	return s
 }
 
-func (s *sorter) mem() int { return cap(s.arena) + cap(s.spans)*16 }
+func (s *Sorter) mem() int { return cap(s.arena) + cap(s.spans)*16 }
 
-func (s *sorter) len() int64 { return s.n }
+func (s *Sorter) Len() int64 { return s.n }
 
-// add copies rec in; over the group's budget, the sorter holding most memory
+// Add copies rec in; over the group's budget, the sorter holding most memory
 // writes a run.
-func (s *sorter) add(rec []byte) error {
+func (s *Sorter) Add(rec []byte) error {
 	before := s.mem()
 	start := len(s.arena)
 	s.arena = append(s.arena, rec...)
@@ -112,7 +115,7 @@ func (s *sorter) add(rec []byte) error {
 	s.sorted = false
 	s.g.used += s.mem() - before
 	for s.g.used > s.g.budget {
-		var big *sorter
+		var big *Sorter
 		for _, o := range s.g.sorters {
 			if !o.reading && len(o.spans) > 0 && (big == nil || o.mem() > big.mem()) {
 				big = o
@@ -128,7 +131,7 @@ func (s *sorter) add(rec []byte) error {
 	return nil
 }
 
-func (s *sorter) sortMem() {
+func (s *Sorter) sortMem() {
 	if s.sorted {
 		return
 	}
@@ -139,9 +142,9 @@ func (s *sorter) sortMem() {
 }
 
 // spill writes the in-memory records, sorted, as a new run and releases them.
-func (s *sorter) spill() error {
+func (s *Sorter) spill() error {
 	s.sortMem()
-	f, err := s.g.tempFile(s.name + "-run-*")
+	f, err := s.g.TempFile(s.name + "-run-*")
 	if err != nil {
 		return err
 	}
@@ -162,14 +165,14 @@ func (s *sorter) spill() error {
 	return nil
 }
 
-// reset empties the sorter for reuse, keeping its memory.
-func (s *sorter) reset() {
+// Reset empties the sorter for reuse, keeping its memory.
+func (s *Sorter) Reset() {
 	s.closeRuns()
 	s.arena, s.spans, s.n = s.arena[:0], s.spans[:0], 0
 	s.reading = false
 }
 
-func (s *sorter) closeRuns() {
+func (s *Sorter) closeRuns() {
 	for _, f := range s.runs {
 		f.Close()
 	}
@@ -185,19 +188,19 @@ func writeRecord(w *bufio.Writer, rec []byte) error {
 	return err
 }
 
-// recordSource yields records in order until io.EOF; a slice is valid until the
+// Source yields records in order until io.EOF; a slice is valid until the
 // next call.
-type recordSource interface {
-	next() ([]byte, error)
+type Source interface {
+	Next() ([]byte, error)
 }
 
 // memSource yields the sorted records held in memory.
 type memSource struct {
-	s *sorter
+	s *Sorter
 	i int
 }
 
-func (m *memSource) next() ([]byte, error) {
+func (m *memSource) Next() ([]byte, error) {
 	if m.i >= len(m.s.spans) {
 		return nil, io.EOF
 	}
@@ -216,7 +219,7 @@ func newRunSource(f *os.File) *runSource {
 	return &runSource{r: bufio.NewReaderSize(io.NewSectionReader(f, 0, 1<<62), 32<<10)}
 }
 
-func (r *runSource) next() ([]byte, error) {
+func (r *runSource) Next() ([]byte, error) {
 	n, err := binary.ReadUvarint(r.r)
 	if err != nil {
 		if errors.Is(err, io.EOF) {
@@ -244,7 +247,7 @@ type mergeSource struct {
 }
 
 type mergeHead struct {
-	src recordSource
+	src Source
 	rec []byte
 	idx int // the source's position, to keep equal records in source order
 }
@@ -269,10 +272,10 @@ func (h *mergeHeap) Pop() any {
 	return x
 }
 
-func newMergeSource(srcs []recordSource, cmp func(a, b []byte) int) (*mergeSource, error) {
+func newMergeSource(srcs []Source, cmp func(a, b []byte) int) (*mergeSource, error) {
 	m := &mergeSource{h: mergeHeap{cmp: cmp}, cmp: cmp}
 	for i, src := range srcs {
-		rec, err := src.next()
+		rec, err := src.Next()
 		if errors.Is(err, io.EOF) {
 			continue
 		}
@@ -285,9 +288,9 @@ func newMergeSource(srcs []recordSource, cmp func(a, b []byte) int) (*mergeSourc
 	return m, nil
 }
 
-func (m *mergeSource) next() ([]byte, error) {
+func (m *mergeSource) Next() ([]byte, error) {
 	if m.last != nil {
-		rec, err := m.last.src.next()
+		rec, err := m.last.src.Next()
 		switch {
 		case errors.Is(err, io.EOF):
 			heap.Pop(&m.h)
@@ -306,10 +309,10 @@ func (m *mergeSource) next() ([]byte, error) {
 	return m.last.rec, nil
 }
 
-// iter returns the records by cmp (ties in insertion order within a run). It
+// Iter returns the records by cmp (ties in insertion order within a run). It
 // may be called again; nothing may be added while its result is read. Past
 // maxFanIn runs, runs merge on disk first.
-func (s *sorter) iter() (recordSource, error) {
+func (s *Sorter) Iter() (Source, error) {
 	s.reading = true
 	s.sortMem()
 	if len(s.runs) == 0 {
@@ -320,7 +323,7 @@ func (s *sorter) iter() (recordSource, error) {
 			return nil, err
 		}
 	}
-	srcs := make([]recordSource, 0, len(s.runs)+1)
+	srcs := make([]Source, 0, len(s.runs)+1)
 	for _, f := range s.runs {
 		srcs = append(srcs, newRunSource(f))
 	}
@@ -329,8 +332,8 @@ func (s *sorter) iter() (recordSource, error) {
 }
 
 // mergeRuns merges the first k runs into one.
-func (s *sorter) mergeRuns(k int) error {
-	srcs := make([]recordSource, k)
+func (s *Sorter) mergeRuns(k int) error {
+	srcs := make([]Source, k)
 	for i, f := range s.runs[:k] {
 		srcs[i] = newRunSource(f)
 	}
@@ -338,13 +341,13 @@ func (s *sorter) mergeRuns(k int) error {
 	if err != nil {
 		return err
 	}
-	f, err := s.g.tempFile(s.name + "-merge-*")
+	f, err := s.g.TempFile(s.name + "-merge-*")
 	if err != nil {
 		return err
 	}
 	w := bufio.NewWriterSize(f, 64<<10)
 	for {
-		rec, err := m.next()
+		rec, err := m.Next()
 		if errors.Is(err, io.EOF) {
 			break
 		}
@@ -367,14 +370,14 @@ func (s *sorter) mergeRuns(k int) error {
 	return nil
 }
 
-// each calls fn with every record in order; rec is valid during the call.
-func (s *sorter) each(fn func(rec []byte) error) error {
-	src, err := s.iter()
+// Each calls fn with every record in order; rec is valid during the call.
+func (s *Sorter) Each(fn func(rec []byte) error) error {
+	src, err := s.Iter()
 	if err != nil {
 		return err
 	}
 	for {
-		rec, err := src.next()
+		rec, err := src.Next()
 		if errors.Is(err, io.EOF) {
 			return nil
 		}

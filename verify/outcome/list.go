@@ -1,4 +1,4 @@
-package verify
+package outcome
 
 import (
 	"bufio"
@@ -9,16 +9,19 @@ import (
 	"fmt"
 	"io"
 	"iter"
+
+	"github.com/pg2dynamo/pg2dynamo/verify/internal/extsort"
 )
 
 // List is one of a Result's lists, sorted by item key: the first entries found,
-// up to Options.MaxListed, on disk until Result.Close (in memory when made by
-// NewList or decoded). It marshals as a JSON array. The zero List is empty.
+// up to verify.Options.MaxListed, on disk until Result.Close (in memory when
+// made by NewList or decoded). It marshals as a JSON array. The zero List is
+// empty.
 type List[T any] struct {
 	mem []T
 	// s holds on-disk records: a uvarint key length, the item key, the entry's
 	// JSON.
-	s *sorter
+	s *extsort.Sorter
 }
 
 // NewList returns a list of entries, held in memory, in the order given.
@@ -27,7 +30,7 @@ func NewList[T any](entries ...T) List[T] { return List[T]{mem: entries} }
 // Len returns the number of entries listed.
 func (l List[T]) Len() int {
 	if l.s != nil {
-		return int(l.s.len())
+		return int(l.s.Len())
 	}
 	return len(l.mem)
 }
@@ -45,7 +48,7 @@ func (l List[T]) All() iter.Seq2[T, error] {
 			return
 		}
 		stop := errors.New("stop")
-		err := l.s.each(func(rec []byte) error {
+		err := l.s.Each(func(rec []byte) error {
 			var e T
 			if err := json.Unmarshal(listEntryJSON(rec), &e); err != nil {
 				return fmt.Errorf("verify: read list entry: %w", err)
@@ -148,7 +151,7 @@ func (l List[T]) WriteJSON(w io.Writer, prefix, indent string) error {
 			}
 		}
 	} else {
-		err = l.s.each(func(rec []byte) error { return write(listEntryJSON(rec)) })
+		err = l.s.Each(func(rec []byte) error { return write(listEntryJSON(rec)) })
 	}
 	if err != nil {
 		return fmt.Errorf("verify: write list: %w", err)
@@ -187,7 +190,7 @@ type ListCount struct {
 	// Total is how many entries the list has in all: an exact count.
 	Total int64 `json:"total"`
 	// Listed is how many the List holds: the first found, at most
-	// Options.MaxListed.
+	// verify.Options.MaxListed.
 	Listed int `json:"listed"`
 }
 
@@ -203,22 +206,23 @@ type ListCounts struct {
 	InFlight   ListCount `json:"in_flight"`
 }
 
-// listBuilder counts every entry offered and keeps the first max on disk.
-type listBuilder[T any] struct {
-	s     *sorter
+// ListBuilder counts every entry offered and keeps the first max on disk.
+type ListBuilder[T any] struct {
+	s     *extsort.Sorter
 	max   int
 	total int64
 	rec   []byte
 }
 
-func newListBuilder[T any](g *sortGroup, name string, max int) *listBuilder[T] {
-	return &listBuilder[T]{s: g.newSorter(name, compareListRecords), max: max}
+// NewListBuilder keeps its entries in a sorter of g named name, up to max.
+func NewListBuilder[T any](g *extsort.Group, name string, max int) *ListBuilder[T] {
+	return &ListBuilder[T]{s: g.NewSorter(name, compareListRecords), max: max}
 }
 
-// add counts an entry and keeps it while the list is not full.
-func (b *listBuilder[T]) add(key string, e T) error {
+// Add counts an entry and keeps it while the list is not full.
+func (b *ListBuilder[T]) Add(key string, e T) error {
 	b.total++
-	if b.s.len() >= int64(b.max) {
+	if b.s.Len() >= int64(b.max) {
 		return nil
 	}
 	j, err := json.Marshal(e)
@@ -227,13 +231,13 @@ func (b *listBuilder[T]) add(key string, e T) error {
 	}
 	b.rec = binary.AppendUvarint(b.rec[:0], uint64(len(key)))
 	b.rec = append(append(b.rec, key...), j...)
-	return b.s.add(b.rec)
+	return b.s.Add(b.rec)
 }
 
-// full reports whether an entry added now would only be counted.
-func (b *listBuilder[T]) full() bool { return b.s.len() >= int64(b.max) }
+// Full reports whether an entry added now would only be counted.
+func (b *ListBuilder[T]) Full() bool { return b.s.Len() >= int64(b.max) }
 
-// list returns the list and its count.
-func (b *listBuilder[T]) list() (List[T], ListCount) {
-	return List[T]{s: b.s}, ListCount{Total: b.total, Listed: int(b.s.len())}
+// List returns the list and its count.
+func (b *ListBuilder[T]) List() (List[T], ListCount) {
+	return List[T]{s: b.s}, ListCount{Total: b.total, Listed: int(b.s.Len())}
 }
