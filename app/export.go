@@ -27,9 +27,9 @@ ImportTable and StartBulkPutItems read, instead of calling BatchWriteItem:
                                  SHA-256, the snapshot time; written last
 
 Objects hold at most --object-size bytes of JSON before compression; --objects
-are written at a time, each item going to the next of them in turn, and each
-object's items are shuffled 128 KiB at a time: loaded in parallel, the objects
-spread their writes over the table's partitions. Objects stream to S3 with
+are written at a time, each batch of 25 items going to the next in turn, and
+each object's items are shuffled 128 KiB at a time: loaded in parallel, the
+objects spread their writes over the table's partitions. Objects stream to S3 with
 multipart uploads (5 MiB parts): no object is held in memory or on disk whole.
 An export without manifest.json did not finish. Each export needs a prefix of
 its own (DynamoDB loads every object under data/): one that already holds

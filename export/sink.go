@@ -60,18 +60,18 @@ type Object struct {
 	CompressedBytes int64  `json:"compressed_bytes"`
 }
 
-// Sink is a load.Sink writing DynamoDB JSON objects to a Store. Items go to
-// Slots open objects in turn, and each slot shuffles them, so one item
-// collection, which the pipeline gives in a row, is spread out and a parallel
-// import writes across the table's partitions, not through them in key order
-// (AWS's import guidance). Write is safe for concurrent use. Items are in
+// Sink is a load.Sink writing DynamoDB JSON objects to a Store. Batches go to
+// Slots open objects in turn, and each slot shuffles its items 128 KiB at a
+// time, so the items the pipeline gives in key order are spread over the
+// objects and through each, and a parallel import writes across the table's
+// partitions, not through them in key order (AWS's import guidance). Write is safe for concurrent use. Items are in
 // objects only once Close returns nil; a failed export calls Abort instead.
 type Sink struct {
 	ctx      context.Context // of the uploads
 	store    Store
 	opts     Options
 	slots    []*slot
-	turn     atomic.Uint64 // items given a slot so far
+	turn     atomic.Uint64 // batches given a slot so far
 	mu       sync.Mutex    // guards objects and next
 	objects  []Object
 	next     int     // the number of the next object
@@ -100,15 +100,18 @@ func NewSink(ctx context.Context, store Store, entities int, opts Options) (*Sin
 	return s, nil
 }
 
-// Write adds batch's items to their slots; an export refuses deletes.
+// Write adds batch's items to the next slot in turn, so that concurrent
+// writers rarely meet on one slot's lock (nor wait on its compressor); an
+// export refuses deletes.
 func (s *Sink) Write(ctx context.Context, batch []transform.Item) error {
-	n := uint64(len(s.slots))
-	turn := s.turn.Add(uint64(len(batch))) - uint64(len(batch))
-	for i, it := range batch {
+	sl := s.slots[(s.turn.Add(1)-1)%uint64(len(s.slots))]
+	sl.mu.Lock()
+	defer sl.mu.Unlock()
+	for _, it := range batch {
 		if it.Delete {
 			return errors.New("export: a delete cannot be exported")
 		}
-		if err := s.slots[(turn+uint64(i))%n].add(it); err != nil {
+		if err := sl.add(it); err != nil {
 			return err
 		}
 	}
@@ -205,9 +208,8 @@ type slot struct {
 	obj    Object
 }
 
+// add encodes it into the slot, with sl.mu held.
 func (sl *slot) add(it transform.Item) error {
-	sl.mu.Lock()
-	defer sl.mu.Unlock()
 	start := len(sl.buf)
 	var err error
 	if sl.buf, err = sl.enc.AppendLine(sl.buf, it.Attrs); err != nil {

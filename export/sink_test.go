@@ -149,3 +149,39 @@ func readObject(t *testing.T, path, compression string, seen map[string]int) (it
 	}
 	return items, size
 }
+
+// TestSinkSpreadsACollection writes one large item collection as the pipeline
+// gives it, batch after batch from one writer: every open object holds an
+// equal share of it, so a parallel import does not write its partition from
+// one object alone.
+func TestSinkSpreadsACollection(t *testing.T) {
+	dir := t.TempDir()
+	const slots, batches = 8, 40
+	s, err := NewSink(context.Background(), Dir{Path: dir}, 1, Options{Slots: slots, Compression: NONE})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for b := range batches {
+		var batch []transform.Item
+		for i := range 25 {
+			batch = append(batch, transform.Item{Attrs: map[string]types.AttributeValue{
+				"PK": &types.AttributeValueMemberS{Value: "USER#1"}, "SK": &types.AttributeValueMemberS{Value: fmt.Sprintf("T#%06d", b*25+i)}}})
+		}
+		if err := s.Write(context.Background(), batch); err != nil {
+			t.Fatal(err)
+		}
+	}
+	objects, _, err := s.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(objects) != slots {
+		t.Fatalf("%d objects, want one a slot (%d)", len(objects), slots)
+	}
+	seen := map[string]int{}
+	for _, o := range objects {
+		if items, _ := readObject(t, filepath.Join(dir, o.Key), NONE, seen); items != batches*25/slots {
+			t.Errorf("%s holds %d of the collection's %d items, want %d", o.Key, items, batches*25, batches*25/slots)
+		}
+	}
+}
