@@ -134,11 +134,6 @@ func measureWriters(ctx context.Context, cfg config, admin *pgx.Conn, root, bin,
 		return nil, err
 	}
 	wb.cases = append(wb.cases, prune)
-	follow, err := measureFollowWriters(ctx, cfg, admin, bin, outDir, mappingFile, wb.fix, proxy.URL, wb.latency)
-	if err != nil {
-		return nil, err
-	}
-	wb.cases = append(wb.cases, follow)
 	if wb.capacity > 0 {
 		for _, s := range []string{"auto", "8"} {
 			// A fresh proxy: a full bucket, and its own figures.
@@ -158,6 +153,12 @@ func measureWriters(ctx context.Context, cfg config, admin *pgx.Conn, root, bin,
 			wb.capRuns = append(wb.capRuns, capacityRun{r, c})
 		}
 	}
+	// (j⁗) last: its backlogs change the fixture.
+	follow, err := measureFollowWriters(ctx, cfg, admin, bin, outDir, mappingFile, wb.fix, proxy.URL, wb.latency)
+	if err != nil {
+		return nil, err
+	}
+	wb.cases = append(wb.cases, follow)
 	return wb, nil
 }
 

@@ -67,7 +67,7 @@ func (c *writersCase) render(p func(format string, args ...any)) {
 }
 
 // measurePrune is (j‴): migrate --prune with each setting. Its source is a
-// tickets fixture of a tenth of -writers-rows whose items the table holds
+// tickets fixture of a twentieth of -writers-rows whose items the table holds
 // (written into dynalite directly, once) and whose rows are then all gone
 // (TRUNCATE), so that each run loads nothing, finds every item stale and
 // deletes it, a conditional DeleteItem each, which the proxy answers
@@ -75,7 +75,7 @@ func (c *writersCase) render(p func(format string, args ...any)) {
 func measurePrune(ctx context.Context, cfg config, admin *pgx.Conn, bin, outDir, mappingFile string, created map[string]bool,
 	dynalite, endpoint string, latency time.Duration) (*writersCase, error) {
 	c := &writersCase{key: "j‴", what: "migrate --prune"}
-	fix, err := loadFixture(ctx, admin, cfg.adminURL, cfg.db+"_prune", max(1, cfg.writersRows/10), created)
+	fix, err := loadFixture(ctx, admin, cfg.adminURL, cfg.db+"_prune", max(1, cfg.writersRows/20), created)
 	if err != nil {
 		return nil, err
 	}
@@ -104,7 +104,7 @@ func measurePrune(ctx context.Context, cfg config, admin *pgx.Conn, bin, outDir,
 		return nil, err
 	}
 	c.about = fmt.Sprintf("`pg2dynamo migrate --prune` through the same proxy, which answers DeleteItem itself too (`AnswerDeletes`: the item stays). "+
-		"The table holds the %s items of a tickets fixture of %s source rows (a tenth of (j)'s, written into dynalite directly, once); the source is that fixture "+
+		"The table holds the %s items of a tickets fixture of %s source rows (a twentieth of (j)'s, written into dynalite directly, once); the source is that fixture "+
 		"with every row gone (TRUNCATE), so that each run loads nothing, finds every item stale and deletes it, a conditional DeleteItem each (`pipeline.Writes`). "+
 		"The verify after the prune finds them all still there (exit 4, expected); its JSON report is checked: every item deleted, every item still stale. "+
 		"Items/s are the items deleted over the prune's wall, from its first line (`prune: comparing …`) to its last (`prune: deleted …`), the comparison's Scan and source read included",
@@ -173,7 +173,7 @@ func pruneMigrate(ctx context.Context, bin, name string, args []string, setting,
 // measureFollowWriters is (j⁗): migrate --follow --resume with each
 // setting, applying a backlog at saturation. A first follow
 // (--until-caught-up) loads fix (its tables made REPLICA IDENTITY FULL)
-// and creates the slot; then, before each run, a tenth of -writers-rows
+// and creates the slot; then, before each run, a fifth of -writers-rows
 // row changes of (h)'s burst are committed while no follow runs, and the
 // run is timed from "following slot" to the status line counting them
 // all, then stopped (SIGINT). It changes fix.
@@ -189,7 +189,7 @@ func measureFollowWriters(ctx context.Context, cfg config, admin *pgx.Conn, bin,
 		log.Printf("(j⁗) skipped: %s", c.skipped)
 		return c, nil
 	}
-	fc := followConfig{changes: max(1, cfg.writersRows/10), txSize: cfg.follow.txSize}
+	fc := followConfig{changes: max(1, cfg.writersRows/5), txSize: cfg.follow.txSize}
 	m, err := mapping.Load(mappingFile)
 	if err != nil {
 		return nil, err
