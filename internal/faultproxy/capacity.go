@@ -90,6 +90,23 @@ func (p *Proxy) write(w http.ResponseWriter, r *http.Request) {
 	p.forwardHolding(w, r, req, accepted, held)
 }
 
+// answerDelete answers a DeleteItem under AnswerDeletes: deleted, one unit.
+func (p *Proxy) answerDelete(w http.ResponseWriter, r *http.Request) {
+	var req struct{ TableName, ReturnConsumedCapacity string }
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+		awsError(w, http.StatusBadRequest, "SerializationException", err.Error())
+		return
+	}
+	if p.rates.Latency > 0 {
+		time.Sleep(p.rates.Latency)
+	}
+	out := map[string]any{}
+	if req.ReturnConsumedCapacity != "" && req.ReturnConsumedCapacity != "NONE" {
+		out["ConsumedCapacity"] = map[string]any{"TableName": req.TableName, "CapacityUnits": 1}
+	}
+	answer(w, out)
+}
+
 // answer writes v as DynamoDB's JSON answer, with its CRC32.
 func answer(w http.ResponseWriter, v any) {
 	out, _ := json.Marshal(v)

@@ -97,3 +97,29 @@ func TestValueSize(t *testing.T) {
 		}
 	}
 }
+
+// With AnswerDeletes a DeleteItem is answered as deleted, one unit, and
+// never reaches the server behind.
+func TestAnswerDeletes(t *testing.T) {
+	behind := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		t.Errorf("%s reached the server behind", r.Header.Get("X-Amz-Target"))
+	}))
+	defer behind.Close()
+	p, err := Start(behind.URL, Rates{AnswerDeletes: true}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	req, _ := http.NewRequest(http.MethodPost, p.URL, strings.NewReader(
+		`{"TableName":"t","Key":{"pk":{"S":"k"}},"ConditionExpression":"#0 = :0","ReturnConsumedCapacity":"TOTAL"}`))
+	req.Header.Set("X-Amz-Target", "DynamoDB_20120810.DeleteItem")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK || string(b) != `{"ConsumedCapacity":{"CapacityUnits":1,"TableName":"t"}}` {
+		t.Fatalf("answer %d %s", resp.StatusCode, b)
+	}
+}

@@ -62,6 +62,10 @@ type Rates struct {
 	// reporting one unit each (their size with WriteUnits): a costless server
 	// for measuring a client against Latency or WriteUnits alone.
 	AnswerWrites bool
+	// AnswerDeletes answers DeleteItems itself, as if each found its
+	// condition true and deleted its item (one unit), which stays: a prune
+	// measured again and again on the same table.
+	AnswerDeletes bool
 }
 
 // Proxy is a running fault-injecting proxy.
@@ -236,6 +240,10 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request) {
 
 	if fault == "" && op == "BatchWriteItem" && (p.capacity != nil || p.rates.AnswerWrites) {
 		p.write(w, r)
+		return
+	}
+	if fault == "" && op == "DeleteItem" && p.rates.AnswerDeletes {
+		p.answerDelete(w, r)
 		return
 	}
 	if p.rates.Latency > 0 {

@@ -102,7 +102,7 @@ func saturateWithAudit(ctx context.Context, cfg config, admin, conn *pgx.Conn, w
 		return r, err
 	}
 	defer dyn.stop()
-	feed := newStatusFeed()
+	feed := newStatusFeed("h′")
 	var auditLines []string
 	onLine := func(line string, at time.Time) {
 		if strings.HasPrefix(line, "audit: ") {

@@ -134,7 +134,7 @@ func TestStatusLine(t *testing.T) {
 		{Applied: 1<<32 | 2, Received: 1<<32 | 2, Transactions: 3, Changes: 4, Puts: 5, Deletes: 6, Rejected: 7, LagBytes: 8, Lag: time.Minute + 2500*time.Millisecond},
 	} {
 		line := engine.FollowStatusLine(st, 1250, 1248.4)
-		f := newStatusFeed()
+		f := newStatusFeed("h")
 		f.line(line, time.Now())
 		if len(f.all) != 1 {
 			t.Fatalf("%q: not read as a status line", line)
@@ -146,7 +146,7 @@ func TestStatusLine(t *testing.T) {
 	// While windows overlap, a window's counts show first on the line
 	// printed as the next is received: that line counts.
 	inFlight := engine.FollowStatusLine(follow.Status{Applied: 0x1A8DF0B8, Received: 0x1B000000, Changes: 9, Puts: 8, Deletes: 1}, 0, 0)
-	f := newStatusFeed()
+	f := newStatusFeed("h")
 	f.line(inFlight, time.Now())
 	if len(f.all) != 1 || f.all[0].changes != 9 || f.all[0].puts != 8 || f.all[0].deletes != 1 {
 		t.Errorf("%q, a window in flight after one applied: got %+v", inFlight, f.all)

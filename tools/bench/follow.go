@@ -160,7 +160,7 @@ func measureFollow(ctx context.Context, cfg config, admin *pgx.Conn, root, bin, 
 		return nil, err
 	}
 
-	feed := newStatusFeed()
+	feed := newStatusFeed("h")
 	log.Printf("(h) pg2dynamo migrate --follow, %d writers: the full load, then %s changes at saturation, then %d changes/s for %s",
 		cfg.conc, num(int64(cfg.follow.changes)), cfg.follow.rate, cfg.follow.duration)
 	start := time.Now()
@@ -643,15 +643,19 @@ type followStatus struct {
 var statusLine = regexp.MustCompile(`^follow: applied [0-9A-F/]+(?:, in flight to [0-9A-F/]+)?: \d+ transactions, (\d+) changes, (\d+) items put, (\d+) deleted, \d+ rejected; lag \d+ bytes, ([^;\s]+)`)
 
 // statusFeed collects the follow's stderr: the time "following slot"
-// came, and every status line.
+// came, and every status line; other lines are logged under key, the
+// measurement's.
 type statusFeed struct {
+	key       string
 	mu        sync.Mutex
 	following time.Time
 	all       []followStatus
 	changed   chan struct{} // closed and replaced on every line of note
 }
 
-func newStatusFeed() *statusFeed { return &statusFeed{changed: make(chan struct{})} }
+func newStatusFeed(key string) *statusFeed {
+	return &statusFeed{key: key, changed: make(chan struct{})}
+}
 
 // line is the launcher's onLine: status lines are kept, others logged.
 func (f *statusFeed) line(line string, at time.Time) {
@@ -668,9 +672,9 @@ func (f *statusFeed) line(line string, at time.Time) {
 		f.all = append(f.all, st)
 	case strings.HasPrefix(line, "following slot"):
 		f.following = at
-		log.Printf("  (h) %s", line)
+		log.Printf("  (%s) %s", f.key, line)
 	default:
-		log.Printf("  (h) %s", line)
+		log.Printf("  (%s) %s", f.key, line)
 		return
 	}
 	close(f.changed)

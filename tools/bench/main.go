@@ -17,8 +17,10 @@
 //	    64 writers, through the fault proxy adding -writers-latency a
 //	    request; (j′) auto against a table of -writers-capacity write
 //	    units a second: the share held and the requests throttled;
-//	    (j″) migrate --changes-only with the same settings as (j)
-//	    (tools/bench/writers.go; -writers-only measures them alone);
+//	    (j″) migrate --changes-only, (j‴) migrate --prune of a table whose
+//	    items are all stale and (j⁗) migrate --follow --resume applying a
+//	    backlog, with the same settings as (j) (tools/bench/writers.go,
+//	    writerscases.go; -writers-only measures them alone);
 //	(h) pg2dynamo migrate --follow on (c)'s fixture, fresh dynalite: after
 //	    its full load, the changes/s and items/s it applies at saturation
 //	    (a burst of -follow-changes row changes), its lag under a steady
@@ -114,10 +116,10 @@ func main() {
 	flag.IntVar(&cfg.verifyDiffer, "verify-differ", 100_000, "tickets changed in the source before (g), each one differing item")
 	flag.Float64Var(&cfg.changesPct, "changes-pct", 1, "percent of the verify fixture's source rows changed (tickets updated, deleted, inserted) before (n) diff, (m) migrate --changes-only and (o) verify; (m)'s wall is set beside (f)'s and (o)'s (0: skip them)")
 	flag.BoolVar(&cfg.verifyOnly, "verify-only", false, "measure verify alone, (f) and (g), with (n) and (m), migrate --changes-only: no (a) to (e), no transform benchmark; prints only unless -out is given")
-	flag.IntVar(&cfg.writersRows, "writers-rows", 200_000, "source rows of the tickets fixture for (j), --concurrency auto against fixed writers (0: skip (j))")
+	flag.IntVar(&cfg.writersRows, "writers-rows", 200_000, "source rows of the tickets fixture for (j), --concurrency auto against fixed writers; (j‴)'s fixture is a twentieth of it, (j⁗)'s backlog a fifth (0: skip (j))")
 	flag.DurationVar(&cfg.writersLatency, "writers-latency", 8*time.Millisecond, "(j): latency the fault proxy adds to each request")
 	flag.Float64Var(&cfg.writersCapacity, "writers-capacity", 5000, "(j′): write units a second the proxy's table takes (0: skip (j′))")
-	flag.BoolVar(&cfg.writersOnly, "writers-only", false, "measure (j) alone: no (a) to (i), no verify measurements; prints only unless -out is given")
+	flag.BoolVar(&cfg.writersOnly, "writers-only", false, "measure (j) to (j⁗) alone: no (a) to (i), no verify measurements; prints only unless -out is given")
 	flag.IntVar(&cfg.conc, "concurrency", 8, "writers, for (b) and (c)")
 	flag.IntVar(&cfg.repeat, "repeat", 3, "runs of (a), (d), (k) and (i), in turn; each is reported by its median run")
 	flag.StringVar(&cfg.adminURL, "pg", testenv.AdminURL(), "PostgreSQL admin URL (databases are created and dropped through it)")
@@ -126,7 +128,7 @@ func main() {
 	flag.StringVar(&cfg.profileDir, "profile-dir", "bench-out", "directory for the pg2dynamo binary, the CPU profiles and their pprof reports")
 	flag.BoolVar(&cfg.profile, "profile", true, "run (b) to (e) with a CPU profile (pprof)")
 	flag.IntVar(&cfg.follow.changes, "follow-changes", 50_000, "(h): row changes of the burst applied at saturation (0: skip (h))")
-	flag.IntVar(&cfg.follow.txSize, "follow-tx", 5_000, "(h): row changes per transaction of the burst")
+	flag.IntVar(&cfg.follow.txSize, "follow-tx", 5_000, "(h) and (j⁗): row changes per transaction of the burst, of the backlog")
 	flag.IntVar(&cfg.follow.rate, "follow-rate", 500, "(h): row changes/s of the steady load whose lag is measured (transactions of 10)")
 	flag.DurationVar(&cfg.follow.duration, "follow-duration", 20*time.Second, "(h): how long the steady load lasts")
 	flag.BoolVar(&cfg.followAuditOnly, "follow-audit-only", false, "measure (h′) alone: (h)'s full load and saturation phase with --audit off, with the audit at its defaults, and with slices back to back, alternately -repeat times (each reported by its median run), on the fixture at -rows; prints only")

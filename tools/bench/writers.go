@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log"
@@ -19,7 +20,7 @@ import (
 
 // Targets of --concurrency auto (issue 28), reported, never asserted.
 const (
-	targetAutoVsFixed = 0.9  // (j): auto's items/s over the best fixed writers'
+	targetAutoVsFixed = 0.9  // (j), (j″) to (j⁗): auto's items/s over the best fixed writers'
 	targetHeld        = 0.9  // (j′): the share of the capacity held
 	targetThrottled   = 0.02 // (j′): the most requests throttled
 )
@@ -36,17 +37,30 @@ var fixedWriters = []int{8, 16, 32, 64}
 // rate. Each setting runs -repeat times, the settings in turn (rotated
 // each round), and is reported by its median run. (j′): the same with
 // the proxy taking -writers-capacity write units a second (WriteUnits):
-// auto, and fixed 8 beside it, each through a fresh proxy.
+// auto, and fixed 8 beside it, each through a fresh proxy. (j″), (j‴) and
+// (j⁗), writersCase: --changes-only, --prune and a follow with each
+// setting, through (j)'s proxy.
 type writersBench struct {
 	fix      *fixture
 	latency  time.Duration
 	capacity float64
 	// runs are each setting's ("8", …, "auto") in run order.
 	runs map[string][]writersRun
-	// changes are (j″)'s runs: migrate --changes-only with each setting,
-	// by setting, in run order.
-	changes map[string][]writersRun
+	// cases are (j″), (j‴) and (j⁗), in that order.
+	cases   []*writersCase
 	capRuns []capacityRun
+	skipped string
+}
+
+// writersCase is (j″), (j‴) or (j⁗): one kind of run with each setting of
+// (j), the settings in turn, through (j)'s proxy.
+type writersCase struct {
+	key  string // "j″"
+	what string // the command, for the targets line
+	// about is the paragraph before its table in BENCHMARKS.md, up to the
+	// best fixed setting.
+	about   string
+	runs    map[string][]writersRun // by setting, in run order
 	skipped string
 }
 
@@ -68,10 +82,10 @@ type capacityRun struct {
 // autoLine reads an auto run's writers from its summary.
 var autoLine = regexp.MustCompile(`writers (\d+)(?:–(\d+))? \(auto\): (\d+) halvings?`)
 
-// measureWriters runs (j) and (j′) on a fixture of cfg.writersRows source
+// measureWriters runs (j) to (j⁗) on a fixture of cfg.writersRows source
 // rows in database cfg.db+"_writers" (dropped before it returns).
 func measureWriters(ctx context.Context, cfg config, admin *pgx.Conn, root, bin, outDir string, created map[string]bool) (*writersBench, error) {
-	wb := &writersBench{latency: cfg.writersLatency, capacity: cfg.writersCapacity, runs: map[string][]writersRun{}, changes: map[string][]writersRun{}}
+	wb := &writersBench{latency: cfg.writersLatency, capacity: cfg.writersCapacity, runs: map[string][]writersRun{}}
 	var err error
 	if wb.fix, err = loadFixture(ctx, admin, cfg.adminURL, cfg.db+"_writers", cfg.writersRows, created); err != nil {
 		return nil, err
@@ -85,7 +99,7 @@ func measureWriters(ctx context.Context, cfg config, admin *pgx.Conn, root, bin,
 		return nil, err
 	}
 	defer dyn.stop()
-	proxy, err := faultproxy.Start(dyn.endpoint, faultproxy.Rates{Latency: wb.latency, AnswerWrites: true}, 1)
+	proxy, err := faultproxy.Start(dyn.endpoint, faultproxy.Rates{Latency: wb.latency, AnswerWrites: true, AnswerDeletes: true}, 1)
 	if err != nil {
 		return nil, err
 	}
@@ -95,35 +109,31 @@ func measureWriters(ctx context.Context, cfg config, admin *pgx.Conn, root, bin,
 		return []string{"--mapping", mappingFile, "--source", wb.fix.url, "--endpoint-url", endpoint, "--create-table", "--no-verify",
 			"--progress", "none", "--rejects", os.DevNull, "--checkpoint", filepath.Join(outDir, "checkpoint.json"), "--concurrency", setting}
 	}
-	settings := []string{"auto"}
-	for _, n := range fixedWriters {
-		settings = append(settings, strconv.Itoa(n))
-	}
-	for round := range cfg.repeat {
-		for k := range settings {
-			s := settings[(k+round)%len(settings)]
-			name := fmt.Sprintf("--concurrency %s, %s a request (%d of %d)", s, wb.latency, round+1, cfg.repeat)
-			r, err := writersMigrate(ctx, bin, "j", name, wb.fix.rows, s, args(proxy.URL, s))
-			if err != nil {
-				return nil, err
-			}
-			wb.runs[s] = append(wb.runs[s], r)
-		}
+	wb.runs, err = rotate(cfg.repeat, func(s, nth string) (writersRun, error) {
+		name := fmt.Sprintf("--concurrency %s, %s a request %s", s, wb.latency, nth)
+		return writersMigrate(ctx, bin, "j", name, wb.fix.rows, s, args(proxy.URL, s))
+	})
+	if err != nil {
+		return nil, err
 	}
 	// (j″): the table (j) created is empty (the proxy dropped the items),
 	// so that each --changes-only finds every item missing and puts it,
 	// through pipeline.Writes.
-	for round := range cfg.repeat {
-		for k := range settings {
-			s := settings[(k+round)%len(settings)]
-			name := fmt.Sprintf("migrate --changes-only --concurrency %s, %s a request (%d of %d)", s, wb.latency, round+1, cfg.repeat)
-			r, err := changesMigrate(ctx, bin, name, mappingFile, wb.fix, proxy.URL, s, outDir)
-			if err != nil {
-				return nil, err
-			}
-			wb.changes[s] = append(wb.changes[s], r)
-		}
+	changes := &writersCase{key: "j″", what: "migrate --changes-only",
+		about: "`pg2dynamo migrate --changes-only --no-verify` of the same fixture into the table (j) left empty, through the same proxy: the comparison finds every item missing and puts it as it goes (`pipeline.Writes`). Items/s are the items written over the whole process's wall (the comparison's Scan and source read included)"}
+	changes.runs, err = rotate(cfg.repeat, func(s, nth string) (writersRun, error) {
+		name := fmt.Sprintf("migrate --changes-only --concurrency %s, %s a request %s", s, wb.latency, nth)
+		return changesMigrate(ctx, bin, name, mappingFile, wb.fix, proxy.URL, s, outDir)
+	})
+	if err != nil {
+		return nil, err
 	}
+	wb.cases = append(wb.cases, changes)
+	prune, err := measurePrune(ctx, cfg, admin, bin, outDir, mappingFile, created, dyn.endpoint, proxy.URL, wb.latency)
+	if err != nil {
+		return nil, err
+	}
+	wb.cases = append(wb.cases, prune)
 	if wb.capacity > 0 {
 		for _, s := range []string{"auto", "8"} {
 			// A fresh proxy: a full bucket, and its own figures.
@@ -143,7 +153,32 @@ func measureWriters(ctx context.Context, cfg config, admin *pgx.Conn, root, bin,
 			wb.capRuns = append(wb.capRuns, capacityRun{r, c})
 		}
 	}
+	// (j⁗) last: its backlogs change the fixture.
+	follow, err := measureFollowWriters(ctx, cfg, admin, bin, outDir, mappingFile, wb.fix, proxy.URL, wb.latency)
+	if err != nil {
+		return nil, err
+	}
+	wb.cases = append(wb.cases, follow)
 	return wb, nil
+}
+
+// rotate runs each of writerSettings repeat times, the settings in turn,
+// each round starting one further on, and returns the runs by setting;
+// run's nth is "(round of repeat)".
+func rotate(repeat int, run func(setting, nth string) (writersRun, error)) (map[string][]writersRun, error) {
+	settings := writerSettings()
+	runs := map[string][]writersRun{}
+	for round := range repeat {
+		for k := range settings {
+			s := settings[(k+round)%len(settings)]
+			r, err := run(s, fmt.Sprintf("(%d of %d)", round+1, repeat))
+			if err != nil {
+				return nil, err
+			}
+			runs[s] = append(runs[s], r)
+		}
+	}
+	return runs, nil
 }
 
 // writersMigrate runs migrate with args through the launcher and reads
@@ -163,14 +198,7 @@ func writersMigrate(ctx context.Context, bin, key, name string, rows int64, sett
 	}
 	r := writersRun{setting: setting, result: result{key: key, name: name, rows: rows, items: items, wall: lr.Wall,
 		cpu: lr.User + lr.Sys, rssKB: lr.MaxRSSKB, floorKB: lr.LauncherKB}}
-	if m := autoLine.FindStringSubmatch(lr.Stdout); m != nil {
-		r.lo, _ = strconv.Atoi(m[1])
-		r.hi = r.lo
-		if m[2] != "" {
-			r.hi, _ = strconv.Atoi(m[2])
-		}
-		r.halvings, _ = strconv.Atoi(m[3])
-	}
+	r.readAuto(lr.Stdout)
 	note := ""
 	if setting == "auto" {
 		note = fmt.Sprintf(", writers %s, %d halvings", writerRange(r.lo, r.hi), r.halvings)
@@ -178,6 +206,18 @@ func writersMigrate(ctx context.Context, bin, key, name string, rows int64, sett
 	log.Printf("(%s) %d items in %s, %.0f items/s, %.2f CPUs%s", key, r.items, r.wall.Round(time.Millisecond), r.perSecond(),
 		r.cpu.Seconds()/r.wall.Seconds(), note)
 	return r, nil
+}
+
+// readAuto reads auto's writers from text, if it holds them.
+func (r *writersRun) readAuto(text string) {
+	if m := autoLine.FindStringSubmatch(text); m != nil {
+		r.lo, _ = strconv.Atoi(m[1])
+		r.hi = r.lo
+		if m[2] != "" {
+			r.hi, _ = strconv.Atoi(m[2])
+		}
+		r.halvings, _ = strconv.Atoi(m[3])
+	}
 }
 
 // changesMigrate runs (j″): migrate --changes-only of fix into the empty
@@ -211,11 +251,11 @@ func writerRange(lo, hi int) string {
 // median is the setting's median run (writersRun of medianRun).
 func (wb *writersBench) median(setting string) writersRun { return medianOf(wb.runs, setting) }
 
-// medianOf is the setting's median run of runs.
+// medianOf is the setting's median run of runs by items/s (of an even
+// number, the faster of the middle two).
 func medianOf(runs map[string][]writersRun, setting string) writersRun {
-	rs := runs[setting]
-	sorted := slices.Clone(rs)
-	slices.SortFunc(sorted, func(x, y writersRun) int { return int(x.wall - y.wall) })
+	sorted := slices.Clone(runs[setting])
+	slices.SortFunc(sorted, func(x, y writersRun) int { return cmp.Compare(y.perSecond(), x.perSecond()) })
 	return sorted[(len(sorted)-1)/2]
 }
 
@@ -242,11 +282,8 @@ func (wb *writersBench) targets() []string {
 	t := []string{fmt.Sprintf("--concurrency auto vs the best fixed writers (j), %s a request: **%.2f×** (%.0f items/s, writers %s, against %s's %.0f), target ≥ %.1f×: %s",
 		wb.latency, ratio, auto.perSecond(), writerRange(auto.lo, auto.hi), best.setting, best.perSecond(), targetAutoVsFixed,
 		verdict(ratio, targetAutoVsFixed, true, "", 2))}
-	if len(wb.changes) > 0 {
-		auto, best := medianOf(wb.changes, "auto"), bestOf(wb.changes)
-		ratio := auto.perSecond() / best.perSecond()
-		t = append(t, fmt.Sprintf("migrate --changes-only --concurrency auto vs the best fixed writers (j″), %s a request: **%.2f×** (%.0f items/s against %s's %.0f), target ≥ %.1f×: %s",
-			wb.latency, ratio, auto.perSecond(), best.setting, best.perSecond(), targetAutoVsFixed, verdict(ratio, targetAutoVsFixed, true, "", 2)))
+	for _, c := range wb.cases {
+		t = append(t, c.target(wb.latency))
 	}
 	for _, c := range wb.capRuns {
 		if c.setting != "auto" {
@@ -271,7 +308,7 @@ func (wb *writersBench) render(p func(format string, args ...any)) {
 	p("`pg2dynamo migrate` of the tickets fixture (%s source rows, %s items) through the fault proxy (`internal/faultproxy`) in front of a fresh dynalite, the proxy adding %s to every request and answering BatchWriteItem itself (its items dropped: `--no-verify`), so that the writers, not dynalite, set the rate. Each setting ran %d times, the settings in turn; the rows are the median runs, and the ratios are to the best fixed setting of this run (%s writers).\n\n",
 		num(wb.fix.rows), num(wb.median("auto").items), wb.latency, len(wb.runs["auto"]), best.setting)
 	p("| `--concurrency` | wall | items/s | vs the best fixed | writers | CPU s per 1M items | peak RSS | walls, in run order |\n|---|--:|--:|--:|--:|--:|--:|---|\n")
-	for _, s := range append([]string{"auto"}, fixedSettings()...) {
+	for _, s := range writerSettings() {
 		m := wb.median(s)
 		writers := s
 		if s == "auto" {
@@ -285,19 +322,8 @@ func (wb *writersBench) render(p func(format string, args ...any)) {
 			m.perSecond()/best.perSecond(), writers, m.perMillion(m.cpu), float64(m.rssKB)/1024, strings.Join(walls, ", "))
 	}
 	p("\nAuto over the best fixed setting of each round (the settings ran in turn, so these pairs are nearest in time): %s.\n", roundRatios(wb.runs))
-	if len(wb.changes) > 0 {
-		cbest := bestOf(wb.changes)
-		p("\n(j″) `pg2dynamo migrate --changes-only --no-verify` of the same fixture into the table (j) left empty, through the same proxy: the comparison finds every item missing and puts it as it goes (`pipeline.Writes`). Items/s are the items written over the whole process's wall (the comparison's Scan and source read included); the ratios are to the best fixed setting (%s writers).\n\n", cbest.setting)
-		p("| `--concurrency` | wall | items/s | vs the best fixed | walls, in run order |\n|---|--:|--:|--:|---|\n")
-		for _, s := range append([]string{"auto"}, fixedSettings()...) {
-			m := medianOf(wb.changes, s)
-			var walls []string
-			for _, r := range wb.changes[s] {
-				walls = append(walls, r.wall.Round(10*time.Millisecond).String())
-			}
-			p("| %s | %s | %.0f | %.2f× | %s |\n", s, m.wall.Round(10*time.Millisecond), m.perSecond(), m.perSecond()/cbest.perSecond(), strings.Join(walls, ", "))
-		}
-		p("\nAuto over the best fixed setting of each round: %s.\n", roundRatios(wb.changes))
+	for _, c := range wb.cases {
+		c.render(p)
 	}
 	if len(wb.capRuns) > 0 {
 		p("\n(j′) The same fixture through a fresh proxy that takes %s write units a second (a token bucket of one second's units, full at first; each item its size in 1 KB units, these all 1): over what is left, the rest of a request comes back in UnprocessedItems, or the whole request is refused with ProvisionedThroughputExceededException. *Held* is the units accepted, less the bucket's first, over the time from the first accepted item to the last, as a share of the capacity.\n\n",
@@ -332,6 +358,9 @@ func roundRatios(runs map[string][]writersRun) string {
 	}
 	return strings.Join(q, ", ")
 }
+
+// writerSettings are auto and fixedWriters' settings.
+func writerSettings() []string { return append([]string{"auto"}, fixedSettings()...) }
 
 func fixedSettings() []string {
 	var s []string
