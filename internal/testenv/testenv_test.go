@@ -56,6 +56,54 @@ func TestDynaliteSurvivesAbortedRequest(t *testing.T) {
 	}
 }
 
+// TestDynaliteListsATablesTags: the guard's ListTagsOfResource (bounded to
+// one table's tags, scripts/dynalite-guard.cjs) gives each table its own tags,
+// of a table whose name another's begins with too, in key order.
+func TestDynaliteListsATablesTags(t *testing.T) {
+	d, err := StartDynalite()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(d.Stop)
+	call := func(target, body string) string {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodPost, d.Endpoint, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/x-amz-json-1.0")
+		req.Header.Set("X-Amz-Target", "DynamoDB_20120810."+target)
+		req.Header.Set("Authorization", "AWS4-HMAC-SHA256 Credential=x/20260101/us-east-1/dynamodb/aws4_request, SignedHeaders=host, Signature=x")
+		req.Header.Set("X-Amz-Date", "20260101T000000Z")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		out, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("%s: %s %s", target, resp.Status, out)
+		}
+		return string(out)
+	}
+	arn := func(table string) string { return "arn:aws:dynamodb:us-east-1:000000000000:table/" + table }
+	tags := map[string]string{
+		"tags-a":  `[{"Key":"b","Value":"2"},{"Key":"a","Value":"1"}]`,
+		"tags-a2": `[{"Key":"z","Value":"9"}]`,
+	}
+	for table, tt := range tags {
+		call("CreateTable", `{"TableName":"`+table+`","KeySchema":[{"AttributeName":"PK","KeyType":"HASH"}],`+
+			`"AttributeDefinitions":[{"AttributeName":"PK","AttributeType":"S"}],"BillingMode":"PAY_PER_REQUEST"}`)
+		call("TagResource", `{"ResourceArn":"`+arn(table)+`","Tags":`+tt+`}`)
+	}
+	want := map[string]string{
+		"tags-a":  `{"Tags":[{"Key":"a","Value":"1"},{"Key":"b","Value":"2"}]}`,
+		"tags-a2": `{"Tags":[{"Key":"z","Value":"9"}]}`,
+	}
+	for table, w := range want {
+		if got := call("ListTagsOfResource", `{"ResourceArn":"`+arn(table)+`"}`); got != w {
+			t.Errorf("tags of %s: %s, want %s", table, got, w)
+		}
+	}
+}
+
 // A test's database is dropped with whatever still uses it: a session
 // idle in a transaction, and a walsender streaming from a logical
 // replication slot of the database (a follow the test did not stop),
