@@ -40,20 +40,30 @@ func TestDynaliteSurvivesAbortedRequest(t *testing.T) {
 		c.Close()
 	}
 	time.Sleep(300 * time.Millisecond)
-	req, _ := http.NewRequest(http.MethodPost, d.Endpoint, strings.NewReader("{}"))
+	status, body, err := dynamoRequest(d.Endpoint, "ListTables", "{}")
+	if err != nil {
+		t.Fatalf("dynalite no longer answers after clients went away mid-request: %v", err)
+	}
+	if !strings.Contains(body, "TableNames") {
+		t.Fatalf("ListTables: %s %s", status, body)
+	}
+}
+
+// dynamoRequest sends one DynamoDB API call (target, JSON body) to endpoint
+// and returns the answer's status line and body.
+func dynamoRequest(endpoint, target, body string) (status, answer string, err error) {
+	req, _ := http.NewRequest(http.MethodPost, endpoint, strings.NewReader(body))
 	req.Header.Set("Content-Type", "application/x-amz-json-1.0")
-	req.Header.Set("X-Amz-Target", "DynamoDB_20120810.ListTables")
+	req.Header.Set("X-Amz-Target", "DynamoDB_20120810."+target)
 	req.Header.Set("Authorization", "AWS4-HMAC-SHA256 Credential=x/20260101/us-east-1/dynamodb/aws4_request, SignedHeaders=host, Signature=x")
 	req.Header.Set("X-Amz-Date", "20260101T000000Z")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		t.Fatalf("dynalite no longer answers after clients went away mid-request: %v", err)
+		return "", "", err
 	}
 	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	if !strings.Contains(string(body), "TableNames") {
-		t.Fatalf("ListTables: %s %s", resp.Status, body)
-	}
+	out, err := io.ReadAll(resp.Body)
+	return resp.Status, string(out), err
 }
 
 // TestDynaliteListsATablesTags: the guard's ListTagsOfResource (bounded to
@@ -67,21 +77,14 @@ func TestDynaliteListsATablesTags(t *testing.T) {
 	t.Cleanup(d.Stop)
 	call := func(target, body string) string {
 		t.Helper()
-		req, _ := http.NewRequest(http.MethodPost, d.Endpoint, strings.NewReader(body))
-		req.Header.Set("Content-Type", "application/x-amz-json-1.0")
-		req.Header.Set("X-Amz-Target", "DynamoDB_20120810."+target)
-		req.Header.Set("Authorization", "AWS4-HMAC-SHA256 Credential=x/20260101/us-east-1/dynamodb/aws4_request, SignedHeaders=host, Signature=x")
-		req.Header.Set("X-Amz-Date", "20260101T000000Z")
-		resp, err := http.DefaultClient.Do(req)
+		status, out, err := dynamoRequest(d.Endpoint, target, body)
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer resp.Body.Close()
-		out, _ := io.ReadAll(resp.Body)
-		if resp.StatusCode != http.StatusOK {
-			t.Fatalf("%s: %s %s", target, resp.Status, out)
+		if !strings.HasPrefix(status, "200 ") {
+			t.Fatalf("%s: %s %s", target, status, out)
 		}
-		return string(out)
+		return out
 	}
 	arn := func(table string) string { return "arn:aws:dynamodb:us-east-1:000000000000:table/" + table }
 	tags := map[string]string{
