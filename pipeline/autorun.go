@@ -89,7 +89,7 @@ func (ar *autoRun) totals(now time.Time) Sample {
 func (ar *autoRun) drive(done <-chan struct{}, tell func(writers int)) {
 	ticks := ar.cfg.ticks
 	if ticks == nil {
-		t := time.NewTicker(ar.cfg.Interval)
+		t := time.NewTicker(ar.cfg.Interval / 2) // windows are whole ticks (Autoscaler.windowLength)
 		defer t.Stop()
 		ticks = t.C
 	}

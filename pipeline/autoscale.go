@@ -17,9 +17,10 @@ type Autoscale struct {
 	Max int
 	// Start is the writers at first (default min(4, Max)).
 	Start int
-	// Interval is a window's least length (default DefaultAutoscaleInterval);
-	// a window lasts until each writer finished a batch, so a slow sink is
-	// measured over enough answers.
+	// Interval is a window's least length (default DefaultAutoscaleInterval),
+	// half of it while the writers double (a doubling is taken only on a
+	// clear rise, and the start should not linger); a window lasts until each
+	// writer finished a batch, so a slow sink is measured over enough answers.
 	Interval time.Duration
 	// ticks and now replace the ticker and the clock in tests.
 	ticks <-chan time.Time
@@ -262,7 +263,7 @@ func (a *Autoscaler) Observe(s Sample) (changed bool) {
 			return a.throttled(throttledShare(r))
 		}
 	}
-	if a.acc.Elapsed < a.cfg.Interval || (a.acc.Batches < int64(a.w) && a.acc.Elapsed < 10*a.cfg.Interval) {
+	if a.acc.Elapsed < a.windowLength() || (a.acc.Batches < int64(a.w) && a.acc.Elapsed < 10*a.cfg.Interval) {
 		return false
 	}
 	win := a.acc
@@ -288,6 +289,17 @@ func (a *Autoscaler) Observe(s Sample) (changed bool) {
 	default:
 		return a.probe(win) || paced
 	}
+}
+
+// windowLength is a window's least length: Interval, half of it while
+// doubling, less a tenth, as a ticker's tick may come a little early (the
+// driver ticks every half Interval).
+func (a *Autoscaler) windowLength() time.Duration {
+	l := a.cfg.Interval
+	if a.phase == doubling {
+		l /= 2
+	}
+	return l - l/10
 }
 
 // overTolerance: at least minThrottles, two deviations over the share

@@ -247,17 +247,17 @@ func TestAutoscalerIgnoresStarvedWindows(t *testing.T) {
 	}
 }
 
-// A window lasts at least Interval and until the writers finished as many
-// batches as they are (up to ten Intervals).
+// A window lasts at least Interval (half while doubling) and until the
+// writers finished as many batches as they are (up to ten Intervals).
 func TestAutoscalerWindows(t *testing.T) {
 	a := NewAutoscaler(Autoscale{Interval: testWindow})
-	half := window(4, 30000, 0)
-	half.Elapsed /= 2
-	if a.Observe(half) {
-		t.Fatal("decided on half a window")
+	quarter := window(4, 30000, 0)
+	quarter.Elapsed /= 4
+	if a.Observe(quarter) {
+		t.Fatal("decided on a quarter of Interval")
 	}
-	if !a.Observe(half) || a.Writers() != 8 {
-		t.Fatalf("%d writers after a whole window, want the first doubling to 8", a.Writers())
+	if !a.Observe(quarter) || a.Writers() != 8 {
+		t.Fatalf("%d writers after half an Interval, a doubling's window: want the first doubling to 8", a.Writers())
 	}
 	// Two windows of 8 batches each, as the first does not show a rise.
 	slow := Sample{Elapsed: testWindow, Items: 25, Batches: 1, Busy: 8 * testWindow}
