@@ -9,8 +9,25 @@
 // is https://github.com/architect/dynalite/issues/183 (open). DynamoDB drops
 // such a request and goes on serving; with this guard, so does dynalite. Any
 // other uncaught exception still ends the process, as it would without it.
-// It also replaces one action, ListTagsOfResource, as said below.
+// It also replaces one action, ListTagsOfResource, and ends the server with
+// the process that started it, as said below.
 'use strict'
+
+// With DYNALITE_GUARD_PARENT set to the starter's pid (the Go tests and make
+// bench set it, internal/testenv.DynaliteEnv), the server exits once its
+// parent is another process: the starter died without stopping it, as a test
+// binary does at go test's -timeout, and nothing else would end it.
+{
+  const parent = Number(process.env.DYNALITE_GUARD_PARENT || 0)
+  if (parent > 0) {
+    setInterval(function () {
+      if (process.ppid !== parent) {
+        console.error('dynalite-guard: the process that started this server (pid ' + parent + ') is gone; exiting')
+        process.exit(0)
+      }
+    }, 500).unref()
+  }
+}
 
 process.on('uncaughtException', (err) => {
   if (err && (err.code === 'ECONNRESET' || err.message === 'aborted')) {

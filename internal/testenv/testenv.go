@@ -267,6 +267,7 @@ func StartDynaliteCreating(createTable time.Duration) (*Dynalite, error) {
 		return nil, fmt.Errorf("%w (run `npm ci` in %s)", err, root)
 	}
 	cmd := exec.Command("node", args...)
+	cmd.Env = DynaliteEnv()
 	cmd.Stdout = os.Stderr
 	cmd.Stderr = os.Stderr
 	if err := cmd.Start(); err != nil {
@@ -307,6 +308,14 @@ const dynaliteStartWait = 2 * time.Minute
 // cost more than they save (docs/development.md). It fails when dynalite is not
 // installed.
 func DynaliteArgs(root string, port int) ([]string, error) { return dynaliteArgs(root, port, 0) }
+
+// DynaliteEnv is the environment to start dynalite in: this process's, with
+// DYNALITE_GUARD_PARENT naming this process, so that the server exits once
+// this process is gone, even when it died without stopping it (a test binary
+// at go test's -timeout; scripts/dynalite-guard.cjs).
+func DynaliteEnv() []string {
+	return append(os.Environ(), "DYNALITE_GUARD_PARENT="+strconv.Itoa(os.Getpid()))
+}
 
 // dynaliteArgs is DynaliteArgs with tables CREATING for createTable.
 func dynaliteArgs(root string, port int, createTable time.Duration) ([]string, error) {

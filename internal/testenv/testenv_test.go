@@ -1,6 +1,8 @@
 package testenv
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -8,7 +10,11 @@ import (
 	"net"
 	"net/http"
 	neturl "net/url"
+	"os"
+	"os/exec"
+	"runtime"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -47,6 +53,66 @@ func TestDynaliteSurvivesAbortedRequest(t *testing.T) {
 	if !strings.Contains(body, "TableNames") {
 		t.Fatalf("ListTables: %s %s", status, body)
 	}
+}
+
+// A dynalite whose starter dies without stopping it (a test binary killed at
+// go test's -timeout) exits too (scripts/dynalite-guard.cjs): a copy of this
+// test binary starts one and is killed, and the server must then go.
+func TestDynaliteEndsWithItsStarter(t *testing.T) {
+	if os.Getenv("PG2DYNAMO_TESTENV_STARTER") != "" {
+		d, err := StartDynalite()
+		if err != nil {
+			fmt.Println("error:", err)
+			os.Exit(1)
+		}
+		fmt.Printf("dynalite %d %s\n", d.cmd.Process.Pid, d.Endpoint)
+		time.Sleep(time.Hour) // until killed
+	}
+	if runtime.GOOS != "linux" {
+		t.Skip("tells a process's end from /proc")
+	}
+	starter := exec.Command(os.Args[0], "-test.run", "^TestDynaliteEndsWithItsStarter$")
+	starter.Env = append(os.Environ(), "PG2DYNAMO_TESTENV_STARTER=1")
+	starter.Stderr = os.Stderr
+	out, err := starter.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := starter.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line, err := bufio.NewReader(out).ReadString('\n')
+	var pid int
+	var endpoint string
+	if _, serr := fmt.Sscanf(line, "dynalite %d %s", &pid, &endpoint); serr != nil {
+		starter.Process.Kill()
+		starter.Wait()
+		t.Fatalf("the starter said %q (%v), not its dynalite", line, err)
+	}
+	t.Cleanup(func() { syscall.Kill(pid, syscall.SIGKILL) })
+	if _, _, err := dynamoRequest(endpoint, "ListTables", "{}"); err != nil {
+		t.Fatalf("the starter's dynalite does not answer: %v", err)
+	}
+	if err := starter.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	starter.Wait()
+	var never <-chan struct{}
+	if err := Poll("dynalite to exit once its starter was killed", time.Minute, never, func() bool { return !running(pid) }); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// running reports whether process pid exists and has not exited (a zombie,
+// not yet reaped, has).
+func running(pid int) bool {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	// pid (comm) state …: the state follows the last ')'.
+	rest := stat[bytes.LastIndexByte(stat, ')')+1:]
+	return len(bytes.TrimSpace(rest)) > 0 && bytes.TrimSpace(rest)[0] != 'Z'
 }
 
 // dynamoRequest sends one DynamoDB API call (target, JSON body) to endpoint

@@ -99,6 +99,7 @@ func startDynalite(ctx context.Context, root string, nodeFlags ...string) (*dyna
 		return nil, fmt.Errorf("%w (make bench runs npm ci; or run it in %s)", err, root)
 	}
 	cmd := exec.Command("node", append(nodeFlags, args...)...)
+	cmd.Env = testenv.DynaliteEnv()
 	d := &dynalite{endpoint: "http://127.0.0.1:" + strconv.Itoa(port), cmd: cmd, exited: make(chan struct{})}
 	cmd.Stderr = os.Stderr
 	var traced io.ReadCloser
