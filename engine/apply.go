@@ -122,9 +122,13 @@ func (a *tableApplier) abandon(ctx context.Context) {
 func (a *tableApplier) close() {
 	a.writes.Close()
 	if as := a.writes.Autoscale(); as != nil && a.log != nil {
-		fmt.Fprintf(a.log, "%s: writers %s (auto): %s on throttling\n", a.what, as.Writers(),
-			report.Count(as.Halvings, "halving", "halvings"))
+		logAutoscale(a.log, a.what, as)
 	}
+}
+
+// logAutoscale prints the writers an Autoscale Writes used, what's.
+func logAutoscale(w io.Writer, what string, as *pipeline.AutoscaleSummary) {
+	fmt.Fprintf(w, "%s: writers %s (auto): %s on throttling\n", what, as.Writers(), report.Count(as.Halvings, "halving", "halvings"))
 }
 
 // group is the Group of the writes since the last Wait.

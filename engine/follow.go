@@ -431,7 +431,12 @@ func (f *following) run(j *job, s *session, cp *checkpointFile, out sinkOut, rej
 		fmt.Fprintf(j.log, "follow: %s: deriving every item of %s again\n", strings.Join(changes, "; "), strings.Join(rederived, ", "))
 	}
 	f.stream.DDL = f.ddl
-	defer a.Close()
+	defer func() {
+		a.Close()
+		if as := a.Autoscale(); as != nil {
+			logAutoscale(j.log, "follow", as)
+		}
+	}()
 	if len(f.rederive) > 0 {
 		a.Rederive(f.rederive)
 	}

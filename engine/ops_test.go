@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"syscall"
@@ -646,9 +647,10 @@ func TestCutoverWithoutFollowIsNoGo(t *testing.T) {
 }
 
 // A follow started with the load and stopped once caught up leaves its
-// slot; resumed, it applies what changed meanwhile (an update, an
-// insert, a delete), so that the table is what a fresh load writes; then
-// DropSlot drops the slot and the publication.
+// slot; resumed (with auto writers, which it reports at its end), it
+// applies what changed meanwhile (an update, an insert, a delete), so that
+// the table is what a fresh load writes; then DropSlot drops the slot and
+// the publication.
 func TestFollowResumesFromItsSlot(t *testing.T) {
 	t.Parallel()
 	f := shop(t)
@@ -657,9 +659,12 @@ func TestFollowResumesFromItsSlot(t *testing.T) {
 	f.want("Migrate --follow", f.migrate(o), "ok", "")
 	f.exec(`UPDATE customers SET name = 'renamed' WHERE id = 1; INSERT INTO customers VALUES (11, 'c11', 'blue');
 		DELETE FROM customers WHERE id = 2`)
-	o.Resume = true
+	o.Resume, o.Auto = true, &pipeline.Autoscale{Max: 4}
 	f.want("Migrate --follow --resume", f.migrate(o), "ok", "")
 	f.wantFreshLoad()
+	if !regexp.MustCompile(`(?m)^follow: writers [1-4](–[1-4])? \(auto\): 0 halvings on throttling$`).MatchString(f.log.String()) {
+		t.Errorf("the follow with auto writers did not report them:\n%s", f.log)
+	}
 	f.log.Reset()
 	f.want("DropSlot", outcomeOf(engine.DropSlot(context.Background(), f.cfg, engine.FollowOptions{})), "ok", "")
 	if !strings.Contains(f.log.String(), "dropped replication slot") {

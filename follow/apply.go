@@ -42,6 +42,8 @@ type Applier struct {
 	ExactFrom pglogrepl.LSN
 	// writes is the write stage every window shares.
 	writes *pipeline.Writes
+	// auto is writes' Autoscale summary, once closed.
+	auto *pipeline.AutoscaleSummary
 	// pending are entities the next window derives again whole (Rederive).
 	pending []int
 	// publication is the publication streamed, whose catalog the follow checks.
@@ -87,13 +89,19 @@ func (a *Applier) Written() int64 {
 	return a.writes.Written()
 }
 
-// Close stops the writers once handed windows are written; a is unusable after.
+// Close stops the writers once handed windows are written; a is unusable after,
+// but for Autoscale.
 func (a *Applier) Close() {
 	if a.writes != nil {
 		a.writes.Close()
+		a.auto = a.writes.Autoscale()
 		a.writes = nil
 	}
 }
+
+// Autoscale is the writers an Autoscale follow used, once closed; nil with
+// fixed writers, or when it wrote nothing.
+func (a *Applier) Autoscale() *pipeline.AutoscaleSummary { return a.auto }
 
 func (a *Applier) group(ctx context.Context) *pipeline.Group {
 	if a.writes == nil {

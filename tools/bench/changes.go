@@ -139,7 +139,23 @@ func measureChanges(ctx context.Context, cfg config, conn *pgx.Conn, bin, mappin
 // runReported runs pg2dynamo with args through the launcher, checks it
 // exits 0, and decodes the JSON report it wrote to report into into.
 func runReported(ctx context.Context, bin, key, name string, rows int64, report string, into any, args ...string) (result, error) {
-	lr, err := launchLogged(ctx, key, name, append([]string{bin}, args...)...)
+	return runReportedLines(ctx, bin, key, name, rows, report, into, nil, args...)
+}
+
+// runReportedLines is runReported with each line of the run's stderr given
+// to onLine (nil: none) as it is echoed.
+func runReportedLines(ctx context.Context, bin, key, name string, rows int64, report string, into any, onLine func(string), args ...string) (result, error) {
+	var lr launchResult
+	var err error
+	if onLine == nil {
+		lr, err = launchLogged(ctx, key, name, append([]string{bin}, args...)...)
+	} else {
+		log.Printf("(%s) %s", key, name)
+		var proc *launched
+		if proc, err = startLaunch(ctx, func(line string, _ time.Time) { onLine(line); fmt.Fprintln(os.Stderr, line) }, append([]string{bin}, args...)...); err == nil {
+			lr, err = proc.wait()
+		}
+	}
 	if err != nil {
 		return result{}, err
 	}

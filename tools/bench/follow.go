@@ -650,6 +650,7 @@ type statusFeed struct {
 	mu        sync.Mutex
 	following time.Time
 	all       []followStatus
+	auto      string        // the follow's autoscale line (autoLine), when it printed one
 	changed   chan struct{} // closed and replaced on every line of note
 }
 
@@ -674,6 +675,9 @@ func (f *statusFeed) line(line string, at time.Time) {
 		f.following = at
 		log.Printf("  (%s) %s", f.key, line)
 	default:
+		if autoLine.MatchString(line) {
+			f.auto = line
+		}
 		log.Printf("  (%s) %s", f.key, line)
 		return
 	}

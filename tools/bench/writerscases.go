@@ -212,7 +212,7 @@ func measureFollowWriters(ctx context.Context, cfg config, admin *pgx.Conn, bin,
 		"a first follow (`--until-caught-up`) loaded the table and created the slot; before each run, %s row changes of (h)'s burst (80%% updates, 10%% inserts, 10%% deletes of tickets) "+
 		"were committed in transactions of up to %s while no follow ran (fewer rows changed as the runs go on: the updates and deletes come to tickets deleted before), "+
 		"and the run (`--audit off`) is timed from its `following slot` line to the status line (`--progress-interval 1ms`) counting them all, then stopped (SIGINT), its slot confirmed past them. "+
-		"Items/s are the items put and deleted over that wall (the walsender's decoding included); the follow does not report auto's writers",
+		"Items/s are the items put and deleted over that wall (the walsender's decoding included)",
 		num(int64(fc.changes)), num(int64(fc.txSize)))
 	c.runs, err = rotate(cfg.repeat, func(s, nth string) (writersRun, error) {
 		committed, before, err := backlog(ctx, conn, w, fc)
@@ -290,6 +290,9 @@ func followRun(ctx context.Context, bin, name string, args []string, setting str
 	}
 	r := writersRun{setting: setting, result: result{key: "j⁗", name: name, rows: want, items: last.puts + last.deletes,
 		wall: last.at.Sub(start), cpu: lr.User + lr.Sys, rssKB: lr.MaxRSSKB, floorKB: lr.LauncherKB}}
+	feed.mu.Lock()
+	r.readAuto(feed.auto)
+	feed.mu.Unlock()
 	log.Printf("(j⁗) %d changes, %d items put and %d deleted in %s: %.0f items/s", last.changes, last.puts, last.deletes,
 		r.wall.Round(time.Millisecond), r.perSecond())
 	return r, nil
