@@ -126,7 +126,8 @@ func (a *tableApplier) close() {
 	}
 }
 
-// logAutoscale prints the writers an Autoscale Writes used, what's.
+// logAutoscale prints the writers an Autoscale Writes used, its line
+// beginning with what ("prune", "follow").
 func logAutoscale(w io.Writer, what string, as *pipeline.AutoscaleSummary) {
 	fmt.Fprintf(w, "%s: writers %s (auto): %s on throttling\n", what, as.Writers(), report.Count(as.Halvings, "halving", "halvings"))
 }

@@ -226,8 +226,8 @@ func (r *writersRun) readAuto(text string) {
 func changesMigrate(ctx context.Context, bin, name, mappingFile string, fix *fixture, endpoint, setting, outDir string) (writersRun, error) {
 	report := filepath.Join(outDir, "changes-writers.json")
 	var out changesJSON
-	var auto writersRun // its writers, when auto
-	r, err := runReportedLines(ctx, bin, "j″", name, fix.rows, report, &out, auto.readAuto,
+	run := writersRun{setting: setting} // its writers read from stderr, when auto
+	r, err := runReportedLines(ctx, bin, "j″", name, fix.rows, report, &out, run.readAuto,
 		"migrate", "--changes-only", "--no-verify", "--mapping", mappingFile, "--source", fix.url, "--endpoint-url", endpoint,
 		"--progress", "none", "--rejects", os.DevNull, "--checkpoint", filepath.Join(outDir, "changes-checkpoint.json"),
 		"--concurrency", setting, "--report-json", report)
@@ -239,7 +239,8 @@ func changesMigrate(ctx context.Context, bin, name, mappingFile string, fix *fix
 	}
 	r.items = out.Applied.Written
 	log.Printf("(j″) %d items in %s, %.0f items/s", r.items, r.wall.Round(time.Millisecond), r.perSecond())
-	return writersRun{setting: setting, result: r, lo: auto.lo, hi: auto.hi, halvings: auto.halvings}, nil
+	run.result = r
+	return run, nil
 }
 
 func writerRange(lo, hi int) string {
