@@ -108,14 +108,6 @@ func (c checkFunc) Check(ctx context.Context, st *CutoverState) (CutoverResult, 
 
 var _ CutoverCheck = checkFunc{}
 
-// NotCheckedYet is a CutoverCheck always NotChecked with reason: a place for a
-// condition this build cannot evaluate.
-func NotCheckedYet(name, reason string) CutoverCheck {
-	return checkFunc{name, func(context.Context, *CutoverState) (CutoverResult, error) {
-		return CutoverResult{NotChecked, reason}, nil
-	}}
-}
-
 // builtinChecks are cutover's own conditions.
 func builtinChecks() []CutoverCheck {
 	return []CutoverCheck{

@@ -371,10 +371,9 @@ func Open(ctx context.Context, cfg Config) (*Session, error) {
 	return open(newJob(ctx, cfg, "open"))
 }
 
-// Mapping is the session's mapping (cfg.Table applied); Source is in no
-// transaction until a caller begins one; Plans are in mapping order.
+// Mapping is the session's mapping (cfg.Table applied); Plans are in mapping
+// order.
 func (s *Session) Mapping() *mapping.Mapping { return s.m }
-func (s *Session) Source() *extract.Source   { return s.src }
 func (s *Session) Plans() []*transform.Plan  { return s.plans }
 func (s *Session) MappingSHA256() string     { return s.mappingSHA256 }
 func (s *Session) Close(ctx context.Context) { s.src.Close(ctx) }

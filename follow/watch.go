@@ -29,10 +29,9 @@ type Watch struct {
 	pub   string
 	slot  Slot
 	// from is the slot received from: slot, or a copy of the follow's.
-	from   Slot
-	keys   map[[2]string]bool
-	asOf   time.Time // the keys cover every change committed before it
-	pulled int       // changes received
+	from Slot
+	keys map[[2]string]bool
+	asOf time.Time // the keys cover every change committed before it
 }
 
 // NewWatch creates the watch's temporary slot on connString, streaming pub.
@@ -126,9 +125,6 @@ func (w *Watch) Snapshot() string { return w.slot.Snapshot }
 // Consistent is the snapshot's WAL position: later commits reach the watch.
 func (w *Watch) Consistent() pglogrepl.LSN { return w.slot.Consistent }
 
-// Changes is the number of row changes of followed tables received.
-func (w *Watch) Changes() int { return w.pulled }
-
 // Close closes the watch's connections, dropping the temporary slot.
 func (w *Watch) Close(ctx context.Context) error {
 	return errors.Join(w.plain.Close(ctx), w.s.Close(ctx))
@@ -182,7 +178,6 @@ func (w *Watch) advance(ctx context.Context, src *extract.Source) error {
 			break
 		}
 	}
-	w.pulled += aff.changes
 	if err := w.resolve(ctx, src, aff); err != nil {
 		return err
 	}
