@@ -111,8 +111,8 @@ func running(pid int) bool {
 		return false
 	}
 	// pid (comm) state …: the state follows the last ')'.
-	rest := stat[bytes.LastIndexByte(stat, ')')+1:]
-	return len(bytes.TrimSpace(rest)) > 0 && bytes.TrimSpace(rest)[0] != 'Z'
+	rest := bytes.TrimSpace(stat[bytes.LastIndexByte(stat, ')')+1:])
+	return len(rest) > 0 && rest[0] != 'Z'
 }
 
 // dynamoRequest sends one DynamoDB API call (target, JSON body) to endpoint
