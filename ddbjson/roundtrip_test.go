@@ -257,7 +257,7 @@ func TestDecodeErrors(t *testing.T) {
 		{`{"a":{"L":[{"S":"x"},null]}}`, "a[1]", ErrNull},
 		{`{"a":{"M":{"b":{"L":[{"M":{"c":{"s":"x"}}}]}}}}`, "a.b[0].c", ErrNotTyped},
 		{`{"a":{"BS":["AA==","*"]}}`, "a[1]", nil},
-		{`{"a":{"SS":[1]}}`, "a", nil},
+		{`{"a":{"SS":[1]}}`, "a[0]", ErrNotTyped},
 	} {
 		_, err := DecodeItem([]byte(tc.in))
 		var de *DecodeError
