@@ -72,6 +72,10 @@ type evolveBench struct {
 		spent, longest time.Duration
 		majors         int
 	}
+	// cpus are the CPU time each side's dynalite, the PostgreSQL server and
+	// pg2dynamo used over its timed run: where the comparison's extra wall
+	// went (the workload's updates and their decoding are PostgreSQL's).
+	cpus [2]procCPU
 	// began and ended bound the comparison.
 	began, ended time.Time
 }
@@ -159,9 +163,11 @@ func measureEvolve(ctx context.Context, cfg config, admin *pgx.Conn, root, bin, 
 	}
 	log.Printf("(l) migrate --changes-only of Order alone")
 	eb.loads[0] = loadAvg()
-	from := time.Now()
+	from, cpu0 := time.Now(), cpuNow(dyn)
 	res, err := launch(ctx, profiled("changes.prof", common(order, "shop-a", "--changes-only", "--no-verify"))...)
 	eb.loads[1] = loadAvg()
+	eb.cpus[0] = cpuNow(dyn).since(cpu0)
+	eb.cpus[0].pg2dynamo = res.User + res.Sys
 	g := &eb.gcs[0]
 	g.spent, g.majors, g.longest = dyn.gcStats(from, time.Now())
 	if err != nil || res.ExitCode != 0 {
@@ -172,7 +178,7 @@ func measureEvolve(ctx context.Context, cfg config, admin *pgx.Conn, root, bin, 
 	if dyn, err = startDynalite(ctx, root, evolveHeap, "--trace-gc"); err != nil {
 		return nil, err
 	}
-	if err := eb.followed(ctx, conn, common, profiled, v1, v2, dir, rate); err != nil {
+	if err := eb.followed(ctx, conn, dyn, common, profiled, v1, v2, dir, rate); err != nil {
 		return nil, err
 	}
 	g = &eb.gcs[1]
@@ -183,6 +189,16 @@ func measureEvolve(ctx context.Context, cfg config, admin *pgx.Conn, root, bin, 
 // evolveHeap lets a dynalite hold one side's table at 1M orders, past
 // node's default heap limit (about 4 GB on this kind of machine).
 const evolveHeap = "--max-old-space-size=12288"
+
+// cpuNow reads the CPU time used so far by dyn, by the PostgreSQL server
+// and by the running pg2dynamo processes.
+func cpuNow(dyn *dynalite) procCPU {
+	return procCPU{dynalite: threadCPU(dyn.cmd.Process.Pid), postgres: cpuOfNamed("postgres"), pg2dynamo: cpuOfNamed("pg2dynamo")}
+}
+
+func (c procCPU) since(from procCPU) procCPU {
+	return procCPU{c.pg2dynamo - from.pg2dynamo, c.dynalite - from.dynalite, c.postgres - from.postgres}
+}
 
 // run1 runs one command to its end, which must succeed.
 func run1(ctx context.Context, args ...string) error {
@@ -205,7 +221,7 @@ var (
 // followed loads shop-b with v1 under a follow, then applies v2 to it
 // beside the follow while rate order updates a second are committed,
 // timing the comparison and collecting the follow's lag meanwhile.
-func (eb *evolveBench) followed(ctx context.Context, conn *pgx.Conn, common func(string, string, ...string) []string, profiled func(string, []string) []string,
+func (eb *evolveBench) followed(ctx context.Context, conn *pgx.Conn, dyn *dynalite, common func(string, string, ...string) []string, profiled func(string, []string) []string,
 	v1, v2, dir string, rate int) error {
 	cp := filepath.Join(dir, "shop-b.json")
 	slot := []string{"--follow", "--slot", eb.slot, "--checkpoint", cp, "--audit", "off"}
@@ -228,6 +244,7 @@ func (eb *evolveBench) followed(ctx context.Context, conn *pgx.Conn, common func
 	}()
 	var mu sync.Mutex
 	var began, ended time.Time
+	var cpu0 procCPU
 	done := make(chan struct{})
 	// The follow's log, each line with when the bench read it, for
 	// reading the lag and the comparison's pace after the run.
@@ -242,9 +259,9 @@ func (eb *evolveBench) followed(ctx context.Context, conn *pgx.Conn, common func
 		fmt.Fprintf(logFile, "%s %s\n", at.UTC().Format("15:04:05.000"), line)
 		switch {
 		case strings.Contains(line, evolveComparing):
-			began, eb.loads[2] = at, loadAvg()
+			began, eb.loads[2], cpu0 = at, loadAvg(), cpuNow(dyn)
 		case evolveDoneRE.MatchString(line) && ended.IsZero():
-			ended, eb.changes, eb.loads[3] = at, evolveDoneRE.FindStringSubmatch(line)[1], loadAvg()
+			ended, eb.changes, eb.loads[3], eb.cpus[1] = at, evolveDoneRE.FindStringSubmatch(line)[1], loadAvg(), cpuNow(dyn).since(cpu0)
 			close(done)
 		case !began.IsZero() && ended.IsZero():
 			if m := evolveLagRE.FindStringSubmatch(line); m != nil {
@@ -298,6 +315,11 @@ func (eb *evolveBench) render() string {
 		g := eb.gcs[i]
 		fmt.Fprintf(&b, "    dynalite's one thread collecting garbage over %s: %s (%.0f%% of it), %d Mark-Compacts, the longest stop %s\n",
 			side.name, g.spent.Round(time.Millisecond), 100*g.spent.Seconds()/side.wall.Seconds(), g.majors, g.longest.Round(time.Millisecond))
+	}
+	for i, side := range []string{"the baseline", "the comparison"} {
+		c := eb.cpus[i]
+		fmt.Fprintf(&b, "    CPU time over %s: dynalite %s, PostgreSQL %s, pg2dynamo %s\n", side,
+			c.dynalite.Round(time.Second), c.postgres.Round(time.Second), c.pg2dynamo.Round(time.Second))
 	}
 	fmt.Fprintf(&b, "    the machine's 1-minute load average: %s to %s over the baseline, %s to %s over the comparison\n",
 		eb.loads[0], eb.loads[1], eb.loads[2], eb.loads[3])
