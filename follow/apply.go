@@ -155,6 +155,8 @@ type Flight struct {
 	// the audit's repair written instead.
 	seq    uint64
 	repair *repairReq
+	// claims settles a side chunk's keys with later windows (nil: a window).
+	claims *sideClaims
 }
 
 // Start derives the items txs affect, in one snapshot taken after their
@@ -167,10 +169,13 @@ func (a *Applier) Start(ctx context.Context, txs []*Tx, busy map[[2]string]bool,
 }
 
 // beside are the side chunks in flight: keys reports whether a key is theirs
-// (nil: none), and await waits for their writes.
+// (nil: none), and await waits for their writes. A window's gate claims
+// their keys instead (claim, when set), waiting only where a writer has taken
+// the key's batch.
 type beside struct {
 	keys  func(k [2]string) bool
 	await func() error
+	claim func(k [2]string) []<-chan struct{}
 }
 
 // start is Start with the chunks in flight beside the windows (side).
@@ -188,7 +193,7 @@ func (a *Applier) start(ctx context.Context, txs []*Tx, busy map[[2]string]bool,
 	}
 	whole = append(whole, a.pending...)
 	a.pending = nil
-	g := &gate{barrier: barrier, busy: busy, start: func() *pipeline.Group { return a.group(ctx) }, keys: a.keys, side: side}
+	g := &gate{barrier: barrier, busy: busy, start: func() *pipeline.Group { return a.group(ctx) }, keys: a.keys, side: side, claims: true}
 	f := &Flight{a: a, seq: seq}
 	f.w = &work{seen: map[[2]string]bool{}, owners: map[[2]string]rowID{}, rejectedRows: map[rowID]bool{}, out: g}
 	if len(whole) > 0 || hasChanges(txs) || a.catalogDue || hasDDL(txs) {
@@ -368,19 +373,44 @@ type gate struct {
 	err     error // of open
 	// keys records the keys handed over, for the audit (nil: none).
 	keys *keyLog
-	// side are the side chunks in flight: their keys' items wait for them.
-	side     beside
-	needSide bool
+	// side are the side chunks in flight: their keys' items wait for them,
+	// or with claims (a window's gate) claim them (sideClaims) and wait for
+	// sideWaits, the batches of theirs already taken.
+	side      beside
+	claims    bool
+	needSide  bool
+	sideWaits []<-chan struct{}
 	// sidePassed is set once side.await is called.
 	sidePassed bool
 }
 
 func (g *gate) onSide(keys ...[2]string) bool {
+	if g.claims && g.side.claim != nil {
+		n := len(g.sideWaits)
+		for _, k := range keys {
+			if g.side.keys(k) {
+				g.sideWaits = append(g.sideWaits, g.side.claim(k)...)
+			}
+		}
+		return len(g.sideWaits) > n
+	}
 	return g.side.keys != nil && !g.sidePassed && slices.ContainsFunc(keys, g.side.keys)
 }
 
 func (g *gate) passSide(keys ...[2]string) error {
 	if !g.onSide(keys...) {
+		return nil
+	}
+	return g.awaitSide()
+}
+
+// awaitSide waits for the side chunks' writes the rows held wait for.
+func (g *gate) awaitSide() error {
+	if g.claims && g.side.claim != nil {
+		for _, ch := range g.sideWaits {
+			<-ch
+		}
+		g.sideWaits = nil
 		return nil
 	}
 	g.sidePassed = true
@@ -426,8 +456,7 @@ func (g *gate) open() error {
 		}
 	}
 	if g.needSide && !g.sidePassed {
-		g.sidePassed = true
-		if g.err = g.side.await(); g.err != nil {
+		if g.err = g.awaitSide(); g.err != nil {
 			return g.err
 		}
 	}

@@ -326,7 +326,66 @@ func (p *pipe) beside() beside {
 			return slices.ContainsFunc(sides, func(s *sideFlight) bool { return s.f.w.seen[k] })
 		},
 		await: func() error { return p.collectSides(true) },
+		claim: func(k [2]string) (waits []<-chan struct{}) {
+			for _, s := range sides {
+				if s.f.w.seen[k] {
+					if ch := s.f.claims.claim(k); ch != nil {
+						waits = append(waits, ch)
+					}
+				}
+			}
+			return waits
+		},
 	}
+}
+
+// sideClaims settles a side chunk's keys against later windows', which write
+// newer items at them: a key whose batch no writer has taken yet is left out
+// of the chunk (the window's write is the one the table needs); a window
+// writing a key already taken waits for that batch alone.
+type sideClaims struct {
+	keyAttrs [2]string
+	mu       sync.Mutex
+	// taken holds, by key, a channel closed once the batch holding it is
+	// written; left the keys claimed before any writer took them.
+	taken map[[2]string]chan struct{}
+	left  map[[2]string]bool
+	// leftOut counts the puts and deletes left out, as repairReq.skipped.
+	leftOut [2]int64
+}
+
+// claim claims k for a window: nil when the chunk will not write it, else the
+// channel of the batch writing it.
+func (c *sideClaims) claim(k [2]string) <-chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if ch, ok := c.taken[k]; ok {
+		return ch
+	}
+	c.left[k] = true
+	return nil
+}
+
+// take is the chunk's pipeline.Group OnTake: it leaves out the claimed keys
+// and marks the others taken.
+func (c *sideClaims) take(items []transform.Item) ([]bool, func()) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var leave []bool
+	written := make(chan struct{})
+	for i, it := range items {
+		k := transform.ItemKey(it.Attrs, c.keyAttrs)
+		if c.left[k] {
+			if leave == nil {
+				leave = make([]bool, len(items))
+			}
+			leave[i] = true
+			c.leftOut[boolIndex(it.Delete)]++
+			continue
+		}
+		c.taken[k] = written
+	}
+	return leave, func() { close(written) }
 }
 
 // collectSides tells the comparisons of their written chunks, oldest first,
@@ -343,6 +402,11 @@ func (p *pipe) collectSides(wait bool) error {
 		}
 		<-s.written
 		p.sides = p.sides[1:]
+		s.f.claims.mu.Lock()
+		for i, n := range s.f.claims.leftOut {
+			s.f.repair.skipped[i] += n
+		}
+		s.f.claims.mu.Unlock()
 		_, err := s.f.settle(s.rejected, s.err)
 		s.f.repair.done <- err
 		if err != nil {
@@ -365,13 +429,15 @@ func (p *pipe) abandonSides() {
 // startRepair hands req's items to the write stage as Start does, behind the
 // windows'. barrier is called exactly once, unless it fails.
 func (a *Applier) startRepair(ctx context.Context, req *repairReq, busy map[[2]string]bool, barrier func() error, side beside) (*Flight, error) {
+	claims := &sideClaims{keyAttrs: a.keyAttrs, taken: map[[2]string]chan struct{}{}, left: map[[2]string]bool{}}
 	g := &gate{barrier: barrier, busy: busy, side: side, start: func() *pipeline.Group {
 		wr := a.group(ctx)
 		wr.Behind()
+		wr.OnTake(claims.take)
 		return wr
 	}}
 	req.taken = time.Now()
-	f := &Flight{a: a, seq: a.keys.window(), repair: req}
+	f := &Flight{a: a, seq: a.keys.window(), repair: req, claims: claims}
 	f.w = &work{seen: map[[2]string]bool{}, out: g}
 	var err error
 	for _, it := range req.items {

@@ -208,3 +208,82 @@ func TestSidePaceOverChunksBackToBack(t *testing.T) {
 		}
 	}
 }
+
+// A window's gate claims the side chunk's keys: a key whose batch no writer
+// has taken is left out of the chunk and the window does not wait for it; a
+// key whose batch is being written holds the window's row until that batch
+// is written, and the row is written after it.
+func TestWindowClaimsTheSideChunksKeys(t *testing.T) {
+	var mu sync.Mutex
+	var written []string
+	sideS1 := make(chan struct{}) // closed as the sink begins the side's S1
+	release := make(chan struct{})
+	first := true
+	sink := load.SinkFunc(func(_ context.Context, batch []transform.Item) error {
+		for _, it := range batch {
+			pk := transform.ItemKey(it.Attrs, [2]string{"PK", ""})[0]
+			if pk == "S1" && first {
+				first = false
+				close(sideS1)
+				<-release
+			}
+			mu.Lock()
+			written = append(written, pk)
+			mu.Unlock()
+		}
+		return nil
+	})
+	a := &Applier{sink: sink, keyAttrs: [2]string{"PK", ""}, Writers: pipeline.WritesOptions{Concurrency: 1}}
+	defer a.Close()
+	item := func(pk string) []transform.Item {
+		return []transform.Item{{Attrs: map[string]types.AttributeValue{"PK": &types.AttributeValueMemberS{Value: pk}}}}
+	}
+	claims := &sideClaims{keyAttrs: a.keyAttrs, taken: map[[2]string]chan struct{}{}, left: map[[2]string]bool{}}
+	side := a.group(context.Background())
+	side.Behind()
+	side.OnTake(claims.take)
+	for _, pk := range []string{"S1", "S2"} { // a batch each
+		if err := side.Add(item(pk)); err != nil {
+			t.Fatal(err)
+		}
+		if err := side.Flush(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	<-sideS1 // the one writer holds S1's batch; S2's waits, not taken
+
+	g := &gate{start: func() *pipeline.Group { return a.group(context.Background()) }, claims: true}
+	g.side = beside{keys: func(k [2]string) bool { return k[0] == "S1" || k[0] == "S2" },
+		await: func() error { t.Error("a window's gate awaited the whole chunk"); return nil },
+		claim: func(k [2]string) []<-chan struct{} {
+			if ch := claims.claim(k); ch != nil {
+				return []<-chan struct{}{ch}
+			}
+			return nil
+		}}
+	for _, pk := range []string{"S2", "S1"} {
+		if err := g.add([][2]string{{pk, ""}}, item(pk)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(g.held) != 1 || g.held[0][0].Attrs["PK"].(*types.AttributeValueMemberS).Value != "S1" {
+		t.Fatalf("held %v, want S1's row alone", g.held)
+	}
+	opened := make(chan error, 1)
+	go func() { opened <- g.open() }()
+	close(release)
+	if err := <-opened; err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.wr.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := side.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if fmt.Sprint(written) != "[S1 S2 S1]" || claims.leftOut != [2]int64{1, 0} {
+		t.Errorf("written %v, left out %v; want [S1 S2 S1] (the side's S1, the window's S2 and S1) and one put", written, claims.leftOut)
+	}
+}

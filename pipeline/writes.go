@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -191,6 +192,7 @@ type Group struct {
 	onReject func(Reject) error
 	onBatch  func(BatchAck)
 	onStop   func(error)
+	onTake   func([]transform.Item) ([]bool, func())
 	failed   atomic.Bool
 	sent     int
 	queue    chan groupBatch
@@ -242,6 +244,15 @@ func (g *Group) AddThen(row []transform.Item, done func(error)) error {
 		return g.Flush()
 	}
 	return nil
+}
+
+// OnTake has take told of each batch of g's as a writer takes it, before it is
+// written: take returns which of its items to leave out (nil: none) and a func
+// called once the rest are written or failed. A row whose items are all left
+// out is neither written nor rejected, and its callback is told nil. Called
+// before the first Add; for Groups whose OnBatch is nil.
+func (g *Group) OnTake(take func(items []transform.Item) (leaveOut []bool, written func())) {
+	g.onTake = take
 }
 
 // BatchAck is what OnBatch is told of a batch the sink wrote.
@@ -349,7 +360,46 @@ func (g *Group) run(gb groupBatch) {
 		}
 		return
 	}
+	if g.onTake != nil {
+		leave, written := g.onTake(gb.b.items)
+		defer written()
+		if gb = gb.without(leave); len(gb.b.items) == 0 {
+			return
+		}
+	}
 	g.write(gb)
+}
+
+// without is gb less the items leave marks; a row left without items has its
+// callback called with nil.
+func (gb groupBatch) without(leave []bool) groupBatch {
+	if !slices.Contains(leave, true) {
+		return gb
+	}
+	out := groupBatch{g: gb.g, seq: gb.seq}
+	kept := false // of the current row
+	for i, it := range gb.b.items {
+		if !leave[i] {
+			out.b.items, out.b.rowEnd = append(out.b.items, it), append(out.b.rowEnd, false)
+			out.done = append(out.done, nil)
+			kept = true
+		}
+		if !gb.b.rowEnd[i] {
+			continue
+		}
+		var done func(error)
+		if gb.done != nil {
+			done = gb.done[i]
+		}
+		switch {
+		case kept:
+			out.b.rowEnd[len(out.b.rowEnd)-1], out.done[len(out.done)-1] = true, done
+		case done != nil:
+			done(nil)
+		}
+		kept = false
+	}
+	return out
 }
 
 func (g *Group) write(gb groupBatch) {

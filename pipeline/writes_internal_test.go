@@ -564,3 +564,65 @@ func TestWritesAutoscaleUpOnLatencyDownOnThrottling(t *testing.T) {
 		t.Error("the sink throttled no request")
 	}
 }
+
+// OnTake's left-out items are not written: a row of two keeps the other and is
+// written whole; a row left empty is told nil and counted neither way; the
+// written func runs once each batch is written, and the sink never sees a
+// batch left empty.
+func TestWritesOnTakeLeavesOut(t *testing.T) {
+	keyAttrs := [2]string{"PK", ""}
+	var mu sync.Mutex
+	var sunk []string
+	sink := load.SinkFunc(func(_ context.Context, batch []transform.Item) error {
+		mu.Lock()
+		defer mu.Unlock()
+		if len(batch) == 0 {
+			t.Error("an empty batch reached the sink")
+		}
+		for _, it := range batch {
+			sunk = append(sunk, transform.ItemKey(it.Attrs, keyAttrs)[0])
+		}
+		return nil
+	})
+	w := NewWrites(sink, keyAttrs, WritesOptions{Concurrency: 2})
+	defer w.Close()
+	g := w.Group(context.Background(), nil)
+	var taken, written atomic.Int64
+	g.OnTake(func(items []transform.Item) ([]bool, func()) {
+		taken.Add(1)
+		leave := make([]bool, len(items))
+		for i, it := range items {
+			leave[i] = strings.HasPrefix(transform.ItemKey(it.Attrs, keyAttrs)[0], "OUT#")
+		}
+		return leave, func() { written.Add(1) }
+	})
+	told := map[string]error{}
+	add := func(name string, row ...transform.Item) {
+		if err := g.AddThen(row, func(err error) { mu.Lock(); told[name] = err; mu.Unlock() }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range 30 { // two batches: 25 rows and 5
+		switch i % 3 {
+		case 0:
+			add(fmt.Sprint("kept", i), keyItem(fmt.Sprint("IN#", i), false))
+		case 1:
+			add(fmt.Sprint("half", i), keyItem(fmt.Sprint("IN#", i), false), keyItem(fmt.Sprint("OUT#", i), false))
+		case 2:
+			add(fmt.Sprint("gone", i), keyItem(fmt.Sprint("OUT#", i), true))
+		}
+	}
+	if _, err := g.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(sunk)
+	if len(sunk) != 20 || slices.ContainsFunc(sunk, func(k string) bool { return strings.HasPrefix(k, "OUT#") }) {
+		t.Errorf("written %v: want the 20 IN# keys alone", sunk)
+	}
+	if len(told) != 30 || taken.Load() != written.Load() || taken.Load() < 2 {
+		t.Errorf("%d rows told, %d batches taken, %d written: want 30 and at least 2 each, equal", len(told), taken.Load(), written.Load())
+	}
+	if w.Written() != 20 {
+		t.Errorf("Written() = %d, want 20", w.Written())
+	}
+}
