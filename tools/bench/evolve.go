@@ -326,10 +326,9 @@ func (eb *evolveBench) render() string {
 	return b.String()
 }
 
-// evolveYoung gives each dynalite's V8 young generation room enough that a
-// request's garbage dies there instead of being promoted to the old one,
-// whose Mark-Compacts of a heap of several GB grow with every request. With
-// node's default (16 MB semi-spaces) the follow's own requests cost dynalite
-// more in collections than in serving them, and (l) would measure dynalite's
-// collector rather than pg2dynamo. Both sides run with it.
+// evolveYoung gives each dynalite's V8 young generation room enough that more
+// of a request's garbage dies there instead of being promoted to the old one,
+// whose Mark-Compacts of a heap of several GB the follow's extra requests
+// bring on. Both sides run with it; it makes the collections a smaller share
+// of what (l) measures, not a nil one.
 const evolveYoung = "--max-semi-space-size=64"
