@@ -816,20 +816,8 @@ const clockTick = 10 * time.Millisecond
 // threadCPU returns a process's CPU time (user + system) from
 // /proc/PID/stat, or 0.
 func threadCPU(pid int) time.Duration {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0
-	}
-	// The fields after the command name, "(…)", start at the state (3rd):
-	// utime and stime are the 14th and 15th.
-	i := strings.LastIndexByte(string(b), ')')
-	f := strings.Fields(string(b[i+1:]))
-	if len(f) < 13 {
-		return 0
-	}
-	u, _ := strconv.ParseInt(f[11], 10, 64)
-	s, _ := strconv.ParseInt(f[12], 10, 64)
-	return time.Duration(u+s) * clockTick
+	_, cpu, _ := statCPU(strconv.Itoa(pid), 14, 15)
+	return cpu
 }
 
 func readCPU(pg2dynamo, dynalite int, postgres []int) procCPU {
