@@ -97,8 +97,11 @@ const (
 	ReasonProbe Reason = "probe"
 	// ReasonRising: items/s rose with the writers added; keep them.
 	ReasonRising Reason = "rising"
-	// ReasonFlat: no rise with the writers added, or they waited for work; go back.
+	// ReasonFlat: no rise with the writers added, or they waited for work;
+	// or a fall with writers taken away; go back.
 	ReasonFlat Reason = "flat"
+	// ReasonFewer: items/s held, twice, with writers taken away; keep fewer.
+	ReasonFewer Reason = "fewer"
 	// ReasonThrottled: halve the writers and pace below the rate throttled.
 	ReasonThrottled Reason = "throttled"
 	// ReasonRepaced: a halving did not help; pace at what was written since.
@@ -172,7 +175,13 @@ type Autoscaler struct {
 	meas  Sample
 	measN int
 	// step is the writers the next probe adds (0: a quarter).
-	step                      int
+	step int
+	// fewer: the next probe, or the one under way, tries fewer writers;
+	// seen is its first measure, when it held items/s (0: none yet); flats
+	// counts the probes of more writers in a row that did not pay.
+	fewer                     bool
+	seen                      float64
+	flats                     int
 	holdLeft, holdLen         int
 	lastHalving, lastThrottle time.Duration
 	recent                    []Sample
@@ -199,6 +208,7 @@ type episode struct {
 const (
 	doubleGain         = 1.25
 	keepGain           = 1.05
+	keepShare          = 0.97
 	minBusy            = 0.75
 	firstHold, maxHold = 3, 64
 	measureWindows     = 2
@@ -357,7 +367,7 @@ func (a *Autoscaler) throttled(share float64) bool {
 }
 
 func (a *Autoscaler) restart() {
-	a.phase, a.holdLen, a.holdLeft = holding, firstHold, firstHold
+	a.phase, a.holdLen, a.holdLeft, a.fewer, a.flats = holding, firstHold, firstHold, false, 0
 	a.base, a.baseN, a.baseW = 0, 0, a.w
 	a.acc, a.settle = Sample{}, true
 }
@@ -461,11 +471,24 @@ func (a *Autoscaler) hold(rate float64) bool {
 	a.baseN++
 	a.baseW = a.w
 	a.holdLeft--
-	if a.holdLeft > 0 || a.w >= a.cfg.Max || a.ep != nil {
+	if a.holdLeft > 0 || a.ep != nil {
 		return false // a halving being judged: the writers hold meanwhile
 	}
-	a.w = min(a.cfg.Max, a.w+max(1, a.w/4, a.step))
-	a.phase, a.meas, a.measN, a.settle = probing, Sample{}, 0, true
+	switch {
+	case a.w > 1 && a.pace == 0 && a.fewer:
+		a.w -= max(1, a.w/5)
+	case a.w < a.cfg.Max:
+		a.fewer = false
+		a.w = min(a.cfg.Max, a.w+max(1, a.w/4, a.step))
+	default:
+		// At the most writers a hold stands for a probe of more that did not pay.
+		a.flats++
+		a.fewer = a.flats >= 2
+		a.holdLen = min(2*a.holdLen, maxHold)
+		a.holdLeft = a.holdLen
+		return false
+	}
+	a.phase, a.meas, a.measN, a.settle, a.seen = probing, Sample{}, 0, true, 0
 	a.record(ReasonProbe, rate)
 	return true
 }
@@ -477,14 +500,41 @@ func (a *Autoscaler) probe(win Sample) bool {
 	if !ok {
 		return false
 	}
+	if a.fewer {
+		return a.probeFewer(rate)
+	}
 	if rate >= a.base*gain {
-		a.step = 2 * (a.w - a.baseW)
+		a.step, a.flats = 2*(a.w-a.baseW), 0
 		a.base, a.baseW, a.baseN = rate, a.w, 1
 		a.phase, a.holdLen, a.holdLeft = holding, firstHold, 1
 		a.record(ReasonRising, rate)
 		return true
 	}
+	// More writers did not pay twice in a row: the next probe tries fewer.
+	a.flats++
+	a.fewer = a.flats >= 2
 	return a.back(rate)
+}
+
+// probeFewer keeps writers taken away when two measures in a row held
+// items/s (keepShare of the base): a saturated sink writes as much with
+// fewer, at less latency, and writers kept on a probe's noise alone would
+// otherwise only ever climb. A fall goes back, and the next probe adds.
+func (a *Autoscaler) probeFewer(rate float64) bool {
+	if rate < keepShare*a.base {
+		a.fewer, a.flats = false, 0
+		return a.back(rate)
+	}
+	if a.seen == 0 {
+		a.seen = rate
+		return false
+	}
+	rate, a.seen = (rate+a.seen)/2, 0
+	a.step = 0
+	a.base, a.baseW, a.baseN = rate, a.w, 1
+	a.phase, a.holdLen, a.holdLeft = holding, firstHold, 1
+	a.record(ReasonFewer, rate)
+	return true
 }
 
 func (a *Autoscaler) back(rate float64) bool {

@@ -280,6 +280,39 @@ func TestAutoscaleSimCPUBound(t *testing.T) {
 	}
 }
 
+// On a saturated sink (one CPU, as dynalite's one thread; more writers only
+// queue), over a long run on a noisy machine, the writers do not climb on
+// noise: their mean over the run stays within twice the 8 fixed writers that
+// already saturate it, at no less than 0.95 of their items/s.
+func TestAutoscaleSimSaturatedKeepsFewWriters(t *testing.T) {
+	for seed := uint64(1); seed <= 4; seed++ {
+		sink := simSink{latency: 8 * time.Millisecond, cpu: 2 * time.Millisecond, cpus: 1, items: 1_000_000, seed: seed, noise: 0.3, contention: 0.005}
+		r := sink.run(Autoscale{})
+		fixed := sink
+		fixed.fixed = 8
+		f := fixed.run(Autoscale{})
+		mean := meanWriters(r)
+		t.Logf("seed %d: auto %.0f items/s (%.2f of 8 writers'), %.1f writers on average, %d at the most",
+			seed, r.rate(), r.rate()/f.rate(), mean, r.sum.Max)
+		if mean > 16 || r.rate() < 0.95*f.rate() {
+			t.Errorf("seed %d: %.1f writers on average for %.2f of 8 writers' items/s; want at most 16 for at least 0.95", seed, mean, r.rate()/f.rate())
+		}
+	}
+}
+
+// meanWriters is r's writers averaged over its time, from its decisions.
+func meanWriters(r simResult) float64 {
+	var sum float64
+	var at time.Duration
+	w := 0
+	for _, d := range r.sum.Decisions {
+		sum += float64(w) * (d.At - at).Seconds()
+		at, w = d.At, d.Writers
+	}
+	sum += float64(w) * (r.elapsed - at).Seconds()
+	return sum / r.elapsed.Seconds()
+}
+
 // simAgainstFixed runs sink with auto and with 8, 16, 32 and 64 writers,
 // and fails unless auto reaches 0.9 of the best.
 func simAgainstFixed(t *testing.T, name string, sink simSink) {

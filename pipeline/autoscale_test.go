@@ -90,9 +90,9 @@ func prefixOf(want, ws []int) bool {
 }
 
 // When a doubling does not raise items/s (the sink saturates at 20,000
-// items/s from 8 writers), the writers go back to those before it; a
-// probe of more writers later goes back too, and the next probe waits
-// longer.
+// items/s from 7 writers), the writers go back to those before it; probes of
+// more writers go back too, after two of them a probe of fewer keeps the 7
+// that still saturate it, and the probes then grow apart.
 func TestAutoscalerStopsWhenFlat(t *testing.T) {
 	a := NewAutoscaler(Autoscale{})
 	sat := func(w int) (float64, int64) { return min(3000*float64(w), 20000), 0 }
@@ -103,16 +103,18 @@ func TestAutoscalerStopsWhenFlat(t *testing.T) {
 	}
 	ws = feed(a, 200, sat)
 	rs := reasons(a)
-	if probes, flats := count(rs, ReasonProbe), count(rs, ReasonFlat); probes < 2 || flats != probes+1 || count(rs, ReasonRising) != 0 {
-		t.Errorf("decisions %v: want probes, each followed by a way back", rs)
+	if count(rs, ReasonRising) != 0 || count(rs, ReasonFewer) != 1 || count(rs, ReasonFlat) < 3 {
+		t.Errorf("decisions %v: want probes going back, but one keeping fewer writers", rs)
 	}
-	if last := ws[len(ws)-1]; last != 8 {
-		t.Errorf("writers end at %d, want 8", last)
+	if last := ws[len(ws)-1]; last != 7 {
+		t.Errorf("writers end at %d, want 7", last)
 	}
-	// The probes grow apart.
 	var at []time.Duration
 	for _, d := range a.Summary().Decisions {
-		if d.Reason == ReasonProbe {
+		switch d.Reason {
+		case ReasonFewer:
+			at = nil
+		case ReasonProbe:
 			at = append(at, d.At)
 		}
 	}
@@ -121,6 +123,9 @@ func TestAutoscalerStopsWhenFlat(t *testing.T) {
 			t.Errorf("probes at %v: the gaps do not grow", at)
 			break
 		}
+	}
+	if len(at) < 3 {
+		t.Errorf("probes at %v after the fewer writers were kept: want at least 3", at)
 	}
 }
 
