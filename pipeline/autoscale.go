@@ -176,12 +176,11 @@ type Autoscaler struct {
 	measN int
 	// step is the writers the next probe adds (0: a quarter).
 	step int
-	// fewer: the next probe, or the one under way, tries fewer writers;
-	// seen is its first measure, when it held items/s (0: none yet); flats
-	// counts the probes of more writers in a row that did not pay.
-	fewer                     bool
-	seen                      float64
+	// flats counts the probes of more writers in a row that did not pay
+	// (from two on, the next probe tries fewer); seen is a probe of fewer's
+	// first measure, when it held items/s (0: none yet).
 	flats                     int
+	seen                      float64
 	holdLeft, holdLen         int
 	lastHalving, lastThrottle time.Duration
 	recent                    []Sample
@@ -367,7 +366,7 @@ func (a *Autoscaler) throttled(share float64) bool {
 }
 
 func (a *Autoscaler) restart() {
-	a.phase, a.holdLen, a.holdLeft, a.fewer, a.flats = holding, firstHold, firstHold, false, 0
+	a.phase, a.holdLen, a.holdLeft, a.flats = holding, firstHold, firstHold, 0
 	a.base, a.baseN, a.baseW = 0, 0, a.w
 	a.acc, a.settle = Sample{}, true
 }
@@ -475,15 +474,13 @@ func (a *Autoscaler) hold(rate float64) bool {
 		return false // a halving being judged: the writers hold meanwhile
 	}
 	switch {
-	case a.w > 1 && a.pace == 0 && a.fewer:
+	case a.w > 1 && a.pace == 0 && a.flats >= 2:
 		a.w -= max(1, a.w/5)
 	case a.w < a.cfg.Max:
-		a.fewer = false
 		a.w = min(a.cfg.Max, a.w+max(1, a.w/4, a.step))
 	default:
 		// At the most writers a hold stands for a probe of more that did not pay.
 		a.flats++
-		a.fewer = a.flats >= 2
 		a.holdLen = min(2*a.holdLen, maxHold)
 		a.holdLeft = a.holdLen
 		return false
@@ -500,7 +497,7 @@ func (a *Autoscaler) probe(win Sample) bool {
 	if !ok {
 		return false
 	}
-	if a.fewer {
+	if a.w < a.baseW {
 		return a.probeFewer(rate)
 	}
 	if rate >= a.base*gain {
@@ -510,9 +507,7 @@ func (a *Autoscaler) probe(win Sample) bool {
 		a.record(ReasonRising, rate)
 		return true
 	}
-	// More writers did not pay twice in a row: the next probe tries fewer.
 	a.flats++
-	a.fewer = a.flats >= 2
 	return a.back(rate)
 }
 
@@ -522,7 +517,7 @@ func (a *Autoscaler) probe(win Sample) bool {
 // otherwise only ever climb. A fall goes back, and the next probe adds.
 func (a *Autoscaler) probeFewer(rate float64) bool {
 	if rate < keepShare*a.base {
-		a.fewer, a.flats = false, 0
+		a.flats = 0
 		return a.back(rate)
 	}
 	if a.seen == 0 {
