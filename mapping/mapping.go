@@ -3,7 +3,7 @@
 // every row of one source into one item whose keys are rendered from templates
 // such as "USER#${user_id}". Load parses and checks a file, reporting each
 // problem as an *Error located by file, line, column and dotted path.
-// internal/schemagen generates JSONSchema from the types below.
+// tools/schemagen generates JSONSchema from the types below.
 package mapping
 
 import (

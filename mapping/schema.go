@@ -7,9 +7,9 @@ import _ "embed" // for JSONSchema
 // checks keys, types, values and rules within one mapping or list; cross-key
 // rules and database checks are Load's and transform.Compile's alone, so a file
 // it accepts can still be refused. Callers must not modify the slice.
-// internal/schemagen generates it from this package's types and doc comments
-// (go generate ./mapping); a test fails when the committed file differs.
+// tools/schemagen generates it from this package's types and doc comments
+// (go generate ./mapping); a test there fails when the committed file differs.
 //
-//go:generate go run ./internal/schemagen/cmd
+//go:generate go -C ../tools run ./schemagen/cmd ../mapping
 //go:embed mapping.schema.json
 var JSONSchema []byte

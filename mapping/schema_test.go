@@ -527,7 +527,7 @@ func (w *schemaWalk) walkStruct(typ reflect.Type, nodes []map[string]any, path s
 // into (the file struct, and Mapping's own fields) along the schema and
 // fails naming any yaml key the schema does not describe, any property it
 // describes that no field has, and any scalar whose JSON type differs. The
-// schema is generated from these types (internal/schemagen), so this
+// schema is generated from these types (tools/schemagen), so this
 // checks the generator: that it reflects the file struct Load decodes,
 // not only Mapping, and that its rules replace no key's type.
 func TestSchemaDescribesEveryKey(t *testing.T) {

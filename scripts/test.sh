@@ -123,8 +123,8 @@ trap 'rm -rf "$logs"' EXIT
 # (~/.cache/golangci-lint), so a run after the first reads only the
 # packages that changed. Another golangci-lint running on the machine
 # holds its lock: this one waits for it (--allow-serial-runners). The
-# tools module (tools/: make bench, the demo's helper) is linted in the
-# same step, and its unit tests run beside it.
+# tools module (tools/: make bench, the demo's helper, the mapping's schema
+# generator) is linted in the same step, and its tests run beside it.
 {
   lint=$(go -C tools/lint tool -n golangci-lint) || {
     echo "could not build golangci-lint from tools/lint/go.mod (go -C tools/lint tool -n golangci-lint)"

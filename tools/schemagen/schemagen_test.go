@@ -1,24 +1,28 @@
-package mapping_test
+package schemagen_test
 
 import (
 	"bytes"
 	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/pg2dynamo/pg2dynamo/mapping"
-	"github.com/pg2dynamo/pg2dynamo/mapping/internal/schemagen"
+	"github.com/pg2dynamo/pg2dynamo/tools/schemagen"
 )
+
+// mappingDir is the mapping package's source, beside this module.
+const mappingDir = "../../mapping"
 
 // TestSchemaGenerated fails when mapping.schema.json (and so the embedded
 // mapping.JSONSchema) is not what the generator makes of the Go types now:
 // a field, doc comment or rule changed without `go generate ./mapping`, or
 // the file was edited by hand.
 func TestSchemaGenerated(t *testing.T) {
-	want, err := schemagen.Generate(".")
+	want, err := schemagen.Generate(mappingDir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := os.ReadFile("mapping.schema.json")
+	got, err := os.ReadFile(filepath.Join(mappingDir, "mapping.schema.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,12 +36,12 @@ func TestSchemaGenerated(t *testing.T) {
 // TestSchemaGenerateDeterministic generates the schema twice: the output
 // must not depend on map order.
 func TestSchemaGenerateDeterministic(t *testing.T) {
-	a, err := schemagen.Generate(".")
+	a, err := schemagen.Generate(mappingDir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for range 3 {
-		b, err := schemagen.Generate(".")
+		b, err := schemagen.Generate(mappingDir)
 		if err != nil {
 			t.Fatal(err)
 		}
