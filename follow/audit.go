@@ -426,7 +426,7 @@ func (au *Auditor) slice(ctx context.Context, sess *auditSession, cycle, i, n in
 		return err
 	}
 	for k, d := range want {
-		found = append(found, drifted{key: splitKey(k), kind: DriftMissing, entity: int(d.entity), typ: plans[d.entity].Entity().Type})
+		found = append(found, drifted{key: k, kind: DriftMissing, entity: int(d.entity), typ: plans[d.entity].Entity().Type})
 	}
 	compared := int64(len(want)) + seen
 	var out []drifted
@@ -529,20 +529,9 @@ func (au *Auditor) waitApplied(ctx context.Context, applied func() pglogrepl.LSN
 	return nil
 }
 
-func itemKeyString(k [2]string) string { return k[0] + "\x00" + k[1] }
-
-func splitKey(s string) [2]string {
-	for j := 0; j < len(s); j++ {
-		if s[j] == 0 {
-			return [2]string{s[:j], s[j+1:]}
-		}
-	}
-	return [2]string{s, ""}
-}
-
 // derive returns the content hash and entity of each slice item derived.
-func (au *Auditor) derive(ctx context.Context, src *extract.Source, plans []*transform.Plan, in func(string) bool) (map[string]derived, error) {
-	want := map[string]derived{}
+func (au *Auditor) derive(ctx context.Context, src *extract.Source, plans []*transform.Plan, in func(string) bool) (map[[2]string]derived, error) {
+	want := map[[2]string]derived{}
 	var mu sync.Mutex
 	var total int64
 	sink := load.SinkFunc(func(_ context.Context, batch []transform.Item) error {
@@ -554,7 +543,7 @@ func (au *Auditor) derive(ctx context.Context, src *extract.Source, plans []*tra
 			if !in(k[0]) {
 				continue
 			}
-			want[itemKeyString(k)] = derived{hash: maphash.Bytes(au.seed, ddbjson.Canonical(it.Attrs)), entity: int32(it.Entity)}
+			want[k] = derived{hash: maphash.Bytes(au.seed, ddbjson.Canonical(it.Attrs)), entity: int32(it.Entity)}
 		}
 		return nil
 	})
@@ -567,7 +556,7 @@ func (au *Auditor) derive(ctx context.Context, src *extract.Source, plans []*tra
 
 // scan reads the table, taking keys found out of want (the rest is missing),
 // and returns the changed and stale keys and the extra items read.
-func (au *Auditor) scan(ctx context.Context, want map[string]derived, in func(string) bool) ([]drifted, int64, error) {
+func (au *Auditor) scan(ctx context.Context, want map[[2]string]derived, in func(string) bool) ([]drifted, int64, error) {
 	var mu sync.Mutex
 	var found []drifted
 	var extra, total atomic.Int64
@@ -595,12 +584,11 @@ func (au *Auditor) scan(ctx context.Context, want map[string]derived, in func(st
 					if v, ok := it[typeAttr].(*types.AttributeValueMemberS); ok {
 						typ = v.Value
 					}
-					ks := itemKeyString(k)
 					mu.Lock()
-					d, ok := want[ks]
+					d, ok := want[k]
 					switch {
 					case ok:
-						delete(want, ks)
+						delete(want, k)
 						extra.Add(1) // counted as compared once, here
 						if d.hash != h {
 							found = append(found, drifted{key: k, kind: DriftChanged, entity: int(d.entity), typ: typ})

@@ -39,6 +39,14 @@ func TestKeyLogRecordsTheSlicesKeysWhileRecording(t *testing.T) {
 		t.Error("the other recording stopped with the first")
 	}
 	l.stop(all)
+	// Binary keys may hold NUL bytes: two keys are one only when both of
+	// their parts are equal.
+	bin, _ := l.record(nil)
+	l.add([2]string{"a\x00b", "c"})
+	if l.wrote(bin, [2]string{"a", "b\x00c"}) || !l.wrote(bin, [2]string{"a\x00b", "c"}) {
+		t.Error("keys told apart by where a NUL byte falls are recorded as one")
+	}
+	l.stop(bin)
 	var none *keyLog
 	none.add([2]string{"A", "5"})
 	none.done(none.window())

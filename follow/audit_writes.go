@@ -35,7 +35,7 @@ type keyLog struct {
 type recording struct {
 	// in accepts the partition keys recorded (nil: every key).
 	in   func(pk string) bool
-	keys map[string]struct{}
+	keys map[[2]string]struct{}
 }
 
 func (l *keyLog) window() uint64 {
@@ -83,7 +83,7 @@ func (l *keyLog) add(keys ...[2]string) {
 	for r := range l.recs {
 		for _, k := range keys {
 			if r.in == nil || r.in(k[0]) {
-				r.keys[itemKeyString(k)] = struct{}{}
+				r.keys[k] = struct{}{}
 			}
 		}
 	}
@@ -94,7 +94,7 @@ func (l *keyLog) add(keys ...[2]string) {
 func (l *keyLog) record(in func(pk string) bool) (*recording, uint64) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	r := &recording{in: in, keys: map[string]struct{}{}}
+	r := &recording{in: in, keys: map[[2]string]struct{}{}}
 	if l.recs == nil {
 		l.recs = map[*recording]struct{}{}
 	}
@@ -114,7 +114,7 @@ func (l *keyLog) stop(r *recording) {
 func (l *keyLog) wrote(r *recording, k [2]string) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	_, ok := r.keys[itemKeyString(k)]
+	_, ok := r.keys[k]
 	return ok
 }
 
@@ -160,13 +160,13 @@ const repairChunk = 500
 // repair has the follow put the slice snapshot's items for out's missing and
 // changed keys and delete the stale ones, marking those repaired.
 func (au *Auditor) repair(ctx context.Context, src *extract.Source, plans []*transform.Plan, out []drifted, repaired []bool) error {
-	need := map[string]int{}
+	need := map[[2]string]int{}
 	var stale []int
 	for j, d := range out {
 		if d.kind == DriftStale {
 			stale = append(stale, j)
 		} else {
-			need[itemKeyString(d.key)] = j
+			need[d.key] = j
 		}
 	}
 	var chunk []transform.Item
@@ -188,12 +188,12 @@ func (au *Auditor) repair(ctx context.Context, src *extract.Source, plans []*tra
 		// One writer: the sink is called from one goroutine.
 		sink := load.SinkFunc(func(_ context.Context, batch []transform.Item) error {
 			for _, it := range batch {
-				ks := itemKeyString(transform.ItemKey(it.Attrs, au.keyAttrs))
-				j, ok := need[ks]
+				k := transform.ItemKey(it.Attrs, au.keyAttrs)
+				j, ok := need[k]
 				if !ok {
 					continue
 				}
-				delete(need, ks)
+				delete(need, k)
 				chunk, slots = append(chunk, transform.Item{Entity: it.Entity, Attrs: it.Attrs}), append(slots, j)
 				if len(chunk) >= repairChunk {
 					if err := flush(); err != nil {
