@@ -485,10 +485,7 @@ func (x *besideApplier) holder(ctx context.Context, w verify.Write) (string, err
 	if err != nil || out.Item == nil {
 		return "", err
 	}
-	var typ string
-	if v, ok := out.Item[x.typeAttr].(*types.AttributeValueMemberS); ok {
-		typ = v.Value
-	}
+	typ := load.StringAttr(out.Item, x.typeAttr)
 	if slices.Contains(x.guard, typ) {
 		return "", nil
 	}

@@ -263,9 +263,7 @@ func bulkPut(j *job, s *session, ip *importPlan, rejects *rejectFile) (int64, er
 			rej.Reason += " (record: " + f.Line + ")"
 		} else {
 			rej.ItemKey = pipeline.ItemKeyMap(transform.ItemKey(f.Item, keyAttrs), keyAttrs, s.m.Table.KeyTypes())
-			if t, ok := f.Item[s.m.TypeAttribute].(*types.AttributeValueMemberS); ok {
-				rej.Entity = typeOf[t.Value]
-			}
+			rej.Entity = typeOf[load.StringAttr(f.Item, s.m.TypeAttribute)]
 		}
 		return rejects.Write(rej)
 	})

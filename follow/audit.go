@@ -15,7 +15,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/jackc/pglogrepl"
 	"github.com/jackc/pgx/v5/pgconn"
-	"golang.org/x/sync/errgroup"
 
 	"github.com/pg2dynamo/pg2dynamo/ddbjson"
 	"github.com/pg2dynamo/pg2dynamo/extract"
@@ -560,50 +559,34 @@ func (au *Auditor) scan(ctx context.Context, want map[[2]string]derived, in func
 	var mu sync.Mutex
 	var found []drifted
 	var extra, total atomic.Int64
-	typeAttr := au.m.TypeAttribute
-	g, gctx := errgroup.WithContext(ctx)
-	segments := au.opts.Segments
-	for seg := range segments {
-		g.Go(func() error {
-			p := dynamodb.NewScanPaginator(au.client, &dynamodb.ScanInput{TableName: aws.String(au.m.Table.Name),
-				Segment: aws.Int32(int32(seg)), TotalSegments: aws.Int32(int32(segments)), ConsistentRead: aws.Bool(true),
-				Limit: aws.Int32(200)})
-			for p.HasMorePages() {
-				page, err := p.NextPage(gctx)
-				if err != nil {
-					return fmt.Errorf("scan %s segment %d: %w", au.m.Table.Name, seg, err)
-				}
-				total.Add(int64(len(page.Items)))
-				for _, it := range page.Items {
-					k := transform.ItemKey(it, au.keyAttrs)
-					if !in(k[0]) {
-						continue
-					}
-					h := maphash.Bytes(au.seed, ddbjson.Canonical(it))
-					typ := ""
-					if v, ok := it[typeAttr].(*types.AttributeValueMemberS); ok {
-						typ = v.Value
-					}
-					mu.Lock()
-					d, ok := want[k]
-					switch {
-					case ok:
-						delete(want, k)
-						extra.Add(1) // counted as compared once, here
-						if d.hash != h {
-							found = append(found, drifted{key: k, kind: DriftChanged, entity: int(d.entity), typ: typ})
-						}
-					case au.types[typ]:
-						extra.Add(1)
-						found = append(found, drifted{key: k, kind: DriftStale, entity: au.entityOf(typ), typ: typ})
-					}
-					mu.Unlock()
-				}
+	in0 := &dynamodb.ScanInput{TableName: aws.String(au.m.Table.Name)}
+	err := load.ScanSegments(ctx, au.client, in0, au.opts.Segments, func(items []map[string]types.AttributeValue) error {
+		total.Add(int64(len(items)))
+		for _, it := range items {
+			k := transform.ItemKey(it, au.keyAttrs)
+			if !in(k[0]) {
+				continue
 			}
-			return nil
-		})
-	}
-	if err := g.Wait(); err != nil {
+			h := maphash.Bytes(au.seed, ddbjson.Canonical(it))
+			typ := load.StringAttr(it, au.m.TypeAttribute)
+			mu.Lock()
+			d, ok := want[k]
+			switch {
+			case ok:
+				delete(want, k)
+				extra.Add(1) // counted as compared once, here
+				if d.hash != h {
+					found = append(found, drifted{key: k, kind: DriftChanged, entity: int(d.entity), typ: typ})
+				}
+			case au.types[typ]:
+				extra.Add(1)
+				found = append(found, drifted{key: k, kind: DriftStale, entity: au.entityOf(typ), typ: typ})
+			}
+			mu.Unlock()
+		}
+		return nil
+	})
+	if err != nil {
 		return nil, 0, err
 	}
 	au.scannedTotal.Store(total.Load())

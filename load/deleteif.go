@@ -86,10 +86,7 @@ func (d *DynamoDB) PutIfTypes(ctx context.Context, item map[string]types.Attribu
 	}
 	cond := expression.AttributeNotExists(expression.Name(d.keys[0])).Or(expression.Name(typeAttr).In(vals[0], vals[1:]...))
 	put, old, err := d.PutIf(ctx, item, cond)
-	if v, ok := old[typeAttr].(*types.AttributeValueMemberS); ok {
-		holder = v.Value
-	}
-	return put, holder, err
+	return put, StringAttr(old, typeAttr), err
 }
 
 // conditional runs send (estimate units) in Deadline and the write limit;

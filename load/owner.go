@@ -226,11 +226,7 @@ func SampleTable(ctx context.Context, client dynamodb.ScanAPIClient, table, type
 			return s, fmt.Errorf("sample table %s: %w", table, err)
 		}
 		for _, it := range out.Items {
-			t := ""
-			if v, ok := it[typeAttr].(*types.AttributeValueMemberS); ok {
-				t = v.Value
-			}
-			s.ByType[t]++
+			s.ByType[StringAttr(it, typeAttr)]++
 			s.Items++
 		}
 		if len(out.LastEvaluatedKey) == 0 {

@@ -1,7 +1,9 @@
 package mapping
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -49,6 +51,14 @@ func (es Errors) Error() string {
 		lines[i] = e.Error()
 	}
 	return strings.Join(lines, "\n")
+}
+
+// Sort orders es by line, then column, in place, keeping the order of errors
+// at one position.
+func (es Errors) Sort() {
+	slices.SortStableFunc(es, func(a, b *Error) int {
+		return cmp.Or(cmp.Compare(a.Line, b.Line), cmp.Compare(a.Column, b.Column))
+	})
 }
 
 // Unwrap exposes the individual errors to errors.Is and errors.As.

@@ -137,7 +137,7 @@ func ParsePartial(ctx context.Context, name string, data []byte) (*Mapping, erro
 	d := m.decode(f.Docs[0].Body, len(data), len(errs) == 0)
 	errs = append(errs, d.errs...)
 	if !d.ok {
-		sortByPosition(errs)
+		errs.Sort()
 		return nil, errs
 	}
 	if err := stopped(); err != nil {
@@ -153,7 +153,7 @@ func ParsePartial(ctx context.Context, name string, data []byte) (*Mapping, erro
 		return nil, err
 	}
 	if len(errs) > 0 {
-		sortByPosition(errs)
+		errs.Sort()
 		m.problems = errs
 		return m, errs
 	}
@@ -180,15 +180,6 @@ func (m *Mapping) build(raw file) {
 		m.AccessPatterns = append(m.AccessPatterns, ap)
 	}
 	m.applyDefaults()
-}
-
-func sortByPosition(errs Errors) {
-	sort.SliceStable(errs, func(i, j int) bool {
-		if errs[i].Line != errs[j].Line {
-			return errs[i].Line < errs[j].Line
-		}
-		return errs[i].Column < errs[j].Column
-	})
 }
 
 func (m *Mapping) applyDefaults() {

@@ -54,7 +54,7 @@ func Prepare(ctx context.Context, src *extract.Source, m *mapping.Mapping) ([]*t
 		errs = append(errs, problemsWithFacts(m, all)...)
 	}
 	if len(errs) > 0 {
-		sortErrors(errs)
+		errs.Sort()
 		return nil, errs
 	}
 	return plans, nil
@@ -251,15 +251,6 @@ func collect(errs *mapping.Errors, err error) error {
 		return nil
 	}
 	return err
-}
-
-func sortErrors(errs mapping.Errors) {
-	slices.SortStableFunc(errs, func(a, b *mapping.Error) int {
-		if a.Line != b.Line {
-			return a.Line - b.Line
-		}
-		return a.Column - b.Column
-	})
 }
 
 // checkFixedKeys refuses a key without placeholder on a source of more than one

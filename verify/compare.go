@@ -16,7 +16,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-	"golang.org/x/sync/errgroup"
 
 	"github.com/pg2dynamo/pg2dynamo/ddbjson"
 	"github.com/pg2dynamo/pg2dynamo/extract"
@@ -509,12 +508,6 @@ func splitItemKey(key string) (pk, sk string) {
 	return pk, sk
 }
 
-// scanPageItems bounds a Scan page (ScanInput.Limit): the SDK decodes a page at
-// once, and a full page of small items is several times larger in Go values,
-// per segment (docs/performance.md).
-// https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Scan.html#Scan.Limit
-const scanPageItems = 200
-
 // typeFilter keeps the items whose typeAttr is one of types (none: every item).
 func typeFilter(in *dynamodb.ScanInput, typeAttr string, types []string) error {
 	if len(types) == 0 {
@@ -536,40 +529,20 @@ func typeFilter(in *dynamodb.ScanInput, typeAttr string, types []string) error {
 	return nil
 }
 
-// scanInto reads in's table with segments parallel strongly consistent Scans
-// and spills every item with its typeAttr value, telling read (if set) each
-// page's item count.
+// scanInto reads in's table (load.ScanSegments) and spills every item with its
+// typeAttr value, telling read (if set) each page's item count.
 func scanInto(ctx context.Context, client dynamodb.ScanAPIClient, in *dynamodb.ScanInput, segments int, keyAttrs [2]string, typeAttr string, sp *spill, read func(n int)) error {
-	g, gctx := errgroup.WithContext(ctx)
-	table := aws.ToString(in.TableName)
-	for seg := range segments {
-		g.Go(func() error {
-			si := *in
-			si.Segment, si.TotalSegments, si.ConsistentRead, si.Limit = aws.Int32(int32(seg)), aws.Int32(int32(segments)), aws.Bool(true), aws.Int32(scanPageItems)
-			p := dynamodb.NewScanPaginator(client, &si)
-			for p.HasMorePages() {
-				page, err := p.NextPage(gctx)
-				if err != nil {
-					return fmt.Errorf("scan %s segment %d: %w", table, seg, err)
-				}
-				for _, it := range page.Items {
-					typ, _ := it[typeAttr].(*types.AttributeValueMemberS)
-					t := ""
-					if typ != nil {
-						t = typ.Value
-					}
-					if err := sp.add(fromTable, -1, itemKey(it, keyAttrs), ddbjson.Canonical(it), t); err != nil {
-						return err
-					}
-				}
-				if read != nil {
-					read(len(page.Items))
-				}
+	return load.ScanSegments(ctx, client, in, segments, func(items []map[string]types.AttributeValue) error {
+		for _, it := range items {
+			if err := sp.add(fromTable, -1, itemKey(it, keyAttrs), ddbjson.Canonical(it), load.StringAttr(it, typeAttr)); err != nil {
+				return err
 			}
-			return nil
-		})
-	}
-	return g.Wait()
+		}
+		if read != nil {
+			read(len(items))
+		}
+		return nil
+	})
 }
 
 // listOptions tune compareBuckets' lists.

@@ -15,6 +15,7 @@ import (
 
 	"github.com/pg2dynamo/pg2dynamo/ddbjson"
 	"github.com/pg2dynamo/pg2dynamo/extract"
+	"github.com/pg2dynamo/pg2dynamo/load"
 	"github.com/pg2dynamo/pg2dynamo/mapping"
 	"github.com/pg2dynamo/pg2dynamo/transform"
 	"github.com/pg2dynamo/pg2dynamo/verify/outcome"
@@ -400,8 +401,8 @@ func TestCompareScansEveryPage(t *testing.T) {
 		t.Errorf("%d Scan calls, want 8 (one item a page)", len(table.scans))
 	}
 	for _, in := range table.scans {
-		if !*in.ConsistentRead || *in.Limit != scanPageItems || *in.TotalSegments != 3 {
-			t.Errorf("Scan ConsistentRead %v, Limit %d, TotalSegments %d; want true, %d, 3", *in.ConsistentRead, *in.Limit, *in.TotalSegments, scanPageItems)
+		if !*in.ConsistentRead || *in.Limit != load.ScanPageItems || *in.TotalSegments != 3 {
+			t.Errorf("Scan ConsistentRead %v, Limit %d, TotalSegments %d; want true, %d, 3", *in.ConsistentRead, *in.Limit, *in.TotalSegments, load.ScanPageItems)
 		}
 	}
 }

@@ -573,7 +573,7 @@ func (c *patternCheck) checkOrder(ctx context.Context, orders *orderChecker, des
 	return st.finish(ctx)
 }
 
-// queryPageItems bounds a Query page (QueryInput.Limit), as scanPageItems does
+// queryPageItems bounds a Query page (QueryInput.Limit), as load.ScanPageItems does
 // a Scan's.
 const queryPageItems = 200
 
