@@ -43,26 +43,57 @@ func multiPatternQuery(table string, pp *transform.PatternPlan, values []any) (*
 
 // termCondition is term t as a key condition.
 func termCondition(t transform.Term) (expression.KeyConditionBuilder, error) {
-	k := expression.Key(t.Attr)
-	v := func(i int) expression.ValueBuilder { return expression.Value(t.Values[i]) }
-	switch t.Op {
-	case "=":
-		return k.Equal(v(0)), nil
-	case "<":
-		return k.LessThan(v(0)), nil
-	case "<=":
-		return k.LessThanEqual(v(0)), nil
-	case ">":
-		return k.GreaterThan(v(0)), nil
-	case ">=":
-		return k.GreaterThanEqual(v(0)), nil
-	case "begins_with":
-		s, _ := transform.KeyText(t.Values[0]) // a string (mapping.Load)
-		return k.BeginsWith(s), nil
-	case "between":
-		return k.Between(v(0), v(1)), nil
+	vals := make([]expression.ValueBuilder, len(t.Values))
+	for i, v := range t.Values {
+		vals[i] = expression.Value(v)
 	}
-	return expression.KeyConditionBuilder{}, fmt.Errorf("unknown key condition operator %q", t.Op)
+	prefix, _ := transform.KeyText(t.Values[0]) // begins_with's, a string (mapping.Load)
+	return keyCondition(t.Attr, t.Op, vals, prefix)
+}
+
+// keyCondition is key attribute attr's condition op on vals (between takes
+// two); begins_with takes prefix, as it takes strings only.
+func keyCondition(attr, op string, vals []expression.ValueBuilder, prefix string) (expression.KeyConditionBuilder, error) {
+	k := expression.Key(attr)
+	switch op {
+	case "=":
+		return k.Equal(vals[0]), nil
+	case "<":
+		return k.LessThan(vals[0]), nil
+	case "<=":
+		return k.LessThanEqual(vals[0]), nil
+	case ">":
+		return k.GreaterThan(vals[0]), nil
+	case ">=":
+		return k.GreaterThanEqual(vals[0]), nil
+	case "begins_with":
+		return k.BeginsWith(prefix), nil
+	case "between":
+		return k.Between(vals[0], vals[1]), nil
+	}
+	return expression.KeyConditionBuilder{}, fmt.Errorf("unknown key condition operator %q", op)
+}
+
+// keyOpHolds reports whether sort text got meets key condition op against
+// bounds, in sort text too (between: two).
+func keyOpHolds(op, got string, bounds []string) bool {
+	switch op {
+	case "=":
+		return got == bounds[0]
+	case "<":
+		return got < bounds[0]
+	case "<=":
+		return got <= bounds[0]
+	case ">":
+		return got > bounds[0]
+	case ">=":
+		return got >= bounds[0]
+	case "begins_with":
+		return strings.HasPrefix(got, bounds[0])
+	case "between":
+		return got >= bounds[0] && got <= bounds[1]
+	}
+	return false
 }
 
 // newMultiCheck is a multi-attribute GSI pattern's check for values: its terms,
@@ -93,29 +124,12 @@ func (c *patternCheck) matchTerms(item map[string]types.AttributeValue) (string,
 	}
 	for _, t := range c.terms {
 		got, _ := typedText(item[t.Attr], t.Type)
-		got = transform.SortText(t.Type, got)
-		bound := func(i int) string {
-			s, _ := transform.KeyText(t.Values[i])
-			return transform.SortText(t.Type, s)
+		var bounds [2]string
+		for i, v := range t.Values {
+			s, _ := transform.KeyText(v)
+			bounds[i] = transform.SortText(t.Type, s)
 		}
-		ok := false
-		switch t.Op {
-		case "=":
-			ok = got == bound(0)
-		case "<":
-			ok = got < bound(0)
-		case "<=":
-			ok = got <= bound(0)
-		case ">":
-			ok = got > bound(0)
-		case ">=":
-			ok = got >= bound(0)
-		case "begins_with":
-			ok = strings.HasPrefix(got, bound(0))
-		case "between":
-			ok = got >= bound(0) && got <= bound(1)
-		}
-		if !ok {
+		if !keyOpHolds(t.Op, transform.SortText(t.Type, got), bounds[:len(t.Values)]) {
 			return "", false
 		}
 	}

@@ -56,25 +56,13 @@ func PatternQuery(table string, pp *transform.PatternPlan, values []any) (*dynam
 	pt, st := pp.KeyTypes()
 	cond := expression.Key(kc.PartitionAttr).Equal(keyOperand(pt, pk))
 	if kc.SortAttr != "" {
-		k := expression.Key(kc.SortAttr)
-		var sc expression.KeyConditionBuilder
-		switch kc.SortOp {
-		case "=":
-			sc = k.Equal(keyOperand(st, sk[0]))
-		case "<":
-			sc = k.LessThan(keyOperand(st, sk[0]))
-		case "<=":
-			sc = k.LessThanEqual(keyOperand(st, sk[0]))
-		case ">":
-			sc = k.GreaterThan(keyOperand(st, sk[0]))
-		case ">=":
-			sc = k.GreaterThanEqual(keyOperand(st, sk[0]))
-		case "begins_with":
-			sc = k.BeginsWith(sk[0]) // strings only (mapping.Load)
-		case "between":
-			sc = k.Between(keyOperand(st, sk[0]), keyOperand(st, sk[1]))
-		default:
-			return nil, fmt.Errorf("pattern %s: unknown sort key operator %q", pp.Pattern.Name, kc.SortOp)
+		vals := make([]expression.ValueBuilder, len(sk))
+		for i, s := range sk {
+			vals[i] = keyOperand(st, s)
+		}
+		sc, err := keyCondition(kc.SortAttr, kc.SortOp, vals, sk[0])
+		if err != nil {
+			return nil, fmt.Errorf("pattern %s: %w", pp.Pattern.Name, err)
 		}
 		cond = cond.And(sc)
 	}
@@ -420,25 +408,7 @@ func (c *patternCheck) offer(m *mapping.Mapping, orders *orderChecker, it transf
 		}
 	}
 	if kc.SortAttr != "" {
-		v := sortVal
-		ok := false
-		switch kc.SortOp {
-		case "=":
-			ok = v == c.sk[0]
-		case "<":
-			ok = v < c.sk[0]
-		case "<=":
-			ok = v <= c.sk[0]
-		case ">":
-			ok = v > c.sk[0]
-		case ">=":
-			ok = v >= c.sk[0]
-		case "begins_with":
-			ok = strings.HasPrefix(v, c.sk[0])
-		case "between":
-			ok = v >= c.sk[0] && v <= c.sk[1]
-		}
-		if !ok {
+		if !keyOpHolds(kc.SortOp, sortVal, c.sk) {
 			return nil
 		}
 	}
