@@ -202,16 +202,12 @@ func (a *tableApplier) putGuarded(ctx context.Context, w verify.Write) error {
 // collisionReject is the reject of w, whose key an item of type holder ("":
 // unknown) holds, worded as migrate's duplicate check does.
 func collisionReject(w verify.Write, keyAttrs, keyTypes [2]string, holder string) pipeline.Reject {
-	k := fmt.Sprintf("%s %q", keyAttrs[0], w.PK)
-	if keyAttrs[1] != "" {
-		k += fmt.Sprintf(", %s %q", keyAttrs[1], w.SK)
-	}
 	who := "an item of a type the comparison does not read"
 	if holder != "" {
 		who = "an item of type " + holder
 	}
 	return pipeline.Reject{Entity: w.Entity, ItemKey: pipeline.ItemKeyMap([2]string{w.PK, w.SK}, keyAttrs, keyTypes),
-		Reason: fmt.Sprintf("duplicate primary key (%s): %s, another entity's, holds it and was not overwritten", k, who)}
+		Reason: fmt.Sprintf("duplicate primary key (%s): %s, another entity's, holds it and was not overwritten", transform.DescribeKey(keyAttrs, [2]string{w.PK, w.SK}), who)}
 }
 
 func (a *tableApplier) deletedByType() map[string]int64 {

@@ -13,7 +13,6 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/pg2dynamo/pg2dynamo/extract"
 	"github.com/pg2dynamo/pg2dynamo/follow"
@@ -476,10 +475,7 @@ func (x *besideApplier) Put(ctx context.Context, w verify.Write) error {
 // holder is the type of the item at w's key when of none of the guard's types,
 // or "".
 func (x *besideApplier) holder(ctx context.Context, w verify.Write) (string, error) {
-	key := map[string]types.AttributeValue{x.keyAttrs[0]: w.Item[x.keyAttrs[0]]}
-	if x.keyAttrs[1] != "" {
-		key[x.keyAttrs[1]] = w.Item[x.keyAttrs[1]]
-	}
+	key := transform.KeyMap(x.keyAttrs, x.keyTypes, [2]string{w.PK, w.SK})
 	out, err := x.client.GetItem(ctx, &dynamodb.GetItemInput{TableName: &x.table, Key: key, ConsistentRead: aws.Bool(true),
 		ProjectionExpression: aws.String("#t"), ExpressionAttributeNames: map[string]string{"#t": x.typeAttr}})
 	if err != nil || out.Item == nil {
