@@ -559,8 +559,8 @@ func (au *Auditor) scan(ctx context.Context, want map[[2]string]derived, in func
 	var mu sync.Mutex
 	var found []drifted
 	var extra, total atomic.Int64
-	in0 := &dynamodb.ScanInput{TableName: aws.String(au.m.Table.Name)}
-	err := load.ScanSegments(ctx, au.client, in0, au.opts.Segments, func(items []map[string]types.AttributeValue) error {
+	table := &dynamodb.ScanInput{TableName: aws.String(au.m.Table.Name)}
+	err := load.ScanSegments(ctx, au.client, table, au.opts.Segments, func(items []map[string]types.AttributeValue) error {
 		total.Add(int64(len(items)))
 		for _, it := range items {
 			k := transform.ItemKey(it, au.keyAttrs)
