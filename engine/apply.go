@@ -56,7 +56,9 @@ type applyStats struct {
 }
 
 // newTableApplier returns an applier writing with ds the items of plans'
-// entities; reject, if set, gets refused items. close stops it.
+// entities; reject, if set, gets refused items. close stops it. A Put waits
+// while one batch a writer is queued, so at most two batches a writer of
+// decoded items are held however far the comparison runs ahead.
 func newTableApplier(ds *load.DynamoDB, typeAttr string, keyAttrs, keyTypes [2]string, plans []*transform.Plan, writers pipeline.WritesOptions, reject func(pipeline.Reject) error) *tableApplier {
 	entities := make(map[string]int, len(plans))
 	for i, p := range plans {
@@ -64,7 +66,7 @@ func newTableApplier(ds *load.DynamoDB, typeAttr string, keyAttrs, keyTypes [2]s
 			entities[p.Entity().Name] = i
 		}
 	}
-	writers.KeyTypes = keyTypes
+	writers.KeyTypes, writers.Queue = keyTypes, 1
 	return &tableApplier{ds: ds, typeAttr: typeAttr, keyAttrs: keyAttrs, keyTypes: keyTypes, plans: plans, entities: entities, reject: reject,
 		writes: pipeline.NewWrites(ds, keyAttrs, writers)}
 }

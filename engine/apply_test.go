@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -35,10 +37,13 @@ type writeAPI struct {
 	retyped map[string]bool
 	// taken are keys an item of type Other holds: a conditional PutItem
 	// of them fails, returning that item.
-	taken   map[string]bool
-	err     error
-	batches []int
-	deletes []string
+	taken map[string]bool
+	err   error
+	// gate, if set, holds every BatchWriteItem until closed; each tells
+	// entered first.
+	gate, entered chan struct{}
+	batches       []int
+	deletes       []string
 	// guarded are the conditional PutItems, each as its key and its
 	// condition with the names and values put in.
 	guarded []string
@@ -47,6 +52,10 @@ type writeAPI struct {
 var errInvalid = &smithy.GenericAPIError{Code: "ValidationException", Message: "Item size has exceeded the maximum allowed size"}
 
 func (f *writeAPI) BatchWriteItem(_ context.Context, in *dynamodb.BatchWriteItemInput, _ ...func(*dynamodb.Options)) (*dynamodb.BatchWriteItemOutput, error) {
+	if f.gate != nil {
+		f.entered <- struct{}{}
+		<-f.gate
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.err != nil {
@@ -187,6 +196,52 @@ func TestTableApplierStopsOnError(t *testing.T) {
 	}
 	if err := a.Wait(ctx); err != nil {
 		t.Errorf("Wait after the error: %v", err)
+	}
+}
+
+// While DynamoDB holds the writes, Put waits once one batch a writer is
+// queued: the applier holds two batches a writer of items, not what a
+// comparison finds ahead of the writes.
+func TestTableApplierBoundsItemsHeld(t *testing.T) {
+	ctx := context.Background()
+	const writers = 2
+	api := &writeAPI{gate: make(chan struct{}), entered: make(chan struct{}, 1000)}
+	a := newTableApplier(load.NewDynamoDB(api, "t", "PK", "SK"), "type", [2]string{"PK", "SK"}, [2]string{"S", "S"}, entityE(t), pipeline.WritesOptions{Concurrency: writers}, nil)
+	defer a.close()
+	var returned atomic.Int64
+	putting := make(chan error, 1)
+	go func() {
+		for i := range 2_000 {
+			if err := a.Put(ctx, put(i)); err != nil {
+				putting <- err
+				return
+			}
+			returned.Add(1)
+		}
+		putting <- a.Wait(ctx)
+	}()
+	for range writers {
+		<-api.entered
+	}
+	// In flight, queued, and the batch being filled, whose last Put waits to
+	// queue it.
+	limit := int64((writers + writers + 1) * load.MaxBatchItems)
+	for returned.Load() < limit-1 {
+		runtime.Gosched()
+	}
+	for range 1000 { // the Puts had room to run on
+		runtime.Gosched()
+	}
+	held := returned.Load()
+	close(api.gate)
+	if err := <-putting; err != nil {
+		t.Fatal(err)
+	}
+	if held != limit-1 {
+		t.Errorf("%d Puts returned while DynamoDB held the writes; want %d", held, limit-1)
+	}
+	if got := a.stats.written.Load(); got != 2_000 {
+		t.Errorf("%d items written, want 2000", got)
 	}
 }
 
