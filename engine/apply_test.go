@@ -226,13 +226,16 @@ func TestTableApplierBoundsItemsHeld(t *testing.T) {
 	// In flight, queued, and the batch being filled, whose last Put waits to
 	// queue it.
 	limit := int64((writers + writers + 1) * load.MaxBatchItems)
-	for returned.Load() < limit-1 {
-		runtime.Gosched()
-	}
-	for range 1000 { // the Puts had room to run on
-		runtime.Gosched()
-	}
+	// On one P, a yield runs every runnable goroutine first: once many in a
+	// row see no Put return, the putter is blocked, whatever the bound.
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 	held := returned.Load()
+	for still := 0; still < 100; still++ {
+		runtime.Gosched()
+		if n := returned.Load(); n != held {
+			held, still = n, 0
+		}
+	}
 	close(api.gate)
 	if err := <-putting; err != nil {
 		t.Fatal(err)
