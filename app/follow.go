@@ -23,7 +23,9 @@ func followFlags() []cli.Flag {
 				"(an enum label renamed). off; report: each drifted item (missing, changed or stale) is listed on stderr and in --audit-file, counted on the status line, and the follow exits 4 when stopped; " +
 				"repair: the same, and the follow rewrites each from the source (puts the missing and changed items, deletes the stale ones). Not with --until-caught-up"},
 		&cli.DurationFlag{Name: "audit-cycle", Value: time.Hour, Action: positive("audit-cycle"), Usage: "with --follow: the period within which the audit compares every item at least once, " +
-			"in slices of about 100,000 items spread evenly over it (the first a slice's share of it after the follow starts); each slice reads the whole source once (one REPEATABLE READ snapshot) and Scans the whole table once, keeping only its own items' hashes in memory"},
+			"in one pass at its start (the first pass a cycle divided by its slices after the follow starts): the pass reads the whole source once (one REPEATABLE READ snapshot) and Scans the whole table once, spilling keys and content hashes to temporary files ($TMPDIR), then compares them about 100,000 keys at a time in memory"},
+		// For tests of an audit in several slices on a small table.
+		&cli.IntFlag{Name: "audit-slice-items", Hidden: true, Usage: "with --follow: the keys the audit compares in memory at a time"},
 		&cli.PathFlag{Name: "audit-file", Value: engine.DefaultAuditFile, TakesFile: true, Usage: "with --follow: JSON Lines `FILE` listing every drifted item the audit finds {time, cycle, kind, entity, type, key, repaired} (created at the first; a --resume adds to it)"},
 	}
 }

@@ -104,7 +104,7 @@ func loadOptions(c *cli.Context, shard pipeline.Shard) engine.LoadOptions {
 func followOptions(c *cli.Context) engine.FollowOptions {
 	return engine.FollowOptions{Slot: c.String("slot"), Publication: c.String("publication"),
 		UntilCaughtUp: c.Bool("until-caught-up"), StatusInterval: c.Duration("progress-interval"), NoDDLCapture: c.Bool("no-ddl-capture"), CatalogInterval: c.Duration("catalog-interval"),
-		Audit: c.String("audit"), AuditCycle: c.Duration("audit-cycle"), AuditFile: c.Path("audit-file")}
+		Audit: c.String("audit"), AuditCycle: c.Duration("audit-cycle"), AuditFile: c.Path("audit-file"), AuditSliceItems: c.Int("audit-slice-items")}
 }
 
 // valid is a flag's Action (urfave/cli runs it when the flag is given):

@@ -125,10 +125,12 @@ type FollowOptions struct {
 	LeasePeriod time.Duration
 	// Audit is the audit's mode (off, report, repair; "": report), AuditCycle
 	// the period to compare every item (0: follow.DefaultAuditCycle),
-	// AuditFile its drift file ("": DefaultAuditFile).
-	Audit      string
-	AuditCycle time.Duration
-	AuditFile  string
+	// AuditFile its drift file ("": DefaultAuditFile), AuditSliceItems the
+	// keys it compares in memory at a time (0: follow.AuditSliceItems).
+	Audit           string
+	AuditCycle      time.Duration
+	AuditFile       string
+	AuditSliceItems int
 }
 
 // MigrateOptions are migrate's.

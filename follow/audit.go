@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"hash/fnv"
 	"hash/maphash"
+	"os"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -25,12 +25,13 @@ import (
 )
 
 // The rolling audit: while a follow streams, an Auditor compares the table
-// with the source one slice of keys (FNV-1a of the partition key) at a time,
-// finding drift the stream cannot show within a cycle. A slice records the
-// keys the follow writes, reads WAL position L in a snapshot, derives its
-// items, waits until the follow has applied L and Scans the table; keys the
-// follow wrote meanwhile are left out. With AuditRepair the follow's write
-// stage writes the repairs between windows. See docs/follow.md.
+// with the source once a cycle, finding drift the stream cannot show. A pass
+// records the keys the follow writes, reads WAL position L in a snapshot,
+// derives every item, waits until the follow has applied L and Scans the
+// table once; both sides go to temporary files by slice (FNV-1a of the
+// partition key), compared one slice at a time in memory; keys the follow
+// wrote meanwhile are left out. With AuditRepair the follow's write stage
+// writes the repairs between windows. See docs/follow.md.
 
 // AuditMode is what the rolling audit does: nothing, report, or repair.
 type AuditMode int
@@ -60,7 +61,8 @@ func ParseAuditMode(s string) (AuditMode, error) {
 // small share of the follow's reads, drift found within the hour.
 const DefaultAuditCycle = time.Hour
 
-// AuditSliceItems is the items a slice aims at, held in memory as hashes.
+// AuditSliceItems is the items a slice aims at: the keys and hashes a pass
+// holds in memory at a time, and the drift it repairs and reports at a time.
 const AuditSliceItems = 100_000
 
 // AuditAPI is what the audit calls on DynamoDB (DescribeTable, Scan).
@@ -74,22 +76,22 @@ var _ AuditAPI = (*dynamodb.Client)(nil)
 // AuditOptions tune an Auditor.
 type AuditOptions struct {
 	Mode AuditMode
-	// Cycle is the period in which every item is compared, slices spread evenly
-	// (default DefaultAuditCycle); a cycle taking longer overruns
-	// (AuditStatus.Overran).
+	// Cycle is the period in which every item is compared once, by one pass at
+	// its start (default DefaultAuditCycle); a pass taking longer overruns
+	// (AuditStatus.Overran) and the next begins at once.
 	Cycle time.Duration
 	// SliceItems is the items a slice aims at (default AuditSliceItems).
 	SliceItems int
 	// Segments is the number of parallel Scan segments (default 2).
 	Segments int
-	// OnDrift, if set, is told of each drifted item once its slice is done; an
-	// error stops the audit and the follow.
+	// OnDrift, if set, is told of each drifted item once it is repaired or
+	// found not to be; an error stops the audit and the follow.
 	OnDrift func(Drift) error
 	// OnCycle, if set, gets the status after each cycle; OnSkip, if set, why a
-	// slice was skipped.
+	// cycle was skipped.
 	OnCycle func(AuditStatus)
 	OnSkip  func(error)
-	// After, if set, holds the first slice until closed (Options.Alongside).
+	// After, if set, holds the first pass until closed (Options.Alongside).
 	After <-chan struct{}
 }
 
@@ -151,13 +153,11 @@ type Auditor struct {
 	types      map[string]bool
 	seed       maphash.Seed
 	a          *Applier
-	// rec is the slice's recording of the keys the follow writes.
+	// rec is the pass's recording of the keys the follow writes.
 	rec    *recording
 	mu     sync.Mutex
 	st     AuditStatus
 	slices int // of the next cycle
-	// derivedTotal and scannedTotal size the next cycle.
-	derivedTotal, scannedTotal atomic.Int64
 }
 
 // NewAuditor returns the audit of the follow a applies, reading the source at
@@ -228,7 +228,8 @@ func (au *Auditor) run(ctx context.Context, applied func() pglogrepl.LSN) error 
 	if au.slices, err = au.sliceCount(ctx); err != nil {
 		return err
 	}
-	// The first slice waits a share: the load was just checked, or backlog waits.
+	// The first pass waits a slice's share: the load was just checked, or
+	// backlog waits.
 	begun := time.Now().Add(au.opts.Cycle / time.Duration(au.slices))
 	au.update(func(st *AuditStatus) { st.Cycle, st.Slices = 1, au.slices })
 	if err := sleepUntil(ctx, begun); err != nil {
@@ -246,54 +247,35 @@ func (au *Auditor) run(ctx context.Context, applied func() pglogrepl.LSN) error 
 		return err
 	}
 	defer sess.close()
-	for cycle, resized := 1, false; ; cycle++ {
-		n := au.slices
+	for cycle := 1; ; cycle++ {
 		au.update(func(st *AuditStatus) {
-			st.Cycle, st.Slices, st.Done, st.Overran = cycle, n, 0, false
-			if !resized {
-				st.PrevDrifted, st.PrevRepaired = st.Drifted, st.Repaired
-				st.Drifted, st.Repaired = 0, 0
-			}
+			st.Cycle, st.Slices, st.Done, st.Overran = cycle, au.slices, 0, false
+			st.PrevDrifted, st.PrevRepaired = st.Drifted, st.Repaired
+			st.Drifted, st.Repaired = 0, 0
 			st.Compared, st.Skipped = 0, 0
 		})
-		resized = false
-		share := au.opts.Cycle / time.Duration(n)
-		for i := 0; i < n; i++ {
-			// Each slice at the start of its share, or at once when late.
-			if err := sleepUntil(ctx, begun.Add(share*time.Duration(i))); err != nil {
+		err := au.pass(ctx, sess, cycle, applied)
+		var mes mapping.Errors
+		switch {
+		case errors.As(err, &mes) && au.opts.OnSkip != nil:
+			au.opts.OnSkip(fmt.Errorf("cycle %d not compared: %w", cycle, err))
+			au.update(func(st *AuditStatus) { st.Done = st.Slices })
+		case err != nil:
+			if ctx.Err() != nil {
 				return nil
 			}
-			err := au.slice(ctx, sess, cycle, i, n, applied)
-			var mes mapping.Errors
-			switch {
-			case errors.Is(err, errResize):
-				// The source outgrew the cycle's sizing: begin again in more slices.
-				resized = true
-			case errors.As(err, &mes) && au.opts.OnSkip != nil:
-				au.opts.OnSkip(fmt.Errorf("cycle %d, slice %d of %d not compared: %w", cycle, i+1, n, err))
-			case err != nil:
-				if ctx.Err() != nil {
-					return nil
-				}
-				return fmt.Errorf("cycle %d, slice %d of %d: %w", cycle, i+1, n, err)
-			}
-			if resized {
-				break
-			}
-			over := time.Since(begun) > au.opts.Cycle
-			au.update(func(st *AuditStatus) { st.Done, st.Overran = i+1, st.Overran || over })
+			return fmt.Errorf("cycle %d: %w", cycle, err)
 		}
-		if resized {
-			cycle-- // the same cycle, in au.slices slices
-			begun = time.Now()
-			continue
-		}
-		au.update(func(st *AuditStatus) { st.Cycles = cycle })
+		over := time.Since(begun) > au.opts.Cycle
+		au.update(func(st *AuditStatus) { st.Cycles, st.Overran = cycle, over })
 		if au.opts.OnCycle != nil {
 			au.opts.OnCycle(au.Status())
 		}
 		// The next cycle when this one's time is up, or at once if it overran.
 		begun = later(time.Now(), begun.Add(au.opts.Cycle))
+		if err := sleepUntil(ctx, begun); err != nil {
+			return nil
+		}
 	}
 }
 
@@ -329,7 +311,7 @@ func (au *Auditor) sliceCount(ctx context.Context) (int, error) {
 }
 
 func (au *Auditor) slicesFor(items int64) int {
-	return int(max(1, (items+int64(au.opts.SliceItems)-1)/int64(au.opts.SliceItems)))
+	return int(min(maxAuditSlices, max(1, (items+int64(au.opts.SliceItems)-1)/int64(au.opts.SliceItems))))
 }
 
 // sliceOf is the slice of n that partition key pk falls in.
@@ -367,8 +349,8 @@ func (s *auditSession) close() {
 	s.flush.Close(ctx)
 }
 
-// derived is a slice key's item in the snapshot: content hash and entity.
-type derived struct {
+// derivedItem is a slice key's item in the snapshot: content hash and entity.
+type derivedItem struct {
 	hash   uint64
 	entity int32
 }
@@ -381,15 +363,20 @@ type drifted struct {
 	typ    string
 }
 
-// slice compares slice i of n (see the package's audit comment).
-func (au *Auditor) slice(ctx context.Context, sess *auditSession, cycle, i, n int, applied func() pglogrepl.LSN) error {
-	in := func(pk string) bool { return sliceOf(pk, n) == i }
-	// Compiled each slice: the source's columns may have changed.
+// maxAuditSlices bounds a pass's slices, and so its open files (two per
+// slice); past it slices grow beyond SliceItems.
+const maxAuditSlices = 256
+
+// pass compares every item once (see the package's audit comment): one
+// snapshot, one derivation of the source and one Scan of the table, each
+// spilled by slice to temporary files, then compared a slice at a time.
+func (au *Auditor) pass(ctx context.Context, sess *auditSession, cycle int, applied func() pglogrepl.LSN) error {
+	// Compiled each pass: the source's columns may have changed.
 	plans, err := pipeline.Prepare(ctx, sess.src, au.m)
 	if err != nil {
 		return err
 	}
-	rec, seq := au.a.keys.record(in)
+	rec, seq := au.a.keys.record(nil)
 	au.rec = rec
 	defer au.a.keys.stop(rec)
 	if err := au.a.keys.waitWindows(ctx, seq); err != nil {
@@ -409,34 +396,67 @@ func (au *Auditor) slice(ctx context.Context, sess *auditSession, cycle, i, n in
 	if err != nil {
 		return err
 	}
-	if need := au.slicesFor(est); need > n {
-		au.slices = need
-		return errResize
-	}
-	want, err := au.derive(ctx, src, plans, in)
+	n := max(au.slices, au.slicesFor(est))
+	au.update(func(st *AuditStatus) { st.Slices = n })
+	dir, err := os.MkdirTemp("", "pg2dynamo-audit-")
 	if err != nil {
+		return fmt.Errorf("audit: %w", err)
+	}
+	defer os.RemoveAll(dir)
+	derived, err := newSpill(dir, "derived", n)
+	if err != nil {
+		return err
+	}
+	defer derived.close()
+	if err := au.derive(ctx, src, plans, derived); err != nil {
 		return err
 	}
 	if err := au.waitApplied(ctx, applied, at); err != nil {
 		return err
 	}
-	found, seen, err := au.scan(ctx, want, in)
+	scanned, err := newSpill(dir, "scanned", n)
 	if err != nil {
 		return err
 	}
-	for k, d := range want {
-		found = append(found, drifted{key: k, kind: DriftMissing, entity: int(d.entity), typ: plans[d.entity].Entity().Type})
+	defer scanned.close()
+	if err := au.scan(ctx, scanned); err != nil {
+		return err
 	}
-	compared := int64(len(want)) + seen
-	var out []drifted
-	skipped := int64(0)
-	for _, d := range found {
-		if au.a.keys.wrote(rec, d.key) {
-			skipped++
-			continue
+	// Drift is repaired and reported about SliceItems at a time, bounding
+	// the keys held and the passes over the source that repairs make.
+	var pending []drifted
+	for i := range n {
+		found, compared, err := au.compare(derived, scanned, i, plans)
+		if err != nil {
+			return err
 		}
-		out = append(out, d)
+		skipped := int64(0)
+		for _, d := range found {
+			if au.a.keys.wrote(rec, d.key) {
+				skipped++
+				continue
+			}
+			pending = append(pending, d)
+		}
+		if len(pending) >= au.opts.SliceItems || i == n-1 {
+			if err := au.settle(ctx, src, plans, cycle, pending); err != nil {
+				return err
+			}
+			pending = nil
+		}
+		au.update(func(st *AuditStatus) {
+			st.Compared += compared
+			st.Skipped += skipped
+			st.Done = i + 1
+		})
 	}
+	// The next cycle is sized by the items this one counted.
+	au.slices = au.slicesFor(max(derived.n, scanned.n))
+	return nil
+}
+
+// settle repairs out with AuditRepair, tells OnDrift of each and counts them.
+func (au *Auditor) settle(ctx context.Context, src *extract.Source, plans []*transform.Plan, cycle int, out []drifted) error {
 	repaired := make([]bool, len(out))
 	if au.opts.Mode == AuditRepair && len(out) > 0 {
 		if err := au.repair(ctx, src, plans, out, repaired); err != nil {
@@ -458,8 +478,6 @@ func (au *Auditor) slice(ctx context.Context, sess *auditSession, cycle, i, n in
 		}
 	}
 	au.update(func(st *AuditStatus) {
-		st.Compared += compared
-		st.Skipped += skipped
 		st.Drifted += int64(len(out))
 		st.Repaired += nRepaired
 		st.TotalDrifted += int64(len(out))
@@ -468,8 +486,6 @@ func (au *Auditor) slice(ctx context.Context, sess *auditSession, cycle, i, n in
 			st.LastDriftCycle, st.LastDrifted, st.LastRepaired = cycle, st.Drifted, st.Repaired
 		}
 	})
-	// The next cycle is sized by the items this slice counted.
-	au.slices = au.slicesFor(max(au.derivedTotal.Swap(0), au.scannedTotal.Swap(0)))
 	return nil
 }
 
@@ -485,9 +501,6 @@ func snapshotPosition(ctx context.Context, sess *auditSession) (pglogrepl.LSN, e
 	}
 	return at, flushWAL(ctx, sess.flush)
 }
-
-// errResize ends a slice whose cycle has too few slices for the source's items.
-var errResize = errors.New("audit: more slices needed")
 
 // estimate is the items src's snapshot derives (count(*), mirrors twice).
 func (au *Auditor) estimate(ctx context.Context, src *extract.Source, plans []*transform.Plan) (int64, error) {
@@ -528,69 +541,80 @@ func (au *Auditor) waitApplied(ctx context.Context, applied func() pglogrepl.LSN
 	return nil
 }
 
-// derive returns the content hash and entity of each slice item derived.
-func (au *Auditor) derive(ctx context.Context, src *extract.Source, plans []*transform.Plan, in func(string) bool) (map[[2]string]derived, error) {
-	want := map[[2]string]derived{}
-	var mu sync.Mutex
-	var total int64
+// derive spills the content hash and entity of every item derived, by slice.
+func (au *Auditor) derive(ctx context.Context, src *extract.Source, plans []*transform.Plan, out *spill) error {
+	n := len(out.files)
 	sink := load.SinkFunc(func(_ context.Context, batch []transform.Item) error {
-		mu.Lock()
-		defer mu.Unlock()
 		for _, it := range batch {
-			total++
 			k := transform.ItemKey(it.Attrs, au.keyAttrs)
-			if !in(k[0]) {
-				continue
+			r := auditRecord{key: k, hash: maphash.Bytes(au.seed, ddbjson.Canonical(it.Attrs)), entity: int32(it.Entity)}
+			if err := out.add(sliceOf(k[0], n), r); err != nil {
+				return err
 			}
-			want[k] = derived{hash: maphash.Bytes(au.seed, ddbjson.Canonical(it.Attrs)), entity: int32(it.Entity)}
 		}
 		return nil
 	})
 	if _, err := pipeline.Run(ctx, pipeline.Postgres(src), au.m, plans, sink, pipeline.Options{Concurrency: 1}); err != nil {
-		return nil, err
+		return err
 	}
-	au.derivedTotal.Store(total)
-	return want, nil
+	return out.flush()
 }
 
-// scan reads the table, taking keys found out of want (the rest is missing),
-// and returns the changed and stale keys and the extra items read.
-func (au *Auditor) scan(ctx context.Context, want map[[2]string]derived, in func(string) bool) ([]drifted, int64, error) {
-	var mu sync.Mutex
-	var found []drifted
-	var extra, total atomic.Int64
+// scan spills the key, content hash and type of every item of the table, by
+// slice.
+func (au *Auditor) scan(ctx context.Context, out *spill) error {
+	n := len(out.files)
 	table := &dynamodb.ScanInput{TableName: aws.String(au.m.Table.Name)}
 	err := load.ScanSegments(ctx, au.client, table, au.opts.Segments, func(items []map[string]types.AttributeValue) error {
-		total.Add(int64(len(items)))
 		for _, it := range items {
 			k := transform.ItemKey(it, au.keyAttrs)
-			if !in(k[0]) {
-				continue
+			r := auditRecord{key: k, hash: maphash.Bytes(au.seed, ddbjson.Canonical(it)), typ: load.StringAttr(it, au.m.TypeAttribute)}
+			if err := out.add(sliceOf(k[0], n), r); err != nil {
+				return err
 			}
-			h := maphash.Bytes(au.seed, ddbjson.Canonical(it))
-			typ := load.StringAttr(it, au.m.TypeAttribute)
-			mu.Lock()
-			d, ok := want[k]
-			switch {
-			case ok:
-				delete(want, k)
-				extra.Add(1) // counted as compared once, here
-				if d.hash != h {
-					found = append(found, drifted{key: k, kind: DriftChanged, entity: int(d.entity), typ: typ})
-				}
-			case au.types[typ]:
-				extra.Add(1)
-				found = append(found, drifted{key: k, kind: DriftStale, entity: au.entityOf(typ), typ: typ})
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return out.flush()
+}
+
+// compare classifies slice i's keys: the derived ones found changed or not at
+// all in the table, and the table's items of a mapped type the source lacks.
+// compared counts the keys compared.
+func (au *Auditor) compare(derived, scanned *spill, i int, plans []*transform.Plan) (found []drifted, compared int64, err error) {
+	want := map[[2]string]derivedItem{}
+	err = derived.each(i, func(r auditRecord) error {
+		want[r.key] = derivedItem{hash: r.hash, entity: r.entity}
+		return nil
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	compared = int64(len(want))
+	err = scanned.each(i, func(r auditRecord) error {
+		d, ok := want[r.key]
+		switch {
+		case ok:
+			delete(want, r.key)
+			if d.hash != r.hash {
+				found = append(found, drifted{key: r.key, kind: DriftChanged, entity: int(d.entity), typ: r.typ})
 			}
-			mu.Unlock()
+		case au.types[r.typ]:
+			compared++
+			found = append(found, drifted{key: r.key, kind: DriftStale, entity: au.entityOf(r.typ), typ: r.typ})
 		}
 		return nil
 	})
 	if err != nil {
 		return nil, 0, err
 	}
-	au.scannedTotal.Store(total.Load())
-	return found, extra.Load(), nil
+	for k, d := range want {
+		found = append(found, drifted{key: k, kind: DriftMissing, entity: int(d.entity), typ: plans[d.entity].Entity().Type})
+	}
+	return found, compared, nil
 }
 
 // entityOf is the first entity of item type typ.

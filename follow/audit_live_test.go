@@ -21,6 +21,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/pg2dynamo/pg2dynamo/follow"
+	"github.com/pg2dynamo/pg2dynamo/internal/faultproxy"
 	"github.com/pg2dynamo/pg2dynamo/internal/testenv"
 	"github.com/pg2dynamo/pg2dynamo/load"
 )
@@ -46,16 +47,31 @@ const auditCycle = "2s"
 // returns the follow, its table and the audit file's path.
 func auditedFollow(t *testing.T, mode string) (followedChange, *liveFollow, string) {
 	t.Helper()
+	f := auditedSource(t)
+	p, file := startAudited(t, f, mode)
+	return f, p, file
+}
+
+// auditedSource loads auditSchema and its table.
+func auditedSource(t *testing.T) followedChange {
+	t.Helper()
 	// Neither DDL capture nor the follow's catalog checks: the enum label
 	// renamed (tamper) is then seen by the audit alone.
 	f := followChangesWith(t, filepath.Join("testdata", "notes-whole.yaml"), auditSchema, []string{"--no-ddl-capture", "--catalog-interval", "0"})
 	if f.code != 0 {
 		t.Fatalf("migrate --follow --resume: exit %d\n%s", f.code, f.out)
 	}
+	return f
+}
+
+// startAudited starts f's follow with the audit in mode, a short cycle and
+// more flags, and returns it with the audit file's path.
+func startAudited(t *testing.T, f followedChange, mode string, more ...string) (*liveFollow, string) {
+	t.Helper()
 	file := filepath.Join(t.TempDir(), "drift.jsonl")
-	p := startFollow(t, liveArgs(f, "--audit", mode, "--audit-cycle", auditCycle, "--audit-file", file)...)
+	p := startFollow(t, liveArgs(f, append([]string{"--audit", mode, "--audit-cycle", auditCycle, "--audit-file", file}, more...)...)...)
 	p.waitFor(t, following, "the follow to start")
-	return f, p, file
+	return p, file
 }
 
 // noteKey is the item key of note id (owner 'o' || id % 3).
@@ -210,10 +226,19 @@ func TestAuditReportsDrift(t *testing.T) {
 
 // repair: the same drift is found within one cycle, every item rewritten
 // by the follow and counted; the next cycle finds nothing, the follow
-// exits 0 at SIGINT, and the table equals a fresh full load.
+// exits 0 at SIGINT, and the table equals a fresh full load. The audit
+// compares 4 keys at a time, so a cycle is 5 slices whose drift is
+// repaired in several batches, yet Scans the table once: a recording
+// proxy in front of dynalite counts the Scans.
 func TestAuditRepairsDrift(t *testing.T) {
 	t.Parallel()
-	f, p, file := auditedFollow(t, "repair")
+	f := auditedSource(t)
+	proxy, err := faultproxy.Start(f.endpoint, faultproxy.Rates{}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(proxy.Close)
+	p, file := startAudited(t, f, "repair", "--audit-slice-items", "4", "--endpoint-url", proxy.URL)
 	before := tamper(t, f, p)
 	// Each item listed as repaired: by one cycle, or by two when the
 	// tampering fell between a slice's snapshot and its Scan.
@@ -249,6 +274,15 @@ func TestAuditRepairsDrift(t *testing.T) {
 		t.Errorf("items not marked repaired: %v", repaired)
 	}
 	f.inStep(t)
+	// Each cycle begun Scans the table once, in its 2 segments of a page.
+	out := p.out.String()
+	done := cycleDone.FindAllString(out, -1)
+	if !strings.Contains(out, "done in 5 slices") {
+		t.Errorf("no cycle done in 5 slices (20 notes, 4 keys a slice):\n%s", strings.Join(done, "\n"))
+	}
+	if scans, most := proxy.Counts()["op:Scan"], 2*(len(done)+1); scans > most {
+		t.Errorf("%d Scan requests for %d cycles done (one more may have begun): want at most %d, one Scan a cycle", scans, len(done), most)
+	}
 }
 
 // A steady workload on the source (updates, owner moves that re-key

@@ -31,8 +31,7 @@ type auditRun struct {
 	// peakKB the process's peak (VmHWM) over the whole run, the full load
 	// included.
 	satPeakKB, peakKB int64
-	// slices and cycles are the audit's slices compared and cycles done
-	// by the end of the saturation phase (from its cycle-end lines and
+	// cycles are the audit's cycles done by the end of the saturation phase (from its cycle-end lines and
 	// status line).
 	cycles   int
 	auditLog []string
@@ -46,13 +45,13 @@ func (r auditRun) itemsPerSec() float64 { return float64(r.sat.items()) / r.sat.
 
 // auditVariants are the settings (h′) compares, in the order run: the
 // audit off, at its defaults (report, an hour's cycle: on a fixture of
-// this size one slice, whose first compare comes an hour after the
-// follow starts), and at a cycle so short that its slices run back to
-// back throughout the saturation phase: the audit's whole cost.
+// this size one slice, whose first pass comes an hour after the follow
+// starts), and at a cycle so short that its passes run back to back
+// throughout the saturation phase: the audit's whole cost.
 var auditVariants = []auditRun{
 	{name: "--audit off", args: []string{"--audit", "off"}},
 	{name: "the audit at its defaults (--audit report --audit-cycle 1h)", args: nil},
-	{name: "--audit report --audit-cycle 1s (slices back to back)", args: []string{"--audit", "report", "--audit-cycle", "1s"}},
+	{name: "--audit report --audit-cycle 1s (passes back to back)", args: []string{"--audit", "report", "--audit-cycle", "1s"}},
 }
 
 // measureFollowAudit is (h′): (h)'s full load and saturation phase once

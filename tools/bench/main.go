@@ -131,7 +131,7 @@ func main() {
 	flag.IntVar(&cfg.follow.txSize, "follow-tx", 5_000, "(h) and (j⁗): row changes per transaction of the burst, of the backlog")
 	flag.IntVar(&cfg.follow.rate, "follow-rate", 500, "(h): row changes/s of the steady load whose lag is measured (transactions of 10)")
 	flag.DurationVar(&cfg.follow.duration, "follow-duration", 20*time.Second, "(h): how long the steady load lasts")
-	flag.BoolVar(&cfg.followAuditOnly, "follow-audit-only", false, "measure (h′) alone: (h)'s full load and saturation phase with --audit off, with the audit at its defaults, and with slices back to back, alternately -repeat times (each reported by its median run), on the fixture at -rows; prints only")
+	flag.BoolVar(&cfg.followAuditOnly, "follow-audit-only", false, "measure (h′) alone: (h)'s full load and saturation phase with --audit off, with the audit at its defaults, and with passes back to back, alternately -repeat times (each reported by its median run), on the fixture at -rows; prints only")
 	flag.Var(&cfg.cases, "cases", "measure only these cases, a comma-separated list of a, b, c, d, e, i, k, h, t (transform benchmark), j and f (verify's (f), (g), (n), (m), (o)); (i) and (k) bring (d), their baseline; prints only unless -out is given (default: all)")
 	flag.BoolVar(&cfg.evolveOnly, "evolve-only", false, "measure (l) alone: a new version of shop's mapping (GSI keys added to Order) applied beside its follow (migrate --follow --resume --previous-mapping) against migrate --changes-only of Order alone, and the follow's lag meanwhile; prints only")
 	flag.IntVar(&cfg.evolveOrders, "evolve-orders", 1_000_000, "(l): orders of the shop fixture (and an eighth as many customers)")
