@@ -20,7 +20,7 @@ func followFlags() []cli.Flag {
 		&cli.StringFlag{Name: "audit", Value: "report", Action: valid("audit", func(s string) bool { return slices.Contains(auditModes, s) }, "expected off, report or repair"),
 			Usage: "with --follow: the rolling audit, which compares the table with the source while the follow streams, every item at least once per --audit-cycle, " +
 				"leaving out the keys the follow writes meanwhile (lag is not drift): it finds items changed or deleted in DynamoDB behind the follow's back, and changes the stream does not carry " +
-				"(an enum label renamed). off; report: each drifted item (missing, changed or stale) is listed on stderr and in --audit-file, counted on the status line, and the follow exits 4 when stopped; " +
+				"(an enum label renamed). off; report: each drifted item (missing, changed or stale) is listed on stderr and in --audit-file, counted on the status line, and the follow exits 4 when stopped while the last cycle's drift remains; " +
 				"repair: the same, and the follow rewrites each from the source (puts the missing and changed items, deletes the stale ones). Not with --until-caught-up"},
 		&cli.DurationFlag{Name: "audit-cycle", Value: time.Hour, Action: positive("audit-cycle"), Usage: "with --follow: the period within which the audit compares every item at least once, " +
 			"in one pass at its start (the first pass a cycle divided by its slices after the follow starts): the pass reads the whole source once (one REPEATABLE READ snapshot) and Scans the whole table once, spilling keys and content hashes to temporary files ($TMPDIR), then compares them about 100,000 keys at a time in memory"},

@@ -147,7 +147,7 @@ func (fa *followAudit) close(j *job, slot string) error {
 		}
 	}
 	st := fa.au.Status()
-	if !st.Unrepaired() {
+	if st.Unrepaired() == 0 {
 		return nil
 	}
 	how := "not repaired (" + j.opt(OptAudit) + " report)"
@@ -176,7 +176,7 @@ func FollowAuditLine(a follow.AuditStatus) string {
 	} else if a.PrevDrifted > 0 {
 		line += fmt.Sprintf(" (cycle %d: %d drifted)", a.Cycle-1, a.PrevDrifted)
 	}
-	if a.Mode == follow.AuditReport && a.Unrepaired() {
+	if a.Mode == follow.AuditReport && a.Unrepaired() > 0 {
 		line += fmt.Sprintf(" (DRIFT: %d items in cycle %d, not repaired)", a.LastDrifted, a.LastDriftCycle)
 	}
 	return line

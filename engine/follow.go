@@ -478,7 +478,7 @@ func (f *following) run(j *job, s *session, cp *checkpointFile, out sinkOut, rej
 		changes = st.Changes
 		j.meterFollow(st)
 		if a := st.Audit; a.Mode != follow.AuditOff {
-			j.lease.setAudit(load.LeaseAudit{Mode: a.Mode.String(), Cycles: a.Cycles, Unrepaired: auditUnrepaired(a)})
+			j.lease.setAudit(load.LeaseAudit{Mode: a.Mode.String(), Cycles: a.Cycles, Unrepaired: a.Unrepaired()})
 		}
 		if time.Since(sp.last) >= every {
 			sp.print(st)

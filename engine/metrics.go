@@ -94,16 +94,6 @@ func (j *job) meterFollow(st follow.Status) {
 		Changes: st.Changes, Puts: st.Puts, Deletes: st.Deletes})
 	if a := st.Audit; a.Mode != follow.AuditOff && a.Slices > 0 {
 		j.cfg.Metrics.AuditProgress(a.Cycle, float64(a.Done)/float64(a.Slices))
-		j.cfg.Metrics.AuditDrift(auditUnrepaired(a))
+		j.cfg.Metrics.AuditDrift(a.Unrepaired())
 	}
-}
-
-// auditUnrepaired is the drift left in the table: the cycle's, or the last's
-// when more.
-func auditUnrepaired(a follow.AuditStatus) int64 {
-	n := a.Drifted - a.Repaired
-	if a.Cycles > 0 {
-		n = max(n, a.PrevDrifted-a.PrevRepaired)
-	}
-	return n
 }

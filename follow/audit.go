@@ -140,8 +140,17 @@ type AuditStatus struct {
 	Cycles int
 }
 
-// Unrepaired reports whether the audit found drift it did not repair.
-func (s AuditStatus) Unrepaired() bool { return s.TotalDrifted > s.TotalRepaired }
+// Unrepaired is the drifted items the table may still hold: those the last
+// completed cycle found and did not repair, or while a cycle is under way,
+// the most of its count so far and the previous cycle's. A clean cycle
+// clears it.
+func (s AuditStatus) Unrepaired() int64 {
+	n := s.Drifted - s.Repaired
+	if s.Cycles < s.Cycle {
+		n = max(n, s.PrevDrifted-s.PrevRepaired)
+	}
+	return n
+}
 
 // Auditor is the rolling audit of one follow (Options.Audit).
 type Auditor struct {
@@ -376,7 +385,7 @@ func (au *Auditor) pass(ctx context.Context, sess *auditSession, cycle int, appl
 	if err != nil {
 		return err
 	}
-	rec, seq := au.a.keys.record(nil)
+	rec, seq := au.a.keys.record()
 	au.rec = rec
 	defer au.a.keys.stop(rec)
 	if err := au.a.keys.waitWindows(ctx, seq); err != nil {

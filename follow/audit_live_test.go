@@ -224,6 +224,57 @@ func TestAuditReportsDrift(t *testing.T) {
 	}
 }
 
+// report: drift that is gone again by a later cycle (here the item put
+// back as it was, behind the follow's back) no longer counts: after a
+// clean cycle the status line drops its DRIFT and the follow exits 0 at
+// SIGINT, the drift file still listing what was found.
+func TestAuditReportClearsAfterACleanCycle(t *testing.T) {
+	t.Parallel()
+	f, p, file := auditedFollow(t, "report")
+	c, err := load.NewClient(context.Background(), load.ClientConfig{EndpointURL: f.endpoint})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	got, err := c.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(f.table), Key: noteKey(1), ConsistentRead: aws.Bool(true)})
+	if err != nil || got.Item == nil {
+		t.Fatalf("note 1's item: %v, %v", got, err)
+	}
+	before := len(cycleDone.FindAllString(p.out.String(), -1))
+	if _, err := c.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String(f.table), Key: noteKey(1),
+		UpdateExpression:          aws.String("SET body = :b"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":b": &types.AttributeValueMemberS{Value: "changed behind the follow"}}}); err != nil {
+		t.Fatal(err)
+	}
+	p.waitWithinCycles(t, regexp.MustCompile(`\(DRIFT: 1 items in cycle \d+, not repaired\)`), "the status line to count the drift", before)
+	if _, err := c.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(f.table), Item: got.Item}); err != nil {
+		t.Fatal(err)
+	}
+	// A cycle that begins after the put finds nothing, and the status
+	// line after it has no DRIFT.
+	restored := len(cycleDone.FindAllString(p.out.String(), -1))
+	clean := regexp.MustCompile(`audit: cycle \d+ done[^\n]*, 0 drifted\n`)
+	p.waitUntilWithinCycles(t, func(out string) bool {
+		ends := cycleDone.FindAllStringIndex(out, -1)
+		if len(ends) < restored+2 {
+			return false
+		}
+		after := out[ends[restored+1][0]:]
+		return clean.MatchString(after) && regexp.MustCompile(`; audit cycle \d+: \d+%, 0 drifted[^\n]*\n`).MatchString(after)
+	}, "a clean cycle after the item was put back", restored)
+	if out := p.out.String(); strings.Contains(out[cycleDone.FindAllStringIndex(out, -1)[restored+1][0]:], "DRIFT:") {
+		t.Errorf("DRIFT still on the status line after a clean cycle\n%s", firstLines(out, 80))
+	}
+	p.cmd.Process.Signal(syscall.SIGINT)
+	if code := p.exit(t); code != 0 {
+		t.Fatalf("exit %d after SIGINT, want 0: the last cycle found the table equal to the source\n%s", code, firstLines(p.out.String(), 80))
+	}
+	items, _, _ := driftFile(t, file)
+	if want := []string{`changed {"PK":"OWNER#o1","SK":"NOTE#0000000001"} Note Note`}; !slices.Equal(items, want) {
+		t.Errorf("audit file: %q, want %q", items, want)
+	}
+}
+
 // repair: the same drift is found within one cycle, every item rewritten
 // by the follow and counted; the next cycle finds nothing, the follow
 // exits 0 at SIGINT, and the table equals a fresh full load. The audit

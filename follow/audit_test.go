@@ -10,29 +10,28 @@ import (
 // keys a slice leaves out, and which windows it waits for before its
 // snapshot.
 
-func TestKeyLogRecordsTheSlicesKeysWhileRecording(t *testing.T) {
+func TestKeyLogRecordsKeysWhileRecording(t *testing.T) {
 	var l keyLog
-	in := func(pk string) bool { return pk == "A" }
 	l.add([2]string{"A", "1"}) // before recording: not recorded
-	slice, _ := l.record(in)
+	first, _ := l.record()
 	l.add([2]string{"A", "2"}, [2]string{"B", "3"})
-	// A second recording at once (a Beside comparison, every key): each
-	// holds the keys written since it began.
-	all, _ := l.record(nil)
+	// A second recording at once (a Beside comparison beside the audit):
+	// each holds the keys written since it began.
+	all, _ := l.record()
 	l.add([2]string{"B", "6"})
 	for _, c := range []struct {
 		rec  *recording
 		key  [2]string
 		want bool
-	}{{slice, [2]string{"A", "1"}, false}, {slice, [2]string{"A", "2"}, true}, {slice, [2]string{"B", "3"}, false}, {slice, [2]string{"B", "6"}, false},
+	}{{first, [2]string{"A", "1"}, false}, {first, [2]string{"A", "2"}, true}, {first, [2]string{"B", "3"}, true}, {first, [2]string{"B", "6"}, true},
 		{all, [2]string{"A", "2"}, false}, {all, [2]string{"B", "6"}, true}} {
 		if got := l.wrote(c.rec, c.key); got != c.want {
 			t.Errorf("wrote(%v) = %v, want %v", c.key, got, c.want)
 		}
 	}
-	l.stop(slice)
+	l.stop(first)
 	l.add([2]string{"A", "4"})
-	if l.wrote(slice, [2]string{"A", "2"}) || l.wrote(slice, [2]string{"A", "4"}) {
+	if l.wrote(first, [2]string{"A", "2"}) || l.wrote(first, [2]string{"A", "4"}) {
 		t.Error("keys kept after stop")
 	}
 	if !l.wrote(all, [2]string{"A", "4"}) {
@@ -41,7 +40,7 @@ func TestKeyLogRecordsTheSlicesKeysWhileRecording(t *testing.T) {
 	l.stop(all)
 	// Binary keys may hold NUL bytes: two keys are one only when both of
 	// their parts are equal.
-	bin, _ := l.record(nil)
+	bin, _ := l.record()
 	l.add([2]string{"a\x00b", "c"})
 	if l.wrote(bin, [2]string{"a", "b\x00c"}) || !l.wrote(bin, [2]string{"a\x00b", "c"}) {
 		t.Error("keys told apart by where a NUL byte falls are recorded as one")
@@ -52,12 +51,12 @@ func TestKeyLogRecordsTheSlicesKeysWhileRecording(t *testing.T) {
 	none.done(none.window())
 }
 
-// A slice waits for the windows begun before it started recording, whose
+// A pass waits for the windows begun before it started recording, whose
 // writes it could not see begin, and for no later one.
 func TestKeyLogWaitsForTheWindowsBegunBefore(t *testing.T) {
 	var l keyLog
 	first, second := l.window(), l.window()
-	_, seq := l.record(func(string) bool { return true })
+	_, seq := l.record()
 	third := l.window()              // begun after: its keys are recorded, not waited for
 	done := func() context.Context { // a wait that must not block
 		ctx, cancel := context.WithCancel(context.Background())
@@ -113,8 +112,8 @@ func TestParseAuditMode(t *testing.T) {
 }
 
 // What the audit's hook adds to each key a window writes: an atomic load
-// while no slice records (the audit's defaults, most of the time), a
-// partition-key hash and a map insert under a mutex while one does.
+// while no pass records (the audit's defaults, most of the time), a map
+// insert under a mutex while one does.
 func BenchmarkKeyLogAdd(b *testing.B) {
 	key := [2]string{"TICKET#0000012345", "TICKET#0000012345"}
 	b.Run("idle", func(b *testing.B) {
@@ -125,7 +124,7 @@ func BenchmarkKeyLogAdd(b *testing.B) {
 	})
 	b.Run("recording", func(b *testing.B) {
 		var l keyLog
-		l.record(func(pk string) bool { return sliceOf(pk, 8) == 3 })
+		l.record()
 		for b.Loop() {
 			l.add(key)
 		}
@@ -133,12 +132,12 @@ func BenchmarkKeyLogAdd(b *testing.B) {
 }
 
 // A window that ends before one begun earlier (a chunk written beside the
-// windows) does not count the earlier one done: a slice still waits for
+// windows) does not count the earlier one done: a pass still waits for
 // it.
 func TestKeyLogWaitsForAnEarlierWindowEndingLast(t *testing.T) {
 	var l keyLog
 	side, window := l.window(), l.window()
-	_, seq := l.record(nil)
+	_, seq := l.record()
 	l.done(window)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
@@ -148,5 +147,27 @@ func TestKeyLogWaitsForAnEarlierWindowEndingLast(t *testing.T) {
 	l.done(side)
 	if err := l.waitWindows(ctx, seq); err != nil {
 		t.Fatalf("waitWindows once both are done: %v", err)
+	}
+}
+
+// The drift the table may still hold: the last completed cycle's that was
+// not repaired, or while a cycle is under way, the more of its count so far
+// and the previous cycle's; a clean cycle clears what earlier ones found.
+func TestAuditStatusUnrepaired(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		st   AuditStatus
+		want int64
+	}{
+		{"first cycle under way", AuditStatus{Cycle: 1, Drifted: 3}, 3},
+		{"cycle 2 done, found 5, repaired 2", AuditStatus{Cycle: 2, Cycles: 2, Drifted: 5, Repaired: 2, PrevDrifted: 9}, 3},
+		{"cycle 3 under way, nothing yet; cycle 2 left 3", AuditStatus{Cycle: 3, Cycles: 2, PrevDrifted: 5, PrevRepaired: 2}, 3},
+		{"cycle 3 under way, more than cycle 2 left", AuditStatus{Cycle: 3, Cycles: 2, Drifted: 7, PrevDrifted: 5, PrevRepaired: 2}, 7},
+		{"cycle 4 done clean after drift in 3", AuditStatus{Cycle: 4, Cycles: 4, PrevDrifted: 13, TotalDrifted: 13, LastDriftCycle: 3}, 0},
+		{"cycle 5 under way after clean 4", AuditStatus{Cycle: 5, Cycles: 4, TotalDrifted: 13, LastDriftCycle: 3}, 0},
+	} {
+		if got := c.st.Unrepaired(); got != c.want {
+			t.Errorf("%s: Unrepaired() = %d, want %d", c.name, got, c.want)
+		}
 	}
 }

@@ -33,8 +33,6 @@ type keyLog struct {
 
 // recording is one comparison's record of the keys the follow wrote.
 type recording struct {
-	// in accepts the partition keys recorded (nil: every key).
-	in   func(pk string) bool
 	keys map[[2]string]struct{}
 }
 
@@ -82,19 +80,17 @@ func (l *keyLog) add(keys ...[2]string) {
 	defer l.mu.Unlock()
 	for r := range l.recs {
 		for _, k := range keys {
-			if r.in == nil || r.in(k[0]) {
-				r.keys[k] = struct{}{}
-			}
+			r.keys[k] = struct{}{}
 		}
 	}
 }
 
-// record begins a recording of the keys whose partition key in accepts (nil:
-// all), returning it with the number of windows begun so far (waitWindows).
-func (l *keyLog) record(in func(pk string) bool) (*recording, uint64) {
+// record begins a recording of the keys written from now on, returning it
+// with the number of windows begun so far (waitWindows).
+func (l *keyLog) record() (*recording, uint64) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	r := &recording{in: in, keys: map[[2]string]struct{}{}}
+	r := &recording{keys: map[[2]string]struct{}{}}
 	if l.recs == nil {
 		l.recs = map[*recording]struct{}{}
 	}

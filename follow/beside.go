@@ -40,7 +40,7 @@ const (
 // Beside begins a comparison beside the follow a applies, returning once
 // every follow write is recorded. Run must be running for Flush to return.
 func (a *Applier) Beside(ctx context.Context) (*Beside, error) {
-	rec, seq := a.keys.record(nil)
+	rec, seq := a.keys.record()
 	if err := a.keys.waitWindows(ctx, seq); err != nil {
 		a.keys.stop(rec)
 		return nil, err
