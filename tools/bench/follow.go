@@ -406,6 +406,9 @@ type workload struct {
 	// burst updated and inserted (some inserts may have found their
 	// source gone), for (h°).
 	burstUpdated, burstInserted []int64
+	// steadyInserted are the tickets steadyTx inserted and has not
+	// deleted yet, oldest first.
+	steadyInserted []int64
 }
 
 func newWorkload(ctx context.Context, conn *pgx.Conn, m *mapping.Mapping) (*workload, error) {
@@ -505,6 +508,29 @@ func (w *workload) burstTx(ctx context.Context, conn *pgx.Conn, n int) (int64, e
 	b.Queue(updateTickets, updated)
 	b.Queue(insertTickets, src, first)
 	b.Queue(deleteTickets, w.take(nd))
+	return sendTx(ctx, conn, b)
+}
+
+// steadyTx is burstTx on a population that stays whole, for backlogs
+// committed again and again ((j⁗)): its deletes take the tickets earlier
+// steadyTx calls inserted (existing tickets only until it has inserted
+// enough), so its updates keep finding their tickets.
+func (w *workload) steadyTx(ctx context.Context, conn *pgx.Conn, n int) (int64, error) {
+	nu, ni, nd := changeMix(n)
+	src, first := w.sources(ni)
+	var deleted []int64
+	if len(w.steadyInserted) >= nd {
+		deleted, w.steadyInserted = w.steadyInserted[:nd:nd], w.steadyInserted[nd:]
+	} else {
+		deleted = w.take(nd)
+	}
+	for i := range int64(ni) {
+		w.steadyInserted = append(w.steadyInserted, first+i)
+	}
+	b := &pgx.Batch{}
+	b.Queue(updateTickets, w.take(nu))
+	b.Queue(insertTickets, src, first)
+	b.Queue(deleteTickets, deleted)
 	return sendTx(ctx, conn, b)
 }
 

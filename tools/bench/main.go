@@ -116,7 +116,7 @@ func main() {
 	flag.IntVar(&cfg.verifyDiffer, "verify-differ", 100_000, "tickets changed in the source before (g), each one differing item")
 	flag.Float64Var(&cfg.changesPct, "changes-pct", 1, "percent of the verify fixture's source rows changed (tickets updated, deleted, inserted) before (n) diff, (m) migrate --changes-only and (o) verify; (m)'s wall is set beside (f)'s and (o)'s (0: skip them)")
 	flag.BoolVar(&cfg.verifyOnly, "verify-only", false, "measure verify alone, (f) and (g), with (n) and (m), migrate --changes-only: no (a) to (e), no transform benchmark; prints only unless -out is given")
-	flag.IntVar(&cfg.writersRows, "writers-rows", 200_000, "source rows of the tickets fixture for (j), --concurrency auto against fixed writers; (j‴)'s fixture is a twentieth of it, (j⁗)'s backlog a fifth (0: skip (j))")
+	flag.IntVar(&cfg.writersRows, "writers-rows", 200_000, "source rows of the tickets fixture for (j), --concurrency auto against fixed writers; (j‴)'s fixture is a twentieth of it, (j⁗)'s backlogs as many row changes (0: skip (j))")
 	flag.DurationVar(&cfg.writersLatency, "writers-latency", 8*time.Millisecond, "(j): latency the fault proxy adds to each request")
 	flag.Float64Var(&cfg.writersCapacity, "writers-capacity", 5000, "(j′): write units a second the proxy's table takes (0: skip (j′))")
 	flag.BoolVar(&cfg.writersOnly, "writers-only", false, "measure (j) to (j⁗) alone: no (a) to (i), no verify measurements; prints only unless -out is given")

@@ -173,10 +173,13 @@ func pruneMigrate(ctx context.Context, bin, name string, args []string, setting,
 // measureFollowWriters is (j⁗): migrate --follow --resume with each
 // setting, applying a backlog at saturation. A first follow
 // (--until-caught-up) loads fix (its tables made REPLICA IDENTITY FULL)
-// and creates the slot; then, before each run, a fifth of -writers-rows
-// row changes of (h)'s burst are committed while no follow runs, and the
-// run is timed from "following slot" to the status line counting them
-// all, then stopped (SIGINT). It changes fix.
+// and creates the slot; then, before each run, -writers-rows row changes
+// of (h)'s mix are committed while no follow runs (steadyTx: the deletes
+// take the tickets earlier backlogs inserted, so that every backlog
+// changes about as many rows), and the run is timed from "following
+// slot" to the status line counting them all, then stopped (SIGINT). A
+// backlog that takes several seconds to apply measures the writers, not
+// a process's start. It changes fix.
 func measureFollowWriters(ctx context.Context, cfg config, admin *pgx.Conn, bin, outDir, mappingFile string, fix *fixture,
 	endpoint string, latency time.Duration) (*writersCase, error) {
 	c := &writersCase{key: "j⁗", what: "migrate --follow"}
@@ -189,7 +192,7 @@ func measureFollowWriters(ctx context.Context, cfg config, admin *pgx.Conn, bin,
 		log.Printf("(j⁗) skipped: %s", c.skipped)
 		return c, nil
 	}
-	fc := followConfig{changes: max(1, cfg.writersRows/5), txSize: cfg.follow.txSize}
+	fc := followConfig{changes: max(1, cfg.writersRows), txSize: cfg.follow.txSize}
 	m, err := mapping.Load(mappingFile)
 	if err != nil {
 		return nil, err
@@ -209,8 +212,8 @@ func measureFollowWriters(ctx context.Context, cfg config, admin *pgx.Conn, bin,
 		return nil, err
 	}
 	c.about = fmt.Sprintf("`pg2dynamo migrate --follow --resume` on (j)'s fixture (every table `REPLICA IDENTITY FULL`) through the same proxy, applying a backlog: "+
-		"a first follow (`--until-caught-up`) loaded the table and created the slot; before each run, %s row changes of (h)'s burst (80%% updates, 10%% inserts, 10%% deletes of tickets) "+
-		"were committed in transactions of up to %s while no follow ran (fewer rows changed as the runs go on: the updates and deletes come to tickets deleted before), "+
+		"a first follow (`--until-caught-up`) loaded the table and created the slot; before each run, %s row changes of (h)'s mix (80%% updates, 10%% inserts, 10%% deletes of tickets, the deletes taking the tickets earlier backlogs inserted) "+
+		"were committed in transactions of up to %s while no follow ran, "+
 		"and the run (`--audit off`) is timed from its `following slot` line to the status line (`--progress-interval 1ms`) counting them all, then stopped (SIGINT), its slot confirmed past them. "+
 		"Items/s are the items put and deleted over that wall (the walsender's decoding included)",
 		num(int64(fc.changes)), num(int64(fc.txSize)))
@@ -239,7 +242,7 @@ func measureFollowWriters(ctx context.Context, cfg config, admin *pgx.Conn, bin,
 	return c, err
 }
 
-// backlog commits fc.changes row changes of (h)'s burst in transactions of
+// backlog commits fc.changes row changes of (h)'s mix (steadyTx) in transactions of
 // fc.txSize and returns the rows they changed and the WAL position before
 // the last transaction: a slot confirmed past it has the backlog applied.
 func backlog(ctx context.Context, conn *pgx.Conn, w *workload, fc followConfig) (int64, string, error) {
@@ -252,7 +255,7 @@ func backlog(ctx context.Context, conn *pgx.Conn, w *workload, fc followConfig) 
 				return 0, "", err
 			}
 		}
-		got, err := w.burstTx(ctx, conn, n)
+		got, err := w.steadyTx(ctx, conn, n)
 		if err != nil {
 			return 0, "", fmt.Errorf("(j⁗) backlog: %w", err)
 		}
