@@ -164,7 +164,7 @@ func FollowAuditLine(a follow.AuditStatus) string {
 	if a.Mode == follow.AuditOff || a.Cycle == 0 {
 		return ""
 	}
-	line := fmt.Sprintf("; audit cycle %d: %d%%, %d drifted", a.Cycle, 100*a.Done/max(a.Slices, 1), a.Drifted)
+	line := fmt.Sprintf("; audit cycle %d: %d%%, %d drifted", a.Cycle, int(100*a.Progress), a.Drifted)
 	if a.Mode == follow.AuditRepair {
 		line += fmt.Sprintf(", %d repaired", a.Repaired)
 	}

@@ -93,7 +93,7 @@ func (j *job) meterFollow(st follow.Status) {
 	j.cfg.Metrics.Follow(metrics.FollowStatus{Applied: uint64(st.Applied), LagBytes: st.LagBytes, Lag: st.Lag,
 		Changes: st.Changes, Puts: st.Puts, Deletes: st.Deletes})
 	if a := st.Audit; a.Mode != follow.AuditOff && a.Slices > 0 {
-		j.cfg.Metrics.AuditProgress(a.Cycle, float64(a.Done)/float64(a.Slices))
+		j.cfg.Metrics.AuditProgress(a.Cycle, a.Progress)
 		j.cfg.Metrics.AuditDrift(a.Unrepaired())
 	}
 }

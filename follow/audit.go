@@ -8,6 +8,7 @@ import (
 	"hash/maphash"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -127,6 +128,10 @@ type AuditStatus struct {
 	// Cycle is the cycle under way, of Slices, Done compared; Overran: too long.
 	Cycle, Slices, Done int
 	Overran             bool
+	// Progress is the share of the cycle's pass done, 0 to 1: a third for
+	// the items derived, a third for those Scanned (each over the source's
+	// count(*)), a third for the slices compared.
+	Progress float64
 	// Item counts of the cycle; Skipped are those the follow wrote meanwhile.
 	Compared, Skipped, Drifted, Repaired int64
 	// PrevDrifted and PrevRepaired are the previous cycle's counts.
@@ -167,6 +172,8 @@ type Auditor struct {
 	mu     sync.Mutex
 	st     AuditStatus
 	slices int // of the next cycle
+	// est is the pass's source count(*), for its progress.
+	est int64
 }
 
 // NewAuditor returns the audit of the follow a applies, reading the source at
@@ -258,7 +265,7 @@ func (au *Auditor) run(ctx context.Context, applied func() pglogrepl.LSN) error 
 	defer sess.close()
 	for cycle := 1; ; cycle++ {
 		au.update(func(st *AuditStatus) {
-			st.Cycle, st.Slices, st.Done, st.Overran = cycle, au.slices, 0, false
+			st.Cycle, st.Slices, st.Done, st.Overran, st.Progress = cycle, au.slices, 0, false, 0
 			st.PrevDrifted, st.PrevRepaired = st.Drifted, st.Repaired
 			st.Drifted, st.Repaired = 0, 0
 			st.Compared, st.Skipped = 0, 0
@@ -268,7 +275,7 @@ func (au *Auditor) run(ctx context.Context, applied func() pglogrepl.LSN) error 
 		switch {
 		case errors.As(err, &mes) && au.opts.OnSkip != nil:
 			au.opts.OnSkip(fmt.Errorf("cycle %d not compared: %w", cycle, err))
-			au.update(func(st *AuditStatus) { st.Done = st.Slices })
+			au.update(func(st *AuditStatus) { st.Done, st.Progress = st.Slices, 1 })
 		case err != nil:
 			if ctx.Err() != nil {
 				return nil
@@ -407,6 +414,7 @@ func (au *Auditor) pass(ctx context.Context, sess *auditSession, cycle int, appl
 	}
 	n := max(au.slices, au.slicesFor(est))
 	au.update(func(st *AuditStatus) { st.Slices = n })
+	au.est = max(est, 1)
 	dir, err := os.MkdirTemp("", "pg2dynamo-audit-")
 	if err != nil {
 		return fmt.Errorf("audit: %w", err)
@@ -457,6 +465,7 @@ func (au *Auditor) pass(ctx context.Context, sess *auditSession, cycle int, appl
 			st.Compared += compared
 			st.Skipped += skipped
 			st.Done = i + 1
+			st.Progress = 2./3 + float64(i+1)/float64(n)/3
 		})
 	}
 	// The next cycle is sized by the items this one counted.
@@ -553,6 +562,7 @@ func (au *Auditor) waitApplied(ctx context.Context, applied func() pglogrepl.LSN
 // derive spills the content hash and entity of every item derived, by slice.
 func (au *Auditor) derive(ctx context.Context, src *extract.Source, plans []*transform.Plan, out *spill) error {
 	n := len(out.files)
+	var done atomic.Int64
 	sink := load.SinkFunc(func(_ context.Context, batch []transform.Item) error {
 		for _, it := range batch {
 			k := transform.ItemKey(it.Attrs, au.keyAttrs)
@@ -561,6 +571,7 @@ func (au *Auditor) derive(ctx context.Context, src *extract.Source, plans []*tra
 				return err
 			}
 		}
+		au.progress(0, done.Add(int64(len(batch))))
 		return nil
 	})
 	if _, err := pipeline.Run(ctx, pipeline.Postgres(src), au.m, plans, sink, pipeline.Options{Concurrency: 1}); err != nil {
@@ -569,11 +580,19 @@ func (au *Auditor) derive(ctx context.Context, src *extract.Source, plans []*tra
 	return out.flush()
 }
 
+// progress sets the pass's progress to phase (0: deriving, 1: Scanning) with
+// items of the source's count done.
+func (au *Auditor) progress(phase int, items int64) {
+	share := min(1, float64(items)/float64(au.est))
+	au.update(func(st *AuditStatus) { st.Progress = max(st.Progress, (float64(phase)+share)/3) })
+}
+
 // scan spills the key, content hash and type of every item of the table, by
 // slice.
 func (au *Auditor) scan(ctx context.Context, out *spill) error {
 	n := len(out.files)
 	table := &dynamodb.ScanInput{TableName: aws.String(au.m.Table.Name)}
+	var done atomic.Int64
 	err := load.ScanSegments(ctx, au.client, table, au.opts.Segments, func(items []map[string]types.AttributeValue) error {
 		for _, it := range items {
 			k := transform.ItemKey(it, au.keyAttrs)
@@ -582,6 +601,7 @@ func (au *Auditor) scan(ctx context.Context, out *spill) error {
 				return err
 			}
 		}
+		au.progress(1, done.Add(int64(len(items))))
 		return nil
 	})
 	if err != nil {

@@ -3,6 +3,7 @@ package follow
 import (
 	"context"
 	"fmt"
+	"math"
 	"testing"
 )
 
@@ -168,6 +169,22 @@ func TestAuditStatusUnrepaired(t *testing.T) {
 	} {
 		if got := c.st.Unrepaired(); got != c.want {
 			t.Errorf("%s: Unrepaired() = %d, want %d", c.name, got, c.want)
+		}
+	}
+}
+
+// A pass's progress: a third for deriving, a third for Scanning, each
+// over the source's count and capped at its third, never going back.
+func TestAuditProgressByPhase(t *testing.T) {
+	au := &Auditor{est: 300}
+	for _, c := range []struct {
+		phase int
+		items int64
+		want  float64
+	}{{0, 150, 1. / 6}, {0, 600, 1. / 3}, {1, 0, 1. / 3}, {1, 100, 1./3 + 1./9}, {0, 30, 1./3 + 1./9}, {1, 900, 2. / 3}} {
+		au.progress(c.phase, c.items)
+		if got := au.Status().Progress; math.Abs(got-c.want) > 1e-9 {
+			t.Errorf("progress(%d, %d): %.4f, want %.4f", c.phase, c.items, got, c.want)
 		}
 	}
 }
