@@ -504,11 +504,7 @@ func (w *workload) burstTx(ctx context.Context, conn *pgx.Conn, n int) (int64, e
 	for i := range int64(ni) {
 		w.burstInserted = append(w.burstInserted, first+i)
 	}
-	b := &pgx.Batch{}
-	b.Queue(updateTickets, updated)
-	b.Queue(insertTickets, src, first)
-	b.Queue(deleteTickets, w.take(nd))
-	return sendTx(ctx, conn, b)
+	return sendTx(ctx, conn, queueMix(&pgx.Batch{}, updated, src, first, w.take(nd)))
 }
 
 // steadyTx is burstTx on a population that stays whole, for backlogs
@@ -527,11 +523,7 @@ func (w *workload) steadyTx(ctx context.Context, conn *pgx.Conn, n int) (int64, 
 	for i := range int64(ni) {
 		w.steadyInserted = append(w.steadyInserted, first+i)
 	}
-	b := &pgx.Batch{}
-	b.Queue(updateTickets, w.take(nu))
-	b.Queue(insertTickets, src, first)
-	b.Queue(deleteTickets, deleted)
-	return sendTx(ctx, conn, b)
+	return sendTx(ctx, conn, queueMix(&pgx.Batch{}, w.take(nu), src, first, deleted))
 }
 
 // lagTx commits one lag-phase transaction of lagTxChanges changes; with
@@ -545,10 +537,17 @@ func (w *workload) lagTx(ctx context.Context, conn *pgx.Conn, probe int) (int64,
 		b.Queue(updateProbe, w.probe, probeSubject(probe))
 	}
 	src, first := w.sources(ni)
-	b.Queue(updateTickets, w.take(nu))
+	return sendTx(ctx, conn, queueMix(b, w.take(nu), src, first, w.take(nd)))
+}
+
+// queueMix queues the three statements of a transaction of the mix: the
+// updates of updated, copies of src under IDs from first, the deletes of
+// deleted.
+func queueMix(b *pgx.Batch, updated, src []int64, first int64, deleted []int64) *pgx.Batch {
+	b.Queue(updateTickets, updated)
 	b.Queue(insertTickets, src, first)
-	b.Queue(deleteTickets, w.take(nd))
-	return sendTx(ctx, conn, b)
+	b.Queue(deleteTickets, deleted)
+	return b
 }
 
 // sendTx runs b's statements as one transaction (a batch without
