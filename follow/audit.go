@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"hash/fnv"
 	"hash/maphash"
-	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -19,6 +18,7 @@ import (
 
 	"github.com/pg2dynamo/pg2dynamo/ddbjson"
 	"github.com/pg2dynamo/pg2dynamo/extract"
+	"github.com/pg2dynamo/pg2dynamo/internal/extsort"
 	"github.com/pg2dynamo/pg2dynamo/load"
 	"github.com/pg2dynamo/pg2dynamo/mapping"
 	"github.com/pg2dynamo/pg2dynamo/pipeline"
@@ -415,11 +415,11 @@ func (au *Auditor) pass(ctx context.Context, sess *auditSession, cycle int, appl
 	n := max(au.slices, au.slicesFor(est))
 	au.update(func(st *AuditStatus) { st.Slices = n })
 	au.est = max(est, 1)
-	dir, err := os.MkdirTemp("", "pg2dynamo-audit-")
+	dir, err := extsort.NewGroup("pg2dynamo-audit-", 0)
 	if err != nil {
 		return fmt.Errorf("audit: %w", err)
 	}
-	defer os.RemoveAll(dir)
+	defer dir.Close()
 	derived, err := newSpill(dir, "derived", n)
 	if err != nil {
 		return err

@@ -7,9 +7,10 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"slices"
 	"sync"
+
+	"github.com/pg2dynamo/pg2dynamo/internal/extsort"
 )
 
 // auditRecord is one item of an audit pass: its key, content hash, and its
@@ -43,11 +44,12 @@ const (
 	maxSpillPart = 400 << 10
 )
 
-// newSpill creates slices files named side-N in dir.
-func newSpill(dir, side string, slices int) (*spill, error) {
+// newSpill creates slices files in dir, unlinked where the system allows, so
+// that their space is freed however the process ends.
+func newSpill(dir *extsort.Group, side string, slices int) (*spill, error) {
 	s := &spill{}
 	for i := range slices {
-		f, err := os.Create(filepath.Join(dir, fmt.Sprintf("%s-%d", side, i)))
+		f, err := dir.TempFile(fmt.Sprintf("%s-%d-", side, i))
 		if err != nil {
 			s.close()
 			return nil, fmt.Errorf("audit: spill file: %w", err)
@@ -134,7 +136,7 @@ func spillErr(err error) error {
 	return fmt.Errorf("audit: spill file: %w", err)
 }
 
-// close closes the files; the pass removes their directory.
+// close closes the files; the pass closes their directory.
 func (s *spill) close() {
 	for _, f := range s.files {
 		f.Close()

@@ -13,7 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/pg2dynamo/pg2dynamo/ddbjson"
-	"github.com/pg2dynamo/pg2dynamo/verify/internal/extsort"
+	"github.com/pg2dynamo/pg2dynamo/internal/extsort"
 	"github.com/pg2dynamo/pg2dynamo/verify/outcome"
 )
 

@@ -7,9 +7,9 @@ import (
 	gocmp "github.com/google/go-cmp/cmp"
 
 	"github.com/pg2dynamo/pg2dynamo/extract"
+	"github.com/pg2dynamo/pg2dynamo/internal/extsort"
 	"github.com/pg2dynamo/pg2dynamo/mapping"
 	"github.com/pg2dynamo/pg2dynamo/transform"
-	"github.com/pg2dynamo/pg2dynamo/verify/internal/extsort"
 	"github.com/pg2dynamo/pg2dynamo/verify/outcome"
 )
 

@@ -23,9 +23,9 @@ import (
 
 	"github.com/pg2dynamo/pg2dynamo/ddbjson"
 	"github.com/pg2dynamo/pg2dynamo/extract"
+	"github.com/pg2dynamo/pg2dynamo/internal/extsort"
 	"github.com/pg2dynamo/pg2dynamo/mapping"
 	"github.com/pg2dynamo/pg2dynamo/transform"
-	"github.com/pg2dynamo/pg2dynamo/verify/internal/extsort"
 	"github.com/pg2dynamo/pg2dynamo/verify/outcome"
 )
 

@@ -10,7 +10,7 @@ import (
 	"os"
 	"sync"
 
-	"github.com/pg2dynamo/pg2dynamo/verify/internal/extsort"
+	"github.com/pg2dynamo/pg2dynamo/internal/extsort"
 )
 
 // spill partitions records by key hash into bucket files so a comparison holds

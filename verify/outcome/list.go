@@ -10,7 +10,7 @@ import (
 	"io"
 	"iter"
 
-	"github.com/pg2dynamo/pg2dynamo/verify/internal/extsort"
+	"github.com/pg2dynamo/pg2dynamo/internal/extsort"
 )
 
 // List is one of a Result's lists, sorted by item key: the first entries found,

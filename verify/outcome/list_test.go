@@ -10,7 +10,7 @@ import (
 
 	gocmp "github.com/google/go-cmp/cmp"
 
-	"github.com/pg2dynamo/pg2dynamo/verify/internal/extsort"
+	"github.com/pg2dynamo/pg2dynamo/internal/extsort"
 )
 
 // A list counts every entry it is offered and keeps the first of them,

@@ -6,7 +6,7 @@ package outcome
 import (
 	"encoding/json"
 
-	"github.com/pg2dynamo/pg2dynamo/verify/internal/extsort"
+	"github.com/pg2dynamo/pg2dynamo/internal/extsort"
 )
 
 // ItemRef names an item by its primary key and type.

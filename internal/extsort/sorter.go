@@ -1,6 +1,7 @@
 // Package extsort sorts byte records in bounded memory, spilling sorted runs
 // to temporary files: verify's buckets and expected answers, and the result
-// lists of verify/outcome.
+// lists of verify/outcome. Its Group is also the temporary directory of the
+// follow's audit pass.
 package extsort
 
 import (
@@ -34,7 +35,7 @@ type Group struct {
 func NewGroup(prefix string, budget int) (*Group, error) {
 	dir, err := os.MkdirTemp("", prefix)
 	if err != nil {
-		return nil, fmt.Errorf("verify: temporary directory: %w", err)
+		return nil, fmt.Errorf("extsort: temporary directory: %w", err)
 	}
 	return &Group{dir: dir, budget: budget}, nil
 }
@@ -50,7 +51,7 @@ func (g *Group) Sub(budget int) *Group {
 func (g *Group) TempFile(name string) (*os.File, error) {
 	f, err := os.CreateTemp(g.dir, name)
 	if err != nil {
-		return nil, fmt.Errorf("verify: temporary file: %w", err)
+		return nil, fmt.Errorf("extsort: temporary file: %w", err)
 	}
 	if os.Remove(f.Name()) != nil {
 		g.named = true // removed with the directory
@@ -152,12 +153,12 @@ func (s *Sorter) spill() error {
 	for _, sp := range s.spans {
 		if err := writeRecord(w, s.arena[sp.start:sp.end]); err != nil {
 			f.Close()
-			return fmt.Errorf("verify: write run: %w", err)
+			return fmt.Errorf("extsort: write run: %w", err)
 		}
 	}
 	if err := w.Flush(); err != nil {
 		f.Close()
-		return fmt.Errorf("verify: write run: %w", err)
+		return fmt.Errorf("extsort: write run: %w", err)
 	}
 	s.runs = append(s.runs, f)
 	s.g.used -= s.mem()
@@ -225,14 +226,14 @@ func (r *runSource) Next() ([]byte, error) {
 		if errors.Is(err, io.EOF) {
 			return nil, io.EOF
 		}
-		return nil, fmt.Errorf("verify: read run: %w", err)
+		return nil, fmt.Errorf("extsort: read run: %w", err)
 	}
 	if uint64(cap(r.buf)) < n {
 		r.buf = make([]byte, n)
 	}
 	r.buf = r.buf[:n]
 	if _, err := io.ReadFull(r.r, r.buf); err != nil {
-		return nil, fmt.Errorf("verify: read run: %w", err)
+		return nil, fmt.Errorf("extsort: read run: %w", err)
 	}
 	return r.buf, nil
 }
@@ -356,12 +357,12 @@ func (s *Sorter) mergeRuns(k int) error {
 		}
 		if err != nil {
 			f.Close()
-			return fmt.Errorf("verify: merge runs: %w", err)
+			return fmt.Errorf("extsort: merge runs: %w", err)
 		}
 	}
 	if err := w.Flush(); err != nil {
 		f.Close()
-		return fmt.Errorf("verify: merge runs: %w", err)
+		return fmt.Errorf("extsort: merge runs: %w", err)
 	}
 	for _, old := range s.runs[:k] {
 		old.Close()
