@@ -67,7 +67,7 @@ func hasFlag(c *cli.Context, name string) bool {
 }
 
 func reportOptions(c *cli.Context) engine.ReportOptions {
-	return engine.ReportOptions{Segments: c.Int("segments"), Sample: c.Int("sample"), GSIWait: c.Duration("gsi-wait"),
+	return engine.ReportOptions{Segments: c.Int("segments"), MaxReadUnits: c.Int("max-read-units"), Sample: c.Int("sample"), GSIWait: c.Duration("gsi-wait"),
 		Format: c.String("format"), Limit: c.Int("limit"), JSON: c.Path("report-json"), HTML: c.Path("html"),
 		PricePerMillion: c.Float64("price-per-million"), ImportPricePerGB: c.Float64("import-price-per-gb"),
 		FollowWait: c.Duration("follow-wait")}

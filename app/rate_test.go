@@ -61,3 +61,42 @@ func TestMaxWriteUnits(t *testing.T) {
 		t.Errorf("%.0f write units sent in %s: faster than --max-write-units %d allows (at least %s)", sent, took, limit, least)
 	}
 }
+
+// --max-read-units reaches verify's Scan: with every segment reading, the
+// read units DynamoDB reported (summed by a proxy in front of dynalite)
+// cannot have been consumed faster than the cap, less the bucket of one
+// second's units. A busy machine only makes the run longer, so the bound
+// holds however loaded the machine is. The check still passes.
+func TestMaxReadUnits(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a 3 s run")
+	}
+	parallel(t)
+	const limit = 4
+	url, _ := fixtureSource(t, "attendance", 0.05)
+	mappingFile := testenv.RepoFile(t, "fixtures", "mappings", "attendance.yaml")
+	table := testenv.TableName("readrate")
+	if r := runCLI(t, migrateArgs(t, mappingFile, url, table, "--create-table", "--no-verify")...); r.code != ExitOK {
+		t.Fatalf("migrate: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	proxy := startProxy(t, faultproxy.Rates{}, 1)
+	start := time.Now()
+	r := runCLI(t, "verify", "--mapping", mappingFile, "--source", url, "--endpoint-url", proxy.URL, "--table", table,
+		"--progress", "none", "--segments", "4", "--max-read-units", strconv.Itoa(limit))
+	took := time.Since(start)
+	if r.code != ExitOK {
+		t.Fatalf("verify: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	read, scans := proxy.ScanUnits()
+	if scans != proxy.Counts()["op:Scan"] {
+		t.Errorf("%d of %d Scans reported their read units: each must ask (ReturnConsumedCapacity)", scans, proxy.Counts()["op:Scan"])
+	}
+	if read < 3*limit {
+		t.Fatalf("%v read units consumed: too few to show a cap of %d a second", read, limit)
+	}
+	least := time.Duration((read - limit) / limit * float64(time.Second))
+	t.Logf("%.0f read units in %d Scans, %s (at least %s at %d a second)", read, scans, took.Round(time.Millisecond), least, limit)
+	if took < least {
+		t.Errorf("%.0f read units consumed in %s: faster than --max-read-units %d allows (at least %s)", read, took, limit, least)
+	}
+}

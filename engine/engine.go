@@ -60,6 +60,9 @@ type ReportOptions struct {
 	// Segments is the Scan's segments (1 to 64); Sample, differences kept per
 	// kind.
 	Segments, Sample int
+	// MaxReadUnits caps the read capacity units a second that the table's
+	// Scans consume: a comparison's, and a follow's audit passes' (0: no cap).
+	MaxReadUnits int
 	// GSIWait bounds the wait for a GSI to catch up before its patterns run.
 	GSIWait time.Duration
 	// Format is report.FormatText, FormatMarkdown or FormatJSON ("": text);

@@ -3,11 +3,15 @@ package load
 import (
 	"context"
 	"fmt"
+	"math"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"golang.org/x/sync/errgroup"
+	"golang.org/x/time/rate"
+
+	"github.com/pg2dynamo/pg2dynamo/transform"
 )
 
 // ScanPageItems bounds a Scan page (ScanInput.Limit): the SDK decodes a page at
@@ -18,17 +22,22 @@ const ScanPageItems = 200
 
 // ScanSegments reads in's table with segments parallel, strongly consistent
 // Scans of pages of ScanPageItems, calling page with each page's items on its
-// segment's goroutine, so page must be safe for concurrent use. in is copied,
-// not changed. The first error, a Scan's (wrapped with the table and segment)
-// or page's, stops the others and is returned.
+// segment's goroutine, so page must be safe for concurrent use. limit, if not
+// nil, paces the pages. in is copied, not changed. The first error, a Scan's
+// (wrapped with the table and segment) or page's, stops the others and is
+// returned.
 // https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Scan.html#Scan.ParallelScan
-func ScanSegments(ctx context.Context, client dynamodb.ScanAPIClient, in *dynamodb.ScanInput, segments int, page func([]map[string]types.AttributeValue) error) error {
+func ScanSegments(ctx context.Context, client dynamodb.ScanAPIClient, in *dynamodb.ScanInput, segments int, limit *ReadLimit,
+	page func([]map[string]types.AttributeValue) error) error {
 	g, gctx := errgroup.WithContext(ctx)
 	for seg := range segments {
 		g.Go(func() error {
 			si := *in
 			si.Segment, si.TotalSegments = aws.Int32(int32(seg)), aws.Int32(int32(segments))
 			si.ConsistentRead, si.Limit = aws.Bool(true), aws.Int32(ScanPageItems)
+			if limit != nil {
+				si.ReturnConsumedCapacity = types.ReturnConsumedCapacityTotal
+			}
 			p := dynamodb.NewScanPaginator(client, &si)
 			for p.HasMorePages() {
 				out, err := p.NextPage(gctx)
@@ -38,11 +47,59 @@ func ScanSegments(ctx context.Context, client dynamodb.ScanAPIClient, in *dynamo
 				if err := page(out.Items); err != nil {
 					return err
 				}
+				if err := limit.wait(gctx, out); err != nil {
+					return err
+				}
 			}
 			return nil
 		})
 	}
 	return g.Wait()
+}
+
+// ReadLimit paces Scans at a number of read capacity units a second, over
+// all the segments and Scans it is given, so that a check leaves the table's
+// read capacity to the application. Each page is paid for once read: with the
+// units DynamoDB reports it consumed, or, where the endpoint reports none, one
+// unit per 4 KB of the page's items (a strongly consistent read's price). A
+// nil *ReadLimit paces nothing. Safe for concurrent use.
+// https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/read-write-operations.html#read-operation-consumption
+type ReadLimit struct {
+	limiter *rate.Limiter
+}
+
+// NewReadLimit paces at units read capacity units a second, with a second's
+// worth at once; nil for units <= 0.
+func NewReadLimit(units int) *ReadLimit {
+	if units <= 0 {
+		return nil
+	}
+	return &ReadLimit{limiter: rate.NewLimiter(rate.Limit(units), units)}
+}
+
+// wait blocks until page's read units fit the rate, or ctx ends.
+func (l *ReadLimit) wait(ctx context.Context, page *dynamodb.ScanOutput) error {
+	if l == nil {
+		return nil
+	}
+	var units float64
+	if cc := page.ConsumedCapacity; cc != nil && cc.CapacityUnits != nil {
+		units = *cc.CapacityUnits
+	} else {
+		size := 0
+		for _, it := range page.Items {
+			size += transform.ItemSize(it)
+		}
+		units = float64((size + 4095) / 4096)
+	}
+	for n := int(math.Ceil(units)); n > 0; {
+		step := min(n, l.limiter.Burst())
+		if err := l.limiter.WaitN(ctx, step); err != nil {
+			return err
+		}
+		n -= step
+	}
+	return nil
 }
 
 // StringAttr is item's attribute name as a string: "" when it is absent or of

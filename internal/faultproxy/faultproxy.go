@@ -84,6 +84,10 @@ type Proxy struct {
 	counts map[string]int
 	// consumed is the write capacity reported, by wall-clock second of arrival.
 	consumed map[int64]float64
+	// scanned is the read capacity Scan answers reported, and scans counts
+	// the Scan answers that reported it (ReturnConsumedCapacity).
+	scanned float64
+	scans   int
 	// capacity is WriteUnits' bucket (nil without), and what it let through.
 	capacity *rate.Limiter
 	capStats Capacity
@@ -172,6 +176,14 @@ func (p *Proxy) ConsumedPerSecond() map[int64]float64 {
 		out[k] = v
 	}
 	return out
+}
+
+// ScanUnits returns the read units DynamoDB reported Scans consumed, and the
+// number of Scan answers that reported them.
+func (p *Proxy) ScanUnits() (units float64, scans int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.scanned, p.scans
 }
 
 // Capacity returns what the WriteUnits bucket let through so far.
@@ -382,9 +394,10 @@ func copyResponse(w http.ResponseWriter, rec *httptest.ResponseRecorder) {
 	w.Write(rec.Body.Bytes())
 }
 
-// recordConsumed sums the ConsumedCapacity of BatchWriteItem answers.
+// recordConsumed sums the ConsumedCapacity of BatchWriteItem and Scan answers.
 func (p *Proxy) recordConsumed(resp *http.Response) error {
-	if resp.StatusCode != http.StatusOK || resp.Request.Header.Get("X-Amz-Target") != "DynamoDB_20120810.BatchWriteItem" {
+	target := resp.Request.Header.Get("X-Amz-Target")
+	if resp.StatusCode != http.StatusOK || (target != "DynamoDB_20120810.BatchWriteItem" && target != "DynamoDB_20120810.Scan") {
 		return nil
 	}
 	body, err := io.ReadAll(resp.Body)
@@ -393,6 +406,18 @@ func (p *Proxy) recordConsumed(resp *http.Response) error {
 		return err
 	}
 	resp.Body = io.NopCloser(bytes.NewReader(body))
+	if target == "DynamoDB_20120810.Scan" {
+		var out struct {
+			ConsumedCapacity *struct{ CapacityUnits float64 }
+		}
+		if json.Unmarshal(body, &out) == nil && out.ConsumedCapacity != nil {
+			p.mu.Lock()
+			p.scanned += out.ConsumedCapacity.CapacityUnits
+			p.scans++
+			p.mu.Unlock()
+		}
+		return nil
+	}
 	var out struct {
 		ConsumedCapacity []struct {
 			CapacityUnits float64
