@@ -128,6 +128,9 @@ func (fa *followAudit) cycleDone(st follow.AuditStatus) {
 	repaired := ""
 	if fa.mode == follow.AuditRepair {
 		repaired = fmt.Sprintf(", %d repaired", st.Repaired)
+		if st.RepairRows > 0 {
+			repaired += fmt.Sprintf(" (%d source rows read again to repair them)", st.RepairRows)
+		}
 	}
 	fmt.Fprintf(fa.log, "audit: cycle %d done in %d slices%s: %d items compared, %d left out (written by the follow meanwhile), %d drifted%s\n",
 		st.Cycle, st.Slices, over, st.Compared, st.Skipped, st.Drifted, repaired)

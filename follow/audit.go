@@ -137,6 +137,9 @@ type AuditStatus struct {
 	Progress float64
 	// Item counts of the cycle; Skipped are those the follow wrote meanwhile.
 	Compared, Skipped, Drifted, Repaired int64
+	// RepairRows counts the source rows the cycle's repairs read again: the
+	// rows of the entities with a missing or changed item.
+	RepairRows int64
 	// PrevDrifted and PrevRepaired are the previous cycle's counts.
 	PrevDrifted, PrevRepaired int64
 	// LastDriftCycle is the last cycle that found drift (0: none), and its counts.
@@ -271,7 +274,7 @@ func (au *Auditor) run(ctx context.Context, applied func() pglogrepl.LSN) error 
 			st.Cycle, st.Slices, st.Done, st.Overran, st.Progress = cycle, au.slices, 0, false, 0
 			st.PrevDrifted, st.PrevRepaired = st.Drifted, st.Repaired
 			st.Drifted, st.Repaired = 0, 0
-			st.Compared, st.Skipped = 0, 0
+			st.Compared, st.Skipped, st.RepairRows = 0, 0, 0
 		})
 		err := au.pass(ctx, sess, cycle, applied)
 		var mes mapping.Errors
@@ -459,7 +462,7 @@ func (au *Auditor) pass(ctx context.Context, sess *auditSession, cycle int, appl
 			pending = append(pending, d)
 		}
 		if len(pending) >= au.opts.SliceItems || i == n-1 {
-			if err := au.settle(ctx, src, plans, cycle, pending); err != nil {
+			if err := au.settle(ctx, src, cycle, pending); err != nil {
 				return err
 			}
 			pending = nil
@@ -477,10 +480,10 @@ func (au *Auditor) pass(ctx context.Context, sess *auditSession, cycle int, appl
 }
 
 // settle repairs out with AuditRepair, tells OnDrift of each and counts them.
-func (au *Auditor) settle(ctx context.Context, src *extract.Source, plans []*transform.Plan, cycle int, out []drifted) error {
+func (au *Auditor) settle(ctx context.Context, src *extract.Source, cycle int, out []drifted) error {
 	repaired := make([]bool, len(out))
 	if au.opts.Mode == AuditRepair && len(out) > 0 {
-		if err := au.repair(ctx, src, plans, out, repaired); err != nil {
+		if err := au.repair(ctx, src, out, repaired); err != nil {
 			return err
 		}
 	}

@@ -415,3 +415,35 @@ func steadyNotes(ctx context.Context, url string) (int, error) {
 	}
 	return n, nil
 }
+
+// Drift in one entity is repaired from that entity's rows alone: the org's
+// item, changed behind the follow, is put back from its one row, the
+// members' 50 rows are not read again, and the table ends in step.
+func TestAuditRepairReadsTheDriftedEntityOnly(t *testing.T) {
+	t.Parallel()
+	f := loaded(t, filepath.Join("testdata", "orgs-members.yaml"), orgsSchema(50))
+	p := startFollow(t, liveArgs(f, "--audit", "repair", "--audit-cycle", auditCycle, "--audit-file", filepath.Join(t.TempDir(), "drift.jsonl"))...)
+	p.waitFor(t, following, "the follow to start")
+	c, err := load.NewClient(context.Background(), load.ClientConfig{EndpointURL: f.endpoint})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.UpdateItem(context.Background(), &dynamodb.UpdateItemInput{TableName: aws.String(f.table),
+		Key:                       map[string]types.AttributeValue{"PK": &types.AttributeValueMemberS{Value: "ORG#0000000001"}, "SK": &types.AttributeValueMemberS{Value: "ORG"}},
+		UpdateExpression:          aws.String("SET #n = :n"),
+		ConditionExpression:       aws.String("attribute_exists(PK)"), // the org's own item, not a new one
+		ExpressionAttributeNames:  map[string]string{"#n": "name"},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":n": &types.AttributeValueMemberS{Value: "changed behind the follow"}}}); err != nil {
+		t.Fatal(err)
+	}
+	repairedLine := regexp.MustCompile(`audit: cycle \d+ done[^\n]*, 1 drifted, 1 repaired \((\d+) source rows read again`)
+	p.waitFor(t, repairedLine, "the cycle that repairs the org's item")
+	if n := repairedLine.FindStringSubmatch(p.out.String())[1]; n != "1" {
+		t.Errorf("the repair read %s source rows again, want 1: the org's row, not its members'", n)
+	}
+	p.cmd.Process.Signal(syscall.SIGINT)
+	if code := p.exit(t); code != 0 {
+		t.Fatalf("exit %d after SIGINT, want 0\n%s", code, firstLines(p.out.String(), 60))
+	}
+	f.inStep(t)
+}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/pg2dynamo/pg2dynamo/extract"
 	"github.com/pg2dynamo/pg2dynamo/load"
+	"github.com/pg2dynamo/pg2dynamo/mapping"
 	"github.com/pg2dynamo/pg2dynamo/pipeline"
 	"github.com/pg2dynamo/pg2dynamo/transform"
 )
@@ -153,16 +154,19 @@ type repairReq struct {
 // repairChunk is the most repairs one request holds (bounding memory).
 const repairChunk = 500
 
-// repair has the follow put the slice snapshot's items for out's missing and
-// changed keys and delete the stale ones, marking those repaired.
-func (au *Auditor) repair(ctx context.Context, src *extract.Source, plans []*transform.Plan, out []drifted, repaired []bool) error {
+// repair has the follow put the pass snapshot's items for out's missing and
+// changed keys and delete the stale ones, marking those repaired. The items
+// are derived again from the entities they belong to only.
+func (au *Auditor) repair(ctx context.Context, src *extract.Source, out []drifted, repaired []bool) error {
 	need := map[[2]string]int{}
 	var stale []int
+	entities := map[int]bool{}
 	for j, d := range out {
 		if d.kind == DriftStale {
 			stale = append(stale, j)
 		} else {
 			need[d.key] = j
+			entities[d.entity] = true
 		}
 	}
 	var chunk []transform.Item
@@ -181,6 +185,10 @@ func (au *Auditor) repair(ctx context.Context, src *extract.Source, plans []*tra
 		return err
 	}
 	if len(need) > 0 {
+		sub, plans, index, err := au.entitySubset(ctx, src, entities)
+		if err != nil {
+			return err
+		}
 		// One writer: the sink is called from one goroutine.
 		sink := load.SinkFunc(func(_ context.Context, batch []transform.Item) error {
 			for _, it := range batch {
@@ -190,7 +198,7 @@ func (au *Auditor) repair(ctx context.Context, src *extract.Source, plans []*tra
 					continue
 				}
 				delete(need, k)
-				chunk, slots = append(chunk, transform.Item{Entity: it.Entity, Attrs: it.Attrs}), append(slots, j)
+				chunk, slots = append(chunk, transform.Item{Entity: index[it.Entity], Attrs: it.Attrs}), append(slots, j)
 				if len(chunk) >= repairChunk {
 					if err := flush(); err != nil {
 						return err
@@ -199,9 +207,11 @@ func (au *Auditor) repair(ctx context.Context, src *extract.Source, plans []*tra
 			}
 			return nil
 		})
-		if _, err := pipeline.Run(ctx, pipeline.Postgres(src), au.m, plans, sink, pipeline.Options{Concurrency: 1}); err != nil {
+		sum, err := pipeline.Run(ctx, pipeline.Postgres(src), sub, plans, sink, pipeline.Options{Concurrency: 1})
+		if err != nil {
 			return err
 		}
+		au.update(func(st *AuditStatus) { st.RepairRows += sum.Total().Rows })
 	}
 	for _, j := range stale {
 		chunk, slots = append(chunk, au.a.deleteItem(out[j].key)), append(slots, j)
@@ -212,6 +222,24 @@ func (au *Auditor) repair(ctx context.Context, src *extract.Source, plans []*tra
 		}
 	}
 	return flush()
+}
+
+// entitySubset is the audit's mapping restricted to entities (indexes in
+// it), with no access pattern, its plans compiled in src's snapshot, and for
+// each of its entities the index of the same entity in the audit's mapping.
+// An entity's items are derived from its own rows and joins alone, so the
+// subset derives them as the whole mapping does.
+func (au *Auditor) entitySubset(ctx context.Context, src *extract.Source, entities map[int]bool) (*mapping.Mapping, []*transform.Plan, []int, error) {
+	m := *au.m
+	m.Entities, m.AccessPatterns = nil, nil
+	var index []int
+	for e, me := range au.m.Entities {
+		if entities[e] {
+			m.Entities, index = append(m.Entities, me), append(index, e)
+		}
+	}
+	plans, err := pipeline.Prepare(ctx, src, &m)
+	return &m, plans, index, err
 }
 
 // send hands items to the follow and waits until they are written.
