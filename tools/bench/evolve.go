@@ -14,7 +14,7 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// Targets of (l): applying a new version of the mapping that adds GSI
+// Targets of (p): applying a new version of the mapping that adds GSI
 // keys to one entity of shop, beside its follow, against a
 // --changes-only of that entity alone; and the follow's lag meanwhile.
 const (
@@ -26,7 +26,7 @@ const (
 // collection. The table declares GSI1, which no entity of v1 writes:
 // dynalite creates no GSI on an existing table (its UpdateTable ignores
 // a GlobalSecondaryIndexUpdates Create), so the index exists from the
-// start, and (l) measures what applying the version costs in items.
+// start, and (p) measures what applying the version costs in items.
 const evolveV1 = `name: shop
 table:
   name: shop
@@ -47,7 +47,7 @@ entities:
 var evolveV2 = strings.Replace(evolveV1, "    sk: ORDER#${order_id}\n",
 	"    sk: ORDER#${order_id}\n    indexes:\n      GSI1: {pk: \"STATUS#${status}\", sk: \"ORDER#${order_id}\"}\n", 1)
 
-// evolveBench is (l)'s result.
+// evolveBench is (p)'s result.
 type evolveBench struct {
 	orders, customers int
 	// baseline is migrate --changes-only with Order alone (v2's), on a
@@ -90,7 +90,7 @@ func loadAvg() string {
 	return "?"
 }
 
-// measureEvolve runs (l) on a shop database of orders orders (and an
+// measureEvolve runs (p) on a shop database of orders orders (and an
 // eighth as many customers): two tables loaded with v1, each in a
 // dynalite of its own, one brought to v2 by migrate --changes-only of
 // Order alone, the other by migrate --follow --resume --previous-mapping
@@ -109,7 +109,7 @@ func measureEvolve(ctx context.Context, cfg config, admin *pgx.Conn, root, bin, 
 		return nil, err
 	}
 	defer conn.Close(context.Background())
-	log.Printf("(l) shop: %d customers, %d orders", eb.customers, orders)
+	log.Printf("(p) shop: %d customers, %d orders", eb.customers, orders)
 	if _, err := conn.Exec(ctx, fmt.Sprintf(`
 		CREATE TABLE customers (customer_id bigint PRIMARY KEY, name text NOT NULL, city text NOT NULL);
 		CREATE TABLE orders (order_id bigint PRIMARY KEY, customer_id bigint NOT NULL REFERENCES customers, status text NOT NULL, total numeric(10,2) NOT NULL);
@@ -161,7 +161,7 @@ func measureEvolve(ctx context.Context, cfg config, admin *pgx.Conn, root, bin, 
 	if err := run1(ctx, common(v1, "shop-a", "--create-table")...); err != nil {
 		return nil, err
 	}
-	log.Printf("(l) migrate --changes-only of Order alone")
+	log.Printf("(p) migrate --changes-only of Order alone")
 	eb.loads[0] = loadAvg()
 	from, cpu0 := time.Now(), cpuNow(dyn)
 	res, err := launch(ctx, profiled("changes.prof", common(order, "shop-a", "--changes-only", "--no-verify"))...)
@@ -171,7 +171,7 @@ func measureEvolve(ctx context.Context, cfg config, admin *pgx.Conn, root, bin, 
 	g := &eb.gcs[0]
 	g.spent, g.majors, g.longest = dyn.gcStats(from, time.Now())
 	if err != nil || res.ExitCode != 0 {
-		return nil, fmt.Errorf("(l) migrate --changes-only: exit %d, %v", res.ExitCode, err)
+		return nil, fmt.Errorf("(p) migrate --changes-only: exit %d, %v", res.ExitCode, err)
 	}
 	eb.baseline = res.Wall
 	dyn.stop()
@@ -271,7 +271,7 @@ func (eb *evolveBench) followed(ctx context.Context, conn *pgx.Conn, dyn *dynali
 			}
 		}
 	}
-	log.Printf("(l) migrate --follow --resume --previous-mapping, %d order updates a second", rate)
+	log.Printf("(p) migrate --follow --resume --previous-mapping, %d order updates a second", rate)
 	proc, err := startLaunch(ctx, onLine, profiled("evolve.prof", common(v2, "shop-b", append(slot, "--resume", "--previous-mapping", v1, "--progress-interval", "1s")...))...)
 	if err != nil {
 		return err
@@ -288,13 +288,13 @@ func (eb *evolveBench) followed(ctx context.Context, conn *pgx.Conn, dyn *dynali
 		return exited
 	}
 	if err != nil || began.IsZero() {
-		return fmt.Errorf("(l) the follow with v2: exit %d, %v (comparison began: %v)", res.ExitCode, err, !began.IsZero())
+		return fmt.Errorf("(p) the follow with v2: exit %d, %v (comparison began: %v)", res.ExitCode, err, !began.IsZero())
 	}
 	eb.evolve, eb.began, eb.ended = ended.Sub(began), began, ended
 	return nil
 }
 
-// render prints (l).
+// render prints (p).
 func (eb *evolveBench) render() string {
 	var b strings.Builder
 	ratio := eb.evolve.Seconds() / eb.baseline.Seconds()
@@ -302,7 +302,7 @@ func (eb *evolveBench) render() string {
 	for _, l := range eb.lags {
 		maxLag = max(maxLag, l)
 	}
-	fmt.Fprintf(&b, "(l) a new version of shop's mapping (GSI keys added to Order: %d customers, %d orders), beside the follow:\n", eb.customers, eb.orders)
+	fmt.Fprintf(&b, "(p) a new version of shop's mapping (GSI keys added to Order: %d customers, %d orders), beside the follow:\n", eb.customers, eb.orders)
 	fmt.Fprintf(&b, "    migrate --changes-only of Order alone: %s\n", eb.baseline.Round(time.Millisecond))
 	fmt.Fprintf(&b, "    the comparison beside the follow:      %s (%.2f×; target ≤ %.1f×), %s changes applied by the follow meanwhile\n",
 		eb.evolve.Round(time.Millisecond), ratio, targetEvolveWall, eb.changes)
@@ -330,5 +330,5 @@ func (eb *evolveBench) render() string {
 // of a request's garbage dies there instead of being promoted to the old one,
 // whose Mark-Compacts of a heap of several GB the follow's extra requests
 // bring on. Both sides run with it; it makes the collections a smaller share
-// of what (l) measures, not a nil one.
+// of what (p) measures, not a nil one.
 const evolveYoung = "--max-semi-space-size=64"

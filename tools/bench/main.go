@@ -94,11 +94,11 @@ type config struct {
 	cases caseSet
 	// followAuditOnly measures (h′) alone.
 	followAuditOnly bool
-	// evolveOnly measures (l) alone, on a shop of evolveOrders orders
+	// evolveOnly measures (p) alone, on a shop of evolveOrders orders
 	// under evolveRate order updates a second.
 	evolveOnly               bool
 	evolveOrders, evolveRate int
-	// evolveProfile has (l)'s two timed runs write CPU profiles
+	// evolveProfile has (p)'s two timed runs write CPU profiles
 	// (changes.prof, evolve.prof in -profile-dir's evolve directory).
 	evolveProfile bool
 	args          string // the command line, for the report
@@ -133,10 +133,10 @@ func main() {
 	flag.DurationVar(&cfg.follow.duration, "follow-duration", 20*time.Second, "(h): how long the steady load lasts")
 	flag.BoolVar(&cfg.followAuditOnly, "follow-audit-only", false, "measure (h′) alone: (h)'s full load and saturation phase with --audit off, with the audit at its defaults, and with passes back to back, alternately -repeat times (each reported by its median run), on the fixture at -rows; prints only")
 	flag.Var(&cfg.cases, "cases", "measure only these cases, a comma-separated list of a, b, c, d, e, i, k, h, t (transform benchmark), j and f (verify's (f), (g), (n), (m), (o)); (i) and (k) bring (d), their baseline; prints only unless -out is given (default: all)")
-	flag.BoolVar(&cfg.evolveOnly, "evolve-only", false, "measure (l) alone: a new version of shop's mapping (GSI keys added to Order) applied beside its follow (migrate --follow --resume --previous-mapping) against migrate --changes-only of Order alone, and the follow's lag meanwhile; prints only")
-	flag.IntVar(&cfg.evolveOrders, "evolve-orders", 1_000_000, "(l): orders of the shop fixture (and an eighth as many customers)")
-	flag.IntVar(&cfg.evolveRate, "evolve-rate", 200, "(l): order updates a second committed while the new version is applied")
-	flag.BoolVar(&cfg.evolveProfile, "evolve-profile", false, "(l): write CPU profiles of the --changes-only and of the follow applying the new version (changes.prof, evolve.prof in -profile-dir/evolve)")
+	flag.BoolVar(&cfg.evolveOnly, "evolve-only", false, "measure (p) alone: a new version of shop's mapping (GSI keys added to Order) applied beside its follow (migrate --follow --resume --previous-mapping) against migrate --changes-only of Order alone, and the follow's lag meanwhile; prints only")
+	flag.IntVar(&cfg.evolveOrders, "evolve-orders", 1_000_000, "(p): orders of the shop fixture (and an eighth as many customers)")
+	flag.IntVar(&cfg.evolveRate, "evolve-rate", 200, "(p): order updates a second committed while the new version is applied")
+	flag.BoolVar(&cfg.evolveProfile, "evolve-profile", false, "(p): write CPU profiles of the --changes-only and of the follow applying the new version (changes.prof, evolve.prof in -profile-dir/evolve)")
 	flag.BoolVar(&cfg.quick, "quick", false, "a smoke run: the sizes not given default to -rows 50000 -flat-rows 0 -verify-rows 0 -repeat 1 -follow-changes 5000 -follow-duration 5s, no transform benchmark; prints only unless -out is given")
 	flag.Parse()
 	log.SetFlags(log.Ltime)
