@@ -434,6 +434,13 @@ func (au *Auditor) pass(ctx context.Context, sess *auditSession, cycle int, appl
 	if err := au.derive(ctx, src, plans, derived); err != nil {
 		return err
 	}
+	if au.opts.Mode != AuditRepair {
+		// Only repairs read the snapshot again: without them, VACUUM's
+		// horizon need not wait for the Scan and the comparison.
+		if err := src.End(ctx); err != nil {
+			return err
+		}
+	}
 	if err := au.waitApplied(ctx, applied, at); err != nil {
 		return err
 	}

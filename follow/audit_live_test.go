@@ -14,6 +14,7 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -446,4 +447,35 @@ func TestAuditRepairReadsTheDriftedEntityOnly(t *testing.T) {
 		t.Fatalf("exit %d after SIGINT, want 0\n%s", code, firstLines(p.out.String(), 60))
 	}
 	f.inStep(t)
+}
+
+// An audit that only reports reads its snapshot for the derivation alone:
+// while its Scan is held back, no session of the source holds a snapshot
+// open (VACUUM's horizon moves on); released, the cycle completes clean.
+func TestAuditReportEndsItsSnapshotBeforeTheScan(t *testing.T) {
+	t.Parallel()
+	f := auditedSource(t)
+	rec := testenv.NewWriteRecorder(t, f.endpoint, "PK", "SK")
+	release := rec.Hold("Scan")
+	defer release()
+	p, _ := startAudited(t, f, "report", "--endpoint-url", rec.URL)
+	p.waitFor(t, regexp.MustCompile(`audit cycle 1: 33%`), "the derivation done, the Scan held")
+	conn := testenv.Connect(t, f.url)
+	open := func() bool {
+		var n int
+		if err := conn.QueryRow(context.Background(), `SELECT count(*) FROM pg_stat_activity
+			WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_xmin IS NOT NULL AND state = 'idle in transaction'`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n > 0
+	}
+	if err := testenv.Poll("no snapshot held during the audit's Scan", time.Minute, p.err, func() bool { return !open() }); err != nil {
+		t.Fatal(err)
+	}
+	release()
+	p.waitFor(t, regexp.MustCompile(`audit: cycle 1 done[^\n]*, 0 drifted`), "the cycle to complete")
+	p.cmd.Process.Signal(syscall.SIGINT)
+	if code := p.exit(t); code != 0 {
+		t.Fatalf("exit %d after SIGINT, want 0\n%s", code, firstLines(p.out.String(), 60))
+	}
 }
