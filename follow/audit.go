@@ -28,11 +28,12 @@ import (
 // The rolling audit: while a follow streams, an Auditor compares the table
 // with the source once a cycle, finding drift the stream cannot show. A pass
 // records the keys the follow writes, reads WAL position L in a snapshot,
-// derives every item, waits until the follow has applied L and Scans the
-// table once; both sides go to temporary files by slice (FNV-1a of the
-// partition key), compared one slice at a time in memory; keys the follow
-// wrote meanwhile are left out. With AuditRepair the follow's write stage
-// writes the repairs between windows. See docs/follow.md.
+// derives every item, ends the snapshot, waits until the follow has applied
+// L and Scans the table once; both sides go to temporary files by slice
+// (FNV-1a of the partition key), compared one slice at a time in memory;
+// keys the follow wrote meanwhile are left out. With AuditRepair the drifted
+// items are derived again in a newer snapshot and the follow's write stage
+// writes them between windows. See docs/follow.md.
 
 // AuditMode is what the rolling audit does: nothing, report, or repair.
 type AuditMode int
@@ -434,12 +435,10 @@ func (au *Auditor) pass(ctx context.Context, sess *auditSession, cycle int, appl
 	if err := au.derive(ctx, src, plans, derived); err != nil {
 		return err
 	}
-	if au.opts.Mode != AuditRepair {
-		// Only repairs read the snapshot again: without them, VACUUM's
-		// horizon need not wait for the Scan and the comparison.
-		if err := src.End(ctx); err != nil {
-			return err
-		}
+	// Repairs read a snapshot of their own: VACUUM's horizon need not wait
+	// for the Scan and the comparison.
+	if err := src.End(ctx); err != nil {
+		return err
 	}
 	if err := au.waitApplied(ctx, applied, at); err != nil {
 		return err
@@ -486,13 +485,27 @@ func (au *Auditor) pass(ctx context.Context, sess *auditSession, cycle int, appl
 	return nil
 }
 
-// settle repairs out with AuditRepair, tells OnDrift of each and counts them.
+// settle repairs out with AuditRepair, tells OnDrift of each and counts them;
+// a key the repair's snapshot no longer derives is the follow's (its change
+// came after the pass's snapshot) and counts as left out.
 func (au *Auditor) settle(ctx context.Context, src *extract.Source, cycle int, out []drifted) error {
 	repaired := make([]bool, len(out))
 	if au.opts.Mode == AuditRepair && len(out) > 0 {
-		if err := au.repair(ctx, src, out, repaired); err != nil {
+		gone := make([]bool, len(out))
+		if err := au.repair(ctx, src, out, repaired, gone); err != nil {
 			return err
 		}
+		kept := 0
+		for j := range out {
+			if !gone[j] {
+				out[kept], repaired[kept] = out[j], repaired[j]
+				kept++
+			}
+		}
+		if left := int64(len(out) - kept); left > 0 {
+			au.update(func(st *AuditStatus) { st.Skipped += left })
+		}
+		out, repaired = out[:kept], repaired[:kept]
 	}
 	nRepaired := int64(0)
 	for j, d := range out {
@@ -520,7 +533,7 @@ func (au *Auditor) settle(ctx context.Context, src *extract.Source, cycle int, o
 	return nil
 }
 
-// snapshotPosition is the WAL position the slice's snapshot's commits precede.
+// snapshotPosition is the WAL position the pass's snapshot's commits precede.
 func snapshotPosition(ctx context.Context, sess *auditSession) (pglogrepl.LSN, error) {
 	var lsnText string
 	if err := sess.src.Conn().QueryRow(ctx, "SELECT pg_current_wal_insert_lsn()::text").Scan(&lsnText); err != nil {

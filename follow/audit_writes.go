@@ -154,10 +154,14 @@ type repairReq struct {
 // repairChunk is the most repairs one request holds (bounding memory).
 const repairChunk = 500
 
-// repair has the follow put the pass snapshot's items for out's missing and
-// changed keys and delete the stale ones, marking those repaired. The items
-// are derived again from the entities they belong to only.
-func (au *Auditor) repair(ctx context.Context, src *extract.Source, out []drifted, repaired []bool) error {
+// repair has the follow put the items of out's missing and changed keys, and
+// delete the stale ones, marking those repaired. The items are derived again,
+// from the entities they belong to only, in a snapshot of src begun now: a
+// change since the pass's snapshot is the follow's to apply, and the follow
+// leaves out a repair of a key it has written since the pass began (Applier's
+// side writes), so the repair writes what the follow writes or older; a key
+// that snapshot no longer derives is marked gone and not written.
+func (au *Auditor) repair(ctx context.Context, src *extract.Source, out []drifted, repaired, gone []bool) error {
 	need := map[[2]string]int{}
 	var stale []int
 	entities := map[int]bool{}
@@ -185,6 +189,10 @@ func (au *Auditor) repair(ctx context.Context, src *extract.Source, out []drifte
 		return err
 	}
 	if len(need) > 0 {
+		if err := src.Begin(ctx); err != nil {
+			return err
+		}
+		defer src.End(context.WithoutCancel(ctx))
 		sub, plans, index, err := au.entitySubset(ctx, src, entities)
 		if err != nil {
 			return err
@@ -211,7 +219,13 @@ func (au *Auditor) repair(ctx context.Context, src *extract.Source, out []drifte
 		if err != nil {
 			return err
 		}
+		if err := src.End(ctx); err != nil {
+			return err
+		}
 		au.update(func(st *AuditStatus) { st.RepairRows += sum.Total().Rows })
+		for _, j := range need {
+			gone[j] = true
+		}
 	}
 	for _, j := range stale {
 		chunk, slots = append(chunk, au.a.deleteItem(out[j].key)), append(slots, j)
