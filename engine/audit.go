@@ -47,7 +47,7 @@ func newFollowAudit(j *job, s *session, a *follow.Applier, after <-chan struct{}
 	}
 	fa := &followAudit{mode: mode, path: cmp.Or(j.fol.AuditFile, DefaultAuditFile), log: j.log, appendTo: j.mig.Resume, cfg: j.cfg}
 	cycle := cmp.Or(j.fol.AuditCycle, follow.DefaultAuditCycle)
-	fa.au = follow.NewAuditor(j.cfg.Source, s.m, s.client, a, follow.AuditOptions{Mode: mode, Cycle: cycle, SliceItems: j.fol.AuditSliceItems, MaxReadUnits: j.rep.MaxReadUnits,
+	fa.au = follow.NewAuditor(j.cfg.Source, s.m, s.client, a, follow.AuditOptions{Mode: mode, Cycle: cycle, SliceItems: j.fol.AuditSliceItems, Reads: j.readLimit(),
 		OnDrift: fa.drift, OnCycle: fa.cycleDone, After: after,
 		OnSkip: func(err error) { fmt.Fprintf(j.log, "audit: %v\n", err) }})
 	fmt.Fprintf(j.log, "audit: %s, every item compared at least once every %s (%s); drifted items are listed in %s\n", mode, cycle, j.opt(OptAuditCycle), fa.path)

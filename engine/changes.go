@@ -77,7 +77,7 @@ func applyChanges(j *job, s *session, out sinkOut, rejects *rejectFile, narrow f
 	ap := newTableApplier(out.ds, s.m.TypeAttribute, s.m.Table.Keys(), s.m.Table.KeyTypes(), s.plans, j.writes(), rejects.Write)
 	ap.metrics, ap.log, ap.what = j.cfg.Metrics, j.log, "changes-only"
 	defer ap.close()
-	opts := verify.Options{Segments: j.rep.Segments, MaxReadUnits: j.rep.MaxReadUnits, Sample: j.rep.Sample, IndexWait: j.rep.GSIWait, Progress: prog, Readers: j.ld.Readers, MinRangeRows: j.ld.MinRangeRows,
+	opts := verify.Options{Segments: j.rep.Segments, Reads: j.readLimit(), Sample: j.rep.Sample, IndexWait: j.rep.GSIWait, Progress: prog, Readers: j.ld.Readers, MinRangeRows: j.ld.MinRangeRows,
 		SkipPatterns: !check, Apply: ap, OnReject: rejects.Write}
 	if check {
 		opts.ReadBack = s.client

@@ -9,9 +9,11 @@ import (
 	"context"
 	"errors"
 	"io"
+	"sync"
 	"time"
 
 	"github.com/pg2dynamo/pg2dynamo/export"
+	"github.com/pg2dynamo/pg2dynamo/load"
 	"github.com/pg2dynamo/pg2dynamo/mapping"
 	"github.com/pg2dynamo/pg2dynamo/metrics"
 	"github.com/pg2dynamo/pg2dynamo/pipeline"
@@ -225,6 +227,9 @@ type job struct {
 	lease *leaseKeeper
 	// evolved is the mapping change a resumed checkpoint records as done.
 	evolved string
+	// reads paces and counts the run's Scans of the whole table (readLimit).
+	reads     *load.ReadLimit
+	readsOnce sync.Once
 }
 
 func newJob(ctx context.Context, cfg Config, command string) *job {

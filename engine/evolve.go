@@ -420,7 +420,7 @@ func compareBesideWith(ctx context.Context, j *job, s *session, b *follow.Beside
 	prog, closeProg := j.progress()
 	ap := &besideApplier{b: b, byType: map[string]int64{}, client: s.client, table: s.m.Table.Name, typeAttr: s.m.TypeAttribute,
 		keyAttrs: s.m.Table.Keys(), keyTypes: s.m.Table.KeyTypes(), reject: rejects.Write}
-	opts := verify.Options{Segments: j.rep.Segments, MaxReadUnits: j.rep.MaxReadUnits, Sample: j.rep.Sample, Progress: prog, Readers: j.ld.Readers, MinRangeRows: j.ld.MinRangeRows,
+	opts := verify.Options{Segments: j.rep.Segments, Reads: j.readLimit(), Sample: j.rep.Sample, Progress: prog, Readers: j.ld.Readers, MinRangeRows: j.ld.MinRangeRows,
 		SkipPatterns: true, Apply: ap, OnReject: rejects.Write}
 	narrow(&opts)
 	ap.guard = opts.Types
@@ -539,7 +539,7 @@ func evolveDiff(j *job, s *session, rf *reportFiles) error {
 	fmt.Fprintf(j.log, "diff: comparing %s with table %s\n", strings.Join(append(ev.affected(s.m), ev.retired...), ", "), s.m.Table.Name)
 	prog, closeProg := j.progress()
 	run := sub.runInfo(j, time.Now())
-	opts := verify.Options{Segments: j.rep.Segments, MaxReadUnits: j.rep.MaxReadUnits, ChangeCost: true, Progress: prog, Holders: s.client}
+	opts := verify.Options{Segments: j.rep.Segments, Reads: j.readLimit(), ChangeCost: true, Progress: prog, Holders: s.client}
 	ev.options(sub, &opts)
 	res, err := verify.Compare(j.ctx, sub.src, sub.m, sub.plans, s.client, opts)
 	closeProg()

@@ -89,6 +89,18 @@ func (j *job) meterWrites(ds *load.DynamoDB, stats func() load.Stats) {
 	})
 }
 
+// readLimit is the run's one pacer and counter of the Scans that read the
+// whole table (ReportOptions.MaxReadUnits), which Config.Metrics reads.
+func (j *job) readLimit() *load.ReadLimit {
+	j.readsOnce.Do(func() {
+		j.reads = load.NewReadLimit(j.rep.MaxReadUnits)
+		if j.cfg.Metrics != nil {
+			j.cfg.Metrics.SetReadUnits(j.reads.Consumed)
+		}
+	})
+	return j.reads
+}
+
 func (j *job) meterFollow(st follow.Status) {
 	j.cfg.Metrics.Follow(metrics.FollowStatus{Applied: uint64(st.Applied), LagBytes: st.LagBytes, Lag: st.Lag,
 		Changes: st.Changes, Puts: st.Puts, Deletes: st.Deletes})

@@ -6,8 +6,10 @@ import (
 
 	"github.com/pg2dynamo/pg2dynamo/engine"
 	"github.com/pg2dynamo/pg2dynamo/export"
+	"github.com/pg2dynamo/pg2dynamo/internal/faultproxy"
 	"github.com/pg2dynamo/pg2dynamo/internal/testenv"
 	"github.com/pg2dynamo/pg2dynamo/metrics"
+	"github.com/pg2dynamo/pg2dynamo/report"
 )
 
 // A migration with Config.Metrics, through a recording proxy: rows read
@@ -130,5 +132,48 @@ func TestExportFeedsMetrics(t *testing.T) {
 	}
 	if read != 20 || items != 19 {
 		t.Errorf("the summary: %v rows read, %v items written; want 20 and 19", read, items)
+	}
+}
+
+// A verify with Config.Metrics, through a proxy that sums the read units
+// DynamoDB reports for each Scan: pg2dynamo_read_units_total is that sum,
+// without a cap on the reads as with one.
+func TestCompareFeedsReadUnits(t *testing.T) {
+	f := notes(t)
+	o := f.options()
+	o.NoVerify = true
+	if kind, _ := engine.KindOf(engine.Migrate(context.Background(), f.cfg, o)); kind != engine.KindRejected {
+		t.Fatalf("Migrate: want KindRejected (note 7)\n%s", f.log.String())
+	}
+	for _, cap := range []int{0, 1000} {
+		proxy, err := faultproxy.Start(f.cfg.AWS.EndpointURL, faultproxy.Rates{}, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(proxy.Close)
+		r := metrics.New(metrics.Options{})
+		cfg := f.cfg
+		cfg.AWS.EndpointURL, cfg.Metrics = proxy.URL, r
+		err = engine.Compare(context.Background(), cfg, engine.CompareOptions{Mode: report.ModeVerify,
+			ReportOptions: engine.ReportOptions{Segments: 2, Sample: 5, MaxReadUnits: cap}})
+		if kind, _ := engine.KindOf(err); err != nil && kind != engine.KindRejected {
+			t.Fatalf("Compare: %v\n%s", err, f.log.String())
+		}
+		fams, err := r.Registry().Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := 0.0
+		for _, fam := range fams {
+			if fam.GetName() == "pg2dynamo_read_units_total" {
+				for _, m := range fam.Metric {
+					got += m.GetCounter().GetValue()
+				}
+			}
+		}
+		reported, scans := proxy.ScanUnits()
+		if scans != proxy.Counts()["op:Scan"] || reported <= 0 || got != reported {
+			t.Errorf("cap %d: pg2dynamo_read_units_total = %v; the proxy saw %v units reported by %d of %d Scans", cap, got, reported, scans, proxy.Counts()["op:Scan"])
+		}
 	}
 }

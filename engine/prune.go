@@ -26,7 +26,7 @@ func pruneStale(j *job, s *session, out sinkOut) (func(), error) {
 	ap.metrics, ap.log, ap.what = j.cfg.Metrics, j.log, "prune"
 	defer ap.close()
 	res, err := verify.Compare(j.ctx, s.src, s.m, s.plans, s.client, verify.Options{
-		Segments: j.rep.Segments, MaxReadUnits: j.rep.MaxReadUnits, SkipPatterns: true, Progress: prog, Apply: ap, DeleteOnly: true,
+		Segments: j.rep.Segments, Reads: j.readLimit(), SkipPatterns: true, Progress: prog, Apply: ap, DeleteOnly: true,
 	})
 	closeProg()
 	if err != nil {

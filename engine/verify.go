@@ -259,7 +259,7 @@ func compareAndReport(j *job, s *session, mode string, price float64, out io.Wri
 	prog, closeProg := j.progress()
 	run := s.runInfo(j, time.Now())
 	res, err := verify.Compare(j.ctx, s.src, s.m, s.plans, s.client, verify.Options{
-		Segments: j.rep.Segments, MaxReadUnits: j.rep.MaxReadUnits, Sample: j.rep.Sample, SkipPatterns: mode == report.ModeDiff, IndexWait: j.rep.GSIWait,
+		Segments: j.rep.Segments, Reads: j.readLimit(), Sample: j.rep.Sample, SkipPatterns: mode == report.ModeDiff, IndexWait: j.rep.GSIWait,
 		InFlight: s.inFlight, ExportBytes: exportBytes(mode), ChangeCost: mode == report.ModeDiff, Progress: prog,
 	})
 	closeProg()

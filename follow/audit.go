@@ -86,9 +86,8 @@ type AuditOptions struct {
 	SliceItems int
 	// Segments is the number of parallel Scan segments (default 2).
 	Segments int
-	// MaxReadUnits caps the read capacity units a second the pass's Scan
-	// consumes (0: no cap; load.ReadLimit).
-	MaxReadUnits int
+	// Reads, if set, paces and counts each pass's Scan (load.ReadLimit).
+	Reads *load.ReadLimit
 	// OnDrift, if set, is told of each drifted item once it is repaired or
 	// found not to be; an error stops the audit and the follow.
 	OnDrift func(Drift) error
@@ -619,7 +618,7 @@ func (au *Auditor) scan(ctx context.Context, out *spill) error {
 	n := len(out.files)
 	table := &dynamodb.ScanInput{TableName: aws.String(au.m.Table.Name)}
 	var done atomic.Int64
-	err := load.ScanSegments(ctx, au.client, table, au.opts.Segments, load.NewReadLimit(au.opts.MaxReadUnits), func(items []map[string]types.AttributeValue) error {
+	err := load.ScanSegments(ctx, au.client, table, au.opts.Segments, au.opts.Reads, func(items []map[string]types.AttributeValue) error {
 		for _, it := range items {
 			k := transform.ItemKey(it, au.keyAttrs)
 			r := auditRecord{key: k, hash: maphash.Bytes(au.seed, ddbjson.Canonical(it)), typ: load.StringAttr(it, au.m.TypeAttribute)}

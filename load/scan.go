@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"sync"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -23,7 +24,7 @@ const ScanPageItems = 200
 // ScanSegments reads in's table with segments parallel, strongly consistent
 // Scans of pages of ScanPageItems, calling page with each page's items on its
 // segment's goroutine, so page must be safe for concurrent use. limit, if not
-// nil, paces the pages. in is copied, not changed. The first error, a Scan's
+// nil, paces and counts the pages. in is copied, not changed. The first error, a Scan's
 // (wrapped with the table and segment) or page's, stops the others and is
 // returned.
 // https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Scan.html#Scan.ParallelScan
@@ -57,24 +58,38 @@ func ScanSegments(ctx context.Context, client dynamodb.ScanAPIClient, in *dynamo
 	return g.Wait()
 }
 
-// ReadLimit paces Scans at a number of read capacity units a second, over
-// all the segments and Scans it is given, so that a check leaves the table's
-// read capacity to the application. Each page is paid for once read: with the
-// units DynamoDB reports it consumed, or, where the endpoint reports none, one
-// unit per 4 KB of the page's items (a strongly consistent read's price). A
-// nil *ReadLimit paces nothing. Safe for concurrent use.
+// ReadLimit paces and counts Scans' reads, over all the segments and Scans it
+// is given: pacing at a number of read capacity units a second, so that a
+// check leaves the table's read capacity to the application. Each page is
+// paid for once read: with the units DynamoDB reports it consumed (the Scans
+// ask, ReturnConsumedCapacity TOTAL), or, where the endpoint reports none,
+// one unit per 4 KB of the page's items (a strongly consistent read's
+// price). A nil *ReadLimit neither paces nor counts, and its Scans ask for no
+// units. Safe for concurrent use.
 // https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/read-write-operations.html#read-operation-consumption
 type ReadLimit struct {
-	limiter *rate.Limiter
+	limiter  *rate.Limiter // nil: no cap
+	mu       sync.Mutex
+	consumed float64
 }
 
 // NewReadLimit paces at units read capacity units a second, with a second's
-// worth at once; nil for units <= 0.
+// worth at once; for units <= 0 it counts without pacing.
 func NewReadLimit(units int) *ReadLimit {
 	if units <= 0 {
-		return nil
+		return &ReadLimit{}
 	}
 	return &ReadLimit{limiter: rate.NewLimiter(rate.Limit(units), units)}
+}
+
+// Consumed is the read capacity units paid so far (0 for nil).
+func (l *ReadLimit) Consumed() float64 {
+	if l == nil {
+		return 0
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.consumed
 }
 
 // wait blocks until page's read units fit the rate, or ctx ends.
@@ -91,6 +106,12 @@ func (l *ReadLimit) wait(ctx context.Context, page *dynamodb.ScanOutput) error {
 			size += transform.ItemSize(it)
 		}
 		units = float64((size + 4095) / 4096)
+	}
+	l.mu.Lock()
+	l.consumed += units
+	l.mu.Unlock()
+	if l.limiter == nil {
+		return nil
 	}
 	for n := int(math.Ceil(units)); n > 0; {
 		step := min(n, l.limiter.Burst())

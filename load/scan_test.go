@@ -75,6 +75,9 @@ func TestReadLimitPaysEachPage(t *testing.T) {
 				t.Errorf("paced %v: a Scan asked ReturnConsumedCapacity %q, want %q", paced, got, want)
 			}
 		}
+		if want := map[bool]float64{false: 0, true: segments * (7.5 + 4)}[paced]; limit.Consumed() != want {
+			t.Errorf("paced %v: %v read units counted, want %v", paced, limit.Consumed(), want)
+		}
 		if paced {
 			paid := budget - limit.limiter.Tokens()
 			if wantPaid := float64(segments * (8 + 4)); math.Abs(paid-wantPaid) > 0.01 {

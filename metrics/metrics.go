@@ -32,6 +32,7 @@ type Run struct {
 	mu     sync.Mutex
 	table  string
 	writes func() Writes
+	reads  func() float64
 	follow *FollowStatus // the last, nil before the follow streams
 	failed error         // what the run stopped on
 	drift  int64
@@ -154,6 +155,17 @@ func (r *Run) SetWrites(f func() Writes) {
 	r.writes = f
 }
 
+// SetReadUnits has each scrape read from f the read capacity units consumed
+// so far by the Scans that read the whole table (goroutine-safe).
+func (r *Run) SetReadUnits(f func() float64) {
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.reads = f
+}
+
 // FollowStatus is a follow's state, as follow.Status reports it.
 type FollowStatus struct {
 	// Applied is the WAL position up to which every change is in the table.
@@ -253,24 +265,30 @@ var (
 	throttledDesc  = prometheus.NewDesc("pg2dynamo_throttled_requests_total", "Write requests DynamoDB throttled.", []string{"table"}, nil)
 	retriesDesc    = prometheus.NewDesc("pg2dynamo_retries_total", "HTTP attempts the SDK repeated plus UnprocessedItems re-sends.", []string{"table"}, nil)
 	writeUnitsDesc = prometheus.NewDesc("pg2dynamo_write_units_total", "Write capacity units DynamoDB reported consumed (a follow asks for none).", []string{"table"}, nil)
+	readUnitsDesc  = prometheus.NewDesc("pg2dynamo_read_units_total", "Read capacity units DynamoDB reported the Scans of the whole table consumed (verify, diff, --changes-only, --prune, the audit).", []string{"table"}, nil)
 )
 
 func (c writesCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{requestsDesc, throttledDesc, retriesDesc, writeUnitsDesc} {
+	for _, d := range []*prometheus.Desc{requestsDesc, throttledDesc, retriesDesc, writeUnitsDesc, readUnitsDesc} {
 		ch <- d
 	}
 }
 
 func (c writesCollector) Collect(ch chan<- prometheus.Metric) {
 	c.r.mu.Lock()
-	f, t := c.r.writes, c.r.table
+	f, reads, t := c.r.writes, c.r.reads, c.r.table
 	c.r.mu.Unlock()
 	var w Writes
 	if f != nil {
 		w = f()
 	}
+	read := 0.0
+	if reads != nil {
+		read = reads()
+	}
 	ch <- prometheus.MustNewConstMetric(requestsDesc, prometheus.CounterValue, float64(w.Requests), t)
 	ch <- prometheus.MustNewConstMetric(throttledDesc, prometheus.CounterValue, float64(w.Throttled), t)
 	ch <- prometheus.MustNewConstMetric(retriesDesc, prometheus.CounterValue, float64(w.Retries), t)
 	ch <- prometheus.MustNewConstMetric(writeUnitsDesc, prometheus.CounterValue, w.WriteUnits, t)
+	ch <- prometheus.MustNewConstMetric(readUnitsDesc, prometheus.CounterValue, read, t)
 }

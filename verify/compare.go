@@ -31,9 +31,8 @@ import (
 type Options struct {
 	// Segments is the number of parallel Scan segments (default 4).
 	Segments int
-	// MaxReadUnits caps the read capacity units a second the table's Scan
-	// consumes (0: no cap; load.ReadLimit).
-	MaxReadUnits int
+	// Reads, if set, paces and counts the table's Scan (load.ReadLimit).
+	Reads *load.ReadLimit
 	// Readers is the source pass's connection count, as a full load's
 	// (pipeline.Options.Readers; 0 or 1: one); more needs a source that exports
 	// its snapshot.
@@ -237,7 +236,7 @@ func (c *comparison) fill(ctx context.Context, res *outcome.Result, expected int
 		if err := typeFilter(in, c.m.TypeAttribute, c.opts.Types); err != nil {
 			return err
 		}
-		if err := scanInto(ctx, c.client, in, cmp(c.opts.Segments, 4), load.NewReadLimit(c.opts.MaxReadUnits), c.keyAttrs, c.m.TypeAttribute, sp, read); err != nil {
+		if err := scanInto(ctx, c.client, in, cmp(c.opts.Segments, 4), c.opts.Reads, c.keyAttrs, c.m.TypeAttribute, sp, read); err != nil {
 			return err
 		}
 	}
