@@ -156,11 +156,12 @@ const repairChunk = 500
 
 // repair has the follow put the items of out's missing and changed keys, and
 // delete the stale ones, marking those repaired. The items are derived again,
-// from the entities they belong to only, in a snapshot of src begun now: a
-// change since the pass's snapshot is the follow's to apply, and the follow
-// leaves out a repair of a key it has written since the pass began (Applier's
-// side writes), so the repair writes what the follow writes or older; a key
-// that snapshot no longer derives is marked gone and not written.
+// from the entities they belong to only, in a snapshot of src begun now, not
+// the pass's: the follow leaves out a repair of a key it has written since the
+// pass began (Applier's side writes), and applies after the repair every
+// change it has not applied yet, so each key ends as the follow leaves it. A
+// key that snapshot no longer derives was taken away by such a change: it is
+// marked gone and not written.
 func (au *Auditor) repair(ctx context.Context, src *extract.Source, out []drifted, repaired, gone []bool) error {
 	need := map[[2]string]int{}
 	var stale []int

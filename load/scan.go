@@ -24,9 +24,9 @@ const ScanPageItems = 200
 // ScanSegments reads in's table with segments parallel, strongly consistent
 // Scans of pages of ScanPageItems, calling page with each page's items on its
 // segment's goroutine, so page must be safe for concurrent use. limit, if not
-// nil, paces and counts the pages. in is copied, not changed. The first error, a Scan's
-// (wrapped with the table and segment) or page's, stops the others and is
-// returned.
+// nil, paces and counts the pages. in is copied, not changed. The first
+// error, a Scan's (wrapped with the table and segment) or page's, stops the
+// others and is returned.
 // https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Scan.html#Scan.ParallelScan
 func ScanSegments(ctx context.Context, client dynamodb.ScanAPIClient, in *dynamodb.ScanInput, segments int, limit *ReadLimit,
 	page func([]map[string]types.AttributeValue) error) error {
@@ -92,7 +92,8 @@ func (l *ReadLimit) Consumed() float64 {
 	return l.consumed
 }
 
-// wait blocks until page's read units fit the rate, or ctx ends.
+// wait counts page's read units and blocks until they fit the rate, or ctx
+// ends.
 func (l *ReadLimit) wait(ctx context.Context, page *dynamodb.ScanOutput) error {
 	if l == nil {
 		return nil
