@@ -430,7 +430,13 @@ func steadyNotes(ctx context.Context, url string) (int, error) {
 func TestAuditRepairReadsTheDriftedEntityOnly(t *testing.T) {
 	t.Parallel()
 	f := loaded(t, filepath.Join("testdata", "orgs-members.yaml"), orgsSchema(50))
-	p := startFollow(t, liveArgs(f, "--audit", "repair", "--audit-cycle", auditCycle, "--audit-file", filepath.Join(t.TempDir(), "drift.jsonl"))...)
+	port, err := testenv.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	p := startFollow(t, liveArgs(f, "--audit", "repair", "--audit-cycle", auditCycle, "--audit-file", filepath.Join(t.TempDir(), "drift.jsonl"),
+		"--metrics-addr", addr)...)
 	p.waitFor(t, following, "the follow to start")
 	c, err := load.NewClient(context.Background(), load.ClientConfig{EndpointURL: f.endpoint})
 	if err != nil {
@@ -448,6 +454,10 @@ func TestAuditRepairReadsTheDriftedEntityOnly(t *testing.T) {
 	p.waitFor(t, repairedLine, "the cycle that repairs the org's item")
 	if n := repairedLine.FindStringSubmatch(p.out.String())[1]; n != "1" {
 		t.Errorf("the repair read %s source rows again, want 1: the org's row, not its members'", n)
+	}
+	// The passes' Scans count their read units (51 items, at least 1 a cycle).
+	if n := sum(scrape(t, addr), "pg2dynamo_read_units_total"); n < 1 {
+		t.Errorf("pg2dynamo_read_units_total = %v after an audit cycle, want its Scan's units", n)
 	}
 	p.cmd.Process.Signal(syscall.SIGINT)
 	if code := p.exit(t); code != 0 {

@@ -34,7 +34,7 @@ var opsMetrics = []string{
 	"pg2dynamo_write_units_total", "pg2dynamo_throttled_requests_total", "pg2dynamo_retries_total",
 	"pg2dynamo_rejects_total", "pg2dynamo_writers", "pg2dynamo_follow_lag_bytes", "pg2dynamo_follow_lag_seconds",
 	"pg2dynamo_follow_applied_lsn", "pg2dynamo_follow_changes_total", "pg2dynamo_audit_cycle_progress",
-	"pg2dynamo_audit_drift_items",
+	"pg2dynamo_audit_drift_items", "pg2dynamo_read_units_total",
 }
 
 // scrape reads addr's /metrics and parses it as Prometheus text.
