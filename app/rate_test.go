@@ -4,6 +4,7 @@ import (
 	"math"
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -93,6 +94,13 @@ func TestMaxReadUnits(t *testing.T) {
 	}
 	if read < 3*limit {
 		t.Fatalf("%v read units consumed: too few to show a cap of %d a second", read, limit)
+	}
+	if !strings.Contains(r.stderr, "(at most 4 read units a second, --max-read-units)") {
+		t.Errorf("verify's log does not say the Scan is paced:\n%s", r.stderr)
+	}
+	m := regexp.MustCompile(`reading table \S+ consumed (\d+) read units`).FindStringSubmatch(r.stderr)
+	if m == nil || m[1] != strconv.Itoa(int(math.Round(read))) {
+		t.Errorf("verify's log gives %v read units consumed, DynamoDB reported %v:\n%s", m, read, r.stderr)
 	}
 	least := time.Duration((read - limit) / limit * float64(time.Second))
 	t.Logf("%.0f read units in %d Scans, %s (at least %s at %d a second)", read, scans, took.Round(time.Millisecond), least, limit)

@@ -15,7 +15,8 @@ import (
 var flags = map[engine.Option]string{
 	engine.OptMapping: "mapping", engine.OptSource: "source", engine.OptTable: "table",
 	engine.OptEndpointURL: "endpoint-url", engine.OptSink: "sink", engine.OptCreateTable: "create-table",
-	engine.OptMaxWriteUnits: "max-write-units", engine.OptAllowOtherMapping: "allow-other-mapping",
+	engine.OptMaxWriteUnits: "max-write-units", engine.OptMaxReadUnits: "max-read-units",
+	engine.OptAllowOtherMapping: "allow-other-mapping",
 	engine.OptAllowOtherItems: "allow-other-items", engine.OptShard: "shard", engine.OptSnapshot: "snapshot",
 	engine.OptRejects: "rejects", engine.OptCheckpoint: "checkpoint", engine.OptResume: "resume",
 	engine.OptDryRun: "dry-run", engine.OptNoVerify: "no-verify", engine.OptPrune: "prune",

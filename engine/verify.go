@@ -255,9 +255,14 @@ func compareAndReport(j *job, s *session, mode string, price float64, out io.Wri
 	if err := s.checkTable(j); err != nil {
 		return err
 	}
-	fmt.Fprintf(j.log, "%s: deriving items from %s and reading table %s\n", mode, s.src.Name(), s.m.Table.Name)
+	paced := ""
+	if n := j.rep.MaxReadUnits; n > 0 {
+		paced = fmt.Sprintf(" (at most %d read units a second, %s)", n, j.opt(OptMaxReadUnits))
+	}
+	fmt.Fprintf(j.log, "%s: deriving items from %s and reading table %s%s\n", mode, s.src.Name(), s.m.Table.Name, paced)
 	prog, closeProg := j.progress()
 	run := s.runInfo(j, time.Now())
+	read := j.readLimit().Consumed()
 	res, err := verify.Compare(j.ctx, s.src, s.m, s.plans, s.client, verify.Options{
 		Segments: j.rep.Segments, Reads: j.readLimit(), Sample: j.rep.Sample, SkipPatterns: mode == report.ModeDiff, IndexWait: j.rep.GSIWait,
 		InFlight: s.inFlight, ExportBytes: exportBytes(mode), ChangeCost: mode == report.ModeDiff, Progress: prog,
@@ -265,6 +270,9 @@ func compareAndReport(j *job, s *session, mode string, price float64, out io.Wri
 	closeProg()
 	if err != nil {
 		return err
+	}
+	if !res.TableMissing {
+		fmt.Fprintf(j.log, "%s: reading table %s consumed %.0f read units (a strongly consistent Scan)\n", mode, s.m.Table.Name, j.readLimit().Consumed()-read)
 	}
 	defer res.Close() // its lists' temporary files
 	r := report.New(mode, res, price)

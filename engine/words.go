@@ -21,6 +21,7 @@ const (
 	OptSink              Option = "Sink"
 	OptCreateTable       Option = "CreateTable"
 	OptMaxWriteUnits     Option = "MaxWriteUnits"
+	OptMaxReadUnits      Option = "MaxReadUnits"
 	OptAllowOtherMapping Option = "AllowOtherMapping"
 	OptAllowOtherItems   Option = "AllowOtherItems"
 	OptShard             Option = "Shard"
@@ -60,7 +61,7 @@ const (
 
 // Options lists every Option, so a caller can check its Naming names each.
 var Options = []Option{OptMapping, OptSource, OptTable, OptEndpointURL, OptSink, OptCreateTable, OptMaxWriteUnits,
-	OptAllowOtherMapping, OptAllowOtherItems, OptShard, OptSnapshot, OptRejects, OptCheckpoint, OptResume, OptDryRun,
+	OptMaxReadUnits, OptAllowOtherMapping, OptAllowOtherItems, OptShard, OptSnapshot, OptRejects, OptCheckpoint, OptResume, OptDryRun,
 	OptNoVerify, OptPrune, OptChangesOnly, OptFollow, OptSlot, OptNoDDLCapture, OptCatalogInterval, OptAudit,
 	OptAuditCycle, OptAuditFile, OptPreviousMapping, OptDropGSIs, OptReportJSON, OptHTML, OptWithSource, OptTo,
 	OptFrom, OptReportTo, OptTier, OptPollInterval, OptFromDesign, OptDesignTable, OptDuplicateNames, OptExclude,
