@@ -17,7 +17,7 @@ var flags = map[engine.Option]string{
 	engine.OptEndpointURL: "endpoint-url", engine.OptSink: "sink", engine.OptCreateTable: "create-table",
 	engine.OptMaxWriteUnits: "max-write-units", engine.OptMaxReadUnits: "max-read-units",
 	engine.OptAllowOtherMapping: "allow-other-mapping",
-	engine.OptAllowOtherItems: "allow-other-items", engine.OptShard: "shard", engine.OptSnapshot: "snapshot",
+	engine.OptAllowOtherItems:   "allow-other-items", engine.OptShard: "shard", engine.OptSnapshot: "snapshot",
 	engine.OptRejects: "rejects", engine.OptCheckpoint: "checkpoint", engine.OptResume: "resume",
 	engine.OptDryRun: "dry-run", engine.OptNoVerify: "no-verify", engine.OptPrune: "prune",
 	engine.OptChangesOnly: "changes-only", engine.OptFollow: "follow", engine.OptSlot: "slot",
