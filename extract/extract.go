@@ -511,7 +511,14 @@ func (s *Source) Images(ctx context.Context, name string, q Query, images []map[
 		}
 		args = append(args, col)
 		u := fmt.Sprintf("u%d", len(args))
-		unnest = append(unnest, fmt.Sprintf("$%d::text[]::%s[]", len(args), typeExpr(c)))
+		if c.AsText {
+			// The image is the type's output text already, which is what a
+			// column read as text reads; cast to the type, a value its type
+			// has since lost (an enum label renamed) would fail.
+			unnest = append(unnest, fmt.Sprintf("$%d::text[]", len(args)))
+		} else {
+			unnest = append(unnest, fmt.Sprintf("$%d::text[]::%s[]", len(args), typeExpr(c)))
+		}
 		names = append(names, u)
 		inner = append(inner, "u."+u+" AS "+ident(c.Name))
 	}

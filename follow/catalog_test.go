@@ -212,3 +212,19 @@ func TestFollowSeesAPublicationNarrowedAndRestored(t *testing.T) {
 	}
 	f.inStep(t)
 }
+
+// Rows changed while their enum column held a label, the label renamed
+// after, both while no follow ran: the resumed follow reads the old row
+// images, which hold the old label, and derives the entity again for the
+// rename; it exits 0 in step (before, casting the old label to the
+// renamed enum failed every resume).
+func TestFollowReadsImagesOfARenamedEnumLabel(t *testing.T) {
+	t.Parallel()
+	f := loaded(t, filepath.Join("testdata", "notes-whole.yaml"), auditSchema)
+	testenv.Exec(t, f.url, `UPDATE notes SET body = body || ' edited', owner = 'o9' WHERE status = 'pending'`)
+	testenv.Exec(t, f.url, `ALTER TYPE note_status RENAME VALUE 'pending' TO 'waiting'`)
+	if code, out := f.resume(); code != 0 {
+		t.Fatalf("--resume: exit %d, want 0\n%s", code, out)
+	}
+	f.inStep(t)
+}
