@@ -91,14 +91,6 @@ func noteKey(id int) map[string]types.AttributeValue {
 // It returns the number of cycles the audit had completed before.
 func tamper(t *testing.T, f followedChange, p *liveFollow) int {
 	t.Helper()
-	before := tamperTable(t, f, p)
-	testenv.Exec(t, f.url, `ALTER TYPE note_status RENAME VALUE 'pending' TO 'waiting'`)
-	return before
-}
-
-// tamperTable is tamper's part in the table alone.
-func tamperTable(t *testing.T, f followedChange, p *liveFollow) int {
-	t.Helper()
 	before := len(cycleDone.FindAllString(p.out.String(), -1))
 	c, err := load.NewClient(context.Background(), load.ClientConfig{EndpointURL: f.endpoint})
 	if err != nil {
@@ -119,6 +111,7 @@ func tamperTable(t *testing.T, f followedChange, p *liveFollow) int {
 	if _, err := c.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(f.table), Item: planted}); err != nil {
 		t.Fatal(err)
 	}
+	testenv.Exec(t, f.url, `ALTER TYPE note_status RENAME VALUE 'pending' TO 'waiting'`)
 	return before
 }
 
@@ -505,13 +498,13 @@ func TestAuditEndsItsSnapshotBeforeTheScan(t *testing.T) {
 
 // Repairs under a steady workload beside the drifted items (updates of
 // notes 11 to 20, owner moves that re-key their items, inserts and
-// deletes of new notes): the drift tamperTable leaves (notes 1 and 3, a
-// planted item) is repaired while the follow applies the workload's
-// changes, each repair from a snapshot newer than the pass's. (The enum label renamed is left out: with
-// neither DDL capture nor catalog checks, a follow that re-reads a row by
-// the old label fails, as docs/follow.md says of --catalog-interval 0.) Once the workload stops, a cycle that began
-// after it finds nothing (no repair wrote an item the follow did not put
-// right), the follow exits 0 and the table is what a full load writes.
+// deletes of new notes): the drift tamper leaves (notes 1 and 3, a
+// planted item, and the items of the notes whose enum label was renamed)
+// is repaired while the follow applies the workload's changes, each
+// repair from a snapshot newer than the pass's. Once the workload stops, a
+// cycle that began after it finds nothing (no repair wrote an item the
+// follow did not put right), the follow exits 0 and the table is what a
+// full load writes.
 func TestAuditRepairsUnderLoad(t *testing.T) {
 	t.Parallel()
 	f := auditedSource(t)
@@ -524,7 +517,7 @@ func TestAuditRepairsUnderLoad(t *testing.T) {
 		defer wg.Done()
 		werr = notesBeside(ctx, f.url)
 	}()
-	before := tamperTable(t, f, p)
+	before := tamper(t, f, p)
 	if p.watch(t, "two full cycles under the workload", func(out string) bool {
 		return len(cycleDone.FindAllString(out, -1)) >= before+3
 	}) {
