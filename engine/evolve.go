@@ -224,16 +224,9 @@ func (ev *evolution) finish(j *job, s *session) error {
 func (ev *evolution) subset(j *job, s *session) (*session, error) {
 	affected := ev.affected(s.m)
 	sub := *s
-	m := *s.m
-	m.Entities, m.AccessPatterns = nil, nil
-	for _, e := range s.m.Entities {
-		if slices.Contains(affected, e.Name) {
-			m.Entities = append(m.Entities, e)
-		}
-	}
-	sub.m = &m
+	sub.m, _ = s.m.Only(func(_ int, e *mapping.Entity) bool { return slices.Contains(affected, e.Name) })
 	var err error
-	sub.plans, err = pipeline.Prepare(j.ctx, s.src, &m)
+	sub.plans, err = pipeline.Prepare(j.ctx, s.src, sub.m)
 	return &sub, err
 }
 

@@ -240,21 +240,12 @@ func (au *Auditor) repair(ctx context.Context, src *extract.Source, out []drifte
 }
 
 // entitySubset is the audit's mapping restricted to entities (indexes in
-// it), with no access pattern, its plans compiled in src's snapshot, and for
+// it, mapping.Mapping.Only), its plans compiled in src's snapshot, and for
 // each of its entities the index of the same entity in the audit's mapping.
-// An entity's items are derived from its own rows and joins alone, so the
-// subset derives them as the whole mapping does.
 func (au *Auditor) entitySubset(ctx context.Context, src *extract.Source, entities map[int]bool) (*mapping.Mapping, []*transform.Plan, []int, error) {
-	m := *au.m
-	m.Entities, m.AccessPatterns = nil, nil
-	var index []int
-	for e, me := range au.m.Entities {
-		if entities[e] {
-			m.Entities, index = append(m.Entities, me), append(index, e)
-		}
-	}
-	plans, err := pipeline.Prepare(ctx, src, &m)
-	return &m, plans, index, err
+	m, index := au.m.Only(func(i int, _ *mapping.Entity) bool { return entities[i] })
+	plans, err := pipeline.Prepare(ctx, src, m)
+	return m, plans, index, err
 }
 
 // send hands items to the follow and waits until they are written.

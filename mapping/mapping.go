@@ -681,3 +681,19 @@ func (m *Mapping) EntityIndex(name string) int {
 	}
 	return -1
 }
+
+// Only returns a copy of m holding the entities keep picks, in m's order, and
+// no access pattern (the entities left out answer them too), with the index in
+// m.Entities of each entity kept. An entity's items come from its own rows and
+// joins, so the copy derives them as m does.
+func (m *Mapping) Only(keep func(i int, e *Entity) bool) (*Mapping, []int) {
+	sub := *m
+	sub.Entities, sub.AccessPatterns = nil, nil
+	var index []int
+	for i, e := range m.Entities {
+		if keep(i, e) {
+			sub.Entities, index = append(sub.Entities, e), append(index, i)
+		}
+	}
+	return &sub, index
+}
