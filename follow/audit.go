@@ -430,7 +430,7 @@ func (au *Auditor) pass(ctx context.Context, sess *auditSession, cycle int, appl
 	if err != nil {
 		return err
 	}
-	defer derived.close()
+	defer derived.Close()
 	if err := au.derive(ctx, src, plans, derived); err != nil {
 		return err
 	}
@@ -446,7 +446,7 @@ func (au *Auditor) pass(ctx context.Context, sess *auditSession, cycle int, appl
 	if err != nil {
 		return err
 	}
-	defer scanned.close()
+	defer scanned.Close()
 	if err := au.scan(ctx, scanned); err != nil {
 		return err
 	}
@@ -480,7 +480,7 @@ func (au *Auditor) pass(ctx context.Context, sess *auditSession, cycle int, appl
 		})
 	}
 	// The next cycle is sized by the items this one counted.
-	au.slices = au.slicesFor(max(derived.n, scanned.n))
+	au.slices = au.slicesFor(max(derived.Records(), scanned.Records()))
 	return nil
 }
 
@@ -585,8 +585,8 @@ func (au *Auditor) waitApplied(ctx context.Context, applied func() pglogrepl.LSN
 }
 
 // derive spills the content hash and entity of every item derived, by slice.
-func (au *Auditor) derive(ctx context.Context, src *extract.Source, plans []*transform.Plan, out *spill) error {
-	n := len(out.files)
+func (au *Auditor) derive(ctx context.Context, src *extract.Source, plans []*transform.Plan, out spill) error {
+	n := out.Len()
 	var done atomic.Int64
 	sink := load.SinkFunc(func(_ context.Context, batch []transform.Item) error {
 		for _, it := range batch {
@@ -614,8 +614,8 @@ func (au *Auditor) progress(phase int, items int64) {
 
 // scan spills the key, content hash and type of every item of the table, by
 // slice.
-func (au *Auditor) scan(ctx context.Context, out *spill) error {
-	n := len(out.files)
+func (au *Auditor) scan(ctx context.Context, out spill) error {
+	n := out.Len()
 	table := &dynamodb.ScanInput{TableName: aws.String(au.m.Table.Name)}
 	var done atomic.Int64
 	err := load.ScanSegments(ctx, au.client, table, au.opts.Segments, au.opts.Reads, func(items []map[string]types.AttributeValue) error {
@@ -638,7 +638,7 @@ func (au *Auditor) scan(ctx context.Context, out *spill) error {
 // compare classifies slice i's keys: the derived ones found changed or not at
 // all in the table, and the table's items of a mapped type the source lacks.
 // compared counts the keys compared.
-func (au *Auditor) compare(derived, scanned *spill, i int, plans []*transform.Plan) (found []drifted, compared int64, err error) {
+func (au *Auditor) compare(derived, scanned spill, i int, plans []*transform.Plan) (found []drifted, compared int64, err error) {
 	want := map[[2]string]derivedItem{}
 	err = derived.each(i, func(r auditRecord) error {
 		want[r.key] = derivedItem{hash: r.hash, entity: r.entity}

@@ -54,7 +54,7 @@ func TestSpillFilesAreUnlinked(t *testing.T) {
 			t.Errorf("slice %d (-added +read):\n%s", slice, diff)
 		}
 	}
-	s.close()
+	s.Close()
 	if err := dir.Close(); err != nil {
 		t.Fatal(err)
 	}

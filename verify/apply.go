@@ -1,14 +1,11 @@
 package verify
 
 import (
-	"bufio"
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
-	"os"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -60,11 +57,11 @@ type applyRun struct {
 }
 
 func newApplyRun(c *comparison, files *extsort.Group, maxListed int) (*applyRun, error) {
-	f, err := c.work.TempFile("applied-*")
+	j, err := newJournal(c.work, "applied-*")
 	if err != nil {
 		return nil, err
 	}
-	return &applyRun{a: c.opts.Apply, deleteOnly: c.opts.DeleteOnly, j: newJournal(f),
+	return &applyRun{a: c.opts.Apply, deleteOnly: c.opts.DeleteOnly, j: j,
 		put: outcome.NewListBuilder[outcome.ItemRef](files, "put", maxListed), del: outcome.NewListBuilder[outcome.ItemRef](files, "delete", maxListed),
 		unapplied: outcome.NewListBuilder[outcome.ItemRef](files, "unapplied", maxListed)}, nil
 }
@@ -152,12 +149,9 @@ func withheld(res *outcome.Result) string {
 	return ""
 }
 
-// journal is an append-only, unlinked file of the keys an applyRun handed over,
+// journal is an append-only record file of the keys an applyRun handed over,
 // read back in order. Not safe for concurrent use.
-type journal struct {
-	f *os.File
-	w *bufio.Writer
-}
+type journal struct{ *extsort.Records }
 
 type journalKind byte
 
@@ -176,55 +170,39 @@ type journalEntry struct {
 	sum   [sha256.Size]byte // journalPut
 }
 
-func newJournal(f *os.File) *journal { return &journal{f: f, w: bufio.NewWriterSize(f, 32<<10)} }
+func newJournal(g *extsort.Group, name string) (*journal, error) {
+	r, err := g.NewRecords(name, 32<<10)
+	if err != nil {
+		return nil, err
+	}
+	return &journal{r}, nil
+}
 
-// journalHeader is an entry header's size: kind, units, key and type lengths,
-// hash.
-const journalHeader = 1 + 8 + 4 + 4 + sha256.Size
+// journalHeader is an entry header's size: kind, units, key length, hash.
+const journalHeader = 1 + 8 + 4 + sha256.Size
 
-func (j *journal) add(e journalEntry) error {
-	var hdr [journalHeader]byte
-	hdr[0] = byte(e.kind)
-	binary.LittleEndian.PutUint64(hdr[1:], uint64(e.units))
-	binary.LittleEndian.PutUint32(hdr[9:], uint32(len(e.key)))
-	binary.LittleEndian.PutUint32(hdr[13:], uint32(len(e.typ)))
-	copy(hdr[17:], e.sum[:])
-	j.w.Write(hdr[:])
-	j.w.WriteString(e.key)
-	if _, err := j.w.WriteString(e.typ); err != nil {
+func (j journal) add(e journalEntry) error {
+	b := make([]byte, journalHeader, journalHeader+len(e.key)+len(e.typ))
+	b[0] = byte(e.kind)
+	binary.LittleEndian.PutUint64(b[1:], uint64(e.units))
+	binary.LittleEndian.PutUint32(b[9:], uint32(len(e.key)))
+	copy(b[13:], e.sum[:])
+	if err := j.Append(append(append(b, e.key...), e.typ...)); err != nil {
 		return fmt.Errorf("verify: write journal: %w", err)
 	}
 	return nil
 }
 
-// each flushes the journal and calls fn with every entry in order; adding may
-// resume after.
-func (j *journal) each(fn func(journalEntry) error) error {
-	if err := j.w.Flush(); err != nil {
-		return fmt.Errorf("verify: write journal: %w", err)
-	}
-	end, err := j.f.Seek(0, io.SeekCurrent)
-	if err != nil {
-		return fmt.Errorf("verify: journal: %w", err)
-	}
-	r := bufio.NewReaderSize(io.NewSectionReader(j.f, 0, end), 32<<10)
-	for {
-		var hdr [journalHeader]byte
-		if _, err := io.ReadFull(r, hdr[:]); err != nil {
-			if errors.Is(err, io.EOF) {
-				return nil
-			}
-			return fmt.Errorf("verify: read journal: %w", err)
+// each calls fn with every entry in order; adding may resume after.
+func (j journal) each(fn func(journalEntry) error) error {
+	return j.Each(func(b []byte) error {
+		if len(b) < journalHeader || uint64(len(b)-journalHeader) < uint64(binary.LittleEndian.Uint32(b[9:])) {
+			return errors.New("verify: read journal: an entry cut short")
 		}
-		kl, tl := binary.LittleEndian.Uint32(hdr[9:]), binary.LittleEndian.Uint32(hdr[13:])
-		buf := make([]byte, kl+tl)
-		if _, err := io.ReadFull(r, buf); err != nil {
-			return fmt.Errorf("verify: read journal: %w", err)
-		}
-		e := journalEntry{kind: journalKind(hdr[0]), units: int64(binary.LittleEndian.Uint64(hdr[1:])), key: string(buf[:kl]), typ: string(buf[kl:])}
-		copy(e.sum[:], hdr[17:])
-		if err := fn(e); err != nil {
-			return err
-		}
-	}
+		kl := binary.LittleEndian.Uint32(b[9:])
+		e := journalEntry{kind: journalKind(b[0]), units: int64(binary.LittleEndian.Uint64(b[1:])),
+			key: string(b[journalHeader : journalHeader+kl]), typ: string(b[journalHeader+kl:])}
+		copy(e.sum[:], b[13:])
+		return fn(e)
+	})
 }

@@ -220,7 +220,7 @@ func (c *comparison) fill(ctx context.Context, res *outcome.Result, expected int
 	if err != nil {
 		return err
 	}
-	defer sp.close()
+	defer sp.Close()
 	var samples []*patternSample
 	if !c.opts.SkipPatterns {
 		if samples, err = samplePatterns(ctx, c.src, c.m, c.plans, cmp(c.opts.Sample, 20), c.work); err != nil {
@@ -248,16 +248,14 @@ func (c *comparison) fill(ctx context.Context, res *outcome.Result, expected int
 	}
 	probe := c.opts.Holders != nil && len(c.opts.Types) > 0 && !res.TableMissing
 	if probe {
-		f, err := c.work.TempFile("held-*")
-		if err != nil {
+		if lo.held, err = newJournal(c.work, "held-*"); err != nil {
 			return err
 		}
-		lo.held = newJournal(f)
 	}
 	if err := compareBuckets(res, sp, c.plans, lo); err != nil {
 		return err
 	}
-	sp.close() // the buckets' space, before the Queries
+	sp.Close() // the buckets' space, before the Queries
 	if probe {
 		rb := &readBack{client: c.opts.Holders, table: c.m.Table.Name, keyAttrs: c.keyAttrs, keyTypes: c.m.Table.KeyTypes(), typeAttr: c.m.TypeAttribute,
 			keysOnly: true, parallel: cmp(c.opts.Segments, 4)}
@@ -329,7 +327,7 @@ func (c *comparison) scanProgress() func(n int) {
 // sourcePass derives every item into sp, summing write units and offering each
 // to the checks of samples whose partition it is in; it returns the per-entity
 // counts the source pass knows.
-func (c *comparison) sourcePass(ctx context.Context, sp *spill, samples []*patternSample) ([]outcome.EntityCounts, error) {
+func (c *comparison) sourcePass(ctx context.Context, sp spill, samples []*patternSample) ([]outcome.EntityCounts, error) {
 	var checks []*patternCheck
 	for _, ps := range samples {
 		checks = append(checks, ps.checks...)
@@ -351,7 +349,7 @@ func (c *comparison) sourcePass(ctx context.Context, sp *spill, samples []*patte
 // sourceSink is the source pass's load.Sink. Safe for concurrent use.
 type sourceSink struct {
 	c      *comparison
-	sp     *spill
+	sp     spill
 	byAttr map[string]map[string][]*patternCheck // indexChecks
 	mu     sync.Mutex                            // guards wcu, bytes and the checks
 	wcu    []int64                               // write units by entity
@@ -535,7 +533,7 @@ func typeFilter(in *dynamodb.ScanInput, typeAttr string, types []string) error {
 // every item with its typeAttr value, telling read (if set) each page's item
 // count.
 func scanInto(ctx context.Context, client dynamodb.ScanAPIClient, in *dynamodb.ScanInput, segments int, limit *load.ReadLimit,
-	keyAttrs [2]string, typeAttr string, sp *spill, read func(n int)) error {
+	keyAttrs [2]string, typeAttr string, sp spill, read func(n int)) error {
 	return load.ScanSegments(ctx, client, in, segments, limit, func(items []map[string]types.AttributeValue) error {
 		for _, it := range items {
 			if err := sp.add(fromTable, -1, itemKey(it, keyAttrs), ddbjson.Canonical(it), load.StringAttr(it, typeAttr)); err != nil {
@@ -572,7 +570,7 @@ type listOptions struct {
 // lists: derived only is missing; table only is extra (stale when of a mapped
 // type, else unmanaged); both is unchanged or changed by canonical content;
 // derived more than once is a duplicate.
-func compareBuckets(r *outcome.Result, sp *spill, plans []*transform.Plan, opts listOptions) error {
+func compareBuckets(r *outcome.Result, sp spill, plans []*transform.Plan, opts listOptions) error {
 	bc := newBucketComparer(r, plans, opts)
 	if err := sp.each(bc.bucket); err != nil {
 		return err

@@ -35,7 +35,7 @@ func TestCompareBucketsCountsDuplicatesApart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer sp.close()
+	defer sp.Close()
 	one, two := []byte(`{"PK":{"S":"C#1"}}`), []byte(`{"PK":{"S":"C#2"}}`)
 	for _, rec := range []struct {
 		side side

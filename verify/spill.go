@@ -1,26 +1,18 @@
 package verify
 
 import (
-	"bufio"
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/fnv"
-	"io"
-	"os"
-	"sync"
 
 	"github.com/pg2dynamo/pg2dynamo/internal/extsort"
 )
 
-// spill partitions records by key hash into bucket files so a comparison holds
+// spill partitions records by key hash into buckets, so that a comparison holds
 // one bucket in memory at a time: memory grows with the bucket, not the table.
-// Its files are unlinked on creation. Safe for concurrent use.
+// add is safe for concurrent use.
 type spill struct {
-	g     *extsort.Group
-	files []*os.File
-	bufs  []*bufio.Writer
-	mus   []sync.Mutex
+	*extsort.Buckets
 }
 
 // Bucket sizing: expected items / itemsPerBucket buckets, from 1 to maxBuckets
@@ -39,54 +31,42 @@ const (
 	fromTable  side = 'T'
 )
 
-// newSpill creates bucket files for about expected items a side in g's
-// directory.
-func newSpill(g *extsort.Group, expected int64) (*spill, error) {
+// newSpill creates buckets for about expected items a side in g's directory.
+func newSpill(g *extsort.Group, expected int64) (spill, error) {
 	n := int(min(expected/itemsPerBucket+1, maxBuckets))
-	size := min(max(spillBuffer/n, 2<<10), 64<<10)
-	s := &spill{g: g, mus: make([]sync.Mutex, n)}
-	for range n {
-		f, err := g.TempFile("bucket-*")
-		if err != nil {
-			s.close()
-			return nil, err
-		}
-		s.files = append(s.files, f)
-		s.bufs = append(s.bufs, bufio.NewWriterSize(f, size))
+	b, err := g.NewBuckets("bucket-*", n, min(max(spillBuffer/n, 2<<10), 64<<10))
+	if err != nil {
+		return spill{}, err
 	}
-	return s, nil
+	return spill{b}, nil
 }
 
-func (s *spill) bucket(key string) int {
-	h := fnv.New64a()
-	h.Write([]byte(key))
-	return int(h.Sum64() % uint64(len(s.files)))
-}
-
-// recordHeader is a record header's size: side, entity, key, item and type
-// lengths.
-const recordHeader = 1 + 4 + 4 + 4 + 4
+// recordHeader is a record header's size: side, entity, key and item lengths.
+const recordHeader = 1 + 4 + 4 + 4
 
 // add appends a record: side, entity index (-1 for a table item), key,
 // canonical item and, for a table item, its type.
-func (s *spill) add(sd side, entity int, key string, item []byte, typ string) error {
-	i := s.bucket(key)
-	s.mus[i].Lock()
-	defer s.mus[i].Unlock()
-	w := s.bufs[i]
-	var hdr [recordHeader]byte
-	hdr[0] = byte(sd)
-	binary.LittleEndian.PutUint32(hdr[1:], uint32(int32(entity)))
-	binary.LittleEndian.PutUint32(hdr[5:], uint32(len(key)))
-	binary.LittleEndian.PutUint32(hdr[9:], uint32(len(item)))
-	binary.LittleEndian.PutUint32(hdr[13:], uint32(len(typ)))
-	w.Write(hdr[:])
-	w.WriteString(key)
-	w.Write(item)
-	if _, err := w.WriteString(typ); err != nil {
+func (s spill) add(sd side, entity int, key string, item []byte, typ string) error {
+	b := make([]byte, recordHeader, recordHeader+len(key)+len(item)+len(typ))
+	b[0] = byte(sd)
+	binary.LittleEndian.PutUint32(b[1:], uint32(int32(entity)))
+	binary.LittleEndian.PutUint32(b[5:], uint32(len(key)))
+	binary.LittleEndian.PutUint32(b[9:], uint32(len(item)))
+	b = append(append(append(b, key...), item...), typ...)
+	if err := s.Add(s.bucket(key), b); err != nil {
 		return fmt.Errorf("verify: write bucket: %w", err)
 	}
 	return nil
+}
+
+// bucket is key's FNV-1a hash modulo the buckets: the same bucket in every run,
+// so that the lists' samples are.
+func (s spill) bucket(key string) int {
+	h := uint64(14695981039346656037)
+	for i := 0; i < len(key); i++ {
+		h = (h ^ uint64(key[i])) * 1099511628211
+	}
+	return int(h % uint64(s.Len()))
 }
 
 type record struct {
@@ -97,36 +77,30 @@ type record struct {
 	typ    string
 }
 
-// each flushes the buckets and calls fn with each bucket's records, valid
-// during the call; no add after.
-func (s *spill) each(fn func(records []record) error) error {
-	for _, w := range s.bufs {
-		if err := w.Flush(); err != nil {
-			return fmt.Errorf("verify: write bucket: %w", err)
-		}
+// each calls fn with each bucket's records, valid during the call; no add
+// after.
+func (s spill) each(fn func(records []record) error) error {
+	if err := s.Flush(); err != nil {
+		return fmt.Errorf("verify: write bucket: %w", err)
 	}
-	s.bufs = nil // their memory, while the buckets are read; no record is added after
-
-	r := bufio.NewReaderSize(nil, 64<<10)
 	var recs []record
-	for _, f := range s.files {
+	for i := range s.Len() {
 		recs = recs[:0]
-		r.Reset(io.NewSectionReader(f, 0, 1<<62))
-		for {
-			var hdr [recordHeader]byte
-			if _, err := io.ReadFull(r, hdr[:]); err != nil {
-				if errors.Is(err, io.EOF) {
-					break
-				}
-				return fmt.Errorf("verify: read bucket: %w", err)
+		err := s.Each(i, func(b []byte) error {
+			if len(b) < recordHeader {
+				return errRecord
 			}
-			kl, il, tl := binary.LittleEndian.Uint32(hdr[5:]), binary.LittleEndian.Uint32(hdr[9:]), binary.LittleEndian.Uint32(hdr[13:])
-			buf := make([]byte, kl+il+tl)
-			if _, err := io.ReadFull(r, buf); err != nil {
-				return fmt.Errorf("verify: read bucket: %w", err)
+			kl, il := binary.LittleEndian.Uint32(b[5:]), binary.LittleEndian.Uint32(b[9:])
+			if uint64(len(b)-recordHeader) < uint64(kl)+uint64(il) {
+				return errRecord
 			}
-			recs = append(recs, record{side: side(hdr[0]), entity: int(int32(binary.LittleEndian.Uint32(hdr[1:]))),
+			buf := append([]byte(nil), b[recordHeader:]...)
+			recs = append(recs, record{side: side(b[0]), entity: int(int32(binary.LittleEndian.Uint32(b[1:]))),
 				key: string(buf[:kl]), item: buf[kl : kl+il], typ: string(buf[kl+il:])})
+			return nil
+		})
+		if err != nil {
+			return err
 		}
 		if err := fn(recs); err != nil {
 			return err
@@ -136,9 +110,4 @@ func (s *spill) each(fn func(records []record) error) error {
 	return nil
 }
 
-func (s *spill) close() {
-	for _, f := range s.files {
-		f.Close()
-	}
-	s.files = nil
-}
+var errRecord = errors.New("verify: read bucket: a record cut short")

@@ -1,7 +1,8 @@
-// Package extsort sorts byte records in bounded memory, spilling sorted runs
-// to temporary files: verify's buckets and expected answers, and the result
-// lists of verify/outcome. Its Group is also the temporary directory of the
-// follow's audit pass.
+// Package extsort holds byte records on disk in bounded memory: a Sorter
+// spills sorted runs to temporary files (verify's expected answers, the result
+// lists of verify/outcome); Records and Buckets append records to temporary
+// files and read them back in order (verify's buckets and journals, the follow
+// audit's spill). A Group owns the files, unlinked as they are created.
 package extsort
 
 import (
@@ -23,6 +24,7 @@ type Group struct {
 	budget  int
 	used    int // bytes held in memory by all the sorters (arena and spans capacity)
 	sorters []*Sorter
+	records []*Records
 	// named: a file could not be unlinked on creation, so it goes with the
 	// directory.
 	named bool
@@ -59,13 +61,16 @@ func (g *Group) TempFile(name string) (*os.File, error) {
 	return f, nil
 }
 
-// Close closes every sorter's files and removes the directory (not a sub
-// group's).
+// Close closes every sorter's and record file's files and removes the
+// directory (not a sub group's).
 func (g *Group) Close() error {
 	for _, s := range g.sorters {
 		s.closeRuns()
 	}
-	g.sorters = nil
+	for _, r := range g.records {
+		r.Close()
+	}
+	g.sorters, g.records = nil, nil
 	if g.shared {
 		return nil
 	}
