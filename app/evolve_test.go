@@ -15,8 +15,10 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/pg2dynamo/pg2dynamo/fixtures"
+	"github.com/pg2dynamo/pg2dynamo/follow"
 	"github.com/pg2dynamo/pg2dynamo/internal/faultproxy"
 	"github.com/pg2dynamo/pg2dynamo/internal/testenv"
 )
@@ -239,8 +241,9 @@ func evolveWorkload(ctx context.Context, t *testing.T, src string) int {
 // source: the stream goes on with v2 from the slot at once, and the
 // changed entities are compared at a snapshot beside it, so that no change is
 // lost or overwritten by an older one; the table of the entity it adds,
-// which the first version did not follow, joins the publication. Once
-// the workload stops and a
+// which the first version did not follow, joins the publication, and the
+// table of the entity it removes, which only the first followed, leaves
+// it. Once the workload stops and a
 // resumed follow (v2, recorded by the checkpoint) catches up, the table
 // equals a fresh migration with v2 (dumps compared) and verify with v2
 // passes; no Org item (unchanged, and untouched by the workload) was
@@ -253,10 +256,13 @@ func TestEvolveFollowed(t *testing.T) {
 	}
 	testenv.Exec(t, src, `ALTER TABLE orgs REPLICA IDENTITY FULL; ALTER TABLE users REPLICA IDENTITY FULL; ALTER TABLE tickets REPLICA IDENTITY FULL;
 		CREATE TABLE notes (note_id int PRIMARY KEY, ticket_id bigint NOT NULL, body text NOT NULL);
-		INSERT INTO notes SELECT i, i, 'note ' || i FROM generate_series(1, 30) i`)
+		INSERT INTO notes SELECT i, i, 'note ' || i FROM generate_series(1, 30) i;
+		CREATE TABLE legacy (legacy_id int PRIMARY KEY); INSERT INTO legacy SELECT generate_series(1, 5)`)
 	dir := t.TempDir()
 	v1, v2 := filepath.Join(dir, "v1.yaml"), filepath.Join(dir, "v2.yaml")
-	testenv.WriteFile(t, v1, evolveV1, 0o644)
+	// The first version also follows a table the second does not: legacy.
+	testenv.WriteFile(t, v1, strings.Replace(evolveV1, "access_patterns:\n",
+		"  Legacy:\n    source: {table: legacy}\n    pk: LEGACY#${legacy_id}\n    sk: LEGACY\naccess_patterns:\n", 1), 0o644)
 	// The second version also follows a table the first did not: notes.
 	testenv.WriteFile(t, v2, strings.Replace(evolveV2, "access_patterns:\n",
 		"  Note:\n    source: {table: notes}\n    pk: NOTE#${note_id}\n    sk: NOTE#${note_id}\naccess_patterns:\n", 1), 0o644)
@@ -296,6 +302,7 @@ func TestEvolveFollowed(t *testing.T) {
 		t.Errorf("the follow applied no change while the comparison ran:\n%s", f.out.String())
 	}
 	f.await(t, "checkpoint "+cp+": recorded mapping "+v2, "the checkpoint to record v2")
+	f.await(t, "follow: took public.legacy out of publication "+follow.DefaultName(table), "legacy taken out of the publication")
 	stop()
 	txs := <-done
 	if code := f.halt(); !cleanStop(code) {
@@ -341,6 +348,14 @@ func TestEvolveFollowed(t *testing.T) {
 	want := freshV2(t, src, v2)
 	if d := cmp.Diff(want, dumpByKey(t, table)); d != "" {
 		t.Fatalf("the evolved table is not what a fresh migration with v2 writes (-fresh +evolved):\n%s", d)
+	}
+	var published []string
+	rows, err := testenv.Connect(t, src).Query(context.Background(), "SELECT tablename::text FROM pg_publication_tables WHERE pubname = $1 ORDER BY 1", follow.DefaultName(table))
+	if err == nil {
+		published, err = pgx.CollectRows(rows, pgx.RowTo[string])
+	}
+	if err != nil || !slices.Equal(published, []string{"notes", "orgs", "tickets", "users"}) {
+		t.Errorf("publication %s publishes %v (%v), want the tables v2 follows", follow.DefaultName(table), published, err)
 	}
 	if r := runCLI(t, "verify", "--mapping", v2, "--source", src, "--endpoint-url", dynalite(t).Endpoint, "--table", table); r.code != ExitOK || !strings.Contains(r.stdout, "OrgTickets") {
 		t.Errorf("verify with v2: exit %d\n%s", r.code, r.stdout)

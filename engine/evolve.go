@@ -403,6 +403,9 @@ func (ev *evolution) compareBeside(ctx context.Context, j *job, s *session, cp *
 	}
 	ev.done.Store(true)
 	fmt.Fprintf(j.log, "checkpoint %s: recorded mapping %s\n", cp.path, j.cfg.Mapping)
+	if err := fl.dropOldTables(ctx, j); err != nil {
+		return err
+	}
 	return ev.finish(j, s)
 }
 

@@ -110,6 +110,9 @@ type following struct {
 	catalog  *follow.Fingerprint
 	ddl      bool
 	rederive []string
+	// previous is the checkpoint's catalog when resuming with a new mapping
+	// version: the tables the previous version followed.
+	previous *follow.Fingerprint
 }
 
 func (f *following) rejected() int64 {
@@ -317,9 +320,28 @@ func (f *following) addNewTables(j *job, s *session, cp *checkpointFile) error {
 	if err := json.Unmarshal(cp.Catalog, &recorded); err != nil {
 		return fmt.Errorf("checkpoint %s: catalog: %w", cp.path, err)
 	}
+	f.previous = &recorded
 	added, err := f.graph.AddNewTables(j.ctx, s.src.Conn(), f.pub, &recorded)
 	if len(added) > 0 {
 		fmt.Fprintf(j.log, "follow: added %s to publication %s (mapping %s follows them)\n", strings.Join(added, ", "), f.pub, j.cfg.Mapping)
+	}
+	return err
+}
+
+// dropOldTables, once the checkpoint records the new mapping version, takes
+// the tables only the previous version followed out of the publication.
+func (f *following) dropOldTables(ctx context.Context, j *job) error {
+	if f.previous == nil {
+		return nil
+	}
+	src, err := extract.Connect(ctx, j.cfg.Source)
+	if err != nil {
+		return err
+	}
+	defer src.Close(context.WithoutCancel(ctx))
+	dropped, err := f.graph.DropOldTables(ctx, src.Conn(), f.pub, f.previous)
+	if len(dropped) > 0 {
+		fmt.Fprintf(j.log, "follow: took %s out of publication %s (mapping %s no longer follows them)\n", strings.Join(dropped, ", "), f.pub, j.cfg.Mapping)
 	}
 	return err
 }

@@ -226,3 +226,34 @@ func (g *Graph) AddNewTables(ctx context.Context, conn *pgx.Conn, pub string, wa
 	}
 	return names, nil
 }
+
+// DropOldTables takes out of publication pub the tables that the Fingerprint
+// was followed and g no longer does (a new version of the mapping removed
+// their entities), so that their changes no longer reach the slot, and
+// returns their names. Tables pub no longer publishes are left alone.
+// https://www.postgresql.org/docs/current/sql-alterpublication.html
+func (g *Graph) DropOldTables(ctx context.Context, conn *pgx.Conn, pub string, was *Fingerprint) ([]string, error) {
+	var old []uint32
+	for oid := range was.Tables {
+		if g.byOID[oid] == nil {
+			old = append(old, oid)
+		}
+	}
+	if len(old) == 0 {
+		return nil, nil
+	}
+	rows, err := conn.Query(ctx, `SELECT quote_ident(n.nspname) || '.' || quote_ident(c.relname) FROM pg_publication p
+		JOIN pg_publication_rel r ON r.prpubid = p.oid JOIN pg_class c ON c.oid = r.prrelid JOIN pg_namespace n ON n.oid = c.relnamespace
+		WHERE p.pubname = $1 AND r.prrelid = ANY($2) ORDER BY 1`, pub, old)
+	if err != nil {
+		return nil, fmt.Errorf("publication %s: %w", pub, err)
+	}
+	names, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil || len(names) == 0 {
+		return nil, err
+	}
+	if _, err := conn.Exec(ctx, fmt.Sprintf("ALTER PUBLICATION %s DROP TABLE %s", quote(pub), strings.Join(names, ", "))); err != nil {
+		return nil, fmt.Errorf("take %s out of publication %s: %w", strings.Join(names, ", "), pub, err)
+	}
+	return names, nil
+}
