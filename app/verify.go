@@ -31,7 +31,7 @@ func reportFlags() []cli.Flag {
 		&cli.IntFlag{Name: "sample", Value: 20, Action: atLeast("sample", 1, "expected at least 1"), Usage: "parameter tuples tried per access pattern, sampled from the source (all when fewer)"},
 		&cli.IntFlag{Name: "segments", Value: 4, Action: between("segments", 1, 64), Usage: "parallel Scan segments"},
 		&cli.IntFlag{Name: "max-read-units", Action: atLeast("max-read-units", 0, "expected a positive number (0: no cap)"), DefaultText: "no cap",
-			Usage: "cap at `N` the read capacity units a second consumed reading the whole table (as DynamoDB reports them), leaving the rest of the table's reads to the application: the Scans of verify, diff, migrate's verification, --changes-only, --prune and a follow's audit passes"},
+			Usage: "cap at `N` the read capacity units a second consumed reading the table (as DynamoDB reports them), leaving the rest of the table's reads to the application: the Scans of verify, diff, migrate's verification, --changes-only, --prune and a follow's audit passes, the access patterns' Queries and the read-backs"},
 		&cli.DurationFlag{Name: "gsi-wait", Value: 10 * time.Second, Usage: "how long, in all, access-pattern checks on a GSI that do not match yet are queried again: a GSI is eventually consistent and can lag a load by a moment (0: query once)"},
 	}
 }

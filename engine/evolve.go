@@ -414,7 +414,7 @@ func (ev *evolution) compareBeside(ctx context.Context, j *job, s *session, cp *
 // back: the follow writes the table meanwhile.
 func compareBesideWith(ctx context.Context, j *job, s *session, b *follow.Beside, rejects *rejectFile, narrow func(*verify.Options)) (*report.Report, *outcome.Result, error) {
 	prog, closeProg := j.progress()
-	ap := &besideApplier{b: b, byType: map[string]int64{}, client: s.client, table: s.m.Table.Name, typeAttr: s.m.TypeAttribute,
+	ap := &besideApplier{b: b, byType: map[string]int64{}, client: j.readLimit().GetItem(s.client), table: s.m.Table.Name, typeAttr: s.m.TypeAttribute,
 		keyAttrs: s.m.Table.Keys(), keyTypes: s.m.Table.KeyTypes(), reject: rejects.Write}
 	opts := verify.Options{Segments: j.rep.Segments, Reads: j.readLimit(), Sample: j.rep.Sample, Progress: prog, Readers: j.ld.Readers, MinRangeRows: j.ld.MinRangeRows,
 		SkipPatterns: true, Apply: ap, OnReject: rejects.Write}
@@ -444,7 +444,7 @@ type besideApplier struct {
 	// rejected counts the collision rejects, as tableApplier does.
 	rejected        int64
 	byType          map[string]int64
-	client          *dynamodb.Client
+	client          load.GetItemAPI
 	table, typeAttr string
 	keyAttrs        [2]string
 	keyTypes        [2]string

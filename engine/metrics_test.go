@@ -135,9 +135,10 @@ func TestExportFeedsMetrics(t *testing.T) {
 	}
 }
 
-// A verify with Config.Metrics, through a proxy that sums the read units
-// DynamoDB reports for each Scan: pg2dynamo_read_units_total is that sum,
-// without a cap on the reads as with one.
+// A verify with Config.Metrics, without a cap on the reads and with one, and a
+// migrate --changes-only, which reads its writes back, each through a proxy
+// that sums the read units DynamoDB reports for each Scan, Query and
+// BatchGetItem: pg2dynamo_read_units_total is that sum.
 func TestCompareFeedsReadUnits(t *testing.T) {
 	f := notes(t)
 	o := f.options()
@@ -145,7 +146,11 @@ func TestCompareFeedsReadUnits(t *testing.T) {
 	if kind, _ := engine.KindOf(engine.Migrate(context.Background(), f.cfg, o)); kind != engine.KindRejected {
 		t.Fatalf("Migrate: want KindRejected (note 7)\n%s", f.log.String())
 	}
-	for _, cap := range []int{0, 1000} {
+	for _, run := range []struct {
+		name string
+		cap  int
+		read string // the operation besides the Scan that reads
+	}{{"verify", 0, ""}, {"verify", 1000, ""}, {"changes-only", 0, "BatchGetItem"}} {
 		proxy, err := faultproxy.Start(f.cfg.AWS.EndpointURL, faultproxy.Rates{}, 1)
 		if err != nil {
 			t.Fatal(err)
@@ -154,10 +159,17 @@ func TestCompareFeedsReadUnits(t *testing.T) {
 		r := metrics.New(metrics.Options{})
 		cfg := f.cfg
 		cfg.AWS.EndpointURL, cfg.Metrics = proxy.URL, r
-		err = engine.Compare(context.Background(), cfg, engine.CompareOptions{Mode: report.ModeVerify,
-			ReportOptions: engine.ReportOptions{Segments: 2, Sample: 5, MaxReadUnits: cap}})
+		ro := engine.ReportOptions{Segments: 2, Sample: 5, MaxReadUnits: run.cap}
+		if run.name == "verify" {
+			err = engine.Compare(context.Background(), cfg, engine.CompareOptions{Mode: report.ModeVerify, ReportOptions: ro})
+		} else {
+			f.exec(`UPDATE notes SET body = 'changed' WHERE note_id < 5`)
+			co := f.options()
+			co.ChangesOnly, co.ReportOptions = true, ro
+			err = engine.Migrate(context.Background(), cfg, co)
+		}
 		if kind, _ := engine.KindOf(err); err != nil && kind != engine.KindRejected {
-			t.Fatalf("Compare: %v\n%s", err, f.log.String())
+			t.Fatalf("%s: %v\n%s", run.name, err, f.log.String())
 		}
 		fams, err := r.Registry().Gather()
 		if err != nil {
@@ -171,9 +183,11 @@ func TestCompareFeedsReadUnits(t *testing.T) {
 				}
 			}
 		}
-		reported, scans := proxy.ScanUnits()
-		if scans != proxy.Counts()["op:Scan"] || reported <= 0 || got != reported {
-			t.Errorf("cap %d: pg2dynamo_read_units_total = %v; the proxy saw %v units reported by %d of %d Scans", cap, got, reported, scans, proxy.Counts()["op:Scan"])
+		units, reported := proxy.ReadUnits()
+		counts := proxy.Counts()
+		asked := reported["Scan"] == counts["op:Scan"] && reported["Query"] == counts["op:Query"] && reported["BatchGetItem"] == counts["op:BatchGetItem"]
+		if !asked || units <= 0 || got != units || (run.read != "" && reported[run.read] == 0) {
+			t.Errorf("%s, cap %d: pg2dynamo_read_units_total = %v; the proxy saw %v units reported by %v of the answers %v", run.name, run.cap, got, units, reported, counts)
 		}
 	}
 }

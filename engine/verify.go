@@ -272,7 +272,11 @@ func compareAndReport(j *job, s *session, mode string, price float64, out io.Wri
 		return err
 	}
 	if !res.TableMissing {
-		fmt.Fprintf(j.log, "%s: reading table %s consumed %.0f read units (a strongly consistent Scan)\n", mode, s.m.Table.Name, j.readLimit().Consumed()-read)
+		what := "a strongly consistent Scan"
+		if mode != report.ModeDiff && len(s.m.AccessPatterns) > 0 {
+			what += " and the access patterns' Queries"
+		}
+		fmt.Fprintf(j.log, "%s: reading table %s consumed %.0f read units (%s)\n", mode, s.m.Table.Name, j.readLimit().Consumed()-read, what)
 	}
 	defer res.Close() // its lists' temporary files
 	r := report.New(mode, res, price)

@@ -48,7 +48,7 @@ func ScanSegments(ctx context.Context, client dynamodb.ScanAPIClient, in *dynamo
 				if err := page(out.Items); err != nil {
 					return err
 				}
-				if err := limit.wait(gctx, out); err != nil {
+				if err := limit.pay(gctx, out.ConsumedCapacity, out.Items, 4096); err != nil {
 					return err
 				}
 			}
@@ -58,14 +58,15 @@ func ScanSegments(ctx context.Context, client dynamodb.ScanAPIClient, in *dynamo
 	return g.Wait()
 }
 
-// ReadLimit paces and counts Scans' reads, over all the segments and Scans it
-// is given: pacing at a number of read capacity units a second, so that a
-// check leaves the table's read capacity to the application. Each page is
-// paid for once read: with the units DynamoDB reports it consumed (the Scans
+// ReadLimit paces and counts a run's reads of its table: the Scans it is given
+// (ScanSegments) and the Queries, GetItems and BatchGetItems of the clients it
+// wraps. It paces at a number of read capacity units a second, so that a check
+// leaves the table's read capacity to the application. Each answer is paid
+// for once read: with the units DynamoDB reports it consumed (the requests
 // ask, ReturnConsumedCapacity TOTAL), or, where the endpoint reports none,
-// one unit per 4 KB of the page's items (a strongly consistent read's
-// price). A nil *ReadLimit neither paces nor counts, and its Scans ask for no
-// units. Safe for concurrent use.
+// one unit per 4 KB of its items (a strongly consistent read's price; for
+// GetItem and BatchGetItem, of each item). A nil *ReadLimit neither paces nor
+// counts, and its reads ask for no units. Safe for concurrent use.
 // https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/read-write-operations.html#read-operation-consumption
 type ReadLimit struct {
 	limiter  *rate.Limiter // nil: no cap
@@ -92,19 +93,24 @@ func (l *ReadLimit) Consumed() float64 {
 	return l.consumed
 }
 
-// wait counts page's read units and blocks until they fit the rate, or ctx
-// ends.
-func (l *ReadLimit) wait(ctx context.Context, page *dynamodb.ScanOutput) error {
+// pay counts an answer's read units, cc's or else one a round bytes of its
+// items (4096: of them all, as a Scan or Query is priced; 1: of each, rounded
+// up to 4 KB), and blocks until they fit the rate, or ctx ends.
+func (l *ReadLimit) pay(ctx context.Context, cc *types.ConsumedCapacity, items []map[string]types.AttributeValue, round int) error {
 	if l == nil {
 		return nil
 	}
 	var units float64
-	if cc := page.ConsumedCapacity; cc != nil && cc.CapacityUnits != nil {
+	if cc != nil && cc.CapacityUnits != nil {
 		units = *cc.CapacityUnits
 	} else {
 		size := 0
-		for _, it := range page.Items {
-			size += transform.ItemSize(it)
+		for _, it := range items {
+			n := transform.ItemSize(it)
+			if round == 1 {
+				n = (n + 4095) / 4096 * 4096
+			}
+			size += n
 		}
 		units = float64((size + 4095) / 4096)
 	}
@@ -122,6 +128,98 @@ func (l *ReadLimit) wait(ctx context.Context, page *dynamodb.ScanOutput) error {
 		n -= step
 	}
 	return nil
+}
+
+// Query returns c with each Query answer paid for (c itself for a nil l).
+func (l *ReadLimit) Query(c dynamodb.QueryAPIClient) dynamodb.QueryAPIClient {
+	if l == nil {
+		return c
+	}
+	return pacedQuery{c, l}
+}
+
+type pacedQuery struct {
+	c dynamodb.QueryAPIClient
+	l *ReadLimit
+}
+
+func (p pacedQuery) Query(ctx context.Context, in *dynamodb.QueryInput, opts ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error) {
+	q := *in
+	q.ReturnConsumedCapacity = types.ReturnConsumedCapacityTotal
+	out, err := p.c.Query(ctx, &q, opts...)
+	if err != nil {
+		return out, err
+	}
+	return out, p.l.pay(ctx, out.ConsumedCapacity, out.Items, 4096)
+}
+
+// BatchGetItem returns c with each BatchGetItem answer paid for (c itself for a
+// nil l).
+func (l *ReadLimit) BatchGetItem(c dynamodb.BatchGetItemAPIClient) dynamodb.BatchGetItemAPIClient {
+	if l == nil {
+		return c
+	}
+	return pacedBatchGet{c, l}
+}
+
+type pacedBatchGet struct {
+	c dynamodb.BatchGetItemAPIClient
+	l *ReadLimit
+}
+
+func (p pacedBatchGet) BatchGetItem(ctx context.Context, in *dynamodb.BatchGetItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.BatchGetItemOutput, error) {
+	b := *in
+	b.ReturnConsumedCapacity = types.ReturnConsumedCapacityTotal
+	out, err := p.c.BatchGetItem(ctx, &b, opts...)
+	if err != nil {
+		return out, err
+	}
+	var cc *types.ConsumedCapacity // the tables' sum, if reported
+	for _, c := range out.ConsumedCapacity {
+		if c.CapacityUnits != nil {
+			if cc == nil {
+				cc = &types.ConsumedCapacity{CapacityUnits: aws.Float64(0)}
+			}
+			*cc.CapacityUnits += *c.CapacityUnits
+		}
+	}
+	var items []map[string]types.AttributeValue
+	for _, its := range out.Responses {
+		items = append(items, its...)
+	}
+	return out, p.l.pay(ctx, cc, items, 1)
+}
+
+// GetItemAPI is the client of a GetItem.
+type GetItemAPI interface {
+	GetItem(ctx context.Context, in *dynamodb.GetItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error)
+}
+
+// GetItem returns c with each GetItem answer paid for (c itself for a nil l).
+func (l *ReadLimit) GetItem(c GetItemAPI) GetItemAPI {
+	if l == nil {
+		return c
+	}
+	return pacedGet{c, l}
+}
+
+type pacedGet struct {
+	c GetItemAPI
+	l *ReadLimit
+}
+
+func (p pacedGet) GetItem(ctx context.Context, in *dynamodb.GetItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error) {
+	g := *in
+	g.ReturnConsumedCapacity = types.ReturnConsumedCapacityTotal
+	out, err := p.c.GetItem(ctx, &g, opts...)
+	if err != nil {
+		return out, err
+	}
+	var items []map[string]types.AttributeValue
+	if out.Item != nil {
+		items = append(items, out.Item)
+	}
+	return out, p.l.pay(ctx, out.ConsumedCapacity, items, 1)
 }
 
 // StringAttr is item's attribute name as a string: "" when it is absent or of

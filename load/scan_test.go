@@ -3,6 +3,7 @@ package load
 import (
 	"context"
 	"math"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -82,6 +83,87 @@ func TestReadLimitPaysEachPage(t *testing.T) {
 			paid := budget - limit.limiter.Tokens()
 			if wantPaid := float64(segments * (8 + 4)); math.Abs(paid-wantPaid) > 0.01 {
 				t.Errorf("paid %.2f read units, want %v: per segment 8 (7.5 reported, whole units) and 4 (15,000 bytes)", paid, wantPaid)
+			}
+		}
+	}
+}
+
+// reads answers each read with two items of 5,000 bytes, reporting units
+// (nil: none, as an endpoint without ConsumedCapacity answers), and records
+// what each request asked.
+type reads struct {
+	item     map[string]types.AttributeValue
+	reported *float64
+	asked    []types.ReturnConsumedCapacity
+}
+
+func (r *reads) Query(_ context.Context, in *dynamodb.QueryInput, _ ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error) {
+	r.asked = append(r.asked, in.ReturnConsumedCapacity)
+	out := &dynamodb.QueryOutput{Items: []map[string]types.AttributeValue{r.item, r.item}}
+	if r.reported != nil {
+		out.ConsumedCapacity = &types.ConsumedCapacity{CapacityUnits: r.reported}
+	}
+	return out, nil
+}
+
+func (r *reads) BatchGetItem(_ context.Context, in *dynamodb.BatchGetItemInput, _ ...func(*dynamodb.Options)) (*dynamodb.BatchGetItemOutput, error) {
+	r.asked = append(r.asked, in.ReturnConsumedCapacity)
+	out := &dynamodb.BatchGetItemOutput{Responses: map[string][]map[string]types.AttributeValue{"t": {r.item}, "u": {r.item}}}
+	if r.reported != nil {
+		out.ConsumedCapacity = []types.ConsumedCapacity{{CapacityUnits: r.reported}, {CapacityUnits: r.reported}}
+	}
+	return out, nil
+}
+
+func (r *reads) GetItem(_ context.Context, in *dynamodb.GetItemInput, _ ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error) {
+	r.asked = append(r.asked, in.ReturnConsumedCapacity)
+	out := &dynamodb.GetItemOutput{Item: r.item}
+	if r.reported != nil {
+		out.ConsumedCapacity = &types.ConsumedCapacity{CapacityUnits: r.reported}
+	}
+	return out, nil
+}
+
+// The clients a ReadLimit wraps ask for the units and pay what DynamoDB
+// reports (a BatchGetItem's tables summed), or where it reports none one unit
+// per 4 KB: of a Query's items together, of each item a GetItem or
+// BatchGetItem reads. A nil ReadLimit hands the client back.
+func TestReadLimitPaysQueriesAndGets(t *testing.T) {
+	item := map[string]types.AttributeValue{"PK": &types.AttributeValueMemberS{Value: strings.Repeat("a", 4998)}}
+	ctx := context.Background()
+	for _, c := range []struct {
+		reported *float64
+		// query, batch and get are the units each read pays.
+		query, batch, get float64
+	}{
+		{aws.Float64(2.5), 2.5, 5, 2.5},
+		{nil, 3, 4, 2}, // 10,000 bytes together; 5,000 bytes each, rounded up
+	} {
+		r := &reads{item: item, reported: c.reported}
+		var nl *ReadLimit
+		if nl.Query(r) != dynamodb.QueryAPIClient(r) || nl.BatchGetItem(r) != dynamodb.BatchGetItemAPIClient(r) || nl.GetItem(r) != GetItemAPI(r) {
+			t.Fatal("a nil ReadLimit wraps the client")
+		}
+		l := NewReadLimit(0)
+		if _, err := l.Query(r).Query(ctx, &dynamodb.QueryInput{}); err != nil {
+			t.Fatal(err)
+		}
+		after := []float64{l.Consumed()}
+		if _, err := l.BatchGetItem(r).BatchGetItem(ctx, &dynamodb.BatchGetItemInput{}); err != nil {
+			t.Fatal(err)
+		}
+		after = append(after, l.Consumed())
+		if _, err := l.GetItem(r).GetItem(ctx, &dynamodb.GetItemInput{}); err != nil {
+			t.Fatal(err)
+		}
+		after = append(after, l.Consumed())
+		want := []float64{c.query, c.query + c.batch, c.query + c.batch + c.get}
+		if !slices.Equal(after, want) {
+			t.Errorf("reported %v: consumed after the Query, the BatchGetItem and the GetItem %v, want %v", aws.ToFloat64(c.reported), after, want)
+		}
+		for i, a := range r.asked {
+			if a != types.ReturnConsumedCapacityTotal {
+				t.Errorf("read %d asked ReturnConsumedCapacity %q, want TOTAL", i, a)
 			}
 		}
 	}

@@ -31,7 +31,9 @@ import (
 type Options struct {
 	// Segments is the number of parallel Scan segments (default 4).
 	Segments int
-	// Reads, if set, paces and counts the table's Scan (load.ReadLimit).
+	// Reads, if set, paces and counts the reads of the table: the Scan, the
+	// access patterns' Queries and the BatchGetItems of ReadBack and Holders
+	// (load.ReadLimit).
 	Reads *load.ReadLimit
 	// Readers is the source pass's connection count, as a full load's
 	// (pipeline.Options.Readers; 0 or 1: one); more needs a source that exports
@@ -257,7 +259,7 @@ func (c *comparison) fill(ctx context.Context, res *outcome.Result, expected int
 	}
 	sp.Close() // the buckets' space, before the Queries
 	if probe {
-		rb := &readBack{client: c.opts.Holders, table: c.m.Table.Name, keyAttrs: c.keyAttrs, keyTypes: c.m.Table.KeyTypes(), typeAttr: c.m.TypeAttribute,
+		rb := &readBack{client: c.opts.Reads.BatchGetItem(c.opts.Holders), table: c.m.Table.Name, keyAttrs: c.keyAttrs, keyTypes: c.m.Table.KeyTypes(), typeAttr: c.m.TypeAttribute,
 			keysOnly: true, parallel: cmp(c.opts.Segments, 4)}
 		res.Held = map[string]int64{}
 		if err := rb.held(ctx, lo.held, c.opts.Types, res.Held); err != nil {
@@ -300,7 +302,7 @@ func (c *comparison) readBack() *readBack {
 	if c.opts.ReadBack == nil {
 		return nil
 	}
-	return &readBack{client: c.opts.ReadBack, table: c.m.Table.Name, keyAttrs: c.keyAttrs, keyTypes: c.m.Table.KeyTypes(), typeAttr: c.m.TypeAttribute}
+	return &readBack{client: c.opts.Reads.BatchGetItem(c.opts.ReadBack), table: c.m.Table.Name, keyAttrs: c.keyAttrs, keyTypes: c.m.Table.KeyTypes(), typeAttr: c.m.TypeAttribute}
 }
 
 // ScanName is the name verify's Progress is told the table's Scan under.
@@ -417,7 +419,7 @@ func (c *comparison) runPatterns(ctx context.Context, samples []*patternSample, 
 		for _, pc := range ps.checks {
 			pc.inFlight = c.itemInFlight
 		}
-		prs, err := ps.runAll(ctx, c.src, c.client, c.m.Table.Name, wait, c.orders, ties, derived, c.sourceRows)
+		prs, err := ps.runAll(ctx, c.src, c.opts.Reads.Query(c.client), c.m.Table.Name, wait, c.orders, ties, derived, c.sourceRows)
 		if err != nil {
 			return nil, err
 		}

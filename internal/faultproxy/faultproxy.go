@@ -11,6 +11,7 @@ import (
 	"hash/crc32"
 	"io"
 	"log"
+	"maps"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
@@ -84,10 +85,11 @@ type Proxy struct {
 	counts map[string]int
 	// consumed is the write capacity reported, by wall-clock second of arrival.
 	consumed map[int64]float64
-	// scanned is the read capacity Scan answers reported, and scans counts
-	// the Scan answers that reported it (ReturnConsumedCapacity).
-	scanned float64
-	scans   int
+	// read is the read capacity that answers of reads (Scan, Query, GetItem,
+	// BatchGetItem) reported, and reported counts those answers by operation
+	// (ReturnConsumedCapacity).
+	read     float64
+	reported map[string]int
 	// capacity is WriteUnits' bucket (nil without), and what it let through.
 	capacity *rate.Limiter
 	capStats Capacity
@@ -134,7 +136,7 @@ func Start(target string, rates Rates, seed uint64) (*Proxy, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Proxy{rates: rates, seed: seed, rngs: map[string]*rand.Rand{}, counts: map[string]int{}, consumed: map[int64]float64{}}
+	p := &Proxy{rates: rates, seed: seed, rngs: map[string]*rand.Rand{}, counts: map[string]int{}, consumed: map[int64]float64{}, reported: map[string]int{}}
 	if rates.WriteUnits > 0 {
 		burst := rates.WriteBurst
 		if burst <= 0 {
@@ -178,12 +180,13 @@ func (p *Proxy) ConsumedPerSecond() map[int64]float64 {
 	return out
 }
 
-// ScanUnits returns the read units DynamoDB reported Scans consumed, and the
-// number of Scan answers that reported them.
-func (p *Proxy) ScanUnits() (units float64, scans int) {
+// ReadUnits returns the read units that answers of Scan, Query, GetItem and
+// BatchGetItem reported consumed, and the number of answers that reported them,
+// by operation ("Query").
+func (p *Proxy) ReadUnits() (units float64, reported map[string]int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.scanned, p.scans
+	return p.read, maps.Clone(p.reported)
 }
 
 // Capacity returns what the WriteUnits bucket let through so far.
@@ -394,10 +397,12 @@ func copyResponse(w http.ResponseWriter, rec *httptest.ResponseRecorder) {
 	w.Write(rec.Body.Bytes())
 }
 
-// recordConsumed sums the ConsumedCapacity of BatchWriteItem and Scan answers.
+// recordConsumed sums the ConsumedCapacity of BatchWriteItem answers, by
+// second, and of the reads' answers.
 func (p *Proxy) recordConsumed(resp *http.Response) error {
-	target := resp.Request.Header.Get("X-Amz-Target")
-	if resp.StatusCode != http.StatusOK || (target != "DynamoDB_20120810.BatchWriteItem" && target != "DynamoDB_20120810.Scan") {
+	op := strings.TrimPrefix(resp.Request.Header.Get("X-Amz-Target"), "DynamoDB_20120810.")
+	one := op == "Scan" || op == "Query" || op == "GetItem"
+	if resp.StatusCode != http.StatusOK || !(one || op == "BatchWriteItem" || op == "BatchGetItem") {
 		return nil
 	}
 	body, err := io.ReadAll(resp.Body)
@@ -406,31 +411,33 @@ func (p *Proxy) recordConsumed(resp *http.Response) error {
 		return err
 	}
 	resp.Body = io.NopCloser(bytes.NewReader(body))
-	if target == "DynamoDB_20120810.Scan" {
-		var out struct {
-			ConsumedCapacity *struct{ CapacityUnits float64 }
+	type units struct{ CapacityUnits float64 }
+	var all []units
+	if one {
+		var out struct{ ConsumedCapacity *units }
+		if json.Unmarshal(body, &out) != nil || out.ConsumedCapacity == nil {
+			return nil
 		}
-		if json.Unmarshal(body, &out) == nil && out.ConsumedCapacity != nil {
-			p.mu.Lock()
-			p.scanned += out.ConsumedCapacity.CapacityUnits
-			p.scans++
-			p.mu.Unlock()
+		all = []units{*out.ConsumedCapacity}
+	} else {
+		var out struct{ ConsumedCapacity []units }
+		if json.Unmarshal(body, &out) != nil || out.ConsumedCapacity == nil {
+			return nil
+		}
+		all = out.ConsumedCapacity
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if op == "BatchWriteItem" {
+		at, _ := resp.Request.Context().Value(arrivalKey{}).(time.Time)
+		for _, c := range all {
+			p.consumed[at.Unix()] += c.CapacityUnits
 		}
 		return nil
 	}
-	var out struct {
-		ConsumedCapacity []struct {
-			CapacityUnits float64
-		}
+	for _, c := range all {
+		p.read += c.CapacityUnits
 	}
-	if json.Unmarshal(body, &out) == nil {
-		at, _ := resp.Request.Context().Value(arrivalKey{}).(time.Time)
-		sec := at.Unix()
-		p.mu.Lock()
-		for _, c := range out.ConsumedCapacity {
-			p.consumed[sec] += c.CapacityUnits
-		}
-		p.mu.Unlock()
-	}
+	p.reported[op]++
 	return nil
 }
