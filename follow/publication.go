@@ -242,16 +242,25 @@ func (g *Graph) DropOldTables(ctx context.Context, conn *pgx.Conn, pub string, w
 	if len(old) == 0 {
 		return nil, nil
 	}
-	rows, err := conn.Query(ctx, `SELECT quote_ident(n.nspname) || '.' || quote_ident(c.relname) FROM pg_publication p
-		JOIN pg_publication_rel r ON r.prpubid = p.oid JOIN pg_class c ON c.oid = r.prrelid JOIN pg_namespace n ON n.oid = c.relnamespace
-		WHERE p.pubname = $1 AND r.prrelid = ANY($2) ORDER BY 1`, pub, old)
-	if err != nil {
-		return nil, fmt.Errorf("publication %s: %w", pub, err)
-	}
-	names, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil || len(names) == 0 {
+	cat := extract.NewCatalog(conn)
+	p, exists, err := cat.Publication(ctx, pub)
+	if err != nil || !exists {
 		return nil, err
 	}
+	rels, err := cat.RelationsByOID(ctx, old)
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, r := range rels {
+		if p.Publishes(pgx.Identifier{r.Schema, r.Name}) {
+			names = append(names, qualified(r.Schema, r.Name))
+		}
+	}
+	if len(names) == 0 {
+		return nil, nil
+	}
+	slices.Sort(names)
 	if _, err := conn.Exec(ctx, fmt.Sprintf("ALTER PUBLICATION %s DROP TABLE %s", quote(pub), strings.Join(names, ", "))); err != nil {
 		return nil, fmt.Errorf("take %s out of publication %s: %w", strings.Join(names, ", "), pub, err)
 	}
