@@ -349,6 +349,7 @@ func (ev *evolution) follow(j *job, s *session, cp *checkpointFile, fl *followin
 // the checkpoint records the new version, and finish.
 func (ev *evolution) compareBeside(ctx context.Context, j *job, s *session, cp *checkpointFile, fl *following, a *follow.Applier, rejects *rejectFile, rf *reportFiles) error {
 	if len(ev.sub.m.Entities) > 0 || len(ev.retired) > 0 {
+		defer fl.bulkPace()()
 		src, err := extract.Connect(ctx, j.cfg.Source)
 		if err != nil {
 			return err

@@ -113,6 +113,20 @@ type following struct {
 	// previous is the checkpoint's catalog when resuming with a new mapping
 	// version: the tables the previous version followed.
 	previous *follow.Fingerprint
+	// bulkGC is the GC pace the run began with, which readyToFollow left for
+	// the windows' (0: left as set by GOGC).
+	bulkGC int
+}
+
+// bulkPace sets the GC pace the run began with for a bulk task beside the
+// windows (a comparison deriving whole entities): the windows' pace would
+// collect several times as often. The returned func sets the windows' back.
+func (f *following) bulkPace() func() {
+	if f.bulkGC <= 0 {
+		return func() {}
+	}
+	prev := debug.SetGCPercent(f.bulkGC)
+	return func() { debug.SetGCPercent(prev) }
 }
 
 func (f *following) rejected() int64 {
@@ -122,11 +136,11 @@ func (f *following) rejected() int64 {
 	return f.status.Rejected
 }
 
-func readyToFollow(out sinkOut) {
+func (f *following) readyToFollow(out sinkOut) {
 	// One window at a time: Go's default GC pace (not main.go's GOGC=400)
 	// keeps memory near a window's; the full load's garbage goes back now.
 	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(100)
+		f.bulkGC = debug.SetGCPercent(100)
 	}
 	debug.FreeOSMemory()
 	// The follow's writes, mostly overwrites, report no write units.
@@ -445,7 +459,7 @@ func (f *following) run(j *job, s *session, cp *checkpointFile, out sinkOut, rej
 	if err := s.src.End(ctx); err != nil {
 		return err
 	}
-	readyToFollow(out)
+	f.readyToFollow(out)
 	a := follow.NewApplier(f.graph, s.m, s.src, out.sink)
 	a.OnReject, a.Writers, a.ExactFrom = rejects.Write, j.writes(), f.exactFrom
 	a.Catalog, a.CatalogEvery = f.catalog, j.fol.CatalogInterval
