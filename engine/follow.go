@@ -51,7 +51,7 @@ func DropSlot(ctx context.Context, cfg Config, o FollowOptions) error {
 	if err != nil {
 		return err
 	}
-	ddl, keptFor, err := follow.DropDDLCapture(j.ctx, src.Conn(), slot)
+	ddl, keptFor, err := extract.DropDDLCapture(j.ctx, src.Conn(), slot)
 	if err != nil {
 		return err
 	}
@@ -375,7 +375,7 @@ func catalogAdvice(j *job, ce *follow.CatalogError) string {
 func (f *following) ddlCapture(j *job, s *session, cp *checkpointFile) error {
 	ctx := j.ctx
 	if f.resume {
-		installed, err := follow.DDLCaptureInstalled(ctx, s.src.Conn())
+		installed, err := extract.DDLCaptureInstalled(ctx, s.src.Conn())
 		if err != nil {
 			return err
 		}
@@ -383,7 +383,7 @@ func (f *following) ddlCapture(j *job, s *session, cp *checkpointFile) error {
 		if f.ddl {
 			// Brought up to date (CREATE OR REPLACE) from the version that
 			// installed it.
-			if err := follow.InstallDDLCapture(ctx, s.src.Conn()); err != nil && !errors.Is(err, follow.ErrNoDDLCapture) {
+			if err := extract.InstallDDLCapture(ctx, s.src.Conn()); err != nil && !errors.Is(err, extract.ErrNoDDLCapture) {
 				return err
 			}
 		}
@@ -401,8 +401,8 @@ func (f *following) ddlCapture(j *job, s *session, cp *checkpointFile) error {
 		fmt.Fprintf(j.log, "follow: DDL capture off (%s): %s\n", j.opt(OptNoDDLCapture), j.fol.catalogChecks(j.cfg))
 		return nil
 	}
-	err := follow.InstallDDLCapture(ctx, s.src.Conn())
-	if errors.Is(err, follow.ErrNoDDLCapture) {
+	err := extract.InstallDDLCapture(ctx, s.src.Conn())
+	if errors.Is(err, extract.ErrNoDDLCapture) {
 		fmt.Fprintf(j.log, "follow: DDL capture not installed (%v): %s\n", err, j.fol.catalogChecks(j.cfg))
 		return nil
 	}

@@ -1,12 +1,9 @@
 package follow
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
-
-	"github.com/jackc/pgx/v5"
 
 	"github.com/pg2dynamo/pg2dynamo/extract"
 )
@@ -99,27 +96,6 @@ func hasDDL(txs []*Tx) bool {
 		}
 	}
 	return false
-}
-
-// ErrNoDDLCapture means the role may not create event triggers: nothing is
-// installed.
-var ErrNoDDLCapture = extract.ErrNoDDLCapture
-
-// InstallDDLCapture installs DDL capture (see extract.InstallDDLCapture).
-func InstallDDLCapture(ctx context.Context, conn *pgx.Conn) error {
-	return extract.InstallDDLCapture(ctx, conn)
-}
-
-// DDLCaptureInstalled reports whether DDL capture is installed on conn's
-// database.
-func DDLCaptureInstalled(ctx context.Context, conn *pgx.Conn) (bool, error) {
-	return extract.DDLCaptureInstalled(ctx, conn)
-}
-
-// DropDDLCapture removes DDL capture unless another follow's slot may stream
-// it.
-func DropDDLCapture(ctx context.Context, conn *pgx.Conn, except string) (dropped, keptFor []string, err error) {
-	return extract.DropDDLCapture(ctx, conn, except)
 }
 
 func isDDLTable(namespace, name string) bool {

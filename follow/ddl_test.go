@@ -6,6 +6,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/pg2dynamo/pg2dynamo/extract"
 	"github.com/pg2dynamo/pg2dynamo/follow"
 	"github.com/pg2dynamo/pg2dynamo/internal/testenv"
 )
@@ -19,7 +20,7 @@ func TestDDLCaptureRecordsCommands(t *testing.T) {
 	ctx := context.Background()
 	url := logicalDatabase(t)
 	conn := testenv.Connect(t, url)
-	if err := follow.InstallDDLCapture(ctx, conn); err != nil {
+	if err := extract.InstallDDLCapture(ctx, conn); err != nil {
 		t.Fatal(err)
 	}
 	testenv.Exec(t, url, `CREATE TYPE s AS ENUM ('a', 'b');
@@ -63,11 +64,11 @@ func TestDDLCaptureRecordsCommands(t *testing.T) {
 			t.Errorf("no record %q among %q", r, got)
 		}
 	}
-	dropped, kept, err := follow.DropDDLCapture(ctx, conn, "")
+	dropped, kept, err := extract.DropDDLCapture(ctx, conn, "")
 	if err != nil || len(dropped) != 1 || len(kept) != 0 {
 		t.Fatalf("DropDDLCapture: %q, kept for %q, %v", dropped, kept, err)
 	}
-	if ok, err := follow.DDLCaptureInstalled(ctx, conn); ok || err != nil {
+	if ok, err := extract.DDLCaptureInstalled(ctx, conn); ok || err != nil {
 		t.Errorf("installed after DropDDLCapture: %v, %v", ok, err)
 	}
 }
