@@ -39,15 +39,15 @@ func newSpill(dir *extsort.Group, side string, slices int) (spill, error) {
 }
 
 func (s spill) add(slice int, r auditRecord) error {
-	var buf [128]byte
-	b := buf[:0]
-	for _, part := range [...]string{r.key[0], r.key[1], r.typ} {
-		b = binary.AppendUvarint(b, uint64(len(part)))
-		b = append(b, part...)
-	}
-	b = binary.LittleEndian.AppendUint64(b, r.hash)
-	b = binary.AppendVarint(b, int64(r.entity))
-	if err := s.Add(slice, b); err != nil {
+	err := s.Add(slice, func(b []byte) []byte {
+		for _, part := range [...]string{r.key[0], r.key[1], r.typ} {
+			b = binary.AppendUvarint(b, uint64(len(part)))
+			b = append(b, part...)
+		}
+		b = binary.LittleEndian.AppendUint64(b, r.hash)
+		return binary.AppendVarint(b, int64(r.entity))
+	})
+	if err != nil {
 		return fmt.Errorf("audit: spill file: %w", err)
 	}
 	return nil

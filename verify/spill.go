@@ -47,13 +47,14 @@ const recordHeader = 1 + 4 + 4 + 4
 // add appends a record: side, entity index (-1 for a table item), key,
 // canonical item and, for a table item, its type.
 func (s spill) add(sd side, entity int, key string, item []byte, typ string) error {
-	b := make([]byte, recordHeader, recordHeader+len(key)+len(item)+len(typ))
-	b[0] = byte(sd)
-	binary.LittleEndian.PutUint32(b[1:], uint32(int32(entity)))
-	binary.LittleEndian.PutUint32(b[5:], uint32(len(key)))
-	binary.LittleEndian.PutUint32(b[9:], uint32(len(item)))
-	b = append(append(append(b, key...), item...), typ...)
-	if err := s.Add(s.bucket(key), b); err != nil {
+	err := s.Add(s.bucket(key), func(b []byte) []byte {
+		b = append(b, byte(sd))
+		b = binary.LittleEndian.AppendUint32(b, uint32(int32(entity)))
+		b = binary.LittleEndian.AppendUint32(b, uint32(len(key)))
+		b = binary.LittleEndian.AppendUint32(b, uint32(len(item)))
+		return append(append(append(b, key...), item...), typ...)
+	})
+	if err != nil {
 		return fmt.Errorf("verify: write bucket: %w", err)
 	}
 	return nil

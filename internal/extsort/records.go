@@ -102,12 +102,14 @@ func (r *Records) Close() error {
 type Buckets struct {
 	recs []*Records
 	mus  []sync.Mutex
+	// scratch is each bucket's record being built (Add).
+	scratch [][]byte
 }
 
 // NewBuckets creates n record files named after name in g's directory, each
 // with a write buffer of buffer bytes.
 func (g *Group) NewBuckets(name string, n, buffer int) (*Buckets, error) {
-	b := &Buckets{mus: make([]sync.Mutex, n)}
+	b := &Buckets{mus: make([]sync.Mutex, n), scratch: make([][]byte, n)}
 	for range n {
 		r, err := g.NewRecords(name, buffer)
 		if err != nil {
@@ -131,11 +133,14 @@ func (b *Buckets) Records() int64 {
 	return n
 }
 
-// Add appends rec to bucket i; safe for concurrent use.
-func (b *Buckets) Add(i int, rec []byte) error {
+// Add appends to bucket i the record build appends to the bytes it is given
+// (a buffer of the bucket's, reused: no allocation a record); safe for
+// concurrent use.
+func (b *Buckets) Add(i int, build func(rec []byte) []byte) error {
 	b.mus[i].Lock()
 	defer b.mus[i].Unlock()
-	return b.recs[i].Append(rec)
+	b.scratch[i] = build(b.scratch[i][:0])
+	return b.recs[i].Append(b.scratch[i])
 }
 
 // Flush writes out every bucket, as Records.Flush does; call it once every Add

@@ -75,7 +75,7 @@ func TestBucketsTakeConcurrentAdds(t *testing.T) {
 	for w := range writers {
 		wg.Go(func() {
 			for i := range each {
-				if err := b.Add(i%3, []byte{byte(w), byte(i >> 8), byte(i)}); err != nil {
+				if err := b.Add(i%3, func(rec []byte) []byte { return append(rec, byte(w), byte(i>>8), byte(i)) }); err != nil {
 					t.Error(err)
 					return
 				}
