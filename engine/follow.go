@@ -354,10 +354,15 @@ func (f *following) dropOldTables(ctx context.Context, j *job) error {
 	}
 	defer src.Close(context.WithoutCancel(ctx))
 	dropped, err := f.graph.DropOldTables(ctx, src.Conn(), f.pub, f.previous)
-	if len(dropped) > 0 {
+	switch {
+	case err != nil && ctx.Err() == nil:
+		// Their changes reach the follow, which has no use for them: a cost, not
+		// an error of the table's items.
+		fmt.Fprintf(j.log, "follow: the tables mapping %s no longer follows stay in publication %s: %v\n", j.cfg.Mapping, f.pub, err)
+	case len(dropped) > 0:
 		fmt.Fprintf(j.log, "follow: took %s out of publication %s (mapping %s no longer follows them)\n", strings.Join(dropped, ", "), f.pub, j.cfg.Mapping)
 	}
-	return err
+	return ctx.Err()
 }
 
 func catalogAdvice(j *job, ce *follow.CatalogError) string {

@@ -54,6 +54,27 @@ ORDER BY schemaname COLLATE "C", tablename COLLATE "C"`, name)
 	return p, true, nil
 }
 
+// ListedTables returns those of the tables oids that publication pub lists by
+// name (pg_publication_rel), schema-qualified and quoted where SQL needs it,
+// in byte order: the ones ALTER PUBLICATION … DROP TABLE takes out, not those
+// it publishes FOR ALL TABLES or FOR TABLES IN SCHEMA.
+// https://www.postgresql.org/docs/current/catalog-pg-publication-rel.html
+func (c Catalog) ListedTables(ctx context.Context, pub string, oids []uint32) ([]string, error) {
+	rows, err := c.q.Query(ctx, `SELECT quote_ident(n.nspname) || '.' || quote_ident(c.relname) FROM pg_catalog.pg_publication p
+		JOIN pg_catalog.pg_publication_rel r ON r.prpubid = p.oid JOIN pg_catalog.pg_class c ON c.oid = r.prrelid
+		JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+		WHERE p.pubname = $1 AND r.prrelid = ANY($2)`, pub, oids)
+	if err != nil {
+		return nil, fmt.Errorf("tables of publication %s: %w", pub, err)
+	}
+	names, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, fmt.Errorf("tables of publication %s: %w", pub, err)
+	}
+	slices.Sort(names)
+	return names, nil
+}
+
 // Slot is a replication slot (pg_replication_slots).
 // https://www.postgresql.org/docs/current/view-pg-replication-slots.html
 type Slot struct {

@@ -2,6 +2,7 @@ package extract_test
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 
@@ -191,6 +192,18 @@ CREATE PUBLICATION pub FOR TABLE b, a WITH (publish = 'insert, delete', publish_
 	}
 	if _, ok, err := cat.Publication(ctx, "nope"); ok || err != nil {
 		t.Errorf("Publication(nope): %v, %v; want not found", ok, err)
+	}
+	// Listed by name: what ALTER PUBLICATION … DROP TABLE can take out; a
+	// publication FOR ALL TABLES publishes a and b but lists neither.
+	testenv.Exec(t, url, `CREATE TABLE "C" (id int PRIMARY KEY); CREATE PUBLICATION every FOR ALL TABLES`)
+	var oids []uint32
+	if err := conn.QueryRow(ctx, `SELECT array_agg(oid ORDER BY oid) FROM pg_class WHERE relname IN ('a', 'b', 'C') AND relkind = 'r'`).Scan(&oids); err != nil {
+		t.Fatal(err)
+	}
+	for pub, want := range map[string][]string{"pub": {"public.a", "public.b"}, "every": nil} {
+		if got, err := cat.ListedTables(ctx, pub, oids); err != nil || !slices.Equal(got, want) {
+			t.Errorf("ListedTables(%s) = %q, %v; want %q", pub, got, err, want)
+		}
 	}
 
 	var db string

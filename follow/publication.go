@@ -230,7 +230,8 @@ func (g *Graph) AddNewTables(ctx context.Context, conn *pgx.Conn, pub string, wa
 // DropOldTables takes out of publication pub the tables that the Fingerprint
 // was followed and g no longer does (a new version of the mapping removed
 // their entities), so that their changes no longer reach the slot, and
-// returns their names. Tables pub no longer publishes are left alone.
+// returns their names. Tables pub does not list by name (FOR ALL TABLES, FOR
+// TABLES IN SCHEMA) are left alone.
 // https://www.postgresql.org/docs/current/sql-alterpublication.html
 func (g *Graph) DropOldTables(ctx context.Context, conn *pgx.Conn, pub string, was *Fingerprint) ([]string, error) {
 	var old []uint32
@@ -242,25 +243,10 @@ func (g *Graph) DropOldTables(ctx context.Context, conn *pgx.Conn, pub string, w
 	if len(old) == 0 {
 		return nil, nil
 	}
-	cat := extract.NewCatalog(conn)
-	p, exists, err := cat.Publication(ctx, pub)
-	if err != nil || !exists {
+	names, err := extract.NewCatalog(conn).ListedTables(ctx, pub, old)
+	if err != nil || len(names) == 0 {
 		return nil, err
 	}
-	rels, err := cat.RelationsByOID(ctx, old)
-	if err != nil {
-		return nil, err
-	}
-	var names []string
-	for _, r := range rels {
-		if p.Publishes(pgx.Identifier{r.Schema, r.Name}) {
-			names = append(names, qualified(r.Schema, r.Name))
-		}
-	}
-	if len(names) == 0 {
-		return nil, nil
-	}
-	slices.Sort(names)
 	if _, err := conn.Exec(ctx, fmt.Sprintf("ALTER PUBLICATION %s DROP TABLE %s", quote(pub), strings.Join(names, ", "))); err != nil {
 		return nil, fmt.Errorf("take %s out of publication %s: %w", strings.Join(names, ", "), pub, err)
 	}
