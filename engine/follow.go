@@ -348,12 +348,12 @@ func (f *following) dropOldTables(ctx context.Context, j *job) error {
 	if f.previous == nil {
 		return nil
 	}
+	var dropped []string
 	src, err := extract.Connect(ctx, j.cfg.Source)
-	if err != nil {
-		return err
+	if err == nil {
+		defer src.Close(context.WithoutCancel(ctx))
+		dropped, err = f.graph.DropOldTables(ctx, src.Conn(), f.pub, f.previous)
 	}
-	defer src.Close(context.WithoutCancel(ctx))
-	dropped, err := f.graph.DropOldTables(ctx, src.Conn(), f.pub, f.previous)
 	switch {
 	case err != nil && ctx.Err() == nil:
 		// Their changes reach the follow, which has no use for them: a cost, not

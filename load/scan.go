@@ -48,7 +48,7 @@ func ScanSegments(ctx context.Context, client dynamodb.ScanAPIClient, in *dynamo
 				if err := page(out.Items); err != nil {
 					return err
 				}
-				if err := limit.pay(gctx, out.ConsumedCapacity, out.Items, 4096); err != nil {
+				if err := limit.pay(gctx, out.ConsumedCapacity, out.Items, false); err != nil {
 					return err
 				}
 			}
@@ -93,10 +93,11 @@ func (l *ReadLimit) Consumed() float64 {
 	return l.consumed
 }
 
-// pay counts an answer's read units, cc's or else one a round bytes of its
-// items (4096: of them all, as a Scan or Query is priced; 1: of each, rounded
-// up to 4 KB), and blocks until they fit the rate, or ctx ends.
-func (l *ReadLimit) pay(ctx context.Context, cc *types.ConsumedCapacity, items []map[string]types.AttributeValue, round int) error {
+// pay counts an answer's read units, cc's or else one per 4 KB of its items
+// (of them together, as a Scan or Query is priced, or perItem of each, as a
+// GetItem or BatchGetItem is), and blocks until they fit the rate, or ctx
+// ends.
+func (l *ReadLimit) pay(ctx context.Context, cc *types.ConsumedCapacity, items []map[string]types.AttributeValue, perItem bool) error {
 	if l == nil {
 		return nil
 	}
@@ -107,7 +108,7 @@ func (l *ReadLimit) pay(ctx context.Context, cc *types.ConsumedCapacity, items [
 		size := 0
 		for _, it := range items {
 			n := transform.ItemSize(it)
-			if round == 1 {
+			if perItem {
 				n = (n + 4095) / 4096 * 4096
 			}
 			size += n
@@ -150,7 +151,7 @@ func (p pacedQuery) Query(ctx context.Context, in *dynamodb.QueryInput, opts ...
 	if err != nil {
 		return out, err
 	}
-	return out, p.l.pay(ctx, out.ConsumedCapacity, out.Items, 4096)
+	return out, p.l.pay(ctx, out.ConsumedCapacity, out.Items, false)
 }
 
 // BatchGetItem returns c with each BatchGetItem answer paid for (c itself for a
@@ -187,7 +188,7 @@ func (p pacedBatchGet) BatchGetItem(ctx context.Context, in *dynamodb.BatchGetIt
 	for _, its := range out.Responses {
 		items = append(items, its...)
 	}
-	return out, p.l.pay(ctx, cc, items, 1)
+	return out, p.l.pay(ctx, cc, items, true)
 }
 
 // GetItemAPI is the client of a GetItem.
@@ -219,7 +220,7 @@ func (p pacedGet) GetItem(ctx context.Context, in *dynamodb.GetItemInput, opts .
 	if out.Item != nil {
 		items = append(items, out.Item)
 	}
-	return out, p.l.pay(ctx, out.ConsumedCapacity, items, 1)
+	return out, p.l.pay(ctx, out.ConsumedCapacity, items, true)
 }
 
 // StringAttr is item's attribute name as a string: "" when it is absent or of

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/pg2dynamo/pg2dynamo/internal/faultproxy"
 )
 
 // Targets of (p): applying a new version of the mapping that adds GSI
@@ -78,6 +80,8 @@ type evolveBench struct {
 	cpus [2]procCPU
 	// began and ended bound the comparison.
 	began, ended time.Time
+	// requests are each timed run's requests by operation (-evolve-count).
+	requests [2]map[string]int
 }
 
 // loadAvg is the machine's 1-minute load average (/proc/loadavg), or "?"
@@ -144,8 +148,41 @@ func measureEvolve(ctx context.Context, cfg config, admin *pgx.Conn, root, bin, 
 			dyn.stop()
 		}
 	}()
+	// With -evolve-count, a counting proxy before each side's dynalite.
+	var proxy *faultproxy.Proxy
+	count := func() error {
+		if !cfg.evolveCount {
+			return nil
+		}
+		if proxy != nil {
+			proxy.Close()
+		}
+		var err error
+		proxy, err = faultproxy.Start(dyn.endpoint, faultproxy.Rates{}, 1)
+		return err
+	}
+	if err := count(); err != nil {
+		return nil, err
+	}
+	defer func() {
+		if proxy != nil {
+			proxy.Close()
+		}
+	}()
+	endpoint := func() string {
+		if proxy != nil {
+			return proxy.URL
+		}
+		return dyn.endpoint
+	}
+	counts := func() map[string]int {
+		if proxy == nil {
+			return nil
+		}
+		return proxy.Counts()
+	}
 	common := func(mappingFile, table string, extra ...string) []string {
-		return append([]string{bin, "migrate", "--mapping", mappingFile, "--source", url, "--endpoint-url", dyn.endpoint, "--table", table,
+		return append([]string{bin, "migrate", "--mapping", mappingFile, "--source", url, "--endpoint-url", endpoint(), "--table", table,
 			"--progress", "none", "--rejects", filepath.Join(dir, table+"-rejects.jsonl")}, extra...)
 	}
 	// profiled puts --cpuprofile FILE (in dir) before the command of
@@ -163,6 +200,7 @@ func measureEvolve(ctx context.Context, cfg config, admin *pgx.Conn, root, bin, 
 	}
 	log.Printf("(p) migrate --changes-only of Order alone")
 	eb.loads[0] = loadAvg()
+	before := counts()
 	from, cpu0 := time.Now(), cpuNow(dyn)
 	res, err := launch(ctx, profiled("changes.prof", common(order, "shop-a", "--changes-only", "--no-verify"))...)
 	eb.loads[1] = loadAvg()
@@ -174,11 +212,15 @@ func measureEvolve(ctx context.Context, cfg config, admin *pgx.Conn, root, bin, 
 		return nil, fmt.Errorf("(p) migrate --changes-only: exit %d, %v", res.ExitCode, err)
 	}
 	eb.baseline = res.Wall
+	eb.requests[0] = since(counts(), before)
 	dyn.stop()
 	if dyn, err = startDynalite(ctx, root, evolveHeap, evolveYoung, "--trace-gc"); err != nil {
 		return nil, err
 	}
-	if err := eb.followed(ctx, conn, dyn, common, profiled, v1, v2, dir, rate); err != nil {
+	if err := count(); err != nil {
+		return nil, err
+	}
+	if err := eb.followed(ctx, conn, dyn, common, profiled, counts, v1, v2, dir, rate); err != nil {
 		return nil, err
 	}
 	g = &eb.gcs[1]
@@ -222,7 +264,7 @@ var (
 // beside the follow while rate order updates a second are committed,
 // timing the comparison and collecting the follow's lag meanwhile.
 func (eb *evolveBench) followed(ctx context.Context, conn *pgx.Conn, dyn *dynalite, common func(string, string, ...string) []string, profiled func(string, []string) []string,
-	v1, v2, dir string, rate int) error {
+	counts func() map[string]int, v1, v2, dir string, rate int) error {
 	cp := filepath.Join(dir, "shop-b.json")
 	slot := []string{"--follow", "--slot", eb.slot, "--checkpoint", cp, "--audit", "off"}
 	defer func() { _, _ = conn.Exec(context.Background(), "SELECT pg_drop_replication_slot($1)", eb.slot) }()
@@ -245,6 +287,7 @@ func (eb *evolveBench) followed(ctx context.Context, conn *pgx.Conn, dyn *dynali
 	var mu sync.Mutex
 	var began, ended time.Time
 	var cpu0 procCPU
+	var reqs0 map[string]int
 	done := make(chan struct{})
 	// The follow's log, each line with when the bench read it, for
 	// reading the lag and the comparison's pace after the run.
@@ -259,9 +302,10 @@ func (eb *evolveBench) followed(ctx context.Context, conn *pgx.Conn, dyn *dynali
 		fmt.Fprintf(logFile, "%s %s\n", at.UTC().Format("15:04:05.000"), line)
 		switch {
 		case strings.Contains(line, evolveComparing):
-			began, eb.loads[2], cpu0 = at, loadAvg(), cpuNow(dyn)
+			began, eb.loads[2], cpu0, reqs0 = at, loadAvg(), cpuNow(dyn), counts()
 		case evolveDoneRE.MatchString(line) && ended.IsZero():
 			ended, eb.changes, eb.loads[3], eb.cpus[1] = at, evolveDoneRE.FindStringSubmatch(line)[1], loadAvg(), cpuNow(dyn).since(cpu0)
+			eb.requests[1] = since(counts(), reqs0)
 			close(done)
 		case !began.IsZero() && ended.IsZero():
 			if m := evolveLagRE.FindStringSubmatch(line); m != nil {
@@ -321,6 +365,11 @@ func (eb *evolveBench) render() string {
 		fmt.Fprintf(&b, "    CPU time over %s: dynalite %s, PostgreSQL %s, pg2dynamo %s\n", side,
 			c.dynalite.Round(time.Second), c.postgres.Round(time.Second), c.pg2dynamo.Round(time.Second))
 	}
+	for i, side := range []string{"the baseline", "the comparison"} {
+		if eb.requests[i] != nil {
+			fmt.Fprintf(&b, "    requests over %s (a counting proxy before dynalite): %v\n", side, eb.requests[i])
+		}
+	}
 	fmt.Fprintf(&b, "    the machine's 1-minute load average: %s to %s over the baseline, %s to %s over the comparison\n",
 		eb.loads[0], eb.loads[1], eb.loads[2], eb.loads[3])
 	return b.String()
@@ -332,3 +381,18 @@ func (eb *evolveBench) render() string {
 // bring on. Both sides run with it; it makes the collections a smaller share
 // of what (p) measures, not a nil one.
 const evolveYoung = "--max-semi-space-size=64"
+
+// since is the counts of now less those of before, the operations' alone
+// ("op:Scan"); nil without a count.
+func since(now, before map[string]int) map[string]int {
+	if now == nil {
+		return nil
+	}
+	out := map[string]int{}
+	for k, v := range now {
+		if strings.HasPrefix(k, "op:") && v > before[k] {
+			out[strings.TrimPrefix(k, "op:")] = v - before[k]
+		}
+	}
+	return out
+}

@@ -101,7 +101,10 @@ type config struct {
 	// evolveProfile has (p)'s two timed runs write CPU profiles
 	// (changes.prof, evolve.prof in -profile-dir's evolve directory).
 	evolveProfile bool
-	args          string // the command line, for the report
+	// evolveCount puts a counting proxy before each side's dynalite and
+	// prints the requests each timed run made, by operation.
+	evolveCount bool
+	args        string // the command line, for the report
 }
 
 func main() {
@@ -136,6 +139,7 @@ func main() {
 	flag.BoolVar(&cfg.evolveOnly, "evolve-only", false, "measure (p) alone: a new version of shop's mapping (GSI keys added to Order) applied beside its follow (migrate --follow --resume --previous-mapping) against migrate --changes-only of Order alone, and the follow's lag meanwhile; prints only")
 	flag.IntVar(&cfg.evolveOrders, "evolve-orders", 1_000_000, "(p): orders of the shop fixture (and an eighth as many customers)")
 	flag.IntVar(&cfg.evolveRate, "evolve-rate", 200, "(p): order updates a second committed while the new version is applied")
+	flag.BoolVar(&cfg.evolveCount, "evolve-count", false, "(p): count each timed run's requests by operation through a proxy before dynalite (the proxy takes CPU of its own: for a diagnosis, not a measurement)")
 	flag.BoolVar(&cfg.evolveProfile, "evolve-profile", false, "(p): write CPU profiles of the --changes-only and of the follow applying the new version (changes.prof, evolve.prof in -profile-dir/evolve)")
 	flag.BoolVar(&cfg.quick, "quick", false, "a smoke run: the sizes not given default to -rows 50000 -flat-rows 0 -verify-rows 0 -repeat 1 -follow-changes 5000 -follow-duration 5s, no transform benchmark; prints only unless -out is given")
 	flag.Parse()
