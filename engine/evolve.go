@@ -349,7 +349,8 @@ func (ev *evolution) follow(j *job, s *session, cp *checkpointFile, fl *followin
 // the checkpoint records the new version, and finish.
 func (ev *evolution) compareBeside(ctx context.Context, j *job, s *session, cp *checkpointFile, fl *following, a *follow.Applier, rejects *rejectFile, rf *reportFiles) error {
 	if len(ev.sub.m.Entities) > 0 || len(ev.retired) > 0 {
-		defer fl.bulkPace()()
+		windows := fl.bulkPace()
+		defer windows()
 		src, err := extract.Connect(ctx, j.cfg.Source)
 		if err != nil {
 			return err
@@ -384,6 +385,7 @@ func (ev *evolution) compareBeside(ctx context.Context, j *job, s *session, cp *
 		if res.Applied.Withheld != "" {
 			return mismatch(fmt.Errorf("%s; the checkpoint still records %s: run the same command again", r.Headline(), j.mig.PreviousMapping))
 		}
+		windows()
 		fmt.Fprintf(j.log, "comparison done: the follow applied %d changes of the stream while it ran; of the comparison's %d writes, %d puts and %d deletes left out (the follow had written their keys since the snapshot)\n",
 			fl.applied()-before, b.Handed, b.SkippedPuts, b.SkippedDeletes)
 	}
@@ -404,7 +406,7 @@ func (ev *evolution) compareBeside(ctx context.Context, j *job, s *session, cp *
 	}
 	ev.done.Store(true)
 	fmt.Fprintf(j.log, "checkpoint %s: recorded mapping %s\n", cp.path, j.cfg.Mapping)
-	if err := fl.dropOldTables(ctx, j); err != nil {
+	if err := fl.dropOldTables(ctx, j, ev.prev); err != nil {
 		return err
 	}
 	return ev.finish(j, s)

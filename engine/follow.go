@@ -10,6 +10,7 @@ import (
 	"os"
 	"runtime/debug"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -22,6 +23,7 @@ import (
 	"github.com/pg2dynamo/pg2dynamo/follow"
 	"github.com/pg2dynamo/pg2dynamo/load"
 	"github.com/pg2dynamo/pg2dynamo/mapping"
+	"github.com/pg2dynamo/pg2dynamo/pipeline"
 	"github.com/pg2dynamo/pg2dynamo/transform"
 )
 
@@ -110,9 +112,6 @@ type following struct {
 	catalog  *follow.Fingerprint
 	ddl      bool
 	rederive []string
-	// previous is the checkpoint's catalog when resuming with a new mapping
-	// version: the tables the previous version followed.
-	previous *follow.Fingerprint
 	// bulkGC is the GC pace the run began with, which readyToFollow left for
 	// the windows' (0: left as set by GOGC).
 	bulkGC int
@@ -120,13 +119,14 @@ type following struct {
 
 // bulkPace sets the GC pace the run began with for a bulk task beside the
 // windows (a comparison deriving whole entities): the windows' pace would
-// collect several times as often. The returned func sets the windows' back.
+// collect several times as often. The returned func sets the windows' back;
+// calling it again does nothing.
 func (f *following) bulkPace() func() {
 	if f.bulkGC <= 0 {
 		return func() {}
 	}
 	prev := debug.SetGCPercent(f.bulkGC)
-	return func() { debug.SetGCPercent(prev) }
+	return sync.OnceFunc(func() { debug.SetGCPercent(prev) })
 }
 
 func (f *following) rejected() int64 {
@@ -334,7 +334,6 @@ func (f *following) addNewTables(j *job, s *session, cp *checkpointFile) error {
 	if err := json.Unmarshal(cp.Catalog, &recorded); err != nil {
 		return fmt.Errorf("checkpoint %s: catalog: %w", cp.path, err)
 	}
-	f.previous = &recorded
 	added, err := f.graph.AddNewTables(j.ctx, s.src.Conn(), f.pub, &recorded)
 	if len(added) > 0 {
 		fmt.Fprintf(j.log, "follow: added %s to publication %s (mapping %s follows them)\n", strings.Join(added, ", "), f.pub, j.cfg.Mapping)
@@ -343,22 +342,26 @@ func (f *following) addNewTables(j *job, s *session, cp *checkpointFile) error {
 }
 
 // dropOldTables, once the checkpoint records the new mapping version, takes
-// the tables only the previous version followed out of the publication.
-func (f *following) dropOldTables(ctx context.Context, j *job) error {
-	if f.previous == nil {
-		return nil
-	}
+// the tables only prev, the previous version, followed out of the publication.
+// It runs again with the same command after a stop, as the comparison does.
+func (f *following) dropOldTables(ctx context.Context, j *job, prev *mapping.Mapping) error {
 	var dropped []string
 	src, err := extract.Connect(ctx, j.cfg.Source)
 	if err == nil {
 		defer src.Close(context.WithoutCancel(ctx))
-		dropped, err = f.graph.DropOldTables(ctx, src.Conn(), f.pub, f.previous)
+		var plans []*transform.Plan
+		if plans, err = pipeline.Prepare(ctx, src, prev); err == nil {
+			var was *follow.Graph
+			if was, err = follow.NewGraph(ctx, src.Conn(), prev, plans); err == nil {
+				dropped, err = f.graph.DropOldTables(ctx, src.Conn(), f.pub, was)
+			}
+		}
 	}
 	switch {
 	case err != nil && ctx.Err() == nil:
 		// Their changes reach the follow, which has no use for them: a cost, not
 		// an error of the table's items.
-		fmt.Fprintf(j.log, "follow: the tables mapping %s no longer follows stay in publication %s: %v\n", j.cfg.Mapping, f.pub, err)
+		fmt.Fprintf(j.log, "follow: the tables only mapping %s followed may stay in publication %s: %v\n", j.mig.PreviousMapping, f.pub, err)
 	case len(dropped) > 0:
 		fmt.Fprintf(j.log, "follow: took %s out of publication %s (mapping %s no longer follows them)\n", strings.Join(dropped, ", "), f.pub, j.cfg.Mapping)
 	}

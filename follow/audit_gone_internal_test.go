@@ -28,12 +28,16 @@ func TestAuditRepairLeavesAKeyGoneToTheFollow(t *testing.T) {
 		t.Fatal(err)
 	}
 	var reported []Drift
-	sent := make(chan []transform.Item, 1)
+	// The follow's writers: each chunk handed over is written at once.
 	a := &Applier{side: make(chan *repairReq)}
+	var items []transform.Item
+	writers := make(chan struct{})
 	go func() {
-		req := <-a.side
-		sent <- req.items
-		req.done <- nil
+		defer close(writers)
+		for req := range a.side {
+			items = append(items, req.items...)
+			req.done <- nil
+		}
 	}()
 	au := NewAuditor(url, m, nil, a, AuditOptions{Mode: AuditRepair, OnDrift: func(d Drift) error { reported = append(reported, d); return nil }})
 	ctx := context.Background()
@@ -44,10 +48,12 @@ func TestAuditRepairLeavesAKeyGoneToTheFollow(t *testing.T) {
 	defer src.Close(ctx)
 	gone, kept := [2]string{"OWNER#o1", "NOTE#0000000001"}, [2]string{"OWNER#o2", "NOTE#0000000002"}
 	out := []drifted{{key: gone, kind: DriftChanged, typ: "Note"}, {key: kept, kind: DriftChanged, typ: "Note"}}
-	if err := au.settle(ctx, src, 1, out); err != nil {
+	err = au.settle(ctx, src, 1, out)
+	close(a.side)
+	<-writers
+	if err != nil {
 		t.Fatal(err)
 	}
-	items := <-sent
 	if len(items) != 1 || transform.ItemKey(items[0].Attrs, au.keyAttrs) != kept {
 		t.Fatalf("the repair sent %d items, want note 2's alone: %v", len(items), items)
 	}

@@ -227,15 +227,15 @@ func (g *Graph) AddNewTables(ctx context.Context, conn *pgx.Conn, pub string, wa
 	return names, nil
 }
 
-// DropOldTables takes out of publication pub the tables that the Fingerprint
-// was followed and g no longer does (a new version of the mapping removed
-// their entities), so that their changes no longer reach the slot, and
-// returns their names. Tables pub does not list by name (FOR ALL TABLES, FOR
-// TABLES IN SCHEMA) are left alone.
+// DropOldTables takes out of publication pub the tables that was (the graph of
+// a previous version of the mapping) follows and g does not (the new version
+// removed their entities), so that their changes no longer reach the slot,
+// and returns their names. Tables pub does not list by name (FOR ALL TABLES,
+// FOR TABLES IN SCHEMA) are left alone.
 // https://www.postgresql.org/docs/current/sql-alterpublication.html
-func (g *Graph) DropOldTables(ctx context.Context, conn *pgx.Conn, pub string, was *Fingerprint) ([]string, error) {
+func (g *Graph) DropOldTables(ctx context.Context, conn *pgx.Conn, pub string, was *Graph) ([]string, error) {
 	var old []uint32
-	for oid := range was.Tables {
+	for oid := range was.byOID {
 		if g.byOID[oid] == nil {
 			old = append(old, oid)
 		}

@@ -48,7 +48,7 @@ func ScanSegments(ctx context.Context, client dynamodb.ScanAPIClient, in *dynamo
 				if err := page(out.Items); err != nil {
 					return err
 				}
-				if err := limit.pay(gctx, out.ConsumedCapacity, out.Items, false); err != nil {
+				if err := limit.pay(gctx, out.ConsumedCapacity, out.Items, 0); err != nil {
 					return err
 				}
 			}
@@ -93,11 +93,12 @@ func (l *ReadLimit) Consumed() float64 {
 	return l.consumed
 }
 
-// pay counts an answer's read units, cc's or else one per 4 KB of its items
-// (of them together, as a Scan or Query is priced, or perItem of each, as a
-// GetItem or BatchGetItem is), and blocks until they fit the rate, or ctx
-// ends.
-func (l *ReadLimit) pay(ctx context.Context, cc *types.ConsumedCapacity, items []map[string]types.AttributeValue, perItem bool) error {
+// pay counts an answer's read units, cc's or else one per 4 KB of its items:
+// of them together, as a Scan or Query is priced, or, for keys looked up (keys
+// > 0: GetItem, BatchGetItem), of each item, and at least one a key, an absent
+// item's look-up being priced too. Then it blocks until they fit the rate, or
+// ctx ends.
+func (l *ReadLimit) pay(ctx context.Context, cc *types.ConsumedCapacity, items []map[string]types.AttributeValue, keys int) error {
 	if l == nil {
 		return nil
 	}
@@ -108,12 +109,12 @@ func (l *ReadLimit) pay(ctx context.Context, cc *types.ConsumedCapacity, items [
 		size := 0
 		for _, it := range items {
 			n := transform.ItemSize(it)
-			if perItem {
+			if keys > 0 {
 				n = (n + 4095) / 4096 * 4096
 			}
 			size += n
 		}
-		units = float64((size + 4095) / 4096)
+		units = float64(max((size+4095)/4096, keys))
 	}
 	l.mu.Lock()
 	l.consumed += units
@@ -151,7 +152,7 @@ func (p pacedQuery) Query(ctx context.Context, in *dynamodb.QueryInput, opts ...
 	if err != nil {
 		return out, err
 	}
-	return out, p.l.pay(ctx, out.ConsumedCapacity, out.Items, false)
+	return out, p.l.pay(ctx, out.ConsumedCapacity, out.Items, 0)
 }
 
 // BatchGetItem returns c with each BatchGetItem answer paid for (c itself for a
@@ -188,7 +189,11 @@ func (p pacedBatchGet) BatchGetItem(ctx context.Context, in *dynamodb.BatchGetIt
 	for _, its := range out.Responses {
 		items = append(items, its...)
 	}
-	return out, p.l.pay(ctx, cc, items, true)
+	keys := 0
+	for t, ka := range b.RequestItems {
+		keys += len(ka.Keys) - len(out.UnprocessedKeys[t].Keys)
+	}
+	return out, p.l.pay(ctx, cc, items, keys)
 }
 
 // GetItemAPI is the client of a GetItem.
@@ -220,7 +225,7 @@ func (p pacedGet) GetItem(ctx context.Context, in *dynamodb.GetItemInput, opts .
 	if out.Item != nil {
 		items = append(items, out.Item)
 	}
-	return out, p.l.pay(ctx, out.ConsumedCapacity, items, true)
+	return out, p.l.pay(ctx, out.ConsumedCapacity, items, 1)
 }
 
 // StringAttr is item's attribute name as a string: "" when it is absent or of

@@ -127,7 +127,8 @@ func (r *reads) GetItem(_ context.Context, in *dynamodb.GetItemInput, _ ...func(
 // The clients a ReadLimit wraps ask for the units and pay what DynamoDB
 // reports (a BatchGetItem's tables summed), or where it reports none one unit
 // per 4 KB: of a Query's items together, of each item a GetItem or
-// BatchGetItem reads. A nil ReadLimit hands the client back.
+// BatchGetItem reads, at least one a key looked up. A nil ReadLimit hands the
+// client back.
 func TestReadLimitPaysQueriesAndGets(t *testing.T) {
 	item := map[string]types.AttributeValue{"PK": &types.AttributeValueMemberS{Value: strings.Repeat("a", 4998)}}
 	ctx := context.Background()
@@ -149,7 +150,10 @@ func TestReadLimitPaysQueriesAndGets(t *testing.T) {
 			t.Fatal(err)
 		}
 		after := []float64{l.Consumed()}
-		if _, err := l.BatchGetItem(r).BatchGetItem(ctx, &dynamodb.BatchGetItemInput{}); err != nil {
+		key := map[string]types.AttributeValue{"PK": &types.AttributeValueMemberS{Value: "k"}}
+		in := &dynamodb.BatchGetItemInput{RequestItems: map[string]types.KeysAndAttributes{
+			"t": {Keys: []map[string]types.AttributeValue{key}}, "u": {Keys: []map[string]types.AttributeValue{key}}}}
+		if _, err := l.BatchGetItem(r).BatchGetItem(ctx, in); err != nil {
 			t.Fatal(err)
 		}
 		after = append(after, l.Consumed())
@@ -166,5 +170,10 @@ func TestReadLimitPaysQueriesAndGets(t *testing.T) {
 				t.Errorf("read %d asked ReturnConsumedCapacity %q, want TOTAL", i, a)
 			}
 		}
+	}
+	// An absent item's look-up is priced too: one unit where none is reported.
+	l := NewReadLimit(0)
+	if _, err := l.GetItem(&reads{}).GetItem(ctx, &dynamodb.GetItemInput{}); err != nil || l.Consumed() != 1 {
+		t.Errorf("a GetItem finding nothing paid %v read units (%v), want 1", l.Consumed(), err)
 	}
 }

@@ -156,7 +156,8 @@ func (r *Run) SetWrites(f func() Writes) {
 }
 
 // SetReadUnits has each scrape read from f the read capacity units consumed
-// so far by the Scans that read the whole table (goroutine-safe).
+// so far by the run's reads of its table: Scans, Queries, GetItems and
+// BatchGetItems (goroutine-safe).
 func (r *Run) SetReadUnits(f func() float64) {
 	if r == nil {
 		return
@@ -265,7 +266,7 @@ var (
 	throttledDesc  = prometheus.NewDesc("pg2dynamo_throttled_requests_total", "Write requests DynamoDB throttled.", []string{"table"}, nil)
 	retriesDesc    = prometheus.NewDesc("pg2dynamo_retries_total", "HTTP attempts the SDK repeated plus UnprocessedItems re-sends.", []string{"table"}, nil)
 	writeUnitsDesc = prometheus.NewDesc("pg2dynamo_write_units_total", "Write capacity units DynamoDB reported consumed (a follow asks for none).", []string{"table"}, nil)
-	readUnitsDesc  = prometheus.NewDesc("pg2dynamo_read_units_total", "Read capacity units DynamoDB reported the Scans of the whole table consumed (verify, diff, --changes-only, --prune, the audit).", []string{"table"}, nil)
+	readUnitsDesc  = prometheus.NewDesc("pg2dynamo_read_units_total", "Read capacity units DynamoDB reported the run's reads of its table consumed: the Scans of verify, diff, --changes-only, --prune and the audit, the access patterns' Queries, the read-backs.", []string{"table"}, nil)
 )
 
 func (c writesCollector) Describe(ch chan<- *prometheus.Desc) {

@@ -36,10 +36,10 @@ func (r *Records) Append(rec []byte) error {
 	if r.w == nil {
 		r.w = bufio.NewWriterSize(r.f, r.size)
 	}
-	r.n++
 	if err := writeRecord(r.w, rec); err != nil {
 		return fmt.Errorf("extsort: write records: %w", err)
 	}
+	r.n++
 	return nil
 }
 
@@ -139,9 +139,16 @@ func (b *Buckets) Records() int64 {
 func (b *Buckets) Add(i int, build func(rec []byte) []byte) error {
 	b.mus[i].Lock()
 	defer b.mus[i].Unlock()
-	b.scratch[i] = build(b.scratch[i][:0])
-	return b.recs[i].Append(b.scratch[i])
+	rec := build(b.scratch[i][:0])
+	b.scratch[i] = rec
+	if cap(rec) > maxScratch {
+		b.scratch[i] = nil // a large item's buffer goes with it
+	}
+	return b.recs[i].Append(rec)
 }
+
+// maxScratch is the largest build buffer a bucket keeps between records.
+const maxScratch = 16 << 10
 
 // Flush writes out every bucket, as Records.Flush does; call it once every Add
 // has returned.
@@ -160,10 +167,10 @@ func (b *Buckets) Each(i int, fn func(rec []byte) error) error {
 	return b.recs[i].Each(fn)
 }
 
-// Close closes every bucket's file.
+// Close closes every bucket's file and lets its buffers go.
 func (b *Buckets) Close() {
 	for _, r := range b.recs {
 		r.Close()
 	}
-	b.recs = nil
+	b.recs, b.scratch = nil, nil
 }

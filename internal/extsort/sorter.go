@@ -185,6 +185,10 @@ func (s *Sorter) closeRuns() {
 	s.runs = nil
 }
 
+// maxRecord bounds a record read back, a guard against a damaged file: the
+// largest records hold two DynamoDB items (at most 400 KB each) and their keys.
+const maxRecord = 8 << 20
+
 func writeRecord(w *bufio.Writer, rec []byte) error {
 	var n [binary.MaxVarintLen64]byte
 	if _, err := w.Write(n[:binary.PutUvarint(n[:], uint64(len(rec)))]); err != nil {
@@ -232,6 +236,9 @@ func (r *runSource) Next() ([]byte, error) {
 			return nil, io.EOF
 		}
 		return nil, fmt.Errorf("extsort: read run: %w", err)
+	}
+	if n > maxRecord {
+		return nil, fmt.Errorf("extsort: read run: a record of %d bytes, over %d: the file is damaged", n, maxRecord)
 	}
 	if uint64(cap(r.buf)) < n {
 		r.buf = make([]byte, n)
