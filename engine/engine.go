@@ -62,8 +62,8 @@ type ReportOptions struct {
 	// Segments is the Scan's segments (1 to 64); Sample, differences kept per
 	// kind.
 	Segments, Sample int
-	// MaxReadUnits caps the read capacity units a second that the table's
-	// Scans consume: a comparison's, and a follow's audit passes' (0: no cap).
+	// MaxReadUnits caps the read capacity units a second that the run's reads
+	// of the table consume: Scans, Queries, read-backs (0: no cap).
 	MaxReadUnits int
 	// GSIWait bounds the wait for a GSI to catch up before its patterns run.
 	GSIWait time.Duration
@@ -227,7 +227,7 @@ type job struct {
 	lease *leaseKeeper
 	// evolved is the mapping change a resumed checkpoint records as done.
 	evolved string
-	// reads paces and counts the run's Scans of the whole table (readLimit).
+	// reads paces and counts the run's reads of the table (readLimit).
 	reads     *load.ReadLimit
 	readsOnce sync.Once
 }

@@ -345,18 +345,7 @@ func (f *following) addNewTables(j *job, s *session, cp *checkpointFile) error {
 // the tables only prev, the previous version, followed out of the publication.
 // It runs again with the same command after a stop, as the comparison does.
 func (f *following) dropOldTables(ctx context.Context, j *job, prev *mapping.Mapping) error {
-	var dropped []string
-	src, err := extract.Connect(ctx, j.cfg.Source)
-	if err == nil {
-		defer src.Close(context.WithoutCancel(ctx))
-		var plans []*transform.Plan
-		if plans, err = pipeline.Prepare(ctx, src, prev); err == nil {
-			var was *follow.Graph
-			if was, err = follow.NewGraph(ctx, src.Conn(), prev, plans); err == nil {
-				dropped, err = f.graph.DropOldTables(ctx, src.Conn(), f.pub, was)
-			}
-		}
-	}
+	dropped, err := f.takeOut(ctx, j.cfg.Source, prev)
 	switch {
 	case err != nil && ctx.Err() == nil:
 		// Their changes reach the follow, which has no use for them: a cost, not
@@ -366,6 +355,25 @@ func (f *following) dropOldTables(ctx context.Context, j *job, prev *mapping.Map
 		fmt.Fprintf(j.log, "follow: took %s out of publication %s (mapping %s no longer follows them)\n", strings.Join(dropped, ", "), f.pub, j.cfg.Mapping)
 	}
 	return ctx.Err()
+}
+
+// takeOut takes the tables only prev followed out of the publication, reading
+// prev's graph at source.
+func (f *following) takeOut(ctx context.Context, source string, prev *mapping.Mapping) ([]string, error) {
+	src, err := extract.Connect(ctx, source)
+	if err != nil {
+		return nil, err
+	}
+	defer src.Close(context.WithoutCancel(ctx))
+	plans, err := pipeline.Prepare(ctx, src, prev)
+	if err != nil {
+		return nil, err
+	}
+	was, err := follow.NewGraph(ctx, src.Conn(), prev, plans)
+	if err != nil {
+		return nil, err
+	}
+	return f.graph.DropOldTables(ctx, src.Conn(), f.pub, was)
 }
 
 func catalogAdvice(j *job, ce *follow.CatalogError) string {

@@ -89,8 +89,8 @@ func (j *job) meterWrites(ds *load.DynamoDB, stats func() load.Stats) {
 	})
 }
 
-// readLimit is the run's one pacer and counter of the Scans that read the
-// whole table (ReportOptions.MaxReadUnits), which Config.Metrics reads.
+// readLimit is the run's one pacer and counter of its reads of the table
+// (ReportOptions.MaxReadUnits), which Config.Metrics reads.
 func (j *job) readLimit() *load.ReadLimit {
 	j.readsOnce.Do(func() {
 		j.reads = load.NewReadLimit(j.rep.MaxReadUnits)

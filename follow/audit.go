@@ -618,7 +618,7 @@ func (au *Auditor) scan(ctx context.Context, out spill) error {
 	n := out.Len()
 	table := &dynamodb.ScanInput{TableName: aws.String(au.m.Table.Name)}
 	var done atomic.Int64
-	err := load.ScanSegments(ctx, au.client, table, au.opts.Segments, au.opts.Reads, func(items []map[string]types.AttributeValue) error {
+	err := load.ScanSegments(ctx, au.opts.Reads.Scan(au.client), table, au.opts.Segments, func(items []map[string]types.AttributeValue) error {
 		for _, it := range items {
 			k := transform.ItemKey(it, au.keyAttrs)
 			r := auditRecord{key: k, hash: maphash.Bytes(au.seed, ddbjson.Canonical(it)), typ: load.StringAttr(it, au.m.TypeAttribute)}

@@ -23,12 +23,12 @@ const ScanPageItems = 200
 
 // ScanSegments reads in's table with segments parallel, strongly consistent
 // Scans of pages of ScanPageItems, calling page with each page's items on its
-// segment's goroutine, so page must be safe for concurrent use. limit, if not
-// nil, paces and counts the pages. in is copied, not changed. The first
-// error, a Scan's (wrapped with the table and segment) or page's, stops the
-// others and is returned.
+// segment's goroutine, so page must be safe for concurrent use (a client a
+// ReadLimit wraps paces and counts the pages). in is copied, not changed. The
+// first error, a Scan's (wrapped with the table and segment) or page's, stops
+// the others and is returned.
 // https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Scan.html#Scan.ParallelScan
-func ScanSegments(ctx context.Context, client dynamodb.ScanAPIClient, in *dynamodb.ScanInput, segments int, limit *ReadLimit,
+func ScanSegments(ctx context.Context, client dynamodb.ScanAPIClient, in *dynamodb.ScanInput, segments int,
 	page func([]map[string]types.AttributeValue) error) error {
 	g, gctx := errgroup.WithContext(ctx)
 	for seg := range segments {
@@ -36,9 +36,6 @@ func ScanSegments(ctx context.Context, client dynamodb.ScanAPIClient, in *dynamo
 			si := *in
 			si.Segment, si.TotalSegments = aws.Int32(int32(seg)), aws.Int32(int32(segments))
 			si.ConsistentRead, si.Limit = aws.Bool(true), aws.Int32(ScanPageItems)
-			if limit != nil {
-				si.ReturnConsumedCapacity = types.ReturnConsumedCapacityTotal
-			}
 			p := dynamodb.NewScanPaginator(client, &si)
 			for p.HasMorePages() {
 				out, err := p.NextPage(gctx)
@@ -48,9 +45,6 @@ func ScanSegments(ctx context.Context, client dynamodb.ScanAPIClient, in *dynamo
 				if err := page(out.Items); err != nil {
 					return err
 				}
-				if err := limit.pay(gctx, out.ConsumedCapacity, out.Items, 0); err != nil {
-					return err
-				}
 			}
 			return nil
 		})
@@ -58,9 +52,8 @@ func ScanSegments(ctx context.Context, client dynamodb.ScanAPIClient, in *dynamo
 	return g.Wait()
 }
 
-// ReadLimit paces and counts a run's reads of its table: the Scans it is given
-// (ScanSegments) and the Queries, GetItems and BatchGetItems of the clients it
-// wraps. It paces at a number of read capacity units a second, so that a check
+// ReadLimit paces and counts a run's reads of its table: the Scans, Queries,
+// GetItems and BatchGetItems of the clients it wraps. It paces at a number of read capacity units a second, so that a check
 // leaves the table's read capacity to the application. Each answer is paid
 // for once read: with the units DynamoDB reports it consumed (the requests
 // ask, ReturnConsumedCapacity TOTAL), or, where the endpoint reports none,
@@ -130,6 +123,29 @@ func (l *ReadLimit) pay(ctx context.Context, cc *types.ConsumedCapacity, items [
 		n -= step
 	}
 	return nil
+}
+
+// Scan returns c with each Scan page paid for (c itself for a nil l).
+func (l *ReadLimit) Scan(c dynamodb.ScanAPIClient) dynamodb.ScanAPIClient {
+	if l == nil {
+		return c
+	}
+	return pacedScan{c, l}
+}
+
+type pacedScan struct {
+	c dynamodb.ScanAPIClient
+	l *ReadLimit
+}
+
+func (p pacedScan) Scan(ctx context.Context, in *dynamodb.ScanInput, opts ...func(*dynamodb.Options)) (*dynamodb.ScanOutput, error) {
+	s := *in
+	s.ReturnConsumedCapacity = types.ReturnConsumedCapacityTotal
+	out, err := p.c.Scan(ctx, &s, opts...)
+	if err != nil {
+		return out, err
+	}
+	return out, p.l.pay(ctx, out.ConsumedCapacity, out.Items, 0)
 }
 
 // Query returns c with each Query answer paid for (c itself for a nil l).

@@ -54,7 +54,7 @@ func TestReadLimitPaysEachPage(t *testing.T) {
 		}
 		items := 0
 		var mu sync.Mutex
-		err := ScanSegments(context.Background(), f, &dynamodb.ScanInput{TableName: aws.String("t")}, segments, limit,
+		err := ScanSegments(context.Background(), limit.Scan(f), &dynamodb.ScanInput{TableName: aws.String("t")}, segments,
 			func(page []map[string]types.AttributeValue) error {
 				mu.Lock()
 				items += len(page)

@@ -238,7 +238,7 @@ func (c *comparison) fill(ctx context.Context, res *outcome.Result, expected int
 		if err := typeFilter(in, c.m.TypeAttribute, c.opts.Types); err != nil {
 			return err
 		}
-		if err := scanInto(ctx, c.client, in, cmp(c.opts.Segments, 4), c.opts.Reads, c.keyAttrs, c.m.TypeAttribute, sp, read); err != nil {
+		if err := scanInto(ctx, c.opts.Reads.Scan(c.client), in, cmp(c.opts.Segments, 4), c.keyAttrs, c.m.TypeAttribute, sp, read); err != nil {
 			return err
 		}
 	}
@@ -531,12 +531,12 @@ func typeFilter(in *dynamodb.ScanInput, typeAttr string, types []string) error {
 	return nil
 }
 
-// scanInto reads in's table (load.ScanSegments, paced by limit) and spills
+// scanInto reads in's table (load.ScanSegments) and spills
 // every item with its typeAttr value, telling read (if set) each page's item
 // count.
-func scanInto(ctx context.Context, client dynamodb.ScanAPIClient, in *dynamodb.ScanInput, segments int, limit *load.ReadLimit,
+func scanInto(ctx context.Context, client dynamodb.ScanAPIClient, in *dynamodb.ScanInput, segments int,
 	keyAttrs [2]string, typeAttr string, sp spill, read func(n int)) error {
-	return load.ScanSegments(ctx, client, in, segments, limit, func(items []map[string]types.AttributeValue) error {
+	return load.ScanSegments(ctx, client, in, segments, func(items []map[string]types.AttributeValue) error {
 		for _, it := range items {
 			if err := sp.add(fromTable, -1, itemKey(it, keyAttrs), ddbjson.Canonical(it), load.StringAttr(it, typeAttr)); err != nil {
 				return err

@@ -43,9 +43,6 @@ func (r *Records) Append(rec []byte) error {
 	return nil
 }
 
-// Len is the number of records appended.
-func (r *Records) Len() int64 { return r.n }
-
 // Flush writes out the buffered records and drops the write buffer, so that
 // memory holds none while the file is read; Append may go on after.
 func (r *Records) Flush() error {
@@ -70,7 +67,7 @@ func (r *Records) Each(fn func(rec []byte) error) error {
 	if err != nil {
 		return fmt.Errorf("extsort: records: %w", err)
 	}
-	src := &runSource{r: bufio.NewReaderSize(io.NewSectionReader(r.f, 0, end), 32<<10)}
+	src := newRunSource(r.f, end)
 	for {
 		rec, err := src.Next()
 		if err == io.EOF {

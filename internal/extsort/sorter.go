@@ -225,8 +225,9 @@ type runSource struct {
 	buf []byte
 }
 
-func newRunSource(f *os.File) *runSource {
-	return &runSource{r: bufio.NewReaderSize(io.NewSectionReader(f, 0, 1<<62), 32<<10)}
+// newRunSource reads f's records up to byte end.
+func newRunSource(f *os.File, end int64) *runSource {
+	return &runSource{r: bufio.NewReaderSize(io.NewSectionReader(f, 0, end), 32<<10)}
 }
 
 func (r *runSource) Next() ([]byte, error) {
@@ -338,7 +339,7 @@ func (s *Sorter) Iter() (Source, error) {
 	}
 	srcs := make([]Source, 0, len(s.runs)+1)
 	for _, f := range s.runs {
-		srcs = append(srcs, newRunSource(f))
+		srcs = append(srcs, newRunSource(f, 1<<62))
 	}
 	srcs = append(srcs, &memSource{s: s}) // the newest records last
 	return newMergeSource(srcs, s.cmp)
@@ -348,7 +349,7 @@ func (s *Sorter) Iter() (Source, error) {
 func (s *Sorter) mergeRuns(k int) error {
 	srcs := make([]Source, k)
 	for i, f := range s.runs[:k] {
-		srcs[i] = newRunSource(f)
+		srcs[i] = newRunSource(f, 1<<62)
 	}
 	m, err := newMergeSource(srcs, s.cmp)
 	if err != nil {
