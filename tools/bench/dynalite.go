@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -61,6 +62,39 @@ func (d *dynalite) gcStats(from, to time.Time) (spent time.Duration, majors int,
 		}
 	}
 	return spent, majors, longest
+}
+
+// majorsAt are when the Mark-Compacts read between from and to ended.
+func (d *dynalite) majorsAt(from, to time.Time) []time.Time {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	var at []time.Time
+	for _, e := range d.gcs {
+		if e.major && !e.at.Before(from) && !e.at.After(to) {
+			at = append(at, e.at)
+		}
+	}
+	return at
+}
+
+// writeGC writes the collections read between from and to to path, a line
+// each (when the bench read it, the kind, its stop, its incremental steps),
+// to set beside the follow's log.
+func (d *dynalite) writeGC(path string, from, to time.Time) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	var b strings.Builder
+	for _, e := range d.gcs {
+		if e.at.Before(from) || e.at.After(to) {
+			continue
+		}
+		kind := "Scavenge"
+		if e.major {
+			kind = "Mark-Compact"
+		}
+		fmt.Fprintf(&b, "%s %s %s +%s\n", e.at.UTC().Format("15:04:05.000"), kind, e.pause, e.steps)
+	}
+	return os.WriteFile(path, []byte(b.String()), 0o644)
 }
 
 // readGC reads node's stdout: collections into d.gcs, other lines to

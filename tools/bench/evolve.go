@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -59,7 +60,10 @@ type evolveBench struct {
 	// lags are the follow's status lines' lags while the comparison ran;
 	// changes what it applied meanwhile.
 	lags    []time.Duration
+	lagsAt  []time.Time
 	changes string
+	// majorsAt are when the comparison's dynalite ended each Mark-Compact.
+	majorsAt []time.Time
 	// slot is the follow's replication slot: the bench database's name
 	// and _evolve (slots are the server's, shared by its databases).
 	slot string
@@ -225,7 +229,8 @@ func measureEvolve(ctx context.Context, cfg config, admin *pgx.Conn, root, bin, 
 	}
 	g = &eb.gcs[1]
 	g.spent, g.majors, g.longest = dyn.gcStats(eb.began, eb.ended)
-	return eb, nil
+	eb.majorsAt = dyn.majorsAt(eb.began, eb.ended)
+	return eb, dyn.writeGC(filepath.Join(dir, "shop-b-dynalite-gc.log"), eb.began, eb.ended)
 }
 
 // evolveHeap lets a dynalite hold one side's table at 1M orders, past
@@ -310,7 +315,7 @@ func (eb *evolveBench) followed(ctx context.Context, conn *pgx.Conn, dyn *dynali
 		case !began.IsZero() && ended.IsZero():
 			if m := evolveLagRE.FindStringSubmatch(line); m != nil {
 				if d, err := time.ParseDuration(m[1]); err == nil {
-					eb.lags = append(eb.lags, d)
+					eb.lags, eb.lagsAt = append(eb.lags, d), append(eb.lagsAt, at)
 				}
 			}
 		}
@@ -352,6 +357,10 @@ func (eb *evolveBench) render() string {
 		eb.evolve.Round(time.Millisecond), ratio, targetEvolveWall, eb.changes)
 	fmt.Fprintf(&b, "    the follow's lag meanwhile, over %d status lines: median %s, p95 %s, max %s (target < %s)\n",
 		len(eb.lags), quantile(eb.lags, 0.5), quantile(eb.lags, 0.95), maxLag, targetEvolveLag)
+	if spikes, near := eb.lagSpikes(); spikes > 0 {
+		fmt.Fprintf(&b, "    of the %d status lines with a lag over %s, %d came within %s of the end of a Mark-Compact of dynalite's (%d in all): its marking steps held the requests\n",
+			spikes, lagSpike, near, lagNearMajor, len(eb.majorsAt))
+	}
 	for i, side := range []struct {
 		name string
 		wall time.Duration
@@ -373,6 +382,28 @@ func (eb *evolveBench) render() string {
 	fmt.Fprintf(&b, "    the machine's 1-minute load average: %s to %s over the baseline, %s to %s over the comparison\n",
 		eb.loads[0], eb.loads[1], eb.loads[2], eb.loads[3])
 	return b.String()
+}
+
+// lagSpike is a lag worth explaining; lagNearMajor how near a dynalite
+// Mark-Compact's end it must come to be laid to its marking.
+const (
+	lagSpike     = 2 * time.Second
+	lagNearMajor = 3 * time.Second
+)
+
+// lagSpikes counts the status lines with a lag over lagSpike, and those of
+// them within lagNearMajor of a Mark-Compact's end.
+func (eb *evolveBench) lagSpikes() (spikes, near int) {
+	for i, l := range eb.lags {
+		if l <= lagSpike {
+			continue
+		}
+		spikes++
+		if slices.ContainsFunc(eb.majorsAt, func(m time.Time) bool { return m.Sub(eb.lagsAt[i]).Abs() <= lagNearMajor }) {
+			near++
+		}
+	}
+	return spikes, near
 }
 
 // evolveYoung gives each dynalite's V8 young generation room enough that more
