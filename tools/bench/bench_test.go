@@ -192,3 +192,35 @@ func TestCaseSet(t *testing.T) {
 		t.Error("-cases i,x: no error")
 	}
 }
+
+// A lag spike is laid to a Mark-Compact only within lagNearMajor of its
+// end, read from node's --trace-gc lines; Scavenges are not Mark-Compacts.
+func TestLagSpikes(t *testing.T) {
+	d := &dynalite{}
+	d.readGC(strings.NewReader(strings.Join([]string{
+		"[1:0x1]    1000 ms: Scavenge 900.1 (920.0) -> 890.2 (925.0) MB, 12.50 / 0.00 ms  (average mu = 0.9, current mu = 0.9) allocation failure;",
+		"[1:0x1]    2000 ms: Mark-Compact 1900.1 (1950.0) -> 1500.2 (1960.0) MB, 95.79 / 0.00 ms  (+ 1338.9 ms in 212 steps since start of marking, biggest step 9.1 ms, walltime since start of marking 4000 ms) (average mu = 0.8, current mu = 0.7) finalize incremental marking via task; GC in old space requested",
+	}, "\n")))
+	if len(d.gcs) != 2 {
+		t.Fatalf("%d collections read, want 2", len(d.gcs))
+	}
+	at := d.gcs[1].at
+	eb := &evolveBench{majorsAt: d.majorsAt(at.Add(-time.Minute), at.Add(time.Minute))}
+	if len(eb.majorsAt) != 1 {
+		t.Fatalf("%d Mark-Compacts, want 1", len(eb.majorsAt))
+	}
+	for _, l := range []struct {
+		lag time.Duration
+		at  time.Time
+	}{
+		{lagSpike + time.Second, at.Add(-time.Second)},      // a spike before it ended
+		{lagSpike + time.Second, at.Add(2 * time.Second)},   // one just after
+		{lagSpike + time.Second, at.Add(-10 * time.Second)}, // one far from it
+		{lagSpike, at}, // no spike
+	} {
+		eb.lags, eb.lagsAt = append(eb.lags, l.lag), append(eb.lagsAt, l.at)
+	}
+	if spikes, near := eb.lagSpikes(); spikes != 3 || near != 2 {
+		t.Errorf("lagSpikes = %d, %d; want 3, 2", spikes, near)
+	}
+}

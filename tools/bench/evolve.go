@@ -57,8 +57,9 @@ type evolveBench struct {
 	// table v1 wrote; evolve the comparison beside the follow, from its
 	// "comparing" line to its "comparison done" line.
 	baseline, evolve time.Duration
-	// lags are the follow's status lines' lags while the comparison ran;
-	// changes what it applied meanwhile.
+	// lags are the follow's status lines' lags while the comparison ran,
+	// lagsAt when the bench read each line; changes what it applied
+	// meanwhile.
 	lags    []time.Duration
 	lagsAt  []time.Time
 	changes string
@@ -358,7 +359,7 @@ func (eb *evolveBench) render() string {
 	fmt.Fprintf(&b, "    the follow's lag meanwhile, over %d status lines: median %s, p95 %s, max %s (target < %s)\n",
 		len(eb.lags), quantile(eb.lags, 0.5), quantile(eb.lags, 0.95), maxLag, targetEvolveLag)
 	if spikes, near := eb.lagSpikes(); spikes > 0 {
-		fmt.Fprintf(&b, "    of the %d status lines with a lag over %s, %d came within %s of the end of a Mark-Compact of dynalite's (%d in all): its marking steps held the requests\n",
+		fmt.Fprintf(&b, "    of the %d status lines with a lag over %s, %d came within %s of the end of one of dynalite's %d Mark-Compacts (their marking steps run on its one thread, between requests)\n",
 			spikes, lagSpike, near, lagNearMajor, len(eb.majorsAt))
 	}
 	for i, side := range []struct {
