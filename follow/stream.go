@@ -264,14 +264,14 @@ func (s *Stream) Receive(ctx context.Context, wait time.Duration) (*Tx, error) {
 // receive also returns nil once a keepalive reports until sent.
 func (s *Stream) receive(ctx context.Context, wait time.Duration, until pglogrepl.LSN) (*Tx, error) {
 	deadline := time.Now().Add(wait)
+	var rctx deadlineCtx
+	defer rctx.stop()
 	for {
 		if err := s.status(ctx, false); err != nil {
 			return nil, err
 		}
 		s.mu.Lock()
-		rctx, cancel := context.WithDeadline(ctx, minTime(deadline, s.nextStatus))
-		msg, err := s.conn.ReceiveMessage(rctx)
-		cancel()
+		msg, err := s.conn.ReceiveMessage(rctx.until(ctx, minTime(deadline, s.nextStatus)))
 		s.mu.Unlock()
 		if err != nil {
 			if pgconn.Timeout(err) && ctx.Err() == nil {
@@ -286,6 +286,31 @@ func (s *Stream) receive(ctx context.Context, wait time.Duration, until pglogrep
 		if tx != nil || err != nil || s.sent >= until {
 			return tx, err
 		}
+	}
+}
+
+// deadlineCtx is one context with a deadline, made again only when the
+// deadline moves or passes: a context a message cost microseconds of CPU in a
+// backlog of small transactions (three messages each). Call stop when done.
+type deadlineCtx struct {
+	ctx    context.Context
+	cancel context.CancelFunc
+	end    time.Time
+}
+
+// until returns a context of parent ending at end.
+func (d *deadlineCtx) until(parent context.Context, end time.Time) context.Context {
+	if d.ctx == nil || !end.Equal(d.end) || d.ctx.Err() != nil {
+		d.stop()
+		d.ctx, d.cancel = context.WithDeadline(parent, end)
+		d.end = end
+	}
+	return d.ctx
+}
+
+func (d *deadlineCtx) stop() {
+	if d.cancel != nil {
+		d.cancel()
 	}
 }
 
