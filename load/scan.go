@@ -53,13 +53,14 @@ func ScanSegments(ctx context.Context, client dynamodb.ScanAPIClient, in *dynamo
 }
 
 // ReadLimit paces and counts a run's reads of its table: the Scans, Queries,
-// GetItems and BatchGetItems of the clients it wraps. It paces at a number of read capacity units a second, so that a check
-// leaves the table's read capacity to the application. Each answer is paid
-// for once read: with the units DynamoDB reports it consumed (the requests
-// ask, ReturnConsumedCapacity TOTAL), or, where the endpoint reports none,
-// one unit per 4 KB of its items (a strongly consistent read's price; for
-// GetItem and BatchGetItem, of each item). A nil *ReadLimit neither paces nor
-// counts, and its reads ask for no units. Safe for concurrent use.
+// GetItems and BatchGetItems of the clients it wraps. It paces at a number of
+// read capacity units a second, so that a check leaves the table's read
+// capacity to the application. Each answer is paid for once read: with the
+// units DynamoDB reports it consumed (the requests ask, ReturnConsumedCapacity
+// TOTAL), or, where the endpoint reports none, one unit per 4 KB of its items
+// (a strongly consistent read's price; for GetItem and BatchGetItem, of each
+// item). A nil *ReadLimit neither paces nor counts, and its reads ask for no
+// units. Safe for concurrent use.
 // https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/read-write-operations.html#read-operation-consumption
 type ReadLimit struct {
 	limiter  *rate.Limiter // nil: no cap

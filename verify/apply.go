@@ -151,7 +151,10 @@ func withheld(res *outcome.Result) string {
 
 // journal is an append-only record file of the keys an applyRun handed over,
 // read back in order. Not safe for concurrent use.
-type journal struct{ *extsort.Records }
+type journal struct {
+	*extsort.Records
+	buf []byte // the entry being written, reused
+}
 
 type journalKind byte
 
@@ -175,26 +178,26 @@ func newJournal(g *extsort.Group, name string) (*journal, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &journal{r}, nil
+	return &journal{Records: r}, nil
 }
 
 // journalHeader is an entry header's size: kind, units, key length, hash.
 const journalHeader = 1 + 8 + 4 + sha256.Size
 
-func (j journal) add(e journalEntry) error {
-	b := make([]byte, journalHeader, journalHeader+len(e.key)+len(e.typ))
-	b[0] = byte(e.kind)
-	binary.LittleEndian.PutUint64(b[1:], uint64(e.units))
-	binary.LittleEndian.PutUint32(b[9:], uint32(len(e.key)))
-	copy(b[13:], e.sum[:])
-	if err := j.Append(append(append(b, e.key...), e.typ...)); err != nil {
+func (j *journal) add(e journalEntry) error {
+	b := append(j.buf[:0], byte(e.kind))
+	b = binary.LittleEndian.AppendUint64(b, uint64(e.units))
+	b = binary.LittleEndian.AppendUint32(b, uint32(len(e.key)))
+	b = append(append(append(b, e.sum[:]...), e.key...), e.typ...)
+	j.buf = b
+	if err := j.Append(b); err != nil {
 		return fmt.Errorf("verify: write journal: %w", err)
 	}
 	return nil
 }
 
 // each calls fn with every entry in order; adding may resume after.
-func (j journal) each(fn func(journalEntry) error) error {
+func (j *journal) each(fn func(journalEntry) error) error {
 	return j.Each(func(b []byte) error {
 		if len(b) < journalHeader || uint64(len(b)-journalHeader) < uint64(binary.LittleEndian.Uint32(b[9:])) {
 			return errors.New("verify: read journal: an entry cut short")

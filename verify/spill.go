@@ -95,9 +95,9 @@ func (s spill) each(fn func(records []record) error) error {
 			if uint64(len(b)-recordHeader) < uint64(kl)+uint64(il) {
 				return errRecord
 			}
-			buf := append([]byte(nil), b[recordHeader:]...)
+			body := b[recordHeader:]
 			recs = append(recs, record{side: side(b[0]), entity: int(int32(binary.LittleEndian.Uint32(b[1:]))),
-				key: string(buf[:kl]), item: buf[kl : kl+il], typ: string(buf[kl+il:])})
+				key: string(body[:kl]), item: append([]byte(nil), body[kl:kl+il]...), typ: string(body[kl+il:])})
 			return nil
 		})
 		if err != nil {
