@@ -124,6 +124,13 @@ func (d *dynalite) readGC(r io.Reader) {
 // startDynalite starts one, with nodeFlags before node's other arguments
 // (a larger heap: --max-old-space-size=MB).
 func startDynalite(ctx context.Context, root string, nodeFlags ...string) (*dynalite, error) {
+	return startDynaliteIn(ctx, root, "", nodeFlags...)
+}
+
+// startDynaliteIn is startDynalite with its tables in a LevelDB database
+// in the directory store (dynalite's --path), not in its V8 heap, when
+// store is not "".
+func startDynaliteIn(ctx context.Context, root, store string, nodeFlags ...string) (*dynalite, error) {
 	port, err := testenv.FreePort()
 	if err != nil {
 		return nil, err
@@ -131,6 +138,9 @@ func startDynalite(ctx context.Context, root string, nodeFlags ...string) (*dyna
 	args, err := testenv.DynaliteArgs(root, port)
 	if err != nil {
 		return nil, fmt.Errorf("%w (make bench runs npm ci; or run it in %s)", err, root)
+	}
+	if store != "" {
+		args = append(args, "--path", store)
 	}
 	cmd := exec.Command("node", append(nodeFlags, args...)...)
 	cmd.Env = testenv.DynaliteEnv()

@@ -53,6 +53,7 @@ var evolveV2 = strings.Replace(evolveV1, "    sk: ORDER#${order_id}\n",
 // evolveBench is (p)'s result.
 type evolveBench struct {
 	orders, customers int
+	store             string // where each dynalite kept its table: disk or memory
 	// baseline is migrate --changes-only with Order alone (v2's), on a
 	// table v1 wrote; evolve the comparison beside the follow, from its
 	// "comparing" line to its "comparison done" line.
@@ -105,7 +106,7 @@ func loadAvg() string {
 // Order alone, the other by migrate --follow --resume --previous-mapping
 // under a steady load of order updates (rate a second).
 func measureEvolve(ctx context.Context, cfg config, admin *pgx.Conn, root, bin, outDir string, created map[string]bool, orders, rate int) (*evolveBench, error) {
-	eb := &evolveBench{orders: orders, customers: max(1, orders/8), slot: cfg.db + "_evolve"}
+	eb := &evolveBench{orders: orders, customers: max(1, orders/8), store: cfg.evolveStore, slot: cfg.db + "_evolve"}
 	db := cfg.db + "_shop"
 	dropDatabase(admin, db)
 	if _, err := admin.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{db}.Sanitize()); err != nil {
@@ -139,12 +140,32 @@ func measureEvolve(ctx context.Context, cfg config, admin *pgx.Conn, root, bin, 
 		}
 	}
 	// Each side runs against a dynalite of its own that holds its table
-	// alone. dynalite keeps every table in one V8 heap, and with the
-	// other side's table too (about 2 GB at 300,000 orders) its
-	// single-threaded major collections stop every request for seconds,
-	// more of them and longer as the heap grows: the side measured second
-	// would pay for the first's table, in its wall and in the follow's lag.
-	dyn, err := startDynalite(ctx, root, evolveHeap, evolveYoung, "--trace-gc")
+	// alone, so that the side measured second pays nothing for the
+	// first's table. By default (-evolve-store disk) the table lives in a
+	// LevelDB database in a directory of dir, removed at the end: in
+	// memory, dynalite keeps it in its one V8 heap (several GB at 1M
+	// orders), whose major collections, each longer as the table grows,
+	// stop every request for seconds, a cost of the stand-in's that grows
+	// with the table and with the CPU the follow takes from it, and that
+	// DynamoDB does not have.
+	var stores []string
+	defer func() {
+		for _, s := range stores {
+			_ = os.RemoveAll(s)
+		}
+	}()
+	start := func(side string) (*dynalite, error) {
+		store := ""
+		if cfg.evolveStore == "disk" {
+			store = filepath.Join(dir, side+"-store")
+			if err := os.RemoveAll(store); err != nil {
+				return nil, err
+			}
+			stores = append(stores, store)
+		}
+		return startDynaliteIn(ctx, root, store, evolveHeap, evolveYoung, "--trace-gc")
+	}
+	dyn, err := start("shop-a")
 	if err != nil {
 		return nil, err
 	}
@@ -219,7 +240,7 @@ func measureEvolve(ctx context.Context, cfg config, admin *pgx.Conn, root, bin, 
 	eb.baseline = res.Wall
 	eb.requests[0] = since(counts(), before)
 	dyn.stop()
-	if dyn, err = startDynalite(ctx, root, evolveHeap, evolveYoung, "--trace-gc"); err != nil {
+	if dyn, err = start("shop-b"); err != nil {
 		return nil, err
 	}
 	if err := count(); err != nil {
@@ -352,7 +373,12 @@ func (eb *evolveBench) render() string {
 	for _, l := range eb.lags {
 		maxLag = max(maxLag, l)
 	}
-	fmt.Fprintf(&b, "(p) a new version of shop's mapping (GSI keys added to Order: %d customers, %d orders), beside the follow:\n", eb.customers, eb.orders)
+	where := "in a LevelDB database on disk"
+	if eb.store == "memory" {
+		where = "in its V8 heap"
+	}
+	fmt.Fprintf(&b, "(p) a new version of shop's mapping (GSI keys added to Order: %d customers, %d orders), beside the follow; each side's dynalite keeps its table %s:\n",
+		eb.customers, eb.orders, where)
 	fmt.Fprintf(&b, "    migrate --changes-only of Order alone: %s\n", eb.baseline.Round(time.Millisecond))
 	fmt.Fprintf(&b, "    the comparison beside the follow:      %s (%.2f×; target ≤ %.1f×), %s changes applied by the follow meanwhile\n",
 		eb.evolve.Round(time.Millisecond), ratio, targetEvolveWall, eb.changes)

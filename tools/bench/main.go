@@ -104,6 +104,9 @@ type config struct {
 	// evolveCount puts a counting proxy before each side's dynalite and
 	// prints the requests each timed run made, by operation.
 	evolveCount bool
+	// evolveStore is where (p)'s dynalites keep their tables: "memory"
+	// (its V8 heap) or "disk" (LevelDB, dynalite's --path).
+	evolveStore string
 	args        string // the command line, for the report
 }
 
@@ -140,6 +143,7 @@ func main() {
 	flag.IntVar(&cfg.evolveOrders, "evolve-orders", 1_000_000, "(p): orders of the shop fixture (and an eighth as many customers)")
 	flag.IntVar(&cfg.evolveRate, "evolve-rate", 200, "(p): order updates a second committed while the new version is applied")
 	flag.BoolVar(&cfg.evolveCount, "evolve-count", false, "(p): count each timed run's requests by operation through a proxy before dynalite (the proxy takes CPU of its own: for a diagnosis, not a measurement)")
+	flag.StringVar(&cfg.evolveStore, "evolve-store", "disk", "(p): where each side's dynalite keeps its table: memory (its V8 heap) or disk (a LevelDB database, dynalite's --path)")
 	flag.BoolVar(&cfg.evolveProfile, "evolve-profile", false, "(p): write CPU profiles of the --changes-only and of the follow applying the new version (changes.prof, evolve.prof in -profile-dir/evolve)")
 	flag.BoolVar(&cfg.quick, "quick", false, "a smoke run: the sizes not given default to -rows 50000 -flat-rows 0 -verify-rows 0 -repeat 1 -follow-changes 5000 -follow-duration 5s, no transform benchmark; prints only unless -out is given")
 	flag.Parse()
@@ -160,6 +164,9 @@ func main() {
 	}
 	if (cfg.verifyOnly || cfg.writersOnly || cfg.followAuditOnly || cfg.evolveOnly || cfg.cases != nil) && !outSet {
 		cfg.out = "" // BENCHMARKS.md holds the whole suite
+	}
+	if cfg.evolveStore != "disk" && cfg.evolveStore != "memory" {
+		log.Fatalf("bench: -evolve-store %q: want disk or memory", cfg.evolveStore)
 	}
 	flag.Visit(func(f *flag.Flag) {
 		switch f.Name {
