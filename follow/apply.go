@@ -229,6 +229,7 @@ func (a *Applier) start(ctx context.Context, txs []*Tx, busy map[[2]string]bool,
 		f.abort()
 		return nil, a.missingTable(ctx, err)
 	}
+	g.handed()
 	return f, nil
 }
 
@@ -442,6 +443,16 @@ func (g *gate) add(keys [][2]string, row []transform.Item) error {
 		return nil
 	}
 	return g.open()
+}
+
+// handed lets go of what the gate's rows waited on, once they are all handed
+// to the writers: the previous window's keys and the chunks in flight beside
+// it. A Flight outlives its gate's use (a side chunk's stays in the pipe until
+// written, and the chunk after it is started meanwhile); without this, each
+// chunk's gate would keep the chunks before it, and so every chunk of a
+// comparison, live until it ends.
+func (g *gate) handed() {
+	g.busy, g.side, g.sideWaits, g.barrier = nil, beside{}, nil, nil
 }
 
 // open passes the barrier once and hands the held items to the writers.

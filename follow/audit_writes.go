@@ -510,6 +510,7 @@ func (a *Applier) startRepair(ctx context.Context, req *repairReq, busy map[[2]s
 		f.abort()
 		return nil, err
 	}
+	g.handed()
 	return f, nil
 }
 

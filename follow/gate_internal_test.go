@@ -3,9 +3,11 @@ package follow
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
+	"weak"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -285,5 +287,54 @@ func TestWindowClaimsTheSideChunksKeys(t *testing.T) {
 	defer mu.Unlock()
 	if fmt.Sprint(written) != "[S1 S2 S1]" || claims.leftOut != [2]int64{1, 0} {
 		t.Errorf("written %v, left out %v; want [S1 S2 S1] (the side's S1, the window's S2 and S1) and one put", written, claims.leftOut)
+	}
+}
+
+// A side chunk, once written and collected, is let go while the chunks
+// started after it are in flight: each chunk's gate met the chunks before it
+// (to hold their keys), and a gate kept past its use would chain every chunk
+// of a comparison live until the last (a comparison of 1M items held about
+// 1 KB an item). Chunk 1 is written while chunks 2 and 3 start beside it;
+// chunk 2 is then written and chunk 3 held: chunk 1 must be unreachable.
+func TestSideChunksAreLetGoOnceWritten(t *testing.T) {
+	release := map[string]chan struct{}{"C1": make(chan struct{}), "C2": make(chan struct{}), "C3": make(chan struct{})}
+	sink := load.SinkFunc(func(_ context.Context, batch []transform.Item) error {
+		for _, it := range batch {
+			<-release[transform.ItemKey(it.Attrs, [2]string{"PK", ""})[0][:2]]
+		}
+		return nil
+	})
+	a := &Applier{sink: sink, keyAttrs: [2]string{"PK", ""}, Writers: pipeline.WritesOptions{Concurrency: 3}, side: make(chan *repairReq, 1)}
+	defer a.Close()
+	p := &pipe{}
+	ctx := context.Background()
+	take := func(chunk string) weak.Pointer[repairReq] {
+		req := &repairReq{done: make(chan error, 1), skip: func([2]string) bool { return false }}
+		for i := range 3 {
+			req.items = append(req.items, transform.Item{Attrs: map[string]types.AttributeValue{"PK": &types.AttributeValueMemberS{Value: fmt.Sprint(chunk, "-", i)}}})
+		}
+		a.side <- req
+		if err := p.takeRepair(ctx, a); err != nil {
+			t.Fatal(err)
+		}
+		return weak.Make(req)
+	}
+	first := take("C1")
+	take("C2") // beside chunk 1
+	close(release["C1"])
+	<-p.sides[0].written
+	take("C3") // collects chunk 1, starts beside chunk 2
+	if len(p.sides) != 2 {
+		t.Fatalf("%d chunks in flight, want chunks 2 and 3", len(p.sides))
+	}
+	close(release["C2"])
+	<-p.sides[0].written
+	runtime.GC()
+	if first.Value() != nil {
+		t.Error("chunk 1, written and collected, is still reachable from the chunks after it")
+	}
+	close(release["C3"])
+	if err := p.collectSides(true); err != nil {
+		t.Fatal(err)
 	}
 }
