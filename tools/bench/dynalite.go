@@ -45,16 +45,24 @@ type gcEvent struct {
 // [(reduce)] A (B) -> C (D) MB, PAUSE / E ms  (+ STEPS ms in K steps ...".
 var gcLine = regexp.MustCompile(`ms: (Scavenge|Mark-Compact)\b.* MB, (?:pooled: [0-9.]+ MB, )?([0-9.]+) / [0-9.]+ ms(?:  \(\+ ([0-9.]+) ms in)?`)
 
+// between returns the collections read between from and to, in order.
+func (d *dynalite) between(from, to time.Time) []gcEvent {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	var out []gcEvent
+	for _, e := range d.gcs {
+		if !e.at.Before(from) && !e.at.After(to) {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
 // gcStats sums the collections read between from and to: the time the
 // server's one thread spent collecting, the Mark-Compacts and the longest
 // single stop.
 func (d *dynalite) gcStats(from, to time.Time) (spent time.Duration, majors int, longest time.Duration) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	for _, e := range d.gcs {
-		if e.at.Before(from) || e.at.After(to) {
-			continue
-		}
+	for _, e := range d.between(from, to) {
 		spent += e.pause + e.steps
 		longest = max(longest, e.pause)
 		if e.major {
@@ -66,11 +74,9 @@ func (d *dynalite) gcStats(from, to time.Time) (spent time.Duration, majors int,
 
 // majorsAt are when the Mark-Compacts read between from and to ended.
 func (d *dynalite) majorsAt(from, to time.Time) []time.Time {
-	d.mu.Lock()
-	defer d.mu.Unlock()
 	var at []time.Time
-	for _, e := range d.gcs {
-		if e.major && !e.at.Before(from) && !e.at.After(to) {
+	for _, e := range d.between(from, to) {
+		if e.major {
 			at = append(at, e.at)
 		}
 	}
@@ -81,13 +87,8 @@ func (d *dynalite) majorsAt(from, to time.Time) []time.Time {
 // each (when the bench read it, the kind, its stop, its incremental steps),
 // to set beside the follow's log.
 func (d *dynalite) writeGC(path string, from, to time.Time) error {
-	d.mu.Lock()
-	defer d.mu.Unlock()
 	var b strings.Builder
-	for _, e := range d.gcs {
-		if e.at.Before(from) || e.at.After(to) {
-			continue
-		}
+	for _, e := range d.between(from, to) {
 		kind := "Scavenge"
 		if e.major {
 			kind = "Mark-Compact"

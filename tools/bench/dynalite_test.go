@@ -39,23 +39,28 @@ func TestDynaliteStore(t *testing.T) {
 		}
 		return out.Item, nil
 	}
+	put := func(d *dynalite) error {
+		c, err := load.NewClient(ctx, load.ClientConfig{EndpointURL: d.endpoint})
+		if err != nil {
+			return err
+		}
+		if _, err := c.CreateTable(ctx, &dynamodb.CreateTableInput{
+			TableName:            aws.String("store"),
+			AttributeDefinitions: []types.AttributeDefinition{{AttributeName: aws.String("PK"), AttributeType: types.ScalarAttributeTypeS}},
+			KeySchema:            []types.KeySchemaElement{{AttributeName: aws.String("PK"), KeyType: types.KeyTypeHash}},
+			BillingMode:          types.BillingModePayPerRequest,
+		}); err != nil {
+			return err
+		}
+		_, err = c.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String("store"), Item: key})
+		return err
+	}
 
 	d, err := startDynaliteIn(ctx, root, store)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := load.NewClient(ctx, load.ClientConfig{EndpointURL: d.endpoint})
-	if err == nil {
-		_, err = c.CreateTable(ctx, &dynamodb.CreateTableInput{
-			TableName:            aws.String("store"),
-			AttributeDefinitions: []types.AttributeDefinition{{AttributeName: aws.String("PK"), AttributeType: types.ScalarAttributeTypeS}},
-			KeySchema:            []types.KeySchemaElement{{AttributeName: aws.String("PK"), KeyType: types.KeyTypeHash}},
-			BillingMode:          types.BillingModePayPerRequest,
-		})
-	}
-	if err == nil {
-		_, err = c.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String("store"), Item: key})
-	}
+	err = put(d)
 	d.stop()
 	if err != nil {
 		t.Fatal(err)
