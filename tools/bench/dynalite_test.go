@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -50,6 +51,10 @@ func TestDynaliteStore(t *testing.T) {
 			KeySchema:            []types.KeySchemaElement{{AttributeName: aws.String("PK"), KeyType: types.KeyTypeHash}},
 			BillingMode:          types.BillingModePayPerRequest,
 		}); err != nil {
+			return err
+		}
+		// ACTIVE once dynalite has written the table to its store, after it answered.
+		if err := dynamodb.NewTableExistsWaiter(c).Wait(ctx, &dynamodb.DescribeTableInput{TableName: aws.String("store")}, time.Minute); err != nil {
 			return err
 		}
 		_, err = c.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String("store"), Item: key})
