@@ -442,7 +442,7 @@ func (f *following) createSlot(j *job) error {
 	if f.resume {
 		return nil // from the slot's confirmed position
 	}
-	slot, err := f.stream.CreateSlot(ctx, f.slot)
+	slot, err := f.stream.CreateSlot(ctx, f.slot, slotWaitReport(j.log))
 	if err != nil {
 		f.stream.Close(ctx)
 		return err
@@ -450,6 +450,38 @@ func (f *following) createSlot(j *job) error {
 	f.snapshot, f.from, f.slotCreated = slot.Snapshot, slot.Consistent, true
 	fmt.Fprintf(j.log, "created replication slot %s at %s (publication %s); the full load reads its snapshot\n", f.slot, slot.Consistent, f.pub)
 	return nil
+}
+
+// slotWaitReport words a slot creation's wait on other transactions, a line
+// each report, with what ends the wait.
+func slotWaitReport(w io.Writer) func(follow.SlotWait) {
+	return func(sw follow.SlotWait) {
+		var each []string
+		for _, b := range sw.Blockers {
+			var seen []string
+			for _, f := range []struct{ what, v string }{{"database ", b.Database}, {"user ", b.User}, {"", b.State}} {
+				if f.v != "" {
+					seen = append(seen, f.what+f.v)
+				}
+			}
+			if !b.Since.IsZero() {
+				seen = append(seen, "begun "+time.Since(b.Since).Round(time.Second).String()+" ago")
+			}
+			if b.Query != "" {
+				seen = append(seen, fmt.Sprintf("last statement %q", b.Query))
+			}
+			who := fmt.Sprintf("pid %d", b.PID)
+			switch {
+			case b.PID == 0:
+				who, seen = "a prepared transaction", []string{"pg_prepared_xacts lists it"}
+			case len(seen) == 0:
+				seen = append(seen, "its details need pg_read_all_stats")
+			}
+			each = append(each, who+" ("+strings.Join(seen, ", ")+")")
+		}
+		fmt.Fprintf(w, "creating replication slot %s has waited %s on %d transaction(s) to end: PostgreSQL builds a slot's snapshot only once the transactions writing when its creation began have ended, in every database of the server: %s; end them (COMMIT or ROLLBACK in their session, COMMIT PREPARED or ROLLBACK PREPARED for a prepared one, or pg_terminate_backend(pid)) or wait\n",
+			sw.Slot, sw.Waited.Round(time.Second), len(sw.Blockers), strings.Join(each, "; "))
+	}
 }
 
 // begin begins the full load's snapshot: the slot's, created now, or a new one.

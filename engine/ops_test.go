@@ -672,6 +672,37 @@ func TestFollowResumesFromItsSlot(t *testing.T) {
 	}
 }
 
+// A follow's slot cannot be created while a transaction that has written is
+// open: the run says which session holds it and how to end it, and goes on
+// once it has ended.
+func TestFollowNamesTheTransactionItsSlotWaitsOn(t *testing.T) {
+	t.Parallel()
+	f := shop(t)
+	ctx := context.Background()
+	conn := testenv.Connect(t, f.url)
+	tx, err := conn.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(ctx, "UPDATE customers SET name = 'held' WHERE id = 1"); err != nil {
+		t.Fatal(err)
+	}
+	o := f.options()
+	o.Follow, o.UntilCaughtUp, o.NoDDLCapture, o.Audit = true, true, true, "off"
+	ended := make(chan outcome, 1)
+	go func() { ended <- f.migrate(o) }()
+	said := regexp.MustCompile(fmt.Sprintf(`(?m)^creating replication slot \S+ has waited \S+ on \d+ transaction\(s\) to end: .*pid %d \(database \S+, user postgres, idle in transaction, begun \S+ ago, last statement "UPDATE customers SET name = 'held' WHERE id = 1"\).*; end them \(COMMIT or ROLLBACK`, conn.PgConn().PID()))
+	if err := testenv.Poll("the line naming the open transaction", 2*time.Minute, ended, func() bool { return said.MatchString(f.log.String()) }); err != nil {
+		t.Fatalf("%v; the run said:\n%s", err, f.log)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	f.want("Migrate --follow", <-ended, "ok", "")
+	f.wantFreshLoad()
+	f.want("DropSlot", outcomeOf(engine.DropSlot(ctx, f.cfg, engine.FollowOptions{})), "ok", "")
+}
+
 // The follow's status line gives the position, totals, lag and rates.
 func TestFollowStatusLine(t *testing.T) {
 	t.Parallel()

@@ -147,7 +147,7 @@ func watchFollow(j *job, s *session) (*follow.Watch, error) {
 	if err != nil {
 		return nil, fmt.Errorf("the follow of slot %s: %w", slot, err)
 	}
-	w, err := follow.NewWatch(ctx, j.cfg.Source, g, pub)
+	w, err := follow.NewWatch(ctx, j.cfg.Source, g, pub, slotWaitReport(j.log))
 	if err != nil {
 		return nil, err
 	}

@@ -23,7 +23,7 @@ func TestDropWaitsForAnEndedFollow(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.CreateSlot(ctx, name); err != nil {
+		if _, err := s.CreateSlot(ctx, name, nil); err != nil {
 			t.Fatal(err)
 		}
 		if err := s.Start(ctx, name, "p", 0); err != nil {

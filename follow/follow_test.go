@@ -682,7 +682,7 @@ func startSlot(t *testing.T, url string, conn *pgx.Conn, endpoint string, m *map
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { stream.Close(context.Background()) })
-	slot, err := stream.CreateSlot(ctx, name)
+	slot, err := stream.CreateSlot(ctx, name, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -189,18 +189,10 @@ type Slot struct {
 
 // CreateSlot creates logical slot name and exports a snapshot at its
 // consistent point, importable until s runs another command: begin every
-// reader of the full load before Start.
-func (s *Stream) CreateSlot(ctx context.Context, name string) (Slot, error) {
-	res, err := pglogrepl.CreateReplicationSlot(ctx, s.conn, quoteSlot(name), "pgoutput",
-		pglogrepl.CreateReplicationSlotOptions{SnapshotAction: "EXPORT_SNAPSHOT", Mode: pglogrepl.LogicalReplication})
-	if err != nil {
-		return Slot{}, fmt.Errorf("create replication slot %s: %w", name, err)
-	}
-	lsn, err := pglogrepl.ParseLSN(res.ConsistentPoint)
-	if err != nil {
-		return Slot{}, fmt.Errorf("create replication slot %s: consistent point: %w", name, err)
-	}
-	return Slot{Name: name, Consistent: lsn, Snapshot: res.SnapshotName}, nil
+// reader of the full load before Start. While the creation waits on other
+// transactions to end, onWait hears which (SlotWait; nil: no one).
+func (s *Stream) CreateSlot(ctx context.Context, name string, onWait func(SlotWait)) (Slot, error) {
+	return s.createSlot(ctx, name, false, onWait)
 }
 
 func quoteSlot(name string) string { return `"` + strings.ReplaceAll(name, `"`, `""`) + `"` }

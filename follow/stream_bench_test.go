@@ -26,7 +26,7 @@ func BenchmarkStreamReceive(b *testing.B) {
 		b.Fatal(err)
 	}
 	slotName := fmt.Sprintf("pg2dynamo_bench_%d", time.Now().UnixNano())
-	slot, err := s.CreateSlot(ctx, slotName)
+	slot, err := s.CreateSlot(ctx, slotName, nil)
 	if err != nil {
 		b.Fatal(err)
 	}

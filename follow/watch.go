@@ -36,29 +36,23 @@ type Watch struct {
 
 // NewWatch creates the watch's temporary slot on connString, streaming pub.
 // Import its Snapshot (extract.Source.BeginAt) before the first Changed.
-func NewWatch(ctx context.Context, connString string, g *Graph, pub string) (*Watch, error) {
+// onWait hears what the slot's creation waits on, as CreateSlot's does.
+func NewWatch(ctx context.Context, connString string, g *Graph, pub string, onWait func(SlotWait)) (*Watch, error) {
 	s, err := Dial(ctx, connString)
 	if err != nil {
 		return nil, err
 	}
 	name := fmt.Sprintf("pg2dynamo_verify_%d_%d", os.Getpid(), time.Now().UnixNano()%1e9)
-	res, err := pglogrepl.CreateReplicationSlot(ctx, s.conn, quoteSlot(name), "pgoutput",
-		pglogrepl.CreateReplicationSlotOptions{Temporary: true, SnapshotAction: "EXPORT_SNAPSHOT", Mode: pglogrepl.LogicalReplication})
+	slot, err := s.createSlot(ctx, name, true, onWait)
 	if err != nil {
 		s.Close(ctx)
-		return nil, fmt.Errorf("create temporary replication slot %s: %w", name, err)
-	}
-	lsn, err := pglogrepl.ParseLSN(res.ConsistentPoint)
-	if err != nil {
-		s.Close(ctx)
-		return nil, fmt.Errorf("create temporary replication slot %s: consistent point: %w", name, err)
+		return nil, err
 	}
 	plain, err := pgconn.Connect(ctx, connString)
 	if err != nil {
 		s.Close(ctx)
 		return nil, fmt.Errorf("source: %w", err)
 	}
-	slot := Slot{Name: name, Consistent: lsn, Snapshot: res.SnapshotName}
 	return &Watch{g: g, b: transform.NewBuilder(), s: s, plain: plain, pub: pub, keys: map[[2]string]bool{}, slot: slot, from: slot}, nil
 }
 
