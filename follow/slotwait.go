@@ -134,7 +134,7 @@ SELECT b.pid::text, coalesce(a.datname, ''), coalesce(a.usename, ''), coalesce(a
 
 func slotBlockers(ctx context.Context, conn *pgconn.PgConn, backend uint32) ([]Blocker, error) {
 	res, err := conn.Exec(ctx, fmt.Sprintf(slotBlockersQuery, backend)).ReadAll()
-	if err != nil {
+	if err != nil || len(res) == 0 {
 		return nil, err
 	}
 	var out []Blocker
