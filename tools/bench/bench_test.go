@@ -1,6 +1,7 @@
 package main
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -222,5 +223,19 @@ func TestLagSpikes(t *testing.T) {
 	}
 	if spikes, near := eb.lagSpikes(); spikes != 3 || near != 2 {
 		t.Errorf("lagSpikes = %d, %d; want 3, 2", spikes, near)
+	}
+}
+
+// (p) reads the changes the follow applied and the writes the comparison left
+// out from the follow's "comparison done" line, which may lack the latter.
+func TestEvolveDoneLine(t *testing.T) {
+	for line, want := range map[string][]string{
+		"comparison done: the follow applied 72179 changes of the stream while it ran; of the comparison's 999962 writes, 41457 puts and 0 deletes left out (the follow had written their keys since the snapshot)": {"72179", "999962", "41457", "0"},
+		"comparison done: the follow applied 5 changes of the stream while it ran": {"5", "", "", ""},
+	} {
+		m := evolveDoneRE.FindStringSubmatch(line)
+		if m == nil || !slices.Equal(m[1:], want) {
+			t.Errorf("%q: %q, want %q", line, m, want)
+		}
 	}
 }

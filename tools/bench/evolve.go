@@ -64,6 +64,10 @@ type evolveBench struct {
 	lags    []time.Duration
 	lagsAt  []time.Time
 	changes string
+	// leftOut are, from the follow's "comparison done" line, the writes the
+	// comparison found, and the puts and deletes of them it left out, the
+	// follow having written those keys since its snapshot ("": not said).
+	leftOut []string
 	// majorsAt are when the comparison's dynalite ended each Mark-Compact.
 	majorsAt []time.Time
 	// slot is the follow's replication slot: the bench database's name
@@ -283,7 +287,7 @@ func run1(ctx context.Context, args ...string) error {
 
 var (
 	evolveLagRE     = regexp.MustCompile(`^follow: applied .*; lag \d+ bytes, ([^;]+);`)
-	evolveDoneRE    = regexp.MustCompile(`^comparison done: the follow applied (\d+) changes`)
+	evolveDoneRE    = regexp.MustCompile(`^comparison done: the follow applied (\d+) changes(?:.*?of the comparison's (\d+) writes, (\d+) puts and (\d+) deletes left out)?`)
 	evolveComparing = "beside the follow, in a snapshot of its own"
 )
 
@@ -331,7 +335,8 @@ func (eb *evolveBench) followed(ctx context.Context, conn *pgx.Conn, dyn *dynali
 		case strings.Contains(line, evolveComparing):
 			began, eb.loads[2], cpu0, reqs0 = at, loadAvg(), cpuNow(dyn), counts()
 		case evolveDoneRE.MatchString(line) && ended.IsZero():
-			ended, eb.changes, eb.loads[3], eb.cpus[1] = at, evolveDoneRE.FindStringSubmatch(line)[1], loadAvg(), cpuNow(dyn).since(cpu0)
+			m := evolveDoneRE.FindStringSubmatch(line)
+			ended, eb.changes, eb.leftOut, eb.loads[3], eb.cpus[1] = at, m[1], m[2:], loadAvg(), cpuNow(dyn).since(cpu0)
 			eb.requests[1] = since(counts(), reqs0)
 			close(done)
 		case !began.IsZero() && ended.IsZero():
@@ -382,6 +387,10 @@ func (eb *evolveBench) render() string {
 	fmt.Fprintf(&b, "    migrate --changes-only of Order alone: %s\n", eb.baseline.Round(time.Millisecond))
 	fmt.Fprintf(&b, "    the comparison beside the follow:      %s (%.2f×; target ≤ %.1f×), %s changes applied by the follow meanwhile\n",
 		eb.evolve.Round(time.Millisecond), ratio, targetEvolveWall, eb.changes)
+	if len(eb.leftOut) == 3 && eb.leftOut[0] != "" {
+		fmt.Fprintf(&b, "    of the comparison's %s writes, it left out %s puts and %s deletes: the follow had written their keys since the comparison's snapshot\n",
+			eb.leftOut[0], eb.leftOut[1], eb.leftOut[2])
+	}
 	fmt.Fprintf(&b, "    the follow's lag meanwhile, over %d status lines: median %s, p95 %s, max %s (target < %s)\n",
 		len(eb.lags), quantile(eb.lags, 0.5), quantile(eb.lags, 0.95), maxLag, targetEvolveLag)
 	if spikes, near := eb.lagSpikes(); spikes > 0 {
