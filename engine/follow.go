@@ -453,11 +453,14 @@ func (f *following) createSlot(j *job) error {
 }
 
 // slotWaitReport words a slot creation's wait on other transactions, a line
-// each report, with what ends the wait.
+// each report with what ends the wait; a StructuredLog also gets the slot, the
+// seconds waited and the PIDs waited on as fields.
 func slotWaitReport(w io.Writer) func(follow.SlotWait) {
 	return func(sw follow.SlotWait) {
 		var each []string
+		var pids []int64
 		for _, b := range sw.Blockers {
+			pids = append(pids, int64(b.PID))
 			var seen []string
 			for _, f := range []struct{ what, v string }{{"database ", b.Database}, {"user ", b.User}, {"", b.State}} {
 				if f.v != "" {
@@ -479,8 +482,9 @@ func slotWaitReport(w io.Writer) func(follow.SlotWait) {
 			}
 			each = append(each, who+" ("+strings.Join(seen, ", ")+")")
 		}
-		fmt.Fprintf(w, "creating replication slot %s has waited %s on %d transaction(s) to end: PostgreSQL builds a slot's snapshot only once the transactions writing when its creation began have ended, in every database of the server: %s; end them (COMMIT or ROLLBACK in their session, COMMIT PREPARED or ROLLBACK PREPARED for a prepared one, or pg_terminate_backend(pid)) or wait\n",
-			sw.Slot, sw.Waited.Round(time.Second), len(sw.Blockers), strings.Join(each, "; "))
+		logLine(w, fmt.Sprintf("creating replication slot %s has waited %s on %d transaction(s) to end: PostgreSQL builds a slot's snapshot only once the transactions writing when its creation began have ended, in every database of the server: %s; end them (COMMIT or ROLLBACK in their session, COMMIT PREPARED or ROLLBACK PREPARED for a prepared one, or pg_terminate_backend(pid)) or wait",
+			sw.Slot, sw.Waited.Round(time.Second), len(sw.Blockers), strings.Join(each, "; ")),
+			slog.String("slot", sw.Slot), slog.Float64("waited_seconds", sw.Waited.Seconds()), slog.Any("blocking_pids", pids))
 	}
 }
 

@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -689,11 +691,22 @@ func TestFollowNamesTheTransactionItsSlotWaitsOn(t *testing.T) {
 	}
 	o := f.options()
 	o.Follow, o.UntilCaughtUp, o.NoDDLCapture, o.Audit = true, true, true, "off"
+	records := &recordLog{syncBuffer: f.log}
+	f.cfg.Log = records
 	ended := make(chan outcome, 1)
 	go func() { ended <- f.migrate(o) }()
 	said := regexp.MustCompile(fmt.Sprintf(`(?m)^creating replication slot \S+ has waited \S+ on \d+ transaction\(s\) to end: .*pid %d \(database \S+, user postgres, idle in transaction, begun \S+ ago, last statement "UPDATE customers SET name = 'held' WHERE id = 1"\).*; end them \(COMMIT or ROLLBACK`, conn.PgConn().PID()))
 	if err := testenv.Poll("the line naming the open transaction", 2*time.Minute, ended, func() bool { return said.MatchString(f.log.String()) }); err != nil {
 		t.Fatalf("%v; the run said:\n%s", err, f.log)
+	}
+	// A structured log gets the line's facts as fields too.
+	pid := int64(conn.PgConn().PID())
+	if !slices.ContainsFunc(records.all(), func(r logRecord) bool {
+		pids, _ := r.attrs["blocking_pids"].([]int64)
+		waited, _ := r.attrs["waited_seconds"].(float64)
+		return strings.HasPrefix(r.msg, "creating replication slot "+r.attrs["slot"].(string)+" has waited") && waited > 0 && slices.Contains(pids, pid)
+	}) {
+		t.Errorf("no record of the wait with its slot, seconds and PID %d among %+v", pid, records.all())
 	}
 	if err := tx.Commit(ctx); err != nil {
 		t.Fatal(err)
@@ -701,6 +714,38 @@ func TestFollowNamesTheTransactionItsSlotWaitsOn(t *testing.T) {
 	f.want("Migrate --follow", <-ended, "ok", "")
 	f.wantFreshLoad()
 	f.want("DropSlot", outcomeOf(engine.DropSlot(ctx, f.cfg, engine.FollowOptions{})), "ok", "")
+}
+
+// recordLog is an engine.StructuredLog keeping each record's message and
+// fields, its text in syncBuffer.
+type recordLog struct {
+	*syncBuffer
+	mu      sync.Mutex
+	records []logRecord
+}
+
+type logRecord struct {
+	msg   string
+	attrs map[string]any
+}
+
+func (l *recordLog) With(...slog.Attr) {}
+
+func (l *recordLog) Log(msg string, attrs ...slog.Attr) {
+	r := logRecord{msg: msg, attrs: map[string]any{}}
+	for _, a := range attrs {
+		r.attrs[a.Key] = a.Value.Any()
+	}
+	l.mu.Lock()
+	l.records = append(l.records, r)
+	l.mu.Unlock()
+	l.syncBuffer.Write([]byte(msg + "\n"))
+}
+
+func (l *recordLog) all() []logRecord {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.records)
 }
 
 // The follow's status line gives the position, totals, lag and rates.
