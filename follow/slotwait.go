@@ -1,11 +1,11 @@
 package follow
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/jackc/pglogrepl"
@@ -85,7 +85,7 @@ func (s *Stream) reportSlotWait(ctx context.Context, slot string, onWait func(Sl
 				conn.Close(context.Background())
 			}
 		}()
-		var last string
+		var last []int32 // the PIDs last reported
 		var lastAt time.Time
 		wait := slotWaitFirst
 		for {
@@ -111,11 +111,14 @@ func (s *Stream) reportSlotWait(ctx context.Context, slot string, onWait func(Sl
 			if len(blockers) == 0 {
 				continue
 			}
-			key := blockerKey(blockers)
-			if key == last && time.Since(lastAt) < slotWaitEvery {
+			pids := make([]int32, len(blockers))
+			for i, b := range blockers {
+				pids[i] = b.PID
+			}
+			if slices.Equal(pids, last) && time.Since(lastAt) < slotWaitEvery {
 				continue
 			}
-			last, lastAt = key, time.Now()
+			last, lastAt = pids, time.Now()
 			onWait(SlotWait{Slot: slot, Waited: time.Since(began), Blockers: blockers})
 		}
 	}()
@@ -152,15 +155,6 @@ func slotBlockers(ctx context.Context, conn *pgconn.PgConn, backend uint32) ([]B
 		}
 		out = append(out, b)
 	}
-	slices.SortFunc(out, func(x, y Blocker) int { return int(x.PID - y.PID) })
+	slices.SortFunc(out, func(x, y Blocker) int { return cmp.Compare(x.PID, y.PID) })
 	return out, nil
-}
-
-// blockerKey names the set of transactions waited on.
-func blockerKey(bs []Blocker) string {
-	var b strings.Builder
-	for _, x := range bs {
-		fmt.Fprintf(&b, "%d;", x.PID)
-	}
-	return b.String()
 }
