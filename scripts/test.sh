@@ -110,10 +110,17 @@ APP_RACE_ONLY='^(TestMigrateInterrupted|TestSecondSignalExits|TestResumeKeepsDup
 #   - transform's two whole-fixture comparisons (every row of a scaled
 #     fixture through the builder against a reference derivation, on one
 #     goroutine) took 97 s and 20 s under -race beside the other runs and
-#     hold no concurrency: they run without it (SLOW_SERIAL_TESTS), in the
-#     app run's process list, and -race runs the rest of transform;
+#     hold no concurrency: they run without it (SLOW_SERIAL_TESTS), after
+#     the race run, and -race runs the rest of transform;
 #   - the app run skips APP_RACE_ONLY: APP_RACE_TESTS but the collision test.
 SLOW_SERIAL_TESTS='^(TestBuilderMatchesReference|TestBuilderItemsStayIntact)$'
+#   - the packages that start no goroutine and share nothing between them,
+#     in their code or their tests (the mapping parser, the design drafts,
+#     the report, and the checks of docs, compose file, code and scripts),
+#     run without -race: the detector has nothing to find there and
+#     multiplied their CPU (153 s of the race run's
+#     package walls on a 2-core machine whose CI is CPU-bound).
+NO_RACE_PACKAGES='/(mapping|draft|report|internal/docscheck|internal/composecheck|internal/codecheck|internal/scriptcheck)$'
 logs=$(mktemp -d)
 trap 'rm -rf "$logs"' EXIT
 # golangci-lint (.golangci.yml) beside the tests: the version pinned in
@@ -125,51 +132,62 @@ trap 'rm -rf "$logs"' EXIT
 # holds its lock: this one waits for it (--allow-serial-runners). The
 # tools module (tools/: make bench, the demo's helper, the mapping's schema
 # generator) is linted in the same step, and its tests run beside it.
-{
+# step NAME CMD… runs CMD into $logs/NAME and records its exit status and
+# the second of the run it ended at ($logs/NAME.end), for the report below.
+step() {
+  local name=$1 rc=0
+  shift
+  "$@" >"$logs/$name" 2>&1 || rc=$?
+  echo "$rc $SECONDS" >"$logs/$name.end"
+  return 0
+}
+lint() {
+  local lint
   lint=$(go -C tools/lint tool -n golangci-lint) || {
     echo "could not build golangci-lint from tools/lint/go.mod (go -C tools/lint tool -n golangci-lint)"
-    exit 1
+    return 1
   }
   "$lint" run --allow-serial-runners ./... &&
     (cd tools && "$lint" run --allow-serial-runners ./...)
-} >"$logs/lint" 2>&1 & lintrun=$!
-go -C tools test -race -count=1 ./... >"$logs/tools" 2>&1 & tools=$!
-go test -race -count=1 -timeout 30m -skip "$SLOW_SERIAL_TESTS" $(go list ./... | grep -v -e '/app$' -e '/follow$') >"$logs/race" 2>&1 & race=$!
-{ go test -count=1 -timeout 30m -parallel 4 -skip "$APP_RACE_ONLY" ./app ./follow &&
-  go test -count=1 -timeout 30m -run "$SLOW_SERIAL_TESTS" ./transform; } >"$logs/app" 2>&1 & app=$!
+}
+# Brief fuzzing of the parsers (the seed corpus in testdata/fuzz runs in the
+# race run), each for a number of inputs: about 10 s each on a quiet machine
+# of 2 cores (measured 2026-11: FuzzParseTemplate's 100,000 in 10-11 s,
+# FuzzParse's 6,000 in 8-12 s). Not for a time: with -fuzztime=10s, Go
+# 1.26's fuzz coordinator can report its own deadline as a failure
+# ("context deadline exceeded", no failing input) when a worker is slow to
+# stop, which a busy machine made happen (https://go.dev/issue/75804, fixed
+# in Go 1.27); a count sets no deadline.
+#
+# The steps after the race run (the serial transform tests, the fuzzing) go
+# on beside the app run, which ends last: the app and follow tests mostly
+# wait on dynalite, PostgreSQL and processes, and leave CPU to spare.
+step lint lint &
+step tools go -C tools test -race -count=1 ./... &
+{
+  step race go test -race -count=1 -timeout 30m -skip "$SLOW_SERIAL_TESTS" $(go list ./... | grep -v -E -e '/(app|follow)$' -e "$NO_RACE_PACKAGES")
+  step serial go test -count=1 -timeout 30m -run "$SLOW_SERIAL_TESTS" ./transform
+  step no-race go test -count=1 -timeout 30m $(go list ./... | grep -E "$NO_RACE_PACKAGES")
+  step fuzz1 go test -run='^$' -fuzz='^FuzzParseTemplate$' -fuzztime=100000x -fuzzminimizetime=1s ./mapping
+  step fuzz2 go test -run='^$' -fuzz='^FuzzParse$' -fuzztime=6000x -fuzzminimizetime=1s ./mapping
+} &
+step app go test -count=1 -timeout 30m -parallel 4 -skip "$APP_RACE_ONLY" ./app ./follow &
 # -parallel 1: two in-process runs at once race in urfave/cli itself,
 # whose --help flag (cli.HelpFlag) is one package-level value every app's
 # flag set writes when it parses (pg2dynamo's own flags are made per app);
 # only a test binary running several CLIs at once meets it.
-go test -race -count=1 -timeout 30m -parallel 1 -run "$APP_RACE_TESTS" ./app >"$logs/app-race" 2>&1 & apprace=$!
+step app-race go test -race -count=1 -timeout 30m -parallel 1 -run "$APP_RACE_TESTS" ./app &
+wait
 status=0
-echo "== golangci-lint"
-if ! wait $lintrun; then
-  status=1
-  cat "$logs/lint"
-  echo "golangci-lint failed (above): fix each finding at its cause; where one is wrong, mark its line //nolint:LINTER // why (.golangci.yml says which linters run)" >&2
-else
-  cat "$logs/lint"
-fi
-for run in tools:$tools race:$race app:$app app-race:$apprace; do
-  wait "${run#*:}" || status=1
-  echo "== go test (${run%%:*})"
-  cat "$logs/${run%%:*}"
+for name in lint tools race serial no-race app app-race fuzz1 fuzz2; do
+  read -r rc at <"$logs/$name.end" || { rc=1 at=?; }
+  echo "== $name (exit $rc, ended at ${at} s)"
+  cat "$logs/$name" 2>/dev/null || true
+  if [ "$rc" != 0 ]; then
+    status=1
+    if [ "$name" = lint ]; then
+      echo "golangci-lint failed (above): fix each finding at its cause; where one is wrong, mark its line //nolint:LINTER // why (.golangci.yml says which linters run)" >&2
+    fi
+  fi
 done
-[ "$status" = 0 ] || exit 1
-
-# Brief fuzzing of the parsers (the seed corpus in testdata/fuzz runs
-# above), both at once, each for a number of inputs: about 10 s on a quiet
-# machine of 2 cores (measured 2026-11, both at once: FuzzParseTemplate's
-# 100,000 in 10-11 s, FuzzParse's 6,000 in 8-12 s). Not for a time: with
-# -fuzztime=10s, Go 1.26's fuzz coordinator can report its own deadline as
-# a failure ("context deadline exceeded", no failing input) when a worker
-# is slow to stop, which a busy machine made happen
-# (https://go.dev/issue/75804, fixed in Go 1.27); a count sets no deadline.
-go test -run='^$' -fuzz='^FuzzParseTemplate$' -fuzztime=100000x -fuzzminimizetime=1s ./mapping >"$logs/fuzz1" 2>&1 & f1=$!
-go test -run='^$' -fuzz='^FuzzParse$' -fuzztime=6000x -fuzzminimizetime=1s ./mapping >"$logs/fuzz2" 2>&1 & f2=$!
-wait $f1 || status=1
-cat "$logs/fuzz1"
-wait $f2 || status=1
-cat "$logs/fuzz2"
 exit $status
