@@ -117,9 +117,9 @@ SLOW_SERIAL_TESTS='^(TestBuilderMatchesReference|TestBuilderItemsStayIntact)$'
 #   - the packages that start no goroutine and share nothing between them,
 #     in their code or their tests (the mapping parser, the design drafts,
 #     the report, and the checks of docs, compose file, code and scripts),
-#     run without -race: the detector has nothing to find there and
-#     multiplied their CPU (153 s of the race run's
-#     package walls on a 2-core machine whose CI is CPU-bound).
+#     run without -race: the detector has nothing to find there, and under
+#     it they took 153 s of the race run's package walls (2026-11-30, a
+#     2-core machine that this script keeps busy from start to end).
 NO_RACE_PACKAGES='/(mapping|draft|report|internal/docscheck|internal/composecheck|internal/codecheck|internal/scriptcheck)$'
 logs=$(mktemp -d)
 trap 'rm -rf "$logs"' EXIT
@@ -150,8 +150,8 @@ lint() {
   "$lint" run --allow-serial-runners ./... &&
     (cd tools && "$lint" run --allow-serial-runners ./...)
 }
-# Brief fuzzing of the parsers (the seed corpus in testdata/fuzz runs in the
-# race run), each for a number of inputs: about 10 s each on a quiet machine
+# Brief fuzzing of the parsers (the seed corpus in testdata/fuzz runs with
+# mapping's tests), each for a number of inputs: about 10 s each on a quiet machine
 # of 2 cores (measured 2026-11: FuzzParseTemplate's 100,000 in 10-11 s,
 # FuzzParse's 6,000 in 8-12 s). Not for a time: with -fuzztime=10s, Go
 # 1.26's fuzz coordinator can report its own deadline as a failure
@@ -159,9 +159,9 @@ lint() {
 # stop, which a busy machine made happen (https://go.dev/issue/75804, fixed
 # in Go 1.27); a count sets no deadline.
 #
-# The steps after the race run (the serial transform tests, the fuzzing) go
-# on beside the app run, which ends last: the app and follow tests mostly
-# wait on dynalite, PostgreSQL and processes, and leave CPU to spare.
+# The steps after the race run (the serial transform tests, the packages
+# without -race, the fuzzing) go on beside the app run, which ends last,
+# rather than after it.
 step lint lint &
 step tools go -C tools test -race -count=1 ./... &
 {
