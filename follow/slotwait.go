@@ -1,7 +1,6 @@
 package follow
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -128,13 +127,15 @@ func (s *Stream) reportSlotWait(ctx context.Context, slot string, onWait func(Sl
 	}
 }
 
-// slotBlockersQuery lists the sessions backend waits on, each once; prepared
+// slotBlockersQuery lists the sessions backend waits on, each once in PID order
+// (a report compares them with the last); prepared
 // transactions are a zero PID (pg_blocking_pids), which pg_stat_activity lacks.
 // https://www.postgresql.org/docs/current/functions-info.html#FUNCTIONS-INFO-SESSION
 const slotBlockersQuery = `
 SELECT b.pid::text, coalesce(a.datname, ''), coalesce(a.usename, ''), coalesce(a.state, ''),
        coalesce(to_char(a.xact_start AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'), ''), coalesce(left(a.query, 200), '')
-  FROM (SELECT DISTINCT unnest(pg_blocking_pids(%d)) AS pid) b LEFT JOIN pg_stat_activity a ON a.pid = b.pid AND b.pid <> 0`
+  FROM (SELECT DISTINCT unnest(pg_blocking_pids(%d)) AS pid) b LEFT JOIN pg_stat_activity a ON a.pid = b.pid AND b.pid <> 0
+ ORDER BY b.pid`
 
 func slotBlockers(ctx context.Context, conn *pgconn.PgConn, backend uint32) ([]Blocker, error) {
 	res, err := conn.Exec(ctx, fmt.Sprintf(slotBlockersQuery, backend)).ReadAll()
@@ -155,6 +156,5 @@ func slotBlockers(ctx context.Context, conn *pgconn.PgConn, backend uint32) ([]B
 		}
 		out = append(out, b)
 	}
-	slices.SortFunc(out, func(x, y Blocker) int { return cmp.Compare(x.PID, y.PID) })
 	return out, nil
 }
