@@ -128,8 +128,8 @@ func (s *Stream) reportSlotWait(ctx context.Context, slot string, onWait func(Sl
 }
 
 // slotBlockersQuery lists the sessions backend waits on, each once in PID order
-// (a report compares them with the last); prepared
-// transactions are a zero PID (pg_blocking_pids), which pg_stat_activity lacks.
+// (a report compares them with the last); prepared transactions are a zero PID
+// (pg_blocking_pids), which pg_stat_activity lacks.
 // https://www.postgresql.org/docs/current/functions-info.html#FUNCTIONS-INFO-SESSION
 const slotBlockersQuery = `
 SELECT b.pid::text, coalesce(a.datname, ''), coalesce(a.usename, ''), coalesce(a.state, ''),

@@ -132,11 +132,14 @@ trap 'rm -rf "$logs"' EXIT
 # holds its lock: this one waits for it (--allow-serial-runners). The
 # tools module (tools/: make bench, the demo's helper, the mapping's schema
 # generator) is linted in the same step, and its tests run beside it.
-# step NAME CMD… runs CMD into $logs/NAME and records its exit status and
-# the second of the run it ended at ($logs/NAME.end), for the report below.
+# step NAME CMD… lists NAME in $logs/steps as it starts, runs CMD into
+# $logs/NAME and records its exit status and the second of the run it ended
+# at ($logs/NAME.end), for the report below: a listed step without an end
+# counts as failed.
 step() {
   local name=$1 rc=0
   shift
+  echo "$name" >>"$logs/steps"
   "$@" >"$logs/$name" 2>&1 || rc=$?
   echo "$rc $SECONDS" >"$logs/$name.end"
   return 0
@@ -179,7 +182,7 @@ step app go test -count=1 -timeout 30m -parallel 4 -skip "$APP_RACE_ONLY" ./app 
 step app-race go test -race -count=1 -timeout 30m -parallel 1 -run "$APP_RACE_TESTS" ./app &
 wait
 status=0
-for name in lint tools race serial no-race app app-race fuzz1 fuzz2; do
+while read -r name; do
   read -r rc at <"$logs/$name.end" || { rc=1 at=?; }
   echo "== $name (exit $rc, ended at ${at} s)"
   cat "$logs/$name" 2>/dev/null || true
@@ -189,5 +192,5 @@ for name in lint tools race serial no-race app app-race fuzz1 fuzz2; do
       echo "golangci-lint failed (above): fix each finding at its cause; where one is wrong, mark its line //nolint:LINTER // why (.golangci.yml says which linters run)" >&2
     fi
   fi
-done
+done <"$logs/steps"
 exit $status
