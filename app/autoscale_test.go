@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pg2dynamo/pg2dynamo/internal/faultproxy"
-	"github.com/pg2dynamo/pg2dynamo/internal/testenv"
+	"github.com/pg2dynamo/pg2dynamo/tools/faultproxy"
+	"github.com/pg2dynamo/pg2dynamo/tools/testenv"
 )
 
 // autoSummary matches the summary's line of an auto run's writers.

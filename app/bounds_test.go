@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pg2dynamo/pg2dynamo/internal/testenv"
 	"github.com/pg2dynamo/pg2dynamo/mapping"
+	"github.com/pg2dynamo/pg2dynamo/tools/testenv"
 )
 
 // processResult is how a real pg2dynamo process ended.

@@ -8,10 +8,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pg2dynamo/pg2dynamo/internal/faultproxy"
-	"github.com/pg2dynamo/pg2dynamo/internal/testenv"
 	"github.com/pg2dynamo/pg2dynamo/pipeline"
 	"github.com/pg2dynamo/pg2dynamo/report"
+	"github.com/pg2dynamo/pg2dynamo/tools/faultproxy"
+	"github.com/pg2dynamo/pg2dynamo/tools/testenv"
 )
 
 // With 20% of DynamoDB requests faulted by a proxy in front of dynalite

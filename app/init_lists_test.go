@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pg2dynamo/pg2dynamo/internal/testenv"
 	"github.com/pg2dynamo/pg2dynamo/mapping"
+	"github.com/pg2dynamo/pg2dynamo/tools/testenv"
 )
 
 // A text column of comma-separated lists (titles.country, "United States,

@@ -12,8 +12,8 @@ import (
 
 	gocmp "github.com/google/go-cmp/cmp"
 
-	"github.com/pg2dynamo/pg2dynamo/internal/testenv"
 	"github.com/pg2dynamo/pg2dynamo/mapping"
+	"github.com/pg2dynamo/pg2dynamo/tools/testenv"
 )
 
 // partitionedSQL is shaped like the Pagila sample database: payment is

@@ -14,8 +14,8 @@ import (
 	gocmp "github.com/google/go-cmp/cmp"
 	"github.com/jackc/pgx/v5"
 
-	"github.com/pg2dynamo/pg2dynamo/internal/testenv"
 	"github.com/pg2dynamo/pg2dynamo/mapping"
+	"github.com/pg2dynamo/pg2dynamo/tools/testenv"
 )
 
 // rentalSQL is shaped like the Pagila DVD-rental sample (issue 29): one-to-one

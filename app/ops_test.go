@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pg2dynamo/pg2dynamo/internal/testenv"
+	"github.com/pg2dynamo/pg2dynamo/tools/testenv"
 )
 
 // The operations flags refused before anything is written (exit 2): an

@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/pg2dynamo/pg2dynamo/ddbjson"
-	"github.com/pg2dynamo/pg2dynamo/internal/testenv"
 	"github.com/pg2dynamo/pg2dynamo/plan"
+	"github.com/pg2dynamo/pg2dynamo/tools/testenv"
 	"github.com/pg2dynamo/pg2dynamo/transform"
 )
 

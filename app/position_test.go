@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pg2dynamo/pg2dynamo/internal/testenv"
+	"github.com/pg2dynamo/pg2dynamo/tools/testenv"
 )
 
 // A table keyed by bytea (a key type pgx reads as Go bytes) is interrupted

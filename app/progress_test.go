@@ -21,9 +21,9 @@ import (
 
 	"github.com/creack/pty"
 
-	"github.com/pg2dynamo/pg2dynamo/internal/testenv"
 	"github.com/pg2dynamo/pg2dynamo/pipeline"
 	"github.com/pg2dynamo/pg2dynamo/progress"
+	"github.com/pg2dynamo/pg2dynamo/tools/testenv"
 )
 
 // fakeClock is a clock the test moves (and mpb's goroutine reads).

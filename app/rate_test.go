@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pg2dynamo/pg2dynamo/internal/faultproxy"
-	"github.com/pg2dynamo/pg2dynamo/internal/testenv"
+	"github.com/pg2dynamo/pg2dynamo/tools/faultproxy"
+	"github.com/pg2dynamo/pg2dynamo/tools/testenv"
 )
 
 // --max-write-units reaches the writers: a run capped at 200 write units a

@@ -16,8 +16,8 @@ import (
 	"testing"
 
 	"github.com/pg2dynamo/pg2dynamo/fixtures"
-	"github.com/pg2dynamo/pg2dynamo/internal/testenv"
 	"github.com/pg2dynamo/pg2dynamo/pipeline"
+	"github.com/pg2dynamo/pg2dynamo/tools/testenv"
 )
 
 // A real pg2dynamo process migrating the tickets fixture (about 5,500

@@ -10,7 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/pg2dynamo/pg2dynamo/fixtures"
-	"github.com/pg2dynamo/pg2dynamo/internal/testenv"
+	"github.com/pg2dynamo/pg2dynamo/tools/testenv"
 )
 
 // sharedSource is a fixture domain loaded into a database of its own once

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pg2dynamo/pg2dynamo/internal/testenv"
+	"github.com/pg2dynamo/pg2dynamo/tools/testenv"
 )
 
 // A real pg2dynamo process stopped with SIGTERM part-way exits with 143

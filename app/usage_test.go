@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pg2dynamo/pg2dynamo/internal/testenv"
+	"github.com/pg2dynamo/pg2dynamo/tools/testenv"
 )
 
 // TestFirstCommands runs what a new user types first: --version, help, a

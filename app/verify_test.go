@@ -22,9 +22,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/pg2dynamo/pg2dynamo/fixtures"
-	"github.com/pg2dynamo/pg2dynamo/internal/testenv"
 	"github.com/pg2dynamo/pg2dynamo/report"
-	"github.com/pg2dynamo/pg2dynamo/report/reporttest"
+	"github.com/pg2dynamo/pg2dynamo/tools/reporttest"
+	"github.com/pg2dynamo/pg2dynamo/tools/testenv"
 	"github.com/pg2dynamo/pg2dynamo/verify/outcome"
 )
 

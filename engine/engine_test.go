@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/pg2dynamo/pg2dynamo/engine"
-	"github.com/pg2dynamo/pg2dynamo/internal/testenv"
 	"github.com/pg2dynamo/pg2dynamo/report"
+	"github.com/pg2dynamo/pg2dynamo/tools/testenv"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }

@@ -6,10 +6,10 @@ import (
 
 	"github.com/pg2dynamo/pg2dynamo/engine"
 	"github.com/pg2dynamo/pg2dynamo/export"
-	"github.com/pg2dynamo/pg2dynamo/internal/faultproxy"
-	"github.com/pg2dynamo/pg2dynamo/internal/testenv"
 	"github.com/pg2dynamo/pg2dynamo/metrics"
 	"github.com/pg2dynamo/pg2dynamo/report"
+	"github.com/pg2dynamo/pg2dynamo/tools/faultproxy"
+	"github.com/pg2dynamo/pg2dynamo/tools/testenv"
 )
 
 // A migration with Config.Metrics, through a recording proxy: rows read

@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/pg2dynamo/pg2dynamo/extract"
-	"github.com/pg2dynamo/pg2dynamo/internal/testenv"
 	"github.com/pg2dynamo/pg2dynamo/mapping"
+	"github.com/pg2dynamo/pg2dynamo/tools/testenv"
 	"github.com/pg2dynamo/pg2dynamo/transform"
 )
 

@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/pg2dynamo/pg2dynamo/follow"
-	"github.com/pg2dynamo/pg2dynamo/internal/testenv"
+	"github.com/pg2dynamo/pg2dynamo/tools/testenv"
 )
 
 // Changes that reach items through the catalog alone, with no row change

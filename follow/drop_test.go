@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/pg2dynamo/pg2dynamo/follow"
-	"github.com/pg2dynamo/pg2dynamo/internal/testenv"
+	"github.com/pg2dynamo/pg2dynamo/tools/testenv"
 )
 
 // Drop waits for a slot whose follow has just ended (its walsender lets

@@ -5,8 +5,8 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/pg2dynamo/pg2dynamo/internal/testenv"
-	"github.com/pg2dynamo/pg2dynamo/internal/testenv/prepare"
+	"github.com/pg2dynamo/pg2dynamo/tools/testenv"
+	"github.com/pg2dynamo/pg2dynamo/tools/testenv/prepare"
 )
 
 // TestGraphFollowsEveryJoin: for every join rule of the strategy

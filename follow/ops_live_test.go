@@ -21,8 +21,8 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/pg2dynamo/pg2dynamo/follow"
-	"github.com/pg2dynamo/pg2dynamo/internal/testenv"
 	"github.com/pg2dynamo/pg2dynamo/pipeline"
+	"github.com/pg2dynamo/pg2dynamo/tools/testenv"
 )
 
 // A follow as an operations team runs it: metrics scraped with the

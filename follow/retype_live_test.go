@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/pg2dynamo/pg2dynamo/fixtures"
-	"github.com/pg2dynamo/pg2dynamo/internal/testenv"
+	"github.com/pg2dynamo/pg2dynamo/tools/testenv"
 )
 
 // loadedTickets is a followed table of the tickets fixtures at scale 0.1

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/pg2dynamo/pg2dynamo/follow"
-	"github.com/pg2dynamo/pg2dynamo/internal/testenv"
+	"github.com/pg2dynamo/pg2dynamo/tools/testenv"
 )
 
 // A slot's creation waits for the transactions that had written when it

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/pg2dynamo/pg2dynamo/follow"
-	"github.com/pg2dynamo/pg2dynamo/internal/testenv"
+	"github.com/pg2dynamo/pg2dynamo/tools/testenv"
 )
 
 // A --follow start refused after it created the publication (a slot of

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/pg2dynamo/pg2dynamo/follow"
-	"github.com/pg2dynamo/pg2dynamo/internal/testenv"
+	"github.com/pg2dynamo/pg2dynamo/tools/testenv"
 )
 
 // BenchmarkStreamReceive receives transactions of one inserted row each,

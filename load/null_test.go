@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/pg2dynamo/pg2dynamo/load"
-	"github.com/pg2dynamo/pg2dynamo/load/sinktest"
+	"github.com/pg2dynamo/pg2dynamo/tools/sinktest"
 )
 
 // The null sink passes the sink conformance suite: it keeps nothing to

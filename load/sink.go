@@ -16,7 +16,7 @@ import (
 const MaxBatchItems = 25
 
 // Sink receives items in batches. Implementations must be safe for concurrent
-// use (several writers call Write); load/sinktest checks the contract.
+// use (several writers call Write); tools/sinktest checks the contract.
 type Sink interface {
 	// Write puts each item of batch (1 to MaxBatchItems, distinct keys) or
 	// deletes those marked Delete. It returns nil, a *BatchError for items not

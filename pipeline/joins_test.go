@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/pg2dynamo/pg2dynamo/extract"
-	"github.com/pg2dynamo/pg2dynamo/internal/testenv/prepare"
+	"github.com/pg2dynamo/pg2dynamo/tools/testenv/prepare"
 )
 
 // TestPrepareDescribesEveryJoin: for every join rule of the strategy

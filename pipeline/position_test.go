@@ -6,10 +6,10 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/pg2dynamo/pg2dynamo/internal/testenv"
-	"github.com/pg2dynamo/pg2dynamo/internal/testenv/prepare"
 	"github.com/pg2dynamo/pg2dynamo/load"
 	"github.com/pg2dynamo/pg2dynamo/pipeline"
+	"github.com/pg2dynamo/pg2dynamo/tools/testenv"
+	"github.com/pg2dynamo/pg2dynamo/tools/testenv/prepare"
 	"github.com/pg2dynamo/pg2dynamo/transform"
 )
 

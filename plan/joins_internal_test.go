@@ -3,7 +3,7 @@ package plan
 import (
 	"testing"
 
-	"github.com/pg2dynamo/pg2dynamo/internal/testenv/prepare"
+	"github.com/pg2dynamo/pg2dynamo/tools/testenv/prepare"
 )
 
 // TestJoinNotes: plan says what every join rule of the strategy fixtures

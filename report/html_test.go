@@ -11,7 +11,7 @@ import (
 
 	gocmp "github.com/google/go-cmp/cmp"
 
-	"github.com/pg2dynamo/pg2dynamo/report/reporttest"
+	"github.com/pg2dynamo/pg2dynamo/tools/reporttest"
 )
 
 // run is the metadata the tests' pages carry.

@@ -1,5 +1,5 @@
 // dynalite-guard.cjs is preloaded into dynalite (node --require) wherever
-// pg2dynamo starts it: the Go tests (internal/testenv), make bench and
+// pg2dynamo starts it: the Go tests (tools/testenv), make bench and
 // make demo (scripts/dynalite.sh).
 //
 // dynalite 4.0.0 rethrows the error of a request whose client went away
@@ -14,7 +14,7 @@
 'use strict'
 
 // With DYNALITE_GUARD_PARENT set to the starter's pid (the Go tests and make
-// bench set it, internal/testenv.DynaliteEnv), the server exits once its
+// bench set it, tools/testenv.DynaliteEnv), the server exits once its
 // parent is another process: the starter died without stopping it, as a test
 // binary does at go test's -timeout, and nothing else would end it.
 {

@@ -78,6 +78,9 @@ if [ -n "$unformatted" ]; then
 fi
 go vet ./...
 go -C tools vet ./...
+# The product's tests import tools/ through go.work; the product itself
+# must build without it, as `go install` builds it.
+GOWORK=off go build ./...
 
 # What runs under the race detector, by the numbers (2 CPUs, measured
 # 2026-11, go test -json): the app package's end-to-end tests took 257 s
@@ -124,7 +127,7 @@ NO_RACE_PACKAGES='/(mapping|draft|report|internal/docscheck|internal/composechec
 logs=$(mktemp -d)
 trap 'rm -rf "$logs"' EXIT
 # golangci-lint (.golangci.yml) beside the tests: the version pinned in
-# tools/lint/go.mod, a module of its own so that its dependencies stay out
+# tools/lint/go.mod, a module of its own (outside go.work) so that its dependencies stay out
 # of the product's go.mod; go tool builds it once into Go's build cache
 # (go tool -n prints its path), and its analyses are cached too
 # (~/.cache/golangci-lint), so a run after the first reads only the
@@ -146,8 +149,8 @@ step() {
 }
 lint() {
   local lint
-  lint=$(go -C tools/lint tool -n golangci-lint) || {
-    echo "could not build golangci-lint from tools/lint/go.mod (go -C tools/lint tool -n golangci-lint)"
+  lint=$(GOWORK=off go -C tools/lint tool -n golangci-lint) || {
+    echo "could not build golangci-lint from tools/lint/go.mod (GOWORK=off go -C tools/lint tool -n golangci-lint)"
     return 1
   }
   "$lint" run --allow-serial-runners ./... &&

@@ -13,8 +13,8 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/pg2dynamo/pg2dynamo/extract"
-	"github.com/pg2dynamo/pg2dynamo/internal/testenv"
 	"github.com/pg2dynamo/pg2dynamo/mapping"
+	"github.com/pg2dynamo/pg2dynamo/tools/testenv"
 	"github.com/pg2dynamo/pg2dynamo/transform"
 )
 

@@ -15,13 +15,13 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	gocmp "github.com/google/go-cmp/cmp"
 
-	"github.com/pg2dynamo/pg2dynamo/internal/testenv"
-	"github.com/pg2dynamo/pg2dynamo/internal/testenv/prepare"
 	"github.com/pg2dynamo/pg2dynamo/load"
 	"github.com/pg2dynamo/pg2dynamo/mapping"
 	"github.com/pg2dynamo/pg2dynamo/pipeline"
 	"github.com/pg2dynamo/pg2dynamo/report"
-	"github.com/pg2dynamo/pg2dynamo/report/reporttest"
+	"github.com/pg2dynamo/pg2dynamo/tools/reporttest"
+	"github.com/pg2dynamo/pg2dynamo/tools/testenv"
+	"github.com/pg2dynamo/pg2dynamo/tools/testenv/prepare"
 	"github.com/pg2dynamo/pg2dynamo/verify"
 	"github.com/pg2dynamo/pg2dynamo/verify/outcome"
 )

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pg2dynamo/pg2dynamo/internal/testenv"
+	"github.com/pg2dynamo/pg2dynamo/tools/testenv"
 )
 
 // catalogPackage is the one directory whose code may query PostgreSQL's
@@ -75,7 +75,7 @@ func catalogUses(fset *token.FileSet, f *ast.File) []catalogUse {
 }
 
 // TestCatalogQueriesOnlyInExtract fails naming every string literal of the
-// module's non-test code, outside extract/, bench/ and internal/testenv/
+// module's non-test code, outside extract/, bench/ and tools/testenv/
 // (the tests' own set-up and clean-up of their databases), that names a
 // system catalog (issue 27): one reader, extract.Catalog, reads it.
 func TestCatalogQueriesOnlyInExtract(t *testing.T) {
@@ -83,7 +83,7 @@ func TestCatalogQueriesOnlyInExtract(t *testing.T) {
 	inCatalog := 0
 	for _, p := range parsed {
 		rel, f := p.rel, p.file
-		if strings.HasPrefix(filepath.ToSlash(rel), "internal/testenv/") {
+		if strings.HasPrefix(filepath.ToSlash(rel), "tools/testenv/") {
 			continue
 		}
 		uses := catalogUses(fset, f)

@@ -178,7 +178,7 @@ func TestBuildContext(t *testing.T) {
 			t.Errorf(".dockerignore leaves out %s, which the image is built from", rel)
 		}
 	}
-	for _, rel := range []string{".git/HEAD", "node_modules/dynalite/cli.js", "pg2dynamo", "app/app_test.go", "mapping/testdata/x.yaml", "tools/bench/main.go", "tools/lint/go.mod"} {
+	for _, rel := range []string{".git/HEAD", "node_modules/dynalite/cli.js", "pg2dynamo", "app/app_test.go", "mapping/testdata/x.yaml", "tools/bench/main.go", "tools/lint/go.mod", "tools/testenv/testenv.go", "go.work"} {
 		if !d.excluded(rel) {
 			t.Errorf(".dockerignore sends %s, which the image does not need", rel)
 		}

@@ -16,7 +16,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/pg2dynamo/pg2dynamo/internal/testenv"
+	"github.com/pg2dynamo/pg2dynamo/tools/testenv"
 )
 
 // dynalite is a fresh in-memory dynalite server (the one the tests use,

@@ -14,7 +14,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/pg2dynamo/pg2dynamo/internal/faultproxy"
+	"github.com/pg2dynamo/pg2dynamo/tools/faultproxy"
 )
 
 // Targets of (p): applying a new version of the mapping that adds GSI

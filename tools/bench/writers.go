@@ -15,7 +15,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/pg2dynamo/pg2dynamo/internal/faultproxy"
+	"github.com/pg2dynamo/pg2dynamo/tools/faultproxy"
 )
 
 // Targets of --concurrency auto (issue 28), reported, never asserted.
@@ -30,7 +30,7 @@ var fixedWriters = []int{8, 16, 32, 64}
 
 // writersBench is (j): pg2dynamo migrate --concurrency auto against
 // fixed writers, in the same run, on the tickets fixture at -writers-rows,
-// through the fault proxy (internal/faultproxy) in front of a fresh
+// through the fault proxy (tools/faultproxy) in front of a fresh
 // dynalite: the proxy adds -writers-latency to every request and answers
 // BatchWriteItem itself (AnswerWrites: the items are dropped), so that
 // the writers, not dynalite (about 5,000 items/s on one CPU), set the
@@ -307,7 +307,7 @@ func (wb *writersBench) render(p func(format string, args ...any)) {
 		return
 	}
 	best := wb.best()
-	p("`pg2dynamo migrate` of the tickets fixture (%s source rows, %s items) through the fault proxy (`internal/faultproxy`) in front of a fresh dynalite, the proxy adding %s to every request and answering BatchWriteItem itself (its items dropped: `--no-verify`), so that the writers, not dynalite, set the rate. Each setting ran %d times, the settings in turn; the rows are the median runs, and the ratios are to the best fixed setting of this run (%s writers).\n\n",
+	p("`pg2dynamo migrate` of the tickets fixture (%s source rows, %s items) through the fault proxy (`tools/faultproxy`) in front of a fresh dynalite, the proxy adding %s to every request and answering BatchWriteItem itself (its items dropped: `--no-verify`), so that the writers, not dynalite, set the rate. Each setting ran %d times, the settings in turn; the rows are the median runs, and the ratios are to the best fixed setting of this run (%s writers).\n\n",
 		num(wb.fix.rows), num(wb.median("auto").items), wb.latency, len(wb.runs["auto"]), best.setting)
 	p("| `--concurrency` | wall | items/s | vs the best fixed | writers | CPU s per 1M items | peak RSS | walls, in run order |\n|---|--:|--:|--:|--:|--:|--:|---|\n")
 	for _, s := range writerSettings() {

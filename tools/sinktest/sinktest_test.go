@@ -12,7 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/pg2dynamo/pg2dynamo/load"
-	"github.com/pg2dynamo/pg2dynamo/load/sinktest"
+	"github.com/pg2dynamo/pg2dynamo/tools/sinktest"
 	"github.com/pg2dynamo/pg2dynamo/transform"
 )
 

@@ -35,7 +35,7 @@ func WithPeakRSS(t testing.TB, name string, args ...string) (*exec.Cmd, PeakRSS)
 			return
 		}
 		peakBin = filepath.Join(dir, "peakrss")
-		cmd := exec.Command("go", "build", "-o", peakBin, "./internal/testenv/peakrss")
+		cmd := exec.Command("go", "-C", "tools", "build", "-o", peakBin, "./testenv/peakrss")
 		cmd.Dir = root
 		if out, err := cmd.CombinedOutput(); err != nil {
 			peakErr = fmt.Errorf("go build peakrss: %v\n%s", err, out)
