@@ -127,14 +127,16 @@ NO_RACE_PACKAGES='/(mapping|draft|report|internal/docscheck|internal/composechec
 logs=$(mktemp -d)
 trap 'rm -rf "$logs"' EXIT
 # golangci-lint (.golangci.yml) beside the tests: the version pinned in
-# tools/lint/go.mod, a module of its own (outside go.work) so that its dependencies stay out
-# of the product's go.mod; go tool builds it once into Go's build cache
+# tools/lint/go.mod, a module of its own outside go.work (GOWORK=off), so
+# that its dependencies stay out of the product's build; go tool builds it
+# once into Go's build cache
 # (go tool -n prints its path), and its analyses are cached too
 # (~/.cache/golangci-lint), so a run after the first reads only the
 # packages that changed. Another golangci-lint running on the machine
 # holds its lock: this one waits for it (--allow-serial-runners). The
-# tools module (tools/: make bench, the demo's helper, the mapping's schema
-# generator) is linted in the same step, and its tests run beside it.
+# tools module (tools/: the tests' support, make bench, the demo's helper,
+# the mapping's schema generator) is linted in the same step, and its
+# tests run beside it.
 # step NAME CMD… lists NAME in $logs/steps as it starts, runs CMD into
 # $logs/NAME and records its exit status and the second of the run it ended
 # at ($logs/NAME.end), for the report below: a listed step without an end

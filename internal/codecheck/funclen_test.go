@@ -26,9 +26,9 @@ func (f longFunc) String() string {
 	return fmt.Sprintf("%s:%d: %s is %d lines (limit %d)", f.pos.Filename, f.pos.Line, f.name, f.lines, MaxFuncLines)
 }
 
-// TestFuncLength fails naming every function of the module and of
-// tools/demo-ddb (the demo's helper, which users run), outside tests,
-// longer than MaxFuncLines.
+// TestFuncLength fails naming every function of the module and of the
+// tools module but its bench (the demo's helper, which users run, and the
+// tests' support), outside tests, longer than MaxFuncLines.
 func TestFuncLength(t *testing.T) {
 	root, err := testenv.RepoRoot()
 	if err != nil {
@@ -90,8 +90,8 @@ func TestLongFuncs(t *testing.T) {
 }
 
 // sourceFiles returns the module's non-test .go files under root as paths
-// relative to root, in lexical order, and those of tools/demo-ddb. It
-// skips the rest of tools/ (make bench, the linter's pin), node_modules,
+// relative to root, in lexical order, and those of the tools module. It
+// skips tools/bench and tools/lint (make bench, the linter's pin), node_modules,
 // testdata, directories named .* or _* (as the go tool does) and nested
 // modules.
 func sourceFiles(root string) ([]string, error) {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -109,6 +110,30 @@ func TestVerdict(t *testing.T) {
 	}
 	if got := num(1234567); got != "1,234,567" {
 		t.Errorf("num = %q", got)
+	}
+}
+
+// (j)'s headline pairs auto with the best fixed setting of its own round,
+// not with the best setting's median run: a round where every setting ran
+// slow does not count against auto.
+func TestAutoVsFixed(t *testing.T) {
+	run := func(perSecond float64) writersRun {
+		return writersRun{result: result{items: int64(perSecond), wall: time.Second}}
+	}
+	runs := map[string][]writersRun{
+		"auto": {run(90), run(50), run(100)},
+		"8":    {run(40), run(20), run(50)},
+		"16":   {run(100), run(50), run(90)},
+		"32":   {run(95), run(60), run(80)},
+		"64":   {run(80), run(55), run(120)},
+	}
+	ratio, rounds := autoVsFixed(runs)
+	if rounds != "0.90, 0.83, 0.83" || math.Abs(ratio-0.833) > 0.001 {
+		t.Errorf("autoVsFixed = %.3f (%s), want 0.833 (0.90, 0.83, 0.83)", ratio, rounds)
+	}
+	runs["auto"] = runs["auto"][:2]
+	if ratio, _ := autoVsFixed(runs); math.Abs(ratio-(0.9+50.0/60)/2) > 0.001 {
+		t.Errorf("autoVsFixed of two rounds = %.3f, want the mean of the two", ratio)
 	}
 }
 

@@ -264,12 +264,17 @@ func transformBench(ctx context.Context, bin string, env ...string) (*benchResul
 		itemBytes: median(metrics["item-bytes"]), refNs: median(refs), ratio: median(ratios), runs: transformRounds}, nil
 }
 
+// median is v's median: of an even number, the mean of the middle two (0
+// for none).
 func median(v []float64) float64 {
 	if len(v) == 0 {
 		return 0
 	}
 	v = slices.Clone(v)
 	slices.Sort(v)
+	if n := len(v); n%2 == 0 {
+		return (v[n/2-1] + v[n/2]) / 2
+	}
 	return v[len(v)/2]
 }
 
