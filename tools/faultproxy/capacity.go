@@ -4,7 +4,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"hash/crc32"
-	"io"
 	"math"
 	"net/http"
 	"strconv"
@@ -34,15 +33,8 @@ type attrValue struct {
 // bucket has units for are written (or dropped), the rest returned as
 // UnprocessedItems, or all refused when the first finds too few.
 func (p *Proxy) write(w http.ResponseWriter, r *http.Request) {
-	body, err := io.ReadAll(r.Body)
-	if err != nil {
-		awsError(w, http.StatusBadRequest, "SerializationException", err.Error())
-		return
-	}
-	var req map[string]json.RawMessage
-	var items map[string][]json.RawMessage
-	if json.Unmarshal(body, &req) != nil || json.Unmarshal(req["RequestItems"], &items) != nil {
-		p.forward(w, r, body)
+	body, req, items, ok := p.batchRequest(w, r)
+	if !ok {
 		return
 	}
 	units := map[string][]float64{}

@@ -161,11 +161,7 @@ func (p *Proxy) Close() { p.srv.Close() }
 func (p *Proxy) Counts() map[string]int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	out := make(map[string]int, len(p.counts))
-	for k, v := range p.counts {
-		out[k] = v
-	}
-	return out
+	return maps.Clone(p.counts)
 }
 
 // ConsumedPerSecond returns the write units DynamoDB reported consumed, by
@@ -173,11 +169,7 @@ func (p *Proxy) Counts() map[string]int {
 func (p *Proxy) ConsumedPerSecond() map[int64]float64 {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	out := make(map[int64]float64, len(p.consumed))
-	for k, v := range p.consumed {
-		out[k] = v
-	}
-	return out
+	return maps.Clone(p.consumed)
 }
 
 // ReadUnits returns the read units that answers of Scan, Query, GetItem and
@@ -322,15 +314,8 @@ func awsError(w http.ResponseWriter, status int, typ, msg string) {
 // partial forwards a share keep of each table's requests, holding back at
 // least one, which it adds to the answer's UnprocessedItems.
 func (p *Proxy) partial(w http.ResponseWriter, r *http.Request, keep float64) {
-	body, err := io.ReadAll(r.Body)
-	if err != nil {
-		awsError(w, http.StatusBadRequest, "SerializationException", err.Error())
-		return
-	}
-	var req map[string]json.RawMessage
-	var items map[string][]json.RawMessage
-	if json.Unmarshal(body, &req) != nil || json.Unmarshal(req["RequestItems"], &items) != nil {
-		p.forward(w, r, body)
+	_, req, items, ok := p.batchRequest(w, r)
+	if !ok {
 		return
 	}
 	held := map[string][]json.RawMessage{}
@@ -353,6 +338,23 @@ func (p *Proxy) partial(w http.ResponseWriter, r *http.Request, keep float64) {
 		return
 	}
 	p.forwardHolding(w, r, req, items, held)
+}
+
+// batchRequest reads r's BatchWriteItem: its body, the request and its
+// RequestItems by table. A body it cannot read is answered with a
+// SerializationException, one it cannot decode is forwarded as it is; both
+// return ok false.
+func (p *Proxy) batchRequest(w http.ResponseWriter, r *http.Request) (body []byte, req map[string]json.RawMessage, items map[string][]json.RawMessage, ok bool) {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		awsError(w, http.StatusBadRequest, "SerializationException", err.Error())
+		return nil, nil, nil, false
+	}
+	if json.Unmarshal(body, &req) != nil || json.Unmarshal(req["RequestItems"], &items) != nil {
+		p.forward(w, r, body)
+		return nil, nil, nil, false
+	}
+	return body, req, items, true
 }
 
 // forwardHolding forwards req with forwarded's requests only, adding held's
