@@ -1,6 +1,7 @@
 package draft
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -269,11 +270,11 @@ func (e *BoundEntity) index(name string) *BoundIndex {
 func (e *BoundEntity) attrs() []string {
 	var out []string
 	for _, c := range e.Select {
-		out = append(out, cmpOr(e.Rename[c], c))
+		out = append(out, cmp.Or(e.Rename[c], c))
 	}
 	for _, d := range e.Duplicates {
 		for _, c := range d.Select {
-			out = append(out, cmpOr(d.Rename[c], c))
+			out = append(out, cmp.Or(d.Rename[c], c))
 		}
 	}
 	for _, c := range e.Counts {
@@ -283,13 +284,6 @@ func (e *BoundEntity) attrs() []string {
 		out = append(out, em.Attr)
 	}
 	return out
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 // typeAttribute keeps "type" unless an entity writes an attribute of that
@@ -335,7 +329,7 @@ func (g *binder) reserve(e *BoundEntity) {
 		return n == g.b.PartitionKey || n == g.b.SortKey || n == g.b.TypeAttribute || g.keyAttr(n)
 	}
 	for _, c := range slices.Clone(e.Select) {
-		attr := cmpOr(e.Rename[c], c)
+		attr := cmp.Or(e.Rename[c], c)
 		if !reserved(attr) {
 			continue
 		}

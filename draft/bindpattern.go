@@ -1,6 +1,7 @@
 package draft
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -135,7 +136,7 @@ func (g *binder) condition(e *BoundEntity, p *MCPPattern) (string, string) {
 			sort, bounds = "begins_with", []string{lit}
 		}
 	case skAttr == "" || len(templateFields(skT)) == 0:
-		return "", fmt.Sprintf("a %s range condition needs a sort key with a field; %s has none", rc, cmpOr(skAttr, "the index's key"))
+		return "", fmt.Sprintf("a %s range condition needs a sort key with a field; %s has none", rc, cmp.Or(skAttr, "the index's key"))
 	case g.b.keyType(skAttr) == mapping.TypeNumber && rc == "begins_with":
 		return "", fmt.Sprintf("begins_with on %s, a number sort key: DynamoDB takes it on strings and binaries only", skAttr)
 	case g.b.keyType(skAttr) == mapping.TypeNumber && rc == "between":

@@ -1,6 +1,7 @@
 package draft
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"slices"
@@ -161,11 +162,11 @@ func (g *binder) casts(e *BoundEntity) {
 	for _, c := range e.Casts {
 		col, _ := e.Table.Column(c)
 		if joined[c] {
-			e.Notes = append(e.Notes, fmt.Sprintf("TYPE: %s is a string in the design over a column of type %s, which a join of this entity compares with another table's: its attribute keeps the column's type, and its key text is pg2dynamo's for that type.", cmpOr(e.Rename[c], c), col.Type))
+			e.Notes = append(e.Notes, fmt.Sprintf("TYPE: %s is a string in the design over a column of type %s, which a join of this entity compares with another table's: its attribute keeps the column's type, and its key text is pg2dynamo's for that type.", cmp.Or(e.Rename[c], c), col.Type))
 			continue
 		}
 		kept = append(kept, c)
-		e.Notes = append(e.Notes, fmt.Sprintf("TYPE: %s is a string in the design over a column of type %s: the query source reads it as PostgreSQL's text, so that its attribute is that S and its keys the same text (a query source cannot be followed: see docs/follow.md).", cmpOr(e.Rename[c], c), col.Type))
+		e.Notes = append(e.Notes, fmt.Sprintf("TYPE: %s is a string in the design over a column of type %s: the query source reads it as PostgreSQL's text, so that its attribute is that S and its keys the same text (a query source cannot be followed: see docs/follow.md).", cmp.Or(e.Rename[c], c), col.Type))
 	}
 	e.Casts = kept
 }

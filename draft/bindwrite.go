@@ -1,6 +1,7 @@
 package draft
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"slices"
@@ -292,7 +293,7 @@ func (b *Bound) Summary(out string) string {
 	translated := len(slices.DeleteFunc(slices.Clone(b.Patterns), func(p *BoundPattern) bool { return p.Why != "" }))
 	s := fmt.Sprintf("bound %d of %s of %s (%s, %s, %s) and %d of %s to %s",
 		n, plurals(len(b.Entities), "entity", "entities"), b.Design.Config.TableName, plurals(kinds[0], "duplicate", "duplicates"),
-		plurals(kinds[1], "count", "counts"), plurals(kinds[2], "embed", "embeds"), translated, plurals(len(b.Patterns), "access pattern", "access patterns"), cmpOr(out, "standard output"))
+		plurals(kinds[1], "count", "counts"), plurals(kinds[2], "embed", "embeds"), translated, plurals(len(b.Patterns), "access pattern", "access patterns"), cmp.Or(out, "standard output"))
 	for _, u := range b.Untranslated {
 		s += "\nnot translated: " + u
 	}

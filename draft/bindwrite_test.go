@@ -84,7 +84,9 @@ func TestWriteBoundRoundTrip(t *testing.T) {
 		{"no pattern bound", func() *Bound {
 			b := everyShape()
 			for _, p := range b.Patterns {
-				p.Why = cmpOr(p.Why, "its entity is not bound")
+				if p.Why == "" {
+					p.Why = "its entity is not bound"
+				}
 			}
 			return b
 		}()},

@@ -921,7 +921,7 @@ func (g *designer) pattern(name, desc, index, cond string) {
 		return slices.ContainsFunc(g.d.Patterns, func(p *Pattern) bool { return p.Name == n })
 	}
 	if taken(name) {
-		if alt := name + "In" + cmpOr(index, "Table"); !taken(alt) {
+		if alt := name + "In" + cmp.Or(index, "Table"); !taken(alt) {
 			name = alt
 		}
 	}

@@ -186,28 +186,18 @@ func buildDesign(root any) *MCPDesign {
 	cross, _ := doc.Vals["cross_table_access_patterns"].([]any)
 	d.CrossTable = len(cross)
 	var crossPatterns []MCPCrossPattern
-	for _, c := range cross {
-		if co, _ := c.(*jsonObject); co != nil {
-			crossPatterns = append(crossPatterns, buildCross(co))
-		}
+	for _, co := range objects(cross) {
+		crossPatterns = append(crossPatterns, buildCross(co))
 	}
-	ts, _ := doc.Vals["tables"].([]any)
-	for _, t := range ts {
-		to, _ := t.(*jsonObject)
-		if to == nil {
-			continue
-		}
+	for _, to := range objects(doc.Vals["tables"]) {
 		mt := &MCPTable{}
 		if c, _ := to.Vals["table_config"].(*jsonObject); c != nil {
 			mt.Config.TableName, _ = str(c.Vals["table_name"])
 			mt.Config.PartitionKey, _ = str(c.Vals["partition_key"])
 			mt.Config.SortKey, _ = str(c.Vals["sort_key"])
 		}
-		gs, _ := to.Vals["gsi_list"].([]any)
-		for _, g := range gs {
-			if gobj, _ := g.(*jsonObject); gobj != nil {
-				mt.GSIList = append(mt.GSIList, buildGSI(gobj))
-			}
+		for _, gobj := range objects(to.Vals["gsi_list"]) {
+			mt.GSIList = append(mt.GSIList, buildGSI(gobj))
 		}
 		if es, _ := to.Vals["entities"].(*jsonObject); es != nil {
 			for _, n := range es.Keys {
@@ -232,12 +222,9 @@ func buildCross(co *jsonObject) MCPCrossPattern {
 	c.ID, _ = integer(co.Vals["pattern_id"])
 	c.Name, _ = str(co.Vals["name"])
 	c.Operation, _ = str(co.Vals["operation"])
-	ents, _ := co.Vals["entities_involved"].([]any)
-	for _, e := range ents {
-		if eo, _ := e.(*jsonObject); eo != nil {
-			if t, _ := str(eo.Vals["table"]); t != "" && !slices.Contains(c.Tables, t) {
-				c.Tables = append(c.Tables, t)
-			}
+	for _, eo := range objects(co.Vals["entities_involved"]) {
+		if t, _ := str(eo.Vals["table"]); t != "" && !slices.Contains(c.Tables, t) {
+			c.Tables = append(c.Tables, t)
 		}
 	}
 	return c
@@ -282,12 +269,7 @@ func buildEntity(name string, eo *jsonObject) *MCPEntity {
 	e.EntityType, _ = str(eo.Vals["entity_type"])
 	e.PKTemplate, _ = str(eo.Vals["pk_template"])
 	e.SKTemplate, _ = str(eo.Vals["sk_template"])
-	ms, _ := eo.Vals["gsi_mappings"].([]any)
-	for _, m := range ms {
-		mo, _ := m.(*jsonObject)
-		if mo == nil {
-			continue
-		}
+	for _, mo := range objects(eo.Vals["gsi_mappings"]) {
 		var gm MCPGSIMapping
 		gm.Name, _ = str(mo.Vals["name"])
 		if l, ok := strs(mo.Vals["pk_template"]); ok {
@@ -302,12 +284,7 @@ func buildEntity(name string, eo *jsonObject) *MCPEntity {
 		}
 		e.GSIMappings = append(e.GSIMappings, gm)
 	}
-	fs, _ := eo.Vals["fields"].([]any)
-	for _, f := range fs {
-		fo, _ := f.(*jsonObject)
-		if fo == nil {
-			continue
-		}
+	for _, fo := range objects(eo.Vals["fields"]) {
 		var mf MCPField
 		mf.Name, _ = str(fo.Vals["name"])
 		mf.Type, _ = str(fo.Vals["type"])
@@ -315,12 +292,7 @@ func buildEntity(name string, eo *jsonObject) *MCPEntity {
 		mf.ItemType, _ = str(fo.Vals["item_type"])
 		e.Fields = append(e.Fields, mf)
 	}
-	ps, _ := eo.Vals["access_patterns"].([]any)
-	for _, p := range ps {
-		po, _ := p.(*jsonObject)
-		if po == nil {
-			continue
-		}
+	for _, po := range objects(eo.Vals["access_patterns"]) {
 		var mp MCPPattern
 		mp.ID, _ = integer(po.Vals["pattern_id"])
 		mp.Name, _ = str(po.Vals["name"])
@@ -332,15 +304,12 @@ func buildEntity(name string, eo *jsonObject) *MCPEntity {
 		if fo, _ := po.Vals["filter_expression"].(*jsonObject); fo != nil {
 			mp.Filter = buildFilter(fo)
 		}
-		params, _ := po.Vals["parameters"].([]any)
-		for _, x := range params {
-			if xo, _ := x.(*jsonObject); xo != nil {
-				var mpar MCPParameter
-				mpar.Name, _ = str(xo.Vals["name"])
-				mpar.Type, _ = str(xo.Vals["type"])
-				mpar.EntityType, _ = str(xo.Vals["entity_type"])
-				mp.Parameters = append(mp.Parameters, mpar)
-			}
+		for _, xo := range objects(po.Vals["parameters"]) {
+			var mpar MCPParameter
+			mpar.Name, _ = str(xo.Vals["name"])
+			mpar.Type, _ = str(xo.Vals["type"])
+			mpar.EntityType, _ = str(xo.Vals["entity_type"])
+			mp.Parameters = append(mp.Parameters, mpar)
 		}
 		e.Patterns = append(e.Patterns, mp)
 	}
@@ -448,12 +417,7 @@ func numberWidth(spec string, scale int) (int, bool) {
 func buildFilter(fo *jsonObject) *MCPFilter {
 	f := &MCPFilter{}
 	f.LogicalOperator, _ = str(fo.Vals["logical_operator"])
-	conds, _ := fo.Vals["conditions"].([]any)
-	for _, c := range conds {
-		co, _ := c.(*jsonObject)
-		if co == nil {
-			continue
-		}
+	for _, co := range objects(fo.Vals["conditions"]) {
 		var fc MCPFilterCondition
 		fc.Field, _ = str(co.Vals["field"])
 		fc.Operator, _ = str(co.Vals["operator"])

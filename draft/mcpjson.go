@@ -105,6 +105,20 @@ func jsonKind(v any) string {
 	return "null"
 }
 
+// objects is the objects of x when it is an array, others skipped: the
+// walks that only gather what they need, leaving the mistakes to the
+// validator.
+func objects(x any) []*jsonObject {
+	list, _ := x.([]any)
+	var out []*jsonObject
+	for _, e := range list {
+		if o, ok := e.(*jsonObject); ok {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
 // str returns v as a string, and whether it is one.
 func str(v any) (string, bool) {
 	s, ok := v.(string)

@@ -141,6 +141,46 @@ func (v *validator) enum(o *jsonObject, path, key string, allowed []string) {
 	}
 }
 
+// each checks that x, at path, is an array (not empty when empty names the
+// error for that) and calls f with each element that is an object and its
+// path, reporting the others as not a noun. It returns whether x is a
+// non-empty array, or an array when empty is "".
+func (v *validator) each(x any, path, noun, empty string, f func(o *jsonObject, path string)) bool {
+	list, ok := x.([]any)
+	switch {
+	case !ok:
+		v.add(path, "%s must be an array, got %s", path[strings.LastIndex(path, ".")+1:], jsonKind(x))
+		return false
+	case len(list) == 0 && empty != "":
+		v.add(path, "%s", empty)
+		return false
+	}
+	for i, e := range list {
+		p := fmt.Sprintf("%s[%d]", path, i)
+		if o, ok := e.(*jsonObject); ok {
+			f(o, p)
+		} else {
+			v.add(p, "%s must be an object, got %s", noun, jsonKind(e))
+		}
+	}
+	return true
+}
+
+// requiredAll reports in one error the keys that o, a what, lacks; it
+// returns whether it has them all.
+func (v *validator) requiredAll(o *jsonObject, path, what string, keys ...string) bool {
+	var missing []string
+	for _, k := range keys {
+		if _, ok := o.get(k); !ok {
+			missing = append(missing, k)
+		}
+	}
+	if len(missing) > 0 {
+		v.add(path, "%s missing required fields: %s", what, strings.Join(missing, ", "))
+	}
+	return len(missing) == 0
+}
+
 // stringField reports a value of o[key] that is not a string.
 func (v *validator) stringField(o *jsonObject, path, key string) {
 	if x, ok := o.get(key); ok {
@@ -160,12 +200,7 @@ func orList(s []string) string {
 // collectFieldTypes records each field's type by name, the first
 // declared, for the cross-table parameters' check.
 func (v *validator) collectFieldTypes(doc *jsonObject) {
-	ts, _ := doc.Vals["tables"].([]any)
-	for _, t := range ts {
-		to, _ := t.(*jsonObject)
-		if to == nil {
-			continue
-		}
+	for _, to := range objects(doc.Vals["tables"]) {
 		es, _ := to.Vals["entities"].(*jsonObject)
 		if es == nil {
 			continue
@@ -175,12 +210,7 @@ func (v *validator) collectFieldTypes(doc *jsonObject) {
 			if eo == nil {
 				continue
 			}
-			fs, _ := eo.Vals["fields"].([]any)
-			for _, f := range fs {
-				fo, _ := f.(*jsonObject)
-				if fo == nil {
-					continue
-				}
+			for _, fo := range objects(eo.Vals["fields"]) {
 				name, _ := str(fo.Vals["name"])
 				typ, _ := str(fo.Vals["type"])
 				if _, seen := v.fieldType[name]; name != "" && typ != "" && !seen {
@@ -191,16 +221,10 @@ func (v *validator) collectFieldTypes(doc *jsonObject) {
 	}
 }
 
+// tablesOf checks the tables, after registering their names: a
+// cross-table pattern or an entity parameter may name any of them.
 func (v *validator) tablesOf(x any) {
-	ts, ok := x.([]any)
-	switch {
-	case !ok:
-		v.add("tables", "tables must be an array, got %s", jsonKind(x))
-		return
-	case len(ts) == 0:
-		v.add("tables", "tables cannot be empty: add at least one table")
-		return
-	}
+	ts, _ := x.([]any)
 	for i, t := range ts {
 		to, _ := t.(*jsonObject)
 		if to == nil {
@@ -216,17 +240,10 @@ func (v *validator) tablesOf(x any) {
 			}
 		}
 	}
-	for i, t := range ts {
-		v.table(t, fmt.Sprintf("tables[%d]", i))
-	}
+	v.each(x, "tables", "a table", "tables cannot be empty: add at least one table", v.table)
 }
 
-func (v *validator) table(t any, path string) {
-	to, ok := t.(*jsonObject)
-	if !ok {
-		v.add(path, "a table must be an object, got %s", jsonKind(t))
-		return
-	}
+func (v *validator) table(to *jsonObject, path string) {
 	v.required(to, path, "table_config", "entities")
 	gsis := v.gsiList(to, path)
 	if c, ok := to.get("table_config"); ok {
@@ -273,28 +290,8 @@ func (v *validator) gsiList(to *jsonObject, path string) map[string]*gsiDef {
 	if !ok {
 		return out
 	}
-	path += ".gsi_list"
-	list, ok := x.([]any)
-	if !ok {
-		v.add(path, "gsi_list must be an array, got %s", jsonKind(x))
-		return out
-	}
-	for i, g := range list {
-		gp := fmt.Sprintf("%s[%d]", path, i)
-		gobj, ok := g.(*jsonObject)
-		if !ok {
-			v.add(gp, "a GSI definition must be an object, got %s", jsonKind(g))
-			continue
-		}
-		var missing []string
-		for _, k := range []string{"name", "partition_key"} {
-			if _, ok := gobj.get(k); !ok {
-				missing = append(missing, k)
-			}
-		}
-		if len(missing) > 0 {
-			v.add(gp, "GSI definition missing required fields: %s", strings.Join(missing, ", "))
-		}
+	v.each(x, path+".gsi_list", "a GSI definition", "", func(gobj *jsonObject, gp string) {
+		v.requiredAll(gobj, gp, "GSI definition", "name", "partition_key")
 		v.stringField(gobj, gp, "name")
 		name, _ := str(gobj.Vals["name"])
 		d := &gsiDef{name: name, ok: true, projection: "ALL"}
@@ -308,15 +305,14 @@ func (v *validator) gsiList(to *jsonObject, path string) map[string]*gsiDef {
 			d.ok = d.ok && d.sk != nil
 		}
 		v.projection(gobj, gp, name, d)
-		if name == "" {
-			continue
-		}
-		if out[name] != nil {
+		switch {
+		case name == "":
+		case out[name] != nil:
 			v.add(gp+".name", "duplicate GSI name %q in the table", name)
-			continue
+		default:
+			out[name] = d
 		}
-		out[name] = d
-	}
+	})
 	return out
 }
 
@@ -441,12 +437,9 @@ func (v *validator) included(to *jsonObject, path string, gsis map[string]*gsiDe
 				if eo == nil || !mapsInto(eo, name) {
 					continue
 				}
-				fs, _ := eo.Vals["fields"].([]any)
-				for _, f := range fs {
-					if fo, _ := f.(*jsonObject); fo != nil {
-						if n, ok := str(fo.Vals["name"]); ok {
-							fields[n] = true
-						}
+				for _, fo := range objects(eo.Vals["fields"]) {
+					if n, ok := str(fo.Vals["name"]); ok {
+						fields[n] = true
 					}
 				}
 			}
@@ -461,15 +454,10 @@ func (v *validator) included(to *jsonObject, path string, gsis map[string]*gsiDe
 
 // mapsInto reports whether entity eo has a gsi_mapping for GSI name.
 func mapsInto(eo *jsonObject, name string) bool {
-	ms, _ := eo.Vals["gsi_mappings"].([]any)
-	for _, m := range ms {
-		if mo, _ := m.(*jsonObject); mo != nil {
-			if n, _ := str(mo.Vals["name"]); n == name {
-				return true
-			}
-		}
-	}
-	return false
+	return slices.ContainsFunc(objects(eo.Vals["gsi_mappings"]), func(mo *jsonObject) bool {
+		n, _ := str(mo.Vals["name"])
+		return n == name
+	})
 }
 
 func (v *validator) entitiesOf(x any, path string, gsis map[string]*gsiDef) {
@@ -540,22 +528,7 @@ func (v *validator) entity(name string, x any, path string, gsis map[string]*gsi
 // fields checks an entity's fields, recording their names; it returns
 // whether the list is well formed enough to check templates against.
 func (v *validator) fields(x any, path string, info *entityInfo) bool {
-	fs, ok := x.([]any)
-	switch {
-	case !ok:
-		v.add(path, "fields must be an array, got %s", jsonKind(x))
-		return false
-	case len(fs) == 0:
-		v.add(path, "fields cannot be empty: add at least one field")
-		return false
-	}
-	for i, f := range fs {
-		fp := fmt.Sprintf("%s[%d]", path, i)
-		fo, ok := f.(*jsonObject)
-		if !ok {
-			v.add(fp, "a field must be an object, got %s", jsonKind(f))
-			continue
-		}
+	return v.each(x, path, "a field", "fields cannot be empty: add at least one field", func(fo *jsonObject, fp string) {
 		v.required(fo, fp, "name", "type", "required")
 		if n, ok := fo.get("name"); ok {
 			s, isStr := str(n)
@@ -579,8 +552,7 @@ func (v *validator) fields(x any, path string, info *entityInfo) bool {
 				v.add(fp+".required", "required must be true or false, got %s", jsonKind(r))
 			}
 		}
-	}
-	return true
+	})
 }
 
 // templateSyntax checks one key template's text: not empty, braces
@@ -660,27 +632,9 @@ func (v *validator) templates(m *jsonObject, path, key string, info *entityInfo)
 }
 
 func (v *validator) gsiMappings(x any, path string, info *entityInfo, gsis map[string]*gsiDef) {
-	ms, ok := x.([]any)
-	if !ok {
-		v.add(path, "gsi_mappings must be an array, got %s", jsonKind(x))
-		return
-	}
-	for i, m := range ms {
-		mp := fmt.Sprintf("%s[%d]", path, i)
-		mo, ok := m.(*jsonObject)
-		if !ok {
-			v.add(mp, "a GSI mapping must be an object, got %s", jsonKind(m))
-			continue
-		}
-		var missing []string
-		for _, k := range []string{"name", "pk_template"} {
-			if _, ok := mo.get(k); !ok {
-				missing = append(missing, k)
-			}
-		}
-		if len(missing) > 0 {
-			v.add(mp, "GSI mapping missing required fields: %s", strings.Join(missing, ", "))
-			continue
+	v.each(x, path, "a GSI mapping", "", func(mo *jsonObject, mp string) {
+		if !v.requiredAll(mo, mp, "GSI mapping", "name", "pk_template") {
+			return
 		}
 		name, _ := str(mo.Vals["name"])
 		d := gsis[name]
@@ -693,7 +647,7 @@ func (v *validator) gsiMappings(x any, path string, info *entityInfo, gsis map[s
 			v.templates(mo, mp, "sk_template", info)
 		}
 		if d == nil || !d.ok {
-			continue
+			return
 		}
 		v.keyMatch(mo, mp, "pk_template", "partition_key", name, d.pk, d.pkList)
 		if d.hasSK && hasSK && sk != nil {
@@ -702,7 +656,7 @@ func (v *validator) gsiMappings(x any, path string, info *entityInfo, gsis map[s
 		if !d.hasSK && hasSK && sk != nil {
 			v.add(mp+".sk_template", "GSI %q has no sort_key, so a mapping into it has no sk_template", name)
 		}
-	}
+	})
 }
 
 // keyMatch checks that a mapping's template has the shape of the GSI's
@@ -725,15 +679,8 @@ func (v *validator) keyMatch(m *jsonObject, path, tkey, kkey, gsi string, attrs 
 }
 
 func (v *validator) patterns(x any, path string, info *entityInfo, gsis map[string]*gsiDef) {
-	ps, ok := x.([]any)
-	if !ok {
-		v.add(path, "access_patterns must be an array, got %s", jsonKind(x))
-		return
-	}
 	names := map[string]bool{}
-	for i, p := range ps {
-		v.pattern(p, fmt.Sprintf("%s[%d]", path, i), info, gsis, names)
-	}
+	v.each(x, path, "an access pattern", "", func(po *jsonObject, pp string) { v.pattern(po, pp, info, gsis, names) })
 }
 
 func (v *validator) patternID(po *jsonObject, path string) {
@@ -752,12 +699,7 @@ func (v *validator) patternID(po *jsonObject, path string) {
 	}
 }
 
-func (v *validator) pattern(p any, path string, info *entityInfo, gsis map[string]*gsiDef, names map[string]bool) {
-	po, ok := p.(*jsonObject)
-	if !ok {
-		v.add(path, "an access pattern must be an object, got %s", jsonKind(p))
-		return
-	}
+func (v *validator) pattern(po *jsonObject, path string, info *entityInfo, gsis map[string]*gsiDef, names map[string]bool) {
 	v.required(po, path, "pattern_id", "name", "description", "operation", "return_type")
 	v.patternID(po, path)
 	if n, ok := str(po.Vals["name"]); ok {
@@ -808,20 +750,9 @@ func (v *validator) parameters(po *jsonObject, path string) []string {
 }
 
 func (v *validator) parameterList(x any, path string, cross bool) []string {
-	ps, ok := x.([]any)
-	if !ok {
-		v.add(path, "parameters must be an array, got %s", jsonKind(x))
-		return nil
-	}
 	seen := map[string]bool{}
 	var out []string
-	for i, p := range ps {
-		pp := fmt.Sprintf("%s[%d]", path, i)
-		po, ok := p.(*jsonObject)
-		if !ok {
-			v.add(pp, "a parameter must be an object, got %s", jsonKind(p))
-			continue
-		}
+	v.each(x, path, "a parameter", "", func(po *jsonObject, pp string) {
 		v.required(po, pp, "name", "type")
 		name, _ := str(po.Vals["name"])
 		if _, has := po.get("name"); has {
@@ -848,7 +779,7 @@ func (v *validator) parameterList(x any, path string, cross bool) []string {
 				v.add(pp+".type", "parameter %q type %q does not match field type %q", name, typ, ft)
 			}
 		}
-	}
+	})
 	return out
 }
 
@@ -910,18 +841,11 @@ func (v *validator) filter(x any, path string, info *entityInfo, op string) map[
 		return used
 	}
 	cs, _ := fo.Vals["conditions"].([]any)
-	for _, c := range cs {
-		if co, _ := c.(*jsonObject); co != nil {
-			for _, k := range []string{"param", "param2"} {
-				if s, _ := str(co.Vals[k]); s != "" {
-					used[s] = true
-				}
-			}
-			ps, _ := co.Vals["params"].([]any)
-			for _, p := range ps {
-				if s, _ := str(p); s != "" {
-					used[s] = true
-				}
+	for _, co := range objects(cs) {
+		ps, _ := co.Vals["params"].([]any)
+		for _, p := range append([]any{co.Vals["param"], co.Vals["param2"]}, ps...) {
+			if s, _ := str(p); s != "" {
+				used[s] = true
 			}
 		}
 	}
@@ -1018,19 +942,7 @@ func (v *validator) function(co *jsonObject, path, function string) {
 // crossTable checks cross_table_access_patterns: transactions over
 // entities of several tables.
 func (v *validator) crossTable(x any) {
-	const path = "cross_table_access_patterns"
-	ps, ok := x.([]any)
-	if !ok {
-		v.add(path, "cross_table_access_patterns must be an array, got %s", jsonKind(x))
-		return
-	}
-	for i, p := range ps {
-		pp := fmt.Sprintf("%s[%d]", path, i)
-		po, ok := p.(*jsonObject)
-		if !ok {
-			v.add(pp, "a cross-table pattern must be an object, got %s", jsonKind(p))
-			continue
-		}
+	v.each(x, "cross_table_access_patterns", "a cross-table pattern", "", func(po *jsonObject, pp string) {
 		v.required(po, pp, "pattern_id", "name", "description", "operation", "entities_involved", "parameters", "return_type")
 		v.patternID(po, pp)
 		op, _ := str(po.Vals["operation"])
@@ -1048,27 +960,12 @@ func (v *validator) crossTable(x any) {
 		if x, ok := po.get("parameters"); ok {
 			v.parameterList(x, pp+".parameters", true)
 		}
-	}
+	})
 }
 
 func (v *validator) involved(x any, path, op string) {
-	es, ok := x.([]any)
-	switch {
-	case !ok:
-		v.add(path, "entities_involved must be an array, got %s", jsonKind(x))
-		return
-	case len(es) == 0:
-		v.add(path, "entities_involved cannot be empty")
-		return
-	}
 	actions := map[string][]string{"TransactWrite": {"Put", "Update", "Delete", "ConditionCheck"}, "TransactGet": {"Get"}}[op]
-	for i, e := range es {
-		ep := fmt.Sprintf("%s[%d]", path, i)
-		eo, ok := e.(*jsonObject)
-		if !ok {
-			v.add(ep, "an entity involvement must be an object, got %s", jsonKind(e))
-			continue
-		}
+	v.each(x, path, "an entity involvement", "entities_involved cannot be empty", func(eo *jsonObject, ep string) {
 		v.required(eo, ep, "table", "entity", "action")
 		if t, ok := eo.get("table"); ok {
 			tn, _ := str(t)
@@ -1088,7 +985,7 @@ func (v *validator) involved(x any, path, op string) {
 				v.add(ep+".action", "invalid action %v for operation %q: expected %s", a, op, cmp.Or(orList(actions), "none (the operation is not TransactWrite or TransactGet)"))
 			}
 		}
-	}
+	})
 }
 
 // sortErrors orders errors by path, read as a sequence of names and

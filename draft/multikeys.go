@@ -1,6 +1,7 @@
 package draft
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -112,7 +113,7 @@ func (g *binder) multiIndex(e *BoundEntity, m MCPGSIMapping, gsi MCPGSI) string 
 // writes reports whether e writes an attribute named a from one of its
 // columns.
 func writes(e *BoundEntity, a string) bool {
-	return slices.ContainsFunc(e.Select, func(c string) bool { return cmpOr(e.Rename[c], c) == a })
+	return slices.ContainsFunc(e.Select, func(c string) bool { return cmp.Or(e.Rename[c], c) == a })
 }
 
 // multiKeyAttrs returns gsi's multi-attribute keys as the mapping declares

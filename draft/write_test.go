@@ -1,6 +1,7 @@
 package draft
 
 import (
+	stdcmp "cmp"
 	"os"
 	"path/filepath"
 	"testing"
@@ -24,17 +25,17 @@ var loaded = cmp.Options{
 // withDefaults sets in m, as Load does, what the file leaves to defaults.
 func withDefaults(m *mapping.Mapping) *mapping.Mapping {
 	t := &m.Table
-	t.PartitionKey = cmpOr(t.PartitionKey, mapping.DefaultPartitionKey)
-	t.SortKey = cmpOr(t.SortKey, mapping.DefaultSortKey)
-	t.BillingMode = cmpOr(t.BillingMode, mapping.PayPerRequest)
+	t.PartitionKey = stdcmp.Or(t.PartitionKey, mapping.DefaultPartitionKey)
+	t.SortKey = stdcmp.Or(t.SortKey, mapping.DefaultSortKey)
+	t.BillingMode = stdcmp.Or(t.BillingMode, mapping.PayPerRequest)
 	for i := range t.GSIs {
-		t.GSIs[i].Projection = cmpOr(t.GSIs[i].Projection, mapping.ProjectAll)
+		t.GSIs[i].Projection = stdcmp.Or(t.GSIs[i].Projection, mapping.ProjectAll)
 	}
-	m.TypeAttribute = cmpOr(m.TypeAttribute, mapping.DefaultTypeAttribute)
+	m.TypeAttribute = stdcmp.Or(m.TypeAttribute, mapping.DefaultTypeAttribute)
 	for _, e := range m.Entities {
-		e.Type = cmpOr(e.Type, e.Name)
+		e.Type = stdcmp.Or(e.Type, e.Name)
 		for _, em := range e.Embed {
-			em.As = cmpOr(em.As, mapping.EmbedList)
+			em.As = stdcmp.Or(em.As, mapping.EmbedList)
 		}
 	}
 	return m

@@ -123,16 +123,9 @@ func builtinChecks() []CutoverCheck {
 // checkLeaseHolder is go when the follow's slot holds the table's lease, fresh:
 // that follow is the one writer. Without tagging it is not checked.
 func checkLeaseHolder(ctx context.Context, st *CutoverState) (CutoverResult, error) {
-	td, err := load.DescribeTable(ctx, st.Client, st.Table)
-	if err != nil || td == nil {
-		return CutoverResult{NoGo, fmt.Sprintf("table %s not found", st.Table)}, err
-	}
-	tags, err := load.TableTags(ctx, st.Client, aws.ToString(td.TableArn))
-	if errors.Is(err, load.ErrNoTags) {
-		return CutoverResult{NotChecked, "the endpoint has no tagging API"}, nil
-	}
-	if err != nil {
-		return CutoverResult{}, err
+	tags, res, err := cutoverTags(ctx, st, NoGo)
+	if tags == nil {
+		return res, err
 	}
 	l, ok := load.LeaseOf(tags)
 	age := time.Since(l.Heartbeat).Round(time.Second)
@@ -150,18 +143,27 @@ func checkLeaseHolder(ctx context.Context, st *CutoverState) (CutoverResult, err
 // checkAudit is go when the follow's audit, as its lease records it, completed
 // a cycle and left no drifted item; without audit or lease it is not checked.
 func checkAudit(ctx context.Context, st *CutoverState) (CutoverResult, error) {
-	td, err := load.DescribeTable(ctx, st.Client, st.Table)
-	if err != nil || td == nil {
-		return CutoverResult{NotChecked, fmt.Sprintf("table %s not found", st.Table)}, err
-	}
-	tags, err := load.TableTags(ctx, st.Client, aws.ToString(td.TableArn))
-	if errors.Is(err, load.ErrNoTags) {
-		return CutoverResult{NotChecked, "the endpoint has no tagging API"}, nil
-	}
-	if err != nil {
-		return CutoverResult{}, err
+	tags, res, err := cutoverTags(ctx, st, NotChecked)
+	if tags == nil {
+		return res, err
 	}
 	return auditVerdict(st.cfg, tags, st.Slot), nil
+}
+
+// cutoverTags reads the table's tags for a check; when it cannot (nil tags),
+// the check's result is res: missing for a table that does not exist, not
+// checked without a tagging API, or err.
+func cutoverTags(ctx context.Context, st *CutoverState, missing Verdict) (map[string]string, CutoverResult, error) {
+	tags, err := load.TagsOfTable(ctx, st.Client, st.Table)
+	switch {
+	case errors.Is(err, load.ErrNoTags):
+		return nil, CutoverResult{NotChecked, "the endpoint has no tagging API"}, nil
+	case err != nil:
+		return nil, CutoverResult{}, err
+	case tags == nil:
+		return nil, CutoverResult{missing, fmt.Sprintf("table %s not found", st.Table)}, nil
+	}
+	return tags, CutoverResult{}, nil
 }
 
 func auditVerdict(cfg Config, tags map[string]string, slot string) CutoverResult {

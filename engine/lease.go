@@ -154,12 +154,8 @@ func checkLeaseFirst(j *job, s *session) error {
 	if err := s.dynamo(j, nil); err != nil {
 		return nil
 	}
-	td, err := load.DescribeTable(j.ctx, s.client, s.m.Table.Name)
-	if err != nil || td == nil {
-		return nil
-	}
-	tags, err := load.TableTags(j.ctx, s.client, aws.ToString(td.TableArn))
-	if err != nil {
+	tags, err := load.TagsOfTable(j.ctx, s.client, s.m.Table.Name)
+	if err != nil || tags == nil {
 		return nil
 	}
 	_, err = leaseNote(j, s, tags)
@@ -293,12 +289,10 @@ func releaseLease(j *job) {
 func runningFollow(j *job, s *session) string {
 	name := s.m.Table.Name
 	if s.client != nil {
-		if td, err := load.DescribeTable(j.ctx, s.client, name); err == nil && td != nil {
-			if tags, err := load.TableTags(j.ctx, s.client, aws.ToString(td.TableArn)); err == nil {
-				if l, ok := load.LeaseOf(tags); ok {
-					if age, fresh, active, err := leaseState(j, s, l); err == nil && (fresh || active) {
-						return fmt.Sprintf("a follow streams into table %s: replication slot %s holds its lease (last heartbeat %s ago)", name, l.Slot, age.Round(time.Second))
-					}
+		if tags, err := load.TagsOfTable(j.ctx, s.client, name); err == nil {
+			if l, ok := load.LeaseOf(tags); ok {
+				if age, fresh, active, err := leaseState(j, s, l); err == nil && (fresh || active) {
+					return fmt.Sprintf("a follow streams into table %s: replication slot %s holds its lease (last heartbeat %s ago)", name, l.Slot, age.Round(time.Second))
 				}
 			}
 		}
@@ -328,16 +322,12 @@ func checkImportTarget(j *job, s *session, exists bool) error {
 		}
 		return nil
 	}
-	td, err := load.DescribeTable(j.ctx, s.client, name)
-	if err != nil || td == nil {
-		return err
-	}
-	tags, err := load.TableTags(j.ctx, s.client, aws.ToString(td.TableArn))
+	tags, err := load.TagsOfTable(j.ctx, s.client, name)
 	switch {
 	case errors.Is(err, load.ErrNoTags):
 		fmt.Fprintf(j.log, "cannot read the tags of table %s (%v): whether a follow streams into it is not checked\n", name, err)
 		return nil
-	case err != nil:
+	case err != nil || tags == nil:
 		return err
 	}
 	return checkLease(j, s, tags)

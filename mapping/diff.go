@@ -1,6 +1,7 @@
 package mapping
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"reflect"
@@ -256,21 +257,14 @@ func gsiKeyTypes(t *Table, g *GSI) []string {
 }
 
 func projection(g *GSI) string {
-	p := cmpOr(g.Projection, "ALL")
+	p := cmp.Or(g.Projection, "ALL")
 	if len(g.NonKeyAttributes) > 0 {
 		p += " (" + strings.Join(g.NonKeyAttributes, ", ") + ")"
 	}
 	return p
 }
 
-func cmpOr(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
-}
-
-func orNone(s string) string { return cmpOr(s, "none") }
+func orNone(s string) string { return cmp.Or(s, "none") }
 
 func compareEntity(o, n *Entity) EntityDiff {
 	ed := EntityDiff{Entity: n.Name, OldType: o.Type, NewType: n.Type}
