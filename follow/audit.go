@@ -231,18 +231,12 @@ func (au *Auditor) start(ctx context.Context, applied func() pglogrepl.LSN, fail
 	if au == nil {
 		return func() {}
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
+	stop, _ = background(ctx, func(ctx context.Context) {
 		if err := au.run(ctx, applied); err != nil && ctx.Err() == nil {
 			fail(&AuditError{err})
 		}
-	}()
-	return func() {
-		cancel()
-		<-done
-	}
+	})
+	return stop
 }
 
 func (au *Auditor) run(ctx context.Context, applied func() pglogrepl.LSN) error {

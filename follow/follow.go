@@ -204,26 +204,8 @@ func (o *Options) defaults() {
 }
 
 // reportWhileApplying calls onStatus every interval until stop.
-func reportWhileApplying(ctx context.Context, tr *tracker, every time.Duration) (stop func()) {
-	ctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		t := time.NewTicker(every)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				tr.emit()
-			}
-		}
-	}()
-	return func() {
-		cancel()
-		<-done
-	}
+func reportWhileApplying(ctx context.Context, tr *tracker, period time.Duration) (stop func()) {
+	return every(ctx, period, func(context.Context) bool { tr.emit(); return true })
 }
 
 // stopped is err, nil for a clean stop, or the connection loss that ended ctx.
@@ -257,26 +239,12 @@ func startAlongside(ctx context.Context, f func(context.Context) error, lose fun
 	if f == nil {
 		return func() bool { return true }, func() {}
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	finished := make(chan struct{})
-	go func() {
-		defer close(finished)
+	stop, done = background(ctx, func(ctx context.Context) {
 		if err := f(ctx); err != nil && ctx.Err() == nil {
 			lose(&alongsideError{err})
 		}
-	}()
-	done = func() bool {
-		select {
-		case <-finished:
-			return true
-		default:
-			return false
-		}
-	}
-	return done, func() {
-		cancel()
-		<-finished
-	}
+	})
+	return done, stop
 }
 
 // lostError is why a run ended when its replication connection was lost.

@@ -73,11 +73,8 @@ func (s *Stream) reportSlotWait(ctx context.Context, slot string, onWait func(Sl
 	if onWait == nil {
 		return func() {}
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
 	began, backend := time.Now(), s.conn.PID()
-	go func() {
-		defer close(done)
+	stop, _ = background(ctx, func(ctx context.Context) {
 		var conn *pgconn.PgConn
 		defer func() {
 			if conn != nil {
@@ -120,11 +117,8 @@ func (s *Stream) reportSlotWait(ctx context.Context, slot string, onWait func(Sl
 			last, lastAt = pids, time.Now()
 			onWait(SlotWait{Slot: slot, Waited: time.Since(began), Blockers: blockers})
 		}
-	}()
-	return func() {
-		cancel()
-		<-done
-	}
+	})
+	return stop
 }
 
 // slotBlockersQuery lists the sessions backend waits on, each once in PID order

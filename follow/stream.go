@@ -153,28 +153,13 @@ func (s *Stream) Interval() time.Duration { return s.interval }
 // acknowledged positions. A failed update calls lost, stopping the window at
 // once.
 func (s *Stream) KeepAlive(ctx context.Context, lost func(error)) (stop func()) {
-	ctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		t := time.NewTicker(s.interval / 2)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				if err := s.status(ctx, false); err != nil && ctx.Err() == nil {
-					lost(fmt.Errorf("the replication connection is lost: %w", err))
-					return
-				}
-			}
+	return every(ctx, s.interval/2, func(ctx context.Context) bool {
+		if err := s.status(ctx, false); err != nil && ctx.Err() == nil {
+			lost(fmt.Errorf("the replication connection is lost: %w", err))
+			return false
 		}
-	}()
-	return func() {
-		cancel()
-		<-done
-	}
+		return true
+	})
 }
 
 // Close closes the connection; the slot stays.
