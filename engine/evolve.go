@@ -222,7 +222,7 @@ func (ev *evolution) finish(j *job, s *session) error {
 // (the others' items answer them too) and plans compiled again (items name
 // their entity by its place in the mapping).
 func (ev *evolution) subset(j *job, s *session) (*session, error) {
-	affected := ev.affected(s.m)
+	affected := ev.diff.Compared(s.m)
 	sub := *s
 	sub.m, _ = s.m.Only(func(_ int, e *mapping.Entity) bool { return slices.Contains(affected, e.Name) })
 	var err error
@@ -230,10 +230,10 @@ func (ev *evolution) subset(j *job, s *session) (*session, error) {
 	return &sub, err
 }
 
-// affected names the entities to compare: those whose items change, and every
-// other entity of their types (mapping.Diff.Compared).
-func (ev *evolution) affected(m *mapping.Mapping) []string {
-	return ev.diff.Compared(m)
+// compared names the entities to compare (mapping.Diff.Compared) and the
+// retired ones, for a log line.
+func (ev *evolution) compared(m *mapping.Mapping) string {
+	return strings.Join(append(ev.diff.Compared(m), ev.retired...), ", ")
 }
 
 // options narrows a comparison to the compared and retired types, deleting the
@@ -281,7 +281,7 @@ func evolveChanges(j *job, op *opened) error {
 		return done()
 	}
 	fmt.Fprintf(j.log, "comparing %s with table %s (only their items are written; the Scan reads the whole table, and returns theirs)\n",
-		strings.Join(append(ev.affected(s.m), ev.retired...), ", "), s.m.Table.Name)
+		ev.compared(s.m), s.m.Table.Name)
 	return writeChanges(j, sub, op, out, func(o *verify.Options) { ev.options(sub, o) }, done)
 }
 
@@ -372,7 +372,7 @@ func (ev *evolution) compareBeside(ctx context.Context, j *job, s *session, cp *
 		defer src.End(context.WithoutCancel(ctx))
 		before := fl.applied()
 		fmt.Fprintf(j.log, "comparing %s with table %s beside the follow, in a snapshot of its own: the follow streams with %s meanwhile, and writes the differences beside its windows (theirs first), but for the keys it has written since the snapshot (theirs are newer); the follow has applied %d changes so far\n",
-			strings.Join(append(ev.affected(s.m), ev.retired...), ", "), s.m.Table.Name, j.cfg.Mapping, before)
+			ev.compared(s.m), s.m.Table.Name, j.cfg.Mapping, before)
 		r, res, err := compareBesideWith(ctx, j, &sub, b, rejects, func(o *verify.Options) { ev.options(&sub, o) })
 		if err != nil {
 			return err
@@ -535,7 +535,7 @@ func evolveDiff(j *job, s *session, rf *reportFiles) error {
 		fmt.Fprintf(j.out, "diff: no entity's items change; applying it creates %d GSIs and writes no item\n", len(ev.diff.GSIsAdded))
 		return nil
 	}
-	fmt.Fprintf(j.log, "diff: comparing %s with table %s\n", strings.Join(append(ev.affected(s.m), ev.retired...), ", "), s.m.Table.Name)
+	fmt.Fprintf(j.log, "diff: comparing %s with table %s\n", ev.compared(s.m), s.m.Table.Name)
 	prog, closeProg := j.progress()
 	run := sub.runInfo(j, time.Now())
 	opts := verify.Options{Segments: j.rep.Segments, Reads: j.readLimit(), ChangeCost: true, Progress: prog, Holders: s.client}

@@ -188,18 +188,11 @@ func startFollowing(j *job, s *session, cp *checkpointFile) (_ *following, err e
 	if f.slot, f.pub, err = followNames(j, s.m); err != nil {
 		return nil, err
 	}
+	// Their mapping errors are refusals (KindOf).
 	if f.graph, err = follow.NewGraph(ctx, s.src.Conn(), s.m, s.plans); err != nil {
-		var mes mapping.Errors
-		if errors.As(err, &mes) {
-			return nil, refused(err)
-		}
 		return nil, err
 	}
 	if err := f.graph.CheckGenerated(ctx, s.src.Conn(), s.m); err != nil {
-		var mes mapping.Errors
-		if errors.As(err, &mes) {
-			return nil, refused(err)
-		}
 		return nil, err
 	}
 	if err := f.graph.CheckIdentity(ctx, s.src.Conn()); err != nil {
