@@ -400,20 +400,7 @@ func (g *designer) candidates(e *Entity) []*ForeignKey {
 // declared (fk holds a unique key of t) or measured (rows exist, no parent has
 // two).
 func oneToOne(t *Table, fk *ForeignKey) bool {
-	return oneToOneDeclared(t, fk) || fk.Fanout.Children > 0 && fk.Fanout.Max <= 1
-}
-
-// oneToOneDeclared reports whether fk's columns hold a unique key of t.
-func oneToOneDeclared(t *Table, fk *ForeignKey) bool {
-	if len(t.PrimaryKey) > 0 && subset(t.PrimaryKey, fk.Columns) {
-		return true
-	}
-	for _, u := range t.Uniques {
-		if subset(u, fk.Columns) {
-			return true
-		}
-	}
-	return false
+	return keyOf(t, fk.Columns) || fk.Fanout.Children > 0 && fk.Fanout.Max <= 1
 }
 
 // reference reports whether fk is a one-to-one reference outside e's own key,

@@ -300,7 +300,7 @@ func notOwners(e *Entity) []string {
 	for _, fk := range e.Table.ForeignKeys {
 		if fk != e.Owner && fk.valid && !fk.partial && fk.NotNull() && reference(e, fk) {
 			how := "no parent has two in the data"
-			if oneToOneDeclared(e.Table, fk) {
+			if keyOf(e.Table, fk.Columns) {
 				how = "its columns hold a unique key"
 			}
 			out = append(out, fmt.Sprintf("Not owned by %s (%s): one to one, %s; each row refers to its %s, it does not belong to it.",

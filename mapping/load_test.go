@@ -90,9 +90,6 @@ entities:
 		if m.Entity(e.Name) != e {
 			t.Errorf("Entity(%q) does not return the entity", e.Name)
 		}
-		if m.EntityIndex(e.Name) != i {
-			t.Errorf("EntityIndex(%q) = %d, want %d", e.Name, m.EntityIndex(e.Name), i)
-		}
 	}
 
 	zeta := m.Entity("Zeta")
@@ -121,7 +118,7 @@ entities:
 	if !m.Entity("Mid").Source.IsQuery() {
 		t.Errorf("Mid source is not a query: %+v", m.Entity("Mid").Source)
 	}
-	if m.Entity("Nope") != nil || m.EntityIndex("Nope") != -1 {
+	if m.Entity("Nope") != nil {
 		t.Errorf("lookup of an unknown entity found something")
 	}
 	if d := cmp.Diff([]string{"PK", "SK", "GSI1PK", "GSI1SK"}, m.KeyAttributes()); d != "" {

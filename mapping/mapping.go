@@ -672,16 +672,6 @@ func (s Source) String() string {
 	return s.Table
 }
 
-// EntityIndex returns the position of the named entity in Entities, or -1.
-func (m *Mapping) EntityIndex(name string) int {
-	for i, e := range m.Entities {
-		if e.Name == name {
-			return i
-		}
-	}
-	return -1
-}
-
 // Only returns a copy of m holding the entities keep picks, in m's order, and
 // no access pattern (the entities left out answer them too), with the index in
 // m.Entities of each entity kept. An entity's items come from its own rows and
