@@ -105,8 +105,7 @@ func jsonKind(v any) string {
 	return "null"
 }
 
-// objects is the objects of x when it is an array, others skipped: the
-// walks that only gather what they need, leaving the mistakes to the
+// objects is the objects of array x, for walks that leave mistakes to the
 // validator.
 func objects(x any) []*jsonObject {
 	list, _ := x.([]any)

@@ -141,10 +141,8 @@ func (v *validator) enum(o *jsonObject, path, key string, allowed []string) {
 	}
 }
 
-// each checks that x, at path, is an array (not empty when empty names the
-// error for that) and calls f with each element that is an object and its
-// path, reporting the others as not a noun. It returns whether x is a
-// non-empty array, or an array when empty is "".
+// each checks that x is an array (non-empty if empty, the error, is set),
+// calls f with each object of it and reports other elements; false if not.
 func (v *validator) each(x any, path, noun, empty string, f func(o *jsonObject, path string)) bool {
 	list, ok := x.([]any)
 	switch {
@@ -166,8 +164,7 @@ func (v *validator) each(x any, path, noun, empty string, f func(o *jsonObject, 
 	return true
 }
 
-// requiredAll reports in one error the keys that o, a what, lacks; it
-// returns whether it has them all.
+// requiredAll reports in one error the keys o lacks; false if any.
 func (v *validator) requiredAll(o *jsonObject, path, what string, keys ...string) bool {
 	var missing []string
 	for _, k := range keys {

@@ -150,9 +150,8 @@ func checkAudit(ctx context.Context, st *CutoverState) (CutoverResult, error) {
 	return auditVerdict(st.cfg, tags, st.Slot), nil
 }
 
-// cutoverTags reads the table's tags for a check; when it cannot (nil tags),
-// the check's result is res: missing for a table that does not exist, not
-// checked without a tagging API, or err.
+// cutoverTags reads the table's tags; without them (nil), res is the check's
+// result: missing for no table, not checked without a tagging API.
 func cutoverTags(ctx context.Context, st *CutoverState, missing Verdict) (map[string]string, CutoverResult, error) {
 	tags, err := load.TagsOfTable(ctx, st.Client, st.Table)
 	switch {

@@ -230,8 +230,7 @@ func (ev *evolution) subset(j *job, s *session) (*session, error) {
 	return &sub, err
 }
 
-// compared names the entities to compare (mapping.Diff.Compared) and the
-// retired ones, for a log line.
+// compared names the compared (mapping.Diff.Compared) and retired entities.
 func (ev *evolution) compared(m *mapping.Mapping) string {
 	return strings.Join(append(ev.diff.Compared(m), ev.retired...), ", ")
 }

@@ -5,8 +5,8 @@ import (
 	"time"
 )
 
-// background runs f in a goroutine of its own, with a context that stop
-// cancels; stop then waits for f to return, and done reports whether it has.
+// background runs f in a goroutine; stop cancels f's context and waits for
+// it, done reports whether f returned.
 func background(ctx context.Context, f func(context.Context)) (stop func(), done func() bool) {
 	ctx, cancel := context.WithCancel(ctx)
 	finished := make(chan struct{})
@@ -29,8 +29,7 @@ func background(ctx context.Context, f func(context.Context)) (stop func(), done
 	return stop, done
 }
 
-// every calls f each period, from a goroutine of its own, until stop or f
-// returns false; stop waits for the goroutine.
+// every calls f each period in a goroutine, until stop or f returns false.
 func every(ctx context.Context, period time.Duration, f func(context.Context) bool) (stop func()) {
 	stop, _ = background(ctx, func(ctx context.Context) {
 		t := time.NewTicker(period)

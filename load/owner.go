@@ -255,9 +255,8 @@ func (s ItemSample) String() string {
 	return n + ": " + strings.Join(parts, ", ")
 }
 
-// TagsOfTable is TableTags of the table named name, found with DescribeTable:
-// nil and no error when the table does not exist; an error wrapping ErrNoTags
-// where the endpoint has no tagging.
+// TagsOfTable is TableTags of the table named name: nil, nil when it does not
+// exist; ErrNoTags (wrapped) where the endpoint has no tagging.
 func TagsOfTable(ctx context.Context, client *dynamodb.Client, name string) (map[string]string, error) {
 	td, err := DescribeTable(ctx, client, name)
 	if err != nil || td == nil {
