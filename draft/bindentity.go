@@ -289,20 +289,9 @@ func (e *BoundEntity) attrs() []string {
 // typeAttribute keeps "type" unless an entity writes an attribute of that
 // name.
 func (g *binder) typeAttribute() {
-	taken := func(n string) bool {
-		for _, e := range g.b.Entities {
-			if slices.Contains(e.attrs(), n) {
-				return true
-			}
-		}
-		return false
-	}
-	if taken("type") {
-		g.b.TypeAttribute = "entity_type"
-		for i := 2; taken(g.b.TypeAttribute); i++ {
-			g.b.TypeAttribute = fmt.Sprintf("entity_type%d", i)
-		}
-	}
+	g.b.TypeAttribute = freeName(func(n string) bool {
+		return slices.ContainsFunc(g.b.Entities, func(e *BoundEntity) bool { return slices.Contains(e.attrs(), n) })
+	})
 }
 
 // reserve keeps e's attributes off the key and type attributes: a column

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/pg2dynamo/pg2dynamo/mapping"
 )
 
@@ -179,17 +181,14 @@ func entitySource(e *BoundEntity) mapping.Source {
 	}
 	var cols []string
 	for _, c := range e.Table.Columns {
-		q := quoteIdent(c.Name)
+		q := pgx.Identifier{c.Name}.Sanitize()
 		if slices.Contains(e.Casts, c.Name) {
-			q += "::text AS " + quoteIdent(c.Name)
+			q += "::text AS " + q
 		}
 		cols = append(cols, q)
 	}
-	return mapping.Source{Query: fmt.Sprintf("SELECT %s FROM %s.%s", strings.Join(cols, ", "), quoteIdent(e.Table.Schema), quoteIdent(e.Table.Name))}
+	return mapping.Source{Query: fmt.Sprintf("SELECT %s FROM %s", strings.Join(cols, ", "), e.Table.Ident())}
 }
-
-// quoteIdent quotes a PostgreSQL identifier.
-func quoteIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
 
 // numericScale is the s of a numeric(p,s) type, or 0.
 func numericScale(typ string) int {

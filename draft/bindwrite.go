@@ -19,12 +19,7 @@ import (
 // output depends only on b and from. An error is the marshaller's or w's.
 func WriteBound(w io.Writer, b *Bound, from string) error {
 	m, l := buildBound(b, from)
-	data, err := marshal(m, l)
-	if err != nil {
-		return fmt.Errorf("write the bound draft: %w", err)
-	}
-	_, err = w.Write(data)
-	return err
+	return writeMapping(w, m, l, "write the bound draft")
 }
 
 // buildBound returns the mapping b binds, with nothing Load would fill in
@@ -200,15 +195,9 @@ func boundEntity(e *BoundEntity, l *layout) *mapping.Entity {
 		me.Type = de.EntityType
 	}
 	for _, ix := range e.Indexes {
-		if me.Indexes == nil {
-			me.Indexes = map[string]mapping.IndexKeys{}
-		}
-		me.Indexes[ix.Name] = mapping.IndexKeys{PK: ix.PK, SK: ix.SK, Sparse: ix.Sparse}
+		put(&me.Indexes, ix.Name, mapping.IndexKeys{PK: ix.PK, SK: ix.SK, Sparse: ix.Sparse})
 	}
 	for _, em := range e.Embeds {
-		if me.Embed == nil {
-			me.Embed = map[string]*mapping.Embed{}
-		}
 		path := here(mapping.KeyEmbed, em.Attr)
 		l.add(note{path: path, head: []string{
 			commentText("%s: the rows of %s (at most %d per %s in the data).", em.Attr, em.Child.Name, em.Max, singular(e.Table.Name)),
@@ -225,13 +214,10 @@ func boundEntity(e *BoundEntity, l *layout) *mapping.Entity {
 		if !isZero(x.Attributes) {
 			l.add(note{path: append(slices.Clip(path), mapping.KeyAttributes), flow: true})
 		}
-		me.Embed[em.Attr] = x
+		put(&me.Embed, em.Attr, x)
 	}
 	for _, c := range e.Counts {
-		if me.Aggregates == nil {
-			me.Aggregates = map[string]*mapping.Aggregate{}
-		}
-		me.Aggregates[c.Attr] = &mapping.Aggregate{Function: mapping.AggCount, Source: sourceOf(c.Child), Join: joinOf(c.Join)}
+		put(&me.Aggregates, c.Attr, &mapping.Aggregate{Function: mapping.AggCount, Source: sourceOf(c.Child), Join: joinOf(c.Join)})
 	}
 	for i, d := range e.Duplicates {
 		x := &mapping.Duplicate{Source: sourceOf(d.Parent), Join: joinOf(d.Join),

@@ -43,15 +43,12 @@ func ProbeDelimited(ctx context.Context, conn *pgx.Conn, cat *Catalog, t *MCPTab
 			var n, lists int64
 			var example *string
 			q := fmt.Sprintf(`SELECT count(*), count(*) FILTER (WHERE v LIKE '%%,%%'), min(v) FILTER (WHERE v LIKE '%%,%%')
-FROM (SELECT %s::text AS v FROM %s.%s WHERE %s IS NOT NULL LIMIT %d) s`, quoteIdent(c), quoteIdent(tbl.Schema), quoteIdent(tbl.Name), quoteIdent(c), DelimitedSample)
+FROM (SELECT %[1]s::text AS v FROM %[2]s WHERE %[1]s IS NOT NULL LIMIT %[3]d) s`, pgx.Identifier{c}.Sanitize(), tbl.Ident(), DelimitedSample)
 			if err := conn.QueryRow(ctx, q).Scan(&n, &lists, &example); err != nil {
 				return fmt.Errorf("sampling %s.%s for lists: %w", tbl.Name, c, err)
 			}
 			if lists > 0 && float64(lists) >= DelimitedShare*float64(n) {
-				if tbl.Delimited == nil {
-					tbl.Delimited = map[string]string{}
-				}
-				tbl.Delimited[c] = *example
+				put(&tbl.Delimited, c, *example)
 			}
 		}
 	}

@@ -742,15 +742,22 @@ func nameColumn(t *Table) string {
 	return ""
 }
 
+// freeName is "type", else the first of entity_type, entity_type2, … not taken.
+func freeName(taken func(string) bool) string {
+	if !taken("type") {
+		return "type"
+	}
+	n := "entity_type"
+	for i := 2; taken(n); i++ {
+		n = fmt.Sprintf("entity_type%d", i)
+	}
+	return n
+}
+
 // typeAttribute keeps "type" unless a column has that name, and renames columns
 // clashing with key attributes.
 func (g *designer) typeAttribute() {
-	if g.anyColumn("type") {
-		g.d.TypeAttribute = "entity_type"
-		for i := 2; g.anyColumn(g.d.TypeAttribute); i++ {
-			g.d.TypeAttribute = fmt.Sprintf("entity_type%d", i)
-		}
-	}
+	g.d.TypeAttribute = freeName(g.anyColumn)
 	reserved := []string{"PK", "SK", g.d.TypeAttribute}
 	if g.d.UsesGSI {
 		reserved = append(reserved, GSIPK, GSISK)

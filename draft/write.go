@@ -22,12 +22,25 @@ import (
 // error is the marshaller's or w's.
 func Write(w io.Writer, d *Design) error {
 	m, l := build(d)
+	return writeMapping(w, m, l, "write the draft")
+}
+
+// writeMapping writes m marshalled with l to w, a marshal error wrapped in what.
+func writeMapping(w io.Writer, m *mapping.Mapping, l layout, what string) error {
 	data, err := marshal(m, l)
 	if err != nil {
-		return fmt.Errorf("write the draft: %w", err)
+		return fmt.Errorf("%s: %w", what, err)
 	}
 	_, err = w.Write(data)
 	return err
+}
+
+// put sets (*m)[k] to v, making *m first if it is nil.
+func put[K comparable, V any](m *map[K]V, k K, v V) {
+	if *m == nil {
+		*m = map[K]V{}
+	}
+	(*m)[k] = v
 }
 
 // layout is what a Mapping value does not hold: the comments around its
@@ -148,10 +161,7 @@ func mappingEntity(e *Entity, l *layout) *mapping.Entity {
 		me.Indexes = map[string]mapping.IndexKeys{GSI: {PK: ix.PK, SK: ix.SK, Sparse: ix.Sparse}}
 	}
 	if e.ByKey != "" {
-		if me.Indexes == nil {
-			me.Indexes = map[string]mapping.IndexKeys{}
-		}
-		me.Indexes[KeyGSI] = mapping.IndexKeys{PK: e.ByKey}
+		put(&me.Indexes, KeyGSI, mapping.IndexKeys{PK: e.ByKey})
 	}
 	if len(e.Exclude) > 0 {
 		me.Attributes.Exclude = columnsOf(e.Exclude)
@@ -161,16 +171,10 @@ func mappingEntity(e *Entity, l *layout) *mapping.Entity {
 		me.Attributes.Rename = e.Rename
 	}
 	for _, c := range e.Embeds {
-		if me.Embed == nil {
-			me.Embed = map[string]*mapping.Embed{}
-		}
-		me.Embed[c.As] = embed(e, c, l, here(mapping.KeyEmbed, c.As))
+		put(&me.Embed, c.As, embed(e, c, l, here(mapping.KeyEmbed, c.As)))
 	}
 	for _, c := range e.Counts {
-		if me.Aggregates == nil {
-			me.Aggregates = map[string]*mapping.Aggregate{}
-		}
-		me.Aggregates[c.Attr] = &mapping.Aggregate{Function: mapping.AggCount, Source: sourceOf(c.Child.Table), Join: join(childColumns(c.FK, e), e.Key)}
+		put(&me.Aggregates, c.Attr, &mapping.Aggregate{Function: mapping.AggCount, Source: sourceOf(c.Child.Table), Join: join(childColumns(c.FK, e), e.Key)})
 	}
 	for i, du := range e.Duplicates {
 		me.Duplicate = append(me.Duplicate, &mapping.Duplicate{

@@ -25,9 +25,13 @@ func (t typeInfo) column() Column {
 	return c
 }
 
-// types returns by OID each type's typeInfo (pg_type).
+// types returns by OID each field's type's typeInfo (pg_type).
 // https://www.postgresql.org/docs/current/catalog-pg-type.html
-func (c Catalog) types(ctx context.Context, oids []uint32) (map[uint32]typeInfo, error) {
+func (c Catalog) types(ctx context.Context, fields []pgconn.FieldDescription) (map[uint32]typeInfo, error) {
+	oids := make([]uint32, len(fields))
+	for i, f := range fields {
+		oids[i] = f.DataTypeOID
+	}
 	rows, err := c.q.Query(ctx, `
 SELECT t.oid, t.typname, coalesce(e.typname, ''), coalesce(e.typdelim::text, '')
 FROM pg_catalog.pg_type t

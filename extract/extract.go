@@ -220,11 +220,7 @@ func (s *Source) Positions(ctx context.Context, q Query, at []int64) ([][]string
 	for rows.Next() {
 		var n int64
 		vals := make([]string, len(q.OrderBy))
-		dst := []any{&n}
-		for j := range vals {
-			dst = append(dst, &vals[j])
-		}
-		if err := rows.Scan(dst...); err != nil {
+		if err := rows.Scan(textPtrs([]any{&n}, vals)...); err != nil {
 			return nil, fmt.Errorf("positions in %s: %w", q.Source, err)
 		}
 		for _, j := range want[n] {
@@ -259,11 +255,7 @@ func (s *Source) CanonicalPosition(ctx context.Context, q Query, pos []string) (
 		return nil, false, fmt.Errorf("read position: %w", err)
 	}
 	canon = make([]string, len(pos))
-	dst := make([]any, len(canon))
-	for i := range canon {
-		dst[i] = &canon[i]
-	}
-	err = s.tx.QueryRow(ctx, "SELECT "+strings.Join(sel, ", "), args...).Scan(dst...)
+	err = s.tx.QueryRow(ctx, "SELECT "+strings.Join(sel, ", "), args...).Scan(textPtrs(nil, canon)...)
 	end := "RELEASE SAVEPOINT pg2dynamo_position"
 	if err != nil {
 		end = "ROLLBACK TO SAVEPOINT pg2dynamo_position; " + end
@@ -347,11 +339,7 @@ func (s *Source) DescribeSource(ctx context.Context, m *mapping.Mapping, path st
 		}
 		return nil, m.Errorf(path, "PostgreSQL rejects the source: %s (SQLSTATE %s)", pe.Message, pe.Code)
 	}
-	oids := make([]uint32, len(sd.Fields))
-	for i, f := range sd.Fields {
-		oids[i] = f.DataTypeOID
-	}
-	types, err := s.Catalog().types(ctx, oids)
+	types, err := s.Catalog().types(ctx, sd.Fields)
 	if err != nil {
 		return nil, fmt.Errorf("describe %s: %w", path, err)
 	}
@@ -603,11 +591,7 @@ func (s *Source) SampleParams(ctx context.Context, src mapping.Source, cols []st
 	if err != nil {
 		return nil, fmt.Errorf("sample %s: %w", strings.Join(cols, ", "), err)
 	}
-	oids := make([]uint32, len(sd.Fields))
-	for i, f := range sd.Fields {
-		oids[i] = f.DataTypeOID
-	}
-	types, err := s.Catalog().types(ctx, oids)
+	types, err := s.Catalog().types(ctx, sd.Fields)
 	if err != nil {
 		return nil, fmt.Errorf("sample %s: %w", strings.Join(cols, ", "), err)
 	}

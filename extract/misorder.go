@@ -50,13 +50,8 @@ func (s *Source) MisOrdered(ctx context.Context, src mapping.Source, group []str
 	var total int64
 	var out []MisOrder
 	for rows.Next() {
-		vals := make([]any, len(group)+3)
 		texts := make([]string, len(group)+2)
-		for i := range texts {
-			vals[i] = &texts[i]
-		}
-		vals[len(vals)-1] = &total
-		if err := rows.Scan(vals...); err != nil {
+		if err := rows.Scan(append(textPtrs(nil, texts), &total)...); err != nil {
 			return 0, nil, fmt.Errorf("order of %s in %s: %w", col, src, err)
 		}
 		out = append(out, MisOrder{Group: texts[:len(group)], Before: texts[len(group)], After: texts[len(group)+1]})

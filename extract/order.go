@@ -136,11 +136,7 @@ func (s *Source) Rank(ctx context.Context, cols []SortColumn, tuples [][]any, de
 	for rows.Next() {
 		var ord, rank int64
 		text := make([]string, len(cols))
-		dst := []any{&ord, &rank}
-		for i := range text {
-			dst = append(dst, &text[i])
-		}
-		if err := rows.Scan(dst...); err != nil {
+		if err := rows.Scan(textPtrs([]any{&ord, &rank}, text)...); err != nil {
 			return fail(err)
 		}
 		ranks = append(ranks, rank)

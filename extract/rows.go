@@ -21,3 +21,11 @@ func (s *Source) RowsUpTo(ctx context.Context, src mapping.Source, limit int) (i
 	}
 	return n, nil
 }
+
+// textPtrs appends a pointer to each of texts to dst, for Scan.
+func textPtrs(dst []any, texts []string) []any {
+	for i := range texts {
+		dst = append(dst, &texts[i])
+	}
+	return dst
+}

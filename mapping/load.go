@@ -41,6 +41,11 @@ func Load(path string) (*Mapping, error) {
 // LoadContext is Load as ParseContext. A file over MaxFileBytes is refused as
 // Errors unread; a read error wraps the *fs.PathError.
 func LoadContext(ctx context.Context, path string) (*Mapping, error) {
+	return load(ctx, path, ParseContext)
+}
+
+// load reads at most MaxFileBytes+1 bytes of the file at path and parses them with parse.
+func load(ctx context.Context, path string, parse func(context.Context, string, []byte) (*Mapping, error)) (*Mapping, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("read mapping: %w", err)
@@ -50,7 +55,7 @@ func LoadContext(ctx context.Context, path string) (*Mapping, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read mapping: %w", err)
 	}
-	return ParseContext(ctx, path, data)
+	return parse(ctx, path, data)
 }
 
 // Parse parses a mapping from data (named name in errors): strict decoding,
@@ -76,16 +81,7 @@ func ParseContext(ctx context.Context, name string, data []byte) (*Mapping, erro
 // LoadPartial reads the file at path as LoadContext and parses it as
 // ParsePartial.
 func LoadPartial(ctx context.Context, path string) (*Mapping, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("read mapping: %w", err)
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
-	if err != nil {
-		return nil, fmt.Errorf("read mapping: %w", err)
-	}
-	return ParsePartial(ctx, path, data)
+	return load(ctx, path, ParsePartial)
 }
 
 // ParsePartial is ParseContext that, with the same Errors, returns the mapping

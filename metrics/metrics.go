@@ -261,16 +261,16 @@ func (r *Run) Health() (ok bool, reason string) {
 // writesCollector reports the sink's counters, read at each scrape.
 type writesCollector struct{ r *Run }
 
-var (
-	requestsDesc   = prometheus.NewDesc("pg2dynamo_write_requests_total", "BatchWriteItem and PutItem requests sent.", []string{"table"}, nil)
-	throttledDesc  = prometheus.NewDesc("pg2dynamo_throttled_requests_total", "Write requests DynamoDB throttled.", []string{"table"}, nil)
-	retriesDesc    = prometheus.NewDesc("pg2dynamo_retries_total", "HTTP attempts the SDK repeated plus UnprocessedItems re-sends.", []string{"table"}, nil)
-	writeUnitsDesc = prometheus.NewDesc("pg2dynamo_write_units_total", "Write capacity units DynamoDB reported consumed (a follow asks for none).", []string{"table"}, nil)
-	readUnitsDesc  = prometheus.NewDesc("pg2dynamo_read_units_total", "Read capacity units DynamoDB reported the run's reads of its table consumed: the Scans of verify, diff, --changes-only, --prune and the audit, the access patterns' Queries, the read-backs.", []string{"table"}, nil)
-)
+var writesDescs = []*prometheus.Desc{
+	prometheus.NewDesc("pg2dynamo_write_requests_total", "BatchWriteItem and PutItem requests sent.", []string{"table"}, nil),
+	prometheus.NewDesc("pg2dynamo_throttled_requests_total", "Write requests DynamoDB throttled.", []string{"table"}, nil),
+	prometheus.NewDesc("pg2dynamo_retries_total", "HTTP attempts the SDK repeated plus UnprocessedItems re-sends.", []string{"table"}, nil),
+	prometheus.NewDesc("pg2dynamo_write_units_total", "Write capacity units DynamoDB reported consumed (a follow asks for none).", []string{"table"}, nil),
+	prometheus.NewDesc("pg2dynamo_read_units_total", "Read capacity units DynamoDB reported the run's reads of its table consumed: the Scans of verify, diff, --changes-only, --prune and the audit, the access patterns' Queries, the read-backs.", []string{"table"}, nil),
+}
 
 func (c writesCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{requestsDesc, throttledDesc, retriesDesc, writeUnitsDesc, readUnitsDesc} {
+	for _, d := range writesDescs {
 		ch <- d
 	}
 }
@@ -287,9 +287,7 @@ func (c writesCollector) Collect(ch chan<- prometheus.Metric) {
 	if reads != nil {
 		read = reads()
 	}
-	ch <- prometheus.MustNewConstMetric(requestsDesc, prometheus.CounterValue, float64(w.Requests), t)
-	ch <- prometheus.MustNewConstMetric(throttledDesc, prometheus.CounterValue, float64(w.Throttled), t)
-	ch <- prometheus.MustNewConstMetric(retriesDesc, prometheus.CounterValue, float64(w.Retries), t)
-	ch <- prometheus.MustNewConstMetric(writeUnitsDesc, prometheus.CounterValue, w.WriteUnits, t)
-	ch <- prometheus.MustNewConstMetric(readUnitsDesc, prometheus.CounterValue, read, t)
+	for i, v := range []float64{float64(w.Requests), float64(w.Throttled), float64(w.Retries), w.WriteUnits, read} {
+		ch <- prometheus.MustNewConstMetric(writesDescs[i], prometheus.CounterValue, v, t)
+	}
 }

@@ -151,15 +151,11 @@ func Build(m *mapping.Mapping) *Design {
 		d.Entities = append(d.Entities, row)
 	}
 	for _, ap := range m.AccessPatterns {
-		idx := ap.Index
-		if idx == "" {
-			idx = "table"
-		}
 		order := "ascending"
 		if ap.ScanForward != nil && !*ap.ScanForward {
 			order = "descending (ScanIndexForward=false)"
 		}
-		d.AccessPatterns = append(d.AccessPatterns, PatternRow{Pattern: ap.Name, Index: idx,
+		d.AccessPatterns = append(d.AccessPatterns, PatternRow{Pattern: ap.Name, Index: cmpIndex(ap.Index),
 			KeyCondition: ap.KeyCondition, Filter: ap.Filter, Order: order, Description: ap.Description})
 	}
 	d.OrderWarnings = orderWarnings(m)

@@ -76,8 +76,8 @@ func (b *progressBoard) fit(width int) {
 	for i, c := range layouts {
 		b.cols = c
 		now := b.now()
-		b.cols.rightW = max(len(earlierText), utf8.RuneCountInString(b.overallRightText()),
-			utf8.RuneCountInString(b.entityRightText(&boardEntity{total: 1, start: now, end: now})))
+		b.cols.rightW = max(len(earlierText), utf8.RuneCountInString(b.rightText(nil)),
+			utf8.RuneCountInString(b.rightText(&boardEntity{total: 1, start: now, end: now})))
 		left := b.nameW + 1 + len(b.counts(0, 0))
 		spare := width - left - 2 - minBar - b.cols.rightW
 		if spare >= 0 {
@@ -281,82 +281,69 @@ func (b *progressBoard) eta(rows, total int64) string {
 	return clock(time.Duration(float64(span) * float64(total-rows) / float64(done)))
 }
 
-// overallLeft and overallRight are the overall bar's columns.
-func (b *progressBoard) overallLeft() string {
+// left and right are a bar's columns: e's, or the phase's when e is nil.
+func (b *progressBoard) left(e *boardEntity) string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	rows, total, _ := b.sums()
-	return fmt.Sprintf("%-*s %s", b.nameW, b.cut(b.label()), b.counts(rows, total))
-}
-
-func (b *progressBoard) overallRight() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.overallRightText()
-}
-
-func (b *progressBoard) overallRightText() string {
-	rows, total, items := b.sums()
-	elapsed := b.elapsed()
-	var s strings.Builder
-	s.WriteString(percent(rows, total))
-	if b.cols.rate {
-		s.WriteString(" " + rate(items, elapsed))
+	if e == nil {
+		rows, total, _ := b.sums()
+		return fmt.Sprintf("%-*s %s", b.nameW, b.cut(b.label()), b.counts(rows, total))
 	}
-	if b.writers > 0 && b.cols.words {
-		fmt.Fprintf(&s, "  %3d writers", b.writers)
-	} else if b.writers > 0 {
-		fmt.Fprintf(&s, " %3dw", b.writers)
-	}
-	if b.cols.words {
-		s.WriteString("  elapsed")
-	}
-	fmt.Fprintf(&s, " %6s  ETA %6s", clock(elapsed), b.eta(rows, total))
-	return fmt.Sprintf("%-*s", b.cols.rightW, s.String())
-}
-
-// entityLeft and entityRight are an entity bar's columns; its rate freezes once
-// it finished.
-func (b *progressBoard) entityLeft(e *boardEntity) string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
 	return fmt.Sprintf("%-*s %s", b.nameW, b.cut(e.name), b.counts(e.rows, e.total))
 }
 
-func (b *progressBoard) entityRight(e *boardEntity) string {
+func (b *progressBoard) right(e *boardEntity) string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return b.entityRightText(e)
+	return b.rightText(e)
 }
 
 const earlierText = "done in an earlier run"
 
-func (b *progressBoard) entityRightText(e *boardEntity) string {
-	if e.earlier {
-		return fmt.Sprintf("%-*s", b.cols.rightW, earlierText)
-	}
-	done, items, d := e.rows, e.items, time.Duration(0)
-	var state string
+// rightText is right's text, padded to the right-hand width; an entity's rate
+// freezes once it finished.
+func (b *progressBoard) rightText(e *boardEntity) string {
+	var rows, total, items int64
+	var d time.Duration
+	var tail string
 	switch {
-	case e.total == 0:
-		state = "empty  "
-	case e.start.IsZero():
-		state = "waiting"
-	case e.end.IsZero():
-		d, state = b.now().Sub(e.start), "reading"
+	case e == nil:
+		rows, total, items = b.sums()
+		d = b.elapsed()
+		if b.writers > 0 && b.cols.words {
+			tail = fmt.Sprintf("  %3d writers", b.writers)
+		} else if b.writers > 0 {
+			tail = fmt.Sprintf(" %3dw", b.writers)
+		}
+		if b.cols.words {
+			tail += "  elapsed"
+		}
+		tail += fmt.Sprintf(" %6s  ETA %6s", clock(d), b.eta(rows, total))
+	case e.earlier:
+		return fmt.Sprintf("%-*s", b.cols.rightW, earlierText)
 	default:
-		d, state = e.end.Sub(e.start), "done in"
+		rows, total, items = e.rows, e.total, e.items
+		var state string
+		switch {
+		case e.total == 0:
+			state = "empty  "
+		case e.start.IsZero():
+			state = "waiting"
+		case e.end.IsZero():
+			d, state = b.now().Sub(e.start), "reading"
+		default:
+			d, state = e.end.Sub(e.start), "done in"
+		}
+		tail = "  " + state
+		if d > 0 || state == "done in" {
+			tail += fmt.Sprintf(" %6s", clock(d))
+		}
 	}
-	var s strings.Builder
-	s.WriteString(percent(done, e.total))
+	s := percent(rows, total)
 	if b.cols.rate {
-		s.WriteString(" " + rate(items, d))
+		s += " " + rate(items, d)
 	}
-	s.WriteString("  " + state)
-	if d > 0 || state == "done in" {
-		fmt.Fprintf(&s, " %6s", clock(d))
-	}
-	return fmt.Sprintf("%-*s", b.cols.rightW, s.String())
+	return fmt.Sprintf("%-*s", b.cols.rightW, s+tail)
 }
 
 // Bars draws the board as live mpb bars: an overall bar, then one per entity
@@ -382,18 +369,13 @@ func (b *Bars) Plan(ents []pipeline.PlannedEntity) {
 	// line's.
 	b.p = mpb.New(mpb.WithOutput(b.w), mpb.WithWidth(barLineWidth), mpb.WithRefreshRate(b.Refresh), mpb.WithAutoRefresh())
 	b.bars = map[string]*mpb.Bar{}
-	var sum int64
-	for _, e := range ents {
-		if !e.Done {
-			sum += e.Rows
-		}
-	}
-	b.overall = b.addBar(sum, b.board.overallLeft, b.board.overallRight)
+	_, sum, _ := b.board.sums()
+	b.overall = b.addBar(sum, nil)
 	if len(ents) == 1 {
 		return
 	}
 	for _, e := range b.board.ents {
-		bar := b.addBar(e.total, func() string { return b.board.entityLeft(e) }, func() string { return b.board.entityRight(e) })
+		bar := b.addBar(e.total, e)
 		if e.earlier {
 			bar.SetTotal(-1, true)
 		}
@@ -413,10 +395,10 @@ func termWidth(w io.Writer) int {
 	return barLineWidth
 }
 
-func (b *Bars) addBar(total int64, left, right func() string) *mpb.Bar {
+func (b *Bars) addBar(total int64, e *boardEntity) *mpb.Bar {
 	bar := b.p.AddBar(total,
-		mpb.PrependDecorators(decor.Any(func(decor.Statistics) string { return left() })),
-		mpb.AppendDecorators(decor.Any(func(decor.Statistics) string { return right() })),
+		mpb.PrependDecorators(decor.Any(func(decor.Statistics) string { return b.board.left(e) })),
+		mpb.AppendDecorators(decor.Any(func(decor.Statistics) string { return b.board.right(e) })),
 	)
 	if total == 0 {
 		bar.SetTotal(-1, true)

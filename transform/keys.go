@@ -614,7 +614,7 @@ func (kp keyPart) isLiteral() bool { return kp.col < 0 && kp.id < 0 }
 // then stable IDs, then duplicated columns by attribute name. Value indexes are
 // the Plan row's: p.cols, then the joins' values.
 func (p *Plan) keyValue(name string) (keyValue, bool) {
-	if i := slices.IndexFunc(p.cols, func(c extract.Column) bool { return c.Name == name }); i >= 0 {
+	if i := columnIndex(p.cols, name); i >= 0 {
 		return keyValue{col: p.cols[i], val: i, id: -1}, true
 	}
 	if i := slices.IndexFunc(p.ids, func(ip idPlan) bool { return ip.attr == name }); i >= 0 {

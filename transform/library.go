@@ -2,7 +2,6 @@ package transform
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -82,8 +81,8 @@ func (p *Plan) setLibrary(m *mapping.Mapping, created, modified string) {
 		p.lib.consts = append(p.lib.consts, libraryConst{c[0], &types.AttributeValueMemberS{Value: c[1]}})
 	}
 	if created != "" {
-		p.lib.created = slices.IndexFunc(p.cols, func(c extract.Column) bool { return c.Name == created })
-		p.lib.modified = slices.IndexFunc(p.cols, func(c extract.Column) bool { return c.Name == modified })
+		p.lib.created = columnIndex(p.cols, created)
+		p.lib.modified = columnIndex(p.cols, modified)
 		if p.lib.modified < 0 {
 			p.lib.modified = p.lib.created
 		}

@@ -46,7 +46,7 @@ func compileMultiPattern(m *mapping.Mapping, ap *mapping.AccessPattern, g *mappi
 		var col *extract.Column
 		for _, p := range plans {
 			if p != nil && col == nil {
-				if i := p.colIndex(name); i >= 0 {
+				if i := columnIndex(p.srcCols, name); i >= 0 {
 					col = &p.srcCols[i]
 				}
 			}
@@ -115,7 +115,7 @@ func attrType(c extract.Column) string {
 
 func hasAll(p *Plan, names []string) bool {
 	for _, n := range names {
-		if p.colIndex(n) < 0 {
+		if columnIndex(p.srcCols, n) < 0 {
 			return false
 		}
 	}

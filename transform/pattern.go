@@ -85,7 +85,7 @@ func CompilePattern(m *mapping.Mapping, ap *mapping.AccessPattern, plans []*Plan
 				if p == nil {
 					continue
 				}
-				if i := p.colIndex(name); i >= 0 && (!pass || usedIn(p, name)) {
+				if i := columnIndex(p.srcCols, name); i >= 0 && (!pass || usedIn(p, name)) {
 					col, owner = &p.srcCols[i], p
 					break
 				}
@@ -189,7 +189,7 @@ func home(pp *PatternPlan, plans []*Plan, usedIn func(*Plan, string) bool) int {
 		}
 		ok := true
 		for _, name := range pp.Params {
-			ok = ok && p.colIndex(name) >= 0 && (!slices.Contains(keyParams, name) || usedIn(p, name))
+			ok = ok && columnIndex(p.srcCols, name) >= 0 && (!slices.Contains(keyParams, name) || usedIn(p, name))
 		}
 		if !ok {
 			continue

@@ -152,7 +152,7 @@ func compileSets(cols []extract.Column, a mapping.Attributes, path string,
 	out := map[int]bool{}
 	for i, name := range a.Sets {
 		p := fmt.Sprintf("%s.%s[%d]", path, mapping.KeySets, i)
-		j := slices.IndexFunc(cols, func(c extract.Column) bool { return c.Name == name })
+		j := columnIndex(cols, name)
 		if j < 0 {
 			unknown(p, name, cols)
 			continue

@@ -45,13 +45,10 @@ type chosenAttr struct {
 // chooseAttributes applies select, exclude and rename to cols, reporting
 // unknown columns through unknown.
 func chooseAttributes(cols []extract.Column, a mapping.Attributes, path string, unknown func(path, col string, cols []extract.Column)) []chosenAttr {
-	index := func(name string) int {
-		return slices.IndexFunc(cols, func(c extract.Column) bool { return c.Name == name })
-	}
 	chosen := map[int]bool{}
 	if len(a.Select) > 0 {
 		for i, c := range a.Select {
-			if j := index(c); j >= 0 {
+			if j := columnIndex(cols, c); j >= 0 {
 				chosen[j] = true
 			} else {
 				unknown(fmt.Sprintf("%s.%s[%d]", path, mapping.KeySelect, i), c, cols)
@@ -63,14 +60,14 @@ func chooseAttributes(cols []extract.Column, a mapping.Attributes, path string, 
 		}
 	}
 	for i, c := range a.Exclude {
-		if j := index(c); j >= 0 {
+		if j := columnIndex(cols, c); j >= 0 {
 			delete(chosen, j)
 		} else {
 			unknown(fmt.Sprintf("%s.%s[%d]", path, mapping.KeyExclude, i), c, cols)
 		}
 	}
 	for _, c := range slices.Sorted(maps.Keys(a.Rename)) {
-		if index(c) < 0 {
+		if columnIndex(cols, c) < 0 {
 			unknown(mapping.Path(path, mapping.KeyRename, c), c, cols)
 		}
 	}
@@ -185,10 +182,6 @@ func (s *Sources) SetJoin(j mapping.JoinRule, cols []extract.Column, keys []extr
 		}
 		s.Aggregate[j.Attr] = cols
 	}
-}
-
-func columnIndex(cols []extract.Column, name string) int {
-	return slices.IndexFunc(cols, func(c extract.Column) bool { return c.Name == name })
 }
 
 // joinOn returns j's (other's, entity's) column pairs, having checked both

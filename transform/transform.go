@@ -8,6 +8,7 @@ package transform
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -67,17 +68,12 @@ func (e *RowError) Error() string {
 
 // FormatSourceKey renders a source key as col=value pairs in name order.
 func FormatSourceKey(k map[string]any) string {
-	names := make([]string, 0, len(k))
-	for n := range k {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	parts := make([]string, len(names))
-	for i, n := range names {
+	parts := make([]string, 0, len(k))
+	for _, n := range slices.Sorted(maps.Keys(k)) {
 		if k[n] == nil {
-			parts[i] = n + "=NULL"
+			parts = append(parts, n+"=NULL")
 		} else {
-			parts[i] = fmt.Sprintf("%s=%v", n, k[n])
+			parts = append(parts, fmt.Sprintf("%s=%v", n, k[n]))
 		}
 	}
 	return "(" + strings.Join(parts, ", ") + ")"
@@ -311,8 +307,9 @@ func (p *Plan) keyExtras() string {
 // mirrorKey marks the key plans of an entity's mirror item.
 const mirrorKey = "\x00mirror"
 
-func (p *Plan) colIndex(name string) int {
-	return slices.IndexFunc(p.srcCols, func(c extract.Column) bool { return c.Name == name })
+// columnIndex is the index in cols of the column named name, or -1.
+func columnIndex(cols []extract.Column, name string) int {
+	return slices.IndexFunc(cols, func(c extract.Column) bool { return c.Name == name })
 }
 
 // Query returns what extract.Source.Stream reads for this entity: Items'
@@ -396,22 +393,20 @@ func typeName(c extract.Column) string {
 	return c.Type
 }
 
-func columnList(cols []extract.Column) string {
+func columnNames(cols []extract.Column) []string {
 	names := make([]string, len(cols))
 	for i, c := range cols {
 		names[i] = c.Name
 	}
-	return strings.Join(names, ", ")
+	return names
 }
+
+func columnList(cols []extract.Column) string { return strings.Join(columnNames(cols), ", ") }
 
 // columnHint is " (did you mean "x"?)" for the closest column name
 // (internal/suggest), or "".
 func columnHint(name string, cols []extract.Column) string {
-	names := make([]string, len(cols))
-	for i, c := range cols {
-		names[i] = c.Name
-	}
-	return suggest.Hint(name, names)
+	return suggest.Hint(name, columnNames(cols))
 }
 
 // SourceColumns returns every column of the entity's source, read or not.

@@ -48,15 +48,5 @@ func (r *Result) AppliedOK() bool {
 	if a == nil || !a.ReadBack || a.Withheld != "" || a.Counts.Unapplied.Total > 0 || r.Counts.Duplicates.Total > 0 {
 		return false
 	}
-	for _, e := range r.Entities {
-		if e.CountProblem != "" {
-			return false
-		}
-	}
-	for _, p := range r.Patterns {
-		if !p.OK {
-			return false
-		}
-	}
-	return true
+	return r.checksOK()
 }

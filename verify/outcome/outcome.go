@@ -5,6 +5,7 @@ package outcome
 
 import (
 	"encoding/json"
+	"slices"
 
 	"github.com/pg2dynamo/pg2dynamo/internal/extsort"
 )
@@ -185,15 +186,11 @@ func (r *Result) OK() bool {
 	if r.TableMissing || c.Missing.Total > 0 || r.Stale > 0 || c.Changed.Total > 0 || c.Duplicates.Total > 0 {
 		return false
 	}
-	for _, e := range r.Entities {
-		if e.CountProblem != "" {
-			return false
-		}
-	}
-	for _, p := range r.Patterns {
-		if !p.OK {
-			return false
-		}
-	}
-	return true
+	return r.checksOK()
+}
+
+// checksOK reports whether every entity's counts and access pattern are right.
+func (r *Result) checksOK() bool {
+	return !slices.ContainsFunc(r.Entities, func(e EntityCounts) bool { return e.CountProblem != "" }) &&
+		!slices.ContainsFunc(r.Patterns, func(p PatternResult) bool { return !p.OK })
 }
