@@ -26,7 +26,7 @@ const (
 	ExitUsage       = 2   // nothing written: bad flags, an invalid mapping, a table that does not match it, a checkpoint in use
 	ExitRejected    = 3   // the run finished but some rows were rejected (see the rejects file)
 	ExitMismatch    = 4   // verify found the table differs from the source
-	ExitUnbound     = 5   // init --from-design wrote the draft, with parts of the design it could not bind
+	ExitUnbound     = 5   // init wrote the draft, but it would reject rows or leaves parts of the design unbound
 	ExitNoGo        = 6   // cutover: a condition of the cutover is not met (or the follow stopped while waited for)
 	ExitTimeout     = 7   // cutover --wait: --timeout passed first
 	ExitInterrupted = 130 // stopped by SIGINT (143 for SIGTERM: 128 + the signal)
@@ -176,11 +176,11 @@ Exit codes: 0 every row written (and verified); 1 the run failed; 2 nothing
 written: bad flags, an invalid mapping or query, a table that does not match
 the mapping, a checkpoint in use; 3 finished, but some rows were rejected
 (listed in the rejects file); 4 verification found the table differs from the
-source; 5 init --from-design wrote the draft with parts of the design it could
-not bind; 6 cutover: no-go; 7 cutover --wait timed out; 130 and 143
-interrupted (SIGINT, SIGTERM) during a load, a check or a comparison; a
-migrate --follow that was following when stopped by SIGINT or SIGTERM ends
-cleanly, with 0 (or the code its load or rejects give).`,
+source; 5 init wrote the draft, but it would reject rows or (--from-design)
+leaves parts of the design unbound; 6 cutover: no-go; 7 cutover --wait timed
+out; 130 and 143 interrupted (SIGINT, SIGTERM) during a load, a check or a
+comparison; a migrate --follow that was following when stopped by SIGINT or
+SIGTERM ends cleanly, with 0 (or the code its load, rejects or audit give).`,
 		Metadata:       map[string]any{opsKey: &opsState{}},
 		Writer:         stdout,
 		ErrWriter:      stderr,
@@ -295,7 +295,7 @@ func commands(cmds ...*cli.Command) []*cli.Command {
 func mappingFlag() cli.Flag {
 	return &cli.PathFlag{
 		Name: "mapping", Aliases: []string{"m"}, TakesFile: true,
-		Usage: "the mapping `FILE` (YAML): target table, entities, key templates",
+		Usage: "the mapping `FILE` (YAML; required): target table, entities, key templates",
 	}
 }
 

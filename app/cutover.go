@@ -20,8 +20,9 @@ func cutoverCommand() *cli.Command {
 		Description: `cutover reads the state of the follow (migrate --follow) of the mapping's table and
 prints a go or no-go, each check with its reason: the replication slot (a follow
 streams from it), its lag in WAL bytes, the table and its GSIs (ACTIVE), the
-rejects file (no row rejected); the table lease and the audit are listed as not
-checked. Exit 0 on go, 6 on no-go.
+rejects file (no row rejected), the table's lease (held, fresh, by this follow's
+slot) and its audit (a cycle completed, no drifted item left: no-go until the
+first cycle, --audit-cycle, 1 hour by default). Exit 0 on go, 6 on no-go.
 
 With --wait, once the application has stopped writing: it waits until go, takes
 the source's WAL position (the moment the writes stopped), and exits 0 once the

@@ -37,7 +37,8 @@ data objects or a manifest, other than its sibling shards' (finished or under
 way), is refused. A failed export removes what it wrote: run it again.
 
 Exit code 0 when every row was exported, 3 when some were rejected (see
---rejects), 2 for a usage error (nothing written), 1 on any other failure.
+--rejects), 2 for a usage error (nothing written), 1 on any other failure, 130
+or 143 when stopped by SIGINT or SIGTERM.
 
 Example:
    pg2dynamo export --mapping mapping.yaml --source postgres://… \

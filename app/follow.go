@@ -11,7 +11,7 @@ import (
 // followFlags are migrate's flags for following changes after the load.
 func followFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.BoolFlag{Name: "follow", Usage: "after the full load, keep the table in step with PostgreSQL through logical replication until interrupted (SIGINT, SIGTERM: a clean stop) or, with --until-caught-up, until every change committed is applied; needs wal_level=logical and the REPLICATION attribute (see docs/follow.md)"},
+		&cli.BoolFlag{Name: "follow", Usage: "after the full load, keep the table in step with PostgreSQL through logical replication until interrupted (SIGINT, SIGTERM: a clean stop) or, with --until-caught-up, until every change committed is applied; needs wal_level=logical, the REPLICATION attribute (rds_replication on RDS), CREATE on the database and ownership of the tables (see docs/follow.md#prerequisites)"},
 		&cli.BoolFlag{Name: "until-caught-up", Usage: "with --follow: stop once every change committed before the check is applied"},
 		&cli.DurationFlag{Name: "catalog-interval", Value: engine.DefaultCatalogInterval, Usage: "with --follow: the longest the follow goes without comparing the source's catalog (column types, enum labels, partitions, storage, the publication) with what its items agree with; 0 turns those periodic checks off, leaving DDL capture's and the start's (for tests of the audit; never in production)"},
 		&cli.BoolFlag{Name: "no-ddl-capture", Usage: "with --follow: do not install the event triggers that record DDL commands where the follow meets them in the stream (it installs them when the role is a superuser or rds_superuser); the follow then finds catalog changes by comparing the catalog every 2s and at every start"},
@@ -38,7 +38,7 @@ func dropSlotCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "drop-slot",
 		Usage:     "drop the replication slot and the publication of migrate --follow",
-		UsageText: "pg2dynamo drop-slot --mapping FILE [--source URL] [--slot NAME] [--publication NAME]",
+		UsageText: "pg2dynamo drop-slot --mapping FILE [--source URL] [--table NAME] [--slot NAME] [--publication NAME]",
 		Description: `A replication slot keeps every WAL segment from its position on while
 nothing streams from it: a follow stopped for long fills the server's disk.
 Go on following with pg2dynamo migrate --follow --resume, or drop the slot and

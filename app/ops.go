@@ -90,7 +90,7 @@ func addOpsFlags(cmd *cli.Command) {
 	cmd.Flags = append(cmd.Flags, &cli.StringFlag{Name: "metrics-addr",
 		Usage: "serve /metrics (Prometheus text format) and /healthz (200, or 503 with the reason) on `HOST:PORT` while the command runs (see docs/operations.md)"})
 	if cmd.Name == "migrate" {
-		cmd.Flags = append(cmd.Flags, &cli.DurationFlag{Name: "max-lag", Action: positive("max-lag"),
+		cmd.Flags = append(cmd.Flags, &cli.DurationFlag{Name: "max-lag", Action: positive("max-lag"), DefaultText: "no limit",
 			Usage: "with --follow and --metrics-addr: /healthz answers 503 while the follow's lag (commit to table) is over this `DURATION`"})
 	}
 	cmd.Before, cmd.After = startMetrics, stopMetrics

@@ -27,7 +27,7 @@ func reportFlags() []cli.Flag {
 				"expected text, markdown or json")},
 		&cli.PathFlag{Name: "report-json", TakesFile: true, Usage: "also write the full report (every key) as JSON to `FILE`"},
 		&cli.PathFlag{Name: "html", TakesFile: true, Usage: "also write a self-contained HTML report to `FILE`"},
-		&cli.IntFlag{Name: "limit", Value: 10, Usage: fmt.Sprintf("keys listed per list in text and markdown (--format json and --report-json list up to %d of each, sorted by key)", verify.MaxListed)},
+		&cli.IntFlag{Name: "limit", Value: 10, Usage: fmt.Sprintf("keys listed per list in the text and markdown reports (JSON reports list up to %d of each, sorted by key)", verify.MaxListed)},
 		&cli.IntFlag{Name: "sample", Value: 20, Action: atLeast("sample", 1, "expected at least 1"), Usage: "parameter tuples tried per access pattern, sampled from the source (all when fewer)"},
 		&cli.IntFlag{Name: "segments", Value: 4, Action: between("segments", 1, 64), Usage: "parallel Scan segments"},
 		&cli.IntFlag{Name: "max-read-units", Action: atLeast("max-read-units", 0, "expected a positive number (0: no cap)"), DefaultText: "no cap",
@@ -83,7 +83,8 @@ func diffCommand() *cli.Command {
 		Description: `diff computes every item a migration would write and compares it with the table
 as it is: new, changed (attribute by attribute, before and after), unchanged,
 and stale (items of the mapping's types the source no longer produces). It only
-reads (DescribeTable, Scan, Query) and writes nothing. It estimates the cost of
+reads (DescribeTable, Scan, Query; BatchGetItem with --previous-mapping) and
+writes nothing. It estimates the cost of
 the run: write units (each item rounded up per 1 KB, plus each GSI it lands in)
 priced on demand. Against a table that does not exist, every item is new; a
 table migrate would refuse (other keys, key types or GSIs) is refused, exit 2.
