@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -533,8 +534,21 @@ func TestEvolveDiffNamesHeldKeys(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	r := runCLI(t, "diff", "--mapping", v3, "--previous-mapping", v1, "--source", src, "--endpoint-url", dynalite(t).Endpoint, "--table", table,
+	rec := testenv.NewRecorder(t, dynalite(t).Endpoint)
+	r := runCLI(t, "diff", "--mapping", v3, "--previous-mapping", v1, "--source", src, "--endpoint-url", rec.URL, "--table", table,
 		"--report-json", filepath.Join(dir, "diff.json"))
+	ops := map[string]bool{}
+	for _, op := range rec.Operations() {
+		ops[strings.TrimPrefix(op, "DynamoDB_20120810.")] = true
+	}
+	for op := range ops {
+		if !slices.Contains([]string{"DescribeTable", "ListTagsOfResource", "Scan", "Query", "BatchGetItem"}, op) {
+			t.Errorf("diff --previous-mapping sent %s: it must only read", op)
+		}
+	}
+	if !ops["BatchGetItem"] {
+		t.Errorf("diff --previous-mapping sent %v: no BatchGetItem, so it did not read the new items' keys again", slices.Sorted(maps.Keys(ops)))
+	}
 	says := fmt.Sprintf("new items' keys are held by items of other types (Org %d): applying it rejects them", orgs)
 	if orgs == 1 {
 		says = "1 new item's key is held by items of other types (Org 1): applying it rejects them"
