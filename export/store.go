@@ -17,10 +17,12 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/s3/manager"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 )
 
 // Store is where an export's objects go.
@@ -109,7 +111,7 @@ func (s *S3) Create(ctx context.Context, key string) (Writer, error) {
 		u.Concurrency = 1
 	})
 	pr, pw := io.Pipe()
-	o := &s3Object{pw: pw, done: make(chan error, 1)}
+	o := &s3Object{s: s, key: key, pw: pw, done: make(chan error, 1)}
 	go func() {
 		in := &s3.PutObjectInput{Bucket: aws.String(s.Loc.Bucket), Key: aws.String(s.Loc.Prefix + key), Body: pr}
 		_, err := up.Upload(ctx, in) //nolint:staticcheck // SA1019: see NewUploader above
@@ -153,6 +155,8 @@ func ListKeys(ctx context.Context, client *s3.Client, loc Location, prefix strin
 }
 
 type s3Object struct {
+	s    *S3
+	key  string
 	pw   *io.PipeWriter
 	done chan error
 }
@@ -170,12 +174,29 @@ func (o *s3Object) Close() error {
 
 var errAborted = errors.New("export: object aborted")
 
-// Abort fails the body: the uploader then aborts the multipart upload and sends
-// no PutObject, so nothing is left.
+// abortTimeout bounds Abort's own AbortMultipartUpload.
+const abortTimeout = 30 * time.Second
+
+// Abort fails the body, so the uploader sends no PutObject and aborts its
+// multipart upload. The uploader aborts with Create's context, which an
+// interrupted run has cancelled: Abort then aborts the upload again with a
+// context of its own, as an incomplete multipart upload is billed and no
+// listing shows it.
+// https://docs.aws.amazon.com/AmazonS3/latest/userguide/abort-mpu.html
 func (o *s3Object) Abort() error {
 	o.pw.CloseWithError(errAborted)
-	if err := <-o.done; err != nil && !errors.Is(err, errAborted) {
-		return fmt.Errorf("abort upload: %w", err)
+	err := <-o.done
+	var mf manager.MultiUploadFailure //nolint:staticcheck // SA1019: see NewUploader above
+	if !errors.As(err, &mf) {
+		return nil // no multipart upload began, or the uploader could not start one
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), abortTimeout)
+	defer cancel()
+	_, aerr := o.s.Client.AbortMultipartUpload(ctx, &s3.AbortMultipartUploadInput{
+		Bucket: aws.String(o.s.Loc.Bucket), Key: aws.String(o.s.Loc.Prefix + o.key), UploadId: aws.String(mf.UploadID())})
+	var nsu *types.NoSuchUpload
+	if aerr != nil && !errors.As(aerr, &nsu) { // NoSuchUpload: the uploader's abort went through
+		return fmt.Errorf("abort upload %s of %s: %w", mf.UploadID(), o.s.URL(o.key), aerr)
 	}
 	return nil
 }

@@ -6,12 +6,15 @@ import (
 	"errors"
 	"net/http/httptest"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/smithy-go"
 	"github.com/johannesboyne/gofakes3"
 	"github.com/johannesboyne/gofakes3/backend/s3mem"
+
+	"github.com/pg2dynamo/pg2dynamo/tools/testenv"
 )
 
 // An S3 object aborted leaves no object and no multipart upload, whether
@@ -64,7 +67,28 @@ func TestS3AbortAndRemove(t *testing.T) {
 			t.Errorf("abort after %d bytes left objects %q and %d multipart uploads", size, keys, ups)
 		}
 	}
-	w, err := store.Create(ctx, "data/00002.json.gz")
+	// An interrupted export: the run's context is cancelled once the
+	// multipart upload has begun, and the uploader's own abort, sent with
+	// it, fails; Abort still leaves no upload.
+	runCtx, cancel := context.WithCancel(ctx)
+	w, err := store.Create(runCtx, "data/00003.json.gz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Write(bytes.Repeat([]byte("x"), 6<<20)); err != nil {
+		t.Fatal(err)
+	}
+	if err := testenv.Poll[struct{}]("the multipart upload to begin", time.Minute, nil, func() bool { _, ups := left(); return ups == 1 }); err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	if err := w.Abort(); err != nil {
+		t.Errorf("abort after the run's context was cancelled: %v", err)
+	}
+	if keys, ups := left(); len(keys) != 0 || ups != 0 {
+		t.Errorf("abort after the run's context was cancelled left objects %q and %d multipart uploads", keys, ups)
+	}
+	w, err = store.Create(ctx, "data/00002.json.gz")
 	if err != nil {
 		t.Fatal(err)
 	}
