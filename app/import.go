@@ -34,7 +34,8 @@ every --poll-interval, then verifies the table as migrate does (unless
 group and counts them as rejected.
 
 Exit code 0 when every item was loaded (and verify passed), 3 when some were
-not, 4 when verify found differences, 2 for a usage error, 1 on failure.`,
+not (with --no-verify; verify finds them missing: 4), 4 when verify found
+differences, 2 for a usage error, 1 on failure.`,
 		Flags: append([]cli.Flag{mappingFlag(), sourceFlag(), endpointFlag(), regionFlag(), profileFlag(), maxBackoffFlag(), tableFlag(),
 			&cli.StringFlag{Name: "from", Usage: "the export's `URL`, s3://BUCKET/PREFIX/ (required)"},
 			&cli.StringFlag{Name: "s3-endpoint-url", Usage: "an S3-compatible server's `URL` instead of AWS's (path-style addressing), for reading the manifests and the report"},

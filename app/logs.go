@@ -13,8 +13,7 @@ import (
 
 // jsonLog is stderr under --log-format json: every line written to it
 // becomes one JSON object of log/slog's JSONHandler (time, level, msg and
-// the run's fields). A line starting "warning" is at level WARN, the
-// others at INFO; Error writes one at ERROR.
+// the run's fields), at level INFO; Error writes one at ERROR.
 type jsonLog struct {
 	mu  sync.Mutex
 	l   *slog.Logger
@@ -51,11 +50,7 @@ func (j *jsonLog) line(s string) {
 	if strings.TrimSpace(s) == "" {
 		return
 	}
-	level := slog.LevelInfo
-	if strings.HasPrefix(s, "warning") {
-		level = slog.LevelWarn
-	}
-	j.l.Log(context.Background(), level, s)
+	j.l.Log(context.Background(), slog.LevelInfo, s)
 }
 
 // Flush writes a last line left without its newline.

@@ -114,6 +114,8 @@ func startMetrics(c *cli.Context) error {
 		return usageError{fmt.Errorf("--metrics-addr %s: %w", addr, err)}
 	}
 	st.server = srv
+	// The address listened on: a port 0 is the free port chosen.
+	fmt.Fprintf(c.App.ErrWriter, "metrics: serving /metrics and /healthz on http://%s\n", srv.Addr())
 	return nil
 }
 

@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -46,7 +47,12 @@ func TestOpsFlagsRefusedBeforeWriting(t *testing.T) {
 			}
 		})
 	}
-	r := runCLI(t, "cutover", "--mapping", mappingFile, "--timeout", "1s")
+	// Port 0: the run names the port it listens on.
+	r := runCLI(t, "migrate", "--metrics-addr", "127.0.0.1:0", "--mapping", mappingFile, "--source", "postgres://nobody@127.0.0.1:1/none")
+	if m := regexp.MustCompile(`serving /metrics and /healthz on http://127\.0\.0\.1:([0-9]+)\n`).FindStringSubmatch(r.stderr); m == nil || m[1] == "0" {
+		t.Errorf("--metrics-addr 127.0.0.1:0: the port listened on is not named\n%s", r.stderr)
+	}
+	r = runCLI(t, "cutover", "--mapping", mappingFile, "--timeout", "1s")
 	if r.code != ExitUsage || !strings.Contains(r.stderr, "--timeout without --wait") {
 		t.Errorf("cutover --timeout without --wait: exit %d\n%s", r.code, r.stderr)
 	}
@@ -71,13 +77,13 @@ func TestJSONLogOfAUsageError(t *testing.T) {
 }
 
 // jsonLog: a line written in parts is one record, a last line without
-// its newline is written by Flush, warnings are at WARN, and the fields
+// its newline is written by Flush, empty lines are none, and the fields
 // of With and Log are on the records.
 func TestJSONLog(t *testing.T) {
 	var out bytes.Buffer
 	l := newJSONLog(&out, slog.String("command", "migrate"))
 	l.Write([]byte("migrating 3 entities"))
-	l.Write([]byte(" from db\nwarning: slow\n\n"))
+	l.Write([]byte(" from db\n\n"))
 	l.With(slog.String("table", "shop"))
 	l.Log("follow: applied 0/10", slog.String("lsn", "0/10"), slog.Int64("lag_bytes", 5))
 	l.Write([]byte("no newline"))
@@ -93,7 +99,6 @@ func TestJSONLog(t *testing.T) {
 	}
 	want := []map[string]any{
 		{"level": "INFO", "msg": "migrating 3 entities from db", "command": "migrate"},
-		{"level": "WARN", "msg": "warning: slow", "command": "migrate"},
 		{"level": "INFO", "msg": "follow: applied 0/10", "command": "migrate", "table": "shop", "lsn": "0/10", "lag_bytes": float64(5)},
 		{"level": "INFO", "msg": "no newline", "command": "migrate", "table": "shop"},
 	}

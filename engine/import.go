@@ -24,6 +24,7 @@ type importPlan struct {
 	from, reportTo export.Location
 	compression    string
 	items          int64
+	objects        int // under data/
 	s3             *s3.Client
 }
 
@@ -75,6 +76,7 @@ func checkImport(j *job, mappingFile string) (*importPlan, error) {
 	} else if len(missing) > 0 {
 		return nil, fmt.Errorf("%s: %s the manifests list %s missing (%s): export again", ip.from, report.Count(len(missing), "object", "objects"), map[bool]string{true: "is", false: "are"}[len(missing) == 1], strings.Join(head(missing, 3), ", "))
 	}
+	ip.objects = len(keys)
 	for _, man := range mans {
 		if man.MappingHash != hash {
 			return nil, refused(fmt.Errorf("%s was exported with another mapping file (SHA-256 %s, not %s's %s): export again with this mapping", ip.from, man.MappingHash, mappingFile, hash))
@@ -148,6 +150,10 @@ func Import(ctx context.Context, cfg Config, o ImportOptions) error {
 // importTable creates the table with ImportTable and returns the items in
 // error.
 func importTable(j *job, s *session, ip *importPlan) (int64, error) {
+	if ip.objects > export.MaxObjects { // each shard's export held its own under it
+		return 0, refused(fmt.Errorf("%s%s holds %d objects, over the %d one ImportTable reads: export again in larger objects or fewer shards",
+			ip.from, export.DataPrefix, ip.objects, export.MaxObjects))
+	}
 	in := export.ImportTableInput(s.m, ip.from, ip.compression)
 	out, err := s.client.ImportTable(j.ctx, in)
 	if err != nil {
