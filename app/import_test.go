@@ -534,4 +534,17 @@ func TestImportChecksTheShards(t *testing.T) {
 		t.Fatal(err)
 	}
 	importShards("does not have StartBulkPutItems (UnknownOperationException)", "pg2dynamo migrate")
+
+	// An object a manifest lists, gone: refused, named, nothing sent.
+	sent := loads()
+	if keys, err = export.ListKeys(ctx, s3c, loc, export.DataPrefix); err != nil || len(keys) == 0 {
+		t.Fatalf("data objects %q: %v", keys, err)
+	}
+	if _, err := s3c.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String("exports"), Key: aws.String("run/" + keys[0])}); err != nil {
+		t.Fatal(err)
+	}
+	importShards("1 object the manifests list is missing (" + keys[0] + ")")
+	if n := loads(); n != sent {
+		t.Errorf("%d ImportTable or StartBulkPutItems requests sent for an export missing an object", n-sent)
+	}
 }

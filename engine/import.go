@@ -74,7 +74,7 @@ func checkImport(j *job, mappingFile string) (*importPlan, error) {
 		return nil, refused(fmt.Errorf("%s%s holds %s no manifest lists (%s), which DynamoDB would load too: left by another export into this prefix, or one that did not finish; delete them, or export again to a new prefix",
 			ip.from, export.DataPrefix, report.Count(len(extra), "object", "objects"), strings.Join(head(extra, 3), ", ")))
 	} else if len(missing) > 0 {
-		return nil, fmt.Errorf("%s: %s the manifests list %s missing (%s): export again", ip.from, report.Count(len(missing), "object", "objects"), map[bool]string{true: "is", false: "are"}[len(missing) == 1], strings.Join(head(missing, 3), ", "))
+		return nil, refused(fmt.Errorf("%s: %s the manifests list %s missing (%s): export again", ip.from, report.Count(len(missing), "object", "objects"), map[bool]string{true: "is", false: "are"}[len(missing) == 1], strings.Join(head(missing, 3), ", ")))
 	}
 	ip.objects = len(keys)
 	for _, man := range mans {
