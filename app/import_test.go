@@ -330,6 +330,14 @@ func TestImportHandsTheExportToDynamoDB(t *testing.T) {
 		t.Errorf("ImportTable's source: %s, format %v, compression %v", src, got["InputFormat"], got["InputCompressionType"])
 	}
 
+	// Reports an earlier import left under the report prefix, one at the
+	// key this import's report then overwrites: neither is this run's.
+	stale := `{"ErrorCode":"ValidationException","ErrorMessage":"stale failure","Item":{"PK":{"S":"USER#stale"},"SK":{"S":"USER"},"type":{"S":"User"}}}` + "\n"
+	for _, key := range []string{"run/reports/earlier/error/part-00000.json", "run/reports/error/part-00000.json"} {
+		if _, err := s3c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("exports"), Key: aws.String(key), Body: strings.NewReader(stale)}); err != nil {
+			t.Fatal(err)
+		}
+	}
 	res = runCLI(t, append(args, "--no-verify")...)
 	if res.code != ExitRejected {
 		t.Fatalf("import into the existing table, one item failing: exit %d, want %d\n%s\n%s\n%v", res.code, ExitRejected, res.stdout, res.stderr, em.requests["StartBulkPutItems"])
@@ -344,7 +352,7 @@ func TestImportHandsTheExportToDynamoDB(t *testing.T) {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
-	if len(lines) != int(em.failed) || em.failed == 0 || !strings.Contains(lines[0], `"entity":"User"`) || !strings.Contains(lines[0], `"PK":"USER#`) || !strings.Contains(lines[0], "emulated failure") {
+	if len(lines) != int(em.failed) || em.failed == 0 || strings.Contains(string(b), "stale failure") || !strings.Contains(lines[0], `"entity":"User"`) || !strings.Contains(lines[0], `"PK":"USER#`) || !strings.Contains(lines[0], "emulated failure") {
 		t.Errorf("rejects (%d items failed):\n%s", em.failed, b)
 	}
 

@@ -224,6 +224,10 @@ func applyAfterImport(j *job, s *session) error {
 
 // bulkPut runs StartBulkPutItems and lists its report's items in rejects.
 func bulkPut(j *job, s *session, ip *importPlan, rejects *rejectFile) (int64, error) {
+	earlier, err := export.ListVersions(j.ctx, ip.s3, ip.reportTo) // an earlier import's report is not this one's
+	if err != nil {
+		return 0, err
+	}
 	in := export.StartBulkPutItemsInput(s.m, ip.from, ip.compression, export.BulkPut{Report: ip.reportTo,
 		MaxWriteUnits: j.imp.MaxWriteUnits, Tier: j.imp.Tier})
 	out, err := s.client.StartBulkPutItems(j.ctx, in)
@@ -262,7 +266,7 @@ func bulkPut(j *job, s *session, ip *importPlan, rejects *rejectFile) (int64, er
 		typeOf[p.Entity().Type] = p.Entity().Name
 	}
 	keyAttrs := s.m.Table.Keys()
-	err = export.ReadReport(j.ctx, ip.s3, ip.reportTo, func(f export.Failed) error {
+	err = export.ReadReport(j.ctx, ip.s3, ip.reportTo, earlier, func(f export.Failed) error {
 		listed++
 		rej := pipeline.Reject{Reason: "StartBulkPutItems: " + f.Reason}
 		if f.Item == nil {

@@ -10,6 +10,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -114,11 +115,23 @@ type Failed struct {
 	Line string
 }
 
-// ReadReport reads a StartBulkPutItems report at loc, one JSON record a line:
-// its "Item" (DynamoDB JSON) and its code and message as reason, read leniently
-// (a record without an item keeps its line).
-// https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/BulkPutItems.Output.html
-func ReadReport(ctx context.Context, client *s3.Client, loc Location, fn func(Failed) error) error {
+// Versions are the objects under a location as a listing shows them: key
+// (after the location's prefix) to its version.
+type Versions map[string]Version
+
+// Version is an object's last-modified time and ETag.
+type Version struct {
+	Modified time.Time
+	ETag     string
+}
+
+// ListVersions lists the objects under loc with their versions.
+func ListVersions(ctx context.Context, client *s3.Client, loc Location) (Versions, error) {
+	vs := Versions{}
+	return vs, eachObject(ctx, client, loc, func(key string, v Version) error { vs[key] = v; return nil })
+}
+
+func eachObject(ctx context.Context, client *s3.Client, loc Location, fn func(key string, v Version) error) error {
 	p := s3.NewListObjectsV2Paginator(client, &s3.ListObjectsV2Input{Bucket: aws.String(loc.Bucket), Prefix: aws.String(loc.Prefix)})
 	for p.HasMorePages() {
 		page, err := p.NextPage(ctx)
@@ -126,16 +139,26 @@ func ReadReport(ctx context.Context, client *s3.Client, loc Location, fn func(Fa
 			return fmt.Errorf("list %s: %w", loc, err)
 		}
 		for _, o := range page.Contents {
-			key := strings.TrimPrefix(aws.ToString(o.Key), loc.Prefix)
-			if strings.Contains(strings.ToLower(key), "manifest") {
-				continue
-			}
-			if err := readReportObject(ctx, client, loc, key, fn); err != nil {
+			if err := fn(strings.TrimPrefix(aws.ToString(o.Key), loc.Prefix), Version{aws.ToTime(o.LastModified), aws.ToString(o.ETag)}); err != nil {
 				return err
 			}
 		}
 	}
 	return nil
+}
+
+// ReadReport reads a StartBulkPutItems report at loc, one JSON record a line:
+// its "Item" (DynamoDB JSON) and its code and message as reason, read leniently
+// (a record without an item keeps its line). Objects as earlier lists them
+// (an earlier operation's report, not written again since) are not read.
+// https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/BulkPutItems.Output.html
+func ReadReport(ctx context.Context, client *s3.Client, loc Location, earlier Versions, fn func(Failed) error) error {
+	return eachObject(ctx, client, loc, func(key string, v Version) error {
+		if was, ok := earlier[key]; (ok && was.Modified.Equal(v.Modified) && was.ETag == v.ETag) || strings.Contains(strings.ToLower(key), "manifest") {
+			return nil
+		}
+		return readReportObject(ctx, client, loc, key, fn)
+	})
 }
 
 func readReportObject(ctx context.Context, client *s3.Client, loc Location, key string, fn func(Failed) error) error {

@@ -140,16 +140,10 @@ func (s *S3) List(ctx context.Context, prefix string) ([]string, error) {
 
 // ListKeys returns loc's keys beginning with prefix, in key order.
 func ListKeys(ctx context.Context, client *s3.Client, loc Location, prefix string) ([]string, error) {
-	p := s3.NewListObjectsV2Paginator(client, &s3.ListObjectsV2Input{Bucket: aws.String(loc.Bucket), Prefix: aws.String(loc.Prefix + prefix)})
 	var out []string
-	for p.HasMorePages() {
-		page, err := p.NextPage(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("list %s: %w", loc, err)
-		}
-		for _, o := range page.Contents {
-			out = append(out, strings.TrimPrefix(aws.ToString(o.Key), loc.Prefix))
-		}
+	sub := Location{Bucket: loc.Bucket, Prefix: loc.Prefix + prefix}
+	if err := eachObject(ctx, client, sub, func(key string, _ Version) error { out = append(out, prefix+key); return nil }); err != nil {
+		return nil, err
 	}
 	return out, nil
 }
