@@ -564,6 +564,7 @@ func (c *patternCheck) query(ctx context.Context, client dynamodb.QueryAPIClient
 	if c.gsi != nil {
 		// Equal GSI sort keys come back in no defined order: each run is
 		// ordered as want is.
+		got.gsi = true
 		got.sortAttr, got.sortType = c.gsi.SortKey, c.sortType
 		got.sortKeys = c.gsi.SortKeys
 	}
@@ -673,9 +674,9 @@ func (c *patternCheck) skip(ctx context.Context, item []byte, readAt time.Time) 
 	return c.inFlight(ctx, item, readAt)
 }
 
-// answerReader reads a Query's answer page by page as canonical items; with a
-// GSI sort key, each run of equal sort keys is ordered by canonical item in
-// ties (on disk past its budget).
+// answerReader reads a Query's answer page by page as canonical items; from a
+// GSI, each run of equal sort keys (the whole answer, without a sort key) is
+// ordered by canonical item in ties (on disk past its budget).
 type answerReader struct {
 	ctx  context.Context
 	name string
@@ -683,6 +684,9 @@ type answerReader struct {
 	page []map[string]types.AttributeValue
 	i    int
 	n    int // items read
+	// gsi: the answer is a GSI's, whose items of equal sort keys (all, without
+	// one) come back in no defined order.
+	gsi bool
 	// sortAttr is the GSI's sort key, of type sortType ("" for none).
 	sortAttr, sortType string
 	// sortKeys are a multi-attribute GSI's sort key attributes, whose runs of
@@ -738,7 +742,7 @@ func (a *answerReader) raw() (answerItem, error) {
 // next returns the next canonical item, tie runs ordered; io.EOF at the end.
 // Valid until the next call.
 func (a *answerReader) next() ([]byte, error) {
-	if a.sortAttr == "" && len(a.sortKeys) == 0 {
+	if !a.gsi {
 		it, err := a.raw()
 		return it.item, err
 	}
