@@ -146,7 +146,7 @@ func dropSlot(ctx context.Context, conn *pgx.Conn, slot string) error {
 			return nil
 		}
 		if !time.Now().Before(deadline) {
-			return fmt.Errorf("drop replication slot %s: %w: a follow is streaming from it; stop it first (SIGINT or Ctrl-C: it exits once its window is written), then drop the slot", slot, err)
+			return fmt.Errorf("drop replication slot %s: %w: a follow is streaming from it; stop it first (SIGINT or Ctrl-C: it stops at the next batch, and a resume would apply its window again), then drop the slot", slot, err)
 		}
 		select {
 		case <-ctx.Done():
