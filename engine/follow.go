@@ -536,15 +536,25 @@ func (f *following) run(j *job, s *session, cp *checkpointFile, out sinkOut, rej
 		fmt.Fprintf(j.log, "follow: the columns of %s changed since their items were written: deriving every item of them again first\n", strings.Join(stale, ", "))
 		a.Rederive(stale)
 	}
-	if err := f.saveCatalog(cp, f.catalog); err != nil {
-		return err
+	// A catalog change found at the resume is recorded once the window that
+	// derives its entities again is acknowledged: a stop before then finds it
+	// again.
+	catalogDue := len(f.rederive) > 0
+	if !catalogDue {
+		if err := f.saveCatalog(cp, f.catalog); err != nil {
+			return err
+		}
 	}
 	opts := follow.Options{Slot: f.slot, Publication: f.pub, From: f.from, UntilCaughtUp: j.fol.UntilCaughtUp, Audit: audit.auditor(),
 		OnCatalog: func(fp *follow.Fingerprint) error { return f.saveCatalog(cp, fp) },
 		Alongside: alongside,
 		OnShapes: func(rederived []string, shapes map[string]transform.Shape) error {
 			fmt.Fprintf(j.log, "follow: derived every item of %s again (their columns changed)\n", strings.Join(rederived, ", "))
-			return cp.update(func() { cp.Shapes = shapes })
+			if err := cp.update(func() { cp.Shapes = shapes }); err != nil || !catalogDue {
+				return err
+			}
+			catalogDue = false
+			return f.saveCatalog(cp, f.catalog)
 		}}
 	every := j.fol.StatusInterval
 	sp := &statusPrinter{w: j.log, last: time.Now()}

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/pg2dynamo/pg2dynamo/follow"
+	"github.com/pg2dynamo/pg2dynamo/tools/faultproxy"
 	"github.com/pg2dynamo/pg2dynamo/tools/testenv"
 )
 
@@ -122,6 +123,29 @@ func TestFollowSeesCatalogChangesWhileStopped(t *testing.T) {
 			f.inStep(t)
 		})
 	}
+}
+
+// A catalog change found at a resume is recorded only once the window that
+// derives its entities again is acknowledged: a resume whose writes the
+// table refuses in that window leaves it unrecorded, and the next resume
+// derives them again and ends in step.
+func TestCatalogChangeOutlivesAFailedRederive(t *testing.T) {
+	t.Parallel()
+	f := loaded(t, filepath.Join("testdata", "desk.yaml"), deskSchema)
+	testenv.Exec(t, f.url, `ALTER TYPE ticket_status RENAME VALUE 'pending' TO 'waiting'`)
+	proxy, err := faultproxy.Start(f.endpoint, faultproxy.Rates{Permanent: "AccessDeniedException", Only: []string{"BatchWriteItem"}}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(proxy.Close)
+	const want = "deriving every item of Ticket again first"
+	if code, out := f.resume("--endpoint-url", proxy.URL); code == 0 || !strings.Contains(out, want) {
+		t.Fatalf("--resume, its writes refused: exit %d, want a failure after %q\n%s", code, want, out)
+	}
+	if code, out := f.resume(); code != 0 || !strings.Contains(out, want) {
+		t.Fatalf("--resume again: exit %d, want 0 and %q again\n%s", code, want, out)
+	}
+	f.inStep(t)
 }
 
 // TestFollowSeesCatalogChangesWhileStreaming makes each change while the
