@@ -556,25 +556,8 @@ func (f *following) run(j *job, s *session, cp *checkpointFile, out sinkOut, rej
 			catalogDue = false
 			return f.saveCatalog(cp, f.catalog)
 		}}
-	every := j.fol.StatusInterval
-	sp := &statusPrinter{w: j.log, last: time.Now()}
-	var changes int64
-	opts.OnStatus = func(st follow.Status) {
-		f.live.Store(&st)
-		// A large window (pgoutput's protocol 1 delivers a transaction
-		// whole) leaves a heap its size: return it after a burst.
-		if st.Changes-changes >= bigWindow {
-			debug.FreeOSMemory()
-		}
-		changes = st.Changes
-		j.meterFollow(st)
-		if a := st.Audit; a.Mode != follow.AuditOff {
-			j.lease.setAudit(load.LeaseAudit{Mode: a.Mode.String(), Cycles: a.Cycles, Unrepaired: a.Unrepaired()})
-		}
-		if time.Since(sp.last) >= every {
-			sp.print(st)
-		}
-	}
+	var sp *statusPrinter
+	opts.OnStatus, sp = f.statusHook(j)
 	if unchecked := s.keysNotProvenUnique(); len(unchecked) > 0 {
 		fmt.Fprintf(j.log, "follow: the keys of %s are not proven unique: rows changed in one window that render one key are handled as the full load does (the later is rejected), but a window cannot see the other rows: a changed row whose key an unchanged row's item holds overwrites that item, deleting or re-keying a row deletes an item another row may hold, and a rejected row's item does not come back when the row that kept its key goes; verify shows these as changed or missing items\n", strings.Join(unchecked, ", "))
 	}
@@ -598,6 +581,31 @@ func (f *following) run(j *job, s *session, cp *checkpointFile, out sinkOut, rej
 		fmt.Fprintf(j.log, "stopped at %s; replication slot %s keeps the server's WAL from there until a follow goes on (%s) or drops it (pg2dynamo drop-slot)\n", st.Applied, f.slot, j.cfg.run("migrate", OptFollow, OptResume))
 	}
 	return auditErr
+}
+
+// statusHook returns the callback follow.Run reports its status to, which
+// meters it, records the audit on the lease and prints the status line every
+// StatusInterval, and the printer of that line.
+func (f *following) statusHook(j *job) (func(follow.Status), *statusPrinter) {
+	every := j.fol.StatusInterval
+	sp := &statusPrinter{w: j.log, last: time.Now()}
+	var changes int64
+	return func(st follow.Status) {
+		f.live.Store(&st)
+		// A large window (pgoutput's protocol 1 delivers a transaction
+		// whole) leaves a heap its size: return it after a burst.
+		if st.Changes-changes >= bigWindow {
+			debug.FreeOSMemory()
+		}
+		changes = st.Changes
+		j.meterFollow(st)
+		if a := st.Audit; a.Mode != follow.AuditOff {
+			j.lease.setAudit(load.LeaseAudit{Mode: a.Mode.String(), Cycles: a.Cycles, Unrepaired: a.Unrepaired()})
+		}
+		if time.Since(sp.last) >= every {
+			sp.print(st)
+		}
+	}, sp
 }
 
 // saveCatalog records fp, the catalog the items agree with, in the checkpoint.
