@@ -278,6 +278,12 @@ func reloadAdvice(j *job) string {
 	return j.cfg.run("migrate", OptFollow, OptResume, OptPrune) + " (it loads every item again in a new snapshot, deletes the stale ones, and follows on from the slot)"
 }
 
+// newMappingAdvice is the command that follows on with a new version of the
+// mapping: the checkpoint names the one in use now, its previous version.
+func newMappingAdvice(j *job) string {
+	return fmt.Sprintf("%s NEW.yaml %s %s", j.cfg.run("migrate", OptFollow, OptResume, OptMapping), j.opt(OptPreviousMapping), j.cfg.Mapping)
+}
+
 // resumeCatalog compares the catalog with the checkpoint's record before a
 // follow resumes: a change it cannot derive its way out of is refused unless
 // Prune loads everything again; the rest is rederived first.
@@ -647,11 +653,11 @@ func (f *following) stopped(j *job, err error) error {
 	case errors.As(err, &te):
 		advice = "run " + reload
 	case errors.As(err, &se) && errors.As(se.Err, new(mapping.Errors)):
-		advice = "make the mapping fit the table again (or the table the mapping), then run " + reload
+		advice = fmt.Sprintf("make the table fit the mapping again, then run %s; or make a new version of the mapping that fits the table, then run %s", reload, newMappingAdvice(j))
 	case errors.As(err, &se): // a key column retyped: the keys are rendered again
 		advice = "run " + reload
 	case errors.As(err, &me) && me.Streamed != "":
-		advice = fmt.Sprintf("rename it back (ALTER TABLE %s RENAME TO …), or give the mapping's source its new name, then run %s", me.Streamed, j.cfg.run("migrate", OptFollow, OptResume))
+		advice = fmt.Sprintf("rename it back (ALTER TABLE %s RENAME TO …), then run %s; or give the mapping's source its new name in a new version of the mapping, then run %s", me.Streamed, j.cfg.run("migrate", OptFollow, OptResume), newMappingAdvice(j))
 	case errors.As(err, &me):
 		advice = "restore the table, or take it out of the mapping, then run pg2dynamo drop-slot and " + j.cfg.run("migrate", OptFollow, OptPrune) + " (a new full load)"
 	case errors.As(err, &nf):

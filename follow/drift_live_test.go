@@ -1,11 +1,14 @@
 package follow_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -285,26 +288,39 @@ func TestLiveFollowAddColumn(t *testing.T) {
 }
 
 // A column the mapping names dropped while the follow runs: it stops
-// with the mapping's own error (file, line, path), and once the mapping
-// and the table fit again, --resume --prune goes on.
+// with the mapping's own error (file, line, path) and both ways out:
+// the column added back, --resume --prune goes on; a new version of the
+// mapping without it, --resume --previous-mapping goes on.
 func TestLiveFollowDropMappedColumn(t *testing.T) {
 	t.Parallel()
-	f := loaded(t, filepath.Join("testdata", "notes-select.yaml"), notesSchema)
-	p := startFollow(t, liveArgs(f)...)
-	p.waitFor(t, following, "the follow to start")
-	testenv.Exec(t, f.url, `ALTER TABLE notes DROP COLUMN body`)
-	testenv.Exec(t, f.url, `UPDATE notes SET owner = 'moved' WHERE note_id = 1`)
-	code := p.exit(t)
-	out := p.out.String()
-	if code != 1 || !strings.Contains(out, "the columns of public.notes changed (dropped body") ||
-		!strings.Contains(out, "notes-select.yaml:") || !strings.Contains(out, "--resume --prune") {
-		t.Fatalf("exit %d, want 1 naming the dropped column, the mapping's line and --resume --prune\n%s", code, out)
+	for _, addBack := range []bool{true, false} {
+		t.Run(map[bool]string{true: "the column added back", false: "the mapping fitted to the table"}[addBack], func(t *testing.T) {
+			t.Parallel()
+			f := loaded(t, filepath.Join("testdata", "notes-select.yaml"), notesSchema)
+			p := startFollow(t, liveArgs(f)...)
+			p.waitFor(t, following, "the follow to start")
+			testenv.Exec(t, f.url, `ALTER TABLE notes DROP COLUMN body`)
+			testenv.Exec(t, f.url, `UPDATE notes SET owner = 'moved' WHERE note_id = 1`)
+			code := p.exit(t)
+			out := p.out.String()
+			newVersion := "pg2dynamo migrate --follow --resume --mapping NEW.yaml --previous-mapping " + f.mapping
+			if code != 1 || !strings.Contains(out, "the columns of public.notes changed (dropped body") ||
+				!strings.Contains(out, "notes-select.yaml:") || !strings.Contains(out, "--resume --prune") || !strings.Contains(out, newVersion) {
+				t.Fatalf("exit %d, want 1 naming the dropped column, the mapping's line, --resume --prune and %q\n%s", code, newVersion, out)
+			}
+			var more []string
+			if addBack {
+				testenv.Exec(t, f.url, `ALTER TABLE notes ADD COLUMN body text`)
+				more = []string{"--prune"}
+			} else {
+				more = []string{"--previous-mapping", f.newVersion(t, "[note_id, owner, body]", "[note_id, owner]")}
+			}
+			if code, out := f.resume(more...); code != 0 {
+				t.Fatalf("--resume %s: exit %d\n%s", strings.Join(more, " "), code, out)
+			}
+			f.inStep(t)
+		})
 	}
-	testenv.Exec(t, f.url, `ALTER TABLE notes ADD COLUMN body text`)
-	if code, out := f.resume("--prune"); code != 0 {
-		t.Fatalf("--resume --prune: exit %d\n%s", code, out)
-	}
-	f.inStep(t)
 }
 
 const ticketsSchema = `CREATE TABLE tickets (ticket_id int PRIMARY KEY, owner text NOT NULL, subject text, priority int, tags text[]);
@@ -598,7 +614,7 @@ func TestLiveFollowTableRenamed(t *testing.T) {
 		}
 		code := p.exit(t)
 		out := p.out.String()
-		advice := "rename it back (ALTER TABLE public.notes_renamed RENAME TO …), or give the mapping's source its new name, then run pg2dynamo migrate --follow --resume"
+		advice := "rename it back (ALTER TABLE public.notes_renamed RENAME TO …), then run pg2dynamo migrate --follow --resume; or give the mapping's source its new name in a new version of the mapping, then run pg2dynamo migrate --follow --resume --mapping NEW.yaml --previous-mapping " + f.mapping
 		if code != 1 || !strings.Contains(out, "table public.notes is named public.notes_renamed now") || !strings.Contains(out, advice) {
 			t.Fatalf("exit %d, want 1 naming the new name and %q\n%s", code, advice, firstLines(out, 40))
 		}
@@ -608,4 +624,42 @@ func TestLiveFollowTableRenamed(t *testing.T) {
 		}
 		f.inStep(t)
 	})
+	t.Run("and the mapping given the new name", func(t *testing.T) {
+		t.Parallel()
+		f := loaded(t, filepath.Join("testdata", "notes-whole.yaml"), notesSchema)
+		p := startFollow(t, liveArgs(f)...)
+		p.waitFor(t, following, "the follow to start")
+		for _, sql := range rename {
+			testenv.Exec(t, f.url, sql)
+		}
+		if code := p.exit(t); code != 1 {
+			t.Fatalf("exit %d, want 1\n%s", code, firstLines(p.out.String(), 40))
+		}
+		previous := f.newVersion(t, "{table: notes}", "{table: notes_renamed}")
+		code, out := f.resume("--previous-mapping", previous)
+		if code != 0 {
+			t.Fatalf("--resume with the mapping naming the new name: exit %d\n%s", code, out)
+		}
+		f.inStep(t)
+	})
+}
+
+// newVersion writes a new version of f's mapping, old replaced by new, and
+// makes it f's: it returns the previous one's path.
+func (f *followedChange) newVersion(t *testing.T, old, new string) (previous string) {
+	t.Helper()
+	b, err := os.ReadFile(f.mapping)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(b, []byte(old)) {
+		t.Fatalf("%s holds no %q", f.mapping, old)
+	}
+	v2 := filepath.Join(t.TempDir(), "v2-"+filepath.Base(f.mapping))
+	if err := os.WriteFile(v2, bytes.Replace(b, []byte(old), []byte(new), 1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	previous, f.mapping = f.mapping, v2
+	f.args[slices.Index(f.args, previous)] = v2
+	return previous
 }
