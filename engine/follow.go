@@ -488,13 +488,20 @@ func slotWaitReport(w io.Writer) func(follow.SlotWait) {
 }
 
 // begin begins the full load's snapshot: the slot's, created now, or a new one.
-func (f *following) begin(j *job, s *session) error {
+// A slot created now has cp record the catalog the load derives its items
+// with, so that a resume after a load cut short compares the catalog with it.
+func (f *following) begin(j *job, s *session, cp *checkpointFile) error {
 	ctx := j.ctx
 	if f == nil {
 		return beginSnapshot(j, s)
 	}
 	if err := f.createSlot(j); err != nil {
 		return err
+	}
+	if f.slotCreated {
+		if err := f.saveCatalog(cp, f.catalog); err != nil {
+			return err
+		}
 	}
 	if f.snapshot == "" {
 		return s.src.Begin(ctx)

@@ -98,7 +98,7 @@ func Migrate(ctx context.Context, cfg Config, o MigrateOptions) (err error) {
 	if !o.Resume && out.ds != nil && !out.created {
 		noteRerun(j, s)
 	}
-	if err := fl.begin(j, s); err != nil {
+	if err := fl.begin(j, s, cp); err != nil {
 		return err
 	}
 	if err := rejects.Start(); err != nil {

@@ -1,6 +1,7 @@
 package follow_test
 
 import (
+	"context"
 	"fmt"
 	"path/filepath"
 	"regexp"
@@ -251,4 +252,60 @@ func TestFollowReadsImagesOfARenamedEnumLabel(t *testing.T) {
 		t.Fatalf("--resume: exit %d, want 0\n%s", code, out)
 	}
 	f.inStep(t)
+}
+
+// A first follow whose full load is cut short (the table refuses writes
+// after its fifth BatchWriteItem) records the catalog its items were
+// derived with: a change made before the resume is found then, as after
+// a whole load. An enum label renamed, which no event trigger streams
+// (--no-ddl-capture), is derived again; the publication dropped is
+// refused before anything is written, and its advice ends in step.
+func TestCatalogChangeAfterACutShortLoad(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name, sql, want string
+		code            int
+	}{
+		{"enum label renamed", `ALTER TYPE ticket_status RENAME VALUE 'pending' TO 'waiting'`, "deriving every item of Ticket again first", 0},
+		{"publication dropped", `DROP PUBLICATION %s`, "while no follow ran", 2},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			f := followedChange{endpoint: ownDynalite(t), url: logicalDatabase(t), mapping: filepath.Join("testdata", "desk.yaml")}
+			testenv.Exec(t, f.url, deskSchema)
+			f.table = testenv.TableName("desk-cut")
+			dir := t.TempDir()
+			f.args = []string{"migrate", "--mapping", f.mapping, "--source", f.url, "--endpoint-url", f.endpoint, "--table", f.table,
+				"--follow", "--until-caught-up", "--progress", "none", "--no-ddl-capture",
+				"--rejects", filepath.Join(dir, "rejects.jsonl"), "--checkpoint", filepath.Join(dir, "checkpoint.json")}
+			t.Cleanup(func() {
+				run(context.Background(), "drop-slot", "--mapping", f.mapping, "--source", f.url, "--table", f.table)
+			})
+			proxy, err := faultproxy.Start(f.endpoint, faultproxy.Rates{Permanent: "AccessDeniedException", PermanentAfter: 5, Only: []string{"BatchWriteItem"}}, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(proxy.Close)
+			first := append(slices.Clone(f.args), "--create-table", "--endpoint-url", proxy.URL)
+			if code, out := run(context.Background(), first...); code != 1 || strings.Contains(out, "following slot") {
+				t.Fatalf("migrate --follow, writes refused after the fifth request: exit %d, want 1 in the full load\n%s", code, out)
+			}
+			if n := len(scanTable(t, f.endpoint, f.table)); n == 0 {
+				t.Fatal("the cut-short load wrote nothing: it must have written items derived with the catalog before the change")
+			}
+			sql := c.sql
+			if strings.Contains(sql, "%s") {
+				sql = fmt.Sprintf(sql, follow.DefaultName(f.table))
+			}
+			testenv.Exec(t, f.url, sql)
+			code, out := f.resume()
+			if code != c.code || !strings.Contains(out, c.want) {
+				t.Fatalf("--resume: exit %d, want %d and %q\n%s", code, c.code, c.want, out)
+			}
+			if code != 0 {
+				f.loadAgain(t)
+			}
+			f.inStep(t)
+		})
+	}
 }
