@@ -398,7 +398,7 @@ func (f *following) ddlCapture(j *job, s *session, cp *checkpointFile) error {
 		if f.ddl {
 			// Brought up to date (CREATE OR REPLACE) from the version that
 			// installed it.
-			if err := extract.InstallDDLCapture(ctx, s.src.Conn()); err != nil && !errors.Is(err, extract.ErrNoDDLCapture) {
+			if err := extract.InstallDDLCapture(ctx, s.src.Conn(), f.slot); err != nil && !errors.Is(err, extract.ErrNoDDLCapture) {
 				return err
 			}
 		}
@@ -416,7 +416,7 @@ func (f *following) ddlCapture(j *job, s *session, cp *checkpointFile) error {
 		fmt.Fprintf(j.log, "follow: DDL capture off (%s): %s\n", j.opt(OptNoDDLCapture), j.fol.catalogChecks(j.cfg))
 		return nil
 	}
-	err := extract.InstallDDLCapture(ctx, s.src.Conn())
+	err := extract.InstallDDLCapture(ctx, s.src.Conn(), f.slot)
 	if errors.Is(err, extract.ErrNoDDLCapture) {
 		fmt.Fprintf(j.log, "follow: DDL capture not installed (%v): %s\n", err, j.fol.catalogChecks(j.cfg))
 		return nil

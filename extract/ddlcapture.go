@@ -18,6 +18,10 @@ const (
 	DDLSchema = "pg2dynamo"
 	// DDLTable is the table DDL commands are recorded in.
 	DDLTable = "ddl_events"
+	// ddlSlots lists the replication slots of the follows that stream
+	// DDLPublication; a slot's name is its own (a follow's --slot), so only
+	// this list tells them from other tools' slots.
+	ddlSlots = "ddl_slots"
 	// DDLPublication is the publication that publishes DDLTable.
 	DDLPublication = "pg2dynamo_ddl"
 	// ddlTrigger names the event triggers (with _end and _drop).
@@ -31,13 +35,15 @@ const (
 var ErrNoDDLCapture = errors.New("the role is neither a superuser nor a member of rds_superuser, which event triggers need")
 
 // InstallDDLCapture installs or updates the event triggers, DDLTable and
-// DDLPublication in one transaction; ErrNoDDLCapture when the role may not.
-func InstallDDLCapture(ctx context.Context, conn *pgx.Conn) error {
-	return installDDLCapture(ctx, conn, DDLKeep)
+// DDLPublication in one transaction, and records slot ("": none) as one that
+// streams DDLPublication, which DropDDLCapture keeps it for; ErrNoDDLCapture
+// when the role may not.
+func InstallDDLCapture(ctx context.Context, conn *pgx.Conn, slot string) error {
+	return installDDLCapture(ctx, conn, slot, DDLKeep)
 }
 
 // installDDLCapture is InstallDDLCapture keeping keep rows.
-func installDDLCapture(ctx context.Context, conn *pgx.Conn, keep int) error {
+func installDDLCapture(ctx context.Context, conn *pgx.Conn, slot string, keep int) error {
 	var super bool
 	var version int
 	err := conn.QueryRow(ctx, `SELECT r.rolsuper OR (EXISTS (SELECT FROM pg_roles WHERE rolname = 'rds_superuser')
@@ -54,6 +60,12 @@ FROM pg_roles r WHERE r.rolname = current_user`).Scan(&super, &version)
 			if _, err := tx.Exec(ctx, stmt); err != nil {
 				return fmt.Errorf("ddl capture: %w", err)
 			}
+		}
+		if slot == "" {
+			return nil
+		}
+		if _, err := tx.Exec(ctx, "INSERT INTO "+DDLSchema+"."+ddlSlots+" VALUES ($1) ON CONFLICT DO NOTHING", slot); err != nil {
+			return fmt.Errorf("ddl capture: %w", err)
 		}
 		return nil
 	})
@@ -83,6 +95,7 @@ func ddlInstall(version, keep int) []string {
 	object_type text,
 	object_identity text,
 	publications jsonb)`,
+		"CREATE TABLE IF NOT EXISTS " + DDLSchema + "." + ddlSlots + " (slot_name text PRIMARY KEY)",
 		`CREATE OR REPLACE FUNCTION ` + DDLSchema + `.record_ddl() RETURNS event_trigger
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $fn$
 DECLARE
@@ -149,17 +162,35 @@ func DDLCaptureInstalled(ctx context.Context, conn *pgx.Conn) (bool, error) {
 }
 
 // DropDDLCapture drops the event triggers, DDLPublication and DDLSchema,
-// unless another follow's slot may stream it: then it names those slots.
+// unless another follow's slot may stream it: then it names those slots (the
+// slots InstallDDLCapture recorded, and those named as pg2dynamo names a
+// follow's by default, which versions that recorded none installed it for),
+// and forgets except.
 func DropDDLCapture(ctx context.Context, conn *pgx.Conn, except string) (dropped []string, keptFor []string, err error) {
+	var recorded bool
+	if err := conn.QueryRow(ctx, "SELECT to_regclass($1) IS NOT NULL", DDLSchema+"."+ddlSlots).Scan(&recorded); err != nil {
+		return nil, nil, fmt.Errorf("ddl capture: %w", err)
+	}
+	byName := `slot_name LIKE 'pg2dynamo\_%' AND slot_name NOT LIKE 'pg2dynamo\_verify\_%'`
+	if recorded {
+		byName = "(" + byName + " OR slot_name IN (SELECT slot_name FROM " + DDLSchema + "." + ddlSlots + "))"
+	}
 	rows, err := conn.Query(ctx, `SELECT slot_name::text FROM pg_replication_slots
-WHERE slot_name LIKE 'pg2dynamo\_%' AND slot_name NOT LIKE 'pg2dynamo\_verify\_%' AND slot_name <> $1 AND NOT temporary
-AND database = current_database() ORDER BY 1`, except)
+WHERE `+byName+` AND slot_name <> $1 AND NOT temporary AND database = current_database() ORDER BY 1`, except)
 	if err != nil {
 		return nil, nil, fmt.Errorf("ddl capture: %w", err)
 	}
 	keptFor, err = pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil || len(keptFor) > 0 {
-		return nil, keptFor, err
+	if err != nil {
+		return nil, nil, fmt.Errorf("ddl capture: %w", err)
+	}
+	if len(keptFor) > 0 {
+		if recorded {
+			if _, err := conn.Exec(ctx, "DELETE FROM "+DDLSchema+"."+ddlSlots+" WHERE slot_name = $1", except); err != nil {
+				return nil, keptFor, fmt.Errorf("ddl capture: %w", err)
+			}
+		}
+		return nil, keptFor, nil
 	}
 	installed, err := DDLCaptureInstalled(ctx, conn)
 	if err != nil || !installed {

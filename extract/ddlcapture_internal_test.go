@@ -20,7 +20,7 @@ func TestDDLCaptureKeepsTheLastRows(t *testing.T) {
 	ctx := context.Background()
 	url := testenv.NewDatabase(t)
 	conn := testenv.Connect(t, url)
-	if err := installDDLCapture(ctx, conn, 3); err != nil {
+	if err := installDDLCapture(ctx, conn, "", 3); err != nil {
 		t.Fatal(err)
 	}
 	rowsNow := func() []string {
@@ -55,7 +55,7 @@ func TestDDLCaptureTrimWaitsOnNoOtherSession(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	url := testenv.NewDatabase(t)
-	if err := installDDLCapture(ctx, testenv.Connect(t, url), 1); err != nil {
+	if err := installDDLCapture(ctx, testenv.Connect(t, url), "", 1); err != nil {
 		t.Fatal(err)
 	}
 	testenv.Exec(t, url, "CREATE TABLE t1 (id int); CREATE TABLE t2 (id int); CREATE TABLE t3 (id int)")

@@ -2,6 +2,8 @@ package follow_test
 
 import (
 	"context"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -20,7 +22,7 @@ func TestDDLCaptureRecordsCommands(t *testing.T) {
 	ctx := context.Background()
 	url := logicalDatabase(t)
 	conn := testenv.Connect(t, url)
-	if err := extract.InstallDDLCapture(ctx, conn); err != nil {
+	if err := extract.InstallDDLCapture(ctx, conn, ""); err != nil {
 		t.Fatal(err)
 	}
 	testenv.Exec(t, url, `CREATE TYPE s AS ENUM ('a', 'b');
@@ -70,5 +72,36 @@ func TestDDLCaptureRecordsCommands(t *testing.T) {
 	}
 	if ok, err := extract.DDLCaptureInstalled(ctx, conn); ok || err != nil {
 		t.Errorf("installed after DropDDLCapture: %v, %v", ok, err)
+	}
+}
+
+// DropDDLCapture keeps DDL capture while a slot a follow streamed it with
+// exists, whatever that slot's name (a follow's --slot), naming it; with
+// that slot gone, it drops it.
+func TestDropDDLCaptureKeepsItForANamedSlot(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	url := logicalDatabase(t)
+	conn := testenv.Connect(t, url)
+	slot := strings.ReplaceAll(testenv.TableName("orders_follow"), "-", "_")
+	if err := extract.InstallDDLCapture(ctx, conn, slot); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Exec(ctx, "SELECT pg_create_logical_replication_slot($1, 'pgoutput')", slot); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		conn.Exec(context.WithoutCancel(ctx), "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = $1", slot)
+	})
+	dropped, kept, err := extract.DropDDLCapture(ctx, conn, "pg2dynamo_other")
+	if err != nil || len(dropped) != 0 || !slices.Equal(kept, []string{slot}) {
+		t.Fatalf("DropDDLCapture with slot %s streaming it: dropped %q, kept for %q, %v", slot, dropped, kept, err)
+	}
+	if _, err := conn.Exec(ctx, "SELECT pg_drop_replication_slot($1)", slot); err != nil {
+		t.Fatal(err)
+	}
+	dropped, kept, err = extract.DropDDLCapture(ctx, conn, slot)
+	if err != nil || len(dropped) != 1 || len(kept) != 0 {
+		t.Fatalf("DropDDLCapture with slot %s gone: dropped %q, kept for %q, %v", slot, dropped, kept, err)
 	}
 }
