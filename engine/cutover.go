@@ -170,6 +170,8 @@ func auditVerdict(cfg Config, tags map[string]string, slot string) CutoverResult
 	switch {
 	case !ok || l.Slot != slot:
 		return CutoverResult{NotChecked, "no lease of this follow records an audit"}
+	case time.Since(l.Heartbeat) >= leaseFreshFor(l):
+		return CutoverResult{NotChecked, fmt.Sprintf("the lease of slot %s is stale: the audit it records is of a follow that no longer runs", l.Slot)}
 	case l.Audit == nil:
 		return CutoverResult{NotChecked, "the follow runs without the rolling audit (" + cfg.name(OptAudit) + " off)"}
 	case l.Audit.Unrepaired > 0:

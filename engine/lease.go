@@ -217,6 +217,10 @@ func takeLease(j *job, s *session, arn string) error {
 		k.audit.Store(k.lease.Audit)
 	}
 	err = load.WriteLease(j.ctx, s.client, arn, k.lease)
+	if err == nil && k.lease.Audit == nil {
+		// A follow that crashed leaves its audit's record.
+		err = load.RemoveLeaseAudit(j.ctx, s.client, arn)
+	}
 	if errors.Is(err, load.ErrNoTags) {
 		fmt.Fprintf(j.log, "table %s carries no lease of this follow (%v): other runs cannot tell that it streams into the table\n", s.m.Table.Name, err)
 		return nil

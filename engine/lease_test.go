@@ -141,6 +141,10 @@ func TestLeaseCarriesTheAudit(t *testing.T) {
 		if other := auditVerdict(Config{}, tags, "s2"); other.Verdict != NotChecked {
 			t.Errorf("the audit of another slot's lease: %v, want not checked", other)
 		}
+		tags[load.TagLeaseHeartbeat] = time.Now().Add(-2 * LeaseFreshPeriods * time.Hour).UTC().Format(time.RFC3339)
+		if stale := auditVerdict(Config{}, tags, "s1"); stale.Verdict != NotChecked || !strings.Contains(stale.Reason, "stale") {
+			t.Errorf("the audit of a stale lease: %v, want not checked, saying so", stale)
+		}
 	}
 	releaseLease(j)
 	if len(store.tags) != 0 {

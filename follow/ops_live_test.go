@@ -373,13 +373,17 @@ func TestCutoverWaitsForTheFollow(t *testing.T) {
 		t.Fatalf("cutover with the follow streaming: exit %d, want 0 (go, the follow's slot holding the table's lease, an audit cycle completed)\n%s", code, out)
 	}
 	// The workload's part, without the audit: its slices, back to back,
-	// would read the source a writer grows as fast as it can.
-	p.cmd.Process.Signal(syscall.SIGINT)
-	if code := p.exit(t); code != 0 {
-		t.Fatalf("the audited follow after SIGINT: exit %d\n%s", code, p.out.String())
-	}
+	// would read the source a writer grows as fast as it can. The audited
+	// follow is killed, leaving its lease with its audit's record, which
+	// the next follow's lease replaces.
+	p.cmd.Process.Kill()
+	p.exit(t)
 	p = startFollow(t, liveArgs(f, "--audit", "off")...)
 	p.waitFor(t, following, "the follow streaming again")
+	code, out = run(context.Background(), cut...)
+	if !regexp.MustCompile(`audit\s+not checked\s+the follow runs without the rolling audit`).MatchString(out) {
+		t.Fatalf("cutover with a follow without the audit, after an audited one was killed: exit %d, want the audit not checked\n%s", code, out)
+	}
 
 	w := startWriter(t, f.url, 1000)
 	// A window may always be in flight under the writer: the line's

@@ -88,6 +88,12 @@ func WriteLease(ctx context.Context, client OwnerAPI, arn string, l Lease) error
 	return tagTable(ctx, client, arn, l.Tags())
 }
 
+// RemoveLeaseAudit removes the lease's audit tag from the table of ARN arn, if
+// any: a follow without the audit must not leave an earlier follow's record.
+func RemoveLeaseAudit(ctx context.Context, client OwnerAPI, arn string) error {
+	return untagTable(ctx, client, arn, TagLeaseAudit)
+}
+
 // RemoveLease removes the lease's tags from the table of ARN arn, if any.
 func RemoveLease(ctx context.Context, client OwnerAPI, arn string) error {
 	return untagTable(ctx, client, arn, TagLeaseSlot, TagLeaseHeartbeat, TagLeaseEvery, TagLeaseAudit)
