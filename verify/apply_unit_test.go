@@ -143,9 +143,10 @@ func TestCompareApplies(t *testing.T) {
 		want:         outcome.Applied{Counts: outcome.AppliedCounts{Put: outcome.ListCount{Total: 2, Listed: 2}, Delete: outcome.ListCount{Total: 1, Listed: 1}, Unapplied: outcome.ListCount{Total: 1, Listed: 1}}, ReadBack: true, Matched: 1, Gone: 1},
 		wantProblems: []string{"OrdersOfCustomer 11"},
 	}, {
-		name: "a stale item retyped since the Scan", retype: true, wantPut: wantPut, wantDel: wantDel, wantTable: 10, wantUnits: 3, wantWaits: 2,
-		want:         outcome.Applied{Counts: outcome.AppliedCounts{Put: outcome.ListCount{Total: 2, Listed: 2}, Delete: outcome.ListCount{Total: 1, Listed: 1}}, ReadBack: true, Matched: 2, Retyped: 1},
-		wantProblems: []string{"OrdersOfCustomer 10"}, // the retyped item is in the pattern's answer
+		// The retyped item, another writer's now, is in the pattern's answer,
+		// which passes over it as the Scan does.
+		name: "a stale item retyped since the Scan", retype: true, wantPut: wantPut, wantDel: wantDel, wantTable: 10, wantUnits: 3, wantWaits: 2, wantOK: true,
+		want: outcome.Applied{Counts: outcome.AppliedCounts{Put: outcome.ListCount{Total: 2, Listed: 2}, Delete: outcome.ListCount{Total: 1, Listed: 1}}, ReadBack: true, Matched: 2, Retyped: 1},
 	}, {
 		name: "a key derived twice: nothing deleted", duplicate: true, wantPut: wantPut, wantTable: 10, wantUnits: 2, wantWaits: 1,
 		wantProblems: []string{"CustomerProfile 12", "OrdersOfCustomer 10"}, // the key derived twice, the stale item

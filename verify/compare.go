@@ -415,9 +415,17 @@ func (c *comparison) runPatterns(ctx context.Context, samples []*patternSample, 
 	wait := newIndexWait(c.opts.IndexWait)
 	ties := c.work.Sub(tiesBudget).NewSorter("ties", bytes.Compare)
 	var out []outcome.PatternResult
+	owned := map[string]bool{}
+	for _, p := range c.plans {
+		owned[p.Entity().Type] = true
+	}
+	for _, t := range c.opts.Retired {
+		owned[t] = true
+	}
 	for _, ps := range samples {
 		for _, pc := range ps.checks {
 			pc.inFlight = c.itemInFlight
+			pc.typeAttr, pc.owned = c.m.TypeAttribute, owned
 		}
 		prs, err := ps.runAll(ctx, c.src, c.opts.Reads.Query(c.client), c.m.Table.Name, wait, c.orders, ties, derived, c.sourceRows)
 		if err != nil {

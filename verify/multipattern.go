@@ -21,7 +21,7 @@ import (
 // multiPatternQuery builds a multi-attribute GSI pattern's Query: one condition
 // a term, joined by expression.KeyAnd, each value the attribute value the items
 // carry.
-func multiPatternQuery(table string, pp *transform.PatternPlan, values []any) (*dynamodb.QueryInput, error) {
+func multiPatternQuery(table string, pp *transform.PatternPlan, values []any, filter bool) (*dynamodb.QueryInput, error) {
 	terms, err := pp.RenderTerms(values)
 	if err != nil {
 		return nil, err
@@ -38,7 +38,7 @@ func multiPatternQuery(table string, pp *transform.PatternPlan, values []any) (*
 	if len(conds) > 1 {
 		cond = expression.KeyAnd(conds...)
 	}
-	return patternInput(table, pp, values, cond)
+	return patternInput(table, pp, values, cond, filter)
 }
 
 // termCondition is term t as a key condition.

@@ -24,6 +24,7 @@ import (
 	"github.com/pg2dynamo/pg2dynamo/ddbjson"
 	"github.com/pg2dynamo/pg2dynamo/extract"
 	"github.com/pg2dynamo/pg2dynamo/internal/extsort"
+	"github.com/pg2dynamo/pg2dynamo/load"
 	"github.com/pg2dynamo/pg2dynamo/mapping"
 	"github.com/pg2dynamo/pg2dynamo/transform"
 	"github.com/pg2dynamo/pg2dynamo/verify/outcome"
@@ -45,8 +46,13 @@ func keyOperand(typ, text string) expression.ValueBuilder {
 // pp.Params, as pgx decodes them). A table Query reads consistently; a GSI's
 // cannot.
 func PatternQuery(table string, pp *transform.PatternPlan, values []any) (*dynamodb.QueryInput, error) {
+	return patternQuery(table, pp, values, true)
+}
+
+// patternQuery is PatternQuery, without the pattern's filter unless filter.
+func patternQuery(table string, pp *transform.PatternPlan, values []any, filter bool) (*dynamodb.QueryInput, error) {
 	if pp.MultiAttribute() {
-		return multiPatternQuery(table, pp, values)
+		return multiPatternQuery(table, pp, values, filter)
 	}
 	pk, sk, err := pp.Render(values)
 	if err != nil {
@@ -66,14 +72,14 @@ func PatternQuery(table string, pp *transform.PatternPlan, values []any) (*dynam
 		}
 		cond = cond.And(sc)
 	}
-	return patternInput(table, pp, values, cond)
+	return patternInput(table, pp, values, cond, filter)
 }
 
-// patternInput is pp's Query for values, with key condition cond and the
-// pattern's filter.
-func patternInput(table string, pp *transform.PatternPlan, values []any, cond expression.KeyConditionBuilder) (*dynamodb.QueryInput, error) {
+// patternInput is pp's Query for values, with key condition cond and, when
+// filter, the pattern's filter.
+func patternInput(table string, pp *transform.PatternPlan, values []any, cond expression.KeyConditionBuilder, filter bool) (*dynamodb.QueryInput, error) {
 	b := expression.NewBuilder().WithKeyCondition(cond)
-	if f := pp.Pattern.FilterExpr; f != nil {
+	if f := pp.Pattern.FilterExpr; f != nil && filter {
 		vals, err := filterValues(pp, values)
 		if err != nil {
 			return nil, err
@@ -162,6 +168,16 @@ type patternCheck struct {
 	// inFlight says whether a canonical item changed after the snapshot; such
 	// items are skipped on both sides.
 	inFlight func(ctx context.Context, item []byte, readAt time.Time) (bool, error)
+	// owned are the types of the mapping's items (retired ones too), in
+	// attribute typeAttr; an answer's item of another type, or none, is
+	// another writer's (nil: every item is compared).
+	typeAttr string
+	owned    map[string]bool
+}
+
+// other reports whether item is another writer's.
+func (c *patternCheck) other(item map[string]types.AttributeValue) bool {
+	return c.owned != nil && !c.owned[load.StringAttr(item, c.typeAttr)]
 }
 
 // wantItem is an item that must answer a Query: sort key value, canonical
@@ -560,7 +576,7 @@ func (c *patternCheck) query(ctx context.Context, client dynamodb.QueryAPIClient
 		return res, err
 	}
 	in.Limit = aws.Int32(queryPageItems)
-	got := &answerReader{ctx: ctx, name: ap.Name, p: dynamodb.NewQueryPaginator(client, in), ties: ties}
+	got := &answerReader{ctx: ctx, name: ap.Name, p: dynamodb.NewQueryPaginator(client, in), ties: ties, other: c.other}
 	if c.gsi != nil {
 		// Equal GSI sort keys come back in no defined order: each run is
 		// ordered as want is.
@@ -621,12 +637,17 @@ func (c *patternCheck) query(ctx context.Context, client dynamodb.QueryAPIClient
 	if err := got.drain(); err != nil {
 		return res, err
 	}
-	res.Got = got.n - got.undecided
+	res.Got, res.Others = got.n-got.undecided, got.others
+	if got.others > 0 {
+		addNote(&res, fmt.Sprintf("%d of the answer's items are other writers' (a type the mapping does not have, or none): passed over", got.others))
+	}
 	if len(c.undecided) > 0 {
 		addNote(&res, fmt.Sprintf("%d of the items the key condition reads are compared on neither side: whether they pass the filter "+
 			"is not decided by DynamoDB's documented rules (%s)", len(c.undecided), c.undecidedWhy))
 	}
-	c.checkScanned(&res, got.scanned)
+	if err := c.checkScanned(ctx, client, table, &res, got.scanned); err != nil {
+		return res, err
+	}
 	return res, nil
 }
 
@@ -646,23 +667,58 @@ func (c *patternCheck) nextAnswer(got *answerReader) ([]byte, error) {
 }
 
 // checkScanned fails res, a matched filtered answer, when ScannedCount differs
-// from the items the key condition must read (passing, left out, undecided);
-// each in-flight skip widens the allowance by one. Otherwise a key condition
-// reading nothing would match a filter that leaves every derived item out.
+// from the items the key condition must read (passing, left out, undecided,
+// and other writers'); each in-flight skip widens the allowance by one.
+// Otherwise a key condition reading nothing would match a filter that leaves
+// every derived item out. Other writers' items the filter left out are not in
+// the answer: when the count is over, the key condition is read again without
+// the filter to count them.
 // https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Query.FilterExpression.html
-func (c *patternCheck) checkScanned(res *outcome.PatternResult, scanned int64) {
+func (c *patternCheck) checkScanned(ctx context.Context, client dynamodb.QueryAPIClient, table string, res *outcome.PatternResult, scanned int64) error {
 	if c.pp.Pattern.FilterExpr == nil || !res.OK {
-		return
+		return nil
 	}
 	res.Scanned = int(scanned)
 	want := c.want.Len() + c.filtered + int64(len(c.undecided))
-	if d := scanned - want; d <= int64(res.InFlight) && -d <= int64(res.InFlight) {
-		return
+	others := int64(res.Others)
+	if scanned-want-others > int64(res.InFlight) && c.owned != nil {
+		n, err := c.othersRead(ctx, client, table)
+		if err != nil {
+			return err
+		}
+		others = n
+	}
+	if d := scanned - want - others; d <= int64(res.InFlight) && -d <= int64(res.InFlight) {
+		return nil
 	}
 	res.OK = false
 	res.Problem = fmt.Sprintf("the Query's key condition read %d items (its ScannedCount), but the source derives %d items it must read "+
-		"(%d that pass the filter, %d that the filter leaves out, %d undecided): the %s lacks items, or holds items it should not",
-		scanned, want, c.want.Len(), c.filtered, len(c.undecided), res.Index)
+		"(%d that pass the filter, %d that the filter leaves out, %d undecided), and %d are other writers': the %s lacks items, or holds items it should not",
+		scanned, want, c.want.Len(), c.filtered, len(c.undecided), others, res.Index)
+	return nil
+}
+
+// othersRead counts the other writers' items the key condition reads: the
+// Query without its filter.
+func (c *patternCheck) othersRead(ctx context.Context, client dynamodb.QueryAPIClient, table string) (int64, error) {
+	in, err := patternQuery(table, c.pp, c.values, false)
+	if err != nil {
+		return 0, err
+	}
+	in.Limit = aws.Int32(queryPageItems)
+	var n int64
+	for p := dynamodb.NewQueryPaginator(client, in); p.HasMorePages(); {
+		out, err := p.NextPage(ctx)
+		if err != nil {
+			return 0, fmt.Errorf("pattern %s: %w", c.pp.Pattern.Name, err)
+		}
+		for _, it := range out.Items {
+			if c.other(it) {
+				n++
+			}
+		}
+	}
+	return n, nil
 }
 
 // skip reports whether item, differing from the other side's and read at readAt
@@ -702,6 +758,10 @@ type answerReader struct {
 	// readAt is when the last page was read.
 	readAt  time.Time
 	pending *answerItem // the first item of the next run
+	// other reports an item of another writer, which is passed over and
+	// counted in others.
+	other  func(map[string]types.AttributeValue) bool
+	others int
 }
 
 type answerItem struct {
@@ -726,6 +786,10 @@ func (a *answerReader) raw() (answerItem, error) {
 	it := a.page[a.i]
 	a.page[a.i] = nil
 	a.i++
+	if a.other != nil && a.other(it) {
+		a.others++
+		return a.raw()
+	}
 	a.n++
 	ai := answerItem{item: ddbjson.Canonical(it)}
 	if len(a.sortKeys) > 0 {

@@ -108,6 +108,10 @@ type PatternResult struct {
 	// Scanned is, with a filter, the items the key condition read before
 	// filtering (ScannedCount over the pages).
 	Scanned int `json:"scanned,omitempty"`
+	// Others counts the answer's items of other writers (a type the mapping
+	// does not have, or none), passed over as the Scan's comparison passes
+	// over them.
+	Others int `json:"others,omitempty"`
 }
 
 // Result compares the table with what the source derives; its lists live in
