@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
@@ -20,9 +22,11 @@ type ColumnPair struct {
 
 // CountMatching returns how many rows of other match, by pairs, the home row
 // whose homeCols equal values: its collection's items, counted apart from
-// the key renderer. No such home row counts 0.
+// the key renderer. Rows of other equal, in each non-NULL column of one of
+// exclude, to its value are not counted (rejected rows, which give no item).
+// No such home row counts 0.
 func (s *Source) CountMatching(ctx context.Context, home mapping.Source, homeCols []string, values []any, other mapping.Source,
-	pairs []ColumnPair, notNull []string) (int64, error) {
+	pairs []ColumnPair, notNull []string, exclude []map[string]any) (int64, error) {
 	if s.tx == nil {
 		return 0, errors.New("source: CountMatching before Begin")
 	}
@@ -46,10 +50,24 @@ func (s *Source) CountMatching(ctx context.Context, home mapping.Source, homeCol
 	for _, c := range notNull {
 		where = append(where, col(c)+" IS NOT NULL")
 	}
+	args := slices.Clone(values)
+	for _, row := range exclude {
+		var same []string
+		for _, c := range slices.Sorted(maps.Keys(row)) {
+			if row[c] == nil {
+				continue
+			}
+			args = append(args, row[c])
+			same = append(same, fmt.Sprintf("%s = $%d", col(c), len(args)))
+		}
+		if len(same) > 0 {
+			where = append(where, "NOT ("+strings.Join(same, " AND ")+")")
+		}
+	}
 	sql := fmt.Sprintf("SELECT count(*) FROM (SELECT %s FROM %s WHERE %s LIMIT 1) AS home, %s WHERE %s",
 		strings.Join(texts, ", "), from(home), strings.Join(eq, " AND "), from(other), strings.Join(where, " AND "))
 	var n int64
-	if err := s.tx.QueryRow(ctx, sql, values...).Scan(&n); err != nil {
+	if err := s.tx.QueryRow(ctx, sql, args...).Scan(&n); err != nil {
 		return 0, fmt.Errorf("count the rows of %s matching %s: %w", other, strings.Join(homeCols, ", "), err)
 	}
 	return n, nil

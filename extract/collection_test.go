@@ -13,8 +13,8 @@ import (
 
 // CountMatching counts the rows of another source whose column has the
 // text of the home row's, with = as well where the types agree, leaving
-// out rows NULL in notNull; text of another type compares as text ('7'
-// and 7, not '07'). MisOrdered finds, per group, the numbers that sort as
+// out rows NULL in notNull and rows excluded by primary key; text of
+// another type compares as text ('7' and 7, not '07'). MisOrdered finds, per group, the numbers that sort as
 // text right after a greater one.
 func TestCountMatchingAndMisOrdered(t *testing.T) {
 	url := testenv.NewDatabase(t)
@@ -36,21 +36,25 @@ INSERT INTO posts VALUES (1, 7, '7', 'a'), (2, 7, '07', 'b'), (3, 7, '7', NULL),
 	for _, tc := range []struct {
 		pairs   []extract.ColumnPair
 		notNull []string
+		exclude []map[string]any
 		want    int64
 	}{
-		{[]extract.ColumnPair{{Home: "id", Other: "user_id", SameType: true}}, nil, 4},
-		{[]extract.ColumnPair{{Home: "id", Other: "user_id", SameType: true}}, []string{"at"}, 3},
-		{[]extract.ColumnPair{{Home: "id", Other: "user_text"}}, nil, 3},
+		{[]extract.ColumnPair{{Home: "id", Other: "user_id", SameType: true}}, nil, nil, 4},
+		{[]extract.ColumnPair{{Home: "id", Other: "user_id", SameType: true}}, []string{"at"}, nil, 3},
+		{[]extract.ColumnPair{{Home: "id", Other: "user_text"}}, nil, nil, 3},
+		// Rejected rows by their primary key's text, as a reject names them;
+		// 9 is another user's.
+		{[]extract.ColumnPair{{Home: "id", Other: "user_id", SameType: true}}, nil, []map[string]any{{"post_id": "2"}, {"post_id": "11"}, {"post_id": "9"}}, 2},
 	} {
-		n, err := src.CountMatching(ctx, users, []string{"id"}, []any{int32(7)}, posts, tc.pairs, tc.notNull)
+		n, err := src.CountMatching(ctx, users, []string{"id"}, []any{int32(7)}, posts, tc.pairs, tc.notNull, tc.exclude)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if n != tc.want {
-			t.Errorf("%+v, not NULL %v: %d rows, want %d", tc.pairs, tc.notNull, n, tc.want)
+			t.Errorf("%+v, not NULL %v, rows %v left out: %d rows, want %d", tc.pairs, tc.notNull, tc.exclude, n, tc.want)
 		}
 	}
-	if n, err := src.CountMatching(ctx, users, []string{"id"}, []any{int32(99)}, posts, []extract.ColumnPair{{Home: "id", Other: "user_id"}}, nil); err != nil || n != 0 {
+	if n, err := src.CountMatching(ctx, users, []string{"id"}, []any{int32(99)}, posts, []extract.ColumnPair{{Home: "id", Other: "user_id"}}, nil, nil); err != nil || n != 0 {
 		t.Errorf("no home row: %d, %v; want 0", n, err)
 	}
 	n, got, err := src.MisOrdered(ctx, posts, []string{"user_id"}, "post_id", 5)

@@ -35,12 +35,13 @@ type source interface {
 	SampleParams(ctx context.Context, src mapping.Source, cols []string, n int) ([][]any, error)
 	// CountMatching is extract.Source.CountMatching.
 	CountMatching(ctx context.Context, home mapping.Source, homeCols []string, values []any, other mapping.Source,
-		pairs []extract.ColumnPair, notNull []string) (int64, error)
+		pairs []extract.ColumnPair, notNull []string, exclude []map[string]any) (int64, error)
 	ranker
 }
 
 var _ source = (*extract.Source)(nil)
 
 // deriveFunc derives every item into sink as pipeline.Run does (duplicate-check
-// rejects give none), returning one EntityStats per plan in order.
-type deriveFunc func(ctx context.Context, sink load.Sink) (*pipeline.Summary, error)
+// rejects give none), telling onReject of each rejected row, and returns one
+// EntityStats per plan in order.
+type deriveFunc func(ctx context.Context, sink load.Sink, onReject func(pipeline.Reject) error) (*pipeline.Summary, error)

@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/pg2dynamo/pg2dynamo/extract"
 	"github.com/pg2dynamo/pg2dynamo/mapping"
+	"github.com/pg2dynamo/pg2dynamo/pipeline"
 	"github.com/pg2dynamo/pg2dynamo/transform"
 	"github.com/pg2dynamo/pg2dynamo/verify/outcome"
 )
@@ -172,7 +174,12 @@ func (ps *patternSample) checkCollection(ctx context.Context, src source, plans 
 		}
 		e := plans[cm.entity].Entity()
 		name := memberName(e, cm.mirror)
-		n, err := src.CountMatching(ctx, home, ps.pp.Params, c.values, e.Source, cm.pairs, cm.notNull)
+		exclude, why := ps.rejected.of(e.Name)
+		if why != "" {
+			addNote(res, fmt.Sprintf("entity %s is not counted in the item collection: %s", name, why))
+			continue
+		}
+		n, err := src.CountMatching(ctx, home, ps.pp.Params, c.values, e.Source, cm.pairs, cm.notNull, exclude)
 		if err != nil {
 			return fmt.Errorf("pattern %s: %w", ps.pp.Pattern.Name, err)
 		}
@@ -228,4 +235,67 @@ func addNote(res *outcome.PatternResult, note string) {
 	default:
 		res.Note += "; " + note
 	}
+}
+
+// maxRejectedKeys bounds the rejected rows an entity's collection counts
+// leave out, each a condition of PostgreSQL's count.
+const maxRejectedKeys = 1000
+
+// keyTypes are the primary key column types whose text (transform's, in a
+// reject's source key) PostgreSQL reads back as the same value.
+var keyTypes = map[string]bool{"int2": true, "int4": true, "int8": true, "text": true, "varchar": true, "uuid": true}
+
+// rejectedRows are the rows a source pass rejected, by entity: each row's
+// primary key, or why its rows cannot be left out of a count. Safe for
+// concurrent use; the zero value is empty.
+type rejectedRows struct {
+	mu   sync.Mutex
+	keys map[string][]map[string]any
+	why  map[string]string
+}
+
+// add records r, a row of an entity of plans.
+func (rr *rejectedRows) add(plans []*transform.Plan, r pipeline.Reject) {
+	rr.mu.Lock()
+	defer rr.mu.Unlock()
+	if rr.keys == nil {
+		rr.keys, rr.why = map[string][]map[string]any{}, map[string]string{}
+	}
+	if rr.why[r.Entity] != "" {
+		return
+	}
+	if len(rr.keys[r.Entity]) == maxRejectedKeys {
+		rr.why[r.Entity] = fmt.Sprintf("more than %d of its rows were rejected", maxRejectedKeys)
+		return
+	}
+	i := slices.IndexFunc(plans, func(p *transform.Plan) bool { return p.Entity().Name == r.Entity })
+	key := map[string]any{}
+	if i >= 0 {
+		for _, c := range plans[i].Query().Columns {
+			if !c.PrimaryKey {
+				continue
+			}
+			if v := r.SourceKey[c.Name]; !keyTypes[c.Type] || c.Array || v == nil {
+				rr.why[r.Entity] = fmt.Sprintf("rows of it were rejected, and PostgreSQL cannot tell them by their primary key column %s (%s)", c.Name, c.Type)
+				return
+			}
+			key[c.Name] = r.SourceKey[c.Name]
+		}
+	}
+	if len(key) == 0 {
+		rr.why[r.Entity] = "rows of it were rejected, and its source has no primary key to tell them by"
+		return
+	}
+	rr.keys[r.Entity] = append(rr.keys[r.Entity], key)
+}
+
+// of returns the primary keys of entity's rejected rows, or why they cannot
+// be left out of a count.
+func (rr *rejectedRows) of(entity string) ([]map[string]any, string) {
+	if rr == nil {
+		return nil, ""
+	}
+	rr.mu.Lock()
+	defer rr.mu.Unlock()
+	return rr.keys[entity], rr.why[entity]
 }

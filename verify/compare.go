@@ -133,10 +133,10 @@ func checkCounts(e *outcome.EntityCounts) {
 // file errors; a mismatch is a result.
 func Compare(ctx context.Context, src *extract.Source, m *mapping.Mapping, plans []*transform.Plan,
 	client ReadAPI, opts Options) (*outcome.Result, error) {
-	derive := func(ctx context.Context, sink load.Sink) (*pipeline.Summary, error) {
+	derive := func(ctx context.Context, sink load.Sink, onReject func(pipeline.Reject) error) (*pipeline.Summary, error) {
 		// The pipeline's duplicate check rejects exactly what migrate rejects,
 		// so only the others' items are expected.
-		return pipeline.Run(ctx, pipeline.Postgres(src), m, plans, sink, pipeline.Options{Concurrency: 1, Readers: opts.Readers, MinRangeRows: opts.MinRangeRows, Progress: opts.Progress, OnReject: opts.OnReject})
+		return pipeline.Run(ctx, pipeline.Postgres(src), m, plans, sink, pipeline.Options{Concurrency: 1, Readers: opts.Readers, MinRangeRows: opts.MinRangeRows, Progress: opts.Progress, OnReject: onReject})
 	}
 	return compare(ctx, src, derive, m, plans, client, opts)
 }
@@ -156,6 +156,9 @@ type comparison struct {
 	// work holds the buckets and the patterns' expected answers, removed when
 	// compare returns.
 	work *extsort.Group
+	// rejected are the source pass's rejected rows, which the item
+	// collections' counts leave out.
+	rejected rejectedRows
 }
 
 // compare is Compare with the source behind seams: src for counts, samples and
@@ -335,7 +338,13 @@ func (c *comparison) sourcePass(ctx context.Context, sp spill, samples []*patter
 		checks = append(checks, ps.checks...)
 	}
 	sink := &sourceSink{c: c, sp: sp, byAttr: indexChecks(checks), wcu: make([]int64, len(c.plans)), bytes: make([]int64, len(c.plans))}
-	sum, err := c.derive(ctx, sink)
+	sum, err := c.derive(ctx, sink, func(r pipeline.Reject) error {
+		c.rejected.add(c.plans, r)
+		if c.opts.OnReject != nil {
+			return c.opts.OnReject(r)
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -427,6 +436,7 @@ func (c *comparison) runPatterns(ctx context.Context, samples []*patternSample, 
 			pc.inFlight = c.itemInFlight
 			pc.typeAttr, pc.owned = c.m.TypeAttribute, owned
 		}
+		ps.rejected = &c.rejected
 		prs, err := ps.runAll(ctx, c.src, c.opts.Reads.Query(c.client), c.m.Table.Name, wait, c.orders, ties, derived, c.sourceRows)
 		if err != nil {
 			return nil, err

@@ -345,7 +345,7 @@ func compareValue(a, b any) int {
 // pipeline does (an item, then its mirror); it has no duplicate check and
 // rejects no row.
 func (s *fakeSource) derive() deriveFunc {
-	return func(ctx context.Context, sink load.Sink) (*pipeline.Summary, error) {
+	return func(ctx context.Context, sink load.Sink, _ func(pipeline.Reject) error) (*pipeline.Summary, error) {
 		sum := &pipeline.Summary{}
 		b := transform.NewBuilder()
 		for i, p := range s.plans {
@@ -391,7 +391,7 @@ func (s *fakeSource) tableItems(t *testing.T) []item {
 // (fmt's) for ::text: the first row of home with values, then the rows of
 // other.
 func (s *fakeSource) CountMatching(_ context.Context, home mapping.Source, homeCols []string, values []any, other mapping.Source,
-	pairs []extract.ColumnPair, notNull []string) (int64, error) {
+	pairs []extract.ColumnPair, notNull []string, exclude []map[string]any) (int64, error) {
 	rowsOf := func(src mapping.Source) ([][]any, func(row []any, c string) any) {
 		for i, p := range s.plans {
 			if p.Entity().Source == src {
@@ -431,6 +431,13 @@ func (s *fakeSource) CountMatching(_ context.Context, home mapping.Source, homeC
 		}
 		for _, c := range notNull {
 			match = match && ov(row, c) != nil
+		}
+		for _, key := range exclude {
+			same := true
+			for c, v := range key {
+				same = same && text(ov(row, c)) == text(v)
+			}
+			match = match && !same
 		}
 		if match {
 			n++

@@ -295,6 +295,9 @@ type patternSample struct {
 	// members are the entities of the item collection the pattern reads whole;
 	// nil with a sort key condition.
 	members []collectionMember
+	// rejected are the rows the source pass rejected, which the collection's
+	// counts leave out.
+	rejected *rejectedRows
 }
 
 // samplePatterns compiles every access pattern and samples up to n parameter
