@@ -44,9 +44,14 @@ type tableApplier struct {
 	// log, when set, is told an autoscaled applier's writers at close.
 	log  io.Writer
 	what string
+	// refused holds the key texts of the puts rejected (refuse).
+	refused sync.Map
 }
 
-var _ verify.Applier = (*tableApplier)(nil)
+var (
+	_ verify.Applier  = (*tableApplier)(nil)
+	_ verify.Refusals = (*tableApplier)(nil)
+)
 
 // applyStats count writes acknowledged; safe for concurrent use.
 type applyStats struct {
@@ -85,7 +90,7 @@ func (a *tableApplier) Put(ctx context.Context, w verify.Write) error {
 	row := []transform.Item{{Entity: e, Attrs: w.Item}}
 	return a.handed(ctx, a.group(ctx).AddThen(row, func(err error) {
 		if err != nil {
-			a.stats.rejected.Add(1)
+			a.refuse(w)
 			return
 		}
 		a.stats.written.Add(1)
@@ -194,11 +199,24 @@ func (a *tableApplier) putGuarded(ctx context.Context, w verify.Write) error {
 		a.metrics.Written(w.Entity, 1)
 		return nil
 	}
-	a.stats.rejected.Add(1)
+	a.refuse(w)
 	if a.reject == nil {
 		return nil
 	}
 	return a.reject(collisionReject(w, a.keyAttrs, a.keyTypes, holder))
+}
+
+// refuse counts w's put as rejected, for Refused.
+func (a *tableApplier) refuse(w verify.Write) {
+	a.stats.rejected.Add(1)
+	a.refused.Store([2]string{w.PK, w.SK}, true)
+}
+
+// Refused reports whether the put of key texts pk and sk was rejected
+// (verify.Refusals).
+func (a *tableApplier) Refused(pk, sk string) bool {
+	_, ok := a.refused.Load([2]string{pk, sk})
+	return ok
 }
 
 // collisionReject is the reject of w, whose key an item of type holder ("":

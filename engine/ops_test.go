@@ -27,6 +27,7 @@ import (
 	"github.com/pg2dynamo/pg2dynamo/pipeline"
 	"github.com/pg2dynamo/pg2dynamo/plan"
 	"github.com/pg2dynamo/pg2dynamo/report"
+	"github.com/pg2dynamo/pg2dynamo/tools/faultproxy"
 	"github.com/pg2dynamo/pg2dynamo/tools/testenv"
 )
 
@@ -842,5 +843,47 @@ access_patterns:
 		if !p.OK {
 			t.Errorf("pattern %s %v: %s", p.Pattern, p.Params, p.Problem)
 		}
+	}
+}
+
+// migrate --changes-only whose puts the table refuses (ValidationException,
+// as for an item DynamoDB finds too large) lists them as rejects and ends
+// rejected (exit 3): the read-back and the access patterns pass over the
+// refused keys, the older items there included, instead of finding them
+// unapplied (exit 4).
+func TestChangesOnlyRefusedPutsAreRejects(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, shopSQL, shopMapping+`access_patterns:
+  Customer: {key_condition: "PK = C#${id}"}
+`)
+	f.want("Migrate", f.migrate(f.options()), "ok", "")
+	f.exec(`UPDATE customers SET name = name || '!'; INSERT INTO customers VALUES (11, 'c11', 'gold'), (12, 'c12', 'blue')`)
+	proxy, err := faultproxy.Start(f.cfg.AWS.EndpointURL, faultproxy.Rates{Permanent: "ValidationException", Only: []string{"BatchWriteItem", "PutItem"}}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(proxy.Close)
+	cfg := f.cfg
+	cfg.AWS.EndpointURL = proxy.URL
+	o := f.options()
+	o.ChangesOnly, o.JSON = true, f.path("changes.json")
+	f.want("Migrate --changes-only", outcomeOf(engine.Migrate(context.Background(), cfg, o)), "rejected", "12 rows or items rejected")
+	if want := "changes-only PASSED"; !strings.Contains(f.out.String(), want) || !strings.Contains(f.out.String(), "every write but the 12 rejected read back as applied") {
+		t.Errorf("report, want %q and the rejected writes named:\n%s", want, f.out)
+	}
+	var r report.Report
+	if err := json.Unmarshal([]byte(testenv.ReadFile(t, o.JSON)), &r); err != nil {
+		t.Fatal(err)
+	}
+	if a := r.Applied; a == nil || a.Refused != 12 || a.Counts.Unapplied.Total != 0 || !r.OK {
+		t.Fatalf("applied %+v, ok %v: want 12 refused, none unapplied, ok", a, r.OK)
+	}
+	for _, p := range r.Patterns {
+		if !p.OK || p.Refused == 0 {
+			t.Errorf("pattern %s %v: ok %v, %d refused passed over: %s", p.Pattern, p.Params, p.OK, p.Refused, p.Problem)
+		}
+	}
+	if got := f.rejects(o); len(got) != 12 {
+		t.Errorf("%d rejects, want 12:\n%s", len(got), strings.Join(got, "\n"))
 	}
 }

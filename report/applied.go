@@ -91,9 +91,12 @@ func (r *Report) changesHeadline() string {
 	if !a.ReadBack {
 		return s
 	}
-	if u := a.Counts.Unapplied.Total; u > 0 {
+	switch u := a.Counts.Unapplied.Total; {
+	case u > 0:
 		s += fmt.Sprintf("; %d of the writes did not read back as applied", u)
-	} else {
+	case a.Refused > 0:
+		s += fmt.Sprintf("; every write but the %d rejected read back as applied", a.Refused)
+	default:
 		s += "; every write read back as applied"
 	}
 	bad := 0

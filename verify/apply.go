@@ -30,6 +30,16 @@ type Applier interface {
 	Wait(ctx context.Context) error
 }
 
+// Refusals is implemented by an Applier that rejects puts (the table refused
+// the item, or another type holds its key), each a reject of its caller's:
+// their keys are neither read back as unapplied nor expected in an access
+// pattern's answer.
+type Refusals interface {
+	// Refused reports whether the put of the item of key texts pk and sk
+	// (transform.ItemKey) was refused. Safe for concurrent use.
+	Refused(pk, sk string) bool
+}
+
 // Write is one write Compare hands an Applier, which owns it.
 type Write struct {
 	outcome.ItemRef
@@ -119,7 +129,8 @@ func (ar *applyRun) finish(ctx context.Context, res *outcome.Result, rb *readBac
 		}
 	}
 	if rb != nil {
-		if err := rb.run(ctx, ar.j, out, out.Withheld == "", ar.unapplied); err != nil {
+		refused, _ := ar.a.(Refusals)
+		if err := rb.run(ctx, ar.j, out, out.Withheld == "", ar.unapplied, refused); err != nil {
 			return err
 		}
 		out.ReadBack = true

@@ -434,6 +434,12 @@ func (c *comparison) runPatterns(ctx context.Context, samples []*patternSample, 
 	for _, ps := range samples {
 		for _, pc := range ps.checks {
 			pc.inFlight = c.itemInFlight
+			if rf, ok := c.opts.Apply.(Refusals); ok {
+				pc.refused = func(item []byte) (bool, error) {
+					k, err := c.keyOf(item)
+					return err == nil && rf.Refused(k[0], k[1]), err
+				}
+			}
 			pc.typeAttr, pc.owned = c.m.TypeAttribute, owned
 		}
 		ps.rejected = &c.rejected
@@ -452,12 +458,20 @@ func (c *comparison) itemInFlight(ctx context.Context, item []byte, readAt time.
 	if c.opts.InFlight == nil {
 		return false, nil
 	}
+	k, err := c.keyOf(item)
+	if err != nil {
+		return false, err
+	}
+	return c.opts.InFlight(ctx, k[0], k[1], readAt)
+}
+
+// keyOf is a canonical item's key texts (transform.ItemKey).
+func (c *comparison) keyOf(item []byte) ([2]string, error) {
 	attrs, err := ddbjson.DecodeItem(item)
 	if err != nil {
-		return false, fmt.Errorf("verify: item %s: %w", item, err)
+		return [2]string{}, fmt.Errorf("verify: item %s: %w", item, err)
 	}
-	k := transform.ItemKey(attrs, c.keyAttrs)
-	return c.opts.InFlight(ctx, k[0], k[1], readAt)
+	return transform.ItemKey(attrs, c.keyAttrs), nil
 }
 
 // Memory budgets in bytes, past which data goes to disk (see extsort): the

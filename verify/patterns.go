@@ -168,6 +168,9 @@ type patternCheck struct {
 	// inFlight says whether a canonical item changed after the snapshot; such
 	// items are skipped on both sides.
 	inFlight func(ctx context.Context, item []byte, readAt time.Time) (bool, error)
+	// refused says whether a canonical item's put was refused (a reject); such
+	// items are skipped on both sides. Nil: none was.
+	refused func(item []byte) (bool, error)
 	// owned are the types of the mapping's items (retired ones too), in
 	// attribute typeAttr; an answer's item of another type, or none, is
 	// another writer's (nil: every item is compared).
@@ -615,20 +618,20 @@ func (c *patternCheck) query(ctx context.Context, client dynamodb.QueryAPIClient
 			i++
 			continue
 		}
-		// A difference: an item changed after the snapshot is skipped.
+		// A difference: an item refused or changed after the snapshot is
+		// skipped.
 		if werr == nil {
-			if nextW, err = c.skip(ctx, parseWant(w).item, got.readAt); err != nil {
+			if nextW, err = c.skip(ctx, parseWant(w).item, got.readAt, &res); err != nil {
 				return res, err
 			}
 		}
 		if !nextW && gerr == nil {
-			if nextG, err = c.skip(ctx, g, got.readAt); err != nil {
+			if nextG, err = c.skip(ctx, g, got.readAt, &res); err != nil {
 				return res, err
 			}
 		}
 		switch {
 		case nextG || nextW:
-			res.InFlight++
 		case gerr != nil:
 			res.Problem = fmt.Sprintf("item %d missing from the Query: %s", i, parseWant(w).item)
 		case werr != nil:
@@ -671,7 +674,8 @@ func (c *patternCheck) nextAnswer(got *answerReader) ([]byte, error) {
 
 // checkScanned fails res, a matched filtered answer, when ScannedCount differs
 // from the items the key condition must read (passing, left out, undecided,
-// and other writers'); each in-flight skip widens the allowance by one.
+// and other writers'); each item skipped (in flight, refused) widens the
+// allowance by one.
 // Otherwise a key condition reading nothing would match a filter that leaves
 // every derived item out. Other writers' items the filter left out are not in
 // the answer: when the count is over, the key condition is read again without
@@ -684,14 +688,15 @@ func (c *patternCheck) checkScanned(ctx context.Context, client dynamodb.QueryAP
 	res.Scanned = int(scanned)
 	want := c.want.Len() + c.filtered + int64(len(c.undecided))
 	others := int64(res.Others)
-	if scanned-want-others > int64(res.InFlight) && c.owned != nil {
+	skipped := int64(res.InFlight + res.Refused)
+	if scanned-want-others > skipped && c.owned != nil {
 		n, err := c.othersRead(ctx, client, table)
 		if err != nil {
 			return err
 		}
 		others = n
 	}
-	if d := scanned - want - others; d <= int64(res.InFlight) && -d <= int64(res.InFlight) {
+	if d := scanned - want - others; d <= skipped && -d <= skipped {
 		return nil
 	}
 	res.OK = false
@@ -725,12 +730,27 @@ func (c *patternCheck) othersRead(ctx context.Context, client dynamodb.QueryAPIC
 }
 
 // skip reports whether item, differing from the other side's and read at readAt
-// or before, changed after the snapshot.
-func (c *patternCheck) skip(ctx context.Context, item []byte, readAt time.Time) (bool, error) {
+// or before, is passed over, counting it in res: its put was refused, or it
+// changed after the snapshot.
+func (c *patternCheck) skip(ctx context.Context, item []byte, readAt time.Time, res *outcome.PatternResult) (bool, error) {
+	if c.refused != nil {
+		ok, err := c.refused(item)
+		if err != nil {
+			return false, err
+		}
+		if ok {
+			res.Refused++
+			return true, nil
+		}
+	}
 	if c.inFlight == nil {
 		return false, nil
 	}
-	return c.inFlight(ctx, item, readAt)
+	ok, err := c.inFlight(ctx, item, readAt)
+	if ok {
+		res.InFlight++
+	}
+	return ok, err
 }
 
 // answerReader reads a Query's answer page by page as canonical items; from a

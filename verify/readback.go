@@ -49,8 +49,9 @@ type readBack struct {
 }
 
 // run reads back every key of j (stale ones only when deleted) into out's
-// counts; the rest are listed in unapplied.
-func (rb *readBack) run(ctx context.Context, j *journal, out *outcome.Applied, deleted bool, unapplied *outcome.ListBuilder[outcome.ItemRef]) error {
+// counts, a put that refused (if not nil) says was refused among them; the
+// rest are listed in unapplied.
+func (rb *readBack) run(ctx context.Context, j *journal, out *outcome.Applied, deleted bool, unapplied *outcome.ListBuilder[outcome.ItemRef], refused Refusals) error {
 	keep := func(e journalEntry) bool { return e.kind != journalStale || deleted }
 	return rb.each(ctx, j, keep, func(e journalEntry, got map[string]types.AttributeValue) error {
 		typ, _ := got[rb.typeAttr].(*types.AttributeValueMemberS)
@@ -61,6 +62,8 @@ func (rb *readBack) run(ctx context.Context, j *journal, out *outcome.Applied, d
 			out.Gone++
 		case e.kind == journalStale && (typ == nil || typ.Value != e.typ):
 			out.Retyped++
+		case e.kind == journalPut && refused != nil && refused.Refused(splitItemKey(e.key)):
+			out.Refused++
 		default:
 			return unapplied.Add(e.key, itemRef(e.key, e.typ))
 		}

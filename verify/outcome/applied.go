@@ -19,11 +19,13 @@ type Applied struct {
 	Withheld string `json:"withheld,omitempty"`
 	// ReadBack: every key put or deleted was read again (strongly consistent,
 	// after Wait). Matched puts read back as derived, Gone stale items are
-	// gone, Retyped ones hold another writer's type; the rest are Unapplied.
+	// gone, Retyped ones hold another writer's type, Refused puts were rejects
+	// (verify.Refusals); the rest are Unapplied.
 	ReadBack bool  `json:"read_back"`
 	Matched  int64 `json:"matched"`
 	Gone     int64 `json:"gone"`
 	Retyped  int64 `json:"retyped"`
+	Refused  int64 `json:"refused"`
 }
 
 // AppliedCounts gives the exact length of each of Applied's lists.

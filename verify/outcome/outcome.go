@@ -108,6 +108,9 @@ type PatternResult struct {
 	// Scanned is, with a filter, the items the key condition read before
 	// filtering (ScannedCount over the pages).
 	Scanned int `json:"scanned,omitempty"`
+	// Refused counts the items passed over, on either side, whose put the
+	// table refused (verify.Refusals): rejects.
+	Refused int `json:"refused,omitempty"`
 	// Others counts the answer's items of other writers (a type the mapping
 	// does not have, or none), passed over as the Scan's comparison passes
 	// over them.
