@@ -824,15 +824,7 @@ func TestVerifyPatternsPassOverOtherWritersItems(t *testing.T) {
 // a rejected row.
 func TestVerifyCollectionLeavesRejectedRowsOut(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t, shopSQL+`CREATE TABLE orders (order_id int PRIMARY KEY, customer_id int NOT NULL, placed date);
-INSERT INTO orders SELECT i, 1 + i % 10, DATE '2026-01-01' + i FROM generate_series(1, 30) i;
-UPDATE orders SET placed = NULL WHERE order_id <= 10;`, shopMapping+`  Order:
-    source: {table: orders}
-    pk: C#${customer_id}
-    sk: ORDER#${placed}#${order_id}
-access_patterns:
-  Collection: {key_condition: "PK = C#${id}"}
-`)
+	f := ordersFixture(t, "UPDATE orders SET placed = NULL WHERE order_id <= 10")
 	f.want("Migrate", f.migrate(f.options()), "rejected", "10 rows rejected")
 	out, r := f.compare(report.ModeVerify)
 	f.want("Compare verify", out, "ok", "")
@@ -885,5 +877,58 @@ func TestChangesOnlyRefusedPutsAreRejects(t *testing.T) {
 	}
 	if got := f.rejects(o); len(got) != 12 {
 		t.Errorf("%d rejects, want 12:\n%s", len(got), strings.Join(got, "\n"))
+	}
+}
+
+// ordersFixture is shop with 30 orders in the customers' item collections,
+// sorted by date, and the pattern reading a collection whole; more runs on
+// the source first.
+func ordersFixture(t *testing.T, more string) *fixture {
+	t.Helper()
+	return newFixture(t, shopSQL+`CREATE TABLE orders (order_id int PRIMARY KEY, customer_id int NOT NULL, placed date);
+INSERT INTO orders SELECT i, 1 + i % 10, DATE '2026-01-01' + i FROM generate_series(1, 30) i;
+`+more, shopMapping+`  Order:
+    source: {table: orders}
+    pk: C#${customer_id}
+    sk: ORDER#${placed}#${order_id}
+access_patterns:
+  Collection: {key_condition: "PK = C#${id}"}
+`)
+}
+
+// A row rejected now whose earlier item is in the table derives no item:
+// --prune deletes that item as stale, as a full load would not write it,
+// and the rejects file names the row.
+func TestPruneDeletesARejectedRowsEarlierItem(t *testing.T) {
+	t.Parallel()
+	f := ordersFixture(t, "")
+	f.want("Migrate", f.migrate(f.options()), "ok", "")
+	f.exec(`UPDATE orders SET placed = NULL WHERE order_id = 7`)
+	held := 0
+	for _, it := range f.items() {
+		if strings.Contains(it, `"order_id":{"N":"7"}`) {
+			held++
+		}
+	}
+	if held != 1 {
+		t.Fatalf("%d items of order 7 before the prune, want 1", held)
+	}
+	o := f.options()
+	o.Prune = true
+	f.want("Migrate --prune", f.migrate(o), "rejected", "1 rows rejected")
+	orders := 0
+	for _, it := range f.items() {
+		if strings.Contains(it, `"ORDER#`) {
+			orders++
+		}
+		if strings.Contains(it, `"order_id":{"N":"7"}`) {
+			t.Errorf("order 7's earlier item is still in the table: %s", it)
+		}
+	}
+	if orders != 29 {
+		t.Errorf("%d order items, want 29", orders)
+	}
+	if got := f.rejects(o); len(got) != 1 || !strings.Contains(got[0], "order_id=7") {
+		t.Errorf("rejects %q, want order 7's", got)
 	}
 }
