@@ -440,7 +440,9 @@ func (c *comparison) runPatterns(ctx context.Context, samples []*patternSample, 
 					return err == nil && rf.Refused(k[0], k[1]), err
 				}
 			}
-			pc.typeAttr, pc.owned = c.m.TypeAttribute, owned
+			if projectsType(pc.gsi, c.m.TypeAttribute) {
+				pc.typeAttr, pc.owned = c.m.TypeAttribute, owned
+			}
 		}
 		ps.rejected = &c.rejected
 		prs, err := ps.runAll(ctx, c.src, c.opts.Reads.Query(c.client), c.m.Table.Name, wait, c.orders, ties, derived, c.sourceRows)

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -176,6 +177,22 @@ type patternCheck struct {
 	// another writer's (nil: every item is compared).
 	typeAttr string
 	owned    map[string]bool
+}
+
+// projectsType reports whether the items of index g (nil: the table) carry
+// typeAttr, which tells other writers' items: a KEYS_ONLY projection, or
+// INCLUDE without it, leaves it out unless it is a key of g.
+// https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/GSI.html#GSI.Projections
+func projectsType(g *mapping.GSI, typeAttr string) bool {
+	if g == nil || g.Projection == "" || g.Projection == "ALL" || g.PartitionKey == typeAttr || g.SortKey == typeAttr {
+		return true
+	}
+	for _, k := range slices.Concat(g.PartitionKeys, g.SortKeys) {
+		if k.Name == typeAttr {
+			return true
+		}
+	}
+	return g.Projection == "INCLUDE" && slices.Contains(g.NonKeyAttributes, typeAttr)
 }
 
 // other reports whether item is another writer's.
