@@ -2,6 +2,7 @@ package mapping
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -85,7 +86,11 @@ func (m *Mapping) validateMultiPattern(ap *AccessPattern, g *GSI) Errors {
 		}
 	}
 	ap.Condition = kc
-	return errs
+	var keys []string
+	for _, k := range slices.Concat(pks, sks) {
+		keys = append(keys, k.Name)
+	}
+	return append(errs, m.validateFilter(ap, keys...)...)
 }
 
 // multiValue says why v cannot be a typ attribute's value under op, or "".

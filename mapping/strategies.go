@@ -331,19 +331,25 @@ func (m *Mapping) validatePattern(ap *AccessPattern) Errors {
 		add(cp, "the condition names %q; the sort key of %s is %q", kc.SortAttr, indexName(ap.Index), sk)
 	}
 	ap.Condition = kc
+	return append(errs, m.validateFilter(ap, pk, sk)...)
+}
+
+// validateFilter parses ap's filter, if any, into ap.FilterExpr; it may not
+// name keys, the key attributes of ap's index.
+// https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Query.FilterExpression.html
+func (m *Mapping) validateFilter(ap *AccessPattern, keys ...string) Errors {
 	if ap.Filter == "" {
-		return errs
+		return nil
 	}
-	fp := Path(p, KeyFilter)
+	fp := Path(KeyAccessPatterns, ap.Name, KeyFilter)
 	f, err := ParseFilter(ap.Filter)
 	if err != nil {
-		add(fp, "%v", err)
-		return errs
+		return Errors{m.Errorf(fp, "%v", err)}
 	}
+	var errs Errors
 	for _, a := range f.Attrs() {
-		if a == pk || a == sk {
-			// https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Query.FilterExpression.html
-			add(fp, "the filter names %q, a key attribute of %s: DynamoDB takes key attributes in the key condition only", a, indexName(ap.Index))
+		if a != "" && slices.Contains(keys, a) {
+			errs = append(errs, m.Errorf(fp, "the filter names %q, a key attribute of %s: DynamoDB takes key attributes in the key condition only", a, indexName(ap.Index)))
 		}
 	}
 	ap.FilterExpr = f
