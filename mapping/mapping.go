@@ -529,8 +529,8 @@ type Mirror struct {
 
 // Source is a table (with optional schema) or a SQL query; exactly one.
 type Source struct {
-	// Schema is the table's PostgreSQL schema. Default public; a query
-	// qualifies names itself.
+	// Schema is the table's PostgreSQL schema; without it, the table is found
+	// on the connection's search_path. A query qualifies names itself.
 	Schema string `yaml:"schema"`
 	// Table is the source table.
 	Table string `yaml:"table"`
