@@ -30,8 +30,8 @@ type Applier interface {
 	Wait(ctx context.Context) error
 }
 
-// Refusals is implemented by an Applier that rejects puts (the table refused
-// the item, or another type holds its key), each a reject of its caller's:
+// Refusals is implemented by an Applier whose puts the table may refuse, each
+// a reject of its caller's:
 // their keys are neither read back as unapplied nor expected in an access
 // pattern's answer.
 type Refusals interface {
