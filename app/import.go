@@ -29,9 +29,11 @@ emulator such as dynalite or DynamoDB Local has neither operation):
     could not write to --report-to, which import reads back into --rejects.
 
 It prints the operation's progress from DescribeImport / DescribeBulkOperation
-every --poll-interval, then verifies the table as migrate does (unless
---no-verify). ImportTable's errors go to CloudWatch Logs: import names the log
-group and counts them as rejected.
+every --poll-interval, then verifies the table against the database (unless
+--no-verify): as it is then, the export's snapshot being gone, so rows changed
+since the export are differences (migrate --changes-only writes them).
+ImportTable's errors go to CloudWatch Logs: import names the log group and
+counts them as rejected.
 
 Exit code 0 when every item was loaded (and verify passed), 3 when some were
 not (with --no-verify; verify finds them missing: 4), 4 when verify found
@@ -43,7 +45,7 @@ differences, 2 for a usage error, 1 on failure.`,
 			&cli.StringFlag{Name: "tier", Value: string(types.BulkOperationPerformanceTierStandard), Usage: "StartBulkPutItems' performance `TIER`: STANDARD or ACCELERATED"},
 			&cli.Int64Flag{Name: "max-write-units", Usage: fmt.Sprintf("cap StartBulkPutItems' write request units per second at `N` (at least %d)", export.MinBulkWriteUnits), DefaultText: "0, no cap"},
 			&cli.DurationFlag{Name: "poll-interval", Value: 10 * time.Second, Usage: "how often (a `DURATION`) the operation's progress is read and printed"},
-			&cli.PathFlag{Name: "rejects", Value: "pg2dynamo-rejects.jsonl", TakesFile: true, Usage: "JSON Lines `FILE` listing the items DynamoDB could not write"},
+			&cli.PathFlag{Name: "rejects", Value: "pg2dynamo-import-rejects.jsonl", TakesFile: true, Usage: "JSON Lines `FILE` listing the items StartBulkPutItems could not write (not export's rejects file, which it would replace)"},
 			&cli.BoolFlag{Name: "no-verify", Usage: "skip the verification (as pg2dynamo verify) that follows the load"},
 		}, append(progressFlags(), reportFlags()[1:]...)...),
 		Action: runImport,

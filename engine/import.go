@@ -121,10 +121,11 @@ func Import(ctx context.Context, cfg Config, o ImportOptions) error {
 		return err
 	}
 	var failed int64
+	where := rejects.path
 	if exists {
 		failed, err = bulkPut(j, s, ip, rejects)
 	} else {
-		failed, err = importTable(j, s, ip)
+		failed, where, err = importTable(j, s, ip)
 	}
 	if err != nil {
 		return err
@@ -142,22 +143,22 @@ func Import(ctx context.Context, cfg Config, o ImportOptions) error {
 		}
 	}
 	if failed > 0 {
-		return rejected(fmt.Errorf("%d items not loaded: see %s", failed, rejects.path))
+		return rejected(fmt.Errorf("%d items not loaded: see %s", failed, where))
 	}
 	return nil
 }
 
 // importTable creates the table with ImportTable and returns the items in
-// error.
-func importTable(j *job, s *session, ip *importPlan) (int64, error) {
+// error and where they are listed (a CloudWatch Logs log group).
+func importTable(j *job, s *session, ip *importPlan) (failed int64, where string, err error) {
 	if ip.objects > export.MaxObjects { // each shard's export held its own under it
-		return 0, refused(fmt.Errorf("%s%s holds %d objects, over the %d one ImportTable reads: export again in larger objects or fewer shards",
+		return 0, "", refused(fmt.Errorf("%s%s holds %d objects, over the %d one ImportTable reads: export again in larger objects or fewer shards",
 			ip.from, export.DataPrefix, ip.objects, export.MaxObjects))
 	}
 	in := export.ImportTableInput(s.m, ip.from, ip.compression)
 	out, err := s.client.ImportTable(j.ctx, in)
 	if err != nil {
-		return 0, operationError(j, "ImportTable", err)
+		return 0, "", operationError(j, "ImportTable", err)
 	}
 	arn := aws.ToString(out.ImportTableDescription.ImportArn)
 	fmt.Fprintf(j.log, "ImportTable %s: creating table %s from %s%s (%d items)\n", arn, s.m.Table.Name, ip.from, export.DataPrefix, ip.items)
@@ -175,21 +176,22 @@ func importTable(j *job, s *session, ip *importPlan) (int64, error) {
 	})
 	wp.close()
 	if err != nil {
-		return 0, err
+		return 0, "", err
 	}
 	if d.ImportStatus != types.ImportStatusCompleted {
-		return 0, fmt.Errorf("ImportTable %s: %s: %s %s", arn, d.ImportStatus, aws.ToString(d.FailureCode), aws.ToString(d.FailureMessage))
+		return 0, "", fmt.Errorf("ImportTable %s: %s: %s %s", arn, d.ImportStatus, aws.ToString(d.FailureCode), aws.ToString(d.FailureMessage))
 	}
+	where = "CloudWatch Logs, log group " + aws.ToString(d.CloudWatchLogGroupArn)
 	if d.ErrorCount > 0 {
-		fmt.Fprintf(j.log, "import: %d items in error; ImportTable logs them in CloudWatch Logs, log group %s\n", d.ErrorCount, aws.ToString(d.CloudWatchLogGroupArn))
+		fmt.Fprintf(j.log, "import: %d items in error; ImportTable logs them in %s\n", d.ErrorCount, where)
 	}
 	if _, err := load.EnsureTable(j.ctx, s.client, s.m, false); err != nil { // waits until ACTIVE
-		return 0, tableRefused(j.ctx, s.client, s.m.Table.Name, err)
+		return 0, "", tableRefused(j.ctx, s.client, s.m.Table.Name, err)
 	}
 	if err := tagImported(j, s); err != nil {
-		return 0, err
+		return 0, "", err
 	}
-	return d.ErrorCount, applyAfterImport(j, s)
+	return d.ErrorCount, where, applyAfterImport(j, s)
 }
 
 // applyAfterImport applies what ImportTable cannot carry, and point-in-time

@@ -15,7 +15,7 @@ import (
 func TestImportTableRefusesOverMaxObjects(t *testing.T) {
 	j := newJob(context.Background(), Config{}, "import")
 	ip := &importPlan{from: export.Location{Bucket: "exports", Prefix: "run/"}, objects: export.MaxObjects + 1}
-	_, err := importTable(j, &session{}, ip)
+	_, _, err := importTable(j, &session{}, ip)
 	if kind, _ := KindOf(err); kind != KindRefused || !strings.Contains(err.Error(), fmt.Sprintf("holds %d objects, over the %d", export.MaxObjects+1, export.MaxObjects)) {
 		t.Errorf("importTable of %d objects: %v (kind %v), want refused naming the count", export.MaxObjects+1, err, kind)
 	}
