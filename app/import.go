@@ -24,6 +24,9 @@ emulator such as dynalite or DynamoDB Local has neither operation):
   - the table does not exist: ImportTable creates it (key schema, GSIs and
     billing mode from the mapping) and loads PREFIX/data/ without consuming
     write capacity, priced per GB of source data;
+  - the table exists, created by an ImportTable of this export under way or
+    done (an import stopped while it waited): import goes on with it, waiting
+    and finishing the table without loading again;
   - the table exists (and matches the mapping): StartBulkPutItems loads
     PREFIX/data/ into it (--tier, --max-write-units), and writes the items it
     could not write to --report-to, which import reads back into --rejects.

@@ -43,7 +43,8 @@ import (
 // other request goes through to dynalite unchanged. The User item of
 // user_id fail is not written by StartBulkPutItems but reported, one JSON
 // record a line, under the request's output prefix; with importFails, not
-// written by ImportTable either but counted in its ErrorCount.
+// written by ImportTable either but counted in its ErrorCount. ListImports
+// lists the imports it carried out, completed.
 type importEmulator struct {
 	t           *testing.T
 	proxy       *httputil.ReverseProxy
@@ -55,6 +56,7 @@ type importEmulator struct {
 	requests    map[string][]map[string]any
 	items       int64
 	failed      int64
+	imports     []map[string]any // ListImports' summaries
 }
 
 func newImportEmulator(t *testing.T, s3c *s3.Client, fail string) *importEmulator {
@@ -85,6 +87,16 @@ func (e *importEmulator) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// Recorded; dynalite has neither deletion protection, warm
 		// throughput nor point-in-time recovery.
 		resp = map[string]any{}
+	case "ListImports":
+		e.mu.Lock()
+		var list []map[string]any
+		for _, is := range e.imports {
+			if is["TableArn"] == req["TableArn"] {
+				list = append(list, is)
+			}
+		}
+		e.mu.Unlock()
+		resp = map[string]any{"ImportSummaryList": list}
 	case "DescribeImport":
 		resp = map[string]any{"ImportTableDescription": map[string]any{"ImportArn": "arn:import/1", "ImportStatus": "COMPLETED",
 			"ProcessedItemCount": e.items, "ImportedItemCount": e.items - e.failed, "ErrorCount": e.failed,
@@ -143,8 +155,18 @@ func (e *importEmulator) importTable(ctx context.Context, body []byte) (any, err
 	if e.importFails {
 		failed = func([]byte) { e.failed++ }
 	}
+	start := time.Now()
 	n, err := e.load(ctx, aws.ToString(ct.TableName), in.S3BucketSource.S3Bucket, in.S3BucketSource.S3KeyPrefix, in.InputCompressionType, failed)
 	e.items = n
+	td, derr := e.dyn.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: ct.TableName})
+	if derr != nil {
+		return nil, derr
+	}
+	e.mu.Lock()
+	e.imports = append(e.imports, map[string]any{"ImportArn": "arn:import/1", "ImportStatus": "COMPLETED", "TableArn": aws.ToString(td.Table.TableArn),
+		"S3BucketSource": map[string]any{"S3Bucket": in.S3BucketSource.S3Bucket, "S3KeyPrefix": in.S3BucketSource.S3KeyPrefix},
+		"StartTime": float64(start.UnixMilli()) / 1000, "EndTime": float64(time.Now().UnixMilli()) / 1000})
+	e.mu.Unlock()
 	return map[string]any{"ImportTableDescription": map[string]any{"ImportArn": "arn:import/1", "ImportStatus": "IN_PROGRESS"}}, err
 }
 
@@ -335,6 +357,29 @@ func TestImportHandsTheExportToDynamoDB(t *testing.T) {
 	src, _ := json.Marshal(got["S3BucketSource"])
 	if string(src) != `{"S3Bucket":"exports","S3KeyPrefix":"run/data/"}` || got["InputFormat"] != "DYNAMODB_JSON" || got["InputCompressionType"] != "GZIP" {
 		t.Errorf("ImportTable's source: %s, format %v, compression %v", src, got["InputFormat"], got["InputCompressionType"])
+	}
+
+	// Run again (as after an import stopped while it waited, which DynamoDB
+	// goes on with), import finds the ImportTable that created the table
+	// and goes on with it: no load again, the table verified.
+	res = runCLI(t, args...)
+	if res.code != 0 || !strings.Contains(res.stdout, "verify PASSED") || !strings.Contains(res.stderr, "going on with it, not loading again") ||
+		len(em.requests["ImportTable"]) != 1 || len(em.requests["StartBulkPutItems"]) != 0 {
+		t.Fatalf("import again into the table it created: exit %d, %d ImportTable and %d StartBulkPutItems requests; want 0, 1 and 0\n%s\n%s",
+			res.code, len(em.requests["ImportTable"]), len(em.requests["StartBulkPutItems"]), res.stdout, res.stderr)
+	}
+	// A table of the name created after that import is another: it is
+	// loaded with StartBulkPutItems.
+	dyn := dynamoClient(t)
+	if _, err := dyn.DeleteTable(ctx, &dynamodb.DeleteTableInput{TableName: aws.String(table)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := dynamodb.NewTableNotExistsWaiter(dyn).Wait(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(table)}, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if res := runCLI(t, "migrate", "--mapping", mappingFile, "--source", url, "--table", table, "--endpoint-url", ts.URL, "--create-table",
+		"--no-verify", "--progress", "none", "--rejects", filepath.Join(t.TempDir(), "m.jsonl")); res.code != 0 {
+		t.Fatalf("migrate into a new table of the name: exit %d\n%s", res.code, res.stderr)
 	}
 
 	// Reports an earlier import left under the report prefix, one at the

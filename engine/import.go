@@ -122,9 +122,18 @@ func Import(ctx context.Context, cfg Config, o ImportOptions) error {
 	}
 	var failed int64
 	where := rejects.path
+	var arn string
 	if exists {
+		if arn, err = earlierImport(j, s, ip); err != nil {
+			return err
+		}
+	}
+	switch {
+	case arn != "":
+		failed, where, err = awaitImport(j, s, ip, arn)
+	case exists:
 		failed, err = bulkPut(j, s, ip, rejects)
-	} else {
+	default:
 		failed, where, err = importTable(j, s, ip)
 	}
 	if err != nil {
@@ -162,6 +171,52 @@ func importTable(j *job, s *session, ip *importPlan) (failed int64, where string
 	}
 	arn := aws.ToString(out.ImportTableDescription.ImportArn)
 	fmt.Fprintf(j.log, "ImportTable %s: creating table %s from %s%s (%d items)\n", arn, s.m.Table.Name, ip.from, export.DataPrefix, ip.items)
+	return awaitImport(j, s, ip, arn)
+}
+
+// earlierImport returns the ARN of an ImportTable of ip's data that created
+// the table and is under way or completed (an import stopped while it
+// waited, which DynamoDB went on with), or "" for none (or an endpoint
+// without ListImports).
+// https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_ListImports.html
+func earlierImport(j *job, s *session, ip *importPlan) (string, error) {
+	td, err := load.DescribeTable(j.ctx, s.client, s.m.Table.Name)
+	if err != nil || td == nil {
+		return "", err
+	}
+	in := &dynamodb.ListImportsInput{TableArn: td.TableArn}
+	for p := dynamodb.NewListImportsPaginator(s.client, in); p.HasMorePages(); {
+		out, err := p.NextPage(j.ctx)
+		var ae smithy.APIError
+		if errors.As(err, &ae) && ae.ErrorCode() == "UnknownOperationException" {
+			return "", nil
+		}
+		if err != nil {
+			return "", fmt.Errorf("ListImports: %w", err)
+		}
+		for _, is := range out.ImportSummaryList {
+			src := is.S3BucketSource
+			if src == nil || aws.ToString(src.S3Bucket) != ip.from.Bucket || aws.ToString(src.S3KeyPrefix) != ip.from.Prefix+export.DataPrefix {
+				continue
+			}
+			// A completed import that ended before the table was created made an
+			// earlier table of the name.
+			earlier := is.EndTime != nil && td.CreationDateTime != nil && is.EndTime.Before(*td.CreationDateTime)
+			if is.ImportStatus == types.ImportStatusInProgress || is.ImportStatus == types.ImportStatusCompleted && !earlier {
+				arn := aws.ToString(is.ImportArn)
+				fmt.Fprintf(j.log, "ImportTable %s created table %s from %s%s (%s): going on with it, not loading again\n",
+					arn, s.m.Table.Name, ip.from, export.DataPrefix, is.ImportStatus)
+				return arn, nil
+			}
+		}
+	}
+	return "", nil
+}
+
+// awaitImport waits for ImportTable arn, then readies its table (ACTIVE,
+// tagged, the settings ImportTable cannot carry); it returns the items in
+// error and where they are listed.
+func awaitImport(j *job, s *session, ip *importPlan, arn string) (failed int64, where string, err error) {
 	var d *types.ImportTableDescription
 	wp := startWaitProgress(j, "ImportTable "+s.m.Table.Name, ip.items)
 	err = poll(j, func(ctx context.Context) (bool, error) {
@@ -176,6 +231,9 @@ func importTable(j *job, s *session, ip *importPlan) (failed int64, where string
 	})
 	wp.close()
 	if err != nil {
+		if j.ctx.Err() != nil {
+			fmt.Fprintf(j.log, "import: ImportTable %s goes on in DynamoDB; run import again to wait for it and finish the table (tags, settings, verify): it does not load again\n", arn)
+		}
 		return 0, "", err
 	}
 	if d.ImportStatus != types.ImportStatusCompleted {
