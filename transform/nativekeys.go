@@ -17,7 +17,8 @@ type nativeKey struct {
 
 // compileNativeKeys finds the multi-attribute GSI key attributes p's items
 // carry and checks their source: an own column of the declared type (N numbers;
-// S text, uuid, dates, times; B bytea), an aggregate a number, never an embed.
+// S text, uuid, dates, times; B bytea), an aggregate of its result's type, a
+// stable ID a string, never an embed.
 // Duplicated columns and every item are checked by checkNativeKeys, so a value
 // DynamoDB would refuse rejects its row instead of failing the batch.
 func (c *compiler) compileNativeKeys(p *Plan) {
@@ -51,8 +52,11 @@ func (c *compiler) nativeKeySource(p *Plan, path string, ka mapping.KeyAttribute
 		return true
 	}
 	if what, ok := c.attrOf[ka.Name]; ok {
-		if _, agg := c.e.Aggregates[ka.Name]; agg && ka.Type != "N" {
-			c.add(path, "entity %s writes %s as %s, a number: the key declares type %s", c.e.Name, ka.Name, what, ka.Type)
+		if got, known := c.aggregateKeyType(ka.Name); known && got != ka.Type {
+			c.add(path, "entity %s writes %s as %s, which DynamoDB stores as %s: the key declares type %s", c.e.Name, ka.Name, what, describeType(got, false), ka.Type)
+		}
+		if _, id := c.e.IDs[ka.Name]; id && ka.Type != mapping.TypeString {
+			c.add(path, "entity %s writes %s as %s, a string: the key declares type %s", c.e.Name, ka.Name, what, ka.Type)
 		}
 		if _, emb := c.e.Embed[ka.Name]; emb {
 			c.add(path, "entity %s writes %s as %s, a list, map or set, which cannot be a key attribute", c.e.Name, ka.Name, what)
@@ -60,6 +64,26 @@ func (c *compiler) nativeKeySource(p *Plan, path string, ka mapping.KeyAttribute
 		return true
 	}
 	return false
+}
+
+// aggregateKeyType is the scalar type of aggregate attr: N for a count or sum,
+// the child column's for a min or max; false when attr is no aggregate, or its
+// column is unknown (reported by aggregateJoin).
+func (c *compiler) aggregateKeyType(attr string) (string, bool) {
+	a, ok := c.e.Aggregates[attr]
+	if !ok {
+		return "", false
+	}
+	typ := aggregateType(a.Function, "")
+	if a.Function != mapping.AggCount {
+		cols := c.srcs.Aggregate[attr]
+		k := columnIndex(cols, a.Column)
+		if k < 0 {
+			return "", false
+		}
+		typ = aggregateType(a.Function, cols[k].Type)
+	}
+	return kindType(scalarFor(typ, false).kind), true
 }
 
 // kindType is the scalar type Builder writes a kind as, "" for non-key types.

@@ -77,3 +77,46 @@ func errString(err error) string {
 	}
 	return err.Error()
 }
+
+// An aggregate as a multi-attribute GSI key is of its result's type: a
+// count or sum N, a min or max its column's (S for a timestamp); a stable
+// ID a string.
+func TestNativeKeysOfAggregatesAndIDs(t *testing.T) {
+	doc := `
+table:
+  name: native
+  gsis:
+    - name: ByOrg
+      partition_keys: [{name: org, type: S}]
+      sort_keys: [{name: %s, type: %s}]
+entities:
+  E:
+    source: {table: t}
+    pk: ID#${id}
+    sk: ID#${id}
+    aggregates:
+      visits: {function: count, source: {table: v}, join: {t_id: id}}
+      last_visit: {function: max, column: at, source: {table: v}, join: {t_id: id}}
+    ids:
+      eid: {kind: ulid, time: ts, from: [id]}
+`
+	cols := []extract.Column{{Name: "org", Type: "text"}, {Name: "id", Type: "int4", PrimaryKey: true, KeyPos: 1}, {Name: "ts", Type: "timestamptz"}}
+	visits := []extract.Column{{Name: "t_id", Type: "int4"}, {Name: "at", Type: "timestamptz"}}
+	for _, tc := range []struct{ attr, typ, want string }{
+		{"visits", "N", ""},
+		{"visits", "S", "entity E writes visits as"},
+		{"last_visit", "S", ""},
+		{"last_visit", "N", "which DynamoDB stores as type S: the key declares type N"},
+		{"eid", "S", ""},
+		{"eid", "N", "a string: the key declares type N"},
+	} {
+		m, err := mapping.Parse("native.yaml", []byte(strings.NewReplacer("%s, type: %s", tc.attr+", type: "+tc.typ).Replace(doc)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = transform.Compile(m, 0, transform.Sources{Columns: cols, Aggregate: map[string][]extract.Column{"visits": visits, "last_visit": visits}})
+		if got := errString(err); (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) {
+			t.Errorf("sort key %s %s: error %q, want %q", tc.attr, tc.typ, got, tc.want)
+		}
+	}
+}
