@@ -509,6 +509,11 @@ func TestEvolveDiff(t *testing.T) {
 	if n := diff.Summary; n.New != 220 || n.Changed != 20 || n.Stale != 201 || n.Other != 0 {
 		t.Fatalf("diff: %+v; want 220 new, 20 changed, 201 stale, and no item of Org read", n)
 	}
+	// migrate's --dry-run of the same is that diff.
+	r = runCLI(t, migrateArgs(t, v2, src, table, "--changes-only", "--previous-mapping", v1, "--dry-run", "--report-json", filepath.Join(dir, "dry.json"))...)
+	if dry := readReport(t, filepath.Join(dir, "dry.json")); r.code != ExitOK || dry.Summary != diff.Summary || dry.Cost.ChangeWriteUnits != diff.Cost.ChangeWriteUnits {
+		t.Fatalf("migrate --changes-only --previous-mapping --dry-run: exit %d, %+v; want 0 and diff's %+v\n%s", r.code, dry.Summary, diff.Summary, r.stderr)
+	}
 	r = runCLI(t, migrateArgs(t, v2, src, table, "--changes-only", "--previous-mapping", v1, "--report-json", filepath.Join(dir, "changes.json"))...)
 	if r.code != ExitOK {
 		t.Fatalf("migrate --changes-only --previous-mapping: exit %d\n%s", r.code, r.stderr)

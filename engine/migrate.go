@@ -262,13 +262,17 @@ func fullLoad(j *job, s *session, cp *checkpointFile, out sinkOut, rejects *reje
 	return sum, runErr
 }
 
-// dryRun is migrate with DryRun: pg2dynamo diff, writing nothing.
+// dryRun is migrate with DryRun: pg2dynamo diff (with PreviousMapping, diff
+// of the new version), writing nothing.
 func dryRun(j *job) error {
 	op, err := j.begin(opening{reports: true, dynamo: true})
 	if err != nil {
 		return err
 	}
 	defer op.close()
+	if j.mig.PreviousMapping != "" {
+		return evolveDiff(j, op.s, op.rf)
+	}
 	if err := op.s.src.Begin(j.ctx); err != nil {
 		return err
 	}
