@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/pprof"
+	"slices"
 	"syscall"
 
 	"github.com/urfave/cli/v2"
@@ -109,7 +110,14 @@ func runApp(ctx context.Context, a *cli.App, args []string, stderr io.Writer) in
 		}
 		msg := "pg2dynamo: interrupted"
 		if len(args) > 0 && args[0] == "migrate" {
-			msg += "; the summary shows what was written, and a new run (--resume) writes the rest"
+			switch {
+			case slices.Contains(args, "--dry-run"):
+				msg += "; nothing was written"
+			case slices.Contains(args, "--changes-only"):
+				msg += "; what was written stays written, and migrate --changes-only run again finds what is left"
+			default:
+				msg += "; the summary shows what was written, and a new run (--resume) writes the rest"
+			}
 		}
 		logLast(a, stderr, msg, code)
 		return code

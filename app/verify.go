@@ -63,11 +63,13 @@ follow finds them. A follow that has not applied every change before the
 snapshot (it lags, or is not running: then it is not waited for) has its
 slot copied, and the changes it has not applied count in flight too.
 
-Exit code 0 when everything matches, 4 on any mismatch, 2 when nothing was
-compared (bad flags, an invalid mapping, a table migrate would refuse), 1 on
-any other failure, 130 or 143 when interrupted (SIGINT, SIGTERM).`,
+Exit code 0 when everything matches, 4 on any mismatch (a missing table: every
+item is missing), 2 when nothing was compared (bad flags, an invalid mapping, a
+table whose keys or GSIs are not the mapping's), 1 on any other failure, 130 or
+143 when interrupted (SIGINT, SIGTERM).`,
 		Flags: append(append(append([]cli.Flag{mappingFlag(), sourceFlag(), endpointFlag(), regionFlag(), profileFlag(), maxBackoffFlag(), tableFlag()}, reportFlags()...), progressFlags()...),
 			&cli.StringFlag{Name: "slot", Usage: "the replication slot `NAME` of a follow streaming into the table (migrate --follow; default pg2dynamo_ and the table's name)"},
+			&cli.StringFlag{Name: "publication", Usage: "that follow's publication `NAME` (migrate --follow --publication; default the slot's name)"},
 			&cli.DurationFlag{Name: "follow-wait", Value: time.Minute, Usage: "when a follow (migrate --follow) streams into the table: how long to wait for it to apply every change this check's snapshot holds before comparing"}),
 		Action: func(c *cli.Context) error {
 			return runCompare(c, report.ModeVerify, 0)
@@ -109,7 +111,7 @@ func runCompare(c *cli.Context, mode string, price float64) error {
 	if err != nil {
 		return err
 	}
-	o := engine.CompareOptions{ReportOptions: reportOptions(c), Mode: mode, Slot: c.String("slot")}
+	o := engine.CompareOptions{ReportOptions: reportOptions(c), Mode: mode, Slot: c.String("slot"), Publication: c.String("publication")}
 	if mode == report.ModeDiff {
 		o.PreviousMapping = c.Path("previous-mapping")
 	}

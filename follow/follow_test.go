@@ -764,7 +764,8 @@ func countContaining(items []string, s string) int {
 
 // verify works while a follow runs: once writes stop, it waits for the
 // follow to apply every change its snapshot holds, and passes with the
-// follow still streaming (the cutover runbook's check).
+// follow still streaming (the cutover runbook's check). The follow has a
+// publication of its own name (--publication), which verify is given.
 func TestVerifyWhileFollowing(t *testing.T) {
 	t.Parallel()
 	w := workloads(t)[0] // tickets
@@ -775,10 +776,10 @@ func TestVerifyWhileFollowing(t *testing.T) {
 	table := testenv.TableName("verify-follow")
 	dir := t.TempDir()
 	args := []string{"migrate", "--mapping", w.mapping, "--source", url, "--endpoint-url", endpoint,
-		"--table", table, "--create-table", "--follow", "--progress", "none",
+		"--table", table, "--create-table", "--follow", "--progress", "none", "--publication", "tickets_follow",
 		"--rejects", filepath.Join(dir, "rejects.jsonl"), "--checkpoint", filepath.Join(dir, "checkpoint.json")}
 	t.Cleanup(func() {
-		run(context.Background(), "drop-slot", "--mapping", w.mapping, "--source", url, "--table", table)
+		run(context.Background(), "drop-slot", "--mapping", w.mapping, "--source", url, "--table", table, "--publication", "tickets_follow")
 	})
 	ctx, stop := context.WithCancel(context.Background())
 	var out lockedBuffer
@@ -792,7 +793,7 @@ func TestVerifyWhileFollowing(t *testing.T) {
 	verifyJSON := func(name string) (int, string, report.Report) {
 		path := filepath.Join(dir, name)
 		code, vout := run(context.Background(), "verify", "--mapping", w.mapping, "--source", url, "--endpoint-url", endpoint,
-			"--table", table, "--report-json", path)
+			"--table", table, "--publication", "tickets_follow", "--report-json", path)
 		var r report.Report
 		b, err := os.ReadFile(path)
 		if err != nil {
