@@ -165,7 +165,7 @@ func (e *importEmulator) importTable(ctx context.Context, body []byte) (any, err
 	e.mu.Lock()
 	e.imports = append(e.imports, map[string]any{"ImportArn": "arn:import/1", "ImportStatus": "COMPLETED", "TableArn": aws.ToString(td.Table.TableArn),
 		"S3BucketSource": map[string]any{"S3Bucket": in.S3BucketSource.S3Bucket, "S3KeyPrefix": in.S3BucketSource.S3KeyPrefix},
-		"StartTime": float64(start.UnixMilli()) / 1000, "EndTime": float64(time.Now().UnixMilli()) / 1000})
+		"StartTime":      float64(start.UnixMilli()) / 1000, "EndTime": float64(time.Now().UnixMilli()) / 1000})
 	e.mu.Unlock()
 	return map[string]any{"ImportTableDescription": map[string]any{"ImportArn": "arn:import/1", "ImportStatus": "IN_PROGRESS"}}, err
 }
