@@ -335,6 +335,7 @@ func (d *DynamoDB) write(ctx context.Context, batch []transform.Item) error {
 			if isValidation(err) {
 				return d.putEach(ctx, batch)
 			}
+			d.lastThrottle(err)
 			return fmt.Errorf("BatchWriteItem on table %s: %w", d.table, err)
 		}
 		var used float64
@@ -378,6 +379,14 @@ func (d *DynamoDB) write(ctx context.Context, batch []transform.Item) error {
 
 // Throttles counts write requests DynamoDB throttled so far (each attempt).
 func (d *DynamoDB) Throttles() int64 { return d.throttled.Load() }
+
+// lastThrottle counts err, a request's final error, when it is a throttling
+// error: the retryer counts only the attempts it retried after.
+func (d *DynamoDB) lastThrottle(err error) {
+	if throttles.IsErrorThrottle(err) == aws.TrueTernary {
+		d.throttled.Add(1)
+	}
+}
 
 // countThrottles is a call option counting throttling retries into d.throttled.
 func (d *DynamoDB) countThrottles(o *dynamodb.Options) {
@@ -440,19 +449,38 @@ func (d *DynamoDB) keyOf(item map[string]types.AttributeValue) [2]string {
 // putEach writes items one by one with PutItem to single out the invalid.
 func (d *DynamoDB) putEach(ctx context.Context, batch []transform.Item) error {
 	be := &BatchError{}
+	rcc := types.ReturnConsumedCapacityTotal
+	if d.uncounted.Load() && d.limit == nil {
+		rcc = types.ReturnConsumedCapacityNone
+	}
 	for i, it := range batch {
 		d.requests.Add(1)
 		var err error
+		var used *types.ConsumedCapacity
 		if it.Delete {
-			_, err = d.client.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(d.table), Key: it.Attrs})
+			var out *dynamodb.DeleteItemOutput
+			out, err = d.client.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(d.table), Key: it.Attrs,
+				ReturnConsumedCapacity: rcc}, d.countThrottles)
+			if err == nil {
+				used = out.ConsumedCapacity
+			}
 		} else {
-			_, err = d.client.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(d.table), Item: it.Attrs})
+			var out *dynamodb.PutItemOutput
+			out, err = d.client.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(d.table), Item: it.Attrs,
+				ReturnConsumedCapacity: rcc}, d.countThrottles)
+			if err == nil {
+				used = out.ConsumedCapacity
+			}
 		}
 		switch {
 		case err == nil:
+			if used != nil {
+				d.consumed.Add(int64(aws.ToFloat64(used.CapacityUnits) * 10))
+			}
 		case isValidation(err):
 			be.Failed = append(be.Failed, ItemError{Index: i, Err: apiMessage(err)})
 		default:
+			d.lastThrottle(err)
 			return fmt.Errorf("PutItem on table %s: %w", d.table, err)
 		}
 	}

@@ -63,14 +63,22 @@ func (f *fakeAPI) PutItem(_ context.Context, in *dynamodb.PutItemInput, _ ...fun
 			return nil, err
 		}
 	}
-	return &dynamodb.PutItemOutput{}, nil
+	return &dynamodb.PutItemOutput{ConsumedCapacity: unitUsed(in.ReturnConsumedCapacity)}, nil
+}
+
+// unitUsed is one write unit's ConsumedCapacity, when rcc asks for it.
+func unitUsed(rcc types.ReturnConsumedCapacity) *types.ConsumedCapacity {
+	if rcc == types.ReturnConsumedCapacityNone || rcc == "" {
+		return nil
+	}
+	return &types.ConsumedCapacity{CapacityUnits: aws.Float64(1)}
 }
 
 func (f *fakeAPI) DeleteItem(_ context.Context, in *dynamodb.DeleteItemInput, _ ...func(*dynamodb.Options)) (*dynamodb.DeleteItemOutput, error) {
 	f.mu.Lock()
 	f.deletes = append(f.deletes, pk(in.Key))
 	f.mu.Unlock()
-	return &dynamodb.DeleteItemOutput{}, nil
+	return &dynamodb.DeleteItemOutput{ConsumedCapacity: unitUsed(in.ReturnConsumedCapacity)}, nil
 }
 
 func pk(item map[string]types.AttributeValue) string {
@@ -594,6 +602,9 @@ func TestDeletes(t *testing.T) {
 	if d := cmp.Diff([]string{"a", "c"}, api.puts); d != "" || !slices.Equal(api.deletes, []string{"b"}) {
 		t.Errorf("after a ValidationException: puts %v, deletes %v; want a and c put, b deleted", api.puts, api.deletes)
 	}
+	if got := d.Stats().ConsumedWriteUnits; got != 3 {
+		t.Errorf("consumed %v write units, want the 3 the item-by-item writes reported", got)
+	}
 	d.maxRounds = 1
 	err := d.Write(ctx, batch)
 	var be *BatchError
@@ -732,5 +743,20 @@ func TestThrottlesCounted(t *testing.T) {
 	}
 	if got := tc.Throttles(); got != 4 {
 		t.Errorf("%d throttles after a DeleteIf throttled once, want 4", got)
+	}
+}
+
+// A request still throttled when the SDK's attempts run out counts as
+// throttled, as every attempt the SDK retried after does.
+func TestFinalThrottleCounts(t *testing.T) {
+	throttled := &smithy.GenericAPIError{Code: "ProvisionedThroughputExceededException", Message: "slow down"}
+	api := &fakeAPI{batch: func(int, []string) (*dynamodb.BatchWriteItemOutput, error) { return nil, throttled }}
+	var waits []int
+	d := newSink(api, &waits)
+	if err := d.Write(context.Background(), items("a")); !errors.Is(err, throttled) {
+		t.Fatalf("Write: %v, want the throttling error", err)
+	}
+	if n := d.Throttles(); n != 1 {
+		t.Errorf("%d throttled requests counted, want 1", n)
 	}
 }

@@ -262,10 +262,10 @@ func (r *Run) Health() (ok bool, reason string) {
 type writesCollector struct{ r *Run }
 
 var writesDescs = []*prometheus.Desc{
-	prometheus.NewDesc("pg2dynamo_write_requests_total", "BatchWriteItem and PutItem requests sent.", []string{"table"}, nil),
+	prometheus.NewDesc("pg2dynamo_write_requests_total", "Write requests sent: BatchWriteItem, PutItem and DeleteItem.", []string{"table"}, nil),
 	prometheus.NewDesc("pg2dynamo_throttled_requests_total", "Write requests DynamoDB throttled.", []string{"table"}, nil),
 	prometheus.NewDesc("pg2dynamo_retries_total", "HTTP attempts the SDK repeated plus UnprocessedItems re-sends.", []string{"table"}, nil),
-	prometheus.NewDesc("pg2dynamo_write_units_total", "Write capacity units DynamoDB reported consumed (a follow asks for none).", []string{"table"}, nil),
+	prometheus.NewDesc("pg2dynamo_write_units_total", "Write capacity units DynamoDB reported consumed (a follow asks only under --max-write-units).", []string{"table"}, nil),
 	prometheus.NewDesc("pg2dynamo_read_units_total", "Read capacity units DynamoDB reported the run's reads of its table consumed: the Scans of verify, diff, --changes-only, --prune and the audit, the access patterns' Queries, the read-backs.", []string{"table"}, nil),
 }
 
