@@ -80,7 +80,7 @@ draft would reject (listed).`,
 			&cli.StringFlag{Name: "table", Usage: "DynamoDB table `NAME` (default: the database's name; with --from-design, the design's table_name)"},
 			&cli.PathFlag{Name: "out", Aliases: []string{"o"}, TakesFile: true, Usage: "write the mapping to `FILE` instead of standard output (refuses to overwrite without --force)"},
 			&cli.BoolFlag{Name: "force", Usage: "overwrite --out when it exists"},
-			&cli.BoolFlag{Name: "duplicate-names", Usage: "copy each owner's name column (name, title, *_name of up to 80 characters) onto the items it owns"},
+			&cli.BoolFlag{Name: "duplicate-names", Usage: "copy each owner's name column (name, title, *_name of up to 80 characters) onto the items it owns (not with --from-design, whose design says what is copied)"},
 		}, fromDesignFlags()...),
 		Action: runInit,
 	}

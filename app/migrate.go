@@ -51,7 +51,7 @@ Example, against DynamoDB Local:
 			&cli.IntFlag{Name: "max-attempts", Value: 10, Action: atLeast("max-attempts", 1, "expected at least 1"), Usage: "attempts per DynamoDB request on throttling, 5xx and network errors (exponential backoff with jitter)"},
 			&cli.PathFlag{Name: "rejects", Value: "pg2dynamo-rejects.jsonl", TakesFile: true, Usage: "JSON Lines `FILE` listing rejected rows (written on every run: empty when none was rejected)"},
 			&cli.BoolFlag{Name: "no-duplicate-check", Usage: "do not remember every item key to catch two rows that render the same primary key (saves 11 to 21 bytes of memory per item of the entities whose keys are not proven unique, and lets them be read in parallel; duplicates within one batch are still caught)"},
-			&cli.StringFlag{Name: "sink", Value: "dynamodb", Usage: "where items go: dynamodb, or null to read and transform everything and write nothing (for measuring)"},
+			&cli.StringFlag{Name: "sink", Value: "dynamodb", Usage: "where items go: dynamodb, or null to read and transform everything and write nothing (for measuring; not with --prune or --changes-only)"},
 			&cli.PathFlag{Name: "checkpoint", Value: "pg2dynamo-checkpoint.json", TakesFile: true, Usage: "`FILE` recording, as batches are acknowledged, how far each entity is written (each entity is read in primary-key order)"},
 			&cli.DurationFlag{Name: "checkpoint-interval", Value: time.Second, Usage: "how often the checkpoint is rewritten while batches are acknowledged (and when an entity is done, and at the end); a crash redoes at most this much work"},
 			&cli.BoolFlag{Name: "resume", Usage: "finish the run the checkpoint records (same mapping, table and source): skip entities done, read the others after their recorded position"},
@@ -61,7 +61,7 @@ Example, against DynamoDB Local:
 			changesOnlyFlag(),
 			previousMappingFlag("with --changes-only, or --follow --resume: apply the mapping (--mapping), a new version of the table's own mapping (the same name), to the table in place. " +
 				"The table's tags (or the follow's checkpoint) must record this file's SHA-256. Changes the table cannot take in place are refused (its key attributes or their types, a GSI's keys): migrate into a new table then. " +
-				"New GSIs are created first (UpdateTable, one at a time, each waited for until backfilled); only the entities whose items change are compared with the table, their new and changed items put, their stale and re-keyed items deleted, and the items of removed entities deleted; the table is then tagged with the new version"),
+				"New GSIs are created first (UpdateTable, one at a time, each waited for until backfilled); only the entities whose items change are compared with the table, their new and changed items put, their stale and re-keyed items deleted, and the items of removed entities deleted; the table is then tagged with the new version. Not with --prune, which loads every item again"),
 			&cli.BoolFlag{Name: "drop-gsis", Usage: "with --previous-mapping: delete the GSIs the previous version declares and this one does not, once the items are in line (kept otherwise: an application may still query them)"},
 			&cli.Float64Flag{Name: "price-per-million", Value: transform.PricePerMillionWrites, Usage: "with --dry-run: on-demand price in US dollars per million write request units"},
 			&cli.Float64Flag{Name: "import-price-per-gb", Value: transform.ImportPricePerGB, Usage: "with --dry-run: ImportTable's price in US dollars per GB of source data, uncompressed"},

@@ -32,7 +32,7 @@ that decide the key templates' padding, and reads no row.`,
 			mappingFlag(), sourceFlag(),
 			&cli.StringFlag{Name: "format", Value: plan.FormatText, Usage: "output format: text, markdown, json, or onetable (the OneTable schema; reads the source's column types)"},
 			&cli.BoolFlag{Name: "with-source", Usage: "read the source (--source, DATABASE_URL or PG*) for row counts, item sizes and write units"},
-			previousMappingFlag("what changes from it to --mapping (per entity: attributes, key templates, GSI keys; the GSIs added and removed; the changes refused in place), then both designs, before and after (text or markdown)"),
+			previousMappingFlag("what changes from it to --mapping (per entity: attributes, key templates, GSI keys; the GSIs added and removed; the changes refused in place), then both designs, before and after (--format text or markdown only; not with --with-source)"),
 		}, progressFlags()...),
 		Action: runPlan,
 	}

@@ -16,7 +16,7 @@ import (
 // export).
 func shardFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.StringFlag{Name: "shard", Usage: "`i/N`: do shard i of N (at most " + strconv.Itoa(pipeline.MaxShards) + ") of the run (each entity's primary-key ranges cut N ways; an entity without a primary key goes whole to one shard), with no coordinator; each shard has its own checkpoint and rejects file (default names get -shard-i-of-N)"},
+		&cli.StringFlag{Name: "shard", Usage: "`i/N`: do shard i of N (at most " + strconv.Itoa(pipeline.MaxShards) + ") of the run (each entity's primary-key ranges cut N ways; an entity without a primary key goes whole to one shard), with no coordinator; each shard has its own checkpoint and rejects file (default names get -shard-i-of-N); not with --follow: one process follows, after the shards are done"},
 		&cli.StringFlag{Name: "snapshot", Usage: "read the snapshot `NAME` that pg2dynamo snapshot hold (or pg_export_snapshot()) keeps open, so that every shard reads the same data; without it each shard reads a snapshot of its own, and rows inserted or deleted while the shards start can fall between their ranges"},
 	}
 }

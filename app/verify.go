@@ -98,7 +98,7 @@ failure; 130 or 143 when interrupted (SIGINT, SIGTERM).`,
 		Flags: append([]cli.Flag{mappingFlag(), sourceFlag(), endpointFlag(), regionFlag(), profileFlag(), maxBackoffFlag(), tableFlag(),
 			&cli.Float64Flag{Name: "price-per-million", Value: transform.PricePerMillionWrites, Usage: "on-demand price in US dollars per million write request units (https://aws.amazon.com/dynamodb/pricing/on-demand/)"},
 			&cli.Float64Flag{Name: "import-price-per-gb", Value: transform.ImportPricePerGB, Usage: "ImportTable's price in US dollars per GB of source data, uncompressed (https://aws.amazon.com/dynamodb/pricing/on-demand/, Import from S3)"},
-			previousMappingFlag("what applying --mapping, a new version of the table's own mapping, would do and cost (migrate --changes-only --previous-mapping, or --follow --resume --previous-mapping): what changes per entity, the GSIs created and removed, and only the entities whose items change compared with the table, their items rewritten and deleted priced in write units"),
+			previousMappingFlag("what applying --mapping, a new version of the table's own mapping, would do and cost (migrate --changes-only --previous-mapping, or --follow --resume --previous-mapping): what changes per entity, the GSIs created and removed, and only the entities whose items change compared with the table, their items rewritten and deleted priced in write units; the table must exist (else exit 2)"),
 		}, append(reportFlags(), progressFlags()...)...),
 		Action: func(c *cli.Context) error {
 			return runCompare(c, report.ModeDiff, c.Float64("price-per-million"))

@@ -1,14 +1,19 @@
 package engine_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"io"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/pg2dynamo/pg2dynamo/engine"
 	"github.com/pg2dynamo/pg2dynamo/pipeline"
+	"github.com/pg2dynamo/pg2dynamo/plan"
+	"github.com/pg2dynamo/pg2dynamo/tools/testenv"
 )
 
 // Migrate refuses options that do not go together before it opens
@@ -54,5 +59,21 @@ func TestOptionErrorsUseTheCallersNaming(t *testing.T) {
 	want := "<ChangesOnly> with <Prune>: <ChangesOnly> deletes the stale items itself, each conditional on its type as <Prune> does; leave out <Prune>"
 	if err == nil || err.Error() != want {
 		t.Errorf("Migrate: %v, want %q", err, want)
+	}
+}
+
+// plan --previous-mapping writes text or markdown: another format, the
+// OneTable schema included, is an option error, not a plan of one version.
+func TestPlanOfTwoVersionsRefusesOtherFormats(t *testing.T) {
+	dir := t.TempDir()
+	m := filepath.Join(dir, "m.yaml")
+	testenv.WriteFile(t, m, "name: shop\ntable: {name: shop}\nentities:\n  C: {source: {table: c}, pk: \"C#${id}\", sk: C}\n", 0o600)
+	for _, format := range []string{plan.FormatJSON, plan.FormatOneTable} {
+		var out bytes.Buffer
+		err := engine.Plan(context.Background(), engine.Config{Mapping: m, Out: &out, Log: io.Discard}, engine.PlanOptions{Format: format, PreviousMapping: m})
+		var oe *engine.OptionError
+		if !errors.As(err, &oe) || oe.Options[0] != engine.OptPreviousMapping || out.Len() > 0 {
+			t.Errorf("format %s with PreviousMapping: %v, wrote %d bytes; want an *OptionError of PreviousMapping and nothing written", format, err, out.Len())
+		}
 	}
 }

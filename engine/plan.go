@@ -30,7 +30,7 @@ func Plan(ctx context.Context, cfg Config, o PlanOptions) error {
 		if m, err = LoadMapping(ctx, cfg.Mapping); err != nil {
 			return err
 		}
-		if o.Format == plan.FormatOneTable {
+		if o.Format == plan.FormatOneTable && o.PreviousMapping == "" {
 			return planOneTable(j, m)
 		}
 	}
