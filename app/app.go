@@ -327,6 +327,10 @@ func maxBackoffFlag() cli.Flag {
 		Usage: "the longest wait between two retries of a DynamoDB request, and between two re-sends of a batch's UnprocessedItems (exponential backoff with jitter up to this)", DefaultText: "20s, the SDK's"}
 }
 
+func maxAttemptsFlag() cli.Flag {
+	return &cli.IntFlag{Name: "max-attempts", Value: 10, Action: atLeast("max-attempts", 1, "expected at least 1"), Usage: "attempts per DynamoDB request on throttling, 5xx and network errors (exponential backoff with jitter)"}
+}
+
 func regionFlag() cli.Flag {
 	return &cli.StringFlag{Name: "region", Usage: "AWS `REGION` (default: AWS_REGION or the profile's region)"}
 }

@@ -48,7 +48,7 @@ Example, against DynamoDB Local:
 			&cli.IntFlag{Name: "max-write-units", Action: atLeast("max-write-units", 0, "expected a positive number (0: no cap)"), Usage: "cap the write capacity consumed per second (as DynamoDB reports it); throttling halves the rate, which then climbs back", DefaultText: "no cap"},
 			&cli.IntFlag{Name: "max-retries", DefaultText: "9, from --max-attempts 10", Usage: "retries per DynamoDB request after the first attempt (sets --max-attempts to this + 1)"},
 			&cli.DurationFlag{Name: "retry-deadline", Value: 5 * time.Minute, Action: positive("retry-deadline"), Usage: "give up a batch (and stop the run, with its checkpoint) when its retries, throttling included, take longer than this"},
-			&cli.IntFlag{Name: "max-attempts", Value: 10, Action: atLeast("max-attempts", 1, "expected at least 1"), Usage: "attempts per DynamoDB request on throttling, 5xx and network errors (exponential backoff with jitter)"},
+			maxAttemptsFlag(),
 			&cli.PathFlag{Name: "rejects", Value: "pg2dynamo-rejects.jsonl", TakesFile: true, Usage: "JSON Lines `FILE` listing rejected rows (written on every run: empty when none was rejected)"},
 			&cli.BoolFlag{Name: "no-duplicate-check", Usage: "do not remember every item key to catch two rows that render the same primary key (saves 11 to 21 bytes of memory per item of the entities whose keys are not proven unique, and lets them be read in parallel; duplicates within one batch are still caught)"},
 			&cli.StringFlag{Name: "sink", Value: "dynamodb", Usage: "where items go: dynamodb, or null to read and transform everything and write nothing (for measuring; not with --prune or --changes-only)"},

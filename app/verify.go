@@ -67,7 +67,7 @@ Exit code 0 when everything matches, 4 on any mismatch (a missing table: every
 item is missing), 2 when nothing was compared (bad flags, an invalid mapping, a
 table whose keys or GSIs are not the mapping's), 1 on any other failure, 130 or
 143 when interrupted (SIGINT, SIGTERM).`,
-		Flags: append(append(append([]cli.Flag{mappingFlag(), sourceFlag(), endpointFlag(), regionFlag(), profileFlag(), maxBackoffFlag(), tableFlag()}, reportFlags()...), progressFlags()...),
+		Flags: append(append(append([]cli.Flag{mappingFlag(), sourceFlag(), endpointFlag(), regionFlag(), profileFlag(), maxBackoffFlag(), maxAttemptsFlag(), tableFlag()}, reportFlags()...), progressFlags()...),
 			&cli.StringFlag{Name: "slot", Usage: "the replication slot `NAME` of a follow streaming into the table (migrate --follow; default pg2dynamo_ and the table's name)"},
 			&cli.StringFlag{Name: "publication", Usage: "that follow's publication `NAME` (migrate --follow --publication; default the slot's name)"},
 			&cli.DurationFlag{Name: "follow-wait", Value: time.Minute, Usage: "when a follow (migrate --follow) streams into the table: how long to wait for it to apply every change this check's snapshot holds before comparing"}),
@@ -95,7 +95,7 @@ Exit code 0 when the comparison ran, whatever it found (diff reports
 differences, it does not fail on them); 2 when nothing was compared (bad
 flags, an invalid mapping, a table migrate would refuse); 1 on any other
 failure; 130 or 143 when interrupted (SIGINT, SIGTERM).`,
-		Flags: append([]cli.Flag{mappingFlag(), sourceFlag(), endpointFlag(), regionFlag(), profileFlag(), maxBackoffFlag(), tableFlag(),
+		Flags: append([]cli.Flag{mappingFlag(), sourceFlag(), endpointFlag(), regionFlag(), profileFlag(), maxBackoffFlag(), maxAttemptsFlag(), tableFlag(),
 			&cli.Float64Flag{Name: "price-per-million", Value: transform.PricePerMillionWrites, Usage: "on-demand price in US dollars per million write request units (https://aws.amazon.com/dynamodb/pricing/on-demand/)"},
 			&cli.Float64Flag{Name: "import-price-per-gb", Value: transform.ImportPricePerGB, Usage: "ImportTable's price in US dollars per GB of source data, uncompressed (https://aws.amazon.com/dynamodb/pricing/on-demand/, Import from S3)"},
 			previousMappingFlag("what applying --mapping, a new version of the table's own mapping, would do and cost (migrate --changes-only --previous-mapping, or --follow --resume --previous-mapping): what changes per entity, the GSIs created and removed, and only the entities whose items change compared with the table, their items rewritten and deleted priced in write units; the table must exist (else exit 2)"),
