@@ -187,8 +187,7 @@ func earlierImport(j *job, s *session, ip *importPlan) (string, error) {
 	in := &dynamodb.ListImportsInput{TableArn: td.TableArn}
 	for p := dynamodb.NewListImportsPaginator(s.client, in); p.HasMorePages(); {
 		out, err := p.NextPage(j.ctx)
-		var ae smithy.APIError
-		if errors.As(err, &ae) && ae.ErrorCode() == "UnknownOperationException" {
+		if unknownOperation(err) {
 			return "", nil
 		}
 		if err != nil {
@@ -348,11 +347,17 @@ func bulkPut(j *job, s *session, ip *importPlan, rejects *rejectFile) (int64, er
 // operationError wraps err of op; an endpoint without op (emulators) gives a
 // *missingOperationError, KindRefused.
 func operationError(j *job, op string, err error) error {
-	var ae smithy.APIError
-	if errors.As(err, &ae) && ae.ErrorCode() == "UnknownOperationException" {
+	if unknownOperation(err) {
 		return refused(&missingOperationError{Op: op, Endpoint: j.cfg.AWS.EndpointURL, Err: err, endpointURL: j.opt(OptEndpointURL)})
 	}
 	return fmt.Errorf("%s: %w", op, err)
+}
+
+// unknownOperation reports whether err is an endpoint's answer that it lacks
+// the operation (dynalite, DynamoDB Local).
+func unknownOperation(err error) bool {
+	var ae smithy.APIError
+	return errors.As(err, &ae) && ae.ErrorCode() == "UnknownOperationException"
 }
 
 // missingOperationError refuses an operation the endpoint lacks, saying what to

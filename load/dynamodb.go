@@ -323,13 +323,9 @@ func (d *DynamoDB) write(ctx context.Context, batch []transform.Item) error {
 			}
 		}
 		d.requests.Add(1)
-		rcc := types.ReturnConsumedCapacityTotal
-		if d.uncounted.Load() && d.limit == nil {
-			rcc = types.ReturnConsumedCapacityNone
-		}
 		out, err := d.client.BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{
 			RequestItems:           map[string][]types.WriteRequest{d.table: reqs},
-			ReturnConsumedCapacity: rcc,
+			ReturnConsumedCapacity: d.returnCapacity(),
 		}, d.countThrottles)
 		if err != nil {
 			if isValidation(err) {
@@ -379,6 +375,15 @@ func (d *DynamoDB) write(ctx context.Context, batch []transform.Item) error {
 
 // Throttles counts write requests DynamoDB throttled so far (each attempt).
 func (d *DynamoDB) Throttles() int64 { return d.throttled.Load() }
+
+// returnCapacity is what a write asks DynamoDB to report of the capacity it
+// consumed: nothing when uncounted and no write limit needs it.
+func (d *DynamoDB) returnCapacity() types.ReturnConsumedCapacity {
+	if d.uncounted.Load() && d.limit == nil {
+		return types.ReturnConsumedCapacityNone
+	}
+	return types.ReturnConsumedCapacityTotal
+}
 
 // lastThrottle counts err, a request's final error, when it is a throttling
 // error: the retryer counts only the attempts it retried after.
@@ -449,10 +454,7 @@ func (d *DynamoDB) keyOf(item map[string]types.AttributeValue) [2]string {
 // putEach writes items one by one with PutItem to single out the invalid.
 func (d *DynamoDB) putEach(ctx context.Context, batch []transform.Item) error {
 	be := &BatchError{}
-	rcc := types.ReturnConsumedCapacityTotal
-	if d.uncounted.Load() && d.limit == nil {
-		rcc = types.ReturnConsumedCapacityNone
-	}
+	rcc := d.returnCapacity()
 	for i, it := range batch {
 		d.requests.Add(1)
 		var err error

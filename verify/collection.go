@@ -275,11 +275,12 @@ func (rr *rejectedRows) add(plans []*transform.Plan, r pipeline.Reject) {
 			if !c.PrimaryKey {
 				continue
 			}
-			if v := r.SourceKey[c.Name]; !keyTypes[c.Type] || c.Array || v == nil {
+			v := r.SourceKey[c.Name]
+			if !keyTypes[c.Type] || c.Array || v == nil {
 				rr.why[r.Entity] = fmt.Sprintf("rows of it were rejected, and PostgreSQL cannot tell them by their primary key column %s (%s)", c.Name, c.Type)
 				return
 			}
-			key[c.Name] = r.SourceKey[c.Name]
+			key[c.Name] = v
 		}
 	}
 	if len(key) == 0 {

@@ -431,15 +431,16 @@ func (c *comparison) runPatterns(ctx context.Context, samples []*patternSample, 
 	for _, t := range c.opts.Retired {
 		owned[t] = true
 	}
+	var refused func(item []byte) (bool, error)
+	if rf, ok := c.opts.Apply.(Refusals); ok {
+		refused = func(item []byte) (bool, error) {
+			k, err := c.keyOf(item)
+			return err == nil && rf.Refused(k[0], k[1]), err
+		}
+	}
 	for _, ps := range samples {
 		for _, pc := range ps.checks {
-			pc.inFlight = c.itemInFlight
-			if rf, ok := c.opts.Apply.(Refusals); ok {
-				pc.refused = func(item []byte) (bool, error) {
-					k, err := c.keyOf(item)
-					return err == nil && rf.Refused(k[0], k[1]), err
-				}
-			}
+			pc.inFlight, pc.refused = c.itemInFlight, refused
 			if projectsType(pc.gsi, c.m.TypeAttribute) {
 				pc.typeAttr, pc.owned = c.m.TypeAttribute, owned
 			}

@@ -811,24 +811,27 @@ type answerItem struct {
 
 // raw returns the next item as DynamoDB returned it; io.EOF at the end.
 func (a *answerReader) raw() (answerItem, error) {
-	for a.i >= len(a.page) {
-		if !a.p.HasMorePages() {
-			return answerItem{}, io.EOF
+	var it map[string]types.AttributeValue
+	for it == nil {
+		for a.i >= len(a.page) {
+			if !a.p.HasMorePages() {
+				return answerItem{}, io.EOF
+			}
+			out, err := a.p.NextPage(a.ctx)
+			if err != nil {
+				return answerItem{}, fmt.Errorf("pattern %s: %w", a.name, err)
+			}
+			a.page, a.i = out.Items, 0
+			a.scanned += int64(out.ScannedCount)
+			a.readAt = time.Now()
 		}
-		out, err := a.p.NextPage(a.ctx)
-		if err != nil {
-			return answerItem{}, fmt.Errorf("pattern %s: %w", a.name, err)
+		it = a.page[a.i]
+		a.page[a.i] = nil
+		a.i++
+		if a.other != nil && a.other(it) {
+			a.others++
+			it = nil
 		}
-		a.page, a.i = out.Items, 0
-		a.scanned += int64(out.ScannedCount)
-		a.readAt = time.Now()
-	}
-	it := a.page[a.i]
-	a.page[a.i] = nil
-	a.i++
-	if a.other != nil && a.other(it) {
-		a.others++
-		return a.raw()
 	}
 	a.n++
 	ai := answerItem{item: ddbjson.Canonical(it)}

@@ -49,8 +49,8 @@ type readBack struct {
 }
 
 // run reads back every key of j (stale ones only when deleted) into out's
-// counts, a put that refused (if not nil) says was refused among them; the
-// rest are listed in unapplied.
+// counts, counting apart the puts refused (when not nil) says the table
+// refused; the rest are listed in unapplied.
 func (rb *readBack) run(ctx context.Context, j *journal, out *outcome.Applied, deleted bool, unapplied *outcome.ListBuilder[outcome.ItemRef], refused Refusals) error {
 	keep := func(e journalEntry) bool { return e.kind != journalStale || deleted }
 	return rb.each(ctx, j, keep, func(e journalEntry, got map[string]types.AttributeValue) error {
