@@ -584,8 +584,9 @@ func TestLiveFollowColumnRenamedOrRetyped(t *testing.T) {
 // another deleted: renamed back in the same transaction, the changes are
 // applied (they are matched by the table's OID, and the window reads the
 // table by its name again); left renamed, the window that reads it stops
-// the follow naming the new name, and the advice (rename it back, then
-// --resume) ends in step.
+// the follow naming the new name, and either way out it advises (rename
+// it back, then --resume; a new version of the mapping, then --resume
+// --previous-mapping) ends in step.
 func TestLiveFollowTableRenamed(t *testing.T) {
 	t.Parallel()
 	rename := []string{`ALTER TABLE notes RENAME TO notes_renamed`,
@@ -604,44 +605,34 @@ func TestLiveFollowTableRenamed(t *testing.T) {
 		}
 		f.inStep(t)
 	})
-	t.Run("and left so", func(t *testing.T) {
-		t.Parallel()
-		f := loaded(t, filepath.Join("testdata", "notes-whole.yaml"), notesSchema)
-		p := startFollow(t, liveArgs(f)...)
-		p.waitFor(t, following, "the follow to start")
-		for _, sql := range rename {
-			testenv.Exec(t, f.url, sql)
-		}
-		code := p.exit(t)
-		out := p.out.String()
-		advice := "rename it back (ALTER TABLE public.notes_renamed RENAME TO …), then run pg2dynamo migrate --follow --resume; or give the mapping's source its new name in a new version of the mapping, then run pg2dynamo migrate --follow --resume --mapping NEW.yaml --previous-mapping " + f.mapping
-		if code != 1 || !strings.Contains(out, "table public.notes is named public.notes_renamed now") || !strings.Contains(out, advice) {
-			t.Fatalf("exit %d, want 1 naming the new name and %q\n%s", code, advice, firstLines(out, 40))
-		}
-		testenv.Exec(t, f.url, back)
-		if code, out := f.resume(); code != 0 {
-			t.Fatalf("--resume after renaming back: exit %d\n%s", code, out)
-		}
-		f.inStep(t)
-	})
-	t.Run("and the mapping given the new name", func(t *testing.T) {
-		t.Parallel()
-		f := loaded(t, filepath.Join("testdata", "notes-whole.yaml"), notesSchema)
-		p := startFollow(t, liveArgs(f)...)
-		p.waitFor(t, following, "the follow to start")
-		for _, sql := range rename {
-			testenv.Exec(t, f.url, sql)
-		}
-		if code := p.exit(t); code != 1 {
-			t.Fatalf("exit %d, want 1\n%s", code, firstLines(p.out.String(), 40))
-		}
-		previous := f.newVersion(t, "{table: notes}", "{table: notes_renamed}")
-		code, out := f.resume("--previous-mapping", previous)
-		if code != 0 {
-			t.Fatalf("--resume with the mapping naming the new name: exit %d\n%s", code, out)
-		}
-		f.inStep(t)
-	})
+	// Left so, the follow stops with both ways out, each of which goes on.
+	for _, renameBack := range []bool{true, false} {
+		t.Run(map[bool]string{true: "and left so", false: "and the mapping given the new name"}[renameBack], func(t *testing.T) {
+			t.Parallel()
+			f := loaded(t, filepath.Join("testdata", "notes-whole.yaml"), notesSchema)
+			p := startFollow(t, liveArgs(f)...)
+			p.waitFor(t, following, "the follow to start")
+			for _, sql := range rename {
+				testenv.Exec(t, f.url, sql)
+			}
+			code := p.exit(t)
+			out := p.out.String()
+			advice := "rename it back (ALTER TABLE public.notes_renamed RENAME TO …), then run pg2dynamo migrate --follow --resume; or give the mapping's source its new name in a new version of the mapping, then run pg2dynamo migrate --follow --resume --mapping NEW.yaml --previous-mapping " + f.mapping
+			if code != 1 || !strings.Contains(out, "table public.notes is named public.notes_renamed now") || !strings.Contains(out, advice) {
+				t.Fatalf("exit %d, want 1 naming the new name and %q\n%s", code, advice, firstLines(out, 40))
+			}
+			var more []string
+			if renameBack {
+				testenv.Exec(t, f.url, back)
+			} else {
+				more = []string{"--previous-mapping", f.newVersion(t, "{table: notes}", "{table: notes_renamed}")}
+			}
+			if code, out := f.resume(more...); code != 0 {
+				t.Fatalf("--resume %s: exit %d\n%s", strings.Join(more, " "), code, out)
+			}
+			f.inStep(t)
+		})
+	}
 }
 
 // newVersion writes a new version of f's mapping, old replaced by new, and

@@ -11,19 +11,23 @@ import (
 	"github.com/pg2dynamo/pg2dynamo/verify"
 )
 
-// A pattern on a GSI with multi-attribute keys takes each parameter as the
-// items carry the attribute: a column written as another type than the
-// attribute's is a mapping error at the key condition; a literal is of the
-// attribute's type; a NULL parameter renders no Query.
-func TestMultiAttributePatternValues(t *testing.T) {
-	doc := `table:
+// ordersByTenant is a mapping of orders with a multi-attribute GSI, up to its
+// access patterns.
+const ordersByTenant = `table:
   name: orders
   gsis:
     - {name: ByTenant, partition_keys: [{name: tenant_id, type: S}], sort_keys: [{name: total, type: N}]}
 entities:
   Order: {source: {table: orders}, pk: "O#${order_id}", sk: O}
 access_patterns:
-  Good: {index: ByTenant, key_condition: "tenant_id = ${tenant_id} AND total >= 10"}
+`
+
+// A pattern on a GSI with multi-attribute keys takes each parameter as the
+// items carry the attribute: a column written as another type than the
+// attribute's is a mapping error at the key condition; a literal is of the
+// attribute's type; a NULL parameter renders no Query.
+func TestMultiAttributePatternValues(t *testing.T) {
+	doc := ordersByTenant + `  Good: {index: ByTenant, key_condition: "tenant_id = ${tenant_id} AND total >= 10"}
   Bad: {index: ByTenant, key_condition: "tenant_id = ${order_id}"}
 `
 	m, err := mapping.Parse("m.yaml", []byte(doc))
@@ -59,14 +63,7 @@ access_patterns:
 // A filter on a multi-attribute GSI pattern is checked when the mapping
 // loads, as on any index, and becomes the Query's FilterExpression.
 func TestMultiAttributePatternFilter(t *testing.T) {
-	doc := `table:
-  name: orders
-  gsis:
-    - {name: ByTenant, partition_keys: [{name: tenant_id, type: S}], sort_keys: [{name: total, type: N}]}
-entities:
-  Order: {source: {table: orders}, pk: "O#${order_id}", sk: O}
-access_patterns:
-  Open: {index: ByTenant, key_condition: "tenant_id = ${tenant_id}", filter: %q}
+	doc := ordersByTenant + `  Open: {index: ByTenant, key_condition: "tenant_id = ${tenant_id}", filter: %q}
 `
 	for _, c := range []struct{ filter, err string }{
 		{"this is ((( not a filter", "access_patterns.Open.filter: "},

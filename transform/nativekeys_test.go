@@ -82,19 +82,7 @@ func errString(err error) string {
 // count or sum N, a min or max its column's (S for a timestamp); a stable
 // ID a string.
 func TestNativeKeysOfAggregatesAndIDs(t *testing.T) {
-	doc := `
-table:
-  name: native
-  gsis:
-    - name: ByOrg
-      partition_keys: [{name: org, type: S}]
-      sort_keys: [{name: %s, type: %s}]
-entities:
-  E:
-    source: {table: t}
-    pk: ID#${id}
-    sk: ID#${id}
-    aggregates:
+	doc := nativeHead + `    aggregates:
       visits: {function: count, source: {table: v}, join: {t_id: id}}
       last_visit: {function: max, column: at, source: {table: v}, join: {t_id: id}}
     ids:
