@@ -159,6 +159,41 @@ type comparison struct {
 	// rejected are the source pass's rejected rows, which the item
 	// collections' counts leave out.
 	rejected rejectedRows
+	owners   *owners
+}
+
+// owners tells whose an item is by its type attribute: an entity's of the
+// mapping (the first of that type), a retired type's (Options.Retired), or,
+// with neither, another writer's.
+type owners struct {
+	byType  map[string]int
+	retired map[string]bool
+}
+
+func newOwners(plans []*transform.Plan, retired []string) *owners {
+	o := &owners{byType: map[string]int{}, retired: map[string]bool{}}
+	for i, p := range plans {
+		if _, ok := o.byType[p.Entity().Type]; !ok {
+			o.byType[p.Entity().Type] = i
+		}
+	}
+	for _, t := range retired {
+		o.retired[t] = true
+	}
+	return o
+}
+
+// entity is the index of the first plan of type typ; false for no plan's.
+func (o *owners) entity(typ string) (int, bool) {
+	e, ok := o.byType[typ]
+	return e, ok
+}
+
+// owns reports whether an item of type typ is the mapping's, retired types
+// included.
+func (o *owners) owns(typ string) bool {
+	_, ok := o.byType[typ]
+	return ok || o.retired[typ]
 }
 
 // compare is Compare with the source behind seams: src for counts, samples and
@@ -174,7 +209,7 @@ func compare(ctx context.Context, src source, derive deriveFunc, m *mapping.Mapp
 	if err != nil {
 		return nil, err
 	}
-	c := &comparison{src: src, derive: derive, m: m, plans: plans, client: client, opts: opts,
+	c := &comparison{src: src, derive: derive, m: m, plans: plans, client: client, opts: opts, owners: newOwners(plans, opts.Retired),
 		keyAttrs: m.Table.Keys(), orders: newOrderChecker(src, m, plans)}
 	expected, err := c.countSources(ctx)
 	if err != nil {
@@ -283,7 +318,7 @@ func (c *comparison) fill(ctx context.Context, res *outcome.Result, expected int
 }
 
 func (c *comparison) listOptions(ctx context.Context) listOptions {
-	lo := listOptions{ctx: ctx, sampleChanged: cmp(c.opts.SampleChanged, 20), maxListed: cmp(c.opts.MaxListed, MaxListed), retired: c.opts.Retired}
+	lo := listOptions{ctx: ctx, sampleChanged: cmp(c.opts.SampleChanged, 20), maxListed: cmp(c.opts.MaxListed, MaxListed), owners: c.owners}
 	if c.opts.ChangeCost || c.opts.Apply != nil {
 		lo.writeUnits = func(item []byte) (int64, error) {
 			attrs, err := ddbjson.DecodeItem(item)
@@ -424,13 +459,6 @@ func (c *comparison) runPatterns(ctx context.Context, samples []*patternSample, 
 	wait := newIndexWait(c.opts.IndexWait)
 	ties := c.work.Sub(tiesBudget).NewSorter("ties", bytes.Compare)
 	var out []outcome.PatternResult
-	owned := map[string]bool{}
-	for _, p := range c.plans {
-		owned[p.Entity().Type] = true
-	}
-	for _, t := range c.opts.Retired {
-		owned[t] = true
-	}
 	var refused func(item []byte) (bool, error)
 	if rf, ok := c.opts.Apply.(Refusals); ok {
 		refused = func(item []byte) (bool, error) {
@@ -442,7 +470,7 @@ func (c *comparison) runPatterns(ctx context.Context, samples []*patternSample, 
 		for _, pc := range ps.checks {
 			pc.inFlight, pc.refused = c.itemInFlight, refused
 			if projectsType(pc.gsi, c.m.TypeAttribute) {
-				pc.typeAttr, pc.owned = c.m.TypeAttribute, owned
+				pc.typeAttr, pc.owners = c.m.TypeAttribute, c.owners
 			}
 		}
 		ps.rejected = &c.rejected
@@ -596,9 +624,8 @@ type listOptions struct {
 	// Options.Apply).
 	writeUnits func(item []byte) (int64, error)
 	// apply, if set, is handed the differences (Options.Apply).
-	apply *applyRun
-	// retired are Options.Retired.
-	retired []string
+	apply  *applyRun
+	owners *owners
 	// held journals every missing key, re-read for Options.Holders.
 	held *journal
 }
@@ -619,12 +646,9 @@ func compareBuckets(r *outcome.Result, sp spill, plans []*transform.Plan, opts l
 // bucketComparer classifies one bucket's records at a time into a Result's
 // counts and list builders.
 type bucketComparer struct {
-	r     *outcome.Result
-	plans []*transform.Plan
-	// byType is the first entity of each type; retired the types of
-	// Options.Retired.
-	byType        map[string]int
-	retired       map[string]bool
+	r             *outcome.Result
+	plans         []*transform.Plan
+	owners        *owners
 	sampleChanged int
 	missing       *outcome.ListBuilder[outcome.ItemRef]
 	extra         *outcome.ListBuilder[outcome.ItemRef]
@@ -640,17 +664,7 @@ type bucketComparer struct {
 }
 
 func newBucketComparer(r *outcome.Result, plans []*transform.Plan, opts listOptions) *bucketComparer {
-	byType := map[string]int{}
-	for i, p := range plans {
-		if _, ok := byType[p.Entity().Type]; !ok {
-			byType[p.Entity().Type] = i
-		}
-	}
-	retired := map[string]bool{}
-	for _, t := range opts.retired {
-		retired[t] = true
-	}
-	return &bucketComparer{r: r, plans: plans, byType: byType, retired: retired, sampleChanged: opts.sampleChanged,
+	return &bucketComparer{r: r, plans: plans, owners: opts.owners, sampleChanged: opts.sampleChanged,
 		missing:    outcome.NewListBuilder[outcome.ItemRef](r.Files, "missing", opts.maxListed),
 		extra:      outcome.NewListBuilder[outcome.ItemRef](r.Files, "extra", opts.maxListed),
 		dups:       outcome.NewListBuilder[outcome.ItemRef](r.Files, "duplicates", opts.maxListed),
@@ -722,7 +736,7 @@ func (bc *bucketComparer) sourceItems(recs []record) (map[string]record, map[str
 // key, unchanged when its content is one's, else changed. It marks derived keys
 // it finds in seen.
 func (bc *bucketComparer) tableItem(rc record, source map[string]record, others map[string][]record, seen map[string]bool) error {
-	if e, ok := bc.byType[rc.typ]; ok {
+	if e, ok := bc.owners.entity(rc.typ); ok {
 		bc.r.Entities[e].Table++
 	}
 	s, ok := source[rc.key]
@@ -740,14 +754,14 @@ func (bc *bucketComparer) tableItem(rc record, source map[string]record, others 
 // extraItem counts and lists rc: stale when its type is an entity's, else
 // unmanaged.
 func (bc *bucketComparer) extraItem(rc record) error {
-	e, mapped := bc.byType[rc.typ]
+	e, mapped := bc.owners.entity(rc.typ)
 	if !mapped {
 		e = -1
 	}
 	if in, err := bc.flight(rc.key, rc.typ, e); in || err != nil {
 		return err
 	}
-	if mapped || bc.retired[rc.typ] {
+	if bc.owners.owns(rc.typ) {
 		bc.r.Stale++
 		var units int64
 		var err error

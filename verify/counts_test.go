@@ -54,7 +54,7 @@ func TestCompareBucketsCountsDuplicatesApart(t *testing.T) {
 		}
 	}
 	r := &outcome.Result{Entities: []outcome.EntityCounts{{Entity: "C", SourceRows: 3, Rows: 3, ItemsPerRow: 1}}, Files: g}
-	if err := compareBuckets(r, sp, []*transform.Plan{p}, listOptions{sampleChanged: 20, maxListed: MaxListed}); err != nil {
+	if err := compareBuckets(r, sp, []*transform.Plan{p}, listOptions{sampleChanged: 20, maxListed: MaxListed, owners: newOwners([]*transform.Plan{p}, nil)}); err != nil {
 		t.Fatal(err)
 	}
 	checkCounts(&r.Entities[0])

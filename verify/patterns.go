@@ -172,11 +172,10 @@ type patternCheck struct {
 	// refused says whether a canonical item's put was refused (a reject); such
 	// items are skipped on both sides. Nil: none was.
 	refused func(item []byte) (bool, error)
-	// owned are the types of the mapping's items (retired ones too), in
-	// attribute typeAttr; an answer's item of another type, or none, is
-	// another writer's (nil: every item is compared).
+	// owners tell by attribute typeAttr whose an answer's item is; another
+	// writer's is passed over (nil: every item is compared).
 	typeAttr string
-	owned    map[string]bool
+	owners   *owners
 }
 
 // projectsType reports whether the items of index g (nil: the table) carry
@@ -197,7 +196,7 @@ func projectsType(g *mapping.GSI, typeAttr string) bool {
 
 // other reports whether item is another writer's.
 func (c *patternCheck) other(item map[string]types.AttributeValue) bool {
-	return c.owned != nil && !c.owned[load.StringAttr(item, c.typeAttr)]
+	return c.owners != nil && !c.owners.owns(load.StringAttr(item, c.typeAttr))
 }
 
 // wantItem is an item that must answer a Query: sort key value, canonical
@@ -706,7 +705,7 @@ func (c *patternCheck) checkScanned(ctx context.Context, client dynamodb.QueryAP
 	want := c.want.Len() + c.filtered + int64(len(c.undecided))
 	others := int64(res.Others)
 	skipped := int64(res.InFlight + res.Refused)
-	if scanned-want-others > skipped && c.owned != nil {
+	if scanned-want-others > skipped && c.owners != nil {
 		n, err := c.othersRead(ctx, client, table)
 		if err != nil {
 			return err
