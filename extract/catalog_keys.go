@@ -9,8 +9,11 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// UniqueKey is a primary key or unique index (pg_index.indisunique), neither
+// UniqueKey is a primary key or unique index (pg_index.indisunique), valid
+// (a failed CREATE UNIQUE INDEX CONCURRENTLY leaves one that is not), neither
 // partial nor on an expression: no two rows share all of Columns (NULLs aside).
+// A table with inheritance children has none: a query of it reads their rows,
+// which its indexes do not cover.
 // https://www.postgresql.org/docs/current/catalog-pg-index.html
 type UniqueKey struct {
 	// Columns are the key columns in index order, without INCLUDE columns.
@@ -42,7 +45,9 @@ SELECT i.indrelid, ic.relname::text, i.indisprimary,
              WHERE u.n <= i.indnkeyatts ORDER BY u.n)
 FROM pg_catalog.pg_index i
 JOIN pg_catalog.pg_class ic ON ic.oid = i.indexrelid
-WHERE i.indrelid = ANY($1) AND i.indisunique AND i.indpred IS NULL AND i.indexprs IS NULL
+JOIN pg_catalog.pg_class t ON t.oid = i.indrelid
+WHERE i.indrelid = ANY($1) AND i.indisunique AND i.indisvalid AND i.indpred IS NULL AND i.indexprs IS NULL
+  AND (t.relkind = 'p' OR NOT EXISTS (SELECT FROM pg_catalog.pg_inherits h WHERE h.inhparent = t.oid))
 ORDER BY i.indrelid, i.indisprimary DESC, ic.relname COLLATE "C"`, oids)
 	if err != nil {
 		return nil, err

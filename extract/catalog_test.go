@@ -223,3 +223,34 @@ CREATE PUBLICATION pub FOR TABLE b, a WITH (publish = 'insert, delete', publish_
 		t.Errorf("Slot(nope): %v, %v; want not found", ok, err)
 	}
 }
+
+// TestUniqueKeysProveUniqueness: an index that does not keep the rows a query
+// reads unique is no unique key: an invalid one (a failed CREATE UNIQUE INDEX
+// CONCURRENTLY) or an inheritance parent's, whose children's rows it reads.
+func TestUniqueKeysProveUniqueness(t *testing.T) {
+	url := testenv.NewDatabase(t)
+	testenv.Exec(t, url, `CREATE TABLE u (id int PRIMARY KEY, email text);
+INSERT INTO u VALUES (1, 'a@x'), (2, 'a@x');
+CREATE TABLE p (id int PRIMARY KEY); CREATE TABLE c () INHERITS (p);
+CREATE TABLE r (id int PRIMARY KEY, at int) PARTITION BY RANGE (id);
+CREATE TABLE r1 PARTITION OF r FOR VALUES FROM (0) TO (10)`)
+	conn := testenv.Connect(t, url)
+	ctx := context.Background()
+	if _, err := conn.Exec(ctx, "CREATE UNIQUE INDEX CONCURRENTLY u_email ON u (email)"); err == nil {
+		t.Fatal("CREATE UNIQUE INDEX CONCURRENTLY over duplicates succeeded")
+	}
+	cat := extract.NewCatalog(conn)
+	for table, want := range map[string][]string{"u": {"u_pkey"}, "p": nil, "r": {"r_pkey"}} {
+		keys, err := cat.UniqueKeys(ctx, pgx.Identifier{table})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, k := range keys {
+			names = append(names, k.Name)
+		}
+		if d := cmp.Diff(want, names); d != "" {
+			t.Errorf("UniqueKeys(%s) (-want +got):\n%s", table, d)
+		}
+	}
+}
