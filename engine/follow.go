@@ -195,19 +195,20 @@ func startFollowing(j *job, s *session, cp *checkpointFile) (_ *following, err e
 	if err := f.graph.CheckGenerated(ctx, s.src.Conn(), s.m); err != nil {
 		return nil, err
 	}
-	if err := f.graph.CheckIdentity(ctx, s.src.Conn()); err != nil {
-		return nil, refused(err)
-	}
 	if j.mig.Resume {
 		if err := f.addNewTables(j, s, cp); err != nil {
 			return nil, err
 		}
 		// Before EnsurePublication, which would add back a table taken out of
 		// the publication while no follow ran: its changes meanwhile never
-		// reached the slot.
+		// reached the slot. Before CheckIdentity, whose advice alone would
+		// not reload the changes a partition's lowered identity left short.
 		if err := f.resumeCatalog(j, s, cp); err != nil {
 			return nil, err
 		}
+	}
+	if err := f.graph.CheckIdentity(ctx, s.src.Conn()); err != nil {
+		return nil, refused(err)
 	}
 	created, err := follow.EnsurePublication(ctx, s.src.Conn(), f.pub, f.graph)
 	f.pubCreated = created

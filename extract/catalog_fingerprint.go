@@ -27,6 +27,9 @@ type TablePrint struct {
 	Storage []string `json:"storage"`
 	// Partitions are "name bound" of every partition below the table, sorted.
 	Partitions []string `json:"partitions,omitempty"`
+	// Identities are the replica identities of a partitioned table's leaf
+	// partitions (ReplicaIdentity.Partitions).
+	Identities map[string]ReplicaIdentity `json:"identities,omitempty"`
 }
 
 // ColumnPrint is one column of a TablePrint.
@@ -108,6 +111,13 @@ WHERE a.attrelid = ANY($1) AND a.attnum > 0 AND NOT a.attisdropped`, oids)
 		return nil
 	}); err != nil {
 		return nil, fmt.Errorf("columns of the followed tables: %w", err)
+	}
+	idents, err := c.ReplicaIdentities(ctx, oids)
+	if err != nil {
+		return nil, err
+	}
+	for oid, t := range fp.Tables {
+		t.Identities = idents[oid].Partitions
 	}
 	if err := readPublicationPrint(ctx, q, pub, oids, &fp.Publication); err != nil {
 		return nil, err

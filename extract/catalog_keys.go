@@ -176,32 +176,54 @@ func liftForeignKeys(partitions []partitionKey) {
 // https://www.postgresql.org/docs/current/sql-altertable.html#SQL-ALTERTABLE-REPLICA-IDENTITY
 type ReplicaIdentity struct {
 	// Kind is relreplident: 'd' DEFAULT, 'n' NOTHING, 'f' FULL, 'i' USING INDEX.
-	Kind byte
+	Kind byte `json:"kind"`
 	// Columns are the columns carried, in attnum order: all for FULL, none for
 	// NOTHING or for DEFAULT without a primary key.
-	Columns []string
+	Columns []string `json:"columns,omitempty"`
+	// Partitions are a partitioned table's leaf partitions' own, by name
+	// (regclass text): pgoutput builds the old row of a partition's change
+	// from the partition's replica identity, even when it publishes the
+	// change as its root's.
+	Partitions map[string]ReplicaIdentity `json:"partitions,omitempty"`
 }
 
 // ReplicaIdentities returns each existing relation's replica identity by OID.
 func (c Catalog) ReplicaIdentities(ctx context.Context, oids []uint32) (map[uint32]ReplicaIdentity, error) {
 	rows, err := c.q.Query(ctx, `
-SELECT c.oid, c.relreplident::text,
+SELECT r.oid, CASE WHEN c.oid = r.oid THEN '' ELSE c.oid::regclass::text END, c.relreplident::text,
        ARRAY(SELECT a.attname::text FROM pg_catalog.pg_attribute a
              WHERE a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
                AND (c.relreplident = 'f' OR EXISTS (SELECT FROM pg_catalog.pg_index i WHERE i.indrelid = c.oid
                      AND ((c.relreplident = 'd' AND i.indisprimary) OR (c.relreplident = 'i' AND i.indisreplident))
                      AND a.attnum = ANY(i.indkey)))
              ORDER BY a.attnum)
-FROM pg_catalog.pg_class c WHERE c.oid = ANY($1)`, oids)
+FROM pg_catalog.pg_class r
+JOIN pg_catalog.pg_class c ON c.oid = r.oid
+  OR (r.relkind = 'p' AND c.oid IN (SELECT t.relid FROM pg_catalog.pg_partition_tree(r.oid) t WHERE t.isleaf))
+WHERE r.oid = ANY($1)
+ORDER BY c.oid = r.oid DESC`, oids)
 	if err != nil {
 		return nil, fmt.Errorf("replica identities: %w", err)
 	}
 	out := map[uint32]ReplicaIdentity{}
 	var oid uint32
-	var kind string
+	var leaf, kind string
 	var cols []string
-	_, err = pgx.ForEachRow(rows, []any{&oid, &kind, &cols}, func() error {
-		out[oid] = ReplicaIdentity{Kind: kind[0], Columns: slices.Clone(cols)}
+	_, err = pgx.ForEachRow(rows, []any{&oid, &leaf, &kind, &cols}, func() error {
+		ri := ReplicaIdentity{Kind: kind[0]}
+		if len(cols) > 0 {
+			ri.Columns = slices.Clone(cols)
+		}
+		if leaf == "" {
+			out[oid] = ri
+			return nil
+		}
+		root := out[oid]
+		if root.Partitions == nil {
+			root.Partitions = map[string]ReplicaIdentity{}
+		}
+		root.Partitions[leaf] = ri
+		out[oid] = root
 		return nil
 	})
 	if err != nil {

@@ -151,12 +151,19 @@ func (g *Graph) compare(was, is *Fingerprint, pub string) catalogVerdict {
 			v.changes = append(v.changes, "generation expressions changed: "+strings.Join(regenerated, ", "))
 			rederive = true
 		}
-		if !slices.Equal(old.Storage, now.Storage) && len(detached) == 0 && len(attached) == 0 {
-			// Rewritten: ALTER TABLE … TYPE … USING, VACUUM FULL or CLUSTER. A
-			// retype the stream describes is derived again there; the rest
-			// here.
-			v.changes = append(v.changes, fmt.Sprintf("%s rewritten (ALTER TABLE … USING, VACUUM FULL or CLUSTER)", name))
-			rederive = true
+		stop = append(stop, g.partitionIdentities(t, now.Identities)...)
+		if replaced := replacedStorage(old, now); len(replaced) > 0 && len(detached) == 0 && len(attached) == 0 {
+			if len(now.Partitions) > 0 && g.ownsItems(t) && !retyped(old, now) {
+				// pgoutput sends no TRUNCATE of a partition published via
+				// its root: the rows it took may be gone.
+				stop = append(stop, fmt.Sprintf("the storage of partitions %s of %s was replaced: a TRUNCATE of a partition, which pgoutput does not send, or VACUUM FULL or CLUSTER; the stream does not list the rows a TRUNCATE took", strings.Join(replaced, ", "), name))
+			} else {
+				// Rewritten: ALTER TABLE … TYPE … USING, VACUUM FULL or
+				// CLUSTER. A retype the stream describes is derived again
+				// there; the rest here.
+				v.changes = append(v.changes, fmt.Sprintf("%s rewritten (ALTER TABLE … USING, VACUUM FULL or CLUSTER)", name))
+				rederive = true
+			}
 		}
 		if len(stop) > 0 {
 			v.stop = &CatalogError{Change: strings.Join(stop, "; "), Why: "the follow cannot tell which items to delete"}
@@ -171,6 +178,28 @@ func (g *Graph) compare(was, is *Fingerprint, pub string) catalogVerdict {
 	slices.Sort(v.whole)
 	v.whole = slices.Compact(v.whole)
 	return v
+}
+
+// replacedStorage names the relations (the table, or leaf partitions) whose
+// storage differs from was to is (TablePrint.Storage).
+func replacedStorage(was, is *TablePrint) []string {
+	var out []string
+	for _, s := range is.Storage {
+		if !slices.Contains(was.Storage, s) {
+			out = append(out, s[:strings.LastIndexByte(s, ':')])
+		}
+	}
+	return out
+}
+
+// retyped reports whether a column kept from was to is changed its type.
+func retyped(was, is *TablePrint) bool {
+	for c, nc := range is.Columns {
+		if oc, ok := was.Columns[c]; ok && oc.Type != nc.Type {
+			return true
+		}
+	}
+	return false
 }
 
 // CheckPublication returns a *CatalogError when publication pub leaves out

@@ -83,6 +83,13 @@ func catalogCases() []catalogCase {
 		}, rederived: "Event"},
 		{name: "partition detached", sql: func(string) string { return `ALTER TABLE events DETACH PARTITION events_2` },
 			stop: "partitions detached from public.events"},
+		// pgoutput sends no TRUNCATE of a partition published via its root.
+		{name: "partition truncated", sql: func(string) string { return `TRUNCATE events_1` },
+			stop: "the storage of partitions events_1 of public.events was replaced"},
+		// A partition's old rows carry its own identity, not its root's.
+		{name: "partition's replica identity lowered", sql: func(string) string { return `ALTER TABLE events_2 REPLICA IDENTITY NOTHING` },
+			stop: "events_2, a partition of \"public\".\"events\": its replica identity lacks day, event_id",
+			fix:  func(string) string { return `ALTER TABLE events_2 REPLICA IDENTITY FULL` }},
 	}
 }
 
@@ -159,7 +166,7 @@ func TestFollowSeesCatalogChangesWhileStreaming(t *testing.T) {
 	// Every case with DDL capture; without it (the catalog checks alone),
 	// one of each kind: a publication narrowed, a change derived again, a
 	// change that stops the follow.
-	fallback := []string{"row filter", "enum label renamed", "partition detached"}
+	fallback := []string{"row filter", "enum label renamed", "partition detached", "partition truncated"}
 	for _, c := range catalogCases() {
 		for _, capture := range []bool{true, false} {
 			if !capture && !slices.Contains(fallback, c.name) {

@@ -184,24 +184,45 @@ func (g *Graph) CheckIdentity(ctx context.Context, conn *pgx.Conn) error {
 		if !ok {
 			return fmt.Errorf("replica identity of %s.%s: the table no longer exists", t.schema, t.name)
 		}
-		if ident.Kind == 'f' {
-			continue
-		}
-		var missing []string
-		for _, c := range t.identity {
-			if !slices.Contains(ident.Columns, c) {
-				missing = append(missing, c)
-			}
-		}
-		if len(missing) > 0 {
+		name := pgx.Identifier{t.schema, t.name}.Sanitize()
+		if missing := t.identityLacks(ident); len(missing) > 0 {
 			problems = append(problems, fmt.Sprintf("%s: its replica identity lacks %s, which the old row of a change must carry (%s); run: ALTER TABLE %s REPLICA IDENTITY FULL",
-				pgx.Identifier{t.schema, t.name}.Sanitize(), strings.Join(missing, ", "), g.needs(t), pgx.Identifier{t.schema, t.name}.Sanitize()))
+				name, strings.Join(missing, ", "), g.needs(t), name))
 		}
+		problems = append(problems, g.partitionIdentities(t, ident.Partitions)...)
 	}
 	if len(problems) > 0 {
 		return fmt.Errorf("--follow cannot find what every change affects:\n  %s", strings.Join(problems, "\n  "))
 	}
 	return nil
+}
+
+// partitionIdentities names each leaf partition of t whose replica identity
+// lacks columns t's old row images need, with the fix.
+func (g *Graph) partitionIdentities(t *table, leaves map[string]extract.ReplicaIdentity) []string {
+	var problems []string
+	for _, leaf := range slices.Sorted(maps.Keys(leaves)) {
+		if missing := t.identityLacks(leaves[leaf]); len(missing) > 0 {
+			problems = append(problems, fmt.Sprintf("%s, a partition of %s: its replica identity lacks %s, which the old row of a change must carry (%s); run: ALTER TABLE %s REPLICA IDENTITY FULL",
+				leaf, pgx.Identifier{t.schema, t.name}.Sanitize(), strings.Join(missing, ", "), g.needs(t), leaf))
+		}
+	}
+	return problems
+}
+
+// identityLacks returns the columns t's old row images need that ident does
+// not carry.
+func (t *table) identityLacks(ident extract.ReplicaIdentity) []string {
+	if ident.Kind == 'f' {
+		return nil
+	}
+	var missing []string
+	for _, c := range t.identity {
+		if !slices.Contains(ident.Columns, c) {
+			missing = append(missing, c)
+		}
+	}
+	return missing
 }
 
 // needs says why t's old row images need their columns.

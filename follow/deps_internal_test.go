@@ -103,17 +103,21 @@ entities:
 // CheckIdentity reads each followed table's replica identity by OID and
 // names those whose identity lacks columns the graph needs: DEFAULT
 // carries the primary key, USING INDEX that index's columns, NOTHING
-// none; FULL always suffices.
+// none; FULL always suffices. A partitioned table's leaf partitions are
+// checked too: pgoutput builds their old rows from their own identity.
 func TestCheckIdentityNamesWhatIsMissing(t *testing.T) {
 	url := testenv.NewDatabase(t)
 	testenv.Exec(t, url, `CREATE TABLE d (id int PRIMARY KEY, owner text);
 CREATE TABLE f (id int PRIMARY KEY, owner text); ALTER TABLE f REPLICA IDENTITY FULL;
 CREATE TABLE i (id int NOT NULL, owner text NOT NULL); CREATE UNIQUE INDEX i_idx ON i (id, owner); ALTER TABLE i REPLICA IDENTITY USING INDEX i_idx;
-CREATE TABLE n (id int PRIMARY KEY, owner text); ALTER TABLE n REPLICA IDENTITY NOTHING`)
+CREATE TABLE n (id int PRIMARY KEY, owner text); ALTER TABLE n REPLICA IDENTITY NOTHING;
+CREATE TABLE p (id int PRIMARY KEY, owner text) PARTITION BY RANGE (id); ALTER TABLE p REPLICA IDENTITY FULL;
+CREATE TABLE p1 PARTITION OF p FOR VALUES FROM (0) TO (10); CREATE TABLE p2 PARTITION OF p FOR VALUES FROM (10) TO (20);
+ALTER TABLE p2 REPLICA IDENTITY FULL`)
 	ctx := context.Background()
 	conn := testenv.Connect(t, url)
 	g := &Graph{tables: map[string]*table{}, byOID: map[uint32]*table{}}
-	for _, name := range []string{"d", "f", "i", "n"} {
+	for _, name := range []string{"d", "f", "i", "n", "p"} {
 		rel, err := extract.NewCatalog(conn).Relation(ctx, pgx.Identifier{name})
 		if err != nil {
 			t.Fatal(err)
@@ -124,7 +128,8 @@ CREATE TABLE n (id int PRIMARY KEY, owner text); ALTER TABLE n REPLICA IDENTITY 
 	err := g.CheckIdentity(ctx, conn)
 	want := "--follow cannot find what every change affects:\n" +
 		"  \"public\".\"d\": its replica identity lacks owner, which the old row of a change must carry (); run: ALTER TABLE \"public\".\"d\" REPLICA IDENTITY FULL\n" +
-		"  \"public\".\"n\": its replica identity lacks id, owner, which the old row of a change must carry (); run: ALTER TABLE \"public\".\"n\" REPLICA IDENTITY FULL"
+		"  \"public\".\"n\": its replica identity lacks id, owner, which the old row of a change must carry (); run: ALTER TABLE \"public\".\"n\" REPLICA IDENTITY FULL\n" +
+		"  p1, a partition of \"public\".\"p\": its replica identity lacks owner, which the old row of a change must carry (); run: ALTER TABLE p1 REPLICA IDENTITY FULL"
 	if err == nil || err.Error() != want {
 		t.Errorf("CheckIdentity: %v\nwant: %s", err, want)
 	}
