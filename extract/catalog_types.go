@@ -32,10 +32,19 @@ func (c Catalog) types(ctx context.Context, fields []pgconn.FieldDescription) (m
 	for i, f := range fields {
 		oids[i] = f.DataTypeOID
 	}
+	// An array's element is read as its domains' base type: PostgreSQL
+	// reports a domain column's base type, but an array of a domain keeps it.
 	rows, err := c.q.Query(ctx, `
-SELECT t.oid, t.typname, coalesce(e.typname, ''), coalesce(e.typdelim::text, '')
+SELECT t.oid, t.typname, coalesce(b.typname, ''), coalesce(b.typdelim::text, '')
 FROM pg_catalog.pg_type t
-LEFT JOIN pg_catalog.pg_type e ON e.oid = t.typelem AND t.typcategory = 'A'
+LEFT JOIN LATERAL (
+	WITH RECURSIVE d AS (
+		SELECT e.oid, e.typname, e.typdelim, e.typtype, e.typbasetype FROM pg_catalog.pg_type e
+		WHERE e.oid = t.typelem AND t.typcategory = 'A'
+		UNION ALL
+		SELECT p.oid, p.typname, p.typdelim, p.typtype, p.typbasetype FROM d JOIN pg_catalog.pg_type p ON p.oid = d.typbasetype
+		WHERE d.typtype = 'd')
+	SELECT d.typname, d.typdelim FROM d WHERE d.typtype <> 'd') b ON true
 WHERE t.oid = ANY($1)`, oids)
 	if err != nil {
 		return nil, err

@@ -430,11 +430,10 @@ func (s *Source) read(ctx context.Context, name string, q Query, sql string, arg
 	// Scan: pgx plans decoding once and arrays keep their dimensions. A
 	// statement failing before its first row has no fields: rows.Err has it.
 	width := len(rows.FieldDescriptions())
-	isArray := make([]bool, width)
+	isArray, embeds := q.layout(width)
 	arrays := 0
-	for i, c := range q.Columns {
-		if c.Array && i < width {
-			isArray[i] = true
+	for _, a := range isArray {
+		if a {
 			arrays++
 		}
 	}
@@ -464,6 +463,11 @@ func (s *Source) read(ctx context.Context, name string, q Query, sql string, arg
 					vals[i] = nestArray(arrs[k])
 				}
 				k++
+			}
+		}
+		for _, e := range embeds {
+			if err := e.nest(vals[e.at]); err != nil {
+				return fmt.Errorf("read %s: row %d: %w", name, n+1, err)
 			}
 		}
 		if err := fn(vals); err != nil {
@@ -538,6 +542,91 @@ func sessionEnded(err error, conn *pgx.Conn) bool {
 }
 
 // nestArray nests an array's flat elements per dimension, from index 0.
+// layout marks which of a row's width values are arrays (q.Columns', a
+// duplicate's), and lists the embeds whose records hold arrays.
+func (q Query) layout(width int) ([]bool, []embedArrays) {
+	isArray := make([]bool, width)
+	at := 0
+	mark := func(cols []Column) {
+		for _, c := range cols {
+			if c.Array && at < width {
+				isArray[at] = true
+			}
+			at++
+		}
+	}
+	mark(q.Columns)
+	var embeds []embedArrays
+	for _, j := range q.Joins {
+		switch j.Kind {
+		case JoinParent:
+			mark(j.Columns)
+			continue
+		case JoinEmbed:
+			if e := (embedArrays{at: at, fields: len(j.Columns)}); e.find(j.Columns) {
+				embeds = append(embeds, e)
+			}
+		}
+		at += j.Width()
+	}
+	return isArray, embeds
+}
+
+// embedArrays re-nests the array fields of an embed's records, which a record
+// decodes flat: each record ends with array_dims of each (Query.SQL).
+type embedArrays struct {
+	at     int   // the records' value in a row
+	fields int   // the record's columns, before the dimensions
+	arrays []int // the array columns' fields
+}
+
+func (e *embedArrays) find(cols []Column) bool {
+	for f, c := range cols {
+		if c.Array && !c.AsText {
+			e.arrays = append(e.arrays, f)
+		}
+	}
+	return len(e.arrays) > 0
+}
+
+// nest re-nests each record of items ([]any of []any) and drops its
+// dimensions.
+func (e embedArrays) nest(items any) error {
+	records, _ := items.([]any)
+	for r, rec := range records {
+		fields, ok := rec.([]any)
+		if !ok || len(fields) != e.fields+len(e.arrays) {
+			return fmt.Errorf("embed record %d: %d fields, want %d", r+1, len(fields), e.fields+len(e.arrays))
+		}
+		for k, f := range e.arrays {
+			text, _ := fields[e.fields+k].(string)
+			if flat, ok := fields[f].([]any); ok && strings.Count(text, "[") > 1 {
+				dims, err := parseDims(text)
+				if err != nil {
+					return err
+				}
+				fields[f] = nestArray(pgtype.Array[any]{Elements: flat, Dims: dims, Valid: true})
+			}
+		}
+		records[r] = fields[:e.fields]
+	}
+	return nil
+}
+
+// parseDims parses array_dims' text, "[1:2][0:2]".
+// https://www.postgresql.org/docs/current/functions-array.html
+func parseDims(text string) ([]pgtype.ArrayDimension, error) {
+	var dims []pgtype.ArrayDimension
+	for _, d := range strings.Split(strings.TrimPrefix(text, "["), "[") {
+		var lo, hi int32
+		if _, err := fmt.Sscanf(d, "%d:%d]", &lo, &hi); err != nil {
+			return nil, fmt.Errorf("array_dims %q: %w", text, err)
+		}
+		dims = append(dims, pgtype.ArrayDimension{Length: hi - lo + 1, LowerBound: lo})
+	}
+	return dims, nil
+}
+
 func nestArray(arr pgtype.Array[any]) any {
 	if len(arr.Dims) <= 1 {
 		if arr.Elements == nil {

@@ -135,6 +135,13 @@ func (q Query) SQL() string {
 				for f, c := range j.Columns {
 					fields[f] = recordField(c)
 				}
+				// A record decodes an array flat: its dimensions follow
+				// (embedArrays).
+				for _, c := range j.Columns {
+					if c.Array && !c.AsText {
+						fields = append(fields, "array_dims(c."+ident(c.Name)+")")
+					}
+				}
 				var order []string
 				for _, o := range j.OrderBy {
 					dir := ""
@@ -258,10 +265,15 @@ func typeExpr(c Column) string {
 	return ident(c.Type)
 }
 
+// colExpr selects column c of alias: in its text form when read as text; an
+// array cast to its element's type, which an array of a domain is not.
 func colExpr(alias string, c Column) string {
 	e := alias + "." + ident(c.Name)
-	if c.AsText {
+	switch {
+	case c.AsText:
 		return textForm(e, c)
+	case c.Array:
+		return e + "::" + typeExpr(c)
 	}
 	return e
 }

@@ -7,8 +7,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/pg2dynamo/pg2dynamo/extract"
 	"github.com/pg2dynamo/pg2dynamo/mapping"
+	"github.com/pg2dynamo/pg2dynamo/pipeline"
 	"github.com/pg2dynamo/pg2dynamo/tools/testenv"
 	"github.com/pg2dynamo/pg2dynamo/transform"
 )
@@ -18,7 +22,9 @@ import (
 // type table, row by row.
 func TestTypes(t *testing.T) {
 	url := testenv.NewDatabase(t)
-	testenv.Exec(t, url, `CREATE TYPE mood AS ENUM ('sad', 'happy');`)
+	testenv.Exec(t, url, `CREATE TYPE mood AS ENUM ('sad', 'happy');
+CREATE DOMAIN posint AS integer CHECK (VALUE > 0); CREATE DOMAIN small AS posint; CREATE DOMAIN cents AS numeric(10,2);
+CREATE DOMAIN flag AS boolean; CREATE DOMAIN blob AS bytea; CREATE DOMAIN doc AS jsonb`)
 	ctx := context.Background()
 	src, err := extract.Connect(ctx, url)
 	if err != nil {
@@ -71,6 +77,12 @@ func TestTypes(t *testing.T) {
 		{expr: "'[0:1]={5,6}'::integer[]", want: `{"L":[{"N":"5"},{"N":"6"}]}`},
 		{expr: "'{}'::text[]", want: `{"L":[]}`},
 		{expr: "'{sad,happy}'::mood[]", want: `{"L":[{"S":"sad"},{"S":"happy"}]}`},
+		// An array of a domain is an array of its base type.
+		{expr: "'{{1,2},{3,NULL}}'::small[]", want: `{"L":[{"L":[{"N":"1"},{"N":"2"}]},{"L":[{"N":"3"},{"NULL":true}]}]}`},
+		{expr: "'{1.10,2}'::cents[]", want: `{"L":[{"N":"1.1"},{"N":"2"}]}`},
+		{expr: "'{t,f}'::flag[]", want: `{"L":[{"BOOL":true},{"BOOL":false}]}`},
+		{expr: `'{"\\x00ff"}'::blob[]`, want: `{"L":[{"B":"AP8="}]}`},
+		{expr: `ARRAY['{"a": 1}']::doc[]`, want: `{"L":[{"M":{"a":{"N":"1"}}}]}`},
 		{expr: "'{1.10,NaN}'::numeric[]", err: "element 2: NaN and Infinity are not DynamoDB numbers"},
 		{expr: "'1 day 02:00'::interval", want: `{"S":"1 day 02:00:00"}`},
 		{expr: "'10.0.0.1/8'::inet", want: `{"S":"10.0.0.1/8"}`},
@@ -143,5 +155,101 @@ entities:
 				t.Errorf("got %s, want %s", got, tc.want)
 			}
 		})
+	}
+}
+
+// TestArraysThroughJoins: an array a duplicate copies or an embed's record
+// carries keeps its dimensions, as an entity's own column does, and a
+// multi-dimensional value listed in sets is rejected.
+func TestArraysThroughJoins(t *testing.T) {
+	url := testenv.NewDatabase(t)
+	testenv.Exec(t, url, `CREATE TABLE p (id int PRIMARY KEY, grid int[], tags text[]);
+CREATE TABLE c (id int PRIMARY KEY, p_id int NOT NULL, grid int[], label text);
+INSERT INTO p VALUES (1, '{{1,2},{3,NULL}}', '{{a,b},{c,d}}'), (2, '{5}', NULL);
+INSERT INTO c VALUES (10, 1, '{{1,2},{3,4}}', 'x'), (11, 1, NULL, 'y'), (12, 2, '[0:1]={7,8}', 'z')`)
+	m, err := mapping.Parse("joins.yaml", []byte(`
+table: {name: joins}
+entities:
+  P:
+    source: {table: p}
+    pk: P#${id}
+    sk: P
+    attributes: {select: [id]}
+    embed:
+      kids:
+        source: {table: c}
+        join: {p_id: id}
+        order_by: [id]
+        attributes: {select: [grid, label]}
+  C:
+    source: {table: c}
+    pk: C#${id}
+    sk: C
+    attributes: {select: [id]}
+    duplicate:
+      - source: {table: p}
+        join: {id: p_id}
+        attributes: {select: [grid, tags], rename: {grid: parent_grid}}
+  S:
+    source: {table: c}
+    pk: S#${id}
+    sk: S
+    attributes: {select: [id]}
+    duplicate:
+      - source: {table: p}
+        join: {id: p_id}
+        attributes: {select: [grid], sets: [grid]}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	src, err := extract.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close(ctx)
+	plans, err := pipeline.Prepare(ctx, src, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := src.Begin(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer src.End(ctx)
+	got := map[string]string{}
+	for _, p := range plans {
+		err := src.Stream(ctx, p.Entity().Name, p.Query(), func(values []any) error {
+			items, err := p.Items(values, nil)
+			var re *transform.RowError
+			if errors.As(err, &re) {
+				got[fmt.Sprint(re.Entity, re.SourceKey["id"])] = "rejected: " + re.Reason
+				return nil
+			}
+			for _, it := range items {
+				delete(it.Attrs, "PK")
+				delete(it.Attrs, "SK")
+				delete(it.Attrs, "type")
+				got[fmt.Sprint(p.Entity().Name, it.Attrs["id"].(*types.AttributeValueMemberN).Value)] = testenv.CanonicalValue(&types.AttributeValueMemberM{Value: it.Attrs})
+			}
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	nested := `{"L":[{"L":[{"N":"1"},{"N":"2"}]},{"L":[{"N":"3"},{"NULL":true}]}]}`
+	want := map[string]string{
+		"P1": `{"M":{"id":{"N":"1"},"kids":{"L":[{"M":{"grid":{"L":[{"L":[{"N":"1"},{"N":"2"}]},{"L":[{"N":"3"},{"N":"4"}]}]},"label":{"S":"x"}}},{"M":{"label":{"S":"y"}}}]}}}`,
+		"P2": `{"M":{"id":{"N":"2"},"kids":{"L":[{"M":{"grid":{"L":[{"N":"7"},{"N":"8"}]},"label":{"S":"z"}}}]}}}`,
+		"C10": `{"M":{"id":{"N":"10"},"parent_grid":` + nested + `,"tags":{"L":[{"L":[{"S":"a"},{"S":"b"}]},{"L":[{"S":"c"},{"S":"d"}]}]}}}`,
+		"C11": `{"M":{"id":{"N":"11"},"parent_grid":` + nested + `,"tags":{"L":[{"L":[{"S":"a"},{"S":"b"}]},{"L":[{"S":"c"},{"S":"d"}]}]}}}`,
+		"C12": `{"M":{"id":{"N":"12"},"parent_grid":{"L":[{"N":"5"}]}}}`,
+		"S10": "rejected: duplicated from p: element 1 is an array: a multi-dimensional array cannot be a set",
+		"S11": "rejected: duplicated from p: element 1 is an array: a multi-dimensional array cannot be a set",
+		"S12": `{"M":{"grid":{"NS":["5"]},"id":{"N":"12"}}}`,
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("items (-want +got):\n%s", d)
 	}
 }
