@@ -61,11 +61,11 @@ func (f *checkpointFile) save() error {
 	return nil
 }
 
-// onCheckpoint saves at most once an interval, and whenever an entity is done:
-// rewriting per batch would cost more than the transform, and a crash redoes at
-// most an interval.
-func (f *checkpointFile) onCheckpoint(_ *pipeline.Checkpoint, _ string, done bool) error {
-	if !done && time.Since(f.Updated) < f.every {
+// onCheckpoint saves the plan (entity ""), then at most once an interval, and
+// whenever an entity is done: rewriting per batch would cost more than the
+// transform, and a crash redoes at most an interval.
+func (f *checkpointFile) onCheckpoint(_ *pipeline.Checkpoint, entity string, done bool) error {
+	if entity != "" && !done && time.Since(f.Updated) < f.every {
 		return nil
 	}
 	return f.save()

@@ -433,6 +433,10 @@ func startCheckpoint(j *job, mappingFile string, m *mapping.Mapping, source stri
 		fmt.Fprintf(j.log, "resuming from %s, written for the previous version of the mapping (%s)\n", f.path, prev)
 		return f, nil
 	}
+	if names := f.Unplanned(plans); j.ld.Shard.On() && j.ld.Snapshot == "" && len(names) > 0 {
+		return nil, refused(fmt.Errorf("%s: checkpoint %s records no ranges of %s (an earlier pg2dynamo recorded them only once written): cut again from this run's snapshot, they would not meet the other shards' ranges, and rows would be read by no shard or by two; give %s the snapshot the shards read (pg2dynamo snapshot hold's), or run every shard again without %s",
+			j.opt(OptResume), f.path, strings.Join(names, ", "), j.opt(OptSnapshot), j.opt(OptResume)))
+	}
 	fmt.Fprintf(j.log, "resuming from %s: %s\n", f.path, strings.Join(f.Describe(plans), ", "))
 	return f, f.save()
 }

@@ -144,15 +144,37 @@ func (a *acknowledger) readDone(id, batches int) error {
 
 // record writes entity's ranges into the Checkpoint and calls OnCheckpoint.
 func (a *acknowledger) record(entity int) error {
+	name := a.plans[entity].Entity().Name
+	done := a.opts.Checkpoint.record(name, a.ranges(entity))
+	if a.opts.OnCheckpoint == nil {
+		return nil
+	}
+	return a.opts.OnCheckpoint(a.opts.Checkpoint, name, done)
+}
+
+// plan records the ranges of every entity not skipped before the first read,
+// and calls OnCheckpoint with entity "": a resume reads the same ranges, not
+// ones cut again from another snapshot's rows.
+func (a *acknowledger) plan(skip []bool) error {
+	if a.opts.Checkpoint == nil {
+		return nil
+	}
+	for i, p := range a.plans {
+		if !skip[i] {
+			a.opts.Checkpoint.record(p.Entity().Name, a.ranges(i))
+		}
+	}
+	if a.opts.OnCheckpoint == nil {
+		return nil
+	}
+	return a.opts.OnCheckpoint(a.opts.Checkpoint, "", false)
+}
+
+func (a *acknowledger) ranges(entity int) []Range {
 	rs := make([]Range, len(a.byEntity[entity]))
 	for i, id := range a.byEntity[entity] {
 		rs[i] = a.parts[id].r
 		rs[i].After = slices.Clone(rs[i].After)
 	}
-	name := a.plans[entity].Entity().Name
-	done := a.opts.Checkpoint.record(name, rs)
-	if a.opts.OnCheckpoint == nil {
-		return nil
-	}
-	return a.opts.OnCheckpoint(a.opts.Checkpoint, name, done)
+	return rs
 }

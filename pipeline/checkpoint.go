@@ -45,7 +45,9 @@ type Checkpoint struct {
 // EntityProgress is one entity's progress in a Checkpoint.
 type EntityProgress struct {
 	Done bool `json:"done"`
-	// Ranges are the read's parts; each After is its written prefix's last row.
+	// Ranges are the read's parts, recorded when planned, before the read (a
+	// shard's empty share: none, done); each After is its written prefix's
+	// last row.
 	Ranges []Range `json:"ranges,omitempty"`
 	// After is a version 1 position; Decode moves it into Ranges.
 	After []string `json:"after,omitempty"`
@@ -150,15 +152,32 @@ func (cp *Checkpoint) resumeOf(plans []*transform.Plan) resume {
 	}
 	for i, p := range plans {
 		ep := cp.Entities[p.Entity().Name]
+		if ep == nil {
+			continue
+		}
 		switch {
-		case ep == nil:
 		case ep.Done:
 			r.skip[i] = true
-		case p.Ordered() && len(ep.Ranges) > 0:
+		case p.Ordered():
 			r.ranges[i] = ep.Ranges
 		}
 	}
 	return r
+}
+
+// Unplanned names the ordered entities not done of which cp records no ranges:
+// a run records every entity's when it plans them, before reading, so only a
+// checkpoint of an earlier version, or saved before the plan, lacks them. A
+// shard that cut them again from another snapshot's rows would miss rows or
+// read them twice.
+func (cp *Checkpoint) Unplanned(plans []*transform.Plan) []string {
+	var out []string
+	for _, p := range plans {
+		if ep := cp.Entities[p.Entity().Name]; p.Ordered() && (ep == nil || !ep.Done && len(ep.Ranges) == 0) {
+			out = append(out, p.Entity().Name)
+		}
+	}
+	return out
 }
 
 // Describe says where a run resumes each entity: "lines (after [42]; done)".

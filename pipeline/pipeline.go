@@ -96,7 +96,8 @@ type Options struct {
 	// it.
 	Checkpoint *Checkpoint
 	// OnCheckpoint is called at each change of Checkpoint, with the entity and
-	// whether it is done; it may save cp, not keep it.
+	// whether it is done; it may save cp, not keep it. Entity "" is the plan,
+	// every entity's ranges before the first read: save it.
 	OnCheckpoint func(cp *Checkpoint, entity string, done bool) error
 	// WriteGrace is how long writers finish the batches read after ctx is done
 	// (default WriteGrace).
@@ -199,10 +200,12 @@ func (s *Summary) Total() EntityStats {
 
 // Range is the rows after After (nil: from the first) up to and including Until
 // (nil: to the last), as positions (position.go). An unordered entity has one.
+// From is where the range was planned to begin, fixed as After moves on.
 type Range struct {
 	After []string `json:"after,omitempty"`
 	Until []string `json:"until,omitempty"`
 	Done  bool     `json:"done,omitempty"`
+	From  []string `json:"from,omitempty"`
 }
 
 // MinRangeRows is Options.MinRangeRows' default.

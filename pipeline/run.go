@@ -63,6 +63,9 @@ func Run(ctx context.Context, src RowSource, m *mapping.Mapping, plans []*transf
 		positions: opts.Checkpoint != nil}
 	defer r.stop.end()
 	ack := newAcknowledger(opts, plans, r.stats, r.stop, parts, byEntity)
+	if err := ack.plan(res.skip); err != nil {
+		return nil, err
+	}
 	acked := make(chan struct{})
 	go func() { defer close(acked); ack.run(r.events) }()
 	if opts.Auto != nil {

@@ -70,27 +70,9 @@ func schedule(ctx context.Context, src RowSource, plans []*transform.Plan, total
 		if skip && g < 0 {
 			continue
 		}
-		var rs []Range
-		switch {
-		case len(res.recorded(i)) > 0:
-			rs = res.recorded(i)
-			if totals[i], err = leftIn(ctx, src, p, rs); err != nil {
-				return nil, nil, nil, err
-			}
-		case skip:
-			rs = []Range{{Done: true}}
-		case shard.On():
-			if rs, totals[i], err = shardRanges(ctx, src, p, totals[i], shard); err != nil {
-				return nil, nil, nil, err
-			}
-		default:
-			n := readers
-			if g >= 0 {
-				n = 1 // read one after another anyway
-			}
-			if rs, err = split(ctx, src, p, totals[i], n, minRangeRows); err != nil {
-				return nil, nil, nil, err
-			}
+		rs, err := planRanges(ctx, src, p, &totals[i], res, i, readers, minRangeRows, shard, g >= 0)
+		if err != nil {
+			return nil, nil, nil, err
 		}
 		var start []string
 		for _, r := range rs {
@@ -131,6 +113,32 @@ func schedule(ctx context.Context, src RowSource, plans []*transform.Plan, total
 		tasks[at-1] = t
 	}
 	return parts, byEntity, slices.DeleteFunc(tasks, func(t task) bool { return len(t.parts) == 0 }), nil
+}
+
+// planRanges returns plan i's ranges: those recorded, else new ones (each From
+// its After), and sets *total to the rows left in them. A done entity without
+// ranges was written whole, or, by a shard, is no part of its share.
+func planRanges(ctx context.Context, src RowSource, p *transform.Plan, total *int64, res resume, i int,
+	readers int, minRangeRows int64, shard Shard, grouped bool) (rs []Range, err error) {
+	switch {
+	case len(res.recorded(i)) > 0:
+		*total, err = leftIn(ctx, src, p, res.recorded(i))
+		return res.recorded(i), err
+	case res.skipped(i):
+		return []Range{{Done: true}}, nil
+	case shard.On():
+		rs, *total, err = shardRanges(ctx, src, p, *total, shard)
+	default:
+		n := readers
+		if grouped {
+			n = 1 // read one after another anyway
+		}
+		rs, err = split(ctx, src, p, *total, n, minRangeRows)
+	}
+	for k := range rs {
+		rs[k].From = rs[k].After
+	}
+	return rs, err
 }
 
 // replayed is the part of r an earlier run wrote, or nil.
