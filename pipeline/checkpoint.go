@@ -129,7 +129,8 @@ func (cp *Checkpoint) record(entity string, rs []Range) bool {
 	return ep.Done
 }
 
-// resume is, by plan index, the entities done and ordered ones' ranges.
+// resume is, by plan index, the entities done, and the ranges of ordered or
+// done ones (a done one's bound its replay).
 type resume struct {
 	skip   []bool
 	ranges [][]Range
@@ -155,10 +156,8 @@ func (cp *Checkpoint) resumeOf(plans []*transform.Plan) resume {
 		if ep == nil {
 			continue
 		}
-		switch {
-		case ep.Done:
-			r.skip[i] = true
-		case p.Ordered():
+		r.skip[i] = ep.Done
+		if p.Ordered() || ep.Done {
 			r.ranges[i] = ep.Ranges
 		}
 	}

@@ -200,12 +200,25 @@ func (s *Summary) Total() EntityStats {
 
 // Range is the rows after After (nil: from the first) up to and including Until
 // (nil: to the last), as positions (position.go). An unordered entity has one.
-// From is where the range was planned to begin, fixed as After moves on.
+// From is where the range was planned to begin, fixed as After moves on: where
+// a replay begins, and a read after an untrusted After.
 type Range struct {
 	After []string `json:"after,omitempty"`
 	Until []string `json:"until,omitempty"`
 	Done  bool     `json:"done,omitempty"`
 	From  []string `json:"from,omitempty"`
+}
+
+// lower is where rs[k] begins: its From, or, in a checkpoint that records none
+// (before From), the previous range's Until.
+func lower(rs []Range, k int) []string {
+	switch {
+	case rs[k].From != nil:
+		return rs[k].From
+	case k > 0:
+		return rs[k-1].Until
+	}
+	return nil
 }
 
 // MinRangeRows is Options.MinRangeRows' default.

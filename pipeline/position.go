@@ -13,9 +13,9 @@ import (
 // PostgreSQL renders every position and binds it back through the type's input
 // function ($1::text::bytea), so a position is the very value it was read from.
 
-// trustedRanges restarts a range whose After PostgreSQL does not read back as
-// the same text, which might skip rows; reading again is safe, as items are put
-// by key.
+// trustedRanges restarts from its start (lower) a range whose After PostgreSQL
+// does not read back as the same text, which might skip rows; reading again is
+// safe, as items are put by key.
 func trustedRanges(ctx context.Context, src RowSource, p *transform.Plan, rs []Range) ([]Range, error) {
 	q := p.Query()
 	if !p.Ordered() {
@@ -33,10 +33,7 @@ func trustedRanges(ctx context.Context, src RowSource, p *transform.Plan, rs []R
 		if ok && slices.Equal(canon, r.After) {
 			continue
 		}
-		out[i].After = nil
-		if i > 0 {
-			out[i].After = out[i-1].Until
-		}
+		out[i].After = lower(out, i)
 	}
 	return out, nil
 }

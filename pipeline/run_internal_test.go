@@ -493,3 +493,42 @@ func rowID(r Reject) int {
 	id, _ := strconv.Atoi(fmt.Sprint(r.SourceKey["id"]))
 	return id
 }
+
+// A resumed shard replays, to rebuild its duplicate check, only what it
+// wrote of its own range, and reads a range whose recorded position is not
+// trusted again from the range's start: it rejects, as an uninterrupted
+// shard does, none of its rows, though each renders the key of a row of
+// another shard's range (names repeat every 100 ids). Each once read the
+// table from its first row: 50 and 100 rejects.
+func TestShardResumeStaysInItsRange(t *testing.T) {
+	plans, m := compilePlans(t, `
+  P: {source: {table: t}, pk: "P#${name}", sk: "P"}`)
+	for _, tc := range []struct {
+		name         string
+		after        []string
+		read, unread int
+	}{
+		{"after a position", []string{"150"}, 50, 50},
+		{"after an untrusted position", []string{"[1 5 0]"}, 100, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			src := newFakeSource(map[string]int{"P": 300}, func(id int) string { return strconv.Itoa(id % 100) })
+			cp := NewCheckpoint("fp", "fake", "sched", plans)
+			cp.Entities["P"].Ranges = []Range{{From: []string{"100"}, After: tc.after, Until: []string{"200"}}}
+			sink := newMemSink()
+			sum, err := Run(t.Context(), src, m, plans, sink, Options{Checkpoint: cp, Shard: Shard{Index: 2, Count: 3}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := sink.written()
+			for id := int32(201 - tc.read); id <= 200; id++ {
+				if got[id] != 1 {
+					t.Fatalf("row %d written %d times, want once", id, got[id])
+				}
+			}
+			if e := sum.Entities[0]; e.Rows != int64(tc.read) || e.Rejected != 0 || len(got) != tc.read {
+				t.Errorf("summary %+v, %d rows written; want rows %d to 200 read and written, none rejected", e, len(got), tc.unread+101)
+			}
+		})
+	}
+}

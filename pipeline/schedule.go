@@ -74,8 +74,7 @@ func schedule(ctx context.Context, src RowSource, plans []*transform.Plan, total
 		if err != nil {
 			return nil, nil, nil, err
 		}
-		var start []string
-		for _, r := range rs {
+		for k, r := range rs {
 			if skip {
 				r.Done = true // written whole: replayed whole when grouped
 			}
@@ -90,7 +89,7 @@ func schedule(ctx context.Context, src RowSource, plans []*transform.Plan, total
 					tasks = append(tasks, task{})
 					taskOf[g] = len(tasks)
 				}
-				if done := replayed(i, start, r); done != nil {
+				if done := replayed(i, lower(rs, k), r); done != nil {
 					grouped[g].parts = append(grouped[g].parts, *done)
 				}
 				if !r.Done {
@@ -99,7 +98,6 @@ func schedule(ctx context.Context, src RowSource, plans []*transform.Plan, total
 			case !r.Done:
 				tasks = append(tasks, task{parts: []part{live}})
 			}
-			start = r.Until
 		}
 	}
 	for g, at := range taskOf {
@@ -122,8 +120,13 @@ func planRanges(ctx context.Context, src RowSource, p *transform.Plan, total *in
 	readers int, minRangeRows int64, shard Shard, grouped bool) (rs []Range, err error) {
 	switch {
 	case len(res.recorded(i)) > 0:
+		if res.skipped(i) {
+			return res.recorded(i), nil
+		}
 		*total, err = leftIn(ctx, src, p, res.recorded(i))
 		return res.recorded(i), err
+	case res.skipped(i) && shard.On():
+		return nil, nil
 	case res.skipped(i):
 		return []Range{{Done: true}}, nil
 	case shard.On():
