@@ -128,6 +128,11 @@ func atLeast[T int | int64](name string, lo T, expects string) func(*cli.Context
 	return valid(name, func(n T) bool { return n >= lo }, expects)
 }
 
+// within is valid for a number of lo to hi.
+func within[T int | int64](name string, lo, hi T, expects string) func(*cli.Context, T) error {
+	return valid(name, func(n T) bool { return n >= lo && n <= hi }, expects)
+}
+
 // positive is valid for a duration above 0.
 func positive(name string) func(*cli.Context, time.Duration) error {
 	return valid(name, func(d time.Duration) bool { return d > 0 }, "expected a positive duration")

@@ -42,11 +42,11 @@ func Export(ctx context.Context, cfg Config, o ExportOptions) error {
 	} else if err := os.MkdirAll(loc.Dir, 0o755); err != nil {
 		return refused(fmt.Errorf("%s %s: %w", j.opt(OptTo), loc, err))
 	}
-	store := export.NewStore(client, loc)
+	opts := export.Options{ObjectBytes: j.exp.ObjectSize, Slots: j.exp.Objects, Compression: compression}
+	store := export.NewStore(client, loc, opts.ObjectBytes)
 	if err := beginSnapshot(j, s); err != nil {
 		return err
 	}
-	opts := export.Options{ObjectBytes: j.exp.ObjectSize, Slots: j.exp.Objects, Compression: compression}
 	manifestKey := export.ManifestKey
 	if shard.On() {
 		// Shards' objects share data/, which an import reads whole; each has

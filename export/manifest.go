@@ -132,10 +132,11 @@ func NewS3Client(ctx context.Context, sc S3Config) (*s3.Client, error) {
 	}), nil
 }
 
-// NewStore returns the store of loc: S3 through client, or the directory.
-func NewStore(client *s3.Client, loc Location) Store {
+// NewStore returns the store of loc: S3 through client, with parts that fit an
+// object of objectBytes (PartSize), or the directory.
+func NewStore(client *s3.Client, loc Location, objectBytes int64) Store {
 	if loc.Dir != "" {
 		return Dir{Path: loc.Dir}
 	}
-	return &S3{Client: client, Loc: loc}
+	return &S3{Client: client, Loc: loc, PartSize: PartSize(objectBytes)}
 }

@@ -98,9 +98,20 @@ type S3 struct {
 	Loc    Location
 	// PartSize is the parts' size in bytes (default and least
 	// manager.MinUploadPartSize, 5 MiB; with S3's 10,000 parts an object
-	// reaches 48.8 GiB).
+	// reaches 48.8 GiB): PartSize(Options.ObjectBytes).
 	// https://docs.aws.amazon.com/AmazonS3/latest/userguide/qfacts.html
 	PartSize int64
+}
+
+// MaxObjectBytes bounds Options.ObjectBytes on S3, whose objects hold at most
+// 5 TiB, leaving room for a compressor's overhead on incompressible items.
+const MaxObjectBytes = 4 << 40
+
+// PartSize is the part size that uploads an object of objectBytes in at most
+// 9,000 parts, at least 5 MiB: S3 takes 10,000, and the spare ones hold a
+// compressor's overhead and an item longer than objectBytes (never split).
+func PartSize(objectBytes int64) int64 {
+	return max(manager.MinUploadPartSize, (objectBytes+8999)/9000)
 }
 
 // Create starts the upload of object key.

@@ -108,3 +108,16 @@ func TestS3AbortAndRemove(t *testing.T) {
 		t.Errorf("after Remove: %q, want nothing", keys)
 	}
 }
+
+// An object of any size --object-size allows fits S3's 10,000 parts, each
+// of 5 MiB to 5 GiB, with room to spare; an object of 100 GiB took 5 MiB
+// parts, 20,480 of them, and failed after uploading the first 10,000.
+func TestPartSizeFitsTheObject(t *testing.T) {
+	const maxParts, minPart, maxPart = 10_000, 5 << 20, 5 << 30
+	for _, objectBytes := range []int64{1 << 20, DefaultObjectBytes, 48 << 30, 100 << 30, MaxObjectBytes} {
+		part := NewStore(nil, Location{Bucket: "b"}, objectBytes).(*S3).PartSize
+		if parts := (objectBytes + part - 1) / part; part < minPart || part > maxPart || parts > maxParts*9/10 {
+			t.Errorf("an object of %d bytes: parts of %d bytes, %d of them; want 5 MiB to 5 GiB, at most 9,000", objectBytes, part, parts)
+		}
+	}
+}
