@@ -119,6 +119,8 @@ type Entity struct {
 	// lead starts a Join's sort keys before the other parent's prefix: "" or
 	// its own prefix and '#' when another entity has the same keys.
 	lead string
+	// plain are the columns its key templates write as ${c:0} (plainKeys).
+	plain map[string]bool
 }
 
 // Index is an entity's GSI1 key templates and the foreign key they serve.
@@ -183,11 +185,12 @@ func Propose(cat *Catalog, opts Options) *Design {
 			d.Skipped = append(d.Skipped, Skip{t, why})
 			continue
 		}
-		e := &Entity{Table: t, Key: key, Rename: map[string]string{}}
+		e := &Entity{Table: t, Key: key, Rename: map[string]string{}, plain: map[string]bool{}}
 		g.byName[t] = e
 		all = append(all, e)
 	}
 	g.names(all)
+	g.plainKeys(all)
 	for _, e := range all {
 		g.join(e)
 	}
@@ -208,6 +211,7 @@ func Propose(cat *Catalog, opts Options) *Design {
 	}
 	g.distinctKeys()
 	for _, e := range d.Entities {
+		plainNote(e)
 		g.parentSide(e)
 	}
 	g.typeAttribute()
@@ -239,11 +243,11 @@ func tableName(asked, db string) string {
 // identity is the primary key, or the first placeable NOT NULL unique key; or
 // nil and why none.
 func identity(t *Table) ([]string, string) {
-	if len(t.PrimaryKey) > 0 && placeable(t.PrimaryKey) {
+	if len(t.PrimaryKey) > 0 && placeable(t.PrimaryKey) && keyable(t, t.PrimaryKey) {
 		return t.PrimaryKey, ""
 	}
 	for _, u := range t.Uniques {
-		ok := placeable(u)
+		ok := placeable(u) && keyable(t, u)
 		for _, c := range u {
 			if col, _ := t.Column(c); !col.NotNull {
 				ok = false
@@ -253,10 +257,77 @@ func identity(t *Table) ([]string, string) {
 			return u, ""
 		}
 	}
-	if len(t.PrimaryKey) > 0 {
+	switch {
+	case len(t.PrimaryKey) > 0 && !placeable(t.PrimaryKey):
 		return nil, fmt.Sprintf("its primary key (%s) has a column whose name a key template cannot hold (a '}' or ':', \"${\", or spaces at an end), and no unique key of NOT NULL columns can stand in: rename the column, or map the table through a query source that renames it", strings.Join(t.PrimaryKey, ", "))
+	case len(t.PrimaryKey) > 0:
+		i := slices.IndexFunc(t.PrimaryKey, func(c string) bool { return !keyable(t, []string{c}) })
+		col, _ := t.Column(t.PrimaryKey[i])
+		return nil, fmt.Sprintf("its primary key (%s) has a column of type %s, which no string key holds, and no unique key of NOT NULL columns can stand in: map the table through a query source that renders it as text (encode(col, 'hex') for bytea)", strings.Join(t.PrimaryKey, ", "), col.Type)
 	}
 	return nil, "no primary key and no unique key of NOT NULL columns: nothing identifies a row, so no key can be rendered; " + keyAdvice(t)
+}
+
+// keyForm is how a column of format_type typ goes in a string key.
+type keyForm int
+
+const (
+	// sortsText: its key text sorts as PostgreSQL sorts it (integers,
+	// numeric(p,s), text types, uuid, boolean, date, timestamps, time).
+	sortsText keyForm = iota
+	// plainText: ${c:0}, the value's text (exact), which sorts as text, not
+	// as PostgreSQL orders it: numeric without precision, floats, enums,
+	// interval, inet, money, oid and other types read as text. Padding
+	// cannot apply and the loader refuses any other form in a sorted key.
+	plainText
+	// noText: no string key can hold it (bytea, json, arrays).
+	noText
+)
+
+var sortedTypes = regexp.MustCompile(`^(smallint|integer|bigint|numeric\(\d+(,\d+)?\)|text|name|uuid|boolean|date|character( varying)?(\(\d+\))?|timestamp.*|time(\(\d\))? without time zone)$`)
+
+func keyFormOf(typ string) keyForm {
+	switch {
+	case strings.HasSuffix(typ, "[]") || typ == "bytea" || typ == "json" || typ == "jsonb":
+		return noText
+	case sortedTypes.MatchString(typ):
+		return sortsText
+	}
+	return plainText
+}
+
+// keyable reports whether a string key can hold every column of cols.
+func keyable(t *Table, cols []string) bool {
+	return !slices.ContainsFunc(cols, func(c string) bool {
+		col, _ := t.Column(c)
+		return keyFormOf(col.Type) == noText
+	})
+}
+
+// plainKeys marks the columns each entity's key templates write as ${c:0}:
+// those of a plainText type, and those a foreign key pairs with such a
+// parent key column, so that both sides render one text.
+func (g *designer) plainKeys(all []*Entity) {
+	for _, e := range all {
+		for _, c := range e.Table.Columns {
+			if keyFormOf(c.Type) == plainText {
+				e.plain[c.Name] = true
+			}
+		}
+	}
+	for changed := true; changed; {
+		changed = false
+		for _, e := range all {
+			for _, fk := range e.Table.ForeignKeys {
+				p := g.parentOf(fk)
+				for i, c := range fk.Columns {
+					if p != nil && p.plain[fk.RefColumns[i]] && !e.plain[c] {
+						e.plain[c], changed = true, true
+					}
+				}
+			}
+		}
+	}
 }
 
 // keyAdvice says how to give an unidentified t a key: a column the data shows
@@ -561,14 +632,18 @@ func order(all []*Entity) []*Entity {
 	return out
 }
 
-// ref renders "PREFIX#${a}#${b}" over placeable cols; a '$' in a placeholder
-// name needs no escape ("$$" escapes only literal text).
-func ref(prefix string, cols []string) string {
+// ref renders "PREFIX#${a}#${b:0}" over e's placeable cols, ${c:0} for
+// e.plain ones; a '$' in a placeholder name needs no escape ("$$" escapes
+// only literal text).
+func (e *Entity) ref(prefix string, cols []string) string {
 	var b strings.Builder
 	b.WriteString(prefix)
 	for _, c := range cols {
 		b.WriteString("#${")
 		b.WriteString(c)
+		if e.plain[c] {
+			b.WriteString(":0")
+		}
 		b.WriteString("}")
 	}
 	return b.String()
@@ -577,20 +652,20 @@ func ref(prefix string, cols []string) string {
 // keys renders the key templates and picks the GSI1 entry, and a Child's GSI2
 // entry when its key lacks the partition key.
 func (g *designer) keys(e *Entity) {
-	self := ref(e.Prefix, e.Key)
+	self := e.ref(e.Prefix, e.Key)
 	switch e.Role {
 	case Root, Owned:
 		e.PK, e.SK = self, self
 	case Child:
 		p := g.parentOf(e.Owner)
-		e.PK, e.SK = ref(p.Prefix, childColumns(e.Owner, p)), self
+		e.PK, e.SK = e.ref(p.Prefix, childColumns(e.Owner, p)), self
 		if !subset(e.Owner.Columns, e.Key) {
 			e.ByKey = self
 			g.d.UsesKeyGSI = true
 		}
 	case Join:
 		a, b := g.parentOf(e.Ends[0]), g.parentOf(e.Ends[1])
-		ak, bk := ref(a.Prefix, childColumns(e.Ends[0], a)), ref(b.Prefix, childColumns(e.Ends[1], b))
+		ak, bk := e.ref(a.Prefix, childColumns(e.Ends[0], a)), e.ref(b.Prefix, childColumns(e.Ends[1], b))
 		e.PK, e.SK = ak, bk
 		if !category(e.Ends[1]) {
 			e.Index = &Index{PK: bk, SK: ak, FK: e.Ends[1], Parent: b}
@@ -602,7 +677,7 @@ func (g *designer) keys(e *Entity) {
 	}
 	if e.Table.OwnID != "" && slices.Equal(e.Key, e.Table.PrimaryKey) {
 		// Found by its own id alone, which its key holds with more.
-		e.ByKey = ref(e.Prefix, []string{e.Table.OwnID})
+		e.ByKey = e.ref(e.Prefix, []string{e.Table.OwnID})
 		g.d.UsesKeyGSI = true
 	}
 	fk := e.Owner
@@ -613,7 +688,7 @@ func (g *designer) keys(e *Entity) {
 		return
 	}
 	p := g.parentOf(fk)
-	e.Index = &Index{PK: ref(p.Prefix, childColumns(fk, p)), SK: self, Sparse: !fk.NotNull(), FK: fk, Parent: p}
+	e.Index = &Index{PK: e.ref(p.Prefix, childColumns(fk, p)), SK: self, Sparse: !fk.NotNull(), FK: fk, Parent: p}
 	g.d.UsesGSI = true
 }
 
@@ -653,6 +728,24 @@ func (g *designer) distinctKeys() {
 			}
 			e.Notes = append(e.Notes, fmt.Sprintf("Its sort keys start with %s: %s has the same partition and sort key prefixes, and their items would overwrite each other.", e.lead, strings.Join(others, " and ")))
 		}
+	}
+}
+
+// plainNote says which columns e's keys write as their plain text, and what
+// that costs.
+func plainNote(e *Entity) {
+	tpls := e.PK + e.SK + e.ByKey
+	if e.Index != nil {
+		tpls += e.Index.PK + e.Index.SK
+	}
+	var cols []string
+	for _, c := range e.Table.Columns {
+		if e.plain[c.Name] && strings.Contains(tpls, "${"+c.Name+":0}") {
+			cols = append(cols, fmt.Sprintf("%s (%s)", c.Name, c.Type))
+		}
+	}
+	if len(cols) > 0 {
+		e.Notes = append(e.Notes, fmt.Sprintf("Its keys write %s as ${col:0}, the value's exact text: no key text of its type sorts as PostgreSQL orders it, so keys sort as text, and verify fails a pattern reading them in order where the two orders differ.", strings.Join(cols, ", ")))
 	}
 }
 
@@ -838,7 +931,7 @@ func (g *designer) anyColumn(name string) bool {
 // child's key template so verify samples them from child rows. An empty table
 // gets none.
 func (g *designer) patterns(e *Entity) {
-	self := ref(e.Prefix, e.Key)
+	self := e.ref(e.Prefix, e.Key)
 	if e.Role == Embedded {
 		return
 	}
@@ -886,10 +979,10 @@ func (g *designer) patterns(e *Entity) {
 			an, bn = a.Name+pascal(many(e.words)), b.Name+pascal(many(e.words))
 		}
 		g.pattern(an, fmt.Sprintf("one %s's %s: adjacency-list items of %s in its item collection", singular(a.Table.Name), many(b.Table.Name), e.Table.Name),
-			"", fmt.Sprintf("PK = %s AND begins_with(SK, %s%s#)", ref(a.Prefix, childColumns(e.Ends[0], a)), e.lead, b.Prefix))
+			"", fmt.Sprintf("PK = %s AND begins_with(SK, %s%s#)", e.ref(a.Prefix, childColumns(e.Ends[0], a)), e.lead, b.Prefix))
 		if e.Index != nil {
 			g.pattern(bn, fmt.Sprintf("one %s's %s: the same items, inverted in %s", singular(b.Table.Name), many(a.Table.Name), GSI),
-				GSI, fmt.Sprintf("%s = %s AND begins_with(%s, %s%s#)", GSIPK, ref(b.Prefix, childColumns(e.Ends[1], b)), GSISK, e.lead, a.Prefix))
+				GSI, fmt.Sprintf("%s = %s AND begins_with(%s, %s%s#)", GSIPK, e.ref(b.Prefix, childColumns(e.Ends[1], b)), GSISK, e.lead, a.Prefix))
 		}
 		return
 	}
