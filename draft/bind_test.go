@@ -501,3 +501,50 @@ func TestBindDesignFilters(t *testing.T) {
 	}
 	roundTripBound(t, b)
 }
+
+// A field named as the key attribute of a GSI its entity has no mapping
+// for is written under its own name, as the design's code writes it: the
+// entity is put in that index (DynamoDB indexes any item with its key
+// attributes), never renamed, which the generated model would not parse.
+// One that holds only part of the index's key is unbound.
+func TestBindDesignFieldNamedAsAGSIKey(t *testing.T) {
+	d := parseBrief(t, `{"tables": [{
+	  "table_config": {"table_name": "App", "partition_key": "pk", "sort_key": "sk"},
+	  "gsi_list": [{"name": "ByEmail", "partition_key": "email"}, {"name": "ByNick", "partition_key": "nickname", "sort_key": "joined"}],
+	  "entities": {
+	    "User": {"entity_type": "USER", "pk_template": "USER#{user_id}", "sk_template": "PROFILE",
+	      "gsi_mappings": [{"name": "ByEmail", "pk_template": "{email}"}, {"name": "ByNick", "pk_template": "{nickname}", "sk_template": "{user_id}"}],
+	      "fields": [{"name": "user_id", "type": "integer", "required": true}, {"name": "email", "type": "string", "required": true},
+	                 {"name": "nickname", "type": "string", "required": false}]},
+	    "Invite": {"entity_type": "INVITE", "pk_template": "USER#{user_id}", "sk_template": "INVITE#{invite_id}",
+	      "fields": [{"name": "user_id", "type": "integer", "required": true}, {"name": "invite_id", "type": "integer", "required": true},
+	                 {"name": "email", "type": "string", "required": true}, {"name": "nickname", "type": "string", "required": false}]}}}]}`)
+	users := table("users", 3, []string{"user_id"}, "user_id integer!", "email text!", "nickname text")
+	invites := table("invites", 4, []string{"user_id", "invite_id"}, "user_id integer!", "invite_id integer!", "email text!", "nickname text")
+	fk(invites, users, []string{"user_id"}, 4, 2, 2)
+	b := BindDesign(&Catalog{Database: "app", Schemas: []string{"public"}, Tables: []*Table{users, invites}}, d.Tables[0], "")
+	inv := b.Entities[1]
+	if inv.Table == nil {
+		t.Fatalf("Invite unbound: %v", b.Unbound)
+	}
+	if ix := inv.index("ByEmail"); ix == nil || ix.PK != "${email}" || ix.Sparse {
+		t.Errorf("Invite in ByEmail: %+v, want pk ${email}", ix)
+	}
+	if len(inv.Rename) > 0 || slices.Contains(inv.Select, "email") || slices.Contains(inv.Select, "nickname") {
+		t.Errorf("Invite select %v, rename %v: want email written as ByEmail's key and nickname unbound, neither renamed", inv.Select, inv.Rename)
+	}
+	want := []Unbound{{"entity Invite, field nickname", "it is a key attribute of GSI ByNick, which the entity has no mapping for and whose key attribute joined it lacks: the design's code writes it under its own name, which the mapping keeps for the index's keys; map the entity into ByNick, or rename the field"}}
+	if d := cmp.Diff(want, b.Unbound); d != "" {
+		t.Errorf("unbound (-want +got):\n%s", d)
+	}
+	var out bytes.Buffer
+	if err := WriteBound(&out, b, "schema.json"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := mapping.ParseContext(context.Background(), "draft", out.Bytes()); err != nil {
+		t.Errorf("the draft does not load: %v\n%s", err, out.String())
+	}
+	if strings.Contains(out.String(), "email_") {
+		t.Errorf("the draft renames email:\n%s", out.String())
+	}
+}

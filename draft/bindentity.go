@@ -238,6 +238,62 @@ func (g *binder) keys(e *BoundEntity) {
 		}
 		e.Indexes = append(e.Indexes, ix)
 	}
+	g.unmappedGSIs(e)
+}
+
+// unmappedGSIs puts e in each GSI it has no mapping for whose key
+// attributes are fields of e (or the table's): the design's code writes
+// each field under its own name, so DynamoDB indexes its items there too.
+// A field that is such a GSI's key attribute without the others is
+// unbound: its items are not indexed, and the mapping writes a GSI key
+// attribute only as the index's key.
+func (g *binder) unmappedGSIs(e *BoundEntity) {
+	de := e.Design
+	isField := func(a string) bool {
+		return slices.ContainsFunc(de.Fields, func(f MCPField) bool { return f.Name == a })
+	}
+	for _, gsi := range g.b.GSIs {
+		if g.b.multi(gsi) || slices.ContainsFunc(de.GSIMappings, func(m MCPGSIMapping) bool { return m.Name == gsi.Name }) {
+			continue
+		}
+		var fields, missing []string
+		for _, a := range []string{gsi.PartitionKey, gsi.SortKey} {
+			_, placed := e.keyName[a]
+			switch {
+			case a == "" || a == g.b.PartitionKey || a == g.b.SortKey:
+			case isField(a) && placed:
+				fields = append(fields, a)
+			default:
+				missing = append(missing, a)
+			}
+		}
+		if len(fields) == 0 {
+			continue
+		}
+		if len(missing) > 0 {
+			for _, f := range fields {
+				e.Select = slices.DeleteFunc(e.Select, func(c string) bool { return cmp.Or(e.Rename[c], c) == f })
+				g.unbound(fmt.Sprintf("entity %s, field %s", de.Name, f), "it is a key attribute of GSI %s, which the entity has no mapping for and whose key attribute %s it lacks: the design's code writes it under its own name, which the mapping keeps for the index's keys; map the entity into %s, or rename the field", gsi.Name, strings.Join(missing, ", "), gsi.Name)
+			}
+			continue
+		}
+		ix := BoundIndex{Name: gsi.Name}
+		for _, a := range []string{gsi.PartitionKey, gsi.SortKey} {
+			if !slices.Contains(fields, a) {
+				continue
+			}
+			tpl, _, _ := translateTemplate("{"+a+"}", func(f string) (keyColumn, bool) { c, ok := e.keyName[f]; return c, ok })
+			tpl = g.b.typedTemplate(a, tpl)
+			if a == gsi.PartitionKey {
+				ix.PK = tpl
+			} else {
+				ix.SK = tpl
+			}
+			ix.Sparse = ix.Sparse || e.nullable[a]
+		}
+		e.Indexes = append(e.Indexes, ix)
+		e.Notes = append(e.Notes, fmt.Sprintf("In GSI %s, which the design does not map it into: the design's code writes its field %s, the index's key attribute, so DynamoDB indexes its items there too.", gsi.Name, strings.Join(fields, " and ")))
+	}
 }
 
 // tableKeyAttr is the template a GSI key attribute attr takes from the
