@@ -693,8 +693,9 @@ func (g *designer) keys(e *Entity) {
 }
 
 // distinctKeys prefixes a Join's sort keys (table and GSI1) with its own prefix
-// when another entity's keys could equal its own (two joins of the same
-// parents, a join and a Child of one parent): EMPLOYEE#1 /
+// when another entity's keys, in the table or GSI1, could equal its own (two
+// joins of the same parents, a join and a Child of one parent, a join
+// inverted as another entity's GSI1 lookup): EMPLOYEE#1 /
 // DEPARTMENT_MANAGER#DEPARTMENT#d1.
 func (g *designer) distinctKeys() {
 	shape := func(pk, sk string) string { return literalLead(pk) + "\x00" + literalLead(sk) }
@@ -703,7 +704,7 @@ func (g *designer) distinctKeys() {
 		if e.Role != Embedded {
 			seen[shape(e.PK, e.SK)] = append(seen[shape(e.PK, e.SK)], e)
 		}
-		if e.Role == Join && e.Index != nil {
+		if e.Index != nil {
 			seen["GSI1"+shape(e.Index.PK, e.Index.SK)] = append(seen["GSI1"+shape(e.Index.PK, e.Index.SK)], e)
 		}
 	}

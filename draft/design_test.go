@@ -476,6 +476,36 @@ func TestProposeJoinsOfTheSameParents(t *testing.T) {
 	}
 }
 
+// A join's items inverted in GSI1 do not share keys with another entity's
+// GSI1 lookup: player is owned by team, reached through GSI1 as TEAM#t /
+// PLAYER#p, and so would player_team_history's inverted items be; the
+// join's GSI1 sort keys start with its own prefix, and its pattern by team
+// reads only its items.
+func TestProposeJoinBesideALookup(t *testing.T) {
+	team := table("team", 4, []string{"id"}, "id integer!")
+	player := table("player", 40, []string{"id"}, "id integer!", "team_id integer!")
+	fk(player, team, []string{"team_id"}, 40, 4, 12)
+	stat := table("player_stat", 80, []string{"id"}, "id integer!", "player_id integer!")
+	fk(stat, player, []string{"player_id"}, 80, 40, 3)
+	hist := table("player_team_history", 60, []string{"player_id", "team_id"}, "player_id integer!", "team_id integer!")
+	fk(hist, player, []string{"player_id"}, 60, 40, 2)
+	fk(hist, team, []string{"team_id"}, 60, 4, 20)
+	d := Propose(&Catalog{Database: "league", Schemas: []string{"public"}, Tables: []*Table{team, player, stat, hist}}, Options{})
+	p, h := entity(t, d, "player"), entity(t, d, "player_team_history")
+	if p.Role != Owned || p.Index == nil || p.Index.PK != "TEAM#${team_id}" || h.Role != Join || h.Index == nil {
+		t.Fatalf("player %v %+v, player_team_history %v %+v: want player owned by team through GSI1, the history a join inverted in GSI1", p.Role, p.Index, h.Role, h.Index)
+	}
+	if h.Index.SK != "PLAYER_TEAM_HISTORY#PLAYER#${player_id}" || h.SK != "PLAYER_TEAM_HISTORY#TEAM#${team_id}" {
+		t.Errorf("player_team_history keys SK %s, GSI1SK %s: want its own prefix first, as player's GSI1 keys are TEAM# / PLAYER#", h.SK, h.Index.SK)
+	}
+	for _, ap := range d.Patterns {
+		if ap.Index == GSI && strings.Contains(ap.KeyCondition, "begins_with(GSI1SK, PLAYER#)") && !strings.HasPrefix(ap.Name, "PlayersBy") {
+			t.Errorf("pattern %s reads player's GSI1 keys: %s", ap.Name, ap.KeyCondition)
+		}
+	}
+	write(t, d)
+}
+
 // The hot-partition rule holds for adjacency lists too (issue 36, on
 // Neon's employees schema: 331,000 department_employee items inverted
 // into GSI1 under 9 department keys). A join table of a category (a
