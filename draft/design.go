@@ -796,7 +796,7 @@ func (g *designer) parentSide(e *Entity) {
 		p.Embeds = append(p.Embeds, e)
 		return
 	case Child, Owned:
-		attr := e.base + "_count"
+		attr := strings.ToLower(e.Prefix) + "_count" // order2_count for Order2: one per child type
 		if _, clash := p.Table.Column(attr); !clash {
 			p.Counts = append(p.Counts, Count{Attr: attr, Child: e, FK: e.Owner})
 		}

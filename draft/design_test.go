@@ -506,6 +506,31 @@ func TestProposeJoinBesideALookup(t *testing.T) {
 	write(t, d)
 }
 
+// Two child tables named alike (Orders and orders, both owned by
+// customers) are Order and Order2, and their counts on the customer are
+// order_count and order2_count: neither overwrites the other.
+func TestProposeCountsOfChildrenNamedAlike(t *testing.T) {
+	customers := table("customers", 10, []string{"id"}, "id integer!")
+	var kids []*Table
+	for _, n := range []string{"Orders", "orders"} {
+		o := table(n, 30, []string{"id"}, "id integer!", "customer_id integer!", "note text")
+		fk(o, customers, []string{"customer_id"}, 30, 10, EmbedMaxChildren+5)
+		kids = append(kids, o)
+	}
+	d := Propose(&Catalog{Database: "shop", Schemas: []string{"public"}, Tables: append([]*Table{customers}, kids...)}, Options{})
+	var attrs []string
+	for _, c := range entity(t, d, "customers").Counts {
+		attrs = append(attrs, c.Attr+"="+c.Child.Name)
+	}
+	if want := []string{"order_count=Order", "order2_count=Order2"}; !slices.Equal(attrs, want) {
+		t.Errorf("counts %v, want %v", attrs, want)
+	}
+	_, m := write(t, d)
+	if n := len(m.Entity("Customer").Aggregates); n != 2 {
+		t.Errorf("the draft's Customer has %d aggregates, want 2", n)
+	}
+}
+
 // The hot-partition rule holds for adjacency lists too (issue 36, on
 // Neon's employees schema: 331,000 department_employee items inverted
 // into GSI1 under 9 department keys). A join table of a category (a
