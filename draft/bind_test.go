@@ -114,11 +114,12 @@ func TestBindDesign(t *testing.T) {
 
 // A template's literal '$' is escaped, a field no column gives is
 // reported, a number is written as plain digits (${c:0}) or with the
-// design's zero-padding ({n:05d} → ${c:5}), and a format spec pg2dynamo
-// cannot render is reported.
+// design's zero-padding ({n:05d} → ${c:5}), an enum as its text (${c:0},
+// which a sort key accepts), and a format spec pg2dynamo cannot render is
+// reported.
 func TestTranslateTemplate(t *testing.T) {
 	place := func(f string) (keyColumn, bool) {
-		return keyColumn{Name: "c_" + f, Number: f == "n" || f == "m"}, f != "y"
+		return keyColumn{Name: "c_" + f, Number: f == "n" || f == "m", Plain: f == "s"}, f != "y"
 	}
 	for _, c := range []struct {
 		tpl, want            string
@@ -126,6 +127,7 @@ func TestTranslateTemplate(t *testing.T) {
 	}{
 		{"A$#{x}#{y}", "A$$#${c_x}#${c_y}", []string{"y"}, nil},
 		{"CUSTOMER#{n}", "CUSTOMER#${c_n:0}", nil, nil},
+		{"STATUS#{s}#{x}", "STATUS#${c_s:0}#${c_x}", nil, nil},
 		{"S#{n:05d}#{m:d}#{x}", "S#${c_n:5}#${c_m:0}#${c_x}", nil, nil},
 		{"P#{n:.2f}#{x:>10}", "P#${c_n}#${c_x}", nil, []string{"{n:.2f}", "{x:>10}"}},
 	} {
@@ -546,5 +548,20 @@ func TestBindDesignFieldNamedAsAGSIKey(t *testing.T) {
 	}
 	if strings.Contains(out.String(), "email_") {
 		t.Errorf("the draft renames email:\n%s", out.String())
+	}
+}
+
+// An enum field in a sort key template is written ${status:0}: its text,
+// as the design's code writes it, in a form the loader accepts in a sorted
+// key (an enum does not sort by its text).
+func TestBindDesignEnumInSortKey(t *testing.T) {
+	d := parseBrief(t, `{"tables": [{
+	  "table_config": {"table_name": "Desk", "partition_key": "PK", "sort_key": "SK"},
+	  "entities": {"Ticket": {"entity_type": "TICKET", "pk_template": "ORG#{org_id}", "sk_template": "STATUS#{status}#{ticket_id}",
+	    "fields": [{"name": "org_id", "type": "integer"}, {"name": "ticket_id", "type": "integer"}, {"name": "status", "type": "string"}]}}}]}`)
+	tickets := table("tickets", 5, []string{"ticket_id"}, "ticket_id integer!", "org_id integer!", "status ticket_status!")
+	b := BindDesign(&Catalog{Database: "desk", Schemas: []string{"public"}, Tables: []*Table{tickets}}, d.Tables[0], "")
+	if e := b.Entities[0]; e.SK != "STATUS#${status:0}#${ticket_id:0}" {
+		t.Errorf("sk %q, want STATUS#${status:0}#${ticket_id:0} (unbound %v)", e.SK, b.Unbound)
 	}
 }

@@ -59,7 +59,7 @@ func (g *binder) field(e *BoundEntity, f MCPField, parents, children []link) str
 		if castable(f, col, slices.Contains(allKeyFields(e.Design), f.Name)) {
 			e.Casts = append(e.Casts, c)
 		}
-		e.keyName[f.Name] = keyColumn{Name: c, Number: numberType(col.Type), Scale: numericScale(col.Type)}
+		e.keyName[f.Name] = keyColumnOf(c, col.Type)
 		e.nullable[f.Name] = !col.NotNull
 		return ""
 	}
@@ -82,7 +82,7 @@ func (g *binder) field(e *BoundEntity, f MCPField, parents, children []link) str
 		if c != f.Name {
 			d.Rename[c] = f.Name
 		}
-		e.keyName[f.Name], e.dup[f.Name] = keyColumn{Name: f.Name, Number: numberType(col.Type), Scale: numericScale(col.Type)}, true
+		e.keyName[f.Name], e.dup[f.Name] = keyColumnOf(f.Name, col.Type), true
 		e.nullable[f.Name] = !l.NotNull
 		return ""
 	}

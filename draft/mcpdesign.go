@@ -355,11 +355,21 @@ type keyColumn struct {
 	Number bool
 	// Scale is a numeric(p,s) column's s, which {field:0W.Sf} must match.
 	Scale int
+	// Plain: a column of another type whose key text does not sort as
+	// PostgreSQL orders it (an enum, interval, inet), written ${name:0}:
+	// its text, as the design's code writes it, which a sort key accepts.
+	Plain bool
+}
+
+// keyColumnOf is the placeholder name of a column of type typ.
+func keyColumnOf(name, typ string) keyColumn {
+	n := numberType(typ)
+	return keyColumn{Name: name, Number: n, Scale: numericScale(typ), Plain: !n && keyFormOf(typ) == plainText}
 }
 
 // translateTemplate turns a design template into a pg2dynamo one rendering what
-// the design's Python str() builds: ${name:0} for a plain number (CUSTOMER#1),
-// ${name:N} for {field:0Nd}, ${name} for strings, '$' as "$$". Unplaceable
+// the design's Python str() builds: ${name:0} for a plain number (CUSTOMER#1)
+// or a keyColumn.Plain one, ${name:N} for {field:0Nd}, ${name} for strings, '$' as "$$". Unplaceable
 // fields go to missing, specs without equivalent to unsupported.
 func translateTemplate(tpl string, col func(field string) (keyColumn, bool)) (out string, missing, unsupported []string) {
 	var b strings.Builder
@@ -376,6 +386,8 @@ func translateTemplate(tpl string, col func(field string) (keyColumn, bool)) (ou
 			missing = append(missing, f)
 		}
 		switch w, known := numberWidth(spec, c.Scale); {
+		case !c.Number && !hasSpec && c.Plain:
+			b.WriteString("${" + c.Name + ":0}")
 		case !c.Number && !hasSpec:
 			b.WriteString("${" + c.Name + "}")
 		case c.Number && known:
