@@ -121,6 +121,9 @@ type Entity struct {
 	lead string
 	// plain are the columns its key templates write as ${c:0} (plainKeys).
 	plain map[string]bool
+	// unusable says why each declared foreign key no key template can
+	// follow (parentOf nil) cannot.
+	unusable map[*ForeignKey]string
 }
 
 // Index is an entity's GSI1 key templates and the foreign key they serve.
@@ -208,6 +211,7 @@ func Propose(cat *Catalog, opts Options) *Design {
 	d.Entities = order(all)
 	for _, e := range d.Entities {
 		g.keys(e)
+		g.unusableFKs(e)
 	}
 	g.distinctKeys()
 	for _, e := range d.Entities {
@@ -409,6 +413,27 @@ func (g *designer) parentOf(fk *ForeignKey) *Entity {
 		}
 	}
 	return p
+}
+
+// unusableFKs records why each of e's foreign keys that parentOf refuses,
+// though its parent's table was read, is refused.
+func (g *designer) unusableFKs(e *Entity) {
+	for _, fk := range e.Table.ForeignKeys {
+		t := g.d.Catalog.Table(fk.RefSchema, fk.RefTable)
+		if !fk.valid || fk.partial || t == nil || g.parentOf(fk) != nil {
+			continue
+		}
+		why := "its columns' names a key template cannot hold"
+		if p := g.byName[t]; p == nil {
+			why = fmt.Sprintf("%s is left out, with no key to refer to", t.Name)
+		} else if placeable(fk.Columns) {
+			why = fmt.Sprintf("it refers to %s (%s), not to its key (%s), which %s's keys hold", t.Name, strings.Join(fk.RefColumns, ", "), strings.Join(p.Key, ", "), p.Name)
+		}
+		if e.unusable == nil {
+			e.unusable = map[*ForeignKey]string{}
+		}
+		e.unusable[fk] = why
+	}
 }
 
 // childColumns are fk's child columns in the order of the parent's key.

@@ -531,6 +531,26 @@ func TestProposeCountsOfChildrenNamedAlike(t *testing.T) {
 	}
 }
 
+// A foreign key to a unique column that is not its parent's key (tx.from_code
+// → acct.code, acct keyed by id) is not indexed because no key renders the
+// parent's code, and its comment says so, not that GSI1 is taken.
+func TestProposeForeignKeyToANonKeyColumn(t *testing.T) {
+	acct := table("acct", 3, []string{"id"}, "id integer!", "code text!")
+	acct.Uniques = [][]string{{"code"}}
+	tx := table("tx", 10, []string{"id"}, "id integer!", "from_code text!")
+	f := fk(tx, acct, []string{"from_code"}, 10, 3, 5)
+	f.RefColumns = []string{"code"}
+	d := Propose(&Catalog{Database: "bank", Schemas: []string{"public"}, Tables: []*Table{acct, tx}}, Options{})
+	if e := entity(t, d, "tx"); e.Index != nil || e.Owner != nil {
+		t.Fatalf("tx: owner %v, index %+v: want neither", e.Owner, e.Index)
+	}
+	out, _ := write(t, d)
+	want := "Not indexed: acct (from_code, NOT NULL; 10 rows over 3 parents, per parent avg 3.3, max 5): it refers to acct (code), not to its key (id), which Acct's keys hold."
+	if !strings.Contains(out, want) {
+		t.Errorf("the draft does not say %q:\n%s", want, out)
+	}
+}
+
 // The hot-partition rule holds for adjacency lists too (issue 36, on
 // Neon's employees schema: 331,000 department_employee items inverted
 // into GSI1 under 9 department keys). A join table of a category (a

@@ -292,7 +292,7 @@ func roleNotes(e *Entity) []string {
 		if fk == e.Owner || (e.Index != nil && fk == e.Index.FK) || slices.Contains(e.Ends[:], fk) {
 			continue
 		}
-		out = append(out, fmt.Sprintf("Not indexed: %s (%s)%s.", fk.RefTable, fanout(fk), whyNot(fk)))
+		out = append(out, fmt.Sprintf("Not indexed: %s (%s)%s.", fk.RefTable, fanout(fk), whyNot(e, fk)))
 	}
 	return out
 }
@@ -314,8 +314,11 @@ func notOwners(e *Entity) []string {
 	return out
 }
 
-func whyNot(fk *ForeignKey) string {
+// whyNot says why fk of e has no GSI1 lookup.
+func whyNot(e *Entity, fk *ForeignKey) string {
 	switch {
+	case e.unusable[fk] != "":
+		return ": " + e.unusable[fk]
 	case !fk.valid:
 		return ": its table is not among those read (another schema, or excluded)"
 	case fk.partial:
