@@ -20,8 +20,8 @@ complete mapping, with the evidence for each choice in comments:
   - a table that a NOT NULL foreign key owns lives in its owner's collection
     (PK = OWNER#key), found by its own key through the sparse GSI2 unless
     its key holds the owner's, or is embedded in the owner's item when no
-    owner has more than 10 of it, 20 fit in 64 KB (max_items 20) and no
-    other table refers to it;
+    owner has more than 10 of it, 20 fit in 64 KB (max_items 20), it has
+    no other foreign key and no other table refers to it;
   - the owner is the foreign key inside the table's key, else the parent
     whose name starts the table's, else one owned by nothing (a customer,
     not an inventory item), else the fewest children per parent;
