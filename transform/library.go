@@ -2,12 +2,13 @@ package transform
 
 import (
 	"fmt"
-	"strings"
 	"time"
 	"unicode/utf8"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/jackc/pgx/v5/pgtype"
+	"golang.org/x/text/cases"
+	"golang.org/x/text/language"
 
 	"github.com/pg2dynamo/pg2dynamo/extract"
 	"github.com/pg2dynamo/pg2dynamo/mapping"
@@ -160,14 +161,15 @@ func libraryKeyReason(lib, name string, c extract.Column) string {
 		name, lib, c.Name, typeName(c))
 }
 
-// lowerTail lower-cases text[start:] as ElectroDB does (toLowerCase;
-// strings.ToLower differs only in special casing, as U+0130), in place when
-// ASCII.
+// lowerTail lower-cases text[start:] as ElectroDB does: JavaScript's
+// toLowerCase, Unicode's full case mapping (U+0130 to i and U+0307, a final
+// Σ to ς), which strings.ToLower's simple mapping is not; in place when ASCII.
+// https://tc39.es/ecma262/#sec-string.prototype.tolowercase
 func lowerTail(text []byte, start int) []byte {
 	for i := start; i < len(text); i++ {
 		c := text[i]
 		if c >= utf8.RuneSelf {
-			return append(text[:start], strings.ToLower(string(text[start:]))...)
+			return append(text[:start], cases.Lower(language.Und).String(string(text[start:]))...)
 		}
 		if 'A' <= c && c <= 'Z' {
 			text[i] = c + 'a' - 'A'

@@ -7,10 +7,12 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"golang.org/x/text/cases"
+	"golang.org/x/text/language"
 )
 
 // referenceItems is Plan.Items as it was before Builder (commit 440ae79),
-// kept verbatim as the oracle Builder is tested against and as the
+// kept as the oracle Builder is tested against and as the
 // baseline of BenchmarkItemsReference: one heap object per attribute
 // value, encoding/json for json, a strings.Builder per key.
 func (p *Plan) referenceItems(values []any, dst []Item) ([]Item, error) {
@@ -153,7 +155,7 @@ func (p *Plan) referenceKey(k keyPlan, values []any) (string, int, string) {
 	}
 	key := b.String()
 	if k.lower {
-		key = strings.ToLower(key)
+		key = cases.Lower(language.Und).String(key)
 	}
 	if len(key) == 0 {
 		return "", -1, fmt.Sprintf("key attribute %s renders empty (template %q): DynamoDB keys must not be empty", k.attr, k.template)
