@@ -241,12 +241,9 @@ func (g *binder) keys(e *BoundEntity) {
 	g.unmappedGSIs(e)
 }
 
-// unmappedGSIs puts e in each GSI it has no mapping for whose key
-// attributes are fields of e (or the table's): the design's code writes
-// each field under its own name, so DynamoDB indexes its items there too.
-// A field that is such a GSI's key attribute without the others is
-// unbound: its items are not indexed, and the mapping writes a GSI key
-// attribute only as the index's key.
+// unmappedGSIs puts e in each GSI it does not map whose key attributes are
+// all its fields, as DynamoDB indexes the design's items; a field that is
+// only part of such a key is unbound.
 func (g *binder) unmappedGSIs(e *BoundEntity) {
 	de := e.Design
 	isField := func(a string) bool {

@@ -276,13 +276,10 @@ func identity(t *Table) ([]string, string) {
 type keyForm int
 
 const (
-	// sortsText: its key text sorts as PostgreSQL sorts it (integers,
-	// numeric(p,s), text types, uuid, boolean, date, timestamps, time).
+	// sortsText: its key text sorts as PostgreSQL sorts it (sortedTypes).
 	sortsText keyForm = iota
-	// plainText: ${c:0}, the value's text (exact), which sorts as text, not
-	// as PostgreSQL orders it: numeric without precision, floats, enums,
-	// interval, inet, money, oid and other types read as text. Padding
-	// cannot apply and the loader refuses any other form in a sorted key.
+	// plainText: ${c:0}, its exact text, which sorts as text only (floats,
+	// enums, numeric without precision, ...): the loader's one form for it.
 	plainText
 	// noText: no string key can hold it (bytea, json, arrays).
 	noText
@@ -308,9 +305,8 @@ func keyable(t *Table, cols []string) bool {
 	})
 }
 
-// plainKeys marks the columns each entity's key templates write as ${c:0}:
-// those of a plainText type, and those a foreign key pairs with such a
-// parent key column, so that both sides render one text.
+// plainKeys marks the columns each entity's keys write as ${c:0}: plainText
+// ones and those a foreign key pairs with one, so both render one text.
 func (g *designer) plainKeys(all []*Entity) {
 	for _, e := range all {
 		for _, c := range e.Table.Columns {
@@ -658,8 +654,7 @@ func order(all []*Entity) []*Entity {
 }
 
 // ref renders "PREFIX#${a}#${b:0}" over e's placeable cols, ${c:0} for
-// e.plain ones; a '$' in a placeholder name needs no escape ("$$" escapes
-// only literal text).
+// e.plain ones ("$$" escapes only literal text).
 func (e *Entity) ref(prefix string, cols []string) string {
 	var b strings.Builder
 	b.WriteString(prefix)

@@ -355,9 +355,8 @@ type keyColumn struct {
 	Number bool
 	// Scale is a numeric(p,s) column's s, which {field:0W.Sf} must match.
 	Scale int
-	// Plain: a column of another type whose key text does not sort as
-	// PostgreSQL orders it (an enum, interval, inet), written ${name:0}:
-	// its text, as the design's code writes it, which a sort key accepts.
+	// Plain: a column whose key text does not sort as PostgreSQL orders it
+	// (an enum), written ${name:0}: its text, as the design's code writes.
 	Plain bool
 }
 

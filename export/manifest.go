@@ -132,8 +132,7 @@ func NewS3Client(ctx context.Context, sc S3Config) (*s3.Client, error) {
 	}), nil
 }
 
-// NewStore returns the store of loc: S3 through client, with parts that fit an
-// object of objectBytes (PartSize), or the directory.
+// NewStore returns loc's store: S3 through client (PartSize(objectBytes)), or the directory.
 func NewStore(client *s3.Client, loc Location, objectBytes int64) Store {
 	if loc.Dir != "" {
 		return Dir{Path: loc.Dir}

@@ -96,9 +96,7 @@ func (l Location) String() string {
 type S3 struct {
 	Client *s3.Client
 	Loc    Location
-	// PartSize is the parts' size in bytes (default and least
-	// manager.MinUploadPartSize, 5 MiB; with S3's 10,000 parts an object
-	// reaches 48.8 GiB): PartSize(Options.ObjectBytes).
+	// PartSize is the parts' size in bytes: PartSize(Options.ObjectBytes).
 	// https://docs.aws.amazon.com/AmazonS3/latest/userguide/qfacts.html
 	PartSize int64
 }
@@ -107,9 +105,8 @@ type S3 struct {
 // 5 TiB, leaving room for a compressor's overhead on incompressible items.
 const MaxObjectBytes = 4 << 40
 
-// PartSize is the part size that uploads an object of objectBytes in at most
-// 9,000 parts, at least 5 MiB: S3 takes 10,000, and the spare ones hold a
-// compressor's overhead and an item longer than objectBytes (never split).
+// PartSize uploads an object of objectBytes in at most 9,000 parts of 5 MiB or
+// more: S3 takes 10,000, the spare ones for an item or compressor overshoot.
 func PartSize(objectBytes int64) int64 {
 	return max(manager.MinUploadPartSize, (objectBytes+8999)/9000)
 }

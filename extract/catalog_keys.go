@@ -9,11 +9,10 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// UniqueKey is a primary key or unique index (pg_index.indisunique), valid
-// (a failed CREATE UNIQUE INDEX CONCURRENTLY leaves one that is not), neither
-// partial nor on an expression: no two rows share all of Columns (NULLs aside).
-// A table with inheritance children has none: a query of it reads their rows,
-// which its indexes do not cover.
+// UniqueKey is a valid primary key or unique index (pg_index.indisunique),
+// neither partial nor on an expression: no two rows share all of Columns
+// (NULLs aside). A table with inheritance children has none: its indexes do
+// not cover their rows, which a query of it reads.
 // https://www.postgresql.org/docs/current/catalog-pg-index.html
 type UniqueKey struct {
 	// Columns are the key columns in index order, without INCLUDE columns.
@@ -180,10 +179,8 @@ type ReplicaIdentity struct {
 	// Columns are the columns carried, in attnum order: all for FULL, none for
 	// NOTHING or for DEFAULT without a primary key.
 	Columns []string `json:"columns,omitempty"`
-	// Partitions are a partitioned table's leaf partitions' own, by name
-	// (regclass text): pgoutput builds the old row of a partition's change
-	// from the partition's replica identity, even when it publishes the
-	// change as its root's.
+	// Partitions are a partitioned table's leaf partitions' own, by regclass
+	// text: pgoutput builds a partition's old rows from them.
 	Partitions map[string]ReplicaIdentity `json:"partitions,omitempty"`
 }
 

@@ -589,8 +589,7 @@ func (e *embedArrays) find(cols []Column) bool {
 	return len(e.arrays) > 0
 }
 
-// nest re-nests each record of items ([]any of []any) and drops its
-// dimensions.
+// nest re-nests each record of items ([]any of []any), dimensions dropped.
 func (e embedArrays) nest(items any) error {
 	records, _ := items.([]any)
 	for r, rec := range records {

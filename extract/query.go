@@ -135,8 +135,7 @@ func (q Query) SQL() string {
 				for f, c := range j.Columns {
 					fields[f] = recordField(c)
 				}
-				// A record decodes an array flat: its dimensions follow
-				// (embedArrays).
+				// Each array's dimensions follow (embedArrays).
 				for _, c := range j.Columns {
 					if c.Array && !c.AsText {
 						fields = append(fields, "array_dims(c."+ident(c.Name)+")")

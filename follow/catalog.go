@@ -180,8 +180,7 @@ func (g *Graph) compare(was, is *Fingerprint, pub string) catalogVerdict {
 	return v
 }
 
-// replacedStorage names the relations (the table, or leaf partitions) whose
-// storage differs from was to is (TablePrint.Storage).
+// replacedStorage names the relations whose TablePrint.Storage changed.
 func replacedStorage(was, is *TablePrint) []string {
 	var out []string
 	for _, s := range is.Storage {
@@ -192,7 +191,7 @@ func replacedStorage(was, is *TablePrint) []string {
 	return out
 }
 
-// retyped reports whether a column kept from was to is changed its type.
+// retyped reports whether a kept column changed type from was to is.
 func retyped(was, is *TablePrint) bool {
 	for c, nc := range is.Columns {
 		if oc, ok := was.Columns[c]; ok && oc.Type != nc.Type {

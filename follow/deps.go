@@ -197,8 +197,7 @@ func (g *Graph) CheckIdentity(ctx context.Context, conn *pgx.Conn) error {
 	return nil
 }
 
-// partitionIdentities names each leaf partition of t whose replica identity
-// lacks columns t's old row images need, with the fix.
+// partitionIdentities names t's leaf partitions whose identity lacks columns.
 func (g *Graph) partitionIdentities(t *table, leaves map[string]extract.ReplicaIdentity) []string {
 	var problems []string
 	for _, leaf := range slices.Sorted(maps.Keys(leaves)) {
@@ -210,8 +209,7 @@ func (g *Graph) partitionIdentities(t *table, leaves map[string]extract.ReplicaI
 	return problems
 }
 
-// identityLacks returns the columns t's old row images need that ident does
-// not carry.
+// identityLacks returns the columns t's old rows need that ident lacks.
 func (t *table) identityLacks(ident extract.ReplicaIdentity) []string {
 	if ident.Kind == 'f' {
 		return nil

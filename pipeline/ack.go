@@ -152,9 +152,8 @@ func (a *acknowledger) record(entity int) error {
 	return a.opts.OnCheckpoint(a.opts.Checkpoint, name, done)
 }
 
-// plan records the ranges of every entity not skipped before the first read,
-// and calls OnCheckpoint with entity "": a resume reads the same ranges, not
-// ones cut again from another snapshot's rows.
+// plan records every entity's ranges before the first read (OnCheckpoint's
+// entity ""), so a resume reads the same ranges.
 func (a *acknowledger) plan(skip []bool) error {
 	if a.opts.Checkpoint == nil {
 		return nil

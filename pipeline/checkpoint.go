@@ -45,9 +45,8 @@ type Checkpoint struct {
 // EntityProgress is one entity's progress in a Checkpoint.
 type EntityProgress struct {
 	Done bool `json:"done"`
-	// Ranges are the read's parts, recorded when planned, before the read (a
-	// shard's empty share: none, done); each After is its written prefix's
-	// last row.
+	// Ranges are the read's parts, recorded before the read; each After is
+	// its written prefix's last row.
 	Ranges []Range `json:"ranges,omitempty"`
 	// After is a version 1 position; Decode moves it into Ranges.
 	After []string `json:"after,omitempty"`
@@ -164,11 +163,9 @@ func (cp *Checkpoint) resumeOf(plans []*transform.Plan) resume {
 	return r
 }
 
-// Unplanned names the ordered entities not done of which cp records no ranges:
-// a run records every entity's when it plans them, before reading, so only a
-// checkpoint of an earlier version, or saved before the plan, lacks them. A
-// shard that cut them again from another snapshot's rows would miss rows or
-// read them twice.
+// Unplanned names the ordered entities not done of which cp records no ranges
+// (an earlier version's checkpoint): cut again from another snapshot, a
+// shard's would not meet the other shards'.
 func (cp *Checkpoint) Unplanned(plans []*transform.Plan) []string {
 	var out []string
 	for _, p := range plans {

@@ -96,8 +96,8 @@ type Options struct {
 	// it.
 	Checkpoint *Checkpoint
 	// OnCheckpoint is called at each change of Checkpoint, with the entity and
-	// whether it is done; it may save cp, not keep it. Entity "" is the plan,
-	// every entity's ranges before the first read: save it.
+	// whether it is done (entity "": the plan, before any read); it may save
+	// cp, not keep it.
 	OnCheckpoint func(cp *Checkpoint, entity string, done bool) error
 	// WriteGrace is how long writers finish the batches read after ctx is done
 	// (default WriteGrace).
@@ -200,8 +200,8 @@ func (s *Summary) Total() EntityStats {
 
 // Range is the rows after After (nil: from the first) up to and including Until
 // (nil: to the last), as positions (position.go). An unordered entity has one.
-// From is where the range was planned to begin, fixed as After moves on: where
-// a replay begins, and a read after an untrusted After.
+// From is where it was planned to begin: where a replay, or a read after an
+// untrusted After, begins.
 type Range struct {
 	After []string `json:"after,omitempty"`
 	Until []string `json:"until,omitempty"`
@@ -209,8 +209,7 @@ type Range struct {
 	From  []string `json:"from,omitempty"`
 }
 
-// lower is where rs[k] begins: its From, or, in a checkpoint that records none
-// (before From), the previous range's Until.
+// lower is where rs[k] begins: its From, else the previous range's Until.
 func lower(rs []Range, k int) []string {
 	switch {
 	case rs[k].From != nil:

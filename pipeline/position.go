@@ -14,8 +14,7 @@ import (
 // function ($1::text::bytea), so a position is the very value it was read from.
 
 // trustedRanges restarts from its start (lower) a range whose After PostgreSQL
-// does not read back as the same text, which might skip rows; reading again is
-// safe, as items are put by key.
+// does not read back as the same text: reading again is safe, skipping is not.
 func trustedRanges(ctx context.Context, src RowSource, p *transform.Plan, rs []Range) ([]Range, error) {
 	q := p.Query()
 	if !p.Ordered() {

@@ -113,9 +113,8 @@ func schedule(ctx context.Context, src RowSource, plans []*transform.Plan, total
 	return parts, byEntity, slices.DeleteFunc(tasks, func(t task) bool { return len(t.parts) == 0 }), nil
 }
 
-// planRanges returns plan i's ranges: those recorded, else new ones (each From
-// its After), and sets *total to the rows left in them. A done entity without
-// ranges was written whole, or, by a shard, is no part of its share.
+// planRanges returns plan i's ranges, those recorded or new ones, and sets
+// *total to the rows left in them.
 func planRanges(ctx context.Context, src RowSource, p *transform.Plan, total *int64, res resume, i int,
 	readers int, minRangeRows int64, shard Shard, grouped bool) (rs []Range, err error) {
 	switch {

@@ -162,9 +162,8 @@ type comparison struct {
 	owners   *owners
 }
 
-// owners tells whose an item is by its type attribute: an entity's of the
-// mapping (the first of that type), a retired type's (Options.Retired), or,
-// with neither, another writer's.
+// owners tells by its type attribute whose an item is: an entity's (the
+// first of that type), a retired type's, or else another writer's.
 type owners struct {
 	byType  map[string]int
 	retired map[string]bool
@@ -189,8 +188,7 @@ func (o *owners) entity(typ string) (int, bool) {
 	return e, ok
 }
 
-// owns reports whether an item of type typ is the mapping's, retired types
-// included.
+// owns reports whether an item of type typ is the mapping's (or retired).
 func (o *owners) owns(typ string) bool {
 	_, ok := o.byType[typ]
 	return ok || o.retired[typ]
