@@ -290,6 +290,11 @@ func TestEvolveFollowed(t *testing.T) {
 	defer release()
 	f := startFollow(t, v2, src, followArgs(v2, rec.URL, "--resume", "--previous-mapping", v1))
 	began := f.awaitLine(t, regexp.MustCompile(`the follow has applied (\d+) changes so far\n`), nil, "the comparison to begin")
+	// The table holds items of both versions: no cutover yet.
+	if r := runCLI(t, "cutover", "--mapping", v2, "--source", src, "--endpoint-url", dynalite(t).Endpoint, "--table", table); r.code != ExitNoGo ||
+		!regexp.MustCompile(`version +no-go +table \S+ is partway through a new mapping version`).MatchString(r.stdout+r.stderr) {
+		t.Errorf("cutover during the comparison: exit %d, want %d with the version check no-go\n%s%s", r.code, ExitNoGo, r.stdout, r.stderr)
+	}
 	f.awaitLine(t, regexp.MustCompile(`follow: applied [^\n]*?: \d+ transactions, (\d+) changes`),
 		func(m []string) bool { return atoi(m[1]) > atoi(began[1]) }, "the stream's changes applied after the comparison began")
 	// The tags wait (TagResource held, the pg2dynamo:evolving mark made

@@ -117,7 +117,21 @@ func builtinChecks() []CutoverCheck {
 		checkFunc{"rejects", checkRejects},
 		checkFunc{"lease", checkLeaseHolder},
 		checkFunc{"audit", checkAudit},
+		checkFunc{"version", checkVersion},
 	}
+}
+
+// checkVersion is go unless the table holds items of two mapping versions
+// (load.TagEvolving).
+func checkVersion(ctx context.Context, st *CutoverState) (CutoverResult, error) {
+	tags, res, err := cutoverTags(ctx, st, NoGo)
+	if tags == nil {
+		return res, err
+	}
+	if e, ok := load.EvolvingOf(tags); ok {
+		return CutoverResult{NoGo, fmt.Sprintf("table %s is partway through a new mapping version (SHA-256 %.12s to %.12s): it holds items of both until the follow records the new one", st.Table, e.From, e.To)}, nil
+	}
+	return CutoverResult{Go, fmt.Sprintf("table %s is not partway through a new mapping version", st.Table)}, nil
 }
 
 // checkLeaseHolder is go when the follow's slot holds the table's lease, fresh:
