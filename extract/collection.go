@@ -24,13 +24,14 @@ type ColumnPair struct {
 // whose homeCols equal values: its collection's items, counted apart from
 // the key renderer. Rows of other equal, in each non-NULL column of one of
 // exclude, to its value are not counted (rejected rows, which give no item).
-// No such home row counts 0.
+// No such home row counts 0. Without homeCols and pairs, it counts the rows of
+// other whose notNull columns are not NULL (a literal partition key's).
 func (s *Source) CountMatching(ctx context.Context, home mapping.Source, homeCols []string, values []any, other mapping.Source,
 	pairs []ColumnPair, notNull []string, exclude []map[string]any) (int64, error) {
 	if s.tx == nil {
 		return 0, errors.New("source: CountMatching before Begin")
 	}
-	if len(homeCols) != len(values) || len(pairs) == 0 {
+	if len(homeCols) != len(values) || (len(pairs) == 0) != (len(homeCols) == 0) {
 		return 0, fmt.Errorf("count matching rows: %d columns, %d values, %d pairs", len(homeCols), len(values), len(pairs))
 	}
 	col := func(c string) string { return "src." + pgx.Identifier{c}.Sanitize() }
@@ -66,6 +67,9 @@ func (s *Source) CountMatching(ctx context.Context, home mapping.Source, homeCol
 	}
 	sql := fmt.Sprintf("SELECT count(*) FROM (SELECT %s FROM %s WHERE %s LIMIT 1) AS home, %s WHERE %s",
 		strings.Join(texts, ", "), from(home), strings.Join(eq, " AND "), from(other), strings.Join(where, " AND "))
+	if len(pairs) == 0 {
+		sql = fmt.Sprintf("SELECT count(*) FROM %s WHERE %s", from(other), strings.Join(append(where, "true"), " AND "))
+	}
 	var n int64
 	if err := s.tx.QueryRow(ctx, sql, args...).Scan(&n); err != nil {
 		return 0, fmt.Errorf("count the rows of %s matching %s: %w", other, strings.Join(homeCols, ", "), err)

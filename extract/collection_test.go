@@ -57,6 +57,10 @@ INSERT INTO posts VALUES (1, 7, '7', 'a'), (2, 7, '07', 'b'), (3, 7, '7', NULL),
 	if n, err := src.CountMatching(ctx, users, []string{"id"}, []any{int32(99)}, posts, []extract.ColumnPair{{Home: "id", Other: "user_id"}}, nil, nil); err != nil || n != 0 {
 		t.Errorf("no home row: %d, %v; want 0", n, err)
 	}
+	// No parameter (a literal partition key): the rows with at, less post 1.
+	if n, err := src.CountMatching(ctx, mapping.Source{}, nil, nil, posts, nil, []string{"at"}, []map[string]any{{"post_id": "1"}}); err != nil || n != 4 {
+		t.Errorf("no parameter: %d, %v; want 4", n, err)
+	}
 	n, got, err := src.MisOrdered(ctx, posts, []string{"user_id"}, "post_id", 5)
 	if err != nil {
 		t.Fatal(err)

@@ -36,7 +36,8 @@ type collectionMember struct {
 // collectionMembers returns the members of the collection pp reads, parameters
 // sampled from plans[from]: all of it on the partition key alone; with
 // begins_with of a literal, the entities whose sort key template starts with
-// it. nil for another sort key condition, a filter, or no parameter.
+// it; no parameter: the entities of that literal. nil for another sort key
+// condition or a filter.
 func collectionMembers(m *mapping.Mapping, plans []*transform.Plan, pp *transform.PatternPlan, from int) []collectionMember {
 	if pp.MultiAttribute() {
 		return nil // its partition key attributes are the items' own, no key templates
@@ -46,7 +47,7 @@ func collectionMembers(m *mapping.Mapping, plans []*transform.Plan, pp *transfor
 	if byPrefix {
 		prefix = kc.Sort.Source
 	}
-	if kc.SortAttr != "" && !byPrefix || pp.Pattern.FilterExpr != nil || from < 0 || len(pp.Params) == 0 {
+	if kc.SortAttr != "" && !byPrefix || pp.Pattern.FilterExpr != nil || from < 0 && len(pp.Params) > 0 {
 		return nil
 	}
 	sortAttr := m.Table.SortKey
@@ -151,7 +152,7 @@ func sameShape(t, u mapping.Template) ([]extract.ColumnPair, bool) {
 			pairs = append(pairs, extract.ColumnPair{Home: a.Column, Other: b.Column})
 		}
 	}
-	return pairs, len(pairs) > 0
+	return pairs, true
 }
 
 // checkCollection compares, for a matched check, each member's items in the
@@ -166,7 +167,10 @@ func (ps *patternSample) checkCollection(ctx context.Context, src source, plans 
 	if !res.OK || res.InFlight > 0 {
 		return nil
 	}
-	home := plans[ps.from].Entity().Source
+	var home mapping.Source
+	if ps.from >= 0 {
+		home = plans[ps.from].Entity().Source
+	}
 	var problems []string
 	for _, cm := range ps.members {
 		if cm.skip != "" {
@@ -183,13 +187,21 @@ func (ps *patternSample) checkCollection(ctx context.Context, src source, plans 
 		if err != nil {
 			return fmt.Errorf("pattern %s: %w", ps.pp.Pattern.Name, err)
 		}
+		c.counted, c.collection = true, c.collection+n
 		if got := c.members[cm.memberKey]; got != n {
 			var on []string
 			for _, p := range cm.pairs {
 				on = append(on, p.Other+" has the text of the parameter "+p.Home)
 			}
-			problems = append(problems, fmt.Sprintf("entity %s has %d items in it, but PostgreSQL has %d rows of %s whose %s",
-				name, got, n, sourceName(e.Source), strings.Join(on, " and ")))
+			if len(on) == 0 && len(cm.notNull) > 0 {
+				on = append(on, strings.Join(cm.notNull, ", ")+" are not NULL")
+			}
+			whose := ""
+			if len(on) > 0 {
+				whose = " whose " + strings.Join(on, " and ")
+			}
+			problems = append(problems, fmt.Sprintf("entity %s has %d items in it, but PostgreSQL has %d rows of %s%s",
+				name, got, n, sourceName(e.Source), whose))
 		}
 	}
 	if len(problems) > 0 {

@@ -235,6 +235,9 @@ type fakeSource struct {
 	// lost are rows of plans[i] that CountMatching sees and the
 	// derivation does not: rows a defect of the transform loses.
 	lost map[int][][]any
+	// mangle, if set, changes each derived item in place, on both sides
+	// (derive and tableItems): a defect of the transform.
+	mangle func(it item)
 
 	ranks int // Rank calls
 }
@@ -355,6 +358,11 @@ func (s *fakeSource) derive() deriveFunc {
 				if err != nil {
 					return nil, err
 				}
+				for _, it := range items {
+					if s.mangle != nil {
+						s.mangle(it.Attrs)
+					}
+				}
 				if err := sink.Write(ctx, items); err != nil {
 					return nil, err
 				}
@@ -380,6 +388,9 @@ func (s *fakeSource) tableItems(t *testing.T) []item {
 				t.Fatal(err)
 			}
 			for _, it := range items {
+				if s.mangle != nil {
+					s.mangle(it.Attrs)
+				}
 				out = append(out, it.Attrs)
 			}
 		}
@@ -405,6 +416,9 @@ func (s *fakeSource) CountMatching(_ context.Context, home mapping.Source, homeC
 	}
 	hr, hv := rowsOf(home)
 	or, ov := rowsOf(other)
+	if len(homeCols) == 0 {
+		hr, hv = [][]any{{}}, ov // a literal key: no home row to match
+	}
 	if hv == nil || ov == nil {
 		return 0, fmt.Errorf("fake: no entity reads %s or %s", home, other)
 	}
