@@ -268,13 +268,18 @@ func (c *comparison) fill(ctx context.Context, res *outcome.Result, expected int
 	if res.Entities, err = c.sourcePass(ctx, sp, samples); err != nil {
 		return err
 	}
+	var covers map[string][]*gsiCover
 	if !res.TableMissing {
 		read := c.scanProgress()
 		in := &dynamodb.ScanInput{TableName: aws.String(c.m.Table.Name)}
 		if err := typeFilter(in, c.m.TypeAttribute, c.opts.Types); err != nil {
 			return err
 		}
-		if err := scanInto(ctx, c.opts.Reads.Scan(c.client), in, cmp(c.opts.Segments, 4), c.keyAttrs, c.m.TypeAttribute, sp, read); err != nil {
+		if c.opts.Apply == nil && c.opts.InFlight == nil {
+			covers = gsiCovers(c.m, c.plans) // a table in step with the snapshot
+		}
+		each := func(it map[string]types.AttributeValue) { countCover(covers, c.m.TypeAttribute, it) }
+		if err := scanInto(ctx, c.opts.Reads.Scan(c.client), in, cmp(c.opts.Segments, 4), c.keyAttrs, c.m.TypeAttribute, sp, read, each); err != nil {
 			return err
 		}
 	}
@@ -303,6 +308,9 @@ func (c *comparison) fill(ctx context.Context, res *outcome.Result, expected int
 		}
 	}
 	derived := checkEntityCounts(res)
+	if err := c.checkCovers(ctx, res, covers); err != nil {
+		return err
+	}
 	if lo.apply != nil {
 		if err := lo.apply.finish(ctx, res, c.readBack()); err != nil {
 			return err
@@ -594,11 +602,14 @@ func typeFilter(in *dynamodb.ScanInput, typeAttr string, types []string) error {
 
 // scanInto reads in's table (load.ScanSegments) and spills
 // every item with its typeAttr value, telling read (if set) each page's item
-// count.
+// count and each (if set) every item, concurrently.
 func scanInto(ctx context.Context, client dynamodb.ScanAPIClient, in *dynamodb.ScanInput, segments int,
-	keyAttrs [2]string, typeAttr string, sp spill, read func(n int)) error {
+	keyAttrs [2]string, typeAttr string, sp spill, read func(n int), each func(map[string]types.AttributeValue)) error {
 	return load.ScanSegments(ctx, client, in, segments, func(items []map[string]types.AttributeValue) error {
 		for _, it := range items {
+			if each != nil {
+				each(it)
+			}
 			if err := sp.add(fromTable, -1, itemKey(it, keyAttrs), ddbjson.Canonical(it), load.StringAttr(it, typeAttr)); err != nil {
 				return err
 			}
