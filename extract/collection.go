@@ -52,6 +52,22 @@ func (s *Source) CountMatching(ctx context.Context, home mapping.Source, homeCol
 		where = append(where, col(c)+" IS NOT NULL")
 	}
 	args := slices.Clone(values)
+	where, args = excludeRows(where, args, exclude, col)
+	sql := fmt.Sprintf("SELECT count(*) FROM (SELECT %s FROM %s WHERE %s LIMIT 1) AS home, %s WHERE %s",
+		strings.Join(texts, ", "), from(home), strings.Join(eq, " AND "), from(other), strings.Join(where, " AND "))
+	if len(pairs) == 0 {
+		sql = fmt.Sprintf("SELECT count(*) FROM %s WHERE %s", from(other), strings.Join(append(where, "true"), " AND "))
+	}
+	var n int64
+	if err := s.tx.QueryRow(ctx, sql, args...).Scan(&n); err != nil {
+		return 0, fmt.Errorf("count the rows of %s matching %s: %w", other, strings.Join(homeCols, ", "), err)
+	}
+	return n, nil
+}
+
+// excludeRows appends to where a condition leaving out each row of exclude
+// (its non-NULL columns' values, added to args).
+func excludeRows(where []string, args []any, exclude []map[string]any, col func(string) string) ([]string, []any) {
 	for _, row := range exclude {
 		var same []string
 		for _, c := range slices.Sorted(maps.Keys(row)) {
@@ -65,14 +81,27 @@ func (s *Source) CountMatching(ctx context.Context, home mapping.Source, homeCol
 			where = append(where, "NOT ("+strings.Join(same, " AND ")+")")
 		}
 	}
-	sql := fmt.Sprintf("SELECT count(*) FROM (SELECT %s FROM %s WHERE %s LIMIT 1) AS home, %s WHERE %s",
-		strings.Join(texts, ", "), from(home), strings.Join(eq, " AND "), from(other), strings.Join(where, " AND "))
-	if len(pairs) == 0 {
-		sql = fmt.Sprintf("SELECT count(*) FROM %s WHERE %s", from(other), strings.Join(append(where, "true"), " AND "))
+	return where, args
+}
+
+// CountJoined returns how many rows of child join, by join's (child, parent)
+// column pairs and =, a row of parent not equal to one of exclude: a count
+// aggregate's sum over the parent's items, counted apart from the transform.
+func (s *Source) CountJoined(ctx context.Context, parent, child mapping.Source, join [][2]string, exclude []map[string]any) (int64, error) {
+	if s.tx == nil {
+		return 0, errors.New("source: CountJoined before Begin")
 	}
+	col := func(c string) string { return "src." + pgx.Identifier{c}.Sanitize() }
+	var on []string
+	for _, p := range join {
+		on = append(on, fmt.Sprintf("child.%s = %s", pgx.Identifier{p[0]}.Sanitize(), col(p[1])))
+	}
+	where, args := excludeRows([]string{"true"}, nil, exclude, col)
+	sql := fmt.Sprintf("SELECT count(*) FROM %s JOIN (SELECT * FROM %s) AS child ON %s WHERE %s",
+		from(parent), from(child), strings.Join(on, " AND "), strings.Join(where, " AND "))
 	var n int64
 	if err := s.tx.QueryRow(ctx, sql, args...).Scan(&n); err != nil {
-		return 0, fmt.Errorf("count the rows of %s matching %s: %w", other, strings.Join(homeCols, ", "), err)
+		return 0, fmt.Errorf("count the rows of %s joined to %s: %w", child, parent, err)
 	}
 	return n, nil
 }

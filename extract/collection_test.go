@@ -61,6 +61,10 @@ INSERT INTO posts VALUES (1, 7, '7', 'a'), (2, 7, '07', 'b'), (3, 7, '7', NULL),
 	if n, err := src.CountMatching(ctx, mapping.Source{}, nil, nil, posts, nil, []string{"at"}, []map[string]any{{"post_id": "1"}}); err != nil || n != 4 {
 		t.Errorf("no parameter: %d, %v; want 4", n, err)
 	}
+	// Posts joined to a user, user 8 left out: user 7's four.
+	if n, err := src.CountJoined(ctx, users, posts, [][2]string{{"user_id", "id"}}, []map[string]any{{"id": "8"}}); err != nil || n != 4 {
+		t.Errorf("joined: %d, %v; want 4", n, err)
+	}
 	n, got, err := src.MisOrdered(ctx, posts, []string{"user_id"}, "post_id", 5)
 	if err != nil {
 		t.Fatal(err)

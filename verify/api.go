@@ -36,6 +36,8 @@ type source interface {
 	// CountMatching is extract.Source.CountMatching.
 	CountMatching(ctx context.Context, home mapping.Source, homeCols []string, values []any, other mapping.Source,
 		pairs []extract.ColumnPair, notNull []string, exclude []map[string]any) (int64, error)
+	// CountJoined is extract.Source.CountJoined.
+	CountJoined(ctx context.Context, parent, child mapping.Source, join [][2]string, exclude []map[string]any) (int64, error)
 	ranker
 }
 

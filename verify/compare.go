@@ -269,6 +269,7 @@ func (c *comparison) fill(ctx context.Context, res *outcome.Result, expected int
 		return err
 	}
 	var covers map[string][]*gsiCover
+	var aggs map[string][]*aggCount
 	if !res.TableMissing {
 		read := c.scanProgress()
 		in := &dynamodb.ScanInput{TableName: aws.String(c.m.Table.Name)}
@@ -276,9 +277,12 @@ func (c *comparison) fill(ctx context.Context, res *outcome.Result, expected int
 			return err
 		}
 		if c.opts.Apply == nil && c.opts.InFlight == nil {
-			covers = gsiCovers(c.m, c.plans) // a table in step with the snapshot
+			covers, aggs = gsiCovers(c.m, c.plans), aggCounts(c.plans) // a table in step with the snapshot
 		}
-		each := func(it map[string]types.AttributeValue) { countCover(covers, c.m.TypeAttribute, it) }
+		each := func(it map[string]types.AttributeValue) {
+			countCover(covers, c.m.TypeAttribute, it)
+			countAgg(aggs, load.StringAttr(it, c.m.TypeAttribute), it)
+		}
 		if err := scanInto(ctx, c.opts.Reads.Scan(c.client), in, cmp(c.opts.Segments, 4), c.keyAttrs, c.m.TypeAttribute, sp, read, each); err != nil {
 			return err
 		}
@@ -309,6 +313,9 @@ func (c *comparison) fill(ctx context.Context, res *outcome.Result, expected int
 	}
 	derived := checkEntityCounts(res)
 	if err := c.checkCovers(ctx, res, covers); err != nil {
+		return err
+	}
+	if err := c.checkAggs(ctx, res, aggs); err != nil {
 		return err
 	}
 	if lo.apply != nil {

@@ -459,3 +459,44 @@ func (s *fakeSource) CountMatching(_ context.Context, home mapping.Source, homeC
 	}
 	return n, nil
 }
+
+// CountJoined counts the pairs of a parent and a child row whose join
+// columns have one text, less the parents equal to one of exclude.
+func (s *fakeSource) CountJoined(_ context.Context, parent, child mapping.Source, join [][2]string, exclude []map[string]any) (int64, error) {
+	rowsOf := func(src mapping.Source) ([][]any, func(row []any, c string) any) {
+		for i, p := range s.plans {
+			if p.Entity().Source == src {
+				return s.rows[i], func(row []any, c string) any {
+					return row[slices.IndexFunc(p.Query().Columns, func(qc extract.Column) bool { return qc.Name == c })]
+				}
+			}
+		}
+		return nil, nil
+	}
+	pr, pv := rowsOf(parent)
+	cr, cv := rowsOf(child)
+	if pv == nil || cv == nil {
+		return 0, fmt.Errorf("fake: no entity reads %s or %s", parent, child)
+	}
+	var n int64
+	for _, p := range pr {
+		if slices.ContainsFunc(exclude, func(key map[string]any) bool {
+			for c, v := range key {
+				if fmt.Sprint(pv(p, c)) != fmt.Sprint(v) {
+					return false
+				}
+			}
+			return true
+		}) {
+			continue
+		}
+		for _, ch := range cr {
+			if !slices.ContainsFunc(join, func(j [2]string) bool {
+				return cv(ch, j[0]) == nil || fmt.Sprint(cv(ch, j[0])) != fmt.Sprint(pv(p, j[1]))
+			}) {
+				n++
+			}
+		}
+	}
+	return n, nil
+}
