@@ -47,9 +47,9 @@ func TestWriteUnitsThrottle(t *testing.T) {
 		t.Errorf("%s reached the server behind", r.Header.Get("X-Amz-Target"))
 	}))
 	defer behind.Close()
-	// One unit a second after a bucket of 100: the test's requests, a few
-	// milliseconds apart, earn none.
-	p, err := Start(behind.URL, Rates{WriteUnits: 1, WriteBurst: 100, AnswerWrites: true}, 1)
+	// A unit every 1,000 seconds after a bucket of 100: the test's requests
+	// earn none, however slow the machine.
+	p, err := Start(behind.URL, Rates{WriteUnits: 0.001, WriteBurst: 100, AnswerWrites: true}, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
