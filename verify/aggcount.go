@@ -31,7 +31,7 @@ func aggCounts(plans []*transform.Plan) map[string][]*aggCount {
 	out := map[string][]*aggCount{}
 	for i, p := range plans {
 		e := p.Entity()
-		if slices.ContainsFunc(plans, func(o *transform.Plan) bool { return o != p && o.Entity().Type == e.Type }) {
+		if !aloneInType(plans, p) {
 			continue
 		}
 		for _, attr := range slices.Sorted(maps.Keys(e.Aggregates)) {
@@ -64,14 +64,11 @@ func countAgg(aggs map[string][]*aggCount, typ string, it map[string]types.Attri
 // (a mirror copies the attribute); a difference is the entity's count problem.
 func (c *comparison) checkAggs(ctx context.Context, res *outcome.Result, aggs map[string][]*aggCount) error {
 	for typ, list := range aggs {
-		if len(c.opts.Types) > 0 && !slices.Contains(c.opts.Types, typ) {
-			continue
-		}
 		for _, ac := range list {
 			e := c.plans[ac.entity].Entity()
-			exclude, why := c.rejected.of(e.Name)
-			if why != "" {
-				continue // PostgreSQL cannot leave the rejected rows out
+			exclude, ok := c.scanCounted(typ, e.Name)
+			if !ok {
+				continue
 			}
 			n, err := c.src.CountJoined(ctx, e.Source, ac.agg.Source, ac.agg.Join.Pairs(), exclude)
 			if err != nil {

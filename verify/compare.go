@@ -279,9 +279,9 @@ func (c *comparison) fill(ctx context.Context, res *outcome.Result, expected int
 		if c.opts.Apply == nil && c.opts.InFlight == nil {
 			covers, aggs = gsiCovers(c.m, c.plans), aggCounts(c.plans) // a table in step with the snapshot
 		}
-		each := func(it map[string]types.AttributeValue) {
-			countCover(covers, c.m.TypeAttribute, it)
-			countAgg(aggs, load.StringAttr(it, c.m.TypeAttribute), it)
+		each := func(typ string, it map[string]types.AttributeValue) {
+			countCover(covers, typ, it)
+			countAgg(aggs, typ, it)
 		}
 		if err := scanInto(ctx, c.opts.Reads.Scan(c.client), in, cmp(c.opts.Segments, 4), c.keyAttrs, c.m.TypeAttribute, sp, read, each); err != nil {
 			return err
@@ -609,15 +609,16 @@ func typeFilter(in *dynamodb.ScanInput, typeAttr string, types []string) error {
 
 // scanInto reads in's table (load.ScanSegments) and spills
 // every item with its typeAttr value, telling read (if set) each page's item
-// count and each (if set) every item, concurrently.
+// count and each (if set) every item with its type, concurrently.
 func scanInto(ctx context.Context, client dynamodb.ScanAPIClient, in *dynamodb.ScanInput, segments int,
-	keyAttrs [2]string, typeAttr string, sp spill, read func(n int), each func(map[string]types.AttributeValue)) error {
+	keyAttrs [2]string, typeAttr string, sp spill, read func(n int), each func(typ string, it map[string]types.AttributeValue)) error {
 	return load.ScanSegments(ctx, client, in, segments, func(items []map[string]types.AttributeValue) error {
 		for _, it := range items {
+			typ := load.StringAttr(it, typeAttr)
 			if each != nil {
-				each(it)
+				each(typ, it)
 			}
-			if err := sp.add(fromTable, -1, itemKey(it, keyAttrs), ddbjson.Canonical(it), load.StringAttr(it, typeAttr)); err != nil {
+			if err := sp.add(fromTable, -1, itemKey(it, keyAttrs), ddbjson.Canonical(it), typ); err != nil {
 				return err
 			}
 		}

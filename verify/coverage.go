@@ -9,7 +9,6 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/pg2dynamo/pg2dynamo/load"
 	"github.com/pg2dynamo/pg2dynamo/mapping"
 	"github.com/pg2dynamo/pg2dynamo/transform"
 	"github.com/pg2dynamo/pg2dynamo/verify/outcome"
@@ -38,7 +37,7 @@ func gsiCovers(m *mapping.Mapping, plans []*transform.Plan) map[string][]*gsiCov
 	out := map[string][]*gsiCover{}
 	for i, p := range plans {
 		typ := p.Entity().Type
-		if slices.ContainsFunc(plans, func(o *transform.Plan) bool { return o != p && o.Entity().Type == typ }) {
+		if !aloneInType(plans, p) {
 			continue
 		}
 		for _, g := range m.Table.GSIs {
@@ -62,9 +61,9 @@ func gsiCovers(m *mapping.Mapping, plans []*transform.Plan) map[string][]*gsiCov
 	return out
 }
 
-// countCover counts a scanned item in the covers of its type.
-func countCover(covers map[string][]*gsiCover, typeAttr string, it map[string]types.AttributeValue) {
-	for _, gc := range covers[load.StringAttr(it, typeAttr)] {
+// countCover counts a scanned item of type typ in the covers of its type.
+func countCover(covers map[string][]*gsiCover, typ string, it map[string]types.AttributeValue) {
+	for _, gc := range covers[typ] {
 		if !slices.ContainsFunc(gc.attrs, func(a string) bool { _, ok := it[a]; return !ok }) {
 			gc.got.Add(1)
 		}
@@ -76,14 +75,11 @@ func countCover(covers map[string][]*gsiCover, typeAttr string, it map[string]ty
 // the entity's count problem. Types, if set, limits it to the types scanned.
 func (c *comparison) checkCovers(ctx context.Context, res *outcome.Result, covers map[string][]*gsiCover) error {
 	for typ, list := range covers {
-		if len(c.opts.Types) > 0 && !slices.Contains(c.opts.Types, typ) {
-			continue
-		}
 		for _, gc := range list {
 			e := c.plans[gc.entity].Entity()
-			exclude, why := c.rejected.of(e.Name)
-			if why != "" {
-				continue // PostgreSQL cannot leave the rejected rows out
+			exclude, ok := c.scanCounted(typ, e.Name)
+			if !ok {
+				continue
 			}
 			n, err := c.src.CountMatching(ctx, mapping.Source{}, nil, nil, e.Source, nil, gc.notNull, exclude)
 			if err != nil {
@@ -97,6 +93,23 @@ func (c *comparison) checkCovers(ctx context.Context, res *outcome.Result, cover
 		}
 	}
 	return nil
+}
+
+// aloneInType reports whether no other plan's entity has p's type, so that the
+// Scan's items of that type are p's.
+func aloneInType(plans []*transform.Plan, p *transform.Plan) bool {
+	return !slices.ContainsFunc(plans, func(o *transform.Plan) bool { return o != p && o.Entity().Type == p.Entity().Type })
+}
+
+// scanCounted returns the rejected rows of entity, whose items of type typ the
+// Scan counted; false when the Scan left typ out (Options.Types) or PostgreSQL
+// cannot leave the rejected rows out.
+func (c *comparison) scanCounted(typ, entity string) ([]map[string]any, bool) {
+	if len(c.opts.Types) > 0 && !slices.Contains(c.opts.Types, typ) {
+		return nil, false
+	}
+	exclude, why := c.rejected.of(entity)
+	return exclude, why == ""
 }
 
 func addProblem(p *string, s string) {
