@@ -18,7 +18,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/google/go-cmp/cmp"
-	"github.com/jackc/pgx/v5"
 	"github.com/johannesboyne/gofakes3"
 	"github.com/johannesboyne/gofakes3/backend/s3mem"
 
@@ -208,16 +207,7 @@ func TestExportShardsShareAPrefixAndRunAgain(t *testing.T) {
 		t.Fatal(err)
 	}
 	mappingFile := filepath.Join(root, "fixtures", "mappings", "strategies", "tickets.yaml")
-	holder := testenv.Connect(t, url)
-	tx, err := holder.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tx.Rollback(ctx)
-	var snapshot string
-	if err := tx.QueryRow(ctx, "SELECT pg_export_snapshot()").Scan(&snapshot); err != nil {
-		t.Fatal(err)
-	}
+	snapshot := heldSnapshot(t, url)
 	dir := t.TempDir()
 	store := export.Dir{Path: dir}
 	exportShard := func(shard string) cliResult {

@@ -24,7 +24,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
-	"github.com/jackc/pgx/v5"
 	"github.com/klauspost/compress/zstd"
 
 	"github.com/pg2dynamo/pg2dynamo/ddbjson"
@@ -515,16 +514,7 @@ func TestImportChecksTheShards(t *testing.T) {
 	mappingFile := filepath.Join(root, "fixtures", "mappings", "strategies", "tickets.yaml")
 	s3URL, s3c := s3Server(t, "exports")
 	table := testenv.TableName("import-shards")
-	holder := testenv.Connect(t, url)
-	tx, err := holder.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tx.Rollback(ctx)
-	var snapshot string
-	if err := tx.QueryRow(ctx, "SELECT pg_export_snapshot()").Scan(&snapshot); err != nil {
-		t.Fatal(err)
-	}
+	snapshot := heldSnapshot(t, url)
 	exportShard := func(shard string, extra ...string) {
 		t.Helper()
 		args := append([]string{"export", "--mapping", mappingFile, "--source", url, "--table", table, "--to", "s3://exports/run/",

@@ -60,16 +60,7 @@ func TestShardsEqualOneRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The snapshot every shard reads, held open as snapshot hold does.
-	holder := testenv.Connect(t, url)
-	tx, err := holder.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tx.Rollback(ctx)
-	var snapshot string
-	if err := tx.QueryRow(ctx, "SELECT pg_export_snapshot()").Scan(&snapshot); err != nil {
-		t.Fatal(err)
-	}
+	snapshot := heldSnapshot(t, url)
 	results := make([]cliResult, 3)
 	var wg sync.WaitGroup
 	for i := range 3 {
@@ -158,4 +149,21 @@ func TestShardCountBounded(t *testing.T) {
 			t.Errorf("%s --shard 1/5000: exit %d, want %d saying the bound and why\n%s", cmd[0], res.code, ExitUsage, res.stderr)
 		}
 	}
+}
+
+// heldSnapshot exports a snapshot of url from a transaction held open until
+// the test ends, as pg2dynamo snapshot hold does, and returns its name.
+func heldSnapshot(t *testing.T, url string) string {
+	t.Helper()
+	ctx := context.Background()
+	tx, err := testenv.Connect(t, url).BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = tx.Rollback(ctx) })
+	var snapshot string
+	if err := tx.QueryRow(ctx, "SELECT pg_export_snapshot()").Scan(&snapshot); err != nil {
+		t.Fatal(err)
+	}
+	return snapshot
 }

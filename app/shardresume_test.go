@@ -2,14 +2,11 @@ package app
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/jackc/pgx/v5"
 
 	"github.com/pg2dynamo/pg2dynamo/tools/testenv"
 )
@@ -22,22 +19,12 @@ import (
 // no shard). With the snapshot the shards read, B is cut as they cut it.
 func TestShardResumeOfUnplannedEntity(t *testing.T) {
 	parallel(t)
-	ctx := context.Background()
 	url := testenv.NewDatabase(t)
 	testenv.Exec(t, url, `CREATE TABLE a (id integer PRIMARY KEY); CREATE TABLE b (id integer PRIMARY KEY);
 		INSERT INTO a SELECT generate_series(1, 300); INSERT INTO b SELECT generate_series(1, 300);`)
 	mappingFile := writeMapping(t, "table: {name: shards}\nentities:\n  A:\n    source: {table: a}\n    pk: A#${id}\n    sk: A\n"+
 		"  B:\n    source: {table: b}\n    pk: B#${id}\n    sk: B\n")
-	holder := testenv.Connect(t, url)
-	tx, err := holder.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tx.Rollback(ctx)
-	var snapshot string
-	if err := tx.QueryRow(ctx, "SELECT pg_export_snapshot()").Scan(&snapshot); err != nil {
-		t.Fatal(err)
-	}
+	snapshot := heldSnapshot(t, url)
 	cpPath := filepath.Join(t.TempDir(), "cp.json")
 	args := []string{"migrate", "--mapping", mappingFile, "--source", url, "--sink", "null", "--shard", "2/3", "--progress", "none",
 		"--rejects", filepath.Join(t.TempDir(), "r.jsonl"), "--checkpoint", cpPath}
