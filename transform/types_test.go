@@ -12,8 +12,8 @@ import (
 
 	"github.com/pg2dynamo/pg2dynamo/extract"
 	"github.com/pg2dynamo/pg2dynamo/mapping"
-	"github.com/pg2dynamo/pg2dynamo/pipeline"
 	"github.com/pg2dynamo/pg2dynamo/tools/testenv"
+	"github.com/pg2dynamo/pg2dynamo/tools/testenv/prepare"
 	"github.com/pg2dynamo/pg2dynamo/transform"
 )
 
@@ -167,7 +167,7 @@ func TestArraysThroughJoins(t *testing.T) {
 CREATE TABLE c (id int PRIMARY KEY, p_id int NOT NULL, grid int[], label text);
 INSERT INTO p VALUES (1, '{{1,2},{3,NULL}}', '{{a,b},{c,d}}'), (2, '{5}', NULL);
 INSERT INTO c VALUES (10, 1, '{{1,2},{3,4}}', 'x'), (11, 1, NULL, 'y'), (12, 2, '[0:1]={7,8}', 'z')`)
-	m, err := mapping.Parse("joins.yaml", []byte(`
+	m := prepare.Mapping(t, "joins.yaml", `
 table: {name: joins}
 entities:
   P:
@@ -199,24 +199,9 @@ entities:
       - source: {table: p}
         join: {id: p_id}
         attributes: {select: [grid], sets: [grid]}
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
+`)
 	ctx := context.Background()
-	src, err := extract.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer src.Close(ctx)
-	plans, err := pipeline.Prepare(ctx, src, m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := src.Begin(ctx); err != nil {
-		t.Fatal(err)
-	}
-	defer src.End(ctx)
+	src, plans := prepare.Source(t, url, m)
 	got := map[string]string{}
 	for _, p := range plans {
 		err := src.Stream(ctx, p.Entity().Name, p.Query(), func(values []any) error {
